@@ -1,0 +1,20 @@
+# Third-party packages. Torch is only ever linked PRIVATE into the engine.
+find_package(Threads REQUIRED)
+find_package(SQLite3 REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(Torch REQUIRED)
+
+# TorchConfig exports compile flags (e.g. the C++ ABI define) only as a string.
+separate_arguments(OOMLAB_TORCH_CXX_FLAGS UNIX_COMMAND "${TORCH_CXX_FLAGS}")
+add_library(oomlab_torch INTERFACE)
+target_link_libraries(oomlab_torch INTERFACE ${TORCH_LIBRARIES})
+target_include_directories(oomlab_torch SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS})
+target_compile_options(oomlab_torch INTERFACE ${OOMLAB_TORCH_CXX_FLAGS})
+if(TARGET torch_cuda OR TARGET c10_cuda)
+    set(OOMLAB_WITH_CUDA ON)
+else()
+    set(OOMLAB_WITH_CUDA OFF)
+endif()
+message(STATUS "OOM Lab: LibTorch ${Torch_VERSION}, CUDA support: ${OOMLAB_WITH_CUDA}")
+add_library(oomlab::torch ALIAS oomlab_torch)

@@ -1,0 +1,7 @@
+#include "oomlab/common/version.h"
+
+namespace oomlab {
+
+std::string engine_version() { return OOMLAB_VERSION; }
+
+}  // namespace oomlab

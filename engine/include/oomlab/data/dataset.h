@@ -1,0 +1,78 @@
+// Text-classification datasets: readers for the common on-disk formats, label mapping and
+// a seeded train/validation split. Readers throw BadInput naming the file and line.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace oomlab {
+
+enum class DatasetFormat {
+    Auto,
+    LabelTabText,    // "label<TAB>text" (SMS Spam)
+    TextTabLabel,    // "text<TAB>label" (SST-2 GLUE: header "sentence<TAB>label")
+    LabelSpaceText,  // "label text" (TREC, SST stsa.*)
+    Csv,             // quoted fields, label column first, the other columns joined (AG News)
+    FastText,        // "__label__X text"
+    Folder,          // one sub-folder per class of .txt files (IMDB, 20 Newsgroups)
+    JsonLines,       // {"text": ..., "label": ...} per line
+    Fortunes,        // the embedded default: Debian fortune files, one topic file per class
+};
+
+std::string_view dataset_format_name(DatasetFormat format);  // "auto", "tsv", ...
+std::optional<DatasetFormat> parse_dataset_format(std::string_view name);
+std::string dataset_format_names();  // every name, comma separated
+
+struct Example {
+    std::string text;
+    std::int32_t label = 0;
+};
+
+struct Dataset {
+    std::vector<Example> examples;
+    std::vector<std::string> label_names;  // label id -> name as written in the file
+    std::string source;                    // the file or folder, or the default's description
+    DatasetFormat format = DatasetFormat::Auto;
+};
+
+// Raw labels as read, before mapping to ids.
+struct RawExample {
+    std::string text;
+    std::string label;
+};
+
+// Detects the format of a file or folder from its content (first lines, extension, layout).
+// Throws BadInput when nothing fits, naming the file and the formats tried.
+DatasetFormat detect_dataset_format(const std::string& path);
+
+// Reads a file or folder in the given format (Auto: detected). Labels stay raw strings.
+std::vector<RawExample> read_raw_examples(const std::string& path, DatasetFormat format,
+                                          DatasetFormat* detected = nullptr);
+
+struct DatasetSpec {
+    std::string path;        // empty: the embedded default
+    std::string valid_path;  // empty: split `valid_ratio` off the training data
+    DatasetFormat format = DatasetFormat::Auto;
+    double valid_ratio = 0.1;
+    std::uint64_t seed = 0;
+};
+
+struct DatasetSplit {
+    Dataset train;
+    Dataset valid;  // shares train's label ids and names
+};
+
+// Reads, maps labels to contiguous ids (integers in numeric order, otherwise sorted names;
+// the same ids for train and valid), and splits (seeded, stratified-free shuffle).
+DatasetSplit load_dataset(const DatasetSpec& spec);
+
+// The embedded default dataset: real English text from the Debian `fortunes` package,
+// classified by topic file. Throws BadInput saying which package to install when missing.
+std::vector<RawExample> read_default_examples();
+std::string default_dataset_description();  // honest name shown in the UI and summaries
+std::string default_fortunes_dir();         // $OOMLAB_FORTUNES_DIR or /usr/share/games/fortunes
+
+}  // namespace oomlab

@@ -1,0 +1,39 @@
+// Helpers shared by the test suites.
+#pragma once
+
+#include <string>
+
+namespace oomlab::test {
+
+// The project's own fixtures (tests/data).
+std::string fixture(const std::string& name);
+
+// ../shared/data beside the project; empty when absent. Use OOMLAB_REQUIRE_SHARED_DATA.
+std::string shared_data_dir();
+
+// A fresh empty folder under the system temp dir, removed when the object dies.
+class TempDir {
+public:
+    TempDir();
+    ~TempDir();
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    const std::string& path() const { return m_path; }
+    std::string file(const std::string& name) const { return m_path + "/" + name; }
+
+private:
+    std::string m_path;
+};
+
+// Writes `content` to `path` byte for byte.
+void write_file(const std::string& path, const std::string& content);
+
+}  // namespace oomlab::test
+
+// Skips the current test with a clear message when the shared data is absent.
+#define OOMLAB_REQUIRE_SHARED_DATA(file)                                              \
+    do {                                                                              \
+        if (::oomlab::test::shared_data_dir().empty()) {                              \
+            GTEST_SKIP() << "shared data folder not found; skipping test on " << file; \
+        }                                                                             \
+    } while (0)
