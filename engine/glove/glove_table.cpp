@@ -1,0 +1,254 @@
+#include "oomlab/glove/glove_table.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <stdexcept>
+
+#include "glove_cache.h"
+#include "oomlab/common/errors.h"
+#include "oomlab/common/paths.h"
+#include "table_impl.h"
+#include "text_parser.h"
+#include "word_index.h"
+
+namespace oomlab {
+
+using namespace glove_detail;
+namespace fs = std::filesystem;
+
+namespace {
+
+bool folder_is_writable(const std::string& file_path) {
+    const fs::path folder = fs::path(file_path).parent_path();
+    return access(folder.empty() ? "." : folder.c_str(), W_OK) == 0;
+}
+
+// In the per-user cache folder the name carries a hash of the text's absolute path, so two
+// files named alike in different folders get different caches.
+std::string shared_cache_path(const std::string& text_path, const GloveLoadOptions& options) {
+    const std::string folder = options.cache_dir.empty() ? user_cache_dir() : options.cache_dir;
+    const std::string absolute = fs::absolute(text_path).lexically_normal().string();
+    char hash[17];
+    std::snprintf(hash, sizeof hash, "%016llx",
+                  static_cast<unsigned long long>(word_hash(absolute)));
+    return folder + "/" + fs::path(text_path).filename().string() + "." + hash + kCacheSuffix;
+}
+
+std::string beside_path(const std::string& text_path) {
+    return text_path + kCacheSuffix;
+}
+
+// Where a cache of `text_path` may be; a stale or damaged one is skipped.
+std::shared_ptr<GloveTable::Impl> find_valid_cache(const std::string& text_path,
+                                                   const GloveLoadOptions& options,
+                                                   const CacheSource& source) {
+    for (const std::string& candidate :
+         {beside_path(text_path), shared_cache_path(text_path, options)}) {
+        std::error_code ignored;
+        if (!fs::exists(candidate, ignored)) {
+            continue;
+        }
+        std::string why_not;
+        if (auto table = open_cache_file(candidate, &source, why_not)) {
+            table->path = text_path;
+            return table;
+        }
+    }
+    return nullptr;
+}
+
+// The cache only saves time, so failing to write it is not an error of the load.
+void try_write_cache(const GloveTable::Impl& table, const std::string& text_path,
+                     const GloveLoadOptions& options) {
+    std::vector<std::string> targets = {glove_cache_path(text_path, options)};
+    if (targets.front() == beside_path(text_path)) {
+        targets.push_back(shared_cache_path(text_path, options));
+    }
+    for (const std::string& target : targets) {
+        try {
+            fs::create_directories(fs::path(target).parent_path());
+            write_cache_file(table, target);
+            return;
+        } catch (const std::exception&) {
+            // try the next place
+        }
+    }
+}
+
+void check_expected_dim(const GloveTable::Impl& table, const GloveLoadOptions& options) {
+    if (options.expected_dim != 0 && options.expected_dim != table.dim) {
+        throw bad_input_at(table.path, 0,
+                           "has " + std::to_string(table.dim) + " values per word, but " +
+                               std::to_string(options.expected_dim) + " were expected");
+    }
+}
+
+// Hides rows past max_rows; the index and duplicate list stay shared with the full table.
+void limit_rows(GloveTable::Impl& table, std::int64_t max_rows) {
+    if (max_rows <= 0 || max_rows >= table.rows) {
+        return;
+    }
+    table.rows = max_rows;
+    const std::uint64_t* end = table.duplicate_rows + table.duplicate_row_count;
+    table.duplicates =
+        std::lower_bound(table.duplicate_rows, end, static_cast<std::uint64_t>(max_rows)) -
+        table.duplicate_rows;
+}
+
+std::shared_ptr<GloveTable::Impl> from_parsed(ParsedText parsed) {
+    auto table = std::make_shared<GloveTable::Impl>();
+    table->rows = parsed.rows;
+    table->dim = parsed.dim;
+    table->format = parsed.format;
+    table->matrix_storage = std::move(parsed.matrix);
+    table->matrix = static_cast<const float*>(table->matrix_storage.data());
+    table->offsets_storage = std::move(parsed.word_offsets);
+    table->bytes_storage = std::move(parsed.word_bytes);
+    WordIndex index =
+        build_word_index(table->offsets_storage.data(), table->bytes_storage.data(), table->rows);
+    table->index_storage = std::move(index.slots);
+    table->duplicates_storage = std::move(index.duplicate_rows);
+    table->use_owned_words_and_index();
+    return table;
+}
+
+}  // namespace
+
+void GloveTable::Impl::use_owned_words_and_index() {
+    word_offsets = offsets_storage.data();
+    word_bytes = bytes_storage.data();
+    index_slots = index_storage.data();
+    index_slot_count = index_storage.size();
+    index_rows = rows;
+    duplicate_rows = duplicates_storage.data();
+    duplicate_row_count = static_cast<std::int64_t>(duplicates_storage.size());
+    duplicates = duplicate_row_count;
+}
+
+std::string_view glove_format_name(GloveFormat format) {
+    switch (format) {
+        case GloveFormat::Glove:
+            return "glove";
+        case GloveFormat::Word2VecText:
+            return "word2vec";
+        case GloveFormat::Cache:
+            return "cache";
+        case GloveFormat::Synthetic:
+            return "synthetic";
+    }
+    return "unknown";
+}
+
+std::string glove_cache_path(const std::string& text_path, const GloveLoadOptions& options) {
+    return folder_is_writable(text_path) ? beside_path(text_path)
+                                         : shared_cache_path(text_path, options);
+}
+
+GloveTable::GloveTable() : m_impl(std::make_shared<const Impl>()) {}
+
+GloveTable::GloveTable(std::shared_ptr<const Impl> impl) : m_impl(std::move(impl)) {}
+
+GloveTable GloveTable::load(const std::string& path, const GloveLoadOptions& options) {
+    if (options.max_rows < 0) {
+        throw bad_input_at(path, 0, "max_rows must be 0 (all rows) or positive");
+    }
+    const CacheSource source = stat_source(path);
+    if (looks_like_cache(path)) {
+        std::string why_not;
+        auto table = open_cache_file(path, nullptr, why_not);
+        if (!table) {
+            throw bad_input_at(path, 0,
+                               "cannot use this cache file (" + why_not +
+                                   "); delete it and load the text file instead");
+        }
+        table->format = GloveFormat::Cache;
+        check_expected_dim(*table, options);
+        limit_rows(*table, options.max_rows);
+        if (options.progress) {
+            options.progress(1.0);
+        }
+        return GloveTable(std::move(table));
+    }
+    if (options.cache != GloveCacheMode::Off) {
+        if (auto table = find_valid_cache(path, options, source)) {
+            check_expected_dim(*table, options);
+            limit_rows(*table, options.max_rows);
+            if (options.progress) {
+                options.progress(1.0);
+            }
+            return GloveTable(std::move(table));
+        }
+    }
+
+    TextParseOptions parse_options;
+    parse_options.threads = options.threads;
+    parse_options.max_rows = options.max_rows;
+    parse_options.expected_dim = options.expected_dim;
+    parse_options.progress = options.progress;
+    ParsedText parsed = parse_vector_text(path, parse_options);
+    const bool complete = parsed.complete;
+    auto table = from_parsed(std::move(parsed));
+    table->path = path;
+    table->source_size = source.size;
+    table->source_mtime_ns = source.mtime_ns;
+    if (options.cache == GloveCacheMode::ReadWrite && complete) {
+        try_write_cache(*table, path, options);
+    }
+    return GloveTable(std::move(table));
+}
+
+std::int64_t GloveTable::size() const {
+    return m_impl->rows;
+}
+
+int GloveTable::dim() const {
+    return m_impl->dim;
+}
+
+std::string_view GloveTable::word(std::int64_t row) const {
+    if (row < 0 || row >= m_impl->rows) {
+        throw std::out_of_range("GloveTable::word: row " + std::to_string(row) + " of " +
+                                std::to_string(m_impl->rows));
+    }
+    const std::uint64_t begin = m_impl->word_offsets[row];
+    return {m_impl->word_bytes + begin,
+            static_cast<std::size_t>(m_impl->word_offsets[row + 1] - begin)};
+}
+
+const float* GloveTable::vector(std::int64_t row) const {
+    if (row < 0 || row >= m_impl->rows) {
+        throw std::out_of_range("GloveTable::vector: row " + std::to_string(row) + " of " +
+                                std::to_string(m_impl->rows));
+    }
+    return m_impl->matrix + row * m_impl->dim;
+}
+
+std::int64_t GloveTable::find(std::string_view word) const {
+    return find_word(m_impl->index_slots, m_impl->index_slot_count, m_impl->word_offsets,
+                     m_impl->word_bytes, m_impl->rows, word);
+}
+
+std::int64_t GloveTable::duplicates() const {
+    return m_impl->duplicates;
+}
+
+GloveFormat GloveTable::format() const {
+    return m_impl->format;
+}
+
+bool GloveTable::from_cache() const {
+    return m_impl->from_cache;
+}
+
+const std::string& GloveTable::path() const {
+    return m_impl->path;
+}
+
+void GloveTable::write_cache(const std::string& path) const {
+    write_cache_file(*m_impl, path);
+}
+
+}  // namespace oomlab

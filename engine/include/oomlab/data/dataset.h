@@ -22,7 +22,9 @@ enum class DatasetFormat {
     Fortunes,        // the embedded default: Debian fortune files, one topic file per class
 };
 
-std::string_view dataset_format_name(DatasetFormat format);  // "auto", "tsv", ...
+// "auto", "label-tab-text", "text-tab-label", "label-space-text", "csv", "fasttext", "folder",
+// "jsonl", "fortunes". Parsing ignores case and also takes "tsv" (label first), "ndjson", ...
+std::string_view dataset_format_name(DatasetFormat format);
 std::optional<DatasetFormat> parse_dataset_format(std::string_view name);
 std::string dataset_format_names();  // every name, comma separated
 
@@ -49,6 +51,7 @@ struct RawExample {
 DatasetFormat detect_dataset_format(const std::string& path);
 
 // Reads a file or folder in the given format (Auto: detected). Labels stay raw strings.
+// Texts are trimmed; an empty path reads the embedded default.
 std::vector<RawExample> read_raw_examples(const std::string& path, DatasetFormat format,
                                           DatasetFormat* detected = nullptr);
 
@@ -66,7 +69,9 @@ struct DatasetSplit {
 };
 
 // Reads, maps labels to contiguous ids (integers in numeric order, otherwise sorted names;
-// the same ids for train and valid), and splits (seeded, stratified-free shuffle).
+// the same ids for train and valid), and splits (seeded, stratified-free shuffle; each part
+// keeps the file's order). BadInput for a ratio outside [0, 1), fewer than two labels, or a
+// validation label that training lacks.
 DatasetSplit load_dataset(const DatasetSpec& spec);
 
 // The embedded default dataset: real English text from the Debian `fortunes` package,

@@ -1,6 +1,9 @@
 // Splits text into words the way GloVe's vocabularies were built: runs of letters and
-// digits (keeping inner apostrophes' clitics as GloVe does: "don't" -> "do", "n't"), and
-// every other visible character as a token of its own. Lower-cases unless `cased`.
+// digits (clitics split off as GloVe does: "don't" -> "do", "n't"; "it's" -> "it", "'s";
+// other inner apostrophes kept: "o'clock"; digit groups kept: "1,000", "3.14"), and every
+// other visible character as a token of its own ("...", "--", "``" and "''" stay whole).
+// Non-ASCII bytes count as letters, so multibyte characters are never split; curly quotes
+// become ASCII ones and Unicode spaces separate words. Lower-cases ASCII unless `cased`.
 #pragma once
 
 #include <string>

@@ -1,0 +1,38 @@
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_context.h"
+#include "oomlab/common/version.h"
+#include "oomlab/train/experiment.h"
+
+namespace oomlab::cli {
+
+void add_device_command(CLI::App& app, int& exit_code) {
+    auto* command = app.add_subcommand("device", "Show LibTorch and the devices it can train on");
+    auto* json = command->add_flag("--json", "One JSON object");
+    command->callback([json, &exit_code] {
+        const auto devices = available_devices();
+        if (*json) {
+            nlohmann::ordered_json out = {{"engine_version", engine_version()},
+                                          {"torch_version", torch_version()},
+                                          {"cuda", devices.size() > 1},
+                                          {"devices", nlohmann::json::array()}};
+            for (const auto& device : devices) {
+                out["devices"].push_back({{"name", device.name},
+                                          {"description", device.description},
+                                          {"total_bytes", device.total_bytes}});
+            }
+            std::cout << out.dump() << '\n';
+        } else {
+            std::cout << "OOM Lab " << engine_version() << ", LibTorch " << torch_version()
+                      << '\n';
+            for (const auto& device : devices) {
+                std::cout << "  " << device.name << "  " << device.description << '\n';
+            }
+        }
+        exit_code = kExitOk;
+    });
+}
+
+}  // namespace oomlab::cli

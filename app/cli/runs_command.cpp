@@ -1,0 +1,132 @@
+// oomlab-cli runs list|show|export|delete
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+
+#include "cli_context.h"
+#include "oomlab/common/errors.h"
+#include "oomlab/run/run_json.h"
+#include "oomlab/store/run_store.h"
+
+namespace oomlab::cli {
+namespace {
+
+RunRecord require_run(const RunStore& store, std::int64_t id) {
+    auto run = store.find_run(id);
+    if (!run) {
+        throw BadInput("ID: there is no run " + std::to_string(id) + " in " + store.path() +
+                       "; `oomlab-cli runs list` shows the runs");
+    }
+    return *run;
+}
+
+void print_table(const std::vector<RunRecord>& runs) {
+    std::cout << std::left << std::setw(6) << "id" << std::setw(12) << "status" << std::setw(8)
+              << "steps" << std::setw(12) << "loss" << std::setw(10) << "val acc" << std::setw(12)
+              << "peak" << "name\n";
+    for (const auto& run : runs) {
+        std::ostringstream accuracy;
+        if (run.val_accuracy) {
+            accuracy << std::fixed << std::setprecision(1) << *run.val_accuracy * 100 << "%";
+        }
+        std::ostringstream loss;
+        if (run.final_train_loss) {
+            loss << std::fixed << std::setprecision(4) << *run.final_train_loss;
+        }
+        std::cout << std::setw(6) << run.id << std::setw(12) << run_status_name(run.status)
+                  << std::setw(8) << run.steps << std::setw(12) << loss.str() << std::setw(10)
+                  << accuracy.str() << std::setw(12) << format_bytes(run.peak_bytes) << run.name
+                  << '\n';
+    }
+}
+
+}  // namespace
+
+void add_runs_command(CLI::App& app, int& exit_code) {
+    auto* runs = app.add_subcommand("runs", "List, show, export and delete saved runs");
+    runs->require_subcommand(1);
+    auto db = std::make_shared<std::string>(default_db_path());
+    auto json = std::make_shared<bool>(false);
+    auto id = std::make_shared<std::int64_t>(0);
+    auto format = std::make_shared<std::string>("json");
+    auto out = std::make_shared<std::string>();
+    for (auto* command : {runs->add_subcommand("list", "Saved runs, newest first"),
+                          runs->add_subcommand("show", "One run's summary and breakdown"),
+                          runs->add_subcommand("export", "A run's metrics as CSV or JSON"),
+                          runs->add_subcommand("delete", "Delete a run and its metrics")}) {
+        command->add_option("--db", *db, "Run database (SQLite)")->capture_default_str();
+        command->add_flag("--json", *json, "JSON output");
+        if (command->get_name() != "list") {
+            command->add_option("ID", *id, "Run id")->required();
+        }
+        if (command->get_name() == "export") {
+            command->add_option("--format", *format, "csv or json")
+                ->check(CLI::IsMember({"csv", "json"}))
+                ->capture_default_str();
+            command->add_option("--out", *out, "File to write (default: standard output)");
+        }
+    }
+    runs->get_subcommand("list")->callback([=, &exit_code] {
+        const RunStore store = RunStore::open(*db);
+        const auto all = store.list_runs();
+        if (*json) {
+            for (const auto& run : all) {
+                std::cout << run_summary_json(run) << '\n';
+            }
+        } else {
+            print_table(all);
+        }
+        exit_code = kExitOk;
+    });
+    runs->get_subcommand("show")->callback([=, &exit_code] {
+        const RunStore store = RunStore::open(*db);
+        const RunRecord run = require_run(store, *id);
+        if (*json) {
+            std::cout << run_summary_json(run) << '\n';
+        } else {
+            print_table({run});
+            std::cout << "peak memory breakdown:\n";
+            for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
+                std::cout << "  " << std::setw(16) << kBreakdownKeys[i]
+                          << format_bytes(breakdown_field(run.breakdown, i)) << '\n';
+            }
+            for (const auto& event : store.events(run.id)) {
+                std::cout << "  [" << event.kind << "] step " << event.step << ": "
+                          << event.message << '\n';
+            }
+            if (!run.error.empty()) {
+                std::cout << "error: " << run.error << '\n';
+            }
+        }
+        exit_code = kExitOk;
+    });
+    runs->get_subcommand("export")->callback([=, &exit_code] {
+        const RunStore store = RunStore::open(*db);
+        const RunRecord run = require_run(store, *id);
+        const auto metrics = store.metrics(run.id);
+        const std::string text = *format == "csv"
+                                     ? metrics_csv(metrics)
+                                     : run_export_json(run, metrics, store.events(run.id)) + "\n";
+        if (out->empty()) {
+            std::cout << text;
+        } else {
+            std::ofstream file(*out, std::ios::binary);
+            file << text;
+            if (!file) {
+                throw BadInput("--out: cannot write " + *out);
+            }
+        }
+        exit_code = kExitOk;
+    });
+    runs->get_subcommand("delete")->callback([=, &exit_code] {
+        RunStore store = RunStore::open(*db);
+        if (!store.delete_run(*id)) {
+            throw BadInput("ID: there is no run " + std::to_string(*id) + " in " + *db);
+        }
+        std::cout << (*json ? "{\"deleted\":" + std::to_string(*id) + "}" 
+                            : "deleted run " + std::to_string(*id)) << '\n';
+        exit_code = kExitOk;
+    });
+}
+
+}  // namespace oomlab::cli

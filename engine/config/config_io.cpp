@@ -1,0 +1,149 @@
+#include "oomlab/config/config_io.h"
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "oomlab/common/errors.h"
+#include "oomlab/common/paths.h"
+#include "oomlab/config/config_keys.h"
+#include "oomlab/glove/variants.h"
+
+namespace oomlab {
+namespace {
+
+using Json = nlohmann::json;
+
+std::size_t line_of_offset(const std::string& text, std::size_t offset) {
+    offset = std::min(offset, text.size());
+    return 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + offset, '\n'));
+}
+
+std::string type_name_for(ValueKind kind) {
+    switch (kind) {
+        case ValueKind::Integer: return "an integer";
+        case ValueKind::Real: return "a number";
+        case ValueKind::Boolean: return "true or false";
+        default: return "a string";
+    }
+}
+
+// A JSON scalar as the text set_config_value() takes, checking its JSON type.
+std::string scalar_text(const std::string& source, const std::string& key, const Json& value) {
+    const ConfigKeyInfo* info = find_config_key(key);
+    if (!info) {
+        throw BadInput(source + ": unknown config key \"" + key + "\"; did you mean \"" +
+                       closest_config_key(key) + "\"?");
+    }
+    const bool type_ok = [&] {
+        switch (info->kind) {
+            case ValueKind::Integer: return value.is_number_integer();
+            case ValueKind::Real: return value.is_number();
+            case ValueKind::Boolean: return value.is_boolean();
+            default: return value.is_string();
+        }
+    }();
+    if (!type_ok) {
+        throw BadInput(source + ": " + key + ": expected " + type_name_for(info->kind) +
+                       ", got " + value.dump());
+    }
+    return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+void apply_json(ExperimentConfig& config, const Json& object, const std::string& prefix,
+                const std::string& source) {
+    for (const auto& [name, value] : object.items()) {
+        const std::string key = prefix.empty() ? name : prefix + "." + name;
+        if (value.is_object()) {
+            apply_json(config, value, key, source);
+            continue;
+        }
+        try {
+            set_config_value(config, key, scalar_text(source, key, value));
+        } catch (const BadInput& error) {
+            const std::string message = error.what();
+            throw BadInput(message.rfind(source, 0) == 0 ? message : source + ": " + message);
+        }
+    }
+}
+
+}  // namespace
+
+void merge_config_json(ExperimentConfig& config, const std::string& json_text,
+                       const std::string& source) {
+    Json document;
+    try {
+        document = Json::parse(json_text);
+    } catch (const Json::parse_error& error) {
+        throw bad_input_at(source, line_of_offset(json_text, error.byte),
+                           std::string("invalid JSON: ") + error.what());
+    }
+    if (!document.is_object()) {
+        throw bad_input_at(source, 1, "a config must be a JSON object of keys");
+    }
+    apply_json(config, document, "", source);
+}
+
+ExperimentConfig parse_config_json(const std::string& json_text, const std::string& source) {
+    ExperimentConfig config;
+    merge_config_json(config, json_text, source);
+    return config;
+}
+
+ExperimentConfig load_config_file(const std::string& path) {
+    return parse_config_json(read_file(path), path);
+}
+
+std::string config_to_json(const ExperimentConfig& config, int indent) {
+    Json document = Json::object();
+    for (const auto& info : config_keys()) {
+        const std::string text = get_config_value(config, info.name);
+        Json value;
+        switch (info.kind) {
+            case ValueKind::Integer: value = std::stoll(text); break;
+            case ValueKind::Real: value = std::stod(text); break;
+            case ValueKind::Boolean: value = text == "true"; break;
+            default: value = text; break;
+        }
+        const std::size_t dot = info.name.find('.');
+        if (dot == std::string::npos) {
+            document[info.name] = value;
+        } else {
+            document[info.name.substr(0, dot)][info.name.substr(dot + 1)] = value;
+        }
+    }
+    return document.dump(indent);
+}
+
+void save_config_file(const ExperimentConfig& config, const std::string& path) {
+    std::ofstream out(path, std::ios::binary);
+    out << config_to_json(config) << '\n';
+    if (!out) {
+        throw bad_input_at(path, 0, "cannot write the config file");
+    }
+}
+
+void validate_config(const ExperimentConfig& config) {
+    const auto fail = [](const std::string& message) { throw BadInput(message); };
+    if (config.embeddings.source == EmbeddingSource::File && config.embeddings.path.empty()) {
+        fail("embeddings.source=file needs embeddings.path (a GloVe .txt file)");
+    }
+    if (config.model.kind == ModelKind::Transformer && config.model.d_model % config.model.heads) {
+        fail("model.d_model (" + std::to_string(config.model.d_model) +
+             ") must be divisible by model.heads (" + std::to_string(config.model.heads) + ")");
+    }
+    if (config.embeddings.sparse_grad && !config.embeddings.trainable) {
+        fail("embeddings.sparse_grad=true needs embeddings.trainable=true (a frozen table has "
+             "no gradient)");
+    }
+    if (config.embeddings.sparse_grad && config.train.optimizer != OptimizerKind::Sgd &&
+        config.train.optimizer != OptimizerKind::Adagrad) {
+        fail("embeddings.sparse_grad=true works with train.optimizer=sgd or adagrad; "
+             "adam, adamw and momentum keep dense state for every row");
+    }
+    if (config.device != "auto" && config.device != "cpu" && config.device.rfind("cuda", 0) != 0) {
+        fail("device: \"" + config.device + "\" is not valid; expected auto, cpu, cuda or cuda:N");
+    }
+}
+
+}  // namespace oomlab

@@ -1,0 +1,30 @@
+// Writing a file so that readers see either the old one or the complete new one: bytes go to
+// a temporary file beside the target, renamed over it at the end.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace oomlab::glove_detail {
+
+class AtomicFile {
+  public:
+    // Throws Error when the temporary file cannot be created.
+    explicit AtomicFile(std::string target);
+    ~AtomicFile();  // removes the temporary file unless committed
+    AtomicFile(const AtomicFile&) = delete;
+    AtomicFile& operator=(const AtomicFile&) = delete;
+
+    void write_at(std::uint64_t offset, const void* data, std::uint64_t bytes);
+    // Sets the final size and renames into place. No fsync: a file cut short by a crash is
+    // caught by its reader (the cache checks its size and header).
+    void commit(std::uint64_t file_bytes);
+
+  private:
+    std::string m_target;
+    std::string m_temp_path;
+    int m_fd = -1;
+    bool m_committed = false;
+};
+
+}  // namespace oomlab::glove_detail

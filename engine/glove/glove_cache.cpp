@@ -1,0 +1,243 @@
+#include "glove_cache.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "atomic_file.h"
+#include "oomlab/common/errors.h"
+#include "word_index.h"
+
+namespace oomlab::glove_detail {
+namespace {
+
+constexpr char kMagic[8] = {'O', 'O', 'M', 'G', 'L', 'O', 'V', 'E'};
+constexpr std::uint32_t kCacheVersion = 1;
+constexpr std::uint32_t kByteOrderMark = 0x01020304;
+constexpr std::uint64_t kMatrixOffset = 4096;  // page aligned, so the mapped matrix is too
+constexpr std::uint64_t kSectionAlignment = 64;
+constexpr std::uint64_t kMaxRows = 0xFFFFFFFEull;  // the index stores row + 1 in 32 bits
+constexpr std::uint64_t kMaxDim = 1u << 20;
+
+struct CacheHeader {
+    char magic[8];
+    std::uint32_t version;
+    std::uint32_t byte_order;
+    std::uint64_t file_bytes;
+    std::uint64_t rows;
+    std::uint32_t dim;
+    std::uint32_t source_format;
+    std::uint64_t source_size;
+    std::int64_t source_mtime_ns;
+    std::uint64_t matrix_offset;
+    std::uint64_t offsets_offset;
+    std::uint64_t words_offset;
+    std::uint64_t words_bytes;
+    std::uint64_t index_offset;
+    std::uint64_t index_slots;
+    std::uint64_t duplicates_offset;
+    std::uint64_t duplicates;
+    std::uint64_t header_hash;  // of every byte above
+};
+static_assert(sizeof(CacheHeader) == 128, "the header layout is part of the file format");
+
+std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
+    return (value + alignment - 1) / alignment * alignment;
+}
+
+std::uint64_t hash_header(const CacheHeader& header) {
+    return word_hash(std::string_view(reinterpret_cast<const char*>(&header),
+                                      offsetof(CacheHeader, header_hash)));
+}
+
+// Section offsets follow from the sizes alone, so a reader recomputes and compares them.
+void lay_out(CacheHeader& header) {
+    header.matrix_offset = kMatrixOffset;
+    header.offsets_offset =
+        align_up(kMatrixOffset + header.rows * header.dim * sizeof(float), kSectionAlignment);
+    header.words_offset = header.offsets_offset + (header.rows + 1) * sizeof(std::uint64_t);
+    header.index_offset = align_up(header.words_offset + header.words_bytes, kSectionAlignment);
+    header.duplicates_offset = header.index_offset + header.index_slots * sizeof(std::uint64_t);
+    header.file_bytes = header.duplicates_offset + header.duplicates * sizeof(std::uint64_t);
+}
+
+// Checks what the reader will index with: offsets start at 0, never decrease, and end at the
+// word bytes' size; duplicate rows ascend and stay in range.
+bool sections_are_consistent(const CacheHeader& header, const char* base) {
+    const auto* offsets = reinterpret_cast<const std::uint64_t*>(base + header.offsets_offset);
+    if (offsets[0] != 0 || offsets[header.rows] != header.words_bytes) {
+        return false;
+    }
+    for (std::uint64_t row = 0; row < header.rows; ++row) {
+        if (offsets[row + 1] < offsets[row]) {
+            return false;
+        }
+    }
+    const auto* duplicates =
+        reinterpret_cast<const std::uint64_t*>(base + header.duplicates_offset);
+    for (std::uint64_t i = 0; i < header.duplicates; ++i) {
+        if (duplicates[i] >= header.rows || (i > 0 && duplicates[i] <= duplicates[i - 1])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+std::string check_header(const CacheHeader& header, std::uint64_t file_bytes) {
+    if (std::memcmp(header.magic, kMagic, sizeof kMagic) != 0) {
+        return "not a cache file";
+    }
+    if (header.byte_order != kByteOrderMark) {
+        return "written on a machine with another byte order";
+    }
+    if (header.version != kCacheVersion) {
+        return "cache format version " + std::to_string(header.version) + ", expected " +
+               std::to_string(kCacheVersion);
+    }
+    if (header.header_hash != hash_header(header)) {
+        return "damaged header";
+    }
+    if (header.rows == 0 || header.rows > kMaxRows || header.dim == 0 || header.dim > kMaxDim ||
+        header.index_slots != index_slot_count(static_cast<std::int64_t>(header.rows)) ||
+        header.duplicates > header.rows || header.words_bytes > file_bytes ||
+        header.source_format > static_cast<std::uint32_t>(GloveFormat::Synthetic)) {
+        return "damaged header";
+    }
+    CacheHeader expected = header;
+    lay_out(expected);
+    if (std::memcmp(&expected, &header, sizeof header) != 0) {
+        return "damaged header";
+    }
+    if (header.file_bytes != file_bytes) {
+        return "truncated or damaged (" + std::to_string(file_bytes) + " bytes, expected " +
+               std::to_string(header.file_bytes) + ")";
+    }
+    return {};
+}
+
+}  // namespace
+
+CacheSource stat_source(const std::string& path) {
+    struct stat info {};
+    if (stat(path.c_str(), &info) != 0) {
+        throw bad_input_at(path, 0, std::string("cannot open: ") + std::strerror(errno));
+    }
+    CacheSource source;
+    source.size = static_cast<std::uint64_t>(info.st_size);
+    source.mtime_ns =
+        static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 + info.st_mtim.tv_nsec;
+    return source;
+}
+
+bool looks_like_cache(const std::string& path) {
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return false;
+    }
+    char magic[sizeof kMagic] = {};
+    const bool matches = pread(fd, magic, sizeof magic, 0) == static_cast<ssize_t>(sizeof magic) &&
+                         std::memcmp(magic, kMagic, sizeof kMagic) == 0;
+    close(fd);
+    return matches;
+}
+
+void write_cache_file(const GloveTable::Impl& table, const std::string& path) {
+    if (table.rows == 0) {
+        throw Error("cannot write a cache of an empty table to " + path);
+    }
+    const auto rows = static_cast<std::uint64_t>(table.rows);
+    // A table cut short by max_rows shares a longer table's index: index its rows afresh.
+    WordIndex fresh;
+    const std::uint64_t* slots = table.index_slots;
+    std::uint64_t slot_count = table.index_slot_count;
+    const std::uint64_t* duplicate_rows = table.duplicate_rows;
+    if (table.index_rows != table.rows) {
+        fresh = build_word_index(table.word_offsets, table.word_bytes, table.rows);
+        slots = fresh.slots.data();
+        slot_count = fresh.slots.size();
+        duplicate_rows = fresh.duplicate_rows.data();
+    }
+
+    CacheHeader header{};
+    std::memcpy(header.magic, kMagic, sizeof kMagic);
+    header.version = kCacheVersion;
+    header.byte_order = kByteOrderMark;
+    header.rows = rows;
+    header.dim = static_cast<std::uint32_t>(table.dim);
+    header.source_format = static_cast<std::uint32_t>(table.format);
+    header.source_size = table.source_size;
+    header.source_mtime_ns = table.source_mtime_ns;
+    header.words_bytes = table.word_offsets[rows];
+    header.index_slots = slot_count;
+    header.duplicates = static_cast<std::uint64_t>(table.duplicates);
+    lay_out(header);
+    header.header_hash = hash_header(header);
+
+    AtomicFile file(path);
+    file.write_at(0, &header, sizeof header);
+    file.write_at(header.matrix_offset, table.matrix, rows * header.dim * sizeof(float));
+    file.write_at(header.offsets_offset, table.word_offsets, (rows + 1) * sizeof(std::uint64_t));
+    file.write_at(header.words_offset, table.word_bytes, header.words_bytes);
+    file.write_at(header.index_offset, slots, slot_count * sizeof(std::uint64_t));
+    file.write_at(header.duplicates_offset, duplicate_rows,
+                  header.duplicates * sizeof(std::uint64_t));
+    file.commit(header.file_bytes);
+}
+
+std::shared_ptr<GloveTable::Impl> open_cache_file(const std::string& path,
+                                                  const CacheSource* source, std::string& why_not) {
+    MappedFile file;
+    try {
+        file = MappedFile(path);
+    } catch (const BadInput& error) {
+        why_not = error.what();
+        return nullptr;
+    }
+    CacheHeader header{};
+    if (file.size() < sizeof header) {
+        why_not = "too short to be a cache file";
+        return nullptr;
+    }
+    std::memcpy(&header, file.data(), sizeof header);
+    why_not = check_header(header, file.size());
+    if (why_not.empty() && source != nullptr &&
+        (header.source_size != source->size || header.source_mtime_ns != source->mtime_ns)) {
+        why_not = "made from another version of the text file";
+    }
+    if (why_not.empty() && !sections_are_consistent(header, file.data())) {
+        why_not = "damaged word offsets";
+    }
+    if (!why_not.empty()) {
+        return nullptr;
+    }
+
+    auto table = std::make_shared<GloveTable::Impl>();
+    const char* base = file.data();
+    table->rows = static_cast<std::int64_t>(header.rows);
+    table->dim = static_cast<int>(header.dim);
+    table->matrix = reinterpret_cast<const float*>(base + header.matrix_offset);
+    table->word_offsets = reinterpret_cast<const std::uint64_t*>(base + header.offsets_offset);
+    table->word_bytes = base + header.words_offset;
+    table->index_slots = reinterpret_cast<const std::uint64_t*>(base + header.index_offset);
+    table->index_slot_count = header.index_slots;
+    table->index_rows = table->rows;
+    table->duplicate_rows = reinterpret_cast<const std::uint64_t*>(base + header.duplicates_offset);
+    table->duplicate_row_count = static_cast<std::int64_t>(header.duplicates);
+    table->duplicates = table->duplicate_row_count;
+    table->format = static_cast<GloveFormat>(header.source_format);
+    table->from_cache = true;
+    table->path = path;
+    table->source_size = header.source_size;
+    table->source_mtime_ns = header.source_mtime_ns;
+    table->cache_file = std::move(file);
+    return table;
+}
+
+}  // namespace oomlab::glove_detail

@@ -1,0 +1,306 @@
+#include "text_parser.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string_view>
+
+#include "line_parser.h"
+#include "oomlab/common/errors.h"
+#include "parallel.h"
+#include "text_format.h"
+
+namespace oomlab::glove_detail {
+namespace {
+
+// Below this a slice is not worth a thread.
+constexpr std::size_t kMinSliceBytes = std::size_t{256} << 10;
+
+const char* const kExpectedShape =
+    "expected GloVe text ('word v1 ... vD' per line) or word2vec text (a 'V D' header line "
+    "first)";
+
+// Hands out the file as runs of whole lines, through one reusable buffer.
+class BlockReader {
+  public:
+    BlockReader(const std::string& path, std::size_t block_bytes) : m_path(path) {
+        m_fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (m_fd < 0) {
+            throw bad_input_at(path, 0, std::string("cannot open: ") + std::strerror(errno));
+        }
+        struct stat info {};
+        if (fstat(m_fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+            close(m_fd);
+            throw bad_input_at(path, 0, "not a regular file");
+        }
+        m_size = static_cast<std::uint64_t>(info.st_size);
+        posix_fadvise(m_fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+        m_buffer.resize(std::max<std::size_t>(block_bytes, 4096));
+    }
+    ~BlockReader() { close(m_fd); }
+    BlockReader(const BlockReader&) = delete;
+    BlockReader& operator=(const BlockReader&) = delete;
+
+    std::uint64_t file_size() const { return m_size; }
+    // Bytes handed out so far.
+    std::uint64_t consumed() const { return m_read_offset - (m_filled - m_handed_end); }
+    bool at_end() const { return m_read_offset == m_size && m_handed_end == m_filled; }
+
+    // The next run of whole lines (at the end of the file the last line may lack its '\n');
+    // empty when everything was handed out. Invalidates the previous run.
+    std::string_view next() {
+        const std::size_t leftover = m_filled - m_handed_end;
+        std::memmove(m_buffer.data(), m_buffer.data() + m_handed_end, leftover);
+        m_filled = leftover;
+        m_handed_end = 0;
+        for (;;) {
+            fill();
+            if (m_filled == 0) {
+                return {};
+            }
+            if (m_read_offset == m_size) {
+                m_handed_end = m_filled;
+                return {m_buffer.data(), m_filled};
+            }
+            const auto* newline =
+                static_cast<const char*>(memrchr(m_buffer.data(), '\n', m_filled));
+            if (newline != nullptr) {
+                m_handed_end = static_cast<std::size_t>(newline - m_buffer.data()) + 1;
+                return {m_buffer.data(), m_handed_end};
+            }
+            m_buffer.resize(m_buffer.size() * 2);  // one line longer than the buffer
+        }
+    }
+
+  private:
+    void fill() {
+        while (m_filled < m_buffer.size() && m_read_offset < m_size) {
+            const ssize_t got = pread(m_fd, m_buffer.data() + m_filled, m_buffer.size() - m_filled,
+                                      static_cast<off_t>(m_read_offset));
+            if (got < 0 && errno == EINTR) {
+                continue;
+            }
+            if (got < 0) {
+                throw bad_input_at(m_path, 0, std::string("cannot read: ") + std::strerror(errno));
+            }
+            if (got == 0) {
+                m_size = m_read_offset;  // the file shrank while we read it
+                break;
+            }
+            m_filled += static_cast<std::size_t>(got);
+            m_read_offset += static_cast<std::uint64_t>(got);
+        }
+    }
+
+    std::string m_path;
+    int m_fd = -1;
+    std::uint64_t m_size = 0;
+    std::uint64_t m_read_offset = 0;
+    std::vector<char> m_buffer;
+    std::size_t m_filled = 0;      // valid bytes in the buffer
+    std::size_t m_handed_end = 0;  // end of the run handed out last
+};
+
+struct Slice {
+    const char* begin = nullptr;
+    const char* end = nullptr;
+    // Counted in the first pass.
+    std::size_t lines = 0;
+    std::int64_t rows = 0;
+    // Assigned between the passes.
+    std::size_t first_line = 0;  // 1-based line number of `begin`
+    std::int64_t first_row = 0;
+    std::int64_t rows_to_parse = 0;
+    // Filled by the second pass; reused from block to block so nothing is allocated per word.
+    std::string words;
+    std::vector<std::uint32_t> word_lengths;
+    std::size_t error_line = 0;
+    std::string error;
+};
+
+template <typename LineFn>
+void for_each_line(const char* p, const char* end, LineFn&& on_line) {
+    while (p < end) {
+        const auto* newline = static_cast<const char*>(std::memchr(p, '\n', end - p));
+        const char* line_end = newline != nullptr ? newline : end;
+        if (!on_line(p, line_end)) {
+            return;
+        }
+        p = line_end + (newline != nullptr ? 1 : 0);
+    }
+}
+
+void count_lines(Slice& slice) {
+    slice.lines = 0;
+    slice.rows = 0;
+    for_each_line(slice.begin, slice.end, [&](const char* begin, const char* end) {
+        ++slice.lines;
+        slice.rows += is_blank_line(begin, end) ? 0 : 1;
+        return true;
+    });
+}
+
+void parse_slice(Slice& slice, float* matrix, int dim) {
+    slice.words.clear();
+    slice.word_lengths.clear();
+    slice.error.clear();
+    float* row = matrix + slice.first_row * dim;
+    std::int64_t parsed = 0;
+    std::size_t line = slice.first_line;
+    for_each_line(slice.begin, slice.end, [&](const char* begin, const char* end) {
+        const char* content_end = trim_line_end(begin, end);
+        if (content_end != begin) {
+            if (parsed == slice.rows_to_parse) {
+                return false;
+            }
+            const char* word_end = parse_vector_line(begin, content_end, dim, row, slice.error);
+            if (word_end == nullptr) {
+                slice.error_line = line;
+                return false;
+            }
+            slice.words.append(begin, word_end);
+            slice.word_lengths.push_back(static_cast<std::uint32_t>(word_end - begin));
+            row += dim;
+            ++parsed;
+        }
+        ++line;
+        return true;
+    });
+}
+
+// Cuts `block` at line ends into at most `threads` slices; returns how many.
+std::size_t cut_slices(std::string_view block, std::vector<Slice>& slices) {
+    const std::size_t wanted =
+        std::clamp<std::size_t>(block.size() / kMinSliceBytes, 1, slices.size());
+    const char* begin = block.data();
+    const char* end = block.data() + block.size();
+    const char* cut = begin;
+    for (std::size_t i = 0; i < wanted; ++i) {
+        slices[i].begin = cut;
+        if (i + 1 == wanted) {
+            cut = end;
+        } else {
+            const char* target = std::max(cut, begin + block.size() * (i + 1) / wanted);
+            const auto* newline = static_cast<const char*>(std::memchr(target, '\n', end - target));
+            cut = newline != nullptr ? newline + 1 : end;
+        }
+        slices[i].end = cut;
+    }
+    return wanted;
+}
+
+// Sizes the word storage from the first block so it is not copied over and over as it grows.
+void reserve_words(ParsedText& result, std::int64_t rows_so_far, std::uint64_t bytes_so_far,
+                   std::uint64_t file_size, std::int64_t capacity) {
+    if (rows_so_far == 0 || bytes_so_far == 0) {
+        return;
+    }
+    const double scale = 1.1 * static_cast<double>(file_size) / static_cast<double>(bytes_so_far);
+    const auto rows = std::min(capacity, static_cast<std::int64_t>(rows_so_far * scale) + 1);
+    const auto bytes = static_cast<std::size_t>(static_cast<double>(result.word_bytes.size()) *
+                                                static_cast<double>(rows) / rows_so_far * 1.1);
+    result.word_offsets.reserve(static_cast<std::size_t>(rows) + 1);
+    result.word_bytes.reserve(bytes);
+}
+
+int resolve_threads(int requested) {
+    constexpr int kMaxThreads = 64;
+    return std::clamp(requested > 0 ? requested : hardware_threads(), 1, kMaxThreads);
+}
+
+}  // namespace
+
+ParsedText parse_vector_text(const std::string& path, const TextParseOptions& options) {
+    BlockReader reader(path, options.block_bytes);
+    const std::uint64_t file_size = reader.file_size();
+    if (file_size == 0) {
+        throw bad_input_at(path, 0, std::string("file is empty; ") + kExpectedShape);
+    }
+    std::string_view block = reader.next();
+    const TextLayout layout = detect_text_layout(path, block, options.expected_dim);
+    const int dim = layout.dim;
+
+    ParsedText result;
+    result.dim = dim;
+    result.format = layout.format;
+    // The shortest possible row is " 0 0 ... 0\n" (an empty word): 2 * dim + 1 bytes.
+    auto capacity =
+        static_cast<std::int64_t>(file_size / (2 * static_cast<std::uint64_t>(dim) + 1) + 1);
+    if (options.max_rows > 0) {
+        capacity = std::min(capacity, options.max_rows);
+    }
+    result.matrix = AnonymousRegion(static_cast<std::size_t>(capacity) * dim * sizeof(float));
+    auto* matrix = static_cast<float*>(result.matrix.data());
+    result.word_offsets.push_back(0);
+
+    std::vector<Slice> slices(static_cast<std::size_t>(resolve_threads(options.threads)));
+    block.remove_prefix(layout.header_bytes);
+    std::size_t lines_before = layout.header_bytes > 0 ? 1 : 0;
+    bool stopped_early = false;
+    while (!block.empty() && !stopped_early) {
+        const std::size_t used = cut_slices(block, slices);
+        run_parallel(used, [&](std::size_t i) { count_lines(slices[i]); });
+
+        std::int64_t row = result.rows;
+        std::size_t line = lines_before;
+        for (std::size_t i = 0; i < used; ++i) {
+            Slice& slice = slices[i];
+            slice.first_line = line + 1;
+            slice.first_row = row;
+            slice.rows_to_parse = std::min(slice.rows, capacity - row);
+            stopped_early = stopped_early || slice.rows_to_parse < slice.rows;
+            row += slice.rows_to_parse;
+            line += slice.lines;
+        }
+        run_parallel(used, [&](std::size_t i) { parse_slice(slices[i], matrix, dim); });
+
+        for (std::size_t i = 0; i < used; ++i) {  // slices are in file order: first error wins
+            if (!slices[i].error.empty()) {
+                throw bad_input_at(path, slices[i].error_line, slices[i].error);
+            }
+        }
+        for (std::size_t i = 0; i < used; ++i) {
+            const Slice& slice = slices[i];
+            result.word_bytes.insert(result.word_bytes.end(), slice.words.begin(),
+                                     slice.words.end());
+            std::uint64_t offset = result.word_offsets.back();
+            for (const std::uint32_t length : slice.word_lengths) {
+                offset += length;
+                result.word_offsets.push_back(offset);
+            }
+        }
+        if (result.rows == 0) {
+            reserve_words(result, row, reader.consumed(), file_size, capacity);
+        }
+        result.rows = row;
+        lines_before = line;
+        if (options.progress) {
+            options.progress(static_cast<double>(reader.consumed()) /
+                             static_cast<double>(file_size));
+        }
+        stopped_early = stopped_early || (row == capacity && !reader.at_end());
+        if (!stopped_early) {
+            block = reader.next();
+        }
+    }
+    result.complete = !stopped_early;
+
+    if (result.rows == 0) {
+        throw bad_input_at(path, 0, std::string("has no vectors; ") + kExpectedShape);
+    }
+    if (result.complete && layout.declared_rows >= 0 && layout.declared_rows != result.rows) {
+        throw bad_input_at(path, 1,
+                           "word2vec header declares " + std::to_string(layout.declared_rows) +
+                               " words but the file has " + std::to_string(result.rows) +
+                               "; the file may be truncated (download it again) or the "
+                               "header is wrong");
+    }
+    result.matrix.shrink(static_cast<std::size_t>(result.rows) * dim * sizeof(float));
+    return result;
+}
+
+}  // namespace oomlab::glove_detail

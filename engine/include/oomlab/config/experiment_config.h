@@ -1,0 +1,100 @@
+// The experiment: every setting of a run, as plain typed values. Each field is also a dotted
+// config key (see config_keys.h), which is how files, --set and the GUI address it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "oomlab/data/dataset.h"
+
+namespace oomlab {
+
+enum class EmbeddingSource { Default, File, Synthetic };
+enum class VocabMode { Full, Dataset, Top };
+enum class EmbeddingPlacement { Device, Cpu };
+enum class DType { Fp32, Fp16, Bf16 };
+enum class ModelKind { Bag, BiLstm, Transformer };
+enum class Padding { Fixed, Dynamic, Bucket };
+enum class OptimizerKind { Sgd, Momentum, Adam, AdamW, Adagrad };
+enum class Checkpointing { None, Layers };
+enum class DataLoading { Eager, Streaming };
+enum class EmptyCache { Never, Step, Eval };
+enum class OnOom { Stop, Halve, Adapt };
+
+struct DatasetConfig {
+    std::string path;        // empty: the embedded default
+    std::string valid_path;  // empty: split valid_ratio off the training data
+    DatasetFormat format = DatasetFormat::Auto;
+    double valid_ratio = 0.1;
+};
+
+struct EmbeddingsConfig {
+    EmbeddingSource source = EmbeddingSource::Default;
+    std::string path;               // a GloVe / word2vec text file or its cache
+    std::string variant = "6B.50d";  // shape for synthetic vectors and the case rule
+    VocabMode vocab = VocabMode::Dataset;
+    std::int64_t top_n = 0;  // with VocabMode::Top
+    bool trainable = true;
+    EmbeddingPlacement placement = EmbeddingPlacement::Device;
+    DType dtype = DType::Fp32;
+    bool sparse_grad = false;
+};
+
+struct ModelConfig {
+    ModelKind kind = ModelKind::Bag;
+    int hidden = 128;  // MLP width (bag), LSTM state per direction (bilstm)
+    int layers = 2;    // LSTM or encoder layers
+    int heads = 4;
+    int d_model = 128;
+    int ffn = 256;
+    double dropout = 0.1;
+};
+
+struct TrainConfig {
+    int epochs = 3;
+    std::int64_t max_steps = 0;  // 0: by epochs
+    int batch_size = 32;
+    int accumulation = 1;
+    int max_len = 64;
+    Padding padding = Padding::Dynamic;
+    OptimizerKind optimizer = OptimizerKind::Adam;
+    double lr = 1e-3;
+    std::uint64_t seed = 42;
+};
+
+struct MemoryConfig {
+    DType precision = DType::Fp32;
+    Checkpointing checkpointing = Checkpointing::None;
+    EmptyCache empty_cache = EmptyCache::Never;
+    std::int64_t cap_mb = 0;  // 0: no cap
+    OnOom on_oom = OnOom::Stop;
+};
+
+struct DataConfig {
+    DataLoading loading = DataLoading::Streaming;
+    bool pin_memory = false;
+};
+
+struct EvalConfig {
+    int every = 0;  // optimizer steps between validations; 0: end of each epoch
+    bool no_grad = true;
+};
+
+struct DebugConfig {
+    bool keep_loss_graph = false;
+    std::string memory_snapshot;  // file to write a CUDA allocator snapshot to
+};
+
+struct ExperimentConfig {
+    DatasetConfig dataset;
+    EmbeddingsConfig embeddings;
+    ModelConfig model;
+    TrainConfig train;
+    MemoryConfig memory;
+    DataConfig data;
+    EvalConfig eval;
+    DebugConfig debug;
+    std::string device = "auto";  // auto, cpu, cuda, cuda:N
+};
+
+}  // namespace oomlab

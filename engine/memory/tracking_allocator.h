@@ -1,0 +1,29 @@
+// A CPU allocator that counts the bytes held by tensors, keeps the peak, and enforces a
+// simulated device capacity by throwing the out-of-memory error the CUDA allocator throws.
+// Installed once per process (c10::SetCPUAllocator); it forwards to the default allocator.
+#pragma once
+
+#include <cstdint>
+
+namespace oomlab::memory {
+
+struct CpuTensorStats {
+    std::int64_t current_bytes = 0;
+    std::int64_t peak_bytes = 0;
+    std::int64_t allocations = 0;  // since the process started
+    std::int64_t oom_count = 0;    // allocations refused by the cap
+};
+
+// Idempotent; safe from any thread.
+void install_tracking_allocator();
+
+CpuTensorStats cpu_tensor_stats();
+void reset_cpu_peak();  // peak := current
+
+// 0 removes the cap. Counts the bytes already held, so call it at a run's start.
+void set_cpu_cap_bytes(std::int64_t bytes);
+
+// Resident set size of this process (from /proc/self/statm); 0 when unknown.
+std::int64_t process_rss_bytes();
+
+}  // namespace oomlab::memory

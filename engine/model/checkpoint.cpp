@@ -1,0 +1,111 @@
+// Activation checkpointing as a custom autograd function.
+//
+// The block's parameters are inputs of the function, so autograd calls backward whenever any
+// of them needs a gradient, not only when the block's input does (the pitfall of checkpointing
+// the first block after a frozen embedding).
+#include <ATen/autocast_mode.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/autograd.h>
+
+#include <mutex>
+
+#include "encoder_block.h"
+
+namespace oomlab::model {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+torch::Tensor cpu_rng_state() {
+    auto generator = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    return generator.get_state();
+}
+
+void set_cpu_rng_state(const torch::Tensor& state) {
+    auto generator = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    generator.set_state(state);
+}
+
+// Everything backward needs lives in the autograd context, so a graph that is dropped
+// without backward (evaluation with autograd on) frees it too.
+class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> {
+public:
+    static torch::Tensor forward(AutogradContext* context, const torch::Tensor& x,
+                                 const torch::Tensor& mask, const variable_list& parameters,
+                                 EncoderBlockImpl* block) {
+        context->save_for_backward({x});
+        context->saved_data["mask"] = mask;
+        context->saved_data["block"] = reinterpret_cast<int64_t>(block);
+        context->saved_data["rng"] = cpu_rng_state();
+        context->saved_data["autocast"] = at::autocast::is_cpu_enabled();
+        context->saved_data["autocast_type"] =
+            static_cast<int64_t>(at::autocast::get_autocast_cpu_dtype());
+        torch::NoGradGuard no_grad;
+        return block->forward(x, mask);
+    }
+
+    static variable_list backward(AutogradContext* context, variable_list output_grads) {
+        auto* block = reinterpret_cast<EncoderBlockImpl*>(context->saved_data["block"].toInt());
+        const torch::Tensor mask = context->saved_data["mask"].toTensor();
+        const torch::Tensor input = context->get_saved_variables()[0];
+        const bool input_needs_grad = context->needs_input_grad(0);
+        const torch::Tensor x = input.detach().requires_grad_(input_needs_grad);
+
+        // Recompute with the forward's dropout masks and autocast state, then put both back.
+        const torch::Tensor rng_now = cpu_rng_state();
+        const bool autocast_now = at::autocast::is_cpu_enabled();
+        const auto autocast_type_now = at::autocast::get_autocast_cpu_dtype();
+        set_cpu_rng_state(context->saved_data["rng"].toTensor());
+        at::autocast::set_cpu_enabled(context->saved_data["autocast"].toBool());
+        at::autocast::set_autocast_cpu_dtype(
+            static_cast<at::ScalarType>(context->saved_data["autocast_type"].toInt()));
+        torch::Tensor output;
+        {
+            torch::AutoGradMode grad_mode(true);
+            output = block->forward(x, mask);
+        }
+        set_cpu_rng_state(rng_now);
+        at::autocast::set_cpu_enabled(autocast_now);
+        at::autocast::set_autocast_cpu_dtype(autocast_type_now);
+
+        const auto parameters = block->parameters();
+        variable_list inputs;
+        if (input_needs_grad) {
+            inputs.push_back(x);
+        }
+        for (const auto& parameter : parameters) {
+            if (parameter.requires_grad()) {
+                inputs.push_back(parameter);
+            }
+        }
+        const variable_list grads = torch::autograd::grad({output}, inputs, {output_grads[0]},
+                                                          /*retain_graph=*/false,
+                                                          /*create_graph=*/false,
+                                                          /*allow_unused=*/true);
+        // One gradient per forward input: x, mask, each parameter, the block pointer.
+        variable_list result;
+        std::size_t next = 0;
+        result.push_back(input_needs_grad ? grads[next++] : torch::Tensor());
+        result.push_back(torch::Tensor());
+        for (const auto& parameter : parameters) {
+            result.push_back(parameter.requires_grad() ? grads[next++] : torch::Tensor());
+        }
+        result.push_back(torch::Tensor());
+        return result;
+    }
+};
+
+}  // namespace
+
+torch::Tensor checkpointed_forward(EncoderBlock& block, const torch::Tensor& x,
+                                   const torch::Tensor& mask) {
+    if (!torch::GradMode::is_enabled()) {
+        return block->forward(x, mask);
+    }
+    return CheckpointFunction::apply(x, mask, block->parameters(), block.get());
+}
+
+}  // namespace oomlab::model

@@ -1,0 +1,105 @@
+#include "oomlab/run/run_json.h"
+
+#include <iomanip>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace oomlab {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+template <typename T>
+Json optional_json(const std::optional<T>& value) {
+    return value ? Json(*value) : Json(nullptr);
+}
+
+Json summary_object(const RunRecord& run) {
+    Json breakdown = Json::object();
+    for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
+        breakdown[std::string(kBreakdownKeys[i])] = breakdown_field(run.breakdown, i);
+    }
+    Json summary = {
+        {"run_id", run.id},
+        {"name", run.name},
+        {"status", run_status_name(run.status)},
+        {"steps", run.steps},
+        {"final_train_loss", optional_json(run.final_train_loss)},
+        {"val_accuracy", optional_json(run.val_accuracy)},
+        {"peak_bytes", run.peak_bytes},
+        {"wall_seconds", run.wall_seconds},
+        {"device", run.device},
+        {"created_at", run.created_at},
+        {"finished_at", run.finished_at},
+        {"engine_version", run.engine_version},
+        {"torch_version", run.torch_version},
+        {"error", run.error},
+        {"breakdown", breakdown},
+    };
+    return summary;
+}
+
+Json metric_object(const MetricRow& row) {
+    return {{"step", row.step},
+            {"phase", row.phase},
+            {"wall_ms", row.wall_ms},
+            {"loss", optional_json(row.loss)},
+            {"accuracy", optional_json(row.accuracy)},
+            {"allocated_bytes", optional_json(row.allocated_bytes)},
+            {"reserved_bytes", optional_json(row.reserved_bytes)},
+            {"peak_bytes", optional_json(row.peak_bytes)},
+            {"device_used_bytes", optional_json(row.device_used_bytes)},
+            {"samples_per_s", optional_json(row.samples_per_s)}};
+}
+
+template <typename T>
+void csv_cell(std::ostringstream& out, const std::optional<T>& value) {
+    out << ',';
+    if (value) {
+        out << *value;
+    }
+}
+
+}  // namespace
+
+std::string run_summary_json(const RunRecord& run) { return summary_object(run).dump(); }
+
+std::string run_export_json(const RunRecord& run, const std::vector<MetricRow>& metrics,
+                            const std::vector<EventRow>& events, int indent) {
+    Json document = summary_object(run);
+    document["notes"] = run.notes;
+    document["config"] = Json::parse(run.config_json.empty() ? "{}" : run.config_json);
+    Json metric_rows = Json::array();
+    for (const auto& row : metrics) {
+        metric_rows.push_back(metric_object(row));
+    }
+    Json event_rows = Json::array();
+    for (const auto& event : events) {
+        event_rows.push_back({{"step", event.step}, {"kind", event.kind}, {"message", event.message}});
+    }
+    document["metrics"] = std::move(metric_rows);
+    document["events"] = std::move(event_rows);
+    return document.dump(indent);
+}
+
+std::string metrics_csv(const std::vector<MetricRow>& metrics) {
+    std::ostringstream out;
+    out << std::setprecision(10);
+    out << "step,phase,wall_ms,loss,accuracy,allocated_bytes,reserved_bytes,peak_bytes,"
+           "device_used_bytes,samples_per_s\n";
+    for (const auto& row : metrics) {
+        out << row.step << ',' << row.phase << ',' << row.wall_ms;
+        csv_cell(out, row.loss);
+        csv_cell(out, row.accuracy);
+        csv_cell(out, row.allocated_bytes);
+        csv_cell(out, row.reserved_bytes);
+        csv_cell(out, row.peak_bytes);
+        csv_cell(out, row.device_used_bytes);
+        csv_cell(out, row.samples_per_s);
+        out << '\n';
+    }
+    return out.str();
+}
+
+}  // namespace oomlab

@@ -1,0 +1,133 @@
+// Reading runs, metrics and events back.
+#include <string>
+
+#include "oomlab/store/run_store.h"
+#include "run_store_impl.h"
+
+namespace oomlab {
+namespace {
+
+// Column order read_run() expects; the breakdown columns follow, in kBreakdownKeys order.
+constexpr const char* kRunColumns =
+    "id, name, status, config_json, created_at, finished_at, device, engine_version, "
+    "torch_version, error, notes, steps, final_train_loss, val_accuracy, peak_bytes, "
+    "wall_seconds";
+constexpr int kFirstBreakdownColumn = 16;
+
+const std::string& select_runs() {
+    static const std::string sql = [] {
+        std::string text = std::string("SELECT ") + kRunColumns;
+        for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
+            text += ", " + store::breakdown_column(i);
+        }
+        return text + " FROM runs";
+    }();
+    return sql;
+}
+
+RunRecord read_run(const sqlite::Statement& row) {
+    RunRecord run;
+    run.id = row.column_int(0);
+    run.name = row.column_text(1);
+    // The schema's CHECK constraint admits only known names.
+    run.status = parse_run_status(row.column_text(2)).value_or(RunStatus::Failed);
+    run.config_json = row.column_text(3);
+    run.created_at = row.column_text(4);
+    run.finished_at = row.column_text(5);
+    run.device = row.column_text(6);
+    run.engine_version = row.column_text(7);
+    run.torch_version = row.column_text(8);
+    run.error = row.column_text(9);
+    run.notes = row.column_text(10);
+    run.steps = row.column_int(11);
+    run.final_train_loss = row.column_optional_real(12);
+    run.val_accuracy = row.column_optional_real(13);
+    run.peak_bytes = row.column_int(14);
+    run.wall_seconds = row.column_real(15);
+    for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
+        breakdown_field(run.breakdown, i) =
+            row.column_int(kFirstBreakdownColumn + static_cast<int>(i));
+    }
+    return run;
+}
+
+// name_contains matches literally: LIKE's wildcards in it are escaped.
+std::string like_pattern(const std::string& text) {
+    std::string pattern = "%";
+    for (char c : text) {
+        if (c == '%' || c == '_' || c == '\\') {
+            pattern += '\\';
+        }
+        pattern += c;
+    }
+    return pattern + "%";
+}
+
+}  // namespace
+
+std::vector<RunRecord> RunStore::list_runs(const RunFilter& filter) const {
+    // Ids grow with creation time, so id order is newest first without a sort on text.
+    auto select = m_impl->database.prepare(
+        select_runs() +
+        " WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR name LIKE ?2 ESCAPE '\\')"
+        " ORDER BY id DESC LIMIT ?3");
+    if (filter.status) {
+        select.bind_text(1, run_status_name(*filter.status));
+    }
+    if (!filter.name_contains.empty()) {
+        select.bind_text(2, like_pattern(filter.name_contains));
+    }
+    select.bind_int(3, filter.limit > 0 ? filter.limit : -1);  // LIMIT -1: no limit
+
+    std::vector<RunRecord> runs;
+    while (select.step()) {
+        runs.push_back(read_run(select));
+    }
+    return runs;
+}
+
+std::optional<RunRecord> RunStore::find_run(std::int64_t run_id) const {
+    auto select = m_impl->database.prepare(select_runs() + " WHERE id = ?1");
+    select.bind_int(1, run_id);
+    if (!select.step()) {
+        return std::nullopt;
+    }
+    return read_run(select);
+}
+
+std::vector<MetricRow> RunStore::metrics(std::int64_t run_id) const {
+    auto select = m_impl->database.prepare(
+        "SELECT step, phase, wall_ms, loss, accuracy, allocated_bytes, reserved_bytes, "
+        "peak_bytes, device_used_bytes, samples_per_s FROM metrics "
+        "WHERE run_id = ?1 ORDER BY step, id");
+    select.bind_int(1, run_id);
+    std::vector<MetricRow> rows;
+    while (select.step()) {
+        MetricRow& row = rows.emplace_back();
+        row.step = select.column_int(0);
+        row.phase = select.column_text(1);
+        row.wall_ms = select.column_real(2);
+        row.loss = select.column_optional_real(3);
+        row.accuracy = select.column_optional_real(4);
+        row.allocated_bytes = select.column_optional_int(5);
+        row.reserved_bytes = select.column_optional_int(6);
+        row.peak_bytes = select.column_optional_int(7);
+        row.device_used_bytes = select.column_optional_int(8);
+        row.samples_per_s = select.column_optional_real(9);
+    }
+    return rows;
+}
+
+std::vector<EventRow> RunStore::events(std::int64_t run_id) const {
+    auto select = m_impl->database.prepare(
+        "SELECT step, kind, message FROM events WHERE run_id = ?1 ORDER BY step, id");
+    select.bind_int(1, run_id);
+    std::vector<EventRow> rows;
+    while (select.step()) {
+        rows.push_back(
+            EventRow{select.column_int(0), select.column_text(1), select.column_text(2)});
+    }
+    return rows;
+}
+
+}  // namespace oomlab

@@ -1,0 +1,134 @@
+#include "schema.h"
+
+#include <iterator>
+#include <string>
+
+namespace oomlab::store {
+namespace {
+
+// One step forward: the SQL that takes a file from `version - 1` to `version`. Steps are
+// frozen once released; a schema change is a new entry at the end of kMigrations.
+struct Migration {
+    int version;
+    const char* sql;
+};
+
+// Breakdown columns are named breakdown_<key> after kBreakdownKeys; owner_* identify the
+// process writing a run so a later process can tell a live writer from a dead one.
+constexpr const char* kInitialSchema = R"sql(
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    name TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN
+        ('running', 'completed', 'oom', 'failed', 'cancelled', 'interrupted')),
+    config_json TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL,
+    finished_at TEXT,
+    device TEXT NOT NULL DEFAULT '',
+    engine_version TEXT NOT NULL DEFAULT '',
+    torch_version TEXT NOT NULL DEFAULT '',
+    error TEXT NOT NULL DEFAULT '',
+    notes TEXT NOT NULL DEFAULT '',
+    steps INTEGER NOT NULL DEFAULT 0,
+    final_train_loss REAL,
+    val_accuracy REAL,
+    peak_bytes INTEGER NOT NULL DEFAULT 0,
+    wall_seconds REAL NOT NULL DEFAULT 0,
+    breakdown_embedding_table INTEGER NOT NULL DEFAULT 0,
+    breakdown_parameters INTEGER NOT NULL DEFAULT 0,
+    breakdown_gradients INTEGER NOT NULL DEFAULT 0,
+    breakdown_optimizer_state INTEGER NOT NULL DEFAULT 0,
+    breakdown_data INTEGER NOT NULL DEFAULT 0,
+    breakdown_activations INTEGER NOT NULL DEFAULT 0,
+    breakdown_allocator_cache INTEGER NOT NULL DEFAULT 0,
+    breakdown_other INTEGER NOT NULL DEFAULT 0,
+    owner_host TEXT NOT NULL DEFAULT '',
+    owner_pid INTEGER NOT NULL DEFAULT 0,
+    owner_start_ticks INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX runs_by_status ON runs (status);
+
+CREATE TABLE metrics (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    step INTEGER NOT NULL,
+    phase TEXT NOT NULL,
+    wall_ms REAL NOT NULL,
+    loss REAL,
+    accuracy REAL,
+    allocated_bytes INTEGER,
+    reserved_bytes INTEGER,
+    peak_bytes INTEGER,
+    device_used_bytes INTEGER,
+    samples_per_s REAL
+);
+CREATE INDEX metrics_by_run_step ON metrics (run_id, step);
+
+CREATE TABLE events (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    step INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    message TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX events_by_run_step ON events (run_id, step);
+)sql";
+
+constexpr Migration kMigrations[] = {
+    {1, kInitialSchema},
+};
+
+int user_version(const sqlite::Database& database) {
+    return static_cast<int>(database.query_int("PRAGMA user_version"));
+}
+
+void refuse_newer(const sqlite::Database& database, int version) {
+    if (version > latest_schema_version()) {
+        throw BadInput(database.path() + ": written by a newer OOM Lab (schema version " +
+                       std::to_string(version) + ", this build knows up to " +
+                       std::to_string(latest_schema_version()) +
+                       "); open it with a newer OOM Lab or choose another database file");
+    }
+}
+
+void refuse_foreign(const sqlite::Database& database) {
+    if (database.query_int("SELECT count(*) FROM sqlite_master") > 0) {
+        throw BadInput(database.path() +
+                       ": an SQLite database of another program, not an OOM Lab run store; "
+                       "choose another database file");
+    }
+}
+
+}  // namespace
+
+int latest_schema_version() {
+    return std::prev(std::end(kMigrations))->version;
+}
+
+int migrate_schema(sqlite::Database& database) {
+    // Look before taking the write lock: an up-to-date file (the usual case) opens even while
+    // another process holds a long write transaction.
+    int version = user_version(database);
+    refuse_newer(database, version);
+    if (version == latest_schema_version()) {
+        return version;
+    }
+
+    sqlite::Transaction transaction(database);
+    version = user_version(database);  // another process may have migrated meanwhile
+    refuse_newer(database, version);
+    if (version == 0) {
+        refuse_foreign(database);
+    }
+    for (const Migration& migration : kMigrations) {
+        if (migration.version > version) {
+            database.exec(migration.sql);
+            database.exec("PRAGMA user_version = " + std::to_string(migration.version));
+        }
+    }
+    transaction.commit();
+    return latest_schema_version();
+}
+
+}  // namespace oomlab::store

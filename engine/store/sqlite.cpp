@@ -1,0 +1,237 @@
+#include "sqlite.h"
+
+#include <sqlite3.h>
+
+#include <utility>
+
+namespace oomlab::sqlite {
+namespace {
+
+[[noreturn]] void throw_error(sqlite3* handle, const std::string& path, int code,
+                              const std::string& what) {
+    std::string detail = handle ? sqlite3_errmsg(handle) : sqlite3_errstr(code);
+    throw SqliteError("run store " + path + ": " + what + ": " + detail, code & 0xff);
+}
+
+}  // namespace
+
+// --- Statement ---------------------------------------------------------------------------
+
+Statement::~Statement() {
+    sqlite3_finalize(m_statement);
+}
+
+Statement::Statement(Statement&& other) noexcept
+    : m_statement(std::exchange(other.m_statement, nullptr)) {}
+
+Statement& Statement::operator=(Statement&& other) noexcept {
+    if (this != &other) {
+        sqlite3_finalize(m_statement);
+        m_statement = std::exchange(other.m_statement, nullptr);
+    }
+    return *this;
+}
+
+void Statement::fail(int code, const char* what) const {
+    sqlite3* handle = sqlite3_db_handle(m_statement);
+    const char* file = sqlite3_db_filename(handle, "main");
+    throw_error(handle, file ? file : "", code,
+                std::string(what) + " (" + sqlite3_sql(m_statement) + ")");
+}
+
+Statement& Statement::bind_int(int index, std::int64_t value) {
+    if (int rc = sqlite3_bind_int64(m_statement, index, value); rc != SQLITE_OK) {
+        fail(rc, "bind");
+    }
+    return *this;
+}
+
+Statement& Statement::bind_real(int index, double value) {
+    if (int rc = sqlite3_bind_double(m_statement, index, value); rc != SQLITE_OK) {
+        fail(rc, "bind");
+    }
+    return *this;
+}
+
+Statement& Statement::bind_text(int index, std::string_view value) {
+    int rc = sqlite3_bind_text64(m_statement, index, value.data(), value.size(), SQLITE_TRANSIENT,
+                                 SQLITE_UTF8);
+    if (rc != SQLITE_OK) {
+        fail(rc, "bind");
+    }
+    return *this;
+}
+
+Statement& Statement::bind_null(int index) {
+    if (int rc = sqlite3_bind_null(m_statement, index); rc != SQLITE_OK) {
+        fail(rc, "bind");
+    }
+    return *this;
+}
+
+Statement& Statement::bind_optional(int index, const std::optional<std::int64_t>& value) {
+    return value ? bind_int(index, *value) : bind_null(index);
+}
+
+Statement& Statement::bind_optional(int index, const std::optional<double>& value) {
+    return value ? bind_real(index, *value) : bind_null(index);
+}
+
+bool Statement::step() {
+    const int rc = sqlite3_step(m_statement);
+    if (rc == SQLITE_ROW) {
+        return true;
+    }
+    if (rc == SQLITE_DONE) {
+        return false;
+    }
+    fail(rc, "step");
+}
+
+void Statement::run() {
+    const int rc = sqlite3_step(m_statement);
+    sqlite3_reset(m_statement);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+        fail(rc, "run");
+    }
+}
+
+void Statement::reset() {
+    sqlite3_reset(m_statement);
+}
+
+bool Statement::column_is_null(int column) const {
+    return sqlite3_column_type(m_statement, column) == SQLITE_NULL;
+}
+
+std::int64_t Statement::column_int(int column) const {
+    return sqlite3_column_int64(m_statement, column);
+}
+
+double Statement::column_real(int column) const {
+    return sqlite3_column_double(m_statement, column);
+}
+
+std::string Statement::column_text(int column) const {
+    const auto* text = sqlite3_column_text(m_statement, column);
+    const int size = sqlite3_column_bytes(m_statement, column);
+    return text ? std::string(reinterpret_cast<const char*>(text), static_cast<std::size_t>(size))
+                : std::string();
+}
+
+std::optional<std::int64_t> Statement::column_optional_int(int column) const {
+    if (column_is_null(column)) {
+        return std::nullopt;
+    }
+    return column_int(column);
+}
+
+std::optional<double> Statement::column_optional_real(int column) const {
+    if (column_is_null(column)) {
+        return std::nullopt;
+    }
+    return column_real(column);
+}
+
+// --- Database ----------------------------------------------------------------------------
+
+Database Database::open(const std::string& path) {
+    sqlite3* handle = nullptr;
+    const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+    const int rc = sqlite3_open_v2(path.c_str(), &handle, flags, nullptr);
+    if (rc != SQLITE_OK) {
+        // The handle (if any) must be closed even on failure; read its message first.
+        std::string detail = handle ? sqlite3_errmsg(handle) : sqlite3_errstr(rc);
+        sqlite3_close(handle);
+        throw SqliteError("run store " + path + ": cannot open: " + detail, rc & 0xff);
+    }
+    sqlite3_extended_result_codes(handle, 1);
+    return Database(handle, path);
+}
+
+Database::~Database() {
+    close();
+}
+
+Database::Database(Database&& other) noexcept
+    : m_handle(std::exchange(other.m_handle, nullptr)), m_path(std::move(other.m_path)) {}
+
+Database& Database::operator=(Database&& other) noexcept {
+    if (this != &other) {
+        close();
+        m_handle = std::exchange(other.m_handle, nullptr);
+        m_path = std::move(other.m_path);
+    }
+    return *this;
+}
+
+void Database::close() noexcept {
+    // sqlite3_close_v2 defers the close until any statement still alive is finalized.
+    sqlite3_close_v2(m_handle);
+    m_handle = nullptr;
+}
+
+void Database::fail(int code, const std::string& what) const {
+    throw_error(m_handle, m_path, code, what);
+}
+
+void Database::exec(const std::string& sql) {
+    if (int rc = sqlite3_exec(m_handle, sql.c_str(), nullptr, nullptr, nullptr); rc != SQLITE_OK) {
+        fail(rc, "cannot run SQL");
+    }
+}
+
+Statement Database::prepare(std::string_view sql) const {
+    sqlite3_stmt* statement = nullptr;
+    const int rc =
+        sqlite3_prepare_v2(m_handle, sql.data(), static_cast<int>(sql.size()), &statement, nullptr);
+    if (rc != SQLITE_OK) {
+        fail(rc, "cannot prepare \"" + std::string(sql) + "\"");
+    }
+    return Statement(statement);
+}
+
+std::int64_t Database::query_int(std::string_view sql) const {
+    Statement statement = prepare(sql);
+    return statement.step() ? statement.column_int(0) : 0;
+}
+
+std::string Database::query_text(std::string_view sql) const {
+    Statement statement = prepare(sql);
+    return statement.step() ? statement.column_text(0) : std::string();
+}
+
+void Database::set_busy_timeout_ms(int milliseconds) {
+    sqlite3_busy_timeout(m_handle, milliseconds);
+}
+
+std::int64_t Database::last_insert_id() const {
+    return sqlite3_last_insert_rowid(m_handle);
+}
+
+std::int64_t Database::changes() const {
+    return sqlite3_changes64(m_handle);
+}
+
+// --- Transaction -------------------------------------------------------------------------
+
+Transaction::Transaction(Database& database) : m_database(database) {
+    m_database.exec("BEGIN IMMEDIATE");
+}
+
+Transaction::~Transaction() {
+    if (m_open) {
+        try {
+            m_database.exec("ROLLBACK");
+        } catch (const SqliteError&) {
+            // SQLite already rolled back on its own (e.g. after SQLITE_FULL); nothing to undo.
+        }
+    }
+}
+
+void Transaction::commit() {
+    m_database.exec("COMMIT");
+    m_open = false;
+}
+
+}  // namespace oomlab::sqlite

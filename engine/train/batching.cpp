@@ -1,0 +1,141 @@
+#include "batching.h"
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+namespace oomlab::train {
+namespace {
+
+constexpr std::int64_t kBucketWindowBatches = 50;
+
+}  // namespace
+
+std::vector<std::vector<std::int64_t>> plan_batches(const EncodedExamples& examples,
+                                                    int batch_size, Padding padding,
+                                                    std::uint64_t seed, int epoch) {
+    std::vector<std::int64_t> order(examples.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::mt19937_64 random(seed * 1000003ULL + static_cast<std::uint64_t>(epoch));
+    std::shuffle(order.begin(), order.end(), random);
+
+    if (padding == Padding::Bucket) {
+        const std::int64_t window = kBucketWindowBatches * batch_size;
+        for (std::int64_t start = 0; start < static_cast<std::int64_t>(order.size());
+             start += window) {
+            const auto end = order.begin() + std::min<std::int64_t>(start + window, order.size());
+            std::stable_sort(order.begin() + start, end, [&](std::int64_t a, std::int64_t b) {
+                return examples.length(a) < examples.length(b);
+            });
+        }
+    }
+    std::vector<std::vector<std::int64_t>> batches;
+    for (std::size_t start = 0; start < order.size(); start += batch_size) {
+        const std::size_t end = std::min(order.size(), start + batch_size);
+        batches.emplace_back(order.begin() + start, order.begin() + end);
+    }
+    if (padding == Padding::Bucket) {
+        std::shuffle(batches.begin(), batches.end(), random);
+    }
+    return batches;
+}
+
+std::int64_t padded_length(const EncodedExamples& examples,
+                           const std::vector<std::int64_t>& batch, Padding padding, int max_len) {
+    if (padding == Padding::Fixed) {
+        return max_len;
+    }
+    std::int64_t longest = 1;
+    for (std::int64_t index : batch) {
+        longest = std::max(longest, examples.length(index));
+    }
+    return longest;
+}
+
+Batch make_host_batch(const EncodedExamples& examples, const std::vector<std::int64_t>& batch,
+                      Padding padding, int max_len, bool pinned) {
+    const auto rows = static_cast<std::int64_t>(batch.size());
+    const std::int64_t length = padded_length(examples, batch, padding, max_len);
+    auto options = torch::TensorOptions().dtype(torch::kLong).pinned_memory(pinned);
+    Batch result;
+    result.ids = torch::zeros({rows, length}, options);
+    result.mask = torch::zeros({rows, length}, options.dtype(torch::kBool));
+    result.labels = torch::empty({rows}, options);
+    auto* ids = result.ids.data_ptr<std::int64_t>();
+    auto* mask = result.mask.data_ptr<bool>();
+    auto* labels = result.labels.data_ptr<std::int64_t>();
+    for (std::int64_t r = 0; r < rows; ++r) {
+        const std::int64_t example = batch[r];
+        const std::int64_t count = examples.length(example);
+        std::copy_n(examples.ids.begin() + examples.offsets[example], count, ids + r * length);
+        std::fill_n(mask + r * length, count, true);
+        labels[r] = examples.labels[example];
+    }
+    return result;
+}
+
+std::int64_t ResidentDataset::bytes() const {
+    return ids.nbytes() + lengths.nbytes() + labels.nbytes();
+}
+
+ResidentDataset make_resident_dataset(const EncodedExamples& examples, int max_len,
+                                      const torch::Device& device) {
+    std::vector<std::int64_t> everyone(examples.size());
+    std::iota(everyone.begin(), everyone.end(), 0);
+    const Batch all = make_host_batch(examples, everyone, Padding::Fixed, max_len, false);
+    ResidentDataset dataset;
+    dataset.ids = all.ids.to(device);
+    dataset.lengths = all.mask.sum(1).to(device);
+    dataset.labels = all.labels.to(device);
+    return dataset;
+}
+
+namespace {
+
+class ResidentBatchSource final : public BatchSource {
+public:
+    ResidentBatchSource(std::shared_ptr<const ResidentDataset> dataset,
+                        const EncodedExamples& examples,
+                        std::vector<std::vector<std::int64_t>> plan, Padding padding, int max_len)
+        : m_dataset(std::move(dataset)),
+          m_examples(examples),
+          m_plan(std::move(plan)),
+          m_padding(padding),
+          m_max_len(max_len) {}
+
+    std::optional<Batch> next() override {
+        if (m_next == m_plan.size()) {
+            return std::nullopt;
+        }
+        const auto& members = m_plan[m_next++];
+        const std::int64_t length = padded_length(m_examples, members, m_padding, m_max_len);
+        const torch::Tensor index =
+            torch::tensor(members, torch::kLong).to(m_dataset->ids.device());
+        Batch batch;
+        batch.ids = m_dataset->ids.index_select(0, index).narrow(1, 0, length);
+        batch.mask = batch.ids.ne(0);
+        batch.labels = m_dataset->labels.index_select(0, index);
+        return batch;
+    }
+
+    std::int64_t resident_bytes() const override { return m_dataset->bytes(); }
+
+private:
+    std::shared_ptr<const ResidentDataset> m_dataset;
+    const EncodedExamples& m_examples;
+    std::vector<std::vector<std::int64_t>> m_plan;
+    std::size_t m_next = 0;
+    Padding m_padding;
+    int m_max_len;
+};
+
+}  // namespace
+
+std::unique_ptr<BatchSource> make_resident_batch_source(
+    std::shared_ptr<const ResidentDataset> dataset, const EncodedExamples& examples,
+    std::vector<std::vector<std::int64_t>> plan, Padding padding, int max_len) {
+    return std::make_unique<ResidentBatchSource>(std::move(dataset), examples, std::move(plan),
+                                                 padding, max_len);
+}
+
+}  // namespace oomlab::train

@@ -1,0 +1,66 @@
+// Batches for one epoch: which examples go together (padding policy), and how their tensors
+// reach the device (eager: the whole dataset resident there; streaming: a background thread).
+#pragma once
+
+#include <torch/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "oomlab/config/experiment_config.h"
+#include "text_encoding.h"
+
+namespace oomlab::train {
+
+struct Batch {
+    torch::Tensor ids;     // [B, L] int64
+    torch::Tensor mask;    // [B, L] bool, true for real tokens
+    torch::Tensor labels;  // [B] int64
+    std::int64_t size() const { return labels.size(0); }
+};
+
+// Example indices per batch for one epoch, seeded by (seed, epoch). Bucket batching sorts
+// shuffled windows by length so a batch's examples have similar lengths.
+std::vector<std::vector<std::int64_t>> plan_batches(const EncodedExamples& examples,
+                                                    int batch_size, Padding padding,
+                                                    std::uint64_t seed, int epoch);
+
+// The padded length of a batch: max_len for fixed padding, else its longest example.
+std::int64_t padded_length(const EncodedExamples& examples,
+                           const std::vector<std::int64_t>& batch, Padding padding, int max_len);
+
+// Builds one batch on the host.
+Batch make_host_batch(const EncodedExamples& examples, const std::vector<std::int64_t>& batch,
+                      Padding padding, int max_len, bool pinned);
+
+class BatchSource {
+public:
+    virtual ~BatchSource() = default;
+    // The next batch on the device, or nothing at the end of the plan.
+    virtual std::optional<Batch> next() = 0;
+    // Bytes the source keeps on the device besides the current batch.
+    virtual std::int64_t resident_bytes() const { return 0; }
+};
+
+// Batches built on the host by a background thread, a few ahead, then copied to the device
+// (asynchronously from pinned buffers when `pinned`). `examples` must outlive the source.
+std::unique_ptr<BatchSource> make_streaming_batch_source(
+    const EncodedExamples& examples, std::vector<std::vector<std::int64_t>> plan,
+    Padding padding, int max_len, const torch::Device& device, bool pinned);
+
+// Eager loading keeps this resident for the whole run: every example padded to max_len.
+struct ResidentDataset {
+    torch::Tensor ids;      // [N, max_len] on the device
+    torch::Tensor lengths;  // [N]
+    torch::Tensor labels;   // [N]
+    std::int64_t bytes() const;
+};
+ResidentDataset make_resident_dataset(const EncodedExamples& examples, int max_len,
+                                      const torch::Device& device);
+std::unique_ptr<BatchSource> make_resident_batch_source(
+    std::shared_ptr<const ResidentDataset> dataset, const EncodedExamples& examples,
+    std::vector<std::vector<std::int64_t>> plan, Padding padding, int max_len);
+
+}  // namespace oomlab::train

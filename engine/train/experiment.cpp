@@ -1,0 +1,142 @@
+// Experiment::prepare: everything that can fail because of the user's input happens here,
+// before a run exists.
+#include <torch/nn.h>
+
+#include <unordered_set>
+
+#include "../model/text_classifier.h"
+#include "experiment_impl.h"
+#include "oomlab/common/errors.h"
+#include "oomlab/config/config_io.h"
+#include "oomlab/data/tokenizer.h"
+#include "oomlab/glove/variants.h"
+#include "vector_source.h"
+
+namespace oomlab {
+namespace {
+
+using TokenLists = std::vector<std::vector<std::string>>;
+
+TokenLists tokenize_all(const std::vector<Example>& examples, const TokenizerOptions& options) {
+    TokenLists tokens(examples.size());
+    for (std::size_t i = 0; i < examples.size(); ++i) {
+        tokenize(examples[i].text, options, tokens[i]);
+    }
+    return tokens;
+}
+
+std::vector<std::string> distinct_words(const TokenLists& tokens) {
+    std::vector<std::string> words;
+    std::unordered_set<std::string> seen;
+    for (const auto& list : tokens) {
+        for (const auto& token : list) {
+            if (seen.insert(token).second) {
+                words.push_back(token);
+            }
+        }
+    }
+    return words;
+}
+
+void check_device_support(const ExperimentConfig& config, const torch::Device& device) {
+    if (device.is_cpu() && config.memory.precision == DType::Fp16) {
+        throw BadInput("memory.precision=fp16 needs a CUDA device: LibTorch has no fp16 autocast "
+                       "or grad scaling on the CPU. Use memory.precision=bf16 on the CPU.");
+    }
+}
+
+// Parameter counts without building a second copy of a large table.
+void count_parameters(Experiment::Impl& impl) {
+    const torch::Tensor tiny_table = torch::zeros({2, impl.initial_embeddings.size(1)});
+    const auto model = model::make_classifier(impl.config, tiny_table, impl.num_classes);
+    std::int64_t others = 0;
+    std::int64_t trainable_others = 0;
+    for (const auto& parameter : model->parameters()) {
+        others += parameter.numel();
+        trainable_others += parameter.requires_grad() ? parameter.numel() : 0;
+    }
+    const std::int64_t tiny = tiny_table.numel();
+    const std::int64_t table = impl.initial_embeddings.numel();
+    impl.info.parameters = others - tiny + table;
+    impl.info.trainable_parameters =
+        trainable_others - (impl.config.embeddings.trainable ? tiny - table : 0);
+}
+
+}  // namespace
+
+Experiment::Experiment(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
+Experiment::~Experiment() = default;
+Experiment::Experiment(Experiment&&) noexcept = default;
+Experiment& Experiment::operator=(Experiment&&) noexcept = default;
+
+const ExperimentConfig& Experiment::config() const { return m_impl->config; }
+const ExperimentInfo& Experiment::info() const { return m_impl->info; }
+
+Experiment Experiment::prepare(const ExperimentConfig& config, const PrepareOptions& options) {
+    const auto report = [&](const std::string& stage, double fraction) {
+        if (options.progress) {
+            options.progress(stage, fraction);
+        }
+    };
+    validate_config(config);
+    auto impl = std::make_unique<Impl>();
+    impl->config = config;
+    impl->device = train::resolve_device(config.device);
+    check_device_support(config, impl->device);
+    ExperimentInfo& info = impl->info;
+    info.device = train::describe_device(impl->device);
+
+    report("dataset", 0.0);
+    DatasetSpec spec{config.dataset.path, config.dataset.valid_path, config.dataset.format,
+                     config.dataset.valid_ratio, config.train.seed};
+    DatasetSplit data = load_dataset(spec);
+    if (data.train.examples.empty()) {
+        throw BadInput("dataset.path: " + data.train.source + " holds no training examples");
+    }
+    info.dataset = data.train.source;
+    info.train_examples = static_cast<std::int64_t>(data.train.examples.size());
+    info.valid_examples = static_cast<std::int64_t>(data.valid.examples.size());
+    info.label_names = data.train.label_names;
+    impl->num_classes = static_cast<int>(data.train.label_names.size());
+    if (impl->num_classes < 2) {
+        throw BadInput("dataset.path: " + data.train.source +
+                       " has a single label; a classifier needs at least two");
+    }
+
+    const GloveVariant* variant = find_glove_variant(config.embeddings.variant);
+    const TokenizerOptions tokenizer{variant && variant->cased};
+    const TokenLists train_tokens = tokenize_all(data.train.examples, tokenizer);
+    const TokenLists valid_tokens = tokenize_all(data.valid.examples, tokenizer);
+
+    report("embeddings", 0.1);
+    GloveLoadOptions load_options;
+    load_options.progress = [&](double fraction) { report("embeddings", 0.1 + 0.8 * fraction); };
+    const train::LoadedVectors vectors = train::load_vectors(
+        config.embeddings, distinct_words(train_tokens), config.train.seed, load_options);
+    info.embeddings = vectors.description;
+
+    const train::EmbeddingRows rows = train::build_embedding_rows(
+        config.embeddings, vectors.table, train_tokens, config.train.seed,
+        [&](std::int64_t count, int dim) {
+            impl->initial_embeddings = torch::empty({count, dim}, torch::kFloat32);
+            return impl->initial_embeddings.data_ptr<float>();
+        });
+    info.vocab_size = rows.rows;
+    info.embedding_dim = rows.dim;
+    info.vectors_found = rows.vectors_found;
+    info.dataset_words = rows.dataset_words;
+    impl->train_examples =
+        train::encode_examples(train_tokens, data.train.examples, rows, config.train.max_len);
+    impl->valid_examples =
+        train::encode_examples(valid_tokens, data.valid.examples, rows, config.train.max_len);
+
+    info.steps_per_epoch = train::steps_per_epoch(info.train_examples, config.train.batch_size,
+                                                  config.train.accumulation);
+    info.total_steps = config.train.max_steps > 0 ? config.train.max_steps
+                                                  : info.steps_per_epoch * config.train.epochs;
+    count_parameters(*impl);
+    report("ready", 1.0);
+    return Experiment(std::move(impl));
+}
+
+}  // namespace oomlab

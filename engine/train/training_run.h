@@ -1,0 +1,64 @@
+// One training run of a prepared experiment: the loop, its measurements and its ending.
+#pragma once
+
+#include <torch/nn.h>
+#include <torch/optim.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+
+#include "../memory/memory_monitor.h"
+#include "../model/text_classifier.h"
+#include "batching.h"
+#include "experiment_impl.h"
+#include "metric_buffer.h"
+
+namespace oomlab::train {
+
+class TrainingRun {
+public:
+    TrainingRun(const Experiment::Impl& experiment, TrainObserver& observer,
+                const std::atomic<bool>& cancel);
+    ~TrainingRun();
+    RunOutcome execute();
+
+private:
+    void train_epochs();
+    void start_epoch(int epoch);
+    bool optimizer_step();  // false at the end of the epoch
+    void evaluate();
+    void sample_phase(const char* phase);
+    bool recover_from_oom(const std::string& message);
+    void end_step(const torch::Tensor& step_loss, std::int64_t samples);
+    void check_cancel() const;
+    MemoryBreakdown measure_breakdown() const;
+    double elapsed_seconds() const;
+
+    const Experiment::Impl& m_experiment;
+    const ExperimentConfig& m_config;
+    TrainObserver& m_observer;
+    const std::atomic<bool>& m_cancel;
+    std::chrono::steady_clock::time_point m_start;
+    memory::MemoryMonitor m_memory;
+    MetricBuffer m_metrics;
+
+    std::shared_ptr<model::TextClassifier> m_model;
+    std::unique_ptr<torch::optim::Optimizer> m_optimizer;
+    std::shared_ptr<const ResidentDataset> m_resident;  // eager loading only
+
+    int m_batch_size;
+    int m_accumulation;
+    int m_epoch = 0;
+    std::int64_t m_step = 0;
+    std::int64_t m_total_steps = 0;
+    const char* m_phase = "setup";
+    std::vector<std::vector<std::int64_t>> m_plan;  // this epoch's micro-batches
+    std::size_t m_cursor = 0;  // first micro-batch of the step in progress
+    std::unique_ptr<BatchSource> m_batches;
+    std::int64_t m_largest_batch_bytes = 0;
+    torch::Tensor m_leaked_loss;  // debug.keep_loss_graph: the classic mistake, on purpose
+    std::optional<double> m_val_accuracy;
+};
+
+}  // namespace oomlab::train

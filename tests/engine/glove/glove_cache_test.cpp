@@ -1,0 +1,222 @@
+// The binary cache: written after a parse, reused while valid, never trusted when stale or
+// damaged.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include "glove_test_helpers.h"
+#include "test_support.h"
+
+namespace oomlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+class GloveCache : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        m_text = m_dir.file("quirks.txt");
+        fs::copy_file(test::fixture("glove/quirks_840b_style.txt"), m_text);
+    }
+    std::string cache_path() const { return glove_cache_path(m_text); }
+
+    test::TempDir m_dir;
+    std::string m_text;
+};
+
+void overwrite_bytes(const std::string& path, std::streamoff offset, const std::string& bytes) {
+    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(offset);
+    file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+TEST_F(GloveCache, IsWrittenBesideTheTextAndReloadsIdentically) {
+    EXPECT_EQ(cache_path(), m_text + ".oomlab-cache");
+    const GloveTable parsed = GloveTable::load(m_text);
+    EXPECT_FALSE(parsed.from_cache());
+    ASSERT_TRUE(fs::exists(cache_path()));
+
+    const GloveTable cached = GloveTable::load(m_text);
+    EXPECT_TRUE(cached.from_cache());
+    EXPECT_EQ(cached.format(), GloveFormat::Glove);  // the source's format
+    EXPECT_EQ(cached.path(), m_text);
+    EXPECT_TRUE(test::same_table(parsed, cached));
+    for (std::int64_t row = 0; row < parsed.size(); ++row) {
+        EXPECT_EQ(cached.find(parsed.word(row)), parsed.find(parsed.word(row)));
+    }
+    EXPECT_EQ(cached.find(". . ."), 1);
+    EXPECT_EQ(cached.find("\xff\xfe"), 5);
+    EXPECT_EQ(cached.find("missing"), -1);
+    EXPECT_EQ(cached.duplicates(), 2);
+}
+
+TEST_F(GloveCache, KeepsTheWord2VecFormat) {
+    const std::string text = m_dir.file("w2v.txt");
+    fs::copy_file(test::fixture("glove/word2vec_small.txt"), text);
+    GloveTable::load(text);
+    const GloveTable cached = GloveTable::load(text);
+    EXPECT_TRUE(cached.from_cache());
+    EXPECT_EQ(cached.format(), GloveFormat::Word2VecText);
+    EXPECT_EQ(cached.find("and"), 2);
+}
+
+TEST_F(GloveCache, ModesOffAndReadNeverWrite) {
+    GloveLoadOptions options;
+    options.cache = GloveCacheMode::Off;
+    GloveTable::load(m_text, options);
+    options.cache = GloveCacheMode::Read;
+    EXPECT_FALSE(GloveTable::load(m_text, options).from_cache());
+    EXPECT_FALSE(fs::exists(cache_path()));
+    GloveTable::load(m_text);  // ReadWrite
+    EXPECT_TRUE(GloveTable::load(m_text, options).from_cache());
+    options.cache = GloveCacheMode::Off;
+    EXPECT_FALSE(GloveTable::load(m_text, options).from_cache());
+}
+
+TEST_F(GloveCache, StaleCacheIsIgnoredAndRewrittenWhenTheTextGrows) {
+    GloveTable::load(m_text);
+    std::ofstream(m_text, std::ios::app) << "\nnew 1 2 3 4\n";
+    const GloveTable reparsed = GloveTable::load(m_text);
+    EXPECT_FALSE(reparsed.from_cache());
+    EXPECT_EQ(reparsed.size(), 13);
+    EXPECT_EQ(reparsed.find("new"), 12);
+    const GloveTable cached = GloveTable::load(m_text);
+    EXPECT_TRUE(cached.from_cache());
+    EXPECT_EQ(cached.size(), 13);
+}
+
+TEST_F(GloveCache, StaleCacheIsIgnoredWhenOnlyTheModificationTimeChanges) {
+    test::write_file(m_text, "a 1 2\nb 3 4\n");
+    GloveTable::load(m_text);
+    test::write_file(m_text, "a 5 6\nb 7 8\n");  // same size
+    fs::last_write_time(m_text, fs::last_write_time(m_text) + std::chrono::seconds(10));
+    const GloveTable table = GloveTable::load(m_text);
+    EXPECT_FALSE(table.from_cache());
+    EXPECT_EQ(table.vector(0)[0], 5.0f);
+}
+
+TEST_F(GloveCache, DamagedCachesAreIgnoredAndReplaced) {
+    const GloveTable reference = GloveTable::load(m_text, test::no_cache());
+    struct Damage {
+        const char* what;
+        std::function<void(const std::string&)> apply;
+    };
+    const Damage damages[] = {
+        {"truncated",
+         [](const std::string& path) { fs::resize_file(path, fs::file_size(path) - 8); }},
+        {"bad magic", [](const std::string& path) { overwrite_bytes(path, 0, "XXXX"); }},
+        {"header bytes", [](const std::string& path) { overwrite_bytes(path, 24, "\x7f"); }},
+        {"word offsets",
+         [](const std::string& path) {  // offsets[1], after 12 x 4 floats
+             overwrite_bytes(path, 4096 + 12 * 4 * 4 + 8, std::string(8, '\xff'));
+         }},
+        {"empty file", [](const std::string& path) { test::write_file(path, ""); }},
+    };
+    for (const Damage& damage : damages) {
+        GloveTable::load(m_text);
+        damage.apply(cache_path());
+        const GloveTable table = GloveTable::load(m_text);
+        EXPECT_FALSE(table.from_cache()) << damage.what;
+        EXPECT_TRUE(test::same_table(reference, table)) << damage.what;
+        EXPECT_TRUE(GloveTable::load(m_text).from_cache()) << damage.what << ": not rewritten";
+    }
+}
+
+TEST_F(GloveCache, MaxRowsFromTheCache) {
+    GloveTable::load(m_text);
+    GloveLoadOptions options;
+    options.max_rows = 7;
+    const GloveTable table = GloveTable::load(m_text, options);
+    EXPECT_TRUE(table.from_cache());
+    ASSERT_EQ(table.size(), 7);
+    EXPECT_EQ(table.duplicates(), 1);  // row 6 repeats ","; row 11 is hidden
+    EXPECT_EQ(table.find(","), 0);
+    EXPECT_EQ(table.find("Apple"), -1);  // row 7: hidden
+    EXPECT_EQ(table.find("\xff\xfe"), 5);
+    EXPECT_THROW(table.word(7), std::out_of_range);
+}
+
+TEST_F(GloveCache, MaxRowsFromTextWritesNoPartialCache) {
+    GloveLoadOptions options;
+    options.max_rows = 3;
+    EXPECT_EQ(GloveTable::load(m_text, options).size(), 3);
+    EXPECT_FALSE(fs::exists(cache_path()));
+}
+
+TEST_F(GloveCache, ExpectedDimIsCheckedAgainstTheCache) {
+    GloveTable::load(m_text);
+    GloveLoadOptions options;
+    options.expected_dim = 50;
+    const std::string message = test::load_error(m_text, options);
+    EXPECT_NE(message.find("has 4 values per word, but 50 were expected"), std::string::npos)
+        << message;
+}
+
+TEST_F(GloveCache, CacheFileGivenDirectlyLoads) {
+    const GloveTable parsed = GloveTable::load(m_text);
+    const GloveTable direct = GloveTable::load(cache_path());
+    EXPECT_TRUE(direct.from_cache());
+    EXPECT_EQ(direct.format(), GloveFormat::Cache);
+    EXPECT_EQ(direct.path(), cache_path());
+    EXPECT_TRUE(test::same_table(parsed, direct));
+    // It does not depend on the text any more.
+    fs::remove(m_text);
+    EXPECT_EQ(GloveTable::load(cache_path()).find("Apple"), 7);
+}
+
+TEST_F(GloveCache, DamagedCacheGivenDirectlyIsAClearError) {
+    GloveTable::load(m_text);
+    fs::resize_file(cache_path(), fs::file_size(cache_path()) - 1);
+    const std::string message = test::load_error(cache_path());
+    EXPECT_EQ(message.rfind(cache_path() + ": cannot use this cache file (truncated", 0), 0u)
+        << message;
+}
+
+TEST_F(GloveCache, WriteCacheOfAShortenedTableIndexesOnlyItsRows) {
+    GloveLoadOptions options = test::no_cache();
+    options.max_rows = 8;
+    const GloveTable table = GloveTable::load(m_text, options);
+    const std::string path = m_dir.file("top8.oomlab-cache");
+    table.write_cache(path);
+    const GloveTable reloaded = GloveTable::load(path);
+    EXPECT_TRUE(test::same_table(table, reloaded));
+    EXPECT_EQ(reloaded.find("Apple"), 7);
+    EXPECT_EQ(reloaded.find("apple"), -1);
+
+    GloveTable::load(m_text);  // full cache, then a shortened view of it written again
+    options.cache = GloveCacheMode::Read;
+    options.max_rows = 2;
+    const GloveTable view = GloveTable::load(m_text, options);
+    ASSERT_TRUE(view.from_cache());
+    view.write_cache(path);
+    const GloveTable small = GloveTable::load(path);
+    EXPECT_EQ(small.size(), 2);
+    EXPECT_EQ(small.find(". . ."), 1);
+    EXPECT_EQ(small.find("Apple"), -1);
+}
+
+TEST_F(GloveCache, UnwritableFolderUsesTheCacheDir) {
+    if (geteuid() == 0) {
+        GTEST_SKIP() << "running as root: every folder is writable";
+    }
+    const std::string folder = m_dir.file("readonly");
+    fs::create_directory(folder);
+    const std::string text = folder + "/vectors.txt";
+    fs::copy_file(m_text, text);
+    fs::permissions(folder, fs::perms::owner_read | fs::perms::owner_exec);
+    GloveLoadOptions options;
+    options.cache_dir = m_dir.file("cache");
+    const std::string path = glove_cache_path(text, options);
+    EXPECT_EQ(path.rfind(options.cache_dir + "/vectors.txt.", 0), 0u) << path;
+    EXPECT_FALSE(GloveTable::load(text, options).from_cache());
+    EXPECT_TRUE(fs::exists(path));
+    EXPECT_TRUE(GloveTable::load(text, options).from_cache());
+    fs::permissions(folder, fs::perms::owner_all);
+}
+
+}  // namespace
+}  // namespace oomlab

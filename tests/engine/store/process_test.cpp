@@ -1,0 +1,212 @@
+// Several processes and connections on one file: runs of dead writers become
+// `interrupted`, runs of live writers are left alone, and readers never wait for writers.
+//
+// Children are forked before the parent opens the database: a process must not carry an
+// open SQLite connection across fork().
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "oomlab/store/run_store.h"
+#include "raw_sqlite.h"
+#include "test_support.h"
+
+namespace oomlab {
+namespace {
+
+NewRun sample_run(const std::string& name) {
+    return {name, "{}", "cpu", "0.1.0", "none"};
+}
+
+// A child process that opens the store, creates a run with a few metrics, reports the run
+// id through a pipe and then waits: until the parent writes a byte (it exits normally
+// without finishing the run) or kills it.
+class WriterProcess {
+  public:
+    explicit WriterProcess(const std::string& path) {
+        int ready[2];
+        int release[2];
+        if (pipe(ready) != 0 || pipe(release) != 0) {
+            throw std::runtime_error("pipe failed");
+        }
+        m_pid = fork();
+        if (m_pid == 0) {
+            close(ready[0]);
+            close(release[1]);
+            std::int64_t id = -1;
+            try {
+                RunStore store = RunStore::open(path);
+                id = store.create_run(sample_run("written by a child"));
+                store.append_metrics(id, std::vector<MetricRow>(3));
+            } catch (...) {
+            }
+            (void)!write(ready[1], &id, sizeof id);
+            char byte = 0;
+            (void)!read(release[0], &byte, 1);
+            _exit(0);  // no destructors, as if the process had crashed
+        }
+        close(ready[1]);
+        close(release[0]);
+        m_release = release[1];
+        if (read(ready[0], &m_run_id, sizeof m_run_id) != sizeof m_run_id) {
+            m_run_id = -1;
+        }
+        close(ready[0]);
+    }
+    ~WriterProcess() {
+        if (m_pid > 0) {
+            kill(m_pid, SIGKILL);
+            reap();
+        }
+        close(m_release);
+    }
+
+    std::int64_t run_id() const { return m_run_id; }
+    pid_t pid() const { return m_pid; }
+
+    // Lets the child exit and waits until it has, leaving it a zombie (not reaped).
+    void exit_without_reaping() {
+        const char byte = 1;
+        (void)!write(m_release, &byte, 1);
+        siginfo_t info{};
+        waitid(P_PID, static_cast<id_t>(m_pid), &info, WEXITED | WNOWAIT);
+    }
+    void kill_and_reap() {
+        kill(m_pid, SIGKILL);
+        reap();
+    }
+    void reap() {
+        waitpid(m_pid, nullptr, 0);
+        m_pid = -1;
+    }
+
+  private:
+    pid_t m_pid = -1;
+    int m_release = -1;
+    std::int64_t m_run_id = -1;
+};
+
+TEST(RunStoreProcessTest, RunOfALiveWriterStaysRunningUntilTheWriterDies) {
+    test::TempDir dir;
+    const std::string path = dir.file("runs.sqlite");
+    WriterProcess writer(path);
+    ASSERT_GT(writer.run_id(), 0);
+
+    {
+        RunStore reader = RunStore::open(path);  // the GUI opening while the CLI trains
+        const auto run = reader.find_run(writer.run_id());
+        ASSERT_TRUE(run.has_value());
+        EXPECT_EQ(run->status, RunStatus::Running);
+        EXPECT_EQ(run->error, "");
+    }
+
+    const pid_t writer_pid = writer.pid();
+    writer.kill_and_reap();
+    RunStore after = RunStore::open(path);
+    const auto run = after.find_run(writer.run_id());
+    ASSERT_TRUE(run.has_value());
+    EXPECT_EQ(run->status, RunStatus::Interrupted);
+    EXPECT_NE(run->error.find("ended before it finished"), std::string::npos) << run->error;
+    EXPECT_NE(run->error.find("pid " + std::to_string(writer_pid)), std::string::npos);
+    EXPECT_FALSE(run->finished_at.empty());
+    EXPECT_EQ(after.metrics(writer.run_id()).size(), 3u);  // what was written is kept
+}
+
+TEST(RunStoreProcessTest, ExitedWriterIsMarkedWhileOwnRunsStayRunning) {
+    test::TempDir dir;
+    const std::string path = dir.file("runs.sqlite");
+    WriterProcess writer(path);
+    ASSERT_GT(writer.run_id(), 0);
+    const pid_t writer_pid = writer.pid();
+    writer.exit_without_reaping();  // a zombie has ended too
+
+    RunStore store = RunStore::open(path);
+    const auto orphan = store.find_run(writer.run_id());
+    ASSERT_TRUE(orphan.has_value());
+    EXPECT_EQ(orphan->status, RunStatus::Interrupted);
+    EXPECT_NE(orphan->error.find("pid " + std::to_string(writer_pid)), std::string::npos)
+        << orphan->error;
+    writer.reap();
+
+    // Opening again from this process leaves this process's own run alone.
+    const std::int64_t mine = store.create_run(sample_run("mine"));
+    RunStore second = RunStore::open(path);
+    EXPECT_EQ(second.find_run(mine)->status, RunStatus::Running);
+    EXPECT_EQ(second.find_run(writer.run_id())->status, RunStatus::Interrupted);
+}
+
+TEST(RunStoreProcessTest, ReusedPidIsNotTakenForTheWriter) {
+    test::TempDir dir;
+    const std::string path = dir.file("runs.sqlite");
+    RunStore store = RunStore::open(path);
+    const std::int64_t reused = store.create_run(sample_run("pid reused"));
+    const std::int64_t remote = store.create_run(sample_run("other host"));
+    {
+        test::RawDatabase raw(path);
+        // Same pid as this process but a different start time: an earlier process that
+        // happened to have our pid.
+        raw.exec("UPDATE runs SET owner_start_ticks = owner_start_ticks + 1 WHERE id = " +
+                 std::to_string(reused));
+        // A process on another machine cannot be checked, so its run is left alone.
+        raw.exec("UPDATE runs SET owner_host = 'some-other-host', owner_pid = 1 WHERE id = " +
+                 std::to_string(remote));
+    }
+    RunStore reopened = RunStore::open(path);
+    EXPECT_EQ(reopened.find_run(reused)->status, RunStatus::Interrupted);
+    EXPECT_EQ(reopened.find_run(remote)->status, RunStatus::Running);
+}
+
+TEST(RunStoreProcessTest, ReaderDoesNotWaitForAnOpenWriteTransaction) {
+    test::TempDir dir;
+    const std::string path = dir.file("runs.sqlite");
+    RunStore writer = RunStore::open(path);
+    const std::int64_t id = writer.create_run(sample_run("live"));
+    writer.add_event(id, {0, "note", "committed"});
+
+    test::RawDatabase raw(path);
+    raw.exec("BEGIN IMMEDIATE");
+    raw.exec("INSERT INTO events (run_id, step, kind, message, created_at) VALUES (" +
+             std::to_string(id) + ", 1, 'note', 'uncommitted', '2024-01-01T00:00:00.000Z')");
+    raw.exec("UPDATE runs SET name = 'renamed' WHERE id = " + std::to_string(id));
+
+    const auto start = std::chrono::steady_clock::now();
+    RunStore reader = RunStore::open(path);
+    const auto run = reader.find_run(id);
+    const auto events = reader.events(id);
+    const double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_LT(waited, 1.0);  // far below the 5 s busy timeout: nothing blocked
+    ASSERT_TRUE(run.has_value());
+    EXPECT_EQ(run->name, "live");
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].message, "committed");
+
+    raw.exec("COMMIT");
+    EXPECT_EQ(reader.find_run(id)->name, "renamed");
+    EXPECT_EQ(reader.events(id).size(), 2u);
+}
+
+TEST(RunStoreProcessTest, WriterDoesNotWaitForAnOpenReadTransaction) {
+    test::TempDir dir;
+    const std::string path = dir.file("runs.sqlite");
+    RunStore writer = RunStore::open(path);
+    const std::int64_t id = writer.create_run(sample_run("live"));
+
+    test::RawDatabase raw(path);
+    raw.exec("BEGIN");
+    EXPECT_EQ(raw.query_int("SELECT count(*) FROM metrics"), 0);  // holds a read snapshot
+
+    writer.append_metrics(id, std::vector<MetricRow>(1000));
+    EXPECT_EQ(raw.query_int("SELECT count(*) FROM metrics"), 0);  // its snapshot is stable
+    raw.exec("COMMIT");
+    EXPECT_EQ(raw.query_int("SELECT count(*) FROM metrics"), 1000);
+}
+
+}  // namespace
+}  // namespace oomlab

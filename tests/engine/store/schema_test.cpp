@@ -1,0 +1,158 @@
+// Opening files: connection settings, schema versions, migrations and files that are refused.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "oomlab/common/errors.h"
+#include "oomlab/common/paths.h"
+#include "oomlab/store/run_store.h"
+#include "raw_sqlite.h"
+#include "test_support.h"
+
+namespace oomlab {
+namespace {
+
+// The schema version this build writes; bump together with a new migration.
+constexpr int kLatestSchemaVersion = 1;
+
+std::string bad_input_message(const std::string& path) {
+    try {
+        RunStore::open(path);
+    } catch (const BadInput& error) {
+        return error.what();
+    }
+    ADD_FAILURE() << "opening " << path << " did not throw BadInput";
+    return "";
+}
+
+TEST(RunStoreSchemaTest, NewFileIsWalAtLatestVersion) {
+    test::TempDir dir;
+    const std::string path = dir.file("nested/folders/runs.sqlite");
+    {
+        RunStore store = RunStore::open(path);
+        EXPECT_EQ(store.path(), path);
+        EXPECT_EQ(store.schema_version(), kLatestSchemaVersion);
+    }
+    ASSERT_TRUE(std::filesystem::exists(path));
+    test::RawDatabase raw(path);
+    EXPECT_EQ(raw.query_text("PRAGMA journal_mode"), "wal");
+    EXPECT_EQ(raw.query_int("PRAGMA user_version"), kLatestSchemaVersion);
+    EXPECT_EQ(raw.query_int("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
+                            "name = 'metrics_by_run_step'"),
+              1);
+}
+
+TEST(RunStoreSchemaTest, EmptyVersionZeroFileIsMigrated) {
+    test::TempDir dir;
+    const std::string path = dir.file("runs.sqlite");
+    test::write_file(path, "");  // a zero-byte file is an empty SQLite database
+    RunStore store = RunStore::open(path);
+    EXPECT_EQ(store.schema_version(), kLatestSchemaVersion);
+    const std::int64_t id = store.create_run({"after migration", "{}", "cpu", "0.1.0", "none"});
+    EXPECT_EQ(store.find_run(id)->name, "after migration");
+}
+
+TEST(RunStoreSchemaTest, ExistingFileAtKnownVersionKeepsItsRows) {
+    test::TempDir dir;
+    const std::string path = dir.file("runs.sqlite");
+    std::int64_t id = 0;
+    {
+        RunStore store = RunStore::open(path);
+        id = store.create_run({"kept", "{}", "cpu", "0.1.0", "none"});
+        MetricRow row;
+        row.step = 9;
+        row.loss = 0.25;
+        store.append_metrics(id, {row});
+        RunOutcome outcome;
+        outcome.steps = 9;
+        store.finish_run(id, outcome);
+    }
+    {
+        test::RawDatabase raw(path);
+        ASSERT_EQ(raw.query_int("PRAGMA user_version"), kLatestSchemaVersion);
+    }
+    RunStore reopened = RunStore::open(path);
+    const auto run = reopened.find_run(id);
+    ASSERT_TRUE(run.has_value());
+    EXPECT_EQ(run->name, "kept");
+    EXPECT_EQ(run->status, RunStatus::Completed);
+    EXPECT_EQ(run->steps, 9);
+    const auto metrics = reopened.metrics(id);
+    ASSERT_EQ(metrics.size(), 1u);
+    EXPECT_EQ(metrics[0].loss, std::optional<double>(0.25));
+}
+
+TEST(RunStoreSchemaTest, NewerVersionIsRefusedWithAClearMessage) {
+    test::TempDir dir;
+    const std::string path = dir.file("future.sqlite");
+    {
+        test::RawDatabase raw(path);
+        raw.exec("CREATE TABLE runs (id INTEGER PRIMARY KEY, shiny_new_column TEXT)");
+        raw.exec("PRAGMA user_version = 99");
+    }
+    const std::string message = bad_input_message(path);
+    EXPECT_NE(message.find(path), std::string::npos) << message;
+    EXPECT_NE(message.find("newer"), std::string::npos) << message;
+    EXPECT_NE(message.find("99"), std::string::npos) << message;
+    test::RawDatabase raw(path);
+    EXPECT_EQ(raw.query_int("PRAGMA user_version"), 99);  // left as it was
+}
+
+TEST(RunStoreSchemaTest, FileThatIsNotADatabaseIsRefusedAndLeftAlone) {
+    test::TempDir dir;
+    const std::string path = dir.file("notes.txt");
+    std::string content;
+    for (int i = 0; i < 100; ++i) {
+        content += "this is a text file, not an SQLite database\n";
+    }
+    test::write_file(path, content);
+    const std::string message = bad_input_message(path);
+    EXPECT_NE(message.find(path), std::string::npos) << message;
+    EXPECT_NE(message.find("not an OOM Lab run database"), std::string::npos) << message;
+    EXPECT_EQ(read_file(path), content);
+}
+
+TEST(RunStoreSchemaTest, DatabaseOfAnotherProgramIsRefused) {
+    test::TempDir dir;
+    const std::string path = dir.file("other.sqlite");
+    {
+        test::RawDatabase raw(path);
+        raw.exec("CREATE TABLE contacts (name TEXT)");
+    }
+    const std::string message = bad_input_message(path);
+    EXPECT_NE(message.find(path), std::string::npos) << message;
+    EXPECT_NE(message.find("another program"), std::string::npos) << message;
+}
+
+TEST(RunStoreSchemaTest, DefaultPathIsInTheUserDataFolder) {
+    test::TempDir dir;
+    const char* previous = std::getenv("XDG_DATA_HOME");
+    const std::string saved = previous ? previous : "";
+    setenv("XDG_DATA_HOME", dir.file("data").c_str(), 1);
+
+    const std::string path = RunStore::default_path();
+    EXPECT_EQ(path, dir.file("data") + "/oomlab/runs.sqlite");
+    EXPECT_NO_THROW(RunStore::open(path));  // creates data/oomlab/
+    EXPECT_TRUE(std::filesystem::exists(path));
+
+    if (previous) {
+        setenv("XDG_DATA_HOME", saved.c_str(), 1);
+    } else {
+        unsetenv("XDG_DATA_HOME");
+    }
+}
+
+TEST(RunStoreSchemaTest, MovedStoreKeepsWorking) {
+    test::TempDir dir;
+    RunStore first = RunStore::open(dir.file("a.sqlite"));
+    RunStore second = std::move(first);
+    const std::int64_t id = second.create_run({"moved", "{}", "cpu", "", ""});
+    EXPECT_EQ(second.find_run(id)->name, "moved");
+    first = RunStore::open(dir.file("b.sqlite"));
+    EXPECT_TRUE(first.list_runs().empty());
+}
+
+}  // namespace
+}  // namespace oomlab
