@@ -26,7 +26,7 @@ const char* const kExpectedShape =
 
 // Hands out the file as runs of whole lines, through one reusable buffer.
 class BlockReader {
-  public:
+public:
     BlockReader(const std::string& path, std::size_t block_bytes) : m_path(path) {
         m_fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
         if (m_fd < 0) {
@@ -76,7 +76,7 @@ class BlockReader {
         }
     }
 
-  private:
+private:
     void fill() {
         while (m_filled < m_buffer.size() && m_read_offset < m_size) {
             const ssize_t got = pread(m_fd, m_buffer.data() + m_filled, m_buffer.size() - m_filled,
@@ -221,6 +221,10 @@ ParsedText parse_vector_text(const std::string& path, const TextParseOptions& op
         throw bad_input_at(path, 0, std::string("file is empty; ") + kExpectedShape);
     }
     std::string_view block = reader.next();
+    constexpr std::string_view kUtf8ByteOrderMark = "\xEF\xBB\xBF";  // some editors add one
+    if (block.substr(0, kUtf8ByteOrderMark.size()) == kUtf8ByteOrderMark) {
+        block.remove_prefix(kUtf8ByteOrderMark.size());
+    }
     const TextLayout layout = detect_text_layout(path, block, options.expected_dim);
     const int dim = layout.dim;
 

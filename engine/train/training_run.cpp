@@ -87,6 +87,7 @@ RunOutcome TrainingRun::execute() {
     } catch (const OutOfMemory& error) {
         outcome.status = RunStatus::Oom;
         outcome.error = error.what();
+        m_observer.on_event({m_step + 1, "oom", outcome.error});
     } catch (const c10::Error& error) {
         outcome.status = compat::is_out_of_memory(error) ? RunStatus::Oom : RunStatus::Failed;
         outcome.error = error.what_without_backtrace();

@@ -42,4 +42,9 @@ void write_file(const std::string& path, const std::string& content) {
     }
 }
 
+std::string read_text(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
 }  // namespace oomlab::test

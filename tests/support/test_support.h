@@ -28,6 +28,9 @@ private:
 // Writes `content` to `path` byte for byte.
 void write_file(const std::string& path, const std::string& content);
 
+// Reads a whole file; empty when it cannot be read.
+std::string read_text(const std::string& path);
+
 }  // namespace oomlab::test
 
 // Skips the current test with a clear message when the shared data is absent.

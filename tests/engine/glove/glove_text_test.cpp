@@ -120,6 +120,17 @@ TEST(GloveText, TellsANumericWordFromAHeader) {
     EXPECT_EQ(table.vector(0)[0], 4.0f);
 }
 
+TEST(GloveText, IgnoresAUtf8ByteOrderMark) {
+    test::TempDir dir;
+    const std::string path = dir.file("bom.txt");
+    test::write_file(path,
+                     "\xEF\xBB\xBF"
+                     "2 2\nthe 1 2\nof 3 4\n");
+    const GloveTable table = GloveTable::load(path, no_cache());
+    EXPECT_EQ(table.format(), GloveFormat::Word2VecText);
+    EXPECT_EQ(table.find("the"), 0);
+}
+
 TEST(GloveText, AcceptsSignsExponentsAndTinyValues) {
     test::TempDir dir;
     const std::string path = dir.file("numbers.txt");

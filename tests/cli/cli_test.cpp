@@ -1,0 +1,161 @@
+// oomlab-cli end to end: the real binary on a temporary database.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+#include "oomlab/store/run_store.h"
+#include "test_support.h"
+
+namespace oomlab {
+namespace {
+
+using nlohmann::json;
+using test::run_cli;
+
+class Cli : public ::testing::Test {
+protected:
+    std::string db() const { return m_dir.file("runs.sqlite"); }
+    std::size_t run_count() const { return RunStore::open(db()).list_runs().size(); }
+    test::TempDir m_dir;
+};
+
+TEST_F(Cli, DefaultRunOf30StepsIsRecordedAndLearns) {
+    const auto result =
+        run_cli({"run", "--set", "train.max_steps=30", "--db", db(), "--json"});
+    ASSERT_EQ(result.exit_code, 0) << result.err << result.out;
+    const json summary = json::parse(result.lines().back());
+    for (const char* key : {"run_id", "status", "steps", "final_train_loss", "val_accuracy",
+                            "peak_bytes", "wall_seconds", "device", "breakdown"}) {
+        EXPECT_TRUE(summary.contains(key)) << key;
+    }
+    EXPECT_EQ(summary["status"], "completed");
+    EXPECT_EQ(summary["steps"], 30);
+    EXPECT_GT(summary["peak_bytes"].get<std::int64_t>(), 0);
+    EXPECT_GT(summary["breakdown"]["embedding_table"].get<std::int64_t>(), 0);
+
+    const RunStore store = RunStore::open(db());
+    const auto run = store.find_run(summary["run_id"].get<std::int64_t>());
+    ASSERT_TRUE(run);
+    EXPECT_EQ(run->status, RunStatus::Completed);
+    std::vector<double> losses;
+    for (const auto& row : store.metrics(run->id)) {
+        if (row.phase == "step") {
+            losses.push_back(*row.loss);
+        }
+    }
+    ASSERT_EQ(losses.size(), 30u);
+    const double first = (losses[0] + losses[1] + losses[2]) / 3;
+    const double last = (losses[27] + losses[28] + losses[29]) / 3;
+    EXPECT_LT(last, first);
+    EXPECT_NE(run->config_json.find("\"max_steps\": 30"), std::string::npos);
+}
+
+TEST_F(Cli, RunsListShowExportDelete) {
+    ASSERT_EQ(run_cli({"run", "--set", "train.max_steps=5", "--db", db(), "--name", "tiny"})
+                  .exit_code,
+              0);
+    const auto list = run_cli({"runs", "list", "--db", db(), "--json"});
+    ASSERT_EQ(list.exit_code, 0) << list.err;
+    const json listed = json::parse(list.lines().at(0));
+    EXPECT_EQ(listed["name"], "tiny");
+    const std::string id = std::to_string(listed["run_id"].get<int>());
+
+    const auto show = run_cli({"runs", "show", id, "--db", db(), "--json"});
+    EXPECT_EQ(json::parse(show.out)["steps"], 5);
+
+    const std::string csv = m_dir.file("run.csv");
+    ASSERT_EQ(run_cli({"runs", "export", id, "--db", db(), "--format", "csv", "--out", csv})
+                  .exit_code,
+              0);
+    const std::string content = test::read_text(csv);
+    EXPECT_EQ(content.rfind("step,phase,wall_ms,loss", 0), 0u);
+    EXPECT_NE(content.find("\n5,step,"), std::string::npos);
+
+    const auto exported = run_cli({"runs", "export", id, "--db", db(), "--format", "json"});
+    const json document = json::parse(exported.out);
+    EXPECT_EQ(document["config"]["train"]["max_steps"], 5);
+    EXPECT_FALSE(document["metrics"].empty());
+
+    EXPECT_EQ(run_cli({"runs", "delete", id, "--db", db()}).exit_code, 0);
+    EXPECT_EQ(run_count(), 0u);
+    const auto missing = run_cli({"runs", "show", id, "--db", db()});
+    EXPECT_EQ(missing.exit_code, 2);
+    EXPECT_NE(missing.err.find("no run " + id), std::string::npos) << missing.err;
+}
+
+TEST_F(Cli, UnknownKeyExits2WithSuggestionAndCreatesNoRun) {
+    const auto result = run_cli({"run", "--set", "train.batchsize=8", "--db", db()});
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("did you mean \"train.batch_size\""), std::string::npos)
+        << result.err;
+    EXPECT_EQ(run_count(), 0u);
+}
+
+TEST_F(Cli, InvalidValueExits2NamingTheKey) {
+    const auto result = run_cli({"run", "--set", "train.optimizer=lion", "--db", db()});
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("train.optimizer"), std::string::npos) << result.err;
+    EXPECT_EQ(run_count(), 0u);
+}
+
+TEST_F(Cli, MalformedGloveFileExits2NamingFileAndLine) {
+    const std::string glove = m_dir.file("broken.txt");
+    test::write_file(glove, "the 0.1 0.2 0.3\nof 0.4 0.5 0.6\nand 0.7 oops 0.9\n");
+    const auto info = run_cli({"glove", "info", glove});
+    EXPECT_EQ(info.exit_code, 2);
+    EXPECT_NE(info.err.find(glove + ":3"), std::string::npos) << info.err;
+
+    const auto run = run_cli({"run", "--set", "embeddings.source=file", "--set",
+                              "embeddings.path=" + glove, "--db", db()});
+    EXPECT_EQ(run.exit_code, 2);
+    EXPECT_NE(run.err.find(glove + ":3"), std::string::npos) << run.err;
+    EXPECT_EQ(run_count(), 0u);
+}
+
+TEST_F(Cli, UnreadableDatasetExits2NamingTheFile) {
+    const std::string missing = m_dir.file("nowhere.tsv");
+    const auto result = run_cli({"run", "--set", "dataset.path=" + missing, "--db", db()});
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find(missing), std::string::npos) << result.err;
+    EXPECT_EQ(run_count(), 0u);
+}
+
+TEST_F(Cli, OutOfMemoryUnderACapExits3AndIsRecorded) {
+    const auto result = run_cli({"run", "--set", "memory.cap_mb=1", "--set",
+                                 "model.kind=transformer", "--db", db(), "--json"});
+    EXPECT_EQ(result.exit_code, 3) << result.err;
+    const json summary = json::parse(result.lines().back());
+    EXPECT_EQ(summary["status"], "oom");
+    EXPECT_NE(summary["error"].get<std::string>().find("out of memory at step"),
+              std::string::npos);
+    const RunStore store = RunStore::open(db());
+    const auto events = store.events(summary["run_id"].get<std::int64_t>());
+    ASSERT_FALSE(events.empty());
+    EXPECT_EQ(events.back().kind, "oom");
+}
+
+TEST_F(Cli, GloveSynthThenInfoReportsTheShape) {
+    const std::string file = m_dir.file("synth.txt");
+    ASSERT_EQ(run_cli({"glove", "synth", "6B.50d", "--rows", "1000", "--out", file}).exit_code, 0);
+    const auto info = run_cli({"glove", "info", file, "--json"});
+    ASSERT_EQ(info.exit_code, 0) << info.err;
+    const json described = json::parse(info.out);
+    EXPECT_EQ(described["words"], 1000);
+    EXPECT_EQ(described["dim"], 50);
+    EXPECT_EQ(described["duplicates"], 0);
+    EXPECT_EQ(described["format"], "glove");
+}
+
+TEST_F(Cli, VersionHelpAndBadArguments) {
+    const auto version = run_cli({"--version"});
+    EXPECT_EQ(version.exit_code, 0);
+    EXPECT_NE(version.out.find("oomlab-cli"), std::string::npos);
+    EXPECT_EQ(run_cli({"--help"}).exit_code, 0);
+    EXPECT_EQ(run_cli({"run", "--no-such-flag"}).exit_code, 2);
+    const auto device = run_cli({"device", "--json"});
+    EXPECT_EQ(json::parse(device.out)["devices"][0]["name"], "cpu");
+}
+
+}  // namespace
+}  // namespace oomlab

@@ -1,0 +1,94 @@
+#include <gtest/gtest.h>
+
+#include "oomlab/common/errors.h"
+#include "oomlab/config/config_io.h"
+#include "oomlab/config/config_keys.h"
+#include "test_support.h"
+
+namespace oomlab {
+namespace {
+
+std::string error_of(const std::function<void()>& action) {
+    try {
+        action();
+    } catch (const BadInput& error) {
+        return error.what();
+    }
+    return "";
+}
+
+TEST(ConfigIo, NestedAndFlatKeysAreEquivalent) {
+    const ExperimentConfig nested = parse_config_json(
+        R"({"train": {"batch_size": 16, "padding": "bucket"}, "memory": {"cap_mb": 256}})", "a");
+    const ExperimentConfig flat = parse_config_json(
+        R"({"train.batch_size": 16, "train.padding": "bucket", "memory.cap_mb": 256})", "b");
+    EXPECT_EQ(config_to_json(nested), config_to_json(flat));
+    EXPECT_EQ(nested.train.batch_size, 16);
+    EXPECT_EQ(nested.train.padding, Padding::Bucket);
+    EXPECT_EQ(nested.memory.cap_mb, 256);
+}
+
+TEST(ConfigIo, WrittenJsonReadsBackIdentically) {
+    ExperimentConfig config;
+    for (const char* assignment :
+         {"model.kind=transformer", "embeddings.vocab=top:1000", "train.lr=0.01",
+          "eval.no_grad=false", "dataset.valid_ratio=0.25", "device=cpu"}) {
+        apply_config_override(config, assignment);
+    }
+    const std::string json = config_to_json(config);
+    const ExperimentConfig again = parse_config_json(json, "again");
+    EXPECT_EQ(config_to_json(again), json);
+    for (const auto& key : config_keys()) {
+        EXPECT_EQ(get_config_value(again, key.name), get_config_value(config, key.name))
+            << key.name;
+    }
+}
+
+TEST(ConfigIo, WrongTypeNamesFileAndKey) {
+    const std::string message =
+        error_of([] { parse_config_json(R"({"train": {"batch_size": "32"}})", "exp.json"); });
+    EXPECT_NE(message.find("exp.json"), std::string::npos) << message;
+    EXPECT_NE(message.find("train.batch_size"), std::string::npos) << message;
+    EXPECT_NE(message.find("integer"), std::string::npos) << message;
+}
+
+TEST(ConfigIo, UnknownKeyInFileSuggestsTheClosest) {
+    const std::string message =
+        error_of([] { parse_config_json(R"({"memory": {"precison": "bf16"}})", "exp.json"); });
+    EXPECT_NE(message.find("exp.json"), std::string::npos) << message;
+    EXPECT_NE(message.find("memory.precision"), std::string::npos) << message;
+}
+
+TEST(ConfigIo, SyntaxErrorNamesTheLine) {
+    const std::string message =
+        error_of([] { parse_config_json("{\n  \"train\": {\n    \"epochs\": 3,\n  }\n}", "x.json"); });
+    EXPECT_EQ(message.rfind("x.json:4:", 0), 0u) << message;
+}
+
+TEST(ConfigIo, MissingFileIsBadInputNamingIt) {
+    const std::string message = error_of([] { load_config_file("/nonexistent/exp.json"); });
+    EXPECT_NE(message.find("/nonexistent/exp.json"), std::string::npos) << message;
+}
+
+TEST(ConfigIo, ImpossibleCombinationsAreRejected) {
+    ExperimentConfig heads;
+    apply_config_override(heads, "model.kind=transformer");
+    apply_config_override(heads, "model.d_model=100");
+    apply_config_override(heads, "model.heads=3");
+    EXPECT_NE(error_of([&] { validate_config(heads); }).find("model.heads"), std::string::npos);
+
+    ExperimentConfig sparse;
+    apply_config_override(sparse, "embeddings.sparse_grad=true");
+    apply_config_override(sparse, "train.optimizer=adam");
+    EXPECT_NE(error_of([&] { validate_config(sparse); }).find("train.optimizer"),
+              std::string::npos);
+
+    ExperimentConfig file;
+    apply_config_override(file, "embeddings.source=file");
+    EXPECT_NE(error_of([&] { validate_config(file); }).find("embeddings.path"), std::string::npos);
+
+    EXPECT_NO_THROW(validate_config(ExperimentConfig{}));
+}
+
+}  // namespace
+}  // namespace oomlab

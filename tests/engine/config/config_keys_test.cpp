@@ -1,0 +1,89 @@
+#include <gtest/gtest.h>
+
+#include "oomlab/common/errors.h"
+#include "oomlab/config/config_keys.h"
+
+namespace oomlab {
+namespace {
+
+std::string error_of(const std::function<void()>& action) {
+    try {
+        action();
+    } catch (const BadInput& error) {
+        return error.what();
+    }
+    return "";
+}
+
+TEST(ConfigKeys, EveryMemorySettingOfTheSpecIsAKey) {
+    for (const char* key :
+         {"train.batch_size", "train.accumulation", "train.max_len", "train.padding",
+          "train.optimizer", "memory.precision", "memory.checkpointing", "embeddings.vocab",
+          "embeddings.trainable", "embeddings.placement", "embeddings.dtype",
+          "embeddings.sparse_grad", "data.loading", "data.pin_memory", "eval.no_grad",
+          "memory.empty_cache", "memory.cap_mb", "memory.on_oom", "debug.keep_loss_graph",
+          "dataset.path", "dataset.valid_path", "dataset.format", "dataset.valid_ratio",
+          "embeddings.source", "embeddings.path", "embeddings.variant", "model.kind",
+          "model.hidden", "model.layers", "model.heads", "model.d_model", "model.dropout",
+          "train.epochs", "train.max_steps", "train.lr", "train.seed", "eval.every", "device"}) {
+        const ConfigKeyInfo* info = find_config_key(key);
+        ASSERT_NE(info, nullptr) << key;
+        EXPECT_FALSE(info->help.empty()) << key;
+    }
+}
+
+TEST(ConfigKeys, SetAndGetRoundTripEveryKind) {
+    ExperimentConfig config;
+    set_config_value(config, "train.batch_size", "64");
+    set_config_value(config, "train.lr", "0.0005");
+    set_config_value(config, "embeddings.trainable", "false");
+    set_config_value(config, "train.optimizer", "adamw");
+    set_config_value(config, "embeddings.vocab", "top:5000");
+    set_config_value(config, "dataset.path", "data/train.tsv");
+    EXPECT_EQ(config.train.batch_size, 64);
+    EXPECT_DOUBLE_EQ(config.train.lr, 0.0005);
+    EXPECT_FALSE(config.embeddings.trainable);
+    EXPECT_EQ(config.train.optimizer, OptimizerKind::AdamW);
+    EXPECT_EQ(config.embeddings.vocab, VocabMode::Top);
+    EXPECT_EQ(config.embeddings.top_n, 5000);
+    EXPECT_EQ(get_config_value(config, "embeddings.vocab"), "top:5000");
+    EXPECT_EQ(get_config_value(config, "train.optimizer"), "adamw");
+    EXPECT_EQ(get_config_value(config, "embeddings.trainable"), "false");
+    EXPECT_EQ(get_config_value(config, "train.batch_size"), "64");
+}
+
+TEST(ConfigKeys, InvalidValuesNameTheKeyAndWhatIsAllowed) {
+    ExperimentConfig config;
+    const std::string zero = error_of([&] { set_config_value(config, "train.batch_size", "0"); });
+    EXPECT_NE(zero.find("train.batch_size"), std::string::npos) << zero;
+    EXPECT_NE(zero.find("integer"), std::string::npos) << zero;
+    const std::string word = error_of([&] { set_config_value(config, "train.batch_size", "big"); });
+    EXPECT_NE(word.find("\"big\""), std::string::npos) << word;
+    const std::string choice =
+        error_of([&] { set_config_value(config, "train.optimizer", "lion"); });
+    EXPECT_NE(choice.find("sgd, momentum, adam, adamw, adagrad"), std::string::npos) << choice;
+    const std::string top = error_of([&] { set_config_value(config, "embeddings.vocab", "top:0"); });
+    EXPECT_NE(top.find("embeddings.vocab"), std::string::npos) << top;
+    EXPECT_EQ(config.train.batch_size, ExperimentConfig{}.train.batch_size);
+}
+
+TEST(ConfigKeys, UnknownKeySuggestsTheClosest) {
+    ExperimentConfig config;
+    EXPECT_NE(error_of([&] { set_config_value(config, "train.batchsize", "8"); })
+                  .find("did you mean \"train.batch_size\""),
+              std::string::npos);
+    EXPECT_EQ(closest_config_key("batch_size"), "train.batch_size");
+    EXPECT_EQ(closest_config_key("memory.cap"), "memory.cap_mb");
+    EXPECT_EQ(closest_config_key("optimiser"), "train.optimizer");
+}
+
+TEST(ConfigKeys, OverrideNeedsKeyEqualsValue) {
+    ExperimentConfig config;
+    apply_config_override(config, "memory.cap_mb=512");
+    EXPECT_EQ(config.memory.cap_mb, 512);
+    EXPECT_NE(error_of([&] { apply_config_override(config, "memory.cap_mb"); }).find("KEY=VALUE"),
+              std::string::npos);
+}
+
+}  // namespace
+}  // namespace oomlab

@@ -1,0 +1,187 @@
+// Small seeded runs on CPU through the public Experiment API.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "oomlab/common/errors.h"
+#include "oomlab/config/config_keys.h"
+#include "oomlab/train/experiment.h"
+#include "test_support.h"
+
+namespace oomlab {
+namespace {
+
+// Two classes told apart by their words, with shared filler: learnable in a few steps.
+std::string write_toy_dataset(const test::TempDir& dir, int examples) {
+    const std::vector<std::string> positive = {"good", "great", "fine", "lovely", "superb"};
+    const std::vector<std::string> negative = {"bad", "awful", "poor", "dreadful", "grim"};
+    const std::vector<std::string> filler = {"the", "a", "movie", "was", "plot", "and", "it"};
+    std::mt19937 random(7);
+    std::string content;
+    for (int i = 0; i < examples; ++i) {
+        const bool is_positive = i % 2 == 0;
+        const auto& words = is_positive ? positive : negative;
+        content += is_positive ? "pos\t" : "neg\t";
+        const int length = 4 + static_cast<int>(random() % 12);
+        for (int w = 0; w < length; ++w) {
+            content += (w % 3 == 0 ? words[random() % words.size()]
+                                   : filler[random() % filler.size()]) + " ";
+        }
+        content += "\n";
+    }
+    const std::string path = dir.file("toy.tsv");
+    test::write_file(path, content);
+    return path;
+}
+
+class Recorder : public TrainObserver {
+public:
+    void on_metrics(const std::vector<MetricRow>& rows) override {
+        for (const auto& row : rows) {
+            if (row.phase == "step") {
+                step_losses.push_back(*row.loss);
+            }
+            phases.insert(row.phase);
+            all.push_back(row);
+        }
+    }
+    void on_event(const EventRow& event) override { events.push_back(event); }
+    std::vector<double> step_losses;
+    std::set<std::string> phases;
+    std::vector<MetricRow> all;
+    std::vector<EventRow> events;
+};
+
+ExperimentConfig toy_config(const std::string& path) {
+    ExperimentConfig config;
+    for (const std::string assignment :
+         {"dataset.path=" + path, std::string("embeddings.source=synthetic"),
+          std::string("train.batch_size=16"), std::string("train.epochs=4"),
+          std::string("train.lr=0.01"), std::string("device=cpu"), std::string("model.hidden=32")}) {
+        apply_config_override(config, assignment);
+    }
+    return config;
+}
+
+double mean(const std::vector<double>& values, std::size_t from, std::size_t to) {
+    double sum = 0;
+    for (std::size_t i = from; i < to; ++i) {
+        sum += values[i];
+    }
+    return sum / static_cast<double>(to - from);
+}
+
+TEST(Training, EveryModelLearnsTheToyTask) {
+    test::TempDir dir;
+    const std::string path = write_toy_dataset(dir, 400);
+    for (const char* kind : {"bag", "bilstm", "transformer"}) {
+        ExperimentConfig config = toy_config(path);
+        set_config_value(config, "model.kind", kind);
+        set_config_value(config, "model.d_model", "32");
+        set_config_value(config, "model.heads", "2");
+        set_config_value(config, "model.ffn", "64");
+        Experiment experiment = Experiment::prepare(config);
+        Recorder recorder;
+        std::atomic<bool> cancel{false};
+        const RunOutcome outcome = experiment.train(recorder, cancel);
+        ASSERT_EQ(outcome.status, RunStatus::Completed) << kind << ": " << outcome.error;
+        const auto& losses = recorder.step_losses;
+        ASSERT_EQ(static_cast<std::int64_t>(losses.size()), experiment.info().total_steps) << kind;
+        EXPECT_LT(mean(losses, losses.size() - 5, losses.size()), 0.5 * mean(losses, 0, 5))
+            << kind;
+        ASSERT_TRUE(outcome.val_accuracy.has_value());
+        EXPECT_GT(*outcome.val_accuracy, 0.9) << kind;
+        EXPECT_GT(outcome.peak_bytes, outcome.breakdown.embedding_table) << kind;
+    }
+}
+
+TEST(Training, SameSeedSameRunDifferentSeedDifferentRun) {
+    test::TempDir dir;
+    const std::string path = write_toy_dataset(dir, 200);
+    auto losses_for = [&](const char* seed) {
+        ExperimentConfig config = toy_config(path);
+        set_config_value(config, "train.seed", seed);
+        set_config_value(config, "train.padding", "bucket");
+        Experiment experiment = Experiment::prepare(config);
+        Recorder recorder;
+        std::atomic<bool> cancel{false};
+        experiment.train(recorder, cancel);
+        return recorder.step_losses;
+    };
+    const auto first = losses_for("3");
+    EXPECT_EQ(first, losses_for("3"));
+    EXPECT_NE(first, losses_for("4"));
+}
+
+TEST(Training, PhasesAreSampledAndAccumulationCountsOptimizerSteps) {
+    test::TempDir dir;
+    const std::string path = write_toy_dataset(dir, 128);
+    ExperimentConfig config = toy_config(path);
+    set_config_value(config, "dataset.valid_ratio", "0");
+    set_config_value(config, "train.epochs", "1");
+    set_config_value(config, "train.accumulation", "4");
+    set_config_value(config, "train.batch_size", "8");
+    Experiment experiment = Experiment::prepare(config);
+    EXPECT_EQ(experiment.info().total_steps, 4);  // 128 / 8 = 16 micro-batches, 4 per step
+    Recorder recorder;
+    std::atomic<bool> cancel{false};
+    const RunOutcome outcome = experiment.train(recorder, cancel);
+    EXPECT_EQ(outcome.steps, 4);
+    EXPECT_EQ(recorder.phases, (std::set<std::string>{"batch", "forward", "backward", "optimizer",
+                                                      "step"}));
+}
+
+TEST(Training, CancelEndsTheRunAsCancelledWithItsMetrics) {
+    test::TempDir dir;
+    const std::string path = write_toy_dataset(dir, 400);
+    Experiment experiment = Experiment::prepare(toy_config(path));
+    class CancelAfterFive : public Recorder {
+    public:
+        explicit CancelAfterFive(std::atomic<bool>& cancel) : m_cancel(cancel) {}
+        void on_progress(const TrainProgress& progress) override {
+            if (progress.step == 5) {
+                m_cancel = true;
+            }
+        }
+        std::atomic<bool>& m_cancel;
+    };
+    std::atomic<bool> cancel{false};
+    CancelAfterFive recorder(cancel);
+    const RunOutcome outcome = experiment.train(recorder, cancel);
+    EXPECT_EQ(outcome.status, RunStatus::Cancelled);
+    EXPECT_EQ(outcome.steps, 5);
+    EXPECT_EQ(recorder.step_losses.size(), 5u);
+}
+
+TEST(Training, CapTurnsARunIntoAnOomWithTheMetricsBefore) {
+    test::TempDir dir;
+    const std::string path = write_toy_dataset(dir, 400);
+    ExperimentConfig config = toy_config(path);
+    set_config_value(config, "memory.cap_mb", "1");
+    set_config_value(config, "model.kind", "transformer");
+    set_config_value(config, "model.d_model", "64");
+    set_config_value(config, "train.batch_size", "64");
+    Experiment experiment = Experiment::prepare(config);
+    Recorder recorder;
+    std::atomic<bool> cancel{false};
+    const RunOutcome outcome = experiment.train(recorder, cancel);
+    EXPECT_EQ(outcome.status, RunStatus::Oom);
+    EXPECT_NE(outcome.error.find("out of memory at step 1"), std::string::npos) << outcome.error;
+    ASSERT_FALSE(recorder.events.empty());
+    EXPECT_EQ(recorder.events.back().kind, "oom");
+}
+
+TEST(Training, Fp16OnCpuIsRejectedBeforeTraining) {
+    test::TempDir dir;
+    ExperimentConfig config = toy_config(write_toy_dataset(dir, 50));
+    set_config_value(config, "memory.precision", "fp16");
+    try {
+        Experiment::prepare(config);
+        FAIL() << "fp16 on the CPU was accepted";
+    } catch (const BadInput& error) {
+        EXPECT_NE(std::string(error.what()).find("memory.precision"), std::string::npos);
+    }
+}
+
+}  // namespace
+}  // namespace oomlab
