@@ -8,7 +8,7 @@
 namespace oomlab::glove_detail {
 
 class AtomicFile {
-  public:
+public:
     // Throws Error when the temporary file cannot be created.
     explicit AtomicFile(std::string target);
     ~AtomicFile();  // removes the temporary file unless committed
@@ -20,7 +20,7 @@ class AtomicFile {
     // caught by its reader (the cache checks its size and header).
     void commit(std::uint64_t file_bytes);
 
-  private:
+private:
     std::string m_target;
     std::string m_temp_path;
     int m_fd = -1;

@@ -10,7 +10,7 @@ namespace oomlab::glove_detail {
 // Reserves `bytes` of address space (MAP_NORESERVE): pages become resident only when written,
 // so a generous upper bound costs nothing and the buffer never has to move or be copied.
 class AnonymousRegion {
-  public:
+public:
     AnonymousRegion() = default;
     explicit AnonymousRegion(std::size_t bytes);
     ~AnonymousRegion();
@@ -25,7 +25,7 @@ class AnonymousRegion {
     // Gives back the pages past `bytes` (rounded up to a page).
     void shrink(std::size_t bytes);
 
-  private:
+private:
     void release();
     void* m_data = nullptr;
     std::size_t m_size = 0;
@@ -33,7 +33,7 @@ class AnonymousRegion {
 
 // A whole file mapped read-only and shared with the page cache.
 class MappedFile {
-  public:
+public:
     MappedFile() = default;
     // Throws BadInput naming the file when it cannot be opened or mapped.
     explicit MappedFile(const std::string& path);
@@ -46,7 +46,7 @@ class MappedFile {
     const char* data() const { return m_data; }
     std::size_t size() const { return m_size; }
 
-  private:
+private:
     void release();
     const char* m_data = nullptr;
     std::size_t m_size = 0;

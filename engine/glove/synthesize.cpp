@@ -25,7 +25,7 @@ constexpr std::int64_t kRowsPerTask = 4096;
 
 // Deterministic, fast, and good enough for noise (SplitMix64).
 class SplitMix {
-  public:
+public:
     explicit SplitMix(std::uint64_t seed) : m_state(seed) {}
     std::uint64_t next() {
         std::uint64_t z = (m_state += 0x9E3779B97F4A7C15ull);
@@ -35,7 +35,7 @@ class SplitMix {
     }
     double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 
-  private:
+private:
     std::uint64_t m_state;
 };
 

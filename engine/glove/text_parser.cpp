@@ -1,14 +1,10 @@
 #include "text_parser.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <string_view>
 
+#include "block_reader.h"
 #include "line_parser.h"
 #include "oomlab/common/errors.h"
 #include "parallel.h"
@@ -23,87 +19,6 @@ constexpr std::size_t kMinSliceBytes = std::size_t{256} << 10;
 const char* const kExpectedShape =
     "expected GloVe text ('word v1 ... vD' per line) or word2vec text (a 'V D' header line "
     "first)";
-
-// Hands out the file as runs of whole lines, through one reusable buffer.
-class BlockReader {
-public:
-    BlockReader(const std::string& path, std::size_t block_bytes) : m_path(path) {
-        m_fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (m_fd < 0) {
-            throw bad_input_at(path, 0, std::string("cannot open: ") + std::strerror(errno));
-        }
-        struct stat info {};
-        if (fstat(m_fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-            close(m_fd);
-            throw bad_input_at(path, 0, "not a regular file");
-        }
-        m_size = static_cast<std::uint64_t>(info.st_size);
-        posix_fadvise(m_fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-        m_buffer.resize(std::max<std::size_t>(block_bytes, 4096));
-    }
-    ~BlockReader() { close(m_fd); }
-    BlockReader(const BlockReader&) = delete;
-    BlockReader& operator=(const BlockReader&) = delete;
-
-    std::uint64_t file_size() const { return m_size; }
-    // Bytes handed out so far.
-    std::uint64_t consumed() const { return m_read_offset - (m_filled - m_handed_end); }
-    bool at_end() const { return m_read_offset == m_size && m_handed_end == m_filled; }
-
-    // The next run of whole lines (at the end of the file the last line may lack its '\n');
-    // empty when everything was handed out. Invalidates the previous run.
-    std::string_view next() {
-        const std::size_t leftover = m_filled - m_handed_end;
-        std::memmove(m_buffer.data(), m_buffer.data() + m_handed_end, leftover);
-        m_filled = leftover;
-        m_handed_end = 0;
-        for (;;) {
-            fill();
-            if (m_filled == 0) {
-                return {};
-            }
-            if (m_read_offset == m_size) {
-                m_handed_end = m_filled;
-                return {m_buffer.data(), m_filled};
-            }
-            const auto* newline =
-                static_cast<const char*>(memrchr(m_buffer.data(), '\n', m_filled));
-            if (newline != nullptr) {
-                m_handed_end = static_cast<std::size_t>(newline - m_buffer.data()) + 1;
-                return {m_buffer.data(), m_handed_end};
-            }
-            m_buffer.resize(m_buffer.size() * 2);  // one line longer than the buffer
-        }
-    }
-
-private:
-    void fill() {
-        while (m_filled < m_buffer.size() && m_read_offset < m_size) {
-            const ssize_t got = pread(m_fd, m_buffer.data() + m_filled, m_buffer.size() - m_filled,
-                                      static_cast<off_t>(m_read_offset));
-            if (got < 0 && errno == EINTR) {
-                continue;
-            }
-            if (got < 0) {
-                throw bad_input_at(m_path, 0, std::string("cannot read: ") + std::strerror(errno));
-            }
-            if (got == 0) {
-                m_size = m_read_offset;  // the file shrank while we read it
-                break;
-            }
-            m_filled += static_cast<std::size_t>(got);
-            m_read_offset += static_cast<std::uint64_t>(got);
-        }
-    }
-
-    std::string m_path;
-    int m_fd = -1;
-    std::uint64_t m_size = 0;
-    std::uint64_t m_read_offset = 0;
-    std::vector<char> m_buffer;
-    std::size_t m_filled = 0;      // valid bytes in the buffer
-    std::size_t m_handed_end = 0;  // end of the run handed out last
-};
 
 struct Slice {
     const char* begin = nullptr;
@@ -215,7 +130,8 @@ int resolve_threads(int requested) {
 }  // namespace
 
 ParsedText parse_vector_text(const std::string& path, const TextParseOptions& options) {
-    BlockReader reader(path, options.block_bytes);
+    const int threads = resolve_threads(options.threads);
+    BlockReader reader(path, options.block_bytes, threads);
     const std::uint64_t file_size = reader.file_size();
     if (file_size == 0) {
         throw bad_input_at(path, 0, std::string("file is empty; ") + kExpectedShape);
@@ -241,7 +157,7 @@ ParsedText parse_vector_text(const std::string& path, const TextParseOptions& op
     auto* matrix = static_cast<float*>(result.matrix.data());
     result.word_offsets.push_back(0);
 
-    std::vector<Slice> slices(static_cast<std::size_t>(resolve_threads(options.threads)));
+    std::vector<Slice> slices(static_cast<std::size_t>(threads));
     block.remove_prefix(layout.header_bytes);
     std::size_t lines_before = layout.header_bytes > 0 ? 1 : 0;
     bool stopped_early = false;

@@ -10,7 +10,9 @@ namespace oomlab::train {
 namespace {
 
 constexpr std::int64_t kFirstWordRow = 2;  // after <pad> and <unk>
-constexpr float kRandomRowScale = 0.4f;    // about the spread of GloVe's values
+// Rows without a pre-trained vector start near zero: large random rows would drown the
+// pre-trained ones in a mean (TREC, bag model: 73.6% -> 87% with 0.4 -> 0.01).
+constexpr float kRandomRowScale = 0.01f;
 
 void fill_random_row(float* row, int dim, std::mt19937_64& random) {
     std::normal_distribution<float> normal(0.0f, kRandomRowScale);

@@ -34,7 +34,7 @@ struct EmbeddingRows {
 };
 
 // Builds the rows for `embeddings.vocab` from `vectors` and the training texts. Words with
-// no pre-trained vector (vocab=dataset) get random rows of GloVe's scale (seeded).
+// no pre-trained vector (vocab=dataset) start as small random rows (seeded).
 // `allocate(rows, dim)` returns the buffer to fill (e.g. a tensor's), so a large table is
 // written once. `vectors` must outlive row_of.
 using RowBufferAllocator = std::function<float*(std::int64_t rows, int dim)>;
