@@ -36,5 +36,6 @@ void add_run_command(CLI::App& app, int& exit_code);
 void add_runs_command(CLI::App& app, int& exit_code);
 void add_glove_command(CLI::App& app, int& exit_code);
 void add_device_command(CLI::App& app, int& exit_code);
+void add_config_command(CLI::App& app, int& exit_code);
 
 }  // namespace oomlab::cli

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
     add_runs_command(app, exit_code);
     add_glove_command(app, exit_code);
     add_device_command(app, exit_code);
+    add_config_command(app, exit_code);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& help) {

@@ -1,0 +1,63 @@
+// Ctrl+C during `oomlab-cli run`: the run is saved as cancelled with its metrics, exit 130.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "oomlab/store/run_store.h"
+#include "test_support.h"
+
+namespace oomlab {
+namespace {
+
+TEST(CliSignals, SigintSavesTheRunAsCancelledAndExits130) {
+    test::TempDir dir;
+    const std::string db = dir.file("runs.sqlite");
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        execl(OOMLAB_CLI_PATH, OOMLAB_CLI_PATH, "run", "--db", db.c_str(), "--set",
+              "train.epochs=1000", "--json", static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    // Wait until the run has written metrics, then interrupt it.
+    bool training = false;
+    for (int attempt = 0; attempt < 300 && !training; ++attempt) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        try {
+            const RunStore store = RunStore::open(db);
+            const auto runs = store.list_runs();
+            training = !runs.empty() && store.metrics(runs.front().id).size() > 20;
+        } catch (const std::exception&) {
+            // The database may not exist yet.
+        }
+    }
+    ASSERT_TRUE(training) << "the run never started";
+    kill(child, SIGINT);
+    int status = 0;
+    waitpid(child, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 130);
+
+    const RunStore store = RunStore::open(db);
+    const auto runs = store.list_runs();
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_EQ(runs[0].status, RunStatus::Cancelled);
+    EXPECT_FALSE(runs[0].finished_at.empty());
+    const auto metrics = store.metrics(runs[0].id);
+    std::int64_t last_step = 0;
+    for (const auto& row : metrics) {
+        if (row.phase == "step") {
+            last_step = std::max(last_step, row.step);
+        }
+    }
+    EXPECT_EQ(runs[0].steps, last_step);
+    EXPECT_GT(runs[0].steps, 0);
+}
+
+}  // namespace
+}  // namespace oomlab
