@@ -16,7 +16,7 @@ build_dir="build"
 
 packages=(
     build-essential cmake ninja-build pkg-config
-    libtorch-dev libsqlite3-dev nlohmann-json3-dev libcli11-dev
+    libtorch-dev libopenblas0-pthread libsqlite3-dev nlohmann-json3-dev libcli11-dev
     qt6-base-dev libqcustomplot-dev libqcustomplot2.1-qt6 libgl-dev
     libgtest-dev libgmock-dev xvfb xauth
     fortunes fortunes-min

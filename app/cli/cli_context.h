@@ -37,5 +37,6 @@ void add_runs_command(CLI::App& app, int& exit_code);
 void add_glove_command(CLI::App& app, int& exit_code);
 void add_device_command(CLI::App& app, int& exit_code);
 void add_config_command(CLI::App& app, int& exit_code);
+void add_estimate_command(CLI::App& app, int& exit_code);
 
 }  // namespace oomlab::cli

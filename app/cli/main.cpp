@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     int exit_code = kExitOk;
     add_run_command(app, exit_code);
+    add_estimate_command(app, exit_code);
     add_runs_command(app, exit_code);
     add_glove_command(app, exit_code);
     add_device_command(app, exit_code);

@@ -261,8 +261,9 @@ std::vector<KeyEntry> build_registry() {
                                "Evaluate without autograd. Off shows the classic mistake: "
                                "evaluation keeps activations for a backward that never comes."));
     keys.push_back(boolean_key("debug.keep_loss_graph", [](C& c) -> auto& { return c.debug.keep_loss_graph; },
-                               "The classic leak: sum the loss tensors (with their graphs) "
-                               "instead of their values, so every step's activations stay."));
+                               "The classic leak: sum the loss tensors with their graphs instead "
+                               "of their values (and retain graphs so backward still runs), so "
+                               "every step's activations stay alive."));
     keys.push_back(text_key("debug.memory_snapshot", [](C& c) -> auto& { return c.debug.memory_snapshot; },
                             "CUDA: write the allocator's history to this file for "
                             "pytorch.org/memory_viz."));

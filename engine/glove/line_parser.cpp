@@ -5,6 +5,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "fast_decimal.h"
+
 namespace oomlab::glove_detail {
 namespace {
 
@@ -35,13 +37,15 @@ bool parse_simple_line(const char* begin, const char* end, int dim, float* value
     const char* p = space + 1;
     std::uint32_t exponent_all_ones = 0;
     for (int i = 0; i < dim; ++i) {
-        const auto [next, error] = std::from_chars(p, end, values[i]);
-        if (error != std::errc()) {
-            return false;
+        const char* next = parse_short_decimal(p, end, values[i]);
+        if (next == nullptr) {  // finite by construction above; from_chars may give NaN/inf
+            const auto [parsed_end, error] = std::from_chars(p, end, values[i]);
+            if (error != std::errc()) {
+                return false;
+            }
+            next = parsed_end;
+            exponent_all_ones |= static_cast<std::uint32_t>(!is_finite_bits(values[i]));
         }
-        std::uint32_t bits = 0;
-        std::memcpy(&bits, &values[i], sizeof bits);
-        exponent_all_ones |= static_cast<std::uint32_t>((bits & 0x7F800000u) == 0x7F800000u);
         if (i + 1 < dim) {
             if (next == end || *next != ' ') {
                 return false;

@@ -37,11 +37,6 @@ AnonymousRegion::AnonymousRegion(std::size_t bytes) {
         throw Error("cannot reserve " + std::to_string(length >> 20) +
                     " MiB of address space for the word vectors: " + std::strerror(errno));
     }
-    // Huge pages where the system allows them: far fewer page faults while the matrix fills.
-    constexpr std::size_t kHugePageWorthy = std::size_t{4} << 20;
-    if (length >= kHugePageWorthy) {
-        madvise(data, length, MADV_HUGEPAGE);
-    }
     m_data = data;
     m_size = length;
 }

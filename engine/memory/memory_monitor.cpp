@@ -1,5 +1,7 @@
 #include "memory_monitor.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 
 #include "tracking_allocator.h"
@@ -29,6 +31,12 @@ MemorySample MemoryMonitor::sample() {
 void MemoryMonitor::begin_step() {
     sample();  // keep the finished step's peak in the run's peak
     reset_cpu_peak();
+}
+
+void release_cached_memory(const c10::Device& device) {
+    if (device.is_cpu()) {
+        malloc_trim(0);
+    }
 }
 
 }  // namespace oomlab::memory

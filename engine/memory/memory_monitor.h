@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <optional>
 
+#include <c10/core/Device.h>
+
 namespace oomlab::memory {
 
 struct MemorySample {
@@ -31,5 +33,9 @@ private:
     std::int64_t m_baseline = 0;
     std::int64_t m_run_peak = 0;
 };
+
+// memory.empty_cache: hands cached, unused memory back (CPU: the heap's free pages to the
+// system, so the process RSS drops; CUDA: the caching allocator's free blocks).
+void release_cached_memory(const c10::Device& device);
 
 }  // namespace oomlab::memory

@@ -3,12 +3,12 @@
 // The block's parameters are inputs of the function, so autograd calls backward whenever any
 // of them needs a gradient, not only when the block's input does (the pitfall of checkpointing
 // the first block after a frozen embedding).
-#include <ATen/autocast_mode.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/autograd.h>
 
 #include <mutex>
 
+#include "../train/torch_compat.h"
 #include "encoder_block.h"
 
 namespace oomlab::model {
@@ -34,15 +34,16 @@ void set_cpu_rng_state(const torch::Tensor& state) {
 class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> {
 public:
     static torch::Tensor forward(AutogradContext* context, const torch::Tensor& x,
-                                 const torch::Tensor& mask, const variable_list& parameters,
+                                 const torch::Tensor& mask, at::TensorList parameters,
                                  EncoderBlockImpl* block) {
         context->save_for_backward({x});
         context->saved_data["mask"] = mask;
         context->saved_data["block"] = reinterpret_cast<int64_t>(block);
         context->saved_data["rng"] = cpu_rng_state();
-        context->saved_data["autocast"] = at::autocast::is_cpu_enabled();
+        const c10::DeviceType device = x.device().type();
+        context->saved_data["autocast"] = compat::autocast_enabled(device);
         context->saved_data["autocast_type"] =
-            static_cast<int64_t>(at::autocast::get_autocast_cpu_dtype());
+            static_cast<int64_t>(compat::autocast_dtype(device));
         torch::NoGradGuard no_grad;
         return block->forward(x, mask);
     }
@@ -56,20 +57,16 @@ public:
 
         // Recompute with the forward's dropout masks and autocast state, then put both back.
         const torch::Tensor rng_now = cpu_rng_state();
-        const bool autocast_now = at::autocast::is_cpu_enabled();
-        const auto autocast_type_now = at::autocast::get_autocast_cpu_dtype();
         set_cpu_rng_state(context->saved_data["rng"].toTensor());
-        at::autocast::set_cpu_enabled(context->saved_data["autocast"].toBool());
-        at::autocast::set_autocast_cpu_dtype(
-            static_cast<at::ScalarType>(context->saved_data["autocast_type"].toInt()));
         torch::Tensor output;
         {
+            const compat::AutocastScope autocast(
+                x.device().type(), context->saved_data["autocast"].toBool(),
+                static_cast<at::ScalarType>(context->saved_data["autocast_type"].toInt()));
             torch::AutoGradMode grad_mode(true);
             output = block->forward(x, mask);
         }
         set_cpu_rng_state(rng_now);
-        at::autocast::set_cpu_enabled(autocast_now);
-        at::autocast::set_autocast_cpu_dtype(autocast_type_now);
 
         const auto parameters = block->parameters();
         variable_list inputs;
@@ -105,7 +102,9 @@ torch::Tensor checkpointed_forward(EncoderBlock& block, const torch::Tensor& x,
     if (!torch::GradMode::is_enabled()) {
         return block->forward(x, mask);
     }
-    return CheckpointFunction::apply(x, mask, block->parameters(), block.get());
+    // As a TensorList each parameter becomes an input of the node (a vector would be opaque).
+    const std::vector<torch::Tensor> parameters = block->parameters();
+    return CheckpointFunction::apply(x, mask, at::TensorList(parameters), block.get());
 }
 
 }  // namespace oomlab::model

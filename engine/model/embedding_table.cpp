@@ -18,8 +18,12 @@ torch::Dtype storage_type(DType dtype) {
 EmbeddingTableImpl::EmbeddingTableImpl(const torch::Tensor& initial_weights,
                                        const EmbeddingsConfig& config)
     : m_sparse(config.sparse_grad), m_on_host(config.placement == EmbeddingPlacement::Cpu) {
+    // Always a copy: training must never write into the prepared rows (the next run starts
+    // from them), and the copy is what the run's memory accounting should see.
     m_weight = register_parameter(
-        "weight", initial_weights.to(storage_type(config.dtype)), config.trainable);
+        "weight",
+        initial_weights.to(storage_type(config.dtype), /*non_blocking=*/false, /*copy=*/true),
+        config.trainable);
 }
 
 torch::Tensor EmbeddingTableImpl::forward(const torch::Tensor& ids) {

@@ -2,41 +2,16 @@
 // before a run exists.
 #include <torch/nn.h>
 
-#include <unordered_set>
-
 #include "../model/text_classifier.h"
 #include "experiment_impl.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/config/config_io.h"
-#include "oomlab/data/tokenizer.h"
 #include "oomlab/glove/variants.h"
+#include "tokenized_data.h"
 #include "vector_source.h"
 
 namespace oomlab {
 namespace {
-
-using TokenLists = std::vector<std::vector<std::string>>;
-
-TokenLists tokenize_all(const std::vector<Example>& examples, const TokenizerOptions& options) {
-    TokenLists tokens(examples.size());
-    for (std::size_t i = 0; i < examples.size(); ++i) {
-        tokenize(examples[i].text, options, tokens[i]);
-    }
-    return tokens;
-}
-
-std::vector<std::string> distinct_words(const TokenLists& tokens) {
-    std::vector<std::string> words;
-    std::unordered_set<std::string> seen;
-    for (const auto& list : tokens) {
-        for (const auto& token : list) {
-            if (seen.insert(token).second) {
-                words.push_back(token);
-            }
-        }
-    }
-    return words;
-}
 
 void check_device_support(const ExperimentConfig& config, const torch::Device& device) {
     if (device.is_cpu() && config.memory.precision == DType::Fp16) {
@@ -87,32 +62,20 @@ Experiment Experiment::prepare(const ExperimentConfig& config, const PrepareOpti
     info.device = train::describe_device(impl->device);
 
     report("dataset", 0.0);
-    DatasetSpec spec{config.dataset.path, config.dataset.valid_path, config.dataset.format,
-                     config.dataset.valid_ratio, config.train.seed};
-    DatasetSplit data = load_dataset(spec);
-    if (data.train.examples.empty()) {
-        throw BadInput("dataset.path: " + data.train.source + " holds no training examples");
-    }
-    info.dataset = data.train.source;
-    info.train_examples = static_cast<std::int64_t>(data.train.examples.size());
-    info.valid_examples = static_cast<std::int64_t>(data.valid.examples.size());
-    info.label_names = data.train.label_names;
-    impl->num_classes = static_cast<int>(data.train.label_names.size());
-    if (impl->num_classes < 2) {
-        throw BadInput("dataset.path: " + data.train.source +
-                       " has a single label; a classifier needs at least two");
-    }
-
-    const GloveVariant* variant = find_glove_variant(config.embeddings.variant);
-    const TokenizerOptions tokenizer{variant && variant->cased};
-    const TokenLists train_tokens = tokenize_all(data.train.examples, tokenizer);
-    const TokenLists valid_tokens = tokenize_all(data.valid.examples, tokenizer);
+    const train::TokenizedData data = train::load_tokenized_data(config);
+    info.dataset = data.split.train.source;
+    info.train_examples = static_cast<std::int64_t>(data.split.train.examples.size());
+    info.valid_examples = static_cast<std::int64_t>(data.split.valid.examples.size());
+    info.label_names = data.split.train.label_names;
+    impl->num_classes = static_cast<int>(info.label_names.size());
+    const train::TokenLists& train_tokens = data.train_tokens;
+    const train::TokenLists& valid_tokens = data.valid_tokens;
 
     report("embeddings", 0.1);
     GloveLoadOptions load_options;
     load_options.progress = [&](double fraction) { report("embeddings", 0.1 + 0.8 * fraction); };
     const train::LoadedVectors vectors = train::load_vectors(
-        config.embeddings, distinct_words(train_tokens), config.train.seed, load_options);
+        config.embeddings, train::distinct_words(train_tokens), config.train.seed, load_options);
     info.embeddings = vectors.description;
 
     const train::EmbeddingRows rows = train::build_embedding_rows(
@@ -126,9 +89,11 @@ Experiment Experiment::prepare(const ExperimentConfig& config, const PrepareOpti
     info.vectors_found = rows.vectors_found;
     info.dataset_words = rows.dataset_words;
     impl->train_examples =
-        train::encode_examples(train_tokens, data.train.examples, rows, config.train.max_len);
+        train::encode_examples(train_tokens, data.split.train.examples, rows,
+                                config.train.max_len);
     impl->valid_examples =
-        train::encode_examples(valid_tokens, data.valid.examples, rows, config.train.max_len);
+        train::encode_examples(valid_tokens, data.split.valid.examples, rows,
+                                config.train.max_len);
 
     info.steps_per_epoch = train::steps_per_epoch(info.train_examples, config.train.batch_size,
                                                   config.train.accumulation);

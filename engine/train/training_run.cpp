@@ -177,16 +177,22 @@ bool TrainingRun::optimizer_step() {
         m_largest_batch_bytes = std::max(m_largest_batch_bytes, batch_bytes(*batch));
         sample_phase("batch");
         m_phase = "forward";
-        const torch::Tensor logits = m_model->forward(batch->ids, batch->mask);
-        const torch::Tensor loss =
-            torch::nn::functional::cross_entropy(logits, batch->labels) / m_accumulation;
+        torch::Tensor loss;
+        {
+            const auto autocast = autocast_scope();
+            const torch::Tensor logits = m_model->forward(batch->ids, batch->mask);
+            loss = torch::nn::functional::cross_entropy(logits, batch->labels) / m_accumulation;
+        }
         sample_phase("forward");
         m_phase = "backward";
-        loss.backward();
+        // The leak needs the graph kept: summing losses with their graphs makes the next
+        // backward through the sum fail unless it retains graphs, the "fix" people reach for.
+        loss.backward({}, /*retain_graph=*/m_config.debug.keep_loss_graph);
         sample_phase("backward");
         step_loss = step_loss.defined() ? step_loss + loss.detach() : loss.detach();
         if (m_config.debug.keep_loss_graph) {
-            // Summing the loss tensor itself keeps every step's graph alive.
+            // Summing the loss tensor itself keeps every step's graph, and so its saved
+            // activations, alive.
             m_leaked_loss = m_leaked_loss.defined() ? m_leaked_loss + loss : loss;
         }
         samples += batch->size();
@@ -201,11 +207,21 @@ bool TrainingRun::optimizer_step() {
         parameter.mutable_grad() = torch::Tensor();
     }
     sample_phase("optimizer");
+    if (m_config.memory.empty_cache == EmptyCache::Step) {
+        memory::release_cached_memory(m_experiment.device);
+    }
     m_cursor += micro_batches;
     ++m_step;
     // A short final step averaged over fewer micro-batches than the loss was divided by.
     end_step(step_loss * (double(m_accumulation) / micro_batches), samples);
     return true;
+}
+
+std::unique_ptr<compat::AutocastScope> TrainingRun::autocast_scope() const {
+    const DType precision = m_config.memory.precision;
+    return std::make_unique<compat::AutocastScope>(
+        m_experiment.device.type(), precision != DType::Fp32,
+        precision == DType::Bf16 ? at::kBFloat16 : at::kHalf);
 }
 
 void TrainingRun::sample_phase(const char* phase) {
@@ -280,6 +296,7 @@ void TrainingRun::evaluate() {
     std::vector<torch::Tensor> kept_graphs;
     while (std::optional<Batch> batch = batches->next()) {
         check_cancel();
+        const auto autocast = autocast_scope();
         const torch::Tensor logits = m_model->forward(batch->ids, batch->mask);
         const torch::Tensor loss = torch::nn::functional::cross_entropy(
             logits, batch->labels,
@@ -291,6 +308,10 @@ void TrainingRun::evaluate() {
         correct += logits.argmax(1).eq(batch->labels).sum().to(torch::kCPU);
     }
     sample_phase("eval");
+    kept_graphs.clear();
+    if (m_config.memory.empty_cache == EmptyCache::Eval) {
+        memory::release_cached_memory(m_experiment.device);
+    }
     const double count = static_cast<double>(examples.size());
     MetricRow row;
     row.step = m_step;

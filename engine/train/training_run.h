@@ -13,6 +13,7 @@
 #include "batching.h"
 #include "experiment_impl.h"
 #include "metric_buffer.h"
+#include "torch_compat.h"
 
 namespace oomlab::train {
 
@@ -34,6 +35,7 @@ private:
     void check_cancel() const;
     MemoryBreakdown measure_breakdown() const;
     double elapsed_seconds() const;
+    std::unique_ptr<compat::AutocastScope> autocast_scope() const;
 
     const Experiment::Impl& m_experiment;
     const ExperimentConfig& m_config;

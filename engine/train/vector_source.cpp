@@ -28,6 +28,30 @@ LoadedVectors load_file(const std::string& path, const GloveLoadOptions& options
     return loaded;
 }
 
+// The file embeddings.source points to, or empty for synthetic vectors.
+std::string vector_file(const EmbeddingsConfig& config) {
+    if (config.source == EmbeddingSource::File) {
+        return config.path;
+    }
+    if (config.source == EmbeddingSource::Default) {
+        for (const auto& path : glove_search_paths(config.variant)) {
+            if (std::filesystem::exists(path)) {
+                return path;
+            }
+        }
+    }
+    return {};
+}
+
+const GloveVariant& require_variant(const EmbeddingsConfig& config) {
+    const GloveVariant* variant = find_glove_variant(config.variant);
+    if (!variant) {
+        throw BadInput("embeddings.variant: \"" + config.variant + "\" is not a GloVe variant; "
+                       "expected one of: " + glove_variant_names());
+    }
+    return *variant;
+}
+
 }  // namespace
 
 std::vector<std::string> glove_search_paths(const std::string& variant) {
@@ -43,27 +67,30 @@ std::vector<std::string> glove_search_paths(const std::string& variant) {
     return paths;
 }
 
+VectorShape vector_shape(const EmbeddingsConfig& config, std::int64_t dataset_words) {
+    const GloveVariant& variant = require_variant(config);
+    const std::string file = vector_file(config);
+    if (file.empty()) {
+        return {synthetic_rows(config, variant, dataset_words), variant.dim};
+    }
+    GloveLoadOptions options;
+    if (config.vocab == VocabMode::Top) {
+        options.max_rows = config.top_n;
+    }
+    const GloveTable table = GloveTable::load(file, options);
+    return {table.size(), table.dim()};
+}
+
 LoadedVectors load_vectors(const EmbeddingsConfig& config,
                            const std::vector<std::string>& dataset_words, std::uint64_t seed,
                            const GloveLoadOptions& options) {
-    const GloveVariant* variant = find_glove_variant(config.variant);
-    if (!variant) {
-        throw BadInput("embeddings.variant: \"" + config.variant + "\" is not a GloVe variant; "
-                       "expected one of: " + glove_variant_names());
-    }
+    const GloveVariant* variant = &require_variant(config);
     GloveLoadOptions limited = options;
     if (config.vocab == VocabMode::Top) {
         limited.max_rows = config.top_n;  // the N most frequent words are the first N lines
     }
-    if (config.source == EmbeddingSource::File) {
-        return load_file(config.path, limited);
-    }
-    if (config.source == EmbeddingSource::Default) {
-        for (const auto& path : glove_search_paths(config.variant)) {
-            if (std::filesystem::exists(path)) {
-                return load_file(path, limited);
-            }
-        }
+    if (const std::string file = vector_file(config); !file.empty()) {
+        return load_file(file, limited);
     }
     const std::int64_t rows =
         synthetic_rows(config, *variant, static_cast<std::int64_t>(dataset_words.size()));

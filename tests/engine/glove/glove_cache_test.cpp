@@ -17,7 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 
 class GloveCache : public ::testing::Test {
-  protected:
+protected:
     void SetUp() override {
         m_text = m_dir.file("quirks.txt");
         fs::copy_file(test::fixture("glove/quirks_840b_style.txt"), m_text);

@@ -8,7 +8,7 @@ namespace oomlab {
 namespace {
 
 class GloveErrors : public ::testing::Test {
-  protected:
+protected:
     // Writes `content` to a file named `name` and returns load()'s error message.
     std::string error_for(const std::string& name, const std::string& content,
                           const GloveLoadOptions& options = test::no_cache()) {

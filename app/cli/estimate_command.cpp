@@ -1,0 +1,55 @@
+// oomlab-cli estimate: the predicted memory of a config, before any run.
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_context.h"
+#include "oomlab/memory/estimator.h"
+
+namespace oomlab::cli {
+
+nlohmann::ordered_json estimate_json(const MemoryEstimate& estimate) {
+    nlohmann::ordered_json breakdown = nlohmann::ordered_json::object();
+    for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
+        breakdown[std::string(kBreakdownKeys[i])] = breakdown_field(estimate.breakdown, i);
+    }
+    return {{"peak_bytes", estimate.peak_bytes},
+            {"cap_bytes", estimate.cap_bytes},
+            {"fits", estimate.fits},
+            {"worst_batch_length", estimate.worst_batch_length},
+            {"breakdown", breakdown}};
+}
+
+void print_estimate(const MemoryEstimate& estimate) {
+    std::cout << "predicted peak " << format_bytes(estimate.peak_bytes);
+    if (estimate.cap_bytes > 0) {
+        std::cout << " of a " << format_bytes(estimate.cap_bytes) << " cap: "
+                  << (estimate.fits ? "fits" : "does NOT fit");
+    }
+    std::cout << " (worst batch padded to " << estimate.worst_batch_length << " tokens)\n";
+    for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
+        std::cout << "  " << kBreakdownKeys[i] << ": "
+                  << format_bytes(breakdown_field(estimate.breakdown, i)) << '\n';
+    }
+}
+
+void add_estimate_command(CLI::App& app, int& exit_code) {
+    auto* command = app.add_subcommand(
+        "estimate", "Predict the memory of a config by category, without training");
+    auto options = std::make_shared<ConfigOptions>();
+    options->add_to(*command);
+    auto json = std::make_shared<bool>(false);
+    command->add_flag("--json", *json, "One JSON object");
+    command->callback([=, &exit_code] {
+        const ExperimentConfig config = options->build();
+        const MemoryEstimate estimate = estimate_memory(config, profile_data(config));
+        if (*json) {
+            std::cout << estimate_json(estimate).dump() << '\n';
+        } else {
+            print_estimate(estimate);
+        }
+        exit_code = kExitOk;
+    });
+}
+
+}  // namespace oomlab::cli

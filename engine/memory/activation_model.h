@@ -1,0 +1,31 @@
+// Bytes a model's forward pass keeps for backward (saved activations) and the largest
+// temporary it allocates on top, per micro-batch, counted tensor by tensor from the ops the
+// models run (see engine/model). Torch-free arithmetic: the estimator's core.
+#pragma once
+
+#include <cstdint>
+
+#include "oomlab/config/experiment_config.h"
+
+namespace oomlab::memory {
+
+struct BatchShape {
+    std::int64_t batch = 1;   // examples in the micro-batch
+    std::int64_t length = 1;  // padded tokens per example
+};
+
+struct ActivationBytes {
+    std::int64_t saved = 0;               // alive at the end of forward
+    std::int64_t forward_transient = 0;   // largest extra during forward
+    std::int64_t backward_transient = 0;  // largest extra during backward, on top of gradients
+    std::int64_t per_block_saved = 0;     // one encoder block's saved bytes (checkpointing)
+};
+
+ActivationBytes estimate_activations(const ExperimentConfig& config, int embedding_dim,
+                                     int num_classes, const BatchShape& shape);
+
+// Parameters of everything but the embedding table (elements).
+std::int64_t non_embedding_parameters(const ExperimentConfig& config, int embedding_dim,
+                                      int num_classes);
+
+}  // namespace oomlab::memory

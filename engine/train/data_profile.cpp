@@ -1,0 +1,42 @@
+// profile_data (declared with the estimator): the data's shape without tensors.
+#include <algorithm>
+
+#include "oomlab/config/config_io.h"
+#include "oomlab/memory/estimator.h"
+#include "tokenized_data.h"
+#include "vector_source.h"
+
+namespace oomlab {
+
+DataProfile profile_data(const ExperimentConfig& config) {
+    validate_config(config);
+    const train::TokenizedData data = train::load_tokenized_data(config);
+    DataProfile profile;
+    profile.train_examples = static_cast<std::int64_t>(data.split.train.examples.size());
+    profile.valid_examples = static_cast<std::int64_t>(data.split.valid.examples.size());
+    profile.num_classes = static_cast<int>(data.split.train.label_names.size());
+    double total = 0;
+    for (const auto& tokens : data.train_tokens) {
+        // As encoded: cut to max_len, and never empty (an empty text gets one unknown token).
+        const int length = std::clamp(static_cast<int>(tokens.size()), 1, config.train.max_len);
+        profile.lengths.push_back(length);
+        profile.longest = std::max(profile.longest, length);
+        total += length;
+    }
+    profile.mean_length = total / std::max<std::size_t>(1, profile.lengths.size());
+
+    const auto words = static_cast<std::int64_t>(train::distinct_words(data.train_tokens).size());
+    const train::VectorShape shape = train::vector_shape(config.embeddings, words);
+    profile.embedding_dim = shape.dim;
+    constexpr std::int64_t kSpecialRows = 2;  // <pad>, <unk>
+    switch (config.embeddings.vocab) {
+        case VocabMode::Dataset: profile.vocab_rows = words + kSpecialRows; break;
+        case VocabMode::Full: profile.vocab_rows = shape.rows + kSpecialRows; break;
+        case VocabMode::Top:
+            profile.vocab_rows = std::min(config.embeddings.top_n, shape.rows) + kSpecialRows;
+            break;
+    }
+    return profile;
+}
+
+}  // namespace oomlab

@@ -1,0 +1,37 @@
+// Small conversions between the engine's plain values and what the widgets show.
+#pragma once
+
+#include <QColor>
+#include <QString>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "oomlab/store/run_store.h"
+
+namespace oomlab::ui {
+
+inline QString qs(std::string_view text) {
+    return QString::fromUtf8(text.data(), static_cast<int>(text.size()));
+}
+inline std::string ss(const QString& text) { return text.toUtf8().toStdString(); }
+
+// "12.0 MiB", "1.83 GiB", "512 B".
+QString formatBytes(std::int64_t bytes);
+// Bytes as MiB (the plots' unit).
+inline double toMiB(std::int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+// "3.2 s", "4 min 05 s", "1 h 02 min".
+QString formatDuration(double seconds);
+// "1.2346" or an em dash when absent.
+QString formatOptional(const std::optional<double>& value, int decimals = 4);
+QString formatPercent(const std::optional<double>& fraction);
+// "12,437" in the user's locale.
+QString formatCount(std::int64_t count);
+
+QString statusName(RunStatus status);
+// A colour that reads on both light and dark palettes.
+QColor statusColor(RunStatus status);
+
+}  // namespace oomlab::ui

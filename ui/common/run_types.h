@@ -1,0 +1,43 @@
+// Value structs that travel from the training thread to the GUI thread through queued
+// signals. They hold copies, never references into the engine.
+#pragma once
+
+#include <QMetaType>
+#include <QString>
+
+#include <cstdint>
+#include <vector>
+
+#include "oomlab/config/experiment_config.h"
+#include "oomlab/run/run_session.h"
+
+namespace oomlab::ui {
+
+// One flush of the engine's metric buffer (~100 ms of training).
+struct MetricBatch {
+    std::int64_t runId = 0;
+    std::vector<MetricRow> rows;
+};
+
+// How a run request ended.
+struct RunEnd {
+    std::int64_t runId = 0;  // 0: no run was created (the settings or inputs were rejected)
+    RunStatus status = RunStatus::Failed;
+    bool badInput = false;  // rejected before a run existed: fix the named setting or file
+    QString error;
+    RunOutcome outcome;
+    ExperimentInfo info;
+    ExperimentConfig config;
+};
+
+// Registers the structs for queued connections (idempotent).
+void registerRunTypes();
+
+}  // namespace oomlab::ui
+
+Q_DECLARE_METATYPE(oomlab::ui::MetricBatch)
+Q_DECLARE_METATYPE(oomlab::ui::RunEnd)
+Q_DECLARE_METATYPE(oomlab::ExperimentInfo)
+Q_DECLARE_METATYPE(oomlab::ExperimentConfig)
+Q_DECLARE_METATYPE(oomlab::EventRow)
+Q_DECLARE_METATYPE(oomlab::TrainProgress)

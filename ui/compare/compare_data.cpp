@@ -1,0 +1,38 @@
+#include "compare/compare_data.h"
+
+#include "common/formatting.h"
+#include "oomlab/config/config_io.h"
+
+namespace oomlab::ui {
+
+CompareData loadCompareData(const QString& databasePath, const QVector<qint64>& runIds) {
+    CompareData data;
+    try {
+        const RunStore store = RunStore::open(ss(databasePath));
+        for (qint64 id : runIds) {
+            std::optional<RunRecord> record = store.find_run(id);
+            if (!record) {
+                continue;
+            }
+            CompareRun run;
+            try {
+                run.config = parse_config_json(record->config_json, "run " + std::to_string(id));
+                run.configRead = true;
+            } catch (const std::exception&) {
+                run.configRead = false;
+            }
+            run.metrics = store.metrics(id);
+            run.record = std::move(*record);
+            data.runs.push_back(std::move(run));
+        }
+    } catch (const std::exception& error) {
+        data.error = qs(error.what());
+    }
+    return data;
+}
+
+QString runLabel(const RunRecord& run) {
+    return QStringLiteral("#%1 %2").arg(run.id).arg(qs(run.name));
+}
+
+}  // namespace oomlab::ui

@@ -1,0 +1,33 @@
+// What the compare view shows of each run, read on a pool thread with its own database
+// connection so that long runs never stall the window.
+#pragma once
+
+#include <QString>
+#include <QVector>
+
+#include <vector>
+
+#include "oomlab/config/experiment_config.h"
+#include "oomlab/store/run_store.h"
+
+namespace oomlab::ui {
+
+struct CompareRun {
+    RunRecord record;
+    ExperimentConfig config;
+    bool configRead = false;
+    std::vector<MetricRow> metrics;
+};
+
+struct CompareData {
+    QString error;
+    QVector<CompareRun> runs;  // in the order asked for; missing runs are left out
+};
+
+// Opens `databasePath` itself (safe on any thread). Never throws.
+CompareData loadCompareData(const QString& databasePath, const QVector<qint64>& runIds);
+
+// "#3 bag b32 fp32 adam", the legend's name of a run.
+QString runLabel(const RunRecord& run);
+
+}  // namespace oomlab::ui

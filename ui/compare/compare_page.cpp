@@ -1,0 +1,188 @@
+#include "compare/compare_page.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include "common/app_settings.h"
+#include "common/formatting.h"
+#include "compare/compare_plots.h"
+#include "compare/settings_diff.h"
+#include "plots/breakdown_chart.h"
+#include "plots/series_colors.h"
+
+namespace oomlab::ui {
+namespace {
+
+double meanThroughput(const CompareRun& run) {
+    double sum = 0;
+    int count = 0;
+    for (const MetricRow& row : run.metrics) {
+        if (row.samples_per_s) {
+            sum += *row.samples_per_s;
+            ++count;
+        }
+    }
+    return count ? sum / count : 0;
+}
+
+}  // namespace
+
+ComparePage::ComparePage(QWidget* parent) : QWidget(parent) {
+    setObjectName(QStringLiteral("comparePage"));
+    m_title = new QLabel(tr("Select two or more runs in the Runs tab and press Compare."));
+    m_title->setWordWrap(true);
+    m_xAxis = new QComboBox;
+    m_xAxis->setObjectName(QStringLiteral("compareXAxis"));
+    m_xAxis->addItems({tr("x: optimizer step"), tr("x: wall time")});
+    m_memoryQuantity = new QComboBox;
+    m_memoryQuantity->addItems({tr("memory: step peak"), tr("memory: allocated"),
+                                tr("memory: reserved")});
+    m_differencesOnly = new QCheckBox(tr("Show differences only"));
+    m_differencesOnly->setObjectName(QStringLiteral("differencesOnly"));
+    m_differencesOnly->setChecked(true);
+    auto* bar = new QHBoxLayout;
+    bar->addWidget(m_title, 1);
+    bar->addWidget(m_xAxis);
+    bar->addWidget(m_memoryQuantity);
+
+    m_loss = new ComparePlot(ComparePlot::Quantity::Loss);
+    m_loss->setObjectName(QStringLiteral("compareLossPlot"));
+    m_memory = new ComparePlot(ComparePlot::Quantity::PeakMemory);
+    m_memory->setObjectName(QStringLiteral("compareMemoryPlot"));
+    m_settings = new SettingsDiffTable;
+    m_breakdown = new BreakdownChart(Qt::Vertical);
+    m_breakdown->setObjectName(QStringLiteral("compareBreakdown"));
+    m_metrics = new QTableWidget;
+    m_metrics->setObjectName(QStringLiteral("compareMetrics"));
+    m_metrics->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_metrics->verticalHeader()->hide();
+    m_metrics->horizontalHeader()->setStretchLastSection(true);
+
+    auto* plots = new QSplitter(Qt::Horizontal);
+    plots->addWidget(m_loss);
+    plots->addWidget(m_memory);
+    auto* settingsBox = new QWidget;
+    auto* settingsLayout = new QVBoxLayout(settingsBox);
+    settingsLayout->setContentsMargins(0, 0, 0, 0);
+    settingsLayout->addWidget(m_metrics, 2);
+    settingsLayout->addWidget(m_differencesOnly);
+    settingsLayout->addWidget(m_settings, 3);
+    auto* lower = new QSplitter(Qt::Horizontal);
+    lower->addWidget(settingsBox);
+    lower->addWidget(m_breakdown);
+    lower->setStretchFactor(0, 3);
+    lower->setStretchFactor(1, 2);
+    auto* split = new QSplitter(Qt::Vertical);
+    split->addWidget(plots);
+    split->addWidget(lower);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 1);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(bar);
+    layout->addWidget(split, 1);
+
+    connect(m_xAxis, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int index) {
+        const auto axis = index == 1 ? ComparePlot::XAxis::Time : ComparePlot::XAxis::Step;
+        m_loss->setXAxis(axis);
+        m_memory->setXAxis(axis);
+        AppSettings::setValue(QStringLiteral("compare/xAxis"), index);
+    });
+    connect(m_memoryQuantity, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int index) {
+        static const ComparePlot::Quantity quantities[] = {ComparePlot::Quantity::PeakMemory,
+                                                           ComparePlot::Quantity::AllocatedMemory,
+                                                           ComparePlot::Quantity::ReservedMemory};
+        m_memory->setQuantity(quantities[qBound(0, index, 2)]);
+    });
+    connect(m_differencesOnly, &QCheckBox::toggled, m_settings, &SettingsDiffTable::setDifferencesOnly);
+    connect(&m_watcher, &QFutureWatcher<CompareData>::finished, this,
+            [this] { show(m_watcher.result()); });
+    m_xAxis->setCurrentIndex(AppSettings::value(QStringLiteral("compare/xAxis"), 0).toInt());
+}
+
+ComparePage::~ComparePage() { m_watcher.waitForFinished(); }
+
+void ComparePage::setTimeAxis(bool byTime) { m_xAxis->setCurrentIndex(byTime ? 1 : 0); }
+
+void ComparePage::showRuns(const QString& databasePath, const QVector<qint64>& runIds) {
+    m_watcher.waitForFinished();
+    m_title->setText(tr("Loading %n run(s)…", nullptr, runIds.size()));
+    m_watcher.setFuture(QtConcurrent::run(loadCompareData, databasePath, runIds));
+}
+
+void ComparePage::show(const CompareData& data) {
+    m_runs = data.runs;
+    if (!data.error.isEmpty()) {
+        m_title->setText(data.error.toHtmlEscaped());
+    } else if (m_runs.size() < 2) {
+        m_title->setText(tr("Comparing %n run(s); select two or more in the Runs tab for a "
+                            "comparison.", nullptr, m_runs.size()));
+    } else {
+        QStringList names;
+        for (int i = 0; i < m_runs.size(); ++i) {
+            names << QStringLiteral("<span style='color:%1'>■</span> %2")
+                         .arg(seriesColor(i).name(), runLabel(m_runs[i].record).toHtmlEscaped());
+        }
+        m_title->setText(tr("<b>Comparing</b> %1").arg(names.join(QStringLiteral(" &nbsp; "))));
+    }
+    m_loss->setRuns(m_runs);
+    m_memory->setRuns(m_runs);
+    m_settings->setRuns(m_runs);
+    QVector<BreakdownBar> bars;
+    std::int64_t cap = 0;
+    bool sameCap = true;
+    for (int i = 0; i < m_runs.size(); ++i) {
+        const CompareRun& run = m_runs[i];
+        bars.push_back({QStringLiteral("#%1").arg(run.record.id), run.record.breakdown});
+        const std::int64_t runCap = run.config.memory.cap_mb * 1024 * 1024;
+        sameCap = sameCap && (i == 0 || runCap == cap);
+        cap = runCap;
+    }
+    m_breakdown->setBars(bars, sameCap ? cap : 0);
+    fillMetrics();
+    emit loaded();
+}
+
+void ComparePage::fillMetrics() {
+    const QStringList headers = {tr("Run"),        tr("Status"),    tr("Steps"),
+                                 tr("Final loss"), tr("Val. acc."), tr("Peak"),
+                                 tr("Duration"),   tr("Samples/s")};
+    m_metrics->clear();
+    m_metrics->setColumnCount(headers.size());
+    m_metrics->setHorizontalHeaderLabels(headers);
+    m_metrics->setRowCount(m_runs.size());
+    for (int i = 0; i < m_runs.size(); ++i) {
+        const RunRecord& run = m_runs[i].record;
+        const double throughput = meanThroughput(m_runs[i]);
+        const QStringList cells = {runLabel(run),
+                                   statusName(run.status),
+                                   QString::number(run.steps),
+                                   formatOptional(run.final_train_loss),
+                                   formatPercent(run.val_accuracy),
+                                   formatBytes(run.peak_bytes),
+                                   formatDuration(run.wall_seconds),
+                                   throughput > 0 ? QString::number(throughput, 'f', 0) : QString()};
+        for (int column = 0; column < cells.size(); ++column) {
+            auto* item = new QTableWidgetItem(cells[column]);
+            if (column == 0) {
+                item->setForeground(seriesColor(i));
+            } else if (column == 1) {
+                item->setForeground(statusColor(run.status));
+            }
+            if (!run.error.empty()) {
+                item->setToolTip(qs(run.error));
+            }
+            m_metrics->setItem(i, column, item);
+        }
+    }
+    m_metrics->resizeColumnsToContents();
+}
+
+}  // namespace oomlab::ui

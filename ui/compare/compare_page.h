@@ -1,0 +1,61 @@
+// Two or more runs side by side: overlaid loss and memory curves (x by step or time), the
+// settings that differ, the peak-memory breakdown of each, and the final metrics.
+#pragma once
+
+#include <QFutureWatcher>
+#include <QVector>
+#include <QWidget>
+
+#include "compare/compare_data.h"
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QTableWidget;
+
+namespace oomlab::ui {
+
+class BreakdownChart;
+class ComparePlot;
+class SettingsDiffTable;
+
+class ComparePage : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit ComparePage(QWidget* parent = nullptr);
+    ~ComparePage() override;
+
+    // Loads the runs from `databasePath` in the background; loaded() follows.
+    void showRuns(const QString& databasePath, const QVector<qint64>& runIds);
+    const QVector<CompareRun>& runs() const { return m_runs; }
+    bool isLoading() const { return m_watcher.isRunning(); }
+
+    ComparePlot* lossPlot() const { return m_loss; }
+    ComparePlot* memoryPlot() const { return m_memory; }
+    SettingsDiffTable* settingsTable() const { return m_settings; }
+    BreakdownChart* breakdownChart() const { return m_breakdown; }
+    QTableWidget* metricsTable() const { return m_metrics; }
+    void setTimeAxis(bool byTime);
+
+signals:
+    void loaded();
+
+private:
+    void show(const CompareData& data);
+    void fillMetrics();
+
+    QLabel* m_title = nullptr;
+    QComboBox* m_xAxis = nullptr;
+    QComboBox* m_memoryQuantity = nullptr;
+    QCheckBox* m_differencesOnly = nullptr;
+    ComparePlot* m_loss = nullptr;
+    ComparePlot* m_memory = nullptr;
+    SettingsDiffTable* m_settings = nullptr;
+    BreakdownChart* m_breakdown = nullptr;
+    QTableWidget* m_metrics = nullptr;
+    QFutureWatcher<CompareData> m_watcher;
+    QVector<CompareRun> m_runs;
+};
+
+}  // namespace oomlab::ui

@@ -1,0 +1,109 @@
+#include "compare/compare_plots.h"
+
+#include "common/formatting.h"
+#include "plots/series_colors.h"
+
+namespace oomlab::ui {
+namespace {
+
+std::optional<double> valueOf(const MetricRow& row, ComparePlot::Quantity quantity) {
+    const auto mib = [](const std::optional<std::int64_t>& bytes) -> std::optional<double> {
+        return bytes ? std::optional<double>(toMiB(*bytes)) : std::nullopt;
+    };
+    switch (quantity) {
+        case ComparePlot::Quantity::Loss: return row.loss;
+        case ComparePlot::Quantity::PeakMemory: return mib(row.peak_bytes);
+        case ComparePlot::Quantity::AllocatedMemory: return mib(row.allocated_bytes);
+        case ComparePlot::Quantity::ReservedMemory: return mib(row.reserved_bytes);
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+ComparePlot::ComparePlot(Quantity quantity, QWidget* parent)
+    : ThemedPlot(parent), m_quantity(quantity) {
+    legend->setVisible(true);
+    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    rebuild();
+}
+
+void ComparePlot::setRuns(const QVector<CompareRun>& runs) {
+    m_runs = runs;
+    rebuild();
+}
+
+void ComparePlot::setXAxis(XAxis axis) {
+    if (axis != m_xAxis) {
+        m_xAxis = axis;
+        rebuild();
+    }
+}
+
+void ComparePlot::setQuantity(Quantity quantity) {
+    if (quantity != m_quantity) {
+        m_quantity = quantity;
+        rebuild();
+    }
+}
+
+void ComparePlot::rebuild() {
+    clearGraphs();
+    clearMarkers();
+    m_runGraphs.clear();
+    m_x.reset();
+    m_y.reset();
+    const bool loss = m_quantity == Quantity::Loss;
+    xAxis->setLabel(m_xAxis == XAxis::Step ? tr("optimizer step") : tr("wall time (s)"));
+    yAxis->setLabel(loss ? tr("loss") : tr("MiB"));
+    for (int i = 0; i < m_runs.size(); ++i) {
+        const CompareRun& run = m_runs[i];
+        const QColor color = seriesColor(i);
+        QCPGraph* main = addLineSeries(runLabel(run.record), color);
+        QCPGraph* validation = nullptr;
+        if (loss) {
+            validation = addLineSeries(tr("%1 (validation)").arg(runLabel(run.record)), color,
+                                       nullptr, Qt::DashLine);
+            validation->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
+            validation->removeFromLegend();
+        }
+        QVector<double> keys, values, validKeys, validValues;
+        for (const MetricRow& row : run.metrics) {
+            const double x = m_xAxis == XAxis::Step ? static_cast<double>(row.step)
+                                                    : row.wall_ms / 1000.0;
+            const std::optional<double> y = valueOf(row, m_quantity);
+            if (!y) {
+                continue;
+            }
+            if (row.phase == "step") {
+                keys.push_back(x);
+                values.push_back(*y);
+            } else if (loss && row.phase == "eval") {
+                validKeys.push_back(x);
+                validValues.push_back(*y);
+            } else {
+                continue;
+            }
+            m_x.add(x);
+            m_y.add(*y);
+        }
+        main->setData(keys, values, true);
+        if (validation) {
+            validation->setData(validKeys, validValues, true);
+        }
+        m_runGraphs.push_back(main);
+        if (run.record.status == RunStatus::Oom && !keys.isEmpty()) {
+            addMarker(keys.back(), tr("OOM"), color);
+        }
+    }
+    setFollowData(true);
+    fitRanges();
+    requestReplot();
+}
+
+void ComparePlot::fitRanges() {
+    fitAxis(xAxis, m_x, true);
+    fitAxis(yAxis, m_y, true);
+}
+
+}  // namespace oomlab::ui

@@ -1,0 +1,185 @@
+#include "experiment/config_form.h"
+
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QLabel>
+#include <QVBoxLayout>
+
+#include "common/formatting.h"
+#include "experiment/key_editor.h"
+#include "experiment/key_relevance.h"
+#include "oomlab/common/errors.h"
+#include "oomlab/config/config_io.h"
+#include "oomlab/config/config_keys.h"
+
+namespace oomlab::ui {
+namespace {
+
+QString sectionOf(const QString& key) {
+    const int dot = key.indexOf('.');
+    return dot < 0 ? key : key.left(dot);
+}
+
+QString fieldLabel(const QString& key) {
+    QString field = key.mid(key.indexOf('.') + 1);
+    field.replace('_', ' ');
+    if (!field.isEmpty()) {
+        field[0] = field[0].toUpper();
+    }
+    return field;
+}
+
+QColor errorColor() { return QColor(0xd6, 0x27, 0x28); }
+
+}  // namespace
+
+QString ConfigForm::sectionTitle(const QString& section) {
+    static const QHash<QString, QString> titles = {
+        {"dataset", tr("Dataset")},       {"embeddings", tr("GloVe embeddings")},
+        {"model", tr("Model")},           {"train", tr("Training")},
+        {"memory", tr("Memory")},         {"device", tr("Device")},
+        {"data", tr("Data loading")},     {"eval", tr("Evaluation")},
+        {"debug", tr("Debugging")}};
+    return titles.value(section, fieldLabel(QStringLiteral(".") + section));
+}
+
+ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
+    m_layout = new QVBoxLayout(this);
+    m_layout->setContentsMargins(0, 0, 0, 0);
+    // Sections in teaching order; a section the registry adds later goes at the end.
+    for (const char* section :
+         {"dataset", "embeddings", "model", "train", "memory", "device", "data", "eval", "debug"}) {
+        sectionBox(QString::fromLatin1(section));
+    }
+    for (const ConfigKeyInfo& info : config_keys()) {
+        const QString key = qs(info.name);
+        QGroupBox* box = sectionBox(sectionOf(key));
+        auto* form = static_cast<QFormLayout*>(box->layout()->itemAt(0)->layout());
+        auto* editor = new KeyEditor(info, box);
+        auto* label = new QLabel(fieldLabel(key), box);
+        label->setToolTip(editor->toolTip());
+        label->setBuddy(editor);
+        auto* error = new QLabel(box);
+        error->setWordWrap(true);
+        error->setObjectName(QStringLiteral("error:") + key);
+        QPalette palette = error->palette();
+        palette.setColor(QPalette::WindowText, errorColor());
+        error->setPalette(palette);
+        error->hide();
+        auto* field = new QWidget(box);
+        auto* fieldLayout = new QVBoxLayout(field);
+        fieldLayout->setContentsMargins(0, 0, 0, 0);
+        fieldLayout->setSpacing(2);
+        fieldLayout->addWidget(editor);
+        fieldLayout->addWidget(error);
+        form->addRow(label, field);
+        m_editors.insert(key, editor);
+        m_rows.insert(key, Row{label, error});
+        connect(editor, &KeyEditor::edited, this, &ConfigForm::onEdited);
+        connect(editor, &KeyEditor::hovered, this, &ConfigForm::keyHovered);
+    }
+    for (auto it = m_sections.begin(); it != m_sections.end(); ++it) {
+        auto* form = static_cast<QFormLayout*>(it.value()->layout()->itemAt(0)->layout());
+        it.value()->setVisible(form->rowCount() > 0 || it.key() == QLatin1String("dataset"));
+    }
+    m_layout->addStretch(1);
+    refresh();
+}
+
+QGroupBox* ConfigForm::sectionBox(const QString& section) {
+    if (QGroupBox* box = m_sections.value(section)) {
+        return box;
+    }
+    auto* box = new QGroupBox(sectionTitle(section), this);
+    box->setObjectName(QStringLiteral("section:") + section);
+    auto* outer = new QVBoxLayout(box);
+    auto* form = new QFormLayout;
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    form->setLabelAlignment(Qt::AlignLeft);
+    outer->addLayout(form);
+    auto* extras = new QVBoxLayout;
+    outer->addLayout(extras);
+    m_layout->addWidget(box);
+    m_sections.insert(section, box);
+    m_extras.insert(section, extras);
+    return box;
+}
+
+void ConfigForm::setConfig(const ExperimentConfig& config) {
+    m_config = config;
+    m_keyErrors.clear();
+    refresh();
+    emit configChanged(m_config);
+}
+
+bool ConfigForm::setValue(const QString& key, const QString& value) {
+    if (KeyEditor* editor = m_editors.value(key)) {
+        editor->setText(value);
+    }
+    onEdited(key, value);
+    return !m_keyErrors.contains(key);
+}
+
+QString ConfigForm::keyError(const QString& key) const { return m_keyErrors.value(key); }
+
+void ConfigForm::onEdited(const QString& key, const QString& value) {
+    ExperimentConfig next = m_config;
+    try {
+        set_config_value(next, ss(key), ss(value));
+    } catch (const std::exception& error) {
+        m_keyErrors.insert(key, qs(error.what()));
+        refresh();
+        return;
+    }
+    m_keyErrors.remove(key);
+    m_config = next;
+    refresh();
+    emit configChanged(m_config);
+}
+
+void ConfigForm::refresh() {
+    m_validationError.clear();
+    try {
+        validate_config(m_config);
+    } catch (const std::exception& error) {
+        m_validationError = qs(error.what());
+    }
+    for (auto it = m_editors.begin(); it != m_editors.end(); ++it) {
+        const QString& key = it.key();
+        const Row& row = m_rows[key];
+        if (!m_keyErrors.contains(key)) {
+            it.value()->setText(qs(get_config_value(m_config, ss(key))));
+        }
+        const QString inactive = keyInactiveReason(m_config, key);
+        it.value()->setEnabled(inactive.isEmpty());
+        row.label->setEnabled(inactive.isEmpty());
+        row.label->setStatusTip(inactive);
+        showKeyError(key, m_keyErrors.value(key));
+        // A key that the combination error names is marked too.
+        const bool named = !m_validationError.isEmpty() && m_validationError.contains(key);
+        QFont font = row.label->font();
+        font.setBold(named || m_keyErrors.contains(key));
+        row.label->setFont(font);
+        QPalette palette = this->palette();
+        if (named || m_keyErrors.contains(key)) {
+            palette.setColor(QPalette::WindowText, errorColor());
+        }
+        row.label->setPalette(palette);
+    }
+    const bool valid = isValid();
+    const QString message =
+        !m_validationError.isEmpty() ? m_validationError
+                                     : (m_keyErrors.isEmpty() ? QString() : m_keyErrors.begin().value());
+    if (valid != m_lastValid || !valid) {
+        m_lastValid = valid;
+        emit validityChanged(valid, message);
+    }
+}
+
+void ConfigForm::showKeyError(const QString& key, const QString& message) {
+    QLabel* error = m_rows[key].error;
+    error->setText(message);
+    error->setVisible(!message.isEmpty());
+}
+
+}  // namespace oomlab::ui

@@ -1,0 +1,75 @@
+// Every config key of the engine's registry as a control, grouped by the key's section
+// (dataset, embeddings, model, ...). Nothing here names a particular key's widget: new keys
+// in the registry appear on their own. Edits go through set_config_value, so the form shows
+// the engine's own error for a bad value next to the control, and validate_config's message
+// for a bad combination above the Run button, before anything runs.
+#pragma once
+
+#include <QHash>
+#include <QWidget>
+
+#include "common/run_types.h"
+#include "oomlab/config/experiment_config.h"
+
+class QGroupBox;
+class QLabel;
+class QVBoxLayout;
+
+namespace oomlab::ui {
+
+class KeyEditor;
+
+class ConfigForm : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit ConfigForm(QWidget* parent = nullptr);
+
+    const ExperimentConfig& config() const { return m_config; }
+    void setConfig(const ExperimentConfig& config);
+
+    // Sets one key as if the user had edited it. False (and the error shown inline) when the
+    // engine rejects the value.
+    bool setValue(const QString& key, const QString& value);
+
+    // validate_config's message for the current settings; empty when they are valid.
+    QString validationError() const { return m_validationError; }
+    // The inline error of one key's control (empty when its value was accepted).
+    QString keyError(const QString& key) const;
+    bool isValid() const { return m_validationError.isEmpty() && m_keyErrors.isEmpty(); }
+
+    KeyEditor* editor(const QString& key) const { return m_editors.value(key); }
+    // The group box of a section ("dataset", "embeddings", ...), to add related widgets.
+    QVBoxLayout* sectionExtras(const QString& section) const { return m_extras.value(section); }
+
+    // A section's title ("memory" -> "Memory").
+    static QString sectionTitle(const QString& section);
+
+signals:
+    void configChanged(const oomlab::ExperimentConfig& config);
+    void validityChanged(bool valid, const QString& message);
+    void keyHovered(const QString& key);
+
+private:
+    struct Row {
+        QLabel* label = nullptr;
+        QLabel* error = nullptr;
+    };
+
+    QGroupBox* sectionBox(const QString& section);
+    void onEdited(const QString& key, const QString& value);
+    void refresh();  // values, relevance, validation
+    void showKeyError(const QString& key, const QString& message);
+
+    ExperimentConfig m_config;
+    QVBoxLayout* m_layout = nullptr;
+    QHash<QString, QGroupBox*> m_sections;
+    QHash<QString, QVBoxLayout*> m_extras;
+    QHash<QString, KeyEditor*> m_editors;
+    QHash<QString, Row> m_rows;
+    QHash<QString, QString> m_keyErrors;
+    QString m_validationError;
+    bool m_lastValid = true;
+};
+
+}  // namespace oomlab::ui

@@ -1,0 +1,110 @@
+#include "experiment/estimate_view.h"
+
+#include <QLabel>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include "common/formatting.h"
+#include "oomlab/config/config_keys.h"
+#include "plots/breakdown_chart.h"
+
+namespace oomlab::ui {
+namespace {
+
+ProfileResult profileInBackground(const ExperimentConfig& config, const QString& key) {
+    ProfileResult result;
+    result.key = key;
+    try {
+        result.profile = std::make_shared<const DataProfile>(profile_data(config));
+    } catch (const std::exception& error) {
+        result.error = qs(error.what());
+    }
+    return result;
+}
+
+}  // namespace
+
+EstimateView::EstimateView(QWidget* parent) : QWidget(parent) {
+    setObjectName(QStringLiteral("estimateView"));
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    m_summary = new QLabel(tr("Predicting memory…"), this);
+    m_summary->setWordWrap(true);
+    m_chart = new BreakdownChart(Qt::Horizontal, this);
+    m_chart->setObjectName(QStringLiteral("predictedBreakdown"));
+    m_chart->setMinimumHeight(130);
+    m_chart->setMaximumHeight(170);
+    layout->addWidget(m_summary);
+    layout->addWidget(m_chart);
+    m_debounce.setSingleShot(true);
+    m_debounce.setInterval(120);
+    connect(&m_debounce, &QTimer::timeout, this, &EstimateView::update);
+    connect(&m_watcher, &QFutureWatcher<ProfileResult>::finished, this, [this] {
+        m_profile = m_watcher.result();
+        update();
+    });
+}
+
+EstimateView::~EstimateView() { m_watcher.waitForFinished(); }
+
+QString EstimateView::profileKey(const ExperimentConfig& config) {
+    QString key;
+    for (const char* name : {"dataset.path", "dataset.valid_path", "dataset.format",
+                             "dataset.valid_ratio", "embeddings.source", "embeddings.path",
+                             "embeddings.variant", "embeddings.vocab", "train.max_len",
+                             "train.seed"}) {
+        key += qs(get_config_value(config, name)) + QLatin1Char('\n');
+    }
+    return key;
+}
+
+void EstimateView::setConfig(const ExperimentConfig& config) {
+    m_config = config;
+    m_debounce.start();
+}
+
+std::int64_t EstimateView::datasetWords() const {
+    return m_profile.profile ? m_profile.profile->vocab_rows : 0;
+}
+
+void EstimateView::update() {
+    const QString key = profileKey(m_config);
+    if (m_profile.key != key) {
+        if (!m_watcher.isRunning()) {
+            m_summary->setText(tr("Reading the data's shape for the estimate…"));
+            m_watcher.setFuture(QtConcurrent::run(profileInBackground, m_config, key));
+        }
+        return;  // a finished profile calls update() again
+    }
+    if (!m_profile.error.isEmpty()) {
+        m_hasEstimate = false;
+        m_summary->setText(tr("No estimate: %1").arg(m_profile.error.toHtmlEscaped()));
+        m_chart->setBars({}, 0);
+        return;
+    }
+    try {
+        m_estimate = estimate_memory(m_config, *m_profile.profile);
+        m_hasEstimate = true;
+    } catch (const std::exception& error) {
+        m_hasEstimate = false;
+        m_summary->setText(tr("No estimate: %1").arg(qs(error.what()).toHtmlEscaped()));
+        return;
+    }
+    showEstimate();
+    emit estimateChanged(m_estimate);
+}
+
+void EstimateView::showEstimate() {
+    m_chart->setBars({{tr("predicted"), m_estimate.breakdown}}, m_estimate.cap_bytes);
+    QString text = tr("Predicted peak <b>%1</b>").arg(formatBytes(m_estimate.peak_bytes));
+    if (m_estimate.cap_bytes > 0) {
+        text += m_estimate.fits
+                    ? tr(" — fits under the %1 cap").arg(formatBytes(m_estimate.cap_bytes))
+                    : tr(" — <span style='color:#d62728'><b>exceeds the %1 cap</b>: expect an "
+                         "out-of-memory</span>")
+                          .arg(formatBytes(m_estimate.cap_bytes));
+    }
+    m_summary->setText(text);
+}
+
+}  // namespace oomlab::ui

@@ -1,0 +1,124 @@
+#include "experiment/experiment_panel.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QVBoxLayout>
+
+#include "common/formatting.h"
+#include "experiment/config_form.h"
+#include "experiment/dataset_preview.h"
+#include "experiment/estimate_view.h"
+#include "experiment/glove_cost.h"
+#include "oomlab/config/config_keys.h"
+
+namespace oomlab::ui {
+
+ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
+    setObjectName(QStringLiteral("experimentPanel"));
+    m_form = new ConfigForm;
+    m_preview = new DatasetPreview;
+    m_form->sectionExtras(QStringLiteral("dataset"))->addWidget(m_preview);
+    m_gloveCost = new QLabel;
+    m_gloveCost->setObjectName(QStringLiteral("gloveCost"));
+    m_gloveCost->setWordWrap(true);
+    m_form->sectionExtras(QStringLiteral("embeddings"))->addWidget(m_gloveCost);
+
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(m_form);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+
+    m_explanation = new QLabel(tr("Point at a setting to read what it teaches."));
+    m_explanation->setObjectName(QStringLiteral("explanation"));
+    m_explanation->setWordWrap(true);
+    m_explanation->setFrameShape(QFrame::StyledPanel);
+    m_explanation->setMargin(6);
+    m_explanation->setMinimumHeight(m_explanation->fontMetrics().height() * 4);
+    m_explanation->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+
+    m_banner = new QLabel;
+    m_banner->setObjectName(QStringLiteral("validationBanner"));
+    m_banner->setWordWrap(true);
+    m_banner->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_banner->hide();
+
+    m_estimate = new EstimateView;
+    m_run = new QPushButton(tr("Run"));
+    m_run->setObjectName(QStringLiteral("runButton"));
+    m_run->setToolTip(tr("Train with these settings (Ctrl+R)"));
+    m_stop = new QPushButton(tr("Stop"));
+    m_stop->setObjectName(QStringLiteral("stopButton"));
+    m_stop->setToolTip(tr("Stop the run; it is saved as cancelled (Esc)"));
+    m_stop->setEnabled(false);
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(m_run, 1);
+    buttons->addWidget(m_stop);
+
+    auto* bottom = new QWidget;
+    auto* bottomLayout = new QVBoxLayout(bottom);
+    bottomLayout->setContentsMargins(0, 0, 0, 0);
+    bottomLayout->addWidget(m_explanation);
+    bottomLayout->addWidget(m_estimate);
+    bottomLayout->addWidget(m_banner);
+    bottomLayout->addLayout(buttons);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addWidget(scroll, 1);
+    layout->addWidget(bottom);
+
+    connect(m_form, &ConfigForm::configChanged, this, &ExperimentPanel::onConfigChanged);
+    connect(m_form, &ConfigForm::validityChanged, this, &ExperimentPanel::onValidityChanged);
+    connect(m_form, &ConfigForm::keyHovered, this, &ExperimentPanel::explain);
+    connect(m_run, &QPushButton::clicked, this, &ExperimentPanel::runRequested);
+    connect(m_stop, &QPushButton::clicked, this, &ExperimentPanel::stopRequested);
+    connect(m_estimate, &EstimateView::estimateChanged, this,
+            [this] { m_gloveCost->setText(gloveCostText(config(), m_estimate->datasetWords())); });
+    onConfigChanged(m_form->config());
+}
+
+const ExperimentConfig& ExperimentPanel::config() const { return m_form->config(); }
+
+void ExperimentPanel::setConfig(const ExperimentConfig& config) { m_form->setConfig(config); }
+
+bool ExperimentPanel::isValid() const { return m_form->isValid(); }
+
+void ExperimentPanel::setRunning(bool running) {
+    m_running = running;
+    m_run->setEnabled(!running && isValid());
+    m_stop->setEnabled(running);
+}
+
+void ExperimentPanel::onConfigChanged(const ExperimentConfig& config) {
+    m_preview->setDataset(qs(config.dataset.path), config.dataset.format);
+    m_gloveCost->setText(gloveCostText(config, m_estimate->datasetWords()));
+    m_estimate->setConfig(config);
+    onValidityChanged(m_form->isValid(), m_form->validationError());
+    emit configChanged(config);
+}
+
+void ExperimentPanel::onValidityChanged(bool valid, const QString& message) {
+    m_banner->setVisible(!valid);
+    if (!valid) {
+        const QString shown = message.isEmpty() ? tr("A setting above has an invalid value.")
+                                                : message;
+        m_banner->setText(QStringLiteral("<span style='color:#d62728'>⚠ %1</span>")
+                              .arg(shown.toHtmlEscaped()));
+    }
+    m_run->setEnabled(!m_running && valid);
+    emit validityChanged(valid);
+}
+
+void ExperimentPanel::explain(const QString& key) {
+    const ConfigKeyInfo* info = find_config_key(ss(key));
+    if (!info) {
+        return;
+    }
+    m_explanation->setText(QStringLiteral("<b>%1</b> — %2").arg(key, qs(info->help).toHtmlEscaped()));
+}
+
+}  // namespace oomlab::ui

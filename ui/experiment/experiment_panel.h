@@ -1,0 +1,59 @@
+// The experiment panel: every setting (ConfigForm), the dataset preview, the GloVe cost, the
+// explanation of the setting under the mouse, the predicted breakdown and Run / Stop.
+#pragma once
+
+#include <QWidget>
+
+#include "common/run_types.h"
+#include "oomlab/config/experiment_config.h"
+
+class QLabel;
+class QPushButton;
+
+namespace oomlab::ui {
+
+class ConfigForm;
+class DatasetPreview;
+class EstimateView;
+
+class ExperimentPanel : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit ExperimentPanel(QWidget* parent = nullptr);
+
+    const ExperimentConfig& config() const;
+    void setConfig(const ExperimentConfig& config);
+    bool isValid() const;
+
+    ConfigForm* form() const { return m_form; }
+    DatasetPreview* datasetPreview() const { return m_preview; }
+    EstimateView* estimateView() const { return m_estimate; }
+    QPushButton* runButton() const { return m_run; }
+    QPushButton* stopButton() const { return m_stop; }
+
+    void setRunning(bool running);
+
+signals:
+    void configChanged(const oomlab::ExperimentConfig& config);
+    void validityChanged(bool valid);
+    void runRequested();
+    void stopRequested();
+
+private:
+    void onConfigChanged(const ExperimentConfig& config);
+    void onValidityChanged(bool valid, const QString& message);
+    void explain(const QString& key);
+
+    ConfigForm* m_form = nullptr;
+    DatasetPreview* m_preview = nullptr;
+    QLabel* m_gloveCost = nullptr;
+    QLabel* m_explanation = nullptr;
+    QLabel* m_banner = nullptr;
+    EstimateView* m_estimate = nullptr;
+    QPushButton* m_run = nullptr;
+    QPushButton* m_stop = nullptr;
+    bool m_running = false;
+};
+
+}  // namespace oomlab::ui

@@ -1,0 +1,37 @@
+// Shown above the live plots when a run ends out of memory or fails: what happened (step,
+// phase, what was resident) and what to try, each fix one click away.
+#pragma once
+
+#include <QFrame>
+
+#include "common/run_types.h"
+
+class QLabel;
+class QVBoxLayout;
+
+namespace oomlab::ui {
+
+class FailurePanel : public QFrame {
+    Q_OBJECT
+
+public:
+    explicit FailurePanel(QWidget* parent = nullptr);
+
+    // Shows the panel for OOM and failures; hides it otherwise.
+    void showRunEnd(const RunEnd& end);
+    QString headline() const;
+    QString details() const;
+    int suggestionCount() const { return m_suggestionCount; }
+
+signals:
+    void applySetting(const QString& key, const QString& value);
+
+private:
+    QLabel* m_title = nullptr;
+    QLabel* m_details = nullptr;
+    QWidget* m_fixes = nullptr;
+    QVBoxLayout* m_fixesLayout = nullptr;
+    int m_suggestionCount = 0;
+};
+
+}  // namespace oomlab::ui

@@ -1,0 +1,141 @@
+#include "live/live_page.h"
+
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QSplitter>
+#include <QVBoxLayout>
+
+#include "common/app_settings.h"
+#include "common/formatting.h"
+#include "live/failure_panel.h"
+#include "live/loss_plot.h"
+#include "live/memory_plot.h"
+#include "live/phase_plot.h"
+
+namespace oomlab::ui {
+
+LivePage::LivePage(QWidget* parent) : QWidget(parent) {
+    setObjectName(QStringLiteral("livePage"));
+    m_header = new QLabel(tr("Press <b>Run</b> (Ctrl+R) to train the experiment on the left; "
+                             "loss and memory appear here as it trains."),
+                          this);
+    m_header->setWordWrap(true);
+    m_header->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_failure = new FailurePanel(this);
+    m_loss = new LossPlot;
+    m_memory = new MemoryPlot;
+    m_phases = new PhasePlot;
+    m_log = new QPlainTextEdit;
+    m_log->setObjectName(QStringLiteral("eventLog"));
+    m_log->setReadOnly(true);
+    m_log->setMaximumBlockCount(500);
+    m_log->setPlaceholderText(tr("Events of the run (evaluations, out-of-memory, adaptations)"));
+
+    auto* top = new QSplitter(Qt::Horizontal);
+    top->addWidget(m_loss);
+    top->addWidget(m_memory);
+    auto* bottom = new QSplitter(Qt::Horizontal);
+    bottom->addWidget(m_phases);
+    bottom->addWidget(m_log);
+    bottom->setStretchFactor(0, 3);
+    bottom->setStretchFactor(1, 1);
+    auto* split = new QSplitter(Qt::Vertical);
+    split->setObjectName(QStringLiteral("liveSplitter"));
+    split->addWidget(top);
+    split->addWidget(bottom);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+    split->restoreState(AppSettings::value(QStringLiteral("live/splitter")).toByteArray());
+    connect(split, &QSplitter::splitterMoved, this, [split] {
+        AppSettings::setValue(QStringLiteral("live/splitter"), split->saveState());
+    });
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(m_header);
+    layout->addWidget(m_failure);
+    layout->addWidget(split, 1);
+    connect(m_failure, &FailurePanel::applySetting, this, &LivePage::applySetting);
+}
+
+QList<ThemedPlot*> LivePage::plots() const { return {m_loss, m_memory, m_phases}; }
+
+QString LivePage::header() const { return m_header->text(); }
+
+void LivePage::onRunStarted(const ExperimentConfig& config, const QString& name) {
+    m_runId = 0;
+    m_name = name;
+    m_loss->reset();
+    m_memory->reset(config.memory.cap_mb * 1024 * 1024);
+    m_phases->reset();
+    m_failure->hide();
+    m_log->clear();
+    m_header->setText(tr("Preparing %1…").arg(name.isEmpty() ? tr("the run") : name.toHtmlEscaped()));
+}
+
+void LivePage::onPrepareProgress(const QString& stage, double fraction) {
+    if (m_runId == 0) {
+        m_header->setText(tr("Preparing: %1 (%2 %)").arg(stage.toHtmlEscaped()).arg(qRound(fraction * 100)));
+    }
+}
+
+void LivePage::onRunCreated(qint64 runId, const ExperimentInfo& info) {
+    m_runId = runId;
+    m_header->setText(
+        tr("<b>Run %1</b> on %2 · %3 (%4 train / %5 validation, %6 labels)<br>%7 · table %8 × %9 · "
+           "%10 parameters (%11 trainable) · %12 steps")
+            .arg(runId)
+            .arg(qs(info.device).toHtmlEscaped(), qs(info.dataset).toHtmlEscaped(),
+                 formatCount(info.train_examples), formatCount(info.valid_examples))
+            .arg(info.label_names.size())
+            .arg(qs(info.embeddings).toHtmlEscaped(), formatCount(info.vocab_size))
+            .arg(info.embedding_dim)
+            .arg(formatCount(info.parameters), formatCount(info.trainable_parameters),
+                 formatCount(info.total_steps)));
+    log(tr("run %1 created").arg(runId));
+}
+
+void LivePage::onMetrics(const MetricBatch& batch) {
+    if (batch.runId != m_runId) {
+        return;
+    }
+    m_loss->appendRows(batch.rows);
+    m_memory->appendRows(batch.rows);
+    m_phases->appendRows(batch.rows);
+}
+
+void LivePage::onEvent(qint64 runId, const EventRow& event) {
+    if (runId != m_runId) {
+        return;
+    }
+    m_memory->markEvent(event);
+    if (event.kind == "oom") {
+        m_loss->addMarker(static_cast<double>(event.step), tr("OOM"), QColor(0xd6, 0x27, 0x28));
+        m_phases->markEnd(tr("OOM"));
+    }
+    log(QStringLiteral("[%1] step %2: %3").arg(qs(event.kind)).arg(event.step).arg(qs(event.message)));
+}
+
+void LivePage::onRunFinished(const RunEnd& end) {
+    if (end.runId != 0 && end.runId != m_runId) {
+        return;
+    }
+    for (ThemedPlot* plot : plots()) {
+        plot->requestReplot();
+    }
+    m_failure->showRunEnd(end);
+    if (end.runId == 0) {
+        m_header->setText(tr("The run could not start."));
+        return;
+    }
+    log(tr("run %1 %2: %3").arg(end.runId).arg(statusName(end.status), end.error));
+    m_header->setText(m_header->text() + QStringLiteral("<br>") +
+                      tr("<b style='color:%1'>%2</b> after %3 steps in %4 · peak %5")
+                          .arg(statusColor(end.status).name(), statusName(end.status))
+                          .arg(end.outcome.steps)
+                          .arg(formatDuration(end.outcome.wall_seconds),
+                               formatBytes(end.outcome.peak_bytes)));
+}
+
+void LivePage::log(const QString& line) { m_log->appendPlainText(line); }
+
+}  // namespace oomlab::ui

@@ -1,0 +1,57 @@
+// The run in progress: what it trains on, loss and memory as they arrive, the per-phase
+// sawtooth, the run's events, and an explanation when it ends out of memory or fails.
+#pragma once
+
+#include <QWidget>
+
+#include "common/run_types.h"
+
+class QLabel;
+class QPlainTextEdit;
+
+namespace oomlab::ui {
+
+class FailurePanel;
+class LossPlot;
+class MemoryPlot;
+class PhasePlot;
+class ThemedPlot;
+
+class LivePage : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit LivePage(QWidget* parent = nullptr);
+
+    LossPlot* lossPlot() const { return m_loss; }
+    MemoryPlot* memoryPlot() const { return m_memory; }
+    PhasePlot* phasePlot() const { return m_phases; }
+    FailurePanel* failurePanel() const { return m_failure; }
+    QList<ThemedPlot*> plots() const;
+    qint64 currentRunId() const { return m_runId; }
+    QString header() const;
+
+    void onRunStarted(const oomlab::ExperimentConfig& config, const QString& name);
+    void onPrepareProgress(const QString& stage, double fraction);
+    void onRunCreated(qint64 runId, const oomlab::ExperimentInfo& info);
+    void onMetrics(const oomlab::ui::MetricBatch& batch);
+    void onEvent(qint64 runId, const oomlab::EventRow& event);
+    void onRunFinished(const oomlab::ui::RunEnd& end);
+
+signals:
+    void applySetting(const QString& key, const QString& value);
+
+private:
+    void log(const QString& line);
+
+    QLabel* m_header = nullptr;
+    FailurePanel* m_failure = nullptr;
+    LossPlot* m_loss = nullptr;
+    MemoryPlot* m_memory = nullptr;
+    PhasePlot* m_phases = nullptr;
+    QPlainTextEdit* m_log = nullptr;
+    qint64 m_runId = 0;
+    QString m_name;
+};
+
+}  // namespace oomlab::ui

@@ -1,0 +1,78 @@
+#include "live/loss_plot.h"
+
+#include "plots/series_colors.h"
+
+namespace oomlab::ui {
+
+LossPlot::LossPlot(QWidget* parent) : ThemedPlot(parent) {
+    setObjectName(QStringLiteral("lossPlot"));
+    m_train = addLineSeries(tr("training loss"), seriesColor(0));
+    m_validLoss = addLineSeries(tr("validation loss"), seriesColor(1));
+    m_validLoss->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 6));
+    m_validAccuracy = addLineSeries(tr("validation accuracy (%)"), seriesColor(2), yAxis2,
+                                    Qt::DashLine);
+    m_validAccuracy->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond, 7));
+    xAxis->setLabel(tr("optimizer step"));
+    yAxis->setLabel(tr("loss"));
+    yAxis2->setVisible(true);
+    yAxis2->setLabel(tr("accuracy %"));
+    yAxis2->setRange(0, 100);
+    legend->setVisible(true);
+    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    axisRect()->setRangeZoomAxes(xAxis, yAxis);
+    applyPalette();
+    reset();
+}
+
+void LossPlot::reset() {
+    for (QCPGraph* graph : {m_train, m_validLoss, m_validAccuracy}) {
+        graph->data()->clear();
+    }
+    clearMarkers();
+    m_x.reset();
+    m_loss.reset();
+    xAxis->setRange(0, 10);
+    yAxis->setRange(0, 1);
+    setFollowData(true);
+    requestReplot();
+}
+
+void LossPlot::appendRows(const std::vector<MetricRow>& rows) {
+    QVector<double> trainX, trainY, evalX, evalLoss, accX, accY;
+    for (const MetricRow& row : rows) {
+        const double x = static_cast<double>(row.step);
+        if (row.phase == "step" && row.loss) {
+            trainX.push_back(x);
+            trainY.push_back(*row.loss);
+        } else if (row.phase == "eval") {
+            if (row.loss) {
+                evalX.push_back(x);
+                evalLoss.push_back(*row.loss);
+            }
+            if (row.accuracy) {
+                accX.push_back(x);
+                accY.push_back(*row.accuracy * 100.0);
+            }
+        } else {
+            continue;
+        }
+        m_x.add(x);
+    }
+    for (double value : trainY) {
+        m_loss.add(value);
+    }
+    for (double value : evalLoss) {
+        m_loss.add(value);
+    }
+    m_train->addData(trainX, trainY, true);
+    m_validLoss->addData(evalX, evalLoss, true);
+    m_validAccuracy->addData(accX, accY, true);
+    requestReplot();
+}
+
+void LossPlot::fitRanges() {
+    fitAxis(xAxis, m_x, true);
+    fitAxis(yAxis, m_loss, true);
+}
+
+}  // namespace oomlab::ui

@@ -1,0 +1,108 @@
+#include "live/memory_plot.h"
+
+#include "common/formatting.h"
+#include "plots/series_colors.h"
+
+namespace oomlab::ui {
+namespace {
+
+const QColor kCapColor(0xd6, 0x27, 0x28);
+
+void appendOptional(QVector<double>& keys, QVector<double>& values, double x,
+                    const std::optional<std::int64_t>& bytes, Bounds& bounds) {
+    if (bytes) {
+        keys.push_back(x);
+        values.push_back(toMiB(*bytes));
+        bounds.add(values.back());
+    }
+}
+
+}  // namespace
+
+MemoryPlot::MemoryPlot(QWidget* parent) : ThemedPlot(parent) {
+    setObjectName(QStringLiteral("memoryPlot"));
+    m_allocated = addLineSeries(tr("allocated"), seriesColor(0));
+    m_reserved = addLineSeries(tr("reserved"), seriesColor(2), nullptr, Qt::DashLine);
+    m_peak = addLineSeries(tr("step peak"), seriesColor(1));
+    m_deviceUsed = addLineSeries(tr("device used"), seriesColor(4), nullptr, Qt::DotLine);
+    xAxis->setLabel(tr("optimizer step"));
+    yAxis->setLabel(tr("MiB"));
+    legend->setVisible(true);
+    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+    m_cap = new QCPItemStraightLine(this);
+    m_cap->setPen(QPen(kCapColor, 2, Qt::DashDotLine));
+    m_capLabel = new QCPItemText(this);
+    m_capLabel->setColor(kCapColor);
+    m_capLabel->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
+    m_capLabel->position->setTypeY(QCPItemPosition::ptPlotCoords);
+    m_capLabel->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+    applyPalette();
+    reset(0);
+}
+
+void MemoryPlot::reset(std::int64_t capBytes) {
+    for (QCPGraph* graph : {m_allocated, m_reserved, m_peak, m_deviceUsed}) {
+        graph->data()->clear();
+    }
+    clearMarkers();
+    m_x.reset();
+    m_y.reset();
+    const bool capped = capBytes > 0;
+    m_cap->setVisible(capped);
+    m_capLabel->setVisible(capped);
+    if (capped) {
+        const double cap = toMiB(capBytes);
+        m_cap->point1->setCoords(0, cap);
+        m_cap->point2->setCoords(1, cap);
+        m_capLabel->position->setCoords(0.99, cap);
+        m_capLabel->setText(tr("cap %1").arg(formatBytes(capBytes)));
+        m_y.add(cap);
+    }
+    xAxis->setRange(0, 10);
+    yAxis->setRange(0, capped ? toMiB(capBytes) * 1.1 : 1);
+    setFollowData(true);
+    requestReplot();
+}
+
+bool MemoryPlot::capVisible() const { return m_cap->visible(); }
+
+double MemoryPlot::capMiB() const { return m_cap->point1->value(); }
+
+void MemoryPlot::appendRows(const std::vector<MetricRow>& rows) {
+    QVector<double> ax, ay, rx, ry, px, py, dx, dy;
+    for (const MetricRow& row : rows) {
+        if (row.phase != "step") {
+            continue;
+        }
+        const double x = static_cast<double>(row.step);
+        m_x.add(x);
+        appendOptional(ax, ay, x, row.allocated_bytes, m_y);
+        appendOptional(rx, ry, x, row.reserved_bytes, m_y);
+        appendOptional(px, py, x, row.peak_bytes, m_y);
+        appendOptional(dx, dy, x, row.device_used_bytes, m_y);
+    }
+    m_allocated->addData(ax, ay, true);
+    m_reserved->addData(rx, ry, true);
+    m_peak->addData(px, py, true);
+    m_deviceUsed->addData(dx, dy, true);
+    requestReplot();
+}
+
+void MemoryPlot::markEvent(const EventRow& event) {
+    const double x = static_cast<double>(event.step);
+    if (event.kind == "oom") {
+        addMarker(x, tr("OOM"), kCapColor);
+    } else if (event.kind == "adapt" || event.kind == "halve") {
+        addMarker(x, event.kind == "adapt" ? tr("adapted") : tr("halved"), seriesColor(4));
+    } else {
+        return;
+    }
+    m_x.add(x);
+}
+
+void MemoryPlot::fitRanges() {
+    fitAxis(xAxis, m_x, true);
+    fitAxis(yAxis, m_y, true);
+}
+
+}  // namespace oomlab::ui

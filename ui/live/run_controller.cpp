@@ -1,0 +1,83 @@
+#include "live/run_controller.h"
+
+#include "live/training_worker.h"
+
+namespace oomlab::ui {
+
+RunController::RunController(QObject* parent) : QObject(parent) {
+    registerRunTypes();
+    m_thread.setObjectName(QStringLiteral("oomlab-training"));
+    m_worker = new TrainingWorker;
+    m_worker->moveToThread(&m_thread);
+    connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
+    // Worker -> GUI thread: queued, because the worker lives in another thread.
+    connect(m_worker, &TrainingWorker::prepareProgress, this, &RunController::prepareProgress);
+    connect(m_worker, &TrainingWorker::runCreated, this, &RunController::runCreated);
+    connect(m_worker, &TrainingWorker::metricsArrived, this, &RunController::metricsArrived);
+    connect(m_worker, &TrainingWorker::eventArrived, this, &RunController::eventArrived);
+    connect(m_worker, &TrainingWorker::progressChanged, this, &RunController::progressChanged);
+    connect(m_worker, &TrainingWorker::runFinished, this, &RunController::onWorkerFinished);
+    m_thread.start();
+}
+
+RunController::~RunController() {
+    m_queue.clear();
+    if (m_worker) {
+        m_worker->requestStop();
+    }
+    m_thread.quit();
+    m_thread.wait();
+}
+
+bool RunController::start(const ExperimentConfig& config, const QString& name) {
+    return startQueue({QueuedRun{config, name}});
+}
+
+bool RunController::startQueue(const QVector<QueuedRun>& runs) {
+    if (m_running || runs.isEmpty()) {
+        return false;
+    }
+    m_queue = runs;
+    m_queueRunIds.clear();
+    m_stopped = false;
+    m_running = true;
+    emit runningChanged(true);
+    startNext();
+    return true;
+}
+
+void RunController::startNext() {
+    const QueuedRun next = m_queue.takeFirst();
+    m_worker->clearStop();
+    emit runStarted(next.config, next.name);
+    TrainingWorker* worker = m_worker;
+    const QString database = m_databasePath;
+    QMetaObject::invokeMethod(
+        worker, [worker, next, database] { worker->run(next.config, next.name, database); },
+        Qt::QueuedConnection);
+}
+
+void RunController::stop() {
+    if (!m_running) {
+        return;
+    }
+    m_stopped = true;
+    m_queue.clear();
+    m_worker->requestStop();
+}
+
+void RunController::onWorkerFinished(const RunEnd& end) {
+    if (end.runId > 0) {
+        m_queueRunIds.push_back(end.runId);
+    }
+    emit runFinished(end);
+    if (!m_queue.isEmpty() && !m_stopped) {
+        startNext();
+        return;
+    }
+    m_running = false;
+    emit runningChanged(false);
+    emit queueFinished(m_queueRunIds, !m_stopped);
+}
+
+}  // namespace oomlab::ui

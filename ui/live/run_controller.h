@@ -1,0 +1,63 @@
+// Owns the training thread and its worker; starts runs (one at a time, or a queue of them
+// for a lesson), stops them, and re-emits the worker's signals on the GUI thread.
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <QThread>
+#include <QVector>
+
+#include "common/run_types.h"
+
+namespace oomlab::ui {
+
+class TrainingWorker;
+
+struct QueuedRun {
+    ExperimentConfig config;
+    QString name;  // empty: the engine's default name
+};
+
+class RunController : public QObject {
+    Q_OBJECT
+
+public:
+    explicit RunController(QObject* parent = nullptr);
+    ~RunController() override;  // stops a run and joins the thread
+
+    void setDatabasePath(const QString& path) { m_databasePath = path; }
+    const QString& databasePath() const { return m_databasePath; }
+    bool isRunning() const { return m_running; }
+
+    // False when a run is already going.
+    bool start(const ExperimentConfig& config, const QString& name = {});
+    bool startQueue(const QVector<QueuedRun>& runs);
+    // Cancels the current run (saved as cancelled) and drops the rest of a queue.
+    void stop();
+
+signals:
+    void runningChanged(bool running);
+    void runStarted(const oomlab::ExperimentConfig& config, const QString& name);
+    void prepareProgress(const QString& stage, double fraction);
+    void runCreated(qint64 runId, const oomlab::ExperimentInfo& info);
+    void metricsArrived(const oomlab::ui::MetricBatch& batch);
+    void eventArrived(qint64 runId, const oomlab::EventRow& event);
+    void progressChanged(const oomlab::TrainProgress& progress);
+    void runFinished(const oomlab::ui::RunEnd& end);
+    // After the last run of a queue (or after a stop); the ids of the runs it created.
+    void queueFinished(const QVector<qint64>& runIds, bool completed);
+
+private:
+    void startNext();
+    void onWorkerFinished(const RunEnd& end);
+
+    QThread m_thread;
+    TrainingWorker* m_worker = nullptr;
+    QString m_databasePath;
+    QVector<QueuedRun> m_queue;
+    QVector<qint64> m_queueRunIds;
+    bool m_running = false;
+    bool m_stopped = false;
+};
+
+}  // namespace oomlab::ui

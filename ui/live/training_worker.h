@@ -1,0 +1,57 @@
+// The engine's run on a worker thread. The worker object lives in the controller's QThread
+// (moveToThread); as the engine's RunListener it turns the engine's callbacks into queued
+// signals carrying value structs. Nothing is thrown past it: every exception becomes a
+// RunEnd with a status and a message.
+#pragma once
+
+#include <QElapsedTimer>
+#include <QObject>
+
+#include <atomic>
+
+#include "common/run_types.h"
+#include "oomlab/run/run_session.h"
+
+namespace oomlab::ui {
+
+class TrainingWorker : public QObject, public RunListener {
+    Q_OBJECT
+
+public:
+    static constexpr int kProgressIntervalMs = 100;
+
+    explicit TrainingWorker(QObject* parent = nullptr);
+
+    // Thread-safe: the engine checks it every step.
+    void requestStop() { m_cancel.store(true); }
+    void clearStop() { m_cancel.store(false); }
+
+    // Runs on the worker's thread (invoked queued by the controller). Opens its own
+    // connection to the database, trains, records, and ends with runFinished().
+    void run(const oomlab::ExperimentConfig& config, const QString& name,
+             const QString& databasePath);
+
+signals:
+    void prepareProgress(const QString& stage, double fraction);
+    void runCreated(qint64 runId, const oomlab::ExperimentInfo& info);
+    void metricsArrived(const oomlab::ui::MetricBatch& batch);
+    void eventArrived(qint64 runId, const oomlab::EventRow& event);
+    void progressChanged(const oomlab::TrainProgress& progress);
+    void runFinished(const oomlab::ui::RunEnd& end);
+
+private:
+    // RunListener, called on this thread by the engine.
+    void on_prepare(const std::string& stage, double fraction) override;
+    void on_run_created(std::int64_t run_id, const ExperimentInfo& info) override;
+    void on_metrics(const std::vector<MetricRow>& rows) override;
+    void on_event(const EventRow& event) override;
+    void on_progress(const TrainProgress& progress) override;
+
+    std::atomic<bool> m_cancel{false};
+    std::int64_t m_runId = 0;
+    QElapsedTimer m_progressClock;
+    qint64 m_lastProgressMs = -1;
+    qint64 m_lastPrepareMs = -1;
+};
+
+}  // namespace oomlab::ui

@@ -1,0 +1,108 @@
+#include "plots/breakdown_chart.h"
+
+#include "common/formatting.h"
+#include "plots/series_colors.h"
+
+namespace oomlab::ui {
+
+BreakdownChart::BreakdownChart(Qt::Orientation orientation, QWidget* parent)
+    : ThemedPlot(parent), m_orientation(orientation) {
+    setInteractions({});
+    QCPBars* below = nullptr;
+    for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
+        auto* bars = new QCPBars(keyAxis(), valueAxis());
+        bars->setName(breakdownLabel(i));
+        bars->setPen(Qt::NoPen);
+        bars->setBrush(breakdownColor(i));
+        bars->setWidth(0.6);
+        if (below) {
+            bars->moveAbove(below);
+        }
+        below = bars;
+        m_categories.push_back(bars);
+    }
+    valueAxis()->setLabel(tr("MiB"));
+    keyAxis()->grid()->setVisible(false);
+    legend->setVisible(true);
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    legend->setWrap(orientation == Qt::Horizontal ? 4 : 1);
+    // The legend in its own layout cell so it never hides a bar.
+    if (orientation == Qt::Horizontal) {
+        plotLayout()->addElement(1, 0, legend);
+        plotLayout()->setRowStretchFactor(1, 0.001);
+    } else {
+        plotLayout()->addElement(0, 1, legend);
+        plotLayout()->setColumnStretchFactor(1, 0.001);
+    }
+    legend->setMargins(QMargins(4, 2, 4, 2));
+
+    m_capLine = new QCPItemStraightLine(this);
+    m_capLine->setPen(QPen(QColor(0xd6, 0x27, 0x28), 2, Qt::DashLine));
+    m_capLine->setVisible(false);
+    m_capLabel = new QCPItemText(this);
+    m_capLabel->setColor(QColor(0xd6, 0x27, 0x28));
+    m_capLabel->setVisible(false);
+    m_capLabel->setClipToAxisRect(false);
+    applyPalette();
+}
+
+QCPAxis* BreakdownChart::keyAxis() const {
+    return m_orientation == Qt::Horizontal ? yAxis : xAxis;
+}
+
+QCPAxis* BreakdownChart::valueAxis() const {
+    return m_orientation == Qt::Horizontal ? xAxis : yAxis;
+}
+
+void BreakdownChart::setBars(const QVector<BreakdownBar>& bars, std::int64_t capBytes) {
+    m_barCount = bars.size();
+    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+    QVector<double> keys;
+    for (int i = 0; i < bars.size(); ++i) {
+        keys.push_back(i + 1);
+        ticker->addTick(i + 1, bars[i].label);
+    }
+    keyAxis()->setTicker(ticker);
+    keyAxis()->setRange(0.4, bars.size() + 0.6);
+    double highest = 0;
+    for (std::size_t c = 0; c < m_categories.size(); ++c) {
+        QVector<double> values;
+        for (const BreakdownBar& bar : bars) {
+            values.push_back(toMiB(breakdown_field(bar.breakdown, c)));
+        }
+        m_categories[static_cast<int>(c)]->setData(keys, values, true);
+    }
+    for (const BreakdownBar& bar : bars) {
+        highest = std::max(highest, toMiB(bar.breakdown.total()));
+    }
+    const double cap = toMiB(capBytes);
+    m_capLine->setVisible(capBytes > 0);
+    m_capLabel->setVisible(capBytes > 0);
+    if (capBytes > 0) {
+        highest = std::max(highest, cap);
+        if (m_orientation == Qt::Horizontal) {
+            m_capLine->point1->setCoords(cap, 0);
+            m_capLine->point2->setCoords(cap, 1);
+            m_capLabel->position->setCoords(cap, bars.size() + 0.5);
+            m_capLabel->setPositionAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        } else {
+            m_capLine->point1->setCoords(0, cap);
+            m_capLine->point2->setCoords(1, cap);
+            m_capLabel->position->setCoords(0.45, cap);
+            m_capLabel->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
+        }
+        m_capLabel->setText(tr("cap %1").arg(formatBytes(capBytes)));
+    }
+    valueAxis()->setRange(0, highest > 0 ? highest * 1.08 : 1.0);
+    requestReplot();
+}
+
+double BreakdownChart::valueMiB(int bar, std::size_t category) const {
+    const QCPBars* bars = m_categories.value(static_cast<int>(category));
+    if (!bars || bar < 0 || bar >= bars->data()->size()) {
+        return 0;
+    }
+    return (bars->data()->constBegin() + bar)->value;
+}
+
+}  // namespace oomlab::ui

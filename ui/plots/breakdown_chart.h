@@ -1,0 +1,44 @@
+// Memory by category as stacked bars: one bar for the predicted breakdown against the cap,
+// or one bar per run side by side in the compare view.
+#pragma once
+
+#include <QString>
+#include <QVector>
+
+#include <cstdint>
+
+#include "oomlab/memory/breakdown.h"
+#include "plots/themed_plot.h"
+
+namespace oomlab::ui {
+
+struct BreakdownBar {
+    QString label;
+    MemoryBreakdown breakdown;
+};
+
+class BreakdownChart : public ThemedPlot {
+    Q_OBJECT
+
+public:
+    // Horizontal: bars lie along x (compact, for one bar); vertical: bars stand side by side.
+    explicit BreakdownChart(Qt::Orientation orientation, QWidget* parent = nullptr);
+
+    // Replaces the bars; `capBytes` > 0 draws the memory cap as a line.
+    void setBars(const QVector<BreakdownBar>& bars, std::int64_t capBytes = 0);
+    int barCount() const { return m_barCount; }
+    // MiB stacked for category `category` of bar `bar` (tests, tooltips).
+    double valueMiB(int bar, std::size_t category) const;
+
+private:
+    QCPAxis* keyAxis() const;
+    QCPAxis* valueAxis() const;
+
+    Qt::Orientation m_orientation;
+    QVector<QCPBars*> m_categories;
+    QCPItemStraightLine* m_capLine = nullptr;
+    QCPItemText* m_capLabel = nullptr;
+    int m_barCount = 0;
+};
+
+}  // namespace oomlab::ui

@@ -1,0 +1,203 @@
+#include "plots/themed_plot.h"
+
+#include <QApplication>
+#include <QContextMenuEvent>
+#include <QEvent>
+#include <QFileDialog>
+#include <QMenu>
+#include <QMessageBox>
+
+#include "plots/plot_export.h"
+
+namespace oomlab::ui {
+namespace {
+
+QColor mix(const QColor& a, const QColor& b, double t) {
+    return QColor::fromRgbF(a.redF() * (1 - t) + b.redF() * t, a.greenF() * (1 - t) + b.greenF() * t,
+                            a.blueF() * (1 - t) + b.blueF() * t);
+}
+
+void styleAxis(QCPAxis* axis, const QColor& text, const QColor& grid, const QColor& subGrid,
+               const QFont& font) {
+    const QPen pen(text, 1);
+    axis->setBasePen(pen);
+    axis->setTickPen(pen);
+    axis->setSubTickPen(pen);
+    axis->setTickLabelColor(text);
+    axis->setLabelColor(text);
+    axis->setTickLabelFont(font);
+    axis->setLabelFont(font);
+    axis->grid()->setPen(QPen(grid, 1, Qt::DotLine));
+    axis->grid()->setSubGridPen(QPen(subGrid, 1, Qt::DotLine));
+    axis->grid()->setZeroLinePen(Qt::NoPen);
+}
+
+}  // namespace
+
+ThemedPlot::ThemedPlot(QWidget* parent) : QCustomPlot(parent) {
+    m_replotTimer.setSingleShot(true);
+    m_replotTimer.setInterval(kReplotIntervalMs);
+    connect(&m_replotTimer, &QTimer::timeout, this, &ThemedPlot::replotNow);
+    setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    setNoAntialiasingOnDrag(true);
+    setMinimumHeight(120);
+    applyPalette();
+}
+
+QCPGraph* ThemedPlot::addLineSeries(const QString& name, const QColor& color, QCPAxis* valueAxis,
+                                    Qt::PenStyle style) {
+    QCPGraph* graph = addGraph(xAxis, valueAxis ? valueAxis : yAxis);
+    graph->setName(name);
+    graph->setPen(QPen(color, 1.6, style));
+    graph->setAdaptiveSampling(true);
+    return graph;
+}
+
+void ThemedPlot::addMarker(double x, const QString& text, const QColor& color) {
+    auto* line = new QCPItemStraightLine(this);
+    line->point1->setTypeX(QCPItemPosition::ptPlotCoords);
+    line->point1->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    line->point2->setTypeX(QCPItemPosition::ptPlotCoords);
+    line->point2->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    line->point1->setCoords(x, 0);
+    line->point2->setCoords(x, 1);
+    line->setPen(QPen(color, 2, Qt::DashLine));
+    auto* label = new QCPItemText(this);
+    label->position->setTypeX(QCPItemPosition::ptPlotCoords);
+    label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    label->position->setCoords(x, 0.02);
+    label->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
+    label->setPadding(QMargins(2, 0, 4, 0));
+    label->setText(text);
+    label->setColor(color);
+    QFont font = label->font();
+    font.setBold(true);
+    label->setFont(font);
+    m_markers.push_back({line, label});
+    requestReplot();
+}
+
+void ThemedPlot::clearMarkers() {
+    for (const auto& [line, label] : m_markers) {
+        removeItem(line);
+        removeItem(label);
+    }
+    m_markers.clear();
+}
+
+double ThemedPlot::markerX(int index) const { return m_markers.at(index).first->point1->key(); }
+
+void ThemedPlot::requestReplot() {
+    if (!m_replotTimer.isActive()) {
+        m_replotTimer.start();
+    }
+}
+
+void ThemedPlot::replotNow() {
+    if (m_follow) {
+        fitRanges();
+    }
+    ++m_replots;
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+void ThemedPlot::setFollowData(bool follow) {
+    if (m_follow == follow) {
+        return;
+    }
+    m_follow = follow;
+    emit followDataChanged(follow);
+    if (follow) {
+        requestReplot();
+    }
+}
+
+QColor ThemedPlot::foreground() const { return palette().color(QPalette::WindowText); }
+
+void ThemedPlot::applyPalette() {
+    const QPalette pal = palette();
+    const QColor base = pal.color(QPalette::Base);
+    const QColor text = pal.color(QPalette::WindowText);
+    const QColor grid = mix(base, text, 0.22);
+    const QColor subGrid = mix(base, text, 0.1);
+    setBackground(base);
+    axisRect()->setBackground(base);
+    const QFont font = QApplication::font();
+    for (QCPAxis* axis : axisRect()->axes()) {
+        styleAxis(axis, text, grid, subGrid, font);
+    }
+    legend->setBrush(QBrush(mix(base, text, 0.04)));
+    legend->setBorderPen(QPen(mix(base, text, 0.3)));
+    legend->setTextColor(text);
+    legend->setFont(font);
+    for (int i = 0; i < itemCount(); ++i) {
+        if (auto* label = qobject_cast<QCPItemText*>(item(i))) {
+            if (label->property("themed").toBool()) {
+                label->setColor(text);
+            }
+        }
+    }
+    requestReplot();
+}
+
+void ThemedPlot::fitAxis(QCPAxis* axis, const Bounds& bounds, bool fromZero) {
+    if (!bounds.valid()) {
+        return;
+    }
+    double low = fromZero ? std::min(0.0, bounds.low) : bounds.low;
+    double high = bounds.high;
+    if (high - low < 1e-12) {
+        high = low + (low == 0 ? 1.0 : std::abs(low) * 0.1);
+    }
+    const double margin = (high - low) * 0.05;
+    axis->setRange(fromZero && low == 0 ? 0 : low - margin, high + margin);
+}
+
+void ThemedPlot::changeEvent(QEvent* event) {
+    QCustomPlot::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::ApplicationPaletteChange ||
+        event->type() == QEvent::StyleChange) {
+        applyPalette();
+    }
+}
+
+void ThemedPlot::mousePressEvent(QMouseEvent* event) {
+    if (event->button() == Qt::LeftButton) {
+        setFollowData(false);
+    }
+    QCustomPlot::mousePressEvent(event);
+}
+
+void ThemedPlot::wheelEvent(QWheelEvent* event) {
+    setFollowData(false);
+    QCustomPlot::wheelEvent(event);
+}
+
+void ThemedPlot::mouseDoubleClickEvent(QMouseEvent* event) {
+    QCustomPlot::mouseDoubleClickEvent(event);
+    setFollowData(true);
+}
+
+void ThemedPlot::contextMenuEvent(QContextMenuEvent* event) {
+    QMenu menu(this);
+    QAction* follow = menu.addAction(tr("Follow the data"));
+    follow->setCheckable(true);
+    follow->setChecked(m_follow);
+    connect(follow, &QAction::toggled, this, &ThemedPlot::setFollowData);
+    menu.addAction(tr("Export image…"), this, [this] {
+        const QString name = objectName().isEmpty() ? QStringLiteral("plot") : objectName();
+        const QString path = QFileDialog::getSaveFileName(this, tr("Export plot"),
+                                                          name + QStringLiteral(".png"),
+                                                          plotFileFilters());
+        if (path.isEmpty()) {
+            return;
+        }
+        const QString error = savePlot(this, path);
+        if (!error.isEmpty()) {
+            QMessageBox::warning(this, tr("Export plot"), error);
+        }
+    });
+    menu.exec(event->globalPos());
+}
+
+}  // namespace oomlab::ui

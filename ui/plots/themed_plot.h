@@ -1,0 +1,88 @@
+// A QCustomPlot that follows the system palette (light or dark), coalesces redraws and
+// follows its data until the user zooms or drags.
+//
+// Appending code adds points with addData(..., alreadySorted=true), extends the bounds with
+// noteX()/noteY() and calls requestReplot(): at most one replot per kReplotIntervalMs, done
+// with rpQueuedReplot.
+#pragma once
+
+#include <QTimer>
+
+#include <limits>
+
+#include <qcustomplot.h>
+
+namespace oomlab::ui {
+
+// A running [min, max] of the data, so ranges never need a pass over all points.
+struct Bounds {
+    double low = std::numeric_limits<double>::infinity();
+    double high = -std::numeric_limits<double>::infinity();
+
+    void add(double value) {
+        if (value < low) {
+            low = value;
+        }
+        if (value > high) {
+            high = value;
+        }
+    }
+    bool valid() const { return low <= high; }
+    void reset() { *this = Bounds(); }
+};
+
+class ThemedPlot : public QCustomPlot {
+    Q_OBJECT
+
+public:
+    static constexpr int kReplotIntervalMs = 40;  // at most 25 redraws per second
+
+    explicit ThemedPlot(QWidget* parent = nullptr);
+
+    // A line series with the given colour on xAxis and `valueAxis` (yAxis by default).
+    QCPGraph* addLineSeries(const QString& name, const QColor& color, QCPAxis* valueAxis = nullptr,
+                            Qt::PenStyle style = Qt::SolidLine);
+
+    void requestReplot();
+    // Follow the data (the default) or keep the user's zoom. Double-click returns to following.
+    void setFollowData(bool follow);
+    bool followsData() const { return m_follow; }
+    int coalescedReplots() const { return m_replots; }
+
+    // A labelled vertical line at key `x` (an OOM, an adaptation); cleared by clearMarkers().
+    void addMarker(double x, const QString& text, const QColor& color);
+    void clearMarkers();
+    int markerCount() const { return m_markers.size(); }
+    double markerX(int index) const;
+
+    // Applies the current palette to axes, grid, legend and background.
+    void applyPalette();
+    // The text colour of the palette, for items drawn on the plot.
+    QColor foreground() const;
+
+signals:
+    void followDataChanged(bool follow);
+
+protected:
+    // Sets the axis ranges from the tracked bounds; called before a coalesced replot while
+    // following the data.
+    virtual void fitRanges() {}
+    // Sets `axis` to [bounds.low, bounds.high] with a margin; `fromZero` anchors it at 0.
+    static void fitAxis(QCPAxis* axis, const Bounds& bounds, bool fromZero);
+
+    void changeEvent(QEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
+    void wheelEvent(QWheelEvent* event) override;
+    void mouseDoubleClickEvent(QMouseEvent* event) override;
+    void contextMenuEvent(QContextMenuEvent* event) override;
+
+private:
+    void replotNow();
+
+    QTimer m_replotTimer;
+    QVector<QPair<QCPItemStraightLine*, QCPItemText*>> m_markers;
+    bool m_follow = true;
+    int m_replots = 0;
+};
+
+}  // namespace oomlab::ui

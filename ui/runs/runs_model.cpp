@@ -1,0 +1,235 @@
+#include "runs/runs_model.h"
+
+#include <QDateTime>
+
+#include "common/formatting.h"
+#include "oomlab/config/config_io.h"
+#include "oomlab/config/config_keys.h"
+#include "runs/run_database.h"
+
+namespace oomlab::ui {
+namespace {
+
+QString setting(const ExperimentConfig& config, const char* key) {
+    return qs(get_config_value(config, key));
+}
+
+QString localTime(const std::string& iso) {
+    QDateTime time = QDateTime::fromString(qs(iso), Qt::ISODate);
+    if (!time.isValid()) {
+        return qs(iso);
+    }
+    time.setTimeSpec(Qt::UTC);
+    return time.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+}
+
+}  // namespace
+
+RunsModel::RunsModel(RunDatabase* database, QObject* parent)
+    : QAbstractTableModel(parent), m_database(database) {
+    connect(m_database, &RunDatabase::runsChanged, this, &RunsModel::reload);
+    reload();
+}
+
+int RunsModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
+}
+
+int RunsModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+void RunsModel::reload() {
+    std::vector<Row> rows;
+    if (m_database->isOpen()) {
+        for (RunRecord& record : m_database->store().list_runs()) {
+            Row row;
+            try {
+                row.config = parse_config_json(record.config_json, "run " + std::to_string(record.id));
+                row.configRead = true;
+            } catch (const std::exception&) {
+                row.configRead = false;
+            }
+            row.record = std::move(record);
+            rows.push_back(std::move(row));
+        }
+    }
+    // The same runs in the same order (a run finished, a rename): update in place so views
+    // keep their selection; otherwise reset.
+    bool sameRuns = rows.size() == m_rows.size();
+    for (std::size_t i = 0; sameRuns && i < rows.size(); ++i) {
+        sameRuns = rows[i].record.id == m_rows[i].record.id;
+    }
+    if (sameRuns) {
+        m_rows = std::move(rows);
+        if (!m_rows.empty()) {
+            emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
+        }
+        return;
+    }
+    beginResetModel();
+    m_rows = std::move(rows);
+    endResetModel();
+}
+
+int RunsModel::rowOfRun(qint64 runId) const {
+    for (std::size_t i = 0; i < m_rows.size(); ++i) {
+        if (m_rows[i].record.id == runId) {
+            return static_cast<int>(i);
+        }
+    }
+    return -1;
+}
+
+const RunRecord* RunsModel::run(int row) const {
+    return row >= 0 && row < rowCount() ? &m_rows[static_cast<std::size_t>(row)].record : nullptr;
+}
+
+const ExperimentConfig* RunsModel::config(int row) const {
+    return row >= 0 && row < rowCount() ? &m_rows[static_cast<std::size_t>(row)].config : nullptr;
+}
+
+QVariant RunsModel::data(const QModelIndex& index, int role) const {
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) {
+        return {};
+    }
+    const Row& row = m_rows[static_cast<std::size_t>(index.row())];
+    const RunRecord& run = row.record;
+    switch (role) {
+        case Qt::DisplayRole: return display(row, index.column());
+        case Qt::EditRole:
+            if (index.column() == Name) {
+                return qs(run.name);
+            }
+            if (index.column() == Notes) {
+                return qs(run.notes);
+            }
+            return display(row, index.column());
+        case SortRole: return sortValue(row, index.column());
+        case RunIdRole: return static_cast<qlonglong>(run.id);
+        case StatusRole: return statusName(run.status);
+        case Qt::ForegroundRole:
+            if (index.column() == Status) {
+                return statusColor(run.status);
+            }
+            return {};
+        case Qt::ToolTipRole:
+            if (index.column() == Status && !run.error.empty()) {
+                return qs(run.error);
+            }
+            if (index.column() == Notes && !run.notes.empty()) {
+                return qs(run.notes);
+            }
+            return {};
+        case Qt::TextAlignmentRole:
+            switch (index.column()) {
+                case Id:
+                case Cap:
+                case Peak:
+                case FinalLoss:
+                case Accuracy:
+                case Duration:
+                case Steps: return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+                default: return {};
+            }
+        default: return {};
+    }
+}
+
+QVariant RunsModel::display(const Row& row, int column) const {
+    const RunRecord& run = row.record;
+    const ExperimentConfig& config = row.config;
+    const bool known = row.configRead;
+    switch (column) {
+        case Id: return static_cast<qlonglong>(run.id);
+        case Name: return qs(run.name);
+        case Status: return statusName(run.status);
+        case Model: return known ? setting(config, "model.kind") : QString();
+        case Batch:
+            if (!known) {
+                return {};
+            }
+            return config.train.accumulation > 1
+                       ? QStringLiteral("%1×%2").arg(config.train.batch_size).arg(config.train.accumulation)
+                       : QString::number(config.train.batch_size);
+        case Precision: return known ? setting(config, "memory.precision") : QString();
+        case Optimizer: return known ? setting(config, "train.optimizer") : QString();
+        case Vocab: return known ? setting(config, "embeddings.vocab") : QString();
+        case Cap:
+            return known && config.memory.cap_mb > 0
+                       ? QStringLiteral("%1 MiB").arg(config.memory.cap_mb)
+                       : QString();
+        case Peak: return run.peak_bytes > 0 ? formatBytes(run.peak_bytes) : QString();
+        case FinalLoss: return formatOptional(run.final_train_loss);
+        case Accuracy: return formatPercent(run.val_accuracy);
+        case Duration: return formatDuration(run.wall_seconds);
+        case Steps: return static_cast<qlonglong>(run.steps);
+        case Created: return localTime(run.created_at);
+        case Device: return qs(run.device);
+        case Notes: return qs(run.notes).section('\n', 0, 0);
+        default: return {};
+    }
+}
+
+QVariant RunsModel::sortValue(const Row& row, int column) const {
+    const RunRecord& run = row.record;
+    switch (column) {
+        case Id: return static_cast<qlonglong>(run.id);
+        case Batch: return row.config.train.batch_size * row.config.train.accumulation;
+        case Cap: return static_cast<qlonglong>(row.config.memory.cap_mb);
+        case Peak: return static_cast<qlonglong>(run.peak_bytes);
+        case FinalLoss: return run.final_train_loss ? *run.final_train_loss : 1e300;
+        case Accuracy: return run.val_accuracy ? *run.val_accuracy : -1.0;
+        case Duration: return run.wall_seconds;
+        case Steps: return static_cast<qlonglong>(run.steps);
+        case Created: return qs(run.created_at);
+        default: return display(row, column).toString().toLower();
+    }
+}
+
+QVariant RunsModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
+        return QAbstractTableModel::headerData(section, orientation, role);
+    }
+    static const QStringList titles = {tr("ID"),       tr("Name"),       tr("Status"),   tr("Model"),
+                                       tr("Batch"),    tr("Precision"),  tr("Optimizer"), tr("Vocab"),
+                                       tr("Cap"),      tr("Peak memory"), tr("Final loss"),
+                                       tr("Val. accuracy"), tr("Duration"), tr("Steps"),
+                                       tr("Created"),  tr("Device"),     tr("Notes")};
+    return titles.value(section);
+}
+
+Qt::ItemFlags RunsModel::flags(const QModelIndex& index) const {
+    Qt::ItemFlags flags = QAbstractTableModel::flags(index);
+    if (index.isValid() && (index.column() == Name || index.column() == Notes)) {
+        flags |= Qt::ItemIsEditable;
+    }
+    return flags;
+}
+
+bool RunsModel::setData(const QModelIndex& index, const QVariant& value, int role) {
+    if (role != Qt::EditRole || !index.isValid() ||
+        (index.column() != Name && index.column() != Notes) || !m_database->isOpen()) {
+        return false;
+    }
+    Row& row = m_rows[static_cast<std::size_t>(index.row())];
+    const std::string text = ss(value.toString());
+    try {
+        if (index.column() == Name) {
+            if (text.empty()) {
+                return false;
+            }
+            m_database->store().rename_run(row.record.id, text);
+            row.record.name = text;
+        } else {
+            m_database->store().set_notes(row.record.id, text);
+            row.record.notes = text;
+        }
+    } catch (const std::exception&) {
+        return false;
+    }
+    emit dataChanged(index, index);
+    return true;
+}
+
+}  // namespace oomlab::ui

@@ -1,0 +1,287 @@
+#include "runs/runs_page.h"
+
+#include <QComboBox>
+#include <QEvent>
+#include <QFileInfo>
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QInputDialog>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "common/app_settings.h"
+#include "common/formatting.h"
+#include "export/run_export.h"
+#include "runs/run_database.h"
+#include "runs/runs_filter_model.h"
+#include "runs/runs_model.h"
+
+namespace oomlab::ui {
+
+RunsPage::RunsPage(RunDatabase* database, QWidget* parent) : QWidget(parent), m_database(database) {
+    setObjectName(QStringLiteral("runsPage"));
+    m_model = new RunsModel(database, this);
+    m_filter = new RunsFilterModel(this);
+    m_filter->setSourceModel(m_model);
+
+    m_search = new QLineEdit;
+    m_search->setObjectName(QStringLiteral("runsSearch"));
+    m_search->setPlaceholderText(tr("Filter: words in name, notes, settings, device…"));
+    m_search->setClearButtonEnabled(true);
+    m_status = new QComboBox;
+    m_status->addItem(tr("any status"), QString());
+    for (RunStatus status : {RunStatus::Completed, RunStatus::Oom, RunStatus::Failed,
+                             RunStatus::Cancelled, RunStatus::Interrupted, RunStatus::Running}) {
+        m_status->addItem(statusName(status), statusName(status));
+    }
+    m_compare = new QPushButton(tr("Compare"));
+    m_compare->setToolTip(tr("Compare the selected runs (two or more)"));
+    m_rerun = new QPushButton(tr("Re-run"));
+    m_rerun->setToolTip(tr("Run the selected run's config again"));
+    auto* load = new QPushButton(tr("Load config"));
+    load->setToolTip(tr("Put the selected run's settings into the experiment panel"));
+    auto* rename = new QPushButton(tr("Rename…"));
+    m_export = new QPushButton(tr("Export…"));
+    m_export->setToolTip(tr("Save the selected runs as JSON or their metrics as CSV"));
+    m_delete = new QPushButton(tr("Delete"));
+    auto* bar = new QHBoxLayout;
+    bar->addWidget(m_search, 1);
+    bar->addWidget(m_status);
+    for (QPushButton* button : {m_compare, m_rerun, load, rename, m_export, m_delete}) {
+        bar->addWidget(button);
+    }
+
+    m_view = new QTableView;
+    m_view->setObjectName(QStringLiteral("runsTable"));
+    m_view->setModel(m_filter);
+    m_view->setSortingEnabled(true);
+    m_view->sortByColumn(RunsModel::Id, Qt::DescendingOrder);
+    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_view->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    m_view->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed);
+    m_view->setAlternatingRowColors(true);
+    m_view->verticalHeader()->hide();
+    m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+    m_view->horizontalHeader()->setStretchLastSection(true);
+    m_view->horizontalHeader()->restoreState(
+        AppSettings::value(QStringLiteral("runs/header")).toByteArray());
+    connect(m_view->horizontalHeader(), &QHeaderView::sectionResized, this, [this] {
+        AppSettings::setValue(QStringLiteral("runs/header"),
+                              m_view->horizontalHeader()->saveState());
+    });
+
+    m_details = new QLabel;
+    m_details->setWordWrap(true);
+    m_details->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_details->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+    m_notes = new QPlainTextEdit;
+    m_notes->setObjectName(QStringLiteral("runNotes"));
+    m_notes->setPlaceholderText(tr("Notes on the selected run (saved when you leave the field)"));
+    m_notes->setMaximumHeight(m_notes->fontMetrics().height() * 6);
+    m_notes->installEventFilter(this);
+    auto* detailsBox = new QWidget;
+    auto* detailsLayout = new QHBoxLayout(detailsBox);
+    detailsLayout->setContentsMargins(0, 0, 0, 0);
+    detailsLayout->addWidget(m_details, 3);
+    detailsLayout->addWidget(m_notes, 2);
+    auto* split = new QSplitter(Qt::Vertical);
+    split->addWidget(m_view);
+    split->addWidget(detailsBox);
+    split->setStretchFactor(0, 4);
+    split->setStretchFactor(1, 1);
+
+    m_databaseLabel = new QLabel;
+    m_databaseLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(bar);
+    layout->addWidget(split, 1);
+    layout->addWidget(m_databaseLabel);
+
+    connect(m_search, &QLineEdit::textChanged, m_filter, &RunsFilterModel::setText);
+    connect(m_status, qOverload<int>(&QComboBox::currentIndexChanged), this,
+            [this] { m_filter->setStatusFilter(m_status->currentData().toString()); });
+    connect(m_compare, &QPushButton::clicked, this, &RunsPage::compareSelected);
+    connect(m_rerun, &QPushButton::clicked, this, &RunsPage::rerunSelected);
+    connect(load, &QPushButton::clicked, this, [this] {
+        if (const ExperimentConfig* config = m_model->config(currentSourceRow())) {
+            emit configRequested(*config);
+        }
+    });
+    connect(rename, &QPushButton::clicked, this, &RunsPage::renameCurrent);
+    connect(m_export, &QPushButton::clicked, this, &RunsPage::exportSelected);
+    connect(m_delete, &QPushButton::clicked, this, [this] { deleteSelected(true); });
+    connect(m_view, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
+        if (index.column() != RunsModel::Name && index.column() != RunsModel::Notes) {
+            emit compareRequested({index.data(RunsModel::RunIdRole).toLongLong()});
+        }
+    });
+    connect(m_view->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+            &RunsPage::updateDetails);
+    connect(m_model, &QAbstractItemModel::modelReset, this, &RunsPage::updateDetails);
+    connect(m_model, &QAbstractItemModel::dataChanged, this, &RunsPage::updateDetails);
+    connect(database, &RunDatabase::opened, this, [this](const QString& path) {
+        m_databaseLabel->setText(tr("Database: %1").arg(path));
+    });
+    m_databaseLabel->setText(tr("Database: %1").arg(database->path()));
+    updateDetails();
+}
+
+QVector<qint64> RunsPage::selectedRunIds() const {
+    QVector<qint64> ids;
+    for (const QModelIndex& index : m_view->selectionModel()->selectedRows()) {
+        ids.push_back(index.data(RunsModel::RunIdRole).toLongLong());
+    }
+    std::sort(ids.begin(), ids.end());
+    return ids;
+}
+
+void RunsPage::selectRuns(const QVector<qint64>& runIds) {
+    QItemSelection selection;
+    for (qint64 id : runIds) {
+        const int row = m_model->rowOfRun(id);
+        if (row < 0) {
+            continue;
+        }
+        const QModelIndex index = m_filter->mapFromSource(m_model->index(row, 0));
+        if (index.isValid()) {
+            selection.select(index, index.siblingAtColumn(RunsModel::ColumnCount - 1));
+        }
+    }
+    m_view->selectionModel()->select(selection, QItemSelectionModel::ClearAndSelect |
+                                                    QItemSelectionModel::Rows);
+}
+
+void RunsPage::setFilterText(const QString& text) { m_search->setText(text); }
+
+int RunsPage::currentSourceRow() const {
+    const QModelIndexList rows = m_view->selectionModel()->selectedRows();
+    const QModelIndex index = rows.isEmpty() ? m_view->currentIndex() : rows.front();
+    return index.isValid() ? m_filter->mapToSource(index).row() : -1;
+}
+
+void RunsPage::compareSelected() {
+    const QVector<qint64> ids = selectedRunIds();
+    if (!ids.isEmpty()) {
+        emit compareRequested(ids);
+    }
+}
+
+void RunsPage::rerunSelected() {
+    const int row = currentSourceRow();
+    if (const RunRecord* run = m_model->run(row)) {
+        emit rerunRequested(*m_model->config(row), qs(run->name));
+    }
+}
+
+bool RunsPage::deleteSelected(bool confirm) {
+    const QVector<qint64> ids = selectedRunIds();
+    if (ids.isEmpty() || !m_database->isOpen()) {
+        return false;
+    }
+    if (confirm && QMessageBox::question(this, tr("Delete runs"),
+                                         tr("Delete %n run(s) with their metrics? This cannot be "
+                                            "undone.", nullptr, ids.size())) != QMessageBox::Yes) {
+        return false;
+    }
+    for (qint64 id : ids) {
+        m_database->store().delete_run(id);
+    }
+    m_database->notifyRunsChanged();
+    return true;
+}
+
+void RunsPage::renameCurrent() {
+    const int row = currentSourceRow();
+    const RunRecord* run = m_model->run(row);
+    if (!run) {
+        return;
+    }
+    bool ok = false;
+    const QString name = QInputDialog::getText(this, tr("Rename run"), tr("Name of run %1:").arg(run->id),
+                                               QLineEdit::Normal, qs(run->name), &ok);
+    if (ok && !name.trimmed().isEmpty()) {
+        m_model->setData(m_model->index(row, RunsModel::Name), name.trimmed());
+    }
+}
+
+void RunsPage::exportSelected() {
+    const QVector<qint64> ids = selectedRunIds();
+    if (ids.isEmpty() || !m_database->isOpen()) {
+        return;
+    }
+    const QString dir = AppSettings::value(QStringLiteral("export/lastDir")).toString();
+    const QString suggested = ids.size() == 1 ? QStringLiteral("run%1.json").arg(ids.front())
+                                              : QStringLiteral("runs.json");
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export runs"), dir.isEmpty() ? suggested : dir + QLatin1Char('/') + suggested,
+        tr("Run with metrics and events (*.json);;Metrics (*.csv)"));
+    if (path.isEmpty()) {
+        return;
+    }
+    AppSettings::setValue(QStringLiteral("export/lastDir"), QFileInfo(path).absolutePath());
+    const QString error = exportRuns(m_database->store(), ids, path);
+    if (!error.isEmpty()) {
+        QMessageBox::warning(this, tr("Export runs"), error);
+    }
+}
+
+bool RunsPage::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == m_notes && event->type() == QEvent::FocusOut) {
+        saveNotes();
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+void RunsPage::saveNotes() {
+    if (m_notesRunId == 0) {
+        return;
+    }
+    const int row = m_model->rowOfRun(m_notesRunId);
+    const RunRecord* run = m_model->run(row);
+    if (run && qs(run->notes) != m_notes->toPlainText()) {
+        m_model->setData(m_model->index(row, RunsModel::Notes), m_notes->toPlainText());
+    }
+}
+
+void RunsPage::updateDetails() {
+    saveNotes();
+    const QVector<qint64> ids = selectedRunIds();
+    m_compare->setEnabled(!ids.isEmpty());
+    m_rerun->setEnabled(ids.size() == 1);
+    m_delete->setEnabled(!ids.isEmpty());
+    m_export->setEnabled(!ids.isEmpty());
+    const RunRecord* run = ids.size() == 1 ? m_model->run(m_model->rowOfRun(ids.front())) : nullptr;
+    m_notes->setEnabled(run != nullptr);
+    if (!run) {
+        m_notesRunId = 0;
+        m_notes->clear();
+        m_details->setText(ids.isEmpty() ? tr("Select runs to see details; select two or more and "
+                                              "press Compare.")
+                                         : tr("%n runs selected.", nullptr, ids.size()));
+        return;
+    }
+    QString text = tr("<b>%1</b> (run %2) — <span style='color:%3'>%4</span><br>%5 · engine %6, "
+                      "LibTorch %7<br>created %8, finished %9")
+                       .arg(qs(run->name).toHtmlEscaped())
+                       .arg(run->id)
+                       .arg(statusColor(run->status).name(), statusName(run->status),
+                            qs(run->device).toHtmlEscaped(), qs(run->engine_version),
+                            qs(run->torch_version), qs(run->created_at), qs(run->finished_at));
+    if (!run->error.empty()) {
+        text += QStringLiteral("<br>") + qs(run->error).toHtmlEscaped();
+    }
+    m_details->setText(text);
+    if (m_notesRunId != run->id) {
+        m_notesRunId = run->id;
+        m_notes->setPlainText(qs(run->notes));
+    }
+}
+
+}  // namespace oomlab::ui

@@ -1,0 +1,73 @@
+// Browse the saved runs: filter, sort, rename, annotate, delete, re-run, export, and pick
+// two or more to compare.
+#pragma once
+
+#include <QVector>
+#include <QWidget>
+
+#include "common/run_types.h"
+#include "oomlab/config/experiment_config.h"
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QPushButton;
+class QTableView;
+
+namespace oomlab::ui {
+
+class RunDatabase;
+class RunsFilterModel;
+class RunsModel;
+
+class RunsPage : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit RunsPage(RunDatabase* database, QWidget* parent = nullptr);
+
+    RunsModel* model() const { return m_model; }
+    RunsFilterModel* filterModel() const { return m_filter; }
+    QTableView* view() const { return m_view; }
+
+    QVector<qint64> selectedRunIds() const;
+    void selectRuns(const QVector<qint64>& runIds);
+    void setFilterText(const QString& text);
+
+    void compareSelected();
+    void rerunSelected();
+    bool deleteSelected(bool confirm = true);
+    void renameCurrent();
+    void exportSelected();
+
+signals:
+    void compareRequested(const QVector<qint64>& runIds);
+    void rerunRequested(const oomlab::ExperimentConfig& config, const QString& name);
+    void configRequested(const oomlab::ExperimentConfig& config);  // load into the panel
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
+private:
+    void updateDetails();
+    void saveNotes();
+    int currentSourceRow() const;
+
+    RunDatabase* m_database;
+    RunsModel* m_model = nullptr;
+    RunsFilterModel* m_filter = nullptr;
+    QTableView* m_view = nullptr;
+    QLineEdit* m_search = nullptr;
+    QComboBox* m_status = nullptr;
+    QPushButton* m_compare = nullptr;
+    QPushButton* m_rerun = nullptr;
+    QPushButton* m_delete = nullptr;
+    QPushButton* m_export = nullptr;
+    QLabel* m_details = nullptr;
+    QPlainTextEdit* m_notes = nullptr;
+    QLabel* m_databaseLabel = nullptr;
+    qint64 m_notesRunId = 0;
+};
+
+}  // namespace oomlab::ui

@@ -1,0 +1,226 @@
+#include "window/main_menus.h"
+
+#include <QApplication>
+#include <QDesktopServices>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QStatusBar>
+#include <QToolBar>
+#include <QUrl>
+
+#include "common/app_settings.h"
+#include "common/formatting.h"
+#include "experiment/experiment_panel.h"
+#include "export/run_export.h"
+#include "lessons/lesson_dialog.h"
+#include "lessons/lesson_library.h"
+#include "live/run_controller.h"
+#include "oomlab/common/version.h"
+#include "plots/plot_export.h"
+#include "plots/themed_plot.h"
+#include "runs/run_database.h"
+#include "runs/runs_page.h"
+#include "window/main_window.h"
+
+namespace oomlab::ui {
+namespace {
+
+QString lastDir() { return AppSettings::value(QStringLiteral("export/lastDir")).toString(); }
+
+void rememberDir(const QString& path) {
+    AppSettings::setValue(QStringLiteral("export/lastDir"), QFileInfo(path).absolutePath());
+}
+
+}  // namespace
+
+MainMenus::MainMenus(MainWindow* window) : QObject(window), m_window(window) {
+    buildFileMenu();
+    buildRunMenu();
+    buildViewMenu();
+    m_lessons = m_window->menuBar()->addMenu(tr("&Lessons"));
+    m_lessons->setObjectName(QStringLiteral("lessonsMenu"));
+    reloadLessons();
+    buildHelpMenu();
+}
+
+void MainMenus::buildFileMenu() {
+    QMenu* file = m_window->menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("&Open or create database…"), QKeySequence::Open, this,
+                    &MainMenus::openDatabaseDialog);
+    m_recent = file->addMenu(tr("&Recent databases"));
+    file->addSeparator();
+    file->addAction(tr("&Load config…"), this, &MainMenus::loadConfigDialog);
+    file->addAction(tr("&Save config as…"), QKeySequence::Save, this, &MainMenus::saveConfigDialog);
+    file->addAction(tr("Reset settings to &defaults"), this,
+                    [this] { m_window->experimentPanel()->setConfig(ExperimentConfig()); });
+    file->addSeparator();
+    QMenu* plots = file->addMenu(tr("Export &plot"));
+    const QList<QPair<QString, QString>> names = {
+        {tr("Live: loss and accuracy"), QStringLiteral("lossPlot")},
+        {tr("Live: memory"), QStringLiteral("memoryPlot")},
+        {tr("Live: memory by phase"), QStringLiteral("phasePlot")},
+        {tr("Compare: loss"), QStringLiteral("compareLossPlot")},
+        {tr("Compare: memory"), QStringLiteral("compareMemoryPlot")},
+        {tr("Compare: peak breakdown"), QStringLiteral("compareBreakdown")},
+        {tr("Predicted breakdown"), QStringLiteral("predictedBreakdown")}};
+    for (const auto& [title, objectName] : names) {
+        const QString name = objectName;
+        plots->addAction(title, this, [this, name] { exportPlotDialog(name); });
+    }
+    file->addAction(tr("Export selected &runs…"), this, [this] { m_window->runsPage()->exportSelected(); });
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, m_window, &QWidget::close);
+}
+
+void MainMenus::buildRunMenu() {
+    QMenu* run = m_window->menuBar()->addMenu(tr("&Run"));
+    m_run = run->addAction(tr("&Run"), m_window, &MainWindow::startRun);
+    m_run->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+    m_run->setObjectName(QStringLiteral("runAction"));
+    m_stop = run->addAction(tr("&Stop"), m_window, &MainWindow::stopRun);
+    m_stop->setShortcut(QKeySequence(Qt::Key_Escape));
+    m_stop->setObjectName(QStringLiteral("stopAction"));
+    m_stop->setEnabled(false);
+    run->addSeparator();
+    run->addAction(tr("Re-run the selected run"), m_window->runsPage(), &RunsPage::rerunSelected);
+    run->addAction(tr("Compare the selected runs"), m_window->runsPage(), &RunsPage::compareSelected);
+
+    QToolBar* toolbar = m_window->addToolBar(tr("Run"));
+    toolbar->setObjectName(QStringLiteral("runToolbar"));
+    toolbar->addAction(m_run);
+    toolbar->addAction(m_stop);
+    connect(m_window->controller(), &RunController::runningChanged, this, [this](bool running) {
+        m_run->setEnabled(!running && m_window->experimentPanel()->isValid());
+        m_stop->setEnabled(running);
+    });
+    connect(m_window->experimentPanel(), &ExperimentPanel::validityChanged, this, [this](bool valid) {
+        m_run->setEnabled(valid && !m_window->controller()->isRunning());
+    });
+}
+
+void MainMenus::buildViewMenu() {
+    QMenu* view = m_window->menuBar()->addMenu(tr("&View"));
+    const QStringList pages = {tr("&Live"), tr("R&uns"), tr("&Compare")};
+    for (int i = 0; i < pages.size(); ++i) {
+        QAction* action = view->addAction(pages[i], this, [this, i] {
+            m_window->showPage(static_cast<MainWindow::Page>(i));
+        });
+        action->setShortcut(QKeySequence(Qt::CTRL | (Qt::Key_1 + i)));
+    }
+    view->addSeparator();
+    if (auto* dock = m_window->findChild<QDockWidget*>(QStringLiteral("experimentDock"))) {
+        view->addAction(dock->toggleViewAction());
+    }
+}
+
+void MainMenus::buildHelpMenu() {
+    QMenu* help = m_window->menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About OOM Lab"), this, [this] {
+        QMessageBox::about(
+            m_window, tr("About OOM Lab"),
+            tr("<b>OOM Lab %1</b><p>A workbench for understanding GPU out-of-memory errors: "
+               "change memory settings, predict the breakdown, train, watch loss and memory, "
+               "compare runs.</p><p>Headless: <code>oomlab-cli</code> (same engine, same "
+               "database).</p>")
+                .arg(qs(engine_version())));
+    });
+    help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
+}
+
+void MainMenus::updateRecentDatabases() {
+    m_recent->clear();
+    for (const QString& path : AppSettings::recentDatabases()) {
+        m_recent->addAction(path, this, [this, path] { m_window->openDatabase(path); });
+    }
+    m_recent->setEnabled(!m_recent->isEmpty());
+}
+
+void MainMenus::reloadLessons() {
+    m_lessons->clear();
+    const QString directory = lessonDirectory();
+    const LessonLibrary library = loadLessons(directory);
+    for (const Lesson& lesson : library.lessons) {
+        QAction* action = m_lessons->addAction(lesson.title, this, [this, lesson] {
+            LessonDialog dialog(lesson, m_window);
+            if (dialog.exec() == QDialog::Accepted) {
+                m_window->runLesson(lesson);
+            }
+        });
+        action->setToolTip(lesson.explanation.section('\n', 0, 0));
+        action->setData(lesson.name);
+    }
+    if (library.lessons.isEmpty()) {
+        m_lessons->addAction(directory.isEmpty() ? tr("No lessons folder found")
+                                                 : tr("No lessons in %1").arg(directory))
+            ->setEnabled(false);
+    }
+    for (const QString& error : library.errors) {
+        m_lessons->addAction(tr("⚠ %1").arg(error))->setEnabled(false);
+    }
+    m_lessons->addSeparator();
+    m_lessons->addAction(tr("Reload lessons"), this, &MainMenus::reloadLessons);
+}
+
+void MainMenus::openDatabaseDialog() {
+    const QString path = QFileDialog::getSaveFileName(
+        m_window, tr("Open or create a run database"), m_window->database()->path(),
+        tr("Run databases (*.sqlite *.db);;All files (*)"), nullptr,
+        QFileDialog::DontConfirmOverwrite);
+    if (!path.isEmpty()) {
+        m_window->openDatabase(path);
+    }
+}
+
+void MainMenus::loadConfigDialog() {
+    const QString path = QFileDialog::getOpenFileName(m_window, tr("Load config"), lastDir(),
+                                                      tr("Configs (*.json);;All files (*)"));
+    if (path.isEmpty()) {
+        return;
+    }
+    rememberDir(path);
+    ExperimentConfig config;
+    QString error;
+    if (!loadConfigFile(path, config, error)) {
+        QMessageBox::warning(m_window, tr("Load config"), error);
+        return;
+    }
+    m_window->experimentPanel()->setConfig(config);
+    m_window->statusBar()->showMessage(tr("Loaded %1").arg(path), 5000);
+}
+
+void MainMenus::saveConfigDialog() {
+    const QString path = QFileDialog::getSaveFileName(m_window, tr("Save config"), lastDir(),
+                                                      tr("Configs (*.json)"));
+    if (path.isEmpty()) {
+        return;
+    }
+    rememberDir(path);
+    const QString error = saveConfigFile(m_window->experimentPanel()->config(), path);
+    if (!error.isEmpty()) {
+        QMessageBox::warning(m_window, tr("Save config"), error);
+    }
+}
+
+void MainMenus::exportPlotDialog(const QString& plotObjectName) {
+    auto* plot = m_window->findChild<ThemedPlot*>(plotObjectName);
+    if (!plot) {
+        return;
+    }
+    const QString start = (lastDir().isEmpty() ? QString() : lastDir() + QLatin1Char('/')) +
+                          plotObjectName + QStringLiteral(".png");
+    const QString path =
+        QFileDialog::getSaveFileName(m_window, tr("Export plot"), start, plotFileFilters());
+    if (path.isEmpty()) {
+        return;
+    }
+    rememberDir(path);
+    const QString error = savePlot(plot, path);
+    if (!error.isEmpty()) {
+        QMessageBox::warning(m_window, tr("Export plot"), error);
+    }
+}
+
+}  // namespace oomlab::ui

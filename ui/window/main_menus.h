@@ -1,0 +1,43 @@
+// The menu bar and toolbar: File (databases, configs, exports), Run, View, Lessons, Help.
+#pragma once
+
+#include <QObject>
+
+class QAction;
+class QMenu;
+
+namespace oomlab::ui {
+
+class MainWindow;
+
+class MainMenus : public QObject {
+    Q_OBJECT
+
+public:
+    explicit MainMenus(MainWindow* window);
+
+    QAction* runAction() const { return m_run; }
+    QAction* stopAction() const { return m_stop; }
+    QMenu* lessonsMenu() const { return m_lessons; }
+    void updateRecentDatabases();
+    void reloadLessons();
+
+    void openDatabaseDialog();
+    void loadConfigDialog();
+    void saveConfigDialog();
+    void exportPlotDialog(const QString& plotObjectName);
+
+private:
+    void buildFileMenu();
+    void buildRunMenu();
+    void buildViewMenu();
+    void buildHelpMenu();
+
+    MainWindow* m_window;
+    QAction* m_run = nullptr;
+    QAction* m_stop = nullptr;
+    QMenu* m_recent = nullptr;
+    QMenu* m_lessons = nullptr;
+};
+
+}  // namespace oomlab::ui

@@ -1,0 +1,233 @@
+#include "window/main_window.h"
+
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QFileInfo>
+#include <QMessageBox>
+#include <QStatusBar>
+#include <QTabWidget>
+
+#include "common/app_settings.h"
+#include "common/formatting.h"
+#include "common/run_types.h"
+#include "compare/compare_page.h"
+#include "experiment/config_form.h"
+#include "experiment/experiment_panel.h"
+#include "lessons/lesson_library.h"
+#include "live/live_page.h"
+#include "live/run_controller.h"
+#include "oomlab/config/config_io.h"
+#include "runs/run_database.h"
+#include "runs/runs_page.h"
+#include "window/main_menus.h"
+#include "window/status_progress.h"
+
+namespace oomlab::ui {
+
+MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
+    : QMainWindow(parent), m_saveSession(options.restoreSession) {
+    setObjectName(QStringLiteral("mainWindow"));
+    registerRunTypes();
+    m_database = new RunDatabase(this);
+    m_controller = new RunController(this);
+
+    m_panel = new ExperimentPanel;
+    auto* dock = new QDockWidget(tr("Experiment"), this);
+    dock->setObjectName(QStringLiteral("experimentDock"));
+    dock->setWidget(m_panel);
+    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    addDockWidget(Qt::LeftDockWidgetArea, dock);
+
+    m_live = new LivePage;
+    m_runs = new RunsPage(m_database);
+    m_compare = new ComparePage;
+    m_tabs = new QTabWidget;
+    m_tabs->setObjectName(QStringLiteral("pages"));
+    m_tabs->setDocumentMode(true);
+    m_tabs->addTab(m_live, tr("&Live"));
+    m_tabs->addTab(m_runs, tr("R&uns"));
+    m_tabs->addTab(m_compare, tr("&Compare"));
+    setCentralWidget(m_tabs);
+
+    m_progress = new StatusProgress;
+    statusBar()->addPermanentWidget(m_progress);
+    m_menus = new MainMenus(this);
+
+    wireController();
+    connect(m_panel, &ExperimentPanel::runRequested, this, &MainWindow::startRun);
+    connect(m_panel, &ExperimentPanel::stopRequested, this, &MainWindow::stopRun);
+    connect(m_live, &LivePage::applySetting, this, &MainWindow::applySetting);
+    connect(m_runs, &RunsPage::compareRequested, this, &MainWindow::compareRuns);
+    connect(m_runs, &RunsPage::rerunRequested, this, &MainWindow::rerun);
+    connect(m_runs, &RunsPage::configRequested, m_panel, &ExperimentPanel::setConfig);
+
+    restoreSession(options);
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::restoreSession(const MainWindowOptions& options) {
+    resize(1440, 900);
+    if (options.restoreSession) {
+        restoreGeometry(AppSettings::windowGeometry());
+        restoreState(AppSettings::windowState());
+    }
+    if (options.config) {
+        m_panel->setConfig(*options.config);
+    } else if (options.restoreSession && !AppSettings::lastConfigJson().isEmpty()) {
+        try {
+            m_panel->setConfig(parse_config_json(ss(AppSettings::lastConfigJson()), "settings"));
+        } catch (const std::exception&) {
+            // A config from another version: keep the defaults.
+        }
+    }
+    QString path = options.databasePath;
+    if (path.isEmpty() && options.restoreSession) {
+        path = AppSettings::databasePath();
+    }
+    if (path.isEmpty()) {
+        path = qs(RunStore::default_path());
+    }
+    const QString error = openDatabase(path, true);
+    if (!error.isEmpty() && path != qs(RunStore::default_path())) {
+        statusBar()->showMessage(error, 10000);
+        openDatabase(qs(RunStore::default_path()), true);
+    }
+}
+
+void MainWindow::wireController() {
+    RunController* c = m_controller;
+    connect(c, &RunController::runStarted, m_live, &LivePage::onRunStarted);
+    connect(c, &RunController::runStarted, this, [this](const ExperimentConfig&, const QString& name) {
+        m_progress->onRunStarted(name);
+    });
+    connect(c, &RunController::prepareProgress, m_live, &LivePage::onPrepareProgress);
+    connect(c, &RunController::prepareProgress, m_progress, &StatusProgress::onPrepare);
+    connect(c, &RunController::runCreated, m_live, &LivePage::onRunCreated);
+    connect(c, &RunController::runCreated, m_database, &RunDatabase::notifyRunsChanged);
+    connect(c, &RunController::metricsArrived, m_live, &LivePage::onMetrics);
+    connect(c, &RunController::eventArrived, m_live, &LivePage::onEvent);
+    connect(c, &RunController::progressChanged, m_progress, &StatusProgress::onProgress);
+    connect(c, &RunController::runFinished, this, &MainWindow::onRunFinished);
+    connect(c, &RunController::queueFinished, this, &MainWindow::onQueueFinished);
+    connect(c, &RunController::runningChanged, m_panel, &ExperimentPanel::setRunning);
+}
+
+void MainWindow::showPage(Page page) { m_tabs->setCurrentIndex(page); }
+
+bool MainWindow::startRun() {
+    if (m_controller->isRunning()) {
+        return false;
+    }
+    if (!m_panel->isValid()) {
+        statusBar()->showMessage(tr("Fix the highlighted settings first: %1")
+                                     .arg(m_panel->form()->validationError()),
+                                 8000);
+        return false;
+    }
+    if (m_saveSession) {
+        AppSettings::setLastConfigJson(qs(config_to_json(m_panel->config())));
+    }
+    showPage(LiveTab);
+    return m_controller->start(m_panel->config());
+}
+
+void MainWindow::stopRun() {
+    if (m_controller->isRunning()) {
+        m_controller->stop();
+        statusBar()->showMessage(tr("Stopping after the current step…"), 3000);
+    }
+}
+
+bool MainWindow::rerun(const ExperimentConfig& config, const QString& name) {
+    if (m_controller->isRunning()) {
+        statusBar()->showMessage(tr("A run is going; stop it first (Esc)."), 5000);
+        return false;
+    }
+    m_panel->setConfig(config);
+    showPage(LiveTab);
+    return m_controller->start(config, name.isEmpty() ? QString() : tr("%1 (again)").arg(name));
+}
+
+void MainWindow::runLesson(const Lesson& lesson) {
+    if (m_controller->isRunning()) {
+        statusBar()->showMessage(tr("A run is going; stop it first (Esc)."), 5000);
+        return;
+    }
+    QVector<QueuedRun> runs;
+    for (const LessonRun& run : lesson.runs) {
+        runs.push_back({run.config, QStringLiteral("%1: %2").arg(lesson.name, run.label)});
+    }
+    m_compareWhenQueueEnds = true;
+    m_panel->setConfig(lesson.runs.front().config);
+    showPage(LiveTab);
+    m_controller->startQueue(runs);
+}
+
+void MainWindow::compareRuns(const QVector<qint64>& runIds) {
+    m_compare->showRuns(m_database->path(), runIds);
+    showPage(CompareTab);
+}
+
+QString MainWindow::openDatabase(const QString& path, bool quiet) {
+    if (m_controller->isRunning()) {
+        const QString error = tr("A run is writing to the current database; stop it first.");
+        if (!quiet) {
+            QMessageBox::information(this, tr("Open database"), error);
+        }
+        return error;
+    }
+    const QString error = m_database->open(path);
+    if (!error.isEmpty()) {
+        if (!quiet) {
+            QMessageBox::warning(this, tr("Open database"), error);
+        }
+        return error;
+    }
+    m_controller->setDatabasePath(m_database->path());
+    if (m_saveSession) {
+        AppSettings::setDatabasePath(QFileInfo(path).absoluteFilePath());
+        AppSettings::addRecentDatabase(path);
+    }
+    m_menus->updateRecentDatabases();
+    updateTitle();
+    return {};
+}
+
+void MainWindow::applySetting(const QString& key, const QString& value) {
+    if (m_panel->form()->setValue(key, value)) {
+        statusBar()->showMessage(tr("%1 = %2. Press Run (Ctrl+R) to try it.").arg(key, value), 8000);
+    }
+}
+
+void MainWindow::onRunFinished(const RunEnd& end) {
+    m_live->onRunFinished(end);
+    m_progress->onFinished(end);
+    m_database->notifyRunsChanged();
+    if (end.runId > 0) {
+        statusBar()->showMessage(tr("Run %1 %2").arg(end.runId).arg(statusName(end.status)), 8000);
+    }
+}
+
+void MainWindow::onQueueFinished(const QVector<qint64>& runIds, bool completed) {
+    if (m_compareWhenQueueEnds && completed && runIds.size() >= 2) {
+        compareRuns(runIds);
+    }
+    m_compareWhenQueueEnds = false;
+}
+
+void MainWindow::updateTitle() {
+    setWindowTitle(tr("OOM Lab — %1").arg(QFileInfo(m_database->path()).fileName()));
+    setWindowFilePath(m_database->path());
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    if (m_saveSession) {
+        AppSettings::setWindowLayout(saveGeometry(), saveState());
+        AppSettings::setLastConfigJson(qs(config_to_json(m_panel->config())));
+    }
+    m_controller->stop();
+    event->accept();
+}
+
+}  // namespace oomlab::ui
