@@ -90,12 +90,18 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
             const std::int64_t attention_map = b * m.heads * l * l * kFloat;
             // Norm outputs, q/k/v copies, context, residuals, dropout masks; the FFN's two
             // wide activations; softmax output (+ its dropout mask and output).
-            const std::int64_t block = (dropout ? 10 : 8) * bl * d * kFloat +
-                                       2 * bl * m.ffn * kFloat +
-                                       (dropout ? 3 : 1) * attention_map;
+            std::int64_t block = (dropout ? 10 : 8) * bl * d * kFloat +
+                                 2 * bl * m.ffn * kFloat + (dropout ? 3 : 1) * attention_map;
+            if (config.memory.precision != DType::Fp32) {
+                block -= static_cast<std::int64_t>(block * half_precision_share(m.kind) / 2);
+            }
             result.per_block_saved = block;
-            const std::int64_t stem = lookup + (dropout ? 2 : 1) * bl * d * kFloat;
-            const std::int64_t tail = bl * d * kFloat + pooling(d);
+            std::int64_t stem = lookup + (dropout ? 2 : 1) * bl * d * kFloat;
+            std::int64_t tail = bl * d * kFloat + pooling(d);
+            if (config.memory.precision != DType::Fp32) {
+                stem -= static_cast<std::int64_t>(stem * half_precision_share(m.kind) / 2);
+                tail -= static_cast<std::int64_t>(tail * half_precision_share(m.kind) / 2);
+            }
             const std::int64_t widest = std::max(attention_map, bl * m.ffn * kFloat);
             if (config.memory.checkpointing == Checkpointing::Layers) {
                 // Only each block's input stays; backward recomputes one block at a time.
@@ -110,10 +116,8 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
         }
     }
     result.saved += b * num_classes * kFloat * 3;  // logits, log-softmax, their gradient
-    if (config.memory.precision != DType::Fp32) {
-        const double share = half_precision_share(m.kind);
-        result.saved -= static_cast<std::int64_t>(result.saved * share / 2);
-        result.per_block_saved -= static_cast<std::int64_t>(result.per_block_saved * share / 2);
+    if (config.memory.precision != DType::Fp32 && m.kind != ModelKind::Transformer) {
+        result.saved -= static_cast<std::int64_t>(result.saved * half_precision_share(m.kind) / 2);
     }
     return result;
 }

@@ -80,6 +80,7 @@ void LivePage::onPrepareProgress(const QString& stage, double fraction) {
 
 void LivePage::onRunCreated(qint64 runId, const ExperimentInfo& info) {
     m_runId = runId;
+    m_memory->setCpuDevice(info.device.rfind("cpu", 0) == 0);
     m_header->setText(
         tr("<b>Run %1</b> on %2 · %3 (%4 train / %5 validation, %6 labels)<br>%7 · table %8 × %9 · "
            "%10 parameters (%11 trainable) · %12 steps")
@@ -110,7 +111,6 @@ void LivePage::onEvent(qint64 runId, const EventRow& event) {
     m_memory->markEvent(event);
     if (event.kind == "oom") {
         m_loss->addMarker(static_cast<double>(event.step), tr("OOM"), QColor(0xd6, 0x27, 0x28));
-        m_phases->markEnd(tr("OOM"));
     }
     log(QStringLiteral("[%1] step %2: %3").arg(qs(event.kind)).arg(event.step).arg(qs(event.message)));
 }
@@ -119,6 +119,7 @@ void LivePage::onRunFinished(const RunEnd& end) {
     if (end.runId != 0 && end.runId != m_runId) {
         return;
     }
+    m_phases->finish(end.status == RunStatus::Oom ? tr("OOM") : QString());
     for (ThemedPlot* plot : plots()) {
         plot->requestReplot();
     }

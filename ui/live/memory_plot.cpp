@@ -29,8 +29,8 @@ MemoryPlot::MemoryPlot(QWidget* parent) : ThemedPlot(parent) {
     yAxis->setLabel(tr("MiB"));
     legend->setVisible(true);
     axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
-    m_cap = new QCPItemStraightLine(this);
-    m_cap->setPen(QPen(kCapColor, 2, Qt::DashDotLine));
+    m_capLine = new QCPItemStraightLine(this);
+    m_capLine->setPen(QPen(kCapColor, 2, Qt::DashDotLine));
     m_capLabel = new QCPItemText(this);
     m_capLabel->setColor(kCapColor);
     m_capLabel->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
@@ -46,17 +46,20 @@ void MemoryPlot::reset(std::int64_t capBytes) {
     }
     clearMarkers();
     m_x.reset();
-    m_y.reset();
+    for (Bounds& bounds : m_series) {
+        bounds.reset();
+    }
+    m_cap.reset();
     const bool capped = capBytes > 0;
-    m_cap->setVisible(capped);
+    m_capLine->setVisible(capped);
     m_capLabel->setVisible(capped);
     if (capped) {
         const double cap = toMiB(capBytes);
-        m_cap->point1->setCoords(0, cap);
-        m_cap->point2->setCoords(1, cap);
+        m_capLine->point1->setCoords(0, cap);
+        m_capLine->point2->setCoords(1, cap);
         m_capLabel->position->setCoords(0.99, cap);
         m_capLabel->setText(tr("cap %1").arg(formatBytes(capBytes)));
-        m_y.add(cap);
+        m_cap.add(cap);
     }
     xAxis->setRange(0, 10);
     yAxis->setRange(0, capped ? toMiB(capBytes) * 1.1 : 1);
@@ -64,9 +67,9 @@ void MemoryPlot::reset(std::int64_t capBytes) {
     requestReplot();
 }
 
-bool MemoryPlot::capVisible() const { return m_cap->visible(); }
+bool MemoryPlot::capVisible() const { return m_capLine->visible(); }
 
-double MemoryPlot::capMiB() const { return m_cap->point1->value(); }
+double MemoryPlot::capMiB() const { return m_capLine->point1->value(); }
 
 void MemoryPlot::appendRows(const std::vector<MetricRow>& rows) {
     QVector<double> ax, ay, rx, ry, px, py, dx, dy;
@@ -76,10 +79,10 @@ void MemoryPlot::appendRows(const std::vector<MetricRow>& rows) {
         }
         const double x = static_cast<double>(row.step);
         m_x.add(x);
-        appendOptional(ax, ay, x, row.allocated_bytes, m_y);
-        appendOptional(rx, ry, x, row.reserved_bytes, m_y);
-        appendOptional(px, py, x, row.peak_bytes, m_y);
-        appendOptional(dx, dy, x, row.device_used_bytes, m_y);
+        appendOptional(ax, ay, x, row.allocated_bytes, m_series[0]);
+        appendOptional(rx, ry, x, row.reserved_bytes, m_series[1]);
+        appendOptional(px, py, x, row.peak_bytes, m_series[2]);
+        appendOptional(dx, dy, x, row.device_used_bytes, m_series[3]);
     }
     m_allocated->addData(ax, ay, true);
     m_reserved->addData(rx, ry, true);
@@ -100,9 +103,22 @@ void MemoryPlot::markEvent(const EventRow& event) {
     m_x.add(x);
 }
 
+void MemoryPlot::setCpuDevice(bool cpu) {
+    m_deviceUsed->setName(cpu ? tr("process RSS") : tr("device used"));
+    setSeriesVisible(m_deviceUsed, !cpu);
+}
+
 void MemoryPlot::fitRanges() {
     fitAxis(xAxis, m_x, true);
-    fitAxis(yAxis, m_y, true);
+    Bounds y = m_cap;
+    const QCPGraph* graphs[] = {m_allocated, m_reserved, m_peak, m_deviceUsed};
+    for (int i = 0; i < 4; ++i) {
+        if (graphs[i]->visible() && m_series[i].valid()) {
+            y.add(m_series[i].low);
+            y.add(m_series[i].high);
+        }
+    }
+    fitAxis(yAxis, y, true);
 }
 
 }  // namespace oomlab::ui

@@ -17,6 +17,9 @@ public:
     explicit MemoryPlot(QWidget* parent = nullptr);
 
     void reset(std::int64_t capBytes);
+    // On the CPU "device used" is the process's resident memory (libraries included), far
+    // above the tensors: it is named so and starts hidden (click its legend entry to show).
+    void setCpuDevice(bool cpu);
     void appendRows(const std::vector<MetricRow>& rows);
     void markEvent(const EventRow& event);  // oom, halve, adapt
 
@@ -35,10 +38,11 @@ private:
     QCPGraph* m_reserved = nullptr;
     QCPGraph* m_peak = nullptr;
     QCPGraph* m_deviceUsed = nullptr;
-    QCPItemStraightLine* m_cap = nullptr;
+    QCPItemStraightLine* m_capLine = nullptr;
     QCPItemText* m_capLabel = nullptr;
     Bounds m_x;
-    Bounds m_y;
+    Bounds m_series[4];  // allocated, reserved, peak, device used
+    Bounds m_cap;
 };
 
 }  // namespace oomlab::ui

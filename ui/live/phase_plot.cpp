@@ -1,5 +1,7 @@
 #include "live/phase_plot.h"
 
+#include <algorithm>
+
 #include "common/formatting.h"
 #include "plots/series_colors.h"
 
@@ -24,7 +26,7 @@ PhasePlot::PhasePlot(QWidget* parent) : ThemedPlot(parent) {
         m_phases.insert(name, graph);
     }
     m_phases.value(QStringLiteral("batch"))->setName(tr("batch ready"));
-    xAxis->setLabel(tr("wall time (s)"));
+    xAxis->setLabel(tr("optimizer step (phases placed by time)"));
     yAxis->setLabel(tr("MiB"));
     legend->setVisible(true);
     axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
@@ -41,6 +43,9 @@ void PhasePlot::reset() {
         graph->data()->clear();
     }
     clearMarkers();
+    m_pending.clear();
+    m_lastStepEndMs = 0;
+    m_lastX = 0;
     m_x.reset();
     m_y.reset();
     xAxis->setRange(0, 1);
@@ -49,44 +54,84 @@ void PhasePlot::reset() {
     requestReplot();
 }
 
-void PhasePlot::appendRows(const std::vector<MetricRow>& rows) {
+void PhasePlot::add(const QVector<Sample>& samples) {
     QVector<double> keys, values, peakKeys, peaks;
     QHash<QString, QPair<QVector<double>, QVector<double>>> byPhase;
-    for (const MetricRow& row : rows) {
-        if (!row.allocated_bytes) {
-            continue;
-        }
-        const double x = row.wall_ms / 1000.0;
-        const double y = toMiB(*row.allocated_bytes);
-        const QString phase = qs(row.phase);
-        if (phase != QLatin1String("eval")) {
+    for (const Sample& sample : samples) {
+        // Keys must grow for addData(alreadySorted); equal times keep their order.
+        const double x = std::max(sample.x, m_lastX);
+        m_lastX = x;
+        if (sample.phase != QLatin1String("eval")) {
             keys.push_back(x);
-            values.push_back(y);
+            values.push_back(sample.allocated);
         }
-        if (row.peak_bytes) {
+        if (sample.peak) {
             peakKeys.push_back(x);
-            peaks.push_back(toMiB(*row.peak_bytes));
-            m_y.add(peaks.back());
+            peaks.push_back(*sample.peak);
+            m_y.add(*sample.peak);
         }
-        if (m_phases.contains(phase)) {
-            byPhase[phase].first.push_back(x);
-            byPhase[phase].second.push_back(y);
+        if (m_phases.contains(sample.phase)) {
+            byPhase[sample.phase].first.push_back(x);
+            byPhase[sample.phase].second.push_back(sample.allocated);
         }
         m_x.add(x);
-        m_y.add(y);
+        m_y.add(sample.allocated);
     }
     m_allocated->addData(keys, values, true);
     m_stepPeak->addData(peakKeys, peaks, true);
     for (auto it = byPhase.begin(); it != byPhase.end(); ++it) {
         m_phases.value(it.key())->addData(it.value().first, it.value().second, true);
     }
+}
+
+void PhasePlot::placePending(double stepEndMs) {
+    QVector<Sample> samples;
+    const double start = m_lastStepEndMs;
+    const double span = std::max(1e-6, stepEndMs - start);
+    for (const MetricRow& row : m_pending) {
+        const double fraction = std::clamp((row.wall_ms - start) / span, 0.02, 0.98);
+        const double x = static_cast<double>(row.step - 1) + fraction;
+        std::optional<double> peak;
+        if (row.peak_bytes) {
+            peak = toMiB(*row.peak_bytes);
+        }
+        samples.push_back({x, toMiB(*row.allocated_bytes), peak, qs(row.phase)});
+    }
+    m_pending.clear();
+    add(samples);
+}
+
+void PhasePlot::appendRows(const std::vector<MetricRow>& rows) {
+    for (const MetricRow& row : rows) {
+        if (!row.allocated_bytes) {
+            continue;  // validation results carry no memory sample
+        }
+        if (row.phase != "step") {
+            m_pending.push_back(row);
+            continue;
+        }
+        placePending(row.wall_ms);
+        m_lastStepEndMs = row.wall_ms;
+        std::optional<double> peak;
+        if (row.peak_bytes) {
+            peak = toMiB(*row.peak_bytes);
+        }
+        add({Sample{static_cast<double>(row.step), toMiB(*row.allocated_bytes), peak,
+                    QStringLiteral("step")}});
+    }
     requestReplot();
 }
 
-void PhasePlot::markEnd(const QString& text) {
-    if (m_x.valid()) {
-        addMarker(m_x.high, text, QColor(0xd6, 0x27, 0x28));
+void PhasePlot::finish(const QString& marker) {
+    if (!m_pending.empty()) {
+        // The step never ended: spread its samples over the time they took.
+        const double end = m_pending.back().wall_ms + (m_pending.back().wall_ms - m_lastStepEndMs) * 0.1;
+        placePending(end);
     }
+    if (!marker.isEmpty() && m_x.valid()) {
+        addMarker(m_x.high, marker, QColor(0xd6, 0x27, 0x28));
+    }
+    requestReplot();
 }
 
 void PhasePlot::fitRanges() {

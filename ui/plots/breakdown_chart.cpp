@@ -24,8 +24,8 @@ BreakdownChart::BreakdownChart(Qt::Orientation orientation, QWidget* parent)
     valueAxis()->setLabel(tr("MiB"));
     keyAxis()->grid()->setVisible(false);
     legend->setVisible(true);
-    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
     legend->setWrap(orientation == Qt::Horizontal ? 4 : 1);
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
     // The legend in its own layout cell so it never hides a bar.
     if (orientation == Qt::Horizontal) {
         plotLayout()->addElement(1, 0, legend);
@@ -65,12 +65,12 @@ void BreakdownChart::setBars(const QVector<BreakdownBar>& bars, std::int64_t cap
     keyAxis()->setTicker(ticker);
     keyAxis()->setRange(0.4, bars.size() + 0.6);
     double highest = 0;
-    for (std::size_t c = 0; c < m_categories.size(); ++c) {
+    for (int c = 0; c < m_categories.size(); ++c) {
         QVector<double> values;
         for (const BreakdownBar& bar : bars) {
-            values.push_back(toMiB(breakdown_field(bar.breakdown, c)));
+            values.push_back(toMiB(breakdown_field(bar.breakdown, static_cast<std::size_t>(c))));
         }
-        m_categories[static_cast<int>(c)]->setData(keys, values, true);
+        m_categories[c]->setData(keys, values, true);
     }
     for (const BreakdownBar& bar : bars) {
         highest = std::max(highest, toMiB(bar.breakdown.total()));

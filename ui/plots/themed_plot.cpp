@@ -41,7 +41,25 @@ ThemedPlot::ThemedPlot(QWidget* parent) : QCustomPlot(parent) {
     setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     setNoAntialiasingOnDrag(true);
     setMinimumHeight(120);
+    connect(this, &QCustomPlot::legendClick, this,
+            [this](QCPLegend*, QCPAbstractLegendItem* item, QMouseEvent*) {
+                if (auto* entry = qobject_cast<QCPPlottableLegendItem*>(item)) {
+                    setSeriesVisible(entry->plottable(), !entry->plottable()->visible());
+                }
+            });
     applyPalette();
+}
+
+void ThemedPlot::setSeriesVisible(QCPAbstractPlottable* series, bool visible) {
+    series->setVisible(visible);
+    if (QCPPlottableLegendItem* entry = legend->itemWithPlottable(series)) {
+        QColor text = palette().color(QPalette::WindowText);
+        if (!visible) {
+            text.setAlphaF(0.4);
+        }
+        entry->setTextColor(text);
+    }
+    requestReplot();
 }
 
 QCPGraph* ThemedPlot::addLineSeries(const QString& name, const QColor& color, QCPAxis* valueAxis,
@@ -130,6 +148,13 @@ void ThemedPlot::applyPalette() {
     legend->setBorderPen(QPen(mix(base, text, 0.3)));
     legend->setTextColor(text);
     legend->setFont(font);
+    for (int i = 0; i < legend->itemCount(); ++i) {
+        if (auto* entry = qobject_cast<QCPPlottableLegendItem*>(legend->item(i))) {
+            QColor color = text;
+            color.setAlphaF(entry->plottable()->visible() ? 1.0 : 0.4);
+            entry->setTextColor(color);
+        }
+    }
     for (int i = 0; i < itemCount(); ++i) {
         if (auto* label = qobject_cast<QCPItemText*>(item(i))) {
             if (label->property("themed").toBool()) {
@@ -161,11 +186,11 @@ void ThemedPlot::changeEvent(QEvent* event) {
     }
 }
 
-void ThemedPlot::mousePressEvent(QMouseEvent* event) {
-    if (event->button() == Qt::LeftButton) {
+void ThemedPlot::mouseMoveEvent(QMouseEvent* event) {
+    if (event->buttons() & Qt::LeftButton) {  // dragging the range
         setFollowData(false);
     }
-    QCustomPlot::mousePressEvent(event);
+    QCustomPlot::mouseMoveEvent(event);
 }
 
 void ThemedPlot::wheelEvent(QWheelEvent* event) {

@@ -55,6 +55,9 @@ public:
     int markerCount() const { return m_markers.size(); }
     double markerX(int index) const;
 
+    // Shows or hides a series; its legend entry stays, greyed out. Clicking an entry toggles.
+    void setSeriesVisible(QCPAbstractPlottable* series, bool visible);
+
     // Applies the current palette to axes, grid, legend and background.
     void applyPalette();
     // The text colour of the palette, for items drawn on the plot.
@@ -71,7 +74,7 @@ protected:
     static void fitAxis(QCPAxis* axis, const Bounds& bounds, bool fromZero);
 
     void changeEvent(QEvent* event) override;
-    void mousePressEvent(QMouseEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
     void wheelEvent(QWheelEvent* event) override;
     void mouseDoubleClickEvent(QMouseEvent* event) override;
     void contextMenuEvent(QContextMenuEvent* event) override;

@@ -1,0 +1,99 @@
+// Out-of-memory under a cap: recorded, recovered from, and leaving nothing behind.
+#include <gtest/gtest.h>
+
+#include "memory/tracking_allocator.h"
+#include "oomlab/config/config_keys.h"
+#include "oomlab/memory/estimator.h"
+#include "oomlab/run/run_session.h"
+#include "test_support.h"
+
+namespace oomlab {
+namespace {
+
+ExperimentConfig small_transformer() {
+    ExperimentConfig config;
+    for (const char* assignment :
+         {"device=cpu", "embeddings.source=synthetic", "model.kind=transformer",
+          "train.optimizer=sgd", "train.padding=fixed", "dataset.valid_ratio=0.05",
+          "train.max_len=32"}) {
+        apply_config_override(config, assignment);
+    }
+    return config;
+}
+
+class Quiet : public RunListener {};
+
+TEST(OutOfMemory, TwentyOomRunsLeaveMemoryAtItsBaselineAndAreAllRecorded) {
+    test::TempDir dir;
+    RunStore store = RunStore::open(dir.file("runs.sqlite"));
+    ExperimentConfig config = small_transformer();
+    // The leak grows every step until the cap stops it a few steps in.
+    apply_config_override(config, "debug.keep_loss_graph=true");
+    apply_config_override(config, "memory.cap_mb=120");
+    apply_config_override(config, "train.max_steps=100");
+    memory::install_tracking_allocator();
+    const std::int64_t baseline = memory::cpu_tensor_stats().current_bytes;
+    Quiet quiet;
+    std::atomic<bool> cancel{false};
+    for (int run = 0; run < 20; ++run) {
+        const RunResult result = run_and_record(config, "oom " + std::to_string(run), store,
+                                                quiet, cancel);
+        ASSERT_EQ(result.outcome.status, RunStatus::Oom) << result.outcome.error;
+        EXPECT_GT(result.outcome.steps, 1);
+        EXPECT_EQ(memory::cpu_tensor_stats().current_bytes, baseline) << "after run " << run;
+    }
+    const auto runs = store.list_runs();
+    ASSERT_EQ(runs.size(), 20u);
+    for (const auto& run : runs) {
+        EXPECT_EQ(run.status, RunStatus::Oom);
+        EXPECT_NE(run.error.find("out of memory at step"), std::string::npos);
+        EXPECT_GE(store.metrics(run.id).size(), std::size_t(run.steps));
+        EXPECT_EQ(store.events(run.id).back().kind, "oom");
+    }
+}
+
+TEST(OutOfMemory, AdaptCompletesWhatStopCannotWithTheSameEffectiveBatch) {
+    ExperimentConfig config = small_transformer();
+    apply_config_override(config, "train.batch_size=64");
+    apply_config_override(config, "train.epochs=1");
+    // A cap between what a micro-batch of 32 (accumulating 2) and one of 64 need.
+    ExperimentConfig half = config;
+    apply_config_override(half, "train.batch_size=32");
+    apply_config_override(half, "train.accumulation=2");
+    const DataProfile profile = profile_data(config);
+    const std::int64_t fits = estimate_memory(half, profile).peak_bytes;
+    const std::int64_t too_big = estimate_memory(config, profile).peak_bytes;
+    ASSERT_LT(fits * 1.2, too_big);
+    apply_config_override(config, "memory.cap_mb=" + std::to_string(std::int64_t(fits * 1.1) >> 20));
+
+    test::TempDir dir;
+    RunStore store = RunStore::open(dir.file("runs.sqlite"));
+    Quiet quiet;
+    std::atomic<bool> cancel{false};
+    const RunResult stopped = run_and_record(config, "stop", store, quiet, cancel);
+    EXPECT_EQ(stopped.outcome.status, RunStatus::Oom);
+
+    apply_config_override(config, "memory.on_oom=adapt");
+    const RunResult adapted = run_and_record(config, "adapt", store, quiet, cancel);
+    ASSERT_EQ(adapted.outcome.status, RunStatus::Completed) << adapted.outcome.error;
+    // Same effective batch: the epoch takes as many optimizer steps as planned for 64.
+    EXPECT_EQ(adapted.outcome.steps, adapted.info.total_steps);
+    bool adapted_event = false;
+    for (const auto& event : store.events(adapted.run_id)) {
+        if (event.kind == "adapt") {
+            adapted_event = true;
+            EXPECT_NE(event.message.find("micro-batch 64 -> 32, accumulation 1 -> 2"),
+                      std::string::npos)
+                << event.message;
+        }
+    }
+    EXPECT_TRUE(adapted_event);
+
+    apply_config_override(config, "memory.on_oom=halve");
+    const RunResult halved = run_and_record(config, "halve", store, quiet, cancel);
+    ASSERT_EQ(halved.outcome.status, RunStatus::Completed) << halved.outcome.error;
+    EXPECT_GT(halved.outcome.steps, halved.info.total_steps);  // half the batch, more steps
+}
+
+}  // namespace
+}  // namespace oomlab
