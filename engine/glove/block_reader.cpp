@@ -14,8 +14,8 @@
 namespace oomlab::glove_detail {
 namespace {
 
-// Below this a share of a read is not worth a thread.
-constexpr std::size_t kMinReadShare = std::size_t{1} << 20;
+// Reads are split into shares that threads take as they become free.
+constexpr std::size_t kReadShareBytes = std::size_t{1} << 20;
 
 struct ReadShare {
     std::size_t begin = 0;  // in the buffer
@@ -95,14 +95,13 @@ void BlockReader::fill() {
     if (wanted == 0) {
         return;
     }
-    const std::size_t count =
-        std::clamp<std::size_t>(wanted / kMinReadShare, 1, static_cast<std::size_t>(m_threads));
+    const std::size_t count = std::max<std::size_t>(1, wanted / kReadShareBytes);
     std::vector<ReadShare> shares(count);
     for (std::size_t i = 0; i < count; ++i) {
         shares[i].begin = m_filled + wanted * i / count;
         shares[i].length = m_filled + wanted * (i + 1) / count - shares[i].begin;
     }
-    run_parallel(count, [&](std::size_t i) {
+    run_tasks(static_cast<std::size_t>(m_threads), count, [&](std::size_t i) {
         read_share(m_fd, m_buffer.data(), m_read_offset + (shares[i].begin - m_filled), shares[i]);
     });
     for (const ReadShare& share : shares) {

@@ -1,6 +1,8 @@
 // Running a few copies of a job on their own threads.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <exception>
 #include <mutex>
@@ -55,6 +57,19 @@ void run_parallel(std::size_t count, Job&& job) {
     if (failure) {
         std::rethrow_exception(failure);
     }
+}
+
+// Runs task(0) .. task(tasks - 1) on `threads` threads that each take the next task as they
+// become free. A thread the system pauses then delays at most the task in its hands: the others
+// carry on with the rest, which fixed shares would not.
+template <typename Task>
+void run_tasks(std::size_t threads, std::size_t tasks, Task&& task) {
+    std::atomic<std::size_t> next{0};
+    run_parallel(std::min(threads, tasks), [&](std::size_t) {
+        for (std::size_t i = next++; i < tasks; i = next++) {
+            task(i);
+        }
+    });
 }
 
 }  // namespace oomlab::glove_detail

@@ -13,8 +13,10 @@
 namespace oomlab::glove_detail {
 namespace {
 
-// Below this a slice is not worth a thread.
-constexpr std::size_t kMinSliceBytes = std::size_t{256} << 10;
+// Blocks are cut into many slices that threads take as they become free, so a thread the
+// system pauses does not hold the others back. Small enough for balance, large enough that the
+// bookkeeping per slice does not show.
+constexpr std::size_t kSliceBytes = std::size_t{256} << 10;
 
 const char* const kExpectedShape =
     "expected GloVe text ('word v1 ... vD' per line) or word2vec text (a 'V D' header line "
@@ -87,10 +89,12 @@ void parse_slice(Slice& slice, float* matrix, int dim) {
     });
 }
 
-// Cuts `block` at line ends into at most `threads` slices; returns how many.
+// Cuts `block` at line ends into slices of about kSliceBytes; returns how many.
 std::size_t cut_slices(std::string_view block, std::vector<Slice>& slices) {
-    const std::size_t wanted =
-        std::clamp<std::size_t>(block.size() / kMinSliceBytes, 1, slices.size());
+    const std::size_t wanted = std::max<std::size_t>(1, block.size() / kSliceBytes);
+    if (slices.size() < wanted) {
+        slices.resize(wanted);
+    }
     const char* begin = block.data();
     const char* end = block.data() + block.size();
     const char* cut = begin;
@@ -106,6 +110,36 @@ std::size_t cut_slices(std::string_view block, std::vector<Slice>& slices) {
         slices[i].end = cut;
     }
     return wanted;
+}
+
+// Gives each slice its first line number and first row, continuing from `row` and `line`
+// (advanced past the slices). Returns false when `capacity` (max_rows) cut rows off.
+bool assign_rows(std::vector<Slice>& slices, std::size_t used, std::int64_t capacity,
+                 std::int64_t& row, std::size_t& line) {
+    bool all_rows = true;
+    for (std::size_t i = 0; i < used; ++i) {
+        Slice& slice = slices[i];
+        slice.first_line = line + 1;
+        slice.first_row = row;
+        slice.rows_to_parse = std::min(slice.rows, capacity - row);
+        all_rows = all_rows && slice.rows_to_parse == slice.rows;
+        row += slice.rows_to_parse;
+        line += slice.lines;
+    }
+    return all_rows;
+}
+
+// Moves the slices' words, in file order, into the table's one blob of word bytes.
+void append_words(const std::vector<Slice>& slices, std::size_t used, ParsedText& result) {
+    for (std::size_t i = 0; i < used; ++i) {
+        const Slice& slice = slices[i];
+        result.word_bytes.insert(result.word_bytes.end(), slice.words.begin(), slice.words.end());
+        std::uint64_t offset = result.word_offsets.back();
+        for (const std::uint32_t length : slice.word_lengths) {
+            offset += length;
+            result.word_offsets.push_back(offset);
+        }
+    }
 }
 
 // Sizes the word storage from the first block so it is not copied over and over as it grows.
@@ -157,42 +191,26 @@ ParsedText parse_vector_text(const std::string& path, const TextParseOptions& op
     auto* matrix = static_cast<float*>(result.matrix.data());
     result.word_offsets.push_back(0);
 
-    std::vector<Slice> slices(static_cast<std::size_t>(threads));
+    const auto workers = static_cast<std::size_t>(threads);
+    std::vector<Slice> slices;
     block.remove_prefix(layout.header_bytes);
     std::size_t lines_before = layout.header_bytes > 0 ? 1 : 0;
     bool stopped_early = false;
     while (!block.empty() && !stopped_early) {
         const std::size_t used = cut_slices(block, slices);
-        run_parallel(used, [&](std::size_t i) { count_lines(slices[i]); });
+        run_tasks(workers, used, [&](std::size_t i) { count_lines(slices[i]); });
 
         std::int64_t row = result.rows;
         std::size_t line = lines_before;
-        for (std::size_t i = 0; i < used; ++i) {
-            Slice& slice = slices[i];
-            slice.first_line = line + 1;
-            slice.first_row = row;
-            slice.rows_to_parse = std::min(slice.rows, capacity - row);
-            stopped_early = stopped_early || slice.rows_to_parse < slice.rows;
-            row += slice.rows_to_parse;
-            line += slice.lines;
-        }
-        run_parallel(used, [&](std::size_t i) { parse_slice(slices[i], matrix, dim); });
+        stopped_early = !assign_rows(slices, used, capacity, row, line);
+        run_tasks(workers, used, [&](std::size_t i) { parse_slice(slices[i], matrix, dim); });
 
         for (std::size_t i = 0; i < used; ++i) {  // slices are in file order: first error wins
             if (!slices[i].error.empty()) {
                 throw bad_input_at(path, slices[i].error_line, slices[i].error);
             }
         }
-        for (std::size_t i = 0; i < used; ++i) {
-            const Slice& slice = slices[i];
-            result.word_bytes.insert(result.word_bytes.end(), slice.words.begin(),
-                                     slice.words.end());
-            std::uint64_t offset = result.word_offsets.back();
-            for (const std::uint32_t length : slice.word_lengths) {
-                offset += length;
-                result.word_offsets.push_back(offset);
-            }
-        }
+        append_words(slices, used, result);
         if (result.rows == 0) {
             reserve_words(result, row, reader.consumed(), file_size, capacity);
         }

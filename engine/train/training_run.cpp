@@ -2,6 +2,8 @@
 
 #include <torch/nn/functional/loss.h>
 
+#include <numeric>
+
 #include "../train/torch_compat.h"
 #include "oomlab/common/errors.h"
 #include "optimizer_factory.h"
@@ -35,7 +37,7 @@ std::vector<std::vector<std::int64_t>> rechunk(const std::vector<std::vector<std
 }  // namespace
 
 TrainingRun::TrainingRun(const Experiment::Impl& experiment, TrainObserver& observer,
-                         const std::atomic<bool>& cancel)
+                         const std::atomic<bool>& cancel, bool worst_case_trial)
     : m_experiment(experiment),
       m_config(experiment.config),
       m_observer(observer),
@@ -45,7 +47,8 @@ TrainingRun::TrainingRun(const Experiment::Impl& experiment, TrainObserver& obse
       m_metrics(observer),
       m_batch_size(experiment.config.train.batch_size),
       m_accumulation(experiment.config.train.accumulation),
-      m_total_steps(experiment.info.total_steps) {}
+      m_total_steps(experiment.info.total_steps),
+      m_worst_case_trial(worst_case_trial) {}
 
 TrainingRun::~TrainingRun() = default;
 
@@ -79,7 +82,7 @@ RunOutcome TrainingRun::execute() {
             m_resident = std::make_shared<const ResidentDataset>(make_resident_dataset(
                 m_experiment.train_examples, m_config.train.max_len, m_experiment.device));
         }
-        train_epochs();
+        m_worst_case_trial ? train_worst_case() : train_epochs();
         outcome.status = RunStatus::Completed;
     } catch (const Cancelled&) {
         outcome.status = RunStatus::Cancelled;
@@ -141,6 +144,24 @@ void TrainingRun::train_epochs() {
             return;
         }
     }
+}
+
+void TrainingRun::train_worst_case() {
+    const EncodedExamples& examples = m_experiment.train_examples;
+    std::vector<std::int64_t> longest(examples.size());
+    std::iota(longest.begin(), longest.end(), 0);
+    std::stable_sort(longest.begin(), longest.end(), [&](std::int64_t a, std::int64_t b) {
+        return examples.length(a) > examples.length(b);
+    });
+    longest.resize(std::min<std::size_t>(longest.size(), m_batch_size));
+    // Two optimizer steps: the first creates the optimizer state, the second runs with it.
+    m_epoch = 1;
+    m_plan.assign(2 * m_accumulation, longest);
+    m_cursor = 0;
+    m_batches.reset();
+    while (optimizer_step()) {
+    }
+    evaluate();
 }
 
 void TrainingRun::start_epoch(int epoch) {

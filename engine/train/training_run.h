@@ -20,12 +20,13 @@ namespace oomlab::train {
 class TrainingRun {
 public:
     TrainingRun(const Experiment::Impl& experiment, TrainObserver& observer,
-                const std::atomic<bool>& cancel);
+                const std::atomic<bool>& cancel, bool worst_case_trial = false);
     ~TrainingRun();
     RunOutcome execute();
 
 private:
     void train_epochs();
+    void train_worst_case();
     void start_epoch(int epoch);
     bool optimizer_step();  // false at the end of the epoch
     void evaluate();
@@ -61,6 +62,7 @@ private:
     std::int64_t m_largest_batch_bytes = 0;
     torch::Tensor m_leaked_loss;  // debug.keep_loss_graph: the classic mistake, on purpose
     std::optional<double> m_val_accuracy;
+    bool m_worst_case_trial;
 };
 
 }  // namespace oomlab::train

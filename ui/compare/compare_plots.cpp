@@ -23,8 +23,7 @@ std::optional<double> valueOf(const MetricRow& row, ComparePlot::Quantity quanti
 
 ComparePlot::ComparePlot(Quantity quantity, QWidget* parent)
     : ThemedPlot(parent), m_quantity(quantity) {
-    legend->setVisible(true);
-    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    placeLegendBelow(2);
     rebuild();
 }
 

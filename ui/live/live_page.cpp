@@ -39,12 +39,14 @@ LivePage::LivePage(QWidget* parent) : QWidget(parent) {
     bottom->addWidget(m_log);
     bottom->setStretchFactor(0, 3);
     bottom->setStretchFactor(1, 1);
+    bottom->setSizes({3000, 1000});
     auto* split = new QSplitter(Qt::Vertical);
     split->setObjectName(QStringLiteral("liveSplitter"));
     split->addWidget(top);
     split->addWidget(bottom);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
+    split->setSizes({3000, 2000});
     split->restoreState(AppSettings::value(QStringLiteral("live/splitter")).toByteArray());
     connect(split, &QSplitter::splitterMoved, this, [split] {
         AppSettings::setValue(QStringLiteral("live/splitter"), split->saveState());
@@ -128,7 +130,8 @@ void LivePage::onRunFinished(const RunEnd& end) {
         m_header->setText(tr("The run could not start."));
         return;
     }
-    log(tr("run %1 %2: %3").arg(end.runId).arg(statusName(end.status), end.error));
+    log(end.error.isEmpty() ? tr("run %1 %2").arg(end.runId).arg(statusName(end.status))
+                            : tr("run %1 %2: %3").arg(end.runId).arg(statusName(end.status), end.error));
     m_header->setText(m_header->text() + QStringLiteral("<br>") +
                       tr("<b style='color:%1'>%2</b> after %3 steps in %4 · peak %5")
                           .arg(statusColor(end.status).name(), statusName(end.status))

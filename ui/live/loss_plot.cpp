@@ -17,8 +17,7 @@ LossPlot::LossPlot(QWidget* parent) : ThemedPlot(parent) {
     yAxis2->setVisible(true);
     yAxis2->setLabel(tr("accuracy %"));
     yAxis2->setRange(0, 100);
-    legend->setVisible(true);
-    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    placeLegendBelow(3);
     axisRect()->setRangeZoomAxes(xAxis, yAxis);
     applyPalette();
     reset();

@@ -27,8 +27,7 @@ MemoryPlot::MemoryPlot(QWidget* parent) : ThemedPlot(parent) {
     m_deviceUsed = addLineSeries(tr("device used"), seriesColor(4), nullptr, Qt::DotLine);
     xAxis->setLabel(tr("optimizer step"));
     yAxis->setLabel(tr("MiB"));
-    legend->setVisible(true);
-    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+    placeLegendBelow(4);
     m_capLine = new QCPItemStraightLine(this);
     m_capLine->setPen(QPen(kCapColor, 2, Qt::DashDotLine));
     m_capLabel = new QCPItemText(this);

@@ -28,8 +28,7 @@ PhasePlot::PhasePlot(QWidget* parent) : ThemedPlot(parent) {
     m_phases.value(QStringLiteral("batch"))->setName(tr("batch ready"));
     xAxis->setLabel(tr("optimizer step (phases placed by time)"));
     yAxis->setLabel(tr("MiB"));
-    legend->setVisible(true);
-    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+    placeLegendBelow(4);
     axisRect()->setRangeZoom(Qt::Horizontal);
     axisRect()->setRangeDrag(Qt::Horizontal);
     applyPalette();

@@ -50,6 +50,17 @@ ThemedPlot::ThemedPlot(QWidget* parent) : QCustomPlot(parent) {
     applyPalette();
 }
 
+void ThemedPlot::placeLegendBelow(int columns) {
+    legend->setVisible(true);
+    plotLayout()->addElement(plotLayout()->rowCount(), 0, legend);
+    plotLayout()->setRowStretchFactor(plotLayout()->rowCount() - 1, 0.001);
+    legend->setWrap(columns);
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
+    legend->setMargins(QMargins(4, 2, 4, 2));
+    m_legendBelow = true;
+    applyPalette();
+}
+
 void ThemedPlot::setSeriesVisible(QCPAbstractPlottable* series, bool visible) {
     series->setVisible(visible);
     if (QCPPlottableLegendItem* entry = legend->itemWithPlottable(series)) {
@@ -144,8 +155,8 @@ void ThemedPlot::applyPalette() {
     for (QCPAxis* axis : axisRect()->axes()) {
         styleAxis(axis, text, grid, subGrid, font);
     }
-    legend->setBrush(QBrush(mix(base, text, 0.04)));
-    legend->setBorderPen(QPen(mix(base, text, 0.3)));
+    legend->setBrush(m_legendBelow ? QBrush(Qt::NoBrush) : QBrush(mix(base, text, 0.04)));
+    legend->setBorderPen(m_legendBelow ? QPen(Qt::NoPen) : QPen(mix(base, text, 0.3)));
     legend->setTextColor(text);
     legend->setFont(font);
     for (int i = 0; i < legend->itemCount(); ++i) {

@@ -55,6 +55,9 @@ public:
     int markerCount() const { return m_markers.size(); }
     double markerX(int index) const;
 
+    // Moves the legend out of the data into a row under the axes, `columns` entries wide.
+    void placeLegendBelow(int columns);
+
     // Shows or hides a series; its legend entry stays, greyed out. Clicking an entry toggles.
     void setSeriesVisible(QCPAbstractPlottable* series, bool visible);
 
@@ -85,6 +88,7 @@ private:
     QTimer m_replotTimer;
     QVector<QPair<QCPItemStraightLine*, QCPItemText*>> m_markers;
     bool m_follow = true;
+    bool m_legendBelow = false;
     int m_replots = 0;
 };
 

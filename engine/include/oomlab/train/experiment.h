@@ -74,6 +74,10 @@ public:
     // outcome carries the status, the error and the figures measured until then.
     RunOutcome train(TrainObserver& observer, const std::atomic<bool>& cancel);
 
+    // A find-batch-size trial: two optimizer steps on the `batch_size` longest examples,
+    // padded as the padding mode would, then the validation pass; nothing is recovered.
+    RunOutcome train_worst_case(int batch_size);
+
     struct Impl;
 
 private:

@@ -1,0 +1,147 @@
+// oomlab-cli find-batch-size and sweep: many trials or runs from one config.
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_context.h"
+#include "oomlab/common/errors.h"
+#include "oomlab/config/config_keys.h"
+#include "oomlab/run/run_json.h"
+#include "oomlab/run/run_session.h"
+#include "oomlab/train/batch_size_search.h"
+
+namespace oomlab::cli {
+namespace {
+
+struct GridAxis {
+    std::string key;
+    std::vector<std::string> values;
+};
+
+GridAxis parse_axis(const std::string& text) {
+    const std::size_t equals = text.find('=');
+    if (equals == std::string::npos || equals == 0 || equals + 1 == text.size()) {
+        throw BadInput("--grid \"" + text + "\": expected KEY=V1,V2,... e.g. train.batch_size=16,32");
+    }
+    GridAxis axis{text.substr(0, equals), {}};
+    std::string rest = text.substr(equals + 1);
+    for (std::size_t start = 0; start <= rest.size();) {
+        const std::size_t comma = std::min(rest.find(',', start), rest.size());
+        axis.values.push_back(rest.substr(start, comma - start));
+        start = comma + 1;
+    }
+    return axis;
+}
+
+// Every combination of the axes' values, as (key, value) settings.
+std::vector<std::vector<std::pair<std::string, std::string>>> grid_points(
+    const std::vector<GridAxis>& axes) {
+    std::vector<std::vector<std::pair<std::string, std::string>>> points{{}};
+    for (const auto& axis : axes) {
+        std::vector<std::vector<std::pair<std::string, std::string>>> next;
+        for (const auto& point : points) {
+            for (const auto& value : axis.values) {
+                auto extended = point;
+                extended.emplace_back(axis.key, value);
+                next.push_back(std::move(extended));
+            }
+        }
+        points = std::move(next);
+    }
+    return points;
+}
+
+class SilentListener final : public RunListener {};
+
+}  // namespace
+
+void add_find_batch_size_command(CLI::App& app, int& exit_code) {
+    auto* command = app.add_subcommand(
+        "find-batch-size", "The largest micro-batch that fits under memory.cap_mb");
+    auto options = std::make_shared<ConfigOptions>();
+    options->add_to(*command);
+    auto json = std::make_shared<bool>(false);
+    command->add_flag("--json", *json, "JSON lines: one per trial, then the answer");
+    command->callback([=, &exit_code] {
+        const ExperimentConfig config = options->build();
+        const BatchSizeSearch search = find_batch_size(config, [&](const BatchTrial& trial) {
+            if (*json) {
+                std::cout << nlohmann::ordered_json{{"type", "trial"},
+                                                    {"batch_size", trial.batch_size},
+                                                    {"fits", trial.fits},
+                                                    {"peak_bytes", trial.peak_bytes},
+                                                    {"predicted_bytes", trial.predicted_bytes}}
+                                 .dump()
+                          << std::endl;
+            } else {
+                std::cout << "  batch " << trial.batch_size << ": "
+                          << (trial.fits ? "fits, peak " + format_bytes(trial.peak_bytes)
+                                         : std::string("out of memory"))
+                          << " (predicted " << format_bytes(trial.predicted_bytes) << ")"
+                          << std::endl;
+            }
+        });
+        if (*json) {
+            std::cout << nlohmann::ordered_json{{"type", "result"},
+                                                {"batch_size", search.batch_size},
+                                                {"predicted", search.predicted},
+                                                {"cap_bytes", search.cap_bytes},
+                                                {"trials", search.trials.size()}}
+                             .dump()
+                      << std::endl;
+        } else {
+            std::cout << "largest micro-batch under " << format_bytes(search.cap_bytes) << ": "
+                      << search.batch_size << " (" << search.trials.size()
+                      << " trials; the estimator predicted " << search.predicted << ")\n";
+        }
+        exit_code = search.batch_size > 0 ? kExitOk : kExitOutOfMemory;
+    });
+}
+
+void add_sweep_command(CLI::App& app, int& exit_code) {
+    auto* command = app.add_subcommand("sweep", "One recorded run per point of a settings grid");
+    auto options = std::make_shared<ConfigOptions>();
+    options->add_to(*command);
+    auto grids = std::make_shared<std::vector<std::string>>();
+    auto db = std::make_shared<std::string>(default_db_path());
+    auto json = std::make_shared<bool>(false);
+    command->add_option("--grid", *grids, "KEY=V1,V2,... (repeatable: the product is swept)")
+        ->required();
+    command->add_option("--db", *db, "Run database (SQLite)")->capture_default_str();
+    command->add_flag("--json", *json, "One JSON summary line per run");
+    command->callback([=, &exit_code] {
+        std::vector<GridAxis> axes;
+        for (const auto& text : *grids) {
+            axes.push_back(parse_axis(text));
+        }
+        const ExperimentConfig base = options->build();
+        // Every point is checked before the first run, so a typo costs no runs.
+        std::vector<std::pair<std::string, ExperimentConfig>> runs;
+        for (const auto& point : grid_points(axes)) {
+            ExperimentConfig config = base;
+            std::string name = "sweep";
+            for (const auto& [key, value] : point) {
+                set_config_value(config, key, value);
+                name += " " + key + "=" + value;
+            }
+            runs.emplace_back(name, config);
+        }
+        RunStore store = RunStore::open(*db);
+        SilentListener listener;
+        std::atomic<bool> never{false};
+        for (const auto& [name, config] : runs) {
+            const RunResult result = run_and_record(config, name, store, listener, never);
+            const RunRecord record = *store.find_run(result.run_id);
+            if (*json) {
+                std::cout << run_summary_json(record) << std::endl;
+            } else {
+                std::cout << "run " << record.id << "  " << run_status_name(record.status)
+                          << "  peak " << format_bytes(record.peak_bytes) << "  " << name
+                          << std::endl;
+            }
+        }
+        exit_code = kExitOk;
+    });
+}
+
+}  // namespace oomlab::cli

@@ -1,0 +1,33 @@
+// The largest micro-batch that fits under the memory cap. Each trial trains two optimizer
+// steps on the worst batch the padding mode can produce (the longest examples) and runs the
+// validation pass, so the batch found never runs out of memory later in a full run.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "oomlab/config/experiment_config.h"
+
+namespace oomlab {
+
+struct BatchTrial {
+    int batch_size = 0;
+    bool fits = false;
+    std::int64_t peak_bytes = 0;  // measured
+    std::int64_t predicted_bytes = 0;
+};
+
+struct BatchSizeSearch {
+    int batch_size = 0;  // 0: not even a batch of one fits
+    int predicted = 0;   // the estimator's answer, where the search started
+    std::int64_t cap_bytes = 0;
+    std::vector<BatchTrial> trials;
+};
+
+// Throws BadInput when there is no cap to fit under (memory.cap_mb on the CPU).
+BatchSizeSearch find_batch_size(const ExperimentConfig& config,
+                                const std::function<void(const BatchTrial&)>& on_trial = {});
+
+}  // namespace oomlab

@@ -1,0 +1,83 @@
+// find-batch-size and sweep through the real binary.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+#include "oomlab/store/run_store.h"
+#include "test_support.h"
+
+namespace oomlab {
+namespace {
+
+using nlohmann::json;
+using test::run_cli;
+
+const std::vector<std::string> kCapped = {"--set", "model.kind=transformer", "--set",
+                                          "train.max_len=32", "--set", "memory.cap_mb=100",
+                                          "--set", "train.optimizer=sgd"};
+
+std::vector<std::string> with(std::vector<std::string> head, const std::vector<std::string>& tail) {
+    head.insert(head.end(), tail.begin(), tail.end());
+    return head;
+}
+
+TEST(FindBatchSize, TheBatchFoundCompletesAnEpochAndAQuarterMoreDoesNot) {
+    test::TempDir dir;
+    const auto search = run_cli(with({"find-batch-size", "--json"}, kCapped));
+    ASSERT_EQ(search.exit_code, 0) << search.err;
+    const json answer = json::parse(search.lines().back());
+    const int batch = answer["batch_size"];
+    ASSERT_GT(batch, 1);
+    EXPECT_LE(answer["trials"].get<int>(), 8);
+
+    const auto fits = run_cli(with({"run", "--db", dir.file("runs.sqlite"), "--set",
+                                    "train.epochs=1", "--set",
+                                    "train.batch_size=" + std::to_string(batch)},
+                                   kCapped));
+    EXPECT_EQ(fits.exit_code, 0) << fits.err << fits.out;
+    const auto too_big = run_cli(with({"run", "--db", dir.file("runs.sqlite"), "--set",
+                                       "train.epochs=1", "--set",
+                                       "train.batch_size=" + std::to_string(batch * 5 / 4)},
+                                      kCapped));
+    EXPECT_EQ(too_big.exit_code, 3) << too_big.err << too_big.out;
+}
+
+TEST(FindBatchSize, NeedsACap) {
+    const auto result = run_cli({"find-batch-size"});
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("memory.cap_mb"), std::string::npos) << result.err;
+}
+
+TEST(Sweep, RecordsOneRunPerPointWithOomPointsAsSuch) {
+    test::TempDir dir;
+    const std::string db = dir.file("runs.sqlite");
+    const auto result = run_cli(with({"sweep", "--db", db, "--json", "--grid",
+                                      "train.batch_size=16,2000", "--grid",
+                                      "train.optimizer=sgd,adam", "--set", "train.max_steps=3"},
+                                     kCapped));
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    ASSERT_EQ(result.lines().size(), 4u);
+    std::map<std::string, std::string> status_by_name;
+    for (const auto& line : result.lines()) {
+        const json run = json::parse(line);
+        status_by_name[run["name"]] = run["status"];
+    }
+    EXPECT_EQ(status_by_name["sweep train.batch_size=16 train.optimizer=sgd"], "completed");
+    EXPECT_EQ(status_by_name["sweep train.batch_size=16 train.optimizer=adam"], "completed");
+    EXPECT_EQ(status_by_name["sweep train.batch_size=2000 train.optimizer=sgd"], "oom");
+    EXPECT_EQ(RunStore::open(db).list_runs().size(), 4u);
+}
+
+TEST(Sweep, AnInvalidPointCreatesNoRun) {
+    test::TempDir dir;
+    const std::string db = dir.file("runs.sqlite");
+    const auto result = run_cli({"sweep", "--db", db, "--grid", "train.padding=fixed,ragged",
+                                 "--set", "train.max_steps=2"});
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("train.padding"), std::string::npos) << result.err;
+    EXPECT_EQ(RunStore::open(db).list_runs().size(), 0u);
+}
+
+}  // namespace
+}  // namespace oomlab
