@@ -40,5 +40,6 @@ void add_config_command(CLI::App& app, int& exit_code);
 void add_estimate_command(CLI::App& app, int& exit_code);
 void add_find_batch_size_command(CLI::App& app, int& exit_code);
 void add_sweep_command(CLI::App& app, int& exit_code);
+void add_lesson_command(CLI::App& app, int& exit_code);
 
 }  // namespace oomlab::cli

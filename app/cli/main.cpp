@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
     add_estimate_command(app, exit_code);
     add_find_batch_size_command(app, exit_code);
     add_sweep_command(app, exit_code);
+    add_lesson_command(app, exit_code);
     add_runs_command(app, exit_code);
     add_glove_command(app, exit_code);
     add_device_command(app, exit_code);

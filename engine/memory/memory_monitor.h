@@ -18,7 +18,9 @@ struct MemorySample {
 
 // CPU: tensor bytes from the tracking allocator, counted from the run's start (what existed
 // before, such as the prepared host copy of the table, is not on the simulated device);
-// there is no cache, so reserved equals allocated; device used is the process RSS.
+// there is no caching allocator, so reserved equals allocated; device used is the process
+// RSS, which also holds the freed memory the heap keeps for reuse (memory.empty_cache
+// hands it back).
 class MemoryMonitor {
 public:
     // Starts counting; `cap_bytes` > 0 makes allocations past the cap fail with an OOM.

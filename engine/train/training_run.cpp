@@ -268,6 +268,9 @@ void TrainingRun::end_step(const torch::Tensor& step_loss, std::int64_t samples)
     last_step_end = now;
 
     const memory::MemorySample memory = m_memory.sample();
+    if (memory.step_peak >= m_at_peak.step_peak) {
+        m_at_peak = memory;
+    }
     MetricRow row;
     row.step = m_step;
     row.phase = "step";
@@ -413,6 +416,11 @@ MemoryBreakdown TrainingRun::measure_breakdown() const {
     const std::int64_t resident = breakdown.embedding_table + breakdown.parameters +
                                   breakdown.gradients + breakdown.optimizer_state + breakdown.data;
     breakdown.activations = std::max<std::int64_t>(0, m_memory.run_peak() - resident);
+    // Cache and the rest of the device as seen at the end of the step that peaked.
+    breakdown.allocator_cache = std::max<std::int64_t>(0, m_at_peak.reserved - m_at_peak.allocated);
+    if (m_at_peak.device_used) {
+        breakdown.other = std::max<std::int64_t>(0, *m_at_peak.device_used - m_at_peak.reserved);
+    }
     return breakdown;
 }
 

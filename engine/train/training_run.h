@@ -60,6 +60,7 @@ private:
     std::size_t m_cursor = 0;  // first micro-batch of the step in progress
     std::unique_ptr<BatchSource> m_batches;
     std::int64_t m_largest_batch_bytes = 0;
+    memory::MemorySample m_at_peak;  // the step sample of the highest step peak
     torch::Tensor m_leaked_loss;  // debug.keep_loss_graph: the classic mistake, on purpose
     std::optional<double> m_val_accuracy;
     bool m_worst_case_trial;

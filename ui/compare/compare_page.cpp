@@ -71,9 +71,9 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent) {
     auto* settingsBox = new QWidget;
     auto* settingsLayout = new QVBoxLayout(settingsBox);
     settingsLayout->setContentsMargins(0, 0, 0, 0);
-    settingsLayout->addWidget(m_metrics, 2);
+    settingsLayout->addWidget(m_metrics, 1);
     settingsLayout->addWidget(m_differencesOnly);
-    settingsLayout->addWidget(m_settings, 3);
+    settingsLayout->addWidget(m_settings, 1);
     auto* lower = new QSplitter(Qt::Horizontal);
     lower->addWidget(settingsBox);
     lower->addWidget(m_breakdown);
@@ -82,8 +82,10 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent) {
     auto* split = new QSplitter(Qt::Vertical);
     split->addWidget(plots);
     split->addWidget(lower);
-    split->setStretchFactor(0, 1);
-    split->setStretchFactor(1, 1);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+    split->setSizes({3000, 2000});
+    lower->setSizes({3000, 2000});
 
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(bar);

@@ -102,7 +102,7 @@ void ComparePlot::rebuild() {
 
 void ComparePlot::fitRanges() {
     fitAxis(xAxis, m_x, true);
-    fitAxis(yAxis, m_y, true);
+    fitAxis(yAxis, m_y, m_quantity != Quantity::Loss);
 }
 
 }  // namespace oomlab::ui

@@ -58,6 +58,7 @@ void SettingsDiffTable::setRuns(const QVector<CompareRun>& runs) {
         }
     }
     applyFilter();
+    resizeColumnsToContents();
 }
 
 void SettingsDiffTable::setDifferencesOnly(bool only) {

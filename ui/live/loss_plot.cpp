@@ -71,7 +71,7 @@ void LossPlot::appendRows(const std::vector<MetricRow>& rows) {
 
 void LossPlot::fitRanges() {
     fitAxis(xAxis, m_x, true);
-    fitAxis(yAxis, m_loss, true);
+    fitAxis(yAxis, m_loss, false);
 }
 
 }  // namespace oomlab::ui

@@ -23,18 +23,7 @@ BreakdownChart::BreakdownChart(Qt::Orientation orientation, QWidget* parent)
     }
     valueAxis()->setLabel(tr("MiB"));
     keyAxis()->grid()->setVisible(false);
-    legend->setVisible(true);
-    legend->setWrap(orientation == Qt::Horizontal ? 4 : 1);
-    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
-    // The legend in its own layout cell so it never hides a bar.
-    if (orientation == Qt::Horizontal) {
-        plotLayout()->addElement(1, 0, legend);
-        plotLayout()->setRowStretchFactor(1, 0.001);
-    } else {
-        plotLayout()->addElement(0, 1, legend);
-        plotLayout()->setColumnStretchFactor(1, 0.001);
-    }
-    legend->setMargins(QMargins(4, 2, 4, 2));
+    placeLegendBelow(4);
 
     m_capLine = new QCPItemStraightLine(this);
     m_capLine->setPen(QPen(QColor(0xd6, 0x27, 0x28), 2, Qt::DashLine));

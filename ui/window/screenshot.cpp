@@ -27,7 +27,12 @@ void finish(MainWindow* window, const ScreenshotRequest& request) {
 
 // Two runs that differ in one lesson-worthy way: the dataset's words only versus the whole
 // GloVe vocabulary in a trainable table.
-QVector<QueuedRun> compareRuns(const ExperimentConfig& base) {
+QVector<QueuedRun> compareRuns(ExperimentConfig base) {
+    // Short runs: a trainable full table trains slowly on a CPU.
+    if (base.train.max_steps == 0) {
+        base.train.max_steps = 100;
+        base.eval.every = 25;
+    }
     ExperimentConfig full = base;
     full.embeddings.vocab = VocabMode::Full;
     ExperimentConfig frozen = full;

@@ -1,0 +1,103 @@
+// oomlab-cli lesson list|run NAME
+#include <iomanip>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_context.h"
+#include "oomlab/lessons/lesson.h"
+#include "oomlab/run/run_json.h"
+
+namespace oomlab::cli {
+namespace {
+
+class ProgressDots final : public RunListener {
+public:
+    explicit ProgressDots(bool quiet) : m_quiet(quiet) {}
+    void on_run_created(std::int64_t run_id, const ExperimentInfo&) override {
+        if (!m_quiet) {
+            std::cout << "  run " << run_id << " ..." << std::endl;
+        }
+    }
+
+private:
+    bool m_quiet;
+};
+
+void print_result(const Lesson& lesson, const LessonResult& result) {
+    std::cout << "\n" << lesson.title << "\n\n" << lesson.explanation << "\n\n";
+    std::cout << std::left << std::setw(24) << "run" << std::setw(12) << "status"
+              << std::setw(12) << "peak" << std::setw(14) << "activations" << std::setw(12)
+              << "gradients" << std::setw(12) << "optimizer" << "table\n";
+    for (const auto& run : result.runs) {
+        const MemoryBreakdown& b = run.record.breakdown;
+        std::cout << std::setw(24) << run.run.label << std::setw(12)
+                  << run_status_name(run.record.status) << std::setw(12)
+                  << format_bytes(run.record.peak_bytes) << std::setw(14)
+                  << format_bytes(b.activations) << std::setw(12) << format_bytes(b.gradients)
+                  << std::setw(12) << format_bytes(b.optimizer_state)
+                  << format_bytes(b.embedding_table) << '\n';
+    }
+    std::cout << '\n';
+    for (const auto& check : result.checks) {
+        std::cout << (check.holds ? "  shown:     " : "  NOT shown: ") << check.description
+                  << '\n';
+    }
+}
+
+}  // namespace
+
+void add_lesson_command(CLI::App& app, int& exit_code) {
+    auto* lesson = app.add_subcommand("lesson", "Guided lessons: runs that each show one effect");
+    lesson->require_subcommand(1);
+    auto json = std::make_shared<bool>(false);
+    auto* list = lesson->add_subcommand("list", "The lessons");
+    list->add_flag("--json", *json, "One JSON object per lesson");
+    list->callback([json, &exit_code] {
+        for (const auto& item : load_lessons(lessons_folder())) {
+            if (*json) {
+                std::cout << nlohmann::ordered_json{{"name", item.name},
+                                                    {"title", item.title},
+                                                    {"runs", item.runs.size()}}
+                                 .dump()
+                          << '\n';
+            } else {
+                std::cout << std::left << std::setw(28) << item.name << item.title << '\n';
+            }
+        }
+        exit_code = kExitOk;
+    });
+    auto* run = lesson->add_subcommand("run", "Run a lesson and compare what it measured");
+    auto name = std::make_shared<std::string>();
+    auto db = std::make_shared<std::string>(default_db_path());
+    run->add_option("NAME", *name, "Lesson name (see `lesson list`)")->required();
+    run->add_option("--db", *db, "Run database (SQLite)")->capture_default_str();
+    run->add_flag("--json", *json, "JSON lines: each run's summary, then the checks");
+    run->callback([=, &exit_code] {
+        const std::vector<Lesson> lessons = load_lessons(lessons_folder());
+        const Lesson& chosen = find_lesson(lessons, *name);
+        RunStore store = RunStore::open(*db);
+        ProgressDots listener(*json);
+        std::atomic<bool> never{false};
+        const LessonResult result = run_lesson(chosen, store, listener, never);
+        if (*json) {
+            for (const auto& item : result.runs) {
+                std::cout << run_summary_json(item.record) << '\n';
+            }
+            nlohmann::ordered_json checks = nlohmann::ordered_json::array();
+            for (const auto& check : result.checks) {
+                checks.push_back({{"description", check.description}, {"holds", check.holds}});
+            }
+            std::cout << nlohmann::ordered_json{{"lesson", chosen.name},
+                                                {"shown", result.all_hold()},
+                                                {"checks", checks}}
+                             .dump()
+                      << '\n';
+        } else {
+            print_result(chosen, result);
+        }
+        exit_code = result.all_hold() ? kExitOk : kExitFailure;
+    });
+}
+
+}  // namespace oomlab::cli

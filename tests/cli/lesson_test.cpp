@@ -1,0 +1,53 @@
+// Every lesson runs from the CLI and shows the effect it claims.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+#include "oomlab/common/errors.h"
+#include "oomlab/lessons/lesson.h"
+#include "test_support.h"
+
+namespace oomlab {
+namespace {
+
+using nlohmann::json;
+using test::run_cli;
+
+TEST(Lessons, EveryLessonShowsItsEffect) {
+    const auto list = run_cli({"lesson", "list", "--json"});
+    ASSERT_EQ(list.exit_code, 0) << list.err;
+    ASSERT_GE(list.lines().size(), 10u);
+    test::TempDir dir;
+    for (const auto& line : list.lines()) {
+        const std::string name = json::parse(line)["name"];
+        const auto result = run_cli({"lesson", "run", name, "--db", dir.file("runs.sqlite"), "--json"});
+        EXPECT_EQ(result.exit_code, 0) << name << ": " << result.err << result.out;
+        const json summary = json::parse(result.lines().back());
+        EXPECT_TRUE(summary["shown"].get<bool>()) << name << ": " << summary.dump();
+        EXPECT_FALSE(summary["checks"].empty()) << name;
+    }
+}
+
+TEST(Lessons, UnknownLessonListsTheKnownOnes) {
+    const auto result = run_cli({"lesson", "run", "no-such-lesson"});
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("batch-size"), std::string::npos) << result.err;
+}
+
+TEST(Lessons, AFileWithABadKeyNamesTheFileAndTheKey) {
+    try {
+        parse_lesson(R"({"title": "t", "explanation": "e",
+                         "runs": [{"label": "a", "set": {"train.batchsize": 4}},
+                                  {"label": "b"}]})",
+                     "broken.json");
+        FAIL() << "accepted an unknown key";
+    } catch (const BadInput& error) {
+        const std::string message = error.what();
+        EXPECT_NE(message.find("broken.json"), std::string::npos) << message;
+        EXPECT_NE(message.find("train.batch_size"), std::string::npos) << message;
+    }
+}
+
+}  // namespace
+}  // namespace oomlab

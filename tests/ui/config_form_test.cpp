@@ -1,0 +1,168 @@
+// The experiment panel: one control per registry key with its help as tooltip, the engine's
+// errors shown inline before Run, settings that do not apply greyed out, the dataset
+// preview, the GloVe cost and the predicted breakdown.
+#include <QApplication>
+#include <QLabel>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QtTest>
+
+#include "experiment/config_form.h"
+#include "experiment/dataset_preview.h"
+#include "experiment/estimate_view.h"
+#include "experiment/experiment_panel.h"
+#include "experiment/glove_cost.h"
+#include "experiment/key_editor.h"
+#include "oomlab/config/config_keys.h"
+#include "plots/breakdown_chart.h"
+#include "ui_test_support.h"
+
+using namespace oomlab;
+using namespace oomlab::ui;
+
+class ConfigFormTest : public QObject {
+    Q_OBJECT
+
+private slots:
+    void everyRegistryKeyHasAControlWithItsHelp() {
+        ConfigForm form;
+        for (const ConfigKeyInfo& info : config_keys()) {
+            KeyEditor* editor = form.editor(QString::fromStdString(info.name));
+            QVERIFY2(editor, info.name.c_str());
+            QVERIFY(editor->toolTip().contains(QString::fromStdString(info.help).toHtmlEscaped()));
+            QCOMPARE(editor->text(), QString::fromStdString(get_config_value(form.config(), info.name)));
+        }
+        // Integer keys get spin boxes with the registry's range; 0 reads as its meaning.
+        auto* cap = form.editor(QStringLiteral("memory.cap_mb"))->findChild<QSpinBox*>();
+        QVERIFY(cap);
+        QCOMPARE(cap->minimum(), 0);
+        QCOMPARE(cap->specialValueText(), QStringLiteral("no cap"));
+        QCOMPARE(cap->suffix(), QStringLiteral(" MiB"));
+        auto* batch = form.editor(QStringLiteral("train.batch_size"))->findChild<QSpinBox*>();
+        QCOMPARE(batch->minimum(), 1);
+        QCOMPARE(KeyEditor::zeroMeaning(QStringLiteral("Stop after N steps; 0: run train.epochs.")),
+                 QStringLiteral("run train.epochs"));
+    }
+
+    void editsChangeTheConfig() {
+        ConfigForm form;
+        QSignalSpy changed(&form, &ConfigForm::configChanged);
+        QVERIFY(form.setValue(QStringLiteral("train.batch_size"), QStringLiteral("64")));
+        QVERIFY(form.setValue(QStringLiteral("memory.precision"), QStringLiteral("bf16")));
+        QVERIFY(form.setValue(QStringLiteral("embeddings.vocab"), QStringLiteral("top:5000")));
+        QCOMPARE(form.config().train.batch_size, 64);
+        QCOMPARE(form.config().memory.precision, DType::Bf16);
+        QCOMPARE(form.config().embeddings.vocab, VocabMode::Top);
+        QCOMPARE(form.config().embeddings.top_n, 5000);
+        QCOMPARE(changed.count(), 3);
+        QCOMPARE(form.editor(QStringLiteral("embeddings.vocab"))->text(), QStringLiteral("top:5000"));
+    }
+
+    void badValueIsShownInlineAndKeepsTheLastGoodOne() {
+        ConfigForm form;
+        QVERIFY(!form.setValue(QStringLiteral("embeddings.vocab"), QStringLiteral("some")));
+        QVERIFY(form.keyError(QStringLiteral("embeddings.vocab")).contains("embeddings.vocab"));
+        auto* error = form.findChild<QLabel*>(QStringLiteral("error:embeddings.vocab"));
+        QVERIFY(error && !error->isHidden());
+        QCOMPARE(form.config().embeddings.vocab, VocabMode::Dataset);
+        QVERIFY(!form.isValid());
+        QVERIFY(form.setValue(QStringLiteral("embeddings.vocab"), QStringLiteral("full")));
+        QVERIFY(error->isHidden());
+        QVERIFY(form.isValid());
+    }
+
+    void invalidCombinationDisablesRun() {
+        ExperimentPanel panel;
+        QSignalSpy validity(&panel, &ExperimentPanel::validityChanged);
+        ConfigForm* form = panel.form();
+        QVERIFY(form->setValue(QStringLiteral("model.kind"), QStringLiteral("transformer")));
+        QVERIFY(form->setValue(QStringLiteral("model.heads"), QStringLiteral("3")));  // 128 % 3
+        QVERIFY(form->validationError().contains(QStringLiteral("model.heads")));
+        QVERIFY(!panel.isValid());
+        QVERIFY(!panel.runButton()->isEnabled());
+        auto* banner = panel.findChild<QLabel*>(QStringLiteral("validationBanner"));
+        QVERIFY(!banner->isHidden());
+        QVERIFY(banner->text().contains(QStringLiteral("divisible")));
+        QVERIFY(!validity.isEmpty());
+        QCOMPARE(validity.last().at(0).toBool(), false);
+        QVERIFY(form->setValue(QStringLiteral("model.heads"), QStringLiteral("4")));
+        QVERIFY(panel.isValid());
+        QVERIFY(panel.runButton()->isEnabled());
+        QVERIFY(banner->isHidden());
+    }
+
+    void settingsThatDoNotApplyAreGreyedOut() {
+        ConfigForm form;
+        QVERIFY(!form.editor(QStringLiteral("model.heads"))->isEnabled());  // bag model
+        QVERIFY(!form.editor(QStringLiteral("embeddings.path"))->isEnabled());
+        QVERIFY(form.setValue(QStringLiteral("model.kind"), QStringLiteral("transformer")));
+        QVERIFY(form.editor(QStringLiteral("model.heads"))->isEnabled());
+        QVERIFY(!form.editor(QStringLiteral("model.hidden"))->isEnabled());
+    }
+
+    void gloveCostFollowsTheShape() {
+        ExperimentConfig config;
+        config.embeddings.variant = "6B.300d";
+        config.embeddings.vocab = VocabMode::Full;
+        config.train.optimizer = OptimizerKind::Adam;
+        const GloveCost cost = gloveCost(config);
+        QCOMPARE(cost.rows, std::int64_t(400000));
+        QCOMPARE(cost.tableBytes, std::int64_t(400000) * 300 * 4);
+        QCOMPARE(cost.trainingBytes, std::int64_t(400000) * 300 * 4 * 3);  // gradient + 2 moments
+        config.embeddings.trainable = false;
+        QCOMPARE(gloveCost(config).trainingBytes, std::int64_t(0));
+        config.embeddings.dtype = DType::Fp16;
+        QCOMPARE(gloveCost(config).tableBytes, std::int64_t(400000) * 300 * 2);
+        QVERIFY(gloveCostText(config).contains(QStringLiteral("400")));
+    }
+
+    void datasetPreviewDetectsTheFormat() {
+        const QString file = QStringLiteral(OOMLAB_TEST_DATA_DIR "/datasets/trec_style.txt");
+        const DatasetPreviewData data = readDatasetPreview(file, DatasetFormat::Auto, 4);
+        QVERIFY2(data.error.isEmpty(), qPrintable(data.error));
+        QCOMPARE(data.format, QStringLiteral("label-space-text"));
+        QCOMPARE(data.examples, qint64(6));
+        QCOMPARE(data.rows.size(), 4);
+        QCOMPARE(data.rows.front().first, QStringLiteral("10"));
+        QCOMPARE(data.rows.front().second, QStringLiteral("How far is it from Denver to Aspen ?"));
+        QCOMPARE(data.labelCounts.size(), 3);
+        for (const auto& [label, count] : data.labelCounts) {
+            QCOMPARE(count, qint64(2));
+        }
+        const DatasetPreviewData missing =
+            readDatasetPreview(QStringLiteral("/no/such/file.tsv"), DatasetFormat::Auto, 4);
+        QVERIFY(missing.error.contains(QStringLiteral("/no/such/file.tsv")));
+
+        DatasetPreview preview;  // the widget reads on a pool thread
+        QSignalSpy ready(&preview, &DatasetPreview::previewReady);
+        preview.setDataset(file, DatasetFormat::Auto);
+        QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, 20000);
+        QCOMPARE(preview.data().examples, qint64(6));
+    }
+
+    void predictedBreakdownMatchesTheEstimator() {
+        EstimateView view;
+        QSignalSpy estimated(&view, &EstimateView::estimateChanged);
+        ExperimentConfig config = test::tinyConfig();
+        config.model.kind = ModelKind::Transformer;  // activations dominate its peak
+        config.memory.cap_mb = 8;
+        view.setConfig(config);
+        QTRY_VERIFY_WITH_TIMEOUT(estimated.count() >= 1, 30000);
+        QVERIFY(view.hasEstimate());
+        const MemoryEstimate& estimate = view.estimate();
+        QVERIFY(estimate.peak_bytes > 0);
+        QCOMPARE(estimate.cap_bytes, std::int64_t(8) << 20);
+        QCOMPARE(view.chart()->barCount(), 1);
+        QCOMPARE(view.chart()->valueMiB(0, 0), double(estimate.breakdown.embedding_table) / (1 << 20));
+        // A setting the profile does not depend on: a new estimate without re-reading data.
+        config.train.batch_size = 256;
+        view.setConfig(config);
+        QTRY_VERIFY_WITH_TIMEOUT(estimated.count() >= 2, 10000);
+        QVERIFY(view.estimate().breakdown.activations > estimate.breakdown.activations);
+        QVERIFY(view.estimate().peak_bytes > estimate.peak_bytes);
+        QVERIFY(!view.estimate().fits);  // far beyond 8 MiB
+    }
+};
+
+OOMLAB_UI_TEST_MAIN(ConfigFormTest)
+#include "config_form_test.moc"

@@ -1,0 +1,304 @@
+// The real window on the real engine: press Run with a tiny CPU config, wait for the end,
+// and check that the run reached the runs table, the plots and the database; run out of
+// memory on purpose; stop with Esc; compare two runs; export a plot and the metrics.
+#include <QApplication>
+#include <QFile>
+#include <QImage>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "common/formatting.h"
+#include "common/run_types.h"
+#include "compare/compare_page.h"
+#include "compare/compare_plots.h"
+#include "compare/settings_diff.h"
+#include "experiment/config_form.h"
+#include "experiment/experiment_panel.h"
+#include "export/run_export.h"
+#include "live/failure_panel.h"
+#include "live/live_page.h"
+#include "live/loss_plot.h"
+#include "live/memory_plot.h"
+#include "live/phase_plot.h"
+#include "live/run_controller.h"
+#include "oomlab/config/config_keys.h"
+#include "plots/breakdown_chart.h"
+#include "plots/plot_export.h"
+#include "runs/run_database.h"
+#include "runs/runs_model.h"
+#include "runs/runs_page.h"
+#include "ui_test_support.h"
+#include "window/main_menus.h"
+#include "window/main_window.h"
+#include "window/status_progress.h"
+
+using namespace oomlab;
+using namespace oomlab::ui;
+
+namespace {
+
+int countRows(const std::vector<MetricRow>& rows, const char* phase, bool needLoss) {
+    int count = 0;
+    for (const MetricRow& row : rows) {
+        count += row.phase == phase && (!needLoss || row.loss) ? 1 : 0;
+    }
+    return count;
+}
+
+}  // namespace
+
+class MainWindowTest : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+    std::unique_ptr<MainWindow> m_window;
+    QVector<qint64> m_completed;
+
+    // Presses Run and waits for the run's end.
+    RunEnd runAndWait() {
+        QSignalSpy finished(m_window->controller(), &RunController::runFinished);
+        QTest::mouseClick(m_window->experimentPanel()->runButton(), Qt::LeftButton);
+        [&] { QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000); }();
+        return finished.count() ? finished.at(0).at(0).value<RunEnd>() : RunEnd();
+    }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(m_dir.isValid());
+        MainWindowOptions options;
+        options.databasePath = m_dir.filePath("runs.sqlite");
+        options.config = test::tinyConfig(12);
+        options.restoreSession = false;
+        m_window = std::make_unique<MainWindow>(options);
+        m_window->resize(1400, 900);
+        m_window->show();
+        QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+        QCOMPARE(m_window->runsPage()->model()->rowCount(), 0);
+    }
+
+    void runReachesTablePlotsAndDatabase() {
+        const RunEnd end = runAndWait();
+        QCOMPARE(statusName(end.status), QStringLiteral("completed"));
+        QVERIFY(end.runId > 0);
+        QCOMPARE(end.outcome.steps, std::int64_t(12));
+        m_completed.push_back(end.runId);
+
+        // The runs table has the new row, completed.
+        RunsModel* model = m_window->runsPage()->model();
+        QTRY_COMPARE(model->rowCount(), 1);
+        const int row = model->rowOfRun(end.runId);
+        QVERIFY(row >= 0);
+        QCOMPARE(model->index(row, RunsModel::Status).data().toString(), QStringLiteral("completed"));
+        QCOMPARE(model->index(row, RunsModel::Steps).data().toLongLong(), 12LL);
+
+        // The database holds the metrics; the plots hold exactly its points.
+        const RunStore store = RunStore::open(m_dir.filePath("runs.sqlite").toStdString());
+        const std::vector<MetricRow> metrics = store.metrics(end.runId);
+        QCOMPARE(countRows(metrics, "step", false), 12);
+        QCOMPARE(countRows(metrics, "eval", true), 2);  // eval.every=6
+        LivePage* live = m_window->livePage();
+        QCOMPARE(live->currentRunId(), end.runId);
+        QCOMPARE(live->lossPlot()->trainLoss()->dataCount(), countRows(metrics, "step", true));
+        QCOMPARE(live->lossPlot()->validationLoss()->dataCount(), 2);
+        QCOMPARE(live->lossPlot()->validationAccuracy()->dataCount(), 2);
+        QCOMPARE(live->memoryPlot()->allocated()->dataCount(), 12);
+        QCOMPARE(live->memoryPlot()->peak()->dataCount(), 12);
+        // The last plotted point is the database's last step row.
+        const MetricRow& last = *std::find_if(metrics.rbegin(), metrics.rend(),
+                                              [](const MetricRow& r) { return r.phase == "step"; });
+        const auto lastPoint = live->memoryPlot()->peak()->data()->constEnd() - 1;
+        QCOMPARE(lastPoint->key, 12.0);
+        QCOMPARE(lastPoint->value, double(*last.peak_bytes) / (1 << 20));
+        // Every phase sample (12 steps are all sampled in detail) and the step ends.
+        QCOMPARE(live->phasePlot()->phase(QStringLiteral("forward"))->dataCount(),
+                 countRows(metrics, "forward", false));
+        QVERIFY(live->phasePlot()->phase(QStringLiteral("forward"))->dataCount() >= 12);
+        QVERIFY(live->lossPlot()->coalescedReplots() >= 1);
+        // Nothing went wrong, so no explanation panel; progress done.
+        QVERIFY(live->failurePanel()->isHidden());
+        QVERIFY(m_window->statusProgress()->bar()->isHidden());
+        QVERIFY(m_window->experimentPanel()->runButton()->isEnabled());
+    }
+
+    void outOfMemoryIsExplainedInTheWindow() {
+        ConfigForm* form = m_window->experimentPanel()->form();
+        QVERIFY(form->setValue(QStringLiteral("memory.cap_mb"), QStringLiteral("4")));
+        const RunEnd end = runAndWait();
+        QVERIFY(form->setValue(QStringLiteral("memory.cap_mb"), QStringLiteral("0")));
+        QCOMPARE(statusName(end.status), QStringLiteral("oom"));
+        QVERIFY(end.runId > 0);
+        FailurePanel* panel = m_window->livePage()->failurePanel();
+        QVERIFY(!panel->isHidden());
+        QVERIFY(panel->headline().contains(QStringLiteral("Out of memory")));
+        QVERIFY(panel->details().contains(QStringLiteral("The cap was 4 MiB")));
+        QVERIFY(panel->suggestionCount() >= 2);
+        QVERIFY(m_window->livePage()->memoryPlot()->capVisible());
+        QCOMPARE(m_window->livePage()->memoryPlot()->capMiB(), 4.0);
+        QVERIFY(m_window->livePage()->memoryPlot()->markerCount() >= 1);
+        // The database survived with the run's status and error.
+        const RunStore store = RunStore::open(m_dir.filePath("runs.sqlite").toStdString());
+        const auto run = store.find_run(end.runId);
+        QVERIFY(run.has_value());
+        QCOMPARE(run->status, RunStatus::Oom);
+        QVERIFY(!run->error.empty());
+        // The window still works: one click applies a suggested fix.
+        auto* fix = panel->findChild<QPushButton*>();
+        QVERIFY(fix);
+        const QString setting = fix->text();
+        QTest::mouseClick(fix, Qt::LeftButton);
+        const QString key = setting.section('=', 0, 0);
+        QCOMPARE(QString::fromStdString(get_config_value(form->config(), key.toStdString())),
+                 setting.section('=', 1));
+        m_window->experimentPanel()->setConfig(test::tinyConfig(12));
+    }
+
+    void escapeStopsARun() {
+        m_window->experimentPanel()->setConfig(test::tinyConfig(100000));
+        QSignalSpy created(m_window->controller(), &RunController::runCreated);
+        QSignalSpy finished(m_window->controller(), &RunController::runFinished);
+        QVERIFY(m_window->startRun());
+        QTRY_COMPARE_WITH_TIMEOUT(created.count(), 1, 30000);
+        QVERIFY(m_window->menus()->stopAction()->isEnabled());
+        m_window->activateWindow();
+        QTest::keyClick(m_window.get(), Qt::Key_Escape);
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
+        const RunEnd end = finished.at(0).at(0).value<RunEnd>();
+        QCOMPARE(statusName(end.status), QStringLiteral("cancelled"));
+        QVERIFY(end.outcome.steps < 100000);
+        m_window->experimentPanel()->setConfig(test::tinyConfig(12));
+    }
+
+    void compareTwoRuns() {
+        QVERIFY(m_window->experimentPanel()->form()->setValue(QStringLiteral("train.batch_size"),
+                                                              QStringLiteral("8")));
+        const RunEnd second = runAndWait();
+        QCOMPARE(second.status, RunStatus::Completed);
+        m_completed.push_back(second.runId);
+
+        RunsPage* runs = m_window->runsPage();
+        runs->selectRuns(m_completed);
+        QCOMPARE(runs->selectedRunIds(), m_completed);
+        ComparePage* compare = m_window->comparePage();
+        QSignalSpy loaded(compare, &ComparePage::loaded);
+        runs->compareSelected();
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, 20000);
+        QCOMPARE(m_window->tabs()->currentWidget(), compare);
+        QCOMPARE(compare->runs().size(), 2);
+
+        // Overlaid curves, one per run, with the runs' points.
+        QCOMPARE(compare->lossPlot()->runGraph(0)->dataCount(), 12);
+        QCOMPARE(compare->memoryPlot()->runGraph(1)->dataCount(), 12);
+        QVERIFY(compare->lossPlot()->runGraph(0)->pen().color() !=
+                compare->lossPlot()->runGraph(1)->pen().color());
+        QVERIFY(compare->lossPlot()->legend->itemCount() >= 2);
+        // x by time: the keys become the wall time of the samples.
+        compare->setTimeAxis(true);
+        const MetricRow firstStep = *std::find_if(
+            compare->runs()[0].metrics.begin(), compare->runs()[0].metrics.end(),
+            [](const MetricRow& r) { return r.phase == "step"; });
+        QCOMPARE(compare->lossPlot()->runGraph(0)->data()->constBegin()->key, firstStep.wall_ms / 1000.0);
+        compare->setTimeAxis(false);
+        QCOMPARE(compare->lossPlot()->runGraph(0)->data()->constBegin()->key, double(firstStep.step));
+
+        // Settings: only the batch size differs; "differences only" hides the rest.
+        SettingsDiffTable* settings = compare->settingsTable();
+        QCOMPARE(settings->differingKeys(), QStringList{QStringLiteral("train.batch_size")});
+        QCOMPARE(settings->visibleRowCount(), 1);
+        settings->setDifferencesOnly(false);
+        QCOMPARE(settings->visibleRowCount(), int(config_keys().size()));
+        settings->setDifferencesOnly(true);
+
+        // Peak breakdown bars side by side, and the final metrics.
+        QCOMPARE(compare->breakdownChart()->barCount(), 2);
+        for (int i = 0; i < 2; ++i) {
+            const MemoryBreakdown& breakdown = compare->runs()[i].record.breakdown;
+            QCOMPARE(compare->breakdownChart()->valueMiB(i, 2), double(breakdown.gradients) / (1 << 20));
+        }
+        QCOMPARE(compare->metricsTable()->rowCount(), 2);
+        QCOMPARE(compare->metricsTable()->item(1, 1)->text(), QStringLiteral("completed"));
+    }
+
+    void exportPlotAndCsv() {
+        const qint64 runId = m_completed.front();
+        LossPlot* plot = m_window->livePage()->lossPlot();
+        m_window->showPage(MainWindow::LiveTab);
+        const QString png = m_dir.filePath("loss.png");
+        QCOMPARE(savePlot(plot, png), QString());
+        QImage image(png);
+        QVERIFY(!image.isNull());
+        QCOMPARE(image.width(), plot->width() * 2);  // written at twice the resolution
+        QCOMPARE(image.height(), plot->height() * 2);
+        QCOMPARE(savePlot(plot, m_dir.filePath("loss.pdf")), QString());
+        QFile pdf(m_dir.filePath("loss.pdf"));
+        QVERIFY(pdf.open(QIODevice::ReadOnly));
+        QCOMPARE(pdf.read(5), QByteArray("%PDF-"));
+        if (svgExportAvailable()) {
+            QCOMPARE(savePlot(plot, m_dir.filePath("loss.svg")), QString());
+            QFile svg(m_dir.filePath("loss.svg"));
+            QVERIFY(svg.open(QIODevice::ReadOnly));
+            QVERIFY(svg.readAll().contains("<svg"));
+        }
+        QVERIFY(!savePlot(plot, m_dir.filePath("loss.bmpx")).isEmpty());
+
+        const RunStore& store = m_window->database()->store();
+        const std::vector<MetricRow> metrics = store.metrics(runId);
+        const QString csvPath = m_dir.filePath("run.csv");
+        QCOMPARE(exportRuns(store, {runId}, csvPath), QString());
+        QFile csv(csvPath);
+        QVERIFY(csv.open(QIODevice::ReadOnly | QIODevice::Text));
+        const QStringList lines = QString::fromUtf8(csv.readAll()).split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), int(metrics.size()) + 1);
+        const QStringList header = lines.front().split(',');
+        QVERIFY(header.contains(QStringLiteral("step")));
+        QVERIFY(header.contains(QStringLiteral("loss")));
+        int stepRows = 0;
+        const int phaseColumn = header.indexOf(QStringLiteral("phase"));
+        for (const QString& line : lines.mid(1)) {
+            stepRows += line.split(',').value(phaseColumn) == QLatin1String("step") ? 1 : 0;
+        }
+        QCOMPARE(stepRows, 12);
+
+        const QString jsonPath = m_dir.filePath("run.json");
+        QCOMPARE(exportRuns(store, {runId}, jsonPath), QString());
+        QFile json(jsonPath);
+        QVERIFY(json.open(QIODevice::ReadOnly));
+        const QJsonObject object = QJsonDocument::fromJson(json.readAll()).object();
+        QCOMPARE(object.value(QStringLiteral("run_id")).toInteger(), runId);
+        QCOMPARE(object.value(QStringLiteral("status")).toString(), QStringLiteral("completed"));
+
+        // Several runs: one CSV with a run_id column.
+        QCOMPARE(exportRuns(store, m_completed, m_dir.filePath("runs.csv")), QString());
+        QFile both(m_dir.filePath("runs.csv"));
+        QVERIFY(both.open(QIODevice::ReadOnly));
+        QVERIFY(both.readLine().startsWith("run_id,"));
+    }
+
+    void configRoundTripsThroughJson() {
+        ExperimentConfig config = test::tinyConfig(7);
+        config.train.optimizer = OptimizerKind::Momentum;
+        const QString path = m_dir.filePath("config.json");
+        QCOMPARE(saveConfigFile(config, path), QString());
+        ExperimentConfig loaded;
+        QString error;
+        QVERIFY(loadConfigFile(path, loaded, error));
+        QCOMPARE(loaded.train.max_steps, std::int64_t(7));
+        QCOMPARE(loaded.train.optimizer, OptimizerKind::Momentum);
+        QFile broken(m_dir.filePath("broken.json"));
+        QVERIFY(broken.open(QIODevice::WriteOnly));
+        broken.write("{\"train\": {\"batch_sise\": 3}}");
+        broken.close();
+        QVERIFY(!loadConfigFile(broken.fileName(), loaded, error));
+        QVERIFY(error.contains(QStringLiteral("train.batch_size")));  // did you mean
+    }
+
+    void cleanupTestCase() { m_window.reset(); }
+};
+
+OOMLAB_UI_TEST_MAIN(MainWindowTest)
+#include "main_window_test.moc"

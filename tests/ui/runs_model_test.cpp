@@ -1,0 +1,158 @@
+// The runs table over a real database: model invariants (QAbstractItemModelTester), the
+// values shown, sorting by raw numbers, filtering, renaming and notes written through.
+#include <QAbstractItemModelTester>
+#include <QApplication>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "oomlab/config/config_io.h"
+#include "runs/run_database.h"
+#include "runs/runs_filter_model.h"
+#include "runs/runs_model.h"
+#include "ui_test_support.h"
+
+using namespace oomlab;
+using namespace oomlab::ui;
+
+class RunsModelTest : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+    QString m_path;
+    std::int64_t m_small = 0;
+    std::int64_t m_big = 0;
+    std::int64_t m_oom = 0;
+
+    std::int64_t addRun(const char* name, int batch, RunStatus status, std::int64_t peak,
+                        double loss) {
+        RunStore store = RunStore::open(m_path.toStdString());
+        ExperimentConfig config;
+        config.train.batch_size = batch;
+        config.memory.cap_mb = status == RunStatus::Oom ? 64 : 0;
+        const std::int64_t id = store.create_run({name, config_to_json(config), "cpu", "0.1.0", "1.13"});
+        MetricRow row;
+        row.step = 1;
+        row.phase = "step";
+        row.loss = loss;
+        row.allocated_bytes = peak / 2;
+        store.append_metrics(id, {row});
+        RunOutcome outcome;
+        outcome.status = status;
+        outcome.steps = 1;
+        outcome.final_train_loss = loss;
+        outcome.peak_bytes = peak;
+        outcome.error = status == RunStatus::Oom ? "out of memory at step 1 during forward" : "";
+        store.finish_run(id, outcome);
+        return id;
+    }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(m_dir.isValid());
+        m_path = m_dir.filePath("runs.sqlite");
+        m_small = addRun("small batch", 16, RunStatus::Completed, 10 << 20, 0.9);
+        m_big = addRun("big batch", 256, RunStatus::Completed, 300 << 20, 0.7);
+        m_oom = addRun("capped", 512, RunStatus::Oom, 64 << 20, 1.2);
+    }
+
+    void modelPassesTheTester() {
+        RunDatabase database;
+        QCOMPARE(database.open(m_path), QString());
+        RunsModel model(&database);
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        RunsFilterModel filter;
+        filter.setSourceModel(&model);
+        QAbstractItemModelTester filterTester(&filter,
+                                              QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QCOMPARE(model.rowCount(), 3);
+        QCOMPARE(model.columnCount(), int(RunsModel::ColumnCount));
+        // Changes after construction go through the tester too.
+        database.notifyRunsChanged();
+        filter.sort(RunsModel::Peak, Qt::DescendingOrder);
+        filter.setText(QStringLiteral("batch"));
+        filter.setStatusFilter(QStringLiteral("completed"));
+        filter.setText({});
+        filter.setStatusFilter({});
+        QCOMPARE(filter.rowCount(), 3);
+    }
+
+    void showsTheRunsValues() {
+        RunDatabase database;
+        QCOMPARE(database.open(m_path), QString());
+        RunsModel model(&database);
+        const int row = model.rowOfRun(m_big);
+        QVERIFY(row >= 0);
+        QCOMPARE(model.index(row, RunsModel::Name).data().toString(), QStringLiteral("big batch"));
+        QCOMPARE(model.index(row, RunsModel::Status).data().toString(), QStringLiteral("completed"));
+        QCOMPARE(model.index(row, RunsModel::Batch).data().toString(), QStringLiteral("256"));
+        QCOMPARE(model.index(row, RunsModel::Peak).data().toString(), QStringLiteral("300.0 MiB"));
+        QCOMPARE(model.index(row, RunsModel::Peak).data(RunsModel::SortRole).toLongLong(),
+                 300LL << 20);
+        QCOMPARE(model.index(row, RunsModel::FinalLoss).data().toString(), QStringLiteral("0.7000"));
+        const int oomRow = model.rowOfRun(m_oom);
+        QCOMPARE(model.index(oomRow, RunsModel::Cap).data().toString(), QStringLiteral("64 MiB"));
+        QVERIFY(model.index(oomRow, RunsModel::Status).data(Qt::ToolTipRole).toString().contains("forward"));
+    }
+
+    void sortsByRawValuesAndFilters() {
+        RunDatabase database;
+        QCOMPARE(database.open(m_path), QString());
+        RunsModel model(&database);
+        RunsFilterModel filter;
+        filter.setSourceModel(&model);
+        filter.sort(RunsModel::Peak, Qt::AscendingOrder);
+        // "10.0 MiB" < "300.0 MiB" < "64.0 MiB" as text; by bytes the order is 10, 64, 300.
+        QCOMPARE(filter.index(0, RunsModel::Id).data().toLongLong(), qlonglong(m_small));
+        QCOMPARE(filter.index(1, RunsModel::Id).data().toLongLong(), qlonglong(m_oom));
+        QCOMPARE(filter.index(2, RunsModel::Id).data().toLongLong(), qlonglong(m_big));
+
+        filter.setStatusFilter(QStringLiteral("oom"));
+        QCOMPARE(filter.rowCount(), 1);
+        QCOMPARE(filter.index(0, RunsModel::Id).data().toLongLong(), qlonglong(m_oom));
+        filter.setStatusFilter({});
+        filter.setText(QStringLiteral("BATCH 256"));  // words anywhere in the row, any case
+        QCOMPARE(filter.rowCount(), 1);
+        QCOMPARE(filter.index(0, RunsModel::Id).data().toLongLong(), qlonglong(m_big));
+        filter.setText(QStringLiteral("no such run"));
+        QCOMPARE(filter.rowCount(), 0);
+    }
+
+    void renameAndNotesReachTheDatabase() {
+        RunDatabase database;
+        QCOMPARE(database.open(m_path), QString());
+        RunsModel model(&database);
+        const int row = model.rowOfRun(m_small);
+        QVERIFY(model.flags(model.index(row, RunsModel::Name)) & Qt::ItemIsEditable);
+        QVERIFY(!(model.flags(model.index(row, RunsModel::Peak)) & Qt::ItemIsEditable));
+        QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+        QVERIFY(model.setData(model.index(row, RunsModel::Name), QStringLiteral("renamed")));
+        QVERIFY(model.setData(model.index(row, RunsModel::Notes), QStringLiteral("fits\nsecond line")));
+        QCOMPARE(changed.count(), 2);
+        QVERIFY(!model.setData(model.index(row, RunsModel::Name), QString()));  // names stay
+
+        const RunStore store = RunStore::open(m_path.toStdString());
+        const auto run = store.find_run(m_small);
+        QVERIFY(run.has_value());
+        QCOMPARE(QString::fromStdString(run->name), QStringLiteral("renamed"));
+        QCOMPARE(QString::fromStdString(run->notes), QStringLiteral("fits\nsecond line"));
+        QCOMPARE(model.index(row, RunsModel::Notes).data().toString(), QStringLiteral("fits"));
+    }
+
+    void deleteIsSeenAfterReload() {
+        const std::int64_t extra = addRun("to delete", 8, RunStatus::Cancelled, 1 << 20, 2.0);
+        RunDatabase database;
+        QCOMPARE(database.open(m_path), QString());
+        RunsModel model(&database);
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        const int before = model.rowCount();
+        QVERIFY(model.rowOfRun(extra) >= 0);
+        QVERIFY(database.store().delete_run(extra));
+        database.notifyRunsChanged();
+        QCOMPARE(model.rowCount(), before - 1);
+        QCOMPARE(model.rowOfRun(extra), -1);
+    }
+};
+
+OOMLAB_UI_TEST_MAIN(RunsModelTest)
+#include "runs_model_test.moc"

@@ -1,0 +1,31 @@
+// Shared by the Qt tests: an isolated QApplication (offscreen, settings in a temp folder)
+// and tiny CPU configs.
+#pragma once
+
+#include <QString>
+#include <QTemporaryDir>
+
+#include "oomlab/config/experiment_config.h"
+
+namespace oomlab::ui::test {
+
+// Offscreen unless a platform is chosen; call before QApplication exists.
+void prepareEnvironment();
+// Settings under a temporary folder, never the user's; call after QApplication exists.
+void isolateSettings(const QTemporaryDir& folder);
+
+// The default experiment on the CPU, trimmed to `steps` optimizer steps, validating twice.
+ExperimentConfig tinyConfig(int steps = 12);
+
+}  // namespace oomlab::ui::test
+
+// A QTEST_MAIN with the environment above.
+#define OOMLAB_UI_TEST_MAIN(TestClass)                          \
+    int main(int argc, char** argv) {                           \
+        ::oomlab::ui::test::prepareEnvironment();               \
+        QApplication app(argc, argv);                           \
+        QTemporaryDir settings;                                 \
+        ::oomlab::ui::test::isolateSettings(settings);          \
+        TestClass test;                                         \
+        return QTest::qExec(&test, argc, argv);                 \
+    }
