@@ -78,13 +78,18 @@ float normal_from_bits(std::uint32_t bits, const std::array<float, kQuantiles + 
     return quantiles[index] + fraction * (quantiles[index + 1] - quantiles[index]);
 }
 
+// Branch-free: a table look-up for the scale and the add-and-subtract trick for rounding (at
+// 1.5 * 2^52 a double has no fraction bits left), instead of a loop of divisions and a libm
+// call per value.
 float round_to_5_significant_digits(double value) {
+    static constexpr double kScales[] = {1e9, 1e8, 1e7, 1e6, 1e5, 1e4, 1e3};
+    constexpr double kRoundingShift = 6755399441055744.0;
     const double magnitude = std::fabs(value);
-    double scale = 1e9;
-    for (double bound = 1e-4; bound <= 10.0 && magnitude >= bound; bound *= 10.0) {
-        scale /= 10.0;
-    }
-    return static_cast<float>(std::nearbyint(value * scale) / scale);
+    const int bucket = (magnitude >= 1e-4) + (magnitude >= 1e-3) + (magnitude >= 1e-2) +
+                       (magnitude >= 1e-1) + (magnitude >= 1.0) + (magnitude >= 10.0);
+    const double scale = kScales[bucket];
+    const double rounded = (value * scale + kRoundingShift) - kRoundingShift;
+    return static_cast<float>(rounded / scale);
 }
 
 struct DimensionShape {

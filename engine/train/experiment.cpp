@@ -14,9 +14,17 @@ namespace oomlab {
 namespace {
 
 void check_device_support(const ExperimentConfig& config, const torch::Device& device) {
-    if (device.is_cpu() && config.memory.precision == DType::Fp16) {
+    if (!device.is_cpu()) {
+        return;
+    }
+    if (config.memory.precision == DType::Fp16) {
         throw BadInput("memory.precision=fp16 needs a CUDA device: LibTorch has no fp16 autocast "
                        "or grad scaling on the CPU. Use memory.precision=bf16 on the CPU.");
+    }
+    if (config.embeddings.dtype == DType::Fp16 && config.embeddings.trainable) {
+        throw BadInput("embeddings.dtype=fp16 with embeddings.trainable=true needs a CUDA device: "
+                       "LibTorch's CPU kernels cannot update fp16 tensors. Use "
+                       "embeddings.dtype=bf16, or freeze the table.");
     }
 }
 

@@ -77,6 +77,10 @@ RunOutcome TrainingRun::execute() {
             }
         }
         m_optimizer = make_optimizer(m_config.train, trainable);
+        if (m_config.data.pin_memory && !pinned()) {
+            m_observer.on_event({0, "note", "data.pin_memory has no effect on the CPU: pinned "
+                                            "buffers speed up copies to a CUDA device"});
+        }
         if (m_config.data.loading == DataLoading::Eager) {
             m_phase = "data";
             m_resident = std::make_shared<const ResidentDataset>(make_resident_dataset(
@@ -181,7 +185,7 @@ bool TrainingRun::optimizer_step() {
                                : make_streaming_batch_source(
                                      m_experiment.train_examples, std::move(rest),
                                      m_config.train.padding, m_config.train.max_len,
-                                     m_experiment.device, m_config.data.pin_memory);
+                                     m_experiment.device, pinned());
     }
     m_memory.begin_step();
     m_model->train();
@@ -236,6 +240,11 @@ bool TrainingRun::optimizer_step() {
     // A short final step averaged over fewer micro-batches than the loss was divided by.
     end_step(step_loss * (double(m_accumulation) / micro_batches), samples);
     return true;
+}
+
+bool TrainingRun::pinned() const {
+    // Page-locked host buffers only exist for copies to a CUDA device.
+    return m_config.data.pin_memory && m_experiment.device.is_cuda();
 }
 
 std::unique_ptr<compat::AutocastScope> TrainingRun::autocast_scope() const {
@@ -312,7 +321,7 @@ void TrainingRun::evaluate() {
                                    m_config.train.seed, /*epoch=*/0);
     auto batches = make_streaming_batch_source(examples, plan, m_config.train.padding,
                                                m_config.train.max_len, m_experiment.device,
-                                               m_config.data.pin_memory);
+                                               pinned());
     torch::Tensor loss_sum = torch::zeros({}, torch::kDouble);
     torch::Tensor correct = torch::zeros({}, torch::kLong);
     // Without no_grad every batch's graph stays alive until the sums are dropped: the mistake
@@ -362,8 +371,11 @@ bool TrainingRun::recover_from_oom(const std::string& message) {
     for (auto& parameter : m_model->parameters()) {
         parameter.mutable_grad() = torch::Tensor();
     }
-    if (policy == OnOom::Stop || m_batch_size == 1 || std::string(m_phase) == "eval") {
+    if (policy == OnOom::Stop || std::string(m_phase) == "eval") {
         throw OutOfMemory(where + ": " + message);
+    }
+    if (m_batch_size == 1) {
+        throw OutOfMemory(where + " with a batch of 1, the smallest there is: " + message);
     }
     const int old_batch = m_batch_size;
     const int old_accumulation = m_accumulation;

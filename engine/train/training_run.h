@@ -36,6 +36,7 @@ private:
     void check_cancel() const;
     MemoryBreakdown measure_breakdown() const;
     double elapsed_seconds() const;
+    bool pinned() const;
     std::unique_ptr<compat::AutocastScope> autocast_scope() const;
 
     const Experiment::Impl& m_experiment;
