@@ -77,6 +77,9 @@ void merge_config_json(ExperimentConfig& config, const std::string& json_text,
     } catch (const Json::parse_error& error) {
         throw bad_input_at(source, line_of_offset(json_text, error.byte),
                            std::string("invalid JSON: ") + error.what());
+    } catch (const Json::exception& error) {
+        // E.g. a number too large for a double (found by fuzzing: "1E11111").
+        throw bad_input_at(source, 0, std::string("invalid JSON: ") + error.what());
     }
     if (!document.is_object()) {
         throw bad_input_at(source, 1, "a config must be a JSON object of keys");

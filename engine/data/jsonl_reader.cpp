@@ -28,6 +28,9 @@ nlohmann::json parse_line(const std::string& path, const NumberedLine& line) {
                            "not valid JSON near column " + std::to_string(error.byte) +
                                "; each line must be one object such as "
                                "{\"text\": \"...\", \"label\": \"...\"}");
+    } catch (const nlohmann::json::exception& error) {
+        // A number beyond double's range (found by fuzzing: "5E655").
+        throw bad_input_at(path, line.number, std::string("not valid JSON: ") + error.what());
     }
 }
 

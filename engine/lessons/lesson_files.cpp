@@ -52,7 +52,7 @@ Lesson parse_lesson(const std::string& json_text, const std::string& source) {
     Json document;
     try {
         document = Json::parse(json_text);
-    } catch (const Json::parse_error& error) {
+    } catch (const Json::exception& error) {
         throw BadInput(source + ": invalid JSON: " + error.what());
     }
     Lesson lesson;

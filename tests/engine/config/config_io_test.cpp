@@ -65,6 +65,14 @@ TEST(ConfigIo, SyntaxErrorNamesTheLine) {
     EXPECT_EQ(message.rfind("x.json:4:", 0), 0u) << message;
 }
 
+TEST(ConfigIo, NumberOutOfRangeIsBadInput) {
+    // Regression: found by fuzz_config; nlohmann throws out_of_range, not parse_error.
+    const std::string message = error_of([] { parse_config_json("1E11111", "big.json"); });
+    EXPECT_EQ(message.rfind("big.json: invalid JSON", 0), 0u) << message;
+    EXPECT_NE(error_of([] { parse_config_json(R"({"train": {"lr": 1e999}})", "lr.json"); }),
+              "");
+}
+
 TEST(ConfigIo, MissingFileIsBadInputNamingIt) {
     const std::string message = error_of([] { load_config_file("/nonexistent/exp.json"); });
     EXPECT_NE(message.find("/nonexistent/exp.json"), std::string::npos) << message;
