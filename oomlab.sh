@@ -1,15 +1,27 @@
 #!/usr/bin/env bash
 # Set up, build and run OOM Lab on Debian 12.
 #
-#   ./oomlab.sh          install what is missing, build, run the default experiment
-#   ./oomlab.sh test     install what is missing, build, run the whole test suite
+#   ./oomlab.sh [OPTIONS]      install what is missing, build, open the workbench with the
+#                              default experiment (no display: train it with oomlab-cli)
+#   ./oomlab.sh cli [OPTIONS]  the same, always headless (oomlab-cli run)
+#   ./oomlab.sh test           install what is missing, build, run the whole test suite
+#   ./oomlab.sh screenshots    render docs/screenshot-*.png (no display needed)
 #
-# Both are idempotent: with everything installed and built they only check and rebuild
+# OPTIONS (--config FILE, --set KEY=VALUE, --db FILE) go to `oomlab` or `oomlab-cli run`.
+# Every mode is idempotent: with everything installed and built it only checks and rebuilds
 # what changed.
 set -euo pipefail
 cd "$(dirname "$0")"
 
-mode="${1:-run}"
+mode=run
+case "${1:-}" in
+    run | cli | test | screenshots) mode="$1"; shift ;;
+    "" | -*) ;;
+    *)
+        echo "usage: $0 [run|cli] [--config FILE] [--set KEY=VALUE]... | test | screenshots" >&2
+        exit 2
+        ;;
+esac
 preset="${OOMLAB_PRESET:-default}"
 build_dir="build"
 [[ "$preset" == "default" ]] || build_dir="build-$preset"
@@ -17,7 +29,8 @@ build_dir="build"
 packages=(
     build-essential cmake ninja-build pkg-config
     libtorch-dev libopenblas0-pthread libsqlite3-dev nlohmann-json3-dev libcli11-dev
-    qt6-base-dev libqcustomplot-dev libqcustomplot2.1-qt6 libgl-dev
+    qt6-base-dev qt6-svg-dev libqcustomplot-dev libqcustomplot2.1-qt6 libgl-dev
+    fonts-dejavu-core
     libgtest-dev libgmock-dev xvfb xauth
     fortunes fortunes-min
 )
@@ -41,16 +54,31 @@ if [[ ! -f "$build_dir/build.ninja" ]]; then
 fi
 cmake --build --preset "$preset"
 
+has_display() {
+    [[ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}${QT_QPA_PLATFORM:-}" ]]
+}
+
 case "$mode" in
     run)
-        shift || true
+        if [[ -x "$build_dir/app/oomlab" ]] && has_display; then
+            exec "$build_dir/app/oomlab" "$@"
+        fi
+        if [[ -x "$build_dir/app/oomlab" ]]; then
+            echo "No display (DISPLAY/WAYLAND_DISPLAY unset): training the experiment headless" \
+                 "with oomlab-cli instead. Open the workbench from a desktop session, or render" \
+                 "it with: QT_QPA_PLATFORM=offscreen $build_dir/app/oomlab --screenshot window.png" >&2
+        fi
+        exec "$build_dir/app/oomlab-cli" run "$@"
+        ;;
+    cli)
         exec "$build_dir/app/oomlab-cli" run "$@"
         ;;
     test)
         ctest --preset "$preset" --timeout 900
         ;;
-    *)
-        echo "usage: $0 [run [oomlab-cli run options] | test]" >&2
-        exit 2
+    screenshots)
+        QT_QPA_PLATFORM=offscreen "$build_dir/app/oomlab" --screenshot docs/screenshot-live.png
+        QT_QPA_PLATFORM=offscreen "$build_dir/app/oomlab" --screenshot docs/screenshot-compare.png \
+            --screenshot-view compare
         ;;
 esac

@@ -6,8 +6,11 @@
 #
 # SCRATCH_DIR (or $OOMLAB_BENCH_DIR; default build/bench-data) receives the generated file
 # once. Environment: BUILD_DIR (default build; the bench tool is built there if missing),
-# ROWS, DIM, REPEAT (runs per measurement, the median is reported; default 3), THREADS
-# (0: all cores). Wall time covers the whole process; peak RSS comes from /usr/bin/time.
+# ROWS, DIM, THREADS (0: all cores), REPEAT (runs per measurement; the median and the fastest
+# run are shown; default 3), GENSIM_REPEAT (default 1). Wall time covers the whole process;
+# CPU time (user + system) and peak RSS come from /usr/bin/time. The measured tool is bench/glove_load_bench.cpp (the
+# engine's GloVe library alone); when $BUILD_DIR/app/oomlab-cli (or $CLI) exists, its
+# `glove info` is timed too, for reference.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -59,12 +62,15 @@ measure() {
     local runs=()
     for ((i = 0; i < repeat; i++)); do
         local start=$EPOCHREALTIME
-        /usr/bin/time -o "$results.run" -f '%M' "$@" >/dev/null
+        /usr/bin/time -o "$results.run" -f '%M %U %S' "$@" >/dev/null
         local end=$EPOCHREALTIME
         runs+=("$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.4f", e - s }') $(tail -1 "$results.run")")
     done
-    printf '%s\n' "${runs[@]}" | sort -n | awk -v label="$label" -v n="$repeat" \
-        'NR == int((n + 1) / 2) { print label "\t" $1 "\t" $2 }' >>"$results"
+    # Fields per run: wall, peak RSS (KiB), user and system CPU seconds.
+    printf '%s\n' "${runs[@]}" | sort -n | awk -v label="$label" -v n="$repeat" '
+        NR == 1 { fastest = $1 }
+        NR == int((n + 1) / 2) { print label "\t" $1 "\t" $2 "\t" fastest "\t" $3 + $4 }' \
+        >>"$results"
 }
 
 rm -f "$cache"
@@ -82,6 +88,12 @@ vectors = KeyedVectors.load_word2vec_format(sys.argv[1], binary=False, no_header
 assert len(vectors.index_to_key) == int(sys.argv[2])
 ' "$file" "$rows"
 repeat=$repeat_saved
+# For reference: the same loads through oomlab-cli, whose process also starts LibTorch.
+cli=${CLI:-$build_dir/app/oomlab-cli}
+if [[ -x $cli ]] && "$cli" glove info --help >/dev/null 2>&1; then
+    measure "oomlab-cli glove info --no-cache" "$cli" glove info "$file" --json --no-cache
+    measure "oomlab-cli glove info (cached)" "$cli" glove info "$file" --json
+fi
 
 echo
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)," \
@@ -91,12 +103,14 @@ echo "file: $file ($(du -m "$file" | cut -f1) MiB text, $rows x $dim)"
 echo "cached reload in-process (then every value read once): $reload_json"
 echo
 awk -F'\t' -v rows="$rows" -v dim="$dim" '
-    { label[NR] = $1; wall[NR] = $2; rss[NR] = $3 }
+    { label[NR] = $1; wall[NR] = $2; rss[NR] = $3; fastest[NR] = $4; cpu[NR] = $5 }
     END {
         matrix = rows * dim * 4
         budget = (1.5 * matrix + 64 * 1048576) / 1024
-        printf "%-30s %10s %12s\n", "", "wall (s)", "peak RSS (MiB)"
-        for (i = 1; i <= NR; i++) printf "%-30s %10.3f %12.1f\n", label[i], wall[i], rss[i] / 1024
+        printf "%-34s %9s %9s %9s %15s\n", "", "wall (s)", "fastest", "CPU (s)", "peak RSS (MiB)"
+        for (i = 1; i <= NR; i++)
+            printf "%-34s %9.3f %9.3f %9.2f %15.1f\n", label[i], wall[i], fastest[i], cpu[i],
+                   rss[i] / 1024
         printf "\n"
         printf "gensim / cold parse:       %6.1fx   (target >= 25x)\n", wall[3] / wall[1]
         printf "cached reload / cold:      %6.1f%%   (target < 5%%)\n", 100 * wall[2] / wall[1]

@@ -45,7 +45,8 @@ constexpr const char* kNoDisplay =
 int main(int argc, char** argv) {
     const bool screenshot = hasArgument(argc, argv, "--screenshot");
     const bool informational = hasArgument(argc, argv, "--help") || hasArgument(argc, argv, "-h") ||
-                               hasArgument(argc, argv, "--version") || hasArgument(argc, argv, "-v");
+                               hasArgument(argc, argv, "--version") ||
+                               hasArgument(argc, argv, "-v");
     if (!hasDisplay()) {
         if (!screenshot && !informational) {
             std::fputs(kNoDisplay, stderr);
@@ -95,8 +96,9 @@ int main(int argc, char** argv) {
     try {
         if (parser.isSet(config) || parser.isSet(set)) {
             oomlab::ExperimentConfig experiment =
-                parser.isSet(config) ? oomlab::load_config_file(oomlab::ui::ss(parser.value(config)))
-                                     : oomlab::ExperimentConfig();
+                parser.isSet(config)
+                    ? oomlab::load_config_file(oomlab::ui::ss(parser.value(config)))
+                    : oomlab::ExperimentConfig();
             for (const QString& assignment : parser.values(set)) {
                 oomlab::apply_config_override(experiment, oomlab::ui::ss(assignment));
             }

@@ -30,7 +30,8 @@ private slots:
             KeyEditor* editor = form.editor(QString::fromStdString(info.name));
             QVERIFY2(editor, info.name.c_str());
             QVERIFY(editor->toolTip().contains(QString::fromStdString(info.help).toHtmlEscaped()));
-            QCOMPARE(editor->text(), QString::fromStdString(get_config_value(form.config(), info.name)));
+            QCOMPARE(editor->text(),
+                     QString::fromStdString(get_config_value(form.config(), info.name)));
         }
         // Integer keys get spin boxes with the registry's range; 0 reads as its meaning.
         auto* cap = form.editor(QStringLiteral("memory.cap_mb"))->findChild<QSpinBox*>();
@@ -55,7 +56,8 @@ private slots:
         QCOMPARE(form.config().embeddings.vocab, VocabMode::Top);
         QCOMPARE(form.config().embeddings.top_n, 5000);
         QCOMPARE(changed.count(), 3);
-        QCOMPARE(form.editor(QStringLiteral("embeddings.vocab"))->text(), QStringLiteral("top:5000"));
+        QCOMPARE(form.editor(QStringLiteral("embeddings.vocab"))->text(),
+                 QStringLiteral("top:5000"));
     }
 
     void badValueIsShownInlineAndKeepsTheLastGoodOne() {
@@ -149,11 +151,12 @@ private slots:
         view.setConfig(config);
         QTRY_VERIFY_WITH_TIMEOUT(estimated.count() >= 1, 30000);
         QVERIFY(view.hasEstimate());
-        const MemoryEstimate& estimate = view.estimate();
+        const MemoryEstimate estimate = view.estimate();  // a copy: the view updates its own
         QVERIFY(estimate.peak_bytes > 0);
         QCOMPARE(estimate.cap_bytes, std::int64_t(8) << 20);
         QCOMPARE(view.chart()->barCount(), 1);
-        QCOMPARE(view.chart()->valueMiB(0, 0), double(estimate.breakdown.embedding_table) / (1 << 20));
+        QCOMPARE(view.chart()->valueMiB(0, 0),
+                 double(estimate.breakdown.embedding_table) / (1 << 20));
         // A setting the profile does not depend on: a new estimate without re-reading data.
         config.train.batch_size = 256;
         view.setConfig(config);

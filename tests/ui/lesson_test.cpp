@@ -1,13 +1,17 @@
-// Lessons: the loader reads a folder of JSON lessons (and names the file and key of a bad
-// one); running a lesson trains its runs one after another and opens the compare view.
+// Lessons: the menu lists the engine's lessons (and says which file is broken); running one
+// trains its runs one after another through the window, opens the compare view and shows
+// the engine's checks of the lesson's claims.
 #include <QApplication>
+#include <QDir>
 #include <QFile>
+#include <QLabel>
 #include <QMenu>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include "compare/compare_page.h"
-#include "lessons/lesson_library.h"
+#include "lessons/lesson_text.h"
+#include "live/live_page.h"
 #include "live/run_controller.h"
 #include "ui_test_support.h"
 #include "window/main_menus.h"
@@ -24,69 +28,95 @@ void write(const QString& path, const QByteArray& text) {
     file.write(text);
 }
 
+QStringList menuTexts(QMenu* menu) {
+    QStringList texts;
+    for (QAction* action : menu->actions()) {
+        texts << action->text();
+    }
+    return texts;
+}
+
 }  // namespace
 
 class LessonTest : public QObject {
     Q_OBJECT
 
 private:
-    QTemporaryDir m_dir;
+    QTemporaryDir m_good;
+    QTemporaryDir m_broken;
 
 private slots:
     void initTestCase() {
-        QVERIFY(m_dir.isValid());
-        QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("lessons")));
-        write(m_dir.filePath("lessons/accumulation.json"), R"({
-          "name": "accumulation", "title": "Gradient accumulation",
+        QVERIFY(m_good.isValid() && m_broken.isValid());
+        QVERIFY(QDir(m_good.path()).mkpath(QStringLiteral("lessons")));
+        write(m_good.filePath("lessons/accumulation.json"), R"({
+          "title": "Gradient accumulation",
           "explanation": "Same effective batch.\n\nA fraction of the activations.",
+          "base": {"device": "cpu", "train.max_steps": 4, "model.kind": "transformer",
+                   "train.padding": "fixed", "train.optimizer": "sgd"},
           "runs": [
-            {"label": "batch 16", "config": {"device": "cpu", "train": {"max_steps": 4, "batch_size": 16}}},
-            {"label": "batch 8 x 2", "config": {"device": "cpu", "train.max_steps": 4,
-                                               "train.batch_size": 8, "train.accumulation": 2}}
-          ]})");
-        write(m_dir.filePath("lessons/broken.json"), R"({"name": "broken", "title": "Broken",
-          "runs": [{"label": "bad", "config": {"train.batchsize": 4}}]})");
-        qputenv("OOMLAB_LESSONS_DIR", m_dir.filePath("lessons").toUtf8());
+            {"label": "batch 64", "set": {"train.batch_size": 64}},
+            {"label": "4 x 16", "set": {"train.batch_size": 16, "train.accumulation": 4}}
+          ],
+          "claims": [{"metric": "activations", "smaller": "4 x 16", "than": "batch 64", "at_most": 0.6},
+                     {"run": "batch 64", "status": "completed"}]})");
+        QVERIFY(QDir(m_broken.path()).mkpath(QStringLiteral("lessons")));
+        write(m_broken.filePath("lessons/broken.json"), R"({"title": "Broken", "explanation": "",
+          "runs": [{"label": "bad", "set": {"train.batchsize": 4}}]})");
     }
 
-    void loaderReadsLessonsAndNamesErrors() {
-        QCOMPARE(lessonDirectory(), m_dir.filePath("lessons"));
-        const LessonLibrary library = loadLessons(lessonDirectory());
-        QCOMPARE(library.lessons.size(), 1);
-        const Lesson& lesson = library.lessons.front();
-        QCOMPARE(lesson.name, QStringLiteral("accumulation"));
-        QCOMPARE(lesson.runs.size(), 2);
-        QCOMPARE(lesson.runs[1].config.train.accumulation, 2);
-        QCOMPARE(lesson.runs[1].config.train.batch_size, 8);
-        QVERIFY(lesson.runs[1].changedKeys.contains(QStringLiteral("train.accumulation=2")));
-        QCOMPARE(library.errors.size(), 1);
-        QVERIFY(library.errors.front().contains(QStringLiteral("broken.json")));
-        QVERIFY(library.errors.front().contains(QStringLiteral("train.batch_size")));  // did you mean
-    }
-
-    void runningALessonEndsInTheCompareView() {
+    void aBrokenLessonFileIsNamedInTheMenu() {
+        qputenv("OOMLAB_RESOURCE_DIR", m_broken.path().toUtf8());
+        const LessonCatalog catalog = loadLessonCatalog();
+        QVERIFY(catalog.error.contains(QStringLiteral("broken.json")));
+        QVERIFY(catalog.error.contains(QStringLiteral("train.batch_size")));  // did you mean
         MainWindowOptions options;
-        options.databasePath = m_dir.filePath("runs.sqlite");
+        options.databasePath = m_broken.filePath("runs.sqlite");
+        options.restoreSession = false;
+        MainWindow window(options);
+        const QStringList texts = menuTexts(window.menus()->lessonsMenu());
+        QVERIFY(std::any_of(texts.begin(), texts.end(),
+                            [](const QString& text) { return text.contains("broken.json"); }));
+    }
+
+    void runningALessonEndsInTheCompareViewWithItsChecks() {
+        qputenv("OOMLAB_RESOURCE_DIR", m_good.path().toUtf8());
+        const LessonCatalog catalog = loadLessonCatalog();
+        QVERIFY2(catalog.error.isEmpty(), qPrintable(catalog.error));
+        QCOMPARE(int(catalog.lessons.size()), 1);
+        const Lesson& lesson = catalog.lessons.front();
+        QVERIFY(lessonHtml(lesson).contains(QStringLiteral("train.accumulation=4")));
+
+        MainWindowOptions options;
+        options.databasePath = m_good.filePath("runs.sqlite");
         options.restoreSession = false;
         MainWindow window(options);
         window.show();
-        // The menu lists the lesson by title.
-        bool listed = false;
-        for (QAction* action : window.menus()->lessonsMenu()->actions()) {
-            listed = listed || action->text() == QStringLiteral("Gradient accumulation");
-        }
-        QVERIFY(listed);
+        QVERIFY(menuTexts(window.menus()->lessonsMenu())
+                    .contains(QStringLiteral("Gradient accumulation")));
 
-        QSignalSpy queue(window.controller(), &RunController::queueFinished);
+        QSignalSpy created(window.controller(), &RunController::runCreated);
+        QSignalSpy finished(window.controller(), &RunController::lessonFinished);
         QSignalSpy loaded(window.comparePage(), &ComparePage::loaded);
-        window.runLesson(loadLessons(lessonDirectory()).lessons.front());
-        QTRY_COMPARE_WITH_TIMEOUT(queue.count(), 1, 60000);
-        QCOMPARE(queue.at(0).at(0).value<QVector<qint64>>().size(), 2);
+        window.runLesson(lesson);
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 90000);
+        const LessonEnd end = finished.at(0).at(0).value<LessonEnd>();
+        QVERIFY2(end.error.isEmpty(), qPrintable(end.error));
+        QVERIFY(end.completed);
+        QCOMPARE(end.runIds.size(), 2);
+        QCOMPARE(created.count(), 2);  // both runs went through the live page
+        QCOMPARE(window.livePage()->currentRunId(), end.runIds.back());
+        QCOMPARE(end.checks.size(), 2);
+        QCOMPARE(end.holds, (QVector<bool>{true, true}));
+
         QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, 20000);
-        QCOMPARE(window.comparePage()->runs().size(), 2);
-        QCOMPARE(QString::fromStdString(window.comparePage()->runs()[1].record.name),
-                 QStringLiteral("accumulation: batch 8 x 2"));
-        QCOMPARE(window.comparePage()->runs()[1].record.steps, std::int64_t(4));
+        ComparePage* compare = window.comparePage();
+        QCOMPARE(compare->runs().size(), 2);
+        QCOMPARE(QString::fromStdString(compare->runs()[1].record.name),
+                 QStringLiteral("accumulation: 4 x 16"));
+        QCOMPARE(compare->runs()[1].record.steps, std::int64_t(4));
+        QVERIFY(compare->note().contains(QStringLiteral("✓")));
+        QVERIFY(compare->note().contains(QStringLiteral("activations")));
     }
 };
 

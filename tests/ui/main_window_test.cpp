@@ -94,7 +94,8 @@ private slots:
         QTRY_COMPARE(model->rowCount(), 1);
         const int row = model->rowOfRun(end.runId);
         QVERIFY(row >= 0);
-        QCOMPARE(model->index(row, RunsModel::Status).data().toString(), QStringLiteral("completed"));
+        QCOMPARE(model->index(row, RunsModel::Status).data().toString(),
+                 QStringLiteral("completed"));
         QCOMPARE(model->index(row, RunsModel::Steps).data().toLongLong(), 12LL);
 
         // The database holds the metrics; the plots hold exactly its points.
@@ -174,6 +175,31 @@ private slots:
         m_window->experimentPanel()->setConfig(test::tinyConfig(12));
     }
 
+    void findsTheLargestBatchUnderTheCap() {
+        ConfigForm* form = m_window->experimentPanel()->form();
+        QVERIFY(form->setValue(QStringLiteral("memory.cap_mb"), QStringLiteral("24")));
+        QSignalSpy trials(m_window->controller(), &RunController::batchTrial);
+        QSignalSpy done(m_window->controller(), &RunController::batchSearchFinished);
+        QVERIFY(m_window->findBatchSize());
+        QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 120000);
+        QCOMPARE(done.at(0).at(2).toString(), QString());
+        const int batch = done.at(0).at(0).toInt();
+        QVERIFY(batch >= 1);
+        QVERIFY(trials.count() >= 1);
+        // The largest trial that fitted is the answer, and the panel now uses it.
+        int largestFit = 0;
+        for (const QList<QVariant>& trial : trials) {
+            if (trial.at(1).toBool()) {
+                largestFit = std::max(largestFit, trial.at(0).toInt());
+                QVERIFY(trial.at(2).toLongLong() <= 24LL << 20);
+            }
+        }
+        QCOMPARE(batch, largestFit);
+        QCOMPARE(form->config().train.batch_size, batch);
+        QVERIFY(!m_window->controller()->isRunning());
+        m_window->experimentPanel()->setConfig(test::tinyConfig(12));
+    }
+
     void compareTwoRuns() {
         QVERIFY(m_window->experimentPanel()->form()->setValue(QStringLiteral("train.batch_size"),
                                                               QStringLiteral("8")));
@@ -199,12 +225,14 @@ private slots:
         QVERIFY(compare->lossPlot()->legend->itemCount() >= 2);
         // x by time: the keys become the wall time of the samples.
         compare->setTimeAxis(true);
-        const MetricRow firstStep = *std::find_if(
-            compare->runs()[0].metrics.begin(), compare->runs()[0].metrics.end(),
-            [](const MetricRow& r) { return r.phase == "step"; });
-        QCOMPARE(compare->lossPlot()->runGraph(0)->data()->constBegin()->key, firstStep.wall_ms / 1000.0);
+        const MetricRow firstStep =
+            *std::find_if(compare->runs()[0].metrics.begin(), compare->runs()[0].metrics.end(),
+                          [](const MetricRow& r) { return r.phase == "step"; });
+        QCOMPARE(compare->lossPlot()->runGraph(0)->data()->constBegin()->key,
+                 firstStep.wall_ms / 1000.0);
         compare->setTimeAxis(false);
-        QCOMPARE(compare->lossPlot()->runGraph(0)->data()->constBegin()->key, double(firstStep.step));
+        QCOMPARE(compare->lossPlot()->runGraph(0)->data()->constBegin()->key,
+                 double(firstStep.step));
 
         // Settings: only the batch size differs; "differences only" hides the rest.
         SettingsDiffTable* settings = compare->settingsTable();
@@ -218,7 +246,8 @@ private slots:
         QCOMPARE(compare->breakdownChart()->barCount(), 2);
         for (int i = 0; i < 2; ++i) {
             const MemoryBreakdown& breakdown = compare->runs()[i].record.breakdown;
-            QCOMPARE(compare->breakdownChart()->valueMiB(i, 2), double(breakdown.gradients) / (1 << 20));
+            QCOMPARE(compare->breakdownChart()->valueMiB(i, 2),
+                     double(breakdown.gradients) / (1 << 20));
         }
         QCOMPARE(compare->metricsTable()->rowCount(), 2);
         QCOMPARE(compare->metricsTable()->item(1, 1)->text(), QStringLiteral("completed"));

@@ -30,7 +30,8 @@ private:
         ExperimentConfig config;
         config.train.batch_size = batch;
         config.memory.cap_mb = status == RunStatus::Oom ? 64 : 0;
-        const std::int64_t id = store.create_run({name, config_to_json(config), "cpu", "0.1.0", "1.13"});
+        const std::int64_t id =
+            store.create_run({name, config_to_json(config), "cpu", "0.1.0", "1.13"});
         MetricRow row;
         row.step = 1;
         row.phase = "step";
@@ -60,11 +61,12 @@ private slots:
         RunDatabase database;
         QCOMPARE(database.open(m_path), QString());
         RunsModel model(&database);
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         RunsFilterModel filter;
         filter.setSourceModel(&model);
-        QAbstractItemModelTester filterTester(&filter,
-                                              QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester filterTester(
+            &filter, QAbstractItemModelTester::FailureReportingMode::QtTest);
         QCOMPARE(model.rowCount(), 3);
         QCOMPARE(model.columnCount(), int(RunsModel::ColumnCount));
         // Changes after construction go through the tester too.
@@ -84,15 +86,20 @@ private slots:
         const int row = model.rowOfRun(m_big);
         QVERIFY(row >= 0);
         QCOMPARE(model.index(row, RunsModel::Name).data().toString(), QStringLiteral("big batch"));
-        QCOMPARE(model.index(row, RunsModel::Status).data().toString(), QStringLiteral("completed"));
+        QCOMPARE(model.index(row, RunsModel::Status).data().toString(),
+                 QStringLiteral("completed"));
         QCOMPARE(model.index(row, RunsModel::Batch).data().toString(), QStringLiteral("256"));
         QCOMPARE(model.index(row, RunsModel::Peak).data().toString(), QStringLiteral("300.0 MiB"));
         QCOMPARE(model.index(row, RunsModel::Peak).data(RunsModel::SortRole).toLongLong(),
                  300LL << 20);
-        QCOMPARE(model.index(row, RunsModel::FinalLoss).data().toString(), QStringLiteral("0.7000"));
+        QCOMPARE(model.index(row, RunsModel::FinalLoss).data().toString(),
+                 QStringLiteral("0.7000"));
         const int oomRow = model.rowOfRun(m_oom);
         QCOMPARE(model.index(oomRow, RunsModel::Cap).data().toString(), QStringLiteral("64 MiB"));
-        QVERIFY(model.index(oomRow, RunsModel::Status).data(Qt::ToolTipRole).toString().contains("forward"));
+        QVERIFY(model.index(oomRow, RunsModel::Status)
+                    .data(Qt::ToolTipRole)
+                    .toString()
+                    .contains("forward"));
     }
 
     void sortsByRawValuesAndFilters() {
@@ -127,7 +134,8 @@ private slots:
         QVERIFY(!(model.flags(model.index(row, RunsModel::Peak)) & Qt::ItemIsEditable));
         QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
         QVERIFY(model.setData(model.index(row, RunsModel::Name), QStringLiteral("renamed")));
-        QVERIFY(model.setData(model.index(row, RunsModel::Notes), QStringLiteral("fits\nsecond line")));
+        QVERIFY(
+            model.setData(model.index(row, RunsModel::Notes), QStringLiteral("fits\nsecond line")));
         QCOMPARE(changed.count(), 2);
         QVERIFY(!model.setData(model.index(row, RunsModel::Name), QString()));  // names stay
 
@@ -144,7 +152,8 @@ private slots:
         RunDatabase database;
         QCOMPARE(database.open(m_path), QString());
         RunsModel model(&database);
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         const int before = model.rowCount();
         QVERIFY(model.rowOfRun(extra) >= 0);
         QVERIFY(database.store().delete_run(extra));

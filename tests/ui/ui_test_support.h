@@ -20,12 +20,12 @@ ExperimentConfig tinyConfig(int steps = 12);
 }  // namespace oomlab::ui::test
 
 // A QTEST_MAIN with the environment above.
-#define OOMLAB_UI_TEST_MAIN(TestClass)                          \
-    int main(int argc, char** argv) {                           \
-        ::oomlab::ui::test::prepareEnvironment();               \
-        QApplication app(argc, argv);                           \
-        QTemporaryDir settings;                                 \
-        ::oomlab::ui::test::isolateSettings(settings);          \
-        TestClass test;                                         \
-        return QTest::qExec(&test, argc, argv);                 \
+#define OOMLAB_UI_TEST_MAIN(TestClass)                 \
+    int main(int argc, char** argv) {                  \
+        ::oomlab::ui::test::prepareEnvironment();      \
+        QApplication app(argc, argv);                  \
+        QTemporaryDir settings;                        \
+        ::oomlab::ui::test::isolateSettings(settings); \
+        TestClass test;                                \
+        return QTest::qExec(&test, argc, argv);        \
     }

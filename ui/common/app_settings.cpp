@@ -5,13 +5,17 @@
 
 namespace oomlab::ui {
 
-QString AppSettings::lastConfigJson() { return QSettings().value("experiment/config").toString(); }
+QString AppSettings::lastConfigJson() {
+    return QSettings().value("experiment/config").toString();
+}
 
 void AppSettings::setLastConfigJson(const QString& json) {
     QSettings().setValue("experiment/config", json);
 }
 
-QString AppSettings::databasePath() { return QSettings().value("database/path").toString(); }
+QString AppSettings::databasePath() {
+    return QSettings().value("database/path").toString();
+}
 
 void AppSettings::setDatabasePath(const QString& path) {
     QSettings().setValue("database/path", path);
@@ -36,7 +40,9 @@ QByteArray AppSettings::windowGeometry() {
     return QSettings().value("window/geometry").toByteArray();
 }
 
-QByteArray AppSettings::windowState() { return QSettings().value("window/state").toByteArray(); }
+QByteArray AppSettings::windowState() {
+    return QSettings().value("window/state").toByteArray();
+}
 
 void AppSettings::setWindowLayout(const QByteArray& geometry, const QByteArray& state) {
     QSettings settings;

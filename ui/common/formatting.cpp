@@ -32,8 +32,9 @@ QString formatDuration(double seconds) {
     if (total < 3600) {
         return QStringLiteral("%1 min %2 s").arg(total / 60).arg(total % 60, 2, 10, QChar('0'));
     }
-    return QStringLiteral("%1 h %2 min").arg(total / 3600).arg((total % 3600) / 60, 2, 10,
-                                                                QChar('0'));
+    return QStringLiteral("%1 h %2 min")
+        .arg(total / 3600)
+        .arg((total % 3600) / 60, 2, 10, QChar('0'));
 }
 
 QString formatOptional(const std::optional<double>& value, int decimals) {
@@ -45,18 +46,27 @@ QString formatPercent(const std::optional<double>& fraction) {
                     : QStringLiteral("—");
 }
 
-QString formatCount(std::int64_t count) { return QLocale().toString(static_cast<qlonglong>(count)); }
+QString formatCount(std::int64_t count) {
+    return QLocale().toString(static_cast<qlonglong>(count));
+}
 
-QString statusName(RunStatus status) { return qs(run_status_name(status)); }
+QString statusName(RunStatus status) {
+    return qs(run_status_name(status));
+}
 
 QColor statusColor(RunStatus status) {
     switch (status) {
-        case RunStatus::Completed: return QColor(0x2e, 0x9d, 0x5b);
-        case RunStatus::Oom: return QColor(0xd5, 0x3e, 0x1f);
-        case RunStatus::Failed: return QColor(0xc0, 0x39, 0x8b);
+        case RunStatus::Completed:
+            return QColor(0x2e, 0x9d, 0x5b);
+        case RunStatus::Oom:
+            return QColor(0xd5, 0x3e, 0x1f);
+        case RunStatus::Failed:
+            return QColor(0xc0, 0x39, 0x8b);
         case RunStatus::Cancelled:
-        case RunStatus::Interrupted: return QColor(0xc2, 0x8a, 0x0e);
-        case RunStatus::Running: return QColor(0x2f, 0x7f, 0xd4);
+        case RunStatus::Interrupted:
+            return QColor(0xc2, 0x8a, 0x0e);
+        case RunStatus::Running:
+            return QColor(0x2f, 0x7f, 0xd4);
     }
     return {};
 }

@@ -16,12 +16,16 @@ namespace oomlab::ui {
 inline QString qs(std::string_view text) {
     return QString::fromUtf8(text.data(), static_cast<int>(text.size()));
 }
-inline std::string ss(const QString& text) { return text.toUtf8().toStdString(); }
+inline std::string ss(const QString& text) {
+    return text.toUtf8().toStdString();
+}
 
 // "12.0 MiB", "1.83 GiB", "512 B".
 QString formatBytes(std::int64_t bytes);
 // Bytes as MiB (the plots' unit).
-inline double toMiB(std::int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+inline double toMiB(std::int64_t bytes) {
+    return static_cast<double>(bytes) / (1024.0 * 1024.0);
+}
 // "3.2 s", "4 min 05 s", "1 h 02 min".
 QString formatDuration(double seconds);
 // "1.2346" or an em dash when absent.

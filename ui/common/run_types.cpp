@@ -5,6 +5,7 @@ namespace oomlab::ui {
 void registerRunTypes() {
     qRegisterMetaType<MetricBatch>();
     qRegisterMetaType<RunEnd>();
+    qRegisterMetaType<LessonEnd>();
     qRegisterMetaType<ExperimentInfo>();
     qRegisterMetaType<ExperimentConfig>();
     qRegisterMetaType<EventRow>();

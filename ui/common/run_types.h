@@ -4,6 +4,8 @@
 
 #include <QMetaType>
 #include <QString>
+#include <QStringList>
+#include <QVector>
 
 #include <cstdint>
 #include <vector>
@@ -30,6 +32,18 @@ struct RunEnd {
     ExperimentConfig config;
 };
 
+// How a lesson (several runs, then the engine's checks of its claims) ended.
+struct LessonEnd {
+    QString name;
+    QString title;
+    QVector<qint64> runIds;
+    QStringList checks;   // the engine's claim checks, in order
+    QVector<bool> holds;  // whether each holds
+    bool completed = false;
+    QString error;  // why the lesson could not run or stopped
+    RunEnd last;    // the last run's end, for the live page
+};
+
 // Registers the structs for queued connections (idempotent).
 void registerRunTypes();
 
@@ -37,6 +51,7 @@ void registerRunTypes();
 
 Q_DECLARE_METATYPE(oomlab::ui::MetricBatch)
 Q_DECLARE_METATYPE(oomlab::ui::RunEnd)
+Q_DECLARE_METATYPE(oomlab::ui::LessonEnd)
 Q_DECLARE_METATYPE(oomlab::ExperimentInfo)
 Q_DECLARE_METATYPE(oomlab::ExperimentConfig)
 Q_DECLARE_METATYPE(oomlab::EventRow)

@@ -42,11 +42,15 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent) {
     m_xAxis->setObjectName(QStringLiteral("compareXAxis"));
     m_xAxis->addItems({tr("x: optimizer step"), tr("x: wall time")});
     m_memoryQuantity = new QComboBox;
-    m_memoryQuantity->addItems({tr("memory: step peak"), tr("memory: allocated"),
-                                tr("memory: reserved")});
+    m_memoryQuantity->addItems(
+        {tr("memory: step peak"), tr("memory: allocated"), tr("memory: reserved")});
     m_differencesOnly = new QCheckBox(tr("Show differences only"));
     m_differencesOnly->setObjectName(QStringLiteral("differencesOnly"));
     m_differencesOnly->setChecked(true);
+    m_showOther = new QCheckBox(tr("Include \"other\" memory"));
+    m_showOther->setToolTip(
+        tr("Memory outside the allocator: on CUDA the context and other "
+           "processes, on the CPU the whole process (libraries included)."));
     auto* bar = new QHBoxLayout;
     bar->addWidget(m_title, 1);
     bar->addWidget(m_xAxis);
@@ -75,8 +79,13 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent) {
     settingsLayout->addWidget(m_differencesOnly);
     settingsLayout->addWidget(m_settings, 1);
     auto* lower = new QSplitter(Qt::Horizontal);
+    auto* breakdownBox = new QWidget;
+    auto* breakdownLayout = new QVBoxLayout(breakdownBox);
+    breakdownLayout->setContentsMargins(0, 0, 0, 0);
+    breakdownLayout->addWidget(m_breakdown, 1);
+    breakdownLayout->addWidget(m_showOther);
     lower->addWidget(settingsBox);
-    lower->addWidget(m_breakdown);
+    lower->addWidget(breakdownBox);
     lower->setStretchFactor(0, 3);
     lower->setStretchFactor(1, 2);
     auto* split = new QSplitter(Qt::Vertical);
@@ -87,8 +96,14 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent) {
     split->setSizes({3000, 2000});
     lower->setSizes({3000, 2000});
 
+    m_note = new QLabel;
+    m_note->setObjectName(QStringLiteral("compareNote"));
+    m_note->setWordWrap(true);
+    m_note->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_note->hide();
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(bar);
+    layout->addWidget(m_note);
     layout->addWidget(split, 1);
 
     connect(m_xAxis, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int index) {
@@ -97,23 +112,45 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent) {
         m_memory->setXAxis(axis);
         AppSettings::setValue(QStringLiteral("compare/xAxis"), index);
     });
-    connect(m_memoryQuantity, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int index) {
-        static const ComparePlot::Quantity quantities[] = {ComparePlot::Quantity::PeakMemory,
-                                                           ComparePlot::Quantity::AllocatedMemory,
-                                                           ComparePlot::Quantity::ReservedMemory};
-        m_memory->setQuantity(quantities[qBound(0, index, 2)]);
-    });
-    connect(m_differencesOnly, &QCheckBox::toggled, m_settings, &SettingsDiffTable::setDifferencesOnly);
+    connect(m_memoryQuantity, qOverload<int>(&QComboBox::currentIndexChanged), this,
+            [this](int index) {
+                static const ComparePlot::Quantity quantities[] = {
+                    ComparePlot::Quantity::PeakMemory, ComparePlot::Quantity::AllocatedMemory,
+                    ComparePlot::Quantity::ReservedMemory};
+                m_memory->setQuantity(quantities[qBound(0, index, 2)]);
+            });
+    connect(m_showOther, &QCheckBox::toggled, this, &ComparePage::fillBreakdown);
+    connect(m_differencesOnly, &QCheckBox::toggled, m_settings,
+            &SettingsDiffTable::setDifferencesOnly);
     connect(&m_watcher, &QFutureWatcher<CompareData>::finished, this,
             [this] { show(m_watcher.result()); });
     m_xAxis->setCurrentIndex(AppSettings::value(QStringLiteral("compare/xAxis"), 0).toInt());
 }
 
-ComparePage::~ComparePage() { m_watcher.waitForFinished(); }
+ComparePage::~ComparePage() {
+    m_watcher.waitForFinished();
+}
 
-void ComparePage::setTimeAxis(bool byTime) { m_xAxis->setCurrentIndex(byTime ? 1 : 0); }
+void ComparePage::setTimeAxis(bool byTime) {
+    m_xAxis->setCurrentIndex(byTime ? 1 : 0);
+}
+
+void ComparePage::setNote(const QString& html) {
+    m_note->setText(html);
+    m_note->setVisible(!html.isEmpty());
+    m_keepNote = true;  // for the showRuns() that follows
+}
+
+QString ComparePage::note() const {
+    return m_note->text();
+}
 
 void ComparePage::showRuns(const QString& databasePath, const QVector<qint64>& runIds) {
+    if (!m_keepNote) {
+        m_note->clear();
+        m_note->hide();
+    }
+    m_keepNote = false;
     m_watcher.waitForFinished();
     m_title->setText(tr("Loading %n run(s)…", nullptr, runIds.size()));
     m_watcher.setFuture(QtConcurrent::run(loadCompareData, databasePath, runIds));
@@ -124,8 +161,10 @@ void ComparePage::show(const CompareData& data) {
     if (!data.error.isEmpty()) {
         m_title->setText(data.error.toHtmlEscaped());
     } else if (m_runs.size() < 2) {
-        m_title->setText(tr("Comparing %n run(s); select two or more in the Runs tab for a "
-                            "comparison.", nullptr, m_runs.size()));
+        m_title->setText(
+            tr("Comparing %n run(s); select two or more in the Runs tab for a "
+               "comparison.",
+               nullptr, m_runs.size()));
     } else {
         QStringList names;
         for (int i = 0; i < m_runs.size(); ++i) {
@@ -137,25 +176,36 @@ void ComparePage::show(const CompareData& data) {
     m_loss->setRuns(m_runs);
     m_memory->setRuns(m_runs);
     m_settings->setRuns(m_runs);
+    fillBreakdown();
+    fillMetrics();
+    emit loaded();
+}
+
+void ComparePage::setShowOther(bool show) {
+    m_showOther->setChecked(show);
+}
+
+void ComparePage::fillBreakdown() {
     QVector<BreakdownBar> bars;
     std::int64_t cap = 0;
     bool sameCap = true;
     for (int i = 0; i < m_runs.size(); ++i) {
         const CompareRun& run = m_runs[i];
-        bars.push_back({QStringLiteral("#%1").arg(run.record.id), run.record.breakdown});
+        MemoryBreakdown breakdown = run.record.breakdown;
+        if (!m_showOther->isChecked()) {
+            breakdown.other = 0;
+        }
+        bars.push_back({QStringLiteral("#%1").arg(run.record.id), breakdown});
         const std::int64_t runCap = run.config.memory.cap_mb * 1024 * 1024;
         sameCap = sameCap && (i == 0 || runCap == cap);
         cap = runCap;
     }
     m_breakdown->setBars(bars, sameCap ? cap : 0);
-    fillMetrics();
-    emit loaded();
 }
 
 void ComparePage::fillMetrics() {
-    const QStringList headers = {tr("Run"),        tr("Status"),    tr("Steps"),
-                                 tr("Final loss"), tr("Val. acc."), tr("Peak"),
-                                 tr("Duration"),   tr("Samples/s")};
+    const QStringList headers = {tr("Run"),       tr("Status"), tr("Steps"),    tr("Final loss"),
+                                 tr("Val. acc."), tr("Peak"),   tr("Duration"), tr("Samples/s")};
     m_metrics->clear();
     m_metrics->setColumnCount(headers.size());
     m_metrics->setHorizontalHeaderLabels(headers);
@@ -163,14 +213,15 @@ void ComparePage::fillMetrics() {
     for (int i = 0; i < m_runs.size(); ++i) {
         const RunRecord& run = m_runs[i].record;
         const double throughput = meanThroughput(m_runs[i]);
-        const QStringList cells = {runLabel(run),
-                                   statusName(run.status),
-                                   QString::number(run.steps),
-                                   formatOptional(run.final_train_loss),
-                                   formatPercent(run.val_accuracy),
-                                   formatBytes(run.peak_bytes),
-                                   formatDuration(run.wall_seconds),
-                                   throughput > 0 ? QString::number(throughput, 'f', 0) : QString()};
+        const QStringList cells = {
+            runLabel(run),
+            statusName(run.status),
+            QString::number(run.steps),
+            formatOptional(run.final_train_loss),
+            formatPercent(run.val_accuracy),
+            formatBytes(run.peak_bytes),
+            formatDuration(run.wall_seconds),
+            throughput > 0 ? QString::number(throughput, 'f', 0) : QString()};
         for (int column = 0; column < cells.size(); ++column) {
             auto* item = new QTableWidgetItem(cells[column]);
             if (column == 0) {

@@ -26,6 +26,11 @@ public:
     explicit ComparePage(QWidget* parent = nullptr);
     ~ComparePage() override;
 
+    // Rich text shown above the comparison (a lesson's checked claims) until the next
+    // showRuns() without a note.
+    void setNote(const QString& html);
+    QString note() const;
+
     // Loads the runs from `databasePath` in the background; loaded() follows.
     void showRuns(const QString& databasePath, const QVector<qint64>& runIds);
     const QVector<CompareRun>& runs() const { return m_runs; }
@@ -37,6 +42,8 @@ public:
     BreakdownChart* breakdownChart() const { return m_breakdown; }
     QTableWidget* metricsTable() const { return m_metrics; }
     void setTimeAxis(bool byTime);
+    // Include "other" (device or process memory outside the allocator) in the bars.
+    void setShowOther(bool show);
 
 signals:
     void loaded();
@@ -44,11 +51,15 @@ signals:
 private:
     void show(const CompareData& data);
     void fillMetrics();
+    void fillBreakdown();
 
     QLabel* m_title = nullptr;
+    QLabel* m_note = nullptr;
+    bool m_keepNote = false;
     QComboBox* m_xAxis = nullptr;
     QComboBox* m_memoryQuantity = nullptr;
     QCheckBox* m_differencesOnly = nullptr;
+    QCheckBox* m_showOther = nullptr;
     ComparePlot* m_loss = nullptr;
     ComparePlot* m_memory = nullptr;
     SettingsDiffTable* m_settings = nullptr;

@@ -11,10 +11,14 @@ std::optional<double> valueOf(const MetricRow& row, ComparePlot::Quantity quanti
         return bytes ? std::optional<double>(toMiB(*bytes)) : std::nullopt;
     };
     switch (quantity) {
-        case ComparePlot::Quantity::Loss: return row.loss;
-        case ComparePlot::Quantity::PeakMemory: return mib(row.peak_bytes);
-        case ComparePlot::Quantity::AllocatedMemory: return mib(row.allocated_bytes);
-        case ComparePlot::Quantity::ReservedMemory: return mib(row.reserved_bytes);
+        case ComparePlot::Quantity::Loss:
+            return row.loss;
+        case ComparePlot::Quantity::PeakMemory:
+            return mib(row.peak_bytes);
+        case ComparePlot::Quantity::AllocatedMemory:
+            return mib(row.allocated_bytes);
+        case ComparePlot::Quantity::ReservedMemory:
+            return mib(row.reserved_bytes);
     }
     return std::nullopt;
 }
@@ -68,8 +72,8 @@ void ComparePlot::rebuild() {
         }
         QVector<double> keys, values, validKeys, validValues;
         for (const MetricRow& row : run.metrics) {
-            const double x = m_xAxis == XAxis::Step ? static_cast<double>(row.step)
-                                                    : row.wall_ms / 1000.0;
+            const double x =
+                m_xAxis == XAxis::Step ? static_cast<double>(row.step) : row.wall_ms / 1000.0;
             const std::optional<double> y = valueOf(row, m_quantity);
             if (!y) {
                 continue;

@@ -29,16 +29,18 @@ QString fieldLabel(const QString& key) {
     return field;
 }
 
-QColor errorColor() { return QColor(0xd6, 0x27, 0x28); }
+QColor errorColor() {
+    return QColor(0xd6, 0x27, 0x28);
+}
 
 }  // namespace
 
 QString ConfigForm::sectionTitle(const QString& section) {
     static const QHash<QString, QString> titles = {
-        {"dataset", tr("Dataset")},       {"embeddings", tr("GloVe embeddings")},
-        {"model", tr("Model")},           {"train", tr("Training")},
-        {"memory", tr("Memory")},         {"device", tr("Device")},
-        {"data", tr("Data loading")},     {"eval", tr("Evaluation")},
+        {"dataset", tr("Dataset")},   {"embeddings", tr("GloVe embeddings")},
+        {"model", tr("Model")},       {"train", tr("Training")},
+        {"memory", tr("Memory")},     {"device", tr("Device")},
+        {"data", tr("Data loading")}, {"eval", tr("Evaluation")},
         {"debug", tr("Debugging")}};
     return titles.value(section, fieldLabel(QStringLiteral(".") + section));
 }
@@ -120,7 +122,9 @@ bool ConfigForm::setValue(const QString& key, const QString& value) {
     return !m_keyErrors.contains(key);
 }
 
-QString ConfigForm::keyError(const QString& key) const { return m_keyErrors.value(key); }
+QString ConfigForm::keyError(const QString& key) const {
+    return m_keyErrors.value(key);
+}
 
 void ConfigForm::onEdited(const QString& key, const QString& value) {
     ExperimentConfig next = m_config;
@@ -167,9 +171,9 @@ void ConfigForm::refresh() {
         row.label->setPalette(palette);
     }
     const bool valid = isValid();
-    const QString message =
-        !m_validationError.isEmpty() ? m_validationError
-                                     : (m_keyErrors.isEmpty() ? QString() : m_keyErrors.begin().value());
+    const QString message = !m_validationError.isEmpty()
+                                ? m_validationError
+                                : (m_keyErrors.isEmpty() ? QString() : m_keyErrors.begin().value());
     if (valid != m_lastValid || !valid) {
         m_lastValid = valid;
         emit validityChanged(valid, message);

@@ -69,7 +69,9 @@ DatasetPreview::DatasetPreview(QWidget* parent) : QWidget(parent) {
     });
 }
 
-DatasetPreview::~DatasetPreview() { m_watcher.waitForFinished(); }
+DatasetPreview::~DatasetPreview() {
+    m_watcher.waitForFinished();
+}
 
 void DatasetPreview::setDataset(const QString& path, DatasetFormat format) {
     if (m_started && path == m_path && format == m_format) {
@@ -96,10 +98,10 @@ void DatasetPreview::show(const DatasetPreviewData& data) {
         emit previewReady(data);
         return;
     }
-    m_summary->setText(tr("<b>%1</b><br>format <b>%2</b> · %3 examples · %4 labels")
-                           .arg(data.source.toHtmlEscaped(), data.format,
-                                formatCount(data.examples))
-                           .arg(data.labelCounts.size()));
+    m_summary->setText(
+        tr("<b>%1</b><br>format <b>%2</b> · %3 examples · %4 labels")
+            .arg(data.source.toHtmlEscaped(), data.format, formatCount(data.examples))
+            .arg(data.labelCounts.size()));
     m_rows->setRowCount(data.rows.size());
     for (int i = 0; i < data.rows.size(); ++i) {
         m_rows->setItem(i, 0, new QTableWidgetItem(data.rows[i].first));

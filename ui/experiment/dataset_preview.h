@@ -21,7 +21,7 @@ struct DatasetPreviewData {
     QString source;
     QString format;
     qint64 examples = 0;
-    QVector<QPair<QString, QString>> rows;          // label, text
+    QVector<QPair<QString, QString>> rows;        // label, text
     QVector<QPair<QString, qint64>> labelCounts;  // label, examples, by count
 };
 

@@ -45,14 +45,16 @@ EstimateView::EstimateView(QWidget* parent) : QWidget(parent) {
     });
 }
 
-EstimateView::~EstimateView() { m_watcher.waitForFinished(); }
+EstimateView::~EstimateView() {
+    m_watcher.waitForFinished();
+}
 
 QString EstimateView::profileKey(const ExperimentConfig& config) {
     QString key;
-    for (const char* name : {"dataset.path", "dataset.valid_path", "dataset.format",
-                             "dataset.valid_ratio", "embeddings.source", "embeddings.path",
-                             "embeddings.variant", "embeddings.vocab", "train.max_len",
-                             "train.seed"}) {
+    for (const char* name :
+         {"dataset.path", "dataset.valid_path", "dataset.format", "dataset.valid_ratio",
+          "embeddings.source", "embeddings.path", "embeddings.variant", "embeddings.vocab",
+          "train.max_len", "train.seed"}) {
         key += qs(get_config_value(config, name)) + QLatin1Char('\n');
     }
     return key;

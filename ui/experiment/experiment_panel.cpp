@@ -81,11 +81,17 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
     onConfigChanged(m_form->config());
 }
 
-const ExperimentConfig& ExperimentPanel::config() const { return m_form->config(); }
+const ExperimentConfig& ExperimentPanel::config() const {
+    return m_form->config();
+}
 
-void ExperimentPanel::setConfig(const ExperimentConfig& config) { m_form->setConfig(config); }
+void ExperimentPanel::setConfig(const ExperimentConfig& config) {
+    m_form->setConfig(config);
+}
 
-bool ExperimentPanel::isValid() const { return m_form->isValid(); }
+bool ExperimentPanel::isValid() const {
+    return m_form->isValid();
+}
 
 void ExperimentPanel::setRunning(bool running) {
     m_running = running;
@@ -104,10 +110,10 @@ void ExperimentPanel::onConfigChanged(const ExperimentConfig& config) {
 void ExperimentPanel::onValidityChanged(bool valid, const QString& message) {
     m_banner->setVisible(!valid);
     if (!valid) {
-        const QString shown = message.isEmpty() ? tr("A setting above has an invalid value.")
-                                                : message;
-        m_banner->setText(QStringLiteral("<span style='color:#d62728'>⚠ %1</span>")
-                              .arg(shown.toHtmlEscaped()));
+        const QString shown =
+            message.isEmpty() ? tr("A setting above has an invalid value.") : message;
+        m_banner->setText(
+            QStringLiteral("<span style='color:#d62728'>⚠ %1</span>").arg(shown.toHtmlEscaped()));
     }
     m_run->setEnabled(!m_running && valid);
     emit validityChanged(valid);
@@ -118,7 +124,8 @@ void ExperimentPanel::explain(const QString& key) {
     if (!info) {
         return;
     }
-    m_explanation->setText(QStringLiteral("<b>%1</b> — %2").arg(key, qs(info->help).toHtmlEscaped()));
+    m_explanation->setText(
+        QStringLiteral("<b>%1</b> — %2").arg(key, qs(info->help).toHtmlEscaped()));
 }
 
 }  // namespace oomlab::ui

@@ -13,9 +13,9 @@ namespace oomlab::ui {
 struct GloveCost {
     std::int64_t variantWords = 0;
     int dim = 0;
-    std::int64_t rows = 0;          // rows of the table under embeddings.vocab (0: unknown yet)
-    std::int64_t tableBytes = 0;    // the weights
-    std::int64_t trainingBytes = 0; // gradient + optimizer state when trainable
+    std::int64_t rows = 0;           // rows of the table under embeddings.vocab (0: unknown yet)
+    std::int64_t tableBytes = 0;     // the weights
+    std::int64_t trainingBytes = 0;  // gradient + optimizer state when trainable
 };
 
 // `datasetWords`: distinct words of the dataset when known (vocab=dataset), else 0.

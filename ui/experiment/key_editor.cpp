@@ -31,13 +31,24 @@ KeyEditor::KeyEditor(const ConfigKeyInfo& info, QWidget* parent) : QWidget(paren
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(4);
     switch (info.kind) {
-        case ValueKind::Integer: buildInteger(); break;
-        case ValueKind::Real: buildReal(); break;
-        case ValueKind::Boolean: buildBoolean(); break;
-        case ValueKind::Choice: buildChoice(); break;
-        case ValueKind::Text: buildText(); break;
+        case ValueKind::Integer:
+            buildInteger();
+            break;
+        case ValueKind::Real:
+            buildReal();
+            break;
+        case ValueKind::Boolean:
+            buildBoolean();
+            break;
+        case ValueKind::Choice:
+            buildChoice();
+            break;
+        case ValueKind::Text:
+            buildText();
+            break;
     }
-    const QString tip = QStringLiteral("<b>%1</b><br>%2").arg(qs(info.name), qs(info.help).toHtmlEscaped());
+    const QString tip =
+        QStringLiteral("<b>%1</b><br>%2").arg(qs(info.name), qs(info.help).toHtmlEscaped());
     setToolTip(tip);
     for (QWidget* child : findChildren<QWidget*>()) {
         child->setToolTip(tip);
@@ -46,7 +57,9 @@ KeyEditor::KeyEditor(const ConfigKeyInfo& info, QWidget* parent) : QWidget(paren
     installEventFilter(this);
 }
 
-QString KeyEditor::key() const { return qs(m_info.name); }
+QString KeyEditor::key() const {
+    return qs(m_info.name);
+}
 
 QString KeyEditor::zeroMeaning(const QString& help) {
     static const QRegularExpression pattern(QStringLiteral("0: ([^;]*?)\\.(\\s|$)"));
@@ -57,9 +70,8 @@ QString KeyEditor::zeroMeaning(const QString& help) {
 void KeyEditor::buildInteger() {
     m_spin = new QSpinBox(this);
     m_spin->setKeyboardTracking(false);
-    const int maximum = m_info.maximum > 0 && m_info.maximum < INT_MAX
-                            ? static_cast<int>(m_info.maximum)
-                            : INT_MAX;
+    const int maximum =
+        m_info.maximum > 0 && m_info.maximum < INT_MAX ? static_cast<int>(m_info.maximum) : INT_MAX;
     m_spin->setRange(static_cast<int>(m_info.minimum), maximum);
     if (m_info.minimum == 0) {
         m_spin->setSpecialValueText(zeroMeaning(qs(m_info.help)));
@@ -212,7 +224,9 @@ void KeyEditor::setText(const QString& value) {
     }
 }
 
-void KeyEditor::emitEdited() { emit edited(key(), text()); }
+void KeyEditor::emitEdited() {
+    emit edited(key(), text());
+}
 
 bool KeyEditor::eventFilter(QObject* watched, QEvent* event) {
     if (event->type() == QEvent::Enter || event->type() == QEvent::FocusIn) {

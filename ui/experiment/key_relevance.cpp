@@ -20,7 +20,8 @@ QString keyInactiveReason(const ExperimentConfig& config, const QString& key) {
     if (key == QLatin1String("memory.checkpointing") && kind == ModelKind::Bag) {
         return QObject::tr("the bag model has no layers to recompute");
     }
-    if (key == QLatin1String("embeddings.path") && config.embeddings.source != EmbeddingSource::File) {
+    if (key == QLatin1String("embeddings.path") &&
+        config.embeddings.source != EmbeddingSource::File) {
         return QObject::tr("used with embeddings.source=file");
     }
     if (key == QLatin1String("dataset.valid_ratio") && !config.dataset.valid_path.empty()) {

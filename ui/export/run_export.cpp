@@ -19,7 +19,8 @@ std::string runsJson(const RunStore& store, const QVector<qint64>& runIds) {
     for (int i = 0; i < runIds.size(); ++i) {
         const std::optional<RunRecord> run = store.find_run(runIds[i]);
         if (!run) {
-            throw std::runtime_error("run " + std::to_string(runIds[i]) + " is not in the database");
+            throw std::runtime_error("run " + std::to_string(runIds[i]) +
+                                     " is not in the database");
         }
         text += run_export_json(*run, store.metrics(run->id), store.events(run->id));
         if (runIds.size() > 1 && i + 1 < runIds.size()) {

@@ -1,11 +1,11 @@
-// A lesson before it runs: its explanation and the runs it will train, each with the
-// settings it changes. "Run the lesson" trains them one after another and opens the
-// compare view.
+// A lesson before it runs: its explanation, the runs it will train with the settings each
+// changes, and what it should show. "Run the lesson" trains them one after another and
+// opens the compare view with the claims checked.
 #pragma once
 
 #include <QDialog>
 
-#include "lessons/lesson_library.h"
+#include "oomlab/lessons/lesson.h"
 
 namespace oomlab::ui {
 

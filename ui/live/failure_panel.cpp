@@ -31,8 +31,12 @@ FailurePanel::FailurePanel(QWidget* parent) : QFrame(parent) {
     hide();
 }
 
-QString FailurePanel::headline() const { return m_title->text(); }
-QString FailurePanel::details() const { return m_details->text(); }
+QString FailurePanel::headline() const {
+    return m_title->text();
+}
+QString FailurePanel::details() const {
+    return m_details->text();
+}
 
 void FailurePanel::showRunEnd(const RunEnd& end) {
     if (end.status != RunStatus::Oom && end.status != RunStatus::Failed) {
@@ -65,9 +69,8 @@ void FailurePanel::showRunEnd(const RunEnd& end) {
             apply->setToolTip(tr("Set %1 to %2 in the experiment panel").arg(fix.key, fix.value));
             const QString key = fix.key;
             const QString value = fix.value;
-            connect(apply, &QPushButton::clicked, this, [this, key, value] {
-                emit applySetting(key, value);
-            });
+            connect(apply, &QPushButton::clicked, this,
+                    [this, key, value] { emit applySetting(key, value); });
             rowLayout->addWidget(apply);
         }
         m_fixesLayout->addWidget(row);

@@ -59,28 +59,42 @@ LivePage::LivePage(QWidget* parent) : QWidget(parent) {
     connect(m_failure, &FailurePanel::applySetting, this, &LivePage::applySetting);
 }
 
-QList<ThemedPlot*> LivePage::plots() const { return {m_loss, m_memory, m_phases}; }
+QList<ThemedPlot*> LivePage::plots() const {
+    return {m_loss, m_memory, m_phases};
+}
 
-QString LivePage::header() const { return m_header->text(); }
+QString LivePage::header() const {
+    return m_header->text();
+}
 
 void LivePage::onRunStarted(const ExperimentConfig& config, const QString& name) {
     m_runId = 0;
     m_name = name;
-    m_loss->reset();
-    m_memory->reset(config.memory.cap_mb * 1024 * 1024);
-    m_phases->reset();
-    m_failure->hide();
+    m_capBytes = config.memory.cap_mb * 1024 * 1024;
+    resetPlots();
     m_log->clear();
-    m_header->setText(tr("Preparing %1…").arg(name.isEmpty() ? tr("the run") : name.toHtmlEscaped()));
+    m_header->setText(
+        tr("Preparing %1…").arg(name.isEmpty() ? tr("the run") : name.toHtmlEscaped()));
 }
 
 void LivePage::onPrepareProgress(const QString& stage, double fraction) {
     if (m_runId == 0) {
-        m_header->setText(tr("Preparing: %1 (%2 %)").arg(stage.toHtmlEscaped()).arg(qRound(fraction * 100)));
+        m_header->setText(
+            tr("Preparing: %1 (%2 %)").arg(stage.toHtmlEscaped()).arg(qRound(fraction * 100)));
     }
 }
 
+void LivePage::resetPlots() {
+    m_loss->reset();
+    m_memory->reset(m_capBytes);
+    m_phases->reset();
+    m_failure->hide();
+}
+
 void LivePage::onRunCreated(qint64 runId, const ExperimentInfo& info) {
+    if (m_runId != 0 && runId != m_runId) {
+        resetPlots();  // the next run of a lesson
+    }
     m_runId = runId;
     m_memory->setCpuDevice(info.device.rfind("cpu", 0) == 0);
     m_header->setText(
@@ -114,7 +128,10 @@ void LivePage::onEvent(qint64 runId, const EventRow& event) {
     if (event.kind == "oom") {
         m_loss->addMarker(static_cast<double>(event.step), tr("OOM"), QColor(0xd6, 0x27, 0x28));
     }
-    log(QStringLiteral("[%1] step %2: %3").arg(qs(event.kind)).arg(event.step).arg(qs(event.message)));
+    log(QStringLiteral("[%1] step %2: %3")
+            .arg(qs(event.kind))
+            .arg(event.step)
+            .arg(qs(event.message)));
 }
 
 void LivePage::onRunFinished(const RunEnd& end) {
@@ -130,16 +147,19 @@ void LivePage::onRunFinished(const RunEnd& end) {
         m_header->setText(tr("The run could not start."));
         return;
     }
-    log(end.error.isEmpty() ? tr("run %1 %2").arg(end.runId).arg(statusName(end.status))
-                            : tr("run %1 %2: %3").arg(end.runId).arg(statusName(end.status), end.error));
-    m_header->setText(m_header->text() + QStringLiteral("<br>") +
-                      tr("<b style='color:%1'>%2</b> after %3 steps in %4 · peak %5")
-                          .arg(statusColor(end.status).name(), statusName(end.status))
-                          .arg(end.outcome.steps)
-                          .arg(formatDuration(end.outcome.wall_seconds),
-                               formatBytes(end.outcome.peak_bytes)));
+    log(end.error.isEmpty()
+            ? tr("run %1 %2").arg(end.runId).arg(statusName(end.status))
+            : tr("run %1 %2: %3").arg(end.runId).arg(statusName(end.status), end.error));
+    m_header->setText(
+        m_header->text() + QStringLiteral("<br>") +
+        tr("<b style='color:%1'>%2</b> after %3 steps in %4 · peak %5")
+            .arg(statusColor(end.status).name(), statusName(end.status))
+            .arg(end.outcome.steps)
+            .arg(formatDuration(end.outcome.wall_seconds), formatBytes(end.outcome.peak_bytes)));
 }
 
-void LivePage::log(const QString& line) { m_log->appendPlainText(line); }
+void LivePage::log(const QString& line) {
+    m_log->appendPlainText(line);
+}
 
 }  // namespace oomlab::ui

@@ -43,6 +43,7 @@ signals:
 
 private:
     void log(const QString& line);
+    void resetPlots();
 
     QLabel* m_header = nullptr;
     FailurePanel* m_failure = nullptr;
@@ -51,6 +52,7 @@ private:
     PhasePlot* m_phases = nullptr;
     QPlainTextEdit* m_log = nullptr;
     qint64 m_runId = 0;
+    std::int64_t m_capBytes = 0;
     QString m_name;
 };
 

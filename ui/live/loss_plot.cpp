@@ -9,8 +9,8 @@ LossPlot::LossPlot(QWidget* parent) : ThemedPlot(parent) {
     m_train = addLineSeries(tr("training loss"), seriesColor(0));
     m_validLoss = addLineSeries(tr("validation loss"), seriesColor(1));
     m_validLoss->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 6));
-    m_validAccuracy = addLineSeries(tr("validation accuracy (%)"), seriesColor(2), yAxis2,
-                                    Qt::DashLine);
+    m_validAccuracy =
+        addLineSeries(tr("validation accuracy (%)"), seriesColor(2), yAxis2, Qt::DashLine);
     m_validAccuracy->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond, 7));
     xAxis->setLabel(tr("optimizer step"));
     yAxis->setLabel(tr("loss"));

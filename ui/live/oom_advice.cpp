@@ -9,7 +9,9 @@
 namespace oomlab::ui {
 namespace {
 
-QString num(std::int64_t value) { return QString::number(value); }
+QString num(std::int64_t value) {
+    return QString::number(value);
+}
 
 void oomFixes(const ExperimentConfig& c, const RunOutcome& outcome, QVector<Suggestion>& out) {
     const MemoryBreakdown& b = outcome.breakdown;
@@ -36,9 +38,11 @@ void oomFixes(const ExperimentConfig& c, const RunOutcome& outcome, QVector<Sugg
                                      "state for it."),
                          "embeddings.trainable", "false"});
     }
-    if (c.embeddings.placement == EmbeddingPlacement::Device && c.embeddings.vocab == VocabMode::Full) {
-        table.push_back({QObject::tr("Keep the table on the host and ship only the looked-up rows."),
-                         "embeddings.placement", "cpu"});
+    if (c.embeddings.placement == EmbeddingPlacement::Device &&
+        c.embeddings.vocab == VocabMode::Full) {
+        table.push_back(
+            {QObject::tr("Keep the table on the host and ship only the looked-up rows."),
+             "embeddings.placement", "cpu"});
     }
     QVector<Suggestion> activations;
     if (c.train.batch_size > 1) {
@@ -50,8 +54,9 @@ void oomFixes(const ExperimentConfig& c, const RunOutcome& outcome, QVector<Sugg
                                "train.batch_size", num(std::max(1, c.train.batch_size / 2))});
     }
     if (c.train.padding == Padding::Fixed) {
-        activations.push_back({QObject::tr("Pad each batch to its longest example, not to max_len."),
-                               "train.padding", "dynamic"});
+        activations.push_back(
+            {QObject::tr("Pad each batch to its longest example, not to max_len."), "train.padding",
+             "dynamic"});
     }
     if (c.model.kind != ModelKind::Bag && c.memory.checkpointing == Checkpointing::None) {
         activations.push_back({QObject::tr("Recompute layers in backward instead of keeping their "
@@ -97,14 +102,15 @@ QString describeRunEnd(const RunEnd& end) {
                 for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
                     const std::int64_t bytes = breakdown_field(b, i);
                     if (bytes > 0) {
-                        parts << QStringLiteral("%1 %2")
-                                     .arg(QString::fromLatin1(kBreakdownKeys[i].data(),
-                                                              int(kBreakdownKeys[i].size()))
-                                              .replace('_', ' '),
-                                          formatBytes(bytes));
+                        parts << QStringLiteral("%1 %2").arg(
+                            QString::fromLatin1(kBreakdownKeys[i].data(),
+                                                int(kBreakdownKeys[i].size()))
+                                .replace('_', ' '),
+                            formatBytes(bytes));
                     }
                 }
-                text += QObject::tr("\nResident at the failure: %1.").arg(parts.join(QStringLiteral(", ")));
+                text += QObject::tr("\nResident at the failure: %1.")
+                            .arg(parts.join(QStringLiteral(", ")));
             }
             if (end.config.memory.cap_mb > 0) {
                 text += QObject::tr("\nThe cap was %1 MiB.").arg(end.config.memory.cap_mb);
@@ -112,17 +118,18 @@ QString describeRunEnd(const RunEnd& end) {
             return text;
         }
         case RunStatus::Failed:
-            return end.badInput
-                       ? QObject::tr("The run could not start: %1").arg(end.error)
-                       : QObject::tr("The run failed after %1 steps: %2")
-                             .arg(end.outcome.steps)
-                             .arg(end.error);
-        case RunStatus::Cancelled: return QObject::tr("Stopped: %1.").arg(end.error);
+            return end.badInput ? QObject::tr("The run could not start: %1").arg(end.error)
+                                : QObject::tr("The run failed after %1 steps: %2")
+                                      .arg(end.outcome.steps)
+                                      .arg(end.error);
+        case RunStatus::Cancelled:
+            return QObject::tr("Stopped: %1.").arg(end.error);
         case RunStatus::Completed:
             return QObject::tr("Completed %1 steps in %2.")
                 .arg(end.outcome.steps)
                 .arg(formatDuration(end.outcome.wall_seconds));
-        default: return end.error;
+        default:
+            return end.error;
     }
 }
 
@@ -131,11 +138,13 @@ QVector<Suggestion> suggestFixes(const RunEnd& end) {
     if (end.status == RunStatus::Oom) {
         oomFixes(end.config, end.outcome, out);
     } else if (end.status == RunStatus::Failed) {
-        out.push_back({end.badInput ? QObject::tr("Fix the setting or file the message names, then "
-                                                  "run again; the form marks invalid values.")
-                                    : QObject::tr("Check the message above; the run and its metrics "
-                                                  "up to the failure are saved in the Runs tab."),
-                       {}, {}});
+        out.push_back({end.badInput
+                           ? QObject::tr("Fix the setting or file the message names, then "
+                                         "run again; the form marks invalid values.")
+                           : QObject::tr("Check the message above; the run and its metrics "
+                                         "up to the failure are saved in the Runs tab."),
+                       {},
+                       {}});
     }
     return out;
 }

@@ -10,7 +10,7 @@ namespace oomlab::ui {
 PhasePlot::PhasePlot(QWidget* parent) : ThemedPlot(parent) {
     setObjectName(QStringLiteral("phasePlot"));
     m_allocated = addLineSeries(tr("allocated"), seriesColor(0));
-    m_stepPeak = addLineSeries(tr("step peak so far"), seriesColor(1), nullptr, Qt::DotLine);
+    m_stepPeak = addLineSeries(tr("step peak so far"), seriesColor(1));
     const QVector<QPair<QString, QCPScatterStyle::ScatterShape>> phases = {
         {QStringLiteral("batch"), QCPScatterStyle::ssSquare},
         {QStringLiteral("forward"), QCPScatterStyle::ssTriangle},
@@ -124,7 +124,8 @@ void PhasePlot::appendRows(const std::vector<MetricRow>& rows) {
 void PhasePlot::finish(const QString& marker) {
     if (!m_pending.empty()) {
         // The step never ended: spread its samples over the time they took.
-        const double end = m_pending.back().wall_ms + (m_pending.back().wall_ms - m_lastStepEndMs) * 0.1;
+        const double end =
+            m_pending.back().wall_ms + (m_pending.back().wall_ms - m_lastStepEndMs) * 0.1;
         placePending(end);
     }
     if (!marker.isEmpty() && m_x.valid()) {

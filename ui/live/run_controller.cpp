@@ -17,6 +17,15 @@ RunController::RunController(QObject* parent) : QObject(parent) {
     connect(m_worker, &TrainingWorker::eventArrived, this, &RunController::eventArrived);
     connect(m_worker, &TrainingWorker::progressChanged, this, &RunController::progressChanged);
     connect(m_worker, &TrainingWorker::runFinished, this, &RunController::onWorkerFinished);
+    connect(m_worker, &TrainingWorker::lessonFinished, this, &RunController::onLessonFinished);
+    connect(m_worker, &TrainingWorker::batchTrial, this, &RunController::batchTrial);
+    connect(m_worker, &TrainingWorker::batchSearchFinished, this,
+            [this](int batchSize, int predicted, const QString& error) {
+                m_searching = false;
+                m_running = false;
+                emit runningChanged(false);
+                emit batchSearchFinished(batchSize, predicted, error);
+            });
     m_thread.start();
 }
 
@@ -44,6 +53,48 @@ bool RunController::startQueue(const QVector<QueuedRun>& runs) {
     emit runningChanged(true);
     startNext();
     return true;
+}
+
+bool RunController::startLesson(const Lesson& lesson) {
+    if (m_running || lesson.runs.empty()) {
+        return false;
+    }
+    m_queue.clear();
+    m_queueRunIds.clear();
+    m_stopped = false;
+    m_running = true;
+    emit runningChanged(true);
+    m_worker->clearStop();
+    const LessonRun& first = lesson.runs.front();
+    emit runStarted(lesson_config(lesson, first),
+                    QString::fromStdString(lesson.name + ": " + first.label));
+    TrainingWorker* worker = m_worker;
+    const QString database = m_databasePath;
+    QMetaObject::invokeMethod(
+        worker, [worker, lesson, database] { worker->runLesson(lesson, database); },
+        Qt::QueuedConnection);
+    return true;
+}
+
+bool RunController::startBatchSearch(const ExperimentConfig& config) {
+    if (m_running) {
+        return false;
+    }
+    m_running = true;
+    m_searching = true;
+    emit runningChanged(true);
+    TrainingWorker* worker = m_worker;
+    QMetaObject::invokeMethod(
+        worker, [worker, config] { worker->findBatchSize(config); }, Qt::QueuedConnection);
+    return true;
+}
+
+void RunController::onLessonFinished(const LessonEnd& end) {
+    emit runFinished(end.last);
+    m_running = false;
+    emit runningChanged(false);
+    emit queueFinished(end.runIds, end.completed && !m_stopped);
+    emit lessonFinished(end);
 }
 
 void RunController::startNext() {

@@ -8,6 +8,7 @@
 #include <QVector>
 
 #include "common/run_types.h"
+#include "oomlab/lessons/lesson.h"
 
 namespace oomlab::ui {
 
@@ -32,6 +33,13 @@ public:
     // False when a run is already going.
     bool start(const ExperimentConfig& config, const QString& name = {});
     bool startQueue(const QVector<QueuedRun>& runs);
+    // A lesson: the engine runs its runs and checks its claims; lessonFinished() follows
+    // (after runFinished() for its last run, and queueFinished()).
+    bool startLesson(const Lesson& lesson);
+    // Searches the largest batch size that fits under the config's cap; the engine's search
+    // cannot be interrupted (each trial is two short steps).
+    bool startBatchSearch(const ExperimentConfig& config);
+    bool isSearching() const { return m_searching; }
     // Cancels the current run (saved as cancelled) and drops the rest of a queue.
     void stop();
 
@@ -46,10 +54,14 @@ signals:
     void runFinished(const oomlab::ui::RunEnd& end);
     // After the last run of a queue (or after a stop); the ids of the runs it created.
     void queueFinished(const QVector<qint64>& runIds, bool completed);
+    void lessonFinished(const oomlab::ui::LessonEnd& end);
+    void batchTrial(int batchSize, bool fits, qint64 peakBytes);
+    void batchSearchFinished(int batchSize, int predicted, const QString& error);
 
 private:
     void startNext();
     void onWorkerFinished(const RunEnd& end);
+    void onLessonFinished(const LessonEnd& end);
 
     QThread m_thread;
     TrainingWorker* m_worker = nullptr;
@@ -58,6 +70,7 @@ private:
     QVector<qint64> m_queueRunIds;
     bool m_running = false;
     bool m_stopped = false;
+    bool m_searching = false;
 };
 
 }  // namespace oomlab::ui

@@ -2,19 +2,19 @@
 
 #include "common/formatting.h"
 #include "oomlab/common/errors.h"
+#include "oomlab/train/batch_size_search.h"
 
 namespace oomlab::ui {
 
-TrainingWorker::TrainingWorker(QObject* parent) : QObject(parent) { registerRunTypes(); }
+TrainingWorker::TrainingWorker(QObject* parent) : QObject(parent) {
+    registerRunTypes();
+}
 
 void TrainingWorker::run(const ExperimentConfig& config, const QString& name,
                          const QString& databasePath) {
     RunEnd end;
     end.config = config;
-    m_runId = 0;
-    m_lastProgressMs = -1;
-    m_lastPrepareMs = -1;
-    m_progressClock.start();
+    resetCallbacks();
     try {
         RunStore store = RunStore::open(ss(databasePath));
         const RunResult result = run_and_record(config, ss(name), store, *this, m_cancel);
@@ -44,6 +44,76 @@ void TrainingWorker::run(const ExperimentConfig& config, const QString& name,
     emit runFinished(end);
 }
 
+void TrainingWorker::resetCallbacks() {
+    m_runId = 0;
+    m_lastProgressMs = -1;
+    m_lastPrepareMs = -1;
+    m_progressClock.start();
+}
+
+void TrainingWorker::runLesson(const Lesson& lesson, const QString& databasePath) {
+    LessonEnd end;
+    end.name = qs(lesson.name);
+    end.title = qs(lesson.title);
+    resetCallbacks();
+    try {
+        RunStore store = RunStore::open(ss(databasePath));
+        const LessonResult result = run_lesson(lesson, store, *this, m_cancel);
+        for (const LessonRunResult& run : result.runs) {
+            end.runIds.push_back(run.record.id);
+        }
+        for (const ClaimCheck& check : result.checks) {
+            end.checks << qs(check.description);
+            end.holds << check.holds;
+        }
+        end.completed = result.runs.size() == lesson.runs.size() &&
+                        result.runs.back().record.status != RunStatus::Cancelled;
+        if (!result.runs.empty()) {
+            const LessonRunResult& last = result.runs.back();
+            RunEnd& run = end.last;
+            run.runId = last.record.id;
+            run.status = last.record.status;
+            run.error = qs(last.record.error);
+            run.config = lesson_config(lesson, last.run);
+            run.outcome.status = last.record.status;
+            run.outcome.error = last.record.error;
+            run.outcome.steps = last.record.steps;
+            run.outcome.final_train_loss = last.record.final_train_loss;
+            run.outcome.val_accuracy = last.record.val_accuracy;
+            run.outcome.peak_bytes = last.record.peak_bytes;
+            run.outcome.wall_seconds = last.record.wall_seconds;
+            run.outcome.breakdown = last.record.breakdown;
+        }
+        if (!end.completed) {
+            end.error = tr("stopped before the last run");
+        }
+    } catch (const std::exception& error) {
+        end.error = qs(error.what());
+        end.last.runId = m_runId;
+        end.last.status = RunStatus::Failed;
+        end.last.badInput = m_runId == 0;
+        end.last.error = end.error;
+    } catch (...) {
+        end.error = tr("unknown error in the training thread");
+        end.last.status = RunStatus::Failed;
+        end.last.error = end.error;
+    }
+    emit lessonFinished(end);
+}
+
+void TrainingWorker::findBatchSize(const ExperimentConfig& config) {
+    try {
+        const BatchSizeSearch search = find_batch_size(config, [this](const BatchTrial& trial) {
+            emit batchTrial(trial.batch_size, trial.fits, trial.peak_bytes);
+        });
+        emit batchSearchFinished(search.batch_size, search.predicted, {});
+    } catch (const std::exception& error) {
+        emit batchSearchFinished(0, 0, qs(error.what()));
+    } catch (...) {
+        emit batchSearchFinished(0, 0, tr("unknown error in the training thread"));
+    }
+}
+
 void TrainingWorker::on_prepare(const std::string& stage, double fraction) {
     // Loading a large GloVe file reports often; the GUI needs a few updates per second.
     const qint64 now = m_progressClock.elapsed();
@@ -63,7 +133,9 @@ void TrainingWorker::on_metrics(const std::vector<MetricRow>& rows) {
     emit metricsArrived(MetricBatch{m_runId, rows});
 }
 
-void TrainingWorker::on_event(const EventRow& event) { emit eventArrived(m_runId, event); }
+void TrainingWorker::on_event(const EventRow& event) {
+    emit eventArrived(m_runId, event);
+}
 
 void TrainingWorker::on_progress(const TrainProgress& progress) {
     const qint64 now = m_progressClock.elapsed();

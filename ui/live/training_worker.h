@@ -10,6 +10,7 @@
 #include <atomic>
 
 #include "common/run_types.h"
+#include "oomlab/lessons/lesson.h"
 #include "oomlab/run/run_session.h"
 
 namespace oomlab::ui {
@@ -31,6 +32,14 @@ public:
     void run(const oomlab::ExperimentConfig& config, const QString& name,
              const QString& databasePath);
 
+    // Runs every run of a lesson with the engine's lesson runner, which then checks the
+    // lesson's claims; ends with lessonFinished().
+    void runLesson(const oomlab::Lesson& lesson, const QString& databasePath);
+
+    // The engine's search for the largest micro-batch under the cap (short trial runs, no
+    // database); reports each trial, then batchSearchFinished().
+    void findBatchSize(const oomlab::ExperimentConfig& config);
+
 signals:
     void prepareProgress(const QString& stage, double fraction);
     void runCreated(qint64 runId, const oomlab::ExperimentInfo& info);
@@ -38,6 +47,10 @@ signals:
     void eventArrived(qint64 runId, const oomlab::EventRow& event);
     void progressChanged(const oomlab::TrainProgress& progress);
     void runFinished(const oomlab::ui::RunEnd& end);
+    void lessonFinished(const oomlab::ui::LessonEnd& end);
+    void batchTrial(int batchSize, bool fits, qint64 peakBytes);
+    // batchSize 0: not even one example fits; `error` set when the search could not run.
+    void batchSearchFinished(int batchSize, int predicted, const QString& error);
 
 private:
     // RunListener, called on this thread by the engine.
@@ -46,6 +59,8 @@ private:
     void on_metrics(const std::vector<MetricRow>& rows) override;
     void on_event(const EventRow& event) override;
     void on_progress(const TrainProgress& progress) override;
+
+    void resetCallbacks();
 
     std::atomic<bool> m_cancel{false};
     std::int64_t m_runId = 0;

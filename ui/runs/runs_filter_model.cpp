@@ -29,7 +29,8 @@ void RunsFilterModel::setText(const QString& text) {
 bool RunsFilterModel::filterAcceptsRow(int sourceRow, const QModelIndex& sourceParent) const {
     const QAbstractItemModel* model = sourceModel();
     if (!m_status.isEmpty() &&
-        model->index(sourceRow, 0, sourceParent).data(RunsModel::StatusRole).toString() != m_status) {
+        model->index(sourceRow, 0, sourceParent).data(RunsModel::StatusRole).toString() !=
+            m_status) {
         return false;
     }
     if (m_words.isEmpty()) {

@@ -45,7 +45,8 @@ void RunsModel::reload() {
         for (RunRecord& record : m_database->store().list_runs()) {
             Row row;
             try {
-                row.config = parse_config_json(record.config_json, "run " + std::to_string(record.id));
+                row.config =
+                    parse_config_json(record.config_json, "run " + std::to_string(record.id));
                 row.configRead = true;
             } catch (const std::exception&) {
                 row.configRead = false;
@@ -96,7 +97,8 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
     const Row& row = m_rows[static_cast<std::size_t>(index.row())];
     const RunRecord& run = row.record;
     switch (role) {
-        case Qt::DisplayRole: return display(row, index.column());
+        case Qt::DisplayRole:
+            return display(row, index.column());
         case Qt::EditRole:
             if (index.column() == Name) {
                 return qs(run.name);
@@ -105,9 +107,12 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
                 return qs(run.notes);
             }
             return display(row, index.column());
-        case SortRole: return sortValue(row, index.column());
-        case RunIdRole: return static_cast<qlonglong>(run.id);
-        case StatusRole: return statusName(run.status);
+        case SortRole:
+            return sortValue(row, index.column());
+        case RunIdRole:
+            return static_cast<qlonglong>(run.id);
+        case StatusRole:
+            return statusName(run.status);
         case Qt::ForegroundRole:
             if (index.column() == Status) {
                 return statusColor(run.status);
@@ -129,10 +134,13 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
                 case FinalLoss:
                 case Accuracy:
                 case Duration:
-                case Steps: return QVariant(Qt::AlignRight | Qt::AlignVCenter);
-                default: return {};
+                case Steps:
+                    return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+                default:
+                    return {};
             }
-        default: return {};
+        default:
+            return {};
     }
 }
 
@@ -141,49 +149,76 @@ QVariant RunsModel::display(const Row& row, int column) const {
     const ExperimentConfig& config = row.config;
     const bool known = row.configRead;
     switch (column) {
-        case Id: return static_cast<qlonglong>(run.id);
-        case Name: return qs(run.name);
-        case Status: return statusName(run.status);
-        case Model: return known ? setting(config, "model.kind") : QString();
+        case Id:
+            return static_cast<qlonglong>(run.id);
+        case Name:
+            return qs(run.name);
+        case Status:
+            return statusName(run.status);
+        case Model:
+            return known ? setting(config, "model.kind") : QString();
         case Batch:
             if (!known) {
                 return {};
             }
-            return config.train.accumulation > 1
-                       ? QStringLiteral("%1×%2").arg(config.train.batch_size).arg(config.train.accumulation)
-                       : QString::number(config.train.batch_size);
-        case Precision: return known ? setting(config, "memory.precision") : QString();
-        case Optimizer: return known ? setting(config, "train.optimizer") : QString();
-        case Vocab: return known ? setting(config, "embeddings.vocab") : QString();
+            return config.train.accumulation > 1 ? QStringLiteral("%1×%2")
+                                                       .arg(config.train.batch_size)
+                                                       .arg(config.train.accumulation)
+                                                 : QString::number(config.train.batch_size);
+        case Precision:
+            return known ? setting(config, "memory.precision") : QString();
+        case Optimizer:
+            return known ? setting(config, "train.optimizer") : QString();
+        case Vocab:
+            return known ? setting(config, "embeddings.vocab") : QString();
         case Cap:
             return known && config.memory.cap_mb > 0
                        ? QStringLiteral("%1 MiB").arg(config.memory.cap_mb)
                        : QString();
-        case Peak: return run.peak_bytes > 0 ? formatBytes(run.peak_bytes) : QString();
-        case FinalLoss: return formatOptional(run.final_train_loss);
-        case Accuracy: return formatPercent(run.val_accuracy);
-        case Duration: return formatDuration(run.wall_seconds);
-        case Steps: return static_cast<qlonglong>(run.steps);
-        case Created: return localTime(run.created_at);
-        case Device: return qs(run.device);
-        case Notes: return qs(run.notes).section('\n', 0, 0);
-        default: return {};
+        case Peak:
+            return run.peak_bytes > 0 ? formatBytes(run.peak_bytes) : QString();
+        case FinalLoss:
+            return formatOptional(run.final_train_loss);
+        case Accuracy:
+            return formatPercent(run.val_accuracy);
+        case Duration:
+            return formatDuration(run.wall_seconds);
+        case Steps:
+            return static_cast<qlonglong>(run.steps);
+        case Created:
+            return localTime(run.created_at);
+        case Device:
+            return qs(run.device);
+        case Notes:
+            return qs(run.notes).section('\n', 0, 0);
+        default:
+            return {};
     }
 }
 
 QVariant RunsModel::sortValue(const Row& row, int column) const {
     const RunRecord& run = row.record;
     switch (column) {
-        case Id: return static_cast<qlonglong>(run.id);
-        case Batch: return row.config.train.batch_size * row.config.train.accumulation;
-        case Cap: return static_cast<qlonglong>(row.config.memory.cap_mb);
-        case Peak: return static_cast<qlonglong>(run.peak_bytes);
-        case FinalLoss: return run.final_train_loss ? *run.final_train_loss : 1e300;
-        case Accuracy: return run.val_accuracy ? *run.val_accuracy : -1.0;
-        case Duration: return run.wall_seconds;
-        case Steps: return static_cast<qlonglong>(run.steps);
-        case Created: return qs(run.created_at);
-        default: return display(row, column).toString().toLower();
+        case Id:
+            return static_cast<qlonglong>(run.id);
+        case Batch:
+            return row.config.train.batch_size * row.config.train.accumulation;
+        case Cap:
+            return static_cast<qlonglong>(row.config.memory.cap_mb);
+        case Peak:
+            return static_cast<qlonglong>(run.peak_bytes);
+        case FinalLoss:
+            return run.final_train_loss ? *run.final_train_loss : 1e300;
+        case Accuracy:
+            return run.val_accuracy ? *run.val_accuracy : -1.0;
+        case Duration:
+            return run.wall_seconds;
+        case Steps:
+            return static_cast<qlonglong>(run.steps);
+        case Created:
+            return qs(run.created_at);
+        default:
+            return display(row, column).toString().toLower();
     }
 }
 
@@ -191,11 +226,11 @@ QVariant RunsModel::headerData(int section, Qt::Orientation orientation, int rol
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
         return QAbstractTableModel::headerData(section, orientation, role);
     }
-    static const QStringList titles = {tr("ID"),       tr("Name"),       tr("Status"),   tr("Model"),
-                                       tr("Batch"),    tr("Precision"),  tr("Optimizer"), tr("Vocab"),
-                                       tr("Cap"),      tr("Peak memory"), tr("Final loss"),
-                                       tr("Val. accuracy"), tr("Duration"), tr("Steps"),
-                                       tr("Created"),  tr("Device"),     tr("Notes")};
+    static const QStringList titles = {
+        tr("ID"),         tr("Name"),          tr("Status"),   tr("Model"), tr("Batch"),
+        tr("Precision"),  tr("Optimizer"),     tr("Vocab"),    tr("Cap"),   tr("Peak memory"),
+        tr("Final loss"), tr("Val. accuracy"), tr("Duration"), tr("Steps"), tr("Created"),
+        tr("Device"),     tr("Notes")};
     return titles.value(section);
 }
 

@@ -2,8 +2,8 @@
 
 #include <QComboBox>
 #include <QEvent>
-#include <QFileInfo>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QInputDialog>
@@ -70,12 +70,26 @@ RunsPage::RunsPage(RunDatabase* database, QWidget* parent) : QWidget(parent), m_
     m_view->verticalHeader()->hide();
     m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     m_view->horizontalHeader()->setStretchLastSection(true);
-    m_view->horizontalHeader()->restoreState(
+    m_autoWidths = !m_view->horizontalHeader()->restoreState(
         AppSettings::value(QStringLiteral("runs/header")).toByteArray());
     connect(m_view->horizontalHeader(), &QHeaderView::sectionResized, this, [this] {
+        if (m_resizing) {
+            return;
+        }
+        m_autoWidths = false;
         AppSettings::setValue(QStringLiteral("runs/header"),
                               m_view->horizontalHeader()->saveState());
     });
+    m_view->horizontalHeader()->setResizeContentsPrecision(200);  // rows looked at
+    const auto fitColumns = [this] {
+        if (m_autoWidths) {
+            m_resizing = true;
+            m_view->resizeColumnsToContents();
+            m_resizing = false;
+        }
+    };
+    connect(m_model, &QAbstractItemModel::modelReset, this, fitColumns);
+    connect(m_model, &QAbstractItemModel::dataChanged, this, fitColumns);
 
     m_details = new QLabel;
     m_details->setWordWrap(true);
@@ -154,11 +168,13 @@ void RunsPage::selectRuns(const QVector<qint64>& runIds) {
             selection.select(index, index.siblingAtColumn(RunsModel::ColumnCount - 1));
         }
     }
-    m_view->selectionModel()->select(selection, QItemSelectionModel::ClearAndSelect |
-                                                    QItemSelectionModel::Rows);
+    m_view->selectionModel()->select(
+        selection, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
 }
 
-void RunsPage::setFilterText(const QString& text) { m_search->setText(text); }
+void RunsPage::setFilterText(const QString& text) {
+    m_search->setText(text);
+}
 
 int RunsPage::currentSourceRow() const {
     const QModelIndexList rows = m_view->selectionModel()->selectedRows();
@@ -187,7 +203,8 @@ bool RunsPage::deleteSelected(bool confirm) {
     }
     if (confirm && QMessageBox::question(this, tr("Delete runs"),
                                          tr("Delete %n run(s) with their metrics? This cannot be "
-                                            "undone.", nullptr, ids.size())) != QMessageBox::Yes) {
+                                            "undone.",
+                                            nullptr, ids.size())) != QMessageBox::Yes) {
         return false;
     }
     for (qint64 id : ids) {
@@ -204,8 +221,9 @@ void RunsPage::renameCurrent() {
         return;
     }
     bool ok = false;
-    const QString name = QInputDialog::getText(this, tr("Rename run"), tr("Name of run %1:").arg(run->id),
-                                               QLineEdit::Normal, qs(run->name), &ok);
+    const QString name =
+        QInputDialog::getText(this, tr("Rename run"), tr("Name of run %1:").arg(run->id),
+                              QLineEdit::Normal, qs(run->name), &ok);
     if (ok && !name.trimmed().isEmpty()) {
         m_model->setData(m_model->index(row, RunsModel::Name), name.trimmed());
     }

@@ -68,6 +68,8 @@ private:
     QPlainTextEdit* m_notes = nullptr;
     QLabel* m_databaseLabel = nullptr;
     qint64 m_notesRunId = 0;
+    bool m_autoWidths = true;  // until the user resizes a column
+    bool m_resizing = false;
 };
 
 }  // namespace oomlab::ui

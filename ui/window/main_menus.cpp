@@ -16,7 +16,7 @@
 #include "experiment/experiment_panel.h"
 #include "export/run_export.h"
 #include "lessons/lesson_dialog.h"
-#include "lessons/lesson_library.h"
+#include "lessons/lesson_text.h"
 #include "live/run_controller.h"
 #include "oomlab/common/version.h"
 #include "plots/plot_export.h"
@@ -28,7 +28,9 @@
 namespace oomlab::ui {
 namespace {
 
-QString lastDir() { return AppSettings::value(QStringLiteral("export/lastDir")).toString(); }
+QString lastDir() {
+    return AppSettings::value(QStringLiteral("export/lastDir")).toString();
+}
 
 void rememberDir(const QString& path) {
     AppSettings::setValue(QStringLiteral("export/lastDir"), QFileInfo(path).absolutePath());
@@ -70,7 +72,8 @@ void MainMenus::buildFileMenu() {
         const QString name = objectName;
         plots->addAction(title, this, [this, name] { exportPlotDialog(name); });
     }
-    file->addAction(tr("Export selected &runs…"), this, [this] { m_window->runsPage()->exportSelected(); });
+    file->addAction(tr("Export selected &runs…"), this,
+                    [this] { m_window->runsPage()->exportSelected(); });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, m_window, &QWidget::close);
 }
@@ -85,8 +88,13 @@ void MainMenus::buildRunMenu() {
     m_stop->setObjectName(QStringLiteral("stopAction"));
     m_stop->setEnabled(false);
     run->addSeparator();
+    QAction* search = run->addAction(tr("Find the largest &batch size under the cap"), m_window,
+                                     &MainWindow::findBatchSize);
+    search->setStatusTip(tr("Short trial runs from the estimator's answer; sets train.batch_size"));
+    run->addSeparator();
     run->addAction(tr("Re-run the selected run"), m_window->runsPage(), &RunsPage::rerunSelected);
-    run->addAction(tr("Compare the selected runs"), m_window->runsPage(), &RunsPage::compareSelected);
+    run->addAction(tr("Compare the selected runs"), m_window->runsPage(),
+                   &RunsPage::compareSelected);
 
     QToolBar* toolbar = m_window->addToolBar(tr("Run"));
     toolbar->setObjectName(QStringLiteral("runToolbar"));
@@ -96,18 +104,17 @@ void MainMenus::buildRunMenu() {
         m_run->setEnabled(!running && m_window->experimentPanel()->isValid());
         m_stop->setEnabled(running);
     });
-    connect(m_window->experimentPanel(), &ExperimentPanel::validityChanged, this, [this](bool valid) {
-        m_run->setEnabled(valid && !m_window->controller()->isRunning());
-    });
+    connect(
+        m_window->experimentPanel(), &ExperimentPanel::validityChanged, this,
+        [this](bool valid) { m_run->setEnabled(valid && !m_window->controller()->isRunning()); });
 }
 
 void MainMenus::buildViewMenu() {
     QMenu* view = m_window->menuBar()->addMenu(tr("&View"));
     const QStringList pages = {tr("&Live"), tr("R&uns"), tr("&Compare")};
     for (int i = 0; i < pages.size(); ++i) {
-        QAction* action = view->addAction(pages[i], this, [this, i] {
-            m_window->showPage(static_cast<MainWindow::Page>(i));
-        });
+        QAction* action = view->addAction(
+            pages[i], this, [this, i] { m_window->showPage(static_cast<MainWindow::Page>(i)); });
         action->setShortcut(QKeySequence(Qt::CTRL | (Qt::Key_1 + i)));
     }
     view->addSeparator();
@@ -140,25 +147,21 @@ void MainMenus::updateRecentDatabases() {
 
 void MainMenus::reloadLessons() {
     m_lessons->clear();
-    const QString directory = lessonDirectory();
-    const LessonLibrary library = loadLessons(directory);
-    for (const Lesson& lesson : library.lessons) {
-        QAction* action = m_lessons->addAction(lesson.title, this, [this, lesson] {
+    const LessonCatalog catalog = loadLessonCatalog();
+    for (const Lesson& lesson : catalog.lessons) {
+        QAction* action = m_lessons->addAction(qs(lesson.title), this, [this, lesson] {
             LessonDialog dialog(lesson, m_window);
             if (dialog.exec() == QDialog::Accepted) {
                 m_window->runLesson(lesson);
             }
         });
-        action->setToolTip(lesson.explanation.section('\n', 0, 0));
-        action->setData(lesson.name);
+        action->setData(qs(lesson.name));
+        action->setStatusTip(qs(lesson.explanation).section(QLatin1Char('.'), 0, 0));
     }
-    if (library.lessons.isEmpty()) {
-        m_lessons->addAction(directory.isEmpty() ? tr("No lessons folder found")
-                                                 : tr("No lessons in %1").arg(directory))
-            ->setEnabled(false);
-    }
-    for (const QString& error : library.errors) {
-        m_lessons->addAction(tr("⚠ %1").arg(error))->setEnabled(false);
+    if (!catalog.error.isEmpty()) {
+        m_lessons->addAction(tr("⚠ %1").arg(catalog.error))->setEnabled(false);
+    } else if (catalog.lessons.empty()) {
+        m_lessons->addAction(tr("No lessons in %1").arg(catalog.folder))->setEnabled(false);
     }
     m_lessons->addSeparator();
     m_lessons->addAction(tr("Reload lessons"), this, &MainMenus::reloadLessons);

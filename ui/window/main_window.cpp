@@ -13,7 +13,7 @@
 #include "compare/compare_page.h"
 #include "experiment/config_form.h"
 #include "experiment/experiment_panel.h"
-#include "lessons/lesson_library.h"
+#include "lessons/lesson_text.h"
 #include "live/live_page.h"
 #include "live/run_controller.h"
 #include "oomlab/config/config_io.h"
@@ -98,9 +98,9 @@ void MainWindow::restoreSession(const MainWindowOptions& options) {
 void MainWindow::wireController() {
     RunController* c = m_controller;
     connect(c, &RunController::runStarted, m_live, &LivePage::onRunStarted);
-    connect(c, &RunController::runStarted, this, [this](const ExperimentConfig&, const QString& name) {
-        m_progress->onRunStarted(name);
-    });
+    connect(
+        c, &RunController::runStarted, this,
+        [this](const ExperimentConfig&, const QString& name) { m_progress->onRunStarted(name); });
     connect(c, &RunController::prepareProgress, m_live, &LivePage::onPrepareProgress);
     connect(c, &RunController::prepareProgress, m_progress, &StatusProgress::onPrepare);
     connect(c, &RunController::runCreated, m_live, &LivePage::onRunCreated);
@@ -109,20 +109,48 @@ void MainWindow::wireController() {
     connect(c, &RunController::eventArrived, m_live, &LivePage::onEvent);
     connect(c, &RunController::progressChanged, m_progress, &StatusProgress::onProgress);
     connect(c, &RunController::runFinished, this, &MainWindow::onRunFinished);
-    connect(c, &RunController::queueFinished, this, &MainWindow::onQueueFinished);
+    connect(c, &RunController::lessonFinished, this, &MainWindow::onLessonFinished);
+    connect(c, &RunController::batchTrial, this, [this](int batch, bool fits, qint64 peak) {
+        statusBar()->showMessage(
+            tr("batch %1: %2 (peak %3)")
+                .arg(batch)
+                .arg(fits ? tr("fits") : tr("out of memory"), formatBytes(peak)));
+    });
+    connect(
+        c, &RunController::batchSearchFinished, this,
+        [this](int batch, int predicted, const QString& error) {
+            m_progress->clear();
+            if (!error.isEmpty()) {
+                statusBar()->clearMessage();
+                QMessageBox::information(this, tr("Largest batch size"), error);
+                return;
+            }
+            if (batch == 0) {
+                statusBar()->showMessage(tr("Not even a batch of one fits under the cap."), 15000);
+                return;
+            }
+            m_panel->form()->setValue(QStringLiteral("train.batch_size"), QString::number(batch));
+            statusBar()->showMessage(tr("Largest batch size that fits: %1 (the estimator "
+                                        "predicted %2); train.batch_size is now %1.")
+                                         .arg(batch)
+                                         .arg(predicted),
+                                     30000);
+        });
     connect(c, &RunController::runningChanged, m_panel, &ExperimentPanel::setRunning);
 }
 
-void MainWindow::showPage(Page page) { m_tabs->setCurrentIndex(page); }
+void MainWindow::showPage(Page page) {
+    m_tabs->setCurrentIndex(page);
+}
 
 bool MainWindow::startRun() {
     if (m_controller->isRunning()) {
         return false;
     }
     if (!m_panel->isValid()) {
-        statusBar()->showMessage(tr("Fix the highlighted settings first: %1")
-                                     .arg(m_panel->form()->validationError()),
-                                 8000);
+        statusBar()->showMessage(
+            tr("Fix the highlighted settings first: %1").arg(m_panel->form()->validationError()),
+            8000);
         return false;
     }
     if (m_saveSession) {
@@ -132,7 +160,20 @@ bool MainWindow::startRun() {
     return m_controller->start(m_panel->config());
 }
 
+bool MainWindow::findBatchSize() {
+    if (m_controller->isRunning() || !m_panel->isValid()) {
+        return false;
+    }
+    m_progress->onRunStarted(tr("the batch-size search"));
+    statusBar()->showMessage(tr("Searching the largest batch size under the cap…"));
+    return m_controller->startBatchSearch(m_panel->config());
+}
+
 void MainWindow::stopRun() {
+    if (m_controller->isSearching()) {
+        statusBar()->showMessage(tr("The batch-size search ends after its current trial."), 5000);
+        return;
+    }
     if (m_controller->isRunning()) {
         m_controller->stop();
         statusBar()->showMessage(tr("Stopping after the current step…"), 3000);
@@ -154,14 +195,9 @@ void MainWindow::runLesson(const Lesson& lesson) {
         statusBar()->showMessage(tr("A run is going; stop it first (Esc)."), 5000);
         return;
     }
-    QVector<QueuedRun> runs;
-    for (const LessonRun& run : lesson.runs) {
-        runs.push_back({run.config, QStringLiteral("%1: %2").arg(lesson.name, run.label)});
-    }
-    m_compareWhenQueueEnds = true;
-    m_panel->setConfig(lesson.runs.front().config);
+    m_panel->setConfig(lesson_config(lesson, lesson.runs.front()));
     showPage(LiveTab);
-    m_controller->startQueue(runs);
+    m_controller->startLesson(lesson);
 }
 
 void MainWindow::compareRuns(const QVector<qint64>& runIds) {
@@ -196,7 +232,8 @@ QString MainWindow::openDatabase(const QString& path, bool quiet) {
 
 void MainWindow::applySetting(const QString& key, const QString& value) {
     if (m_panel->form()->setValue(key, value)) {
-        statusBar()->showMessage(tr("%1 = %2. Press Run (Ctrl+R) to try it.").arg(key, value), 8000);
+        statusBar()->showMessage(tr("%1 = %2. Press Run (Ctrl+R) to try it.").arg(key, value),
+                                 8000);
     }
 }
 
@@ -209,11 +246,13 @@ void MainWindow::onRunFinished(const RunEnd& end) {
     }
 }
 
-void MainWindow::onQueueFinished(const QVector<qint64>& runIds, bool completed) {
-    if (m_compareWhenQueueEnds && completed && runIds.size() >= 2) {
-        compareRuns(runIds);
+void MainWindow::onLessonFinished(const LessonEnd& end) {
+    if (end.runIds.size() >= 2) {
+        m_compare->setNote(lessonEndHtml(end));
+        compareRuns(end.runIds);
+    } else if (!end.error.isEmpty()) {
+        statusBar()->showMessage(tr("Lesson %1: %2").arg(end.title, end.error), 10000);
     }
-    m_compareWhenQueueEnds = false;
 }
 
 void MainWindow::updateTitle() {

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "oomlab/config/experiment_config.h"
+#include "oomlab/lessons/lesson.h"
 
 class QTabWidget;
 
@@ -21,13 +22,13 @@ class RunController;
 class RunDatabase;
 class RunsPage;
 class StatusProgress;
-struct Lesson;
+struct LessonEnd;
 struct RunEnd;
 
 struct MainWindowOptions {
-    QString databasePath;                   // empty: the last one used, else the default
+    QString databasePath;                    // empty: the last one used, else the default
     std::optional<ExperimentConfig> config;  // empty: the last one used, else the defaults
-    bool restoreSession = true;             // window layout and last config from QSettings
+    bool restoreSession = true;              // window layout and last config from QSettings
 };
 
 class MainWindow : public QMainWindow {
@@ -55,6 +56,8 @@ public:
     void stopRun();
     bool rerun(const ExperimentConfig& config, const QString& name);
     void runLesson(const Lesson& lesson);
+    // Finds the largest batch size under the panel's memory cap and sets it in the panel.
+    bool findBatchSize();
     void compareRuns(const QVector<qint64>& runIds);
     // Returns an empty string or the error (also shown to the user unless `quiet`).
     QString openDatabase(const QString& path, bool quiet = false);
@@ -66,7 +69,7 @@ protected:
 private:
     void wireController();
     void onRunFinished(const RunEnd& end);
-    void onQueueFinished(const QVector<qint64>& runIds, bool completed);
+    void onLessonFinished(const LessonEnd& end);
     void restoreSession(const MainWindowOptions& options);
     void updateTitle();
 
@@ -79,7 +82,6 @@ private:
     QTabWidget* m_tabs = nullptr;
     StatusProgress* m_progress = nullptr;
     MainMenus* m_menus = nullptr;
-    bool m_compareWhenQueueEnds = false;
     bool m_saveSession = true;
 };
 

@@ -52,7 +52,8 @@ bool saveWindowImage(MainWindow* window, const QString& file) {
 QString scheduleScreenshot(MainWindow* window, const ScreenshotRequest& request) {
     if (request.view != QLatin1String("live") && request.view != QLatin1String("runs") &&
         request.view != QLatin1String("compare")) {
-        return QObject::tr("--screenshot-view: \"%1\" is not live, runs or compare").arg(request.view);
+        return QObject::tr("--screenshot-view: \"%1\" is not live, runs or compare")
+            .arg(request.view);
     }
     QTimer::singleShot(request.timeoutMs, window, [request] {
         QTextStream(stderr) << "screenshot: timed out waiting for the runs\n";

@@ -26,7 +26,9 @@ StatusProgress::StatusProgress(QWidget* parent) : QWidget(parent) {
     layout->addWidget(m_eta);
 }
 
-QString StatusProgress::etaText() const { return m_eta->text(); }
+QString StatusProgress::etaText() const {
+    return m_eta->text();
+}
 
 void StatusProgress::onRunStarted(const QString& name) {
     m_stage->setText(tr("Preparing %1…").arg(name.isEmpty() ? tr("the run") : name));
@@ -60,6 +62,16 @@ void StatusProgress::onFinished(const RunEnd& end) {
     m_eta->clear();
     m_stage->setText(end.runId > 0 ? tr("Run %1 %2").arg(end.runId).arg(statusName(end.status))
                                    : tr("The run could not start"));
+}
+
+}  // namespace oomlab::ui
+
+namespace oomlab::ui {
+
+void StatusProgress::clear() {
+    m_bar->hide();
+    m_eta->clear();
+    m_stage->clear();
 }
 
 }  // namespace oomlab::ui

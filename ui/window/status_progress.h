@@ -24,6 +24,7 @@ public:
     void onPrepare(const QString& stage, double fraction);
     void onProgress(const oomlab::TrainProgress& progress);
     void onFinished(const oomlab::ui::RunEnd& end);
+    void clear();
 
 private:
     QLabel* m_stage = nullptr;

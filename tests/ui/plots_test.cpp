@@ -1,0 +1,128 @@
+// The plot building blocks: coalesced redraws, following the data until the user zooms,
+// the system palette, legend toggling, the stacked breakdown bars and the live plots'
+// handling of metric batches (sorted appends, the per-phase placement, OOM markers).
+#include <QApplication>
+#include <QtTest>
+
+#include "live/memory_plot.h"
+#include "live/phase_plot.h"
+#include "plots/breakdown_chart.h"
+#include "plots/themed_plot.h"
+#include "ui_test_support.h"
+
+using namespace oomlab;
+using namespace oomlab::ui;
+
+namespace {
+
+MetricRow sample(std::int64_t step, const char* phase, double wallMs, std::int64_t allocatedMiB) {
+    MetricRow row;
+    row.step = step;
+    row.phase = phase;
+    row.wall_ms = wallMs;
+    row.allocated_bytes = allocatedMiB << 20;
+    row.reserved_bytes = (allocatedMiB + 2) << 20;
+    row.peak_bytes = (allocatedMiB + 5) << 20;
+    row.device_used_bytes = 500LL << 20;
+    return row;
+}
+
+}  // namespace
+
+class PlotsTest : public QObject {
+    Q_OBJECT
+
+private slots:
+    void redrawsAreCoalesced() {
+        ThemedPlot plot;
+        plot.show();
+        QCOMPARE(plot.coalescedReplots(), 0);
+        for (int i = 0; i < 100; ++i) {
+            plot.requestReplot();
+        }
+        QTRY_COMPARE(plot.coalescedReplots(), 1);
+        QTest::qWait(3 * ThemedPlot::kReplotIntervalMs);
+        QCOMPARE(plot.coalescedReplots(), 1);  // nothing more was asked for
+    }
+
+    void followsThePaletteAndTheData() {
+        ThemedPlot plot;
+        QPalette dark;
+        dark.setColor(QPalette::Base, QColor(30, 30, 30));
+        dark.setColor(QPalette::WindowText, QColor(230, 230, 230));
+        plot.setPalette(dark);
+        QCOMPARE(plot.xAxis->tickLabelColor(), QColor(230, 230, 230));
+        QCOMPARE(plot.xAxis->basePen().color(), QColor(230, 230, 230));
+        QCOMPARE(plot.axisRect()->backgroundBrush().color(), QColor(30, 30, 30));
+        QSignalSpy follow(&plot, &ThemedPlot::followDataChanged);
+        plot.setFollowData(false);
+        QCOMPARE(follow.count(), 1);
+        QVERIFY(!plot.followsData());
+    }
+
+    void memoryPlotAppendsStepsAndMarksOom() {
+        MemoryPlot plot;
+        plot.reset(64LL << 20);
+        QVERIFY(plot.capVisible());
+        QCOMPARE(plot.capMiB(), 64.0);
+        plot.appendRows(
+            {sample(1, "batch", 1, 3), sample(1, "step", 2, 10), sample(2, "step", 4, 12)});
+        plot.appendRows({sample(3, "step", 6, 11)});
+        QCOMPARE(plot.allocated()->dataCount(), 3);  // step rows only
+        QCOMPARE(plot.peak()->dataCount(), 3);
+        QCOMPARE((plot.allocated()->data()->constEnd() - 1)->value, 11.0);
+        QCOMPARE((plot.peak()->data()->constBegin())->value, 15.0);
+        plot.markEvent({4, "oom", "out of memory at step 4 during forward"});
+        plot.markEvent({4, "eval", "not marked"});
+        QCOMPARE(plot.markerCount(), 1);
+        QCOMPARE(plot.markerX(0), 4.0);
+        // On the CPU, device used is the process RSS: named so and hidden until clicked.
+        plot.setCpuDevice(true);
+        QVERIFY(!plot.deviceUsed()->visible());
+        QCOMPARE(plot.deviceUsed()->name(), QStringLiteral("process RSS"));
+        plot.setSeriesVisible(plot.deviceUsed(), true);
+        QVERIFY(plot.deviceUsed()->visible());
+        // The axes follow the data (and the cap) after a coalesced redraw.
+        QTRY_VERIFY(plot.coalescedReplots() > 0);
+        QVERIFY(plot.yAxis->range().upper >= 500.0);
+        QVERIFY(plot.xAxis->range().upper >= 4.0);
+    }
+
+    void phasesArePlacedInsideTheirStep() {
+        PhasePlot plot;
+        // Step 1 runs from 0 to 10 ms: batch at 2, forward at 5, backward at 8.
+        plot.appendRows({sample(1, "batch", 2, 4), sample(1, "forward", 5, 9)});
+        QCOMPARE(plot.allocated()->dataCount(), 0);  // waits for the step's end
+        plot.appendRows(
+            {sample(1, "backward", 8, 7), sample(1, "step", 10, 5), sample(2, "batch", 12, 6)});
+        QCOMPARE(plot.allocated()->dataCount(), 4);  // 3 phases + the step end
+        QCOMPARE(plot.phase(QStringLiteral("forward"))->dataCount(), 1);
+        QCOMPARE(plot.phase(QStringLiteral("forward"))->data()->constBegin()->key, 0.5);
+        QCOMPARE(plot.phase(QStringLiteral("backward"))->data()->constBegin()->key, 0.8);
+        QCOMPARE((plot.allocated()->data()->constEnd() - 1)->key, 1.0);
+        // The run ends inside step 2 (an OOM): its samples are placed and the end marked.
+        plot.finish(QStringLiteral("OOM"));
+        QCOMPARE(plot.phase(QStringLiteral("batch"))->dataCount(), 2);
+        QCOMPARE(plot.markerCount(), 1);
+        QVERIFY(plot.markerX(0) > 1.0 && plot.markerX(0) < 2.0);
+    }
+
+    void breakdownBarsStack() {
+        BreakdownChart chart(Qt::Vertical);
+        MemoryBreakdown a;
+        a.embedding_table = 10 << 20;
+        a.activations = 30 << 20;
+        MemoryBreakdown b;
+        b.gradients = 5 << 20;
+        chart.setBars({{QStringLiteral("#1"), a}, {QStringLiteral("#2"), b}}, 64LL << 20);
+        QCOMPARE(chart.barCount(), 2);
+        QCOMPARE(chart.valueMiB(0, 0), 10.0);
+        QCOMPARE(chart.valueMiB(0, 5), 30.0);
+        QCOMPARE(chart.valueMiB(1, 2), 5.0);
+        QCOMPARE(chart.valueMiB(1, 0), 0.0);
+        QVERIFY(chart.yAxis->range().upper >= 64.0);  // the cap is in view
+    }
+};
+
+OOMLAB_UI_TEST_MAIN(PlotsTest)
+#include "plots_test.moc"

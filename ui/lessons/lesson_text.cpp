@@ -1,0 +1,79 @@
+#include "lessons/lesson_text.h"
+
+#include <QObject>
+
+#include "common/formatting.h"
+
+namespace oomlab::ui {
+
+LessonCatalog loadLessonCatalog() {
+    LessonCatalog catalog;
+    try {
+        const std::string folder = lessons_folder();
+        catalog.folder = qs(folder);
+        catalog.lessons = load_lessons(folder);
+    } catch (const std::exception& error) {
+        catalog.error = qs(error.what());
+    }
+    return catalog;
+}
+
+QString settingsText(const Settings& settings) {
+    QStringList parts;
+    for (const auto& [key, value] : settings) {
+        parts << QStringLiteral("%1=%2").arg(qs(key), qs(value));
+    }
+    return parts.join(QStringLiteral("  "));
+}
+
+QString lessonHtml(const Lesson& lesson) {
+    QString html = QStringLiteral("<h3>%1</h3>").arg(qs(lesson.title).toHtmlEscaped());
+    for (const QString& paragraph : qs(lesson.explanation).split(QStringLiteral("\n\n"))) {
+        html += QStringLiteral("<p>%1</p>").arg(paragraph.toHtmlEscaped());
+    }
+    if (!lesson.base.empty()) {
+        html += QObject::tr("<p><b>Every run:</b> <code>%1</code></p>")
+                    .arg(settingsText(lesson.base).toHtmlEscaped());
+    }
+    html += QObject::tr("<p><b>The lesson trains %n run(s), one after another:</b></p><ol>",
+                        nullptr, static_cast<int>(lesson.runs.size()));
+    for (const LessonRun& run : lesson.runs) {
+        html += QStringLiteral("<li><b>%1</b> <code>%2</code></li>")
+                    .arg(qs(run.label).toHtmlEscaped(), settingsText(run.settings).toHtmlEscaped());
+    }
+    html += QStringLiteral("</ol>");
+    if (!lesson.claims.empty()) {
+        html += QObject::tr(
+            "<p><b>What it should show</b> (checked against the measurements "
+            "after the runs):</p><ul>");
+        for (const LessonClaim& claim : lesson.claims) {
+            const QString text = claim.metric.empty()
+                                     ? QObject::tr("%1 ends %2")
+                                           .arg(qs(claim.label), qs(run_status_name(claim.status)))
+                                     : QObject::tr("%1 of %2 is at most %3 × that of %4")
+                                           .arg(qs(claim.metric), qs(claim.smaller))
+                                           .arg(claim.at_most)
+                                           .arg(qs(claim.than));
+            html += QStringLiteral("<li>%1</li>").arg(text.toHtmlEscaped());
+        }
+        html += QStringLiteral("</ul>");
+    }
+    return html;
+}
+
+QString lessonEndHtml(const LessonEnd& end) {
+    QString html = QObject::tr("<b>Lesson: %1</b>").arg(end.title.toHtmlEscaped());
+    if (!end.error.isEmpty()) {
+        html += QStringLiteral(" — <span style='color:#d62728'>%1</span>")
+                    .arg(end.error.toHtmlEscaped());
+    }
+    for (int i = 0; i < end.checks.size(); ++i) {
+        html += QStringLiteral("<br><span style='color:%1'>%2</span> %3")
+                    .arg(end.holds[i] ? QStringLiteral("#2e9d5b") : QStringLiteral("#d62728"),
+                         end.holds[i] ? QStringLiteral("✓") : QStringLiteral("✗"),
+                         end.checks[i].toHtmlEscaped());
+    }
+    return html;
+}
+
+}  // namespace oomlab::ui

@@ -1,0 +1,31 @@
+// The engine's lessons (oomlab/lessons/lesson.h) as the menu and the dialog show them, and
+// the value struct a finished lesson sends from the training thread.
+#pragma once
+
+#include <QString>
+#include <QStringList>
+#include <QVector>
+
+#include "common/run_types.h"
+#include "oomlab/lessons/lesson.h"
+
+namespace oomlab::ui {
+
+struct LessonCatalog {
+    QString folder;
+    std::vector<Lesson> lessons;
+    QString error;  // the engine's message (file and key) when the folder cannot be read
+};
+
+// Reads the installed lessons (lessons_folder()); never throws.
+LessonCatalog loadLessonCatalog();
+
+// "train.batch_size=32  train.accumulation=4"
+QString settingsText(const Settings& settings);
+// The lesson as HTML: explanation, base settings, each run's settings, the claims.
+QString lessonHtml(const Lesson& lesson);
+
+// "✓ activations: 4 x 32 is 0.27 x batch 128 (claim: at most 0.35 x)" lines as HTML.
+QString lessonEndHtml(const LessonEnd& end);
+
+}  // namespace oomlab::ui
