@@ -11,8 +11,8 @@ namespace {
 constexpr const char* kRunColumns =
     "id, name, status, config_json, created_at, finished_at, device, engine_version, "
     "torch_version, error, notes, steps, final_train_loss, val_accuracy, peak_bytes, "
-    "wall_seconds";
-constexpr int kFirstBreakdownColumn = 16;
+    "wall_seconds, world_size";
+constexpr int kFirstBreakdownColumn = 17;
 
 const std::string& select_runs() {
     static const std::string sql = [] {
@@ -44,6 +44,7 @@ RunRecord read_run(const sqlite::Statement& row) {
     run.val_accuracy = row.column_optional_real(13);
     run.peak_bytes = row.column_int(14);
     run.wall_seconds = row.column_real(15);
+    run.world_size = static_cast<int>(row.column_int(16));
     for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
         breakdown_field(run.breakdown, i) =
             row.column_int(kFirstBreakdownColumn + static_cast<int>(i));
@@ -98,7 +99,7 @@ std::optional<RunRecord> RunStore::find_run(std::int64_t run_id) const {
 std::vector<MetricRow> RunStore::metrics(std::int64_t run_id) const {
     auto select = m_impl->database.prepare(
         "SELECT step, phase, wall_ms, loss, accuracy, allocated_bytes, reserved_bytes, "
-        "peak_bytes, device_used_bytes, samples_per_s FROM metrics "
+        "peak_bytes, device_used_bytes, samples_per_s, rank FROM metrics "
         "WHERE run_id = ?1 ORDER BY step, id");
     select.bind_int(1, run_id);
     std::vector<MetricRow> rows;
@@ -114,6 +115,7 @@ std::vector<MetricRow> RunStore::metrics(std::int64_t run_id) const {
         row.peak_bytes = select.column_optional_int(7);
         row.device_used_bytes = select.column_optional_int(8);
         row.samples_per_s = select.column_optional_real(9);
+        row.rank = static_cast<int>(select.column_int(10));
     }
     return rows;
 }

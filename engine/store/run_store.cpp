@@ -23,8 +23,8 @@ constexpr int kBusyTimeoutMs = 5000;
 
 constexpr const char* kInsertMetric =
     "INSERT INTO metrics (run_id, step, phase, wall_ms, loss, accuracy, allocated_bytes, "
-    "reserved_bytes, peak_bytes, device_used_bytes, samples_per_s) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
+    "reserved_bytes, peak_bytes, device_used_bytes, samples_per_s, rank) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
 
 void create_parent_folder(const std::string& path) {
     const auto folder = std::filesystem::path(path).parent_path();
@@ -164,8 +164,8 @@ std::int64_t RunStore::create_run(const NewRun& run) {
     const store::ProcessOwner owner = store::current_process();
     auto insert = m_impl->database.prepare(
         "INSERT INTO runs (name, status, config_json, created_at, device, engine_version, "
-        "torch_version, owner_host, owner_pid, owner_start_ticks) "
-        "VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+        "torch_version, owner_host, owner_pid, owner_start_ticks, world_size) "
+        "VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
     insert.bind_text(1, run.name)
         .bind_text(2, run.config_json)
         .bind_text(3, store::utc_now())
@@ -175,6 +175,7 @@ std::int64_t RunStore::create_run(const NewRun& run) {
         .bind_text(7, owner.host)
         .bind_int(8, owner.pid)
         .bind_int(9, owner.start_ticks)
+        .bind_int(10, run.world_size)
         .run();
     return m_impl->database.last_insert_id();
 }
@@ -197,6 +198,7 @@ void RunStore::append_metrics(std::int64_t run_id, const std::vector<MetricRow>&
             .bind_optional(9, row.peak_bytes)
             .bind_optional(10, row.device_used_bytes)
             .bind_optional(11, row.samples_per_s)
+            .bind_int(12, row.rank)
             .run();
     }
     transaction.commit();

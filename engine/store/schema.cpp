@@ -75,8 +75,16 @@ CREATE TABLE events (
 CREATE INDEX events_by_run_step ON events (run_id, step);
 )sql";
 
+// Version 2: room for data-parallel runs (one process per rank, SPEC section 8): which rank
+// wrote a metric, and how many ranks a run had. Existing rows are rank 0 of one.
+constexpr const char* kRanks = R"sql(
+ALTER TABLE metrics ADD COLUMN rank INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN world_size INTEGER NOT NULL DEFAULT 1;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kInitialSchema},
+    {2, kRanks},
 };
 
 int user_version(const sqlite::Database& database) {

@@ -15,7 +15,7 @@ namespace oomlab {
 namespace {
 
 // The schema version this build writes; bump together with a new migration.
-constexpr int kLatestSchemaVersion = 1;
+constexpr int kLatestSchemaVersion = 2;
 
 std::string bad_input_message(const std::string& path) {
     try {
@@ -82,6 +82,41 @@ TEST(RunStoreSchemaTest, ExistingFileAtKnownVersionKeepsItsRows) {
     const auto metrics = reopened.metrics(id);
     ASSERT_EQ(metrics.size(), 1u);
     EXPECT_EQ(metrics[0].loss, std::optional<double>(0.25));
+}
+
+TEST(RunStoreSchemaTest, VersionOneFileIsUpgradedWithoutLosingRuns) {
+    // A database written by the first release (schema 1): two runs, their metrics and events.
+    test::TempDir dir;
+    const std::string path = dir.file("old.sqlite");
+    std::filesystem::copy_file(test::fixture("store/runs-v1.sqlite"), path);
+    {
+        test::RawDatabase raw(path);
+        ASSERT_EQ(raw.query_int("PRAGMA user_version"), 1);
+    }
+    RunStore store = RunStore::open(path);
+    EXPECT_EQ(store.schema_version(), kLatestSchemaVersion);
+    const auto runs = store.list_runs();
+    ASSERT_EQ(runs.size(), 2u);
+    EXPECT_EQ(runs[1].name, "v1 bag");
+    EXPECT_EQ(runs[1].status, RunStatus::Completed);
+    EXPECT_EQ(runs[1].steps, 3);
+    EXPECT_GT(runs[1].peak_bytes, 0);
+    EXPECT_EQ(runs[1].world_size, 1);
+    EXPECT_EQ(runs[0].name, "v1 oom");
+    EXPECT_EQ(runs[0].status, RunStatus::Oom);
+    const auto metrics = store.metrics(runs[1].id);
+    EXPECT_EQ(metrics.size(), 17u);
+    for (const auto& row : metrics) {
+        EXPECT_EQ(row.rank, 0);
+    }
+    EXPECT_FALSE(store.events(runs[0].id).empty());
+    // The upgraded file takes new-version data.
+    MetricRow ranked;
+    ranked.step = 4;
+    ranked.phase = "step";
+    ranked.rank = 3;
+    store.append_metrics(runs[1].id, {ranked});
+    EXPECT_EQ(store.metrics(runs[1].id).back().rank, 3);
 }
 
 TEST(RunStoreSchemaTest, NewerVersionIsRefusedWithAClearMessage) {

@@ -27,6 +27,7 @@ struct NewRun {
     std::string device;       // "cpu", "cuda:0 (NVIDIA H100 80GB HBM3)"
     std::string engine_version;
     std::string torch_version;
+    int world_size = 1;  // processes training the run together (data parallel)
 };
 
 struct RunRecord {
@@ -47,6 +48,7 @@ struct RunRecord {
     std::int64_t peak_bytes = 0;
     double wall_seconds = 0;
     MemoryBreakdown breakdown;
+    int world_size = 1;
 };
 
 // What a run ends with.
@@ -74,6 +76,7 @@ struct MetricRow {
     std::optional<std::int64_t> peak_bytes;
     std::optional<std::int64_t> device_used_bytes;
     std::optional<double> samples_per_s;
+    int rank = 0;  // the process that measured it, in a data-parallel run
 };
 
 struct EventRow {
