@@ -6,6 +6,9 @@
 #   ./oomlab.sh cli [OPTIONS]  the same, always headless (oomlab-cli run)
 #   ./oomlab.sh test           install what is missing, build, run the whole test suite
 #   ./oomlab.sh screenshots    render docs/screenshot-*.png (no display needed)
+#   ./oomlab.sh asan           the engine's tests under AddressSanitizer + UBSan
+#   ./oomlab.sh fuzz [SECONDS] a short libFuzzer run of every parser (clang; default 30 s each)
+#   ./oomlab.sh install-test   build the .deb, install it, check the installed programs, remove it
 #
 # OPTIONS (--config FILE, --set KEY=VALUE, --db FILE) go to `oomlab` or `oomlab-cli run`.
 # Every mode is idempotent: with everything installed and built it only checks and rebuilds
@@ -15,14 +18,27 @@ cd "$(dirname "$0")"
 
 mode=run
 case "${1:-}" in
-    run | cli | test | screenshots) mode="$1"; shift ;;
+    run | cli | test | screenshots | asan | fuzz | install-test) mode="$1"; shift ;;
     "" | -*) ;;
     *)
-        echo "usage: $0 [run|cli] [--config FILE] [--set KEY=VALUE]... | test | screenshots" >&2
+        echo "usage: $0 [run|cli] [--config FILE] [--set KEY=VALUE]... | test | screenshots |" \
+             "asan | fuzz [SECONDS] | install-test" >&2
         exit 2
         ;;
 esac
 preset="${OOMLAB_PRESET:-default}"
+targets=()
+case "$mode" in
+    asan)
+        preset=asan
+        targets=(oomlab_glove_tests oomlab_data_tests oomlab_store_tests oomlab_config_tests
+                 oomlab_train_tests oomlab_model_tests)
+        ;;
+    fuzz)
+        preset=fuzz
+        targets=(fuzz_glove fuzz_dataset fuzz_config)
+        ;;
+esac
 build_dir="build"
 [[ "$preset" == "default" ]] || build_dir="build-$preset"
 
@@ -34,6 +50,7 @@ packages=(
     libgtest-dev libgmock-dev xvfb xauth
     fortunes fortunes-min
 )
+[[ "$mode" != fuzz ]] || packages+=(clang libclang-rt-14-dev)
 
 missing=()
 for package in "${packages[@]}"; do
@@ -52,7 +69,11 @@ fi
 if [[ ! -f "$build_dir/build.ninja" ]]; then
     cmake --preset "$preset"
 fi
-cmake --build --preset "$preset"
+if ((${#targets[@]})); then
+    cmake --build --preset "$preset" --target "${targets[@]}"
+else
+    cmake --build --preset "$preset"
+fi
 
 has_display() {
     [[ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}${QT_QPA_PLATFORM:-}" ]]
@@ -75,6 +96,17 @@ case "$mode" in
         ;;
     test)
         ctest --preset "$preset" --timeout 900
+        ;;
+    asan)
+        # LibTorch itself is not instrumented; its allocations at exit are not our leaks.
+        ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
+            ctest --preset asan --timeout 900 -L 'engine|data|store|config|train'
+        ;;
+    fuzz)
+        tests/fuzz/run_smoke.sh "$build_dir" "${1:-30}"
+        ;;
+    install-test)
+        installer/install_test.sh "$build_dir"
         ;;
     screenshots)
         QT_QPA_PLATFORM=offscreen "$build_dir/app/oomlab" --screenshot docs/screenshot-live.png

@@ -4,6 +4,7 @@
 
 #include "cli_context.h"
 #include "oomlab/common/version.h"
+#include "oomlab/lessons/lesson.h"
 #include "oomlab/train/experiment.h"
 
 namespace oomlab::cli {
@@ -17,6 +18,7 @@ void add_device_command(CLI::App& app, int& exit_code) {
             nlohmann::ordered_json out = {{"engine_version", engine_version()},
                                           {"torch_version", torch_version()},
                                           {"cuda", devices.size() > 1},
+                                          {"lessons_folder", lessons_folder()},
                                           {"devices", nlohmann::json::array()}};
             for (const auto& device : devices) {
                 out["devices"].push_back({{"name", device.name},
