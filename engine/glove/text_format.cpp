@@ -66,8 +66,10 @@ Sample sample_lines(std::string_view head) {
 std::size_t most_common_count(const std::map<std::size_t, int>& counts) {
     std::size_t best = 0;
     int best_lines = 0;
-    for (const auto& [fields, lines] : counts) {  // ascending: ties keep the narrower count
-        if (lines > best_lines) {
+    // Ascending, so ties keep the wider count: a short line can never be valid, while a
+    // longer one can be a word with spaces (840B).
+    for (const auto& [fields, lines] : counts) {
+        if (lines >= best_lines) {
             best = fields;
             best_lines = lines;
         }

@@ -31,7 +31,8 @@ std::vector<std::string> CliResult::lines() const {
 
 CliResult run_cli(const std::vector<std::string>& arguments) {
     TempDir scratch;
-    std::string command = quoted(OOMLAB_CLI_PATH);
+    // No case may hang: a stuck binary is killed and reported as exit 124.
+    std::string command = "timeout 300 " + quoted(OOMLAB_CLI_PATH);
     for (const auto& argument : arguments) {
         command += " " + quoted(argument);
     }
