@@ -5,6 +5,7 @@
 // (exponents, long mantissas, "nan", "+1") is left to std::from_chars.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -43,45 +44,58 @@ inline std::uint64_t eight_digit_value(std::uint64_t digits) {
 }
 #endif
 
+// Adds the digits at `p` to `mantissa` and moves `p` past them; returns how many there were.
+inline std::ptrdiff_t take_digits(const char*& p, const char* end, std::uint64_t& mantissa) {
+    const char* const begin = p;
+#ifdef OOMLAB_GLOVE_WORD_AT_A_TIME
+    // Fraction lengths vary from number to number, which a digit-by-digit loop keeps
+    // mispredicting; eight bytes at a time avoids that.
+    if (end - p >= 8) {
+        std::uint64_t chunk = 0;
+        std::memcpy(&chunk, p, sizeof chunk);
+        const int count = leading_digit_count(chunk);
+        if (count > 0) {
+            const std::uint64_t aligned = (chunk ^ 0x3030303030303030ull) << (64 - 8 * count);
+            mantissa = mantissa * kIntegerPowersOf10[count] + eight_digit_value(aligned);
+            p += count;
+        }
+        if (count < 8) {
+            return p - begin;
+        }
+    }
+#endif
+    for (; p < end && is_decimal_digit(*p); ++p) {
+        mantissa = mantissa * 10 + static_cast<unsigned>(*p - '0');
+    }
+    return p - begin;
+}
+
 // Parses a plain decimal at the start of [p, end). On success stores the value and returns the
 // end of the number; returns nullptr when the text is not such a number (nothing stored).
-inline const char* parse_short_decimal(const char* p, const char* end, float& value) {
-    constexpr int kMaxFractionDigits = 10;
-    constexpr int kMaxDigits = 19;  // fits in 64 bits
+// Always inlined: it runs once per value, hundreds of millions of times for a large file.
+__attribute__((always_inline)) inline const char* parse_short_decimal(const char* p,
+                                                                      const char* end,
+                                                                      float& value) {
+    constexpr std::ptrdiff_t kMaxIntegerDigits = 8;
+    constexpr std::ptrdiff_t kMaxFractionDigits = 10;
     constexpr std::uint64_t kMaxExactMantissa = std::uint64_t{1} << 24;
 
     const bool negative = p < end && *p == '-';
     p += negative ? 1 : 0;
+    const char* const integer_begin = p;
     std::uint64_t mantissa = 0;
-    int digits = 0;
-    for (; p < end && is_decimal_digit(*p); ++p, ++digits) {
+    for (; p < end && is_decimal_digit(*p); ++p) {  // usually one digit
         mantissa = mantissa * 10 + static_cast<unsigned>(*p - '0');
     }
-    int fraction_digits = 0;
+    const std::ptrdiff_t integer_digits = p - integer_begin;
+    std::ptrdiff_t fraction_digits = 0;
     if (p < end && *p == '.') {
         ++p;
-#ifdef OOMLAB_GLOVE_WORD_AT_A_TIME
-        // Fraction lengths vary from number to number, which a digit-by-digit loop keeps
-        // mispredicting; eight bytes at a time avoids that.
-        if (end - p >= 8) {
-            std::uint64_t chunk = 0;
-            std::memcpy(&chunk, p, sizeof chunk);
-            const int count = leading_digit_count(chunk);
-            if (count > 0) {
-                const std::uint64_t aligned = (chunk ^ 0x3030303030303030ull) << (64 - 8 * count);
-                mantissa = mantissa * kIntegerPowersOf10[count] + eight_digit_value(aligned);
-                p += count;
-                fraction_digits = count;
-            }
-        }
-#endif
-        for (; p < end && is_decimal_digit(*p); ++p, ++fraction_digits) {
-            mantissa = mantissa * 10 + static_cast<unsigned>(*p - '0');
-        }
+        fraction_digits = take_digits(p, end, mantissa);
     }
-    digits += fraction_digits;
-    if (digits == 0 || digits > kMaxDigits || fraction_digits > kMaxFractionDigits ||
-        mantissa > kMaxExactMantissa || (p < end && (*p == 'e' || *p == 'E'))) {
+    if (integer_digits + fraction_digits == 0 || integer_digits > kMaxIntegerDigits ||
+        fraction_digits > kMaxFractionDigits || mantissa > kMaxExactMantissa ||
+        (p < end && (*p == 'e' || *p == 'E'))) {
         return nullptr;
     }
     const float magnitude = static_cast<float>(mantissa) / kFloatPowersOf10[fraction_digits];

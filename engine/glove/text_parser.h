@@ -21,7 +21,7 @@ struct TextParseOptions {
     int threads = 0;  // 0: one per hardware thread
     std::int64_t max_rows = 0;
     int expected_dim = 0;
-    std::size_t block_bytes = std::size_t{16} << 20;  // per read
+    std::size_t block_bytes = std::size_t{4} << 20;  // per read; small enough to stay cached
     std::function<void(double)> progress;
 };
 
