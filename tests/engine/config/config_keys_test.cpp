@@ -1,19 +1,11 @@
 #include <gtest/gtest.h>
 
+#include "bad_input.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/config/config_keys.h"
 
 namespace oomlab {
 namespace {
-
-std::string error_of(const std::function<void()>& action) {
-    try {
-        action();
-    } catch (const BadInput& error) {
-        return error.what();
-    }
-    return "";
-}
 
 TEST(ConfigKeys, EveryMemorySettingOfTheSpecIsAKey) {
     for (const char* key :
@@ -54,22 +46,22 @@ TEST(ConfigKeys, SetAndGetRoundTripEveryKind) {
 
 TEST(ConfigKeys, InvalidValuesNameTheKeyAndWhatIsAllowed) {
     ExperimentConfig config;
-    const std::string zero = error_of([&] { set_config_value(config, "train.batch_size", "0"); });
+    const std::string zero = test::bad_input_message([&] { set_config_value(config, "train.batch_size", "0"); });
     EXPECT_NE(zero.find("train.batch_size"), std::string::npos) << zero;
     EXPECT_NE(zero.find("integer"), std::string::npos) << zero;
-    const std::string word = error_of([&] { set_config_value(config, "train.batch_size", "big"); });
+    const std::string word = test::bad_input_message([&] { set_config_value(config, "train.batch_size", "big"); });
     EXPECT_NE(word.find("\"big\""), std::string::npos) << word;
     const std::string choice =
-        error_of([&] { set_config_value(config, "train.optimizer", "lion"); });
+        test::bad_input_message([&] { set_config_value(config, "train.optimizer", "lion"); });
     EXPECT_NE(choice.find("sgd, momentum, adam, adamw, adagrad"), std::string::npos) << choice;
-    const std::string top = error_of([&] { set_config_value(config, "embeddings.vocab", "top:0"); });
+    const std::string top = test::bad_input_message([&] { set_config_value(config, "embeddings.vocab", "top:0"); });
     EXPECT_NE(top.find("embeddings.vocab"), std::string::npos) << top;
     EXPECT_EQ(config.train.batch_size, ExperimentConfig{}.train.batch_size);
 }
 
 TEST(ConfigKeys, UnknownKeySuggestsTheClosest) {
     ExperimentConfig config;
-    EXPECT_NE(error_of([&] { set_config_value(config, "train.batchsize", "8"); })
+    EXPECT_NE(test::bad_input_message([&] { set_config_value(config, "train.batchsize", "8"); })
                   .find("did you mean \"train.batch_size\""),
               std::string::npos);
     EXPECT_EQ(closest_config_key("batch_size"), "train.batch_size");
@@ -81,7 +73,7 @@ TEST(ConfigKeys, OverrideNeedsKeyEqualsValue) {
     ExperimentConfig config;
     apply_config_override(config, "memory.cap_mb=512");
     EXPECT_EQ(config.memory.cap_mb, 512);
-    EXPECT_NE(error_of([&] { apply_config_override(config, "memory.cap_mb"); }).find("KEY=VALUE"),
+    EXPECT_NE(test::bad_input_message([&] { apply_config_override(config, "memory.cap_mb"); }).find("KEY=VALUE"),
               std::string::npos);
 }
 

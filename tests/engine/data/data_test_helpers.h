@@ -7,24 +7,13 @@
 
 #include "oomlab/common/errors.h"
 #include "oomlab/data/dataset.h"
+#include "bad_input.h"
 #include "test_support.h"
 
 namespace oomlab::test {
 
 inline std::string dataset_fixture(const std::string& name) {
     return fixture("datasets/" + name);
-}
-
-// The message of the BadInput that `action` throws; a test failure when it throws nothing.
-template <typename Action>
-std::string bad_input_message(Action&& action) {
-    try {
-        action();
-    } catch (const BadInput& error) {
-        return error.what();
-    }
-    ADD_FAILURE() << "expected BadInput";
-    return {};
 }
 
 inline std::vector<std::string> texts_of(const std::vector<RawExample>& examples) {
