@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "atomic_file.h"
+#include "../common/atomic_file.h"
 #include "oomlab/common/errors.h"
 #include "word_index.h"
 

@@ -4,7 +4,7 @@
 #include <charconv>
 #include <cstring>
 
-#include "atomic_file.h"
+#include "../common/atomic_file.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/glove/glove_table.h"
 #include "parallel.h"
@@ -54,7 +54,7 @@ void GloveTable::write_text(const std::string& path) const {
     const std::int64_t rows = size();
     const auto workers = static_cast<std::size_t>(glove_detail::hardware_threads());
     std::vector<Chunk> chunks(workers);
-    glove_detail::AtomicFile file(path);
+    AtomicFile file(path);
     std::uint64_t written = 0;
     for (std::int64_t batch = 0; batch < rows;
          batch += kRowsPerChunk * static_cast<std::int64_t>(workers)) {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-namespace oomlab::glove_detail {
+namespace oomlab {
 
 class AtomicFile {
 public:
@@ -16,8 +16,8 @@ public:
     AtomicFile& operator=(const AtomicFile&) = delete;
 
     void write_at(std::uint64_t offset, const void* data, std::uint64_t bytes);
-    // Sets the final size and renames into place. No fsync: a file cut short by a crash is
-    // caught by its reader (the cache checks its size and header).
+    // Sets the final size and renames into place. No fsync: the files written this way (GloVe
+    // caches, snapshots) are derived data whose readers reject a file cut short by a crash.
     void commit(std::uint64_t file_bytes);
 
 private:
@@ -27,4 +27,4 @@ private:
     bool m_committed = false;
 };
 
-}  // namespace oomlab::glove_detail
+}  // namespace oomlab

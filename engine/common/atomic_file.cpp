@@ -10,7 +10,7 @@
 
 #include "oomlab/common/errors.h"
 
-namespace oomlab::glove_detail {
+namespace oomlab {
 
 AtomicFile::AtomicFile(std::string target) : m_target(std::move(target)) {
     static std::atomic<unsigned> counter{0};
@@ -63,4 +63,4 @@ void AtomicFile::commit(std::uint64_t file_bytes) {
     m_committed = true;
 }
 
-}  // namespace oomlab::glove_detail
+}  // namespace oomlab
