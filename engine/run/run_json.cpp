@@ -50,6 +50,9 @@ Json metric_object(const MetricRow& row) {
             {"reserved_bytes", optional_json(row.reserved_bytes)},
             {"peak_bytes", optional_json(row.peak_bytes)},
             {"device_used_bytes", optional_json(row.device_used_bytes)},
+            {"device_total_bytes", optional_json(row.device_total_bytes)},
+            {"alloc_retries", optional_json(row.alloc_retries)},
+            {"oom_count", optional_json(row.oom_count)},
             {"samples_per_s", optional_json(row.samples_per_s)}};
 }
 
@@ -87,7 +90,7 @@ std::string metrics_csv(const std::vector<MetricRow>& metrics) {
     std::ostringstream out;
     out << std::setprecision(10);
     out << "step,phase,wall_ms,loss,accuracy,allocated_bytes,reserved_bytes,peak_bytes,"
-           "device_used_bytes,samples_per_s\n";
+           "device_used_bytes,samples_per_s,device_total_bytes,alloc_retries,oom_count\n";
     for (const auto& row : metrics) {
         out << row.step << ',' << row.phase << ',' << row.wall_ms;
         csv_cell(out, row.loss);
@@ -97,6 +100,9 @@ std::string metrics_csv(const std::vector<MetricRow>& metrics) {
         csv_cell(out, row.peak_bytes);
         csv_cell(out, row.device_used_bytes);
         csv_cell(out, row.samples_per_s);
+        csv_cell(out, row.device_total_bytes);
+        csv_cell(out, row.alloc_retries);
+        csv_cell(out, row.oom_count);
         out << '\n';
     }
     return out.str();

@@ -99,7 +99,8 @@ std::optional<RunRecord> RunStore::find_run(std::int64_t run_id) const {
 std::vector<MetricRow> RunStore::metrics(std::int64_t run_id) const {
     auto select = m_impl->database.prepare(
         "SELECT step, phase, wall_ms, loss, accuracy, allocated_bytes, reserved_bytes, "
-        "peak_bytes, device_used_bytes, samples_per_s, rank FROM metrics "
+        "peak_bytes, device_used_bytes, samples_per_s, rank, device_total_bytes, "
+        "alloc_retries, oom_count FROM metrics "
         "WHERE run_id = ?1 ORDER BY step, id");
     select.bind_int(1, run_id);
     std::vector<MetricRow> rows;
@@ -116,6 +117,9 @@ std::vector<MetricRow> RunStore::metrics(std::int64_t run_id) const {
         row.device_used_bytes = select.column_optional_int(8);
         row.samples_per_s = select.column_optional_real(9);
         row.rank = static_cast<int>(select.column_int(10));
+        row.device_total_bytes = select.column_optional_int(11);
+        row.alloc_retries = select.column_optional_int(12);
+        row.oom_count = select.column_optional_int(13);
     }
     return rows;
 }

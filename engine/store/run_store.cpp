@@ -23,8 +23,9 @@ constexpr int kBusyTimeoutMs = 5000;
 
 constexpr const char* kInsertMetric =
     "INSERT INTO metrics (run_id, step, phase, wall_ms, loss, accuracy, allocated_bytes, "
-    "reserved_bytes, peak_bytes, device_used_bytes, samples_per_s, rank) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
+    "reserved_bytes, peak_bytes, device_used_bytes, samples_per_s, rank, device_total_bytes, "
+    "alloc_retries, oom_count) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
 
 void create_parent_folder(const std::string& path) {
     const auto folder = std::filesystem::path(path).parent_path();
@@ -199,6 +200,9 @@ void RunStore::append_metrics(std::int64_t run_id, const std::vector<MetricRow>&
             .bind_optional(10, row.device_used_bytes)
             .bind_optional(11, row.samples_per_s)
             .bind_int(12, row.rank)
+            .bind_optional(13, row.device_total_bytes)
+            .bind_optional(14, row.alloc_retries)
+            .bind_optional(15, row.oom_count)
             .run();
     }
     transaction.commit();

@@ -82,9 +82,18 @@ ALTER TABLE metrics ADD COLUMN rank INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN world_size INTEGER NOT NULL DEFAULT 1;
 )sql";
 
+// Version 3: the CUDA caching allocator's counters and the device's size with each sample.
+// Older rows have none (NULL), as CPU rows have no allocation retries.
+constexpr const char* kAllocatorCounters = R"sql(
+ALTER TABLE metrics ADD COLUMN device_total_bytes INTEGER;
+ALTER TABLE metrics ADD COLUMN alloc_retries INTEGER;
+ALTER TABLE metrics ADD COLUMN oom_count INTEGER;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kInitialSchema},
     {2, kRanks},
+    {3, kAllocatorCounters},
 };
 
 int user_version(const sqlite::Database& database) {

@@ -15,7 +15,7 @@ namespace oomlab {
 namespace {
 
 // The schema version this build writes; bump together with a new migration.
-constexpr int kLatestSchemaVersion = 2;
+constexpr int kLatestSchemaVersion = 3;
 
 std::string bad_input_message(const std::string& path) {
     try {
@@ -108,15 +108,24 @@ TEST(RunStoreSchemaTest, VersionOneFileIsUpgradedWithoutLosingRuns) {
     EXPECT_EQ(metrics.size(), 17u);
     for (const auto& row : metrics) {
         EXPECT_EQ(row.rank, 0);
+        EXPECT_EQ(row.alloc_retries, std::nullopt);  // not measured before version 3
+        EXPECT_EQ(row.oom_count, std::nullopt);
     }
     EXPECT_FALSE(store.events(runs[0].id).empty());
     // The upgraded file takes new-version data.
     MetricRow ranked;
     ranked.step = 4;
-    ranked.phase = "step";
+    ranked.phase = "oom";
     ranked.rank = 3;
+    ranked.device_total_bytes = std::int64_t{80} << 30;
+    ranked.alloc_retries = 2;
+    ranked.oom_count = 1;
     store.append_metrics(runs[1].id, {ranked});
-    EXPECT_EQ(store.metrics(runs[1].id).back().rank, 3);
+    const MetricRow back = store.metrics(runs[1].id).back();
+    EXPECT_EQ(back.rank, 3);
+    EXPECT_EQ(back.device_total_bytes, std::int64_t{80} << 30);
+    EXPECT_EQ(back.alloc_retries, 2);
+    EXPECT_EQ(back.oom_count, 1);
 }
 
 TEST(RunStoreSchemaTest, NewerVersionIsRefusedWithAClearMessage) {

@@ -67,7 +67,7 @@ struct RunOutcome {
 // (e.g. device_used without NVML, loss at a phase boundary).
 struct MetricRow {
     std::int64_t step = 0;
-    std::string phase;  // "step", "batch", "forward", "backward", "optimizer", "eval"
+    std::string phase;  // "step", "batch", "forward", "backward", "optimizer", "eval", "oom"
     double wall_ms = 0;
     std::optional<double> loss;
     std::optional<double> accuracy;  // validation rows
@@ -75,6 +75,9 @@ struct MetricRow {
     std::optional<std::int64_t> reserved_bytes;
     std::optional<std::int64_t> peak_bytes;
     std::optional<std::int64_t> device_used_bytes;
+    std::optional<std::int64_t> device_total_bytes;
+    std::optional<std::int64_t> alloc_retries;  // the CUDA caching allocator's, since the run began
+    std::optional<std::int64_t> oom_count;      // allocations refused since the run began
     std::optional<double> samples_per_s;
     int rank = 0;  // the process that measured it, in a data-parallel run
 };
