@@ -16,5 +16,7 @@ if(TARGET torch_cuda OR TARGET c10_cuda)
 else()
     set(OOMLAB_WITH_CUDA OFF)
 endif()
+# Code that uses torch tests OOMLAB_WITH_CUDA (0 or 1) for the parts that need CUDA.
+target_compile_definitions(oomlab_torch INTERFACE OOMLAB_WITH_CUDA=$<BOOL:${OOMLAB_WITH_CUDA}>)
 message(STATUS "OOM Lab: LibTorch ${Torch_VERSION}, CUDA support: ${OOMLAB_WITH_CUDA}")
 add_library(oomlab::torch ALIAS oomlab_torch)

@@ -265,8 +265,9 @@ std::vector<KeyEntry> build_registry() {
                                "of their values (and retain graphs so backward still runs), so "
                                "every step's activations stay alive."));
     keys.push_back(text_key("debug.memory_snapshot", [](C& c) -> auto& { return c.debug.memory_snapshot; },
-                            "CUDA: write the allocator's history to this file for "
-                            "pytorch.org/memory_viz."));
+                            "Write the allocator's history, each allocation tagged with its "
+                            "category, to this file at the end of the run; open it at "
+                            "pytorch.org/memory_viz. Empty: none."));
     keys.push_back(text_key("device", [](C& c) -> auto& { return c.device; },
                             "auto (CUDA when available), cpu, cuda or cuda:N."));
     return keys;

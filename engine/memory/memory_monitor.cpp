@@ -3,40 +3,129 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <cstdio>
 
+#include "nvml.h"
+#include "oomlab/common/errors.h"
 #include "tracking_allocator.h"
+#if OOMLAB_WITH_CUDA
+#include "cuda_memory.h"
+#endif
 
 namespace oomlab::memory {
+namespace {
 
-MemoryMonitor::MemoryMonitor(std::int64_t cap_bytes) {
+std::string mib(std::int64_t bytes) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+    return text;
+}
+
+}  // namespace
+
+MemoryMonitor::MemoryMonitor(const c10::Device& device, std::int64_t cap_bytes) : m_device(device) {
+#if OOMLAB_WITH_CUDA
+    if (m_device.is_cuda()) {
+        const int index = m_device.index();
+        const cuda::AllocatorStats stats = cuda::allocator_stats(index);
+        m_baseline = stats.allocated;
+        m_retries_at_start = stats.alloc_retries;
+        m_ooms_at_start = stats.ooms;
+        m_pci_bus_id = cuda::pci_bus_id(index);
+        cuda::reset_peak(index);
+        if (cap_bytes > 0) {
+            const std::int64_t total = cuda::total_bytes(index);
+            if (m_baseline + cap_bytes > total) {
+                throw BadInput("memory.cap_mb: " + mib(cap_bytes) + " is more than " +
+                               m_device.str() + " has (" + mib(total) +
+                               "); choose a smaller cap or 0 for none");
+            }
+            cuda::set_memory_fraction(index, double(m_baseline + cap_bytes) / double(total));
+        }
+        return;
+    }
+#endif
     install_tracking_allocator();
-    m_baseline = cpu_tensor_stats().current_bytes;
+    const CpuTensorStats stats = cpu_tensor_stats();
+    m_baseline = stats.current_bytes;
+    m_ooms_at_start = stats.oom_count;
     reset_cpu_peak();
     set_cpu_cap_bytes(cap_bytes > 0 ? m_baseline + cap_bytes : 0);
 }
 
-MemoryMonitor::~MemoryMonitor() { set_cpu_cap_bytes(0); }
+MemoryMonitor::~MemoryMonitor() {
+#if OOMLAB_WITH_CUDA
+    if (m_device.is_cuda()) {
+        cuda::set_memory_fraction(m_device.index(), 1.0);
+        return;
+    }
+#endif
+    set_cpu_cap_bytes(0);
+}
 
 MemorySample MemoryMonitor::sample() {
-    const CpuTensorStats stats = cpu_tensor_stats();
     MemorySample sample;
+#if OOMLAB_WITH_CUDA
+    if (m_device.is_cuda()) {
+        const cuda::AllocatorStats stats = cuda::allocator_stats(m_device.index());
+        sample.allocated = std::max<std::int64_t>(0, stats.allocated - m_baseline);
+        sample.reserved = std::max<std::int64_t>(0, stats.reserved - m_baseline);
+        sample.step_peak = std::max<std::int64_t>(0, stats.allocated_peak - m_baseline);
+        sample.alloc_retries = stats.alloc_retries - m_retries_at_start;
+        sample.oom_count = stats.ooms - m_ooms_at_start;
+        if (const Nvml* nvml = Nvml::instance()) {
+            if (const auto device = nvml->memory(m_pci_bus_id)) {
+                sample.device_used = device->used;
+                sample.device_total = device->total;
+            }
+        }
+        m_run_peak = std::max(m_run_peak, sample.step_peak);
+        return sample;
+    }
+#endif
+    const CpuTensorStats stats = cpu_tensor_stats();
     sample.allocated = std::max<std::int64_t>(0, stats.current_bytes - m_baseline);
     sample.reserved = sample.allocated;
     sample.step_peak = std::max<std::int64_t>(0, stats.peak_bytes - m_baseline);
     sample.device_used = process_rss_bytes();
+    sample.oom_count = stats.oom_count - m_ooms_at_start;
     m_run_peak = std::max(m_run_peak, sample.step_peak);
     return sample;
 }
 
 void MemoryMonitor::begin_step() {
     sample();  // keep the finished step's peak in the run's peak
+#if OOMLAB_WITH_CUDA
+    if (m_device.is_cuda()) {
+        cuda::reset_peak(m_device.index());
+        return;
+    }
+#endif
     reset_cpu_peak();
+}
+
+std::string describe_allocator_state(const MemorySample& sample) {
+    std::string text = "allocator after the failed step: allocated " + mib(sample.allocated) +
+                       ", reserved " + mib(sample.reserved) + ", step peak " +
+                       mib(sample.step_peak) + ", OOMs " + std::to_string(sample.oom_count);
+    if (sample.alloc_retries) {
+        text += ", allocation retries " + std::to_string(*sample.alloc_retries);
+    }
+    if (sample.device_used && sample.device_total) {
+        text += ", device " + mib(*sample.device_used) + " used of " + mib(*sample.device_total);
+    }
+    return text;
 }
 
 void release_cached_memory(const c10::Device& device) {
     if (device.is_cpu()) {
         malloc_trim(0);
     }
+#if OOMLAB_WITH_CUDA
+    if (device.is_cuda()) {
+        cuda::empty_cache();
+    }
+#endif
 }
 
 }  // namespace oomlab::memory

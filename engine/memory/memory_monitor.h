@@ -1,9 +1,10 @@
 // Memory of the training device as a run sees it: bytes held by tensors now, the peak since
-// the last step began, and what the device (or, on the CPU, the process) uses in all.
+// the last step began, what the allocator reserves, and what the device uses in all.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include <c10/core/Device.h>
 
@@ -14,17 +15,23 @@ struct MemorySample {
     std::int64_t reserved = 0;
     std::int64_t step_peak = 0;
     std::optional<std::int64_t> device_used;
+    std::optional<std::int64_t> device_total;
+    std::optional<std::int64_t> alloc_retries;  // cache flushes to retry an allocation (CUDA)
+    std::int64_t oom_count = 0;                 // allocations refused since the run began
 };
 
-// CPU: tensor bytes from the tracking allocator, counted from the run's start (what existed
-// before, such as the prepared host copy of the table, is not on the simulated device);
-// there is no caching allocator, so reserved equals allocated; device used is the process
-// RSS, which also holds the freed memory the heap keeps for reuse (memory.empty_cache
-// hands it back).
+// Figures count from the run's start: what existed before (such as the prepared host copy of
+// the table) is not the run's.
+// CUDA: the caching allocator's statistics; device used and total from NVML when the library
+// is there; memory.cap_mb through the allocator's memory fraction.
+// CPU: tensor bytes from the tracking allocator; there is no caching allocator, so reserved
+// equals allocated; device used is the process RSS, which also holds the freed memory the
+// heap keeps for reuse (memory.empty_cache hands it back).
 class MemoryMonitor {
 public:
     // Starts counting; `cap_bytes` > 0 makes allocations past the cap fail with an OOM.
-    explicit MemoryMonitor(std::int64_t cap_bytes);
+    // Throws BadInput when the cap exceeds the device.
+    MemoryMonitor(const c10::Device& device, std::int64_t cap_bytes);
     ~MemoryMonitor();  // lifts the cap
 
     MemorySample sample();
@@ -32,9 +39,16 @@ public:
     std::int64_t run_peak() const { return m_run_peak; }
 
 private:
+    c10::Device m_device;
     std::int64_t m_baseline = 0;
     std::int64_t m_run_peak = 0;
+    std::int64_t m_retries_at_start = 0;
+    std::int64_t m_ooms_at_start = 0;
+    std::string m_pci_bus_id;  // CUDA: how NVML finds the device
 };
+
+// The allocator's figures in one line, for the event recorded at an OOM.
+std::string describe_allocator_state(const MemorySample& sample);
 
 // memory.empty_cache: hands cached, unused memory back (CPU: the heap's free pages to the
 // system, so the process RSS drops; CUDA: the caching allocator's free blocks).

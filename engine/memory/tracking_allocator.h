@@ -3,7 +3,10 @@
 // Installed once per process (c10::SetCPUAllocator); it forwards to the default allocator.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+
+#include "memory_snapshot.h"
 
 namespace oomlab::memory {
 
@@ -22,6 +25,13 @@ void reset_cpu_peak();  // peak := current
 
 // 0 removes the cap. Counts the bytes already held, so call it at a run's start.
 void set_cpu_cap_bytes(std::int64_t bytes);
+
+// Allocation history for memory snapshots (debug.memory_snapshot). While recording, every
+// tensor allocation and free is traced with the current allocation tag, keeping the latest
+// `max_events`. Each heap block is its own segment, as the CPU has no caching allocator.
+void start_cpu_history(std::size_t max_events);
+void stop_cpu_history();
+MemorySnapshot cpu_history_snapshot();  // the tensors alive now and the trace so far
 
 // Resident set size of this process (from /proc/self/statm); 0 when unknown.
 std::int64_t process_rss_bytes();

@@ -3,7 +3,7 @@
 // The block's parameters are inputs of the function, so autograd calls backward whenever any
 // of them needs a gradient, not only when the block's input does (the pitfall of checkpointing
 // the first block after a frozen embedding).
-#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
 #include <torch/autograd.h>
 
 #include <mutex>
@@ -17,16 +17,35 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-torch::Tensor cpu_rng_state() {
-    auto generator = at::detail::getDefaultCPUGenerator();
+// Dropout draws from the default generator of the device it runs on (and the CPU's, for
+// anything drawn on the host); the recompute must see both as the forward did.
+torch::Tensor rng_state(const c10::Device& device) {
+    at::Generator generator = at::globalContext().defaultGenerator(device);
     std::lock_guard<std::mutex> lock(generator.mutex());
     return generator.get_state();
 }
 
-void set_cpu_rng_state(const torch::Tensor& state) {
-    auto generator = at::detail::getDefaultCPUGenerator();
+void set_rng_state(const c10::Device& device, const torch::Tensor& state) {
+    at::Generator generator = at::globalContext().defaultGenerator(device);
     std::lock_guard<std::mutex> lock(generator.mutex());
     generator.set_state(state);
+}
+
+struct RngStates {
+    torch::Tensor cpu;
+    torch::Tensor device;  // undefined when the block runs on the CPU
+};
+
+RngStates capture_rng(const c10::Device& device) {
+    return {rng_state(c10::Device(c10::kCPU)),
+            device.is_cpu() ? torch::Tensor() : rng_state(device)};
+}
+
+void restore_rng(const c10::Device& device, const RngStates& states) {
+    set_rng_state(c10::Device(c10::kCPU), states.cpu);
+    if (states.device.defined()) {
+        set_rng_state(device, states.device);
+    }
 }
 
 // Everything backward needs lives in the autograd context, so a graph that is dropped
@@ -39,11 +58,14 @@ public:
         context->save_for_backward({x});
         context->saved_data["mask"] = mask;
         context->saved_data["block"] = reinterpret_cast<int64_t>(block);
-        context->saved_data["rng"] = cpu_rng_state();
+        const RngStates rng = capture_rng(x.device());
+        context->saved_data["rng"] = rng.cpu;
+        if (rng.device.defined()) {
+            context->saved_data["device_rng"] = rng.device;
+        }
         const c10::DeviceType device = x.device().type();
         context->saved_data["autocast"] = compat::autocast_enabled(device);
-        context->saved_data["autocast_type"] =
-            static_cast<int64_t>(compat::autocast_dtype(device));
+        context->saved_data["autocast_type"] = static_cast<int64_t>(compat::autocast_dtype(device));
         torch::NoGradGuard no_grad;
         return block->forward(x, mask);
     }
@@ -56,8 +78,12 @@ public:
         const torch::Tensor x = input.detach().requires_grad_(input_needs_grad);
 
         // Recompute with the forward's dropout masks and autocast state, then put both back.
-        const torch::Tensor rng_now = cpu_rng_state();
-        set_cpu_rng_state(context->saved_data["rng"].toTensor());
+        const RngStates rng_now = capture_rng(x.device());
+        RngStates forward_rng{context->saved_data["rng"].toTensor(), torch::Tensor()};
+        if (context->saved_data.count("device_rng")) {
+            forward_rng.device = context->saved_data["device_rng"].toTensor();
+        }
+        restore_rng(x.device(), forward_rng);
         torch::Tensor output;
         {
             const compat::AutocastScope autocast(
@@ -66,7 +92,7 @@ public:
             torch::AutoGradMode grad_mode(true);
             output = block->forward(x, mask);
         }
-        set_cpu_rng_state(rng_now);
+        restore_rng(x.device(), rng_now);
 
         const auto parameters = block->parameters();
         variable_list inputs;

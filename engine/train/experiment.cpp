@@ -2,7 +2,12 @@
 // before a run exists.
 #include <torch/nn.h>
 
+#include <filesystem>
+
 #include "../model/text_classifier.h"
+#if OOMLAB_WITH_CUDA
+#include "../memory/cuda_memory.h"
+#endif
 #include "experiment_impl.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/config/config_io.h"
@@ -14,6 +19,16 @@ namespace oomlab {
 namespace {
 
 void check_device_support(const ExperimentConfig& config, const torch::Device& device) {
+#if OOMLAB_WITH_CUDA
+    if (device.is_cuda() && config.memory.cap_mb > 0) {
+        const std::int64_t total_mib = memory::cuda::total_bytes(device.index()) >> 20;
+        if (config.memory.cap_mb > total_mib) {
+            throw BadInput("memory.cap_mb: " + std::to_string(config.memory.cap_mb) +
+                           " MiB is more than " + device.str() + " has (" +
+                           std::to_string(total_mib) + " MiB); choose a smaller cap or 0");
+        }
+    }
+#endif
     if (!device.is_cpu()) {
         return;
     }
@@ -25,6 +40,26 @@ void check_device_support(const ExperimentConfig& config, const torch::Device& d
         throw BadInput("embeddings.dtype=fp16 with embeddings.trainable=true needs a CUDA device: "
                        "LibTorch's CPU kernels cannot update fp16 tensors. Use "
                        "embeddings.dtype=bf16, or freeze the table.");
+    }
+}
+
+// The snapshot is written at the end of the run; a folder that is not there should fail now,
+// not after the training it was meant to record.
+void check_snapshot_path(const std::string& path) {
+    if (path.empty()) {
+        return;
+    }
+    namespace fs = std::filesystem;
+    const fs::path file(path);
+    const fs::path folder = file.has_parent_path() ? file.parent_path() : fs::path(".");
+    std::error_code error;
+    if (fs::is_directory(file, error)) {
+        throw BadInput("debug.memory_snapshot: \"" + path +
+                       "\" is a folder; give a file name such as snapshot.pickle");
+    }
+    if (!fs::is_directory(folder, error)) {
+        throw BadInput("debug.memory_snapshot: the folder \"" + folder.string() +
+                       "\" does not exist; create it or choose another file");
     }
 }
 
@@ -66,6 +101,7 @@ Experiment Experiment::prepare(const ExperimentConfig& config, const PrepareOpti
     impl->config = config;
     impl->device = train::resolve_device(config.device);
     check_device_support(config, impl->device);
+    check_snapshot_path(config.debug.memory_snapshot);
     ExperimentInfo& info = impl->info;
     info.device = train::describe_device(impl->device);
 

@@ -4,6 +4,7 @@
 #include <mutex>
 #include <thread>
 
+#include "../memory/allocation_tag.h"
 #include "batching.h"
 
 namespace oomlab::train {
@@ -56,6 +57,7 @@ private:
     void produce(const EncodedExamples& examples,
                  const std::vector<std::vector<std::int64_t>>& plan, Padding padding,
                  int max_len) {
+        const memory::ThreadTagScope tag(memory::AllocationTag::Data);
         try {
             for (const auto& members : plan) {
                 Batch batch = make_host_batch(examples, members, padding, max_len, m_pinned);

@@ -6,6 +6,15 @@
 #include <c10/util/Exception.h>
 #include <torch/version.h>
 
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#if OOMLAB_WITH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
+
 // LibTorch 2.3 made Allocator::allocate non-const and added the pure virtual copy_data.
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
 #define OOMLAB_ALLOCATOR_ALLOCATE_CONST
@@ -67,6 +76,15 @@ inline void set_autocast_dtype(c10::DeviceType device, at::ScalarType dtype) {
 }
 #endif
 
+// The AMP ops a grad scaler is built on (unscale with an inf/NaN check, scale update) have
+// CUDA kernels in every version and CPU kernels from LibTorch 2.3; before that the scaler
+// spells them out on the CPU.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+inline bool has_amp_ops(c10::DeviceType) { return true; }
+#else
+inline bool has_amp_ops(c10::DeviceType device) { return device == c10::DeviceType::CUDA; }
+#endif
+
 // Enables autocast for one region (a forward pass), restoring the previous state after.
 class AutocastScope {
 public:
@@ -99,5 +117,59 @@ private:
     bool m_was_enabled;
     at::ScalarType m_previous_dtype;
 };
+
+#if OOMLAB_WITH_CUDA
+// The caching allocator's history API (LibTorch 2.1 and later) gained parameters over the
+// versions: a clear-history flag, then actions to skip. The overloads are tried newest first;
+// the call must depend on a template parameter for a missing signature to be skipped.
+namespace cuda_history {
+namespace allocator = c10::cuda::CUDACachingAllocator;
+struct Base {};
+struct WithClear : Base {};
+struct WithSkipActions : WithClear {};
+
+template <typename Recorder>
+auto record(WithSkipActions, bool on, Recorder recorder, std::size_t max_events)
+    -> decltype(allocator::recordHistory(on, recorder, max_events, allocator::RecordContext::ALL,
+                                         false, std::vector<std::string>{})) {
+    return allocator::recordHistory(on, recorder, max_events, allocator::RecordContext::ALL,
+                                    /*clearHistory=*/false, std::vector<std::string>{});
+}
+template <typename Recorder>
+auto record(WithClear, bool on, Recorder recorder, std::size_t max_events)
+    -> decltype(allocator::recordHistory(on, recorder, max_events, allocator::RecordContext::ALL,
+                                         false)) {
+    return allocator::recordHistory(on, recorder, max_events, allocator::RecordContext::ALL,
+                                    /*clearHistory=*/false);
+}
+template <typename Recorder>
+auto record(Base, bool on, Recorder recorder, std::size_t max_events)
+    -> decltype(allocator::recordHistory(on, recorder, max_events,
+                                         allocator::RecordContext::ALL)) {
+    return allocator::recordHistory(on, recorder, max_events, allocator::RecordContext::ALL);
+}
+
+// A trace entry's time, where the version records one.
+template <typename Entry>
+auto time_us(WithClear, const Entry& entry) -> decltype(std::int64_t(entry.time_.t_)) {
+    return static_cast<std::int64_t>(entry.time_.t_);
+}
+template <typename Entry>
+std::int64_t time_us(Base, const Entry&) {
+    return 0;
+}
+}  // namespace cuda_history
+
+inline void record_cuda_history(bool on,
+                                c10::cuda::CUDACachingAllocator::CreateContextFn recorder,
+                                std::size_t max_events) {
+    cuda_history::record<c10::cuda::CUDACachingAllocator::CreateContextFn>(
+        cuda_history::WithSkipActions{}, on, recorder, max_events);
+}
+
+inline std::int64_t trace_time_us(const c10::cuda::CUDACachingAllocator::TraceEntry& entry) {
+    return cuda_history::time_us(cuda_history::WithClear{}, entry);
+}
+#endif
 
 }  // namespace oomlab::compat

@@ -15,23 +15,24 @@ constexpr std::int64_t kPhaseSampledSteps = 20;  // every phase of the first ste
 constexpr std::int64_t kPhaseSampleEvery = 50;   // ... then of every 50th
 constexpr std::int64_t kBytesPerMiB = 1 << 20;
 
-std::int64_t batch_bytes(const Batch& batch) {
-    return batch.ids.nbytes() + batch.mask.nbytes() + batch.labels.nbytes();
+MetricRow memory_row(std::int64_t step, const char* phase, double wall_ms,
+                     const memory::MemorySample& memory) {
+    MetricRow row;
+    row.step = step;
+    row.phase = phase;
+    row.wall_ms = wall_ms;
+    row.allocated_bytes = memory.allocated;
+    row.reserved_bytes = memory.reserved;
+    row.peak_bytes = memory.step_peak;
+    row.device_used_bytes = memory.device_used;
+    row.device_total_bytes = memory.device_total;
+    row.alloc_retries = memory.alloc_retries;
+    row.oom_count = memory.oom_count;
+    return row;
 }
 
-// Splits the micro-batches from `first` on into batches of `size`, keeping their order.
-std::vector<std::vector<std::int64_t>> rechunk(const std::vector<std::vector<std::int64_t>>& plan,
-                                               std::size_t first, int size) {
-    std::vector<std::int64_t> rest;
-    for (std::size_t i = first; i < plan.size(); ++i) {
-        rest.insert(rest.end(), plan[i].begin(), plan[i].end());
-    }
-    std::vector<std::vector<std::int64_t>> result;
-    for (std::size_t start = 0; start < rest.size(); start += size) {
-        result.emplace_back(rest.begin() + start,
-                            rest.begin() + std::min(rest.size(), start + size));
-    }
-    return result;
+std::int64_t batch_bytes(const Batch& batch) {
+    return batch.ids.nbytes() + batch.mask.nbytes() + batch.labels.nbytes();
 }
 
 }  // namespace
@@ -43,7 +44,7 @@ TrainingRun::TrainingRun(const Experiment::Impl& experiment, TrainObserver& obse
       m_observer(observer),
       m_cancel(cancel),
       m_start(std::chrono::steady_clock::now()),
-      m_memory(experiment.config.memory.cap_mb * kBytesPerMiB),
+      m_memory(experiment.device, experiment.config.memory.cap_mb * kBytesPerMiB),
       m_metrics(observer),
       m_batch_size(experiment.config.train.batch_size),
       m_accumulation(experiment.config.train.accumulation),
@@ -65,24 +66,30 @@ void TrainingRun::check_cancel() const {
 RunOutcome TrainingRun::execute() {
     RunOutcome outcome;
     try {
+        if (!m_config.debug.memory_snapshot.empty()) {
+            m_history = std::make_unique<memory::MemoryHistory>(m_experiment.device);
+        }
         torch::manual_seed(m_config.train.seed);
-        m_phase = "setup";
+        enter_phase("setup", memory::AllocationTag::Setup);
         m_model = model::make_classifier(m_config, m_experiment.initial_embeddings,
                                          m_experiment.num_classes);
         m_model->to(m_experiment.device);
-        std::vector<torch::Tensor> trainable;
         for (const auto& parameter : m_model->parameters()) {
             if (parameter.requires_grad()) {
-                trainable.push_back(parameter);
+                m_trainable.push_back(parameter);
             }
         }
-        m_optimizer = make_optimizer(m_config.train, trainable);
+        m_optimizer = make_optimizer(m_config.train, m_trainable);
+        if (m_config.memory.precision == DType::Fp16) {
+            m_scaler.emplace(m_experiment.device);
+        }
         if (m_config.data.pin_memory && !pinned()) {
-            m_observer.on_event({0, "note", "data.pin_memory has no effect on the CPU: pinned "
-                                            "buffers speed up copies to a CUDA device"});
+            m_observer.on_event({0, "note",
+                                 "data.pin_memory has no effect on the CPU: pinned "
+                                 "buffers speed up copies to a CUDA device"});
         }
         if (m_config.data.loading == DataLoading::Eager) {
-            m_phase = "data";
+            enter_phase("data", memory::AllocationTag::Data);
             m_resident = std::make_shared<const ResidentDataset>(make_resident_dataset(
                 m_experiment.train_examples, m_config.train.max_len, m_experiment.device));
         }
@@ -94,14 +101,13 @@ RunOutcome TrainingRun::execute() {
     } catch (const OutOfMemory& error) {
         outcome.status = RunStatus::Oom;
         outcome.error = error.what();
-        m_observer.on_event({m_step + 1, "oom", outcome.error});
     } catch (const c10::Error& error) {
         outcome.status = compat::is_out_of_memory(error) ? RunStatus::Oom : RunStatus::Failed;
         outcome.error = error.what_without_backtrace();
         if (outcome.status == RunStatus::Oom) {
             outcome.error = "out of memory at step " + std::to_string(m_step + 1) + " during " +
                             m_phase + ": " + outcome.error;
-            m_observer.on_event({m_step + 1, "oom", outcome.error});
+            record_oom(outcome.error);
         }
     } catch (const std::exception& error) {
         outcome.status = RunStatus::Failed;
@@ -109,6 +115,15 @@ RunOutcome TrainingRun::execute() {
     }
     m_batches.reset();  // stop a streaming producer before the buffers go
     m_leaked_loss = torch::Tensor();
+    memory::set_current_tag(memory::AllocationTag::Untagged);
+    if (m_scaler && m_scaler->skipped_steps() > 0) {
+        m_observer.on_event(
+            {m_step, "note",
+             "fp16 loss scaling skipped " + std::to_string(m_scaler->skipped_steps()) +
+                 " optimizer step(s) whose gradients overflowed; final scale " +
+                 std::to_string(static_cast<std::int64_t>(m_scaler->current_scale()))});
+    }
+    write_snapshot();
     m_metrics.maybe_flush(/*force=*/true);
     outcome.steps = m_step;
     outcome.final_train_loss = m_metrics.recent_loss();
@@ -178,14 +193,13 @@ void TrainingRun::start_epoch(int epoch) {
 bool TrainingRun::optimizer_step() {
     if (!m_batches) {
         std::vector<std::vector<std::int64_t>> rest(m_plan.begin() + m_cursor, m_plan.end());
-        m_batches = m_resident ? make_resident_batch_source(m_resident, m_experiment.train_examples,
-                                                            std::move(rest),
-                                                            m_config.train.padding,
-                                                            m_config.train.max_len)
-                               : make_streaming_batch_source(
-                                     m_experiment.train_examples, std::move(rest),
-                                     m_config.train.padding, m_config.train.max_len,
-                                     m_experiment.device, pinned());
+        m_batches =
+            m_resident ? make_resident_batch_source(m_resident, m_experiment.train_examples,
+                                                    std::move(rest), m_config.train.padding,
+                                                    m_config.train.max_len)
+                       : make_streaming_batch_source(m_experiment.train_examples, std::move(rest),
+                                                     m_config.train.padding, m_config.train.max_len,
+                                                     m_experiment.device, pinned());
     }
     m_memory.begin_step();
     m_model->train();
@@ -194,14 +208,14 @@ bool TrainingRun::optimizer_step() {
     int micro_batches = 0;
     for (; micro_batches < m_accumulation; ++micro_batches) {
         check_cancel();
-        m_phase = "data";
+        enter_phase("data", memory::AllocationTag::Data);
         std::optional<Batch> batch = m_batches->next();
         if (!batch) {
             break;
         }
         m_largest_batch_bytes = std::max(m_largest_batch_bytes, batch_bytes(*batch));
         sample_phase("batch");
-        m_phase = "forward";
+        enter_phase("forward", memory::AllocationTag::Forward);
         torch::Tensor loss;
         {
             const auto autocast = autocast_scope();
@@ -209,10 +223,11 @@ bool TrainingRun::optimizer_step() {
             loss = torch::nn::functional::cross_entropy(logits, batch->labels) / m_accumulation;
         }
         sample_phase("forward");
-        m_phase = "backward";
+        enter_phase("backward", memory::AllocationTag::Backward);
         // The leak needs the graph kept: summing losses with their graphs makes the next
         // backward through the sum fail unless it retains graphs, the "fix" people reach for.
-        loss.backward({}, /*retain_graph=*/m_config.debug.keep_loss_graph);
+        (m_scaler ? m_scaler->scale(loss) : loss)
+            .backward({}, /*retain_graph=*/m_config.debug.keep_loss_graph);
         sample_phase("backward");
         step_loss = step_loss.defined() ? step_loss + loss.detach() : loss.detach();
         if (m_config.debug.keep_loss_graph) {
@@ -225,12 +240,8 @@ bool TrainingRun::optimizer_step() {
     if (micro_batches == 0) {
         return false;
     }
-    m_phase = "optimizer";
-    m_optimizer->step();
-    // Drop the gradients (set to none, as PyTorch 2 does) rather than zeroing them in place.
-    for (auto& parameter : m_model->parameters()) {
-        parameter.mutable_grad() = torch::Tensor();
-    }
+    enter_phase("optimizer", memory::AllocationTag::Optimizer);
+    step_optimizer();
     sample_phase("optimizer");
     if (m_config.memory.empty_cache == EmptyCache::Step) {
         memory::release_cached_memory(m_experiment.device);
@@ -240,6 +251,27 @@ bool TrainingRun::optimizer_step() {
     // A short final step averaged over fewer micro-batches than the loss was divided by.
     end_step(step_loss * (double(m_accumulation) / micro_batches), samples);
     return true;
+}
+
+void TrainingRun::step_optimizer() {
+    if (!m_scaler) {
+        m_optimizer->step();
+    } else if (!m_scaler->step(*m_optimizer, m_trainable) && m_scaler->skipped_steps() <= 3) {
+        // Early overflows are how the scale finds its level; report the first few only.
+        m_observer.on_event(
+            {m_step + 1, "note",
+             "fp16 gradients overflowed: optimizer step skipped, loss scale now " +
+                 std::to_string(static_cast<std::int64_t>(m_scaler->current_scale()))});
+    }
+    // Drop the gradients (set to none, as PyTorch 2 does) rather than zeroing them in place.
+    for (auto& parameter : m_model->parameters()) {
+        parameter.mutable_grad() = torch::Tensor();
+    }
+}
+
+void TrainingRun::enter_phase(const char* phase, memory::AllocationTag tag) {
+    m_phase = phase;
+    memory::set_current_tag(tag);
 }
 
 bool TrainingRun::pinned() const {
@@ -258,16 +290,12 @@ void TrainingRun::sample_phase(const char* phase) {
     if (m_step >= kPhaseSampledSteps && (m_step + 1) % kPhaseSampleEvery != 0) {
         return;
     }
-    const memory::MemorySample memory = m_memory.sample();
-    MetricRow row;
-    row.step = m_step + 1;
-    row.phase = phase;
-    row.wall_ms = elapsed_seconds() * 1000.0;
-    row.allocated_bytes = memory.allocated;
-    row.reserved_bytes = memory.reserved;
-    row.peak_bytes = memory.step_peak;
-    row.device_used_bytes = memory.device_used;
-    m_metrics.add(std::move(row));
+    record_memory_row(m_step + 1, phase, m_memory.sample());
+}
+
+void TrainingRun::record_memory_row(std::int64_t step, const char* phase,
+                                    const memory::MemorySample& memory) {
+    m_metrics.add(memory_row(step, phase, elapsed_seconds() * 1000.0, memory));
 }
 
 void TrainingRun::end_step(const torch::Tensor& step_loss, std::int64_t samples) {
@@ -280,14 +308,7 @@ void TrainingRun::end_step(const torch::Tensor& step_loss, std::int64_t samples)
     if (memory.step_peak >= m_at_peak.step_peak) {
         m_at_peak = memory;
     }
-    MetricRow row;
-    row.step = m_step;
-    row.phase = "step";
-    row.wall_ms = elapsed_seconds() * 1000.0;
-    row.allocated_bytes = memory.allocated;
-    row.reserved_bytes = memory.reserved;
-    row.peak_bytes = memory.step_peak;
-    row.device_used_bytes = memory.device_used;
+    MetricRow row = memory_row(m_step, "step", elapsed_seconds() * 1000.0, memory);
     if (m_step > 1 && seconds > 0) {
         row.samples_per_s = static_cast<double>(samples) / seconds;
     }
@@ -311,7 +332,7 @@ void TrainingRun::evaluate() {
     if (examples.size() == 0) {
         return;
     }
-    m_phase = "eval";
+    enter_phase("eval", memory::AllocationTag::Eval);
     m_model->eval();
     std::optional<torch::NoGradGuard> no_grad;
     if (m_config.eval.no_grad) {
@@ -319,9 +340,9 @@ void TrainingRun::evaluate() {
     }
     const auto plan = plan_batches(examples, m_batch_size, m_config.train.padding,
                                    m_config.train.seed, /*epoch=*/0);
-    auto batches = make_streaming_batch_source(examples, plan, m_config.train.padding,
-                                               m_config.train.max_len, m_experiment.device,
-                                               pinned());
+    auto batches =
+        make_streaming_batch_source(examples, plan, m_config.train.padding, m_config.train.max_len,
+                                    m_experiment.device, pinned());
     torch::Tensor loss_sum = torch::zeros({}, torch::kDouble);
     torch::Tensor correct = torch::zeros({}, torch::kLong);
     // Without no_grad every batch's graph stays alive until the sums are dropped: the mistake
@@ -359,81 +380,6 @@ void TrainingRun::evaluate() {
     std::snprintf(message, sizeof message, "validation loss %.4f, accuracy %.2f%%", *row.loss,
                   *row.accuracy * 100.0);
     m_observer.on_event({m_step, "eval", message});
-}
-
-bool TrainingRun::recover_from_oom(const std::string& message) {
-    const OnOom policy = m_config.memory.on_oom;
-    const std::string where = "out of memory at step " + std::to_string(m_step + 1) +
-                              " during " + m_phase;
-    // Release what the failed step held before deciding anything.
-    m_batches.reset();
-    m_leaked_loss = torch::Tensor();
-    for (auto& parameter : m_model->parameters()) {
-        parameter.mutable_grad() = torch::Tensor();
-    }
-    if (policy == OnOom::Stop || std::string(m_phase) == "eval") {
-        throw OutOfMemory(where + ": " + message);
-    }
-    if (m_batch_size == 1) {
-        throw OutOfMemory(where + " with a batch of 1, the smallest there is: " + message);
-    }
-    const int old_batch = m_batch_size;
-    const int old_accumulation = m_accumulation;
-    m_batch_size = std::max(1, m_batch_size / 2);
-    if (policy == OnOom::Adapt) {
-        m_accumulation *= 2;
-    }
-    m_plan = rechunk(m_plan, m_cursor, m_batch_size);
-    m_cursor = 0;
-    const std::string action =
-        policy == OnOom::Adapt
-            ? "micro-batch " + std::to_string(old_batch) + " -> " + std::to_string(m_batch_size) +
-                  ", accumulation " + std::to_string(old_accumulation) + " -> " +
-                  std::to_string(m_accumulation) + " (same effective batch)"
-            : "batch " + std::to_string(old_batch) + " -> " + std::to_string(m_batch_size);
-    m_observer.on_event({m_step + 1, "oom", where + ": " + message});
-    m_observer.on_event({m_step + 1, policy == OnOom::Adapt ? "adapt" : "halve",
-                         "retrying the step with " + action});
-    const std::int64_t remaining_epochs = m_config.train.epochs - m_epoch;
-    if (m_config.train.max_steps == 0) {
-        m_total_steps = m_step +
-                        static_cast<std::int64_t>((m_plan.size() + m_accumulation - 1) /
-                                                  m_accumulation) +
-                        remaining_epochs * steps_per_epoch(m_experiment.train_examples.size(),
-                                                           m_batch_size, m_accumulation);
-    }
-    return true;
-}
-
-MemoryBreakdown TrainingRun::measure_breakdown() const {
-    MemoryBreakdown breakdown;
-    if (!m_model) {
-        return breakdown;
-    }
-    const torch::Tensor& table = m_model->embeddings()->weight();
-    for (const auto& parameter : m_model->parameters()) {
-        const auto bytes = static_cast<std::int64_t>(parameter.nbytes());
-        if (parameter.is_same(table)) {
-            breakdown.embedding_table += bytes;
-        } else {
-            breakdown.parameters += bytes;
-        }
-        // Gradients exist during every step (dense unless the table's are sparse).
-        if (parameter.requires_grad() && !(parameter.is_same(table) && m_config.embeddings.sparse_grad)) {
-            breakdown.gradients += bytes;
-        }
-    }
-    breakdown.optimizer_state = m_optimizer ? optimizer_state_bytes(*m_optimizer) : 0;
-    breakdown.data = (m_resident ? m_resident->bytes() : 0) + m_largest_batch_bytes;
-    const std::int64_t resident = breakdown.embedding_table + breakdown.parameters +
-                                  breakdown.gradients + breakdown.optimizer_state + breakdown.data;
-    breakdown.activations = std::max<std::int64_t>(0, m_memory.run_peak() - resident);
-    // Cache and the rest of the device as seen at the end of the step that peaked.
-    breakdown.allocator_cache = std::max<std::int64_t>(0, m_at_peak.reserved - m_at_peak.allocated);
-    if (m_at_peak.device_used) {
-        breakdown.other = std::max<std::int64_t>(0, *m_at_peak.device_used - m_at_peak.reserved);
-    }
-    return breakdown;
 }
 
 }  // namespace oomlab::train

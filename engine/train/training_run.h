@@ -8,10 +8,13 @@
 #include <chrono>
 #include <memory>
 
+#include "../memory/allocation_tag.h"
+#include "../memory/memory_history.h"
 #include "../memory/memory_monitor.h"
 #include "../model/text_classifier.h"
 #include "batching.h"
 #include "experiment_impl.h"
+#include "grad_scaler.h"
 #include "metric_buffer.h"
 #include "torch_compat.h"
 
@@ -30,8 +33,14 @@ private:
     void start_epoch(int epoch);
     bool optimizer_step();  // false at the end of the epoch
     void evaluate();
+    void enter_phase(const char* phase, memory::AllocationTag tag);
     void sample_phase(const char* phase);
+    void record_memory_row(std::int64_t step, const char* phase,
+                           const memory::MemorySample& memory);
     bool recover_from_oom(const std::string& message);
+    void record_oom(const std::string& message);
+    void step_optimizer();
+    void write_snapshot();
     void end_step(const torch::Tensor& step_loss, std::int64_t samples);
     void check_cancel() const;
     MemoryBreakdown measure_breakdown() const;
@@ -48,7 +57,10 @@ private:
     MetricBuffer m_metrics;
 
     std::shared_ptr<model::TextClassifier> m_model;
+    std::vector<torch::Tensor> m_trainable;
     std::unique_ptr<torch::optim::Optimizer> m_optimizer;
+    std::optional<GradScaler> m_scaler;                 // fp16 only
+    std::unique_ptr<memory::MemoryHistory> m_history;   // debug.memory_snapshot only
     std::shared_ptr<const ResidentDataset> m_resident;  // eager loading only
 
     int m_batch_size;
@@ -58,11 +70,11 @@ private:
     std::int64_t m_total_steps = 0;
     const char* m_phase = "setup";
     std::vector<std::vector<std::int64_t>> m_plan;  // this epoch's micro-batches
-    std::size_t m_cursor = 0;  // first micro-batch of the step in progress
+    std::size_t m_cursor = 0;                       // first micro-batch of the step in progress
     std::unique_ptr<BatchSource> m_batches;
     std::int64_t m_largest_batch_bytes = 0;
     memory::MemorySample m_at_peak;  // the step sample of the highest step peak
-    torch::Tensor m_leaked_loss;  // debug.keep_loss_graph: the classic mistake, on purpose
+    torch::Tensor m_leaked_loss;     // debug.keep_loss_graph: the classic mistake, on purpose
     std::optional<double> m_val_accuracy;
     bool m_worst_case_trial;
 };

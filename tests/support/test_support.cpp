@@ -1,5 +1,8 @@
 #include "test_support.h"
 
+#include <gtest/gtest.h>
+
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -9,7 +12,9 @@ namespace fs = std::filesystem;
 
 namespace oomlab::test {
 
-std::string fixture(const std::string& name) { return std::string(OOMLAB_TEST_DATA_DIR) + "/" + name; }
+std::string fixture(const std::string& name) {
+    return std::string(OOMLAB_TEST_DATA_DIR) + "/" + name;
+}
 
 std::string shared_data_dir() {
     const fs::path dir = OOMLAB_SHARED_DATA_DIR;
@@ -45,6 +50,27 @@ void write_file(const std::string& path, const std::string& content) {
 std::string read_text(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::optional<std::string> pickle_as_json(const std::string& path) {
+    if (std::system("command -v python3 >/dev/null 2>&1") != 0) {
+        return std::nullopt;
+    }
+    // Plain pickle.load, no torch: what the snapshot's readers (memory_viz's tooling) do.
+    const std::string command =
+        "python3 -c 'import json, pickle, sys; "
+        "print(json.dumps(pickle.load(open(sys.argv[1], \"rb\"))))' '" +
+        path + "' 2>&1";
+    FILE* pipe = popen(command.c_str(), "r");
+    std::string output;
+    char buffer[65536];
+    std::size_t read = 0;
+    while (pipe && (read = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) {
+        output.append(buffer, read);
+    }
+    const int status = pipe ? pclose(pipe) : -1;
+    EXPECT_EQ(status, 0) << "python3 could not load " << path << ": " << output;
+    return output;
 }
 
 }  // namespace oomlab::test

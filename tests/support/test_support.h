@@ -1,6 +1,7 @@
 // Helpers shared by the test suites.
 #pragma once
 
+#include <optional>
 #include <string>
 
 namespace oomlab::test {
@@ -31,12 +32,16 @@ void write_file(const std::string& path, const std::string& content);
 // Reads a whole file; empty when it cannot be read.
 std::string read_text(const std::string& path);
 
+// The Python pickle at `path` loaded with plain pickle.load and printed as JSON, or nullopt
+// when no python3 is on the PATH. Fails the current test if Python cannot load it.
+std::optional<std::string> pickle_as_json(const std::string& path);
+
 }  // namespace oomlab::test
 
 // Skips the current test with a clear message when the shared data is absent.
-#define OOMLAB_REQUIRE_SHARED_DATA(file)                                              \
-    do {                                                                              \
-        if (::oomlab::test::shared_data_dir().empty()) {                              \
+#define OOMLAB_REQUIRE_SHARED_DATA(file)                                               \
+    do {                                                                               \
+        if (::oomlab::test::shared_data_dir().empty()) {                               \
             GTEST_SKIP() << "shared data folder not found; skipping test on " << file; \
-        }                                                                             \
+        }                                                                              \
     } while (0)

@@ -82,7 +82,7 @@ struct EvalConfig {
 
 struct DebugConfig {
     bool keep_loss_graph = false;
-    std::string memory_snapshot;  // file to write a CUDA allocator snapshot to
+    std::string memory_snapshot;  // file to write the allocator's history to (memory_viz)
 };
 
 struct ExperimentConfig {

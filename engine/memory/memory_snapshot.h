@@ -1,0 +1,69 @@
+// A memory snapshot in the form pytorch.org/memory_viz reads: the allocator's segments and
+// blocks at the end, and the trace of allocations and frees that led there. The CUDA caching
+// allocator's history and the CPU tracking allocator's are both turned into this, then into
+// the plain pickle PyTorch's torch.cuda.memory._dump_snapshot writes.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "allocation_tag.h"
+
+namespace oomlab::memory {
+
+struct TraceEvent {
+    enum class Action {
+        Alloc,
+        FreeRequested,
+        FreeCompleted,
+        SegmentAlloc,
+        SegmentFree,
+        SegmentMap,
+        SegmentUnmap,
+        Snapshot,
+        Oom,  // `address` holds the bytes the device had free
+    };
+    Action action = Action::Alloc;
+    std::int64_t address = 0;
+    std::int64_t size = 0;
+    std::int64_t stream = 0;
+    std::int64_t time_us = 0;
+    AllocationTag tag = AllocationTag::Untagged;
+};
+
+struct SnapshotBlock {
+    enum class State { ActiveAllocated, ActivePendingFree, Inactive };
+    std::int64_t size = 0;
+    std::int64_t requested_size = 0;
+    State state = State::Inactive;
+    AllocationTag tag = AllocationTag::Untagged;
+};
+
+// One contiguous reservation (a cudaMalloc; on the CPU, one heap block). Its blocks tile it
+// in address order.
+struct SnapshotSegment {
+    std::int64_t device = 0;
+    std::int64_t address = 0;
+    std::int64_t total_size = 0;
+    std::int64_t stream = 0;
+    bool is_large = true;
+    std::vector<SnapshotBlock> blocks;
+};
+
+struct MemorySnapshot {
+    std::vector<SnapshotSegment> segments;
+    std::vector<std::vector<TraceEvent>> device_traces;  // one list per device index
+};
+
+const char* action_name(TraceEvent::Action action);
+
+// The snapshot as a protocol-2 pickle of dicts and lists with PyTorch's key names.
+std::string snapshot_pickle(const MemorySnapshot& snapshot);
+
+// Writes the pickle to `path` through a temporary file, so a failed write leaves no partial
+// snapshot. Throws IoError naming the path.
+void write_snapshot_file(const MemorySnapshot& snapshot, const std::filesystem::path& path);
+
+}  // namespace oomlab::memory

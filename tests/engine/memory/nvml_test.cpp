@@ -1,0 +1,39 @@
+// NVML is optional: a missing or wrong library is an explanation, never a failure.
+#include <gtest/gtest.h>
+
+#include "memory/nvml.h"
+#include "oomlab/common/errors.h"
+
+namespace oomlab::memory {
+namespace {
+
+std::string load_error(const std::string& library) {
+    try {
+        Nvml nvml(library);
+    } catch (const Error& error) {
+        return error.what();
+    }
+    return "";
+}
+
+TEST(Nvml, AMissingLibraryIsReportedByName) {
+    const std::string error = load_error("libnvidia-ml-not-here.so.1");
+    EXPECT_NE(error.find("cannot load libnvidia-ml-not-here.so.1"), std::string::npos) << error;
+}
+
+TEST(Nvml, ALibraryThatIsNotNvmlIsRefused) {
+    const std::string error = load_error("libc.so.6");
+    EXPECT_NE(error.find("not the NVML library"), std::string::npos) << error;
+}
+
+TEST(Nvml, TheProcessInstanceIsThereOrSaysWhyNot) {
+    if (const Nvml* nvml = Nvml::instance()) {
+        EXPECT_FALSE(nvml->driver_version().empty());
+        EXPECT_EQ(nvml->memory("0000:ff:1f.7"), std::nullopt);  // no such device
+    } else {
+        EXPECT_FALSE(Nvml::missing_reason().empty());
+    }
+}
+
+}  // namespace
+}  // namespace oomlab::memory
