@@ -10,7 +10,10 @@ separate_arguments(OOMLAB_TORCH_CXX_FLAGS UNIX_COMMAND "${TORCH_CXX_FLAGS}")
 add_library(oomlab_torch INTERFACE)
 target_link_libraries(oomlab_torch INTERFACE ${TORCH_LIBRARIES})
 target_include_directories(oomlab_torch SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS})
-target_compile_options(oomlab_torch INTERFACE ${OOMLAB_TORCH_CXX_FLAGS})
+# The flags carry the C++ string ABI LibTorch was built with; every target must use the same
+# one or std::string cannot cross between the engine's libraries (pip wheels before PyTorch
+# 2.7 use the old ABI).
+add_compile_options(${OOMLAB_TORCH_CXX_FLAGS})
 if(TARGET torch_cuda OR TARGET c10_cuda)
     set(OOMLAB_WITH_CUDA ON)
 else()

@@ -106,7 +106,9 @@ void add_runs_command(CLI::App& app, int& exit_code) {
         const auto metrics = store.metrics(run.id);
         const std::string text = *format == "csv"
                                      ? metrics_csv(metrics)
-                                     : run_export_json(run, metrics, store.events(run.id)) + "\n";
+                                     : run_export_json(run, metrics, store.events(run.id),
+                                                       /*indent=*/*json ? -1 : 2) +
+                                           "\n";  // --json: one object per line
         if (out->empty()) {
             std::cout << text;
         } else {

@@ -74,6 +74,10 @@ RunOutcome TrainingRun::execute() {
         m_model = model::make_classifier(m_config, m_experiment.initial_embeddings,
                                          m_experiment.num_classes);
         m_model->to(m_experiment.device);
+        if (m_config.embeddings.placement == EmbeddingPlacement::Cpu) {
+            // The table stays in host memory; each batch copies only the rows it looks up.
+            m_model->embeddings()->to(torch::kCPU);
+        }
         for (const auto& parameter : m_model->parameters()) {
             if (parameter.requires_grad()) {
                 m_trainable.push_back(parameter);
@@ -299,10 +303,9 @@ void TrainingRun::record_memory_row(std::int64_t step, const char* phase,
 }
 
 void TrainingRun::end_step(const torch::Tensor& step_loss, std::int64_t samples) {
-    static thread_local auto last_step_end = std::chrono::steady_clock::now();
     const auto now = std::chrono::steady_clock::now();
-    const double seconds = std::chrono::duration<double>(now - last_step_end).count();
-    last_step_end = now;
+    const double seconds = std::chrono::duration<double>(now - m_last_step_end).count();
+    m_last_step_end = now;
 
     const memory::MemorySample memory = m_memory.sample();
     if (memory.step_peak >= m_at_peak.step_peak) {
@@ -362,6 +365,7 @@ void TrainingRun::evaluate() {
         correct += logits.argmax(1).eq(batch->labels).sum().to(torch::kCPU);
     }
     sample_phase("eval");
+    m_memory.sample();  // the evaluation's peak counts even when its phase is not recorded
     kept_graphs.clear();
     if (m_config.memory.empty_cache == EmptyCache::Eval) {
         memory::release_cached_memory(m_experiment.device);
@@ -376,6 +380,7 @@ void TrainingRun::evaluate() {
     m_val_accuracy = row.accuracy;
     m_metrics.add(row);
     m_metrics.maybe_flush(/*force=*/true);
+    m_last_step_end = std::chrono::steady_clock::now();  // a step's throughput excludes eval
     char message[96];
     std::snprintf(message, sizeof message, "validation loss %.4f, accuracy %.2f%%", *row.loss,
                   *row.accuracy * 100.0);

@@ -53,6 +53,7 @@ private:
     TrainObserver& m_observer;
     const std::atomic<bool>& m_cancel;
     std::chrono::steady_clock::time_point m_start;
+    std::chrono::steady_clock::time_point m_last_step_end = m_start;
     memory::MemoryMonitor m_memory;
     MetricBuffer m_metrics;
 

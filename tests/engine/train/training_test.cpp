@@ -185,3 +185,32 @@ TEST(Training, Fp16OnCpuIsRejectedBeforeTraining) {
 
 }  // namespace
 }  // namespace oomlab
+
+namespace oomlab {
+namespace {
+
+// Phases are recorded for the first 20 steps and every 50th; the peak must still see the
+// final evaluation, the biggest moment of a run that evaluates with autograd on.
+TEST(Training, TheFinalEvaluationCountsInThePeakAfterPhaseSamplingThins) {
+    const auto peak = [](int max_steps) {
+        ExperimentConfig config;
+        for (const std::string& assignment : std::vector<std::string>{
+                 "device=cpu", "embeddings.source=synthetic", "model.kind=transformer",
+                 "train.optimizer=sgd", "train.max_len=32", "dataset.valid_ratio=0.2",
+                 "eval.no_grad=false", "train.max_steps=" + std::to_string(max_steps)}) {
+            apply_config_override(config, assignment);
+        }
+        Experiment experiment = Experiment::prepare(config);
+        TrainObserver ignore;
+        std::atomic<bool> cancel{false};
+        const RunOutcome outcome = experiment.train(ignore, cancel);
+        EXPECT_EQ(outcome.status, RunStatus::Completed) << outcome.error;
+        return outcome.peak_bytes;
+    };
+    const std::int64_t sampled = peak(10);  // step 10: every phase recorded
+    const std::int64_t thinned = peak(30);  // step 30: phases no longer recorded
+    EXPECT_GT(thinned, sampled * 9 / 10) << "the evaluation's peak was missed";
+}
+
+}  // namespace
+}  // namespace oomlab
