@@ -1,10 +1,12 @@
 #include "cuda_memory.h"
 
+#include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <cuda_runtime_api.h>
 
 #include <array>
+#include <mutex>
 
 #include "../train/torch_compat.h"
 #include "oomlab/common/errors.h"
@@ -16,6 +18,14 @@ namespace allocator = c10::cuda::CUDACachingAllocator;
 
 c10::DeviceIndex index_of(int device) {
     return static_cast<c10::DeviceIndex>(device);
+}
+
+// The caching allocator sets up its devices when CUDA is first used; before that its
+// statistics and history calls see no device. An empty CUDA tensor initialises CUDA the way
+// every LibTorch version does it (the initialising function itself was renamed in 2.x).
+void initialize_cuda() {
+    static std::once_flag once;
+    std::call_once(once, [] { at::empty({0}, at::TensorOptions().device(c10::kCUDA)); });
 }
 
 // The allocator keeps whatever context the recorder returns with each allocation; the engine
@@ -87,6 +97,7 @@ SnapshotBlock::State block_state(const allocator::BlockInfo& block) {
 }  // namespace
 
 AllocatorStats allocator_stats(int device) {
+    initialize_cuda();
     const allocator::DeviceStats stats = allocator::getDeviceStats(index_of(device));
     const auto all = static_cast<std::size_t>(allocator::StatType::AGGREGATE);
     AllocatorStats result;
@@ -100,10 +111,12 @@ AllocatorStats allocator_stats(int device) {
 }
 
 void reset_peak(int device) {
+    initialize_cuda();
     allocator::resetPeakStats(index_of(device));
 }
 
 void set_memory_fraction(int device, double fraction) {
+    initialize_cuda();
     allocator::setMemoryFraction(fraction, index_of(device));
 }
 
@@ -120,18 +133,22 @@ std::string pci_bus_id(int device) {
 }
 
 void empty_cache() {
+    initialize_cuda();
     allocator::emptyCache();
 }
 
 void start_history(std::size_t max_events) {
+    initialize_cuda();
     compat::record_cuda_history(true, &record_tag, max_events);
 }
 
+// Disabling takes a buffer size of 1, as torch.cuda.memory._record_memory_history(None) does.
 void stop_history() {
-    compat::record_cuda_history(false, nullptr, 0);
+    compat::record_cuda_history(false, nullptr, 1);
 }
 
 MemorySnapshot history_snapshot() {
+    initialize_cuda();
     const allocator::SnapshotInfo info = allocator::snapshot();
     MemorySnapshot snapshot;
     for (const allocator::SegmentInfo& from : info.segments) {
