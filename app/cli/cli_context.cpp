@@ -1,7 +1,5 @@
 #include "cli_context.h"
 
-#include <cstdio>
-
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/store/run_store.h"
@@ -24,16 +22,5 @@ ExperimentConfig ConfigOptions::build() const {
 }
 
 std::string default_db_path() { return RunStore::default_path(); }
-
-std::string format_bytes(std::int64_t bytes) {
-    char text[32];
-    const double mib = static_cast<double>(bytes) / (1 << 20);
-    if (mib >= 1024) {
-        std::snprintf(text, sizeof text, "%.2f GiB", mib / 1024);
-    } else {
-        std::snprintf(text, sizeof text, "%.1f MiB", mib);
-    }
-    return text;
-}
 
 }  // namespace oomlab::cli

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "oomlab/common/format.h"  // format_bytes, for every subcommand
 #include "oomlab/config/experiment_config.h"
 
 namespace oomlab::cli {
@@ -29,7 +30,6 @@ struct ConfigOptions {
 };
 
 std::string default_db_path();
-std::string format_bytes(std::int64_t bytes);
 
 // Each registers a subcommand whose callback sets `exit_code`.
 void add_run_command(CLI::App& app, int& exit_code);

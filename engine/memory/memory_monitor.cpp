@@ -3,25 +3,15 @@
 #include <malloc.h>
 
 #include <algorithm>
-#include <cstdio>
 
 #include "nvml.h"
-#include "oomlab/common/errors.h"
+#include "oomlab/common/format.h"
 #include "tracking_allocator.h"
 #if OOMLAB_WITH_CUDA
 #include "cuda_memory.h"
 #endif
 
 namespace oomlab::memory {
-namespace {
-
-std::string mib(std::int64_t bytes) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
-    return text;
-}
-
-}  // namespace
 
 MemoryMonitor::MemoryMonitor(const c10::Device& device, std::int64_t cap_bytes) : m_device(device) {
 #if OOMLAB_WITH_CUDA
@@ -34,13 +24,10 @@ MemoryMonitor::MemoryMonitor(const c10::Device& device, std::int64_t cap_bytes) 
         m_pci_bus_id = cuda::pci_bus_id(index);
         cuda::reset_peak(index);
         if (cap_bytes > 0) {
-            const std::int64_t total = cuda::total_bytes(index);
-            if (m_baseline + cap_bytes > total) {
-                throw BadInput("memory.cap_mb: " + mib(cap_bytes) + " is more than " +
-                               m_device.str() + " has (" + mib(total) +
-                               "); choose a smaller cap or 0 for none");
-            }
-            cuda::set_memory_fraction(index, double(m_baseline + cap_bytes) / double(total));
+            // Experiment::prepare refused a cap beyond the device; what the process already
+            // holds may still take the sum past it.
+            const double total = double(cuda::total_bytes(index));
+            cuda::set_memory_fraction(index, std::min(1.0, double(m_baseline + cap_bytes) / total));
         }
         return;
     }
@@ -105,14 +92,16 @@ void MemoryMonitor::begin_step() {
 }
 
 std::string describe_allocator_state(const MemorySample& sample) {
-    std::string text = "allocator after the failed step: allocated " + mib(sample.allocated) +
-                       ", reserved " + mib(sample.reserved) + ", step peak " +
-                       mib(sample.step_peak) + ", OOMs " + std::to_string(sample.oom_count);
+    std::string text =
+        "allocator after the failed step: allocated " + format_bytes(sample.allocated) +
+        ", reserved " + format_bytes(sample.reserved) + ", step peak " +
+        format_bytes(sample.step_peak) + ", OOMs " + std::to_string(sample.oom_count);
     if (sample.alloc_retries) {
         text += ", allocation retries " + std::to_string(*sample.alloc_retries);
     }
     if (sample.device_used && sample.device_total) {
-        text += ", device " + mib(*sample.device_used) + " used of " + mib(*sample.device_total);
+        text += ", device " + format_bytes(*sample.device_used) + " used of " +
+                format_bytes(*sample.device_total);
     }
     return text;
 }

@@ -30,7 +30,6 @@ struct MemorySample {
 class MemoryMonitor {
 public:
     // Starts counting; `cap_bytes` > 0 makes allocations past the cap fail with an OOM.
-    // Throws BadInput when the cap exceeds the device.
     MemoryMonitor(const c10::Device& device, std::int64_t cap_bytes);
     ~MemoryMonitor();  // lifts the cap
 

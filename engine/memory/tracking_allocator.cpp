@@ -17,6 +17,7 @@
 #include <c10/core/CPUAllocator.h>
 
 #include "../train/torch_compat.h"
+#include "oomlab/common/format.h"
 
 namespace oomlab::memory {
 namespace {
@@ -117,12 +118,6 @@ void raise_peak(std::int64_t current) {
     }
 }
 
-std::string mib(std::int64_t bytes) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.2f MiB", static_cast<double>(bytes) / (1 << 20));
-    return text;
-}
-
 class TrackingAllocator final : public c10::Allocator {
 public:
     c10::DataPtr allocate(std::size_t bytes) OOMLAB_ALLOCATOR_ALLOCATE_CONST override {
@@ -137,8 +132,8 @@ public:
             }
             // Same wording as the CUDA caching allocator, so one handler serves both.
             TORCH_CHECK_WITH(OutOfMemoryError, false, "CPU out of memory. Tried to allocate ",
-                             mib(size), " (capacity ", mib(cap), "; ", mib(now - size),
-                             " already allocated by tensors).");
+                             format_bytes(size), " (capacity ", format_bytes(cap), "; ",
+                             format_bytes(now - size), " already allocated by tensors).");
         }
         raise_peak(now);
         g_allocations.fetch_add(1, std::memory_order_relaxed);
@@ -146,7 +141,7 @@ public:
         if (posix_memalign(&raw, kAlignment, sizeof(BlockHeader) + bytes) != 0) {
             g_current.fetch_sub(size, std::memory_order_relaxed);
             TORCH_CHECK_WITH(OutOfMemoryError, false, "CPU out of memory. Tried to allocate ",
-                             mib(size), " and the system refused.");
+                             format_bytes(size), " and the system refused.");
         }
         auto* header = static_cast<BlockHeader*>(raw);
         header->size = bytes;

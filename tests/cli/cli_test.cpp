@@ -76,6 +76,10 @@ TEST_F(Cli, RunsListShowExportDelete) {
     const json document = json::parse(exported.out);
     EXPECT_EQ(document["config"]["train"]["max_steps"], 5);
     EXPECT_FALSE(document["metrics"].empty());
+    // --json: the same document as one line, like every --json output.
+    const auto one_line = run_cli({"runs", "export", id, "--db", db(), "--json"});
+    ASSERT_EQ(one_line.lines().size(), 1u) << one_line.out;
+    EXPECT_EQ(json::parse(one_line.lines()[0]), document);
 
     EXPECT_EQ(run_cli({"runs", "delete", id, "--db", db()}).exit_code, 0);
     EXPECT_EQ(run_count(), 0u);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -52,25 +54,40 @@ std::string read_text(const std::string& path) {
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+std::string shell_quote(const std::string& text) {
+    std::string result = "'";
+    for (char c : text) {
+        result += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    }
+    return result + "'";
+}
+
+CommandResult run_command(const std::string& command) {
+    CommandResult result;
+    FILE* pipe = popen(command.c_str(), "r");
+    if (!pipe) {
+        return result;
+    }
+    char buffer[65536];
+    while (std::size_t count = std::fread(buffer, 1, sizeof buffer, pipe)) {
+        result.out.append(buffer, count);
+    }
+    const int status = pclose(pipe);
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return result;
+}
+
 std::optional<std::string> pickle_as_json(const std::string& path) {
-    if (std::system("command -v python3 >/dev/null 2>&1") != 0) {
+    if (run_command("command -v python3 >/dev/null 2>&1").exit_code != 0) {
         return std::nullopt;
     }
     // Plain pickle.load, no torch: what the snapshot's readers (memory_viz's tooling) do.
-    const std::string command =
+    const CommandResult loaded = run_command(
         "python3 -c 'import json, pickle, sys; "
-        "print(json.dumps(pickle.load(open(sys.argv[1], \"rb\"))))' '" +
-        path + "' 2>&1";
-    FILE* pipe = popen(command.c_str(), "r");
-    std::string output;
-    char buffer[65536];
-    std::size_t read = 0;
-    while (pipe && (read = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) {
-        output.append(buffer, read);
-    }
-    const int status = pipe ? pclose(pipe) : -1;
-    EXPECT_EQ(status, 0) << "python3 could not load " << path << ": " << output;
-    return output;
+        "print(json.dumps(pickle.load(open(sys.argv[1], \"rb\"))))' " +
+        shell_quote(path) + " 2>&1");
+    EXPECT_EQ(loaded.exit_code, 0) << "python3 could not load " << path << ": " << loaded.out;
+    return loaded.out;
 }
 
 }  // namespace oomlab::test

@@ -32,6 +32,17 @@ void write_file(const std::string& path, const std::string& content);
 // Reads a whole file; empty when it cannot be read.
 std::string read_text(const std::string& path);
 
+// `text` as one word of a /bin/sh command line.
+std::string shell_quote(const std::string& text);
+
+struct CommandResult {
+    int exit_code = -1;  // 128 + N when killed by signal N
+    std::string out;
+};
+
+// Runs `command` with /bin/sh and captures its standard output.
+CommandResult run_command(const std::string& command);
+
 // The Python pickle at `path` loaded with plain pickle.load and printed as JSON, or nullopt
 // when no python3 is on the PATH. Fails the current test if Python cannot load it.
 std::optional<std::string> pickle_as_json(const std::string& path);
