@@ -23,3 +23,16 @@ endif()
 target_compile_definitions(oomlab_torch INTERFACE OOMLAB_WITH_CUDA=$<BOOL:${OOMLAB_WITH_CUDA}>)
 message(STATUS "OOM Lab: LibTorch ${Torch_VERSION}, CUDA support: ${OOMLAB_WITH_CUDA}")
 add_library(oomlab::torch ALIAS oomlab_torch)
+
+# Every torch target and torch test reuses the precompiled header of oomlab_torch_utils, so
+# torch's headers are parsed once per build. All of them are position-independent (the engine
+# is shared libraries), which a reused precompiled header requires.
+function(oomlab_reuse_torch_pch target)
+    set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+    get_target_property(type ${target} TYPE)
+    if(type STREQUAL "EXECUTABLE")
+        # Compiled as the library's objects are (-fPIC), so the header's options match.
+        target_compile_options(${target} PRIVATE -fPIC)
+    endif()
+    target_precompile_headers(${target} REUSE_FROM oomlab_torch_utils)
+endfunction()

@@ -5,7 +5,7 @@
 #include "cli_context.h"
 #include "oomlab/common/version.h"
 #include "oomlab/lessons/lesson.h"
-#include "oomlab/train/experiment.h"
+#include "oomlab/session/experiment.h"
 
 namespace oomlab::cli {
 

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_context.h"
-#include "oomlab/memory/estimator.h"
+#include "oomlab/estimator/estimator.h"
 
 namespace oomlab::cli {
 

@@ -30,10 +30,10 @@ void print_result(const Lesson& lesson, const LessonResult& result) {
               << std::setw(12) << "peak" << std::setw(14) << "activations" << std::setw(12)
               << "gradients" << std::setw(12) << "optimizer" << "table\n";
     for (const auto& run : result.runs) {
-        const MemoryBreakdown& b = run.record.breakdown;
+        const MemoryBreakdown& b = run.record.outcome.breakdown;
         std::cout << std::setw(24) << run.run.label << std::setw(12)
-                  << run_status_name(run.record.status) << std::setw(12)
-                  << format_bytes(run.record.peak_bytes) << std::setw(14)
+                  << run_status_name(run.record.outcome.status) << std::setw(12)
+                  << format_bytes(run.record.outcome.peak_bytes) << std::setw(14)
                   << format_bytes(b.activations) << std::setw(12) << format_bytes(b.gradients)
                   << std::setw(12) << format_bytes(b.optimizer_state)
                   << format_bytes(b.embedding_table) << '\n';

@@ -4,7 +4,7 @@
 #include "cli_context.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/version.h"
-#include "oomlab/train/experiment.h"
+#include "oomlab/session/experiment.h"
 
 int main(int argc, char** argv) {
     using namespace oomlab::cli;

@@ -7,7 +7,7 @@
 
 #include "cli_context.h"
 #include "oomlab/run/run_json.h"
-#include "oomlab/run/run_session.h"
+#include "oomlab/session/run_session.h"
 
 namespace oomlab::cli {
 namespace {
@@ -104,26 +104,66 @@ private:
     MetricRow m_last;
 };
 
-void print_summary(const RunRecord& run, bool json) {
-    if (json) {
-        std::cout << run_summary_json(run) << std::endl;
+nlohmann::ordered_json fixes_json(const std::vector<OomFix>& fixes) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const OomFix& fix : fixes) {
+        nlohmann::ordered_json set = nlohmann::ordered_json::object();
+        for (const auto& [key, value] : fix.set) {
+            set[key] = value;
+        }
+        list.push_back({{"set", set},
+                        {"predicted_peak_bytes", fix.predicted_peak_bytes},
+                        {"cost", fix_cost_name(fix.cost)},
+                        {"reason", fix.reason}});
+    }
+    return list;
+}
+
+void print_fixes(const std::vector<OomFix>& fixes) {
+    if (fixes.empty()) {
+        std::cout << "  no change is predicted to fit under the memory this run had\n";
         return;
     }
-    std::cout << "run " << run.id << " " << run_status_name(run.status) << " after " << run.steps
-              << " steps in " << run.wall_seconds << " s\n";
-    if (run.final_train_loss) {
-        std::cout << "  final train loss     " << *run.final_train_loss << '\n';
+    std::cout << "  what to try (cheapest first; each is predicted to fit):\n";
+    for (const OomFix& fix : fixes) {
+        std::string assignments;
+        for (const auto& [key, value] : fix.set) {
+            assignments += " --set " + key + "=" + value;
+        }
+        std::cout << "   " << assignments << "\n      " << fix.reason << " (cost: "
+                  << fix_cost_name(fix.cost) << ", predicted peak "
+                  << format_bytes(fix.predicted_peak_bytes) << ")\n";
     }
-    if (run.val_accuracy) {
-        std::cout << "  validation accuracy  " << *run.val_accuracy * 100 << " %\n";
+}
+
+void print_summary(const RunRecord& run, const std::vector<OomFix>& fixes, bool json) {
+    const RunOutcome& outcome = run.outcome;
+    if (json) {
+        auto summary = nlohmann::ordered_json::parse(run_summary_json(run));
+        if (outcome.status == RunStatus::Oom) {
+            summary["fixes"] = fixes_json(fixes);
+        }
+        std::cout << summary.dump() << std::endl;
+        return;
     }
-    std::cout << "  peak memory          " << format_bytes(run.peak_bytes) << '\n';
+    std::cout << "run " << run.id << " " << run_status_name(outcome.status) << " after "
+              << outcome.steps << " steps in " << format_duration(outcome.wall_seconds) << '\n';
+    if (outcome.final_train_loss) {
+        std::cout << "  final train loss     " << *outcome.final_train_loss << '\n';
+    }
+    if (outcome.val_accuracy) {
+        std::cout << "  validation accuracy  " << *outcome.val_accuracy * 100 << " %\n";
+    }
+    std::cout << "  peak memory          " << format_bytes(outcome.peak_bytes) << '\n';
     for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
         std::cout << "    " << kBreakdownKeys[i] << ": "
-                  << format_bytes(breakdown_field(run.breakdown, i)) << '\n';
+                  << format_bytes(breakdown_field(outcome.breakdown, i)) << '\n';
     }
-    if (!run.error.empty()) {
-        std::cout << "  " << run.error << '\n';
+    if (!outcome.error.empty()) {
+        std::cout << "  " << outcome.error << '\n';
+    }
+    if (outcome.status == RunStatus::Oom) {
+        print_fixes(fixes);
     }
 }
 
@@ -146,7 +186,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
         std::signal(SIGINT, request_cancel);
         const RunResult result = run_and_record(config, *name, store, listener, g_cancel);
         std::signal(SIGINT, SIG_DFL);
-        print_summary(*store.find_run(result.run_id), *json);
+        print_summary(*store.find_run(result.run_id), result.fixes, *json);
         switch (result.outcome.status) {
             case RunStatus::Completed: exit_code = kExitOk; break;
             case RunStatus::Oom: exit_code = kExitOutOfMemory; break;

@@ -26,16 +26,16 @@ void print_table(const std::vector<RunRecord>& runs) {
               << "peak" << "name\n";
     for (const auto& run : runs) {
         std::ostringstream accuracy;
-        if (run.val_accuracy) {
-            accuracy << std::fixed << std::setprecision(1) << *run.val_accuracy * 100 << "%";
+        if (run.outcome.val_accuracy) {
+            accuracy << std::fixed << std::setprecision(1) << *run.outcome.val_accuracy * 100 << "%";
         }
         std::ostringstream loss;
-        if (run.final_train_loss) {
-            loss << std::fixed << std::setprecision(4) << *run.final_train_loss;
+        if (run.outcome.final_train_loss) {
+            loss << std::fixed << std::setprecision(4) << *run.outcome.final_train_loss;
         }
-        std::cout << std::setw(6) << run.id << std::setw(12) << run_status_name(run.status)
-                  << std::setw(8) << run.steps << std::setw(12) << loss.str() << std::setw(10)
-                  << accuracy.str() << std::setw(12) << format_bytes(run.peak_bytes) << run.name
+        std::cout << std::setw(6) << run.id << std::setw(12) << run_status_name(run.outcome.status)
+                  << std::setw(8) << run.outcome.steps << std::setw(12) << loss.str() << std::setw(10)
+                  << accuracy.str() << std::setw(12) << format_bytes(run.outcome.peak_bytes) << run.name
                   << '\n';
     }
 }
@@ -88,14 +88,14 @@ void add_runs_command(CLI::App& app, int& exit_code) {
             std::cout << "peak memory breakdown:\n";
             for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
                 std::cout << "  " << std::setw(16) << kBreakdownKeys[i]
-                          << format_bytes(breakdown_field(run.breakdown, i)) << '\n';
+                          << format_bytes(breakdown_field(run.outcome.breakdown, i)) << '\n';
             }
             for (const auto& event : store.events(run.id)) {
                 std::cout << "  [" << event.kind << "] step " << event.step << ": "
                           << event.message << '\n';
             }
-            if (!run.error.empty()) {
-                std::cout << "error: " << run.error << '\n';
+            if (!run.outcome.error.empty()) {
+                std::cout << "error: " << run.outcome.error << '\n';
             }
         }
         exit_code = kExitOk;
@@ -105,7 +105,7 @@ void add_runs_command(CLI::App& app, int& exit_code) {
         const RunRecord run = require_run(store, *id);
         const auto metrics = store.metrics(run.id);
         const std::string text = *format == "csv"
-                                     ? metrics_csv(metrics)
+                                     ? metrics_csv({{run.id, metrics}})
                                      : run_export_json(run, metrics, store.events(run.id),
                                                        /*indent=*/*json ? -1 : 2) +
                                            "\n";  // --json: one object per line

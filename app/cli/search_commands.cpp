@@ -7,8 +7,8 @@
 #include "oomlab/common/errors.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/run/run_json.h"
-#include "oomlab/run/run_session.h"
-#include "oomlab/train/batch_size_search.h"
+#include "oomlab/session/run_session.h"
+#include "oomlab/session/batch_size_search.h"
 
 namespace oomlab::cli {
 namespace {
@@ -135,8 +135,8 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
             if (*json) {
                 std::cout << run_summary_json(record) << std::endl;
             } else {
-                std::cout << "run " << record.id << "  " << run_status_name(record.status)
-                          << "  peak " << format_bytes(record.peak_bytes) << "  " << name
+                std::cout << "run " << record.id << "  " << run_status_name(record.outcome.status)
+                          << "  peak " << format_bytes(record.outcome.peak_bytes) << "  " << name
                           << std::endl;
             }
         }

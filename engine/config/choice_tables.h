@@ -2,7 +2,7 @@
 #pragma once
 
 #include "oomlab/config/experiment_config.h"
-#include "value_parsing.h"
+#include "config/value_parsing.h"
 
 namespace oomlab::config_detail {
 

@@ -127,25 +127,32 @@ void save_config_file(const ExperimentConfig& config, const std::string& path) {
 }
 
 void validate_config(const ExperimentConfig& config) {
-    const auto fail = [](const std::string& message) { throw BadInput(message); };
+    const auto fail = [](const std::string& message, std::vector<std::string> keys) {
+        throw BadInput(message, std::move(keys));
+    };
     if (config.embeddings.source == EmbeddingSource::File && config.embeddings.path.empty()) {
-        fail("embeddings.source=file needs embeddings.path (a GloVe .txt file)");
+        fail("embeddings.source=file needs embeddings.path (a GloVe .txt file)",
+             {"embeddings.source", "embeddings.path"});
     }
     if (config.model.kind == ModelKind::Transformer && config.model.d_model % config.model.heads) {
         fail("model.d_model (" + std::to_string(config.model.d_model) +
-             ") must be divisible by model.heads (" + std::to_string(config.model.heads) + ")");
+                 ") must be divisible by model.heads (" + std::to_string(config.model.heads) + ")",
+             {"model.d_model", "model.heads"});
     }
     if (config.embeddings.sparse_grad && !config.embeddings.trainable) {
         fail("embeddings.sparse_grad=true needs embeddings.trainable=true (a frozen table has "
-             "no gradient)");
+             "no gradient)",
+             {"embeddings.sparse_grad", "embeddings.trainable"});
     }
     if (config.embeddings.sparse_grad && config.train.optimizer != OptimizerKind::Sgd &&
         config.train.optimizer != OptimizerKind::Adagrad) {
         fail("embeddings.sparse_grad=true works with train.optimizer=sgd or adagrad; "
-             "adam, adamw and momentum keep dense state for every row");
+             "adam, adamw and momentum keep dense state for every row",
+             {"embeddings.sparse_grad", "train.optimizer"});
     }
     if (config.device != "auto" && config.device != "cpu" && config.device.rfind("cuda", 0) != 0) {
-        fail("device: \"" + config.device + "\" is not valid; expected auto, cpu, cuda or cuda:N");
+        fail("device: \"" + config.device + "\" is not valid; expected auto, cpu, cuda or cuda:N",
+             {"device"});
     }
 }
 

@@ -4,10 +4,10 @@
 #include <functional>
 #include <limits>
 
-#include "choice_tables.h"
+#include "config/choice_tables.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/glove/variants.h"
-#include "value_parsing.h"
+#include "config/value_parsing.h"
 
 namespace oomlab {
 namespace {
@@ -76,7 +76,7 @@ KeyEntry choice_key(std::string name, Access access, const ChoiceTable<Enum>& ta
                     std::string help) {
     std::vector<std::string> names;
     for (const auto& item : table) {
-        names.emplace_back(item.second);
+        names.emplace_back(item.name);
     }
     KeyEntry entry{{name, ValueKind::Choice, names, 0, 0, std::move(help)}, {}, {}};
     entry.get = [access, &table](const ExperimentConfig& c) {
@@ -332,6 +332,12 @@ std::string get_config_value(const ExperimentConfig& config, std::string_view ke
 
 void set_config_value(ExperimentConfig& config, std::string_view key, std::string_view value) {
     entry_or_throw(key).set(config, value);
+}
+
+void apply_settings(ExperimentConfig& config, const Settings& settings) {
+    for (const auto& [key, value] : settings) {
+        set_config_value(config, key, value);
+    }
 }
 
 void apply_config_override(ExperimentConfig& config, std::string_view assignment) {

@@ -1,4 +1,4 @@
-#include "value_parsing.h"
+#include "config/value_parsing.h"
 
 #include <algorithm>
 #include <charconv>
@@ -24,7 +24,8 @@ std::string_view trim(std::string_view text) {
 [[noreturn]] void throw_bad_value(std::string_view key, std::string_view text,
                                   const std::string& expected) {
     throw BadInput(std::string(key) + ": \"" + std::string(text) + "\" is not valid; expected " +
-                   expected);
+                       expected,
+                   {std::string(key)});
 }
 
 }  // namespace

@@ -4,8 +4,9 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
+
+#include "oomlab/common/name_table.h"
 
 namespace oomlab::config_detail {
 
@@ -18,33 +19,26 @@ std::string range_text(double minimum, double maximum, bool integer);
 
 // Names of an enum's values, in the order the GUI offers them.
 template <typename Enum>
-using ChoiceTable = std::vector<std::pair<Enum, std::string_view>>;
+using ChoiceTable = std::vector<NamedValue<Enum>>;
 
 [[noreturn]] void throw_bad_choice(std::string_view key, std::string_view text,
                                    const std::vector<std::string>& choices);
 
 template <typename Enum>
 Enum parse_choice(std::string_view key, std::string_view text, const ChoiceTable<Enum>& table) {
-    for (const auto& [value, name] : table) {
-        if (name == text) {
-            return value;
-        }
+    if (const auto value = value_named<Enum>(text, table)) {
+        return *value;
     }
     std::vector<std::string> names;
     for (const auto& entry : table) {
-        names.emplace_back(entry.second);
+        names.emplace_back(entry.name);
     }
     throw_bad_choice(key, text, names);
 }
 
 template <typename Enum>
 std::string_view choice_name(Enum value, const ChoiceTable<Enum>& table) {
-    for (const auto& [candidate, name] : table) {
-        if (candidate == value) {
-            return name;
-        }
-    }
-    return "?";
+    return name_of(value, table);
 }
 
 std::size_t edit_distance(std::string_view a, std::string_view b);

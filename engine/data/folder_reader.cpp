@@ -5,8 +5,8 @@
 #include <string>
 
 #include "oomlab/common/paths.h"
-#include "readers.h"
-#include "text_lines.h"
+#include "data/readers.h"
+#include "data/text_lines.h"
 
 namespace fs = std::filesystem;
 

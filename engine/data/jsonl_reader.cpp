@@ -2,8 +2,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "readers.h"
-#include "text_lines.h"
+#include "data/readers.h"
+#include "data/text_lines.h"
 
 namespace oomlab::data_detail {
 namespace {
@@ -37,13 +37,7 @@ nlohmann::json parse_line(const std::string& path, const NumberedLine& line) {
 }  // namespace
 
 std::vector<RawExample> read_json_lines(const std::string& path, std::string_view content) {
-    const std::vector<NumberedLine> lines = non_blank_lines(content);
-    if (lines.empty()) {
-        throw no_examples_error(path);
-    }
-    std::vector<RawExample> examples;
-    examples.reserve(lines.size());
-    for (const NumberedLine& line : lines) {
+    return examples_per_line(path, non_blank_lines(content), 0, [&](const NumberedLine& line) {
         const nlohmann::json object = parse_line(path, line);
         if (!object.is_object()) {
             throw bad_input_at(path, line.number,
@@ -70,9 +64,8 @@ std::vector<RawExample> read_json_lines(const std::string& path, std::string_vie
         if (text_value.empty()) {
             throw bad_input_at(path, line.number, "\"text\" is empty; fix or remove the line");
         }
-        examples.push_back(RawExample{std::move(text_value), std::move(label_name)});
-    }
-    return examples;
+        return RawExample{std::move(text_value), std::move(label_name)};
+    });
 }
 
 }  // namespace oomlab::data_detail

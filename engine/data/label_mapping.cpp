@@ -1,4 +1,4 @@
-#include "label_mapping.h"
+#include "data/label_mapping.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,9 +1,10 @@
 // Readers for the one-example-per-line formats: TSV (either column order), "label text" and
 // fastText.
+#include <algorithm>
 #include <string>
 
-#include "readers.h"
-#include "text_lines.h"
+#include "data/readers.h"
+#include "data/text_lines.h"
 
 namespace oomlab::data_detail {
 namespace {
@@ -85,60 +86,51 @@ BadInput no_examples_error(const std::string& path, std::string_view after_what)
         what + "; add examples, or set dataset.path (or dataset.valid_path) to another file");
 }
 
+std::vector<RawExample> examples_per_line(const std::string& path,
+                                          const std::vector<NumberedLine>& lines,
+                                          std::size_t first, const LineParser& parse) {
+    std::vector<RawExample> examples;
+    examples.reserve(lines.size() - std::min(first, lines.size()));
+    for (std::size_t i = first; i < lines.size(); ++i) {
+        examples.push_back(parse(lines[i]));
+    }
+    if (examples.empty()) {
+        throw no_examples_error(path, first > 0 ? "the header row" : "");
+    }
+    return examples;
+}
+
 std::vector<RawExample> read_tab_separated(const std::string& path, std::string_view content,
                                            bool label_first) {
     const std::vector<NumberedLine> lines = non_blank_lines(content);
-    if (lines.empty()) {
-        throw no_examples_error(path);
-    }
+    const std::size_t first = !lines.empty() && has_tab_header(lines, label_first) ? 1 : 0;
     const std::string_view expected = label_first ? "label<TAB>text" : "text<TAB>label";
-    const std::size_t first = has_tab_header(lines, label_first) ? 1 : 0;
-    std::vector<RawExample> examples;
-    examples.reserve(lines.size() - first);
-    for (std::size_t i = first; i < lines.size(); ++i) {
-        const NumberedLine& line = lines[i];
+    return examples_per_line(path, lines, first, [&](const NumberedLine& line) {
         const TabRow row = split_tab_row(line.text, label_first);
         if (row.text_parts.empty()) {
             throw bad_input_at(path, line.number,
                                "expected " + std::string(expected) +
                                    " but the line has no tab; fix the line or set dataset.format");
         }
-        examples.push_back(
-            checked_example(path, line.number, row.label, join_trimmed(row.text_parts), expected));
-    }
-    if (examples.empty()) {
-        throw no_examples_error(path, "the header row");
-    }
-    return examples;
+        return checked_example(path, line.number, row.label, join_trimmed(row.text_parts),
+                               expected);
+    });
 }
 
 std::vector<RawExample> read_label_space_text(const std::string& path, std::string_view content) {
-    const std::vector<NumberedLine> lines = non_blank_lines(content);
-    if (lines.empty()) {
-        throw no_examples_error(path);
-    }
-    std::vector<RawExample> examples;
-    examples.reserve(lines.size());
-    for (const NumberedLine& line : lines) {
+    return examples_per_line(path, non_blank_lines(content), 0, [&](const NumberedLine& line) {
         const std::string_view text = trim(line.text);
         std::size_t end = 0;
         while (end < text.size() && !is_space(text[end])) {
             ++end;
         }
-        examples.push_back(checked_example(path, line.number, text.substr(0, end),
-                                           std::string(trim(text.substr(end))), "label text"));
-    }
-    return examples;
+        return checked_example(path, line.number, text.substr(0, end),
+                               std::string(trim(text.substr(end))), "label text");
+    });
 }
 
 std::vector<RawExample> read_fasttext(const std::string& path, std::string_view content) {
-    const std::vector<NumberedLine> lines = non_blank_lines(content);
-    if (lines.empty()) {
-        throw no_examples_error(path);
-    }
-    std::vector<RawExample> examples;
-    examples.reserve(lines.size());
-    for (const NumberedLine& line : lines) {
+    return examples_per_line(path, non_blank_lines(content), 0, [&](const NumberedLine& line) {
         std::string_view rest = trim(line.text);
         if (rest.substr(0, kFastTextPrefix.size()) != kFastTextPrefix) {
             throw bad_input_at(path, line.number,
@@ -157,10 +149,8 @@ std::vector<RawExample> read_fasttext(const std::string& path, std::string_view 
             }
             rest = trim(rest.substr(end));
         }
-        examples.push_back(
-            checked_example(path, line.number, label, std::string(rest), "__label__X text"));
-    }
-    return examples;
+        return checked_example(path, line.number, label, std::string(rest), "__label__X text");
+    });
 }
 
 }  // namespace oomlab::data_detail

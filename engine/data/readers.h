@@ -2,11 +2,13 @@
 // file's path (for messages) and its whole content, and throws BadInput naming path:line.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "oomlab/common/errors.h"
+#include "data/text_lines.h"
 #include "oomlab/data/dataset.h"
 
 namespace oomlab::data_detail {
@@ -49,5 +51,12 @@ int tab_header_label_side(std::string_view first_line);
 
 // The message for a file without any example.
 BadInput no_examples_error(const std::string& path, std::string_view after_what = {});
+
+// The loop of the one-example-per-line formats: `parse` turns lines[first..] into examples
+// (throwing BadInput naming path:line); a file without any is an error.
+using LineParser = std::function<RawExample(const NumberedLine& line)>;
+std::vector<RawExample> examples_per_line(const std::string& path,
+                                          const std::vector<NumberedLine>& lines,
+                                          std::size_t first, const LineParser& parse);
 
 }  // namespace oomlab::data_detail

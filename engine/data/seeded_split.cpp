@@ -1,4 +1,4 @@
-#include "seeded_split.h"
+#include "data/seeded_split.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "text_lines.h"
+#include "data/text_lines.h"
 
 #include <algorithm>
 #include <array>

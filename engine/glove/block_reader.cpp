@@ -1,4 +1,4 @@
-#include "block_reader.h"
+#include "glove/block_reader.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "oomlab/common/errors.h"
-#include "parallel.h"
+#include "glove/parallel.h"
 
 namespace oomlab::glove_detail {
 namespace {

@@ -1,4 +1,4 @@
-#include "glove_cache.h"
+#include "glove/glove_cache.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "../common/atomic_file.h"
+#include "common/atomic_file.h"
 #include "oomlab/common/errors.h"
-#include "word_index.h"
+#include "glove/word_index.h"
 
 namespace oomlab::glove_detail {
 namespace {

@@ -12,7 +12,7 @@
 #include <memory>
 #include <string>
 
-#include "table_impl.h"
+#include "glove/table_impl.h"
 
 namespace oomlab::glove_detail {
 

@@ -1,4 +1,4 @@
-#include "memory_map.h"
+#include "glove/memory_map.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>

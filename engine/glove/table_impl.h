@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "memory_map.h"
+#include "glove/memory_map.h"
 #include "oomlab/glove/glove_table.h"
 
 namespace oomlab {

@@ -1,4 +1,4 @@
-#include "text_format.h"
+#include "glove/text_format.h"
 
 #include <algorithm>
 #include <charconv>

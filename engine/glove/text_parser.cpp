@@ -1,14 +1,14 @@
-#include "text_parser.h"
+#include "glove/text_parser.h"
 
 #include <algorithm>
 #include <cstring>
 #include <string_view>
 
-#include "block_reader.h"
-#include "line_parser.h"
+#include "glove/block_reader.h"
+#include "glove/line_parser.h"
 #include "oomlab/common/errors.h"
-#include "parallel.h"
-#include "text_format.h"
+#include "glove/parallel.h"
+#include "glove/text_format.h"
 
 namespace oomlab::glove_detail {
 namespace {

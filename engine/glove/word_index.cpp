@@ -1,4 +1,4 @@
-#include "word_index.h"
+#include "glove/word_index.h"
 
 #include <cstring>
 

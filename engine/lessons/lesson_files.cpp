@@ -140,11 +140,8 @@ std::string lessons_folder() {
 
 ExperimentConfig lesson_config(const Lesson& lesson, const LessonRun& run) {
     ExperimentConfig config;
-    for (const Settings* settings : {&lesson.base, &run.settings}) {
-        for (const auto& [key, value] : *settings) {
-            set_config_value(config, key, value);
-        }
-    }
+    apply_settings(config, lesson.base);
+    apply_settings(config, run.settings);
     return config;
 }
 

@@ -20,7 +20,7 @@ ClaimCheck check(const LessonClaim& claim, const LessonResult& result) {
     char text[256];
     if (claim.metric.empty()) {
         const LessonRunResult* run = result_for(result, claim.label);
-        const RunStatus status = run ? run->record.status : RunStatus::Failed;
+        const RunStatus status = run ? run->record.outcome.status : RunStatus::Failed;
         std::snprintf(text, sizeof text, "%s ends %s (claim: %s)", claim.label.c_str(),
                       std::string(run_status_name(status)).c_str(),
                       std::string(run_status_name(claim.status)).c_str());
@@ -55,17 +55,17 @@ bool LessonResult::all_hold() const {
 double lesson_metric(const std::string& metric, const RunRecord& record,
                      const std::vector<MetricRow>& metrics) {
     if (metric == "peak_bytes") {
-        return double(record.peak_bytes);
+        return double(record.outcome.peak_bytes);
     }
     for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
         if (kBreakdownKeys[i] == metric) {
-            return double(breakdown_field(record.breakdown, i));
+            return double(breakdown_field(record.outcome.breakdown, i));
         }
     }
     double sum = 0;
     int count = 0;
     for (const auto& row : metrics) {
-        if (row.phase != "step") {
+        if (row.phase != phase::kStep) {
             continue;
         }
         if (metric == "mean_step_peak" && row.peak_bytes) {

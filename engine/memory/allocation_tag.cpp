@@ -1,6 +1,9 @@
-#include "allocation_tag.h"
+#include "memory/allocation_tag.h"
 
+#include <array>
 #include <atomic>
+
+#include "oomlab/common/name_table.h"
 
 namespace oomlab::memory {
 namespace {
@@ -8,26 +11,20 @@ namespace {
 std::atomic<AllocationTag> g_loop_tag{AllocationTag::Untagged};
 thread_local AllocationTag t_thread_tag = AllocationTag::Untagged;
 
+// What memory_viz shows for each allocation (NUL-terminated: tag_label returns a C string).
+constexpr std::array<NamedValue<AllocationTag>, 6> kTagLabels = {{
+    {AllocationTag::Setup, "setup: parameters"},
+    {AllocationTag::Data, "data: batches"},
+    {AllocationTag::Forward, "forward: activations"},
+    {AllocationTag::Backward, "backward: gradients"},
+    {AllocationTag::Optimizer, "optimizer: state and update"},
+    {AllocationTag::Eval, "evaluation"},
+}};
+
 }  // namespace
 
 const char* tag_label(AllocationTag tag) {
-    switch (tag) {
-        case AllocationTag::Setup:
-            return "setup: parameters";
-        case AllocationTag::Data:
-            return "data: batches";
-        case AllocationTag::Forward:
-            return "forward: activations";
-        case AllocationTag::Backward:
-            return "backward: gradients";
-        case AllocationTag::Optimizer:
-            return "optimizer: state and update";
-        case AllocationTag::Eval:
-            return "evaluation";
-        case AllocationTag::Untagged:
-            break;
-    }
-    return "untagged";
+    return name_of(tag, kTagLabels, "untagged").data();
 }
 
 void set_current_tag(AllocationTag tag) {

@@ -1,8 +1,8 @@
-#include "memory_snapshot.h"
+#include "memory/memory_snapshot.h"
 
-#include "../common/atomic_file.h"
+#include "common/atomic_file.h"
 #include "oomlab/common/errors.h"
-#include "pickle_writer.h"
+#include "memory/pickle_writer.h"
 
 namespace oomlab::memory {
 namespace {

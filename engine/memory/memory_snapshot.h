@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "allocation_tag.h"
+#include "memory/allocation_tag.h"
 
 namespace oomlab::memory {
 

@@ -1,4 +1,4 @@
-#include "nvml.h"
+#include "memory/nvml.h"
 
 #include <dlfcn.h>
 

@@ -1,4 +1,4 @@
-#include "pickle_writer.h"
+#include "memory/pickle_writer.h"
 
 #include <cstring>
 #include <stdexcept>

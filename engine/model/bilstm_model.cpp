@@ -1,5 +1,5 @@
 // A bidirectional LSTM over the word vectors, mean-pooled over the real tokens.
-#include "text_classifier.h"
+#include "model/text_classifier.h"
 
 namespace oomlab::model {
 namespace {

@@ -8,8 +8,8 @@
 
 #include <mutex>
 
-#include "../train/torch_compat.h"
-#include "encoder_block.h"
+#include "torch_utils/torch_compat.h"
+#include "model/encoder_block.h"
 
 namespace oomlab::model {
 namespace {
@@ -53,7 +53,7 @@ void restore_rng(const c10::Device& device, const RngStates& states) {
 class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> {
 public:
     static torch::Tensor forward(AutogradContext* context, const torch::Tensor& x,
-                                 const torch::Tensor& mask, at::TensorList parameters,
+                                 const torch::Tensor& mask, at::TensorList /*parameters*/,
                                  EncoderBlockImpl* block) {
         context->save_for_backward({x});
         context->saved_data["mask"] = mask;

@@ -1,4 +1,4 @@
-#include "text_classifier.h"
+#include "model/text_classifier.h"
 
 #include <torch/nn/functional/embedding.h>
 

@@ -1,4 +1,4 @@
-#include "encoder_block.h"
+#include "model/encoder_block.h"
 
 #include <cmath>
 

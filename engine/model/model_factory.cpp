@@ -1,4 +1,4 @@
-#include "text_classifier.h"
+#include "model/text_classifier.h"
 
 namespace oomlab::model {
 

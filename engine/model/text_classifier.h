@@ -32,7 +32,7 @@ public:
     virtual torch::Tensor forward(const torch::Tensor& ids, const torch::Tensor& mask) = 0;
     virtual EmbeddingTable& embeddings() = 0;
     // Recompute encoder blocks in backward (models without blocks ignore it).
-    virtual void set_checkpointing(bool enabled) {}
+    virtual void set_checkpointing(bool /*enabled*/) {}
 };
 
 // Mean of `values` [B, L, D] over the positions where `mask` [B, L] is true.

@@ -1,6 +1,6 @@
 // Word vectors projected to d_model, learned positions, a stack of encoder blocks, mean pooling.
-#include "encoder_block.h"
-#include "text_classifier.h"
+#include "model/encoder_block.h"
+#include "model/text_classifier.h"
 
 namespace oomlab::model {
 namespace {

@@ -18,23 +18,23 @@ Json optional_json(const std::optional<T>& value) {
 Json summary_object(const RunRecord& run) {
     Json breakdown = Json::object();
     for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
-        breakdown[std::string(kBreakdownKeys[i])] = breakdown_field(run.breakdown, i);
+        breakdown[std::string(kBreakdownKeys[i])] = breakdown_field(run.outcome.breakdown, i);
     }
     Json summary = {
         {"run_id", run.id},
         {"name", run.name},
-        {"status", run_status_name(run.status)},
-        {"steps", run.steps},
-        {"final_train_loss", optional_json(run.final_train_loss)},
-        {"val_accuracy", optional_json(run.val_accuracy)},
-        {"peak_bytes", run.peak_bytes},
-        {"wall_seconds", run.wall_seconds},
+        {"status", run_status_name(run.outcome.status)},
+        {"steps", run.outcome.steps},
+        {"final_train_loss", optional_json(run.outcome.final_train_loss)},
+        {"val_accuracy", optional_json(run.outcome.val_accuracy)},
+        {"peak_bytes", run.outcome.peak_bytes},
+        {"wall_seconds", run.outcome.wall_seconds},
         {"device", run.device},
         {"created_at", run.created_at},
         {"finished_at", run.finished_at},
         {"engine_version", run.engine_version},
         {"torch_version", run.torch_version},
-        {"error", run.error},
+        {"error", run.outcome.error},
         {"breakdown", breakdown},
     };
     return summary;
@@ -86,24 +86,28 @@ std::string run_export_json(const RunRecord& run, const std::vector<MetricRow>& 
     return document.dump(indent);
 }
 
-std::string metrics_csv(const std::vector<MetricRow>& metrics) {
+std::string metrics_csv(const std::vector<RunMetrics>& runs) {
     std::ostringstream out;
     out << std::setprecision(10);
-    out << "step,phase,wall_ms,loss,accuracy,allocated_bytes,reserved_bytes,peak_bytes,"
-           "device_used_bytes,samples_per_s,device_total_bytes,alloc_retries,oom_count\n";
-    for (const auto& row : metrics) {
-        out << row.step << ',' << row.phase << ',' << row.wall_ms;
-        csv_cell(out, row.loss);
-        csv_cell(out, row.accuracy);
-        csv_cell(out, row.allocated_bytes);
-        csv_cell(out, row.reserved_bytes);
-        csv_cell(out, row.peak_bytes);
-        csv_cell(out, row.device_used_bytes);
-        csv_cell(out, row.samples_per_s);
-        csv_cell(out, row.device_total_bytes);
-        csv_cell(out, row.alloc_retries);
-        csv_cell(out, row.oom_count);
-        out << '\n';
+    out << "run_id,rank,step,phase,wall_ms,loss,accuracy,allocated_bytes,reserved_bytes,"
+           "peak_bytes,device_used_bytes,samples_per_s,device_total_bytes,alloc_retries,"
+           "oom_count\n";
+    for (const RunMetrics& run : runs) {
+        for (const auto& row : run.rows) {
+            out << run.run_id << ',' << row.rank << ',' << row.step << ',' << row.phase << ','
+                << row.wall_ms;
+            csv_cell(out, row.loss);
+            csv_cell(out, row.accuracy);
+            csv_cell(out, row.allocated_bytes);
+            csv_cell(out, row.reserved_bytes);
+            csv_cell(out, row.peak_bytes);
+            csv_cell(out, row.device_used_bytes);
+            csv_cell(out, row.samples_per_s);
+            csv_cell(out, row.device_total_bytes);
+            csv_cell(out, row.alloc_retries);
+            csv_cell(out, row.oom_count);
+            out << '\n';
+        }
     }
     return out.str();
 }

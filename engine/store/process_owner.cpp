@@ -1,4 +1,4 @@
-#include "process_owner.h"
+#include "store/process_owner.h"
 
 #include <signal.h>
 #include <unistd.h>

@@ -2,7 +2,7 @@
 #include <string>
 
 #include "oomlab/store/run_store.h"
-#include "run_store_impl.h"
+#include "store/run_store_impl.h"
 
 namespace oomlab {
 namespace {
@@ -30,23 +30,23 @@ RunRecord read_run(const sqlite::Statement& row) {
     run.id = row.column_int(0);
     run.name = row.column_text(1);
     // The schema's CHECK constraint admits only known names.
-    run.status = parse_run_status(row.column_text(2)).value_or(RunStatus::Failed);
+    run.outcome.status = parse_run_status(row.column_text(2)).value_or(RunStatus::Failed);
     run.config_json = row.column_text(3);
     run.created_at = row.column_text(4);
     run.finished_at = row.column_text(5);
     run.device = row.column_text(6);
     run.engine_version = row.column_text(7);
     run.torch_version = row.column_text(8);
-    run.error = row.column_text(9);
+    run.outcome.error = row.column_text(9);
     run.notes = row.column_text(10);
-    run.steps = row.column_int(11);
-    run.final_train_loss = row.column_optional_real(12);
-    run.val_accuracy = row.column_optional_real(13);
-    run.peak_bytes = row.column_int(14);
-    run.wall_seconds = row.column_real(15);
+    run.outcome.steps = row.column_int(11);
+    run.outcome.final_train_loss = row.column_optional_real(12);
+    run.outcome.val_accuracy = row.column_optional_real(13);
+    run.outcome.peak_bytes = row.column_int(14);
+    run.outcome.wall_seconds = row.column_real(15);
     run.world_size = static_cast<int>(row.column_int(16));
     for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
-        breakdown_field(run.breakdown, i) =
+        breakdown_field(run.outcome.breakdown, i) =
             row.column_int(kFirstBreakdownColumn + static_cast<int>(i));
     }
     return run;

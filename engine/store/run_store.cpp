@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "oomlab/common/paths.h"
-#include "process_owner.h"
-#include "run_store_impl.h"
-#include "schema.h"
-#include "timestamp.h"
+#include "store/process_owner.h"
+#include "store/run_store_impl.h"
+#include "store/schema.h"
+#include "store/timestamp.h"
 
 namespace oomlab {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "oomlab/store/run_store.h"
-#include "sqlite.h"
+#include "store/sqlite.h"
 
 namespace oomlab {
 

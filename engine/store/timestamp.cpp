@@ -1,4 +1,4 @@
-#include "timestamp.h"
+#include "store/timestamp.h"
 
 #include <cstdio>
 #include <ctime>

@@ -1,4 +1,4 @@
-#include "batching.h"
+#include "train/batching.h"
 
 #include <algorithm>
 #include <numeric>

@@ -10,9 +10,11 @@
 #include <vector>
 
 #include "oomlab/config/experiment_config.h"
-#include "text_encoding.h"
+#include "prepare/text_encoding.h"
 
 namespace oomlab::train {
+
+using prepare::EncodedExamples;
 
 struct Batch {
     torch::Tensor ids;     // [B, L] int64

@@ -1,6 +1,6 @@
-#include "grad_scaler.h"
+#include "train/grad_scaler.h"
 
-#include "torch_compat.h"
+#include "torch_utils/torch_compat.h"
 
 namespace oomlab::train {
 

@@ -1,4 +1,4 @@
-#include "metric_buffer.h"
+#include "train/metric_buffer.h"
 
 #include <numeric>
 

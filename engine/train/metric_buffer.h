@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "oomlab/train/experiment.h"
+#include "oomlab/session/experiment.h"
 
 namespace oomlab::train {
 

@@ -1,4 +1,4 @@
-#include "optimizer_factory.h"
+#include "train/optimizer_factory.h"
 
 namespace oomlab::train {
 namespace {

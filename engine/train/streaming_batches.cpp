@@ -4,8 +4,8 @@
 #include <mutex>
 #include <thread>
 
-#include "../memory/allocation_tag.h"
-#include "batching.h"
+#include "memory/allocation_tag.h"
+#include "train/batching.h"
 
 namespace oomlab::train {
 namespace {

@@ -1,19 +1,18 @@
-#include "training_run.h"
+#include "train/training_run.h"
 
 #include <torch/nn/functional/loss.h>
 
 #include <numeric>
 
-#include "../train/torch_compat.h"
+#include "torch_utils/torch_compat.h"
 #include "oomlab/common/errors.h"
-#include "optimizer_factory.h"
+#include "train/optimizer_factory.h"
 
 namespace oomlab::train {
 namespace {
 
 constexpr std::int64_t kPhaseSampledSteps = 20;  // every phase of the first steps ...
 constexpr std::int64_t kPhaseSampleEvery = 50;   // ... then of every 50th
-constexpr std::int64_t kBytesPerMiB = 1 << 20;
 
 MetricRow memory_row(std::int64_t step, const char* phase, double wall_ms,
                      const memory::MemorySample& memory) {
@@ -37,14 +36,14 @@ std::int64_t batch_bytes(const Batch& batch) {
 
 }  // namespace
 
-TrainingRun::TrainingRun(const Experiment::Impl& experiment, TrainObserver& observer,
+TrainingRun::TrainingRun(const PreparedExperiment& experiment, TrainObserver& observer,
                          const std::atomic<bool>& cancel, bool worst_case_trial)
     : m_experiment(experiment),
       m_config(experiment.config),
       m_observer(observer),
       m_cancel(cancel),
       m_start(std::chrono::steady_clock::now()),
-      m_memory(experiment.device, experiment.config.memory.cap_mb * kBytesPerMiB),
+      m_memory(experiment.device, experiment.config.memory.cap_bytes()),
       m_metrics(observer),
       m_batch_size(experiment.config.train.batch_size),
       m_accumulation(experiment.config.train.accumulation),

@@ -8,21 +8,21 @@
 #include <chrono>
 #include <memory>
 
-#include "../memory/allocation_tag.h"
-#include "../memory/memory_history.h"
-#include "../memory/memory_monitor.h"
-#include "../model/text_classifier.h"
-#include "batching.h"
-#include "experiment_impl.h"
-#include "grad_scaler.h"
-#include "metric_buffer.h"
-#include "torch_compat.h"
+#include "memory/allocation_tag.h"
+#include "measure/memory_history.h"
+#include "measure/memory_monitor.h"
+#include "model/text_classifier.h"
+#include "train/batching.h"
+#include "train/prepared_experiment.h"
+#include "train/grad_scaler.h"
+#include "train/metric_buffer.h"
+#include "torch_utils/torch_compat.h"
 
 namespace oomlab::train {
 
 class TrainingRun {
 public:
-    TrainingRun(const Experiment::Impl& experiment, TrainObserver& observer,
+    TrainingRun(const PreparedExperiment& experiment, TrainObserver& observer,
                 const std::atomic<bool>& cancel, bool worst_case_trial = false);
     ~TrainingRun();
     RunOutcome execute();
@@ -48,7 +48,7 @@ private:
     bool pinned() const;
     std::unique_ptr<compat::AutocastScope> autocast_scope() const;
 
-    const Experiment::Impl& m_experiment;
+    const PreparedExperiment& m_experiment;
     const ExperimentConfig& m_config;
     TrainObserver& m_observer;
     const std::atomic<bool>& m_cancel;

@@ -3,8 +3,9 @@
 #include <filesystem>
 
 #include "oomlab/common/errors.h"
-#include "optimizer_factory.h"
-#include "training_run.h"
+#include "oomlab/prepare/data_profile.h"
+#include "train/optimizer_factory.h"
+#include "train/training_run.h"
 
 namespace oomlab::train {
 namespace {

@@ -15,10 +15,15 @@ std::vector<std::string> CliResult::lines() const {
     return result;
 }
 
-CliResult run_cli(const std::vector<std::string>& arguments) {
+CliResult run_cli(const std::vector<std::string>& arguments,
+                  const std::vector<std::string>& environment) {
     TempDir scratch;
     // No case may hang: a stuck binary is killed and reported as exit 124.
-    std::string command = "timeout 300 " + shell_quote(OOMLAB_CLI_PATH);
+    std::string command = "timeout 300 env";
+    for (const auto& setting : environment) {
+        command += " " + shell_quote(setting);
+    }
+    command += " " + shell_quote(OOMLAB_CLI_PATH);
     for (const auto& argument : arguments) {
         command += " " + shell_quote(argument);
     }

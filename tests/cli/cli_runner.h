@@ -13,6 +13,8 @@ struct CliResult {
     std::vector<std::string> lines() const;  // of `out`
 };
 
-CliResult run_cli(const std::vector<std::string>& arguments);
+// `environment`: extra "NAME=VALUE" settings for the process.
+CliResult run_cli(const std::vector<std::string>& arguments,
+                  const std::vector<std::string>& environment = {});
 
 }  // namespace oomlab::test

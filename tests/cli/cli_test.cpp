@@ -37,7 +37,7 @@ TEST_F(Cli, DefaultRunOf30StepsIsRecordedAndLearns) {
     const RunStore store = RunStore::open(db());
     const auto run = store.find_run(summary["run_id"].get<std::int64_t>());
     ASSERT_TRUE(run);
-    EXPECT_EQ(run->status, RunStatus::Completed);
+    EXPECT_EQ(run->outcome.status, RunStatus::Completed);
     std::vector<double> losses;
     for (const auto& row : store.metrics(run->id)) {
         if (row.phase == "step") {
@@ -69,8 +69,9 @@ TEST_F(Cli, RunsListShowExportDelete) {
                   .exit_code,
               0);
     const std::string content = test::read_text(csv);
-    EXPECT_EQ(content.rfind("step,phase,wall_ms,loss", 0), 0u);
-    EXPECT_NE(content.find("\n5,step,"), std::string::npos);
+    // Every row names its run and rank, so rows of several runs and ranks stay apart.
+    EXPECT_EQ(content.rfind("run_id,rank,step,phase,wall_ms,loss", 0), 0u);
+    EXPECT_NE(content.find("\n" + id + ",0,5,step,"), std::string::npos);
 
     const auto exported = run_cli({"runs", "export", id, "--db", db(), "--format", "json"});
     const json document = json::parse(exported.out);

@@ -81,7 +81,7 @@ TEST(CrashSafety, SigkillMidRunLeavesAnIntactDatabaseAndAnInterruptedRun) {
     const RunStore store = RunStore::open(db);  // a new process's view: marks the dead writer
     const auto record = store.find_run(run);
     ASSERT_TRUE(record);
-    EXPECT_EQ(record->status, RunStatus::Interrupted);
+    EXPECT_EQ(record->outcome.status, RunStatus::Interrupted);
     EXPECT_FALSE(record->finished_at.empty());
     // Every flushed batch is whole: step rows 1..n with no gap, n at least what we saw.
     std::vector<std::int64_t> steps;
@@ -113,7 +113,7 @@ TEST(CrashSafety, AReaderProcessSeesALiveRunGrowWithoutErrors) {
         const RunStore store = RunStore::open(db);
         const auto record = store.find_run(run);
         ASSERT_TRUE(record);
-        EXPECT_EQ(record->status, RunStatus::Running);  // never mistaken for a dead writer
+        EXPECT_EQ(record->outcome.status, RunStatus::Running);  // never mistaken for a dead writer
         const std::size_t rows = step_rows(store, run);
         EXPECT_GE(rows, last);
         increases += rows > last;
@@ -124,7 +124,7 @@ TEST(CrashSafety, AReaderProcessSeesALiveRunGrowWithoutErrors) {
     int status = 0;
     waitpid(writer, &status, 0);
     EXPECT_EQ(WEXITSTATUS(status), 130);
-    EXPECT_EQ(RunStore::open(db).find_run(run)->status, RunStatus::Cancelled);
+    EXPECT_EQ(RunStore::open(db).find_run(run)->outcome.status, RunStatus::Cancelled);
 }
 
 }  // namespace

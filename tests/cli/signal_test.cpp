@@ -46,7 +46,7 @@ TEST(CliSignals, SigintSavesTheRunAsCancelledAndExits130) {
     const RunStore store = RunStore::open(db);
     const auto runs = store.list_runs();
     ASSERT_EQ(runs.size(), 1u);
-    EXPECT_EQ(runs[0].status, RunStatus::Cancelled);
+    EXPECT_EQ(runs[0].outcome.status, RunStatus::Cancelled);
     EXPECT_FALSE(runs[0].finished_at.empty());
     const auto metrics = store.metrics(runs[0].id);
     std::int64_t last_step = 0;
@@ -55,8 +55,8 @@ TEST(CliSignals, SigintSavesTheRunAsCancelledAndExits130) {
             last_step = std::max(last_step, row.step);
         }
     }
-    EXPECT_EQ(runs[0].steps, last_step);
-    EXPECT_GT(runs[0].steps, 0);
+    EXPECT_EQ(runs[0].outcome.steps, last_step);
+    EXPECT_GT(runs[0].outcome.steps, 0);
 }
 
 }  // namespace

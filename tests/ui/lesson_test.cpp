@@ -114,7 +114,7 @@ private slots:
         QCOMPARE(compare->runs().size(), 2);
         QCOMPARE(QString::fromStdString(compare->runs()[1].record.name),
                  QStringLiteral("accumulation: 4 x 16"));
-        QCOMPARE(compare->runs()[1].record.steps, std::int64_t(4));
+        QCOMPARE(compare->runs()[1].record.outcome.steps, std::int64_t(4));
         QVERIFY(compare->note().contains(QStringLiteral("✓")));
         QVERIFY(compare->note().contains(QStringLiteral("activations")));
     }

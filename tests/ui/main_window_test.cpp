@@ -84,7 +84,7 @@ private slots:
 
     void runReachesTablePlotsAndDatabase() {
         const RunEnd end = runAndWait();
-        QCOMPARE(statusName(end.status), QStringLiteral("completed"));
+        QCOMPARE(statusName(end.status()), QStringLiteral("completed"));
         QVERIFY(end.runId > 0);
         QCOMPARE(end.outcome.steps, std::int64_t(12));
         m_completed.push_back(end.runId);
@@ -132,7 +132,7 @@ private slots:
         QVERIFY(form->setValue(QStringLiteral("memory.cap_mb"), QStringLiteral("4")));
         const RunEnd end = runAndWait();
         QVERIFY(form->setValue(QStringLiteral("memory.cap_mb"), QStringLiteral("0")));
-        QCOMPARE(statusName(end.status), QStringLiteral("oom"));
+        QCOMPARE(statusName(end.status()), QStringLiteral("oom"));
         QVERIFY(end.runId > 0);
         FailurePanel* panel = m_window->livePage()->failurePanel();
         QVERIFY(!panel->isHidden());
@@ -146,16 +146,17 @@ private slots:
         const RunStore store = RunStore::open(m_dir.filePath("runs.sqlite").toStdString());
         const auto run = store.find_run(end.runId);
         QVERIFY(run.has_value());
-        QCOMPARE(run->status, RunStatus::Oom);
-        QVERIFY(!run->error.empty());
-        // The window still works: one click applies a suggested fix.
-        auto* fix = panel->findChild<QPushButton*>();
-        QVERIFY(fix);
-        const QString setting = fix->text();
-        QTest::mouseClick(fix, Qt::LeftButton);
-        const QString key = setting.section('=', 0, 0);
-        QCOMPARE(QString::fromStdString(get_config_value(form->config(), key.toStdString())),
-                 setting.section('=', 1));
+        QCOMPARE(run->outcome.status, RunStatus::Oom);
+        QVERIFY(!run->outcome.error.empty());
+        // The window still works: one click applies the engine's first fix, every key of it.
+        QVERIFY(!end.fixes.empty());
+        auto* apply = panel->findChild<QPushButton*>();
+        QVERIFY(apply);
+        QCOMPARE(apply->text(), QStringLiteral("Apply"));
+        QTest::mouseClick(apply, Qt::LeftButton);
+        for (const auto& [key, value] : end.fixes.front().set) {
+            QCOMPARE(get_config_value(form->config(), key), value);
+        }
         m_window->experimentPanel()->setConfig(test::tinyConfig(12));
     }
 
@@ -170,7 +171,7 @@ private slots:
         QTest::keyClick(m_window.get(), Qt::Key_Escape);
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
         const RunEnd end = finished.at(0).at(0).value<RunEnd>();
-        QCOMPARE(statusName(end.status), QStringLiteral("cancelled"));
+        QCOMPARE(statusName(end.status()), QStringLiteral("cancelled"));
         QVERIFY(end.outcome.steps < 100000);
         m_window->experimentPanel()->setConfig(test::tinyConfig(12));
     }
@@ -204,7 +205,7 @@ private slots:
         QVERIFY(m_window->experimentPanel()->form()->setValue(QStringLiteral("train.batch_size"),
                                                               QStringLiteral("8")));
         const RunEnd second = runAndWait();
-        QCOMPARE(second.status, RunStatus::Completed);
+        QCOMPARE(second.status(), RunStatus::Completed);
         m_completed.push_back(second.runId);
 
         RunsPage* runs = m_window->runsPage();
@@ -245,7 +246,7 @@ private slots:
         // Peak breakdown bars side by side, and the final metrics.
         QCOMPARE(compare->breakdownChart()->barCount(), 2);
         for (int i = 0; i < 2; ++i) {
-            const MemoryBreakdown& breakdown = compare->runs()[i].record.breakdown;
+            const MemoryBreakdown& breakdown = compare->runs()[i].record.outcome.breakdown;
             QCOMPARE(compare->breakdownChart()->valueMiB(i, 2),
                      double(breakdown.gradients) / (1 << 20));
         }

@@ -2,39 +2,17 @@
 
 #include <QLocale>
 
-#include <cmath>
+#include "oomlab/common/format.h"
+
 
 namespace oomlab::ui {
 
 QString formatBytes(std::int64_t bytes) {
-    const double value = static_cast<double>(bytes);
-    const double magnitude = std::fabs(value);
-    if (magnitude < 1024.0) {
-        return QStringLiteral("%1 B").arg(bytes);
-    }
-    if (magnitude < 1024.0 * 1024.0) {
-        return QStringLiteral("%1 KiB").arg(value / 1024.0, 0, 'f', 1);
-    }
-    if (magnitude < 1024.0 * 1024.0 * 1024.0) {
-        return QStringLiteral("%1 MiB").arg(value / (1024.0 * 1024.0), 0, 'f', 1);
-    }
-    return QStringLiteral("%1 GiB").arg(value / (1024.0 * 1024.0 * 1024.0), 0, 'f', 2);
+    return qs(format_bytes(bytes));
 }
 
 QString formatDuration(double seconds) {
-    if (seconds < 0 || !std::isfinite(seconds)) {
-        return QStringLiteral("—");
-    }
-    if (seconds < 60) {
-        return QStringLiteral("%1 s").arg(seconds, 0, 'f', seconds < 10 ? 1 : 0);
-    }
-    const auto total = static_cast<long long>(std::llround(seconds));
-    if (total < 3600) {
-        return QStringLiteral("%1 min %2 s").arg(total / 60).arg(total % 60, 2, 10, QChar('0'));
-    }
-    return QStringLiteral("%1 h %2 min")
-        .arg(total / 3600)
-        .arg((total % 3600) / 60, 2, 10, QChar('0'));
+    return qs(format_duration(seconds));
 }
 
 QString formatOptional(const std::optional<double>& value, int decimals) {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "oomlab/config/experiment_config.h"
-#include "oomlab/run/run_session.h"
+#include "oomlab/session/run_session.h"
 
 namespace oomlab::ui {
 
@@ -24,12 +24,14 @@ struct MetricBatch {
 // How a run request ended.
 struct RunEnd {
     std::int64_t runId = 0;  // 0: no run was created (the settings or inputs were rejected)
-    RunStatus status = RunStatus::Failed;
-    bool badInput = false;  // rejected before a run existed: fix the named setting or file
-    QString error;
-    RunOutcome outcome;
+    bool badInput = false;   // rejected before a run existed: fix the named setting or file
+    RunOutcome outcome{RunStatus::Failed};  // status, error and the figures measured
+    std::vector<OomFix> fixes;              // after an out-of-memory: what to change
     ExperimentInfo info;
     ExperimentConfig config;
+
+    RunStatus status() const { return outcome.status; }
+    QString error() const { return QString::fromStdString(outcome.error); }
 };
 
 // How a lesson (several runs, then the engine's checks of its claims) ended.

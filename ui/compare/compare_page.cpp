@@ -156,10 +156,10 @@ void ComparePage::showRuns(const QString& databasePath, const QVector<qint64>& r
     m_watcher.setFuture(QtConcurrent::run(loadCompareData, databasePath, runIds));
 }
 
-void ComparePage::show(const CompareData& data) {
-    m_runs = data.runs;
-    if (!data.error.isEmpty()) {
-        m_title->setText(data.error.toHtmlEscaped());
+void ComparePage::show(const CompareData& loaded) {
+    m_runs = loaded.runs;
+    if (!loaded.error.isEmpty()) {
+        m_title->setText(loaded.error.toHtmlEscaped());
     } else if (m_runs.size() < 2) {
         m_title->setText(
             tr("Comparing %n run(s); select two or more in the Runs tab for a "
@@ -178,7 +178,7 @@ void ComparePage::show(const CompareData& data) {
     m_settings->setRuns(m_runs);
     fillBreakdown();
     fillMetrics();
-    emit loaded();
+    emit this->loaded();
 }
 
 void ComparePage::setShowOther(bool show) {
@@ -191,12 +191,12 @@ void ComparePage::fillBreakdown() {
     bool sameCap = true;
     for (int i = 0; i < m_runs.size(); ++i) {
         const CompareRun& run = m_runs[i];
-        MemoryBreakdown breakdown = run.record.breakdown;
+        MemoryBreakdown breakdown = run.record.outcome.breakdown;
         if (!m_showOther->isChecked()) {
             breakdown.other = 0;
         }
         bars.push_back({QStringLiteral("#%1").arg(run.record.id), breakdown});
-        const std::int64_t runCap = run.config.memory.cap_mb * 1024 * 1024;
+        const std::int64_t runCap = run.config.memory.cap_bytes();
         sameCap = sameCap && (i == 0 || runCap == cap);
         cap = runCap;
     }
@@ -215,22 +215,22 @@ void ComparePage::fillMetrics() {
         const double throughput = meanThroughput(m_runs[i]);
         const QStringList cells = {
             runLabel(run),
-            statusName(run.status),
-            QString::number(run.steps),
-            formatOptional(run.final_train_loss),
-            formatPercent(run.val_accuracy),
-            formatBytes(run.peak_bytes),
-            formatDuration(run.wall_seconds),
+            statusName(run.outcome.status),
+            QString::number(run.outcome.steps),
+            formatOptional(run.outcome.final_train_loss),
+            formatPercent(run.outcome.val_accuracy),
+            formatBytes(run.outcome.peak_bytes),
+            formatDuration(run.outcome.wall_seconds),
             throughput > 0 ? QString::number(throughput, 'f', 0) : QString()};
         for (int column = 0; column < cells.size(); ++column) {
             auto* item = new QTableWidgetItem(cells[column]);
             if (column == 0) {
                 item->setForeground(seriesColor(i));
             } else if (column == 1) {
-                item->setForeground(statusColor(run.status));
+                item->setForeground(statusColor(run.outcome.status));
             }
-            if (!run.error.empty()) {
-                item->setToolTip(qs(run.error));
+            if (!run.outcome.error.empty()) {
+                item->setToolTip(qs(run.outcome.error));
             }
             m_metrics->setItem(i, column, item);
         }

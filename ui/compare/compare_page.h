@@ -49,7 +49,7 @@ signals:
     void loaded();
 
 private:
-    void show(const CompareData& data);
+    void show(const CompareData& loaded);
     void fillMetrics();
     void fillBreakdown();
 

@@ -95,7 +95,7 @@ void ComparePlot::rebuild() {
             validation->setData(validKeys, validValues, true);
         }
         m_runGraphs.push_back(main);
-        if (run.record.status == RunStatus::Oom && !keys.isEmpty()) {
+        if (run.record.outcome.status == RunStatus::Oom && !keys.isEmpty()) {
             addMarker(keys.back(), tr("OOM"), color);
         }
     }

@@ -7,7 +7,7 @@
 
 #include "common/formatting.h"
 #include "experiment/key_editor.h"
-#include "experiment/key_relevance.h"
+#include "oomlab/config/key_relevance.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
@@ -143,10 +143,14 @@ void ConfigForm::onEdited(const QString& key, const QString& value) {
 
 void ConfigForm::refresh() {
     m_validationError.clear();
+    m_validationKeys.clear();
     try {
         validate_config(m_config);
-    } catch (const std::exception& error) {
+    } catch (const BadInput& error) {
         m_validationError = qs(error.what());
+        for (const std::string& key : error.keys()) {
+            m_validationKeys.insert(qs(key));
+        }
     }
     for (auto it = m_editors.begin(); it != m_editors.end(); ++it) {
         const QString& key = it.key();
@@ -154,13 +158,13 @@ void ConfigForm::refresh() {
         if (!m_keyErrors.contains(key)) {
             it.value()->setText(qs(get_config_value(m_config, ss(key))));
         }
-        const QString inactive = keyInactiveReason(m_config, key);
+        const QString inactive = qs(key_inactive_reason(m_config, ss(key)));
         it.value()->setEnabled(inactive.isEmpty());
         row.label->setEnabled(inactive.isEmpty());
         row.label->setStatusTip(inactive);
         showKeyError(key, m_keyErrors.value(key));
-        // A key that the combination error names is marked too.
-        const bool named = !m_validationError.isEmpty() && m_validationError.contains(key);
+        // The keys a combination error is about are marked too.
+        const bool named = m_validationKeys.contains(key);
         QFont font = row.label->font();
         font.setBold(named || m_keyErrors.contains(key));
         row.label->setFont(font);

@@ -5,6 +5,8 @@
 // for a bad combination above the Run button, before anything runs.
 #pragma once
 
+#include <QSet>
+
 #include <QHash>
 #include <QWidget>
 
@@ -69,6 +71,7 @@ private:
     QHash<QString, Row> m_rows;
     QHash<QString, QString> m_keyErrors;
     QString m_validationError;
+    QSet<QString> m_validationKeys;  // the keys m_validationError is about
     bool m_lastValid = true;
 };
 

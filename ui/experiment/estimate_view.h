@@ -9,7 +9,7 @@
 
 #include <memory>
 
-#include "oomlab/memory/estimator.h"
+#include "oomlab/estimator/estimator.h"
 
 class QLabel;
 

@@ -14,7 +14,7 @@
 #include <climits>
 
 #include "common/formatting.h"
-#include "oomlab/train/experiment.h"
+#include "oomlab/session/experiment.h"
 
 namespace oomlab::ui {
 namespace {

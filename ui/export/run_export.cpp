@@ -35,33 +35,11 @@ std::string runsJson(const RunStore& store, const QVector<qint64>& runIds) {
 }
 
 std::string runsCsv(const RunStore& store, const QVector<qint64>& runIds) {
-    if (runIds.size() == 1) {
-        return metrics_csv(store.metrics(runIds.front()));
+    std::vector<RunMetrics> runs;
+    for (const qint64 id : runIds) {
+        runs.push_back({id, store.metrics(id)});
     }
-    std::string text;
-    for (int i = 0; i < runIds.size(); ++i) {
-        const std::string csv = metrics_csv(store.metrics(runIds[i]));
-        const std::string prefix = std::to_string(runIds[i]) + ",";
-        std::size_t start = 0;
-        bool header = true;
-        while (start < csv.size()) {
-            std::size_t end = csv.find('\n', start);
-            if (end == std::string::npos) {
-                end = csv.size();
-            }
-            const std::string line = csv.substr(start, end - start);
-            if (header) {
-                if (i == 0) {
-                    text += "run_id," + line + "\n";
-                }
-                header = false;
-            } else if (!line.empty()) {
-                text += prefix + line + "\n";
-            }
-            start = end + 1;
-        }
-    }
-    return text;
+    return metrics_csv(runs);
 }
 
 }  // namespace

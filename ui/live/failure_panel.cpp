@@ -5,7 +5,8 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
-#include "live/oom_advice.h"
+#include "common/formatting.h"
+#include "live/run_end_text.h"
 
 namespace oomlab::ui {
 
@@ -31,6 +32,34 @@ FailurePanel::FailurePanel(QWidget* parent) : QFrame(parent) {
     hide();
 }
 
+QWidget* FailurePanel::fixRow(const OomFix& fix) {
+    auto* row = new QWidget(m_fixes);
+    auto* layout = new QHBoxLayout(row);
+    layout->setContentsMargins(0, 0, 0, 0);
+    QStringList assignments;
+    for (const auto& [key, value] : fix.set) {
+        assignments << QStringLiteral("%1=%2").arg(qs(key), qs(value));
+    }
+    auto* text = new QLabel(tr("• <b>%1</b> (%2, predicted peak %3): %4")
+                                .arg(assignments.join(QStringLiteral(" ")).toHtmlEscaped(),
+                                     qs(std::string(fix_cost_name(fix.cost))),
+                                     formatBytes(fix.predicted_peak_bytes),
+                                     qs(fix.reason).toHtmlEscaped()),
+                            row);
+    text->setWordWrap(true);
+    layout->addWidget(text, 1);
+    auto* apply = new QPushButton(tr("Apply"), row);
+    apply->setToolTip(tr("Set %1 in the experiment panel").arg(assignments.join(QStringLiteral(", "))));
+    auto* applyAndRun = new QPushButton(tr("Apply and run"), row);
+    const Settings settings = fix.set;
+    connect(apply, &QPushButton::clicked, this, [this, settings] { emit applyFix(settings, false); });
+    connect(applyAndRun, &QPushButton::clicked, this,
+            [this, settings] { emit applyFix(settings, true); });
+    layout->addWidget(apply);
+    layout->addWidget(applyAndRun);
+    return row;
+}
+
 QString FailurePanel::headline() const {
     return m_title->text();
 }
@@ -39,11 +68,11 @@ QString FailurePanel::details() const {
 }
 
 void FailurePanel::showRunEnd(const RunEnd& end) {
-    if (end.status != RunStatus::Oom && end.status != RunStatus::Failed) {
+    if (end.status() != RunStatus::Oom && end.status() != RunStatus::Failed) {
         hide();
         return;
     }
-    m_title->setText(end.status == RunStatus::Oom ? tr("⚠ Out of memory") : tr("⚠ The run failed"));
+    m_title->setText(end.status() == RunStatus::Oom ? tr("⚠ Out of memory") : tr("⚠ The run failed"));
     QPalette palette = m_title->palette();
     palette.setColor(QPalette::WindowText, QColor(0xd6, 0x27, 0x28));
     m_title->setPalette(palette);
@@ -52,28 +81,16 @@ void FailurePanel::showRunEnd(const RunEnd& end) {
         delete item->widget();
         delete item;
     }
-    const QVector<Suggestion> fixes = suggestFixes(end);
-    m_suggestionCount = fixes.size();
-    if (!fixes.isEmpty()) {
-        m_fixesLayout->addWidget(new QLabel(tr("<b>What to try</b>"), m_fixes));
+    m_suggestionCount = static_cast<int>(end.fixes.size());
+    if (end.status() == RunStatus::Oom) {
+        m_fixesLayout->addWidget(new QLabel(end.fixes.empty()
+                                                ? tr("<b>No change is predicted to fit</b>")
+                                                : tr("<b>What to try</b> (cheapest first; each "
+                                                     "is predicted to fit)"),
+                                            m_fixes));
     }
-    for (const Suggestion& fix : fixes) {
-        auto* row = new QWidget(m_fixes);
-        auto* rowLayout = new QHBoxLayout(row);
-        rowLayout->setContentsMargins(0, 0, 0, 0);
-        auto* text = new QLabel(QStringLiteral("• ") + fix.text, row);
-        text->setWordWrap(true);
-        rowLayout->addWidget(text, 1);
-        if (!fix.key.isEmpty()) {
-            auto* apply = new QPushButton(QStringLiteral("%1=%2").arg(fix.key, fix.value), row);
-            apply->setToolTip(tr("Set %1 to %2 in the experiment panel").arg(fix.key, fix.value));
-            const QString key = fix.key;
-            const QString value = fix.value;
-            connect(apply, &QPushButton::clicked, this,
-                    [this, key, value] { emit applySetting(key, value); });
-            rowLayout->addWidget(apply);
-        }
-        m_fixesLayout->addWidget(row);
+    for (const OomFix& fix : end.fixes) {
+        m_fixesLayout->addWidget(fixRow(fix));
     }
     show();
 }

@@ -24,9 +24,12 @@ public:
     int suggestionCount() const { return m_suggestionCount; }
 
 signals:
-    void applySetting(const QString& key, const QString& value);
+    // A fix's settings, to apply to the experiment panel (and run at once when `run`).
+    void applyFix(const oomlab::Settings& settings, bool run);
 
 private:
+    QWidget* fixRow(const OomFix& fix);
+
     QLabel* m_title = nullptr;
     QLabel* m_details = nullptr;
     QWidget* m_fixes = nullptr;

@@ -56,7 +56,7 @@ LivePage::LivePage(QWidget* parent) : QWidget(parent) {
     layout->addWidget(m_header);
     layout->addWidget(m_failure);
     layout->addWidget(split, 1);
-    connect(m_failure, &FailurePanel::applySetting, this, &LivePage::applySetting);
+    connect(m_failure, &FailurePanel::applyFix, this, &LivePage::applyFix);
 }
 
 QList<ThemedPlot*> LivePage::plots() const {
@@ -70,7 +70,7 @@ QString LivePage::header() const {
 void LivePage::onRunStarted(const ExperimentConfig& config, const QString& name) {
     m_runId = 0;
     m_name = name;
-    m_capBytes = config.memory.cap_mb * 1024 * 1024;
+    m_capBytes = config.memory.cap_bytes();
     resetPlots();
     m_log->clear();
     m_header->setText(
@@ -138,7 +138,7 @@ void LivePage::onRunFinished(const RunEnd& end) {
     if (end.runId != 0 && end.runId != m_runId) {
         return;
     }
-    m_phases->finish(end.status == RunStatus::Oom ? tr("OOM") : QString());
+    m_phases->finish(end.status() == RunStatus::Oom ? tr("OOM") : QString());
     for (ThemedPlot* plot : plots()) {
         plot->requestReplot();
     }
@@ -147,13 +147,13 @@ void LivePage::onRunFinished(const RunEnd& end) {
         m_header->setText(tr("The run could not start."));
         return;
     }
-    log(end.error.isEmpty()
-            ? tr("run %1 %2").arg(end.runId).arg(statusName(end.status))
-            : tr("run %1 %2: %3").arg(end.runId).arg(statusName(end.status), end.error));
+    log(end.error().isEmpty()
+            ? tr("run %1 %2").arg(end.runId).arg(statusName(end.status()))
+            : tr("run %1 %2: %3").arg(end.runId).arg(statusName(end.status()), end.error()));
     m_header->setText(
         m_header->text() + QStringLiteral("<br>") +
         tr("<b style='color:%1'>%2</b> after %3 steps in %4 · peak %5")
-            .arg(statusColor(end.status).name(), statusName(end.status))
+            .arg(statusColor(end.status()).name(), statusName(end.status()))
             .arg(end.outcome.steps)
             .arg(formatDuration(end.outcome.wall_seconds), formatBytes(end.outcome.peak_bytes)));
 }

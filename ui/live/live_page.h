@@ -39,7 +39,7 @@ public:
     void onRunFinished(const oomlab::ui::RunEnd& end);
 
 signals:
-    void applySetting(const QString& key, const QString& value);
+    void applyFix(const oomlab::Settings& settings, bool run);
 
 private:
     void log(const QString& line);

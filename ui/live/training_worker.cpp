@@ -2,7 +2,7 @@
 
 #include "common/formatting.h"
 #include "oomlab/common/errors.h"
-#include "oomlab/train/batch_size_search.h"
+#include "oomlab/session/batch_size_search.h"
 
 namespace oomlab::ui {
 
@@ -19,27 +19,23 @@ void TrainingWorker::run(const ExperimentConfig& config, const QString& name,
         RunStore store = RunStore::open(ss(databasePath));
         const RunResult result = run_and_record(config, ss(name), store, *this, m_cancel);
         end.runId = result.run_id;
-        end.status = result.outcome.status;
-        end.error = qs(result.outcome.error);
         end.outcome = result.outcome;
+        end.fixes = result.fixes;
         end.info = result.info;
     } catch (const Cancelled&) {
         end.runId = m_runId;
-        end.status = RunStatus::Cancelled;
-        end.error = tr("stopped before training started");
+        end.outcome.status = RunStatus::Cancelled;
+        end.outcome.error = "stopped before training started";
     } catch (const BadInput& error) {
         end.runId = m_runId;
-        end.status = RunStatus::Failed;
         end.badInput = m_runId == 0;
-        end.error = qs(error.what());
+        end.outcome.error = error.what();
     } catch (const std::exception& error) {
         end.runId = m_runId;
-        end.status = RunStatus::Failed;
-        end.error = qs(error.what());
+        end.outcome.error = error.what();
     } catch (...) {
         end.runId = m_runId;
-        end.status = RunStatus::Failed;
-        end.error = tr("unknown error in the training thread");
+        end.outcome.error = "unknown error in the training thread";
     }
     emit runFinished(end);
 }
@@ -67,22 +63,12 @@ void TrainingWorker::runLesson(const Lesson& lesson, const QString& databasePath
             end.holds << check.holds;
         }
         end.completed = result.runs.size() == lesson.runs.size() &&
-                        result.runs.back().record.status != RunStatus::Cancelled;
+                        result.runs.back().record.outcome.status != RunStatus::Cancelled;
         if (!result.runs.empty()) {
             const LessonRunResult& last = result.runs.back();
-            RunEnd& run = end.last;
-            run.runId = last.record.id;
-            run.status = last.record.status;
-            run.error = qs(last.record.error);
-            run.config = lesson_config(lesson, last.run);
-            run.outcome.status = last.record.status;
-            run.outcome.error = last.record.error;
-            run.outcome.steps = last.record.steps;
-            run.outcome.final_train_loss = last.record.final_train_loss;
-            run.outcome.val_accuracy = last.record.val_accuracy;
-            run.outcome.peak_bytes = last.record.peak_bytes;
-            run.outcome.wall_seconds = last.record.wall_seconds;
-            run.outcome.breakdown = last.record.breakdown;
+            end.last.runId = last.record.id;
+            end.last.config = lesson_config(lesson, last.run);
+            end.last.outcome = last.record.outcome;
         }
         if (!end.completed) {
             end.error = tr("stopped before the last run");
@@ -90,13 +76,11 @@ void TrainingWorker::runLesson(const Lesson& lesson, const QString& databasePath
     } catch (const std::exception& error) {
         end.error = qs(error.what());
         end.last.runId = m_runId;
-        end.last.status = RunStatus::Failed;
         end.last.badInput = m_runId == 0;
-        end.last.error = end.error;
+        end.last.outcome.error = error.what();
     } catch (...) {
         end.error = tr("unknown error in the training thread");
-        end.last.status = RunStatus::Failed;
-        end.last.error = end.error;
+        end.last.outcome.error = ss(end.error);
     }
     emit lessonFinished(end);
 }

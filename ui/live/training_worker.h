@@ -11,7 +11,7 @@
 
 #include "common/run_types.h"
 #include "oomlab/lessons/lesson.h"
-#include "oomlab/run/run_session.h"
+#include "oomlab/session/run_session.h"
 
 namespace oomlab::ui {
 

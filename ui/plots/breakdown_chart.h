@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "oomlab/memory/breakdown.h"
+#include "oomlab/run/breakdown.h"
 #include "plots/themed_plot.h"
 
 namespace oomlab::ui {

@@ -4,7 +4,7 @@
 
 #include <array>
 
-#include "oomlab/memory/breakdown.h"
+#include "oomlab/run/breakdown.h"
 
 namespace oomlab::ui {
 

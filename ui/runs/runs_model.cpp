@@ -112,15 +112,15 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
         case RunIdRole:
             return static_cast<qlonglong>(run.id);
         case StatusRole:
-            return statusName(run.status);
+            return statusName(run.outcome.status);
         case Qt::ForegroundRole:
             if (index.column() == Status) {
-                return statusColor(run.status);
+                return statusColor(run.outcome.status);
             }
             return {};
         case Qt::ToolTipRole:
-            if (index.column() == Status && !run.error.empty()) {
-                return qs(run.error);
+            if (index.column() == Status && !run.outcome.error.empty()) {
+                return qs(run.outcome.error);
             }
             if (index.column() == Notes && !run.notes.empty()) {
                 return qs(run.notes);
@@ -154,7 +154,7 @@ QVariant RunsModel::display(const Row& row, int column) const {
         case Name:
             return qs(run.name);
         case Status:
-            return statusName(run.status);
+            return statusName(run.outcome.status);
         case Model:
             return known ? setting(config, "model.kind") : QString();
         case Batch:
@@ -176,15 +176,15 @@ QVariant RunsModel::display(const Row& row, int column) const {
                        ? QStringLiteral("%1 MiB").arg(config.memory.cap_mb)
                        : QString();
         case Peak:
-            return run.peak_bytes > 0 ? formatBytes(run.peak_bytes) : QString();
+            return run.outcome.peak_bytes > 0 ? formatBytes(run.outcome.peak_bytes) : QString();
         case FinalLoss:
-            return formatOptional(run.final_train_loss);
+            return formatOptional(run.outcome.final_train_loss);
         case Accuracy:
-            return formatPercent(run.val_accuracy);
+            return formatPercent(run.outcome.val_accuracy);
         case Duration:
-            return formatDuration(run.wall_seconds);
+            return formatDuration(run.outcome.wall_seconds);
         case Steps:
-            return static_cast<qlonglong>(run.steps);
+            return static_cast<qlonglong>(run.outcome.steps);
         case Created:
             return localTime(run.created_at);
         case Device:
@@ -206,15 +206,15 @@ QVariant RunsModel::sortValue(const Row& row, int column) const {
         case Cap:
             return static_cast<qlonglong>(row.config.memory.cap_mb);
         case Peak:
-            return static_cast<qlonglong>(run.peak_bytes);
+            return static_cast<qlonglong>(run.outcome.peak_bytes);
         case FinalLoss:
-            return run.final_train_loss ? *run.final_train_loss : 1e300;
+            return run.outcome.final_train_loss ? *run.outcome.final_train_loss : 1e300;
         case Accuracy:
-            return run.val_accuracy ? *run.val_accuracy : -1.0;
+            return run.outcome.val_accuracy ? *run.outcome.val_accuracy : -1.0;
         case Duration:
-            return run.wall_seconds;
+            return run.outcome.wall_seconds;
         case Steps:
-            return static_cast<qlonglong>(run.steps);
+            return static_cast<qlonglong>(run.outcome.steps);
         case Created:
             return qs(run.created_at);
         default:

@@ -289,11 +289,11 @@ void RunsPage::updateDetails() {
                       "LibTorch %7<br>created %8, finished %9")
                        .arg(qs(run->name).toHtmlEscaped())
                        .arg(run->id)
-                       .arg(statusColor(run->status).name(), statusName(run->status),
+                       .arg(statusColor(run->outcome.status).name(), statusName(run->outcome.status),
                             qs(run->device).toHtmlEscaped(), qs(run->engine_version),
                             qs(run->torch_version), qs(run->created_at), qs(run->finished_at));
-    if (!run->error.empty()) {
-        text += QStringLiteral("<br>") + qs(run->error).toHtmlEscaped();
+    if (!run->outcome.error.empty()) {
+        text += QStringLiteral("<br>") + qs(run->outcome.error).toHtmlEscaped();
     }
     m_details->setText(text);
     if (m_notesRunId != run->id) {

@@ -56,7 +56,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     wireController();
     connect(m_panel, &ExperimentPanel::runRequested, this, &MainWindow::startRun);
     connect(m_panel, &ExperimentPanel::stopRequested, this, &MainWindow::stopRun);
-    connect(m_live, &LivePage::applySetting, this, &MainWindow::applySetting);
+    connect(m_live, &LivePage::applyFix, this, &MainWindow::applyFix);
     connect(m_runs, &RunsPage::compareRequested, this, &MainWindow::compareRuns);
     connect(m_runs, &RunsPage::rerunRequested, this, &MainWindow::rerun);
     connect(m_runs, &RunsPage::configRequested, m_panel, &ExperimentPanel::setConfig);
@@ -230,11 +230,24 @@ QString MainWindow::openDatabase(const QString& path, bool quiet) {
     return {};
 }
 
-void MainWindow::applySetting(const QString& key, const QString& value) {
-    if (m_panel->form()->setValue(key, value)) {
-        statusBar()->showMessage(tr("%1 = %2. Press Run (Ctrl+R) to try it.").arg(key, value),
-                                 8000);
+void MainWindow::applyFix(const Settings& settings, bool run) {
+    QStringList applied;
+    for (const auto& [key, value] : settings) {
+        if (!m_panel->form()->setValue(qs(key), qs(value))) {
+            statusBar()->showMessage(tr("%1=%2 was refused: %3")
+                                         .arg(qs(key), qs(value),
+                                              m_panel->form()->keyError(qs(key))),
+                                     10000);
+            return;
+        }
+        applied << QStringLiteral("%1=%2").arg(qs(key), qs(value));
     }
+    if (run) {
+        startRun();
+        return;
+    }
+    statusBar()->showMessage(
+        tr("%1. Press Run (Ctrl+R) to try it.").arg(applied.join(QStringLiteral(", "))), 8000);
 }
 
 void MainWindow::onRunFinished(const RunEnd& end) {
@@ -242,7 +255,7 @@ void MainWindow::onRunFinished(const RunEnd& end) {
     m_progress->onFinished(end);
     m_database->notifyRunsChanged();
     if (end.runId > 0) {
-        statusBar()->showMessage(tr("Run %1 %2").arg(end.runId).arg(statusName(end.status)), 8000);
+        statusBar()->showMessage(tr("Run %1 %2").arg(end.runId).arg(statusName(end.status())), 8000);
     }
 }
 

@@ -61,7 +61,7 @@ public:
     void compareRuns(const QVector<qint64>& runIds);
     // Returns an empty string or the error (also shown to the user unless `quiet`).
     QString openDatabase(const QString& path, bool quiet = false);
-    void applySetting(const QString& key, const QString& value);
+    void applyFix(const oomlab::Settings& settings, bool run);
 
 protected:
     void closeEvent(QCloseEvent* event) override;

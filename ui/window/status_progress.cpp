@@ -60,7 +60,7 @@ void StatusProgress::onProgress(const TrainProgress& progress) {
 void StatusProgress::onFinished(const RunEnd& end) {
     m_bar->hide();
     m_eta->clear();
-    m_stage->setText(end.runId > 0 ? tr("Run %1 %2").arg(end.runId).arg(statusName(end.status))
+    m_stage->setText(end.runId > 0 ? tr("Run %1 %2").arg(end.runId).arg(statusName(end.status()))
                                    : tr("The run could not start"));
 }
 

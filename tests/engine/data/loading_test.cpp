@@ -97,11 +97,11 @@ TEST(Loading, SeededSplitIsDeterministicAndSized) {
     ASSERT_EQ(a.train.examples.size(), 80u);
     ASSERT_EQ(a.valid.examples.size(), 20u);
     const auto texts = [](const Dataset& d) {
-        std::vector<std::string> texts;
+        std::vector<std::string> result;
         for (const Example& e : d.examples) {
-            texts.push_back(e.text);
+            result.push_back(e.text);
         }
-        return texts;
+        return result;
     };
     EXPECT_EQ(texts(a.valid), texts(b.valid));
     EXPECT_EQ(texts(a.train), texts(b.train));

@@ -7,7 +7,7 @@
 #include <random>
 #include <string>
 
-#include "fast_decimal.h"
+#include "glove/fast_decimal.h"
 
 namespace oomlab {
 namespace {

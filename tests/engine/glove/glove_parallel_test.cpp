@@ -5,7 +5,7 @@
 
 #include "glove_test_helpers.h"
 #include "test_support.h"
-#include "text_parser.h"
+#include "glove/text_parser.h"
 
 namespace oomlab {
 namespace {

@@ -5,11 +5,11 @@
 #include <set>
 
 #include "gpu_test_support.h"
-#include "memory/memory_monitor.h"
+#include "measure/memory_monitor.h"
 #include "memory/nvml.h"
 #include "test_support.h"
 #if OOMLAB_WITH_CUDA
-#include "memory/cuda_memory.h"
+#include "measure/cuda_memory.h"
 #endif
 
 namespace oomlab {

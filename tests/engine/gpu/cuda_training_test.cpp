@@ -3,11 +3,11 @@
 #include <algorithm>
 
 #include "gpu_test_support.h"
-#include "memory/memory_monitor.h"
+#include "measure/memory_monitor.h"
 #include "model/encoder_block.h"
 #include "test_support.h"
 #if OOMLAB_WITH_CUDA
-#include "memory/cuda_memory.h"
+#include "measure/cuda_memory.h"
 #endif
 
 namespace oomlab {

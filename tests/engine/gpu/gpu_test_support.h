@@ -9,7 +9,8 @@
 #include <string>
 
 #include "oomlab/config/config_keys.h"
-#include "oomlab/run/run_session.h"
+#include "engine_support.h"
+#include "oomlab/session/run_session.h"
 
 #define OOMLAB_REQUIRE_CUDA()                                                 \
     do {                                                                      \
@@ -21,18 +22,10 @@
 namespace oomlab::test {
 
 inline ExperimentConfig cuda_config(std::initializer_list<std::string> assignments) {
-    ExperimentConfig config;
-    for (const char* assignment :
-         {"device=cuda:0", "embeddings.source=synthetic", "model.kind=transformer",
-          "train.optimizer=adam", "dataset.valid_ratio=0.05", "train.max_len=64"}) {
-        apply_config_override(config, assignment);
-    }
-    for (const std::string& assignment : assignments) {
-        apply_config_override(config, assignment);
-    }
-    return config;
+    return config_with(assignments,
+                       config_with({"device=cuda:0", "embeddings.source=synthetic",
+                                    "model.kind=transformer", "train.optimizer=adam",
+                                    "dataset.valid_ratio=0.05", "train.max_len=64"}));
 }
-
-class QuietListener : public RunListener {};
 
 }  // namespace oomlab::test

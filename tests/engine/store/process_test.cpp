@@ -102,8 +102,8 @@ TEST(RunStoreProcessTest, RunOfALiveWriterStaysRunningUntilTheWriterDies) {
         RunStore reader = RunStore::open(path);  // the GUI opening while the CLI trains
         const auto run = reader.find_run(writer.run_id());
         ASSERT_TRUE(run.has_value());
-        EXPECT_EQ(run->status, RunStatus::Running);
-        EXPECT_EQ(run->error, "");
+        EXPECT_EQ(run->outcome.status, RunStatus::Running);
+        EXPECT_EQ(run->outcome.error, "");
     }
 
     const pid_t writer_pid = writer.pid();
@@ -111,9 +111,9 @@ TEST(RunStoreProcessTest, RunOfALiveWriterStaysRunningUntilTheWriterDies) {
     RunStore after = RunStore::open(path);
     const auto run = after.find_run(writer.run_id());
     ASSERT_TRUE(run.has_value());
-    EXPECT_EQ(run->status, RunStatus::Interrupted);
-    EXPECT_NE(run->error.find("ended before it finished"), std::string::npos) << run->error;
-    EXPECT_NE(run->error.find("pid " + std::to_string(writer_pid)), std::string::npos);
+    EXPECT_EQ(run->outcome.status, RunStatus::Interrupted);
+    EXPECT_NE(run->outcome.error.find("ended before it finished"), std::string::npos) << run->outcome.error;
+    EXPECT_NE(run->outcome.error.find("pid " + std::to_string(writer_pid)), std::string::npos);
     EXPECT_FALSE(run->finished_at.empty());
     EXPECT_EQ(after.metrics(writer.run_id()).size(), 3u);  // what was written is kept
 }
@@ -129,16 +129,16 @@ TEST(RunStoreProcessTest, ExitedWriterIsMarkedWhileOwnRunsStayRunning) {
     RunStore store = RunStore::open(path);
     const auto orphan = store.find_run(writer.run_id());
     ASSERT_TRUE(orphan.has_value());
-    EXPECT_EQ(orphan->status, RunStatus::Interrupted);
-    EXPECT_NE(orphan->error.find("pid " + std::to_string(writer_pid)), std::string::npos)
-        << orphan->error;
+    EXPECT_EQ(orphan->outcome.status, RunStatus::Interrupted);
+    EXPECT_NE(orphan->outcome.error.find("pid " + std::to_string(writer_pid)), std::string::npos)
+        << orphan->outcome.error;
     writer.reap();
 
     // Opening again from this process leaves this process's own run alone.
     const std::int64_t mine = store.create_run(sample_run("mine"));
     RunStore second = RunStore::open(path);
-    EXPECT_EQ(second.find_run(mine)->status, RunStatus::Running);
-    EXPECT_EQ(second.find_run(writer.run_id())->status, RunStatus::Interrupted);
+    EXPECT_EQ(second.find_run(mine)->outcome.status, RunStatus::Running);
+    EXPECT_EQ(second.find_run(writer.run_id())->outcome.status, RunStatus::Interrupted);
 }
 
 TEST(RunStoreProcessTest, ReusedPidIsNotTakenForTheWriter) {
@@ -158,8 +158,8 @@ TEST(RunStoreProcessTest, ReusedPidIsNotTakenForTheWriter) {
                  std::to_string(remote));
     }
     RunStore reopened = RunStore::open(path);
-    EXPECT_EQ(reopened.find_run(reused)->status, RunStatus::Interrupted);
-    EXPECT_EQ(reopened.find_run(remote)->status, RunStatus::Running);
+    EXPECT_EQ(reopened.find_run(reused)->outcome.status, RunStatus::Interrupted);
+    EXPECT_EQ(reopened.find_run(remote)->outcome.status, RunStatus::Running);
 }
 
 TEST(RunStoreProcessTest, ReaderDoesNotWaitForAnOpenWriteTransaction) {

@@ -50,19 +50,19 @@ TEST_F(RunStoreTest, NewRunReadsBackAsRunning) {
     ASSERT_TRUE(run.has_value());
     EXPECT_EQ(run->id, id);
     EXPECT_EQ(run->name, "first");
-    EXPECT_EQ(run->status, RunStatus::Running);
+    EXPECT_EQ(run->outcome.status, RunStatus::Running);
     EXPECT_EQ(run->config_json, R"({"batch_size": 64, "model": "bag"})");
     EXPECT_TRUE(is_iso8601_utc_millis(run->created_at)) << run->created_at;
     EXPECT_EQ(run->finished_at, "");
     EXPECT_EQ(run->device, "cuda:0 (NVIDIA H100 80GB HBM3)");
     EXPECT_EQ(run->engine_version, "0.1.0");
     EXPECT_EQ(run->torch_version, "1.13.0");
-    EXPECT_EQ(run->error, "");
+    EXPECT_EQ(run->outcome.error, "");
     EXPECT_EQ(run->notes, "");
-    EXPECT_EQ(run->steps, 0);
-    EXPECT_FALSE(run->final_train_loss.has_value());
-    EXPECT_FALSE(run->val_accuracy.has_value());
-    EXPECT_EQ(run->breakdown.total(), 0);
+    EXPECT_EQ(run->outcome.steps, 0);
+    EXPECT_FALSE(run->outcome.final_train_loss.has_value());
+    EXPECT_FALSE(run->outcome.val_accuracy.has_value());
+    EXPECT_EQ(run->outcome.breakdown.total(), 0);
     EXPECT_FALSE(m_store.find_run(id + 1).has_value());
 }
 
@@ -80,18 +80,18 @@ TEST_F(RunStoreTest, FinishedRunKeepsOutcomeAndBreakdown) {
 
     const auto run = m_store.find_run(id);
     ASSERT_TRUE(run.has_value());
-    EXPECT_EQ(run->status, RunStatus::Oom);
-    EXPECT_EQ(run->error, "CUDA out of memory at step 42");
-    EXPECT_EQ(run->steps, 42);
-    ASSERT_TRUE(run->final_train_loss.has_value());
-    EXPECT_DOUBLE_EQ(*run->final_train_loss, 0.6931);
-    EXPECT_FALSE(run->val_accuracy.has_value());
-    EXPECT_EQ(run->peak_bytes, 80'000'000'000);
-    EXPECT_DOUBLE_EQ(run->wall_seconds, 12.5);
+    EXPECT_EQ(run->outcome.status, RunStatus::Oom);
+    EXPECT_EQ(run->outcome.error, "CUDA out of memory at step 42");
+    EXPECT_EQ(run->outcome.steps, 42);
+    ASSERT_TRUE(run->outcome.final_train_loss.has_value());
+    EXPECT_DOUBLE_EQ(*run->outcome.final_train_loss, 0.6931);
+    EXPECT_FALSE(run->outcome.val_accuracy.has_value());
+    EXPECT_EQ(run->outcome.peak_bytes, 80'000'000'000);
+    EXPECT_DOUBLE_EQ(run->outcome.wall_seconds, 12.5);
     EXPECT_TRUE(is_iso8601_utc_millis(run->finished_at)) << run->finished_at;
     EXPECT_GE(run->finished_at, run->created_at);
     for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
-        EXPECT_EQ(breakdown_field(run->breakdown, i),
+        EXPECT_EQ(breakdown_field(run->outcome.breakdown, i),
                   static_cast<std::int64_t>(i + 1) * 1'000'000'007)
             << kBreakdownKeys[i];
     }

@@ -77,8 +77,8 @@ TEST(RunStoreSchemaTest, ExistingFileAtKnownVersionKeepsItsRows) {
     const auto run = reopened.find_run(id);
     ASSERT_TRUE(run.has_value());
     EXPECT_EQ(run->name, "kept");
-    EXPECT_EQ(run->status, RunStatus::Completed);
-    EXPECT_EQ(run->steps, 9);
+    EXPECT_EQ(run->outcome.status, RunStatus::Completed);
+    EXPECT_EQ(run->outcome.steps, 9);
     const auto metrics = reopened.metrics(id);
     ASSERT_EQ(metrics.size(), 1u);
     EXPECT_EQ(metrics[0].loss, std::optional<double>(0.25));
@@ -98,12 +98,12 @@ TEST(RunStoreSchemaTest, VersionOneFileIsUpgradedWithoutLosingRuns) {
     const auto runs = store.list_runs();
     ASSERT_EQ(runs.size(), 2u);
     EXPECT_EQ(runs[1].name, "v1 bag");
-    EXPECT_EQ(runs[1].status, RunStatus::Completed);
-    EXPECT_EQ(runs[1].steps, 3);
-    EXPECT_GT(runs[1].peak_bytes, 0);
+    EXPECT_EQ(runs[1].outcome.status, RunStatus::Completed);
+    EXPECT_EQ(runs[1].outcome.steps, 3);
+    EXPECT_GT(runs[1].outcome.peak_bytes, 0);
     EXPECT_EQ(runs[1].world_size, 1);
     EXPECT_EQ(runs[0].name, "v1 oom");
-    EXPECT_EQ(runs[0].status, RunStatus::Oom);
+    EXPECT_EQ(runs[0].outcome.status, RunStatus::Oom);
     const auto metrics = store.metrics(runs[1].id);
     EXPECT_EQ(metrics.size(), 17u);
     for (const auto& row : metrics) {

@@ -7,26 +7,23 @@
 #include <set>
 
 #include "oomlab/config/config_keys.h"
-#include "oomlab/run/run_session.h"
+#include "oomlab/session/run_session.h"
+#include "engine_support.h"
 #include "test_support.h"
 
 namespace oomlab {
 namespace {
 
-class Quiet : public RunListener {};
 
 TEST(MemorySnapshotRun, TraceReplaysToThePeakAndIsTaggedByPhase) {
     test::TempDir dir;
     const std::string path = dir.file("snapshot.pickle");
-    ExperimentConfig config;
-    for (const std::string& assignment : std::vector<std::string>{
-             "device=cpu", "embeddings.source=synthetic", "model.kind=transformer",
-             "train.optimizer=adam", "train.max_steps=3", "dataset.valid_ratio=0.05",
-             "train.max_len=32", "debug.memory_snapshot=" + path}) {
-        apply_config_override(config, assignment);
-    }
+    const ExperimentConfig config = test::config_with(
+        {"device=cpu", "embeddings.source=synthetic", "model.kind=transformer",
+         "train.optimizer=adam", "train.max_steps=3", "dataset.valid_ratio=0.05",
+         "train.max_len=32", "debug.memory_snapshot=" + path});
     RunStore store = RunStore::open(dir.file("runs.sqlite"));
-    Quiet quiet;
+    test::QuietListener quiet;
     std::atomic<bool> cancel{false};
     const RunResult result = run_and_record(config, "snapshot", store, quiet, cancel);
     ASSERT_EQ(result.outcome.status, RunStatus::Completed) << result.outcome.error;

@@ -4,8 +4,9 @@
 #include <map>
 #include <numeric>
 
+#include "engine_support.h"
 #include "oomlab/config/config_keys.h"
-#include "oomlab/train/experiment.h"
+#include "oomlab/session/experiment.h"
 
 namespace oomlab {
 namespace {
@@ -53,20 +54,17 @@ public:
 };
 
 Measured measure(std::vector<std::string> settings) {
-    ExperimentConfig config;
-    for (const std::string assignment :
-         {"device=cpu", "embeddings.source=synthetic", "dataset.valid_ratio=0",
-          "train.max_steps=6", "model.dropout=0"}) {
-        apply_config_override(config, assignment);
-    }
+    ExperimentConfig config =
+        test::config_with({"device=cpu", "embeddings.source=synthetic", "dataset.valid_ratio=0",
+                           "train.max_steps=6", "model.dropout=0"});
     for (const auto& assignment : settings) {
         apply_config_override(config, assignment);
     }
-    Experiment experiment = Experiment::prepare(config);
+    const std::unique_ptr<Experiment> experiment = Experiment::prepare(config);
     Collector collector;
     std::atomic<bool> cancel{false};
-    collector.measured.outcome = experiment.train(collector, cancel);
-    collector.measured.info = experiment.info();
+    collector.measured.outcome = experiment->train(collector, cancel);
+    collector.measured.info = experiment->info();
     EXPECT_EQ(collector.measured.outcome.status, RunStatus::Completed)
         << collector.measured.outcome.error;
     return collector.measured;

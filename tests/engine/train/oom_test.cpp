@@ -1,27 +1,22 @@
 // Out-of-memory under a cap: recorded, recovered from, and leaving nothing behind.
 #include <gtest/gtest.h>
 
-#include "memory/tracking_allocator.h"
+#include "measure/tracking_allocator.h"
 #include "oomlab/config/config_keys.h"
-#include "oomlab/memory/estimator.h"
-#include "oomlab/run/run_session.h"
+#include "oomlab/estimator/estimator.h"
+#include "oomlab/session/run_session.h"
+#include "engine_support.h"
 #include "test_support.h"
 
 namespace oomlab {
 namespace {
 
 ExperimentConfig small_transformer() {
-    ExperimentConfig config;
-    for (const char* assignment :
-         {"device=cpu", "embeddings.source=synthetic", "model.kind=transformer",
-          "train.optimizer=sgd", "train.padding=fixed", "dataset.valid_ratio=0.05",
-          "train.max_len=32"}) {
-        apply_config_override(config, assignment);
-    }
-    return config;
+    return test::config_with({"device=cpu", "embeddings.source=synthetic",
+                              "model.kind=transformer", "train.optimizer=sgd",
+                              "train.padding=fixed", "dataset.valid_ratio=0.05",
+                              "train.max_len=32"});
 }
-
-class Quiet : public RunListener {};
 
 TEST(OutOfMemory, TwentyOomRunsLeaveMemoryAtItsBaselineAndAreAllRecorded) {
     test::TempDir dir;
@@ -33,7 +28,7 @@ TEST(OutOfMemory, TwentyOomRunsLeaveMemoryAtItsBaselineAndAreAllRecorded) {
     apply_config_override(config, "train.max_steps=100");
     memory::install_tracking_allocator();
     const std::int64_t baseline = memory::cpu_tensor_stats().current_bytes;
-    Quiet quiet;
+    test::QuietListener quiet;
     std::atomic<bool> cancel{false};
     for (int run = 0; run < 20; ++run) {
         const RunResult result = run_and_record(config, "oom " + std::to_string(run), store,
@@ -45,9 +40,9 @@ TEST(OutOfMemory, TwentyOomRunsLeaveMemoryAtItsBaselineAndAreAllRecorded) {
     const auto runs = store.list_runs();
     ASSERT_EQ(runs.size(), 20u);
     for (const auto& run : runs) {
-        EXPECT_EQ(run.status, RunStatus::Oom);
-        EXPECT_NE(run.error.find("out of memory at step"), std::string::npos);
-        EXPECT_GE(store.metrics(run.id).size(), std::size_t(run.steps));
+        EXPECT_EQ(run.outcome.status, RunStatus::Oom);
+        EXPECT_NE(run.outcome.error.find("out of memory at step"), std::string::npos);
+        EXPECT_GE(store.metrics(run.id).size(), std::size_t(run.outcome.steps));
         EXPECT_EQ(store.events(run.id).back().kind, "oom");
     }
 }
@@ -68,7 +63,7 @@ TEST(OutOfMemory, AdaptCompletesWhatStopCannotWithTheSameEffectiveBatch) {
 
     test::TempDir dir;
     RunStore store = RunStore::open(dir.file("runs.sqlite"));
-    Quiet quiet;
+    test::QuietListener quiet;
     std::atomic<bool> cancel{false};
     const RunResult stopped = run_and_record(config, "stop", store, quiet, cancel);
     EXPECT_EQ(stopped.outcome.status, RunStatus::Oom);

@@ -5,7 +5,8 @@
 
 #include "oomlab/common/errors.h"
 #include "oomlab/config/config_keys.h"
-#include "oomlab/train/experiment.h"
+#include "oomlab/session/experiment.h"
+#include "engine_support.h"
 #include "test_support.h"
 
 namespace oomlab {
@@ -53,14 +54,9 @@ public:
 };
 
 ExperimentConfig toy_config(const std::string& path) {
-    ExperimentConfig config;
-    for (const std::string assignment :
-         {"dataset.path=" + path, std::string("embeddings.source=synthetic"),
-          std::string("train.batch_size=16"), std::string("train.epochs=4"),
-          std::string("train.lr=0.01"), std::string("device=cpu"), std::string("model.hidden=32")}) {
-        apply_config_override(config, assignment);
-    }
-    return config;
+    return test::config_with({"dataset.path=" + path, "embeddings.source=synthetic",
+                              "train.batch_size=16", "train.epochs=4", "train.lr=0.01",
+                              "device=cpu", "model.hidden=32"});
 }
 
 double mean(const std::vector<double>& values, std::size_t from, std::size_t to) {
@@ -80,13 +76,13 @@ TEST(Training, EveryModelLearnsTheToyTask) {
         set_config_value(config, "model.d_model", "32");
         set_config_value(config, "model.heads", "2");
         set_config_value(config, "model.ffn", "64");
-        Experiment experiment = Experiment::prepare(config);
+        const std::unique_ptr<Experiment> experiment = Experiment::prepare(config);
         Recorder recorder;
         std::atomic<bool> cancel{false};
-        const RunOutcome outcome = experiment.train(recorder, cancel);
+        const RunOutcome outcome = experiment->train(recorder, cancel);
         ASSERT_EQ(outcome.status, RunStatus::Completed) << kind << ": " << outcome.error;
         const auto& losses = recorder.step_losses;
-        ASSERT_EQ(static_cast<std::int64_t>(losses.size()), experiment.info().total_steps) << kind;
+        ASSERT_EQ(static_cast<std::int64_t>(losses.size()), experiment->info().total_steps) << kind;
         EXPECT_LT(mean(losses, losses.size() - 5, losses.size()), 0.5 * mean(losses, 0, 5))
             << kind;
         ASSERT_TRUE(outcome.val_accuracy.has_value());
@@ -102,10 +98,10 @@ TEST(Training, SameSeedSameRunDifferentSeedDifferentRun) {
         ExperimentConfig config = toy_config(path);
         set_config_value(config, "train.seed", seed);
         set_config_value(config, "train.padding", "bucket");
-        Experiment experiment = Experiment::prepare(config);
+        const std::unique_ptr<Experiment> experiment = Experiment::prepare(config);
         Recorder recorder;
         std::atomic<bool> cancel{false};
-        experiment.train(recorder, cancel);
+        experiment->train(recorder, cancel);
         return recorder.step_losses;
     };
     const auto first = losses_for("3");
@@ -121,11 +117,11 @@ TEST(Training, PhasesAreSampledAndAccumulationCountsOptimizerSteps) {
     set_config_value(config, "train.epochs", "1");
     set_config_value(config, "train.accumulation", "4");
     set_config_value(config, "train.batch_size", "8");
-    Experiment experiment = Experiment::prepare(config);
-    EXPECT_EQ(experiment.info().total_steps, 4);  // 128 / 8 = 16 micro-batches, 4 per step
+    const std::unique_ptr<Experiment> experiment = Experiment::prepare(config);
+    EXPECT_EQ(experiment->info().total_steps, 4);  // 128 / 8 = 16 micro-batches, 4 per step
     Recorder recorder;
     std::atomic<bool> cancel{false};
-    const RunOutcome outcome = experiment.train(recorder, cancel);
+    const RunOutcome outcome = experiment->train(recorder, cancel);
     EXPECT_EQ(outcome.steps, 4);
     EXPECT_EQ(recorder.phases, (std::set<std::string>{"batch", "forward", "backward", "optimizer",
                                                       "step"}));
@@ -134,7 +130,7 @@ TEST(Training, PhasesAreSampledAndAccumulationCountsOptimizerSteps) {
 TEST(Training, CancelEndsTheRunAsCancelledWithItsMetrics) {
     test::TempDir dir;
     const std::string path = write_toy_dataset(dir, 400);
-    Experiment experiment = Experiment::prepare(toy_config(path));
+    const std::unique_ptr<Experiment> experiment = Experiment::prepare(toy_config(path));
     class CancelAfterFive : public Recorder {
     public:
         explicit CancelAfterFive(std::atomic<bool>& cancel) : m_cancel(cancel) {}
@@ -147,7 +143,7 @@ TEST(Training, CancelEndsTheRunAsCancelledWithItsMetrics) {
     };
     std::atomic<bool> cancel{false};
     CancelAfterFive recorder(cancel);
-    const RunOutcome outcome = experiment.train(recorder, cancel);
+    const RunOutcome outcome = experiment->train(recorder, cancel);
     EXPECT_EQ(outcome.status, RunStatus::Cancelled);
     EXPECT_EQ(outcome.steps, 5);
     EXPECT_EQ(recorder.step_losses.size(), 5u);
@@ -161,10 +157,10 @@ TEST(Training, CapTurnsARunIntoAnOomWithTheMetricsBefore) {
     set_config_value(config, "model.kind", "transformer");
     set_config_value(config, "model.d_model", "64");
     set_config_value(config, "train.batch_size", "64");
-    Experiment experiment = Experiment::prepare(config);
+    const std::unique_ptr<Experiment> experiment = Experiment::prepare(config);
     Recorder recorder;
     std::atomic<bool> cancel{false};
-    const RunOutcome outcome = experiment.train(recorder, cancel);
+    const RunOutcome outcome = experiment->train(recorder, cancel);
     EXPECT_EQ(outcome.status, RunStatus::Oom);
     EXPECT_NE(outcome.error.find("out of memory at step 1"), std::string::npos) << outcome.error;
     ASSERT_FALSE(recorder.events.empty());
@@ -176,7 +172,7 @@ TEST(Training, Fp16OnCpuIsRejectedBeforeTraining) {
     ExperimentConfig config = toy_config(write_toy_dataset(dir, 50));
     set_config_value(config, "memory.precision", "fp16");
     try {
-        Experiment::prepare(config);
+        (void)Experiment::prepare(config);
         FAIL() << "fp16 on the CPU was accepted";
     } catch (const BadInput& error) {
         EXPECT_NE(std::string(error.what()).find("memory.precision"), std::string::npos);
@@ -193,17 +189,14 @@ namespace {
 // final evaluation, the biggest moment of a run that evaluates with autograd on.
 TEST(Training, TheFinalEvaluationCountsInThePeakAfterPhaseSamplingThins) {
     const auto peak = [](int max_steps) {
-        ExperimentConfig config;
-        for (const std::string& assignment : std::vector<std::string>{
-                 "device=cpu", "embeddings.source=synthetic", "model.kind=transformer",
-                 "train.optimizer=sgd", "train.max_len=32", "dataset.valid_ratio=0.2",
-                 "eval.no_grad=false", "train.max_steps=" + std::to_string(max_steps)}) {
-            apply_config_override(config, assignment);
-        }
-        Experiment experiment = Experiment::prepare(config);
+        const ExperimentConfig config = test::config_with(
+            {"device=cpu", "embeddings.source=synthetic", "model.kind=transformer",
+             "train.optimizer=sgd", "train.max_len=32", "dataset.valid_ratio=0.2",
+             "eval.no_grad=false", "train.max_steps=" + std::to_string(max_steps)});
+        const std::unique_ptr<Experiment> experiment = Experiment::prepare(config);
         TrainObserver ignore;
         std::atomic<bool> cancel{false};
-        const RunOutcome outcome = experiment.train(ignore, cancel);
+        const RunOutcome outcome = experiment->train(ignore, cancel);
         EXPECT_EQ(outcome.status, RunStatus::Completed) << outcome.error;
         return outcome.peak_bytes;
     };

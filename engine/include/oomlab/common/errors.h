@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace oomlab {
 
@@ -14,10 +16,18 @@ public:
 };
 
 // Bad input: a config key, a file, a command-line argument. The message names the key or
-// "file:line" and says what to do. CLI exit code 2; no run is created.
+// "file:line" and says what to do; keys() lists the config keys it is about, so a form can
+// mark them. CLI exit code 2; no run is created.
 class BadInput : public Error {
 public:
-    using Error::Error;
+    explicit BadInput(const std::string& message, std::vector<std::string> keys = {})
+        : Error(message), m_keys(std::move(keys)) {}
+    ~BadInput() override;
+
+    const std::vector<std::string>& keys() const { return m_keys; }
+
+private:
+    std::vector<std::string> m_keys;
 };
 
 // The training step ran out of (device or capped) memory. CLI exit code 3.
@@ -32,7 +42,8 @@ public:
     Cancelled() : Error("cancelled") {}
 };
 
-// "path:line: what" (line is 1-based; 0 leaves it out).
-BadInput bad_input_at(const std::string& path, std::size_t line, const std::string& what);
+// "path:line: what" (line is 1-based; 0 leaves it out), about the file that `keys` name.
+BadInput bad_input_at(const std::string& path, std::size_t line, const std::string& what,
+                      std::vector<std::string> keys = {});
 
 }  // namespace oomlab

@@ -1,4 +1,4 @@
-// How byte counts read in messages: "12.3 MiB", or "1.50 GiB" from a GiB up.
+// How numbers read in messages, on the terminal and in the workbench: one spelling for all.
 #pragma once
 
 #include <cstdint>
@@ -6,6 +6,12 @@
 
 namespace oomlab {
 
+inline constexpr std::int64_t kBytesPerMiB = std::int64_t{1} << 20;
+
+// "512 B", "12.3 KiB", "45.6 MiB", "1.50 GiB".
 std::string format_bytes(std::int64_t bytes);
+
+// "0.09 s", "4.2 s", "42 s", "3 min 07 s", "2 h 05 min"; "—" when unknown (negative).
+std::string format_duration(double seconds);
 
 }  // namespace oomlab

@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "oomlab/config/experiment_config.h"
@@ -33,6 +34,10 @@ std::string get_config_value(const ExperimentConfig& config, std::string_view ke
 // Sets one value from text, validating it. Throws BadInput naming the key, the allowed values
 // and, for unknown keys, the closest known key.
 void set_config_value(ExperimentConfig& config, std::string_view key, std::string_view value);
+
+// Several keys and their values as text, in the order they apply.
+using Settings = std::vector<std::pair<std::string, std::string>>;
+void apply_settings(ExperimentConfig& config, const Settings& settings);
 
 // Applies "KEY=VALUE" (the CLI's --set).
 void apply_config_override(ExperimentConfig& config, std::string_view assignment);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "oomlab/common/format.h"
 #include "oomlab/data/dataset.h"
 
 namespace oomlab {
@@ -68,6 +69,8 @@ struct MemoryConfig {
     EmptyCache empty_cache = EmptyCache::Never;
     std::int64_t cap_mb = 0;  // 0: no cap
     OnOom on_oom = OnOom::Stop;
+
+    std::int64_t cap_bytes() const { return cap_mb * kBytesPerMiB; }  // 0: no cap
 };
 
 struct DataConfig {

@@ -7,12 +7,10 @@
 #include <utility>
 #include <vector>
 
-#include "oomlab/config/experiment_config.h"
-#include "oomlab/run/run_session.h"
+#include "oomlab/config/config_keys.h"
+#include "oomlab/session/run_session.h"
 
 namespace oomlab {
-
-using Settings = std::vector<std::pair<std::string, std::string>>;  // key, value
 
 struct LessonRun {
     std::string label;

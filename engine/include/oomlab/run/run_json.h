@@ -1,10 +1,11 @@
 // JSON forms of runs, shared by `oomlab-cli --json` and the GUI's exports.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
-#include "oomlab/store/run_store.h"
+#include "oomlab/run/run_record.h"
 
 namespace oomlab {
 
@@ -16,7 +17,12 @@ std::string run_summary_json(const RunRecord& run);
 std::string run_export_json(const RunRecord& run, const std::vector<MetricRow>& metrics,
                             const std::vector<EventRow>& events, int indent = 2);
 
-// Metrics as CSV with a header row; absent values are empty cells.
-std::string metrics_csv(const std::vector<MetricRow>& metrics);
+// The metrics of one or more runs as CSV with a header row: every row starts with its run_id
+// and rank, so the rows of several runs and ranks stay apart; absent values are empty cells.
+struct RunMetrics {
+    std::int64_t run_id = 0;
+    std::vector<MetricRow> rows;
+};
+std::string metrics_csv(const std::vector<RunMetrics>& runs);
 
 }  // namespace oomlab

@@ -12,14 +12,9 @@
 #include <string_view>
 #include <vector>
 
-#include "oomlab/memory/breakdown.h"
+#include "oomlab/run/run_record.h"
 
 namespace oomlab {
-
-enum class RunStatus { Running, Completed, Oom, Failed, Cancelled, Interrupted };
-
-std::string_view run_status_name(RunStatus status);  // "running", "completed", ...
-std::optional<RunStatus> parse_run_status(std::string_view name);
 
 struct NewRun {
     std::string name;
@@ -28,64 +23,6 @@ struct NewRun {
     std::string engine_version;
     std::string torch_version;
     int world_size = 1;  // processes training the run together (data parallel)
-};
-
-struct RunRecord {
-    std::int64_t id = 0;
-    std::string name;
-    RunStatus status = RunStatus::Running;
-    std::string config_json;
-    std::string created_at;   // ISO 8601 UTC
-    std::string finished_at;  // empty while running
-    std::string device;
-    std::string engine_version;
-    std::string torch_version;
-    std::string error;
-    std::string notes;
-    std::int64_t steps = 0;
-    std::optional<double> final_train_loss;
-    std::optional<double> val_accuracy;
-    std::int64_t peak_bytes = 0;
-    double wall_seconds = 0;
-    MemoryBreakdown breakdown;
-    int world_size = 1;
-};
-
-// What a run ends with.
-struct RunOutcome {
-    RunStatus status = RunStatus::Completed;
-    std::string error;
-    std::int64_t steps = 0;
-    std::optional<double> final_train_loss;
-    std::optional<double> val_accuracy;
-    std::int64_t peak_bytes = 0;
-    double wall_seconds = 0;
-    MemoryBreakdown breakdown;
-};
-
-// One sample of a run's progress. Optional figures are absent when not measured
-// (e.g. device_used without NVML, loss at a phase boundary).
-struct MetricRow {
-    std::int64_t step = 0;
-    std::string phase;  // "step", "batch", "forward", "backward", "optimizer", "eval", "oom"
-    double wall_ms = 0;
-    std::optional<double> loss;
-    std::optional<double> accuracy;  // validation rows
-    std::optional<std::int64_t> allocated_bytes;
-    std::optional<std::int64_t> reserved_bytes;
-    std::optional<std::int64_t> peak_bytes;
-    std::optional<std::int64_t> device_used_bytes;
-    std::optional<std::int64_t> device_total_bytes;
-    std::optional<std::int64_t> alloc_retries;  // the CUDA caching allocator's, since the run began
-    std::optional<std::int64_t> oom_count;      // allocations refused since the run began
-    std::optional<double> samples_per_s;
-    int rank = 0;  // the process that measured it, in a data-parallel run
-};
-
-struct EventRow {
-    std::int64_t step = 0;
-    std::string kind;  // "oom", "adapt", "eval", "note", ...
-    std::string message;
 };
 
 struct RunFilter {

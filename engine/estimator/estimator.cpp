@@ -1,0 +1,151 @@
+// The estimator walks one training step phase by phase (forward, backward, optimizer step,
+// evaluation) and sums what is alive in each; the peak is the largest phase.
+#include "oomlab/estimator/estimator.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "estimator/activation_model.h"
+
+namespace oomlab {
+namespace {
+
+constexpr std::int64_t kFloat = 4;
+constexpr std::int64_t kIndex = 8;
+constexpr std::int64_t kStreamingBatchesInFlight = 4;  // current, two queued, one being built
+
+std::int64_t element_bytes(DType dtype) { return dtype == DType::Fp32 ? 4 : 2; }
+
+int worst_length(const ExperimentConfig& config, const DataProfile& profile) {
+    return config.train.padding == Padding::Fixed ? config.train.max_len
+                                                  : std::max(1, profile.longest);
+}
+
+// The padded length of a typical batch: the expected longest of `batch` random examples
+// (dynamic), about the mean (bucket), or max_len (fixed).
+int typical_length(const ExperimentConfig& config, const DataProfile& profile, int batch) {
+    if (config.train.padding == Padding::Fixed || profile.lengths.empty()) {
+        return worst_length(config, profile);
+    }
+    std::vector<int> sorted = profile.lengths;
+    std::sort(sorted.begin(), sorted.end());
+    const double quantile =
+        config.train.padding == Padding::Bucket ? 0.5 : double(batch) / (batch + 1);
+    return sorted[std::min(sorted.size() - 1, std::size_t(quantile * sorted.size()))];
+}
+
+std::int64_t batch_bytes(std::int64_t batch, std::int64_t length) {
+    return batch * length * (kIndex + 1) + batch * kIndex;  // ids, mask, labels
+}
+
+std::int64_t optimizer_state_copies(OptimizerKind optimizer) {
+    switch (optimizer) {
+        case OptimizerKind::Sgd: return 0;
+        case OptimizerKind::Momentum:
+        case OptimizerKind::Adagrad: return 1;
+        case OptimizerKind::Adam:
+        case OptimizerKind::AdamW: return 2;
+    }
+    return 0;
+}
+
+// Temporaries of one parameter's update: Adam's sqrt and division, Adagrad's sqrt.
+std::int64_t optimizer_temporaries(OptimizerKind optimizer) {
+    switch (optimizer) {
+        case OptimizerKind::Adam:
+        case OptimizerKind::AdamW: return 2;
+        case OptimizerKind::Adagrad: return 1;
+        default: return 0;
+    }
+}
+
+}  // namespace
+
+MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile& profile) {
+    const int dim = profile.embedding_dim;
+    const int batch = config.train.batch_size;
+    const EmbeddingsConfig& embeddings = config.embeddings;
+    MemoryEstimate estimate;
+    MemoryBreakdown& b = estimate.breakdown;
+
+    // Resident for the whole run.
+    const std::int64_t table = profile.vocab_rows * dim * element_bytes(embeddings.dtype);
+    const std::int64_t others =
+        memory::non_embedding_parameters(config, dim, profile.num_classes) * kFloat;
+    b.embedding_table = table;
+    b.parameters = others;
+    const bool dense_table_grad = embeddings.trainable && !embeddings.sparse_grad;
+    const std::int64_t trainable = others + (embeddings.trainable ? table : 0);
+    b.optimizer_state = optimizer_state_copies(config.train.optimizer) * trainable;
+    const int length = worst_length(config, profile);
+    estimate.worst_batch_length = length;
+    b.data = config.data.loading == DataLoading::Eager
+                 ? profile.train_examples * (config.train.max_len * kIndex + 2 * kIndex) +
+                       batch_bytes(batch, length)
+                 : kStreamingBatchesInFlight * batch_bytes(batch, length);
+    const std::int64_t sparse_table_grad =
+        embeddings.trainable && embeddings.sparse_grad
+            ? std::int64_t(batch) * length * (dim * kFloat + kIndex) * config.train.accumulation
+            : 0;
+    const std::int64_t gradients = others + (dense_table_grad ? table : 0) + sparse_table_grad;
+    const std::int64_t resident = table + others + b.optimizer_state + b.data;
+
+    const memory::ActivationBytes act = memory::estimate_activations(
+        config, dim, profile.num_classes, {batch, length});
+    // Autocast keeps 16-bit copies of the weights for the forward pass.
+    const std::int64_t weight_casts = config.memory.precision == DType::Fp32 ? 0 : others / 2;
+    const bool accumulating = config.train.accumulation > 1;
+    const std::int64_t earlier_grads = accumulating ? gradients : 0;
+    // The table's new dense gradient is added into the accumulated one: briefly two.
+    const std::int64_t grad_sum_copy = accumulating && dense_table_grad ? table : 0;
+
+    std::int64_t activations = act.saved + weight_casts;
+    if (config.debug.keep_loss_graph) {
+        // Every step's graph stays alive: the last step holds all of them.
+        const std::int64_t steps = std::max<std::int64_t>(
+            1, config.train.max_steps > 0
+                   ? config.train.max_steps
+                   : config.train.epochs * ((profile.train_examples + batch - 1) / batch) /
+                         config.train.accumulation);
+        const memory::ActivationBytes typical = memory::estimate_activations(
+            config, dim, profile.num_classes,
+            {batch, typical_length(config, profile, batch)});
+        activations += (steps * config.train.accumulation - 1) * typical.saved;
+    }
+    // Each phase: gradients alive, and everything else on top of the resident bytes.
+    struct Phase {
+        std::int64_t gradients;
+        std::int64_t other;
+        std::int64_t total() const { return gradients + other; }
+    };
+    const Phase forward{earlier_grads, activations + act.forward_transient};
+    const Phase backward =
+        std::max(Phase{earlier_grads, activations + act.backward_transient},
+                 Phase{gradients, grad_sum_copy + act.backward_transient},
+                 [](const Phase& x, const Phase& y) { return x.total() < y.total(); });
+    const std::int64_t largest_parameter =
+        embeddings.trainable ? std::max(table, others / 2) : others / 2;
+    const Phase optimizer{gradients,
+                          optimizer_temporaries(config.train.optimizer) * largest_parameter};
+    Phase evaluation{0, 0};
+    if (profile.valid_examples > 0) {
+        const memory::ActivationBytes eval = memory::estimate_activations(
+            config, dim, profile.num_classes,
+            {std::min<std::int64_t>(batch, profile.valid_examples), length});
+        const std::int64_t eval_batches = (profile.valid_examples + batch - 1) / batch;
+        // Without autograd only the op in flight and its input are alive.
+        evaluation.other = config.eval.no_grad ? 2 * eval.forward_transient
+                                               : eval_batches * eval.saved + eval.forward_transient;
+    }
+    const Phase peak = std::max({forward, backward, optimizer, evaluation},
+                                [](const Phase& x, const Phase& y) { return x.total() < y.total(); });
+    b.gradients = peak.gradients;
+    b.activations = peak.other;
+    const std::int64_t on_top = peak.total();
+    estimate.peak_bytes = resident + on_top;
+    estimate.cap_bytes = config.memory.cap_bytes();
+    estimate.fits = estimate.cap_bytes == 0 || estimate.peak_bytes <= estimate.cap_bytes;
+    return estimate;
+}
+
+}  // namespace oomlab

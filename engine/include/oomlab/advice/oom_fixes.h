@@ -1,0 +1,48 @@
+// What to change after a run ran out of memory. Each fix is a set of settings, checked with
+// the estimator against the memory the run had: only fixes predicted to fit are offered, the
+// cheapest first. The CLI prints them on exit 3 and puts them in the summary of an `oom`
+// run; the workbench offers each one as "apply and run".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "oomlab/config/config_keys.h"
+#include "oomlab/prepare/data_profile.h"
+
+namespace oomlab {
+
+// What a fix costs, cheapest first.
+enum class FixCost {
+    None,          // a mistake undone, or memory that bought nothing: the same training
+    Slower,        // the same training with more compute or more copies
+    Precision,     // the same training in lower precision
+    Results,       // different training: effective batch, optimizer, table rows or freezing
+    LargerDevice,  // more memory than the run had
+};
+std::string_view fix_cost_name(FixCost cost);  // "none", "slower", "precision", ...
+
+struct OomFix {
+    Settings set;         // the keys to change and their new values
+    std::string reason;   // one or two sentences: why it helps and what it costs
+    FixCost cost = FixCost::None;
+    std::int64_t predicted_peak_bytes = 0;
+};
+
+struct OomSituation {
+    ExperimentConfig config;      // the run that ran out of memory
+    DataProfile profile;          // its data (see profile_data)
+    std::int64_t capacity_bytes;  // what the run could use: memory.cap_mb, or the device
+    bool on_cuda = false;         // whether the table could move to the host
+};
+
+// The estimator's predictions are scaled up by what the run showed when it predicted that
+// the failing settings fit; a fix must then leave 5% of the capacity free.
+std::vector<OomFix> suggest_oom_fixes(const OomSituation& situation);
+
+// The capacity a run had: its cap, else the device's total (0 when unknown).
+std::int64_t run_capacity_bytes(const ExperimentConfig& config, std::int64_t device_total_bytes);
+
+}  // namespace oomlab

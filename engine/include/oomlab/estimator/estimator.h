@@ -1,0 +1,24 @@
+// Predicts a run's memory by category, before any run, from the config, the data's shape and
+// the model's shapes: parameters, gradients, optimizer state, data, activations (with
+// precision, checkpointing, accumulation and padding), and the peak.
+#pragma once
+
+#include <cstdint>
+
+#include "oomlab/config/experiment_config.h"
+#include "oomlab/prepare/data_profile.h"
+#include "oomlab/run/breakdown.h"
+
+namespace oomlab {
+
+struct MemoryEstimate {
+    MemoryBreakdown breakdown;    // at the predicted peak
+    std::int64_t peak_bytes = 0;  // what the allocator must hold at the worst step
+    std::int64_t cap_bytes = 0;   // memory.cap_mb in bytes; 0 = none
+    bool fits = true;             // peak_bytes <= cap_bytes (or no cap)
+    int worst_batch_length = 1;   // padded length of the worst micro-batch assumed
+};
+
+MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile& profile);
+
+}  // namespace oomlab

@@ -1,0 +1,31 @@
+// The shape of an experiment's data, read without tensors: what the estimator needs and what
+// preparation will build (examples, classes, table rows, lengths).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "oomlab/config/experiment_config.h"
+
+namespace oomlab {
+
+// What the estimator needs to know about the data, without tensors.
+struct DataProfile {
+    std::int64_t train_examples = 0;
+    std::int64_t valid_examples = 0;
+    int num_classes = 2;
+    std::int64_t vocab_rows = 0;  // rows of the embedding table
+    int embedding_dim = 0;
+    int longest = 1;              // tokens of the longest example after max_len
+    double mean_length = 1;       // after max_len
+    std::vector<int> lengths;     // every training example's length after max_len
+};
+
+// Reads the dataset and the vectors' shape for `config` (no training, no tensors); throws
+// BadInput like Experiment::prepare.
+DataProfile profile_data(const ExperimentConfig& config);
+
+// Optimizer steps in one epoch of `examples` in micro-batches of `batch_size`.
+std::int64_t steps_per_epoch(std::int64_t examples, int batch_size, int accumulation);
+
+}  // namespace oomlab

@@ -1,0 +1,38 @@
+// A recorded run: prepare the experiment, create the run in the store, train, write every
+// metric batch and event, finish the run. The CLI and the GUI's worker both use this.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "oomlab/advice/oom_fixes.h"
+#include "oomlab/session/experiment.h"
+#include "oomlab/store/run_store.h"
+
+namespace oomlab {
+
+class RunListener : public TrainObserver {
+public:
+    virtual void on_prepare(const std::string& /*stage*/, double /*fraction*/) {}
+    virtual void on_run_created(std::int64_t /*run_id*/, const ExperimentInfo& /*info*/) {}
+};
+
+struct RunResult {
+    std::int64_t run_id = 0;
+    ExperimentInfo info;
+    RunOutcome outcome;
+    std::vector<OomFix> fixes;  // for a run that ran out of memory: what to change
+};
+
+// Throws BadInput (before any run exists) for invalid settings or unreadable inputs. After
+// the run is created nothing is thrown for training failures: they end the run with its
+// status and error, and every metric written before stays in the store.
+RunResult run_and_record(const ExperimentConfig& config, const std::string& name,
+                         RunStore& store, RunListener& listener, const std::atomic<bool>& cancel);
+
+// A default run name from the settings that matter most ("bag b32 fp32 adam").
+std::string default_run_name(const ExperimentConfig& config);
+
+}  // namespace oomlab

@@ -1,0 +1,120 @@
+#include "measure/memory_monitor.h"
+
+#include <malloc.h>
+
+#include <algorithm>
+
+#include "memory/nvml.h"
+#include "oomlab/common/format.h"
+#include "measure/tracking_allocator.h"
+#if OOMLAB_WITH_CUDA
+#include "measure/cuda_memory.h"
+#endif
+
+namespace oomlab::memory {
+
+MemoryMonitor::MemoryMonitor(const c10::Device& device, std::int64_t cap_bytes) : m_device(device) {
+#if OOMLAB_WITH_CUDA
+    if (m_device.is_cuda()) {
+        const int index = m_device.index();
+        const cuda::AllocatorStats stats = cuda::allocator_stats(index);
+        m_baseline = stats.allocated;
+        m_retries_at_start = stats.alloc_retries;
+        m_ooms_at_start = stats.ooms;
+        m_pci_bus_id = cuda::pci_bus_id(index);
+        cuda::reset_peak(index);
+        if (cap_bytes > 0) {
+            // Experiment::prepare refused a cap beyond the device; what the process already
+            // holds may still take the sum past it.
+            const double total = double(cuda::total_bytes(index));
+            cuda::set_memory_fraction(index, std::min(1.0, double(m_baseline + cap_bytes) / total));
+        }
+        return;
+    }
+#endif
+    install_tracking_allocator();
+    const CpuTensorStats stats = cpu_tensor_stats();
+    m_baseline = stats.current_bytes;
+    m_ooms_at_start = stats.oom_count;
+    reset_cpu_peak();
+    set_cpu_cap_bytes(cap_bytes > 0 ? m_baseline + cap_bytes : 0);
+}
+
+MemoryMonitor::~MemoryMonitor() {
+#if OOMLAB_WITH_CUDA
+    if (m_device.is_cuda()) {
+        cuda::set_memory_fraction(m_device.index(), 1.0);
+        return;
+    }
+#endif
+    set_cpu_cap_bytes(0);
+}
+
+MemorySample MemoryMonitor::sample() {
+    MemorySample sample;
+#if OOMLAB_WITH_CUDA
+    if (m_device.is_cuda()) {
+        const cuda::AllocatorStats stats = cuda::allocator_stats(m_device.index());
+        sample.allocated = std::max<std::int64_t>(0, stats.allocated - m_baseline);
+        sample.reserved = std::max<std::int64_t>(0, stats.reserved - m_baseline);
+        sample.step_peak = std::max<std::int64_t>(0, stats.allocated_peak - m_baseline);
+        sample.alloc_retries = stats.alloc_retries - m_retries_at_start;
+        sample.oom_count = stats.ooms - m_ooms_at_start;
+        if (const Nvml* nvml = Nvml::instance()) {
+            if (const auto device = nvml->memory(m_pci_bus_id)) {
+                sample.device_used = device->used;
+                sample.device_total = device->total;
+            }
+        }
+        m_run_peak = std::max(m_run_peak, sample.step_peak);
+        return sample;
+    }
+#endif
+    const CpuTensorStats stats = cpu_tensor_stats();
+    sample.allocated = std::max<std::int64_t>(0, stats.current_bytes - m_baseline);
+    sample.reserved = sample.allocated;
+    sample.step_peak = std::max<std::int64_t>(0, stats.peak_bytes - m_baseline);
+    sample.device_used = process_rss_bytes();
+    sample.oom_count = stats.oom_count - m_ooms_at_start;
+    m_run_peak = std::max(m_run_peak, sample.step_peak);
+    return sample;
+}
+
+void MemoryMonitor::begin_step() {
+    sample();  // keep the finished step's peak in the run's peak
+#if OOMLAB_WITH_CUDA
+    if (m_device.is_cuda()) {
+        cuda::reset_peak(m_device.index());
+        return;
+    }
+#endif
+    reset_cpu_peak();
+}
+
+std::string describe_allocator_state(const MemorySample& sample) {
+    std::string text =
+        "allocator after the failed step: allocated " + format_bytes(sample.allocated) +
+        ", reserved " + format_bytes(sample.reserved) + ", step peak " +
+        format_bytes(sample.step_peak) + ", OOMs " + std::to_string(sample.oom_count);
+    if (sample.alloc_retries) {
+        text += ", allocation retries " + std::to_string(*sample.alloc_retries);
+    }
+    if (sample.device_used && sample.device_total) {
+        text += ", device " + format_bytes(*sample.device_used) + " used of " +
+                format_bytes(*sample.device_total);
+    }
+    return text;
+}
+
+void release_cached_memory(const c10::Device& device) {
+    if (device.is_cpu()) {
+        malloc_trim(0);
+    }
+#if OOMLAB_WITH_CUDA
+    if (device.is_cuda()) {
+        cuda::empty_cache();
+    }
+#endif
+}
+
+}  // namespace oomlab::memory

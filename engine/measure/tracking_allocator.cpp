@@ -1,0 +1,241 @@
+#include "measure/tracking_allocator.h"
+
+#include <malloc.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include <c10/core/CPUAllocator.h>
+
+#include "torch_utils/torch_compat.h"
+#include "oomlab/common/format.h"
+
+namespace oomlab::memory {
+namespace {
+
+std::atomic<std::int64_t> g_current{0};
+std::atomic<std::int64_t> g_peak{0};
+std::atomic<std::int64_t> g_allocations{0};
+std::atomic<std::int64_t> g_oom_count{0};
+std::atomic<std::int64_t> g_cap{0};
+
+// The history is only kept while a snapshot is wanted; allocation checks one flag otherwise.
+struct LiveBlock {
+    std::int64_t size;
+    AllocationTag tag;
+};
+
+struct History {
+    std::mutex mutex;
+    std::size_t max_events = 0;
+    std::deque<TraceEvent> events;
+    std::unordered_map<std::int64_t, LiveBlock> live;
+};
+
+std::atomic<bool> g_recording{false};
+
+History& history() {
+    static History instance;
+    return instance;
+}
+
+std::int64_t now_us() {
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+void record(History& h, TraceEvent::Action action, std::int64_t address, std::int64_t size,
+            AllocationTag tag) {
+    h.events.push_back({action, address, size, /*stream=*/0, now_us(), tag});
+    while (h.events.size() > h.max_events) {
+        h.events.pop_front();
+    }
+}
+
+void record_allocation(const void* data, std::int64_t size) {
+    History& h = history();
+    const auto address = reinterpret_cast<std::int64_t>(data);
+    const AllocationTag tag = current_tag();
+    std::lock_guard lock(h.mutex);
+    h.live[address] = {size, tag};
+    record(h, TraceEvent::Action::SegmentAlloc, address, size, tag);
+    record(h, TraceEvent::Action::Alloc, address, size, tag);
+}
+
+void record_free(const void* data) {
+    History& h = history();
+    const auto address = reinterpret_cast<std::int64_t>(data);
+    std::lock_guard lock(h.mutex);
+    const auto block = h.live.find(address);
+    if (block == h.live.end()) {
+        return;  // allocated before recording began
+    }
+    const auto [size, tag] = block->second;
+    h.live.erase(block);
+    record(h, TraceEvent::Action::FreeRequested, address, size, tag);
+    record(h, TraceEvent::Action::FreeCompleted, address, size, tag);
+    record(h, TraceEvent::Action::SegmentFree, address, size, tag);
+}
+
+void record_oom(std::int64_t free_bytes, std::int64_t size) {
+    History& h = history();
+    std::lock_guard lock(h.mutex);
+    record(h, TraceEvent::Action::Oom, free_bytes, size, current_tag());
+}
+
+constexpr std::size_t kAlignment = 64;  // what c10's CPU allocator uses for vectorised kernels
+
+// The block's size lives in a header before the data, so the deleter needs no lookup.
+struct alignas(kAlignment) BlockHeader {
+    std::size_t size;
+};
+
+void release_block(void* data) {
+    if (!data) {
+        return;
+    }
+    if (g_recording.load(std::memory_order_relaxed)) {
+        record_free(data);
+    }
+    auto* header = static_cast<BlockHeader*>(data) - 1;
+    g_current.fetch_sub(static_cast<std::int64_t>(header->size), std::memory_order_relaxed);
+    std::free(header);
+}
+
+void raise_peak(std::int64_t current) {
+    std::int64_t peak = g_peak.load(std::memory_order_relaxed);
+    while (current > peak && !g_peak.compare_exchange_weak(peak, current)) {
+    }
+}
+
+class TrackingAllocator final : public c10::Allocator {
+public:
+    c10::DataPtr allocate(std::size_t bytes) OOMLAB_ALLOCATOR_ALLOCATE_CONST override {
+        const auto size = static_cast<std::int64_t>(bytes);
+        const std::int64_t now = g_current.fetch_add(size, std::memory_order_relaxed) + size;
+        const std::int64_t cap = g_cap.load(std::memory_order_relaxed);
+        if (cap > 0 && now > cap) {
+            g_current.fetch_sub(size, std::memory_order_relaxed);
+            g_oom_count.fetch_add(1, std::memory_order_relaxed);
+            if (g_recording.load(std::memory_order_relaxed)) {
+                record_oom(cap - (now - size), size);
+            }
+            // Same wording as the CUDA caching allocator, so one handler serves both.
+            TORCH_CHECK_WITH(OutOfMemoryError, false, "CPU out of memory. Tried to allocate ",
+                             format_bytes(size), " (capacity ", format_bytes(cap), "; ",
+                             format_bytes(now - size), " already allocated by tensors).");
+        }
+        raise_peak(now);
+        g_allocations.fetch_add(1, std::memory_order_relaxed);
+        void* raw = nullptr;
+        if (posix_memalign(&raw, kAlignment, sizeof(BlockHeader) + bytes) != 0) {
+            g_current.fetch_sub(size, std::memory_order_relaxed);
+            TORCH_CHECK_WITH(OutOfMemoryError, false, "CPU out of memory. Tried to allocate ",
+                             format_bytes(size), " and the system refused.");
+        }
+        auto* header = static_cast<BlockHeader*>(raw);
+        header->size = bytes;
+        void* data = header + 1;
+        if (g_recording.load(std::memory_order_relaxed)) {
+            record_allocation(data, size);
+        }
+        return {data, data, &release_block, c10::Device(c10::DeviceType::CPU)};
+    }
+
+    c10::DeleterFnPtr raw_deleter() const override { return &release_block; }
+
+#if OOMLAB_ALLOCATOR_HAS_COPY_DATA
+    void copy_data(void* destination, const void* source, std::size_t count) const override {
+        std::memcpy(destination, source, count);
+    }
+#endif
+};
+
+}  // namespace
+
+void install_tracking_allocator() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        // Training frees and re-allocates the same large blocks every step. glibc would map and
+        // unmap each one (page faults, zeroing: 3x slower on the TREC bag benchmark); keeping
+        // them in the heap makes it reuse them, as a caching allocator would.
+        mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest allowed threshold
+        mallopt(M_TRIM_THRESHOLD, 256 << 20);
+        mallopt(M_TOP_PAD, 16 << 20);
+        static TrackingAllocator allocator;
+        // Priority above the default so a later default registration cannot replace it.
+        c10::SetCPUAllocator(&allocator, /*priority=*/100);
+    });
+}
+
+CpuTensorStats cpu_tensor_stats() {
+    return {g_current.load(), g_peak.load(), g_allocations.load(), g_oom_count.load()};
+}
+
+void reset_cpu_peak() {
+    g_peak.store(g_current.load());
+}
+
+void set_cpu_cap_bytes(std::int64_t bytes) {
+    g_cap.store(bytes);
+}
+
+void start_cpu_history(std::size_t max_events) {
+    History& h = history();
+    std::lock_guard lock(h.mutex);
+    h.max_events = std::max<std::size_t>(1, max_events);
+    h.events.clear();
+    h.live.clear();
+    g_recording.store(true);
+}
+
+void stop_cpu_history() {
+    g_recording.store(false);
+    History& h = history();
+    std::lock_guard lock(h.mutex);
+    h.events.clear();
+    h.live.clear();
+}
+
+MemorySnapshot cpu_history_snapshot() {
+    constexpr std::int64_t kLargeBlock = 1 << 20;  // the CUDA allocator's large-pool boundary
+    History& h = history();
+    std::lock_guard lock(h.mutex);
+    MemorySnapshot snapshot;
+    for (const auto& [address, block] : h.live) {
+        SnapshotSegment& segment = snapshot.segments.emplace_back();
+        segment.address = address;
+        segment.total_size = block.size;
+        segment.is_large = block.size >= kLargeBlock;
+        segment.blocks.push_back(
+            {block.size, block.size, SnapshotBlock::State::ActiveAllocated, block.tag});
+    }
+    std::sort(snapshot.segments.begin(), snapshot.segments.end(),
+              [](const auto& a, const auto& b) { return a.address < b.address; });
+    snapshot.device_traces.emplace_back(h.events.begin(), h.events.end());
+    return snapshot;
+}
+
+std::int64_t process_rss_bytes() {
+    std::FILE* file = std::fopen("/proc/self/statm", "r");
+    if (!file) {
+        return 0;
+    }
+    long total_pages = 0;
+    long resident_pages = 0;
+    const int read = std::fscanf(file, "%ld %ld", &total_pages, &resident_pages);
+    std::fclose(file);
+    return read == 2 ? resident_pages * sysconf(_SC_PAGESIZE) : 0;
+}
+
+}  // namespace oomlab::memory

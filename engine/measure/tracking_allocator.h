@@ -1,0 +1,39 @@
+// A CPU allocator that counts the bytes held by tensors, keeps the peak, and enforces a
+// simulated device capacity by throwing the out-of-memory error the CUDA allocator throws.
+// Installed once per process (c10::SetCPUAllocator); it forwards to the default allocator.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "memory/memory_snapshot.h"
+
+namespace oomlab::memory {
+
+struct CpuTensorStats {
+    std::int64_t current_bytes = 0;
+    std::int64_t peak_bytes = 0;
+    std::int64_t allocations = 0;  // since the process started
+    std::int64_t oom_count = 0;    // allocations refused by the cap
+};
+
+// Idempotent; safe from any thread.
+void install_tracking_allocator();
+
+CpuTensorStats cpu_tensor_stats();
+void reset_cpu_peak();  // peak := current
+
+// 0 removes the cap. Counts the bytes already held, so call it at a run's start.
+void set_cpu_cap_bytes(std::int64_t bytes);
+
+// Allocation history for memory snapshots (debug.memory_snapshot). While recording, every
+// tensor allocation and free is traced with the current allocation tag, keeping the latest
+// `max_events`. Each heap block is its own segment, as the CPU has no caching allocator.
+void start_cpu_history(std::size_t max_events);
+void stop_cpu_history();
+MemorySnapshot cpu_history_snapshot();  // the tensors alive now and the trace so far
+
+// Resident set size of this process (from /proc/self/statm); 0 when unknown.
+std::int64_t process_rss_bytes();
+
+}  // namespace oomlab::memory

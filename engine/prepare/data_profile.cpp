@@ -1,0 +1,47 @@
+#include "oomlab/prepare/data_profile.h"
+
+#include <algorithm>
+
+#include "oomlab/config/config_io.h"
+#include "prepare/tokenized_data.h"
+#include "prepare/vector_source.h"
+
+namespace oomlab {
+
+DataProfile profile_data(const ExperimentConfig& config) {
+    validate_config(config);
+    const prepare::TokenizedData data = prepare::load_tokenized_data(config);
+    DataProfile profile;
+    profile.train_examples = static_cast<std::int64_t>(data.split.train.examples.size());
+    profile.valid_examples = static_cast<std::int64_t>(data.split.valid.examples.size());
+    profile.num_classes = static_cast<int>(data.split.train.label_names.size());
+    double total = 0;
+    for (const auto& tokens : data.train_tokens) {
+        // As encoded: cut to max_len, and never empty (an empty text gets one unknown token).
+        const int length = std::clamp(static_cast<int>(tokens.size()), 1, config.train.max_len);
+        profile.lengths.push_back(length);
+        profile.longest = std::max(profile.longest, length);
+        total += length;
+    }
+    profile.mean_length = total / std::max<std::size_t>(1, profile.lengths.size());
+
+    const auto words = static_cast<std::int64_t>(prepare::distinct_words(data.train_tokens).size());
+    const prepare::VectorShape shape = prepare::vector_shape(config.embeddings, words);
+    profile.embedding_dim = shape.dim;
+    constexpr std::int64_t kSpecialRows = 2;  // <pad>, <unk>
+    switch (config.embeddings.vocab) {
+        case VocabMode::Dataset: profile.vocab_rows = words + kSpecialRows; break;
+        case VocabMode::Full: profile.vocab_rows = shape.rows + kSpecialRows; break;
+        case VocabMode::Top:
+            profile.vocab_rows = std::min(config.embeddings.top_n, shape.rows) + kSpecialRows;
+            break;
+    }
+    return profile;
+}
+
+std::int64_t steps_per_epoch(std::int64_t examples, int batch_size, int accumulation) {
+    const std::int64_t micro_batches = (examples + batch_size - 1) / batch_size;
+    return (micro_batches + accumulation - 1) / accumulation;
+}
+
+}  // namespace oomlab

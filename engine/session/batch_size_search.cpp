@@ -1,0 +1,83 @@
+#include "oomlab/session/batch_size_search.h"
+
+#include <algorithm>
+
+#include "oomlab/common/errors.h"
+#include "oomlab/estimator/estimator.h"
+#include "oomlab/session/experiment.h"
+
+namespace oomlab {
+namespace {
+
+// Stop when the answer is known to within this fraction (and one example).
+constexpr double kPrecision = 1.0 / 32;
+
+// The largest batch the estimator says fits, by bisection on its prediction.
+int predicted_batch(ExperimentConfig config, const DataProfile& profile, std::int64_t cap) {
+    int fits = 0;
+    int fails = static_cast<int>(profile.train_examples) + 1;
+    while (fails - fits > 1) {
+        const int middle = fits + (fails - fits) / 2;
+        config.train.batch_size = middle;
+        (estimate_memory(config, profile).peak_bytes <= cap ? fits : fails) = middle;
+    }
+    return fits;
+}
+
+}  // namespace
+
+BatchSizeSearch find_batch_size(const ExperimentConfig& config,
+                                const std::function<void(const BatchTrial&)>& on_trial) {
+    if (config.memory.cap_mb <= 0) {
+        throw BadInput("memory.cap_mb: find-batch-size needs a memory cap to fit under; set "
+                       "memory.cap_mb (e.g. --set memory.cap_mb=512)");
+    }
+    BatchSizeSearch search;
+    search.cap_bytes = config.memory.cap_bytes();
+    const DataProfile profile = profile_data(config);
+    search.predicted = predicted_batch(config, profile, search.cap_bytes);
+    const std::unique_ptr<Experiment> experiment = Experiment::prepare(config);
+
+    const int most = static_cast<int>(profile.train_examples);
+    int fits = 0;          // largest batch known to fit
+    int fails = most + 1;  // smallest batch known not to fit
+    auto trial = [&](int batch) {
+        ExperimentConfig trial_config = config;
+        trial_config.train.batch_size = batch;
+        BatchTrial result{batch, false, 0, estimate_memory(trial_config, profile).peak_bytes};
+        const RunOutcome outcome = experiment->train_worst_case(batch);
+        result.fits = outcome.status == RunStatus::Completed;
+        result.peak_bytes = outcome.peak_bytes;
+        (result.fits ? fits : fails) = batch;
+        search.trials.push_back(result);
+        if (on_trial) {
+            on_trial(result);
+        }
+    };
+    // Start at the prediction and step outwards until the answer is bracketed, then bisect.
+    int next = std::clamp(search.predicted, 1, most);
+    while (fails - fits > std::max(1, static_cast<int>(fits * kPrecision))) {
+        trial(next);
+        if (fits == most) {
+            break;
+        }
+        const bool bracketed = fails <= most;
+        if (!bracketed) {
+            next = std::min(most, std::max(fits + 1, static_cast<int>(fits * 1.1)));
+        } else if (fits == 0 && search.trials.size() == 1) {
+            next = std::max(1, static_cast<int>(fails * 0.9));
+        } else {
+            next = fits + (fails - fits) / 2;
+        }
+        if (next <= fits || next >= fails) {
+            next = fits + (fails - fits) / 2;
+        }
+        if (next == fits) {
+            break;
+        }
+    }
+    search.batch_size = fits;
+    return search;
+}
+
+}  // namespace oomlab

@@ -1,0 +1,20 @@
+// The torch-free face of an experiment: everything here forwards to the training engine,
+// loaded on first use.
+#include "oomlab/session/experiment.h"
+
+#include "session/training_backend.h"
+
+namespace oomlab {
+
+Experiment::~Experiment() = default;
+
+std::unique_ptr<Experiment> Experiment::prepare(const ExperimentConfig& config,
+                                                const PrepareOptions& options) {
+    return session::training_backend().prepare(config, options);
+}
+
+std::string torch_version() { return OOMLAB_TORCH_VERSION; }
+
+std::vector<DeviceInfo> available_devices() { return session::training_backend().devices(); }
+
+}  // namespace oomlab

@@ -1,0 +1,102 @@
+#include "oomlab/session/run_session.h"
+
+#include "oomlab/common/version.h"
+#include "oomlab/config/config_io.h"
+#include "oomlab/config/config_keys.h"
+
+namespace oomlab {
+namespace {
+
+// Forwards to the caller's listener and writes each batch to the store.
+class RecordingObserver final : public TrainObserver {
+public:
+    RecordingObserver(RunStore& store, std::int64_t run_id, RunListener& listener)
+        : m_store(store), m_run_id(run_id), m_listener(listener) {}
+
+    void on_metrics(const std::vector<MetricRow>& rows) override {
+        m_store.append_metrics(m_run_id, rows);
+        for (const MetricRow& row : rows) {
+            if (row.device_total_bytes) {
+                m_device_total_bytes = *row.device_total_bytes;
+            }
+        }
+        m_listener.on_metrics(rows);
+    }
+    void on_event(const EventRow& event) override {
+        m_store.add_event(m_run_id, event);
+        m_listener.on_event(event);
+    }
+    void on_progress(const TrainProgress& progress) override { m_listener.on_progress(progress); }
+
+    std::int64_t device_total_bytes() const { return m_device_total_bytes; }
+
+private:
+    RunStore& m_store;
+    std::int64_t m_run_id;
+    RunListener& m_listener;
+    std::int64_t m_device_total_bytes = 0;
+};
+
+// What to change, checked with the estimator; none when the data cannot be read again.
+std::vector<OomFix> fixes_for(const ExperimentConfig& config, const ExperimentInfo& info,
+                              std::int64_t device_total_bytes) {
+    try {
+        const OomSituation situation{config, profile_data(config),
+                                     run_capacity_bytes(config, device_total_bytes),
+                                     info.device.rfind("cuda", 0) == 0};
+        return suggest_oom_fixes(situation);
+    } catch (const std::exception&) {
+        return {};
+    }
+}
+
+}  // namespace
+
+std::string default_run_name(const ExperimentConfig& config) {
+    std::string name = get_config_value(config, "model.kind") + " b" +
+                       std::to_string(config.train.batch_size);
+    if (config.train.accumulation > 1) {
+        name += "x" + std::to_string(config.train.accumulation);
+    }
+    name += " " + get_config_value(config, "memory.precision") + " " +
+            get_config_value(config, "train.optimizer");
+    if (config.memory.cap_mb > 0) {
+        name += " cap" + std::to_string(config.memory.cap_mb) + "M";
+    }
+    return name;
+}
+
+RunResult run_and_record(const ExperimentConfig& config, const std::string& name,
+                         RunStore& store, RunListener& listener, const std::atomic<bool>& cancel) {
+    PrepareOptions options;
+    options.progress = [&](const std::string& stage, double fraction) {
+        listener.on_prepare(stage, fraction);
+    };
+    const std::unique_ptr<Experiment> experiment = Experiment::prepare(config, options);
+
+    RunResult result;
+    result.info = experiment->info();
+    NewRun run{name.empty() ? default_run_name(config) : name, config_to_json(config),
+               result.info.device, engine_version(), torch_version()};
+    result.run_id = store.create_run(run);
+    const std::string note(event_kind::kNote);
+    store.add_event(result.run_id, {0, note, "data: " + result.info.dataset});
+    store.add_event(result.run_id, {0, note, "vectors: " + result.info.embeddings});
+    listener.on_run_created(result.run_id, result.info);
+
+    RecordingObserver recorder(store, result.run_id, listener);
+    try {
+        result.outcome = experiment->train(recorder, cancel);
+    } catch (const std::exception& error) {
+        // The run exists: it must end with a status, never stay "running".
+        result.outcome.status = RunStatus::Failed;
+        result.outcome.error = error.what();
+    }
+    store.finish_run(result.run_id, result.outcome);
+    if (result.outcome.status == RunStatus::Oom) {
+        result.fixes = fixes_for(config, result.info, recorder.device_total_bytes());
+    }
+    return result;
+}
+
+}  // namespace oomlab

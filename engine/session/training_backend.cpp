@@ -1,0 +1,65 @@
+// Finding and loading the training engine. It sits in the folder of this library (the build
+// tree's lib/, or <prefix>/lib/oomlab once installed); OOMLAB_TRAIN_LIBRARY overrides it.
+#include "session/training_backend.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+#include "oomlab/common/errors.h"
+
+namespace oomlab::session {
+namespace {
+
+std::string library_path() {
+    if (const char* override_path = std::getenv("OOMLAB_TRAIN_LIBRARY");
+        override_path && *override_path) {
+        return override_path;
+    }
+    Dl_info self{};
+    if (dladdr(reinterpret_cast<void*>(&training_backend), &self) == 0 || !self.dli_fname) {
+        return kTrainingLibrary;  // let the dynamic loader search
+    }
+    const std::string own_path = self.dli_fname;
+    const auto slash = own_path.rfind('/');
+    return slash == std::string::npos ? kTrainingLibrary
+                                      : own_path.substr(0, slash + 1) + kTrainingLibrary;
+}
+
+const TrainingBackend* load() {
+    const std::string path = library_path();
+    // Never unloaded: LibTorch registers global state (operators, allocators) on load.
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        throw Error("cannot load the training engine " + path + ": " + dlerror() +
+                    " (reinstall OOM Lab, or set OOMLAB_TRAIN_LIBRARY to the library)");
+    }
+    using EntryPoint = const TrainingBackend* (*)();
+    const auto entry = reinterpret_cast<EntryPoint>(dlsym(handle, kTrainingBackendSymbol));
+    if (!entry) {
+        throw Error("the training engine " + path + " has no entry point " +
+                    kTrainingBackendSymbol + "; it belongs to another version of OOM Lab");
+    }
+    const TrainingBackend* backend = entry();
+    if (!backend || backend->interface_version != kTrainingBackendVersion) {
+        throw Error("the training engine " + path +
+                    " belongs to another version of OOM Lab (interface " +
+                    std::to_string(backend ? backend->interface_version : 0) + ", expected " +
+                    std::to_string(kTrainingBackendVersion) + ")");
+    }
+    return backend;
+}
+
+}  // namespace
+
+const TrainingBackend& training_backend() {
+    // A failed load is retried on the next call (call_once does not complete on a throw).
+    static std::once_flag once;
+    static const TrainingBackend* backend = nullptr;
+    std::call_once(once, [] { backend = load(); });
+    return *backend;
+}
+
+}  // namespace oomlab::session

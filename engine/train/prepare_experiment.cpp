@@ -1,0 +1,145 @@
+#include "train/prepared_experiment.h"
+
+#include <torch/nn.h>
+
+#include <filesystem>
+
+#include "model/text_classifier.h"
+#if OOMLAB_WITH_CUDA
+#include "measure/cuda_memory.h"
+#endif
+#include "oomlab/common/errors.h"
+#include "oomlab/config/config_io.h"
+#include "oomlab/glove/variants.h"
+#include "oomlab/prepare/data_profile.h"
+#include "prepare/tokenized_data.h"
+#include "prepare/vector_source.h"
+#include "torch_utils/device.h"
+
+namespace oomlab::train {
+namespace {
+
+void check_device_support(const ExperimentConfig& config, const torch::Device& device) {
+#if OOMLAB_WITH_CUDA
+    if (device.is_cuda() && config.memory.cap_mb > 0) {
+        const std::int64_t total_mib = memory::cuda::total_bytes(device.index()) >> 20;
+        if (config.memory.cap_mb > total_mib) {
+            throw BadInput("memory.cap_mb: " + std::to_string(config.memory.cap_mb) +
+                           " MiB is more than " + device.str() + " has (" +
+                           std::to_string(total_mib) + " MiB); choose a smaller cap or 0");
+        }
+    }
+#endif
+    if (!device.is_cpu()) {
+        return;
+    }
+    if (config.memory.precision == DType::Fp16) {
+        throw BadInput("memory.precision=fp16 needs a CUDA device: LibTorch has no fp16 autocast "
+                       "or grad scaling on the CPU. Use memory.precision=bf16 on the CPU.");
+    }
+    if (config.embeddings.dtype == DType::Fp16 && config.embeddings.trainable) {
+        throw BadInput("embeddings.dtype=fp16 with embeddings.trainable=true needs a CUDA device: "
+                       "LibTorch's CPU kernels cannot update fp16 tensors. Use "
+                       "embeddings.dtype=bf16, or freeze the table.");
+    }
+}
+
+// The snapshot is written at the end of the run; a folder that is not there should fail now,
+// not after the training it was meant to record.
+void check_snapshot_path(const std::string& path) {
+    if (path.empty()) {
+        return;
+    }
+    namespace fs = std::filesystem;
+    const fs::path file(path);
+    const fs::path folder = file.has_parent_path() ? file.parent_path() : fs::path(".");
+    std::error_code error;
+    if (fs::is_directory(file, error)) {
+        throw BadInput("debug.memory_snapshot: \"" + path +
+                       "\" is a folder; give a file name such as snapshot.pickle");
+    }
+    if (!fs::is_directory(folder, error)) {
+        throw BadInput("debug.memory_snapshot: the folder \"" + folder.string() +
+                       "\" does not exist; create it or choose another file");
+    }
+}
+
+// Parameter counts without building a second copy of a large table.
+void count_parameters(PreparedExperiment& prepared) {
+    const torch::Tensor tiny_table = torch::zeros({2, prepared.initial_embeddings.size(1)});
+    const auto model = model::make_classifier(prepared.config, tiny_table, prepared.num_classes);
+    std::int64_t others = 0;
+    std::int64_t trainable_others = 0;
+    for (const auto& parameter : model->parameters()) {
+        others += parameter.numel();
+        trainable_others += parameter.requires_grad() ? parameter.numel() : 0;
+    }
+    const std::int64_t tiny = tiny_table.numel();
+    const std::int64_t table = prepared.initial_embeddings.numel();
+    prepared.info.parameters = others - tiny + table;
+    prepared.info.trainable_parameters =
+        trainable_others - (prepared.config.embeddings.trainable ? tiny - table : 0);
+}
+
+}  // namespace
+
+PreparedExperiment prepare_experiment(const ExperimentConfig& config,
+                                      const PrepareOptions& options) {
+    const auto report = [&](const std::string& stage, double fraction) {
+        if (options.progress) {
+            options.progress(stage, fraction);
+        }
+    };
+    validate_config(config);
+    PreparedExperiment prepared;
+    prepared.config = config;
+    prepared.device = torch_utils::resolve_device(config.device);
+    check_device_support(config, prepared.device);
+    check_snapshot_path(config.debug.memory_snapshot);
+    ExperimentInfo& info = prepared.info;
+    info.device = torch_utils::describe_device(prepared.device);
+
+    report("dataset", 0.0);
+    const prepare::TokenizedData data = prepare::load_tokenized_data(config);
+    info.dataset = data.split.train.source;
+    info.train_examples = static_cast<std::int64_t>(data.split.train.examples.size());
+    info.valid_examples = static_cast<std::int64_t>(data.split.valid.examples.size());
+    info.label_names = data.split.train.label_names;
+    prepared.num_classes = static_cast<int>(info.label_names.size());
+    const prepare::TokenLists& train_tokens = data.train_tokens;
+    const prepare::TokenLists& valid_tokens = data.valid_tokens;
+
+    report("embeddings", 0.1);
+    GloveLoadOptions load_options;
+    load_options.progress = [&](double fraction) { report("embeddings", 0.1 + 0.8 * fraction); };
+    const prepare::LoadedVectors vectors = prepare::load_vectors(
+        config.embeddings, prepare::distinct_words(train_tokens), config.train.seed, load_options);
+    info.embeddings = vectors.description;
+
+    const prepare::EmbeddingRows rows = prepare::build_embedding_rows(
+        config.embeddings, vectors.table, train_tokens, config.train.seed,
+        [&](std::int64_t count, int dim) {
+            prepared.initial_embeddings = torch::empty({count, dim}, torch::kFloat32);
+            return prepared.initial_embeddings.data_ptr<float>();
+        });
+    info.vocab_size = rows.rows;
+    info.embedding_dim = rows.dim;
+    info.vectors_found = rows.vectors_found;
+    info.dataset_words = rows.dataset_words;
+    prepared.train_examples =
+        prepare::encode_examples(train_tokens, data.split.train.examples, rows,
+                                config.train.max_len);
+    prepared.valid_examples =
+        prepare::encode_examples(valid_tokens, data.split.valid.examples, rows,
+                                config.train.max_len);
+
+    info.steps_per_epoch = steps_per_epoch(info.train_examples, config.train.batch_size,
+                                                  config.train.accumulation);
+    info.total_steps = config.train.max_steps > 0 ? config.train.max_steps
+                                                  : info.steps_per_epoch * config.train.epochs;
+    count_parameters(prepared);
+    report("ready", 1.0);
+    return prepared;
+}
+
+}  // namespace oomlab::train

@@ -1,0 +1,31 @@
+// An experiment after preparation: the data encoded, the table's initial weights on the
+// host, the device resolved. Training runs read it; each run builds its own model from it.
+#pragma once
+
+#include <torch/types.h>
+
+#include <memory>
+
+#include "oomlab/session/experiment.h"
+#include "prepare/text_encoding.h"
+
+namespace oomlab::train {
+
+struct PreparedExperiment {
+    ExperimentConfig config;
+    ExperimentInfo info;
+    torch::Device device{torch::kCPU};
+    prepare::EncodedExamples train_examples;
+    prepare::EncodedExamples valid_examples;
+    torch::Tensor initial_embeddings;  // [rows, dim] float32 on the host; each run copies it
+    int num_classes = 0;
+};
+
+// Everything that can fail because of the user's input happens here, before a run exists.
+PreparedExperiment prepare_experiment(const ExperimentConfig& config,
+                                      const PrepareOptions& options);
+
+// The Experiment the front ends hold.
+std::unique_ptr<Experiment> make_torch_experiment(PreparedExperiment prepared);
+
+}  // namespace oomlab::train

@@ -1,0 +1,65 @@
+// The Experiment the front ends hold, and the training engine's entry point.
+#include <torch/cuda.h>
+
+#include "session/training_backend.h"
+#include "train/prepared_experiment.h"
+#include "train/training_run.h"
+
+namespace oomlab::train {
+namespace {
+
+class TorchExperiment final : public Experiment {
+public:
+    explicit TorchExperiment(PreparedExperiment prepared) : m_prepared(std::move(prepared)) {}
+
+    const ExperimentConfig& config() const override { return m_prepared.config; }
+    const ExperimentInfo& info() const override { return m_prepared.info; }
+
+    RunOutcome train(TrainObserver& observer, const std::atomic<bool>& cancel) override {
+        TrainingRun run(m_prepared, observer, cancel);
+        return run.execute();
+    }
+
+    RunOutcome train_worst_case(int batch_size) override {
+        PreparedExperiment trial = m_prepared;  // shares the tensors; only the settings differ
+        trial.config.train.batch_size = batch_size;
+        trial.config.train.max_steps = 0;
+        trial.config.memory.on_oom = OnOom::Stop;
+        TrainObserver ignore;
+        const std::atomic<bool> never{false};
+        TrainingRun run(trial, ignore, never, /*worst_case_trial=*/true);
+        return run.execute();
+    }
+
+private:
+    PreparedExperiment m_prepared;
+};
+
+std::unique_ptr<Experiment> prepare(const ExperimentConfig& config,
+                                    const PrepareOptions& options) {
+    return make_torch_experiment(prepare_experiment(config, options));
+}
+
+std::vector<DeviceInfo> devices() {
+    std::vector<DeviceInfo> result{{"cpu", "host processor (tracked tensor memory)", 0}};
+    const auto count = torch::cuda::is_available() ? torch::cuda::device_count() : 0;
+    for (std::size_t i = 0; i < count; ++i) {
+        result.push_back({"cuda:" + std::to_string(i), "CUDA device", 0});
+    }
+    return result;
+}
+
+}  // namespace
+
+std::unique_ptr<Experiment> make_torch_experiment(PreparedExperiment prepared) {
+    return std::make_unique<TorchExperiment>(std::move(prepared));
+}
+
+}  // namespace oomlab::train
+
+extern "C" const oomlab::session::TrainingBackend* oomlab_training_backend() {
+    static const oomlab::session::TrainingBackend backend{
+        oomlab::session::kTrainingBackendVersion, &oomlab::train::prepare,
+        &oomlab::train::devices};
+    return &backend;
+}
