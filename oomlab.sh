@@ -9,6 +9,9 @@
 #   ./oomlab.sh asan           the engine's tests under AddressSanitizer + UBSan
 #   ./oomlab.sh fuzz [SECONDS] a short libFuzzer run of every parser (clang; default 30 s each)
 #   ./oomlab.sh install-test   build the .deb, install it, check the installed programs, remove it
+#   ./oomlab.sh format-check   check that every C++ file is formatted as .clang-format says
+#
+# OOMLAB_WERROR=1 builds with warnings as errors (CI does).
 #
 # OPTIONS (--config FILE, --set KEY=VALUE, --db FILE) go to `oomlab` or `oomlab-cli run`.
 # Every mode is idempotent: with everything installed and built it only checks and rebuilds
@@ -18,11 +21,11 @@ cd "$(dirname "$0")"
 
 mode=run
 case "${1:-}" in
-    run | cli | test | screenshots | asan | fuzz | install-test) mode="$1"; shift ;;
+    run | cli | test | screenshots | asan | fuzz | install-test | format-check) mode="$1"; shift ;;
     "" | -*) ;;
     *)
         echo "usage: $0 [run|cli] [--config FILE] [--set KEY=VALUE]... | test | screenshots |" \
-             "asan | fuzz [SECONDS] | install-test" >&2
+             "asan | fuzz [SECONDS] | install-test | format-check" >&2
         exit 2
         ;;
 esac
@@ -32,7 +35,7 @@ case "$mode" in
     asan)
         preset=asan
         targets=(oomlab_glove_tests oomlab_data_tests oomlab_store_tests oomlab_config_tests
-                 oomlab_train_tests oomlab_model_tests)
+                 oomlab_estimator_tests oomlab_memory_tests oomlab_train_tests oomlab_model_tests)
         ;;
     fuzz)
         preset=fuzz
@@ -51,6 +54,7 @@ packages=(
     fortunes fortunes-min
 )
 [[ "$mode" != fuzz ]] || packages+=(clang libclang-rt-14-dev)
+[[ "$mode" != format-check ]] || packages=(clang-format)
 
 missing=()
 for package in "${packages[@]}"; do
@@ -66,8 +70,18 @@ if ((${#missing[@]})); then
     "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+if [[ "$mode" == format-check ]]; then
+    git ls-files '*.cpp' '*.h' | xargs clang-format --dry-run --Werror
+    echo "format-check: every C++ file is formatted"
+    exit 0
+fi
+
+configure_args=()
+[[ -z "${OOMLAB_WERROR:-}" ]] || configure_args+=(-DOOMLAB_WERROR=ON)
 if [[ ! -f "$build_dir/build.ninja" ]]; then
-    cmake --preset "$preset"
+    cmake --preset "$preset" "${configure_args[@]}"
+elif ((${#configure_args[@]})); then
+    cmake "$build_dir" "${configure_args[@]}" >/dev/null
 fi
 if ((${#targets[@]})); then
     cmake --build --preset "$preset" --target "${targets[@]}"
@@ -100,7 +114,7 @@ case "$mode" in
     asan)
         # LibTorch itself is not instrumented; its allocations at exit are not our leaks.
         ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
-            ctest --preset asan --timeout 900 -L 'engine|data|store|config|train'
+            ctest --preset asan --timeout 900 -L 'engine|data|store|config|estimator|memory|train'
         ;;
     fuzz)
         tests/fuzz/run_smoke.sh "$build_dir" "${1:-30}"

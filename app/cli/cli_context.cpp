@@ -13,7 +13,8 @@ void ConfigOptions::add_to(CLI::App& command) {
 }
 
 ExperimentConfig ConfigOptions::build() const {
-    ExperimentConfig config = config_file.empty() ? ExperimentConfig{} : load_config_file(config_file);
+    ExperimentConfig config =
+        config_file.empty() ? ExperimentConfig{} : load_config_file(config_file);
     for (const auto& assignment : overrides) {
         apply_config_override(config, assignment);
     }
@@ -21,6 +22,8 @@ ExperimentConfig ConfigOptions::build() const {
     return config;
 }
 
-std::string default_db_path() { return RunStore::default_path(); }
+std::string default_db_path() {
+    return RunStore::default_path();
+}
 
 }  // namespace oomlab::cli

@@ -16,14 +16,15 @@ std::string allowed_values(const ConfigKeyInfo& key) {
         case ValueKind::Integer:
         case ValueKind::Real: {
             std::ostringstream text;
-            text << (key.kind == ValueKind::Integer ? "integer" : "number") << " >= "
-                 << key.minimum;
+            text << (key.kind == ValueKind::Integer ? "integer" : "number")
+                 << " >= " << key.minimum;
             if (key.maximum > key.minimum) {
                 text << ", <= " << key.maximum;
             }
             return text.str();
         }
-        case ValueKind::Text: return "text";
+        case ValueKind::Text:
+            return "text";
         default: {
             std::string joined;
             for (const auto& choice : key.choices) {

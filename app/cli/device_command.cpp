@@ -27,8 +27,7 @@ void add_device_command(CLI::App& app, int& exit_code) {
             }
             std::cout << out.dump() << '\n';
         } else {
-            std::cout << "OOM Lab " << engine_version() << ", LibTorch " << torch_version()
-                      << '\n';
+            std::cout << "OOM Lab " << engine_version() << ", LibTorch " << torch_version() << '\n';
             for (const auto& device : devices) {
                 std::cout << "  " << device.name << "  " << device.description << '\n';
             }

@@ -23,8 +23,8 @@ nlohmann::ordered_json estimate_json(const MemoryEstimate& estimate) {
 void print_estimate(const MemoryEstimate& estimate) {
     std::cout << "predicted peak " << format_bytes(estimate.peak_bytes);
     if (estimate.cap_bytes > 0) {
-        std::cout << " of a " << format_bytes(estimate.cap_bytes) << " cap: "
-                  << (estimate.fits ? "fits" : "does NOT fit");
+        std::cout << " of a " << format_bytes(estimate.cap_bytes)
+                  << " cap: " << (estimate.fits ? "fits" : "does NOT fit");
     }
     std::cout << " (worst batch padded to " << estimate.worst_batch_length << " tokens)\n";
     for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {

@@ -16,7 +16,8 @@ void add_info(CLI::App& glove, int& exit_code) {
     auto file = std::make_shared<std::string>();
     command->add_option("FILE", *file, "GloVe or word2vec text file, or its cache")->required();
     auto* json = command->add_flag("--json", "One JSON object");
-    auto* no_cache = command->add_flag("--no-cache", "Parse the text; neither read nor write a cache");
+    auto* no_cache =
+        command->add_flag("--no-cache", "Parse the text; neither read nor write a cache");
     command->callback([=, &exit_code] {
         GloveLoadOptions options;
         options.cache = *no_cache ? GloveCacheMode::Off : GloveCacheMode::ReadWrite;
@@ -33,9 +34,9 @@ void add_info(CLI::App& glove, int& exit_code) {
         } else {
             std::cout << *file << ": " << table.size() << " words x " << table.dim() << " ("
                       << glove_format_name(table.format()) << ", " << table.duplicates()
-                      << " duplicated words, "
-                      << format_bytes(table.size() * table.dim() * 4) << " as float32"
-                      << (table.from_cache() ? ", read from the cache" : "") << ")\n";
+                      << " duplicated words, " << format_bytes(table.size() * table.dim() * 4)
+                      << " as float32" << (table.from_cache() ? ", read from the cache" : "")
+                      << ")\n";
         }
         exit_code = kExitOk;
     });

@@ -26,9 +26,10 @@ private:
 
 void print_result(const Lesson& lesson, const LessonResult& result) {
     std::cout << "\n" << lesson.title << "\n\n" << lesson.explanation << "\n\n";
-    std::cout << std::left << std::setw(24) << "run" << std::setw(12) << "status"
-              << std::setw(12) << "peak" << std::setw(14) << "activations" << std::setw(12)
-              << "gradients" << std::setw(12) << "optimizer" << "table\n";
+    std::cout << std::left << std::setw(24) << "run" << std::setw(12) << "status" << std::setw(12)
+              << "peak" << std::setw(14) << "activations" << std::setw(12) << "gradients"
+              << std::setw(12) << "optimizer"
+              << "table\n";
     for (const auto& run : result.runs) {
         const MemoryBreakdown& b = run.record.outcome.breakdown;
         std::cout << std::setw(24) << run.run.label << std::setw(12)
@@ -40,8 +41,7 @@ void print_result(const Lesson& lesson, const LessonResult& result) {
     }
     std::cout << '\n';
     for (const auto& check : result.checks) {
-        std::cout << (check.holds ? "  shown:     " : "  NOT shown: ") << check.description
-                  << '\n';
+        std::cout << (check.holds ? "  shown:     " : "  NOT shown: ") << check.description << '\n';
     }
 }
 

@@ -8,12 +8,12 @@
 
 int main(int argc, char** argv) {
     using namespace oomlab::cli;
-    CLI::App app{"OOM Lab: train text classifiers on GloVe embeddings and see where the memory "
-                 "goes.",
-                 "oomlab-cli"};
-    app.set_version_flag("--version",
-                         "oomlab-cli " + oomlab::engine_version() + " (LibTorch " +
-                             oomlab::torch_version() + ")");
+    CLI::App app{
+        "OOM Lab: train text classifiers on GloVe embeddings and see where the memory "
+        "goes.",
+        "oomlab-cli"};
+    app.set_version_flag("--version", "oomlab-cli " + oomlab::engine_version() + " (LibTorch " +
+                                          oomlab::torch_version() + ")");
     app.require_subcommand(1);
     int exit_code = kExitOk;
     add_run_command(app, exit_code);

@@ -48,8 +48,7 @@ public:
                   << info.vectors_found << " of " << info.dataset_words
                   << " dataset words have a vector)\n"
                   << "  model:   " << info.parameters << " parameters ("
-                  << info.trainable_parameters << " trainable), " << info.total_steps
-                  << " steps\n";
+                  << info.trainable_parameters << " trainable), " << info.total_steps << " steps\n";
     }
 
     void on_metrics(const std::vector<MetricRow>& rows) override {
@@ -62,9 +61,10 @@ public:
 
     void on_event(const EventRow& event) override {
         if (m_json) {
-            nlohmann::ordered_json line = {
-                {"type", "event"}, {"step", event.step}, {"kind", event.kind},
-                {"message", event.message}};
+            nlohmann::ordered_json line = {{"type", "event"},
+                                           {"step", event.step},
+                                           {"kind", event.kind},
+                                           {"message", event.message}};
             std::cout << line.dump() << std::endl;
         } else {
             std::cout << "  [" << event.kind << "] step " << event.step << ": " << event.message
@@ -73,7 +73,8 @@ public:
     }
 
     void on_progress(const TrainProgress& progress) override {
-        if (progress.elapsed_seconds - m_last_print < 1.0 && progress.step != progress.total_steps) {
+        if (progress.elapsed_seconds - m_last_print < 1.0 &&
+            progress.step != progress.total_steps) {
             return;
         }
         m_last_print = progress.elapsed_seconds;
@@ -130,8 +131,8 @@ void print_fixes(const std::vector<OomFix>& fixes) {
         for (const auto& [key, value] : fix.set) {
             assignments += " --set " + key + "=" + value;
         }
-        std::cout << "   " << assignments << "\n      " << fix.reason << " (cost: "
-                  << fix_cost_name(fix.cost) << ", predicted peak "
+        std::cout << "   " << assignments << "\n      " << fix.reason
+                  << " (cost: " << fix_cost_name(fix.cost) << ", predicted peak "
                   << format_bytes(fix.predicted_peak_bytes) << ")\n";
     }
 }
@@ -188,10 +189,18 @@ void add_run_command(CLI::App& app, int& exit_code) {
         std::signal(SIGINT, SIG_DFL);
         print_summary(*store.find_run(result.run_id), result.fixes, *json);
         switch (result.outcome.status) {
-            case RunStatus::Completed: exit_code = kExitOk; break;
-            case RunStatus::Oom: exit_code = kExitOutOfMemory; break;
-            case RunStatus::Cancelled: exit_code = kExitInterrupted; break;
-            default: exit_code = kExitFailure; break;
+            case RunStatus::Completed:
+                exit_code = kExitOk;
+                break;
+            case RunStatus::Oom:
+                exit_code = kExitOutOfMemory;
+                break;
+            case RunStatus::Cancelled:
+                exit_code = kExitInterrupted;
+                break;
+            default:
+                exit_code = kExitFailure;
+                break;
         }
     });
 }

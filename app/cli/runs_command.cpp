@@ -23,20 +23,22 @@ RunRecord require_run(const RunStore& store, std::int64_t id) {
 void print_table(const std::vector<RunRecord>& runs) {
     std::cout << std::left << std::setw(6) << "id" << std::setw(12) << "status" << std::setw(8)
               << "steps" << std::setw(12) << "loss" << std::setw(10) << "val acc" << std::setw(12)
-              << "peak" << "name\n";
+              << "peak"
+              << "name\n";
     for (const auto& run : runs) {
         std::ostringstream accuracy;
         if (run.outcome.val_accuracy) {
-            accuracy << std::fixed << std::setprecision(1) << *run.outcome.val_accuracy * 100 << "%";
+            accuracy << std::fixed << std::setprecision(1) << *run.outcome.val_accuracy * 100
+                     << "%";
         }
         std::ostringstream loss;
         if (run.outcome.final_train_loss) {
             loss << std::fixed << std::setprecision(4) << *run.outcome.final_train_loss;
         }
         std::cout << std::setw(6) << run.id << std::setw(12) << run_status_name(run.outcome.status)
-                  << std::setw(8) << run.outcome.steps << std::setw(12) << loss.str() << std::setw(10)
-                  << accuracy.str() << std::setw(12) << format_bytes(run.outcome.peak_bytes) << run.name
-                  << '\n';
+                  << std::setw(8) << run.outcome.steps << std::setw(12) << loss.str()
+                  << std::setw(10) << accuracy.str() << std::setw(12)
+                  << format_bytes(run.outcome.peak_bytes) << run.name << '\n';
     }
 }
 
@@ -91,8 +93,8 @@ void add_runs_command(CLI::App& app, int& exit_code) {
                           << format_bytes(breakdown_field(run.outcome.breakdown, i)) << '\n';
             }
             for (const auto& event : store.events(run.id)) {
-                std::cout << "  [" << event.kind << "] step " << event.step << ": "
-                          << event.message << '\n';
+                std::cout << "  [" << event.kind << "] step " << event.step << ": " << event.message
+                          << '\n';
             }
             if (!run.outcome.error.empty()) {
                 std::cout << "error: " << run.outcome.error << '\n';
@@ -125,8 +127,9 @@ void add_runs_command(CLI::App& app, int& exit_code) {
         if (!store.delete_run(*id)) {
             throw BadInput("ID: there is no run " + std::to_string(*id) + " in " + *db);
         }
-        std::cout << (*json ? "{\"deleted\":" + std::to_string(*id) + "}" 
-                            : "deleted run " + std::to_string(*id)) << '\n';
+        std::cout << (*json ? "{\"deleted\":" + std::to_string(*id) + "}"
+                            : "deleted run " + std::to_string(*id))
+                  << '\n';
         exit_code = kExitOk;
     });
 }

@@ -7,8 +7,8 @@
 #include "oomlab/common/errors.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/run/run_json.h"
-#include "oomlab/session/run_session.h"
 #include "oomlab/session/batch_size_search.h"
+#include "oomlab/session/run_session.h"
 
 namespace oomlab::cli {
 namespace {
@@ -21,7 +21,8 @@ struct GridAxis {
 GridAxis parse_axis(const std::string& text) {
     const std::size_t equals = text.find('=');
     if (equals == std::string::npos || equals == 0 || equals + 1 == text.size()) {
-        throw BadInput("--grid \"" + text + "\": expected KEY=V1,V2,... e.g. train.batch_size=16,32");
+        throw BadInput("--grid \"" + text +
+                       "\": expected KEY=V1,V2,... e.g. train.batch_size=16,32");
     }
     GridAxis axis{text.substr(0, equals), {}};
     std::string rest = text.substr(equals + 1);
@@ -56,8 +57,8 @@ class SilentListener final : public RunListener {};
 }  // namespace
 
 void add_find_batch_size_command(CLI::App& app, int& exit_code) {
-    auto* command = app.add_subcommand(
-        "find-batch-size", "The largest micro-batch that fits under memory.cap_mb");
+    auto* command = app.add_subcommand("find-batch-size",
+                                       "The largest micro-batch that fits under memory.cap_mb");
     auto options = std::make_shared<ConfigOptions>();
     options->add_to(*command);
     auto json = std::make_shared<bool>(false);

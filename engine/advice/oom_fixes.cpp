@@ -52,7 +52,9 @@ struct Candidate {
     FixCost cost;
 };
 
-std::string num(std::int64_t value) { return std::to_string(value); }
+std::string num(std::int64_t value) {
+    return std::to_string(value);
+}
 
 // The config with `set` applied, or nothing when the result is not a valid experiment.
 std::optional<ExperimentConfig> applied(const ExperimentConfig& config, const Settings& set) {
@@ -124,11 +126,12 @@ std::vector<Candidate> candidates(const ExperimentConfig& c, const DataProfile& 
         const std::int64_t before = std::int64_t(batch) * c.train.accumulation;
         const std::int64_t after = std::int64_t(micro) * accumulation;
         reason += after == before ? ", the same effective batch of " + num(before) + "."
-                                  : "; the effective batch becomes " + num(after) +
-                                        " instead of " + num(before) + ".";
-        out.push_back({{{"train.batch_size", num(micro)},
-                        {"train.accumulation", num(accumulation)}},
-                       reason, FixCost::Slower});
+                                  : "; the effective batch becomes " + num(after) + " instead of " +
+                                        num(before) + ".";
+        out.push_back(
+            {{{"train.batch_size", num(micro)}, {"train.accumulation", num(accumulation)}},
+             reason,
+             FixCost::Slower});
     }
     if (c.model.kind == ModelKind::Transformer && c.memory.checkpointing == Checkpointing::None) {
         out.push_back({{{"memory.checkpointing", "layers"}},
@@ -223,8 +226,8 @@ std::optional<OomFix> combined_fix(const ExperimentConfig& config,
         next.train.accumulation = accumulation;
         fix.set.emplace_back("train.batch_size", num(micro));
         fix.set.emplace_back("train.accumulation", num(accumulation));
-        fix.reason += " And accumulate " + num(*k) + " micro-batches of " + num(micro) +
-                      " per step.";
+        fix.reason +=
+            " And accumulate " + num(*k) + " micro-batches of " + num(micro) + " per step.";
         fix.cost = std::max(fix.cost, FixCost::Slower);
     }
     fix.reason = "Together: " + fix.reason;
@@ -237,13 +240,14 @@ std::optional<OomFix> larger_device(const ExperimentConfig& config, const Predic
         return std::nullopt;  // a real device: its memory is what it is
     }
     const std::int64_t needed = predict.peak(config);
-    const auto mib = static_cast<std::int64_t>(
-        std::ceil(double(needed) / kHeadroom / double(kBytesPerMiB)));
+    const auto mib =
+        static_cast<std::int64_t>(std::ceil(double(needed) / kHeadroom / double(kBytesPerMiB)));
     const std::int64_t cap = (mib + 7) / 8 * 8;  // a round figure
     return OomFix{{{"memory.cap_mb", num(cap)}},
                   "A device with " + num(cap) + " MiB instead of " + num(config.memory.cap_mb) +
                       " MiB fits these settings unchanged.",
-                  FixCost::LargerDevice, needed};
+                  FixCost::LargerDevice,
+                  needed};
 }
 
 }  // namespace

@@ -21,8 +21,12 @@ std::string xdg_dir(const char* variable, const char* fallback_under_home) {
 
 }  // namespace
 
-std::string user_data_dir() { return xdg_dir("XDG_DATA_HOME", ".local/share"); }
-std::string user_cache_dir() { return xdg_dir("XDG_CACHE_HOME", ".cache"); }
+std::string user_data_dir() {
+    return xdg_dir("XDG_DATA_HOME", ".local/share");
+}
+std::string user_cache_dir() {
+    return xdg_dir("XDG_CACHE_HOME", ".cache");
+}
 
 std::string read_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);

@@ -2,6 +2,8 @@
 
 namespace oomlab {
 
-std::string engine_version() { return OOMLAB_VERSION; }
+std::string engine_version() {
+    return OOMLAB_VERSION;
+}
 
 }  // namespace oomlab

@@ -1,8 +1,8 @@
 // The names of every enum-valued setting, shared by the key registry and summaries.
 #pragma once
 
-#include "oomlab/config/experiment_config.h"
 #include "config/value_parsing.h"
+#include "oomlab/config/experiment_config.h"
 
 namespace oomlab::config_detail {
 
@@ -10,8 +10,8 @@ inline const ChoiceTable<EmbeddingSource> kEmbeddingSources = {
     {EmbeddingSource::Default, "default"},
     {EmbeddingSource::File, "file"},
     {EmbeddingSource::Synthetic, "synthetic"}};
-inline const ChoiceTable<EmbeddingPlacement> kPlacements = {
-    {EmbeddingPlacement::Device, "device"}, {EmbeddingPlacement::Cpu, "cpu"}};
+inline const ChoiceTable<EmbeddingPlacement> kPlacements = {{EmbeddingPlacement::Device, "device"},
+                                                            {EmbeddingPlacement::Cpu, "cpu"}};
 inline const ChoiceTable<DType> kDTypes = {
     {DType::Fp32, "fp32"}, {DType::Fp16, "fp16"}, {DType::Bf16, "bf16"}};
 inline const ChoiceTable<ModelKind> kModelKinds = {{ModelKind::Bag, "bag"},

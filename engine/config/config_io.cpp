@@ -21,10 +21,14 @@ std::size_t line_of_offset(const std::string& text, std::size_t offset) {
 
 std::string type_name_for(ValueKind kind) {
     switch (kind) {
-        case ValueKind::Integer: return "an integer";
-        case ValueKind::Real: return "a number";
-        case ValueKind::Boolean: return "true or false";
-        default: return "a string";
+        case ValueKind::Integer:
+            return "an integer";
+        case ValueKind::Real:
+            return "a number";
+        case ValueKind::Boolean:
+            return "true or false";
+        default:
+            return "a string";
     }
 }
 
@@ -37,15 +41,19 @@ std::string scalar_text(const std::string& source, const std::string& key, const
     }
     const bool type_ok = [&] {
         switch (info->kind) {
-            case ValueKind::Integer: return value.is_number_integer();
-            case ValueKind::Real: return value.is_number();
-            case ValueKind::Boolean: return value.is_boolean();
-            default: return value.is_string();
+            case ValueKind::Integer:
+                return value.is_number_integer();
+            case ValueKind::Real:
+                return value.is_number();
+            case ValueKind::Boolean:
+                return value.is_boolean();
+            default:
+                return value.is_string();
         }
     }();
     if (!type_ok) {
-        throw BadInput(source + ": " + key + ": expected " + type_name_for(info->kind) +
-                       ", got " + value.dump());
+        throw BadInput(source + ": " + key + ": expected " + type_name_for(info->kind) + ", got " +
+                       value.dump());
     }
     return value.is_string() ? value.get<std::string>() : value.dump();
 }
@@ -103,10 +111,18 @@ std::string config_to_json(const ExperimentConfig& config, int indent) {
         const std::string text = get_config_value(config, info.name);
         Json value;
         switch (info.kind) {
-            case ValueKind::Integer: value = std::stoll(text); break;
-            case ValueKind::Real: value = std::stod(text); break;
-            case ValueKind::Boolean: value = text == "true"; break;
-            default: value = text; break;
+            case ValueKind::Integer:
+                value = std::stoll(text);
+                break;
+            case ValueKind::Real:
+                value = std::stod(text);
+                break;
+            case ValueKind::Boolean:
+                value = text == "true";
+                break;
+            default:
+                value = text;
+                break;
         }
         const std::size_t dot = info.name.find('.');
         if (dot == std::string::npos) {
@@ -140,15 +156,17 @@ void validate_config(const ExperimentConfig& config) {
              {"model.d_model", "model.heads"});
     }
     if (config.embeddings.sparse_grad && !config.embeddings.trainable) {
-        fail("embeddings.sparse_grad=true needs embeddings.trainable=true (a frozen table has "
-             "no gradient)",
-             {"embeddings.sparse_grad", "embeddings.trainable"});
+        fail(
+            "embeddings.sparse_grad=true needs embeddings.trainable=true (a frozen table has "
+            "no gradient)",
+            {"embeddings.sparse_grad", "embeddings.trainable"});
     }
     if (config.embeddings.sparse_grad && config.train.optimizer != OptimizerKind::Sgd &&
         config.train.optimizer != OptimizerKind::Adagrad) {
-        fail("embeddings.sparse_grad=true works with train.optimizer=sgd or adagrad; "
-             "adam, adamw and momentum keep dense state for every row",
-             {"embeddings.sparse_grad", "train.optimizer"});
+        fail(
+            "embeddings.sparse_grad=true works with train.optimizer=sgd or adagrad; "
+            "adam, adamw and momentum keep dense state for every row",
+            {"embeddings.sparse_grad", "train.optimizer"});
     }
     if (config.device != "auto" && config.device != "cpu" && config.device.rfind("cuda", 0) != 0) {
         fail("device: \"" + config.device + "\" is not valid; expected auto, cpu, cuda or cuda:N",

@@ -5,9 +5,9 @@
 #include <limits>
 
 #include "config/choice_tables.h"
+#include "config/value_parsing.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/glove/variants.h"
-#include "config/value_parsing.h"
 
 namespace oomlab {
 namespace {
@@ -30,8 +30,8 @@ KeyEntry integer_key(std::string name, Access access, double minimum, double max
     };
     entry.set = [access, name, minimum, maximum](ExperimentConfig& c, std::string_view text) {
         auto& field = access(c);
-        field = static_cast<std::decay_t<decltype(field)>>(
-            parse_integer(name, text, minimum, maximum));
+        field =
+            static_cast<std::decay_t<decltype(field)>>(parse_integer(name, text, minimum, maximum));
     };
     return entry;
 }
@@ -89,16 +89,24 @@ KeyEntry choice_key(std::string name, Access access, const ChoiceTable<Enum>& ta
 }
 
 KeyEntry vocab_key() {
-    KeyEntry entry{{"embeddings.vocab", ValueKind::Choice, {"full", "dataset", "top:N"}, 0, 0,
+    KeyEntry entry{{"embeddings.vocab",
+                    ValueKind::Choice,
+                    {"full", "dataset", "top:N"},
+                    0,
+                    0,
                     "Rows of the embedding table: every GloVe word, only the words of the "
                     "dataset, or the N most frequent GloVe words. The table is often the "
                     "largest tensor of the model."},
-                   {}, {}};
+                   {},
+                   {}};
     entry.get = [](const ExperimentConfig& c) -> std::string {
         switch (c.embeddings.vocab) {
-            case VocabMode::Full: return "full";
-            case VocabMode::Dataset: return "dataset";
-            case VocabMode::Top: return "top:" + std::to_string(c.embeddings.top_n);
+            case VocabMode::Full:
+                return "full";
+            case VocabMode::Dataset:
+                return "dataset";
+            case VocabMode::Top:
+                return "top:" + std::to_string(c.embeddings.top_n);
         }
         return "?";
     };
@@ -117,9 +125,14 @@ KeyEntry vocab_key() {
 }
 
 KeyEntry dataset_format_key() {
-    KeyEntry entry{{"dataset.format", ValueKind::Choice, {}, 0, 0,
+    KeyEntry entry{{"dataset.format",
+                    ValueKind::Choice,
+                    {},
+                    0,
+                    0,
                     "On-disk format of the dataset; auto detects it from the content."},
-                   {}, {}};
+                   {},
+                   {}};
     for (DatasetFormat format :
          {DatasetFormat::Auto, DatasetFormat::LabelTabText, DatasetFormat::TextTabLabel,
           DatasetFormat::LabelSpaceText, DatasetFormat::Csv, DatasetFormat::FastText,
@@ -140,10 +153,15 @@ KeyEntry dataset_format_key() {
 }
 
 KeyEntry variant_key() {
-    KeyEntry entry{{"embeddings.variant", ValueKind::Choice, {}, 0, 0,
+    KeyEntry entry{{"embeddings.variant",
+                    ValueKind::Choice,
+                    {},
+                    0,
+                    0,
                     "The GloVe variant: its shape for synthetic vectors, and whether its "
                     "words keep case."},
-                   {}, {}};
+                   {},
+                   {}};
     for (const auto& variant : glove_variants()) {
         entry.info.choices.push_back(variant.name);
     }
@@ -162,114 +180,145 @@ constexpr double kNoMax = 0;
 std::vector<KeyEntry> build_registry() {
     using C = ExperimentConfig;
     std::vector<KeyEntry> keys;
-    keys.push_back(text_key("dataset.path", [](C& c) -> auto& { return c.dataset.path; },
-                            "Training data: a file or a folder of class folders. Empty: the "
-                            "embedded default dataset."));
-    keys.push_back(text_key("dataset.valid_path", [](C& c) -> auto& { return c.dataset.valid_path; },
-                            "Validation data. Empty: split dataset.valid_ratio off the "
-                            "training data."));
+    keys.push_back(text_key(
+        "dataset.path", [](C & c) -> auto& { return c.dataset.path; },
+        "Training data: a file or a folder of class folders. Empty: the "
+        "embedded default dataset."));
+    keys.push_back(text_key(
+        "dataset.valid_path", [](C & c) -> auto& { return c.dataset.valid_path; },
+        "Validation data. Empty: split dataset.valid_ratio off the "
+        "training data."));
     keys.push_back(dataset_format_key());
-    keys.push_back(real_key("dataset.valid_ratio", [](C& c) -> auto& { return c.dataset.valid_ratio; },
-                            0, 0.9, "Fraction of the training data held out for validation "
-                            "when no validation data is given (seeded)."));
-    keys.push_back(choice_key("embeddings.source", [](C& c) -> auto& { return c.embeddings.source; },
-                              kEmbeddingSources,
-                              "default: a GloVe file of the variant if one is installed, else "
-                              "synthetic vectors; file: embeddings.path; synthetic: seeded "
-                              "vectors of the variant's exact shape."));
-    keys.push_back(text_key("embeddings.path", [](C& c) -> auto& { return c.embeddings.path; },
-                            "A GloVe or word2vec text file (or its binary cache)."));
+    keys.push_back(real_key(
+        "dataset.valid_ratio", [](C & c) -> auto& { return c.dataset.valid_ratio; }, 0, 0.9,
+        "Fraction of the training data held out for validation "
+        "when no validation data is given (seeded)."));
+    keys.push_back(choice_key(
+        "embeddings.source", [](C & c) -> auto& { return c.embeddings.source; }, kEmbeddingSources,
+        "default: a GloVe file of the variant if one is installed, else "
+        "synthetic vectors; file: embeddings.path; synthetic: seeded "
+        "vectors of the variant's exact shape."));
+    keys.push_back(text_key(
+        "embeddings.path", [](C & c) -> auto& { return c.embeddings.path; },
+        "A GloVe or word2vec text file (or its binary cache)."));
     keys.push_back(variant_key());
     keys.push_back(vocab_key());
-    keys.push_back(boolean_key("embeddings.trainable", [](C& c) -> auto& { return c.embeddings.trainable; },
-                               "Fine-tune the embedding table. Frozen tables need no gradient "
-                               "and no optimizer state: with Adam that saves 3x the table."));
-    keys.push_back(choice_key("embeddings.placement", [](C& c) -> auto& { return c.embeddings.placement; },
-                              kPlacements,
-                              "Keep the table on the training device, or on the host and ship "
-                              "only the rows a batch looks up."));
-    keys.push_back(choice_key("embeddings.dtype", [](C& c) -> auto& { return c.embeddings.dtype; },
-                              kDTypes, "Storage type of the embedding table: 16-bit halves it."));
-    keys.push_back(boolean_key("embeddings.sparse_grad", [](C& c) -> auto& { return c.embeddings.sparse_grad; },
-                               "Sparse gradients for the table: only the rows a batch used, "
-                               "instead of a dense gradient the size of the table."));
-    keys.push_back(choice_key("model.kind", [](C& c) -> auto& { return c.model.kind; }, kModelKinds,
-                              "bag: mean of the word vectors and an MLP; bilstm: a bidirectional "
-                              "LSTM; transformer: an encoder over projected embeddings."));
-    keys.push_back(integer_key("model.hidden", [](C& c) -> auto& { return c.model.hidden; }, 1, 65536,
-                               "Hidden width: the MLP (bag) or the LSTM state per direction."));
-    keys.push_back(integer_key("model.layers", [](C& c) -> auto& { return c.model.layers; }, 1, 64,
-                               "LSTM or encoder layers. Activations grow with every layer."));
-    keys.push_back(integer_key("model.heads", [](C& c) -> auto& { return c.model.heads; }, 1, 256,
-                               "Attention heads; the attention maps grow with heads x length^2."));
-    keys.push_back(integer_key("model.d_model", [](C& c) -> auto& { return c.model.d_model; }, 1, 65536,
-                               "Transformer width; embeddings are projected to it."));
-    keys.push_back(integer_key("model.ffn", [](C& c) -> auto& { return c.model.ffn; }, 1, 262144,
-                               "Transformer feed-forward width."));
-    keys.push_back(real_key("model.dropout", [](C& c) -> auto& { return c.model.dropout; }, 0, 0.95,
-                            "Dropout probability (its masks are saved for backward)."));
-    keys.push_back(integer_key("train.epochs", [](C& c) -> auto& { return c.train.epochs; }, 1, 100000,
-                               "Passes over the training data (unless train.max_steps is set)."));
-    keys.push_back(integer_key("train.max_steps", [](C& c) -> auto& { return c.train.max_steps; }, 0, kNoMax,
-                               "Stop after this many optimizer steps; 0: run train.epochs."));
-    keys.push_back(integer_key("train.batch_size", [](C& c) -> auto& { return c.train.batch_size; }, 1, 1 << 20,
-                               "Examples per micro-batch. Activation memory grows linearly "
-                               "with it."));
-    keys.push_back(integer_key("train.accumulation", [](C& c) -> auto& { return c.train.accumulation; }, 1, 4096,
-                               "Micro-batches per optimizer step: the same effective batch with "
-                               "a fraction of the activation memory."));
-    keys.push_back(integer_key("train.max_len", [](C& c) -> auto& { return c.train.max_len; }, 1, 1 << 20,
-                               "Tokens kept per example; longer texts are cut."));
-    keys.push_back(choice_key("train.padding", [](C& c) -> auto& { return c.train.padding; }, kPaddings,
-                              "Pad every batch to max_len (fixed), to its longest example "
-                              "(dynamic), or batch examples of similar length (bucket)."));
-    keys.push_back(choice_key("train.optimizer", [](C& c) -> auto& { return c.train.optimizer; },
-                              kOptimizers,
-                              "Optimizer state: none for sgd, one copy of the trainable "
-                              "parameters for momentum and adagrad, two for adam and adamw."));
-    keys.push_back(real_key("train.lr", [](C& c) -> auto& { return c.train.lr; }, 0, 10,
-                            "Learning rate."));
-    keys.push_back(integer_key("train.seed", [](C& c) -> auto& { return c.train.seed; }, 0, kNoMax,
-                               "Seed for initialisation, shuffling and the split: the same seed "
-                               "gives the same run."));
-    keys.push_back(choice_key("memory.precision", [](C& c) -> auto& { return c.memory.precision; },
-                              kDTypes,
-                              "Autocast: 16-bit activations where safe. fp16 uses dynamic loss "
-                              "scaling (CUDA only); bf16 needs none."));
-    keys.push_back(choice_key("memory.checkpointing", [](C& c) -> auto& { return c.memory.checkpointing; },
-                              kCheckpointing,
-                              "Recompute each encoder block in backward instead of keeping its "
-                              "activations: less memory for about a third more compute."));
-    keys.push_back(choice_key("memory.empty_cache", [](C& c) -> auto& { return c.memory.empty_cache; },
-                              kEmptyCache,
-                              "Return the allocator's cached blocks to the device after every "
-                              "step or evaluation: reserved drops to allocated, at a cost."));
-    keys.push_back(integer_key("memory.cap_mb", [](C& c) -> auto& { return c.memory.cap_mb; }, 0, kNoMax,
-                               "Simulate a smaller device: allocations beyond this many MiB "
-                               "fail with out-of-memory. 0: no cap."));
-    keys.push_back(choice_key("memory.on_oom", [](C& c) -> auto& { return c.memory.on_oom; }, kOnOom,
-                              "On out-of-memory: stop; halve the batch and retry; or halve the "
-                              "micro-batch and double accumulation (same effective batch)."));
-    keys.push_back(choice_key("data.loading", [](C& c) -> auto& { return c.data.loading; }, kLoadings,
-                              "eager: the whole encoded dataset resident on the device; "
-                              "streaming: batches prepared by a background thread."));
-    keys.push_back(boolean_key("data.pin_memory", [](C& c) -> auto& { return c.data.pin_memory; },
-                               "Pinned host buffers for faster, asynchronous copies (CUDA)."));
-    keys.push_back(integer_key("eval.every", [](C& c) -> auto& { return c.eval.every; }, 0, kNoMax,
-                               "Validate every N optimizer steps; 0: at the end of each epoch."));
-    keys.push_back(boolean_key("eval.no_grad", [](C& c) -> auto& { return c.eval.no_grad; },
-                               "Evaluate without autograd. Off shows the classic mistake: "
-                               "evaluation keeps activations for a backward that never comes."));
-    keys.push_back(boolean_key("debug.keep_loss_graph", [](C& c) -> auto& { return c.debug.keep_loss_graph; },
-                               "The classic leak: sum the loss tensors with their graphs instead "
-                               "of their values (and retain graphs so backward still runs), so "
-                               "every step's activations stay alive."));
-    keys.push_back(text_key("debug.memory_snapshot", [](C& c) -> auto& { return c.debug.memory_snapshot; },
-                            "Write the allocator's history, each allocation tagged with its "
-                            "category, to this file at the end of the run; open it at "
-                            "pytorch.org/memory_viz. Empty: none."));
-    keys.push_back(text_key("device", [](C& c) -> auto& { return c.device; },
-                            "auto (CUDA when available), cpu, cuda or cuda:N."));
+    keys.push_back(boolean_key(
+        "embeddings.trainable", [](C & c) -> auto& { return c.embeddings.trainable; },
+        "Fine-tune the embedding table. Frozen tables need no gradient "
+        "and no optimizer state: with Adam that saves 3x the table."));
+    keys.push_back(choice_key(
+        "embeddings.placement", [](C & c) -> auto& { return c.embeddings.placement; }, kPlacements,
+        "Keep the table on the training device, or on the host and ship "
+        "only the rows a batch looks up."));
+    keys.push_back(choice_key(
+        "embeddings.dtype", [](C & c) -> auto& { return c.embeddings.dtype; }, kDTypes,
+        "Storage type of the embedding table: 16-bit halves it."));
+    keys.push_back(boolean_key(
+        "embeddings.sparse_grad", [](C & c) -> auto& { return c.embeddings.sparse_grad; },
+        "Sparse gradients for the table: only the rows a batch used, "
+        "instead of a dense gradient the size of the table."));
+    keys.push_back(choice_key(
+        "model.kind", [](C & c) -> auto& { return c.model.kind; }, kModelKinds,
+        "bag: mean of the word vectors and an MLP; bilstm: a bidirectional "
+        "LSTM; transformer: an encoder over projected embeddings."));
+    keys.push_back(integer_key(
+        "model.hidden", [](C & c) -> auto& { return c.model.hidden; }, 1, 65536,
+        "Hidden width: the MLP (bag) or the LSTM state per direction."));
+    keys.push_back(integer_key(
+        "model.layers", [](C & c) -> auto& { return c.model.layers; }, 1, 64,
+        "LSTM or encoder layers. Activations grow with every layer."));
+    keys.push_back(integer_key(
+        "model.heads", [](C & c) -> auto& { return c.model.heads; }, 1, 256,
+        "Attention heads; the attention maps grow with heads x length^2."));
+    keys.push_back(integer_key(
+        "model.d_model", [](C & c) -> auto& { return c.model.d_model; }, 1, 65536,
+        "Transformer width; embeddings are projected to it."));
+    keys.push_back(integer_key(
+        "model.ffn", [](C & c) -> auto& { return c.model.ffn; }, 1, 262144,
+        "Transformer feed-forward width."));
+    keys.push_back(real_key(
+        "model.dropout", [](C & c) -> auto& { return c.model.dropout; }, 0, 0.95,
+        "Dropout probability (its masks are saved for backward)."));
+    keys.push_back(integer_key(
+        "train.epochs", [](C & c) -> auto& { return c.train.epochs; }, 1, 100000,
+        "Passes over the training data (unless train.max_steps is set)."));
+    keys.push_back(integer_key(
+        "train.max_steps", [](C & c) -> auto& { return c.train.max_steps; }, 0, kNoMax,
+        "Stop after this many optimizer steps; 0: run train.epochs."));
+    keys.push_back(integer_key(
+        "train.batch_size", [](C & c) -> auto& { return c.train.batch_size; }, 1, 1 << 20,
+        "Examples per micro-batch. Activation memory grows linearly "
+        "with it."));
+    keys.push_back(integer_key(
+        "train.accumulation", [](C & c) -> auto& { return c.train.accumulation; }, 1, 4096,
+        "Micro-batches per optimizer step: the same effective batch with "
+        "a fraction of the activation memory."));
+    keys.push_back(integer_key(
+        "train.max_len", [](C & c) -> auto& { return c.train.max_len; }, 1, 1 << 20,
+        "Tokens kept per example; longer texts are cut."));
+    keys.push_back(choice_key(
+        "train.padding", [](C & c) -> auto& { return c.train.padding; }, kPaddings,
+        "Pad every batch to max_len (fixed), to its longest example "
+        "(dynamic), or batch examples of similar length (bucket)."));
+    keys.push_back(choice_key(
+        "train.optimizer", [](C & c) -> auto& { return c.train.optimizer; }, kOptimizers,
+        "Optimizer state: none for sgd, one copy of the trainable "
+        "parameters for momentum and adagrad, two for adam and adamw."));
+    keys.push_back(real_key(
+        "train.lr", [](C & c) -> auto& { return c.train.lr; }, 0, 10, "Learning rate."));
+    keys.push_back(integer_key(
+        "train.seed", [](C & c) -> auto& { return c.train.seed; }, 0, kNoMax,
+        "Seed for initialisation, shuffling and the split: the same seed "
+        "gives the same run."));
+    keys.push_back(choice_key(
+        "memory.precision", [](C & c) -> auto& { return c.memory.precision; }, kDTypes,
+        "Autocast: 16-bit activations where safe. fp16 uses dynamic loss "
+        "scaling (CUDA only); bf16 needs none."));
+    keys.push_back(choice_key(
+        "memory.checkpointing", [](C & c) -> auto& { return c.memory.checkpointing; },
+        kCheckpointing,
+        "Recompute each encoder block in backward instead of keeping its "
+        "activations: less memory for about a third more compute."));
+    keys.push_back(choice_key(
+        "memory.empty_cache", [](C & c) -> auto& { return c.memory.empty_cache; }, kEmptyCache,
+        "Return the allocator's cached blocks to the device after every "
+        "step or evaluation: reserved drops to allocated, at a cost."));
+    keys.push_back(integer_key(
+        "memory.cap_mb", [](C & c) -> auto& { return c.memory.cap_mb; }, 0, kNoMax,
+        "Simulate a smaller device: allocations beyond this many MiB "
+        "fail with out-of-memory. 0: no cap."));
+    keys.push_back(choice_key(
+        "memory.on_oom", [](C & c) -> auto& { return c.memory.on_oom; }, kOnOom,
+        "On out-of-memory: stop; halve the batch and retry; or halve the "
+        "micro-batch and double accumulation (same effective batch)."));
+    keys.push_back(choice_key(
+        "data.loading", [](C & c) -> auto& { return c.data.loading; }, kLoadings,
+        "eager: the whole encoded dataset resident on the device; "
+        "streaming: batches prepared by a background thread."));
+    keys.push_back(boolean_key(
+        "data.pin_memory", [](C & c) -> auto& { return c.data.pin_memory; },
+        "Pinned host buffers for faster, asynchronous copies (CUDA)."));
+    keys.push_back(integer_key(
+        "eval.every", [](C & c) -> auto& { return c.eval.every; }, 0, kNoMax,
+        "Validate every N optimizer steps; 0: at the end of each epoch."));
+    keys.push_back(boolean_key(
+        "eval.no_grad", [](C & c) -> auto& { return c.eval.no_grad; },
+        "Evaluate without autograd. Off shows the classic mistake: "
+        "evaluation keeps activations for a backward that never comes."));
+    keys.push_back(boolean_key(
+        "debug.keep_loss_graph", [](C & c) -> auto& { return c.debug.keep_loss_graph; },
+        "The classic leak: sum the loss tensors with their graphs instead "
+        "of their values (and retain graphs so backward still runs), so "
+        "every step's activations stay alive."));
+    keys.push_back(text_key(
+        "debug.memory_snapshot", [](C & c) -> auto& { return c.debug.memory_snapshot; },
+        "Write the allocator's history, each allocation tagged with its "
+        "category, to this file at the end of the run; open it at "
+        "pytorch.org/memory_viz. Empty: none."));
+    keys.push_back(text_key(
+        "device", [](C & c) -> auto& { return c.device; },
+        "auto (CUDA when available), cpu, cuda or cuda:N."));
     return keys;
 }
 

@@ -23,9 +23,9 @@ std::string_view trim(std::string_view text) {
 
 [[noreturn]] void throw_bad_value(std::string_view key, std::string_view text,
                                   const std::string& expected) {
-    throw BadInput(std::string(key) + ": \"" + std::string(text) + "\" is not valid; expected " +
-                       expected,
-                   {std::string(key)});
+    throw BadInput(
+        std::string(key) + ": \"" + std::string(text) + "\" is not valid; expected " + expected,
+        {std::string(key)});
 }
 
 }  // namespace

@@ -4,10 +4,10 @@
 #include <filesystem>
 
 #include "data/label_mapping.h"
-#include "oomlab/common/errors.h"
-#include "oomlab/common/paths.h"
 #include "data/readers.h"
 #include "data/seeded_split.h"
+#include "oomlab/common/errors.h"
+#include "oomlab/common/paths.h"
 
 namespace fs = std::filesystem;
 

@@ -4,9 +4,9 @@
 #include <filesystem>
 #include <string>
 
-#include "oomlab/common/paths.h"
 #include "data/readers.h"
 #include "data/text_lines.h"
+#include "oomlab/common/paths.h"
 
 namespace fs = std::filesystem;
 

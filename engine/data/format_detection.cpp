@@ -5,9 +5,9 @@
 #include <set>
 #include <string>
 
-#include "oomlab/common/paths.h"
 #include "data/readers.h"
 #include "data/text_lines.h"
+#include "oomlab/common/paths.h"
 
 namespace fs = std::filesystem;
 

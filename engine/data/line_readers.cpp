@@ -87,8 +87,8 @@ BadInput no_examples_error(const std::string& path, std::string_view after_what)
 }
 
 std::vector<RawExample> examples_per_line(const std::string& path,
-                                          const std::vector<NumberedLine>& lines,
-                                          std::size_t first, const LineParser& parse) {
+                                          const std::vector<NumberedLine>& lines, std::size_t first,
+                                          const LineParser& parse) {
     std::vector<RawExample> examples;
     examples.reserve(lines.size() - std::min(first, lines.size()));
     for (std::size_t i = first; i < lines.size(); ++i) {

@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "oomlab/common/errors.h"
 #include "data/text_lines.h"
+#include "oomlab/common/errors.h"
 #include "oomlab/data/dataset.h"
 
 namespace oomlab::data_detail {
@@ -56,7 +56,7 @@ BadInput no_examples_error(const std::string& path, std::string_view after_what 
 // (throwing BadInput naming path:line); a file without any is an error.
 using LineParser = std::function<RawExample(const NumberedLine& line)>;
 std::vector<RawExample> examples_per_line(const std::string& path,
-                                          const std::vector<NumberedLine>& lines,
-                                          std::size_t first, const LineParser& parse);
+                                          const std::vector<NumberedLine>& lines, std::size_t first,
+                                          const LineParser& parse);
 
 }  // namespace oomlab::data_detail

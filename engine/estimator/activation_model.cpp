@@ -11,15 +11,22 @@ constexpr std::int64_t kFloat = 4;
 // matmul and the inputs they save), measured per model on CPU with bf16.
 double half_precision_share(ModelKind kind) {
     switch (kind) {
-        case ModelKind::Bag: return 0.0;
-        case ModelKind::BiLstm: return 0.5;
-        case ModelKind::Transformer: return 0.85;
+        case ModelKind::Bag:
+            return 0.0;
+        case ModelKind::BiLstm:
+            return 0.5;
+        case ModelKind::Transformer:
+            return 0.85;
     }
     return 0.0;
 }
 
-std::int64_t linear(std::int64_t in, std::int64_t out) { return in * out + out; }
-std::int64_t layer_norm(std::int64_t width) { return 2 * width; }
+std::int64_t linear(std::int64_t in, std::int64_t out) {
+    return in * out + out;
+}
+std::int64_t layer_norm(std::int64_t width) {
+    return 2 * width;
+}
 
 }  // namespace
 
@@ -90,8 +97,8 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
             const std::int64_t attention_map = b * m.heads * l * l * kFloat;
             // Norm outputs, q/k/v copies, context, residuals, dropout masks; the FFN's two
             // wide activations; softmax output (+ its dropout mask and output).
-            std::int64_t block = (dropout ? 10 : 8) * bl * d * kFloat +
-                                 2 * bl * m.ffn * kFloat + (dropout ? 3 : 1) * attention_map;
+            std::int64_t block = (dropout ? 10 : 8) * bl * d * kFloat + 2 * bl * m.ffn * kFloat +
+                                 (dropout ? 3 : 1) * attention_map;
             if (config.memory.precision != DType::Fp32) {
                 block -= static_cast<std::int64_t>(block * half_precision_share(m.kind) / 2);
             }

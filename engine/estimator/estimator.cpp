@@ -14,7 +14,9 @@ constexpr std::int64_t kFloat = 4;
 constexpr std::int64_t kIndex = 8;
 constexpr std::int64_t kStreamingBatchesInFlight = 4;  // current, two queued, one being built
 
-std::int64_t element_bytes(DType dtype) { return dtype == DType::Fp32 ? 4 : 2; }
+std::int64_t element_bytes(DType dtype) {
+    return dtype == DType::Fp32 ? 4 : 2;
+}
 
 int worst_length(const ExperimentConfig& config, const DataProfile& profile) {
     return config.train.padding == Padding::Fixed ? config.train.max_len
@@ -40,11 +42,14 @@ std::int64_t batch_bytes(std::int64_t batch, std::int64_t length) {
 
 std::int64_t optimizer_state_copies(OptimizerKind optimizer) {
     switch (optimizer) {
-        case OptimizerKind::Sgd: return 0;
+        case OptimizerKind::Sgd:
+            return 0;
         case OptimizerKind::Momentum:
-        case OptimizerKind::Adagrad: return 1;
+        case OptimizerKind::Adagrad:
+            return 1;
         case OptimizerKind::Adam:
-        case OptimizerKind::AdamW: return 2;
+        case OptimizerKind::AdamW:
+            return 2;
     }
     return 0;
 }
@@ -53,9 +58,12 @@ std::int64_t optimizer_state_copies(OptimizerKind optimizer) {
 std::int64_t optimizer_temporaries(OptimizerKind optimizer) {
     switch (optimizer) {
         case OptimizerKind::Adam:
-        case OptimizerKind::AdamW: return 2;
-        case OptimizerKind::Adagrad: return 1;
-        default: return 0;
+        case OptimizerKind::AdamW:
+            return 2;
+        case OptimizerKind::Adagrad:
+            return 1;
+        default:
+            return 0;
     }
 }
 
@@ -90,8 +98,8 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
     const std::int64_t gradients = others + (dense_table_grad ? table : 0) + sparse_table_grad;
     const std::int64_t resident = table + others + b.optimizer_state + b.data;
 
-    const memory::ActivationBytes act = memory::estimate_activations(
-        config, dim, profile.num_classes, {batch, length});
+    const memory::ActivationBytes act =
+        memory::estimate_activations(config, dim, profile.num_classes, {batch, length});
     // Autocast keeps 16-bit copies of the weights for the forward pass.
     const std::int64_t weight_casts = config.memory.precision == DType::Fp32 ? 0 : others / 2;
     const bool accumulating = config.train.accumulation > 1;
@@ -108,8 +116,7 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
                    : config.train.epochs * ((profile.train_examples + batch - 1) / batch) /
                          config.train.accumulation);
         const memory::ActivationBytes typical = memory::estimate_activations(
-            config, dim, profile.num_classes,
-            {batch, typical_length(config, profile, batch)});
+            config, dim, profile.num_classes, {batch, typical_length(config, profile, batch)});
         activations += (steps * config.train.accumulation - 1) * typical.saved;
     }
     // Each phase: gradients alive, and everything else on top of the resident bytes.
@@ -137,8 +144,9 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
         evaluation.other = config.eval.no_grad ? 2 * eval.forward_transient
                                                : eval_batches * eval.saved + eval.forward_transient;
     }
-    const Phase peak = std::max({forward, backward, optimizer, evaluation},
-                                [](const Phase& x, const Phase& y) { return x.total() < y.total(); });
+    const Phase peak =
+        std::max({forward, backward, optimizer, evaluation},
+                 [](const Phase& x, const Phase& y) { return x.total() < y.total(); });
     b.gradients = peak.gradients;
     b.activations = peak.other;
     const std::int64_t on_top = peak.total();

@@ -8,8 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "oomlab/common/errors.h"
 #include "glove/parallel.h"
+#include "oomlab/common/errors.h"
 
 namespace oomlab::glove_detail {
 namespace {

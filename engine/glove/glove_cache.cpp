@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "common/atomic_file.h"
-#include "oomlab/common/errors.h"
 #include "glove/word_index.h"
+#include "oomlab/common/errors.h"
 
 namespace oomlab::glove_detail {
 namespace {

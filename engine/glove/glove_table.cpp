@@ -8,11 +8,11 @@
 #include <stdexcept>
 
 #include "glove/glove_cache.h"
-#include "oomlab/common/errors.h"
-#include "oomlab/common/paths.h"
 #include "glove/table_impl.h"
 #include "glove/text_parser.h"
 #include "glove/word_index.h"
+#include "oomlab/common/errors.h"
+#include "oomlab/common/paths.h"
 
 namespace oomlab {
 

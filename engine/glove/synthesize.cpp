@@ -9,11 +9,11 @@
 #include <charconv>
 #include <cmath>
 
-#include "oomlab/common/errors.h"
-#include "oomlab/glove/glove_table.h"
 #include "glove/parallel.h"
 #include "glove/table_impl.h"
 #include "glove/word_index.h"
+#include "oomlab/common/errors.h"
+#include "oomlab/glove/glove_table.h"
 
 namespace oomlab {
 namespace {

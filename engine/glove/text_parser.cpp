@@ -6,9 +6,9 @@
 
 #include "glove/block_reader.h"
 #include "glove/line_parser.h"
-#include "oomlab/common/errors.h"
 #include "glove/parallel.h"
 #include "glove/text_format.h"
+#include "oomlab/common/errors.h"
 
 namespace oomlab::glove_detail {
 namespace {

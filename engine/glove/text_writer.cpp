@@ -5,10 +5,10 @@
 #include <cstring>
 
 #include "common/atomic_file.h"
-#include "oomlab/common/errors.h"
-#include "oomlab/glove/glove_table.h"
 #include "glove/parallel.h"
 #include "glove/table_impl.h"
+#include "oomlab/common/errors.h"
+#include "oomlab/glove/glove_table.h"
 
 namespace oomlab {
 namespace {

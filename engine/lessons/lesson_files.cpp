@@ -96,13 +96,15 @@ Lesson parse_lesson(const std::string& json_text, const std::string& source) {
 
 std::vector<Lesson> load_lessons(const std::string& folder) {
     if (!fs::is_directory(folder)) {
-        throw BadInput(folder + ": no lessons folder; set OOMLAB_RESOURCE_DIR to the folder "
+        throw BadInput(folder +
+                       ": no lessons folder; set OOMLAB_RESOURCE_DIR to the folder "
                        "that holds lessons/");
     }
     std::vector<Lesson> lessons;
     for (const auto& entry : fs::directory_iterator(folder)) {
         if (entry.path().extension() == ".json") {
-            lessons.push_back(parse_lesson(read_file(entry.path().string()), entry.path().string()));
+            lessons.push_back(
+                parse_lesson(read_file(entry.path().string()), entry.path().string()));
         }
     }
     std::sort(lessons.begin(), lessons.end(),

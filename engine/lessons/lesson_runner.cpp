@@ -83,9 +83,8 @@ LessonResult run_lesson(const Lesson& lesson, RunStore& store, RunListener& list
                         const std::atomic<bool>& cancel) {
     LessonResult result;
     for (const auto& run : lesson.runs) {
-        const RunResult recorded = run_and_record(lesson_config(lesson, run),
-                                                  lesson.name + ": " + run.label, store,
-                                                  listener, cancel);
+        const RunResult recorded = run_and_record(
+            lesson_config(lesson, run), lesson.name + ": " + run.label, store, listener, cancel);
         result.runs.push_back(
             {run, *store.find_run(recorded.run_id), store.metrics(recorded.run_id)});
         if (recorded.outcome.status == RunStatus::Cancelled) {

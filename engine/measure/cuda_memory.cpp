@@ -8,8 +8,8 @@
 #include <array>
 #include <mutex>
 
-#include "torch_utils/torch_compat.h"
 #include "oomlab/common/errors.h"
+#include "torch_utils/torch_compat.h"
 
 namespace oomlab::memory::cuda {
 namespace {

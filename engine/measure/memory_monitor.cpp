@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
+#include "measure/tracking_allocator.h"
 #include "memory/nvml.h"
 #include "oomlab/common/format.h"
-#include "measure/tracking_allocator.h"
 #if OOMLAB_WITH_CUDA
 #include "measure/cuda_memory.h"
 #endif

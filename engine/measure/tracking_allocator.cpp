@@ -16,8 +16,8 @@
 
 #include <c10/core/CPUAllocator.h>
 
-#include "torch_utils/torch_compat.h"
 #include "oomlab/common/format.h"
+#include "torch_utils/torch_compat.h"
 
 namespace oomlab::memory {
 namespace {

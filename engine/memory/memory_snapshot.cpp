@@ -1,8 +1,8 @@
 #include "memory/memory_snapshot.h"
 
 #include "common/atomic_file.h"
-#include "oomlab/common/errors.h"
 #include "memory/pickle_writer.h"
+#include "oomlab/common/errors.h"
 
 namespace oomlab::memory {
 namespace {

@@ -8,13 +8,13 @@ class BagModel final : public TextClassifier {
 public:
     BagModel(const torch::Tensor& initial_embeddings, const ExperimentConfig& config,
              int num_classes)
-        : m_embeddings(register_module(
-              "embeddings", EmbeddingTable(initial_embeddings, config.embeddings))),
-          m_hidden(register_module(
-              "hidden", torch::nn::Linear(m_embeddings->dim(), config.model.hidden))),
+        : m_embeddings(
+              register_module("embeddings", EmbeddingTable(initial_embeddings, config.embeddings))),
+          m_hidden(register_module("hidden",
+                                   torch::nn::Linear(m_embeddings->dim(), config.model.hidden))),
           m_dropout(register_module("dropout", torch::nn::Dropout(config.model.dropout))),
-          m_output(register_module("output",
-                                   torch::nn::Linear(config.model.hidden, num_classes))) {}
+          m_output(register_module("output", torch::nn::Linear(config.model.hidden, num_classes))) {
+    }
 
     torch::Tensor forward(const torch::Tensor& ids, const torch::Tensor& mask) override {
         const torch::Tensor pooled = masked_mean(m_embeddings->forward(ids), mask);

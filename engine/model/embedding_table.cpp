@@ -7,9 +7,12 @@ namespace {
 
 torch::Dtype storage_type(DType dtype) {
     switch (dtype) {
-        case DType::Fp16: return torch::kHalf;
-        case DType::Bf16: return torch::kBFloat16;
-        default: return torch::kFloat32;
+        case DType::Fp16:
+            return torch::kHalf;
+        case DType::Bf16:
+            return torch::kBFloat16;
+        default:
+            return torch::kFloat32;
     }
 }
 

@@ -23,8 +23,8 @@ torch::Tensor EncoderBlockImpl::attention(const torch::Tensor& x, const torch::T
     const int64_t width = x.size(2);
     const int64_t head_dim = width / m_heads;
     // [B, L, 3, H, hd] -> three [B, H, L, hd]
-    const auto qkv = m_qkv->forward(x).view({batch, length, 3, m_heads, head_dim}).permute(
-        {2, 0, 3, 1, 4});
+    const auto qkv =
+        m_qkv->forward(x).view({batch, length, 3, m_heads, head_dim}).permute({2, 0, 3, 1, 4});
     const torch::Tensor scores =
         torch::matmul(qkv[0], qkv[1].transpose(-2, -1)) / std::sqrt(double(head_dim));
     const torch::Tensor padding = mask.logical_not().view({batch, 1, 1, length});

@@ -9,13 +9,13 @@ class TransformerModel final : public TextClassifier {
 public:
     TransformerModel(const torch::Tensor& initial_embeddings, const ExperimentConfig& config,
                      int num_classes)
-        : m_embeddings(register_module(
-              "embeddings", EmbeddingTable(initial_embeddings, config.embeddings))) {
+        : m_embeddings(register_module("embeddings",
+                                       EmbeddingTable(initial_embeddings, config.embeddings))) {
         const ModelConfig& shape = config.model;
         m_projection =
             register_module("projection", torch::nn::Linear(m_embeddings->dim(), shape.d_model));
-        m_positions = register_module("positions",
-                                      torch::nn::Embedding(config.train.max_len, shape.d_model));
+        m_positions =
+            register_module("positions", torch::nn::Embedding(config.train.max_len, shape.d_model));
         m_dropout = register_module("dropout", torch::nn::Dropout(shape.dropout));
         for (int layer = 0; layer < shape.layers; ++layer) {
             m_blocks.push_back(register_module(
@@ -30,8 +30,8 @@ public:
     torch::Tensor forward(const torch::Tensor& ids, const torch::Tensor& mask) override {
         const torch::Tensor positions =
             torch::arange(ids.size(1), ids.options().dtype(torch::kLong)).unsqueeze(0);
-        torch::Tensor x = m_projection->forward(m_embeddings->forward(ids)) +
-                          m_positions->forward(positions);
+        torch::Tensor x =
+            m_projection->forward(m_embeddings->forward(ids)) + m_positions->forward(positions);
         x = m_dropout->forward(x);
         for (auto& block : m_blocks) {
             x = m_checkpointing ? checkpointed_forward(block, x, mask) : block->forward(x, mask);

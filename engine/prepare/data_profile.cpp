@@ -30,8 +30,12 @@ DataProfile profile_data(const ExperimentConfig& config) {
     profile.embedding_dim = shape.dim;
     constexpr std::int64_t kSpecialRows = 2;  // <pad>, <unk>
     switch (config.embeddings.vocab) {
-        case VocabMode::Dataset: profile.vocab_rows = words + kSpecialRows; break;
-        case VocabMode::Full: profile.vocab_rows = shape.rows + kSpecialRows; break;
+        case VocabMode::Dataset:
+            profile.vocab_rows = words + kSpecialRows;
+            break;
+        case VocabMode::Full:
+            profile.vocab_rows = shape.rows + kSpecialRows;
+            break;
         case VocabMode::Top:
             profile.vocab_rows = std::min(config.embeddings.top_n, shape.rows) + kSpecialRows;
             break;

@@ -26,7 +26,7 @@ struct EncodedExamples {
 struct EmbeddingRows {
     std::int64_t rows = 0;
     int dim = 0;
-    float* weights = nullptr;     // rows x dim, in the caller's buffer
+    float* weights = nullptr;        // rows x dim, in the caller's buffer
     std::int64_t vectors_found = 0;  // dataset words with a pre-trained vector
     std::int64_t dataset_words = 0;  // distinct words in the training data
     // Token -> row; every token of the data goes through it.

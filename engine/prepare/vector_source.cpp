@@ -13,18 +13,20 @@ namespace {
 std::int64_t synthetic_rows(const EmbeddingsConfig& config, const GloveVariant& variant,
                             std::int64_t dataset_words) {
     switch (config.vocab) {
-        case VocabMode::Full: return variant.words;
-        case VocabMode::Top: return std::min(config.top_n, variant.words);
-        case VocabMode::Dataset: break;
+        case VocabMode::Full:
+            return variant.words;
+        case VocabMode::Top:
+            return std::min(config.top_n, variant.words);
+        case VocabMode::Dataset:
+            break;
     }
     return dataset_words;
 }
 
 LoadedVectors load_file(const std::string& path, const GloveLoadOptions& options) {
     LoadedVectors loaded{GloveTable::load(path, options), {}};
-    loaded.description = "GloVe vectors from " + path + " (" +
-                         std::to_string(loaded.table.size()) + " words x " +
-                         std::to_string(loaded.table.dim()) + ")";
+    loaded.description = "GloVe vectors from " + path + " (" + std::to_string(loaded.table.size()) +
+                         " words x " + std::to_string(loaded.table.dim()) + ")";
     return loaded;
 }
 
@@ -46,8 +48,10 @@ std::string vector_file(const EmbeddingsConfig& config) {
 const GloveVariant& require_variant(const EmbeddingsConfig& config) {
     const GloveVariant* variant = find_glove_variant(config.variant);
     if (!variant) {
-        throw BadInput("embeddings.variant: \"" + config.variant + "\" is not a GloVe variant; "
-                       "expected one of: " + glove_variant_names());
+        throw BadInput("embeddings.variant: \"" + config.variant +
+                       "\" is not a GloVe variant; "
+                       "expected one of: " +
+                       glove_variant_names());
     }
     return *variant;
 }

@@ -17,8 +17,8 @@ struct LoadedVectors {
 
 // `dataset_words` (first-seen order) lead a synthetic table, so the data finds its words.
 LoadedVectors load_vectors(const EmbeddingsConfig& config,
-                           const std::vector<std::string>& dataset_words,
-                           std::uint64_t seed, const GloveLoadOptions& options);
+                           const std::vector<std::string>& dataset_words, std::uint64_t seed,
+                           const GloveLoadOptions& options);
 
 // The table's shape without building it: rows available and their dimension. Reads a file's
 // header or cache when the vectors come from a file.

@@ -66,7 +66,9 @@ void csv_cell(std::ostringstream& out, const std::optional<T>& value) {
 
 }  // namespace
 
-std::string run_summary_json(const RunRecord& run) { return summary_object(run).dump(); }
+std::string run_summary_json(const RunRecord& run) {
+    return summary_object(run).dump();
+}
 
 std::string run_export_json(const RunRecord& run, const std::vector<MetricRow>& metrics,
                             const std::vector<EventRow>& events, int indent) {
@@ -79,7 +81,8 @@ std::string run_export_json(const RunRecord& run, const std::vector<MetricRow>& 
     }
     Json event_rows = Json::array();
     for (const auto& event : events) {
-        event_rows.push_back({{"step", event.step}, {"kind", event.kind}, {"message", event.message}});
+        event_rows.push_back(
+            {{"step", event.step}, {"kind", event.kind}, {"message", event.message}});
     }
     document["metrics"] = std::move(metric_rows);
     document["events"] = std::move(event_rows);

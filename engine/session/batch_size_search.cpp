@@ -29,8 +29,9 @@ int predicted_batch(ExperimentConfig config, const DataProfile& profile, std::in
 BatchSizeSearch find_batch_size(const ExperimentConfig& config,
                                 const std::function<void(const BatchTrial&)>& on_trial) {
     if (config.memory.cap_mb <= 0) {
-        throw BadInput("memory.cap_mb: find-batch-size needs a memory cap to fit under; set "
-                       "memory.cap_mb (e.g. --set memory.cap_mb=512)");
+        throw BadInput(
+            "memory.cap_mb: find-batch-size needs a memory cap to fit under; set "
+            "memory.cap_mb (e.g. --set memory.cap_mb=512)");
     }
     BatchSizeSearch search;
     search.cap_bytes = config.memory.cap_bytes();

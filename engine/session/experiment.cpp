@@ -13,8 +13,12 @@ std::unique_ptr<Experiment> Experiment::prepare(const ExperimentConfig& config,
     return session::training_backend().prepare(config, options);
 }
 
-std::string torch_version() { return OOMLAB_TORCH_VERSION; }
+std::string torch_version() {
+    return OOMLAB_TORCH_VERSION;
+}
 
-std::vector<DeviceInfo> available_devices() { return session::training_backend().devices(); }
+std::vector<DeviceInfo> available_devices() {
+    return session::training_backend().devices();
+}
 
 }  // namespace oomlab

@@ -53,8 +53,8 @@ std::vector<OomFix> fixes_for(const ExperimentConfig& config, const ExperimentIn
 }  // namespace
 
 std::string default_run_name(const ExperimentConfig& config) {
-    std::string name = get_config_value(config, "model.kind") + " b" +
-                       std::to_string(config.train.batch_size);
+    std::string name =
+        get_config_value(config, "model.kind") + " b" + std::to_string(config.train.batch_size);
     if (config.train.accumulation > 1) {
         name += "x" + std::to_string(config.train.accumulation);
     }
@@ -66,8 +66,8 @@ std::string default_run_name(const ExperimentConfig& config) {
     return name;
 }
 
-RunResult run_and_record(const ExperimentConfig& config, const std::string& name,
-                         RunStore& store, RunListener& listener, const std::atomic<bool>& cancel) {
+RunResult run_and_record(const ExperimentConfig& config, const std::string& name, RunStore& store,
+                         RunListener& listener, const std::atomic<bool>& cancel) {
     PrepareOptions options;
     options.progress = [&](const std::string& stage, double fraction) {
         listener.on_prepare(stage, fraction);

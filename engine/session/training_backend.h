@@ -12,8 +12,8 @@ namespace oomlab::session {
 
 struct TrainingBackend {
     int interface_version = 0;
-    std::unique_ptr<Experiment> (*prepare)(const ExperimentConfig&, const PrepareOptions&) =
-        nullptr;
+    std::unique_ptr<Experiment> (*prepare)(const ExperimentConfig&,
+                                           const PrepareOptions&) = nullptr;
     std::vector<DeviceInfo> (*devices)() = nullptr;
 };
 

@@ -17,18 +17,18 @@ struct sqlite3_stmt;
 namespace oomlab::sqlite {
 
 class SqliteError : public Error {
-  public:
+public:
     SqliteError(const std::string& message, int code) : Error(message), m_code(code) {}
     int code() const { return m_code; }  // primary result code: SQLITE_BUSY, SQLITE_NOTADB, ...
 
-  private:
+private:
     int m_code;
 };
 
 // A prepared statement. Parameters are 1-based (as in SQL's ?1), columns 0-based (as in
 // SQLite's C API).
 class Statement {
-  public:
+public:
     Statement() = default;
     explicit Statement(sqlite3_stmt* statement) : m_statement(statement) {}
     ~Statement();
@@ -57,14 +57,14 @@ class Statement {
     std::optional<std::int64_t> column_optional_int(int column) const;
     std::optional<double> column_optional_real(int column) const;
 
-  private:
+private:
     [[noreturn]] void fail(int code, const char* what) const;
     sqlite3_stmt* m_statement = nullptr;
 };
 
 // One connection. Not shared between threads: each thread opens its own.
 class Database {
-  public:
+public:
     // Opens (creating if missing) a read-write database file.
     static Database open(const std::string& path);
     ~Database();
@@ -88,7 +88,7 @@ class Database {
 
     [[noreturn]] void fail(int code, const std::string& what) const;
 
-  private:
+private:
     Database(sqlite3* handle, std::string path) : m_handle(handle), m_path(std::move(path)) {}
     void close() noexcept;
     sqlite3* m_handle = nullptr;
@@ -99,7 +99,7 @@ class Database {
 // up front means the transaction never has to upgrade a read lock, which in WAL mode can
 // fail at once with SQLITE_BUSY instead of waiting for the busy timeout.
 class Transaction {
-  public:
+public:
     explicit Transaction(Database& database);
     ~Transaction();
     Transaction(const Transaction&) = delete;
@@ -107,7 +107,7 @@ class Transaction {
 
     void commit();
 
-  private:
+private:
     Database& m_database;
     bool m_open = true;
 };

@@ -33,12 +33,14 @@ c10::Device resolve_device(const std::string& name) {
     const int count = static_cast<int>(torch::cuda::device_count());
     if (index < 0 || index >= count) {
         throw BadInput("device: \"" + name + "\" does not exist; there are " +
-                       std::to_string(count) + " CUDA devices (cuda:0 .. cuda:" +
-                       std::to_string(count - 1) + ")");
+                       std::to_string(count) +
+                       " CUDA devices (cuda:0 .. cuda:" + std::to_string(count - 1) + ")");
     }
     return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
 }
 
-std::string describe_device(const c10::Device& device) { return device.str(); }
+std::string describe_device(const c10::Device& device) {
+    return device.str();
+}
 
 }  // namespace oomlab::torch_utils

@@ -80,9 +80,13 @@ inline void set_autocast_dtype(c10::DeviceType device, at::ScalarType dtype) {
 // CUDA kernels in every version and CPU kernels from LibTorch 2.3; before that the scaler
 // spells them out on the CPU.
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
-inline bool has_amp_ops(c10::DeviceType) { return true; }
+inline bool has_amp_ops(c10::DeviceType) {
+    return true;
+}
 #else
-inline bool has_amp_ops(c10::DeviceType device) { return device == c10::DeviceType::CUDA; }
+inline bool has_amp_ops(c10::DeviceType device) {
+    return device == c10::DeviceType::CUDA;
+}
 #endif
 
 // Enables autocast for one region (a forward pass), restoring the previous state after.
@@ -144,8 +148,7 @@ auto record(WithClear, bool on, Recorder recorder, std::size_t max_events)
 }
 template <typename Recorder>
 auto record(Base, bool on, Recorder recorder, std::size_t max_events)
-    -> decltype(allocator::recordHistory(on, recorder, max_events,
-                                         allocator::RecordContext::ALL)) {
+    -> decltype(allocator::recordHistory(on, recorder, max_events, allocator::RecordContext::ALL)) {
     return allocator::recordHistory(on, recorder, max_events, allocator::RecordContext::ALL);
 }
 
@@ -160,8 +163,7 @@ std::int64_t time_us(Base, const Entry&) {
 }
 }  // namespace cuda_history
 
-inline void record_cuda_history(bool on,
-                                c10::cuda::CUDACachingAllocator::CreateContextFn recorder,
+inline void record_cuda_history(bool on, c10::cuda::CUDACachingAllocator::CreateContextFn recorder,
                                 std::size_t max_events) {
     cuda_history::record<c10::cuda::CUDACachingAllocator::CreateContextFn>(
         cuda_history::WithSkipActions{}, on, recorder, max_events);

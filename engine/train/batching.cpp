@@ -11,9 +11,9 @@ constexpr std::int64_t kBucketWindowBatches = 50;
 
 }  // namespace
 
-std::vector<std::vector<std::int64_t>> plan_batches(const EncodedExamples& examples,
-                                                    int batch_size, Padding padding,
-                                                    std::uint64_t seed, int epoch) {
+std::vector<std::vector<std::int64_t>> plan_batches(const EncodedExamples& examples, int batch_size,
+                                                    Padding padding, std::uint64_t seed,
+                                                    int epoch) {
     std::vector<std::int64_t> order(examples.size());
     std::iota(order.begin(), order.end(), 0);
     std::mt19937_64 random(seed * 1000003ULL + static_cast<std::uint64_t>(epoch));
@@ -40,8 +40,8 @@ std::vector<std::vector<std::int64_t>> plan_batches(const EncodedExamples& examp
     return batches;
 }
 
-std::int64_t padded_length(const EncodedExamples& examples,
-                           const std::vector<std::int64_t>& batch, Padding padding, int max_len) {
+std::int64_t padded_length(const EncodedExamples& examples, const std::vector<std::int64_t>& batch,
+                           Padding padding, int max_len) {
     if (padding == Padding::Fixed) {
         return max_len;
     }

@@ -25,13 +25,12 @@ struct Batch {
 
 // Example indices per batch for one epoch, seeded by (seed, epoch). Bucket batching sorts
 // shuffled windows by length so a batch's examples have similar lengths.
-std::vector<std::vector<std::int64_t>> plan_batches(const EncodedExamples& examples,
-                                                    int batch_size, Padding padding,
-                                                    std::uint64_t seed, int epoch);
+std::vector<std::vector<std::int64_t>> plan_batches(const EncodedExamples& examples, int batch_size,
+                                                    Padding padding, std::uint64_t seed, int epoch);
 
 // The padded length of a batch: max_len for fixed padding, else its longest example.
-std::int64_t padded_length(const EncodedExamples& examples,
-                           const std::vector<std::int64_t>& batch, Padding padding, int max_len);
+std::int64_t padded_length(const EncodedExamples& examples, const std::vector<std::int64_t>& batch,
+                           Padding padding, int max_len);
 
 // Builds one batch on the host.
 Batch make_host_batch(const EncodedExamples& examples, const std::vector<std::int64_t>& batch,
@@ -49,8 +48,8 @@ public:
 // Batches built on the host by a background thread, a few ahead, then copied to the device
 // (asynchronously from pinned buffers when `pinned`). `examples` must outlive the source.
 std::unique_ptr<BatchSource> make_streaming_batch_source(
-    const EncodedExamples& examples, std::vector<std::vector<std::int64_t>> plan,
-    Padding padding, int max_len, const torch::Device& device, bool pinned);
+    const EncodedExamples& examples, std::vector<std::vector<std::int64_t>> plan, Padding padding,
+    int max_len, const torch::Device& device, bool pinned);
 
 // Eager loading keeps this resident for the whole run: every example padded to max_len.
 struct ResidentDataset {

@@ -6,7 +6,6 @@ namespace {
 constexpr double kMomentum = 0.9;
 constexpr double kAdamWDecay = 0.01;
 
-
 std::int64_t tensor_bytes(const torch::Tensor& tensor) {
     return tensor.defined() ? static_cast<std::int64_t>(tensor.nbytes()) : 0;
 }

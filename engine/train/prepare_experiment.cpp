@@ -34,13 +34,15 @@ void check_device_support(const ExperimentConfig& config, const torch::Device& d
         return;
     }
     if (config.memory.precision == DType::Fp16) {
-        throw BadInput("memory.precision=fp16 needs a CUDA device: LibTorch has no fp16 autocast "
-                       "or grad scaling on the CPU. Use memory.precision=bf16 on the CPU.");
+        throw BadInput(
+            "memory.precision=fp16 needs a CUDA device: LibTorch has no fp16 autocast "
+            "or grad scaling on the CPU. Use memory.precision=bf16 on the CPU.");
     }
     if (config.embeddings.dtype == DType::Fp16 && config.embeddings.trainable) {
-        throw BadInput("embeddings.dtype=fp16 with embeddings.trainable=true needs a CUDA device: "
-                       "LibTorch's CPU kernels cannot update fp16 tensors. Use "
-                       "embeddings.dtype=bf16, or freeze the table.");
+        throw BadInput(
+            "embeddings.dtype=fp16 with embeddings.trainable=true needs a CUDA device: "
+            "LibTorch's CPU kernels cannot update fp16 tensors. Use "
+            "embeddings.dtype=bf16, or freeze the table.");
     }
 }
 
@@ -126,15 +128,13 @@ PreparedExperiment prepare_experiment(const ExperimentConfig& config,
     info.embedding_dim = rows.dim;
     info.vectors_found = rows.vectors_found;
     info.dataset_words = rows.dataset_words;
-    prepared.train_examples =
-        prepare::encode_examples(train_tokens, data.split.train.examples, rows,
-                                config.train.max_len);
-    prepared.valid_examples =
-        prepare::encode_examples(valid_tokens, data.split.valid.examples, rows,
-                                config.train.max_len);
+    prepared.train_examples = prepare::encode_examples(train_tokens, data.split.train.examples,
+                                                       rows, config.train.max_len);
+    prepared.valid_examples = prepare::encode_examples(valid_tokens, data.split.valid.examples,
+                                                       rows, config.train.max_len);
 
-    info.steps_per_epoch = steps_per_epoch(info.train_examples, config.train.batch_size,
-                                                  config.train.accumulation);
+    info.steps_per_epoch =
+        steps_per_epoch(info.train_examples, config.train.batch_size, config.train.accumulation);
     info.total_steps = config.train.max_steps > 0 ? config.train.max_steps
                                                   : info.steps_per_epoch * config.train.epochs;
     count_parameters(prepared);

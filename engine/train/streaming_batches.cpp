@@ -15,8 +15,8 @@ constexpr std::size_t kBatchesAhead = 2;
 class StreamingBatchSource final : public BatchSource {
 public:
     StreamingBatchSource(const EncodedExamples& examples,
-                         std::vector<std::vector<std::int64_t>> plan, Padding padding,
-                         int max_len, const torch::Device& device, bool pinned)
+                         std::vector<std::vector<std::int64_t>> plan, Padding padding, int max_len,
+                         const torch::Device& device, bool pinned)
         : m_device(device), m_pinned(pinned) {
         m_producer = std::thread([this, &examples, plan = std::move(plan), padding, max_len] {
             produce(examples, plan, padding, max_len);
@@ -55,14 +55,14 @@ public:
 
 private:
     void produce(const EncodedExamples& examples,
-                 const std::vector<std::vector<std::int64_t>>& plan, Padding padding,
-                 int max_len) {
+                 const std::vector<std::vector<std::int64_t>>& plan, Padding padding, int max_len) {
         const memory::ThreadTagScope tag(memory::AllocationTag::Data);
         try {
             for (const auto& members : plan) {
                 Batch batch = make_host_batch(examples, members, padding, max_len, m_pinned);
                 std::unique_lock<std::mutex> lock(m_mutex);
-                m_changed.wait(lock, [this] { return m_ready.size() < kBatchesAhead || m_stopping; });
+                m_changed.wait(lock,
+                               [this] { return m_ready.size() < kBatchesAhead || m_stopping; });
                 if (m_stopping) {
                     break;
                 }
@@ -95,8 +95,8 @@ private:
 }  // namespace
 
 std::unique_ptr<BatchSource> make_streaming_batch_source(
-    const EncodedExamples& examples, std::vector<std::vector<std::int64_t>> plan,
-    Padding padding, int max_len, const torch::Device& device, bool pinned) {
+    const EncodedExamples& examples, std::vector<std::vector<std::int64_t>> plan, Padding padding,
+    int max_len, const torch::Device& device, bool pinned) {
     return std::make_unique<StreamingBatchSource>(examples, std::move(plan), padding, max_len,
                                                   device, pinned);
 }

@@ -35,8 +35,7 @@ private:
     PreparedExperiment m_prepared;
 };
 
-std::unique_ptr<Experiment> prepare(const ExperimentConfig& config,
-                                    const PrepareOptions& options) {
+std::unique_ptr<Experiment> prepare(const ExperimentConfig& config, const PrepareOptions& options) {
     return make_torch_experiment(prepare_experiment(config, options));
 }
 
@@ -59,7 +58,6 @@ std::unique_ptr<Experiment> make_torch_experiment(PreparedExperiment prepared) {
 
 extern "C" const oomlab::session::TrainingBackend* oomlab_training_backend() {
     static const oomlab::session::TrainingBackend backend{
-        oomlab::session::kTrainingBackendVersion, &oomlab::train::prepare,
-        &oomlab::train::devices};
+        oomlab::session::kTrainingBackendVersion, &oomlab::train::prepare, &oomlab::train::devices};
     return &backend;
 }

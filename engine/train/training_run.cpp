@@ -4,8 +4,8 @@
 
 #include <numeric>
 
-#include "torch_utils/torch_compat.h"
 #include "oomlab/common/errors.h"
+#include "torch_utils/torch_compat.h"
 #include "train/optimizer_factory.h"
 
 namespace oomlab::train {

@@ -8,15 +8,15 @@
 #include <chrono>
 #include <memory>
 
-#include "memory/allocation_tag.h"
 #include "measure/memory_history.h"
 #include "measure/memory_monitor.h"
+#include "memory/allocation_tag.h"
 #include "model/text_classifier.h"
+#include "torch_utils/torch_compat.h"
 #include "train/batching.h"
-#include "train/prepared_experiment.h"
 #include "train/grad_scaler.h"
 #include "train/metric_buffer.h"
-#include "torch_utils/torch_compat.h"
+#include "train/prepared_experiment.h"
 
 namespace oomlab::train {
 

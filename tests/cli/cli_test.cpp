@@ -21,8 +21,7 @@ protected:
 };
 
 TEST_F(Cli, DefaultRunOf30StepsIsRecordedAndLearns) {
-    const auto result =
-        run_cli({"run", "--set", "train.max_steps=30", "--db", db(), "--json"});
+    const auto result = run_cli({"run", "--set", "train.max_steps=30", "--db", db(), "--json"});
     ASSERT_EQ(result.exit_code, 0) << result.err << result.out;
     const json summary = json::parse(result.lines().back());
     for (const char* key : {"run_id", "status", "steps", "final_train_loss", "val_accuracy",
@@ -52,9 +51,9 @@ TEST_F(Cli, DefaultRunOf30StepsIsRecordedAndLearns) {
 }
 
 TEST_F(Cli, RunsListShowExportDelete) {
-    ASSERT_EQ(run_cli({"run", "--set", "train.max_steps=5", "--db", db(), "--name", "tiny"})
-                  .exit_code,
-              0);
+    ASSERT_EQ(
+        run_cli({"run", "--set", "train.max_steps=5", "--db", db(), "--name", "tiny"}).exit_code,
+        0);
     const auto list = run_cli({"runs", "list", "--db", db(), "--json"});
     ASSERT_EQ(list.exit_code, 0) << list.err;
     const json listed = json::parse(list.lines().at(0));
@@ -65,9 +64,9 @@ TEST_F(Cli, RunsListShowExportDelete) {
     EXPECT_EQ(json::parse(show.out)["steps"], 5);
 
     const std::string csv = m_dir.file("run.csv");
-    ASSERT_EQ(run_cli({"runs", "export", id, "--db", db(), "--format", "csv", "--out", csv})
-                  .exit_code,
-              0);
+    ASSERT_EQ(
+        run_cli({"runs", "export", id, "--db", db(), "--format", "csv", "--out", csv}).exit_code,
+        0);
     const std::string content = test::read_text(csv);
     // Every row names its run and rank, so rows of several runs and ranks stay apart.
     EXPECT_EQ(content.rfind("run_id,rank,step,phase,wall_ms,loss", 0), 0u);
@@ -132,8 +131,7 @@ TEST_F(Cli, OutOfMemoryUnderACapExits3AndIsRecorded) {
     EXPECT_EQ(result.exit_code, 3) << result.err;
     const json summary = json::parse(result.lines().back());
     EXPECT_EQ(summary["status"], "oom");
-    EXPECT_NE(summary["error"].get<std::string>().find("out of memory at step"),
-              std::string::npos);
+    EXPECT_NE(summary["error"].get<std::string>().find("out of memory at step"), std::string::npos);
     const RunStore store = RunStore::open(db());
     const auto events = store.events(summary["run_id"].get<std::int64_t>());
     ASSERT_FALSE(events.empty());

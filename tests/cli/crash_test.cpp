@@ -21,8 +21,8 @@ pid_t start_long_run(const std::string& db) {
         // Quiet: the test reads the database, not the output.
         freopen("/dev/null", "w", stdout);
         execl(OOMLAB_CLI_PATH, OOMLAB_CLI_PATH, "run", "--db", db.c_str(), "--set",
-              "train.epochs=1000", "--set", "model.kind=transformer", "--set",
-              "train.max_len=32", static_cast<char*>(nullptr));
+              "train.epochs=1000", "--set", "model.kind=transformer", "--set", "train.max_len=32",
+              static_cast<char*>(nullptr));
         _exit(127);
     }
     return child;

@@ -31,7 +31,8 @@ TEST(Lessons, EveryLessonShowsItsEffect) {
     test::TempDir dir;
     for (const auto& line : list.lines()) {
         const std::string name = json::parse(line)["name"];
-        const auto result = run_cli({"lesson", "run", name, "--db", dir.file("runs.sqlite"), "--json"});
+        const auto result =
+            run_cli({"lesson", "run", name, "--db", dir.file("runs.sqlite"), "--json"});
         if (kSanitizerHeap && name == "reserved-vs-allocated") {
             std::cout << "[ note ] " << name << ": not checked under AddressSanitizer\n";
             continue;

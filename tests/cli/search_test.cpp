@@ -13,9 +13,9 @@ namespace {
 using nlohmann::json;
 using test::run_cli;
 
-const std::vector<std::string> kCapped = {"--set", "model.kind=transformer", "--set",
-                                          "train.max_len=32", "--set", "memory.cap_mb=100",
-                                          "--set", "train.optimizer=sgd"};
+const std::vector<std::string> kCapped = {
+    "--set", "model.kind=transformer", "--set", "train.max_len=32",
+    "--set", "memory.cap_mb=100",      "--set", "train.optimizer=sgd"};
 
 std::vector<std::string> with(std::vector<std::string> head, const std::vector<std::string>& tail) {
     head.insert(head.end(), tail.begin(), tail.end());
@@ -31,15 +31,15 @@ TEST(FindBatchSize, TheBatchFoundCompletesAnEpochAndAQuarterMoreDoesNot) {
     ASSERT_GT(batch, 1);
     EXPECT_LE(answer["trials"].get<int>(), 8);
 
-    const auto fits = run_cli(with({"run", "--db", dir.file("runs.sqlite"), "--set",
-                                    "train.epochs=1", "--set",
-                                    "train.batch_size=" + std::to_string(batch)},
-                                   kCapped));
+    const auto fits =
+        run_cli(with({"run", "--db", dir.file("runs.sqlite"), "--set", "train.epochs=1", "--set",
+                      "train.batch_size=" + std::to_string(batch)},
+                     kCapped));
     EXPECT_EQ(fits.exit_code, 0) << fits.err << fits.out;
-    const auto too_big = run_cli(with({"run", "--db", dir.file("runs.sqlite"), "--set",
-                                       "train.epochs=1", "--set",
-                                       "train.batch_size=" + std::to_string(batch * 5 / 4)},
-                                      kCapped));
+    const auto too_big =
+        run_cli(with({"run", "--db", dir.file("runs.sqlite"), "--set", "train.epochs=1", "--set",
+                      "train.batch_size=" + std::to_string(batch * 5 / 4)},
+                     kCapped));
     EXPECT_EQ(too_big.exit_code, 3) << too_big.err << too_big.out;
 }
 
@@ -52,10 +52,10 @@ TEST(FindBatchSize, NeedsACap) {
 TEST(Sweep, RecordsOneRunPerPointWithOomPointsAsSuch) {
     test::TempDir dir;
     const std::string db = dir.file("runs.sqlite");
-    const auto result = run_cli(with({"sweep", "--db", db, "--json", "--grid",
-                                      "train.batch_size=16,2000", "--grid",
-                                      "train.optimizer=sgd,adam", "--set", "train.max_steps=3"},
-                                     kCapped));
+    const auto result =
+        run_cli(with({"sweep", "--db", db, "--json", "--grid", "train.batch_size=16,2000", "--grid",
+                      "train.optimizer=sgd,adam", "--set", "train.max_steps=3"},
+                     kCapped));
     ASSERT_EQ(result.exit_code, 0) << result.err;
     ASSERT_EQ(result.lines().size(), 4u);
     std::map<std::string, std::string> status_by_name;

@@ -34,8 +34,8 @@ TEST(Startup, CommandsThatDoNotTrainNeverLoadLibTorch) {
     for (const auto& command : commands) {
         const test::CliResult result = run_cli(command, {"LD_DEBUG=files"});
         EXPECT_EQ(result.exit_code, 0) << command.front() << ": " << result.err;
-        EXPECT_FALSE(loaded_libtorch(result)) << "oomlab-cli " << command.front() << " "
-                                              << (command.size() > 1 ? command[1] : "");
+        EXPECT_FALSE(loaded_libtorch(result))
+            << "oomlab-cli " << command.front() << " " << (command.size() > 1 ? command[1] : "");
     }
     // The same report does show LibTorch for a command that needs it.
     const test::CliResult device = run_cli({"device", "--json"}, {"LD_DEBUG=files"});

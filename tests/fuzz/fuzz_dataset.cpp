@@ -7,9 +7,9 @@
 namespace {
 
 constexpr oomlab::DatasetFormat kFormats[] = {
-    oomlab::DatasetFormat::Auto,           oomlab::DatasetFormat::LabelTabText,
-    oomlab::DatasetFormat::TextTabLabel,   oomlab::DatasetFormat::LabelSpaceText,
-    oomlab::DatasetFormat::Csv,            oomlab::DatasetFormat::FastText,
+    oomlab::DatasetFormat::Auto,         oomlab::DatasetFormat::LabelTabText,
+    oomlab::DatasetFormat::TextTabLabel, oomlab::DatasetFormat::LabelSpaceText,
+    oomlab::DatasetFormat::Csv,          oomlab::DatasetFormat::FastText,
     oomlab::DatasetFormat::JsonLines,
 };
 

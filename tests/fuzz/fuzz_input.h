@@ -12,8 +12,7 @@ namespace oomlab::fuzz {
 
 class MemoryFile {
 public:
-    MemoryFile(const std::uint8_t* data, std::size_t size)
-        : m_fd(memfd_create("oomlab-fuzz", 0)) {
+    MemoryFile(const std::uint8_t* data, std::size_t size) : m_fd(memfd_create("oomlab-fuzz", 0)) {
         for (std::size_t written = 0; written < size;) {
             const ssize_t count = write(m_fd, data + written, size - written);
             if (count <= 0) {

@@ -4,7 +4,6 @@
 
 #include "oomlab/common/format.h"
 
-
 namespace oomlab::ui {
 
 QString formatBytes(std::int64_t bytes) {

@@ -7,10 +7,10 @@
 
 #include "common/formatting.h"
 #include "experiment/key_editor.h"
-#include "oomlab/config/key_relevance.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
+#include "oomlab/config/key_relevance.h"
 
 namespace oomlab::ui {
 namespace {

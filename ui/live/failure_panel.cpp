@@ -40,19 +40,21 @@ QWidget* FailurePanel::fixRow(const OomFix& fix) {
     for (const auto& [key, value] : fix.set) {
         assignments << QStringLiteral("%1=%2").arg(qs(key), qs(value));
     }
-    auto* text = new QLabel(tr("• <b>%1</b> (%2, predicted peak %3): %4")
-                                .arg(assignments.join(QStringLiteral(" ")).toHtmlEscaped(),
-                                     qs(std::string(fix_cost_name(fix.cost))),
-                                     formatBytes(fix.predicted_peak_bytes),
-                                     qs(fix.reason).toHtmlEscaped()),
-                            row);
+    auto* text =
+        new QLabel(tr("• <b>%1</b> (%2, predicted peak %3): %4")
+                       .arg(assignments.join(QStringLiteral(" ")).toHtmlEscaped(),
+                            qs(std::string(fix_cost_name(fix.cost))),
+                            formatBytes(fix.predicted_peak_bytes), qs(fix.reason).toHtmlEscaped()),
+                   row);
     text->setWordWrap(true);
     layout->addWidget(text, 1);
     auto* apply = new QPushButton(tr("Apply"), row);
-    apply->setToolTip(tr("Set %1 in the experiment panel").arg(assignments.join(QStringLiteral(", "))));
+    apply->setToolTip(
+        tr("Set %1 in the experiment panel").arg(assignments.join(QStringLiteral(", "))));
     auto* applyAndRun = new QPushButton(tr("Apply and run"), row);
     const Settings settings = fix.set;
-    connect(apply, &QPushButton::clicked, this, [this, settings] { emit applyFix(settings, false); });
+    connect(apply, &QPushButton::clicked, this,
+            [this, settings] { emit applyFix(settings, false); });
     connect(applyAndRun, &QPushButton::clicked, this,
             [this, settings] { emit applyFix(settings, true); });
     layout->addWidget(apply);
@@ -72,7 +74,8 @@ void FailurePanel::showRunEnd(const RunEnd& end) {
         hide();
         return;
     }
-    m_title->setText(end.status() == RunStatus::Oom ? tr("⚠ Out of memory") : tr("⚠ The run failed"));
+    m_title->setText(end.status() == RunStatus::Oom ? tr("⚠ Out of memory")
+                                                    : tr("⚠ The run failed"));
     QPalette palette = m_title->palette();
     palette.setColor(QPalette::WindowText, QColor(0xd6, 0x27, 0x28));
     m_title->setPalette(palette);

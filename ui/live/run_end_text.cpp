@@ -32,14 +32,15 @@ QString describeRunEnd(const RunEnd& end) {
             return text;
         }
         case RunStatus::Failed:
-            return end.badInput
-                       ? QObject::tr("The run could not start: %1\nFix the setting or file it "
-                                     "names, then run again; the form marks invalid values.")
-                             .arg(end.error())
-                       : QObject::tr("The run failed after %1 steps: %2\nThe run and its "
-                                     "metrics up to the failure are saved in the Runs tab.")
-                             .arg(end.outcome.steps)
-                             .arg(end.error());
+            return end.badInput ? QObject::tr(
+                                      "The run could not start: %1\nFix the setting or file it "
+                                      "names, then run again; the form marks invalid values.")
+                                      .arg(end.error())
+                                : QObject::tr(
+                                      "The run failed after %1 steps: %2\nThe run and its "
+                                      "metrics up to the failure are saved in the Runs tab.")
+                                      .arg(end.outcome.steps)
+                                      .arg(end.error());
         case RunStatus::Cancelled:
             return QObject::tr("Stopped: %1.").arg(end.error());
         case RunStatus::Completed:

@@ -285,13 +285,14 @@ void RunsPage::updateDetails() {
                                          : tr("%n runs selected.", nullptr, ids.size()));
         return;
     }
-    QString text = tr("<b>%1</b> (run %2) — <span style='color:%3'>%4</span><br>%5 · engine %6, "
-                      "LibTorch %7<br>created %8, finished %9")
-                       .arg(qs(run->name).toHtmlEscaped())
-                       .arg(run->id)
-                       .arg(statusColor(run->outcome.status).name(), statusName(run->outcome.status),
-                            qs(run->device).toHtmlEscaped(), qs(run->engine_version),
-                            qs(run->torch_version), qs(run->created_at), qs(run->finished_at));
+    QString text =
+        tr("<b>%1</b> (run %2) — <span style='color:%3'>%4</span><br>%5 · engine %6, "
+           "LibTorch %7<br>created %8, finished %9")
+            .arg(qs(run->name).toHtmlEscaped())
+            .arg(run->id)
+            .arg(statusColor(run->outcome.status).name(), statusName(run->outcome.status),
+                 qs(run->device).toHtmlEscaped(), qs(run->engine_version), qs(run->torch_version),
+                 qs(run->created_at), qs(run->finished_at));
     if (!run->outcome.error.empty()) {
         text += QStringLiteral("<br>") + qs(run->outcome.error).toHtmlEscaped();
     }

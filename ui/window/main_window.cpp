@@ -234,10 +234,10 @@ void MainWindow::applyFix(const Settings& settings, bool run) {
     QStringList applied;
     for (const auto& [key, value] : settings) {
         if (!m_panel->form()->setValue(qs(key), qs(value))) {
-            statusBar()->showMessage(tr("%1=%2 was refused: %3")
-                                         .arg(qs(key), qs(value),
-                                              m_panel->form()->keyError(qs(key))),
-                                     10000);
+            statusBar()->showMessage(
+                tr("%1=%2 was refused: %3")
+                    .arg(qs(key), qs(value), m_panel->form()->keyError(qs(key))),
+                10000);
             return;
         }
         applied << QStringLiteral("%1=%2").arg(qs(key), qs(value));
@@ -255,7 +255,8 @@ void MainWindow::onRunFinished(const RunEnd& end) {
     m_progress->onFinished(end);
     m_database->notifyRunsChanged();
     if (end.runId > 0) {
-        statusBar()->showMessage(tr("Run %1 %2").arg(end.runId).arg(statusName(end.status())), 8000);
+        statusBar()->showMessage(tr("Run %1 %2").arg(end.runId).arg(statusName(end.status())),
+                                 8000);
     }
 }
 

@@ -37,36 +37,39 @@ TEST(ConfigIo, WrittenJsonReadsBackIdentically) {
 }
 
 TEST(ConfigIo, WrongTypeNamesFileAndKey) {
-    const std::string message =
-        test::bad_input_message([] { parse_config_json(R"({"train": {"batch_size": "32"}})", "exp.json"); });
+    const std::string message = test::bad_input_message(
+        [] { parse_config_json(R"({"train": {"batch_size": "32"}})", "exp.json"); });
     EXPECT_NE(message.find("exp.json"), std::string::npos) << message;
     EXPECT_NE(message.find("train.batch_size"), std::string::npos) << message;
     EXPECT_NE(message.find("integer"), std::string::npos) << message;
 }
 
 TEST(ConfigIo, UnknownKeyInFileSuggestsTheClosest) {
-    const std::string message =
-        test::bad_input_message([] { parse_config_json(R"({"memory": {"precison": "bf16"}})", "exp.json"); });
+    const std::string message = test::bad_input_message(
+        [] { parse_config_json(R"({"memory": {"precison": "bf16"}})", "exp.json"); });
     EXPECT_NE(message.find("exp.json"), std::string::npos) << message;
     EXPECT_NE(message.find("memory.precision"), std::string::npos) << message;
 }
 
 TEST(ConfigIo, SyntaxErrorNamesTheLine) {
-    const std::string message =
-        test::bad_input_message([] { parse_config_json("{\n  \"train\": {\n    \"epochs\": 3,\n  }\n}", "x.json"); });
+    const std::string message = test::bad_input_message(
+        [] { parse_config_json("{\n  \"train\": {\n    \"epochs\": 3,\n  }\n}", "x.json"); });
     EXPECT_EQ(message.rfind("x.json:4:", 0), 0u) << message;
 }
 
 TEST(ConfigIo, NumberOutOfRangeIsBadInput) {
     // Regression: found by fuzz_config; nlohmann throws out_of_range, not parse_error.
-    const std::string message = test::bad_input_message([] { parse_config_json("1E11111", "big.json"); });
+    const std::string message =
+        test::bad_input_message([] { parse_config_json("1E11111", "big.json"); });
     EXPECT_EQ(message.rfind("big.json: invalid JSON", 0), 0u) << message;
-    EXPECT_NE(test::bad_input_message([] { parse_config_json(R"({"train": {"lr": 1e999}})", "lr.json"); }),
+    EXPECT_NE(test::bad_input_message(
+                  [] { parse_config_json(R"({"train": {"lr": 1e999}})", "lr.json"); }),
               "");
 }
 
 TEST(ConfigIo, MissingFileIsBadInputNamingIt) {
-    const std::string message = test::bad_input_message([] { load_config_file("/nonexistent/exp.json"); });
+    const std::string message =
+        test::bad_input_message([] { load_config_file("/nonexistent/exp.json"); });
     EXPECT_NE(message.find("/nonexistent/exp.json"), std::string::npos) << message;
 }
 
@@ -75,7 +78,8 @@ TEST(ConfigIo, ImpossibleCombinationsAreRejected) {
     apply_config_override(heads, "model.kind=transformer");
     apply_config_override(heads, "model.d_model=100");
     apply_config_override(heads, "model.heads=3");
-    EXPECT_NE(test::bad_input_message([&] { validate_config(heads); }).find("model.heads"), std::string::npos);
+    EXPECT_NE(test::bad_input_message([&] { validate_config(heads); }).find("model.heads"),
+              std::string::npos);
 
     ExperimentConfig sparse;
     apply_config_override(sparse, "embeddings.sparse_grad=true");
@@ -85,7 +89,8 @@ TEST(ConfigIo, ImpossibleCombinationsAreRejected) {
 
     ExperimentConfig file;
     apply_config_override(file, "embeddings.source=file");
-    EXPECT_NE(test::bad_input_message([&] { validate_config(file); }).find("embeddings.path"), std::string::npos);
+    EXPECT_NE(test::bad_input_message([&] { validate_config(file); }).find("embeddings.path"),
+              std::string::npos);
 
     EXPECT_NO_THROW(validate_config(ExperimentConfig{}));
 }

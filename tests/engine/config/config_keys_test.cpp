@@ -8,16 +8,44 @@ namespace oomlab {
 namespace {
 
 TEST(ConfigKeys, EveryMemorySettingOfTheSpecIsAKey) {
-    for (const char* key :
-         {"train.batch_size", "train.accumulation", "train.max_len", "train.padding",
-          "train.optimizer", "memory.precision", "memory.checkpointing", "embeddings.vocab",
-          "embeddings.trainable", "embeddings.placement", "embeddings.dtype",
-          "embeddings.sparse_grad", "data.loading", "data.pin_memory", "eval.no_grad",
-          "memory.empty_cache", "memory.cap_mb", "memory.on_oom", "debug.keep_loss_graph",
-          "dataset.path", "dataset.valid_path", "dataset.format", "dataset.valid_ratio",
-          "embeddings.source", "embeddings.path", "embeddings.variant", "model.kind",
-          "model.hidden", "model.layers", "model.heads", "model.d_model", "model.dropout",
-          "train.epochs", "train.max_steps", "train.lr", "train.seed", "eval.every", "device"}) {
+    for (const char* key : {"train.batch_size",
+                            "train.accumulation",
+                            "train.max_len",
+                            "train.padding",
+                            "train.optimizer",
+                            "memory.precision",
+                            "memory.checkpointing",
+                            "embeddings.vocab",
+                            "embeddings.trainable",
+                            "embeddings.placement",
+                            "embeddings.dtype",
+                            "embeddings.sparse_grad",
+                            "data.loading",
+                            "data.pin_memory",
+                            "eval.no_grad",
+                            "memory.empty_cache",
+                            "memory.cap_mb",
+                            "memory.on_oom",
+                            "debug.keep_loss_graph",
+                            "dataset.path",
+                            "dataset.valid_path",
+                            "dataset.format",
+                            "dataset.valid_ratio",
+                            "embeddings.source",
+                            "embeddings.path",
+                            "embeddings.variant",
+                            "model.kind",
+                            "model.hidden",
+                            "model.layers",
+                            "model.heads",
+                            "model.d_model",
+                            "model.dropout",
+                            "train.epochs",
+                            "train.max_steps",
+                            "train.lr",
+                            "train.seed",
+                            "eval.every",
+                            "device"}) {
         const ConfigKeyInfo* info = find_config_key(key);
         ASSERT_NE(info, nullptr) << key;
         EXPECT_FALSE(info->help.empty()) << key;
@@ -46,23 +74,27 @@ TEST(ConfigKeys, SetAndGetRoundTripEveryKind) {
 
 TEST(ConfigKeys, InvalidValuesNameTheKeyAndWhatIsAllowed) {
     ExperimentConfig config;
-    const std::string zero = test::bad_input_message([&] { set_config_value(config, "train.batch_size", "0"); });
+    const std::string zero =
+        test::bad_input_message([&] { set_config_value(config, "train.batch_size", "0"); });
     EXPECT_NE(zero.find("train.batch_size"), std::string::npos) << zero;
     EXPECT_NE(zero.find("integer"), std::string::npos) << zero;
-    const std::string word = test::bad_input_message([&] { set_config_value(config, "train.batch_size", "big"); });
+    const std::string word =
+        test::bad_input_message([&] { set_config_value(config, "train.batch_size", "big"); });
     EXPECT_NE(word.find("\"big\""), std::string::npos) << word;
     const std::string choice =
         test::bad_input_message([&] { set_config_value(config, "train.optimizer", "lion"); });
     EXPECT_NE(choice.find("sgd, momentum, adam, adamw, adagrad"), std::string::npos) << choice;
-    const std::string top = test::bad_input_message([&] { set_config_value(config, "embeddings.vocab", "top:0"); });
+    const std::string top =
+        test::bad_input_message([&] { set_config_value(config, "embeddings.vocab", "top:0"); });
     EXPECT_NE(top.find("embeddings.vocab"), std::string::npos) << top;
     EXPECT_EQ(config.train.batch_size, ExperimentConfig{}.train.batch_size);
 }
 
 TEST(ConfigKeys, UnknownKeySuggestsTheClosest) {
     ExperimentConfig config;
-    EXPECT_NE(test::bad_input_message([&] { set_config_value(config, "train.batchsize", "8"); })
-                  .find("did you mean \"train.batch_size\""),
+    EXPECT_NE(test::bad_input_message([&] {
+                  set_config_value(config, "train.batchsize", "8");
+              }).find("did you mean \"train.batch_size\""),
               std::string::npos);
     EXPECT_EQ(closest_config_key("batch_size"), "train.batch_size");
     EXPECT_EQ(closest_config_key("memory.cap"), "memory.cap_mb");
@@ -73,7 +105,9 @@ TEST(ConfigKeys, OverrideNeedsKeyEqualsValue) {
     ExperimentConfig config;
     apply_config_override(config, "memory.cap_mb=512");
     EXPECT_EQ(config.memory.cap_mb, 512);
-    EXPECT_NE(test::bad_input_message([&] { apply_config_override(config, "memory.cap_mb"); }).find("KEY=VALUE"),
+    EXPECT_NE(test::bad_input_message([&] {
+                  apply_config_override(config, "memory.cap_mb");
+              }).find("KEY=VALUE"),
               std::string::npos);
 }
 

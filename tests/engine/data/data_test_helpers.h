@@ -5,9 +5,9 @@
 
 #include <string>
 
+#include "bad_input.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/data/dataset.h"
-#include "bad_input.h"
 #include "test_support.h"
 
 namespace oomlab::test {

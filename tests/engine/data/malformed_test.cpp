@@ -58,7 +58,8 @@ TEST(Malformed, JsonNumberBeyondDoubleRangeNamesTheLine) {
     // Regression: found by fuzz_dataset; nlohmann throws out_of_range, not parse_error.
     test::TempDir dir;
     const std::string path = dir.file("big.jsonl");
-    test::write_file(path, "{\"text\": \"fine\", \"label\": 1}\n{\"text\": \"x\", \"label\": 5E655}\n");
+    test::write_file(path,
+                     "{\"text\": \"fine\", \"label\": 1}\n{\"text\": \"x\", \"label\": 5E655}\n");
     const std::string message =
         test::bad_input_message([&] { read_raw_examples(path, DatasetFormat::JsonLines); });
     EXPECT_NE(message.find(path + ":2"), std::string::npos) << message;

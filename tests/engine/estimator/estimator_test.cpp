@@ -23,14 +23,15 @@ DataProfile tiny_profile() {
 }
 
 ExperimentConfig tiny(std::initializer_list<std::string> settings) {
-    return test::config_with(settings, test::config_with({"train.batch_size=2", "train.max_len=5",
-                                                          "model.hidden=3", "train.optimizer=sgd"}));
+    return test::config_with(
+        settings, test::config_with({"train.batch_size=2", "train.max_len=5", "model.hidden=3",
+                                     "train.optimizer=sgd"}));
 }
 
 TEST(Estimator, BagWithSgdByHand) {
     const MemoryEstimate estimate = estimate_memory(tiny({}), tiny_profile());
     const MemoryBreakdown& b = estimate.breakdown;
-    EXPECT_EQ(b.embedding_table, 10 * 4 * 4);           // 160
+    EXPECT_EQ(b.embedding_table, 10 * 4 * 4);                  // 160
     EXPECT_EQ(b.parameters, ((4 * 3 + 3) + (3 * 2 + 2)) * 4);  // 23 floats: 92
     EXPECT_EQ(b.optimizer_state, 0);
     // Streaming: 4 batches in flight of ids (8 B) + mask (1 B) per token and a label each.

@@ -27,8 +27,8 @@ DataProfile profile_of(int examples, int length, std::int64_t rows, int dim) {
 }
 
 ExperimentConfig transformer_b256() {
-    return test::config_with({"model.kind=transformer", "train.batch_size=256",
-                              "train.max_len=64", "train.padding=fixed", "train.optimizer=adam"});
+    return test::config_with({"model.kind=transformer", "train.batch_size=256", "train.max_len=64",
+                              "train.padding=fixed", "train.optimizer=adam"});
 }
 
 std::int64_t peak_with(const ExperimentConfig& config, const Settings& set,
@@ -57,8 +57,7 @@ TEST(OomFixes, EveryFixIsPredictedToFitAndCheapestComeFirst) {
         }
     }
     // Fixed padding costs nothing to drop, and the micro-batch split keeps the effective batch.
-    EXPECT_EQ(fixes.front().set, (Settings{{"train.padding", "dynamic"}}))
-        << fixes.front().reason;
+    EXPECT_EQ(fixes.front().set, (Settings{{"train.padding", "dynamic"}})) << fixes.front().reason;
     const auto split = std::find_if(fixes.begin(), fixes.end(), [](const OomFix& fix) {
         return fix.set.size() == 2 && fix.set[1].first == "train.accumulation";
     });
@@ -79,8 +78,8 @@ TEST(OomFixes, AccumulationAloneIsNeverOfferedBecauseTheMicroBatchIsUnchanged) {
 }
 
 TEST(OomFixes, TheLeakIsTheFirstFix) {
-    ExperimentConfig config = test::config_with({"debug.keep_loss_graph=true",
-                                                 "train.max_steps=200"});
+    ExperimentConfig config =
+        test::config_with({"debug.keep_loss_graph=true", "train.max_steps=200"});
     const DataProfile profile = profile_of(2000, 20, 4000, 50);
     const std::int64_t capacity = estimate_memory(config, profile).peak_bytes / 4;
     const std::vector<OomFix> fixes = suggest_oom_fixes({config, profile, capacity, false});

@@ -3,9 +3,9 @@
 
 #include <cstring>
 
+#include "glove/text_parser.h"
 #include "glove_test_helpers.h"
 #include "test_support.h"
-#include "glove/text_parser.h"
 
 namespace oomlab {
 namespace {

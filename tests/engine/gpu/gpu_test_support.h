@@ -8,8 +8,8 @@
 #include <initializer_list>
 #include <string>
 
-#include "oomlab/config/config_keys.h"
 #include "engine_support.h"
+#include "oomlab/config/config_keys.h"
 #include "oomlab/session/run_session.h"
 
 #define OOMLAB_REQUIRE_CUDA()                                                 \
@@ -22,10 +22,9 @@
 namespace oomlab::test {
 
 inline ExperimentConfig cuda_config(std::initializer_list<std::string> assignments) {
-    return config_with(assignments,
-                       config_with({"device=cuda:0", "embeddings.source=synthetic",
-                                    "model.kind=transformer", "train.optimizer=adam",
-                                    "dataset.valid_ratio=0.05", "train.max_len=64"}));
+    return config_with(assignments, config_with({"device=cuda:0", "embeddings.source=synthetic",
+                                                 "model.kind=transformer", "train.optimizer=adam",
+                                                 "dataset.valid_ratio=0.05", "train.max_len=64"}));
 }
 
 }  // namespace oomlab::test

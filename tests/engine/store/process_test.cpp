@@ -28,7 +28,7 @@ NewRun sample_run(const std::string& name) {
 // id through a pipe and then waits: until the parent writes a byte (it exits normally
 // without finishing the run) or kills it.
 class WriterProcess {
-  public:
+public:
     explicit WriterProcess(const std::string& path) {
         int ready[2];
         int release[2];
@@ -86,7 +86,7 @@ class WriterProcess {
         m_pid = -1;
     }
 
-  private:
+private:
     pid_t m_pid = -1;
     int m_release = -1;
     std::int64_t m_run_id = -1;
@@ -112,7 +112,8 @@ TEST(RunStoreProcessTest, RunOfALiveWriterStaysRunningUntilTheWriterDies) {
     const auto run = after.find_run(writer.run_id());
     ASSERT_TRUE(run.has_value());
     EXPECT_EQ(run->outcome.status, RunStatus::Interrupted);
-    EXPECT_NE(run->outcome.error.find("ended before it finished"), std::string::npos) << run->outcome.error;
+    EXPECT_NE(run->outcome.error.find("ended before it finished"), std::string::npos)
+        << run->outcome.error;
     EXPECT_NE(run->outcome.error.find("pid " + std::to_string(writer_pid)), std::string::npos);
     EXPECT_FALSE(run->finished_at.empty());
     EXPECT_EQ(after.metrics(writer.run_id()).size(), 3u);  // what was written is kept

@@ -11,7 +11,7 @@
 namespace oomlab::test {
 
 class RawDatabase {
-  public:
+public:
     explicit RawDatabase(const std::string& path) {
         if (sqlite3_open(path.c_str(), &m_handle) != SQLITE_OK) {
             throw std::runtime_error("cannot open " + path);
@@ -47,7 +47,7 @@ class RawDatabase {
         return query.row && sqlite3_column_type(query.statement, 0) == SQLITE_NULL;
     }
 
-  private:
+private:
     struct Query {
         Query(sqlite3* handle, const std::string& sql) {
             if (sqlite3_prepare_v2(handle, sql.c_str(), -1, &statement, nullptr) != SQLITE_OK) {

@@ -38,7 +38,7 @@ bool is_iso8601_utc_millis(const std::string& text) {
 }
 
 class RunStoreTest : public ::testing::Test {
-  protected:
+protected:
     test::TempDir m_dir;
     std::string m_path = m_dir.file("runs.sqlite");
     RunStore m_store = RunStore::open(m_path);

@@ -17,8 +17,8 @@ Gradients gradients_of(EncoderBlock& block, const torch::Tensor& x, const torch:
                        bool checkpointed) {
     block->zero_grad();
     torch::manual_seed(11);
-    const torch::Tensor out = checkpointed ? checkpointed_forward(block, x, mask)
-                                           : block->forward(x, mask);
+    const torch::Tensor out =
+        checkpointed ? checkpointed_forward(block, x, mask) : block->forward(x, mask);
     (out * out).sum().backward();
     Gradients result;
     for (const auto& parameter : block->parameters()) {

@@ -6,22 +6,21 @@
 #include <map>
 #include <set>
 
+#include "engine_support.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/session/run_session.h"
-#include "engine_support.h"
 #include "test_support.h"
 
 namespace oomlab {
 namespace {
 
-
 TEST(MemorySnapshotRun, TraceReplaysToThePeakAndIsTaggedByPhase) {
     test::TempDir dir;
     const std::string path = dir.file("snapshot.pickle");
-    const ExperimentConfig config = test::config_with(
-        {"device=cpu", "embeddings.source=synthetic", "model.kind=transformer",
-         "train.optimizer=adam", "train.max_steps=3", "dataset.valid_ratio=0.05",
-         "train.max_len=32", "debug.memory_snapshot=" + path});
+    const ExperimentConfig config =
+        test::config_with({"device=cpu", "embeddings.source=synthetic", "model.kind=transformer",
+                           "train.optimizer=adam", "train.max_steps=3", "dataset.valid_ratio=0.05",
+                           "train.max_len=32", "debug.memory_snapshot=" + path});
     RunStore store = RunStore::open(dir.file("runs.sqlite"));
     test::QuietListener quiet;
     std::atomic<bool> cancel{false};

@@ -81,8 +81,8 @@ TEST(MemoryTechniques, FrozenTableWithAdamSavesThreeTimesTheTable) {
     const double saved =
         trainable.allocated_after("backward", 3) - frozen.allocated_after("backward", 3);
     const double table = double(trainable.outcome.breakdown.embedding_table);
-    EXPECT_NEAR(saved / table, 3.0, 0.3) << "saved " << saved / kMiB << " MiB, table "
-                                         << table / kMiB << " MiB";
+    EXPECT_NEAR(saved / table, 3.0, 0.3)
+        << "saved " << saved / kMiB << " MiB, table " << table / kMiB << " MiB";
 }
 
 TEST(MemoryTechniques, DatasetVocabularyShrinksTheTableToTheDatasetWords) {
@@ -109,19 +109,19 @@ TEST(MemoryTechniques, AccumulationDividesTheActivationPeakByItsFactor) {
     const double whole = measure({"model.kind=transformer", "train.padding=fixed",
                                   "train.optimizer=sgd", "train.batch_size=64"})
                              .activation_peak();
-    const double quarter = measure({"model.kind=transformer", "train.padding=fixed",
-                                    "train.optimizer=sgd", "train.batch_size=16",
-                                    "train.accumulation=4"})
-                               .activation_peak();
+    const double quarter =
+        measure({"model.kind=transformer", "train.padding=fixed", "train.optimizer=sgd",
+                 "train.batch_size=16", "train.accumulation=4"})
+            .activation_peak();
     const double ratio = whole / quarter;
     EXPECT_GT(ratio, 3.0) << ratio;
     EXPECT_LT(ratio, 4.5) << ratio;
 }
 
 TEST(MemoryTechniques, Bf16CutsActivations) {
-    const double fp32 = measure({"model.kind=transformer", "train.padding=fixed",
-                                 "train.optimizer=sgd"})
-                            .activation_peak();
+    const double fp32 =
+        measure({"model.kind=transformer", "train.padding=fixed", "train.optimizer=sgd"})
+            .activation_peak();
     const double bf16 = measure({"model.kind=transformer", "train.padding=fixed",
                                  "train.optimizer=sgd", "memory.precision=bf16"})
                             .activation_peak();

@@ -1,21 +1,20 @@
 // Out-of-memory under a cap: recorded, recovered from, and leaving nothing behind.
 #include <gtest/gtest.h>
 
+#include "engine_support.h"
 #include "measure/tracking_allocator.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/estimator/estimator.h"
 #include "oomlab/session/run_session.h"
-#include "engine_support.h"
 #include "test_support.h"
 
 namespace oomlab {
 namespace {
 
 ExperimentConfig small_transformer() {
-    return test::config_with({"device=cpu", "embeddings.source=synthetic",
-                              "model.kind=transformer", "train.optimizer=sgd",
-                              "train.padding=fixed", "dataset.valid_ratio=0.05",
-                              "train.max_len=32"});
+    return test::config_with({"device=cpu", "embeddings.source=synthetic", "model.kind=transformer",
+                              "train.optimizer=sgd", "train.padding=fixed",
+                              "dataset.valid_ratio=0.05", "train.max_len=32"});
 }
 
 TEST(OutOfMemory, TwentyOomRunsLeaveMemoryAtItsBaselineAndAreAllRecorded) {
@@ -31,8 +30,8 @@ TEST(OutOfMemory, TwentyOomRunsLeaveMemoryAtItsBaselineAndAreAllRecorded) {
     test::QuietListener quiet;
     std::atomic<bool> cancel{false};
     for (int run = 0; run < 20; ++run) {
-        const RunResult result = run_and_record(config, "oom " + std::to_string(run), store,
-                                                quiet, cancel);
+        const RunResult result =
+            run_and_record(config, "oom " + std::to_string(run), store, quiet, cancel);
         ASSERT_EQ(result.outcome.status, RunStatus::Oom) << result.outcome.error;
         EXPECT_GT(result.outcome.steps, 1);
         EXPECT_EQ(memory::cpu_tensor_stats().current_bytes, baseline) << "after run " << run;
@@ -59,7 +58,8 @@ TEST(OutOfMemory, AdaptCompletesWhatStopCannotWithTheSameEffectiveBatch) {
     const std::int64_t fits = estimate_memory(half, profile).peak_bytes;
     const std::int64_t too_big = estimate_memory(config, profile).peak_bytes;
     ASSERT_LT(fits * 1.2, too_big);
-    apply_config_override(config, "memory.cap_mb=" + std::to_string(std::int64_t(fits * 1.1) >> 20));
+    apply_config_override(config,
+                          "memory.cap_mb=" + std::to_string(std::int64_t(fits * 1.1) >> 20));
 
     test::TempDir dir;
     RunStore store = RunStore::open(dir.file("runs.sqlite"));

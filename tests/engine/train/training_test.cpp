@@ -3,10 +3,10 @@
 
 #include <random>
 
+#include "engine_support.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/session/experiment.h"
-#include "engine_support.h"
 #include "test_support.h"
 
 namespace oomlab {
@@ -25,8 +25,9 @@ std::string write_toy_dataset(const test::TempDir& dir, int examples) {
         content += is_positive ? "pos\t" : "neg\t";
         const int length = 4 + static_cast<int>(random() % 12);
         for (int w = 0; w < length; ++w) {
-            content += (w % 3 == 0 ? words[random() % words.size()]
-                                   : filler[random() % filler.size()]) + " ";
+            content +=
+                (w % 3 == 0 ? words[random() % words.size()] : filler[random() % filler.size()]) +
+                " ";
         }
         content += "\n";
     }
@@ -83,8 +84,7 @@ TEST(Training, EveryModelLearnsTheToyTask) {
         ASSERT_EQ(outcome.status, RunStatus::Completed) << kind << ": " << outcome.error;
         const auto& losses = recorder.step_losses;
         ASSERT_EQ(static_cast<std::int64_t>(losses.size()), experiment->info().total_steps) << kind;
-        EXPECT_LT(mean(losses, losses.size() - 5, losses.size()), 0.5 * mean(losses, 0, 5))
-            << kind;
+        EXPECT_LT(mean(losses, losses.size() - 5, losses.size()), 0.5 * mean(losses, 0, 5)) << kind;
         ASSERT_TRUE(outcome.val_accuracy.has_value());
         EXPECT_GT(*outcome.val_accuracy, 0.9) << kind;
         EXPECT_GT(outcome.peak_bytes, outcome.breakdown.embedding_table) << kind;
@@ -123,8 +123,8 @@ TEST(Training, PhasesAreSampledAndAccumulationCountsOptimizerSteps) {
     std::atomic<bool> cancel{false};
     const RunOutcome outcome = experiment->train(recorder, cancel);
     EXPECT_EQ(outcome.steps, 4);
-    EXPECT_EQ(recorder.phases, (std::set<std::string>{"batch", "forward", "backward", "optimizer",
-                                                      "step"}));
+    EXPECT_EQ(recorder.phases,
+              (std::set<std::string>{"batch", "forward", "backward", "optimizer", "step"}));
 }
 
 TEST(Training, CancelEndsTheRunAsCancelledWithItsMetrics) {

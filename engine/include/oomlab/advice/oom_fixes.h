@@ -25,8 +25,8 @@ enum class FixCost {
 std::string_view fix_cost_name(FixCost cost);  // "none", "slower", "precision", ...
 
 struct OomFix {
-    Settings set;         // the keys to change and their new values
-    std::string reason;   // one or two sentences: why it helps and what it costs
+    Settings set;        // the keys to change and their new values
+    std::string reason;  // one or two sentences: why it helps and what it costs
     FixCost cost = FixCost::None;
     std::int64_t predicted_peak_bytes = 0;
 };

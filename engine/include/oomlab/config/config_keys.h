@@ -14,7 +14,7 @@ namespace oomlab {
 enum class ValueKind { Integer, Real, Boolean, Choice, Text };
 
 struct ConfigKeyInfo {
-    std::string name;                  // "train.batch_size"
+    std::string name;  // "train.batch_size"
     ValueKind kind = ValueKind::Text;
     std::vector<std::string> choices;  // Choice keys; "top:N" style patterns included
     double minimum = 0;                // Integer/Real: the smallest valid value

@@ -31,7 +31,7 @@ struct DatasetConfig {
 
 struct EmbeddingsConfig {
     EmbeddingSource source = EmbeddingSource::Default;
-    std::string path;               // a GloVe / word2vec text file or its cache
+    std::string path;                // a GloVe / word2vec text file or its cache
     std::string variant = "6B.50d";  // shape for synthetic vectors and the case rule
     VocabMode vocab = VocabMode::Dataset;
     std::int64_t top_n = 0;  // with VocabMode::Top

@@ -16,8 +16,8 @@ public:
 
     Vocabulary();  // holds only <pad> and <unk>
 
-    std::int32_t add(std::string_view word);           // id of the word, adding it if new
-    std::int32_t id(std::string_view word) const;      // kUnknown when absent
+    std::int32_t add(std::string_view word);       // id of the word, adding it if new
+    std::int32_t id(std::string_view word) const;  // kUnknown when absent
     bool contains(std::string_view word) const;
     const std::string& word(std::int32_t id) const;
     std::int32_t size() const { return static_cast<std::int32_t>(m_words.size()); }

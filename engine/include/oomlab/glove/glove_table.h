@@ -16,7 +16,8 @@ namespace oomlab {
 
 enum class GloveFormat { Glove, Word2VecText, Cache, Synthetic };
 
-std::string_view glove_format_name(GloveFormat format);  // "glove", "word2vec", "cache", "synthetic"
+std::string_view glove_format_name(
+    GloveFormat format);  // "glove", "word2vec", "cache", "synthetic"
 
 enum class GloveCacheMode {
     Off,        // always parse the text
@@ -25,12 +26,12 @@ enum class GloveCacheMode {
 };
 
 struct GloveLoadOptions {
-    int threads = 0;             // 0: one per hardware thread
-    std::int64_t max_rows = 0;   // 0: every row; N: only the first N (the N most frequent)
-    int expected_dim = 0;        // 0: detect from the file; else a mismatch is an error
+    int threads = 0;            // 0: one per hardware thread
+    std::int64_t max_rows = 0;  // 0: every row; N: only the first N (the N most frequent)
+    int expected_dim = 0;       // 0: detect from the file; else a mismatch is an error
     GloveCacheMode cache = GloveCacheMode::ReadWrite;
-    std::string cache_dir;       // used when the text file's folder is not writable;
-                                 // empty: $XDG_CACHE_HOME/oomlab (or ~/.cache/oomlab)
+    std::string cache_dir;  // used when the text file's folder is not writable;
+                            // empty: $XDG_CACHE_HOME/oomlab (or ~/.cache/oomlab)
     std::function<void(double fraction)> progress;  // called from the loading thread
 };
 
@@ -50,7 +51,7 @@ public:
     std::int64_t size() const;  // rows, duplicates included
     int dim() const;
     std::string_view word(std::int64_t row) const;
-    const float* vector(std::int64_t row) const;  // dim() floats
+    const float* vector(std::int64_t row) const;     // dim() floats
     std::int64_t find(std::string_view word) const;  // row, or -1
     std::int64_t duplicates() const;                 // rows whose word appeared earlier
     GloveFormat format() const;  // of the source text; Cache only for a .cache file given directly

@@ -23,12 +23,12 @@ struct LessonClaim {
     std::string smaller;
     std::string than;
     double at_most = 1.0;
-    std::string label;   // status claims
+    std::string label;  // status claims
     RunStatus status = RunStatus::Completed;
 };
 
 struct Lesson {
-    std::string name;   // file name without .json: "mixed-precision"
+    std::string name;  // file name without .json: "mixed-precision"
     std::string title;
     std::string explanation;
     Settings base;

@@ -16,9 +16,9 @@ struct DataProfile {
     int num_classes = 2;
     std::int64_t vocab_rows = 0;  // rows of the embedding table
     int embedding_dim = 0;
-    int longest = 1;              // tokens of the longest example after max_len
-    double mean_length = 1;       // after max_len
-    std::vector<int> lengths;     // every training example's length after max_len
+    int longest = 1;           // tokens of the longest example after max_len
+    double mean_length = 1;    // after max_len
+    std::vector<int> lengths;  // every training example's length after max_len
 };
 
 // Reads the dataset and the vectors' shape for `config` (no training, no tensors); throws

@@ -26,8 +26,8 @@ struct MemoryBreakdown {
 
 // Category names as used in JSON and the database, in display order.
 inline constexpr std::array<std::string_view, 8> kBreakdownKeys = {
-    "embedding_table", "parameters", "gradients",       "optimizer_state",
-    "data",            "activations", "allocator_cache", "other"};
+    "embedding_table", "parameters",      "gradients", "optimizer_state", "data",
+    "activations",     "allocator_cache", "other"};
 
 // Field access by index into kBreakdownKeys.
 std::int64_t& breakdown_field(MemoryBreakdown& breakdown, std::size_t index);

@@ -19,7 +19,7 @@ std::optional<RunStatus> parse_run_status(std::string_view name);
 
 // Where in a step a metric row was measured (MetricRow::phase).
 namespace phase {
-inline constexpr std::string_view kStep = "step";  // the end of an optimizer step, with its loss
+inline constexpr std::string_view kStep = "step";    // the end of an optimizer step, with its loss
 inline constexpr std::string_view kBatch = "batch";  // a micro-batch is ready
 inline constexpr std::string_view kForward = "forward";
 inline constexpr std::string_view kBackward = "backward";
@@ -34,7 +34,8 @@ inline constexpr std::string_view kNote = "note";
 inline constexpr std::string_view kEval = "eval";
 inline constexpr std::string_view kOom = "oom";
 inline constexpr std::string_view kHalve = "halve";  // on_oom=halve: the batch was halved
-inline constexpr std::string_view kAdapt = "adapt";  // on_oom=adapt: micro-batch halved, accumulation doubled
+inline constexpr std::string_view kAdapt =
+    "adapt";  // on_oom=adapt: micro-batch halved, accumulation doubled
 inline constexpr std::string_view kDiverged = "diverged";  // the loss became NaN or infinite
 }  // namespace event_kind
 

@@ -21,28 +21,28 @@ namespace oomlab {
 
 // What preparation found: shown before training and stored with the run.
 struct ExperimentInfo {
-    std::string device;                 // "cpu", "cuda:0 (NVIDIA H100 ...)"
-    std::string dataset;                // description of the training data
-    std::string embeddings;             // "GloVe 6B.50d from FILE" or "synthetic 6B.50d ..."
+    std::string device;      // "cpu", "cuda:0 (NVIDIA H100 ...)"
+    std::string dataset;     // description of the training data
+    std::string embeddings;  // "GloVe 6B.50d from FILE" or "synthetic 6B.50d ..."
     std::int64_t train_examples = 0;
     std::int64_t valid_examples = 0;
     std::vector<std::string> label_names;
-    std::int64_t vocab_size = 0;        // rows of the embedding table
+    std::int64_t vocab_size = 0;  // rows of the embedding table
     int embedding_dim = 0;
-    std::int64_t vectors_found = 0;     // dataset words that have a pre-trained vector
-    std::int64_t dataset_words = 0;     // distinct words in the training data
-    std::int64_t parameters = 0;        // every parameter, the table included
+    std::int64_t vectors_found = 0;  // dataset words that have a pre-trained vector
+    std::int64_t dataset_words = 0;  // distinct words in the training data
+    std::int64_t parameters = 0;     // every parameter, the table included
     std::int64_t trainable_parameters = 0;
-    std::int64_t steps_per_epoch = 0;   // optimizer steps
+    std::int64_t steps_per_epoch = 0;  // optimizer steps
     std::int64_t total_steps = 0;
 };
 
 struct TrainProgress {
-    std::int64_t step = 0;         // optimizer steps done
+    std::int64_t step = 0;  // optimizer steps done
     std::int64_t total_steps = 0;
-    int epoch = 0;                 // 1-based
+    int epoch = 0;  // 1-based
     double elapsed_seconds = 0;
-    double eta_seconds = -1;       // -1 until it can be estimated
+    double eta_seconds = -1;  // -1 until it can be estimated
 };
 
 // Receives a run's results while it trains, on the training thread. Metrics arrive in
@@ -85,7 +85,7 @@ public:
 std::string torch_version();
 
 struct DeviceInfo {
-    std::string name;   // "cpu", "cuda:0"
+    std::string name;  // "cpu", "cuda:0"
     std::string description;
     std::int64_t total_bytes = 0;  // 0 when unknown
 };

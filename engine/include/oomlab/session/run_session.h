@@ -29,8 +29,8 @@ struct RunResult {
 // Throws BadInput (before any run exists) for invalid settings or unreadable inputs. After
 // the run is created nothing is thrown for training failures: they end the run with its
 // status and error, and every metric written before stays in the store.
-RunResult run_and_record(const ExperimentConfig& config, const std::string& name,
-                         RunStore& store, RunListener& listener, const std::atomic<bool>& cancel);
+RunResult run_and_record(const ExperimentConfig& config, const std::string& name, RunStore& store,
+                         RunListener& listener, const std::atomic<bool>& cancel);
 
 // A default run name from the settings that matter most ("bag b32 fp32 adam").
 std::string default_run_name(const ExperimentConfig& config);

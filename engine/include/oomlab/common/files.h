@@ -1,0 +1,43 @@
+// The one place where input and output paths are checked before anything is read or written.
+// Every file the engine reads (configs, datasets, GloVe files, lessons, databases) and every
+// file it writes (caches, snapshots, exports) goes through these, so a rule holds for all of
+// them: a FIFO or a device is never opened, a file is never read without bound, an output
+// never replaces an input, a device node or a file the tool did not write.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace oomlab {
+
+enum class PathKind { File, Folder, FileOrFolder };
+
+// Throws BadInput naming `what` (a config key such as "dataset.path", or an option such as
+// "--config") and the path when the path does not exist, cannot be read, or is not of `kind`
+// (a FIFO, a socket or a device is never a file).
+void check_input_path(const std::string& path, const std::string& what,
+                      PathKind kind = PathKind::File);
+
+// Reads a whole regular file of at most `max_bytes`; throws BadInput naming `what` and the path.
+std::string read_input_file(const std::string& path, const std::string& what,
+                            std::uint64_t max_bytes);
+
+struct OutputRules {
+    std::string what;                 // "--out", "debug.memory_snapshot": named in messages
+    std::vector<std::string> inputs;  // what the same command reads: never overwritten
+    bool force = false;               // replace an existing file the tool did not write
+    // Recognises a file of the kind this output writes, which may be replaced without force.
+    std::function<bool(const std::string& path)> is_own_output;
+};
+
+// Throws BadInput unless `path` can be written: its folder exists and is writable, it is not
+// one of the inputs (under any name), and if it exists it is a regular file that
+// `is_own_output` recognises (or force is set).
+void check_output_path(const std::string& path, const OutputRules& rules);
+
+// Whether the first bytes of the file at `path` are `prefix` (false when unreadable).
+bool file_starts_with(const std::string& path, const std::string& prefix);
+
+}  // namespace oomlab
