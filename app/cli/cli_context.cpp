@@ -1,5 +1,9 @@
 #include "cli_context.h"
 
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/store/run_store.h"
@@ -24,6 +28,49 @@ ExperimentConfig ConfigOptions::build() const {
 
 std::string default_db_path() {
     return RunStore::default_path();
+}
+
+namespace {
+
+std::atomic<bool> g_stop_requested{false};
+
+extern "C" void request_stop(int signal) {
+    g_stop_requested.store(true);
+    std::signal(signal, SIG_DFL);  // a second one ends the process at once
+}
+
+}  // namespace
+
+StopOnSignals::StopOnSignals() {
+    g_stop_requested.store(false);
+    std::signal(SIGINT, request_stop);
+    std::signal(SIGTERM, request_stop);
+}
+
+StopOnSignals::~StopOnSignals() {
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+}
+
+const std::atomic<bool>& StopOnSignals::requested() const {
+    return g_stop_requested;
+}
+
+void print_breakdown(const RunOutcome& outcome) {
+    const auto line = [&](std::size_t i, const char* note) {
+        char text[96];
+        std::snprintf(text, sizeof text, "    %-28s %10s", std::string(kBreakdownLabels[i]).c_str(),
+                      format_bytes(breakdown_field(outcome.breakdown, i)).c_str());
+        std::cout << text << note << '\n';
+    };
+    std::cout << "  peak memory          " << format_bytes(outcome.peak_bytes)
+              << " (tensors at the busiest moment)\n";
+    for (std::size_t i = 0; i < kBreakdownInPeak; ++i) {
+        line(i, "");
+    }
+    std::cout << "  beside the peak\n";
+    line(kBreakdownInPeak, "  reserved by the allocator, unused");
+    line(kBreakdownInPeak + 1, "  process memory beyond tensors (libraries, heap)");
 }
 
 }  // namespace oomlab::cli

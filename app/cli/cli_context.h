@@ -2,12 +2,15 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <string>
 #include <vector>
 
 #include "oomlab/common/format.h"  // format_bytes, for every subcommand
 #include "oomlab/config/experiment_config.h"
+#include "oomlab/run/run_record.h"
 
 namespace oomlab::cli {
 
@@ -30,6 +33,29 @@ struct ConfigOptions {
 };
 
 std::string default_db_path();
+
+// A run's memory by category: what made up the peak, then what came on top of it.
+void print_breakdown(const RunOutcome& outcome);
+
+// While alive, SIGINT (Ctrl+C) and SIGTERM (kill, a scheduler's time limit) ask the training
+// to stop: the run ends as `cancelled` with what it measured saved. A second signal ends the
+// process at once.
+class StopOnSignals {
+public:
+    StopOnSignals();
+    ~StopOnSignals();
+    StopOnSignals(const StopOnSignals&) = delete;
+    StopOnSignals& operator=(const StopOnSignals&) = delete;
+
+    const std::atomic<bool>& requested() const;
+};
+
+// A JSON value as one line of output. Text that is not valid UTF-8 (a file name in Latin-1,
+// a run name from a script) is written with U+FFFD in its place instead of failing.
+template <typename Json>
+std::string json_line(const Json& value) {
+    return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
 
 // Each registers a subcommand whose callback sets `exit_code`.
 void add_run_command(CLI::App& app, int& exit_code);

@@ -48,11 +48,10 @@ void add_config_command(CLI::App& app, int& exit_code) {
         for (const auto& key : config_keys()) {
             const std::string value = get_config_value(defaults, key.name);
             if (*json) {
-                std::cout << nlohmann::ordered_json{{"key", key.name},
-                                                    {"default", value},
-                                                    {"values", allowed_values(key)},
-                                                    {"help", key.help}}
-                                 .dump()
+                std::cout << json_line(nlohmann::ordered_json{{"key", key.name},
+                                                              {"default", value},
+                                                              {"values", allowed_values(key)},
+                                                              {"help", key.help}})
                           << '\n';
             } else {
                 std::cout << key.name << " = " << (value.empty() ? "\"\"" : value) << "   ("

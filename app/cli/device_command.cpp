@@ -25,7 +25,7 @@ void add_device_command(CLI::App& app, int& exit_code) {
                                           {"description", device.description},
                                           {"total_bytes", device.total_bytes}});
             }
-            std::cout << out.dump() << '\n';
+            std::cout << json_line(out) << '\n';
         } else {
             std::cout << "OOM Lab " << engine_version() << ", LibTorch " << torch_version() << '\n';
             for (const auto& device : devices) {

@@ -44,7 +44,7 @@ void add_estimate_command(CLI::App& app, int& exit_code) {
         const ExperimentConfig config = options->build();
         const MemoryEstimate estimate = estimate_memory(config, profile_data(config));
         if (*json) {
-            std::cout << estimate_json(estimate).dump() << '\n';
+            std::cout << json_line(estimate_json(estimate)) << '\n';
         } else {
             print_estimate(estimate);
         }

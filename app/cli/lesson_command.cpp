@@ -56,10 +56,9 @@ void add_lesson_command(CLI::App& app, int& exit_code) {
     list->callback([json, &exit_code] {
         for (const auto& item : load_lessons(lessons_folder())) {
             if (*json) {
-                std::cout << nlohmann::ordered_json{{"name", item.name},
-                                                    {"title", item.title},
-                                                    {"runs", item.runs.size()}}
-                                 .dump()
+                std::cout << json_line(nlohmann::ordered_json{{"name", item.name},
+                                                              {"title", item.title},
+                                                              {"runs", item.runs.size()}})
                           << '\n';
             } else {
                 std::cout << std::left << std::setw(28) << item.name << item.title << '\n';
@@ -78,8 +77,8 @@ void add_lesson_command(CLI::App& app, int& exit_code) {
         const Lesson& chosen = find_lesson(lessons, *name);
         RunStore store = RunStore::open(*db);
         ProgressDots listener(*json);
-        std::atomic<bool> never{false};
-        const LessonResult result = run_lesson(chosen, store, listener, never);
+        const StopOnSignals stop;
+        const LessonResult result = run_lesson(chosen, store, listener, stop.requested());
         if (*json) {
             for (const auto& item : result.runs) {
                 std::cout << run_summary_json(item.record) << '\n';
@@ -88,15 +87,16 @@ void add_lesson_command(CLI::App& app, int& exit_code) {
             for (const auto& check : result.checks) {
                 checks.push_back({{"description", check.description}, {"holds", check.holds}});
             }
-            std::cout << nlohmann::ordered_json{{"lesson", chosen.name},
-                                                {"shown", result.all_hold()},
-                                                {"checks", checks}}
-                             .dump()
+            std::cout << json_line(nlohmann::ordered_json{{"lesson", chosen.name},
+                                                          {"shown", result.all_hold()},
+                                                          {"checks", checks}})
                       << '\n';
         } else {
             print_result(chosen, result);
         }
-        exit_code = result.all_hold() ? kExitOk : kExitFailure;
+        const bool stopped = !result.runs.empty() &&
+                             result.runs.back().record.outcome.status == RunStatus::Cancelled;
+        exit_code = stopped ? kExitInterrupted : (result.all_hold() ? kExitOk : kExitFailure);
     });
 }
 

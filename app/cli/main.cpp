@@ -1,4 +1,9 @@
 // oomlab-cli: the engine without a window, for GPU servers, scripts and CI.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
 #include <iostream>
 
 #include "cli_context.h"
@@ -6,8 +11,55 @@
 #include "oomlab/common/version.h"
 #include "oomlab/session/experiment.h"
 
+namespace {
+
+using namespace oomlab::cli;
+
+// "oomlab-cli frobnicate" names the command it did not find and lists the ones there are
+// (CLI11 alone would only say that a subcommand is required).
+void check_command_names(CLI::App& app, int argc, char** argv) {
+    CLI::App* current = &app;
+    for (int i = 1; i < argc && argv[i][0] != '-'; ++i) {
+        const std::string name = argv[i];
+        const auto found = current->get_subcommands(
+            [&](const CLI::App* command) { return command->get_name() == name; });
+        if (!found.empty()) {
+            current = found.front();
+            continue;
+        }
+        if (current->get_require_subcommand_min() == 0) {
+            return;  // a positional argument of the command
+        }
+        std::string known;
+        for (const CLI::App* command : current->get_subcommands({})) {
+            known += (known.empty() ? "" : ", ") + command->get_name();
+        }
+        const std::string where = current == &app ? "" : " " + current->get_name();
+        throw oomlab::BadInput("unknown command \"" + name + "\"; the commands of oomlab-cli" +
+                               where + " are: " + known + " (see --help)");
+    }
+}
+
+// Output that could not be written: a reader that went away (`| head -2`) is not an error of
+// the command, a full disk behind a redirection is.
+int check_standard_output(int exit_code) {
+    std::cout.flush();
+    if (std::cout.good() && std::fflush(stdout) == 0 && !std::ferror(stdout)) {
+        return exit_code;
+    }
+    struct stat info {};
+    if (fstat(STDOUT_FILENO, &info) == 0 && (S_ISFIFO(info.st_mode) || S_ISSOCK(info.st_mode))) {
+        return exit_code;  // the work is done and saved; only its report had no reader
+    }
+    std::cerr << "error: cannot write the output to standard output (is the disk full?)\n";
+    return kExitFailure;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-    using namespace oomlab::cli;
+    // A closed pipe becomes a failed write, checked at the end, instead of killing a run.
+    std::signal(SIGPIPE, SIG_IGN);
     CLI::App app{
         "OOM Lab: train text classifiers on GloVe embeddings and see where the memory "
         "goes.",
@@ -26,6 +78,7 @@ int main(int argc, char** argv) {
     add_device_command(app, exit_code);
     add_config_command(app, exit_code);
     try {
+        check_command_names(app, argc, argv);
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& help) {
         return app.exit(help);
@@ -46,5 +99,5 @@ int main(int argc, char** argv) {
         std::cerr << "error: " << error.what() << '\n';
         return kExitFailure;
     }
-    return exit_code;
+    return check_standard_output(exit_code);
 }

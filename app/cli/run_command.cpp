@@ -1,5 +1,4 @@
 // oomlab-cli run: one recorded run, with progress on the terminal.
-#include <csignal>
 #include <cstdio>
 #include <iostream>
 
@@ -11,13 +10,6 @@
 
 namespace oomlab::cli {
 namespace {
-
-std::atomic<bool> g_cancel{false};
-
-extern "C" void request_cancel(int) {
-    g_cancel.store(true);
-    std::signal(SIGINT, SIG_DFL);  // a second Ctrl+C ends the process at once
-}
 
 // Prints progress about once a second: text for people, JSON lines with --json.
 class TerminalListener final : public RunListener {
@@ -36,7 +28,7 @@ public:
                                            {"vocab_size", info.vocab_size},
                                            {"parameters", info.parameters},
                                            {"total_steps", info.total_steps}};
-            std::cout << line.dump() << std::endl;
+            std::cout << json_line(line) << std::endl;
             return;
         }
         std::cout << "run " << run_id << " on " << info.device << "\n"
@@ -51,12 +43,24 @@ public:
                   << info.trainable_parameters << " trainable), " << info.total_steps << " steps\n";
     }
 
+    // Progress is printed from the step rows as they are saved, so every figure shown is one
+    // the database holds: about once a second, and for the last step.
     void on_metrics(const std::vector<MetricRow>& rows) override {
+        const MetricRow* last = nullptr;
         for (const auto& row : rows) {
-            if (row.phase == "step") {
-                m_last = row;
+            if (row.phase == phase::kStep) {
+                last = &row;
             }
         }
+        if (!last) {
+            return;
+        }
+        const bool final_step = last->step >= m_progress.total_steps;
+        if (last->wall_ms - m_last_print_ms < 1000.0 && !final_step) {
+            return;
+        }
+        m_last_print_ms = last->wall_ms;
+        print_progress(*last);
     }
 
     void on_event(const EventRow& event) override {
@@ -65,44 +69,45 @@ public:
                                            {"step", event.step},
                                            {"kind", event.kind},
                                            {"message", event.message}};
-            std::cout << line.dump() << std::endl;
+            std::cout << json_line(line) << std::endl;
         } else {
             std::cout << "  [" << event.kind << "] step " << event.step << ": " << event.message
                       << std::endl;
         }
     }
 
-    void on_progress(const TrainProgress& progress) override {
-        if (progress.elapsed_seconds - m_last_print < 1.0 &&
-            progress.step != progress.total_steps) {
-            return;
-        }
-        m_last_print = progress.elapsed_seconds;
-        const double loss = m_last.loss.value_or(NAN);  // printed as "nan" before the first flush
-        const std::int64_t peak = m_last.peak_bytes.value_or(0);
-        if (m_json) {
-            nlohmann::ordered_json line = {{"type", "progress"},
-                                           {"step", progress.step},
-                                           {"total_steps", progress.total_steps},
-                                           {"epoch", progress.epoch},
-                                           {"loss", m_last.loss ? nlohmann::json(loss) : nullptr},
-                                           {"step_peak_bytes", peak},
-                                           {"elapsed_seconds", progress.elapsed_seconds},
-                                           {"eta_seconds", progress.eta_seconds}};
-            std::cout << line.dump() << std::endl;
-            return;
-        }
-        std::printf("  step %lld/%lld  epoch %d  loss %.4f  step peak %s  ETA %.0fs\n",
-                    static_cast<long long>(progress.step),
-                    static_cast<long long>(progress.total_steps), progress.epoch, loss,
-                    format_bytes(peak).c_str(), std::max(0.0, progress.eta_seconds));
-        std::fflush(stdout);
-    }
+    void on_progress(const TrainProgress& progress) override { m_progress = progress; }
 
 private:
+    void print_progress(const MetricRow& row) {
+        const double eta = m_progress.step > 0 ? m_progress.eta_seconds : -1;
+        if (m_json) {
+            nlohmann::ordered_json line = {
+                {"type", "progress"},
+                {"step", row.step},
+                {"total_steps", m_progress.total_steps},
+                {"epoch", m_progress.epoch},
+                {"loss", row.loss ? nlohmann::ordered_json(*row.loss) : nullptr},
+                {"step_peak_bytes",
+                 row.peak_bytes ? nlohmann::ordered_json(*row.peak_bytes) : nullptr},
+                {"elapsed_seconds", row.wall_ms / 1000.0},
+                {"eta_seconds", eta}};
+            std::cout << json_line(line) << std::endl;
+            return;
+        }
+        char loss[32] = "-";
+        if (row.loss) {
+            std::snprintf(loss, sizeof loss, "%.4f", *row.loss);
+        }
+        std::cout << "  step " << row.step << "/" << m_progress.total_steps << "  epoch "
+                  << m_progress.epoch << "  loss " << loss << "  step peak "
+                  << (row.peak_bytes ? format_bytes(*row.peak_bytes) : "-") << "  ETA "
+                  << format_duration(eta) << std::endl;
+    }
+
     bool m_json;
-    double m_last_print = -1e9;
-    MetricRow m_last;
+    double m_last_print_ms = -1e9;
+    TrainProgress m_progress;
 };
 
 nlohmann::ordered_json fixes_json(const std::vector<OomFix>& fixes) {
@@ -144,7 +149,7 @@ void print_summary(const RunRecord& run, const std::vector<OomFix>& fixes, bool 
         if (outcome.status == RunStatus::Oom) {
             summary["fixes"] = fixes_json(fixes);
         }
-        std::cout << summary.dump() << std::endl;
+        std::cout << json_line(summary) << std::endl;
         return;
     }
     std::cout << "run " << run.id << " " << run_status_name(outcome.status) << " after "
@@ -155,11 +160,7 @@ void print_summary(const RunRecord& run, const std::vector<OomFix>& fixes, bool 
     if (outcome.val_accuracy) {
         std::cout << "  validation accuracy  " << *outcome.val_accuracy * 100 << " %\n";
     }
-    std::cout << "  peak memory          " << format_bytes(outcome.peak_bytes) << '\n';
-    for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
-        std::cout << "    " << kBreakdownKeys[i] << ": "
-                  << format_bytes(breakdown_field(outcome.breakdown, i)) << '\n';
-    }
+    print_breakdown(outcome);
     if (!outcome.error.empty()) {
         std::cout << "  " << outcome.error << '\n';
     }
@@ -184,9 +185,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
         const ExperimentConfig config = options->build();
         RunStore store = RunStore::open(*db);
         TerminalListener listener(*json);
-        std::signal(SIGINT, request_cancel);
-        const RunResult result = run_and_record(config, *name, store, listener, g_cancel);
-        std::signal(SIGINT, SIG_DFL);
+        const RunResult result = [&] {
+            const StopOnSignals stop;
+            return run_and_record(config, *name, store, listener, stop.requested());
+        }();
         print_summary(*store.find_run(result.run_id), result.fixes, *json);
         switch (result.outcome.status) {
             case RunStatus::Completed:

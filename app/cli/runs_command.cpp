@@ -5,6 +5,7 @@
 
 #include "cli_context.h"
 #include "oomlab/common/errors.h"
+#include "oomlab/common/files.h"
 #include "oomlab/run/run_json.h"
 #include "oomlab/store/run_store.h"
 
@@ -52,6 +53,7 @@ void add_runs_command(CLI::App& app, int& exit_code) {
     auto id = std::make_shared<std::int64_t>(0);
     auto format = std::make_shared<std::string>("json");
     auto out = std::make_shared<std::string>();
+    auto force = std::make_shared<bool>(false);
     for (auto* command : {runs->add_subcommand("list", "Saved runs, newest first"),
                           runs->add_subcommand("show", "One run's summary and breakdown"),
                           runs->add_subcommand("export", "A run's metrics as CSV or JSON"),
@@ -66,6 +68,7 @@ void add_runs_command(CLI::App& app, int& exit_code) {
                 ->check(CLI::IsMember({"csv", "json"}))
                 ->capture_default_str();
             command->add_option("--out", *out, "File to write (default: standard output)");
+            command->add_flag("--force", *force, "Replace an existing file that is not an export");
         }
     }
     runs->get_subcommand("list")->callback([=, &exit_code] {
@@ -87,11 +90,7 @@ void add_runs_command(CLI::App& app, int& exit_code) {
             std::cout << run_summary_json(run) << '\n';
         } else {
             print_table({run});
-            std::cout << "peak memory breakdown:\n";
-            for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
-                std::cout << "  " << std::setw(16) << kBreakdownKeys[i]
-                          << format_bytes(breakdown_field(run.outcome.breakdown, i)) << '\n';
-            }
+            print_breakdown(run.outcome);
             for (const auto& event : store.events(run.id)) {
                 std::cout << "  [" << event.kind << "] step " << event.step << ": " << event.message
                           << '\n';
@@ -103,6 +102,9 @@ void add_runs_command(CLI::App& app, int& exit_code) {
         exit_code = kExitOk;
     });
     runs->get_subcommand("export")->callback([=, &exit_code] {
+        if (!out->empty()) {
+            check_output_path(*out, {"--out", {*db}, *force, is_run_export_file});
+        }
         const RunStore store = RunStore::open(*db);
         const RunRecord run = require_run(store, *id);
         const auto metrics = store.metrics(run.id);
@@ -114,11 +116,7 @@ void add_runs_command(CLI::App& app, int& exit_code) {
         if (out->empty()) {
             std::cout << text;
         } else {
-            std::ofstream file(*out, std::ios::binary);
-            file << text;
-            if (!file) {
-                throw BadInput("--out: cannot write " + *out);
-            }
+            write_file_atomically(*out, text);
         }
         exit_code = kExitOk;
     });

@@ -5,6 +5,7 @@
 
 #include "cli_context.h"
 #include "oomlab/common/errors.h"
+#include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/run/run_json.h"
 #include "oomlab/session/batch_size_search.h"
@@ -67,12 +68,12 @@ void add_find_batch_size_command(CLI::App& app, int& exit_code) {
         const ExperimentConfig config = options->build();
         const BatchSizeSearch search = find_batch_size(config, [&](const BatchTrial& trial) {
             if (*json) {
-                std::cout << nlohmann::ordered_json{{"type", "trial"},
-                                                    {"batch_size", trial.batch_size},
-                                                    {"fits", trial.fits},
-                                                    {"peak_bytes", trial.peak_bytes},
-                                                    {"predicted_bytes", trial.predicted_bytes}}
-                                 .dump()
+                std::cout << json_line(
+                                 nlohmann::ordered_json{{"type", "trial"},
+                                                        {"batch_size", trial.batch_size},
+                                                        {"fits", trial.fits},
+                                                        {"peak_bytes", trial.peak_bytes},
+                                                        {"predicted_bytes", trial.predicted_bytes}})
                           << std::endl;
             } else {
                 std::cout << "  batch " << trial.batch_size << ": "
@@ -83,12 +84,11 @@ void add_find_batch_size_command(CLI::App& app, int& exit_code) {
             }
         });
         if (*json) {
-            std::cout << nlohmann::ordered_json{{"type", "result"},
-                                                {"batch_size", search.batch_size},
-                                                {"predicted", search.predicted},
-                                                {"cap_bytes", search.cap_bytes},
-                                                {"trials", search.trials.size()}}
-                             .dump()
+            std::cout << json_line(nlohmann::ordered_json{{"type", "result"},
+                                                          {"batch_size", search.batch_size},
+                                                          {"predicted", search.predicted},
+                                                          {"cap_bytes", search.cap_bytes},
+                                                          {"trials", search.trials.size()}})
                       << std::endl;
         } else {
             std::cout << "largest micro-batch under " << format_bytes(search.cap_bytes) << ": "
@@ -125,13 +125,20 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
                 set_config_value(config, key, value);
                 name += " " + key + "=" + value;
             }
+            try {
+                validate_config(config);  // settings that cannot go together
+            } catch (const BadInput& error) {
+                throw BadInput("sweep point" + name.substr(5) + ": " + error.what(), error.keys());
+            }
             runs.emplace_back(name, config);
         }
         RunStore store = RunStore::open(*db);
         SilentListener listener;
-        std::atomic<bool> never{false};
+        const StopOnSignals stop;
+        exit_code = kExitOk;
         for (const auto& [name, config] : runs) {
-            const RunResult result = run_and_record(config, name, store, listener, never);
+            const RunResult result =
+                run_and_record(config, name, store, listener, stop.requested());
             const RunRecord record = *store.find_run(result.run_id);
             if (*json) {
                 std::cout << run_summary_json(record) << std::endl;
@@ -140,8 +147,11 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
                           << "  peak " << format_bytes(record.outcome.peak_bytes) << "  " << name
                           << std::endl;
             }
+            if (result.outcome.status == RunStatus::Cancelled) {
+                exit_code = kExitInterrupted;  // the points not run are left out
+                break;
+            }
         }
-        exit_code = kExitOk;
     });
 }
 

@@ -17,7 +17,7 @@ AtomicFile::AtomicFile(std::string target) : m_target(std::move(target)) {
     m_temp_path = m_target + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
     m_fd = open(m_temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (m_fd < 0) {
-        throw Error("cannot create " + m_temp_path + ": " + std::strerror(errno));
+        throw Error("cannot write " + m_target + ": " + std::strerror(errno));
     }
 }
 
@@ -38,7 +38,7 @@ void AtomicFile::write_at(std::uint64_t offset, const void* data, std::uint64_t 
             continue;
         }
         if (done <= 0) {
-            throw Error("cannot write " + m_temp_path + ": " +
+            throw Error("cannot write " + m_target + ": " +
                         std::strerror(done < 0 ? errno : ENOSPC));
         }
         p += done;
@@ -53,12 +53,10 @@ void AtomicFile::commit(std::uint64_t file_bytes) {
     const bool closed = close(m_fd) == 0;
     m_fd = -1;
     if (!sized || !closed) {
-        throw Error("cannot write " + m_temp_path + ": " +
-                    std::strerror(sized ? errno : size_error));
+        throw Error("cannot write " + m_target + ": " + std::strerror(sized ? errno : size_error));
     }
     if (std::rename(m_temp_path.c_str(), m_target.c_str()) != 0) {
-        throw Error("cannot rename " + m_temp_path + " to " + m_target + ": " +
-                    std::strerror(errno));
+        throw Error("cannot write " + m_target + ": " + std::strerror(errno));
     }
     m_committed = true;
 }

@@ -9,7 +9,7 @@ namespace oomlab {
 
 class AtomicFile {
 public:
-    // Throws Error when the temporary file cannot be created.
+    // Throws Error naming the target (never the temporary file) when it cannot be written.
     explicit AtomicFile(std::string target);
     ~AtomicFile();  // removes the temporary file unless committed
     AtomicFile(const AtomicFile&) = delete;

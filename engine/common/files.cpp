@@ -4,20 +4,27 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
+#include <string_view>
 
+#include "common/atomic_file.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/format.h"
 
 namespace oomlab {
 namespace {
 
-std::string quoted(const std::string& path) { return "\"" + path + "\""; }
+std::string quoted(const std::string& path) {
+    return "\"" + path + "\"";
+}
 
+// "<path>: <problem> (<what>)", as every message about a file reads ("path:line: what").
 [[noreturn]] void refuse(const std::string& what, const std::string& path,
                          const std::string& problem) {
-    throw BadInput(what + ": " + quoted(path) + " " + problem, {what});
+    throw BadInput(path + ": " + problem + " (" + what + ")", {what});
 }
 
 const char* kind_of(mode_t mode) {
@@ -55,8 +62,8 @@ void check_input_path(const std::string& path, const std::string& what, PathKind
     struct stat info {};
     if (stat(path.c_str(), &info) != 0) {
         refuse(what, path,
-               errno == ENOENT ? "does not exist" : std::string("cannot be read: ") +
-                                                        std::strerror(errno));
+               errno == ENOENT ? "does not exist"
+                               : std::string("cannot be read: ") + std::strerror(errno));
     }
     const bool folder = S_ISDIR(info.st_mode);
     if (folder && kind == PathKind::File) {
@@ -117,6 +124,96 @@ std::string read_input_file(const std::string& path, const std::string& what,
     return content;
 }
 
+namespace {
+
+void append_utf8(std::string& out, std::uint32_t code) {
+    if (code < 0x80) {
+        out += static_cast<char>(code);
+    } else if (code < 0x800) {
+        out += static_cast<char>(0xC0 | (code >> 6));
+        out += static_cast<char>(0x80 | (code & 0x3F));
+    } else if (code < 0x10000) {
+        out += static_cast<char>(0xE0 | (code >> 12));
+        out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (code & 0x3F));
+    } else {
+        out += static_cast<char>(0xF0 | (code >> 18));
+        out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
+        out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (code & 0x3F));
+    }
+}
+
+std::string utf16_to_utf8(std::string_view bytes, bool little_endian) {
+    std::string out;
+    out.reserve(bytes.size() / 2);
+    const auto unit = [&](std::size_t i) -> std::uint32_t {
+        const auto lo = static_cast<unsigned char>(bytes[i + (little_endian ? 0 : 1)]);
+        const auto hi = static_cast<unsigned char>(bytes[i + (little_endian ? 1 : 0)]);
+        return static_cast<std::uint32_t>(hi << 8 | lo);
+    };
+    for (std::size_t i = 0; i + 1 < bytes.size(); i += 2) {
+        std::uint32_t code = unit(i);
+        if (code >= 0xD800 && code < 0xDC00 && i + 3 < bytes.size()) {
+            const std::uint32_t low = unit(i + 2);
+            if (low >= 0xDC00 && low < 0xE000) {
+                code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+                i += 2;
+            }
+        }
+        append_utf8(out, code);
+    }
+    return out;
+}
+
+// UTF-16 without a byte-order mark: most ASCII characters have a zero byte beside them.
+std::optional<bool> utf16_without_mark(std::string_view bytes) {
+    const std::size_t sample = std::min<std::size_t>(bytes.size(), 4096) & ~std::size_t{1};
+    std::size_t even_zeros = 0;
+    std::size_t odd_zeros = 0;
+    for (std::size_t i = 0; i < sample; i += 2) {
+        even_zeros += bytes[i] == '\0';
+        odd_zeros += bytes[i + 1] == '\0';
+    }
+    const std::size_t pairs = sample / 2;
+    if (pairs >= 2 && odd_zeros * 10 >= pairs * 8 && even_zeros * 10 < pairs) {
+        return true;  // "a\0b\0": little-endian
+    }
+    if (pairs >= 2 && even_zeros * 10 >= pairs * 8 && odd_zeros * 10 < pairs) {
+        return false;
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::string text_as_utf8(const std::string& path, const std::string& what, std::string bytes) {
+    const std::string_view view(bytes);
+    if (view.substr(0, 2) == "\xFF\xFE" || view.substr(0, 2) == "\xFE\xFF") {
+        bytes = utf16_to_utf8(view.substr(2), view[0] == '\xFF');
+    } else if (const auto little_endian = utf16_without_mark(view)) {
+        bytes = utf16_to_utf8(view, *little_endian);
+    } else if (view.substr(0, 3) == "\xEF\xBB\xBF") {
+        bytes.erase(0, 3);
+    }
+    if (const std::size_t zero = bytes.find('\0'); zero != std::string::npos) {
+        const auto line = 1 + std::count(bytes.begin(), bytes.begin() + zero, '\n');
+        throw bad_input_at(path, static_cast<std::size_t>(line),
+                           "holds a zero byte: this is not a text file (give " + what +
+                               " a UTF-8 or UTF-16 text file)",
+                           {what});
+    }
+    if (bytes.find('\n') == std::string::npos && bytes.find('\r') != std::string::npos) {
+        std::replace(bytes.begin(), bytes.end(), '\r', '\n');  // classic Mac line endings
+    }
+    return bytes;
+}
+
+std::string read_text_input(const std::string& path, const std::string& what,
+                            std::uint64_t max_bytes) {
+    return text_as_utf8(path, what, read_input_file(path, what, max_bytes));
+}
+
 void check_output_path(const std::string& path, const OutputRules& rules) {
     const std::string& what = rules.what;
     if (path.empty()) {
@@ -155,14 +252,21 @@ void check_output_path(const std::string& path, const OutputRules& rules) {
     const std::string folder = folder_of(path);
     struct stat folder_info {};
     if (stat(folder.c_str(), &folder_info) != 0 || !S_ISDIR(folder_info.st_mode)) {
-        refuse(what, path, "cannot be written: the folder " + quoted(folder) +
-                               " does not exist; create it or choose another file");
+        refuse(what, path,
+               "cannot be written: the folder " + quoted(folder) +
+                   " does not exist; create it or choose another file");
     }
     if (access(folder.c_str(), W_OK | X_OK) != 0) {
         refuse(what, path,
                "cannot be written: the folder " + quoted(folder) + " is not writable (" +
                    std::strerror(errno) + ")");
     }
+}
+
+void write_file_atomically(const std::string& path, std::string_view content) {
+    AtomicFile file(path);
+    file.write_at(0, content.data(), content.size());
+    file.commit(content.size());
 }
 
 bool file_starts_with(const std::string& path, const std::string& prefix) {

@@ -1,12 +1,6 @@
 #include "oomlab/common/paths.h"
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <sstream>
-
-#include "oomlab/common/errors.h"
 
 namespace oomlab {
 namespace {
@@ -26,16 +20,6 @@ std::string user_data_dir() {
 }
 std::string user_cache_dir() {
     return xdg_dir("XDG_CACHE_HOME", ".cache");
-}
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw bad_input_at(path, 0, std::string("cannot open: ") + std::strerror(errno));
-    }
-    std::ostringstream content;
-    content << in.rdbuf();
-    return content.str();
 }
 
 }  // namespace oomlab

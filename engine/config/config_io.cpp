@@ -1,11 +1,13 @@
 #include "oomlab/config/config_io.h"
 
-#include <fstream>
+#include <cstdlib>
 
 #include <nlohmann/json.hpp>
 
+#include "common/atomic_file.h"
+#include "common/json_parse.h"
 #include "oomlab/common/errors.h"
-#include "oomlab/common/paths.h"
+#include "oomlab/common/files.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/glove/variants.h"
 
@@ -81,7 +83,7 @@ void merge_config_json(ExperimentConfig& config, const std::string& json_text,
                        const std::string& source) {
     Json document;
     try {
-        document = Json::parse(json_text);
+        document = parse_json_limited(json_text, source);
     } catch (const Json::parse_error& error) {
         throw bad_input_at(source, line_of_offset(json_text, error.byte),
                            std::string("invalid JSON: ") + error.what());
@@ -102,7 +104,8 @@ ExperimentConfig parse_config_json(const std::string& json_text, const std::stri
 }
 
 ExperimentConfig load_config_file(const std::string& path) {
-    return parse_config_json(read_file(path), path);
+    constexpr std::uint64_t kMaxConfigBytes = 16 << 20;
+    return parse_config_json(read_text_input(path, "config file", kMaxConfigBytes), path);
 }
 
 std::string config_to_json(const ExperimentConfig& config, int indent) {
@@ -115,7 +118,8 @@ std::string config_to_json(const ExperimentConfig& config, int indent) {
                 value = std::stoll(text);
                 break;
             case ValueKind::Real:
-                value = std::stod(text);
+                // strtod, not stod: a value as small as 1e-320 is valid and must not throw.
+                value = std::strtod(text.c_str(), nullptr);
                 break;
             case ValueKind::Boolean:
                 value = text == "true";
@@ -131,15 +135,14 @@ std::string config_to_json(const ExperimentConfig& config, int indent) {
             document[info.name.substr(0, dot)][info.name.substr(dot + 1)] = value;
         }
     }
-    return document.dump(indent);
+    return document.dump(indent, ' ', false, Json::error_handler_t::replace);
 }
 
 void save_config_file(const ExperimentConfig& config, const std::string& path) {
-    std::ofstream out(path, std::ios::binary);
-    out << config_to_json(config) << '\n';
-    if (!out) {
-        throw bad_input_at(path, 0, "cannot write the config file");
-    }
+    const std::string text = config_to_json(config) + "\n";
+    AtomicFile file(path);
+    file.write_at(0, text.data(), text.size());
+    file.commit(text.size());
 }
 
 void validate_config(const ExperimentConfig& config) {
@@ -168,7 +171,11 @@ void validate_config(const ExperimentConfig& config) {
             "adam, adamw and momentum keep dense state for every row",
             {"embeddings.sparse_grad", "train.optimizer"});
     }
-    if (config.device != "auto" && config.device != "cpu" && config.device.rfind("cuda", 0) != 0) {
+    const std::string& device = config.device;
+    const bool cuda_index = device.size() > 5 && device.compare(0, 5, "cuda:") == 0 &&
+                            device.size() <= 8 &&
+                            device.find_first_not_of("0123456789", 5) == std::string::npos;
+    if (device != "auto" && device != "cpu" && device != "cuda" && !cuda_index) {
         fail("device: \"" + config.device + "\" is not valid; expected auto, cpu, cuda or cuda:N",
              {"device"});
     }

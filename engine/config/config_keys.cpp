@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <type_traits>
+#include <utility>
 
 #include "config/choice_tables.h"
 #include "config/value_parsing.h"
 #include "oomlab/common/errors.h"
+#include "oomlab/common/utf8.h"
 #include "oomlab/glove/variants.h"
 
 namespace oomlab {
@@ -24,6 +27,11 @@ struct KeyEntry {
 template <typename Access>
 KeyEntry integer_key(std::string name, Access access, double minimum, double maximum,
                      std::string help) {
+    // No key is unbounded: at most what its field holds, so a huge value is an error, never
+    // a value that wraps around.
+    using Field = std::decay_t<decltype(access(std::declval<ExperimentConfig&>()))>;
+    const double field_max = static_cast<double>(std::numeric_limits<Field>::max() >> 1);
+    maximum = maximum > minimum ? std::min(maximum, field_max) : field_max;
     KeyEntry entry{{name, ValueKind::Integer, {}, minimum, maximum, std::move(help)}, {}, {}};
     entry.get = [access](const ExperimentConfig& c) {
         return std::to_string(access(const_cast<ExperimentConfig&>(c)));
@@ -67,7 +75,16 @@ KeyEntry text_key(std::string name, Access access, std::string help) {
     entry.get = [access](const ExperimentConfig& c) {
         return access(const_cast<ExperimentConfig&>(c));
     };
-    entry.set = [access](ExperimentConfig& c, std::string_view text) { access(c) = text; };
+    entry.set = [access, name](ExperimentConfig& c, std::string_view text) {
+        // Saved as JSON with every run: it must be text, not arbitrary bytes.
+        if (const std::size_t bad = invalid_utf8_offset(text); bad != std::string_view::npos) {
+            throw BadInput(name + ": the value is not valid UTF-8 (byte " +
+                               std::to_string(bad + 1) +
+                               "); rename the file or folder to a UTF-8 name",
+                           {name});
+        }
+        access(c) = text;
+    };
     return entry;
 }
 
@@ -176,6 +193,7 @@ KeyEntry variant_key() {
 }
 
 constexpr double kNoMax = 0;
+constexpr double kMaxCapMiB = 1 << 24;  // 16 TiB: beyond any device
 
 std::vector<KeyEntry> build_registry() {
     using C = ExperimentConfig;
@@ -285,7 +303,7 @@ std::vector<KeyEntry> build_registry() {
         "Return the allocator's cached blocks to the device after every "
         "step or evaluation: reserved drops to allocated, at a cost."));
     keys.push_back(integer_key(
-        "memory.cap_mb", [](C & c) -> auto& { return c.memory.cap_mb; }, 0, kNoMax,
+        "memory.cap_mb", [](C & c) -> auto& { return c.memory.cap_mb; }, 0, kMaxCapMiB,
         "Simulate a smaller device: allocations beyond this many MiB "
         "fail with out-of-memory. 0: no cap."));
     keys.push_back(choice_key(

@@ -31,18 +31,22 @@ std::string_view trim(std::string_view text) {
 }  // namespace
 
 std::string format_real(double value) {
-    std::ostringstream out;
-    out.precision(10);
-    out << value;
-    return out.str();
+    // The shortest text that reads back as the same double, so a config written out and read
+    // again is the same config.
+    char text[32];
+    const auto [end, error] = std::to_chars(text, text + sizeof text, value);
+    return error == std::errc() ? std::string(text, end) : std::to_string(value);
 }
 
 std::string range_text(double minimum, double maximum, bool integer) {
+    const auto number = [integer](double value) {
+        return integer ? std::to_string(static_cast<long long>(value)) : format_real(value);
+    };
     const std::string kind = integer ? "an integer" : "a number";
     if (maximum > minimum) {
-        return kind + " from " + format_real(minimum) + " to " + format_real(maximum);
+        return kind + " from " + number(minimum) + " to " + number(maximum);
     }
-    return kind + " >= " + format_real(minimum);
+    return kind + " >= " + number(minimum);
 }
 
 std::int64_t parse_integer(std::string_view key, std::string_view text, double minimum,

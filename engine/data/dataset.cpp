@@ -7,7 +7,7 @@
 #include "data/readers.h"
 #include "data/seeded_split.h"
 #include "oomlab/common/errors.h"
-#include "oomlab/common/paths.h"
+#include "oomlab/common/files.h"
 
 namespace fs = std::filesystem;
 
@@ -50,7 +50,7 @@ std::string label_list(const std::vector<std::string>& names) {
 }  // namespace
 
 std::vector<RawExample> read_raw_examples(const std::string& path, DatasetFormat format,
-                                          DatasetFormat* detected) {
+                                          DatasetFormat* detected, const std::string& key) {
     const auto report = [&](DatasetFormat used) {
         if (detected) {
             *detected = used;
@@ -60,18 +60,14 @@ std::vector<RawExample> read_raw_examples(const std::string& path, DatasetFormat
         report(DatasetFormat::Fortunes);
         return read_default_examples();
     }
-    std::error_code error;
-    const fs::file_status status = fs::status(path, error);
-    if (!fs::exists(status)) {
-        throw bad_input_at(path, 0, "no such file or folder; check dataset.path");
-    }
-    if (fs::is_directory(status)) {
+    check_input_path(path, key, PathKind::FileOrFolder);
+    if (fs::is_directory(path)) {
         if (format == DatasetFormat::Auto) {
             format = DatasetFormat::Folder;
         }
         report(format);
         if (format == DatasetFormat::Folder) {
-            return data_detail::read_class_folders(path);
+            return data_detail::read_class_folders(path, key);
         }
         if (format == DatasetFormat::Fortunes) {
             return data_detail::read_fortune_topics(path);
@@ -81,7 +77,7 @@ std::vector<RawExample> read_raw_examples(const std::string& path, DatasetFormat
                                std::string(dataset_format_name(format)) +
                                " reads a file; set dataset.format to folder or auto");
     }
-    const std::string content = read_file(path);
+    const std::string content = read_text_input(path, key, kMaxDatasetFileBytes);
     if (format == DatasetFormat::Auto) {
         format = data_detail::detect_content_format(path, content);
     }
@@ -95,7 +91,8 @@ DatasetSplit load_dataset(const DatasetSpec& spec) {
                        "; it must be at least 0 and below 1 (0 = no validation data)");
     }
     DatasetFormat train_format = DatasetFormat::Auto;
-    std::vector<RawExample> raw_train = read_raw_examples(spec.path, spec.format, &train_format);
+    std::vector<RawExample> raw_train =
+        read_raw_examples(spec.path, spec.format, &train_format, "dataset.path");
     const std::string train_source =
         spec.path.empty() ? data_detail::fortunes_description(raw_train.size()) : spec.path;
     const data_detail::LabelIds ids(raw_train);
@@ -114,7 +111,7 @@ DatasetSplit load_dataset(const DatasetSpec& spec) {
     if (!spec.valid_path.empty()) {
         DatasetFormat valid_format = DatasetFormat::Auto;
         std::vector<RawExample> raw_valid =
-            read_raw_examples(spec.valid_path, spec.format, &valid_format);
+            read_raw_examples(spec.valid_path, spec.format, &valid_format, "dataset.valid_path");
         split.train.examples =
             data_detail::map_labels(std::move(raw_train), ids, train_source, train_source);
         split.valid.examples =

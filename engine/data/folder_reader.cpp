@@ -6,7 +6,7 @@
 
 #include "data/readers.h"
 #include "data/text_lines.h"
-#include "oomlab/common/paths.h"
+#include "oomlab/common/files.h"
 
 namespace fs = std::filesystem;
 
@@ -37,7 +37,7 @@ std::vector<fs::path> sorted_entries(const fs::path& dir, bool want_directories)
 
 }  // namespace
 
-std::vector<RawExample> read_class_folders(const std::string& path) {
+std::vector<RawExample> read_class_folders(const std::string& path, const std::string& key) {
     const std::vector<fs::path> class_dirs = sorted_entries(path, true);
     if (class_dirs.empty()) {
         throw bad_input_at(path, 0,
@@ -53,7 +53,7 @@ std::vector<RawExample> read_class_folders(const std::string& path) {
         }
         const std::string label = class_dir.filename().string();
         for (const fs::path& file : files) {
-            const std::string content = read_file(file.string());
+            const std::string content = read_text_input(file.string(), key, kMaxDatasetFileBytes);
             std::string text(trim(strip_bom(content)));
             if (text.empty()) {
                 throw bad_input_at(file.string(), 0, "the file is empty; remove it or add text");

@@ -7,7 +7,7 @@
 
 #include "data/readers.h"
 #include "data/text_lines.h"
-#include "oomlab/common/paths.h"
+#include "oomlab/common/files.h"
 
 namespace fs = std::filesystem;
 
@@ -92,10 +92,8 @@ struct ColumnStats {
 
 // The first complete lines of a file, enough to sniff its format without reading it all.
 std::string read_head(const std::string& path) {
+    check_input_path(path, "dataset.path");
     std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        return read_file(path);  // throws BadInput with the reason
-    }
     std::string head(kSniffBytes, '\0');
     in.read(head.data(), static_cast<std::streamsize>(head.size()));
     head.resize(static_cast<std::size_t>(in.gcount()));
@@ -103,7 +101,7 @@ std::string read_head(const std::string& path) {
     if (head.size() == kSniffBytes && last_newline != std::string::npos) {
         head.resize(last_newline + 1);  // a cut last line would look malformed
     }
-    return head;
+    return text_as_utf8(path, "dataset.path", std::move(head));
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 
 #include "data/readers.h"
 #include "data/text_lines.h"
-#include "oomlab/common/paths.h"
+#include "oomlab/common/files.h"
 
 namespace oomlab {
 namespace {
@@ -52,7 +52,7 @@ std::string normalized_entry(std::string_view entry) {
 
 void append_entries(const std::string& path, std::string_view topic,
                     std::vector<RawExample>& examples) {
-    const std::string content = read_file(path);
+    const std::string content = read_text_input(path, "dataset.path", kMaxDatasetFileBytes);
     std::string entry;
     const auto flush = [&] {
         std::string text = normalized_entry(entry);

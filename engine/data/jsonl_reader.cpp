@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "common/json_parse.h"
 #include "data/readers.h"
 #include "data/text_lines.h"
 
@@ -22,7 +23,7 @@ std::string label_of(const nlohmann::json& value, const std::string& path, std::
 
 nlohmann::json parse_line(const std::string& path, const NumberedLine& line) {
     try {
-        return nlohmann::json::parse(line.text);
+        return parse_json_limited(line.text, path + ":" + std::to_string(line.number));
     } catch (const nlohmann::json::parse_error& error) {
         throw bad_input_at(path, line.number,
                            "not valid JSON near column " + std::to_string(error.byte) +

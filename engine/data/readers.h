@@ -31,7 +31,7 @@ std::vector<RawExample> read_csv(const std::string& path, std::string_view conte
 std::vector<RawExample> read_json_lines(const std::string& path, std::string_view content);
 
 // One sub-folder per class; every regular, non-hidden file in it is one example.
-std::vector<RawExample> read_class_folders(const std::string& path);
+std::vector<RawExample> read_class_folders(const std::string& path, const std::string& key);
 
 // Fortune files (entries separated by "%" lines), one file per topic, topic = label.
 std::vector<RawExample> read_fortune_topics(const std::string& dir);

@@ -19,7 +19,7 @@ namespace oomlab::glove_detail {
 namespace {
 
 constexpr char kMagic[8] = {'O', 'O', 'M', 'G', 'L', 'O', 'V', 'E'};
-constexpr std::uint32_t kCacheVersion = 1;
+constexpr std::uint32_t kCacheVersion = 2;  // 2: source ctime and inode, section checksums
 constexpr std::uint32_t kByteOrderMark = 0x01020304;
 constexpr std::uint64_t kMatrixOffset = 4096;  // page aligned, so the mapped matrix is too
 constexpr std::uint64_t kSectionAlignment = 64;
@@ -36,6 +36,8 @@ struct CacheHeader {
     std::uint32_t source_format;
     std::uint64_t source_size;
     std::int64_t source_mtime_ns;
+    std::int64_t source_ctime_ns;  // the kernel sets it on every change: a text edited back to
+    std::uint64_t source_inode;    // the same size and mtime still differs here
     std::uint64_t matrix_offset;
     std::uint64_t offsets_offset;
     std::uint64_t words_offset;
@@ -44,9 +46,11 @@ struct CacheHeader {
     std::uint64_t index_slots;
     std::uint64_t duplicates_offset;
     std::uint64_t duplicates;
+    std::uint64_t matrix_hash;  // content_hash of the matrix
+    std::uint64_t words_hash;   // of the word offsets, word bytes, index and duplicates
     std::uint64_t header_hash;  // of every byte above
 };
-static_assert(sizeof(CacheHeader) == 128, "the header layout is part of the file format");
+static_assert(sizeof(CacheHeader) == 160, "the header layout is part of the file format");
 
 std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
     return (value + alignment - 1) / alignment * alignment;
@@ -88,6 +92,21 @@ bool sections_are_consistent(const CacheHeader& header, const char* base) {
         }
     }
     return true;
+}
+
+// Everything but the matrix, hashed section by section (the padding between them is not).
+std::uint64_t hash_words(const CacheHeader& header, const char* base) {
+    std::uint64_t hash =
+        content_hash(base + header.offsets_offset, (header.rows + 1) * sizeof(std::uint64_t));
+    hash = content_hash(base + header.words_offset, header.words_bytes, hash);
+    hash =
+        content_hash(base + header.index_offset, header.index_slots * sizeof(std::uint64_t), hash);
+    return content_hash(base + header.duplicates_offset, header.duplicates * sizeof(std::uint64_t),
+                        hash);
+}
+
+std::uint64_t hash_matrix(const CacheHeader& header, const char* base) {
+    return content_hash(base + header.matrix_offset, header.rows * header.dim * sizeof(float));
 }
 
 std::string check_header(const CacheHeader& header, std::uint64_t file_bytes) {
@@ -133,6 +152,9 @@ CacheSource stat_source(const std::string& path) {
     source.size = static_cast<std::uint64_t>(info.st_size);
     source.mtime_ns =
         static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 + info.st_mtim.tv_nsec;
+    source.ctime_ns =
+        static_cast<std::int64_t>(info.st_ctim.tv_sec) * 1'000'000'000 + info.st_ctim.tv_nsec;
+    source.inode = static_cast<std::uint64_t>(info.st_ino);
     return source;
 }
 
@@ -172,12 +194,20 @@ void write_cache_file(const GloveTable::Impl& table, const std::string& path) {
     header.rows = rows;
     header.dim = static_cast<std::uint32_t>(table.dim);
     header.source_format = static_cast<std::uint32_t>(table.format);
-    header.source_size = table.source_size;
-    header.source_mtime_ns = table.source_mtime_ns;
+    header.source_size = table.source.size;
+    header.source_mtime_ns = table.source.mtime_ns;
+    header.source_ctime_ns = table.source.ctime_ns;
+    header.source_inode = table.source.inode;
     header.words_bytes = table.word_offsets[rows];
     header.index_slots = slot_count;
     header.duplicates = static_cast<std::uint64_t>(table.duplicates);
     lay_out(header);
+    header.matrix_hash = content_hash(table.matrix, rows * header.dim * sizeof(float));
+    std::uint64_t words_hash = content_hash(table.word_offsets, (rows + 1) * sizeof(std::uint64_t));
+    words_hash = content_hash(table.word_bytes, header.words_bytes, words_hash);
+    words_hash = content_hash(slots, slot_count * sizeof(std::uint64_t), words_hash);
+    header.words_hash =
+        content_hash(duplicate_rows, header.duplicates * sizeof(std::uint64_t), words_hash);
     header.header_hash = hash_header(header);
 
     AtomicFile file(path);
@@ -192,7 +222,8 @@ void write_cache_file(const GloveTable::Impl& table, const std::string& path) {
 }
 
 std::shared_ptr<GloveTable::Impl> open_cache_file(const std::string& path,
-                                                  const CacheSource* source, std::string& why_not) {
+                                                  const CacheSource* source, bool verify_matrix,
+                                                  std::string& why_not) {
     MappedFile file;
     try {
         file = MappedFile(path);
@@ -208,11 +239,17 @@ std::shared_ptr<GloveTable::Impl> open_cache_file(const std::string& path,
     std::memcpy(&header, file.data(), sizeof header);
     why_not = check_header(header, file.size());
     if (why_not.empty() && source != nullptr &&
-        (header.source_size != source->size || header.source_mtime_ns != source->mtime_ns)) {
+        (header.source_size != source->size || header.source_mtime_ns != source->mtime_ns ||
+         header.source_ctime_ns != source->ctime_ns || header.source_inode != source->inode)) {
         why_not = "made from another version of the text file";
     }
-    if (why_not.empty() && !sections_are_consistent(header, file.data())) {
-        why_not = "damaged word offsets";
+    if (why_not.empty() && (!sections_are_consistent(header, file.data()) ||
+                            hash_words(header, file.data()) != header.words_hash)) {
+        why_not = kDamaged + std::string(" (the words do not match their checksum)");
+    }
+    if (why_not.empty() && verify_matrix &&
+        hash_matrix(header, file.data()) != header.matrix_hash) {
+        why_not = kDamaged + std::string(" (the vectors do not match their checksum)");
     }
     if (!why_not.empty()) {
         return nullptr;
@@ -234,8 +271,8 @@ std::shared_ptr<GloveTable::Impl> open_cache_file(const std::string& path,
     table->format = static_cast<GloveFormat>(header.source_format);
     table->from_cache = true;
     table->path = path;
-    table->source_size = header.source_size;
-    table->source_mtime_ns = header.source_mtime_ns;
+    table->source = {header.source_size, header.source_mtime_ns, header.source_ctime_ns,
+                     header.source_inode};
     table->cache_file = std::move(file);
     return table;
 }

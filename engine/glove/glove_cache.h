@@ -12,17 +12,15 @@
 #include <memory>
 #include <string>
 
+#include "glove/cache_source.h"
 #include "glove/table_impl.h"
 
 namespace oomlab::glove_detail {
 
 constexpr const char* kCacheSuffix = ".oomlab-cache";
 
-// What identifies one version of a source text file.
-struct CacheSource {
-    std::uint64_t size = 0;
-    std::int64_t mtime_ns = 0;
-};
+// How a damaged cache is described (why_not starts with it).
+constexpr const char* kDamaged = "damaged";
 
 // Throws BadInput naming the file when it cannot be examined.
 CacheSource stat_source(const std::string& path);
@@ -34,9 +32,11 @@ bool looks_like_cache(const std::string& path);
 void write_cache_file(const GloveTable::Impl& table, const std::string& path);
 
 // A table viewing the mapped cache, or nullptr with `why_not` saying why it cannot be used:
-// unreadable, damaged, from another format version, or (when `source` is given) made from a
-// different version of the text.
+// unreadable, damaged (header, sections or checksums), from another format version, or (when
+// `source` is given) made from a different version of the text. The matrix's checksum costs
+// a read of every vector, so it is checked only with `verify_matrix`.
 std::shared_ptr<GloveTable::Impl> open_cache_file(const std::string& path,
-                                                  const CacheSource* source, std::string& why_not);
+                                                  const CacheSource* source, bool verify_matrix,
+                                                  std::string& why_not);
 
 }  // namespace oomlab::glove_detail

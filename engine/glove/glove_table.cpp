@@ -12,6 +12,7 @@
 #include "glove/text_parser.h"
 #include "glove/word_index.h"
 #include "oomlab/common/errors.h"
+#include "oomlab/common/files.h"
 #include "oomlab/common/paths.h"
 
 namespace oomlab {
@@ -41,20 +42,23 @@ std::string beside_path(const std::string& text_path) {
     return text_path + kCacheSuffix;
 }
 
-// Where a cache of `text_path` may be; a stale or damaged one is skipped.
+// Where a cache of `text_path` may be; a stale or damaged one is skipped, and a damaged one
+// is mentioned in `note`.
 std::shared_ptr<GloveTable::Impl> find_valid_cache(const std::string& text_path,
                                                    const GloveLoadOptions& options,
-                                                   const CacheSource& source) {
+                                                   const CacheSource& source, std::string& note) {
     for (const std::string& candidate :
          {beside_path(text_path), shared_cache_path(text_path, options)}) {
-        std::error_code ignored;
-        if (!fs::exists(candidate, ignored)) {
+        if (!fs::is_regular_file(candidate) || !looks_like_cache(candidate)) {
             continue;
         }
         std::string why_not;
-        if (auto table = open_cache_file(candidate, &source, why_not)) {
+        if (auto table = open_cache_file(candidate, &source, options.verify_vectors, why_not)) {
             table->path = text_path;
             return table;
+        }
+        if (why_not.rfind(kDamaged, 0) == 0) {
+            note = "the cache " + candidate + " is " + why_not + "; read " + text_path + " instead";
         }
     }
     return nullptr;
@@ -69,7 +73,13 @@ void try_write_cache(const GloveTable::Impl& table, const std::string& text_path
     }
     for (const std::string& target : targets) {
         try {
-            fs::create_directories(fs::path(target).parent_path());
+            const fs::path folder = fs::path(target).parent_path();
+            if (!folder.empty()) {
+                fs::create_directories(folder);
+            }
+            // The cache's name is reserved (a damaged cache is replaced), but never a folder,
+            // a device or the text itself.
+            check_output_path(target, {"the GloVe cache", {text_path}, /*force=*/true, {}});
             write_cache_file(table, target);
             return;
         } catch (const std::exception&) {
@@ -142,6 +152,10 @@ std::string_view glove_format_name(GloveFormat format) {
     return "unknown";
 }
 
+bool is_glove_cache(const std::string& path) {
+    return looks_like_cache(path);
+}
+
 std::string glove_cache_path(const std::string& text_path, const GloveLoadOptions& options) {
     return folder_is_writable(text_path) ? beside_path(text_path)
                                          : shared_cache_path(text_path, options);
@@ -155,10 +169,11 @@ GloveTable GloveTable::load(const std::string& path, const GloveLoadOptions& opt
     if (options.max_rows < 0) {
         throw bad_input_at(path, 0, "max_rows must be 0 (all rows) or positive");
     }
+    check_input_path(path, options.what);
     const CacheSource source = stat_source(path);
     if (looks_like_cache(path)) {
         std::string why_not;
-        auto table = open_cache_file(path, nullptr, why_not);
+        auto table = open_cache_file(path, nullptr, options.verify_vectors, why_not);
         if (!table) {
             throw bad_input_at(path, 0,
                                "cannot use this cache file (" + why_not +
@@ -172,8 +187,9 @@ GloveTable GloveTable::load(const std::string& path, const GloveLoadOptions& opt
         }
         return GloveTable(std::move(table));
     }
+    std::string note;
     if (options.cache != GloveCacheMode::Off) {
-        if (auto table = find_valid_cache(path, options, source)) {
+        if (auto table = find_valid_cache(path, options, source, note)) {
             check_expected_dim(*table, options);
             limit_rows(*table, options.max_rows);
             if (options.progress) {
@@ -192,8 +208,8 @@ GloveTable GloveTable::load(const std::string& path, const GloveLoadOptions& opt
     const bool complete = parsed.complete;
     auto table = from_parsed(std::move(parsed));
     table->path = path;
-    table->source_size = source.size;
-    table->source_mtime_ns = source.mtime_ns;
+    table->source = source;
+    table->note = std::move(note);
     if (options.cache == GloveCacheMode::ReadWrite && complete) {
         try_write_cache(*table, path, options);
     }
@@ -245,6 +261,10 @@ bool GloveTable::from_cache() const {
 
 const std::string& GloveTable::path() const {
     return m_impl->path;
+}
+
+const std::string& GloveTable::note() const {
+    return m_impl->note;
 }
 
 void GloveTable::write_cache(const std::string& path) const {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "glove/cache_source.h"
 #include "glove/memory_map.h"
 #include "oomlab/glove/glove_table.h"
 
@@ -29,8 +30,8 @@ struct GloveTable::Impl {
     bool from_cache = false;
     std::string path;
     // The source text as it was when parsed, so a cache can tell when it is stale.
-    std::uint64_t source_size = 0;
-    std::int64_t source_mtime_ns = 0;
+    glove_detail::CacheSource source;
+    std::string note;  // e.g. a damaged cache was passed over
 
     // Storage (whichever applies).
     glove_detail::AnonymousRegion matrix_storage;

@@ -79,7 +79,36 @@ std::size_t most_common_count(const std::map<std::size_t, int>& counts) {
 
 }  // namespace
 
+// Files that are text, but not in the form GloVe files take: say how to convert them.
+void check_text_form(const std::string& path, std::string_view head) {
+    const std::string_view start = head.substr(0, 2);
+    const std::size_t zero = head.find('\0');
+    if (start == "\xFF\xFE" || start == "\xFE\xFF" || zero != std::string_view::npos) {
+        throw bad_input_at(path, 1,
+                           zero != std::string_view::npos && start != "\xFF\xFE" &&
+                                   start != "\xFE\xFF" && zero > 64
+                               ? "holds a zero byte: this is not a GloVe text file"
+                               : "is UTF-16 text; GloVe files are UTF-8: convert it with "
+                                 "iconv -f UTF-16 -t UTF-8");
+    }
+    const std::size_t first_newline = head.find('\n');
+    const std::string_view first_line = head.substr(0, first_newline);
+    if (first_newline == std::string_view::npos && head.size() >= 4096 &&
+        first_line.find('\r') != std::string_view::npos) {
+        throw bad_input_at(path, 1,
+                           "lines end with a carriage return alone (classic Mac); GloVe lines "
+                           "end with a newline: convert it with tr '\\r' '\\n'");
+    }
+    if (first_line.find('\t') != std::string_view::npos &&
+        first_line.find(' ') == std::string_view::npos) {
+        throw bad_input_at(path, 1,
+                           "fields are separated by tabs; GloVe separates them with single "
+                           "spaces: convert it with tr '\\t' ' '");
+    }
+}
+
 TextLayout detect_text_layout(const std::string& path, std::string_view head, int expected_dim) {
+    check_text_form(path, head);
     const Sample sample = sample_lines(head);
     const std::size_t later_fields = most_common_count(sample.later_field_counts);
     TextLayout layout;

@@ -45,6 +45,22 @@ std::uint64_t word_hash(std::string_view word) {
     return h ^ (h >> 31);
 }
 
+std::uint64_t content_hash(const void* data, std::uint64_t bytes, std::uint64_t seed) {
+    const auto* p = static_cast<const char*>(data);
+    std::uint64_t lanes[4] = {seed ^ 0x2545F4914F6CDD1Dull, seed + kMultiplier, ~seed,
+                              seed ^ (bytes * kMultiplier)};
+    std::uint64_t left = bytes;
+    for (; left >= 32; p += 32, left -= 32) {
+        for (int lane = 0; lane < 4; ++lane) {
+            std::uint64_t chunk = 0;
+            std::memcpy(&chunk, p + 8 * lane, 8);
+            lanes[lane] = mix(lanes[lane], chunk);
+        }
+    }
+    std::uint64_t h = lanes[0] ^ (lanes[1] * 3) ^ (lanes[2] * 5) ^ (lanes[3] * 7);
+    return mix(h, word_hash(std::string_view(p, static_cast<std::size_t>(left))));
+}
+
 std::uint64_t index_slot_count(std::int64_t rows) {
     std::uint64_t count = 16;
     while (count < 2 * static_cast<std::uint64_t>(rows)) {

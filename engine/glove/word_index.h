@@ -13,6 +13,10 @@ namespace oomlab::glove_detail {
 
 std::uint64_t word_hash(std::string_view word);
 
+// A checksum of a block of bytes (the cache's sections), fast enough for a few hundred MiB:
+// four independent lanes of the same mix as word_hash.
+std::uint64_t content_hash(const void* data, std::uint64_t bytes, std::uint64_t seed = 0);
+
 // A power of two at least twice `rows` (load factor <= 0.5 keeps probes short).
 std::uint64_t index_slot_count(std::int64_t rows);
 

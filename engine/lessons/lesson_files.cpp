@@ -7,13 +7,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_parse.h"
+
 #include "oomlab/common/errors.h"
-#include "oomlab/common/paths.h"
+#include "oomlab/common/files.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/lessons/lesson.h"
 
 namespace oomlab {
 namespace {
+
+constexpr std::uint64_t kMaxLessonBytes = 1 << 20;
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
@@ -51,7 +55,7 @@ const Json& required(const Json& object, const char* key, const std::string& sou
 Lesson parse_lesson(const std::string& json_text, const std::string& source) {
     Json document;
     try {
-        document = Json::parse(json_text);
+        document = parse_json_limited(json_text, source);
     } catch (const Json::exception& error) {
         throw BadInput(source + ": invalid JSON: " + error.what());
     }
@@ -104,7 +108,8 @@ std::vector<Lesson> load_lessons(const std::string& folder) {
     for (const auto& entry : fs::directory_iterator(folder)) {
         if (entry.path().extension() == ".json") {
             lessons.push_back(
-                parse_lesson(read_file(entry.path().string()), entry.path().string()));
+                parse_lesson(read_text_input(entry.path().string(), "lesson file", kMaxLessonBytes),
+                             entry.path().string()));
         }
     }
     std::sort(lessons.begin(), lessons.end(),

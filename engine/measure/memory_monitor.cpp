@@ -37,7 +37,7 @@ MemoryMonitor::MemoryMonitor(const c10::Device& device, std::int64_t cap_bytes) 
     m_baseline = stats.current_bytes;
     m_ooms_at_start = stats.oom_count;
     reset_cpu_peak();
-    set_cpu_cap_bytes(cap_bytes > 0 ? m_baseline + cap_bytes : 0);
+    set_cpu_cap_bytes(cap_bytes, m_baseline);
 }
 
 MemoryMonitor::~MemoryMonitor() {

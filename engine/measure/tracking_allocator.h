@@ -23,8 +23,10 @@ void install_tracking_allocator();
 CpuTensorStats cpu_tensor_stats();
 void reset_cpu_peak();  // peak := current
 
-// 0 removes the cap. Counts the bytes already held, so call it at a run's start.
-void set_cpu_cap_bytes(std::int64_t bytes);
+// Caps the bytes tensors may hold at `baseline + cap` (0 removes the cap): `baseline` is what
+// the process held before the run, which the cap does not count. Messages speak of the run's
+// own bytes and its cap, the figures the user set and sees.
+void set_cpu_cap_bytes(std::int64_t cap, std::int64_t baseline = 0);
 
 // Allocation history for memory snapshots (debug.memory_snapshot). While recording, every
 // tensor allocation and free is traced with the current allocation tag, keeping the latest

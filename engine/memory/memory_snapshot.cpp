@@ -3,6 +3,7 @@
 #include "common/atomic_file.h"
 #include "memory/pickle_writer.h"
 #include "oomlab/common/errors.h"
+#include "oomlab/common/files.h"
 
 namespace oomlab::memory {
 namespace {
@@ -154,6 +155,16 @@ std::string snapshot_pickle(const MemorySnapshot& snapshot) {
     out.end_list();
     out.end_dict();
     return out.finish();
+}
+
+bool is_snapshot_file(const std::string& path) {
+    // PROTO 2, EMPTY_DICT, MARK, then the first key as BINUNICODE: what snapshot_pickle writes.
+    static const std::string kStart("\x80\x02}(X\x08\0\0\0segments", 17);
+    return file_starts_with(path, kStart);
+}
+
+void check_snapshot_path(const std::string& path, const std::vector<std::string>& inputs) {
+    check_output_path(path, {"debug.memory_snapshot", inputs, false, is_snapshot_file});
 }
 
 void write_snapshot_file(const MemorySnapshot& snapshot, const std::filesystem::path& path) {

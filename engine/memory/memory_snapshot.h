@@ -63,7 +63,15 @@ const char* action_name(TraceEvent::Action action);
 std::string snapshot_pickle(const MemorySnapshot& snapshot);
 
 // Writes the pickle to `path` through a temporary file, so a failed write leaves no partial
-// snapshot. Throws IoError naming the path.
+// snapshot. Throws Error naming the path.
 void write_snapshot_file(const MemorySnapshot& snapshot, const std::filesystem::path& path);
+
+// Whether `path` holds a snapshot this engine wrote (by its first bytes).
+bool is_snapshot_file(const std::string& path);
+
+// Checks debug.memory_snapshot before a run, as every output is checked (see
+// oomlab/common/files.h): only a snapshot may be replaced, never one of `inputs`. Throws
+// BadInput naming the key.
+void check_snapshot_path(const std::string& path, const std::vector<std::string>& inputs);
 
 }  // namespace oomlab::memory

@@ -27,6 +27,9 @@ LoadedVectors load_file(const std::string& path, const GloveLoadOptions& options
     LoadedVectors loaded{GloveTable::load(path, options), {}};
     loaded.description = "GloVe vectors from " + path + " (" + std::to_string(loaded.table.size()) +
                          " words x " + std::to_string(loaded.table.dim()) + ")";
+    if (!loaded.table.note().empty()) {
+        loaded.description += "; " + loaded.table.note();
+    }
     return loaded;
 }
 
@@ -78,6 +81,7 @@ VectorShape vector_shape(const EmbeddingsConfig& config, std::int64_t dataset_wo
         return {synthetic_rows(config, variant, dataset_words), variant.dim};
     }
     GloveLoadOptions options;
+    options.verify_vectors = false;  // only the shape is read
     if (config.vocab == VocabMode::Top) {
         options.max_rows = config.top_n;
     }

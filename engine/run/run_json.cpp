@@ -5,6 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_parse.h"
+#include "oomlab/common/files.h"
+
 namespace oomlab {
 namespace {
 
@@ -29,6 +32,8 @@ Json summary_object(const RunRecord& run) {
         {"val_accuracy", optional_json(run.outcome.val_accuracy)},
         {"peak_bytes", run.outcome.peak_bytes},
         {"wall_seconds", run.outcome.wall_seconds},
+        {"batch_size", run.outcome.batch_size},  // as the run ended (halve/adapt change it)
+        {"accumulation", run.outcome.accumulation},
         {"device", run.device},
         {"created_at", run.created_at},
         {"finished_at", run.finished_at},
@@ -67,14 +72,15 @@ void csv_cell(std::ostringstream& out, const std::optional<T>& value) {
 }  // namespace
 
 std::string run_summary_json(const RunRecord& run) {
-    return summary_object(run).dump();
+    return summary_object(run).dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 std::string run_export_json(const RunRecord& run, const std::vector<MetricRow>& metrics,
                             const std::vector<EventRow>& events, int indent) {
     Json document = summary_object(run);
     document["notes"] = run.notes;
-    document["config"] = Json::parse(run.config_json.empty() ? "{}" : run.config_json);
+    document["config"] = parse_json_limited<Json>(run.config_json.empty() ? "{}" : run.config_json,
+                                                  "the config of run " + std::to_string(run.id));
     Json metric_rows = Json::array();
     for (const auto& row : metrics) {
         metric_rows.push_back(metric_object(row));
@@ -86,7 +92,15 @@ std::string run_export_json(const RunRecord& run, const std::vector<MetricRow>& 
     }
     document["metrics"] = std::move(metric_rows);
     document["events"] = std::move(event_rows);
-    return document.dump(indent);
+    // Names and paths that are not valid UTF-8 are written with U+FFFD instead of failing.
+    return document.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
+bool is_run_export_file(const std::string& path) {
+    return file_starts_with(path, "run_id,rank,step,phase,") ||
+           file_starts_with(path, "step,phase,wall_ms,") ||  // exports before run_id and rank
+           file_starts_with(path, "{\"run_id\":") || file_starts_with(path, "{\n  \"run_id\":") ||
+           file_starts_with(path, "[\n{\n  \"run_id\":");
 }
 
 std::string metrics_csv(const std::vector<RunMetrics>& runs) {

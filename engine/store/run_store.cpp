@@ -3,11 +3,13 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
 #include <filesystem>
 #include <optional>
 #include <utility>
 #include <vector>
 
+#include "oomlab/common/files.h"
 #include "oomlab/common/paths.h"
 #include "store/process_owner.h"
 #include "store/run_store_impl.h"
@@ -17,15 +19,32 @@
 namespace oomlab {
 namespace {
 
-// Long enough to outlast the CLI's metric transactions, short enough that a stuck writer
-// is reported instead of freezing the GUI.
+// How long a statement waits for another process's write lock. Readers (the GUI) give up
+// after this and try again later; a run's writes are kept and retried (see append_metrics),
+// so training never fails because the store is briefly busy.
 constexpr int kBusyTimeoutMs = 5000;
+// How long finishing a run waits in all for its last writes before giving up.
+constexpr int kFinishTimeoutMs = 120000;
 
 constexpr const char* kInsertMetric =
     "INSERT INTO metrics (run_id, step, phase, wall_ms, loss, accuracy, allocated_bytes, "
     "reserved_bytes, peak_bytes, device_used_bytes, samples_per_s, rank, device_total_bytes, "
     "alloc_retries, oom_count) "
     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
+
+// A database path must name a file: not empty, not SQLite's in-memory database (a run saved
+// there would be gone when the process ends), and not a folder, a FIFO or a device.
+void check_database_path(const std::string& path) {
+    if (path.empty() || path == ":memory:" || path.rfind("file:", 0) == 0) {
+        throw BadInput("--db: \"" + path +
+                           "\" is not a database file; give the path of a file (it is created "
+                           "if missing)",
+                       {"--db"});
+    }
+    if (std::filesystem::exists(path)) {
+        check_input_path(path, "--db");
+    }
+}
 
 void create_parent_folder(const std::string& path) {
     const auto folder = std::filesystem::path(path).parent_path();
@@ -40,20 +59,38 @@ void create_parent_folder(const std::string& path) {
     }
 }
 
+// Per-connection settings, none of which writes to the file.
 void configure_connection(sqlite::Database& database) {
     database.set_busy_timeout_ms(kBusyTimeoutMs);
-    database.exec("PRAGMA foreign_keys = ON");  // per connection; ON DELETE CASCADE needs it
-    // WAL lets readers (the GUI) work while a writer (the CLI) appends. The mode is stored in
-    // the file, so only the first open has to switch it.
+    database.exec("PRAGMA foreign_keys = ON");  // ON DELETE CASCADE needs it
+    // In WAL mode NORMAL never corrupts the file; a power cut may only lose the last commits.
+    database.exec("PRAGMA synchronous = NORMAL");
+    // Keep the -wal and -shm files when the last connection closes: a reader then never has
+    // to create them, so listing and exporting runs works on a full disk, and the space the
+    // log already has is reused by the next writes.
+    database.persist_wal();
+    // Move the log into the database every 64 KiB, so little of it is ever waiting: what a
+    // full disk leaves stranded in the log is less than the reserve gives back.
+    database.exec("PRAGMA wal_autocheckpoint = 16");
+}
+
+// The first write to a file this store accepted: WAL lets readers (the GUI) work while a
+// writer (the CLI) appends. The mode is stored in the file, so only the first open switches.
+// A new file also gets incremental vacuum (only settable before anything is written), so
+// deleting runs gives the space back to the disk.
+void use_wal(sqlite::Database& database) {
+    if (database.query_int("SELECT count(*) FROM sqlite_master") == 0) {
+        database.exec("PRAGMA auto_vacuum = INCREMENTAL");
+    }
     if (database.query_text("PRAGMA journal_mode") != "wal") {
         database.query_text("PRAGMA journal_mode = WAL");
     }
-    // In WAL mode NORMAL never corrupts the file; a power cut may only lose the last commits.
-    database.exec("PRAGMA synchronous = NORMAL");
 }
 
-// Runs left `running` by a process that no longer exists will never finish.
-void mark_interrupted_runs(sqlite::Database& database) {
+// Runs left `running` by a writer that no longer exists will never finish. The writer's lock
+// says whether it lives (in any process namespace, on any host sharing the file's locks);
+// without the lock file, the recorded process is checked.
+void mark_interrupted_runs(sqlite::Database& database, const store::WriterLocks& locks) {
     const store::ProcessOwner self = store::current_process();
     std::vector<std::pair<std::int64_t, store::ProcessOwner>> orphans;
     {
@@ -61,10 +98,12 @@ void mark_interrupted_runs(sqlite::Database& database) {
             "SELECT id, owner_host, owner_pid, owner_start_ticks FROM runs "
             "WHERE status = 'running'");
         while (select.step()) {
+            const std::int64_t run_id = select.column_int(0);
             store::ProcessOwner owner{select.column_text(1), select.column_int(2),
                                       select.column_int(3)};
-            if (store::owner_is_gone(owner, self)) {
-                orphans.emplace_back(select.column_int(0), std::move(owner));
+            const std::optional<bool> held = locks.is_held(run_id);
+            if (held ? !*held : store::owner_is_gone(owner, self)) {
+                orphans.emplace_back(run_id, std::move(owner));
             }
         }
     }
@@ -85,9 +124,9 @@ void mark_interrupted_runs(sqlite::Database& database) {
         }
         transaction.commit();
     } catch (const sqlite::SqliteError& error) {
-        // Another process held the write lock past the busy timeout. Marking can wait for
-        // the next open; refusing to open for it would not help anyone.
-        if (error.code() != SQLITE_BUSY) {
+        // Reading must never need a write: when another process holds the write lock, the
+        // disk is full or the file is read-only, marking waits for a later open.
+        if (!store::is_transient_write_failure(error.code())) {
             throw;
         }
     }
@@ -124,7 +163,109 @@ void throw_no_such_run(const std::string& path, std::int64_t run_id) {
     throw Error("run store " + path + ": no run with id " + std::to_string(run_id));
 }
 
+bool is_transient_write_failure(int sqlite_code) {
+    return sqlite_code == SQLITE_BUSY || sqlite_code == SQLITE_LOCKED ||
+           sqlite_code == SQLITE_FULL || sqlite_code == SQLITE_READONLY ||
+           sqlite_code == SQLITE_CANTOPEN || sqlite_code == SQLITE_IOERR;
+}
+
+void retry_while_busy(int timeout_ms, const std::function<void()>& write) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (true) {
+        try {
+            write();
+            return;
+        } catch (const sqlite::SqliteError& error) {
+            if (error.code() != SQLITE_BUSY || std::chrono::steady_clock::now() >= deadline) {
+                throw;
+            }
+        }
+    }
+}
+
 }  // namespace store
+
+void RunStore::Impl::with_room(const std::function<void()>& write) {
+    try {
+        write();
+    } catch (const sqlite::SqliteError& error) {
+        if (error.code() != SQLITE_FULL || !reserve.release()) {
+            throw;
+        }
+        try {
+            database.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+        } catch (const sqlite::SqliteError&) {
+            // A reader holds the log: the write below may still fit in the reserve's space.
+        }
+        write();
+    }
+}
+
+void RunStore::Impl::write_pending(int wait_ms) {
+    if (pending_metrics.empty() && pending_events.empty()) {
+        return;
+    }
+    // While training, a busy store must not hold the step up: try briefly, keep the rows
+    // and try again with the next batch.
+    constexpr int kTrainingWaitMs = 200;
+    database.set_busy_timeout_ms(wait_ms > 0 ? kBusyTimeoutMs : kTrainingWaitMs);
+    const auto write = [&] {
+        sqlite::Transaction transaction(database);
+        for (const auto& [run_id, row] : pending_metrics) {
+            insert_metric.bind_int(1, run_id)
+                .bind_int(2, row.step)
+                .bind_text(3, row.phase)
+                .bind_real(4, row.wall_ms)
+                .bind_optional(5, row.loss)
+                .bind_optional(6, row.accuracy)
+                .bind_optional(7, row.allocated_bytes)
+                .bind_optional(8, row.reserved_bytes)
+                .bind_optional(9, row.peak_bytes)
+                .bind_optional(10, row.device_used_bytes)
+                .bind_optional(11, row.samples_per_s)
+                .bind_int(12, row.rank)
+                .bind_optional(13, row.device_total_bytes)
+                .bind_optional(14, row.alloc_retries)
+                .bind_optional(15, row.oom_count)
+                .run();
+        }
+        if (!pending_events.empty()) {
+            auto insert = database.prepare(
+                "INSERT INTO events (run_id, step, kind, message, created_at) "
+                "VALUES (?1, ?2, ?3, ?4, ?5)");
+            const std::string now = store::utc_now();
+            for (const auto& [run_id, event] : pending_events) {
+                insert.bind_int(1, run_id)
+                    .bind_int(2, event.step)
+                    .bind_text(3, event.kind)
+                    .bind_text(4, event.message)
+                    .bind_text(5, now)
+                    .run();
+            }
+        }
+        transaction.commit();
+    };
+    try {
+        if (wait_ms > 0) {
+            store::retry_while_busy(wait_ms, write);
+        } else {
+            write();
+        }
+    } catch (const sqlite::SqliteError& error) {
+        database.set_busy_timeout_ms(kBusyTimeoutMs);
+        if (error.code() == SQLITE_BUSY && wait_ms == 0) {
+            return;  // kept for the next write
+        }
+        // Rows that cannot be written now never will be (a run that is not there, a full
+        // disk): they must not block the writes after them.
+        pending_metrics.clear();
+        pending_events.clear();
+        throw;
+    }
+    database.set_busy_timeout_ms(kBusyTimeoutMs);
+    pending_metrics.clear();
+    pending_events.clear();
+}
 
 RunStore::RunStore(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
 RunStore::~RunStore() = default;
@@ -132,15 +273,27 @@ RunStore::RunStore(RunStore&&) noexcept = default;
 RunStore& RunStore::operator=(RunStore&&) noexcept = default;
 
 RunStore RunStore::open(const std::string& path) {
+    check_database_path(path);
     create_parent_folder(path);
     try {
         sqlite::Database database = sqlite::Database::open(path);
         configure_connection(database);
+        // Everything before this line only reads: a file that is refused keeps every byte.
+        store::refuse_unless_run_store(database);
+        use_wal(database);
         const int version = store::migrate_schema(database);
-        mark_interrupted_runs(database);
+        store::WriterLocks locks(path);
+        mark_interrupted_runs(database, locks);
         sqlite::Statement insert_metric = database.prepare(kInsertMetric);
-        return RunStore(std::unique_ptr<Impl>(
-            new Impl{std::move(database), version, std::move(insert_metric)}));
+        store::DiskReserve reserve(path);
+        reserve.ensure();
+        return RunStore(std::unique_ptr<Impl>(new Impl{std::move(database),
+                                                       version,
+                                                       std::move(insert_metric),
+                                                       std::move(locks),
+                                                       std::move(reserve),
+                                                       {},
+                                                       {}}));
     } catch (const sqlite::SqliteError& error) {
         if (auto bad_input = unusable_file(path, error)) {
             throw *bad_input;
@@ -167,64 +320,44 @@ std::int64_t RunStore::create_run(const NewRun& run) {
         "INSERT INTO runs (name, status, config_json, created_at, device, engine_version, "
         "torch_version, owner_host, owner_pid, owner_start_ticks, world_size) "
         "VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
-    insert.bind_text(1, run.name)
-        .bind_text(2, run.config_json)
-        .bind_text(3, store::utc_now())
-        .bind_text(4, run.device)
-        .bind_text(5, run.engine_version)
-        .bind_text(6, run.torch_version)
-        .bind_text(7, owner.host)
-        .bind_int(8, owner.pid)
-        .bind_int(9, owner.start_ticks)
-        .bind_int(10, run.world_size)
-        .run();
-    return m_impl->database.last_insert_id();
+    // Waits for a busy store; a full disk fails here, before the run exists (the reserve is
+    // for ending runs and deleting them, not for starting them).
+    store::retry_while_busy(kFinishTimeoutMs, [&] {
+        insert.bind_text(1, run.name)
+            .bind_text(2, run.config_json)
+            .bind_text(3, store::utc_now())
+            .bind_text(4, run.device)
+            .bind_text(5, run.engine_version)
+            .bind_text(6, run.torch_version)
+            .bind_text(7, owner.host)
+            .bind_int(8, owner.pid)
+            .bind_int(9, owner.start_ticks)
+            .bind_int(10, run.world_size)
+            .run();
+    });
+    const std::int64_t run_id = m_impl->database.last_insert_id();
+    m_impl->locks.hold(run_id);
+    return run_id;
 }
 
 void RunStore::append_metrics(std::int64_t run_id, const std::vector<MetricRow>& rows) {
-    if (rows.empty()) {
-        return;
-    }
-    sqlite::Transaction transaction(m_impl->database);
-    sqlite::Statement& insert = m_impl->insert_metric;
     for (const MetricRow& row : rows) {
-        insert.bind_int(1, run_id)
-            .bind_int(2, row.step)
-            .bind_text(3, row.phase)
-            .bind_real(4, row.wall_ms)
-            .bind_optional(5, row.loss)
-            .bind_optional(6, row.accuracy)
-            .bind_optional(7, row.allocated_bytes)
-            .bind_optional(8, row.reserved_bytes)
-            .bind_optional(9, row.peak_bytes)
-            .bind_optional(10, row.device_used_bytes)
-            .bind_optional(11, row.samples_per_s)
-            .bind_int(12, row.rank)
-            .bind_optional(13, row.device_total_bytes)
-            .bind_optional(14, row.alloc_retries)
-            .bind_optional(15, row.oom_count)
-            .run();
+        m_impl->pending_metrics.emplace_back(run_id, row);
     }
-    transaction.commit();
+    m_impl->write_pending(/*wait_ms=*/0);
 }
 
 void RunStore::add_event(std::int64_t run_id, const EventRow& event) {
-    auto insert = m_impl->database.prepare(
-        "INSERT INTO events (run_id, step, kind, message, created_at) "
-        "VALUES (?1, ?2, ?3, ?4, ?5)");
-    insert.bind_int(1, run_id)
-        .bind_int(2, event.step)
-        .bind_text(3, event.kind)
-        .bind_text(4, event.message)
-        .bind_text(5, store::utc_now())
-        .run();
+    m_impl->pending_events.emplace_back(run_id, event);
+    m_impl->write_pending(/*wait_ms=*/0);
 }
 
 void RunStore::finish_run(std::int64_t run_id, const RunOutcome& outcome) {
     std::string sql =
         "UPDATE runs SET status = ?1, error = ?2, finished_at = ?3, steps = ?4, "
-        "final_train_loss = ?5, val_accuracy = ?6, peak_bytes = ?7, wall_seconds = ?8";
-    constexpr int kFirstBreakdownParameter = 9;
+        "final_train_loss = ?5, val_accuracy = ?6, peak_bytes = ?7, wall_seconds = ?8, "
+        "final_batch_size = ?9, final_accumulation = ?10";
+    constexpr int kFirstBreakdownParameter = 11;
     for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
         sql += ", " + store::breakdown_column(i) + " = ?" +
                std::to_string(kFirstBreakdownParameter + static_cast<int>(i));
@@ -232,6 +365,18 @@ void RunStore::finish_run(std::int64_t run_id, const RunOutcome& outcome) {
     const int id_parameter = kFirstBreakdownParameter + static_cast<int>(kBreakdownKeys.size());
     sql += " WHERE id = ?" + std::to_string(id_parameter);
 
+    // The run's last metrics and events go first; they may have waited for a busy store. On a
+    // full disk they cannot be saved, but the run's ending still must be: the one-row update
+    // reuses space the write-ahead log already has.
+    try {
+        m_impl->write_pending(kFinishTimeoutMs);
+    } catch (const sqlite::SqliteError& error) {
+        if (error.code() != SQLITE_FULL) {
+            throw;
+        }
+        m_impl->pending_metrics.clear();
+        m_impl->pending_events.clear();
+    }
     auto update = m_impl->database.prepare(sql);
     update.bind_text(1, run_status_name(outcome.status))
         .bind_text(2, outcome.error)
@@ -240,21 +385,53 @@ void RunStore::finish_run(std::int64_t run_id, const RunOutcome& outcome) {
         .bind_optional(5, outcome.final_train_loss)
         .bind_optional(6, outcome.val_accuracy)
         .bind_int(7, outcome.peak_bytes)
-        .bind_real(8, outcome.wall_seconds);
+        .bind_real(8, outcome.wall_seconds)
+        .bind_int(9, outcome.batch_size)
+        .bind_int(10, outcome.accumulation);
     for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
         update.bind_int(kFirstBreakdownParameter + static_cast<int>(i),
                         breakdown_field(outcome.breakdown, i));
     }
-    update.bind_int(id_parameter, run_id).run();
+    m_impl->with_room([&] {
+        store::retry_while_busy(kFinishTimeoutMs,
+                                [&] { update.bind_int(id_parameter, run_id).run(); });
+    });
     if (m_impl->database.changes() == 0) {
         store::throw_no_such_run(path(), run_id);
     }
+    m_impl->locks.release(run_id);
 }
 
 bool RunStore::delete_run(std::int64_t run_id) {
-    // Metrics and events go with it (ON DELETE CASCADE).
-    m_impl->database.prepare("DELETE FROM runs WHERE id = ?1").bind_int(1, run_id).run();
-    return m_impl->database.changes() > 0;
+    sqlite::Database& database = m_impl->database;
+    if (!find_run(run_id)) {
+        return false;
+    }
+    // A few hundred rows a transaction, each moved into the database before the next: on a
+    // full disk the log never needs more room than it has, so deleting is how to free space.
+    constexpr int kRowsPerTransaction = 500;
+    auto delete_some = database.prepare(
+        "DELETE FROM metrics WHERE id IN (SELECT id FROM metrics WHERE run_id = ?1 LIMIT ?2)");
+    std::int64_t deleted = 0;
+    do {
+        m_impl->with_room(
+            [&] { delete_some.bind_int(1, run_id).bind_int(2, kRowsPerTransaction).run(); });
+        deleted = database.changes();
+        database.exec("PRAGMA wal_checkpoint(PASSIVE)");
+    } while (deleted > 0);
+    // Events go with the run (ON DELETE CASCADE).
+    m_impl->with_room(
+        [&] { database.prepare("DELETE FROM runs WHERE id = ?1").bind_int(1, run_id).run(); });
+    // Give the freed pages back to the disk (stores made before incremental vacuum keep them
+    // for later runs), then the space the reserve needs.
+    try {
+        database.exec("PRAGMA incremental_vacuum");
+        database.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    } catch (const sqlite::SqliteError&) {
+        // The run is deleted; the space comes back at the next write.
+    }
+    m_impl->reserve.ensure();
+    return true;
 }
 
 void RunStore::rename_run(std::int64_t run_id, const std::string& name) {

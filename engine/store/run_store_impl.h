@@ -3,10 +3,15 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "oomlab/store/run_store.h"
+#include "store/disk_reserve.h"
 #include "store/sqlite.h"
+#include "store/writer_locks.h"
 
 namespace oomlab {
 
@@ -14,6 +19,21 @@ struct RunStore::Impl {
     sqlite::Database database;
     int schema_version = 0;
     sqlite::Statement insert_metric;  // prepared once: append_metrics runs it for every row
+    store::WriterLocks locks;         // held for the runs this store writes
+    store::DiskReserve reserve;       // space to end a run and delete runs on a full disk
+
+    // Writes waiting for another process to release the write lock, oldest first.
+    std::vector<std::pair<std::int64_t, MetricRow>> pending_metrics;
+    std::vector<std::pair<std::int64_t, EventRow>> pending_events;
+
+    // Writes everything pending in one transaction. A busy store keeps it pending (retried
+    // by the next write), unless `wait_ms` > 0: then it waits up to that long in all.
+    void write_pending(int wait_ms);
+
+    // Runs `write`; when the disk is full, gives the reserve back, moves the write-ahead log
+    // into the database and tries once more. For the writes that must get through on a full
+    // disk: ending a run, deleting runs.
+    void with_room(const std::function<void()>& write);
 };
 
 namespace store {
@@ -22,6 +42,13 @@ namespace store {
 std::string breakdown_column(std::size_t index);
 
 [[noreturn]] void throw_no_such_run(const std::string& path, std::int64_t run_id);
+
+// A write that failed for a reason outside this store's control (another writer holds the
+// lock, the disk is full, the file or folder is read-only): reads must carry on regardless.
+bool is_transient_write_failure(int sqlite_code);
+
+// Runs `write` again while it fails with SQLITE_BUSY, for up to `timeout_ms` in all.
+void retry_while_busy(int timeout_ms, const std::function<void()>& write);
 
 }  // namespace store
 }  // namespace oomlab

@@ -90,10 +90,18 @@ ALTER TABLE metrics ADD COLUMN alloc_retries INTEGER;
 ALTER TABLE metrics ADD COLUMN oom_count INTEGER;
 )sql";
 
+// Version 4: the micro-batch and accumulation a run ended with (on_oom=halve or adapt change
+// them). Older runs have none (0).
+constexpr const char* kFinalBatch = R"sql(
+ALTER TABLE runs ADD COLUMN final_batch_size INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN final_accumulation INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kInitialSchema},
     {2, kRanks},
     {3, kAllocatorCounters},
+    {4, kFinalBatch},
 };
 
 int user_version(const sqlite::Database& database) {
@@ -109,15 +117,46 @@ void refuse_newer(const sqlite::Database& database, int version) {
     }
 }
 
-void refuse_foreign(const sqlite::Database& database) {
-    if (database.query_int("SELECT count(*) FROM sqlite_master") > 0) {
-        throw BadInput(database.path() +
-                       ": an SQLite database of another program, not an OOM Lab run store; "
-                       "choose another database file");
-    }
+// Written into every run store's header ("OOML"), so another program's file is told apart.
+constexpr std::int64_t kApplicationId = 0x4F4F4D4C;
+
+[[noreturn]] void refuse_foreign(const sqlite::Database& database) {
+    throw BadInput(database.path() +
+                   ": an SQLite database of another program, not an OOM Lab run store; "
+                   "choose another database file");
+}
+
+// A store of any schema version has its runs table with config_json (stores made before the
+// application id was written have only this to show).
+bool has_run_tables(const sqlite::Database& database) {
+    return database.query_int(
+               "SELECT count(*) FROM pragma_table_info('runs') "
+               "WHERE name = 'config_json'") == 1 &&
+           database.query_int(
+               "SELECT count(*) FROM sqlite_master "
+               "WHERE type = 'table' AND name IN ('metrics', 'events')") == 2;
 }
 
 }  // namespace
+
+void refuse_unless_run_store(const sqlite::Database& database) {
+    const std::int64_t application_id = database.query_int("PRAGMA application_id");
+    if (application_id != 0 && application_id != kApplicationId) {
+        refuse_foreign(database);
+    }
+    const int version = user_version(database);
+    const bool ours = application_id == kApplicationId ||
+                      database.query_int("SELECT count(*) FROM sqlite_master") == 0 ||
+                      has_run_tables(database) ||
+                      // A newer schema may have changed the tables; its runs table is still there.
+                      (version > latest_schema_version() &&
+                       database.query_int("SELECT count(*) FROM sqlite_master "
+                                          "WHERE type = 'table' AND name = 'runs'") == 1);
+    if (!ours) {
+        refuse_foreign(database);
+    }
+    refuse_newer(database, version);
+}
 
 int latest_schema_version() {
     return std::prev(std::end(kMigrations))->version;
@@ -135,9 +174,10 @@ int migrate_schema(sqlite::Database& database) {
     sqlite::Transaction transaction(database);
     version = user_version(database);  // another process may have migrated meanwhile
     refuse_newer(database, version);
-    if (version == 0) {
+    if (version == 0 && database.query_int("SELECT count(*) FROM sqlite_master") > 0) {
         refuse_foreign(database);
     }
+    database.exec("PRAGMA application_id = " + std::to_string(kApplicationId));
     for (const Migration& migration : kMigrations) {
         if (migration.version > version) {
             database.exec(migration.sql);

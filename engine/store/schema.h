@@ -13,4 +13,8 @@ int latest_schema_version();
 // SQLite database of some other program.
 int migrate_schema(sqlite::Database& database);
 
+// Throws BadInput naming the file unless it is empty or a run store this build can open (not
+// another program's database, not a newer schema). Only reads: a refused file is unchanged.
+void refuse_unless_run_store(const sqlite::Database& database);
+
 }  // namespace oomlab::store

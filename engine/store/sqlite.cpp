@@ -9,6 +9,13 @@ namespace {
 
 [[noreturn]] void throw_error(sqlite3* handle, const std::string& path, int code,
                               const std::string& what) {
+    if ((code & 0xff) == SQLITE_FULL) {
+        // What the user must do, not the statement that could not be written.
+        throw SqliteError("the disk holding the run store " + path +
+                              " is full; free space (oomlab-cli runs delete ID removes a run "
+                              "and its metrics) and try again",
+                          SQLITE_FULL);
+    }
     std::string detail = handle ? sqlite3_errmsg(handle) : sqlite3_errstr(code);
     throw SqliteError("run store " + path + ": " + what + ": " + detail, code & 0xff);
 }
@@ -203,6 +210,11 @@ std::string Database::query_text(std::string_view sql) const {
 
 void Database::set_busy_timeout_ms(int milliseconds) {
     sqlite3_busy_timeout(m_handle, milliseconds);
+}
+
+void Database::persist_wal() {
+    int keep = 1;
+    sqlite3_file_control(m_handle, "main", SQLITE_FCNTL_PERSIST_WAL, &keep);
 }
 
 std::int64_t Database::last_insert_id() const {

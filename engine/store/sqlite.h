@@ -83,6 +83,8 @@ public:
     std::string query_text(std::string_view sql) const;
 
     void set_busy_timeout_ms(int milliseconds);
+    // Keeps the -wal and -shm files after the last connection closes (SQLITE_FCNTL_PERSIST_WAL).
+    void persist_wal();
     std::int64_t last_insert_id() const;
     std::int64_t changes() const;  // rows touched by the last INSERT/UPDATE/DELETE
 

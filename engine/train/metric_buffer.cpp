@@ -1,5 +1,6 @@
 #include "train/metric_buffer.h"
 
+#include <cmath>
 #include <numeric>
 
 namespace oomlab::train {
@@ -33,7 +34,11 @@ void MetricBuffer::maybe_flush(bool force) {
         const torch::Tensor values = torch::cat(losses).to(torch::kCPU, torch::kDouble);
         const double* data = values.data_ptr<double>();
         for (std::size_t i = 0; i < m_pending.size(); ++i) {
-            m_rows[m_pending[i].first].loss = data[i];
+            MetricRow& row = m_rows[m_pending[i].first];
+            row.loss = data[i];
+            if (!std::isfinite(data[i]) && !m_diverged_at) {
+                m_diverged_at = row.step;
+            }
             m_recent_losses.push_back(data[i]);
             if (m_recent_losses.size() > kRecentLosses) {
                 m_recent_losses.pop_front();

@@ -22,6 +22,8 @@ public:
     void maybe_flush(bool force = false);
     // Mean loss of the last steps (read at flush time); empty before the first step.
     std::optional<double> recent_loss() const;
+    // The first step whose loss was NaN or infinite, as seen by the flushes so far.
+    std::optional<std::int64_t> diverged_at() const { return m_diverged_at; }
 
 private:
     TrainObserver& m_observer;
@@ -29,6 +31,7 @@ private:
     std::vector<std::pair<std::size_t, torch::Tensor>> m_pending;  // row index, loss tensor
     std::chrono::steady_clock::time_point m_last_flush = std::chrono::steady_clock::now();
     std::deque<double> m_recent_losses;
+    std::optional<std::int64_t> m_diverged_at;
 };
 
 }  // namespace oomlab::train

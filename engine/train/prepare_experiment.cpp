@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "memory/memory_snapshot.h"
 #include "model/text_classifier.h"
 #if OOMLAB_WITH_CUDA
 #include "measure/cuda_memory.h"
@@ -46,26 +47,6 @@ void check_device_support(const ExperimentConfig& config, const torch::Device& d
     }
 }
 
-// The snapshot is written at the end of the run; a folder that is not there should fail now,
-// not after the training it was meant to record.
-void check_snapshot_path(const std::string& path) {
-    if (path.empty()) {
-        return;
-    }
-    namespace fs = std::filesystem;
-    const fs::path file(path);
-    const fs::path folder = file.has_parent_path() ? file.parent_path() : fs::path(".");
-    std::error_code error;
-    if (fs::is_directory(file, error)) {
-        throw BadInput("debug.memory_snapshot: \"" + path +
-                       "\" is a folder; give a file name such as snapshot.pickle");
-    }
-    if (!fs::is_directory(folder, error)) {
-        throw BadInput("debug.memory_snapshot: the folder \"" + folder.string() +
-                       "\" does not exist; create it or choose another file");
-    }
-}
-
 // Parameter counts without building a second copy of a large table.
 void count_parameters(PreparedExperiment& prepared) {
     const torch::Tensor tiny_table = torch::zeros({2, prepared.initial_embeddings.size(1)});
@@ -97,7 +78,12 @@ PreparedExperiment prepare_experiment(const ExperimentConfig& config,
     prepared.config = config;
     prepared.device = torch_utils::resolve_device(config.device);
     check_device_support(config, prepared.device);
-    check_snapshot_path(config.debug.memory_snapshot);
+    if (!config.debug.memory_snapshot.empty()) {
+        // Written at the end of the run: a path that cannot be written must fail now.
+        memory::check_snapshot_path(
+            config.debug.memory_snapshot,
+            {config.dataset.path, config.dataset.valid_path, config.embeddings.path});
+    }
     ExperimentInfo& info = prepared.info;
     info.device = torch_utils::describe_device(prepared.device);
 

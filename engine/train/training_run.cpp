@@ -5,16 +5,27 @@
 #include <numeric>
 
 #include "oomlab/common/errors.h"
+#include "oomlab/config/config_keys.h"
 #include "torch_utils/torch_compat.h"
 #include "train/optimizer_factory.h"
 
 namespace oomlab::train {
 namespace {
 
+// The loss became NaN or infinite: further steps only spread it through the weights.
+class Diverged : public Error {
+public:
+    Diverged(std::int64_t step, const std::string& message) : Error(message), m_step(step) {}
+    std::int64_t step() const { return m_step; }
+
+private:
+    std::int64_t m_step;
+};
+
 constexpr std::int64_t kPhaseSampledSteps = 20;  // every phase of the first steps ...
 constexpr std::int64_t kPhaseSampleEvery = 50;   // ... then of every 50th
 
-MetricRow memory_row(std::int64_t step, const char* phase, double wall_ms,
+MetricRow memory_row(std::int64_t step, std::string_view phase, double wall_ms,
                      const memory::MemorySample& memory) {
     MetricRow row;
     row.step = step;
@@ -56,6 +67,16 @@ double TrainingRun::elapsed_seconds() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
 }
 
+std::string TrainingRun::divergence_message(std::int64_t step) const {
+    std::string message = "the loss became NaN or infinite at step " + std::to_string(step) +
+                          ": training diverged. Lower the learning rate (train.lr=" +
+                          get_config_value(m_config, "train.lr") + ")";
+    if (m_config.memory.precision == DType::Fp16) {
+        message += ", or train in bf16 or fp32 (fp16 overflows without headroom)";
+    }
+    return message + "; the steps before are saved";
+}
+
 void TrainingRun::check_cancel() const {
     if (m_cancel.load(std::memory_order_relaxed)) {
         throw Cancelled();
@@ -87,7 +108,7 @@ RunOutcome TrainingRun::execute() {
             m_scaler.emplace(m_experiment.device);
         }
         if (m_config.data.pin_memory && !pinned()) {
-            m_observer.on_event({0, "note",
+            m_observer.on_event({0, std::string(event_kind::kNote),
                                  "data.pin_memory has no effect on the CPU: pinned "
                                  "buffers speed up copies to a CUDA device"});
         }
@@ -98,6 +119,9 @@ RunOutcome TrainingRun::execute() {
         }
         m_worst_case_trial ? train_worst_case() : train_epochs();
         outcome.status = RunStatus::Completed;
+    } catch (const Diverged& diverged) {
+        outcome.status = RunStatus::Failed;
+        outcome.error = diverged.what();
     } catch (const Cancelled&) {
         outcome.status = RunStatus::Cancelled;
         outcome.error = "stopped by the user at step " + std::to_string(m_step);
@@ -109,7 +133,7 @@ RunOutcome TrainingRun::execute() {
         outcome.error = error.what_without_backtrace();
         if (outcome.status == RunStatus::Oom) {
             outcome.error = "out of memory at step " + std::to_string(m_step + 1) + " during " +
-                            m_phase + ": " + outcome.error;
+                            std::string(m_phase) + ": " + outcome.error;
             record_oom(outcome.error);
         }
     } catch (const std::exception& error) {
@@ -121,19 +145,29 @@ RunOutcome TrainingRun::execute() {
     memory::set_current_tag(memory::AllocationTag::Untagged);
     if (m_scaler && m_scaler->skipped_steps() > 0) {
         m_observer.on_event(
-            {m_step, "note",
+            {m_step, std::string(event_kind::kNote),
              "fp16 loss scaling skipped " + std::to_string(m_scaler->skipped_steps()) +
                  " optimizer step(s) whose gradients overflowed; final scale " +
                  std::to_string(static_cast<std::int64_t>(m_scaler->current_scale()))});
     }
     write_snapshot();
     m_metrics.maybe_flush(/*force=*/true);
+    if (const auto step = m_metrics.diverged_at()) {
+        // Found by a flush inside the loop (the error is set), or by this last one.
+        if (outcome.status == RunStatus::Completed) {
+            outcome.status = RunStatus::Failed;
+            outcome.error = divergence_message(*step);
+        }
+        m_observer.on_event({*step, std::string(event_kind::kDiverged), outcome.error});
+    }
     outcome.steps = m_step;
     outcome.final_train_loss = m_metrics.recent_loss();
     outcome.val_accuracy = m_val_accuracy;
     outcome.breakdown = measure_breakdown();
     outcome.peak_bytes = m_memory.run_peak();
     outcome.wall_seconds = elapsed_seconds();
+    outcome.batch_size = m_batch_size;
+    outcome.accumulation = m_accumulation;
     return outcome;
 }
 
@@ -217,21 +251,21 @@ bool TrainingRun::optimizer_step() {
             break;
         }
         m_largest_batch_bytes = std::max(m_largest_batch_bytes, batch_bytes(*batch));
-        sample_phase("batch");
-        enter_phase("forward", memory::AllocationTag::Forward);
+        sample_phase(phase::kBatch);
+        enter_phase(phase::kForward, memory::AllocationTag::Forward);
         torch::Tensor loss;
         {
             const auto autocast = autocast_scope();
             const torch::Tensor logits = m_model->forward(batch->ids, batch->mask);
             loss = torch::nn::functional::cross_entropy(logits, batch->labels) / m_accumulation;
         }
-        sample_phase("forward");
-        enter_phase("backward", memory::AllocationTag::Backward);
+        sample_phase(phase::kForward);
+        enter_phase(phase::kBackward, memory::AllocationTag::Backward);
         // The leak needs the graph kept: summing losses with their graphs makes the next
         // backward through the sum fail unless it retains graphs, the "fix" people reach for.
         (m_scaler ? m_scaler->scale(loss) : loss)
             .backward({}, /*retain_graph=*/m_config.debug.keep_loss_graph);
-        sample_phase("backward");
+        sample_phase(phase::kBackward);
         step_loss = step_loss.defined() ? step_loss + loss.detach() : loss.detach();
         if (m_config.debug.keep_loss_graph) {
             // Summing the loss tensor itself keeps every step's graph, and so its saved
@@ -243,9 +277,9 @@ bool TrainingRun::optimizer_step() {
     if (micro_batches == 0) {
         return false;
     }
-    enter_phase("optimizer", memory::AllocationTag::Optimizer);
+    enter_phase(phase::kOptimizer, memory::AllocationTag::Optimizer);
     step_optimizer();
-    sample_phase("optimizer");
+    sample_phase(phase::kOptimizer);
     if (m_config.memory.empty_cache == EmptyCache::Step) {
         memory::release_cached_memory(m_experiment.device);
     }
@@ -262,7 +296,7 @@ void TrainingRun::step_optimizer() {
     } else if (!m_scaler->step(*m_optimizer, m_trainable) && m_scaler->skipped_steps() <= 3) {
         // Early overflows are how the scale finds its level; report the first few only.
         m_observer.on_event(
-            {m_step + 1, "note",
+            {m_step + 1, std::string(event_kind::kNote),
              "fp16 gradients overflowed: optimizer step skipped, loss scale now " +
                  std::to_string(static_cast<std::int64_t>(m_scaler->current_scale()))});
     }
@@ -272,7 +306,7 @@ void TrainingRun::step_optimizer() {
     }
 }
 
-void TrainingRun::enter_phase(const char* phase, memory::AllocationTag tag) {
+void TrainingRun::enter_phase(std::string_view phase, memory::AllocationTag tag) {
     m_phase = phase;
     memory::set_current_tag(tag);
 }
@@ -289,14 +323,14 @@ std::unique_ptr<compat::AutocastScope> TrainingRun::autocast_scope() const {
         precision == DType::Bf16 ? at::kBFloat16 : at::kHalf);
 }
 
-void TrainingRun::sample_phase(const char* phase) {
+void TrainingRun::sample_phase(std::string_view phase) {
     if (m_step >= kPhaseSampledSteps && (m_step + 1) % kPhaseSampleEvery != 0) {
         return;
     }
     record_memory_row(m_step + 1, phase, m_memory.sample());
 }
 
-void TrainingRun::record_memory_row(std::int64_t step, const char* phase,
+void TrainingRun::record_memory_row(std::int64_t step, std::string_view phase,
                                     const memory::MemorySample& memory) {
     m_metrics.add(memory_row(step, phase, elapsed_seconds() * 1000.0, memory));
 }
@@ -310,12 +344,15 @@ void TrainingRun::end_step(const torch::Tensor& step_loss, std::int64_t samples)
     if (memory.step_peak >= m_at_peak.step_peak) {
         m_at_peak = memory;
     }
-    MetricRow row = memory_row(m_step, "step", elapsed_seconds() * 1000.0, memory);
+    MetricRow row = memory_row(m_step, phase::kStep, elapsed_seconds() * 1000.0, memory);
     if (m_step > 1 && seconds > 0) {
         row.samples_per_s = static_cast<double>(samples) / seconds;
     }
     m_metrics.add(std::move(row), step_loss);
     m_metrics.maybe_flush();
+    if (const auto step = m_metrics.diverged_at()) {
+        throw Diverged(*step, divergence_message(*step));
+    }
 
     TrainProgress progress;
     progress.step = m_step;
@@ -334,7 +371,7 @@ void TrainingRun::evaluate() {
     if (examples.size() == 0) {
         return;
     }
-    enter_phase("eval", memory::AllocationTag::Eval);
+    enter_phase(phase::kEval, memory::AllocationTag::Eval);
     m_model->eval();
     std::optional<torch::NoGradGuard> no_grad;
     if (m_config.eval.no_grad) {
@@ -363,7 +400,7 @@ void TrainingRun::evaluate() {
         loss_sum += loss.detach().to(torch::kCPU, torch::kDouble);
         correct += logits.argmax(1).eq(batch->labels).sum().to(torch::kCPU);
     }
-    sample_phase("eval");
+    sample_phase(phase::kEval);
     m_memory.sample();  // the evaluation's peak counts even when its phase is not recorded
     kept_graphs.clear();
     if (m_config.memory.empty_cache == EmptyCache::Eval) {
@@ -372,7 +409,7 @@ void TrainingRun::evaluate() {
     const double count = static_cast<double>(examples.size());
     MetricRow row;
     row.step = m_step;
-    row.phase = "eval";
+    row.phase = phase::kEval;
     row.wall_ms = elapsed_seconds() * 1000.0;
     row.loss = loss_sum.item<double>() / count;
     row.accuracy = static_cast<double>(correct.item<std::int64_t>()) / count;
@@ -383,7 +420,7 @@ void TrainingRun::evaluate() {
     char message[96];
     std::snprintf(message, sizeof message, "validation loss %.4f, accuracy %.2f%%", *row.loss,
                   *row.accuracy * 100.0);
-    m_observer.on_event({m_step, "eval", message});
+    m_observer.on_event({m_step, std::string(event_kind::kEval), message});
 }
 
 }  // namespace oomlab::train

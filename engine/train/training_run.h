@@ -33,9 +33,9 @@ private:
     void start_epoch(int epoch);
     bool optimizer_step();  // false at the end of the epoch
     void evaluate();
-    void enter_phase(const char* phase, memory::AllocationTag tag);
-    void sample_phase(const char* phase);
-    void record_memory_row(std::int64_t step, const char* phase,
+    void enter_phase(std::string_view phase, memory::AllocationTag tag);
+    void sample_phase(std::string_view phase);
+    void record_memory_row(std::int64_t step, std::string_view phase,
                            const memory::MemorySample& memory);
     bool recover_from_oom(const std::string& message);
     void record_oom(const std::string& message);
@@ -43,6 +43,7 @@ private:
     void write_snapshot();
     void end_step(const torch::Tensor& step_loss, std::int64_t samples);
     void check_cancel() const;
+    std::string divergence_message(std::int64_t step) const;
     MemoryBreakdown measure_breakdown() const;
     double elapsed_seconds() const;
     bool pinned() const;
@@ -69,7 +70,7 @@ private:
     int m_epoch = 0;
     std::int64_t m_step = 0;
     std::int64_t m_total_steps = 0;
-    const char* m_phase = "setup";
+    std::string_view m_phase = "setup";
     std::vector<std::vector<std::int64_t>> m_plan;  // this epoch's micro-batches
     std::size_t m_cursor = 0;                       // first micro-batch of the step in progress
     std::unique_ptr<BatchSource> m_batches;

@@ -30,9 +30,9 @@ std::vector<std::vector<std::int64_t>> rechunk(const std::vector<std::vector<std
 void TrainingRun::record_oom(const std::string& message) {
     // The failed step's tensors are gone by now; its peak and the allocator's counters remain.
     const memory::MemorySample state = m_memory.sample();
-    record_memory_row(m_step + 1, "oom", state);
-    m_observer.on_event(
-        {m_step + 1, "oom", message + " [" + memory::describe_allocator_state(state) + "]"});
+    record_memory_row(m_step + 1, phase::kOom, state);
+    m_observer.on_event({m_step + 1, std::string(event_kind::kOom),
+                         message + " [" + memory::describe_allocator_state(state) + "]"});
 }
 
 void TrainingRun::write_snapshot() {
@@ -43,11 +43,11 @@ void TrainingRun::write_snapshot() {
     try {
         memory::write_snapshot_file(m_history->snapshot(), path);
         m_observer.on_event(
-            {m_step, "note",
+            {m_step, std::string(event_kind::kNote),
              "memory snapshot written to " + path + " (open it at pytorch.org/memory_viz)"});
     } catch (const std::exception& error) {
         // The run's results stand; only the snapshot is lost.
-        m_observer.on_event({m_step, "note", error.what()});
+        m_observer.on_event({m_step, std::string(event_kind::kNote), error.what()});
     }
     m_history.reset();
 }
@@ -55,7 +55,7 @@ void TrainingRun::write_snapshot() {
 bool TrainingRun::recover_from_oom(const std::string& message) {
     const OnOom policy = m_config.memory.on_oom;
     const std::string where =
-        "out of memory at step " + std::to_string(m_step + 1) + " during " + m_phase;
+        "out of memory at step " + std::to_string(m_step + 1) + " during " + std::string(m_phase);
     // Release what the failed step held before deciding anything.
     m_batches.reset();
     m_leaked_loss = torch::Tensor();
@@ -63,7 +63,7 @@ bool TrainingRun::recover_from_oom(const std::string& message) {
         parameter.mutable_grad() = torch::Tensor();
     }
     record_oom(where + ": " + message);
-    if (policy == OnOom::Stop || std::string(m_phase) == "eval") {
+    if (policy == OnOom::Stop || m_phase == phase::kEval) {
         throw OutOfMemory(where + ": " + message);
     }
     if (m_batch_size == 1) {
@@ -83,8 +83,9 @@ bool TrainingRun::recover_from_oom(const std::string& message) {
                   ", accumulation " + std::to_string(old_accumulation) + " -> " +
                   std::to_string(m_accumulation) + " (same effective batch)"
             : "batch " + std::to_string(old_batch) + " -> " + std::to_string(m_batch_size);
-    m_observer.on_event({m_step + 1, policy == OnOom::Adapt ? "adapt" : "halve",
-                         "retrying the step with " + action});
+    m_observer.on_event(
+        {m_step + 1, std::string(policy == OnOom::Adapt ? event_kind::kAdapt : event_kind::kHalve),
+         "retrying the step with " + action});
     const std::int64_t remaining_epochs = m_config.train.epochs - m_epoch;
     if (m_config.train.max_steps == 0) {
         m_total_steps =

@@ -15,21 +15,48 @@ namespace {
 
 using nlohmann::json;
 
-std::string substitute(std::string text, const std::string& file) {
-    for (std::size_t at = text.find("{file}"); at != std::string::npos; at = text.find("{file}")) {
-        text.replace(at, 6, file);
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+    for (std::size_t at = text.find(from); at != std::string::npos;
+         at = text.find(from, at + to.size())) {
+        text.replace(at, from.size(), to);
     }
     return text;
 }
 
-// Files too large to keep in the repository are written by the test.
-void generate(const std::string& path) {
-    std::ofstream out(path, std::ios::binary);
-    out << "the 0.1 0.2 0.3\nof 0.4 0.5 0.6\nand 0.7 0.8 0.9\nto";
-    for (int value = 0; value < 1'300'000; ++value) {
-        out << " 0.123456";
+std::string substitute(const std::string& text, const std::string& file) {
+    return replace_all(replace_all(text, "{file}", file), "{latin1}", "\xE9");
+}
+
+std::string repeated(const std::string& text, int times) {
+    std::string out;
+    for (int i = 0; i < times; ++i) {
+        out += text;
     }
-    out << '\n';
+    return out;
+}
+
+// Files too large or too odd to keep in the repository are written by the test.
+void generate(const std::string& path, const std::string& kind) {
+    constexpr int kDeep = 20000;
+    std::ofstream out(path, std::ios::binary);
+    if (kind == "ten_megabyte_line") {
+        out << "the 0.1 0.2 0.3\nof 0.4 0.5 0.6\nand 0.7 0.8 0.9\nto"
+            << repeated(" 0.123456", 1'300'000) << '\n';
+    } else if (kind == "deep_object") {
+        out << repeated("{\"train\": ", kDeep) << "1" << repeated("}", kDeep);
+    } else if (kind == "deep_array") {
+        out << "{\"train\": " << repeated("[", kDeep) << repeated("]", kDeep) << "}";
+    } else if (kind == "deep_jsonl") {
+        out << "{\"text\": \"a\", \"label\": 1}\n{\"text\": \"b\", \"label\": 2}\n"
+            << "{\"text\": " << repeated("[", kDeep) << repeated("]", kDeep) << "}\n";
+    } else if (kind == "utf16_glove") {
+        out << "\xFF\xFE";
+        for (char c : std::string("the 0.1 0.2\nof 0.3 0.4\n")) {
+            out << c << '\0';
+        }
+    } else {
+        FAIL() << "unknown generator " << kind;
+    }
 }
 
 TEST(BadInputCorpus, EveryCaseGivesItsExitCodeAndMessage) {
@@ -41,7 +68,7 @@ TEST(BadInputCorpus, EveryCaseGivesItsExitCodeAndMessage) {
             file = test::fixture("bad/" + entry["file"].get<std::string>());
             if (entry.contains("generated")) {
                 file = dir.file(std::filesystem::path(file).filename().string());
-                generate(file);
+                generate(file, entry["generated"].get<std::string>());
             }
         }
         const std::string db = dir.file("runs.sqlite");
@@ -49,7 +76,7 @@ TEST(BadInputCorpus, EveryCaseGivesItsExitCodeAndMessage) {
         for (const auto& arg : entry["args"]) {
             args.push_back(substitute(arg, file));
         }
-        if (args[0] == "run") {
+        if ((args[0] == "run" || args[0] == "sweep") && !entry.value("no_db", false)) {
             args.insert(args.end(), {"--db", db});
         }
         const auto result = test::run_cli(args);

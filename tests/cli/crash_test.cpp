@@ -19,7 +19,9 @@ pid_t start_long_run(const std::string& db) {
     const pid_t child = fork();
     if (child == 0) {
         // Quiet: the test reads the database, not the output.
-        freopen("/dev/null", "w", stdout);
+        if (!freopen("/dev/null", "w", stdout)) {
+            _exit(126);
+        }
         execl(OOMLAB_CLI_PATH, OOMLAB_CLI_PATH, "run", "--db", db.c_str(), "--set",
               "train.epochs=1000", "--set", "model.kind=transformer", "--set", "train.max_len=32",
               static_cast<char*>(nullptr));

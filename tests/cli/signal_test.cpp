@@ -1,4 +1,5 @@
-// Ctrl+C during `oomlab-cli run`: the run is saved as cancelled with its metrics, exit 130.
+// Ctrl+C (SIGINT) or a kill/scheduler (SIGTERM) during `oomlab-cli run`: the run is saved as
+// cancelled with its metrics, exit 130.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -14,7 +15,9 @@
 namespace oomlab {
 namespace {
 
-TEST(CliSignals, SigintSavesTheRunAsCancelledAndExits130) {
+class CliSignals : public ::testing::TestWithParam<int> {};
+
+TEST_P(CliSignals, SavesTheRunAsCancelledAndExits130) {
     test::TempDir dir;
     const std::string db = dir.file("runs.sqlite");
     const pid_t child = fork();
@@ -37,7 +40,7 @@ TEST(CliSignals, SigintSavesTheRunAsCancelledAndExits130) {
         }
     }
     ASSERT_TRUE(training) << "the run never started";
-    kill(child, SIGINT);
+    kill(child, GetParam());
     int status = 0;
     waitpid(child, &status, 0);
     ASSERT_TRUE(WIFEXITED(status));
@@ -58,6 +61,11 @@ TEST(CliSignals, SigintSavesTheRunAsCancelledAndExits130) {
     EXPECT_EQ(runs[0].outcome.steps, last_step);
     EXPECT_GT(runs[0].outcome.steps, 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(Stop, CliSignals, ::testing::Values(SIGINT, SIGTERM),
+                         [](const ::testing::TestParamInfo<int>& signal) {
+                             return signal.param == SIGINT ? "Sigint" : "Sigterm";
+                         });
 
 }  // namespace
 }  // namespace oomlab

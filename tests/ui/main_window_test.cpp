@@ -137,7 +137,10 @@ private slots:
         FailurePanel* panel = m_window->livePage()->failurePanel();
         QVERIFY(!panel->isHidden());
         QVERIFY(panel->headline().contains(QStringLiteral("Out of memory")));
-        QVERIFY(panel->details().contains(QStringLiteral("The cap was 4 MiB")));
+        // The cap is stated once, as the user set it.
+        QVERIFY2(panel->details().contains(QStringLiteral("of its 4.0 MiB cap (memory.cap_mb)")),
+                 qPrintable(panel->details()));
+        QCOMPARE(panel->details().count(QStringLiteral("MiB cap")), 1);
         QVERIFY(panel->suggestionCount() >= 2);
         QVERIFY(m_window->livePage()->memoryPlot()->capVisible());
         QCOMPARE(m_window->livePage()->memoryPlot()->capMiB(), 4.0);

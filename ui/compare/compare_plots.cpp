@@ -78,10 +78,10 @@ void ComparePlot::rebuild() {
             if (!y) {
                 continue;
             }
-            if (row.phase == "step") {
+            if (row.phase == phase::kStep) {
                 keys.push_back(x);
                 values.push_back(*y);
-            } else if (loss && row.phase == "eval") {
+            } else if (loss && row.phase == phase::kEval) {
                 validKeys.push_back(x);
                 validValues.push_back(*y);
             } else {

@@ -4,7 +4,9 @@
 #include <QObject>
 #include <QSaveFile>
 
+#include "common/app_settings.h"
 #include "common/formatting.h"
+#include "oomlab/common/files.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/run/run_json.h"
 
@@ -44,7 +46,21 @@ std::string runsCsv(const RunStore& store, const QVector<qint64>& runIds) {
 
 }  // namespace
 
+QString checkChosenOutput(const QString& path) {
+    const QString database = AppSettings::databasePath().isEmpty() ? qs(RunStore::default_path())
+                                                                   : AppSettings::databasePath();
+    try {
+        check_output_path(ss(path), {"the file", {ss(database)}, /*force=*/true, {}});
+    } catch (const std::exception& error) {
+        return qs(error.what());
+    }
+    return {};
+}
+
 QString writeTextFile(const QString& path, const std::string& content) {
+    if (const QString error = checkChosenOutput(path); !error.isEmpty()) {
+        return error;
+    }
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly)) {
         return QObject::tr("cannot write %1: %2").arg(path, file.errorString());

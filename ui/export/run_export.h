@@ -20,7 +20,12 @@ QString saveConfigFile(const ExperimentConfig& config, const QString& path);
 // On failure returns false and sets `error` (the engine's message names file, line and key).
 bool loadConfigFile(const QString& path, ExperimentConfig& config, QString& error);
 
-// Writes `content` atomically.
+// Checks a file the user chose to write (the save dialog asked before replacing one) as the
+// engine checks every output: not a folder, a device or a FIFO, not the open database, in a
+// writable folder. Returns the error, or an empty string.
+QString checkChosenOutput(const QString& path);
+
+// Writes `content` atomically, after checkChosenOutput.
 QString writeTextFile(const QString& path, const std::string& content);
 
 }  // namespace oomlab::ui

@@ -125,7 +125,7 @@ void LivePage::onEvent(qint64 runId, const EventRow& event) {
         return;
     }
     m_memory->markEvent(event);
-    if (event.kind == "oom") {
+    if (event.kind == event_kind::kOom) {
         m_loss->addMarker(static_cast<double>(event.step), tr("OOM"), QColor(0xd6, 0x27, 0x28));
     }
     log(QStringLiteral("[%1] step %2: %3")

@@ -40,10 +40,10 @@ void LossPlot::appendRows(const std::vector<MetricRow>& rows) {
     QVector<double> trainX, trainY, evalX, evalLoss, accX, accY;
     for (const MetricRow& row : rows) {
         const double x = static_cast<double>(row.step);
-        if (row.phase == "step" && row.loss) {
+        if (row.phase == phase::kStep && row.loss) {
             trainX.push_back(x);
             trainY.push_back(*row.loss);
-        } else if (row.phase == "eval") {
+        } else if (row.phase == phase::kEval) {
             if (row.loss) {
                 evalX.push_back(x);
                 evalLoss.push_back(*row.loss);

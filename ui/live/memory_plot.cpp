@@ -80,7 +80,7 @@ double MemoryPlot::capMiB() const {
 void MemoryPlot::appendRows(const std::vector<MetricRow>& rows) {
     QVector<double> ax, ay, rx, ry, px, py, dx, dy;
     for (const MetricRow& row : rows) {
-        if (row.phase != "step") {
+        if (row.phase != phase::kStep) {
             continue;
         }
         const double x = static_cast<double>(row.step);
@@ -99,10 +99,11 @@ void MemoryPlot::appendRows(const std::vector<MetricRow>& rows) {
 
 void MemoryPlot::markEvent(const EventRow& event) {
     const double x = static_cast<double>(event.step);
-    if (event.kind == "oom") {
+    if (event.kind == event_kind::kOom) {
         addMarker(x, tr("OOM"), kCapColor);
-    } else if (event.kind == "adapt" || event.kind == "halve") {
-        addMarker(x, event.kind == "adapt" ? tr("adapted") : tr("halved"), seriesColor(4));
+    } else if (event.kind == event_kind::kAdapt || event.kind == event_kind::kHalve) {
+        addMarker(x, event.kind == event_kind::kAdapt ? tr("adapted") : tr("halved"),
+                  seriesColor(4));
     } else {
         return;
     }

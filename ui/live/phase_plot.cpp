@@ -105,7 +105,7 @@ void PhasePlot::appendRows(const std::vector<MetricRow>& rows) {
         if (!row.allocated_bytes) {
             continue;  // validation results carry no memory sample
         }
-        if (row.phase != "step") {
+        if (row.phase != phase::kStep) {
             m_pending.push_back(row);
             continue;
         }

@@ -26,9 +26,6 @@ QString describeRunEnd(const RunEnd& end) {
                 text += QObject::tr("\nResident at the failure: %1.")
                             .arg(parts.join(QStringLiteral(", ")));
             }
-            if (end.config.memory.cap_mb > 0) {
-                text += QObject::tr("\nThe cap was %1 MiB.").arg(end.config.memory.cap_mb);
-            }
             return text;
         }
         case RunStatus::Failed:

@@ -4,6 +4,8 @@
 
 #include <qcustomplot.h>
 
+#include "export/run_export.h"
+
 #ifdef OOMLAB_HAVE_SVG
 #include <QSvgGenerator>
 #endif
@@ -26,13 +28,16 @@ QString plotFileFilters() {
     return filters.join(QStringLiteral(";;"));
 }
 
-QString savePlot(QCustomPlot* plot, const QString& path) {
+QString savePlot(QCustomPlot* plot, const QString& path, double pngScale) {
+    if (const QString error = checkChosenOutput(path); !error.isEmpty()) {
+        return error;
+    }
     const QString suffix = QFileInfo(path).suffix().toLower();
     const int width = plot->width();
     const int height = plot->height();
     bool ok = false;
     if (suffix == QLatin1String("png")) {
-        ok = plot->savePng(path, width, height, 2.0);
+        ok = plot->savePng(path, width, height, pngScale);
     } else if (suffix == QLatin1String("pdf")) {
         ok = plot->savePdf(path, width, height);
     } else if (suffix == QLatin1String("svg")) {

@@ -12,8 +12,9 @@ namespace oomlab::ui {
 QString plotFileFilters();
 bool svgExportAvailable();
 
-// Returns an empty string on success, else what went wrong. PNGs are written at twice the
-// widget's resolution so they stay sharp on HiDPI screens and in documents.
-QString savePlot(QCustomPlot* plot, const QString& path);
+// Returns an empty string on success, else what went wrong. PNGs are written at `pngScale`
+// times the widget's size: twice by default, so they stay sharp on HiDPI screens and in
+// documents; 1 for an exact pixel size.
+QString savePlot(QCustomPlot* plot, const QString& path, double pngScale = 2.0);
 
 }  // namespace oomlab::ui

@@ -52,7 +52,7 @@ INSTANTIATE_TEST_SUITE_P(
                       "one sub-folder per class"},
         MalformedCase{"sms_style.tsv", DatasetFormat::Folder, 0, "is a file"},
         MalformedCase{"imdb_style/train", DatasetFormat::Csv, 0, "is a folder"},
-        MalformedCase{"does_not_exist.tsv", DatasetFormat::Auto, 0, "no such file"}));
+        MalformedCase{"does_not_exist.tsv", DatasetFormat::Auto, 0, "does not exist"}));
 
 TEST(Malformed, JsonNumberBeyondDoubleRangeNamesTheLine) {
     // Regression: found by fuzz_dataset; nlohmann throws out_of_range, not parse_error.

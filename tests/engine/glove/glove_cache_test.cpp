@@ -126,6 +126,62 @@ TEST_F(GloveCache, DamagedCachesAreIgnoredAndReplaced) {
     }
 }
 
+// The header and offsets can be right while the words or the vectors are not (a bad disk, a
+// copy cut short and padded): both are checksummed, and the text is read instead, with a
+// note saying so.
+TEST_F(GloveCache, DamagedWordsOrVectorsFallBackToTheTextWithANote) {
+    const GloveTable reference = GloveTable::load(m_text, test::no_cache());
+    const std::int64_t matrix_bytes = reference.size() * reference.dim() * 4;
+    const std::int64_t offsets_bytes = (reference.size() + 1) * 8;
+    struct Damage {
+        const char* what;
+        std::streamoff offset;
+    };
+    for (const Damage& damage : {Damage{"a vector", 4096 + 7 * 4},
+                                 Damage{"a word", 4096 + matrix_bytes + offsets_bytes + 2}}) {
+        GloveTable::load(m_text);
+        overwrite_bytes(cache_path(), damage.offset, "\x5a\x5a");
+        const GloveTable table = GloveTable::load(m_text);
+        EXPECT_FALSE(table.from_cache()) << damage.what;
+        EXPECT_TRUE(test::same_table(reference, table)) << damage.what;
+        EXPECT_NE(table.note().find("damaged"), std::string::npos) << damage.what;
+        EXPECT_NE(table.note().find("checksum"), std::string::npos) << table.note();
+        EXPECT_TRUE(GloveTable::load(m_text).from_cache()) << damage.what << ": not rewritten";
+        EXPECT_TRUE(GloveTable::load(m_text).note().empty());
+    }
+}
+
+// Describing a table (glove info) reads no vector, so it does not pay for their checksum.
+TEST_F(GloveCache, DescribingWithoutVerifyingTheVectorsSkipsTheirChecksum) {
+    GloveTable::load(m_text);
+    overwrite_bytes(cache_path(), 4096, "\x5a");
+    GloveLoadOptions describe;
+    describe.verify_vectors = false;
+    EXPECT_TRUE(GloveTable::load(m_text, describe).from_cache());
+    EXPECT_FALSE(GloveTable::load(m_text).from_cache());
+}
+
+TEST_F(GloveCache, TextChangedAtTheSameSizeAndModificationTimeIsDetected) {
+    test::write_file(m_text, "a 1 2\nb 3 4\n");
+    const auto when = fs::last_write_time(m_text);
+    GloveTable::load(m_text);
+    test::write_file(m_text, "a 5 6\nb 7 8\n");  // same size
+    fs::last_write_time(m_text, when);           // and the old time put back
+    const GloveTable table = GloveTable::load(m_text);
+    EXPECT_FALSE(table.from_cache());
+    EXPECT_EQ(table.vector(0)[0], 5.0f);
+}
+
+TEST_F(GloveCache, ABareRelativeNameGetsItsCacheBesideTheFile) {
+    const fs::path before = fs::current_path();
+    fs::current_path(m_dir.path());
+    fs::copy_file(m_text, "g100.txt");
+    GloveTable::load("g100.txt");
+    const bool beside = fs::exists("g100.txt.oomlab-cache");
+    fs::current_path(before);
+    EXPECT_TRUE(beside);
+}
+
 TEST_F(GloveCache, MaxRowsFromTheCache) {
     GloveTable::load(m_text);
     GloveLoadOptions options;

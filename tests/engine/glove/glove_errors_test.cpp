@@ -107,7 +107,7 @@ TEST_F(GloveErrors, Word2VecHeaderDisagreeingWithTheLines) {
 TEST_F(GloveErrors, MissingFile) {
     const std::string path = m_dir.file("absent.txt");
     const std::string message = test::load_error(path);
-    EXPECT_EQ(message.rfind(path + ": cannot open", 0), 0u) << message;
+    EXPECT_EQ(message.rfind(path + ": does not exist (embeddings.path)", 0), 0u) << message;
 }
 
 TEST_F(GloveErrors, NegativeMaxRows) {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -40,10 +41,11 @@ public:
             close(ready[0]);
             close(release[1]);
             std::int64_t id = -1;
+            std::optional<RunStore> store;  // open while the child lives, as a writer's is
             try {
-                RunStore store = RunStore::open(path);
-                id = store.create_run(sample_run("written by a child"));
-                store.append_metrics(id, std::vector<MetricRow>(3));
+                store = RunStore::open(path);
+                id = store->create_run(sample_run("written by a child"));
+                store->append_metrics(id, std::vector<MetricRow>(3));
             } catch (...) {
             }
             (void)!write(ready[1], &id, sizeof id);
@@ -142,25 +144,29 @@ TEST(RunStoreProcessTest, ExitedWriterIsMarkedWhileOwnRunsStayRunning) {
     EXPECT_EQ(second.find_run(writer.run_id())->outcome.status, RunStatus::Interrupted);
 }
 
-TEST(RunStoreProcessTest, ReusedPidIsNotTakenForTheWriter) {
+// Whether a writer lives is its lock's to say: a writer on another host (which a pid check
+// can never see) that is gone is found out, and a live writer whose pid means nothing here
+// (another PID namespace, a container) is left alone.
+TEST(RunStoreProcessTest, TheWritersLockDecidesNotItsHostOrPid) {
     test::TempDir dir;
     const std::string path = dir.file("runs.sqlite");
-    RunStore store = RunStore::open(path);
-    const std::int64_t reused = store.create_run(sample_run("pid reused"));
-    const std::int64_t remote = store.create_run(sample_run("other host"));
+    RunStore writer = RunStore::open(path);
+    const std::int64_t live = writer.create_run(sample_run("live, in a container"));
+    const std::int64_t gone = [&] {
+        RunStore closed = RunStore::open(path);
+        return closed.create_run(sample_run("gone, on another host"));
+    }();
     {
         test::RawDatabase raw(path);
-        // Same pid as this process but a different start time: an earlier process that
-        // happened to have our pid.
-        raw.exec("UPDATE runs SET owner_start_ticks = owner_start_ticks + 1 WHERE id = " +
-                 std::to_string(reused));
-        // A process on another machine cannot be checked, so its run is left alone.
         raw.exec("UPDATE runs SET owner_host = 'some-other-host', owner_pid = 1 WHERE id = " +
-                 std::to_string(remote));
+                 std::to_string(gone));
+        raw.exec("UPDATE runs SET owner_pid = 999999999 WHERE id = " + std::to_string(live));
     }
     RunStore reopened = RunStore::open(path);
-    EXPECT_EQ(reopened.find_run(reused)->outcome.status, RunStatus::Interrupted);
-    EXPECT_EQ(reopened.find_run(remote)->outcome.status, RunStatus::Running);
+    EXPECT_EQ(reopened.find_run(gone)->outcome.status, RunStatus::Interrupted);
+    EXPECT_EQ(reopened.find_run(live)->outcome.status, RunStatus::Running);
+    writer.finish_run(live, RunOutcome{});
+    EXPECT_EQ(RunStore::open(path).find_run(live)->outcome.status, RunStatus::Completed);
 }
 
 TEST(RunStoreProcessTest, ReaderDoesNotWaitForAnOpenWriteTransaction) {

@@ -15,7 +15,7 @@ namespace oomlab {
 namespace {
 
 // The schema version this build writes; bump together with a new migration.
-constexpr int kLatestSchemaVersion = 3;
+constexpr int kLatestSchemaVersion = 4;
 
 std::string bad_input_message(const std::string& path) {
     try {
@@ -155,7 +155,7 @@ TEST(RunStoreSchemaTest, FileThatIsNotADatabaseIsRefusedAndLeftAlone) {
     const std::string message = bad_input_message(path);
     EXPECT_NE(message.find(path), std::string::npos) << message;
     EXPECT_NE(message.find("not an OOM Lab run database"), std::string::npos) << message;
-    EXPECT_EQ(read_file(path), content);
+    EXPECT_EQ(test::read_text(path), content);
 }
 
 TEST(RunStoreSchemaTest, DatabaseOfAnotherProgramIsRefused) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace oomlab {
@@ -24,6 +25,16 @@ void check_input_path(const std::string& path, const std::string& what,
 std::string read_input_file(const std::string& path, const std::string& what,
                             std::uint64_t max_bytes);
 
+// read_input_file for text: a UTF-16 file (with its byte-order mark, or recognisable by its
+// zero bytes) is decoded to UTF-8, a UTF-8 byte-order mark is dropped, and classic Mac line
+// endings (CR alone, no LF anywhere) become LF. Other zero bytes mean the file is not text:
+// BadInput naming `what`, the path and the line.
+std::string read_text_input(const std::string& path, const std::string& what,
+                            std::uint64_t max_bytes);
+
+// The same rules for bytes already read (the first part of a file, for instance).
+std::string text_as_utf8(const std::string& path, const std::string& what, std::string bytes);
+
 struct OutputRules {
     std::string what;                 // "--out", "debug.memory_snapshot": named in messages
     std::vector<std::string> inputs;  // what the same command reads: never overwritten
@@ -36,6 +47,10 @@ struct OutputRules {
 // one of the inputs (under any name), and if it exists it is a regular file that
 // `is_own_output` recognises (or force is set).
 void check_output_path(const std::string& path, const OutputRules& rules);
+
+// Writes `content` to `path` through a temporary file renamed over it, so a failed write
+// leaves the old file. Throws Error naming `path`. Check the path first (check_output_path).
+void write_file_atomically(const std::string& path, std::string_view content);
 
 // Whether the first bytes of the file at `path` are `prefix` (false when unreadable).
 bool file_starts_with(const std::string& path, const std::string& prefix);

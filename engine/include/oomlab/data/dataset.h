@@ -51,9 +51,15 @@ struct RawExample {
 DatasetFormat detect_dataset_format(const std::string& path);
 
 // Reads a file or folder in the given format (Auto: detected). Labels stay raw strings.
-// Texts are trimmed; an empty path reads the embedded default.
+// Texts are trimmed; an empty path reads the embedded default. Only regular files and
+// folders are read (never a FIFO or a device); UTF-16 text is decoded. `key` names the
+// setting the path came from in messages.
 std::vector<RawExample> read_raw_examples(const std::string& path, DatasetFormat format,
-                                          DatasetFormat* detected = nullptr);
+                                          DatasetFormat* detected = nullptr,
+                                          const std::string& key = "dataset.path");
+
+// The largest dataset file read (it is read whole into memory).
+inline constexpr std::uint64_t kMaxDatasetFileBytes = std::uint64_t{8} << 30;
 
 struct DatasetSpec {
     std::string path;        // empty: the embedded default

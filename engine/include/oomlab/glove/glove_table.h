@@ -32,6 +32,10 @@ struct GloveLoadOptions {
     GloveCacheMode cache = GloveCacheMode::ReadWrite;
     std::string cache_dir;  // used when the text file's folder is not writable;
                             // empty: $XDG_CACHE_HOME/oomlab (or ~/.cache/oomlab)
+    // Check a cache's vectors against their checksum (a read of every vector). Without it
+    // only the header and the words are checked: enough to describe the table.
+    bool verify_vectors = true;
+    std::string what = "embeddings.path";           // the setting the path came from, in messages
     std::function<void(double fraction)> progress;  // called from the loading thread
 };
 
@@ -57,6 +61,9 @@ public:
     GloveFormat format() const;  // of the source text; Cache only for a .cache file given directly
     bool from_cache() const;     // true when this load was served by the binary cache
     const std::string& path() const;  // the file it came from; empty when synthetic
+    // What the load had to work around, for the user: empty, or e.g. "the cache ... was
+    // damaged (...); the text was read instead".
+    const std::string& note() const;
 
     // Writes the binary cache (what load() writes next to the text file) to `path`.
     void write_cache(const std::string& path) const;
@@ -69,6 +76,9 @@ private:
     explicit GloveTable(std::shared_ptr<const Impl> impl);
     std::shared_ptr<const Impl> m_impl;
 };
+
+// Whether the file at `path` is a binary cache (by its magic bytes).
+bool is_glove_cache(const std::string& path);
 
 // Where load() looks for (and writes) the cache of a text file.
 std::string glove_cache_path(const std::string& text_path, const GloveLoadOptions& options = {});

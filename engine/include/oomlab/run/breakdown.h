@@ -29,6 +29,21 @@ inline constexpr std::array<std::string_view, 8> kBreakdownKeys = {
     "embedding_table", "parameters",      "gradients", "optimizer_state", "data",
     "activations",     "allocator_cache", "other"};
 
+// The same categories as people read them.
+inline constexpr std::array<std::string_view, 8> kBreakdownLabels = {"embedding table",
+                                                                     "other parameters",
+                                                                     "gradients",
+                                                                     "optimizer state",
+                                                                     "data",
+                                                                     "activations and temporaries",
+                                                                     "allocator cache",
+                                                                     "other"};
+
+// The first six categories add up to the peak of tensor memory; the allocator's cache
+// (reserved but unused) and "other" (process or device memory beyond tensors: the CUDA
+// context, libraries, the heap's free blocks) come on top of it.
+inline constexpr std::size_t kBreakdownInPeak = 6;
+
 // Field access by index into kBreakdownKeys.
 std::int64_t& breakdown_field(MemoryBreakdown& breakdown, std::size_t index);
 std::int64_t breakdown_field(const MemoryBreakdown& breakdown, std::size_t index);

@@ -25,4 +25,7 @@ struct RunMetrics {
 };
 std::string metrics_csv(const std::vector<RunMetrics>& runs);
 
+// Whether `path` holds an export of these (CSV or JSON), which another export may replace.
+bool is_run_export_file(const std::string& path);
+
 }  // namespace oomlab

@@ -77,6 +77,10 @@ struct RunOutcome {
     std::int64_t peak_bytes = 0;
     double wall_seconds = 0;
     MemoryBreakdown breakdown;
+    // The micro-batch and accumulation the run ended with: on_oom=halve or adapt may have
+    // changed them from the config's. 0 when not recorded (runs of older versions).
+    int batch_size = 0;
+    int accumulation = 0;
 };
 
 // A saved run: who and what it was, and its outcome so far (status Running while it trains).
