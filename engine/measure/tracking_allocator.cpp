@@ -26,7 +26,8 @@ std::atomic<std::int64_t> g_current{0};
 std::atomic<std::int64_t> g_peak{0};
 std::atomic<std::int64_t> g_allocations{0};
 std::atomic<std::int64_t> g_oom_count{0};
-std::atomic<std::int64_t> g_cap{0};
+std::atomic<std::int64_t> g_cap{0};       // baseline + the run's cap; 0: none
+std::atomic<std::int64_t> g_baseline{0};  // what the process held before the run
 
 // The history is only kept while a snapshot is wanted; allocation checks one flag otherwise.
 struct LiveBlock {
@@ -54,15 +55,29 @@ std::int64_t now_us() {
         .count();
 }
 
+// Whether an event starts one of the groups the history records (segment_alloc + alloc;
+// free_requested + free_completed + segment_free; oom).
+bool starts_group(TraceEvent::Action action) {
+    return action == TraceEvent::Action::SegmentAlloc ||
+           action == TraceEvent::Action::FreeRequested || action == TraceEvent::Action::Oom;
+}
+
 void record(History& h, TraceEvent::Action action, std::int64_t address, std::int64_t size,
             AllocationTag tag) {
     h.events.push_back({action, address, size, /*stream=*/0, now_us(), tag});
-    while (h.events.size() > h.max_events) {
-        h.events.pop_front();
+    // Only the oldest events go, and whole groups at a time: memory_viz pairs a free's
+    // request with its completion and cannot undo half of one.
+    if (h.events.size() > h.max_events) {
+        do {
+            h.events.pop_front();
+        } while (!h.events.empty() && !starts_group(h.events.front().action));
     }
 }
 
 void record_allocation(const void* data, std::int64_t size) {
+    if (size == 0) {
+        return;  // an empty tensor holds no memory; memory_viz cannot place a 0-byte block
+    }
     History& h = history();
     const auto address = reinterpret_cast<std::int64_t>(data);
     const AllocationTag tag = current_tag();
@@ -130,10 +145,13 @@ public:
             if (g_recording.load(std::memory_order_relaxed)) {
                 record_oom(cap - (now - size), size);
             }
-            // Same wording as the CUDA caching allocator, so one handler serves both.
+            // Opens as the CUDA caching allocator's does, so one handler serves both. The
+            // figures are the run's own: its cap (memory.cap_mb) and what it held.
+            const std::int64_t baseline = g_baseline.load(std::memory_order_relaxed);
             TORCH_CHECK_WITH(OutOfMemoryError, false, "CPU out of memory. Tried to allocate ",
-                             format_bytes(size), " (capacity ", format_bytes(cap), "; ",
-                             format_bytes(now - size), " already allocated by tensors).");
+                             format_bytes(size), " while the run's tensors held ",
+                             format_bytes(now - size - baseline), " of its ",
+                             format_bytes(cap - baseline), " cap (memory.cap_mb).");
         }
         raise_peak(now);
         g_allocations.fetch_add(1, std::memory_order_relaxed);
@@ -186,8 +204,9 @@ void reset_cpu_peak() {
     g_peak.store(g_current.load());
 }
 
-void set_cpu_cap_bytes(std::int64_t bytes) {
-    g_cap.store(bytes);
+void set_cpu_cap_bytes(std::int64_t cap, std::int64_t baseline) {
+    g_baseline.store(baseline);
+    g_cap.store(cap > 0 ? baseline + cap : 0);
 }
 
 void start_cpu_history(std::size_t max_events) {

@@ -9,6 +9,7 @@
 #include "engine_support.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/session/run_session.h"
+#include "snapshot_replay.h"
 #include "test_support.h"
 
 namespace oomlab {
@@ -65,6 +66,38 @@ TEST(MemorySnapshotRun, TraceReplaysToThePeakAndIsTaggedByPhase) {
     }
     EXPECT_EQ(alive, bytes);
     EXPECT_GT(alive, 0);
+}
+
+// memory_viz's "Allocator State History" undoes the trace from the final state: for each
+// model, and for a run that ends out of memory, every step of that must find its segment.
+TEST(MemorySnapshotRun, TheViewerCanWalkTheWholeHistoryOfEveryModel) {
+    for (const std::string setting :
+         {"model.kind=bag", "model.kind=bilstm", "model.kind=transformer", "memory.cap_mb=6"}) {
+        test::TempDir dir;
+        const std::string path = dir.file("snapshot.pickle");
+        const ExperimentConfig config = test::config_with(
+            {"device=cpu", "embeddings.source=synthetic", "model.kind=transformer",
+             "train.max_steps=3", "dataset.valid_ratio=0.05", "train.max_len=32",
+             "debug.memory_snapshot=" + path, setting});
+        RunStore store = RunStore::open(dir.file("runs.sqlite"));
+        test::QuietListener quiet;
+        std::atomic<bool> cancel{false};
+        const RunResult result = run_and_record(config, setting, store, quiet, cancel);
+        const bool capped = setting.rfind("memory.cap_mb", 0) == 0;
+        ASSERT_EQ(result.outcome.status, capped ? RunStatus::Oom : RunStatus::Completed)
+            << setting << ": " << result.outcome.error;
+        const auto loaded = test::pickle_as_json(path);
+        if (!loaded) {
+            GTEST_SKIP() << "no python3 to read the pickle with";
+        }
+        const auto snapshot = nlohmann::json::parse(*loaded);
+        EXPECT_EQ(test::snapshot_replay_problems(snapshot), std::vector<std::string>{}) << setting;
+        bool oom = false;
+        for (const auto& event : snapshot["device_traces"][0]) {
+            oom = oom || event["action"] == "oom";
+        }
+        EXPECT_EQ(oom, capped) << setting;
+    }
 }
 
 }  // namespace
