@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the Debian package, installs it with its dependencies from Debian, checks the installed
-# programs (version, a short run on the installed default dataset, the workbench rendered
-# offscreen, resources found under the install prefix, desktop file and metainfo valid), then
-# removes the package. Needs root: it installs system-wide.
+# programs (lintian clean, version, a short run on the installed default dataset, the
+# workbench rendered offscreen, a plot exported without a display, resources found under the
+# install prefix, desktop file and metainfo valid, man pages), then removes the package.
+# Needs root: it installs system-wide.
 #   installer/install_test.sh BUILD_DIR
 set -euo pipefail
 build="$(cd "$1" && pwd)"
@@ -19,9 +20,13 @@ trap cleanup EXIT
 (cd "$build" && cpack -G DEB >/dev/null)
 package="$(ls "$build"/oomlab_*_amd64.deb)"
 echo "install test: $(basename "$package") ($(du -h "$package" | cut -f1))"
-apt-get install -y -q --no-install-recommends "$package" desktop-file-utils appstream >/dev/null
+apt-get install -y -q --no-install-recommends "$package" desktop-file-utils appstream lintian \
+    >/dev/null
 
 fail() { echo "install test FAILED: $*" >&2; exit 1; }
+# Debian's own checks of the package: no error and no warning.
+lintian_report="$(lintian --fail-on error,warning "$package" 2>&1)" \
+    || { echo "$lintian_report" >&2; fail "lintian"; }
 [[ "$(command -v oomlab-cli)" == /usr/bin/oomlab-cli ]] || fail "oomlab-cli is not in /usr/bin"
 /usr/bin/oomlab-cli --version | grep -q "oomlab-cli" || fail "--version"
 folder="$(/usr/bin/oomlab-cli device --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["lessons_folder"])')"
@@ -37,7 +42,12 @@ HOME="$scratch" QT_QPA_PLATFORM=offscreen /usr/bin/oomlab --screenshot "$scratch
 desktop-file-validate /usr/share/applications/io.github.oomlab.OomLab.desktop || fail "desktop file"
 appstreamcli validate --no-net /usr/share/metainfo/io.github.oomlab.OomLab.metainfo.xml \
     || fail "metainfo"
-man -w oomlab-cli >/dev/null 2>&1 || [[ -f /usr/share/man/man1/oomlab-cli.1 ]] || fail "man page"
+for page in oomlab oomlab-cli; do
+    [[ -f /usr/share/man/man1/$page.1.gz ]] || fail "man page of $page"
+done
+HOME="$scratch" /usr/bin/oomlab --export-plot 1 --view loss --out "$scratch/loss.svg" \
+    --db "$scratch/.local/share/oomlab/runs.sqlite" >/dev/null 2>&1 \
+    || fail "a plot exported without a display"
 
 apt-get remove -y -q oomlab >/dev/null
 [[ ! -e /usr/bin/oomlab-cli && ! -e /usr/share/oomlab ]] || fail "files left after removal"

@@ -10,9 +10,11 @@
 #include <optional>
 
 #include "common/formatting.h"
+#include "export/plot_render.h"
 #include "oomlab/common/version.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
+#include "oomlab/store/run_store.h"
 #include "window/main_window.h"
 #include "window/screenshot.h"
 
@@ -25,6 +27,19 @@ bool hasArgument(int argc, char** argv, const char* name) {
         }
     }
     return false;
+}
+
+// "1024x768" as a size; invalid when it does not read as one.
+QSize parseSize(const QString& text) {
+    const QStringList parts = text.toLower().split(QLatin1Char('x'));
+    bool wide = false;
+    bool high = false;
+    const QSize size =
+        parts.size() == 2 ? QSize(parts[0].toInt(&wide), parts[1].toInt(&high)) : QSize();
+    return wide && high && size.width() >= 200 && size.height() >= 150 && size.width() <= 10000 &&
+                   size.height() <= 10000
+               ? size
+               : QSize();
 }
 
 bool hasDisplay() {
@@ -43,7 +58,8 @@ constexpr const char* kNoDisplay =
 }  // namespace
 
 int main(int argc, char** argv) {
-    const bool screenshot = hasArgument(argc, argv, "--screenshot");
+    const bool screenshot =
+        hasArgument(argc, argv, "--screenshot") || hasArgument(argc, argv, "--export-plot");
     const bool informational = hasArgument(argc, argv, "--help") || hasArgument(argc, argv, "-h") ||
                                hasArgument(argc, argv, "--version") ||
                                hasArgument(argc, argv, "-v");
@@ -52,7 +68,7 @@ int main(int argc, char** argv) {
             std::fputs(kNoDisplay, stderr);
             return 1;
         }
-        qputenv("QT_QPA_PLATFORM", "offscreen");  // a screenshot needs no screen
+        qputenv("QT_QPA_PLATFORM", "offscreen");  // a screenshot or a plot needs no screen
     }
     QGuiApplication::setHighDpiScaleFactorRoundingPolicy(
         Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
@@ -86,10 +102,62 @@ int main(int argc, char** argv) {
         QStringLiteral("The page to capture: live (default), runs, or compare (three "
                        "contrasting runs)."),
         QStringLiteral("VIEW"), QStringLiteral("live"));
+    const QCommandLineOption shotSize(
+        QStringLiteral("screenshot-size"),
+        QStringLiteral("The window's size for --screenshot, e.g. 1024x768; it never grows "
+                       "past it."),
+        QStringLiteral("WxH"), QStringLiteral("1600x1000"));
+    const QCommandLineOption exportPlot(
+        QStringLiteral("export-plot"),
+        QStringLiteral("Draw one plot of a saved run into --out (PNG, SVG or PDF) and quit; "
+                       "needs no display."),
+        QStringLiteral("RUN"));
+    const QCommandLineOption view(QStringLiteral("view"),
+                                  QStringLiteral("The plot for --export-plot: ") +
+                                      oomlab::ui::plotExportViews() + QStringLiteral("."),
+                                  QStringLiteral("VIEW"), QStringLiteral("memory"));
+    const QCommandLineOption out(QStringLiteral("out"),
+                                 QStringLiteral("The file --export-plot writes."),
+                                 QStringLiteral("FILE"));
+    const QCommandLineOption size(QStringLiteral("size"),
+                                  QStringLiteral("The plot's size for --export-plot."),
+                                  QStringLiteral("WxH"), QStringLiteral("1200x700"));
+    const QCommandLineOption force(
+        QStringLiteral("force"),
+        QStringLiteral("Let --export-plot replace an existing file that is not an image."));
     const QCommandLineOption fresh(QStringLiteral("fresh"),
                                    QStringLiteral("Ignore the saved settings and window layout."));
-    parser.addOptions({db, config, set, shot, shotView, fresh});
+    parser.addOptions(
+        {db, config, set, shot, shotView, shotSize, exportPlot, view, out, size, force, fresh});
     parser.process(app);
+
+    if (parser.isSet(exportPlot)) {
+        oomlab::ui::PlotExport request;
+        bool idOk = false;
+        request.runId = parser.value(exportPlot).toLongLong(&idOk);
+        request.databasePath =
+            parser.isSet(db) ? parser.value(db) : oomlab::ui::qs(oomlab::RunStore::default_path());
+        request.view = parser.value(view);
+        request.file = parser.value(out);
+        request.size = parseSize(parser.value(size));
+        request.force = parser.isSet(force);
+        QString error;
+        if (!idOk || request.runId <= 0) {
+            error = QStringLiteral("--export-plot: \"%1\" is not a run id")
+                        .arg(parser.value(exportPlot));
+        } else if (!request.size.isValid()) {
+            error = QStringLiteral("--size: \"%1\" is not a size such as 1200x700")
+                        .arg(parser.value(size));
+        } else {
+            error = oomlab::ui::exportRunPlot(request);
+        }
+        if (!error.isEmpty()) {
+            QTextStream(stderr) << "oomlab: " << error << '\n';
+            return 2;
+        }
+        QTextStream(stdout) << "wrote " << request.file << '\n';
+        return 0;
+    }
 
     oomlab::ui::MainWindowOptions options;
     options.restoreSession = !parser.isSet(fresh) && !parser.isSet(shot);
@@ -116,9 +184,17 @@ int main(int argc, char** argv) {
         options.databasePath = scratch.filePath(QStringLiteral("screenshot.sqlite"));
     }
 
+    const QSize windowSize = parseSize(parser.value(shotSize));
+    if (parser.isSet(shot) && !windowSize.isValid()) {
+        QTextStream(stderr) << "oomlab: --screenshot-size: \"" << parser.value(shotSize)
+                            << "\" is not a size such as 1024x768\n";
+        return 2;
+    }
     oomlab::ui::MainWindow window(options);
     if (parser.isSet(shot)) {
-        window.resize(1600, 1000);
+        // The screen the picture stands for: the window must fit it, not grow past it.
+        window.setMaximumSize(windowSize);
+        window.resize(windowSize);
     }
     window.show();
     if (parser.isSet(shot)) {

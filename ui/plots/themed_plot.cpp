@@ -128,6 +128,23 @@ void ThemedPlot::requestReplot() {
     }
 }
 
+void ThemedPlot::setTitle(const QString& title) {
+    if (!m_title) {
+        plotLayout()->insertRow(0);
+        m_title = new QCPTextElement(this, title,
+                                     QFont(font().family(), font().pointSize() + 2, QFont::Bold));
+        m_title->setTextColor(foreground());
+        plotLayout()->addElement(0, 0, m_title);
+    }
+    m_title->setText(title);
+    m_title->setVisible(!title.isEmpty());
+}
+
+void ThemedPlot::renderNow() {
+    fitRanges();
+    replot(QCustomPlot::rpImmediateRefresh);
+}
+
 void ThemedPlot::replotNow() {
     if (m_follow) {
         fitRanges();

@@ -61,6 +61,11 @@ public:
     // Shows or hides a series; its legend entry stays, greyed out. Clicking an entry toggles.
     void setSeriesVisible(QCPAbstractPlottable* series, bool visible);
 
+    // A title above the axes (exported figures carry one); empty removes it.
+    void setTitle(const QString& title);
+    // Fits the ranges and draws at once, for rendering without an event loop (exports).
+    void renderNow();
+
     // Applies the current palette to axes, grid, legend and background.
     void applyPalette();
     // The text colour of the palette, for items drawn on the plot.
@@ -86,6 +91,7 @@ private:
     void replotNow();
 
     QTimer m_replotTimer;
+    QCPTextElement* m_title = nullptr;
     QVector<QPair<QCPItemStraightLine*, QCPItemText*>> m_markers;
     bool m_follow = true;
     bool m_legendBelow = false;

@@ -1,0 +1,122 @@
+// `oomlab --export-plot RUN --view VIEW --out FILE`: the real binary, without a display,
+// writes each view of a saved run as a valid image of the asked size, and refuses files it
+// must not replace.
+#include <QApplication>
+#include <QFile>
+#include <QImage>
+#include <QProcess>
+#include <QtTest>
+
+#include <atomic>
+
+#include "oomlab/session/run_session.h"
+#include "ui_test_support.h"
+
+using namespace oomlab;
+
+class PlotExportTest : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+    QString m_db;
+    qint64 m_runId = 0;
+
+    int exportPlot(const QStringList& arguments, QString* error = nullptr) {
+        QProcess oomlab;
+        QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+        environment.remove(QStringLiteral("DISPLAY"));  // as on a server
+        environment.remove(QStringLiteral("WAYLAND_DISPLAY"));
+        environment.remove(QStringLiteral("QT_QPA_PLATFORM"));
+        oomlab.setProcessEnvironment(environment);
+        oomlab.start(QStringLiteral(OOMLAB_GUI_PATH),
+                     QStringList{QStringLiteral("--db"), m_db} + arguments);
+        if (!oomlab.waitForFinished(60000)) {
+            oomlab.kill();
+            return -1;
+        }
+        if (error) {
+            *error = QString::fromUtf8(oomlab.readAllStandardError());
+        }
+        return oomlab.exitStatus() == QProcess::NormalExit ? oomlab.exitCode() : -1;
+    }
+
+private slots:
+    void initTestCase() {
+        m_db = m_dir.filePath(QStringLiteral("runs.sqlite"));
+        RunStore store = RunStore::open(m_db.toStdString());
+        class Quiet : public RunListener {
+        } quiet;
+        std::atomic<bool> cancel{false};
+        ExperimentConfig config = ui::test::tinyConfig(12);
+        config.memory.cap_mb = 64;
+        m_runId = run_and_record(config, "exported", store, quiet, cancel).run_id;
+        QVERIFY(m_runId > 0);
+    }
+
+    void writesEveryViewInEveryFormat_data() {
+        QTest::addColumn<QString>("view");
+        QTest::addColumn<QString>("suffix");
+        for (const char* view : {"loss", "memory", "phases", "breakdown"}) {
+            for (const char* suffix : {"png", "svg", "pdf"}) {
+                QTest::addRow("%s.%s", view, suffix) << view << suffix;
+            }
+        }
+    }
+
+    void writesEveryViewInEveryFormat() {
+        QFETCH(QString, view);
+        QFETCH(QString, suffix);
+        const QString file = m_dir.filePath(view + QLatin1Char('.') + suffix);
+        QString error;
+        QCOMPARE(exportPlot({QStringLiteral("--export-plot"), QString::number(m_runId),
+                             QStringLiteral("--view"), view, QStringLiteral("--out"), file,
+                             QStringLiteral("--size"), QStringLiteral("900x500")},
+                            &error),
+                 0);
+        QFile written(file);
+        QVERIFY2(written.open(QIODevice::ReadOnly), qPrintable(error));
+        const QByteArray head = written.read(64);
+        if (suffix == QLatin1String("png")) {
+            const QImage image(file);
+            QVERIFY(!image.isNull());
+            QCOMPARE(image.size(), QSize(900, 500));
+        } else if (suffix == QLatin1String("svg")) {
+            QVERIFY(head.contains("<?xml") || head.contains("<svg"));
+            written.seek(0);
+            const QByteArray svg = written.readAll();
+            QVERIFY(svg.contains("width=\"900") || svg.contains("viewBox=\"0 0 900 500\""));
+        } else {
+            QVERIFY(head.startsWith("%PDF"));
+        }
+    }
+
+    void refusesWhatItMustNotReplace() {
+        const QString notes = m_dir.filePath(QStringLiteral("notes.png"));
+        QFile file(notes);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("my notes");
+        file.close();
+        QString error;
+        QCOMPARE(exportPlot({QStringLiteral("--export-plot"), QString::number(m_runId),
+                             QStringLiteral("--out"), notes},
+                            &error),
+                 2);
+        QVERIFY2(error.contains(QStringLiteral("--force")), qPrintable(error));
+        QCOMPARE(exportPlot({QStringLiteral("--export-plot"), QString::number(m_runId),
+                             QStringLiteral("--out"), m_db, QStringLiteral("--force")}),
+                 2);  // never the database
+        QCOMPARE(exportPlot({QStringLiteral("--export-plot"), QStringLiteral("999"),
+                             QStringLiteral("--out"), m_dir.filePath(QStringLiteral("x.png"))},
+                            &error),
+                 2);
+        QVERIFY2(error.contains(QStringLiteral("no run 999")), qPrintable(error));
+        QCOMPARE(exportPlot({QStringLiteral("--export-plot"), QString::number(m_runId),
+                             QStringLiteral("--view"), QStringLiteral("pie"),
+                             QStringLiteral("--out"), m_dir.filePath(QStringLiteral("y.png"))}),
+                 2);
+    }
+};
+
+OOMLAB_UI_TEST_MAIN(PlotExportTest)
+#include "plot_export_test.moc"
