@@ -8,9 +8,10 @@
 # once. Environment: BUILD_DIR (default build; the bench tool is built there if missing),
 # ROWS, DIM, THREADS (0: all cores), REPEAT (runs per measurement; the median and the fastest
 # run are shown; default 3), GENSIM_REPEAT (default 1). Wall time covers the whole process;
-# CPU time (user + system) and peak RSS come from /usr/bin/time. The measured tool is bench/glove_load_bench.cpp (the
-# engine's GloVe library alone); when $BUILD_DIR/app/oomlab-cli (or $CLI) exists, its
-# `glove info` is timed too, for reference.
+# CPU time (user + system) and peak RSS come from /usr/bin/time. The goals are checked on
+# `oomlab-cli glove info` ($BUILD_DIR/app/oomlab-cli or $CLI); bench/glove_load_bench.cpp (the
+# engine's GloVe library alone, its cached load checking every vector's checksum as training
+# does) is timed too.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -88,7 +89,7 @@ vectors = KeyedVectors.load_word2vec_format(sys.argv[1], binary=False, no_header
 assert len(vectors.index_to_key) == int(sys.argv[2])
 ' "$file" "$rows"
 repeat=$repeat_saved
-# For reference: the same loads through oomlab-cli, whose process also starts LibTorch.
+# The same loads through oomlab-cli, as users run them (it does not load LibTorch for this).
 cli=${CLI:-$build_dir/app/oomlab-cli}
 if [[ -x $cli ]] && "$cli" glove info --help >/dev/null 2>&1; then
     measure "oomlab-cli glove info --no-cache" "$cli" glove info "$file" --json --no-cache
@@ -112,8 +113,14 @@ awk -F'\t' -v rows="$rows" -v dim="$dim" '
             printf "%-34s %9.3f %9.3f %9.2f %15.1f\n", label[i], wall[i], fastest[i], cpu[i],
                    rss[i] / 1024
         printf "\n"
-        printf "gensim / cold parse:       %6.1fx   (target >= 25x)\n", wall[3] / wall[1]
-        printf "cached reload / cold:      %6.1f%%   (target < 5%%)\n", 100 * wall[2] / wall[1]
+        # The goals are measured through the command users run (rows 4 and 5); the bench tool
+        # alone (rows 1 and 2, whose reload also checks every vector's checksum) for reference.
+        cli = NR >= 5
+        cold = cli ? 4 : 1
+        cached = cli ? 5 : 2
+        printf "through %s:\n", cli ? "oomlab-cli glove info" : "the bench tool (no CLI built)"
+        printf "gensim / cold parse:       %6.1fx   (target >= 25x)\n", wall[3] / wall[cold]
+        printf "cached reload / cold:      %6.1f%%   (target < 5%%)\n", 100 * wall[cached] / wall[cold]
         printf "cold peak RSS / budget:    %6.1f%%   (budget 1.5 x %.0f MiB matrix + 64 MiB = %.0f MiB)\n",
-               100 * rss[1] / budget, matrix / 1048576, budget / 1024
+               100 * rss[cold] / budget, matrix / 1048576, budget / 1024
     }' "$results"
