@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_context.h"
+#include "oomlab/common/utf8.h"
 #include "oomlab/run/run_json.h"
 #include "oomlab/session/run_session.h"
 
@@ -179,16 +180,22 @@ void add_run_command(CLI::App& app, int& exit_code) {
     auto name = std::make_shared<std::string>();
     command->add_option("--db", *db, "Run database (SQLite)")->capture_default_str();
     command->add_option("--name", *name, "Name of the run");
+    auto tags = std::make_shared<std::string>();
+    command->add_option("--tags", *tags, "Tags to find the run by, comma-separated");
     auto json = std::make_shared<bool>(false);
     command->add_flag("--json", *json, "JSON lines; the last one is the summary");
     command->callback([=, &exit_code] {
         const ExperimentConfig config = options->build();
+        require_utf8(*tags, "--tags");
         RunStore store = RunStore::open(*db);
         TerminalListener listener(*json);
         const RunResult result = [&] {
             const StopOnSignals stop;
             return run_and_record(config, *name, store, listener, stop.requested());
         }();
+        if (!tags->empty()) {
+            store.set_tags(result.run_id, *tags);
+        }
         print_summary(*store.find_run(result.run_id), result.fixes, *json);
         switch (result.outcome.status) {
             case RunStatus::Completed:

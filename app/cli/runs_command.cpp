@@ -1,4 +1,4 @@
-// oomlab-cli runs list|show|export|delete
+// oomlab-cli runs list|show|export|tag|delete
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -54,9 +54,11 @@ void add_runs_command(CLI::App& app, int& exit_code) {
     auto format = std::make_shared<std::string>("json");
     auto out = std::make_shared<std::string>();
     auto force = std::make_shared<bool>(false);
+    auto tags = std::make_shared<std::string>();
     for (auto* command : {runs->add_subcommand("list", "Saved runs, newest first"),
                           runs->add_subcommand("show", "One run's summary and breakdown"),
                           runs->add_subcommand("export", "A run's metrics as CSV or JSON"),
+                          runs->add_subcommand("tag", "Set a run's tags (comma-separated)"),
                           runs->add_subcommand("delete", "Delete a run and its metrics")}) {
         command->add_option("--db", *db, "Run database (SQLite)")->capture_default_str();
         command->add_flag("--json", *json, "JSON output");
@@ -69,6 +71,10 @@ void add_runs_command(CLI::App& app, int& exit_code) {
                 ->capture_default_str();
             command->add_option("--out", *out, "File to write (default: standard output)");
             command->add_flag("--force", *force, "Replace an existing file that is not an export");
+        }
+        if (command->get_name() == "tag") {
+            command->add_option("TAGS", *tags, "Tags, comma-separated (\"\" clears them)")
+                ->required();
         }
     }
     runs->get_subcommand("list")->callback([=, &exit_code] {
@@ -118,6 +124,15 @@ void add_runs_command(CLI::App& app, int& exit_code) {
         } else {
             write_file_atomically(*out, text);
         }
+        exit_code = kExitOk;
+    });
+    runs->get_subcommand("tag")->callback([=, &exit_code] {
+        RunStore store = RunStore::open(*db);
+        require_run(store, *id);
+        store.set_tags(*id, *tags);
+        std::cout << (*json ? run_summary_json(*store.find_run(*id))
+                            : "run " + std::to_string(*id) + " tagged \"" + *tags + "\"")
+                  << '\n';
         exit_code = kExitOk;
     });
     runs->get_subcommand("delete")->callback([=, &exit_code] {

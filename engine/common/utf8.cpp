@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include "oomlab/common/errors.h"
+
 namespace oomlab {
 
 std::size_t invalid_utf8_offset(std::string_view text) {
@@ -42,6 +44,36 @@ std::size_t invalid_utf8_offset(std::string_view text) {
         i += length;
     }
     return std::string_view::npos;
+}
+
+std::string repaired_utf8(std::string_view text) {
+    std::string repaired;
+    repaired.reserve(text.size());
+    while (!text.empty()) {
+        const std::size_t bad = invalid_utf8_offset(text);
+        if (bad == std::string_view::npos) {
+            repaired += text;
+            break;
+        }
+        repaired += text.substr(0, bad);
+        repaired += "\xEF\xBF\xBD";  // U+FFFD
+        text.remove_prefix(bad + 1);
+    }
+    return repaired;
+}
+
+void require_utf8(std::string_view text, const std::string& what, std::string_view advice) {
+    const std::size_t bad = invalid_utf8_offset(text);
+    if (bad == std::string_view::npos) {
+        return;
+    }
+    std::string message =
+        what + ": the value is not valid UTF-8 (byte " + std::to_string(bad + 1) + ")";
+    if (!advice.empty()) {
+        message += "; ";
+        message += advice;
+    }
+    throw BadInput(message, {what});
 }
 
 }  // namespace oomlab

@@ -77,12 +77,7 @@ KeyEntry text_key(std::string name, Access access, std::string help) {
     };
     entry.set = [access, name](ExperimentConfig& c, std::string_view text) {
         // Saved as JSON with every run: it must be text, not arbitrary bytes.
-        if (const std::size_t bad = invalid_utf8_offset(text); bad != std::string_view::npos) {
-            throw BadInput(name + ": the value is not valid UTF-8 (byte " +
-                               std::to_string(bad + 1) +
-                               "); rename the file or folder to a UTF-8 name",
-                           {name});
-        }
+        require_utf8(text, name, "rename the file or folder to a UTF-8 name");
         access(c) = text;
     };
     return entry;

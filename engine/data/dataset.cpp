@@ -49,8 +49,10 @@ std::string label_list(const std::vector<std::string>& names) {
 
 }  // namespace
 
-std::vector<RawExample> read_raw_examples(const std::string& path, DatasetFormat format,
-                                          DatasetFormat* detected, const std::string& key) {
+namespace {
+
+std::vector<RawExample> read_examples(const std::string& path, DatasetFormat format,
+                                      DatasetFormat* detected, const std::string& key) {
     const auto report = [&](DatasetFormat used) {
         if (detected) {
             *detected = used;
@@ -83,6 +85,21 @@ std::vector<RawExample> read_raw_examples(const std::string& path, DatasetFormat
     }
     report(format);
     return read_file_examples(path, content, format);
+}
+
+}  // namespace
+
+std::vector<RawExample> read_raw_examples(const std::string& path, DatasetFormat format,
+                                          DatasetFormat* detected, const std::string& key) {
+    try {
+        return read_examples(path, format, detected, key);
+    } catch (const BadInput& error) {
+        // Whatever the reader found, it is about the file this key names.
+        if (error.keys().empty()) {
+            throw BadInput(error.what(), {key});
+        }
+        throw;
+    }
 }
 
 DatasetSplit load_dataset(const DatasetSpec& spec) {

@@ -166,6 +166,17 @@ GloveTable::GloveTable() : m_impl(std::make_shared<const Impl>()) {}
 GloveTable::GloveTable(std::shared_ptr<const Impl> impl) : m_impl(std::move(impl)) {}
 
 GloveTable GloveTable::load(const std::string& path, const GloveLoadOptions& options) {
+    try {
+        return load_unchecked(path, options);
+    } catch (const BadInput& error) {
+        if (error.keys().empty()) {
+            throw BadInput(error.what(), {options.what});  // about the file that key names
+        }
+        throw;
+    }
+}
+
+GloveTable GloveTable::load_unchecked(const std::string& path, const GloveLoadOptions& options) {
     if (options.max_rows < 0) {
         throw bad_input_at(path, 0, "max_rows must be 0 (all rows) or positive");
     }

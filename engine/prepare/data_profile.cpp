@@ -25,8 +25,13 @@ DataProfile profile_data(const ExperimentConfig& config) {
     }
     profile.mean_length = total / std::max<std::size_t>(1, profile.lengths.size());
 
-    const auto words = static_cast<std::int64_t>(prepare::distinct_words(data.train_tokens).size());
-    const prepare::VectorShape shape = prepare::vector_shape(config.embeddings, words);
+    const std::vector<std::string> dataset_words = prepare::distinct_words(data.train_tokens);
+    const auto words = static_cast<std::int64_t>(dataset_words.size());
+    const prepare::VectorShape shape = prepare::vector_shape(config.embeddings, dataset_words);
+    profile.vector_rows = shape.rows;
+    profile.dataset_words = words;
+    profile.words_with_vector = shape.words_found;
+    profile.synthetic_vectors = shape.synthetic;
     profile.embedding_dim = shape.dim;
     constexpr std::int64_t kSpecialRows = 2;  // <pad>, <unk>
     switch (config.embeddings.vocab) {

@@ -1,5 +1,6 @@
 #include "prepare/vector_source.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -74,19 +75,27 @@ std::vector<std::string> glove_search_paths(const std::string& variant) {
     return paths;
 }
 
-VectorShape vector_shape(const EmbeddingsConfig& config, std::int64_t dataset_words) {
+VectorShape vector_shape(const EmbeddingsConfig& config,
+                         const std::vector<std::string>& dataset_words) {
     const GloveVariant& variant = require_variant(config);
     const std::string file = vector_file(config);
+    const auto words = static_cast<std::int64_t>(dataset_words.size());
     if (file.empty()) {
-        return {synthetic_rows(config, variant, dataset_words), variant.dim};
+        // Synthetic vectors start with the dataset's words, as many as the table holds.
+        const std::int64_t rows = synthetic_rows(config, variant, words);
+        return {rows, variant.dim, std::min(rows, words), true};
     }
     GloveLoadOptions options;
-    options.verify_vectors = false;  // only the shape is read
+    options.verify_vectors = false;  // only the shape and the words are read
     if (config.vocab == VocabMode::Top) {
         options.max_rows = config.top_n;
     }
     const GloveTable table = GloveTable::load(file, options);
-    return {table.size(), table.dim()};
+    std::int64_t found = 0;
+    for (const std::string& word : dataset_words) {
+        found += table.find(word) >= 0;
+    }
+    return {table.size(), table.dim(), found, false};
 }
 
 LoadedVectors load_vectors(const EmbeddingsConfig& config,

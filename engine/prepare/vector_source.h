@@ -25,8 +25,11 @@ LoadedVectors load_vectors(const EmbeddingsConfig& config,
 struct VectorShape {
     std::int64_t rows = 0;
     int dim = 0;
+    std::int64_t words_found = 0;  // of `dataset_words`, those with a vector
+    bool synthetic = false;
 };
-VectorShape vector_shape(const EmbeddingsConfig& config, std::int64_t dataset_words);
+VectorShape vector_shape(const EmbeddingsConfig& config,
+                         const std::vector<std::string>& dataset_words);
 
 // Installed files searched for `embeddings.source=default`:
 // $OOMLAB_GLOVE_DIR, then <user data>/glove, as glove.<variant>.txt.

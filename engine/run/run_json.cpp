@@ -40,6 +40,7 @@ Json summary_object(const RunRecord& run) {
         {"engine_version", run.engine_version},
         {"torch_version", run.torch_version},
         {"error", run.outcome.error},
+        {"tags", run.tags},
         {"breakdown", breakdown},
     };
     return summary;

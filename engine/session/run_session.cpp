@@ -1,5 +1,8 @@
 #include "oomlab/session/run_session.h"
 
+#include <filesystem>
+
+#include "oomlab/common/utf8.h"
 #include "oomlab/common/version.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
@@ -52,9 +55,20 @@ std::vector<OomFix> fixes_for(const ExperimentConfig& config, const ExperimentIn
 
 }  // namespace
 
+std::string dataset_name(const ExperimentConfig& config) {
+    if (config.dataset.path.empty()) {
+        return "fortunes";
+    }
+    std::filesystem::path path(config.dataset.path);
+    if (!path.has_filename()) {
+        path = path.parent_path();  // a folder given with a trailing slash
+    }
+    return repaired_utf8(path.stem().string());
+}
+
 std::string default_run_name(const ExperimentConfig& config) {
-    std::string name =
-        get_config_value(config, "model.kind") + " b" + std::to_string(config.train.batch_size);
+    std::string name = dataset_name(config) + " " + get_config_value(config, "model.kind") + " b" +
+                       std::to_string(config.train.batch_size);
     if (config.train.accumulation > 1) {
         name += "x" + std::to_string(config.train.accumulation);
     }

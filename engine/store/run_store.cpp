@@ -11,6 +11,7 @@
 
 #include "oomlab/common/files.h"
 #include "oomlab/common/paths.h"
+#include "oomlab/common/utf8.h"
 #include "store/process_owner.h"
 #include "store/run_store_impl.h"
 #include "store/schema.h"
@@ -185,6 +186,18 @@ void retry_while_busy(int timeout_ms, const std::function<void()>& write) {
 
 }  // namespace store
 
+void RunStore::Impl::set_text(std::int64_t run_id, const std::string& column,
+                              const std::string& text) {
+    require_utf8(text, "run " + column);
+    database.prepare("UPDATE runs SET " + column + " = ?1 WHERE id = ?2")
+        .bind_text(1, text)
+        .bind_int(2, run_id)
+        .run();
+    if (database.changes() == 0) {
+        store::throw_no_such_run(database.path(), run_id);
+    }
+}
+
 void RunStore::Impl::with_room(const std::function<void()>& write) {
     try {
         write();
@@ -315,6 +328,7 @@ int RunStore::schema_version() const {
 }
 
 std::int64_t RunStore::create_run(const NewRun& run) {
+    require_utf8(run.name, "run name");
     const store::ProcessOwner owner = store::current_process();
     auto insert = m_impl->database.prepare(
         "INSERT INTO runs (name, status, config_json, created_at, device, engine_version, "
@@ -435,23 +449,15 @@ bool RunStore::delete_run(std::int64_t run_id) {
 }
 
 void RunStore::rename_run(std::int64_t run_id, const std::string& name) {
-    m_impl->database.prepare("UPDATE runs SET name = ?1 WHERE id = ?2")
-        .bind_text(1, name)
-        .bind_int(2, run_id)
-        .run();
-    if (m_impl->database.changes() == 0) {
-        store::throw_no_such_run(path(), run_id);
-    }
+    m_impl->set_text(run_id, "name", name);
 }
 
 void RunStore::set_notes(std::int64_t run_id, const std::string& notes) {
-    m_impl->database.prepare("UPDATE runs SET notes = ?1 WHERE id = ?2")
-        .bind_text(1, notes)
-        .bind_int(2, run_id)
-        .run();
-    if (m_impl->database.changes() == 0) {
-        store::throw_no_such_run(path(), run_id);
-    }
+    m_impl->set_text(run_id, "notes", notes);
+}
+
+void RunStore::set_tags(std::int64_t run_id, const std::string& tags) {
+    m_impl->set_text(run_id, "tags", tags);
 }
 
 }  // namespace oomlab

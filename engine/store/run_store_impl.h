@@ -34,6 +34,9 @@ struct RunStore::Impl {
     // into the database and tries once more. For the writes that must get through on a full
     // disk: ending a run, deleting runs.
     void with_room(const std::function<void()>& write);
+
+    // Sets a run's name, notes or tags (`column`); the text must be UTF-8.
+    void set_text(std::int64_t run_id, const std::string& column, const std::string& text);
 };
 
 namespace store {

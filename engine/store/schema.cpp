@@ -91,10 +91,11 @@ ALTER TABLE metrics ADD COLUMN oom_count INTEGER;
 )sql";
 
 // Version 4: the micro-batch and accumulation a run ended with (on_oom=halve or adapt change
-// them). Older runs have none (0).
+// them; older runs have none: 0), and tags to find runs by.
 constexpr const char* kFinalBatch = R"sql(
 ALTER TABLE runs ADD COLUMN final_batch_size INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN final_accumulation INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN tags TEXT NOT NULL DEFAULT '';
 )sql";
 
 constexpr Migration kMigrations[] = {

@@ -88,6 +88,37 @@ TEST_F(Cli, RunsListShowExportDelete) {
     EXPECT_NE(missing.err.find("no run " + id), std::string::npos) << missing.err;
 }
 
+TEST_F(Cli, RunsAreTaggedWhenRunAndLater) {
+    ASSERT_EQ(
+        run_cli({"run", "--set", "train.max_steps=2", "--db", db(), "--tags", "demo"}).exit_code,
+        0);
+    const json listed = json::parse(run_cli({"runs", "list", "--db", db(), "--json"}).out);
+    EXPECT_EQ(listed["tags"], "demo");
+    // The automatic name starts with the dataset, so runs of two datasets are told apart.
+    EXPECT_EQ(listed["name"].get<std::string>().rfind("fortunes ", 0), 0u) << listed["name"];
+
+    const std::string id = std::to_string(listed["run_id"].get<int>());
+    const auto tagged = run_cli({"runs", "tag", id, "baseline, lecture 3", "--db", db(), "--json"});
+    ASSERT_EQ(tagged.exit_code, 0) << tagged.err;
+    EXPECT_EQ(json::parse(tagged.out)["tags"], "baseline, lecture 3");
+    EXPECT_EQ(json::parse(run_cli({"runs", "show", id, "--db", db(), "--json"}).out)["tags"],
+              "baseline, lecture 3");
+    EXPECT_EQ(run_cli({"runs", "tag", "999", "x", "--db", db()}).exit_code, 2);
+}
+
+// Names and tags end up in JSON and the workbench: bytes that are not UTF-8 are refused
+// before anything is trained or saved.
+TEST_F(Cli, NamesAndTagsThatAreNotUtf8Exit2AndCreateNoRun) {
+    const std::string latin1 = "caf\xE9";
+    for (const char* option : {"--name", "--tags"}) {
+        const auto result =
+            run_cli({"run", "--set", "train.max_steps=2", "--db", db(), option, latin1});
+        EXPECT_EQ(result.exit_code, 2) << option;
+        EXPECT_NE(result.err.find("not valid UTF-8"), std::string::npos) << result.err;
+    }
+    EXPECT_EQ(run_count(), 0u);
+}
+
 TEST_F(Cli, UnknownKeyExits2WithSuggestionAndCreatesNoRun) {
     const auto result = run_cli({"run", "--set", "train.batchsize=8", "--db", db()});
     EXPECT_EQ(result.exit_code, 2);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <regex>
 #include <string>
 #include <vector>
@@ -108,6 +109,7 @@ TEST_F(RunStoreTest, FinishingAMissingRunThrows) {
     EXPECT_THROW(m_store.finish_run(999, RunOutcome{}), Error);
     EXPECT_THROW(m_store.rename_run(999, "x"), Error);
     EXPECT_THROW(m_store.set_notes(999, "x"), Error);
+    EXPECT_THROW(m_store.set_tags(999, "x"), Error);
 }
 
 TEST_F(RunStoreTest, MetricsRoundTripWithAbsentFiguresAsNull) {
@@ -250,14 +252,46 @@ TEST_F(RunStoreTest, DeletingARunDeletesItsMetricsAndEvents) {
     EXPECT_FALSE(m_store.delete_run(doomed));
 }
 
-TEST_F(RunStoreTest, RenameAndNotes) {
+TEST_F(RunStoreTest, RenameNotesAndTags) {
     const std::int64_t id = m_store.create_run(sample_run("before"));
     m_store.rename_run(id, "after");
     m_store.set_notes(id, "batch 64 fits; 128 does not");
+    m_store.set_tags(id, "baseline, imdb");
     const auto run = m_store.find_run(id);
     ASSERT_TRUE(run.has_value());
     EXPECT_EQ(run->name, "after");
     EXPECT_EQ(run->notes, "batch 64 fits; 128 does not");
+    EXPECT_EQ(run->tags, "baseline, imdb");
+}
+
+// The text a run carries reaches JSON, CSV and the workbench: bytes that are not UTF-8 are
+// refused by every write, naming the field, and leave the run as it was.
+TEST_F(RunStoreTest, TextThatIsNotUtf8IsRefusedByEveryWrite) {
+    const std::string latin1 = "caf\xE9";
+    const auto refuses = [](const std::function<void()>& write, const std::string& field) {
+        try {
+            write();
+            ADD_FAILURE() << field << ": accepted";
+        } catch (const BadInput& error) {
+            EXPECT_NE(
+                std::string(error.what()).find(field + ": the value is not valid UTF-8 (byte 4)"),
+                std::string::npos)
+                << error.what();
+        }
+    };
+    NewRun bad = sample_run("x");
+    bad.name = latin1;
+    refuses([&] { m_store.create_run(bad); }, "run name");
+    EXPECT_TRUE(m_store.list_runs().empty());
+
+    const std::int64_t id = m_store.create_run(sample_run("kept"));
+    refuses([&] { m_store.rename_run(id, latin1); }, "run name");
+    refuses([&] { m_store.set_notes(id, latin1); }, "run notes");
+    refuses([&] { m_store.set_tags(id, latin1); }, "run tags");
+    const auto run = m_store.find_run(id);
+    EXPECT_EQ(run->name, "kept");
+    EXPECT_EQ(run->notes, "");
+    EXPECT_EQ(run->tags, "");
 }
 
 TEST_F(RunStoreTest, ListsNewestFirstAndFilters) {

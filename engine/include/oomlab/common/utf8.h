@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace oomlab {
@@ -12,5 +13,13 @@ std::size_t invalid_utf8_offset(std::string_view text);
 inline bool is_valid_utf8(std::string_view text) {
     return invalid_utf8_offset(text) == std::string_view::npos;
 }
+
+// `text` with every byte that is not part of a valid sequence replaced by U+FFFD, for text
+// derived from something the user did not type as text (a file name becoming a run name).
+std::string repaired_utf8(std::string_view text);
+
+// Throws BadInput naming `what` (a key or an option) and the first bad byte; `advice` says
+// what to do about it.
+void require_utf8(std::string_view text, const std::string& what, std::string_view advice = {});
 
 }  // namespace oomlab

@@ -74,6 +74,7 @@ public:
 
 private:
     explicit GloveTable(std::shared_ptr<const Impl> impl);
+    static GloveTable load_unchecked(const std::string& path, const GloveLoadOptions& options);
     std::shared_ptr<const Impl> m_impl;
 };
 

@@ -19,6 +19,12 @@ struct DataProfile {
     int longest = 1;           // tokens of the longest example after max_len
     double mean_length = 1;    // after max_len
     std::vector<int> lengths;  // every training example's length after max_len
+
+    // The vectors as they are, not as the variant's name says.
+    std::int64_t vector_rows = 0;        // words the vector source has (after top:N)
+    std::int64_t dataset_words = 0;      // distinct words of the training data
+    std::int64_t words_with_vector = 0;  // of them, those the source has a vector for
+    bool synthetic_vectors = false;      // no GloVe file: seeded vectors of the variant's shape
 };
 
 // Reads the dataset and the vectors' shape for `config` (no training, no tensors); throws

@@ -94,6 +94,7 @@ struct RunRecord {
     std::string engine_version;
     std::string torch_version;
     std::string notes;
+    std::string tags;  // comma-separated, as the user wrote them
     int world_size = 1;
     RunOutcome outcome{RunStatus::Running};
 };

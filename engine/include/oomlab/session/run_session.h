@@ -32,7 +32,12 @@ struct RunResult {
 RunResult run_and_record(const ExperimentConfig& config, const std::string& name, RunStore& store,
                          RunListener& listener, const std::atomic<bool>& cancel);
 
-// A default run name from the settings that matter most ("bag b32 fp32 adam").
+// A default run name from the data and the settings that matter most
+// ("trec.train bag b32 fp32 adam").
 std::string default_run_name(const ExperimentConfig& config);
+
+// The dataset as a short name: the file's or folder's name without extension, or
+// "fortunes" for the embedded default.
+std::string dataset_name(const ExperimentConfig& config);
 
 }  // namespace oomlab

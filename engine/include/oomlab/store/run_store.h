@@ -56,6 +56,7 @@ public:
     bool delete_run(std::int64_t run_id);  // false when there is no such run
     void rename_run(std::int64_t run_id, const std::string& name);
     void set_notes(std::int64_t run_id, const std::string& notes);
+    void set_tags(std::int64_t run_id, const std::string& tags);  // comma-separated
 
     // The GUI's database: $XDG_DATA_HOME/oomlab/runs.sqlite (or ~/.local/share/...).
     static std::string default_path();

@@ -1,0 +1,39 @@
+#include "oomlab/common/utf8.h"
+
+#include <gtest/gtest.h>
+
+#include "oomlab/common/errors.h"
+
+namespace oomlab {
+namespace {
+
+TEST(Utf8, FindsTheFirstByteThatIsNotPartOfAValidSequence) {
+    EXPECT_TRUE(is_valid_utf8("plain ascii"));
+    EXPECT_TRUE(is_valid_utf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"));  // é € 😀
+    EXPECT_EQ(invalid_utf8_offset("caf\xE9"), 3u);                            // Latin-1 é
+    EXPECT_EQ(invalid_utf8_offset("ab\xC0\xAF"), 2u);                         // overlong '/'
+    EXPECT_EQ(invalid_utf8_offset("\xED\xA0\x80"), 0u);                       // a surrogate
+    EXPECT_EQ(invalid_utf8_offset("x\xF4\x90\x80\x80"), 1u);                  // past U+10FFFF
+    EXPECT_EQ(invalid_utf8_offset("ok\xE2\x82"), 2u);                         // cut short
+}
+
+TEST(Utf8, RepairReplacesEachBadByteAndKeepsTheRest) {
+    EXPECT_EQ(repaired_utf8("caf\xE9 \xFF"), "caf\xEF\xBF\xBD \xEF\xBF\xBD");
+    EXPECT_EQ(repaired_utf8("\xC3\xA9t\xC3\xA9"), "\xC3\xA9t\xC3\xA9");
+    EXPECT_EQ(repaired_utf8("ok\xE2\x82"), "ok\xEF\xBF\xBD\xEF\xBF\xBD");
+    EXPECT_TRUE(is_valid_utf8(repaired_utf8("\x80\x81\xFE")));
+}
+
+TEST(Utf8, RequireNamesTheKeyAndTheByte) {
+    EXPECT_NO_THROW(require_utf8("fine", "run.name"));
+    try {
+        require_utf8("ab\xFF", "run.name", "type it again");
+        FAIL() << "accepted bytes that are not UTF-8";
+    } catch (const BadInput& error) {
+        EXPECT_STREQ(error.what(),
+                     "run.name: the value is not valid UTF-8 (byte 3); type it again");
+    }
+}
+
+}  // namespace
+}  // namespace oomlab
