@@ -3,6 +3,7 @@
 // preview, the GloVe cost and the predicted breakdown.
 #include <QApplication>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QtTest>
@@ -116,6 +117,84 @@ private slots:
         config.embeddings.dtype = DType::Fp16;
         QCOMPARE(gloveCost(config).tableBytes, std::int64_t(400000) * 300 * 2);
         QVERIFY(gloveCostText(config).contains(QStringLiteral("400")));
+    }
+
+    void gloveCostShowsTheFileNotTheVariantName() {
+        ExperimentConfig config;
+        config.embeddings.variant = "6B.50d";  // left at the default, while the file is 100d
+        config.embeddings.source = EmbeddingSource::File;
+        config.embeddings.path = "glove.6B.100d.txt";
+        DataProfile profile;
+        profile.embedding_dim = 100;
+        profile.vector_rows = 400000;
+        profile.vocab_rows = 8002;
+        profile.dataset_words = 8000;
+        profile.words_with_vector = 7000;
+        const GloveCost cost = gloveCost(config, &profile);
+        QCOMPARE(cost.dim, 100);
+        QCOMPARE(cost.tableBytes, std::int64_t(8002) * 100 * 4);
+        const QString text = gloveCostText(config, &profile);
+        QVERIFY2(text.contains(QStringLiteral("400,000 words × 100 dimensions")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("7,000 of the dataset's 8,000 words have a vector "
+                                              "(87.5%)")),
+                 qPrintable(text));
+        QVERIFY(!text.contains(QStringLiteral("6B.50d")));
+    }
+
+    // Every field either holds a value the engine will use or is marked with the reason, and
+    // Run stays disabled; the reason shows beside the field.
+    void aValueTheEngineWillNotUseDisablesRun_data() {
+        QTest::addColumn<QString>("key");
+        QTest::addColumn<QString>("value");
+        QTest::addColumn<QString>("reason");
+        QTest::newRow("ratio above its range") << "dataset.valid_ratio"
+                                               << "1.5"
+                                               << "0.9";
+        QTest::newRow("negative learning rate") << "train.lr"
+                                                << "-1"
+                                                << "from 0";
+        QTest::newRow("dropout past its range") << "model.dropout"
+                                                << "0.99"
+                                                << "0.95";
+        QTest::newRow("missing training data") << "dataset.path"
+                                               << "/nonexistent/train.tsv"
+                                               << "does not exist";
+        QTest::newRow("missing validation data") << "dataset.valid_path"
+                                                 << "/nonexistent/valid.tsv"
+                                                 << "does not exist";
+        QTest::newRow("missing GloVe file") << "embeddings.path"
+                                            << "/nonexistent/glove.txt"
+                                            << "does not exist";
+    }
+
+    void aValueTheEngineWillNotUseDisablesRun() {
+        QFETCH(QString, key);
+        QFETCH(QString, value);
+        QFETCH(QString, reason);
+        ExperimentPanel panel;
+        ExperimentConfig config = test::tinyConfig();
+        config.embeddings.source = EmbeddingSource::File;  // so embeddings.path is read
+        config.embeddings.path = OOMLAB_TEST_DATA_DIR "/glove/glove_6b_50d_sample.txt";
+        panel.setConfig(config);
+        auto* run = panel.findChild<QPushButton*>(QStringLiteral("runButton"));
+        QTRY_VERIFY(run->isEnabled());
+        // Typed into the field, as a user would, and confirmed with Enter.
+        KeyEditor* editor = panel.form()->editor(key);
+        auto* line = editor->findChild<QLineEdit*>();
+        QVERIFY(line);
+        line->setFocus();
+        line->selectAll();
+        QTest::keyClicks(line, value);
+        QTest::keyClick(line, Qt::Key_Return);
+        QCOMPARE(line->text(), value);  // the field shows what was typed ...
+        QVERIFY(!run->isEnabled());     // ... and Run is off until it is fixed
+        auto* error = panel.findChild<QLabel*>(QStringLiteral("error:") + key);
+        QVERIFY(error && error->isVisibleTo(&panel));
+        QVERIFY2(error->text().contains(reason), qPrintable(error->text()));
+        // Setting a valid value again turns Run back on.
+        QVERIFY(panel.form()->setValue(
+            key, QString::fromStdString(get_config_value(config, key.toStdString()))));
+        QTRY_VERIFY(run->isEnabled());
     }
 
     void datasetPreviewDetectsTheFormat() {

@@ -6,13 +6,17 @@
 #include <QFile>
 #include <QLabel>
 #include <QMenu>
+#include <QPushButton>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include "compare/compare_page.h"
+#include "experiment/experiment_panel.h"
+#include "lessons/lesson_flow.h"
 #include "lessons/lesson_text.h"
 #include "live/live_page.h"
 #include "live/run_controller.h"
+#include "oomlab/config/config_io.h"
 #include "ui_test_support.h"
 #include "window/main_menus.h"
 #include "window/main_window.h"
@@ -95,6 +99,12 @@ private slots:
         QVERIFY(menuTexts(window.menus()->lessonsMenu())
                     .contains(QStringLiteral("Gradient accumulation")));
 
+        // The user's experiment, which the lesson must leave as it is.
+        ExperimentConfig mine = test::tinyConfig(7);
+        mine.train.batch_size = 77;
+        window.experimentPanel()->setConfig(mine);
+        const std::string before = config_to_json(window.experimentPanel()->config());
+
         QSignalSpy created(window.controller(), &RunController::runCreated);
         QSignalSpy finished(window.controller(), &RunController::lessonFinished);
         QSignalSpy loaded(window.comparePage(), &ComparePage::loaded);
@@ -117,6 +127,44 @@ private slots:
         QCOMPARE(compare->runs()[1].record.outcome.steps, std::int64_t(4));
         QVERIFY(compare->note().contains(QStringLiteral("✓")));
         QVERIFY(compare->note().contains(QStringLiteral("activations")));
+        QCOMPARE(config_to_json(window.experimentPanel()->config()), before);
+    }
+
+    // The flow a class goes through: explain, predict, run (paced), reveal each claim.
+    void theLessonFlowRevealsEachClaimBesideThePrediction() {
+        qputenv("OOMLAB_RESOURCE_DIR", m_good.path().toUtf8());
+        const Lesson lesson = loadLessonCatalog().lessons.front();
+        MainWindowOptions options;
+        options.databasePath = m_good.filePath("flow.sqlite");
+        options.restoreSession = false;
+        MainWindow window(options);
+        window.show();
+        window.experimentPanel()->setConfig(test::tinyConfig(5));
+        const std::string before = config_to_json(window.experimentPanel()->config());
+
+        LessonFlow* flow = window.openLesson(lesson);
+        QCOMPARE(flow->page(), int(LessonFlow::ExplainPage));
+        flow->next();
+        QCOMPARE(flow->page(), int(LessonFlow::PredictPage));
+        flow->predict(0, 0);  // "batch 64 needs the most, by less than 1.5 times"
+        flow->next();
+        QCOMPARE(flow->page(), int(LessonFlow::RunPage));
+        QSignalSpy finished(window.controller(), &RunController::lessonFinished);
+        auto* start = flow->findChild<QPushButton*>(QStringLiteral("runLesson"));
+        QVERIFY(start);
+        QTest::mouseClick(start, Qt::LeftButton);
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
+        QCOMPARE(flow->page(), int(LessonFlow::RevealPage));
+        QCOMPARE(window.controller()->pace(), RunController::Pace::Full);  // restored
+        QVERIFY2(flow->revealText().contains(QStringLiteral("Measured")),
+                 qPrintable(flow->revealText()));
+        QVERIFY(flow->revealText().contains(QStringLiteral("batch 64")));
+        QCOMPARE(flow->revealed(), 0);
+        QVERIFY(flow->revealNext());
+        QVERIFY(flow->revealText().contains(QStringLiteral("✓")));
+        QVERIFY(flow->revealNext());
+        QVERIFY(!flow->revealNext());  // two claims
+        QCOMPARE(config_to_json(window.experimentPanel()->config()), before);
     }
 };
 

@@ -2,11 +2,16 @@
 // the system palette, legend toggling, the stacked breakdown bars and the live plots'
 // handling of metric batches (sorted appends, the per-phase placement, OOM markers).
 #include <QApplication>
-#include <QtTest>
+#include <QToolTip>
 
+#include <QtTest>
+#include <cmath>
+
+#include "live/loss_plot.h"
 #include "live/memory_plot.h"
 #include "live/phase_plot.h"
 #include "plots/breakdown_chart.h"
+#include "plots/loss_smoothing.h"
 #include "plots/themed_plot.h"
 #include "ui_test_support.h"
 
@@ -25,6 +30,17 @@ MetricRow sample(std::int64_t step, const char* phase, double wallMs, std::int64
     row.peak_bytes = (allocatedMiB + 5) << 20;
     row.device_used_bytes = 500LL << 20;
     return row;
+}
+
+MetricRow lossRow(std::int64_t step, double loss) {
+    MetricRow row = sample(step, "step", static_cast<double>(step), 10);
+    row.loss = loss;
+    return row;
+}
+
+// The pixel at which `plot` draws (key, value) of `graph`.
+QPointF pixelOf(const QCPGraph* graph, double key, double value) {
+    return {graph->keyAxis()->coordToPixel(key), graph->valueAxis()->coordToPixel(value)};
 }
 
 }  // namespace
@@ -121,6 +137,83 @@ private slots:
         QCOMPARE(chart.valueMiB(1, 2), 5.0);
         QCOMPARE(chart.valueMiB(1, 0), 0.0);
         QVERIFY(chart.yAxis->range().upper >= 64.0);  // the cap is in view
+    }
+
+    void smoothingIsTensorBoardsDebiasedAverage() {
+        // w = 0.6 on 1, 2, 3: averages 0.4, 1.04, 1.824 divided by 1 - 0.6^n.
+        LossSmoother smoother(0.6);
+        QCOMPARE(smoother.next(1.0), 1.0);
+        QVERIFY(qFuzzyCompare(smoother.next(2.0), 1.625));
+        QVERIFY(std::isnan(smoother.next(std::nan(""))));           // shown as it is
+        QVERIFY(qFuzzyCompare(smoother.next(3.0), 1.824 / 0.784));  // the NaN was skipped
+        LossSmoother off;
+        QCOMPARE(off.smooth({3.0, 1.0, 2.0}), (QVector<double>{3.0, 1.0, 2.0}));
+    }
+
+    void lossPlotSmoothsAndFadesTheRawLoss() {
+        LossPlot plot;
+        plot.appendRows({lossRow(1, 1.0), lossRow(2, 2.0)});
+        QVERIFY(!plot.smoothedTrainLoss()->visible());
+        plot.setSmoothing(0.6);  // existing points are smoothed at once
+        QVERIFY(plot.smoothedTrainLoss()->visible());
+        QVERIFY(plot.trainLoss()->pen().color().alphaF() < 0.5);
+        plot.appendRows({lossRow(3, 3.0)});  // and new ones as they come
+        QCOMPARE(plot.smoothedTrainLoss()->dataCount(), 3);
+        QVERIFY(qFuzzyCompare((plot.smoothedTrainLoss()->data()->constEnd() - 1)->value,
+                              1.824 / 0.784));
+        QCOMPARE((plot.trainLoss()->data()->constEnd() - 1)->value, 3.0);
+        plot.setSmoothing(5.0);  // clamped, never a flat line
+        QCOMPARE(plot.smoothing(), LossSmoother::kMaxWeight);
+        plot.setSmoothing(0);
+        QVERIFY(!plot.smoothedTrainLoss()->visible());
+        QCOMPARE(plot.trainLoss()->pen().color().alphaF(), 1.0);
+    }
+
+    void hoverNamesTheValuesUnderTheCursor() {
+        LossPlot loss;
+        loss.resize(640, 400);
+        loss.appendRows({lossRow(1, 2.0), lossRow(2, 1.5), lossRow(3, 1.25)});
+        loss.renderNow();
+        const QString atTwo = loss.valuesAt(pixelOf(loss.trainLoss(), 2, 1.5));
+        QVERIFY2(atTwo.startsWith(QStringLiteral("<b>optimizer step 2</b>")), qPrintable(atTwo));
+        QVERIFY2(atTwo.contains(QStringLiteral("training loss: 1.5")), qPrintable(atTwo));
+        QVERIFY(!atTwo.contains(QStringLiteral("validation")));  // no such points yet
+        QVERIFY(loss.valuesAt(QPointF(1, 1)).isEmpty());         // outside the axes
+
+        MemoryPlot memory;
+        memory.resize(640, 400);
+        memory.reset(0);
+        memory.appendRows({sample(1, "step", 1, 10), sample(2, "step", 2, 12)});
+        memory.renderNow();
+        const QString atOne = memory.valuesAt(pixelOf(memory.allocated(), 1, 10));
+        QVERIFY2(atOne.contains(QStringLiteral("allocated: 10.00 MiB")), qPrintable(atOne));
+        QVERIFY2(atOne.contains(QStringLiteral(": 15.00 MiB")), qPrintable(atOne));  // the peak
+
+        // Moving the mouse there shows the same text as a tooltip.
+        loss.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&loss));
+        QTest::mouseMove(&loss, pixelOf(loss.trainLoss(), 2, 1.5).toPoint());
+        QTRY_COMPARE(QToolTip::text(), atTwo);
+    }
+
+    void hoverOverABarListsItsCategories() {
+        BreakdownChart chart(Qt::Vertical);
+        chart.resize(400, 400);
+        MemoryBreakdown a;
+        a.embedding_table = 10 << 20;
+        a.activations = 30 << 20;
+        chart.setBars({{QStringLiteral("run #1"), a}});
+        chart.renderNow();
+        // The middle of the activations, which sit above the embedding table.
+        const QPointF activations(chart.xAxis->coordToPixel(1), chart.yAxis->coordToPixel(25));
+        const QString text = chart.valuesAt(activations);
+        QVERIFY2(text.startsWith(QStringLiteral("<b>run #1</b> · 40.0 MiB")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("(25 %)")), qPrintable(text));
+        QVERIFY2(
+            text.contains(QRegularExpression(QStringLiteral("<b>[^<]*30.0 MiB \\(75 %\\)</b>"))),
+            qPrintable(text));
+        const QPointF beside(chart.xAxis->coordToPixel(1.5), chart.yAxis->coordToPixel(25));
+        QVERIFY(chart.valuesAt(beside).isEmpty());  // between bars
     }
 };
 

@@ -23,11 +23,14 @@ private:
     std::int64_t m_small = 0;
     std::int64_t m_big = 0;
     std::int64_t m_oom = 0;
+    std::int64_t m_imdb = 0;  // a folder dataset; adapted from 64 to 16 x 4
 
     std::int64_t addRun(const char* name, int batch, RunStatus status, std::int64_t peak,
-                        double loss) {
+                        double loss, const char* dataset = "", int endedBatch = 0,
+                        int endedAccumulation = 0) {
         RunStore store = RunStore::open(m_path.toStdString());
         ExperimentConfig config;
+        config.dataset.path = dataset;
         config.train.batch_size = batch;
         config.memory.cap_mb = status == RunStatus::Oom ? 64 : 0;
         const std::int64_t id =
@@ -43,6 +46,8 @@ private:
         outcome.steps = 1;
         outcome.final_train_loss = loss;
         outcome.peak_bytes = peak;
+        outcome.batch_size = endedBatch;
+        outcome.accumulation = endedAccumulation;
         outcome.error = status == RunStatus::Oom ? "out of memory at step 1 during forward" : "";
         store.finish_run(id, outcome);
         return id;
@@ -55,6 +60,8 @@ private slots:
         m_small = addRun("small batch", 16, RunStatus::Completed, 10 << 20, 0.9);
         m_big = addRun("big batch", 256, RunStatus::Completed, 300 << 20, 0.7);
         m_oom = addRun("capped", 512, RunStatus::Oom, 64 << 20, 1.2);
+        m_imdb =
+            addRun("reviews", 64, RunStatus::Completed, 400 << 20, 0.5, "/data/imdb/train", 16, 4);
     }
 
     void modelPassesTheTester() {
@@ -67,7 +74,7 @@ private slots:
         filter.setSourceModel(&model);
         QAbstractItemModelTester filterTester(
             &filter, QAbstractItemModelTester::FailureReportingMode::QtTest);
-        QCOMPARE(model.rowCount(), 3);
+        QCOMPARE(model.rowCount(), 4);
         QCOMPARE(model.columnCount(), int(RunsModel::ColumnCount));
         // Changes after construction go through the tester too.
         database.notifyRunsChanged();
@@ -76,7 +83,46 @@ private slots:
         filter.setStatusFilter(QStringLiteral("completed"));
         filter.setText({});
         filter.setStatusFilter({});
-        QCOMPARE(filter.rowCount(), 3);
+        QCOMPARE(filter.rowCount(), 4);
+    }
+
+    // Runs are found by any of their settings: the dataset's path, a key=value, a tag.
+    void theFilterFindsARunByItsDatasetAndItsTags() {
+        RunDatabase database;
+        QCOMPARE(database.open(m_path), QString());
+        RunsModel model(&database);
+        RunsFilterModel filter;
+        filter.setSourceModel(&model);
+        const auto only = [&](const QString& text) {
+            filter.setText(text);
+            return filter.rowCount() == 1 ? filter.index(0, RunsModel::Id).data().toLongLong()
+                                          : -qlonglong(filter.rowCount());
+        };
+        QCOMPARE(only(QStringLiteral("imdb")), qlonglong(m_imdb));
+        QCOMPARE(only(QStringLiteral("train.batch_size=512")), qlonglong(m_oom));
+        const int row = model.rowOfRun(m_small);
+        QVERIFY(model.setData(model.index(row, RunsModel::Tags), QStringLiteral("baseline, demo")));
+        QCOMPARE(only(QStringLiteral("demo")), qlonglong(m_small));
+        QCOMPARE(RunStore::open(m_path.toStdString()).find_run(m_small)->tags, "baseline, demo");
+        filter.setText({});
+    }
+
+    // A run that adapted says so: the batch it ended with, and what it started from.
+    void anAdaptedRunShowsTheBatchItEndedWith() {
+        RunDatabase database;
+        QCOMPARE(database.open(m_path), QString());
+        RunsModel model(&database);
+        const int row = model.rowOfRun(m_imdb);
+        QCOMPARE(model.index(row, RunsModel::Batch).data().toString(),
+                 QStringLiteral("16×4 (adapted from 64)"));
+        QCOMPARE(model.index(row, RunsModel::Batch).data(RunsModel::SortRole).toInt(), 64);
+        QVERIFY(model.index(row, RunsModel::Batch)
+                    .data(Qt::ToolTipRole)
+                    .toString()
+                    .contains(QStringLiteral("ended with 16 × 4")));
+        QCOMPARE(model.index(row, RunsModel::Dataset).data().toString(), QStringLiteral("train"));
+        QCOMPARE(model.index(row, RunsModel::Embeddings).data().toString(),
+                 QStringLiteral("6B.50d (default)"));
     }
 
     void showsTheRunsValues() {

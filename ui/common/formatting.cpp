@@ -1,6 +1,9 @@
 #include "common/formatting.h"
 
 #include <QLocale>
+#include <QObject>
+
+#include <algorithm>
 
 #include "oomlab/common/format.h"
 
@@ -25,6 +28,30 @@ QString formatPercent(const std::optional<double>& fraction) {
 
 QString formatCount(std::int64_t count) {
     return QLocale().toString(static_cast<qlonglong>(count));
+}
+
+namespace {
+
+QString batchText(int micro, int accumulation) {
+    return accumulation > 1 ? QStringLiteral("%1×%2").arg(micro).arg(accumulation)
+                            : QString::number(micro);
+}
+
+}  // namespace
+
+bool runAdapted(const RunRecord& run, const ExperimentConfig& config) {
+    return run.outcome.batch_size > 0 &&
+           (run.outcome.batch_size != config.train.batch_size ||
+            std::max(1, run.outcome.accumulation) != config.train.accumulation);
+}
+
+QString endedBatchText(const RunRecord& run, const ExperimentConfig& config) {
+    const QString planned = batchText(config.train.batch_size, config.train.accumulation);
+    if (!runAdapted(run, config)) {
+        return planned;
+    }
+    return QObject::tr("%1 (adapted from %2)")
+        .arg(batchText(run.outcome.batch_size, std::max(1, run.outcome.accumulation)), planned);
 }
 
 QString statusName(RunStatus status) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "oomlab/config/experiment_config.h"
 #include "oomlab/store/run_store.h"
 
 namespace oomlab::ui {
@@ -35,6 +36,11 @@ QString formatPercent(const std::optional<double>& fraction);
 QString formatCount(std::int64_t count);
 
 QString statusName(RunStatus status);
+
+// "16×4": the micro-batch and accumulation a run ended with; "16×4 (adapted from 64)" when
+// on_oom=halve or adapt changed them from the config's.
+QString endedBatchText(const RunRecord& run, const ExperimentConfig& config);
+bool runAdapted(const RunRecord& run, const ExperimentConfig& config);
 // A colour that reads on both light and dark palettes.
 QColor statusColor(RunStatus status);
 

@@ -39,8 +39,10 @@ struct LessonEnd {
     QString name;
     QString title;
     QVector<qint64> runIds;
-    QStringList checks;   // the engine's claim checks, in order
-    QVector<bool> holds;  // whether each holds
+    QStringList runLabels;  // the lesson's label of each run, in order
+    QVector<qint64> peaks;  // each run's peak memory, bytes
+    QStringList checks;     // the engine's claim checks, in order
+    QVector<bool> holds;    // whether each holds
     bool completed = false;
     QString error;  // why the lesson could not run or stopped
     RunEnd last;    // the last run's end, for the live page

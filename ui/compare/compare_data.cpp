@@ -31,8 +31,12 @@ CompareData loadCompareData(const QString& databasePath, const QVector<qint64>& 
     return data;
 }
 
-QString runLabel(const RunRecord& run) {
-    return QStringLiteral("#%1 %2").arg(run.id).arg(qs(run.name));
+QString runLabel(const RunRecord& run, int maxChars) {
+    const QString label = QStringLiteral("#%1 %2").arg(run.id).arg(qs(run.name));
+    if (maxChars <= 0 || label.size() <= maxChars) {
+        return label;
+    }
+    return label.left(maxChars - 1) + QStringLiteral("…");
 }
 
 }  // namespace oomlab::ui

@@ -27,7 +27,8 @@ struct CompareData {
 // Opens `databasePath` itself (safe on any thread). Never throws.
 CompareData loadCompareData(const QString& databasePath, const QVector<qint64>& runIds);
 
-// "#3 bag b32 fp32 adam", the legend's name of a run.
-QString runLabel(const RunRecord& run);
+// "#3 bag b32 fp32 adam", the legend's name of a run; with `maxChars` > 0, a longer label
+// ends in "…" after that many characters (legends and bars on a small screen).
+QString runLabel(const RunRecord& run, int maxChars = 0);
 
 }  // namespace oomlab::ui

@@ -2,6 +2,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -16,6 +17,7 @@
 #include "compare/settings_diff.h"
 #include "plots/breakdown_chart.h"
 #include "plots/series_colors.h"
+#include "plots/smoothing_box.h"
 
 namespace oomlab::ui {
 namespace {
@@ -51,13 +53,18 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent) {
     m_showOther->setToolTip(
         tr("Memory outside the allocator: on CUDA the context and other "
            "processes, on the CPU the whole process (libraries included)."));
+    m_smoothing = createSmoothingBox();
     auto* bar = new QHBoxLayout;
     bar->addWidget(m_title, 1);
+    bar->addWidget(m_smoothing);
     bar->addWidget(m_xAxis);
     bar->addWidget(m_memoryQuantity);
 
     m_loss = new ComparePlot(ComparePlot::Quantity::Loss);
     m_loss->setObjectName(QStringLiteral("compareLossPlot"));
+    m_loss->setSmoothing(m_smoothing->value());
+    connect(m_smoothing, qOverload<double>(&QDoubleSpinBox::valueChanged), m_loss,
+            &ComparePlot::setSmoothing);
     m_memory = new ComparePlot(ComparePlot::Quantity::PeakMemory);
     m_memory->setObjectName(QStringLiteral("compareMemoryPlot"));
     m_settings = new SettingsDiffTable;
@@ -195,7 +202,8 @@ void ComparePage::fillBreakdown() {
         if (!m_showOther->isChecked()) {
             breakdown.other = 0;
         }
-        bars.push_back({QStringLiteral("#%1").arg(run.record.id), breakdown});
+        // The run's name under its bar, shortened to what a bar's width can carry.
+        bars.push_back({runLabel(run.record, 28), breakdown});
         const std::int64_t runCap = run.config.memory.cap_bytes();
         sameCap = sameCap && (i == 0 || runCap == cap);
         cap = runCap;
@@ -204,8 +212,9 @@ void ComparePage::fillBreakdown() {
 }
 
 void ComparePage::fillMetrics() {
-    const QStringList headers = {tr("Run"),       tr("Status"), tr("Steps"),    tr("Final loss"),
-                                 tr("Val. acc."), tr("Peak"),   tr("Duration"), tr("Samples/s")};
+    const QStringList headers = {tr("Run"),   tr("Status"),     tr("Steps"),
+                                 tr("Batch"), tr("Final loss"), tr("Val. acc."),
+                                 tr("Peak"),  tr("Duration"),   tr("Samples/s")};
     m_metrics->clear();
     m_metrics->setColumnCount(headers.size());
     m_metrics->setHorizontalHeaderLabels(headers);
@@ -217,6 +226,7 @@ void ComparePage::fillMetrics() {
             runLabel(run),
             statusName(run.outcome.status),
             QString::number(run.outcome.steps),
+            endedBatchText(run, m_runs[i].config),
             formatOptional(run.outcome.final_train_loss),
             formatPercent(run.outcome.val_accuracy),
             formatBytes(run.outcome.peak_bytes),

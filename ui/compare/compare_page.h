@@ -10,6 +10,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QDoubleSpinBox;
 class QLabel;
 class QTableWidget;
 
@@ -41,6 +42,7 @@ public:
     SettingsDiffTable* settingsTable() const { return m_settings; }
     BreakdownChart* breakdownChart() const { return m_breakdown; }
     QTableWidget* metricsTable() const { return m_metrics; }
+    QDoubleSpinBox* smoothingBox() const { return m_smoothing; }
     void setTimeAxis(bool byTime);
     // Include "other" (device or process memory outside the allocator) in the bars.
     void setShowOther(bool show);
@@ -57,6 +59,7 @@ private:
     QLabel* m_note = nullptr;
     bool m_keepNote = false;
     QComboBox* m_xAxis = nullptr;
+    QDoubleSpinBox* m_smoothing = nullptr;
     QComboBox* m_memoryQuantity = nullptr;
     QCheckBox* m_differencesOnly = nullptr;
     QCheckBox* m_showOther = nullptr;

@@ -1,6 +1,9 @@
 #include "compare/compare_plots.h"
 
+#include <algorithm>
+
 #include "common/formatting.h"
+#include "plots/loss_smoothing.h"
 #include "plots/series_colors.h"
 
 namespace oomlab::ui {
@@ -50,6 +53,16 @@ void ComparePlot::setQuantity(Quantity quantity) {
     }
 }
 
+void ComparePlot::setSmoothing(double weight) {
+    weight = std::clamp(weight, 0.0, LossSmoother::kMaxWeight);
+    if (weight != m_smoothing) {
+        m_smoothing = weight;
+        if (m_quantity == Quantity::Loss) {
+            rebuild();
+        }
+    }
+}
+
 void ComparePlot::rebuild() {
     clearGraphs();
     clearMarkers();
@@ -90,7 +103,17 @@ void ComparePlot::rebuild() {
             m_x.add(x);
             m_y.add(*y);
         }
-        main->setData(keys, values, true);
+        if (loss && m_smoothing > 0) {
+            QColor faded = color;
+            faded.setAlphaF(0.3);
+            QCPGraph* raw = addLineSeries(tr("%1 (raw)").arg(runLabel(run.record)), faded);
+            raw->removeFromLegend();
+            raw->setData(keys, values, true);
+            main->setPen(QPen(color, 2));
+            main->setData(keys, LossSmoother(m_smoothing).smooth(values), true);
+        } else {
+            main->setData(keys, values, true);
+        }
         if (validation) {
             validation->setData(validKeys, validValues, true);
         }

@@ -21,6 +21,9 @@ public:
     void setRuns(const QVector<CompareRun>& runs);
     void setXAxis(XAxis axis);
     void setQuantity(Quantity quantity);
+    // TensorBoard-style smoothing of the training loss curves (0: off); each run's raw loss
+    // stays, faded. Memory curves are never smoothed.
+    void setSmoothing(double weight);
     Quantity quantity() const { return m_quantity; }
 
     // The graph of run `index` (its main curve), for tests.
@@ -34,6 +37,7 @@ private:
 
     Quantity m_quantity;
     XAxis m_xAxis = XAxis::Step;
+    double m_smoothing = 0;
     QVector<CompareRun> m_runs;
     QVector<QCPGraph*> m_runGraphs;
     Bounds m_x;

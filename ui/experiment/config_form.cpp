@@ -7,7 +7,9 @@
 
 #include "common/formatting.h"
 #include "experiment/key_editor.h"
+#include "experiment/key_labels.h"
 #include "oomlab/common/errors.h"
+#include "oomlab/common/files.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/config/key_relevance.h"
@@ -31,6 +33,28 @@ QString fieldLabel(const QString& key) {
 
 QColor errorColor() {
     return QColor(0xd6, 0x27, 0x28);
+}
+
+// The input files the settings name, checked as the engine will check them before a run.
+QHash<QString, QString> inputErrors(const ExperimentConfig& config) {
+    QHash<QString, QString> errors;
+    const auto check = [&](const char* key, const std::string& path, PathKind kind) {
+        try {
+            check_input_path(path, key, kind);
+        } catch (const BadInput& error) {
+            errors.insert(QString::fromLatin1(key), qs(error.what()));
+        }
+    };
+    if (!config.dataset.path.empty()) {
+        check("dataset.path", config.dataset.path, PathKind::FileOrFolder);
+    }
+    if (!config.dataset.valid_path.empty()) {
+        check("dataset.valid_path", config.dataset.valid_path, PathKind::FileOrFolder);
+    }
+    if (config.embeddings.source == EmbeddingSource::File && !config.embeddings.path.empty()) {
+        check("embeddings.path", config.embeddings.path, PathKind::File);
+    }
+    return errors;
 }
 
 }  // namespace
@@ -58,7 +82,7 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
         QGroupBox* box = sectionBox(sectionOf(key));
         auto* form = static_cast<QFormLayout*>(box->layout()->itemAt(0)->layout());
         auto* editor = new KeyEditor(info, box);
-        auto* label = new QLabel(fieldLabel(key), box);
+        auto* label = new QLabel(keyLabel(key), box);
         label->setToolTip(editor->toolTip());
         label->setBuddy(editor);
         auto* error = new QLabel(box);
@@ -97,6 +121,8 @@ QGroupBox* ConfigForm::sectionBox(const QString& section) {
     auto* outer = new QVBoxLayout(box);
     auto* form = new QFormLayout;
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    // A narrow panel (a small screen, presentation mode) puts a field under its label.
+    form->setRowWrapPolicy(QFormLayout::WrapLongRows);
     form->setLabelAlignment(Qt::AlignLeft);
     outer->addLayout(form);
     auto* extras = new QVBoxLayout;
@@ -107,9 +133,33 @@ QGroupBox* ConfigForm::sectionBox(const QString& section) {
     return box;
 }
 
+void ConfigForm::setReadErrors(const QStringList& keys, const QString& message) {
+    QHash<QString, QString> errors;
+    for (const QString& key : keys) {
+        if (m_rows.contains(key)) {
+            errors.insert(key, message);
+        }
+    }
+    if (errors == m_readErrors) {
+        return;
+    }
+    m_readErrors = errors;
+    refresh();
+}
+
+QString ConfigForm::errorOf(const QString& key) const {
+    for (const auto* errors : {&m_keyErrors, &m_inputErrors, &m_readErrors}) {
+        if (errors->contains(key)) {
+            return errors->value(key);
+        }
+    }
+    return {};
+}
+
 void ConfigForm::setConfig(const ExperimentConfig& config) {
     m_config = config;
     m_keyErrors.clear();
+    m_readErrors.clear();
     refresh();
     emit configChanged(m_config);
 }
@@ -144,6 +194,7 @@ void ConfigForm::onEdited(const QString& key, const QString& value) {
 void ConfigForm::refresh() {
     m_validationError.clear();
     m_validationKeys.clear();
+    m_inputErrors = inputErrors(m_config);
     try {
         validate_config(m_config);
     } catch (const BadInput& error) {
@@ -162,22 +213,26 @@ void ConfigForm::refresh() {
         it.value()->setEnabled(inactive.isEmpty());
         row.label->setEnabled(inactive.isEmpty());
         row.label->setStatusTip(inactive);
-        showKeyError(key, m_keyErrors.value(key));
+        const QString error = errorOf(key);
+        showKeyError(key, error);
         // The keys a combination error is about are marked too.
-        const bool named = m_validationKeys.contains(key);
+        const bool marked = m_validationKeys.contains(key) || !error.isEmpty();
         QFont font = row.label->font();
-        font.setBold(named || m_keyErrors.contains(key));
+        font.setBold(marked);
         row.label->setFont(font);
         QPalette palette = this->palette();
-        if (named || m_keyErrors.contains(key)) {
+        if (marked) {
             palette.setColor(QPalette::WindowText, errorColor());
         }
         row.label->setPalette(palette);
     }
     const bool valid = isValid();
-    const QString message = !m_validationError.isEmpty()
-                                ? m_validationError
-                                : (m_keyErrors.isEmpty() ? QString() : m_keyErrors.begin().value());
+    QString message = m_validationError;
+    for (const auto* errors : {&m_keyErrors, &m_inputErrors, &m_readErrors}) {
+        if (message.isEmpty() && !errors->isEmpty()) {
+            message = errors->begin().value();
+        }
+    }
     if (valid != m_lastValid || !valid) {
         m_lastValid = valid;
         emit validityChanged(valid, message);

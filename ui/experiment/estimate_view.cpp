@@ -5,6 +5,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "common/formatting.h"
+#include "oomlab/common/errors.h"
 #include "oomlab/config/config_keys.h"
 #include "plots/breakdown_chart.h"
 
@@ -16,6 +17,11 @@ ProfileResult profileInBackground(const ExperimentConfig& config, const QString&
     result.key = key;
     try {
         result.profile = std::make_shared<const DataProfile>(profile_data(config));
+    } catch (const BadInput& error) {
+        result.error = qs(error.what());
+        for (const std::string& name : error.keys()) {
+            result.errorKeys << qs(name);
+        }
     } catch (const std::exception& error) {
         result.error = qs(error.what());
     }
@@ -41,6 +47,7 @@ EstimateView::EstimateView(QWidget* parent) : QWidget(parent) {
     connect(&m_debounce, &QTimer::timeout, this, &EstimateView::update);
     connect(&m_watcher, &QFutureWatcher<ProfileResult>::finished, this, [this] {
         m_profile = m_watcher.result();
+        emit readProblem(m_profile.errorKeys, m_profile.error);
         update();
     });
 }
@@ -63,10 +70,6 @@ QString EstimateView::profileKey(const ExperimentConfig& config) {
 void EstimateView::setConfig(const ExperimentConfig& config) {
     m_config = config;
     m_debounce.start();
-}
-
-std::int64_t EstimateView::datasetWords() const {
-    return m_profile.profile ? m_profile.profile->vocab_rows : 0;
 }
 
 void EstimateView::update() {

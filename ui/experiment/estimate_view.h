@@ -3,6 +3,8 @@
 // and only when a setting it depends on changed; the estimate itself is cheap.
 #pragma once
 
+#include <QStringList>
+
 #include <QFutureWatcher>
 #include <QTimer>
 #include <QWidget>
@@ -20,6 +22,7 @@ class BreakdownChart;
 struct ProfileResult {
     QString key;
     QString error;
+    QStringList errorKeys;  // the settings the error is about
     std::shared_ptr<const DataProfile> profile;
 };
 
@@ -34,10 +37,14 @@ public:
     bool hasEstimate() const { return m_hasEstimate; }
     const MemoryEstimate& estimate() const { return m_estimate; }
     BreakdownChart* chart() const { return m_chart; }
-    std::int64_t datasetWords() const;  // distinct dataset words (vocab rows) once profiled
+    // The data and vectors as read for the estimate (null before the first read, or when
+    // reading failed).
+    std::shared_ptr<const DataProfile> profile() const { return m_profile.profile; }
 
 signals:
     void estimateChanged(const oomlab::MemoryEstimate& estimate);
+    // Reading the inputs failed (empty `message`: they read fine again).
+    void readProblem(const QStringList& keys, const QString& message);
 
 private:
     void update();

@@ -77,7 +77,8 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
     connect(m_run, &QPushButton::clicked, this, &ExperimentPanel::runRequested);
     connect(m_stop, &QPushButton::clicked, this, &ExperimentPanel::stopRequested);
     connect(m_estimate, &EstimateView::estimateChanged, this,
-            [this] { m_gloveCost->setText(gloveCostText(config(), m_estimate->datasetWords())); });
+            [this] { m_gloveCost->setText(gloveCostText(config(), m_estimate->profile().get())); });
+    connect(m_estimate, &EstimateView::readProblem, m_form, &ConfigForm::setReadErrors);
     onConfigChanged(m_form->config());
 }
 
@@ -101,7 +102,7 @@ void ExperimentPanel::setRunning(bool running) {
 
 void ExperimentPanel::onConfigChanged(const ExperimentConfig& config) {
     m_preview->setDataset(qs(config.dataset.path), config.dataset.format);
-    m_gloveCost->setText(gloveCostText(config, m_estimate->datasetWords()));
+    m_gloveCost->setText(gloveCostText(config, m_estimate->profile().get()));
     m_estimate->setConfig(config);
     onValidityChanged(m_form->isValid(), m_form->validationError());
     emit configChanged(config);

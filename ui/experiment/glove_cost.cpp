@@ -31,24 +31,22 @@ int stateCopies(OptimizerKind optimizer) {
 
 }  // namespace
 
-GloveCost gloveCost(const ExperimentConfig& config, std::int64_t datasetWords) {
+GloveCost gloveCost(const ExperimentConfig& config, const DataProfile* profile) {
     GloveCost cost;
     const GloveVariant* variant = find_glove_variant(config.embeddings.variant);
-    if (!variant) {
-        return cost;
-    }
-    cost.variantWords = variant->words;
-    cost.dim = variant->dim;
-    switch (config.embeddings.vocab) {
-        case VocabMode::Full:
+    if (profile) {
+        cost.sourceWords =
+            profile->synthetic_vectors ? (variant ? variant->words : 0) : profile->vector_rows;
+        cost.dim = profile->embedding_dim;
+        cost.rows = profile->vocab_rows;
+    } else if (variant) {
+        cost.sourceWords = variant->words;
+        cost.dim = variant->dim;
+        if (config.embeddings.vocab == VocabMode::Full) {
             cost.rows = variant->words;
-            break;
-        case VocabMode::Top:
+        } else if (config.embeddings.vocab == VocabMode::Top) {
             cost.rows = std::min(variant->words, config.embeddings.top_n);
-            break;
-        case VocabMode::Dataset:
-            cost.rows = datasetWords;
-            break;
+        }  // vocab=dataset: counted when the data is read
     }
     const std::int64_t values = cost.rows * cost.dim;
     cost.tableBytes = values * bytesPerValue(config.embeddings.dtype);
@@ -61,22 +59,39 @@ GloveCost gloveCost(const ExperimentConfig& config, std::int64_t datasetWords) {
     return cost;
 }
 
-QString gloveCostText(const ExperimentConfig& config, std::int64_t datasetWords) {
-    const GloveCost cost = gloveCost(config, datasetWords);
+QString gloveCostText(const ExperimentConfig& config, const DataProfile* profile) {
+    const GloveCost cost = gloveCost(config, profile);
     if (cost.dim == 0) {
         return QObject::tr("Unknown GloVe variant \"%1\"").arg(qs(config.embeddings.variant));
     }
+    const bool fromFile = profile && !profile->synthetic_vectors;
     const GloveVariant* variant = find_glove_variant(config.embeddings.variant);
-    QString text = QObject::tr(
-                       "<b>%1</b> (%2): %3 words × %4 dimensions; the full table is %5 "
-                       "in fp32.")
-                       .arg(qs(variant->name), qs(variant->corpus), formatCount(cost.variantWords))
-                       .arg(cost.dim)
-                       .arg(formatBytes(cost.variantWords * cost.dim * 4));
+    QString text = fromFile
+                       ? QObject::tr(
+                             "<b>The GloVe file</b>: %1 words × %2 dimensions; the whole table "
+                             "is %3 in fp32.")
+                             .arg(formatCount(cost.sourceWords))
+                             .arg(cost.dim)
+                             .arg(formatBytes(cost.sourceWords * cost.dim * 4))
+                       : QObject::tr(
+                             "<b>%1</b> (%2%3): %4 words × %5 dimensions; the full table is "
+                             "%6 in fp32.")
+                             .arg(qs(variant->name), qs(variant->corpus),
+                                  profile ? QObject::tr(", synthetic: no GloVe file") : QString(),
+                                  formatCount(cost.sourceWords))
+                             .arg(cost.dim)
+                             .arg(formatBytes(cost.sourceWords * cost.dim * 4));
+    if (fromFile && profile->dataset_words > 0) {
+        text +=
+            QObject::tr("<br>%1 of the dataset's %2 words have a vector (%3%).")
+                .arg(formatCount(profile->words_with_vector), formatCount(profile->dataset_words))
+                .arg(100.0 * double(profile->words_with_vector) / double(profile->dataset_words), 0,
+                     'f', 1);
+    }
     if (cost.rows == 0) {
         text += QObject::tr(
             "<br>With vocab=dataset the table holds only the dataset's words "
-            "(counted when the run prepares).");
+            "(counted once the data is read).");
         return text;
     }
     text += QObject::tr("<br>This run's table: %1 rows = <b>%2</b>")

@@ -2,7 +2,6 @@
 
 #include <QCheckBox>
 #include <QComboBox>
-#include <QDoubleValidator>
 #include <QEvent>
 #include <QFileDialog>
 #include <QHBoxLayout>
@@ -86,15 +85,9 @@ void KeyEditor::buildInteger() {
 }
 
 void KeyEditor::buildReal() {
+    // No validator: one would silently keep an out-of-range text from being applied. Every
+    // text goes to the engine, which accepts it or says why not beside the field.
     m_line = new QLineEdit(this);
-    auto* validator = new QDoubleValidator(m_line);
-    validator->setBottom(m_info.minimum);
-    if (m_info.maximum > 0) {
-        validator->setTop(m_info.maximum);
-    }
-    validator->setNotation(QDoubleValidator::ScientificNotation);
-    validator->setLocale(QLocale::c());
-    m_line->setValidator(validator);
     layout()->addWidget(m_line);
     connect(m_line, &QLineEdit::editingFinished, this, &KeyEditor::emitEdited);
 }

@@ -1,5 +1,7 @@
 #include "live/live_page.h"
 
+#include <QDoubleSpinBox>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QSplitter>
@@ -11,6 +13,7 @@
 #include "live/loss_plot.h"
 #include "live/memory_plot.h"
 #include "live/phase_plot.h"
+#include "plots/smoothing_box.h"
 
 namespace oomlab::ui {
 
@@ -29,11 +32,13 @@ LivePage::LivePage(QWidget* parent) : QWidget(parent) {
     m_log->setObjectName(QStringLiteral("eventLog"));
     m_log->setReadOnly(true);
     m_log->setMaximumBlockCount(500);
+    // One event per line, scrolled sideways when narrow, never one word per line.
+    m_log->setLineWrapMode(QPlainTextEdit::NoWrap);
     m_log->setPlaceholderText(tr("Events of the run (evaluations, out-of-memory, adaptations)"));
 
-    auto* top = new QSplitter(Qt::Horizontal);
-    top->addWidget(m_loss);
-    top->addWidget(m_memory);
+    auto* plotsTop = new QSplitter(Qt::Horizontal);
+    plotsTop->addWidget(m_loss);
+    plotsTop->addWidget(m_memory);
     auto* bottom = new QSplitter(Qt::Horizontal);
     bottom->addWidget(m_phases);
     bottom->addWidget(m_log);
@@ -42,7 +47,7 @@ LivePage::LivePage(QWidget* parent) : QWidget(parent) {
     bottom->setSizes({3000, 1000});
     auto* split = new QSplitter(Qt::Vertical);
     split->setObjectName(QStringLiteral("liveSplitter"));
-    split->addWidget(top);
+    split->addWidget(plotsTop);
     split->addWidget(bottom);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
@@ -52,8 +57,16 @@ LivePage::LivePage(QWidget* parent) : QWidget(parent) {
         AppSettings::setValue(QStringLiteral("live/splitter"), split->saveState());
     });
 
+    m_smoothing = createSmoothingBox();
+    connect(m_smoothing, qOverload<double>(&QDoubleSpinBox::valueChanged), m_loss,
+            &LossPlot::setSmoothing);
+    m_loss->setSmoothing(m_smoothing->value());
+    auto* top = new QHBoxLayout;
+    top->addWidget(m_header, 1);
+    top->addWidget(m_smoothing, 0, Qt::AlignTop);
+
     auto* layout = new QVBoxLayout(this);
-    layout->addWidget(m_header);
+    layout->addLayout(top);
     layout->addWidget(m_failure);
     layout->addWidget(split, 1);
     connect(m_failure, &FailurePanel::applyFix, this, &LivePage::applyFix);
@@ -150,12 +163,21 @@ void LivePage::onRunFinished(const RunEnd& end) {
     log(end.error().isEmpty()
             ? tr("run %1 %2").arg(end.runId).arg(statusName(end.status()))
             : tr("run %1 %2: %3").arg(end.runId).arg(statusName(end.status()), end.error()));
-    m_header->setText(
-        m_header->text() + QStringLiteral("<br>") +
+    QString ending =
         tr("<b style='color:%1'>%2</b> after %3 steps in %4 · peak %5")
             .arg(statusColor(end.status()).name(), statusName(end.status()))
             .arg(end.outcome.steps)
-            .arg(formatDuration(end.outcome.wall_seconds), formatBytes(end.outcome.peak_bytes)));
+            .arg(formatDuration(end.outcome.wall_seconds), formatBytes(end.outcome.peak_bytes));
+    const TrainConfig& planned = end.config.train;
+    if (end.outcome.batch_size > 0 && (end.outcome.batch_size != planned.batch_size ||
+                                       end.outcome.accumulation != planned.accumulation)) {
+        ending += tr(" · <b>adapted</b>: micro-batch %1 × accumulation %2 became %3 × %4")
+                      .arg(planned.batch_size)
+                      .arg(planned.accumulation)
+                      .arg(end.outcome.batch_size)
+                      .arg(end.outcome.accumulation);
+    }
+    m_header->setText(m_header->text() + QStringLiteral("<br>") + ending);
 }
 
 void LivePage::log(const QString& line) {

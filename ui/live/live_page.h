@@ -6,6 +6,7 @@
 
 #include "common/run_types.h"
 
+class QDoubleSpinBox;
 class QLabel;
 class QPlainTextEdit;
 
@@ -27,6 +28,7 @@ public:
     MemoryPlot* memoryPlot() const { return m_memory; }
     PhasePlot* phasePlot() const { return m_phases; }
     FailurePanel* failurePanel() const { return m_failure; }
+    QDoubleSpinBox* smoothingBox() const { return m_smoothing; }
     QList<ThemedPlot*> plots() const;
     qint64 currentRunId() const { return m_runId; }
     QString header() const;
@@ -51,6 +53,7 @@ private:
     MemoryPlot* m_memory = nullptr;
     PhasePlot* m_phases = nullptr;
     QPlainTextEdit* m_log = nullptr;
+    QDoubleSpinBox* m_smoothing = nullptr;
     qint64 m_runId = 0;
     std::int64_t m_capBytes = 0;
     QString m_name;

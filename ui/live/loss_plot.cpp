@@ -1,5 +1,7 @@
 #include "live/loss_plot.h"
 
+#include <algorithm>
+
 #include "plots/series_colors.h"
 
 namespace oomlab::ui {
@@ -7,6 +9,9 @@ namespace oomlab::ui {
 LossPlot::LossPlot(QWidget* parent) : ThemedPlot(parent) {
     setObjectName(QStringLiteral("lossPlot"));
     m_train = addLineSeries(tr("training loss"), seriesColor(0));
+    m_smoothed = addLineSeries(tr("training loss, smoothed"), seriesColor(0));
+    m_smoothed->removeFromLegend();  // one entry for the training loss, as in TensorBoard
+    m_smoothed->setPen(QPen(seriesColor(0), 2));
     m_validLoss = addLineSeries(tr("validation loss"), seriesColor(1));
     m_validLoss->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 6));
     m_validAccuracy =
@@ -20,13 +25,15 @@ LossPlot::LossPlot(QWidget* parent) : ThemedPlot(parent) {
     placeLegendBelow(3);
     axisRect()->setRangeZoomAxes(xAxis, yAxis);
     applyPalette();
+    setSmoothing(0);
     reset();
 }
 
 void LossPlot::reset() {
-    for (QCPGraph* graph : {m_train, m_validLoss, m_validAccuracy}) {
+    for (QCPGraph* graph : {m_train, m_smoothed, m_validLoss, m_validAccuracy}) {
         graph->data()->clear();
     }
+    m_smoother.reset();
     clearMarkers();
     m_x.reset();
     m_loss.reset();
@@ -64,8 +71,30 @@ void LossPlot::appendRows(const std::vector<MetricRow>& rows) {
         m_loss.add(value);
     }
     m_train->addData(trainX, trainY, true);
+    if (m_smoothed->visible()) {
+        m_smoothed->addData(trainX, m_smoother.smooth(trainY), true);
+    }
     m_validLoss->addData(evalX, evalLoss, true);
     m_validAccuracy->addData(accX, accY, true);
+    requestReplot();
+}
+
+void LossPlot::setSmoothing(double weight) {
+    m_smoother = LossSmoother(std::clamp(weight, 0.0, LossSmoother::kMaxWeight));
+    const bool on = m_smoother.weight() > 0;
+    QColor raw = seriesColor(0);
+    raw.setAlphaF(on ? 0.3 : 1.0);
+    m_train->setPen(QPen(raw, 1.0));
+    m_smoothed->setVisible(on);
+    m_smoothed->data()->clear();
+    if (on) {
+        QVector<double> keys, values;
+        for (const QCPGraphData& point : *m_train->data()) {
+            keys.push_back(point.key);
+            values.push_back(point.value);
+        }
+        m_smoothed->setData(keys, m_smoother.smooth(values), true);
+    }
     requestReplot();
 }
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "oomlab/store/run_store.h"
+#include "plots/loss_smoothing.h"
 #include "plots/themed_plot.h"
 
 namespace oomlab::ui {
@@ -17,7 +18,12 @@ public:
     void reset();
     void appendRows(const std::vector<MetricRow>& rows);
 
+    // TensorBoard-style smoothing of the training loss (0: off); the raw loss stays, faded.
+    void setSmoothing(double weight);
+    double smoothing() const { return m_smoother.weight(); }
+
     QCPGraph* trainLoss() const { return m_train; }
+    QCPGraph* smoothedTrainLoss() const { return m_smoothed; }
     QCPGraph* validationLoss() const { return m_validLoss; }
     QCPGraph* validationAccuracy() const { return m_validAccuracy; }
 
@@ -26,6 +32,8 @@ protected:
 
 private:
     QCPGraph* m_train = nullptr;
+    QCPGraph* m_smoothed = nullptr;
+    LossSmoother m_smoother;
     QCPGraph* m_validLoss = nullptr;
     QCPGraph* m_validAccuracy = nullptr;
     Bounds m_x;

@@ -23,6 +23,7 @@ PhasePlot::PhasePlot(QWidget* parent) : ThemedPlot(parent) {
         graph->setName(tr("after %1").arg(name));
         graph->setLineStyle(QCPGraph::lsNone);
         graph->setScatterStyle(QCPScatterStyle(shape, seriesColor(color++), 7));
+        addToLegend(graph);
         m_phases.insert(name, graph);
     }
     m_phases.value(QStringLiteral("batch"))->setName(tr("batch ready"));

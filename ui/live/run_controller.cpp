@@ -131,4 +131,21 @@ void RunController::onWorkerFinished(const RunEnd& end) {
     emit queueFinished(m_queueRunIds, !m_stopped);
 }
 
+int RunController::stepPauseMs(Pace pace) {
+    switch (pace) {
+        case Pace::Watchable:
+            return 25;  // about 40 steps a second
+        case Pace::Slow:
+            return 120;
+        case Pace::Full:
+            break;
+    }
+    return 0;
+}
+
+void RunController::setPace(Pace pace) {
+    m_pace = pace;
+    m_worker->setStepPauseMs(stepPauseMs(pace));
+}
+
 }  // namespace oomlab::ui

@@ -43,6 +43,12 @@ public:
     // Cancels the current run (saved as cancelled) and drops the rest of a queue.
     void stop();
 
+    // How fast runs train: full speed, or paced so the curves can be watched.
+    enum class Pace { Full, Watchable, Slow };
+    void setPace(Pace pace);
+    Pace pace() const { return m_pace; }
+    static int stepPauseMs(Pace pace);
+
 signals:
     void runningChanged(bool running);
     void runStarted(const oomlab::ExperimentConfig& config, const QString& name);
@@ -71,6 +77,7 @@ private:
     bool m_running = false;
     bool m_stopped = false;
     bool m_searching = false;
+    Pace m_pace = Pace::Full;
 };
 
 }  // namespace oomlab::ui

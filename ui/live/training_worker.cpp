@@ -1,5 +1,7 @@
 #include "live/training_worker.h"
 
+#include <QThread>
+
 #include "common/formatting.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/session/batch_size_search.h"
@@ -57,6 +59,8 @@ void TrainingWorker::runLesson(const Lesson& lesson, const QString& databasePath
         const LessonResult result = run_lesson(lesson, store, *this, m_cancel);
         for (const LessonRunResult& run : result.runs) {
             end.runIds.push_back(run.record.id);
+            end.runLabels << qs(run.run.label);
+            end.peaks.push_back(run.record.outcome.peak_bytes);
         }
         for (const ClaimCheck& check : result.checks) {
             end.checks << qs(check.description);
@@ -122,6 +126,9 @@ void TrainingWorker::on_event(const EventRow& event) {
 }
 
 void TrainingWorker::on_progress(const TrainProgress& progress) {
+    if (const int pause = m_stepPauseMs.load(); pause > 0 && !m_cancel.load()) {
+        QThread::msleep(static_cast<unsigned long>(pause));
+    }
     const qint64 now = m_progressClock.elapsed();
     const bool last = progress.total_steps > 0 && progress.step >= progress.total_steps;
     if (!last && m_lastProgressMs >= 0 && now - m_lastProgressMs < kProgressIntervalMs) {

@@ -26,6 +26,9 @@ public:
     // Thread-safe: the engine checks it every step.
     void requestStop() { m_cancel.store(true); }
     void clearStop() { m_cancel.store(false); }
+    // Thread-safe: a pause after every optimizer step, so a class can watch the curves grow
+    // (0: full speed). Memory is unaffected: the pause comes between steps.
+    void setStepPauseMs(int milliseconds) { m_stepPauseMs.store(milliseconds); }
 
     // Runs on the worker's thread (invoked queued by the controller). Opens its own
     // connection to the database, trains, records, and ends with runFinished().
@@ -63,6 +66,7 @@ private:
     void resetCallbacks();
 
     std::atomic<bool> m_cancel{false};
+    std::atomic<int> m_stepPauseMs{0};
     std::int64_t m_runId = 0;
     QElapsedTimer m_progressClock;
     qint64 m_lastProgressMs = -1;

@@ -1,5 +1,7 @@
 #include "plots/breakdown_chart.h"
 
+#include <cmath>
+
 #include "common/formatting.h"
 #include "plots/series_colors.h"
 
@@ -14,7 +16,8 @@ BreakdownChart::BreakdownChart(Qt::Orientation orientation, QWidget* parent)
         bars->setName(breakdownLabel(i));
         bars->setPen(Qt::NoPen);
         bars->setBrush(breakdownColor(i));
-        bars->setWidth(0.6);
+        bars->setWidth(kBarWidth);
+        addToLegend(bars);
         if (below) {
             bars->moveAbove(below);
         }
@@ -45,6 +48,7 @@ QCPAxis* BreakdownChart::valueAxis() const {
 
 void BreakdownChart::setBars(const QVector<BreakdownBar>& bars, std::int64_t capBytes) {
     m_barCount = bars.size();
+    m_bars = bars;
     QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
     QVector<double> keys;
     for (int i = 0; i < bars.size(); ++i) {
@@ -84,6 +88,37 @@ void BreakdownChart::setBars(const QVector<BreakdownBar>& bars, std::int64_t cap
     }
     valueAxis()->setRange(0, highest > 0 ? highest * 1.08 : 1.0);
     requestReplot();
+}
+
+QString BreakdownChart::valuesAt(const QPointF& pixel) const {
+    if (!axisRect()->rect().contains(pixel.toPoint())) {
+        return {};
+    }
+    const bool horizontal = m_orientation == Qt::Horizontal;
+    const double key = keyAxis()->pixelToCoord(horizontal ? pixel.y() : pixel.x());
+    const int bar = static_cast<int>(std::lround(key)) - 1;
+    if (bar < 0 || bar >= m_bars.size() || std::abs(key - (bar + 1)) > kBarWidth / 2) {
+        return {};
+    }
+    // Every category of the bar, the one under the cursor in bold.
+    const double value = valueAxis()->pixelToCoord(horizontal ? pixel.x() : pixel.y());
+    const MemoryBreakdown& breakdown = m_bars[bar].breakdown;
+    QStringList lines{QStringLiteral("<b>%1</b> · %2")
+                          .arg(m_bars[bar].label.toHtmlEscaped(), formatBytes(breakdown.total()))};
+    double below = 0;
+    for (std::size_t c = 0; c < kBreakdownKeys.size(); ++c) {
+        const std::int64_t bytes = breakdown_field(breakdown, c);
+        if (bytes <= 0) {
+            continue;
+        }
+        const double top = below + toMiB(bytes);
+        const QString line = QStringLiteral("%1: %2 (%3 %)")
+                                 .arg(breakdownLabel(c), formatBytes(bytes))
+                                 .arg(100.0 * double(bytes) / double(breakdown.total()), 0, 'f', 0);
+        lines << (value >= below && value < top ? QStringLiteral("<b>%1</b>").arg(line) : line);
+        below = top;
+    }
+    return lines.join(QStringLiteral("<br>"));
 }
 
 double BreakdownChart::valueMiB(int bar, std::size_t category) const {

@@ -29,8 +29,12 @@ public:
     int barCount() const { return m_barCount; }
     // MiB stacked for category `category` of bar `bar` (tests, tooltips).
     double valueMiB(int bar, std::size_t category) const;
+    // The bar under the cursor: its total and every category, the one pointed at in bold.
+    QString valuesAt(const QPointF& pixel) const override;
 
 private:
+    static constexpr double kBarWidth = 0.6;  // in keys (bars are 1 apart)
+
     QCPAxis* keyAxis() const;
     QCPAxis* valueAxis() const;
 
@@ -39,6 +43,7 @@ private:
     QCPItemStraightLine* m_capLine = nullptr;
     QCPItemText* m_capLabel = nullptr;
     int m_barCount = 0;
+    QVector<BreakdownBar> m_bars;
 };
 
 }  // namespace oomlab::ui

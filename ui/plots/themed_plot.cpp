@@ -6,7 +6,13 @@
 #include <QFileDialog>
 #include <QMenu>
 #include <QMessageBox>
+#include <QToolTip>
 
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "plots/legend_entry.h"
 #include "plots/plot_export.h"
 
 namespace oomlab::ui {
@@ -33,6 +39,45 @@ void styleAxis(QCPAxis* axis, const QColor& text, const QColor& grid, const QCol
     axis->grid()->setZeroLinePen(Qt::NoPen);
 }
 
+// The point of `data` (sorted by key) whose key is nearest to `x`.
+std::optional<QCPGraphData> nearestPoint(const QCPGraphDataContainer& data, double x) {
+    if (data.isEmpty()) {
+        return std::nullopt;
+    }
+    auto after = data.findBegin(x, false);  // the first point at or after x
+    if (after == data.constEnd()) {
+        return *(after - 1);
+    }
+    if (after != data.constBegin() && x - (after - 1)->key < after->key - x) {
+        return *(after - 1);
+    }
+    return *after;
+}
+
+// Half the distance between the points around `x`: a sparse series (validation every 50
+// steps) still answers between its points.
+double nearestGap(const QCPGraphDataContainer& data, double x) {
+    auto after = data.findBegin(x, false);
+    if (after == data.constEnd() || after == data.constBegin()) {
+        return 0;
+    }
+    return (after->key - (after - 1)->key) / 2;
+}
+
+// A value as its axis reads: "7.21 MiB", "45.5 %", "1.234", "120".
+QString formatAxisValue(double value, const QString& axisLabel) {
+    if (axisLabel == QLatin1String("MiB")) {
+        return QStringLiteral("%1 MiB").arg(value, 0, 'f', 2);
+    }
+    if (axisLabel.contains('%')) {
+        return QStringLiteral("%1 %").arg(value, 0, 'f', 1);
+    }
+    if (value == std::round(value) && std::abs(value) < 1e9) {
+        return QString::number(static_cast<qint64>(value));
+    }
+    return QString::number(value, 'g', 4);
+}
+
 }  // namespace
 
 ThemedPlot::ThemedPlot(QWidget* parent) : QCustomPlot(parent) {
@@ -43,6 +88,8 @@ ThemedPlot::ThemedPlot(QWidget* parent) : QCustomPlot(parent) {
     setNoAntialiasingOnDrag(true);
     setPlottingHint(QCP::phFastPolylines, true);
     setMinimumHeight(120);
+    setAutoAddPlottableToLegend(false);  // addToLegend() adds entries that elide
+    setMouseTracking(true);              // hover values
     connect(this, &QCustomPlot::legendClick, this,
             [this](QCPLegend*, QCPAbstractLegendItem* item, QMouseEvent*) {
                 if (auto* entry = qobject_cast<QCPPlottableLegendItem*>(item)) {
@@ -52,15 +99,70 @@ ThemedPlot::ThemedPlot(QWidget* parent) : QCustomPlot(parent) {
     applyPalette();
 }
 
-void ThemedPlot::placeLegendBelow(int columns) {
+void ThemedPlot::placeLegendBelow(int maxColumns) {
     legend->setVisible(true);
     plotLayout()->addElement(plotLayout()->rowCount(), 0, legend);
     plotLayout()->setRowStretchFactor(plotLayout()->rowCount() - 1, 0.001);
-    legend->setWrap(columns);
-    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
     legend->setMargins(QMargins(4, 2, 4, 2));
     m_legendBelow = true;
+    m_legendMaxColumns = std::max(1, maxColumns);
+    legend->setWrap(m_legendMaxColumns);
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
     applyPalette();
+}
+
+QSize ThemedPlot::minimumSizeHint() const {
+    const int line = fontMetrics().height();
+    return {line * 14, std::max(minimumHeight(), line * 8)};
+}
+
+void ThemedPlot::wrapLegend() {
+    if (!m_legendBelow) {
+        return;
+    }
+    QVector<LegendEntry*> entries;
+    QVector<int> widths;
+    for (int i = 0; i < legend->itemCount(); ++i) {
+        if (auto* entry = qobject_cast<LegendEntry*>(legend->item(i))) {  // cells may be empty
+            entry->setMaxTextWidth(0);
+            entries.push_back(entry);
+            widths.push_back(entry->minimumOuterSizeHint().width());
+        }
+    }
+    const QMargins margins = legend->margins();
+    const int available = width() - margins.left() - margins.right();
+    int columns = std::min<int>(m_legendMaxColumns, std::max<int>(1, widths.size()));
+    for (; columns > 1; --columns) {
+        // Entries fill rows left to right: entry i lands in column i % columns.
+        QVector<int> columnWidths(columns, 0);
+        for (int i = 0; i < widths.size(); ++i) {
+            columnWidths[i % columns] = std::max(columnWidths[i % columns], widths[i]);
+        }
+        int needed = (columns - 1) * legend->columnSpacing();
+        for (const int w : columnWidths) {
+            needed += w;
+        }
+        if (needed <= available) {
+            break;
+        }
+    }
+    if (legend->wrap() != columns) {
+        legend->setWrap(columns);
+        legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);  // re-flows the entries
+    }
+    if (columns == 1) {
+        // One entry per row and still too wide: the long names end in "…".
+        for (int i = 0; i < entries.size(); ++i) {
+            if (widths[i] > available) {
+                entries[i]->setMaxTextWidth(available - entries[i]->chromeWidth());
+            }
+        }
+    }
+}
+
+void ThemedPlot::resizeEvent(QResizeEvent* event) {
+    wrapLegend();
+    QCustomPlot::resizeEvent(event);
 }
 
 void ThemedPlot::setSeriesVisible(QCPAbstractPlottable* series, bool visible) {
@@ -83,7 +185,14 @@ QCPGraph* ThemedPlot::addLineSeries(const QString& name, const QColor& color, QC
     // zig-zagging data. Dense series stay solid (dashes cost per pixel of path length).
     graph->setPen(QPen(color, 1.0, style));
     graph->setAdaptiveSampling(true);
+    addToLegend(graph);
     return graph;
+}
+
+void ThemedPlot::addToLegend(QCPAbstractPlottable* series) {
+    if (!legend->hasItemWithPlottable(series)) {
+        legend->addItem(new LegendEntry(legend, series));
+    }
 }
 
 void ThemedPlot::addMarker(double x, const QString& text, const QColor& color) {
@@ -141,6 +250,7 @@ void ThemedPlot::setTitle(const QString& title) {
 }
 
 void ThemedPlot::renderNow() {
+    wrapLegend();
     fitRanges();
     replot(QCustomPlot::rpImmediateRefresh);
 }
@@ -149,6 +259,7 @@ void ThemedPlot::replotNow() {
     if (m_follow) {
         fitRanges();
     }
+    wrapLegend();  // series may have come or gone
     ++m_replots;
     replot(QCustomPlot::rpQueuedReplot);
 }
@@ -185,6 +296,9 @@ void ThemedPlot::applyPalette() {
     legend->setTextColor(text);
     legend->setFont(font);
     for (int i = 0; i < legend->itemCount(); ++i) {
+        if (QCPAbstractLegendItem* item = legend->item(i)) {
+            item->setFont(font);
+        }
         if (auto* entry = qobject_cast<QCPPlottableLegendItem*>(legend->item(i))) {
             QColor color = text;
             color.setAlphaF(entry->plottable()->visible() ? 1.0 : 0.4);
@@ -198,6 +312,7 @@ void ThemedPlot::applyPalette() {
             }
         }
     }
+    wrapLegend();  // the entries' widths follow the font
     requestReplot();
 }
 
@@ -216,17 +331,67 @@ void ThemedPlot::fitAxis(QCPAxis* axis, const Bounds& bounds, bool fromZero) {
 
 void ThemedPlot::changeEvent(QEvent* event) {
     QCustomPlot::changeEvent(event);
+    // Fonts follow the application's, so the workbench's zoom (presentation mode) reaches the
+    // axes, legends and titles of every plot.
     if (event->type() == QEvent::PaletteChange ||
-        event->type() == QEvent::ApplicationPaletteChange || event->type() == QEvent::StyleChange) {
+        event->type() == QEvent::ApplicationPaletteChange || event->type() == QEvent::StyleChange ||
+        event->type() == QEvent::ApplicationFontChange || event->type() == QEvent::FontChange) {
         applyPalette();
+        requestReplot();
     }
 }
 
 void ThemedPlot::mouseMoveEvent(QMouseEvent* event) {
     if (event->buttons() & Qt::LeftButton) {  // dragging the range
         setFollowData(false);
+    } else if (event->buttons() == Qt::NoButton) {
+        const QString text = valuesAt(event->position());
+        if (text.isEmpty()) {
+            QToolTip::hideText();
+        } else {
+            QToolTip::showText(event->globalPosition().toPoint(), text, this);
+        }
     }
     QCustomPlot::mouseMoveEvent(event);
+}
+
+QString ThemedPlot::valuesAt(const QPointF& pixel) const {
+    if (!axisRect()->rect().contains(pixel.toPoint())) {
+        return {};
+    }
+    const double x = xAxis->pixelToCoord(pixel.x());
+    const double tolerance = std::abs(xAxis->pixelToCoord(pixel.x() + kHoverPixels) - x);
+    QStringList lines;
+    std::optional<double> headerKey;
+    for (int i = 0; i < graphCount(); ++i) {
+        const QCPGraph* series = graph(i);
+        if (!series->visible() || series->data()->isEmpty()) {
+            continue;
+        }
+        const std::optional<QCPGraphData> point = nearestPoint(*series->data(), x);
+        if (!point ||
+            std::abs(point->key - x) > std::max(tolerance, nearestGap(*series->data(), x))) {
+            continue;
+        }
+        if (!headerKey) {
+            headerKey = point->key;
+        }
+        QString line = QStringLiteral("%1: %2").arg(
+            series->name(), formatAxisValue(point->value, series->valueAxis()->label()));
+        if (std::abs(point->key - *headerKey) > tolerance) {
+            line += tr(" (at %1)").arg(formatAxisValue(point->key, QString()));
+        }
+        lines << line;
+    }
+    if (!headerKey) {
+        return {};
+    }
+    lines.prepend(QStringLiteral("<b>%1 %2</b>")
+                      .arg(xAxis->label().toHtmlEscaped(), formatAxisValue(*headerKey, QString())));
+    for (int i = 1; i < lines.size(); ++i) {
+        lines[i] = lines[i].toHtmlEscaped();
+    }
+    return lines.join(QStringLiteral("<br>"));
 }
 
 void ThemedPlot::wheelEvent(QWheelEvent* event) {

@@ -36,10 +36,12 @@ class ThemedPlot : public QCustomPlot {
 
 public:
     static constexpr int kReplotIntervalMs = 40;  // at most 25 redraws per second
+    static constexpr int kHoverPixels = 6;        // how near the cursor a point must be
 
     explicit ThemedPlot(QWidget* parent = nullptr);
 
-    // A line series with the given colour on xAxis and `valueAxis` (yAxis by default).
+    // A line series with the given colour on xAxis and `valueAxis` (yAxis by default), in
+    // the legend.
     QCPGraph* addLineSeries(const QString& name, const QColor& color, QCPAxis* valueAxis = nullptr,
                             Qt::PenStyle style = Qt::SolidLine);
 
@@ -55,8 +57,22 @@ public:
     int markerCount() const { return m_markers.size(); }
     double markerX(int index) const;
 
-    // Moves the legend out of the data into a row under the axes, `columns` entries wide.
-    void placeLegendBelow(int columns);
+    // Puts `series` in the legend (an entry that elides its text on a narrow plot).
+    void addToLegend(QCPAbstractPlottable* series);
+
+    // What the cursor at `pixel` points at, as the hover tip shows it: the x value and each
+    // visible series' value nearest to it ("optimizer step 120 · training loss: 1.234").
+    // Empty outside the axes.
+    virtual QString valuesAt(const QPointF& pixel) const;
+
+    // Moves the legend out of the data into a row under the axes, at most `maxColumns`
+    // entries wide: fewer when the plot is too narrow for them (the legend wraps).
+    void placeLegendBelow(int maxColumns);
+    int legendColumns() const { return m_legendBelow ? legend->wrap() : 0; }
+
+    // Small enough for a 1024×768 screen beside the experiment panel, whatever the legend
+    // holds: the legend wraps to fit instead of widening the window.
+    QSize minimumSizeHint() const override;
 
     // Shows or hides a series; its legend entry stays, greyed out. Clicking an entry toggles.
     void setSeriesVisible(QCPAbstractPlottable* series, bool visible);
@@ -82,6 +98,7 @@ protected:
     static void fitAxis(QCPAxis* axis, const Bounds& bounds, bool fromZero);
 
     void changeEvent(QEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
     void mouseMoveEvent(QMouseEvent* event) override;
     void wheelEvent(QWheelEvent* event) override;
     void mouseDoubleClickEvent(QMouseEvent* event) override;
@@ -89,12 +106,15 @@ protected:
 
 private:
     void replotNow();
+    // Chooses the most legend columns (up to the maximum) whose entries fit the width.
+    void wrapLegend();
 
     QTimer m_replotTimer;
     QCPTextElement* m_title = nullptr;
     QVector<QPair<QCPItemStraightLine*, QCPItemText*>> m_markers;
     bool m_follow = true;
     bool m_legendBelow = false;
+    int m_legendMaxColumns = 1;
     int m_replots = 0;
 };
 

@@ -1,5 +1,7 @@
 #include "runs/runs_filter_model.h"
 
+#include <algorithm>
+
 #include "runs/runs_model.h"
 
 namespace oomlab::ui {
@@ -36,13 +38,20 @@ bool RunsFilterModel::filterAcceptsRow(int sourceRow, const QModelIndex& sourceP
     if (m_words.isEmpty()) {
         return true;
     }
-    QString haystack;
-    for (int column = 0; column < model->columnCount(sourceParent); ++column) {
-        haystack += model->index(sourceRow, column, sourceParent).data().toString();
-        haystack += QLatin1Char('\n');
-    }
+    const QModelIndex first = model->index(sourceRow, 0, sourceParent);
+    const QString text = first.data(RunsModel::SearchRole).toString();
+    const QStringList settings =
+        first.data(RunsModel::SettingsRole).toString().split(QLatin1Char('\n'));
     for (const QString& word : m_words) {
-        if (!haystack.contains(word, Qt::CaseInsensitive)) {
+        // "batch_size=64" matches the setting whose line ends so (not 640); other words match
+        // anywhere in what the row shows.
+        const bool found = word.contains(QLatin1Char('='))
+                               ? std::any_of(settings.begin(), settings.end(),
+                                             [&](const QString& line) {
+                                                 return line.endsWith(word, Qt::CaseInsensitive);
+                                             })
+                               : text.contains(word, Qt::CaseInsensitive);
+        if (!found) {
             return false;
         }
     }

@@ -2,9 +2,13 @@
 
 #include <QDateTime>
 
+#include <algorithm>
+#include <filesystem>
+
 #include "common/formatting.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
+#include "oomlab/session/run_session.h"
 #include "runs/run_database.h"
 
 namespace oomlab::ui {
@@ -12,6 +16,19 @@ namespace {
 
 QString setting(const ExperimentConfig& config, const char* key) {
     return qs(get_config_value(config, key));
+}
+
+// The vectors a run used: a file's name, or the variant (synthetic or the installed default).
+QString embeddingsText(const ExperimentConfig& config) {
+    switch (config.embeddings.source) {
+        case EmbeddingSource::File:
+            return qs(std::filesystem::path(config.embeddings.path).filename().string());
+        case EmbeddingSource::Synthetic:
+            return QObject::tr("%1 synthetic").arg(qs(config.embeddings.variant));
+        case EmbeddingSource::Default:
+            break;
+    }
+    return QObject::tr("%1 (default)").arg(qs(config.embeddings.variant));
 }
 
 QString localTime(const std::string& iso) {
@@ -52,6 +69,8 @@ void RunsModel::reload() {
                 row.configRead = false;
             }
             row.record = std::move(record);
+            row.search = searchText(row);
+            row.settings = settingsText(row);
             rows.push_back(std::move(row));
         }
     }
@@ -106,6 +125,9 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
             if (index.column() == Notes) {
                 return qs(run.notes);
             }
+            if (index.column() == Tags) {
+                return qs(run.tags);
+            }
             return display(row, index.column());
         case SortRole:
             return sortValue(row, index.column());
@@ -113,12 +135,34 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
             return static_cast<qlonglong>(run.id);
         case StatusRole:
             return statusName(run.outcome.status);
+        case SearchRole:
+            return row.search;
+        case SettingsRole:
+            return row.settings;
         case Qt::ForegroundRole:
             if (index.column() == Status) {
                 return statusColor(run.outcome.status);
             }
             return {};
         case Qt::ToolTipRole:
+            if (index.column() == Batch && row.configRead) {
+                const int micro = runAdapted(run, row.config) ? run.outcome.batch_size
+                                                              : row.config.train.batch_size;
+                const int accumulation = runAdapted(run, row.config)
+                                             ? std::max(1, run.outcome.accumulation)
+                                             : row.config.train.accumulation;
+                return runAdapted(run, row.config)
+                           ? tr("The run adapted after running out of memory: it started with "
+                                "micro-batch %1 × accumulation %2 and ended with %3 × %4 "
+                                "(effective batch %5).")
+                                 .arg(row.config.train.batch_size)
+                                 .arg(row.config.train.accumulation)
+                                 .arg(micro)
+                                 .arg(accumulation)
+                                 .arg(micro * accumulation)
+                           : tr("Micro-batch × accumulation: effective batch %1")
+                                 .arg(micro * accumulation);
+            }
             if (index.column() == Status && !run.outcome.error.empty()) {
                 return qs(run.outcome.error);
             }
@@ -155,16 +199,14 @@ QVariant RunsModel::display(const Row& row, int column) const {
             return qs(run.name);
         case Status:
             return statusName(run.outcome.status);
+        case Dataset:
+            return known ? qs(dataset_name(config)) : QString();
+        case Embeddings:
+            return known ? embeddingsText(config) : QString();
         case Model:
             return known ? setting(config, "model.kind") : QString();
         case Batch:
-            if (!known) {
-                return {};
-            }
-            return config.train.accumulation > 1 ? QStringLiteral("%1×%2")
-                                                       .arg(config.train.batch_size)
-                                                       .arg(config.train.accumulation)
-                                                 : QString::number(config.train.batch_size);
+            return known ? endedBatchText(run, config) : QString();
         case Precision:
             return known ? setting(config, "memory.precision") : QString();
         case Optimizer:
@@ -189,6 +231,8 @@ QVariant RunsModel::display(const Row& row, int column) const {
             return localTime(run.created_at);
         case Device:
             return qs(run.device);
+        case Tags:
+            return qs(run.tags);
         case Notes:
             return qs(run.notes).section('\n', 0, 0);
         default:
@@ -201,8 +245,10 @@ QVariant RunsModel::sortValue(const Row& row, int column) const {
     switch (column) {
         case Id:
             return static_cast<qlonglong>(run.id);
-        case Batch:
-            return row.config.train.batch_size * row.config.train.accumulation;
+        case Batch:  // the effective batch, as the run ended
+            return runAdapted(run, row.config)
+                       ? run.outcome.batch_size * std::max(1, run.outcome.accumulation)
+                       : row.config.train.batch_size * row.config.train.accumulation;
         case Cap:
             return static_cast<qlonglong>(row.config.memory.cap_mb);
         case Peak:
@@ -222,21 +268,45 @@ QVariant RunsModel::sortValue(const Row& row, int column) const {
     }
 }
 
+QString RunsModel::searchText(const Row& row) const {
+    QStringList parts;
+    for (int column = 0; column < ColumnCount; ++column) {
+        parts << display(row, column).toString();
+    }
+    parts << qs(row.record.notes) << qs(row.record.tags);
+    if (row.configRead) {
+        parts << qs(row.config.dataset.path) << qs(row.config.dataset.valid_path)
+              << qs(row.config.embeddings.path);
+    }
+    return parts.join(QLatin1Char('\n'));
+}
+
+QString RunsModel::settingsText(const Row& row) {
+    QStringList lines;
+    if (row.configRead) {
+        for (const ConfigKeyInfo& key : config_keys()) {
+            lines << qs(key.name + "=" + get_config_value(row.config, key.name));
+        }
+    }
+    return lines.join(QLatin1Char('\n'));
+}
+
 QVariant RunsModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
         return QAbstractTableModel::headerData(section, orientation, role);
     }
     static const QStringList titles = {
-        tr("ID"),         tr("Name"),          tr("Status"),   tr("Model"), tr("Batch"),
-        tr("Precision"),  tr("Optimizer"),     tr("Vocab"),    tr("Cap"),   tr("Peak memory"),
-        tr("Final loss"), tr("Val. accuracy"), tr("Duration"), tr("Steps"), tr("Created"),
-        tr("Device"),     tr("Notes")};
+        tr("ID"),    tr("Name"),        tr("Status"),     tr("Dataset"),       tr("Embeddings"),
+        tr("Model"), tr("Batch"),       tr("Precision"),  tr("Optimizer"),     tr("Vocab"),
+        tr("Cap"),   tr("Peak memory"), tr("Final loss"), tr("Val. accuracy"), tr("Duration"),
+        tr("Steps"), tr("Created"),     tr("Device"),     tr("Tags"),          tr("Notes")};
     return titles.value(section);
 }
 
 Qt::ItemFlags RunsModel::flags(const QModelIndex& index) const {
     Qt::ItemFlags flags = QAbstractTableModel::flags(index);
-    if (index.isValid() && (index.column() == Name || index.column() == Notes)) {
+    if (index.isValid() &&
+        (index.column() == Name || index.column() == Notes || index.column() == Tags)) {
         flags |= Qt::ItemIsEditable;
     }
     return flags;
@@ -244,7 +314,8 @@ Qt::ItemFlags RunsModel::flags(const QModelIndex& index) const {
 
 bool RunsModel::setData(const QModelIndex& index, const QVariant& value, int role) {
     if (role != Qt::EditRole || !index.isValid() ||
-        (index.column() != Name && index.column() != Notes) || !m_database->isOpen()) {
+        (index.column() != Name && index.column() != Notes && index.column() != Tags) ||
+        !m_database->isOpen()) {
         return false;
     }
     Row& row = m_rows[static_cast<std::size_t>(index.row())];
@@ -256,10 +327,14 @@ bool RunsModel::setData(const QModelIndex& index, const QVariant& value, int rol
             }
             m_database->store().rename_run(row.record.id, text);
             row.record.name = text;
+        } else if (index.column() == Tags) {
+            m_database->store().set_tags(row.record.id, text);
+            row.record.tags = text;
         } else {
             m_database->store().set_notes(row.record.id, text);
             row.record.notes = text;
         }
+        row.search = searchText(row);
     } catch (const std::exception&) {
         return false;
     }

@@ -23,6 +23,8 @@ public:
         Id,
         Name,
         Status,
+        Dataset,
+        Embeddings,
         Model,
         Batch,
         Precision,
@@ -36,12 +38,17 @@ public:
         Steps,
         Created,
         Device,
+        Tags,
         Notes,
         ColumnCount
     };
     static constexpr int SortRole = Qt::UserRole;
     static constexpr int RunIdRole = Qt::UserRole + 1;
     static constexpr int StatusRole = Qt::UserRole + 2;  // the status name
+    // What a filter's words match: the columns, the data's and vectors' paths, notes, tags.
+    static constexpr int SearchRole = Qt::UserRole + 3;
+    // What a filter's key=value words match: every setting, one "key=value" per line.
+    static constexpr int SettingsRole = Qt::UserRole + 4;
 
     explicit RunsModel(RunDatabase* database, QObject* parent = nullptr);
 
@@ -64,9 +71,13 @@ private:
         RunRecord record;
         ExperimentConfig config;
         bool configRead = false;
+        QString search;    // SearchRole, built once per reload
+        QString settings;  // SettingsRole
     };
     QVariant display(const Row& row, int column) const;
     QVariant sortValue(const Row& row, int column) const;
+    QString searchText(const Row& row) const;
+    static QString settingsText(const Row& row);
 
     RunDatabase* m_database;
     std::vector<Row> m_rows;

@@ -11,9 +11,9 @@
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QPlainTextEdit>
-#include <QPushButton>
 #include <QSplitter>
 #include <QTableView>
+#include <QToolBar>
 #include <QVBoxLayout>
 
 #include "common/app_settings.h"
@@ -33,7 +33,8 @@ RunsPage::RunsPage(RunDatabase* database, QWidget* parent) : QWidget(parent), m_
 
     m_search = new QLineEdit;
     m_search->setObjectName(QStringLiteral("runsSearch"));
-    m_search->setPlaceholderText(tr("Filter: words in name, notes, settings, device…"));
+    m_search->setPlaceholderText(
+        tr("Filter: words (name, dataset, tags, notes…) or key=value (any setting)"));
     m_search->setClearButtonEnabled(true);
     m_status = new QComboBox;
     m_status->addItem(tr("any status"), QString());
@@ -41,22 +42,29 @@ RunsPage::RunsPage(RunDatabase* database, QWidget* parent) : QWidget(parent), m_
                              RunStatus::Cancelled, RunStatus::Interrupted, RunStatus::Running}) {
         m_status->addItem(statusName(status), statusName(status));
     }
-    m_compare = new QPushButton(tr("Compare"));
+    // A tool bar, not a row of buttons: on a narrow screen the actions that do not fit go
+    // into its » menu instead of widening the window.
+    auto* actions = new QToolBar;
+    actions->setObjectName(QStringLiteral("runsActions"));
+    actions->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    m_compare = actions->addAction(tr("Compare"), this, &RunsPage::compareSelected);
     m_compare->setToolTip(tr("Compare the selected runs (two or more)"));
-    m_rerun = new QPushButton(tr("Re-run"));
+    m_rerun = actions->addAction(tr("Re-run"), this, &RunsPage::rerunSelected);
     m_rerun->setToolTip(tr("Run the selected run's config again"));
-    auto* load = new QPushButton(tr("Load config"));
+    QAction* load = actions->addAction(tr("Load config"), this, [this] {
+        if (const ExperimentConfig* config = m_model->config(currentSourceRow())) {
+            emit configRequested(*config);
+        }
+    });
     load->setToolTip(tr("Put the selected run's settings into the experiment panel"));
-    auto* rename = new QPushButton(tr("Rename…"));
-    m_export = new QPushButton(tr("Export…"));
+    actions->addAction(tr("Rename…"), this, &RunsPage::renameCurrent);
+    m_export = actions->addAction(tr("Export…"), this, &RunsPage::exportSelected);
     m_export->setToolTip(tr("Save the selected runs as JSON or their metrics as CSV"));
-    m_delete = new QPushButton(tr("Delete"));
+    m_delete = actions->addAction(tr("Delete"), this, [this] { deleteSelected(true); });
     auto* bar = new QHBoxLayout;
     bar->addWidget(m_search, 1);
     bar->addWidget(m_status);
-    for (QPushButton* button : {m_compare, m_rerun, load, rename, m_export, m_delete}) {
-        bar->addWidget(button);
-    }
+    bar->addWidget(actions, 1);
 
     m_view = new QTableView;
     m_view->setObjectName(QStringLiteral("runsTable"));
@@ -121,18 +129,9 @@ RunsPage::RunsPage(RunDatabase* database, QWidget* parent) : QWidget(parent), m_
     connect(m_search, &QLineEdit::textChanged, m_filter, &RunsFilterModel::setText);
     connect(m_status, qOverload<int>(&QComboBox::currentIndexChanged), this,
             [this] { m_filter->setStatusFilter(m_status->currentData().toString()); });
-    connect(m_compare, &QPushButton::clicked, this, &RunsPage::compareSelected);
-    connect(m_rerun, &QPushButton::clicked, this, &RunsPage::rerunSelected);
-    connect(load, &QPushButton::clicked, this, [this] {
-        if (const ExperimentConfig* config = m_model->config(currentSourceRow())) {
-            emit configRequested(*config);
-        }
-    });
-    connect(rename, &QPushButton::clicked, this, &RunsPage::renameCurrent);
-    connect(m_export, &QPushButton::clicked, this, &RunsPage::exportSelected);
-    connect(m_delete, &QPushButton::clicked, this, [this] { deleteSelected(true); });
     connect(m_view, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
-        if (index.column() != RunsModel::Name && index.column() != RunsModel::Notes) {
+        if (index.column() != RunsModel::Name && index.column() != RunsModel::Notes &&
+            index.column() != RunsModel::Tags) {
             emit compareRequested({index.data(RunsModel::RunIdRole).toLongLong()});
         }
     });

@@ -12,7 +12,7 @@ class QComboBox;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
-class QPushButton;
+class QAction;
 class QTableView;
 
 namespace oomlab::ui {
@@ -60,10 +60,10 @@ private:
     QTableView* m_view = nullptr;
     QLineEdit* m_search = nullptr;
     QComboBox* m_status = nullptr;
-    QPushButton* m_compare = nullptr;
-    QPushButton* m_rerun = nullptr;
-    QPushButton* m_delete = nullptr;
-    QPushButton* m_export = nullptr;
+    QAction* m_compare = nullptr;
+    QAction* m_rerun = nullptr;
+    QAction* m_delete = nullptr;
+    QAction* m_export = nullptr;
     QLabel* m_details = nullptr;
     QPlainTextEdit* m_notes = nullptr;
     QLabel* m_databaseLabel = nullptr;

@@ -1,5 +1,6 @@
 #include "window/main_menus.h"
 
+#include <QActionGroup>
 #include <QApplication>
 #include <QDesktopServices>
 #include <QDockWidget>
@@ -7,6 +8,7 @@
 #include <QFileInfo>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QSignalBlocker>
 #include <QStatusBar>
 #include <QToolBar>
 #include <QUrl>
@@ -15,7 +17,6 @@
 #include "common/formatting.h"
 #include "experiment/experiment_panel.h"
 #include "export/run_export.h"
-#include "lessons/lesson_dialog.h"
 #include "lessons/lesson_text.h"
 #include "live/run_controller.h"
 #include "oomlab/common/version.h"
@@ -119,7 +120,45 @@ void MainMenus::buildViewMenu() {
     }
     view->addSeparator();
     if (auto* dock = m_window->findChild<QDockWidget*>(QStringLiteral("experimentDock"))) {
-        view->addAction(dock->toggleViewAction());
+        QAction* experiment = dock->toggleViewAction();
+        experiment->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+        view->addAction(experiment);
+    }
+    view->addSeparator();
+    QAction* zoomIn = view->addAction(tr("Zoom &in"), this,
+                                      [this] { m_window->setZoom(m_window->zoom() * 1.15); });
+    zoomIn->setShortcuts({QKeySequence(Qt::CTRL | Qt::Key_Equal), QKeySequence::ZoomIn});
+    QAction* zoomOut = view->addAction(tr("Zoom &out"), this,
+                                       [this] { m_window->setZoom(m_window->zoom() / 1.15); });
+    zoomOut->setShortcuts({QKeySequence(Qt::CTRL | Qt::Key_Minus), QKeySequence::ZoomOut});
+    view->addAction(tr("&Actual size"), QKeySequence(Qt::CTRL | Qt::Key_0), this,
+                    [this] { m_window->setZoom(1.0); });
+    QAction* presentation = view->addAction(tr("&Presentation mode"));
+    presentation->setObjectName(QStringLiteral("presentationMode"));
+    presentation->setCheckable(true);
+    presentation->setShortcut(QKeySequence(Qt::Key_F5));
+    presentation->setStatusTip(
+        tr("Large text in the form, the plots, legends and lessons, for "
+           "a projector"));
+    connect(presentation, &QAction::toggled, this,
+            [this](bool on) { m_window->setZoom(on ? MainWindow::kPresentationZoom : 1.0); });
+    connect(view, &QMenu::aboutToShow, this, [this, presentation] {
+        const QSignalBlocker quiet(presentation);
+        presentation->setChecked(m_window->zoom() >= MainWindow::kPresentationZoom - 0.01);
+    });
+    view->addSeparator();
+    QMenu* pace = view->addMenu(tr("Training &pace"));
+    const QList<QPair<QString, RunController::Pace>> paces = {
+        {tr("Full speed"), RunController::Pace::Full},
+        {tr("Watchable (about 40 steps a second)"), RunController::Pace::Watchable},
+        {tr("Slow (about 8 steps a second)"), RunController::Pace::Slow}};
+    auto* paceGroup = new QActionGroup(pace);
+    for (const auto& [text, value] : paces) {
+        QAction* action = pace->addAction(
+            text, this, [this, value = value] { m_window->controller()->setPace(value); });
+        action->setCheckable(true);
+        action->setChecked(value == m_window->controller()->pace());
+        paceGroup->addAction(action);
     }
 }
 
@@ -149,12 +188,8 @@ void MainMenus::reloadLessons() {
     m_lessons->clear();
     const LessonCatalog catalog = loadLessonCatalog();
     for (const Lesson& lesson : catalog.lessons) {
-        QAction* action = m_lessons->addAction(qs(lesson.title), this, [this, lesson] {
-            LessonDialog dialog(lesson, m_window);
-            if (dialog.exec() == QDialog::Accepted) {
-                m_window->runLesson(lesson);
-            }
-        });
+        QAction* action = m_lessons->addAction(qs(lesson.title), this,
+                                               [this, lesson] { m_window->openLesson(lesson); });
         action->setData(qs(lesson.name));
         action->setStatusTip(qs(lesson.explanation).section(QLatin1Char('.'), 0, 0));
     }

@@ -1,11 +1,15 @@
 #include "window/main_window.h"
 
+#include <QApplication>
 #include <QCloseEvent>
 #include <QDockWidget>
+#include <QDoubleSpinBox>
 #include <QFileInfo>
 #include <QMessageBox>
 #include <QStatusBar>
 #include <QTabWidget>
+
+#include <algorithm>
 
 #include "common/app_settings.h"
 #include "common/formatting.h"
@@ -25,7 +29,7 @@
 namespace oomlab::ui {
 
 MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
-    : QMainWindow(parent), m_saveSession(options.restoreSession) {
+    : QMainWindow(parent), m_baseFont(QApplication::font()), m_saveSession(options.restoreSession) {
     setObjectName(QStringLiteral("mainWindow"));
     registerRunTypes();
     m_database = new RunDatabase(this);
@@ -35,7 +39,9 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     auto* dock = new QDockWidget(tr("Experiment"), this);
     dock->setObjectName(QStringLiteral("experimentDock"));
     dock->setWidget(m_panel);
-    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    // Closable, so View → Experiment can hide it and give a small screen to the plots.
+    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable |
+                      QDockWidget::DockWidgetClosable);
     addDockWidget(Qt::LeftDockWidgetArea, dock);
 
     m_live = new LivePage;
@@ -60,6 +66,11 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     connect(m_runs, &RunsPage::compareRequested, this, &MainWindow::compareRuns);
     connect(m_runs, &RunsPage::rerunRequested, this, &MainWindow::rerun);
     connect(m_runs, &RunsPage::configRequested, m_panel, &ExperimentPanel::setConfig);
+    // One smoothing for every loss curve: a change on either page reaches the other.
+    connect(m_live->smoothingBox(), qOverload<double>(&QDoubleSpinBox::valueChanged),
+            m_compare->smoothingBox(), &QDoubleSpinBox::setValue);
+    connect(m_compare->smoothingBox(), qOverload<double>(&QDoubleSpinBox::valueChanged),
+            m_live->smoothingBox(), &QDoubleSpinBox::setValue);
 
     restoreSession(options);
 }
@@ -71,6 +82,7 @@ void MainWindow::restoreSession(const MainWindowOptions& options) {
     if (options.restoreSession) {
         restoreGeometry(AppSettings::windowGeometry());
         restoreState(AppSettings::windowState());
+        setZoom(AppSettings::value(QStringLiteral("view/zoom"), 1.0).toDouble());
     }
     if (options.config) {
         m_panel->setConfig(*options.config);
@@ -101,6 +113,11 @@ void MainWindow::wireController() {
     connect(
         c, &RunController::runStarted, this,
         [this](const ExperimentConfig&, const QString& name) { m_progress->onRunStarted(name); });
+    connect(c, &RunController::runCreated, this, [this] {
+        if (m_lessonFlow && m_controller->isRunning()) {
+            m_lessonFlow->onRunCreated();
+        }
+    });
     connect(c, &RunController::prepareProgress, m_live, &LivePage::onPrepareProgress);
     connect(c, &RunController::prepareProgress, m_progress, &StatusProgress::onPrepare);
     connect(c, &RunController::runCreated, m_live, &LivePage::onRunCreated);
@@ -190,14 +207,28 @@ bool MainWindow::rerun(const ExperimentConfig& config, const QString& name) {
     return m_controller->start(config, name.isEmpty() ? QString() : tr("%1 (again)").arg(name));
 }
 
-void MainWindow::runLesson(const Lesson& lesson) {
+void MainWindow::runLesson(const Lesson& lesson, RunController::Pace pace) {
     if (m_controller->isRunning()) {
         statusBar()->showMessage(tr("A run is going; stop it first (Esc)."), 5000);
         return;
     }
-    m_panel->setConfig(lesson_config(lesson, lesson.runs.front()));
+    m_paceBeforeLesson = m_controller->pace();
+    m_controller->setPace(pace);
     showPage(LiveTab);
     m_controller->startLesson(lesson);
+}
+
+LessonFlow* MainWindow::openLesson(const Lesson& lesson) {
+    if (m_lessonFlow) {
+        m_lessonFlow->close();
+    }
+    auto* flow = new LessonFlow(lesson, this);
+    flow->setAttribute(Qt::WA_DeleteOnClose);
+    connect(flow, &LessonFlow::runRequested, this,
+            [this, flow](RunController::Pace pace) { runLesson(flow->lesson(), pace); });
+    m_lessonFlow = flow;
+    flow->show();
+    return flow;
 }
 
 void MainWindow::compareRuns(const QVector<qint64>& runIds) {
@@ -261,6 +292,10 @@ void MainWindow::onRunFinished(const RunEnd& end) {
 }
 
 void MainWindow::onLessonFinished(const LessonEnd& end) {
+    m_controller->setPace(m_paceBeforeLesson);
+    if (m_lessonFlow) {
+        m_lessonFlow->onLessonFinished(end);
+    }
     if (end.runIds.size() >= 2) {
         m_compare->setNote(lessonEndHtml(end));
         compareRuns(end.runIds);
@@ -270,8 +305,19 @@ void MainWindow::onLessonFinished(const LessonEnd& end) {
 }
 
 void MainWindow::updateTitle() {
-    setWindowTitle(tr("OOM Lab — %1").arg(QFileInfo(m_database->path()).fileName()));
-    setWindowFilePath(m_database->path());
+    // The database's name, once: the window system adds the application's ("— OOM Lab"), and
+    // the Runs tab shows the whole path.
+    setWindowTitle(QFileInfo(m_database->path()).fileName());
+}
+
+void MainWindow::setZoom(double factor) {
+    m_zoom = std::clamp(factor, 0.7, 2.5);
+    QFont font = m_baseFont;
+    font.setPointSizeF(m_baseFont.pointSizeF() * m_zoom);
+    QApplication::setFont(font);
+    if (m_saveSession) {
+        AppSettings::setValue(QStringLiteral("view/zoom"), m_zoom);
+    }
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

@@ -2,11 +2,15 @@
 // runs and compare pages (tabs), the status bar's progress, and the menus.
 #pragma once
 
+#include <QFont>
 #include <QMainWindow>
+#include <QPointer>
 #include <QVector>
 
 #include <optional>
 
+#include "lessons/lesson_flow.h"
+#include "live/run_controller.h"
 #include "oomlab/config/experiment_config.h"
 #include "oomlab/lessons/lesson.h"
 
@@ -55,13 +59,23 @@ public:
     bool startRun();
     void stopRun();
     bool rerun(const ExperimentConfig& config, const QString& name);
-    void runLesson(const Lesson& lesson);
+    // Trains a lesson's runs at `pace`; the panel's experiment is left as it is.
+    void runLesson(const Lesson& lesson, RunController::Pace pace = RunController::Pace::Full);
+    // The lesson flow (explain, predict, run, reveal) for `lesson`, beside the window.
+    LessonFlow* openLesson(const Lesson& lesson);
+    LessonFlow* lessonFlow() const { return m_lessonFlow; }
     // Finds the largest batch size under the panel's memory cap and sets it in the panel.
     bool findBatchSize();
     void compareRuns(const QVector<qint64>& runIds);
     // Returns an empty string or the error (also shown to the user unless `quiet`).
     QString openDatabase(const QString& path, bool quiet = false);
     void applyFix(const oomlab::Settings& settings, bool run);
+
+    // The size of all text, 1 = the desktop's: menus, the form, plots, legends, the lesson's
+    // reveal. Kept between sessions. Presentation mode is a zoom for the back of a room.
+    static constexpr double kPresentationZoom = 1.6;
+    void setZoom(double factor);
+    double zoom() const { return m_zoom; }
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -82,6 +96,10 @@ private:
     QTabWidget* m_tabs = nullptr;
     StatusProgress* m_progress = nullptr;
     MainMenus* m_menus = nullptr;
+    QPointer<LessonFlow> m_lessonFlow;
+    QFont m_baseFont;
+    double m_zoom = 1.0;
+    RunController::Pace m_paceBeforeLesson = RunController::Pace::Full;
     bool m_saveSession = true;
 };
 

@@ -1,0 +1,247 @@
+// Every view fits the screens the workbench is used on (a 1024×768 projector, a 1366×768
+// laptop), at the desktop's text size and in presentation mode: the window never needs to
+// grow past the screen, no control is squeezed below the size its text needs, and plot
+// legends wrap instead of cutting their entries.
+#include <QAbstractButton>
+#include <QAbstractScrollArea>
+#include <QAbstractSpinBox>
+#include <QComboBox>
+#include <QLineEdit>
+#include <QMainWindow>
+#include <QTabBar>
+#include <QtTest>
+
+#include <algorithm>
+
+#include "common/formatting.h"
+#include "compare/compare_page.h"
+#include "experiment/experiment_panel.h"
+#include "lessons/lesson_flow.h"
+#include "lessons/lesson_text.h"
+#include "live/run_controller.h"
+#include "plots/themed_plot.h"
+#include "ui_test_support.h"
+#include "window/main_window.h"
+
+using namespace oomlab;
+using namespace oomlab::ui;
+
+namespace {
+
+bool visibleInWindow(const QWidget* widget) {
+    return widget->isVisibleTo(widget->window()) && widget->isVisible();
+}
+
+// The widgets whose minimum width is largest: what to look at when the window cannot fit.
+QString widestMinimums(const QWidget* root) {
+    QVector<QPair<int, QString>> widths;
+    for (const QWidget* widget : root->findChildren<QWidget*>()) {
+        if (visibleInWindow(widget)) {
+            const int width = std::max(widget->minimumSizeHint().width(), widget->minimumWidth());
+            widths.push_back(
+                {width, QStringLiteral("%1 %2 %3")
+                            .arg(width)
+                            .arg(QString::fromLatin1(widget->metaObject()->className()),
+                                 widget->objectName())});
+        }
+    }
+    std::sort(widths.begin(), widths.end(),
+              [](const auto& a, const auto& b) { return a.first > b.first; });
+    QStringList lines;
+    for (int i = 0; i < std::min<int>(12, widths.size()); ++i) {
+        lines << widths[i].second;
+    }
+    return lines.join('\n');
+}
+
+bool insideScrollArea(const QWidget* widget) {
+    for (const QWidget* parent = widget->parentWidget(); parent; parent = parent->parentWidget()) {
+        if (qobject_cast<const QAbstractScrollArea*>(parent)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// Controls narrower or lower than their text needs, or reaching outside the window.
+QStringList clippedControls(const QWidget* window) {
+    QStringList clipped;
+    const QRect inside = window->rect();
+    for (QWidget* widget : window->findChildren<QWidget*>()) {
+        const bool control = qobject_cast<QAbstractButton*>(widget) ||
+                             qobject_cast<QComboBox*>(widget) || qobject_cast<QLineEdit*>(widget) ||
+                             qobject_cast<QAbstractSpinBox*>(widget) ||
+                             qobject_cast<QTabBar*>(widget);
+        // Qt's own parts (a spin box's editor, a dock's title buttons) are Qt's to lay out.
+        if (!control || !visibleInWindow(widget) || widget->objectName().startsWith("qt_")) {
+            continue;
+        }
+        // Inside a scroll area a control may be out of view, and a form there may be a pixel
+        // or two shorter than its fields ask: neither hides anything.
+        const bool scrolled = insideScrollArea(widget);
+        const QSize need = widget->minimumSizeHint();
+        const QRect where(widget->mapTo(window, QPoint(0, 0)), widget->size());
+        const QString name =
+            QStringLiteral("%1 \"%2\"")
+                .arg(QString::fromLatin1(widget->metaObject()->className()),
+                     widget->objectName().isEmpty() ? widget->property("text").toString()
+                                                    : widget->objectName());
+        if (widget->width() < need.width() || (!scrolled && widget->height() < need.height())) {
+            clipped << QStringLiteral("%1 is %2x%3, needs %4x%5")
+                           .arg(name)
+                           .arg(widget->width())
+                           .arg(widget->height())
+                           .arg(need.width())
+                           .arg(need.height());
+        } else if (!scrolled && !inside.contains(where)) {
+            clipped << QStringLiteral("%1 reaches outside the window").arg(name);
+        }
+    }
+    return clipped;
+}
+
+// Legend entries drawn narrower than their text.
+QStringList cutLegendEntries(const QWidget* window) {
+    QStringList cut;
+    for (ThemedPlot* plot : window->findChildren<ThemedPlot*>()) {
+        if (!visibleInWindow(plot) || !plot->legend->visible()) {
+            continue;
+        }
+        plot->replot(QCustomPlot::rpImmediateRefresh);  // lays the legend out
+        for (int i = 0; i < plot->legend->itemCount(); ++i) {
+            QCPAbstractLegendItem* item = plot->legend->item(i);
+            if (!item) {  // an empty cell of the legend's grid
+                continue;
+            }
+            const int need = item->minimumOuterSizeHint().width();
+            if (item->outerRect().width() + 1 < need) {
+                auto* entry = qobject_cast<QCPPlottableLegendItem*>(item);
+                cut << QStringLiteral("%1: \"%2\" is %3 px wide, needs %4")
+                           .arg(plot->objectName(), entry ? entry->plottable()->name() : QString())
+                           .arg(item->outerRect().width())
+                           .arg(need);
+            }
+        }
+    }
+    return cut;
+}
+
+}  // namespace
+
+class LayoutTest : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+    std::unique_ptr<MainWindow> m_window;
+
+    void runQueue(const QVector<QueuedRun>& runs) {
+        QSignalSpy done(m_window->controller(), &RunController::queueFinished);
+        m_window->controller()->startQueue(runs);
+        QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 120000);
+    }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(m_dir.isValid());
+        MainWindowOptions options;
+        options.databasePath = m_dir.filePath("runs.sqlite");
+        options.config = test::tinyConfig(12);
+        options.restoreSession = false;
+        m_window = std::make_unique<MainWindow>(options);
+        m_window->show();
+        QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+
+        // Every view with content: a completed run, one that adapted and one out of memory
+        // (its failure panel with fixes stays on the live page), with long names.
+        ExperimentConfig adapted = test::tinyConfig(12);
+        adapted.train.batch_size = 64;
+        adapted.memory.cap_mb = 14;
+        adapted.memory.on_oom = OnOom::Adapt;
+        ExperimentConfig oom = test::tinyConfig(12);
+        oom.train.batch_size = 256;
+        oom.memory.cap_mb = 8;
+        runQueue({{test::tinyConfig(12), QStringLiteral("baseline with the dataset's vocabulary")},
+                  {adapted, QStringLiteral("batch 64 under a 14 MiB cap, adapting")},
+                  {oom, QStringLiteral("batch 256 under an 8 MiB cap, out of memory")}});
+        QSignalSpy loaded(m_window->comparePage(), &ComparePage::loaded);
+        m_window->compareRuns({1, 2, 3});
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, 30000);
+    }
+
+    void everyViewFitsTheScreen_data() {
+        QTest::addColumn<int>("page");
+        QTest::addColumn<QSize>("screen");
+        QTest::addColumn<double>("zoom");
+        const QVector<QPair<const char*, MainWindow::Page>> pages = {
+            {"live", MainWindow::LiveTab},
+            {"runs", MainWindow::RunsTab},
+            {"compare", MainWindow::CompareTab}};
+        for (const QSize screen : {QSize(1024, 768), QSize(1366, 768)}) {
+            for (const double zoom : {1.0, MainWindow::kPresentationZoom}) {
+                for (const auto& [name, page] : pages) {
+                    QTest::addRow("%s %dx%d zoom %.1f", name, screen.width(), screen.height(), zoom)
+                        << int(page) << screen << zoom;
+                }
+            }
+        }
+    }
+
+    void everyViewFitsTheScreen() {
+        QFETCH(int, page);
+        QFETCH(QSize, screen);
+        QFETCH(double, zoom);
+        m_window->setZoom(zoom);
+        m_window->showPage(MainWindow::Page(page));
+        m_window->setMaximumSize(screen);
+        m_window->resize(screen);
+        QApplication::processEvents();
+        QTest::qWait(100);  // coalesced replots and layouts
+
+        const QSize needed = m_window->minimumSizeHint().expandedTo(m_window->minimumSize());
+        QVERIFY2(needed.width() <= screen.width() && needed.height() <= screen.height(),
+                 qPrintable(QStringLiteral("the window needs %1x%2; widest minimums:\n%3")
+                                .arg(needed.width())
+                                .arg(needed.height())
+                                .arg(widestMinimums(m_window.get()))));
+        QCOMPARE(m_window->size(), screen);
+        const QStringList clipped = clippedControls(m_window.get());
+        QVERIFY2(clipped.isEmpty(), qPrintable(clipped.join('\n')));
+        const QStringList cut = cutLegendEntries(m_window.get());
+        QVERIFY2(cut.isEmpty(), qPrintable(cut.join('\n')));
+    }
+
+    // A lesson's flow opens beside the window; on a small screen it must fit too, and showing
+    // it or the comparison it ends with never makes the window wider.
+    void everyLessonFlowFitsTheSmallScreen() {
+        const QSize screen(1024, 768);
+        const LessonCatalog catalog = loadLessonCatalog();
+        QVERIFY2(!catalog.lessons.empty(), qPrintable(catalog.error));
+        for (const double zoom : {1.0, MainWindow::kPresentationZoom}) {
+            m_window->setZoom(zoom);
+            m_window->setMaximumSize(screen);
+            m_window->resize(screen);
+            for (const Lesson& lesson : catalog.lessons) {
+                LessonFlow* flow = m_window->openLesson(lesson);
+                QVERIFY(flow);
+                QApplication::processEvents();
+                const QSize needed = flow->minimumSizeHint().expandedTo(flow->minimumSize());
+                QVERIFY2(needed.width() <= screen.width() && needed.height() <= screen.height(),
+                         qPrintable(QStringLiteral("%1 at zoom %2 needs %3x%4:\n%5")
+                                        .arg(qs(lesson.name))
+                                        .arg(zoom)
+                                        .arg(needed.width())
+                                        .arg(needed.height())
+                                        .arg(widestMinimums(flow))));
+                QCOMPARE(m_window->size(), screen);
+                flow->close();
+            }
+        }
+        m_window->setZoom(1.0);
+    }
+
+    void cleanupTestCase() { m_window.reset(); }
+};
+
+OOMLAB_UI_TEST_MAIN(LayoutTest)
+#include "layout_test.moc"

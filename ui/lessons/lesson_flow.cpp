@@ -1,0 +1,252 @@
+#include "lessons/lesson_flow.h"
+
+#include <QButtonGroup>
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QRadioButton>
+#include <QStackedWidget>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+#include "common/formatting.h"
+#include "lessons/lesson_text.h"
+
+namespace oomlab::ui {
+namespace {
+
+// The reveal is read from the back of a room: a large, bold font.
+QFont largeFont(const QFont& base) {
+    QFont font = base;
+    font.setPointSizeF(base.pointSizeF() * 1.6);
+    return font;
+}
+
+QLabel* wrappedLabel(const QString& text, QWidget* parent) {
+    auto* label = new QLabel(text, parent);
+    label->setWordWrap(true);
+    label->setTextFormat(Qt::RichText);
+    return label;
+}
+
+// Which ratio band a measured ratio falls in, as the prediction page offers them.
+int bandOf(double ratio) {
+    return ratio < 1.5 ? 0 : (ratio <= 3.0 ? 1 : 2);
+}
+
+}  // namespace
+
+LessonFlow::LessonFlow(const Lesson& lesson, QWidget* parent) : QDialog(parent), m_lesson(lesson) {
+    setObjectName(QStringLiteral("lessonFlow"));
+    setWindowTitle(tr("Lesson: %1").arg(qs(lesson.title)));
+    resize(680, 520);
+    m_pages = new QStackedWidget(this);
+    m_pages->addWidget(explainPage());
+    m_pages->addWidget(predictPage());
+    m_pages->addWidget(runPage());
+    m_pages->addWidget(revealPage());
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(m_pages);
+}
+
+int LessonFlow::page() const {
+    return m_pages->currentIndex();
+}
+
+void LessonFlow::next() {
+    m_pages->setCurrentIndex(std::min(m_pages->currentIndex() + 1, int(RevealPage)));
+}
+
+QWidget* LessonFlow::explainPage() {
+    auto* page = new QWidget(this);
+    auto* text = new QTextBrowser(page);
+    text->setHtml(lessonHtml(m_lesson));
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Cancel, page);
+    QPushButton* onward = buttons->addButton(tr("Next: predict ›"), QDialogButtonBox::AcceptRole);
+    onward->setDefault(true);
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    connect(onward, &QPushButton::clicked, this, &LessonFlow::next);
+    auto* layout = new QVBoxLayout(page);
+    layout->addWidget(text, 1);
+    layout->addWidget(buttons);
+    return page;
+}
+
+QWidget* LessonFlow::predictPage() {
+    auto* page = new QWidget(this);
+    auto* layout = new QVBoxLayout(page);
+    QLabel* question = wrappedLabel(
+        tr("<h3>Before it runs: predict</h3>Which run will need the most memory at its peak?"),
+        page);
+    layout->addWidget(question);
+    m_runChoice = new QButtonGroup(page);
+    for (std::size_t i = 0; i < m_lesson.runs.size(); ++i) {
+        auto* choice = new QRadioButton(qs(m_lesson.runs[i].label), page);
+        m_runChoice->addButton(choice, static_cast<int>(i));
+        layout->addWidget(choice);
+    }
+    auto* same = new QRadioButton(tr("they will need about the same"), page);
+    m_runChoice->addButton(same, -1);
+    layout->addWidget(same);
+    m_runChoice->buttons().front()->setChecked(true);
+    layout->addWidget(wrappedLabel(tr("By how much, against the run that needs the least?"), page));
+    m_band = new QComboBox(page);
+    m_band->addItems({tr("less than 1.5 times"), tr("1.5 to 3 times"), tr("more than 3 times")});
+    layout->addWidget(m_band);
+    layout->addStretch(1);
+    auto* buttons = new QHBoxLayout;
+    auto* back = new QPushButton(tr("‹ Back"), page);
+    auto* onward = new QPushButton(tr("Next: run ›"), page);
+    onward->setDefault(true);
+    connect(back, &QPushButton::clicked, this, [this] { m_pages->setCurrentIndex(ExplainPage); });
+    connect(onward, &QPushButton::clicked, this, &LessonFlow::next);
+    buttons->addWidget(back);
+    buttons->addStretch(1);
+    buttons->addWidget(onward);
+    layout->addLayout(buttons);
+    return page;
+}
+
+QWidget* LessonFlow::runPage() {
+    auto* page = new QWidget(this);
+    auto* layout = new QVBoxLayout(page);
+    layout->addWidget(wrappedLabel(
+        tr("<h3>Run the lesson</h3>Its %n run(s) train one after another in the Live tab; your "
+           "experiment in the panel stays as it is. Slow the training down to watch the "
+           "curves grow; memory is the same at any pace.",
+           nullptr, static_cast<int>(m_lesson.runs.size())),
+        page));
+    auto* paceRow = new QHBoxLayout;
+    paceRow->addWidget(new QLabel(tr("Pace:"), page));
+    m_pace = new QComboBox(page);
+    m_pace->setObjectName(QStringLiteral("lessonPace"));
+    m_pace->addItem(tr("full speed"), int(RunController::Pace::Full));
+    m_pace->addItem(tr("watchable (about 40 steps a second)"), int(RunController::Pace::Watchable));
+    m_pace->addItem(tr("slow (about 8 steps a second)"), int(RunController::Pace::Slow));
+    m_pace->setCurrentIndex(1);
+    paceRow->addWidget(m_pace, 1);
+    layout->addLayout(paceRow);
+    m_progress = wrappedLabel(QString(), page);
+    m_progress->setFont(largeFont(font()));
+    layout->addWidget(m_progress);
+    layout->addStretch(1);
+    m_start = new QPushButton(tr("Run the lesson"), page);
+    m_start->setObjectName(QStringLiteral("runLesson"));
+    m_start->setDefault(true);
+    connect(m_start, &QPushButton::clicked, this, [this] {
+        m_start->setEnabled(false);
+        m_runsStarted = 0;
+        m_progress->setText(tr("Starting…"));
+        emit runRequested(static_cast<RunController::Pace>(m_pace->currentData().toInt()));
+    });
+    layout->addWidget(m_start, 0, Qt::AlignRight);
+    return page;
+}
+
+QWidget* LessonFlow::revealPage() {
+    auto* page = new QWidget(this);
+    auto* layout = new QVBoxLayout(page);
+    m_reveal = wrappedLabel(QString(), page);
+    m_reveal->setObjectName(QStringLiteral("lessonReveal"));
+    m_reveal->setFont(largeFont(font()));
+    m_reveal->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    layout->addWidget(m_reveal, 1);
+    auto* buttons = new QHBoxLayout;
+    m_revealNext = new QPushButton(tr("Reveal the next claim"), page);
+    m_revealNext->setDefault(true);
+    auto* close = new QPushButton(tr("Close"), page);
+    connect(m_revealNext, &QPushButton::clicked, this, [this] { revealNext(); });
+    connect(close, &QPushButton::clicked, this, &QDialog::accept);
+    buttons->addStretch(1);
+    buttons->addWidget(m_revealNext);
+    buttons->addWidget(close);
+    layout->addLayout(buttons);
+    return page;
+}
+
+int LessonFlow::predictedRun() const {
+    return m_runChoice->checkedId();
+}
+
+int LessonFlow::predictedBand() const {
+    return m_band->currentIndex();
+}
+
+void LessonFlow::predict(int run, int band) {
+    if (QAbstractButton* button = m_runChoice->button(run)) {
+        button->setChecked(true);
+    }
+    m_band->setCurrentIndex(band);
+}
+
+void LessonFlow::onRunCreated() {
+    const auto index = static_cast<std::size_t>(m_runsStarted++);
+    if (index < m_lesson.runs.size()) {
+        m_progress->setText(tr("Training run %1 of %2: <b>%3</b>")
+                                .arg(index + 1)
+                                .arg(m_lesson.runs.size())
+                                .arg(qs(m_lesson.runs[index].label).toHtmlEscaped()));
+    }
+}
+
+void LessonFlow::onLessonFinished(const LessonEnd& end) {
+    m_end = end;
+    m_revealed = 0;
+    m_start->setEnabled(true);
+    m_pages->setCurrentIndex(RevealPage);
+    showRevealed();
+}
+
+QString LessonFlow::predictionVerdict() const {
+    if (m_end.peaks.size() < 2) {
+        return tr("The lesson stopped before its runs could be compared: %1")
+            .arg(m_end.error.toHtmlEscaped());
+    }
+    const auto most = std::max_element(m_end.peaks.begin(), m_end.peaks.end());
+    const auto least = std::min_element(m_end.peaks.begin(), m_end.peaks.end());
+    const double ratio = *least > 0 ? double(*most) / double(*least) : 0;
+    const int measuredRun = ratio < 1.5 ? -1 : int(most - m_end.peaks.begin());
+    const QString measured =
+        measuredRun < 0
+            ? tr("the runs needed about the same (%1× at most)").arg(ratio, 0, 'f', 2)
+            : tr("<b>%1</b> needed the most, %2 at its peak: %3× the least")
+                  .arg(m_end.runLabels.value(measuredRun).toHtmlEscaped(), formatBytes(*most))
+                  .arg(ratio, 0, 'f', 2);
+    const bool runRight = predictedRun() == measuredRun;
+    const bool bandRight = predictedBand() == bandOf(ratio);
+    return tr("Measured: %1.<br>Your prediction was %2.")
+        .arg(measured, runRight && bandRight ? tr("<span style='color:#2e9d5b'>right</span>")
+                       : runRight            ? tr("right about which run, off about how much")
+                                             : tr("<span style='color:#d62728'>off</span>"));
+}
+
+bool LessonFlow::revealNext() {
+    if (m_revealed >= m_end.checks.size()) {
+        return false;
+    }
+    ++m_revealed;
+    showRevealed();
+    return true;
+}
+
+QString LessonFlow::revealText() const {
+    return m_reveal->text();
+}
+
+void LessonFlow::showRevealed() {
+    QString html = predictionVerdict();
+    for (int i = 0; i < m_revealed; ++i) {
+        html += QStringLiteral("<br><br><span style='color:%1'>%2</span> %3")
+                    .arg(m_end.holds[i] ? QStringLiteral("#2e9d5b") : QStringLiteral("#d62728"),
+                         m_end.holds[i] ? QStringLiteral("✓") : QStringLiteral("✗"),
+                         m_end.checks[i].toHtmlEscaped());
+    }
+    m_reveal->setText(html);
+    m_revealNext->setEnabled(m_revealed < m_end.checks.size());
+}
+
+}  // namespace oomlab::ui
