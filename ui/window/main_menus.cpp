@@ -155,11 +155,17 @@ void MainMenus::buildViewMenu() {
     auto* paceGroup = new QActionGroup(pace);
     for (const auto& [text, value] : paces) {
         QAction* action = pace->addAction(
-            text, this, [this, value = value] { m_window->controller()->setPace(value); });
+            text, this, [this, value = value] { m_window->setTrainingPace(value); });
         action->setCheckable(true);
-        action->setChecked(value == m_window->controller()->pace());
+        action->setData(int(value));
         paceGroup->addAction(action);
     }
+    // A lesson changes the pace for its runs: show the one in force.
+    connect(pace, &QMenu::aboutToShow, this, [this, paceGroup] {
+        for (QAction* action : paceGroup->actions()) {
+            action->setChecked(action->data().toInt() == int(m_window->controller()->pace()));
+        }
+    });
 }
 
 void MainMenus::buildHelpMenu() {

@@ -83,6 +83,12 @@ void MainWindow::restoreSession(const MainWindowOptions& options) {
         restoreGeometry(AppSettings::windowGeometry());
         restoreState(AppSettings::windowState());
         setZoom(AppSettings::value(QStringLiteral("view/zoom"), 1.0).toDouble());
+        const int pace =
+            AppSettings::value(QStringLiteral("run/pace"), int(RunController::Pace::Watchable))
+                .toInt();
+        const bool known =
+            pace >= int(RunController::Pace::Full) && pace <= int(RunController::Pace::Slow);
+        m_controller->setPace(known ? RunController::Pace(pace) : RunController::Pace::Watchable);
     }
     if (options.config) {
         m_panel->setConfig(*options.config);
@@ -317,6 +323,13 @@ void MainWindow::setZoom(double factor) {
     QApplication::setFont(font);
     if (m_saveSession) {
         AppSettings::setValue(QStringLiteral("view/zoom"), m_zoom);
+    }
+}
+
+void MainWindow::setTrainingPace(RunController::Pace pace) {
+    m_controller->setPace(pace);
+    if (m_saveSession) {
+        AppSettings::setValue(QStringLiteral("run/pace"), int(pace));
     }
 }
 

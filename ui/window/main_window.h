@@ -77,6 +77,10 @@ public:
     void setZoom(double factor);
     double zoom() const { return m_zoom; }
 
+    // How fast the user's runs train (View → Training pace), kept between sessions. A first
+    // session starts watchable, so the first run's curves move for several seconds.
+    void setTrainingPace(RunController::Pace pace);
+
 protected:
     void closeEvent(QCloseEvent* event) override;
 
