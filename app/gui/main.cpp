@@ -125,10 +125,14 @@ int main(int argc, char** argv) {
     const QCommandLineOption force(
         QStringLiteral("force"),
         QStringLiteral("Let --export-plot replace an existing file that is not an image."));
+    const QCommandLineOption presentation(
+        QStringLiteral("presentation"),
+        QStringLiteral("Start in presentation mode: large text in the form, plots, legends and "
+                       "lessons, for a projector (View > Presentation mode, F5)."));
     const QCommandLineOption fresh(QStringLiteral("fresh"),
                                    QStringLiteral("Ignore the saved settings and window layout."));
-    parser.addOptions(
-        {db, config, set, shot, shotView, shotSize, exportPlot, view, out, size, force, fresh});
+    parser.addOptions({db, config, set, shot, shotView, shotSize, exportPlot, view, out, size,
+                       force, presentation, fresh});
     parser.process(app);
 
     if (parser.isSet(exportPlot)) {
@@ -191,6 +195,9 @@ int main(int argc, char** argv) {
         return 2;
     }
     oomlab::ui::MainWindow window(options);
+    if (parser.isSet(presentation)) {
+        window.setZoom(oomlab::ui::MainWindow::kPresentationZoom);
+    }
     if (parser.isSet(shot)) {
         // The screen the picture stands for: the window must fit it, not grow past it.
         window.setMaximumSize(windowSize);

@@ -6,6 +6,7 @@
 #include <QAbstractScrollArea>
 #include <QAbstractSpinBox>
 #include <QComboBox>
+#include <QDockWidget>
 #include <QLineEdit>
 #include <QMainWindow>
 #include <QTabBar>
@@ -32,24 +33,25 @@ bool visibleInWindow(const QWidget* widget) {
     return widget->isVisibleTo(widget->window()) && widget->isVisible();
 }
 
-// The widgets whose minimum width is largest: what to look at when the window cannot fit.
-QString widestMinimums(const QWidget* root) {
-    QVector<QPair<int, QString>> widths;
+// The widgets whose minimum size is largest in `orientation`: what to look at when the
+// window cannot fit.
+QString largestMinimums(const QWidget* root, Qt::Orientation orientation) {
+    QVector<QPair<int, QString>> sizes;
     for (const QWidget* widget : root->findChildren<QWidget*>()) {
         if (visibleInWindow(widget)) {
-            const int width = std::max(widget->minimumSizeHint().width(), widget->minimumWidth());
-            widths.push_back(
-                {width, QStringLiteral("%1 %2 %3")
-                            .arg(width)
-                            .arg(QString::fromLatin1(widget->metaObject()->className()),
-                                 widget->objectName())});
+            const QSize need = widget->minimumSizeHint().expandedTo(widget->minimumSize());
+            const int size = orientation == Qt::Horizontal ? need.width() : need.height();
+            sizes.push_back({size, QStringLiteral("%1 %2 %3")
+                                       .arg(size)
+                                       .arg(QString::fromLatin1(widget->metaObject()->className()),
+                                            widget->objectName())});
         }
     }
-    std::sort(widths.begin(), widths.end(),
+    std::sort(sizes.begin(), sizes.end(),
               [](const auto& a, const auto& b) { return a.first > b.first; });
     QStringList lines;
-    for (int i = 0; i < std::min<int>(12, widths.size()); ++i) {
-        lines << widths[i].second;
+    for (int i = 0; i < std::min<int>(16, sizes.size()); ++i) {
+        lines << sizes[i].second;
     }
     return lines.join('\n');
 }
@@ -100,7 +102,7 @@ QStringList clippedControls(const QWidget* window) {
     return clipped;
 }
 
-// Legend entries drawn narrower than their text.
+// Legend entries drawn smaller than their text, and axes too small to read.
 QStringList cutLegendEntries(const QWidget* window) {
     QStringList cut;
     for (ThemedPlot* plot : window->findChildren<ThemedPlot*>()) {
@@ -108,18 +110,31 @@ QStringList cutLegendEntries(const QWidget* window) {
             continue;
         }
         plot->replot(QCustomPlot::rpImmediateRefresh);  // lays the legend out
+        // The data needs room too: a few lines of text high, so ticks do not overlap.
+        const int line = plot->fontMetrics().height();
+        const QRect data = plot->axisRect()->rect();
+        if (data.height() < plot->minimumDataLines() * line || data.width() < 6 * line) {
+            cut << QStringLiteral("%1: its axes are %2x%3 px, a text line is %4")
+                       .arg(plot->objectName())
+                       .arg(data.width())
+                       .arg(data.height())
+                       .arg(line);
+        }
         for (int i = 0; i < plot->legend->itemCount(); ++i) {
             QCPAbstractLegendItem* item = plot->legend->item(i);
             if (!item) {  // an empty cell of the legend's grid
                 continue;
             }
-            const int need = item->minimumOuterSizeHint().width();
-            if (item->outerRect().width() + 1 < need) {
+            const QSize need = item->minimumOuterSizeHint();
+            const QSize has = item->outerRect().size();
+            if (has.width() + 1 < need.width() || has.height() + 1 < need.height()) {
                 auto* entry = qobject_cast<QCPPlottableLegendItem*>(item);
-                cut << QStringLiteral("%1: \"%2\" is %3 px wide, needs %4")
+                cut << QStringLiteral("%1: \"%2\" is %3x%4 px, needs %5x%6")
                            .arg(plot->objectName(), entry ? entry->plottable()->name() : QString())
-                           .arg(item->outerRect().width())
-                           .arg(need);
+                           .arg(has.width())
+                           .arg(has.height())
+                           .arg(need.width())
+                           .arg(need.height());
             }
         }
     }
@@ -193,17 +208,23 @@ private slots:
         QFETCH(double, zoom);
         m_window->setZoom(zoom);
         m_window->showPage(MainWindow::Page(page));
+        QTest::qWait(50);  // the new text size (and the panel shown or hidden) reaches every layout
         m_window->setMaximumSize(screen);
         m_window->resize(screen);
         QApplication::processEvents();
         QTest::qWait(100);  // coalesced replots and layouts
+        // Presenting, the plots get the screen; the experiment panel is back afterwards.
+        QCOMPARE(m_window->findChild<QDockWidget*>(QStringLiteral("experimentDock"))->isVisible(),
+                 zoom < MainWindow::kPresentationZoom);
 
         const QSize needed = m_window->minimumSizeHint().expandedTo(m_window->minimumSize());
         QVERIFY2(needed.width() <= screen.width() && needed.height() <= screen.height(),
-                 qPrintable(QStringLiteral("the window needs %1x%2; widest minimums:\n%3")
+                 qPrintable(QStringLiteral("the window needs %1x%2; largest minimums:\n%3")
                                 .arg(needed.width())
                                 .arg(needed.height())
-                                .arg(widestMinimums(m_window.get()))));
+                                .arg(largestMinimums(m_window.get(), needed.width() > screen.width()
+                                                                         ? Qt::Horizontal
+                                                                         : Qt::Vertical))));
         QCOMPARE(m_window->size(), screen);
         const QStringList clipped = clippedControls(m_window.get());
         QVERIFY2(clipped.isEmpty(), qPrintable(clipped.join('\n')));
@@ -232,7 +253,9 @@ private slots:
                                         .arg(zoom)
                                         .arg(needed.width())
                                         .arg(needed.height())
-                                        .arg(widestMinimums(flow))));
+                                        .arg(largestMinimums(flow, needed.width() > screen.width()
+                                                                       ? Qt::Horizontal
+                                                                       : Qt::Vertical))));
                 QCOMPARE(m_window->size(), screen);
                 flow->close();
             }

@@ -38,8 +38,9 @@ EstimateView::EstimateView(QWidget* parent) : QWidget(parent) {
     m_summary->setWordWrap(true);
     m_chart = new BreakdownChart(Qt::Horizontal, this);
     m_chart->setObjectName(QStringLiteral("predictedBreakdown"));
-    m_chart->setMinimumHeight(130);
-    m_chart->setMaximumHeight(170);
+    m_chart->setMinimumDataLines(2);  // one bar
+    // As tall as its bar and legend need, whatever the text size; the form takes the rest.
+    m_chart->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
     layout->addWidget(m_summary);
     layout->addWidget(m_chart);
     m_debounce.setSingleShot(true);

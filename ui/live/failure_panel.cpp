@@ -3,7 +3,10 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 #include "common/formatting.h"
 #include "live/run_end_text.h"
@@ -19,17 +22,49 @@ FailurePanel::FailurePanel(QWidget* parent) : QFrame(parent) {
     font.setBold(true);
     font.setPointSizeF(font.pointSizeF() * 1.15);
     m_title->setFont(font);
-    m_details = new QLabel(this);
+    // What happened and the fixes scroll when the screen is short, so the panel never
+    // pushes the plots below their minimum size.
+    auto* body = new QWidget;
+    m_details = new QLabel(body);
     m_details->setWordWrap(true);
     m_details->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_fixes = new QWidget(this);
+    m_fixes = new QWidget(body);
     m_fixesLayout = new QVBoxLayout(m_fixes);
     m_fixesLayout->setContentsMargins(0, 0, 0, 0);
     m_fixesLayout->setSpacing(2);
+    auto* bodyLayout = new QVBoxLayout(body);
+    bodyLayout->setContentsMargins(0, 0, 0, 0);
+    bodyLayout->addWidget(m_details);
+    bodyLayout->addWidget(m_fixes);
+    m_scroll = new QScrollArea(this);
+    m_scroll->setObjectName(QStringLiteral("failureScroll"));
+    m_scroll->setFrameShape(QFrame::NoFrame);
+    m_scroll->setWidgetResizable(true);
+    m_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_scroll->setWidget(body);
     layout->addWidget(m_title);
-    layout->addWidget(m_details);
-    layout->addWidget(m_fixes);
+    layout->addWidget(m_scroll, 1);
     hide();
+}
+
+QSize FailurePanel::minimumSizeHint() const {
+    // The title and two lines of the body; the rest scrolls.
+    const int line = fontMetrics().height();
+    const QMargins margins = contentsMargins() + layout()->contentsMargins();
+    return {QFrame::minimumSizeHint().width(), m_title->sizeHint().height() + layout()->spacing() +
+                                                   3 * line + margins.top() + margins.bottom()};
+}
+
+QSize FailurePanel::sizeHint() const {
+    // All of it when there is room: the body as tall as its text at the current width.
+    QWidget* body = m_scroll->widget();
+    const int width = std::max(body->width(), m_scroll->viewport()->width());
+    const int bodyHeight = body->layout()->hasHeightForWidth()
+                               ? body->layout()->heightForWidth(width)
+                               : body->sizeHint().height();
+    const QMargins margins = contentsMargins() + layout()->contentsMargins();
+    return {QFrame::sizeHint().width(), m_title->sizeHint().height() + layout()->spacing() +
+                                            bodyHeight + margins.top() + margins.bottom()};
 }
 
 QWidget* FailurePanel::fixRow(const OomFix& fix) {

@@ -7,6 +7,7 @@
 #include "common/run_types.h"
 
 class QLabel;
+class QScrollArea;
 class QVBoxLayout;
 
 namespace oomlab::ui {
@@ -23,6 +24,9 @@ public:
     QString details() const;
     int suggestionCount() const { return m_suggestionCount; }
 
+    QSize minimumSizeHint() const override;
+    QSize sizeHint() const override;
+
 signals:
     // A fix's settings, to apply to the experiment panel (and run at once when `run`).
     void applyFix(const oomlab::Settings& settings, bool run);
@@ -31,6 +35,7 @@ private:
     QWidget* fixRow(const OomFix& fix);
 
     QLabel* m_title = nullptr;
+    QScrollArea* m_scroll = nullptr;
     QLabel* m_details = nullptr;
     QWidget* m_fixes = nullptr;
     QVBoxLayout* m_fixesLayout = nullptr;

@@ -1,11 +1,14 @@
 #include "live/live_page.h"
 
 #include <QDoubleSpinBox>
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QSplitter>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 #include "common/app_settings.h"
 #include "common/formatting.h"
@@ -13,6 +16,7 @@
 #include "live/loss_plot.h"
 #include "live/memory_plot.h"
 #include "live/phase_plot.h"
+#include "oomlab/session/run_session.h"
 #include "plots/smoothing_box.h"
 
 namespace oomlab::ui {
@@ -24,6 +28,7 @@ LivePage::LivePage(QWidget* parent) : QWidget(parent) {
                           this);
     m_header->setWordWrap(true);
     m_header->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_header->installEventFilter(this);
     m_failure = new FailurePanel(this);
     m_loss = new LossPlot;
     m_memory = new MemoryPlot;
@@ -84,15 +89,16 @@ void LivePage::onRunStarted(const ExperimentConfig& config, const QString& name)
     m_runId = 0;
     m_name = name;
     m_capBytes = config.memory.cap_bytes();
+    m_datasetName = qs(dataset_name(config));
+    m_header->setToolTip(QString());
     resetPlots();
     m_log->clear();
-    m_header->setText(
-        tr("Preparing %1…").arg(name.isEmpty() ? tr("the run") : name.toHtmlEscaped()));
+    setHeader(tr("Preparing %1…").arg(name.isEmpty() ? tr("the run") : name.toHtmlEscaped()));
 }
 
 void LivePage::onPrepareProgress(const QString& stage, double fraction) {
     if (m_runId == 0) {
-        m_header->setText(
+        setHeader(
             tr("Preparing: %1 (%2 %)").arg(stage.toHtmlEscaped()).arg(qRound(fraction * 100)));
     }
 }
@@ -110,17 +116,20 @@ void LivePage::onRunCreated(qint64 runId, const ExperimentInfo& info) {
     }
     m_runId = runId;
     m_memory->setCpuDevice(info.device.rfind("cpu", 0) == 0);
-    m_header->setText(
-        tr("<b>Run %1</b> on %2 · %3 (%4 train / %5 validation, %6 labels)<br>%7 · table %8 × %9 · "
-           "%10 parameters (%11 trainable) · %12 steps")
-            .arg(runId)
-            .arg(qs(info.device).toHtmlEscaped(), qs(info.dataset).toHtmlEscaped(),
-                 formatCount(info.train_examples), formatCount(info.valid_examples))
+    // One short line (it must fit a projector at presentation size); the full
+    // descriptions of the data and the vectors are in its tooltip.
+    setHeader(tr("<b>Run %1</b> on %2 · %3 · %4 train / %5 validation · %6 steps")
+                  .arg(runId)
+                  .arg(qs(info.device).toHtmlEscaped(), m_datasetName.toHtmlEscaped(),
+                       formatCount(info.train_examples), formatCount(info.valid_examples),
+                       formatCount(info.total_steps)));
+    m_header->setToolTip(
+        tr("%1 (%2 labels)\n%3\ntable %4 × %5 · %6 parameters (%7 trainable)")
+            .arg(qs(info.dataset))
             .arg(info.label_names.size())
-            .arg(qs(info.embeddings).toHtmlEscaped(), formatCount(info.vocab_size))
+            .arg(qs(info.embeddings), formatCount(info.vocab_size))
             .arg(info.embedding_dim)
-            .arg(formatCount(info.parameters), formatCount(info.trainable_parameters),
-                 formatCount(info.total_steps)));
+            .arg(formatCount(info.parameters), formatCount(info.trainable_parameters)));
     log(tr("run %1 created").arg(runId));
 }
 
@@ -157,7 +166,7 @@ void LivePage::onRunFinished(const RunEnd& end) {
     }
     m_failure->showRunEnd(end);
     if (end.runId == 0) {
-        m_header->setText(tr("The run could not start."));
+        setHeader(tr("The run could not start."));
         return;
     }
     log(end.error().isEmpty()
@@ -177,7 +186,26 @@ void LivePage::onRunFinished(const RunEnd& end) {
                       .arg(end.outcome.batch_size)
                       .arg(end.outcome.accumulation);
     }
-    m_header->setText(m_header->text() + QStringLiteral("<br>") + ending);
+    setHeader(m_header->text() + QStringLiteral("<br>") + ending);
+}
+
+void LivePage::setHeader(const QString& text) {
+    m_header->setText(text);
+    fitHeader();
+}
+
+void LivePage::fitHeader() {
+    // A wrapped label's minimum height is one line; the layouts must know how many lines
+    // it takes at its width, or the plots below are squeezed past their minimum.
+    m_header->setMinimumHeight(m_header->heightForWidth(std::max(1, m_header->width())));
+}
+
+bool LivePage::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == m_header &&
+        (event->type() == QEvent::Resize || event->type() == QEvent::FontChange)) {
+        fitHeader();
+    }
+    return QWidget::eventFilter(watched, event);
 }
 
 void LivePage::log(const QString& line) {

@@ -43,8 +43,14 @@ public:
 signals:
     void applyFix(const oomlab::Settings& settings, bool run);
 
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
 private:
     void log(const QString& line);
+    // Sets the header and keeps its minimum height at what its wrapped lines need.
+    void setHeader(const QString& text);
+    void fitHeader();
     void resetPlots();
 
     QLabel* m_header = nullptr;
@@ -57,6 +63,7 @@ private:
     qint64 m_runId = 0;
     std::int64_t m_capBytes = 0;
     QString m_name;
+    QString m_datasetName;  // "trec", "fortunes"
 };
 
 }  // namespace oomlab::ui

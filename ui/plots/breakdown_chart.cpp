@@ -1,6 +1,7 @@
 #include "plots/breakdown_chart.h"
 
 #include <cmath>
+#include <limits>
 
 #include "common/formatting.h"
 #include "plots/series_colors.h"
@@ -49,13 +50,12 @@ QCPAxis* BreakdownChart::valueAxis() const {
 void BreakdownChart::setBars(const QVector<BreakdownBar>& bars, std::int64_t capBytes) {
     m_barCount = bars.size();
     m_bars = bars;
-    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
     QVector<double> keys;
     for (int i = 0; i < bars.size(); ++i) {
         keys.push_back(i + 1);
-        ticker->addTick(i + 1, bars[i].label);
     }
-    keyAxis()->setTicker(ticker);
+    keyAxis()->setTicker(QSharedPointer<QCPAxisTickerText>(new QCPAxisTickerText));
+    fitAxisLabels();
     keyAxis()->setRange(0.4, bars.size() + 0.6);
     double highest = 0;
     for (int c = 0; c < m_categories.size(); ++c) {
@@ -119,6 +119,25 @@ QString BreakdownChart::valuesAt(const QPointF& pixel) const {
         below = top;
     }
     return lines.join(QStringLiteral("<br>"));
+}
+
+void BreakdownChart::fitAxisLabels() {
+    auto ticker = keyAxis()->ticker().dynamicCast<QCPAxisTickerText>();
+    if (!ticker) {
+        return;
+    }
+    const QFontMetrics metrics(keyAxis()->tickLabelFont());
+    // Lying bars have their names beside them; standing bars share the width.
+    const int room = m_orientation == Qt::Vertical && !m_bars.isEmpty()
+                         ? axisRect()->width() / m_bars.size() - metrics.averageCharWidth()
+                         : std::numeric_limits<int>::max();
+    ticker->clear();
+    for (int i = 0; i < m_bars.size(); ++i) {
+        ticker->addTick(
+            i + 1, room == std::numeric_limits<int>::max()
+                       ? m_bars[i].label
+                       : metrics.elidedText(m_bars[i].label, Qt::ElideRight, std::max(room, 1)));
+    }
 }
 
 double BreakdownChart::valueMiB(int bar, std::size_t category) const {

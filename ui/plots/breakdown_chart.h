@@ -32,6 +32,10 @@ public:
     // The bar under the cursor: its total and every category, the one pointed at in bold.
     QString valuesAt(const QPointF& pixel) const override;
 
+protected:
+    // Standing bars: each name elided to the space between bars (the hover shows it whole).
+    void fitAxisLabels() override;
+
 private:
     static constexpr double kBarWidth = 0.6;  // in keys (bars are 1 apart)
 

@@ -87,7 +87,6 @@ ThemedPlot::ThemedPlot(QWidget* parent) : QCustomPlot(parent) {
     setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     setNoAntialiasingOnDrag(true);
     setPlottingHint(QCP::phFastPolylines, true);
-    setMinimumHeight(120);
     setAutoAddPlottableToLegend(false);  // addToLegend() adds entries that elide
     setMouseTracking(true);              // hover values
     connect(this, &QCustomPlot::legendClick, this,
@@ -112,8 +111,30 @@ void ThemedPlot::placeLegendBelow(int maxColumns) {
 }
 
 QSize ThemedPlot::minimumSizeHint() const {
-    const int line = fontMetrics().height();
-    return {line * 14, std::max(minimumHeight(), line * 8)};
+    // QCustomPlot's layout knows the height: the axes' margins as last laid out, the data
+    // area's minimum and the legend's rows as wrapped for the current width.
+    return {QFontMetrics(QApplication::font()).height() * 14,
+            QCustomPlot::minimumSizeHint().height()};
+}
+
+void ThemedPlot::updateMinimumSize() {
+    const int line = QFontMetrics(QApplication::font()).height();
+    axisRect()->setMinimumSize(line * 6, line * m_minimumDataLines);
+    updateLayout();  // margins and legend rows for this font, so the hint is current now
+    noteMinimumSize();
+}
+
+void ThemedPlot::noteMinimumSize() {
+    const QSize minimum = QCustomPlot::minimumSizeHint();
+    if (minimum != m_laidOutMinimum) {
+        m_laidOutMinimum = minimum;
+        updateGeometry();  // the parent layouts ask again
+    }
+}
+
+void ThemedPlot::setMinimumDataLines(int lines) {
+    m_minimumDataLines = std::max(1, lines);
+    updateMinimumSize();
 }
 
 void ThemedPlot::wrapLegend() {
@@ -149,6 +170,7 @@ void ThemedPlot::wrapLegend() {
     if (legend->wrap() != columns) {
         legend->setWrap(columns);
         legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);  // re-flows the entries
+        updateMinimumSize();  // the legend's height, and so the minimum height, changed
     }
     if (columns == 1) {
         // One entry per row and still too wide: the long names end in "…".
@@ -160,7 +182,23 @@ void ThemedPlot::wrapLegend() {
     }
 }
 
+void ThemedPlot::fitTickCounts() {
+    const int line = QFontMetrics(QApplication::font()).height();
+    for (QCPAxis* axis : axisRect()->axes()) {
+        if (!axis->visible() || axis->ticker().dynamicCast<QCPAxisTickerText>()) {
+            continue;  // named ticks (bars) are placed one per bar
+        }
+        // A label every two lines upwards; sideways, room for about five digits.
+        const bool vertical = axis->orientation() == Qt::Vertical;
+        const int length = vertical ? axisRect()->height() : axisRect()->width();
+        const int spacing = vertical ? 2 * line : 4 * line;
+        axis->ticker()->setTickCount(std::clamp(length / spacing, 2, 5));
+    }
+}
+
 void ThemedPlot::resizeEvent(QResizeEvent* event) {
+    fitTickCounts();
+    fitAxisLabels();
     wrapLegend();
     QCustomPlot::resizeEvent(event);
 }
@@ -260,8 +298,11 @@ void ThemedPlot::replotNow() {
         fitRanges();
     }
     wrapLegend();  // series may have come or gone
+    fitTickCounts();
+    fitAxisLabels();
     ++m_replots;
     replot(QCustomPlot::rpQueuedReplot);
+    noteMinimumSize();  // wider tick labels, a title: the layout's margins may have changed
 }
 
 void ThemedPlot::setFollowData(bool follow) {
@@ -313,6 +354,7 @@ void ThemedPlot::applyPalette() {
         }
     }
     wrapLegend();  // the entries' widths follow the font
+    updateMinimumSize();
     requestReplot();
 }
 

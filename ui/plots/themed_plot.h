@@ -73,6 +73,11 @@ public:
     // Small enough for a 1024×768 screen beside the experiment panel, whatever the legend
     // holds: the legend wraps to fit instead of widening the window.
     QSize minimumSizeHint() const override;
+    QSize sizeHint() const override { return minimumSizeHint(); }  // plots take what is left
+    // How many lines of text the data area needs at least (3 by default: ticks that do not
+    // overlap); the minimum size adds the axes' ticks and labels and the legend's rows.
+    void setMinimumDataLines(int lines);
+    int minimumDataLines() const { return m_minimumDataLines; }
 
     // Shows or hides a series; its legend entry stays, greyed out. Clicking an entry toggles.
     void setSeriesVisible(QCPAbstractPlottable* series, bool visible);
@@ -94,6 +99,9 @@ protected:
     // Sets the axis ranges from the tracked bounds; called before a coalesced replot while
     // following the data.
     virtual void fitRanges() {}
+    // Fits text on the axes to their length before a redraw (ticks are already fitted);
+    // bar charts elide their bar names here.
+    virtual void fitAxisLabels() {}
     // Sets `axis` to [bounds.low, bounds.high] with a margin; `fromZero` anchors it at 0.
     static void fitAxis(QCPAxis* axis, const Bounds& bounds, bool fromZero);
 
@@ -106,6 +114,12 @@ protected:
 
 private:
     void replotNow();
+    // Sets the data area's minimum for the current font and lays the plot out, so that
+    // minimumSizeHint() is current; tells the parent layouts when it changed.
+    void updateMinimumSize();
+    void noteMinimumSize();
+    // Fewer ticks on a short axis (a small window, presentation mode), so labels never overlap.
+    void fitTickCounts();
     // Chooses the most legend columns (up to the maximum) whose entries fit the width.
     void wrapLegend();
 
@@ -114,7 +128,9 @@ private:
     QVector<QPair<QCPItemStraightLine*, QCPItemText*>> m_markers;
     bool m_follow = true;
     bool m_legendBelow = false;
+    QSize m_laidOutMinimum;
     int m_legendMaxColumns = 1;
+    int m_minimumDataLines = 3;
     int m_replots = 0;
 };
 

@@ -37,6 +37,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
 
     m_panel = new ExperimentPanel;
     auto* dock = new QDockWidget(tr("Experiment"), this);
+    m_experimentDock = dock;
     dock->setObjectName(QStringLiteral("experimentDock"));
     dock->setWidget(m_panel);
     // Closable, so View → Experiment can hide it and give a small screen to the plots.
@@ -318,6 +319,13 @@ void MainWindow::updateTitle() {
 
 void MainWindow::setZoom(double factor) {
     m_zoom = std::clamp(factor, 0.7, 2.5);
+    // Presenting, the plots get the whole screen: the experiment panel is hidden (View →
+    // Experiment brings it back) and shown again when presentation mode ends.
+    const bool presenting = m_zoom >= kPresentationZoom - 0.01;
+    if (presenting != m_presenting) {
+        m_presenting = presenting;
+        m_experimentDock->setVisible(!presenting);
+    }
     QFont font = m_baseFont;
     font.setPointSizeF(m_baseFont.pointSizeF() * m_zoom);
     QApplication::setFont(font);

@@ -16,6 +16,8 @@
 
 class QTabWidget;
 
+class QDockWidget;
+
 namespace oomlab::ui {
 
 class ComparePage;
@@ -103,6 +105,8 @@ private:
     QPointer<LessonFlow> m_lessonFlow;
     QFont m_baseFont;
     double m_zoom = 1.0;
+    bool m_presenting = false;
+    QDockWidget* m_experimentDock = nullptr;
     RunController::Pace m_paceBeforeLesson = RunController::Pace::Full;
     bool m_saveSession = true;
 };
