@@ -126,5 +126,7 @@ case "$mode" in
         QT_QPA_PLATFORM=offscreen "$build_dir/app/oomlab" --screenshot docs/screenshot-live.png
         QT_QPA_PLATFORM=offscreen "$build_dir/app/oomlab" --screenshot docs/screenshot-compare.png \
             --screenshot-view compare
+        QT_QPA_PLATFORM=offscreen "$build_dir/app/oomlab" --screenshot docs/screenshot-presentation.png \
+            --screenshot-size 1024x768 --presentation
         ;;
 esac
