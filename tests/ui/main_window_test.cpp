@@ -268,6 +268,18 @@ private slots:
         QVERIFY(!image.isNull());
         QCOMPARE(image.width(), plot->width() * 2);  // written at twice the resolution
         QCOMPARE(image.height(), plot->height() * 2);
+        // From the window (File > Export plot, right-click) the figure carries a title that
+        // names the run; the plot on screen stays without one.
+        QVERIFY2(plot->exportTitle().startsWith(
+                     QStringLiteral("Run %1 (").arg(m_window->livePage()->currentRunId())),
+                 qPrintable(plot->exportTitle()));
+        const int rows = plot->plotLayout()->rowCount();
+        const QString titled = m_dir.filePath("loss-titled.png");
+        QCOMPARE(plot->exportImage(titled), QString());
+        QCOMPARE(plot->plotLayout()->rowCount(), rows);
+        const QImage titledImage(titled);
+        QCOMPARE(titledImage.size(), image.size());
+        QVERIFY(titledImage != image);  // the title moved the axes down
         QCOMPARE(savePlot(plot, m_dir.filePath("loss.pdf")), QString());
         QFile pdf(m_dir.filePath("loss.pdf"));
         QVERIFY(pdf.open(QIODevice::ReadOnly));

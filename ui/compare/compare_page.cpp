@@ -180,6 +180,14 @@ void ComparePage::show(const CompareData& loaded) {
         }
         m_title->setText(tr("<b>Comparing</b> %1").arg(names.join(QStringLiteral(" &nbsp; "))));
     }
+    QStringList ids;
+    for (const CompareRun& run : m_runs) {
+        ids << QStringLiteral("#%1").arg(run.record.id);
+    }
+    const QString runs = tr("Runs %1").arg(ids.join(QStringLiteral(", ")));
+    m_loss->setExportTitle(tr("%1: loss").arg(runs));
+    m_memory->setExportTitle(tr("%1: memory").arg(runs));
+    m_breakdown->setExportTitle(tr("%1: memory at the peak").arg(runs));
     m_loss->setRuns(m_runs);
     m_memory->setRuns(m_runs);
     m_settings->setRuns(m_runs);

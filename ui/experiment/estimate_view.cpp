@@ -39,6 +39,7 @@ EstimateView::EstimateView(QWidget* parent) : QWidget(parent) {
     m_chart = new BreakdownChart(Qt::Horizontal, this);
     m_chart->setObjectName(QStringLiteral("predictedBreakdown"));
     m_chart->setMinimumDataLines(2);  // one bar
+    m_chart->setExportTitle(tr("Predicted memory by category"));
     // As tall as its bar and legend need, whatever the text size; the form takes the rest.
     m_chart->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
     layout->addWidget(m_summary);

@@ -130,6 +130,10 @@ void LivePage::onRunCreated(qint64 runId, const ExperimentInfo& info) {
             .arg(qs(info.embeddings), formatCount(info.vocab_size))
             .arg(info.embedding_dim)
             .arg(formatCount(info.parameters), formatCount(info.trainable_parameters)));
+    const QString run = tr("Run %1 (%2)").arg(runId).arg(m_datasetName);
+    m_loss->setExportTitle(tr("%1: loss and validation").arg(run));
+    m_memory->setExportTitle(tr("%1: memory per step").arg(run));
+    m_phases->setExportTitle(tr("%1: memory by phase").arg(run));
     log(tr("run %1 created").arg(runId));
 }
 

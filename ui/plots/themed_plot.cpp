@@ -276,6 +276,15 @@ void ThemedPlot::requestReplot() {
 }
 
 void ThemedPlot::setTitle(const QString& title) {
+    if (title.isEmpty()) {
+        if (m_title) {
+            plotLayout()->remove(m_title);  // deletes it; no empty row stays above the axes
+            plotLayout()->simplify();
+            m_title = nullptr;
+            updateMinimumSize();
+        }
+        return;
+    }
     if (!m_title) {
         plotLayout()->insertRow(0);
         m_title = new QCPTextElement(this, title,
@@ -284,7 +293,20 @@ void ThemedPlot::setTitle(const QString& title) {
         plotLayout()->addElement(0, 0, m_title);
     }
     m_title->setText(title);
-    m_title->setVisible(!title.isEmpty());
+    updateMinimumSize();
+}
+
+QString ThemedPlot::exportImage(const QString& path) {
+    const bool addTitle = !m_title && !m_exportTitle.isEmpty();
+    if (addTitle) {
+        setTitle(m_exportTitle);
+    }
+    const QString error = savePlot(this, path);
+    if (addTitle) {
+        setTitle(QString());
+        replot(QCustomPlot::rpQueuedReplot);
+    }
+    return error;
 }
 
 void ThemedPlot::renderNow() {
@@ -459,7 +481,7 @@ void ThemedPlot::contextMenuEvent(QContextMenuEvent* event) {
         if (path.isEmpty()) {
             return;
         }
-        const QString error = savePlot(this, path);
+        const QString error = exportImage(path);
         if (!error.isEmpty()) {
             QMessageBox::warning(this, tr("Export plot"), error);
         }

@@ -84,6 +84,12 @@ public:
 
     // A title above the axes (exported figures carry one); empty removes it.
     void setTitle(const QString& title);
+    // The title an exported image gets when the plot shows none ("Run 3 (trec): loss").
+    void setExportTitle(const QString& title) { m_exportTitle = title; }
+    QString exportTitle() const { return m_exportTitle; }
+    // Saves the plot as PNG, PDF or SVG (see savePlot) with its export title and legend;
+    // returns an empty string or what went wrong.
+    QString exportImage(const QString& path);
     // Fits the ranges and draws at once, for rendering without an event loop (exports).
     void renderNow();
 
@@ -129,6 +135,7 @@ private:
     bool m_follow = true;
     bool m_legendBelow = false;
     QSize m_laidOutMinimum;
+    QString m_exportTitle;
     int m_legendMaxColumns = 1;
     int m_minimumDataLines = 3;
     int m_replots = 0;

@@ -261,7 +261,7 @@ void MainMenus::exportPlotDialog(const QString& plotObjectName) {
         return;
     }
     rememberDir(path);
-    const QString error = savePlot(plot, path);
+    const QString error = plot->exportImage(path);
     if (!error.isEmpty()) {
         QMessageBox::warning(m_window, tr("Export plot"), error);
     }
