@@ -1,9 +1,12 @@
 // oomlab-cli end to end: the real binary on a temporary database.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
+#include "oomlab/common/format.h"
 #include "oomlab/store/run_store.h"
 #include "test_support.h"
 
@@ -86,6 +89,64 @@ TEST_F(Cli, RunsListShowExportDelete) {
     const auto missing = run_cli({"runs", "show", id, "--db", db()});
     EXPECT_EQ(missing.exit_code, 2);
     EXPECT_NE(missing.err.find("no run " + id), std::string::npos) << missing.err;
+}
+
+// Progress is printed from the rows the database holds: every figure shown is a stored one,
+// for every model (the bag model once printed "loss nan, step peak 0.0 MiB").
+TEST_F(Cli, ProgressShowsTheFiguresTheDatabaseHolds) {
+    for (const char* model : {"bag", "bilstm", "transformer"}) {
+        const auto result =
+            run_cli({"run", "--db", db(), "--json", "--set", std::string("model.kind=") + model,
+                     "--set", "train.max_steps=3"});
+        ASSERT_EQ(result.exit_code, 0) << model << ": " << result.err;
+        const std::string id =
+            std::to_string(json::parse(result.lines().back())["run_id"].get<int>());
+        const json stored =
+            json::parse(run_cli({"runs", "export", id, "--db", db(), "--json"}).out);
+        int shown = 0;
+        for (const auto& line : result.lines()) {
+            const json progress = json::parse(line);
+            if (progress.value("type", "") != "progress") {
+                continue;
+            }
+            ++shown;
+            bool found = false;
+            for (const json& row : stored["metrics"]) {
+                if (row["phase"] == "step" && row["step"] == progress["step"]) {
+                    found = true;
+                    ASSERT_FALSE(progress["loss"].is_null()) << model;
+                    EXPECT_EQ(progress["loss"], row["loss"]) << model;
+                    EXPECT_EQ(progress["step_peak_bytes"], row["peak_bytes"]) << model;
+                    EXPECT_GT(progress["step_peak_bytes"].get<std::int64_t>(), 0) << model;
+                }
+            }
+            EXPECT_TRUE(found) << model << ": step " << progress["step"] << " is not stored";
+        }
+        EXPECT_GE(shown, 1) << model << ": the last step is always shown";
+
+        // The text line shows the same figures, formatted for people.
+        const auto text = run_cli({"run", "--db", db(), "--set", std::string("model.kind=") + model,
+                                   "--set", "train.max_steps=3"});
+        ASSERT_EQ(text.exit_code, 0) << text.err;
+        const json last = json::parse(
+            run_cli({"runs", "export", std::to_string(std::stoi(id) + 1), "--db", db(), "--json"})
+                .out);
+        json final_step;
+        for (const json& row : last["metrics"]) {
+            if (row["phase"] == "step" && row["step"] == 3) {
+                final_step = row;
+            }
+        }
+        ASSERT_FALSE(final_step.is_null()) << model;
+        char loss[32];
+        std::snprintf(loss, sizeof loss, "loss %.4f", final_step["loss"].get<double>());
+        EXPECT_NE(text.out.find("step 3/3"), std::string::npos) << text.out;
+        EXPECT_NE(text.out.find(loss), std::string::npos) << loss << " in\n" << text.out;
+        const std::string peak =
+            "step peak " + format_bytes(final_step["peak_bytes"].get<std::int64_t>());
+        EXPECT_NE(text.out.find(peak), std::string::npos) << peak << " in\n" << text.out;
+        EXPECT_EQ(text.out.find("nan"), std::string::npos) << text.out;
+    }
 }
 
 TEST_F(Cli, RunsAreTaggedWhenRunAndLater) {
