@@ -34,8 +34,9 @@ targets=()
 case "$mode" in
     asan)
         preset=asan
-        targets=(oomlab_glove_tests oomlab_data_tests oomlab_store_tests oomlab_config_tests
-                 oomlab_estimator_tests oomlab_memory_tests oomlab_train_tests oomlab_model_tests)
+        targets=(oomlab_common_tests oomlab_glove_tests oomlab_data_tests oomlab_store_tests
+                 oomlab_config_tests oomlab_estimator_tests oomlab_memory_tests oomlab_train_tests
+                 oomlab_model_tests)
         ;;
     fuzz)
         preset=fuzz
