@@ -40,20 +40,6 @@ std::int64_t batch_bytes(std::int64_t batch, std::int64_t length) {
     return batch * length * (kIndex + 1) + batch * kIndex;  // ids, mask, labels
 }
 
-std::int64_t optimizer_state_copies(OptimizerKind optimizer) {
-    switch (optimizer) {
-        case OptimizerKind::Sgd:
-            return 0;
-        case OptimizerKind::Momentum:
-        case OptimizerKind::Adagrad:
-            return 1;
-        case OptimizerKind::Adam:
-        case OptimizerKind::AdamW:
-            return 2;
-    }
-    return 0;
-}
-
 // Temporaries of one parameter's update: Adam's sqrt and division, Adagrad's sqrt.
 std::int64_t optimizer_temporaries(OptimizerKind optimizer) {
     switch (optimizer) {
@@ -154,6 +140,20 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
     estimate.cap_bytes = config.memory.cap_bytes();
     estimate.fits = estimate.cap_bytes == 0 || estimate.peak_bytes <= estimate.cap_bytes;
     return estimate;
+}
+
+std::int64_t optimizer_state_copies(OptimizerKind optimizer) {
+    switch (optimizer) {
+        case OptimizerKind::Sgd:
+            return 0;
+        case OptimizerKind::Momentum:
+        case OptimizerKind::Adagrad:
+            return 1;
+        case OptimizerKind::Adam:
+        case OptimizerKind::AdamW:
+            return 2;
+    }
+    return 0;
 }
 
 }  // namespace oomlab

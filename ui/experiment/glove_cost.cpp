@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/formatting.h"
+#include "oomlab/estimator/estimator.h"
 #include "oomlab/glove/variants.h"
 
 namespace oomlab::ui {
@@ -12,21 +13,6 @@ namespace {
 
 int bytesPerValue(DType dtype) {
     return dtype == DType::Fp32 ? 4 : 2;
-}
-
-// Optimizer state per trainable value, in copies (the engine's teaching table).
-int stateCopies(OptimizerKind optimizer) {
-    switch (optimizer) {
-        case OptimizerKind::Sgd:
-            return 0;
-        case OptimizerKind::Momentum:
-        case OptimizerKind::Adagrad:
-            return 1;
-        case OptimizerKind::Adam:
-        case OptimizerKind::AdamW:
-            return 2;
-    }
-    return 0;
 }
 
 }  // namespace
@@ -54,7 +40,7 @@ GloveCost gloveCost(const ExperimentConfig& config, const DataProfile* profile) 
         // Dense gradient (sparse: only looked-up rows) plus the optimizer's fp32 state.
         const std::int64_t gradient =
             config.embeddings.sparse_grad ? 0 : values * bytesPerValue(config.embeddings.dtype);
-        cost.trainingBytes = gradient + values * 4 * stateCopies(config.train.optimizer);
+        cost.trainingBytes = gradient + values * 4 * optimizer_state_copies(config.train.optimizer);
     }
     return cost;
 }

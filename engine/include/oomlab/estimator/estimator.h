@@ -21,4 +21,7 @@ struct MemoryEstimate {
 
 MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile& profile);
 
+// Copies of each trainable value the optimizer keeps: SGD 0, momentum and Adagrad 1, Adam 2.
+std::int64_t optimizer_state_copies(OptimizerKind optimizer);
+
 }  // namespace oomlab
