@@ -23,16 +23,12 @@ class EventLoopStallTest : public QObject {
 private slots:
     void eventLoopNeverStallsDuringARun() {
         QTemporaryDir dir;
-        MainWindowOptions options;
-        options.databasePath = dir.filePath("runs.sqlite");
-        options.restoreSession = false;
         // Long enough to matter: the default experiment for 30 epochs (~2,500 steps, ~3 s).
         ExperimentConfig config = test::tinyConfig(0);
         config.train.max_steps = 0;
         config.train.epochs = 30;
         config.eval.every = 100;
-        options.config = config;
-        MainWindow window(options);
+        MainWindow window(test::windowOptions(dir.filePath("runs.sqlite"), config));
         window.resize(1400, 900);
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));

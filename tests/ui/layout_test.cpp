@@ -159,11 +159,8 @@ private:
 private slots:
     void initTestCase() {
         QVERIFY(m_dir.isValid());
-        MainWindowOptions options;
-        options.databasePath = m_dir.filePath("runs.sqlite");
-        options.config = test::tinyConfig(12);
-        options.restoreSession = false;
-        m_window = std::make_unique<MainWindow>(options);
+        m_window = std::make_unique<MainWindow>(
+            test::windowOptions(m_dir.filePath("runs.sqlite"), test::tinyConfig(12)));
         m_window->show();
         QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
 

@@ -74,10 +74,7 @@ private slots:
         const LessonCatalog catalog = loadLessonCatalog();
         QVERIFY(catalog.error.contains(QStringLiteral("broken.json")));
         QVERIFY(catalog.error.contains(QStringLiteral("train.batch_size")));  // did you mean
-        MainWindowOptions options;
-        options.databasePath = m_broken.filePath("runs.sqlite");
-        options.restoreSession = false;
-        MainWindow window(options);
+        MainWindow window(test::windowOptions(m_broken.filePath("runs.sqlite")));
         const QStringList texts = menuTexts(window.menus()->lessonsMenu());
         QVERIFY(std::any_of(texts.begin(), texts.end(),
                             [](const QString& text) { return text.contains("broken.json"); }));
@@ -91,10 +88,7 @@ private slots:
         const Lesson& lesson = catalog.lessons.front();
         QVERIFY(lessonHtml(lesson).contains(QStringLiteral("train.accumulation=4")));
 
-        MainWindowOptions options;
-        options.databasePath = m_good.filePath("runs.sqlite");
-        options.restoreSession = false;
-        MainWindow window(options);
+        MainWindow window(test::windowOptions(m_good.filePath("runs.sqlite")));
         window.show();
         QVERIFY(menuTexts(window.menus()->lessonsMenu())
                     .contains(QStringLiteral("Gradient accumulation")));
@@ -134,10 +128,7 @@ private slots:
     void theLessonFlowRevealsEachClaimBesideThePrediction() {
         qputenv("OOMLAB_RESOURCE_DIR", m_good.path().toUtf8());
         const Lesson lesson = loadLessonCatalog().lessons.front();
-        MainWindowOptions options;
-        options.databasePath = m_good.filePath("flow.sqlite");
-        options.restoreSession = false;
-        MainWindow window(options);
+        MainWindow window(test::windowOptions(m_good.filePath("flow.sqlite")));
         window.show();
         window.experimentPanel()->setConfig(test::tinyConfig(5));
         const std::string before = config_to_json(window.experimentPanel()->config());

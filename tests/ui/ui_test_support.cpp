@@ -3,6 +3,8 @@
 #include <QCoreApplication>
 #include <QSettings>
 
+#include <utility>
+
 namespace oomlab::ui::test {
 
 void prepareEnvironment() {
@@ -16,6 +18,15 @@ void isolateSettings(const QTemporaryDir& folder) {
     QCoreApplication::setApplicationName(QStringLiteral("oomlab-test"));
     QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, folder.path());
     QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, folder.path());
+}
+
+MainWindowOptions windowOptions(const QString& databasePath,
+                                std::optional<ExperimentConfig> config) {
+    MainWindowOptions options;
+    options.databasePath = databasePath;
+    options.config = std::move(config);
+    options.restoreSession = false;
+    return options;
 }
 
 ExperimentConfig tinyConfig(int steps) {

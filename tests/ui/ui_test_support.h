@@ -5,7 +5,10 @@
 #include <QString>
 #include <QTemporaryDir>
 
+#include <optional>
+
 #include "oomlab/config/experiment_config.h"
+#include "window/main_window.h"
 
 namespace oomlab::ui::test {
 
@@ -13,6 +16,11 @@ namespace oomlab::ui::test {
 void prepareEnvironment();
 // Settings under a temporary folder, never the user's; call after QApplication exists.
 void isolateSettings(const QTemporaryDir& folder);
+
+// A window on the database `databasePath`, ignoring the saved session (layout, zoom, pace),
+// starting with `config` in the panel when one is given.
+MainWindowOptions windowOptions(const QString& databasePath,
+                                std::optional<ExperimentConfig> config = std::nullopt);
 
 // The default experiment on the CPU, trimmed to `steps` optimizer steps, validating twice.
 ExperimentConfig tinyConfig(int steps = 12);
