@@ -203,13 +203,15 @@ private slots:
         QFETCH(int, page);
         QFETCH(QSize, screen);
         QFETCH(double, zoom);
-        m_window->setZoom(zoom);
-        m_window->showPage(MainWindow::Page(page));
-        QTest::qWait(50);  // the new text size (and the panel shown or hidden) reaches every layout
+        // The screen first, then what a person does on it: zoom and switch views. Neither may
+        // make the window grow past the screen.
         m_window->setMaximumSize(screen);
         m_window->resize(screen);
+        QTest::qWait(50);
+        m_window->setZoom(zoom);
+        m_window->showPage(MainWindow::Page(page));
         QApplication::processEvents();
-        QTest::qWait(100);  // coalesced replots and layouts
+        QTest::qWait(100);  // the new text size, the panel shown or hidden, coalesced replots
         // Presenting, the plots get the screen; the experiment panel is back afterwards.
         QCOMPARE(m_window->findChild<QDockWidget*>(QStringLiteral("experimentDock"))->isVisible(),
                  zoom < MainWindow::kPresentationZoom);
