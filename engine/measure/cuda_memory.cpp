@@ -3,8 +3,10 @@
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAGuard.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <array>
 #include <mutex>
 
@@ -135,6 +137,32 @@ std::string pci_bus_id(int device) {
 void empty_cache() {
     initialize_cuda();
     allocator::emptyCache();
+}
+
+FreeBlocks free_blocks(int device) {
+    initialize_cuda();
+    FreeBlocks result;
+    for (const allocator::SegmentInfo& segment : allocator::snapshot().segments) {
+        if (segment.device != device) {
+            continue;
+        }
+        for (const allocator::BlockInfo& block : segment.blocks) {
+            if (!block.allocated && !block.active) {
+                result.bytes += block.size;
+                result.largest = std::max<std::int64_t>(result.largest, block.size);
+                ++result.count;
+            }
+        }
+    }
+    return result;
+}
+
+std::int64_t device_free_bytes(int device) {
+    initialize_cuda();
+    const c10::cuda::CUDAGuard guard(index_of(device));
+    std::size_t free = 0;
+    std::size_t total = 0;
+    return cudaMemGetInfo(&free, &total) == cudaSuccess ? static_cast<std::int64_t>(free) : 0;
 }
 
 void start_history(std::size_t max_events) {

@@ -30,6 +30,15 @@ std::int64_t total_bytes(int device);
 std::string pci_bus_id(int device);  // "0000:65:00.0", how NVML finds the same device
 void empty_cache();
 
+// The blocks the allocator has reserved that no tensor holds.
+struct FreeBlocks {
+    std::int64_t bytes = 0;
+    std::int64_t largest = 0;
+    std::int64_t count = 0;
+};
+FreeBlocks free_blocks(int device);
+std::int64_t device_free_bytes(int device);  // cudaMemGetInfo's free
+
 // The allocator's history with each allocation tagged (see allocation_tag.h).
 void start_history(std::size_t max_events);
 void stop_history();

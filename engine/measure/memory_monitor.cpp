@@ -13,7 +13,8 @@
 
 namespace oomlab::memory {
 
-MemoryMonitor::MemoryMonitor(const c10::Device& device, std::int64_t cap_bytes) : m_device(device) {
+MemoryMonitor::MemoryMonitor(const c10::Device& device, std::int64_t cap_bytes)
+    : m_device(device), m_cap(cap_bytes) {
 #if OOMLAB_WITH_CUDA
     if (m_device.is_cuda()) {
         const int index = m_device.index();
@@ -37,7 +38,40 @@ MemoryMonitor::MemoryMonitor(const c10::Device& device, std::int64_t cap_bytes) 
     m_baseline = stats.current_bytes;
     m_ooms_at_start = stats.oom_count;
     reset_cpu_peak();
+    reset_cpu_ledger_peak();
     set_cpu_cap_bytes(cap_bytes, m_baseline);
+}
+
+std::optional<ModuleLedger> MemoryMonitor::ledger_now() const {
+    return m_device.is_cpu() ? std::optional(cpu_ledger_now()) : std::nullopt;
+}
+
+std::optional<ModuleLedger> MemoryMonitor::ledger_at_peak() const {
+    return m_device.is_cpu() ? std::optional(cpu_ledger_at_peak()) : std::nullopt;
+}
+
+std::optional<Fragmentation> MemoryMonitor::free_space([[maybe_unused]] std::int64_t requested) const {
+#if OOMLAB_WITH_CUDA
+    if (m_device.is_cuda()) {
+        const int index = m_device.index();
+        const cuda::FreeBlocks blocks = cuda::free_blocks(index);
+        Fragmentation result;
+        result.requested_bytes = requested;
+        result.reserved_free_bytes = blocks.bytes;
+        result.largest_free_block = blocks.largest;
+        result.free_blocks = blocks.count;
+        // What a new segment could still get: the device's free memory, within the cap.
+        std::int64_t unreserved = cuda::device_free_bytes(index);
+        if (m_cap > 0) {
+            const std::int64_t reserved = cuda::allocator_stats(index).reserved;
+            unreserved = std::min(unreserved, std::max<std::int64_t>(
+                                                  0, m_baseline + m_cap - reserved));
+        }
+        result.unreserved_free_bytes = unreserved;
+        return result;
+    }
+#endif
+    return std::nullopt;
 }
 
 MemoryMonitor::~MemoryMonitor() {

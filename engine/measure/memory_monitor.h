@@ -8,6 +8,9 @@
 
 #include <c10/core/Device.h>
 
+#include "measure/tracking_allocator.h"
+#include "oomlab/run/run_record.h"
+
 namespace oomlab::memory {
 
 struct MemorySample {
@@ -37,8 +40,18 @@ public:
     void begin_step();  // the step peak restarts from what is allocated now
     std::int64_t run_peak() const { return m_run_peak; }
 
+    // Bytes by module, now and at the run's peak. Only the CPU's tracking allocator can
+    // attribute them; none on CUDA.
+    std::optional<ModuleLedger> ledger_now() const;
+    std::optional<ModuleLedger> ledger_at_peak() const;
+
+    // The allocator's free space after an allocation of `requested` bytes failed. Only where
+    // the allocator keeps blocks to split (CUDA); the CPU allocator has none.
+    std::optional<Fragmentation> free_space(std::int64_t requested) const;
+
 private:
     c10::Device m_device;
+    std::int64_t m_cap = 0;
     std::int64_t m_baseline = 0;
     std::int64_t m_run_peak = 0;
     std::int64_t m_retries_at_start = 0;

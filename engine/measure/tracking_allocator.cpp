@@ -14,6 +14,7 @@
 #include <string>
 #include <unordered_map>
 
+#include <ATen/core/Tensor.h>
 #include <c10/core/CPUAllocator.h>
 
 #include "oomlab/common/format.h"
@@ -110,10 +111,53 @@ void record_oom(std::int64_t free_bytes, std::int64_t size) {
 
 constexpr std::size_t kAlignment = 64;  // what c10's CPU allocator uses for vectorised kernels
 
-// The block's size lives in a header before the data, so the deleter needs no lookup.
+// The block's size and owner live in a header before the data, so the deleter needs no lookup.
 struct alignas(kAlignment) BlockHeader {
     std::size_t size;
+    ModuleId module;
+    AllocationTag tag;
 };
+
+// The module ledger: live bytes by module and tag, and a copy taken at the highest total.
+struct Ledger {
+    std::array<std::array<std::atomic<std::int64_t>, kAllocationTagCount>, kMaxModules> live{};
+    std::atomic<std::int64_t> peak{0};
+    std::mutex peak_mutex;  // guards at_peak
+    ModuleLedger at_peak;
+};
+
+Ledger& ledger() {
+    static Ledger instance;
+    return instance;
+}
+
+std::atomic<std::int64_t>& ledger_cell(ModuleId module, AllocationTag tag) {
+    return ledger().live[module][static_cast<std::size_t>(tag)];
+}
+
+ModuleLedger copy_ledger(const Ledger& l) {
+    ModuleLedger copy;
+    for (std::size_t module = 0; module < kMaxModules; ++module) {
+        for (std::size_t tag = 0; tag < kAllocationTagCount; ++tag) {
+            copy.bytes[module][tag] = l.live[module][tag].load(std::memory_order_relaxed);
+        }
+    }
+    copy.total = g_current.load(std::memory_order_relaxed);
+    return copy;
+}
+
+// A new high: keep what each module held. Rare after the first step, so a lock is cheap.
+void raise_ledger_peak(std::int64_t current) {
+    Ledger& l = ledger();
+    if (current <= l.peak.load(std::memory_order_relaxed)) {
+        return;
+    }
+    std::lock_guard lock(l.peak_mutex);
+    if (current > l.peak.load(std::memory_order_relaxed)) {
+        l.peak.store(current, std::memory_order_relaxed);
+        l.at_peak = copy_ledger(l);
+    }
+}
 
 void release_block(void* data) {
     if (!data) {
@@ -123,7 +167,9 @@ void release_block(void* data) {
         record_free(data);
     }
     auto* header = static_cast<BlockHeader*>(data) - 1;
-    g_current.fetch_sub(static_cast<std::int64_t>(header->size), std::memory_order_relaxed);
+    const auto size = static_cast<std::int64_t>(header->size);
+    ledger_cell(header->module, header->tag).fetch_sub(size, std::memory_order_relaxed);
+    g_current.fetch_sub(size, std::memory_order_relaxed);
     std::free(header);
 }
 
@@ -153,8 +199,6 @@ public:
                              format_bytes(now - size - baseline), " of its ",
                              format_bytes(cap - baseline), " cap (memory.cap_mb).");
         }
-        raise_peak(now);
-        g_allocations.fetch_add(1, std::memory_order_relaxed);
         void* raw = nullptr;
         if (posix_memalign(&raw, kAlignment, sizeof(BlockHeader) + bytes) != 0) {
             g_current.fetch_sub(size, std::memory_order_relaxed);
@@ -163,6 +207,12 @@ public:
         }
         auto* header = static_cast<BlockHeader*>(raw);
         header->size = bytes;
+        header->module = current_module();
+        header->tag = current_tag();
+        ledger_cell(header->module, header->tag).fetch_add(size, std::memory_order_relaxed);
+        raise_peak(now);
+        raise_ledger_peak(now);
+        g_allocations.fetch_add(1, std::memory_order_relaxed);
         void* data = header + 1;
         if (g_recording.load(std::memory_order_relaxed)) {
             record_allocation(data, size);
@@ -207,6 +257,50 @@ void reset_cpu_peak() {
 void set_cpu_cap_bytes(std::int64_t cap, std::int64_t baseline) {
     g_baseline.store(baseline);
     g_cap.store(cap > 0 ? baseline + cap : 0);
+}
+
+ModuleLedger cpu_ledger_now() {
+    return copy_ledger(ledger());
+}
+
+ModuleLedger cpu_ledger_at_peak() {
+    Ledger& l = ledger();
+    std::lock_guard lock(l.peak_mutex);
+    return l.at_peak;
+}
+
+void reset_cpu_ledger_peak() {
+    Ledger& l = ledger();
+    std::lock_guard lock(l.peak_mutex);
+    l.at_peak = copy_ledger(l);
+    l.peak.store(l.at_peak.total, std::memory_order_relaxed);
+}
+
+void retag_tensor(const at::Tensor& tensor, AllocationTag tag, ModuleId module) {
+    if (!tensor.defined()) {
+        return;
+    }
+    if (tensor.is_sparse()) {
+        retag_tensor(tensor._indices(), tag, module);
+        retag_tensor(tensor._values(), tag, module);
+        return;
+    }
+    if (!tensor.has_storage()) {
+        return;
+    }
+    const c10::DataPtr& data = tensor.storage().data_ptr();
+    if (data.get_deleter() != &release_block || data.get() == nullptr) {
+        return;
+    }
+    auto* header = static_cast<BlockHeader*>(data.get()) - 1;
+    if (header->module == module && header->tag == tag) {
+        return;
+    }
+    const auto size = static_cast<std::int64_t>(header->size);
+    ledger_cell(header->module, header->tag).fetch_sub(size, std::memory_order_relaxed);
+    header->module = module;
+    header->tag = tag;
+    ledger_cell(module, tag).fetch_add(size, std::memory_order_relaxed);
 }
 
 void start_cpu_history(std::size_t max_events) {

@@ -3,10 +3,17 @@
 // Installed once per process (c10::SetCPUAllocator); it forwards to the default allocator.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 
+#include "memory/allocation_tag.h"
 #include "memory/memory_snapshot.h"
+#include "memory/module_scope.h"
+
+namespace at {
+class Tensor;
+}
 
 namespace oomlab::memory {
 
@@ -34,6 +41,26 @@ void set_cpu_cap_bytes(std::int64_t cap, std::int64_t baseline = 0);
 void start_cpu_history(std::size_t max_events);
 void stop_cpu_history();
 MemorySnapshot cpu_history_snapshot();  // the tensors alive now and the trace so far
+
+// Tensor bytes held now, by the module that allocated them (memory::current_module()) and
+// by tag: what each module's forward saved, its backward's temporaries, its gradients.
+struct ModuleLedger {
+    std::array<std::array<std::int64_t, kAllocationTagCount>, kMaxModules> bytes{};
+    std::int64_t total = 0;  // all tensor bytes of the process when it was taken
+
+    std::int64_t held(ModuleId module, AllocationTag tag) const {
+        return bytes[module][static_cast<std::size_t>(tag)];
+    }
+};
+ModuleLedger cpu_ledger_now();
+// The ledger at the most tensor bytes held since reset_cpu_ledger_peak() (a run's start).
+ModuleLedger cpu_ledger_at_peak();
+void reset_cpu_ledger_peak();
+
+// Counts the tensor's memory as `tag` of `module` from now on: a gradient or optimizer state
+// was allocated as a temporary of some phase. Memory the tracking allocator did not allocate
+// (CUDA, borrowed buffers) is left alone.
+void retag_tensor(const at::Tensor& tensor, AllocationTag tag, ModuleId module);
 
 // Resident set size of this process (from /proc/self/statm); 0 when unknown.
 std::int64_t process_rss_bytes();

@@ -12,13 +12,15 @@ std::atomic<AllocationTag> g_loop_tag{AllocationTag::Untagged};
 thread_local AllocationTag t_thread_tag = AllocationTag::Untagged;
 
 // What memory_viz shows for each allocation (NUL-terminated: tag_label returns a C string).
-constexpr std::array<NamedValue<AllocationTag>, 6> kTagLabels = {{
+constexpr std::array<NamedValue<AllocationTag>, 8> kTagLabels = {{
     {AllocationTag::Setup, "setup: parameters"},
     {AllocationTag::Data, "data: batches"},
     {AllocationTag::Forward, "forward: activations"},
     {AllocationTag::Backward, "backward: gradients"},
     {AllocationTag::Optimizer, "optimizer: state and update"},
     {AllocationTag::Eval, "evaluation"},
+    {AllocationTag::Gradients, "gradients"},
+    {AllocationTag::OptimizerState, "optimizer: state"},
 }};
 
 }  // namespace

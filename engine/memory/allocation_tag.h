@@ -2,6 +2,7 @@
 // can be labelled with the category it belongs to (the allocator itself only sees sizes).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace oomlab::memory {
@@ -14,7 +15,11 @@ enum class AllocationTag : std::uint8_t {
     Backward,   // gradients and temporaries of the backward pass
     Optimizer,  // optimizer state and the update
     Eval,       // the validation pass
+    // Not phases: what a block became after it was allocated (see retag_block).
+    Gradients,       // a parameter's gradient
+    OptimizerState,  // the optimizer's per-parameter state
 };
+inline constexpr std::size_t kAllocationTagCount = 9;
 
 // The label memory_viz shows for an allocation, e.g. "forward: activations".
 const char* tag_label(AllocationTag tag);

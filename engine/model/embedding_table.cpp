@@ -40,6 +40,19 @@ torch::Tensor EmbeddingTableImpl::forward(const torch::Tensor& ids) {
     return F::embedding(ids, m_weight, options).to(torch::kFloat32);
 }
 
+memory::ModuleId TextClassifier::add_memory_module(
+    const std::string& name, const std::vector<std::shared_ptr<torch::nn::Module>>& parts) {
+    MemoryModule& module = m_memory_modules.emplace_back();
+    module.name = name;
+    module.id = memory::module_id(name);
+    for (const auto& part : parts) {
+        for (const auto& parameter : part->parameters()) {
+            module.parameters.push_back(parameter);
+        }
+    }
+    return module.id;
+}
+
 torch::Tensor masked_mean(const torch::Tensor& values, const torch::Tensor& mask) {
     const torch::Tensor weights = mask.unsqueeze(-1).to(values.scalar_type());
     const torch::Tensor counts = weights.sum(1).clamp_min(1.0);

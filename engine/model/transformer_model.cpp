@@ -25,18 +25,36 @@ public:
         m_final_norm = register_module(
             "final_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({shape.d_model})));
         m_output = register_module("output", torch::nn::Linear(shape.d_model, num_classes));
+
+        m_embeddings_id = add_memory_module("embeddings", {m_embeddings.ptr()});
+        m_projection_id =
+            add_memory_module("projection", {m_projection.ptr(), m_positions.ptr()});
+        for (std::size_t layer = 0; layer < m_blocks.size(); ++layer) {
+            m_block_ids.push_back(
+                add_memory_module("block " + std::to_string(layer + 1), {m_blocks[layer].ptr()}));
+        }
+        m_head_id = add_memory_module("head", {m_final_norm.ptr(), m_output.ptr()});
     }
 
     torch::Tensor forward(const torch::Tensor& ids, const torch::Tensor& mask) override {
         const torch::Tensor positions =
             torch::arange(ids.size(1), ids.options().dtype(torch::kLong)).unsqueeze(0);
-        torch::Tensor x =
-            m_projection->forward(m_embeddings->forward(ids)) + m_positions->forward(positions);
-        x = m_dropout->forward(x);
-        for (auto& block : m_blocks) {
-            x = m_checkpointing ? checkpointed_forward(block, x, mask) : block->forward(x, mask);
+        const torch::Tensor vectors =
+            attributed(m_embeddings_id, [&] { return m_embeddings->forward(ids); });
+        torch::Tensor x = attributed(m_projection_id, [&] {
+            return m_dropout->forward(m_projection->forward(vectors) +
+                                      m_positions->forward(positions));
+        });
+        for (std::size_t layer = 0; layer < m_blocks.size(); ++layer) {
+            EncoderBlock& block = m_blocks[layer];
+            x = attributed(m_block_ids[layer], [&] {
+                return m_checkpointing ? checkpointed_forward(block, x, mask)
+                                       : block->forward(x, mask);
+            });
         }
-        return m_output->forward(masked_mean(m_final_norm->forward(x), mask));
+        return attributed(m_head_id, [&] {
+            return m_output->forward(masked_mean(m_final_norm->forward(x), mask));
+        });
     }
 
     EmbeddingTable& embeddings() override { return m_embeddings; }
@@ -51,6 +69,10 @@ private:
     torch::nn::LayerNorm m_final_norm{nullptr};
     torch::nn::Linear m_output{nullptr};
     bool m_checkpointing = false;
+    memory::ModuleId m_embeddings_id;
+    memory::ModuleId m_projection_id;
+    std::vector<memory::ModuleId> m_block_ids;
+    memory::ModuleId m_head_id;
 };
 
 }  // namespace

@@ -18,6 +18,34 @@ Json optional_json(const std::optional<T>& value) {
     return value ? Json(*value) : Json(nullptr);
 }
 
+Json module_object(const ModuleMemory& module) {
+    return {{"module", module.module},
+            {"parameters", module.parameters},
+            {"gradients", module.gradients},
+            {"optimizer_state", module.optimizer_state},
+            {"activations", optional_json(module.activations)}};
+}
+
+Json modules_array(const std::vector<ModuleMemory>& modules) {
+    Json list = Json::array();
+    for (const ModuleMemory& module : modules) {
+        list.push_back(module_object(module));
+    }
+    return list;
+}
+
+Json fragmentation_object(const std::optional<Fragmentation>& f) {
+    if (!f) {
+        return nullptr;
+    }
+    return {{"requested_bytes", f->requested_bytes},
+            {"reserved_free_bytes", f->reserved_free_bytes},
+            {"largest_free_block", f->largest_free_block},
+            {"free_blocks", f->free_blocks},
+            {"unreserved_free_bytes", f->unreserved_free_bytes},
+            {"fragmented", f->fragmented()}};
+}
+
 Json summary_object(const RunRecord& run) {
     Json breakdown = Json::object();
     for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
@@ -42,7 +70,15 @@ Json summary_object(const RunRecord& run) {
         {"error", run.outcome.error},
         {"tags", run.tags},
         {"breakdown", breakdown},
+        {"by_module", modules_array(run.outcome.by_module)},
+        {"staircase", Json::array()},
+        {"fragmentation", fragmentation_object(run.outcome.fragmentation)},
     };
+    for (const MemoryStage& stage : run.outcome.staircase) {
+        summary["staircase"].push_back({{"stage", stage.stage},
+                                        {"allocated_bytes", stage.allocated_bytes},
+                                        {"device_used_bytes", optional_json(stage.device_used_bytes)}});
+    }
     return summary;
 }
 
@@ -71,6 +107,10 @@ void csv_cell(std::ostringstream& out, const std::optional<T>& value) {
 }
 
 }  // namespace
+
+std::string module_memory_json(const std::vector<ModuleMemory>& modules) {
+    return modules_array(modules).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
 
 std::string run_summary_json(const RunRecord& run) {
     return summary_object(run).dump(-1, ' ', false, Json::error_handler_t::replace);

@@ -96,7 +96,9 @@ std::optional<RunRecord> RunStore::find_run(std::int64_t run_id) const {
     if (!select.step()) {
         return std::nullopt;
     }
-    return read_run(select);
+    RunRecord run = read_run(select);
+    m_impl->read_details(run);
+    return run;
 }
 
 std::vector<MetricRow> RunStore::metrics(std::int64_t run_id) const {

@@ -35,6 +35,12 @@ struct RunStore::Impl {
     // disk: ending a run, deleting runs.
     void with_room(const std::function<void()>& write);
 
+    // Writes where the run's bytes came from (by module, the staircase, the free space at an
+    // OOM), replacing what was there.
+    void write_details(std::int64_t run_id, const RunOutcome& outcome);
+    // Reads them back into `run`.
+    void read_details(RunRecord& run) const;
+
     // Sets a run's name, notes or tags (`column`); the text must be UTF-8.
     void set_text(std::int64_t run_id, const std::string& column, const std::string& text);
 };

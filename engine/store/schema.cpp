@@ -98,11 +98,47 @@ ALTER TABLE runs ADD COLUMN final_accumulation INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN tags TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Version 5: where the bytes come from. Per module of the model at the peak (phase 'peak')
+// and at phase boundaries of sampled steps; the staircase of a run's stages; the allocator's
+// free space at an OOM (NULL where the allocator keeps no blocks, as on the CPU).
+constexpr const char* kMemoryDetails = R"sql(
+CREATE TABLE module_memory (
+    run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    rank INTEGER NOT NULL DEFAULT 0,
+    step INTEGER NOT NULL,
+    phase TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    module TEXT NOT NULL,
+    parameters INTEGER NOT NULL DEFAULT 0,
+    gradients INTEGER NOT NULL DEFAULT 0,
+    optimizer_state INTEGER NOT NULL DEFAULT 0,
+    activations INTEGER
+);
+CREATE INDEX module_memory_by_run ON module_memory (run_id, phase);
+
+CREATE TABLE memory_stages (
+    run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    rank INTEGER NOT NULL DEFAULT 0,
+    position INTEGER NOT NULL,
+    stage TEXT NOT NULL,
+    allocated_bytes INTEGER NOT NULL,
+    device_used_bytes INTEGER
+);
+CREATE INDEX memory_stages_by_run ON memory_stages (run_id);
+
+ALTER TABLE runs ADD COLUMN oom_requested_bytes INTEGER;
+ALTER TABLE runs ADD COLUMN oom_reserved_free_bytes INTEGER;
+ALTER TABLE runs ADD COLUMN oom_largest_free_block INTEGER;
+ALTER TABLE runs ADD COLUMN oom_free_blocks INTEGER;
+ALTER TABLE runs ADD COLUMN oom_unreserved_free_bytes INTEGER;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kInitialSchema},
     {2, kRanks},
     {3, kAllocatorCounters},
     {4, kFinalBatch},
+    {5, kMemoryDetails},
 };
 
 int user_version(const sqlite::Database& database) {

@@ -8,7 +8,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #if OOMLAB_WITH_CUDA
@@ -25,6 +27,19 @@
 #endif
 
 namespace oomlab::compat {
+
+// Optimizer::state() is keyed by the parameter's TensorImpl: its address as text (1.13), the
+// address itself (2.x). `StateMap` is the type of that map.
+template <typename StateMap>
+typename StateMap::key_type optimizer_state_key(const at::Tensor& parameter) {
+    if constexpr (std::is_same_v<typename StateMap::key_type, std::string>) {
+        std::ostringstream address;
+        address << parameter.unsafeGetTensorImpl();
+        return address.str();
+    } else {
+        return parameter.unsafeGetTensorImpl();
+    }
+}
 
 // The error the CUDA caching allocator throws when it cannot allocate; the tracking CPU
 // allocator throws the same type for a capped CPU. (c10::OutOfMemoryError since 1.13.)

@@ -1,5 +1,7 @@
 #include "train/optimizer_factory.h"
 
+#include "torch_utils/torch_compat.h"
+
 namespace oomlab::train {
 namespace {
 
@@ -32,24 +34,43 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& confi
     return nullptr;
 }
 
-std::int64_t optimizer_state_bytes(const torch::optim::Optimizer& optimizer) {
+namespace {
+
+std::vector<torch::Tensor> state_tensors(const torch::optim::OptimizerParamState* state) {
     namespace optim = torch::optim;
+    if (const auto* adam = dynamic_cast<const optim::AdamParamState*>(state)) {
+        return {adam->exp_avg(), adam->exp_avg_sq(), adam->max_exp_avg_sq()};
+    }
+    if (const auto* adamw = dynamic_cast<const optim::AdamWParamState*>(state)) {
+        return {adamw->exp_avg(), adamw->exp_avg_sq(), adamw->max_exp_avg_sq()};
+    }
+    if (const auto* sgd = dynamic_cast<const optim::SGDParamState*>(state)) {
+        return {sgd->momentum_buffer()};
+    }
+    if (const auto* adagrad = dynamic_cast<const optim::AdagradParamState*>(state)) {
+        return {adagrad->sum()};
+    }
+    return {};
+}
+
+}  // namespace
+
+std::int64_t optimizer_state_bytes(const torch::optim::Optimizer& optimizer) {
     std::int64_t bytes = 0;
     for (const auto& entry : optimizer.state()) {
-        const optim::OptimizerParamState* state = entry.second.get();
-        if (const auto* adam = dynamic_cast<const optim::AdamParamState*>(state)) {
-            bytes += tensor_bytes(adam->exp_avg()) + tensor_bytes(adam->exp_avg_sq()) +
-                     tensor_bytes(adam->max_exp_avg_sq());
-        } else if (const auto* adamw = dynamic_cast<const optim::AdamWParamState*>(state)) {
-            bytes += tensor_bytes(adamw->exp_avg()) + tensor_bytes(adamw->exp_avg_sq()) +
-                     tensor_bytes(adamw->max_exp_avg_sq());
-        } else if (const auto* sgd = dynamic_cast<const optim::SGDParamState*>(state)) {
-            bytes += tensor_bytes(sgd->momentum_buffer());
-        } else if (const auto* adagrad = dynamic_cast<const optim::AdagradParamState*>(state)) {
-            bytes += tensor_bytes(adagrad->sum());
+        for (const torch::Tensor& tensor : state_tensors(entry.second.get())) {
+            bytes += tensor_bytes(tensor);
         }
     }
     return bytes;
+}
+
+std::vector<torch::Tensor> optimizer_state_of(const torch::optim::Optimizer& optimizer,
+                                              const torch::Tensor& parameter) {
+    using StateMap = std::decay_t<decltype(optimizer.state())>;
+    const auto found = optimizer.state().find(compat::optimizer_state_key<StateMap>(parameter));
+    return found == optimizer.state().end() ? std::vector<torch::Tensor>{}
+                                            : state_tensors(found->second.get());
 }
 
 }  // namespace oomlab::train

@@ -59,6 +59,8 @@ TrainingRun::TrainingRun(const PreparedExperiment& experiment, TrainObserver& ob
       m_batch_size(experiment.config.train.batch_size),
       m_accumulation(experiment.config.train.accumulation),
       m_total_steps(experiment.info.total_steps),
+      m_loss_id(memory::module_id("loss")),
+      m_optimizer_id(memory::module_id("optimizer")),
       m_worst_case_trial(worst_case_trial) {}
 
 TrainingRun::~TrainingRun() = default;
@@ -90,7 +92,15 @@ RunOutcome TrainingRun::execute() {
             m_history = std::make_unique<memory::MemoryHistory>(m_experiment.device);
         }
         torch::manual_seed(m_config.train.seed);
+        const memory::MemorySample empty = m_memory.sample();
+        add_stage(stage::kEmpty, empty.allocated, empty.device_used);
         enter_phase("setup", memory::AllocationTag::Setup);
+        if (m_experiment.device.is_cuda()) {
+            // The first tensor on the device creates its context: memory no tensor holds.
+            torch::empty({1}, torch::TensorOptions().device(m_experiment.device));
+            const memory::MemorySample context = m_memory.sample();
+            add_stage(stage::kDeviceContext, context.allocated, context.device_used);
+        }
         m_model = model::make_classifier(m_config, m_experiment.initial_embeddings,
                                          m_experiment.num_classes);
         m_model->to(m_experiment.device);
@@ -104,6 +114,9 @@ RunOutcome TrainingRun::execute() {
             }
         }
         m_optimizer = make_optimizer(m_config.train, m_trainable);
+        attribute_parameters();
+        const memory::MemorySample weights = m_memory.sample();
+        add_stage(stage::kWeights, weights.allocated, weights.device_used);
         if (m_config.memory.precision == DType::Fp16) {
             m_scaler.emplace(m_experiment.device);
         }
@@ -116,6 +129,8 @@ RunOutcome TrainingRun::execute() {
             enter_phase("data", memory::AllocationTag::Data);
             m_resident = std::make_shared<const ResidentDataset>(make_resident_dataset(
                 m_experiment.train_examples, m_config.train.max_len, m_experiment.device));
+            const memory::MemorySample data = m_memory.sample();
+            add_stage(stage::kData, data.allocated, data.device_used);
         }
         m_worst_case_trial ? train_worst_case() : train_epochs();
         outcome.status = RunStatus::Completed;
@@ -168,6 +183,13 @@ RunOutcome TrainingRun::execute() {
     outcome.wall_seconds = elapsed_seconds();
     outcome.batch_size = m_batch_size;
     outcome.accumulation = m_accumulation;
+    outcome.by_module = measure_by_module();
+    outcome.module_samples = std::move(m_module_samples);
+    if (m_step >= 2 && m_last_step) {
+        add_stage(stage::kSteadyState, m_last_step->step_peak, m_last_step->device_used);
+    }
+    outcome.staircase = std::move(m_staircase);
+    outcome.fragmentation = m_fragmentation;
     return outcome;
 }
 
@@ -257,14 +279,22 @@ bool TrainingRun::optimizer_step() {
         {
             const auto autocast = autocast_scope();
             const torch::Tensor logits = m_model->forward(batch->ids, batch->mask);
-            loss = torch::nn::functional::cross_entropy(logits, batch->labels) / m_accumulation;
+            loss = model::attributed(m_loss_id, [&] {
+                return torch::nn::functional::cross_entropy(logits, batch->labels) /
+                       m_accumulation;
+            });
         }
         sample_phase(phase::kForward);
         enter_phase(phase::kBackward, memory::AllocationTag::Backward);
-        // The leak needs the graph kept: summing losses with their graphs makes the next
-        // backward through the sum fail unless it retains graphs, the "fix" people reach for.
-        (m_scaler ? m_scaler->scale(loss) : loss)
-            .backward({}, /*retain_graph=*/m_config.debug.keep_loss_graph);
+        {
+            // Backward starts in the loss; hooks on each module's output take it from there.
+            const memory::ModuleScope in_loss(m_loss_id);
+            // The leak needs the graph kept: summing losses with their graphs makes the next
+            // backward through the sum fail unless it retains graphs, the "fix" people reach
+            // for.
+            (m_scaler ? m_scaler->scale(loss) : loss)
+                .backward({}, /*retain_graph=*/m_config.debug.keep_loss_graph);
+        }
         sample_phase(phase::kBackward);
         step_loss = step_loss.defined() ? step_loss + loss.detach() : loss.detach();
         if (m_config.debug.keep_loss_graph) {
@@ -278,7 +308,11 @@ bool TrainingRun::optimizer_step() {
         return false;
     }
     enter_phase(phase::kOptimizer, memory::AllocationTag::Optimizer);
-    step_optimizer();
+    {
+        const memory::ModuleScope in_optimizer(m_optimizer_id);
+        step_optimizer();
+    }
+    retag_optimizer_state();
     sample_phase(phase::kOptimizer);
     if (m_config.memory.empty_cache == EmptyCache::Step) {
         memory::release_cached_memory(m_experiment.device);
@@ -328,6 +362,7 @@ void TrainingRun::sample_phase(std::string_view phase) {
         return;
     }
     record_memory_row(m_step + 1, phase, m_memory.sample());
+    sample_modules(phase);
 }
 
 void TrainingRun::record_memory_row(std::int64_t step, std::string_view phase,
@@ -344,6 +379,12 @@ void TrainingRun::end_step(const torch::Tensor& step_loss, std::int64_t samples)
     if (memory.step_peak >= m_at_peak.step_peak) {
         m_at_peak = memory;
     }
+    if (m_step == 1) {
+        // Gradients are gone by now; the state the first update created stays.
+        add_stage(stage::kOptimizerState, memory.allocated, memory.device_used);
+        add_stage(stage::kFirstPeak, memory.step_peak, memory.device_used);
+    }
+    m_last_step = memory;
     MetricRow row = memory_row(m_step, phase::kStep, elapsed_seconds() * 1000.0, memory);
     if (m_step > 1 && seconds > 0) {
         row.samples_per_s = static_cast<double>(samples) / seconds;

@@ -20,6 +20,9 @@
 
 namespace oomlab::train {
 
+// Bytes held with `tag` by every module together.
+std::int64_t held_by_all_modules(const memory::ModuleLedger& ledger, memory::AllocationTag tag);
+
 class TrainingRun {
 public:
     TrainingRun(const PreparedExperiment& experiment, TrainObserver& observer,
@@ -45,6 +48,13 @@ private:
     void check_cancel() const;
     std::string divergence_message(std::int64_t step) const;
     MemoryBreakdown measure_breakdown() const;
+    // Attribution of memory to the model's modules (training_run_attribution.cpp).
+    void attribute_parameters();
+    void retag_optimizer_state();
+    std::vector<ModuleMemory> measure_by_module() const;
+    void sample_modules(std::string_view phase);
+    void add_stage(std::string_view stage, std::int64_t allocated,
+                   std::optional<std::int64_t> device_used);
     double elapsed_seconds() const;
     bool pinned() const;
     std::unique_ptr<compat::AutocastScope> autocast_scope() const;
@@ -78,6 +88,12 @@ private:
     memory::MemorySample m_at_peak;  // the step sample of the highest step peak
     torch::Tensor m_leaked_loss;     // debug.keep_loss_graph: the classic mistake, on purpose
     std::optional<double> m_val_accuracy;
+    memory::ModuleId m_loss_id;
+    memory::ModuleId m_optimizer_id;
+    std::vector<ModuleSample> m_module_samples;
+    std::vector<MemoryStage> m_staircase;
+    std::optional<memory::MemorySample> m_last_step;
+    std::optional<Fragmentation> m_fragmentation;
     bool m_worst_case_trial;
 };
 

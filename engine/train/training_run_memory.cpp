@@ -31,8 +31,14 @@ void TrainingRun::record_oom(const std::string& message) {
     // The failed step's tensors are gone by now; its peak and the allocator's counters remain.
     const memory::MemorySample state = m_memory.sample();
     record_memory_row(m_step + 1, phase::kOom, state);
-    m_observer.on_event({m_step + 1, std::string(event_kind::kOom),
-                         message + " [" + memory::describe_allocator_state(state) + "]"});
+    std::string text = message + " [" + memory::describe_allocator_state(state) + "]";
+    if (const auto requested = requested_bytes_in(message)) {
+        m_fragmentation = m_memory.free_space(*requested);
+        if (m_fragmentation) {
+            text += "; " + describe_fragmentation(*m_fragmentation);
+        }
+    }
+    m_observer.on_event({m_step + 1, std::string(event_kind::kOom), text});
 }
 
 void TrainingRun::write_snapshot() {
@@ -110,13 +116,21 @@ MemoryBreakdown TrainingRun::measure_breakdown() const {
         } else {
             breakdown.parameters += bytes;
         }
-        // Gradients exist during every step (dense unless the table's are sparse).
+        // Where nothing was measured: gradients exist during every step (dense unless the
+        // table's are sparse).
         if (parameter.requires_grad() &&
             !(parameter.is_same(table) && m_config.embeddings.sparse_grad)) {
             breakdown.gradients += bytes;
         }
     }
     breakdown.optimizer_state = m_optimizer ? optimizer_state_bytes(*m_optimizer) : 0;
+    if (const std::optional<memory::ModuleLedger> ledger = m_memory.ledger_at_peak()) {
+        // What was held at the peak, which may come before the first update created the state
+        // or while backward had produced only some of the gradients.
+        breakdown.gradients = held_by_all_modules(*ledger, memory::AllocationTag::Gradients);
+        breakdown.optimizer_state =
+            held_by_all_modules(*ledger, memory::AllocationTag::OptimizerState);
+    }
     breakdown.data = (m_resident ? m_resident->bytes() : 0) + m_largest_batch_bytes;
     const std::int64_t resident = breakdown.embedding_table + breakdown.parameters +
                                   breakdown.gradients + breakdown.optimizer_state + breakdown.data;

@@ -13,6 +13,10 @@ namespace oomlab {
 // peak_bytes, wall_seconds, device, error, breakdown{...}, ... (one line, no newline).
 std::string run_summary_json(const RunRecord& run);
 
+// The by_module list: [{"module", "parameters", "gradients", "optimizer_state",
+// "activations"}], shared by runs and the estimator's predictions.
+std::string module_memory_json(const std::vector<ModuleMemory>& modules);
+
 // The whole run: summary, config, metrics and events.
 std::string run_export_json(const RunRecord& run, const std::vector<MetricRow>& metrics,
                             const std::vector<EventRow>& events, int indent = 2);

@@ -7,8 +7,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "oomlab/run/breakdown.h"
+#include "oomlab/run/fragmentation.h"
 
 namespace oomlab {
 
@@ -64,6 +66,43 @@ struct EventRow {
     std::string message;
 };
 
+// What one part of the model held (see `runs show --json`, key by_module): the parameters,
+// gradients and optimizer state it owns, and the activations and temporaries its forward and
+// backward held at the moment measured. Not measured where the allocator cannot attribute
+// bytes (CUDA): activations absent.
+struct ModuleMemory {
+    std::string module;  // "embeddings", "block 1", "head", "loss", "optimizer", "other"
+    std::int64_t parameters = 0;
+    std::int64_t gradients = 0;
+    std::int64_t optimizer_state = 0;
+    std::optional<std::int64_t> activations;
+};
+
+// The activations a module held at a phase boundary of a sampled step.
+struct ModuleSample {
+    std::int64_t step = 0;
+    std::string phase;  // one of oomlab::phase
+    std::string module;
+    std::int64_t activations = 0;
+};
+
+// The staircase: memory after each stage of a run, as people draw it by hand.
+namespace stage {
+inline constexpr std::string_view kEmpty = "empty";                    // the run's start
+inline constexpr std::string_view kDeviceContext = "device context";   // CUDA only
+inline constexpr std::string_view kWeights = "weights";                // table and parameters
+inline constexpr std::string_view kData = "resident data";             // data.loading=eager
+inline constexpr std::string_view kOptimizerState = "optimizer state";  // after the first step
+inline constexpr std::string_view kFirstPeak = "first step peak";
+inline constexpr std::string_view kSteadyState = "steady state";  // the last step's peak
+}  // namespace stage
+
+struct MemoryStage {
+    std::string stage;  // one of oomlab::stage, in the order they happened
+    std::int64_t allocated_bytes = 0;
+    std::optional<std::int64_t> device_used_bytes;
+};
+
 // What a run ends with.
 struct RunOutcome {
     RunOutcome() = default;
@@ -81,6 +120,10 @@ struct RunOutcome {
     // changed them from the config's. 0 when not recorded (runs of older versions).
     int batch_size = 0;
     int accumulation = 0;
+    std::vector<ModuleMemory> by_module;  // at the peak, in forward order
+    std::vector<ModuleSample> module_samples;
+    std::vector<MemoryStage> staircase;
+    std::optional<Fragmentation> fragmentation;  // at the OOM that ended or adapted the run
 };
 
 // A saved run: who and what it was, and its outcome so far (status Running while it trains).

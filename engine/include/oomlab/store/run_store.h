@@ -49,9 +49,13 @@ public:
     void finish_run(std::int64_t run_id, const RunOutcome& outcome);
 
     std::vector<RunRecord> list_runs(const RunFilter& filter = {}) const;
+    // One run with where its bytes came from (by module, staircase, free space at an OOM);
+    // list_runs leaves those out.
     std::optional<RunRecord> find_run(std::int64_t run_id) const;
     std::vector<MetricRow> metrics(std::int64_t run_id) const;
     std::vector<EventRow> events(std::int64_t run_id) const;
+    // The activations of each module at the phase boundaries of the sampled steps.
+    std::vector<ModuleSample> module_samples(std::int64_t run_id) const;
 
     bool delete_run(std::int64_t run_id);  // false when there is no such run
     void rename_run(std::int64_t run_id, const std::string& name);

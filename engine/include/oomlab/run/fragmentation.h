@@ -1,0 +1,36 @@
+// Whether an out-of-memory was for want of memory or of a block large enough: the
+// allocator's free space when the allocation failed.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace oomlab {
+
+// The allocator's free space when an allocation failed: whether the memory was there but in
+// pieces too small for the request. Only where the allocator keeps blocks (CUDA).
+struct Fragmentation {
+    std::int64_t requested_bytes = 0;
+    std::int64_t reserved_free_bytes = 0;  // reserved by the allocator, held by no tensor
+    std::int64_t largest_free_block = 0;
+    std::int64_t free_blocks = 0;
+    std::int64_t unreserved_free_bytes = 0;  // what the cap or the device still allows
+
+    // The free memory would hold the request, but no single block does.
+    bool fragmented() const {
+        return reserved_free_bytes + unreserved_free_bytes >= requested_bytes &&
+               largest_free_block < requested_bytes &&
+               unreserved_free_bytes < requested_bytes;
+    }
+};
+
+// What the failed allocation asked for, read from the error's "Tried to allocate 20.00 MiB"
+// (the CUDA caching allocator's words, and the tracking CPU allocator's).
+std::optional<std::int64_t> requested_bytes_in(std::string_view oom_message);
+
+// One sentence for the OOM's message: fragmented (and what helps) or plainly too little.
+std::string describe_fragmentation(const Fragmentation& free_space);
+
+}  // namespace oomlab

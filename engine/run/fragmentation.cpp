@@ -1,0 +1,60 @@
+#include "oomlab/run/fragmentation.h"
+
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include "oomlab/common/format.h"
+
+namespace oomlab {
+
+std::optional<std::int64_t> requested_bytes_in(std::string_view oom_message) {
+    constexpr std::string_view kPhrase = "Tried to allocate ";
+    const std::size_t at = oom_message.find(kPhrase);
+    if (at == std::string_view::npos) {
+        return std::nullopt;
+    }
+    const std::string rest(oom_message.substr(at + kPhrase.size(), 32));
+    char* end = nullptr;
+    const double value = std::strtod(rest.c_str(), &end);
+    if (end == rest.c_str() || !std::isfinite(value) || value < 0) {
+        return std::nullopt;
+    }
+    std::string_view unit(end);
+    while (!unit.empty() && unit.front() == ' ') {
+        unit.remove_prefix(1);
+    }
+    struct Unit {
+        std::string_view name;
+        double bytes;
+    };
+    constexpr std::array<Unit, 5> kUnits = {{{"GiB", 1024.0 * 1024 * 1024},
+                                             {"MiB", 1024.0 * 1024},
+                                             {"KiB", 1024.0},
+                                             {"bytes", 1.0},
+                                             {"B", 1.0}}};
+    for (const Unit& candidate : kUnits) {
+        if (unit.substr(0, candidate.name.size()) == candidate.name) {
+            return static_cast<std::int64_t>(std::llround(value * candidate.bytes));
+        }
+    }
+    return std::nullopt;
+}
+
+std::string describe_fragmentation(const Fragmentation& f) {
+    const std::string free_part = format_bytes(f.reserved_free_bytes) +
+                                  " reserved but free in " + std::to_string(f.free_blocks) +
+                                  " block(s), the largest " + format_bytes(f.largest_free_block);
+    if (f.fragmented()) {
+        return "enough memory, but fragmented: " + free_part + ", none large enough for " +
+               format_bytes(f.requested_bytes) +
+               ". PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True lets segments grow instead "
+               "of splitting; memory.empty_cache=step hands the free blocks back between steps";
+    }
+    return "not enough memory (not fragmentation): " + free_part + ", and " +
+           format_bytes(f.unreserved_free_bytes) + " more the allocator may reserve, for " +
+           format_bytes(f.requested_bytes);
+}
+
+}  // namespace oomlab
