@@ -2,7 +2,9 @@
 """Estimator accuracy: for each config of a grid spanning the three models, precisions,
 checkpointing, accumulation, vocabulary and optimizers, compare `oomlab-cli estimate` with
 the peak that `oomlab-cli run` measures (a few steps with a validation pass, CPU, tracking
-allocator). Prints a Markdown table and the median and worst absolute error.
+allocator). Prints a Markdown table and the median and worst absolute error; then, per
+module, the predicted against the measured bytes of every module that holds more than 10% of
+the measured peak (parameters + gradients + optimizer state + activations).
 
     bench/estimator_grid.py [--cli build/app/oomlab-cli] [--steps 4]
 """
@@ -61,6 +63,11 @@ def cli_json(cli, args):
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+def module_totals(summary):
+    return {m["module"]: m["parameters"] + m["gradients"] + m["optimizer_state"] +
+            (m["activations"] or 0) for m in summary["by_module"]}
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     parser = argparse.ArgumentParser()
@@ -68,6 +75,7 @@ def main():
     parser.add_argument("--steps", type=int, default=4)
     args = parser.parse_args()
     errors = []
+    module_rows = []
     mib = 1 << 20
     print("| config | estimated MiB | measured MiB | error |")
     print("|---|---:|---:|---:|")
@@ -78,15 +86,34 @@ def main():
             for key, value in {"train.max_steps": str(args.steps), "device": "cpu",
                                **settings}.items():
                 sets += ["--set", f"{key}={value}"]
-            estimated = cli_json(args.cli, ["estimate"] + sets)["peak_bytes"]
-            measured = cli_json(args.cli, ["run", "--db", db] + sets)["peak_bytes"]
+            estimate = cli_json(args.cli, ["estimate"] + sets)
+            run = cli_json(args.cli, ["run", "--db", db] + sets)
+            estimated, measured = estimate["peak_bytes"], run["peak_bytes"]
             error = (estimated - measured) / measured
             errors.append(abs(error))
             print(f"| {label} | {estimated / mib:.1f} | {measured / mib:.1f} | {error * 100:+.1f}% |",
                   flush=True)
+            predicted_modules = module_totals(estimate)
+            for module, bytes_measured in module_totals(run).items():
+                if bytes_measured > 0.10 * measured:
+                    predicted = predicted_modules.get(module, 0)
+                    module_rows.append((label, module, predicted, bytes_measured,
+                                        (predicted - bytes_measured) / bytes_measured))
     print()
     print(f"{len(errors)} configs: median absolute error {statistics.median(errors) * 100:.1f}%, "
           f"worst {max(errors) * 100:.1f}%")
+    print()
+    print("| config | module (> 10% of the peak) | estimated MiB | measured MiB | error |")
+    print("|---|---|---:|---:|---:|")
+    for label, module, predicted, measured, error in module_rows:
+        print(f"| {label} | {module} | {predicted / mib:.2f} | {measured / mib:.2f} | "
+              f"{error * 100:+.1f}% |")
+    module_errors = [abs(row[4]) for row in module_rows]
+    within = sum(1 for e in module_errors if e <= 0.15)
+    print()
+    print(f"{len(module_rows)} modules over 10% of their run's peak: median absolute error "
+          f"{statistics.median(module_errors) * 100:.1f}%, worst {max(module_errors) * 100:.1f}%, "
+          f"{within} within 15%")
 
 
 if __name__ == "__main__":

@@ -73,4 +73,40 @@ void print_breakdown(const RunOutcome& outcome) {
     line(kBreakdownInPeak + 1, "  process memory beyond tensors (libraries, heap)");
 }
 
+void print_by_module(const RunOutcome& outcome) {
+    if (outcome.by_module.empty()) {
+        return;
+    }
+    std::cout << "  by module at the peak  parameters   gradients   optimizer  activations\n";
+    for (const ModuleMemory& module : outcome.by_module) {
+        const std::string activations =
+            module.activations ? format_bytes(*module.activations) : "not measured";
+        char text[160];
+        std::snprintf(text, sizeof text, "    %-20s %11s %11s %11s %12s", module.module.c_str(),
+                      format_bytes(module.parameters).c_str(),
+                      format_bytes(module.gradients).c_str(),
+                      format_bytes(module.optimizer_state).c_str(), activations.c_str());
+        std::cout << text << '\n';
+    }
+}
+
+void print_staircase(const RunOutcome& outcome) {
+    if (outcome.staircase.empty()) {
+        return;
+    }
+    std::int64_t highest = 1;
+    for (const MemoryStage& stage : outcome.staircase) {
+        highest = std::max(highest, stage.allocated_bytes);
+    }
+    constexpr int kWidth = 30;
+    std::cout << "  staircase (tensor memory after each stage)\n";
+    for (const MemoryStage& stage : outcome.staircase) {
+        const int bar = static_cast<int>(double(stage.allocated_bytes) / double(highest) * kWidth);
+        char text[160];
+        std::snprintf(text, sizeof text, "    %-18s %10s  %s", stage.stage.c_str(),
+                      format_bytes(stage.allocated_bytes).c_str(), std::string(bar, '#').c_str());
+        std::cout << text << '\n';
+    }
+}
+
 }  // namespace oomlab::cli

@@ -36,6 +36,9 @@ std::string default_db_path();
 
 // A run's memory by category: what made up the peak, then what came on top of it.
 void print_breakdown(const RunOutcome& outcome);
+// Where the bytes came from: each module's share of the peak, the stages of the run.
+void print_by_module(const RunOutcome& outcome);
+void print_staircase(const RunOutcome& outcome);
 
 // While alive, SIGINT (Ctrl+C) and SIGTERM (kill, a scheduler's time limit) ask the training
 // to stop: the run ends as `cancelled` with what it measured saved. A second signal ends the

@@ -5,6 +5,7 @@
 
 #include "cli_context.h"
 #include "oomlab/estimator/estimator.h"
+#include "oomlab/run/run_json.h"
 
 namespace oomlab::cli {
 
@@ -17,7 +18,8 @@ nlohmann::ordered_json estimate_json(const MemoryEstimate& estimate) {
             {"cap_bytes", estimate.cap_bytes},
             {"fits", estimate.fits},
             {"worst_batch_length", estimate.worst_batch_length},
-            {"breakdown", breakdown}};
+            {"breakdown", breakdown},
+            {"by_module", nlohmann::ordered_json::parse(module_memory_json(estimate.by_module))}};
 }
 
 void print_estimate(const MemoryEstimate& estimate) {
@@ -31,6 +33,9 @@ void print_estimate(const MemoryEstimate& estimate) {
         std::cout << "  " << kBreakdownKeys[i] << ": "
                   << format_bytes(breakdown_field(estimate.breakdown, i)) << '\n';
     }
+    RunOutcome predicted;
+    predicted.by_module = estimate.by_module;
+    print_by_module(predicted);
 }
 
 void add_estimate_command(CLI::App& app, int& exit_code) {

@@ -1,4 +1,4 @@
-// oomlab-cli runs list|show|export|tag|delete
+// oomlab-cli runs list|show|diff|export|tag|delete
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -6,6 +6,7 @@
 #include "cli_context.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/files.h"
+#include "oomlab/run/memory_diff.h"
 #include "oomlab/run/run_json.h"
 #include "oomlab/store/run_store.h"
 
@@ -43,10 +44,57 @@ void print_table(const std::vector<RunRecord>& runs) {
     }
 }
 
+void print_differences(const char* title, const std::vector<MemoryDifference>& rows) {
+    std::cout << title << '\n';
+    if (rows.empty()) {
+        std::cout << "    (no difference)\n";
+    }
+    for (const MemoryDifference& row : rows) {
+        const std::string name =
+            row.module.empty() ? row.category : row.module + " " + row.category;
+        const std::int64_t difference = row.difference();
+        char text[200];
+        std::snprintf(text, sizeof text, "    %-32s %11s %11s  %s%s", name.c_str(),
+                      format_bytes(row.a_bytes).c_str(), format_bytes(row.b_bytes).c_str(),
+                      difference > 0 ? "+" : "", format_bytes(difference).c_str());
+        std::cout << text << '\n';
+    }
+}
+
+void add_diff_command(CLI::App& runs, int& exit_code) {
+    auto* command = runs.add_subcommand(
+        "diff", "What differs between two runs at their peaks, per category and per module");
+    auto db = std::make_shared<std::string>(default_db_path());
+    auto json = std::make_shared<bool>(false);
+    auto ids = std::make_shared<std::vector<std::int64_t>>();
+    command->add_option("--db", *db, "Run database (SQLite)")->capture_default_str();
+    command->add_flag("--json", *json, "JSON output");
+    command->add_option("A B", *ids, "The two run ids")->required()->expected(2);
+    command->callback([=, &exit_code] {
+        const RunStore store = RunStore::open(*db);
+        const RunRecord a = require_run(store, ids->at(0));
+        const RunRecord b = require_run(store, ids->at(1));
+        const MemoryDiff diff = diff_memory(a.outcome, b.outcome);
+        if (*json) {
+            std::cout << memory_diff_json(diff) << '\n';
+        } else {
+            std::cout << "A: run " << a.id << " " << a.name << ", peak "
+                      << format_bytes(diff.a_peak) << "\nB: run " << b.id << " " << b.name
+                      << ", peak " << format_bytes(diff.b_peak)
+                      << "\nB - A: " << (diff.b_peak >= diff.a_peak ? "+" : "")
+                      << format_bytes(diff.b_peak - diff.a_peak) << "\n";
+            std::cout << "                                          A           B  B - A\n";
+            print_differences("  by category", diff.by_category);
+            print_differences("  by module", diff.by_module);
+        }
+        exit_code = kExitOk;
+    });
+}
+
 }  // namespace
 
 void add_runs_command(CLI::App& app, int& exit_code) {
-    auto* runs = app.add_subcommand("runs", "List, show, export and delete saved runs");
+    auto* runs = app.add_subcommand("runs", "List, show, compare, export and delete saved runs");
     runs->require_subcommand(1);
     auto db = std::make_shared<std::string>(default_db_path());
     auto json = std::make_shared<bool>(false);
@@ -77,6 +125,7 @@ void add_runs_command(CLI::App& app, int& exit_code) {
                 ->required();
         }
     }
+    add_diff_command(*runs, exit_code);
     runs->get_subcommand("list")->callback([=, &exit_code] {
         const RunStore store = RunStore::open(*db);
         const auto all = store.list_runs();
@@ -97,6 +146,12 @@ void add_runs_command(CLI::App& app, int& exit_code) {
         } else {
             print_table({run});
             print_breakdown(run.outcome);
+            print_by_module(run.outcome);
+            print_staircase(run.outcome);
+            if (run.outcome.fragmentation) {
+                std::cout << "  at the OOM: " << describe_fragmentation(*run.outcome.fragmentation)
+                          << '\n';
+            }
             for (const auto& event : store.events(run.id)) {
                 std::cout << "  [" << event.kind << "] step " << event.step << ": " << event.message
                           << '\n';

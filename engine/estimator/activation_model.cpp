@@ -30,30 +30,48 @@ std::int64_t layer_norm(std::int64_t width) {
 
 }  // namespace
 
-std::int64_t non_embedding_parameters(const ExperimentConfig& config, int embedding_dim,
-                                      int num_classes) {
+std::vector<ModuleBytes> parameters_by_module(const ExperimentConfig& config, int embedding_dim,
+                                              int num_classes) {
     const ModelConfig& m = config.model;
+    std::vector<ModuleBytes> modules;
     switch (m.kind) {
         case ModelKind::Bag:
-            return linear(embedding_dim, m.hidden) + linear(m.hidden, num_classes);
-        case ModelKind::BiLstm: {
-            std::int64_t total = 0;
+            modules = {{"pooling", 0},
+                       {"hidden", linear(embedding_dim, m.hidden)},
+                       {"output", linear(m.hidden, num_classes)}};
+            break;
+        case ModelKind::BiLstm:
             for (int layer = 0; layer < m.layers; ++layer) {
                 const std::int64_t in = layer == 0 ? embedding_dim : 2 * m.hidden;
                 // Two directions: input and hidden weights and their two biases.
-                total += 2 * (4LL * m.hidden * (in + m.hidden) + 8LL * m.hidden);
+                modules.push_back({"lstm layer " + std::to_string(layer + 1),
+                                   2 * (4LL * m.hidden * (in + m.hidden) + 8LL * m.hidden)});
             }
-            return total + linear(2 * m.hidden, num_classes);
-        }
+            modules.push_back({"head", linear(2 * m.hidden, num_classes)});
+            break;
         case ModelKind::Transformer: {
             const std::int64_t d = m.d_model;
             const std::int64_t block = layer_norm(d) + linear(d, 3 * d) + linear(d, d) +
                                        layer_norm(d) + linear(d, m.ffn) + linear(m.ffn, d);
-            return linear(embedding_dim, d) + std::int64_t(config.train.max_len) * d +
-                   m.layers * block + layer_norm(d) + linear(d, num_classes);
+            modules.push_back(
+                {"projection", linear(embedding_dim, d) + std::int64_t(config.train.max_len) * d});
+            for (int layer = 0; layer < m.layers; ++layer) {
+                modules.push_back({"block " + std::to_string(layer + 1), block});
+            }
+            modules.push_back({"head", layer_norm(d) + linear(d, num_classes)});
+            break;
         }
     }
-    return 0;
+    return modules;
+}
+
+std::int64_t non_embedding_parameters(const ExperimentConfig& config, int embedding_dim,
+                                      int num_classes) {
+    std::int64_t total = 0;
+    for (const ModuleBytes& module : parameters_by_module(config, embedding_dim, num_classes)) {
+        total += module.bytes;
+    }
+    return total;
 }
 
 ActivationBytes estimate_activations(const ExperimentConfig& config, int embedding_dim,
@@ -70,26 +88,35 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
     // a temporary of the values' size.
     const auto pooling = [&](std::int64_t width) { return bl * kFloat + 2 * b * width * kFloat; };
 
+    std::vector<ModuleBytes>& modules = result.saved_by_module;
     switch (m.kind) {
         case ModelKind::Bag: {
             const std::int64_t head = b * m.hidden * kFloat * (dropout ? 4 : 2);
-            result.saved = lookup + pooling(embedding_dim) + head;
+            modules = {{"embeddings", lookup},
+                       {"pooling", pooling(embedding_dim)},
+                       {"hidden", head},
+                       {"output", 0}};
             result.forward_transient = lookup;
             result.backward_transient = lookup;
+            result.backward_starts_in = "embeddings";
             break;
         }
         case ModelKind::BiLstm: {
             const std::int64_t h = m.hidden;
-            // Per direction, layer and time step: gates (4H), the cell, tanh(cell), output.
-            const std::int64_t cells = 2LL * m.layers * bl * 7 * h * kFloat;
-            std::int64_t layer_io = lookup;
-            for (int layer = 1; layer < m.layers; ++layer) {
-                layer_io += bl * 2 * h * kFloat * (dropout ? 2 : 1);
+            // Per direction and time step: gates (4H), the cell, tanh(cell), output.
+            const std::int64_t cells = 2LL * bl * 7 * h * kFloat;
+            modules.push_back({"embeddings", lookup});
+            for (int layer = 1; layer <= m.layers; ++layer) {
+                // Each layer's output, kept with its dropout mask for the next layer's input.
+                const std::int64_t output =
+                    bl * 2 * h * kFloat * (layer < m.layers && dropout ? 2 : 1);
+                modules.push_back({"lstm layer " + std::to_string(layer), cells + output});
             }
-            result.saved = cells + layer_io + bl * 2 * h * kFloat + pooling(2 * h);
+            modules.push_back({"head", pooling(2 * h)});
             // Both directions' input projections [L, B, 4H] exist together.
             result.forward_transient = 2 * bl * 4 * h * kFloat;
             result.backward_transient = result.forward_transient;
+            result.backward_starts_in = "lstm layer " + std::to_string(m.layers);
             break;
         }
         case ModelKind::Transformer: {
@@ -99,32 +126,52 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
             // wide activations; softmax output (+ its dropout mask and output).
             std::int64_t block = (dropout ? 10 : 8) * bl * d * kFloat + 2 * bl * m.ffn * kFloat +
                                  (dropout ? 3 : 1) * attention_map;
-            if (config.memory.precision != DType::Fp32) {
-                block -= static_cast<std::int64_t>(block * half_precision_share(m.kind) / 2);
-            }
+            const bool half = config.memory.precision != DType::Fp32;
+            const auto in_precision = [&](std::int64_t bytes) {
+                return half ? bytes - static_cast<std::int64_t>(bytes *
+                                                                half_precision_share(m.kind) / 2)
+                            : bytes;
+            };
+            block = in_precision(block);
             result.per_block_saved = block;
-            std::int64_t stem = lookup + (dropout ? 2 : 1) * bl * d * kFloat;
-            std::int64_t tail = bl * d * kFloat + pooling(d);
-            if (config.memory.precision != DType::Fp32) {
-                stem -= static_cast<std::int64_t>(stem * half_precision_share(m.kind) / 2);
-                tail -= static_cast<std::int64_t>(tail * half_precision_share(m.kind) / 2);
-            }
+            const std::int64_t stem = in_precision(lookup + (dropout ? 2 : 1) * bl * d * kFloat);
+            const std::int64_t lookup_share =
+                half ? static_cast<std::int64_t>(
+                           double(lookup) / double(lookup + (dropout ? 2 : 1) * bl * d * kFloat) *
+                           double(stem))
+                     : lookup;
+            modules.push_back({"embeddings", lookup_share});
+            modules.push_back({"projection", stem - lookup_share});
             const std::int64_t widest = std::max(attention_map, bl * m.ffn * kFloat);
-            if (config.memory.checkpointing == Checkpointing::Layers) {
-                // Only each block's input stays; backward recomputes one block at a time.
-                result.saved = stem + m.layers * bl * d * kFloat + tail;
-                result.backward_transient = block + widest;
-            } else {
-                result.saved = stem + m.layers * block + tail;
-                result.backward_transient = widest;
+            const bool checkpointing = config.memory.checkpointing == Checkpointing::Layers;
+            for (int layer = 1; layer <= m.layers; ++layer) {
+                // Checkpointed, only each block's input stays; backward recomputes one block
+                // at a time.
+                modules.push_back(
+                    {"block " + std::to_string(layer), checkpointing ? bl * d * kFloat : block});
             }
+            modules.push_back({"head", in_precision(bl * d * kFloat + pooling(d))});
+            result.backward_transient = checkpointing ? block + widest : widest;
             result.forward_transient = widest;
+            result.backward_starts_in = "block " + std::to_string(m.layers);
             break;
         }
     }
-    result.saved += b * num_classes * kFloat * 3;  // logits, log-softmax, their gradient
+    modules.push_back({"loss", b * num_classes * kFloat * 3});  // logits, log-softmax, gradient
+    for (const ModuleBytes& module : modules) {
+        result.saved += module.bytes;
+    }
     if (config.memory.precision != DType::Fp32 && m.kind != ModelKind::Transformer) {
-        result.saved -= static_cast<std::int64_t>(result.saved * half_precision_share(m.kind) / 2);
+        const std::int64_t kept =
+            result.saved -
+            static_cast<std::int64_t>(result.saved * half_precision_share(m.kind) / 2);
+        std::int64_t assigned = 0;
+        for (ModuleBytes& module : modules) {
+            module.bytes = static_cast<std::int64_t>(double(module.bytes) * kept / result.saved);
+            assigned += module.bytes;
+        }
+        modules.back().bytes += kept - assigned;
+        result.saved = kept;
     }
     return result;
 }

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "oomlab/config/experiment_config.h"
 
@@ -14,15 +16,27 @@ struct BatchShape {
     std::int64_t length = 1;  // padded tokens per example
 };
 
+// A module's share: the names the engine's models attribute memory to.
+struct ModuleBytes {
+    std::string module;
+    std::int64_t bytes = 0;
+};
+
 struct ActivationBytes {
-    std::int64_t saved = 0;               // alive at the end of forward
-    std::int64_t forward_transient = 0;   // largest extra during forward
-    std::int64_t backward_transient = 0;  // largest extra during backward, on top of gradients
-    std::int64_t per_block_saved = 0;     // one encoder block's saved bytes (checkpointing)
+    std::int64_t saved = 0;                    // alive at the end of forward
+    std::vector<ModuleBytes> saved_by_module;  // the same, by module, in forward order
+    std::string backward_starts_in;            // the module whose backward holds backward_transient
+    std::int64_t forward_transient = 0;        // largest extra during forward
+    std::int64_t backward_transient = 0;       // largest extra during backward, on top of gradients
+    std::int64_t per_block_saved = 0;          // one encoder block's saved bytes (checkpointing)
 };
 
 ActivationBytes estimate_activations(const ExperimentConfig& config, int embedding_dim,
                                      int num_classes, const BatchShape& shape);
+
+// Parameters of each module but the embedding table's (elements), in forward order.
+std::vector<ModuleBytes> parameters_by_module(const ExperimentConfig& config, int embedding_dim,
+                                              int num_classes);
 
 // Parameters of everything but the embedding table (elements).
 std::int64_t non_embedding_parameters(const ExperimentConfig& config, int embedding_dim,

@@ -130,11 +130,63 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
         evaluation.other = config.eval.no_grad ? 2 * eval.forward_transient
                                                : eval_batches * eval.saved + eval.forward_transient;
     }
-    const Phase peak =
-        std::max({forward, backward, optimizer, evaluation},
-                 [](const Phase& x, const Phase& y) { return x.total() < y.total(); });
+    const Phase phases[] = {forward, backward, optimizer, evaluation};
+    const auto peak_phase =
+        std::max_element(std::begin(phases), std::end(phases),
+                         [](const Phase& x, const Phase& y) { return x.total() < y.total(); }) -
+        std::begin(phases);
+    const Phase& peak = phases[peak_phase];
     b.gradients = peak.gradients;
     b.activations = peak.other;
+
+    // The same peak by module. Parameters, gradients and state follow each module's weights;
+    // activations are what each saved, with the step's temporaries where they arise.
+    const std::vector<memory::ModuleBytes> weights =
+        memory::parameters_by_module(config, dim, profile.num_classes);
+    const auto add_module = [&](const std::string& name, std::int64_t parameters,
+                                bool learns) -> ModuleMemory& {
+        ModuleMemory& module = estimate.by_module.emplace_back();
+        module.module = name;
+        module.parameters = parameters;
+        module.gradients = peak.gradients > 0 && learns ? parameters : 0;
+        module.optimizer_state =
+            learns ? optimizer_state_copies(config.train.optimizer) * parameters : 0;
+        module.activations = 0;
+        return module;
+    };
+    add_module("embeddings", table, embeddings.trainable).gradients =
+        peak.gradients > 0 && dense_table_grad ? table : 0;
+    for (const memory::ModuleBytes& part : weights) {
+        add_module(part.module, part.bytes * kFloat, true);
+    }
+    add_module("loss", 0, false);
+    add_module("optimizer", 0, false);
+    add_module("other", 0, false);
+    const auto module_named = [&](const std::string& name) -> ModuleMemory& {
+        for (ModuleMemory& module : estimate.by_module) {
+            if (module.module == name) {
+                return module;
+            }
+        }
+        return estimate.by_module.back();  // "other"
+    };
+    const bool training_phase = peak_phase <= 1;  // forward or backward
+    if (training_phase && peak.other > 0 && !config.debug.keep_loss_graph) {
+        for (const memory::ModuleBytes& part : act.saved_by_module) {
+            *module_named(part.module).activations += part.bytes;
+        }
+        for (const memory::ModuleBytes& part : weights) {
+            // Autocast's 16-bit copy of each module's weights.
+            *module_named(part.module).activations +=
+                weight_casts > 0 ? part.bytes * kFloat / 2 : 0;
+        }
+        *module_named(act.backward_starts_in).activations +=
+            peak.other - activations - grad_sum_copy;
+        *module_named("embeddings").activations += grad_sum_copy;
+    } else {
+        // The update's temporaries, a validation pass, or graphs kept alive: not one module's.
+        *module_named(peak_phase == 2 ? "optimizer" : "other").activations += peak.other;
+    }
     const std::int64_t on_top = peak.total();
     estimate.peak_bytes = resident + on_top;
     estimate.cap_bytes = config.memory.cap_bytes();

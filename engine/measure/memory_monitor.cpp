@@ -50,7 +50,8 @@ std::optional<ModuleLedger> MemoryMonitor::ledger_at_peak() const {
     return m_device.is_cpu() ? std::optional(cpu_ledger_at_peak()) : std::nullopt;
 }
 
-std::optional<Fragmentation> MemoryMonitor::free_space([[maybe_unused]] std::int64_t requested) const {
+std::optional<Fragmentation> MemoryMonitor::free_space(
+    [[maybe_unused]] std::int64_t requested) const {
 #if OOMLAB_WITH_CUDA
     if (m_device.is_cuda()) {
         const int index = m_device.index();
@@ -64,8 +65,8 @@ std::optional<Fragmentation> MemoryMonitor::free_space([[maybe_unused]] std::int
         std::int64_t unreserved = cuda::device_free_bytes(index);
         if (m_cap > 0) {
             const std::int64_t reserved = cuda::allocator_stats(index).reserved;
-            unreserved = std::min(unreserved, std::max<std::int64_t>(
-                                                  0, m_baseline + m_cap - reserved));
+            unreserved =
+                std::min(unreserved, std::max<std::int64_t>(0, m_baseline + m_cap - reserved));
         }
         result.unreserved_free_bytes = unreserved;
         return result;

@@ -24,8 +24,9 @@ public:
             attributed(m_embeddings_id, [&] { return m_embeddings->forward(ids); });
         const torch::Tensor pooled =
             attributed(m_pooling_id, [&] { return masked_mean(vectors, mask); });
-        const torch::Tensor hidden = attributed(
-            m_hidden_id, [&] { return m_dropout->forward(torch::relu(m_hidden->forward(pooled))); });
+        const torch::Tensor hidden = attributed(m_hidden_id, [&] {
+            return m_dropout->forward(torch::relu(m_hidden->forward(pooled)));
+        });
         return attributed(m_output_id, [&] { return m_output->forward(hidden); });
     }
 

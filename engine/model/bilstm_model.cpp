@@ -8,18 +8,18 @@ class BiLstmModel final : public TextClassifier {
 public:
     BiLstmModel(const torch::Tensor& initial_embeddings, const ExperimentConfig& config,
                 int num_classes)
-        : m_embeddings(
-              register_module("embeddings", EmbeddingTable(initial_embeddings, config.embeddings))) {
+        : m_embeddings(register_module("embeddings",
+                                       EmbeddingTable(initial_embeddings, config.embeddings))) {
         // One bidirectional layer per module (as torch's num_layers would stack them, dropout
         // between layers), so that each layer's memory can be told apart.
         m_embeddings_id = add_memory_module("embeddings", {m_embeddings.ptr()});
         for (int layer = 0; layer < config.model.layers; ++layer) {
             const int input = layer == 0 ? m_embeddings->dim() : 2 * config.model.hidden;
-            m_layers.push_back(register_module(
-                "lstm" + std::to_string(layer),
-                torch::nn::LSTM(torch::nn::LSTMOptions(input, config.model.hidden)
-                                    .bidirectional(true)
-                                    .batch_first(true))));
+            m_layers.push_back(
+                register_module("lstm" + std::to_string(layer),
+                                torch::nn::LSTM(torch::nn::LSTMOptions(input, config.model.hidden)
+                                                    .bidirectional(true)
+                                                    .batch_first(true))));
             m_layer_ids.push_back(add_memory_module("lstm layer " + std::to_string(layer + 1),
                                                     {m_layers.back().ptr()}));
         }

@@ -50,8 +50,8 @@ public:
 protected:
     // Declares the next part, made of `parts` (registered submodules); forward runs it
     // through attributed() with the id returned.
-    memory::ModuleId add_memory_module(const std::string& name,
-                                       const std::vector<std::shared_ptr<torch::nn::Module>>& parts);
+    memory::ModuleId add_memory_module(
+        const std::string& name, const std::vector<std::shared_ptr<torch::nn::Module>>& parts);
 
 private:
     std::vector<MemoryModule> m_memory_modules;

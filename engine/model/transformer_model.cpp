@@ -27,8 +27,7 @@ public:
         m_output = register_module("output", torch::nn::Linear(shape.d_model, num_classes));
 
         m_embeddings_id = add_memory_module("embeddings", {m_embeddings.ptr()});
-        m_projection_id =
-            add_memory_module("projection", {m_projection.ptr(), m_positions.ptr()});
+        m_projection_id = add_memory_module("projection", {m_projection.ptr(), m_positions.ptr()});
         for (std::size_t layer = 0; layer < m_blocks.size(); ++layer) {
             m_block_ids.push_back(
                 add_memory_module("block " + std::to_string(layer + 1), {m_blocks[layer].ptr()}));

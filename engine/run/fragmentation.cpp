@@ -43,9 +43,9 @@ std::optional<std::int64_t> requested_bytes_in(std::string_view oom_message) {
 }
 
 std::string describe_fragmentation(const Fragmentation& f) {
-    const std::string free_part = format_bytes(f.reserved_free_bytes) +
-                                  " reserved but free in " + std::to_string(f.free_blocks) +
-                                  " block(s), the largest " + format_bytes(f.largest_free_block);
+    const std::string free_part = format_bytes(f.reserved_free_bytes) + " reserved but free in " +
+                                  std::to_string(f.free_blocks) + " block(s), the largest " +
+                                  format_bytes(f.largest_free_block);
     if (f.fragmented()) {
         return "enough memory, but fragmented: " + free_part + ", none large enough for " +
                format_bytes(f.requested_bytes) +

@@ -75,9 +75,10 @@ Json summary_object(const RunRecord& run) {
         {"fragmentation", fragmentation_object(run.outcome.fragmentation)},
     };
     for (const MemoryStage& stage : run.outcome.staircase) {
-        summary["staircase"].push_back({{"stage", stage.stage},
-                                        {"allocated_bytes", stage.allocated_bytes},
-                                        {"device_used_bytes", optional_json(stage.device_used_bytes)}});
+        summary["staircase"].push_back(
+            {{"stage", stage.stage},
+             {"allocated_bytes", stage.allocated_bytes},
+             {"device_used_bytes", optional_json(stage.device_used_bytes)}});
     }
     return summary;
 }

@@ -98,10 +98,9 @@ void RunStore::Impl::read_details(RunRecord& run) const {
         "WHERE id = ?1 AND oom_requested_bytes IS NOT NULL");
     free_space.bind_int(1, run.id);
     if (free_space.step()) {
-        run.outcome.fragmentation =
-            Fragmentation{free_space.column_int(0), free_space.column_int(1),
-                          free_space.column_int(2), free_space.column_int(3),
-                          free_space.column_int(4)};
+        run.outcome.fragmentation = Fragmentation{
+            free_space.column_int(0), free_space.column_int(1), free_space.column_int(2),
+            free_space.column_int(3), free_space.column_int(4)};
     }
 }
 

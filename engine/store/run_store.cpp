@@ -415,8 +415,7 @@ void RunStore::finish_run(std::int64_t run_id, const RunOutcome& outcome) {
     }
     // The details come after the ending, which must get through; on a full disk they are lost.
     try {
-        store::retry_while_busy(kFinishTimeoutMs,
-                                [&] { m_impl->write_details(run_id, outcome); });
+        store::retry_while_busy(kFinishTimeoutMs, [&] { m_impl->write_details(run_id, outcome); });
     } catch (const sqlite::SqliteError& error) {
         if (!store::is_transient_write_failure(error.code())) {
             throw;

@@ -134,11 +134,8 @@ ALTER TABLE runs ADD COLUMN oom_unreserved_free_bytes INTEGER;
 )sql";
 
 constexpr Migration kMigrations[] = {
-    {1, kInitialSchema},
-    {2, kRanks},
-    {3, kAllocatorCounters},
-    {4, kFinalBatch},
-    {5, kMemoryDetails},
+    {1, kInitialSchema}, {2, kRanks},         {3, kAllocatorCounters},
+    {4, kFinalBatch},    {5, kMemoryDetails},
 };
 
 int user_version(const sqlite::Database& database) {

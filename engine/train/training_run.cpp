@@ -280,8 +280,7 @@ bool TrainingRun::optimizer_step() {
             const auto autocast = autocast_scope();
             const torch::Tensor logits = m_model->forward(batch->ids, batch->mask);
             loss = model::attributed(m_loss_id, [&] {
-                return torch::nn::functional::cross_entropy(logits, batch->labels) /
-                       m_accumulation;
+                return torch::nn::functional::cross_entropy(logits, batch->labels) / m_accumulation;
             });
         }
         sample_phase(phase::kForward);

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "oomlab/config/experiment_config.h"
 #include "oomlab/prepare/data_profile.h"
 #include "oomlab/run/breakdown.h"
+#include "oomlab/run/run_record.h"
 
 namespace oomlab {
 
@@ -17,6 +19,9 @@ struct MemoryEstimate {
     std::int64_t cap_bytes = 0;   // memory.cap_mb in bytes; 0 = none
     bool fits = true;             // peak_bytes <= cap_bytes (or no cap)
     int worst_batch_length = 1;   // padded length of the worst micro-batch assumed
+    // The breakdown at the peak by module, under the names runs use (`estimate --json`,
+    // key by_module): the model's modules in forward order, then loss, optimizer, other.
+    std::vector<ModuleMemory> by_module;
 };
 
 MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile& profile);

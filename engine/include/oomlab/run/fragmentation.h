@@ -21,8 +21,7 @@ struct Fragmentation {
     // The free memory would hold the request, but no single block does.
     bool fragmented() const {
         return reserved_free_bytes + unreserved_free_bytes >= requested_bytes &&
-               largest_free_block < requested_bytes &&
-               unreserved_free_bytes < requested_bytes;
+               largest_free_block < requested_bytes && unreserved_free_bytes < requested_bytes;
     }
 };
 

@@ -88,10 +88,10 @@ struct ModuleSample {
 
 // The staircase: memory after each stage of a run, as people draw it by hand.
 namespace stage {
-inline constexpr std::string_view kEmpty = "empty";                    // the run's start
-inline constexpr std::string_view kDeviceContext = "device context";   // CUDA only
-inline constexpr std::string_view kWeights = "weights";                // table and parameters
-inline constexpr std::string_view kData = "resident data";             // data.loading=eager
+inline constexpr std::string_view kEmpty = "empty";                     // the run's start
+inline constexpr std::string_view kDeviceContext = "device context";    // CUDA only
+inline constexpr std::string_view kWeights = "weights";                 // table and parameters
+inline constexpr std::string_view kData = "resident data";              // data.loading=eager
 inline constexpr std::string_view kOptimizerState = "optimizer state";  // after the first step
 inline constexpr std::string_view kFirstPeak = "first step peak";
 inline constexpr std::string_view kSteadyState = "steady state";  // the last step's peak

@@ -1,0 +1,124 @@
+// Where a run's bytes came from, kept with the run; two runs diffed; an OOM's free space.
+#include <gtest/gtest.h>
+
+#include "oomlab/run/memory_diff.h"
+#include "oomlab/store/run_store.h"
+#include "test_support.h"
+
+namespace oomlab {
+namespace {
+
+RunOutcome outcome_with_modules() {
+    RunOutcome outcome;
+    outcome.status = RunStatus::Oom;
+    outcome.steps = 7;
+    outcome.peak_bytes = 5000;
+    outcome.breakdown.activations = 3000;
+    outcome.by_module = {{"embeddings", 1000, 1000, 2000, 10},
+                         {"block 1", 300, 0, 600, 2900},
+                         {"loss", 0, 0, 0, 90},
+                         {"other", 0, 0, 0, std::nullopt}};
+    outcome.module_samples = {{1, "forward", "block 1", 2800}, {1, "backward", "block 1", 1200}};
+    outcome.staircase = {{"empty", 0, 100}, {"weights", 1300, std::nullopt}};
+    outcome.fragmentation = Fragmentation{4096, 6000, 2048, 5, 0};
+    return outcome;
+}
+
+TEST(RunDetails, AreKeptWithTheRunAndGoWithIt) {
+    test::TempDir dir;
+    RunStore store = RunStore::open(dir.file("runs.sqlite"));
+    const std::int64_t id = store.create_run({"details", "{}", "cpu", "", "", 1});
+    store.finish_run(id, outcome_with_modules());
+
+    const RunRecord run = *store.find_run(id);
+    ASSERT_EQ(run.outcome.by_module.size(), 4u);
+    EXPECT_EQ(run.outcome.by_module[1].module, "block 1");
+    EXPECT_EQ(run.outcome.by_module[1].optimizer_state, 600);
+    EXPECT_EQ(run.outcome.by_module[1].activations, 2900);
+    EXPECT_FALSE(run.outcome.by_module[3].activations.has_value());
+    ASSERT_EQ(run.outcome.staircase.size(), 2u);
+    EXPECT_EQ(run.outcome.staircase[0].device_used_bytes, 100);
+    EXPECT_EQ(run.outcome.staircase[1].allocated_bytes, 1300);
+    ASSERT_TRUE(run.outcome.fragmentation.has_value());
+    EXPECT_EQ(run.outcome.fragmentation->free_blocks, 5);
+    const std::vector<ModuleSample> samples = store.module_samples(id);
+    ASSERT_EQ(samples.size(), 2u);
+    EXPECT_EQ(samples[1].phase, "backward");
+    EXPECT_EQ(samples[1].activations, 1200);
+
+    EXPECT_TRUE(store.delete_run(id));
+    EXPECT_TRUE(store.module_samples(id).empty());
+}
+
+TEST(RunDetails, ARunWithoutThemReadsBackWithout) {
+    test::TempDir dir;
+    RunStore store = RunStore::open(dir.file("runs.sqlite"));
+    const std::int64_t id = store.create_run({"plain", "{}", "cpu", "", "", 1});
+    store.finish_run(id, RunOutcome{});
+    const RunRecord run = *store.find_run(id);
+    EXPECT_TRUE(run.outcome.by_module.empty());
+    EXPECT_TRUE(run.outcome.staircase.empty());
+    EXPECT_FALSE(run.outcome.fragmentation.has_value());
+}
+
+TEST(MemoryDiff, PutsTheLargestDifferenceFirst) {
+    const RunOutcome a = outcome_with_modules();
+    RunOutcome b = a;
+    b.peak_bytes = 2500;
+    b.breakdown.activations = 500;
+    b.breakdown.other = 9000;  // process memory: beside the peak, listed after it
+    b.by_module[1].activations = 400;
+    b.by_module[0].activations = 20;
+    b.by_module.push_back({"head", 8, 8, 16, 4});
+    const MemoryDiff diff = diff_memory(a, b);
+    EXPECT_EQ(diff.a_peak, 5000);
+    EXPECT_EQ(diff.b_peak, 2500);
+    ASSERT_EQ(diff.by_category.size(), 2u);
+    EXPECT_EQ(diff.by_category[0].category, "activations");
+    EXPECT_EQ(diff.by_category[0].difference(), -2500);
+    EXPECT_EQ(diff.by_category[1].category, "other");
+    ASSERT_GE(diff.by_module.size(), 3u);
+    EXPECT_EQ(diff.by_module[0].module, "block 1");
+    EXPECT_EQ(diff.by_module[0].category, "activations");
+    EXPECT_EQ(diff.by_module[0].difference(), -2500);
+    // A module only B has counts 0 in A; equal rows are left out.
+    EXPECT_EQ(diff.by_module[1].module, "head");
+    EXPECT_EQ(diff.by_module[1].a_bytes, 0);
+    for (const MemoryDifference& row : diff.by_module) {
+        EXPECT_NE(row.difference(), 0) << row.module << " " << row.category;
+    }
+    EXPECT_NE(memory_diff_json(diff).find("\"by_module\":[{\"category\":\"activations\","
+                                          "\"module\":\"block 1\",\"a_bytes\":2900"),
+              std::string::npos)
+        << memory_diff_json(diff);
+}
+
+TEST(Fragmentation, ReadsTheRequestFromBothAllocatorsMessages) {
+    EXPECT_EQ(requested_bytes_in("CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; "
+                                 "79.10 GiB total capacity)"),
+              20 << 20);
+    EXPECT_EQ(requested_bytes_in("CPU out of memory. Tried to allocate 1.5 KiB while ..."), 1536);
+    EXPECT_EQ(requested_bytes_in("Tried to allocate 2.00 GiB"), std::int64_t(2) << 30);
+    EXPECT_EQ(requested_bytes_in("Tried to allocate 512 B"), 512);
+    EXPECT_FALSE(requested_bytes_in("out of memory").has_value());
+    EXPECT_FALSE(requested_bytes_in("Tried to allocate lots").has_value());
+}
+
+TEST(Fragmentation, TellsPiecesFromWantOfMemory) {
+    // 6000 free in 5 blocks, none of 4096: fragmented, and the advice says what helps.
+    const Fragmentation pieces{4096, 6000, 2048, 5, 0};
+    EXPECT_TRUE(pieces.fragmented());
+    EXPECT_NE(describe_fragmentation(pieces).find("expandable_segments"), std::string::npos);
+    // A block large enough exists: the allocator would have used it; not fragmentation.
+    EXPECT_FALSE((Fragmentation{4096, 6000, 4096, 2, 0}).fragmented());
+    // Too little free in all: want of memory, and no advice about segments.
+    const Fragmentation little{4096, 1000, 1000, 1, 1000};
+    EXPECT_FALSE(little.fragmented());
+    EXPECT_EQ(describe_fragmentation(little).find("expandable_segments"), std::string::npos);
+    EXPECT_NE(describe_fragmentation(little).find("not enough memory"), std::string::npos);
+    // A new segment would fit: the cap or device still had room, so not fragmentation either.
+    EXPECT_FALSE((Fragmentation{4096, 6000, 2048, 5, 8192}).fragmented());
+}
+
+}  // namespace
+}  // namespace oomlab
