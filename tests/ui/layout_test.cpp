@@ -10,6 +10,7 @@
 #include <QLineEdit>
 #include <QMainWindow>
 #include <QTabBar>
+#include <QTabWidget>
 #include <QtTest>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "experiment/experiment_panel.h"
 #include "lessons/lesson_flow.h"
 #include "lessons/lesson_text.h"
+#include "live/live_page.h"
 #include "live/run_controller.h"
 #include "plots/themed_plot.h"
 #include "ui_test_support.h"
@@ -229,6 +231,23 @@ private slots:
         QVERIFY2(clipped.isEmpty(), qPrintable(clipped.join('\n')));
         const QStringList cut = cutLegendEntries(m_window.get());
         QVERIFY2(cut.isEmpty(), qPrintable(cut.join('\n')));
+
+        // The live view's memory tabs (by phase, by module, staircase) fit the same screen.
+        if (MainWindow::Page(page) == MainWindow::LiveTab) {
+            QTabWidget* tabs = m_window->livePage()->memoryTabs();
+            for (int tab = tabs->count() - 1; tab >= 0; --tab) {
+                tabs->setCurrentIndex(tab);
+                QApplication::processEvents();
+                QTest::qWait(50);
+                const QSize tabNeeds = m_window->minimumSizeHint();
+                QVERIFY2(tabNeeds.width() <= screen.width() && tabNeeds.height() <= screen.height(),
+                         qPrintable(QStringLiteral("tab %1 needs %2x%3")
+                                        .arg(tabs->tabText(tab))
+                                        .arg(tabNeeds.width())
+                                        .arg(tabNeeds.height())));
+                QCOMPARE(m_window->size(), screen);
+            }
+        }
     }
 
     // A lesson's flow opens beside the window; on a small screen it must fit too, and showing

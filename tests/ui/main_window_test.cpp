@@ -17,6 +17,7 @@
 #include "common/run_types.h"
 #include "compare/compare_page.h"
 #include "compare/compare_plots.h"
+#include "compare/memory_diff_view.h"
 #include "compare/settings_diff.h"
 #include "experiment/config_form.h"
 #include "experiment/experiment_panel.h"
@@ -25,10 +26,13 @@
 #include "live/live_page.h"
 #include "live/loss_plot.h"
 #include "live/memory_plot.h"
+#include "live/module_view.h"
 #include "live/phase_plot.h"
 #include "live/run_controller.h"
 #include "oomlab/config/config_keys.h"
+#include "oomlab/run/memory_diff.h"
 #include "plots/breakdown_chart.h"
+#include "plots/module_chart.h"
 #include "plots/plot_export.h"
 #include "runs/run_database.h"
 #include "runs/runs_model.h"
@@ -119,6 +123,29 @@ private slots:
                  countRows(metrics, "forward", false));
         QVERIFY(live->phasePlot()->phase(QStringLiteral("forward"))->dataCount() >= 12);
         QVERIFY(live->lossPlot()->coalescedReplots() >= 1);
+        // Memory by module at the peak: a bar and a row per module that held bytes, then the
+        // total row; the table's figures are the run's.
+        const std::vector<ModuleMemory>& modules = end.outcome.by_module;
+        QVERIFY(!modules.empty());
+        QTableWidget* table = live->moduleView()->table();
+        QCOMPARE(table->rowCount(), live->moduleView()->chart()->barCount() + 1);
+        QCOMPARE(table->item(0, 0)->text(), qs(modules.front().module));
+        QCOMPARE(table->item(0, 1)->text(), formatBytes(modules.front().parameters));
+        QCOMPARE(live->moduleView()->chart()->valueMiB(0, ModuleChart::Parameters),
+                 toMiB(modules.front().parameters));
+        std::int64_t parameters = 0;
+        for (const ModuleMemory& module : modules) {
+            parameters += module.parameters;
+        }
+        QCOMPARE(table->item(table->rowCount() - 1, 1)->text(), formatBytes(parameters));
+        // The staircase: a bar per stage, each as high as the memory after it.
+        StaircaseChart* staircase = live->staircaseChart();
+        QCOMPARE(staircase->barCount(), int(end.outcome.staircase.size()));
+        QVERIFY(staircase->barCount() >= 4);  // empty, weights, optimizer state, peaks
+        const int lastStage = staircase->barCount() - 1;
+        QCOMPARE(staircase->valueMiB(lastStage, StaircaseChart::Before) +
+                     staircase->valueMiB(lastStage, StaircaseChart::Added),
+                 toMiB(end.outcome.staircase.back().allocated_bytes));
         // Nothing went wrong, so no explanation panel; progress done.
         QVERIFY(live->failurePanel()->isHidden());
         QVERIFY(m_window->statusProgress()->bar()->isHidden());
@@ -253,6 +280,68 @@ private slots:
         }
         QCOMPARE(compare->metricsTable()->rowCount(), 2);
         QCOMPARE(compare->metricsTable()->item(1, 1)->text(), QStringLiteral("completed"));
+
+        // What differs at the peak, A = the first run, B = the second, read back from the
+        // database: the batch size changes the activations; the rows are the engine's diff.
+        MemoryDiffView* diffView = compare->memoryDiff();
+        const MemoryDiff diff =
+            diff_memory(compare->runs()[0].record.outcome, compare->runs()[1].record.outcome);
+        QVERIFY(!compare->runs()[1].record.outcome.by_module.empty());
+        QVERIFY(!diff.by_category.empty());
+        QTableWidget* diffTable = diffView->table();
+        QCOMPARE(diffTable->rowCount(), int(2 + diff.by_category.size() + diff.by_module.size()));
+        QCOMPARE(diffTable->item(0, 0)->text(), QStringLiteral("By category"));
+        QCOMPARE(diffTable->item(1, 1)->text(), formatBytes(diff.by_category.front().a_bytes));
+        QCOMPARE(diffTable->item(1, 2)->text(), formatBytes(diff.by_category.front().b_bytes));
+        QVERIFY2(diffView->summary().contains(formatBytes(std::llabs(diff.b_peak - diff.a_peak))),
+                 qPrintable(diffView->summary()));
+    }
+
+    void differenceAtThePeakListsCategoriesThenModulesLargestFirst() {
+        // Two made-up outcomes, so that every kind of row is there.
+        CompareRun a;
+        a.record.id = 1;
+        a.record.outcome.peak_bytes = 100 << 20;
+        a.record.outcome.breakdown.activations = 40 << 20;
+        a.record.outcome.breakdown.parameters = 10 << 20;
+        a.record.outcome.by_module = {{"block 1", 5 << 20, 0, 0, 20 << 20},
+                                      {"block 2", 5 << 20, 0, 0, 20 << 20}};
+        CompareRun b = a;
+        b.record.id = 2;
+        b.record.outcome.peak_bytes = 70 << 20;
+        b.record.outcome.breakdown.activations = 10 << 20;
+        b.record.outcome.breakdown.parameters = 12 << 20;
+        b.record.outcome.by_module = {{"block 1", 5 << 20, 0, 0, 1 << 20},
+                                      {"block 2", 5 << 20, 0, 0, 9 << 20},
+                                      {"head", 2 << 20, 0, 0, 0}};
+        MemoryDiffView view;
+        view.setRuns({a, b});
+        const QTableWidget* table = view.table();
+        const QStringList expected = {
+            QStringLiteral("By category"),
+            QStringLiteral("activations|40.0 MiB|10.0 MiB|-30.0 MiB"),
+            QStringLiteral("parameters|10.0 MiB|12.0 MiB|+2.0 MiB"),
+            QStringLiteral("By module"),
+            QStringLiteral("block 1 · activations|20.0 MiB|1.0 MiB|-19.0 MiB"),
+            QStringLiteral("block 2 · activations|20.0 MiB|9.0 MiB|-11.0 MiB"),
+            QStringLiteral("head · parameters|0 B|2.0 MiB|+2.0 MiB")};
+        QStringList rows;
+        for (int row = 0; row < table->rowCount(); ++row) {
+            QStringList cells;
+            for (int column = 0; column < 4; ++column) {
+                if (const QTableWidgetItem* item = table->item(row, column)) {
+                    cells << item->text();
+                }
+            }
+            rows << cells.join('|');
+        }
+        QCOMPARE(rows, expected);
+        QVERIFY2(view.summary().contains(QStringLiteral("30.0 MiB lower")),
+                 qPrintable(view.summary()));
+        // Swapped, every difference changes sign.
+        view.choose(1, 0);
+        QCOMPARE(table->item(1, 3)->text(), QStringLiteral("+30.0 MiB"));
+        QVERIFY(view.summary().contains(QStringLiteral("30.0 MiB higher")));
     }
 
     void exportPlotAndCsv() {

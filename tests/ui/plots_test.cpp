@@ -1,6 +1,7 @@
 // The plot building blocks: coalesced redraws, following the data until the user zooms,
-// the system palette, legend toggling, the stacked breakdown bars and the live plots'
-// handling of metric batches (sorted appends, the per-phase placement, OOM markers).
+// the system palette, legend toggling, the stacked bars (breakdown, modules, staircase) and
+// the live plots' handling of metric batches (sorted appends, the per-phase placement, OOM
+// markers).
 #include <QApplication>
 #include <QToolTip>
 
@@ -12,6 +13,7 @@
 #include "live/phase_plot.h"
 #include "plots/breakdown_chart.h"
 #include "plots/loss_smoothing.h"
+#include "plots/module_chart.h"
 #include "plots/themed_plot.h"
 #include "ui_test_support.h"
 
@@ -137,6 +139,46 @@ private slots:
         QCOMPARE(chart.valueMiB(1, 2), 5.0);
         QCOMPARE(chart.valueMiB(1, 0), 0.0);
         QVERIFY(chart.yAxis->range().upper >= 64.0);  // the cap is in view
+    }
+
+    void moduleBarsReadTopDownAndSkipEmptyModules() {
+        ModuleChart chart;
+        chart.resize(400, 300);
+        std::vector<ModuleMemory> modules(3);
+        modules[0] = {"embeddings", 40 << 20, 0, 0, 1 << 20};
+        modules[1] = {"pooling", 0, 0, 0, 0};          // held nothing at the peak: no bar
+        modules[2] = {"loss", 0, 0, 0, std::nullopt};  // not measured counts nothing
+        modules.push_back({"output", 2 << 20, 2 << 20, 4 << 20, 3 << 20});
+        chart.setModules(modules);
+        QCOMPARE(chart.barCount(), 2);
+        QCOMPARE(chart.valueMiB(0, ModuleChart::Parameters), 40.0);
+        QCOMPARE(chart.valueMiB(0, ModuleChart::Activations), 1.0);
+        QCOMPARE(chart.valueMiB(1, ModuleChart::OptimizerState), 4.0);
+        QCOMPARE(chart.valueMiB(1, ModuleChart::Activations), 3.0);
+        // Forward order from the top: the first module's bar is above the second's.
+        chart.renderNow();
+        QVERIFY(chart.yAxis->coordToPixel(1) < chart.yAxis->coordToPixel(2));
+        const QString hover =
+            chart.valuesAt(QPointF(chart.xAxis->coordToPixel(1), chart.yAxis->coordToPixel(2)));
+        QVERIFY2(hover.startsWith(QStringLiteral("<b>output</b> · 11.0 MiB")), qPrintable(hover));
+    }
+
+    void staircaseSplitsEachStageIntoHeldAndAdded() {
+        StaircaseChart chart;
+        chart.setStages({{"empty", 0, std::nullopt},
+                         {"weights", 10 << 20, std::nullopt},
+                         {"first step peak", 25 << 20, std::nullopt},
+                         {"steady state", 20 << 20, std::nullopt}},
+                        32LL << 20);
+        QCOMPARE(chart.barCount(), 4);
+        QCOMPARE(chart.valueMiB(1, StaircaseChart::Before), 0.0);
+        QCOMPARE(chart.valueMiB(1, StaircaseChart::Added), 10.0);
+        QCOMPARE(chart.valueMiB(2, StaircaseChart::Before), 10.0);
+        QCOMPARE(chart.valueMiB(2, StaircaseChart::Added), 15.0);
+        // Steady state below the first peak: all of it was held before, nothing added.
+        QCOMPARE(chart.valueMiB(3, StaircaseChart::Before), 20.0);
+        QCOMPARE(chart.valueMiB(3, StaircaseChart::Added), 0.0);
+        QVERIFY(chart.yAxis->range().upper >= 32.0);
     }
 
     void smoothingIsTensorBoardsDebiasedAverage() {

@@ -7,6 +7,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
@@ -14,6 +15,7 @@
 #include "common/app_settings.h"
 #include "common/formatting.h"
 #include "compare/compare_plots.h"
+#include "compare/memory_diff_view.h"
 #include "compare/settings_diff.h"
 #include "plots/breakdown_chart.h"
 #include "plots/series_colors.h"
@@ -91,7 +93,15 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent) {
     breakdownLayout->setContentsMargins(0, 0, 0, 0);
     breakdownLayout->addWidget(m_breakdown, 1);
     breakdownLayout->addWidget(m_showOther);
-    lower->addWidget(settingsBox);
+    // The results and settings, or what differs at the peak: both are tables that want
+    // the wider column, and the breakdown beside them stays in view.
+    m_diff = new MemoryDiffView;
+    auto* tableTabs = new QTabWidget;
+    tableTabs->setObjectName(QStringLiteral("compareTableTabs"));
+    tableTabs->setDocumentMode(true);
+    tableTabs->addTab(settingsBox, tr("Results and settings"));
+    tableTabs->addTab(m_diff, tr("Difference at the peak"));
+    lower->addWidget(tableTabs);
     lower->addWidget(breakdownBox);
     lower->setStretchFactor(0, 3);
     lower->setStretchFactor(1, 2);
@@ -191,6 +201,7 @@ void ComparePage::show(const CompareData& loaded) {
     m_loss->setRuns(m_runs);
     m_memory->setRuns(m_runs);
     m_settings->setRuns(m_runs);
+    m_diff->setRuns(m_runs);
     fillBreakdown();
     fillMetrics();
     emit this->loaded();

@@ -1,5 +1,6 @@
 // Two or more runs side by side: overlaid loss and memory curves (x by step or time), the
-// settings that differ, the peak-memory breakdown of each, and the final metrics.
+// settings that differ, the peak-memory breakdown of each, what differs between two of them
+// at their peaks (per category and per module), and the final metrics.
 #pragma once
 
 #include <QFutureWatcher>
@@ -18,6 +19,7 @@ namespace oomlab::ui {
 
 class BreakdownChart;
 class ComparePlot;
+class MemoryDiffView;
 class SettingsDiffTable;
 
 class ComparePage : public QWidget {
@@ -41,6 +43,7 @@ public:
     ComparePlot* memoryPlot() const { return m_memory; }
     SettingsDiffTable* settingsTable() const { return m_settings; }
     BreakdownChart* breakdownChart() const { return m_breakdown; }
+    MemoryDiffView* memoryDiff() const { return m_diff; }
     QTableWidget* metricsTable() const { return m_metrics; }
     QDoubleSpinBox* smoothingBox() const { return m_smoothing; }
     void setTimeAxis(bool byTime);
@@ -67,6 +70,7 @@ private:
     ComparePlot* m_memory = nullptr;
     SettingsDiffTable* m_settings = nullptr;
     BreakdownChart* m_breakdown = nullptr;
+    MemoryDiffView* m_diff = nullptr;
     QTableWidget* m_metrics = nullptr;
     QFutureWatcher<CompareData> m_watcher;
     QVector<CompareRun> m_runs;

@@ -6,6 +6,7 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -15,8 +16,10 @@
 #include "live/failure_panel.h"
 #include "live/loss_plot.h"
 #include "live/memory_plot.h"
+#include "live/module_view.h"
 #include "live/phase_plot.h"
 #include "oomlab/session/run_session.h"
+#include "plots/module_chart.h"
 #include "plots/smoothing_box.h"
 
 namespace oomlab::ui {
@@ -33,6 +36,36 @@ LivePage::LivePage(QWidget* parent) : QWidget(parent) {
     m_loss = new LossPlot;
     m_memory = new MemoryPlot;
     m_phases = new PhasePlot;
+    m_modules = new ModuleView;
+    m_staircase = new StaircaseChart;
+    // The run's memory three ways: inside each step, by part of the model at the peak, and
+    // stage by stage from an empty device.
+    m_memoryTabs = new QTabWidget;
+    m_memoryTabs->setObjectName(QStringLiteral("liveMemoryTabs"));
+    m_memoryTabs->setDocumentMode(true);
+    // The tab bar takes a line of height: on a small screen at presentation size the plots
+    // behind it get a line less of data area at the least.
+    for (ThemedPlot* plot :
+         {static_cast<ThemedPlot*>(m_phases), static_cast<ThemedPlot*>(m_modules->chart()),
+          static_cast<ThemedPlot*>(m_staircase)}) {
+        plot->setMinimumDataLines(1);
+    }
+    m_memoryTabs->addTab(m_phases, tr("By phase"));
+    m_memoryTabs->addTab(m_modules, tr("By module"));
+    m_memoryTabs->addTab(m_staircase, tr("Staircase"));
+    // Only the page in view asks for room: the others are laid out when they are shown.
+    const auto sizeToCurrentPage = [this](int current) {
+        for (int i = 0; i < m_memoryTabs->count(); ++i) {
+            const auto policy = i == current ? QSizePolicy::Preferred : QSizePolicy::Ignored;
+            m_memoryTabs->widget(i)->setSizePolicy(policy, policy);
+        }
+    };
+    connect(m_memoryTabs, &QTabWidget::currentChanged, this, [sizeToCurrentPage](int index) {
+        sizeToCurrentPage(index);
+        AppSettings::setValue(QStringLiteral("live/memoryTab"), index);
+    });
+    m_memoryTabs->setCurrentIndex(AppSettings::value(QStringLiteral("live/memoryTab"), 0).toInt());
+    sizeToCurrentPage(m_memoryTabs->currentIndex());
     m_log = new QPlainTextEdit;
     m_log->setObjectName(QStringLiteral("eventLog"));
     m_log->setReadOnly(true);
@@ -45,7 +78,7 @@ LivePage::LivePage(QWidget* parent) : QWidget(parent) {
     plotsTop->addWidget(m_loss);
     plotsTop->addWidget(m_memory);
     auto* bottom = new QSplitter(Qt::Horizontal);
-    bottom->addWidget(m_phases);
+    bottom->addWidget(m_memoryTabs);
     bottom->addWidget(m_log);
     bottom->setStretchFactor(0, 3);
     bottom->setStretchFactor(1, 1);
@@ -78,7 +111,7 @@ LivePage::LivePage(QWidget* parent) : QWidget(parent) {
 }
 
 QList<ThemedPlot*> LivePage::plots() const {
-    return {m_loss, m_memory, m_phases};
+    return {m_loss, m_memory, m_phases, m_modules->chart(), m_staircase};
 }
 
 QString LivePage::header() const {
@@ -107,6 +140,8 @@ void LivePage::resetPlots() {
     m_loss->reset();
     m_memory->reset(m_capBytes);
     m_phases->reset();
+    m_modules->setModules({}, tr("Memory by module appears here when the run ends."));
+    m_staircase->setStages({});
     m_failure->hide();
 }
 
@@ -134,6 +169,8 @@ void LivePage::onRunCreated(qint64 runId, const ExperimentInfo& info) {
     m_loss->setExportTitle(tr("%1: loss and validation").arg(run));
     m_memory->setExportTitle(tr("%1: memory per step").arg(run));
     m_phases->setExportTitle(tr("%1: memory by phase").arg(run));
+    m_modules->chart()->setExportTitle(tr("%1: memory by module at the peak").arg(run));
+    m_staircase->setExportTitle(tr("%1: memory stage by stage").arg(run));
     log(tr("run %1 created").arg(runId));
 }
 
@@ -165,6 +202,10 @@ void LivePage::onRunFinished(const RunEnd& end) {
         return;
     }
     m_phases->finish(end.status() == RunStatus::Oom ? tr("OOM") : QString());
+    m_modules->setModules(end.outcome.by_module,
+                          tr("This run recorded no memory by module (it ended before its "
+                             "first step)."));
+    m_staircase->setStages(end.outcome.staircase, m_capBytes);
     for (ThemedPlot* plot : plots()) {
         plot->requestReplot();
     }

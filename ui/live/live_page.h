@@ -1,5 +1,6 @@
 // The run in progress: what it trains on, loss and memory as they arrive, the per-phase
-// sawtooth, the run's events, and an explanation when it ends out of memory or fails.
+// sawtooth, memory by module and the staircase of stages, the run's events, and an
+// explanation when it ends out of memory or fails.
 #pragma once
 
 #include <QWidget>
@@ -9,13 +10,16 @@
 class QDoubleSpinBox;
 class QLabel;
 class QPlainTextEdit;
+class QTabWidget;
 
 namespace oomlab::ui {
 
 class FailurePanel;
 class LossPlot;
 class MemoryPlot;
+class ModuleView;
 class PhasePlot;
+class StaircaseChart;
 class ThemedPlot;
 
 class LivePage : public QWidget {
@@ -27,6 +31,9 @@ public:
     LossPlot* lossPlot() const { return m_loss; }
     MemoryPlot* memoryPlot() const { return m_memory; }
     PhasePlot* phasePlot() const { return m_phases; }
+    ModuleView* moduleView() const { return m_modules; }
+    StaircaseChart* staircaseChart() const { return m_staircase; }
+    QTabWidget* memoryTabs() const { return m_memoryTabs; }
     FailurePanel* failurePanel() const { return m_failure; }
     QDoubleSpinBox* smoothingBox() const { return m_smoothing; }
     QList<ThemedPlot*> plots() const;
@@ -58,6 +65,9 @@ private:
     LossPlot* m_loss = nullptr;
     MemoryPlot* m_memory = nullptr;
     PhasePlot* m_phases = nullptr;
+    ModuleView* m_modules = nullptr;
+    StaircaseChart* m_staircase = nullptr;
+    QTabWidget* m_memoryTabs = nullptr;
     QPlainTextEdit* m_log = nullptr;
     QDoubleSpinBox* m_smoothing = nullptr;
     qint64 m_runId = 0;

@@ -321,14 +321,21 @@ void MainWindow::setZoom(double factor) {
     m_zoom = std::clamp(factor, 0.7, 2.5);
     // Presenting, the plots get the whole screen: the experiment panel is hidden (View →
     // Experiment brings it back) and shown again when presentation mode ends.
+    // The panel goes before the text grows and comes back after it shrinks: never the large
+    // text beside the panel, which would need more than the screen for a moment and leave
+    // the window grown.
     const bool presenting = m_zoom >= kPresentationZoom - 0.01;
-    if (presenting != m_presenting) {
-        m_presenting = presenting;
-        m_experimentDock->setVisible(!presenting);
+    const bool panelChanges = presenting != m_presenting;
+    m_presenting = presenting;
+    if (panelChanges && presenting) {
+        m_experimentDock->hide();
     }
     QFont font = m_baseFont;
     font.setPointSizeF(m_baseFont.pointSizeF() * m_zoom);
     QApplication::setFont(font);
+    if (panelChanges && !presenting) {
+        m_experimentDock->show();
+    }
     if (m_saveSession) {
         AppSettings::setValue(QStringLiteral("view/zoom"), m_zoom);
     }

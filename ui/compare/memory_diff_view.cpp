@@ -1,0 +1,148 @@
+#include "compare/memory_diff_view.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+#include "common/formatting.h"
+#include "oomlab/run/memory_diff.h"
+#include "plots/series_colors.h"
+
+namespace oomlab::ui {
+namespace {
+
+QString signedBytes(std::int64_t bytes) {
+    return (bytes > 0 ? QStringLiteral("+") : QString()) + formatBytes(bytes);
+}
+
+// "activations and temporaries" for a category, "block 1 · activations" for a module.
+QString rowName(const MemoryDifference& row) {
+    if (row.module.empty()) {
+        const auto key = std::find(kBreakdownKeys.begin(), kBreakdownKeys.end(), row.category);
+        return breakdownLabel(static_cast<std::size_t>(key - kBreakdownKeys.begin()));
+    }
+    return QStringLiteral("%1 · %2").arg(qs(row.module),
+                                         qs(row.category).replace(QLatin1Char('_'), ' '));
+}
+
+QTableWidgetItem* bytesItem(const QString& text) {
+    auto* item = new QTableWidgetItem(text);
+    item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    return item;
+}
+
+}  // namespace
+
+MemoryDiffView::MemoryDiffView(QWidget* parent) : QWidget(parent) {
+    setObjectName(QStringLiteral("memoryDiffView"));
+    m_a = new QComboBox;
+    m_a->setObjectName(QStringLiteral("diffRunA"));
+    m_b = new QComboBox;
+    m_b->setObjectName(QStringLiteral("diffRunB"));
+    for (QComboBox* box : {m_a, m_b}) {
+        box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        box->setMinimumContentsLength(12);
+        connect(box, qOverload<int>(&QComboBox::currentIndexChanged), this, &MemoryDiffView::fill);
+    }
+    m_summary = new QLabel;
+    m_summary->setWordWrap(true);
+    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_table = new QTableWidget;
+    m_table->setObjectName(QStringLiteral("memoryDiffTable"));
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->verticalHeader()->hide();
+    m_table->setColumnCount(4);
+    m_table->setHorizontalHeaderLabels({tr("At the peak"), tr("A"), tr("B"), tr("B − A")});
+
+    auto* choice = new QHBoxLayout;
+    choice->addWidget(new QLabel(tr("A:")));
+    choice->addWidget(m_a, 1);
+    choice->addWidget(new QLabel(tr("B:")));
+    choice->addWidget(m_b, 1);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(choice);
+    layout->addWidget(m_summary);
+    layout->addWidget(m_table, 1);
+}
+
+void MemoryDiffView::setRuns(const QVector<CompareRun>& runs) {
+    m_runs = runs;
+    for (QComboBox* box : {m_a, m_b}) {
+        const QSignalBlocker quiet(box);
+        box->clear();
+        for (int i = 0; i < runs.size(); ++i) {
+            box->addItem(runLabel(runs[i].record));
+            box->setItemData(i, seriesColor(i), Qt::ForegroundRole);
+        }
+    }
+    choose(0, runs.size() > 1 ? 1 : 0);
+}
+
+void MemoryDiffView::choose(int a, int b) {
+    {
+        const QSignalBlocker quietA(m_a);
+        const QSignalBlocker quietB(m_b);
+        m_a->setCurrentIndex(a);
+        m_b->setCurrentIndex(b);
+    }
+    fill();
+}
+
+QString MemoryDiffView::summary() const {
+    return m_summary->text();
+}
+
+void MemoryDiffView::fill() {
+    m_table->setRowCount(0);
+    const int a = m_a->currentIndex();
+    const int b = m_b->currentIndex();
+    if (a < 0 || b < 0 || a >= m_runs.size() || b >= m_runs.size()) {
+        m_summary->setText(tr("Compare two runs to see what differs at their peaks."));
+        return;
+    }
+    const MemoryDiff diff = diff_memory(m_runs[a].record.outcome, m_runs[b].record.outcome);
+    const std::int64_t change = diff.b_peak - diff.a_peak;
+    m_summary->setText(change == 0 ? tr("Both peak at %1.").arg(formatBytes(diff.a_peak))
+                                   : tr("B peaks <b>%1 %2</b> than A (%3 against %4).")
+                                         .arg(formatBytes(std::llabs(change)),
+                                              change > 0 ? tr("higher") : tr("lower"),
+                                              formatBytes(diff.b_peak), formatBytes(diff.a_peak)));
+    const auto section = [this](const QString& title) {
+        const int row = m_table->rowCount();
+        m_table->insertRow(row);
+        auto* item = new QTableWidgetItem(title);
+        QFont bold = m_table->font();
+        bold.setBold(true);
+        item->setFont(bold);
+        m_table->setItem(row, 0, item);
+    };
+    const auto rows = [this](const std::vector<MemoryDifference>& differences) {
+        for (const MemoryDifference& difference : differences) {
+            const int row = m_table->rowCount();
+            m_table->insertRow(row);
+            m_table->setItem(row, 0, new QTableWidgetItem(rowName(difference)));
+            m_table->setItem(row, 1, bytesItem(formatBytes(difference.a_bytes)));
+            m_table->setItem(row, 2, bytesItem(formatBytes(difference.b_bytes)));
+            m_table->setItem(row, 3, bytesItem(signedBytes(difference.difference())));
+        }
+    };
+    section(tr("By category"));
+    rows(diff.by_category);
+    section(tr("By module"));
+    if (diff.by_module.empty()) {
+        m_table->item(m_table->rowCount() - 1, 0)
+            ->setToolTip(
+                tr("No difference by module, or the runs recorded none (older runs, or runs "
+                   "that ended before their first step)."));
+    }
+    rows(diff.by_module);
+    m_table->resizeColumnsToContents();
+}
+
+}  // namespace oomlab::ui

@@ -1,0 +1,160 @@
+#include "plots/stacked_bar_chart.h"
+
+#include <cmath>
+#include <limits>
+
+#include "common/formatting.h"
+
+namespace oomlab::ui {
+
+std::int64_t StackedBar::total() const {
+    std::int64_t sum = 0;
+    for (std::int64_t layer : bytes) {
+        sum += layer;
+    }
+    return sum;
+}
+
+StackedBarChart::StackedBarChart(Qt::Orientation orientation, const QVector<BarLayer>& layers,
+                                 QWidget* parent)
+    : ThemedPlot(parent), m_orientation(orientation), m_layerInfo(layers) {
+    setInteractions({});
+    QCPBars* below = nullptr;
+    for (const BarLayer& layer : layers) {
+        auto* bars = new QCPBars(keyAxis(), valueAxis());
+        bars->setName(layer.name);
+        bars->setPen(Qt::NoPen);
+        bars->setBrush(layer.color);
+        bars->setWidth(kBarWidth);
+        addToLegend(bars);
+        if (below) {
+            bars->moveAbove(below);
+        }
+        below = bars;
+        m_layers.push_back(bars);
+    }
+    valueAxis()->setLabel(tr("MiB"));
+    keyAxis()->grid()->setVisible(false);
+    keyAxis()->setRangeReversed(orientation == Qt::Horizontal);  // read top down
+    placeLegendBelow(4);
+
+    m_capLine = new QCPItemStraightLine(this);
+    m_capLine->setPen(QPen(QColor(0xd6, 0x27, 0x28), 2, Qt::DashLine));
+    m_capLine->setVisible(false);
+    m_capLabel = new QCPItemText(this);
+    m_capLabel->setColor(QColor(0xd6, 0x27, 0x28));
+    m_capLabel->setVisible(false);
+    m_capLabel->setClipToAxisRect(false);
+    applyPalette();
+}
+
+QCPAxis* StackedBarChart::keyAxis() const {
+    return m_orientation == Qt::Horizontal ? yAxis : xAxis;
+}
+
+QCPAxis* StackedBarChart::valueAxis() const {
+    return m_orientation == Qt::Horizontal ? xAxis : yAxis;
+}
+
+void StackedBarChart::setStackedBars(const QVector<StackedBar>& bars, std::int64_t capBytes) {
+    m_bars = bars;
+    QVector<double> keys;
+    for (int i = 0; i < bars.size(); ++i) {
+        keys.push_back(i + 1);
+    }
+    keyAxis()->setTicker(QSharedPointer<QCPAxisTickerText>(new QCPAxisTickerText));
+    fitAxisLabels();
+    keyAxis()->setRange(0.4, bars.size() + 0.6);
+    double highest = 0;
+    for (int layer = 0; layer < m_layers.size(); ++layer) {
+        QVector<double> values;
+        for (const StackedBar& bar : bars) {
+            values.push_back(toMiB(bar.bytes.value(layer)));
+        }
+        m_layers[layer]->setData(keys, values, true);
+    }
+    for (const StackedBar& bar : bars) {
+        highest = std::max(highest, toMiB(bar.total()));
+    }
+    const double cap = toMiB(capBytes);
+    m_capLine->setVisible(capBytes > 0);
+    m_capLabel->setVisible(capBytes > 0);
+    if (capBytes > 0) {
+        highest = std::max(highest, cap);
+        if (m_orientation == Qt::Horizontal) {
+            m_capLine->point1->setCoords(cap, 0);
+            m_capLine->point2->setCoords(cap, 1);
+            m_capLabel->position->setCoords(cap, 0.5);  // the top: the key axis is reversed
+            m_capLabel->setPositionAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        } else {
+            m_capLine->point1->setCoords(0, cap);
+            m_capLine->point2->setCoords(1, cap);
+            m_capLabel->position->setCoords(0.45, cap);
+            m_capLabel->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
+        }
+        m_capLabel->setText(tr("cap %1").arg(formatBytes(capBytes)));
+    }
+    valueAxis()->setRange(0, highest > 0 ? highest * 1.08 : 1.0);
+    requestReplot();
+}
+
+QString StackedBarChart::valuesAt(const QPointF& pixel) const {
+    if (!axisRect()->rect().contains(pixel.toPoint())) {
+        return {};
+    }
+    const bool horizontal = m_orientation == Qt::Horizontal;
+    const double key = keyAxis()->pixelToCoord(horizontal ? pixel.y() : pixel.x());
+    const int bar = static_cast<int>(std::lround(key)) - 1;
+    if (bar < 0 || bar >= m_bars.size() || std::abs(key - (bar + 1)) > kBarWidth / 2) {
+        return {};
+    }
+    // Every layer of the bar, the one under the cursor in bold.
+    const double value = valueAxis()->pixelToCoord(horizontal ? pixel.x() : pixel.y());
+    const StackedBar& pointed = m_bars[bar];
+    const std::int64_t total = pointed.total();
+    QStringList lines{
+        QStringLiteral("<b>%1</b> · %2").arg(pointed.label.toHtmlEscaped(), formatBytes(total))};
+    double below = 0;
+    for (int layer = 0; layer < m_layerInfo.size(); ++layer) {
+        const std::int64_t bytes = pointed.bytes.value(layer);
+        if (bytes <= 0) {
+            continue;
+        }
+        const double top = below + toMiB(bytes);
+        const QString line = QStringLiteral("%1: %2 (%3 %)")
+                                 .arg(m_layerInfo[layer].name, formatBytes(bytes))
+                                 .arg(100.0 * double(bytes) / double(total), 0, 'f', 0);
+        lines << (value >= below && value < top ? QStringLiteral("<b>%1</b>").arg(line) : line);
+        below = top;
+    }
+    return lines.join(QStringLiteral("<br>"));
+}
+
+void StackedBarChart::fitAxisLabels() {
+    auto ticker = keyAxis()->ticker().dynamicCast<QCPAxisTickerText>();
+    if (!ticker) {
+        return;
+    }
+    const QFontMetrics metrics(keyAxis()->tickLabelFont());
+    // Lying bars have their names beside them; standing bars share the width.
+    const int room = m_orientation == Qt::Vertical && !m_bars.isEmpty()
+                         ? axisRect()->width() / m_bars.size() - metrics.averageCharWidth()
+                         : std::numeric_limits<int>::max();
+    ticker->clear();
+    for (int i = 0; i < m_bars.size(); ++i) {
+        ticker->addTick(
+            i + 1, room == std::numeric_limits<int>::max()
+                       ? m_bars[i].label
+                       : metrics.elidedText(m_bars[i].label, Qt::ElideRight, std::max(room, 1)));
+    }
+}
+
+double StackedBarChart::valueMiB(int bar, std::size_t layer) const {
+    const QCPBars* bars = m_layers.value(static_cast<int>(layer));
+    if (!bars || bar < 0 || bar >= bars->data()->size()) {
+        return 0;
+    }
+    return (bars->data()->constBegin() + bar)->value;
+}
+
+}  // namespace oomlab::ui
