@@ -74,7 +74,18 @@ Lesson parse_lesson(const std::string& json_text, const std::string& source) {
         }
         for (const auto& claim : document.value("claims", Json::array())) {
             LessonClaim parsed;
-            if (claim.contains("status")) {
+            if (claim.contains("largest")) {
+                parsed.kind = LessonClaim::Kind::Largest;
+                parsed.metric = claim["largest"].get<std::string>();
+                parsed.label = required(claim, "run", source).get<std::string>();
+                parsed.module = required(claim, "module", source).get<std::string>();
+                if (!is_lesson_metric(parsed.metric + "@" + parsed.module)) {
+                    throw BadInput(source + ": claims: \"largest\" is a kind of memory (" +
+                                   "parameters, gradients, optimizer_state, activations), not " +
+                                   claim["largest"].dump());
+                }
+            } else if (claim.contains("status")) {
+                parsed.kind = LessonClaim::Kind::Status;
                 parsed.label = required(claim, "run", source).get<std::string>();
                 const auto status = parse_run_status(claim["status"].get<std::string>());
                 if (!status) {
@@ -83,6 +94,11 @@ Lesson parse_lesson(const std::string& json_text, const std::string& source) {
                 parsed.status = *status;
             } else {
                 parsed.metric = required(claim, "metric", source).get<std::string>();
+                if (!is_lesson_metric(parsed.metric)) {
+                    throw BadInput(source + ": claims: unknown metric \"" + parsed.metric +
+                                   "\"; use peak_bytes, mean_step_peak, mean_device_used, a "
+                                   "breakdown category or KIND@MODULE (activations@block 1)");
+                }
                 parsed.smaller = required(claim, "smaller", source).get<std::string>();
                 parsed.than = required(claim, "than", source).get<std::string>();
                 parsed.at_most = claim.value("at_most", 1.0);

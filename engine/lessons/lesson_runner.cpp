@@ -1,7 +1,10 @@
 // Running a lesson and checking what it claims against what was measured.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
+#include "oomlab/common/format.h"
 #include "oomlab/lessons/lesson.h"
 
 namespace oomlab {
@@ -16,9 +19,58 @@ const LessonRunResult* result_for(const LessonResult& result, const std::string&
     return nullptr;
 }
 
+std::optional<std::int64_t> module_bytes(const ModuleMemory& module, std::string_view kind) {
+    if (kind == "parameters") {
+        return module.parameters;
+    }
+    if (kind == "gradients") {
+        return module.gradients;
+    }
+    if (kind == "optimizer_state") {
+        return module.optimizer_state;
+    }
+    return module.activations;
+}
+
+// "activations of block 1" for "activations@block 1"; other metrics as they are.
+std::string metric_name(const std::string& metric) {
+    const auto at = metric.find('@');
+    return at == std::string::npos ? metric : metric.substr(0, at) + " of " + metric.substr(at + 1);
+}
+
+ClaimCheck check_largest(const LessonClaim& claim, const LessonResult& result) {
+    const LessonRunResult* run = result_for(result, claim.label);
+    if (!run) {
+        return {"claim names a run the lesson does not have: " + claim.label, false};
+    }
+    const ModuleMemory* largest = nullptr;
+    std::int64_t total = 0;
+    for (const ModuleMemory& module : run->record.outcome.by_module) {
+        const std::int64_t bytes = module_bytes(module, claim.metric).value_or(0);
+        total += bytes;
+        if (!largest || bytes > module_bytes(*largest, claim.metric).value_or(0)) {
+            largest = &module;
+        }
+    }
+    if (!largest || total == 0) {
+        return {claim.label + ": no " + claim.metric +
+                    " by module measured (claim: " + claim.module + " holds the most)",
+                false};
+    }
+    const std::int64_t held = module_bytes(*largest, claim.metric).value_or(0);
+    char text[256];
+    std::snprintf(text, sizeof text, "%s: %s holds the most %s, %s of %s (claim: %s)",
+                  claim.label.c_str(), largest->module.c_str(), claim.metric.c_str(),
+                  format_bytes(held).c_str(), format_bytes(total).c_str(), claim.module.c_str());
+    return {text, largest->module == claim.module};
+}
+
 ClaimCheck check(const LessonClaim& claim, const LessonResult& result) {
     char text[256];
-    if (claim.metric.empty()) {
+    if (claim.kind == LessonClaim::Kind::Largest) {
+        return check_largest(claim, result);
+    }
+    if (claim.kind == LessonClaim::Kind::Status) {
         const LessonRunResult* run = result_for(result, claim.label);
         const RunStatus status = run ? run->record.outcome.status : RunStatus::Failed;
         std::snprintf(text, sizeof text, "%s ends %s (claim: %s)", claim.label.c_str(),
@@ -36,8 +88,8 @@ ClaimCheck check(const LessonClaim& claim, const LessonResult& result) {
     const double b = lesson_metric(claim.metric, than->record, than->metrics);
     const double ratio = b > 0 ? a / b : INFINITY;
     std::snprintf(text, sizeof text, "%s: %s is %.2f x %s (claim: at most %.2f x)",
-                  claim.metric.c_str(), claim.smaller.c_str(), ratio, claim.than.c_str(),
-                  claim.at_most);
+                  metric_name(claim.metric).c_str(), claim.smaller.c_str(), ratio,
+                  claim.than.c_str(), claim.at_most);
     return {text, ratio <= claim.at_most};
 }
 
@@ -52,10 +104,48 @@ bool LessonResult::all_hold() const {
     return true;
 }
 
+std::string describe_claim(const LessonClaim& claim) {
+    char text[256];
+    switch (claim.kind) {
+        case LessonClaim::Kind::Status:
+            return claim.label + " ends " + std::string(run_status_name(claim.status));
+        case LessonClaim::Kind::Largest:
+            return "in " + claim.label + ", " + claim.module + " holds the most " + claim.metric;
+        case LessonClaim::Kind::Ratio:
+            break;
+    }
+    std::snprintf(text, sizeof text, "%s: %s is at most %.2f x %s",
+                  metric_name(claim.metric).c_str(), claim.smaller.c_str(), claim.at_most,
+                  claim.than.c_str());
+    return text;
+}
+
+bool is_lesson_metric(const std::string& metric) {
+    const auto at = metric.find('@');
+    if (at != std::string::npos) {
+        const std::string_view kind(metric.data(), at);
+        return at + 1 < metric.size() &&
+               std::find(kModuleMemoryKinds.begin(), kModuleMemoryKinds.end(), kind) !=
+                   kModuleMemoryKinds.end();
+    }
+    return metric == "peak_bytes" || metric == "mean_step_peak" || metric == "mean_device_used" ||
+           std::find(kBreakdownKeys.begin(), kBreakdownKeys.end(), metric) != kBreakdownKeys.end();
+}
+
 double lesson_metric(const std::string& metric, const RunRecord& record,
                      const std::vector<MetricRow>& metrics) {
     if (metric == "peak_bytes") {
         return double(record.outcome.peak_bytes);
+    }
+    if (const auto at = metric.find('@'); at != std::string::npos) {
+        const std::string module = metric.substr(at + 1);
+        for (const ModuleMemory& held : record.outcome.by_module) {
+            if (held.module == module) {
+                const auto bytes = module_bytes(held, std::string_view(metric.data(), at));
+                return bytes ? double(*bytes) : NAN;
+            }
+        }
+        return NAN;
     }
     for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
         if (kBreakdownKeys[i] == metric) {

@@ -47,14 +47,7 @@ QString lessonHtml(const Lesson& lesson) {
             "<p><b>What it should show</b> (checked against the measurements "
             "after the runs):</p><ul>");
         for (const LessonClaim& claim : lesson.claims) {
-            const QString text = claim.metric.empty()
-                                     ? QObject::tr("%1 ends %2")
-                                           .arg(qs(claim.label), qs(run_status_name(claim.status)))
-                                     : QObject::tr("%1 of %2 is at most %3 × that of %4")
-                                           .arg(qs(claim.metric), qs(claim.smaller))
-                                           .arg(claim.at_most)
-                                           .arg(qs(claim.than));
-            html += QStringLiteral("<li>%1</li>").arg(text.toHtmlEscaped());
+            html += QStringLiteral("<li>%1</li>").arg(qs(describe_claim(claim)).toHtmlEscaped());
         }
         html += QStringLiteral("</ul>");
     }

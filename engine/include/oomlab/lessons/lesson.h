@@ -2,8 +2,10 @@
 // setting, a short explanation, and the effect it claims, checked against the measurements.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -17,15 +19,25 @@ struct LessonRun {
     Settings settings;  // on top of the lesson's base settings
 };
 
-// "`smaller` is at most `at_most` x `than` in `metric`", or "`label` ends as `status`".
+// One of three claims:
+// - ratio: "`smaller` is at most `at_most` x `than` in `metric`";
+// - status: "`label` ends as `status`";
+// - largest: "in `label`, `module` holds the most `metric`" (a kind of memory by module).
 struct LessonClaim {
-    std::string metric;  // see lesson_metric(); empty for a status claim
+    enum class Kind { Ratio, Status, Largest };
+    Kind kind = Kind::Ratio;
+    std::string metric;  // see lesson_metric(); for Largest, a kind in kModuleMemoryKinds
     std::string smaller;
     std::string than;
     double at_most = 1.0;
-    std::string label;  // status claims
+    std::string label;  // status and largest claims
     RunStatus status = RunStatus::Completed;
+    std::string module;  // largest claims
 };
+
+// What a claim says, before it is checked ("activations of block 1: checkpointed is at most
+// 0.2 x plain").
+std::string describe_claim(const LessonClaim& claim);
 
 struct Lesson {
     std::string name;  // file name without .json: "mixed-precision"
@@ -68,9 +80,16 @@ struct LessonResult {
 LessonResult run_lesson(const Lesson& lesson, RunStore& store, RunListener& listener,
                         const std::atomic<bool>& cancel);
 
-// peak_bytes, a breakdown category (activations, data, ...), mean_step_peak or
-// mean_device_used (process RSS at step ends).
+// The kinds of memory a module holds, as lesson metrics name them.
+inline constexpr std::array<std::string_view, 4> kModuleMemoryKinds = {
+    "parameters", "gradients", "optimizer_state", "activations"};
+
+// peak_bytes, a breakdown category (activations, data, ...), mean_step_peak,
+// mean_device_used (process RSS at step ends), or KIND@MODULE: one module's bytes of a kind
+// at the peak ("activations@block 1"). NaN where the run did not measure it.
 double lesson_metric(const std::string& metric, const RunRecord& record,
                      const std::vector<MetricRow>& metrics);
+// Whether `metric` is one lesson_metric() knows (lesson files are checked on load).
+bool is_lesson_metric(const std::string& metric);
 
 }  // namespace oomlab
