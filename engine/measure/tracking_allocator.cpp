@@ -137,7 +137,9 @@ std::atomic<std::int64_t>& ledger_cell(ModuleId module, AllocationTag tag) {
 
 ModuleLedger copy_ledger(const Ledger& l) {
     ModuleLedger copy;
-    for (std::size_t module = 0; module < kMaxModules; ++module) {
+    // Only the modules registered so far can hold bytes: a model has ~10 of the 64 rows.
+    const std::size_t modules = module_count();
+    for (std::size_t module = 0; module < modules; ++module) {
         for (std::size_t tag = 0; tag < kAllocationTagCount; ++tag) {
             copy.bytes[module][tag] = l.live[module][tag].load(std::memory_order_relaxed);
         }

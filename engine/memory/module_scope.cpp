@@ -19,6 +19,7 @@ Registry& registry() {
 }
 
 std::atomic<ModuleId> g_current{kNoModule};
+std::atomic<std::size_t> g_count{1};  // registry().count, read without the lock
 
 }  // namespace
 
@@ -34,7 +35,12 @@ ModuleId module_id(std::string_view name) {
         return kNoModule;
     }
     r.names[r.count] = std::string(name);
+    g_count.store(r.count + 1, std::memory_order_release);
     return static_cast<ModuleId>(r.count++);
+}
+
+std::size_t module_count() {
+    return g_count.load(std::memory_order_acquire);
 }
 
 std::string module_name(ModuleId id) {

@@ -18,6 +18,8 @@ inline constexpr std::size_t kMaxModules = 64;
 // kNoModule: the bytes of further modules count as no module's.
 ModuleId module_id(std::string_view name);
 std::string module_name(ModuleId id);  // "" for kNoModule
+// Ids below this are in use (kNoModule included); lock-free, for the allocator's ledger.
+std::size_t module_count();
 
 // The running module. Process-wide, like the loop's allocation tag: backward may run on
 // another thread than the forward that set it.
