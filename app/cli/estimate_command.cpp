@@ -19,7 +19,7 @@ nlohmann::ordered_json estimate_json(const MemoryEstimate& estimate) {
             {"fits", estimate.fits},
             {"worst_batch_length", estimate.worst_batch_length},
             {"breakdown", breakdown},
-            {"by_module", nlohmann::ordered_json::parse(module_memory_json(estimate.by_module))}};
+            {"by_module", module_memory_value(estimate.by_module)}};
 }
 
 void print_estimate(const MemoryEstimate& estimate) {

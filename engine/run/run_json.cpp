@@ -109,8 +109,8 @@ void csv_cell(std::ostringstream& out, const std::optional<T>& value) {
 
 }  // namespace
 
-std::string module_memory_json(const std::vector<ModuleMemory>& modules) {
-    return modules_array(modules).dump(-1, ' ', false, Json::error_handler_t::replace);
+Json module_memory_value(const std::vector<ModuleMemory>& modules) {
+    return modules_array(modules);
 }
 
 std::string run_summary_json(const RunRecord& run) {

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "oomlab/run/run_record.h"
 
 namespace oomlab {
@@ -14,8 +16,9 @@ namespace oomlab {
 std::string run_summary_json(const RunRecord& run);
 
 // The by_module list: [{"module", "parameters", "gradients", "optimizer_state",
-// "activations"}], shared by runs and the estimator's predictions.
-std::string module_memory_json(const std::vector<ModuleMemory>& modules);
+// "activations"}], shared by runs and the estimator's predictions, as a value to place in
+// a document.
+nlohmann::ordered_json module_memory_value(const std::vector<ModuleMemory>& modules);
 
 // The whole run: summary, config, metrics and events.
 std::string run_export_json(const RunRecord& run, const std::vector<MetricRow>& metrics,
