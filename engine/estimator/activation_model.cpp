@@ -96,7 +96,8 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
                        {"pooling", pooling(embedding_dim)},
                        {"hidden", head},
                        {"output", 0}};
-            result.forward_transient = lookup;
+            result.forward_transient = lookup;  // the masked product
+            result.forward_transient_in = "pooling";
             result.backward_transient = lookup;
             result.backward_starts_in = "embeddings";
             break;
@@ -117,6 +118,7 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
             result.forward_transient = 2 * bl * 4 * h * kFloat;
             result.backward_transient = result.forward_transient;
             result.backward_starts_in = "lstm layer " + std::to_string(m.layers);
+            result.forward_transient_in = result.backward_starts_in;  // most is saved by then
             break;
         }
         case ModelKind::Transformer: {
@@ -154,6 +156,7 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
             result.backward_transient = checkpointing ? block + widest : widest;
             result.forward_transient = widest;
             result.backward_starts_in = "block " + std::to_string(m.layers);
+            result.forward_transient_in = result.backward_starts_in;  // most is saved by then
             break;
         }
     }

@@ -27,6 +27,7 @@ struct ActivationBytes {
     std::vector<ModuleBytes> saved_by_module;  // the same, by module, in forward order
     std::string backward_starts_in;            // the module whose backward holds backward_transient
     std::int64_t forward_transient = 0;        // largest extra during forward
+    std::string forward_transient_in;          // the module whose forward holds it (at the peak)
     std::int64_t backward_transient = 0;       // largest extra during backward, on top of gradients
     std::int64_t per_block_saved = 0;          // one encoder block's saved bytes (checkpointing)
 };

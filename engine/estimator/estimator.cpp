@@ -112,10 +112,12 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
         std::int64_t total() const { return gradients + other; }
     };
     const Phase forward{earlier_grads, activations + act.forward_transient};
-    const Phase backward =
-        std::max(Phase{earlier_grads, activations + act.backward_transient},
-                 Phase{gradients, grad_sum_copy + act.backward_transient},
-                 [](const Phase& x, const Phase& y) { return x.total() < y.total(); });
+    // Backward peaks where it starts (every saved tensor alive) or where it ends (every
+    // gradient alive, the saved tensors freed), whichever holds more.
+    const Phase backward_start{earlier_grads, activations + act.backward_transient};
+    const Phase backward_end{gradients, grad_sum_copy + act.backward_transient};
+    const bool peaks_at_backward_end = backward_end.total() > backward_start.total();
+    const Phase backward = peaks_at_backward_end ? backward_end : backward_start;
     const std::int64_t largest_parameter =
         embeddings.trainable ? std::max(table, others / 2) : others / 2;
     const Phase optimizer{gradients,
@@ -172,17 +174,24 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
     };
     const bool training_phase = peak_phase <= 1;  // forward or backward
     if (training_phase && peak.other > 0 && !config.debug.keep_loss_graph) {
-        for (const memory::ModuleBytes& part : act.saved_by_module) {
-            *module_named(part.module).activations += part.bytes;
+        if (peak_phase == 1 && peaks_at_backward_end) {
+            // The saved tensors are gone; the table's gradient is being summed.
+            *module_named("embeddings").activations += grad_sum_copy;
+            *module_named(act.backward_starts_in).activations += peak.other - grad_sum_copy;
+        } else {
+            for (const memory::ModuleBytes& part : act.saved_by_module) {
+                *module_named(part.module).activations += part.bytes;
+            }
+            for (const memory::ModuleBytes& part : weights) {
+                // Autocast's 16-bit copy of each module's weights.
+                *module_named(part.module).activations +=
+                    weight_casts > 0 ? part.bytes * kFloat / 2 : 0;
+            }
+            // The step's temporaries: in forward, where the largest arises; in backward,
+            // where it starts.
+            *module_named(peak_phase == 0 ? act.forward_transient_in : act.backward_starts_in)
+                 .activations += peak.other - activations;
         }
-        for (const memory::ModuleBytes& part : weights) {
-            // Autocast's 16-bit copy of each module's weights.
-            *module_named(part.module).activations +=
-                weight_casts > 0 ? part.bytes * kFloat / 2 : 0;
-        }
-        *module_named(act.backward_starts_in).activations +=
-            peak.other - activations - grad_sum_copy;
-        *module_named("embeddings").activations += grad_sum_copy;
     } else {
         // The update's temporaries, a validation pass, or graphs kept alive: not one module's.
         *module_named(peak_phase == 2 ? "optimizer" : "other").activations += peak.other;

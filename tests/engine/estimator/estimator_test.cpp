@@ -2,6 +2,9 @@
 // worked out in the comments, so a change to the model of memory shows up as a diff here.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "engine_support.h"
 #include "oomlab/estimator/estimator.h"
 
@@ -95,6 +98,56 @@ TEST(Estimator, CapAndFitFollowTheCapInMiB) {
     const MemoryEstimate capped = estimate_memory(tiny({"memory.cap_mb=1"}), tiny_profile());
     EXPECT_EQ(capped.cap_bytes, std::int64_t{1} << 20);
     EXPECT_TRUE(capped.fits);
+}
+
+// The prediction by module is the same peak cut another way: whichever phase peaks (forward,
+// the start or end of backward, the update), the modules add up to the breakdown.
+TEST(Estimator, ModulesAddUpToTheBreakdown) {
+    const std::vector<ExperimentConfig> grid = {
+        tiny({}),
+        tiny({"train.optimizer=adam", "train.accumulation=4"}),
+        tiny({"model.kind=transformer", "train.accumulation=4", "train.optimizer=adam"}),
+        tiny({"model.kind=transformer", "memory.checkpointing=layers", "model.layers=3"}),
+        tiny({"model.kind=bilstm", "model.layers=2", "memory.precision=bf16"}),
+        tiny({"model.kind=bilstm", "train.accumulation=2", "embeddings.trainable=false"}),
+        // A table far larger than the batch: backward peaks at its end, all gradients alive.
+        tiny({"train.batch_size=1", "train.max_len=1"}),
+    };
+    for (std::size_t i = 0; i < grid.size(); ++i) {
+        const MemoryEstimate estimate = estimate_memory(grid[i], tiny_profile());
+        MemoryBreakdown summed;
+        for (const ModuleMemory& module : estimate.by_module) {
+            summed.parameters += module.parameters;
+            summed.gradients += module.gradients;
+            summed.optimizer_state += module.optimizer_state;
+            summed.activations += module.activations.value_or(0);
+            EXPECT_GE(module.activations.value_or(0), 0) << module.module;
+        }
+        const MemoryBreakdown& b = estimate.breakdown;
+        const std::string config = "config " + std::to_string(i);
+        EXPECT_EQ(summed.parameters, b.embedding_table + b.parameters) << config;
+        EXPECT_EQ(summed.gradients, b.gradients) << config;
+        EXPECT_EQ(summed.optimizer_state, b.optimizer_state) << config;
+        EXPECT_EQ(summed.activations, b.activations) << config;
+    }
+}
+
+// Accumulating, the transformer's backward peaks where it starts: the last block holds its
+// saved tensors and the step's temporaries; the embeddings only what they saved.
+TEST(Estimator, AccumulationPutsTheTemporariesWhereBackwardStarts) {
+    const MemoryEstimate estimate = estimate_memory(
+        tiny({"model.kind=transformer", "model.layers=2", "train.accumulation=4"}), tiny_profile());
+    std::int64_t embeddings = -1;
+    std::int64_t first = -1;
+    std::int64_t last = -1;
+    for (const ModuleMemory& module : estimate.by_module) {
+        const std::int64_t held = module.activations.value_or(0);
+        embeddings = module.module == "embeddings" ? held : embeddings;
+        first = module.module == "block 1" ? held : first;
+        last = module.module == "block 2" ? held : last;
+    }
+    EXPECT_GT(last, first);
+    EXPECT_EQ(embeddings, 2 * 5 * 4 * 4);  // the looked-up rows; no copy of the table's grad
 }
 
 }  // namespace
