@@ -32,5 +32,12 @@ inline const ChoiceTable<EmptyCache> kEmptyCache = {
     {EmptyCache::Never, "never"}, {EmptyCache::Step, "step"}, {EmptyCache::Eval, "eval"}};
 inline const ChoiceTable<OnOom> kOnOom = {
     {OnOom::Stop, "stop"}, {OnOom::Halve, "halve"}, {OnOom::Adapt, "adapt"}};
+inline const ChoiceTable<DistributedBackend> kDistributedBackends = {
+    {DistributedBackend::Auto, "auto"},
+    {DistributedBackend::Gloo, "gloo"},
+    {DistributedBackend::Nccl, "nccl"}};
+inline const ChoiceTable<ShardMode> kShardModes = {{ShardMode::None, "none"},
+                                                   {ShardMode::Optimizer, "optimizer"},
+                                                   {ShardMode::Gradients, "gradients"}};
 
 }  // namespace oomlab::config_detail

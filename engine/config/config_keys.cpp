@@ -329,6 +329,19 @@ std::vector<KeyEntry> build_registry() {
         "Write the allocator's history, each allocation tagged with its "
         "category, to this file at the end of the run; open it at "
         "pytorch.org/memory_viz. Empty: none."));
+    keys.push_back(choice_key(
+        "distributed.backend", [](C & c) -> auto& { return c.distributed.backend; },
+        kDistributedBackends,
+        "How the processes of a data-parallel run talk (torch.distributed): auto picks NCCL "
+        "on CUDA and Gloo on the CPU."));
+    keys.push_back(choice_key(
+        "distributed.shard", [](C & c) -> auto& { return c.distributed.shard; }, kShardModes,
+        "ZeRO: each of N processes keeps the optimizer state (optimizer) or also the "
+        "gradients (gradients) of only 1/N of the parameters."));
+    keys.push_back(integer_key(
+        "distributed.timeout_s", [](C & c) -> auto& { return c.distributed.timeout_s; }, 1, 3600,
+        "Seconds a process waits in a collective for the others; one that stopped or died ends "
+        "the run on every process after at most this long."));
     keys.push_back(text_key(
         "device", [](C & c) -> auto& { return c.device; },
         "auto (CUDA when available), cpu, cuda or cuda:N."));

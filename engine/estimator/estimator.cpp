@@ -41,6 +41,9 @@ std::int64_t batch_bytes(std::int64_t batch, std::int64_t length) {
 }
 
 // Temporaries of one parameter's update: Adam's sqrt and division, Adagrad's sqrt.
+// DDP's gradient bucket (and the engine's, see DataParallel::kBucketBytes).
+constexpr std::int64_t kBucketBytes = 25 << 20;
+
 std::int64_t optimizer_temporaries(OptimizerKind optimizer) {
     switch (optimizer) {
         case OptimizerKind::Adam:
@@ -55,8 +58,13 @@ std::int64_t optimizer_temporaries(OptimizerKind optimizer) {
 
 }  // namespace
 
-MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile& profile) {
+MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile& profile,
+                               int world_size) {
     const int dim = profile.embedding_dim;
+    // One rank of a data-parallel run: ZeRO keeps 1/N of the optimizer state (and gradients).
+    const std::int64_t ranks = std::max(1, world_size);
+    const ShardMode shard = ranks > 1 ? config.distributed.shard : ShardMode::None;
+    const auto share = [&](std::int64_t bytes) { return (bytes + ranks - 1) / ranks; };
     const int batch = config.train.batch_size;
     const EmbeddingsConfig& embeddings = config.embeddings;
     MemoryEstimate estimate;
@@ -70,7 +78,8 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
     b.parameters = others;
     const bool dense_table_grad = embeddings.trainable && !embeddings.sparse_grad;
     const std::int64_t trainable = others + (embeddings.trainable ? table : 0);
-    b.optimizer_state = optimizer_state_copies(config.train.optimizer) * trainable;
+    const std::int64_t updated = shard == ShardMode::None ? trainable : share(trainable);
+    b.optimizer_state = optimizer_state_copies(config.train.optimizer) * updated;
     const int length = worst_length(config, profile);
     estimate.worst_batch_length = length;
     b.data = config.data.loading == DataLoading::Eager
@@ -89,9 +98,12 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
     // Autocast keeps 16-bit copies of the weights for the forward pass.
     const std::int64_t weight_casts = config.memory.precision == DType::Fp32 ? 0 : others / 2;
     const bool accumulating = config.train.accumulation > 1;
-    const std::int64_t earlier_grads = accumulating ? gradients : 0;
+    // ZeRO-2 reduces after every micro-batch and keeps only this rank's range of the sum.
+    const bool zero2 = shard == ShardMode::Gradients;
+    const std::int64_t kept_grads = zero2 ? share(gradients) : gradients;
+    const std::int64_t earlier_grads = accumulating ? kept_grads : 0;
     // The table's new dense gradient is added into the accumulated one: briefly two.
-    const std::int64_t grad_sum_copy = accumulating && dense_table_grad ? table : 0;
+    const std::int64_t grad_sum_copy = accumulating && dense_table_grad && !zero2 ? table : 0;
 
     std::int64_t activations = act.saved + weight_casts;
     if (config.debug.keep_loss_graph) {
@@ -115,13 +127,19 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
     // Backward peaks where it starts (every saved tensor alive) or where it ends (every
     // gradient alive, the saved tensors freed), whichever holds more.
     const Phase backward_start{earlier_grads, activations + act.backward_transient};
-    const Phase backward_end{gradients, grad_sum_copy + act.backward_transient};
+    // ZeRO-2's range of the gradients is there from the reduction after the first micro-batch.
+    const Phase backward_end{gradients + (zero2 ? share(gradients) : 0),
+                             grad_sum_copy + (zero2 && !accumulating ? 0 : act.backward_transient)};
     const bool peaks_at_backward_end = backward_end.total() > backward_start.total();
     const Phase backward = peaks_at_backward_end ? backward_end : backward_start;
     const std::int64_t largest_parameter =
-        embeddings.trainable ? std::max(table, others / 2) : others / 2;
-    const Phase optimizer{gradients,
-                          optimizer_temporaries(config.train.optimizer) * largest_parameter};
+        std::min(updated, embeddings.trainable ? std::max(table, others / 2) : others / 2);
+    // Without ZeRO-2 the gradients are summed across ranks in buckets before the update.
+    const std::int64_t bucket =
+        ranks > 1 && !zero2 ? std::min(gradients, std::max(kBucketBytes, largest_parameter)) : 0;
+    const Phase optimizer{
+        kept_grads,
+        std::max(bucket, optimizer_temporaries(config.train.optimizer) * largest_parameter)};
     Phase evaluation{0, 0};
     if (profile.valid_examples > 0) {
         const memory::ActivationBytes eval = memory::estimate_activations(
@@ -145,24 +163,32 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
     // activations are what each saved, with the step's temporaries where they arise.
     const std::vector<memory::ModuleBytes> weights =
         memory::parameters_by_module(config, dim, profile.num_classes);
+    // ZeRO-2's range of the summed gradients is the update's (the "optimizer" row); the
+    // modules hold their own gradients only at the end of a backward pass.
+    const bool backward_ending = peak_phase == 1 && peaks_at_backward_end;
+    const std::int64_t range_grads =
+        zero2 ? (backward_ending ? share(gradients) : peak.gradients) : 0;
+    const bool modules_hold_grads = peak.gradients - range_grads > 0;
     const auto add_module = [&](const std::string& name, std::int64_t parameters,
                                 bool learns) -> ModuleMemory& {
         ModuleMemory& module = estimate.by_module.emplace_back();
         module.module = name;
         module.parameters = parameters;
-        module.gradients = peak.gradients > 0 && learns ? parameters : 0;
+        module.gradients = modules_hold_grads && learns ? parameters : 0;
         module.optimizer_state =
-            learns ? optimizer_state_copies(config.train.optimizer) * parameters : 0;
+            learns ? optimizer_state_copies(config.train.optimizer) *
+                         (shard == ShardMode::None ? parameters : share(parameters))
+                   : 0;
         module.activations = 0;
         return module;
     };
     add_module("embeddings", table, embeddings.trainable).gradients =
-        peak.gradients > 0 && dense_table_grad ? table : 0;
+        modules_hold_grads && dense_table_grad ? table : 0;
     for (const memory::ModuleBytes& part : weights) {
         add_module(part.module, part.bytes * kFloat, true);
     }
     add_module("loss", 0, false);
-    add_module("optimizer", 0, false);
+    add_module("optimizer", 0, false).gradients = range_grads;
     add_module("other", 0, false);
     const auto module_named = [&](const std::string& name) -> ModuleMemory& {
         for (ModuleMemory& module : estimate.by_module) {

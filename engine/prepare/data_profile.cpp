@@ -48,8 +48,11 @@ DataProfile profile_data(const ExperimentConfig& config) {
     return profile;
 }
 
-std::int64_t steps_per_epoch(std::int64_t examples, int batch_size, int accumulation) {
-    const std::int64_t micro_batches = (examples + batch_size - 1) / batch_size;
+std::int64_t steps_per_epoch(std::int64_t examples, int batch_size, int accumulation,
+                             int world_size) {
+    // Several ranks train on full micro-batches only, the same number each (see shard_plan).
+    const std::int64_t micro_batches = world_size > 1 ? examples / batch_size / world_size
+                                                      : (examples + batch_size - 1) / batch_size;
     return (micro_batches + accumulation - 1) / accumulation;
 }
 

@@ -73,7 +73,16 @@ Json summary_object(const RunRecord& run) {
         {"by_module", modules_array(run.outcome.by_module)},
         {"staircase", Json::array()},
         {"fragmentation", fragmentation_object(run.outcome.fragmentation)},
+        {"world_size", run.world_size},
+        {"ranks", Json::array()},
     };
+    for (const RankMemory& rank : run.ranks) {
+        summary["ranks"].push_back({{"rank", rank.rank},
+                                    {"peak_bytes", rank.peak_bytes},
+                                    {"parameters", rank.parameters},
+                                    {"gradients", rank.gradients},
+                                    {"optimizer_state", rank.optimizer_state}});
+    }
     for (const MemoryStage& stage : run.outcome.staircase) {
         summary["staircase"].push_back(
             {{"stage", stage.stage},
@@ -84,7 +93,8 @@ Json summary_object(const RunRecord& run) {
 }
 
 Json metric_object(const MetricRow& row) {
-    return {{"step", row.step},
+    return {{"rank", row.rank},
+            {"step", row.step},
             {"phase", row.phase},
             {"wall_ms", row.wall_ms},
             {"loss", optional_json(row.loss)},

@@ -13,8 +13,8 @@ namespace {
 // Forwards to the caller's listener and writes each batch to the store.
 class RecordingObserver final : public TrainObserver {
 public:
-    RecordingObserver(RunStore& store, std::int64_t run_id, RunListener& listener)
-        : m_store(store), m_run_id(run_id), m_listener(listener) {}
+    RecordingObserver(RunStore& store, std::int64_t run_id, RunListener& listener, int rank)
+        : m_store(store), m_run_id(run_id), m_listener(listener), m_rank(rank) {}
 
     void on_metrics(const std::vector<MetricRow>& rows) override {
         m_store.append_metrics(m_run_id, rows);
@@ -26,7 +26,13 @@ public:
         m_listener.on_metrics(rows);
     }
     void on_event(const EventRow& event) override {
-        m_store.add_event(m_run_id, event);
+        if (m_rank == 0) {
+            m_store.add_event(m_run_id, event);
+        } else if (event.kind != event_kind::kEval) {
+            // Every rank has the combined evaluation; the rest is this rank's own.
+            m_store.add_event(m_run_id, {event.step, event.kind,
+                                         "rank " + std::to_string(m_rank) + ": " + event.message});
+        }
         m_listener.on_event(event);
     }
     void on_progress(const TrainProgress& progress) override { m_listener.on_progress(progress); }
@@ -37,6 +43,7 @@ private:
     RunStore& m_store;
     std::int64_t m_run_id;
     RunListener& m_listener;
+    int m_rank;
     std::int64_t m_device_total_bytes = 0;
 };
 
@@ -81,24 +88,44 @@ std::string default_run_name(const ExperimentConfig& config) {
 }
 
 RunResult run_and_record(const ExperimentConfig& config, const std::string& name, RunStore& store,
-                         RunListener& listener, const std::atomic<bool>& cancel) {
+                         RunListener& listener, const std::atomic<bool>& cancel,
+                         const std::optional<Rendezvous>& rendezvous) {
     PrepareOptions options;
     options.progress = [&](const std::string& stage, double fraction) {
         listener.on_prepare(stage, fraction);
     };
+    options.rendezvous = rendezvous;
     const std::unique_ptr<Experiment> experiment = Experiment::prepare(config, options);
+    const int rank = experiment->rank();
 
     RunResult result;
     result.info = experiment->info();
-    NewRun run{name.empty() ? default_run_name(config) : name, config_to_json(config),
-               result.info.device, engine_version(), torch_version()};
-    result.run_id = store.create_run(run);
-    const std::string note(event_kind::kNote);
-    store.add_event(result.run_id, {0, note, "data: " + result.info.dataset});
-    store.add_event(result.run_id, {0, note, "vectors: " + result.info.embeddings});
+    if (rank == 0) {
+        NewRun run{name.empty() ? default_run_name(config) : name,
+                   config_to_json(config),
+                   result.info.device,
+                   engine_version(),
+                   torch_version(),
+                   experiment->world_size()};
+        result.run_id = store.create_run(run);
+        const std::string note(event_kind::kNote);
+        store.add_event(result.run_id, {0, note, "data: " + result.info.dataset});
+        store.add_event(result.run_id, {0, note, "vectors: " + result.info.embeddings});
+    }
+    try {
+        // One run row: the other ranks write into rank 0's.
+        result.run_id = experiment->share_run_id(result.run_id);
+    } catch (const std::exception& error) {
+        if (rank == 0) {
+            result.outcome.status = RunStatus::Failed;
+            result.outcome.error = error.what();
+            store.finish_run(result.run_id, result.outcome);
+        }
+        throw;
+    }
     listener.on_run_created(result.run_id, result.info);
 
-    RecordingObserver recorder(store, result.run_id, listener);
+    RecordingObserver recorder(store, result.run_id, listener, rank);
     try {
         result.outcome = experiment->train(recorder, cancel);
     } catch (const std::exception& error) {
@@ -106,7 +133,18 @@ RunResult run_and_record(const ExperimentConfig& config, const std::string& name
         result.outcome.status = RunStatus::Failed;
         result.outcome.error = error.what();
     }
-    store.finish_run(result.run_id, result.outcome);
+    if (rank == 0) {
+        store.finish_run(result.run_id, result.outcome);
+    } else {
+        store.finish_rank(result.run_id, rank, result.outcome);
+    }
+    if (experiment->world_size() > 1 && result.outcome.status == RunStatus::Completed) {
+        try {
+            experiment->wait_until_all_recorded();  // so the summary has every rank
+        } catch (const std::exception&) {
+            // The run is saved; a rank that vanished now only misses from the summary.
+        }
+    }
     if (result.outcome.status == RunStatus::Oom) {
         result.fixes = fixes_for(config, result.info, recorder.device_total_bytes());
     }

@@ -17,7 +17,7 @@ struct TrainingBackend {
     std::vector<DeviceInfo> (*devices)() = nullptr;
 };
 
-inline constexpr int kTrainingBackendVersion = 1;
+inline constexpr int kTrainingBackendVersion = 2;
 inline constexpr const char* kTrainingBackendSymbol = "oomlab_training_backend";
 inline constexpr const char* kTrainingLibrary = "liboomlab_train.so";
 

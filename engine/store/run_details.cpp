@@ -10,16 +10,19 @@ constexpr std::string_view kPeakPhase = "peak";
 
 }  // namespace
 
-void RunStore::Impl::write_details(std::int64_t run_id, const RunOutcome& outcome) {
+void RunStore::Impl::write_details(std::int64_t run_id, const RunOutcome& outcome, int rank) {
     sqlite::Transaction transaction(database);
     for (const char* table : {"module_memory", "memory_stages"}) {
-        database.prepare(std::string("DELETE FROM ") + table + " WHERE run_id = ?1")
+        database.prepare(std::string("DELETE FROM ") + table + " WHERE run_id = ?1 AND rank = ?2")
             .bind_int(1, run_id)
+            .bind_int(2, rank)
             .run();
     }
     auto insert_module = database.prepare(
         "INSERT INTO module_memory (run_id, step, phase, position, module, parameters, "
-        "gradients, optimizer_state, activations) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+        "gradients, optimizer_state, activations, rank) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+    insert_module.bind_int(10, rank);
     int position = 0;
     for (const ModuleMemory& module : outcome.by_module) {
         insert_module.bind_int(1, run_id)
@@ -47,7 +50,8 @@ void RunStore::Impl::write_details(std::int64_t run_id, const RunOutcome& outcom
     }
     auto insert_stage = database.prepare(
         "INSERT INTO memory_stages (run_id, position, stage, allocated_bytes, "
-        "device_used_bytes) VALUES (?1, ?2, ?3, ?4, ?5)");
+        "device_used_bytes, rank) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+    insert_stage.bind_int(6, rank);
     position = 0;
     for (const MemoryStage& stage : outcome.staircase) {
         insert_stage.bind_int(1, run_id)
@@ -57,7 +61,7 @@ void RunStore::Impl::write_details(std::int64_t run_id, const RunOutcome& outcom
             .bind_optional(5, stage.device_used_bytes)
             .run();
     }
-    if (const auto& f = outcome.fragmentation) {
+    if (const auto& f = outcome.fragmentation; f && rank == 0) {
         database
             .prepare(
                 "UPDATE runs SET oom_requested_bytes = ?1, oom_reserved_free_bytes = ?2, "
@@ -77,7 +81,7 @@ void RunStore::Impl::write_details(std::int64_t run_id, const RunOutcome& outcom
 void RunStore::Impl::read_details(RunRecord& run) const {
     auto modules = database.prepare(
         "SELECT module, parameters, gradients, optimizer_state, activations FROM module_memory "
-        "WHERE run_id = ?1 AND phase = ?2 ORDER BY position");
+        "WHERE run_id = ?1 AND phase = ?2 AND rank = 0 ORDER BY position");
     modules.bind_int(1, run.id).bind_text(2, kPeakPhase);
     while (modules.step()) {
         run.outcome.by_module.push_back({modules.column_text(0), modules.column_int(1),
@@ -86,11 +90,14 @@ void RunStore::Impl::read_details(RunRecord& run) const {
     }
     auto stages = database.prepare(
         "SELECT stage, allocated_bytes, device_used_bytes FROM memory_stages "
-        "WHERE run_id = ?1 ORDER BY position");
+        "WHERE run_id = ?1 AND rank = 0 ORDER BY position");
     stages.bind_int(1, run.id);
     while (stages.step()) {
         run.outcome.staircase.push_back(
             {stages.column_text(0), stages.column_int(1), stages.column_optional_int(2)});
+    }
+    if (run.world_size > 1) {
+        read_ranks(run);
     }
     auto free_space = database.prepare(
         "SELECT oom_requested_bytes, oom_reserved_free_bytes, oom_largest_free_block, "
@@ -104,10 +111,35 @@ void RunStore::Impl::read_details(RunRecord& run) const {
     }
 }
 
+void RunStore::Impl::read_ranks(RunRecord& run) const {
+    auto peaks = database.prepare(
+        "SELECT rank, MAX(peak_bytes) FROM metrics WHERE run_id = ?1 AND phase = 'step' "
+        "GROUP BY rank ORDER BY rank");
+    peaks.bind_int(1, run.id);
+    while (peaks.step()) {
+        RankMemory& rank = run.ranks.emplace_back();
+        rank.rank = static_cast<int>(peaks.column_int(0));
+        rank.peak_bytes = peaks.column_optional_int(1).value_or(0);
+    }
+    auto modules = database.prepare(
+        "SELECT rank, SUM(parameters), SUM(gradients), SUM(optimizer_state) FROM module_memory "
+        "WHERE run_id = ?1 AND phase = ?2 GROUP BY rank");
+    modules.bind_int(1, run.id).bind_text(2, kPeakPhase);
+    while (modules.step()) {
+        for (RankMemory& rank : run.ranks) {
+            if (rank.rank == modules.column_int(0)) {
+                rank.parameters = modules.column_int(1);
+                rank.gradients = modules.column_int(2);
+                rank.optimizer_state = modules.column_int(3);
+            }
+        }
+    }
+}
+
 std::vector<ModuleSample> RunStore::module_samples(std::int64_t run_id) const {
     auto select = m_impl->database.prepare(
         "SELECT step, phase, module, activations FROM module_memory "
-        "WHERE run_id = ?1 AND phase != ?2 ORDER BY position");
+        "WHERE run_id = ?1 AND phase != ?2 AND rank = 0 ORDER BY position");
     select.bind_int(1, run_id).bind_text(2, kPeakPhase);
     std::vector<ModuleSample> samples;
     while (select.step()) {

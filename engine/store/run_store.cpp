@@ -415,13 +415,20 @@ void RunStore::finish_run(std::int64_t run_id, const RunOutcome& outcome) {
     }
     // The details come after the ending, which must get through; on a full disk they are lost.
     try {
-        store::retry_while_busy(kFinishTimeoutMs, [&] { m_impl->write_details(run_id, outcome); });
+        store::retry_while_busy(kFinishTimeoutMs,
+                                [&] { m_impl->write_details(run_id, outcome, /*rank=*/0); });
     } catch (const sqlite::SqliteError& error) {
         if (!store::is_transient_write_failure(error.code())) {
             throw;
         }
     }
     m_impl->locks.release(run_id);
+}
+
+void RunStore::finish_rank(std::int64_t run_id, int rank, const RunOutcome& outcome) {
+    m_impl->write_pending(kFinishTimeoutMs);
+    store::retry_while_busy(kFinishTimeoutMs,
+                            [&] { m_impl->write_details(run_id, outcome, rank); });
 }
 
 bool RunStore::delete_run(std::int64_t run_id) {

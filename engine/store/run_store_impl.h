@@ -37,9 +37,10 @@ struct RunStore::Impl {
 
     // Writes where the run's bytes came from (by module, the staircase, the free space at an
     // OOM), replacing what was there.
-    void write_details(std::int64_t run_id, const RunOutcome& outcome);
-    // Reads them back into `run`.
+    void write_details(std::int64_t run_id, const RunOutcome& outcome, int rank);
+    // Reads them back into `run` (rank 0's, and every rank's memory).
     void read_details(RunRecord& run) const;
+    void read_ranks(RunRecord& run) const;
 
     // Sets a run's name, notes or tags (`column`); the text must be UTF-8.
     void set_text(std::int64_t run_id, const std::string& column, const std::string& text);

@@ -26,7 +26,20 @@
 #define OOMLAB_ALLOCATOR_HAS_COPY_DATA 0
 #endif
 
+// The base class of c10d's process groups (Gloo, NCCL): ProcessGroup in 1.13, Backend from
+// 2.0 on, when ProcessGroup became a dispatcher over backends.
+namespace c10d {
+class ProcessGroup;
+class Backend;
+}  // namespace c10d
+
 namespace oomlab::compat {
+
+#if TORCH_VERSION_MAJOR >= 2
+using CollectiveBackend = c10d::Backend;
+#else
+using CollectiveBackend = c10d::ProcessGroup;
+#endif
 
 // Optimizer::state() is keyed by the parameter's TensorImpl: its address as text (1.13), the
 // address itself (2.x). `StateMap` is the type of that map.

@@ -139,3 +139,25 @@ std::unique_ptr<BatchSource> make_resident_batch_source(
 }
 
 }  // namespace oomlab::train
+
+namespace oomlab::train {
+
+std::vector<std::vector<std::int64_t>> shard_plan(std::vector<std::vector<std::int64_t>> plan,
+                                                  int batch_size, int rank, int world_size) {
+    if (world_size <= 1) {
+        return plan;
+    }
+    if (!plan.empty() && plan.back().size() < static_cast<std::size_t>(batch_size)) {
+        plan.pop_back();
+    }
+    // plan_batches shuffles the order of the batches: taking every n-th keeps a mix of lengths
+    // on each rank.
+    const std::size_t per_rank = plan.size() / world_size;
+    std::vector<std::vector<std::int64_t>> mine;
+    for (std::size_t i = 0; i < per_rank; ++i) {
+        mine.push_back(std::move(plan[i * world_size + rank]));
+    }
+    return mine;
+}
+
+}  // namespace oomlab::train

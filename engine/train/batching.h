@@ -28,6 +28,12 @@ struct Batch {
 std::vector<std::vector<std::int64_t>> plan_batches(const EncodedExamples& examples, int batch_size,
                                                     Padding padding, std::uint64_t seed, int epoch);
 
+// One rank's part of an epoch's plan: the full micro-batches whose position modulo
+// `world_size` is `rank`, the same number on every rank (a short last batch and the remainder
+// are left out, as DistributedSampler's drop_last does). Disjoint across ranks.
+std::vector<std::vector<std::int64_t>> shard_plan(std::vector<std::vector<std::int64_t>> plan,
+                                                  int batch_size, int rank, int world_size);
+
 // The padded length of a batch: max_len for fixed padding, else its longest example.
 std::int64_t padded_length(const EncodedExamples& examples, const std::vector<std::int64_t>& batch,
                            Padding padding, int max_len);

@@ -16,6 +16,7 @@ void MetricBuffer::add(MetricRow row, torch::Tensor pending_loss) {
     if (pending_loss.defined()) {
         m_pending.emplace_back(m_rows.size(), std::move(pending_loss));
     }
+    row.rank = m_rank;
     m_rows.push_back(std::move(row));
 }
 

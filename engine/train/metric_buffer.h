@@ -18,6 +18,8 @@ public:
     explicit MetricBuffer(TrainObserver& observer) : m_observer(observer) {}
 
     void add(MetricRow row, torch::Tensor pending_loss = {});
+    // The data-parallel rank every row is stamped with.
+    void set_rank(int rank) { m_rank = rank; }
     // Flushes when ~100 ms passed or many rows wait; `force` flushes now.
     void maybe_flush(bool force = false);
     // Mean loss of the last steps (read at flush time); empty before the first step.
@@ -32,6 +34,7 @@ private:
     std::chrono::steady_clock::time_point m_last_flush = std::chrono::steady_clock::now();
     std::deque<double> m_recent_losses;
     std::optional<std::int64_t> m_diverged_at;
+    int m_rank = 0;
 };
 
 }  // namespace oomlab::train

@@ -64,6 +64,28 @@ void count_parameters(PreparedExperiment& prepared) {
         trainable_others - (prepared.config.embeddings.trainable ? tiny - table : 0);
 }
 
+// What data-parallel training does not do (yet), refused before any process waits for another.
+void check_data_parallel_support(const ExperimentConfig& config, const torch::Device& device) {
+    if (config.embeddings.sparse_grad && config.embeddings.trainable) {
+        throw BadInput(
+            "embeddings.sparse_grad=true with several processes: the gradient "
+            "all-reduce needs dense gradients; set it to false",
+            {"embeddings.sparse_grad"});
+    }
+    if (config.distributed.shard != ShardMode::None && config.memory.precision == DType::Fp16) {
+        throw BadInput(
+            "distributed.shard with memory.precision=fp16: the loss scaler would "
+            "check only this process's share for overflow; use bf16, or shard=none",
+            {"distributed.shard", "memory.precision"});
+    }
+    if (device.is_cuda() && config.embeddings.placement == EmbeddingPlacement::Cpu) {
+        throw BadInput(
+            "embeddings.placement=cpu with several processes on CUDA: the gradient "
+            "buckets must be on one device; use placement=device",
+            {"embeddings.placement"});
+    }
+}
+
 }  // namespace
 
 PreparedExperiment prepare_experiment(const ExperimentConfig& config,
@@ -77,7 +99,16 @@ PreparedExperiment prepare_experiment(const ExperimentConfig& config,
     PreparedExperiment prepared;
     prepared.config = config;
     prepared.device = torch_utils::resolve_device(config.device);
+    const Rendezvous alone;
+    const Rendezvous& rendezvous = options.rendezvous.value_or(alone);
+    if (prepared.device.is_cuda() && !prepared.device.has_index() && rendezvous.world_size > 1) {
+        // One device per process on each machine, as torchrun assigns them.
+        prepared.device = torch::Device(torch::kCUDA, rendezvous.local_rank);
+    }
     check_device_support(config, prepared.device);
+    if (rendezvous.world_size > 1) {
+        check_data_parallel_support(config, prepared.device);
+    }
     if (!config.debug.memory_snapshot.empty()) {
         // Written at the end of the run: a path that cannot be written must fail now.
         memory::check_snapshot_path(
@@ -119,11 +150,23 @@ PreparedExperiment prepare_experiment(const ExperimentConfig& config,
     prepared.valid_examples = prepare::encode_examples(valid_tokens, data.split.valid.examples,
                                                        rows, config.train.max_len);
 
-    info.steps_per_epoch =
-        steps_per_epoch(info.train_examples, config.train.batch_size, config.train.accumulation);
+    info.steps_per_epoch = steps_per_epoch(info.train_examples, config.train.batch_size,
+                                           config.train.accumulation, rendezvous.world_size);
     info.total_steps = config.train.max_steps > 0 ? config.train.max_steps
                                                   : info.steps_per_epoch * config.train.epochs;
     count_parameters(prepared);
+    if (rendezvous.world_size > 1) {
+        // Last: a mistake in the input fails on every rank alike, before any of them waits.
+        if (info.train_examples / config.train.batch_size < rendezvous.world_size) {
+            throw BadInput("train.batch_size=" + std::to_string(config.train.batch_size) +
+                               " leaves fewer full batches than processes: lower it",
+                           {"train.batch_size"});
+        }
+        report("joining the other processes", 0.95);
+        prepared.group = std::make_shared<distributed::ProcessGroup>(
+            rendezvous, config.distributed.backend, prepared.device,
+            std::chrono::seconds(config.distributed.timeout_s));
+    }
     report("ready", 1.0);
     return prepared;
 }

@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "distributed/process_group.h"
 #include "oomlab/session/experiment.h"
 #include "prepare/text_encoding.h"
 
@@ -19,6 +20,8 @@ struct PreparedExperiment {
     prepare::EncodedExamples valid_examples;
     torch::Tensor initial_embeddings;  // [rows, dim] float32 on the host; each run copies it
     int num_classes = 0;
+    // The other processes of a data-parallel run; null when training alone.
+    std::shared_ptr<distributed::ProcessGroup> group;
 };
 
 // Everything that can fail because of the user's input happens here, before a run exists.

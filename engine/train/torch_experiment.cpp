@@ -15,6 +15,33 @@ public:
     const ExperimentConfig& config() const override { return m_prepared.config; }
     const ExperimentInfo& info() const override { return m_prepared.info; }
 
+    int rank() const override { return m_prepared.group ? m_prepared.group->rank() : 0; }
+    int world_size() const override {
+        return m_prepared.group ? m_prepared.group->world_size() : 1;
+    }
+    std::int64_t share_run_id(std::int64_t run_id) override {
+        if (!m_prepared.group) {
+            return run_id;
+        }
+        if (rank() == 0) {
+            m_prepared.group->publish("run_id", std::to_string(run_id));
+            return run_id;
+        }
+        return std::stoll(m_prepared.group->fetch("run_id"));
+    }
+    void wait_until_all_recorded() override {
+        if (!m_prepared.group) {
+            return;
+        }
+        if (rank() != 0) {
+            m_prepared.group->publish("recorded/" + std::to_string(rank()), "1");
+            return;
+        }
+        for (int other = 1; other < world_size(); ++other) {
+            m_prepared.group->fetch("recorded/" + std::to_string(other));
+        }
+    }
+
     RunOutcome train(TrainObserver& observer, const std::atomic<bool>& cancel) override {
         TrainingRun run(m_prepared, observer, cancel);
         return run.execute();

@@ -4,6 +4,7 @@
 
 #include <numeric>
 
+#include "measure/tracking_allocator.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/config/config_keys.h"
 #include "torch_utils/torch_compat.h"
@@ -21,6 +22,17 @@ public:
 private:
     std::int64_t m_step;
 };
+
+// Another rank of a data-parallel run ran out of memory in this step: every rank applies the
+// OOM policy together.
+class OutOfMemoryOnRank : public Error {
+public:
+    using Error::Error;
+};
+
+// How a step's micro-batches ended on a rank; every rank acts on the highest (agree()).
+enum StepStatus : int { kStepDone = 0, kStepCancelled = 1, kStepOutOfMemory = 2 };
+constexpr int kStatusShift = 16;  // the status above, the rank that reported it below
 
 constexpr std::int64_t kPhaseSampledSteps = 20;  // every phase of the first steps ...
 constexpr std::int64_t kPhaseSampleEvery = 50;   // ... then of every 50th
@@ -113,7 +125,11 @@ RunOutcome TrainingRun::execute() {
                 m_trainable.push_back(parameter);
             }
         }
-        m_optimizer = make_optimizer(m_config.train, m_trainable);
+        m_updated = m_trainable;
+        if (m_experiment.group) {
+            start_data_parallel();
+        }
+        m_optimizer = make_optimizer(m_config.train, m_updated);
         attribute_parameters();
         const memory::MemorySample weights = m_memory.sample();
         add_stage(stage::kWeights, weights.allocated, weights.device_used);
@@ -133,6 +149,7 @@ RunOutcome TrainingRun::execute() {
             add_stage(stage::kData, data.allocated, data.device_used);
         }
         m_worst_case_trial ? train_worst_case() : train_epochs();
+        finish_data_parallel();
         outcome.status = RunStatus::Completed;
     } catch (const Diverged& diverged) {
         outcome.status = RunStatus::Failed;
@@ -201,8 +218,11 @@ void TrainingRun::train_epochs() {
                 if (!optimizer_step()) {
                     break;
                 }
+            } catch (const OutOfMemoryOnRank& error) {
+                recover_from_oom(error.what());
             } catch (const c10::Error& error) {
-                if (!compat::is_out_of_memory(error) ||
+                // Several ranks recover only together, from an OOM they agreed on.
+                if (m_parallel || !compat::is_out_of_memory(error) ||
                     !recover_from_oom(error.what_without_backtrace())) {
                     throw;
                 }
@@ -245,6 +265,10 @@ void TrainingRun::train_worst_case() {
 void TrainingRun::start_epoch(int epoch) {
     m_plan = plan_batches(m_experiment.train_examples, m_batch_size, m_config.train.padding,
                           m_config.train.seed, epoch);
+    if (m_parallel) {
+        m_plan = shard_plan(std::move(m_plan), m_batch_size, m_parallel->rank(),
+                            m_parallel->world_size());
+    }
     m_cursor = 0;
     m_batches.reset();
 }
@@ -262,8 +286,45 @@ bool TrainingRun::optimizer_step() {
     }
     m_memory.begin_step();
     m_model->train();
+    if (m_parallel) {
+        m_parallel->start_step();
+        if (m_parallel->range_gradient().defined()) {
+            // ZeRO-2's share of the gradients: the update's, shown on the optimizer's row.
+            memory::retag_tensor(m_parallel->range_gradient(), memory::AllocationTag::Gradients,
+                                 m_optimizer_id);
+        }
+    }
     torch::Tensor step_loss;
     std::int64_t samples = 0;
+    const int micro_batches = m_parallel ? micro_batches_together(step_loss, samples)
+                                         : this->micro_batches(step_loss, samples);
+    if (micro_batches == 0) {
+        return false;
+    }
+    enter_phase(phase::kOptimizer, memory::AllocationTag::Optimizer);
+    {
+        const memory::ModuleScope in_optimizer(m_optimizer_id);
+        if (m_parallel) {
+            m_parallel->before_step();
+        }
+        step_optimizer();
+        if (m_parallel) {
+            m_parallel->after_step();
+        }
+    }
+    retag_optimizer_state();
+    sample_phase(phase::kOptimizer);
+    if (m_config.memory.empty_cache == EmptyCache::Step) {
+        memory::release_cached_memory(m_experiment.device);
+    }
+    m_cursor += micro_batches;
+    ++m_step;
+    // A short final step averaged over fewer micro-batches than the loss was divided by.
+    end_step(step_loss * (double(m_accumulation) / micro_batches), samples);
+    return true;
+}
+
+int TrainingRun::micro_batches(torch::Tensor& step_loss, std::int64_t& samples) {
     int micro_batches = 0;
     for (; micro_batches < m_accumulation; ++micro_batches) {
         check_cancel();
@@ -294,6 +355,9 @@ bool TrainingRun::optimizer_step() {
             (m_scaler ? m_scaler->scale(loss) : loss)
                 .backward({}, /*retain_graph=*/m_config.debug.keep_loss_graph);
         }
+        if (m_parallel) {
+            m_parallel->after_backward();
+        }
         sample_phase(phase::kBackward);
         step_loss = step_loss.defined() ? step_loss + loss.detach() : loss.detach();
         if (m_config.debug.keep_loss_graph) {
@@ -303,30 +367,63 @@ bool TrainingRun::optimizer_step() {
         }
         samples += batch->size();
     }
-    if (micro_batches == 0) {
-        return false;
+    return micro_batches;
+}
+
+int TrainingRun::micro_batches_together(torch::Tensor& step_loss, std::int64_t& samples) {
+    int status = kStepDone;
+    std::string out_of_memory;
+    int done = 0;
+    try {
+        done = micro_batches(step_loss, samples);
+    } catch (const Cancelled&) {
+        status = kStepCancelled;
+    } catch (const c10::Error& error) {
+        if (!compat::is_out_of_memory(error)) {
+            throw;
+        }
+        status = kStepOutOfMemory;
+        out_of_memory = error.what_without_backtrace();
     }
-    enter_phase(phase::kOptimizer, memory::AllocationTag::Optimizer);
-    {
-        const memory::ModuleScope in_optimizer(m_optimizer_id);
-        step_optimizer();
+    const int agreed = m_parallel->agree(status << kStatusShift | m_parallel->rank());
+    switch (agreed >> kStatusShift) {
+        case kStepOutOfMemory:
+            throw OutOfMemoryOnRank(status == kStepOutOfMemory
+                                        ? out_of_memory
+                                        : "rank " +
+                                              std::to_string(agreed & ((1 << kStatusShift) - 1)) +
+                                              " of the run ran out of memory");
+        case kStepCancelled:
+            throw Cancelled();
+        default:
+            return done;
     }
-    retag_optimizer_state();
-    sample_phase(phase::kOptimizer);
-    if (m_config.memory.empty_cache == EmptyCache::Step) {
-        memory::release_cached_memory(m_experiment.device);
+}
+
+void TrainingRun::start_data_parallel() {
+    m_parallel = std::make_unique<DataParallel>(*m_experiment.group, m_config.distributed.shard,
+                                                m_trainable);
+    m_metrics.set_rank(m_parallel->rank());
+    m_parallel->share_initial_parameters();
+    m_updated = m_parallel->optimizer_parameters();
+}
+
+void TrainingRun::finish_data_parallel() {
+    if (!m_parallel) {
+        return;
     }
-    m_cursor += micro_batches;
-    ++m_step;
-    // A short final step averaged over fewer micro-batches than the loss was divided by.
-    end_step(step_loss * (double(m_accumulation) / micro_batches), samples);
-    return true;
+    char hash[32];
+    std::snprintf(hash, sizeof hash, "%016llx",
+                  static_cast<unsigned long long>(m_parallel->check_identical_parameters()));
+    m_observer.on_event({m_step, std::string(event_kind::kNote),
+                         "parameters identical on all " + std::to_string(m_parallel->world_size()) +
+                             " processes (FNV-1a of their bytes: " + hash + ")"});
 }
 
 void TrainingRun::step_optimizer() {
     if (!m_scaler) {
         m_optimizer->step();
-    } else if (!m_scaler->step(*m_optimizer, m_trainable) && m_scaler->skipped_steps() <= 3) {
+    } else if (!m_scaler->step(*m_optimizer, m_updated) && m_scaler->skipped_steps() <= 3) {
         // Early overflows are how the scale finds its level; report the first few only.
         m_observer.on_event(
             {m_step + 1, std::string(event_kind::kNote),
@@ -417,8 +514,16 @@ void TrainingRun::evaluate() {
     if (m_config.eval.no_grad) {
         no_grad.emplace();
     }
-    const auto plan = plan_batches(examples, m_batch_size, m_config.train.padding,
-                                   m_config.train.seed, /*epoch=*/0);
+    auto plan = plan_batches(examples, m_batch_size, m_config.train.padding, m_config.train.seed,
+                             /*epoch=*/0);
+    if (m_parallel) {
+        // Each rank evaluates every n-th batch; the sums are combined below.
+        std::vector<std::vector<std::int64_t>> mine;
+        for (std::size_t i = m_parallel->rank(); i < plan.size(); i += m_parallel->world_size()) {
+            mine.push_back(std::move(plan[i]));
+        }
+        plan = std::move(mine);
+    }
     auto batches =
         make_streaming_batch_source(examples, plan, m_config.train.padding, m_config.train.max_len,
                                     m_experiment.device, pinned());
@@ -428,7 +533,9 @@ void TrainingRun::evaluate() {
     // eval.no_grad=false demonstrates.
     std::vector<torch::Tensor> kept_graphs;
     while (std::optional<Batch> batch = batches->next()) {
-        check_cancel();
+        if (!m_parallel) {
+            check_cancel();  // several ranks stop together, at a step
+        }
         const auto autocast = autocast_scope();
         const torch::Tensor logits = m_model->forward(batch->ids, batch->mask);
         const torch::Tensor loss = torch::nn::functional::cross_entropy(
@@ -447,6 +554,12 @@ void TrainingRun::evaluate() {
         memory::release_cached_memory(m_experiment.device);
     }
     const double count = static_cast<double>(examples.size());
+    if (m_parallel) {
+        torch::Tensor sums = torch::stack({loss_sum, correct.to(torch::kDouble)});
+        m_parallel->sum(sums);
+        loss_sum = sums[0];
+        correct = sums[1].to(torch::kLong);
+    }
     MetricRow row;
     row.step = m_step;
     row.phase = phase::kEval;

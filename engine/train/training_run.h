@@ -14,6 +14,7 @@
 #include "model/text_classifier.h"
 #include "torch_utils/torch_compat.h"
 #include "train/batching.h"
+#include "train/data_parallel.h"
 #include "train/grad_scaler.h"
 #include "train/metric_buffer.h"
 #include "train/prepared_experiment.h"
@@ -35,6 +36,11 @@ private:
     void train_worst_case();
     void start_epoch(int epoch);
     bool optimizer_step();  // false at the end of the epoch
+    int micro_batches(torch::Tensor& step_loss, std::int64_t& samples);
+    // micro_batches() on every rank of a data-parallel run, agreeing on how it ended.
+    int micro_batches_together(torch::Tensor& step_loss, std::int64_t& samples);
+    void start_data_parallel();
+    void finish_data_parallel();
     void evaluate();
     void enter_phase(std::string_view phase, memory::AllocationTag tag);
     void sample_phase(std::string_view phase);
@@ -51,6 +57,7 @@ private:
     // Attribution of memory to the model's modules (training_run_attribution.cpp).
     void attribute_parameters();
     void retag_optimizer_state();
+    std::vector<torch::Tensor> optimizer_state_for(const torch::Tensor& parameter) const;
     std::vector<ModuleMemory> measure_by_module() const;
     void sample_modules(std::string_view phase);
     void add_stage(std::string_view stage, std::int64_t allocated,
@@ -70,6 +77,8 @@ private:
 
     std::shared_ptr<model::TextClassifier> m_model;
     std::vector<torch::Tensor> m_trainable;
+    std::unique_ptr<DataParallel> m_parallel;  // several processes only
+    std::vector<torch::Tensor> m_updated;      // what the optimizer updates
     std::unique_ptr<torch::optim::Optimizer> m_optimizer;
     std::optional<GradScaler> m_scaler;                 // fp16 only
     std::unique_ptr<memory::MemoryHistory> m_history;   // debug.memory_snapshot only

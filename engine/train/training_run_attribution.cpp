@@ -51,10 +51,24 @@ void TrainingRun::attribute_parameters() {
     }
 }
 
+std::vector<torch::Tensor> TrainingRun::optimizer_state_for(const torch::Tensor& parameter) const {
+    if (!m_parallel) {
+        return optimizer_state_of(*m_optimizer, parameter);
+    }
+    // Sharded, the optimizer holds state for this rank's views of the parameter.
+    std::vector<torch::Tensor> state;
+    for (const torch::Tensor& view : m_parallel->optimizer_tensors_of(parameter)) {
+        for (torch::Tensor& tensor : optimizer_state_of(*m_optimizer, view)) {
+            state.push_back(std::move(tensor));
+        }
+    }
+    return state;
+}
+
 void TrainingRun::retag_optimizer_state() {
     for (const model::MemoryModule& module : m_model->memory_modules()) {
         for (const torch::Tensor& parameter : module.parameters) {
-            for (const torch::Tensor& state : optimizer_state_of(*m_optimizer, parameter)) {
+            for (const torch::Tensor& state : optimizer_state_for(parameter)) {
                 memory::retag_tensor(state, memory::AllocationTag::OptimizerState, module.id);
             }
         }
@@ -84,7 +98,7 @@ std::vector<ModuleMemory> TrainingRun::measure_by_module() const {
                 row.gradients += bytes;
             }
             if (m_optimizer) {
-                for (const torch::Tensor& state : optimizer_state_of(*m_optimizer, parameter)) {
+                for (const torch::Tensor& state : optimizer_state_for(parameter)) {
                     row.optimizer_state += tensor_bytes(state);
                 }
             }
@@ -103,6 +117,9 @@ std::vector<ModuleMemory> TrainingRun::measure_by_module() const {
         ModuleMemory& row = result.emplace_back();
         row.module = name;
         row.activations = activations(id);
+        if (ledger) {
+            row.gradients = ledger->held(id, memory::AllocationTag::Gradients);  // ZeRO-2's range
+        }
     }
     return result;
 }

@@ -65,7 +65,7 @@ QString ConfigForm::sectionTitle(const QString& section) {
         {"model", tr("Model")},       {"train", tr("Training")},
         {"memory", tr("Memory")},     {"device", tr("Device")},
         {"data", tr("Data loading")}, {"eval", tr("Evaluation")},
-        {"debug", tr("Debugging")}};
+        {"debug", tr("Debugging")},   {"distributed", tr("Several processes")}};
     return titles.value(section, fieldLabel(QStringLiteral(".") + section));
 }
 
@@ -73,8 +73,8 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
     m_layout = new QVBoxLayout(this);
     m_layout->setContentsMargins(0, 0, 0, 0);
     // Sections in teaching order; a section the registry adds later goes at the end.
-    for (const char* section :
-         {"dataset", "embeddings", "model", "train", "memory", "device", "data", "eval", "debug"}) {
+    for (const char* section : {"dataset", "embeddings", "model", "train", "memory", "device",
+                                "data", "eval", "debug", "distributed"}) {
         sectionBox(QString::fromLatin1(section));
     }
     for (const ConfigKeyInfo& info : config_keys()) {

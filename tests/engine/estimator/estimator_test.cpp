@@ -152,3 +152,38 @@ TEST(Estimator, AccumulationPutsTheTemporariesWhereBackwardStarts) {
 
 }  // namespace
 }  // namespace oomlab
+
+namespace oomlab {
+namespace {
+
+TEST(Estimator, ShardingKeepsOneRanksShareOfTheOptimizerState) {
+    // Adam: two copies of the 160 + 92 = 252 trainable bytes, 504; each of 2 ranks keeps 252.
+    const DataProfile profile = tiny_profile();
+    const MemoryEstimate alone = estimate_memory(tiny({"train.optimizer=adam"}), profile);
+    EXPECT_EQ(alone.breakdown.optimizer_state, 504);
+    const MemoryEstimate unsharded =
+        estimate_memory(tiny({"train.optimizer=adam", "distributed.shard=none"}), profile, 2);
+    EXPECT_EQ(unsharded.breakdown.optimizer_state, 504);
+    EXPECT_GE(unsharded.peak_bytes, alone.peak_bytes) << "plus the all-reduce bucket";
+    const MemoryEstimate zero1 =
+        estimate_memory(tiny({"train.optimizer=adam", "distributed.shard=optimizer"}), profile, 2);
+    EXPECT_EQ(zero1.breakdown.optimizer_state, 252);
+    EXPECT_LT(zero1.peak_bytes, unsharded.peak_bytes);
+    const MemoryEstimate zero2 =
+        estimate_memory(tiny({"train.optimizer=adam", "distributed.shard=gradients"}), profile, 2);
+    EXPECT_EQ(zero2.breakdown.optimizer_state, 252);
+    // The per-module rows add up to the same state.
+    std::int64_t state = 0;
+    for (const ModuleMemory& module : zero2.by_module) {
+        state += module.optimizer_state;
+    }
+    EXPECT_NEAR(state, 252, 4);
+    // Alone, distributed.shard changes nothing.
+    EXPECT_EQ(
+        estimate_memory(tiny({"train.optimizer=adam", "distributed.shard=optimizer"}), profile)
+            .peak_bytes,
+        alone.peak_bytes);
+}
+
+}  // namespace
+}  // namespace oomlab

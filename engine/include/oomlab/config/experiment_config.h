@@ -21,6 +21,8 @@ enum class Checkpointing { None, Layers };
 enum class DataLoading { Eager, Streaming };
 enum class EmptyCache { Never, Step, Eval };
 enum class OnOom { Stop, Halve, Adapt };
+enum class DistributedBackend { Auto, Gloo, Nccl };
+enum class ShardMode { None, Optimizer, Gradients };
 
 struct DatasetConfig {
     std::string path;        // empty: the embedded default
@@ -88,6 +90,13 @@ struct DebugConfig {
     std::string memory_snapshot;  // file to write the allocator's history to (memory_viz)
 };
 
+// Data-parallel training over several processes (one per rank); a single process ignores it.
+struct DistributedConfig {
+    DistributedBackend backend = DistributedBackend::Auto;  // auto: NCCL on CUDA, Gloo on the CPU
+    ShardMode shard = ShardMode::None;  // ZeRO-1 (optimizer state) or ZeRO-2 (and gradients)
+    int timeout_s = 60;                 // of every collective: a rank that stops ends the run
+};
+
 struct ExperimentConfig {
     DatasetConfig dataset;
     EmbeddingsConfig embeddings;
@@ -97,6 +106,7 @@ struct ExperimentConfig {
     DataConfig data;
     EvalConfig eval;
     DebugConfig debug;
+    DistributedConfig distributed;
     std::string device = "auto";  // auto, cpu, cuda, cuda:N
 };
 

@@ -24,7 +24,9 @@ struct MemoryEstimate {
     std::vector<ModuleMemory> by_module;
 };
 
-MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile& profile);
+// `world_size` > 1: the memory of each rank of a data-parallel run (distributed.shard).
+MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile& profile,
+                               int world_size = 1);
 
 // Copies of each trainable value the optimizer keeps: SGD 0, momentum and Adagrad 1, Adam 2.
 std::int64_t optimizer_state_copies(OptimizerKind optimizer);

@@ -31,7 +31,9 @@ struct DataProfile {
 // BadInput like Experiment::prepare.
 DataProfile profile_data(const ExperimentConfig& config);
 
-// Optimizer steps in one epoch of `examples` in micro-batches of `batch_size`.
-std::int64_t steps_per_epoch(std::int64_t examples, int batch_size, int accumulation);
+// Optimizer steps in one epoch of `examples` in micro-batches of `batch_size`, on each of
+// `world_size` data-parallel ranks.
+std::int64_t steps_per_epoch(std::int64_t examples, int batch_size, int accumulation,
+                             int world_size = 1);
 
 }  // namespace oomlab

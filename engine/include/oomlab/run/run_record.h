@@ -126,6 +126,15 @@ struct RunOutcome {
     std::optional<Fragmentation> fragmentation;  // at the OOM that ended or adapted the run
 };
 
+// One process of a data-parallel run, from the rows it recorded.
+struct RankMemory {
+    int rank = 0;
+    std::int64_t peak_bytes = 0;  // the highest step peak it recorded
+    std::int64_t parameters = 0;  // at its peak (by module, summed)
+    std::int64_t gradients = 0;
+    std::int64_t optimizer_state = 0;
+};
+
 // A saved run: who and what it was, and its outcome so far (status Running while it trains).
 struct RunRecord {
     std::int64_t id = 0;
@@ -139,6 +148,7 @@ struct RunRecord {
     std::string notes;
     std::string tags;  // comma-separated, as the user wrote them
     int world_size = 1;
+    std::vector<RankMemory> ranks;  // world_size > 1 (find_run only): each rank that recorded
     RunOutcome outcome{RunStatus::Running};
 };
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,8 +56,24 @@ public:
     virtual void on_progress(const TrainProgress& /*progress*/) {}
 };
 
+// Where this process stands in a data-parallel run: what torchrun, a Slurm wrapper or
+// `oomlab-cli run --nproc` put in RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT.
+struct Rendezvous {
+    int rank = 0;
+    int world_size = 1;
+    int local_rank = 0;  // which of this machine's devices to use
+    std::string master_addr = "127.0.0.1";
+    int master_port = 29500;
+};
+
+// The rendezvous the environment describes; none when WORLD_SIZE is unset. Throws BadInput
+// naming the variable that is missing or out of range.
+std::optional<Rendezvous> rendezvous_from_environment();
+
 struct PrepareOptions {
     std::function<void(const std::string& stage, double fraction)> progress;
+    // Join a data-parallel run (every rank prepares the same experiment).
+    std::optional<Rendezvous> rendezvous;
 };
 
 class Experiment {
@@ -71,6 +88,14 @@ public:
 
     virtual const ExperimentConfig& config() const = 0;
     virtual const ExperimentInfo& info() const = 0;
+
+    // This process's place in a data-parallel run (0 of 1 alone).
+    virtual int rank() const = 0;
+    virtual int world_size() const = 0;
+    // Rank 0 passes the id of the run it created; every rank gets that id back.
+    virtual std::int64_t share_run_id(std::int64_t run_id) = 0;
+    // Called by every rank once its rows are written; rank 0 returns when all have been.
+    virtual void wait_until_all_recorded() = 0;
 
     // Trains to the end, to `cancel`, or to an out-of-memory. Never throws for those: the
     // outcome carries the status, the error and the figures measured until then.

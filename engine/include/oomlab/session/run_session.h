@@ -29,8 +29,12 @@ struct RunResult {
 // Throws BadInput (before any run exists) for invalid settings or unreadable inputs. After
 // the run is created nothing is thrown for training failures: they end the run with its
 // status and error, and every metric written before stays in the store.
+//
+// With a `rendezvous` this process is one rank of a data-parallel run: rank 0 creates and
+// finishes the run's row, every rank writes its own metric rows (MetricRow::rank) and memory.
 RunResult run_and_record(const ExperimentConfig& config, const std::string& name, RunStore& store,
-                         RunListener& listener, const std::atomic<bool>& cancel);
+                         RunListener& listener, const std::atomic<bool>& cancel,
+                         const std::optional<Rendezvous>& rendezvous = std::nullopt);
 
 // A default run name from the data and the settings that matter most
 // ("trec.train bag b32 fp32 adam").

@@ -47,6 +47,9 @@ public:
     void append_metrics(std::int64_t run_id, const std::vector<MetricRow>& rows);
     void add_event(std::int64_t run_id, const EventRow& event);
     void finish_run(std::int64_t run_id, const RunOutcome& outcome);
+    // Another rank of a data-parallel run (rank 0 finishes the run): writes its last rows and
+    // where its bytes came from, leaving the run's row to rank 0.
+    void finish_rank(std::int64_t run_id, int rank, const RunOutcome& outcome);
 
     std::vector<RunRecord> list_runs(const RunFilter& filter = {}) const;
     // One run with where its bytes came from (by module, staircase, free space at an OOM);

@@ -1,0 +1,208 @@
+#include "distributed/process_group.h"
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/csrc/distributed/c10d/Types.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+// Gloo needs its own headers (Debian's libgloo-dev); NCCL a CUDA build of LibTorch.
+#if defined(USE_C10D_GLOO) && __has_include(<gloo/config.h>)
+#define OOMLAB_HAS_GLOO 1
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#else
+#define OOMLAB_HAS_GLOO 0
+#endif
+#if OOMLAB_WITH_CUDA && defined(USE_C10D_NCCL)
+#define OOMLAB_HAS_NCCL 1
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#else
+#define OOMLAB_HAS_NCCL 0
+#endif
+
+#include <thread>
+
+#include "torch_utils/torch_compat.h"
+
+namespace oomlab::distributed {
+namespace {
+
+constexpr auto kReleaseWait = std::chrono::milliseconds(100);
+
+std::string backend_for(DistributedBackend backend, const torch::Device& device) {
+    switch (backend) {
+        case DistributedBackend::Gloo:
+            return "gloo";
+        case DistributedBackend::Nccl:
+            if (!device.is_cuda()) {
+                throw BadInput("distributed.backend=nccl needs a CUDA device (device=" +
+                                   device.str() + "); use gloo, or auto, on the CPU",
+                               {"distributed.backend"});
+            }
+            return "nccl";
+        case DistributedBackend::Auto:
+            break;
+    }
+    return device.is_cuda() ? "nccl" : "gloo";
+}
+
+}  // namespace
+
+struct ProcessGroup::Impl {
+    Rendezvous rendezvous;
+    std::string backend_name;
+    std::chrono::seconds timeout;
+    c10::intrusive_ptr<c10d::Store> store;
+    c10::intrusive_ptr<compat::CollectiveBackend> group;
+
+    // Runs one collective on `tensor` to its end, or turns its failure into CollectiveFailed.
+    template <typename Start>
+    void run(const char* what, Start start, torch::Tensor& tensor) const {
+        std::vector<torch::Tensor> tensors{tensor};  // c10d takes one tensor per device
+        c10::intrusive_ptr<c10d::Work> work;
+        try {
+            work = start(tensors);
+            work->wait(timeout);
+        } catch (const std::exception& error) {
+            throw failure(what, error);
+        }
+        // The backend's worker thread lets go of the work, and so of the tensor, just after
+        // waking us. Waiting for that makes the tensor's memory free when the caller frees its
+        // own reference, so a bucket never lingers into the next phase's peak.
+        const auto deadline = std::chrono::steady_clock::now() + kReleaseWait;
+        while (work.use_count() > 1 && std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::yield();
+        }
+    }
+
+    CollectiveFailed failure(const char* what, const std::exception& error) const {
+        std::string message = error.what();
+        message = message.substr(0, message.find('\n'));  // c10::Error appends a backtrace
+        return CollectiveFailed(
+            "rank " + std::to_string(rendezvous.rank) + " of " +
+            std::to_string(rendezvous.world_size) + ": " + what + " did not complete within " +
+            std::to_string(timeout.count()) +
+            " s (distributed.timeout_s): another process of the run ended, failed or stopped "
+            "responding (" +
+            message + ")");
+    }
+};
+
+ProcessGroup::ProcessGroup(const Rendezvous& rendezvous, DistributedBackend backend,
+                           const torch::Device& device, std::chrono::seconds timeout)
+    : m_impl(std::make_unique<Impl>()) {
+    Impl& impl = *m_impl;
+    impl.rendezvous = rendezvous;
+    impl.backend_name = backend_for(backend, device);
+    impl.timeout = timeout;
+    try {
+        c10d::TCPStoreOptions options;
+        options.port = static_cast<std::uint16_t>(rendezvous.master_port);
+        options.isServer = rendezvous.rank == 0;
+        options.numWorkers = static_cast<std::size_t>(rendezvous.world_size);
+        options.waitWorkers = false;
+        options.timeout = timeout;
+        auto tcp = c10::make_intrusive<c10d::TCPStore>(rendezvous.master_addr, options);
+        impl.store = c10::make_intrusive<c10d::PrefixStore>("oomlab", tcp);
+    } catch (const std::exception& error) {
+        throw CollectiveFailed("rank " + std::to_string(rendezvous.rank) +
+                               ": cannot reach the rendezvous at " + rendezvous.master_addr + ":" +
+                               std::to_string(rendezvous.master_port) +
+                               " (MASTER_ADDR, MASTER_PORT): " + error.what());
+    }
+    try {
+        if (impl.backend_name == "gloo") {
+#if OOMLAB_HAS_GLOO
+            auto options = c10d::ProcessGroupGloo::Options::create(timeout);
+            options->devices.push_back(
+                c10d::ProcessGroupGloo::createDeviceForHostname(rendezvous.master_addr));
+            impl.group = c10::make_intrusive<c10d::ProcessGroupGloo>(
+                impl.store, rendezvous.rank, rendezvous.world_size, options);
+#else
+            throw BadInput(
+                "this build of LibTorch has no Gloo backend; use distributed.backend=nccl",
+                {"distributed.backend"});
+#endif
+        } else {
+#if OOMLAB_HAS_NCCL
+            auto options = c10d::ProcessGroupNCCL::Options::create();
+            options->timeout = timeout;
+            impl.group = c10::make_intrusive<c10d::ProcessGroupNCCL>(
+                impl.store, rendezvous.rank, rendezvous.world_size, options);
+#else
+            throw BadInput(
+                "this build has no NCCL backend (LibTorch without CUDA or NCCL); use "
+                "distributed.backend=gloo",
+                {"distributed.backend"});
+#endif
+        }
+    } catch (const Error&) {
+        throw;
+    } catch (const std::exception& error) {
+        throw impl.failure("joining the process group", error);
+    }
+}
+
+ProcessGroup::~ProcessGroup() = default;
+
+int ProcessGroup::rank() const {
+    return m_impl->rendezvous.rank;
+}
+
+int ProcessGroup::world_size() const {
+    return m_impl->rendezvous.world_size;
+}
+
+const std::string& ProcessGroup::backend_name() const {
+    return m_impl->backend_name;
+}
+
+void ProcessGroup::all_reduce_sum(torch::Tensor& tensor, const char* what) {
+    c10d::AllreduceOptions options;
+    options.reduceOp = c10d::ReduceOp::SUM;
+    m_impl->run(
+        what,
+        [&](std::vector<torch::Tensor>& tensors) {
+            return m_impl->group->allreduce(tensors, options);
+        },
+        tensor);
+}
+
+void ProcessGroup::all_reduce_max(torch::Tensor& tensor, const char* what) {
+    c10d::AllreduceOptions options;
+    options.reduceOp = c10d::ReduceOp::MAX;
+    m_impl->run(
+        what,
+        [&](std::vector<torch::Tensor>& tensors) {
+            return m_impl->group->allreduce(tensors, options);
+        },
+        tensor);
+}
+
+void ProcessGroup::broadcast(torch::Tensor& tensor, int root, const char* what) {
+    c10d::BroadcastOptions options;
+    options.rootRank = root;
+    m_impl->run(
+        what,
+        [&](std::vector<torch::Tensor>& tensors) {
+            return m_impl->group->broadcast(tensors, options);
+        },
+        tensor);
+}
+
+void ProcessGroup::publish(const std::string& key, const std::string& value) {
+    try {
+        m_impl->store->set(key, std::vector<std::uint8_t>(value.begin(), value.end()));
+    } catch (const std::exception& error) {
+        throw m_impl->failure("publishing to the rendezvous store", error);
+    }
+}
+
+std::string ProcessGroup::fetch(const std::string& key) {
+    try {
+        const std::vector<std::uint8_t> value = m_impl->store->get(key);
+        return std::string(value.begin(), value.end());
+    } catch (const std::exception& error) {
+        throw m_impl->failure("reading from the rendezvous store", error);
+    }
+}
+
+}  // namespace oomlab::distributed

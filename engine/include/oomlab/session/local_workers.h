@@ -1,0 +1,54 @@
+// `oomlab-cli run --nproc N`: N copies of a program on this machine, each one rank of a
+// data-parallel run, with the environment torchrun would give them (RANK, WORLD_SIZE,
+// LOCAL_RANK, MASTER_ADDR=127.0.0.1, MASTER_PORT=a free port).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "oomlab/config/experiment_config.h"
+
+namespace oomlab {
+
+struct LocalWorkers {
+    std::string program;                 // an executable path
+    std::vector<std::string> arguments;  // after the program name
+    int count = 2;
+    // How long the others may take to end after one failed: their collectives end within
+    // distributed.timeout_s; after this they are killed.
+    std::chrono::seconds grace{90};
+    bool quiet = false;  // the workers' standard output goes to /dev/null
+};
+
+struct WorkerExit {
+    int rank = 0;
+    int pid = 0;
+    int exit_code = 0;  // when it exited
+    int signal = 0;     // when a signal ended it (0: it exited)
+    bool killed_by_launcher = false;
+
+    bool succeeded() const { return signal == 0 && exit_code == 0; }
+    std::string describe() const;  // "rank 1 (pid 123) was killed by signal 9 (Killed)"
+};
+
+// Starts the workers and waits for every one of them. While `stop` is set, SIGINT is passed
+// on once (each worker then stops at its next step). No worker outlives this call: each dies
+// with its parent (PR_SET_PDEATHSIG), and ones still alive after `grace` past the first
+// failure are killed. Throws Error when a worker cannot be started.
+std::vector<WorkerExit> run_local_workers(const LocalWorkers& workers,
+                                          const std::atomic<bool>& stop);
+
+// A TCP port on 127.0.0.1 free at the time of the call.
+int free_loopback_port();
+
+// Trains `config` as one data-parallel run of `processes` workers of the oomlab-cli beside
+// this program, recorded into the database at `db_path` under `name`; returns its id. For
+// front ends that run in one process (lessons, the workbench). Throws Error naming what the
+// workers reported when no run was recorded.
+std::int64_t run_with_local_workers(const ExperimentConfig& config, const std::string& name,
+                                    const std::string& db_path, int processes,
+                                    const std::atomic<bool>& cancel);
+
+}  // namespace oomlab

@@ -1,0 +1,202 @@
+#include "oomlab/session/local_workers.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <thread>
+
+#include "oomlab/common/errors.h"
+#include "oomlab/config/config_io.h"
+#include "oomlab/store/run_store.h"
+
+namespace oomlab {
+namespace {
+
+constexpr auto kPollInterval = std::chrono::milliseconds(20);
+
+[[noreturn]] void exec_worker(const LocalWorkers& workers, int rank, int port, pid_t parent) {
+    // Die with the launcher, however it ends; it may have ended before this line.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) {
+        _exit(127);
+    }
+    if (workers.quiet && !std::freopen("/dev/null", "w", stdout)) {
+        _exit(126);
+    }
+    const std::string world = std::to_string(workers.count);
+    setenv("RANK", std::to_string(rank).c_str(), 1);
+    setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
+    setenv("WORLD_SIZE", world.c_str(), 1);
+    setenv("LOCAL_WORLD_SIZE", world.c_str(), 1);
+    setenv("MASTER_ADDR", "127.0.0.1", 1);
+    setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+    // As torchrun does: N processes that each start a thread per core would fight over them.
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    setenv("OMP_NUM_THREADS",
+           std::to_string(std::max(1u, cores / static_cast<unsigned>(workers.count))).c_str(),
+           /*overwrite=*/0);
+    std::vector<char*> argv{const_cast<char*>(workers.program.c_str())};
+    for (const std::string& argument : workers.arguments) {
+        argv.push_back(const_cast<char*>(argument.c_str()));
+    }
+    argv.push_back(nullptr);
+    execv(workers.program.c_str(), argv.data());
+    std::fprintf(stderr, "error: cannot start %s: %s\n", workers.program.c_str(),
+                 std::strerror(errno));
+    _exit(127);
+}
+
+}  // namespace
+
+std::string WorkerExit::describe() const {
+    const std::string who = "rank " + std::to_string(rank) + " (pid " + std::to_string(pid) + ")";
+    if (signal != 0) {
+        return who +
+               (killed_by_launcher ? " was stopped by the launcher with signal "
+                                   : " was killed by signal ") +
+               std::to_string(signal) + " (" + strsignal(signal) + ")";
+    }
+    return who + " exited with code " + std::to_string(exit_code);
+}
+
+int free_loopback_port() {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) {
+        throw Error(std::string("cannot open a socket to find a free port: ") +
+                    std::strerror(errno));
+    }
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_port = 0;
+    socklen_t length = sizeof address;
+    const bool found = bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+                       getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
+    close(fd);
+    if (!found) {
+        throw Error(std::string("cannot find a free port on 127.0.0.1: ") + std::strerror(errno));
+    }
+    return ntohs(address.sin_port);
+}
+
+std::vector<WorkerExit> run_local_workers(const LocalWorkers& workers,
+                                          const std::atomic<bool>& stop) {
+    const int port = free_loopback_port();
+    const pid_t parent = getpid();
+    std::vector<WorkerExit> exits(workers.count);
+    std::vector<bool> running(workers.count, false);
+    for (int rank = 0; rank < workers.count; ++rank) {
+        std::fflush(nullptr);  // no buffered output is written twice
+        const pid_t pid = fork();
+        if (pid < 0) {
+            for (int started = 0; started < rank; ++started) {
+                kill(exits[started].pid, SIGKILL);
+                waitpid(exits[started].pid, nullptr, 0);
+            }
+            throw Error(std::string("cannot start the worker processes: ") + std::strerror(errno));
+        }
+        if (pid == 0) {
+            exec_worker(workers, rank, port, parent);
+        }
+        exits[rank].rank = rank;
+        exits[rank].pid = pid;
+        running[rank] = true;
+    }
+    bool stop_passed_on = false;
+    std::optional<std::chrono::steady_clock::time_point> deadline;
+    int alive = workers.count;
+    while (alive > 0) {
+        if (stop.load() && !stop_passed_on) {
+            stop_passed_on = true;
+            for (int rank = 0; rank < workers.count; ++rank) {
+                if (running[rank]) {
+                    kill(exits[rank].pid, SIGINT);
+                }
+            }
+        }
+        if (deadline && std::chrono::steady_clock::now() > *deadline) {
+            for (int rank = 0; rank < workers.count; ++rank) {
+                if (running[rank]) {
+                    exits[rank].killed_by_launcher = true;
+                    kill(exits[rank].pid, SIGKILL);
+                }
+            }
+        }
+        bool reaped = false;
+        for (int rank = 0; rank < workers.count; ++rank) {
+            int status = 0;
+            if (!running[rank] || waitpid(exits[rank].pid, &status, WNOHANG) != exits[rank].pid) {
+                continue;  // only our own workers: a caller may have other children
+            }
+            reaped = true;
+            running[rank] = false;
+            --alive;
+            exits[rank].exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+            exits[rank].signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+            if (!exits[rank].succeeded() && !deadline) {
+                deadline = std::chrono::steady_clock::now() + workers.grace;
+            }
+        }
+        if (!reaped) {
+            std::this_thread::sleep_for(kPollInterval);
+        }
+    }
+    return exits;
+}
+
+std::int64_t run_with_local_workers(const ExperimentConfig& config, const std::string& name,
+                                    const std::string& db_path, int processes,
+                                    const std::atomic<bool>& cancel) {
+    std::error_code error;
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+    const std::filesystem::path cli = self.parent_path() / "oomlab-cli";
+    if (error || access(cli.c_str(), X_OK) != 0) {
+        throw Error("training with " + std::to_string(processes) +
+                    " processes needs oomlab-cli "
+                    "beside this program (" +
+                    cli.string() + " is missing)");
+    }
+    std::string folder =
+        (std::filesystem::temp_directory_path(error) / "oomlab-workers-XXXXXX").string();
+    if (mkdtemp(folder.data()) == nullptr) {
+        throw Error("cannot create a folder for the workers' config in " + folder + ": " +
+                    std::strerror(errno));
+    }
+    const std::string config_file = folder + "/config.json";
+    save_config_file(config, config_file);
+    const std::int64_t before = [&] {
+        const auto runs = RunStore::open(db_path).list_runs({std::nullopt, "", 1});
+        return runs.empty() ? std::int64_t{0} : runs.front().id;
+    }();
+    LocalWorkers workers;
+    workers.program = cli.string();
+    workers.arguments = {"run", "--db", db_path, "--name", name, "--config", config_file};
+    workers.count = processes;
+    workers.grace = std::chrono::seconds(config.distributed.timeout_s + 30);
+    workers.quiet = true;
+    const std::vector<WorkerExit> exits = run_local_workers(workers, cancel);
+    std::filesystem::remove_all(folder, error);
+    for (const RunRecord& run : RunStore::open(db_path).list_runs({std::nullopt, "", 1})) {
+        if (run.id > before) {
+            return run.id;
+        }
+    }
+    std::string reasons;
+    for (const WorkerExit& exit : exits) {
+        reasons += (reasons.empty() ? "" : "; ") + exit.describe();
+    }
+    throw Error("the " + std::to_string(processes) + " worker processes recorded no run (" +
+                reasons + ")");
+}
+
+}  // namespace oomlab

@@ -1,0 +1,52 @@
+// The data-parallel environment torchrun and Slurm wrappers set, read strictly: a run that
+// half-joins a group would wait for peers that never come.
+#include <cstdlib>
+
+#include "config/value_parsing.h"
+#include "oomlab/common/errors.h"
+#include "oomlab/session/experiment.h"
+
+namespace oomlab {
+namespace {
+
+constexpr int kMaxWorldSize = 4096;
+
+std::optional<std::string> variable(const char* name) {
+    const char* value = std::getenv(name);
+    return value && *value ? std::optional<std::string>(value) : std::nullopt;
+}
+
+int integer_variable(const char* name, double minimum, double maximum) {
+    const auto value = variable(name);
+    if (!value) {
+        throw BadInput(std::string("environment variable ") + name +
+                       " is not set, but WORLD_SIZE is: set RANK, WORLD_SIZE, MASTER_ADDR and "
+                       "MASTER_PORT together (or use oomlab-cli run --nproc N)");
+    }
+    return static_cast<int>(config_detail::parse_integer(
+        std::string("environment variable ") + name, *value, minimum, maximum));
+}
+
+}  // namespace
+
+std::optional<Rendezvous> rendezvous_from_environment() {
+    if (!variable("WORLD_SIZE")) {
+        return std::nullopt;
+    }
+    Rendezvous rendezvous;
+    rendezvous.world_size = integer_variable("WORLD_SIZE", 1, kMaxWorldSize);
+    if (rendezvous.world_size == 1) {
+        return std::nullopt;  // a group of one is a plain run
+    }
+    rendezvous.rank = integer_variable("RANK", 0, rendezvous.world_size - 1);
+    rendezvous.local_rank = variable("LOCAL_RANK")
+                                ? integer_variable("LOCAL_RANK", 0, rendezvous.world_size - 1)
+                                : rendezvous.rank;
+    rendezvous.master_addr = variable("MASTER_ADDR").value_or("127.0.0.1");
+    if (variable("MASTER_PORT")) {
+        rendezvous.master_port = integer_variable("MASTER_PORT", 1, 65535);
+    }
+    return rendezvous;
+}
+
+}  // namespace oomlab

@@ -1,0 +1,290 @@
+#include "train/data_parallel.h"
+
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/function_hook.h>
+#include <torch/csrc/autograd/variable.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "oomlab/common/errors.h"
+
+namespace oomlab::train {
+namespace {
+
+torch::Tensor flat(const torch::Tensor& tensor) {
+    return tensor.view(-1);
+}
+
+// Gradient buckets in the order backward produces gradients (the last parameters first), each
+// at most kBucketBytes unless one parameter alone is larger; a bucket holds one device and
+// dtype, as one collective needs.
+std::vector<std::vector<std::size_t>> make_buckets(const std::vector<torch::Tensor>& parameters,
+                                                   std::int64_t limit) {
+    std::vector<std::vector<std::size_t>> buckets;
+    std::int64_t bytes = 0;
+    for (std::size_t i = parameters.size(); i-- > 0;) {
+        const torch::Tensor& parameter = parameters[i];
+        const auto size = static_cast<std::int64_t>(parameter.nbytes());
+        const bool fits = !buckets.empty() && bytes + size <= limit &&
+                          parameters[buckets.back().front()].device() == parameter.device() &&
+                          parameters[buckets.back().front()].dtype() == parameter.dtype();
+        if (!fits) {
+            buckets.emplace_back();
+            bytes = 0;
+        }
+        buckets.back().push_back(i);
+        bytes += size;
+    }
+    return buckets;
+}
+
+}  // namespace
+
+// Runs after autograd accumulated a parameter's gradient, as DDP's reducer does, so the full
+// gradient of only one parameter at a time is ever alive.
+class DataParallel::RangeHook final : public torch::autograd::FunctionPostHook {
+public:
+    RangeHook(DataParallel& owner, std::size_t index) : m_owner(owner), m_index(index) {}
+    torch::autograd::variable_list operator()(
+        const torch::autograd::variable_list& outputs,
+        const torch::autograd::variable_list& /*inputs*/) override {
+        m_owner.reduce_into_range(m_index);
+        return outputs;
+    }
+
+private:
+    DataParallel& m_owner;
+    std::size_t m_index;
+};
+
+DataParallel::DataParallel(distributed::ProcessGroup& group, ShardMode shard,
+                           std::vector<torch::Tensor> trainable)
+    : m_group(group), m_shard(shard), m_parameters(std::move(trainable)) {
+    for (const torch::Tensor& parameter : m_parameters) {
+        m_starts.push_back(m_total);
+        m_total += parameter.numel();
+    }
+    m_buckets = make_buckets(m_parameters, kBucketBytes);
+    if (m_shard == ShardMode::None) {
+        return;
+    }
+    const std::int64_t world = world_size();
+    const std::int64_t share = (m_total + world - 1) / world;
+    m_begin = std::min(m_total, share * rank());
+    m_end = std::min(m_total, m_begin + share);
+    for (std::size_t i = 0; i < m_parameters.size(); ++i) {
+        const std::int64_t first = std::max(m_begin, m_starts[i]);
+        const std::int64_t last = std::min(m_end, m_starts[i] + m_parameters[i].numel());
+        if (first >= last) {
+            continue;
+        }
+        m_pieces.push_back({i, first - m_starts[i], last - first, first - m_begin});
+        // A view of the parameter's own storage: updating it updates the model.
+        torch::Tensor view =
+            flat(m_parameters[i].detach()).narrow(0, first - m_starts[i], last - first);
+        view.requires_grad_(true);
+        m_views.push_back(view);
+    }
+    if (m_shard == ShardMode::Gradients) {
+        for (std::size_t i = 0; i < m_parameters.size(); ++i) {
+            auto accumulator = torch::autograd::impl::grad_accumulator(m_parameters[i]);
+            accumulator->add_post_hook(std::make_unique<RangeHook>(*this, i));
+            m_accumulators.push_back(std::move(accumulator));
+        }
+    }
+}
+
+const std::vector<torch::Tensor>& DataParallel::optimizer_parameters() const {
+    return m_shard == ShardMode::None ? m_parameters : m_views;
+}
+
+std::vector<torch::Tensor> DataParallel::optimizer_tensors_of(
+    const torch::Tensor& parameter) const {
+    if (m_shard == ShardMode::None) {
+        return {parameter};
+    }
+    std::vector<torch::Tensor> views;
+    for (std::size_t i = 0; i < m_pieces.size(); ++i) {
+        if (m_parameters[m_pieces[i].parameter].is_same(parameter)) {
+            views.push_back(m_views[i]);
+        }
+    }
+    return views;
+}
+
+void DataParallel::share_initial_parameters() {
+    torch::NoGradGuard no_grad;
+    for (torch::Tensor& parameter : m_parameters) {
+        torch::Tensor data = parameter.detach();
+        m_group.broadcast(data, 0, "sharing the initial parameters");
+    }
+}
+
+void DataParallel::reduce_buckets() {
+    torch::NoGradGuard no_grad;
+    for (const std::vector<std::size_t>& bucket : m_buckets) {
+        std::int64_t elements = 0;
+        for (const std::size_t i : bucket) {
+            elements += m_parameters[i].numel();
+        }
+        torch::Tensor buffer = torch::empty({elements}, m_parameters[bucket.front()].options());
+        std::int64_t offset = 0;
+        for (const std::size_t i : bucket) {
+            const torch::Tensor& gradient = m_parameters[i].grad();
+            torch::Tensor slot = buffer.narrow(0, offset, m_parameters[i].numel());
+            // A parameter this rank's batch did not reach still takes part, with zeros.
+            gradient.defined() ? slot.copy_(flat(gradient)) : slot.zero_();
+            offset += m_parameters[i].numel();
+        }
+        m_group.all_reduce_sum(buffer, "the gradient all-reduce");
+        offset = 0;
+        for (const std::size_t i : bucket) {
+            torch::Tensor& parameter = m_parameters[i];
+            const torch::Tensor summed = buffer.narrow(0, offset, parameter.numel());
+            offset += parameter.numel();
+            if (parameter.grad().defined()) {
+                flat(parameter.mutable_grad()).copy_(summed);
+            } else {
+                parameter.mutable_grad() = summed.clone().view_as(parameter);
+            }
+        }
+    }
+}
+
+void DataParallel::reduce_into_range(std::size_t index) {
+    torch::NoGradGuard no_grad;
+    torch::Tensor& parameter = m_parameters[index];
+    torch::Tensor gradient = parameter.grad();
+    m_group.all_reduce_sum(gradient, "the gradient all-reduce");
+    for (const Piece& piece : m_pieces) {
+        if (piece.parameter == index) {
+            m_range_gradient.narrow(0, piece.shard_offset, piece.length)
+                .add_(flat(gradient).narrow(0, piece.offset, piece.length));
+        }
+    }
+    parameter.mutable_grad() = torch::Tensor();  // the rest of it is another rank's
+    ++m_reduced;
+}
+
+void DataParallel::start_step() {
+    if (m_shard == ShardMode::Gradients && !m_range_gradient.defined()) {
+        m_range_gradient = torch::zeros({m_end - m_begin}, m_parameters.front().options());
+    }
+}
+
+void DataParallel::after_backward() {
+    if (m_shard != ShardMode::Gradients) {
+        return;
+    }
+    const std::size_t reduced = std::exchange(m_reduced, 0);
+    if (reduced != m_parameters.size()) {
+        // The ranks' reductions would no longer pair up: stop before they mismatch.
+        throw Error("distributed.shard=gradients: " + std::to_string(reduced) + " of " +
+                    std::to_string(m_parameters.size()) +
+                    " trainable parameters got a gradient in this micro-batch; ZeRO-2 here "
+                    "needs every one in every micro-batch (use distributed.shard=optimizer)");
+    }
+}
+
+void DataParallel::before_step() {
+    torch::NoGradGuard no_grad;
+    const double world = world_size();
+    if (m_shard == ShardMode::Gradients) {
+        m_range_gradient.div_(world);
+        for (std::size_t i = 0; i < m_pieces.size(); ++i) {
+            m_views[i].mutable_grad() =
+                m_range_gradient.narrow(0, m_pieces[i].shard_offset, m_pieces[i].length);
+        }
+        return;
+    }
+    reduce_buckets();
+    for (torch::Tensor& parameter : m_parameters) {
+        if (parameter.grad().defined()) {
+            parameter.mutable_grad().div_(world);
+        }
+    }
+    for (std::size_t i = 0; i < m_pieces.size(); ++i) {
+        // ZeRO-1 keeps every gradient; the optimizer reads this rank's range of them.
+        const Piece& piece = m_pieces[i];
+        m_views[i].mutable_grad() =
+            flat(m_parameters[piece.parameter].grad()).narrow(0, piece.offset, piece.length);
+    }
+}
+
+void DataParallel::after_step() {
+    for (torch::Tensor& view : m_views) {
+        view.mutable_grad() = torch::Tensor();
+    }
+    m_range_gradient = torch::Tensor();
+    if (m_shard == ShardMode::None) {
+        return;
+    }
+    torch::NoGradGuard no_grad;
+    // Each rank's range, from its owner, one bucket of parameters at a time.
+    const std::int64_t world = world_size();
+    const std::int64_t share = (m_total + world - 1) / world;
+    for (std::int64_t owner = 0; owner < world; ++owner) {
+        const std::int64_t begin = std::min(m_total, share * owner);
+        const std::int64_t end = std::min(m_total, begin + share);
+        if (begin == end) {
+            continue;
+        }
+        torch::Tensor range = torch::empty({end - begin}, m_parameters.front().options());
+        const auto each_piece = [&](auto visit) {
+            for (std::size_t i = 0; i < m_parameters.size(); ++i) {
+                const std::int64_t first = std::max(begin, m_starts[i]);
+                const std::int64_t last = std::min(end, m_starts[i] + m_parameters[i].numel());
+                if (first < last) {
+                    visit(
+                        flat(m_parameters[i].detach()).narrow(0, first - m_starts[i], last - first),
+                        range.narrow(0, first - begin, last - first));
+                }
+            }
+        };
+        if (owner == rank()) {
+            each_piece([](const torch::Tensor& mine, torch::Tensor slot) { slot.copy_(mine); });
+        }
+        m_group.broadcast(range, static_cast<int>(owner), "sharing the updated parameters");
+        if (owner != rank()) {
+            each_piece([](torch::Tensor mine, const torch::Tensor& slot) { mine.copy_(slot); });
+        }
+    }
+}
+
+int DataParallel::agree(int status) {
+    torch::Tensor value = torch::full({1}, status, torch::kInt32);
+    m_group.all_reduce_max(value, "agreeing on the step's outcome");
+    return value.item<int>();
+}
+
+void DataParallel::sum(torch::Tensor& values) {
+    m_group.all_reduce_sum(values, "combining the evaluation");
+}
+
+std::uint64_t DataParallel::check_identical_parameters() {
+    // FNV-1a over every byte: equal only when the parameters are bit for bit the same.
+    std::uint64_t hash = 1469598103934665603ULL;
+    for (const torch::Tensor& parameter : m_parameters) {
+        const torch::Tensor host = parameter.detach().to(torch::kCPU).contiguous();
+        const auto* bytes = static_cast<const unsigned char*>(host.data_ptr());
+        for (std::size_t i = 0; i < host.nbytes(); ++i) {
+            hash = (hash ^ bytes[i]) * 1099511628211ULL;
+        }
+    }
+    // Two halves of the hash, each as a non-negative int64, compared through max and -max.
+    torch::Tensor halves = torch::tensor(
+        {static_cast<std::int64_t>(hash >> 33), static_cast<std::int64_t>(hash & 0xffffffffULL)});
+    torch::Tensor highest = halves.clone();
+    torch::Tensor lowest = -halves;
+    m_group.all_reduce_max(highest, "comparing the parameters");
+    m_group.all_reduce_max(lowest, "comparing the parameters");
+    if (!torch::equal(highest, -lowest)) {
+        throw Error(
+            "the ranks ended with different parameters: data-parallel training lost "
+            "its synchronization (a bug; please report it with the run's config)");
+    }
+    return hash;
+}
+
+}  // namespace oomlab::train

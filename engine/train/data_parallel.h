@@ -1,0 +1,92 @@
+// The data-parallel side of a training run on one rank: gradients summed over the ranks in
+// buckets of at most kBucketBytes (DDP's default) and averaged, and with ZeRO sharding
+// (distributed.shard) the slice of the parameters whose optimizer state, and gradients, this rank
+// keeps.
+//
+// Sharding splits the flattened trainable parameters into equal ranges, one per rank, as
+// DeepSpeed does, so each rank's share is 1/N of the elements even when one tensor (the
+// embedding table) dominates. This rank's optimizer updates views of its range in place;
+// after the update each range is sent from its owner to every rank.
+#pragma once
+
+#include <torch/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "distributed/process_group.h"
+#include "oomlab/config/experiment_config.h"
+
+namespace oomlab::train {
+
+class DataParallel {
+public:
+    DataParallel(distributed::ProcessGroup& group, ShardMode shard,
+                 std::vector<torch::Tensor> trainable);
+
+    int rank() const { return m_group.rank(); }
+    int world_size() const { return m_group.world_size(); }
+
+    // What this rank's optimizer updates: every trainable parameter, or views of its range.
+    const std::vector<torch::Tensor>& optimizer_parameters() const;
+    // The views of `parameter` this rank's optimizer updates (the parameter itself unsharded).
+    std::vector<torch::Tensor> optimizer_tensors_of(const torch::Tensor& parameter) const;
+
+    // Every rank starts from rank 0's weights, as DDP does.
+    void share_initial_parameters();
+    // Before a step's first micro-batch: ZeRO-2 allocates this rank's range of the gradients.
+    void start_step();
+    // After each micro-batch's backward. ZeRO-2 has reduced each gradient as backward
+    // produced it, kept this rank's range and freed the rest; this checks every one came.
+    void after_backward();
+    // Before the optimizer step: the gradients (this rank's range when sharded) are the mean
+    // over the ranks.
+    void before_step();
+    // After the optimizer step: each rank's updated range reaches every rank.
+    void after_step();
+
+    // The largest of every rank's `status` (0: fine; higher: something every rank must act
+    // on), so that all ranks take the same branch.
+    int agree(int status);
+    // Sums `values` over the ranks, in place (evaluation).
+    void sum(torch::Tensor& values);
+    // ZeRO-2: this rank's summed gradients of the step so far (undefined otherwise).
+    const torch::Tensor& range_gradient() const { return m_range_gradient; }
+
+    // The gradient bucket size: the most bytes one reduction copies at a time.
+    static constexpr std::int64_t kBucketBytes = 25 << 20;
+
+    // A hash of this rank's trainable parameters' bytes; throws Error when the ranks differ.
+    std::uint64_t check_identical_parameters();
+
+private:
+    struct Piece {
+        std::size_t parameter;
+        std::int64_t offset;  // in the flattened parameter
+        std::int64_t length;
+        std::int64_t shard_offset;  // in this rank's range
+    };
+    class RangeHook;
+    void reduce_buckets();  // every gradient, summed in place
+    // ZeRO-2, as backward accumulates the gradient of parameter `index`: sums it across the
+    // ranks, adds this rank's range of it to range_gradient() and frees it.
+    void reduce_into_range(std::size_t index);
+
+    distributed::ProcessGroup& m_group;
+    ShardMode m_shard;
+    std::vector<torch::Tensor> m_parameters;
+    std::vector<std::int64_t> m_starts;  // each parameter's first element in the flat order
+    std::int64_t m_total = 0;
+    std::int64_t m_begin = 0, m_end = 0;  // this rank's range
+    std::vector<Piece> m_pieces;
+    std::vector<torch::Tensor> m_views;               // the pieces as tensors the optimizer updates
+    std::vector<std::vector<std::size_t>> m_buckets;  // parameter indices, backward order
+    torch::Tensor m_range_gradient;  // ZeRO-2: this rank's summed gradients of the step
+    // ZeRO-2: the parameters' gradient accumulators, which run the reduction (a parameter
+    // holds its own only weakly), and how many reduced in the current micro-batch.
+    std::vector<std::shared_ptr<torch::autograd::Node>> m_accumulators;
+    std::size_t m_reduced = 0;
+};
+
+}  // namespace oomlab::train

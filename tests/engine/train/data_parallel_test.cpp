@@ -1,0 +1,133 @@
+// The data-parallel pieces on their own: each rank's part of an epoch, and two ranks (two
+// threads, Gloo on 127.0.0.1) averaging gradients and updating shards to the same result a
+// single process gets from the mean gradient.
+#include <gtest/gtest.h>
+
+#include <future>
+#include <set>
+
+#include "distributed/process_group.h"
+#include "oomlab/session/local_workers.h"
+#include "train/batching.h"
+#include "train/data_parallel.h"
+
+namespace oomlab::train {
+namespace {
+
+TEST(ShardPlan, RanksGetDisjointFullBatchesOfEqualCount) {
+    std::vector<std::vector<std::int64_t>> plan;
+    for (std::int64_t batch = 0; batch < 7; ++batch) {
+        plan.push_back({batch * 4, batch * 4 + 1, batch * 4 + 2, batch * 4 + 3});
+    }
+    plan.push_back({28, 29});  // the short last batch
+    const auto rank0 = shard_plan(plan, 4, 0, 2);
+    const auto rank1 = shard_plan(plan, 4, 1, 2);
+    ASSERT_EQ(rank0.size(), 3u);  // 7 full batches: 3 each, one left out
+    ASSERT_EQ(rank1.size(), 3u);
+    std::set<std::int64_t> seen;
+    for (const auto& part : {rank0, rank1}) {
+        for (const auto& batch : part) {
+            EXPECT_EQ(batch.size(), 4u);
+            for (const std::int64_t example : batch) {
+                EXPECT_TRUE(seen.insert(example).second) << example << " on two ranks";
+            }
+        }
+    }
+    EXPECT_EQ(shard_plan(plan, 4, 0, 1), plan) << "one rank keeps everything";
+}
+
+// Two parameters of 5 and 7 elements (12 in all, 6 per rank when sharded), one backward pass
+// and one SGD step with lr 1, which subtracts the mean gradient.
+std::vector<torch::Tensor> train_one_step(int rank, int port, ShardMode shard) {
+    Rendezvous rendezvous;
+    rendezvous.rank = rank;
+    rendezvous.world_size = 2;
+    rendezvous.master_port = port;
+    distributed::ProcessGroup group(rendezvous, DistributedBackend::Gloo, torch::kCPU,
+                                    std::chrono::seconds(20));
+    // Different on each rank: the broadcast must fix that. (Not torch's global generator:
+    // both ranks are threads of this process.)
+    std::vector<torch::Tensor> parameters{
+        (torch::arange(5, torch::kFloat) * (rank + 1)).requires_grad_(),
+        (torch::arange(7, torch::kFloat) * (rank + 1) + 5).requires_grad_()};
+    DataParallel parallel(group, shard, parameters);
+    parallel.share_initial_parameters();
+    torch::optim::SGD optimizer(parallel.optimizer_parameters(), torch::optim::SGDOptions(1.0));
+    // A loss whose gradient is rank + 1 everywhere but one marker (mean 20).
+    std::vector<torch::Tensor> gradients{torch::full({5}, rank + 1.0),
+                                         torch::full({7}, rank + 1.0)};
+    gradients[1][6] = rank == 0 ? 10.0 : 30.0;
+    parallel.start_step();
+    ((parameters[0] * gradients[0]).sum() + (parameters[1] * gradients[1]).sum()).backward();
+    parallel.after_backward();
+    parallel.before_step();
+    optimizer.step();
+    parallel.after_step();
+    std::vector<torch::Tensor> result;
+    for (const torch::Tensor& parameter : parameters) {
+        result.push_back(parameter.detach().clone());
+    }
+    return result;
+}
+
+class TwoRanks : public ::testing::TestWithParam<ShardMode> {};
+
+TEST_P(TwoRanks, EndWithTheParametersTheMeanGradientGives) {
+    const int port = free_loopback_port();
+    auto rank1 = std::async(std::launch::async, train_one_step, 1, port, GetParam());
+    const std::vector<torch::Tensor> rank0 = train_one_step(0, port, GetParam());
+    const std::vector<torch::Tensor> other = rank1.get();
+
+    // Rank 0's initial weights, which every rank starts from, less the mean gradient.
+    std::vector<torch::Tensor> expected{torch::arange(5, torch::kFloat) - 1.5,
+                                        torch::arange(7, torch::kFloat) + 5 - 1.5};
+    expected[1][6] += 1.5 - 20.0;
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+        EXPECT_TRUE(torch::allclose(rank0[i], expected[i])) << rank0[i] << expected[i];
+        EXPECT_TRUE(torch::equal(rank0[i], other[i])) << "rank 1 differs in parameter " << i;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(ShardModes, TwoRanks,
+                         ::testing::Values(ShardMode::None, ShardMode::Optimizer,
+                                           ShardMode::Gradients));
+
+TEST(DataParallelSharding, EachRankUpdatesHalfOfTheElements) {
+    const int port = free_loopback_port();
+    const auto views_of = [port](int rank) {
+        Rendezvous rendezvous;
+        rendezvous.rank = rank;
+        rendezvous.world_size = 2;
+        rendezvous.master_port = port;
+        distributed::ProcessGroup group(rendezvous, DistributedBackend::Gloo, torch::kCPU,
+                                        std::chrono::seconds(20));
+        DataParallel parallel(
+            group, ShardMode::Optimizer,
+            {torch::zeros({9}).requires_grad_(), torch::zeros({3}).requires_grad_()});
+        std::int64_t elements = 0;
+        for (const torch::Tensor& view : parallel.optimizer_parameters()) {
+            elements += view.numel();
+        }
+        return elements;
+    };
+    auto rank1 = std::async(std::launch::async, views_of, 1);
+    EXPECT_EQ(views_of(0), 6);
+    EXPECT_EQ(rank1.get(), 6) << "the 9-element parameter is split between the ranks";
+}
+
+TEST(ProcessGroup, APeerThatNeverComesEndsTheWaitWithAnErrorNamingTheRank) {
+    Rendezvous rendezvous;
+    rendezvous.rank = 0;
+    rendezvous.world_size = 2;
+    rendezvous.master_port = free_loopback_port();
+    try {
+        distributed::ProcessGroup group(rendezvous, DistributedBackend::Gloo, torch::kCPU,
+                                        std::chrono::seconds(2));
+        FAIL() << "joined a group whose second rank never started";
+    } catch (const distributed::CollectiveFailed& error) {
+        EXPECT_NE(std::string(error.what()).find("rank 0 of 2"), std::string::npos) << error.what();
+    }
+}
+
+}  // namespace
+}  // namespace oomlab::train
