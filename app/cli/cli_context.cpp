@@ -41,6 +41,18 @@ extern "C" void request_stop(int signal) {
 
 }  // namespace
 
+namespace {
+std::vector<std::string> g_command_line;
+}  // namespace
+
+void set_command_line(int argc, char** argv) {
+    g_command_line.assign(argv, argv + argc);
+}
+
+const std::vector<std::string>& command_line() {
+    return g_command_line;
+}
+
 StopOnSignals::StopOnSignals() {
     g_stop_requested.store(false);
     std::signal(SIGINT, request_stop);
@@ -71,6 +83,22 @@ void print_breakdown(const RunOutcome& outcome) {
     std::cout << "  beside the peak\n";
     line(kBreakdownInPeak, "  reserved by the allocator, unused");
     line(kBreakdownInPeak + 1, "  process memory beyond tensors (libraries, heap)");
+}
+
+void print_ranks(const RunRecord& run) {
+    if (run.ranks.empty()) {
+        return;
+    }
+    std::cout << "  by process (" << run.world_size
+              << " ranks)    peak   parameters   gradients   optimizer\n";
+    for (const RankMemory& rank : run.ranks) {
+        char text[128];
+        std::snprintf(text, sizeof text, "    rank %-8d %12s %12s %11s %11s\n", rank.rank,
+                      format_bytes(rank.peak_bytes).c_str(), format_bytes(rank.parameters).c_str(),
+                      format_bytes(rank.gradients).c_str(),
+                      format_bytes(rank.optimizer_state).c_str());
+        std::cout << text;
+    }
 }
 
 void print_by_module(const RunOutcome& outcome) {

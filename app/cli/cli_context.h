@@ -34,11 +34,17 @@ struct ConfigOptions {
 
 std::string default_db_path();
 
+// The command line as main() received it, for commands that start copies of this program.
+void set_command_line(int argc, char** argv);
+const std::vector<std::string>& command_line();
+
 // A run's memory by category: what made up the peak, then what came on top of it.
 void print_breakdown(const RunOutcome& outcome);
 // Where the bytes came from: each module's share of the peak, the stages of the run.
 void print_by_module(const RunOutcome& outcome);
 void print_staircase(const RunOutcome& outcome);
+// A data-parallel run's memory on each rank.
+void print_ranks(const RunRecord& run);
 
 // While alive, SIGINT (Ctrl+C) and SIGTERM (kill, a scheduler's time limit) ask the training
 // to stop: the run ends as `cancelled` with what it measured saved. A second signal ends the

@@ -45,9 +45,14 @@ void add_estimate_command(CLI::App& app, int& exit_code) {
     options->add_to(*command);
     auto json = std::make_shared<bool>(false);
     command->add_flag("--json", *json, "One JSON object");
+    auto nproc = std::make_shared<int>(1);
+    command
+        ->add_option("--nproc", *nproc,
+                     "Predict one rank of a data-parallel run of N processes (distributed.shard)")
+        ->check(CLI::Range(1, 4096));
     command->callback([=, &exit_code] {
         const ExperimentConfig config = options->build();
-        const MemoryEstimate estimate = estimate_memory(config, profile_data(config));
+        const MemoryEstimate estimate = estimate_memory(config, profile_data(config), *nproc);
         if (*json) {
             std::cout << json_line(estimate_json(estimate)) << '\n';
         } else {

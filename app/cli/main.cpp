@@ -60,6 +60,7 @@ int check_standard_output(int exit_code) {
 int main(int argc, char** argv) {
     // A closed pipe becomes a failed write, checked at the end, instead of killing a run.
     std::signal(SIGPIPE, SIG_IGN);
+    set_command_line(argc, argv);
     CLI::App app{
         "OOM Lab: train text classifiers on GloVe embeddings and see where the memory "
         "goes.",

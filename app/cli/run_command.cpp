@@ -5,9 +5,12 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_context.h"
+#include "oomlab/common/errors.h"
 #include "oomlab/common/utf8.h"
 #include "oomlab/run/run_json.h"
+#include "oomlab/session/local_workers.h"
 #include "oomlab/session/run_session.h"
+#include "oomlab/store/run_store.h"
 
 namespace oomlab::cli {
 namespace {
@@ -162,12 +165,76 @@ void print_summary(const RunRecord& run, const std::vector<OomFix>& fixes, bool 
         std::cout << "  validation accuracy  " << *outcome.val_accuracy * 100 << " %\n";
     }
     print_breakdown(outcome);
+    print_ranks(run);
     if (!outcome.error.empty()) {
         std::cout << "  " << outcome.error << '\n';
     }
     if (outcome.status == RunStatus::Oom) {
         print_fixes(fixes);
     }
+}
+
+int exit_code_of(RunStatus status) {
+    switch (status) {
+        case RunStatus::Completed:
+            return kExitOk;
+        case RunStatus::Oom:
+            return kExitOutOfMemory;
+        case RunStatus::Cancelled:
+            return kExitInterrupted;
+        default:
+            return kExitFailure;
+    }
+}
+
+// This command line without --nproc: what each worker runs.
+std::vector<std::string> worker_arguments() {
+    std::vector<std::string> arguments;
+    const std::vector<std::string>& line = command_line();
+    for (std::size_t i = 1; i < line.size(); ++i) {
+        if (line[i] == "--nproc") {
+            ++i;  // and its value
+        } else if (line[i].rfind("--nproc=", 0) != 0) {
+            arguments.push_back(line[i]);
+        }
+    }
+    return arguments;
+}
+
+// --nproc N: N workers of one data-parallel run; the exit code is rank 0's, or a failure's.
+int run_local_ranks(int count, const ExperimentConfig& config, const std::string& db) {
+    if (rendezvous_from_environment()) {
+        throw BadInput(
+            "--nproc: this process is already one rank of a data-parallel run "
+            "(WORLD_SIZE is set); leave out --nproc or unset the variables",
+            {"--nproc"});
+    }
+    LocalWorkers workers;
+    workers.program = "/proc/self/exe";
+    workers.arguments = worker_arguments();
+    workers.count = count;
+    workers.grace = std::chrono::seconds(config.distributed.timeout_s + 30);
+    std::vector<WorkerExit> exits;
+    {
+        const StopOnSignals stop;
+        exits = run_local_workers(workers, stop.requested());
+    }
+    // A run whose rank 0 died is marked interrupted when its store is next opened: now.
+    RunStore::open(db);
+    int exit_code = kExitOk;
+    for (const WorkerExit& exit : exits) {
+        if (exit.succeeded()) {
+            continue;
+        }
+        std::cerr << "error: " << exit.describe() << '\n';
+        if (exit_code == kExitOk) {
+            exit_code = exit.signal == 0 ? exit.exit_code : kExitFailure;
+        }
+    }
+    if (!exits.empty() && !exits.front().succeeded() && exits.front().signal == 0) {
+        exit_code = exits.front().exit_code;  // rank 0 says how the run ended
+    }
+    return exit_code;
 }
 
 }  // namespace
@@ -184,33 +251,40 @@ void add_run_command(CLI::App& app, int& exit_code) {
     command->add_option("--tags", *tags, "Tags to find the run by, comma-separated");
     auto json = std::make_shared<bool>(false);
     command->add_flag("--json", *json, "JSON lines; the last one is the summary");
+    auto nproc = std::make_shared<int>(1);
+    command
+        ->add_option("--nproc", *nproc,
+                     "Train with N local processes (data parallel, one run, one rank each)")
+        ->check(CLI::Range(1, 64));
     command->callback([=, &exit_code] {
         const ExperimentConfig config = options->build();
         require_utf8(*tags, "--tags");
+        if (*nproc > 1) {
+            exit_code = run_local_ranks(*nproc, config, *db);
+            return;
+        }
+        const std::optional<Rendezvous> rendezvous = rendezvous_from_environment();
+        const int rank = rendezvous ? rendezvous->rank : 0;
         RunStore store = RunStore::open(*db);
-        TerminalListener listener(*json);
+        TerminalListener terminal(*json);
+        RunListener quiet;
+        // Rank 0 speaks for the run; the others only report their own failure.
+        RunListener& listener = rank == 0 ? static_cast<RunListener&>(terminal) : quiet;
         const RunResult result = [&] {
             const StopOnSignals stop;
-            return run_and_record(config, *name, store, listener, stop.requested());
+            return run_and_record(config, *name, store, listener, stop.requested(), rendezvous);
         }();
+        exit_code = exit_code_of(result.outcome.status);
+        if (rank > 0) {
+            if (exit_code != kExitOk) {
+                std::cerr << "error: rank " << rank << ": " << result.outcome.error << '\n';
+            }
+            return;
+        }
         if (!tags->empty()) {
             store.set_tags(result.run_id, *tags);
         }
         print_summary(*store.find_run(result.run_id), result.fixes, *json);
-        switch (result.outcome.status) {
-            case RunStatus::Completed:
-                exit_code = kExitOk;
-                break;
-            case RunStatus::Oom:
-                exit_code = kExitOutOfMemory;
-                break;
-            case RunStatus::Cancelled:
-                exit_code = kExitInterrupted;
-                break;
-            default:
-                exit_code = kExitFailure;
-                break;
-        }
     });
 }
 

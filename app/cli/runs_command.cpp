@@ -146,6 +146,7 @@ void add_runs_command(CLI::App& app, int& exit_code) {
         } else {
             print_table({run});
             print_breakdown(run.outcome);
+            print_ranks(run);
             print_by_module(run.outcome);
             print_staircase(run.outcome);
             if (run.outcome.fragmentation) {

@@ -18,6 +18,7 @@ namespace oomlab {
 namespace {
 
 constexpr std::uint64_t kMaxLessonBytes = 1 << 20;
+constexpr int kMaxLessonProcesses = 8;  // local processes a lesson may start
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
@@ -66,6 +67,12 @@ Lesson parse_lesson(const std::string& json_text, const std::string& source) {
         lesson.explanation = required(document, "explanation", source).get<std::string>();
         if (document.contains("base")) {
             lesson.base = read_settings(document["base"], source, "base");
+        }
+        lesson.processes = document.value("processes", 1);
+        if (lesson.processes < 1 || lesson.processes > kMaxLessonProcesses) {
+            throw BadInput(source + ": \"processes\" must be 1 to " +
+                           std::to_string(kMaxLessonProcesses) + ", not " +
+                           document["processes"].dump());
         }
         for (const auto& run : required(document, "runs", source)) {
             lesson.runs.push_back({required(run, "label", source).get<std::string>(),

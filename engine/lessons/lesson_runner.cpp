@@ -6,6 +6,7 @@
 
 #include "oomlab/common/format.h"
 #include "oomlab/lessons/lesson.h"
+#include "oomlab/session/local_workers.h"
 
 namespace oomlab {
 namespace {
@@ -173,11 +174,16 @@ LessonResult run_lesson(const Lesson& lesson, RunStore& store, RunListener& list
                         const std::atomic<bool>& cancel) {
     LessonResult result;
     for (const auto& run : lesson.runs) {
-        const RunResult recorded = run_and_record(
-            lesson_config(lesson, run), lesson.name + ": " + run.label, store, listener, cancel);
-        result.runs.push_back(
-            {run, *store.find_run(recorded.run_id), store.metrics(recorded.run_id)});
-        if (recorded.outcome.status == RunStatus::Cancelled) {
+        const std::string name = lesson.name + ": " + run.label;
+        // Several processes each write their own rows into the store's file.
+        const std::int64_t run_id =
+            lesson.processes > 1
+                ? run_with_local_workers(lesson_config(lesson, run), name, store.path(),
+                                         lesson.processes, cancel)
+                : run_and_record(lesson_config(lesson, run), name, store, listener, cancel).run_id;
+        const std::optional<RunRecord> record = store.find_run(run_id);
+        result.runs.push_back({run, *record, store.metrics(run_id)});
+        if (record->outcome.status == RunStatus::Cancelled) {
             return result;
         }
     }

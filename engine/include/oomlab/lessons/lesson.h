@@ -44,6 +44,7 @@ struct Lesson {
     std::string title;
     std::string explanation;
     Settings base;
+    int processes = 1;  // > 1: each run is data parallel, one local process per rank
     std::vector<LessonRun> runs;
     std::vector<LessonClaim> claims;
 };

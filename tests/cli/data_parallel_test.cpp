@@ -1,0 +1,300 @@
+// Data-parallel runs through the real binary: `run --nproc 2` on 127.0.0.1 with Gloo, one
+// run row, every rank's rows, identical parameters, sharded optimizer state, and a killed
+// worker that takes the run down with it, leaving no process behind.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <thread>
+
+#include "cli_runner.h"
+#include "oomlab/store/run_store.h"
+#include "test_support.h"
+
+namespace oomlab {
+namespace {
+
+// A short run both ranks finish in seconds on two cores.
+std::vector<std::string> short_run(const std::string& db, std::vector<std::string> settings) {
+    std::vector<std::string> arguments{"run",
+                                       "--nproc",
+                                       "2",
+                                       "--db",
+                                       db,
+                                       "--set",
+                                       "train.max_steps=12",
+                                       "--set",
+                                       "distributed.timeout_s=20"};
+    for (const std::string& setting : settings) {
+        arguments.push_back("--set");
+        arguments.push_back(setting);
+    }
+    return arguments;
+}
+
+nlohmann::json show(const std::string& db, std::int64_t run) {
+    const test::CliResult shown =
+        test::run_cli({"runs", "show", std::to_string(run), "--db", db, "--json"});
+    EXPECT_EQ(shown.exit_code, 0) << shown.err;
+    return nlohmann::json::parse(shown.out);
+}
+
+TEST(DataParallel, TwoRanksTrainOneRunWithTheSameParameters) {
+    test::TempDir dir;
+    const std::string db = dir.file("runs.sqlite");
+    const test::CliResult ran = test::run_cli(short_run(db, {}));
+    ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+
+    const RunStore store = RunStore::open(db);
+    const std::vector<RunRecord> runs = store.list_runs();
+    ASSERT_EQ(runs.size(), 1u) << "one run row for both ranks";
+    EXPECT_EQ(runs.front().world_size, 2);
+    EXPECT_EQ(runs.front().outcome.status, RunStatus::Completed);
+    EXPECT_EQ(runs.front().outcome.steps, 12);
+
+    std::map<int, int> steps_by_rank;
+    for (const MetricRow& row : store.metrics(runs.front().id)) {
+        steps_by_rank[row.rank] += row.phase == "step";
+    }
+    EXPECT_EQ(steps_by_rank, (std::map<int, int>{{0, 12}, {1, 12}}));
+
+    // Each rank hashes its parameters' bytes at the end; both notes must carry one hash.
+    const std::regex identical(
+        "parameters identical on all 2 processes \\(FNV-1a of their "
+        "bytes: ([0-9a-f]{16})\\)");
+    std::map<std::string, std::string> hash_by_writer;
+    for (const EventRow& event : store.events(runs.front().id)) {
+        std::smatch match;
+        if (std::regex_search(event.message, match, identical)) {
+            hash_by_writer[event.message.rfind("rank 1: ", 0) == 0 ? "rank 1" : "rank 0"] =
+                match[1];
+        }
+    }
+    ASSERT_EQ(hash_by_writer.size(), 2u) << "both ranks report their parameters";
+    EXPECT_EQ(hash_by_writer["rank 0"], hash_by_writer["rank 1"]);
+
+    const nlohmann::json summary = show(db, runs.front().id);
+    EXPECT_EQ(summary["world_size"], 2);
+    ASSERT_EQ(summary["ranks"].size(), 2u);
+    for (const auto& rank : summary["ranks"]) {
+        EXPECT_GT(rank["peak_bytes"].get<std::int64_t>(), 0);
+        EXPECT_GT(rank["optimizer_state"].get<std::int64_t>(), 0);
+    }
+}
+
+TEST(DataParallel, ShardingDividesOptimizerStateAndGradientsAsTheEstimatorPredicts) {
+    test::TempDir dir;
+    const std::string db = dir.file("runs.sqlite");
+    std::map<std::string, nlohmann::json> ranks;
+    for (const std::string shard : {"none", "optimizer", "gradients"}) {
+        const std::vector<std::string> settings{"train.optimizer=adam",
+                                                "distributed.shard=" + shard};
+        const test::CliResult ran = test::run_cli(short_run(db, settings));
+        ASSERT_EQ(ran.exit_code, 0) << shard << ": " << ran.err;
+        const RunStore store = RunStore::open(db);
+        ranks[shard] = show(db, store.list_runs().front().id)["ranks"];
+        ASSERT_EQ(ranks[shard].size(), 2u) << shard;
+
+        std::vector<std::string> estimate{"estimate", "--nproc", "2", "--json"};
+        for (const std::string& setting : settings) {
+            estimate.insert(estimate.end(), {"--set", setting});
+        }
+        const test::CliResult predicted = test::run_cli(estimate);
+        ASSERT_EQ(predicted.exit_code, 0) << predicted.err;
+        const double peak = nlohmann::json::parse(predicted.out)["peak_bytes"].get<double>();
+        for (const auto& rank : ranks[shard]) {
+            EXPECT_NEAR(peak / rank["peak_bytes"].get<double>(), 1.0, 0.10)
+                << shard << ", rank " << rank["rank"] << ": predicted " << peak;
+        }
+    }
+    const auto field = [&](const std::string& shard, int rank, const char* name) {
+        return ranks[shard][rank][name].get<double>();
+    };
+    for (int rank = 0; rank < 2; ++rank) {
+        const double state = field("none", rank, "optimizer_state");
+        const double gradients = field("none", rank, "gradients");
+        EXPECT_NEAR(field("optimizer", rank, "optimizer_state") / state, 0.5, 0.025) << rank;
+        EXPECT_DOUBLE_EQ(field("optimizer", rank, "gradients"), gradients)
+            << "ZeRO-1 keeps every gradient";
+        EXPECT_NEAR(field("gradients", rank, "optimizer_state") / state, 0.5, 0.025) << rank;
+        EXPECT_NEAR(field("gradients", rank, "gradients") / gradients, 0.5, 0.05)
+            << "ZeRO-2 keeps its half of the gradients, rank " << rank;
+    }
+}
+
+// The pids of the launcher's children (its workers).
+std::vector<pid_t> children_of(pid_t parent) {
+    std::vector<pid_t> children;
+    DIR* proc = opendir("/proc");
+    while (dirent* entry = readdir(proc)) {
+        const pid_t pid = static_cast<pid_t>(std::atoi(entry->d_name));
+        if (pid <= 0) {
+            continue;
+        }
+        std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+        std::string line;
+        std::getline(stat, line);
+        const std::size_t close = line.rfind(')');
+        if (close == std::string::npos) {
+            continue;
+        }
+        std::istringstream fields(line.substr(close + 2));
+        std::string state;
+        pid_t ppid = 0;
+        fields >> state >> ppid;
+        if (ppid == parent) {
+            children.push_back(pid);
+        }
+    }
+    closedir(proc);
+    return children;
+}
+
+bool alive(pid_t pid) {
+    return kill(pid, 0) == 0;
+}
+
+struct Launched {
+    pid_t pid;
+    std::string err_file;
+};
+
+Launched launch_long_run(const test::TempDir& dir, const std::string& db) {
+    const std::string err = dir.file("stderr");
+    const pid_t child = fork();
+    if (child == 0) {
+        if (!freopen("/dev/null", "w", stdout) || !freopen(err.c_str(), "w", stderr)) {
+            _exit(126);
+        }
+        execl(OOMLAB_CLI_PATH, OOMLAB_CLI_PATH, "run", "--nproc", "2", "--db", db.c_str(), "--set",
+              "train.epochs=1000", "--set", "distributed.timeout_s=10",
+              static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    return {child, err};
+}
+
+// Waits until both ranks wrote step rows; the run's id, or 0.
+std::int64_t wait_for_both_ranks(const std::string& db) {
+    for (int attempt = 0; attempt < 1200; ++attempt) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        try {
+            const RunStore store = RunStore::open(db);
+            const auto runs = store.list_runs();
+            if (runs.empty()) {
+                continue;
+            }
+            bool seen[2] = {false, false};
+            for (const MetricRow& row : store.metrics(runs.front().id)) {
+                seen[row.rank == 1] |= row.phase == "step";
+            }
+            if (seen[0] && seen[1]) {
+                return runs.front().id;
+            }
+        } catch (const std::exception&) {
+        }
+    }
+    return 0;
+}
+
+// Waits for `pid` (our child) to exit, up to `limit`; its wait status, or -1.
+int wait_exit(pid_t pid, std::chrono::seconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+        int status = 0;
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            return status;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    return -1;
+}
+
+TEST(DataParallel, AKilledWorkerEndsTheRunOnEveryRankAndLeavesNoProcess) {
+    test::TempDir dir;
+    const std::string db = dir.file("runs.sqlite");
+    const Launched launcher = launch_long_run(dir, db);
+    const std::int64_t run = wait_for_both_ranks(db);
+    const std::vector<pid_t> workers = children_of(launcher.pid);
+    ASSERT_NE(run, 0) << test::read_text(launcher.err_file);
+    ASSERT_EQ(workers.size(), 2u);
+    // The worker whose environment says RANK=1 (entries are separated by NUL bytes).
+    pid_t rank1 = 0;
+    for (const pid_t pid : workers) {
+        std::ifstream environ("/proc/" + std::to_string(pid) + "/environ");
+        const std::string entries =
+            '\0' + std::string((std::istreambuf_iterator<char>(environ)), {});
+        if (entries.find(std::string("\0RANK=1\0", 8)) != std::string::npos) {
+            rank1 = pid;
+        }
+    }
+    ASSERT_NE(rank1, 0);
+    kill(rank1, SIGKILL);
+
+    // Rank 0 notices at its next collective, well within distributed.timeout_s.
+    const int status = wait_exit(launcher.pid, std::chrono::seconds(60));
+    ASSERT_NE(status, -1) << "the launcher did not end";
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 1);
+    for (const pid_t pid : workers) {
+        EXPECT_FALSE(alive(pid)) << "worker " << pid << " outlived the run";
+    }
+    const std::string err = test::read_text(launcher.err_file);
+    EXPECT_NE(err.find("rank 1 (pid " + std::to_string(rank1) + ") was killed by signal 9"),
+              std::string::npos)
+        << err;
+
+    const RunStore store = RunStore::open(db);
+    const std::optional<RunRecord> record = store.find_run(run);
+    ASSERT_TRUE(record);
+    EXPECT_EQ(record->outcome.status, RunStatus::Failed);
+    EXPECT_NE(record->outcome.error.find("rank 0 of 2"), std::string::npos)
+        << record->outcome.error;
+}
+
+TEST(DataParallel, AKilledLauncherTakesItsWorkersWithIt) {
+    test::TempDir dir;
+    const std::string db = dir.file("runs.sqlite");
+    const Launched launcher = launch_long_run(dir, db);
+    const std::int64_t run = wait_for_both_ranks(db);
+    const std::vector<pid_t> workers = children_of(launcher.pid);
+    ASSERT_NE(run, 0);
+    ASSERT_EQ(workers.size(), 2u);
+    kill(launcher.pid, SIGKILL);
+    waitpid(launcher.pid, nullptr, 0);
+    for (int attempt = 0; attempt < 100 && (alive(workers[0]) || alive(workers[1])); ++attempt) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    for (const pid_t pid : workers) {
+        EXPECT_FALSE(alive(pid)) << "worker " << pid << " outlived its launcher";
+    }
+    // The next open finds the run's writer gone.
+    const RunStore store = RunStore::open(db);
+    EXPECT_EQ(store.find_run(run)->outcome.status, RunStatus::Interrupted);
+}
+
+TEST(DataParallel, AnIncompleteEnvironmentNamesTheMissingVariable) {
+    test::TempDir dir;
+    const test::CliResult ran = test::run_cli(
+        {"run", "--db", dir.file("runs.sqlite"), "--set", "train.max_steps=1"}, {"WORLD_SIZE=2"});
+    EXPECT_EQ(ran.exit_code, 2);
+    EXPECT_NE(ran.err.find("environment variable RANK is not set"), std::string::npos) << ran.err;
+    const test::CliResult out_of_range =
+        test::run_cli({"run", "--db", dir.file("runs.sqlite"), "--set", "train.max_steps=1"},
+                      {"WORLD_SIZE=2", "RANK=2"});
+    EXPECT_EQ(out_of_range.exit_code, 2);
+    EXPECT_NE(out_of_range.err.find("RANK"), std::string::npos) << out_of_range.err;
+}
+
+}  // namespace
+}  // namespace oomlab
