@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Data-parallel throughput on the CPU, in one run: `oomlab-cli run` with 1 process and with
 # `--nproc 2` (Gloo on 127.0.0.1) against PyTorch's DistributedDataParallel with 1 and 2
-# processes (bench/trec_bag_ddp.py), same model (bag of GloVe), data (TREC), batch 32 per
-# process, Adam, one intra-op thread per process per core.
+# processes (bench/trec_bag_ddp.py), same model (bag of GloVe), data (TREC), effective batch
+# 32 (32 / N per process), Adam 1e-3, the cores shared out among the processes.
 #
-#   bench/ddp_compare.sh [DATA_DIR] [EPOCHS]   (default: ../shared/data beside the project, 3)
+#   bench/ddp_compare.sh [DATA_DIR] [EPOCHS]   (default: ../shared/data beside the project, 10)
 # Needs Debian's python3-torch (installed when missing and running as root).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 data="${1:-$root/../shared/data}"
-epochs="${2:-3}"
+epochs="${2:-10}"
 cli="$root/build/app/oomlab-cli"
 python=/usr/bin/python3
 [[ -x "$cli" ]] || { echo "build first: ./oomlab.sh test" >&2; exit 2; }
@@ -28,7 +28,7 @@ engine_rate() {
     OMP_NUM_THREADS="$threads" "$cli" run --nproc "$processes" --db "$db" \
         --set dataset.path="$data/trec.train.txt" --set dataset.valid_path="$data/trec.test.txt" \
         --set embeddings.source=file --set embeddings.path="$data/glove.6B.50d.head2446.txt" \
-        --set model.kind=bag --set train.epochs="$epochs" --set train.batch_size=32 \
+        --set model.kind=bag --set train.epochs="$epochs" --set train.batch_size=$(( 32 / $1 )) \
         --set train.optimizer=adam --set train.lr=0.001 >/dev/null
     "$python" - "$db" <<'PY'
 import json, sqlite3, statistics, sys
@@ -47,7 +47,7 @@ reference_rate() {
     local processes="$1" threads=$(( cores / $1 > 0 ? cores / $1 : 1 ))
     "$python" "$root/bench/trec_bag_ddp.py" --train "$data/trec.train.txt" \
         --test "$data/trec.test.txt" --glove "$data/glove.6B.50d.head2446.txt" \
-        --nproc "$processes" --epochs "$epochs" --threads "$threads"
+        --nproc "$processes" --epochs "$epochs" --threads "$threads" --batch $(( 32 / $1 ))
 }
 
 E1="$(engine_rate 1)" E2="$(engine_rate 2)" R1="$(reference_rate 1)" R2="$(reference_rate 2)" \
