@@ -13,6 +13,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "cli_runner.h"
@@ -128,6 +129,63 @@ TEST(DataParallel, ShardingDividesOptimizerStateAndGradientsAsTheEstimatorPredic
         EXPECT_NEAR(field("gradients", rank, "gradients") / gradients, 0.5, 0.05)
             << "ZeRO-2 keeps its half of the gradients, rank " << rank;
     }
+}
+
+std::int64_t predicted_peak(const std::vector<std::string>& settings) {
+    std::vector<std::string> arguments{"estimate", "--nproc", "2", "--json"};
+    for (const std::string& setting : settings) {
+        arguments.insert(arguments.end(), {"--set", setting});
+    }
+    const test::CliResult predicted = test::run_cli(arguments);
+    EXPECT_EQ(predicted.exit_code, 0) << predicted.err;
+    return nlohmann::json::parse(predicted.out)["peak_bytes"].get<std::int64_t>();
+}
+
+// Both ranks hit the cap at the same step: with stop the run ends out of memory on every rank
+// (no rank left waiting), with adapt every rank halves its micro-batch and finishes.
+TEST(DataParallel, AnOutOfMemoryStopsOrAdaptsEveryRankTogether) {
+    const std::vector<std::string> model{"model.kind=transformer", "train.max_len=32",
+                                         "train.optimizer=sgd"};
+    std::vector<std::string> whole = model;
+    whole.push_back("train.batch_size=64");
+    std::vector<std::string> half = model;
+    half.insert(half.end(), {"train.batch_size=32", "train.accumulation=2"});
+    const std::int64_t fits = predicted_peak(half);
+    ASSERT_LT(fits * 1.2, predicted_peak(whole));
+    std::vector<std::string> capped = whole;
+    capped.push_back("memory.cap_mb=" + std::to_string(std::int64_t(fits * 1.1) >> 20));
+
+    test::TempDir dir;
+    const std::string db = dir.file("runs.sqlite");
+    const test::CliResult stopped = test::run_cli(short_run(db, capped));
+    EXPECT_EQ(stopped.exit_code, 3) << stopped.err;
+    {
+        const RunStore store = RunStore::open(db);
+        const RunRecord run = store.list_runs().front();
+        EXPECT_EQ(run.outcome.status, RunStatus::Oom) << run.outcome.error;
+        std::set<int> ranks_with_oom_row;
+        for (const MetricRow& row : store.metrics(run.id)) {
+            if (row.phase == "oom") {
+                ranks_with_oom_row.insert(row.rank);
+            }
+        }
+        EXPECT_EQ(ranks_with_oom_row, (std::set<int>{0, 1}));
+    }
+
+    capped.push_back("memory.on_oom=adapt");
+    const test::CliResult adapted = test::run_cli(short_run(db, capped));
+    ASSERT_EQ(adapted.exit_code, 0) << adapted.err;
+    const RunStore store = RunStore::open(db);
+    const RunRecord run = store.list_runs().front();
+    EXPECT_EQ(run.outcome.status, RunStatus::Completed);
+    EXPECT_EQ(run.outcome.steps, 12);
+    EXPECT_EQ(run.outcome.batch_size, 32);
+    EXPECT_EQ(run.outcome.accumulation, 2);
+    int adapt_events = 0;
+    for (const EventRow& event : store.events(run.id)) {
+        adapt_events += event.kind == "adapt";
+    }
+    EXPECT_EQ(adapt_events, 2) << "one from each rank";
 }
 
 // TREC with the GloVe excerpt, effective batch 32: two ranks of 16 learn what one process of
