@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -90,7 +91,8 @@ int free_loopback_port() {
 }
 
 std::vector<WorkerExit> run_local_workers(const LocalWorkers& workers,
-                                          const std::atomic<bool>& stop) {
+                                          const std::atomic<bool>& stop,
+                                          const std::function<void()>& tick) {
     const int port = free_loopback_port();
     const pid_t parent = getpid();
     std::vector<WorkerExit> exits(workers.count);
@@ -148,6 +150,9 @@ std::vector<WorkerExit> run_local_workers(const LocalWorkers& workers,
             }
         }
         if (!reaped) {
+            if (tick) {
+                tick();
+            }
             std::this_thread::sleep_for(kPollInterval);
         }
     }
@@ -156,10 +161,15 @@ std::vector<WorkerExit> run_local_workers(const LocalWorkers& workers,
 
 std::int64_t run_with_local_workers(const ExperimentConfig& config, const std::string& name,
                                     const std::string& db_path, int processes,
-                                    const std::atomic<bool>& cancel) {
+                                    const std::atomic<bool>& cancel,
+                                    const std::function<void()>& tick) {
     std::error_code error;
-    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-    const std::filesystem::path cli = self.parent_path() / "oomlab-cli";
+    // OOMLAB_CLI names another one (a program that is not installed beside it: the tests).
+    const char* chosen = std::getenv("OOMLAB_CLI");
+    const std::filesystem::path cli =
+        chosen && *chosen
+            ? std::filesystem::path(chosen)
+            : std::filesystem::read_symlink("/proc/self/exe", error).parent_path() / "oomlab-cli";
     if (error || access(cli.c_str(), X_OK) != 0) {
         throw Error("training with " + std::to_string(processes) +
                     " processes needs oomlab-cli "
@@ -184,7 +194,7 @@ std::int64_t run_with_local_workers(const ExperimentConfig& config, const std::s
     workers.count = processes;
     workers.grace = std::chrono::seconds(config.distributed.timeout_s + 30);
     workers.quiet = true;
-    const std::vector<WorkerExit> exits = run_local_workers(workers, cancel);
+    const std::vector<WorkerExit> exits = run_local_workers(workers, cancel, tick);
     std::filesystem::remove_all(folder, error);
     for (const RunRecord& run : RunStore::open(db_path).list_runs({std::nullopt, "", 1})) {
         if (run.id > before) {

@@ -204,6 +204,35 @@ private slots:
         m_window->experimentPanel()->setConfig(test::tinyConfig(12));
     }
 
+    // Two processes: oomlab-cli workers train one run; their rows come back from the
+    // database into the plots, rank 1's step peak as its own series.
+    void twoProcessesTrainOneRunAndPlotEachRank() {
+        if (qEnvironmentVariableIsEmpty("OOMLAB_CLI")) {
+            QSKIP("OOMLAB_CLI is not set (ctest sets it): no oomlab-cli to start");
+        }
+        m_window->experimentPanel()->processesBox()->setValue(2);
+        const RunEnd end = runAndWait();
+        m_window->experimentPanel()->processesBox()->setValue(1);
+        QCOMPARE(statusName(end.status()), QStringLiteral("completed"));
+        const RunStore store = RunStore::open(m_dir.filePath("runs.sqlite").toStdString());
+        const std::optional<RunRecord> run = store.find_run(end.runId);
+        QVERIFY(run);
+        QCOMPARE(run->world_size, 2);
+        QCOMPARE(run->ranks.size(), std::size_t(2));
+        const std::vector<MetricRow> metrics = store.metrics(end.runId);
+        int rank1Steps = 0;
+        for (const MetricRow& row : metrics) {
+            rank1Steps += row.rank == 1 && row.phase == "step";
+        }
+        QVERIFY(rank1Steps > 0);
+        MemoryPlot* memory = m_window->livePage()->memoryPlot();
+        QTRY_VERIFY(memory->rankPeak(1) != nullptr);
+        QCOMPARE(memory->rankPeak(1)->dataCount(), rank1Steps);
+        QCOMPARE(memory->peak()->dataCount(), rank1Steps);  // rank 0's, as many steps
+        QCOMPARE(m_window->livePage()->lossPlot()->trainLoss()->dataCount(),
+                 countRows(metrics, "step", true) / 2);
+    }
+
     void findsTheLargestBatchUnderTheCap() {
         ConfigForm* form = m_window->experimentPanel()->form();
         QVERIFY(form->setValue(QStringLiteral("memory.cap_mb"), QStringLiteral("24")));

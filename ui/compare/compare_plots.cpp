@@ -1,6 +1,8 @@
 #include "compare/compare_plots.h"
 
 #include <algorithm>
+#include <map>
+#include <utility>
 
 #include "common/formatting.h"
 #include "plots/loss_smoothing.h"
@@ -84,11 +86,22 @@ void ComparePlot::rebuild() {
             validation->removeFromLegend();
         }
         QVector<double> keys, values, validKeys, validValues;
+        std::map<int, std::pair<QVector<double>, QVector<double>>> otherRanks;
         for (const MetricRow& row : run.metrics) {
             const double x =
                 m_xAxis == XAxis::Step ? static_cast<double>(row.step) : row.wall_ms / 1000.0;
             const std::optional<double> y = valueOf(row, m_quantity);
             if (!y) {
+                continue;
+            }
+            if (row.rank > 0) {
+                // A data-parallel run: each other rank's memory beside rank 0's; its loss is
+                // rank 0's alike.
+                if (!loss && row.phase == phase::kStep) {
+                    otherRanks[row.rank].first.push_back(x);
+                    otherRanks[row.rank].second.push_back(*y);
+                    m_y.add(*y);
+                }
                 continue;
             }
             if (row.phase == phase::kStep) {
@@ -116,6 +129,11 @@ void ComparePlot::rebuild() {
         }
         if (validation) {
             validation->setData(validKeys, validValues, true);
+        }
+        for (const auto& [rank, points] : otherRanks) {
+            addLineSeries(tr("%1 (rank %2)").arg(runLabel(run.record)).arg(rank), color, nullptr,
+                          Qt::DotLine)
+                ->setData(points.first, points.second, true);
         }
         m_runGraphs.push_back(main);
         if (run.record.outcome.status == RunStatus::Oom && !keys.isEmpty()) {

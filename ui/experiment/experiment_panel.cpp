@@ -14,7 +14,13 @@
 #include "experiment/glove_cost.h"
 #include "oomlab/config/config_keys.h"
 
+#include <QFormLayout>
+#include <QSpinBox>
+
 namespace oomlab::ui {
+namespace {
+constexpr int kMaxLocalProcesses = 8;
+}  // namespace
 
 ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
     setObjectName(QStringLiteral("experimentPanel"));
@@ -25,6 +31,15 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
     m_gloveCost->setObjectName(QStringLiteral("gloveCost"));
     m_gloveCost->setWordWrap(true);
     m_form->sectionExtras(QStringLiteral("embeddings"))->addWidget(m_gloveCost);
+    m_processes = new QSpinBox;
+    m_processes->setObjectName(QStringLiteral("processes"));
+    m_processes->setRange(1, kMaxLocalProcesses);
+    m_processes->setToolTip(
+        tr("Train with this many local processes, one rank each (oomlab-cli run --nproc N): "
+           "each trains on its share of every epoch and the plots show each rank's memory."));
+    auto* processesRow = new QFormLayout;
+    processesRow->addRow(tr("Processes"), m_processes);
+    m_form->sectionExtras(QStringLiteral("distributed"))->addLayout(processesRow);
 
     auto* scroll = new QScrollArea;
     scroll->setWidget(m_form);
@@ -127,6 +142,14 @@ void ExperimentPanel::explain(const QString& key) {
     }
     m_explanation->setText(
         QStringLiteral("<b>%1</b> — %2").arg(key, qs(info->help).toHtmlEscaped()));
+}
+
+}  // namespace oomlab::ui
+
+namespace oomlab::ui {
+
+int ExperimentPanel::processes() const {
+    return m_processes->value();
 }
 
 }  // namespace oomlab::ui

@@ -9,6 +9,7 @@
 
 class QLabel;
 class QPushButton;
+class QSpinBox;
 
 namespace oomlab::ui {
 
@@ -25,6 +26,9 @@ public:
     const ExperimentConfig& config() const;
     void setConfig(const ExperimentConfig& config);
     bool isValid() const;
+    // Local processes to train with (data parallel, one rank each); 1: this process alone.
+    int processes() const;
+    QSpinBox* processesBox() const { return m_processes; }
 
     ConfigForm* form() const { return m_form; }
     DatasetPreview* datasetPreview() const { return m_preview; }
@@ -48,6 +52,7 @@ private:
     ConfigForm* m_form = nullptr;
     DatasetPreview* m_preview = nullptr;
     QLabel* m_gloveCost = nullptr;
+    QSpinBox* m_processes = nullptr;
     QLabel* m_explanation = nullptr;
     QLabel* m_banner = nullptr;
     EstimateView* m_estimate = nullptr;

@@ -10,6 +10,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <iterator>
 
 #include "common/app_settings.h"
 #include "common/formatting.h"
@@ -178,9 +179,13 @@ void LivePage::onMetrics(const MetricBatch& batch) {
     if (batch.runId != m_runId) {
         return;
     }
-    m_loss->appendRows(batch.rows);
-    m_memory->appendRows(batch.rows);
-    m_phases->appendRows(batch.rows);
+    m_memory->appendRows(batch.rows);  // every rank's memory
+    // Loss and phases are rank 0's: the ranks' evaluations are combined, their losses alike.
+    std::vector<MetricRow> rankZero;
+    std::copy_if(batch.rows.begin(), batch.rows.end(), std::back_inserter(rankZero),
+                 [](const MetricRow& row) { return row.rank == 0; });
+    m_loss->appendRows(rankZero);
+    m_phases->appendRows(rankZero);
 }
 
 void LivePage::onEvent(qint64 runId, const EventRow& event) {

@@ -47,6 +47,10 @@ void MemoryPlot::reset(std::int64_t capBytes) {
         graph->data()->clear();
     }
     clearMarkers();
+    for (const auto& [rank, graph] : m_rankPeaks) {
+        removeGraph(graph);
+    }
+    m_rankPeaks.clear();
     m_x.reset();
     for (Bounds& bounds : m_series) {
         bounds.reset();
@@ -85,6 +89,13 @@ void MemoryPlot::appendRows(const std::vector<MetricRow>& rows) {
         }
         const double x = static_cast<double>(row.step);
         m_x.add(x);
+        if (row.rank > 0) {
+            if (row.peak_bytes) {
+                addRankPeak(row.rank)->addData(x, toMiB(*row.peak_bytes));
+                m_series[2].add(toMiB(*row.peak_bytes));
+            }
+            continue;
+        }
         appendOptional(ax, ay, x, row.allocated_bytes, m_series[0]);
         appendOptional(rx, ry, x, row.reserved_bytes, m_series[1]);
         appendOptional(px, py, x, row.peak_bytes, m_series[2]);
@@ -95,6 +106,23 @@ void MemoryPlot::appendRows(const std::vector<MetricRow>& rows) {
     m_peak->addData(px, py, true);
     m_deviceUsed->addData(dx, dy, true);
     requestReplot();
+}
+
+QCPGraph* MemoryPlot::rankPeak(int rank) const {
+    const auto found = m_rankPeaks.find(rank);
+    return found == m_rankPeaks.end() ? nullptr : found->second;
+}
+
+QCPGraph* MemoryPlot::addRankPeak(int rank) {
+    if (QCPGraph* graph = rankPeak(rank)) {
+        return graph;
+    }
+    QCPGraph* graph = addLineSeries(tr("step peak, rank %1").arg(rank), seriesColor(4 + rank));
+    QPen pen = graph->pen();
+    pen.setStyle(Qt::DashLine);
+    graph->setPen(pen);
+    m_rankPeaks[rank] = graph;
+    return graph;
 }
 
 void MemoryPlot::markEvent(const EventRow& event) {

@@ -1,8 +1,10 @@
 // Memory per optimizer step: allocated, reserved, the step's peak and device used (MiB),
-// with the cap as a horizontal line and out-of-memory errors marked where they happened.
+// with the cap as a horizontal line and out-of-memory errors marked where they happened. In
+// a data-parallel run the series are rank 0's, and each other rank adds its step peak.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "oomlab/store/run_store.h"
@@ -27,6 +29,8 @@ public:
     QCPGraph* reserved() const { return m_reserved; }
     QCPGraph* peak() const { return m_peak; }
     QCPGraph* deviceUsed() const { return m_deviceUsed; }
+    // The step peak of rank `rank` > 0 of a data-parallel run; null until it has rows.
+    QCPGraph* rankPeak(int rank) const;
     bool capVisible() const;
     double capMiB() const;
 
@@ -34,6 +38,8 @@ protected:
     void fitRanges() override;
 
 private:
+    QCPGraph* addRankPeak(int rank);
+
     QCPGraph* m_allocated = nullptr;
     QCPGraph* m_reserved = nullptr;
     QCPGraph* m_peak = nullptr;
@@ -43,6 +49,7 @@ private:
     Bounds m_x;
     Bounds m_series[4];  // allocated, reserved, peak, device used
     Bounds m_cap;
+    std::map<int, QCPGraph*> m_rankPeaks;
 };
 
 }  // namespace oomlab::ui

@@ -38,8 +38,8 @@ RunController::~RunController() {
     m_thread.wait();
 }
 
-bool RunController::start(const ExperimentConfig& config, const QString& name) {
-    return startQueue({QueuedRun{config, name}});
+bool RunController::start(const ExperimentConfig& config, const QString& name, int processes) {
+    return startQueue({QueuedRun{config, name, processes}});
 }
 
 bool RunController::startQueue(const QVector<QueuedRun>& runs) {
@@ -104,7 +104,8 @@ void RunController::startNext() {
     TrainingWorker* worker = m_worker;
     const QString database = m_databasePath;
     QMetaObject::invokeMethod(
-        worker, [worker, next, database] { worker->run(next.config, next.name, database); },
+        worker,
+        [worker, next, database] { worker->run(next.config, next.name, database, next.processes); },
         Qt::QueuedConnection);
 }
 

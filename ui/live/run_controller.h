@@ -16,7 +16,8 @@ class TrainingWorker;
 
 struct QueuedRun {
     ExperimentConfig config;
-    QString name;  // empty: the engine's default name
+    QString name;       // empty: the engine's default name
+    int processes = 1;  // > 1: local data-parallel workers (oomlab-cli), one rank each
 };
 
 class RunController : public QObject {
@@ -31,7 +32,7 @@ public:
     bool isRunning() const { return m_running; }
 
     // False when a run is already going.
-    bool start(const ExperimentConfig& config, const QString& name = {});
+    bool start(const ExperimentConfig& config, const QString& name = {}, int processes = 1);
     bool startQueue(const QVector<QueuedRun>& runs);
     // A lesson: the engine runs its runs and checks its claims; lessonFinished() follows
     // (after runFinished() for its last run, and queueFinished()).

@@ -32,8 +32,10 @@ public:
 
     // Runs on the worker's thread (invoked queued by the controller). Opens its own
     // connection to the database, trains, records, and ends with runFinished().
+    // With `processes` > 1 the run is trained by that many local oomlab-cli workers; their
+    // rows are read back from the database as they arrive and reported the same way.
     void run(const oomlab::ExperimentConfig& config, const QString& name,
-             const QString& databasePath);
+             const QString& databasePath, int processes = 1);
 
     // Runs every run of a lesson with the engine's lesson runner, which then checks the
     // lesson's claims; ends with lessonFinished().
@@ -64,6 +66,8 @@ private:
     void on_progress(const TrainProgress& progress) override;
 
     void resetCallbacks();
+    RunResult runWithWorkers(const ExperimentConfig& config, const std::string& name,
+                             const std::string& databasePath, int processes);
 
     std::atomic<bool> m_cancel{false};
     std::atomic<int> m_stepPauseMs{0};

@@ -181,7 +181,7 @@ bool MainWindow::startRun() {
         AppSettings::setLastConfigJson(qs(config_to_json(m_panel->config())));
     }
     showPage(LiveTab);
-    return m_controller->start(m_panel->config());
+    return m_controller->start(m_panel->config(), {}, m_panel->processes());
 }
 
 bool MainWindow::findBatchSize() {

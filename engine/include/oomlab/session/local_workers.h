@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,8 +39,10 @@ struct WorkerExit {
 // on once (each worker then stops at its next step). No worker outlives this call: each dies
 // with its parent (PR_SET_PDEATHSIG), and ones still alive after `grace` past the first
 // failure are killed. Throws Error when a worker cannot be started.
+// `tick`, when given, is called about every 20 ms while they run (on this thread).
 std::vector<WorkerExit> run_local_workers(const LocalWorkers& workers,
-                                          const std::atomic<bool>& stop);
+                                          const std::atomic<bool>& stop,
+                                          const std::function<void()>& tick = {});
 
 // A TCP port on 127.0.0.1 free at the time of the call.
 int free_loopback_port();
@@ -49,6 +53,7 @@ int free_loopback_port();
 // workers reported when no run was recorded.
 std::int64_t run_with_local_workers(const ExperimentConfig& config, const std::string& name,
                                     const std::string& db_path, int processes,
-                                    const std::atomic<bool>& cancel);
+                                    const std::atomic<bool>& cancel,
+                                    const std::function<void()>& tick = {});
 
 }  // namespace oomlab
