@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from trec_bag_pytorch import Bag, batches, read_glove, read_trec  # noqa: E402
+from trec_bag_pytorch import Bag, batches, load_data  # noqa: E402
 
 
 def worker(rank, args, port, results):
@@ -31,23 +31,7 @@ def worker(rank, args, port, results):
                             world_size=args.nproc)
     torch.manual_seed(args.seed)
     rng = random.Random(args.seed)
-    train, test = read_trec(args.train), read_trec(args.test)
-    glove = read_glove(args.glove)
-    dim = len(next(iter(glove.values())))
-    words = {"<pad>": 0, "<unk>": 1}
-    for tokens, _ in train:
-        for token in tokens:
-            words.setdefault(token, len(words))
-    weights = torch.randn(len(words), dim) * 0.01
-    weights[0] = 0
-    for word, row in words.items():
-        if word in glove:
-            weights[row] = torch.tensor(glove[word])
-
-    def encode(data):
-        return [([words.get(t, 1) for t in tokens] or [1], label) for tokens, label in data]
-
-    train_ids, test_ids = encode(train), encode(test)
+    weights, train_ids, test_ids = load_data(args.train, args.test, args.glove)
     model = DistributedDataParallel(Bag(weights, 128, 6))
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     samples, seconds = 0, 0.0

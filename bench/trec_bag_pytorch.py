@@ -63,19 +63,10 @@ def batches(encoded, size, shuffle, rng):
         yield ids, (ids != 0).float(), torch.tensor([label for _, label in chosen])
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--train", required=True)
-    parser.add_argument("--test", required=True)
-    parser.add_argument("--glove", required=True)
-    parser.add_argument("--epochs", type=int, default=10)
-    parser.add_argument("--seed", type=int, default=42)
-    args = parser.parse_args()
-    torch.manual_seed(args.seed)
-    rng = random.Random(args.seed)
-
-    train, test = read_trec(args.train), read_trec(args.test)
-    glove = read_glove(args.glove)
+def load_data(train_path, test_path, glove_path):
+    """The table's initial weights and the encoded training and test examples."""
+    train, test = read_trec(train_path), read_trec(test_path)
+    glove = read_glove(glove_path)
     dim = len(next(iter(glove.values())))
     words = {"<pad>": 0, "<unk>": 1}
     for tokens, _ in train:
@@ -90,7 +81,20 @@ def main():
     def encode(data):
         return [([words.get(t, 1) for t in tokens] or [1], label) for tokens, label in data]
 
-    train_ids, test_ids = encode(train), encode(test)
+    return weights, encode(train), encode(test)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--train", required=True)
+    parser.add_argument("--test", required=True)
+    parser.add_argument("--glove", required=True)
+    parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=42)
+    args = parser.parse_args()
+    torch.manual_seed(args.seed)
+    rng = random.Random(args.seed)
+    weights, train_ids, test_ids = load_data(args.train, args.test, args.glove)
     model = Bag(weights, 128, 6)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     epoch_seconds = []

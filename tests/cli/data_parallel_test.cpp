@@ -303,12 +303,18 @@ int wait_exit(pid_t pid, std::chrono::seconds limit) {
     return -1;
 }
 
-TEST(DataParallel, AKilledWorkerEndsTheRunOnEveryRankAndLeavesNoProcess) {
+// A long run of 2 workers, once both have written step rows (run 0 if they never did).
+struct LiveRun {
     test::TempDir dir;
-    const std::string db = dir.file("runs.sqlite");
-    const Launched launcher = launch_long_run(dir, db);
-    const std::int64_t run = wait_for_both_ranks(db);
-    const std::vector<pid_t> workers = children_of(launcher.pid);
+    std::string db = dir.file("runs.sqlite");
+    Launched launcher = launch_long_run(dir, db);
+    std::int64_t run = wait_for_both_ranks(db);
+    std::vector<pid_t> workers = children_of(launcher.pid);
+};
+
+TEST(DataParallel, AKilledWorkerEndsTheRunOnEveryRankAndLeavesNoProcess) {
+    const LiveRun live;
+    const auto& [dir, db, launcher, run, workers] = live;
     ASSERT_NE(run, 0) << test::read_text(launcher.err_file);
     ASSERT_EQ(workers.size(), 2u);
     // The worker whose environment says RANK=1 (entries are separated by NUL bytes).
@@ -346,11 +352,8 @@ TEST(DataParallel, AKilledWorkerEndsTheRunOnEveryRankAndLeavesNoProcess) {
 }
 
 TEST(DataParallel, AKilledLauncherTakesItsWorkersWithIt) {
-    test::TempDir dir;
-    const std::string db = dir.file("runs.sqlite");
-    const Launched launcher = launch_long_run(dir, db);
-    const std::int64_t run = wait_for_both_ranks(db);
-    const std::vector<pid_t> workers = children_of(launcher.pid);
+    const LiveRun live;
+    const auto& [dir, db, launcher, run, workers] = live;
     ASSERT_NE(run, 0);
     ASSERT_EQ(workers.size(), 2u);
     kill(launcher.pid, SIGKILL);

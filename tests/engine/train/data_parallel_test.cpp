@@ -14,6 +14,15 @@
 namespace oomlab::train {
 namespace {
 
+// Rank `rank` of 2, meeting the other on 127.0.0.1:`port`.
+distributed::ProcessGroup join_two(int rank, int port, std::chrono::seconds timeout) {
+    Rendezvous rendezvous;
+    rendezvous.rank = rank;
+    rendezvous.world_size = 2;
+    rendezvous.master_port = port;
+    return distributed::ProcessGroup(rendezvous, DistributedBackend::Gloo, torch::kCPU, timeout);
+}
+
 TEST(ShardPlan, RanksGetDisjointFullBatchesOfEqualCount) {
     std::vector<std::vector<std::int64_t>> plan;
     for (std::int64_t batch = 0; batch < 7; ++batch) {
@@ -39,12 +48,7 @@ TEST(ShardPlan, RanksGetDisjointFullBatchesOfEqualCount) {
 // Two parameters of 5 and 7 elements (12 in all, 6 per rank when sharded), one backward pass
 // and one SGD step with lr 1, which subtracts the mean gradient.
 std::vector<torch::Tensor> train_one_step(int rank, int port, ShardMode shard) {
-    Rendezvous rendezvous;
-    rendezvous.rank = rank;
-    rendezvous.world_size = 2;
-    rendezvous.master_port = port;
-    distributed::ProcessGroup group(rendezvous, DistributedBackend::Gloo, torch::kCPU,
-                                    std::chrono::seconds(20));
+    distributed::ProcessGroup group = join_two(rank, port, std::chrono::seconds(20));
     // Different on each rank: the broadcast must fix that. (Not torch's global generator:
     // both ranks are threads of this process.)
     std::vector<torch::Tensor> parameters{
@@ -95,12 +99,7 @@ INSTANTIATE_TEST_SUITE_P(ShardModes, TwoRanks,
 TEST(DataParallelSharding, EachRankUpdatesHalfOfTheElements) {
     const int port = free_loopback_port();
     const auto views_of = [port](int rank) {
-        Rendezvous rendezvous;
-        rendezvous.rank = rank;
-        rendezvous.world_size = 2;
-        rendezvous.master_port = port;
-        distributed::ProcessGroup group(rendezvous, DistributedBackend::Gloo, torch::kCPU,
-                                        std::chrono::seconds(20));
+        distributed::ProcessGroup group = join_two(rank, port, std::chrono::seconds(20));
         DataParallel parallel(
             group, ShardMode::Optimizer,
             {torch::zeros({9}).requires_grad_(), torch::zeros({3}).requires_grad_()});
@@ -116,13 +115,9 @@ TEST(DataParallelSharding, EachRankUpdatesHalfOfTheElements) {
 }
 
 TEST(ProcessGroup, APeerThatNeverComesEndsTheWaitWithAnErrorNamingTheRank) {
-    Rendezvous rendezvous;
-    rendezvous.rank = 0;
-    rendezvous.world_size = 2;
-    rendezvous.master_port = free_loopback_port();
     try {
-        distributed::ProcessGroup group(rendezvous, DistributedBackend::Gloo, torch::kCPU,
-                                        std::chrono::seconds(2));
+        const distributed::ProcessGroup group =
+            join_two(0, free_loopback_port(), std::chrono::seconds(2));
         FAIL() << "joined a group whose second rank never started";
     } catch (const distributed::CollectiveFailed& error) {
         EXPECT_NE(std::string(error.what()).find("rank 0 of 2"), std::string::npos) << error.what();
