@@ -8,6 +8,7 @@
 #include <QtTest>
 #include <cmath>
 
+#include "compare/compare_plots.h"
 #include "live/loss_plot.h"
 #include "live/memory_plot.h"
 #include "live/phase_plot.h"
@@ -104,6 +105,39 @@ private slots:
         QTRY_VERIFY(plot.coalescedReplots() > 0);
         QVERIFY(plot.yAxis->range().upper >= 500.0);
         QVERIFY(plot.xAxis->range().upper >= 4.0);
+    }
+
+    // A data-parallel run: rank 0's rows make the series, each other rank its own step peak;
+    // a new run starts without them. The comparison does the same per run.
+    void memoryOfEveryRankIsPlotted() {
+        MemoryPlot plot;
+        plot.reset(0);
+        MetricRow rank1 = sample(1, "step", 2, 20);
+        rank1.rank = 1;
+        plot.appendRows({sample(1, "step", 2, 10), rank1, sample(2, "step", 4, 12)});
+        QCOMPARE(plot.peak()->dataCount(), 2);
+        QVERIFY(plot.rankPeak(1) != nullptr);
+        QVERIFY(plot.rankPeak(2) == nullptr);
+        QCOMPARE(plot.rankPeak(1)->dataCount(), 1);
+        QCOMPARE(plot.rankPeak(1)->data()->constBegin()->value, 25.0);
+        QCOMPARE(plot.rankPeak(1)->name(), QStringLiteral("step peak, rank 1"));
+        plot.reset(0);
+        QVERIFY(plot.rankPeak(1) == nullptr);
+        QCOMPARE(plot.graphCount(), 4);
+
+        ComparePlot compare(ComparePlot::Quantity::PeakMemory);
+        CompareRun run;
+        run.record.id = 7;
+        run.record.name = "data parallel";
+        run.metrics = {sample(1, "step", 2, 10), rank1};
+        compare.setRuns({run});
+        QCOMPARE(compare.graphCount(), 2);  // rank 0's line and rank 1's
+        QCOMPARE(compare.graph(1)->dataCount(), 1);
+        QVERIFY(compare.graph(1)->name().endsWith(QStringLiteral("(rank 1)")));
+        compare.setQuantity(ComparePlot::Quantity::Loss);
+        for (int i = 0; i < compare.graphCount(); ++i) {
+            QVERIFY(!compare.graph(i)->name().contains(QStringLiteral("rank")));
+        }
     }
 
     void phasesArePlacedInsideTheirStep() {
