@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "measure/tracking_allocator.h"
 #include "oomlab/common/errors.h"
 
 namespace oomlab::train {
@@ -59,8 +60,11 @@ private:
 };
 
 DataParallel::DataParallel(distributed::ProcessGroup& group, ShardMode shard,
-                           std::vector<torch::Tensor> trainable)
-    : m_group(group), m_shard(shard), m_parameters(std::move(trainable)) {
+                           std::vector<torch::Tensor> trainable, memory::ModuleId range_owner)
+    : m_group(group),
+      m_shard(shard),
+      m_range_owner(range_owner),
+      m_parameters(std::move(trainable)) {
     for (const torch::Tensor& parameter : m_parameters) {
         m_starts.push_back(m_total);
         m_total += parameter.numel();
@@ -157,6 +161,11 @@ void DataParallel::reduce_into_range(std::size_t index) {
     torch::Tensor& parameter = m_parameters[index];
     torch::Tensor gradient = parameter.grad();
     m_group.all_reduce_sum(gradient, "the gradient all-reduce");
+    if (!m_range_gradient.defined()) {
+        // At the step's first reduction, not before: a forward pass never holds it.
+        m_range_gradient = torch::zeros({m_end - m_begin}, parameter.options());
+        memory::retag_tensor(m_range_gradient, memory::AllocationTag::Gradients, m_range_owner);
+    }
     for (const Piece& piece : m_pieces) {
         if (piece.parameter == index) {
             m_range_gradient.narrow(0, piece.shard_offset, piece.length)
@@ -165,12 +174,6 @@ void DataParallel::reduce_into_range(std::size_t index) {
     }
     parameter.mutable_grad() = torch::Tensor();  // the rest of it is another rank's
     ++m_reduced;
-}
-
-void DataParallel::start_step() {
-    if (m_shard == ShardMode::Gradients && !m_range_gradient.defined()) {
-        m_range_gradient = torch::zeros({m_end - m_begin}, m_parameters.front().options());
-    }
 }
 
 void DataParallel::after_backward() {

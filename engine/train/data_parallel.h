@@ -16,14 +16,18 @@
 #include <vector>
 
 #include "distributed/process_group.h"
+#include "memory/module_scope.h"
 #include "oomlab/config/experiment_config.h"
 
 namespace oomlab::train {
 
 class DataParallel {
 public:
+    // ZeRO-2's range of the gradients is marked as gradients of `range_owner` in the
+    // allocator's ledger (the optimizer's row: it is what the update reads).
     DataParallel(distributed::ProcessGroup& group, ShardMode shard,
-                 std::vector<torch::Tensor> trainable);
+                 std::vector<torch::Tensor> trainable,
+                 memory::ModuleId range_owner = memory::kNoModule);
 
     int rank() const { return m_group.rank(); }
     int world_size() const { return m_group.world_size(); }
@@ -35,8 +39,6 @@ public:
 
     // Every rank starts from rank 0's weights, as DDP does.
     void share_initial_parameters();
-    // Before a step's first micro-batch: ZeRO-2 allocates this rank's range of the gradients.
-    void start_step();
     // After each micro-batch's backward. ZeRO-2 has reduced each gradient as backward
     // produced it, kept this rank's range and freed the rest; this checks every one came.
     void after_backward();
@@ -51,9 +53,6 @@ public:
     int agree(int status);
     // Sums `values` over the ranks, in place (evaluation).
     void sum(torch::Tensor& values);
-    // ZeRO-2: this rank's summed gradients of the step so far (undefined otherwise).
-    const torch::Tensor& range_gradient() const { return m_range_gradient; }
-
     // The gradient bucket size: the most bytes one reduction copies at a time.
     static constexpr std::int64_t kBucketBytes = 25 << 20;
 
@@ -75,6 +74,7 @@ private:
 
     distributed::ProcessGroup& m_group;
     ShardMode m_shard;
+    memory::ModuleId m_range_owner;
     std::vector<torch::Tensor> m_parameters;
     std::vector<std::int64_t> m_starts;  // each parameter's first element in the flat order
     std::int64_t m_total = 0;

@@ -4,7 +4,6 @@
 
 #include <numeric>
 
-#include "measure/tracking_allocator.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/config/config_keys.h"
 #include "torch_utils/torch_compat.h"
@@ -286,14 +285,6 @@ bool TrainingRun::optimizer_step() {
     }
     m_memory.begin_step();
     m_model->train();
-    if (m_parallel) {
-        m_parallel->start_step();
-        if (m_parallel->range_gradient().defined()) {
-            // ZeRO-2's share of the gradients: the update's, shown on the optimizer's row.
-            memory::retag_tensor(m_parallel->range_gradient(), memory::AllocationTag::Gradients,
-                                 m_optimizer_id);
-        }
-    }
     torch::Tensor step_loss;
     std::int64_t samples = 0;
     const int micro_batches = m_parallel ? micro_batches_together(step_loss, samples)
@@ -402,7 +393,7 @@ int TrainingRun::micro_batches_together(torch::Tensor& step_loss, std::int64_t& 
 
 void TrainingRun::start_data_parallel() {
     m_parallel = std::make_unique<DataParallel>(*m_experiment.group, m_config.distributed.shard,
-                                                m_trainable);
+                                                m_trainable, m_optimizer_id);
     m_metrics.set_rank(m_parallel->rank());
     m_parallel->share_initial_parameters();
     m_updated = m_parallel->optimizer_parameters();

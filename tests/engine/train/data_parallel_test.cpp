@@ -61,7 +61,6 @@ std::vector<torch::Tensor> train_one_step(int rank, int port, ShardMode shard) {
     std::vector<torch::Tensor> gradients{torch::full({5}, rank + 1.0),
                                          torch::full({7}, rank + 1.0)};
     gradients[1][6] = rank == 0 ? 10.0 : 30.0;
-    parallel.start_step();
     ((parameters[0] * gradients[0]).sum() + (parameters[1] * gradients[1]).sum()).backward();
     parallel.after_backward();
     parallel.before_step();
@@ -92,9 +91,15 @@ TEST_P(TwoRanks, EndWithTheParametersTheMeanGradientGives) {
     }
 }
 
+std::string shard_name(const ::testing::TestParamInfo<ShardMode>& param) {
+    static const char* const kNames[] = {"none", "optimizer", "gradients"};
+    return kNames[static_cast<int>(param.param)];
+}
+
 INSTANTIATE_TEST_SUITE_P(ShardModes, TwoRanks,
                          ::testing::Values(ShardMode::None, ShardMode::Optimizer,
-                                           ShardMode::Gradients));
+                                           ShardMode::Gradients),
+                         shard_name);
 
 TEST(DataParallelSharding, EachRankUpdatesHalfOfTheElements) {
     const int port = free_loopback_port();
