@@ -127,9 +127,13 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
     // Backward peaks where it starts (every saved tensor alive) or where it ends (every
     // gradient alive, the saved tensors freed), whichever holds more.
     const Phase backward_start{earlier_grads, activations + act.backward_transient};
-    // ZeRO-2's range of the gradients is there from the reduction after the first micro-batch.
-    const Phase backward_end{gradients + (zero2 ? share(gradients) : 0),
-                             grad_sum_copy + (zero2 && !accumulating ? 0 : act.backward_transient)};
+    // ZeRO-2 reduces and frees each gradient as it is accumulated: at the end of backward
+    // its range of the sums and the last (at most the largest) gradient are alive.
+    const std::int64_t largest_gradient =
+        dense_table_grad ? std::max(table, others / 2) : others / 2;
+    const Phase backward_end{zero2 ? share(gradients) + std::min(gradients, largest_gradient)
+                                   : gradients,
+                             grad_sum_copy + act.backward_transient};
     const bool peaks_at_backward_end = backward_end.total() > backward_start.total();
     const Phase backward = peaks_at_backward_end ? backward_end : backward_start;
     const std::int64_t largest_parameter =
