@@ -1,0 +1,30 @@
+// The NCCL side of data-parallel training on one GPU: a group of one rank (one GPU cannot
+// hold two NCCL ranks) sums and broadcasts in place on the device, and the auto backend picks
+// NCCL for CUDA.
+#include "distributed/process_group.h"
+#include "gpu_test_support.h"
+#include "oomlab/session/local_workers.h"
+
+namespace oomlab {
+namespace {
+
+TEST(Nccl, AGroupOfOneReducesAndBroadcastsOnTheDevice) {
+    OOMLAB_REQUIRE_CUDA();
+    Rendezvous rendezvous;
+    rendezvous.world_size = 1;
+    rendezvous.master_port = free_loopback_port();
+    const torch::Device device(torch::kCUDA, 0);
+    distributed::ProcessGroup group(rendezvous, DistributedBackend::Auto, device,
+                                    std::chrono::seconds(60));
+    EXPECT_EQ(group.backend_name(), "nccl");
+    torch::Tensor values = torch::arange(4, torch::TensorOptions().device(device));
+    group.all_reduce_sum(values, "a test all-reduce");
+    group.broadcast(values, 0, "a test broadcast");
+    EXPECT_TRUE(torch::equal(values.cpu(), torch::arange(4)));
+    torch::Tensor largest = torch::full({1}, 7, torch::TensorOptions().device(device));
+    group.all_reduce_max(largest, "a test maximum");
+    EXPECT_EQ(largest.item<std::int64_t>(), 7);
+}
+
+}  // namespace
+}  // namespace oomlab
