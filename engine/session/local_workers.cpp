@@ -31,6 +31,9 @@ constexpr auto kPollInterval = std::chrono::milliseconds(20);
     if (getppid() != parent) {
         _exit(127);
     }
+    // Out of the terminal's process group: Ctrl+C reaches the launcher alone, which passes
+    // it on once (a second SIGINT would end a worker at once, without saving its run).
+    setpgid(0, 0);
     if (workers.quiet && !std::freopen("/dev/null", "w", stdout)) {
         _exit(126);
     }

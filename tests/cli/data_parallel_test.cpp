@@ -254,6 +254,7 @@ Launched launch_long_run(const test::TempDir& dir, const std::string& db) {
     const std::string err = dir.file("stderr");
     const pid_t child = fork();
     if (child == 0) {
+        setpgid(0, 0);  // its own process group, as a command started from a shell has
         if (!freopen("/dev/null", "w", stdout) || !freopen(err.c_str(), "w", stderr)) {
             _exit(126);
         }
@@ -367,6 +368,30 @@ TEST(DataParallel, AKilledLauncherTakesItsWorkersWithIt) {
     // The next open finds the run's writer gone.
     const RunStore store = RunStore::open(db);
     EXPECT_EQ(store.find_run(run)->outcome.status, RunStatus::Interrupted);
+}
+
+// Ctrl+C in a terminal: SIGINT to the launcher's whole process group. Each worker is asked
+// once to stop; they agree at a step and the run ends cancelled, saved, with exit code 130.
+TEST(DataParallel, CtrlCStopsEveryRankAtTheSameStepAndSavesTheRun) {
+    const LiveRun live;
+    const auto& [dir, db, launcher, run, workers] = live;
+    ASSERT_NE(run, 0);
+    ASSERT_EQ(workers.size(), 2u);
+    kill(-launcher.pid, SIGINT);  // the launcher's process group, as a terminal does
+    const int status = wait_exit(launcher.pid, std::chrono::seconds(60));
+    ASSERT_NE(status, -1) << "the launcher did not end";
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 130) << test::read_text(launcher.err_file);
+    const RunStore store = RunStore::open(db);
+    const std::optional<RunRecord> record = store.find_run(run);
+    EXPECT_EQ(record->outcome.status, RunStatus::Cancelled) << record->outcome.error;
+    std::map<int, std::int64_t> last_step;
+    for (const MetricRow& row : store.metrics(run)) {
+        if (row.phase == "step") {
+            last_step[row.rank] = std::max(last_step[row.rank], row.step);
+        }
+    }
+    EXPECT_EQ(last_step[0], last_step[1]) << "both ranks stopped after the same step";
 }
 
 TEST(DataParallel, AnIncompleteEnvironmentNamesTheMissingVariable) {
