@@ -6,7 +6,6 @@
 
 #include "oomlab/common/format.h"
 #include "oomlab/lessons/lesson.h"
-#include "oomlab/session/local_workers.h"
 
 namespace oomlab {
 namespace {
@@ -176,11 +175,12 @@ LessonResult run_lesson(const Lesson& lesson, RunStore& store, RunListener& list
     for (const auto& run : lesson.runs) {
         const std::string name = lesson.name + ": " + run.label;
         // Several processes each write their own rows into the store's file.
+        const ExperimentConfig config = lesson_config(lesson, run);
         const std::int64_t run_id =
-            lesson.processes > 1
-                ? run_with_local_workers(lesson_config(lesson, run), name, store.path(),
-                                         lesson.processes, cancel)
-                : run_and_record(lesson_config(lesson, run), name, store, listener, cancel).run_id;
+            lesson.processes > 1 ? run_with_workers_and_record(config, name, store, listener,
+                                                               cancel, lesson.processes)
+                                       .run_id
+                                 : run_and_record(config, name, store, listener, cancel).run_id;
         const std::optional<RunRecord> record = store.find_run(run_id);
         result.runs.push_back({run, *record, store.metrics(run_id)});
         if (record->outcome.status == RunStatus::Cancelled) {

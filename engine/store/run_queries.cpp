@@ -101,13 +101,15 @@ std::optional<RunRecord> RunStore::find_run(std::int64_t run_id) const {
     return run;
 }
 
-std::vector<MetricRow> RunStore::metrics(std::int64_t run_id) const {
-    auto select = m_impl->database.prepare(
-        "SELECT step, phase, wall_ms, loss, accuracy, allocated_bytes, reserved_bytes, "
-        "peak_bytes, device_used_bytes, samples_per_s, rank, device_total_bytes, "
-        "alloc_retries, oom_count FROM metrics "
-        "WHERE run_id = ?1 ORDER BY step, id");
-    select.bind_int(1, run_id);
+namespace {
+
+constexpr const char* kMetricColumns =
+    "SELECT step, phase, wall_ms, loss, accuracy, allocated_bytes, reserved_bytes, peak_bytes, "
+    "device_used_bytes, samples_per_s, rank, device_total_bytes, alloc_retries, oom_count, id "
+    "FROM metrics ";
+
+// The rows of a SELECT of kMetricColumns; `last_id` becomes the last row's id.
+std::vector<MetricRow> read_metric_rows(sqlite::Statement& select, std::int64_t& last_id) {
     std::vector<MetricRow> rows;
     while (select.step()) {
         MetricRow& row = rows.emplace_back();
@@ -125,20 +127,51 @@ std::vector<MetricRow> RunStore::metrics(std::int64_t run_id) const {
         row.device_total_bytes = select.column_optional_int(11);
         row.alloc_retries = select.column_optional_int(12);
         row.oom_count = select.column_optional_int(13);
+        last_id = select.column_int(14);
     }
     return rows;
 }
 
-std::vector<EventRow> RunStore::events(std::int64_t run_id) const {
-    auto select = m_impl->database.prepare(
-        "SELECT step, kind, message FROM events WHERE run_id = ?1 ORDER BY step, id");
-    select.bind_int(1, run_id);
+std::vector<EventRow> read_event_rows(sqlite::Statement& select, std::int64_t& last_id) {
     std::vector<EventRow> rows;
     while (select.step()) {
         rows.push_back(
             EventRow{select.column_int(0), select.column_text(1), select.column_text(2)});
+        last_id = select.column_int(3);
     }
     return rows;
+}
+
+}  // namespace
+
+std::vector<MetricRow> RunStore::metrics(std::int64_t run_id) const {
+    auto select = m_impl->database.prepare(std::string(kMetricColumns) +
+                                           "WHERE run_id = ?1 ORDER BY step, id");
+    select.bind_int(1, run_id);
+    std::int64_t last_id = 0;
+    return read_metric_rows(select, last_id);
+}
+
+std::vector<MetricRow> RunStore::metrics_after(std::int64_t run_id, std::int64_t& last_id) const {
+    auto select = m_impl->database.prepare(std::string(kMetricColumns) +
+                                           "WHERE run_id = ?1 AND id > ?2 ORDER BY id");
+    select.bind_int(1, run_id).bind_int(2, last_id);
+    return read_metric_rows(select, last_id);
+}
+
+std::vector<EventRow> RunStore::events(std::int64_t run_id) const {
+    auto select = m_impl->database.prepare(
+        "SELECT step, kind, message, id FROM events WHERE run_id = ?1 ORDER BY step, id");
+    select.bind_int(1, run_id);
+    std::int64_t last_id = 0;
+    return read_event_rows(select, last_id);
+}
+
+std::vector<EventRow> RunStore::events_after(std::int64_t run_id, std::int64_t& last_id) const {
+    auto select = m_impl->database.prepare(
+        "SELECT step, kind, message, id FROM events WHERE run_id = ?1 AND id > ?2 ORDER BY id");
+    select.bind_int(1, run_id).bind_int(2, last_id);
+    return read_event_rows(select, last_id);
 }
 
 }  // namespace oomlab

@@ -5,12 +5,8 @@
 #include "common/formatting.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/session/batch_size_search.h"
-#include "oomlab/session/local_workers.h"
 
 namespace oomlab::ui {
-namespace {
-constexpr qint64 kWorkerPollMs = 250;  // how often the workers' rows are read back
-}  // namespace
 
 TrainingWorker::TrainingWorker(QObject* parent) : QObject(parent) {
     registerRunTypes();
@@ -22,13 +18,11 @@ void TrainingWorker::run(const ExperimentConfig& config, const QString& name,
     end.config = config;
     resetCallbacks();
     try {
-        const RunResult result = [&] {
-            if (processes > 1) {
-                return runWithWorkers(config, ss(name), ss(databasePath), processes);
-            }
-            RunStore store = RunStore::open(ss(databasePath));
-            return run_and_record(config, ss(name), store, *this, m_cancel);
-        }();
+        RunStore store = RunStore::open(ss(databasePath));
+        const RunResult result =
+            processes > 1
+                ? run_with_workers_and_record(config, ss(name), store, *this, m_cancel, processes)
+                : run_and_record(config, ss(name), store, *this, m_cancel);
         end.runId = result.run_id;
         end.outcome = result.outcome;
         end.fixes = result.fixes;
@@ -49,59 +43,6 @@ void TrainingWorker::run(const ExperimentConfig& config, const QString& name,
         end.outcome.error = "unknown error in the training thread";
     }
     emit runFinished(end);
-}
-
-RunResult TrainingWorker::runWithWorkers(const ExperimentConfig& config, const std::string& name,
-                                         const std::string& databasePath, int processes) {
-    const std::string runName = name.empty() ? default_run_name(config) : name;
-    const RunStore store = RunStore::open(databasePath);
-    const std::vector<RunRecord> latest = store.list_runs({std::nullopt, "", 1});
-    const std::int64_t before = latest.empty() ? 0 : latest.front().id;
-    std::size_t rowsSeen = 0;
-    std::size_t eventsSeen = 0;
-    qint64 lastPoll = -kWorkerPollMs;
-    // The workers write into the database; what they wrote so far is reported as the engine
-    // reports a run of this process.
-    const auto poll = [&](bool last) {
-        if (!last && m_progressClock.elapsed() - lastPoll < kWorkerPollMs) {
-            return;
-        }
-        lastPoll = m_progressClock.elapsed();
-        try {
-            if (m_runId == 0) {
-                for (const RunRecord& run : store.list_runs({std::nullopt, "", 1})) {
-                    if (run.id > before) {
-                        ExperimentInfo info;
-                        info.device = run.device + ", " + std::to_string(processes) + " processes";
-                        on_run_created(run.id, info);
-                    }
-                }
-            }
-            if (m_runId == 0) {
-                return;
-            }
-            const std::vector<MetricRow> rows = store.metrics(m_runId);
-            if (rows.size() > rowsSeen) {
-                on_metrics({rows.begin() + static_cast<std::ptrdiff_t>(rowsSeen), rows.end()});
-                rowsSeen = rows.size();
-            }
-            const std::vector<EventRow> events = store.events(m_runId);
-            for (; eventsSeen < events.size(); ++eventsSeen) {
-                on_event(events[eventsSeen]);
-            }
-        } catch (const std::exception&) {
-            // The workers hold the write lock for a moment: read again at the next poll.
-        }
-    };
-    RunResult result;
-    result.run_id = run_with_local_workers(config, runName, databasePath, processes, m_cancel,
-                                           [&] { poll(false); });
-    poll(true);
-    if (const std::optional<RunRecord> run = store.find_run(result.run_id)) {
-        result.outcome = run->outcome;
-        result.info.device = run->device;
-    }
-    return result;
 }
 
 void TrainingWorker::resetCallbacks() {

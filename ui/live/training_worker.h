@@ -66,8 +66,6 @@ private:
     void on_progress(const TrainProgress& progress) override;
 
     void resetCallbacks();
-    RunResult runWithWorkers(const ExperimentConfig& config, const std::string& name,
-                             const std::string& databasePath, int processes);
 
     std::atomic<bool> m_cancel{false};
     std::atomic<int> m_stepPauseMs{0};

@@ -166,6 +166,37 @@ TEST_F(RunStoreTest, MetricsRoundTripWithAbsentFiguresAsNull) {
               2);
 }
 
+// Following a run that other processes write: rows in the order written (rank 1's step 5
+// may come after rank 0's step 6), each exactly once.
+TEST_F(RunStoreTest, RowsAfterTheLastSeenComeInTheOrderWritten) {
+    const std::int64_t id = m_store.create_run(sample_run("followed"));
+    const auto row = [](std::int64_t step, int rank) {
+        MetricRow metric;
+        metric.step = step;
+        metric.phase = "step";
+        metric.rank = rank;
+        return metric;
+    };
+    std::int64_t last_metric = 0;
+    std::int64_t last_event = 0;
+    m_store.append_metrics(id, {row(5, 0), row(6, 0)});
+    m_store.add_event(id, {6, "note", "first"});
+    std::vector<MetricRow> seen = m_store.metrics_after(id, last_metric);
+    ASSERT_EQ(seen.size(), 2u);
+    EXPECT_EQ(m_store.events_after(id, last_event).size(), 1u);
+    m_store.append_metrics(id, {row(5, 1)});
+    m_store.add_event(id, {5, "note", "second"});
+    seen = m_store.metrics_after(id, last_metric);
+    ASSERT_EQ(seen.size(), 1u);
+    EXPECT_EQ(seen[0].step, 5);
+    EXPECT_EQ(seen[0].rank, 1);
+    const std::vector<EventRow> events = m_store.events_after(id, last_event);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].message, "second");
+    EXPECT_TRUE(m_store.metrics_after(id, last_metric).empty());
+    EXPECT_EQ(m_store.metrics(id).size(), 3u);
+}
+
 TEST_F(RunStoreTest, MetricsForAMissingRunAreRejectedAndNothingIsKept) {
     const std::int64_t id = m_store.create_run(sample_run("real"));
     std::vector<MetricRow> rows(10);

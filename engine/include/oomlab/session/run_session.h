@@ -36,6 +36,14 @@ RunResult run_and_record(const ExperimentConfig& config, const std::string& name
                          RunListener& listener, const std::atomic<bool>& cancel,
                          const std::optional<Rendezvous>& rendezvous = std::nullopt);
 
+// The same run trained by `processes` local oomlab-cli workers, one rank each (see
+// local_workers.h), for front ends that live in one process (the workbench, lessons): what
+// the workers write is read back from `store` as it arrives and reported to `listener` as
+// run_and_record reports a run of this process. Throws Error when no run was recorded.
+RunResult run_with_workers_and_record(const ExperimentConfig& config, const std::string& name,
+                                      RunStore& store, RunListener& listener,
+                                      const std::atomic<bool>& cancel, int processes);
+
 // A default run name from the data and the settings that matter most
 // ("trec.train bag b32 fp32 adam").
 std::string default_run_name(const ExperimentConfig& config);

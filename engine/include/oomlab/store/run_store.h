@@ -57,6 +57,10 @@ public:
     std::optional<RunRecord> find_run(std::int64_t run_id) const;
     std::vector<MetricRow> metrics(std::int64_t run_id) const;
     std::vector<EventRow> events(std::int64_t run_id) const;
+    // The rows written after row `last_id` (0: all), in the order they were written; `last_id`
+    // becomes the last one's. For following a run other processes write.
+    std::vector<MetricRow> metrics_after(std::int64_t run_id, std::int64_t& last_id) const;
+    std::vector<EventRow> events_after(std::int64_t run_id, std::int64_t& last_id) const;
     // The activations of each module at the phase boundaries of the sampled steps.
     std::vector<ModuleSample> module_samples(std::int64_t run_id) const;
 

@@ -1,0 +1,82 @@
+// A run trained by local worker processes, followed from the database as it is written.
+#include "oomlab/session/local_workers.h"
+#include "oomlab/session/run_session.h"
+
+namespace oomlab {
+namespace {
+
+constexpr auto kPollInterval = std::chrono::milliseconds(250);
+
+// Reports what the workers wrote since the last call, as a run of this process reports it.
+class RunFollower {
+public:
+    RunFollower(const RunStore& store, RunListener& listener, std::int64_t newer_than,
+                int processes)
+        : m_store(store), m_listener(listener), m_newer_than(newer_than), m_processes(processes) {}
+
+    void poll() {
+        try {
+            if (m_run_id == 0 && !find_run()) {
+                return;
+            }
+            std::vector<MetricRow> rows = m_store.metrics_after(m_run_id, m_last_metric);
+            if (!rows.empty()) {
+                m_listener.on_metrics(rows);
+            }
+            for (const EventRow& event : m_store.events_after(m_run_id, m_last_event)) {
+                m_listener.on_event(event);
+            }
+        } catch (const std::exception&) {
+            // A worker holds the write lock for a moment: read again at the next poll.
+        }
+    }
+
+    std::int64_t run_id() const { return m_run_id; }
+
+private:
+    bool find_run() {
+        for (const RunRecord& run : m_store.list_runs({std::nullopt, "", 1})) {
+            if (run.id > m_newer_than) {
+                m_run_id = run.id;
+                ExperimentInfo info;
+                info.device = run.device + ", " + std::to_string(m_processes) + " processes";
+                m_listener.on_run_created(m_run_id, info);
+            }
+        }
+        return m_run_id != 0;
+    }
+
+    const RunStore& m_store;
+    RunListener& m_listener;
+    std::int64_t m_newer_than;
+    int m_processes;
+    std::int64_t m_run_id = 0;
+    std::int64_t m_last_metric = 0;
+    std::int64_t m_last_event = 0;
+};
+
+}  // namespace
+
+RunResult run_with_workers_and_record(const ExperimentConfig& config, const std::string& name,
+                                      RunStore& store, RunListener& listener,
+                                      const std::atomic<bool>& cancel, int processes) {
+    const std::vector<RunRecord> latest = store.list_runs({std::nullopt, "", 1});
+    RunFollower follower(store, listener, latest.empty() ? 0 : latest.front().id, processes);
+    auto next_poll = std::chrono::steady_clock::now();
+    RunResult result;
+    result.run_id =
+        run_with_local_workers(config, name.empty() ? default_run_name(config) : name, store.path(),
+                               processes, cancel, [&] {
+                                   if (std::chrono::steady_clock::now() >= next_poll) {
+                                       follower.poll();
+                                       next_poll = std::chrono::steady_clock::now() + kPollInterval;
+                                   }
+                               });
+    follower.poll();  // the last rows
+    const std::optional<RunRecord> run = store.find_run(result.run_id);
+    result.outcome = run->outcome;
+    result.info.device = run->device;
+    return result;
+}
+
+}  // namespace oomlab
