@@ -131,9 +131,9 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
     // its range of the sums and the last (at most the largest) gradient are alive.
     const std::int64_t largest_gradient =
         dense_table_grad ? std::max(table, others / 2) : others / 2;
-    const Phase backward_end{zero2 ? share(gradients) + std::min(gradients, largest_gradient)
-                                   : gradients,
-                             grad_sum_copy + act.backward_transient};
+    const Phase backward_end{
+        zero2 ? share(gradients) + std::min(gradients, largest_gradient) : gradients,
+        grad_sum_copy + act.backward_transient};
     const bool peaks_at_backward_end = backward_end.total() > backward_start.total();
     const Phase backward = peaks_at_backward_end ? backward_end : backward_start;
     const std::int64_t largest_parameter =
