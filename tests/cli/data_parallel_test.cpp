@@ -48,6 +48,22 @@ nlohmann::json show(const std::string& db, std::int64_t run) {
     return nlohmann::json::parse(shown.out);
 }
 
+// The hashes of both ranks' parameters, from their end-of-run notes.
+std::map<std::string, std::string> parameter_hashes(const RunStore& store, std::int64_t run) {
+    const std::regex identical(
+        "parameters identical on all 2 processes \\(FNV-1a of their "
+        "bytes: ([0-9a-f]{16})\\)");
+    std::map<std::string, std::string> hash_by_writer;
+    for (const EventRow& event : store.events(run)) {
+        std::smatch match;
+        if (std::regex_search(event.message, match, identical)) {
+            hash_by_writer[event.message.rfind("rank 1: ", 0) == 0 ? "rank 1" : "rank 0"] =
+                match[1];
+        }
+    }
+    return hash_by_writer;
+}
+
 TEST(DataParallel, TwoRanksTrainOneRunWithTheSameParameters) {
     test::TempDir dir;
     const std::string db = dir.file("runs.sqlite");
@@ -68,19 +84,9 @@ TEST(DataParallel, TwoRanksTrainOneRunWithTheSameParameters) {
     EXPECT_EQ(steps_by_rank, (std::map<int, int>{{0, 12}, {1, 12}}));
 
     // Each rank hashes its parameters' bytes at the end; both notes must carry one hash.
-    const std::regex identical(
-        "parameters identical on all 2 processes \\(FNV-1a of their "
-        "bytes: ([0-9a-f]{16})\\)");
-    std::map<std::string, std::string> hash_by_writer;
-    for (const EventRow& event : store.events(runs.front().id)) {
-        std::smatch match;
-        if (std::regex_search(event.message, match, identical)) {
-            hash_by_writer[event.message.rfind("rank 1: ", 0) == 0 ? "rank 1" : "rank 0"] =
-                match[1];
-        }
-    }
-    ASSERT_EQ(hash_by_writer.size(), 2u) << "both ranks report their parameters";
-    EXPECT_EQ(hash_by_writer["rank 0"], hash_by_writer["rank 1"]);
+    const auto hashes = parameter_hashes(store, runs.front().id);
+    ASSERT_EQ(hashes.size(), 2u) << "both ranks report their parameters";
+    EXPECT_EQ(hashes.at("rank 0"), hashes.at("rank 1"));
 
     const nlohmann::json summary = show(db, runs.front().id);
     EXPECT_EQ(summary["world_size"], 2);
@@ -88,6 +94,29 @@ TEST(DataParallel, TwoRanksTrainOneRunWithTheSameParameters) {
     for (const auto& rank : summary["ranks"]) {
         EXPECT_GT(rank["peak_bytes"].get<std::int64_t>(), 0);
         EXPECT_GT(rank["optimizer_state"].get<std::int64_t>(), 0);
+    }
+}
+
+// Accumulation, checkpointing and bf16 work per rank in every shard mode, and the ranks end
+// with the same parameters.
+TEST(DataParallel, EveryShardModeKeepsTheRanksIdenticalWithTheOtherTechniques) {
+    test::TempDir dir;
+    const std::string db = dir.file("runs.sqlite");
+    const std::vector<std::vector<std::string>> cases = {
+        {"distributed.shard=none", "model.kind=transformer", "memory.checkpointing=layers",
+         "train.accumulation=2", "train.max_len=32"},
+        {"distributed.shard=optimizer", "memory.precision=bf16", "train.accumulation=2"},
+        {"distributed.shard=gradients", "model.kind=transformer", "memory.checkpointing=layers",
+         "train.accumulation=3", "train.max_len=32", "train.optimizer=adamw"}};
+    for (const std::vector<std::string>& settings : cases) {
+        const test::CliResult ran = test::run_cli(short_run(db, settings));
+        ASSERT_EQ(ran.exit_code, 0) << settings.front() << ": " << ran.err;
+        const RunStore store = RunStore::open(db);
+        const RunRecord run = store.list_runs().front();
+        EXPECT_EQ(run.outcome.status, RunStatus::Completed) << settings.front();
+        const auto hashes = parameter_hashes(store, run.id);
+        ASSERT_EQ(hashes.size(), 2u) << settings.front();
+        EXPECT_EQ(hashes.at("rank 0"), hashes.at("rank 1")) << settings.front();
     }
 }
 
