@@ -22,17 +22,6 @@ private:
     std::int64_t m_step;
 };
 
-// Another rank of a data-parallel run ran out of memory in this step: every rank applies the
-// OOM policy together.
-class OutOfMemoryOnRank : public Error {
-public:
-    using Error::Error;
-};
-
-// How a step's micro-batches ended on a rank; every rank acts on the highest (agree()).
-enum StepStatus : int { kStepDone = 0, kStepCancelled = 1, kStepOutOfMemory = 2 };
-constexpr int kStatusShift = 16;  // the status above, the rank that reported it below
-
 constexpr std::int64_t kPhaseSampledSteps = 20;  // every phase of the first steps ...
 constexpr std::int64_t kPhaseSampleEvery = 50;   // ... then of every 50th
 
@@ -361,56 +350,6 @@ int TrainingRun::micro_batches(torch::Tensor& step_loss, std::int64_t& samples) 
     return micro_batches;
 }
 
-int TrainingRun::micro_batches_together(torch::Tensor& step_loss, std::int64_t& samples) {
-    int status = kStepDone;
-    std::string out_of_memory;
-    int done = 0;
-    try {
-        done = micro_batches(step_loss, samples);
-    } catch (const Cancelled&) {
-        status = kStepCancelled;
-    } catch (const c10::Error& error) {
-        if (!compat::is_out_of_memory(error)) {
-            throw;
-        }
-        status = kStepOutOfMemory;
-        out_of_memory = error.what_without_backtrace();
-    }
-    const int agreed = m_parallel->agree(status << kStatusShift | m_parallel->rank());
-    switch (agreed >> kStatusShift) {
-        case kStepOutOfMemory:
-            throw OutOfMemoryOnRank(status == kStepOutOfMemory
-                                        ? out_of_memory
-                                        : "rank " +
-                                              std::to_string(agreed & ((1 << kStatusShift) - 1)) +
-                                              " of the run ran out of memory");
-        case kStepCancelled:
-            throw Cancelled();
-        default:
-            return done;
-    }
-}
-
-void TrainingRun::start_data_parallel() {
-    m_parallel = std::make_unique<DataParallel>(*m_experiment.group, m_config.distributed.shard,
-                                                m_trainable, m_optimizer_id);
-    m_metrics.set_rank(m_parallel->rank());
-    m_parallel->share_initial_parameters();
-    m_updated = m_parallel->optimizer_parameters();
-}
-
-void TrainingRun::finish_data_parallel() {
-    if (!m_parallel) {
-        return;
-    }
-    char hash[32];
-    std::snprintf(hash, sizeof hash, "%016llx",
-                  static_cast<unsigned long long>(m_parallel->check_identical_parameters()));
-    m_observer.on_event({m_step, std::string(event_kind::kNote),
-                         "parameters identical on all " + std::to_string(m_parallel->world_size()) +
-                             " processes (FNV-1a of their bytes: " + hash + ")"});
-}
-
 void TrainingRun::step_optimizer() {
     if (!m_scaler) {
         m_optimizer->step();
@@ -492,79 +431,6 @@ void TrainingRun::end_step(const torch::Tensor& step_loss, std::int64_t samples)
             progress.elapsed_seconds / m_step * std::max<std::int64_t>(0, m_total_steps - m_step);
     }
     m_observer.on_progress(progress);
-}
-
-void TrainingRun::evaluate() {
-    const EncodedExamples& examples = m_experiment.valid_examples;
-    if (examples.size() == 0) {
-        return;
-    }
-    enter_phase(phase::kEval, memory::AllocationTag::Eval);
-    m_model->eval();
-    std::optional<torch::NoGradGuard> no_grad;
-    if (m_config.eval.no_grad) {
-        no_grad.emplace();
-    }
-    auto plan = plan_batches(examples, m_batch_size, m_config.train.padding, m_config.train.seed,
-                             /*epoch=*/0);
-    if (m_parallel) {
-        // Each rank evaluates every n-th batch; the sums are combined below.
-        std::vector<std::vector<std::int64_t>> mine;
-        for (std::size_t i = m_parallel->rank(); i < plan.size(); i += m_parallel->world_size()) {
-            mine.push_back(std::move(plan[i]));
-        }
-        plan = std::move(mine);
-    }
-    auto batches =
-        make_streaming_batch_source(examples, plan, m_config.train.padding, m_config.train.max_len,
-                                    m_experiment.device, pinned());
-    torch::Tensor loss_sum = torch::zeros({}, torch::kDouble);
-    torch::Tensor correct = torch::zeros({}, torch::kLong);
-    // Without no_grad every batch's graph stays alive until the sums are dropped: the mistake
-    // eval.no_grad=false demonstrates.
-    std::vector<torch::Tensor> kept_graphs;
-    while (std::optional<Batch> batch = batches->next()) {
-        if (!m_parallel) {
-            check_cancel();  // several ranks stop together, at a step
-        }
-        const auto autocast = autocast_scope();
-        const torch::Tensor logits = m_model->forward(batch->ids, batch->mask);
-        const torch::Tensor loss = torch::nn::functional::cross_entropy(
-            logits, batch->labels,
-            torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
-        if (!m_config.eval.no_grad) {
-            kept_graphs.push_back(loss);
-        }
-        loss_sum += loss.detach().to(torch::kCPU, torch::kDouble);
-        correct += logits.argmax(1).eq(batch->labels).sum().to(torch::kCPU);
-    }
-    sample_phase(phase::kEval);
-    m_memory.sample();  // the evaluation's peak counts even when its phase is not recorded
-    kept_graphs.clear();
-    if (m_config.memory.empty_cache == EmptyCache::Eval) {
-        memory::release_cached_memory(m_experiment.device);
-    }
-    const double count = static_cast<double>(examples.size());
-    if (m_parallel) {
-        torch::Tensor sums = torch::stack({loss_sum, correct.to(torch::kDouble)});
-        m_parallel->sum(sums);
-        loss_sum = sums[0];
-        correct = sums[1].to(torch::kLong);
-    }
-    MetricRow row;
-    row.step = m_step;
-    row.phase = phase::kEval;
-    row.wall_ms = elapsed_seconds() * 1000.0;
-    row.loss = loss_sum.item<double>() / count;
-    row.accuracy = static_cast<double>(correct.item<std::int64_t>()) / count;
-    m_val_accuracy = row.accuracy;
-    m_metrics.add(row);
-    m_metrics.maybe_flush(/*force=*/true);
-    m_last_step_end = std::chrono::steady_clock::now();  // a step's throughput excludes eval
-    char message[96];
-    std::snprintf(message, sizeof message, "validation loss %.4f, accuracy %.2f%%", *row.loss,
-                  *row.accuracy * 100.0);
-    m_observer.on_event({m_step, std::string(event_kind::kEval), message});
 }
 
 }  // namespace oomlab::train

@@ -12,6 +12,7 @@
 #include "measure/memory_monitor.h"
 #include "memory/allocation_tag.h"
 #include "model/text_classifier.h"
+#include "oomlab/common/errors.h"
 #include "torch_utils/torch_compat.h"
 #include "train/batching.h"
 #include "train/data_parallel.h"
@@ -20,6 +21,13 @@
 #include "train/prepared_experiment.h"
 
 namespace oomlab::train {
+
+// Some rank of a data-parallel run ran out of memory in this step: every rank applies the OOM
+// policy together (training_run_parallel.cpp).
+class OutOfMemoryOnRank : public Error {
+public:
+    using Error::Error;
+};
 
 // Bytes held with `tag` by every module together.
 std::int64_t held_by_all_modules(const memory::ModuleLedger& ledger, memory::AllocationTag tag);
@@ -37,11 +45,12 @@ private:
     void start_epoch(int epoch);
     bool optimizer_step();  // false at the end of the epoch
     int micro_batches(torch::Tensor& step_loss, std::int64_t& samples);
-    // micro_batches() on every rank of a data-parallel run, agreeing on how it ended.
+    // Data parallelism (training_run_parallel.cpp): micro_batches() on every rank, agreeing on
+    // how it ended; the group's setup and the check that the ranks ended alike.
     int micro_batches_together(torch::Tensor& step_loss, std::int64_t& samples);
     void start_data_parallel();
     void finish_data_parallel();
-    void evaluate();
+    void evaluate();  // training_run_evaluation.cpp
     void enter_phase(std::string_view phase, memory::AllocationTag tag);
     void sample_phase(std::string_view phase);
     void record_memory_row(std::int64_t step, std::string_view phase,

@@ -1,0 +1,66 @@
+// The data-parallel side of a training run: joining the ranks' steps and their ending.
+#include <cstdio>
+
+#include "torch_utils/torch_compat.h"
+#include "train/training_run.h"
+
+namespace oomlab::train {
+namespace {
+
+// How a step's micro-batches ended on a rank; every rank acts on the highest (agree()).
+enum StepStatus : int { kStepDone = 0, kStepCancelled = 1, kStepOutOfMemory = 2 };
+constexpr int kStatusShift = 16;  // the status above, the rank that reported it below
+
+}  // namespace
+
+int TrainingRun::micro_batches_together(torch::Tensor& step_loss, std::int64_t& samples) {
+    int status = kStepDone;
+    std::string out_of_memory;
+    int done = 0;
+    try {
+        done = micro_batches(step_loss, samples);
+    } catch (const Cancelled&) {
+        status = kStepCancelled;
+    } catch (const c10::Error& error) {
+        if (!compat::is_out_of_memory(error)) {
+            throw;
+        }
+        status = kStepOutOfMemory;
+        out_of_memory = error.what_without_backtrace();
+    }
+    const int agreed = m_parallel->agree(status << kStatusShift | m_parallel->rank());
+    switch (agreed >> kStatusShift) {
+        case kStepOutOfMemory:
+            throw OutOfMemoryOnRank(status == kStepOutOfMemory
+                                        ? out_of_memory
+                                        : "rank " +
+                                              std::to_string(agreed & ((1 << kStatusShift) - 1)) +
+                                              " of the run ran out of memory");
+        case kStepCancelled:
+            throw Cancelled();
+        default:
+            return done;
+    }
+}
+
+void TrainingRun::start_data_parallel() {
+    m_parallel = std::make_unique<DataParallel>(*m_experiment.group, m_config.distributed.shard,
+                                                m_trainable, m_optimizer_id);
+    m_metrics.set_rank(m_parallel->rank());
+    m_parallel->share_initial_parameters();
+    m_updated = m_parallel->optimizer_parameters();
+}
+
+void TrainingRun::finish_data_parallel() {
+    if (!m_parallel) {
+        return;
+    }
+    char hash[32];
+    std::snprintf(hash, sizeof hash, "%016llx",
+                  static_cast<unsigned long long>(m_parallel->check_identical_parameters()));
+    m_observer.on_event({m_step, std::string(event_kind::kNote),
+                         "parameters identical on all " + std::to_string(m_parallel->world_size()) +
+                             " processes (FNV-1a of their bytes: " + hash + ")"});
+}
+
+}  // namespace oomlab::train
