@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "common/formatting.h"
+#include "common/table_items.h"
 #include "oomlab/run/memory_diff.h"
 #include "plots/series_colors.h"
 
@@ -28,12 +29,6 @@ QString rowName(const MemoryDifference& row) {
     }
     return QStringLiteral("%1 · %2").arg(qs(row.module),
                                          qs(row.category).replace(QLatin1Char('_'), ' '));
-}
-
-QTableWidgetItem* bytesItem(const QString& text) {
-    auto* item = new QTableWidgetItem(text);
-    item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-    return item;
 }
 
 }  // namespace
@@ -127,9 +122,9 @@ void MemoryDiffView::fill() {
             const int row = m_table->rowCount();
             m_table->insertRow(row);
             m_table->setItem(row, 0, new QTableWidgetItem(rowName(difference)));
-            m_table->setItem(row, 1, bytesItem(formatBytes(difference.a_bytes)));
-            m_table->setItem(row, 2, bytesItem(formatBytes(difference.b_bytes)));
-            m_table->setItem(row, 3, bytesItem(signedBytes(difference.difference())));
+            m_table->setItem(row, 1, figureItem(formatBytes(difference.a_bytes)));
+            m_table->setItem(row, 2, figureItem(formatBytes(difference.b_bytes)));
+            m_table->setItem(row, 3, figureItem(signedBytes(difference.difference())));
         }
     };
     section(tr("By category"));

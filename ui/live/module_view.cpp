@@ -7,18 +7,10 @@
 #include <QTableWidget>
 
 #include "common/formatting.h"
+#include "common/table_items.h"
 #include "plots/module_chart.h"
 
 namespace oomlab::ui {
-namespace {
-
-QTableWidgetItem* bytesItem(std::int64_t bytes) {
-    auto* item = new QTableWidgetItem(formatBytes(bytes));
-    item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-    return item;
-}
-
-}  // namespace
 
 ModuleView::ModuleView(QWidget* parent) : QWidget(parent) {
     setObjectName(QStringLiteral("moduleView"));
@@ -59,7 +51,7 @@ void ModuleView::setModules(const std::vector<ModuleMemory>& modules, const QStr
         m_table->insertRow(row);
         m_table->setItem(row, 0, new QTableWidgetItem(name));
         for (int column = 1; column <= 5; ++column) {
-            m_table->setItem(row, column, bytesItem(bytes[column - 1]));
+            m_table->setItem(row, column, figureItem(formatBytes(bytes[column - 1])));
         }
         if (!activations) {
             auto* item = new QTableWidgetItem(tr("not measured"));
