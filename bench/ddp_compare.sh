@@ -10,16 +10,9 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 data="${1:-$root/../shared/data}"
 epochs="${2:-10}"
-cli="$root/build/app/oomlab-cli"
-python=/usr/bin/python3
-[[ -x "$cli" ]] || { echo "build first: ./oomlab.sh test" >&2; exit 2; }
-if ! "$python" -c 'import torch' 2>/dev/null; then
-    [[ "$(id -u)" == 0 ]] || { echo "needs python3-torch (apt-get install python3-torch)" >&2; exit 2; }
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends python3-torch >/dev/null
-fi
+# shellcheck source=bench/against_pytorch.sh
+source "$root/bench/against_pytorch.sh"
 cores="$(nproc)"
-scratch="$(mktemp -d)"
-trap 'rm -rf "$scratch"' EXIT
 
 # Samples per second over all ranks: each rank's median step rate, summed.
 engine_rate() {
