@@ -7,6 +7,7 @@
 #include "oomlab/common/errors.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
+#include "oomlab/config/snapshot_paths.h"
 #include "oomlab/run/run_json.h"
 #include "oomlab/session/batch_size_search.h"
 #include "oomlab/session/run_session.h"
@@ -118,8 +119,12 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
         const ExperimentConfig base = options->build();
         // Every point is checked before the first run, so a typo costs no runs.
         std::vector<std::pair<std::string, ExperimentConfig>> runs;
-        for (const auto& point : grid_points(axes)) {
+        const auto points = grid_points(axes);
+        for (const auto& point : points) {
             ExperimentConfig config = base;
+            if (points.size() > 1) {  // one snapshot file per run, not one for all
+                config.debug.memory_snapshot = snapshot_path_per_run(config.debug.memory_snapshot);
+            }
             std::string name = "sweep";
             for (const auto& [key, value] : point) {
                 set_config_value(config, key, value);

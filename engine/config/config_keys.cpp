@@ -328,7 +328,9 @@ std::vector<KeyEntry> build_registry() {
         "debug.memory_snapshot", [](C & c) -> auto& { return c.debug.memory_snapshot; },
         "Write the allocator's history, each allocation tagged with its "
         "category, to this file at the end of the run; open it at "
-        "pytorch.org/memory_viz. Empty: none."));
+        "pytorch.org/memory_viz. {run} in the name becomes the run's id, {rank} "
+        "the process's rank (several processes without {rank}: .rank<r> is added, "
+        "a sweep or lesson without {run}: .run<id>). Empty: none."));
     keys.push_back(choice_key(
         "distributed.backend", [](C & c) -> auto& { return c.distributed.backend; },
         kDistributedBackends,

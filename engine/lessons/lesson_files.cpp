@@ -12,6 +12,7 @@
 #include "oomlab/common/errors.h"
 #include "oomlab/common/files.h"
 #include "oomlab/config/config_keys.h"
+#include "oomlab/config/snapshot_paths.h"
 #include "oomlab/lessons/lesson.h"
 
 namespace oomlab {
@@ -172,6 +173,9 @@ ExperimentConfig lesson_config(const Lesson& lesson, const LessonRun& run) {
     ExperimentConfig config;
     apply_settings(config, lesson.base);
     apply_settings(config, run.settings);
+    if (lesson.runs.size() > 1) {  // one snapshot file per run, not one for all
+        config.debug.memory_snapshot = snapshot_path_per_run(config.debug.memory_snapshot);
+    }
     return config;
 }
 

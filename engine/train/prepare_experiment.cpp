@@ -11,6 +11,7 @@
 #endif
 #include "oomlab/common/errors.h"
 #include "oomlab/config/config_io.h"
+#include "oomlab/config/snapshot_paths.h"
 #include "oomlab/glove/variants.h"
 #include "oomlab/prepare/data_profile.h"
 #include "prepare/tokenized_data.h"
@@ -88,6 +89,12 @@ void check_data_parallel_support(const ExperimentConfig& config, const torch::De
 
 }  // namespace
 
+void check_snapshot_path(const ExperimentConfig& config) {
+    memory::check_snapshot_path(
+        config.debug.memory_snapshot,
+        {config.dataset.path, config.dataset.valid_path, config.embeddings.path});
+}
+
 PreparedExperiment prepare_experiment(const ExperimentConfig& config,
                                       const PrepareOptions& options) {
     const auto report = [&](const std::string& stage, double fraction) {
@@ -109,11 +116,11 @@ PreparedExperiment prepare_experiment(const ExperimentConfig& config,
     if (rendezvous.world_size > 1) {
         check_data_parallel_support(config, prepared.device);
     }
-    if (!config.debug.memory_snapshot.empty()) {
+    std::string& snapshot = prepared.config.debug.memory_snapshot;
+    snapshot = snapshot_path_for_rank(snapshot, rendezvous.rank, rendezvous.world_size);
+    if (!snapshot.empty()) {
         // Written at the end of the run: a path that cannot be written must fail now.
-        memory::check_snapshot_path(
-            config.debug.memory_snapshot,
-            {config.dataset.path, config.dataset.valid_path, config.embeddings.path});
+        check_snapshot_path(prepared.config);
     }
     ExperimentInfo& info = prepared.info;
     info.device = torch_utils::describe_device(prepared.device);

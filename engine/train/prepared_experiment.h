@@ -28,6 +28,10 @@ struct PreparedExperiment {
 PreparedExperiment prepare_experiment(const ExperimentConfig& config,
                                       const PrepareOptions& options);
 
+// Throws BadInput unless debug.memory_snapshot (already named for this rank and run) can be
+// written without replacing one of the run's input files or a file that is not a snapshot.
+void check_snapshot_path(const ExperimentConfig& config);
+
 // The Experiment the front ends hold.
 std::unique_ptr<Experiment> make_torch_experiment(PreparedExperiment prepared);
 

@@ -1,6 +1,7 @@
 // The Experiment the front ends hold, and the training engine's entry point.
 #include <torch/cuda.h>
 
+#include "oomlab/config/snapshot_paths.h"
 #include "session/training_backend.h"
 #include "train/prepared_experiment.h"
 #include "train/training_run.h"
@@ -20,14 +21,16 @@ public:
         return m_prepared.group ? m_prepared.group->world_size() : 1;
     }
     std::int64_t share_run_id(std::int64_t run_id) override {
-        if (!m_prepared.group) {
-            return run_id;
+        if (m_prepared.group) {
+            if (rank() == 0) {
+                m_prepared.group->publish("run_id", std::to_string(run_id));
+            } else {
+                run_id = std::stoll(m_prepared.group->fetch("run_id"));
+            }
         }
-        if (rank() == 0) {
-            m_prepared.group->publish("run_id", std::to_string(run_id));
-            return run_id;
-        }
-        return std::stoll(m_prepared.group->fetch("run_id"));
+        std::string& snapshot = m_prepared.config.debug.memory_snapshot;
+        snapshot = snapshot_path_for_run(snapshot, run_id);
+        return run_id;
     }
     void wait_until_all_recorded() override {
         if (!m_prepared.group) {
@@ -52,6 +55,7 @@ public:
         trial.config.train.batch_size = batch_size;
         trial.config.train.max_steps = 0;
         trial.config.memory.on_oom = OnOom::Stop;
+        trial.config.debug.memory_snapshot.clear();  // a trial is not a run: no snapshot
         TrainObserver ignore;
         const std::atomic<bool> never{false};
         TrainingRun run(trial, ignore, never, /*worst_case_trial=*/true);

@@ -47,6 +47,7 @@ void TrainingRun::write_snapshot() {
     }
     const std::string& path = m_config.debug.memory_snapshot;
     try {
+        check_snapshot_path(m_config);  // named after the run since it was checked first
         memory::write_snapshot_file(m_history->snapshot(), path);
         m_observer.on_event(
             {m_step, std::string(event_kind::kNote),

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -67,12 +68,18 @@ std::map<std::string, std::string> parameter_hashes(const RunStore& store, std::
 TEST(DataParallel, TwoRanksTrainOneRunWithTheSameParameters) {
     test::TempDir dir;
     const std::string db = dir.file("runs.sqlite");
-    const test::CliResult ran = test::run_cli(short_run(db, {}));
+    const test::CliResult ran = test::run_cli(
+        short_run(db, {"debug.memory_snapshot=" + dir.file("snap.pickle")}));
     ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
 
     const RunStore store = RunStore::open(db);
     const std::vector<RunRecord> runs = store.list_runs();
     ASSERT_EQ(runs.size(), 1u) << "one run row for both ranks";
+    // Each rank writes its own memory snapshot; neither replaces the other's.
+    for (const char* name : {"snap.rank0.pickle", "snap.rank1.pickle"}) {
+        EXPECT_GT(std::filesystem::file_size(dir.file(name)), 1000u) << name;
+    }
+    EXPECT_FALSE(std::filesystem::exists(dir.file("snap.pickle")));
     EXPECT_EQ(runs.front().world_size, 2);
     EXPECT_EQ(runs.front().outcome.status, RunStatus::Completed);
     EXPECT_EQ(runs.front().outcome.steps, 12);

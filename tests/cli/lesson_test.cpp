@@ -65,6 +65,16 @@ TEST(Lessons, AFileWithABadKeyNamesTheFileAndTheKey) {
     }
 }
 
+TEST(Lessons, EachRunOfALessonWritesItsOwnMemorySnapshot) {
+    const Lesson lesson = parse_lesson(R"({"title": "t", "explanation": "e",
+                         "base": {"debug.memory_snapshot": "snap.pickle"},
+                         "runs": [{"label": "a"}, {"label": "b"}]})",
+                                       "snapshots.json");
+    for (const LessonRun& run : lesson.runs) {
+        EXPECT_EQ(lesson_config(lesson, run).debug.memory_snapshot, "snap.run{run}.pickle");
+    }
+}
+
 std::string parse_error(const std::string& claims) {
     try {
         parse_lesson(R"({"title": "t", "explanation": "e",

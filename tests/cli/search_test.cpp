@@ -1,7 +1,9 @@
 // find-batch-size and sweep through the real binary.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "cli_runner.h"
 #include "oomlab/store/run_store.h"
@@ -77,6 +79,32 @@ TEST(Sweep, AnInvalidPointCreatesNoRun) {
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_NE(result.err.find("train.padding"), std::string::npos) << result.err;
     EXPECT_EQ(RunStore::open(db).list_runs().size(), 0u);
+}
+
+TEST(Sweep, EveryPointWritesItsOwnMemorySnapshot) {
+    test::TempDir dir;
+    const std::string db = dir.file("runs.sqlite");
+    const auto result =
+        run_cli({"sweep", "--db", db, "--json", "--grid", "train.batch_size=8,16", "--set",
+                 "train.max_steps=2", "--set", "debug.memory_snapshot=" + dir.file("snap.pickle")});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    std::set<std::string> written;
+    for (const auto& line : result.lines()) {
+        const std::string id = std::to_string(json::parse(line)["run_id"].get<std::int64_t>());
+        EXPECT_TRUE(std::filesystem::exists(dir.file("snap.run" + id + ".pickle"))) << id;
+        written.insert(id);
+    }
+    EXPECT_EQ(written.size(), 2u);
+    EXPECT_FALSE(std::filesystem::exists(dir.file("snap.pickle")));
+}
+
+TEST(FindBatchSize, TrialsWriteNoMemorySnapshot) {
+    test::TempDir dir;
+    const std::string snapshot = dir.file("snap.pickle");
+    const auto search = run_cli(with(
+        {"find-batch-size", "--json", "--set", "debug.memory_snapshot=" + snapshot}, kCapped));
+    ASSERT_EQ(search.exit_code, 0) << search.err;
+    EXPECT_FALSE(std::filesystem::exists(snapshot)) << "a trial is not a run";
 }
 
 }  // namespace

@@ -1,0 +1,46 @@
+#include "oomlab/config/snapshot_paths.h"
+
+#include <gtest/gtest.h>
+
+namespace oomlab {
+namespace {
+
+TEST(SnapshotPaths, OneProcessKeepsThePathAsWritten) {
+    EXPECT_EQ(snapshot_path_for_rank("out/snap.pickle", 0, 1), "out/snap.pickle");
+    EXPECT_EQ(snapshot_path_for_rank("", 0, 1), "");
+    EXPECT_EQ(snapshot_path_for_rank("snap-{rank}.pickle", 0, 1), "snap-0.pickle");
+}
+
+TEST(SnapshotPaths, EveryRankGetsItsOwnFile) {
+    EXPECT_EQ(snapshot_path_for_rank("out/snap.pickle", 0, 2), "out/snap.rank0.pickle");
+    EXPECT_EQ(snapshot_path_for_rank("out/snap.pickle", 1, 2), "out/snap.rank1.pickle");
+    // A dot in a folder is not an extension; a name without one gets the rank at its end.
+    EXPECT_EQ(snapshot_path_for_rank("v1.2/snap", 3, 4), "v1.2/snap.rank3");
+    // Where the path says where the rank goes, it goes only there.
+    EXPECT_EQ(snapshot_path_for_rank("r{rank}/s{rank}.pickle", 1, 2), "r1/s1.pickle");
+    EXPECT_EQ(snapshot_path_for_rank("", 1, 2), "");
+}
+
+TEST(SnapshotPaths, AFolderIsLeftForThePathCheckToRefuse) {
+    EXPECT_EQ(snapshot_path_for_rank("out/", 1, 2), "out/");
+    EXPECT_EQ(snapshot_path_for_rank("out/..", 1, 2), "out/..");
+    EXPECT_EQ(snapshot_path_per_run("out/."), "out/.");
+}
+
+TEST(SnapshotPaths, TheRunIdReplacesItsPlaceholder) {
+    EXPECT_EQ(snapshot_path_for_run("snap-{run}.pickle", 12), "snap-12.pickle");
+    EXPECT_EQ(snapshot_path_for_run("{run}/{run}.pickle", 7), "7/7.pickle");
+    EXPECT_EQ(snapshot_path_for_run("snap.pickle", 12), "snap.pickle");
+}
+
+TEST(SnapshotPaths, SeveralRunsFromOneConfigEachNameTheirRun) {
+    EXPECT_EQ(snapshot_path_per_run("snap.pickle"), "snap.run{run}.pickle");
+    EXPECT_EQ(snapshot_path_per_run("snap-{run}.pickle"), "snap-{run}.pickle");
+    EXPECT_EQ(snapshot_path_per_run(""), "");
+    EXPECT_EQ(snapshot_path_for_run(snapshot_path_for_rank(snapshot_path_per_run("s.pickle"), 1, 2),
+                                    5),
+              "s.run5.rank1.pickle");
+}
+
+}  // namespace
+}  // namespace oomlab
