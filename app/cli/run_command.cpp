@@ -221,6 +221,9 @@ int run_local_ranks(int count, const ExperimentConfig& config, const std::string
     }
     // A run whose rank 0 died is marked interrupted when its store is next opened: now.
     RunStore::open(db);
+    for (const std::string& line : distinct_error_lines(exits)) {
+        std::cerr << line << '\n';
+    }
     int exit_code = kExitOk;
     for (const WorkerExit& exit : exits) {
         if (exit.succeeded()) {

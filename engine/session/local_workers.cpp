@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -24,8 +25,37 @@ namespace oomlab {
 namespace {
 
 constexpr auto kPollInterval = std::chrono::milliseconds(20);
+constexpr long kErrorsKept = 64 * 1024;
+constexpr int kExitBadInput = 2;  // oomlab-cli's exit code for a config it refuses
 
-[[noreturn]] void exec_worker(const LocalWorkers& workers, int rank, int port, pid_t parent) {
+// A worker's standard error: an unnamed temporary file, so nothing is left behind however
+// the launcher ends.
+struct ErrorFile {
+    ErrorFile() : file(std::tmpfile()) {
+        if (file == nullptr) {
+            throw Error(std::string("cannot create a temporary file for a worker's errors: ") +
+                        std::strerror(errno));
+        }
+    }
+    ~ErrorFile() { std::fclose(file); }
+    ErrorFile(const ErrorFile&) = delete;
+    ErrorFile& operator=(const ErrorFile&) = delete;
+
+    std::string tail() const {
+        std::fseek(file, 0, SEEK_END);
+        const long size = std::ftell(file);
+        const long start = std::max(0L, size - kErrorsKept);
+        std::fseek(file, start, SEEK_SET);
+        std::string text(static_cast<std::size_t>(size - start), '\0');
+        text.resize(std::fread(text.data(), 1, text.size(), file));
+        return text;
+    }
+
+    std::FILE* file;
+};
+
+[[noreturn]] void exec_worker(const LocalWorkers& workers, int rank, int port, pid_t parent,
+                              int error_fd) {
     // Die with the launcher, however it ends; it may have ended before this line.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) {
@@ -35,6 +65,9 @@ constexpr auto kPollInterval = std::chrono::milliseconds(20);
     // it on once (a second SIGINT would end a worker at once, without saving its run).
     setpgid(0, 0);
     if (workers.quiet && !std::freopen("/dev/null", "w", stdout)) {
+        _exit(126);
+    }
+    if (dup2(error_fd, STDERR_FILENO) < 0) {
         _exit(126);
     }
     const std::string world = std::to_string(workers.count);
@@ -93,11 +126,29 @@ int free_loopback_port() {
     return ntohs(address.sin_port);
 }
 
+std::vector<std::string> distinct_error_lines(const std::vector<WorkerExit>& exits) {
+    std::vector<std::string> lines;
+    for (const WorkerExit& exit : exits) {
+        std::size_t start = 0;
+        while (start < exit.errors.size()) {
+            std::size_t end = exit.errors.find('\n', start);
+            end = end == std::string::npos ? exit.errors.size() : end;
+            std::string line = exit.errors.substr(start, end - start);
+            if (!line.empty() && std::find(lines.begin(), lines.end(), line) == lines.end()) {
+                lines.push_back(std::move(line));
+            }
+            start = end + 1;
+        }
+    }
+    return lines;
+}
+
 std::vector<WorkerExit> run_local_workers(const LocalWorkers& workers,
                                           const std::atomic<bool>& stop,
                                           const std::function<void()>& tick) {
     const int port = free_loopback_port();
     const pid_t parent = getpid();
+    std::vector<ErrorFile> error_files(workers.count);
     std::vector<WorkerExit> exits(workers.count);
     std::vector<bool> running(workers.count, false);
     for (int rank = 0; rank < workers.count; ++rank) {
@@ -111,7 +162,7 @@ std::vector<WorkerExit> run_local_workers(const LocalWorkers& workers,
             throw Error(std::string("cannot start the worker processes: ") + std::strerror(errno));
         }
         if (pid == 0) {
-            exec_worker(workers, rank, port, parent);
+            exec_worker(workers, rank, port, parent, fileno(error_files[rank].file));
         }
         exits[rank].rank = rank;
         exits[rank].pid = pid;
@@ -159,6 +210,9 @@ std::vector<WorkerExit> run_local_workers(const LocalWorkers& workers,
             std::this_thread::sleep_for(kPollInterval);
         }
     }
+    for (int rank = 0; rank < workers.count; ++rank) {
+        exits[rank].errors = error_files[rank].tail();
+    }
     return exits;
 }
 
@@ -204,12 +258,25 @@ std::int64_t run_with_local_workers(const ExperimentConfig& config, const std::s
             return run.id;
         }
     }
-    std::string reasons;
+    std::string reported;
+    for (std::string line : distinct_error_lines(exits)) {
+        if (line.rfind("error: ", 0) == 0) {
+            line.erase(0, 7);
+        }
+        reported += (reported.empty() ? "" : "\n") + line;
+    }
+    const bool refused = std::all_of(exits.begin(), exits.end(), [](const WorkerExit& exit) {
+        return exit.signal == 0 && exit.exit_code == kExitBadInput;
+    });
+    if (refused && !reported.empty()) {
+        throw BadInput(reported);
+    }
+    std::string ends;
     for (const WorkerExit& exit : exits) {
-        reasons += (reasons.empty() ? "" : "; ") + exit.describe();
+        ends += (ends.empty() ? "" : "; ") + exit.describe();
     }
     throw Error("the " + std::to_string(processes) + " worker processes recorded no run (" +
-                reasons + ")");
+                ends + ")" + (reported.empty() ? "" : ":\n" + reported));
 }
 
 }  // namespace oomlab

@@ -30,12 +30,18 @@ struct WorkerExit {
     int exit_code = 0;  // when it exited
     int signal = 0;     // when a signal ended it (0: it exited)
     bool killed_by_launcher = false;
+    std::string errors;  // what it wrote to standard error (its last 64 KiB)
 
     bool succeeded() const { return signal == 0 && exit_code == 0; }
     std::string describe() const;  // "rank 1 (pid 123) was killed by signal 9 (Killed)"
 };
 
-// Starts the workers and waits for every one of them. While `stop` is set, SIGINT is passed
+// The lines the workers wrote to standard error, in rank order, each line once: the ranks of
+// one run mostly fail alike (every rank checks the same config).
+std::vector<std::string> distinct_error_lines(const std::vector<WorkerExit>& exits);
+
+// Starts the workers and waits for every one of them; each one's standard error is kept
+// (WorkerExit::errors) rather than shown, so one failure is reported once, not once per rank. While `stop` is set, SIGINT is passed
 // on once (each worker then stops at its next step). No worker outlives this call: each dies
 // with its parent (PR_SET_PDEATHSIG), and ones still alive after `grace` past the first
 // failure are killed. Throws Error when a worker cannot be started.
@@ -49,8 +55,9 @@ int free_loopback_port();
 
 // Trains `config` as one data-parallel run of `processes` workers of the oomlab-cli beside
 // this program, recorded into the database at `db_path` under `name`; returns its id. For
-// front ends that run in one process (lessons, the workbench). Throws Error naming what the
-// workers reported when no run was recorded.
+// front ends that run in one process (lessons, the workbench). Throws when no run was
+// recorded: BadInput with the workers' message when they refused the config (exit code 2, as
+// Experiment::prepare's BadInput in this process), otherwise Error with what they reported.
 std::int64_t run_with_local_workers(const ExperimentConfig& config, const std::string& name,
                                     const std::string& db_path, int processes,
                                     const std::atomic<bool>& cancel,
