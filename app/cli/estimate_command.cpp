@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_context.h"
+#include "oomlab/config/config_io.h"
 #include "oomlab/estimator/estimator.h"
 #include "oomlab/run/run_json.h"
 
@@ -52,6 +53,7 @@ void add_estimate_command(CLI::App& app, int& exit_code) {
         ->check(CLI::Range(1, 4096));
     command->callback([=, &exit_code] {
         const ExperimentConfig config = options->build();
+        validate_data_parallel(config, *nproc, config.device.rfind("cuda", 0) == 0);
         const MemoryEstimate estimate = estimate_memory(config, profile_data(config), *nproc);
         if (*json) {
             std::cout << json_line(estimate_json(estimate)) << '\n';

@@ -19,7 +19,9 @@ constexpr double kHeadroom = 0.95;  // a fix must leave this share of the capaci
 class Predictor {
 public:
     Predictor(const OomSituation& situation)
-        : m_profile(situation.profile), m_capacity(situation.capacity_bytes) {
+        : m_profile(situation.profile),
+          m_capacity(situation.capacity_bytes),
+          m_world_size(situation.world_size) {
         const std::int64_t predicted = raw_peak(situation.config);
         // The run needed more than its capacity; if the estimator thought it fit, it
         // under-predicts this configuration by at least that much.
@@ -38,11 +40,12 @@ public:
 
 private:
     std::int64_t raw_peak(const ExperimentConfig& config) const {
-        return estimate_memory(config, m_profile).peak_bytes;
+        return estimate_memory(config, m_profile, m_world_size).peak_bytes;
     }
 
     const DataProfile& m_profile;
     std::int64_t m_capacity;
+    int m_world_size;
     double m_scale = 1.0;
 };
 
@@ -56,12 +59,15 @@ std::string num(std::int64_t value) {
     return std::to_string(value);
 }
 
-// The config with `set` applied, or nothing when the result is not a valid experiment.
-std::optional<ExperimentConfig> applied(const ExperimentConfig& config, const Settings& set) {
+// The config with `set` applied, or nothing when the result is not a valid experiment for
+// the situation's processes and device.
+std::optional<ExperimentConfig> applied(const OomSituation& situation,
+                                        const ExperimentConfig& config, const Settings& set) {
     ExperimentConfig next = config;
     try {
         apply_settings(next, set);
         validate_config(next);
+        validate_data_parallel(next, situation.world_size, situation.on_cuda);
     } catch (const std::exception&) {
         return std::nullopt;
     }
@@ -87,8 +93,10 @@ std::optional<int> smallest_split(const ExperimentConfig& config, const Predicto
 }
 
 // Every change worth considering for `c`, in order of preference within each cost.
-std::vector<Candidate> candidates(const ExperimentConfig& c, const DataProfile& profile,
-                                  const Predictor& predict, bool on_cuda) {
+std::vector<Candidate> candidates(const OomSituation& situation, const Predictor& predict) {
+    const ExperimentConfig& c = situation.config;
+    const DataProfile& profile = situation.profile;
+    const bool on_cuda = situation.on_cuda;
     std::vector<Candidate> out;
     if (c.debug.keep_loss_graph) {
         out.push_back({{{"debug.keep_loss_graph", "false"}},
@@ -114,6 +122,26 @@ std::vector<Candidate> candidates(const ExperimentConfig& c, const DataProfile& 
                        "Sparse gradients for the table: only the rows a batch used, instead of "
                        "a gradient as large as the table.",
                        FixCost::None});
+    }
+    if (situation.world_size > 1) {
+        const std::string processes = num(situation.world_size);
+        if (c.distributed.shard == ShardMode::None) {
+            out.push_back({{{"distributed.shard", "optimizer"}},
+                           "Shard the optimizer state (ZeRO-1): each of the " + processes +
+                               " processes keeps 1/" + processes +
+                               " of it and updates only that share of the parameters, then "
+                               "sends it to the others; the same training, one more "
+                               "broadcast per step.",
+                           FixCost::Slower});
+        }
+        if (c.distributed.shard != ShardMode::Gradients) {
+            out.push_back({{{"distributed.shard", "gradients"}},
+                           "Shard the optimizer state and the gradients (ZeRO-2): each of the " +
+                               processes + " processes keeps 1/" + processes +
+                               " of both; the same training, with each gradient reduced "
+                               "as soon as backward has it.",
+                           FixCost::Slower});
+        }
     }
     const int batch = c.train.batch_size;
     if (const auto k = smallest_split(c, predict, /*keep_effective_batch=*/true)) {
@@ -191,8 +219,9 @@ OomFix make_fix(const Candidate& candidate, const ExperimentConfig& config,
 
 // When no single change fits: the changes that do not alter training, taken cheapest first
 // until the sum fits.
-std::optional<OomFix> combined_fix(const ExperimentConfig& config,
-                                   const std::vector<Candidate>& all, const Predictor& predict) {
+std::optional<OomFix> combined_fix(const OomSituation& situation, const std::vector<Candidate>& all,
+                                   const Predictor& predict) {
+    const ExperimentConfig& config = situation.config;
     OomFix fix;
     ExperimentConfig next = config;
     for (const Candidate& candidate : all) {
@@ -203,7 +232,7 @@ std::optional<OomFix> combined_fix(const ExperimentConfig& config,
         if (candidate.set.size() > 1) {
             continue;
         }
-        const auto with = applied(next, candidate.set);
+        const auto with = applied(situation, next, candidate.set);
         if (!with || predict.peak(*with) >= predict.peak(next)) {
             continue;
         }
@@ -274,10 +303,9 @@ std::vector<OomFix> suggest_oom_fixes(const OomSituation& situation) {
     }
     const ExperimentConfig& config = situation.config;
     const Predictor predict(situation);
-    const std::vector<Candidate> all =
-        candidates(config, situation.profile, predict, situation.on_cuda);
+    const std::vector<Candidate> all = candidates(situation, predict);
     for (const Candidate& candidate : all) {
-        const auto next = applied(config, candidate.set);
+        const auto next = applied(situation, config, candidate.set);
         if (next && predict.fits(*next)) {
             fixes.push_back(make_fix(candidate, *next, predict));
         }
@@ -286,7 +314,7 @@ std::vector<OomFix> suggest_oom_fixes(const OomSituation& situation) {
         return fix.cost <= FixCost::Precision;
     });
     if (!cheap_fix) {
-        if (auto fix = combined_fix(config, all, predict)) {
+        if (auto fix = combined_fix(situation, all, predict)) {
             fixes.push_back(std::move(*fix));
         }
     }

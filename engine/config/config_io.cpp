@@ -181,4 +181,28 @@ void validate_config(const ExperimentConfig& config) {
     }
 }
 
+void validate_data_parallel(const ExperimentConfig& config, int world_size, bool on_cuda) {
+    if (world_size <= 1) {
+        return;
+    }
+    if (config.embeddings.sparse_grad && config.embeddings.trainable) {
+        throw BadInput(
+            "embeddings.sparse_grad=true with several processes: the gradient "
+            "all-reduce needs dense gradients; set it to false",
+            {"embeddings.sparse_grad"});
+    }
+    if (config.distributed.shard != ShardMode::None && config.memory.precision == DType::Fp16) {
+        throw BadInput(
+            "distributed.shard with memory.precision=fp16: the loss scaler would "
+            "check only this process's share for overflow; use bf16, or shard=none",
+            {"distributed.shard", "memory.precision"});
+    }
+    if (on_cuda && config.embeddings.placement == EmbeddingPlacement::Cpu) {
+        throw BadInput(
+            "embeddings.placement=cpu with several processes on CUDA: the gradient "
+            "buckets must be on one device; use placement=device",
+            {"embeddings.placement"});
+    }
+}
+
 }  // namespace oomlab

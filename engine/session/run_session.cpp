@@ -47,20 +47,19 @@ private:
     std::int64_t m_device_total_bytes = 0;
 };
 
-// What to change, checked with the estimator; none when the data cannot be read again.
-std::vector<OomFix> fixes_for(const ExperimentConfig& config, const ExperimentInfo& info,
-                              std::int64_t device_total_bytes) {
+}  // namespace
+
+std::vector<OomFix> fixes_for(const ExperimentConfig& config, const std::string& device,
+                              std::int64_t device_total_bytes, int world_size) {
     try {
         const OomSituation situation{config, profile_data(config),
                                      run_capacity_bytes(config, device_total_bytes),
-                                     info.device.rfind("cuda", 0) == 0};
+                                     device.rfind("cuda", 0) == 0, world_size};
         return suggest_oom_fixes(situation);
     } catch (const std::exception&) {
         return {};
     }
 }
-
-}  // namespace
 
 std::string dataset_name(const ExperimentConfig& config) {
     if (config.dataset.path.empty()) {
@@ -146,7 +145,8 @@ RunResult run_and_record(const ExperimentConfig& config, const std::string& name
         }
     }
     if (result.outcome.status == RunStatus::Oom) {
-        result.fixes = fixes_for(config, result.info, recorder.device_total_bytes());
+        result.fixes = fixes_for(config, result.info.device, recorder.device_total_bytes(),
+                                 experiment->world_size());
     }
     return result;
 }

@@ -76,6 +76,13 @@ RunResult run_with_workers_and_record(const ExperimentConfig& config, const std:
     const std::optional<RunRecord> run = store.find_run(result.run_id);
     result.outcome = run->outcome;
     result.info.device = run->device;
+    if (result.outcome.status == RunStatus::Oom) {
+        std::int64_t device_total_bytes = 0;
+        for (const MetricRow& row : store.metrics(result.run_id)) {
+            device_total_bytes = row.device_total_bytes.value_or(device_total_bytes);
+        }
+        result.fixes = fixes_for(config, run->device, device_total_bytes, processes);
+    }
     return result;
 }
 

@@ -65,28 +65,6 @@ void count_parameters(PreparedExperiment& prepared) {
         trainable_others - (prepared.config.embeddings.trainable ? tiny - table : 0);
 }
 
-// What data-parallel training does not do (yet), refused before any process waits for another.
-void check_data_parallel_support(const ExperimentConfig& config, const torch::Device& device) {
-    if (config.embeddings.sparse_grad && config.embeddings.trainable) {
-        throw BadInput(
-            "embeddings.sparse_grad=true with several processes: the gradient "
-            "all-reduce needs dense gradients; set it to false",
-            {"embeddings.sparse_grad"});
-    }
-    if (config.distributed.shard != ShardMode::None && config.memory.precision == DType::Fp16) {
-        throw BadInput(
-            "distributed.shard with memory.precision=fp16: the loss scaler would "
-            "check only this process's share for overflow; use bf16, or shard=none",
-            {"distributed.shard", "memory.precision"});
-    }
-    if (device.is_cuda() && config.embeddings.placement == EmbeddingPlacement::Cpu) {
-        throw BadInput(
-            "embeddings.placement=cpu with several processes on CUDA: the gradient "
-            "buckets must be on one device; use placement=device",
-            {"embeddings.placement"});
-    }
-}
-
 }  // namespace
 
 void check_snapshot_path(const ExperimentConfig& config) {
@@ -113,9 +91,7 @@ PreparedExperiment prepare_experiment(const ExperimentConfig& config,
         prepared.device = torch::Device(torch::kCUDA, rendezvous.local_rank);
     }
     check_device_support(config, prepared.device);
-    if (rendezvous.world_size > 1) {
-        check_data_parallel_support(config, prepared.device);
-    }
+    validate_data_parallel(config, rendezvous.world_size, prepared.device.is_cuda());
     std::string& snapshot = prepared.config.debug.memory_snapshot;
     snapshot = snapshot_path_for_rank(snapshot, rendezvous.rank, rendezvous.world_size);
     if (!snapshot.empty()) {
@@ -165,9 +141,14 @@ PreparedExperiment prepare_experiment(const ExperimentConfig& config,
     if (rendezvous.world_size > 1) {
         // Last: a mistake in the input fails on every rank alike, before any of them waits.
         if (info.train_examples / config.train.batch_size < rendezvous.world_size) {
-            throw BadInput("train.batch_size=" + std::to_string(config.train.batch_size) +
-                               " leaves fewer full batches than processes: lower it",
-                           {"train.batch_size"});
+            throw BadInput(
+                "train.batch_size=" + std::to_string(config.train.batch_size) + ": the " +
+                    std::to_string(info.train_examples) + " training examples make " +
+                    std::to_string(info.train_examples / config.train.batch_size) +
+                    " full batches, fewer than the " + std::to_string(rendezvous.world_size) +
+                    " processes (each needs one); use at most " +
+                    std::to_string(info.train_examples / rendezvous.world_size),
+                {"train.batch_size"});
         }
         report("joining the other processes", 0.95);
         prepared.group = std::make_shared<distributed::ProcessGroup>(

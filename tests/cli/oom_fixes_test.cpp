@@ -2,6 +2,7 @@
 // under the memory the fixed run has: the advice is tested, not assumed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <iostream>
 
@@ -36,6 +37,7 @@ protected:
         EXPECT_EQ(summary["status"], "oom") << name;
         EXPECT_FALSE(summary["fixes"].empty()) << name << ": no fix offered";
         for (const json& fix : summary["fixes"]) {
+            m_offered.push_back(fix["set"]);
             Args fixed = run;
             for (const auto& [key, value] : fix["set"].items()) {
                 fixed.insert(fixed.end(), {"--set", key + "=" + value.get<std::string>()});
@@ -60,6 +62,7 @@ protected:
 
     test::TempDir m_dir;
     int m_fixes = 0;
+    std::vector<json> m_offered;  // the settings of every fix offered
 };
 
 TEST_F(OfferedFixes, EveryFixForALessonThatRunsOutOfMemoryCompletes) {
@@ -81,6 +84,18 @@ TEST_F(OfferedFixes, EveryFixForALessonThatRunsOutOfMemoryCompletes) {
     EXPECT_GE(ooms, 1);
     std::cout << "[ note ] " << ooms << " lesson runs out of memory, " << m_fixes
               << " fixes applied\n";
+}
+
+// Two processes: the fixes are for one rank's memory, sharding among them, and none that
+// several processes refuse (sparse gradients).
+TEST_F(OfferedFixes, EveryFixForATwoProcessRunCompletesAndShardingIsOffered) {
+    EXPECT_TRUE(every_fix_completes("2 processes", {"--nproc", "2", "--set", "train.max_steps=2",
+                                                    "--set", "memory.cap_mb=12"}));
+    const auto offered = [&](const json& set) {
+        return std::find(m_offered.begin(), m_offered.end(), set) != m_offered.end();
+    };
+    EXPECT_TRUE(offered({{"distributed.shard", "optimizer"}})) << json(m_offered).dump();
+    EXPECT_TRUE(offered({{"distributed.shard", "gradients"}})) << json(m_offered).dump();
 }
 
 struct CappedRun {

@@ -116,5 +116,39 @@ TEST(OomFixes, ALargerCapIsTheLastResortAndOnlyForACap) {
     }
 }
 
+bool offers(const std::vector<OomFix>& fixes, const Settings& set) {
+    return std::any_of(fixes.begin(), fixes.end(),
+                       [&](const OomFix& fix) { return fix.set == set; });
+}
+
+// Per process: the state of a large table under Adam is what sharding divides; sparse
+// gradients, which several processes refuse, are offered to one process only.
+TEST(OomFixes, SeveralProcessesAreOfferedShardingAndNotWhatTheyRefuse) {
+    const ExperimentConfig config =
+        test::config_with({"model.kind=bag", "train.batch_size=32", "train.optimizer=sgd"});
+    const DataProfile profile = profile_of(5000, 16, 400000, 300);
+    const std::int64_t per_rank = estimate_memory(config, profile, 2).peak_bytes;
+    OomSituation situation{config, profile, per_rank * 9 / 10, false, 2};
+    std::vector<OomFix> fixes = suggest_oom_fixes(situation);
+    EXPECT_FALSE(offers(fixes, {{"embeddings.sparse_grad", "true"}}));
+    situation.world_size = 1;
+    EXPECT_TRUE(offers(suggest_oom_fixes(situation), {{"embeddings.sparse_grad", "true"}}));
+
+    situation.config.train.optimizer = OptimizerKind::Adam;
+    situation.world_size = 2;
+    situation.capacity_bytes = estimate_memory(situation.config, profile, 2).peak_bytes * 9 / 10;
+    fixes = suggest_oom_fixes(situation);
+    ASSERT_TRUE(offers(fixes, {{"distributed.shard", "optimizer"}}));
+    for (const OomFix& fix : fixes) {
+        // Each prediction is one rank's, for the run's 2 processes.
+        ExperimentConfig next = situation.config;
+        apply_settings(next, fix.set);
+        EXPECT_EQ(fix.predicted_peak_bytes, estimate_memory(next, profile, 2).peak_bytes)
+            << fix.reason;
+    }
+    situation.world_size = 1;
+    EXPECT_FALSE(offers(suggest_oom_fixes(situation), {{"distributed.shard", "optimizer"}}));
+}
+
 }  // namespace
 }  // namespace oomlab

@@ -36,6 +36,7 @@ struct OomSituation {
     DataProfile profile;          // its data (see profile_data)
     std::int64_t capacity_bytes;  // what the run could use: memory.cap_mb, or the device
     bool on_cuda = false;         // whether the table could move to the host
+    int world_size = 1;           // processes of a data-parallel run: capacity is per process
 };
 
 // The estimator's predictions are scaled up by what the run showed when it predicted that

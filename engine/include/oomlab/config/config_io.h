@@ -22,4 +22,9 @@ void save_config_file(const ExperimentConfig& config, const std::string& path);
 // Throws BadInput naming the keys and what to change.
 void validate_config(const ExperimentConfig& config);
 
+// What training with several processes does not do, for `world_size` processes on CUDA
+// devices or not: checked before any process waits for another, and before a change is
+// suggested. Throws BadInput naming the keys. Nothing to check for one process.
+void validate_data_parallel(const ExperimentConfig& config, int world_size, bool on_cuda);
+
 }  // namespace oomlab

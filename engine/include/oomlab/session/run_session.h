@@ -39,10 +39,17 @@ RunResult run_and_record(const ExperimentConfig& config, const std::string& name
 // The same run trained by `processes` local oomlab-cli workers, one rank each (see
 // local_workers.h), for front ends that live in one process (the workbench, lessons): what
 // the workers write is read back from `store` as it arrives and reported to `listener` as
-// run_and_record reports a run of this process. Throws Error when no run was recorded.
+// run_and_record reports a run of this process, with the same fixes for an OOM. Throws
+// BadInput when the workers refused the config, Error when no run was recorded otherwise.
 RunResult run_with_workers_and_record(const ExperimentConfig& config, const std::string& name,
                                       RunStore& store, RunListener& listener,
                                       const std::atomic<bool>& cancel, int processes);
+
+// What to change after a run ran out of memory (suggest_oom_fixes for its data, device and
+// processes; `device_total_bytes` from its metric rows). None when its data cannot be read
+// again.
+std::vector<OomFix> fixes_for(const ExperimentConfig& config, const std::string& device,
+                              std::int64_t device_total_bytes, int world_size);
 
 // A default run name from the data and the settings that matter most
 // ("trec.train bag b32 fp32 adam").
