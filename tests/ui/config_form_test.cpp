@@ -94,6 +94,26 @@ private slots:
         QVERIFY(banner->isHidden());
     }
 
+    // Settings several processes refuse disable Run only while several are chosen.
+    void whatSeveralProcessesRefuseDisablesRun() {
+        ExperimentPanel panel;
+        ConfigForm* form = panel.form();
+        QVERIFY(form->setValue(QStringLiteral("train.optimizer"), QStringLiteral("sgd")));
+        QVERIFY(form->setValue(QStringLiteral("embeddings.sparse_grad"), QStringLiteral("true")));
+        QVERIFY(panel.isValid());
+        panel.processesBox()->setValue(2);
+        QVERIFY(!panel.isValid());
+        QVERIFY(!panel.runButton()->isEnabled());
+        QVERIFY(panel.validationError().contains(QStringLiteral("embeddings.sparse_grad")));
+        auto* banner = panel.findChild<QLabel*>(QStringLiteral("validationBanner"));
+        QVERIFY(!banner->isHidden());
+        QVERIFY(banner->text().contains(QStringLiteral("several processes")));
+        panel.processesBox()->setValue(1);
+        QVERIFY(panel.isValid());
+        QVERIFY(panel.runButton()->isEnabled());
+        QVERIFY(banner->isHidden());
+    }
+
     void settingsThatDoNotApplyAreGreyedOut() {
         ConfigForm form;
         QVERIFY(!form.editor(QStringLiteral("model.heads"))->isEnabled());  // bag model
@@ -243,6 +263,19 @@ private slots:
         QVERIFY(view.estimate().breakdown.activations > estimate.breakdown.activations);
         QVERIFY(view.estimate().peak_bytes > estimate.peak_bytes);
         QVERIFY(!view.estimate().fits);  // far beyond 8 MiB
+
+        // One rank of two with the optimizer state sharded: the estimator's per-rank figure.
+        config.distributed.shard = ShardMode::Optimizer;
+        view.setConfig(config);
+        view.setProcesses(2);
+        QTRY_VERIFY_WITH_TIMEOUT(estimated.count() >= 3, 10000);
+        const MemoryEstimate per_rank = estimate_memory(config, *view.profile(), 2);
+        QCOMPARE(view.estimate().peak_bytes, per_rank.peak_bytes);
+        QCOMPARE(view.estimate().breakdown.optimizer_state, per_rank.breakdown.optimizer_state);
+        QVERIFY(per_rank.breakdown.optimizer_state <
+                estimate_memory(config, *view.profile(), 1).breakdown.optimizer_state);
+        auto* summary = view.findChild<QLabel*>();
+        QVERIFY(summary->text().contains(QStringLiteral("per process (2 processes)")));
     }
 };
 

@@ -11,6 +11,7 @@
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
 
 #include "common/app_settings.h"
 #include "common/formatting.h"
@@ -231,6 +232,51 @@ private slots:
         QCOMPARE(memory->peak()->dataCount(), rank1Steps);  // rank 0's, as many steps
         QCOMPARE(m_window->livePage()->lossPlot()->trainLoss()->dataCount(),
                  countRows(metrics, "step", true) / 2);
+
+        // Loading or re-running the run brings its two processes back with its settings.
+        RunsPage* runs = m_window->runsPage();
+        runs->selectRuns({end.runId});
+        QSignalSpy rerun(runs, &RunsPage::rerunRequested);
+        QAction* load = nullptr;
+        for (QAction* action : runs->findChildren<QAction*>()) {
+            load = action->text() == QStringLiteral("Load config") ? action : load;
+        }
+        QVERIFY(load);
+        load->trigger();
+        QCOMPARE(m_window->experimentPanel()->processes(), 2);
+        m_window->experimentPanel()->processesBox()->setValue(1);
+        QSignalSpy finished(m_window->controller(), &RunController::runFinished);
+        runs->rerunSelected();
+        QCOMPARE(rerun.count(), 1);
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+        const RunEnd again = finished.at(0).at(0).value<RunEnd>();
+        QCOMPARE(statusName(again.status()), QStringLiteral("completed"));
+        QCOMPARE(RunStore::open(m_dir.filePath("runs.sqlite").toStdString())
+                     .find_run(again.runId)
+                     ->world_size,
+                 2);
+        m_window->experimentPanel()->processesBox()->setValue(1);
+    }
+
+    // A two-process run out of memory gets the failure panel's fixes too, computed for one
+    // rank of two: sharding the optimizer state is one of them.
+    void twoProcessesOutOfMemoryOfferSharding() {
+        if (qEnvironmentVariableIsEmpty("OOMLAB_CLI")) {
+            QSKIP("OOMLAB_CLI is not set (ctest sets it): no oomlab-cli to start");
+        }
+        ConfigForm* form = m_window->experimentPanel()->form();
+        QVERIFY(form->setValue(QStringLiteral("memory.cap_mb"), QStringLiteral("12")));
+        m_window->experimentPanel()->processesBox()->setValue(2);
+        const RunEnd end = runAndWait();
+        m_window->experimentPanel()->processesBox()->setValue(1);
+        QVERIFY(form->setValue(QStringLiteral("memory.cap_mb"), QStringLiteral("0")));
+        QCOMPARE(statusName(end.status()), QStringLiteral("oom"));
+        const Settings shard{{"distributed.shard", "optimizer"}};
+        QVERIFY(std::any_of(end.fixes.begin(), end.fixes.end(),
+                            [&](const OomFix& fix) { return fix.set == shard; }));
+        FailurePanel* panel = m_window->livePage()->failurePanel();
+        QVERIFY(!panel->isHidden());
+        QCOMPARE(panel->suggestionCount(), int(end.fixes.size()));
     }
 
     void findsTheLargestBatchUnderTheCap() {

@@ -74,6 +74,11 @@ void EstimateView::setConfig(const ExperimentConfig& config) {
     m_debounce.start();
 }
 
+void EstimateView::setProcesses(int processes) {
+    m_processes = processes;
+    m_debounce.start();
+}
+
 void EstimateView::update() {
     const QString key = profileKey(m_config);
     if (m_profile.key != key) {
@@ -90,7 +95,7 @@ void EstimateView::update() {
         return;
     }
     try {
-        m_estimate = estimate_memory(m_config, *m_profile.profile);
+        m_estimate = estimate_memory(m_config, *m_profile.profile, m_processes);
         m_hasEstimate = true;
     } catch (const std::exception& error) {
         m_hasEstimate = false;
@@ -103,7 +108,11 @@ void EstimateView::update() {
 
 void EstimateView::showEstimate() {
     m_chart->setBars({{tr("predicted"), m_estimate.breakdown}}, m_estimate.cap_bytes);
-    QString text = tr("Predicted peak <b>%1</b>").arg(formatBytes(m_estimate.peak_bytes));
+    QString text = m_processes > 1
+                       ? tr("Predicted peak <b>%1</b> per process (%2 processes)")
+                             .arg(formatBytes(m_estimate.peak_bytes))
+                             .arg(m_processes)
+                       : tr("Predicted peak <b>%1</b>").arg(formatBytes(m_estimate.peak_bytes));
     if (m_estimate.cap_bytes > 0) {
         text += m_estimate.fits
                     ? tr(" — fits under the %1 cap").arg(formatBytes(m_estimate.cap_bytes))

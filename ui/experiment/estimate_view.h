@@ -34,6 +34,8 @@ public:
     ~EstimateView() override;
 
     void setConfig(const ExperimentConfig& config);  // debounced
+    // The estimate is for one of this many data-parallel processes (distributed.shard).
+    void setProcesses(int processes);
     bool hasEstimate() const { return m_hasEstimate; }
     const MemoryEstimate& estimate() const { return m_estimate; }
     BreakdownChart* chart() const { return m_chart; }
@@ -55,6 +57,7 @@ private:
     QLabel* m_summary = nullptr;
     QTimer m_debounce;
     ExperimentConfig m_config;
+    int m_processes = 1;
     QFutureWatcher<ProfileResult> m_watcher;
     ProfileResult m_profile;
     MemoryEstimate m_estimate;

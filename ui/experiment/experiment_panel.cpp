@@ -1,9 +1,11 @@
 #include "experiment/experiment_panel.h"
 
+#include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QSpinBox>
 #include <QSplitter>
 #include <QVBoxLayout>
 
@@ -12,10 +14,9 @@
 #include "experiment/dataset_preview.h"
 #include "experiment/estimate_view.h"
 #include "experiment/glove_cost.h"
+#include "oomlab/common/errors.h"
+#include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
-
-#include <QFormLayout>
-#include <QSpinBox>
 
 namespace oomlab::ui {
 namespace {
@@ -94,6 +95,10 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
     connect(m_estimate, &EstimateView::estimateChanged, this,
             [this] { m_gloveCost->setText(gloveCostText(config(), m_estimate->profile().get())); });
     connect(m_estimate, &EstimateView::readProblem, m_form, &ConfigForm::setReadErrors);
+    connect(m_processes, qOverload<int>(&QSpinBox::valueChanged), this, [this](int processes) {
+        m_estimate->setProcesses(processes);
+        onValidityChanged(m_form->isValid(), m_form->validationError());
+    });
     onConfigChanged(m_form->config());
 }
 
@@ -105,8 +110,26 @@ void ExperimentPanel::setConfig(const ExperimentConfig& config) {
     m_form->setConfig(config);
 }
 
+int ExperimentPanel::processes() const {
+    return m_processes->value();
+}
+
 bool ExperimentPanel::isValid() const {
-    return m_form->isValid();
+    return m_form->isValid() && processesProblem().isEmpty();
+}
+
+QString ExperimentPanel::validationError() const {
+    return m_form->isValid() ? processesProblem() : m_form->validationError();
+}
+
+QString ExperimentPanel::processesProblem() const {
+    const ExperimentConfig& settings = config();
+    try {
+        validate_data_parallel(settings, processes(), settings.device.rfind("cuda", 0) == 0);
+    } catch (const BadInput& error) {
+        return qs(error.what());
+    }
+    return {};
 }
 
 void ExperimentPanel::setRunning(bool running) {
@@ -123,7 +146,9 @@ void ExperimentPanel::onConfigChanged(const ExperimentConfig& config) {
     emit configChanged(config);
 }
 
-void ExperimentPanel::onValidityChanged(bool valid, const QString& message) {
+void ExperimentPanel::onValidityChanged(bool formValid, const QString& formMessage) {
+    const bool valid = formValid && processesProblem().isEmpty();
+    const QString message = formValid ? processesProblem() : formMessage;
     m_banner->setVisible(!valid);
     if (!valid) {
         const QString shown =
@@ -142,14 +167,6 @@ void ExperimentPanel::explain(const QString& key) {
     }
     m_explanation->setText(
         QStringLiteral("<b>%1</b> — %2").arg(key, qs(info->help).toHtmlEscaped()));
-}
-
-}  // namespace oomlab::ui
-
-namespace oomlab::ui {
-
-int ExperimentPanel::processes() const {
-    return m_processes->value();
 }
 
 }  // namespace oomlab::ui

@@ -25,7 +25,9 @@ public:
 
     const ExperimentConfig& config() const;
     void setConfig(const ExperimentConfig& config);
+    // The settings, and whether this many processes can train them.
     bool isValid() const;
+    QString validationError() const;  // why not (empty when valid)
     // Local processes to train with (data parallel, one rank each); 1: this process alone.
     int processes() const;
     QSpinBox* processesBox() const { return m_processes; }
@@ -46,7 +48,8 @@ signals:
 
 private:
     void onConfigChanged(const ExperimentConfig& config);
-    void onValidityChanged(bool valid, const QString& message);
+    void onValidityChanged(bool formValid, const QString& formMessage);
+    QString processesProblem() const;  // what several processes refuse; empty if nothing
     void explain(const QString& key);
 
     ConfigForm* m_form = nullptr;

@@ -52,8 +52,9 @@ RunsPage::RunsPage(RunDatabase* database, QWidget* parent) : QWidget(parent), m_
     m_rerun = actions->addAction(tr("Re-run"), this, &RunsPage::rerunSelected);
     m_rerun->setToolTip(tr("Run the selected run's config again"));
     QAction* load = actions->addAction(tr("Load config"), this, [this] {
-        if (const ExperimentConfig* config = m_model->config(currentSourceRow())) {
-            emit configRequested(*config);
+        const int row = currentSourceRow();
+        if (const ExperimentConfig* config = m_model->config(row)) {
+            emit configRequested(*config, m_model->run(row)->world_size);
         }
     });
     load->setToolTip(tr("Put the selected run's settings into the experiment panel"));
@@ -191,7 +192,7 @@ void RunsPage::compareSelected() {
 void RunsPage::rerunSelected() {
     const int row = currentSourceRow();
     if (const RunRecord* run = m_model->run(row)) {
-        emit rerunRequested(*m_model->config(row), qs(run->name));
+        emit rerunRequested(*m_model->config(row), qs(run->name), run->world_size);
     }
 }
 

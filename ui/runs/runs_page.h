@@ -43,8 +43,10 @@ public:
 
 signals:
     void compareRequested(const QVector<qint64>& runIds);
-    void rerunRequested(const oomlab::ExperimentConfig& config, const QString& name);
-    void configRequested(const oomlab::ExperimentConfig& config);  // load into the panel
+    // `processes`: how many the run trained with (its world size).
+    void rerunRequested(const oomlab::ExperimentConfig& config, const QString& name, int processes);
+    // Load into the panel: the settings and how many processes trained them.
+    void configRequested(const oomlab::ExperimentConfig& config, int processes);
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;

@@ -66,7 +66,11 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     connect(m_live, &LivePage::applyFix, this, &MainWindow::applyFix);
     connect(m_runs, &RunsPage::compareRequested, this, &MainWindow::compareRuns);
     connect(m_runs, &RunsPage::rerunRequested, this, &MainWindow::rerun);
-    connect(m_runs, &RunsPage::configRequested, m_panel, &ExperimentPanel::setConfig);
+    connect(m_runs, &RunsPage::configRequested, m_panel,
+            [this](const ExperimentConfig& config, int processes) {
+                m_panel->setConfig(config);
+                m_panel->processesBox()->setValue(processes);
+            });
     // One smoothing for every loss curve: a change on either page reaches the other.
     connect(m_live->smoothingBox(), qOverload<double>(&QDoubleSpinBox::valueChanged),
             m_compare->smoothingBox(), &QDoubleSpinBox::setValue);
@@ -173,8 +177,7 @@ bool MainWindow::startRun() {
     }
     if (!m_panel->isValid()) {
         statusBar()->showMessage(
-            tr("Fix the highlighted settings first: %1").arg(m_panel->form()->validationError()),
-            8000);
+            tr("Fix the highlighted settings first: %1").arg(m_panel->validationError()), 8000);
         return false;
     }
     if (m_saveSession) {
@@ -204,14 +207,16 @@ void MainWindow::stopRun() {
     }
 }
 
-bool MainWindow::rerun(const ExperimentConfig& config, const QString& name) {
+bool MainWindow::rerun(const ExperimentConfig& config, const QString& name, int processes) {
     if (m_controller->isRunning()) {
         statusBar()->showMessage(tr("A run is going; stop it first (Esc)."), 5000);
         return false;
     }
     m_panel->setConfig(config);
+    m_panel->processesBox()->setValue(processes);  // as many as the run had
     showPage(LiveTab);
-    return m_controller->start(config, name.isEmpty() ? QString() : tr("%1 (again)").arg(name));
+    return m_controller->start(config, name.isEmpty() ? QString() : tr("%1 (again)").arg(name),
+                               processes);
 }
 
 void MainWindow::runLesson(const Lesson& lesson, RunController::Pace pace) {

@@ -60,7 +60,7 @@ public:
     // Starts the panel's experiment; false when the settings are invalid or a run is going.
     bool startRun();
     void stopRun();
-    bool rerun(const ExperimentConfig& config, const QString& name);
+    bool rerun(const ExperimentConfig& config, const QString& name, int processes = 1);
     // Trains a lesson's runs at `pace`; the panel's experiment is left as it is.
     void runLesson(const Lesson& lesson, RunController::Pace pace = RunController::Pace::Full);
     // The lesson flow (explain, predict, run, reveal) for `lesson`, beside the window.
