@@ -10,8 +10,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -275,8 +275,8 @@ std::int64_t run_with_local_workers(const ExperimentConfig& config, const std::s
     for (const WorkerExit& exit : exits) {
         ends += (ends.empty() ? "" : "; ") + exit.describe();
     }
-    throw Error("the " + std::to_string(processes) + " worker processes recorded no run (" +
-                ends + ")" + (reported.empty() ? "" : ":\n" + reported));
+    throw Error("the " + std::to_string(processes) + " worker processes recorded no run (" + ends +
+                ")" + (reported.empty() ? "" : ":\n" + reported));
 }
 
 }  // namespace oomlab

@@ -68,8 +68,8 @@ std::map<std::string, std::string> parameter_hashes(const RunStore& store, std::
 TEST(DataParallel, TwoRanksTrainOneRunWithTheSameParameters) {
     test::TempDir dir;
     const std::string db = dir.file("runs.sqlite");
-    const test::CliResult ran = test::run_cli(
-        short_run(db, {"debug.memory_snapshot=" + dir.file("snap.pickle")}));
+    const test::CliResult ran =
+        test::run_cli(short_run(db, {"debug.memory_snapshot=" + dir.file("snap.pickle")}));
     ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
 
     const RunStore store = RunStore::open(db);

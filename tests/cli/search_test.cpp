@@ -101,8 +101,8 @@ TEST(Sweep, EveryPointWritesItsOwnMemorySnapshot) {
 TEST(FindBatchSize, TrialsWriteNoMemorySnapshot) {
     test::TempDir dir;
     const std::string snapshot = dir.file("snap.pickle");
-    const auto search = run_cli(with(
-        {"find-batch-size", "--json", "--set", "debug.memory_snapshot=" + snapshot}, kCapped));
+    const auto search = run_cli(
+        with({"find-batch-size", "--json", "--set", "debug.memory_snapshot=" + snapshot}, kCapped));
     ASSERT_EQ(search.exit_code, 0) << search.err;
     EXPECT_FALSE(std::filesystem::exists(snapshot)) << "a trial is not a run";
 }

@@ -37,9 +37,9 @@ TEST(SnapshotPaths, SeveralRunsFromOneConfigEachNameTheirRun) {
     EXPECT_EQ(snapshot_path_per_run("snap.pickle"), "snap.run{run}.pickle");
     EXPECT_EQ(snapshot_path_per_run("snap-{run}.pickle"), "snap-{run}.pickle");
     EXPECT_EQ(snapshot_path_per_run(""), "");
-    EXPECT_EQ(snapshot_path_for_run(snapshot_path_for_rank(snapshot_path_per_run("s.pickle"), 1, 2),
-                                    5),
-              "s.run5.rank1.pickle");
+    EXPECT_EQ(
+        snapshot_path_for_run(snapshot_path_for_rank(snapshot_path_per_run("s.pickle"), 1, 2), 5),
+        "s.run5.rank1.pickle");
 }
 
 }  // namespace

@@ -41,11 +41,11 @@ struct WorkerExit {
 std::vector<std::string> distinct_error_lines(const std::vector<WorkerExit>& exits);
 
 // Starts the workers and waits for every one of them; each one's standard error is kept
-// (WorkerExit::errors) rather than shown, so one failure is reported once, not once per rank. While `stop` is set, SIGINT is passed
-// on once (each worker then stops at its next step). No worker outlives this call: each dies
-// with its parent (PR_SET_PDEATHSIG), and ones still alive after `grace` past the first
-// failure are killed. Throws Error when a worker cannot be started.
-// `tick`, when given, is called about every 20 ms while they run (on this thread).
+// (WorkerExit::errors) rather than shown, so one failure is reported once, not once per rank. While
+// `stop` is set, SIGINT is passed on once (each worker then stops at its next step). No worker
+// outlives this call: each dies with its parent (PR_SET_PDEATHSIG), and ones still alive after
+// `grace` past the first failure are killed. Throws Error when a worker cannot be started. `tick`,
+// when given, is called about every 20 ms while they run (on this thread).
 std::vector<WorkerExit> run_local_workers(const LocalWorkers& workers,
                                           const std::atomic<bool>& stop,
                                           const std::function<void()>& tick = {});
