@@ -1,5 +1,8 @@
 // The data-parallel environment torchrun and Slurm wrappers set, read strictly: a run that
 // half-joins a group would wait for peers that never come.
+#include <netdb.h>
+#include <sys/socket.h>
+
 #include <cstdlib>
 
 #include "config/value_parsing.h"
@@ -16,15 +19,34 @@ std::optional<std::string> variable(const char* name) {
     return value && *value ? std::optional<std::string>(value) : std::nullopt;
 }
 
-int integer_variable(const char* name, double minimum, double maximum) {
+// As torch.distributed's env:// rendezvous: each of these must be set once WORLD_SIZE is.
+std::string required_variable(const char* name) {
     const auto value = variable(name);
     if (!value) {
         throw BadInput(std::string("environment variable ") + name +
                        " is not set, but WORLD_SIZE is: set RANK, WORLD_SIZE, MASTER_ADDR and "
                        "MASTER_PORT together (or use oomlab-cli run --nproc N)");
     }
+    return *value;
+}
+
+int integer_variable(const char* name, double minimum, double maximum) {
     return static_cast<int>(config_detail::parse_integer(
-        std::string("environment variable ") + name, *value, minimum, maximum));
+        std::string("environment variable ") + name, required_variable(name), minimum, maximum));
+}
+
+// A host no peer can find would only fail after distributed.timeout_s of retries.
+void check_resolves(const std::string& host) {
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    const int error = getaddrinfo(host.c_str(), nullptr, &hints, &found);
+    if (error != 0) {
+        throw BadInput("environment variable MASTER_ADDR: cannot find the host \"" + host +
+                       "\" (" + gai_strerror(error) +
+                       "); set it to the address or name of the machine of rank 0");
+    }
+    freeaddrinfo(found);
 }
 
 }  // namespace
@@ -42,10 +64,9 @@ std::optional<Rendezvous> rendezvous_from_environment() {
     rendezvous.local_rank = variable("LOCAL_RANK")
                                 ? integer_variable("LOCAL_RANK", 0, rendezvous.world_size - 1)
                                 : rendezvous.rank;
-    rendezvous.master_addr = variable("MASTER_ADDR").value_or("127.0.0.1");
-    if (variable("MASTER_PORT")) {
-        rendezvous.master_port = integer_variable("MASTER_PORT", 1, 65535);
-    }
+    rendezvous.master_addr = required_variable("MASTER_ADDR");
+    rendezvous.master_port = integer_variable("MASTER_PORT", 1, 65535);
+    check_resolves(rendezvous.master_addr);
     return rendezvous;
 }
 

@@ -441,6 +441,23 @@ TEST(DataParallel, AnIncompleteEnvironmentNamesTheMissingVariable) {
                       {"WORLD_SIZE=2", "RANK=2"});
     EXPECT_EQ(out_of_range.exit_code, 2);
     EXPECT_NE(out_of_range.err.find("RANK"), std::string::npos) << out_of_range.err;
+    // No default rendezvous a peer elsewhere would never find, and no waiting on a host
+    // that does not exist: both refused at once.
+    const test::CliResult no_address =
+        test::run_cli({"run", "--db", dir.file("runs.sqlite"), "--set", "train.max_steps=1"},
+                      {"WORLD_SIZE=2", "RANK=1", "MASTER_PORT=29500"});
+    EXPECT_EQ(no_address.exit_code, 2);
+    EXPECT_NE(no_address.err.find("environment variable MASTER_ADDR is not set"),
+              std::string::npos)
+        << no_address.err;
+    const test::CliResult unknown_host =
+        test::run_cli({"run", "--db", dir.file("runs.sqlite"), "--set", "train.max_steps=1"},
+                      {"WORLD_SIZE=2", "RANK=1", "MASTER_PORT=29500",
+                       "MASTER_ADDR=no-such-host.invalid"});
+    EXPECT_EQ(unknown_host.exit_code, 2);
+    EXPECT_NE(unknown_host.err.find("cannot find the host \"no-such-host.invalid\""),
+              std::string::npos)
+        << unknown_host.err;
 }
 
 }  // namespace

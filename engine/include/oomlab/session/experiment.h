@@ -66,8 +66,10 @@ struct Rendezvous {
     int master_port = 29500;
 };
 
-// The rendezvous the environment describes; none when WORLD_SIZE is unset. Throws BadInput
-// naming the variable that is missing or out of range.
+// The rendezvous the environment describes; none when WORLD_SIZE is unset (or 1). As
+// torch.distributed's env:// does, RANK, MASTER_ADDR and MASTER_PORT must then be set too
+// (LOCAL_RANK defaults to RANK). Throws BadInput naming the variable that is missing, out of
+// range, or (MASTER_ADDR) a host that cannot be found.
 std::optional<Rendezvous> rendezvous_from_environment();
 
 struct PrepareOptions {
