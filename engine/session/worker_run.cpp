@@ -1,4 +1,7 @@
 // A run trained by local worker processes, followed from the database as it is written.
+#include <algorithm>
+
+#include "oomlab/prepare/data_profile.h"
 #include "oomlab/session/local_workers.h"
 #include "oomlab/session/run_session.h"
 
@@ -7,12 +10,38 @@ namespace {
 
 constexpr auto kPollInterval = std::chrono::milliseconds(250);
 
-// Reports what the workers wrote since the last call, as a run of this process reports it.
+// The steps the run is planned to take, as rank 0 counts them (0 when the data cannot be
+// read here); an adapting run may take more.
+struct StepPlan {
+    std::int64_t per_epoch = 0;
+    std::int64_t total = 0;
+};
+
+StepPlan plan_steps(const ExperimentConfig& config, int processes) {
+    StepPlan plan;
+    try {
+        plan.per_epoch =
+            steps_per_epoch(profile_data(config).train_examples, config.train.batch_size,
+                            config.train.accumulation, processes);
+    } catch (const std::exception&) {
+        // The workers report the data's problem; the progress only lacks its total.
+    }
+    plan.total =
+        config.train.max_steps > 0 ? config.train.max_steps : plan.per_epoch * config.train.epochs;
+    return plan;
+}
+
+// Reports what the workers wrote since the last call, as a run of this process reports it:
+// rows, events, and progress from rank 0's step rows.
 class RunFollower {
 public:
     RunFollower(const RunStore& store, RunListener& listener, std::int64_t newer_than,
-                int processes)
-        : m_store(store), m_listener(listener), m_newer_than(newer_than), m_processes(processes) {}
+                int processes, StepPlan plan)
+        : m_store(store),
+          m_listener(listener),
+          m_newer_than(newer_than),
+          m_processes(processes),
+          m_plan(plan) {}
 
     void poll() {
         try {
@@ -22,6 +51,7 @@ public:
             std::vector<MetricRow> rows = m_store.metrics_after(m_run_id, m_last_metric);
             if (!rows.empty()) {
                 m_listener.on_metrics(rows);
+                report_progress(rows);
             }
             for (const EventRow& event : m_store.events_after(m_run_id, m_last_event)) {
                 m_listener.on_event(event);
@@ -46,10 +76,32 @@ private:
         return m_run_id != 0;
     }
 
+    void report_progress(const std::vector<MetricRow>& rows) {
+        const MetricRow* last = nullptr;
+        for (const MetricRow& row : rows) {
+            last = row.rank == 0 && row.phase == "step" ? &row : last;
+        }
+        if (last == nullptr) {
+            return;
+        }
+        TrainProgress progress;
+        progress.step = last->step;
+        progress.total_steps = std::max(m_plan.total, last->step);
+        progress.epoch =
+            m_plan.per_epoch > 0 ? static_cast<int>((last->step - 1) / m_plan.per_epoch + 1) : 1;
+        progress.elapsed_seconds = last->wall_ms / 1000.0;
+        if (m_plan.total > last->step && last->step > 0) {
+            progress.eta_seconds =
+                progress.elapsed_seconds / double(last->step) * double(m_plan.total - last->step);
+        }
+        m_listener.on_progress(progress);
+    }
+
     const RunStore& m_store;
     RunListener& m_listener;
     std::int64_t m_newer_than;
     int m_processes;
+    StepPlan m_plan;
     std::int64_t m_run_id = 0;
     std::int64_t m_last_metric = 0;
     std::int64_t m_last_event = 0;
@@ -61,7 +113,8 @@ RunResult run_with_workers_and_record(const ExperimentConfig& config, const std:
                                       RunStore& store, RunListener& listener,
                                       const std::atomic<bool>& cancel, int processes) {
     const std::vector<RunRecord> latest = store.list_runs({std::nullopt, "", 1});
-    RunFollower follower(store, listener, latest.empty() ? 0 : latest.front().id, processes);
+    RunFollower follower(store, listener, latest.empty() ? 0 : latest.front().id, processes,
+                         plan_steps(config, processes));
     auto next_poll = std::chrono::steady_clock::now();
     RunResult result;
     result.run_id =

@@ -212,9 +212,15 @@ private slots:
             QSKIP("OOMLAB_CLI is not set (ctest sets it): no oomlab-cli to start");
         }
         m_window->experimentPanel()->processesBox()->setValue(2);
+        QSignalSpy progress(m_window->controller(), &RunController::progressChanged);
         const RunEnd end = runAndWait();
         m_window->experimentPanel()->processesBox()->setValue(1);
         QCOMPARE(statusName(end.status()), QStringLiteral("completed"));
+        // The progress comes from rank 0's rows, with the run's planned total.
+        QVERIFY(!progress.isEmpty());
+        const auto last = progress.last().at(0).value<TrainProgress>();
+        QCOMPARE(last.step, std::int64_t(12));
+        QCOMPARE(last.total_steps, std::int64_t(12));
         const RunStore store = RunStore::open(m_dir.filePath("runs.sqlite").toStdString());
         const std::optional<RunRecord> run = store.find_run(end.runId);
         QVERIFY(run);
