@@ -18,6 +18,7 @@
 #define OOMLAB_HAS_NCCL 0
 #endif
 
+#include <cstdio>
 #include <thread>
 
 #include "torch_utils/torch_compat.h"
@@ -25,6 +26,7 @@
 namespace oomlab::distributed {
 namespace {
 
+using Clock = std::chrono::steady_clock;
 constexpr auto kReleaseWait = std::chrono::milliseconds(100);
 
 std::string backend_for(DistributedBackend backend, const torch::Device& device) {
@@ -58,31 +60,40 @@ struct ProcessGroup::Impl {
     void run(const char* what, Start start, torch::Tensor& tensor) const {
         std::vector<torch::Tensor> tensors{tensor};  // c10d takes one tensor per device
         c10::intrusive_ptr<c10d::Work> work;
+        const Clock::time_point started = Clock::now();
         try {
             work = start(tensors);
             work->wait(timeout);
         } catch (const std::exception& error) {
-            throw failure(what, error);
+            throw failure(what, error, started);
         }
         // The backend's worker thread lets go of the work, and so of the tensor, just after
         // waking us. Waiting for that makes the tensor's memory free when the caller frees its
         // own reference, so a bucket never lingers into the next phase's peak.
-        const auto deadline = std::chrono::steady_clock::now() + kReleaseWait;
-        while (work.use_count() > 1 && std::chrono::steady_clock::now() < deadline) {
+        const auto deadline = Clock::now() + kReleaseWait;
+        while (work.use_count() > 1 && Clock::now() < deadline) {
             std::this_thread::yield();
         }
     }
 
-    CollectiveFailed failure(const char* what, const std::exception& error) const {
+    // A wait that ran out says so; one a peer broke (its connection reset) says when.
+    CollectiveFailed failure(const char* what, const std::exception& error,
+                             Clock::time_point started) const {
         std::string message = error.what();
         message = message.substr(0, message.find('\n'));  // c10::Error appends a backtrace
-        return CollectiveFailed(
-            "rank " + std::to_string(rendezvous.rank) + " of " +
-            std::to_string(rendezvous.world_size) + ": " + what + " did not complete within " +
-            std::to_string(timeout.count()) +
-            " s (distributed.timeout_s): another process of the run ended, failed or stopped "
-            "responding (" +
-            message + ")");
+        const auto waited = std::chrono::duration<double>(Clock::now() - started);
+        char after[32];
+        std::snprintf(after, sizeof after, "%.1f", waited.count());
+        const std::string how = waited + std::chrono::milliseconds(500) >= timeout
+                                    ? " did not complete within " +
+                                          std::to_string(timeout.count()) +
+                                          " s (distributed.timeout_s)"
+                                    : std::string(" failed after ") + after + " s";
+        return CollectiveFailed("rank " + std::to_string(rendezvous.rank) + " of " +
+                                std::to_string(rendezvous.world_size) + ": " + what + how +
+                                ": another process of the run ended, failed or stopped "
+                                "responding (" +
+                                message + ")");
     }
 };
 
@@ -93,6 +104,7 @@ ProcessGroup::ProcessGroup(const Rendezvous& rendezvous, DistributedBackend back
     impl.rendezvous = rendezvous;
     impl.backend_name = backend_for(backend, device);
     impl.timeout = timeout;
+    const Clock::time_point started = Clock::now();
     try {
         c10d::TCPStoreOptions options;
         options.port = static_cast<std::uint16_t>(rendezvous.master_port);
@@ -137,7 +149,7 @@ ProcessGroup::ProcessGroup(const Rendezvous& rendezvous, DistributedBackend back
     } catch (const Error&) {
         throw;
     } catch (const std::exception& error) {
-        throw impl.failure("joining the process group", error);
+        throw impl.failure("joining the process group", error, started);
     }
 }
 
@@ -189,19 +201,21 @@ void ProcessGroup::broadcast(torch::Tensor& tensor, int root, const char* what) 
 }
 
 void ProcessGroup::publish(const std::string& key, const std::string& value) {
+    const Clock::time_point started = Clock::now();
     try {
         m_impl->store->set(key, std::vector<std::uint8_t>(value.begin(), value.end()));
     } catch (const std::exception& error) {
-        throw m_impl->failure("publishing to the rendezvous store", error);
+        throw m_impl->failure("publishing to the rendezvous store", error, started);
     }
 }
 
 std::string ProcessGroup::fetch(const std::string& key) {
+    const Clock::time_point started = Clock::now();
     try {
         const std::vector<std::uint8_t> value = m_impl->store->get(key);
         return std::string(value.begin(), value.end());
     } catch (const std::exception& error) {
-        throw m_impl->failure("reading from the rendezvous store", error);
+        throw m_impl->failure("reading from the rendezvous store", error, started);
     }
 }
 
