@@ -261,7 +261,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
         ->check(CLI::Range(1, 64));
     command->callback([=, &exit_code] {
         const ExperimentConfig config = options->build();
-        require_utf8(*tags, "--tags");
+        // Checked before training (and before any worker starts), not when the run is saved.
+        require_one_line(*name, "--name");
+        require_one_line(*tags, "--tags");
         if (*nproc > 1) {
             exit_code = run_local_ranks(*nproc, config, *db);
             return;

@@ -6,6 +6,7 @@
 #include "cli_context.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/files.h"
+#include "oomlab/common/utf8.h"
 #include "oomlab/run/memory_diff.h"
 #include "oomlab/run/run_json.h"
 #include "oomlab/store/run_store.h"
@@ -40,7 +41,7 @@ void print_table(const std::vector<RunRecord>& runs) {
         std::cout << std::setw(6) << run.id << std::setw(12) << run_status_name(run.outcome.status)
                   << std::setw(8) << run.outcome.steps << std::setw(12) << loss.str()
                   << std::setw(10) << accuracy.str() << std::setw(12)
-                  << format_bytes(run.outcome.peak_bytes) << run.name << '\n';
+                  << format_bytes(run.outcome.peak_bytes) << printable_line(run.name) << '\n';
     }
 }
 
@@ -78,9 +79,9 @@ void add_diff_command(CLI::App& runs, int& exit_code) {
         if (*json) {
             std::cout << memory_diff_json(diff) << '\n';
         } else {
-            std::cout << "A: run " << a.id << " " << a.name << ", peak "
-                      << format_bytes(diff.a_peak) << "\nB: run " << b.id << " " << b.name
-                      << ", peak " << format_bytes(diff.b_peak)
+            std::cout << "A: run " << a.id << " " << printable_line(a.name) << ", peak "
+                      << format_bytes(diff.a_peak) << "\nB: run " << b.id << " "
+                      << printable_line(b.name) << ", peak " << format_bytes(diff.b_peak)
                       << "\nB - A: " << (diff.b_peak >= diff.a_peak ? "+" : "")
                       << format_bytes(diff.b_peak - diff.a_peak) << "\n";
             std::cout << "                                          A           B  B - A\n";

@@ -5,6 +5,7 @@
 
 #include "cli_context.h"
 #include "oomlab/common/errors.h"
+#include "oomlab/common/utf8.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/config/snapshot_paths.h"
@@ -128,7 +129,7 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
             std::string name = "sweep";
             for (const auto& [key, value] : point) {
                 set_config_value(config, key, value);
-                name += " " + key + "=" + value;
+                name += " " + key + "=" + printable_line(value);  // a name is one line
             }
             try {
                 validate_config(config);  // settings that cannot go together

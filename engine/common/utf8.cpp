@@ -1,5 +1,6 @@
 #include "oomlab/common/utf8.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "oomlab/common/errors.h"
@@ -74,6 +75,33 @@ void require_utf8(std::string_view text, const std::string& what, std::string_vi
         message += advice;
     }
     throw BadInput(message, {what});
+}
+
+namespace {
+
+bool is_control(char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+}
+
+}  // namespace
+
+std::string printable_line(std::string_view text) {
+    std::string line = repaired_utf8(text);
+    std::replace_if(line.begin(), line.end(), is_control, '?');
+    return line;
+}
+
+void require_one_line(std::string_view text, const std::string& what) {
+    require_utf8(text, what);
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (is_control(text[i])) {
+            const auto byte = static_cast<unsigned char>(text[i]);
+            throw BadInput(what + ": control character " + std::to_string(byte) + " at byte " +
+                               std::to_string(i + 1) +
+                               " (a line break, tab or escape); it must be one line of text",
+                           {what});
+        }
+    }
 }
 
 }  // namespace oomlab

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "oomlab/common/format.h"
+#include "oomlab/common/utf8.h"
 #include "oomlab/lessons/lesson.h"
 
 namespace oomlab {
@@ -173,7 +174,7 @@ LessonResult run_lesson(const Lesson& lesson, RunStore& store, RunListener& list
                         const std::atomic<bool>& cancel) {
     LessonResult result;
     for (const auto& run : lesson.runs) {
-        const std::string name = lesson.name + ": " + run.label;
+        const std::string name = printable_line(lesson.name + ": " + run.label);
         // Several processes each write their own rows into the store's file.
         const ExperimentConfig config = lesson_config(lesson, run);
         const std::int64_t run_id =

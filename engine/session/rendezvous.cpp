@@ -42,8 +42,8 @@ void check_resolves(const std::string& host) {
     addrinfo* found = nullptr;
     const int error = getaddrinfo(host.c_str(), nullptr, &hints, &found);
     if (error != 0) {
-        throw BadInput("environment variable MASTER_ADDR: cannot find the host \"" + host +
-                       "\" (" + gai_strerror(error) +
+        throw BadInput("environment variable MASTER_ADDR: cannot find the host \"" + host + "\" (" +
+                       gai_strerror(error) +
                        "); set it to the address or name of the machine of rank 0");
     }
     freeaddrinfo(found);

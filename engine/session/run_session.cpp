@@ -69,7 +69,8 @@ std::string dataset_name(const ExperimentConfig& config) {
     if (!path.has_filename()) {
         path = path.parent_path();  // a folder given with a trailing slash
     }
-    return repaired_utf8(path.stem().string());
+    // A name is one line of valid text, whatever bytes the file's name has.
+    return printable_line(path.stem().string());
 }
 
 std::string default_run_name(const ExperimentConfig& config) {

@@ -328,7 +328,7 @@ int RunStore::schema_version() const {
 }
 
 std::int64_t RunStore::create_run(const NewRun& run) {
-    require_utf8(run.name, "run name");
+    require_one_line(run.name, "run name");
     const store::ProcessOwner owner = store::current_process();
     auto insert = m_impl->database.prepare(
         "INSERT INTO runs (name, status, config_json, created_at, device, engine_version, "
@@ -464,6 +464,7 @@ bool RunStore::delete_run(std::int64_t run_id) {
 }
 
 void RunStore::rename_run(std::int64_t run_id, const std::string& name) {
+    require_one_line(name, "run name");
     m_impl->set_text(run_id, "name", name);
 }
 
@@ -472,6 +473,7 @@ void RunStore::set_notes(std::int64_t run_id, const std::string& notes) {
 }
 
 void RunStore::set_tags(std::int64_t run_id, const std::string& tags) {
+    require_one_line(tags, "run tags");
     m_impl->set_text(run_id, "tags", tags);
 }
 

@@ -447,13 +447,11 @@ TEST(DataParallel, AnIncompleteEnvironmentNamesTheMissingVariable) {
         test::run_cli({"run", "--db", dir.file("runs.sqlite"), "--set", "train.max_steps=1"},
                       {"WORLD_SIZE=2", "RANK=1", "MASTER_PORT=29500"});
     EXPECT_EQ(no_address.exit_code, 2);
-    EXPECT_NE(no_address.err.find("environment variable MASTER_ADDR is not set"),
-              std::string::npos)
+    EXPECT_NE(no_address.err.find("environment variable MASTER_ADDR is not set"), std::string::npos)
         << no_address.err;
-    const test::CliResult unknown_host =
-        test::run_cli({"run", "--db", dir.file("runs.sqlite"), "--set", "train.max_steps=1"},
-                      {"WORLD_SIZE=2", "RANK=1", "MASTER_PORT=29500",
-                       "MASTER_ADDR=no-such-host.invalid"});
+    const test::CliResult unknown_host = test::run_cli(
+        {"run", "--db", dir.file("runs.sqlite"), "--set", "train.max_steps=1"},
+        {"WORLD_SIZE=2", "RANK=1", "MASTER_PORT=29500", "MASTER_ADDR=no-such-host.invalid"});
     EXPECT_EQ(unknown_host.exit_code, 2);
     EXPECT_NE(unknown_host.err.find("cannot find the host \"no-such-host.invalid\""),
               std::string::npos)

@@ -282,6 +282,32 @@ TEST_F(Hardening, FifosAndDevicesAreNeverRead) {
 
 // The tools refuse such names now (Cli.NamesAndTagsThatAreNotUtf8Exit2AndCreateNoRun), but a
 // database written by an earlier version or another program may still hold them.
+// A name or tags with a line break would break every list; a file name with one becomes
+// part of a default name as '?', and a name stored with one lists on one line.
+TEST_F(Hardening, RunNamesAndTagsAreOneLine) {
+    for (const char* option : {"--name", "--tags"}) {
+        const auto refused =
+            run_cli({"run", "--db", db(), "--set", "train.max_steps=1", option, "two\nlines"});
+        EXPECT_EQ(refused.exit_code, 2) << option;
+        EXPECT_NE(refused.err.find(std::string(option) + ": control character 10"),
+                  std::string::npos)
+            << refused.err;
+    }
+    EXPECT_EQ(run_count(), 0u);
+    make_database();
+    EXPECT_EQ(run_cli({"runs", "tag", "1", "a\tb", "--db", db()}).exit_code, 2);
+    sqlite3* handle = nullptr;
+    ASSERT_EQ(sqlite3_open(db().c_str(), &handle), SQLITE_OK);
+    EXPECT_EQ(sqlite3_exec(handle, "UPDATE runs SET name = 'one' || char(10) || 'two'", nullptr,
+                           nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(handle);
+    const auto listed = run_cli({"runs", "list", "--db", db()});
+    ASSERT_EQ(listed.exit_code, 0) << listed.err;
+    EXPECT_EQ(listed.lines().size(), 2u) << listed.out;  // the header and the run
+    EXPECT_NE(listed.out.find("one?two"), std::string::npos) << listed.out;
+}
+
 TEST_F(Hardening, NamesThatAreNotUtf8StillListAsJson) {
     make_database();
     sqlite3* handle = nullptr;

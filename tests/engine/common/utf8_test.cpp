@@ -35,5 +35,23 @@ TEST(Utf8, RequireNamesTheKeyAndTheByte) {
     }
 }
 
+TEST(Utf8, ALabelIsOneLineOfText) {
+    EXPECT_NO_THROW(require_one_line("bag b32 caf\xC3\xA9", "run name"));
+    for (const std::string& bad : {std::string("two\nlines"), std::string("tab\there"),
+                                   std::string("\x1b[31mred"), std::string("del\x7f")}) {
+        EXPECT_THROW(require_one_line(bad, "run name"), BadInput) << bad;
+    }
+    try {
+        require_one_line("ab\ncd", "--name");
+        FAIL();
+    } catch (const BadInput& error) {
+        EXPECT_STREQ(error.what(),
+                     "--name: control character 10 at byte 3 (a line break, tab or escape); it "
+                     "must be one line of text");
+    }
+    EXPECT_THROW(require_one_line("ab\xFF", "--name"), BadInput);  // and valid UTF-8
+    EXPECT_EQ(printable_line("a\nb\x1b\xFF"), "a?b?\xEF\xBF\xBD");
+}
+
 }  // namespace
 }  // namespace oomlab

@@ -22,4 +22,12 @@ std::string repaired_utf8(std::string_view text);
 // what to do about it.
 void require_utf8(std::string_view text, const std::string& what, std::string_view advice = {});
 
+// `text` as one printable line: repaired_utf8, with each control character as '?', for a
+// label shown in a table (a file name, a name stored before names were checked).
+std::string printable_line(std::string_view text);
+
+// require_utf8 for a one-line label (a run's name, its tags): also refuses control
+// characters (line breaks, tabs, escapes), which would break every table and list showing it.
+void require_one_line(std::string_view text, const std::string& what);
+
 }  // namespace oomlab
