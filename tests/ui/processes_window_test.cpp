@@ -1,0 +1,135 @@
+// The window with several processes: oomlab-cli workers train one run whose rows come back
+// from the database into the plots, progress and failure panel as a run of this process's
+// would; a saved run of two processes loads and re-runs with two.
+#include <QAction>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <algorithm>
+
+#include "common/formatting.h"
+#include "common/run_types.h"
+#include "experiment/config_form.h"
+#include "experiment/experiment_panel.h"
+#include "live/failure_panel.h"
+#include "live/live_page.h"
+#include "live/loss_plot.h"
+#include "live/memory_plot.h"
+#include "live/run_controller.h"
+#include "oomlab/store/run_store.h"
+#include "runs/runs_page.h"
+#include "ui_test_support.h"
+#include "window/main_window.h"
+
+using namespace oomlab;
+using namespace oomlab::ui;
+
+class ProcessesWindowTest : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+    std::unique_ptr<MainWindow> m_window;
+
+    // Presses Run and waits for the run's end.
+    RunEnd runAndWait() {
+        QSignalSpy finished(m_window->controller(), &RunController::runFinished);
+        QTest::mouseClick(m_window->experimentPanel()->runButton(), Qt::LeftButton);
+        [&] { QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000); }();
+        return finished.count() ? finished.at(0).at(0).value<RunEnd>() : RunEnd();
+    }
+
+private slots:
+    void initTestCase() {
+        if (qEnvironmentVariableIsEmpty("OOMLAB_CLI")) {
+            QSKIP("OOMLAB_CLI is not set (ctest sets it): no oomlab-cli to start");
+        }
+        QVERIFY(m_dir.isValid());
+        m_window = std::make_unique<MainWindow>(
+            test::windowOptions(m_dir.filePath("runs.sqlite"), test::tinyConfig(12)));
+        m_window->resize(1400, 900);
+        m_window->show();
+        QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+    }
+
+    // Two processes: oomlab-cli workers train one run; their rows come back from the
+    // database into the plots, rank 1's step peak as its own series.
+    void twoProcessesTrainOneRunAndPlotEachRank() {
+        m_window->experimentPanel()->processesBox()->setValue(2);
+        QSignalSpy progress(m_window->controller(), &RunController::progressChanged);
+        const RunEnd end = runAndWait();
+        m_window->experimentPanel()->processesBox()->setValue(1);
+        QCOMPARE(statusName(end.status()), QStringLiteral("completed"));
+        // The progress comes from rank 0's rows, with the run's planned total.
+        QVERIFY(!progress.isEmpty());
+        const auto last = progress.last().at(0).value<TrainProgress>();
+        QCOMPARE(last.step, std::int64_t(12));
+        QCOMPARE(last.total_steps, std::int64_t(12));
+        const RunStore store = RunStore::open(m_dir.filePath("runs.sqlite").toStdString());
+        const std::optional<RunRecord> run = store.find_run(end.runId);
+        QVERIFY(run);
+        QCOMPARE(run->world_size, 2);
+        QCOMPARE(run->ranks.size(), std::size_t(2));
+        const std::vector<MetricRow> metrics = store.metrics(end.runId);
+        int rank1Steps = 0;
+        int rank0Losses = 0;
+        for (const MetricRow& row : metrics) {
+            rank1Steps += row.rank == 1 && row.phase == "step";
+            rank0Losses += row.rank == 0 && row.phase == "step" && row.loss;
+        }
+        QVERIFY(rank1Steps > 0);
+        MemoryPlot* memory = m_window->livePage()->memoryPlot();
+        QTRY_VERIFY(memory->rankPeak(1) != nullptr);
+        QCOMPARE(memory->rankPeak(1)->dataCount(), rank1Steps);
+        QCOMPARE(memory->peak()->dataCount(), rank1Steps);  // rank 0's, as many steps
+        QCOMPARE(m_window->livePage()->lossPlot()->trainLoss()->dataCount(), rank0Losses);
+
+        // Loading or re-running the run brings its two processes back with its settings.
+        RunsPage* runs = m_window->runsPage();
+        runs->selectRuns({end.runId});
+        QSignalSpy rerun(runs, &RunsPage::rerunRequested);
+        QAction* load = nullptr;
+        for (QAction* action : runs->findChildren<QAction*>()) {
+            load = action->text() == QStringLiteral("Load config") ? action : load;
+        }
+        QVERIFY(load);
+        load->trigger();
+        QCOMPARE(m_window->experimentPanel()->processes(), 2);
+        m_window->experimentPanel()->processesBox()->setValue(1);
+        QSignalSpy finished(m_window->controller(), &RunController::runFinished);
+        runs->rerunSelected();
+        QCOMPARE(rerun.count(), 1);
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+        const RunEnd again = finished.at(0).at(0).value<RunEnd>();
+        QCOMPARE(statusName(again.status()), QStringLiteral("completed"));
+        QCOMPARE(RunStore::open(m_dir.filePath("runs.sqlite").toStdString())
+                     .find_run(again.runId)
+                     ->world_size,
+                 2);
+        m_window->experimentPanel()->processesBox()->setValue(1);
+    }
+
+    // A two-process run out of memory gets the failure panel's fixes too, computed for one
+    // rank of two: sharding the optimizer state is one of them.
+    void twoProcessesOutOfMemoryOfferSharding() {
+        ConfigForm* form = m_window->experimentPanel()->form();
+        QVERIFY(form->setValue(QStringLiteral("memory.cap_mb"), QStringLiteral("12")));
+        m_window->experimentPanel()->processesBox()->setValue(2);
+        const RunEnd end = runAndWait();
+        m_window->experimentPanel()->processesBox()->setValue(1);
+        QVERIFY(form->setValue(QStringLiteral("memory.cap_mb"), QStringLiteral("0")));
+        QCOMPARE(statusName(end.status()), QStringLiteral("oom"));
+        const Settings shard{{"distributed.shard", "optimizer"}};
+        QVERIFY(std::any_of(end.fixes.begin(), end.fixes.end(),
+                            [&](const OomFix& fix) { return fix.set == shard; }));
+        FailurePanel* panel = m_window->livePage()->failurePanel();
+        QVERIFY(!panel->isHidden());
+        QCOMPARE(panel->suggestionCount(), int(end.fixes.size()));
+    }
+
+    void cleanupTestCase() { m_window.reset(); }
+};
+
+OOMLAB_UI_TEST_MAIN(ProcessesWindowTest)
+#include "processes_window_test.moc"
