@@ -15,8 +15,8 @@ std::string snapshot_path_for_rank(const std::string& path, int rank, int world_
 // "{run}" replaced by the run's id.
 std::string snapshot_path_for_run(const std::string& path, std::int64_t run_id);
 
-// For a command that records several runs from one config (sweep): ".run{run}" goes before
-// the extension unless the path already names the run. An empty path (no snapshot) stays empty.
+// For a command that records several runs from one config (a sweep, a lesson): ".run{run}" goes
+// before the extension unless the path already names the run. An empty path stays empty.
 std::string snapshot_path_per_run(const std::string& path);
 
 }  // namespace oomlab
