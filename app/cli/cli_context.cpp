@@ -3,9 +3,12 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
+#include "oomlab/common/errors.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
+#include "oomlab/session/experiment.h"
 #include "oomlab/store/run_store.h"
 
 namespace oomlab::cli {
@@ -47,6 +50,16 @@ std::vector<std::string> g_command_line;
 
 void set_command_line(int argc, char** argv) {
     g_command_line.assign(argv, argv + argc);
+}
+
+void refuse_process_group(const std::string& command) {
+    if (const std::optional<Rendezvous> group = rendezvous_from_environment()) {
+        throw BadInput(command + ": WORLD_SIZE=" + std::to_string(group->world_size) +
+                           " is set, but only `oomlab-cli run` trains as one rank of a "
+                           "data-parallel run; here every process would train all of it on its "
+                           "own. Unset WORLD_SIZE, or use `run`",
+                       {"WORLD_SIZE"});
+    }
 }
 
 const std::vector<std::string>& command_line() {

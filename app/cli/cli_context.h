@@ -34,6 +34,11 @@ struct ConfigOptions {
 
 std::string default_db_path();
 
+// For commands that train but cannot be one rank of a data-parallel run (sweep, lesson,
+// find-batch-size): under torchrun each process would train everything on its own. Throws
+// BadInput when the environment describes a group of several processes.
+void refuse_process_group(const std::string& command);
+
 // The command line as main() received it, for commands that start copies of this program.
 void set_command_line(int argc, char** argv);
 const std::vector<std::string>& command_line();

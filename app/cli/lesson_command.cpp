@@ -73,6 +73,7 @@ void add_lesson_command(CLI::App& app, int& exit_code) {
     run->add_option("--db", *db, "Run database (SQLite)")->capture_default_str();
     run->add_flag("--json", *json, "JSON lines: each run's summary, then the checks");
     run->callback([=, &exit_code] {
+        refuse_process_group("lesson run");
         const std::vector<Lesson> lessons = load_lessons(lessons_folder());
         const Lesson& chosen = find_lesson(lessons, *name);
         RunStore store = RunStore::open(*db);

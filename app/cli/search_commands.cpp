@@ -67,6 +67,7 @@ void add_find_batch_size_command(CLI::App& app, int& exit_code) {
     auto json = std::make_shared<bool>(false);
     command->add_flag("--json", *json, "JSON lines: one per trial, then the answer");
     command->callback([=, &exit_code] {
+        refuse_process_group("find-batch-size");
         const ExperimentConfig config = options->build();
         const BatchSizeSearch search = find_batch_size(config, [&](const BatchTrial& trial) {
             if (*json) {
@@ -113,6 +114,7 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
     command->add_option("--db", *db, "Run database (SQLite)")->capture_default_str();
     command->add_flag("--json", *json, "One JSON summary line per run");
     command->callback([=, &exit_code] {
+        refuse_process_group("sweep");
         std::vector<GridAxis> axes;
         for (const auto& text : *grids) {
             axes.push_back(parse_axis(text));

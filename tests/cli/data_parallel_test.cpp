@@ -430,6 +430,25 @@ TEST(DataParallel, CtrlCStopsEveryRankAtTheSameStepAndSavesTheRun) {
     EXPECT_EQ(last_step[0], last_step[1]) << "both ranks stopped after the same step";
 }
 
+// Under torchrun every process would run the whole sweep, lesson or search on its own.
+TEST(DataParallel, CommandsThatCannotBeOneRankRefuseAGroup) {
+    test::TempDir dir;
+    const std::vector<std::string> group{"WORLD_SIZE=2", "RANK=0", "MASTER_ADDR=127.0.0.1",
+                                         "MASTER_PORT=29500"};
+    const std::string db = dir.file("runs.sqlite");
+    for (const std::vector<std::string>& command :
+         {std::vector<std::string>{"sweep", "--db", db, "--grid", "train.batch_size=8,16"},
+          std::vector<std::string>{"lesson", "run", "sharding-the-optimizer-state", "--db", db},
+          std::vector<std::string>{"find-batch-size", "--set", "memory.cap_mb=40"}}) {
+        const test::CliResult refused = test::run_cli(command, group);
+        EXPECT_EQ(refused.exit_code, 2) << command[0];
+        EXPECT_NE(refused.err.find("only `oomlab-cli run` trains as one rank"), std::string::npos)
+            << refused.err;
+    }
+    EXPECT_FALSE(std::filesystem::exists(db)) << "nothing was trained";
+    EXPECT_EQ(test::run_cli({"estimate", "--nproc", "2"}, group).exit_code, 0);  // no training
+}
+
 TEST(DataParallel, AnIncompleteEnvironmentNamesTheMissingVariable) {
     test::TempDir dir;
     const test::CliResult ran = test::run_cli(
