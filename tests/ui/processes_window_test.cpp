@@ -32,13 +32,7 @@ private:
     QTemporaryDir m_dir;
     std::unique_ptr<MainWindow> m_window;
 
-    // Presses Run and waits for the run's end.
-    RunEnd runAndWait() {
-        QSignalSpy finished(m_window->controller(), &RunController::runFinished);
-        QTest::mouseClick(m_window->experimentPanel()->runButton(), Qt::LeftButton);
-        [&] { QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000); }();
-        return finished.count() ? finished.at(0).at(0).value<RunEnd>() : RunEnd();
-    }
+    RunEnd runAndWait() { return test::runAndWait(*m_window); }
 
 private slots:
     void initTestCase() {
@@ -46,11 +40,8 @@ private slots:
             QSKIP("OOMLAB_CLI is not set (ctest sets it): no oomlab-cli to start");
         }
         QVERIFY(m_dir.isValid());
-        m_window = std::make_unique<MainWindow>(
-            test::windowOptions(m_dir.filePath("runs.sqlite"), test::tinyConfig(12)));
-        m_window->resize(1400, 900);
-        m_window->show();
-        QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+        m_window = test::shownWindow(m_dir.filePath("runs.sqlite"));
+        QVERIFY(m_window);
     }
 
     // Two processes: oomlab-cli workers train one run; their rows come back from the

@@ -1,9 +1,14 @@
 #include "ui_test_support.h"
 
 #include <QCoreApplication>
+#include <QPushButton>
 #include <QSettings>
+#include <QtTest>
 
 #include <utility>
+
+#include "experiment/experiment_panel.h"
+#include "live/run_controller.h"
 
 namespace oomlab::ui::test {
 
@@ -35,6 +40,27 @@ ExperimentConfig tinyConfig(int steps) {
     config.train.max_steps = steps;
     config.eval.every = std::max(1, steps / 2);
     return config;
+}
+
+std::unique_ptr<MainWindow> shownWindow(const QString& databasePath) {
+    auto window = std::make_unique<MainWindow>(windowOptions(databasePath, tinyConfig(12)));
+    window->resize(1400, 900);
+    window->show();
+    if (!QTest::qWaitForWindowExposed(window.get())) {
+        QTest::qFail("the window was never exposed", __FILE__, __LINE__);
+        return nullptr;
+    }
+    return window;
+}
+
+RunEnd runAndWait(MainWindow& window) {
+    QSignalSpy finished(window.controller(), &RunController::runFinished);
+    QTest::mouseClick(window.experimentPanel()->runButton(), Qt::LeftButton);
+    if (!QTest::qWaitFor([&] { return finished.count() > 0; }, 60000)) {
+        QTest::qFail("the run did not end within a minute", __FILE__, __LINE__);
+        return RunEnd();
+    }
+    return finished.at(0).at(0).value<RunEnd>();
 }
 
 }  // namespace oomlab::ui::test

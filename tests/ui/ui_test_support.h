@@ -5,6 +5,7 @@
 #include <QString>
 #include <QTemporaryDir>
 
+#include <memory>
 #include <optional>
 
 #include "oomlab/config/experiment_config.h"
@@ -24,6 +25,14 @@ MainWindowOptions windowOptions(const QString& databasePath,
 
 // The default experiment on the CPU, trimmed to `steps` optimizer steps, validating twice.
 ExperimentConfig tinyConfig(int steps = 12);
+
+// A shown 1400 x 900 window on `databasePath` with tinyConfig(12) in its panel (null, with a
+// test failure, when it is not exposed).
+std::unique_ptr<MainWindow> shownWindow(const QString& databasePath);
+
+// Presses the panel's Run and waits (at most a minute) for the run's end; an empty RunEnd
+// when it did not end.
+RunEnd runAndWait(MainWindow& window);
 
 }  // namespace oomlab::ui::test
 
