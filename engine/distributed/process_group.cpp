@@ -76,6 +76,15 @@ struct ProcessGroup::Impl {
         }
     }
 
+    void all_reduce(torch::Tensor& tensor, c10d::ReduceOp::RedOpType op, const char* what) const {
+        c10d::AllreduceOptions options;
+        options.reduceOp = op;
+        run(
+            what,
+            [&](std::vector<torch::Tensor>& tensors) { return group->allreduce(tensors, options); },
+            tensor);
+    }
+
     // A wait that ran out says so; one a peer broke (its connection reset) says when.
     CollectiveFailed failure(const char* what, const std::exception& error,
                              Clock::time_point started) const {
@@ -168,25 +177,11 @@ const std::string& ProcessGroup::backend_name() const {
 }
 
 void ProcessGroup::all_reduce_sum(torch::Tensor& tensor, const char* what) {
-    c10d::AllreduceOptions options;
-    options.reduceOp = c10d::ReduceOp::SUM;
-    m_impl->run(
-        what,
-        [&](std::vector<torch::Tensor>& tensors) {
-            return m_impl->group->allreduce(tensors, options);
-        },
-        tensor);
+    m_impl->all_reduce(tensor, c10d::ReduceOp::SUM, what);
 }
 
 void ProcessGroup::all_reduce_max(torch::Tensor& tensor, const char* what) {
-    c10d::AllreduceOptions options;
-    options.reduceOp = c10d::ReduceOp::MAX;
-    m_impl->run(
-        what,
-        [&](std::vector<torch::Tensor>& tensors) {
-            return m_impl->group->allreduce(tensors, options);
-        },
-        tensor);
+    m_impl->all_reduce(tensor, c10d::ReduceOp::MAX, what);
 }
 
 void ProcessGroup::broadcast(torch::Tensor& tensor, int root, const char* what) {

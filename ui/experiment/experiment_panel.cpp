@@ -147,8 +147,8 @@ void ExperimentPanel::onConfigChanged(const ExperimentConfig& config) {
 }
 
 void ExperimentPanel::onValidityChanged(bool formValid, const QString& formMessage) {
-    const bool valid = formValid && processesProblem().isEmpty();
     const QString message = formValid ? processesProblem() : formMessage;
+    const bool valid = formValid && message.isEmpty();
     m_banner->setVisible(!valid);
     if (!valid) {
         const QString shown =
