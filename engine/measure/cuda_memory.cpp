@@ -101,7 +101,7 @@ SnapshotBlock::State block_state(const allocator::BlockInfo& block) {
 AllocatorStats allocator_stats(int device) {
     initialize_cuda();
     const allocator::DeviceStats stats = allocator::getDeviceStats(index_of(device));
-    const auto all = static_cast<std::size_t>(allocator::StatType::AGGREGATE);
+    const std::size_t all = compat::kAggregateStat;
     AllocatorStats result;
     result.allocated = stats.allocated_bytes[all].current;
     result.allocated_peak = stats.allocated_bytes[all].peak;

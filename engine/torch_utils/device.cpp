@@ -1,5 +1,6 @@
 #include "torch_utils/device.h"
 
+#include <c10/core/Device.h>
 #include <torch/cuda.h>
 #include <torch/version.h>
 
@@ -10,10 +11,10 @@ namespace oomlab::torch_utils {
 c10::Device resolve_device(const std::string& name) {
     const bool has_cuda = torch::cuda::is_available();
     if (name == "auto") {
-        return has_cuda ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+        return has_cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
     }
     if (name == "cpu") {
-        return torch::Device(torch::kCPU);
+        return c10::Device(c10::kCPU);
     }
     if (!has_cuda) {
         throw BadInput("device: \"" + name + "\" is not available: this LibTorch (" +
@@ -36,7 +37,7 @@ c10::Device resolve_device(const std::string& name) {
                        std::to_string(count) +
                        " CUDA devices (cuda:0 .. cuda:" + std::to_string(count - 1) + ")");
     }
-    return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
+    return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
 }
 
 std::string describe_device(const c10::Device& device) {

@@ -4,6 +4,7 @@
 #include <ATen/autocast_mode.h>
 #include <c10/core/Allocator.h>
 #include <c10/util/Exception.h>
+#include <torch/csrc/autograd/variable.h>
 #include <torch/version.h>
 
 #include <cstddef>
@@ -11,6 +12,7 @@
 #include <sstream>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #if OOMLAB_WITH_CUDA
@@ -53,6 +55,11 @@ typename StateMap::key_type optimizer_state_key(const at::Tensor& parameter) {
         return parameter.unsafeGetTensorImpl();
     }
 }
+
+// A leaf tensor's gradient accumulator, the autograd node that hooks go on: a std::shared_ptr
+// in 1.13 and 2.3, a c10::intrusive_ptr in later 2.x (2.14), whichever this LibTorch returns.
+using GradAccumulator =
+    decltype(torch::autograd::impl::grad_accumulator(std::declval<const at::Tensor&>()));
 
 // The error the CUDA caching allocator throws when it cannot allocate; the tracking CPU
 // allocator throws the same type for a capped CPU. (c10::OutOfMemoryError since 1.13.)
@@ -151,6 +158,10 @@ private:
 };
 
 #if OOMLAB_WITH_CUDA
+// The index of the all-pools figures in the CUDA allocator's statistics: StatType::AGGREGATE,
+// which later 2.x moved from c10::cuda::CUDACachingAllocator to c10::CachingAllocator.
+inline constexpr std::size_t kAggregateStat = 0;
+
 // The caching allocator's history API (LibTorch 2.1 and later) gained parameters over the
 // versions: a clear-history flag, then actions to skip. The overloads are tried newest first;
 // the call must depend on a template parameter for a missing signature to be skipped.

@@ -12,12 +12,12 @@
 #include <torch/types.h>
 
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "distributed/process_group.h"
 #include "memory/module_scope.h"
 #include "oomlab/config/experiment_config.h"
+#include "torch_utils/torch_compat.h"
 
 namespace oomlab::train {
 
@@ -85,7 +85,7 @@ private:
     torch::Tensor m_range_gradient;  // ZeRO-2: this rank's summed gradients of the step
     // ZeRO-2: the parameters' gradient accumulators, which run the reduction (a parameter
     // holds its own only weakly), and how many reduced in the current micro-batch.
-    std::vector<std::shared_ptr<torch::autograd::Node>> m_accumulators;
+    std::vector<compat::GradAccumulator> m_accumulators;
     std::size_t m_reduced = 0;
 };
 

@@ -2,6 +2,7 @@
 // threads, Gloo on 127.0.0.1) averaging gradients and updating shards to the same result a
 // single process gets from the mean gradient.
 #include <gtest/gtest.h>
+#include <torch/optim/sgd.h>
 
 #include <future>
 #include <set>
