@@ -10,6 +10,7 @@
 #include "config/value_parsing.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/utf8.h"
+#include "oomlab/config/snapshot_paths.h"
 #include "oomlab/glove/variants.h"
 
 namespace oomlab {
@@ -69,15 +70,20 @@ KeyEntry boolean_key(std::string name, Access access, std::string help) {
     return entry;
 }
 
+// `check`, when given, refuses text the key cannot use (throws BadInput naming the key).
 template <typename Access>
-KeyEntry text_key(std::string name, Access access, std::string help) {
+KeyEntry text_key(std::string name, Access access, std::string help,
+                  void (*check)(std::string_view key, std::string_view text) = nullptr) {
     KeyEntry entry{{name, ValueKind::Text, {}, 0, 0, std::move(help)}, {}, {}};
     entry.get = [access](const ExperimentConfig& c) {
         return access(const_cast<ExperimentConfig&>(c));
     };
-    entry.set = [access, name](ExperimentConfig& c, std::string_view text) {
+    entry.set = [access, name, check](ExperimentConfig& c, std::string_view text) {
         // Saved as JSON with every run: it must be text, not arbitrary bytes.
         require_utf8(text, name, "rename the file or folder to a UTF-8 name");
+        if (check != nullptr) {
+            check(name, text);
+        }
         access(c) = text;
     };
     return entry;
@@ -330,7 +336,8 @@ std::vector<KeyEntry> build_registry() {
         "category, to this file at the end of the run; open it at "
         "pytorch.org/memory_viz. {run} in the name becomes the run's id, {rank} "
         "the process's rank (several processes without {rank}: .rank<r> is added, "
-        "a sweep or lesson without {run}: .run<id>). Empty: none."));
+        "a sweep or lesson without {run}: .run<id>). Empty: none.",
+        check_snapshot_placeholders));
     keys.push_back(choice_key(
         "distributed.backend", [](C & c) -> auto& { return c.distributed.backend; },
         kDistributedBackends,

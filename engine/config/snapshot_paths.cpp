@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <string_view>
 
+#include "oomlab/common/errors.h"
+
 namespace oomlab {
 namespace {
 
@@ -31,6 +33,30 @@ std::string insert_before_extension(const std::string& path, const std::string& 
 }
 
 }  // namespace
+
+void check_snapshot_placeholders(std::string_view key, std::string_view path) {
+    for (std::size_t at = path.find_first_of("{}"); at != std::string_view::npos;
+         at = path.find_first_of("{}", at)) {
+        const std::string_view rest = path.substr(at);
+        std::size_t length = 0;
+        for (const std::string_view placeholder : {kRun, kRank}) {
+            if (rest.substr(0, placeholder.size()) == placeholder) {
+                length = placeholder.size();
+            }
+        }
+        if (length == 0) {
+            const std::size_t close = rest.find('}');
+            const std::string_view written = rest[0] == '{' && close != std::string_view::npos
+                                                 ? rest.substr(0, close + 1)
+                                                 : rest.substr(0, 1);
+            throw BadInput(std::string(key) + "=" + std::string(path) + ": \"" +
+                           std::string(written) + "\" at character " + std::to_string(at + 1) +
+                           " is not a placeholder; the name may hold {run} (the run's id) and "
+                           "{rank} (the process's rank), and no other braces");
+        }
+        at += length;
+    }
+}
 
 std::string snapshot_path_for_rank(const std::string& path, int rank, int world_size) {
     std::string named = path;

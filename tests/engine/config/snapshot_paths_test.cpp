@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include "oomlab/common/errors.h"
+#include "oomlab/config/config_keys.h"
+#include "oomlab/config/experiment_config.h"
+
 namespace oomlab {
 namespace {
 
@@ -40,6 +44,33 @@ TEST(SnapshotPaths, SeveralRunsFromOneConfigEachNameTheirRun) {
     EXPECT_EQ(
         snapshot_path_for_run(snapshot_path_for_rank(snapshot_path_per_run("s.pickle"), 1, 2), 5),
         "s.run5.rank1.pickle");
+}
+
+// The message of the BadInput that setting debug.memory_snapshot to `path` throws; empty if none.
+std::string refusal(const std::string& path) {
+    ExperimentConfig config;
+    try {
+        set_config_value(config, "debug.memory_snapshot", path);
+    } catch (const BadInput& error) {
+        EXPECT_EQ(config.debug.memory_snapshot, "") << "a refused value is not kept";
+        return error.what();
+    }
+    EXPECT_EQ(config.debug.memory_snapshot, path);
+    return "";
+}
+
+TEST(SnapshotPaths, OnlyTheTwoPlaceholdersMayUseBraces) {
+    EXPECT_EQ(refusal("snaps/{rank}/run-{run}.{rank}.pickle"), "");
+    EXPECT_EQ(refusal("plain.pickle"), "");
+    EXPECT_EQ(refusal("snap-{rnak}.pickle"),
+              "debug.memory_snapshot=snap-{rnak}.pickle: \"{rnak}\" at character 6 is not a "
+              "placeholder; the name may hold {run} (the run's id) and {rank} (the process's "
+              "rank), and no other braces");
+    EXPECT_NE(refusal("{rank").find("\"{\" at character 1"), std::string::npos);
+    EXPECT_NE(refusal("a}.pickle").find("\"}\" at character 2"), std::string::npos);
+    EXPECT_NE(refusal("{run}}").find("\"}\" at character 6"), std::string::npos);
+    EXPECT_NE(refusal("{{run}}").find("\"{{run}\" at character 1"), std::string::npos);
+    EXPECT_NE(refusal("{RUN}.pickle").find("\"{RUN}\""), std::string::npos);
 }
 
 }  // namespace

@@ -5,8 +5,13 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace oomlab {
+
+// Throws BadInput naming `key` when a brace in `path` is not part of "{run}" or "{rank}": a
+// misspelt placeholder ("{rnak}") would otherwise become part of the file's name.
+void check_snapshot_placeholders(std::string_view key, std::string_view path);
 
 // "{rank}" replaced by `rank`; with several processes and no "{rank}" in the path, ".rank<r>"
 // goes before the extension ("snap.pickle" -> "snap.rank1.pickle").
