@@ -335,8 +335,12 @@ std::int64_t RunStore::create_run(const NewRun& run) {
         "torch_version, owner_host, owner_pid, owner_start_ticks, world_size) "
         "VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
     // Waits for a busy store; a full disk fails here, before the run exists (the reserve is
-    // for ending runs and deleting them, not for starting them).
+    // for ending runs and deleting them, not for starting them). The writer's lock is taken
+    // before the row is committed: a reader opening the store in between would otherwise see
+    // a `running` row without a live writer and mark it interrupted.
+    std::int64_t run_id = 0;
     store::retry_while_busy(kFinishTimeoutMs, [&] {
+        sqlite::Transaction transaction(m_impl->database);
         insert.bind_text(1, run.name)
             .bind_text(2, run.config_json)
             .bind_text(3, store::utc_now())
@@ -348,9 +352,15 @@ std::int64_t RunStore::create_run(const NewRun& run) {
             .bind_int(9, owner.start_ticks)
             .bind_int(10, run.world_size)
             .run();
+        run_id = m_impl->database.last_insert_id();
+        m_impl->locks.hold(run_id);
+        try {
+            transaction.commit();
+        } catch (const sqlite::SqliteError&) {
+            m_impl->locks.release(run_id);  // the id may go to another run
+            throw;
+        }
     });
-    const std::int64_t run_id = m_impl->database.last_insert_id();
-    m_impl->locks.hold(run_id);
     return run_id;
 }
 

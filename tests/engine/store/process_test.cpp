@@ -3,6 +3,7 @@
 //
 // Children are forked before the parent opens the database: a process must not carry an
 // open SQLite connection across fork().
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -213,6 +214,44 @@ TEST(RunStoreProcessTest, WriterDoesNotWaitForAnOpenReadTransaction) {
     EXPECT_EQ(raw.query_int("SELECT count(*) FROM metrics"), 0);  // its snapshot is stable
     raw.exec("COMMIT");
     EXPECT_EQ(raw.query_int("SELECT count(*) FROM metrics"), 1000);
+}
+
+// A reader opening the store (the GUI's refresh) while another process starts runs must never
+// find one of them `running` without its writer's lock and mark it interrupted.
+TEST(RunStoreProcessTest, ARunBeingCreatedIsNeverTakenForADeadWritersRun) {
+    test::TempDir dir;
+    const std::string path = dir.file("runs.sqlite");
+    RunStore::open(path);  // the schema, before the reader polls
+    int stop[2];
+    ASSERT_EQ(pipe(stop), 0);
+    const pid_t reader = fork();
+    if (reader == 0) {
+        close(stop[1]);
+        fcntl(stop[0], F_SETFL, O_NONBLOCK);
+        char byte = 0;
+        for (int opens = 0; opens < 100000 && read(stop[0], &byte, 1) != 1; ++opens) {
+            try {
+                RunStore::open(path);  // marks the runs it takes for dead writers' ones
+            } catch (...) {
+            }
+        }
+        _exit(0);
+    }
+    close(stop[0]);
+    std::vector<std::int64_t> ids;
+    {
+        RunStore writer = RunStore::open(path);
+        for (int i = 0; i < 300; ++i) {
+            ids.push_back(writer.create_run(sample_run("starting")));
+        }
+        const char byte = 1;
+        (void)!write(stop[1], &byte, 1);
+        waitpid(reader, nullptr, 0);
+        close(stop[1]);
+        for (const std::int64_t id : ids) {
+            EXPECT_EQ(writer.find_run(id)->outcome.status, RunStatus::Running) << "run " << id;
+        }
+    }
 }
 
 }  // namespace
