@@ -4,6 +4,7 @@
 #include <QAction>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QStatusBar>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <algorithm>
@@ -117,6 +118,23 @@ private slots:
         FailurePanel* panel = m_window->livePage()->failurePanel();
         QVERIFY(!panel->isHidden());
         QCOMPARE(panel->suggestionCount(), int(end.fixes.size()));
+    }
+
+    // The batch-size search trains one process: with several, its answer says so.
+    void theBatchSearchSaysItMeasuredOneProcess() {
+        ConfigForm* form = m_window->experimentPanel()->form();
+        QVERIFY(form->setValue(QStringLiteral("memory.cap_mb"), QStringLiteral("24")));
+        m_window->experimentPanel()->processesBox()->setValue(2);
+        QSignalSpy done(m_window->controller(), &RunController::batchSearchFinished);
+        QVERIFY(m_window->findBatchSize());
+        QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 120000);
+        const QString message = m_window->statusBar()->currentMessage();
+        m_window->experimentPanel()->processesBox()->setValue(1);
+        QVERIFY(form->setValue(QStringLiteral("memory.cap_mb"), QStringLiteral("0")));
+        QVERIFY2(done.at(0).at(0).toInt() >= 1, qPrintable(message));
+        QVERIFY2(message.contains(QStringLiteral("trained one process")) &&
+                     message.contains(QStringLiteral("each of the 2 processes")),
+                 qPrintable(message));
     }
 
     void cleanupTestCase() { m_window.reset(); }

@@ -158,11 +158,18 @@ void MainWindow::wireController() {
                 return;
             }
             m_panel->form()->setValue(QStringLiteral("train.batch_size"), QString::number(batch));
-            statusBar()->showMessage(tr("Largest batch size that fits: %1 (the estimator "
-                                        "predicted %2); train.batch_size is now %1.")
-                                         .arg(batch)
-                                         .arg(predicted),
-                                     30000);
+            QString found = tr("Largest batch size that fits: %1 (the estimator predicted %2); "
+                               "train.batch_size is now %1.")
+                                .arg(batch)
+                                .arg(predicted);
+            if (const int processes = m_panel->processes(); processes > 1) {
+                // The trials train one process; a rank's memory differs (buckets, shards).
+                found += QLatin1Char(' ') +
+                         tr("The search trained one process; the estimate shows what each of "
+                            "the %1 processes needs.")
+                             .arg(processes);
+            }
+            statusBar()->showMessage(found, 30000);
         });
     connect(c, &RunController::runningChanged, m_panel, &ExperimentPanel::setRunning);
 }
