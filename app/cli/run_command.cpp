@@ -1,5 +1,6 @@
 // oomlab-cli run: one recorded run, with progress on the terminal.
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -210,7 +211,13 @@ int run_local_ranks(int count, const ExperimentConfig& config, const std::string
             {"--nproc"});
     }
     LocalWorkers workers;
-    workers.program = "/proc/self/exe";
+    // This program by its own name: started through /proc/self/exe, every worker would be
+    // called "exe" in ps, top and nvidia-smi.
+    std::error_code unresolved;
+    workers.program = std::filesystem::read_symlink("/proc/self/exe", unresolved).string();
+    if (unresolved) {
+        workers.program = "/proc/self/exe";
+    }
     workers.arguments = worker_arguments();
     workers.count = count;
     workers.grace = std::chrono::seconds(config.distributed.timeout_s + 30);
