@@ -11,7 +11,7 @@
 #                         (default: build)
 #
 # Without the precompiled header, so a source that relies on it for an include fails here.
-# Exits 1 when a source does not compile; each failure's log is printed.
+# Exits 1 when a source does not compile, listing those sources and their errors.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
