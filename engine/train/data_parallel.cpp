@@ -275,9 +275,10 @@ std::uint64_t DataParallel::check_identical_parameters() {
             hash = (hash ^ bytes[i]) * 1099511628211ULL;
         }
     }
-    // Two halves of the hash, each as a non-negative int64, compared through max and -max.
+    // The two 32-bit halves of the hash, each as a non-negative int64, compared through max
+    // and -max (every bit counts: a shift of 33 would drop bit 32).
     torch::Tensor halves = torch::tensor(
-        {static_cast<std::int64_t>(hash >> 33), static_cast<std::int64_t>(hash & 0xffffffffULL)});
+        {static_cast<std::int64_t>(hash >> 32), static_cast<std::int64_t>(hash & 0xffffffffULL)});
     torch::Tensor highest = halves.clone();
     torch::Tensor lowest = -halves;
     m_group.all_reduce_max(highest, "comparing the parameters");
