@@ -10,6 +10,7 @@
 #include "oomlab/common/errors.h"
 #include "oomlab/common/version.h"
 #include "oomlab/session/experiment.h"
+#include "oomlab/session/worker_report.h"
 
 namespace {
 
@@ -92,6 +93,7 @@ int main(int argc, char** argv) {
         return kExitBadInput;
     } catch (const oomlab::BadInput& error) {
         std::cerr << "error: " << error.what() << '\n';
+        oomlab::report_bad_input(error);  // with its keys, to a launcher that asked
         return kExitBadInput;
     } catch (const oomlab::OutOfMemory& error) {
         std::cerr << "error: " << error.what() << '\n';

@@ -19,7 +19,7 @@
 
 #include "oomlab/common/errors.h"
 #include "oomlab/config/config_io.h"
-#include "oomlab/store/run_store.h"
+#include "oomlab/session/worker_report.h"
 
 namespace oomlab {
 namespace {
@@ -77,6 +77,9 @@ struct ErrorFile {
     setenv("LOCAL_WORLD_SIZE", world.c_str(), 1);
     setenv("MASTER_ADDR", "127.0.0.1", 1);
     setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+    if (!workers.report_folder.empty()) {
+        setenv(kWorkerReportVariable, workers.report_folder.c_str(), 1);
+    }
     // As torchrun does: N processes that each start a thread per core would fight over them.
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     setenv("OMP_NUM_THREADS",
@@ -91,6 +94,27 @@ struct ErrorFile {
     std::fprintf(stderr, "error: cannot start %s: %s\n", workers.program.c_str(),
                  std::strerror(errno));
     _exit(127);
+}
+
+// The ranks mostly refuse alike (each checks the same config): each message once, every key.
+BadInput combined(const std::vector<BadInput>& refusals) {
+    std::vector<std::string> messages;
+    std::vector<std::string> keys;
+    for (const BadInput& refusal : refusals) {
+        if (std::find(messages.begin(), messages.end(), refusal.what()) == messages.end()) {
+            messages.emplace_back(refusal.what());
+        }
+        for (const std::string& key : refusal.keys()) {
+            if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+                keys.push_back(key);
+            }
+        }
+    }
+    std::string message;
+    for (const std::string& line : messages) {
+        message += (message.empty() ? "" : "\n") + line;
+    }
+    return BadInput(message, keys);
 }
 
 }  // namespace
@@ -219,7 +243,7 @@ std::vector<WorkerExit> run_local_workers(const LocalWorkers& workers,
 std::int64_t run_with_local_workers(const ExperimentConfig& config, const std::string& name,
                                     const std::string& db_path, int processes,
                                     const std::atomic<bool>& cancel,
-                                    const std::function<void()>& tick) {
+                                    const std::function<void(std::int64_t run_id)>& tick) {
     std::error_code error;
     // OOMLAB_CLI names another one (a program that is not installed beside it: the tests).
     const char* chosen = std::getenv("OOMLAB_CLI");
@@ -241,22 +265,28 @@ std::int64_t run_with_local_workers(const ExperimentConfig& config, const std::s
     }
     const std::string config_file = folder + "/config.json";
     save_config_file(config, config_file);
-    const std::int64_t before = [&] {
-        const auto runs = RunStore::open(db_path).list_runs({std::nullopt, "", 1});
-        return runs.empty() ? std::int64_t{0} : runs.front().id;
-    }();
+    const WorkerReports reports(folder);
     LocalWorkers workers;
     workers.program = cli.string();
     workers.arguments = {"run", "--db", db_path, "--name", name, "--config", config_file};
     workers.count = processes;
     workers.grace = std::chrono::seconds(config.distributed.timeout_s + 30);
     workers.quiet = true;
-    const std::vector<WorkerExit> exits = run_local_workers(workers, cancel, tick);
-    std::filesystem::remove_all(folder, error);
-    for (const RunRecord& run : RunStore::open(db_path).list_runs({std::nullopt, "", 1})) {
-        if (run.id > before) {
-            return run.id;
+    workers.report_folder = folder;
+    std::int64_t run_id = 0;
+    const std::vector<WorkerExit> exits = run_local_workers(workers, cancel, [&] {
+        if (run_id == 0) {
+            run_id = reports.run_id().value_or(0);
         }
+        if (tick) {
+            tick(run_id);
+        }
+    });
+    run_id = reports.run_id().value_or(0);
+    const std::vector<BadInput> refusals = reports.bad_inputs(processes);
+    std::filesystem::remove_all(folder, error);
+    if (run_id != 0) {
+        return run_id;
     }
     std::string reported;
     for (std::string line : distinct_error_lines(exits)) {
@@ -268,6 +298,9 @@ std::int64_t run_with_local_workers(const ExperimentConfig& config, const std::s
     const bool refused = std::all_of(exits.begin(), exits.end(), [](const WorkerExit& exit) {
         return exit.signal == 0 && exit.exit_code == kExitBadInput;
     });
+    if (refused && !refusals.empty()) {
+        throw combined(refusals);
+    }
     if (refused && !reported.empty()) {
         throw BadInput(reported);
     }

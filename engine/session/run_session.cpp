@@ -6,6 +6,7 @@
 #include "oomlab/common/version.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
+#include "oomlab/session/worker_report.h"
 
 namespace oomlab {
 namespace {
@@ -122,6 +123,9 @@ RunResult run_and_record(const ExperimentConfig& config, const std::string& name
             store.finish_run(result.run_id, result.outcome);
         }
         throw;
+    }
+    if (rank == 0) {
+        report_run_id(result.run_id);  // to a launcher that follows this run
     }
     listener.on_run_created(result.run_id, result.info);
 

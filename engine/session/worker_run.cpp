@@ -35,18 +35,17 @@ StepPlan plan_steps(const ExperimentConfig& config, int processes) {
 // rows, events, and progress from rank 0's step rows.
 class RunFollower {
 public:
-    RunFollower(const RunStore& store, RunListener& listener, std::int64_t newer_than,
-                int processes, StepPlan plan)
-        : m_store(store),
-          m_listener(listener),
-          m_newer_than(newer_than),
-          m_processes(processes),
-          m_plan(plan) {}
+    RunFollower(const RunStore& store, RunListener& listener, int processes, StepPlan plan)
+        : m_store(store), m_listener(listener), m_processes(processes), m_plan(plan) {}
 
-    void poll() {
+    // `run_id`: the run rank 0 reported creating (0: not yet).
+    void poll(std::int64_t run_id) {
+        if (run_id == 0) {
+            return;
+        }
         try {
-            if (m_run_id == 0 && !find_run()) {
-                return;
+            if (m_run_id == 0) {
+                start(run_id);
             }
             std::vector<MetricRow> rows = m_store.metrics_after(m_run_id, m_last_metric);
             if (!rows.empty()) {
@@ -61,19 +60,16 @@ public:
         }
     }
 
-    std::int64_t run_id() const { return m_run_id; }
-
 private:
-    bool find_run() {
-        for (const RunRecord& run : m_store.list_runs({std::nullopt, "", 1})) {
-            if (run.id > m_newer_than) {
-                m_run_id = run.id;
-                ExperimentInfo info;
-                info.device = run.device + ", " + std::to_string(m_processes) + " processes";
-                m_listener.on_run_created(m_run_id, info);
-            }
+    void start(std::int64_t run_id) {
+        const std::optional<RunRecord> run = m_store.find_run(run_id);
+        if (!run) {
+            return;
         }
-        return m_run_id != 0;
+        m_run_id = run_id;
+        ExperimentInfo info;
+        info.device = run->device + ", " + std::to_string(m_processes) + " processes";
+        m_listener.on_run_created(m_run_id, info);
     }
 
     void report_progress(const std::vector<MetricRow>& rows) {
@@ -99,7 +95,6 @@ private:
 
     const RunStore& m_store;
     RunListener& m_listener;
-    std::int64_t m_newer_than;
     int m_processes;
     StepPlan m_plan;
     std::int64_t m_run_id = 0;
@@ -112,20 +107,18 @@ private:
 RunResult run_with_workers_and_record(const ExperimentConfig& config, const std::string& name,
                                       RunStore& store, RunListener& listener,
                                       const std::atomic<bool>& cancel, int processes) {
-    const std::vector<RunRecord> latest = store.list_runs({std::nullopt, "", 1});
-    RunFollower follower(store, listener, latest.empty() ? 0 : latest.front().id, processes,
-                         plan_steps(config, processes));
+    RunFollower follower(store, listener, processes, plan_steps(config, processes));
     auto next_poll = std::chrono::steady_clock::now();
     RunResult result;
     result.run_id =
         run_with_local_workers(config, name.empty() ? default_run_name(config) : name, store.path(),
-                               processes, cancel, [&] {
+                               processes, cancel, [&](std::int64_t run_id) {
                                    if (std::chrono::steady_clock::now() >= next_poll) {
-                                       follower.poll();
+                                       follower.poll(run_id);
                                        next_poll = std::chrono::steady_clock::now() + kPollInterval;
                                    }
                                });
-    follower.poll();  // the last rows
+    follower.poll(result.run_id);  // the last rows
     const std::optional<RunRecord> run = store.find_run(result.run_id);
     result.outcome = run->outcome;
     result.info.device = run->device;

@@ -1,5 +1,6 @@
 // The launcher of local worker processes: what the workers say on standard error reaches the
-// caller once, and a config every worker refuses comes back as the refusal itself.
+// caller once, a config every worker refuses comes back as the refusal itself, and the run
+// followed is the one rank 0 created.
 #include "oomlab/session/local_workers.h"
 
 #include <gtest/gtest.h>
@@ -7,6 +8,8 @@
 #include <cstdlib>
 
 #include "oomlab/common/errors.h"
+#include "oomlab/session/run_session.h"
+#include "oomlab/session/worker_report.h"
 #include "oomlab/store/run_store.h"
 #include "test_support.h"
 
@@ -46,8 +49,96 @@ TEST(LocalWorkers, AConfigTheWorkersRefuseIsTheCallersBadInput) {
         // The workers' own message, once, without the ranks' exit codes around it.
         EXPECT_EQ(std::string(error.what()),
                   dir.file("missing.csv") + ": does not exist (dataset.path)");
+        // With the key, so that a form can mark it.
+        EXPECT_EQ(error.keys(), std::vector<std::string>{"dataset.path"});
     }
     EXPECT_TRUE(RunStore::open(dir.file("runs.sqlite")).list_runs().empty());
+}
+
+TEST(LocalWorkers, ARefusalOnlyTheWorkersCanMakeCarriesItsKey) {
+    setenv("OOMLAB_CLI", OOMLAB_CLI_PATH, 1);
+    test::TempDir dir;
+    ExperimentConfig config;
+    config.train.batch_size = 100000;  // more than the default data holds for two processes
+    const std::atomic<bool> cancel{false};
+    try {
+        run_with_local_workers(config, "refused", dir.file("runs.sqlite"), 2, cancel);
+        FAIL() << "a batch larger than the data was trained by two processes";
+    } catch (const BadInput& error) {
+        EXPECT_NE(std::string(error.what()).find("processes"), std::string::npos) << error.what();
+        EXPECT_EQ(error.keys(), std::vector<std::string>{"train.batch_size"});
+    }
+}
+
+// Records a run of its own into the database as soon as the workers' run exists, as another
+// window or a sweep writing to the same file would.
+class AnotherWriter final : public RunListener {
+public:
+    explicit AnotherWriter(RunStore& store) : m_store(store) {}
+
+    void on_run_created(std::int64_t run_id, const ExperimentInfo& /*info*/) override {
+        followed = run_id;
+        other = m_store.create_run({"someone else's run", "{}", "cpu", "test", "test", 1});
+        RunOutcome outcome;
+        outcome.status = RunStatus::Completed;
+        m_store.finish_run(other, outcome);
+    }
+    void on_metrics(const std::vector<MetricRow>& rows) override { rows_seen += rows.size(); }
+
+    std::int64_t followed = 0;
+    std::int64_t other = 0;
+    std::size_t rows_seen = 0;
+
+private:
+    RunStore& m_store;
+};
+
+TEST(LocalWorkers, TheRunFollowedIsTheWorkersEvenWhenANewerOneIsWritten) {
+    setenv("OOMLAB_CLI", OOMLAB_CLI_PATH, 1);
+    test::TempDir dir;
+    RunStore store = RunStore::open(dir.file("runs.sqlite"));
+    AnotherWriter listener(store);
+    ExperimentConfig config;
+    config.train.max_steps = 4;
+    const std::atomic<bool> cancel{false};
+    const RunResult result = run_with_workers_and_record(config, "", store, listener, cancel, 2);
+    ASSERT_NE(listener.other, 0);
+    EXPECT_GT(listener.other, result.run_id);  // the newest run is not the workers'
+    EXPECT_EQ(listener.followed, result.run_id);
+    const std::optional<RunRecord> run = store.find_run(result.run_id);
+    ASSERT_TRUE(run);
+    EXPECT_EQ(run->world_size, 2);
+    EXPECT_EQ(result.outcome.status, RunStatus::Completed);
+    EXPECT_EQ(result.outcome.steps, 4);
+    EXPECT_EQ(listener.rows_seen, store.metrics(result.run_id).size());
+}
+
+TEST(WorkerReports, WhatAWorkerReportsTheLauncherReads) {
+    test::TempDir dir;
+    const WorkerReports reports(dir.path());
+    EXPECT_FALSE(reports.run_id());
+    setenv(kWorkerReportVariable, dir.path().c_str(), 1);
+    setenv("RANK", "1", 1);
+    report_run_id(42);
+    report_bad_input(BadInput("train.lr=-1: must be positive", {"train.lr"}));
+    unsetenv("RANK");
+    unsetenv(kWorkerReportVariable);
+    EXPECT_EQ(reports.run_id(), 42);
+    const std::vector<BadInput> refusals = reports.bad_inputs(2);
+    ASSERT_EQ(refusals.size(), 1u);
+    EXPECT_STREQ(refusals[0].what(), "train.lr=-1: must be positive");
+    EXPECT_EQ(refusals[0].keys(), std::vector<std::string>{"train.lr"});
+}
+
+TEST(WorkerReports, AReportNeverReplacesAFileThatIsNotOne) {
+    test::TempDir dir;
+    const std::string precious = dir.file("run.json");
+    test::write_file(precious, "{\"something\": \"else\"}");
+    setenv(kWorkerReportVariable, dir.path().c_str(), 1);
+    report_run_id(7);
+    unsetenv(kWorkerReportVariable);
+    EXPECT_EQ(test::read_text(precious), "{\"something\": \"else\"}");
+    EXPECT_FALSE(WorkerReports(dir.path()).run_id());
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "live/loss_plot.h"
 #include "live/memory_plot.h"
 #include "live/run_controller.h"
+#include "oomlab/config/config_keys.h"
 #include "oomlab/store/run_store.h"
 #include "runs/runs_page.h"
 #include "ui_test_support.h"
@@ -118,6 +119,28 @@ private slots:
         FailurePanel* panel = m_window->livePage()->failurePanel();
         QVERIFY(!panel->isHidden());
         QCOMPARE(panel->suggestionCount(), int(end.fixes.size()));
+    }
+
+    // A refusal only the workers can make (two processes need two full batches) marks the
+    // setting it is about, and Run stays off until a setting changes.
+    void aRefusalOfTheWorkersMarksItsSetting() {
+        ExperimentPanel* panel = m_window->experimentPanel();
+        ConfigForm* form = panel->form();
+        const QString batch = QStringLiteral("train.batch_size");
+        const QString before = qs(get_config_value(form->config(), ss(batch)));
+        QVERIFY(form->setValue(batch, QStringLiteral("100000")));
+        panel->processesBox()->setValue(2);
+        QVERIFY(panel->isValid());  // nothing in this process can tell
+        const RunEnd end = runAndWait();
+        QVERIFY(end.badInput);
+        QCOMPARE(end.badInputKeys, QStringList{batch});
+        QVERIFY2(form->errorOf(batch).contains(QStringLiteral("full batches")),
+                 qPrintable(form->errorOf(batch)));
+        QVERIFY(!panel->isValid());
+        QVERIFY(form->setValue(batch, before));
+        QVERIFY(form->errorOf(batch).isEmpty());
+        QVERIFY(panel->isValid());
+        panel->processesBox()->setValue(1);
     }
 
     // The batch-size search trains one process: with several, its answer says so.

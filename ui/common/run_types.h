@@ -23,8 +23,9 @@ struct MetricBatch {
 
 // How a run request ended.
 struct RunEnd {
-    std::int64_t runId = 0;  // 0: no run was created (the settings or inputs were rejected)
-    bool badInput = false;   // rejected before a run existed: fix the named setting or file
+    std::int64_t runId = 0;    // 0: no run was created (the settings or inputs were rejected)
+    bool badInput = false;     // rejected before a run existed: fix the named setting or file
+    QStringList badInputKeys;  // the config keys the rejection is about
     RunOutcome outcome{RunStatus::Failed};  // status, error and the figures measured
     std::vector<OomFix> fixes;              // after an out-of-memory: what to change
     ExperimentInfo info;

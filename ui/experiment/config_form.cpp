@@ -147,8 +147,18 @@ void ConfigForm::setReadErrors(const QStringList& keys, const QString& message) 
     refresh();
 }
 
+void ConfigForm::setRunRefusal(const QStringList& keys, const QString& message) {
+    m_refusals.clear();
+    for (const QString& key : keys) {
+        if (m_rows.contains(key)) {
+            m_refusals.insert(key, message);
+        }
+    }
+    refresh();
+}
+
 QString ConfigForm::errorOf(const QString& key) const {
-    for (const auto* errors : {&m_keyErrors, &m_inputErrors, &m_readErrors}) {
+    for (const auto* errors : {&m_keyErrors, &m_inputErrors, &m_readErrors, &m_refusals}) {
         if (errors->contains(key)) {
             return errors->value(key);
         }
@@ -160,6 +170,7 @@ void ConfigForm::setConfig(const ExperimentConfig& config) {
     m_config = config;
     m_keyErrors.clear();
     m_readErrors.clear();
+    m_refusals.clear();
     refresh();
     emit configChanged(m_config);
 }
@@ -177,6 +188,7 @@ QString ConfigForm::keyError(const QString& key) const {
 }
 
 void ConfigForm::onEdited(const QString& key, const QString& value) {
+    m_refusals.clear();  // the run may take the new settings
     ExperimentConfig next = m_config;
     try {
         set_config_value(next, ss(key), ss(value));
@@ -228,7 +240,7 @@ void ConfigForm::refresh() {
     }
     const bool valid = isValid();
     QString message = m_validationError;
-    for (const auto* errors : {&m_keyErrors, &m_inputErrors, &m_readErrors}) {
+    for (const auto* errors : {&m_keyErrors, &m_inputErrors, &m_readErrors, &m_refusals}) {
         if (message.isEmpty() && !errors->isEmpty()) {
             message = errors->begin().value();
         }

@@ -38,14 +38,20 @@ public:
     QString validationError() const { return m_validationError; }
     // The inline error of one key's control (empty when its value was accepted).
     QString keyError(const QString& key) const;
+    // Whatever is shown beside one key's control: its value, its file or the run refused.
+    QString errorOf(const QString& key) const;
     bool isValid() const {
         return m_validationError.isEmpty() && m_keyErrors.isEmpty() && m_inputErrors.isEmpty() &&
-               m_readErrors.isEmpty();
+               m_readErrors.isEmpty() && m_refusals.isEmpty();
     }
 
     // What reading the inputs found (a dataset that does not parse, a GloVe file with a bad
     // line): shown beside the keys it is about, and Run stays disabled until fixed.
     void setReadErrors(const QStringList& keys, const QString& message);
+    // Why the engine refused to run these settings (a check only a run makes, such as a batch
+    // larger than the data allows several processes): shown beside the keys until any setting
+    // changes, and Run stays disabled until then.
+    void setRunRefusal(const QStringList& keys, const QString& message);
 
     KeyEditor* editor(const QString& key) const { return m_editors.value(key); }
     // The group box of a section ("dataset", "embeddings", ...), to add related widgets.
@@ -69,7 +75,6 @@ private:
     void onEdited(const QString& key, const QString& value);
     void refresh();  // values, relevance, validation
     void showKeyError(const QString& key, const QString& message);
-    QString errorOf(const QString& key) const;
 
     ExperimentConfig m_config;
     QVBoxLayout* m_layout = nullptr;
@@ -80,6 +85,7 @@ private:
     QHash<QString, QString> m_keyErrors;    // values the engine rejected
     QHash<QString, QString> m_inputErrors;  // files that are not there or not readable
     QHash<QString, QString> m_readErrors;   // files whose content cannot be used
+    QHash<QString, QString> m_refusals;     // what the last run refused, until a change
     QString m_validationError;
     QSet<QString> m_validationKeys;  // the keys m_validationError is about
     bool m_lastValid = true;

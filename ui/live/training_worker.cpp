@@ -35,6 +35,9 @@ void TrainingWorker::run(const ExperimentConfig& config, const QString& name,
         end.runId = m_runId;
         end.badInput = m_runId == 0;
         end.outcome.error = error.what();
+        for (const std::string& key : error.keys()) {
+            end.badInputKeys << qs(key);
+        }
     } catch (const std::exception& error) {
         end.runId = m_runId;
         end.outcome.error = error.what();

@@ -309,6 +309,9 @@ void MainWindow::applyFix(const Settings& settings, bool run) {
 void MainWindow::onRunFinished(const RunEnd& end) {
     m_live->onRunFinished(end);
     m_progress->onFinished(end);
+    if (end.badInput && !end.badInputKeys.isEmpty()) {
+        m_panel->form()->setRunRefusal(end.badInputKeys, end.error());
+    }
     m_database->notifyRunsChanged();
     if (end.runId > 0) {
         statusBar()->showMessage(tr("Run %1 %2").arg(end.runId).arg(statusName(end.status())),

@@ -22,6 +22,8 @@ struct LocalWorkers {
     // distributed.timeout_s; after this they are killed.
     std::chrono::seconds grace{90};
     bool quiet = false;  // the workers' standard output goes to /dev/null
+    // Where the workers write their reports (OOMLAB_WORKER_REPORT); empty: they write none.
+    std::string report_folder;
 };
 
 struct WorkerExit {
@@ -55,12 +57,14 @@ int free_loopback_port();
 
 // Trains `config` as one data-parallel run of `processes` workers of the oomlab-cli beside
 // this program, recorded into the database at `db_path` under `name`; returns its id. For
-// front ends that run in one process (lessons, the workbench). Throws when no run was
-// recorded: BadInput with the workers' message when they refused the config (exit code 2, as
+// front ends that run in one process (lessons, the workbench). `tick` is called about every
+// 20 ms with the run's id once rank 0 has created it (0 before), the run rank 0 reports, never
+// another one written to the same database meanwhile. Throws when no run was recorded:
+// BadInput with the workers' message and keys when they refused the config (exit code 2, as
 // Experiment::prepare's BadInput in this process), otherwise Error with what they reported.
 std::int64_t run_with_local_workers(const ExperimentConfig& config, const std::string& name,
                                     const std::string& db_path, int processes,
                                     const std::atomic<bool>& cancel,
-                                    const std::function<void()>& tick = {});
+                                    const std::function<void(std::int64_t run_id)>& tick = {});
 
 }  // namespace oomlab
