@@ -103,10 +103,12 @@ void print_ranks(const RunRecord& run) {
         return;
     }
     std::cout << "  by process (" << run.world_size
-              << " ranks)    peak   parameters   gradients   optimizer\n";
+              << " ranks)               peak   parameters   gradients   optimizer\n";
     for (const RankMemory& rank : run.ranks) {
-        char text[128];
-        std::snprintf(text, sizeof text, "    rank %-8d %12s %12s %11s %11s\n", rank.rank,
+        const std::string_view status = rank.status ? run_status_name(*rank.status) : "-";
+        char text[160];
+        std::snprintf(text, sizeof text, "    rank %-4d %-11.*s %12s %12s %11s %11s\n", rank.rank,
+                      static_cast<int>(status.size()), status.data(),
                       format_bytes(rank.peak_bytes).c_str(), format_bytes(rank.parameters).c_str(),
                       format_bytes(rank.gradients).c_str(),
                       format_bytes(rank.optimizer_state).c_str());

@@ -77,11 +77,14 @@ Json summary_object(const RunRecord& run) {
         {"ranks", Json::array()},
     };
     for (const RankMemory& rank : run.ranks) {
-        summary["ranks"].push_back({{"rank", rank.rank},
-                                    {"peak_bytes", rank.peak_bytes},
-                                    {"parameters", rank.parameters},
-                                    {"gradients", rank.gradients},
-                                    {"optimizer_state", rank.optimizer_state}});
+        summary["ranks"].push_back(
+            {{"rank", rank.rank},
+             {"status", rank.status ? Json(run_status_name(*rank.status)) : Json(nullptr)},
+             {"steps", rank.steps},
+             {"peak_bytes", rank.peak_bytes},
+             {"parameters", rank.parameters},
+             {"gradients", rank.gradients},
+             {"optimizer_state", rank.optimizer_state}});
     }
     for (const MemoryStage& stage : run.outcome.staircase) {
         summary["staircase"].push_back(

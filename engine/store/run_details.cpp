@@ -1,4 +1,6 @@
 // Where a run's bytes came from: by module, the staircase, the free space at an OOM.
+#include <algorithm>
+
 #include "oomlab/store/run_store.h"
 #include "store/run_store_impl.h"
 
@@ -61,6 +63,16 @@ void RunStore::Impl::write_details(std::int64_t run_id, const RunOutcome& outcom
             .bind_optional(5, stage.device_used_bytes)
             .run();
     }
+    database
+        .prepare(
+            "INSERT OR REPLACE INTO rank_outcomes (run_id, rank, status, steps, peak_bytes) "
+            "VALUES (?1, ?2, ?3, ?4, ?5)")
+        .bind_int(1, run_id)
+        .bind_int(2, rank)
+        .bind_text(3, run_status_name(outcome.status))
+        .bind_int(4, outcome.steps)
+        .bind_int(5, outcome.peak_bytes)
+        .run();
     if (const auto& f = outcome.fragmentation; f && rank == 0) {
         database
             .prepare(
@@ -121,6 +133,27 @@ void RunStore::Impl::read_ranks(RunRecord& run) const {
         rank.rank = static_cast<int>(peaks.column_int(0));
         rank.peak_bytes = peaks.column_optional_int(1).value_or(0);
     }
+    const auto rank_of = [&](std::int64_t number) -> RankMemory& {
+        for (RankMemory& rank : run.ranks) {
+            if (rank.rank == number) {
+                return rank;
+            }
+        }
+        RankMemory& rank = run.ranks.emplace_back();
+        rank.rank = static_cast<int>(number);
+        return rank;
+    };
+    auto endings = database.prepare(
+        "SELECT rank, status, steps, peak_bytes FROM rank_outcomes WHERE run_id = ?1");
+    endings.bind_int(1, run.id);
+    while (endings.step()) {
+        RankMemory& rank = rank_of(endings.column_int(0));
+        rank.status = parse_run_status(endings.column_text(1)).value_or(RunStatus::Failed);
+        rank.steps = endings.column_int(2);
+        rank.peak_bytes = std::max(rank.peak_bytes, endings.column_int(3));
+    }
+    std::sort(run.ranks.begin(), run.ranks.end(),
+              [](const RankMemory& a, const RankMemory& b) { return a.rank < b.rank; });
     auto modules = database.prepare(
         "SELECT rank, SUM(parameters), SUM(gradients), SUM(optimizer_state) FROM module_memory "
         "WHERE run_id = ?1 AND phase = ?2 GROUP BY rank");

@@ -133,9 +133,22 @@ ALTER TABLE runs ADD COLUMN oom_free_blocks INTEGER;
 ALTER TABLE runs ADD COLUMN oom_unreserved_free_bytes INTEGER;
 )sql";
 
+// Version 6: how each rank of a run ended, with its own run peak (the allocator's, evaluation
+// included; older runs have only their ranks' step rows to show a peak).
+constexpr const char* kRankOutcomes = R"sql(
+CREATE TABLE rank_outcomes (
+    run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    rank INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    steps INTEGER NOT NULL DEFAULT 0,
+    peak_bytes INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (run_id, rank)
+);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kInitialSchema}, {2, kRanks},         {3, kAllocatorCounters},
-    {4, kFinalBatch},    {5, kMemoryDetails},
+    {4, kFinalBatch},    {5, kMemoryDetails}, {6, kRankOutcomes},
 };
 
 int user_version(const sqlite::Database& database) {

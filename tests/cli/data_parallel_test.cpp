@@ -104,6 +104,34 @@ TEST(DataParallel, TwoRanksTrainOneRunWithTheSameParameters) {
     }
 }
 
+// Each rank's peak is its run's, as the allocator saw it: an evaluation that keeps its graphs
+// (eval.no_grad=false) peaks far above every training step, on every rank.
+TEST(DataParallel, EachRanksPeakIsItsRunPeakEvaluationIncluded) {
+    test::TempDir dir;
+    const std::string db = dir.file("runs.sqlite");
+    const test::CliResult ran = test::run_cli(
+        short_run(db, {"eval.no_grad=false", "model.kind=transformer", "train.max_len=32"}));
+    ASSERT_EQ(ran.exit_code, 0) << ran.err;
+    const RunStore store = RunStore::open(db);
+    const RunRecord run = *store.find_run(store.list_runs().front().id);  // with its ranks
+    std::map<int, std::int64_t> step_peaks;
+    for (const MetricRow& row : store.metrics(run.id)) {
+        if (row.phase == "step" && row.peak_bytes) {
+            step_peaks[row.rank] = std::max(step_peaks[row.rank], *row.peak_bytes);
+        }
+    }
+    ASSERT_EQ(run.ranks.size(), 2u);
+    EXPECT_EQ(run.ranks[0].peak_bytes, run.outcome.peak_bytes);
+    for (const RankMemory& rank : run.ranks) {
+        EXPECT_EQ(rank.status, RunStatus::Completed) << "rank " << rank.rank;
+        EXPECT_EQ(rank.steps, 12) << "rank " << rank.rank;
+        EXPECT_GT(rank.peak_bytes, step_peaks.at(rank.rank) * 3 / 2) << "rank " << rank.rank;
+    }
+    const nlohmann::json summary = show(db, run.id);
+    EXPECT_EQ(summary["ranks"][1]["status"], "completed");
+    EXPECT_EQ(summary["ranks"][1]["peak_bytes"], run.ranks[1].peak_bytes);
+}
+
 // Accumulation, checkpointing and bf16 work per rank in every shard mode, and the ranks end
 // with the same parameters.
 TEST(DataParallel, EveryShardModeKeepsTheRanksIdenticalWithTheOtherTechniques) {
@@ -389,6 +417,10 @@ TEST(DataParallel, AKilledWorkerEndsTheRunOnEveryRankAndLeavesNoProcess) {
     // The peer's socket closed at once: said as such, not as a timeout that never ran out.
     EXPECT_NE(record->outcome.error.find(" failed after "), std::string::npos)
         << record->outcome.error;
+    // Each rank's own ending: rank 0 failed; rank 1 was killed before it could say anything.
+    ASSERT_EQ(record->ranks.size(), 2u);
+    EXPECT_EQ(record->ranks[0].status, RunStatus::Failed);
+    EXPECT_FALSE(record->ranks[1].status);
 }
 
 TEST(DataParallel, AKilledLauncherTakesItsWorkersWithIt) {

@@ -129,7 +129,11 @@ struct RunOutcome {
 // One process of a data-parallel run, from the rows it recorded.
 struct RankMemory {
     int rank = 0;
-    std::int64_t peak_bytes = 0;  // the highest step peak it recorded
+    // How the rank ended: none while it trains, or for a run saved before ranks' endings were
+    // kept.
+    std::optional<RunStatus> status;
+    std::int64_t steps = 0;
+    std::int64_t peak_bytes = 0;  // its run peak (older runs: the highest step peak it recorded)
     std::int64_t parameters = 0;  // at its peak (by module, summed)
     std::int64_t gradients = 0;
     std::int64_t optimizer_state = 0;
