@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <optional>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -180,6 +181,8 @@ void retry_while_busy(int timeout_ms, const std::function<void()>& write) {
             if (error.code() != SQLITE_BUSY || std::chrono::steady_clock::now() >= deadline) {
                 throw;
             }
+            // Some refusals come at once, without SQLite's own wait: do not spin on them.
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
         }
     }
 }
@@ -293,7 +296,9 @@ RunStore RunStore::open(const std::string& path) {
         configure_connection(database);
         // Everything before this line only reads: a file that is refused keeps every byte.
         store::refuse_unless_run_store(database);
-        use_wal(database);
+        // Switching a new file to WAL is refused at once, without the busy wait, to a
+        // connection that races another for it (the ranks of a run opening a new file).
+        store::retry_while_busy(kFinishTimeoutMs, [&] { use_wal(database); });
         const int version = store::migrate_schema(database);
         store::WriterLocks locks(path);
         mark_interrupted_runs(database, locks);

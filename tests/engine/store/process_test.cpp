@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -251,6 +252,53 @@ TEST(RunStoreProcessTest, ARunBeingCreatedIsNeverTakenForADeadWritersRun) {
         for (const std::int64_t id : ids) {
             EXPECT_EQ(writer.find_run(id)->outcome.status, RunStatus::Running) << "run " << id;
         }
+    }
+}
+
+// The ranks of a data-parallel run open a new database at the same moment: the first open of
+// a file turns on its write-ahead log, which SQLite refuses at once (no busy wait) to a
+// connection that races another for it. Every opener must still get the store.
+TEST(RunStoreProcessTest, ProcessesOpeningANewFileTogetherAllGetIt) {
+    constexpr int kFiles = 30;
+    constexpr int kProcesses = 8;
+    constexpr int kOpens = 5;  // as a launcher and the test polls do after the first
+    test::TempDir dir;
+    for (int file = 0; file < kFiles; ++file) {
+        const std::string path = dir.file("runs" + std::to_string(file) + ".sqlite");
+        int start[2];
+        ASSERT_EQ(pipe(start), 0);
+        std::vector<pid_t> children;
+        for (int i = 0; i < kProcesses; ++i) {
+            const pid_t child = fork();
+            if (child == 0) {
+                close(start[1]);
+                char byte = 0;
+                (void)!read(start[0], &byte, 1);  // all at once, when the pipe closes
+                try {
+                    for (int again = 0; again < kOpens; ++again) {
+                        RunStore store = RunStore::open(path);
+                        if (again == 0) {
+                            store.create_run(sample_run("opened together"));
+                        }
+                    }
+                } catch (const std::exception& error) {
+                    std::fprintf(stderr, "%s\n", error.what());
+                    _exit(1);
+                }
+                _exit(0);
+            }
+            children.push_back(child);
+        }
+        close(start[0]);
+        close(start[1]);
+        int failed = 0;
+        for (const pid_t child : children) {
+            int status = 0;
+            waitpid(child, &status, 0);
+            failed += !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+        }
+        ASSERT_EQ(failed, 0) << "of " << kProcesses << " processes opening " << path;
+        EXPECT_EQ(RunStore::open(path).list_runs().size(), std::size_t(kProcesses));
     }
 }
 
