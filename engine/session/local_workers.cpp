@@ -1,10 +1,7 @@
 #include "oomlab/session/local_workers.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -128,26 +125,6 @@ std::string WorkerExit::describe() const {
                std::to_string(signal) + " (" + strsignal(signal) + ")";
     }
     return who + " exited with code " + std::to_string(exit_code);
-}
-
-int free_loopback_port() {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) {
-        throw Error(std::string("cannot open a socket to find a free port: ") +
-                    std::strerror(errno));
-    }
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    address.sin_port = 0;
-    socklen_t length = sizeof address;
-    const bool found = bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-                       getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
-    close(fd);
-    if (!found) {
-        throw Error(std::string("cannot find a free port on 127.0.0.1: ") + std::strerror(errno));
-    }
-    return ntohs(address.sin_port);
 }
 
 std::vector<std::string> distinct_error_lines(const std::vector<WorkerExit>& exits) {

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <set>
 
 #include "oomlab/common/errors.h"
 #include "oomlab/session/run_session.h"
@@ -34,6 +36,26 @@ TEST(LocalWorkers, EachWorkersErrorsAreKeptAndRepeatedLinesShownOnce) {
     EXPECT_EQ(distinct_error_lines(exits),
               (std::vector<std::string>{"error: same for all", "rank 0 of 3", "rank 1 of 3",
                                         "rank 2 of 3"}));
+}
+
+// Between the launcher's check and rank 0's bind, no outgoing connection of this machine can
+// take the port: the kernel hands those only ports of ip_local_port_range.
+TEST(LocalWorkers, TheRendezvousPortIsNoneTheKernelHandsOut) {
+    std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range");
+    int low = 0;
+    int high = 0;
+    ASSERT_TRUE(range >> low >> high);
+    if (low <= 10000) {
+        GTEST_SKIP() << "this machine hands out ports from " << low;
+    }
+    std::set<int> ports;
+    for (int i = 0; i < 20; ++i) {
+        const int port = free_loopback_port();
+        EXPECT_GE(port, 10000);
+        EXPECT_LT(port, low);
+        ports.insert(port);
+    }
+    EXPECT_GT(ports.size(), 10u) << "chosen at random, so two launchers rarely try the same";
 }
 
 TEST(LocalWorkers, AConfigTheWorkersRefuseIsTheCallersBadInput) {

@@ -52,7 +52,8 @@ std::vector<WorkerExit> run_local_workers(const LocalWorkers& workers,
                                           const std::atomic<bool>& stop,
                                           const std::function<void()>& tick = {});
 
-// A TCP port on 127.0.0.1 free at the time of the call.
+// A TCP port on 127.0.0.1 free at the time of the call, below the range the kernel picks
+// outgoing connections' ports from where it can, so that none takes it before rank 0 binds it.
 int free_loopback_port();
 
 // Trains `config` as one data-parallel run of `processes` workers of the oomlab-cli beside
