@@ -1,4 +1,5 @@
 // oomlab-cli run: one recorded run, with progress on the terminal.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -230,6 +231,12 @@ int run_local_ranks(int count, const ExperimentConfig& config, const std::string
     RunStore::open(db);
     for (const std::string& line : distinct_error_lines(exits)) {
         std::cerr << line << '\n';
+    }
+    const bool refused = std::all_of(exits.begin(), exits.end(), [](const WorkerExit& exit) {
+        return exit.signal == 0 && exit.exit_code == kExitBadInput;
+    });
+    if (refused) {
+        return kExitBadInput;  // every rank refused the config, and said why above
     }
     int exit_code = kExitOk;
     for (const WorkerExit& exit : exits) {

@@ -484,6 +484,17 @@ TEST(DataParallel, CommandsThatCannotBeOneRankRefuseAGroup) {
     EXPECT_EQ(test::run_cli({"estimate", "--nproc", "2"}, group).exit_code, 0);  // no training
 }
 
+// A config every rank refuses is said once, as one process would say it, with exit code 2.
+TEST(DataParallel, AConfigEveryRankRefusesIsOneMessage) {
+    test::TempDir dir;
+    const test::CliResult refused =
+        test::run_cli(short_run(dir.file("runs.sqlite"), {"distributed.backend=nccl"}));
+    EXPECT_EQ(refused.exit_code, 2);
+    EXPECT_EQ(refused.err,
+              "error: distributed.backend=nccl needs a CUDA device (device=cpu); use gloo, or "
+              "auto, on the CPU\n");
+}
+
 TEST(DataParallel, AnIncompleteEnvironmentNamesTheMissingVariable) {
     test::TempDir dir;
     const test::CliResult ran = test::run_cli(
