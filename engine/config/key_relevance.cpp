@@ -1,9 +1,16 @@
 #include "oomlab/config/key_relevance.h"
 
+#include "oomlab/config/config_keys.h"
+
 namespace oomlab {
 
-std::string key_inactive_reason(const ExperimentConfig& config, std::string_view key) {
+std::string key_inactive_reason(const ExperimentConfig& config, std::string_view key,
+                                int processes) {
     const ModelKind kind = config.model.kind;
+    if (key.rfind("distributed.", 0) == 0 && processes <= 1) {
+        return "used when several processes train the run (Processes, oomlab-cli run --nproc N "
+               "or torchrun)";
+    }
     if (key == "model.hidden" && kind == ModelKind::Transformer) {
         return "used by model.kind=bag and bilstm (the transformer uses model.ffn)";
     }
@@ -30,6 +37,22 @@ std::string key_inactive_reason(const ExperimentConfig& config, std::string_view
         return "train.max_steps is set";
     }
     return {};
+}
+
+std::vector<std::string> unused_settings(const ExperimentConfig& config, int processes) {
+    const ExperimentConfig defaults;
+    std::vector<std::string> notes;
+    for (const ConfigKeyInfo& key : config_keys()) {
+        const std::string value = get_config_value(config, key.name);
+        if (value == get_config_value(defaults, key.name)) {
+            continue;
+        }
+        const std::string reason = key_inactive_reason(config, key.name, processes);
+        if (!reason.empty()) {
+            notes.push_back(key.name + "=" + value + " has no effect here: " + reason);
+        }
+    }
+    return notes;
 }
 
 }  // namespace oomlab

@@ -6,6 +6,7 @@
 #include "oomlab/common/version.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
+#include "oomlab/config/key_relevance.h"
 #include "oomlab/session/worker_report.h"
 
 namespace oomlab {
@@ -128,6 +129,14 @@ RunResult run_and_record(const ExperimentConfig& config, const std::string& name
         report_run_id(result.run_id);  // to a launcher that follows this run
     }
     listener.on_run_created(result.run_id, result.info);
+    if (rank == 0) {
+        // Said where the run is watched, not only stored: nobody reads an effect into them.
+        for (const std::string& unused : unused_settings(config, experiment->world_size())) {
+            const EventRow event{0, std::string(event_kind::kNote), unused};
+            store.add_event(result.run_id, event);
+            listener.on_event(event);
+        }
+    }
 
     RecordingObserver recorder(store, result.run_id, listener, rank);
     try {

@@ -121,6 +121,11 @@ private slots:
         QVERIFY(form.setValue(QStringLiteral("model.kind"), QStringLiteral("transformer")));
         QVERIFY(form.editor(QStringLiteral("model.heads"))->isEnabled());
         QVERIFY(!form.editor(QStringLiteral("model.hidden"))->isEnabled());
+        // Sharding and the collectives' timeout mean something to several processes only.
+        QVERIFY(!form.editor(QStringLiteral("distributed.shard"))->isEnabled());
+        form.setProcesses(2);
+        QVERIFY(form.editor(QStringLiteral("distributed.shard"))->isEnabled());
+        QVERIFY(form.editor(QStringLiteral("distributed.timeout_s"))->isEnabled());
     }
 
     void gloveCostFollowsTheShape() {

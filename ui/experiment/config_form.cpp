@@ -147,6 +147,11 @@ void ConfigForm::setReadErrors(const QStringList& keys, const QString& message) 
     refresh();
 }
 
+void ConfigForm::setProcesses(int processes) {
+    m_processes = processes;
+    refresh();
+}
+
 void ConfigForm::setRunRefusal(const QStringList& keys, const QString& message) {
     m_refusals.clear();
     for (const QString& key : keys) {
@@ -221,7 +226,7 @@ void ConfigForm::refresh() {
         if (!m_keyErrors.contains(key)) {
             it.value()->setText(qs(get_config_value(m_config, ss(key))));
         }
-        const QString inactive = qs(key_inactive_reason(m_config, ss(key)));
+        const QString inactive = qs(key_inactive_reason(m_config, ss(key), m_processes));
         it.value()->setEnabled(inactive.isEmpty());
         row.label->setEnabled(inactive.isEmpty());
         row.label->setStatusTip(inactive);

@@ -53,6 +53,9 @@ public:
     // changes, and Run stays disabled until then.
     void setRunRefusal(const QStringList& keys, const QString& message);
 
+    // How many processes will train: the distributed.* settings apply only to several.
+    void setProcesses(int processes);
+
     KeyEditor* editor(const QString& key) const { return m_editors.value(key); }
     // The group box of a section ("dataset", "embeddings", ...), to add related widgets.
     QVBoxLayout* sectionExtras(const QString& section) const { return m_extras.value(section); }
@@ -89,6 +92,7 @@ private:
     QString m_validationError;
     QSet<QString> m_validationKeys;  // the keys m_validationError is about
     bool m_lastValid = true;
+    int m_processes = 1;
 };
 
 }  // namespace oomlab::ui

@@ -97,6 +97,7 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
     connect(m_estimate, &EstimateView::readProblem, m_form, &ConfigForm::setReadErrors);
     connect(m_processes, qOverload<int>(&QSpinBox::valueChanged), this, [this](int processes) {
         m_estimate->setProcesses(processes);
+        m_form->setProcesses(processes);
         m_form->setRunRefusal({}, {});  // it was about this many processes
         onValidityChanged(m_form->isValid(), m_form->validationError());
     });

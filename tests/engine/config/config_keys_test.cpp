@@ -3,6 +3,7 @@
 #include "bad_input.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/config/config_keys.h"
+#include "oomlab/config/key_relevance.h"
 
 namespace oomlab {
 namespace {
@@ -109,6 +110,27 @@ TEST(ConfigKeys, OverrideNeedsKeyEqualsValue) {
                   apply_config_override(config, "memory.cap_mb");
               }).find("KEY=VALUE"),
               std::string::npos);
+}
+
+// A run notes the settings changed from their defaults that it ignores: ZeRO sharding with
+// one process shards nothing; heads mean nothing to a bag-of-words model.
+TEST(KeyRelevance, UnusedSettingsAreTheChangedOnesThatDoNotApply) {
+    ExperimentConfig config;
+    EXPECT_TRUE(unused_settings(config, 1).empty()) << "defaults are never noted";
+    set_config_value(config, "distributed.shard", "optimizer");
+    set_config_value(config, "model.heads", "8");
+    set_config_value(config, "train.batch_size", "8");
+    const std::vector<std::string> alone = unused_settings(config, 1);
+    ASSERT_EQ(alone.size(), 2u);
+    EXPECT_EQ(alone[0].rfind("model.heads=8 has no effect here: used by model.kind=transformer", 0),
+              0u)
+        << alone[0];
+    EXPECT_EQ(
+        alone[1].rfind("distributed.shard=optimizer has no effect here: used when several", 0), 0u)
+        << alone[1];
+    EXPECT_EQ(unused_settings(config, 2).size(), 1u) << "two processes shard the state";
+    EXPECT_FALSE(key_inactive_reason(config, "distributed.timeout_s", 1).empty());
+    EXPECT_TRUE(key_inactive_reason(config, "distributed.timeout_s", 4).empty());
 }
 
 }  // namespace
