@@ -135,11 +135,24 @@ std::vector<Candidate> candidates(const OomSituation& situation, const Predictor
                            FixCost::Slower});
         }
         if (c.distributed.shard != ShardMode::Gradients) {
-            out.push_back({{{"distributed.shard", "gradients"}},
+            // A bucket waits whole for its sum: one holding most of the gradients would give
+            // ZeRO-2's saving back, so the fix makes them at most a quarter of a process's.
+            const MemoryBreakdown weights = estimate_memory(c, profile, 1).breakdown;
+            const std::int64_t learned =
+                weights.parameters + (trainable ? weights.embedding_table : 0);
+            const int bucket_mb = static_cast<int>(std::clamp<std::int64_t>(
+                (learned / (4 * situation.world_size)) >> 20, 1, c.distributed.bucket_mb));
+            Settings set{{"distributed.shard", "gradients"}};
+            std::string buckets = "each bucket of gradients reduced as soon as backward fills it";
+            if (c.distributed.bucket_mb > 0 && bucket_mb < c.distributed.bucket_mb) {
+                set.emplace_back("distributed.bucket_mb", num(bucket_mb));
+                buckets = "the gradients reduced in buckets of " + num(bucket_mb) +
+                          " MiB as backward fills them (a bucket waits whole for its sum)";
+            }
+            out.push_back({set,
                            "Shard the optimizer state and the gradients (ZeRO-2): each of the " +
                                processes + " processes keeps 1/" + processes +
-                               " of both; the same training, with each gradient reduced "
-                               "as soon as backward has it.",
+                               " of both; the same training, with " + buckets + ".",
                            FixCost::Slower});
         }
     }

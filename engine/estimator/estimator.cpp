@@ -41,9 +41,6 @@ std::int64_t batch_bytes(std::int64_t batch, std::int64_t length) {
 }
 
 // Temporaries of one parameter's update: Adam's sqrt and division, Adagrad's sqrt.
-// DDP's gradient bucket (and the engine's, see DataParallel::kBucketBytes).
-constexpr std::int64_t kBucketBytes = 25 << 20;
-
 std::int64_t optimizer_temporaries(OptimizerKind optimizer) {
     switch (optimizer) {
         case OptimizerKind::Adam:
@@ -124,23 +121,38 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
         std::int64_t total() const { return gradients + other; }
     };
     const Phase forward{earlier_grads, activations + act.forward_transient};
-    // Backward peaks where it starts (every saved tensor alive) or where it ends (every
-    // gradient alive, the saved tensors freed), whichever holds more.
-    const Phase backward_start{earlier_grads, activations + act.backward_transient};
-    // ZeRO-2 reduces and frees each gradient as it is accumulated: at the end of backward
-    // its range of the sums and the last (at most the largest) gradient are alive.
+    // Gradients are summed in buckets of at most distributed.bucket_mb; a gradient larger than
+    // that is summed alone, in place. A bucket of several is a copy of their gradients.
+    const std::int64_t bucket_limit = std::int64_t{config.distributed.bucket_mb} << 20;
     const std::int64_t largest_gradient =
         dense_table_grad ? std::max(table, others / 2) : others / 2;
-    const Phase backward_end{
-        zero2 ? share(gradients) + std::min(gradients, largest_gradient) : gradients,
-        grad_sum_copy + act.backward_transient};
+    const bool largest_alone = largest_gradient > bucket_limit;
+    const std::int64_t shared_bucket =
+        bucket_limit == 0
+            ? 0
+            : std::min(bucket_limit, largest_alone ? gradients - largest_gradient : gradients);
+    // ZeRO-2 moves each gradient into its bucket as it is accumulated and sums a bucket once
+    // full, keeping its range of the sums. At the end of backward: the range, and the largest
+    // gradient alone or being copied into its bucket beside it (the range exists once an
+    // earlier bucket was summed).
+    const std::int64_t zero2_waiting =
+        largest_alone
+            ? share(gradients) + std::min(gradients, largest_gradient)
+            : shared_bucket + largest_gradient + (gradients > bucket_limit ? share(gradients) : 0);
+    // Backward peaks where it starts (every saved tensor alive) or where it ends (every
+    // gradient alive, the saved tensors freed), whichever holds more. ZeRO-2 allocates its
+    // first bucket at the first gradient, while the saved tensors are still alive.
+    const std::int64_t zero2_at_start = zero2 ? shared_bucket : 0;
+    const Phase backward_start{earlier_grads + zero2_at_start,
+                               activations + act.backward_transient};
+    const Phase backward_end{zero2 ? zero2_waiting : gradients,
+                             grad_sum_copy + act.backward_transient};
     const bool peaks_at_backward_end = backward_end.total() > backward_start.total();
     const Phase backward = peaks_at_backward_end ? backward_end : backward_start;
     const std::int64_t largest_parameter =
         std::min(updated, embeddings.trainable ? std::max(table, others / 2) : others / 2);
     // Without ZeRO-2 the gradients are summed across ranks in buckets before the update.
-    const std::int64_t bucket =
-        ranks > 1 && !zero2 ? std::min(gradients, std::max(kBucketBytes, largest_parameter)) : 0;
+    const std::int64_t bucket = ranks > 1 && !zero2 ? shared_bucket : 0;
     const Phase optimizer{
         kept_grads,
         std::max(bucket, optimizer_temporaries(config.train.optimizer) * largest_parameter)};

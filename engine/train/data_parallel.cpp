@@ -1,13 +1,8 @@
 #include "train/data_parallel.h"
 
-#include <torch/csrc/autograd/function.h>
-#include <torch/csrc/autograd/function_hook.h>
-#include <torch/csrc/autograd/variable.h>
-
 #include <algorithm>
 #include <utility>
 
-#include "measure/tracking_allocator.h"
 #include "oomlab/common/errors.h"
 
 namespace oomlab::train {
@@ -18,7 +13,7 @@ torch::Tensor flat(const torch::Tensor& tensor) {
 }
 
 // Gradient buckets in the order backward produces gradients (the last parameters first), each
-// at most kBucketBytes unless one parameter alone is larger; a bucket holds one device and
+// at most `limit` bytes unless one parameter alone is larger; a bucket holds one device and
 // dtype, as one collective needs.
 std::vector<std::vector<std::size_t>> make_buckets(const std::vector<torch::Tensor>& parameters,
                                                    std::int64_t limit) {
@@ -42,25 +37,9 @@ std::vector<std::vector<std::size_t>> make_buckets(const std::vector<torch::Tens
 
 }  // namespace
 
-// Runs after autograd accumulated a parameter's gradient, as DDP's reducer does, so the full
-// gradient of only one parameter at a time is ever alive.
-class DataParallel::RangeHook final : public torch::autograd::FunctionPostHook {
-public:
-    RangeHook(DataParallel& owner, std::size_t index) : m_owner(owner), m_index(index) {}
-    torch::autograd::variable_list operator()(
-        const torch::autograd::variable_list& outputs,
-        const torch::autograd::variable_list& /*inputs*/) override {
-        m_owner.reduce_into_range(m_index);
-        return outputs;
-    }
-
-private:
-    DataParallel& m_owner;
-    std::size_t m_index;
-};
-
 DataParallel::DataParallel(distributed::ProcessGroup& group, ShardMode shard,
-                           std::vector<torch::Tensor> trainable, memory::ModuleId range_owner)
+                           std::vector<torch::Tensor> trainable, std::int64_t bucket_bytes,
+                           memory::ModuleId range_owner)
     : m_group(group),
       m_shard(shard),
       m_range_owner(range_owner),
@@ -69,7 +48,18 @@ DataParallel::DataParallel(distributed::ProcessGroup& group, ShardMode shard,
         m_starts.push_back(m_total);
         m_total += parameter.numel();
     }
-    m_buckets = make_buckets(m_parameters, kBucketBytes);
+    m_buckets = make_buckets(m_parameters, bucket_bytes);
+    m_bucket_of.resize(m_parameters.size());
+    m_offset_in_bucket.resize(m_parameters.size());
+    for (std::size_t b = 0; b < m_buckets.size(); ++b) {
+        std::int64_t elements = 0;
+        for (const std::size_t i : m_buckets[b]) {
+            m_bucket_of[i] = b;
+            m_offset_in_bucket[i] = elements;
+            elements += m_parameters[i].numel();
+        }
+        m_bucket_elements.push_back(elements);
+    }
     if (m_shard == ShardMode::None) {
         return;
     }
@@ -91,11 +81,7 @@ DataParallel::DataParallel(distributed::ProcessGroup& group, ShardMode shard,
         m_views.push_back(view);
     }
     if (m_shard == ShardMode::Gradients) {
-        for (std::size_t i = 0; i < m_parameters.size(); ++i) {
-            auto accumulator = torch::autograd::impl::grad_accumulator(m_parameters[i]);
-            accumulator->add_post_hook(std::make_unique<RangeHook>(*this, i));
-            m_accumulators.push_back(std::move(accumulator));
-        }
+        install_gradient_hooks();
     }
 }
 
@@ -127,12 +113,15 @@ void DataParallel::share_initial_parameters() {
 
 void DataParallel::reduce_buckets() {
     torch::NoGradGuard no_grad;
-    for (const std::vector<std::size_t>& bucket : m_buckets) {
-        std::int64_t elements = 0;
-        for (const std::size_t i : bucket) {
-            elements += m_parameters[i].numel();
+    for (std::size_t b = 0; b < m_buckets.size(); ++b) {
+        const std::vector<std::size_t>& bucket = m_buckets[b];
+        if (bucket.size() == 1 && m_parameters[bucket.front()].grad().defined()) {
+            torch::Tensor gradient = m_parameters[bucket.front()].mutable_grad();
+            m_group.all_reduce_sum(gradient, "the gradient all-reduce");  // alone: in place
+            continue;
         }
-        torch::Tensor buffer = torch::empty({elements}, m_parameters[bucket.front()].options());
+        torch::Tensor buffer =
+            torch::empty({m_bucket_elements[b]}, m_parameters[bucket.front()].options());
         std::int64_t offset = 0;
         for (const std::size_t i : bucket) {
             const torch::Tensor& gradient = m_parameters[i].grad();
@@ -153,40 +142,6 @@ void DataParallel::reduce_buckets() {
                 parameter.mutable_grad() = summed.clone().view_as(parameter);
             }
         }
-    }
-}
-
-void DataParallel::reduce_into_range(std::size_t index) {
-    torch::NoGradGuard no_grad;
-    torch::Tensor& parameter = m_parameters[index];
-    torch::Tensor gradient = parameter.grad();
-    m_group.all_reduce_sum(gradient, "the gradient all-reduce");
-    if (!m_range_gradient.defined()) {
-        // At the step's first reduction, not before: a forward pass never holds it.
-        m_range_gradient = torch::zeros({m_end - m_begin}, parameter.options());
-        memory::retag_tensor(m_range_gradient, memory::AllocationTag::Gradients, m_range_owner);
-    }
-    for (const Piece& piece : m_pieces) {
-        if (piece.parameter == index) {
-            m_range_gradient.narrow(0, piece.shard_offset, piece.length)
-                .add_(flat(gradient).narrow(0, piece.offset, piece.length));
-        }
-    }
-    parameter.mutable_grad() = torch::Tensor();  // the rest of it is another rank's
-    ++m_reduced;
-}
-
-void DataParallel::after_backward() {
-    if (m_shard != ShardMode::Gradients) {
-        return;
-    }
-    const std::size_t reduced = std::exchange(m_reduced, 0);
-    if (reduced != m_parameters.size()) {
-        // The ranks' reductions would no longer pair up: stop before they mismatch.
-        throw Error("distributed.shard=gradients: " + std::to_string(reduced) + " of " +
-                    std::to_string(m_parameters.size()) +
-                    " trainable parameters got a gradient in this micro-batch; ZeRO-2 here "
-                    "needs every one in every micro-batch (use distributed.shard=optimizer)");
     }
 }
 
@@ -220,6 +175,7 @@ void DataParallel::after_step() {
         view.mutable_grad() = torch::Tensor();
     }
     m_range_gradient = torch::Tensor();
+    m_step_reductions = 0;
     if (m_shard == ShardMode::None) {
         return;
     }

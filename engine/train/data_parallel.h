@@ -1,7 +1,7 @@
 // The data-parallel side of a training run on one rank: gradients summed over the ranks in
-// buckets of at most kBucketBytes (DDP's default) and averaged, and with ZeRO sharding
-// (distributed.shard) the slice of the parameters whose optimizer state, and gradients, this rank
-// keeps.
+// buckets of at most distributed.bucket_mb (DDP's bucket_cap_mb) and averaged, and with ZeRO
+// sharding (distributed.shard) the slice of the parameters whose optimizer state, and
+// gradients, this rank keeps.
 //
 // Sharding splits the flattened trainable parameters into equal ranges, one per rank, as
 // DeepSpeed does, so each rank's share is 1/N of the elements even when one tensor (the
@@ -23,10 +23,12 @@ namespace oomlab::train {
 
 class DataParallel {
 public:
-    // ZeRO-2's range of the gradients is marked as gradients of `range_owner` in the
-    // allocator's ledger (the optimizer's row: it is what the update reads).
+    // A bucket holds at most `bucket_bytes` of gradients (one larger parameter alone; 0: each
+    // its own). ZeRO-2's range of the gradients, and its buckets waiting for their sum, are
+    // marked as gradients of `range_owner` in the allocator's ledger (the optimizer's row: it
+    // is what the update reads).
     DataParallel(distributed::ProcessGroup& group, ShardMode shard,
-                 std::vector<torch::Tensor> trainable,
+                 std::vector<torch::Tensor> trainable, std::int64_t bucket_bytes,
                  memory::ModuleId range_owner = memory::kNoModule);
 
     int rank() const { return m_group.rank(); }
@@ -39,9 +41,14 @@ public:
 
     // Every rank starts from rank 0's weights, as DDP does.
     void share_initial_parameters();
-    // After each micro-batch's backward. ZeRO-2 has reduced each gradient as backward
-    // produced it, kept this rank's range and freed the rest; this checks every one came.
+    // After each micro-batch's backward. ZeRO-2 has reduced each bucket as backward filled
+    // it, kept this rank's range and freed the rest; this checks every one came.
     void after_backward();
+    // When this rank leaves a step early (out of memory, stopped) that plans `micro_batches`
+    // micro-batches: ZeRO-2 reduces inside backward, so this rank still takes part, with zeros,
+    // in every reduction the others make in the step, and drops the step's partial sums; the
+    // ranks' collectives then pair up again where they agree on the step.
+    void leave_step(int micro_batches);
     // Before the optimizer step: the gradients (this rank's range when sharded) are the mean
     // over the ranks.
     void before_step();
@@ -53,8 +60,6 @@ public:
     int agree(int status);
     // Sums `values` over the ranks, in place (evaluation).
     void sum(torch::Tensor& values);
-    // The gradient bucket size: the most bytes one reduction copies at a time.
-    static constexpr std::int64_t kBucketBytes = 25 << 20;
 
     // A hash of this rank's trainable parameters' bytes; throws Error when the ranks differ.
     std::uint64_t check_identical_parameters();
@@ -68,9 +73,18 @@ private:
     };
     class RangeHook;
     void reduce_buckets();  // every gradient, summed in place
-    // ZeRO-2, as backward accumulates the gradient of parameter `index`: sums it across the
-    // ranks, adds this rank's range of it to range_gradient() and frees it.
-    void reduce_into_range(std::size_t index);
+    // ZeRO-2 (data_parallel_zero2.cpp). Hooks on_gradient to each parameter's accumulator.
+    void install_gradient_hooks();
+    // As backward accumulates the gradient of parameter `index`: moves it into its bucket and
+    // frees it (the buckets it fills are reduced at the next gradient or after backward).
+    void on_gradient(std::size_t index);
+    // Reduces the full buckets in bucket order: every rank reduces them in the same order,
+    // whichever fills first.
+    void reduce_full_buckets();
+    // Sums bucket `bucket` across the ranks, adds this rank's range of it to the range
+    // gradient and frees it.
+    void reduce_bucket(std::size_t bucket);
+    void add_to_range(std::size_t index, const torch::Tensor& summed);
 
     distributed::ProcessGroup& m_group;
     ShardMode m_shard;
@@ -82,11 +96,19 @@ private:
     std::vector<Piece> m_pieces;
     std::vector<torch::Tensor> m_views;               // the pieces as tensors the optimizer updates
     std::vector<std::vector<std::size_t>> m_buckets;  // parameter indices, backward order
+    std::vector<std::size_t> m_bucket_of;             // each parameter's bucket
+    std::vector<std::int64_t> m_offset_in_bucket;     // each parameter's first element there
+    std::vector<std::int64_t> m_bucket_elements;
+    // ZeRO-2: the buckets filling up in this backward pass, their gradients so far, the next
+    // bucket to reduce and the reductions made in this step.
+    std::vector<torch::Tensor> m_pending;
+    std::vector<std::size_t> m_arrived;
+    std::size_t m_next_bucket = 0;
+    std::int64_t m_step_reductions = 0;
     torch::Tensor m_range_gradient;  // ZeRO-2: this rank's summed gradients of the step
     // ZeRO-2: the parameters' gradient accumulators, which run the reduction (a parameter
-    // holds its own only weakly), and how many reduced in the current micro-batch.
+    // holds its own only weakly).
     std::vector<compat::GradAccumulator> m_accumulators;
-    std::size_t m_reduced = 0;
 };
 
 }  // namespace oomlab::train

@@ -1,4 +1,5 @@
 // The data-parallel side of a training run: joining the ranks' steps and their ending.
+#include <algorithm>
 #include <cstdio>
 
 #include "torch_utils/torch_compat.h"
@@ -28,6 +29,12 @@ int TrainingRun::micro_batches_together(torch::Tensor& step_loss, std::int64_t& 
         status = kStepOutOfMemory;
         out_of_memory = error.what_without_backtrace();
     }
+    if (status != kStepDone) {
+        // The others may still be reducing: as many micro-batches as the plan has left.
+        const std::size_t left = m_plan.size() - std::min(m_cursor, m_plan.size());
+        m_parallel->leave_step(
+            static_cast<int>(std::min<std::size_t>(std::size_t(m_accumulation), left)));
+    }
     const int agreed = m_parallel->agree(status << kStatusShift | m_parallel->rank());
     switch (agreed >> kStatusShift) {
         case kStepOutOfMemory:
@@ -44,8 +51,9 @@ int TrainingRun::micro_batches_together(torch::Tensor& step_loss, std::int64_t& 
 }
 
 void TrainingRun::start_data_parallel() {
-    m_parallel = std::make_unique<DataParallel>(*m_experiment.group, m_config.distributed.shard,
-                                                m_trainable, m_optimizer_id);
+    m_parallel = std::make_unique<DataParallel>(
+        *m_experiment.group, m_config.distributed.shard, m_trainable,
+        std::int64_t{m_config.distributed.bucket_mb} << 20, m_optimizer_id);
     m_metrics.set_rank(m_parallel->rank());
     m_parallel->share_initial_parameters();
     m_updated = m_parallel->optimizer_parameters();

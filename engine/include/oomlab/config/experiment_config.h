@@ -95,6 +95,7 @@ struct DistributedConfig {
     DistributedBackend backend = DistributedBackend::Auto;  // auto: NCCL on CUDA, Gloo on the CPU
     ShardMode shard = ShardMode::None;  // ZeRO-1 (optimizer state) or ZeRO-2 (and gradients)
     int timeout_s = 60;                 // of every collective: a rank that stops ends the run
+    int bucket_mb = 25;  // gradients summed in one collective (DDP's bucket_cap_mb); 0: each alone
 };
 
 struct ExperimentConfig {
