@@ -1,5 +1,4 @@
 // oomlab-cli run: one recorded run, with progress on the terminal.
-#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -232,10 +231,7 @@ int run_local_ranks(int count, const ExperimentConfig& config, const std::string
     for (const std::string& line : distinct_error_lines(exits)) {
         std::cerr << line << '\n';
     }
-    const bool refused = std::all_of(exits.begin(), exits.end(), [](const WorkerExit& exit) {
-        return exit.signal == 0 && exit.exit_code == kExitBadInput;
-    });
-    if (refused) {
+    if (every_worker_refused(exits)) {
         return kExitBadInput;  // every rank refused the config, and said why above
     }
     int exit_code = kExitOk;

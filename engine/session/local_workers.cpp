@@ -127,6 +127,12 @@ std::string WorkerExit::describe() const {
     return who + " exited with code " + std::to_string(exit_code);
 }
 
+bool every_worker_refused(const std::vector<WorkerExit>& exits) {
+    return std::all_of(exits.begin(), exits.end(), [](const WorkerExit& exit) {
+        return exit.signal == 0 && exit.exit_code == kExitBadInput;
+    });
+}
+
 std::vector<std::string> distinct_error_lines(const std::vector<WorkerExit>& exits) {
     std::vector<std::string> lines;
     for (const WorkerExit& exit : exits) {
@@ -272,9 +278,7 @@ std::int64_t run_with_local_workers(const ExperimentConfig& config, const std::s
         }
         reported += (reported.empty() ? "" : "\n") + line;
     }
-    const bool refused = std::all_of(exits.begin(), exits.end(), [](const WorkerExit& exit) {
-        return exit.signal == 0 && exit.exit_code == kExitBadInput;
-    });
+    const bool refused = every_worker_refused(exits);
     if (refused && !refusals.empty()) {
         throw combined(refusals);
     }

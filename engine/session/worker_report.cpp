@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "common/json_parse.h"
+#include "config/value_parsing.h"
 #include "oomlab/common/files.h"
 
 namespace oomlab {
@@ -62,11 +63,14 @@ void report_run_id(std::int64_t run_id) {
 
 void report_bad_input(const BadInput& error) {
     // RANK as the launcher set it; a refusal of RANK itself is rank 0's, as far as it knows.
-    const char* variable = std::getenv("RANK");
-    char* end = nullptr;
-    const long rank = variable ? std::strtol(variable, &end, 10) : 0;
-    const bool valid = variable && *variable && *end == '\0' && rank >= 0 && rank < 65536;
-    write_report(bad_input_file(valid ? static_cast<int>(rank) : 0),
+    std::int64_t rank = 0;
+    if (const char* variable = std::getenv("RANK")) {
+        try {
+            rank = config_detail::parse_integer("RANK", variable, 0, 65535);
+        } catch (const BadInput&) {
+        }
+    }
+    write_report(bad_input_file(static_cast<int>(rank)),
                  {{"message", error.what()}, {"keys", error.keys()}});
 }
 

@@ -133,13 +133,19 @@ QGroupBox* ConfigForm::sectionBox(const QString& section) {
     return box;
 }
 
-void ConfigForm::setReadErrors(const QStringList& keys, const QString& message) {
+QHash<QString, QString> ConfigForm::errorsOfKeys(const QStringList& keys,
+                                                 const QString& message) const {
     QHash<QString, QString> errors;
     for (const QString& key : keys) {
         if (m_rows.contains(key)) {
             errors.insert(key, message);
         }
     }
+    return errors;
+}
+
+void ConfigForm::setReadErrors(const QStringList& keys, const QString& message) {
+    const QHash<QString, QString> errors = errorsOfKeys(keys, message);
     if (errors == m_readErrors) {
         return;
     }
@@ -153,12 +159,7 @@ void ConfigForm::setProcesses(int processes) {
 }
 
 void ConfigForm::setRunRefusal(const QStringList& keys, const QString& message) {
-    m_refusals.clear();
-    for (const QString& key : keys) {
-        if (m_rows.contains(key)) {
-            m_refusals.insert(key, message);
-        }
-    }
+    m_refusals = errorsOfKeys(keys, message);
     refresh();
 }
 

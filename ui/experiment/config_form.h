@@ -78,6 +78,8 @@ private:
     void onEdited(const QString& key, const QString& value);
     void refresh();  // values, relevance, validation
     void showKeyError(const QString& key, const QString& message);
+    // `message` for each of `keys` the form has a control for.
+    QHash<QString, QString> errorsOfKeys(const QStringList& keys, const QString& message) const;
 
     ExperimentConfig m_config;
     QVBoxLayout* m_layout = nullptr;

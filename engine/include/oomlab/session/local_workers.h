@@ -38,6 +38,9 @@ struct WorkerExit {
     std::string describe() const;  // "rank 1 (pid 123) was killed by signal 9 (Killed)"
 };
 
+// Whether every worker exited refusing its config (oomlab-cli's exit code 2), none killed.
+bool every_worker_refused(const std::vector<WorkerExit>& exits);
+
 // The lines the workers wrote to standard error, in rank order, each line once: the ranks of
 // one run mostly fail alike (every rank checks the same config).
 std::vector<std::string> distinct_error_lines(const std::vector<WorkerExit>& exits);

@@ -26,7 +26,6 @@ class WorkerReports {
 public:
     explicit WorkerReports(std::string folder) : m_folder(std::move(folder)) {}
 
-    const std::string& folder() const { return m_folder; }
     // The run rank 0 created, once it has.
     std::optional<std::int64_t> run_id() const;
     // Each rank's refusal, in rank order, for ranks 0..world_size-1.
