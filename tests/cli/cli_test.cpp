@@ -149,6 +149,33 @@ TEST_F(Cli, ProgressShowsTheFiguresTheDatabaseHolds) {
     }
 }
 
+// A setting this run ignores is said where the run is watched and kept with the run, so nobody
+// reads an effect into it; a setting the run uses is not.
+TEST_F(Cli, SettingsTheRunIgnoresAreSaidAndStored) {
+    const auto result =
+        run_cli({"run", "--set", "train.max_steps=3", "--set", "distributed.shard=optimizer",
+                 "--set", "model.heads=8", "--set", "train.batch_size=16", "--db", db()});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_NE(result.out.find("[note] step 0: distributed.shard=optimizer has no effect here: "
+                              "used when several processes train the run"),
+              std::string::npos)
+        << result.out;
+    EXPECT_NE(result.out.find("[note] step 0: model.heads=8 has no effect here: used by "
+                              "model.kind=transformer"),
+              std::string::npos)
+        << result.out;
+    EXPECT_EQ(result.out.find("train.batch_size=16 has no effect"), std::string::npos);
+
+    const RunStore store = RunStore::open(db());
+    std::vector<std::string> notes;
+    for (const EventRow& event : store.events(store.list_runs().front().id)) {
+        if (event.kind == "note" && event.message.find("has no effect here") != std::string::npos) {
+            notes.push_back(event.message.substr(0, event.message.find(' ')));
+        }
+    }
+    EXPECT_EQ(notes, (std::vector<std::string>{"model.heads=8", "distributed.shard=optimizer"}));
+}
+
 TEST_F(Cli, RunsAreTaggedWhenRunAndLater) {
     ASSERT_EQ(
         run_cli({"run", "--set", "train.max_steps=2", "--db", db(), "--tags", "demo"}).exit_code,
