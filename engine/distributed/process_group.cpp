@@ -115,6 +115,7 @@ ProcessGroup::ProcessGroup(const Rendezvous& rendezvous, DistributedBackend back
     impl.backend_name = backend_for(backend, device);
     impl.timeout = timeout;
     const Clock::time_point started = Clock::now();
+    compat::quiet_library_logging();  // each failure below is reported once, as an error
     try {
         c10d::TCPStoreOptions options;
         options.port = static_cast<std::uint16_t>(rendezvous.master_port);

@@ -4,11 +4,13 @@
 #include <ATen/autocast_mode.h>
 #include <c10/core/Allocator.h>
 #include <c10/util/Exception.h>
+#include <c10/util/Logging.h>
 #include <torch/csrc/autograd/variable.h>
 #include <torch/version.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -212,5 +214,20 @@ inline std::int64_t trace_time_us(const c10::cuda::CUDACachingAllocator::TraceEn
     return cuda_history::time_us(cuda_history::WithClear{}, entry);
 }
 #endif
+
+// Keeps LibTorch's own log lines below FATAL off standard error. c10d logs a failure (a
+// rendezvous it cannot reach, a peer that went away) before throwing it, and the engine reports
+// that failure once, with what to do. LibTorch built with glog (Debian's) filters by glog's
+// level, the others by c10's. A TORCH_CPP_LOG_LEVEL the user set stays in charge.
+inline void quiet_library_logging() {
+    if (std::getenv("TORCH_CPP_LOG_LEVEL") != nullptr) {
+        return;
+    }
+#ifdef C10_USE_GLOG
+    FLAGS_minloglevel = google::GLOG_FATAL;
+#else
+    FLAGS_caffe2_log_level = 3;  // c10's FATAL
+#endif
+}
 
 }  // namespace oomlab::compat

@@ -3,6 +3,7 @@
 // every rank, and what a group refuses. Processes killed and stopped: data_parallel_process_test.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -10,6 +11,7 @@
 #include <set>
 
 #include "cli_runner.h"
+#include "oomlab/session/local_workers.h"
 #include "oomlab/store/run_store.h"
 #include "test_support.h"
 
@@ -332,6 +334,36 @@ TEST(DataParallel, AnIncompleteEnvironmentNamesTheMissingVariable) {
     EXPECT_NE(unknown_host.err.find("cannot find the host \"no-such-host.invalid\""),
               std::string::npos)
         << unknown_host.err;
+}
+
+// A rank whose rendezvous never answers says so once, as the engine's error: c10d's own log line
+// of the same failure stays off standard error unless the user asks for LibTorch's logs.
+TEST(DataParallel, AnUnansweredRendezvousIsOneError) {
+    test::TempDir dir;
+    const std::string port = std::to_string(free_loopback_port());
+    const std::vector<std::string> arguments{"run",
+                                             "--db",
+                                             dir.file("runs.sqlite"),
+                                             "--set",
+                                             "train.max_steps=1",
+                                             "--set",
+                                             "distributed.timeout_s=1"};
+    const std::vector<std::string> environment{"WORLD_SIZE=2", "RANK=1", "MASTER_ADDR=127.0.0.1",
+                                               "MASTER_PORT=" + port};
+    const test::CliResult ran = test::run_cli(arguments, environment);
+    EXPECT_EQ(ran.exit_code, 1);
+    EXPECT_EQ(ran.err.rfind("error: rank 1: cannot reach the rendezvous at 127.0.0.1:" + port +
+                                " (MASTER_ADDR, MASTER_PORT): ",
+                            0),
+              0u)
+        << ran.err;
+    EXPECT_EQ(std::count(ran.err.begin(), ran.err.end(), '\n'), 1) << ran.err;
+
+    std::vector<std::string> logging = environment;
+    logging.push_back("TORCH_CPP_LOG_LEVEL=INFO");
+    const test::CliResult logged = test::run_cli(arguments, logging);
+    EXPECT_EQ(logged.exit_code, 1);
+    EXPECT_GT(std::count(logged.err.begin(), logged.err.end(), '\n'), 1) << logged.err;
 }
 
 }  // namespace
