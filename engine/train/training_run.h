@@ -48,6 +48,9 @@ private:
     // Data parallelism (training_run_parallel.cpp): micro_batches() on every rank, agreeing on
     // how it ended; the group's setup and the check that the ranks ended alike.
     int micro_batches_together(torch::Tensor& step_loss, std::int64_t& samples);
+    // After each rank's share of an evaluation: `out_of_memory` is this rank's error, if its
+    // share ran out; when any rank's did, every rank ends out of memory here.
+    void evaluation_together(const std::optional<std::string>& out_of_memory);
     void start_data_parallel();
     void finish_data_parallel();
     void evaluate();  // training_run_evaluation.cpp

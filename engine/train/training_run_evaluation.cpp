@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "torch_utils/torch_compat.h"
 #include "train/training_run.h"
 
 namespace oomlab::train {
@@ -36,20 +37,35 @@ void TrainingRun::evaluate() {
     // Without no_grad every batch's graph stays alive until the sums are dropped: the mistake
     // eval.no_grad=false demonstrates.
     std::vector<torch::Tensor> kept_graphs;
-    while (std::optional<Batch> batch = batches->next()) {
-        if (!m_parallel) {
-            check_cancel();  // several ranks stop together, at a step
+    // A rank whose share runs out of memory still meets the others where the sums are
+    // combined, so that every rank ends out of memory together instead of waiting there.
+    std::optional<std::string> out_of_memory;
+    try {
+        while (std::optional<Batch> batch = batches->next()) {
+            if (!m_parallel) {
+                check_cancel();  // several ranks stop together, at a step
+            }
+            const auto autocast = autocast_scope();
+            const torch::Tensor logits = m_model->forward(batch->ids, batch->mask);
+            const torch::Tensor loss = torch::nn::functional::cross_entropy(
+                logits, batch->labels,
+                torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
+            if (!m_config.eval.no_grad) {
+                kept_graphs.push_back(loss);
+            }
+            loss_sum += loss.detach().to(torch::kCPU, torch::kDouble);
+            correct += logits.argmax(1).eq(batch->labels).sum().to(torch::kCPU);
         }
-        const auto autocast = autocast_scope();
-        const torch::Tensor logits = m_model->forward(batch->ids, batch->mask);
-        const torch::Tensor loss = torch::nn::functional::cross_entropy(
-            logits, batch->labels,
-            torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
-        if (!m_config.eval.no_grad) {
-            kept_graphs.push_back(loss);
+    } catch (const c10::Error& error) {
+        if (!m_parallel || !compat::is_out_of_memory(error)) {
+            throw;
         }
-        loss_sum += loss.detach().to(torch::kCPU, torch::kDouble);
-        correct += logits.argmax(1).eq(batch->labels).sum().to(torch::kCPU);
+        out_of_memory = error.what_without_backtrace();
+        batches.reset();
+        kept_graphs.clear();
+    }
+    if (m_parallel) {
+        evaluation_together(out_of_memory);
     }
     sample_phase(phase::kEval);
     m_memory.sample();  // the evaluation's peak counts even when its phase is not recorded

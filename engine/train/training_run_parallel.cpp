@@ -12,6 +12,12 @@ namespace {
 enum StepStatus : int { kStepDone = 0, kStepCancelled = 1, kStepOutOfMemory = 2 };
 constexpr int kStatusShift = 16;  // the status above, the rank that reported it below
 
+// What a rank whose own work went through says of an out-of-memory the ranks agreed on.
+std::string out_of_memory_on(int agreed) {
+    return "rank " + std::to_string(agreed & ((1 << kStatusShift) - 1)) +
+           " of the run ran out of memory";
+}
+
 }  // namespace
 
 int TrainingRun::micro_batches_together(torch::Tensor& step_loss, std::int64_t& samples) {
@@ -38,15 +44,21 @@ int TrainingRun::micro_batches_together(torch::Tensor& step_loss, std::int64_t& 
     const int agreed = m_parallel->agree(status << kStatusShift | m_parallel->rank());
     switch (agreed >> kStatusShift) {
         case kStepOutOfMemory:
-            throw OutOfMemoryOnRank(status == kStepOutOfMemory
-                                        ? out_of_memory
-                                        : "rank " +
-                                              std::to_string(agreed & ((1 << kStatusShift) - 1)) +
-                                              " of the run ran out of memory");
+            throw OutOfMemoryOnRank(status == kStepOutOfMemory ? out_of_memory
+                                                               : out_of_memory_on(agreed));
         case kStepCancelled:
             throw Cancelled();
         default:
             return done;
+    }
+}
+
+void TrainingRun::evaluation_together(const std::optional<std::string>& out_of_memory) {
+    const int status = out_of_memory ? kStepOutOfMemory : kStepDone;
+    const int agreed = m_parallel->agree(status << kStatusShift | m_parallel->rank());
+    if (agreed >> kStatusShift == kStepOutOfMemory) {
+        // In the evaluation phase this records the OOM and ends the run, on every rank.
+        recover_from_oom(out_of_memory ? *out_of_memory : out_of_memory_on(agreed));
     }
 }
 

@@ -253,6 +253,43 @@ TEST(DataParallel, AnOutOfMemoryStopsOrAdaptsEveryRankTogether) {
     EXPECT_EQ(adapt_events, 2) << "one from each rank";
 }
 
+// Evaluation without no_grad keeps every batch's graph, and the ranks evaluate different
+// batches: under a cap between their peaks one rank runs out of memory in its share and the
+// other does not. Both still end out of memory, together, rather than one failing at the sums.
+TEST(DataParallel, AnOutOfMemoryInOneRanksEvaluationEndsEveryRank) {
+    const std::vector<std::string> settings{"model.kind=transformer", "train.max_len=32",
+                                            "train.optimizer=sgd", "eval.no_grad=false"};
+    test::TempDir dir;
+    const std::string db = dir.file("runs.sqlite");
+    ASSERT_EQ(test::run_cli(short_run(db, settings)).exit_code, 0);
+    const nlohmann::json ranks = show(db, RunStore::open(db).list_runs().front().id)["ranks"];
+    ASSERT_EQ(ranks.size(), 2u);
+    const std::int64_t low = std::min(ranks[0]["peak_bytes"].get<std::int64_t>(),
+                                      ranks[1]["peak_bytes"].get<std::int64_t>());
+    const std::int64_t high = std::max(ranks[0]["peak_bytes"].get<std::int64_t>(),
+                                       ranks[1]["peak_bytes"].get<std::int64_t>());
+    ASSERT_GT(high - low, std::int64_t{4} << 20) << "the ranks' evaluations must differ";
+
+    std::vector<std::string> capped = settings;
+    capped.push_back("memory.cap_mb=" + std::to_string((low + high) / 2 >> 20));
+    const test::CliResult ran = test::run_cli(short_run(db, capped));
+    EXPECT_EQ(ran.exit_code, 3) << ran.err;
+    const RunStore store = RunStore::open(db);
+    const RunRecord run = store.list_runs().front();
+    EXPECT_EQ(run.outcome.status, RunStatus::Oom);
+    EXPECT_NE(run.outcome.error.find("during eval"), std::string::npos) << run.outcome.error;
+    for (const auto& rank : show(db, run.id)["ranks"]) {
+        EXPECT_EQ(rank["status"], "oom") << "rank " << rank["rank"];
+    }
+    std::set<int> ranks_with_oom_row;
+    for (const MetricRow& row : store.metrics(run.id)) {
+        if (row.phase == "oom") {
+            ranks_with_oom_row.insert(row.rank);
+        }
+    }
+    EXPECT_EQ(ranks_with_oom_row, (std::set<int>{0, 1}));
+}
+
 // TREC with the GloVe excerpt, effective batch 32: two ranks of 16 learn what one process of
 // 32 learns (10 epochs reach about 86% either way).
 TEST(DataParallel, TwoRanksReachTheAccuracyOfOneWithTheSameEffectiveBatch) {
