@@ -10,8 +10,6 @@
 namespace oomlab::train {
 namespace {
 
-constexpr std::size_t kBatchesAhead = 2;
-
 class StreamingBatchSource final : public BatchSource {
 public:
     StreamingBatchSource(const EncodedExamples& examples,

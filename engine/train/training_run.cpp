@@ -241,11 +241,20 @@ void TrainingRun::train_worst_case() {
     });
     longest.resize(std::min<std::size_t>(longest.size(), m_batch_size));
     // Two optimizer steps: the first creates the optimizer state, the second runs with it.
+    // More of the same batches are planned than trained so that, as in a run, the batch
+    // source holds as many ahead as it can while the second step trains.
+    constexpr int kSteps = 2;
     m_epoch = 1;
-    m_plan.assign(2 * m_accumulation, longest);
+    m_plan.assign(kSteps * m_accumulation + kBatchesAhead + 1, longest);
     m_cursor = 0;
     m_batches.reset();
-    while (optimizer_step()) {
+    try {
+        for (int step = 0; step < kSteps; ++step) {
+            optimizer_step();
+        }
+        m_batches.reset();  // the batches planned beyond the trial
+    } catch (const OutOfMemoryOnRank& error) {
+        recover_from_oom(error.what());  // a trial stops at an OOM: ends it on every rank
     }
     evaluate();
 }
