@@ -34,10 +34,15 @@ struct ConfigOptions {
 
 std::string default_db_path();
 
-// For commands that train but cannot be one rank of a data-parallel run (sweep, lesson,
-// find-batch-size): under torchrun each process would train everything on its own. Throws
+// For commands that train but cannot be one rank of a data-parallel run (sweep, lesson):
+// under torchrun each process would train everything on its own. Throws
 // BadInput when the environment describes a group of several processes.
 void refuse_process_group(const std::string& command);
+
+// --nproc N: runs this command line (without --nproc) in N local worker processes, one rank
+// each, and waits for them; their errors are printed once. The exit code is rank 0's, or a
+// failed worker's. Throws BadInput when this process is itself a rank (WORLD_SIZE is set).
+int run_local_ranks(int count, const ExperimentConfig& config);
 
 // The command line as main() received it, for commands that start copies of this program.
 void set_command_line(int argc, char** argv);

@@ -1,6 +1,5 @@
 // oomlab-cli run: one recorded run, with progress on the terminal.
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -9,7 +8,6 @@
 #include "oomlab/common/errors.h"
 #include "oomlab/common/utf8.h"
 #include "oomlab/run/run_json.h"
-#include "oomlab/session/local_workers.h"
 #include "oomlab/session/run_session.h"
 #include "oomlab/store/run_store.h"
 
@@ -188,68 +186,6 @@ int exit_code_of(RunStatus status) {
     }
 }
 
-// This command line without --nproc: what each worker runs.
-std::vector<std::string> worker_arguments() {
-    std::vector<std::string> arguments;
-    const std::vector<std::string>& line = command_line();
-    for (std::size_t i = 1; i < line.size(); ++i) {
-        if (line[i] == "--nproc") {
-            ++i;  // and its value
-        } else if (line[i].rfind("--nproc=", 0) != 0) {
-            arguments.push_back(line[i]);
-        }
-    }
-    return arguments;
-}
-
-// --nproc N: N workers of one data-parallel run; the exit code is rank 0's, or a failure's.
-int run_local_ranks(int count, const ExperimentConfig& config, const std::string& db) {
-    if (rendezvous_from_environment()) {
-        throw BadInput(
-            "--nproc: this process is already one rank of a data-parallel run "
-            "(WORLD_SIZE is set); leave out --nproc or unset the variables",
-            {"--nproc"});
-    }
-    LocalWorkers workers;
-    // This program by its own name: started through /proc/self/exe, every worker would be
-    // called "exe" in ps, top and nvidia-smi.
-    std::error_code unresolved;
-    workers.program = std::filesystem::read_symlink("/proc/self/exe", unresolved).string();
-    if (unresolved) {
-        workers.program = "/proc/self/exe";
-    }
-    workers.arguments = worker_arguments();
-    workers.count = count;
-    workers.grace = std::chrono::seconds(config.distributed.timeout_s + 30);
-    std::vector<WorkerExit> exits;
-    {
-        const StopOnSignals stop;
-        exits = run_local_workers(workers, stop.requested());
-    }
-    // A run whose rank 0 died is marked interrupted when its store is next opened: now.
-    RunStore::open(db);
-    for (const std::string& line : distinct_error_lines(exits)) {
-        std::cerr << line << '\n';
-    }
-    if (every_worker_refused(exits)) {
-        return kExitBadInput;  // every rank refused the config, and said why above
-    }
-    int exit_code = kExitOk;
-    for (const WorkerExit& exit : exits) {
-        if (exit.succeeded()) {
-            continue;
-        }
-        std::cerr << "error: " << exit.describe() << '\n';
-        if (exit_code == kExitOk) {
-            exit_code = exit.signal == 0 ? exit.exit_code : kExitFailure;
-        }
-    }
-    if (!exits.empty() && !exits.front().succeeded() && exits.front().signal == 0) {
-        exit_code = exits.front().exit_code;  // rank 0 says how the run ended
-    }
-    return exit_code;
-}
-
 }  // namespace
 
 void add_run_command(CLI::App& app, int& exit_code) {
@@ -275,7 +211,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
         require_one_line(*name, "--name");
         require_one_line(*tags, "--tags");
         if (*nproc > 1) {
-            exit_code = run_local_ranks(*nproc, config, *db);
+            exit_code = run_local_ranks(*nproc, config);
+            RunStore::open(*db);  // a run whose rank 0 died is marked interrupted: now
             return;
         }
         const std::optional<Rendezvous> rendezvous = rendezvous_from_environment();

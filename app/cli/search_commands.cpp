@@ -12,6 +12,7 @@
 #include "oomlab/run/run_json.h"
 #include "oomlab/session/batch_size_search.h"
 #include "oomlab/session/run_session.h"
+#include "oomlab/session/worker_report.h"
 
 namespace oomlab::cli {
 namespace {
@@ -66,39 +67,70 @@ void add_find_batch_size_command(CLI::App& app, int& exit_code) {
     options->add_to(*command);
     auto json = std::make_shared<bool>(false);
     command->add_flag("--json", *json, "JSON lines: one per trial, then the answer");
+    auto nproc = std::make_shared<int>(1);
+    command
+        ->add_option("--nproc", *nproc,
+                     "Search for N local processes (data parallel): a batch fits when it fits "
+                     "on every rank")
+        ->check(CLI::Range(1, 64));
     command->callback([=, &exit_code] {
-        refuse_process_group("find-batch-size");
         const ExperimentConfig config = options->build();
-        const BatchSizeSearch search = find_batch_size(config, [&](const BatchTrial& trial) {
-            if (*json) {
-                std::cout << json_line(
-                                 nlohmann::ordered_json{{"type", "trial"},
-                                                        {"batch_size", trial.batch_size},
-                                                        {"fits", trial.fits},
-                                                        {"peak_bytes", trial.peak_bytes},
-                                                        {"predicted_bytes", trial.predicted_bytes}})
-                          << std::endl;
-            } else {
-                std::cout << "  batch " << trial.batch_size << ": "
-                          << (trial.fits ? "fits, peak " + format_bytes(trial.peak_bytes)
-                                         : std::string("out of memory"))
-                          << " (predicted " << format_bytes(trial.predicted_bytes) << ")"
-                          << std::endl;
-            }
-        });
+        if (*nproc > 1) {
+            exit_code = run_local_ranks(*nproc, config);
+            return;
+        }
+        const std::optional<Rendezvous> rendezvous = rendezvous_from_environment();
+        // Rank 0 speaks for the search; the others run the same trials in silence.
+        const bool speaks = !rendezvous || rendezvous->rank == 0;
+        BatchSizeSearch so_far;  // for a launcher that shows the trials as they come
+        const BatchSizeSearch search = find_batch_size(
+            config,
+            [&](const BatchTrial& trial) {
+                so_far.trials.push_back(trial);
+                report_batch_search(so_far, /*done=*/false);
+                if (!speaks) {
+                    return;
+                }
+                if (*json) {
+                    std::cout << json_line(nlohmann::ordered_json{
+                                     {"type", "trial"},
+                                     {"batch_size", trial.batch_size},
+                                     {"fits", trial.fits},
+                                     {"peak_bytes", trial.peak_bytes},
+                                     {"predicted_bytes", trial.predicted_bytes}})
+                              << std::endl;
+                } else {
+                    std::cout << "  batch " << trial.batch_size << ": "
+                              << (trial.fits ? "fits, peak " + format_bytes(trial.peak_bytes)
+                                             : std::string("out of memory"))
+                              << " (predicted " << format_bytes(trial.predicted_bytes) << ")"
+                              << std::endl;
+                }
+            },
+            rendezvous);
+        report_batch_search(search, /*done=*/true);
+        exit_code = search.batch_size > 0 ? kExitOk : kExitOutOfMemory;
+        if (!speaks) {
+            return;
+        }
+        const std::string processes =
+            rendezvous ? " on each of " + std::to_string(rendezvous->world_size) + " processes"
+                       : "";
         if (*json) {
-            std::cout << json_line(nlohmann::ordered_json{{"type", "result"},
-                                                          {"batch_size", search.batch_size},
-                                                          {"predicted", search.predicted},
-                                                          {"cap_bytes", search.cap_bytes},
-                                                          {"trials", search.trials.size()}})
-                      << std::endl;
+            nlohmann::ordered_json result{{"type", "result"},
+                                          {"batch_size", search.batch_size},
+                                          {"predicted", search.predicted},
+                                          {"cap_bytes", search.cap_bytes},
+                                          {"trials", search.trials.size()}};
+            if (rendezvous) {
+                result["processes"] = rendezvous->world_size;
+            }
+            std::cout << json_line(result) << std::endl;
         } else {
             std::cout << "largest micro-batch under " << format_bytes(search.cap_bytes) << ": "
-                      << search.batch_size << " (" << search.trials.size()
+                      << search.batch_size << processes << " (" << search.trials.size()
                       << " trials; the estimator predicted " << search.predicted << ")\n";
         }
-        exit_code = search.batch_size > 0 ? kExitOk : kExitOutOfMemory;
     });
 }
 

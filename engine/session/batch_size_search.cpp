@@ -12,14 +12,15 @@ namespace {
 // Stop when the answer is known to within this fraction (and one example).
 constexpr double kPrecision = 1.0 / 32;
 
-// The largest batch the estimator says fits, by bisection on its prediction.
-int predicted_batch(ExperimentConfig config, const DataProfile& profile, std::int64_t cap) {
+// The largest batch the estimator says fits, up to `most`, by bisection on its prediction.
+int predicted_batch(ExperimentConfig config, const DataProfile& profile, std::int64_t cap, int most,
+                    int world_size) {
     int fits = 0;
-    int fails = static_cast<int>(profile.train_examples) + 1;
+    int fails = most + 1;
     while (fails - fits > 1) {
         const int middle = fits + (fails - fits) / 2;
         config.train.batch_size = middle;
-        (estimate_memory(config, profile).peak_bytes <= cap ? fits : fails) = middle;
+        (estimate_memory(config, profile, world_size).peak_bytes <= cap ? fits : fails) = middle;
     }
     return fits;
 }
@@ -27,7 +28,8 @@ int predicted_batch(ExperimentConfig config, const DataProfile& profile, std::in
 }  // namespace
 
 BatchSizeSearch find_batch_size(const ExperimentConfig& config,
-                                const std::function<void(const BatchTrial&)>& on_trial) {
+                                const std::function<void(const BatchTrial&)>& on_trial,
+                                const std::optional<Rendezvous>& rendezvous) {
     if (config.memory.cap_mb <= 0) {
         throw BadInput(
             "memory.cap_mb: find-batch-size needs a memory cap to fit under; set "
@@ -36,17 +38,28 @@ BatchSizeSearch find_batch_size(const ExperimentConfig& config,
     BatchSizeSearch search;
     search.cap_bytes = config.memory.cap_bytes();
     const DataProfile profile = profile_data(config);
-    search.predicted = predicted_batch(config, profile, search.cap_bytes);
-    const std::unique_ptr<Experiment> experiment = Experiment::prepare(config);
+    const int world_size = rendezvous ? rendezvous->world_size : 1;
+    // Every rank of a run needs a full batch of its own.
+    const int most = static_cast<int>(profile.train_examples / world_size);
+    search.predicted = predicted_batch(config, profile, search.cap_bytes, most, world_size);
+    PrepareOptions options;
+    options.rendezvous = rendezvous;
+    ExperimentConfig prepared = config;
+    prepared.train.batch_size = std::clamp(search.predicted, 1, most);  // one the data allows
+    const std::unique_ptr<Experiment> experiment = Experiment::prepare(prepared, options);
 
-    const int most = static_cast<int>(profile.train_examples);
     int fits = 0;          // largest batch known to fit
     int fails = most + 1;  // smallest batch known not to fit
     auto trial = [&](int batch) {
         ExperimentConfig trial_config = config;
         trial_config.train.batch_size = batch;
-        BatchTrial result{batch, false, 0, estimate_memory(trial_config, profile).peak_bytes};
+        BatchTrial result{batch, false, 0,
+                          estimate_memory(trial_config, profile, world_size).peak_bytes};
         const RunOutcome outcome = experiment->train_worst_case(batch);
+        if (outcome.status != RunStatus::Completed && outcome.status != RunStatus::Oom) {
+            throw Error("the trial of train.batch_size=" + std::to_string(batch) +
+                        " failed: " + outcome.error);
+        }
         result.fits = outcome.status == RunStatus::Completed;
         result.peak_bytes = outcome.peak_bytes;
         (result.fits ? fits : fails) = batch;

@@ -10,12 +10,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <optional>
 #include <thread>
 
 #include "oomlab/common/errors.h"
-#include "oomlab/config/config_io.h"
 #include "oomlab/session/worker_report.h"
 
 namespace oomlab {
@@ -91,27 +89,6 @@ struct ErrorFile {
     std::fprintf(stderr, "error: cannot start %s: %s\n", workers.program.c_str(),
                  std::strerror(errno));
     _exit(127);
-}
-
-// The ranks mostly refuse alike (each checks the same config): each message once, every key.
-BadInput combined(const std::vector<BadInput>& refusals) {
-    std::vector<std::string> messages;
-    std::vector<std::string> keys;
-    for (const BadInput& refusal : refusals) {
-        if (std::find(messages.begin(), messages.end(), refusal.what()) == messages.end()) {
-            messages.emplace_back(refusal.what());
-        }
-        for (const std::string& key : refusal.keys()) {
-            if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
-                keys.push_back(key);
-            }
-        }
-    }
-    std::string message;
-    for (const std::string& line : messages) {
-        message += (message.empty() ? "" : "\n") + line;
-    }
-    return BadInput(message, keys);
 }
 
 }  // namespace
@@ -221,76 +198,6 @@ std::vector<WorkerExit> run_local_workers(const LocalWorkers& workers,
         exits[rank].errors = error_files[rank].tail();
     }
     return exits;
-}
-
-std::int64_t run_with_local_workers(const ExperimentConfig& config, const std::string& name,
-                                    const std::string& db_path, int processes,
-                                    const std::atomic<bool>& cancel,
-                                    const std::function<void(std::int64_t run_id)>& tick) {
-    std::error_code error;
-    // OOMLAB_CLI names another one (a program that is not installed beside it: the tests).
-    const char* chosen = std::getenv("OOMLAB_CLI");
-    const std::filesystem::path cli =
-        chosen && *chosen
-            ? std::filesystem::path(chosen)
-            : std::filesystem::read_symlink("/proc/self/exe", error).parent_path() / "oomlab-cli";
-    if (error || access(cli.c_str(), X_OK) != 0) {
-        throw Error("training with " + std::to_string(processes) +
-                    " processes needs oomlab-cli "
-                    "beside this program (" +
-                    cli.string() + " is missing)");
-    }
-    std::string folder =
-        (std::filesystem::temp_directory_path(error) / "oomlab-workers-XXXXXX").string();
-    if (mkdtemp(folder.data()) == nullptr) {
-        throw Error("cannot create a folder for the workers' config in " + folder + ": " +
-                    std::strerror(errno));
-    }
-    const std::string config_file = folder + "/config.json";
-    save_config_file(config, config_file);
-    const WorkerReports reports(folder);
-    LocalWorkers workers;
-    workers.program = cli.string();
-    workers.arguments = {"run", "--db", db_path, "--name", name, "--config", config_file};
-    workers.count = processes;
-    workers.grace = std::chrono::seconds(config.distributed.timeout_s + 30);
-    workers.quiet = true;
-    workers.report_folder = folder;
-    std::int64_t run_id = 0;
-    const std::vector<WorkerExit> exits = run_local_workers(workers, cancel, [&] {
-        if (run_id == 0) {
-            run_id = reports.run_id().value_or(0);
-        }
-        if (tick) {
-            tick(run_id);
-        }
-    });
-    run_id = reports.run_id().value_or(0);
-    const std::vector<BadInput> refusals = reports.bad_inputs(processes);
-    std::filesystem::remove_all(folder, error);
-    if (run_id != 0) {
-        return run_id;
-    }
-    std::string reported;
-    for (std::string line : distinct_error_lines(exits)) {
-        if (line.rfind("error: ", 0) == 0) {
-            line.erase(0, 7);
-        }
-        reported += (reported.empty() ? "" : "\n") + line;
-    }
-    const bool refused = every_worker_refused(exits);
-    if (refused && !refusals.empty()) {
-        throw combined(refusals);
-    }
-    if (refused && !reported.empty()) {
-        throw BadInput(reported);
-    }
-    std::string ends;
-    for (const WorkerExit& exit : exits) {
-        ends += (ends.empty() ? "" : "; ") + exit.describe();
-    }
-    throw Error("the " + std::to_string(processes) + " worker processes recorded no run (" + ends +
-                ")" + (reported.empty() ? "" : ":\n" + reported));
 }
 
 }  // namespace oomlab

@@ -14,6 +14,7 @@ namespace {
 
 constexpr std::uint64_t kMaxReportBytes = 1 << 20;
 constexpr const char* kRunFile = "run.json";
+constexpr const char* kSearchFile = "batch_search.json";
 
 std::string bad_input_file(int rank) {
     return "bad_input.rank" + std::to_string(rank) + ".json";
@@ -31,6 +32,7 @@ void write_report(const std::string& name, const nlohmann::ordered_json& report)
         rules.what = kWorkerReportVariable;
         rules.is_own_output = [](const std::string& existing) {
             return file_starts_with(existing, "{\"run_id\":") ||
+                   file_starts_with(existing, "{\"batch_search_done\":") ||
                    file_starts_with(existing, "{\"message\":");
         };
         check_output_path(path, rules);
@@ -40,6 +42,17 @@ void write_report(const std::string& name, const nlohmann::ordered_json& report)
     } catch (const std::exception& error) {
         std::cerr << "warning: cannot tell the launcher " << name << ": " << error.what() << '\n';
     }
+}
+
+// RANK as the launcher set it; a refusal of RANK itself is rank 0's, as far as it knows.
+int reporting_rank() {
+    if (const char* variable = std::getenv("RANK")) {
+        try {
+            return static_cast<int>(config_detail::parse_integer("RANK", variable, 0, 65535));
+        } catch (const BadInput&) {
+        }
+    }
+    return 0;
 }
 
 std::optional<nlohmann::json> read_report(const std::string& path) {
@@ -61,16 +74,26 @@ void report_run_id(std::int64_t run_id) {
     write_report(kRunFile, {{"run_id", run_id}});
 }
 
-void report_bad_input(const BadInput& error) {
-    // RANK as the launcher set it; a refusal of RANK itself is rank 0's, as far as it knows.
-    std::int64_t rank = 0;
-    if (const char* variable = std::getenv("RANK")) {
-        try {
-            rank = config_detail::parse_integer("RANK", variable, 0, 65535);
-        } catch (const BadInput&) {
-        }
+void report_batch_search(const BatchSizeSearch& search, bool done) {
+    if (reporting_rank() != 0) {
+        return;  // every rank runs the same trials; rank 0 speaks for them
     }
-    write_report(bad_input_file(static_cast<int>(rank)),
+    nlohmann::ordered_json trials = nlohmann::ordered_json::array();
+    for (const BatchTrial& trial : search.trials) {
+        trials.push_back({{"batch_size", trial.batch_size},
+                          {"fits", trial.fits},
+                          {"peak_bytes", trial.peak_bytes},
+                          {"predicted_bytes", trial.predicted_bytes}});
+    }
+    write_report(kSearchFile, {{"batch_search_done", done},
+                               {"batch_size", search.batch_size},
+                               {"predicted", search.predicted},
+                               {"cap_bytes", search.cap_bytes},
+                               {"trials", trials}});
+}
+
+void report_bad_input(const BadInput& error) {
+    write_report(bad_input_file(reporting_rank()),
                  {{"message", error.what()}, {"keys", error.keys()}});
 }
 
@@ -81,6 +104,29 @@ std::optional<std::int64_t> WorkerReports::run_id() const {
         return std::nullopt;
     }
     return (*report)["run_id"].get<std::int64_t>();
+}
+
+std::optional<WorkerReports::BatchSearch> WorkerReports::batch_search() const {
+    const auto report = read_report(m_folder + "/" + kSearchFile);
+    if (!report || !report->is_object()) {
+        return std::nullopt;
+    }
+    try {
+        BatchSearch reported;
+        reported.done = report->at("batch_search_done").get<bool>();
+        reported.search.batch_size = report->at("batch_size").get<int>();
+        reported.search.predicted = report->at("predicted").get<int>();
+        reported.search.cap_bytes = report->at("cap_bytes").get<std::int64_t>();
+        for (const auto& trial : report->at("trials")) {
+            reported.search.trials.push_back({trial.at("batch_size").get<int>(),
+                                              trial.at("fits").get<bool>(),
+                                              trial.at("peak_bytes").get<std::int64_t>(),
+                                              trial.at("predicted_bytes").get<std::int64_t>()});
+        }
+        return reported;
+    } catch (const nlohmann::json::exception&) {
+        return std::nullopt;  // not a report of ours
+    }
 }
 
 std::vector<BadInput> WorkerReports::bad_inputs(int world_size) const {

@@ -315,7 +315,7 @@ TEST(DataParallel, TwoRanksReachTheAccuracyOfOneWithTheSameEffectiveBatch) {
     EXPECT_NEAR(together, alone, 0.02);
 }
 
-// Under torchrun every process would run the whole sweep, lesson or search on its own.
+// Under torchrun every process would run the whole sweep or lesson on its own.
 TEST(DataParallel, CommandsThatCannotBeOneRankRefuseAGroup) {
     test::TempDir dir;
     const std::vector<std::string> group{"WORLD_SIZE=2", "RANK=0", "MASTER_ADDR=127.0.0.1",
@@ -323,8 +323,7 @@ TEST(DataParallel, CommandsThatCannotBeOneRankRefuseAGroup) {
     const std::string db = dir.file("runs.sqlite");
     for (const std::vector<std::string>& command :
          {std::vector<std::string>{"sweep", "--db", db, "--grid", "train.batch_size=8,16"},
-          std::vector<std::string>{"lesson", "run", "sharding-the-optimizer-state", "--db", db},
-          std::vector<std::string>{"find-batch-size", "--set", "memory.cap_mb=40"}}) {
+          std::vector<std::string>{"lesson", "run", "sharding-the-optimizer-state", "--db", db}}) {
         const test::CliResult refused = test::run_cli(command, group);
         EXPECT_EQ(refused.exit_code, 2) << command[0];
         EXPECT_NE(refused.err.find("only `oomlab-cli run` trains as one rank"), std::string::npos)

@@ -152,6 +152,44 @@ TEST(WorkerReports, WhatAWorkerReportsTheLauncherReads) {
     EXPECT_EQ(refusals[0].keys(), std::vector<std::string>{"train.lr"});
 }
 
+// A search's trials as they come, then its answer; rank 0 alone speaks for the search.
+TEST(WorkerReports, ASearchIsReportedTrialByTrialByRankZero) {
+    test::TempDir dir;
+    const WorkerReports reports(dir.path());
+    EXPECT_FALSE(reports.batch_search());
+    setenv(kWorkerReportVariable, dir.path().c_str(), 1);
+    BatchSizeSearch search;
+    search.trials.push_back({64, true, 3000, 3100});
+    setenv("RANK", "1", 1);
+    report_batch_search(search, false);
+    EXPECT_FALSE(reports.batch_search()) << "rank 1 runs the same trials in silence";
+    setenv("RANK", "0", 1);
+    report_batch_search(search, false);
+    const auto first = reports.batch_search();
+    ASSERT_TRUE(first);
+    EXPECT_FALSE(first->done);
+    ASSERT_EQ(first->search.trials.size(), 1u);
+    EXPECT_EQ(first->search.trials[0].peak_bytes, 3000);
+
+    search.trials.push_back({80, false, 2900, 3900});
+    search.batch_size = 64;
+    search.predicted = 70;
+    search.cap_bytes = 3500;
+    report_batch_search(search, true);
+    unsetenv("RANK");
+    unsetenv(kWorkerReportVariable);
+    const auto last = reports.batch_search();
+    ASSERT_TRUE(last);
+    EXPECT_TRUE(last->done);
+    EXPECT_EQ(last->search.batch_size, 64);
+    EXPECT_EQ(last->search.predicted, 70);
+    EXPECT_EQ(last->search.cap_bytes, 3500);
+    ASSERT_EQ(last->search.trials.size(), 2u);
+    EXPECT_EQ(last->search.trials[1].batch_size, 80);
+    EXPECT_FALSE(last->search.trials[1].fits);
+    EXPECT_EQ(last->search.trials[1].predicted_bytes, 3900);
+}
+
 TEST(WorkerReports, AReportNeverReplacesAFileThatIsNotOne) {
     test::TempDir dir;
     const std::string precious = dir.file("run.json");

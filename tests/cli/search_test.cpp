@@ -52,6 +52,35 @@ TEST(FindBatchSize, TheBatchFoundCompletesAnEpochAndAQuarterMoreDoesNot) {
     }
 }
 
+// With several processes every trial trains every rank, with its shards and buckets: under a
+// 12 MiB cap not even a batch of one fits one process of the default model with Adam, while
+// each of two ZeRO-2 ranks fits hundreds, and a two-process run of that batch completes.
+TEST(FindBatchSize, WithSeveralProcessesEachTrialTrainsEveryRank) {
+    const std::vector<std::string> sharded{"--set", "memory.cap_mb=12",
+                                           "--set", "train.optimizer=adam",
+                                           "--set", "distributed.shard=gradients",
+                                           "--set", "distributed.bucket_mb=1"};
+    const auto alone = run_cli(with({"find-batch-size", "--json"}, sharded));
+    EXPECT_EQ(alone.exit_code, 3) << alone.err;
+    EXPECT_EQ(json::parse(alone.lines().back())["batch_size"], 0);
+
+    const auto ranks = run_cli(with({"find-batch-size", "--json", "--nproc", "2"}, sharded));
+    ASSERT_EQ(ranks.exit_code, 0) << ranks.err;
+    const json answer = json::parse(ranks.lines().back());
+    EXPECT_EQ(answer["processes"], 2);
+    const int batch = answer["batch_size"];
+    EXPECT_GT(batch, 100);
+    EXPECT_EQ(ranks.lines().size(), answer["trials"].get<std::size_t>() + 1)
+        << "rank 0 alone prints the trials";
+
+    test::TempDir dir;
+    const auto fits =
+        run_cli(with({"run", "--nproc", "2", "--db", dir.file("runs.sqlite"), "--set",
+                      "train.max_steps=8", "--set", "train.batch_size=" + std::to_string(batch)},
+                     sharded));
+    EXPECT_EQ(fits.exit_code, 0) << fits.err;
+}
+
 TEST(FindBatchSize, NeedsACap) {
     const auto result = run_cli({"find-batch-size"});
     EXPECT_EQ(result.exit_code, 2);

@@ -76,16 +76,19 @@ bool RunController::startLesson(const Lesson& lesson) {
     return true;
 }
 
-bool RunController::startBatchSearch(const ExperimentConfig& config) {
+bool RunController::startBatchSearch(const ExperimentConfig& config, int processes) {
     if (m_running) {
         return false;
     }
+    m_stopped = false;
     m_running = true;
     m_searching = true;
     emit runningChanged(true);
+    m_worker->clearStop();  // a search of several processes stops with its workers
     TrainingWorker* worker = m_worker;
     QMetaObject::invokeMethod(
-        worker, [worker, config] { worker->findBatchSize(config); }, Qt::QueuedConnection);
+        worker, [worker, config, processes] { worker->findBatchSize(config, processes); },
+        Qt::QueuedConnection);
     return true;
 }
 

@@ -39,8 +39,10 @@ public:
     bool startLesson(const Lesson& lesson);
     // Searches the largest batch size that fits under the config's cap; the engine's search
     // cannot be interrupted (each trial is two short steps).
-    bool startBatchSearch(const ExperimentConfig& config);
+    bool startBatchSearch(const ExperimentConfig& config, int processes = 1);
     bool isSearching() const { return m_searching; }
+    // Whether stop() was called since the last start.
+    bool stopRequested() const { return m_stopped; }
     // Cancels the current run (saved as cancelled) and drops the rest of a queue.
     void stop();
 

@@ -5,6 +5,7 @@
 #include "common/formatting.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/session/batch_size_search.h"
+#include "oomlab/session/local_workers.h"
 
 namespace oomlab::ui {
 
@@ -95,11 +96,14 @@ void TrainingWorker::runLesson(const Lesson& lesson, const QString& databasePath
     emit lessonFinished(end);
 }
 
-void TrainingWorker::findBatchSize(const ExperimentConfig& config) {
+void TrainingWorker::findBatchSize(const ExperimentConfig& config, int processes) {
     try {
-        const BatchSizeSearch search = find_batch_size(config, [this](const BatchTrial& trial) {
+        const auto on_trial = [this](const BatchTrial& trial) {
             emit batchTrial(trial.batch_size, trial.fits, trial.peak_bytes);
-        });
+        };
+        const BatchSizeSearch search = processes > 1 ? find_batch_size_with_local_workers(
+                                                           config, processes, m_cancel, on_trial)
+                                                     : find_batch_size(config, on_trial);
         emit batchSearchFinished(search.batch_size, search.predicted, {});
     } catch (const std::exception& error) {
         emit batchSearchFinished(0, 0, qs(error.what()));

@@ -43,7 +43,8 @@ public:
 
     // The engine's search for the largest micro-batch under the cap (short trial runs, no
     // database); reports each trial, then batchSearchFinished().
-    void findBatchSize(const oomlab::ExperimentConfig& config);
+    // With several processes each trial trains every rank (oomlab-cli workers).
+    void findBatchSize(const oomlab::ExperimentConfig& config, int processes);
 
 signals:
     void prepareProgress(const QString& stage, double fraction);

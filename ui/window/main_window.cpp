@@ -148,6 +148,11 @@ void MainWindow::wireController() {
         c, &RunController::batchSearchFinished, this,
         [this](int batch, int predicted, const QString& error) {
             m_progress->clear();
+            if (!error.isEmpty() && m_controller->stopRequested()) {
+                // Its workers were stopped (a search of one process runs to its end).
+                statusBar()->showMessage(tr("The batch-size search was stopped."), 8000);
+                return;
+            }
             if (!error.isEmpty()) {
                 statusBar()->clearMessage();
                 QMessageBox::information(this, tr("Largest batch size"), error);
@@ -163,10 +168,8 @@ void MainWindow::wireController() {
                                 .arg(batch)
                                 .arg(predicted);
             if (const int processes = m_panel->processes(); processes > 1) {
-                // The trials train one process; a rank's memory differs (buckets, shards).
                 found += QLatin1Char(' ') +
-                         tr("The search trained one process; the estimate shows what each of "
-                            "the %1 processes needs.")
+                         tr("Each trial trained all %1 processes; the batch fits on each of them.")
                              .arg(processes);
             }
             statusBar()->showMessage(found, 30000);
@@ -200,7 +203,7 @@ bool MainWindow::findBatchSize() {
     }
     m_progress->onRunStarted(tr("the batch-size search"));
     statusBar()->showMessage(tr("Searching the largest batch size under the cap…"));
-    return m_controller->startBatchSearch(m_panel->config());
+    return m_controller->startBatchSearch(m_panel->config(), m_panel->processes());
 }
 
 void MainWindow::stopRun() {

@@ -1,14 +1,18 @@
 // The largest micro-batch that fits under the memory cap. Each trial trains two optimizer
 // steps on the worst batch the padding mode can produce (the longest examples) and runs the
-// validation pass, so the batch found never runs out of memory later in a full run.
+// validation pass, so the batch found never runs out of memory later in a full run. As one
+// rank of a data-parallel group, every rank runs the same trials together (each on the worst
+// batch, with its buckets and shards), and a batch fits only when it fits on every rank.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "oomlab/config/experiment_config.h"
+#include "oomlab/session/experiment.h"
 
 namespace oomlab {
 
@@ -26,8 +30,10 @@ struct BatchSizeSearch {
     std::vector<BatchTrial> trials;
 };
 
-// Throws BadInput when there is no cap to fit under (memory.cap_mb on the CPU).
+// Throws BadInput when there is no cap to fit under (memory.cap_mb on the CPU), Error when a
+// trial fails other than by running out of memory.
 BatchSizeSearch find_batch_size(const ExperimentConfig& config,
-                                const std::function<void(const BatchTrial&)>& on_trial = {});
+                                const std::function<void(const BatchTrial&)>& on_trial = {},
+                                const std::optional<Rendezvous>& rendezvous = {});
 
 }  // namespace oomlab

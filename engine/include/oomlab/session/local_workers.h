@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "oomlab/config/experiment_config.h"
+#include "oomlab/session/batch_size_search.h"
 
 namespace oomlab {
 
@@ -70,5 +71,13 @@ std::int64_t run_with_local_workers(const ExperimentConfig& config, const std::s
                                     const std::string& db_path, int processes,
                                     const std::atomic<bool>& cancel,
                                     const std::function<void(std::int64_t run_id)>& tick = {});
+
+// find_batch_size for a data-parallel run of `processes` workers of the oomlab-cli beside this
+// program: every trial trains every rank, and a batch fits when it fits on all of them.
+// `on_trial` is called on this thread for each trial as rank 0 reports it. Throws as
+// run_with_local_workers does when the workers give no answer (also when `cancel` stopped them).
+BatchSizeSearch find_batch_size_with_local_workers(
+    const ExperimentConfig& config, int processes, const std::atomic<bool>& cancel,
+    const std::function<void(const BatchTrial&)>& on_trial = {});
 
 }  // namespace oomlab

@@ -1,0 +1,74 @@
+// --nproc N: this command line again in N local workers, each one rank of a data-parallel group.
+#include <filesystem>
+#include <iostream>
+
+#include "cli_context.h"
+#include "oomlab/common/errors.h"
+#include "oomlab/session/experiment.h"
+#include "oomlab/session/local_workers.h"
+
+namespace oomlab::cli {
+namespace {
+
+// This command line without --nproc: what each worker runs.
+std::vector<std::string> worker_arguments() {
+    std::vector<std::string> arguments;
+    const std::vector<std::string>& line = command_line();
+    for (std::size_t i = 1; i < line.size(); ++i) {
+        if (line[i] == "--nproc") {
+            ++i;  // and its value
+        } else if (line[i].rfind("--nproc=", 0) != 0) {
+            arguments.push_back(line[i]);
+        }
+    }
+    return arguments;
+}
+
+}  // namespace
+
+int run_local_ranks(int count, const ExperimentConfig& config) {
+    if (rendezvous_from_environment()) {
+        throw BadInput(
+            "--nproc: this process is already one rank of a data-parallel run "
+            "(WORLD_SIZE is set); leave out --nproc or unset the variables",
+            {"--nproc"});
+    }
+    LocalWorkers workers;
+    // This program by its own name: started through /proc/self/exe, every worker would be
+    // called "exe" in ps, top and nvidia-smi.
+    std::error_code unresolved;
+    workers.program = std::filesystem::read_symlink("/proc/self/exe", unresolved).string();
+    if (unresolved) {
+        workers.program = "/proc/self/exe";
+    }
+    workers.arguments = worker_arguments();
+    workers.count = count;
+    workers.grace = std::chrono::seconds(config.distributed.timeout_s + 30);
+    std::vector<WorkerExit> exits;
+    {
+        const StopOnSignals stop;
+        exits = run_local_workers(workers, stop.requested());
+    }
+    for (const std::string& line : distinct_error_lines(exits)) {
+        std::cerr << line << '\n';
+    }
+    if (every_worker_refused(exits)) {
+        return kExitBadInput;  // every rank refused the config, and said why above
+    }
+    int exit_code = kExitOk;
+    for (const WorkerExit& exit : exits) {
+        if (exit.succeeded()) {
+            continue;
+        }
+        std::cerr << "error: " << exit.describe() << '\n';
+        if (exit_code == kExitOk) {
+            exit_code = exit.signal == 0 ? exit.exit_code : kExitFailure;
+        }
+    }
+    if (!exits.empty() && !exits.front().succeeded() && exits.front().signal == 0) {
+        exit_code = exits.front().exit_code;  // rank 0 says how it ended
+    }
+    return exit_code;
+}
+
+}  // namespace oomlab::cli
