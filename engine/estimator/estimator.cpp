@@ -12,7 +12,8 @@ namespace {
 
 constexpr std::int64_t kFloat = 4;
 constexpr std::int64_t kIndex = 8;
-constexpr std::int64_t kStreamingBatchesInFlight = 4;  // current, two queued, one being built
+// The batch in use, those ready ahead, and one being built.
+constexpr std::int64_t kStreamingBatchesInFlight = 1 + kStreamingBatchesAhead + 1;
 
 std::int64_t element_bytes(DType dtype) {
     return dtype == DType::Fp32 ? 4 : 2;

@@ -53,8 +53,7 @@ public:
 
 // Batches built on the host by a background thread, a few ahead, then copied to the device
 // (asynchronously from pinned buffers when `pinned`). `examples` must outlive the source.
-// Beside the batch in use it holds up to kBatchesAhead ready ones and one being built.
-inline constexpr std::size_t kBatchesAhead = 2;
+// Beside the batch in use it holds up to kStreamingBatchesAhead ready ones and one being built.
 std::unique_ptr<BatchSource> make_streaming_batch_source(
     const EncodedExamples& examples, std::vector<std::vector<std::int64_t>> plan, Padding padding,
     int max_len, const torch::Device& device, bool pinned);

@@ -59,8 +59,9 @@ private:
             for (const auto& members : plan) {
                 Batch batch = make_host_batch(examples, members, padding, max_len, m_pinned);
                 std::unique_lock<std::mutex> lock(m_mutex);
-                m_changed.wait(lock,
-                               [this] { return m_ready.size() < kBatchesAhead || m_stopping; });
+                m_changed.wait(lock, [this] {
+                    return m_ready.size() < std::size_t{kStreamingBatchesAhead} || m_stopping;
+                });
                 if (m_stopping) {
                     break;
                 }

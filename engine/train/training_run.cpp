@@ -245,7 +245,7 @@ void TrainingRun::train_worst_case() {
     // source holds as many ahead as it can while the second step trains.
     constexpr int kSteps = 2;
     m_epoch = 1;
-    m_plan.assign(kSteps * m_accumulation + kBatchesAhead + 1, longest);
+    m_plan.assign(kSteps * m_accumulation + kStreamingBatchesAhead + 1, longest);
     m_cursor = 0;
     m_batches.reset();
     try {

@@ -80,6 +80,10 @@ struct DataConfig {
     bool pin_memory = false;
 };
 
+// Streaming loading holds, beside the batch in use, this many ready batches and one being
+// built: what the estimator counts, and what a batch-size trial must hold too.
+inline constexpr int kStreamingBatchesAhead = 2;
+
 struct EvalConfig {
     int every = 0;  // optimizer steps between validations; 0: end of each epoch
     bool no_grad = true;
