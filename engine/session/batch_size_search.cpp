@@ -27,6 +27,39 @@ int predicted_batch(ExperimentConfig config, const DataProfile& profile, std::in
 
 }  // namespace
 
+int search_largest_batch(int predicted, int most, const std::function<bool(int)>& fits_at) {
+    int fits = 0;          // largest batch known to fit
+    int fails = most + 1;  // smallest batch known not to fit
+    int trials = 0;
+    // Start at the prediction and step outwards until the answer is bracketed, then bisect.
+    int next = std::clamp(predicted, 1, most);
+    while (fails - fits > std::max(1, static_cast<int>(fits * kPrecision))) {
+        (fits_at(next) ? fits : fails) = next;
+        ++trials;
+        if (fits == most) {
+            break;
+        }
+        const bool bracketed = fails <= most;
+        if (!bracketed) {
+            // Near the prediction in small steps; far past it (the estimator was far off) by
+            // doubling, so that the answer is bracketed in a few trials either way.
+            const double growth = fits < 2 * std::max(1, predicted) ? 1.1 : 2.0;
+            next = std::min(most, std::max(fits + 1, static_cast<int>(fits * growth)));
+        } else if (fits == 0 && trials == 1) {
+            next = std::max(1, static_cast<int>(fails * 0.9));
+        } else {
+            next = fits + (fails - fits) / 2;
+        }
+        if (next <= fits || next >= fails) {
+            next = fits + (fails - fits) / 2;
+        }
+        if (next == fits) {
+            break;
+        }
+    }
+    return fits;
+}
+
 BatchSizeSearch find_batch_size(const ExperimentConfig& config,
                                 const std::function<void(const BatchTrial&)>& on_trial,
                                 const std::optional<Rendezvous>& rendezvous) {
@@ -34,6 +67,13 @@ BatchSizeSearch find_batch_size(const ExperimentConfig& config,
         throw BadInput(
             "memory.cap_mb: find-batch-size needs a memory cap to fit under; set "
             "memory.cap_mb (e.g. --set memory.cap_mb=512)");
+    }
+    if (config.debug.keep_loss_graph) {
+        throw BadInput(
+            "debug.keep_loss_graph=true keeps every step's graph, so a run's memory grows with "
+            "every step and no short trial stands for it; set debug.keep_loss_graph=false to "
+            "search (`estimate` predicts the whole run with it)",
+            {"debug.keep_loss_graph"});
     }
     BatchSizeSearch search;
     search.cap_bytes = config.memory.cap_bytes();
@@ -48,9 +88,7 @@ BatchSizeSearch find_batch_size(const ExperimentConfig& config,
     prepared.train.batch_size = std::clamp(search.predicted, 1, most);  // one the data allows
     const std::unique_ptr<Experiment> experiment = Experiment::prepare(prepared, options);
 
-    int fits = 0;          // largest batch known to fit
-    int fails = most + 1;  // smallest batch known not to fit
-    auto trial = [&](int batch) {
+    const auto trial = [&](int batch) {
         ExperimentConfig trial_config = config;
         trial_config.train.batch_size = batch;
         BatchTrial result{batch, false, 0,
@@ -62,35 +100,13 @@ BatchSizeSearch find_batch_size(const ExperimentConfig& config,
         }
         result.fits = outcome.status == RunStatus::Completed;
         result.peak_bytes = outcome.peak_bytes;
-        (result.fits ? fits : fails) = batch;
         search.trials.push_back(result);
         if (on_trial) {
             on_trial(result);
         }
+        return result.fits;
     };
-    // Start at the prediction and step outwards until the answer is bracketed, then bisect.
-    int next = std::clamp(search.predicted, 1, most);
-    while (fails - fits > std::max(1, static_cast<int>(fits * kPrecision))) {
-        trial(next);
-        if (fits == most) {
-            break;
-        }
-        const bool bracketed = fails <= most;
-        if (!bracketed) {
-            next = std::min(most, std::max(fits + 1, static_cast<int>(fits * 1.1)));
-        } else if (fits == 0 && search.trials.size() == 1) {
-            next = std::max(1, static_cast<int>(fails * 0.9));
-        } else {
-            next = fits + (fails - fits) / 2;
-        }
-        if (next <= fits || next >= fails) {
-            next = fits + (fails - fits) / 2;
-        }
-        if (next == fits) {
-            break;
-        }
-    }
-    search.batch_size = fits;
+    search.batch_size = search_largest_batch(search.predicted, most, trial);
     return search;
 }
 

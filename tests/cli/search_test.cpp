@@ -81,10 +81,17 @@ TEST(FindBatchSize, WithSeveralProcessesEachTrialTrainsEveryRank) {
     EXPECT_EQ(fits.exit_code, 0) << fits.err;
 }
 
-TEST(FindBatchSize, NeedsACap) {
+TEST(FindBatchSize, NeedsACapAndARunWhoseMemoryDoesNotGrowWithItsLength) {
     const auto result = run_cli({"find-batch-size"});
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_NE(result.err.find("memory.cap_mb"), std::string::npos) << result.err;
+    // Every step's graph kept: two steps' trial would answer for no real run.
+    const auto growing = run_cli(
+        {"find-batch-size", "--set", "memory.cap_mb=40", "--set", "debug.keep_loss_graph=true"});
+    EXPECT_EQ(growing.exit_code, 2);
+    EXPECT_EQ(growing.err.rfind("error: debug.keep_loss_graph=true keeps every step's graph", 0),
+              0u)
+        << growing.err;
 }
 
 TEST(Sweep, RecordsOneRunPerPointWithOomPointsAsSuch) {

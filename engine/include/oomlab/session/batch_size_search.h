@@ -30,7 +30,13 @@ struct BatchSizeSearch {
     std::vector<BatchTrial> trials;
 };
 
-// Throws BadInput when there is no cap to fit under (memory.cap_mb on the CPU), Error when a
+// The search itself, over any test of whether a batch fits: from `predicted` (the estimator's
+// answer) it steps outwards until the answer is bracketed, then bisects to within 1/32 (and
+// one example). Returns the largest batch up to `most` found to fit; 0 when not even 1 does.
+int search_largest_batch(int predicted, int most, const std::function<bool(int)>& fits);
+
+// Throws BadInput when there is no cap to fit under (memory.cap_mb on the CPU) or when a run's
+// memory grows with its length (debug.keep_loss_graph), Error when a
 // trial fails other than by running out of memory.
 BatchSizeSearch find_batch_size(const ExperimentConfig& config,
                                 const std::function<void(const BatchTrial&)>& on_trial = {},
