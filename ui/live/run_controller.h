@@ -37,8 +37,9 @@ public:
     // A lesson: the engine runs its runs and checks its claims; lessonFinished() follows
     // (after runFinished() for its last run, and queueFinished()).
     bool startLesson(const Lesson& lesson);
-    // Searches the largest batch size that fits under the config's cap; the engine's search
-    // cannot be interrupted (each trial is two short steps).
+    // Searches the largest batch size that fits under the config's cap. A search of one
+    // process runs to its end (each trial is two short steps); one of several processes
+    // stops with its workers.
     bool startBatchSearch(const ExperimentConfig& config, int processes = 1);
     bool isSearching() const { return m_searching; }
     // Whether stop() was called since the last start.
