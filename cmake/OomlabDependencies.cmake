@@ -8,20 +8,33 @@ find_package(Torch REQUIRED)
 # TorchConfig exports compile flags (e.g. the C++ ABI define) only as a string.
 separate_arguments(OOMLAB_TORCH_CXX_FLAGS UNIX_COMMAND "${TORCH_CXX_FLAGS}")
 add_library(oomlab_torch INTERFACE)
-target_link_libraries(oomlab_torch INTERFACE ${TORCH_LIBRARIES})
+# PyTorch 2.x wheels' libtorch.so and libtorch_cpu.so also export std::filesystem functions of
+# the newer libstdc++ they were built with; called with this compiler's objects they crash
+# (remove_all jumped to address 0). Naming libstdc++ first puts it ahead of them in the
+# program's symbol lookup, so every binary here binds to the system's own.
+target_link_libraries(oomlab_torch INTERFACE stdc++ ${TORCH_LIBRARIES})
 target_include_directories(oomlab_torch SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS})
 # The flags carry the C++ string ABI LibTorch was built with; every target must use the same
 # one or std::string cannot cross between the engine's libraries (pip wheels before PyTorch
 # 2.7 use the old ABI).
 add_compile_options(${OOMLAB_TORCH_CXX_FLAGS})
+option(OOMLAB_REQUIRE_CUDA "Fail unless the LibTorch found has CUDA (the cuda preset)" OFF)
 if(TARGET torch_cuda OR TARGET c10_cuda)
     set(OOMLAB_WITH_CUDA ON)
+    # The toolkit LibTorch's CMake files found (major.minor), named by --version.
+    string(REGEX MATCH "^[0-9]+\\.[0-9]+" OOMLAB_CUDA_VERSION "${CUDAToolkit_VERSION}")
 else()
     set(OOMLAB_WITH_CUDA OFF)
+    set(OOMLAB_CUDA_VERSION "")
+    if(OOMLAB_REQUIRE_CUDA)
+        message(FATAL_ERROR "OOMLAB_REQUIRE_CUDA: the LibTorch found (${TORCH_INSTALL_PREFIX}, "
+                            "${Torch_VERSION}) has no CUDA; point CMAKE_PREFIX_PATH at a CUDA "
+                            "LibTorch (scripts/torch_env.sh --prefix)")
+    endif()
 endif()
 # Code that uses torch tests OOMLAB_WITH_CUDA (0 or 1) for the parts that need CUDA.
 target_compile_definitions(oomlab_torch INTERFACE OOMLAB_WITH_CUDA=$<BOOL:${OOMLAB_WITH_CUDA}>)
-message(STATUS "OOM Lab: LibTorch ${Torch_VERSION}, CUDA support: ${OOMLAB_WITH_CUDA}")
+message(STATUS "OOM Lab: LibTorch ${Torch_VERSION}, CUDA support: ${OOMLAB_WITH_CUDA} ${OOMLAB_CUDA_VERSION}")
 add_library(oomlab::torch ALIAS oomlab_torch)
 
 # Every torch target and torch test reuses the precompiled header of oomlab_torch_utils, so

@@ -15,11 +15,10 @@ void add_device_command(CLI::App& app, int& exit_code) {
     command->callback([json, &exit_code] {
         const auto devices = available_devices();
         if (*json) {
-            nlohmann::ordered_json out = {{"engine_version", engine_version()},
-                                          {"torch_version", torch_version()},
-                                          {"cuda", devices.size() > 1},
-                                          {"lessons_folder", lessons_folder()},
-                                          {"devices", nlohmann::json::array()}};
+            nlohmann::ordered_json out = {
+                {"engine_version", engine_version()},         {"torch_version", torch_version()},
+                {"torch_cuda_version", torch_cuda_version()}, {"cuda", devices.size() > 1},
+                {"lessons_folder", lessons_folder()},         {"devices", nlohmann::json::array()}};
             for (const auto& device : devices) {
                 out["devices"].push_back({{"name", device.name},
                                           {"description", device.description},
@@ -27,7 +26,7 @@ void add_device_command(CLI::App& app, int& exit_code) {
             }
             std::cout << json_line(out) << '\n';
         } else {
-            std::cout << "OOM Lab " << engine_version() << ", LibTorch " << torch_version() << '\n';
+            std::cout << "OOM Lab " << engine_version() << ", " << torch_build() << '\n';
             for (const auto& device : devices) {
                 std::cout << "  " << device.name << "  " << device.description << '\n';
             }

@@ -66,8 +66,8 @@ int main(int argc, char** argv) {
         "OOM Lab: train text classifiers on GloVe embeddings and see where the memory "
         "goes.",
         "oomlab-cli"};
-    app.set_version_flag("--version", "oomlab-cli " + oomlab::engine_version() + " (LibTorch " +
-                                          oomlab::torch_version() + ")");
+    app.set_version_flag(
+        "--version", "oomlab-cli " + oomlab::engine_version() + " (" + oomlab::torch_build() + ")");
     app.require_subcommand(1);
     int exit_code = kExitOk;
     add_run_command(app, exit_code);

@@ -89,8 +89,8 @@ struct ProcessGroup::Impl {
     // A wait that ran out says so; one a peer broke (its connection reset) says when.
     CollectiveFailed failure(const char* what, const std::exception& error,
                              Clock::time_point started) const {
-        std::string message = error.what();
-        message = message.substr(0, message.find('\n'));  // c10::Error appends a backtrace
+        std::string message = compat::message_of(error);
+        message = message.substr(0, message.find('\n'));
         const auto waited = std::chrono::duration<double>(Clock::now() - started);
         char after[32];
         std::snprintf(after, sizeof after, "%.1f", waited.count());
@@ -119,17 +119,19 @@ ProcessGroup::ProcessGroup(const Rendezvous& rendezvous, DistributedBackend back
     try {
         c10d::TCPStoreOptions options;
         options.port = static_cast<std::uint16_t>(rendezvous.master_port);
-        options.isServer = rendezvous.rank == 0;
+        options.isServer = rendezvous.rank == 0 && !rendezvous.join_agent_store;
         options.numWorkers = static_cast<std::size_t>(rendezvous.world_size);
         options.waitWorkers = false;
         options.timeout = timeout;
         auto tcp = c10::make_intrusive<c10d::TCPStore>(rendezvous.master_addr, options);
-        impl.store = c10::make_intrusive<c10d::PrefixStore>("oomlab", tcp);
+        // Keys of one attempt of a restarted torchrun group never meet the next one's.
+        impl.store = c10::make_intrusive<c10d::PrefixStore>(
+            "oomlab/attempt_" + std::to_string(rendezvous.restart_count), tcp);
     } catch (const std::exception& error) {
         throw CollectiveFailed("rank " + std::to_string(rendezvous.rank) +
                                ": cannot reach the rendezvous at " + rendezvous.master_addr + ":" +
                                std::to_string(rendezvous.master_port) +
-                               " (MASTER_ADDR, MASTER_PORT): " + error.what());
+                               " (MASTER_ADDR, MASTER_PORT): " + compat::message_of(error));
     }
     try {
         if (impl.backend_name == "gloo") {

@@ -33,7 +33,7 @@ void initialize_cuda() {
 // The allocator keeps whatever context the recorder returns with each allocation; the engine
 // returns its allocation tag, shared per tag so recording costs no allocation.
 struct TagContext final : c10::GatheredContext {
-    explicit TagContext(AllocationTag tag) : tag(tag) {}
+    explicit TagContext(AllocationTag allocation_tag) : tag(allocation_tag) {}
     AllocationTag tag;
 };
 
@@ -96,6 +96,25 @@ SnapshotBlock::State block_state(const allocator::BlockInfo& block) {
     return block.active ? SnapshotBlock::State::ActivePendingFree : SnapshotBlock::State::Inactive;
 }
 
+std::vector<SnapshotSegment> segments_of(const allocator::SnapshotInfo& info) {
+    std::vector<SnapshotSegment> segments;
+    segments.reserve(info.segments.size());
+    for (const allocator::SegmentInfo& from : info.segments) {
+        SnapshotSegment& segment = segments.emplace_back();
+        segment.device = from.device;
+        segment.address = static_cast<std::int64_t>(from.address);
+        segment.total_size = static_cast<std::int64_t>(from.total_size);
+        segment.stream = reinterpret_cast<std::int64_t>(from.stream);
+        segment.is_large = from.is_large;
+        for (const allocator::BlockInfo& block : from.blocks) {
+            segment.blocks.push_back({static_cast<std::int64_t>(block.size),
+                                      static_cast<std::int64_t>(block.requested_size),
+                                      block_state(block), tag_of(block.context_when_allocated)});
+        }
+    }
+    return segments;
+}
+
 }  // namespace
 
 AllocatorStats allocator_stats(int device) {
@@ -141,20 +160,7 @@ void empty_cache() {
 
 FreeBlocks free_blocks(int device) {
     initialize_cuda();
-    FreeBlocks result;
-    for (const allocator::SegmentInfo& segment : allocator::snapshot().segments) {
-        if (segment.device != device) {
-            continue;
-        }
-        for (const allocator::BlockInfo& block : segment.blocks) {
-            if (!block.allocated && !block.active) {
-                result.bytes += block.size;
-                result.largest = std::max<std::int64_t>(result.largest, block.size);
-                ++result.count;
-            }
-        }
-    }
-    return result;
+    return segment_usage(segments_of(allocator::snapshot()), device).free;
 }
 
 std::int64_t device_free_bytes(int device) {
@@ -179,18 +185,7 @@ MemorySnapshot history_snapshot() {
     initialize_cuda();
     const allocator::SnapshotInfo info = allocator::snapshot();
     MemorySnapshot snapshot;
-    for (const allocator::SegmentInfo& from : info.segments) {
-        SnapshotSegment& segment = snapshot.segments.emplace_back();
-        segment.device = from.device;
-        segment.address = from.address;
-        segment.total_size = from.total_size;
-        segment.stream = reinterpret_cast<std::int64_t>(from.stream);
-        segment.is_large = from.is_large;
-        for (const allocator::BlockInfo& block : from.blocks) {
-            segment.blocks.push_back({block.size, block.requested_size, block_state(block),
-                                      tag_of(block.context_when_allocated)});
-        }
-    }
+    snapshot.segments = segments_of(info);
     for (const auto& trace : info.device_traces) {
         std::vector<TraceEvent>& events = snapshot.device_traces.emplace_back();
         for (const allocator::TraceEntry& entry : trace) {

@@ -31,11 +31,6 @@ std::string pci_bus_id(int device);  // "0000:65:00.0", how NVML finds the same 
 void empty_cache();
 
 // The blocks the allocator has reserved that no tensor holds.
-struct FreeBlocks {
-    std::int64_t bytes = 0;
-    std::int64_t largest = 0;
-    std::int64_t count = 0;
-};
 FreeBlocks free_blocks(int device);
 std::int64_t device_free_bytes(int device);  // cudaMemGetInfo's free
 

@@ -1,5 +1,7 @@
 #include "memory/memory_snapshot.h"
 
+#include <algorithm>
+
 #include "common/atomic_file.h"
 #include "memory/pickle_writer.h"
 #include "oomlab/common/errors.h"
@@ -177,6 +179,26 @@ void write_snapshot_file(const MemorySnapshot& snapshot, const std::filesystem::
         throw Error("debug.memory_snapshot: " + std::string(error.what()) +
                     "; choose a file in a folder you can write to");
     }
+}
+
+SegmentUsage segment_usage(const std::vector<SnapshotSegment>& segments, std::int64_t device) {
+    SegmentUsage usage;
+    for (const SnapshotSegment& segment : segments) {
+        if (segment.device != device) {
+            continue;
+        }
+        usage.reserved += segment.total_size;
+        for (const SnapshotBlock& block : segment.blocks) {
+            if (block.state == SnapshotBlock::State::ActiveAllocated) {
+                usage.allocated += block.size;
+            } else if (block.state == SnapshotBlock::State::Inactive) {
+                usage.free.bytes += block.size;
+                usage.free.largest = std::max(usage.free.largest, block.size);
+                ++usage.free.count;
+            }
+        }
+    }
+    return usage;
 }
 
 }  // namespace oomlab::memory

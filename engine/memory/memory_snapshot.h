@@ -59,6 +59,20 @@ struct MemorySnapshot {
 
 const char* action_name(TraceEvent::Action action);
 
+// What a device's segments hold: reserved by the allocator, held by tensors, and the free
+// blocks (no tensor, nothing pending) that a new allocation could reuse.
+struct FreeBlocks {
+    std::int64_t bytes = 0;
+    std::int64_t largest = 0;
+    std::int64_t count = 0;
+};
+struct SegmentUsage {
+    std::int64_t reserved = 0;
+    std::int64_t allocated = 0;
+    FreeBlocks free;
+};
+SegmentUsage segment_usage(const std::vector<SnapshotSegment>& segments, std::int64_t device);
+
 // The snapshot as a protocol-2 pickle of dicts and lists with PyTorch's key names.
 std::string snapshot_pickle(const MemorySnapshot& snapshot);
 

@@ -1,5 +1,6 @@
 // A bidirectional LSTM over the word vectors, mean-pooled over the real tokens.
 #include "model/text_classifier.h"
+#include "torch_utils/torch_compat.h"
 
 namespace oomlab::model {
 namespace {
@@ -34,6 +35,7 @@ public:
             attributed(m_embeddings_id, [&] { return m_embeddings->forward(ids); });
         for (std::size_t layer = 0; layer < m_layers.size(); ++layer) {
             states = attributed(m_layer_ids[layer], [&] {
+                const compat::NativeCpuRnnScope native_kernel(states.is_cpu());
                 torch::Tensor output = std::get<0>(m_layers[layer]->forward(states));
                 return layer + 1 < m_layers.size() ? m_dropout->forward(output) : output;
             });

@@ -17,6 +17,15 @@ std::string torch_version() {
     return OOMLAB_TORCH_VERSION;
 }
 
+std::string torch_cuda_version() {
+    return OOMLAB_CUDA_VERSION;
+}
+
+std::string torch_build() {
+    const std::string cuda = torch_cuda_version();
+    return "LibTorch " + torch_version() + (cuda.empty() ? ", CPU only" : ", CUDA " + cuda);
+}
+
 std::vector<DeviceInfo> available_devices() {
     return session::training_backend().devices();
 }

@@ -67,6 +67,11 @@ std::optional<Rendezvous> rendezvous_from_environment() {
     rendezvous.master_addr = required_variable("MASTER_ADDR");
     rendezvous.master_port = integer_variable("MASTER_PORT", 1, 65535);
     check_resolves(rendezvous.master_addr);
+    // As torch.distributed's env:// reads them (the agent sets exactly "True").
+    rendezvous.join_agent_store = variable("TORCHELASTIC_USE_AGENT_STORE") == "True";
+    if (variable("TORCHELASTIC_RESTART_COUNT")) {
+        rendezvous.restart_count = integer_variable("TORCHELASTIC_RESTART_COUNT", 0, 1e9);
+    }
     return rendezvous;
 }
 

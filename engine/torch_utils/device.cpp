@@ -17,9 +17,15 @@ c10::Device resolve_device(const std::string& name) {
         return c10::Device(c10::kCPU);
     }
     if (!has_cuda) {
-        throw BadInput("device: \"" + name + "\" is not available: this LibTorch (" +
-                       std::string(TORCH_VERSION) +
-                       ") sees no CUDA device; use device=cpu or device=auto");
+        const std::string why =
+            OOMLAB_WITH_CUDA ? "this LibTorch (" + std::string(TORCH_VERSION) +
+                                   ", with CUDA) sees no CUDA device: no NVIDIA GPU or driver "
+                                   "here, or CUDA_VISIBLE_DEVICES hides them"
+                             : "this LibTorch (" + std::string(TORCH_VERSION) +
+                                   ") was built without CUDA; build OOM Lab against a CUDA "
+                                   "LibTorch (see the README's CUDA build)";
+        throw BadInput("device: \"" + name + "\" is not available: " + why +
+                       "; use device=cpu or device=auto");
     }
     int index = 0;
     if (name.size() > 5 && name.compare(0, 5, "cuda:") == 0) {

@@ -72,8 +72,10 @@ std::unique_ptr<Experiment> prepare(const ExperimentConfig& config, const Prepar
 
 std::vector<DeviceInfo> devices() {
     std::vector<DeviceInfo> result{{"cpu", "host processor (tracked tensor memory)", 0}};
-    const auto count = torch::cuda::is_available() ? torch::cuda::device_count() : 0;
-    for (std::size_t i = 0; i < count; ++i) {
+    // device_count() is a size_t in 1.13, a signed count in 2.x.
+    const auto count =
+        static_cast<std::int64_t>(torch::cuda::is_available() ? torch::cuda::device_count() : 0);
+    for (std::int64_t i = 0; i < count; ++i) {
         result.push_back({"cuda:" + std::to_string(i), "CUDA device", 0});
     }
     return result;

@@ -158,7 +158,7 @@ RunOutcome TrainingRun::execute() {
         }
     } catch (const std::exception& error) {
         outcome.status = RunStatus::Failed;
-        outcome.error = error.what();
+        outcome.error = compat::message_of(error);
     }
     m_batches.reset();  // stop a streaming producer before the buffers go
     m_leaked_loss = torch::Tensor();

@@ -64,12 +64,17 @@ struct Rendezvous {
     int local_rank = 0;  // which of this machine's devices to use
     std::string master_addr = "127.0.0.1";
     int master_port = 29500;
+    // torchrun's agent already serves the store on MASTER_PORT (TORCHELASTIC_USE_AGENT_STORE):
+    // rank 0 joins it as every other rank does, instead of serving one itself.
+    bool join_agent_store = false;
+    int restart_count = 0;  // TORCHELASTIC_RESTART_COUNT: which attempt of the group this is
 };
 
 // The rendezvous the environment describes; none when WORLD_SIZE is unset (or 1). As
 // torch.distributed's env:// does, RANK, MASTER_ADDR and MASTER_PORT must then be set too
 // (LOCAL_RANK defaults to RANK). Throws BadInput naming the variable that is missing, out of
-// range, or (MASTER_ADDR) a host that cannot be found.
+// range, or (MASTER_ADDR) a host that cannot be found. Under torchrun, its agent's store is
+// joined as torch.distributed's env:// joins it.
 std::optional<Rendezvous> rendezvous_from_environment();
 
 struct PrepareOptions {
@@ -110,6 +115,10 @@ public:
 
 // The LibTorch version the engine was built with ("1.13.1"); known without loading it.
 std::string torch_version();
+// The CUDA version this build's LibTorch was built for ("13.0"); empty for a CPU-only LibTorch.
+std::string torch_cuda_version();
+// "LibTorch 2.11.0, CUDA 13.0" or "LibTorch 1.13.1, CPU only": what --version says.
+std::string torch_build();
 
 struct DeviceInfo {
     std::string name;  // "cpu", "cuda:0"
