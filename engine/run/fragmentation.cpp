@@ -1,6 +1,7 @@
 #include "oomlab/run/fragmentation.h"
 
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -10,9 +11,15 @@
 namespace oomlab {
 
 std::optional<std::int64_t> requested_bytes_in(std::string_view oom_message) {
-    constexpr std::string_view kPhrase = "Tried to allocate ";
+    // "Tried to allocate 20.00 MiB" (CUDA's caching allocator, ours), "you tried to allocate
+    // 1024 bytes" (the CPU's DefaultCPUAllocator).
+    constexpr std::string_view kPhrase = "ried to allocate ";
     const std::size_t at = oom_message.find(kPhrase);
-    if (at == std::string_view::npos) {
+    const auto starts_word = [&](std::size_t t) {  // "Tried"/"tried", not "Retried"
+        return (oom_message[t] == 'T' || oom_message[t] == 't') &&
+               (t == 0 || !std::isalpha(static_cast<unsigned char>(oom_message[t - 1])));
+    };
+    if (at == std::string_view::npos || at == 0 || !starts_word(at - 1)) {
         return std::nullopt;
     }
     const std::string rest(oom_message.substr(at + kPhrase.size(), 32));

@@ -26,6 +26,12 @@ TEST(Nvml, ALibraryThatIsNotNvmlIsRefused) {
     EXPECT_NE(error.find("not the NVML library"), std::string::npos) << error;
 }
 
+TEST(Nvml, ALibraryWhoseInitialisationFailsSaysSoAndAsksAboutTheDriver) {
+    const std::string error = load_error(OOMLAB_FAILING_NVML);
+    EXPECT_NE(error.find("nvmlInit failed (NVML error 9)"), std::string::npos) << error;
+    EXPECT_NE(error.find("is the NVIDIA driver loaded?"), std::string::npos) << error;
+}
+
 TEST(Nvml, TheProcessInstanceIsThereOrSaysWhyNot) {
     if (const Nvml* nvml = Nvml::instance()) {
         EXPECT_FALSE(nvml->driver_version().empty());

@@ -101,6 +101,35 @@ TEST(Fragmentation, ReadsTheRequestFromBothAllocatorsMessages) {
     EXPECT_EQ(requested_bytes_in("Tried to allocate 2.00 GiB"), std::int64_t(2) << 30);
     EXPECT_EQ(requested_bytes_in("Tried to allocate 512 B"), 512);
     EXPECT_FALSE(requested_bytes_in("out of memory").has_value());
+    EXPECT_FALSE(requested_bytes_in("Retried to allocate 2 GiB").has_value());
+}
+
+// The texts PyTorch prints, as its libraries spell them (2.x: libc10_cuda's and libc10's
+// strings; 1.x: its caching allocator's older wording).
+TEST(Fragmentation, ReadsTheRequestFromPyTorchsOwnMessages) {
+    EXPECT_EQ(requested_bytes_in(
+                  "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 "
+                  "has a total capacity of 79.15 GiB of which 3.56 MiB is free. Process 3004139 "
+                  "has 79.14 GiB memory in use. Of the allocated memory 77.86 GiB is allocated by "
+                  "PyTorch, and 811.53 MiB is reserved by PyTorch but unallocated. If reserved but "
+                  "unallocated memory is large try setting "
+                  "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation."),
+              20 << 20);
+    EXPECT_EQ(requested_bytes_in("CUDA out of memory. Tried to allocate 512 bytes. GPU 0 has a "
+                                 "total capacity of 15.78 GiB of which 0 bytes is free."),
+              512);
+    EXPECT_EQ(requested_bytes_in("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB "
+                                 "(GPU 0; 15.78 GiB total capacity; 12.10 GiB already allocated; "
+                                 "1.20 GiB free; 13.40 GiB reserved in total by PyTorch) If "
+                                 "reserved memory is >> allocated memory try setting "
+                                 "max_split_size_mb to avoid fragmentation."),
+              std::int64_t(2) << 30);
+    EXPECT_EQ(requested_bytes_in("DefaultCPUAllocator: can't allocate memory: you tried to "
+                                 "allocate 1073741824 bytes. Error code 12 (Cannot allocate "
+                                 "memory)"),
+              std::int64_t(1) << 30);
+    EXPECT_FALSE(requested_bytes_in("CUDA out of memory. Tried to allocate more than 1EB memory.")
+                     .has_value());
     EXPECT_FALSE(requested_bytes_in("Tried to allocate lots").has_value());
 }
 

@@ -1,0 +1,115 @@
+// The engine with PyTorch 2.x's own programs, as users run them: torchrun launching
+// `oomlab-cli run` with its defaults, and torch.cuda._memory_viz reading the snapshot a run
+// wrote. They need a Python with PyTorch 2.x, named by OOMLAB_TORCH_PYTHON
+// (`./oomlab.sh cuda-test` installs one and sets it); without it they skip.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+#include "oomlab/session/local_workers.h"
+#include "test_support.h"
+
+namespace oomlab {
+namespace {
+
+std::string torch_python() {
+    const char* python = std::getenv("OOMLAB_TORCH_PYTHON");
+    return python && *python ? python : "";
+}
+
+#define OOMLAB_REQUIRE_TORCH_PYTHON()                                                        \
+    do {                                                                                     \
+        if (torch_python().empty()) {                                                        \
+            GTEST_SKIP() << "OOMLAB_TORCH_PYTHON is not set: these tests run PyTorch 2.x's " \
+                            "own programs (./oomlab.sh cuda-test sets it)";                  \
+        }                                                                                    \
+    } while (0)
+
+// `python -m module arguments...`, bounded in time, with standard error folded in.
+test::CommandResult run_python_module(const std::string& module,
+                                      const std::vector<std::string>& arguments,
+                                      int timeout_s = 120) {
+    std::string command = "timeout " + std::to_string(timeout_s) + " " +
+                          test::shell_quote(torch_python()) + " -m " + module;
+    for (const auto& argument : arguments) {
+        command += " " + test::shell_quote(argument);
+    }
+    return test::run_command(command + " 2>&1 </dev/null");
+}
+
+nlohmann::json shown_run(const std::string& db, int id) {
+    const test::CliResult shown =
+        test::run_cli({"runs", "show", std::to_string(id), "--db", db, "--json"});
+    EXPECT_EQ(shown.exit_code, 0) << shown.err;
+    return nlohmann::json::parse(shown.out);
+}
+
+// torchrun's default (static) rendezvous: its agent serves the store on MASTER_PORT and tells
+// the workers so (TORCHELASTIC_USE_AGENT_STORE); rank 0 must join it, not serve its own.
+TEST(PyTorchPrograms, TorchrunWithItsDefaultsTrainsOneRunOfTwoRanks) {
+    OOMLAB_REQUIRE_TORCH_PYTHON();
+    test::TempDir dir;
+    const std::string db = dir.file("runs.sqlite");
+    const test::CommandResult ran = run_python_module(
+        "torch.distributed.run",
+        {"--nproc_per_node", "2", "--master_port", std::to_string(free_loopback_port()),
+         "--no_python", OOMLAB_CLI_PATH, "run", "--db", db, "--json", "--set", "train.max_steps=12",
+         "--set", "distributed.timeout_s=30"});
+    ASSERT_EQ(ran.exit_code, 0) << ran.out;
+    const nlohmann::json run = shown_run(db, 1);
+    EXPECT_EQ(run.at("status"), "completed") << run.dump();
+    EXPECT_EQ(run.at("world_size"), 2);
+    ASSERT_EQ(run.at("ranks").size(), 2u) << run.dump();
+    for (const auto& rank : run.at("ranks")) {
+        EXPECT_GT(rank.at("peak_bytes").get<std::int64_t>(), 0) << rank.dump();
+    }
+    // Both ranks recorded into the one run: there is no second run.
+    EXPECT_EQ(test::run_cli({"runs", "show", "2", "--db", db}).exit_code, 2);
+}
+
+// PyTorch's own reader of memory snapshots walks the file a CPU run wrote: its summary of the
+// segments, its text trace and its two HTML plots. (Its flame-graph views fetch a script from
+// the network, so they are left out.)
+TEST(PyTorchPrograms, TorchsMemoryVizReadsTheSnapshotARunWrote) {
+    OOMLAB_REQUIRE_TORCH_PYTHON();
+    test::TempDir dir;
+    const std::string snapshot = dir.file("run.pickle");
+    const test::CliResult trained =
+        test::run_cli({"run", "--db", dir.file("runs.sqlite"), "--set", "train.max_steps=3",
+                       "--set", "debug.memory_snapshot=" + snapshot});
+    ASSERT_EQ(trained.exit_code, 0) << trained.err;
+
+    const test::CommandResult stats =
+        run_python_module("torch.cuda._memory_viz", {"stats", snapshot});
+    EXPECT_EQ(stats.exit_code, 0) << stats.out;
+    // On the CPU each tensor is its own segment: what is reserved at the end is allocated.
+    const auto figure = [&](const std::string& name) {
+        const std::size_t at = stats.out.find(name + ": ");
+        return at == std::string::npos
+                   ? std::string("missing")
+                   : stats.out.substr(at + name.size() + 2,
+                                      stats.out.find('\n', at) - at - name.size() - 2);
+    };
+    EXPECT_NE(figure("total_reserved"), "missing") << stats.out;
+    EXPECT_EQ(figure("total_reserved"), figure("total_allocated")) << stats.out;
+    EXPECT_EQ(figure("total_free"), "0.0B") << stats.out;
+
+    const test::CommandResult trace =
+        run_python_module("torch.cuda._memory_viz", {"trace", snapshot});
+    EXPECT_EQ(trace.exit_code, 0) << trace.out;
+    EXPECT_NE(trace.out.find(" entries\n"), std::string::npos) << trace.out;
+    EXPECT_NE(trace.out.find("= cudaMalloc("), std::string::npos) << trace.out;  // its segments
+    for (const char* plot : {"trace_plot", "segment_plot"}) {
+        const std::string html = dir.file(std::string(plot) + ".html");
+        const test::CommandResult drawn =
+            run_python_module("torch.cuda._memory_viz", {plot, snapshot, "-o", html});
+        EXPECT_EQ(drawn.exit_code, 0) << plot << ": " << drawn.out;
+        EXPECT_GT(test::read_text(html).size(), 1000u) << plot;
+    }
+}
+
+}  // namespace
+}  // namespace oomlab
