@@ -5,6 +5,9 @@
 #                              default experiment (no display: train it with oomlab-cli)
 #   ./oomlab.sh cli [OPTIONS]  the same, always headless (oomlab-cli run)
 #   ./oomlab.sh test           install what is missing, build, run the whole test suite
+#   ./oomlab.sh cuda-test      the same against PyTorch 2.11's LibTorch with CUDA (pip, into a
+#                              virtual environment of its own: scripts/torch_env.sh), engine and
+#                              CLI only; needs the CUDA toolkit (nvcc); GPU tests skip without a GPU
 #   ./oomlab.sh screenshots    render docs/screenshot-*.png (no display needed)
 #   ./oomlab.sh asan           the engine's tests under AddressSanitizer + UBSan
 #   ./oomlab.sh fuzz [SECONDS] a short libFuzzer run of every parser (clang; default 30 s each)
@@ -21,11 +24,14 @@ cd "$(dirname "$0")"
 
 mode=run
 case "${1:-}" in
-    run | cli | test | screenshots | asan | fuzz | install-test | format-check) mode="$1"; shift ;;
+    run | cli | test | cuda-test | screenshots | asan | fuzz | install-test | format-check)
+        mode="$1"
+        shift
+        ;;
     "" | -*) ;;
     *)
-        echo "usage: $0 [run|cli] [--config FILE] [--set KEY=VALUE]... | test | screenshots |" \
-             "asan | fuzz [SECONDS] | install-test | format-check" >&2
+        echo "usage: $0 [run|cli] [--config FILE] [--set KEY=VALUE]... | test | cuda-test |" \
+             "screenshots | asan | fuzz [SECONDS] | install-test | format-check" >&2
         exit 2
         ;;
 esac
@@ -42,6 +48,9 @@ case "$mode" in
         preset=fuzz
         targets=(fuzz_glove fuzz_dataset fuzz_config)
         ;;
+    cuda-test)
+        preset=cuda
+        ;;
 esac
 build_dir="build"
 [[ "$preset" == "default" ]] || build_dir="build-$preset"
@@ -55,6 +64,7 @@ packages=(
     fortunes fortunes-min
 )
 [[ "$mode" != fuzz ]] || packages+=(clang libclang-rt-14-dev)
+[[ "$mode" != cuda-test ]] || packages+=(python3-venv)
 [[ "$mode" != format-check ]] || packages=(clang-format)
 
 missing=()
@@ -75,6 +85,26 @@ if [[ "$mode" == format-check ]]; then
     git ls-files '*.cpp' '*.h' | xargs clang-format --dry-run --Werror
     echo "format-check: every C++ file is formatted"
     exit 0
+fi
+
+if [[ "$mode" == cuda-test ]]; then
+    # LibTorch's CMake files look for the CUDA toolkit; Debian 12 has none as new as PyTorch's.
+    if ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then
+        export PATH="/usr/local/cuda/bin:$PATH"
+    fi
+    command -v nvcc >/dev/null || {
+        echo "cuda-test needs the CUDA toolkit (nvcc, 12.x or 13.x) on PATH or in /usr/local/cuda" >&2
+        exit 2
+    }
+    torch_env="$(scripts/torch_env.sh)"
+    export OOMLAB_TORCH_PREFIX="$(scripts/torch_env.sh --prefix)"
+    # The tests that run real PyTorch programs (torchrun, the memory viewer) use this one.
+    export OOMLAB_TORCH_PYTHON="$torch_env/bin/python"
+    # A build configured against another LibTorch (a moved environment) starts over.
+    if [[ -f "$build_dir/CMakeCache.txt" ]] &&
+        ! grep -q "^Torch_DIR:PATH=$OOMLAB_TORCH_PREFIX/" "$build_dir/CMakeCache.txt"; then
+        rm -f "$build_dir/CMakeCache.txt" "$build_dir/build.ninja"
+    fi
 fi
 
 configure_args=()
@@ -109,7 +139,7 @@ case "$mode" in
     cli)
         exec "$build_dir/app/oomlab-cli" run "$@"
         ;;
-    test)
+    test | cuda-test)
         ctest --preset "$preset" --timeout 900
         ;;
     asan)

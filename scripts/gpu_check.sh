@@ -44,9 +44,17 @@ need ninja "the build tool of the CMake presets"
 need "$python" "a Python with PyTorch, for LibTorch and the benchmark's reference script"
 
 if [[ -z "$torch_prefix" ]]; then
-    torch_prefix="$("$python" -c 'import torch; print(torch.utils.cmake_prefix_path)')" ||
+    # The torch package folder, not torch.utils.cmake_prefix_path (its share/cmake): CMake then
+    # looks for libtorch.so in <prefix>/lib before the system's folders, where another LibTorch
+    # (Debian's) may be.
+    torch_prefix="$("$python" -c 'import os, torch; print(os.path.dirname(torch.__file__))')" ||
         { echo "$python cannot import torch; pass --python or --torch-prefix" >&2; exit 2; }
 fi
+torch_has_cuda="$("$python" -c 'import torch; print("ON" if torch.version.cuda else "OFF")' \
+    2>/dev/null || echo OFF)"
+# The GPU servers' architecture (H100, H200); nothing is compiled for it, but LibTorch's CMake
+# files otherwise probe for a GPU and list every architecture.
+export TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0}"
 # The C++ ABI LibTorch was built with (in TORCH_CXX_FLAGS): the whole build must use the same,
 # including GoogleTest, or std::string crosses between two ABIs.
 torch_config=""
@@ -87,9 +95,11 @@ if [[ -d "$deps" ]]; then
     fi
 fi
 
-say "configure $build (LibTorch from $torch_prefix, C++ ABI $abi)"
+# The same settings as the cuda preset (./oomlab.sh cuda-test), so a build made there is the one
+# this script would make; LibTorch's flags carry the C++ ABI to the project itself.
+say "configure $build (LibTorch from $torch_prefix, C++ ABI $abi, CUDA $torch_has_cuda)"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOOMLAB_BUILD_GUI=OFF \
-    -DCMAKE_PREFIX_PATH="$prefix_path" -DCMAKE_CXX_FLAGS="$cxx_flags" "${cmake_args[@]}"
+    -DOOMLAB_REQUIRE_CUDA="$torch_has_cuda" -DCMAKE_PREFIX_PATH="$prefix_path" "${cmake_args[@]}"
 
 say "build"
 cmake --build "$build"
