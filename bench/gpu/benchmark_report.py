@@ -63,7 +63,8 @@ def _header(env):
         f"engine against plain PyTorch, {env['date']}",
         "",
         f"- Device: {env['device_name']}; nvidia-smi: {env['gpu']}",
-        f"- Engine: {env['engine']}, LibTorch {env['libtorch']} (CUDA build: {env['engine_cuda']})",
+        f"- Engine: {env['engine']}, LibTorch {env['libtorch']} (built for CUDA "
+        f"{env['engine_cuda']}; sees a GPU: {env['engine_sees_gpu']})",
         f"- Reference script: PyTorch {env['pytorch']}, CUDA {env['cuda']}",
         f"- Every config: {env['data']}, {env['steps']} optimizer steps, then a validation pass; "
         "no memory cap"
