@@ -112,8 +112,11 @@ void record_oom(std::int64_t free_bytes, std::int64_t size) {
 constexpr std::size_t kAlignment = 64;  // what c10's CPU allocator uses for vectorised kernels
 
 // The block's size and owner live in a header before the data, so the deleter needs no lookup.
+// `serial` orders allocations: a block still alive that was allocated before the peak was
+// alive at the peak.
 struct alignas(kAlignment) BlockHeader {
     std::size_t size;
+    std::int64_t serial;
     ModuleId module;
     AllocationTag tag;
 };
@@ -122,8 +125,9 @@ struct alignas(kAlignment) BlockHeader {
 struct Ledger {
     std::array<std::array<std::atomic<std::int64_t>, kAllocationTagCount>, kMaxModules> live{};
     std::atomic<std::int64_t> peak{0};
-    std::mutex peak_mutex;  // guards at_peak
+    std::mutex peak_mutex;  // guards at_peak and peak_serial
     ModuleLedger at_peak;
+    std::int64_t peak_serial = 0;  // blocks of a lower serial are in at_peak
 };
 
 Ledger& ledger() {
@@ -158,7 +162,22 @@ void raise_ledger_peak(std::int64_t current) {
     if (current > l.peak.load(std::memory_order_relaxed)) {
         l.peak.store(current, std::memory_order_relaxed);
         l.at_peak = copy_ledger(l);
+        l.peak_serial = g_allocations.load(std::memory_order_relaxed);
     }
+}
+
+// A block becomes what it is (a gradient, optimizer state) after autograd or the optimizer
+// allocated it: a hook or the update says so later. If it was alive at the peak, the peak's
+// copy learns it too, so what the peak held does not depend on when the peak fell.
+void retag_at_peak(const BlockHeader& block, ModuleId module, AllocationTag tag) {
+    Ledger& l = ledger();
+    std::lock_guard lock(l.peak_mutex);
+    if (block.serial >= l.peak_serial) {
+        return;  // allocated after the peak
+    }
+    const auto size = static_cast<std::int64_t>(block.size);
+    l.at_peak.bytes[block.module][static_cast<std::size_t>(block.tag)] -= size;
+    l.at_peak.bytes[module][static_cast<std::size_t>(tag)] += size;
 }
 
 void release_block(void* data) {
@@ -209,12 +228,12 @@ public:
         }
         auto* header = static_cast<BlockHeader*>(raw);
         header->size = bytes;
+        header->serial = g_allocations.fetch_add(1, std::memory_order_relaxed);
         header->module = current_module();
         header->tag = current_tag();
         ledger_cell(header->module, header->tag).fetch_add(size, std::memory_order_relaxed);
         raise_peak(now);
         raise_ledger_peak(now);
-        g_allocations.fetch_add(1, std::memory_order_relaxed);
         void* data = header + 1;
         if (g_recording.load(std::memory_order_relaxed)) {
             record_allocation(data, size);
@@ -275,6 +294,7 @@ void reset_cpu_ledger_peak() {
     Ledger& l = ledger();
     std::lock_guard lock(l.peak_mutex);
     l.at_peak = copy_ledger(l);
+    l.peak_serial = g_allocations.load(std::memory_order_relaxed);
     l.peak.store(l.at_peak.total, std::memory_order_relaxed);
 }
 
@@ -299,6 +319,7 @@ void retag_tensor(const at::Tensor& tensor, AllocationTag tag, ModuleId module) 
         return;
     }
     const auto size = static_cast<std::int64_t>(header->size);
+    retag_at_peak(*header, module, tag);
     ledger_cell(header->module, header->tag).fetch_sub(size, std::memory_order_relaxed);
     header->module = module;
     header->tag = tag;

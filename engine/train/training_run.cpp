@@ -347,6 +347,7 @@ int TrainingRun::micro_batches(torch::Tensor& step_loss, std::int64_t& samples) 
         if (m_parallel) {
             m_parallel->after_backward();
         }
+        retag_gradients();
         sample_phase(phase::kBackward);
         step_loss = step_loss.defined() ? step_loss + loss.detach() : loss.detach();
         if (m_config.debug.keep_loss_graph) {

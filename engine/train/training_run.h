@@ -69,6 +69,7 @@ private:
     // Attribution of memory to the model's modules (training_run_attribution.cpp).
     void attribute_parameters();
     void retag_optimizer_state();
+    void retag_gradients();
     std::vector<torch::Tensor> optimizer_state_for(const torch::Tensor& parameter) const;
     std::vector<ModuleMemory> measure_by_module() const;
     void sample_modules(std::string_view phase);

@@ -3,7 +3,10 @@
 // The modules' forward and backward mark their allocations (model::attributed); gradients
 // and optimizer state are allocated as temporaries of backward and of the update, so they are
 // re-marked once they are known to be what they are: the gradient in a hook on its parameter,
-// before autograd accumulates it, the state after each update.
+// before autograd accumulates it, and on the parameter after backward; the state after each
+// update. The allocator moves a re-marked block in its copy of the peak too, when the block
+// was alive then (tracking_allocator.cpp), so the category at the peak does not depend on
+// whether the peak fell before or after the re-marking.
 #include "measure/tracking_allocator.h"
 #include "train/optimizer_factory.h"
 #include "train/training_run.h"
@@ -47,6 +50,16 @@ void TrainingRun::attribute_parameters() {
                     memory::retag_tensor(gradient, memory::AllocationTag::Gradients, id);
                 });
             }
+        }
+    }
+}
+
+// Every gradient autograd left on a parameter, also one its hook never saw (a gradient that
+// accumulation cloned rather than took over).
+void TrainingRun::retag_gradients() {
+    for (const model::MemoryModule& module : m_model->memory_modules()) {
+        for (const torch::Tensor& parameter : module.parameters) {
+            memory::retag_tensor(parameter.grad(), memory::AllocationTag::Gradients, module.id);
         }
     }
 }

@@ -159,6 +159,33 @@ std::int64_t predicted_peak(const std::vector<std::string>& settings) {
     return nlohmann::json::parse(predicted.out)["peak_bytes"].get<std::int64_t>();
 }
 
+// Each rank's shard of the optimizer state is optimizer state, whatever moment its peak falls
+// at. With a table large enough that rank 0's peak falls inside the first update, while its
+// shard is being allocated, rank 0 reported none (its shard counted as activations).
+TEST(DataParallel, EveryRankReportsItsOwnShardOfTheOptimizerState) {
+    for (const std::string processes : {"2", "3"}) {
+        test::TempDir dir;
+        const std::string db = dir.file("runs.sqlite");
+        std::vector<std::string> arguments =
+            short_run(db, {"train.optimizer=adam", "distributed.shard=optimizer",
+                           "embeddings.variant=6B.100d", "embeddings.trainable=true"});
+        arguments[2] = processes;  // --nproc
+        const test::CliResult ran = test::run_cli(arguments);
+        ASSERT_EQ(ran.exit_code, 0) << processes << " processes: " << ran.err;
+        const nlohmann::json run = show(db, 1);
+        ASSERT_EQ(run["ranks"].size(), std::stoul(processes)) << run.dump();
+        // Adam keeps two values per trainable value; each rank 1/N of them.
+        const double share =
+            2.0 * run["ranks"][0]["parameters"].get<double>() / std::stod(processes);
+        for (const auto& rank : run["ranks"]) {
+            EXPECT_NEAR(rank["optimizer_state"].get<double>() / share, 1.0, 0.1)
+                << processes << " processes, rank " << rank["rank"];
+        }
+        EXPECT_NEAR(run["breakdown"]["optimizer_state"].get<double>() / share, 1.0, 0.1)
+            << processes << " processes: rank 0's breakdown";
+    }
+}
+
 TEST(DataParallel, ShardingDividesOptimizerStateAndGradientsAsTheEstimatorPredicts) {
     test::TempDir dir;
     const std::string db = dir.file("runs.sqlite");
