@@ -53,10 +53,13 @@ public:
 
 // Batches built on the host by a background thread, a few ahead, then copied to the device
 // (asynchronously from pinned buffers when `pinned`). `examples` must outlive the source.
-// Beside the batch in use it holds up to kStreamingBatchesAhead ready ones and one being built.
+// Beside the batch in use it holds up to kStreamingBatchesAhead ready ones and one built,
+// waiting for room. How many it holds when a step peaks depends on how fast the thread ran;
+// with `full_at_each_batch` (a batch-size trial) each batch is handed out only once the thread
+// holds all it can again, so the trial measures the most a run can hold.
 std::unique_ptr<BatchSource> make_streaming_batch_source(
     const EncodedExamples& examples, std::vector<std::vector<std::int64_t>> plan, Padding padding,
-    int max_len, const torch::Device& device, bool pinned);
+    int max_len, const torch::Device& device, bool pinned, bool full_at_each_batch = false);
 
 // Eager loading keeps this resident for the whole run: every example padded to max_len.
 struct ResidentDataset {

@@ -14,8 +14,8 @@ class StreamingBatchSource final : public BatchSource {
 public:
     StreamingBatchSource(const EncodedExamples& examples,
                          std::vector<std::vector<std::int64_t>> plan, Padding padding, int max_len,
-                         const torch::Device& device, bool pinned)
-        : m_device(device), m_pinned(pinned) {
+                         const torch::Device& device, bool pinned, bool full_at_each_batch)
+        : m_device(device), m_pinned(pinned), m_full_at_each_batch(full_at_each_batch) {
         m_producer = std::thread([this, &examples, plan = std::move(plan), padding, max_len] {
             produce(examples, plan, padding, max_len);
         });
@@ -41,8 +41,16 @@ public:
         }
         Batch host = std::move(m_ready.front());
         m_ready.pop_front();
-        lock.unlock();
         m_changed.notify_all();
+        if (m_full_at_each_batch) {
+            // The thread refills (the queue, then one more built) and waits: while this batch
+            // trains, the source holds the most it ever holds, whatever the threads' pace.
+            m_changed.wait(lock, [this] {
+                return m_done ||
+                       (m_ready.size() >= std::size_t{kStreamingBatchesAhead} && m_holding_built);
+            });
+        }
+        lock.unlock();
         if (m_device.is_cpu()) {
             return host;
         }
@@ -59,9 +67,12 @@ private:
             for (const auto& members : plan) {
                 Batch batch = make_host_batch(examples, members, padding, max_len, m_pinned);
                 std::unique_lock<std::mutex> lock(m_mutex);
+                m_holding_built = true;
+                m_changed.notify_all();
                 m_changed.wait(lock, [this] {
                     return m_ready.size() < std::size_t{kStreamingBatchesAhead} || m_stopping;
                 });
+                m_holding_built = false;
                 if (m_stopping) {
                     break;
                 }
@@ -82,6 +93,8 @@ private:
 
     torch::Device m_device;
     bool m_pinned;
+    bool m_full_at_each_batch;
+    bool m_holding_built = false;  // a built batch waits for room in m_ready
     std::mutex m_mutex;
     std::condition_variable m_changed;
     std::deque<Batch> m_ready;
@@ -95,9 +108,9 @@ private:
 
 std::unique_ptr<BatchSource> make_streaming_batch_source(
     const EncodedExamples& examples, std::vector<std::vector<std::int64_t>> plan, Padding padding,
-    int max_len, const torch::Device& device, bool pinned) {
+    int max_len, const torch::Device& device, bool pinned, bool full_at_each_batch) {
     return std::make_unique<StreamingBatchSource>(examples, std::move(plan), padding, max_len,
-                                                  device, pinned);
+                                                  device, pinned, full_at_each_batch);
 }
 
 }  // namespace oomlab::train

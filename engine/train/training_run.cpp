@@ -279,7 +279,8 @@ bool TrainingRun::optimizer_step() {
                                                     m_config.train.max_len)
                        : make_streaming_batch_source(m_experiment.train_examples, std::move(rest),
                                                      m_config.train.padding, m_config.train.max_len,
-                                                     m_experiment.device, pinned());
+                                                     m_experiment.device, pinned(),
+                                                     /*full_at_each_batch=*/m_worst_case_trial);
     }
     m_memory.begin_step();
     m_model->train();
