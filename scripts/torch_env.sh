@@ -28,6 +28,12 @@ if ! installed; then
         echo "torch_env.sh needs Debian's python3-venv (apt-get install python3-venv)" >&2
         exit 2
     fi
+    # Only an environment this script made (or nothing) is replaced, never another folder.
+    if [[ -e "$env_dir" && ! -f "$env_dir/pyvenv.cfg" && -n "$(ls -A "$env_dir" 2>/dev/null)" ]]; then
+        echo "$env_dir exists and is not a Python virtual environment; set OOMLAB_TORCH_ENV" \
+             "to a new folder" >&2
+        exit 2
+    fi
     echo "Installing PyTorch $version (with CUDA) into $env_dir" >&2
     rm -rf "$env_dir"
     mkdir -p "$(dirname "$env_dir")"
