@@ -8,8 +8,8 @@
 #   scripts/torch_env.sh --prefix print the LibTorch CMake prefix (the torch package folder)
 #
 # OOMLAB_TORCH_ENV overrides the folder. The version is the GPU servers' (2.11.0, built for
-# CUDA 13.0). pip keeps the downloaded wheels in its cache (~/.cache/pip), so a second install
-# on the same machine downloads nothing; an environment already complete is left as it is.
+# CUDA 13.0). The environment is the cache: one already complete is left as it is, so only a
+# machine without it downloads (about 4.3 GB installed, a minute or two).
 set -euo pipefail
 
 version=2.11.0
