@@ -8,8 +8,8 @@
 #include "oomlab/common/errors.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
-#include "oomlab/session/experiment.h"
 #include "oomlab/store/run_store.h"
+#include "oomlab/workers/rendezvous.h"
 
 namespace oomlab::cli {
 

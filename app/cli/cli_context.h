@@ -11,17 +11,9 @@
 #include "oomlab/common/format.h"  // format_bytes, for every subcommand
 #include "oomlab/config/experiment_config.h"
 #include "oomlab/run/run_record.h"
+#include "oomlab/workers/exit_code.h"  // the exit codes of the command line contract
 
 namespace oomlab::cli {
-
-// Exit codes of the command line contract.
-enum ExitCode : int {
-    kExitOk = 0,
-    kExitFailure = 1,
-    kExitBadInput = 2,
-    kExitOutOfMemory = 3,
-    kExitInterrupted = 130,
-};
 
 // --config FILE and --set KEY=VALUE, shared by every command that takes an experiment.
 struct ConfigOptions {
@@ -86,5 +78,6 @@ void add_estimate_command(CLI::App& app, int& exit_code);
 void add_find_batch_size_command(CLI::App& app, int& exit_code);
 void add_sweep_command(CLI::App& app, int& exit_code);
 void add_lesson_command(CLI::App& app, int& exit_code);
+void add_worker_command(CLI::App& app, int& exit_code);
 
 }  // namespace oomlab::cli

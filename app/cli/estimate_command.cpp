@@ -7,6 +7,7 @@
 #include "oomlab/config/config_io.h"
 #include "oomlab/estimator/estimator.h"
 #include "oomlab/run/run_json.h"
+#include "oomlab/workers/rendezvous.h"
 
 namespace oomlab::cli {
 
@@ -50,7 +51,7 @@ void add_estimate_command(CLI::App& app, int& exit_code) {
     command
         ->add_option("--nproc", *nproc,
                      "Predict one rank of a data-parallel run of N processes (distributed.shard)")
-        ->check(CLI::Range(1, 4096));
+        ->check(CLI::Range(1, kMostRanks));
     command->callback([=, &exit_code] {
         const ExperimentConfig config = options->build();
         validate_data_parallel(config, *nproc, config.device.rfind("cuda", 0) == 0);

@@ -1,11 +1,11 @@
 // --nproc N: this command line again in N local workers, each one rank of a data-parallel group.
-#include <filesystem>
 #include <iostream>
 
 #include "cli_context.h"
 #include "oomlab/common/errors.h"
-#include "oomlab/session/experiment.h"
-#include "oomlab/session/local_workers.h"
+#include "oomlab/common/paths.h"
+#include "oomlab/workers/local_workers.h"
+#include "oomlab/workers/rendezvous.h"
 
 namespace oomlab::cli {
 namespace {
@@ -34,11 +34,8 @@ int run_local_ranks(int count, const ExperimentConfig& config) {
             {"--nproc"});
     }
     LocalWorkers workers;
-    // This program by its own name: started through /proc/self/exe, every worker would be
-    // called "exe" in ps, top and nvidia-smi.
-    std::error_code unresolved;
-    workers.program = std::filesystem::read_symlink("/proc/self/exe", unresolved).string();
-    if (unresolved) {
+    workers.program = this_program_path();
+    if (workers.program.empty()) {
         workers.program = "/proc/self/exe";
     }
     workers.arguments = worker_arguments();

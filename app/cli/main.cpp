@@ -10,11 +10,11 @@
 #include "oomlab/common/errors.h"
 #include "oomlab/common/version.h"
 #include "oomlab/session/experiment.h"
-#include "oomlab/session/worker_report.h"
 
 namespace {
 
 using namespace oomlab::cli;
+using oomlab::kExitBadInput, oomlab::kExitFailure, oomlab::kExitOk, oomlab::kExitOutOfMemory;
 
 // "oomlab-cli frobnicate" names the command it did not find and lists the ones there are
 // (CLI11 alone would only say that a subcommand is required).
@@ -79,6 +79,7 @@ int main(int argc, char** argv) {
     add_glove_command(app, exit_code);
     add_device_command(app, exit_code);
     add_config_command(app, exit_code);
+    add_worker_command(app, exit_code);
     try {
         check_command_names(app, argc, argv);
         app.parse(argc, argv);
@@ -93,7 +94,6 @@ int main(int argc, char** argv) {
         return kExitBadInput;
     } catch (const oomlab::BadInput& error) {
         std::cerr << "error: " << error.what() << '\n';
-        oomlab::report_bad_input(error);  // with its keys, to a launcher that asked
         return kExitBadInput;
     } catch (const oomlab::OutOfMemory& error) {
         std::cerr << "error: " << error.what() << '\n';

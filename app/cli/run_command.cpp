@@ -10,6 +10,7 @@
 #include "oomlab/run/run_json.h"
 #include "oomlab/session/run_session.h"
 #include "oomlab/store/run_store.h"
+#include "oomlab/workers/rendezvous.h"
 
 namespace oomlab::cli {
 namespace {
@@ -173,19 +174,6 @@ void print_summary(const RunRecord& run, const std::vector<OomFix>& fixes, bool 
     }
 }
 
-int exit_code_of(RunStatus status) {
-    switch (status) {
-        case RunStatus::Completed:
-            return kExitOk;
-        case RunStatus::Oom:
-            return kExitOutOfMemory;
-        case RunStatus::Cancelled:
-            return kExitInterrupted;
-        default:
-            return kExitFailure;
-    }
-}
-
 }  // namespace
 
 void add_run_command(CLI::App& app, int& exit_code) {
@@ -204,7 +192,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
     command
         ->add_option("--nproc", *nproc,
                      "Train with N local processes (data parallel, one run, one rank each)")
-        ->check(CLI::Range(1, 64));
+        ->check(CLI::Range(1, kMostLocalWorkers));
     command->callback([=, &exit_code] {
         const ExperimentConfig config = options->build();
         // Checked before training (and before any worker starts), not when the run is saved.

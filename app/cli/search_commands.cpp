@@ -12,7 +12,7 @@
 #include "oomlab/run/run_json.h"
 #include "oomlab/session/batch_size_search.h"
 #include "oomlab/session/run_session.h"
-#include "oomlab/session/worker_report.h"
+#include "oomlab/workers/rendezvous.h"
 
 namespace oomlab::cli {
 namespace {
@@ -72,7 +72,7 @@ void add_find_batch_size_command(CLI::App& app, int& exit_code) {
         ->add_option("--nproc", *nproc,
                      "Search for N local processes (data parallel): a batch fits when it fits "
                      "on every rank")
-        ->check(CLI::Range(1, 64));
+        ->check(CLI::Range(1, kMostLocalWorkers));
     command->callback([=, &exit_code] {
         const ExperimentConfig config = options->build();
         if (*nproc > 1) {
@@ -82,12 +82,9 @@ void add_find_batch_size_command(CLI::App& app, int& exit_code) {
         const std::optional<Rendezvous> rendezvous = rendezvous_from_environment();
         // Rank 0 speaks for the search; the others run the same trials in silence.
         const bool speaks = !rendezvous || rendezvous->rank == 0;
-        BatchSizeSearch so_far;  // for a launcher that shows the trials as they come
         const BatchSizeSearch search = find_batch_size(
             config,
             [&](const BatchTrial& trial) {
-                so_far.trials.push_back(trial);
-                report_batch_search(so_far, /*done=*/false);
                 if (!speaks) {
                     return;
                 }
@@ -108,7 +105,6 @@ void add_find_batch_size_command(CLI::App& app, int& exit_code) {
                 }
             },
             rendezvous);
-        report_batch_search(search, /*done=*/true);
         exit_code = search.batch_size > 0 ? kExitOk : kExitOutOfMemory;
         if (!speaks) {
             return;

@@ -10,12 +10,12 @@
 #include <optional>
 
 #include "common/formatting.h"
-#include "export/plot_render.h"
 #include "oomlab/common/version.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/store/run_store.h"
 #include "window/main_window.h"
+#include "window/plot_render.h"
 #include "window/screenshot.h"
 
 namespace {

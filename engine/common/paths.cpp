@@ -1,6 +1,7 @@
 #include "oomlab/common/paths.h"
 
 #include <cstdlib>
+#include <filesystem>
 
 namespace oomlab {
 namespace {
@@ -20,6 +21,12 @@ std::string user_data_dir() {
 }
 std::string user_cache_dir() {
     return xdg_dir("XDG_CACHE_HOME", ".cache");
+}
+
+std::string this_program_path() {
+    std::error_code unreadable;
+    std::string path = std::filesystem::read_symlink("/proc/self/exe", unreadable).string();
+    return unreadable ? std::string() : path;
 }
 
 }  // namespace oomlab

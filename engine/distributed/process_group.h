@@ -14,7 +14,7 @@
 
 #include "oomlab/common/errors.h"
 #include "oomlab/config/experiment_config.h"
-#include "oomlab/session/experiment.h"
+#include "oomlab/workers/rendezvous.h"
 
 namespace oomlab::distributed {
 

@@ -69,12 +69,13 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
     MemoryBreakdown& b = estimate.breakdown;
 
     // Resident for the whole run.
-    const std::int64_t table = profile.vocab_rows * dim * element_bytes(embeddings.dtype);
+    const EmbeddingTableCost table_cost = embedding_table_cost(config, profile.vocab_rows, dim);
+    const std::int64_t table = table_cost.weights;
     const std::int64_t others =
         memory::non_embedding_parameters(config, dim, profile.num_classes) * kFloat;
     b.embedding_table = table;
     b.parameters = others;
-    const bool dense_table_grad = embeddings.trainable && !embeddings.sparse_grad;
+    const bool dense_table_grad = table_cost.gradient > 0;
     const std::int64_t trainable = others + (embeddings.trainable ? table : 0);
     const std::int64_t updated = shard == ShardMode::None ? trainable : share(trainable);
     b.optimizer_state = optimizer_state_copies(config.train.optimizer) * updated;
@@ -244,6 +245,17 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
     estimate.cap_bytes = config.memory.cap_bytes();
     estimate.fits = estimate.cap_bytes == 0 || estimate.peak_bytes <= estimate.cap_bytes;
     return estimate;
+}
+
+EmbeddingTableCost embedding_table_cost(const ExperimentConfig& config, std::int64_t rows,
+                                        int dim) {
+    EmbeddingTableCost cost;
+    cost.weights = rows * dim * element_bytes(config.embeddings.dtype);
+    if (config.embeddings.trainable) {
+        cost.gradient = config.embeddings.sparse_grad ? 0 : cost.weights;
+        cost.optimizer_state = optimizer_state_copies(config.train.optimizer) * cost.weights;
+    }
+    return cost;
 }
 
 std::int64_t optimizer_state_copies(OptimizerKind optimizer) {

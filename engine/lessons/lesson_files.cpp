@@ -11,6 +11,7 @@
 
 #include "oomlab/common/errors.h"
 #include "oomlab/common/files.h"
+#include "oomlab/common/paths.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/config/snapshot_paths.h"
 #include "oomlab/lessons/lesson.h"
@@ -158,9 +159,7 @@ std::string lessons_folder() {
     if (const char* dir = std::getenv("OOMLAB_RESOURCE_DIR"); dir && *dir) {
         return std::string(dir) + "/lessons";
     }
-    std::error_code error;
-    const fs::path program = fs::read_symlink("/proc/self/exe", error);
-    if (!error) {
+    if (const fs::path program = this_program_path(); !program.empty()) {
         const fs::path installed = program.parent_path().parent_path() / "share/oomlab/lessons";
         if (fs::is_directory(installed)) {
             return installed.string();

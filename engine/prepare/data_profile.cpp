@@ -33,19 +33,22 @@ DataProfile profile_data(const ExperimentConfig& config) {
     profile.words_with_vector = shape.words_found;
     profile.synthetic_vectors = shape.synthetic;
     profile.embedding_dim = shape.dim;
-    constexpr std::int64_t kSpecialRows = 2;  // <pad>, <unk>
-    switch (config.embeddings.vocab) {
-        case VocabMode::Dataset:
-            profile.vocab_rows = words + kSpecialRows;
-            break;
-        case VocabMode::Full:
-            profile.vocab_rows = shape.rows + kSpecialRows;
-            break;
-        case VocabMode::Top:
-            profile.vocab_rows = std::min(config.embeddings.top_n, shape.rows) + kSpecialRows;
-            break;
-    }
+    profile.vocab_rows = embedding_table_rows(config.embeddings, shape.rows, words);
     return profile;
+}
+
+std::int64_t embedding_table_rows(const EmbeddingsConfig& embeddings, std::int64_t vector_rows,
+                                  std::int64_t dataset_words) {
+    constexpr std::int64_t kSpecialRows = 2;  // <pad>, <unk>
+    switch (embeddings.vocab) {
+        case VocabMode::Dataset:
+            return dataset_words + kSpecialRows;
+        case VocabMode::Full:
+            return vector_rows + kSpecialRows;
+        case VocabMode::Top:
+            return std::min(embeddings.top_n, vector_rows) + kSpecialRows;
+    }
+    return vector_rows + kSpecialRows;
 }
 
 std::int64_t steps_per_epoch(std::int64_t examples, int batch_size, int accumulation,

@@ -7,7 +7,6 @@
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/config/key_relevance.h"
-#include "oomlab/session/worker_report.h"
 
 namespace oomlab {
 namespace {
@@ -124,9 +123,6 @@ RunResult run_and_record(const ExperimentConfig& config, const std::string& name
             store.finish_run(result.run_id, result.outcome);
         }
         throw;
-    }
-    if (rank == 0) {
-        report_run_id(result.run_id);  // to a launcher that follows this run
     }
     listener.on_run_created(result.run_id, result.info);
     if (rank == 0) {

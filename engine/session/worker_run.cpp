@@ -1,9 +1,10 @@
 // A run trained by local worker processes, followed from the database as it is written.
 #include <algorithm>
+#include <chrono>
 
 #include "oomlab/prepare/data_profile.h"
-#include "oomlab/session/local_workers.h"
 #include "oomlab/session/run_session.h"
+#include "oomlab/workers/worker_jobs.h"
 
 namespace oomlab {
 namespace {

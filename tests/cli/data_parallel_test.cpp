@@ -11,8 +11,8 @@
 #include <set>
 
 #include "cli_runner.h"
-#include "oomlab/session/local_workers.h"
 #include "oomlab/store/run_store.h"
+#include "oomlab/workers/rendezvous.h"
 #include "test_support.h"
 
 namespace oomlab {

@@ -1,7 +1,7 @@
 // The launcher of local worker processes: what the workers say on standard error reaches the
 // caller once, a config every worker refuses comes back as the refusal itself, and the run
 // followed is the one rank 0 created.
-#include "oomlab/session/local_workers.h"
+#include "oomlab/workers/local_workers.h"
 
 #include <gtest/gtest.h>
 
@@ -9,10 +9,14 @@
 #include <fstream>
 #include <set>
 
+#include "cli_runner.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/session/run_session.h"
-#include "oomlab/session/worker_report.h"
 #include "oomlab/store/run_store.h"
+#include "oomlab/workers/exit_code.h"
+#include "oomlab/workers/rendezvous.h"
+#include "oomlab/workers/worker_jobs.h"
+#include "oomlab/workers/worker_report.h"
 #include "test_support.h"
 
 namespace oomlab {
@@ -133,6 +137,36 @@ TEST(LocalWorkers, TheRunFollowedIsTheWorkersEvenWhenANewerOneIsWritten) {
     EXPECT_EQ(result.outcome.status, RunStatus::Completed);
     EXPECT_EQ(result.outcome.steps, 4);
     EXPECT_EQ(listener.rows_seen, store.metrics(result.run_id).size());
+}
+
+// The engine's worker entry refuses a folder that is not a job as any bad input: exit code 2,
+// the file named, and the refusal reported (with its file) to a launcher that asked for it.
+TEST(WorkerEntry, AFolderWithoutAJobIsRefusedNamingItsFile) {
+    test::TempDir dir;
+    {
+        std::ofstream(dir.file("task.json")) << "{\"task\": \"train everything\", \"db\": \"\", "
+                                                "\"name\": \"\"}";
+    }
+    const test::CliResult result = test::run_cli(
+        {kWorkerCommand, dir.path()}, {std::string(kWorkerReportVariable) + "=" + dir.path()});
+    EXPECT_EQ(result.exit_code, kExitBadInput) << result.err;
+    EXPECT_EQ(result.err, "error: " + dir.file("task.json") +
+                              ": \"task\": \"train everything\" is no task of a worker\n");
+    const std::vector<BadInput> refusals = WorkerReports(dir.path()).bad_inputs(1);
+    ASSERT_EQ(refusals.size(), 1u);
+    EXPECT_NE(std::string(refusals[0].what()).find("task.json"), std::string::npos);
+
+    const test::CliResult empty = test::run_cli({kWorkerCommand, dir.file("none")});
+    EXPECT_EQ(empty.exit_code, kExitBadInput);
+    EXPECT_NE(empty.err.find(dir.file("none/task.json")), std::string::npos) << empty.err;
+}
+
+// Started by the engine, not by people: the subcommand is not offered in --help.
+TEST(WorkerEntry, TheWorkerCommandIsNotOfferedToPeople) {
+    const test::CliResult help = test::run_cli({"--help"});
+    EXPECT_EQ(help.exit_code, 0);
+    EXPECT_NE(help.out.find("find-batch-size"), std::string::npos);
+    EXPECT_EQ(help.out.find(kWorkerCommand), std::string::npos) << help.out;
 }
 
 TEST(WorkerReports, WhatAWorkerReportsTheLauncherReads) {

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
-#include "oomlab/session/local_workers.h"
+#include "oomlab/workers/rendezvous.h"
 #include "test_support.h"
 
 namespace oomlab {

@@ -15,6 +15,7 @@
 #include "experiment/glove_cost.h"
 #include "experiment/key_editor.h"
 #include "oomlab/config/config_keys.h"
+#include "oomlab/estimator/estimator.h"
 #include "plots/breakdown_chart.h"
 #include "ui_test_support.h"
 
@@ -128,19 +129,28 @@ private slots:
         QVERIFY(form.editor(QStringLiteral("distributed.timeout_s"))->isEnabled());
     }
 
+    // The panel's figures are the estimator's: the table's rows include <pad> and <unk>, and
+    // the optimizer's state is kept in the table's dtype.
     void gloveCostFollowsTheShape() {
         ExperimentConfig config;
         config.embeddings.variant = "6B.300d";
         config.embeddings.vocab = VocabMode::Full;
         config.train.optimizer = OptimizerKind::Adam;
+        const std::int64_t rows = 400000 + 2;
         const GloveCost cost = gloveCost(config);
-        QCOMPARE(cost.rows, std::int64_t(400000));
-        QCOMPARE(cost.tableBytes, std::int64_t(400000) * 300 * 4);
-        QCOMPARE(cost.trainingBytes, std::int64_t(400000) * 300 * 4 * 3);  // gradient + 2 moments
+        QCOMPARE(cost.rows, rows);
+        QCOMPARE(cost.tableBytes, rows * 300 * 4);
+        QCOMPARE(cost.trainingBytes, rows * 300 * 4 * 3);  // gradient + 2 moments
+        config.embeddings.dtype = DType::Fp16;
+        QCOMPARE(gloveCost(config).tableBytes, rows * 300 * 2);
+        QCOMPARE(gloveCost(config).trainingBytes, rows * 300 * 2 * 3);
+        DataProfile profile;
+        profile.vocab_rows = rows;
+        profile.embedding_dim = 300;
+        const MemoryEstimate estimate = estimate_memory(config, profile);
+        QCOMPARE(gloveCost(config).tableBytes, estimate.breakdown.embedding_table);
         config.embeddings.trainable = false;
         QCOMPARE(gloveCost(config).trainingBytes, std::int64_t(0));
-        config.embeddings.dtype = DType::Fp16;
-        QCOMPARE(gloveCost(config).tableBytes, std::int64_t(400000) * 300 * 2);
         QVERIFY(gloveCostText(config).contains(QStringLiteral("400")));
     }
 

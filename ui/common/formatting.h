@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "oomlab/config/experiment_config.h"
-#include "oomlab/store/run_store.h"
+#include "oomlab/run/run_record.h"
 
 namespace oomlab::ui {
 

@@ -17,11 +17,9 @@
 #include "oomlab/common/errors.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
+#include "oomlab/workers/rendezvous.h"
 
 namespace oomlab::ui {
-namespace {
-constexpr int kMaxLocalProcesses = 8;
-}  // namespace
 
 ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
     setObjectName(QStringLiteral("experimentPanel"));
@@ -34,7 +32,7 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
     m_form->sectionExtras(QStringLiteral("embeddings"))->addWidget(m_gloveCost);
     m_processes = new QSpinBox;
     m_processes->setObjectName(QStringLiteral("processes"));
-    m_processes->setRange(1, kMaxLocalProcesses);
+    m_processes->setRange(1, kMostLocalWorkers);
     m_processes->setToolTip(
         tr("Train with this many local processes, one rank each (oomlab-cli run --nproc N): "
            "each trains on its share of every epoch and the plots show each rank's memory."));

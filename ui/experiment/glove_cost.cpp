@@ -9,13 +9,6 @@
 #include "oomlab/glove/variants.h"
 
 namespace oomlab::ui {
-namespace {
-
-int bytesPerValue(DType dtype) {
-    return dtype == DType::Fp32 ? 4 : 2;
-}
-
-}  // namespace
 
 GloveCost gloveCost(const ExperimentConfig& config, const DataProfile* profile) {
     GloveCost cost;
@@ -28,20 +21,13 @@ GloveCost gloveCost(const ExperimentConfig& config, const DataProfile* profile) 
     } else if (variant) {
         cost.sourceWords = variant->words;
         cost.dim = variant->dim;
-        if (config.embeddings.vocab == VocabMode::Full) {
-            cost.rows = variant->words;
-        } else if (config.embeddings.vocab == VocabMode::Top) {
-            cost.rows = std::min(variant->words, config.embeddings.top_n);
-        }  // vocab=dataset: counted when the data is read
+        if (config.embeddings.vocab != VocabMode::Dataset) {  // that one: once the data is read
+            cost.rows = embedding_table_rows(config.embeddings, variant->words, 0);
+        }
     }
-    const std::int64_t values = cost.rows * cost.dim;
-    cost.tableBytes = values * bytesPerValue(config.embeddings.dtype);
-    if (config.embeddings.trainable) {
-        // Dense gradient (sparse: only looked-up rows) plus the optimizer's fp32 state.
-        const std::int64_t gradient =
-            config.embeddings.sparse_grad ? 0 : values * bytesPerValue(config.embeddings.dtype);
-        cost.trainingBytes = gradient + values * 4 * optimizer_state_copies(config.train.optimizer);
-    }
+    const EmbeddingTableCost table = embedding_table_cost(config, cost.rows, cost.dim);
+    cost.tableBytes = table.weights;
+    cost.trainingBytes = table.gradient + table.optimizer_state;
     return cost;
 }
 

@@ -5,7 +5,7 @@
 #include "common/formatting.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/session/batch_size_search.h"
-#include "oomlab/session/local_workers.h"
+#include "oomlab/workers/worker_jobs.h"
 
 namespace oomlab::ui {
 

@@ -3,7 +3,7 @@
 // NCCL for CUDA.
 #include "distributed/process_group.h"
 #include "gpu_test_support.h"
-#include "oomlab/session/local_workers.h"
+#include "oomlab/workers/rendezvous.h"
 
 namespace oomlab {
 namespace {

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "distributed/process_group.h"
-#include "oomlab/session/local_workers.h"
+#include "oomlab/workers/rendezvous.h"
 #include "train/batching.h"
 #include "train/data_parallel.h"
 

@@ -28,6 +28,16 @@ struct MemoryEstimate {
 MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile& profile,
                                int world_size = 1);
 
+// What an embedding table of `rows` x `dim` costs in one process, as the estimator counts it:
+// its weights in embeddings.dtype and, when trainable, its dense gradient (none with
+// sparse_grad: that one grows with the batch) and the optimizer's state, in the same dtype.
+struct EmbeddingTableCost {
+    std::int64_t weights = 0;
+    std::int64_t gradient = 0;
+    std::int64_t optimizer_state = 0;
+};
+EmbeddingTableCost embedding_table_cost(const ExperimentConfig& config, std::int64_t rows, int dim);
+
 // Copies of each trainable value the optimizer keeps: SGD 0, momentum and Adagrad 1, Adam 2.
 std::int64_t optimizer_state_copies(OptimizerKind optimizer);
 

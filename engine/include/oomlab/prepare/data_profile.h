@@ -31,6 +31,12 @@ struct DataProfile {
 // BadInput like Experiment::prepare.
 DataProfile profile_data(const ExperimentConfig& config);
 
+// Rows of the embedding table under embeddings.vocab: `vector_rows` words the vectors have
+// (after top:N), `dataset_words` distinct words of the training data, and the two special
+// rows (<pad>, <unk>) every table has.
+std::int64_t embedding_table_rows(const EmbeddingsConfig& embeddings, std::int64_t vector_rows,
+                                  std::int64_t dataset_words);
+
 // Optimizer steps in one epoch of `examples` in micro-batches of `batch_size`, on each of
 // `world_size` data-parallel ranks.
 std::int64_t steps_per_epoch(std::int64_t examples, int batch_size, int accumulation,

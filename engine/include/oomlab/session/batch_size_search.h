@@ -5,30 +5,14 @@
 // batch, with its buckets and shards), and a batch fits only when it fits on every rank.
 #pragma once
 
-#include <cstdint>
 #include <functional>
 #include <optional>
-#include <string>
-#include <vector>
 
 #include "oomlab/config/experiment_config.h"
-#include "oomlab/session/experiment.h"
+#include "oomlab/run/batch_search.h"
+#include "oomlab/workers/rendezvous.h"
 
 namespace oomlab {
-
-struct BatchTrial {
-    int batch_size = 0;
-    bool fits = false;
-    std::int64_t peak_bytes = 0;  // measured
-    std::int64_t predicted_bytes = 0;
-};
-
-struct BatchSizeSearch {
-    int batch_size = 0;  // 0: not even a batch of one fits
-    int predicted = 0;   // the estimator's answer, where the search started
-    std::int64_t cap_bytes = 0;
-    std::vector<BatchTrial> trials;
-};
 
 // The search itself, over any test of whether a batch fits: from `predicted` (the estimator's
 // answer) it steps outwards until the answer is bracketed, then bisects to within 1/32 (and

@@ -17,6 +17,7 @@
 
 #include "oomlab/config/experiment_config.h"
 #include "oomlab/run/run_record.h"
+#include "oomlab/workers/rendezvous.h"
 
 namespace oomlab {
 
@@ -55,27 +56,6 @@ public:
     virtual void on_event(const EventRow& /*event*/) {}
     virtual void on_progress(const TrainProgress& /*progress*/) {}
 };
-
-// Where this process stands in a data-parallel run: what torchrun, a Slurm wrapper or
-// `oomlab-cli run --nproc` put in RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT.
-struct Rendezvous {
-    int rank = 0;
-    int world_size = 1;
-    int local_rank = 0;  // which of this machine's devices to use
-    std::string master_addr = "127.0.0.1";
-    int master_port = 29500;
-    // torchrun's agent already serves the store on MASTER_PORT (TORCHELASTIC_USE_AGENT_STORE):
-    // rank 0 joins it as every other rank does, instead of serving one itself.
-    bool join_agent_store = false;
-    int restart_count = 0;  // TORCHELASTIC_RESTART_COUNT: which attempt of the group this is
-};
-
-// The rendezvous the environment describes; none when WORLD_SIZE is unset (or 1). As
-// torch.distributed's env:// does, RANK, MASTER_ADDR and MASTER_PORT must then be set too
-// (LOCAL_RANK defaults to RANK). Throws BadInput naming the variable that is missing, out of
-// range, or (MASTER_ADDR) a host that cannot be found. Under torchrun, its agent's store is
-// joined as torch.distributed's env:// joins it.
-std::optional<Rendezvous> rendezvous_from_environment();
 
 struct PrepareOptions {
     std::function<void(const std::string& stage, double fraction)> progress;

@@ -1,5 +1,7 @@
 // The data-parallel environment torchrun and Slurm wrappers set, read strictly: a run that
 // half-joins a group would wait for peers that never come.
+#include "oomlab/workers/rendezvous.h"
+
 #include <netdb.h>
 #include <sys/socket.h>
 
@@ -7,12 +9,9 @@
 
 #include "config/value_parsing.h"
 #include "oomlab/common/errors.h"
-#include "oomlab/session/experiment.h"
 
 namespace oomlab {
 namespace {
-
-constexpr int kMaxWorldSize = 4096;
 
 std::optional<std::string> variable(const char* name) {
     const char* value = std::getenv(name);
@@ -56,7 +55,7 @@ std::optional<Rendezvous> rendezvous_from_environment() {
         return std::nullopt;
     }
     Rendezvous rendezvous;
-    rendezvous.world_size = integer_variable("WORLD_SIZE", 1, kMaxWorldSize);
+    rendezvous.world_size = integer_variable("WORLD_SIZE", 1, kMostRanks);
     if (rendezvous.world_size == 1) {
         return std::nullopt;  // a group of one is a plain run
     }

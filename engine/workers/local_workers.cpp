@@ -1,4 +1,4 @@
-#include "oomlab/session/local_workers.h"
+#include "oomlab/workers/local_workers.h"
 
 #include <signal.h>
 #include <sys/prctl.h>
@@ -14,14 +14,15 @@
 #include <thread>
 
 #include "oomlab/common/errors.h"
-#include "oomlab/session/worker_report.h"
+#include "oomlab/workers/exit_code.h"
+#include "oomlab/workers/rendezvous.h"
+#include "oomlab/workers/worker_report.h"
 
 namespace oomlab {
 namespace {
 
 constexpr auto kPollInterval = std::chrono::milliseconds(20);
 constexpr long kErrorsKept = 64 * 1024;
-constexpr int kExitBadInput = 2;  // oomlab-cli's exit code for a config it refuses
 
 // A worker's standard error: an unnamed temporary file, so nothing is left behind however
 // the launcher ends.

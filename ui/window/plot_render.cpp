@@ -1,4 +1,4 @@
-#include "export/plot_render.h"
+#include "window/plot_render.h"
 
 #include <memory>
 

@@ -1,4 +1,4 @@
-#include "oomlab/session/worker_report.h"
+#include "oomlab/workers/worker_report.h"
 
 #include <sys/stat.h>
 

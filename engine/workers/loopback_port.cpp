@@ -14,7 +14,7 @@
 #include <random>
 
 #include "oomlab/common/errors.h"
-#include "oomlab/session/local_workers.h"
+#include "oomlab/workers/rendezvous.h"
 
 namespace oomlab {
 namespace {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "oomlab/common/errors.h"
-#include "oomlab/session/batch_size_search.h"
+#include "oomlab/run/batch_search.h"
 
 namespace oomlab {
 

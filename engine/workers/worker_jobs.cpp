@@ -1,5 +1,7 @@
-// Front ends that run in one process (the workbench, lessons) hand a data-parallel run or a
-// batch-size search to oomlab-cli workers, and learn the outcome from the workers' reports.
+// Worker jobs: a folder with the config and the task, workers that run it, and what their
+// reports and exits say.
+#include "oomlab/workers/worker_jobs.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,13 +10,26 @@
 #include <cstring>
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
+#include "common/json_parse.h"
 #include "oomlab/common/errors.h"
+#include "oomlab/common/files.h"
+#include "oomlab/common/paths.h"
 #include "oomlab/config/config_io.h"
-#include "oomlab/session/local_workers.h"
-#include "oomlab/session/worker_report.h"
+#include "oomlab/workers/local_workers.h"
+#include "oomlab/workers/worker_report.h"
 
 namespace oomlab {
 namespace {
+
+constexpr const char* kTaskFile = "task.json";
+constexpr const char* kConfigFile = "config.json";
+constexpr std::uint64_t kMaxTaskBytes = 1 << 20;
+
+const char* task_name(WorkerTask::Kind kind) {
+    return kind == WorkerTask::Kind::Run ? "run" : "find-batch-size";
+}
 
 // The ranks mostly refuse alike (each checks the same config): each message once, every key.
 BadInput combined(const std::vector<BadInput>& refusals) {
@@ -38,29 +53,35 @@ BadInput combined(const std::vector<BadInput>& refusals) {
 }
 
 // One job for the workers: the oomlab-cli beside this program and a temporary folder holding
-// the config they read and the reports they write, removed with the job.
+// the config they read, the task and the reports they write, removed with the job.
 class WorkerJob {
 public:
-    WorkerJob(const ExperimentConfig& config, int processes) : m_processes(processes) {
-        std::error_code error;
+    WorkerJob(const ExperimentConfig& config, const WorkerTask& task, int processes)
+        : m_processes(processes) {
         // OOMLAB_CLI names another one (a program that is not installed beside it: the tests).
         const char* chosen = std::getenv("OOMLAB_CLI");
         m_cli = chosen && *chosen
                     ? std::filesystem::path(chosen)
-                    : std::filesystem::read_symlink("/proc/self/exe", error).parent_path() /
-                          "oomlab-cli";
-        if (error || access(m_cli.c_str(), X_OK) != 0) {
+                    : std::filesystem::path(this_program_path()).parent_path() / "oomlab-cli";
+        if (access(m_cli.c_str(), X_OK) != 0) {
             throw Error("training with " + std::to_string(processes) +
                         " processes needs oomlab-cli beside this program (" + m_cli.string() +
                         " is missing)");
         }
+        std::error_code error;
         m_folder = (std::filesystem::temp_directory_path(error) / "oomlab-workers-XXXXXX").string();
         if (mkdtemp(m_folder.data()) == nullptr) {
             throw Error("cannot create a folder for the workers' config in " + m_folder + ": " +
                         std::strerror(errno));
         }
-        save_config_file(config, config_file());
+        save_config_file(config, m_folder + "/" + kConfigFile);
+        const nlohmann::ordered_json description = {
+            {"task", task_name(task.kind)}, {"db", task.db_path}, {"name", task.run_name}};
+        write_file_atomically(
+            m_folder + "/" + kTaskFile,
+            description.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
         m_workers.program = m_cli.string();
+        m_workers.arguments = {kWorkerCommand, m_folder};
         m_workers.count = processes;
         m_workers.grace = std::chrono::seconds(config.distributed.timeout_s + 30);
         m_workers.quiet = true;
@@ -73,12 +94,9 @@ public:
     WorkerJob(const WorkerJob&) = delete;
     WorkerJob& operator=(const WorkerJob&) = delete;
 
-    std::string config_file() const { return m_folder + "/config.json"; }
     WorkerReports reports() const { return WorkerReports(m_folder); }
 
-    void run(std::vector<std::string> arguments, const std::atomic<bool>& cancel,
-             const std::function<void()>& tick) {
-        m_workers.arguments = std::move(arguments);
+    void run(const std::atomic<bool>& cancel, const std::function<void()>& tick) {
         m_exits = run_local_workers(m_workers, cancel, tick);
     }
 
@@ -118,14 +136,39 @@ private:
 
 }  // namespace
 
+WorkerTask read_worker_task(const std::string& folder) {
+    const std::string path = folder + "/" + kTaskFile;
+    const std::string text = read_input_file(path, "the worker job", kMaxTaskBytes);
+    WorkerTask task;
+    try {
+        const nlohmann::json description = parse_json_limited(text, path);
+        const std::string kind = description.at("task").get<std::string>();
+        if (kind != task_name(WorkerTask::Kind::Run) &&
+            kind != task_name(WorkerTask::Kind::FindBatchSize)) {
+            throw BadInput(path + ": \"task\": \"" + kind + "\" is no task of a worker");
+        }
+        task.kind = kind == task_name(WorkerTask::Kind::Run) ? WorkerTask::Kind::Run
+                                                             : WorkerTask::Kind::FindBatchSize;
+        task.db_path = description.at("db").get<std::string>();
+        task.run_name = description.at("name").get<std::string>();
+    } catch (const nlohmann::json::exception& error) {
+        throw BadInput(path + ": not a worker job (" + error.what() + ")");
+    }
+    task.config_file = folder + "/" + kConfigFile;
+    return task;
+}
+
 std::int64_t run_with_local_workers(const ExperimentConfig& config, const std::string& name,
                                     const std::string& db_path, int processes,
                                     const std::atomic<bool>& cancel,
                                     const std::function<void(std::int64_t run_id)>& tick) {
-    WorkerJob job(config, processes);
+    WorkerTask task;
+    task.db_path = db_path;
+    task.run_name = name;
+    WorkerJob job(config, task, processes);
     const WorkerReports reports = job.reports();
     std::int64_t run_id = 0;
-    job.run({"run", "--db", db_path, "--name", name, "--config", job.config_file()}, cancel, [&] {
+    job.run(cancel, [&] {
         if (run_id == 0) {
             run_id = reports.run_id().value_or(0);
         }
@@ -143,7 +186,9 @@ std::int64_t run_with_local_workers(const ExperimentConfig& config, const std::s
 BatchSizeSearch find_batch_size_with_local_workers(
     const ExperimentConfig& config, int processes, const std::atomic<bool>& cancel,
     const std::function<void(const BatchTrial&)>& on_trial) {
-    WorkerJob job(config, processes);
+    WorkerTask task;
+    task.kind = WorkerTask::Kind::FindBatchSize;
+    WorkerJob job(config, task, processes);
     const WorkerReports reports = job.reports();
     std::size_t shown = 0;
     const auto show_new_trials = [&] {
@@ -154,7 +199,7 @@ BatchSizeSearch find_batch_size_with_local_workers(
             }
         }
     };
-    job.run({"find-batch-size", "--config", job.config_file()}, cancel, show_new_trials);
+    job.run(cancel, show_new_trials);
     show_new_trials();
     const auto reported = reports.batch_search();
     if (!reported || !reported->done) {

@@ -1,0 +1,20 @@
+// oomlab-cli worker FOLDER: one rank of a job a front end handed to worker processes. Not
+// for people (hidden from --help): the engine starts it and does the work.
+#include "cli_context.h"
+#include "oomlab/session/worker_entry.h"
+#include "oomlab/workers/worker_jobs.h"
+
+namespace oomlab::cli {
+
+void add_worker_command(CLI::App& app, int& exit_code) {
+    auto* command = app.add_subcommand(kWorkerCommand, "One rank of a worker job");
+    command->group("");  // hidden
+    auto folder = std::make_shared<std::string>();
+    command->add_option("FOLDER", *folder, "The job's folder")->required();
+    command->callback([=, &exit_code] {
+        const StopOnSignals stop;
+        exit_code = run_worker_task(*folder, stop.requested());
+    });
+}
+
+}  // namespace oomlab::cli
