@@ -1,6 +1,7 @@
 // oomlab-cli worker FOLDER: one rank of a job a front end handed to worker processes. Not
 // for people (hidden from --help): the engine starts it and does the work.
 #include "cli_context.h"
+#include "oomlab/common/errors.h"
 #include "oomlab/session/worker_entry.h"
 #include "oomlab/workers/worker_jobs.h"
 
@@ -12,8 +13,21 @@ void add_worker_command(CLI::App& app, int& exit_code) {
     auto folder = std::make_shared<std::string>();
     command->add_option("FOLDER", *folder, "The job's folder")->required();
     command->callback([=, &exit_code] {
-        const StopOnSignals stop;
-        exit_code = run_worker_task(*folder, stop.requested());
+        // A run stops at its next step and saves what it measured; a search has nothing to
+        // save, and Ctrl+C (the launcher's stop) ends it at once, as it ends `find-batch-size`.
+        bool run = false;
+        try {
+            run = read_worker_task(*folder).kind == WorkerTask::Kind::Run;
+        } catch (const BadInput&) {
+            // run_worker_task refuses the folder and reports why to the launcher.
+        }
+        if (run) {
+            const StopOnSignals stop;
+            exit_code = run_worker_task(*folder, stop.requested());
+        } else {
+            const std::atomic<bool> never{false};
+            exit_code = run_worker_task(*folder, never);
+        }
     });
 }
 

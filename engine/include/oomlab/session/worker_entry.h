@@ -11,8 +11,8 @@ namespace oomlab {
 // Runs this rank's part of the job in `folder` and returns the process's exit code
 // (workers/exit_code.h): a run's exit code from how it ended, kExitOutOfMemory for a search
 // that found no batch, kExitBadInput (reported to the launcher with its keys, and on standard
-// error) for a job, config or environment it refuses. `stop` asks the training to stop, as
-// Ctrl+C does. Other failures are thrown.
+// error) for a job, config or environment it refuses. `stop` asks a run to stop, as Ctrl+C
+// does (a search does not read it). Other failures are thrown.
 int run_worker_task(const std::string& folder, const std::atomic<bool>& stop);
 
 }  // namespace oomlab
