@@ -1,4 +1,5 @@
 // Reading runs, metrics and events back.
+#include <iterator>
 #include <string>
 
 #include "oomlab/store/run_store.h"
@@ -103,31 +104,19 @@ std::optional<RunRecord> RunStore::find_run(std::int64_t run_id) const {
 
 namespace {
 
-constexpr const char* kMetricColumns =
-    "SELECT step, phase, wall_ms, loss, accuracy, allocated_bytes, reserved_bytes, peak_bytes, "
-    "device_used_bytes, samples_per_s, rank, device_total_bytes, alloc_retries, oom_count, id "
-    "FROM metrics ";
+const std::string& select_metrics() {
+    static const std::string sql =
+        "SELECT " + store::column_list(kMetricColumns) + ", id FROM metrics ";
+    return sql;
+}
 
-// The rows of a SELECT of kMetricColumns; `last_id` becomes the last row's id.
+// The rows of a select_metrics(); `last_id` becomes the last row's id.
 std::vector<MetricRow> read_metric_rows(sqlite::Statement& select, std::int64_t& last_id) {
+    constexpr int kIdColumn = static_cast<int>(std::size(kMetricColumns));
     std::vector<MetricRow> rows;
     while (select.step()) {
-        MetricRow& row = rows.emplace_back();
-        row.step = select.column_int(0);
-        row.phase = select.column_text(1);
-        row.wall_ms = select.column_real(2);
-        row.loss = select.column_optional_real(3);
-        row.accuracy = select.column_optional_real(4);
-        row.allocated_bytes = select.column_optional_int(5);
-        row.reserved_bytes = select.column_optional_int(6);
-        row.peak_bytes = select.column_optional_int(7);
-        row.device_used_bytes = select.column_optional_int(8);
-        row.samples_per_s = select.column_optional_real(9);
-        row.rank = static_cast<int>(select.column_int(10));
-        row.device_total_bytes = select.column_optional_int(11);
-        row.alloc_retries = select.column_optional_int(12);
-        row.oom_count = select.column_optional_int(13);
-        last_id = select.column_int(14);
+        rows.push_back(store::read_row(select, kMetricColumns));
+        last_id = select.column_int(kIdColumn);
     }
     return rows;
 }
@@ -145,16 +134,16 @@ std::vector<EventRow> read_event_rows(sqlite::Statement& select, std::int64_t& l
 }  // namespace
 
 std::vector<MetricRow> RunStore::metrics(std::int64_t run_id) const {
-    auto select = m_impl->database.prepare(std::string(kMetricColumns) +
-                                           "WHERE run_id = ?1 ORDER BY step, id");
+    auto select =
+        m_impl->database.prepare(select_metrics() + "WHERE run_id = ?1 ORDER BY step, id");
     select.bind_int(1, run_id);
     std::int64_t last_id = 0;
     return read_metric_rows(select, last_id);
 }
 
 std::vector<MetricRow> RunStore::metrics_after(std::int64_t run_id, std::int64_t& last_id) const {
-    auto select = m_impl->database.prepare(std::string(kMetricColumns) +
-                                           "WHERE run_id = ?1 AND id > ?2 ORDER BY id");
+    auto select =
+        m_impl->database.prepare(select_metrics() + "WHERE run_id = ?1 AND id > ?2 ORDER BY id");
     select.bind_int(1, run_id).bind_int(2, last_id);
     return read_metric_rows(select, last_id);
 }

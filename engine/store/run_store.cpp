@@ -28,12 +28,6 @@ constexpr int kBusyTimeoutMs = 5000;
 // How long finishing a run waits in all for its last writes before giving up.
 constexpr int kFinishTimeoutMs = 120000;
 
-constexpr const char* kInsertMetric =
-    "INSERT INTO metrics (run_id, step, phase, wall_ms, loss, accuracy, allocated_bytes, "
-    "reserved_bytes, peak_bytes, device_used_bytes, samples_per_s, rank, device_total_bytes, "
-    "alloc_retries, oom_count) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
-
 // A database path must name a file: not empty, not SQLite's in-memory database (a run saved
 // there would be gone when the process ends), and not a folder, a FIFO or a device.
 void check_database_path(const std::string& path) {
@@ -228,22 +222,9 @@ void RunStore::Impl::write_pending(int wait_ms) {
     const auto write = [&] {
         sqlite::Transaction transaction(database);
         for (const auto& [run_id, row] : pending_metrics) {
-            insert_metric.bind_int(1, run_id)
-                .bind_int(2, row.step)
-                .bind_text(3, row.phase)
-                .bind_real(4, row.wall_ms)
-                .bind_optional(5, row.loss)
-                .bind_optional(6, row.accuracy)
-                .bind_optional(7, row.allocated_bytes)
-                .bind_optional(8, row.reserved_bytes)
-                .bind_optional(9, row.peak_bytes)
-                .bind_optional(10, row.device_used_bytes)
-                .bind_optional(11, row.samples_per_s)
-                .bind_int(12, row.rank)
-                .bind_optional(13, row.device_total_bytes)
-                .bind_optional(14, row.alloc_retries)
-                .bind_optional(15, row.oom_count)
-                .run();
+            insert_metric.bind_int(1, run_id);
+            store::bind_row(insert_metric, kMetricColumns, row);
+            insert_metric.run();
         }
         if (!pending_events.empty()) {
             auto insert = database.prepare(
@@ -302,7 +283,8 @@ RunStore RunStore::open(const std::string& path) {
         const int version = store::migrate_schema(database);
         store::WriterLocks locks(path);
         mark_interrupted_runs(database, locks);
-        sqlite::Statement insert_metric = database.prepare(kInsertMetric);
+        sqlite::Statement insert_metric =
+            database.prepare(store::insert_sql("metrics", kMetricColumns, "run_id"));
         store::DiskReserve reserve(path);
         reserve.ensure();
         return RunStore(std::unique_ptr<Impl>(new Impl{std::move(database),

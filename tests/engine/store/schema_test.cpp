@@ -1,14 +1,18 @@
 // Opening files: connection settings, schema versions, migrations and files that are refused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "oomlab/common/errors.h"
 #include "oomlab/common/paths.h"
 #include "oomlab/store/run_store.h"
 #include "raw_sqlite.h"
+#include "store/run_store_impl.h"
 #include "test_support.h"
 
 namespace oomlab {
@@ -42,6 +46,27 @@ TEST(RunStoreSchemaTest, NewFileIsWalAtLatestVersion) {
     EXPECT_EQ(raw.query_int("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
                             "name = 'metrics_by_run_step'"),
               1);
+}
+
+// The metrics columns the store writes and reads are declared once (kMetricColumns): a column
+// the schema adds without a declaration, or a declaration of none, is caught here.
+TEST(RunStoreSchemaTest, EveryMetricsColumnIsDeclaredOnce) {
+    test::TempDir dir;
+    RunStore::open(dir.file("runs.sqlite"));
+    test::RawDatabase raw(dir.file("runs.sqlite"));
+    const auto sorted_names = [](const std::string& list) {
+        std::vector<std::string> names;
+        std::istringstream in(list);
+        for (std::string name; std::getline(in, name, ',');) {
+            names.push_back(name.substr(name.find_first_not_of(' ')));
+        }
+        std::sort(names.begin(), names.end());
+        return names;
+    };
+    EXPECT_EQ(sorted_names(raw.query_text("SELECT group_concat(name) FROM "
+                                          "pragma_table_info('metrics') WHERE name NOT IN "
+                                          "('id', 'run_id')")),
+              sorted_names(store::column_list(kMetricColumns)));
 }
 
 TEST(RunStoreSchemaTest, EmptyVersionZeroFileIsMigrated) {
