@@ -1,4 +1,7 @@
 // --nproc N: this command line again in N local workers, each one rank of a data-parallel group.
+#include <signal.h>
+
+#include <algorithm>
 #include <iostream>
 
 #include "cli_context.h"
@@ -42,15 +45,26 @@ int run_local_ranks(int count, const ExperimentConfig& config) {
     workers.count = count;
     workers.grace = std::chrono::seconds(config.distributed.timeout_s + 30);
     std::vector<WorkerExit> exits;
+    bool stopped = false;
     {
         const StopOnSignals stop;
         exits = run_local_workers(workers, stop.requested());
+        stopped = stop.requested().load();
     }
     for (const std::string& line : distinct_error_lines(exits)) {
         std::cerr << line << '\n';
     }
     if (every_worker_refused(exits)) {
         return kExitBadInput;  // every rank refused the config, and said why above
+    }
+    // Stopped by Ctrl+C or SIGTERM, passed on once: a run saves itself and exits 130; a search
+    // has nothing to save and ends by that SIGINT.
+    const auto ended_by_the_stop = [](const WorkerExit& exit) {
+        return exit.succeeded() || (exit.signal == 0 && exit.exit_code == kExitInterrupted) ||
+               (exit.signal == SIGINT && !exit.killed_by_launcher);
+    };
+    if (stopped && std::all_of(exits.begin(), exits.end(), ended_by_the_stop)) {
+        return kExitInterrupted;
     }
     int exit_code = kExitOk;
     for (const WorkerExit& exit : exits) {

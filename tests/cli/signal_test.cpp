@@ -67,5 +67,37 @@ INSTANTIATE_TEST_SUITE_P(Stop, CliSignals, ::testing::Values(SIGINT, SIGTERM),
                              return signal.param == SIGINT ? "Sigint" : "Sigterm";
                          });
 
+// A search of two processes has nothing to save: stopped, it ends there with 130, no worker
+// reported as killed.
+TEST(CliSignals, ASearchOfSeveralProcessesStopsWith130) {
+    int pipe_fds[2];
+    ASSERT_EQ(pipe(pipe_fds), 0);
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        dup2(pipe_fds[1], STDOUT_FILENO);
+        dup2(pipe_fds[1], STDERR_FILENO);
+        close(pipe_fds[0]);
+        execl(OOMLAB_CLI_PATH, OOMLAB_CLI_PATH, "find-batch-size", "--nproc", "2", "--set",
+              "memory.cap_mb=24", static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    close(pipe_fds[1]);
+    std::this_thread::sleep_for(std::chrono::seconds(2));  // the workers are searching
+    kill(child, SIGTERM);
+    int status = 0;
+    waitpid(child, &status, 0);
+    std::string output;
+    char buffer[4096];
+    for (ssize_t n; (n = read(pipe_fds[0], buffer, sizeof buffer)) > 0;) {
+        output.append(buffer, static_cast<std::size_t>(n));
+    }
+    close(pipe_fds[0]);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 130) << output;
+    EXPECT_EQ(output.find("killed by signal"), std::string::npos) << output;
+    EXPECT_EQ(output.find("largest micro-batch"), std::string::npos) << "it went on: " << output;
+}
+
 }  // namespace
 }  // namespace oomlab
