@@ -187,3 +187,53 @@ TEST(Estimator, ShardingKeepsOneRanksShareOfTheOptimizerState) {
 
 }  // namespace
 }  // namespace oomlab
+
+namespace oomlab {
+namespace {
+
+TEST(EmbeddingTable, RowsAreTheVocabularysWordsAndThePadAndUnknownRows) {
+    EmbeddingsConfig embeddings;
+    embeddings.vocab = VocabMode::Dataset;
+    EXPECT_EQ(embedding_table_rows(embeddings, 400000, 8000), 8002);
+    embeddings.vocab = VocabMode::Full;
+    EXPECT_EQ(embedding_table_rows(embeddings, 400000, 8000), 400002);
+    embeddings.vocab = VocabMode::Top;
+    embeddings.top_n = 50000;
+    EXPECT_EQ(embedding_table_rows(embeddings, 400000, 8000), 50002);
+    EXPECT_EQ(embedding_table_rows(embeddings, 1000, 8000), 1002);  // fewer vectors than top_n
+}
+
+// The cost the GloVe panel shows is the one the estimator adds up: in the table's dtype, the
+// dense gradient only, the optimizer's copies of the table.
+TEST(EmbeddingTable, CostIsWhatTheEstimatorCountsForTheTable) {
+    ExperimentConfig config;
+    config.embeddings.dtype = DType::Fp16;
+    config.train.optimizer = OptimizerKind::Adam;
+    const std::int64_t weights = 1002 * 50 * 2;
+    EmbeddingTableCost cost = embedding_table_cost(config, 1002, 50);
+    EXPECT_EQ(cost.weights, weights);
+    EXPECT_EQ(cost.gradient, weights);
+    EXPECT_EQ(cost.optimizer_state, 2 * weights);
+
+    DataProfile profile;
+    profile.vocab_rows = 1002;
+    profile.embedding_dim = 50;
+    profile.lengths.assign(64, 8);
+    profile.train_examples = 64;
+    profile.longest = 8;
+    profile.mean_length = 8;
+    const MemoryEstimate estimate = estimate_memory(config, profile);
+    EXPECT_EQ(estimate.breakdown.embedding_table, cost.weights);
+    ASSERT_FALSE(estimate.by_module.empty());
+    EXPECT_EQ(estimate.by_module.front().module, "embeddings");
+    EXPECT_EQ(estimate.by_module.front().optimizer_state, cost.optimizer_state);
+
+    config.embeddings.sparse_grad = true;
+    EXPECT_EQ(embedding_table_cost(config, 1002, 50).gradient, 0);
+    config.embeddings.trainable = false;
+    cost = embedding_table_cost(config, 1002, 50);
+    EXPECT_EQ(cost.gradient + cost.optimizer_state, 0);
+}
+
+}  // namespace
+}  // namespace oomlab
