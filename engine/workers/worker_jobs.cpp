@@ -2,6 +2,8 @@
 // reports and exits say.
 #include "oomlab/workers/worker_jobs.h"
 
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,6 +28,36 @@ namespace {
 constexpr const char* kTaskFile = "task.json";
 constexpr const char* kConfigFile = "config.json";
 constexpr std::uint64_t kMaxTaskBytes = 1 << 20;
+
+constexpr const char* kFolderPrefix = "oomlab-workers-";
+
+// The job folders of launchers that no longer run (a workbench that was killed): named
+// oomlab-workers-PID-XXXXXX, this user's, and PID gone. Their workers died with them
+// (PR_SET_PDEATHSIG), so nothing uses the folder.
+void remove_orphaned_job_folders(const std::filesystem::path& temp) {
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(temp, error)) {
+        const std::string name = entry.path().filename().string();
+        if (name.rfind(kFolderPrefix, 0) != 0) {
+            continue;
+        }
+        const std::string rest = name.substr(std::strlen(kFolderPrefix));
+        const std::size_t dash = rest.find('-');
+        if (dash == std::string::npos || dash == 0 ||
+            rest.find_first_not_of("0123456789") != dash) {
+            continue;  // not a folder this version names
+        }
+        struct stat info {};
+        if (lstat(entry.path().c_str(), &info) != 0 || !S_ISDIR(info.st_mode) ||
+            info.st_uid != getuid()) {
+            continue;
+        }
+        const long pid = std::strtol(rest.substr(0, dash).c_str(), nullptr, 10);
+        if (pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+            std::filesystem::remove_all(entry.path(), error);
+        }
+    }
+}
 
 const char* task_name(WorkerTask::Kind kind) {
     return kind == WorkerTask::Kind::Run ? "run" : "find-batch-size";
@@ -69,7 +101,9 @@ public:
                         " is missing)");
         }
         std::error_code error;
-        m_folder = (std::filesystem::temp_directory_path(error) / "oomlab-workers-XXXXXX").string();
+        const std::filesystem::path temp = std::filesystem::temp_directory_path(error);
+        remove_orphaned_job_folders(temp);
+        m_folder = (temp / (kFolderPrefix + std::to_string(getpid()) + "-XXXXXX")).string();
         if (mkdtemp(m_folder.data()) == nullptr) {
             throw Error("cannot create a folder for the workers' config in " + m_folder + ": " +
                         std::strerror(errno));

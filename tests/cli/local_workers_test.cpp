@@ -5,7 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -94,6 +98,45 @@ TEST(LocalWorkers, ARefusalOnlyTheWorkersCanMakeCarriesItsKey) {
         EXPECT_NE(std::string(error.what()).find("processes"), std::string::npos) << error.what();
         EXPECT_EQ(error.keys(), std::vector<std::string>{"train.batch_size"});
     }
+}
+
+// A killed workbench leaves its job folder behind; the next job removes it, and only the
+// folders of launchers that no longer run.
+TEST(LocalWorkers, TheFolderOfAKilledLauncherIsRemovedByTheNextJob) {
+    setenv("OOMLAB_CLI", OOMLAB_CLI_PATH, 1);
+    test::TempDir dir;
+    const pid_t gone = fork();
+    ASSERT_GE(gone, 0);
+    if (gone == 0) {
+        _exit(0);
+    }
+    waitpid(gone, nullptr, 0);
+    const std::string orphan = dir.file("oomlab-workers-" + std::to_string(gone) + "-a1b2c3");
+    const std::string alive = dir.file("oomlab-workers-" + std::to_string(getpid()) + "-d4e5f6");
+    const std::string other = dir.file("oomlab-workers-notes");
+    for (const std::string& folder : {orphan, alive, other}) {
+        std::filesystem::create_directories(folder + "/inside");
+    }
+    const char* before = std::getenv("TMPDIR");
+    const std::string saved = before ? before : "";
+    setenv("TMPDIR", dir.path().c_str(), 1);
+    ExperimentConfig config;
+    config.dataset.path = dir.file("missing.csv");  // refused at once: the job is what counts
+    const std::atomic<bool> cancel{false};
+    EXPECT_THROW(run_with_local_workers(config, "x", dir.file("runs.sqlite"), 2, cancel), BadInput);
+    if (before) {
+        setenv("TMPDIR", saved.c_str(), 1);
+    } else {
+        unsetenv("TMPDIR");
+    }
+    EXPECT_FALSE(std::filesystem::exists(orphan));
+    EXPECT_TRUE(std::filesystem::exists(alive));
+    EXPECT_TRUE(std::filesystem::exists(other));
+    std::size_t left = 0;  // the job's own folder went with it
+    for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+        left += entry.is_directory() ? 1 : 0;
+    }
+    EXPECT_EQ(left, 2u);
 }
 
 // Records a run of its own into the database as soon as the workers' run exists, as another

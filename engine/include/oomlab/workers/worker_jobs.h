@@ -1,8 +1,9 @@
 // Front ends that live in one process (the workbench, lessons) hand a data-parallel run or a
 // batch-size search to worker processes. A job is a temporary folder holding the config and
-// the task; each worker is `oomlab-cli worker FOLDER` (the oomlab-cli beside this program, or
-// $OOMLAB_CLI), one rank, and the engine's own entry point (session/worker_entry.h) does the
-// work there. The launcher learns the outcome from the workers' reports (worker_report.h).
+// the task (oomlab-workers-PID-XXXXXX, removed with the job, or by the next job when the
+// launcher was killed); each worker is `oomlab-cli worker FOLDER` (the oomlab-cli beside this
+// program, or $OOMLAB_CLI), one rank, and the engine's own entry point (session/worker_entry.h)
+// does the work there. The launcher learns the outcome from the workers' reports (worker_report.h).
 #pragma once
 
 #include <atomic>
