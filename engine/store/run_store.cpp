@@ -108,8 +108,16 @@ void mark_interrupted_runs(sqlite::Database& database, const store::WriterLocks&
     }
     try {
         sqlite::Transaction transaction(database);
+        // What it did, from the rows it wrote (the summary is written only at the end): its
+        // steps (rank 0's), the highest step peak of any rank, the time of its last row.
         auto update = database.prepare(
-            "UPDATE runs SET status = 'interrupted', finished_at = ?1, error = ?2 "
+            "UPDATE runs SET status = 'interrupted', finished_at = ?1, error = ?2, "
+            "steps = max(steps, coalesce((SELECT max(step) FROM metrics WHERE run_id = ?3 "
+            "AND phase = 'step' AND rank = 0), 0)), "
+            "peak_bytes = max(peak_bytes, coalesce((SELECT max(peak_bytes) FROM metrics "
+            "WHERE run_id = ?3), 0)), "
+            "wall_seconds = max(wall_seconds, coalesce((SELECT max(wall_ms) FROM metrics "
+            "WHERE run_id = ?3), 0) / 1000.0) "
             "WHERE id = ?3 AND status = 'running'");
         const std::string now = store::utc_now();
         for (const auto& [run_id, owner] : orphans) {

@@ -27,6 +27,19 @@ NewRun sample_run(const std::string& name) {
     return {name, "{}", "cpu", "0.1.0", "none"};
 }
 
+// Three steps with their peaks: 100, 300, 200 bytes, at 10, 20, 30 ms.
+std::vector<MetricRow> three_steps() {
+    std::vector<MetricRow> rows(3);
+    const std::int64_t peaks[] = {100, 300, 200};
+    for (int i = 0; i < 3; ++i) {
+        rows[i].step = i + 1;
+        rows[i].phase = "step";
+        rows[i].wall_ms = 10.0 * (i + 1);
+        rows[i].peak_bytes = peaks[i];
+    }
+    return rows;
+}
+
 // A child process that opens the store, creates a run with a few metrics, reports the run
 // id through a pipe and then waits: until the parent writes a byte (it exits normally
 // without finishing the run) or kills it.
@@ -47,7 +60,7 @@ public:
             try {
                 store = RunStore::open(path);
                 id = store->create_run(sample_run("written by a child"));
-                store->append_metrics(id, std::vector<MetricRow>(3));
+                store->append_metrics(id, three_steps());
             } catch (...) {
             }
             (void)!write(ready[1], &id, sizeof id);
@@ -121,6 +134,10 @@ TEST(RunStoreProcessTest, RunOfALiveWriterStaysRunningUntilTheWriterDies) {
     EXPECT_NE(run->outcome.error.find("pid " + std::to_string(writer_pid)), std::string::npos);
     EXPECT_FALSE(run->finished_at.empty());
     EXPECT_EQ(after.metrics(writer.run_id()).size(), 3u);  // what was written is kept
+    // and the run's figures say what it did, from those rows.
+    EXPECT_EQ(run->outcome.steps, 3);
+    EXPECT_EQ(run->outcome.peak_bytes, 300);
+    EXPECT_DOUBLE_EQ(run->outcome.wall_seconds, 0.03);
 }
 
 TEST(RunStoreProcessTest, ExitedWriterIsMarkedWhileOwnRunsStayRunning) {
