@@ -1,15 +1,17 @@
-// Every config key (rows) of each run (columns), values that differ between runs
-// highlighted, with "show differences only".
+// The settings of the compared runs side by side (SettingsDiffModel), with "show differences
+// only".
 #pragma once
 
 #include <QStringList>
-#include <QTableWidget>
+#include <QTableView>
 
 #include "compare/compare_data.h"
 
 namespace oomlab::ui {
 
-class SettingsDiffTable : public QTableWidget {
+class SettingsDiffModel;
+
+class SettingsDiffTable : public QTableView {
     Q_OBJECT
 
 public:
@@ -19,13 +21,14 @@ public:
     void setDifferencesOnly(bool only);
     bool differencesOnly() const { return m_differencesOnly; }
 
-    QStringList differingKeys() const { return m_differing; }
+    SettingsDiffModel* diffModel() const { return m_model; }
+    QStringList differingKeys() const;
     int visibleRowCount() const;
 
 private:
     void applyFilter();
 
-    QStringList m_differing;
+    SettingsDiffModel* m_model;
     bool m_differencesOnly = true;
 };
 
