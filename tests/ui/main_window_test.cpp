@@ -270,8 +270,9 @@ private slots:
             QCOMPARE(compare->breakdownChart()->valueMiB(i, 2),
                      double(breakdown.gradients) / (1 << 20));
         }
-        QCOMPARE(compare->metricsTable()->rowCount(), 2);
-        QCOMPARE(compare->metricsTable()->item(1, 1)->text(), QStringLiteral("completed"));
+        QCOMPARE(compare->metricsTable()->model()->rowCount(), 2);
+        QCOMPARE(compare->metricsTable()->model()->index(1, 1).data().toString(),
+                 QStringLiteral("completed"));
 
         // What differs at the peak, A = the first run, B = the second, read back from the
         // database: the batch size changes the activations; the rows are the engine's diff.

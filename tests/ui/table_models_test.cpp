@@ -4,6 +4,8 @@
 #include <QFont>
 #include <QtTest>
 
+#include "common/formatting.h"
+#include "compare/compare_metrics_model.h"
 #include "compare/settings_diff_model.h"
 #include "oomlab/config/config_keys.h"
 #include "ui_test_support.h"
@@ -68,6 +70,38 @@ private slots:
         QVERIFY(model.rowDiffers(lr));
         model.setRuns({});
         QCOMPARE(model.columnCount(), 0);
+    }
+
+    void compareMetricsShowEachRunsFinalFigures() {
+        CompareMetricsModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        CompareRun done = compareRun(1, 32);
+        done.record.outcome.status = RunStatus::Completed;
+        done.record.outcome.steps = 40;
+        done.record.outcome.peak_bytes = 3 << 20;
+        done.metrics.resize(2);
+        done.metrics[0].samples_per_s = 100;
+        done.metrics[1].samples_per_s = 300;
+        CompareRun oom = compareRun(2, 64);
+        oom.record.outcome.status = RunStatus::Oom;
+        oom.record.outcome.error = "out of memory at step 3";
+        model.setRuns({done, oom});
+        QCOMPARE(model.rowCount(), 2);
+        QCOMPARE(model.columnCount(), int(CompareMetricsModel::Throughput) + 1);
+        QCOMPARE(model.headerData(CompareMetricsModel::Peak, Qt::Horizontal).toString(),
+                 QStringLiteral("Peak"));
+        const auto cell = [&](int row, int column) { return model.index(row, column).data(); };
+        QCOMPARE(cell(0, CompareMetricsModel::Status).toString(), QStringLiteral("completed"));
+        QCOMPARE(cell(0, CompareMetricsModel::Steps).toString(), QStringLiteral("40"));
+        QCOMPARE(cell(0, CompareMetricsModel::Peak).toString(), formatBytes(3 << 20));
+        QCOMPARE(cell(0, CompareMetricsModel::Throughput).toString(), QStringLiteral("200"));
+        QCOMPARE(cell(1, CompareMetricsModel::Throughput).toString(), QString());
+        QCOMPARE(model.index(1, CompareMetricsModel::Status).data(Qt::ForegroundRole),
+                 QVariant(statusColor(RunStatus::Oom)));
+        QCOMPARE(model.index(1, CompareMetricsModel::Peak).data(Qt::ToolTipRole).toString(),
+                 QStringLiteral("out of memory at step 3"));
+        QVERIFY(!model.index(0, CompareMetricsModel::Peak).data(Qt::ToolTipRole).isValid());
     }
 };
 

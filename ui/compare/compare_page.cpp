@@ -8,12 +8,13 @@
 #include <QLabel>
 #include <QSplitter>
 #include <QTabWidget>
-#include <QTableWidget>
+#include <QTableView>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "common/app_settings.h"
 #include "common/formatting.h"
+#include "compare/compare_metrics_model.h"
 #include "compare/compare_plots.h"
 #include "compare/memory_diff_view.h"
 #include "compare/settings_diff.h"
@@ -22,21 +23,6 @@
 #include "plots/smoothing_box.h"
 
 namespace oomlab::ui {
-namespace {
-
-double meanThroughput(const CompareRun& run) {
-    double sum = 0;
-    int count = 0;
-    for (const MetricRow& row : run.metrics) {
-        if (row.samples_per_s) {
-            sum += *row.samples_per_s;
-            ++count;
-        }
-    }
-    return count ? sum / count : 0;
-}
-
-}  // namespace
 
 ComparePage::ComparePage(QWidget* parent) : QWidget(parent) {
     setObjectName(QStringLiteral("comparePage"));
@@ -72,7 +58,9 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent) {
     m_settings = new SettingsDiffTable;
     m_breakdown = new BreakdownChart(Qt::Vertical);
     m_breakdown->setObjectName(QStringLiteral("compareBreakdown"));
-    m_metrics = new QTableWidget;
+    m_metricsModel = new CompareMetricsModel(this);
+    m_metrics = new QTableView;
+    m_metrics->setModel(m_metricsModel);
     m_metrics->setObjectName(QStringLiteral("compareMetrics"));
     m_metrics->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_metrics->verticalHeader()->hide();
@@ -231,39 +219,7 @@ void ComparePage::fillBreakdown() {
 }
 
 void ComparePage::fillMetrics() {
-    const QStringList headers = {tr("Run"),   tr("Status"),     tr("Steps"),
-                                 tr("Batch"), tr("Final loss"), tr("Val. acc."),
-                                 tr("Peak"),  tr("Duration"),   tr("Samples/s")};
-    m_metrics->clear();
-    m_metrics->setColumnCount(headers.size());
-    m_metrics->setHorizontalHeaderLabels(headers);
-    m_metrics->setRowCount(m_runs.size());
-    for (int i = 0; i < m_runs.size(); ++i) {
-        const RunRecord& run = m_runs[i].record;
-        const double throughput = meanThroughput(m_runs[i]);
-        const QStringList cells = {
-            runLabel(run),
-            statusName(run.outcome.status),
-            QString::number(run.outcome.steps),
-            endedBatchText(run, m_runs[i].config),
-            formatOptional(run.outcome.final_train_loss),
-            formatPercent(run.outcome.val_accuracy),
-            formatBytes(run.outcome.peak_bytes),
-            formatDuration(run.outcome.wall_seconds),
-            throughput > 0 ? QString::number(throughput, 'f', 0) : QString()};
-        for (int column = 0; column < cells.size(); ++column) {
-            auto* item = new QTableWidgetItem(cells[column]);
-            if (column == 0) {
-                item->setForeground(seriesColor(i));
-            } else if (column == 1) {
-                item->setForeground(statusColor(run.outcome.status));
-            }
-            if (!run.outcome.error.empty()) {
-                item->setToolTip(qs(run.outcome.error));
-            }
-            m_metrics->setItem(i, column, item);
-        }
-    }
+    m_metricsModel->setRuns(m_runs);
     m_metrics->resizeColumnsToContents();
 }
 

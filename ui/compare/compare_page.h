@@ -13,13 +13,14 @@ class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
-class QTableWidget;
+class QTableView;
 
 namespace oomlab::ui {
 
 class BreakdownChart;
 class ComparePlot;
 class MemoryDiffView;
+class CompareMetricsModel;
 class SettingsDiffTable;
 
 class ComparePage : public QWidget {
@@ -44,7 +45,7 @@ public:
     SettingsDiffTable* settingsTable() const { return m_settings; }
     BreakdownChart* breakdownChart() const { return m_breakdown; }
     MemoryDiffView* memoryDiff() const { return m_diff; }
-    QTableWidget* metricsTable() const { return m_metrics; }
+    QTableView* metricsTable() const { return m_metrics; }
     QDoubleSpinBox* smoothingBox() const { return m_smoothing; }
     void setTimeAxis(bool byTime);
     // Include "other" (device or process memory outside the allocator) in the bars.
@@ -71,7 +72,8 @@ private:
     SettingsDiffTable* m_settings = nullptr;
     BreakdownChart* m_breakdown = nullptr;
     MemoryDiffView* m_diff = nullptr;
-    QTableWidget* m_metrics = nullptr;
+    QTableView* m_metrics = nullptr;
+    CompareMetricsModel* m_metricsModel = nullptr;
     QFutureWatcher<CompareData> m_watcher;
     QVector<CompareRun> m_runs;
 };
