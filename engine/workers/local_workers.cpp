@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -51,7 +52,13 @@ struct ErrorFile {
 };
 
 [[noreturn]] void exec_worker(const LocalWorkers& workers, int rank, int port, pid_t parent,
-                              int error_fd) {
+                              int error_fd, const sigset_t& launcher_mask) {
+    // Until exec, this copy of the launcher would catch a stop in the launcher's own handler,
+    // and lose it: the stop signals take their default action here, and one that came since
+    // the fork (held back, see run_local_workers) is delivered now.
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &launcher_mask, nullptr);
     // Die with the launcher, however it ends; it may have ended before this line.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) {
@@ -136,18 +143,25 @@ std::vector<WorkerExit> run_local_workers(const LocalWorkers& workers,
     std::vector<ErrorFile> error_files(workers.count);
     std::vector<WorkerExit> exits(workers.count);
     std::vector<bool> running(workers.count, false);
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
     for (int rank = 0; rank < workers.count; ++rank) {
         std::fflush(nullptr);  // no buffered output is written twice
+        sigset_t launcher_mask;
+        sigprocmask(SIG_BLOCK, &stop_signals, &launcher_mask);
         const pid_t pid = fork();
+        if (pid == 0) {
+            exec_worker(workers, rank, port, parent, fileno(error_files[rank].file), launcher_mask);
+        }
+        sigprocmask(SIG_SETMASK, &launcher_mask, nullptr);
         if (pid < 0) {
             for (int started = 0; started < rank; ++started) {
                 kill(exits[started].pid, SIGKILL);
                 waitpid(exits[started].pid, nullptr, 0);
             }
             throw Error(std::string("cannot start the worker processes: ") + std::strerror(errno));
-        }
-        if (pid == 0) {
-            exec_worker(workers, rank, port, parent, fileno(error_files[rank].file));
         }
         exits[rank].rank = rank;
         exits[rank].pid = pid;

@@ -7,6 +7,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <thread>
 
 #include "oomlab/store/run_store.h"
@@ -16,6 +20,25 @@ namespace oomlab {
 namespace {
 
 class CliSignals : public ::testing::TestWithParam<int> {};
+
+// Whether any process has `parent` as its parent (from /proc/PID/stat).
+bool has_children(pid_t parent) {
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+        std::ifstream stat(entry.path() / "stat");
+        std::string text;
+        if (!std::getline(stat, text)) {
+            continue;
+        }
+        const std::size_t end_of_name = text.rfind(')');
+        std::istringstream fields(text.substr(end_of_name + 2));
+        char state = 0;
+        long ppid = 0;
+        if (end_of_name != std::string::npos && fields >> state >> ppid && ppid == parent) {
+            return true;
+        }
+    }
+    return false;
+}
 
 TEST_P(CliSignals, SavesTheRunAsCancelledAndExits130) {
     test::TempDir dir;
@@ -83,7 +106,12 @@ TEST(CliSignals, ASearchOfSeveralProcessesStopsWith130) {
         _exit(127);
     }
     close(pipe_fds[1]);
-    std::this_thread::sleep_for(std::chrono::seconds(2));  // the workers are searching
+    // Stopped as soon as its workers exist (it handles signals from then on): the search
+    // cannot have ended, however fast this machine is.
+    for (int attempt = 0; attempt < 3000 && !has_children(child); ++attempt) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_TRUE(has_children(child)) << "no worker was started";
     kill(child, SIGTERM);
     int status = 0;
     waitpid(child, &status, 0);
