@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "oomlab/common/errors.h"
+#include "oomlab/common/paths.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/store/run_store.h"
@@ -64,6 +65,13 @@ void refuse_process_group(const std::string& command) {
 
 const std::vector<std::string>& command_line() {
     return g_command_line;
+}
+
+std::string this_program() {
+    // By its own name: started through /proc/self/exe, every copy would be called "exe" in ps,
+    // top and nvidia-smi.
+    const std::string path = this_program_path();
+    return path.empty() ? "/proc/self/exe" : path;
 }
 
 StopOnSignals::StopOnSignals() {

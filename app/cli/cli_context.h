@@ -36,6 +36,9 @@ void refuse_process_group(const std::string& command);
 // failed worker's. Throws BadInput when this process is itself a rank (WORLD_SIZE is set).
 int run_local_ranks(int count, const ExperimentConfig& config);
 
+// This program's path, for starting copies of it (/proc/self/exe when it cannot be read).
+std::string this_program();
+
 // The command line as main() received it, for commands that start copies of this program.
 void set_command_line(int argc, char** argv);
 const std::vector<std::string>& command_line();

@@ -6,7 +6,6 @@
 
 #include "cli_context.h"
 #include "oomlab/common/errors.h"
-#include "oomlab/common/paths.h"
 #include "oomlab/workers/local_workers.h"
 #include "oomlab/workers/rendezvous.h"
 
@@ -37,10 +36,7 @@ int run_local_ranks(int count, const ExperimentConfig& config) {
             {"--nproc"});
     }
     LocalWorkers workers;
-    workers.program = this_program_path();
-    if (workers.program.empty()) {
-        workers.program = "/proc/self/exe";
-    }
+    workers.program = this_program();
     workers.arguments = worker_arguments();
     workers.count = count;
     workers.grace = std::chrono::seconds(config.distributed.timeout_s + 30);

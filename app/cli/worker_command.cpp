@@ -1,5 +1,6 @@
 // oomlab-cli worker FOLDER: one rank of a job a front end handed to worker processes. Not
-// for people (hidden from --help): the engine starts it and does the work.
+// for people (hidden from --help): front ends start it (this program for its lessons, the
+// workbench the oomlab-cli beside it) and the engine does the work.
 #include "cli_context.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/session/worker_entry.h"
@@ -7,7 +8,12 @@
 
 namespace oomlab::cli {
 
+namespace {
+constexpr const char* kWorkerCommand = "worker";
+}  // namespace
+
 void add_worker_command(CLI::App& app, int& exit_code) {
+    set_worker_program({this_program(), {kWorkerCommand}});
     auto* command = app.add_subcommand(kWorkerCommand, "One rank of a worker job");
     command->group("");  // hidden
     auto folder = std::make_shared<std::string>();

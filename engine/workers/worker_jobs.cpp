@@ -11,13 +11,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 
 #include <nlohmann/json.hpp>
 
 #include "common/json_parse.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/files.h"
-#include "oomlab/common/paths.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/workers/local_workers.h"
 #include "oomlab/workers/worker_report.h"
@@ -84,21 +84,29 @@ BadInput combined(const std::vector<BadInput>& refusals) {
     return BadInput(message, keys);
 }
 
-// One job for the workers: the oomlab-cli beside this program and a temporary folder holding
-// the config they read, the task and the reports they write, removed with the job.
+std::mutex g_program_mutex;
+WorkerProgram g_program;  // none until the front end names one
+
+WorkerProgram worker_program() {
+    const std::lock_guard<std::mutex> lock(g_program_mutex);
+    return g_program;
+}
+
+// One job for the workers: the front end's worker program and a temporary folder holding the
+// config they read, the task and the reports they write, removed with the job.
 class WorkerJob {
 public:
     WorkerJob(const ExperimentConfig& config, const WorkerTask& task, int processes)
         : m_processes(processes) {
-        // OOMLAB_CLI names another one (a program that is not installed beside it: the tests).
-        const char* chosen = std::getenv("OOMLAB_CLI");
-        m_cli = chosen && *chosen
-                    ? std::filesystem::path(chosen)
-                    : std::filesystem::path(this_program_path()).parent_path() / "oomlab-cli";
-        if (access(m_cli.c_str(), X_OK) != 0) {
+        const WorkerProgram program = worker_program();
+        if (program.path.empty()) {
             throw Error("training with " + std::to_string(processes) +
-                        " processes needs oomlab-cli beside this program (" + m_cli.string() +
-                        " is missing)");
+                        " processes needs a program to start the workers with, and this one "
+                        "names none");
+        }
+        if (access(program.path.c_str(), X_OK) != 0) {
+            throw Error("training with " + std::to_string(processes) + " processes needs " +
+                        program.path + " to start the workers with, and it is missing");
         }
         std::error_code error;
         const std::filesystem::path temp = std::filesystem::temp_directory_path(error);
@@ -114,8 +122,9 @@ public:
         write_file_atomically(
             m_folder + "/" + kTaskFile,
             description.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
-        m_workers.program = m_cli.string();
-        m_workers.arguments = {kWorkerCommand, m_folder};
+        m_workers.program = program.path;
+        m_workers.arguments = program.arguments;
+        m_workers.arguments.push_back(m_folder);
         m_workers.count = processes;
         m_workers.grace = std::chrono::seconds(config.distributed.timeout_s + 30);
         m_workers.quiet = true;
@@ -162,13 +171,17 @@ public:
 
 private:
     int m_processes;
-    std::filesystem::path m_cli;
     std::string m_folder;
     LocalWorkers m_workers;
     std::vector<WorkerExit> m_exits;
 };
 
 }  // namespace
+
+void set_worker_program(WorkerProgram program) {
+    const std::lock_guard<std::mutex> lock(g_program_mutex);
+    g_program = std::move(program);
+}
 
 WorkerTask read_worker_task(const std::string& folder) {
     const std::string path = folder + "/" + kTaskFile;

@@ -26,6 +26,11 @@
 namespace oomlab {
 namespace {
 
+// As oomlab-cli names itself for its lessons' workers: the one built beside the tests.
+void use_cli_for_workers() {
+    set_worker_program({OOMLAB_CLI_PATH, {"worker"}});
+}
+
 TEST(LocalWorkers, EachWorkersErrorsAreKeptAndRepeatedLinesShownOnce) {
     LocalWorkers workers;
     workers.program = "/bin/sh";
@@ -67,7 +72,7 @@ TEST(LocalWorkers, TheRendezvousPortIsNoneTheKernelHandsOut) {
 }
 
 TEST(LocalWorkers, AConfigTheWorkersRefuseIsTheCallersBadInput) {
-    setenv("OOMLAB_CLI", OOMLAB_CLI_PATH, 1);
+    use_cli_for_workers();
     test::TempDir dir;
     ExperimentConfig config;
     config.dataset.path = dir.file("missing.csv");
@@ -86,7 +91,7 @@ TEST(LocalWorkers, AConfigTheWorkersRefuseIsTheCallersBadInput) {
 }
 
 TEST(LocalWorkers, ARefusalOnlyTheWorkersCanMakeCarriesItsKey) {
-    setenv("OOMLAB_CLI", OOMLAB_CLI_PATH, 1);
+    use_cli_for_workers();
     test::TempDir dir;
     ExperimentConfig config;
     config.train.batch_size = 100000;  // more than the default data holds for two processes
@@ -100,10 +105,37 @@ TEST(LocalWorkers, ARefusalOnlyTheWorkersCanMakeCarriesItsKey) {
     }
 }
 
+// The engine knows no program to start workers with: without a front end's, a job says so.
+TEST(LocalWorkers, AJobWithoutAWorkerProgramSaysSo) {
+    set_worker_program({});
+    test::TempDir dir;
+    const std::atomic<bool> cancel{false};
+    try {
+        run_with_local_workers(ExperimentConfig{}, "x", dir.file("runs.sqlite"), 2, cancel);
+        FAIL() << "workers were started without a program";
+    } catch (const BadInput&) {
+        FAIL() << "not the user's input";
+    } catch (const Error& error) {
+        EXPECT_EQ(std::string(error.what()),
+                  "training with 2 processes needs a program to start the workers with, and "
+                  "this one names none");
+    }
+    set_worker_program({dir.file("missing-cli"), {"worker"}});
+    try {
+        run_with_local_workers(ExperimentConfig{}, "x", dir.file("runs.sqlite"), 2, cancel);
+        FAIL() << "workers were started with a missing program";
+    } catch (const Error& error) {
+        EXPECT_NE(std::string(error.what()).find(dir.file("missing-cli") + " to start the workers"),
+                  std::string::npos)
+            << error.what();
+    }
+    use_cli_for_workers();
+}
+
 // A killed workbench leaves its job folder behind; the next job removes it, and only the
 // folders of launchers that no longer run.
 TEST(LocalWorkers, TheFolderOfAKilledLauncherIsRemovedByTheNextJob) {
-    setenv("OOMLAB_CLI", OOMLAB_CLI_PATH, 1);
+    use_cli_for_workers();
     test::TempDir dir;
     const pid_t gone = fork();
     ASSERT_GE(gone, 0);
@@ -163,7 +195,7 @@ private:
 };
 
 TEST(LocalWorkers, TheRunFollowedIsTheWorkersEvenWhenANewerOneIsWritten) {
-    setenv("OOMLAB_CLI", OOMLAB_CLI_PATH, 1);
+    use_cli_for_workers();
     test::TempDir dir;
     RunStore store = RunStore::open(dir.file("runs.sqlite"));
     AnotherWriter listener(store);
@@ -191,7 +223,7 @@ TEST(WorkerEntry, AFolderWithoutAJobIsRefusedNamingItsFile) {
                                                 "\"name\": \"\"}";
     }
     const test::CliResult result = test::run_cli(
-        {kWorkerCommand, dir.path()}, {std::string(kWorkerReportVariable) + "=" + dir.path()});
+        {"worker", dir.path()}, {std::string(kWorkerReportVariable) + "=" + dir.path()});
     EXPECT_EQ(result.exit_code, kExitBadInput) << result.err;
     EXPECT_EQ(result.err, "error: " + dir.file("task.json") +
                               ": \"task\": \"train everything\" is no task of a worker\n");
@@ -199,7 +231,7 @@ TEST(WorkerEntry, AFolderWithoutAJobIsRefusedNamingItsFile) {
     ASSERT_EQ(refusals.size(), 1u);
     EXPECT_NE(std::string(refusals[0].what()).find("task.json"), std::string::npos);
 
-    const test::CliResult empty = test::run_cli({kWorkerCommand, dir.file("none")});
+    const test::CliResult empty = test::run_cli({"worker", dir.file("none")});
     EXPECT_EQ(empty.exit_code, kExitBadInput);
     EXPECT_NE(empty.err.find(dir.file("none/task.json")), std::string::npos) << empty.err;
 }
@@ -209,7 +241,7 @@ TEST(WorkerEntry, TheWorkerCommandIsNotOfferedToPeople) {
     const test::CliResult help = test::run_cli({"--help"});
     EXPECT_EQ(help.exit_code, 0);
     EXPECT_NE(help.out.find("find-batch-size"), std::string::npos);
-    EXPECT_EQ(help.out.find(kWorkerCommand), std::string::npos) << help.out;
+    EXPECT_EQ(help.out.find("worker"), std::string::npos) << help.out;
 }
 
 TEST(WorkerReports, WhatAWorkerReportsTheLauncherReads) {

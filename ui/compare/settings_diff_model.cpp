@@ -6,6 +6,19 @@
 #include "oomlab/config/config_keys.h"
 
 namespace oomlab::ui {
+namespace {
+
+// A differing row's font: bold; the others keep the view's.
+QVariant markFont(bool differs) {
+    if (!differs) {
+        return {};
+    }
+    QFont bold;
+    bold.setBold(true);
+    return bold;
+}
+
+}  // namespace
 
 SettingsDiffModel::SettingsDiffModel(QObject* parent) : QAbstractTableModel(parent) {}
 
@@ -60,12 +73,7 @@ QVariant SettingsDiffModel::data(const QModelIndex& index, int role) const {
         case Qt::DisplayRole:
             return row.values[index.column()];
         case Qt::FontRole:
-            if (row.differs) {
-                QFont bold;
-                bold.setBold(true);
-                return bold;
-            }
-            return {};
+            return markFont(row.differs);
         case Qt::BackgroundRole:
             if (row.differs && m_highlight.isValid()) {
                 QColor tint = m_highlight;
@@ -94,12 +102,7 @@ QVariant SettingsDiffModel::headerData(int section, Qt::Orientation orientation,
         case Qt::ToolTipRole:
             return row.help;
         case Qt::FontRole:
-            if (row.differs) {
-                QFont bold;
-                bold.setBold(true);
-                return bold;
-            }
-            return {};
+            return markFont(row.differs);
         default:
             return {};
     }

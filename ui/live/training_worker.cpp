@@ -1,5 +1,6 @@
 #include "live/training_worker.h"
 
+#include <QCoreApplication>
 #include <QThread>
 
 #include "common/formatting.h"
@@ -8,9 +9,23 @@
 #include "oomlab/workers/worker_jobs.h"
 
 namespace oomlab::ui {
+namespace {
+
+// Runs of several processes are trained by oomlab-cli's `worker` subcommand: the oomlab-cli
+// beside this program, or $OOMLAB_CLI (one that is not installed beside it: the tests).
+void useCliForWorkers() {
+    QString cli = qEnvironmentVariable("OOMLAB_CLI");
+    if (cli.isEmpty()) {
+        cli = QCoreApplication::applicationDirPath() + QStringLiteral("/oomlab-cli");
+    }
+    set_worker_program({ss(cli), {"worker"}});
+}
+
+}  // namespace
 
 TrainingWorker::TrainingWorker(QObject* parent) : QObject(parent) {
     registerRunTypes();
+    useCliForWorkers();
 }
 
 void TrainingWorker::run(const ExperimentConfig& config, const QString& name,

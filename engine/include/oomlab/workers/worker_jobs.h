@@ -1,23 +1,30 @@
 // Front ends that live in one process (the workbench, lessons) hand a data-parallel run or a
 // batch-size search to worker processes. A job is a temporary folder holding the config and
 // the task (oomlab-workers-PID-XXXXXX, removed with the job, or by the next job when the
-// launcher was killed); each worker is `oomlab-cli worker FOLDER` (the oomlab-cli beside this
-// program, or $OOMLAB_CLI), one rank, and the engine's own entry point (session/worker_entry.h)
-// does the work there. The launcher learns the outcome from the workers' reports (worker_report.h).
+// launcher was killed); each worker is the front end's worker program given that folder, one
+// rank, which calls the engine's own entry point (session/worker_entry.h). The launcher learns
+// the outcome from the workers' reports (worker_report.h).
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "oomlab/config/experiment_config.h"
 #include "oomlab/run/batch_search.h"
 
 namespace oomlab {
 
-// The oomlab-cli subcommand that runs one rank of a job: `oomlab-cli worker FOLDER`.
-inline constexpr const char* kWorkerCommand = "worker";
+// The program a worker is: `path arguments... FOLDER`, which hands FOLDER to run_worker_task.
+// The front end names it at start-up (the engine knows no program of its own); without one,
+// a job throws Error.
+struct WorkerProgram {
+    std::string path;
+    std::vector<std::string> arguments;
+};
+void set_worker_program(WorkerProgram program);
 
 // What a job asks of each of its workers.
 struct WorkerTask {
