@@ -1,24 +1,23 @@
 // One training run of a prepared experiment: the loop, its measurements and its ending.
+//
+// The run owns the loop; what it trains (TrainedModel), the micro-batches (BatchSchedule),
+// the memory's record (MemoryLedger) and the bytes' modules (ModuleAttribution) are its
+// collaborators, each owning its state.
 #pragma once
 
-#include <torch/nn.h>
-#include <torch/optim.h>
-
 #include <atomic>
-#include <chrono>
 #include <memory>
 
-#include "measure/memory_history.h"
-#include "measure/memory_monitor.h"
-#include "memory/allocation_tag.h"
-#include "model/text_classifier.h"
 #include "oomlab/common/errors.h"
 #include "torch_utils/torch_compat.h"
+#include "train/batch_schedule.h"
 #include "train/batching.h"
-#include "train/data_parallel.h"
-#include "train/grad_scaler.h"
+#include "train/memory_ledger.h"
 #include "train/metric_buffer.h"
+#include "train/module_attribution.h"
 #include "train/prepared_experiment.h"
+#include "train/run_clock.h"
+#include "train/trained_model.h"
 
 namespace oomlab::train {
 
@@ -29,8 +28,14 @@ public:
     using Error::Error;
 };
 
-// Bytes held with `tag` by every module together.
-std::int64_t held_by_all_modules(const memory::ModuleLedger& ledger, memory::AllocationTag tag);
+struct EvaluationShare;
+
+// Where the loop is: the epoch, the optimizer steps done, and the phase in progress.
+struct RunPosition {
+    int epoch = 0;
+    std::int64_t step = 0;
+    std::string_view phase = "setup";
+};
 
 class TrainingRun {
 public:
@@ -40,11 +45,18 @@ public:
     RunOutcome execute();
 
 private:
+    const ExperimentConfig& config() const { return m_experiment.config; }
+    void set_up();
+    void build_model();
+    void finish(RunOutcome& outcome);
     void train_epochs();
     void train_worst_case();
     void start_epoch(int epoch);
     bool optimizer_step();  // false at the end of the epoch
     int micro_batches(torch::Tensor& step_loss, std::int64_t& samples);
+    torch::Tensor train_micro_batch(const Batch& batch);
+    void step_optimizer();
+    void end_step(const torch::Tensor& step_loss, std::int64_t samples);
     // Data parallelism (training_run_parallel.cpp): micro_batches() on every rank, agreeing on
     // how it ended; the group's setup and the check that the ranks ended alike.
     int micro_batches_together(torch::Tensor& step_loss, std::int64_t& samples);
@@ -53,69 +65,36 @@ private:
     void evaluation_together(const std::optional<std::string>& out_of_memory);
     void start_data_parallel();
     void finish_data_parallel();
-    void evaluate();  // training_run_evaluation.cpp
+    // The validation pass (training_run_evaluation.cpp).
+    void evaluate();
+    EvaluationShare evaluate_share();
+    // OOM (training_run_oom.cpp): the policy's retry, and what the allocator said.
+    bool recover_from_oom(const std::string& message);
+    void record_oom(const std::string& message);
     void enter_phase(std::string_view phase, memory::AllocationTag tag);
     void sample_phase(std::string_view phase);
     void record_memory_row(std::int64_t step, std::string_view phase,
                            const memory::MemorySample& memory);
-    bool recover_from_oom(const std::string& message);
-    void record_oom(const std::string& message);
-    void step_optimizer();
-    void write_snapshot();
-    void end_step(const torch::Tensor& step_loss, std::int64_t samples);
+    std::unique_ptr<BatchSource> make_batch_source() const;
     void check_cancel() const;
     std::string divergence_message(std::int64_t step) const;
-    MemoryBreakdown measure_breakdown() const;
-    // Attribution of memory to the model's modules (training_run_attribution.cpp).
-    void attribute_parameters();
-    void retag_optimizer_state();
-    void retag_gradients();
-    std::vector<torch::Tensor> optimizer_state_for(const torch::Tensor& parameter) const;
-    std::vector<ModuleMemory> measure_by_module() const;
-    void sample_modules(std::string_view phase);
-    void add_stage(std::string_view stage, std::int64_t allocated,
-                   std::optional<std::int64_t> device_used);
-    double elapsed_seconds() const;
     bool pinned() const;
     std::unique_ptr<compat::AutocastScope> autocast_scope() const;
 
     const PreparedExperiment& m_experiment;
-    const ExperimentConfig& m_config;
     TrainObserver& m_observer;
     const std::atomic<bool>& m_cancel;
-    std::chrono::steady_clock::time_point m_start;
-    std::chrono::steady_clock::time_point m_last_step_end = m_start;
-    memory::MemoryMonitor m_memory;
+    RunClock m_clock;
+    MemoryLedger m_memory;  // before what it measures, which goes first
     MetricBuffer m_metrics;
-
-    std::shared_ptr<model::TextClassifier> m_model;
-    std::vector<torch::Tensor> m_trainable;
-    std::unique_ptr<DataParallel> m_parallel;  // several processes only
-    std::vector<torch::Tensor> m_updated;      // what the optimizer updates
-    std::unique_ptr<torch::optim::Optimizer> m_optimizer;
-    std::optional<GradScaler> m_scaler;                 // fp16 only
-    std::unique_ptr<memory::MemoryHistory> m_history;   // debug.memory_snapshot only
+    TrainedModel m_trained;
+    ModuleAttribution m_attribution{m_trained};
     std::shared_ptr<const ResidentDataset> m_resident;  // eager loading only
-
-    int m_batch_size;
-    int m_accumulation;
-    int m_epoch = 0;
-    std::int64_t m_step = 0;
-    std::int64_t m_total_steps = 0;
-    std::string_view m_phase = "setup";
-    std::vector<std::vector<std::int64_t>> m_plan;  // this epoch's micro-batches
-    std::size_t m_cursor = 0;                       // first micro-batch of the step in progress
+    BatchSchedule m_schedule;
     std::unique_ptr<BatchSource> m_batches;
-    std::int64_t m_largest_batch_bytes = 0;
-    memory::MemorySample m_at_peak;  // the step sample of the highest step peak
-    torch::Tensor m_leaked_loss;     // debug.keep_loss_graph: the classic mistake, on purpose
+    RunPosition m_position;
+    torch::Tensor m_leaked_loss;  // debug.keep_loss_graph: the classic mistake, on purpose
     std::optional<double> m_val_accuracy;
-    memory::ModuleId m_loss_id;
-    memory::ModuleId m_optimizer_id;
-    std::vector<ModuleSample> m_module_samples;
-    std::vector<MemoryStage> m_staircase;
-    std::optional<memory::MemorySample> m_last_step;
-    std::optional<Fragmentation> m_fragmentation;
     bool m_worst_case_trial;
 };
 

@@ -37,11 +37,11 @@ int TrainingRun::micro_batches_together(torch::Tensor& step_loss, std::int64_t& 
     }
     if (status != kStepDone) {
         // The others may still be reducing: as many micro-batches as the plan has left.
-        const std::size_t left = m_plan.size() - std::min(m_cursor, m_plan.size());
-        m_parallel->leave_step(
-            static_cast<int>(std::min<std::size_t>(std::size_t(m_accumulation), left)));
+        m_trained.parallel->leave_step(static_cast<int>(
+            std::min<std::size_t>(std::size_t(m_schedule.accumulation()), m_schedule.left())));
     }
-    const int agreed = m_parallel->agree(status << kStatusShift | m_parallel->rank());
+    const int agreed =
+        m_trained.parallel->agree(status << kStatusShift | m_trained.parallel->rank());
     switch (agreed >> kStatusShift) {
         case kStepOutOfMemory:
             throw OutOfMemoryOnRank(status == kStepOutOfMemory ? out_of_memory
@@ -55,7 +55,8 @@ int TrainingRun::micro_batches_together(torch::Tensor& step_loss, std::int64_t& 
 
 void TrainingRun::evaluation_together(const std::optional<std::string>& out_of_memory) {
     const int status = out_of_memory ? kStepOutOfMemory : kStepDone;
-    const int agreed = m_parallel->agree(status << kStatusShift | m_parallel->rank());
+    const int agreed =
+        m_trained.parallel->agree(status << kStatusShift | m_trained.parallel->rank());
     if (agreed >> kStatusShift == kStepOutOfMemory) {
         // In the evaluation phase this records the OOM and ends the run, on every rank.
         recover_from_oom(out_of_memory ? *out_of_memory : out_of_memory_on(agreed));
@@ -63,23 +64,26 @@ void TrainingRun::evaluation_together(const std::optional<std::string>& out_of_m
 }
 
 void TrainingRun::start_data_parallel() {
-    m_parallel = std::make_unique<DataParallel>(
-        *m_experiment.group, m_config.distributed.shard, m_trainable,
-        std::int64_t{m_config.distributed.bucket_mb} << 20, m_optimizer_id);
-    m_metrics.set_rank(m_parallel->rank());
-    m_parallel->share_initial_parameters();
-    m_updated = m_parallel->optimizer_parameters();
+    const DistributedConfig& distributed = config().distributed;
+    m_trained.parallel = std::make_unique<DataParallel>(
+        *m_experiment.group, distributed.shard, m_trained.trainable,
+        std::int64_t{distributed.bucket_mb} << 20, m_attribution.optimizer_id());
+    m_metrics.set_rank(m_trained.parallel->rank());
+    m_trained.parallel->share_initial_parameters();
+    m_trained.updated = m_trained.parallel->optimizer_parameters();
 }
 
 void TrainingRun::finish_data_parallel() {
-    if (!m_parallel) {
+    if (!m_trained.parallel) {
         return;
     }
     char hash[32];
-    std::snprintf(hash, sizeof hash, "%016llx",
-                  static_cast<unsigned long long>(m_parallel->check_identical_parameters()));
-    m_observer.on_event({m_step, std::string(event_kind::kNote),
-                         "parameters identical on all " + std::to_string(m_parallel->world_size()) +
+    std::snprintf(
+        hash, sizeof hash, "%016llx",
+        static_cast<unsigned long long>(m_trained.parallel->check_identical_parameters()));
+    m_observer.on_event({m_position.step, std::string(event_kind::kNote),
+                         "parameters identical on all " +
+                             std::to_string(m_trained.parallel->world_size()) +
                              " processes (FNV-1a of their bytes: " + hash + ")"});
 }
 
