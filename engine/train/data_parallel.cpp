@@ -45,38 +45,40 @@ DataParallel::DataParallel(distributed::ProcessGroup& group, ShardMode shard,
       m_range_owner(range_owner),
       m_parameters(std::move(trainable)) {
     for (const torch::Tensor& parameter : m_parameters) {
-        m_starts.push_back(m_total);
-        m_total += parameter.numel();
+        m_layout.starts.push_back(m_layout.total);
+        m_layout.total += parameter.numel();
     }
-    m_buckets = make_buckets(m_parameters, bucket_bytes);
-    m_bucket_of.resize(m_parameters.size());
-    m_offset_in_bucket.resize(m_parameters.size());
-    for (std::size_t b = 0; b < m_buckets.size(); ++b) {
+    m_buckets.members = make_buckets(m_parameters, bucket_bytes);
+    m_buckets.bucket_of.resize(m_parameters.size());
+    m_buckets.offset_in_bucket.resize(m_parameters.size());
+    for (std::size_t b = 0; b < m_buckets.members.size(); ++b) {
         std::int64_t elements = 0;
-        for (const std::size_t i : m_buckets[b]) {
-            m_bucket_of[i] = b;
-            m_offset_in_bucket[i] = elements;
+        for (const std::size_t i : m_buckets.members[b]) {
+            m_buckets.bucket_of[i] = b;
+            m_buckets.offset_in_bucket[i] = elements;
             elements += m_parameters[i].numel();
         }
-        m_bucket_elements.push_back(elements);
+        m_buckets.elements.push_back(elements);
     }
     if (m_shard == ShardMode::None) {
         return;
     }
     const std::int64_t world = world_size();
-    const std::int64_t share = (m_total + world - 1) / world;
-    m_begin = std::min(m_total, share * rank());
-    m_end = std::min(m_total, m_begin + share);
+    const std::int64_t share = (m_layout.total + world - 1) / world;
+    m_layout.begin = std::min(m_layout.total, share * rank());
+    m_layout.end = std::min(m_layout.total, m_layout.begin + share);
     for (std::size_t i = 0; i < m_parameters.size(); ++i) {
-        const std::int64_t first = std::max(m_begin, m_starts[i]);
-        const std::int64_t last = std::min(m_end, m_starts[i] + m_parameters[i].numel());
+        const std::int64_t first = std::max(m_layout.begin, m_layout.starts[i]);
+        const std::int64_t last =
+            std::min(m_layout.end, m_layout.starts[i] + m_parameters[i].numel());
         if (first >= last) {
             continue;
         }
-        m_pieces.push_back({i, first - m_starts[i], last - first, first - m_begin});
+        m_layout.pieces.push_back(
+            {i, first - m_layout.starts[i], last - first, first - m_layout.begin});
         // A view of the parameter's own storage: updating it updates the model.
         torch::Tensor view =
-            flat(m_parameters[i].detach()).narrow(0, first - m_starts[i], last - first);
+            flat(m_parameters[i].detach()).narrow(0, first - m_layout.starts[i], last - first);
         view.requires_grad_(true);
         m_views.push_back(view);
     }
@@ -95,8 +97,8 @@ std::vector<torch::Tensor> DataParallel::optimizer_tensors_of(
         return {parameter};
     }
     std::vector<torch::Tensor> views;
-    for (std::size_t i = 0; i < m_pieces.size(); ++i) {
-        if (m_parameters[m_pieces[i].parameter].is_same(parameter)) {
+    for (std::size_t i = 0; i < m_layout.pieces.size(); ++i) {
+        if (m_parameters[m_layout.pieces[i].parameter].is_same(parameter)) {
             views.push_back(m_views[i]);
         }
     }
@@ -113,15 +115,15 @@ void DataParallel::share_initial_parameters() {
 
 void DataParallel::reduce_buckets() {
     torch::NoGradGuard no_grad;
-    for (std::size_t b = 0; b < m_buckets.size(); ++b) {
-        const std::vector<std::size_t>& bucket = m_buckets[b];
+    for (std::size_t b = 0; b < m_buckets.members.size(); ++b) {
+        const std::vector<std::size_t>& bucket = m_buckets.members[b];
         if (bucket.size() == 1 && m_parameters[bucket.front()].grad().defined()) {
             torch::Tensor gradient = m_parameters[bucket.front()].mutable_grad();
             m_group.all_reduce_sum(gradient, "the gradient all-reduce");  // alone: in place
             continue;
         }
         torch::Tensor buffer =
-            torch::empty({m_bucket_elements[b]}, m_parameters[bucket.front()].options());
+            torch::empty({m_buckets.elements[b]}, m_parameters[bucket.front()].options());
         std::int64_t offset = 0;
         for (const std::size_t i : bucket) {
             const torch::Tensor& gradient = m_parameters[i].grad();
@@ -149,10 +151,10 @@ void DataParallel::before_step() {
     torch::NoGradGuard no_grad;
     const double world = world_size();
     if (m_shard == ShardMode::Gradients) {
-        m_range_gradient.div_(world);
-        for (std::size_t i = 0; i < m_pieces.size(); ++i) {
-            m_views[i].mutable_grad() =
-                m_range_gradient.narrow(0, m_pieces[i].shard_offset, m_pieces[i].length);
+        m_zero2.range_gradient.div_(world);
+        for (std::size_t i = 0; i < m_layout.pieces.size(); ++i) {
+            m_views[i].mutable_grad() = m_zero2.range_gradient.narrow(
+                0, m_layout.pieces[i].shard_offset, m_layout.pieces[i].length);
         }
         return;
     }
@@ -162,9 +164,9 @@ void DataParallel::before_step() {
             parameter.mutable_grad().div_(world);
         }
     }
-    for (std::size_t i = 0; i < m_pieces.size(); ++i) {
+    for (std::size_t i = 0; i < m_layout.pieces.size(); ++i) {
         // ZeRO-1 keeps every gradient; the optimizer reads this rank's range of them.
-        const Piece& piece = m_pieces[i];
+        const FlatLayout::Piece& piece = m_layout.pieces[i];
         m_views[i].mutable_grad() =
             flat(m_parameters[piece.parameter].grad()).narrow(0, piece.offset, piece.length);
     }
@@ -174,30 +176,31 @@ void DataParallel::after_step() {
     for (torch::Tensor& view : m_views) {
         view.mutable_grad() = torch::Tensor();
     }
-    m_range_gradient = torch::Tensor();
-    m_step_reductions = 0;
+    m_zero2.range_gradient = torch::Tensor();
+    m_zero2.reductions = 0;
     if (m_shard == ShardMode::None) {
         return;
     }
     torch::NoGradGuard no_grad;
     // Each rank's range, from its owner, one bucket of parameters at a time.
     const std::int64_t world = world_size();
-    const std::int64_t share = (m_total + world - 1) / world;
+    const std::int64_t share = (m_layout.total + world - 1) / world;
     for (std::int64_t owner = 0; owner < world; ++owner) {
-        const std::int64_t begin = std::min(m_total, share * owner);
-        const std::int64_t end = std::min(m_total, begin + share);
+        const std::int64_t begin = std::min(m_layout.total, share * owner);
+        const std::int64_t end = std::min(m_layout.total, begin + share);
         if (begin == end) {
             continue;
         }
         torch::Tensor range = torch::empty({end - begin}, m_parameters.front().options());
         const auto each_piece = [&](auto visit) {
             for (std::size_t i = 0; i < m_parameters.size(); ++i) {
-                const std::int64_t first = std::max(begin, m_starts[i]);
-                const std::int64_t last = std::min(end, m_starts[i] + m_parameters[i].numel());
+                const std::int64_t first = std::max(begin, m_layout.starts[i]);
+                const std::int64_t last =
+                    std::min(end, m_layout.starts[i] + m_parameters[i].numel());
                 if (first < last) {
-                    visit(
-                        flat(m_parameters[i].detach()).narrow(0, first - m_starts[i], last - first),
-                        range.narrow(0, first - begin, last - first));
+                    visit(flat(m_parameters[i].detach())
+                              .narrow(0, first - m_layout.starts[i], last - first),
+                          range.narrow(0, first - begin, last - first));
                 }
             }
         };

@@ -21,6 +21,39 @@
 
 namespace oomlab::train {
 
+// Every trainable element in one flat order (the parameters one after another), and the
+// pieces of parameters that fall in this rank's range of it (sharded modes).
+struct FlatLayout {
+    struct Piece {
+        std::size_t parameter;
+        std::int64_t offset;  // in the flattened parameter
+        std::int64_t length;
+        std::int64_t shard_offset;  // in this rank's range
+    };
+    std::vector<std::int64_t> starts;  // each parameter's first element
+    std::int64_t total = 0;
+    std::int64_t begin = 0, end = 0;  // this rank's range
+    std::vector<Piece> pieces;
+};
+
+// The gradients reduced together, in the order backward produces them.
+struct GradientBuckets {
+    std::vector<std::vector<std::size_t>> members;  // parameter indices, backward order
+    std::vector<std::size_t> bucket_of;             // each parameter's bucket
+    std::vector<std::int64_t> offset_in_bucket;     // each parameter's first element there
+    std::vector<std::int64_t> elements;             // each bucket's
+};
+
+// ZeRO-2 during a step: the buckets filling up in this backward pass, their gradients so far,
+// the next bucket to reduce, the reductions made, and this rank's summed range.
+struct Zero2Step {
+    std::vector<torch::Tensor> pending;
+    std::vector<std::size_t> arrived;
+    std::size_t next_bucket = 0;
+    std::int64_t reductions = 0;
+    torch::Tensor range_gradient;
+};
+
 class DataParallel {
 public:
     // A bucket holds at most `bucket_bytes` of gradients (one larger parameter alone; 0: each
@@ -65,12 +98,6 @@ public:
     std::uint64_t check_identical_parameters();
 
 private:
-    struct Piece {
-        std::size_t parameter;
-        std::int64_t offset;  // in the flattened parameter
-        std::int64_t length;
-        std::int64_t shard_offset;  // in this rank's range
-    };
     class RangeHook;
     void reduce_buckets();  // every gradient, summed in place
     // ZeRO-2 (data_parallel_zero2.cpp). Hooks on_gradient to each parameter's accumulator.
@@ -90,22 +117,10 @@ private:
     ShardMode m_shard;
     memory::ModuleId m_range_owner;
     std::vector<torch::Tensor> m_parameters;
-    std::vector<std::int64_t> m_starts;  // each parameter's first element in the flat order
-    std::int64_t m_total = 0;
-    std::int64_t m_begin = 0, m_end = 0;  // this rank's range
-    std::vector<Piece> m_pieces;
-    std::vector<torch::Tensor> m_views;               // the pieces as tensors the optimizer updates
-    std::vector<std::vector<std::size_t>> m_buckets;  // parameter indices, backward order
-    std::vector<std::size_t> m_bucket_of;             // each parameter's bucket
-    std::vector<std::int64_t> m_offset_in_bucket;     // each parameter's first element there
-    std::vector<std::int64_t> m_bucket_elements;
-    // ZeRO-2: the buckets filling up in this backward pass, their gradients so far, the next
-    // bucket to reduce and the reductions made in this step.
-    std::vector<torch::Tensor> m_pending;
-    std::vector<std::size_t> m_arrived;
-    std::size_t m_next_bucket = 0;
-    std::int64_t m_step_reductions = 0;
-    torch::Tensor m_range_gradient;  // ZeRO-2: this rank's summed gradients of the step
+    FlatLayout m_layout;
+    std::vector<torch::Tensor> m_views;  // the pieces as tensors the optimizer updates
+    GradientBuckets m_buckets;
+    Zero2Step m_zero2;
     // ZeRO-2: the parameters' gradient accumulators, which run the reduction (a parameter
     // holds its own only weakly).
     std::vector<compat::GradAccumulator> m_accumulators;

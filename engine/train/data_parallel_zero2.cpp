@@ -32,8 +32,8 @@ private:
 };
 
 void DataParallel::install_gradient_hooks() {
-    m_pending.resize(m_buckets.size());
-    m_arrived.resize(m_buckets.size(), 0);
+    m_zero2.pending.resize(m_buckets.members.size());
+    m_zero2.arrived.resize(m_buckets.members.size(), 0);
     for (std::size_t i = 0; i < m_parameters.size(); ++i) {
         auto accumulator = torch::autograd::impl::grad_accumulator(m_parameters[i]);
         accumulator->add_post_hook(std::make_unique<RangeHook>(*this, i));
@@ -47,50 +47,51 @@ void DataParallel::on_gradient(std::size_t index) {
     // until its hook returned, so reducing there would have kept it beside its copy.
     reduce_full_buckets();
     torch::Tensor& parameter = m_parameters[index];
-    const std::size_t bucket = m_bucket_of[index];
-    torch::Tensor& pending = m_pending[bucket];
-    if (m_buckets[bucket].size() == 1) {
+    const std::size_t bucket = m_buckets.bucket_of[index];
+    torch::Tensor& pending = m_zero2.pending[bucket];
+    if (m_buckets.members[bucket].size() == 1) {
         pending = parameter.grad().view(-1);  // alone: reduced in place, no copy
     } else {
         if (!pending.defined()) {
-            pending = torch::empty({m_bucket_elements[bucket]}, parameter.options());
+            pending = torch::empty({m_buckets.elements[bucket]}, parameter.options());
             memory::retag_tensor(pending, memory::AllocationTag::Gradients, m_range_owner);
         }
-        pending.narrow(0, m_offset_in_bucket[index], parameter.numel())
+        pending.narrow(0, m_buckets.offset_in_bucket[index], parameter.numel())
             .copy_(parameter.grad().view(-1));
     }
     parameter.mutable_grad() = torch::Tensor();  // it waits in its bucket, never twice
-    ++m_arrived[bucket];
+    ++m_zero2.arrived[bucket];
 }
 
 void DataParallel::reduce_full_buckets() {
-    while (m_next_bucket < m_buckets.size() &&
-           m_arrived[m_next_bucket] == m_buckets[m_next_bucket].size()) {
-        reduce_bucket(m_next_bucket++);
+    while (m_zero2.next_bucket < m_buckets.members.size() &&
+           m_zero2.arrived[m_zero2.next_bucket] == m_buckets.members[m_zero2.next_bucket].size()) {
+        reduce_bucket(m_zero2.next_bucket++);
     }
 }
 
 void DataParallel::reduce_bucket(std::size_t bucket) {
-    torch::Tensor& pending = m_pending[bucket];
+    torch::Tensor& pending = m_zero2.pending[bucket];
     m_group.all_reduce_sum(pending, "the gradient all-reduce");
-    ++m_step_reductions;
-    for (const std::size_t i : m_buckets[bucket]) {
-        add_to_range(i, pending.narrow(0, m_offset_in_bucket[i], m_parameters[i].numel()));
+    ++m_zero2.reductions;
+    for (const std::size_t i : m_buckets.members[bucket]) {
+        add_to_range(i, pending.narrow(0, m_buckets.offset_in_bucket[i], m_parameters[i].numel()));
     }
     pending = torch::Tensor();
-    m_arrived[bucket] = 0;
+    m_zero2.arrived[bucket] = 0;
 }
 
 void DataParallel::add_to_range(std::size_t index, const torch::Tensor& summed) {
-    if (!m_range_gradient.defined()) {
+    if (!m_zero2.range_gradient.defined()) {
         // At the step's first sum, not before: the later it comes, the fewer saved tensors of
         // backward are still alive beside it.
-        m_range_gradient = torch::zeros({m_end - m_begin}, summed.options());
-        memory::retag_tensor(m_range_gradient, memory::AllocationTag::Gradients, m_range_owner);
+        m_zero2.range_gradient = torch::zeros({m_layout.end - m_layout.begin}, summed.options());
+        memory::retag_tensor(m_zero2.range_gradient, memory::AllocationTag::Gradients,
+                             m_range_owner);
     }
-    for (const Piece& piece : m_pieces) {
+    for (const FlatLayout::Piece& piece : m_layout.pieces) {
         if (piece.parameter == index) {
-            m_range_gradient.narrow(0, piece.shard_offset, piece.length)
+            m_zero2.range_gradient.narrow(0, piece.shard_offset, piece.length)
                 .add_(summed.narrow(0, piece.offset, piece.length));
         }
     }
@@ -102,18 +103,18 @@ void DataParallel::after_backward() {
     }
     torch::NoGradGuard no_grad;
     reduce_full_buckets();  // the last ones, with every gradient of backward released
-    if (m_next_bucket != m_buckets.size()) {
+    if (m_zero2.next_bucket != m_buckets.members.size()) {
         // The ranks' reductions would no longer pair up: stop before they mismatch.
         std::size_t missing = 0;
-        for (std::size_t b = m_next_bucket; b < m_buckets.size(); ++b) {
-            missing += m_buckets[b].size() - m_arrived[b];
+        for (std::size_t b = m_zero2.next_bucket; b < m_buckets.members.size(); ++b) {
+            missing += m_buckets.members[b].size() - m_zero2.arrived[b];
         }
         throw Error("distributed.shard=gradients: " + std::to_string(missing) + " of " +
                     std::to_string(m_parameters.size()) +
                     " trainable parameters got no gradient in this micro-batch; ZeRO-2 here "
                     "needs every one in every micro-batch (use distributed.shard=optimizer)");
     }
-    m_next_bucket = 0;
+    m_zero2.next_bucket = 0;
 }
 
 void DataParallel::leave_step(int micro_batches) {
@@ -122,27 +123,27 @@ void DataParallel::leave_step(int micro_batches) {
     }
     torch::NoGradGuard no_grad;
     // What the step held goes first: the zeros below must not run out of memory again.
-    for (std::size_t b = 0; b < m_buckets.size(); ++b) {
-        m_pending[b] = torch::Tensor();
-        m_arrived[b] = 0;
+    for (std::size_t b = 0; b < m_buckets.members.size(); ++b) {
+        m_zero2.pending[b] = torch::Tensor();
+        m_zero2.arrived[b] = 0;
     }
-    m_range_gradient = torch::Tensor();
+    m_zero2.range_gradient = torch::Tensor();
     for (torch::Tensor& parameter : m_parameters) {
         parameter.mutable_grad() = torch::Tensor();
     }
-    const auto buckets = static_cast<std::int64_t>(m_buckets.size());
+    const auto buckets = static_cast<std::int64_t>(m_buckets.members.size());
     const std::int64_t total = micro_batches * buckets;
-    if (m_step_reductions < total) {
+    if (m_zero2.reductions < total) {
         const torch::Tensor zeros =
-            torch::zeros({*std::max_element(m_bucket_elements.begin(), m_bucket_elements.end())},
+            torch::zeros({*std::max_element(m_buckets.elements.begin(), m_buckets.elements.end())},
                          m_parameters.front().options());
-        for (std::int64_t made = m_step_reductions; made < total; ++made) {
-            torch::Tensor part = zeros.narrow(0, 0, m_bucket_elements[made % buckets]);
+        for (std::int64_t made = m_zero2.reductions; made < total; ++made) {
+            torch::Tensor part = zeros.narrow(0, 0, m_buckets.elements[made % buckets]);
             m_group.all_reduce_sum(part, "the gradient all-reduce (leaving the step)");
         }
     }
-    m_next_bucket = 0;
-    m_step_reductions = 0;
+    m_zero2.next_bucket = 0;
+    m_zero2.reductions = 0;
 }
 
 }  // namespace oomlab::train
