@@ -2,11 +2,13 @@
 
 #include <filesystem>
 
+#include "oomlab/common/errors.h"
 #include "oomlab/common/utf8.h"
 #include "oomlab/common/version.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/config/key_relevance.h"
+#include "session/run_join.h"
 
 namespace oomlab {
 namespace {
@@ -14,11 +16,15 @@ namespace {
 // Forwards to the caller's listener and writes each batch to the store.
 class RecordingObserver final : public TrainObserver {
 public:
-    RecordingObserver(RunStore& store, std::int64_t run_id, RunListener& listener, int rank)
+    // `store` null: this rank records into another database than rank 0's, which holds its
+    // outcome only (see record_ranks_elsewhere).
+    RecordingObserver(RunStore* store, std::int64_t run_id, RunListener& listener, int rank)
         : m_store(store), m_run_id(run_id), m_listener(listener), m_rank(rank) {}
 
     void on_metrics(const std::vector<MetricRow>& rows) override {
-        m_store.append_metrics(m_run_id, rows);
+        if (m_store) {
+            m_store->append_metrics(m_run_id, rows);
+        }
         for (const MetricRow& row : rows) {
             if (row.device_total_bytes) {
                 m_device_total_bytes = *row.device_total_bytes;
@@ -27,12 +33,12 @@ public:
         m_listener.on_metrics(rows);
     }
     void on_event(const EventRow& event) override {
-        if (m_rank == 0) {
-            m_store.add_event(m_run_id, event);
-        } else if (event.kind != event_kind::kEval) {
+        if (m_store && m_rank == 0) {
+            m_store->add_event(m_run_id, event);
+        } else if (m_store && event.kind != event_kind::kEval) {
             // Every rank has the combined evaluation; the rest is this rank's own.
-            m_store.add_event(m_run_id, {event.step, event.kind,
-                                         "rank " + std::to_string(m_rank) + ": " + event.message});
+            m_store->add_event(m_run_id, {event.step, event.kind,
+                                          "rank " + std::to_string(m_rank) + ": " + event.message});
         }
         m_listener.on_event(event);
     }
@@ -41,12 +47,29 @@ public:
     std::int64_t device_total_bytes() const { return m_device_total_bytes; }
 
 private:
-    RunStore& m_store;
+    RunStore* m_store;
     std::int64_t m_run_id;
     RunListener& m_listener;
     int m_rank;
     std::int64_t m_device_total_bytes = 0;
 };
+
+// Rank 0 records how each rank whose database is another one ended (its step rows stay
+// unrecorded), and says so in the run's events.
+void record_ranks_elsewhere(RunStore& store, std::int64_t run_id,
+                            const std::vector<std::string>& reports) {
+    for (std::size_t rank = 1; rank < reports.size(); ++rank) {
+        const std::optional<RunOutcome> outcome = session::parse_rank_report(reports[rank]);
+        if (!outcome) {
+            continue;
+        }
+        store.finish_rank(run_id, static_cast<int>(rank), *outcome);
+        store.add_event(run_id, {outcome->steps, std::string(event_kind::kNote),
+                                 "rank " + std::to_string(rank) +
+                                     " recorded into another database than rank 0's: its "
+                                     "outcome is here, its step rows are not"});
+    }
+}
 
 }  // namespace
 
@@ -101,6 +124,7 @@ RunResult run_and_record(const ExperimentConfig& config, const std::string& name
 
     RunResult result;
     result.info = experiment->info();
+    RunTicket ticket;
     if (rank == 0) {
         NewRun run{name.empty() ? default_run_name(config) : name,
                    config_to_json(config),
@@ -108,22 +132,33 @@ RunResult run_and_record(const ExperimentConfig& config, const std::string& name
                    engine_version(),
                    torch_version(),
                    experiment->world_size()};
-        result.run_id = store.create_run(run);
+        ticket.run_id = store.create_run(run);
+        ticket.uid = store.run_uid(ticket.run_id);
+        ticket.config_json = run.config_json;
         const std::string note(event_kind::kNote);
-        store.add_event(result.run_id, {0, note, "data: " + result.info.dataset});
-        store.add_event(result.run_id, {0, note, "vectors: " + result.info.embeddings});
+        store.add_event(ticket.run_id, {0, note, "data: " + result.info.dataset});
+        store.add_event(ticket.run_id, {0, note, "vectors: " + result.info.embeddings});
     }
+    // The run's rows go where rank 0 records it: the other ranks write them into their own
+    // database only when it is the same one (the same run, by identity).
+    bool records_here = rank == 0;
     try {
-        // One run row: the other ranks write into rank 0's.
-        result.run_id = experiment->share_run_id(result.run_id);
+        ticket = experiment->share_run(ticket);
+        const std::optional<std::string> refusal =
+            rank == 0 ? std::nullopt : session::refusal_to_join(ticket, config);
+        if (const auto reason = experiment->first_refusal(refusal)) {
+            throw BadInput("the ranks cannot train one run: " + *reason);
+        }
+        records_here = rank == 0 || session::holds_run(store, ticket);
     } catch (const std::exception& error) {
         if (rank == 0) {
             result.outcome.status = RunStatus::Failed;
             result.outcome.error = error.what();
-            store.finish_run(result.run_id, result.outcome);
+            store.finish_run(ticket.run_id, result.outcome);
         }
         throw;
     }
+    result.run_id = ticket.run_id;
     listener.on_run_created(result.run_id, result.info);
     if (rank == 0) {
         // Said where the run is watched, not only stored: nobody reads an effect into them.
@@ -134,7 +169,7 @@ RunResult run_and_record(const ExperimentConfig& config, const std::string& name
         }
     }
 
-    RecordingObserver recorder(store, result.run_id, listener, rank);
+    RecordingObserver recorder(records_here ? &store : nullptr, result.run_id, listener, rank);
     try {
         result.outcome = experiment->train(recorder, cancel);
     } catch (const std::exception& error) {
@@ -144,12 +179,16 @@ RunResult run_and_record(const ExperimentConfig& config, const std::string& name
     }
     if (rank == 0) {
         store.finish_run(result.run_id, result.outcome);
-    } else {
+    } else if (records_here) {
         store.finish_rank(result.run_id, rank, result.outcome);
     }
-    if (experiment->world_size() > 1 && result.outcome.status == RunStatus::Completed) {
+    if (experiment->world_size() > 1 &&
+        (rank != 0 || result.outcome.status == RunStatus::Completed)) {
         try {
-            experiment->wait_until_all_recorded();  // so the summary has every rank
+            // So the summary has every rank, also those that record into another database.
+            const std::vector<std::string> reports = experiment->wait_until_all_recorded(
+                records_here ? std::string() : session::rank_report(result.outcome));
+            record_ranks_elsewhere(store, result.run_id, reports);
         } catch (const std::exception&) {
             // The run is saved; a rank that vanished now only misses from the summary.
         }

@@ -1,6 +1,7 @@
 #include "store/schema.h"
 
 #include <iterator>
+#include <set>
 #include <string>
 
 namespace oomlab::store {
@@ -146,9 +147,16 @@ CREATE TABLE rank_outcomes (
 );
 )sql";
 
+// Version 7: each run's identity, unique across every database, by which the other ranks of
+// a data-parallel run join the run rank 0 created (never a run that only shares its number).
+constexpr const char* kRunIdentity = R"sql(
+ALTER TABLE runs ADD COLUMN uid TEXT;
+CREATE UNIQUE INDEX runs_by_uid ON runs (uid);
+)sql";
+
 constexpr Migration kMigrations[] = {
-    {1, kInitialSchema}, {2, kRanks},         {3, kAllocatorCounters},
-    {4, kFinalBatch},    {5, kMemoryDetails}, {6, kRankOutcomes},
+    {1, kInitialSchema}, {2, kRanks},        {3, kAllocatorCounters}, {4, kFinalBatch},
+    {5, kMemoryDetails}, {6, kRankOutcomes}, {7, kRunIdentity},
 };
 
 int user_version(const sqlite::Database& database) {
@@ -184,17 +192,85 @@ bool has_run_tables(const sqlite::Database& database) {
                "WHERE type = 'table' AND name IN ('metrics', 'events')") == 2;
 }
 
+[[noreturn]] void refuse_damaged(const sqlite::Database& database, const std::string& what) {
+    throw BadInput(database.path() + ": a damaged OOM Lab database: " + what +
+                   ". Nothing was changed; restore the file from a backup, or choose another "
+                   "database file");
+}
+
+// Each "table.column" of `database`'s tables, or of a store of schema `version` as its
+// migrations make it (`version` > 0).
+std::set<std::string> columns_of(const sqlite::Database& database) {
+    std::set<std::string> columns;
+    auto select = database.prepare(
+        "SELECT m.name || '.' || c.name FROM sqlite_master AS m, pragma_table_info(m.name) AS c "
+        "WHERE m.type = 'table'");
+    while (select.step()) {
+        columns.insert(select.column_text(0));
+    }
+    return columns;
+}
+
+std::set<std::string> columns_of_schema(int version) {
+    sqlite::Database reference = sqlite::Database::open(":memory:");
+    for (const Migration& migration : kMigrations) {
+        if (migration.version <= version) {
+            reference.exec(migration.sql);
+        }
+    }
+    return columns_of(reference);
+}
+
+// A file of schema `version` has every column its migrations made, and none of a later one
+// (its version was set back: the next migration would fail half way).
+void refuse_unlike_its_version(const sqlite::Database& database, int version) {
+    const std::set<std::string> present = columns_of(database);
+    const std::set<std::string> expected = columns_of_schema(version);
+    const std::string schema = " (schema version " + std::to_string(version) + ")";
+    for (const std::string& column : expected) {
+        if (present.count(column) == 0) {
+            const std::string table = column.substr(0, column.find('.'));
+            const bool has_table = present.lower_bound(table + ".") != present.end() &&
+                                   present.lower_bound(table + ".")->rfind(table + ".", 0) == 0;
+            refuse_damaged(database, has_table ? "table " + table + " has no column " +
+                                                     column.substr(table.size() + 1) + schema
+                                               : "table " + table + " is missing" + schema);
+        }
+    }
+    for (const std::string& column : columns_of_schema(latest_schema_version())) {
+        if (expected.count(column) == 0 && present.count(column) != 0) {
+            refuse_damaged(database, "its schema version is " + std::to_string(version) +
+                                         " (PRAGMA user_version), but it has " + column +
+                                         " of a later version");
+        }
+    }
+}
+
 }  // namespace
 
 void refuse_unless_run_store(const sqlite::Database& database) {
-    const std::int64_t application_id = database.query_int("PRAGMA application_id");
+    // One statement, one snapshot: another process may be creating the schema meanwhile.
+    auto header = database.prepare(
+        "SELECT (SELECT application_id FROM pragma_application_id), "
+        "(SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_master)");
+    header.step();
+    const std::int64_t application_id = header.column_int(0);
+    const auto version = static_cast<int>(header.column_int(1));
+    const bool empty = header.column_int(2) == 0;
+    header = sqlite::Statement();
     if (application_id != 0 && application_id != kApplicationId) {
         refuse_foreign(database);
     }
-    const int version = user_version(database);
-    const bool ours = application_id == kApplicationId ||
-                      database.query_int("SELECT count(*) FROM sqlite_master") == 0 ||
-                      has_run_tables(database) ||
+    if (version <= 0 && !empty) {
+        // Every store records its version with its first table: a file with tables and no
+        // version is ours only when it says so, and then its version was lost.
+        if (application_id != kApplicationId) {
+            refuse_foreign(database);
+        }
+        refuse_damaged(database, "its schema version is " + std::to_string(version) +
+                                     " (PRAGMA user_version), though it has tables");
+    }
+    const bool ours = application_id == kApplicationId || empty || has_run_tables(database) ||
                       // A newer schema may have changed the tables; its runs table is still there.
                       (version > latest_schema_version() &&
                        database.query_int("SELECT count(*) FROM sqlite_master "
@@ -203,6 +279,9 @@ void refuse_unless_run_store(const sqlite::Database& database) {
         refuse_foreign(database);
     }
     refuse_newer(database, version);
+    if (version > 0) {
+        refuse_unlike_its_version(database, version);
+    }
 }
 
 int latest_schema_version() {
@@ -232,6 +311,13 @@ int migrate_schema(sqlite::Database& database) {
         }
     }
     transaction.commit();
+    try {
+        // The log of a migration is as large as the new schema; on a small disk the space it
+        // keeps would be missing from the reserve that lets a run end on a full disk.
+        database.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    } catch (const sqlite::SqliteError&) {
+        // A reader holds the log: it is reused by the next writes.
+    }
     return latest_schema_version();
 }
 

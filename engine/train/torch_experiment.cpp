@@ -20,29 +20,62 @@ public:
     int world_size() const override {
         return m_prepared.group ? m_prepared.group->world_size() : 1;
     }
-    std::int64_t share_run_id(std::int64_t run_id) override {
+    RunTicket share_run(const RunTicket& ticket) override {
+        RunTicket shared = ticket;
         if (m_prepared.group) {
+            // One line each for the number and the identity; the config is the rest.
             if (rank() == 0) {
-                m_prepared.group->publish("run_id", std::to_string(run_id));
+                m_prepared.group->publish("run", std::to_string(ticket.run_id) + "\n" + ticket.uid +
+                                                     "\n" + ticket.config_json);
             } else {
-                run_id = std::stoll(m_prepared.group->fetch("run_id"));
+                const std::string text = m_prepared.group->fetch("run");
+                const std::size_t first = text.find('\n');
+                const std::size_t second = text.find('\n', first + 1);
+                if (second == std::string::npos) {
+                    throw Error("rank 0 shared a run this rank cannot read: " + text.substr(0, 80));
+                }
+                shared.run_id = std::stoll(text.substr(0, first));
+                shared.uid = text.substr(first + 1, second - first - 1);
+                shared.config_json = text.substr(second + 1);
             }
         }
         std::string& snapshot = m_prepared.config.debug.memory_snapshot;
-        snapshot = snapshot_path_for_run(snapshot, run_id);
-        return run_id;
+        snapshot = snapshot_path_for_run(snapshot, shared.run_id);
+        return shared;
     }
-    void wait_until_all_recorded() override {
+    std::optional<std::string> first_refusal(const std::optional<std::string>& mine) override {
         if (!m_prepared.group) {
-            return;
+            return mine;
+        }
+        distributed::ProcessGroup& group = *m_prepared.group;
+        const int ranks = world_size();
+        if (mine) {
+            group.publish("refusal/" + std::to_string(rank()), *mine);
+        }
+        // The highest of (ranks - rank) over the refusing ranks names the lowest of them.
+        torch::Tensor lowest = torch::full({1}, mine ? ranks - rank() : 0, torch::kInt64);
+        group.all_reduce_max(lowest, "agreeing to join the run");
+        const auto highest = lowest.item<std::int64_t>();
+        if (highest == 0) {
+            return std::nullopt;
+        }
+        const int refusing = ranks - static_cast<int>(highest);
+        return "rank " + std::to_string(refusing) + ": " +
+               (refusing == rank() ? *mine : group.fetch("refusal/" + std::to_string(refusing)));
+    }
+    std::vector<std::string> wait_until_all_recorded(const std::string& report) override {
+        std::vector<std::string> reports(world_size());
+        if (!m_prepared.group) {
+            return reports;
         }
         if (rank() != 0) {
-            m_prepared.group->publish("recorded/" + std::to_string(rank()), "1");
-            return;
+            m_prepared.group->publish("recorded/" + std::to_string(rank()), report);
+            return reports;
         }
         for (int other = 1; other < world_size(); ++other) {
-            m_prepared.group->fetch("recorded/" + std::to_string(other));
+            reports[other] = m_prepared.group->fetch("recorded/" + std::to_string(other));
         }
+        return reports;
     }
 
     RunOutcome train(TrainObserver& observer, const std::atomic<bool>& cancel) override {

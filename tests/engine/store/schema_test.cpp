@@ -19,7 +19,7 @@ namespace oomlab {
 namespace {
 
 // The schema version this build writes; bump together with a new migration.
-constexpr int kLatestSchemaVersion = 6;
+constexpr int kLatestSchemaVersion = 7;
 
 std::string bad_input_message(const std::string& path) {
     try {
@@ -193,6 +193,58 @@ TEST(RunStoreSchemaTest, DatabaseOfAnotherProgramIsRefused) {
     const std::string message = bad_input_message(path);
     EXPECT_NE(message.find(path), std::string::npos) << message;
     EXPECT_NE(message.find("another program"), std::string::npos) << message;
+}
+
+// Tables named as a run store's, with the runs table's config_json, but no version and no
+// application id: another program's. Refused before a byte changes (it was switched to WAL
+// first), and no -wal or -shm is left beside it.
+TEST(RunStoreSchemaTest, AForeignFileWithRunTablesIsRefusedUnchanged) {
+    test::TempDir dir;
+    const std::string path = dir.file("other.sqlite");
+    {
+        test::RawDatabase raw(path);
+        raw.exec("CREATE TABLE runs (id INTEGER PRIMARY KEY, name TEXT, config_json TEXT)");
+        raw.exec("CREATE TABLE metrics (x)");
+        raw.exec("CREATE TABLE events (y)");
+    }
+    const std::string before = test::read_text(path);
+    const std::string message = bad_input_message(path);
+    EXPECT_NE(message.find("another program"), std::string::npos) << message;
+    EXPECT_EQ(test::read_text(path), before);
+    EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+    EXPECT_FALSE(std::filesystem::exists(path + "-shm"));
+}
+
+// Our own file whose schema was damaged by something else: said at open, as damaged (not as
+// another program's), with what is wrong; nothing in the file changes.
+TEST(RunStoreSchemaTest, ADamagedSchemaIsRefusedAtOpenSayingWhatIsWrong) {
+    const std::pair<const char*, const char*> damages[] = {
+        {"PRAGMA user_version = 0", "its schema version is 0 (PRAGMA user_version)"},
+        {"PRAGMA user_version = -1", "its schema version is -1 (PRAGMA user_version)"},
+        {"DROP TABLE metrics", "table metrics is missing (schema version 7)"},
+        {"DROP TABLE rank_outcomes", "table rank_outcomes is missing (schema version 7)"},
+        {"PRAGMA user_version = 3", "its schema version is 3 (PRAGMA user_version), but it has "},
+        {"ALTER TABLE events DROP COLUMN message", "table events has no column message"},
+    };
+    for (const auto& [damage, said] : damages) {
+        test::TempDir dir;
+        const std::string path = dir.file("runs.sqlite");
+        {
+            RunStore store = RunStore::open(path);
+            store.create_run(NewRun{"kept", "{}", "cpu", "1", "1", 1});
+        }
+        {
+            test::RawDatabase raw(path);
+            raw.exec("PRAGMA journal_mode = DELETE");  // the whole file in one place
+            raw.exec(damage);
+        }
+        const std::string before = test::read_text(path);
+        const std::string message = bad_input_message(path);
+        EXPECT_EQ(message.rfind(path + ": a damaged OOM Lab database: ", 0), 0u) << message;
+        EXPECT_NE(message.find(said), std::string::npos) << damage << ": " << message;
+        EXPECT_NE(message.find("Nothing was changed"), std::string::npos) << message;
+        EXPECT_EQ(test::read_text(path), before) << damage;
+    }
 }
 
 TEST(RunStoreSchemaTest, DefaultPathIsInTheUserDataFolder) {

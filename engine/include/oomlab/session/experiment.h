@@ -57,6 +57,14 @@ public:
     virtual void on_progress(const TrainProgress& /*progress*/) {}
 };
 
+// The run rank 0 created, as the other ranks of a data-parallel run join it: its number in
+// rank 0's database, its identity (unique across databases) and the settings it trains.
+struct RunTicket {
+    std::int64_t run_id = 0;
+    std::string uid;
+    std::string config_json;
+};
+
 struct PrepareOptions {
     std::function<void(const std::string& stage, double fraction)> progress;
     // Join a data-parallel run (every rank prepares the same experiment).
@@ -79,10 +87,15 @@ public:
     // This process's place in a data-parallel run (0 of 1 alone).
     virtual int rank() const = 0;
     virtual int world_size() const = 0;
-    // Rank 0 passes the id of the run it created; every rank gets that id back.
-    virtual std::int64_t share_run_id(std::int64_t run_id) = 0;
-    // Called by every rank once its rows are written; rank 0 returns when all have been.
-    virtual void wait_until_all_recorded() = 0;
+    // Rank 0 passes the run it created; every rank gets rank 0's ticket back.
+    virtual RunTicket share_run(const RunTicket& ticket) = 0;
+    // Every rank says whether it refuses to join (why) or not; every rank gets the refusal
+    // of the lowest rank that refused ("rank N: why"), or none when all joined.
+    virtual std::optional<std::string> first_refusal(const std::optional<std::string>& mine) = 0;
+    // Called by every rank once its rows are written, with what it has to tell rank 0 (how it
+    // ended, when its database is not rank 0's); rank 0 returns, when all have been, the
+    // others' reports by rank.
+    virtual std::vector<std::string> wait_until_all_recorded(const std::string& report) = 0;
 
     // Trains to the end, to `cancel`, or to an out-of-memory. Never throws for those: the
     // outcome carries the status, the error and the figures measured until then.

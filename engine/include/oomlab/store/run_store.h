@@ -44,6 +44,11 @@ public:
     int schema_version() const;
 
     std::int64_t create_run(const NewRun& run);
+    // The identity create_run gave the run: 128 random bits in hex, unique across databases
+    // (empty for a run made before identities were kept).
+    std::string run_uid(std::int64_t run_id) const;
+    // The run with that identity in this database, if it holds it.
+    std::optional<std::int64_t> run_with_uid(const std::string& uid) const;
     void append_metrics(std::int64_t run_id, const std::vector<MetricRow>& rows);
     void add_event(std::int64_t run_id, const EventRow& event);
     void finish_run(std::int64_t run_id, const RunOutcome& outcome);
