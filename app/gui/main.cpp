@@ -184,6 +184,15 @@ int main(int argc, char** argv) {
     }
     QTemporaryDir scratch;
     options.databasePath = parser.value(db);
+    if (!options.databasePath.isEmpty()) {
+        // A database the user names is the one written to, or none: never another in its place.
+        try {
+            oomlab::RunStore::open(oomlab::ui::ss(options.databasePath));
+        } catch (const std::exception& error) {
+            QTextStream(stderr) << "oomlab: " << error.what() << '\n';
+            return 2;
+        }
+    }
     if (parser.isSet(shot) && options.databasePath.isEmpty()) {
         options.databasePath = scratch.filePath(QStringLiteral("screenshot.sqlite"));
     }

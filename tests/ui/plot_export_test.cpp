@@ -1,6 +1,6 @@
 // `oomlab --export-plot RUN --view VIEW --out FILE`: the real binary, without a display,
 // writes each view of a saved run as a valid image of the asked size, and refuses files it
-// must not replace.
+// must not replace; a --db it cannot open is refused, never replaced by another database.
 #include <QApplication>
 #include <QFile>
 #include <QImage>
@@ -115,6 +115,33 @@ private slots:
                              QStringLiteral("--view"), QStringLiteral("pie"),
                              QStringLiteral("--out"), m_dir.filePath(QStringLiteral("y.png"))}),
                  2);
+    }
+
+    // A --db that cannot be opened (a text file, a damaged store) ends the program with its
+    // reason before any window: it never trains into the user's default database instead.
+    void aNamedDatabaseThatCannotBeOpenedIsNeverReplaced() {
+        const QString notes = m_dir.filePath(QStringLiteral("notes.txt"));
+        QFile file(notes);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(QByteArray("my notes, not a database\n").repeated(50));
+        file.close();
+        QTemporaryDir home;
+        QProcess oomlab;
+        QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+        environment.insert(QStringLiteral("XDG_DATA_HOME"), home.path());
+        environment.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        oomlab.setProcessEnvironment(environment);
+        const QString shot = m_dir.filePath(QStringLiteral("shot.png"));
+        oomlab.start(QStringLiteral(OOMLAB_GUI_PATH),
+                     {QStringLiteral("--db"), notes, QStringLiteral("--screenshot"), shot});
+        QVERIFY(oomlab.waitForFinished(60000));
+        const QString error = QString::fromUtf8(oomlab.readAllStandardError());
+        QCOMPARE(oomlab.exitCode(), 2);
+        QVERIFY2(error.contains(QStringLiteral("oomlab: ") + notes), qPrintable(error));
+        QVERIFY(!QFile::exists(shot));
+        QVERIFY2(!QFile::exists(home.filePath(QStringLiteral("oomlab/runs.sqlite"))),
+                 "the default database was created");
+        QVERIFY(QFile(notes).size() == 50 * 25);
     }
 };
 

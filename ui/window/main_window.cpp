@@ -112,7 +112,10 @@ void MainWindow::restoreSession(const MainWindowOptions& options) {
         path = qs(RunStore::default_path());
     }
     const QString error = openDatabase(path, true);
-    if (!error.isEmpty() && path != qs(RunStore::default_path())) {
+    // Only the database remembered from an earlier session gives way to the default one; one
+    // named on the command line was checked before the window opened.
+    if (!error.isEmpty() && options.databasePath.isEmpty() &&
+        path != qs(RunStore::default_path())) {
         statusBar()->showMessage(error, 10000);
         openDatabase(qs(RunStore::default_path()), true);
     }
