@@ -4,10 +4,8 @@
 #include <sqlite3.h>
 
 #include <chrono>
-#include <cstdio>
 #include <filesystem>
 #include <optional>
-#include <random>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -16,24 +14,13 @@
 #include "oomlab/common/paths.h"
 #include "oomlab/common/utf8.h"
 #include "store/process_owner.h"
+#include "store/run_identity.h"
 #include "store/run_store_impl.h"
 #include "store/schema.h"
 #include "store/timestamp.h"
 
 namespace oomlab {
 namespace {
-
-// 128 bits from the system's random source: no two runs anywhere share one.
-std::string new_run_uid() {
-    std::random_device random;
-    std::string uid;
-    for (int word = 0; word < 4; ++word) {
-        char hex[9];
-        std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(random()));
-        uid += hex;
-    }
-    return uid;
-}
 
 // How long a statement waits for another process's write lock. Readers (the GUI) give up
 // after this and try again later; a run's writes are kept and retried (see append_metrics),
@@ -343,7 +330,7 @@ std::int64_t RunStore::create_run(const NewRun& run) {
         "INSERT INTO runs (name, status, config_json, created_at, device, engine_version, "
         "torch_version, owner_host, owner_pid, owner_start_ticks, world_size, uid) "
         "VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
-    const std::string uid = new_run_uid();
+    const std::string uid = store::new_run_uid();
     // Waits for a busy store; a full disk fails here, before the run exists (the reserve is
     // for ending runs and deleting them, not for starting them). The writer's lock is taken
     // before the row is committed: a reader opening the store in between would otherwise see
@@ -373,18 +360,6 @@ std::int64_t RunStore::create_run(const NewRun& run) {
         }
     });
     return run_id;
-}
-
-std::string RunStore::run_uid(std::int64_t run_id) const {
-    auto select = m_impl->database.prepare("SELECT uid FROM runs WHERE id = ?1");
-    select.bind_int(1, run_id);
-    return select.step() ? select.column_text(0) : std::string();
-}
-
-std::optional<std::int64_t> RunStore::run_with_uid(const std::string& uid) const {
-    auto select = m_impl->database.prepare("SELECT id FROM runs WHERE uid = ?1");
-    select.bind_text(1, uid);
-    return select.step() ? std::optional(select.column_int(0)) : std::nullopt;
 }
 
 void RunStore::append_metrics(std::int64_t run_id, const std::vector<MetricRow>& rows) {

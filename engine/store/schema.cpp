@@ -198,8 +198,7 @@ bool has_run_tables(const sqlite::Database& database) {
                    "database file");
 }
 
-// Each "table.column" of `database`'s tables, or of a store of schema `version` as its
-// migrations make it (`version` > 0).
+// Each "table.column" of `database`'s tables.
 std::set<std::string> columns_of(const sqlite::Database& database) {
     std::set<std::string> columns;
     auto select = database.prepare(
@@ -211,6 +210,11 @@ std::set<std::string> columns_of(const sqlite::Database& database) {
     return columns;
 }
 
+std::string table_of(const std::string& column) {
+    return column.substr(0, column.find('.'));
+}
+
+// The columns of a store of schema `version`, as its migrations make them in memory.
 std::set<std::string> columns_of_schema(int version) {
     sqlite::Database reference = sqlite::Database::open(":memory:");
     for (const Migration& migration : kMigrations) {
@@ -221,23 +225,35 @@ std::set<std::string> columns_of_schema(int version) {
     return columns_of(reference);
 }
 
+// Made once per process: every up-to-date file is compared with it.
+const std::set<std::string>& columns_of_latest_schema() {
+    static const std::set<std::string> columns = columns_of_schema(latest_schema_version());
+    return columns;
+}
+
 // A file of schema `version` has every column its migrations made, and none of a later one
 // (its version was set back: the next migration would fail half way).
 void refuse_unlike_its_version(const sqlite::Database& database, int version) {
     const std::set<std::string> present = columns_of(database);
-    const std::set<std::string> expected = columns_of_schema(version);
+    std::set<std::string> present_tables;
+    for (const std::string& column : present) {
+        present_tables.insert(table_of(column));
+    }
+    const std::set<std::string>& latest = columns_of_latest_schema();
+    const std::set<std::string> expected =
+        version == latest_schema_version() ? latest : columns_of_schema(version);
     const std::string schema = " (schema version " + std::to_string(version) + ")";
     for (const std::string& column : expected) {
+        const std::string table = table_of(column);
+        if (present_tables.count(table) == 0) {
+            refuse_damaged(database, "table " + table + " is missing" + schema);
+        }
         if (present.count(column) == 0) {
-            const std::string table = column.substr(0, column.find('.'));
-            const bool has_table = present.lower_bound(table + ".") != present.end() &&
-                                   present.lower_bound(table + ".")->rfind(table + ".", 0) == 0;
-            refuse_damaged(database, has_table ? "table " + table + " has no column " +
-                                                     column.substr(table.size() + 1) + schema
-                                               : "table " + table + " is missing" + schema);
+            refuse_damaged(database, "table " + table + " has no column " +
+                                         column.substr(table.size() + 1) + schema);
         }
     }
-    for (const std::string& column : columns_of_schema(latest_schema_version())) {
+    for (const std::string& column : latest) {
         if (expected.count(column) == 0 && present.count(column) != 0) {
             refuse_damaged(database, "its schema version is " + std::to_string(version) +
                                          " (PRAGMA user_version), but it has " + column +
@@ -246,18 +262,27 @@ void refuse_unlike_its_version(const sqlite::Database& database, int version) {
     }
 }
 
+// What decides whether a file is a store, read in one statement (one snapshot: another
+// process may be creating the schema meanwhile).
+struct StoreHeader {
+    std::int64_t application_id = 0;
+    int version = 0;
+    bool empty = true;
+};
+
+StoreHeader read_header(const sqlite::Database& database) {
+    auto select = database.prepare(
+        "SELECT (SELECT application_id FROM pragma_application_id), "
+        "(SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_master)");
+    select.step();
+    return {select.column_int(0), static_cast<int>(select.column_int(1)),
+            select.column_int(2) == 0};
+}
+
 }  // namespace
 
 void refuse_unless_run_store(const sqlite::Database& database) {
-    // One statement, one snapshot: another process may be creating the schema meanwhile.
-    auto header = database.prepare(
-        "SELECT (SELECT application_id FROM pragma_application_id), "
-        "(SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_master)");
-    header.step();
-    const std::int64_t application_id = header.column_int(0);
-    const auto version = static_cast<int>(header.column_int(1));
-    const bool empty = header.column_int(2) == 0;
-    header = sqlite::Statement();
+    const auto [application_id, version, empty] = read_header(database);
     if (application_id != 0 && application_id != kApplicationId) {
         refuse_foreign(database);
     }

@@ -1,5 +1,7 @@
 #include "cli_runner.h"
 
+#include <gtest/gtest.h>
+
 #include <sstream>
 
 #include "test_support.h"
@@ -34,6 +36,12 @@ CliResult run_cli(const std::vector<std::string>& arguments,
     result.out = ran.out;
     result.err = read_text(scratch.file("stderr"));
     return result;
+}
+
+nlohmann::json show_run_json(const std::string& db, std::int64_t run) {
+    const CliResult shown = run_cli({"runs", "show", std::to_string(run), "--db", db, "--json"});
+    EXPECT_EQ(shown.exit_code, 0) << shown.err;
+    return nlohmann::json::parse(shown.out);
 }
 
 }  // namespace oomlab::test

@@ -1,6 +1,8 @@
 // Runs the real oomlab-cli binary and captures what it prints.
 #pragma once
 
+#include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -16,5 +18,8 @@ struct CliResult {
 // `environment`: extra "NAME=VALUE" settings for the process.
 CliResult run_cli(const std::vector<std::string>& arguments,
                   const std::vector<std::string>& environment = {});
+
+// `runs show ID --db DB --json`, parsed; a failure to show it is a test failure.
+nlohmann::json show_run_json(const std::string& db, std::int64_t run);
 
 }  // namespace oomlab::test

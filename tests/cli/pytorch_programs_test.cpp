@@ -40,13 +40,6 @@ test::CommandResult run_python_module(const std::string& module,
     return test::run_command(command + " 2>&1 </dev/null");
 }
 
-nlohmann::json shown_run(const std::string& db, int id) {
-    const test::CliResult shown =
-        test::run_cli({"runs", "show", std::to_string(id), "--db", db, "--json"});
-    EXPECT_EQ(shown.exit_code, 0) << shown.err;
-    return nlohmann::json::parse(shown.out);
-}
-
 // torchrun's default (static) rendezvous: its agent serves the store on MASTER_PORT and tells
 // the workers so (TORCHELASTIC_USE_AGENT_STORE); rank 0 must join it, not serve its own.
 TEST(PyTorchPrograms, TorchrunWithItsDefaultsTrainsOneRunOfTwoRanks) {
@@ -59,7 +52,7 @@ TEST(PyTorchPrograms, TorchrunWithItsDefaultsTrainsOneRunOfTwoRanks) {
          "--no_python", OOMLAB_CLI_PATH, "run", "--db", db, "--json", "--set", "train.max_steps=12",
          "--set", "distributed.timeout_s=30"});
     ASSERT_EQ(ran.exit_code, 0) << ran.out;
-    const nlohmann::json run = shown_run(db, 1);
+    const nlohmann::json run = test::show_run_json(db, 1);
     EXPECT_EQ(run.at("status"), "completed") << run.dump();
     EXPECT_EQ(run.at("world_size"), 2);
     ASSERT_EQ(run.at("ranks").size(), 2u) << run.dump();
