@@ -1,5 +1,6 @@
 #include "cli_context.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -9,6 +10,7 @@
 #include "oomlab/common/paths.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
+#include "oomlab/run/prediction_check.h"
 #include "oomlab/store/run_store.h"
 #include "oomlab/workers/rendezvous.h"
 
@@ -139,6 +141,44 @@ void print_by_module(const RunOutcome& outcome) {
                       format_bytes(module.optimizer_state).c_str(), activations.c_str());
         std::cout << text << '\n';
     }
+}
+
+void print_prediction(const RunRecord& run) {
+    if (!run.prediction) {
+        return;  // runs of older versions
+    }
+    const PredictionCheck check = check_prediction(*run.prediction, run.outcome);
+    std::cout << "  predicted and measured at the peak   predicted    measured\n";
+    if (!check.not_comparable.empty()) {
+        std::cout << "    (not held to the prediction: " << check.not_comparable << ")\n";
+    }
+    const auto row_line = [](const PredictionRow& row) {
+        const auto key = std::find(kBreakdownKeys.begin(), kBreakdownKeys.end(), row.category);
+        std::string name = row.module.empty() && key != kBreakdownKeys.end()
+                               ? std::string(kBreakdownLabels[key - kBreakdownKeys.begin()])
+                               : row.module + " " + row.category;
+        std::replace(name.begin(), name.end(), '_', ' ');
+        name = name.empty() || name[0] != ' ' ? name : name.substr(1);
+        char text[200];
+        std::snprintf(text, sizeof text, "    %-32s %11s %11s", name.c_str(),
+                      format_bytes(row.predicted).c_str(), format_bytes(row.measured).c_str());
+        std::cout << text;
+        if (row.disagrees) {
+            const double off = row.predicted > 0
+                                   ? 100.0 * double(row.measured - row.predicted) / row.predicted
+                                   : 100.0;
+            std::snprintf(text, sizeof text, "   ! %+.0f%%", off);
+            std::cout << text << (row.why.empty() ? "" : ": " + row.why);
+        }
+        std::cout << '\n';
+    };
+    for (const auto* rows : {&check.by_category, &check.by_module}) {
+        for (const PredictionRow& row : *rows) {
+            row_line(row);
+        }
+    }
+    std::cout << "    " << check.disagreements()
+              << " figure(s) off by more than 10% (and 64 KiB) of the prediction\n";
 }
 
 void print_staircase(const RunOutcome& outcome) {

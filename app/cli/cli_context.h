@@ -48,6 +48,8 @@ void print_breakdown(const RunOutcome& outcome);
 // Where the bytes came from: each module's share of the peak, the stages of the run.
 void print_by_module(const RunOutcome& outcome);
 void print_staircase(const RunOutcome& outcome);
+// The estimator's prediction beside the measured figures, disagreements marked.
+void print_prediction(const RunRecord& run);
 // A data-parallel run's memory on each rank.
 void print_ranks(const RunRecord& run);
 

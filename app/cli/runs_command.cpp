@@ -149,6 +149,7 @@ void add_runs_command(CLI::App& app, int& exit_code) {
             print_breakdown(run.outcome);
             print_ranks(run);
             print_by_module(run.outcome);
+            print_prediction(run);
             print_staircase(run.outcome);
             if (run.outcome.fragmentation) {
                 std::cout << "  at the OOM: " << describe_fragmentation(*run.outcome.fragmentation)

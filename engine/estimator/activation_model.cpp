@@ -27,6 +27,11 @@ std::int64_t linear(std::int64_t in, std::int64_t out) {
 std::int64_t layer_norm(std::int64_t width) {
     return 2 * width;
 }
+std::int64_t block_parameters(const ModelConfig& m) {
+    const std::int64_t d = m.d_model;
+    return layer_norm(d) + linear(d, 3 * d) + linear(d, d) + layer_norm(d) + linear(d, m.ffn) +
+           linear(m.ffn, d);
+}
 
 }  // namespace
 
@@ -51,8 +56,7 @@ std::vector<ModuleBytes> parameters_by_module(const ExperimentConfig& config, in
             break;
         case ModelKind::Transformer: {
             const std::int64_t d = m.d_model;
-            const std::int64_t block = layer_norm(d) + linear(d, 3 * d) + linear(d, d) +
-                                       layer_norm(d) + linear(d, m.ffn) + linear(m.ffn, d);
+            const std::int64_t block = block_parameters(m);
             modules.push_back(
                 {"projection", linear(embedding_dim, d) + std::int64_t(config.train.max_len) * d});
             for (int layer = 0; layer < m.layers; ++layer) {
@@ -98,26 +102,35 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
                        {"output", 0}};
             result.forward_transient = lookup;  // the masked product
             result.forward_transient_in = "pooling";
+            // The gradient of the looked-up rows, which the pooling's backward makes.
             result.backward_transient = lookup;
-            result.backward_starts_in = "embeddings";
+            result.backward_starts_in = "pooling";
+            result.backward_ends_in = "pooling";
             break;
         }
         case ModelKind::BiLstm: {
             const std::int64_t h = m.hidden;
             // Per direction and time step: gates (4H), the cell, tanh(cell), output.
             const std::int64_t cells = 2LL * bl * 7 * h * kFloat;
-            modules.push_back({"embeddings", lookup});
+            // The first layer keeps its time-major input and the reversed copy the backward
+            // direction reads; the looked-up rows themselves are not kept.
+            modules.push_back({"embeddings", 0});
             for (int layer = 1; layer <= m.layers; ++layer) {
                 // Each layer's output, kept with its dropout mask for the next layer's input.
                 const std::int64_t output =
                     bl * 2 * h * kFloat * (layer < m.layers && dropout ? 2 : 1);
-                modules.push_back({"lstm layer " + std::to_string(layer), cells + output});
+                modules.push_back({"lstm layer " + std::to_string(layer),
+                                   cells + output + (layer == 1 ? 2 * lookup : 0)});
             }
             modules.push_back({"head", pooling(2 * h)});
+            result.at_backward_start = modules;
+            result.at_backward_start[std::size_t(m.layers) + 1].bytes =
+                0;  // the head's backward ran
             // Both directions' input projections [L, B, 4H] exist together.
             result.forward_transient = 2 * bl * 4 * h * kFloat;
             result.backward_transient = result.forward_transient;
             result.backward_starts_in = "lstm layer " + std::to_string(m.layers);
+            result.backward_ends_in = "lstm layer 1";
             result.forward_transient_in = result.backward_starts_in;  // most is saved by then
             break;
         }
@@ -136,14 +149,11 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
             };
             block = in_precision(block);
             result.per_block_saved = block;
-            const std::int64_t stem = in_precision(lookup + (dropout ? 2 : 1) * bl * d * kFloat);
-            const std::int64_t lookup_share =
-                half ? static_cast<std::int64_t>(
-                           double(lookup) / double(lookup + (dropout ? 2 : 1) * bl * d * kFloat) *
-                           double(stem))
-                     : lookup;
-            modules.push_back({"embeddings", lookup_share});
-            modules.push_back({"projection", stem - lookup_share});
+            // The looked-up rows stay in float32; autocast's projection keeps a 16-bit copy
+            // of them beside its own float32 output (its dropout's too).
+            modules.push_back({"embeddings", lookup});
+            modules.push_back(
+                {"projection", (dropout ? 2 : 1) * bl * d * kFloat + (half ? lookup / 2 : 0)});
             const std::int64_t widest = std::max(attention_map, bl * m.ffn * kFloat);
             const bool checkpointing = config.memory.checkpointing == Checkpointing::Layers;
             for (int layer = 1; layer <= m.layers; ++layer) {
@@ -155,8 +165,29 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
             modules.push_back({"head", in_precision(bl * d * kFloat + pooling(d))});
             result.backward_transient = checkpointing ? block + widest : widest;
             result.forward_transient = widest;
-            result.backward_starts_in = "block " + std::to_string(m.layers);
-            result.forward_transient_in = result.backward_starts_in;  // most is saved by then
+            result.forward_transient_in = "block " + std::to_string(m.layers);
+            result.backward_ends_in = "projection";
+            // Backward peaks in the last block, as the first weight gradients (the head's, the
+            // block's output layer's) appear beside every saved tensor; checkpointed, in the
+            // first block, recomputed once every later block's gradients exist. The head has
+            // passed on its input's gradient (float32 only: with autocast it is gone by then).
+            // Accumulating, every gradient exists from the start: then the last block.
+            const int peak_block = checkpointing && config.train.accumulation == 1 ? 1 : m.layers;
+            result.backward_starts_in = "block " + std::to_string(peak_block);
+            // At the end only the gradient of the looked-up rows is left, which the
+            // projection's backward makes (recomputed blocks are gone by then).
+            result.backward_end_transient = lookup;
+            result.at_backward_start = modules;
+            result.at_backward_start.back().bytes =
+                half || peak_block != m.layers ? 0 : bl * d * kFloat;
+            for (int later = peak_block + 1; later <= m.layers; ++later) {
+                result.gradients_done.push_back("block " + std::to_string(later));
+            }
+            if (!half) {
+                // With autocast the peak comes before the first weight gradient.
+                result.gradients_done.push_back("head");
+                result.gradient_in_progress = {result.backward_starts_in, linear(m.ffn, d)};
+            }
             break;
         }
     }
@@ -164,17 +195,31 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
     for (const ModuleBytes& module : modules) {
         result.saved += module.bytes;
     }
-    if (config.memory.precision != DType::Fp32 && m.kind != ModelKind::Transformer) {
-        const std::int64_t kept =
-            result.saved -
-            static_cast<std::int64_t>(result.saved * half_precision_share(m.kind) / 2);
-        std::int64_t assigned = 0;
-        for (ModuleBytes& module : modules) {
-            module.bytes = static_cast<std::int64_t>(double(module.bytes) * kept / result.saved);
-            assigned += module.bytes;
+    if (result.backward_end_transient == 0) {
+        result.backward_end_transient = result.backward_transient;
+    }
+    if (result.at_backward_start.empty()) {
+        // The modules after the one where backward peaks have run their backward.
+        result.at_backward_start = modules;
+        bool after = false;
+        for (ModuleBytes& module : result.at_backward_start) {
+            module.bytes = after ? 0 : module.bytes;
+            after = after || module.module == result.backward_starts_in;
         }
-        modules.back().bytes += kept - assigned;
-        result.saved = kept;
+    } else {
+        result.at_backward_start.push_back({"loss", 0});  // backward began there
+    }
+    if (config.memory.precision != DType::Fp32 && m.kind != ModelKind::Transformer) {
+        const double kept = 1.0 - half_precision_share(m.kind) / 2;
+        for (auto* list : {&modules, &result.at_backward_start}) {
+            for (ModuleBytes& module : *list) {
+                module.bytes = static_cast<std::int64_t>(double(module.bytes) * kept);
+            }
+        }
+        result.saved = 0;
+        for (const ModuleBytes& module : modules) {
+            result.saved += module.bytes;
+        }
     }
     return result;
 }

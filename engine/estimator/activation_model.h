@@ -30,6 +30,14 @@ struct ActivationBytes {
     std::string forward_transient_in;          // the module whose forward holds it (at the peak)
     std::int64_t backward_transient = 0;       // largest extra during backward, on top of gradients
     std::int64_t per_block_saved = 0;          // one encoder block's saved bytes (checkpointing)
+    std::string backward_ends_in;              // the module whose backward holds the last temporary
+    std::int64_t backward_end_transient = 0;   // that temporary
+    // Where backward peaks first: the saved tensors by module then (those of the modules
+    // whose backward has run are freed, but for the gradient they pass on), the modules whose
+    // gradients are complete, and the gradient being computed (parameter elements).
+    std::vector<ModuleBytes> at_backward_start;
+    std::vector<std::string> gradients_done;
+    ModuleBytes gradient_in_progress;
 };
 
 ActivationBytes estimate_activations(const ExperimentConfig& config, int embedding_dim,

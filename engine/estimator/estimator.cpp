@@ -102,6 +102,7 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
     const std::int64_t kept_grads = zero2 ? share(gradients) : gradients;
     const std::int64_t earlier_grads = accumulating ? kept_grads : 0;
     // The table's new dense gradient is added into the accumulated one: briefly two.
+    // It is a gradient from the moment autograd makes it.
     const std::int64_t grad_sum_copy = accumulating && dense_table_grad && !zero2 ? table : 0;
 
     std::int64_t activations = act.saved + weight_casts;
@@ -122,7 +123,16 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
         std::int64_t other;
         std::int64_t total() const { return gradients + other; }
     };
-    const Phase forward{earlier_grads, activations + act.forward_transient};
+    // Forward peaks in the module that makes the widest temporary: the later modules have
+    // saved nothing yet.
+    std::int64_t saved_at_forward_peak = activations - act.saved;
+    for (const memory::ModuleBytes& part : act.saved_by_module) {
+        saved_at_forward_peak += part.bytes;
+        if (part.module == act.forward_transient_in) {
+            break;
+        }
+    }
+    const Phase forward{earlier_grads, saved_at_forward_peak + act.forward_transient};
     // Gradients are summed in buckets of at most distributed.bucket_mb; a gradient larger than
     // that is summed alone, in place. A bucket of several is a copy of their gradients.
     const std::int64_t bucket_limit = std::int64_t{config.distributed.bucket_mb} << 20;
@@ -145,10 +155,29 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
     // gradient alive, the saved tensors freed), whichever holds more. ZeRO-2 allocates its
     // first bucket at the first gradient, while the saved tensors are still alive.
     const std::int64_t zero2_at_start = zero2 ? shared_bucket : 0;
-    const Phase backward_start{earlier_grads + zero2_at_start,
-                               activations + act.backward_transient};
-    const Phase backward_end{zero2 ? zero2_waiting : gradients,
-                             grad_sum_copy + act.backward_transient};
+    std::int64_t saved_at_backward_start = activations - act.saved;
+    for (const memory::ModuleBytes& part : act.at_backward_start) {
+        saved_at_backward_start += part.bytes;
+    }
+    const std::vector<memory::ModuleBytes> weights =
+        memory::parameters_by_module(config, dim, profile.num_classes);
+    const auto gradient_done = [&](const std::string& module) {
+        return std::find(act.gradients_done.begin(), act.gradients_done.end(), module) !=
+               act.gradients_done.end();
+    };
+    // Without accumulation, only the gradients backward has finished, and the one it computes.
+    std::int64_t first_gradients = 0;
+    if (!zero2) {
+        for (const memory::ModuleBytes& part : weights) {
+            first_gradients +=
+                !accumulating && gradient_done(part.module) ? part.bytes * kFloat : 0;
+        }
+        first_gradients += act.gradient_in_progress.bytes * kFloat;
+    }
+    const Phase backward_start{earlier_grads + zero2_at_start + first_gradients,
+                               saved_at_backward_start + act.backward_transient};
+    const Phase backward_end{(zero2 ? zero2_waiting : gradients) + grad_sum_copy,
+                             act.backward_end_transient};
     const bool peaks_at_backward_end = backward_end.total() > backward_start.total();
     const Phase backward = peaks_at_backward_end ? backward_end : backward_start;
     const std::int64_t largest_parameter =
@@ -179,20 +208,27 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
 
     // The same peak by module. Parameters, gradients and state follow each module's weights;
     // activations are what each saved, with the step's temporaries where they arise.
-    const std::vector<memory::ModuleBytes> weights =
-        memory::parameters_by_module(config, dim, profile.num_classes);
     // ZeRO-2's range of the summed gradients is the update's (the "optimizer" row); the
     // modules hold their own gradients only at the end of a backward pass.
     const bool backward_ending = peak_phase == 1 && peaks_at_backward_end;
     const std::int64_t range_grads =
         zero2 ? (backward_ending ? share(gradients) : peak.gradients) : 0;
     const bool modules_hold_grads = peak.gradients - range_grads > 0;
+    const bool backward_starting = peak_phase == 1 && !backward_ending && !zero2;
+    const auto gradient_of = [&](const std::string& name, std::int64_t parameters) {
+        if (!backward_starting) {
+            return modules_hold_grads ? parameters : 0;
+        }
+        const std::int64_t fresh =
+            name == act.gradient_in_progress.module ? act.gradient_in_progress.bytes * kFloat : 0;
+        return (accumulating || gradient_done(name) ? parameters : 0) + fresh;
+    };
     const auto add_module = [&](const std::string& name, std::int64_t parameters,
                                 bool learns) -> ModuleMemory& {
         ModuleMemory& module = estimate.by_module.emplace_back();
         module.module = name;
         module.parameters = parameters;
-        module.gradients = modules_hold_grads && learns ? parameters : 0;
+        module.gradients = learns ? gradient_of(name, parameters) : 0;
         module.optimizer_state =
             learns ? optimizer_state_copies(config.train.optimizer) *
                          (shard == ShardMode::None ? parameters : share(parameters))
@@ -201,7 +237,9 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
         return module;
     };
     add_module("embeddings", table, embeddings.trainable).gradients =
-        modules_hold_grads && dense_table_grad ? table : 0;
+        dense_table_grad ? gradient_of("embeddings", table) +
+                               (backward_ending && modules_hold_grads ? grad_sum_copy : 0)
+                         : 0;
     for (const memory::ModuleBytes& part : weights) {
         add_module(part.module, part.bytes * kFloat, true);
     }
@@ -218,13 +256,16 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
     };
     const bool training_phase = peak_phase <= 1;  // forward or backward
     if (training_phase && peak.other > 0 && !config.debug.keep_loss_graph) {
-        if (peak_phase == 1 && peaks_at_backward_end) {
-            // The saved tensors are gone; the table's gradient is being summed.
-            *module_named("embeddings").activations += grad_sum_copy;
-            *module_named(act.backward_starts_in).activations += peak.other - grad_sum_copy;
+        if (backward_ending) {
+            // The saved tensors are gone; the last module's backward holds its temporary.
+            *module_named(act.backward_ends_in).activations += peak.other;
         } else {
-            for (const memory::ModuleBytes& part : act.saved_by_module) {
+            for (const memory::ModuleBytes& part :
+                 peak_phase == 1 ? act.at_backward_start : act.saved_by_module) {
                 *module_named(part.module).activations += part.bytes;
+                if (peak_phase == 0 && part.module == act.forward_transient_in) {
+                    break;
+                }
             }
             for (const memory::ModuleBytes& part : weights) {
                 // Autocast's 16-bit copy of each module's weights.
@@ -234,7 +275,7 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
             // The step's temporaries: in forward, where the largest arises; in backward,
             // where it starts.
             *module_named(peak_phase == 0 ? act.forward_transient_in : act.backward_starts_in)
-                 .activations += peak.other - activations;
+                 .activations += peak_phase == 0 ? act.forward_transient : act.backward_transient;
         }
     } else {
         // The update's temporaries, a validation pass, or graphs kept alive: not one module's.
@@ -270,6 +311,11 @@ std::int64_t optimizer_state_copies(OptimizerKind optimizer) {
             return 2;
     }
     return 0;
+}
+
+MemoryPrediction to_prediction(const MemoryEstimate& estimate) {
+    return {estimate.peak_bytes, estimate.breakdown, estimate.by_module,
+            estimate.worst_batch_length};
 }
 
 }  // namespace oomlab

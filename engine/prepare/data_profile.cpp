@@ -8,15 +8,15 @@
 
 namespace oomlab {
 
-DataProfile profile_data(const ExperimentConfig& config) {
-    validate_config(config);
-    const prepare::TokenizedData data = prepare::load_tokenized_data(config);
+DataProfile profile_tokens(const ExperimentConfig& config, std::int64_t train_examples,
+                           std::int64_t valid_examples, int num_classes,
+                           const std::vector<std::vector<std::string>>& train_tokens) {
     DataProfile profile;
-    profile.train_examples = static_cast<std::int64_t>(data.split.train.examples.size());
-    profile.valid_examples = static_cast<std::int64_t>(data.split.valid.examples.size());
-    profile.num_classes = static_cast<int>(data.split.train.label_names.size());
+    profile.train_examples = train_examples;
+    profile.valid_examples = valid_examples;
+    profile.num_classes = num_classes;
     double total = 0;
-    for (const auto& tokens : data.train_tokens) {
+    for (const auto& tokens : train_tokens) {
         // As encoded: cut to max_len, and never empty (an empty text gets one unknown token).
         const int length = std::clamp(static_cast<int>(tokens.size()), 1, config.train.max_len);
         profile.lengths.push_back(length);
@@ -24,6 +24,16 @@ DataProfile profile_data(const ExperimentConfig& config) {
         total += length;
     }
     profile.mean_length = total / std::max<std::size_t>(1, profile.lengths.size());
+    return profile;
+}
+
+DataProfile profile_data(const ExperimentConfig& config) {
+    validate_config(config);
+    const prepare::TokenizedData data = prepare::load_tokenized_data(config);
+    DataProfile profile =
+        profile_tokens(config, static_cast<std::int64_t>(data.split.train.examples.size()),
+                       static_cast<std::int64_t>(data.split.valid.examples.size()),
+                       static_cast<int>(data.split.train.label_names.size()), data.train_tokens);
 
     const std::vector<std::string> dataset_words = prepare::distinct_words(data.train_tokens);
     const auto words = static_cast<std::int64_t>(dataset_words.size());

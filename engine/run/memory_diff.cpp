@@ -5,31 +5,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "run/module_kinds.h"
+
 namespace oomlab {
 namespace {
+
+using run::find_module;
+using run::kModuleKinds;
+using run::ModuleKind;
 
 void sort_by_difference(std::vector<MemoryDifference>& rows) {
     std::stable_sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) {
         return std::llabs(x.difference()) > std::llabs(y.difference());
     });
-}
-
-struct ModuleKind {
-    const char* name;
-    std::int64_t (*bytes)(const ModuleMemory&);
-};
-
-constexpr ModuleKind kModuleKinds[] = {
-    {"parameters", [](const ModuleMemory& m) { return m.parameters; }},
-    {"gradients", [](const ModuleMemory& m) { return m.gradients; }},
-    {"optimizer_state", [](const ModuleMemory& m) { return m.optimizer_state; }},
-    {"activations", [](const ModuleMemory& m) { return m.activations.value_or(0); }},
-};
-
-const ModuleMemory* find_module(const std::vector<ModuleMemory>& modules, const std::string& name) {
-    const auto found = std::find_if(modules.begin(), modules.end(),
-                                    [&](const ModuleMemory& m) { return m.module == name; });
-    return found == modules.end() ? nullptr : &*found;
 }
 
 }  // namespace

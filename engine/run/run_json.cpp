@@ -7,6 +7,7 @@
 
 #include "common/json_parse.h"
 #include "oomlab/common/files.h"
+#include "oomlab/run/prediction_check.h"
 
 namespace oomlab {
 namespace {
@@ -44,6 +45,25 @@ Json fragmentation_object(const std::optional<Fragmentation>& f) {
             {"free_blocks", f->free_blocks},
             {"unreserved_free_bytes", f->unreserved_free_bytes},
             {"fragmented", f->fragmented()}};
+}
+
+Json check_object(const PredictionCheck& check) {
+    const auto rows = [](const std::vector<PredictionRow>& from) {
+        Json list = Json::array();
+        for (const PredictionRow& row : from) {
+            list.push_back({{"category", row.category},
+                            {"module", row.module},
+                            {"predicted", row.predicted},
+                            {"measured", row.measured},
+                            {"disagrees", row.disagrees},
+                            {"why", row.why}});
+        }
+        return list;
+    };
+    return {{"not_comparable", check.not_comparable},
+            {"disagreements", check.disagreements()},
+            {"by_category", rows(check.by_category)},
+            {"by_module", rows(check.by_module)}};
 }
 
 Json summary_object(const RunRecord& run) {
@@ -92,6 +112,11 @@ Json summary_object(const RunRecord& run) {
              {"allocated_bytes", stage.allocated_bytes},
              {"device_used_bytes", optional_json(stage.device_used_bytes)}});
     }
+    summary["prediction"] =
+        run.prediction ? Json::parse(prediction_json(*run.prediction)) : Json(nullptr);
+    summary["against_prediction"] =
+        run.prediction ? check_object(check_prediction(*run.prediction, run.outcome))
+                       : Json(nullptr);
     return summary;
 }
 

@@ -8,6 +8,7 @@
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/config/key_relevance.h"
+#include "oomlab/estimator/estimator.h"
 #include "session/run_join.h"
 
 namespace oomlab {
@@ -131,7 +132,9 @@ RunResult run_and_record(const ExperimentConfig& config, const std::string& name
                    result.info.device,
                    engine_version(),
                    torch_version(),
-                   experiment->world_size()};
+                   experiment->world_size(),
+                   prediction_json(to_prediction(
+                       estimate_memory(config, result.info.profile, experiment->world_size())))};
         ticket.run_id = store.create_run(run);
         ticket.uid = store.run_uid(ticket.run_id);
         ticket.config_json = run.config_json;

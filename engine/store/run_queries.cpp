@@ -2,6 +2,7 @@
 #include <iterator>
 #include <string>
 
+#include "oomlab/run/prediction_check.h"
 #include "oomlab/store/run_store.h"
 #include "store/run_store_impl.h"
 
@@ -12,8 +13,8 @@ namespace {
 constexpr const char* kRunColumns =
     "id, name, status, config_json, created_at, finished_at, device, engine_version, "
     "torch_version, error, notes, steps, final_train_loss, val_accuracy, peak_bytes, "
-    "wall_seconds, world_size, final_batch_size, final_accumulation, tags";
-constexpr int kFirstBreakdownColumn = 20;
+    "wall_seconds, world_size, final_batch_size, final_accumulation, tags, prediction_json";
+constexpr int kFirstBreakdownColumn = 21;
 
 const std::string& select_runs() {
     static const std::string sql = [] {
@@ -49,6 +50,7 @@ RunRecord read_run(const sqlite::Statement& row) {
     run.outcome.batch_size = static_cast<int>(row.column_int(17));
     run.outcome.accumulation = static_cast<int>(row.column_int(18));
     run.tags = row.column_text(19);
+    run.prediction = parse_prediction_json(row.column_text(20));
     for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
         breakdown_field(run.outcome.breakdown, i) =
             row.column_int(kFirstBreakdownColumn + static_cast<int>(i));

@@ -328,8 +328,9 @@ std::int64_t RunStore::create_run(const NewRun& run) {
     const store::ProcessOwner owner = store::current_process();
     auto insert = m_impl->database.prepare(
         "INSERT INTO runs (name, status, config_json, created_at, device, engine_version, "
-        "torch_version, owner_host, owner_pid, owner_start_ticks, world_size, uid) "
-        "VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+        "torch_version, owner_host, owner_pid, owner_start_ticks, world_size, uid, "
+        "prediction_json) "
+        "VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, NULLIF(?12, ''))");
     const std::string uid = store::new_run_uid();
     // Waits for a busy store; a full disk fails here, before the run exists (the reserve is
     // for ending runs and deleting them, not for starting them). The writer's lock is taken
@@ -349,6 +350,7 @@ std::int64_t RunStore::create_run(const NewRun& run) {
             .bind_int(9, owner.start_ticks)
             .bind_int(10, run.world_size)
             .bind_text(11, uid)
+            .bind_text(12, run.prediction_json)
             .run();
         run_id = m_impl->database.last_insert_id();
         m_impl->locks.hold(run_id);

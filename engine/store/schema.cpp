@@ -154,9 +154,15 @@ ALTER TABLE runs ADD COLUMN uid TEXT;
 CREATE UNIQUE INDEX runs_by_uid ON runs (uid);
 )sql";
 
+// Version 8: what the estimator predicted for the run when it started (prediction_json of
+// oomlab/run/prediction_check.h), so a run is shown beside its prediction.
+constexpr const char* kPrediction = R"sql(
+ALTER TABLE runs ADD COLUMN prediction_json TEXT;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kInitialSchema}, {2, kRanks},        {3, kAllocatorCounters}, {4, kFinalBatch},
-    {5, kMemoryDetails}, {6, kRankOutcomes}, {7, kRunIdentity},
+    {5, kMemoryDetails}, {6, kRankOutcomes}, {7, kRunIdentity},       {8, kPrediction},
 };
 
 int user_version(const sqlite::Database& database) {

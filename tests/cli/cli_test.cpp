@@ -53,6 +53,33 @@ TEST_F(Cli, DefaultRunOf30StepsIsRecordedAndLearns) {
     EXPECT_NE(run->config_json.find("\"max_steps\": 30"), std::string::npos);
 }
 
+// Every run is stored with what the estimator predicted for it, and shown beside it: with
+// momentum the table's gradient is a gradient, as predicted, not activations.
+TEST_F(Cli, RunsShowTheFiguresBesideTheirPrediction) {
+    ASSERT_EQ(run_cli({"run", "--set", "train.max_steps=5", "--set", "train.optimizer=momentum",
+                       "--db", db()})
+                  .exit_code,
+              0);
+    const json run = test::show_run_json(db(), 1);
+    ASSERT_TRUE(run["prediction"].is_object());
+    EXPECT_GT(run["prediction"]["peak_bytes"].get<std::int64_t>(), 0);
+    const json& check = run["against_prediction"];
+    EXPECT_EQ(check["not_comparable"], "");
+    EXPECT_EQ(check["disagreements"], 0) << check.dump(1);
+    bool gradients = false;
+    for (const json& row : check["by_module"]) {
+        if (row["module"] == "embeddings" && row["category"] == "gradients") {
+            gradients = true;
+            EXPECT_EQ(row["measured"], run["breakdown"]["embedding_table"]);
+            EXPECT_EQ(row["predicted"], row["measured"]);
+        }
+    }
+    EXPECT_TRUE(gradients) << check.dump(1);
+    const auto text = run_cli({"runs", "show", "1", "--db", db()});
+    EXPECT_NE(text.out.find("predicted and measured at the peak"), std::string::npos);
+    EXPECT_NE(text.out.find("0 figure(s) off by more than 10%"), std::string::npos) << text.out;
+}
+
 TEST_F(Cli, RunsListShowExportDelete) {
     ASSERT_EQ(
         run_cli({"run", "--set", "train.max_steps=5", "--db", db(), "--name", "tiny"}).exit_code,

@@ -7,6 +7,7 @@
 #include "common/formatting.h"
 #include "compare/compare_metrics_model.h"
 #include "compare/settings_diff_model.h"
+#include "live/prediction_model.h"
 #include "oomlab/config/config_keys.h"
 #include "ui_test_support.h"
 
@@ -102,6 +103,42 @@ private slots:
         QCOMPARE(model.index(1, CompareMetricsModel::Peak).data(Qt::ToolTipRole).toString(),
                  QStringLiteral("out of memory at step 3"));
         QVERIFY(!model.index(0, CompareMetricsModel::Peak).data(Qt::ToolTipRole).isValid());
+    }
+
+    void predictionMarksWhatIsOffAndSaysWhy() {
+        PredictionModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        MemoryPrediction predicted;
+        predicted.peak_bytes = 10 << 20;
+        predicted.breakdown.data = 1 << 20;
+        predicted.breakdown.activations = 9 << 20;
+        predicted.worst_batch_length = 37;
+        predicted.by_module = {{"pooling", 0, 0, 0, 9 << 20}};
+        RunOutcome run;
+        run.peak_bytes = 10 << 20;
+        run.breakdown.data = 10 << 10;
+        run.breakdown.activations = 9 << 20;
+        run.by_module = {{"pooling", 0, 0, 0, 9 << 20}};
+        model.setCheck(check_prediction(predicted, run));
+        // peak, data, activations; the module's activations.
+        QCOMPARE(model.rowCount(), 4);
+        const auto cell = [&](int row, int column) {
+            return model.index(row, column).data().toString();
+        };
+        QCOMPARE(cell(0, PredictionModel::Figure), QStringLiteral("peak"));
+        QCOMPARE(cell(1, PredictionModel::Figure), QStringLiteral("data"));
+        QCOMPARE(cell(1, PredictionModel::Predicted), formatBytes(1 << 20));
+        QCOMPARE(cell(1, PredictionModel::Measured), formatBytes(10 << 10));
+        QCOMPARE(cell(1, PredictionModel::Off), QStringLiteral("-99%"));
+        QVERIFY(cell(1, PredictionModel::Why).contains(QStringLiteral("37 tokens")));
+        QVERIFY(model.index(1, 0).data(Qt::FontRole).value<QFont>().bold());
+        QVERIFY(model.index(1, 0).data(Qt::ToolTipRole).toString().contains(QStringLiteral("10%")));
+        QCOMPARE(cell(2, PredictionModel::Off), QStringLiteral("+0%"));
+        QVERIFY(!model.index(2, 0).data(Qt::FontRole).isValid());
+        QCOMPARE(cell(3, PredictionModel::Figure), QStringLiteral("pooling · activations"));
+        model.clear();
+        QCOMPARE(model.rowCount(), 0);
     }
 };
 

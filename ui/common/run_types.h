@@ -8,6 +8,7 @@
 #include <QVector>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "oomlab/config/experiment_config.h"
@@ -30,6 +31,7 @@ struct RunEnd {
     std::vector<OomFix> fixes;              // after an out-of-memory: what to change
     ExperimentInfo info;
     ExperimentConfig config;
+    std::optional<MemoryPrediction> prediction;  // as stored with the run
 
     RunStatus status() const { return outcome.status; }
     QString error() const { return QString::fromStdString(outcome.error); }

@@ -210,6 +210,7 @@ void LivePage::onRunFinished(const RunEnd& end) {
     m_modules->setModules(end.outcome.by_module,
                           tr("This run recorded no memory by module (it ended before its "
                              "first step)."));
+    m_modules->setPrediction(end.prediction, end.outcome);
     m_staircase->setStages(end.outcome.staircase, m_capBytes);
     for (ThemedPlot* plot : plots()) {
         plot->requestReplot();

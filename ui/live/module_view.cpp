@@ -4,10 +4,13 @@
 #include <QLabel>
 #include <QSplitter>
 #include <QStackedLayout>
+#include <QTableView>
 #include <QTableWidget>
+#include <QVBoxLayout>
 
 #include "common/formatting.h"
 #include "common/table_items.h"
+#include "live/prediction_model.h"
 #include "plots/module_chart.h"
 
 namespace oomlab::ui {
@@ -25,9 +28,32 @@ ModuleView::ModuleView(QWidget* parent) : QWidget(parent) {
     m_table->setColumnCount(6);
     m_table->setHorizontalHeaderLabels({tr("Module"), tr("Parameters"), tr("Gradients"),
                                         tr("Optimizer state"), tr("Activations"), tr("Total")});
+    m_predictionSummary = new QLabel;
+    m_predictionSummary->setWordWrap(true);
+    m_prediction = new PredictionModel(this);
+    m_predictionTable = new QTableView;
+    m_predictionTable->setObjectName(QStringLiteral("predictionTable"));
+    m_predictionTable->setModel(m_prediction);
+    m_predictionTable->verticalHeader()->hide();
+    m_predictionTable->horizontalHeader()->setStretchLastSection(true);
+    m_predictionTable->setWordWrap(false);
+    auto* against = new QWidget;
+    auto* againstLayout = new QVBoxLayout(against);
+    againstLayout->setContentsMargins(0, 0, 0, 0);
+    againstLayout->addWidget(m_predictionSummary);
+    againstLayout->addWidget(m_predictionTable, 1);
+    // Each table scrolls: neither may make the tab taller than a small screen.
+    for (QAbstractScrollArea* table : {static_cast<QAbstractScrollArea*>(m_table),
+                                       static_cast<QAbstractScrollArea*>(m_predictionTable)}) {
+        table->setMinimumHeight(48);
+    }
+    m_predictionSummary->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    auto* tables = new QSplitter(Qt::Vertical);
+    tables->addWidget(m_table);
+    tables->addWidget(against);
     auto* split = new QSplitter(Qt::Horizontal);
     split->addWidget(m_chart);
-    split->addWidget(m_table);
+    split->addWidget(tables);
     split->setSizes({2000, 1000});  // the bars and their legend want the room
     // The figures, or in their place why there are none.
     m_pages = new QStackedLayout(this);
@@ -35,6 +61,27 @@ ModuleView::ModuleView(QWidget* parent) : QWidget(parent) {
     m_pages->addWidget(split);
     m_pages->addWidget(m_reason);
     setModules({}, tr("Memory by module appears here when the run ends."));
+    setPrediction(std::nullopt, RunOutcome{});
+}
+
+void ModuleView::setPrediction(const std::optional<MemoryPrediction>& prediction,
+                               const RunOutcome& run) {
+    if (!prediction) {
+        m_prediction->clear();
+        m_predictionSummary->setText(tr("No prediction was stored with this run."));
+        return;
+    }
+    m_prediction->setCheck(check_prediction(*prediction, run));
+    const PredictionCheck& check = m_prediction->check();
+    const int off = check.disagreements();
+    m_predictionSummary->setText(
+        !check.not_comparable.empty() ? tr("<b>Against the prediction</b>: not held to it, as %1.")
+                                            .arg(qs(check.not_comparable))
+        : off == 0 ? tr("<b>Against the prediction</b>: every figure within 10% (or 64 KiB).")
+                   : tr("<b>Against the prediction</b>: <span style='color:#d62728'>%n "
+                        "figure(s) off by more than 10%</span>, marked below.",
+                        nullptr, off));
+    m_predictionTable->resizeColumnsToContents();
 }
 
 void ModuleView::setModules(const std::vector<ModuleMemory>& modules, const QString& reason) {

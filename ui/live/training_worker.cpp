@@ -43,6 +43,9 @@ void TrainingWorker::run(const ExperimentConfig& config, const QString& name,
         end.outcome = result.outcome;
         end.fixes = result.fixes;
         end.info = result.info;
+        if (const std::optional<RunRecord> stored = store.find_run(result.run_id)) {
+            end.prediction = stored->prediction;
+        }
     } catch (const Cancelled&) {
         end.runId = m_runId;
         end.outcome.status = RunStatus::Cancelled;

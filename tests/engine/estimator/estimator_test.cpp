@@ -39,12 +39,12 @@ TEST(Estimator, BagWithSgdByHand) {
     EXPECT_EQ(b.optimizer_state, 0);
     // Streaming: 4 batches in flight of ids (8 B) + mask (1 B) per token and a label each.
     EXPECT_EQ(b.data, 4 * (2 * 5 * 9 + 2 * 8));  // 424
-    // Saved: the looked-up rows (2x5x4 floats, 160), the masked mean (40 + 64), the head with
-    // dropout (2x3 floats x 4, 96) and the logits (2x2 floats x 3, 48): 408. Forward adds a
-    // temporary as large as the rows (160); the gradients (252) are not alive yet.
-    EXPECT_EQ(b.activations, 408 + 160);
+    // Forward peaks in the pooling: the looked-up rows (2x5x4 floats, 160) and the masked
+    // mean (40 + 64) saved, and a temporary as large as the rows (160); the head has saved
+    // nothing yet (its 96 and the logits' 48 come later) and no gradient is alive.
+    EXPECT_EQ(b.activations, 264 + 160);
     EXPECT_EQ(b.gradients, 0);
-    EXPECT_EQ(estimate.peak_bytes, 160 + 92 + 424 + 568);  // 1244
+    EXPECT_EQ(estimate.peak_bytes, 160 + 92 + 424 + 424);  // 1100
 }
 
 TEST(Estimator, BagWithAdamAccumulationAndEagerDataByHand) {
@@ -57,8 +57,8 @@ TEST(Estimator, BagWithAdamAccumulationAndEagerDataByHand) {
     EXPECT_EQ(b.data, 6 * (5 * 8 + 2 * 8) + (2 * 5 * 9 + 2 * 8));  // 442
     // Accumulating: the previous micro-batch's gradients (252) stay alive during forward.
     EXPECT_EQ(b.gradients, 160 + 92);
-    EXPECT_EQ(b.activations, 408 + 160);
-    EXPECT_EQ(estimate.peak_bytes, 160 + 92 + 504 + 442 + 252 + 568);  // 2018
+    EXPECT_EQ(b.activations, 264 + 160);
+    EXPECT_EQ(estimate.peak_bytes, 160 + 92 + 504 + 442 + 252 + 424);  // 1874
 }
 
 TEST(Estimator, TransformerBlockByHand) {
@@ -71,10 +71,13 @@ TEST(Estimator, TransformerBlockByHand) {
     // output 72, FFN 144 + 136), the final norm (16) and the head 8->2 (18): 714 floats.
     EXPECT_EQ(b.parameters, 714 * 4);
     // Saved per block, 2x5 tokens: 8 tensors of width 8 (2,560), two of width 16 (1,280), the
-    // attention map 2x2x5x5 (400); the stem (rows 160 + projection 320), the tail (320 + mean
-    // 168) and the logits (48). Forward adds the widest temporary, the FFN's 640.
-    EXPECT_EQ(b.activations, (480 + 4240 + 488 + 48) + 640);  // 5,896
-    EXPECT_EQ(estimate.peak_bytes, 160 + 2856 + 424 + 5896);  // 9,336
+    // attention map 2x2x5x5 (400); the stem (rows 160 + projection 320). Backward peaks in
+    // the block: the head has passed on its input's gradient (320) and freed the rest, the
+    // widest temporary (the FFN's 640) is alive, and so are the first gradients: the head's
+    // (34 floats) and the block's output layer's (136).
+    EXPECT_EQ(b.activations, (480 + 4240 + 320) + 640);  // 5,680
+    EXPECT_EQ(b.gradients, (34 + 136) * 4);
+    EXPECT_EQ(estimate.peak_bytes, 160 + 2856 + 424 + 680 + 5680);  // 9,800
 }
 
 TEST(Estimator, CheckpointingKeepsOnlyTheBlockInputsByHand) {
@@ -83,12 +86,13 @@ TEST(Estimator, CheckpointingKeepsOnlyTheBlockInputsByHand) {
               "model.layers=1", "model.dropout=0", "train.padding=fixed",
               "memory.checkpointing=layers"});
     const MemoryEstimate estimate = estimate_memory(config, tiny_profile());
-    // Saved: stem 480, the block's input 320, tail 488, logits 48 = 1,336. Backward
-    // recomputes the block (4,240) with its widest temporary (640) while the gradients
-    // (3,016) are alive: at this size that is the peak, above the plain run's.
-    EXPECT_EQ(estimate.breakdown.gradients, 2856 + 160);
-    EXPECT_EQ(estimate.breakdown.activations, 4240 + 640);
-    EXPECT_EQ(estimate.peak_bytes, 160 + 2856 + 424 + 3016 + 4880);  // 11,336
+    // Saved: stem 480, the block's input 320. Backward recomputes the block (4,240) with its
+    // widest temporary (640) beside the head's passed-on gradient (320) and the first
+    // gradients (the head's and the block's output layer's, 680): at this size that is the
+    // peak, above the plain run's. At the end of backward the block is gone again.
+    EXPECT_EQ(estimate.breakdown.gradients, (34 + 136) * 4);
+    EXPECT_EQ(estimate.breakdown.activations, 480 + 320 + 320 + 4240 + 640);
+    EXPECT_EQ(estimate.peak_bytes, 160 + 2856 + 424 + 680 + 6000);  // 10,120
 }
 
 TEST(Estimator, CapAndFitFollowTheCapInMiB) {

@@ -19,7 +19,7 @@ namespace oomlab {
 namespace {
 
 // The schema version this build writes; bump together with a new migration.
-constexpr int kLatestSchemaVersion = 7;
+constexpr int kLatestSchemaVersion = 8;
 
 std::string bad_input_message(const std::string& path) {
     try {
@@ -218,11 +218,12 @@ TEST(RunStoreSchemaTest, AForeignFileWithRunTablesIsRefusedUnchanged) {
 // Our own file whose schema was damaged by something else: said at open, as damaged (not as
 // another program's), with what is wrong; nothing in the file changes.
 TEST(RunStoreSchemaTest, ADamagedSchemaIsRefusedAtOpenSayingWhatIsWrong) {
-    const std::pair<const char*, const char*> damages[] = {
+    const std::string latest = "(schema version " + std::to_string(kLatestSchemaVersion) + ")";
+    const std::pair<std::string, std::string> damages[] = {
         {"PRAGMA user_version = 0", "its schema version is 0 (PRAGMA user_version)"},
         {"PRAGMA user_version = -1", "its schema version is -1 (PRAGMA user_version)"},
-        {"DROP TABLE metrics", "table metrics is missing (schema version 7)"},
-        {"DROP TABLE rank_outcomes", "table rank_outcomes is missing (schema version 7)"},
+        {"DROP TABLE metrics", "table metrics is missing " + latest},
+        {"DROP TABLE rank_outcomes", "table rank_outcomes is missing " + latest},
         {"PRAGMA user_version = 3", "its schema version is 3 (PRAGMA user_version), but it has "},
         {"ALTER TABLE events DROP COLUMN message", "table events has no column message"},
     };

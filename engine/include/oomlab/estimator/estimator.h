@@ -9,6 +9,7 @@
 #include "oomlab/config/experiment_config.h"
 #include "oomlab/prepare/data_profile.h"
 #include "oomlab/run/breakdown.h"
+#include "oomlab/run/prediction_check.h"
 #include "oomlab/run/run_record.h"
 
 namespace oomlab {
@@ -27,6 +28,9 @@ struct MemoryEstimate {
 // `world_size` > 1: the memory of each rank of a data-parallel run (distributed.shard).
 MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile& profile,
                                int world_size = 1);
+
+// The estimate as it is stored with a run and checked against what the run measures.
+MemoryPrediction to_prediction(const MemoryEstimate& estimate);
 
 // What an embedding table of `rows` x `dim` costs in one process, as the estimator counts it:
 // its weights in embeddings.dtype and, when trainable, its dense gradient (none with

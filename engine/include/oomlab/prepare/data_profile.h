@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "oomlab/config/experiment_config.h"
@@ -30,6 +31,12 @@ struct DataProfile {
 // Reads the dataset and the vectors' shape for `config` (no training, no tensors); throws
 // BadInput like Experiment::prepare.
 DataProfile profile_data(const ExperimentConfig& config);
+
+// The data's lengths, examples and classes, as profile_data reads them, from texts already
+// tokenized (`train_tokens`, each example's tokens); the vectors' part is left to the caller.
+DataProfile profile_tokens(const ExperimentConfig& config, std::int64_t train_examples,
+                           std::int64_t valid_examples, int num_classes,
+                           const std::vector<std::vector<std::string>>& train_tokens);
 
 // Rows of the embedding table under embeddings.vocab: `vector_rows` words the vectors have
 // (after top:N), `dataset_words` distinct words of the training data, and the two special

@@ -139,6 +139,15 @@ struct RankMemory {
     std::int64_t optimizer_state = 0;
 };
 
+// What the estimator predicted for a run when it started (one rank of a data-parallel run),
+// stored with the run; see prediction_check.h.
+struct MemoryPrediction {
+    std::int64_t peak_bytes = 0;
+    MemoryBreakdown breakdown;
+    std::vector<ModuleMemory> by_module;
+    int worst_batch_length = 0;  // padded tokens of the worst micro-batch it assumed
+};
+
 // A saved run: who and what it was, and its outcome so far (status Running while it trains).
 struct RunRecord {
     std::int64_t id = 0;
@@ -154,6 +163,7 @@ struct RunRecord {
     int world_size = 1;
     std::vector<RankMemory> ranks;  // world_size > 1 (find_run only): each rank that recorded
     RunOutcome outcome{RunStatus::Running};
+    std::optional<MemoryPrediction> prediction;  // none for runs of older versions
 };
 
 }  // namespace oomlab

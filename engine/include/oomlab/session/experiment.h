@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "oomlab/config/experiment_config.h"
+#include "oomlab/prepare/data_profile.h"
 #include "oomlab/run/run_record.h"
 #include "oomlab/workers/rendezvous.h"
 
@@ -37,6 +38,7 @@ struct ExperimentInfo {
     std::int64_t trainable_parameters = 0;
     std::int64_t steps_per_epoch = 0;  // optimizer steps
     std::int64_t total_steps = 0;
+    DataProfile profile;  // the data's shape as the estimator reads it (no second reading)
 };
 
 struct TrainProgress {

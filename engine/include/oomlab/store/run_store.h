@@ -22,7 +22,8 @@ struct NewRun {
     std::string device;       // "cpu", "cuda:0 (NVIDIA H100 80GB HBM3)"
     std::string engine_version;
     std::string torch_version;
-    int world_size = 1;  // processes training the run together (data parallel)
+    int world_size = 1;             // processes training the run together (data parallel)
+    std::string prediction_json{};  // the estimator's prediction (prediction_json), or empty
 };
 
 struct RunFilter {

@@ -1,0 +1,163 @@
+#include "oomlab/run/prediction_check.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <nlohmann/json.hpp>
+
+#include "run/module_kinds.h"
+
+#include "common/json_parse.h"
+#include "oomlab/run/run_json.h"
+
+namespace oomlab {
+namespace {
+
+using run::find_module;
+using run::kModuleKinds;
+using run::ModuleKind;
+
+using Json = nlohmann::ordered_json;
+
+bool is_step_module(const std::string& module) {
+    return module == "loss" || module == "optimizer" || module == "other";
+}
+
+// Why a run's figures cannot be held to a prediction of whole steps, or empty.
+std::string why_not_comparable(const RunOutcome& run) {
+    switch (run.status) {
+        case RunStatus::Oom:
+            return "the run ran out of memory: it measured what it held when an allocation "
+                   "failed, short of what a whole step needs";
+        case RunStatus::Completed:
+        case RunStatus::Running:
+            return run.peak_bytes > 0 ? std::string() : "nothing was measured yet";
+        default:
+            return run.steps > 0 ? std::string() : "the run ended before its first whole step";
+    }
+}
+
+// The causes known to move a figure away from its prediction, in words.
+std::string known_cause(const PredictionRow& row, const MemoryPrediction& predicted) {
+    if (row.measured >= row.predicted) {
+        return {};
+    }
+    const std::string worst = std::to_string(predicted.worst_batch_length);
+    if (row.category == "data") {
+        return "the estimator counts every batch the loader may hold ahead, each padded like "
+               "the longest example (" +
+               worst + " tokens); at the peak it held fewer or shorter ones";
+    }
+    if (row.category == "activations" || row.category == "peak") {
+        return "the estimator assumes the worst batch, padded to " + worst +
+               " tokens; the batch at the run's peak was shorter, or its steps never drew it";
+    }
+    return {};
+}
+
+bool measured_by_module(const RunOutcome& run) {
+    return !run.by_module.empty() &&
+           std::all_of(run.by_module.begin(), run.by_module.end(),
+                       [](const ModuleMemory& m) { return m.activations.has_value(); });
+}
+
+}  // namespace
+
+int PredictionCheck::disagreements() const {
+    int count = 0;
+    for (const auto* rows : {&by_category, &by_module}) {
+        count += static_cast<int>(std::count_if(
+            rows->begin(), rows->end(), [](const PredictionRow& r) { return r.disagrees; }));
+    }
+    return count;
+}
+
+bool prediction_disagrees(std::int64_t predicted, std::int64_t measured) {
+    const double allowed =
+        std::max(kPredictionTolerance * double(predicted), double(kPredictionSlackBytes));
+    return std::abs(double(measured - predicted)) > allowed;
+}
+
+PredictionCheck check_prediction(const MemoryPrediction& predicted, const RunOutcome& measured) {
+    PredictionCheck check;
+    check.not_comparable = why_not_comparable(measured);
+    const auto add = [&](std::vector<PredictionRow>& rows, std::string category, std::string module,
+                         std::int64_t expected, std::int64_t actual) {
+        if (expected == 0 && actual == 0) {
+            return;
+        }
+        PredictionRow& row = rows.emplace_back();
+        row.category = std::move(category);
+        row.module = std::move(module);
+        row.predicted = expected;
+        row.measured = actual;
+        row.disagrees = check.not_comparable.empty() && prediction_disagrees(expected, actual);
+        if (row.disagrees) {
+            row.why = known_cause(row, predicted);
+        }
+    };
+    add(check.by_category, "peak", "", predicted.peak_bytes, measured.peak_bytes);
+    // Beside the peak (the allocator's cache, the device's other use) only where predicted:
+    // the CPU has neither, and "other" there is the process's own memory.
+    for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
+        const std::int64_t expected = breakdown_field(predicted.breakdown, i);
+        if (i < kBreakdownInPeak || expected > 0) {
+            add(check.by_category, std::string(kBreakdownKeys[i]), "", expected,
+                breakdown_field(measured.breakdown, i));
+        }
+    }
+    if (!measured_by_module(measured)) {
+        return check;  // older runs, or a device whose allocator does not tell modules apart
+    }
+    for (const ModuleMemory& module : predicted.by_module) {
+        const ModuleMemory* actual = find_module(measured.by_module, module.module);
+        // What the loss, the update and the rest hold is the step's temporaries, not any
+        // layer's activations.
+        const bool of_a_layer = !is_step_module(module.module);
+        for (const ModuleKind& kind : kModuleKinds) {
+            const std::string name = kind.name;
+            add(check.by_module, name == "activations" && !of_a_layer ? "temporaries" : name,
+                module.module, kind.bytes(module), actual ? kind.bytes(*actual) : 0);
+        }
+    }
+    return check;
+}
+
+std::string prediction_json(const MemoryPrediction& prediction) {
+    Json breakdown = Json::object();
+    for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
+        breakdown[std::string(kBreakdownKeys[i])] = breakdown_field(prediction.breakdown, i);
+    }
+    const Json document = {{"peak_bytes", prediction.peak_bytes},
+                           {"breakdown", breakdown},
+                           {"by_module", module_memory_value(prediction.by_module)},
+                           {"worst_batch_length", prediction.worst_batch_length}};
+    return document.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::optional<MemoryPrediction> parse_prediction_json(const std::string& text) {
+    try {
+        const Json document = parse_json_limited<Json>(text, "prediction");
+        MemoryPrediction prediction;
+        prediction.peak_bytes = document.at("peak_bytes").get<std::int64_t>();
+        prediction.worst_batch_length = document.value("worst_batch_length", 0);
+        const Json& breakdown = document.at("breakdown");
+        for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
+            breakdown_field(prediction.breakdown, i) =
+                breakdown.value(std::string(kBreakdownKeys[i]), std::int64_t{0});
+        }
+        for (const Json& module : document.at("by_module")) {
+            ModuleMemory& row = prediction.by_module.emplace_back();
+            row.module = module.at("module").get<std::string>();
+            row.parameters = module.value("parameters", std::int64_t{0});
+            row.gradients = module.value("gradients", std::int64_t{0});
+            row.optimizer_state = module.value("optimizer_state", std::int64_t{0});
+            row.activations = module.value("activations", std::int64_t{0});
+        }
+        return prediction;
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
+}  // namespace oomlab
