@@ -215,6 +215,18 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
         zero2 ? (backward_ending ? share(gradients) : peak.gradients) : 0;
     const bool modules_hold_grads = peak.gradients - range_grads > 0;
     const bool backward_starting = peak_phase == 1 && !backward_ending && !zero2;
+    // ZeRO shards the trainable parameters flattened in the model's order: the rank predicted
+    // (the first) keeps the state of the first 1/N of the elements, whichever modules hold
+    // them. Called once per learning module, in that order.
+    const std::int64_t table_element = element_bytes(embeddings.dtype);
+    const std::int64_t flat_elements =
+        others / kFloat + (embeddings.trainable ? table / table_element : 0);
+    std::int64_t first_shard_left = (flat_elements + ranks - 1) / ranks;
+    const auto first_shard_bytes = [&](std::int64_t parameters, std::int64_t element) {
+        const std::int64_t taken = std::min(first_shard_left, parameters / element);
+        first_shard_left -= taken;
+        return taken * element;
+    };
     const auto gradient_of = [&](const std::string& name, std::int64_t parameters) {
         if (!backward_starting) {
             return modules_hold_grads ? parameters : 0;
@@ -223,20 +235,21 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
             name == act.gradient_in_progress.module ? act.gradient_in_progress.bytes * kFloat : 0;
         return (accumulating || gradient_done(name) ? parameters : 0) + fresh;
     };
-    const auto add_module = [&](const std::string& name, std::int64_t parameters,
-                                bool learns) -> ModuleMemory& {
+    const auto add_module = [&](const std::string& name, std::int64_t parameters, bool learns,
+                                std::int64_t element = kFloat) -> ModuleMemory& {
         ModuleMemory& module = estimate.by_module.emplace_back();
         module.module = name;
         module.parameters = parameters;
         module.gradients = learns ? gradient_of(name, parameters) : 0;
         module.optimizer_state =
             learns ? optimizer_state_copies(config.train.optimizer) *
-                         (shard == ShardMode::None ? parameters : share(parameters))
+                         (shard == ShardMode::None ? parameters
+                                                   : first_shard_bytes(parameters, element))
                    : 0;
         module.activations = 0;
         return module;
     };
-    add_module("embeddings", table, embeddings.trainable).gradients =
+    add_module("embeddings", table, embeddings.trainable, table_element).gradients =
         dense_table_grad ? gradient_of("embeddings", table) +
                                (backward_ending && modules_hold_grads ? grad_sum_copy : 0)
                          : 0;

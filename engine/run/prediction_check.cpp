@@ -49,8 +49,9 @@ std::string known_cause(const PredictionRow& row, const MemoryPrediction& predic
                worst + " tokens); at the peak it held fewer or shorter ones";
     }
     if (row.category == "activations" || row.category == "peak") {
-        return "the estimator assumes the worst batch, padded to " + worst +
-               " tokens; the batch at the run's peak was shorter, or its steps never drew it";
+        return "a known cause: the estimator assumes the worst batch, padded to " + worst +
+               " tokens; a run whose batch at the peak was shorter, or that never drew it, "
+               "holds less";
     }
     return {};
 }
