@@ -156,19 +156,20 @@ void print_prediction(const RunRecord& run) {
         const auto key = std::find(kBreakdownKeys.begin(), kBreakdownKeys.end(), row.category);
         std::string name = row.module.empty() && key != kBreakdownKeys.end()
                                ? std::string(kBreakdownLabels[key - kBreakdownKeys.begin()])
-                               : row.module + " " + row.category;
+                               : row.category;
         std::replace(name.begin(), name.end(), '_', ' ');
-        name = name.empty() || name[0] != ' ' ? name : name.substr(1);
+        name = row.module.empty() ? name : row.module + " " + name;
         char text[200];
         std::snprintf(text, sizeof text, "    %-32s %11s %11s", name.c_str(),
                       format_bytes(row.predicted).c_str(), format_bytes(row.measured).c_str());
         std::cout << text;
         if (row.disagrees) {
-            const double off = row.predicted > 0
-                                   ? 100.0 * double(row.measured - row.predicted) / row.predicted
-                                   : 100.0;
-            std::snprintf(text, sizeof text, "   ! %+.0f%%", off);
-            std::cout << text << (row.why.empty() ? "" : ": " + row.why);
+            const std::optional<double> off = row.off();
+            if (off) {
+                std::snprintf(text, sizeof text, "   ! %+.0f%%", 100 * *off);
+            }
+            std::cout << (off ? text : "   ! not predicted")
+                      << (row.why.empty() ? "" : ": " + row.why);
         }
         std::cout << '\n';
     };

@@ -12,15 +12,11 @@
 namespace oomlab::cli {
 
 nlohmann::ordered_json estimate_json(const MemoryEstimate& estimate) {
-    nlohmann::ordered_json breakdown = nlohmann::ordered_json::object();
-    for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
-        breakdown[std::string(kBreakdownKeys[i])] = breakdown_field(estimate.breakdown, i);
-    }
     return {{"peak_bytes", estimate.peak_bytes},
             {"cap_bytes", estimate.cap_bytes},
             {"fits", estimate.fits},
             {"worst_batch_length", estimate.worst_batch_length},
-            {"breakdown", breakdown},
+            {"breakdown", breakdown_value(estimate.breakdown)},
             {"by_module", module_memory_value(estimate.by_module)}};
 }
 

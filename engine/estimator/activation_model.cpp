@@ -192,9 +192,7 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
         }
     }
     modules.push_back({"loss", b * num_classes * kFloat * 3});  // logits, log-softmax, gradient
-    for (const ModuleBytes& module : modules) {
-        result.saved += module.bytes;
-    }
+    result.saved = total_bytes(modules);
     if (result.backward_end_transient == 0) {
         result.backward_end_transient = result.backward_transient;
     }
@@ -216,12 +214,23 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
                 module.bytes = static_cast<std::int64_t>(double(module.bytes) * kept);
             }
         }
-        result.saved = 0;
-        for (const ModuleBytes& module : modules) {
-            result.saved += module.bytes;
-        }
+        result.saved = total_bytes(modules);
+    }
+    result.at_forward_peak = modules;
+    bool later = false;
+    for (ModuleBytes& module : result.at_forward_peak) {
+        module.bytes = later ? 0 : module.bytes;
+        later = later || module.module == result.forward_transient_in;
     }
     return result;
+}
+
+std::int64_t total_bytes(const std::vector<ModuleBytes>& modules) {
+    std::int64_t total = 0;
+    for (const ModuleBytes& module : modules) {
+        total += module.bytes;
+    }
+    return total;
 }
 
 }  // namespace oomlab::memory

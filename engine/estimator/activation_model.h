@@ -32,6 +32,9 @@ struct ActivationBytes {
     std::int64_t per_block_saved = 0;          // one encoder block's saved bytes (checkpointing)
     std::string backward_ends_in;              // the module whose backward holds the last temporary
     std::int64_t backward_end_transient = 0;   // that temporary
+    // Where forward peaks (in forward_transient_in): the saved tensors by module then, none yet
+    // of the later modules.
+    std::vector<ModuleBytes> at_forward_peak;
     // Where backward peaks first: the saved tensors by module then (those of the modules
     // whose backward has run are freed, but for the gradient they pass on), the modules whose
     // gradients are complete, and the gradient being computed (parameter elements).
@@ -39,6 +42,9 @@ struct ActivationBytes {
     std::vector<std::string> gradients_done;
     ModuleBytes gradient_in_progress;
 };
+
+// The bytes of a list of modules.
+std::int64_t total_bytes(const std::vector<ModuleBytes>& modules);
 
 ActivationBytes estimate_activations(const ExperimentConfig& config, int embedding_dim,
                                      int num_classes, const BatchShape& shape);

@@ -125,14 +125,9 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
     };
     // Forward peaks in the module that makes the widest temporary: the later modules have
     // saved nothing yet.
-    std::int64_t saved_at_forward_peak = activations - act.saved;
-    for (const memory::ModuleBytes& part : act.saved_by_module) {
-        saved_at_forward_peak += part.bytes;
-        if (part.module == act.forward_transient_in) {
-            break;
-        }
-    }
-    const Phase forward{earlier_grads, saved_at_forward_peak + act.forward_transient};
+    const std::int64_t kept_beside = activations - act.saved;  // weight casts, kept graphs
+    const Phase forward{earlier_grads, kept_beside + memory::total_bytes(act.at_forward_peak) +
+                                           act.forward_transient};
     // Gradients are summed in buckets of at most distributed.bucket_mb; a gradient larger than
     // that is summed alone, in place. A bucket of several is a copy of their gradients.
     const std::int64_t bucket_limit = std::int64_t{config.distributed.bucket_mb} << 20;
@@ -155,10 +150,6 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
     // gradient alive, the saved tensors freed), whichever holds more. ZeRO-2 allocates its
     // first bucket at the first gradient, while the saved tensors are still alive.
     const std::int64_t zero2_at_start = zero2 ? shared_bucket : 0;
-    std::int64_t saved_at_backward_start = activations - act.saved;
-    for (const memory::ModuleBytes& part : act.at_backward_start) {
-        saved_at_backward_start += part.bytes;
-    }
     const std::vector<memory::ModuleBytes> weights =
         memory::parameters_by_module(config, dim, profile.num_classes);
     const auto gradient_done = [&](const std::string& module) {
@@ -174,8 +165,9 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
         }
         first_gradients += act.gradient_in_progress.bytes * kFloat;
     }
-    const Phase backward_start{earlier_grads + zero2_at_start + first_gradients,
-                               saved_at_backward_start + act.backward_transient};
+    const Phase backward_start{
+        earlier_grads + zero2_at_start + first_gradients,
+        kept_beside + memory::total_bytes(act.at_backward_start) + act.backward_transient};
     const Phase backward_end{(zero2 ? zero2_waiting : gradients) + grad_sum_copy,
                              act.backward_end_transient};
     const bool peaks_at_backward_end = backward_end.total() > backward_start.total();
@@ -274,11 +266,8 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
             *module_named(act.backward_ends_in).activations += peak.other;
         } else {
             for (const memory::ModuleBytes& part :
-                 peak_phase == 1 ? act.at_backward_start : act.saved_by_module) {
+                 peak_phase == 1 ? act.at_backward_start : act.at_forward_peak) {
                 *module_named(part.module).activations += part.bytes;
-                if (peak_phase == 0 && part.module == act.forward_transient_in) {
-                    break;
-                }
             }
             for (const memory::ModuleBytes& part : weights) {
                 // Autocast's 16-bit copy of each module's weights.

@@ -36,16 +36,25 @@ DataProfile profile_data(const ExperimentConfig& config) {
                        static_cast<int>(data.split.train.label_names.size()), data.train_tokens);
 
     const std::vector<std::string> dataset_words = prepare::distinct_words(data.train_tokens);
-    const auto words = static_cast<std::int64_t>(dataset_words.size());
-    const prepare::VectorShape shape = prepare::vector_shape(config.embeddings, dataset_words);
+    prepare::profile_vectors(profile, config.embeddings,
+                             prepare::vector_shape(config.embeddings, dataset_words),
+                             static_cast<std::int64_t>(dataset_words.size()));
+    return profile;
+}
+
+namespace prepare {
+
+void profile_vectors(DataProfile& profile, const EmbeddingsConfig& config, const VectorShape& shape,
+                     std::int64_t dataset_words) {
     profile.vector_rows = shape.rows;
-    profile.dataset_words = words;
+    profile.dataset_words = dataset_words;
     profile.words_with_vector = shape.words_found;
     profile.synthetic_vectors = shape.synthetic;
     profile.embedding_dim = shape.dim;
-    profile.vocab_rows = embedding_table_rows(config.embeddings, shape.rows, words);
-    return profile;
+    profile.vocab_rows = embedding_table_rows(config, shape.rows, dataset_words);
 }
+
+}  // namespace prepare
 
 std::int64_t embedding_table_rows(const EmbeddingsConfig& embeddings, std::int64_t vector_rows,
                                   std::int64_t dataset_words) {

@@ -114,7 +114,7 @@ LoadedVectors load_vectors(const EmbeddingsConfig& config,
     const std::vector<std::string> leading(
         dataset_words.begin(),
         dataset_words.begin() + std::min<std::int64_t>(rows, dataset_words.size()));
-    LoadedVectors loaded{GloveTable::synthesize(rows, variant->dim, seed, leading), {}};
+    LoadedVectors loaded{GloveTable::synthesize(rows, variant->dim, seed, leading), {}, true};
     loaded.description = "synthetic vectors in the shape of GloVe " + variant->name + " (" +
                          std::to_string(rows) + " words x " + std::to_string(variant->dim) +
                          ", seeded random values; no GloVe file installed)";

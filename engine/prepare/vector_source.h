@@ -7,12 +7,14 @@
 
 #include "oomlab/config/experiment_config.h"
 #include "oomlab/glove/glove_table.h"
+#include "oomlab/prepare/data_profile.h"
 
 namespace oomlab::prepare {
 
 struct LoadedVectors {
     GloveTable table;
     std::string description;  // shown to the user: says plainly when vectors are synthetic
+    bool synthetic = false;   // no file: seeded vectors of the variant's shape
 };
 
 // `dataset_words` (first-seen order) lead a synthetic table, so the data finds its words.
@@ -30,6 +32,11 @@ struct VectorShape {
 };
 VectorShape vector_shape(const EmbeddingsConfig& config,
                          const std::vector<std::string>& dataset_words);
+
+// Fills the vectors' part of a data profile (DataProfile's vector_rows to vocab_rows) from
+// their shape and the training data's `dataset_words` distinct words.
+void profile_vectors(DataProfile& profile, const EmbeddingsConfig& config, const VectorShape& shape,
+                     std::int64_t dataset_words);
 
 // Installed files searched for `embeddings.source=default`:
 // $OOMLAB_GLOVE_DIR, then <user data>/glove, as glove.<variant>.txt.

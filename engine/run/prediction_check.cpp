@@ -64,6 +64,11 @@ bool measured_by_module(const RunOutcome& run) {
 
 }  // namespace
 
+std::optional<double> PredictionRow::off() const {
+    return predicted > 0 ? std::optional(double(measured - predicted) / double(predicted))
+                         : std::nullopt;
+}
+
 int PredictionCheck::disagreements() const {
     int count = 0;
     for (const auto* rows : {&by_category, &by_module}) {
@@ -125,15 +130,7 @@ PredictionCheck check_prediction(const MemoryPrediction& predicted, const RunOut
 }
 
 std::string prediction_json(const MemoryPrediction& prediction) {
-    Json breakdown = Json::object();
-    for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
-        breakdown[std::string(kBreakdownKeys[i])] = breakdown_field(prediction.breakdown, i);
-    }
-    const Json document = {{"peak_bytes", prediction.peak_bytes},
-                           {"breakdown", breakdown},
-                           {"by_module", module_memory_value(prediction.by_module)},
-                           {"worst_batch_length", prediction.worst_batch_length}};
-    return document.dump(-1, ' ', false, Json::error_handler_t::replace);
+    return prediction_value(prediction).dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 std::optional<MemoryPrediction> parse_prediction_json(const std::string& text) {

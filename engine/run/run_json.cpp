@@ -67,10 +67,6 @@ Json check_object(const PredictionCheck& check) {
 }
 
 Json summary_object(const RunRecord& run) {
-    Json breakdown = Json::object();
-    for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
-        breakdown[std::string(kBreakdownKeys[i])] = breakdown_field(run.outcome.breakdown, i);
-    }
     Json summary = {
         {"run_id", run.id},
         {"name", run.name},
@@ -89,7 +85,7 @@ Json summary_object(const RunRecord& run) {
         {"torch_version", run.torch_version},
         {"error", run.outcome.error},
         {"tags", run.tags},
-        {"breakdown", breakdown},
+        {"breakdown", breakdown_value(run.outcome.breakdown)},
         {"by_module", modules_array(run.outcome.by_module)},
         {"staircase", Json::array()},
         {"fragmentation", fragmentation_object(run.outcome.fragmentation)},
@@ -112,8 +108,7 @@ Json summary_object(const RunRecord& run) {
              {"allocated_bytes", stage.allocated_bytes},
              {"device_used_bytes", optional_json(stage.device_used_bytes)}});
     }
-    summary["prediction"] =
-        run.prediction ? Json::parse(prediction_json(*run.prediction)) : Json(nullptr);
+    summary["prediction"] = run.prediction ? prediction_value(*run.prediction) : Json(nullptr);
     summary["against_prediction"] =
         run.prediction ? check_object(check_prediction(*run.prediction, run.outcome))
                        : Json(nullptr);
@@ -149,6 +144,21 @@ void csv_cell(std::ostringstream& out, const std::optional<T>& value) {
 
 Json module_memory_value(const std::vector<ModuleMemory>& modules) {
     return modules_array(modules);
+}
+
+Json breakdown_value(const MemoryBreakdown& breakdown) {
+    Json value = Json::object();
+    for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
+        value[std::string(kBreakdownKeys[i])] = breakdown_field(breakdown, i);
+    }
+    return value;
+}
+
+Json prediction_value(const MemoryPrediction& prediction) {
+    return {{"peak_bytes", prediction.peak_bytes},
+            {"breakdown", breakdown_value(prediction.breakdown)},
+            {"by_module", modules_array(prediction.by_module)},
+            {"worst_batch_length", prediction.worst_batch_length}};
 }
 
 std::string run_summary_json(const RunRecord& run) {

@@ -130,12 +130,10 @@ PreparedExperiment prepare_experiment(const ExperimentConfig& config,
     info.dataset_words = rows.dataset_words;
     info.profile = profile_tokens(config, info.train_examples, info.valid_examples,
                                   static_cast<int>(info.label_names.size()), train_tokens);
-    info.profile.vocab_rows = rows.rows;
-    info.profile.embedding_dim = rows.dim;
-    info.profile.vector_rows = vectors.table.size();
-    info.profile.dataset_words = rows.dataset_words;
-    info.profile.words_with_vector = rows.vectors_found;
-    info.profile.synthetic_vectors = config.embeddings.source == EmbeddingSource::Synthetic;
+    prepare::profile_vectors(
+        info.profile, config.embeddings,
+        {vectors.table.size(), rows.dim, rows.vectors_found, vectors.synthetic},
+        rows.dataset_words);
     prepared.train_examples = prepare::encode_examples(train_tokens, data.split.train.examples,
                                                        rows, config.train.max_len);
     prepared.valid_examples = prepare::encode_examples(valid_tokens, data.split.valid.examples,

@@ -30,6 +30,11 @@ QString formatCount(std::int64_t count) {
     return QLocale().toString(static_cast<qlonglong>(count));
 }
 
+QString memoryFigureName(const std::string& module, const std::string& category) {
+    const QString kind = qs(category).replace(QLatin1Char('_'), QLatin1Char(' '));
+    return module.empty() ? kind : QStringLiteral("%1 · %2").arg(qs(module), kind);
+}
+
 namespace {
 
 QString batchText(int micro, int accumulation) {

@@ -21,16 +21,6 @@ QString signedBytes(std::int64_t bytes) {
     return (bytes > 0 ? QStringLiteral("+") : QString()) + formatBytes(bytes);
 }
 
-// "activations and temporaries" for a category, "block 1 · activations" for a module.
-QString rowName(const MemoryDifference& row) {
-    if (row.module.empty()) {
-        const auto key = std::find(kBreakdownKeys.begin(), kBreakdownKeys.end(), row.category);
-        return breakdownLabel(static_cast<std::size_t>(key - kBreakdownKeys.begin()));
-    }
-    return QStringLiteral("%1 · %2").arg(qs(row.module),
-                                         qs(row.category).replace(QLatin1Char('_'), ' '));
-}
-
 }  // namespace
 
 MemoryDiffView::MemoryDiffView(QWidget* parent) : QWidget(parent) {
@@ -121,7 +111,9 @@ void MemoryDiffView::fill() {
         for (const MemoryDifference& difference : differences) {
             const int row = m_table->rowCount();
             m_table->insertRow(row);
-            m_table->setItem(row, 0, new QTableWidgetItem(rowName(difference)));
+            m_table->setItem(
+                row, 0,
+                new QTableWidgetItem(memoryFigureName(difference.module, difference.category)));
             m_table->setItem(row, 1, figureItem(formatBytes(difference.a_bytes)));
             m_table->setItem(row, 2, figureItem(formatBytes(difference.b_bytes)));
             m_table->setItem(row, 3, figureItem(signedBytes(difference.difference())));

@@ -10,11 +10,6 @@ namespace {
 
 constexpr int kColumns = PredictionModel::Why + 1;
 
-QString figureName(const PredictionRow& row) {
-    QString kind = qs(row.category).replace(QLatin1Char('_'), QLatin1Char(' '));
-    return row.module.empty() ? kind : QStringLiteral("%1 · %2").arg(qs(row.module), kind);
-}
-
 }  // namespace
 
 PredictionModel::PredictionModel(QObject* parent) : QAbstractTableModel(parent) {}
@@ -48,19 +43,20 @@ const PredictionRow& PredictionModel::rowAt(int row) const {
 QString PredictionModel::text(const PredictionRow& row, int column) const {
     switch (column) {
         case Figure:
-            return figureName(row);
+            return memoryFigureName(row.module, row.category);
         case Predicted:
             return formatBytes(row.predicted);
         case Measured:
             return formatBytes(row.measured);
-        case Off:
-            if (row.predicted == 0) {
-                return row.measured == 0 ? QString() : tr("not predicted");
+        case Off: {
+            const std::optional<double> off = row.off();
+            if (!off) {
+                return tr("not predicted");  // rows where both are 0 are left out
             }
             return QStringLiteral("%1%2%")
-                .arg(row.measured >= row.predicted ? QStringLiteral("+") : QString())
-                .arg(100.0 * double(row.measured - row.predicted) / double(row.predicted), 0, 'f',
-                     0);
+                .arg(*off >= 0 ? QStringLiteral("+") : QString())
+                .arg(100.0 * *off, 0, 'f', 0);
+        }
         case Why:
             return row.disagrees && row.why.empty() ? tr("cause not known") : qs(row.why);
         default:

@@ -22,6 +22,9 @@ struct PredictionRow {
     std::int64_t measured = 0;
     bool disagrees = false;  // |measured - predicted| > max(10% of predicted, 64 KiB)
     std::string why;         // the known cause of a disagreement, else empty
+
+    // (measured - predicted) / predicted; none where nothing was predicted.
+    std::optional<double> off() const;
 };
 
 struct PredictionCheck {

@@ -20,6 +20,13 @@ std::string run_summary_json(const RunRecord& run);
 // a document.
 nlohmann::ordered_json module_memory_value(const std::vector<ModuleMemory>& modules);
 
+// The breakdown as {"embedding_table": bytes, ...}, in kBreakdownKeys order.
+nlohmann::ordered_json breakdown_value(const MemoryBreakdown& breakdown);
+
+// A run's prediction as stored with it and shown by `runs show --json`: {"peak_bytes",
+// "breakdown", "by_module", "worst_batch_length"}.
+nlohmann::ordered_json prediction_value(const MemoryPrediction& prediction);
+
 // The whole run: summary, config, metrics and events.
 std::string run_export_json(const RunRecord& run, const std::vector<MetricRow>& metrics,
                             const std::vector<EventRow>& events, int indent = 2);
