@@ -6,6 +6,7 @@
 #include <QImage>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QTableWidget>
@@ -29,6 +30,7 @@
 #include "live/memory_plot.h"
 #include "live/module_view.h"
 #include "live/phase_plot.h"
+#include "live/prediction_model.h"
 #include "live/run_controller.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/run/memory_diff.h"
@@ -121,6 +123,16 @@ private slots:
         QVERIFY(!modules.empty());
         QTableWidget* table = live->moduleView()->table();
         QCOMPARE(table->rowCount(), live->moduleView()->chart()->barCount() + 1);
+        // Beside them, the run against the prediction stored with it: the peak first.
+        const PredictionModel* predicted = live->moduleView()->prediction();
+        QVERIFY(end.prediction.has_value());
+        QVERIFY(predicted->rowCount() > int(modules.size()));
+        QCOMPARE(predicted->index(0, PredictionModel::Predicted).data().toString(),
+                 formatBytes(end.prediction->peak_bytes));
+        QCOMPARE(predicted->index(0, PredictionModel::Measured).data().toString(),
+                 formatBytes(end.outcome.peak_bytes));
+        QVERIFY(live->moduleView()->predictionSummary()->text().contains(
+            QStringLiteral("Against the prediction")));
         QCOMPARE(table->item(0, 0)->text(), qs(modules.front().module));
         QCOMPARE(table->item(0, 1)->text(), formatBytes(modules.front().parameters));
         QCOMPARE(live->moduleView()->chart()->valueMiB(0, ModuleChart::Parameters),

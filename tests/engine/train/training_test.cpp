@@ -1,6 +1,8 @@
 // Small seeded runs on CPU through the public Experiment API.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <optional>
 #include <random>
 
 #include "engine_support.h"
@@ -66,6 +68,43 @@ double mean(const std::vector<double>& values, std::size_t from, std::size_t to)
         sum += values[i];
     }
     return sum / static_cast<double>(to - from);
+}
+
+// Preparation reads the data once: the profile it keeps for the run's prediction is the one
+// the estimator reads on its own, also where the default source finds no GloVe file and
+// falls back to synthetic vectors.
+TEST(Training, PreparationKeepsTheDataProfileTheEstimatorReads) {
+    test::TempDir nothing_installed;
+    const auto set = [](const char* name, const char* value) {
+        std::optional<std::string> old;
+        if (const char* was = std::getenv(name)) {
+            old = was;
+        }
+        value ? setenv(name, value, 1) : unsetenv(name);
+        return old;
+    };
+    const std::string empty = nothing_installed.file("");
+    const std::optional<std::string> glove_dir = set("OOMLAB_GLOVE_DIR", empty.c_str());
+    const std::optional<std::string> data_home = set("XDG_DATA_HOME", empty.c_str());
+    const ExperimentConfig config =
+        test::config_with({"device=cpu", "embeddings.source=default", "embeddings.vocab=top:500",
+                           "dataset.valid_ratio=0.2"});
+    const DataProfile kept = Experiment::prepare(config)->info().profile;
+    const DataProfile read = profile_data(config);
+    set("OOMLAB_GLOVE_DIR", glove_dir ? glove_dir->c_str() : nullptr);
+    set("XDG_DATA_HOME", data_home ? data_home->c_str() : nullptr);
+    EXPECT_EQ(kept.train_examples, read.train_examples);
+    EXPECT_EQ(kept.valid_examples, read.valid_examples);
+    EXPECT_EQ(kept.num_classes, read.num_classes);
+    EXPECT_EQ(kept.lengths, read.lengths);
+    EXPECT_EQ(kept.longest, read.longest);
+    EXPECT_EQ(kept.vocab_rows, read.vocab_rows);
+    EXPECT_EQ(kept.embedding_dim, read.embedding_dim);
+    EXPECT_EQ(kept.vector_rows, read.vector_rows);
+    EXPECT_EQ(kept.dataset_words, read.dataset_words);
+    EXPECT_EQ(kept.words_with_vector, read.words_with_vector);
+    EXPECT_TRUE(read.synthetic_vectors);
+    EXPECT_TRUE(kept.synthetic_vectors);
 }
 
 TEST(Training, EveryModelLearnsTheToyTask) {
