@@ -10,6 +10,12 @@ namespace {
 // module_memory.phase of the rows measured at the run's peak.
 constexpr std::string_view kPeakPhase = "peak";
 
+const std::string& select_modules() {
+    static const std::string sql =
+        "SELECT " + store::column_list(store::kModuleMemoryColumns) + " FROM module_memory ";
+    return sql;
+}
+
 }  // namespace
 
 void RunStore::Impl::write_details(std::int64_t run_id, const RunOutcome& outcome, int rank) {
@@ -20,48 +26,33 @@ void RunStore::Impl::write_details(std::int64_t run_id, const RunOutcome& outcom
             .bind_int(2, rank)
             .run();
     }
-    auto insert_module = database.prepare(
-        "INSERT INTO module_memory (run_id, step, phase, position, module, parameters, "
-        "gradients, optimizer_state, activations, rank) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
-    insert_module.bind_int(10, rank);
-    int position = 0;
+    auto insert_module =
+        database.prepare(store::insert_sql("module_memory", store::kModuleMemoryColumns, "run_id"));
+    insert_module.bind_int(1, run_id);
+    std::int64_t position = 0;
+    const auto insert = [&](const store::ModuleMemoryRow& row) {
+        store::bind_row(insert_module, store::kModuleMemoryColumns, row, 2);
+        insert_module.run();
+    };
     for (const ModuleMemory& module : outcome.by_module) {
-        insert_module.bind_int(1, run_id)
-            .bind_int(2, outcome.steps)
-            .bind_text(3, kPeakPhase)
-            .bind_int(4, position++)
-            .bind_text(5, module.module)
-            .bind_int(6, module.parameters)
-            .bind_int(7, module.gradients)
-            .bind_int(8, module.optimizer_state)
-            .bind_optional(9, module.activations)
-            .run();
+        insert({outcome.steps, std::string(kPeakPhase), position++, module.module,
+                module.parameters, module.gradients, module.optimizer_state, module.activations,
+                rank});
     }
     for (const ModuleSample& sample : outcome.module_samples) {
-        insert_module.bind_int(1, run_id)
-            .bind_int(2, sample.step)
-            .bind_text(3, sample.phase)
-            .bind_int(4, position++)
-            .bind_text(5, sample.module)
-            .bind_int(6, 0)
-            .bind_int(7, 0)
-            .bind_int(8, 0)
-            .bind_int(9, sample.activations)
-            .run();
+        insert({sample.step, sample.phase, position++, sample.module, 0, 0, 0, sample.activations,
+                rank});
     }
-    auto insert_stage = database.prepare(
-        "INSERT INTO memory_stages (run_id, position, stage, allocated_bytes, "
-        "device_used_bytes, rank) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-    insert_stage.bind_int(6, rank);
+    auto insert_stage =
+        database.prepare("INSERT INTO memory_stages (run_id, rank, position, " +
+                         store::column_list(store::kStageColumns) + ") VALUES (?1, ?2, ?3, " +
+                         store::parameter_list(store::kStageColumns, 4) + ")");
+    insert_stage.bind_int(1, run_id).bind_int(2, rank);
     position = 0;
     for (const MemoryStage& stage : outcome.staircase) {
-        insert_stage.bind_int(1, run_id)
-            .bind_int(2, position++)
-            .bind_text(3, stage.stage)
-            .bind_int(4, stage.allocated_bytes)
-            .bind_optional(5, stage.device_used_bytes)
-            .run();
+        insert_stage.bind_int(3, position++);
+        store::bind_row(insert_stage, store::kStageColumns, stage, 4);
+        insert_stage.run();
     }
     database
         .prepare(
@@ -73,53 +64,44 @@ void RunStore::Impl::write_details(std::int64_t run_id, const RunOutcome& outcom
         .bind_int(4, outcome.steps)
         .bind_int(5, outcome.peak_bytes)
         .run();
-    if (const auto& f = outcome.fragmentation; f && rank == 0) {
-        database
-            .prepare(
-                "UPDATE runs SET oom_requested_bytes = ?1, oom_reserved_free_bytes = ?2, "
-                "oom_largest_free_block = ?3, oom_free_blocks = ?4, "
-                "oom_unreserved_free_bytes = ?5 WHERE id = ?6")
-            .bind_int(1, f->requested_bytes)
-            .bind_int(2, f->reserved_free_bytes)
-            .bind_int(3, f->largest_free_block)
-            .bind_int(4, f->free_blocks)
-            .bind_int(5, f->unreserved_free_bytes)
-            .bind_int(6, run_id)
-            .run();
+    if (outcome.fragmentation && rank == 0) {
+        const auto& columns = store::kFragmentationColumns;
+        auto update = database.prepare("UPDATE runs SET " + store::assignment_list(columns, 2) +
+                                       " WHERE id = ?1");
+        update.bind_int(1, run_id);
+        store::bind_row(update, columns, *outcome.fragmentation, 2);
+        update.run();
     }
     transaction.commit();
 }
 
 void RunStore::Impl::read_details(RunRecord& run) const {
     auto modules = database.prepare(
-        "SELECT module, parameters, gradients, optimizer_state, activations FROM module_memory "
-        "WHERE run_id = ?1 AND phase = ?2 AND rank = 0 ORDER BY position");
+        select_modules() + "WHERE run_id = ?1 AND phase = ?2 AND rank = 0 ORDER BY position");
     modules.bind_int(1, run.id).bind_text(2, kPeakPhase);
     while (modules.step()) {
-        run.outcome.by_module.push_back({modules.column_text(0), modules.column_int(1),
-                                         modules.column_int(2), modules.column_int(3),
-                                         modules.column_optional_int(4)});
+        store::ModuleMemoryRow row;
+        store::read_row(modules, store::kModuleMemoryColumns, row, 0);
+        run.outcome.by_module.push_back(
+            {row.module, row.parameters, row.gradients, row.optimizer_state, row.activations});
     }
-    auto stages = database.prepare(
-        "SELECT stage, allocated_bytes, device_used_bytes FROM memory_stages "
-        "WHERE run_id = ?1 AND rank = 0 ORDER BY position");
+    auto stages = database.prepare("SELECT " + store::column_list(store::kStageColumns) +
+                                   " FROM memory_stages WHERE run_id = ?1 AND rank = 0 "
+                                   "ORDER BY position");
     stages.bind_int(1, run.id);
     while (stages.step()) {
-        run.outcome.staircase.push_back(
-            {stages.column_text(0), stages.column_int(1), stages.column_optional_int(2)});
+        store::read_row(stages, store::kStageColumns, run.outcome.staircase.emplace_back(), 0);
     }
     if (run.world_size > 1) {
         read_ranks(run);
     }
     auto free_space = database.prepare(
-        "SELECT oom_requested_bytes, oom_reserved_free_bytes, oom_largest_free_block, "
-        "oom_free_blocks, oom_unreserved_free_bytes FROM runs "
-        "WHERE id = ?1 AND oom_requested_bytes IS NOT NULL");
+        "SELECT " + store::column_list(store::kFragmentationColumns) +
+        " FROM runs WHERE id = ?1 AND " + store::kFragmentationColumns[0].name + " IS NOT NULL");
     free_space.bind_int(1, run.id);
     if (free_space.step()) {
-        run.outcome.fragmentation = Fragmentation{
-            free_space.column_int(0), free_space.column_int(1), free_space.column_int(2),
-            free_space.column_int(3), free_space.column_int(4)};
+        store::read_row(free_space, store::kFragmentationColumns,
+                        run.outcome.fragmentation.emplace(), 0);
     }
 }
 
@@ -171,13 +153,13 @@ void RunStore::Impl::read_ranks(RunRecord& run) const {
 
 std::vector<ModuleSample> RunStore::module_samples(std::int64_t run_id) const {
     auto select = m_impl->database.prepare(
-        "SELECT step, phase, module, activations FROM module_memory "
-        "WHERE run_id = ?1 AND phase != ?2 AND rank = 0 ORDER BY position");
+        select_modules() + "WHERE run_id = ?1 AND phase != ?2 AND rank = 0 ORDER BY position");
     select.bind_int(1, run_id).bind_text(2, kPeakPhase);
     std::vector<ModuleSample> samples;
     while (select.step()) {
-        samples.push_back({select.column_int(0), select.column_text(1), select.column_text(2),
-                           select.column_optional_int(3).value_or(0)});
+        store::ModuleMemoryRow row;
+        store::read_row(select, store::kModuleMemoryColumns, row, 0);
+        samples.push_back({row.step, row.phase, row.module, row.activations.value_or(0)});
     }
     return samples;
 }

@@ -160,10 +160,6 @@ std::optional<BadInput> unusable_file(const std::string& path, const sqlite::Sql
 
 namespace store {
 
-std::string breakdown_column(std::size_t index) {
-    return "breakdown_" + std::string(kBreakdownKeys.at(index));
-}
-
 void throw_no_such_run(const std::string& path, std::int64_t run_id) {
     throw Error("run store " + path + ": no run with id " + std::to_string(run_id));
 }
@@ -232,21 +228,19 @@ void RunStore::Impl::write_pending(int wait_ms) {
         sqlite::Transaction transaction(database);
         for (const auto& [run_id, row] : pending_metrics) {
             insert_metric.bind_int(1, run_id);
-            store::bind_row(insert_metric, kMetricColumns, row);
+            store::bind_row(insert_metric, store::kMetricColumns, row, 2);
             insert_metric.run();
         }
         if (!pending_events.empty()) {
-            auto insert = database.prepare(
-                "INSERT INTO events (run_id, step, kind, message, created_at) "
-                "VALUES (?1, ?2, ?3, ?4, ?5)");
-            const std::string now = store::utc_now();
+            auto insert =
+                database.prepare("INSERT INTO events (run_id, created_at, " +
+                                 store::column_list(store::kEventColumns) + ") VALUES (?1, ?2, " +
+                                 store::parameter_list(store::kEventColumns, 3) + ")");
+            insert.bind_text(2, store::utc_now());
             for (const auto& [run_id, event] : pending_events) {
-                insert.bind_int(1, run_id)
-                    .bind_int(2, event.step)
-                    .bind_text(3, event.kind)
-                    .bind_text(4, event.message)
-                    .bind_text(5, now)
-                    .run();
+                insert.bind_int(1, run_id);
+                store::bind_row(insert, store::kEventColumns, event, 3);
+                insert.run();
             }
         }
         transaction.commit();
@@ -293,7 +287,7 @@ RunStore RunStore::open(const std::string& path) {
         store::WriterLocks locks(path);
         mark_interrupted_runs(database, locks);
         sqlite::Statement insert_metric =
-            database.prepare(store::insert_sql("metrics", kMetricColumns, "run_id"));
+            database.prepare(store::insert_sql("metrics", store::kMetricColumns, "run_id"));
         store::DiskReserve reserve(path);
         reserve.ensure();
         return RunStore(std::unique_ptr<Impl>(new Impl{std::move(database),
@@ -327,10 +321,9 @@ std::int64_t RunStore::create_run(const NewRun& run) {
     require_one_line(run.name, "run name");
     const store::ProcessOwner owner = store::current_process();
     auto insert = m_impl->database.prepare(
-        "INSERT INTO runs (name, status, config_json, created_at, device, engine_version, "
-        "torch_version, owner_host, owner_pid, owner_start_ticks, world_size, uid, "
-        "prediction_json) "
-        "VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, NULLIF(?12, ''))");
+        "INSERT INTO runs (status, created_at, owner_host, owner_pid, owner_start_ticks, uid, " +
+        store::column_list(store::kNewRunColumns) + ") VALUES ('running', ?1, ?2, ?3, ?4, ?5, " +
+        store::parameter_list(store::kNewRunColumns, 6) + ")");
     const std::string uid = store::new_run_uid();
     // Waits for a busy store; a full disk fails here, before the run exists (the reserve is
     // for ending runs and deleting them, not for starting them). The writer's lock is taken
@@ -339,19 +332,13 @@ std::int64_t RunStore::create_run(const NewRun& run) {
     std::int64_t run_id = 0;
     store::retry_while_busy(kFinishTimeoutMs, [&] {
         sqlite::Transaction transaction(m_impl->database);
-        insert.bind_text(1, run.name)
-            .bind_text(2, run.config_json)
-            .bind_text(3, store::utc_now())
-            .bind_text(4, run.device)
-            .bind_text(5, run.engine_version)
-            .bind_text(6, run.torch_version)
-            .bind_text(7, owner.host)
-            .bind_int(8, owner.pid)
-            .bind_int(9, owner.start_ticks)
-            .bind_int(10, run.world_size)
-            .bind_text(11, uid)
-            .bind_text(12, run.prediction_json)
-            .run();
+        insert.bind_text(1, store::utc_now())
+            .bind_text(2, owner.host)
+            .bind_int(3, owner.pid)
+            .bind_int(4, owner.start_ticks)
+            .bind_text(5, uid);
+        store::bind_row(insert, store::kNewRunColumns, run, 6);
+        insert.run();
         run_id = m_impl->database.last_insert_id();
         m_impl->locks.hold(run_id);
         try {
@@ -377,17 +364,11 @@ void RunStore::add_event(std::int64_t run_id, const EventRow& event) {
 }
 
 void RunStore::finish_run(std::int64_t run_id, const RunOutcome& outcome) {
-    std::string sql =
-        "UPDATE runs SET status = ?1, error = ?2, finished_at = ?3, steps = ?4, "
-        "final_train_loss = ?5, val_accuracy = ?6, peak_bytes = ?7, wall_seconds = ?8, "
-        "final_batch_size = ?9, final_accumulation = ?10";
-    constexpr int kFirstBreakdownParameter = 11;
-    for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
-        sql += ", " + store::breakdown_column(i) + " = ?" +
-               std::to_string(kFirstBreakdownParameter + static_cast<int>(i));
-    }
-    const int id_parameter = kFirstBreakdownParameter + static_cast<int>(kBreakdownKeys.size());
-    sql += " WHERE id = ?" + std::to_string(id_parameter);
+    const auto& columns = store::outcome_columns();
+    const int id_parameter = static_cast<int>(columns.size()) + 3;
+    const std::string sql = "UPDATE runs SET finished_at = ?1, " +
+                            store::assignment_list(columns, 2) + " WHERE id = ?" +
+                            std::to_string(id_parameter);
 
     // The run's last metrics and events go first; they may have waited for a busy store. On a
     // full disk they cannot be saved, but the run's ending still must be: the one-row update
@@ -402,20 +383,8 @@ void RunStore::finish_run(std::int64_t run_id, const RunOutcome& outcome) {
         m_impl->pending_events.clear();
     }
     auto update = m_impl->database.prepare(sql);
-    update.bind_text(1, run_status_name(outcome.status))
-        .bind_text(2, outcome.error)
-        .bind_text(3, store::utc_now())
-        .bind_int(4, outcome.steps)
-        .bind_optional(5, outcome.final_train_loss)
-        .bind_optional(6, outcome.val_accuracy)
-        .bind_int(7, outcome.peak_bytes)
-        .bind_real(8, outcome.wall_seconds)
-        .bind_int(9, outcome.batch_size)
-        .bind_int(10, outcome.accumulation);
-    for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
-        update.bind_int(kFirstBreakdownParameter + static_cast<int>(i),
-                        breakdown_field(outcome.breakdown, i));
-    }
+    update.bind_text(1, store::utc_now());
+    store::bind_row(update, columns, outcome, 2);
     m_impl->with_room([&] {
         store::retry_while_busy(kFinishTimeoutMs,
                                 [&] { update.bind_int(id_parameter, run_id).run(); });

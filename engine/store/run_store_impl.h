@@ -11,29 +11,10 @@
 #include "oomlab/store/run_store.h"
 #include "store/disk_reserve.h"
 #include "store/sqlite.h"
-#include "store/table_columns.h"
+#include "store/table_declarations.h"
 #include "store/writer_locks.h"
 
 namespace oomlab {
-
-// The metrics table's columns (besides its id and run_id): written by append_metrics, read by
-// metrics() and metrics_after().
-inline constexpr store::Column<MetricRow> kMetricColumns[] = {
-    store::column<&MetricRow::step>("step"),
-    store::column<&MetricRow::phase>("phase"),
-    store::column<&MetricRow::wall_ms>("wall_ms"),
-    store::column<&MetricRow::loss>("loss"),
-    store::column<&MetricRow::accuracy>("accuracy"),
-    store::column<&MetricRow::allocated_bytes>("allocated_bytes"),
-    store::column<&MetricRow::reserved_bytes>("reserved_bytes"),
-    store::column<&MetricRow::peak_bytes>("peak_bytes"),
-    store::column<&MetricRow::device_used_bytes>("device_used_bytes"),
-    store::column<&MetricRow::device_total_bytes>("device_total_bytes"),
-    store::column<&MetricRow::alloc_retries>("alloc_retries"),
-    store::column<&MetricRow::oom_count>("oom_count"),
-    store::column<&MetricRow::samples_per_s>("samples_per_s"),
-    store::column<&MetricRow::rank>("rank"),
-};
 
 struct RunStore::Impl {
     sqlite::Database database;
@@ -67,9 +48,6 @@ struct RunStore::Impl {
 };
 
 namespace store {
-
-// The runs column holding kBreakdownKeys[index]: "breakdown_<key>".
-std::string breakdown_column(std::size_t index);
 
 [[noreturn]] void throw_no_such_run(const std::string& path, std::int64_t run_id);
 

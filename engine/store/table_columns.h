@@ -5,9 +5,12 @@
 //
 //   constexpr Column<MetricRow> kColumns[] = {column<&MetricRow::step>("step"), ...};
 //   insert_sql("metrics", kColumns, "run_id") -> "INSERT INTO metrics (run_id, step, ...) ..."
+//
+// A field stored in another form (a status by its name) gives its own bind and read.
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 
@@ -85,44 +88,63 @@ constexpr Column<typename columns_detail::MemberOf<decltype(Member)>::Row> colum
             }};
 }
 
+// `Columns` below is any sequence of Column<Row>: a constexpr array or a vector built once.
+
 // "a, b, c": the columns' names.
-template <typename Row, std::size_t N>
-std::string column_list(const Column<Row> (&columns)[N]) {
+template <typename Columns>
+std::string column_list(const Columns& columns) {
     std::string list;
-    for (const Column<Row>& c : columns) {
+    for (const auto& c : columns) {
         list += (list.empty() ? "" : ", ") + std::string(c.name);
     }
     return list;
 }
 
+// "?first, ?first+1, ...": one parameter for each column.
+template <typename Columns>
+std::string parameter_list(const Columns& columns, int first) {
+    std::string list;
+    for (std::size_t i = 0; i < std::size(columns); ++i) {
+        list += (i == 0 ? "?" : ", ?") + std::to_string(first + static_cast<int>(i));
+    }
+    return list;
+}
+
+// "a = ?first, b = ?first+1": an UPDATE's assignments.
+template <typename Columns>
+std::string assignment_list(const Columns& columns, int first) {
+    std::string list;
+    int parameter = first;
+    for (const auto& c : columns) {
+        list +=
+            (list.empty() ? "" : ", ") + std::string(c.name) + " = ?" + std::to_string(parameter++);
+    }
+    return list;
+}
+
 // "INSERT INTO table (key, a, b) VALUES (?1, ?2, ?3)": the key column (a run's id) first.
-template <typename Row, std::size_t N>
-std::string insert_sql(const std::string& table, const Column<Row> (&columns)[N],
-                       const std::string& key) {
-    std::string values = "?1";
-    for (std::size_t i = 0; i < N; ++i) {
-        values += ", ?" + std::to_string(i + 2);
-    }
-    return "INSERT INTO " + table + " (" + key + ", " + column_list(columns) + ") VALUES (" +
-           values + ")";
+template <typename Columns>
+std::string insert_sql(const std::string& table, const Columns& columns, const std::string& key) {
+    return "INSERT INTO " + table + " (" + key + ", " + column_list(columns) + ") VALUES (?1, " +
+           parameter_list(columns, 2) + ")";
 }
 
-// Binds `row` after the key (parameters 2...), as insert_sql lists them.
-template <typename Row, std::size_t N>
-void bind_row(sqlite::Statement& statement, const Column<Row> (&columns)[N], const Row& row) {
-    for (std::size_t i = 0; i < N; ++i) {
-        columns[i].bind(statement, static_cast<int>(i) + 2, row);
+// Binds `row` to the parameters from `first` on, in the columns' order.
+template <typename Columns, typename Row>
+void bind_row(sqlite::Statement& statement, const Columns& columns, const Row& row, int first) {
+    int parameter = first;
+    for (const Column<Row>& c : columns) {
+        c.bind(statement, parameter++, row);
     }
 }
 
-// Reads the columns from the first `N` of the statement's result, as column_list lists them.
-template <typename Row, std::size_t N>
-Row read_row(const sqlite::Statement& statement, const Column<Row> (&columns)[N]) {
-    Row row;
-    for (std::size_t i = 0; i < N; ++i) {
-        columns[i].read(statement, static_cast<int>(i), row);
+// Reads `row` from the statement's result columns from `first` on, in the columns' order.
+template <typename Columns, typename Row>
+void read_row(const sqlite::Statement& statement, const Columns& columns, Row& row, int first) {
+    int index = first;
+    for (const Column<Row>& c : columns) {
+        c.read(statement, index++, row);
     }
-    return row;
 }
 
 }  // namespace oomlab::store

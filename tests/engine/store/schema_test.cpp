@@ -48,25 +48,58 @@ TEST(RunStoreSchemaTest, NewFileIsWalAtLatestVersion) {
               1);
 }
 
-// The metrics columns the store writes and reads are declared once (kMetricColumns): a column
-// the schema adds without a declaration, or a declaration of none, is caught here.
-TEST(RunStoreSchemaTest, EveryMetricsColumnIsDeclaredOnce) {
-    test::TempDir dir;
-    RunStore::open(dir.file("runs.sqlite"));
-    test::RawDatabase raw(dir.file("runs.sqlite"));
-    const auto sorted_names = [](const std::string& list) {
-        std::vector<std::string> names;
+// The columns the store writes and reads are declared once (table_declarations.h): a column
+// the schema adds without a declaration, or a declaration of none, is caught here. Listed
+// besides the declarations: each table's keys and what the store fills in itself.
+class DeclaredColumns : public ::testing::Test {
+protected:
+    std::vector<std::string> schema_columns(const std::string& table) {
+        RunStore::open(m_dir.file("runs.sqlite"));
+        test::RawDatabase raw(m_dir.file("runs.sqlite"));
+        return names(
+            raw.query_text("SELECT group_concat(name) FROM pragma_table_info('" + table + "')"));
+    }
+
+    // The sorted names in one or more comma-separated lists.
+    static std::vector<std::string> names(const std::string& list) {
+        std::vector<std::string> result;
         std::istringstream in(list);
         for (std::string name; std::getline(in, name, ',');) {
-            names.push_back(name.substr(name.find_first_not_of(' ')));
+            result.push_back(name.substr(name.find_first_not_of(' ')));
         }
-        std::sort(names.begin(), names.end());
-        return names;
-    };
-    EXPECT_EQ(sorted_names(raw.query_text("SELECT group_concat(name) FROM "
-                                          "pragma_table_info('metrics') WHERE name NOT IN "
-                                          "('id', 'run_id')")),
-              sorted_names(store::column_list(kMetricColumns)));
+        std::sort(result.begin(), result.end());
+        result.erase(std::unique(result.begin(), result.end()), result.end());
+        return result;
+    }
+
+private:
+    test::TempDir m_dir;
+};
+
+TEST_F(DeclaredColumns, Metrics) {
+    EXPECT_EQ(schema_columns("metrics"),
+              names("id, run_id, " + store::column_list(store::kMetricColumns)));
+}
+
+TEST_F(DeclaredColumns, Events) {
+    EXPECT_EQ(schema_columns("events"),
+              names("id, run_id, created_at, " + store::column_list(store::kEventColumns)));
+}
+
+TEST_F(DeclaredColumns, Runs) {
+    EXPECT_EQ(schema_columns("runs"),
+              names("created_at, owner_host, owner_pid, owner_start_ticks, uid, " +
+                    store::column_list(store::kNewRunColumns) + ", " +
+                    store::column_list(store::kRunColumns) + ", " +
+                    store::column_list(store::outcome_columns()) + ", " +
+                    store::column_list(store::kFragmentationColumns)));
+}
+
+TEST_F(DeclaredColumns, ModuleMemoryAndStages) {
+    EXPECT_EQ(schema_columns("module_memory"),
+              names("run_id, " + store::column_list(store::kModuleMemoryColumns)));
+    EXPECT_EQ(schema_columns("memory_stages"),
+              names("run_id, rank, position, " + store::column_list(store::kStageColumns)));
 }
 
 TEST(RunStoreSchemaTest, EmptyVersionZeroFileIsMigrated) {
