@@ -10,6 +10,7 @@
 
 #include "experiment/config_form.h"
 #include "experiment/dataset_preview.h"
+#include "experiment/dataset_rows_model.h"
 #include "experiment/estimate_view.h"
 #include "experiment/experiment_panel.h"
 #include "experiment/glove_cost.h"
@@ -254,6 +255,9 @@ private slots:
         preview.setDataset(file, DatasetFormat::Auto);
         QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, 20000);
         QCOMPARE(preview.data().examples, qint64(6));
+        QCOMPARE(preview.rows()->rowCount(), 6);  // all of them: up to 8 are shown
+        QCOMPARE(preview.rows()->index(0, DatasetRowsModel::Text).data().toString(),
+                 QStringLiteral("How far is it from Denver to Aspen ?"));
     }
 
     void predictedBreakdownMatchesTheEstimator() {

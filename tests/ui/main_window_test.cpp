@@ -9,7 +9,6 @@
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
-#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <algorithm>
@@ -19,6 +18,7 @@
 #include "common/run_types.h"
 #include "compare/compare_page.h"
 #include "compare/compare_plots.h"
+#include "compare/memory_diff_model.h"
 #include "compare/memory_diff_view.h"
 #include "compare/settings_diff.h"
 #include "experiment/config_form.h"
@@ -28,6 +28,7 @@
 #include "live/live_page.h"
 #include "live/loss_plot.h"
 #include "live/memory_plot.h"
+#include "live/module_table_model.h"
 #include "live/module_view.h"
 #include "live/phase_plot.h"
 #include "live/prediction_model.h"
@@ -121,7 +122,10 @@ private slots:
         // total row; the table's figures are the run's.
         const std::vector<ModuleMemory>& modules = end.outcome.by_module;
         QVERIFY(!modules.empty());
-        QTableWidget* table = live->moduleView()->table();
+        const ModuleTableModel* table = live->moduleView()->modules();
+        const auto cell = [](const QAbstractItemModel* tableModel, int at, int column) {
+            return tableModel->index(at, column).data().toString();
+        };
         QCOMPARE(table->rowCount(), live->moduleView()->chart()->barCount() + 1);
         // Beside them, the run against the prediction stored with it: the peak first.
         const PredictionModel* predicted = live->moduleView()->prediction();
@@ -133,15 +137,17 @@ private slots:
                  formatBytes(end.outcome.peak_bytes));
         QVERIFY(live->moduleView()->predictionSummary()->text().contains(
             QStringLiteral("Against the prediction")));
-        QCOMPARE(table->item(0, 0)->text(), qs(modules.front().module));
-        QCOMPARE(table->item(0, 1)->text(), formatBytes(modules.front().parameters));
+        QCOMPARE(cell(table, 0, ModuleTableModel::Module), qs(modules.front().module));
+        QCOMPARE(cell(table, 0, ModuleTableModel::Parameters),
+                 formatBytes(modules.front().parameters));
         QCOMPARE(live->moduleView()->chart()->valueMiB(0, ModuleChart::Parameters),
                  toMiB(modules.front().parameters));
         std::int64_t parameters = 0;
         for (const ModuleMemory& module : modules) {
             parameters += module.parameters;
         }
-        QCOMPARE(table->item(table->rowCount() - 1, 1)->text(), formatBytes(parameters));
+        QCOMPARE(cell(table, table->rowCount() - 1, ModuleTableModel::Parameters),
+                 formatBytes(parameters));
         // The staircase: a bar per stage, each as high as the memory after it.
         StaircaseChart* staircase = live->staircaseChart();
         QCOMPARE(staircase->barCount(), int(end.outcome.staircase.size()));
@@ -293,11 +299,14 @@ private slots:
             diff_memory(compare->runs()[0].record.outcome, compare->runs()[1].record.outcome);
         QVERIFY(!compare->runs()[1].record.outcome.by_module.empty());
         QVERIFY(!diff.by_category.empty());
-        QTableWidget* diffTable = diffView->table();
+        const MemoryDiffModel* diffTable = diffView->model();
         QCOMPARE(diffTable->rowCount(), int(2 + diff.by_category.size() + diff.by_module.size()));
-        QCOMPARE(diffTable->item(0, 0)->text(), QStringLiteral("By category"));
-        QCOMPARE(diffTable->item(1, 1)->text(), formatBytes(diff.by_category.front().a_bytes));
-        QCOMPARE(diffTable->item(1, 2)->text(), formatBytes(diff.by_category.front().b_bytes));
+        const auto cell = [diffTable](int row, int column) {
+            return diffTable->index(row, column).data().toString();
+        };
+        QCOMPARE(cell(0, MemoryDiffModel::Figure), QStringLiteral("By category"));
+        QCOMPARE(cell(1, MemoryDiffModel::A), formatBytes(diff.by_category.front().a_bytes));
+        QCOMPARE(cell(1, MemoryDiffModel::B), formatBytes(diff.by_category.front().b_bytes));
         QVERIFY2(diffView->summary().contains(formatBytes(std::llabs(diff.b_peak - diff.a_peak))),
                  qPrintable(diffView->summary()));
     }
@@ -321,7 +330,7 @@ private slots:
                                       {"head", 2 << 20, 0, 0, 0}};
         MemoryDiffView view;
         view.setRuns({a, b});
-        const QTableWidget* table = view.table();
+        const MemoryDiffModel* table = view.model();
         const QStringList expected = {
             QStringLiteral("By category"),
             QStringLiteral("activations|40.0 MiB|10.0 MiB|-30.0 MiB"),
@@ -333,9 +342,9 @@ private slots:
         QStringList rows;
         for (int row = 0; row < table->rowCount(); ++row) {
             QStringList cells;
-            for (int column = 0; column < 4; ++column) {
-                if (const QTableWidgetItem* item = table->item(row, column)) {
-                    cells << item->text();
+            for (int column = 0; column < table->columnCount(); ++column) {
+                if (const QVariant text = table->index(row, column).data(); text.isValid()) {
+                    cells << text.toString();
                 }
             }
             rows << cells.join('|');
@@ -345,7 +354,8 @@ private slots:
                  qPrintable(view.summary()));
         // Swapped, every difference changes sign.
         view.choose(1, 0);
-        QCOMPARE(table->item(1, 3)->text(), QStringLiteral("+30.0 MiB"));
+        QCOMPARE(table->index(1, MemoryDiffModel::Difference).data().toString(),
+                 QStringLiteral("+30.0 MiB"));
         QVERIFY(view.summary().contains(QStringLiteral("30.0 MiB higher")));
     }
 

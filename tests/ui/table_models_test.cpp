@@ -6,7 +6,10 @@
 
 #include "common/formatting.h"
 #include "compare/compare_metrics_model.h"
+#include "compare/memory_diff_model.h"
 #include "compare/settings_diff_model.h"
+#include "experiment/dataset_rows_model.h"
+#include "live/module_table_model.h"
 #include "live/prediction_model.h"
 #include "oomlab/config/config_keys.h"
 #include "ui_test_support.h"
@@ -138,6 +141,88 @@ private slots:
         QVERIFY(!model.index(2, 0).data(Qt::FontRole).isValid());
         QCOMPARE(cell(3, PredictionModel::Figure), QStringLiteral("pooling · activations"));
         model.clear();
+        QCOMPARE(model.rowCount(), 0);
+    }
+
+    void moduleTableSkipsEmptyModulesAndTotalsTheRest() {
+        ModuleTableModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setModules({{"embeddings", 4 << 20, 4 << 20, 0, 1 << 20},
+                          {"dropout", 0, 0, 0, 0},
+                          {"head", 1 << 20, 1 << 20, 2 << 20, 3 << 20}});
+        QCOMPARE(model.rowCount(), 3);  // the empty dropout is left out, as in the chart
+        const auto cell = [&](int row, int column) {
+            return model.index(row, column).data().toString();
+        };
+        QCOMPARE(cell(0, ModuleTableModel::Module), QStringLiteral("embeddings"));
+        QCOMPARE(cell(0, ModuleTableModel::Total), formatBytes(9 << 20));
+        QCOMPARE(cell(1, ModuleTableModel::Module), QStringLiteral("head"));
+        QCOMPARE(cell(1, ModuleTableModel::OptimizerState), formatBytes(2 << 20));
+        QCOMPARE(cell(2, ModuleTableModel::Module), QStringLiteral("all modules"));
+        QCOMPARE(cell(2, ModuleTableModel::Parameters), formatBytes(5 << 20));
+        QCOMPARE(cell(2, ModuleTableModel::Activations), formatBytes(4 << 20));
+        QCOMPARE(cell(2, ModuleTableModel::Total), formatBytes(16 << 20));
+        QVERIFY(model.index(2, 0).data(Qt::FontRole).value<QFont>().bold());
+        QVERIFY(!model.index(0, 0).data(Qt::FontRole).isValid());
+        QCOMPARE(model.index(0, ModuleTableModel::Gradients).data(Qt::TextAlignmentRole),
+                 QVariant(Qt::AlignRight | Qt::AlignVCenter));
+
+        // On CUDA the allocator does not say which module a block is for: said, not 0 B.
+        model.setModules({{"head", 1 << 20, 0, 0, std::nullopt}});
+        QCOMPARE(cell(0, ModuleTableModel::Activations), QStringLiteral("not measured"));
+        QCOMPARE(cell(1, ModuleTableModel::Activations), QStringLiteral("not measured"));
+        QVERIFY(model.index(0, ModuleTableModel::Activations)
+                    .data(Qt::ToolTipRole)
+                    .toString()
+                    .contains(QStringLiteral("CUDA")));
+        model.setModules({});
+        QCOMPARE(model.rowCount(), 0);
+    }
+
+    void memoryDiffHasASectionForCategoriesAndOneForModules() {
+        MemoryDiffModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        MemoryDiff diff;
+        diff.by_category = {{"activations", "", 40 << 20, 10 << 20}};
+        model.setDiff(diff);
+        QCOMPARE(model.rowCount(), 3);
+        QVERIFY(model.isSection(0));
+        QVERIFY(!model.isSection(1));
+        QCOMPARE(model.index(1, MemoryDiffModel::Difference).data().toString(),
+                 QStringLiteral("-30.0 MiB"));
+        QVERIFY(!model.index(0, MemoryDiffModel::A).data().isValid());
+        QVERIFY(model.index(0, 0).data(Qt::FontRole).value<QFont>().bold());
+        // No module rows: the section says why.
+        QVERIFY(model.index(2, 0)
+                    .data(Qt::ToolTipRole)
+                    .toString()
+                    .contains(QStringLiteral("No difference by module")));
+        diff.by_module = {{"parameters", "head", 0, 2 << 20}};
+        model.setDiff(diff);
+        QCOMPARE(model.index(3, MemoryDiffModel::Figure).data().toString(),
+                 QStringLiteral("head · parameters"));
+        QCOMPARE(model.index(3, MemoryDiffModel::Difference).data().toString(),
+                 QStringLiteral("+2.0 MiB"));
+        QVERIFY(!model.index(2, 0).data(Qt::ToolTipRole).isValid());
+        model.clear();
+        QCOMPARE(model.rowCount(), 0);
+    }
+
+    void datasetRowsShowLabelAndTextWithTheWholeTextAsTooltip() {
+        DatasetRowsModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setRows({{QStringLiteral("pos"), QStringLiteral("a fine film")},
+                       {QStringLiteral("neg"), QStringLiteral("not so")}});
+        QCOMPARE(model.rowCount(), 2);
+        QCOMPARE(model.headerData(DatasetRowsModel::Label, Qt::Horizontal).toString(),
+                 QStringLiteral("Label"));
+        QCOMPARE(model.index(1, DatasetRowsModel::Label).data().toString(), QStringLiteral("neg"));
+        QCOMPARE(model.index(0, DatasetRowsModel::Text).data(Qt::ToolTipRole).toString(),
+                 QStringLiteral("a fine film"));
+        model.setRows({});
         QCOMPARE(model.rowCount(), 0);
     }
 };

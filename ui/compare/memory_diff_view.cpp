@@ -4,25 +4,17 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
-#include <QTableWidget>
+#include <QTableView>
 #include <QVBoxLayout>
 
 #include <algorithm>
 
 #include "common/formatting.h"
-#include "common/table_items.h"
+#include "compare/memory_diff_model.h"
 #include "oomlab/run/memory_diff.h"
 #include "plots/series_colors.h"
 
 namespace oomlab::ui {
-namespace {
-
-QString signedBytes(std::int64_t bytes) {
-    return (bytes > 0 ? QStringLiteral("+") : QString()) + formatBytes(bytes);
-}
-
-}  // namespace
-
 MemoryDiffView::MemoryDiffView(QWidget* parent) : QWidget(parent) {
     setObjectName(QStringLiteral("memoryDiffView"));
     m_a = new QComboBox;
@@ -37,12 +29,12 @@ MemoryDiffView::MemoryDiffView(QWidget* parent) : QWidget(parent) {
     m_summary = new QLabel;
     m_summary->setWordWrap(true);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_table = new QTableWidget;
+    m_model = new MemoryDiffModel(this);
+    m_table = new QTableView;
     m_table->setObjectName(QStringLiteral("memoryDiffTable"));
-    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setModel(m_model);
     m_table->verticalHeader()->hide();
-    m_table->setColumnCount(4);
-    m_table->setHorizontalHeaderLabels({tr("At the peak"), tr("A"), tr("B"), tr("B − A")});
+    m_table->setWordWrap(false);
 
     auto* choice = new QHBoxLayout;
     choice->addWidget(new QLabel(tr("A:")));
@@ -84,10 +76,10 @@ QString MemoryDiffView::summary() const {
 }
 
 void MemoryDiffView::fill() {
-    m_table->setRowCount(0);
     const int a = m_a->currentIndex();
     const int b = m_b->currentIndex();
     if (a < 0 || b < 0 || a >= m_runs.size() || b >= m_runs.size()) {
+        m_model->clear();
         m_summary->setText(tr("Compare two runs to see what differs at their peaks."));
         return;
     }
@@ -98,37 +90,7 @@ void MemoryDiffView::fill() {
                                          .arg(formatBytes(std::llabs(change)),
                                               change > 0 ? tr("higher") : tr("lower"),
                                               formatBytes(diff.b_peak), formatBytes(diff.a_peak)));
-    const auto section = [this](const QString& title) {
-        const int row = m_table->rowCount();
-        m_table->insertRow(row);
-        auto* item = new QTableWidgetItem(title);
-        QFont bold = m_table->font();
-        bold.setBold(true);
-        item->setFont(bold);
-        m_table->setItem(row, 0, item);
-    };
-    const auto rows = [this](const std::vector<MemoryDifference>& differences) {
-        for (const MemoryDifference& difference : differences) {
-            const int row = m_table->rowCount();
-            m_table->insertRow(row);
-            m_table->setItem(
-                row, 0,
-                new QTableWidgetItem(memoryFigureName(difference.module, difference.category)));
-            m_table->setItem(row, 1, figureItem(formatBytes(difference.a_bytes)));
-            m_table->setItem(row, 2, figureItem(formatBytes(difference.b_bytes)));
-            m_table->setItem(row, 3, figureItem(signedBytes(difference.difference())));
-        }
-    };
-    section(tr("By category"));
-    rows(diff.by_category);
-    section(tr("By module"));
-    if (diff.by_module.empty()) {
-        m_table->item(m_table->rowCount() - 1, 0)
-            ->setToolTip(
-                tr("No difference by module, or the runs recorded none (older runs, or runs "
-                   "that ended before their first step)."));
-    }
-    rows(diff.by_module);
+    m_model->setDiff(diff);
     m_table->resizeColumnsToContents();
 }
 

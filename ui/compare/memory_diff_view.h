@@ -9,9 +9,11 @@
 
 class QComboBox;
 class QLabel;
-class QTableWidget;
+class QTableView;
 
 namespace oomlab::ui {
+
+class MemoryDiffModel;
 
 class MemoryDiffView : public QWidget {
     Q_OBJECT
@@ -24,7 +26,7 @@ public:
     // Picks the runs compared (indices into the runs set).
     void choose(int a, int b);
 
-    QTableWidget* table() const { return m_table; }
+    MemoryDiffModel* model() const { return m_model; }
     QString summary() const;
 
 private:
@@ -33,7 +35,8 @@ private:
     QComboBox* m_a = nullptr;
     QComboBox* m_b = nullptr;
     QLabel* m_summary = nullptr;
-    QTableWidget* m_table = nullptr;
+    MemoryDiffModel* m_model = nullptr;
+    QTableView* m_table = nullptr;
     QVector<CompareRun> m_runs;
 };
 

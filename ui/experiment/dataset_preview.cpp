@@ -2,7 +2,7 @@
 
 #include <QHeaderView>
 #include <QLabel>
-#include <QTableWidget>
+#include <QTableView>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -10,6 +10,7 @@
 #include <map>
 
 #include "common/formatting.h"
+#include "experiment/dataset_rows_model.h"
 
 namespace oomlab::ui {
 
@@ -46,18 +47,18 @@ DatasetPreview::DatasetPreview(QWidget* parent) : QWidget(parent) {
     m_summary = new QLabel(tr("Reading the dataset…"), this);
     m_summary->setWordWrap(true);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_rows = new QTableWidget(0, 2, this);
-    m_rows->setHorizontalHeaderLabels({tr("Label"), tr("Text")});
-    m_rows->horizontalHeader()->setStretchLastSection(true);
-    m_rows->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
-    m_rows->verticalHeader()->hide();
-    m_rows->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_rows->setWordWrap(false);
-    m_rows->setMaximumHeight(m_rows->fontMetrics().height() * 11);
+    m_rows = new DatasetRowsModel(this);
+    m_rowsTable = new QTableView(this);
+    m_rowsTable->setModel(m_rows);
+    m_rowsTable->horizontalHeader()->setStretchLastSection(true);
+    m_rowsTable->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    m_rowsTable->verticalHeader()->hide();
+    m_rowsTable->setWordWrap(false);
+    m_rowsTable->setMaximumHeight(m_rowsTable->fontMetrics().height() * 11);
     m_labels = new QLabel(this);
     m_labels->setWordWrap(true);
     layout->addWidget(m_summary);
-    layout->addWidget(m_rows);
+    layout->addWidget(m_rowsTable);
     layout->addWidget(m_labels);
     connect(&m_watcher, &QFutureWatcher<DatasetPreviewData>::finished, this, [this] {
         if (m_pending) {  // the settings changed while reading: read again
@@ -93,7 +94,7 @@ void DatasetPreview::show(const DatasetPreviewData& data) {
     if (!data.error.isEmpty()) {
         m_summary->setText(QStringLiteral("<span style='color:#d62728'>%1</span>")
                                .arg(data.error.toHtmlEscaped()));
-        m_rows->setRowCount(0);
+        m_rows->setRows({});
         m_labels->clear();
         emit previewReady(data);
         return;
@@ -102,13 +103,7 @@ void DatasetPreview::show(const DatasetPreviewData& data) {
         tr("<b>%1</b><br>format <b>%2</b> · %3 examples · %4 labels")
             .arg(data.source.toHtmlEscaped(), data.format, formatCount(data.examples))
             .arg(data.labelCounts.size()));
-    m_rows->setRowCount(data.rows.size());
-    for (int i = 0; i < data.rows.size(); ++i) {
-        m_rows->setItem(i, 0, new QTableWidgetItem(data.rows[i].first));
-        auto* text = new QTableWidgetItem(data.rows[i].second);
-        text->setToolTip(data.rows[i].second);
-        m_rows->setItem(i, 1, text);
-    }
+    m_rows->setRows(data.rows);
     QStringList counts;
     for (const auto& [label, count] : data.labelCounts) {
         counts << QStringLiteral("%1: %2").arg(label.toHtmlEscaped(), formatCount(count));

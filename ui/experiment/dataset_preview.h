@@ -12,9 +12,11 @@
 #include "oomlab/data/dataset.h"
 
 class QLabel;
-class QTableWidget;
+class QTableView;
 
 namespace oomlab::ui {
+
+class DatasetRowsModel;
 
 struct DatasetPreviewData {
     QString error;
@@ -37,6 +39,7 @@ public:
 
     void setDataset(const QString& path, DatasetFormat format);
     const DatasetPreviewData& data() const { return m_data; }
+    DatasetRowsModel* rows() const { return m_rows; }
     bool isLoading() const { return m_watcher.isRunning(); }
 
 signals:
@@ -46,7 +49,8 @@ private:
     void show(const DatasetPreviewData& data);
 
     QLabel* m_summary = nullptr;
-    QTableWidget* m_rows = nullptr;
+    DatasetRowsModel* m_rows = nullptr;
+    QTableView* m_rowsTable = nullptr;
     QLabel* m_labels = nullptr;
     QFutureWatcher<DatasetPreviewData> m_watcher;
     QString m_path;

@@ -5,11 +5,10 @@
 #include <QSplitter>
 #include <QStackedLayout>
 #include <QTableView>
-#include <QTableWidget>
 #include <QVBoxLayout>
 
 #include "common/formatting.h"
-#include "common/table_items.h"
+#include "live/module_table_model.h"
 #include "live/prediction_model.h"
 #include "plots/module_chart.h"
 
@@ -21,13 +20,12 @@ ModuleView::ModuleView(QWidget* parent) : QWidget(parent) {
     m_reason->setWordWrap(true);
     m_reason->setAlignment(Qt::AlignCenter);
     m_chart = new ModuleChart;
-    m_table = new QTableWidget;
+    m_modules = new ModuleTableModel(this);
+    m_table = new QTableView;
     m_table->setObjectName(QStringLiteral("moduleTable"));
-    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setModel(m_modules);
     m_table->verticalHeader()->hide();
-    m_table->setColumnCount(6);
-    m_table->setHorizontalHeaderLabels({tr("Module"), tr("Parameters"), tr("Gradients"),
-                                        tr("Optimizer state"), tr("Activations"), tr("Total")});
+    m_table->setWordWrap(false);
     m_predictionSummary = new QLabel;
     m_predictionSummary->setWordWrap(true);
     m_prediction = new PredictionModel(this);
@@ -89,48 +87,7 @@ void ModuleView::setModules(const std::vector<ModuleMemory>& modules, const QStr
     m_pages->setCurrentWidget(modules.empty() ? static_cast<QWidget*>(m_reason)
                                               : m_chart->parentWidget());
     m_chart->setModules(modules);
-    m_table->setRowCount(0);
-    std::int64_t sum[5] = {};
-    bool activationsMeasured = true;
-    const auto addRow = [this](const QString& name, const std::int64_t(&bytes)[5],
-                               bool activations) {
-        const int row = m_table->rowCount();
-        m_table->insertRow(row);
-        m_table->setItem(row, 0, new QTableWidgetItem(name));
-        for (int column = 1; column <= 5; ++column) {
-            m_table->setItem(row, column, figureItem(formatBytes(bytes[column - 1])));
-        }
-        if (!activations) {
-            auto* item = new QTableWidgetItem(tr("not measured"));
-            item->setToolTip(
-                tr("The CUDA caching allocator does not tell which module a block is for."));
-            m_table->setItem(row, 4, item);
-        }
-    };
-    for (const ModuleMemory& module : modules) {
-        if (module.parameters + module.gradients + module.optimizer_state +
-                module.activations.value_or(0) ==
-            0) {
-            continue;  // as in the chart
-        }
-        const std::int64_t activations = module.activations.value_or(0);
-        const std::int64_t bytes[5] = {
-            module.parameters, module.gradients, module.optimizer_state, activations,
-            module.parameters + module.gradients + module.optimizer_state + activations};
-        for (int i = 0; i < 5; ++i) {
-            sum[i] += bytes[i];
-        }
-        activationsMeasured = activationsMeasured && module.activations.has_value();
-        addRow(qs(module.module), bytes, module.activations.has_value());
-    }
-    if (!modules.empty()) {
-        addRow(tr("all modules"), sum, activationsMeasured);
-        QFont bold = m_table->font();
-        bold.setBold(true);
-        for (int column = 0; column < m_table->columnCount(); ++column) {
-            m_table->item(m_table->rowCount() - 1, column)->setFont(bold);
-        }
-    }
+    m_modules->setModules(modules);
     m_table->resizeColumnsToContents();
 }
 

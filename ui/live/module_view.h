@@ -5,20 +5,19 @@
 
 #include <QWidget>
 
-#include <vector>
-
 #include <optional>
+#include <vector>
 
 #include "oomlab/run/run_record.h"
 
 class QLabel;
 class QStackedLayout;
 class QTableView;
-class QTableWidget;
 
 namespace oomlab::ui {
 
 class ModuleChart;
+class ModuleTableModel;
 class PredictionModel;
 
 class ModuleView : public QWidget {
@@ -34,7 +33,7 @@ public:
     void setPrediction(const std::optional<MemoryPrediction>& prediction, const RunOutcome& run);
 
     ModuleChart* chart() const { return m_chart; }
-    QTableWidget* table() const { return m_table; }
+    ModuleTableModel* modules() const { return m_modules; }
     PredictionModel* prediction() const { return m_prediction; }
     QLabel* predictionSummary() const { return m_predictionSummary; }
 
@@ -42,7 +41,8 @@ private:
     QStackedLayout* m_pages = nullptr;
     QLabel* m_reason = nullptr;
     ModuleChart* m_chart = nullptr;
-    QTableWidget* m_table = nullptr;
+    ModuleTableModel* m_modules = nullptr;
+    QTableView* m_table = nullptr;
     QLabel* m_predictionSummary = nullptr;
     PredictionModel* m_prediction = nullptr;
     QTableView* m_predictionTable = nullptr;
