@@ -1,0 +1,78 @@
+// The process group on its own: two ranks (two threads, Gloo on 127.0.0.1) meet through the
+// store rank 0 serves and reduce, broadcast and share values; a peer that never comes ends the
+// wait with an error naming the rank, within the timeout.
+#include "distributed/process_group.h"
+
+#include <gtest/gtest.h>
+
+#include <future>
+
+#include "oomlab/workers/rendezvous.h"
+
+namespace oomlab::distributed {
+namespace {
+
+// Rank `rank` of 2, meeting the other on 127.0.0.1:`port`.
+ProcessGroup join_two(int rank, int port, std::chrono::seconds timeout) {
+    Rendezvous rendezvous;
+    rendezvous.rank = rank;
+    rendezvous.world_size = 2;
+    rendezvous.master_port = port;
+    return ProcessGroup(rendezvous, DistributedBackend::Gloo, torch::kCPU, timeout);
+}
+
+// What each rank of two saw, given its rank and a group to act on.
+template <typename Work>
+auto on_two_ranks(Work work) {
+    const int port = free_loopback_port();
+    const auto rank = [&](int number) {
+        ProcessGroup group = join_two(number, port, std::chrono::seconds(20));
+        return work(group);
+    };
+    auto second = std::async(std::launch::async, rank, 1);
+    auto first = rank(0);
+    return std::make_pair(first, second.get());
+}
+
+TEST(ProcessGroup, TwoRanksSumTakeTheMaximumAndBroadcast) {
+    const auto [rank0, rank1] = on_two_ranks([](ProcessGroup& group) {
+        EXPECT_EQ(group.world_size(), 2);
+        EXPECT_EQ(group.backend_name(), "gloo");
+        const float mine = static_cast<float>(group.rank() + 1);  // 1 and 2
+        torch::Tensor sum = torch::full({3}, mine);
+        group.all_reduce_sum(sum, "the test's sum");
+        torch::Tensor max = torch::tensor({mine, -mine});
+        group.all_reduce_max(max, "the test's maximum");
+        torch::Tensor root = torch::full({2}, group.rank() == 1 ? 7.0f : 0.0f);
+        group.broadcast(root, 1, "the test's broadcast");
+        return std::vector<float>{sum[0].item<float>(),  sum[2].item<float>(),
+                                  max[0].item<float>(),  max[1].item<float>(),
+                                  root[0].item<float>(), root[1].item<float>()};
+    });
+    const std::vector<float> expected = {3, 3, 2, -1, 7, 7};
+    EXPECT_EQ(rank0, expected);
+    EXPECT_EQ(rank1, expected);
+}
+
+TEST(ProcessGroup, ValuesPublishedByRankZeroReachTheOthers) {
+    const auto [rank0, rank1] = on_two_ranks([](ProcessGroup& group) {
+        if (group.rank() == 0) {
+            group.publish("run_uid", "a1b2c3");
+        }
+        return group.fetch("run_uid");  // waits for rank 0's value
+    });
+    EXPECT_EQ(rank0, "a1b2c3");
+    EXPECT_EQ(rank1, "a1b2c3");
+}
+
+TEST(ProcessGroup, APeerThatNeverComesEndsTheWaitWithAnErrorNamingTheRank) {
+    try {
+        const ProcessGroup group = join_two(0, free_loopback_port(), std::chrono::seconds(2));
+        FAIL() << "joined a group whose second rank never started";
+    } catch (const CollectiveFailed& error) {
+        EXPECT_NE(std::string(error.what()).find("rank 0 of 2"), std::string::npos) << error.what();
+    }
+}
+
+}  // namespace
+}  // namespace oomlab::distributed

@@ -1,0 +1,152 @@
+// Lessons without the CLI: their files (every installed lesson loads, a bad one is refused
+// naming the file and key), the metrics and claims, and a lesson run into a store in-process
+// with its claims checked against what it measured.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <set>
+
+#include "oomlab/common/errors.h"
+#include "oomlab/config/config_io.h"
+#include "oomlab/lessons/lesson.h"
+#include "oomlab/store/run_store.h"
+#include "test_support.h"
+
+namespace oomlab {
+namespace {
+
+TEST(Lessons, EveryInstalledLessonLoadsAndItsClaimsNameItsRuns) {
+    const std::vector<Lesson> lessons = load_lessons(lessons_folder());
+    ASSERT_GE(lessons.size(), 10u);
+    for (const Lesson& lesson : lessons) {
+        SCOPED_TRACE(lesson.name);
+        EXPECT_FALSE(lesson.title.empty());
+        EXPECT_GE(lesson.runs.size(), 2u) << "a lesson compares runs";
+        EXPECT_FALSE(lesson.claims.empty()) << "a lesson claims an effect it checks";
+        std::set<std::string> labels;
+        for (const LessonRun& run : lesson.runs) {
+            EXPECT_TRUE(labels.insert(run.label).second) << "two runs named " << run.label;
+            EXPECT_NO_THROW(validate_config(lesson_config(lesson, run)));
+        }
+        for (const LessonClaim& claim : lesson.claims) {
+            for (const std::string& label : {claim.smaller, claim.than, claim.label}) {
+                EXPECT_TRUE(label.empty() || labels.count(label)) << describe_claim(claim);
+            }
+        }
+    }
+    EXPECT_EQ(find_lesson(lessons, "batch-size").name, "batch-size");
+    EXPECT_THROW(find_lesson(lessons, "no-such-lesson"), BadInput);
+}
+
+TEST(Lessons, AFileWithABadKeyNamesTheFileAndTheKey) {
+    try {
+        parse_lesson(R"({"title": "t", "explanation": "e",
+                         "runs": [{"label": "a", "set": {"train.batchsize": 4}},
+                                  {"label": "b"}]})",
+                     "broken.json");
+        FAIL() << "accepted an unknown key";
+    } catch (const BadInput& error) {
+        const std::string message = error.what();
+        EXPECT_NE(message.find("broken.json"), std::string::npos) << message;
+        EXPECT_NE(message.find("train.batch_size"), std::string::npos) << message;
+    }
+}
+
+TEST(Lessons, EachRunOfALessonWritesItsOwnMemorySnapshot) {
+    const Lesson lesson = parse_lesson(R"({"title": "t", "explanation": "e",
+                         "base": {"debug.memory_snapshot": "snap.pickle"},
+                         "runs": [{"label": "a"}, {"label": "b"}]})",
+                                       "snapshots.json");
+    for (const LessonRun& run : lesson.runs) {
+        EXPECT_EQ(lesson_config(lesson, run).debug.memory_snapshot, "snap.run{run}.pickle");
+    }
+}
+
+std::string parse_error(const std::string& claims) {
+    try {
+        parse_lesson(R"({"title": "t", "explanation": "e",
+                         "runs": [{"label": "a"}, {"label": "b"}], "claims": )" +
+                         claims + "}",
+                     "claims.json");
+    } catch (const BadInput& error) {
+        return error.what();
+    }
+    return {};
+}
+
+TEST(Lessons, AClaimOnAMetricNobodyMeasuresIsRefusedOnLoad) {
+    const std::string unknown =
+        parse_error(R"([{"metric": "activation", "smaller": "a", "than": "b"}])");
+    EXPECT_NE(unknown.find("claims.json"), std::string::npos) << unknown;
+    EXPECT_NE(unknown.find("\"activation\""), std::string::npos) << unknown;
+    EXPECT_NE(parse_error(R"([{"metric": "weights@block 1", "smaller": "a", "than": "b"}])"), "");
+    EXPECT_NE(parse_error(R"([{"metric": "activations@", "smaller": "a", "than": "b"}])"), "");
+    EXPECT_NE(parse_error(R"([{"largest": "bytes", "run": "a", "module": "head"}])"), "");
+    EXPECT_NE(parse_error(R"([{"largest": "activations", "run": "a"}])"), "");  // no module
+    EXPECT_EQ(parse_error(R"([{"metric": "activations@block 1", "smaller": "a", "than": "b"},
+                              {"largest": "activations", "run": "a", "module": "block 1"}])"),
+              "");
+}
+
+TEST(Lessons, ModuleMetricsReadTheRunsMemoryByModule) {
+    RunRecord record;
+    record.outcome.by_module = {{"block 1", 100, 100, 0, 5000}, {"head", 10, 0, 0, std::nullopt}};
+    EXPECT_EQ(lesson_metric("activations@block 1", record, {}), 5000.0);
+    EXPECT_EQ(lesson_metric("gradients@block 1", record, {}), 100.0);
+    EXPECT_TRUE(std::isnan(lesson_metric("activations@head", record, {})));  // not measured
+    EXPECT_TRUE(std::isnan(lesson_metric("activations@block 9", record, {})));
+    LessonClaim largest;
+    largest.kind = LessonClaim::Kind::Largest;
+    largest.metric = "activations";
+    largest.label = "plain";
+    largest.module = "block 4";
+    EXPECT_EQ(describe_claim(largest), "in plain, block 4 holds the most activations");
+    LessonClaim ratio;
+    ratio.metric = "activations@block 1";
+    ratio.smaller = "checkpointed";
+    ratio.than = "plain";
+    ratio.at_most = 0.2;
+    EXPECT_EQ(describe_claim(ratio),
+              "activations of block 1: checkpointed is at most 0.20 x plain");
+}
+
+// Two tiny runs that differ in the batch size, trained into a store in this process: the
+// claims are checked against the stored runs, one that holds and one that does not.
+TEST(Lessons, ALessonRunChecksItsClaimsAgainstTheStoredRuns) {
+    const Lesson lesson = parse_lesson(R"({"title": "t", "explanation": "e",
+        "base": {"train.max_steps": 2, "model.kind": "bag", "train.padding": "fixed",
+                 "embeddings.source": "synthetic", "dataset.valid_ratio": 0.05},
+        "runs": [{"label": "small", "set": {"train.batch_size": 4}},
+                 {"label": "large", "set": {"train.batch_size": 64}}],
+        "claims": [{"metric": "activations", "smaller": "small", "than": "large",
+                    "at_most": 0.5},
+                   {"metric": "activations", "smaller": "large", "than": "small",
+                    "at_most": 0.5},
+                   {"run": "large", "status": "completed"}]})",
+                                       "tiny.json");
+    test::TempDir dir;
+    RunStore store = RunStore::open(dir.file("runs.sqlite"));
+    RunListener listener;
+    const std::atomic<bool> cancel{false};
+    const LessonResult result = run_lesson(lesson, store, listener, cancel);
+    ASSERT_EQ(result.runs.size(), 2u);
+    for (const LessonRunResult& run : result.runs) {
+        EXPECT_EQ(run.record.outcome.status, RunStatus::Completed) << run.record.outcome.error;
+        EXPECT_EQ(store.find_run(run.record.id)->name, run.record.name);
+        EXPECT_FALSE(run.metrics.empty());
+    }
+    const double small =
+        lesson_metric("activations", result.runs[0].record, result.runs[0].metrics);
+    const double large =
+        lesson_metric("activations", result.runs[1].record, result.runs[1].metrics);
+    EXPECT_LT(small, large);
+    ASSERT_EQ(result.checks.size(), 3u);
+    EXPECT_EQ(result.checks[0].holds, small <= 0.5 * large) << result.checks[0].description;
+    EXPECT_FALSE(result.checks[1].holds) << result.checks[1].description;
+    EXPECT_TRUE(result.checks[2].holds) << result.checks[2].description;
+    EXPECT_FALSE(result.all_hold());
+}
+
+}  // namespace
+}  // namespace oomlab

@@ -1,0 +1,181 @@
+// The JSON and CSV forms of runs that `oomlab-cli --json`, `runs export` and the workbench's
+// exports share: what each field holds, absent values as null or empty cells, and the files
+// an export may replace.
+#include "oomlab/run/run_json.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "oomlab/run/breakdown.h"
+#include "oomlab/run/prediction_check.h"
+#include "test_support.h"
+
+namespace oomlab {
+namespace {
+
+using Json = nlohmann::json;
+
+RunRecord ended_run() {
+    RunRecord run;
+    run.id = 7;
+    run.name = "batch 64";
+    run.device = "cpu";
+    run.world_size = 2;
+    run.outcome.status = RunStatus::Oom;
+    run.outcome.steps = 3;
+    run.outcome.peak_bytes = 12 << 20;
+    run.outcome.final_train_loss = 1.5;
+    run.outcome.breakdown.parameters = 2 << 20;
+    run.outcome.breakdown.activations = 10 << 20;
+    run.outcome.by_module = {{"head", 2 << 20, 0, 0, std::nullopt}};
+    run.outcome.staircase = {{"weights", 2 << 20, std::nullopt}};
+    run.outcome.fragmentation = Fragmentation{8 << 20, 8 << 20, 1 << 20, 5, 1 << 20};
+    RankMemory rank1;
+    rank1.rank = 1;
+    rank1.peak_bytes = 13 << 20;
+    run.ranks = {rank1};
+    return run;
+}
+
+TEST(RunJson, TheSummarySaysWhatTheRecordHolds) {
+    const Json summary = Json::parse(run_summary_json(ended_run()));
+    EXPECT_EQ(summary["run_id"], 7);
+    EXPECT_EQ(summary["status"], "oom");
+    EXPECT_EQ(summary["final_train_loss"], 1.5);
+    EXPECT_TRUE(summary["val_accuracy"].is_null()) << "not measured: null, not 0";
+    EXPECT_EQ(summary["peak_bytes"], 12 << 20);
+    // Every category of the breakdown, in the order the product names them.
+    ASSERT_EQ(summary["breakdown"].size(), kBreakdownKeys.size());
+    std::size_t i = 0;
+    for (const auto& [key, value] :
+         nlohmann::ordered_json::parse(run_summary_json(ended_run()))["breakdown"].items()) {
+        EXPECT_EQ(key, kBreakdownKeys[i++]);
+    }
+    EXPECT_EQ(summary["breakdown"]["activations"], 10 << 20);
+    EXPECT_TRUE(summary["by_module"][0]["activations"].is_null()) << "not measured on CUDA";
+    EXPECT_EQ(summary["staircase"][0]["stage"], "weights");
+    EXPECT_TRUE(summary["fragmentation"]["fragmented"].get<bool>())
+        << "9 MiB free in all, no block of the 8 MiB asked for";
+    EXPECT_EQ(summary["ranks"][0]["rank"], 1);
+    EXPECT_TRUE(summary["ranks"][0]["status"].is_null()) << "a rank that never said how it ended";
+    EXPECT_TRUE(summary["prediction"].is_null()) << "runs of older versions have none";
+    EXPECT_TRUE(summary["against_prediction"].is_null());
+}
+
+TEST(RunJson, ARunWithItsPredictionIsCheckedAgainstIt) {
+    RunRecord run = ended_run();
+    run.outcome.status = RunStatus::Completed;
+    MemoryPrediction prediction;
+    prediction.peak_bytes = 6 << 20;
+    prediction.breakdown.parameters = 2 << 20;
+    prediction.breakdown.activations = 4 << 20;
+    run.prediction = prediction;
+    const Json summary = Json::parse(run_summary_json(run));
+    EXPECT_EQ(summary["prediction"]["peak_bytes"], 6 << 20);
+    const PredictionCheck check = check_prediction(prediction, run.outcome);
+    EXPECT_EQ(summary["against_prediction"]["disagreements"], check.disagreements());
+    EXPECT_GE(check.disagreements(), 2) << "the peak and the activations are off by 2.5x";
+    bool activations_marked = false;
+    for (const Json& row : summary["against_prediction"]["by_category"]) {
+        if (row["category"] == "activations") {
+            EXPECT_EQ(row["predicted"], 4 << 20);
+            EXPECT_EQ(row["measured"], 10 << 20);
+            activations_marked = row["disagrees"].get<bool>();
+        }
+    }
+    EXPECT_TRUE(activations_marked);
+}
+
+TEST(RunJson, NamesThatAreNotUtf8AreWrittenNotRefused) {
+    RunRecord run = ended_run();
+    run.name = "bad \xff name";
+    const Json summary = Json::parse(run_summary_json(run));
+    EXPECT_EQ(summary["name"], "bad \xEF\xBF\xBD name");
+}
+
+TEST(RunJson, TheExportHoldsTheRunItsMetricsAndEvents) {
+    MetricRow step;
+    step.step = 1;
+    step.phase = "step";
+    step.loss = 0.5;
+    step.rank = 1;
+    const std::string text = run_export_json(ended_run(), {step}, {{1, "oom", "out of memory"}});
+    const Json document = Json::parse(text);
+    EXPECT_EQ(document["run_id"], 7);
+    ASSERT_EQ(document["metrics"].size(), 1u);
+    EXPECT_EQ(document["metrics"][0]["loss"], 0.5);
+    EXPECT_EQ(document["metrics"][0]["rank"], 1);
+    EXPECT_TRUE(document["metrics"][0]["peak_bytes"].is_null());
+    ASSERT_EQ(document["events"].size(), 1u);
+    EXPECT_EQ(document["events"][0]["kind"], "oom");
+}
+
+TEST(RunJson, TheCsvKeepsRunsAndRanksApartAndLeavesAbsentCellsEmpty) {
+    MetricRow step;
+    step.step = 2;
+    step.phase = "step";
+    step.loss = 0.25;
+    step.peak_bytes = 4096;
+    MetricRow eval = step;
+    eval.phase = "eval";
+    eval.loss.reset();
+    eval.accuracy = 0.75;
+    eval.rank = 1;
+    const std::string csv = metrics_csv({{7, {step}}, {8, {eval}}});
+    std::istringstream lines(csv);
+    std::string header, first, second, end;
+    std::getline(lines, header);
+    std::getline(lines, first);
+    std::getline(lines, second);
+    EXPECT_FALSE(std::getline(lines, end));
+    EXPECT_EQ(header.rfind("run_id,rank,step,phase,wall_ms,loss,accuracy,", 0), 0u) << header;
+    const auto cells = [](const std::string& line) {
+        std::vector<std::string> list;
+        std::istringstream in(line);
+        for (std::string cell; std::getline(in, cell, ',');) {
+            list.push_back(cell);
+        }
+        if (!line.empty() && line.back() == ',') {
+            list.emplace_back();
+        }
+        return list;
+    };
+    const auto names = cells(header);
+    ASSERT_EQ(cells(first).size(), names.size());
+    ASSERT_EQ(cells(second).size(), names.size());
+    const auto column = [&](const std::string& line, const std::string& name) {
+        const auto at = std::find(names.begin(), names.end(), name) - names.begin();
+        return cells(line)[std::size_t(at)];
+    };
+    EXPECT_EQ(column(first, "run_id"), "7");
+    EXPECT_EQ(column(first, "loss"), "0.25");
+    EXPECT_EQ(column(first, "accuracy"), "");
+    EXPECT_EQ(column(first, "peak_bytes"), "4096");
+    EXPECT_EQ(column(second, "run_id"), "8");
+    EXPECT_EQ(column(second, "rank"), "1");
+    EXPECT_EQ(column(second, "loss"), "");
+    EXPECT_EQ(column(second, "accuracy"), "0.75");
+}
+
+// An export may replace an earlier export, never a file of something else.
+TEST(RunJson, OnlyExportsAreExportFiles) {
+    test::TempDir dir;
+    test::write_file(dir.file("metrics.csv"), metrics_csv({{1, {}}}));
+    test::write_file(dir.file("run.json"), run_export_json(ended_run(), {}, {}));
+    test::write_file(dir.file("compact.json"), run_summary_json(ended_run()));
+    test::write_file(dir.file("notes.csv"), "step,loss\n1,0.5\n");
+    test::write_file(dir.file("config.json"), "{\"train\": {}}");
+    EXPECT_TRUE(is_run_export_file(dir.file("metrics.csv")));
+    EXPECT_TRUE(is_run_export_file(dir.file("run.json")));
+    EXPECT_TRUE(is_run_export_file(dir.file("compact.json")));
+    EXPECT_FALSE(is_run_export_file(dir.file("notes.csv")));
+    EXPECT_FALSE(is_run_export_file(dir.file("config.json")));
+    EXPECT_FALSE(is_run_export_file(dir.file("missing.csv")));
+}
+
+}  // namespace
+}  // namespace oomlab
