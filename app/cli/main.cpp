@@ -95,6 +95,9 @@ int main(int argc, char** argv) {
     } catch (const oomlab::BadInput& error) {
         std::cerr << "error: " << error.what() << '\n';
         return kExitBadInput;
+    } catch (const oomlab::Cancelled&) {
+        std::cerr << "stopped (SIGINT or SIGTERM) before the run began: nothing was recorded\n";
+        return oomlab::kExitInterrupted;
     } catch (const oomlab::OutOfMemory& error) {
         std::cerr << "error: " << error.what() << '\n';
         return kExitOutOfMemory;

@@ -19,9 +19,14 @@
 #define OOMLAB_HAS_NCCL 0
 #endif
 
+#include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
 #include <thread>
 
+#include "oomlab/workers/exit_code.h"
 #include "torch_utils/torch_compat.h"
 
 namespace oomlab::distributed {
@@ -87,7 +92,7 @@ struct ProcessGroup::Impl {
     }
 
     // A wait that ran out says so; one a peer broke (its connection reset) says when.
-    CollectiveFailed failure(const char* what, const std::exception& error,
+    CollectiveFailed failure(const std::string& what, const std::exception& error,
                              Clock::time_point started) const {
         std::string message = compat::message_of(error);
         message = message.substr(0, message.find('\n'));
@@ -107,15 +112,20 @@ struct ProcessGroup::Impl {
     }
 };
 
-ProcessGroup::ProcessGroup(const Rendezvous& rendezvous, DistributedBackend backend,
-                           const torch::Device& device, std::chrono::seconds timeout)
-    : m_impl(std::make_unique<Impl>()) {
-    Impl& impl = *m_impl;
-    impl.rendezvous = rendezvous;
-    impl.backend_name = backend_for(backend, device);
-    impl.timeout = timeout;
-    const Clock::time_point started = Clock::now();
-    compat::quiet_library_logging();  // each failure below is reported once, as an error
+namespace {
+
+// What a join makes; filled by the joining thread.
+struct Joined {
+    c10::intrusive_ptr<c10d::Store> store;
+    c10::intrusive_ptr<compat::CollectiveBackend> group;
+};
+
+// The rendezvous store and the backend's group, as c10d makes them. Blocks until every rank
+// has arrived (or c10d's own timeout), and, with a program on the port that is not a store,
+// possibly for ever: see ProcessGroup's constructor.
+Joined join_group(const Rendezvous& rendezvous, const std::string& backend_name,
+                  std::chrono::seconds timeout) {
+    Joined joined;
     try {
         c10d::TCPStoreOptions options;
         options.port = static_cast<std::uint16_t>(rendezvous.master_port);
@@ -125,7 +135,7 @@ ProcessGroup::ProcessGroup(const Rendezvous& rendezvous, DistributedBackend back
         options.timeout = timeout;
         auto tcp = c10::make_intrusive<c10d::TCPStore>(rendezvous.master_addr, options);
         // Keys of one attempt of a restarted torchrun group never meet the next one's.
-        impl.store = c10::make_intrusive<c10d::PrefixStore>(
+        joined.store = c10::make_intrusive<c10d::PrefixStore>(
             "oomlab/attempt_" + std::to_string(rendezvous.restart_count), tcp);
     } catch (const std::exception& error) {
         throw CollectiveFailed("rank " + std::to_string(rendezvous.rank) +
@@ -133,37 +143,159 @@ ProcessGroup::ProcessGroup(const Rendezvous& rendezvous, DistributedBackend back
                                std::to_string(rendezvous.master_port) +
                                " (MASTER_ADDR, MASTER_PORT): " + compat::message_of(error));
     }
-    try {
-        if (impl.backend_name == "gloo") {
+    if (backend_name == "gloo") {
 #if OOMLAB_HAS_GLOO
-            auto options = c10d::ProcessGroupGloo::Options::create(timeout);
-            options->devices.push_back(
-                c10d::ProcessGroupGloo::createDeviceForHostname(rendezvous.master_addr));
-            impl.group = c10::make_intrusive<c10d::ProcessGroupGloo>(
-                impl.store, rendezvous.rank, rendezvous.world_size, options);
+        auto options = c10d::ProcessGroupGloo::Options::create(timeout);
+        options->devices.push_back(
+            c10d::ProcessGroupGloo::createDeviceForHostname(rendezvous.master_addr));
+        joined.group = c10::make_intrusive<c10d::ProcessGroupGloo>(joined.store, rendezvous.rank,
+                                                                   rendezvous.world_size, options);
 #else
-            throw BadInput(
-                "this build of LibTorch has no Gloo backend; use distributed.backend=nccl",
-                {"distributed.backend"});
+        throw BadInput("this build of LibTorch has no Gloo backend; use distributed.backend=nccl",
+                       {"distributed.backend"});
 #endif
-        } else {
+    } else {
 #if OOMLAB_HAS_NCCL
-            auto options = c10d::ProcessGroupNCCL::Options::create();
-            options->timeout = timeout;
-            impl.group = c10::make_intrusive<c10d::ProcessGroupNCCL>(
-                impl.store, rendezvous.rank, rendezvous.world_size, options);
+        auto options = c10d::ProcessGroupNCCL::Options::create();
+        options->timeout = timeout;
+        joined.group = c10::make_intrusive<c10d::ProcessGroupNCCL>(joined.store, rendezvous.rank,
+                                                                   rendezvous.world_size, options);
 #else
-            throw BadInput(
-                "this build has no NCCL backend (LibTorch without CUDA or NCCL); use "
-                "distributed.backend=gloo",
-                {"distributed.backend"});
+        throw BadInput(
+            "this build has no NCCL backend (LibTorch without CUDA or NCCL); use "
+            "distributed.backend=gloo",
+            {"distributed.backend"});
 #endif
-        }
-    } catch (const Error&) {
-        throw;
-    } catch (const std::exception& error) {
-        throw impl.failure("joining the process group", error, started);
     }
+    return joined;
+}
+
+// The one join in progress, shared with the thread that makes it: a join given up on leaves
+// that thread behind, blocked in c10d, and it must find its state alive when it wakes.
+struct JoinState {
+    std::mutex mutex;
+    std::condition_variable done_changed;
+    bool done = false;
+    Joined joined;
+    std::exception_ptr error;
+};
+
+// While any join is in progress, the process ends through on_terminate_while_joining. A
+// handler has no arguments: what it says is kept here.
+std::mutex g_joins_mutex;
+int g_joins = 0;
+std::terminate_handler g_before_joins = nullptr;
+char g_join_failure[512];
+
+// LibTorch 1.13's store client reads replies on a thread of its own and lets an exception
+// there end the process (a program on MASTER_PORT streaming bytes that are no reply makes it
+// allocate without bound). What ends the process then is said as what it is.
+[[noreturn]] void on_terminate_while_joining() {
+    std::string why = "an unexpected error";
+    try {
+        if (const std::exception_ptr error = std::current_exception()) {
+            std::rethrow_exception(error);
+        }
+    } catch (const std::exception& error) {
+        why = error.what();
+    } catch (...) {
+    }
+    std::fprintf(stderr, "error: %s (%s)\n", g_join_failure, why.c_str());
+    std::fflush(stderr);
+    std::_Exit(kExitFailure);
+}
+
+void begin_join(const std::string& where) {
+    const std::lock_guard<std::mutex> lock(g_joins_mutex);
+    std::snprintf(g_join_failure, sizeof g_join_failure,
+                  "%s answered as no rendezvous store does: is another program listening on "
+                  "that port?",
+                  where.c_str());
+    if (g_joins++ == 0) {
+        g_before_joins = std::set_terminate(on_terminate_while_joining);
+    }
+}
+
+// Not called for a join given up on: its thread is still in c10d, and the process is ending.
+void end_join() {
+    const std::lock_guard<std::mutex> lock(g_joins_mutex);
+    if (--g_joins == 0) {
+        std::set_terminate(g_before_joins);
+    }
+}
+
+}  // namespace
+
+ProcessGroup::ProcessGroup(const Rendezvous& rendezvous, DistributedBackend backend,
+                           const torch::Device& device, std::chrono::seconds timeout,
+                           const std::atomic<bool>* cancel)
+    : m_impl(std::make_unique<Impl>()) {
+    Impl& impl = *m_impl;
+    impl.rendezvous = rendezvous;
+    impl.backend_name = backend_for(backend, device);
+    impl.timeout = timeout;
+    const Clock::time_point started = Clock::now();
+    compat::quiet_library_logging();  // each failure below is reported once, as an error
+    const std::string where =
+        "rank " + std::to_string(rendezvous.rank) + " of " + std::to_string(rendezvous.world_size) +
+        ": the rendezvous at " + rendezvous.master_addr + ":" +
+        std::to_string(rendezvous.master_port) + " (MASTER_ADDR, MASTER_PORT)";
+    begin_join(where);
+
+    // c10d's wait for the others is bounded by `timeout`, but a program on the port that is
+    // not a store can hold its client for ever, and a stop (SIGINT, SIGTERM) must not wait
+    // for the others at all: the join runs on a thread of its own, watched from here.
+    auto state = std::make_shared<JoinState>();
+    std::thread joiner([state, rendezvous, name = impl.backend_name, timeout] {
+        Joined joined;
+        std::exception_ptr error;
+        try {
+            joined = join_group(rendezvous, name, timeout);
+        } catch (...) {
+            error = std::current_exception();
+        }
+        const std::lock_guard<std::mutex> lock(state->mutex);
+        state->joined = std::move(joined);
+        state->error = error;
+        state->done = true;
+        state->done_changed.notify_all();
+    });
+    constexpr auto kPoll = std::chrono::milliseconds(50);
+    constexpr auto kGrace = std::chrono::seconds(1);  // c10d's own timeout speaks first
+    const Clock::time_point deadline = started + timeout + kGrace;
+    std::unique_lock<std::mutex> lock(state->mutex);
+    while (!state->done) {
+        if (cancel && cancel->load()) {
+            lock.unlock();
+            joiner.detach();
+            throw Cancelled();
+        }
+        if (Clock::now() >= deadline) {
+            lock.unlock();
+            joiner.detach();
+            throw CollectiveFailed(where + ": no answer within " + std::to_string(timeout.count()) +
+                                   " s (distributed.timeout_s): the other processes did not "
+                                   "arrive, or another program holds that port");
+        }
+        state->done_changed.wait_for(lock, kPoll);
+    }
+    lock.unlock();
+    joiner.join();
+    end_join();
+    if (state->error) {
+        try {
+            std::rethrow_exception(state->error);
+        } catch (const Error&) {
+            throw;
+        } catch (const std::exception& error) {
+            throw impl.failure(
+                "joining the process group through the rendezvous at " + rendezvous.master_addr +
+                    ":" + std::to_string(rendezvous.master_port) + " (MASTER_ADDR, MASTER_PORT)",
+                error, started);
+        }
+    }
+    impl.store = std::move(state->joined.store);
+    impl.group = std::move(state->joined.group);
 }
 
 ProcessGroup::~ProcessGroup() = default;

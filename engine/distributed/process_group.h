@@ -7,6 +7,7 @@
 
 #include <torch/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -28,9 +29,11 @@ class ProcessGroup {
 public:
     // Joins the group described by `rendezvous` (rank 0 serves the store). Throws BadInput
     // for a backend this build or device cannot use, CollectiveFailed when the others do not
-    // arrive within `timeout`.
+    // arrive within `timeout` or what answers on the port is not a store, and Cancelled as
+    // soon as `cancel` is set (SIGINT, SIGTERM) while it waits.
     ProcessGroup(const Rendezvous& rendezvous, DistributedBackend backend,
-                 const torch::Device& device, std::chrono::seconds timeout);
+                 const torch::Device& device, std::chrono::seconds timeout,
+                 const std::atomic<bool>* cancel = nullptr);
     ~ProcessGroup();
     ProcessGroup(const ProcessGroup&) = delete;
     ProcessGroup& operator=(const ProcessGroup&) = delete;

@@ -120,6 +120,7 @@ RunResult run_and_record(const ExperimentConfig& config, const std::string& name
         listener.on_prepare(stage, fraction);
     };
     options.rendezvous = rendezvous;
+    options.cancel = &cancel;
     const std::unique_ptr<Experiment> experiment = Experiment::prepare(config, options);
     const int rank = experiment->rank();
 

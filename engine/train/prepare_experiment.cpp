@@ -159,7 +159,7 @@ PreparedExperiment prepare_experiment(const ExperimentConfig& config,
         report("joining the other processes", 0.95);
         prepared.group = std::make_shared<distributed::ProcessGroup>(
             rendezvous, config.distributed.backend, prepared.device,
-            std::chrono::seconds(config.distributed.timeout_s));
+            std::chrono::seconds(config.distributed.timeout_s), options.cancel);
     }
     report("ready", 1.0);
     return prepared;

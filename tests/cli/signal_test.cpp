@@ -2,18 +2,25 @@
 // cancelled with its metrics, exit 130.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
 
+#include "foreign_server.h"
 #include "oomlab/store/run_store.h"
+#include "oomlab/workers/rendezvous.h"
 #include "test_support.h"
 
 namespace oomlab {
@@ -125,6 +132,72 @@ TEST(CliSignals, ASearchOfSeveralProcessesStopsWith130) {
     EXPECT_EQ(WEXITSTATUS(status), 130) << output;
     EXPECT_EQ(output.find("killed by signal"), std::string::npos) << output;
     EXPECT_EQ(output.find("largest micro-batch"), std::string::npos) << "it went on: " << output;
+}
+
+// Whether something accepts connections on 127.0.0.1:`port`.
+bool listening(int port) {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    const bool accepted = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+    close(fd);
+    return accepted;
+}
+
+// `oomlab-cli run` as rank `rank` of 2 meeting at 127.0.0.1:`port` (torchrun's variables),
+// waiting up to 120 s for the others; its standard error goes to `err`.
+pid_t start_rank(int rank, int port, const std::string& db, const std::string& err) {
+    const pid_t child = fork();
+    if (child == 0) {
+        setenv("WORLD_SIZE", "2", 1);
+        setenv("RANK", std::to_string(rank).c_str(), 1);
+        setenv("MASTER_ADDR", "127.0.0.1", 1);
+        setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+        if (!freopen(err.c_str(), "w", stderr)) {
+            _exit(126);
+        }
+        execl(OOMLAB_CLI_PATH, OOMLAB_CLI_PATH, "run", "--db", db.c_str(), "--set",
+              "distributed.timeout_s=120", static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    return child;
+}
+
+// A rank waiting for the others of its run (rank 0 for a rank that never comes; rank 1 held
+// by a program on MASTER_PORT that is not a store) stops at once on SIGINT or SIGTERM, with
+// 130 and nothing recorded, not at the end of distributed.timeout_s.
+TEST_P(CliSignals, ARankWaitingForTheOthersStopsAtOnce) {
+    test::TempDir dir;
+    const std::string db = dir.file("runs.sqlite");
+    const int port = free_loopback_port();
+    const pid_t waiting = start_rank(0, port, db, dir.file("rank0.err"));
+    ASSERT_GT(waiting, 0);
+    for (int attempt = 0; attempt < 600 && !listening(port); ++attempt) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_TRUE(listening(port)) << "rank 0 never served the rendezvous";
+
+    const test::ForeignServer foreign(test::ForeignServer::Behaviour::EightBytesThenHold);
+    const pid_t held =
+        start_rank(1, foreign.port(), dir.file("other.sqlite"), dir.file("rank1.err"));
+    ASSERT_GT(held, 0);
+    for (int attempt = 0; attempt < 600 && foreign.accepted() == 0; ++attempt) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_GT(foreign.accepted(), 0) << "rank 1 never reached MASTER_PORT";
+    for (const pid_t rank : {waiting, held}) {
+        kill(rank, GetParam());
+        int status = 0;
+        waitpid(rank, &status, 0);
+        const std::string err =
+            test::read_text(dir.file(rank == waiting ? "rank0.err" : "rank1.err"));
+        ASSERT_TRUE(WIFEXITED(status)) << err;
+        EXPECT_EQ(WEXITSTATUS(status), 130) << err;
+        EXPECT_NE(err.find("nothing was recorded"), std::string::npos) << err;
+    }
+    EXPECT_TRUE(RunStore::open(db).list_runs().empty());
 }
 
 }  // namespace

@@ -5,8 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <future>
+#include <thread>
 
+#include "foreign_server.h"
 #include "oomlab/workers/rendezvous.h"
 
 namespace oomlab::distributed {
@@ -73,6 +78,74 @@ TEST(ProcessGroup, APeerThatNeverComesEndsTheWaitWithAnErrorNamingTheRank) {
         EXPECT_NE(std::string(error.what()).find("rank 0 of 2"), std::string::npos) << error.what();
     }
 }
+
+// Rank `rank` of 2 whose rendezvous is 127.0.0.1:`port`.
+Rendezvous rank_of_two(int rank, int port) {
+    Rendezvous rendezvous;
+    rendezvous.rank = rank;
+    rendezvous.world_size = 2;
+    rendezvous.master_port = port;
+    return rendezvous;
+}
+
+// SIGINT or SIGTERM while waiting: rank 0 waiting for a rank that never comes, rank 1 for a
+// store nobody serves; neither waits for c10d's timeout.
+TEST(ProcessGroup, AStopEndsTheWaitForTheOthersAtOnce) {
+    for (const int rank : {0, 1}) {
+        std::atomic<bool> cancel{false};
+        std::thread stop([&cancel] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+            cancel = true;
+        });
+        EXPECT_THROW(ProcessGroup(rank_of_two(rank, free_loopback_port()), DistributedBackend::Gloo,
+                                  torch::kCPU, std::chrono::seconds(30), &cancel),
+                     Cancelled)
+            << "rank " << rank;
+        stop.join();
+    }
+}
+
+// Joins as rank 1 through a program on MASTER_PORT that is not a store, in a child process
+// (what c10d's client threads do after the join is given up on is theirs): the rank must end
+// with exit code 1 and a message naming the port, never hang or abort.
+void join_through_a_foreign_program(test::ForeignServer::Behaviour behaviour) {
+    const test::ForeignServer server(behaviour);
+    try {
+        ProcessGroup group(rank_of_two(1, server.port()), DistributedBackend::Gloo, torch::kCPU,
+                           std::chrono::seconds(2));
+    } catch (const CollectiveFailed& error) {
+        std::fprintf(stderr, "error: %s\n", error.what());
+        std::_Exit(1);
+    }
+    std::_Exit(0);  // joined a group through a program that is not a store
+}
+
+class ForeignProgramDeathTest : public ::testing::TestWithParam<test::ForeignServer::Behaviour> {};
+
+// Held without an answer a store gives, c10d's client could wait for ever: the rank ends at
+// its timeout. Bytes no store sends, without end: LibTorch 1.13's client fails on a thread of
+// its own, which ends the process, with the message (2.x refuses the reply in the join).
+TEST_P(ForeignProgramDeathTest, EndsTheRankNamingThePort) {
+    ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+    EXPECT_EXIT(join_through_a_foreign_program(GetParam()), ::testing::ExitedWithCode(1),
+                "rank 1.*MASTER_ADDR, MASTER_PORT");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Programs, ForeignProgramDeathTest,
+    ::testing::Values(test::ForeignServer::Behaviour::EightBytesThenHold,
+                      test::ForeignServer::Behaviour::Silent,
+                      test::ForeignServer::Behaviour::StreamFf),
+    [](const ::testing::TestParamInfo<test::ForeignServer::Behaviour>& behaviour) {
+        switch (behaviour.param) {
+            case test::ForeignServer::Behaviour::Silent:
+                return "Silent";
+            case test::ForeignServer::Behaviour::EightBytesThenHold:
+                return "EightBytesThenHold";
+            default:
+                return "StreamFf";
+        }
+    });
 
 }  // namespace
 }  // namespace oomlab::distributed

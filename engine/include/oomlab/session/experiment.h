@@ -71,6 +71,8 @@ struct PrepareOptions {
     std::function<void(const std::string& stage, double fraction)> progress;
     // Join a data-parallel run (every rank prepares the same experiment).
     std::optional<Rendezvous> rendezvous;
+    // Set (SIGINT, SIGTERM): stop waiting for the other processes and throw Cancelled.
+    const std::atomic<bool>* cancel = nullptr;
 };
 
 class Experiment {
