@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "oomlab/common/errors.h"
+#include "oomlab/common/utf8.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
 
@@ -73,6 +75,35 @@ std::string rank_report(const RunOutcome& outcome) {
     }
     return out.str();
 }
+
+}  // namespace oomlab::session
+
+namespace oomlab {
+
+std::string run_ticket_text(const RunTicket& ticket) {
+    return std::to_string(ticket.run_id) + "\n" + ticket.uid + "\n" + ticket.config_json;
+}
+
+RunTicket parse_run_ticket(const std::string& text) {
+    const std::size_t first = text.find('\n');
+    const std::size_t second = first == std::string::npos ? first : text.find('\n', first + 1);
+    RunTicket ticket;
+    const std::string number = text.substr(0, first);
+    const bool digits = !number.empty() && number.size() <= 18 &&
+                        number.find_first_not_of("0123456789") == std::string::npos;
+    if (second == std::string::npos || !digits) {
+        throw Error("rank 0 shared a run this rank cannot read: \"" +
+                    printable_line(text.substr(0, 80)) + "\"");
+    }
+    ticket.run_id = std::stoll(number);
+    ticket.uid = text.substr(first + 1, second - first - 1);
+    ticket.config_json = text.substr(second + 1);
+    return ticket;
+}
+
+}  // namespace oomlab
+
+namespace oomlab::session {
 
 std::optional<RunOutcome> parse_rank_report(const std::string& report) {
     std::istringstream in(report);

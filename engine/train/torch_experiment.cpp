@@ -23,20 +23,10 @@ public:
     RunTicket share_run(const RunTicket& ticket) override {
         RunTicket shared = ticket;
         if (m_prepared.group) {
-            // One line each for the number and the identity; the config is the rest.
             if (rank() == 0) {
-                m_prepared.group->publish("run", std::to_string(ticket.run_id) + "\n" + ticket.uid +
-                                                     "\n" + ticket.config_json);
+                m_prepared.group->publish("run", run_ticket_text(ticket));
             } else {
-                const std::string text = m_prepared.group->fetch("run");
-                const std::size_t first = text.find('\n');
-                const std::size_t second = text.find('\n', first + 1);
-                if (second == std::string::npos) {
-                    throw Error("rank 0 shared a run this rank cannot read: " + text.substr(0, 80));
-                }
-                shared.run_id = std::stoll(text.substr(0, first));
-                shared.uid = text.substr(first + 1, second - first - 1);
-                shared.config_json = text.substr(second + 1);
+                shared = parse_run_ticket(m_prepared.group->fetch("run"));
             }
         }
         std::string& snapshot = m_prepared.config.debug.memory_snapshot;

@@ -11,9 +11,10 @@ declare -A seeds=(
     [glove]="$root/tests/data/glove"
     [dataset]="$root/tests/data/datasets"
     [config]="$root/tests/data/configs $root/resources/lessons"
+    [store_replies]="$root/tests/fuzz/store_replies"
 )
 status=0
-for target in glove dataset config; do
+for target in glove dataset config store_replies; do
     corpus="$work/$target"
     mkdir -p "$corpus"
     for dir in ${seeds[$target]}; do

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "oomlab/common/errors.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
 #include "test_support.h"
@@ -25,6 +26,20 @@ TEST(RunJoin, ARunIsHeldByIdentityNotByNumber) {
     EXPECT_FALSE(holds_run(other, ticket));
     EXPECT_FALSE(holds_run(mine, RunTicket{id + 1, ticket.uid, "{}"}));
     EXPECT_FALSE(holds_run(mine, RunTicket{id, "", "{}"}));
+}
+
+// Rank 0's ticket as the others read it from the store: what it wrote comes back whole (a
+// config of several lines included); anything else is an Error quoting it, never a crash.
+TEST(RunJoin, ATicketReadsBackAndAValueThatIsNoneIsRefused) {
+    const RunTicket ticket{42, "3f2a9c0d41e5b6a7980c1d2e3f405162", "{\n  \"train\": {}\n}"};
+    const RunTicket read = parse_run_ticket(run_ticket_text(ticket));
+    EXPECT_EQ(read.run_id, 42);
+    EXPECT_EQ(read.uid, ticket.uid);
+    EXPECT_EQ(read.config_json, ticket.config_json);
+    for (const std::string text : {"", "42", "42\nuid", "x\nuid\n{}", "-1\nuid\n{}",
+                                   "99999999999999999999\nuid\n{}", "\xff\xff\xff\xff\n\n"}) {
+        EXPECT_THROW(parse_run_ticket(text), Error) << text;
+    }
 }
 
 TEST(RunJoin, SettingsThatDifferAreNamedExceptWhereFilesAre) {

@@ -67,6 +67,12 @@ struct RunTicket {
     std::string config_json;
 };
 
+// The ticket as rank 0 publishes it in the rendezvous store (a line for the number, one for
+// the identity, the config after them), and as the others read it back: Error for a value
+// that is not one.
+std::string run_ticket_text(const RunTicket& ticket);
+RunTicket parse_run_ticket(const std::string& text);
+
 struct PrepareOptions {
     std::function<void(const std::string& stage, double fraction)> progress;
     // Join a data-parallel run (every rank prepares the same experiment).
