@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 
@@ -14,6 +15,7 @@
 #include "oomlab/common/paths.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/config/snapshot_paths.h"
+#include "oomlab/estimator/estimator.h"
 #include "oomlab/lessons/lesson.h"
 
 namespace oomlab {
@@ -46,11 +48,140 @@ Settings read_settings(const Json& object, const std::string& source, const std:
     return settings;
 }
 
-const Json& required(const Json& object, const char* key, const std::string& source) {
-    if (!object.contains(key)) {
-        throw BadInput(source + ": missing \"" + key + "\"");
+// Reads a lesson file's values by key, naming the file and where the key is in each refusal:
+// "batch.json: claims[0].at_most must be a number, not \"half\"".
+struct LessonReader {
+    std::string source;
+
+    [[noreturn]] void refuse(const std::string& where, const std::string& why) const {
+        throw BadInput(source + ": " + where + why);
     }
-    return object.at(key);
+
+    const Json& at(const Json& object, const char* key, const std::string& where) const {
+        if (!object.is_object() || !object.contains(key)) {
+            refuse(where, std::string(where.empty() ? "" : " ") + "has no \"" + key + "\"");
+        }
+        return object.at(key);
+    }
+
+    std::string text(const Json& object, const char* key, const std::string& where) const {
+        const Json& value = at(object, key, where);
+        if (!value.is_string() || value.get<std::string>().empty()) {
+            refuse(path(where, key), " must be a text that is not empty, not " + value.dump());
+        }
+        return value.get<std::string>();
+    }
+
+    double number(const Json& object, const char* key, const std::string& where,
+                  double otherwise) const {
+        if (!object.contains(key)) {
+            return otherwise;
+        }
+        const Json& value = object.at(key);
+        if (!value.is_number() || !std::isfinite(value.get<double>())) {
+            refuse(path(where, key), " must be a number, not " + value.dump());
+        }
+        return value.get<double>();
+    }
+
+    static std::string path(const std::string& where, const char* key) {
+        return where.empty() ? key : where + "." + key;
+    }
+};
+
+LessonClaim read_claim(const Json& claim, const LessonReader& read, const std::string& where) {
+    LessonClaim parsed;
+    if (claim.contains("largest")) {
+        parsed.kind = LessonClaim::Kind::Largest;
+        parsed.metric = read.text(claim, "largest", where);
+        parsed.label = read.text(claim, "run", where);
+        parsed.module = read.text(claim, "module", where);
+        if (!is_lesson_metric(parsed.metric + "@" + parsed.module)) {
+            read.refuse(where + ".largest",
+                        " is a kind of memory (parameters, gradients, optimizer_state, "
+                        "activations), not \"" +
+                            parsed.metric + "\"");
+        }
+    } else if (claim.contains("status")) {
+        parsed.kind = LessonClaim::Kind::Status;
+        parsed.label = read.text(claim, "run", where);
+        const auto status = parse_run_status(read.text(claim, "status", where));
+        if (!status) {
+            read.refuse(where + ".status", ": unknown status " + claim["status"].dump());
+        }
+        parsed.status = *status;
+    } else {
+        parsed.metric = read.text(claim, "metric", where);
+        if (!is_lesson_metric(parsed.metric)) {
+            read.refuse(where + ".metric",
+                        ": unknown metric \"" + parsed.metric +
+                            "\"; use peak_bytes, mean_step_peak, mean_device_used, a breakdown "
+                            "category or KIND@MODULE (activations@block 1)");
+        }
+        parsed.smaller = read.text(claim, "smaller", where);
+        parsed.than = read.text(claim, "than", where);
+        parsed.at_most = read.number(claim, "at_most", where, 1.0);
+        if (parsed.at_most <= 0) {
+            read.refuse(where + ".at_most", " must be above 0, not " + claim["at_most"].dump());
+        }
+    }
+    return parsed;
+}
+
+// The modules a run of the lesson trains, as its memory by module names them.
+std::vector<std::string> modules_of(const ExperimentConfig& config) {
+    DataProfile shape;  // any shape: the names depend on the model alone
+    shape.train_examples = 64;
+    shape.vocab_rows = 64;
+    shape.embedding_dim = 8;
+    shape.lengths = {8};
+    shape.longest = 8;
+    shape.mean_length = 8;
+    std::vector<std::string> names;
+    for (const ModuleMemory& module : estimate_memory(config, shape).by_module) {
+        names.push_back(module.module);
+    }
+    return names;
+}
+
+// What a claim names must be there: its runs among the lesson's, its module among those runs'.
+void check_claim(const Lesson& lesson, const LessonClaim& claim, const LessonReader& read,
+                 const std::string& where) {
+    const auto run_named = [&](const std::string& label, const char* key) -> const LessonRun& {
+        std::string labels;
+        for (const LessonRun& run : lesson.runs) {
+            if (run.label == label) {
+                return run;
+            }
+            labels += (labels.empty() ? "\"" : ", \"") + run.label + "\"";
+        }
+        read.refuse(where + "." + key,
+                    ": no run is labelled \"" + label + "\"; the runs are " + labels);
+    };
+    std::vector<const LessonRun*> runs;
+    if (claim.kind == LessonClaim::Kind::Ratio) {
+        runs = {&run_named(claim.smaller, "smaller"), &run_named(claim.than, "than")};
+    } else {
+        runs = {&run_named(claim.label, "run")};
+    }
+    const auto at = claim.metric.find('@');
+    const std::string module = claim.kind == LessonClaim::Kind::Largest ? claim.module
+                               : at != std::string::npos ? claim.metric.substr(at + 1)
+                                                         : std::string();
+    if (module.empty()) {
+        return;
+    }
+    for (const LessonRun* run : runs) {
+        const std::vector<std::string> modules = modules_of(lesson_config(lesson, *run));
+        if (std::find(modules.begin(), modules.end(), module) == modules.end()) {
+            std::string names;
+            for (const std::string& name : modules) {
+                names += (names.empty() ? "\"" : ", \"") + name + "\"";
+            }
+            read.refuse(where, ": run \"" + run->label + "\" has no module \"" + module +
+                                   "\"; its modules are " + names);
+        }
+    }
 }
 
 }  // namespace
@@ -62,63 +193,52 @@ Lesson parse_lesson(const std::string& json_text, const std::string& source) {
     } catch (const Json::exception& error) {
         throw BadInput(source + ": invalid JSON: " + error.what());
     }
-    Lesson lesson;
-    try {
-        lesson.name = fs::path(source).stem().string();
-        lesson.title = required(document, "title", source).get<std::string>();
-        lesson.explanation = required(document, "explanation", source).get<std::string>();
-        if (document.contains("base")) {
-            lesson.base = read_settings(document["base"], source, "base");
-        }
-        lesson.processes = document.value("processes", 1);
-        if (lesson.processes < 1 || lesson.processes > kMaxLessonProcesses) {
-            throw BadInput(source + ": \"processes\" must be 1 to " +
-                           std::to_string(kMaxLessonProcesses) + ", not " +
-                           document["processes"].dump());
-        }
-        for (const auto& run : required(document, "runs", source)) {
-            lesson.runs.push_back({required(run, "label", source).get<std::string>(),
-                                   read_settings(run.value("set", Json::object()), source,
-                                                 "runs." + run.value("label", std::string()))});
-        }
-        for (const auto& claim : document.value("claims", Json::array())) {
-            LessonClaim parsed;
-            if (claim.contains("largest")) {
-                parsed.kind = LessonClaim::Kind::Largest;
-                parsed.metric = claim["largest"].get<std::string>();
-                parsed.label = required(claim, "run", source).get<std::string>();
-                parsed.module = required(claim, "module", source).get<std::string>();
-                if (!is_lesson_metric(parsed.metric + "@" + parsed.module)) {
-                    throw BadInput(source + ": claims: \"largest\" is a kind of memory (" +
-                                   "parameters, gradients, optimizer_state, activations), not " +
-                                   claim["largest"].dump());
-                }
-            } else if (claim.contains("status")) {
-                parsed.kind = LessonClaim::Kind::Status;
-                parsed.label = required(claim, "run", source).get<std::string>();
-                const auto status = parse_run_status(claim["status"].get<std::string>());
-                if (!status) {
-                    throw BadInput(source + ": claims: unknown status " + claim["status"].dump());
-                }
-                parsed.status = *status;
-            } else {
-                parsed.metric = required(claim, "metric", source).get<std::string>();
-                if (!is_lesson_metric(parsed.metric)) {
-                    throw BadInput(source + ": claims: unknown metric \"" + parsed.metric +
-                                   "\"; use peak_bytes, mean_step_peak, mean_device_used, a "
-                                   "breakdown category or KIND@MODULE (activations@block 1)");
-                }
-                parsed.smaller = required(claim, "smaller", source).get<std::string>();
-                parsed.than = required(claim, "than", source).get<std::string>();
-                parsed.at_most = claim.value("at_most", 1.0);
-            }
-            lesson.claims.push_back(parsed);
-        }
-    } catch (const Json::exception& error) {
-        throw BadInput(source + ": " + error.what());
+    const LessonReader read{source};
+    if (!document.is_object()) {
+        read.refuse("", "a lesson is a JSON object, not " + std::string(document.type_name()));
     }
-    if (lesson.runs.size() < 2) {
-        throw BadInput(source + ": a lesson compares at least two runs");
+    Lesson lesson;
+    lesson.name = fs::path(source).stem().string();
+    lesson.title = read.text(document, "title", "");
+    lesson.explanation = read.text(document, "explanation", "");
+    if (document.contains("base")) {
+        lesson.base = read_settings(document["base"], source, "base");
+    }
+    if (document.contains("processes")) {
+        const Json& processes = document["processes"];
+        if (!processes.is_number_integer() || processes.get<std::int64_t>() < 1 ||
+            processes.get<std::int64_t>() > kMaxLessonProcesses) {
+            read.refuse("processes", " must be a whole number from 1 to " +
+                                         std::to_string(kMaxLessonProcesses) + ", not " +
+                                         processes.dump());
+        }
+        lesson.processes = processes.get<int>();
+    }
+    const Json& runs = read.at(document, "runs", "");
+    if (!runs.is_array() || runs.size() < 2) {
+        read.refuse("runs", " must list at least two runs: a lesson compares them");
+    }
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        const std::string where = "runs[" + std::to_string(i) + "]";
+        LessonRun run{read.text(runs[i], "label", where), {}};
+        if (runs[i].contains("set")) {
+            run.settings = read_settings(runs[i]["set"], source, where + ".set");
+        }
+        for (const LessonRun& earlier : lesson.runs) {
+            if (earlier.label == run.label) {
+                read.refuse(where + ".label", ": two runs are labelled \"" + run.label + "\"");
+            }
+        }
+        lesson.runs.push_back(std::move(run));
+    }
+    const Json claims = document.value("claims", Json::array());
+    if (!claims.is_array()) {
+        read.refuse("claims", " must be a list of claims, not " + claims.dump());
+    }
+    for (std::size_t i = 0; i < claims.size(); ++i) {
+        const std::string where = "claims[" + std::to_string(i) + "]";
+        lesson.claims.push_back(read_claim(claims[i], read, where));
+        check_claim(lesson, lesson.claims.back(), read, where);
     }
     return lesson;
 }

@@ -63,22 +63,27 @@ TEST(Lessons, EachRunOfALessonWritesItsOwnMemorySnapshot) {
     }
 }
 
-std::string parse_error(const std::string& claims) {
+// Why a lesson file is refused; empty when it is accepted.
+std::string refusal(const std::string& json) {
     try {
-        parse_lesson(R"({"title": "t", "explanation": "e",
-                         "runs": [{"label": "a"}, {"label": "b"}], "claims": )" +
-                         claims + "}",
-                     "claims.json");
+        parse_lesson(json, "lesson.json");
     } catch (const BadInput& error) {
         return error.what();
     }
     return {};
 }
 
+// A transformer lesson of runs a and b with these claims.
+std::string parse_error(const std::string& claims) {
+    return refusal(R"({"title": "t", "explanation": "e", "base": {"model.kind": "transformer"},
+                       "runs": [{"label": "a"}, {"label": "b"}], "claims": )" +
+                   claims + "}");
+}
+
 TEST(Lessons, AClaimOnAMetricNobodyMeasuresIsRefusedOnLoad) {
     const std::string unknown =
         parse_error(R"([{"metric": "activation", "smaller": "a", "than": "b"}])");
-    EXPECT_NE(unknown.find("claims.json"), std::string::npos) << unknown;
+    EXPECT_NE(unknown.find("lesson.json: claims[0].metric"), std::string::npos) << unknown;
     EXPECT_NE(unknown.find("\"activation\""), std::string::npos) << unknown;
     EXPECT_NE(parse_error(R"([{"metric": "weights@block 1", "smaller": "a", "than": "b"}])"), "");
     EXPECT_NE(parse_error(R"([{"metric": "activations@", "smaller": "a", "than": "b"}])"), "");
@@ -87,6 +92,50 @@ TEST(Lessons, AClaimOnAMetricNobodyMeasuresIsRefusedOnLoad) {
     EXPECT_EQ(parse_error(R"([{"metric": "activations@block 1", "smaller": "a", "than": "b"},
                               {"largest": "activations", "run": "a", "module": "block 1"}])"),
               "");
+}
+
+// A lesson is checked whole when it is loaded, so `lesson list` refuses it before any run is
+// trained: each refusal names the file and where in it.
+TEST(Lessons, ALessonIsCheckedWholeWhenLoaded) {
+    const std::pair<std::string, std::string> cases[] = {
+        {R"([{"metric": "activations", "smaller": "a", "than": "c"}])",
+         "claims[0].than: no run is labelled \"c\"; the runs are \"a\", \"b\""},
+        {R"([{"run": "z", "status": "oom"}])", "claims[0].run: no run is labelled \"z\""},
+        {R"([{"metric": "activations", "smaller": "a", "than": "b", "at_most": -0.5}])",
+         "claims[0].at_most must be above 0, not -0.5"},
+        {R"([{"metric": "activations", "smaller": "a", "than": "b", "at_most": "half"}])",
+         "claims[0].at_most must be a number, not \"half\""},
+        {R"([{"metric": "activations@block 9", "smaller": "a", "than": "b"}])",
+         "claims[0]: run \"a\" has no module \"block 9\"; its modules are \"embeddings\""},
+        {R"([{"largest": "activations", "run": "b", "module": "pooling"}])",
+         "has no module \"pooling\""},
+        {R"([{"metric": 5, "smaller": "a", "than": "b"}])",
+         "claims[0].metric must be a text that is not empty, not 5"},
+        {R"({"metric": "activations"})", "claims must be a list of claims"},
+    };
+    for (const auto& [claims, expected] : cases) {
+        const std::string message = parse_error(claims);
+        EXPECT_EQ(message.rfind("lesson.json: ", 0), 0u) << message;
+        EXPECT_NE(message.find(expected), std::string::npos) << claims << " gave: " << message;
+    }
+    const std::pair<std::string, std::string> files[] = {
+        {R"({"title": "t", "explanation": "e", "processes": 2.7,
+             "runs": [{"label": "a"}, {"label": "b"}]})",
+         "lesson.json: processes must be a whole number from 1 to 8, not 2.7"},
+        {R"({"title": "t", "explanation": "e", "runs": [{"label": "a"}, {"label": "a"}]})",
+         "lesson.json: runs[1].label: two runs are labelled \"a\""},
+        {R"({"title": "t", "explanation": "e", "runs": [{"label": "a"}, {"label": 3}]})",
+         "lesson.json: runs[1].label must be a text that is not empty, not 3"},
+        {R"({"title": 1, "explanation": "e", "runs": []})",
+         "lesson.json: title must be a text that is not empty, not 1"},
+        {R"({"title": "t", "explanation": "e", "runs": [{"label": "a"}]})",
+         "lesson.json: runs must list at least two runs"},
+        {R"([1, 2])", "lesson.json: a lesson is a JSON object, not array"},
+    };
+    for (const auto& [json, expected] : files) {
+        const std::string message = refusal(json);
+        EXPECT_NE(message.find(expected), std::string::npos) << json << " gave: " << message;
+    }
 }
 
 TEST(Lessons, ModuleMetricsReadTheRunsMemoryByModule) {
