@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "oomlab/common/errors.h"
 #include "oomlab/common/files.h"
 #include "oomlab/common/paths.h"
 #include "oomlab/common/utf8.h"
@@ -412,8 +413,20 @@ void RunStore::finish_rank(std::int64_t run_id, int rank, const RunOutcome& outc
 
 bool RunStore::delete_run(std::int64_t run_id) {
     sqlite::Database& database = m_impl->database;
-    if (!find_run(run_id)) {
+    const std::optional<RunRecord> run = find_run(run_id);
+    if (!run) {
         return false;
+    }
+    // Deleting a run under its trainer would make the trainer fail at its next write.
+    if (run->outcome.status == RunStatus::Running && m_impl->locks.is_held(run_id) != false) {
+        auto owner = database.prepare("SELECT owner_host, owner_pid FROM runs WHERE id = ?1");
+        owner.bind_int(1, run_id).step();
+        throw BadInput("run " + std::to_string(run_id) + " of " + path() +
+                       " is still training (process " + std::to_string(owner.column_int(1)) +
+                       " on " + owner.column_text(0) +
+                       "): stop it first (Ctrl+C where it runs, or kill " +
+                       std::to_string(owner.column_int(1)) +
+                       "; it saves the run as cancelled), then delete it");
     }
     // A few hundred rows a transaction, each moved into the database before the next: on a
     // full disk the log never needs more room than it has, so deleting is how to free space.

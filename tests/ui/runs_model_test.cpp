@@ -9,6 +9,7 @@
 #include "runs/run_database.h"
 #include "runs/runs_filter_model.h"
 #include "runs/runs_model.h"
+#include "runs/runs_page.h"
 #include "ui_test_support.h"
 
 using namespace oomlab;
@@ -191,6 +192,30 @@ private slots:
         QCOMPARE(QString::fromStdString(run->name), QStringLiteral("renamed"));
         QCOMPARE(QString::fromStdString(run->notes), QStringLiteral("fits\nsecond line"));
         QCOMPARE(model.index(row, RunsModel::Notes).data().toString(), QStringLiteral("fits"));
+    }
+
+    // A run its trainer still writes is not deleted from the Runs page: the others are, and
+    // the refusal says which process trains it.
+    void deletingARunStillTrainingIsRefusedWithTheReason() {
+        RunStore trainer = RunStore::open(m_path.toStdString());
+        const std::int64_t training =
+            trainer.create_run({"training", "{}", "cpu", "0.1.0", "1.13"});
+        const std::int64_t done = addRun("done", 8, RunStatus::Completed, 1 << 20, 1.0);
+        RunDatabase database;
+        QCOMPARE(database.open(m_path), QString());
+        RunsPage page(&database);
+        page.selectRuns({training, done});
+        QCOMPARE(page.selectedRunIds().size(), 2);
+        QVERIFY(page.deleteSelected(/*confirm=*/false));
+        QCOMPARE(page.deleteRefusals().size(), 1);
+        QVERIFY2(page.deleteRefusals().front().contains(QStringLiteral("is still training")),
+                 qPrintable(page.deleteRefusals().front()));
+        QVERIFY(page.model()->rowOfRun(training) >= 0);
+        QCOMPARE(page.model()->rowOfRun(done), -1);
+        trainer.finish_run(training, RunOutcome{});
+        page.selectRuns({training});
+        QVERIFY(page.deleteSelected(false));
+        QVERIFY(page.deleteRefusals().isEmpty());
     }
 
     void deleteIsSeenAfterReload() {

@@ -207,11 +207,20 @@ bool RunsPage::deleteSelected(bool confirm) {
                                             nullptr, ids.size())) != QMessageBox::Yes) {
         return false;
     }
+    m_deleteRefusals.clear();
     for (qint64 id : ids) {
-        m_database->store().delete_run(id);
+        try {
+            m_database->store().delete_run(id);
+        } catch (const std::exception& error) {  // still training, or the file refused it
+            m_deleteRefusals << qs(error.what());
+        }
     }
     m_database->notifyRunsChanged();
-    return true;
+    if (confirm && !m_deleteRefusals.isEmpty()) {
+        QMessageBox::warning(this, tr("Delete runs"),
+                             m_deleteRefusals.join(QStringLiteral("\n\n")));
+    }
+    return m_deleteRefusals.size() < ids.size();
 }
 
 void RunsPage::renameCurrent() {

@@ -2,6 +2,7 @@
 // two or more to compare.
 #pragma once
 
+#include <QStringList>
 #include <QVector>
 #include <QWidget>
 
@@ -37,7 +38,10 @@ public:
 
     void compareSelected();
     void rerunSelected();
+    // False when none was deleted; why each refused one was not is in deleteRefusals() (and,
+    // with `confirm`, in a message box).
     bool deleteSelected(bool confirm = true);
+    const QStringList& deleteRefusals() const { return m_deleteRefusals; }
     void renameCurrent();
     void exportSelected();
 
@@ -57,6 +61,7 @@ private:
     int currentSourceRow() const;
 
     RunDatabase* m_database;
+    QStringList m_deleteRefusals;
     RunsModel* m_model = nullptr;
     RunsFilterModel* m_filter = nullptr;
     QTableView* m_view = nullptr;

@@ -1,6 +1,8 @@
 // Runs, metrics and events written through RunStore come back unchanged.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <functional>
 #include <regex>
@@ -268,6 +270,7 @@ TEST_F(RunStoreTest, DeletingARunDeletesItsMetricsAndEvents) {
     for (std::int64_t id : {doomed, kept}) {
         m_store.append_metrics(id, std::vector<MetricRow>(5));
         m_store.add_event(id, {0, "note", "hello"});
+        m_store.finish_run(id, RunOutcome{});
     }
 
     EXPECT_TRUE(m_store.delete_run(doomed));
@@ -281,6 +284,29 @@ TEST_F(RunStoreTest, DeletingARunDeletesItsMetricsAndEvents) {
     EXPECT_EQ(raw.query_int("SELECT count(*) FROM metrics"), 5);
     EXPECT_EQ(raw.query_int("SELECT count(*) FROM events"), 1);
     EXPECT_FALSE(m_store.delete_run(doomed));
+}
+
+// A run still being written is not deleted under its writer (which would fail at its next
+// write): the refusal says which process trains it and how to stop it. Once it has ended, or
+// its writer is gone (the run reads back interrupted), it can be.
+TEST_F(RunStoreTest, ARunStillTrainingIsNotDeleted) {
+    const std::int64_t training = m_store.create_run(sample_run("training"));
+    RunStore other = RunStore::open(m_path);  // `runs delete` in another process
+    try {
+        other.delete_run(training);
+        FAIL() << "deleted a run its writer still trains";
+    } catch (const BadInput& error) {
+        const std::string message = error.what();
+        EXPECT_NE(message.find("run " + std::to_string(training) + " of " + m_path +
+                               " is still training (process " + std::to_string(getpid())),
+                  std::string::npos)
+            << message;
+        EXPECT_NE(message.find("stop it first"), std::string::npos) << message;
+    }
+    m_store.append_metrics(training, std::vector<MetricRow>(3));
+    EXPECT_EQ(m_store.metrics(training).size(), 3u) << "the writer goes on";
+    m_store.finish_run(training, RunOutcome{});
+    EXPECT_TRUE(other.delete_run(training));
 }
 
 TEST_F(RunStoreTest, RenameNotesAndTags) {
