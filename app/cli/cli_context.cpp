@@ -1,13 +1,16 @@
 #include "cli_context.h"
 
 #include <algorithm>
+#include <charconv>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <optional>
 
 #include "oomlab/common/errors.h"
 #include "oomlab/common/paths.h"
+#include "oomlab/common/utf8.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/run/prediction_check.h"
@@ -50,6 +53,23 @@ extern "C" void request_stop(int signal) {
 namespace {
 std::vector<std::string> g_command_line;
 }  // namespace
+
+const CLI::Validator& run_id_check() {
+    static const CLI::Validator check(
+        [](std::string& text) -> std::string {
+            std::int64_t id = 0;
+            const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), id);
+            if (text.empty() || error != std::errc() || end != text.data() + text.size() ||
+                id < 1) {
+                return quoted_excerpt(text) + " is not a run id (a whole number from 1 to " +
+                       std::to_string(std::numeric_limits<std::int64_t>::max()) +
+                       "; `oomlab-cli runs list` shows them)";
+            }
+            return {};
+        },
+        "RUN_ID");
+    return check;
+}
 
 void set_command_line(int argc, char** argv) {
     g_command_line.assign(argv, argv + argc);

@@ -15,6 +15,10 @@
 
 namespace oomlab::cli {
 
+// A run id as typed: a whole number from 1 to 2^63 - 1 (CLI11 alone would read a larger one
+// as the largest, and look that run up).
+const CLI::Validator& run_id_check();
+
 // --config FILE and --set KEY=VALUE, shared by every command that takes an experiment.
 struct ConfigOptions {
     std::string config_file;

@@ -21,6 +21,8 @@ public:
     explicit TerminalListener(bool json) : m_json(json) {}
 
     void on_run_created(std::int64_t run_id, const ExperimentInfo& info) override {
+        // Known before the first step reports its progress.
+        m_progress.total_steps = info.total_steps;
         if (m_json) {
             nlohmann::ordered_json line = {{"type", "start"},
                                            {"run_id", run_id},

@@ -70,7 +70,10 @@ void add_diff_command(CLI::App& runs, int& exit_code) {
     auto ids = std::make_shared<std::vector<std::int64_t>>();
     command->add_option("--db", *db, "Run database (SQLite)")->capture_default_str();
     command->add_flag("--json", *json, "JSON output");
-    command->add_option("A B", *ids, "The two run ids")->required()->expected(2);
+    command->add_option("A B", *ids, "The two run ids")
+        ->required()
+        ->expected(2)
+        ->check(run_id_check());
     command->callback([=, &exit_code] {
         const RunStore store = RunStore::open(*db);
         const RunRecord a = require_run(store, ids->at(0));
@@ -112,7 +115,7 @@ void add_runs_command(CLI::App& app, int& exit_code) {
         command->add_option("--db", *db, "Run database (SQLite)")->capture_default_str();
         command->add_flag("--json", *json, "JSON output");
         if (command->get_name() != "list") {
-            command->add_option("ID", *id, "Run id")->required();
+            command->add_option("ID", *id, "Run id")->required()->check(run_id_check());
         }
         if (command->get_name() == "export") {
             command->add_option("--format", *format, "csv or json")

@@ -91,6 +91,19 @@ std::string printable_line(std::string_view text) {
     return line;
 }
 
+std::string quoted_excerpt(std::string_view text) {
+    constexpr std::size_t kShown = 60;
+    if (text.size() <= kShown) {
+        return "\"" + printable_line(text) + "\"";
+    }
+    std::size_t cut = kShown;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) {
+        --cut;  // not inside a character
+    }
+    return "\"" + printable_line(text.substr(0, cut)) + "…\" (" + std::to_string(text.size()) +
+           " bytes)";
+}
+
 void require_one_line(std::string_view text, const std::string& what) {
     require_utf8(text, what);
     for (std::size_t i = 0; i < text.size(); ++i) {

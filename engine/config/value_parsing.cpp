@@ -4,9 +4,11 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 
 #include "oomlab/common/errors.h"
+#include "oomlab/common/utf8.h"
 
 namespace oomlab::config_detail {
 namespace {
@@ -24,7 +26,7 @@ std::string_view trim(std::string_view text) {
 [[noreturn]] void throw_bad_value(std::string_view key, std::string_view text,
                                   const std::string& expected) {
     throw BadInput(
-        std::string(key) + ": \"" + std::string(text) + "\" is not valid; expected " + expected,
+        std::string(key) + ": " + quoted_excerpt(text) + " is not valid; expected " + expected,
         {std::string(key)});
 }
 
@@ -40,7 +42,13 @@ std::string format_real(double value) {
 
 std::string range_text(double minimum, double maximum, bool integer) {
     const auto number = [integer](double value) {
-        return integer ? std::to_string(static_cast<long long>(value)) : format_real(value);
+        if (!integer) {
+            return format_real(value);
+        }
+        // 2^63 as a double is past every int64: the largest one is meant.
+        constexpr auto kMost = std::numeric_limits<std::int64_t>::max();
+        return value >= static_cast<double>(kMost) ? std::to_string(kMost)
+                                                   : std::to_string(static_cast<long long>(value));
     };
     const std::string kind = integer ? "an integer" : "a number";
     if (maximum > minimum) {

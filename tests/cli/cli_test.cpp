@@ -168,6 +168,8 @@ TEST_F(Cli, ProgressShowsTheFiguresTheDatabaseHolds) {
         char loss[32];
         std::snprintf(loss, sizeof loss, "loss %.4f", final_step["loss"].get<double>());
         EXPECT_NE(text.out.find("step 3/3"), std::string::npos) << text.out;
+        // Every line knows the step count, the first too (it printed 1/0 before).
+        EXPECT_EQ(text.out.find("/0 "), std::string::npos) << text.out;
         EXPECT_NE(text.out.find(loss), std::string::npos) << loss << " in\n" << text.out;
         const std::string peak =
             "step peak " + format_bytes(final_step["peak_bytes"].get<std::int64_t>());

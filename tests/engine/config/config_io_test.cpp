@@ -67,6 +67,34 @@ TEST(ConfigIo, NumberOutOfRangeIsBadInput) {
               "");
 }
 
+// A key given twice is refused naming it, not resolved silently to one of them (parsers
+// disagree on which).
+TEST(ConfigIo, AKeyGivenTwiceIsRefusedNamingIt) {
+    const std::string message = test::bad_input_message([] {
+        parse_config_json(R"({"train": {"batch_size": 4, "batch_size": 8}})", "twice.json");
+    });
+    EXPECT_EQ(message.rfind("twice.json: the key \"batch_size\" appears twice", 0), 0u) << message;
+    // The same key in two objects is two keys.
+    EXPECT_NO_THROW(
+        parse_config_json(R"({"dataset": {"path": ""}, "embeddings": {"path": ""}})", "ok.json"));
+}
+
+// What a refused value echoes: the whole range of an int64 key; a control character as '?'
+// (a NUL cut the message before); a value of megabytes cut, with its length.
+TEST(ConfigIo, ARefusedValueIsEchoedReadably) {
+    ExperimentConfig config;
+    const std::string seed =
+        test::bad_input_message([&] { set_config_value(config, "train.seed", "-1"); });
+    EXPECT_NE(seed.find("an integer from 0 to 9223372036854775807"), std::string::npos) << seed;
+    const std::string nul = test::bad_input_message(
+        [] { parse_config_json("{\"train.optimizer\": \"ad\\u0000am\"}", "nul.json"); });
+    EXPECT_NE(nul.find("\"ad?am\" is not valid; expected one of: sgd"), std::string::npos) << nul;
+    const std::string huge = test::bad_input_message(
+        [&] { set_config_value(config, "train.optimizer", std::string(10 << 20, 'x')); });
+    EXPECT_LT(huge.size(), 300u);
+    EXPECT_NE(huge.find("(10485760 bytes) is not valid"), std::string::npos) << huge;
+}
+
 TEST(ConfigIo, MissingFileIsBadInputNamingIt) {
     const std::string message =
         test::bad_input_message([] { load_config_file("/nonexistent/exp.json"); });

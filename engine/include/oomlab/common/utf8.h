@@ -26,6 +26,11 @@ void require_utf8(std::string_view text, const std::string& what, std::string_vi
 // label shown in a table (a file name, a name stored before names were checked).
 std::string printable_line(std::string_view text);
 
+// `text` in double quotes for a message that echoes what the user gave: printable_line, and
+// past 60 bytes cut (at a character's start) with its length said, so a value of megabytes
+// does not become a message of megabytes.
+std::string quoted_excerpt(std::string_view text);
+
 // require_utf8 for a one-line label (a run's name, its tags): also refuses control
 // characters (line breaks, tabs, escapes), which would break every table and list showing it.
 void require_one_line(std::string_view text, const std::string& what);
