@@ -2,8 +2,10 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <utility>
 
 namespace oomlab::store {
@@ -27,6 +29,14 @@ void DiskReserve::ensure() const {
         return;
     }
     close(fd);
+}
+
+bool disk_is_full(const std::string& database_path) {
+    constexpr unsigned long long kShmBytes = 32 << 10;
+    const std::string folder = std::filesystem::path(database_path).parent_path().string();
+    struct statvfs space {};
+    return statvfs(folder.empty() ? "." : folder.c_str(), &space) == 0 &&
+           static_cast<unsigned long long>(space.f_bavail) * space.f_frsize < kShmBytes;
 }
 
 bool DiskReserve::release() const {

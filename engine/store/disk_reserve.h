@@ -24,4 +24,8 @@ private:
     std::string m_path;
 };
 
+// Whether the disk holding `database_path` has less room left than SQLite needs to open a
+// file in WAL mode (its -shm file).
+bool disk_is_full(const std::string& database_path);
+
 }  // namespace oomlab::store

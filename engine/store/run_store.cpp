@@ -192,12 +192,28 @@ void retry_while_busy(int timeout_ms, const std::function<void()>& write) {
 void RunStore::Impl::set_text(std::int64_t run_id, const std::string& column,
                               const std::string& text) {
     require_utf8(text, "run " + column);
-    database.prepare("UPDATE runs SET " + column + " = ?1 WHERE id = ?2")
-        .bind_text(1, text)
-        .bind_int(2, run_id)
-        .run();
+    user_write([&] {
+        database.prepare("UPDATE runs SET " + column + " = ?1 WHERE id = ?2")
+            .bind_text(1, text)
+            .bind_int(2, run_id)
+            .run();
+    });
     if (database.changes() == 0) {
         store::throw_no_such_run(database.path(), run_id);
+    }
+}
+
+void RunStore::Impl::user_write(const std::function<void()>& write) {
+    if (!read_only_because.empty()) {
+        throw BadInput(read_only_because);
+    }
+    try {
+        write();
+    } catch (const sqlite::SqliteError& error) {
+        if (error.code() == SQLITE_READONLY) {
+            throw BadInput(error.what());
+        }
+        throw;
     }
 }
 
@@ -297,13 +313,43 @@ RunStore RunStore::open(const std::string& path) {
                                                        std::move(locks),
                                                        std::move(reserve),
                                                        {},
+                                                       {},
                                                        {}}));
     } catch (const sqlite::SqliteError& error) {
         if (auto bad_input = unusable_file(path, error)) {
             throw *bad_input;
         }
+        if (store::disk_is_full(path)) {
+            return open_on_full_disk(path);
+        }
         throw;
     }
+}
+
+RunStore RunStore::open_on_full_disk(const std::string& path) {
+    sqlite::Database database = sqlite::Database::open_immutable(path);
+    store::refuse_unless_run_store(database);
+    const int version = static_cast<int>(database.query_int("PRAGMA user_version"));
+    const std::string full = "the disk holding the run store " + path + " is full";
+    if (version != store::latest_schema_version()) {
+        throw Error(full +
+                    ", and the file must be upgraded to be read by this version; free "
+                    "space on that disk, then try again");
+    }
+    sqlite::Statement insert_metric =
+        database.prepare(store::insert_sql("metrics", store::kMetricColumns, "run_id"));
+    auto impl = std::unique_ptr<Impl>(new Impl{std::move(database),
+                                               version,
+                                               std::move(insert_metric),
+                                               store::WriterLocks(path),
+                                               store::DiskReserve(path),
+                                               {},
+                                               {},
+                                               full + " and holds nothing beside it to change the "
+                                                      "file with (not even to delete a run): "
+                                                      "free space on that disk (other files), "
+                                                      "then try again"});
+    return RunStore(std::move(impl));
 }
 
 std::string RunStore::default_path() {
@@ -331,23 +377,25 @@ std::int64_t RunStore::create_run(const NewRun& run) {
     // before the row is committed: a reader opening the store in between would otherwise see
     // a `running` row without a live writer and mark it interrupted.
     std::int64_t run_id = 0;
-    store::retry_while_busy(kFinishTimeoutMs, [&] {
-        sqlite::Transaction transaction(m_impl->database);
-        insert.bind_text(1, store::utc_now())
-            .bind_text(2, owner.host)
-            .bind_int(3, owner.pid)
-            .bind_int(4, owner.start_ticks)
-            .bind_text(5, uid);
-        store::bind_row(insert, store::kNewRunColumns, run, 6);
-        insert.run();
-        run_id = m_impl->database.last_insert_id();
-        m_impl->locks.hold(run_id);
-        try {
-            transaction.commit();
-        } catch (const sqlite::SqliteError&) {
-            m_impl->locks.release(run_id);  // the id may go to another run
-            throw;
-        }
+    m_impl->user_write([&] {
+        store::retry_while_busy(kFinishTimeoutMs, [&] {
+            sqlite::Transaction transaction(m_impl->database);
+            insert.bind_text(1, store::utc_now())
+                .bind_text(2, owner.host)
+                .bind_int(3, owner.pid)
+                .bind_int(4, owner.start_ticks)
+                .bind_text(5, uid);
+            store::bind_row(insert, store::kNewRunColumns, run, 6);
+            insert.run();
+            run_id = m_impl->database.last_insert_id();
+            m_impl->locks.hold(run_id);
+            try {
+                transaction.commit();
+            } catch (const sqlite::SqliteError&) {
+                m_impl->locks.release(run_id);  // the id may go to another run
+                throw;
+            }
+        });
     });
     return run_id;
 }
@@ -428,29 +476,31 @@ bool RunStore::delete_run(std::int64_t run_id) {
                        std::to_string(owner.column_int(1)) +
                        "; it saves the run as cancelled), then delete it");
     }
-    // A few hundred rows a transaction, each moved into the database before the next: on a
-    // full disk the log never needs more room than it has, so deleting is how to free space.
-    constexpr int kRowsPerTransaction = 500;
-    auto delete_some = database.prepare(
-        "DELETE FROM metrics WHERE id IN (SELECT id FROM metrics WHERE run_id = ?1 LIMIT ?2)");
-    std::int64_t deleted = 0;
-    do {
+    m_impl->user_write([&] {
+        // A few hundred rows a transaction, each moved into the database before the next: on a
+        // full disk the log never needs more room than it has, so deleting is how to free space.
+        constexpr int kRowsPerTransaction = 500;
+        auto delete_some = database.prepare(
+            "DELETE FROM metrics WHERE id IN (SELECT id FROM metrics WHERE run_id = ?1 LIMIT ?2)");
+        std::int64_t deleted = 0;
+        do {
+            m_impl->with_room(
+                [&] { delete_some.bind_int(1, run_id).bind_int(2, kRowsPerTransaction).run(); });
+            deleted = database.changes();
+            database.exec("PRAGMA wal_checkpoint(PASSIVE)");
+        } while (deleted > 0);
+        // Events go with the run (ON DELETE CASCADE).
         m_impl->with_room(
-            [&] { delete_some.bind_int(1, run_id).bind_int(2, kRowsPerTransaction).run(); });
-        deleted = database.changes();
-        database.exec("PRAGMA wal_checkpoint(PASSIVE)");
-    } while (deleted > 0);
-    // Events go with the run (ON DELETE CASCADE).
-    m_impl->with_room(
-        [&] { database.prepare("DELETE FROM runs WHERE id = ?1").bind_int(1, run_id).run(); });
-    // Give the freed pages back to the disk (stores made before incremental vacuum keep them
-    // for later runs), then the space the reserve needs.
-    try {
-        database.exec("PRAGMA incremental_vacuum");
-        database.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-    } catch (const sqlite::SqliteError&) {
-        // The run is deleted; the space comes back at the next write.
-    }
+            [&] { database.prepare("DELETE FROM runs WHERE id = ?1").bind_int(1, run_id).run(); });
+        // Give the freed pages back to the disk (stores made before incremental vacuum keep them
+        // for later runs), then the space the reserve needs.
+        try {
+            database.exec("PRAGMA incremental_vacuum");
+            database.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+        } catch (const sqlite::SqliteError&) {
+            // The run is deleted; the space comes back at the next write.
+        }
+    });
     m_impl->reserve.ensure();
     return true;
 }

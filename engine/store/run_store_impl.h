@@ -27,6 +27,13 @@ struct RunStore::Impl {
     std::vector<std::pair<std::int64_t, MetricRow>> pending_metrics;
     std::vector<std::pair<std::int64_t, EventRow>> pending_events;
 
+    // Why this store only reads (its disk was full when it opened); empty when it writes.
+    std::string read_only_because{};
+
+    // Runs a write the user asked for (create, delete, rename a run): on a store that cannot
+    // be written, the user's to fix: BadInput saying why.
+    void user_write(const std::function<void()>& write);
+
     // Writes everything pending in one transaction. A busy store keeps it pending (retried
     // by the next write), unless `wait_ms` > 0: then it waits up to that long in all.
     void write_pending(int wait_ms);

@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <cstdio>
 #include <utility>
 
 namespace oomlab::sqlite {
@@ -15,6 +16,13 @@ namespace {
                               " is full; free space (oomlab-cli runs delete ID removes a run "
                               "and its metrics) and try again",
                           SQLITE_FULL);
+    }
+    if ((code & 0xff) == SQLITE_READONLY) {
+        throw SqliteError("the run store " + path +
+                              " cannot be written: it is read-only (the file, its folder or its "
+                              "file system); reading it works (runs list, show, export), or use "
+                              "--db with a file you may write",
+                          SQLITE_READONLY);
     }
     std::string detail = handle ? sqlite3_errmsg(handle) : sqlite3_errstr(code);
     throw SqliteError("run store " + path + ": " + what + ": " + detail, code & 0xff);
@@ -148,6 +156,31 @@ Database Database::open(const std::string& path) {
     const int rc = sqlite3_open_v2(path.c_str(), &handle, flags, nullptr);
     if (rc != SQLITE_OK) {
         // The handle (if any) must be closed even on failure; read its message first.
+        std::string detail = handle ? sqlite3_errmsg(handle) : sqlite3_errstr(rc);
+        sqlite3_close(handle);
+        throw SqliteError("run store " + path + ": cannot open: " + detail, rc & 0xff);
+    }
+    sqlite3_extended_result_codes(handle, 1);
+    return Database(handle, path);
+}
+
+Database Database::open_immutable(const std::string& path) {
+    // As a URI: the characters a URI gives a meaning to are escaped in the path.
+    std::string uri = "file:";
+    for (const char c : path) {
+        if (c == '%' || c == '?' || c == '#') {
+            char escaped[4];
+            std::snprintf(escaped, sizeof escaped, "%%%02X", static_cast<unsigned char>(c));
+            uri += escaped;
+        } else {
+            uri += c;
+        }
+    }
+    uri += "?immutable=1";
+    sqlite3* handle = nullptr;
+    const int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX;
+    const int rc = sqlite3_open_v2(uri.c_str(), &handle, flags, nullptr);
+    if (rc != SQLITE_OK) {
         std::string detail = handle ? sqlite3_errmsg(handle) : sqlite3_errstr(rc);
         sqlite3_close(handle);
         throw SqliteError("run store " + path + ": cannot open: " + detail, rc & 0xff);

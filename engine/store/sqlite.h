@@ -67,6 +67,9 @@ class Database {
 public:
     // Opens (creating if missing) a read-write database file.
     static Database open(const std::string& path);
+    // Read-only, without locks or its -wal and -shm files: for a file no process can change
+    // (its disk is full), which a normal open cannot even read (it must create them).
+    static Database open_immutable(const std::string& path);
     ~Database();
     Database(Database&& other) noexcept;
     Database& operator=(Database&& other) noexcept;

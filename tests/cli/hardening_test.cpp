@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include <sqlite3.h>
@@ -34,6 +35,12 @@ protected:
     }
     std::size_t run_count() const { return RunStore::open(db()).list_runs().size(); }
     test::TempDir m_dir;
+};
+
+// Unmounts `path` when the test ends, however it ends.
+struct Unmount {
+    std::string path;
+    ~Unmount() { test::run_command("umount " + test::shell_quote(path) + " 2>/dev/null"); }
 };
 
 bool python_available() {
@@ -257,6 +264,76 @@ TEST_F(Hardening, AFullDiskFailsTheRunAndKeepsTheDatabaseReadable) {
     EXPECT_EQ(run_cli({"runs", "export", id, "--db", small_db, "--format", "csv"}).exit_code, 0);
     EXPECT_EQ(run_cli({"runs", "delete", id, "--db", small_db}).exit_code, 0);
     test::run_command("umount " + test::shell_quote(mount));
+}
+
+// The database alone on a full disk (a copy: no -wal or -shm beside it, which SQLite must
+// make to open it as usual): the runs are still read, and every write says the disk is full.
+// Once there is room, the file opens as before.
+TEST_F(Hardening, AFullDiskWithTheDatabaseAloneIsStillRead) {
+    make_database();
+    const std::string mount = file("full");
+    std::filesystem::create_directory(mount);
+    if (getuid() != 0 || test::run_command("mount -t tmpfs -o size=1m tmpfs " +
+                                           test::shell_quote(mount) + " 2>/dev/null")
+                                 .exit_code != 0) {
+        GTEST_SKIP() << "needs root and tmpfs to make a small disk";
+    }
+    const Unmount unmount{mount};
+    const std::string copy = mount + "/runs.sqlite";
+    std::filesystem::copy_file(db(), copy);
+    test::run_command("dd if=/dev/zero of=" + test::shell_quote(mount + "/fill") +
+                      " bs=4k 2>/dev/null");
+    const auto listed = run_cli({"runs", "list", "--db", copy, "--json"});
+    EXPECT_EQ(listed.exit_code, 0) << listed.err;
+    EXPECT_EQ(listed.lines().size(), 1u);
+    EXPECT_EQ(run_cli({"runs", "show", "1", "--db", copy}).exit_code, 0);
+    EXPECT_EQ(run_cli({"runs", "export", "1", "--db", copy, "--format", "csv"}).exit_code, 0);
+    for (const std::vector<std::string>& write :
+         {std::vector<std::string>{"runs", "delete", "1"}, {"runs", "tag", "1", "x"}}) {
+        std::vector<std::string> args = write;
+        args.insert(args.end(), {"--db", copy});
+        const auto refused = run_cli(args);
+        EXPECT_EQ(refused.exit_code, 2) << refused.err;
+        EXPECT_NE(refused.err.find("the disk holding the run store " + copy + " is full"),
+                  std::string::npos)
+            << refused.err;
+    }
+    std::filesystem::remove(mount + "/fill");
+    EXPECT_EQ(run_cli({"runs", "tag", "1", "kept", "--db", copy}).exit_code, 0);
+    const auto again = run_cli({"runs", "list", "--db", copy, "--json"});
+    ASSERT_EQ(again.lines().size(), 1u);
+    EXPECT_EQ(json::parse(again.lines().front())["tags"], "kept");
+}
+
+// A database on a read-only file system: read as usual; a write says it is read-only (exit
+// 2), not SQLite's statement.
+TEST_F(Hardening, AReadOnlyDatabaseIsReadAndWritesSayWhy) {
+    make_database();
+    const std::string mount = file("readonly");
+    std::filesystem::create_directory(mount);
+    const std::string folder = test::shell_quote(m_dir.path());
+    if (getuid() != 0 ||
+        test::run_command("mount --bind " + folder + " " + test::shell_quote(mount) +
+                          " 2>/dev/null && mount -o remount,bind,ro " + test::shell_quote(mount))
+                .exit_code != 0) {
+        GTEST_SKIP() << "needs root to mount a folder read-only";
+    }
+    std::optional<Unmount> unmount;
+    unmount.emplace().path = mount;
+    const std::string seen = mount + "/runs.sqlite";
+    EXPECT_EQ(run_cli({"runs", "list", "--db", seen}).exit_code, 0);
+    for (const std::vector<std::string>& write :
+         {std::vector<std::string>{"runs", "delete", "1"}, {"runs", "tag", "1", "x"}}) {
+        std::vector<std::string> args = write;
+        args.insert(args.end(), {"--db", seen});
+        const auto refused = run_cli(args);
+        EXPECT_EQ(refused.exit_code, 2) << refused.err;
+        EXPECT_NE(refused.err.find("cannot be written: it is read-only"), std::string::npos)
+            << refused.err;
+        EXPECT_EQ(refused.err.find("UPDATE"), std::string::npos) << refused.err;
+    }
+    unmount.reset();
+    EXPECT_EQ(run_count(), 1u);
 }
 
 // --- Inputs that are not files, or not UTF-8 -------------------------------------------------

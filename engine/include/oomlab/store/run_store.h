@@ -81,6 +81,9 @@ public:
 private:
     struct Impl;
     explicit RunStore(std::unique_ptr<Impl> impl);
+    // What open() falls back to when the disk is too full to open the file as usual: the
+    // runs can be read (list, show, export), and every write says why not.
+    static RunStore open_on_full_disk(const std::string& path);
     std::unique_ptr<Impl> m_impl;
 };
 
