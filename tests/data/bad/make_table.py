@@ -35,7 +35,9 @@ with tempfile.TemporaryDirectory() as scratch:
         if args[0] in ("run", "sweep") and not case.get("no_db"):
             args += ["--db", os.path.join(scratch, "runs.sqlite")]
         result = subprocess.run([cli] + args, capture_output=True, text=True, timeout=300)
-        message = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else "(run completed)"
+        lines = [line for line in result.stderr.strip().splitlines()
+                 if line != "Run with --help for more information."]
+        message = lines[-1] if lines else "(run completed)"
         message = message.replace(here + "/", "").replace(scratch + "/", "").replace("error: ", "")
         if len(message) > 150:
             message = message[:147] + "..."
