@@ -64,6 +64,14 @@ void RunStore::Impl::write_details(std::int64_t run_id, const RunOutcome& outcom
         .bind_int(4, outcome.steps)
         .bind_int(5, outcome.peak_bytes)
         .run();
+    // A run of several processes peaks where its highest rank does: whichever of rank 0's
+    // ending and the others' is written last sets it.
+    database
+        .prepare(
+            "UPDATE runs SET peak_bytes = max(peak_bytes, (SELECT max(peak_bytes) FROM "
+            "rank_outcomes WHERE run_id = ?1)) WHERE id = ?1")
+        .bind_int(1, run_id)
+        .run();
     if (outcome.fragmentation && rank == 0) {
         const auto& columns = store::kFragmentationColumns;
         auto update = database.prepare("UPDATE runs SET " + store::assignment_list(columns, 2) +

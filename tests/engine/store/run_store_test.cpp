@@ -309,6 +309,31 @@ TEST_F(RunStoreTest, ARunStillTrainingIsNotDeleted) {
     EXPECT_TRUE(other.delete_run(training));
 }
 
+// A run of several processes peaks where its highest rank peaks, whichever rank ends last.
+TEST_F(RunStoreTest, ARunOfSeveralRanksPeaksAtItsHighestRank) {
+    for (const bool rank0_last : {true, false}) {
+        NewRun two = sample_run("two ranks");
+        two.world_size = 2;
+        const std::int64_t id = m_store.create_run(two);
+        RunOutcome rank0;
+        rank0.peak_bytes = 100 << 20;
+        RunOutcome rank1;
+        rank1.peak_bytes = 130 << 20;
+        if (rank0_last) {
+            m_store.finish_rank(id, 1, rank1);
+            m_store.finish_run(id, rank0);
+        } else {
+            m_store.finish_run(id, rank0);
+            m_store.finish_rank(id, 1, rank1);
+        }
+        const RunRecord run = *m_store.find_run(id);
+        EXPECT_EQ(run.outcome.peak_bytes, 130 << 20) << "rank 0 last: " << rank0_last;
+        ASSERT_EQ(run.ranks.size(), 2u);
+        EXPECT_EQ(run.ranks[0].peak_bytes, 100 << 20);
+        EXPECT_EQ(run.ranks[1].peak_bytes, 130 << 20);
+    }
+}
+
 TEST_F(RunStoreTest, RenameNotesAndTags) {
     const std::int64_t id = m_store.create_run(sample_run("before"));
     m_store.rename_run(id, "after");
