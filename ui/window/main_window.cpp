@@ -6,6 +6,7 @@
 #include <QDoubleSpinBox>
 #include <QFileInfo>
 #include <QMessageBox>
+#include <QScreen>
 #include <QStatusBar>
 #include <QTabWidget>
 
@@ -82,10 +83,24 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
 
 MainWindow::~MainWindow() = default;
 
+void MainWindow::fitScreen() {
+    // The screen's free area (without the desktop's panels), less room for the title bar and
+    // the frame, which the window manager adds outside the window.
+    const QRect available = screen()->availableGeometry();
+    const QRect room = available.adjusted(8, 40, -8, -8);
+    resize(size().boundedTo(room.size()));
+    if (!room.contains(geometry())) {
+        move(room.x() + (room.width() - width()) / 2, room.y() + (room.height() - height()) / 2);
+    }
+}
+
 void MainWindow::restoreSession(const MainWindowOptions& options) {
+    // A first start fits the screen it opens on: the preferred size, or the screen's.
     resize(1440, 900);
+    fitScreen();
     if (options.restoreSession) {
         restoreGeometry(AppSettings::windowGeometry());
+        fitScreen();  // saved on a larger screen
         restoreState(AppSettings::windowState());
         setZoom(AppSettings::value(QStringLiteral("view/zoom"), 1.0).toDouble());
         const int pace =

@@ -91,6 +91,9 @@ private:
     void onRunFinished(const RunEnd& end);
     void onLessonFinished(const LessonEnd& end);
     void restoreSession(const MainWindowOptions& options);
+    // Brings the window within its screen's free area (a first start, a geometry saved on a
+    // larger screen), keeping its size where it fits.
+    void fitScreen();
     void updateTitle();
 
     RunDatabase* m_database = nullptr;
