@@ -65,8 +65,8 @@ private slots:
           "claims": [{"metric": "activations", "smaller": "4 x 16", "than": "batch 64", "at_most": 0.6},
                      {"run": "batch 64", "status": "completed"}]})");
         QVERIFY(QDir(m_broken.path()).mkpath(QStringLiteral("lessons")));
-        write(m_broken.filePath("lessons/broken.json"), R"({"title": "Broken", "explanation": "",
-          "runs": [{"label": "bad", "set": {"train.batchsize": 4}}]})");
+        write(m_broken.filePath("lessons/broken.json"), R"({"title": "Broken", "explanation": "e",
+          "runs": [{"label": "bad", "set": {"train.batchsize": 4}}, {"label": "good"}]})");
     }
 
     void aBrokenLessonFileIsNamedInTheMenu() {
