@@ -145,7 +145,7 @@ case "$mode" in
     asan)
         # LibTorch itself is not instrumented; its allocations at exit are not our leaks.
         ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
-            ctest --preset asan --timeout 900 -L 'common|engine|data|store|config|estimator|memory|train|session|lessons|workers|run|prepare|distributed'
+            ctest --preset asan --timeout 900 -L 'common|engine|data|store|config|estimator|memory|train|session|lessons|workers|run|prepare|distributed|advice'
         ;;
     fuzz)
         tests/fuzz/run_smoke.sh "$build_dir" "${1:-30}"

@@ -33,7 +33,9 @@ void check_command_names(CLI::App& app, int argc, char** argv) {
         }
         std::string known;
         for (const CLI::App* command : current->get_subcommands({})) {
-            known += (known.empty() ? "" : ", ") + command->get_name();
+            if (!command->get_group().empty()) {  // not the hidden worker command
+                known += (known.empty() ? "" : ", ") + command->get_name();
+            }
         }
         const std::string where = current == &app ? "" : " " + current->get_name();
         throw oomlab::BadInput("unknown command \"" + name + "\"; the commands of oomlab-cli" +
@@ -78,6 +80,7 @@ int main(int argc, char** argv) {
     add_runs_command(app, exit_code);
     add_glove_command(app, exit_code);
     add_device_command(app, exit_code);
+    add_explain_command(app, exit_code);
     add_config_command(app, exit_code);
     add_worker_command(app, exit_code);
     try {

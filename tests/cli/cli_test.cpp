@@ -236,6 +236,31 @@ TEST_F(Cli, NamesAndTagsThatAreNotUtf8Exit2AndCreateNoRun) {
     EXPECT_EQ(run_count(), 0u);
 }
 
+// Another program's out-of-memory message, as an argument or on standard input (a pipe from
+// the program that failed): what it means and what to try; text without one is bad input.
+TEST_F(Cli, ExplainReadsAnOutOfMemoryMessage) {
+    const std::string message =
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a "
+        "total capacity of 79.14 GiB of which 3.56 MiB is free. Of the allocated memory 75.02 "
+        "GiB is allocated by PyTorch, and 3.68 GiB is reserved by PyTorch but unallocated.";
+    const auto text = run_cli({"explain", message});
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_EQ(text.out.rfind("Fragmentation: ", 0), 0u) << text.out;
+    EXPECT_NE(text.out.find("1. PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"),
+              std::string::npos)
+        << text.out;
+    const test::CommandResult piped =
+        test::run_command("printf '%s\\n' " + test::shell_quote(message) + " | " + OOMLAB_CLI_PATH +
+                          " explain --json");
+    ASSERT_EQ(piped.exit_code, 0);
+    const json explained = json::parse(piped.out);
+    EXPECT_EQ(explained["verdict"], "fragmentation");
+    EXPECT_EQ(explained["requested_bytes"], 20 << 20);
+    const auto none = run_cli({"explain", "RuntimeError: shape mismatch"});
+    EXPECT_EQ(none.exit_code, 2);
+    EXPECT_NE(none.err.find("no out-of-memory message"), std::string::npos) << none.err;
+}
+
 TEST_F(Cli, UnknownKeyExits2WithSuggestionAndCreatesNoRun) {
     const auto result = run_cli({"run", "--set", "train.batchsize=8", "--db", db()});
     EXPECT_EQ(result.exit_code, 2);
