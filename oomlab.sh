@@ -46,7 +46,7 @@ case "$mode" in
         ;;
     fuzz)
         preset=fuzz
-        targets=(fuzz_glove fuzz_dataset fuzz_config fuzz_store_replies)
+        targets=(fuzz_glove fuzz_dataset fuzz_config fuzz_store_replies fuzz_snapshot)
         ;;
     cuda-test)
         preset=cuda
@@ -145,7 +145,7 @@ case "$mode" in
     asan)
         # LibTorch itself is not instrumented; its allocations at exit are not our leaks.
         ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
-            ctest --preset asan --timeout 900 -L 'common|engine|data|store|config|estimator|memory|train|session|lessons|workers|run|prepare|distributed|advice'
+            ctest --preset asan --timeout 900 -L 'common|engine|data|store|config|estimator|memory|train|session|lessons|workers|run|prepare|distributed|advice|snapshot'
         ;;
     fuzz)
         tests/fuzz/run_smoke.sh "$build_dir" "${1:-30}"

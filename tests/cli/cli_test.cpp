@@ -261,6 +261,27 @@ TEST_F(Cli, ExplainReadsAnOutOfMemoryMessage) {
     EXPECT_NE(none.err.find("no out-of-memory message"), std::string::npos) << none.err;
 }
 
+// The snapshot a run writes reads back in `snapshot show`: its trace replayed peaks where the
+// run measured its peak, and what was alive then is named by the engine's categories.
+TEST_F(Cli, SnapshotShowReplaysARunsOwnSnapshot) {
+    const std::string snapshot = db() + ".pickle";
+    const auto ran = run_cli({"run", "--db", db(), "--json", "--set", "train.max_steps=5", "--set",
+                              "debug.memory_snapshot=" + snapshot});
+    ASSERT_EQ(ran.exit_code, 0) << ran.err;
+    const json summary = json::parse(ran.lines().back());
+    const auto shown = run_cli({"snapshot", "show", snapshot, "--json"});
+    ASSERT_EQ(shown.exit_code, 0) << shown.err;
+    const json device = json::parse(shown.out)["devices"][0];
+    EXPECT_EQ(device["peak_allocated_bytes"], summary["peak_bytes"]);
+    EXPECT_EQ(device["at_peak"][0]["where"].get<std::string>().rfind("oomlab: ", 0), 0u)
+        << device["at_peak"].dump();
+    const auto text = run_cli({"snapshot", "show", snapshot});
+    EXPECT_NE(text.out.find("alive at the peak, by source line"), std::string::npos) << text.out;
+    const auto refused = run_cli({"snapshot", "show", db()});
+    EXPECT_EQ(refused.exit_code, 2) << refused.err;
+    EXPECT_NE(refused.err.find("not a pickle of plain data"), std::string::npos) << refused.err;
+}
+
 TEST_F(Cli, UnknownKeyExits2WithSuggestionAndCreatesNoRun) {
     const auto result = run_cli({"run", "--set", "train.batchsize=8", "--db", db()});
     EXPECT_EQ(result.exit_code, 2);

@@ -12,9 +12,10 @@ declare -A seeds=(
     [dataset]="$root/tests/data/datasets"
     [config]="$root/tests/data/configs $root/resources/lessons"
     [store_replies]="$root/tests/fuzz/store_replies"
+    [snapshot]="$root/tests/fuzz/snapshot"
 )
 status=0
-for target in glove dataset config store_replies; do
+for target in glove dataset config store_replies snapshot; do
     corpus="$work/$target"
     mkdir -p "$corpus"
     for dir in ${seeds[$target]}; do

@@ -1,0 +1,68 @@
+// `oomlab-cli snapshot show FILE`: what a CUDA memory snapshot of any PyTorch program says.
+#include <iostream>
+
+#include "cli_context.h"
+#include "oomlab/snapshot/snapshot_report.h"
+
+namespace oomlab::cli {
+namespace {
+
+void print_report(const SnapshotReport& report) {
+    for (const SnapshotDevice& d : report.devices) {
+        std::cout << "device " << d.index << ": " << d.segments << " segments, "
+                  << format_bytes(d.reserved) << " reserved, " << format_bytes(d.allocated)
+                  << " allocated at the end\n"
+                  << "  peak: " << format_bytes(d.peak_allocated) << " allocated, "
+                  << format_bytes(d.peak_reserved) << " reserved (after event " << d.peak_event
+                  << " of " << d.events << ")\n"
+                  << "  cached but free at the end: " << format_bytes(d.cached_free)
+                  << ", the largest piece " << format_bytes(d.largest_free_block) << '\n';
+        for (const SnapshotOom& oom : d.ooms) {
+            std::cout << "  out of memory at event " << oom.event << ": asked "
+                      << format_bytes(oom.requested) << " with " << format_bytes(oom.device_free)
+                      << " free on the device and " << format_bytes(oom.allocated)
+                      << " allocated\n";
+        }
+        if (!d.at_peak.empty()) {
+            std::cout << "  alive at the peak, by source line:\n";
+        }
+        for (const SnapshotLine& line : d.at_peak) {
+            char figure[32];
+            std::snprintf(figure, sizeof figure, "%12s", format_bytes(line.bytes).c_str());
+            std::cout << "    " << figure << "  " << line.where;
+            if (line.blocks > 0) {
+                std::cout << " (" << line.blocks << " blocks)";
+            }
+            std::cout << '\n';
+        }
+    }
+}
+
+}  // namespace
+
+void add_snapshot_command(CLI::App& app, int& exit_code) {
+    auto* snapshot = app.add_subcommand(
+        "snapshot", "Read a CUDA memory snapshot of any PyTorch program (its pickle)");
+    snapshot->require_subcommand(1);
+    auto* show = snapshot->add_subcommand(
+        "show",
+        "Reserved and allocated, the peak found by replaying the trace, what was alive then by "
+        "source line, out-of-memory events and fragmentation");
+    auto file = std::make_shared<std::string>();
+    show->add_option("FILE", *file,
+                     "The snapshot: torch.cuda.memory._dump_snapshot(\"x.pickle\"), or a run's "
+                     "debug.memory_snapshot")
+        ->required();
+    auto* json = show->add_flag("--json", "One JSON object");
+    show->callback([=, &exit_code] {
+        const SnapshotReport report = read_snapshot_report(*file);
+        if (*json) {
+            std::cout << snapshot_report_json(report) << '\n';
+        } else {
+            print_report(report);
+        }
+        exit_code = kExitOk;
+    });
+}
+
+}  // namespace oomlab::cli

@@ -1,0 +1,54 @@
+// What a CUDA memory snapshot says, from the pickle PyTorch writes
+// (torch.cuda.memory._record_memory_history() then _dump_snapshot("x.pickle")) or the engine
+// writes (debug.memory_snapshot): for each device, what was reserved and allocated at the end,
+// the peak found by replaying its trace of events, what was alive then grouped by the user's
+// own source line, the out-of-memory events, and the free memory's fragmentation.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace oomlab {
+
+struct SnapshotLine {
+    std::string where;  // "train.py:41 (forward)", the first frame outside torch; or why none
+    std::int64_t bytes = 0;
+    std::int64_t blocks = 0;
+};
+
+struct SnapshotOom {
+    std::size_t event = 0;  // its index in the device's trace
+    std::int64_t requested = 0;
+    std::int64_t device_free = 0;
+    std::int64_t allocated = 0;  // by the replay, at that moment
+};
+
+struct SnapshotDevice {
+    int index = 0;
+    std::int64_t segments = 0;
+    std::int64_t reserved = 0;            // at the end: the segments' sizes
+    std::int64_t allocated = 0;           // at the end: their allocated blocks
+    std::int64_t cached_free = 0;         // reserved, held by no tensor
+    std::int64_t largest_free_block = 0;  // the largest of those pieces
+    std::size_t events = 0;
+    std::int64_t peak_allocated = 0;  // over the trace (the end state when there is none)
+    std::int64_t peak_reserved = 0;
+    std::size_t peak_event = 0;         // where allocated peaked (events: at the end)
+    std::vector<SnapshotLine> at_peak;  // alive at the peak, largest first
+    std::vector<SnapshotOom> ooms;
+};
+
+struct SnapshotReport {
+    std::string source;
+    std::vector<SnapshotDevice> devices;  // those with segments or events
+};
+
+// Reads the snapshot at `path`; throws BadInput naming the file when it is not one.
+SnapshotReport read_snapshot_report(const std::string& path);
+SnapshotReport snapshot_report_from_bytes(const std::string& bytes, const std::string& source);
+
+// As `snapshot show --json` writes it (one line).
+std::string snapshot_report_json(const SnapshotReport& report);
+
+}  // namespace oomlab

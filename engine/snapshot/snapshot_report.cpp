@@ -1,0 +1,252 @@
+#include "oomlab/snapshot/snapshot_report.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "oomlab/common/errors.h"
+#include "oomlab/common/files.h"
+#include "snapshot/pickle_reader.h"
+
+namespace oomlab {
+namespace {
+
+using snapshot::PickleValue;
+
+// Snapshots of long runs reach hundreds of megabytes; past this the file is not one.
+constexpr std::uint64_t kMostSnapshotBytes = std::uint64_t(4) << 30;
+constexpr std::size_t kLinesShown = 10;
+
+const PickleValue::List& list_at(const PickleValue& value, std::string_view key) {
+    static const PickleValue::List kNone;
+    const PickleValue* item = value.at(key);
+    const PickleValue::List* list = item ? item->list() : nullptr;
+    return list ? *list : kNone;
+}
+
+std::string text_at(const PickleValue& value, std::string_view key) {
+    const PickleValue* item = value.at(key);
+    const std::string* text = item ? item->text() : nullptr;
+    return text ? *text : std::string();
+}
+
+std::int64_t integer_at(const PickleValue& value, std::string_view key) {
+    const PickleValue* item = value.at(key);
+    return item ? item->integer() : 0;
+}
+
+bool ends_with(const std::string& text, std::string_view end) {
+    return text.size() >= end.size() &&
+           text.compare(text.size() - end.size(), end.size(), end) == 0;
+}
+
+// The user's own source line in an allocation's frames, as memory_viz's "filter frames" shows
+// it: the first Python frame outside torch itself (C++ frames and torch's folded), else the
+// engine's category, else a note that none was recorded.
+std::string user_line(const PickleValue& event) {
+    std::string first_python;
+    for (const auto& frame : list_at(event, "frames")) {
+        const std::string file = text_at(*frame, "filename");
+        const std::string where = file + ":" + std::to_string(integer_at(*frame, "line")) + " (" +
+                                  text_at(*frame, "name") + ")";
+        if (file == "oomlab") {
+            return "oomlab: " + text_at(*frame, "name");
+        }
+        if (!ends_with(file, ".py")) {
+            continue;
+        }
+        if (file.find("/torch/") == std::string::npos) {
+            return where;
+        }
+        if (first_python.empty()) {
+            first_python = where;
+        }
+    }
+    return first_python.empty() ? "(no Python frame recorded)" : first_python;
+}
+
+SnapshotDevice& device_numbered(SnapshotReport& report, int index) {
+    for (SnapshotDevice& device : report.devices) {
+        if (device.index == index) {
+            return device;
+        }
+    }
+    SnapshotDevice& device = report.devices.emplace_back();
+    device.index = index;
+    return device;
+}
+
+void read_segments(SnapshotReport& report, const PickleValue& root) {
+    for (const auto& segment : list_at(root, "segments")) {
+        SnapshotDevice& device = device_numbered(report, int(integer_at(*segment, "device")));
+        ++device.segments;
+        device.reserved += integer_at(*segment, "total_size");
+        for (const auto& block : list_at(*segment, "blocks")) {
+            const std::string state = text_at(*block, "state");
+            const std::int64_t size = integer_at(*block, "size");
+            if (state == "active_allocated") {
+                device.allocated += size;
+            } else if (state == "inactive") {
+                device.cached_free += size;
+                device.largest_free_block = std::max(device.largest_free_block, size);
+            }
+        }
+    }
+}
+
+// Replays a device's trace from the state at its start (the end state less what the trace
+// did): allocated and reserved at each event, the peak, and what was alive then.
+void replay(SnapshotDevice& device, const PickleValue::List& trace) {
+    device.events = trace.size();
+    std::int64_t net_allocated = 0;
+    std::int64_t net_reserved = 0;
+    for (const auto& event : trace) {
+        const std::string action = text_at(*event, "action");
+        const std::int64_t size = integer_at(*event, "size");
+        net_allocated += action == "alloc" ? size : action == "free_completed" ? -size : 0;
+        net_reserved += action == "segment_alloc" || action == "segment_map"    ? size
+                        : action == "segment_free" || action == "segment_unmap" ? -size
+                                                                                : 0;
+    }
+    std::int64_t allocated = device.allocated - net_allocated;
+    std::int64_t reserved = device.reserved - net_reserved;
+    device.peak_allocated = allocated;
+    device.peak_reserved = reserved;
+    device.peak_event = 0;
+    for (std::size_t i = 0; i < trace.size(); ++i) {
+        const PickleValue& event = *trace[i];
+        const std::string action = text_at(event, "action");
+        const std::int64_t size = integer_at(event, "size");
+        if (action == "alloc") {
+            allocated += size;
+        } else if (action == "free_completed") {
+            allocated -= size;
+        } else if (action == "segment_alloc" || action == "segment_map") {
+            reserved += size;
+        } else if (action == "segment_free" || action == "segment_unmap") {
+            reserved -= size;
+        } else if (action == "oom") {
+            device.ooms.push_back({i, size, integer_at(event, "device_free"), allocated});
+        }
+        if (allocated > device.peak_allocated) {
+            device.peak_allocated = allocated;
+            device.peak_event = i + 1;
+        }
+        device.peak_reserved = std::max(device.peak_reserved, reserved);
+    }
+    if (trace.empty()) {
+        device.peak_allocated = device.allocated;
+        device.peak_reserved = device.reserved;
+    }
+}
+
+// What was alive after the first `count` events, by source line: allocations the trace made
+// and had not freed; those from before the trace under one line of their own.
+void alive_at_peak(SnapshotDevice& device, const PickleValue::List& trace) {
+    std::unordered_map<std::int64_t, std::pair<std::int64_t, const PickleValue*>> alive;
+    std::int64_t traced = 0;
+    for (std::size_t i = 0; i < device.peak_event && i < trace.size(); ++i) {
+        const PickleValue& event = *trace[i];
+        const std::string action = text_at(event, "action");
+        const std::int64_t address = integer_at(event, "addr");
+        if (action == "alloc") {
+            alive[address] = {integer_at(event, "size"), &event};
+        } else if (action == "free_completed") {
+            alive.erase(address);
+        }
+    }
+    std::map<std::string, SnapshotLine> lines;
+    for (const auto& [address, held] : alive) {
+        SnapshotLine& line = lines[user_line(*held.second)];
+        line.bytes += held.first;
+        ++line.blocks;
+        traced += held.first;
+    }
+    for (auto& [where, line] : lines) {
+        line.where = where;
+        device.at_peak.push_back(line);
+    }
+    if (device.peak_allocated > traced) {
+        device.at_peak.push_back(
+            {"(allocated before the trace began)", device.peak_allocated - traced, 0});
+    }
+    std::sort(device.at_peak.begin(), device.at_peak.end(),
+              [](const SnapshotLine& a, const SnapshotLine& b) { return a.bytes > b.bytes; });
+    if (device.at_peak.size() > kLinesShown) {
+        device.at_peak.resize(kLinesShown);
+    }
+}
+
+}  // namespace
+
+SnapshotReport snapshot_report_from_bytes(const std::string& bytes, const std::string& source) {
+    const snapshot::PickleRef root = snapshot::read_pickle(bytes, source);
+    if (!root->dict() || (!root->at("segments") && !root->at("device_traces"))) {
+        throw BadInput(source +
+                       ": a pickle, but not a memory snapshot (no \"segments\" or "
+                       "\"device_traces\"); write one with "
+                       "torch.cuda.memory._dump_snapshot(\"x.pickle\")");
+    }
+    SnapshotReport report;
+    report.source = source;
+    read_segments(report, *root);
+    const PickleValue::List& traces = list_at(*root, "device_traces");
+    for (std::size_t index = 0; index < traces.size(); ++index) {
+        const PickleValue::List* trace = traces[index]->list();
+        if (trace && !trace->empty()) {
+            device_numbered(report, int(index));
+        }
+    }
+    for (SnapshotDevice& device : report.devices) {
+        const std::size_t at = std::size_t(device.index);
+        const PickleValue::List* trace = at < traces.size() ? traces[at]->list() : nullptr;
+        static const PickleValue::List kNone;
+        replay(device, trace ? *trace : kNone);
+        alive_at_peak(device, trace ? *trace : kNone);
+    }
+    std::sort(report.devices.begin(), report.devices.end(),
+              [](const SnapshotDevice& a, const SnapshotDevice& b) { return a.index < b.index; });
+    return report;
+}
+
+SnapshotReport read_snapshot_report(const std::string& path) {
+    return snapshot_report_from_bytes(read_input_file(path, "memory snapshot", kMostSnapshotBytes),
+                                      path);
+}
+
+std::string snapshot_report_json(const SnapshotReport& report) {
+    using Json = nlohmann::ordered_json;
+    Json devices = Json::array();
+    for (const SnapshotDevice& d : report.devices) {
+        Json lines = Json::array();
+        for (const SnapshotLine& line : d.at_peak) {
+            lines.push_back(
+                {{"where", line.where}, {"bytes", line.bytes}, {"blocks", line.blocks}});
+        }
+        Json ooms = Json::array();
+        for (const SnapshotOom& oom : d.ooms) {
+            ooms.push_back({{"event", oom.event},
+                            {"requested_bytes", oom.requested},
+                            {"device_free_bytes", oom.device_free},
+                            {"allocated_bytes", oom.allocated}});
+        }
+        devices.push_back({{"device", d.index},
+                           {"segments", d.segments},
+                           {"reserved_bytes", d.reserved},
+                           {"allocated_bytes", d.allocated},
+                           {"cached_free_bytes", d.cached_free},
+                           {"largest_free_block", d.largest_free_block},
+                           {"events", d.events},
+                           {"peak_allocated_bytes", d.peak_allocated},
+                           {"peak_reserved_bytes", d.peak_reserved},
+                           {"peak_event", d.peak_event},
+                           {"at_peak", lines},
+                           {"ooms", ooms}});
+    }
+    return Json{{"source", report.source}, {"devices", devices}}.dump(
+        -1, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace oomlab

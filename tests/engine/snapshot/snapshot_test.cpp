@@ -1,0 +1,151 @@
+// Reading memory snapshots: the strict pickle reader on hand-made pickles (every opcode of
+// plain data, and a corpus of hostile ones), and what a real snapshot PyTorch recorded says.
+#include "snapshot/pickle_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+
+#include <nlohmann/json.hpp>
+
+#include "oomlab/common/errors.h"
+#include "oomlab/snapshot/snapshot_report.h"
+#include "test_support.h"
+
+namespace oomlab::snapshot {
+namespace {
+
+// A short unicode string, as protocol 4 writes it.
+std::string text(const std::string& value) {
+    return "\x8c" + std::string(1, char(value.size())) + value;
+}
+
+std::string refusal(const std::string& pickle) {
+    try {
+        read_pickle(pickle, "hostile.pickle");
+    } catch (const BadInput& error) {
+        return error.what();
+    }
+    return {};
+}
+
+// Bytes written out one by one: no escape can run into the next character, and zero bytes
+// stay.
+std::string bytes(std::initializer_list<int> values) {
+    std::string out;
+    for (const int value : values) {
+        out += static_cast<char>(value);
+    }
+    return out;
+}
+
+const std::string kProto2 = bytes({0x80, 2});
+
+TEST(PickleReader, ReadsEveryKindOfPlainData) {
+    // {"a": [1, -2, 300, 70000, 2**40, -1, 0.5, None, True, False], "b": ("x", "y"),
+    //  "c": <the list again, by memo>}, protocol 4 with FRAME and MEMOIZE.
+    const std::string pickle =
+        bytes({0x80, 4, 0x95, 0, 0, 0, 0, 0, 0, 0, 0}) + "}" + bytes({0x94}) + "(" + text("a") +
+        bytes({0x94}) + "]" + bytes({0x94}) + "(" + "K" + bytes({1}) + "J" +
+        bytes({0xfe, 0xff, 0xff, 0xff}) + "M" + bytes({0x2c, 0x01}) + "J" +
+        bytes({0x70, 0x11, 0x01, 0x00}) + bytes({0x8a, 6, 0, 0, 0, 0, 0, 1}) +
+        bytes({0x8a, 1, 0xff}) + "G" + bytes({0x3f, 0xe0, 0, 0, 0, 0, 0, 0}) + "N" +
+        bytes({0x88, 0x89}) + "e" + text("b") + text("x") + text("y") + bytes({0x86}) + text("c") +
+        "h" + bytes({2}) + "u.";
+    const PickleRef root = read_pickle(pickle, "plain.pickle");
+    ASSERT_TRUE(root->dict());
+    const PickleValue::List* a = root->at("a")->list();
+    ASSERT_TRUE(a);
+    ASSERT_EQ(a->size(), 10u);
+    EXPECT_EQ((*a)[0]->integer(), 1);
+    EXPECT_EQ((*a)[1]->integer(), -2);
+    EXPECT_EQ((*a)[2]->integer(), 300);
+    EXPECT_EQ((*a)[3]->integer(), 70000);
+    EXPECT_EQ((*a)[4]->integer(), std::int64_t(1) << 40);
+    EXPECT_EQ((*a)[5]->integer(), -1) << "LONG1 is two's complement";
+    EXPECT_EQ(std::get<double>((*a)[6]->value), 0.5);
+    EXPECT_TRUE((*a)[7]->is_none());
+    EXPECT_EQ((*a)[8]->integer(), 1);
+    EXPECT_EQ((*a)[9]->integer(), 0);
+    EXPECT_EQ(*root->at("b")->list()->at(1)->text(), "y");
+    EXPECT_EQ(root->at("c"), root->at("a")) << "a memo reference is the same value";
+    // Protocol 2's memo: BINPUT and BINGET; [7, 7] with the second by reference.
+    const PickleRef two = read_pickle(kProto2 + "]q" + bytes({0}) + "(K" + bytes({7}) + "q" +
+                                          bytes({1}) + "h" + bytes({1}) + "e.",
+                                      "two.pickle");
+    ASSERT_EQ(two->list()->size(), 2u);
+    EXPECT_EQ(two->list()->at(1)->integer(), 7);
+}
+
+TEST(PickleReader, RefusesWhatIsNotPlainDataOrNotWhole) {
+    const std::pair<std::string, std::string> cases[] = {
+        {"", "ends inside a value"},
+        {bytes({0x80, 4}) + "}", "ends inside a value"},
+        {bytes({0x80, 7}) + "}.", "pickle protocol 7"},
+        {kProto2 + "cos\nsystem\n.", "opcode 0x63"},  // GLOBAL: a class
+        {bytes({0x80, 4}) + text("os") + text("system") + bytes({0x93}) + ".", "opcode 0x93"},
+        {kProto2 + "N)R.", "opcode 0x52"},  // REDUCE
+        {kProto2 + "h" + bytes({5}) + ".", "memo reference 5 to nothing"},
+        {kProto2 + "j" + bytes({0xff, 0xff, 0xff, 0x7f}) + ".", "memo reference"},
+        {kProto2 + "N" + "r" + bytes({0xff, 0xff, 0xff, 0x7f}) + ".", "memo index"},
+        {bytes({0x80, 4, 0x8d, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}),
+         "longer than the file"},
+        {kProto2 + bytes({0x8a, 9, 1, 1, 1, 1, 1, 1, 1, 1, 1}) + ".", "9 bytes"},
+        {kProto2 + "]q" + bytes({0}) + "h" + bytes({0}) + "a.", "holds itself"},
+        {kProto2 + "]q" + bytes({0}) + bytes({0x85}) + "h" + bytes({0}) + "N" + "a.",
+         "filled after another container took it"},
+        {kProto2 + "K" + bytes({1}) + "K" + bytes({2}) + ".", "2 values on the stack"},
+        {kProto2 + "e.", "no MARK"},
+        {kProto2 + std::string(100, ']') + std::string(99, 'a') + ".", "64 levels deep"},
+    };
+    for (const auto& [pickle, expected] : cases) {
+        const std::string message = refusal(pickle);
+        EXPECT_NE(message.find("hostile.pickle: byte "), std::string::npos) << message;
+        EXPECT_NE(message.find(expected), std::string::npos)
+            << "expected \"" << expected << "\", got: " << message;
+    }
+}
+
+// The snapshot PyTorch recorded during GPT-2 generation (shared data): the end state as its
+// segments hold it, the peak by replaying its 4,496 events, and what was alive then.
+TEST(SnapshotReport, ARealSnapshotOfPyTorchReadsAsItsSegmentsSay) {
+    OOMLAB_REQUIRE_SHARED_DATA("snapshots/gpt2_generate_2648MiB.pickle");
+    const SnapshotReport report =
+        read_snapshot_report(test::shared_data_dir() + "/snapshots/gpt2_generate_2648MiB.pickle");
+    ASSERT_EQ(report.devices.size(), 1u);
+    const SnapshotDevice& device = report.devices.front();
+    // The sums of the segments' total_size and allocated_size (Python's pickle.load).
+    EXPECT_EQ(device.segments, 82);
+    EXPECT_EQ(device.reserved, 2776629248);
+    EXPECT_EQ(device.allocated, 1875182080);
+    EXPECT_EQ(device.cached_free, 901447168);
+    EXPECT_EQ(device.events, 4496u);
+    // No segment was freed: the reserved peak is the end's; allocated peaked above the end.
+    EXPECT_EQ(device.peak_reserved, device.reserved);
+    EXPECT_GT(device.peak_allocated, device.allocated);
+    EXPECT_LE(device.peak_allocated, device.peak_reserved);
+    std::int64_t at_peak = 0;
+    for (const SnapshotLine& line : device.at_peak) {
+        at_peak += line.bytes;
+    }
+    EXPECT_EQ(at_peak, device.peak_allocated) << "every byte alive at the peak has a line";
+    EXPECT_NE(device.at_peak[1].where.find("modeling_bert.py:703 (forward)"), std::string::npos)
+        << device.at_peak[1].where;
+    EXPECT_TRUE(device.ooms.empty());
+}
+
+TEST(SnapshotReport, APickleThatIsNoSnapshotIsNamed) {
+    try {
+        snapshot_report_from_bytes(kProto2 + "}q" + bytes({0}) + ".", "other.pickle");
+        FAIL() << "read an empty dict as a snapshot";
+    } catch (const BadInput& error) {
+        EXPECT_NE(std::string(error.what())
+                      .find("other.pickle: a pickle, but not a memory "
+                            "snapshot"),
+                  std::string::npos)
+            << error.what();
+    }
+}
+
+}  // namespace
+}  // namespace oomlab::snapshot
