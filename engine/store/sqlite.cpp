@@ -150,10 +150,12 @@ std::optional<double> Statement::column_optional_real(int column) const {
 
 // --- Database ----------------------------------------------------------------------------
 
-Database Database::open(const std::string& path) {
+namespace {
+
+// Opens `name` (a path, or a URI with SQLITE_OPEN_URI) as the database at `path`.
+sqlite3* open_handle(const std::string& name, int flags, const std::string& path) {
     sqlite3* handle = nullptr;
-    const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
-    const int rc = sqlite3_open_v2(path.c_str(), &handle, flags, nullptr);
+    const int rc = sqlite3_open_v2(name.c_str(), &handle, flags | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc != SQLITE_OK) {
         // The handle (if any) must be closed even on failure; read its message first.
         std::string detail = handle ? sqlite3_errmsg(handle) : sqlite3_errstr(rc);
@@ -161,7 +163,13 @@ Database Database::open(const std::string& path) {
         throw SqliteError("run store " + path + ": cannot open: " + detail, rc & 0xff);
     }
     sqlite3_extended_result_codes(handle, 1);
-    return Database(handle, path);
+    return handle;
+}
+
+}  // namespace
+
+Database Database::open(const std::string& path) {
+    return Database(open_handle(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, path), path);
 }
 
 Database Database::open_immutable(const std::string& path) {
@@ -176,17 +184,8 @@ Database Database::open_immutable(const std::string& path) {
             uri += c;
         }
     }
-    uri += "?immutable=1";
-    sqlite3* handle = nullptr;
-    const int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX;
-    const int rc = sqlite3_open_v2(uri.c_str(), &handle, flags, nullptr);
-    if (rc != SQLITE_OK) {
-        std::string detail = handle ? sqlite3_errmsg(handle) : sqlite3_errstr(rc);
-        sqlite3_close(handle);
-        throw SqliteError("run store " + path + ": cannot open: " + detail, rc & 0xff);
-    }
-    sqlite3_extended_result_codes(handle, 1);
-    return Database(handle, path);
+    return Database(open_handle(uri + "?immutable=1", SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, path),
+                    path);
 }
 
 Database::~Database() {
