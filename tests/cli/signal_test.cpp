@@ -179,7 +179,8 @@ TEST_P(CliSignals, ARankWaitingForTheOthersStopsAtOnce) {
     }
     ASSERT_TRUE(listening(port)) << "rank 0 never served the rendezvous";
 
-    const test::ForeignServer foreign(test::ForeignServer::Behaviour::EightBytesThenHold);
+    // Silent: a client that validates the store (PyTorch 2.x) waits for its answer too.
+    const test::ForeignServer foreign(test::ForeignServer::Behaviour::Silent);
     const pid_t held =
         start_rank(1, foreign.port(), dir.file("other.sqlite"), dir.file("rank1.err"));
     ASSERT_GT(held, 0);
