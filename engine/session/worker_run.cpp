@@ -11,9 +11,10 @@ namespace {
 
 constexpr auto kPollInterval = std::chrono::milliseconds(250);
 
-// The steps the run is planned to take, as rank 0 counts them (0 when the data cannot be
-// read here); an adapting run may take more.
+// The data's shape and the steps the run is planned to take, as rank 0 counts them (none
+// when the data cannot be read here); an adapting run may take more.
 struct StepPlan {
+    DataProfile data;
     std::int64_t per_epoch = 0;
     std::int64_t total = 0;
 };
@@ -21,9 +22,9 @@ struct StepPlan {
 StepPlan plan_steps(const ExperimentConfig& config, int processes) {
     StepPlan plan;
     try {
-        plan.per_epoch =
-            steps_per_epoch(profile_data(config).train_examples, config.train.batch_size,
-                            config.train.accumulation, processes);
+        plan.data = profile_data(config);
+        plan.per_epoch = steps_per_epoch(plan.data.train_examples, config.train.batch_size,
+                                         config.train.accumulation, processes);
     } catch (const std::exception&) {
         // The workers report the data's problem; the progress only lacks its total.
     }
@@ -68,8 +69,17 @@ private:
             return;
         }
         m_run_id = run_id;
+        // What the workers prepared, as this process reads the same data: the run's header
+        // says it as for a run trained here.
         ExperimentInfo info;
         info.device = run->device + ", " + std::to_string(m_processes) + " processes";
+        info.train_examples = m_plan.data.train_examples;
+        info.valid_examples = m_plan.data.valid_examples;
+        info.vocab_size = m_plan.data.vocab_rows;
+        info.embedding_dim = m_plan.data.embedding_dim;
+        info.steps_per_epoch = m_plan.per_epoch;
+        info.total_steps = m_plan.total;
+        info.profile = m_plan.data;
         m_listener.on_run_created(m_run_id, info);
     }
 

@@ -59,6 +59,11 @@ private slots:
         const auto last = progress.last().at(0).value<TrainProgress>();
         QCOMPARE(last.step, std::int64_t(12));
         QCOMPARE(last.total_steps, std::int64_t(12));
+        // The header says the data and the steps as for a run of one process (it said
+        // "0 train / 0 validation · 0 steps").
+        const QString header = m_window->livePage()->header();
+        QVERIFY2(header.contains(QStringLiteral("· 12 steps")), qPrintable(header));
+        QVERIFY2(!header.contains(QStringLiteral(" 0 train")), qPrintable(header));
         const RunStore store = RunStore::open(m_dir.filePath("runs.sqlite").toStdString());
         const std::optional<RunRecord> run = store.find_run(end.runId);
         QVERIFY(run);
