@@ -1,163 +1,25 @@
-// Opening a run store and everything that writes to it.
+// Everything that writes to a run store (opening it: run_store_open.cpp).
 #include "oomlab/store/run_store.h"
 
 #include <sqlite3.h>
 
 #include <chrono>
-#include <filesystem>
 #include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "oomlab/common/errors.h"
-#include "oomlab/common/files.h"
-#include "oomlab/common/paths.h"
 #include "oomlab/common/utf8.h"
 #include "store/process_owner.h"
 #include "store/run_identity.h"
 #include "store/run_store_impl.h"
-#include "store/schema.h"
 #include "store/timestamp.h"
 
 namespace oomlab {
-namespace {
 
-// How long a statement waits for another process's write lock. Readers (the GUI) give up
-// after this and try again later; a run's writes are kept and retried (see append_metrics),
-// so training never fails because the store is briefly busy.
-constexpr int kBusyTimeoutMs = 5000;
-// How long finishing a run waits in all for its last writes before giving up.
-constexpr int kFinishTimeoutMs = 120000;
-
-// A database path must name a file: not empty, not SQLite's in-memory database (a run saved
-// there would be gone when the process ends), and not a folder, a FIFO or a device.
-void check_database_path(const std::string& path) {
-    if (path.empty() || path == ":memory:" || path.rfind("file:", 0) == 0) {
-        throw BadInput("--db: \"" + path +
-                           "\" is not a database file; give the path of a file (it is created "
-                           "if missing)",
-                       {"--db"});
-    }
-    if (std::filesystem::exists(path)) {
-        check_input_path(path, "--db");
-    }
-}
-
-void create_parent_folder(const std::string& path) {
-    const auto folder = std::filesystem::path(path).parent_path();
-    if (folder.empty()) {
-        return;
-    }
-    std::error_code error;
-    std::filesystem::create_directories(folder, error);
-    if (error) {
-        throw BadInput(folder.string() + ": cannot create the folder for the run store (" +
-                       error.message() + "); choose another database path");
-    }
-}
-
-// Per-connection settings, none of which writes to the file.
-void configure_connection(sqlite::Database& database) {
-    database.set_busy_timeout_ms(kBusyTimeoutMs);
-    database.exec("PRAGMA foreign_keys = ON");  // ON DELETE CASCADE needs it
-    // In WAL mode NORMAL never corrupts the file; a power cut may only lose the last commits.
-    database.exec("PRAGMA synchronous = NORMAL");
-    // Keep the -wal and -shm files when the last connection closes: a reader then never has
-    // to create them, so listing and exporting runs works on a full disk, and the space the
-    // log already has is reused by the next writes.
-    database.persist_wal();
-    // Move the log into the database every 64 KiB, so little of it is ever waiting: what a
-    // full disk leaves stranded in the log is less than the reserve gives back.
-    database.exec("PRAGMA wal_autocheckpoint = 16");
-}
-
-// The first write to a file this store accepted: WAL lets readers (the GUI) work while a
-// writer (the CLI) appends. The mode is stored in the file, so only the first open switches.
-// A new file also gets incremental vacuum (only settable before anything is written), so
-// deleting runs gives the space back to the disk.
-void use_wal(sqlite::Database& database) {
-    if (database.query_int("SELECT count(*) FROM sqlite_master") == 0) {
-        database.exec("PRAGMA auto_vacuum = INCREMENTAL");
-    }
-    if (database.query_text("PRAGMA journal_mode") != "wal") {
-        database.query_text("PRAGMA journal_mode = WAL");
-    }
-}
-
-// Runs left `running` by a writer that no longer exists will never finish. The writer's lock
-// says whether it lives (in any process namespace, on any host sharing the file's locks);
-// without the lock file, the recorded process is checked.
-void mark_interrupted_runs(sqlite::Database& database, const store::WriterLocks& locks) {
-    const store::ProcessOwner self = store::current_process();
-    std::vector<std::pair<std::int64_t, store::ProcessOwner>> orphans;
-    {
-        auto select = database.prepare(
-            "SELECT id, owner_host, owner_pid, owner_start_ticks FROM runs "
-            "WHERE status = 'running'");
-        while (select.step()) {
-            const std::int64_t run_id = select.column_int(0);
-            store::ProcessOwner owner{select.column_text(1), select.column_int(2),
-                                      select.column_int(3)};
-            const std::optional<bool> held = locks.is_held(run_id);
-            if (held ? !*held : store::owner_is_gone(owner, self)) {
-                orphans.emplace_back(run_id, std::move(owner));
-            }
-        }
-    }
-    if (orphans.empty()) {
-        return;  // the usual case: no write lock taken
-    }
-    try {
-        sqlite::Transaction transaction(database);
-        // What it did, from the rows it wrote (the summary is written only at the end): its
-        // steps (rank 0's), the highest step peak of any rank, the time of its last row.
-        auto update = database.prepare(
-            "UPDATE runs SET status = 'interrupted', finished_at = ?1, error = ?2, "
-            "steps = max(steps, coalesce((SELECT max(step) FROM metrics WHERE run_id = ?3 "
-            "AND phase = 'step' AND rank = 0), 0)), "
-            "peak_bytes = max(peak_bytes, coalesce((SELECT max(peak_bytes) FROM metrics "
-            "WHERE run_id = ?3), 0)), "
-            "wall_seconds = max(wall_seconds, coalesce((SELECT max(wall_ms) FROM metrics "
-            "WHERE run_id = ?3), 0) / 1000.0) "
-            "WHERE id = ?3 AND status = 'running'");
-        const std::string now = store::utc_now();
-        for (const auto& [run_id, owner] : orphans) {
-            const std::string error = "the process writing this run (pid " +
-                                      std::to_string(owner.pid) + " on " + owner.host +
-                                      ") ended before it finished";
-            update.bind_text(1, now).bind_text(2, error).bind_int(3, run_id).run();
-        }
-        transaction.commit();
-    } catch (const sqlite::SqliteError& error) {
-        // Reading must never need a write: when another process holds the write lock, the
-        // disk is full or the file is read-only, marking waits for a later open.
-        if (!store::is_transient_write_failure(error.code())) {
-            throw;
-        }
-    }
-}
-
-// The errors that mean "this file cannot be our database", as BadInput naming the file.
-std::optional<BadInput> unusable_file(const std::string& path, const sqlite::SqliteError& error) {
-    switch (error.code()) {
-        case SQLITE_NOTADB:
-        case SQLITE_CORRUPT:
-            return BadInput(path +
-                            ": not an OOM Lab run database (the file is not a valid SQLite "
-                            "database); choose another file or move this one away");
-        case SQLITE_CANTOPEN:
-        case SQLITE_PERM:
-        case SQLITE_READONLY:
-            return BadInput(path +
-                            ": cannot open the run store for writing; check that the path is a "
-                            "file in a folder you may write to");
-        default:
-            return std::nullopt;
-    }
-}
-
-}  // namespace
+using store::kBusyTimeoutMs;
+using store::kFinishTimeoutMs;
 
 namespace store {
 
@@ -288,73 +150,6 @@ RunStore::RunStore(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
 RunStore::~RunStore() = default;
 RunStore::RunStore(RunStore&&) noexcept = default;
 RunStore& RunStore::operator=(RunStore&&) noexcept = default;
-
-RunStore RunStore::open(const std::string& path) {
-    check_database_path(path);
-    create_parent_folder(path);
-    try {
-        sqlite::Database database = sqlite::Database::open(path);
-        configure_connection(database);
-        // Everything before this line only reads: a file that is refused keeps every byte.
-        store::refuse_unless_run_store(database);
-        // Switching a new file to WAL is refused at once, without the busy wait, to a
-        // connection that races another for it (the ranks of a run opening a new file).
-        store::retry_while_busy(kFinishTimeoutMs, [&] { use_wal(database); });
-        const int version = store::migrate_schema(database);
-        store::WriterLocks locks(path);
-        mark_interrupted_runs(database, locks);
-        sqlite::Statement insert_metric =
-            database.prepare(store::insert_sql("metrics", store::kMetricColumns, "run_id"));
-        store::DiskReserve reserve(path);
-        reserve.ensure();
-        return RunStore(std::unique_ptr<Impl>(new Impl{std::move(database),
-                                                       version,
-                                                       std::move(insert_metric),
-                                                       std::move(locks),
-                                                       std::move(reserve),
-                                                       {},
-                                                       {},
-                                                       {}}));
-    } catch (const sqlite::SqliteError& error) {
-        if (auto bad_input = unusable_file(path, error)) {
-            throw *bad_input;
-        }
-        if (store::disk_is_full(path)) {
-            return open_on_full_disk(path);
-        }
-        throw;
-    }
-}
-
-RunStore RunStore::open_on_full_disk(const std::string& path) {
-    sqlite::Database database = sqlite::Database::open_immutable(path);
-    store::refuse_unless_run_store(database);
-    const int version = static_cast<int>(database.query_int("PRAGMA user_version"));
-    const std::string full = "the disk holding the run store " + path + " is full";
-    if (version != store::latest_schema_version()) {
-        throw Error(full +
-                    ", and the file must be upgraded to be read by this version; free "
-                    "space on that disk, then try again");
-    }
-    sqlite::Statement insert_metric =
-        database.prepare(store::insert_sql("metrics", store::kMetricColumns, "run_id"));
-    auto impl = std::unique_ptr<Impl>(new Impl{std::move(database),
-                                               version,
-                                               std::move(insert_metric),
-                                               store::WriterLocks(path),
-                                               store::DiskReserve(path),
-                                               {},
-                                               {},
-                                               full + " and holds nothing beside it to change the "
-                                                      "file with (not even to delete a run): "
-                                                      "free space on that disk (other files), "
-                                                      "then try again"});
-    return RunStore(std::move(impl));
-}
-
-std::string RunStore::default_path() {
-    return user_data_dir() + "/runs.sqlite";
-}
 
 const std::string& RunStore::path() const {
     return m_impl->database.path();

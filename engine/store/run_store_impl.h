@@ -56,6 +56,13 @@ struct RunStore::Impl {
 
 namespace store {
 
+// How long a statement waits for another process's write lock. Readers (the GUI) give up
+// after this and try again later; a run's writes are kept and retried (see append_metrics),
+// so training never fails because the store is briefly busy.
+inline constexpr int kBusyTimeoutMs = 5000;
+// How long finishing a run waits in all for its last writes before giving up.
+inline constexpr int kFinishTimeoutMs = 120000;
+
 [[noreturn]] void throw_no_such_run(const std::string& path, std::int64_t run_id);
 
 // A write that failed for a reason outside this store's control (another writer holds the
