@@ -17,13 +17,18 @@
 namespace oomlab::distributed {
 namespace {
 
-// Rank `rank` of 2, meeting the other on 127.0.0.1:`port`.
-ProcessGroup join_two(int rank, int port, std::chrono::seconds timeout) {
+// Rank `rank` of 2 whose rendezvous is 127.0.0.1:`port`.
+Rendezvous rank_of_two(int rank, int port) {
     Rendezvous rendezvous;
     rendezvous.rank = rank;
     rendezvous.world_size = 2;
     rendezvous.master_port = port;
-    return ProcessGroup(rendezvous, DistributedBackend::Gloo, torch::kCPU, timeout);
+    return rendezvous;
+}
+
+// Rank `rank` of 2, meeting the other on 127.0.0.1:`port`.
+ProcessGroup join_two(int rank, int port, std::chrono::seconds timeout) {
+    return ProcessGroup(rank_of_two(rank, port), DistributedBackend::Gloo, torch::kCPU, timeout);
 }
 
 // What each rank of two saw, given its rank and a group to act on.
@@ -77,15 +82,6 @@ TEST(ProcessGroup, APeerThatNeverComesEndsTheWaitWithAnErrorNamingTheRank) {
     } catch (const CollectiveFailed& error) {
         EXPECT_NE(std::string(error.what()).find("rank 0 of 2"), std::string::npos) << error.what();
     }
-}
-
-// Rank `rank` of 2 whose rendezvous is 127.0.0.1:`port`.
-Rendezvous rank_of_two(int rank, int port) {
-    Rendezvous rendezvous;
-    rendezvous.rank = rank;
-    rendezvous.world_size = 2;
-    rendezvous.master_port = port;
-    return rendezvous;
 }
 
 // SIGINT or SIGTERM while waiting: rank 0 waiting for a rank that never comes, rank 1 for a
