@@ -3,25 +3,11 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "common/pickle_opcodes.h"
+
 namespace oomlab::memory {
-namespace {
 
-// Opcodes of the pickle protocol (Python's Lib/pickletools.py documents each one).
-constexpr char kProto = '\x80';
-constexpr char kStop = '.';
-constexpr char kMark = '(';
-constexpr char kEmptyDict = '}';
-constexpr char kSetItems = 'u';
-constexpr char kEmptyList = ']';
-constexpr char kAppends = 'e';
-constexpr char kBinUnicode = 'X';  // 4-byte little-endian length, UTF-8
-constexpr char kBinInt = 'J';      // 4-byte signed little-endian
-constexpr char kLong1 = '\x8a';    // 1-byte length, little-endian two's complement
-constexpr char kBinFloat = 'G';    // 8-byte big-endian IEEE double
-constexpr char kNewTrue = '\x88';
-constexpr char kNewFalse = '\x89';
-
-}  // namespace
+using namespace pickle;  // the opcodes
 
 PickleWriter::PickleWriter() {
     opcode(kProto);

@@ -32,7 +32,7 @@ public:
     std::string finish();
 
 private:
-    void opcode(char code) { m_out.push_back(code); }
+    void opcode(unsigned char code) { m_out.push_back(static_cast<char>(code)); }
     void little_endian(std::uint64_t bits, int bytes);
 
     std::string m_out;
