@@ -19,11 +19,13 @@
 #define OOMLAB_HAS_NCCL 0
 #endif
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 #include "oomlab/workers/exit_code.h"
@@ -120,11 +122,20 @@ struct Joined {
     c10::intrusive_ptr<compat::CollectiveBackend> group;
 };
 
-// The rendezvous store and the backend's group, as c10d makes them. Blocks until every rank
-// has arrived (or c10d's own timeout), and, with a program on the port that is not a store,
-// possibly for ever: see ProcessGroup's constructor.
+// The rendezvous's store could not be reached (`why`), by c10d's own account or the watch's.
+CollectiveFailed unreachable(const Rendezvous& rendezvous, const std::string& why) {
+    return CollectiveFailed("rank " + std::to_string(rendezvous.rank) +
+                            ": cannot reach the rendezvous at " + rendezvous.master_addr + ":" +
+                            std::to_string(rendezvous.master_port) +
+                            " (MASTER_ADDR, MASTER_PORT): " + why);
+}
+
+// The rendezvous store and the backend's group, as c10d makes them; `store_reached` is set
+// once the store answers. Blocks until every rank has arrived (or c10d's own timeout), and,
+// with a program on the port that is not a store, possibly for ever: see ProcessGroup's
+// constructor.
 Joined join_group(const Rendezvous& rendezvous, const std::string& backend_name,
-                  std::chrono::seconds timeout) {
+                  std::chrono::seconds timeout, std::atomic<bool>& store_reached) {
     Joined joined;
     try {
         c10d::TCPStoreOptions options;
@@ -138,11 +149,9 @@ Joined join_group(const Rendezvous& rendezvous, const std::string& backend_name,
         joined.store = c10::make_intrusive<c10d::PrefixStore>(
             "oomlab/attempt_" + std::to_string(rendezvous.restart_count), tcp);
     } catch (const std::exception& error) {
-        throw CollectiveFailed("rank " + std::to_string(rendezvous.rank) +
-                               ": cannot reach the rendezvous at " + rendezvous.master_addr + ":" +
-                               std::to_string(rendezvous.master_port) +
-                               " (MASTER_ADDR, MASTER_PORT): " + compat::message_of(error));
+        throw unreachable(rendezvous, compat::message_of(error));
     }
+    store_reached = true;
     if (backend_name == "gloo") {
 #if OOMLAB_HAS_GLOO
         auto options = c10d::ProcessGroupGloo::Options::create(timeout);
@@ -176,6 +185,7 @@ struct JoinState {
     std::mutex mutex;
     std::condition_variable done_changed;
     bool done = false;
+    std::atomic<bool> store_reached{false};
     Joined joined;
     std::exception_ptr error;
 };
@@ -250,7 +260,7 @@ ProcessGroup::ProcessGroup(const Rendezvous& rendezvous, DistributedBackend back
         Joined joined;
         std::exception_ptr error;
         try {
-            joined = join_group(rendezvous, name, timeout);
+            joined = join_group(rendezvous, name, timeout, state->store_reached);
         } catch (...) {
             error = std::current_exception();
         }
@@ -260,6 +270,9 @@ ProcessGroup::ProcessGroup(const Rendezvous& rendezvous, DistributedBackend back
         state->done = true;
         state->done_changed.notify_all();
     });
+    const std::string joining =
+        "joining the process group through the rendezvous at " + rendezvous.master_addr + ":" +
+        std::to_string(rendezvous.master_port) + " (MASTER_ADDR, MASTER_PORT)";
     constexpr auto kPoll = std::chrono::milliseconds(50);
     constexpr auto kGrace = std::chrono::seconds(1);  // c10d's own timeout speaks first
     const Clock::time_point deadline = started + timeout + kGrace;
@@ -273,9 +286,15 @@ ProcessGroup::ProcessGroup(const Rendezvous& rendezvous, DistributedBackend back
         if (Clock::now() >= deadline) {
             lock.unlock();
             joiner.detach();
-            throw CollectiveFailed(where + ": no answer within " + std::to_string(timeout.count()) +
-                                   " s (distributed.timeout_s): the other processes did not "
-                                   "arrive, or another program holds that port");
+            // Said as c10d says its own timeout at that stage, whichever of the two comes first.
+            const std::string none = "no answer within " + std::to_string(timeout.count()) +
+                                     " s (distributed.timeout_s): the other processes did not "
+                                     "arrive, or another program holds that port";
+            if (!state->store_reached) {
+                throw unreachable(rendezvous, none);
+            }
+            throw impl.failure(joining, std::runtime_error("or another program holds that port"),
+                               started);
         }
         state->done_changed.wait_for(lock, kPoll);
     }
@@ -288,10 +307,7 @@ ProcessGroup::ProcessGroup(const Rendezvous& rendezvous, DistributedBackend back
         } catch (const Error&) {
             throw;
         } catch (const std::exception& error) {
-            throw impl.failure(
-                "joining the process group through the rendezvous at " + rendezvous.master_addr +
-                    ":" + std::to_string(rendezvous.master_port) + " (MASTER_ADDR, MASTER_PORT)",
-                error, started);
+            throw impl.failure(joining, error, started);
         }
     }
     impl.store = std::move(state->joined.store);
