@@ -9,6 +9,7 @@
 #include <QScreen>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTimer>
 
 #include <algorithm>
 
@@ -24,10 +25,20 @@
 #include "oomlab/config/config_io.h"
 #include "runs/run_database.h"
 #include "runs/runs_page.h"
+#include "window/database_choice.h"
 #include "window/main_menus.h"
 #include "window/status_progress.h"
 
 namespace oomlab::ui {
+
+namespace {
+
+QString noDatabase() {
+    return QObject::tr(
+        "No run database is open: choose one with File → Open or create database… (Ctrl+O).");
+}
+
+}  // namespace
 
 MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     : QMainWindow(parent), m_baseFont(QApplication::font()), m_saveSession(options.restoreSession) {
@@ -127,13 +138,31 @@ void MainWindow::restoreSession(const MainWindowOptions& options) {
         path = qs(RunStore::default_path());
     }
     const QString error = openDatabase(path, true);
-    // Only the database remembered from an earlier session gives way to the default one; one
-    // named on the command line was checked before the window opened.
-    if (!error.isEmpty() && options.databasePath.isEmpty() &&
-        path != qs(RunStore::default_path())) {
-        statusBar()->showMessage(error, 10000);
-        openDatabase(qs(RunStore::default_path()), true);
+    if (!error.isEmpty()) {
+        // The window opens without a database and the user chooses one: a run is never saved
+        // into another database than the one the user named or last chose.
+        updateTitle();
+        const bool offerDefault = path != qs(RunStore::default_path());
+        QTimer::singleShot(0, this, [this, path, error, offerDefault] {
+            askForRunDatabase(this, path, error, offerDefault, [this](DatabaseChoice choice) {
+                if (choice == DatabaseChoice::Default) {
+                    openDatabase(qs(RunStore::default_path()));
+                } else if (choice == DatabaseChoice::Another) {
+                    m_menus->openDatabaseDialog();
+                }
+                if (!m_database->isOpen()) {
+                    statusBar()->showMessage(noDatabase());
+                }
+            });
+        });
     }
+}
+
+bool MainWindow::haveDatabase() {
+    if (!m_database->isOpen()) {
+        statusBar()->showMessage(noDatabase());
+    }
+    return m_database->isOpen();
 }
 
 void MainWindow::wireController() {
@@ -200,7 +229,7 @@ void MainWindow::showPage(Page page) {
 }
 
 bool MainWindow::startRun() {
-    if (m_controller->isRunning()) {
+    if (m_controller->isRunning() || !haveDatabase()) {
         return false;
     }
     if (!m_panel->isValid()) {
@@ -240,6 +269,9 @@ bool MainWindow::rerun(const ExperimentConfig& config, const QString& name, int 
         statusBar()->showMessage(tr("A run is going; stop it first (Esc)."), 5000);
         return false;
     }
+    if (!haveDatabase()) {
+        return false;
+    }
     m_panel->setConfig(config);
     m_panel->processesBox()->setValue(processes);  // as many as the run had, up to the box's most
     if (m_panel->processes() < processes) {
@@ -256,6 +288,9 @@ bool MainWindow::rerun(const ExperimentConfig& config, const QString& name, int 
 void MainWindow::runLesson(const Lesson& lesson, RunController::Pace pace) {
     if (m_controller->isRunning()) {
         statusBar()->showMessage(tr("A run is going; stop it first (Esc)."), 5000);
+        return;
+    }
+    if (!haveDatabase()) {
         return;
     }
     m_paceBeforeLesson = m_controller->pace();
@@ -356,7 +391,8 @@ void MainWindow::onLessonFinished(const LessonEnd& end) {
 void MainWindow::updateTitle() {
     // The database's name, once: the window system adds the application's ("— OOM Lab"), and
     // the Runs tab shows the whole path.
-    setWindowTitle(QFileInfo(m_database->path()).fileName());
+    setWindowTitle(m_database->isOpen() ? QFileInfo(m_database->path()).fileName()
+                                        : tr("No run database"));
 }
 
 void MainWindow::setZoom(double factor) {

@@ -95,6 +95,8 @@ private:
     // larger screen), keeping its size where it fits.
     void fitScreen();
     void updateTitle();
+    // True when a database is open; else says how to open one (nothing trains without one).
+    bool haveDatabase();
 
     RunDatabase* m_database = nullptr;
     RunController* m_controller = nullptr;
