@@ -218,6 +218,43 @@ private slots:
         QVERIFY(page.deleteRefusals().isEmpty());
     }
 
+    // A run whose stored settings do not parse, or that records more processes than the
+    // workbench starts, is neither loaded nor run again: the refusal says why (it loaded the
+    // defaults with 8 processes, and Re-run trained them).
+    void aRunThatCannotBeReproducedIsRefusedWithTheReason() {
+        const QString path = m_dir.filePath("unreadable.sqlite");
+        std::int64_t unreadable = 0;
+        std::int64_t huge = 0;
+        {
+            RunStore store = RunStore::open(path.toStdString());
+            unreadable = store.create_run(
+                {"unreadable", R"({"train": {"batch_size": "many"}})", "cpu", "0.1.0", "1.13"});
+            huge = store.create_run(
+                {"huge", config_to_json(ExperimentConfig()), "cpu", "0.1.0", "1.13", 1000000});
+            store.finish_run(unreadable, RunOutcome{});
+            store.finish_run(huge, RunOutcome{});
+        }
+        RunDatabase database;
+        QCOMPARE(database.open(path), QString());
+        RunsPage page(&database);
+        QSignalSpy loaded(&page, &RunsPage::configRequested);
+        QSignalSpy rerun(&page, &RunsPage::rerunRequested);
+        page.selectRuns({unreadable});
+        page.loadSelected();
+        QVERIFY2(page.reuseRefusal().contains(QStringLiteral("train.batch_size")),
+                 qPrintable(page.reuseRefusal()));
+        page.rerunSelected();
+        QVERIFY(page.reuseRefusal().contains(QStringLiteral("cannot be read")));
+        page.selectRuns({huge});
+        page.rerunSelected();
+        QVERIFY2(page.reuseRefusal().contains(QStringLiteral("1000000 processes")),
+                 qPrintable(page.reuseRefusal()));
+        page.loadSelected();
+        QVERIFY(!page.reuseRefusal().isEmpty());
+        QCOMPARE(loaded.count(), 0);
+        QCOMPARE(rerun.count(), 0);
+    }
+
     void deleteIsSeenAfterReload() {
         const std::int64_t extra = addRun("to delete", 8, RunStatus::Cancelled, 1 << 20, 2.0);
         RunDatabase database;

@@ -65,8 +65,9 @@ void RunsModel::reload() {
                 row.config =
                     parse_config_json(record.config_json, "run " + std::to_string(record.id));
                 row.configRead = true;
-            } catch (const std::exception&) {
+            } catch (const std::exception& error) {
                 row.configRead = false;
+                row.configError = qs(error.what());
             }
             row.record = std::move(record);
             row.search = searchText(row);
@@ -106,7 +107,15 @@ const RunRecord* RunsModel::run(int row) const {
 }
 
 const ExperimentConfig* RunsModel::config(int row) const {
-    return row >= 0 && row < rowCount() ? &m_rows[static_cast<std::size_t>(row)].config : nullptr;
+    if (row < 0 || row >= rowCount() || !m_rows[static_cast<std::size_t>(row)].configRead) {
+        return nullptr;
+    }
+    return &m_rows[static_cast<std::size_t>(row)].config;
+}
+
+QString RunsModel::configError(int row) const {
+    return row >= 0 && row < rowCount() ? m_rows[static_cast<std::size_t>(row)].configError
+                                        : QString();
 }
 
 QVariant RunsModel::data(const QModelIndex& index, int role) const {

@@ -63,16 +63,19 @@ public:
     void reload();
     int rowOfRun(qint64 runId) const;  // -1 when absent
     const RunRecord* run(int row) const;
-    // The run's config, parsed from its stored JSON (defaults if it cannot be read).
+    // The run's config, parsed from its stored JSON; null when it cannot be read, and then
+    // configError() says why.
     const ExperimentConfig* config(int row) const;
+    QString configError(int row) const;
 
 private:
     struct Row {
         RunRecord record;
         ExperimentConfig config;
         bool configRead = false;
-        QString search;    // SearchRole, built once per reload
-        QString settings;  // SettingsRole
+        QString configError;  // why the stored config cannot be read
+        QString search;       // SearchRole, built once per reload
+        QString settings;     // SettingsRole
     };
     QVariant display(const Row& row, int column) const;
     QVariant sortValue(const Row& row, int column) const;

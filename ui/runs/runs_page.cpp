@@ -19,6 +19,7 @@
 #include "common/app_settings.h"
 #include "common/formatting.h"
 #include "export/run_export.h"
+#include "oomlab/workers/rendezvous.h"
 #include "runs/run_database.h"
 #include "runs/runs_filter_model.h"
 #include "runs/runs_model.h"
@@ -51,12 +52,7 @@ RunsPage::RunsPage(RunDatabase* database, QWidget* parent) : QWidget(parent), m_
     m_compare->setToolTip(tr("Compare the selected runs (two or more)"));
     m_rerun = actions->addAction(tr("Re-run"), this, &RunsPage::rerunSelected);
     m_rerun->setToolTip(tr("Run the selected run's config again"));
-    QAction* load = actions->addAction(tr("Load config"), this, [this] {
-        const int row = currentSourceRow();
-        if (const ExperimentConfig* config = m_model->config(row)) {
-            emit configRequested(*config, m_model->run(row)->world_size);
-        }
-    });
+    QAction* load = actions->addAction(tr("Load config"), this, &RunsPage::loadSelected);
     load->setToolTip(tr("Put the selected run's settings into the experiment panel"));
     actions->addAction(tr("Rename…"), this, &RunsPage::renameCurrent);
     m_export = actions->addAction(tr("Export…"), this, &RunsPage::exportSelected);
@@ -189,10 +185,52 @@ void RunsPage::compareSelected() {
     }
 }
 
-void RunsPage::rerunSelected() {
+QString RunsPage::whyNotReusable(int row) const {
+    const RunRecord* run = m_model->run(row);
+    if (!m_model->config(row)) {
+        return tr("Run %1's stored settings cannot be read: %2")
+            .arg(run->id)
+            .arg(m_model->configError(row));
+    }
+    if (run->world_size < 1 || run->world_size > kMostLocalWorkers) {
+        return tr("Run %1 records %2 processes; the workbench trains with 1 to %3. Train it on "
+                  "several machines with torchrun or Slurm (see the README).")
+            .arg(run->id)
+            .arg(run->world_size)
+            .arg(kMostLocalWorkers);
+    }
+    return {};
+}
+
+const ExperimentConfig* RunsPage::reusableConfig(const QString& action, int* processes) {
     const int row = currentSourceRow();
-    if (const RunRecord* run = m_model->run(row)) {
-        emit rerunRequested(*m_model->config(row), qs(run->name), run->world_size);
+    const RunRecord* run = m_model->run(row);
+    if (!run) {
+        return nullptr;
+    }
+    m_reuseRefusal = whyNotReusable(row);
+    if (!m_reuseRefusal.isEmpty()) {
+        auto* box =
+            new QMessageBox(QMessageBox::Warning, action, m_reuseRefusal, QMessageBox::Ok, this);
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
+        return nullptr;
+    }
+    *processes = static_cast<int>(run->world_size);
+    return m_model->config(row);
+}
+
+void RunsPage::loadSelected() {
+    int processes = 1;
+    if (const ExperimentConfig* config = reusableConfig(tr("Load config"), &processes)) {
+        emit configRequested(*config, processes);
+    }
+}
+
+void RunsPage::rerunSelected() {
+    int processes = 1;
+    if (const ExperimentConfig* config = reusableConfig(tr("Re-run"), &processes)) {
+        emit rerunRequested(*config, qs(m_model->run(currentSourceRow())->name), processes);
     }
 }
 

@@ -37,7 +37,12 @@ public:
     void setFilterText(const QString& text);
 
     void compareSelected();
+    // Load config and Re-run: refused, with the reason in a message and in reuseRefusal(),
+    // when the run's stored config cannot be read or its processes are more than the
+    // workbench starts (never a different config, or fewer processes, in its place).
+    void loadSelected();
     void rerunSelected();
+    const QString& reuseRefusal() const { return m_reuseRefusal; }
     // False when none was deleted; why each refused one was not is in deleteRefusals() (and,
     // with `confirm`, in a message box).
     bool deleteSelected(bool confirm = true);
@@ -59,9 +64,14 @@ private:
     void updateDetails();
     void saveNotes();
     int currentSourceRow() const;
+    // Why the run in `row` cannot be loaded or run again; empty when it can.
+    QString whyNotReusable(int row) const;
+    // The current run's config and process count, or null after telling why not.
+    const ExperimentConfig* reusableConfig(const QString& action, int* processes);
 
     RunDatabase* m_database;
     QStringList m_deleteRefusals;
+    QString m_reuseRefusal;
     RunsModel* m_model = nullptr;
     RunsFilterModel* m_filter = nullptr;
     QTableView* m_view = nullptr;

@@ -273,13 +273,7 @@ bool MainWindow::rerun(const ExperimentConfig& config, const QString& name, int 
         return false;
     }
     m_panel->setConfig(config);
-    m_panel->processesBox()->setValue(processes);  // as many as the run had, up to the box's most
-    if (m_panel->processes() < processes) {
-        statusBar()->showMessage(tr("The run had %1 processes; the workbench starts at most %2.")
-                                     .arg(processes)
-                                     .arg(m_panel->processes()),
-                                 8000);
-    }
+    m_panel->processesBox()->setValue(processes);  // the runs page checked it fits the box
     showPage(LiveTab);
     return m_controller->start(config, name.isEmpty() ? QString() : tr("%1 (again)").arg(name),
                                m_panel->processes());
