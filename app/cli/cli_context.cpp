@@ -118,6 +118,14 @@ void print_breakdown(const RunOutcome& outcome) {
                       format_bytes(breakdown_field(outcome.breakdown, i)).c_str());
         std::cout << text << note << '\n';
     };
+    if (!outcome.has_breakdown()) {
+        std::cout << "  peak memory          " << format_bytes(outcome.peak_bytes)
+                  << " (the highest step peak of its rows)\n"
+                  << (outcome.status == RunStatus::Running
+                          ? "    no breakdown yet: it is recorded when the run ends\n"
+                          : "    no breakdown: the run ended before recording it\n");
+        return;
+    }
     std::cout << "  peak memory          " << format_bytes(outcome.peak_bytes)
               << " (tensors at the busiest moment)\n";
     for (std::size_t i = 0; i < kBreakdownInPeak; ++i) {
@@ -137,6 +145,13 @@ void print_ranks(const RunRecord& run) {
     for (const RankMemory& rank : run.ranks) {
         const std::string_view status = rank.status ? run_status_name(*rank.status) : "-";
         char text[160];
+        if (!rank.status && rank.parameters == 0) {
+            // A rank that died before its summary: its step rows hold only its peak.
+            std::snprintf(text, sizeof text, "    rank %-4d %-11s %12s   (no summary recorded)\n",
+                          rank.rank, "-", format_bytes(rank.peak_bytes).c_str());
+            std::cout << text;
+            continue;
+        }
         std::snprintf(text, sizeof text, "    rank %-4d %-11.*s %12s %12s %11s %11s\n", rank.rank,
                       static_cast<int>(status.size()), status.data(),
                       format_bytes(rank.peak_bytes).c_str(), format_bytes(rank.parameters).c_str(),

@@ -12,6 +12,7 @@
 #include "oomlab/config/experiment_config.h"
 #include "oomlab/run/run_record.h"
 #include "oomlab/workers/exit_code.h"  // the exit codes of the command line contract
+#include "oomlab/workers/local_workers.h"
 
 namespace oomlab::cli {
 
@@ -38,7 +39,8 @@ void refuse_process_group(const std::string& command);
 // --nproc N: runs this command line (without --nproc) in N local worker processes, one rank
 // each, and waits for them; their errors are printed once. The exit code is rank 0's, or a
 // failed worker's. Throws BadInput when this process is itself a rank (WORLD_SIZE is set).
-int run_local_ranks(int count, const ExperimentConfig& config);
+// `rank0`, when given, gets how rank 0's worker ended.
+int run_local_ranks(int count, const ExperimentConfig& config, WorkerExit* rank0 = nullptr);
 
 // This program's path, for starting copies of it (/proc/self/exe when it cannot be read).
 std::string this_program();

@@ -28,7 +28,7 @@ std::vector<std::string> worker_arguments() {
 
 }  // namespace
 
-int run_local_ranks(int count, const ExperimentConfig& config) {
+int run_local_ranks(int count, const ExperimentConfig& config, WorkerExit* rank0) {
     if (rendezvous_from_environment()) {
         throw BadInput(
             "--nproc: this process is already one rank of a data-parallel run "
@@ -46,6 +46,9 @@ int run_local_ranks(int count, const ExperimentConfig& config) {
         const StopOnSignals stop;
         exits = run_local_workers(workers, stop.requested());
         stopped = stop.requested().load();
+    }
+    if (rank0 && !exits.empty()) {
+        *rank0 = exits.front();
     }
     for (const std::string& line : distinct_error_lines(exits)) {
         std::cerr << line << '\n';

@@ -1,4 +1,5 @@
 // oomlab-cli run: one recorded run, with progress on the terminal.
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 
@@ -201,8 +202,20 @@ void add_run_command(CLI::App& app, int& exit_code) {
         require_one_line(*name, "--name");
         require_one_line(*tags, "--tags");
         if (*nproc > 1) {
-            exit_code = run_local_ranks(*nproc, config);
-            RunStore::open(*db);  // a run whose rank 0 died is marked interrupted: now
+            const auto started = std::chrono::system_clock::now();
+            WorkerExit rank0;
+            exit_code = run_local_ranks(*nproc, config, &rank0);
+            RunStore store = RunStore::open(*db);
+            if (rank0.signal != 0) {
+                // Killed before it could end the run: the launcher saw why, and says it.
+                if (const auto run_id = store.fail_run_of_dead_writer(
+                        rank0.pid, started, rank0.describe() + " before it ended the run")) {
+                    const RunRecord run = *store.find_run(*run_id);
+                    std::cerr << "run " << run.id << " recorded as failed after "
+                              << run.outcome.steps << " steps (peak "
+                              << format_bytes(run.outcome.peak_bytes) << ")\n";
+                }
+            }
             return;
         }
         const std::optional<Rendezvous> rendezvous = rendezvous_from_environment();

@@ -88,8 +88,13 @@ void add_diff_command(CLI::App& runs, int& exit_code) {
                       << "\nB - A: " << (diff.b_peak >= diff.a_peak ? "+" : "")
                       << format_bytes(diff.b_peak - diff.a_peak) << "\n";
             std::cout << "                                          A           B  B - A\n";
-            print_differences("  by category", diff.by_category);
-            print_differences("  by module", diff.by_module);
+            for (const std::string& note : diff.notes) {
+                std::cout << "  " << note << '\n';
+            }
+            if (diff.notes.empty()) {
+                print_differences("  by category", diff.by_category);
+                print_differences("  by module", diff.by_module);
+            }
         }
         exit_code = kExitOk;
     });

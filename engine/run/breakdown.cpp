@@ -1,5 +1,7 @@
 #include "oomlab/run/breakdown.h"
 
+#include "oomlab/run/run_record.h"
+
 namespace oomlab {
 namespace {
 
@@ -33,6 +35,16 @@ std::int64_t& breakdown_field(MemoryBreakdown& breakdown, std::size_t index) {
 
 std::int64_t breakdown_field(const MemoryBreakdown& breakdown, std::size_t index) {
     return field_of(breakdown, index);
+}
+
+bool RunOutcome::has_breakdown() const {
+    // A recorded breakdown holds at least the model's parameters.
+    for (std::size_t i = 0; i < kBreakdownInPeak; ++i) {
+        if (breakdown_field(breakdown, i) > 0) {
+            return true;
+        }
+    }
+    return false;
 }
 
 }  // namespace oomlab

@@ -26,6 +26,16 @@ MemoryDiff diff_memory(const RunOutcome& a, const RunOutcome& b) {
     MemoryDiff diff;
     diff.a_peak = a.peak_bytes;
     diff.b_peak = b.peak_bytes;
+    for (const auto& [name, run] : {std::pair{"A", &a}, std::pair{"B", &b}}) {
+        if (!run->has_breakdown()) {
+            diff.notes.push_back(std::string(name) + " (" +
+                                 std::string(run_status_name(run->status)) +
+                                 ") has no breakdown recorded: only the peaks are compared");
+        }
+    }
+    if (!diff.notes.empty()) {
+        return diff;
+    }
     for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
         MemoryDifference row{std::string(kBreakdownKeys[i]), "", breakdown_field(a.breakdown, i),
                              breakdown_field(b.breakdown, i)};
@@ -84,7 +94,8 @@ std::string memory_diff_json(const MemoryDiff& diff) {
     const Json document = {{"a_peak_bytes", diff.a_peak},
                            {"b_peak_bytes", diff.b_peak},
                            {"by_category", rows(diff.by_category)},
-                           {"by_module", rows(diff.by_module)}};
+                           {"by_module", rows(diff.by_module)},
+                           {"notes", diff.notes}};
     return document.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 

@@ -23,6 +23,10 @@ bool is_step_module(const std::string& module) {
     return module == "loss" || module == "optimizer" || module == "other";
 }
 
+constexpr const char* kNoBreakdown =
+    "the run ended before it recorded its breakdown (its process was killed or lost): only its "
+    "peak, the highest of its step rows, is known";
+
 // Why a run's figures cannot be held to a prediction of whole steps, or empty.
 std::string why_not_comparable(const RunOutcome& run) {
     switch (run.status) {
@@ -33,7 +37,10 @@ std::string why_not_comparable(const RunOutcome& run) {
         case RunStatus::Running:
             return run.peak_bytes > 0 ? std::string() : "nothing was measured yet";
         default:
-            return run.steps > 0 ? std::string() : "the run ended before its first whole step";
+            if (run.steps == 0) {
+                return "the run ended before its first whole step";
+            }
+            return run.has_breakdown() ? std::string() : kNoBreakdown;
     }
 }
 
@@ -103,6 +110,9 @@ PredictionCheck check_prediction(const MemoryPrediction& predicted, const RunOut
         }
     };
     add(check.by_category, "peak", "", predicted.peak_bytes, measured.peak_bytes);
+    if (!measured.has_breakdown() && measured.status != RunStatus::Running) {
+        return check;  // no categories were measured: none are compared with zeros
+    }
     // Beside the peak (the allocator's cache, the device's other use) only where predicted:
     // the CPU has neither, and "other" there is the process's own memory.
     for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {

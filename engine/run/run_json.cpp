@@ -86,6 +86,9 @@ Json summary_object(const RunRecord& run) {
         {"error", run.outcome.error},
         {"tags", run.tags},
         {"breakdown", breakdown_value(run.outcome.breakdown)},
+        // False for a run that ended without its summary (killed, or still training): its
+        // breakdown's zeros are not measured figures.
+        {"breakdown_recorded", run.outcome.has_breakdown()},
         {"by_module", modules_array(run.outcome.by_module)},
         {"staircase", Json::array()},
         {"fragmentation", fragmentation_object(run.outcome.fragmentation)},

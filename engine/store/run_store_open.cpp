@@ -78,6 +78,37 @@ void use_wal(sqlite::Database& database) {
     }
 }
 
+// Ends a run whose writer died with `status` and `error`, with what its rows say it did (the
+// summary is written only at the end): its steps (rank 0's), the highest step peak of any
+// rank, the time of its last row, its last loss and validation accuracy. Only a run still
+// `running`, or only `interrupted` (which says less than `failed` with the cause a launcher saw),
+// is changed.
+void end_orphan(sqlite::Database& database, std::int64_t run_id, const char* status,
+                const std::string& error) {
+    database
+        .prepare(
+            "UPDATE runs SET status = ?4, finished_at = ?1, error = ?2, "
+            "steps = max(steps, coalesce((SELECT max(step) FROM metrics WHERE run_id = ?3 "
+            "AND phase = 'step' AND rank = 0), 0)), "
+            "peak_bytes = max(peak_bytes, coalesce((SELECT max(peak_bytes) FROM metrics "
+            "WHERE run_id = ?3), 0)), "
+            "wall_seconds = max(wall_seconds, coalesce((SELECT max(wall_ms) FROM metrics "
+            "WHERE run_id = ?3), 0) / 1000.0), "
+            "final_train_loss = coalesce(final_train_loss, (SELECT avg(loss) FROM "
+            "(SELECT loss FROM metrics WHERE run_id = ?3 AND phase = 'step' AND rank = 0 "
+            "AND loss IS NOT NULL ORDER BY step DESC LIMIT ?5))), "
+            "val_accuracy = coalesce(val_accuracy, (SELECT accuracy FROM metrics "
+            "WHERE run_id = ?3 AND phase = 'eval' AND rank = 0 AND accuracy IS NOT NULL "
+            "ORDER BY step DESC LIMIT 1)) "
+            "WHERE id = ?3 AND status IN ('running', 'interrupted')")
+        .bind_text(1, store::utc_now())
+        .bind_text(2, error)
+        .bind_int(3, run_id)
+        .bind_text(4, status)
+        .bind_int(5, kFinalLossSteps)
+        .run();
+}
+
 // Runs left `running` by a writer that no longer exists will never finish. The writer's lock
 // says whether it lives (in any process namespace, on any host sharing the file's locks);
 // without the lock file, the recorded process is checked.
@@ -103,23 +134,12 @@ void mark_interrupted_runs(sqlite::Database& database, const store::WriterLocks&
     }
     try {
         sqlite::Transaction transaction(database);
-        // What it did, from the rows it wrote (the summary is written only at the end): its
-        // steps (rank 0's), the highest step peak of any rank, the time of its last row.
-        auto update = database.prepare(
-            "UPDATE runs SET status = 'interrupted', finished_at = ?1, error = ?2, "
-            "steps = max(steps, coalesce((SELECT max(step) FROM metrics WHERE run_id = ?3 "
-            "AND phase = 'step' AND rank = 0), 0)), "
-            "peak_bytes = max(peak_bytes, coalesce((SELECT max(peak_bytes) FROM metrics "
-            "WHERE run_id = ?3), 0)), "
-            "wall_seconds = max(wall_seconds, coalesce((SELECT max(wall_ms) FROM metrics "
-            "WHERE run_id = ?3), 0) / 1000.0) "
-            "WHERE id = ?3 AND status = 'running'");
         const std::string now = store::utc_now();
         for (const auto& [run_id, owner] : orphans) {
             const std::string error = "the process writing this run (pid " +
                                       std::to_string(owner.pid) + " on " + owner.host +
                                       ") ended before it finished";
-            update.bind_text(1, now).bind_text(2, error).bind_int(3, run_id).run();
+            end_orphan(database, run_id, "interrupted", error);
         }
         transaction.commit();
     } catch (const sqlite::SqliteError& error) {
@@ -213,6 +233,26 @@ RunStore RunStore::open_on_full_disk(const std::string& path) {
                                                       "free space on that disk (other files), "
                                                       "then try again"});
     return RunStore(std::move(impl));
+}
+
+std::optional<std::int64_t> RunStore::fail_run_of_dead_writer(
+    std::int64_t pid, std::chrono::system_clock::time_point since, const std::string& error) {
+    sqlite::Database& database = m_impl->database;
+    auto select = database.prepare(
+        "SELECT id FROM runs WHERE status IN ('running', 'interrupted') AND owner_pid = ?1 "
+        "AND owner_host = ?2 AND created_at >= ?3 ORDER BY id DESC LIMIT 1");
+    select.bind_int(1, pid)
+        .bind_text(2, store::current_process().host)
+        .bind_text(3, store::iso8601_utc(since));
+    if (!select.step()) {
+        return std::nullopt;
+    }
+    const std::int64_t run_id = select.column_int(0);
+    if (m_impl->locks.is_held(run_id) == true) {
+        return std::nullopt;  // its writer lives: not the process that died
+    }
+    m_impl->with_room([&] { end_orphan(database, run_id, "failed", error); });
+    return run_id;
 }
 
 std::string RunStore::default_path() {

@@ -8,7 +8,7 @@ namespace {
 
 constexpr auto kFlushInterval = std::chrono::milliseconds(100);
 constexpr std::size_t kFlushRows = 256;
-constexpr std::size_t kRecentLosses = 20;
+constexpr std::size_t kRecentLosses = kFinalLossSteps;
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -110,6 +111,20 @@ int wait_exit(pid_t pid, std::chrono::seconds limit) {
     return -1;
 }
 
+// The worker whose environment says RANK=`rank` (entries are separated by NUL bytes); 0 if none.
+pid_t worker_of_rank(const std::vector<pid_t>& workers, int rank) {
+    const std::string wanted = '\0' + ("RANK=" + std::to_string(rank)) + '\0';
+    for (const pid_t pid : workers) {
+        std::ifstream environ("/proc/" + std::to_string(pid) + "/environ");
+        const std::string entries =
+            '\0' + std::string((std::istreambuf_iterator<char>(environ)), {});
+        if (entries.find(wanted) != std::string::npos) {
+            return pid;
+        }
+    }
+    return 0;
+}
+
 // A long run of 2 workers, once both have written step rows (run 0 if they never did).
 struct LiveRun {
     test::TempDir dir;
@@ -124,16 +139,7 @@ TEST(DataParallel, AKilledWorkerEndsTheRunOnEveryRankAndLeavesNoProcess) {
     const auto& [dir, db, launcher, run, workers] = live;
     ASSERT_NE(run, 0) << test::read_text(launcher.err_file);
     ASSERT_EQ(workers.size(), 2u);
-    // The worker whose environment says RANK=1 (entries are separated by NUL bytes).
-    pid_t rank1 = 0;
-    for (const pid_t pid : workers) {
-        std::ifstream environ("/proc/" + std::to_string(pid) + "/environ");
-        const std::string entries =
-            '\0' + std::string((std::istreambuf_iterator<char>(environ)), {});
-        if (entries.find(std::string("\0RANK=1\0", 8)) != std::string::npos) {
-            rank1 = pid;
-        }
-    }
+    const pid_t rank1 = worker_of_rank(workers, 1);
     ASSERT_NE(rank1, 0);
     kill(rank1, SIGKILL);
 
@@ -163,6 +169,66 @@ TEST(DataParallel, AKilledWorkerEndsTheRunOnEveryRankAndLeavesNoProcess) {
     ASSERT_EQ(record->ranks.size(), 2u);
     EXPECT_EQ(record->ranks[0].status, RunStatus::Failed);
     EXPECT_FALSE(record->ranks[1].status);
+}
+
+// Rank 0 writes the run's summary; killed, it cannot. The launcher saw it die and records the
+// run `failed` with that cause and what its rows say it did (it was left `interrupted` with 0
+// steps and a 0 B peak), and nothing shows the breakdown it never recorded as zeros.
+TEST(DataParallel, AKilledRankZeroLeavesTheRunFailedWithWhatItDid) {
+    const LiveRun live;
+    const auto& [dir, db, launcher, run, workers] = live;
+    ASSERT_NE(run, 0) << test::read_text(launcher.err_file);
+    const pid_t rank0 = worker_of_rank(workers, 0);
+    ASSERT_NE(rank0, 0);
+    kill(rank0, SIGKILL);
+    const int status = wait_exit(launcher.pid, std::chrono::seconds(60));
+    ASSERT_NE(status, -1) << "the launcher did not end";
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 1);
+    const std::string err = test::read_text(launcher.err_file);
+    EXPECT_NE(err.find("run " + std::to_string(run) + " recorded as failed after "),
+              std::string::npos)
+        << err;
+
+    const RunStore store = RunStore::open(db);
+    const std::optional<RunRecord> record = store.find_run(run);
+    ASSERT_TRUE(record);
+    EXPECT_EQ(record->outcome.status, RunStatus::Failed);
+    EXPECT_NE(record->outcome.error.find("rank 0 (pid " + std::to_string(rank0) +
+                                         ") was killed by signal 9"),
+              std::string::npos)
+        << record->outcome.error;
+    std::int64_t last_step = 0;
+    std::int64_t highest_peak = 0;
+    for (const MetricRow& row : store.metrics(run)) {
+        if (row.rank == 0 && row.phase == "step") {
+            last_step = std::max(last_step, row.step);
+        }
+        highest_peak = std::max(highest_peak, row.peak_bytes.value_or(0));
+    }
+    EXPECT_GT(last_step, 0);
+    EXPECT_EQ(record->outcome.steps, last_step);
+    EXPECT_EQ(record->outcome.peak_bytes, highest_peak);
+    EXPECT_TRUE(record->outcome.final_train_loss);
+    EXPECT_FALSE(record->outcome.has_breakdown());
+    EXPECT_EQ(test::show_run_json(db, run)["breakdown_recorded"], false);
+
+    // Shown as the peak alone, never as a breakdown of zeros or a -100% disagreement.
+    const test::CliResult shown = test::run_cli({"runs", "show", std::to_string(run), "--db", db});
+    EXPECT_NE(shown.out.find("no breakdown: the run ended before recording it"), std::string::npos)
+        << shown.out;
+    EXPECT_EQ(shown.out.find("-100%"), std::string::npos) << shown.out;
+    EXPECT_NE(shown.out.find("(no summary recorded)"), std::string::npos) << shown.out;
+    const test::CliResult other =
+        test::run_cli({"run", "--db", db, "--set", "train.max_steps=2", "--set", "device=cpu"});
+    ASSERT_EQ(other.exit_code, 0) << other.err;
+    const test::CliResult diff = test::run_cli(
+        {"runs", "diff", std::to_string(run), std::to_string(run + 1), "--db", db, "--json"});
+    const nlohmann::json document = nlohmann::json::parse(diff.out);
+    EXPECT_TRUE(document["by_category"].empty());
+    ASSERT_EQ(document["notes"].size(), 1u);
+    EXPECT_NE(document["notes"][0].get<std::string>().find("A (failed) has no breakdown"),
+              std::string::npos);
 }
 
 TEST(DataParallel, AKilledLauncherTakesItsWorkersWithIt) {

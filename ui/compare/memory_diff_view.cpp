@@ -90,6 +90,9 @@ void MemoryDiffView::fill() {
                                          .arg(formatBytes(std::llabs(change)),
                                               change > 0 ? tr("higher") : tr("lower"),
                                               formatBytes(diff.b_peak), formatBytes(diff.a_peak)));
+    for (const std::string& note : diff.notes) {
+        m_summary->setText(m_summary->text() + QStringLiteral("<br>") + qs(note).toHtmlEscaped());
+    }
     m_model->setDiff(diff);
     m_table->resizeColumnsToContents();
 }

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "oomlab/run/breakdown.h"
+#include "oomlab/run/memory_diff.h"
 #include "oomlab/run/prediction_check.h"
 #include "test_support.h"
 
@@ -56,6 +57,7 @@ TEST(RunJson, TheSummarySaysWhatTheRecordHolds) {
         EXPECT_EQ(key, kBreakdownKeys[i++]);
     }
     EXPECT_EQ(summary["breakdown"]["activations"], 10 << 20);
+    EXPECT_EQ(summary["breakdown_recorded"], true);
     EXPECT_TRUE(summary["by_module"][0]["activations"].is_null()) << "not measured on CUDA";
     EXPECT_EQ(summary["staircase"][0]["stage"], "weights");
     EXPECT_TRUE(summary["fragmentation"]["fragmented"].get<bool>())
@@ -64,6 +66,32 @@ TEST(RunJson, TheSummarySaysWhatTheRecordHolds) {
     EXPECT_TRUE(summary["ranks"][0]["status"].is_null()) << "a rank that never said how it ended";
     EXPECT_TRUE(summary["prediction"].is_null()) << "runs of older versions have none";
     EXPECT_TRUE(summary["against_prediction"].is_null());
+}
+
+// A run killed before its summary has only its peak: its breakdown is said not recorded, and
+// neither the check against its prediction nor a diff treats its zeros as measured.
+TEST(RunJson, ARunWithoutItsBreakdownIsNotComparedByCategory) {
+    RunRecord run = ended_run();
+    run.outcome.status = RunStatus::Failed;
+    run.outcome.breakdown = {};
+    run.outcome.by_module.clear();
+    MemoryPrediction prediction;
+    prediction.peak_bytes = 12 << 20;
+    prediction.breakdown.parameters = 2 << 20;
+    prediction.breakdown.activations = 10 << 20;
+    run.prediction = prediction;
+    const Json summary = Json::parse(run_summary_json(run));
+    EXPECT_EQ(summary["breakdown_recorded"], false);
+    const PredictionCheck check = check_prediction(prediction, run.outcome);
+    EXPECT_NE(check.not_comparable.find("before it recorded its breakdown"), std::string::npos);
+    ASSERT_EQ(check.by_category.size(), 1u);
+    EXPECT_EQ(check.by_category[0].category, "peak");
+    EXPECT_EQ(check.disagreements(), 0);
+    const MemoryDiff diff = diff_memory(run.outcome, ended_run().outcome);
+    EXPECT_TRUE(diff.by_category.empty());
+    EXPECT_TRUE(diff.by_module.empty());
+    ASSERT_EQ(diff.notes.size(), 1u);
+    EXPECT_EQ(diff.notes[0], "A (failed) has no breakdown recorded: only the peaks are compared");
 }
 
 TEST(RunJson, ARunWithItsPredictionIsCheckedAgainstIt) {

@@ -26,13 +26,17 @@ struct MemoryDiff {
     // beside it (allocator cache, process memory).
     std::vector<MemoryDifference> by_category;
     std::vector<MemoryDifference> by_module;  // module x kind, largest |difference| first
+    // Why categories are not compared: a run that ended before recording its breakdown has
+    // only its peak, and its zeros are never differences.
+    std::vector<std::string> notes;
 };
 
 // Rows equal in both runs are left out. Modules only one run has count 0 in the other.
 MemoryDiff diff_memory(const RunOutcome& a, const RunOutcome& b);
 
 // As `runs diff --json` writes it: {"a_peak_bytes", "b_peak_bytes", "by_category": [...],
-// "by_module": [...]}, each row {"category", "module", "a_bytes", "b_bytes", "difference"}.
+// "by_module": [...], "notes": [...]}, each row {"category", "module", "a_bytes", "b_bytes",
+// "difference"}.
 std::string memory_diff_json(const MemoryDiff& diff);
 
 }  // namespace oomlab

@@ -104,6 +104,10 @@ struct MemoryStage {
 };
 
 // What a run ends with.
+// A run's final training loss is the mean loss of its last this many steps (one step's loss
+// is noisy); a run that ended without its summary gets the same from its rows.
+inline constexpr int kFinalLossSteps = 20;
+
 struct RunOutcome {
     RunOutcome() = default;
     explicit RunOutcome(RunStatus initial) : status(initial) {}
@@ -124,6 +128,10 @@ struct RunOutcome {
     std::vector<ModuleSample> module_samples;
     std::vector<MemoryStage> staircase;
     std::optional<Fragmentation> fragmentation;  // at the OOM that ended or adapted the run
+
+    // Whether the breakdown at the peak was recorded: a run whose writer died (killed, the
+    // machine lost) has only the peak its step rows hold, and no breakdown to show as zeros.
+    bool has_breakdown() const;
 };
 
 // One process of a data-parallel run, from the rows it recorded.

@@ -5,6 +5,7 @@
 // `interrupted`. Metrics are appended in one transaction per call.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -74,6 +75,14 @@ public:
     void rename_run(std::int64_t run_id, const std::string& name);
     void set_notes(std::int64_t run_id, const std::string& notes);
     void set_tags(std::int64_t run_id, const std::string& tags);  // comma-separated
+
+    // The run that process `pid` of this host created at or after `since` and left
+    // unfinished when it died, ended `failed` with `error` (what a launcher saw: "rank 0 was
+    // killed by signal 9") and with what its rows say it did. Returns its id, or nothing when
+    // that process wrote no such run.
+    std::optional<std::int64_t> fail_run_of_dead_writer(std::int64_t pid,
+                                                        std::chrono::system_clock::time_point since,
+                                                        const std::string& error);
 
     // The GUI's database: $XDG_DATA_HOME/oomlab/runs.sqlite (or ~/.local/share/...).
     static std::string default_path();
