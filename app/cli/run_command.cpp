@@ -1,6 +1,7 @@
 // oomlab-cli run: one recorded run, with progress on the terminal.
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 #include "oomlab/common/errors.h"
 #include "oomlab/common/utf8.h"
 #include "oomlab/run/run_json.h"
+#include "oomlab/session/experiment.h"
 #include "oomlab/session/run_session.h"
 #include "oomlab/store/run_store.h"
 #include "oomlab/workers/rendezvous.h"
@@ -177,6 +179,26 @@ void print_summary(const RunRecord& run, const std::vector<OomFix>& fixes, bool 
     }
 }
 
+// The settings `build` makes. A rank of a group that refuses them tells the other ranks,
+// which would otherwise wait distributed.timeout_s for it.
+ExperimentConfig refused_or_built(const std::function<ExperimentConfig()>& build) {
+    try {
+        return build();
+    } catch (const BadInput& error) {
+        std::optional<Rendezvous> group;
+        try {
+            group = rendezvous_from_environment();
+        } catch (const BadInput&) {
+            // Without a rendezvous there is no one to tell.
+        }
+        if (group) {
+            refuse_to_join(*group, error.what(),
+                           std::chrono::seconds(ExperimentConfig().distributed.timeout_s));
+        }
+        throw;
+    }
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app, int& exit_code) {
@@ -197,10 +219,13 @@ void add_run_command(CLI::App& app, int& exit_code) {
                      "Train with N local processes (data parallel, one run, one rank each)")
         ->check(CLI::Range(1, kMostLocalWorkers));
     command->callback([=, &exit_code] {
-        const ExperimentConfig config = options->build();
-        // Checked before training (and before any worker starts), not when the run is saved.
-        require_one_line(*name, "--name");
-        require_one_line(*tags, "--tags");
+        const ExperimentConfig config = refused_or_built([&] {
+            const ExperimentConfig built = options->build();
+            // Checked before training (and before any worker starts), not when it is saved.
+            require_one_line(*name, "--name");
+            require_one_line(*tags, "--tags");
+            return built;
+        });
         if (*nproc > 1) {
             const auto started = std::chrono::system_clock::now();
             WorkerExit rank0;

@@ -1,8 +1,6 @@
 #include "distributed/process_group.h"
 
-#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>  // compat::CollectiveBackend, complete
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/csrc/distributed/c10d/Types.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 // Gloo needs its own headers (Debian's libgloo-dev); NCCL a CUDA build of LibTorch.
@@ -20,21 +18,17 @@
 #endif
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdio>
-#include <cstdlib>
-#include <exception>
-#include <mutex>
 #include <stdexcept>
 #include <thread>
 
-#include "oomlab/workers/exit_code.h"
+#include "distributed/refusals.h"
+#include "distributed/rendezvous_store.h"
 #include "torch_utils/torch_compat.h"
 
 namespace oomlab::distributed {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 constexpr auto kReleaseWait = std::chrono::milliseconds(100);
 
 std::string backend_for(DistributedBackend backend, const torch::Device& device) {
@@ -138,16 +132,7 @@ Joined join_group(const Rendezvous& rendezvous, const std::string& backend_name,
                   std::chrono::seconds timeout, std::atomic<bool>& store_reached) {
     Joined joined;
     try {
-        c10d::TCPStoreOptions options;
-        options.port = static_cast<std::uint16_t>(rendezvous.master_port);
-        options.isServer = rendezvous.rank == 0 && !rendezvous.join_agent_store;
-        options.numWorkers = static_cast<std::size_t>(rendezvous.world_size);
-        options.waitWorkers = false;
-        options.timeout = timeout;
-        auto tcp = c10::make_intrusive<c10d::TCPStore>(rendezvous.master_addr, options);
-        // Keys of one attempt of a restarted torchrun group never meet the next one's.
-        joined.store = c10::make_intrusive<c10d::PrefixStore>(
-            "oomlab/attempt_" + std::to_string(rendezvous.restart_count), tcp);
+        joined.store = connect_store(rendezvous, timeout, /*serve=*/true);
     } catch (const std::exception& error) {
         throw unreachable(rendezvous, compat::message_of(error));
     }
@@ -179,60 +164,12 @@ Joined join_group(const Rendezvous& rendezvous, const std::string& backend_name,
     return joined;
 }
 
-// The one join in progress, shared with the thread that makes it: a join given up on leaves
-// that thread behind, blocked in c10d, and it must find its state alive when it wakes.
-struct JoinState {
-    std::mutex mutex;
-    std::condition_variable done_changed;
-    bool done = false;
+// What the joining thread reaches, shared with it: a join given up on leaves that thread
+// behind, blocked in c10d, and it must find this alive when it wakes.
+struct JoinProgress {
     std::atomic<bool> store_reached{false};
     Joined joined;
-    std::exception_ptr error;
 };
-
-// While any join is in progress, the process ends through on_terminate_while_joining. A
-// handler has no arguments: what it says is kept here.
-std::mutex g_joins_mutex;
-int g_joins = 0;
-std::terminate_handler g_before_joins = nullptr;
-char g_join_failure[512];
-
-// LibTorch 1.13's store client reads replies on a thread of its own and lets an exception
-// there end the process (a program on MASTER_PORT streaming bytes that are no reply makes it
-// allocate without bound). What ends the process then is said as what it is.
-[[noreturn]] void on_terminate_while_joining() {
-    std::string why = "an unexpected error";
-    try {
-        if (const std::exception_ptr error = std::current_exception()) {
-            std::rethrow_exception(error);
-        }
-    } catch (const std::exception& error) {
-        why = error.what();
-    } catch (...) {
-    }
-    std::fprintf(stderr, "error: %s (%s)\n", g_join_failure, why.c_str());
-    std::fflush(stderr);
-    std::_Exit(kExitFailure);
-}
-
-void begin_join(const std::string& where) {
-    const std::lock_guard<std::mutex> lock(g_joins_mutex);
-    std::snprintf(g_join_failure, sizeof g_join_failure,
-                  "%s answered as no rendezvous store does: is another program listening on "
-                  "that port?",
-                  where.c_str());
-    if (g_joins++ == 0) {
-        g_before_joins = std::set_terminate(on_terminate_while_joining);
-    }
-}
-
-// Not called for a join given up on: its thread is still in c10d, and the process is ending.
-void end_join() {
-    const std::lock_guard<std::mutex> lock(g_joins_mutex);
-    if (--g_joins == 0) {
-        std::set_terminate(g_before_joins);
-    }
-}
 
 }  // namespace
 
@@ -250,68 +187,52 @@ ProcessGroup::ProcessGroup(const Rendezvous& rendezvous, DistributedBackend back
         "rank " + std::to_string(rendezvous.rank) + " of " + std::to_string(rendezvous.world_size) +
         ": the rendezvous at " + rendezvous.master_addr + ":" +
         std::to_string(rendezvous.master_port) + " (MASTER_ADDR, MASTER_PORT)";
-    begin_join(where);
+    note_join_started();
 
     // c10d's wait for the others is bounded by `timeout`, but a program on the port that is
-    // not a store can hold its client for ever, and a stop (SIGINT, SIGTERM) must not wait
-    // for the others at all: the join runs on a thread of its own, watched from here.
-    auto state = std::make_shared<JoinState>();
-    std::thread joiner([state, rendezvous, name = impl.backend_name, timeout] {
-        Joined joined;
-        std::exception_ptr error;
-        try {
-            joined = join_group(rendezvous, name, timeout, state->store_reached);
-        } catch (...) {
-            error = std::current_exception();
+    // not a store can hold its client for ever, a stop (SIGINT, SIGTERM) must not wait for
+    // the others at all, and a rank that refused its settings before joining never comes:
+    // the join runs on a thread of its own, watched from here.
+    auto progress = std::make_shared<JoinProgress>();
+    const auto join = [progress, rendezvous, name = impl.backend_name, timeout] {
+        progress->joined = join_group(rendezvous, name, timeout, progress->store_reached);
+    };
+    RefusalWatch refusals(rendezvous);
+    const auto watch_refusals = [&] {
+        if (progress->store_reached) {
+            refusals.start();
+            refusals.throw_if_refused();
         }
-        const std::lock_guard<std::mutex> lock(state->mutex);
-        state->joined = std::move(joined);
-        state->error = error;
-        state->done = true;
-        state->done_changed.notify_all();
-    });
+    };
     const std::string joining =
         "joining the process group through the rendezvous at " + rendezvous.master_addr + ":" +
         std::to_string(rendezvous.master_port) + " (MASTER_ADDR, MASTER_PORT)";
-    constexpr auto kPoll = std::chrono::milliseconds(50);
     constexpr auto kGrace = std::chrono::seconds(1);  // c10d's own timeout speaks first
-    const Clock::time_point deadline = started + timeout + kGrace;
-    std::unique_lock<std::mutex> lock(state->mutex);
-    while (!state->done) {
-        if (cancel && cancel->load()) {
-            lock.unlock();
-            joiner.detach();
-            throw Cancelled();
-        }
-        if (Clock::now() >= deadline) {
-            lock.unlock();
-            joiner.detach();
-            // Said as c10d says its own timeout at that stage, whichever of the two comes first.
-            const std::string none = "no answer within " + std::to_string(timeout.count()) +
-                                     " s (distributed.timeout_s): the other processes did not "
-                                     "arrive, or another program holds that port";
-            if (!state->store_reached) {
-                throw unreachable(rendezvous, none);
-            }
-            throw impl.failure(joining, std::runtime_error("or another program holds that port"),
-                               started);
-        }
-        state->done_changed.wait_for(lock, kPoll);
+    Watched ended = Watched::Done;
+    try {
+        ended = run_watched(where, join, started + timeout + kGrace, cancel, watch_refusals);
+    } catch (const Error&) {
+        throw;
+    } catch (const std::exception& error) {
+        throw impl.failure(joining, error, started);
     }
-    lock.unlock();
-    joiner.join();
-    end_join();
-    if (state->error) {
-        try {
-            std::rethrow_exception(state->error);
-        } catch (const Error&) {
-            throw;
-        } catch (const std::exception& error) {
-            throw impl.failure(joining, error, started);
-        }
+    if (ended == Watched::Stopped) {
+        throw Cancelled();
     }
-    impl.store = std::move(state->joined.store);
-    impl.group = std::move(state->joined.group);
+    if (ended == Watched::TimedOut) {
+        // Said as c10d says its own timeout at that stage, whichever of the two comes first.
+        const std::string none = "no answer within " + std::to_string(timeout.count()) +
+                                 " s (distributed.timeout_s): the other processes did not "
+                                 "arrive, or another program holds that port";
+        if (!progress->store_reached) {
+            throw unreachable(rendezvous, none);
+        }
+        throw impl.failure(joining, std::runtime_error("or another program holds that port"),
+                           started);
+    }
+    refusals.finish();
+    impl.store = std::move(progress->joined.store);
+    impl.group = std::move(progress->joined.group);
 }
 
 ProcessGroup::~ProcessGroup() = default;

@@ -2,6 +2,7 @@
 // loaded on first use.
 #include "oomlab/session/experiment.h"
 
+#include "oomlab/common/errors.h"
 #include "session/training_backend.h"
 
 namespace oomlab {
@@ -10,7 +11,20 @@ Experiment::~Experiment() = default;
 
 std::unique_ptr<Experiment> Experiment::prepare(const ExperimentConfig& config,
                                                 const PrepareOptions& options) {
-    return session::training_backend().prepare(config, options);
+    try {
+        return session::training_backend().prepare(config, options);
+    } catch (const BadInput& error) {
+        if (options.rendezvous) {
+            refuse_to_join(*options.rendezvous, error.what(),
+                           std::chrono::seconds(config.distributed.timeout_s));
+        }
+        throw;
+    }
+}
+
+void refuse_to_join(const Rendezvous& rendezvous, const std::string& why,
+                    std::chrono::seconds timeout) {
+    session::training_backend().refuse_to_join(rendezvous, why, timeout);
 }
 
 std::string torch_version() {

@@ -3,7 +3,9 @@
 // prepared. Both sides are built from this header in one build, so C++ types may cross it.
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "oomlab/session/experiment.h"
@@ -15,9 +17,10 @@ struct TrainingBackend {
     std::unique_ptr<Experiment> (*prepare)(const ExperimentConfig&,
                                            const PrepareOptions&) = nullptr;
     std::vector<DeviceInfo> (*devices)() = nullptr;
+    void (*refuse_to_join)(const Rendezvous&, const std::string&, std::chrono::seconds) = nullptr;
 };
 
-inline constexpr int kTrainingBackendVersion = 2;
+inline constexpr int kTrainingBackendVersion = 3;
 inline constexpr const char* kTrainingBackendSymbol = "oomlab_training_backend";
 inline constexpr const char* kTrainingLibrary = "liboomlab_train.so";
 

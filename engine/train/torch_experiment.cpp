@@ -1,6 +1,7 @@
 // The Experiment the front ends hold, and the training engine's entry point.
 #include <torch/cuda.h>
 
+#include "distributed/refusals.h"
 #include "oomlab/config/snapshot_paths.h"
 #include "session/training_backend.h"
 #include "train/prepared_experiment.h"
@@ -114,6 +115,7 @@ std::unique_ptr<Experiment> make_torch_experiment(PreparedExperiment prepared) {
 
 extern "C" const oomlab::session::TrainingBackend* oomlab_training_backend() {
     static const oomlab::session::TrainingBackend backend{
-        oomlab::session::kTrainingBackendVersion, &oomlab::train::prepare, &oomlab::train::devices};
+        oomlab::session::kTrainingBackendVersion, &oomlab::train::prepare, &oomlab::train::devices,
+        &oomlab::distributed::announce_refusal};
     return &backend;
 }

@@ -3,6 +3,7 @@
 // shares the number, and ranks with different settings refuse together.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <future>
 #include <nlohmann/json.hpp>
 
@@ -110,6 +111,40 @@ TEST(DataParallel, RanksWithDifferentSettingsRefuseNamingTheKeys) {
     EXPECT_EQ(run["status"], "failed");
     EXPECT_NE(run["error"].get<std::string>().find("model.kind"), std::string::npos);
     EXPECT_EQ(run["steps"], 0);
+}
+
+// A rank that refuses its settings before joining (a bad value, a missing file) tells the
+// others through the rendezvous's store: they stop at once with its reason, where they waited
+// the whole timeout (20 s here) and blamed a dead peer. Whichever rank refuses, rank 0 serving
+// the store or a client of it.
+TEST(DataParallel, ARankRefusingItsSettingsBeforeJoiningStopsTheOthersWithItsReason) {
+    test::TempDir dir;
+    const std::string db = dir.file("runs.sqlite");
+    using Clock = std::chrono::steady_clock;
+    for (const int refusing : {1, 0}) {
+        const std::vector<std::string> good{"train.max_steps=3"};
+        const std::vector<std::string> bad =
+            refusing == 1 ? std::vector<std::string>{"train.batch_size=0"}
+                          : std::vector<std::string>{"dataset.path=" + dir.file("missing")};
+        const Clock::time_point started = Clock::now();
+        const auto [rank0, rank1] =
+            refusing == 1 ? two_ranks(db, good, db, bad) : two_ranks(db, bad, db, good);
+        const auto waited = Clock::now() - started;
+        const test::CliResult& refused = refusing == 1 ? rank1 : rank0;
+        const test::CliResult& told = refusing == 1 ? rank0 : rank1;
+        EXPECT_EQ(refused.exit_code, 2) << refused.err;
+        EXPECT_EQ(told.exit_code, 2) << told.err;
+        const std::string key = refusing == 1 ? "train.batch_size" : "dataset.path";
+        EXPECT_NE(told.err.find("rank " + std::to_string(refusing) +
+                                " refused its settings, so the run cannot start: "),
+                  std::string::npos)
+            << told.err;
+        EXPECT_NE(told.err.find(key), std::string::npos) << told.err;
+        EXPECT_EQ(told.err.find("did not complete within"), std::string::npos) << told.err;
+        // Not the timeout: the one bound that says the others did not wait for it.
+        EXPECT_LT(waited, std::chrono::seconds(20));
+    }
+    EXPECT_TRUE(RunStore::open(db).list_runs().empty());  // nothing was recorded
 }
 
 }  // namespace

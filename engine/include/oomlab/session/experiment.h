@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -130,5 +131,12 @@ struct DeviceInfo {
 };
 // Loads the training engine.
 std::vector<DeviceInfo> available_devices();
+
+// This process, one rank of `rendezvous`, refuses its settings (`why`) before joining the
+// group: the other ranks are told through the rendezvous's store, so they stop at once with
+// that reason instead of waiting `timeout` for it. Experiment::prepare does this itself; a
+// front end calls it for settings it refuses before preparing. Loads the training engine.
+void refuse_to_join(const Rendezvous& rendezvous, const std::string& why,
+                    std::chrono::seconds timeout);
 
 }  // namespace oomlab
