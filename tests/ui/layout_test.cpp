@@ -17,11 +17,13 @@
 
 #include "common/formatting.h"
 #include "compare/compare_page.h"
+#include "experiment/config_form.h"
 #include "experiment/experiment_panel.h"
 #include "lessons/lesson_flow.h"
 #include "lessons/lesson_text.h"
 #include "live/live_page.h"
 #include "live/run_controller.h"
+#include "oomlab/config/config_keys.h"
 #include "plots/themed_plot.h"
 #include "ui_test_support.h"
 #include "window/main_window.h"
@@ -277,6 +279,31 @@ private slots:
                 QCOMPARE(m_window->size(), screen);
                 flow->close();
             }
+        }
+        m_window->setZoom(1.0);
+    }
+
+    // The help box under the form keeps one height whatever the setting under the pointer (it
+    // grew from 3 to 6 lines and moved the form under the pointer), at either zoom.
+    void theHelpBoxNeverMovesTheForm() {
+        ExperimentPanel* panel = m_window->experimentPanel();
+        m_window->resize(1366, 768);
+        for (const double zoom : {1.0, MainWindow::kPresentationZoom}) {
+            m_window->setZoom(zoom);
+            m_window->experimentPanel()->parentWidget()->show();  // the dock, shown when presenting
+            panel->explain(qs(config_keys().front().name));
+            QTest::qWait(50);  // the zoom's and the dock's layout settle
+            const int height = panel->explanationBox()->height();
+            const QRect form = panel->form()->parentWidget()->geometry();
+            int longest = 0;
+            for (const ConfigKeyInfo& key : config_keys()) {
+                panel->explain(qs(key.name));
+                QApplication::processEvents();
+                longest = std::max(longest, int(key.help.size()));
+                QCOMPARE(panel->explanationBox()->height(), height);
+                QCOMPARE(panel->form()->parentWidget()->geometry(), form);
+            }
+            QVERIFY(longest > 200);  // some help needs more than the box shows: it scrolls
         }
         m_window->setZoom(1.0);
     }

@@ -1,5 +1,6 @@
 #include "experiment/experiment_panel.h"
 
+#include <QEvent>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -51,8 +52,16 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
     m_explanation->setWordWrap(true);
     m_explanation->setFrameShape(QFrame::StyledPanel);
     m_explanation->setMargin(6);
-    m_explanation->setMinimumHeight(m_explanation->fontMetrics().height() * 4);
     m_explanation->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+    // One height whatever the setting under the pointer: a box that grew with a long help
+    // text moved the form under the pointer. A longer text scrolls inside it.
+    m_explanationBox = new QScrollArea;
+    m_explanationBox->setObjectName(QStringLiteral("explanationBox"));
+    m_explanationBox->setWidget(m_explanation);
+    m_explanationBox->setWidgetResizable(true);
+    m_explanationBox->setFrameShape(QFrame::NoFrame);
+    m_explanationBox->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    fitExplanationBox();
 
     m_banner = new QLabel;
     m_banner->setObjectName(QStringLiteral("validationBanner"));
@@ -75,7 +84,7 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
     auto* bottom = new QWidget;
     auto* bottomLayout = new QVBoxLayout(bottom);
     bottomLayout->setContentsMargins(0, 0, 0, 0);
-    bottomLayout->addWidget(m_explanation);
+    bottomLayout->addWidget(m_explanationBox);
     bottomLayout->addWidget(m_estimate);
     bottomLayout->addWidget(m_banner);
     bottomLayout->addLayout(buttons);
@@ -158,6 +167,23 @@ void ExperimentPanel::onValidityChanged(bool formValid, const QString& formMessa
     }
     m_run->setEnabled(!m_running && valid);
     emit validityChanged(valid);
+}
+
+QWidget* ExperimentPanel::explanationBox() const {
+    return m_explanationBox;
+}
+
+void ExperimentPanel::fitExplanationBox() {
+    constexpr int kLines = 4;
+    m_explanationBox->setFixedHeight(m_explanation->fontMetrics().lineSpacing() * kLines +
+                                     2 * (m_explanation->margin() + m_explanation->frameWidth()));
+}
+
+void ExperimentPanel::changeEvent(QEvent* event) {
+    if (event->type() == QEvent::FontChange && m_explanationBox) {
+        fitExplanationBox();  // presentation mode: four lines of the larger text
+    }
+    QWidget::changeEvent(event);
 }
 
 void ExperimentPanel::explain(const QString& key) {

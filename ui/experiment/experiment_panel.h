@@ -8,6 +8,7 @@
 #include "oomlab/config/experiment_config.h"
 
 class QLabel;
+class QScrollArea;
 class QPushButton;
 class QSpinBox;
 
@@ -40,6 +41,10 @@ public:
 
     void setRunning(bool running);
 
+    // The help text of `key`, as when the pointer is over it.
+    void explain(const QString& key);
+    QWidget* explanationBox() const;
+
 signals:
     void configChanged(const oomlab::ExperimentConfig& config);
     void validityChanged(bool valid);
@@ -50,13 +55,18 @@ private:
     void onConfigChanged(const ExperimentConfig& config);
     void onValidityChanged(bool formValid, const QString& formMessage);
     QString processesProblem() const;  // what several processes refuse; empty if nothing
-    void explain(const QString& key);
+    void fitExplanationBox();
 
+protected:
+    void changeEvent(QEvent* event) override;
+
+private:
     ConfigForm* m_form = nullptr;
     DatasetPreview* m_preview = nullptr;
     QLabel* m_gloveCost = nullptr;
     QSpinBox* m_processes = nullptr;
     QLabel* m_explanation = nullptr;
+    QScrollArea* m_explanationBox = nullptr;
     QLabel* m_banner = nullptr;
     EstimateView* m_estimate = nullptr;
     QPushButton* m_run = nullptr;
