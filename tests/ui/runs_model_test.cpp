@@ -2,6 +2,7 @@
 // values shown, sorting by raw numbers, filtering, renaming and notes written through.
 #include <QAbstractItemModelTester>
 #include <QApplication>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -253,6 +254,57 @@ private slots:
         QVERIFY(!page.reuseRefusal().isEmpty());
         QCOMPARE(loaded.count(), 0);
         QCOMPARE(rerun.count(), 0);
+    }
+
+    // A double-click on an editable cell of a row not yet selected edits that cell, even when
+    // another run changes between its two clicks (a run finishing): the columns kept their
+    // widths, so the second click did not land on another column and open Compare instead,
+    // losing what was typed.
+    void aDoubleClickOnATagsCellEditsItWhateverChangesMeanwhile() {
+        const QString path = m_dir.filePath("double_click.sqlite");
+        std::int64_t first = 0;
+        std::int64_t second = 0;
+        {
+            RunStore store = RunStore::open(path.toStdString());
+            first = store.create_run({"a", "{}", "cpu", "0.1.0", "1.13"});
+            second = store.create_run({"b", "{}", "cpu", "0.1.0", "1.13"});
+            store.finish_run(first, RunOutcome{});
+            store.finish_run(second, RunOutcome{});
+        }
+        RunDatabase database;
+        QCOMPARE(database.open(path), QString());
+        RunsPage page(&database);
+        page.resize(1200, 500);
+        page.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&page));
+        QSignalSpy compared(&page, &RunsPage::compareRequested);
+        QTableView* view = page.view();
+        QVERIFY(view);
+        // Where the user points, for both clicks.
+        const QPoint tags = view->visualRect(page.filterModel()->mapFromSource(page.model()->index(
+                                                 page.model()->rowOfRun(first), RunsModel::Tags)))
+                                .center();
+        QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, tags);
+        // Between the clicks: the other run gets a long name, as when a run finishes.
+        database.store().rename_run(second, std::string(80, 'n'));
+        database.notifyRunsChanged();
+        QTest::mouseDClick(view->viewport(), Qt::LeftButton, {}, tags);
+        QCOMPARE(compared.count(), 0);
+        // The cell's editor, not the search field.
+        QTRY_VERIFY(QApplication::focusWidget() &&
+                    QApplication::focusWidget()->parentWidget() == view->viewport());
+        QTest::keyClicks(QApplication::focusWidget(), QStringLiteral("baseline"));
+        QTest::keyClick(QApplication::focusWidget(), Qt::Key_Return);
+        // The delegate commits on its next turn of the event loop.
+        QTRY_COMPARE(database.store().find_run(first)->tags, std::string("baseline"));
+        QCOMPARE(database.store().find_run(first)->name, std::string("a"));
+        // On a cell that is not edited, a double-click opens the run.
+        const int row = page.model()->rowOfRun(first);
+        const QRect id = view->visualRect(
+            page.filterModel()->mapFromSource(page.model()->index(row, RunsModel::Id)));
+        QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, id.center());
+        QTest::mouseDClick(view->viewport(), Qt::LeftButton, {}, id.center());
+        QCOMPARE(compared.count(), 1);
     }
 
     void deleteIsSeenAfterReload() {

@@ -93,8 +93,9 @@ RunsPage::RunsPage(RunDatabase* database, QWidget* parent) : QWidget(parent), m_
             m_resizing = false;
         }
     };
+    // Only when the rows are new: columns that moved when a run finished or was renamed moved
+    // the cell under the pointer between the two clicks of a double-click.
     connect(m_model, &QAbstractItemModel::modelReset, this, fitColumns);
-    connect(m_model, &QAbstractItemModel::dataChanged, this, fitColumns);
 
     m_details = new QLabel;
     m_details->setWordWrap(true);
