@@ -217,6 +217,42 @@ void print_prediction(const RunRecord& run) {
               << " figure(s) off by more than 10% (and 64 KiB) of the prediction\n";
 }
 
+void print_fixes(const std::vector<OomFix>& fixes) {
+    if (fixes.empty()) {
+        std::cout << "  no change is predicted to fit under the memory this run had\n";
+        return;
+    }
+    std::cout << "  what to try (cheapest first; each is predicted to fit):\n";
+    for (const OomFix& fix : fixes) {
+        std::string assignments;
+        for (const auto& [key, value] : fix.set) {
+            assignments += " --set " + key + "=" + value;
+        }
+        std::cout << "   " << assignments << "\n      " << fix.reason
+                  << " (cost: " << fix_cost_name(fix.cost) << ", predicted peak "
+                  << format_bytes(fix.predicted_peak_bytes) << ")\n";
+    }
+}
+
+void print_tried_fixes(const RunRecord& run, const std::vector<RunRecord>& tried) {
+    if (run.fixes_json.empty()) {
+        return;
+    }
+    std::vector<OomFix> offered;
+    try {
+        offered = parse_oom_fixes_json(run.fixes_json, "run " + std::to_string(run.id));
+    } catch (const std::exception& error) {
+        std::cout << "  the fixes it was offered cannot be read: " << error.what() << '\n';
+        return;
+    }
+    print_fixes(offered);
+    for (const RunRecord& fix : tried) {
+        std::cout << "  tried in run " << fix.id << " (" << printable_line(fix.name)
+                  << "): " << run_status_name(fix.outcome.status) << ", "
+                  << tried_fix_figures(run, fix, offered) << '\n';
+    }
+}
+
 void print_staircase(const RunOutcome& outcome) {
     if (outcome.staircase.empty()) {
         return;

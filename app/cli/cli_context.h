@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "oomlab/advice/oom_fixes.h"
 #include "oomlab/common/format.h"  // format_bytes, for every subcommand
 #include "oomlab/config/experiment_config.h"
 #include "oomlab/run/run_record.h"
@@ -54,6 +55,11 @@ void print_breakdown(const RunOutcome& outcome);
 // Where the bytes came from: each module's share of the peak, the stages of the run.
 void print_by_module(const RunOutcome& outcome);
 void print_staircase(const RunOutcome& outcome);
+// What to try after an out-of-memory, each fix with what it changes and its predicted peak.
+void print_fixes(const std::vector<OomFix>& fixes);
+// A run that ran out of memory: the fixes it was offered, then each run that tried one of them
+// with what it measured against the prediction.
+void print_tried_fixes(const RunRecord& run, const std::vector<RunRecord>& tried);
 // The estimator's prediction beside the measured figures, disagreements marked.
 void print_prediction(const RunRecord& run);
 // A data-parallel run's memory on each rank.

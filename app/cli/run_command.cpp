@@ -119,44 +119,12 @@ private:
     TrainProgress m_progress;
 };
 
-nlohmann::ordered_json fixes_json(const std::vector<OomFix>& fixes) {
-    nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (const OomFix& fix : fixes) {
-        nlohmann::ordered_json set = nlohmann::ordered_json::object();
-        for (const auto& [key, value] : fix.set) {
-            set[key] = value;
-        }
-        list.push_back({{"set", set},
-                        {"predicted_peak_bytes", fix.predicted_peak_bytes},
-                        {"cost", fix_cost_name(fix.cost)},
-                        {"reason", fix.reason}});
-    }
-    return list;
-}
-
-void print_fixes(const std::vector<OomFix>& fixes) {
-    if (fixes.empty()) {
-        std::cout << "  no change is predicted to fit under the memory this run had\n";
-        return;
-    }
-    std::cout << "  what to try (cheapest first; each is predicted to fit):\n";
-    for (const OomFix& fix : fixes) {
-        std::string assignments;
-        for (const auto& [key, value] : fix.set) {
-            assignments += " --set " + key + "=" + value;
-        }
-        std::cout << "   " << assignments << "\n      " << fix.reason
-                  << " (cost: " << fix_cost_name(fix.cost) << ", predicted peak "
-                  << format_bytes(fix.predicted_peak_bytes) << ")\n";
-    }
-}
-
 void print_summary(const RunRecord& run, const std::vector<OomFix>& fixes, bool json) {
     const RunOutcome& outcome = run.outcome;
     if (json) {
         auto summary = nlohmann::ordered_json::parse(run_summary_json(run));
         if (outcome.status == RunStatus::Oom) {
-            summary["fixes"] = fixes_json(fixes);
+            summary["fixes"] = nlohmann::ordered_json::parse(oom_fixes_json(fixes));
         }
         std::cout << json_line(summary) << std::endl;
         return;
@@ -176,6 +144,10 @@ void print_summary(const RunRecord& run, const std::vector<OomFix>& fixes, bool 
     }
     if (outcome.status == RunStatus::Oom) {
         print_fixes(fixes);
+        if (!fixes.empty()) {
+            std::cout << "  (run one with --fix-of " << run.id << " to follow it in `runs show "
+                      << run.id << "`)\n";
+        }
     }
 }
 
@@ -213,6 +185,12 @@ void add_run_command(CLI::App& app, int& exit_code) {
     command->add_option("--tags", *tags, "Tags to find the run by, comma-separated");
     auto json = std::make_shared<bool>(false);
     command->add_flag("--json", *json, "JSON lines; the last one is the summary");
+    auto fix_of = std::make_shared<std::int64_t>(0);
+    command
+        ->add_option("--fix-of", *fix_of,
+                     "This run tries a fix offered to run RUN_ID: `runs show RUN_ID` then shows "
+                     "what it measured against the prediction")
+        ->check(run_id_check());
     auto nproc = std::make_shared<int>(1);
     command
         ->add_option("--nproc", *nproc,
@@ -246,6 +224,11 @@ void add_run_command(CLI::App& app, int& exit_code) {
         const std::optional<Rendezvous> rendezvous = rendezvous_from_environment();
         const int rank = rendezvous ? rendezvous->rank : 0;
         RunStore store = RunStore::open(*db);
+        if (*fix_of > 0 && rank == 0 && !store.find_run(*fix_of)) {
+            throw BadInput("--fix-of: " + *db + " has no run " + std::to_string(*fix_of) +
+                               " (`oomlab-cli runs list` shows them)",
+                           {"--fix-of"});
+        }
         TerminalListener terminal(*json);
         RunListener quiet;
         // Rank 0 speaks for the run; the others only report their own failure.
@@ -263,6 +246,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
         }
         if (!tags->empty()) {
             store.set_tags(result.run_id, *tags);
+        }
+        if (*fix_of > 0) {
+            store.set_fix_of(result.run_id, *fix_of);
         }
         print_summary(*store.find_run(result.run_id), result.fixes, *json);
     });

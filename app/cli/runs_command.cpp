@@ -170,6 +170,10 @@ void add_runs_command(CLI::App& app, int& exit_code) {
             if (!run.outcome.error.empty()) {
                 std::cout << "error: " << run.outcome.error << '\n';
             }
+            print_tried_fixes(run, store.fix_runs_of(run.id));
+            if (run.fix_of) {
+                std::cout << "tries a fix offered to run " << *run.fix_of << '\n';
+            }
         }
         exit_code = kExitOk;
     });

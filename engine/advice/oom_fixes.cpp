@@ -294,15 +294,24 @@ std::optional<OomFix> larger_device(const ExperimentConfig& config, const Predic
 
 }  // namespace
 
+namespace {
+
+constexpr std::array<NamedValue<FixCost>, 5> kFixCostNames = {{
+    {FixCost::None, "none"},
+    {FixCost::Slower, "slower"},
+    {FixCost::Precision, "precision"},
+    {FixCost::Results, "results"},
+    {FixCost::LargerDevice, "larger device"},
+}};
+
+}  // namespace
+
 std::string_view fix_cost_name(FixCost cost) {
-    static constexpr std::array<NamedValue<FixCost>, 5> kNames = {{
-        {FixCost::None, "none"},
-        {FixCost::Slower, "slower"},
-        {FixCost::Precision, "precision"},
-        {FixCost::Results, "results"},
-        {FixCost::LargerDevice, "larger device"},
-    }};
-    return name_of(cost, kNames);
+    return name_of(cost, kFixCostNames);
+}
+
+std::optional<FixCost> fix_cost_named(std::string_view name) {
+    return value_named<FixCost>(name, kFixCostNames);
 }
 
 std::int64_t run_capacity_bytes(const ExperimentConfig& config, std::int64_t device_total_bytes) {

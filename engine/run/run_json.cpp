@@ -93,6 +93,11 @@ Json summary_object(const RunRecord& run) {
         {"staircase", Json::array()},
         {"fragmentation", fragmentation_object(run.outcome.fragmentation)},
         {"world_size", run.world_size},
+        // The fixes offered when it ran out of memory, as the run's own summary listed them.
+        {"fixes", run.fixes_json.empty()
+                      ? Json::array()
+                      : Json::parse(run.fixes_json, nullptr, /*allow_exceptions=*/false)},
+        {"fix_of", run.fix_of ? Json(*run.fix_of) : Json(nullptr)},
         {"ranks", Json::array()},
     };
     for (const RankMemory& rank : run.ranks) {

@@ -200,6 +200,10 @@ RunResult run_and_record(const ExperimentConfig& config, const std::string& name
     if (result.outcome.status == RunStatus::Oom) {
         result.fixes = fixes_for(config, result.info.device, recorder.device_total_bytes(),
                                  experiment->world_size());
+        if (experiment->rank() == 0) {
+            // Kept with the run, so they are shown wherever it is, long after.
+            store.set_fixes(result.run_id, oom_fixes_json(result.fixes));
+        }
     }
     return result;
 }

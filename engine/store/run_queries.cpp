@@ -57,6 +57,16 @@ std::vector<RunRecord> RunStore::list_runs(const RunFilter& filter) const {
     return runs;
 }
 
+std::vector<RunRecord> RunStore::fix_runs_of(std::int64_t run_id) const {
+    auto select = m_impl->database.prepare(select_runs() + " WHERE fix_of = ?1 ORDER BY id");
+    select.bind_int(1, run_id);
+    std::vector<RunRecord> runs;
+    while (select.step()) {
+        runs.push_back(read_run(select));
+    }
+    return runs;
+}
+
 std::optional<RunRecord> RunStore::find_run(std::int64_t run_id) const {
     auto select = m_impl->database.prepare(select_runs() + " WHERE id = ?1");
     select.bind_int(1, run_id);

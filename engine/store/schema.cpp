@@ -160,9 +160,17 @@ constexpr const char* kPrediction = R"sql(
 ALTER TABLE runs ADD COLUMN prediction_json TEXT;
 )sql";
 
+// Version 9: the fixes offered when the run ran out of memory (oom_fixes_json), and the run
+// whose out-of-memory a run tried to fix, so each fix can be followed to what it measured.
+constexpr const char* kFixes = R"sql(
+ALTER TABLE runs ADD COLUMN fixes_json TEXT;
+ALTER TABLE runs ADD COLUMN fix_of INTEGER REFERENCES runs (id) ON DELETE SET NULL;
+)sql";
+
 constexpr Migration kMigrations[] = {
-    {1, kInitialSchema}, {2, kRanks},        {3, kAllocatorCounters}, {4, kFinalBatch},
-    {5, kMemoryDetails}, {6, kRankOutcomes}, {7, kRunIdentity},       {8, kPrediction},
+    {1, kInitialSchema}, {2, kRanks},         {3, kAllocatorCounters},
+    {4, kFinalBatch},    {5, kMemoryDetails}, {6, kRankOutcomes},
+    {7, kRunIdentity},   {8, kPrediction},    {9, kFixes},
 };
 
 int user_version(const sqlite::Database& database) {

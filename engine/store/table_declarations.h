@@ -81,6 +81,8 @@ inline constexpr Column<RunRecord> kRunColumns[] = {
      [](const sqlite::Statement& s, int i, RunRecord& run) {
          run.prediction = parse_prediction_json(s.column_text(i));
      }},
+    column<&RunRecord::fixes_json>("fixes_json"),
+    column<&RunRecord::fix_of>("fix_of"),
 };
 
 namespace declarations_detail {

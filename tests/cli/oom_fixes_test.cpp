@@ -36,9 +36,11 @@ protected:
         const json summary = json::parse(failed.lines().back());
         EXPECT_EQ(summary["status"], "oom") << name;
         EXPECT_FALSE(summary["fixes"].empty()) << name << ": no fix offered";
+        const std::string failed_id = std::to_string(summary["run_id"].get<std::int64_t>());
         for (const json& fix : summary["fixes"]) {
             m_offered.push_back(fix["set"]);
             Args fixed = run;
+            fixed.insert(fixed.end(), {"--fix-of", failed_id});
             for (const auto& [key, value] : fix["set"].items()) {
                 fixed.insert(fixed.end(), {"--set", key + "=" + value.get<std::string>()});
             }
@@ -55,8 +57,22 @@ protected:
             EXPECT_LE(done["peak_bytes"].get<double>(),
                       fix["predicted_peak_bytes"].get<double>() * 1.05 + (1 << 20))
                 << name << " with " << fix["set"].dump();
+            EXPECT_EQ(done["fix_of"], summary["run_id"]);
             ++m_fixes;
         }
+        // The fixes stay with the run, and each run that tried one is shown beside it with
+        // what it measured against the prediction.
+        EXPECT_EQ(test::show_run_json(m_dir.file("runs.sqlite"), std::stoll(failed_id))["fixes"],
+                  summary["fixes"])
+            << name;
+        const auto shown = run_cli({"runs", "show", failed_id, "--db", m_dir.file("runs.sqlite")});
+        std::size_t tried = 0;
+        for (std::size_t at = 0; (at = shown.out.find("  tried in run ", at)) != std::string::npos;
+             ++at) {
+            ++tried;
+        }
+        EXPECT_EQ(tried, summary["fixes"].size()) << shown.out;
+        EXPECT_NE(shown.out.find(" -> measured "), std::string::npos) << shown.out;
         return true;
     }
 

@@ -192,9 +192,31 @@ private slots:
         QVERIFY(apply);
         QCOMPARE(apply->text(), QStringLiteral("Apply"));
         QTest::mouseClick(apply, Qt::LeftButton);
+        QStringList applied;
         for (const auto& [key, value] : end.fixes.front().set) {
             QCOMPARE(get_config_value(form->config(), key), value);
+            applied << qs(key + "=" + value);
         }
+        // The run that tries it is named after the fix and linked to the run it fixes; the
+        // failed run keeps its fixes and shows what the fix measured against its prediction.
+        const RunEnd fixed = runAndWait();
+        const auto tried =
+            RunStore::open(m_dir.filePath("runs.sqlite").toStdString()).find_run(fixed.runId);
+        QVERIFY(tried);
+        QCOMPARE(qs(tried->name), qs(run->name) + " + " + applied.join(QStringLiteral(", ")));
+        QCOMPARE(tried->fix_of, std::optional<std::int64_t>(end.runId));
+        QVERIFY(!run->fixes_json.empty());
+        m_window->runsPage()->selectRuns({end.runId});
+        const QString details = m_window->runsPage()->detailsText();
+        QVERIFY2(details.contains(QStringLiteral("Fixes offered")), qPrintable(details));
+        QVERIFY2(details.contains(QStringLiteral("Tried in run %1").arg(fixed.runId)),
+                 qPrintable(details));
+        QVERIFY2(details.contains(QStringLiteral("predicted ")), qPrintable(details));
+        // A run started afterwards is its own again.
+        const RunEnd plain = runAndWait();
+        QVERIFY(!RunStore::open(m_dir.filePath("runs.sqlite").toStdString())
+                     .find_run(plain.runId)
+                     ->fix_of);
         m_window->experimentPanel()->setConfig(test::tinyConfig(12));
     }
 

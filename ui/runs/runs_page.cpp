@@ -19,6 +19,7 @@
 #include "common/app_settings.h"
 #include "common/formatting.h"
 #include "export/run_export.h"
+#include "oomlab/advice/oom_fixes.h"
 #include "oomlab/workers/rendezvous.h"
 #include "runs/run_database.h"
 #include "runs/runs_filter_model.h"
@@ -316,6 +317,44 @@ void RunsPage::saveNotes() {
     }
 }
 
+QString RunsPage::detailsText() const {
+    return m_details->text();
+}
+
+QString RunsPage::fixesHtml(const RunRecord& run) const {
+    QString html;
+    if (run.fix_of) {
+        html += tr("<br>Tries a fix offered to run %1.").arg(*run.fix_of);
+    }
+    if (run.fixes_json.empty()) {
+        return html;
+    }
+    std::vector<OomFix> offered;
+    try {
+        offered = parse_oom_fixes_json(run.fixes_json, "run " + std::to_string(run.id));
+    } catch (const std::exception& error) {
+        return html + QStringLiteral("<br>") + qs(error.what()).toHtmlEscaped();
+    }
+    html += offered.empty() ? tr("<br>No change was predicted to fit.")
+                            : tr("<br><b>Fixes offered</b> (each predicted to fit):");
+    for (const OomFix& fix : offered) {
+        QStringList settings;
+        for (const auto& [key, value] : fix.set) {
+            settings << QStringLiteral("%1=%2").arg(qs(key), qs(value));
+        }
+        html += QStringLiteral("<br>• %1 — predicted %2")
+                    .arg(settings.join(QStringLiteral(", ")).toHtmlEscaped(),
+                         formatBytes(fix.predicted_peak_bytes));
+    }
+    for (const RunRecord& tried : m_database->store().fix_runs_of(run.id)) {
+        html += tr("<br>Tried in run %1 (%2): %3, %4")
+                    .arg(tried.id)
+                    .arg(qs(tried.name).toHtmlEscaped(), statusName(tried.outcome.status),
+                         qs(tried_fix_figures(run, tried, offered)).toHtmlEscaped());
+    }
+    return html;
+}
+
 void RunsPage::updateDetails() {
     saveNotes();
     const QVector<qint64> ids = selectedRunIds();
@@ -344,6 +383,7 @@ void RunsPage::updateDetails() {
     if (!run->outcome.error.empty()) {
         text += QStringLiteral("<br>") + qs(run->outcome.error).toHtmlEscaped();
     }
+    text += fixesHtml(*run);
     m_details->setText(text);
     if (m_notesRunId != run->id) {
         m_notesRunId = run->id;

@@ -43,6 +43,7 @@ public:
     void loadSelected();
     void rerunSelected();
     const QString& reuseRefusal() const { return m_reuseRefusal; }
+    QString detailsText() const;  // what the details pane says about the selection
     // False when none was deleted; why each refused one was not is in deleteRefusals() (and,
     // with `confirm`, in a message box).
     bool deleteSelected(bool confirm = true);
@@ -62,6 +63,8 @@ protected:
 
 private:
     void updateDetails();
+    // An out-of-memory run's fixes and the runs that tried them; a fix run's link.
+    QString fixesHtml(const RunRecord& run) const;
     void saveNotes();
     int currentSourceRow() const;
     // Why the run in `row` cannot be loaded or run again; empty when it can.

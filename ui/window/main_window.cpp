@@ -12,6 +12,7 @@
 #include <QTimer>
 
 #include <algorithm>
+#include <utility>
 
 #include "common/app_settings.h"
 #include "common/formatting.h"
@@ -179,6 +180,7 @@ void MainWindow::wireController() {
     connect(c, &RunController::prepareProgress, m_live, &LivePage::onPrepareProgress);
     connect(c, &RunController::prepareProgress, m_progress, &StatusProgress::onPrepare);
     connect(c, &RunController::runCreated, m_live, &LivePage::onRunCreated);
+    connect(c, &RunController::runCreated, this, &MainWindow::linkFixRun);
     connect(c, &RunController::runCreated, m_database, &RunDatabase::notifyRunsChanged);
     connect(c, &RunController::metricsArrived, m_live, &LivePage::onMetrics);
     connect(c, &RunController::eventArrived, m_live, &LivePage::onEvent);
@@ -241,7 +243,9 @@ bool MainWindow::startRun() {
         AppSettings::setLastConfigJson(qs(config_to_json(m_panel->config())));
     }
     showPage(LiveTab);
-    return m_controller->start(m_panel->config(), {}, m_panel->processes());
+    // A fix just applied: the run is named after it and linked to the run it fixes.
+    m_fixOf = std::exchange(m_appliedFix, {});
+    return m_controller->start(m_panel->config(), m_fixOf.name, m_panel->processes());
 }
 
 bool MainWindow::findBatchSize() {
@@ -337,6 +341,7 @@ QString MainWindow::openDatabase(const QString& path, bool quiet) {
 }
 
 void MainWindow::applyFix(const Settings& settings, bool run) {
+    m_appliedFix = {};
     QStringList applied;
     for (const auto& [key, value] : settings) {
         if (!m_panel->form()->setValue(qs(key), qs(value))) {
@@ -348,6 +353,12 @@ void MainWindow::applyFix(const Settings& settings, bool run) {
         }
         applied << QStringLiteral("%1=%2").arg(qs(key), qs(value));
     }
+    if (m_lastOomRun > 0 && m_database->isOpen()) {
+        if (const std::optional<RunRecord> failed = m_database->store().find_run(m_lastOomRun)) {
+            m_appliedFix = {m_lastOomRun, tr("%1 + %2").arg(qs(failed->name),
+                                                            applied.join(QStringLiteral(", ")))};
+        }
+    }
     if (run) {
         startRun();
         return;
@@ -356,7 +367,22 @@ void MainWindow::applyFix(const Settings& settings, bool run) {
         tr("%1. Press Run (Ctrl+R) to try it.").arg(applied.join(QStringLiteral(", "))), 8000);
 }
 
+void MainWindow::linkFixRun(qint64 runId) {
+    if (m_fixOf.run > 0 && m_database->isOpen()) {
+        try {
+            m_database->store().set_fix_of(runId, m_fixOf.run);
+        } catch (const std::exception& error) {
+            statusBar()->showMessage(error.what(), 8000);  // the fixed run was deleted
+        }
+    }
+    m_fixOf = {};
+}
+
 void MainWindow::onRunFinished(const RunEnd& end) {
+    m_fixOf = {};  // a run refused before it was created links nothing
+    if (end.status() == RunStatus::Oom && end.runId > 0) {
+        m_lastOomRun = end.runId;
+    }
     m_live->onRunFinished(end);
     m_progress->onFinished(end);
     if (end.badInput && !end.badInputKeys.isEmpty()) {

@@ -89,6 +89,7 @@ protected:
 private:
     void wireController();
     void onRunFinished(const RunEnd& end);
+    void linkFixRun(qint64 runId);
     void onLessonFinished(const LessonEnd& end);
     void restoreSession(const MainWindowOptions& options);
     // Brings the window within its screen's free area (a first start, a geometry saved on a
@@ -114,6 +115,15 @@ private:
     QDockWidget* m_experimentDock = nullptr;
     RunController::Pace m_paceBeforeLesson = RunController::Pace::Full;
     bool m_saveSession = true;
+    // A fix offered after an out-of-memory: the run that tries it is named after it and
+    // linked to the run it fixes (RunStore::set_fix_of).
+    struct FixRun {
+        qint64 run = 0;  // the run that ran out of memory
+        QString name;    // "<its name> + embeddings.freeze=true"
+    };
+    qint64 m_lastOomRun = 0;
+    FixRun m_appliedFix;  // applied to the form, not yet run
+    FixRun m_fixOf;       // the run just started tries it
 };
 
 }  // namespace oomlab::ui

@@ -5,12 +5,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "oomlab/config/config_keys.h"
 #include "oomlab/prepare/data_profile.h"
+#include "oomlab/run/run_record.h"
 
 namespace oomlab {
 
@@ -23,6 +25,7 @@ enum class FixCost {
     LargerDevice,  // more memory than the run had
 };
 std::string_view fix_cost_name(FixCost cost);  // "none", "slower", "precision", ...
+std::optional<FixCost> fix_cost_named(std::string_view name);
 
 struct OomFix {
     Settings set;        // the keys to change and their new values
@@ -45,5 +48,19 @@ std::vector<OomFix> suggest_oom_fixes(const OomSituation& situation);
 
 // The capacity a run had: its cap, else the device's total (0 when unknown).
 std::int64_t run_capacity_bytes(const ExperimentConfig& config, std::int64_t device_total_bytes);
+
+// The fixes as `run --json` lists them under "fixes", and as a run keeps them in its
+// database: [{"set": {key: value}, "predicted_peak_bytes", "cost", "reason"}].
+std::string oom_fixes_json(const std::vector<OomFix>& fixes);
+// Read back; throws BadInput naming `source` and what is wrong.
+std::vector<OomFix> parse_oom_fixes_json(const std::string& text, const std::string& source);
+
+// The offered fix a run trained with (every one of its settings), or null.
+const OomFix* fix_tried_by(const std::vector<OomFix>& offered, const RunRecord& tried);
+
+// A tried fix against what was offered and what failed: "predicted 9.1 MiB -> measured
+// 8.7 MiB, accuracy 41.0% -> 43.5%" (what is unknown is left out).
+std::string tried_fix_figures(const RunRecord& failed, const RunRecord& tried,
+                              const std::vector<OomFix>& offered);
 
 }  // namespace oomlab

@@ -172,6 +172,10 @@ struct RunRecord {
     std::vector<RankMemory> ranks;  // world_size > 1 (find_run only): each rank that recorded
     RunOutcome outcome{RunStatus::Running};
     std::optional<MemoryPrediction> prediction;  // none for runs of older versions
+    // Run out of memory: the fixes it was offered (oom_fixes_json), empty for other runs and
+    // those of older versions.
+    std::string fixes_json;
+    std::optional<std::int64_t> fix_of;  // the run whose out-of-memory this run tried to fix
 };
 
 }  // namespace oomlab

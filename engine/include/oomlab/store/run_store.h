@@ -75,6 +75,12 @@ public:
     void rename_run(std::int64_t run_id, const std::string& name);
     void set_notes(std::int64_t run_id, const std::string& notes);
     void set_tags(std::int64_t run_id, const std::string& tags);  // comma-separated
+    // The fixes a run that ran out of memory was offered (oom_fixes_json).
+    void set_fixes(std::int64_t run_id, const std::string& fixes_json);
+    // `run_id` tries one of the fixes offered to `fixed_run` (a run of this database).
+    void set_fix_of(std::int64_t run_id, std::int64_t fixed_run);
+    // The runs that tried a fix of `run_id`, oldest first.
+    std::vector<RunRecord> fix_runs_of(std::int64_t run_id) const;
 
     // The run that process `pid` of this host created at or after `since` and left
     // unfinished when it died, ended `failed` with `error` (what a launcher saw: "rank 0 was
