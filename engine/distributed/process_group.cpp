@@ -214,6 +214,7 @@ ProcessGroup::ProcessGroup(const Rendezvous& rendezvous, DistributedBackend back
     } catch (const Error&) {
         throw;
     } catch (const std::exception& error) {
+        refusals.throw_if_refused();  // the store that broke the join said why first
         throw impl.failure(joining, error, started);
     }
     if (ended == Watched::Stopped) {

@@ -84,11 +84,15 @@ void RefusalWatch::start() {
                         continue;
                     }
                     const std::vector<std::uint8_t> value = store->get(key);
+                    {
+                        const std::lock_guard<std::mutex> lock(state->mutex);
+                        state->refusal = "rank " + std::to_string(other) +
+                                         " refused its settings, so the run cannot start: " +
+                                         std::string(value.begin(), value.end());
+                    }
+                    // Said read only now: a rank 0 that refused ends its store once every
+                    // other rank has read it, which breaks this rank's join.
                     store->add(kSeenKey, 1);
-                    const std::lock_guard<std::mutex> lock(state->mutex);
-                    state->refusal = "rank " + std::to_string(other) +
-                                     " refused its settings, so the run cannot start: " +
-                                     std::string(value.begin(), value.end());
                     return;
                 }
             } catch (const std::exception&) {

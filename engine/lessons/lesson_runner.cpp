@@ -7,6 +7,7 @@
 #include "oomlab/common/format.h"
 #include "oomlab/common/utf8.h"
 #include "oomlab/lessons/lesson.h"
+#include "oomlab/run/breakdown.h"
 
 namespace oomlab {
 namespace {
@@ -34,9 +35,32 @@ std::optional<std::int64_t> module_bytes(const ModuleMemory& module, std::string
 }
 
 // "activations of block 1" for "activations@block 1"; other metrics as they are.
-std::string metric_name(const std::string& metric) {
+// A kind of a module's memory in words ("optimizer state").
+std::string kind_words(std::string kind) {
+    std::replace(kind.begin(), kind.end(), '_', ' ');
+    return kind;
+}
+
+// A metric in words, as the lesson's reader says it ("peak memory", "activations and
+// temporaries"; "gradients of block 1").
+std::string metric_words(const std::string& metric) {
+    if (metric == "peak_bytes") {
+        return "peak memory";
+    }
+    if (metric == "mean_step_peak") {
+        return "mean step peak";
+    }
+    if (metric == "mean_device_used") {
+        return "mean device memory used";
+    }
+    const auto key = std::find(kBreakdownKeys.begin(), kBreakdownKeys.end(), metric);
+    if (key != kBreakdownKeys.end()) {
+        return std::string(kBreakdownLabels[key - kBreakdownKeys.begin()]);
+    }
     const auto at = metric.find('@');
-    return at == std::string::npos ? metric : metric.substr(0, at) + " of " + metric.substr(at + 1);
+    return at == std::string::npos
+               ? kind_words(metric)
+               : kind_words(metric.substr(0, at)) + " of " + metric.substr(at + 1);
 }
 
 ClaimCheck check_largest(const LessonClaim& claim, const LessonResult& result) {
@@ -54,14 +78,14 @@ ClaimCheck check_largest(const LessonClaim& claim, const LessonResult& result) {
         }
     }
     if (!largest || total == 0) {
-        return {claim.label + ": no " + claim.metric +
+        return {claim.label + ": no " + kind_words(claim.metric) +
                     " by module measured (claim: " + claim.module + " holds the most)",
                 false};
     }
     const std::int64_t held = module_bytes(*largest, claim.metric).value_or(0);
     char text[256];
     std::snprintf(text, sizeof text, "%s: %s holds the most %s, %s of %s (claim: %s)",
-                  claim.label.c_str(), largest->module.c_str(), claim.metric.c_str(),
+                  claim.label.c_str(), largest->module.c_str(), kind_words(claim.metric).c_str(),
                   format_bytes(held).c_str(), format_bytes(total).c_str(), claim.module.c_str());
     return {text, largest->module == claim.module};
 }
@@ -89,7 +113,7 @@ ClaimCheck check(const LessonClaim& claim, const LessonResult& result) {
     const double b = lesson_metric(claim.metric, than->record, than->metrics);
     const double ratio = b > 0 ? a / b : INFINITY;
     std::snprintf(text, sizeof text, "%s: %s is %.2f x %s (claim: at most %.2f x)",
-                  metric_name(claim.metric).c_str(), claim.smaller.c_str(), ratio,
+                  metric_words(claim.metric).c_str(), claim.smaller.c_str(), ratio,
                   claim.than.c_str(), claim.at_most);
     return {text, ratio <= claim.at_most};
 }
@@ -111,12 +135,13 @@ std::string describe_claim(const LessonClaim& claim) {
         case LessonClaim::Kind::Status:
             return claim.label + " ends " + std::string(run_status_name(claim.status));
         case LessonClaim::Kind::Largest:
-            return "in " + claim.label + ", " + claim.module + " holds the most " + claim.metric;
+            return "in " + claim.label + ", " + claim.module + " holds the most " +
+                   kind_words(claim.metric);
         case LessonClaim::Kind::Ratio:
             break;
     }
     std::snprintf(text, sizeof text, "%s: %s is at most %.2f x %s",
-                  metric_name(claim.metric).c_str(), claim.smaller.c_str(), claim.at_most,
+                  metric_words(claim.metric).c_str(), claim.smaller.c_str(), claim.at_most,
                   claim.than.c_str());
     return text;
 }

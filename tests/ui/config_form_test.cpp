@@ -15,6 +15,7 @@
 #include "experiment/experiment_panel.h"
 #include "experiment/glove_cost.h"
 #include "experiment/key_editor.h"
+#include "experiment/key_labels.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/estimator/estimator.h"
 #include "plots/breakdown_chart.h"
@@ -32,6 +33,8 @@ private slots:
         for (const ConfigKeyInfo& info : config_keys()) {
             KeyEditor* editor = form.editor(QString::fromStdString(info.name));
             QVERIFY2(editor, info.name.c_str());
+            // A label people read, never one made from the key ("Bucket mb", "Timeout s").
+            QVERIFY2(hasOwnLabel(QString::fromStdString(info.name)), info.name.c_str());
             QVERIFY(editor->toolTip().contains(QString::fromStdString(info.help).toHtmlEscaped()));
             QCOMPARE(editor->text(),
                      QString::fromStdString(get_config_value(form.config(), info.name)));

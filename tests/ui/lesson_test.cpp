@@ -2,14 +2,17 @@
 // trains its runs one after another through the window, opens the compare view and shows
 // the engine's checks of the lesson's claims.
 #include <QApplication>
+#include <QComboBox>
 #include <QDir>
 #include <QFile>
 #include <QLabel>
 #include <QMenu>
 #include <QPushButton>
 #include <QTemporaryDir>
+#include <QTextBrowser>
 #include <QtTest>
 
+#include "common/formatting.h"
 #include "compare/compare_page.h"
 #include "experiment/experiment_panel.h"
 #include "lessons/lesson_flow.h"
@@ -135,6 +138,18 @@ private slots:
 
         LessonFlow* flow = window.openLesson(lesson);
         QCOMPARE(flow->page(), int(LessonFlow::ExplainPage));
+        // Before the prediction: the runs and their settings, never the answer (the
+        // explanation or a claim).
+        const QString setup = flow->findChild<QTextBrowser*>()->toPlainText();
+        QVERIFY2(setup.contains(QStringLiteral("train.accumulation=4")), qPrintable(setup));
+        QVERIFY2(!setup.contains(QStringLiteral("A fraction of the activations")),
+                 qPrintable(setup));
+        QVERIFY2(!setup.contains(qs(describe_claim(lesson.claims.front()))), qPrintable(setup));
+        // The pace chosen for the last lesson is kept.
+        auto* pace = flow->findChild<QComboBox*>(QStringLiteral("lessonPace"));
+        QVERIFY(pace);
+        QCOMPARE(pace->currentData().toInt(), int(RunController::Pace::Watchable));
+        pace->setCurrentIndex(pace->findData(int(RunController::Pace::Full)));
         flow->next();
         QCOMPARE(flow->page(), int(LessonFlow::PredictPage));
         flow->predict(0, 0);  // "batch 64 needs the most, by less than 1.5 times"
@@ -151,11 +166,21 @@ private slots:
                  qPrintable(flow->revealText()));
         QVERIFY(flow->revealText().contains(QStringLiteral("batch 64")));
         QCOMPARE(flow->revealed(), 0);
+        // The comparison behind the lesson's window waits for the claims too.
+        QVERIFY(!window.comparePage()->note().contains(QStringLiteral("✓")));
+        QVERIFY(!flow->revealText().contains(QStringLiteral("A fraction of the activations")));
         QVERIFY(flow->revealNext());
         QVERIFY(flow->revealText().contains(QStringLiteral("✓")));
         QVERIFY(flow->revealNext());
         QVERIFY(!flow->revealNext());  // two claims
+        QVERIFY(window.comparePage()->note().contains(QStringLiteral("✓")));
+        // With every claim out, the why.
+        QVERIFY2(flow->revealText().contains(QStringLiteral("A fraction of the activations")),
+                 qPrintable(flow->revealText()));
         QCOMPARE(config_to_json(window.experimentPanel()->config()), before);
+        LessonFlow* again = window.openLesson(lesson);
+        QCOMPARE(again->findChild<QComboBox*>(QStringLiteral("lessonPace"))->currentData().toInt(),
+                 int(RunController::Pace::Full));
     }
 };
 

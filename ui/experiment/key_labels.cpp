@@ -15,10 +15,8 @@ QString fromName(const QString& key) {
     return field;
 }
 
-}  // namespace
-
-QString keyLabel(const QString& key) {
-    static const QHash<QString, const char*> labels = {
+const QHash<QString, const char*>& labels() {
+    static const QHash<QString, const char*> table = {
         {"dataset.path", QT_TRANSLATE_NOOP("KeyLabel", "Training data")},
         {"dataset.valid_path", QT_TRANSLATE_NOOP("KeyLabel", "Validation data")},
         {"dataset.format", QT_TRANSLATE_NOOP("KeyLabel", "File format")},
@@ -59,8 +57,22 @@ QString keyLabel(const QString& key) {
         {"debug.keep_loss_graph", QT_TRANSLATE_NOOP("KeyLabel", "Keep every loss graph (leak)")},
         {"debug.memory_snapshot", QT_TRANSLATE_NOOP("KeyLabel", "Memory snapshot file")},
         {"device", QT_TRANSLATE_NOOP("KeyLabel", "Device")},
+        {"distributed.backend", QT_TRANSLATE_NOOP("KeyLabel", "Communication backend")},
+        {"distributed.shard", QT_TRANSLATE_NOOP("KeyLabel", "Shard across processes")},
+        {"distributed.bucket_mb", QT_TRANSLATE_NOOP("KeyLabel", "Gradient bucket (MiB)")},
+        {"distributed.timeout_s", QT_TRANSLATE_NOOP("KeyLabel", "Wait for the others (s)")},
     };
-    const char* label = labels.value(key, nullptr);
+    return table;
+}
+
+}  // namespace
+
+bool hasOwnLabel(const QString& key) {
+    return labels().contains(key);
+}
+
+QString keyLabel(const QString& key) {
+    const char* label = labels().value(key, nullptr);
     return label ? QCoreApplication::translate("KeyLabel", label) : fromName(key);
 }
 

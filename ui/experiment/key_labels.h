@@ -8,5 +8,6 @@ namespace oomlab::ui {
 
 // A key's label; a key without one (added to the registry later) gets one from its name.
 QString keyLabel(const QString& key);
+bool hasOwnLabel(const QString& key);  // false: the label is made from the key's name
 
 }  // namespace oomlab::ui

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 
+#include "common/app_settings.h"
 #include "common/formatting.h"
 #include "lessons/lesson_text.h"
 
@@ -64,7 +65,7 @@ void LessonFlow::next() {
 QWidget* LessonFlow::explainPage() {
     auto* page = new QWidget(this);
     auto* text = new QTextBrowser(page);
-    text->setHtml(lessonHtml(m_lesson));
+    text->setHtml(lessonSetupHtml(m_lesson));
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Cancel, page);
     QPushButton* onward = buttons->addButton(tr("Next: predict ›"), QDialogButtonBox::AcceptRole);
     onward->setDefault(true);
@@ -127,7 +128,10 @@ QWidget* LessonFlow::runPage() {
     m_pace->addItem(tr("full speed"), int(RunController::Pace::Full));
     m_pace->addItem(tr("watchable (about 40 steps a second)"), int(RunController::Pace::Watchable));
     m_pace->addItem(tr("slow (about 8 steps a second)"), int(RunController::Pace::Slow));
-    m_pace->setCurrentIndex(1);
+    // The pace chosen for the last lesson, else watchable.
+    const int kept = m_pace->findData(
+        AppSettings::value(QStringLiteral("lesson/pace"), int(RunController::Pace::Watchable)));
+    m_pace->setCurrentIndex(kept >= 0 ? kept : 1);
     paceRow->addWidget(m_pace, 1);
     layout->addLayout(paceRow);
     m_progress = wrappedLabel(QString(), page);
@@ -141,6 +145,7 @@ QWidget* LessonFlow::runPage() {
         m_start->setEnabled(false);
         m_runsStarted = 0;
         m_progress->setText(tr("Starting…"));
+        AppSettings::setValue(QStringLiteral("lesson/pace"), m_pace->currentData());
         emit runRequested(static_cast<RunController::Pace>(m_pace->currentData().toInt()));
     });
     layout->addWidget(m_start, 0, Qt::AlignRight);
@@ -245,8 +250,15 @@ void LessonFlow::showRevealed() {
                          m_end.holds[i] ? QStringLiteral("✓") : QStringLiteral("✗"),
                          m_end.checks[i].toHtmlEscaped());
     }
+    const bool all = m_revealed >= m_end.checks.size();
+    if (all) {
+        html += lessonExplanationHtml(m_lesson);  // the why, once every claim is out
+    }
     m_reveal->setText(html);
-    m_revealNext->setEnabled(m_revealed < m_end.checks.size());
+    m_revealNext->setEnabled(!all);
+    if (all) {
+        emit revealedAll();
+    }
 }
 
 }  // namespace oomlab::ui

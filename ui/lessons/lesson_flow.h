@@ -48,8 +48,10 @@ public slots:
     void next();
 
 signals:
-    // "Run the lesson" was pressed: train its runs at this pace.
+    // "Run the lesson" was pressed: train its runs at this pace (kept for the next lesson).
     void runRequested(oomlab::ui::RunController::Pace pace);
+    // Every claim is shown: the conclusions may appear elsewhere (the compare page) too.
+    void revealedAll();
 
 private:
     QWidget* explainPage();

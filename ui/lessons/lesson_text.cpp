@@ -26,11 +26,11 @@ QString settingsText(const Settings& settings) {
     return parts.join(QStringLiteral("  "));
 }
 
-QString lessonHtml(const Lesson& lesson) {
-    QString html = QStringLiteral("<h3>%1</h3>").arg(qs(lesson.title).toHtmlEscaped());
-    for (const QString& paragraph : qs(lesson.explanation).split(QStringLiteral("\n\n"))) {
-        html += QStringLiteral("<p>%1</p>").arg(paragraph.toHtmlEscaped());
-    }
+namespace {
+
+// The settings every run shares, then each run's own.
+QString runsHtml(const Lesson& lesson) {
+    QString html;
     if (!lesson.base.empty()) {
         html += QObject::tr("<p><b>Every run:</b> <code>%1</code></p>")
                     .arg(settingsText(lesson.base).toHtmlEscaped());
@@ -41,7 +41,29 @@ QString lessonHtml(const Lesson& lesson) {
         html += QStringLiteral("<li><b>%1</b> <code>%2</code></li>")
                     .arg(qs(run.label).toHtmlEscaped(), settingsText(run.settings).toHtmlEscaped());
     }
-    html += QStringLiteral("</ol>");
+    return html + QStringLiteral("</ol>");
+}
+
+}  // namespace
+
+QString lessonExplanationHtml(const Lesson& lesson) {
+    QString html;
+    for (const QString& paragraph : qs(lesson.explanation).split(QStringLiteral("\n\n"))) {
+        html += QStringLiteral("<p>%1</p>").arg(paragraph.toHtmlEscaped());
+    }
+    return html;
+}
+
+QString lessonSetupHtml(const Lesson& lesson) {
+    return QStringLiteral("<h3>%1</h3>").arg(qs(lesson.title).toHtmlEscaped()) + runsHtml(lesson) +
+           QObject::tr(
+               "<p>Predict what they will show; the explanation and the checked claims "
+               "come after the runs.</p>");
+}
+
+QString lessonHtml(const Lesson& lesson) {
+    QString html = QStringLiteral("<h3>%1</h3>").arg(qs(lesson.title).toHtmlEscaped()) +
+                   lessonExplanationHtml(lesson) + runsHtml(lesson);
     if (!lesson.claims.empty()) {
         html += QObject::tr(
             "<p><b>What it should show</b> (checked against the measurements "

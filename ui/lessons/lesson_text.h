@@ -24,6 +24,11 @@ LessonCatalog loadLessonCatalog();
 QString settingsText(const Settings& settings);
 // The lesson as HTML: explanation, base settings, each run's settings, the claims.
 QString lessonHtml(const Lesson& lesson);
+// What a class reads before it predicts: the title, the settings of every run and each run's
+// own; no explanation and no claim, which would give the answer away.
+QString lessonSetupHtml(const Lesson& lesson);
+// The explanation's paragraphs, for after the prediction.
+QString lessonExplanationHtml(const Lesson& lesson);
 
 // "✓ activations: 4 x 32 is 0.27 x batch 128 (claim: at most 0.35 x)" lines as HTML.
 QString lessonEndHtml(const LessonEnd& end);

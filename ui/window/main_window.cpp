@@ -397,13 +397,24 @@ void MainWindow::onRunFinished(const RunEnd& end) {
 
 void MainWindow::onLessonFinished(const LessonEnd& end) {
     m_controller->setPace(m_paceBeforeLesson);
+    if (end.runIds.size() >= 2) {
+        // Behind a lesson's window the comparison waits for its claims to be revealed there;
+        // it says them once they are, or once the window is closed.
+        LessonEnd untold = end;
+        if (m_lessonFlow) {
+            untold.checks.clear();
+            untold.holds.clear();
+            const auto tell = [this, end] { m_compare->setNote(lessonEndHtml(end)); };
+            connect(m_lessonFlow, &LessonFlow::revealedAll, m_compare, tell);
+            connect(m_lessonFlow, &QDialog::finished, m_compare, tell);
+        }
+        m_compare->setNote(lessonEndHtml(untold));
+        compareRuns(end.runIds);
+    }
     if (m_lessonFlow) {
         m_lessonFlow->onLessonFinished(end);
     }
-    if (end.runIds.size() >= 2) {
-        m_compare->setNote(lessonEndHtml(end));
-        compareRuns(end.runIds);
-    } else if (!end.error.isEmpty()) {
+    if (end.runIds.size() < 2 && !end.error.isEmpty()) {
         statusBar()->showMessage(tr("Lesson %1: %2").arg(end.title, end.error), 10000);
     }
 }

@@ -151,6 +151,14 @@ TEST(Lessons, ModuleMetricsReadTheRunsMemoryByModule) {
     largest.label = "plain";
     largest.module = "block 4";
     EXPECT_EQ(describe_claim(largest), "in plain, block 4 holds the most activations");
+    // Said in words, never as the file's names (peak_bytes, optimizer_state).
+    LessonClaim peak;
+    peak.metric = "peak_bytes";
+    peak.smaller = "frozen";
+    peak.than = "trainable";
+    EXPECT_EQ(describe_claim(peak), "peak memory: frozen is at most 1.00 x trainable");
+    peak.metric = "optimizer_state";
+    EXPECT_EQ(describe_claim(peak), "optimizer state: frozen is at most 1.00 x trainable");
     LessonClaim ratio;
     ratio.metric = "activations@block 1";
     ratio.smaller = "checkpointed";
