@@ -127,6 +127,22 @@ private slots:
         QCOMPARE(config_to_json(window.experimentPanel()->config()), before);
     }
 
+    // A lesson trains a few steps a run; paced, it lasts long enough to be watched.
+    void aPacedLessonLastsLongEnoughToWatch() {
+        for (const std::int64_t steps : {4, 8, 20, 60}) {
+            QVERIFY(RunController::lessonStepPauseMs(RunController::Pace::Watchable, steps) *
+                        steps >=
+                    5000);
+            QVERIFY(RunController::lessonStepPauseMs(RunController::Pace::Slow, steps) * steps >=
+                    RunController::lessonStepPauseMs(RunController::Pace::Watchable, steps) *
+                        steps);
+            QCOMPARE(RunController::lessonStepPauseMs(RunController::Pace::Full, steps), 0);
+        }
+        // A long lesson is paced as any run.
+        QCOMPARE(RunController::lessonStepPauseMs(RunController::Pace::Watchable, 100000),
+                 RunController::stepPauseMs(RunController::Pace::Watchable));
+    }
+
     // The flow a class goes through: explain, predict, run (paced), reveal each claim.
     void theLessonFlowRevealsEachClaimBesideThePrediction() {
         qputenv("OOMLAB_RESOURCE_DIR", m_good.path().toUtf8());
@@ -159,8 +175,10 @@ private slots:
         auto* start = flow->findChild<QPushButton*>(QStringLiteral("runLesson"));
         QVERIFY(start);
         QTest::mouseClick(start, Qt::LeftButton);
+        QVERIFY(!flow->isVisible());  // the plots behind it are watched while it trains
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
         QCOMPARE(flow->page(), int(LessonFlow::RevealPage));
+        QVERIFY(flow->isVisible());
         QCOMPARE(window.controller()->pace(), RunController::Pace::Full);  // restored
         QVERIFY2(flow->revealText().contains(QStringLiteral("Measured")),
                  qPrintable(flow->revealText()));

@@ -117,8 +117,9 @@ QWidget* LessonFlow::runPage() {
     auto* layout = new QVBoxLayout(page);
     layout->addWidget(wrappedLabel(
         tr("<h3>Run the lesson</h3>Its %n run(s) train one after another in the Live tab; your "
-           "experiment in the panel stays as it is. Slow the training down to watch the "
-           "curves grow; memory is the same at any pace.",
+           "experiment in the panel stays as it is. This window steps aside while they train, "
+           "so the curves can be watched, and comes back when they end. Memory is the same at "
+           "any pace.",
            nullptr, static_cast<int>(m_lesson.runs.size())),
         page));
     auto* paceRow = new QHBoxLayout;
@@ -146,6 +147,8 @@ QWidget* LessonFlow::runPage() {
         m_runsStarted = 0;
         m_progress->setText(tr("Starting…"));
         AppSettings::setValue(QStringLiteral("lesson/pace"), m_pace->currentData());
+        // Out of the way while it trains: the plots behind it are what the room watches.
+        hide();
         emit runRequested(static_cast<RunController::Pace>(m_pace->currentData().toInt()));
     });
     layout->addWidget(m_start, 0, Qt::AlignRight);
@@ -203,6 +206,8 @@ void LessonFlow::onLessonFinished(const LessonEnd& end) {
     m_revealed = 0;
     m_start->setEnabled(true);
     m_pages->setCurrentIndex(RevealPage);
+    show();
+    raise();
     showRevealed();
 }
 

@@ -1,5 +1,7 @@
 #include "live/run_controller.h"
 
+#include <algorithm>
+
 #include "live/training_worker.h"
 
 namespace oomlab::ui {
@@ -145,6 +147,17 @@ int RunController::stepPauseMs(Pace pace) {
             break;
     }
     return 0;
+}
+
+int RunController::lessonStepPauseMs(Pace pace, std::int64_t steps) {
+    const int watchMs = pace == Pace::Slow ? 15000 : pace == Pace::Watchable ? 6000 : 0;
+    const std::int64_t spread = steps > 0 ? watchMs / steps : 0;
+    return std::max<int>(stepPauseMs(pace), static_cast<int>(std::min<std::int64_t>(spread, 2000)));
+}
+
+void RunController::setLessonPace(Pace pace, std::int64_t steps) {
+    m_pace = pace;
+    m_worker->setStepPauseMs(lessonStepPauseMs(pace, steps));
 }
 
 void RunController::setPace(Pace pace) {

@@ -52,6 +52,11 @@ public:
     void setPace(Pace pace);
     Pace pace() const { return m_pace; }
     static int stepPauseMs(Pace pace);
+    // A lesson trains a few steps a run: paced, each of its `steps` (all its runs') waits
+    // long enough that the lesson lasts about as long as a room needs to watch it (at least
+    // 6 s watchable, 15 s slow). Full speed stays full speed.
+    void setLessonPace(Pace pace, std::int64_t steps);
+    static int lessonStepPauseMs(Pace pace, std::int64_t steps);
 
 signals:
     void runningChanged(bool running);

@@ -292,7 +292,11 @@ void MainWindow::runLesson(const Lesson& lesson, RunController::Pace pace) {
         return;
     }
     m_paceBeforeLesson = m_controller->pace();
-    m_controller->setPace(pace);
+    std::int64_t steps = 0;
+    for (const LessonRun& run : lesson.runs) {
+        steps += lesson_config(lesson, run).train.max_steps;
+    }
+    m_controller->setLessonPace(pace, steps);
     showPage(LiveTab);
     m_controller->startLesson(lesson);
 }
