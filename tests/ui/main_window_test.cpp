@@ -414,6 +414,25 @@ private slots:
             QVERIFY(svg.readAll().contains("<svg"));
         }
         QVERIFY(!savePlot(plot, m_dir.filePath("loss.bmpx")).isEmpty());
+        // The suggested file name says what the figure is (it was "compareMemoryPlot.png").
+        QVERIFY2(plot->suggestedFileName().startsWith(
+                     QStringLiteral("run-%1-").arg(m_window->livePage()->currentRunId())),
+                 qPrintable(plot->suggestedFileName()));
+        QVERIFY(plot->suggestedFileName().endsWith(QStringLiteral("-loss-and-validation.png")));
+        // A series hidden on screen is not in the exported legend.
+        if (svgExportAvailable()) {
+            MemoryPlot* memory = m_window->livePage()->memoryPlot();
+            memory->deviceUsed()->setVisible(false);
+            const QString hiddenName = memory->deviceUsed()->name();
+            QCOMPARE(memory->exportImage(m_dir.filePath("memory.svg")), QString());
+            QFile svg(m_dir.filePath("memory.svg"));
+            QVERIFY(svg.open(QIODevice::ReadOnly));
+            const QByteArray drawn = svg.readAll();
+            QVERIFY(drawn.contains(memory->peak()->name().toUtf8()));
+            QVERIFY2(!drawn.contains(hiddenName.toUtf8()), qPrintable(hiddenName));
+            QVERIFY(memory->legend->hasItemWithPlottable(memory->deviceUsed()));  // restored
+            memory->deviceUsed()->setVisible(true);
+        }
 
         const RunStore& store = m_window->database()->store();
         const std::vector<MetricRow> metrics = store.metrics(runId);

@@ -184,7 +184,7 @@ void ComparePage::show(const CompareData& loaded) {
     }
     const QString runs = tr("Runs %1").arg(ids.join(QStringLiteral(", ")));
     m_loss->setExportTitle(tr("%1: loss").arg(runs));
-    m_memory->setExportTitle(tr("%1: memory").arg(runs));
+    m_memory->setExportTitle(tr("%1: peak memory of each step").arg(runs));
     m_breakdown->setExportTitle(tr("%1: memory at the peak").arg(runs));
     m_loss->setRuns(m_runs);
     m_memory->setRuns(m_runs);

@@ -6,6 +6,7 @@
 #include <QFileDialog>
 #include <QMenu>
 #include <QMessageBox>
+#include <QRegularExpression>
 #include <QToolTip>
 
 #include <algorithm>
@@ -301,12 +302,33 @@ QString ThemedPlot::exportImage(const QString& path) {
     if (addTitle) {
         setTitle(m_exportTitle);
     }
+    // A series hidden on screen (its legend entry greyed, to click it back) is not in the
+    // picture, so neither is its entry.
+    QList<QCPAbstractPlottable*> hidden;
+    for (int i = 0; i < plottableCount(); ++i) {
+        QCPAbstractPlottable* series = plottable(i);
+        if (!series->visible() && series->removeFromLegend()) {
+            hidden << series;
+        }
+    }
     const QString error = savePlot(this, path);
+    for (QCPAbstractPlottable* series : hidden) {
+        series->addToLegend();
+    }
     if (addTitle) {
         setTitle(QString());
+    }
+    if (addTitle || !hidden.isEmpty()) {
         replot(QCustomPlot::rpQueuedReplot);
     }
     return error;
+}
+
+QString ThemedPlot::suggestedFileName() const {
+    QString name = (m_exportTitle.isEmpty() ? objectName() : m_exportTitle).toLower();
+    name.replace(QRegularExpression(QStringLiteral("[^a-z0-9]+")), QStringLiteral("-"));
+    name.remove(QRegularExpression(QStringLiteral("^-+|-+$")));
+    return (name.isEmpty() ? QStringLiteral("plot") : name) + QStringLiteral(".png");
 }
 
 void ThemedPlot::renderNow() {
@@ -475,9 +497,8 @@ void ThemedPlot::contextMenuEvent(QContextMenuEvent* event) {
     follow->setChecked(m_follow);
     connect(follow, &QAction::toggled, this, &ThemedPlot::setFollowData);
     menu.addAction(tr("Export image…"), this, [this] {
-        const QString name = objectName().isEmpty() ? QStringLiteral("plot") : objectName();
-        const QString path = QFileDialog::getSaveFileName(
-            this, tr("Export plot"), name + QStringLiteral(".png"), plotFileFilters());
+        const QString path = QFileDialog::getSaveFileName(this, tr("Export plot"),
+                                                          suggestedFileName(), plotFileFilters());
         if (path.isEmpty()) {
             return;
         }

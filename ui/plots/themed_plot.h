@@ -87,6 +87,8 @@ public:
     // The title an exported image gets when the plot shows none ("Run 3 (trec): loss").
     void setExportTitle(const QString& title) { m_exportTitle = title; }
     QString exportTitle() const { return m_exportTitle; }
+    // "run-12-fortunes-memory-per-step.png": from the export title, else the object's name.
+    QString suggestedFileName() const;
     // Saves the plot as PNG, PDF or SVG (see savePlot) with its export title and legend;
     // returns an empty string or what went wrong.
     QString exportImage(const QString& path);

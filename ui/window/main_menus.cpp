@@ -254,7 +254,7 @@ void MainMenus::exportPlotDialog(const QString& plotObjectName) {
         return;
     }
     const QString start = (lastDir().isEmpty() ? QString() : lastDir() + QLatin1Char('/')) +
-                          plotObjectName + QStringLiteral(".png");
+                          plot->suggestedFileName();
     const QString path =
         QFileDialog::getSaveFileName(m_window, tr("Export plot"), start, plotFileFilters());
     if (path.isEmpty()) {
