@@ -308,6 +308,39 @@ private slots:
         m_window->setZoom(1.0);
     }
 
+    // Presenting, every plot's lines are wide enough for the back of a room (they stayed 1 to
+    // 1.5 px); back at the desk, as they were.
+    void presentationWidensEveryPlotsLines() {
+        const auto widths = [this] {
+            QVector<double> all;
+            for (ThemedPlot* plot : m_window->findChildren<ThemedPlot*>()) {
+                for (int i = 0; i < plot->plottableCount(); ++i) {
+                    // Lines, not the phase plot's markers without a line.
+                    const auto* graph = qobject_cast<QCPGraph*>(plot->plottable(i));
+                    if (graph && graph->lineStyle() != QCPGraph::lsNone) {
+                        all << graph->pen().widthF();
+                    }
+                }
+            }
+            return all;
+        };
+        m_window->setZoom(1.0);
+        QApplication::processEvents();
+        const QVector<double> desk = widths();
+        QVERIFY(!desk.isEmpty());
+        m_window->setZoom(MainWindow::kPresentationZoom);
+        QApplication::processEvents();  // the font's change reaches the plots
+        const QVector<double> presenting = widths();
+        QCOMPARE(presenting.size(), desk.size());
+        for (int i = 0; i < desk.size(); ++i) {
+            QVERIFY(presenting[i] >= 2.5 * desk[i] - 1e-9);
+            QVERIFY(presenting[i] >= 2.5);
+        }
+        m_window->setZoom(1.0);
+        QApplication::processEvents();
+        QCOMPARE(widths(), desk);
+    }
+
     void cleanupTestCase() { m_window.reset(); }
 };
 

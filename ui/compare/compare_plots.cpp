@@ -122,7 +122,7 @@ void ComparePlot::rebuild() {
             QCPGraph* raw = addLineSeries(tr("%1 (raw)").arg(runLabel(run.record)), faded);
             raw->removeFromLegend();
             raw->setData(keys, values, true);
-            main->setPen(QPen(color, 2));
+            setSeriesPen(main, QPen(color, 2));
             main->setData(keys, LossSmoother(m_smoothing).smooth(values), true);
         } else {
             main->setData(keys, values, true);

@@ -27,9 +27,10 @@ namespace oomlab::ui {
 
 LivePage::LivePage(QWidget* parent) : QWidget(parent) {
     setObjectName(QStringLiteral("livePage"));
-    m_header = new QLabel(tr("Press <b>Run</b> (Ctrl+R) to train the experiment on the left; "
-                             "loss and memory appear here as it trains."),
-                          this);
+    m_header =
+        new QLabel(tr("Press <b>Run</b> (Ctrl+R) to train the experiment in the Experiment panel; "
+                      "loss and memory appear here as it trains."),
+                   this);
     m_header->setWordWrap(true);
     m_header->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_header->installEventFilter(this);

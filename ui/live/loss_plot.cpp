@@ -11,7 +11,7 @@ LossPlot::LossPlot(QWidget* parent) : ThemedPlot(parent) {
     m_train = addLineSeries(tr("training loss"), seriesColor(0));
     m_smoothed = addLineSeries(tr("training loss, smoothed"), seriesColor(0));
     m_smoothed->removeFromLegend();  // one entry for the training loss, as in TensorBoard
-    m_smoothed->setPen(QPen(seriesColor(0), 2));
+    setSeriesPen(m_smoothed, QPen(seriesColor(0), 2));
     m_validLoss = addLineSeries(tr("validation loss"), seriesColor(1));
     m_validLoss->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 6));
     m_validAccuracy =
@@ -84,7 +84,7 @@ void LossPlot::setSmoothing(double weight) {
     const bool on = m_smoother.weight() > 0;
     QColor raw = seriesColor(0);
     raw.setAlphaF(on ? 0.3 : 1.0);
-    m_train->setPen(QPen(raw, 1.0));
+    setSeriesPen(m_train, QPen(raw, 1.0));
     m_smoothed->setVisible(on);
     m_smoothed->data()->clear();
     if (on) {

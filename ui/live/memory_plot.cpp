@@ -117,10 +117,8 @@ QCPGraph* MemoryPlot::addRankPeak(int rank) {
     if (QCPGraph* graph = rankPeak(rank)) {
         return graph;
     }
-    QCPGraph* graph = addLineSeries(tr("step peak, rank %1").arg(rank), seriesColor(4 + rank));
-    QPen pen = graph->pen();
-    pen.setStyle(Qt::DashLine);
-    graph->setPen(pen);
+    QCPGraph* graph = addLineSeries(tr("step peak, rank %1").arg(rank), seriesColor(4 + rank),
+                                    nullptr, Qt::DashLine);
     m_rankPeaks[rank] = graph;
     return graph;
 }

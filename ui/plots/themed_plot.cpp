@@ -222,7 +222,7 @@ QCPGraph* ThemedPlot::addLineSeries(const QString& name, const QColor& color, QC
     graph->setName(name);
     // Width 1.0 is drawn as a cosmetic pen: many times faster than a wide pen on dense,
     // zig-zagging data. Dense series stay solid (dashes cost per pixel of path length).
-    graph->setPen(QPen(color, 1.0, style));
+    setSeriesPen(graph, QPen(color, 1.0, style));
     graph->setAdaptiveSampling(true);
     addToLegend(graph);
     return graph;
@@ -364,6 +364,22 @@ QColor ThemedPlot::foreground() const {
     return palette().color(QPalette::WindowText);
 }
 
+double ThemedPlot::s_lineScale = 1.0;
+
+void ThemedPlot::setLineScale(double scale) {
+    s_lineScale = scale;
+}
+
+double ThemedPlot::lineScale() {
+    return s_lineScale;
+}
+
+void ThemedPlot::setSeriesPen(QCPAbstractPlottable* series, QPen pen) {
+    series->setProperty("baseWidth", pen.widthF());
+    pen.setWidthF(pen.widthF() * s_lineScale);
+    series->setPen(pen);
+}
+
 void ThemedPlot::applyPalette() {
     const QPalette pal = palette();
     const QColor base = pal.color(QPalette::Base);
@@ -388,6 +404,16 @@ void ThemedPlot::applyPalette() {
             QColor color = text;
             color.setAlphaF(entry->plottable()->visible() ? 1.0 : 0.4);
             entry->setTextColor(color);
+        }
+    }
+    // Series as wide as the line scale asks (presentation mode: for the back of a room).
+    for (int i = 0; i < plottableCount(); ++i) {
+        QCPAbstractPlottable* series = plottable(i);
+        const QVariant baseWidth = series->property("baseWidth");
+        if (baseWidth.isValid()) {
+            QPen pen = series->pen();
+            pen.setWidthF(baseWidth.toDouble() * s_lineScale);
+            series->setPen(pen);
         }
     }
     for (int i = 0; i < itemCount(); ++i) {

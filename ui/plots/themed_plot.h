@@ -87,6 +87,12 @@ public:
     // The title an exported image gets when the plot shows none ("Run 3 (trec): loss").
     void setExportTitle(const QString& title) { m_exportTitle = title; }
     QString exportTitle() const { return m_exportTitle; }
+    // How much wider than given every plot draws its series (presentation mode); takes effect
+    // at the next palette or font change (the zoom changes the font).
+    static void setLineScale(double scale);
+    // Sets a series' pen, `pen`'s width being its width at a line scale of 1.
+    static void setSeriesPen(QCPAbstractPlottable* series, QPen pen);
+    static double lineScale();
     // "run-12-fortunes-memory-per-step.png": from the export title, else the object's name.
     QString suggestedFileName() const;
     // Saves the plot as PNG, PDF or SVG (see savePlot) with its export title and legend;
@@ -138,6 +144,7 @@ private:
     bool m_legendBelow = false;
     QSize m_laidOutMinimum;
     QString m_exportTitle;
+    static double s_lineScale;
     int m_legendMaxColumns = 1;
     int m_minimumDataLines = 3;
     int m_replots = 0;

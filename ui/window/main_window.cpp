@@ -24,6 +24,7 @@
 #include "live/live_page.h"
 #include "live/run_controller.h"
 #include "oomlab/config/config_io.h"
+#include "plots/themed_plot.h"
 #include "runs/run_database.h"
 #include "runs/runs_page.h"
 #include "window/database_choice.h"
@@ -443,6 +444,8 @@ void MainWindow::setZoom(double factor) {
     if (panelChanges && presenting) {
         m_experimentDock->hide();
     }
+    // Lines a room can see: every plot's series 2.5 times as wide while presenting.
+    ThemedPlot::setLineScale(presenting ? 2.5 : 1.0);
     QFont font = m_baseFont;
     font.setPointSizeF(m_baseFont.pointSizeF() * m_zoom);
     QApplication::setFont(font);
