@@ -11,6 +11,8 @@
 #include <QMainWindow>
 #include <QTabBar>
 #include <QTabWidget>
+#include <QToolBar>
+#include <QToolButton>
 #include <QtTest>
 
 #include <algorithm>
@@ -233,6 +235,14 @@ private slots:
         QVERIFY2(clipped.isEmpty(), qPrintable(clipped.join('\n')));
         const QStringList cut = cutLegendEntries(m_window.get());
         QVERIFY2(cut.isEmpty(), qPrintable(cut.join('\n')));
+
+        // Every action of the Runs page is on its tool bar, none behind its » menu.
+        if (MainWindow::Page(page) == MainWindow::RunsTab) {
+            auto* actions = m_window->findChild<QToolBar*>(QStringLiteral("runsActions"));
+            QVERIFY(actions);
+            auto* more = actions->findChild<QToolButton*>(QStringLiteral("qt_toolbar_ext_button"));
+            QVERIFY2(!more || !more->isVisible(), "actions hidden behind the tool bar's menu");
+        }
 
         // The live view's memory tabs (by phase, by module, staircase) fit the same screen.
         if (MainWindow::Page(page) == MainWindow::LiveTab) {

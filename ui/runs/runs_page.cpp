@@ -59,10 +59,14 @@ RunsPage::RunsPage(RunDatabase* database, QWidget* parent) : QWidget(parent), m_
     m_export = actions->addAction(tr("Export…"), this, &RunsPage::exportSelected);
     m_export->setToolTip(tr("Save the selected runs as JSON or their metrics as CSV"));
     m_delete = actions->addAction(tr("Delete"), this, [this] { deleteSelected(true); });
-    auto* bar = new QHBoxLayout;
-    bar->addWidget(m_search, 1);
-    bar->addWidget(m_status);
-    bar->addWidget(actions, 1);
+    // The search above the actions, so the tool bar has the page's whole width: beside the
+    // search, Delete (1366 px) and Rename, Export (1024 px) went into its » menu.
+    auto* filters = new QHBoxLayout;
+    filters->addWidget(m_search, 1);
+    filters->addWidget(m_status);
+    auto* bar = new QVBoxLayout;
+    bar->addLayout(filters);
+    bar->addWidget(actions);
 
     m_view = new QTableView;
     m_view->setObjectName(QStringLiteral("runsTable"));
