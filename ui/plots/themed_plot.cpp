@@ -1,12 +1,7 @@
 #include "plots/themed_plot.h"
 
 #include <QApplication>
-#include <QContextMenuEvent>
 #include <QEvent>
-#include <QFileDialog>
-#include <QMenu>
-#include <QMessageBox>
-#include <QRegularExpression>
 #include <QToolTip>
 
 #include <algorithm>
@@ -14,7 +9,6 @@
 #include <optional>
 
 #include "plots/legend_entry.h"
-#include "plots/plot_export.h"
 
 namespace oomlab::ui {
 namespace {
@@ -297,40 +291,6 @@ void ThemedPlot::setTitle(const QString& title) {
     updateMinimumSize();
 }
 
-QString ThemedPlot::exportImage(const QString& path) {
-    const bool addTitle = !m_title && !m_exportTitle.isEmpty();
-    if (addTitle) {
-        setTitle(m_exportTitle);
-    }
-    // A series hidden on screen (its legend entry greyed, to click it back) is not in the
-    // picture, so neither is its entry.
-    QList<QCPAbstractPlottable*> hidden;
-    for (int i = 0; i < plottableCount(); ++i) {
-        QCPAbstractPlottable* series = plottable(i);
-        if (!series->visible() && series->removeFromLegend()) {
-            hidden << series;
-        }
-    }
-    const QString error = savePlot(this, path);
-    for (QCPAbstractPlottable* series : hidden) {
-        series->addToLegend();
-    }
-    if (addTitle) {
-        setTitle(QString());
-    }
-    if (addTitle || !hidden.isEmpty()) {
-        replot(QCustomPlot::rpQueuedReplot);
-    }
-    return error;
-}
-
-QString ThemedPlot::suggestedFileName() const {
-    QString name = (m_exportTitle.isEmpty() ? objectName() : m_exportTitle).toLower();
-    name.replace(QRegularExpression(QStringLiteral("[^a-z0-9]+")), QStringLiteral("-"));
-    name.remove(QRegularExpression(QStringLiteral("^-+|-+$")));
-    return (name.isEmpty() ? QStringLiteral("plot") : name) + QStringLiteral(".png");
-}
-
 void ThemedPlot::renderNow() {
     wrapLegend();
     fitRanges();
@@ -514,26 +474,6 @@ void ThemedPlot::wheelEvent(QWheelEvent* event) {
 void ThemedPlot::mouseDoubleClickEvent(QMouseEvent* event) {
     QCustomPlot::mouseDoubleClickEvent(event);
     setFollowData(true);
-}
-
-void ThemedPlot::contextMenuEvent(QContextMenuEvent* event) {
-    QMenu menu(this);
-    QAction* follow = menu.addAction(tr("Follow the data"));
-    follow->setCheckable(true);
-    follow->setChecked(m_follow);
-    connect(follow, &QAction::toggled, this, &ThemedPlot::setFollowData);
-    menu.addAction(tr("Export image…"), this, [this] {
-        const QString path = QFileDialog::getSaveFileName(this, tr("Export plot"),
-                                                          suggestedFileName(), plotFileFilters());
-        if (path.isEmpty()) {
-            return;
-        }
-        const QString error = exportImage(path);
-        if (!error.isEmpty()) {
-            QMessageBox::warning(this, tr("Export plot"), error);
-        }
-    });
-    menu.exec(event->globalPos());
 }
 
 }  // namespace oomlab::ui
