@@ -66,6 +66,16 @@ Json check_object(const PredictionCheck& check) {
             {"by_module", rows(check.by_module)}};
 }
 
+// The fixes as stored: a list, or null where the stored text is not JSON (a damaged row;
+// nlohmann's "discarded" value would be written as text no JSON reader takes).
+Json stored_fixes(const std::string& text) {
+    if (text.empty()) {
+        return Json::array();
+    }
+    Json fixes = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+    return fixes.is_discarded() ? Json(nullptr) : fixes;
+}
+
 Json summary_object(const RunRecord& run) {
     Json summary = {
         {"run_id", run.id},
@@ -94,9 +104,7 @@ Json summary_object(const RunRecord& run) {
         {"fragmentation", fragmentation_object(run.outcome.fragmentation)},
         {"world_size", run.world_size},
         // The fixes offered when it ran out of memory, as the run's own summary listed them.
-        {"fixes", run.fixes_json.empty()
-                      ? Json::array()
-                      : Json::parse(run.fixes_json, nullptr, /*allow_exceptions=*/false)},
+        {"fixes", stored_fixes(run.fixes_json)},
         {"fix_of", run.fix_of ? Json(*run.fix_of) : Json(nullptr)},
         {"ranks", Json::array()},
     };

@@ -58,6 +58,17 @@ TEST(RunJson, TheSummarySaysWhatTheRecordHolds) {
     }
     EXPECT_EQ(summary["breakdown"]["activations"], 10 << 20);
     EXPECT_EQ(summary["breakdown_recorded"], true);
+    EXPECT_TRUE(summary["fixes"].empty()) << "none stored";
+    EXPECT_TRUE(summary["fix_of"].is_null());
+    // Stored fixes come back as they were; a damaged row gives null, and the summary stays JSON.
+    RunRecord kept = ended_run();
+    kept.fixes_json = R"([{"set": {"memory.cap_mb": "16"}, "predicted_peak_bytes": 9}])";
+    kept.fix_of = 3;
+    const Json withFixes = Json::parse(run_summary_json(kept));
+    EXPECT_EQ(withFixes["fixes"][0]["set"]["memory.cap_mb"], "16");
+    EXPECT_EQ(withFixes["fix_of"], 3);
+    kept.fixes_json = "[{not json";
+    EXPECT_TRUE(Json::parse(run_summary_json(kept))["fixes"].is_null());
     EXPECT_TRUE(summary["by_module"][0]["activations"].is_null()) << "not measured on CUDA";
     EXPECT_EQ(summary["staircase"][0]["stage"], "weights");
     EXPECT_TRUE(summary["fragmentation"]["fragmented"].get<bool>())
