@@ -147,5 +147,44 @@ TEST(DataParallel, ARankRefusingItsSettingsBeforeJoiningStopsTheOthersWithItsRea
     EXPECT_TRUE(RunStore::open(db).list_runs().empty());  // nothing was recorded
 }
 
+// Two tasks of one srun step on this machine, with only the variables srun sets: they meet on
+// the step's first node, at the port the job and step give, and train one run.
+TEST(DataParallel, TheTasksOfASlurmStepTrainOneRunWithoutMasterVariables) {
+    // A job and step whose port is free now.
+    int job = -1;
+    int step = 0;
+    for (int attempt = 0; attempt < 50 && job < 0; ++attempt) {
+        const int port = free_loopback_port();
+        if (port >= kFirstSlurmPort && port < kFirstSlurmPort + kSlurmPorts) {
+            job = (port - kFirstSlurmPort) / 16;
+            step = (port - kFirstSlurmPort) % 16;
+        }
+    }
+    if (job < 0) {
+        GTEST_SKIP() << "no free port in the range srun's tasks meet on";
+    }
+    test::TempDir dir;
+    const std::string db = dir.file("runs.sqlite");
+    const auto task = [&](int number) {
+        return test::run_cli(
+            {"run", "--db", db, "--json", "--set", "train.max_steps=4", "--set",
+             "distributed.timeout_s=20"},
+            {"SLURM_JOB_ID=" + std::to_string(job), "SLURM_STEP_ID=" + std::to_string(step),
+             "SLURM_NTASKS=2", "SLURM_PROCID=" + std::to_string(number),
+             "SLURM_LOCALID=" + std::to_string(number), "SLURM_NODEID=0",
+             "SLURM_STEP_NODELIST=localhost", "SLURM_JOB_NODELIST=localhost"});
+    };
+    auto first = std::async(std::launch::async, task, 0);
+    const test::CliResult second = task(1);
+    const test::CliResult rank0 = first.get();
+    ASSERT_EQ(rank0.exit_code, 0) << rank0.err;
+    ASSERT_EQ(second.exit_code, 0) << second.err;
+    const nlohmann::json run = test::show_run_json(db, 1);
+    EXPECT_EQ(run.at("status"), "completed");
+    EXPECT_EQ(run.at("world_size"), 2);
+    ASSERT_EQ(run.at("ranks").size(), 2u) << run.dump();
+    EXPECT_EQ(run.at("ranks")[1].at("steps"), 4);
+}
+
 }  // namespace
 }  // namespace oomlab

@@ -22,8 +22,12 @@ using Variables = std::map<std::string, std::string>;
 class Environment {
 public:
     explicit Environment(const Variables& values) {
-        for (const char* name : {"WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT",
-                                 "TORCHELASTIC_USE_AGENT_STORE", "TORCHELASTIC_RESTART_COUNT"}) {
+        for (const char* name :
+             {"WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+              "TORCHELASTIC_USE_AGENT_STORE", "TORCHELASTIC_RESTART_COUNT", "SLURM_STEP_ID",
+              "SLURM_NTASKS", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_JOB_ID",
+              "SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST",
+              "SLURM_RESTART_COUNT"}) {
             const char* old = std::getenv(name);
             m_saved[name] = old ? std::optional<std::string>(old) : std::nullopt;
             unsetenv(name);
@@ -111,6 +115,112 @@ TEST(Rendezvous, AMissingOrWrongVariableIsNamed) {
         EXPECT_NE(message.find("environment variable " + name), std::string::npos)
             << name << "=" << value << ": " << message;
     }
+}
+
+TEST(Rendezvous, LocalWorldSizeBoundsTheLocalRank) {
+    const Variables values = {{"WORLD_SIZE", "4"},          {"RANK", "3"},
+                              {"LOCAL_RANK", "1"},          {"LOCAL_WORLD_SIZE", "2"},
+                              {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "29514"}};
+    {
+        const Environment environment(values);
+        EXPECT_EQ(rendezvous_from_environment()->local_rank, 1);
+    }
+    auto wrong = values;
+    wrong["LOCAL_RANK"] = "2";
+    EXPECT_NE(refusal(wrong).find("environment variable LOCAL_RANK"), std::string::npos)
+        << refusal(wrong);
+}
+
+// What srun sets in each task of a step of two nodes, two tasks each (task 2: node 1's first).
+Variables srun_task() {
+    return {{"SLURM_JOB_ID", "1234"},
+            {"SLURM_STEP_ID", "0"},
+            {"SLURM_NTASKS", "4"},
+            {"SLURM_PROCID", "2"},
+            {"SLURM_LOCALID", "0"},
+            {"SLURM_NODEID", "1"},
+            {"SLURM_STEP_NODELIST", "localhost,ip6-localhost"}};
+}
+
+TEST(Rendezvous, InASlurmStepEachTaskIsARankMeetingOnTheFirstNode) {
+    const Environment environment(srun_task());
+    const std::optional<Rendezvous> rendezvous = rendezvous_from_environment();
+    ASSERT_TRUE(rendezvous);
+    EXPECT_EQ(rendezvous->world_size, 4);
+    EXPECT_EQ(rendezvous->rank, 2);
+    EXPECT_EQ(rendezvous->local_rank, 0) << "the device is the task's place on its node";
+    EXPECT_EQ(rendezvous->master_addr, "localhost");
+    EXPECT_EQ(rendezvous->master_port, kFirstSlurmPort + (1234 * 16 + 0) % kSlurmPorts);
+    EXPECT_EQ(rendezvous->master_port, 19744);
+    EXPECT_FALSE(rendezvous->join_agent_store);
+}
+
+TEST(Rendezvous, MasterVariablesAndTorchrunInsideAStepComeFirst) {
+    {
+        auto values = srun_task();
+        values["MASTER_ADDR"] = "127.0.0.1";
+        values["MASTER_PORT"] = "29600";
+        const Environment environment(values);
+        const std::optional<Rendezvous> rendezvous = rendezvous_from_environment();
+        EXPECT_EQ(rendezvous->master_addr, "127.0.0.1");
+        EXPECT_EQ(rendezvous->master_port, 29600);
+        EXPECT_EQ(rendezvous->rank, 2);
+    }
+    // torchrun started by srun: its workers' own variables describe the group.
+    auto values = srun_task();
+    values.insert({{"WORLD_SIZE", "8"},
+                   {"RANK", "5"},
+                   {"MASTER_ADDR", "127.0.0.1"},
+                   {"MASTER_PORT", "29601"}});
+    const Environment environment(values);
+    const std::optional<Rendezvous> rendezvous = rendezvous_from_environment();
+    EXPECT_EQ(rendezvous->world_size, 8);
+    EXPECT_EQ(rendezvous->rank, 5);
+}
+
+// sbatch sets SLURM_NTASKS in the batch script too, where only one process runs.
+TEST(Rendezvous, ABatchScriptOrAStepOfOneTaskIsAPlainRun) {
+    auto script = srun_task();
+    script.erase("SLURM_STEP_ID");
+    {
+        const Environment environment(script);
+        EXPECT_FALSE(rendezvous_from_environment());
+    }
+    auto one = srun_task();
+    one["SLURM_NTASKS"] = "1";
+    one["SLURM_PROCID"] = "0";
+    const Environment environment(one);
+    EXPECT_FALSE(rendezvous_from_environment());
+}
+
+TEST(Rendezvous, AWrongSlurmVariableIsNamed) {
+    for (const std::string name : {"SLURM_PROCID", "SLURM_LOCALID", "SLURM_JOB_ID"}) {
+        auto values = srun_task();
+        values.erase(name);
+        const std::string message = refusal(values);
+        EXPECT_NE(message.find(name + " is not set"), std::string::npos) << message;
+    }
+    auto values = srun_task();
+    values["SLURM_PROCID"] = "4";
+    EXPECT_NE(refusal(values).find("environment variable SLURM_PROCID"), std::string::npos);
+    // The node list is read as Slurm writes it: the message names its first host.
+    values = srun_task();
+    values["SLURM_STEP_NODELIST"] = "gpu-node[07-12,20],cpu3.invalid";
+    const std::string message = refusal(values);
+    EXPECT_NE(message.find("SLURM_STEP_NODELIST: cannot find the host \"gpu-node07\""),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("set MASTER_ADDR"), std::string::npos) << message;
+}
+
+TEST(Rendezvous, TheFirstHostOfASlurmNodeList) {
+    EXPECT_EQ(first_slurm_host("node1"), "node1");
+    EXPECT_EQ(first_slurm_host("node1,node2"), "node1");
+    EXPECT_EQ(first_slurm_host("gpu[007-012,020]"), "gpu007");
+    EXPECT_EQ(first_slurm_host("rack[3-4]-gpu[1-8],login1"), "rack3-gpu1");
+    EXPECT_EQ(first_slurm_host("n[5,9]"), "n5");
+    EXPECT_THROW(first_slurm_host("gpu[1-4"), BadInput);
+    EXPECT_THROW(first_slurm_host(",node2"), BadInput);
 }
 
 TEST(WorkerReports, WhatAWorkerReportsTheLauncherReads) {

@@ -1,6 +1,6 @@
-// Where this process stands in a data-parallel run, as torchrun, a Slurm wrapper or
-// `oomlab-cli run --nproc` describe it in RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and
-// MASTER_PORT; and the limits on how many processes a run may have.
+// Where this process stands in a data-parallel run, as torchrun or `oomlab-cli run --nproc`
+// describe it in RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT, or Slurm's srun in
+// its own variables; and the limits on how many processes a run may have.
 #pragma once
 
 #include <optional>
@@ -26,12 +26,23 @@ struct Rendezvous {
     int restart_count = 0;  // TORCHELASTIC_RESTART_COUNT: which attempt of the group this is
 };
 
-// The rendezvous the environment describes; none when WORLD_SIZE is unset (or 1). As
-// torch.distributed's env:// does, RANK, MASTER_ADDR and MASTER_PORT must then be set too
-// (LOCAL_RANK defaults to RANK). Throws BadInput naming the variable that is missing, out of
-// range, or (MASTER_ADDR) a host that cannot be found. Under torchrun, its agent's store is
-// joined as torch.distributed's env:// joins it.
+// Where srun's tasks meet when MASTER_PORT is not set: kFirstSlurmPort + (16 x SLURM_JOB_ID +
+// SLURM_STEP_ID) mod kSlurmPorts, the same in every task of a step.
+inline constexpr int kFirstSlurmPort = 15000;
+inline constexpr int kSlurmPorts = 15000;
+
+// The rendezvous the environment describes; none for a plain run. With WORLD_SIZE set (2 or
+// more), as torch.distributed's env:// reads it: RANK, MASTER_ADDR and MASTER_PORT must be set
+// too (LOCAL_RANK defaults to RANK), and under torchrun its agent's store is joined. Otherwise,
+// in a job step srun started (SLURM_STEP_ID and SLURM_NTASKS of 2 or more): the rank is
+// SLURM_PROCID and the device SLURM_LOCALID, with rank 0 on the step's first node and the port
+// above unless MASTER_ADDR and MASTER_PORT say otherwise. Throws BadInput naming the variable that
+// is missing, out of range, or names a host that cannot be found.
 std::optional<Rendezvous> rendezvous_from_environment();
+
+// The first host of a Slurm node list ("gpu[07-12,20],cpu3" -> "gpu07"), as `scontrol show
+// hostnames` would list it first. Throws BadInput for a list that names none.
+std::string first_slurm_host(const std::string& nodelist);
 
 // A TCP port on 127.0.0.1 free at the time of the call, below the range the kernel picks
 // outgoing connections' ports from where it can, so that none takes it before rank 0 binds it.
