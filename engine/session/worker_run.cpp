@@ -121,14 +121,15 @@ RunResult run_with_workers_and_record(const ExperimentConfig& config, const std:
     RunFollower follower(store, listener, processes, plan_steps(config, processes));
     auto next_poll = std::chrono::steady_clock::now();
     RunResult result;
-    result.run_id =
-        run_with_local_workers(config, name.empty() ? default_run_name(config) : name, store.path(),
-                               processes, cancel, [&](std::int64_t run_id) {
-                                   if (std::chrono::steady_clock::now() >= next_poll) {
-                                       follower.poll(run_id);
-                                       next_poll = std::chrono::steady_clock::now() + kPollInterval;
-                                   }
-                               });
+    result.run_id = run_with_local_workers(
+        config, name.empty() ? default_run_name(config) : name, store.path(), processes, cancel,
+        [&](std::int64_t run_id) {
+            if (std::chrono::steady_clock::now() >= next_poll) {
+                follower.poll(run_id);
+                next_poll = std::chrono::steady_clock::now() + kPollInterval;
+            }
+        },
+        [&] { return listener.step_pause_ms(); });
     follower.poll(result.run_id);  // the last rows
     const std::optional<RunRecord> run = store.find_run(result.run_id);
     result.outcome = run->outcome;

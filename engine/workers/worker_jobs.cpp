@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 
 #include <nlohmann/json.hpp>
@@ -27,6 +28,8 @@ namespace {
 
 constexpr const char* kTaskFile = "task.json";
 constexpr const char* kConfigFile = "config.json";
+constexpr const char* kStepPauseFile = "step_pause_ms";
+constexpr int kMostStepPauseMs = 60 * 1000;
 constexpr std::uint64_t kMaxTaskBytes = 1 << 20;
 
 constexpr const char* kFolderPrefix = "oomlab-workers-";
@@ -139,6 +142,14 @@ public:
 
     WorkerReports reports() const { return WorkerReports(m_folder); }
 
+    // Written whole (renamed into place), so a worker never reads half a number.
+    void set_step_pause_ms(int milliseconds) {
+        if (milliseconds != m_step_pause_ms) {
+            m_step_pause_ms = milliseconds;
+            write_file_atomically(m_folder + "/" + kStepPauseFile, std::to_string(milliseconds));
+        }
+    }
+
     void run(const std::atomic<bool>& cancel, const std::function<void()>& tick) {
         m_exits = run_local_workers(m_workers, cancel, tick);
     }
@@ -174,6 +185,7 @@ private:
     std::string m_folder;
     LocalWorkers m_workers;
     std::vector<WorkerExit> m_exits;
+    int m_step_pause_ms = 0;
 };
 
 }  // namespace
@@ -205,17 +217,31 @@ WorkerTask read_worker_task(const std::string& folder) {
     return task;
 }
 
+int read_step_pause_ms(const std::string& folder) {
+    std::ifstream file(folder + "/" + kStepPauseFile);
+    int milliseconds = 0;
+    return file >> milliseconds ? std::clamp(milliseconds, 0, kMostStepPauseMs) : 0;
+}
+
 std::int64_t run_with_local_workers(const ExperimentConfig& config, const std::string& name,
                                     const std::string& db_path, int processes,
                                     const std::atomic<bool>& cancel,
-                                    const std::function<void(std::int64_t run_id)>& tick) {
+                                    const std::function<void(std::int64_t run_id)>& tick,
+                                    const std::function<int()>& step_pause_ms) {
     WorkerTask task;
     task.db_path = db_path;
     task.run_name = name;
     WorkerJob job(config, task, processes);
     const WorkerReports reports = job.reports();
     std::int64_t run_id = 0;
+    const auto pace = [&] {
+        if (step_pause_ms) {
+            job.set_step_pause_ms(std::clamp(step_pause_ms(), 0, kMostStepPauseMs));
+        }
+    };
+    pace();  // before the first step
     job.run(cancel, [&] {
+        pace();
         if (run_id == 0) {
             run_id = reports.run_id().value_or(0);
         }

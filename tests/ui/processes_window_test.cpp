@@ -124,6 +124,28 @@ private slots:
         FailurePanel* panel = m_window->livePage()->failurePanel();
         QVERIFY(!panel->isHidden());
         QCOMPARE(panel->suggestionCount(), int(end.fixes.size()));
+        // "oom after 1 step", not "1 steps".
+        const QString header = m_window->livePage()->header();
+        QVERIFY2(header.contains(QStringLiteral("after %1 in").arg(formatSteps(end.outcome.steps))),
+                 qPrintable(header));
+        QVERIFY2(!header.contains(QStringLiteral(" 1 steps")), qPrintable(header));
+    }
+
+    // The training pace a class watches holds for several processes too: each worker pauses
+    // after each step (it was ignored: the workers ran at full speed).
+    void thePaceHoldsForEveryProcess() {
+        m_window->experimentPanel()->processesBox()->setValue(2);
+        m_window->controller()->setPace(RunController::Pace::Slow);
+        const RunEnd end = runAndWait();
+        m_window->controller()->setPace(RunController::Pace::Full);
+        m_window->experimentPanel()->processesBox()->setValue(1);
+        QCOMPARE(statusName(end.status()), QStringLiteral("completed"));
+        const double paused = double(end.outcome.steps) *
+                              RunController::stepPauseMs(RunController::Pace::Slow) / 1000.0;
+        QVERIFY2(end.outcome.steps >= 10 && end.outcome.wall_seconds >= paused,
+                 qPrintable(QStringLiteral("%1 steps in %2 s")
+                                .arg(end.outcome.steps)
+                                .arg(end.outcome.wall_seconds)));
     }
 
     // A refusal only the workers can make (two processes need two full batches) marks the

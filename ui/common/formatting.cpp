@@ -30,6 +30,10 @@ QString formatCount(std::int64_t count) {
     return QLocale().toString(static_cast<qlonglong>(count));
 }
 
+QString formatSteps(std::int64_t steps) {
+    return steps == 1 ? QObject::tr("1 step") : QObject::tr("%1 steps").arg(formatCount(steps));
+}
+
 QString memoryFigureName(const std::string& module, const std::string& category) {
     const QString kind = qs(category).replace(QLatin1Char('_'), QLatin1Char(' '));
     return module.empty() ? kind : QStringLiteral("%1 · %2").arg(qs(module), kind);

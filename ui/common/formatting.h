@@ -34,6 +34,8 @@ QString formatOptional(const std::optional<double>& value, int decimals = 4);
 QString formatPercent(const std::optional<double>& fraction);
 // "12,437" in the user's locale.
 QString formatCount(std::int64_t count);
+// "1 step", "12,437 steps".
+QString formatSteps(std::int64_t steps);
 // A row of memory figures: "optimizer state" for a category, "block 1 · activations" for a
 // module's kind of memory.
 QString memoryFigureName(const std::string& module, const std::string& category);

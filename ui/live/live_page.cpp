@@ -155,11 +155,11 @@ void LivePage::onRunCreated(qint64 runId, const ExperimentInfo& info) {
     m_memory->setCpuDevice(info.device.rfind("cpu", 0) == 0);
     // One short line (it must fit a projector at presentation size); the full
     // descriptions of the data and the vectors are in its tooltip.
-    setHeader(tr("<b>Run %1</b> on %2 · %3 · %4 train / %5 validation · %6 steps")
+    setHeader(tr("<b>Run %1</b> on %2 · %3 · %4 train / %5 validation · %6")
                   .arg(runId)
                   .arg(qs(info.device).toHtmlEscaped(), m_datasetName.toHtmlEscaped(),
                        formatCount(info.train_examples), formatCount(info.valid_examples),
-                       formatCount(info.total_steps)));
+                       formatSteps(info.total_steps)));
     m_header->setToolTip(
         tr("%1 (%2 labels)\n%3\ntable %4 × %5 · %6 parameters (%7 trainable)")
             .arg(qs(info.dataset))
@@ -225,10 +225,10 @@ void LivePage::onRunFinished(const RunEnd& end) {
             ? tr("run %1 %2").arg(end.runId).arg(statusName(end.status()))
             : tr("run %1 %2: %3").arg(end.runId).arg(statusName(end.status()), end.error()));
     QString ending =
-        tr("<b style='color:%1'>%2</b> after %3 steps in %4 · peak %5")
-            .arg(statusColor(end.status()).name(), statusName(end.status()))
-            .arg(end.outcome.steps)
-            .arg(formatDuration(end.outcome.wall_seconds), formatBytes(end.outcome.peak_bytes));
+        tr("<b style='color:%1'>%2</b> after %3 in %4 · peak %5")
+            .arg(statusColor(end.status()).name(), statusName(end.status()),
+                 formatSteps(end.outcome.steps), formatDuration(end.outcome.wall_seconds),
+                 formatBytes(end.outcome.peak_bytes));
     const TrainConfig& planned = end.config.train;
     if (end.outcome.batch_size > 0 && (end.outcome.batch_size != planned.batch_size ||
                                        end.outcome.accumulation != planned.accumulation)) {

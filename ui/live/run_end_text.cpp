@@ -34,15 +34,15 @@ QString describeRunEnd(const RunEnd& end) {
                                       "names, then run again; the form marks invalid values.")
                                       .arg(end.error())
                                 : QObject::tr(
-                                      "The run failed after %1 steps: %2\nThe run and its "
+                                      "The run failed after %1: %2\nThe run and its "
                                       "metrics up to the failure are saved in the Runs tab.")
-                                      .arg(end.outcome.steps)
+                                      .arg(formatSteps(end.outcome.steps))
                                       .arg(end.error());
         case RunStatus::Cancelled:
             return QObject::tr("Stopped: %1.").arg(end.error());
         case RunStatus::Completed:
-            return QObject::tr("Completed %1 steps in %2.")
-                .arg(end.outcome.steps)
+            return QObject::tr("Completed %1 in %2.")
+                .arg(formatSteps(end.outcome.steps))
                 .arg(formatDuration(end.outcome.wall_seconds));
         default:
             return end.error();

@@ -33,6 +33,7 @@ void TrainingWorker::run(const ExperimentConfig& config, const QString& name,
     RunEnd end;
     end.config = config;
     resetCallbacks();
+    m_followingWorkers = processes > 1;
     try {
         RunStore store = RunStore::open(ss(databasePath));
         const RunResult result =
@@ -79,6 +80,7 @@ void TrainingWorker::runLesson(const Lesson& lesson, const QString& databasePath
     end.name = qs(lesson.name);
     end.title = qs(lesson.title);
     resetCallbacks();
+    m_followingWorkers = lesson.processes > 1;
     try {
         RunStore store = RunStore::open(ss(databasePath));
         const LessonResult result = run_lesson(lesson, store, *this, m_cancel);
@@ -154,7 +156,8 @@ void TrainingWorker::on_event(const EventRow& event) {
 }
 
 void TrainingWorker::on_progress(const TrainProgress& progress) {
-    if (const int pause = m_stepPauseMs.load(); pause > 0 && !m_cancel.load()) {
+    if (const int pause = m_stepPauseMs.load();
+        pause > 0 && !m_followingWorkers && !m_cancel.load()) {
         QThread::msleep(static_cast<unsigned long>(pause));
     }
     const qint64 now = m_progressClock.elapsed();

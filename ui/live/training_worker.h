@@ -27,7 +27,8 @@ public:
     void requestStop() { m_cancel.store(true); }
     void clearStop() { m_cancel.store(false); }
     // Thread-safe: a pause after every optimizer step, so a class can watch the curves grow
-    // (0: full speed). Memory is unaffected: the pause comes between steps.
+    // (0: full speed), also in a run of several processes. Memory is unaffected: the pause
+    // comes between steps.
     void setStepPauseMs(int milliseconds) { m_stepPauseMs.store(milliseconds); }
 
     // Runs on the worker's thread (invoked queued by the controller). Opens its own
@@ -65,11 +66,15 @@ private:
     void on_metrics(const std::vector<MetricRow>& rows) override;
     void on_event(const EventRow& event) override;
     void on_progress(const TrainProgress& progress) override;
+    int step_pause_ms() const override { return m_stepPauseMs.load(); }
 
     void resetCallbacks();
 
     std::atomic<bool> m_cancel{false};
     std::atomic<int> m_stepPauseMs{0};
+    // Worker processes pause themselves (step_pause_ms): their progress, read back from the
+    // database, must not be held up here.
+    bool m_followingWorkers = false;
     std::int64_t m_runId = 0;
     QElapsedTimer m_progressClock;
     qint64 m_lastProgressMs = -1;

@@ -45,10 +45,18 @@ WorkerTask read_worker_task(const std::string& folder);
 // to the same database meanwhile. Throws when no run was recorded: BadInput with the workers'
 // message and keys when they refused the config (as Experiment::prepare's BadInput in this
 // process), otherwise Error with what they reported.
+// `step_pause_ms`, when given, is asked as often as `tick` is called: how long every worker
+// pauses after each optimizer step (a pace a class can follow; 0: full speed). A change reaches
+// the workers within a step or two.
 std::int64_t run_with_local_workers(const ExperimentConfig& config, const std::string& name,
                                     const std::string& db_path, int processes,
                                     const std::atomic<bool>& cancel,
-                                    const std::function<void(std::int64_t run_id)>& tick = {});
+                                    const std::function<void(std::int64_t run_id)>& tick = {},
+                                    const std::function<int()>& step_pause_ms = {});
+
+// Worker side: the pause after each step the launcher of the job in `folder` asks for now
+// (0 when it asks for none, or the folder holds none).
+int read_step_pause_ms(const std::string& folder);
 
 // find_batch_size for a data-parallel run of `processes` workers: every trial trains every
 // rank, and a batch fits when it fits on all of them. `on_trial` is called on this thread for
