@@ -7,10 +7,12 @@
 #include <QAbstractSpinBox>
 #include <QComboBox>
 #include <QDockWidget>
+#include <QHeaderView>
 #include <QLineEdit>
 #include <QMainWindow>
 #include <QTabBar>
 #include <QTabWidget>
+#include <QTableView>
 #include <QToolBar>
 #include <QToolButton>
 #include <QtTest>
@@ -147,6 +149,41 @@ QStringList cutLegendEntries(const QWidget* window) {
     return cut;
 }
 
+// Table headings and cells narrower than their text (Qt elides them: "Gradie…"), under
+// `root`.
+QStringList elidedTableText(const QWidget* root) {
+    QStringList elided;
+    for (const QTableView* table : root->findChildren<QTableView*>()) {
+        const QHeaderView* header = table->horizontalHeader();
+        const QAbstractItemModel* model = table->model();
+        if (!visibleInWindow(table) || !model) {
+            continue;
+        }
+        const auto check = [&](const QString& text, const QFontMetrics& metrics, int column,
+                               const QString& where) {
+            const int need = metrics.horizontalAdvance(text);
+            if (!text.isEmpty() && header->sectionSize(column) < need) {
+                elided << QStringLiteral("%1: %2 \"%3\" is %4 px wide, its text %5 px")
+                              .arg(table->objectName(), where, text)
+                              .arg(header->sectionSize(column))
+                              .arg(need);
+            }
+        };
+        for (int column = 0; column < model->columnCount(); ++column) {
+            if (header->isSectionHidden(column)) {
+                continue;
+            }
+            check(model->headerData(column, Qt::Horizontal).toString(), header->fontMetrics(),
+                  column, QStringLiteral("heading"));
+            for (int row = 0; row < model->rowCount(); ++row) {
+                check(model->index(row, column).data().toString(), table->fontMetrics(), column,
+                      QStringLiteral("row %1").arg(row));
+            }
+        }
+    }
+    return elided;
+}
+
 }  // namespace
 
 class LayoutTest : public QObject {
@@ -258,6 +295,8 @@ private slots:
                                         .arg(tabNeeds.width())
                                         .arg(tabNeeds.height())));
                 QCOMPARE(m_window->size(), screen);
+                const QStringList elided = elidedTableText(m_window->livePage());
+                QVERIFY2(elided.isEmpty(), qPrintable(elided.join('\n')));
             }
         }
     }

@@ -26,6 +26,9 @@ ModuleView::ModuleView(QWidget* parent) : QWidget(parent) {
     m_table->setModel(m_modules);
     m_table->verticalHeader()->hide();
     m_table->setWordWrap(false);
+    // Columns follow their contents and the text size (presentation mode), never eliding a
+    // figure or a heading; a wide table scrolls.
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_predictionSummary = new QLabel;
     m_predictionSummary->setWordWrap(true);
     m_prediction = new PredictionModel(this);
@@ -33,6 +36,7 @@ ModuleView::ModuleView(QWidget* parent) : QWidget(parent) {
     m_predictionTable->setObjectName(QStringLiteral("predictionTable"));
     m_predictionTable->setModel(m_prediction);
     m_predictionTable->verticalHeader()->hide();
+    m_predictionTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_predictionTable->horizontalHeader()->setStretchLastSection(true);
     m_predictionTable->setWordWrap(false);
     auto* against = new QWidget;
@@ -79,7 +83,6 @@ void ModuleView::setPrediction(const std::optional<MemoryPrediction>& prediction
                    : tr("<b>Against the prediction</b>: <span style='color:#d62728'>%n "
                         "figure(s) off by more than 10%</span>, marked below.",
                         nullptr, off));
-    m_predictionTable->resizeColumnsToContents();
 }
 
 void ModuleView::setModules(const std::vector<ModuleMemory>& modules, const QString& reason) {
@@ -88,7 +91,6 @@ void ModuleView::setModules(const std::vector<ModuleMemory>& modules, const QStr
                                               : m_chart->parentWidget());
     m_chart->setModules(modules);
     m_modules->setModules(modules);
-    m_table->resizeColumnsToContents();
 }
 
 }  // namespace oomlab::ui
