@@ -107,6 +107,40 @@ private slots:
         QVERIFY(plot.xAxis->range().upper >= 4.0);
     }
 
+    // The cap's label is drawn whole inside the axes and clear of an OOM marker at the run's
+    // last step, also when the peak touches the cap (it was cut at the top and overlapped the
+    // marker's "OOM"), on a plot of usual height and on a very low one.
+    void memoryPlotsCapLabelIsWholeAndClearOfTheOomMarker() {
+        for (const int height : {260, 130}) {
+            MemoryPlot plot;
+            plot.resize(520, height);
+            plot.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&plot));
+            plot.reset(12LL << 20);
+            plot.setCpuDevice(true);  // the process RSS hidden: the cap is near the top
+            plot.appendRows({sample(1, "step", 2, 5), sample(2, "step", 4, 7)});  // peak 12 MiB
+            plot.markEvent({3, "oom", "out of memory at step 3 during backward"});
+            QTRY_VERIFY(plot.coalescedReplots() > 0);
+            plot.replot(QCustomPlot::rpImmediateRefresh);
+            const QRectF axes = plot.axisRect()->rect();
+            const QRectF cap = plot.capLabelRect();
+            const QRectF oom = plot.markerLabelRect(0);
+            const auto where = [](const QRectF& r) {
+                return QStringLiteral("%1,%2 %3x%4")
+                    .arg(r.x())
+                    .arg(r.y())
+                    .arg(r.width())
+                    .arg(r.height());
+            };
+            const QString state = QStringLiteral("height %1: axes %2, cap label %3, OOM label %4")
+                                      .arg(height)
+                                      .arg(where(axes), where(cap), where(oom));
+            QVERIFY2(axes.adjusted(-1, -1, 1, 1).contains(cap), qPrintable(state));
+            QVERIFY2(!cap.intersects(oom), qPrintable(state));
+            QVERIFY2(cap.height() >= plot.fontMetrics().height(), qPrintable(state));
+        }
+    }
+
     // A data-parallel run: rank 0's rows make the series, each other rank its own step peak;
     // a new run starts without them. The comparison does the same per run.
     void memoryOfEveryRankIsPlotted() {

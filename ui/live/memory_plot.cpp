@@ -37,7 +37,9 @@ MemoryPlot::MemoryPlot(QWidget* parent) : ThemedPlot(parent) {
     m_capLabel->setColor(kCapColor);
     m_capLabel->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
     m_capLabel->position->setTypeY(QCPItemPosition::ptPlotCoords);
-    m_capLabel->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+    m_capLabel->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
+    // Placed once the axes have their size for this drawing (a resize, a new text size).
+    connect(this, &QCustomPlot::afterLayout, this, &MemoryPlot::placeCapLabel);
     applyPalette();
     reset(0);
 }
@@ -63,7 +65,7 @@ void MemoryPlot::reset(std::int64_t capBytes) {
         const double cap = toMiB(capBytes);
         m_capLine->point1->setCoords(0, cap);
         m_capLine->point2->setCoords(1, cap);
-        m_capLabel->position->setCoords(0.99, cap);
+        m_capLabel->position->setCoords(0.01, cap);
         m_capLabel->setText(tr("cap %1").arg(formatBytes(capBytes)));
         m_cap.add(cap);
     }
@@ -153,6 +155,29 @@ void MemoryPlot::fitRanges() {
         }
     }
     fitAxis(yAxis, y, true);
+}
+
+// The cap's label sits over its line at the left, away from the OOM markers (drawn where a
+// run ended, at the right). The axis keeps a label's height of room over the cap, so the
+// label is never cut at the top; on a plot too low for that, the label goes under the line.
+void MemoryPlot::placeCapLabel() {
+    if (!m_capLine->visible()) {
+        return;
+    }
+    const double height = axisRect()->height();
+    const QMargins padding = m_capLabel->padding();
+    const double label =
+        QFontMetrics(m_capLabel->font()).height() + padding.top() + padding.bottom() + 2;
+    const double share = height > 0 ? label / height : 1.0;
+    const bool over = share < 0.34;
+    if (over && followsData()) {  // a range the user chose stays as it is
+        const QCPRange range = yAxis->range();
+        const double upper = (capMiB() - share * range.lower) / (1 - share);
+        if (upper > range.upper) {
+            yAxis->setRangeUpper(upper);
+        }
+    }
+    m_capLabel->setPositionAlignment(Qt::AlignLeft | (over ? Qt::AlignBottom : Qt::AlignTop));
 }
 
 }  // namespace oomlab::ui

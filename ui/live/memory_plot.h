@@ -33,12 +33,14 @@ public:
     QCPGraph* rankPeak(int rank) const;
     bool capVisible() const;
     double capMiB() const;
+    QRectF capLabelRect() const { return labelRect(m_capLabel); }  // at the last replot
 
 protected:
     void fitRanges() override;
 
 private:
     QCPGraph* addRankPeak(int rank);
+    void placeCapLabel();
 
     QCPGraph* m_allocated = nullptr;
     QCPGraph* m_reserved = nullptr;

@@ -245,7 +245,7 @@ void ThemedPlot::addMarker(double x, const QString& text, const QColor& color) {
     label->setPadding(QMargins(2, 0, 4, 0));
     label->setText(text);
     label->setColor(color);
-    QFont font = label->font();
+    QFont font = QApplication::font();
     font.setBold(true);
     label->setFont(font);
     m_markers.push_back({line, label});
@@ -262,6 +262,14 @@ void ThemedPlot::clearMarkers() {
 
 double ThemedPlot::markerX(int index) const {
     return m_markers.at(index).first->point1->key();
+}
+
+QRectF ThemedPlot::labelRect(const QCPItemText* label) {
+    return QRectF(label->topLeft->pixelPosition(), label->bottomRight->pixelPosition());
+}
+
+QRectF ThemedPlot::markerLabelRect(int index) const {
+    return labelRect(m_markers.at(index).second);
 }
 
 void ThemedPlot::requestReplot() {
@@ -378,6 +386,9 @@ void ThemedPlot::applyPalette() {
     }
     for (int i = 0; i < itemCount(); ++i) {
         if (auto* label = qobject_cast<QCPItemText*>(item(i))) {
+            QFont labelFont = font;  // markers and the cap grow with the zoom, bold kept
+            labelFont.setBold(label->font().bold());
+            label->setFont(labelFont);
             if (label->property("themed").toBool()) {
                 label->setColor(text);
             }

@@ -56,6 +56,9 @@ public:
     void clearMarkers();
     int markerCount() const { return m_markers.size(); }
     double markerX(int index) const;
+    // Where marker `index`'s label was drawn (pixels, at the last replot).
+    QRectF markerLabelRect(int index) const;
+    static QRectF labelRect(const QCPItemText* label);
 
     // Puts `series` in the legend (an entry that elides its text on a narrow plot).
     void addToLegend(QCPAbstractPlottable* series);
