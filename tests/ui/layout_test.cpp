@@ -25,6 +25,7 @@
 #include "experiment/experiment_panel.h"
 #include "lessons/lesson_flow.h"
 #include "lessons/lesson_text.h"
+#include "live/failure_panel.h"
 #include "live/live_page.h"
 #include "live/run_controller.h"
 #include "oomlab/config/config_keys.h"
@@ -279,6 +280,17 @@ private slots:
             QVERIFY(actions);
             auto* more = actions->findChild<QToolButton*>(QStringLiteral("qt_toolbar_ext_button"));
             QVERIFY2(!more || !more->isVisible(), "actions hidden behind the tool bar's menu");
+        }
+
+        // The failure panel is as tall as its text, no more: its blank gaps squashed the
+        // plots under it.
+        if (MainWindow::Page(page) == MainWindow::LiveTab) {
+            const FailurePanel* failure = m_window->livePage()->failurePanel();
+            QVERIFY(failure->isVisible());
+            QVERIFY2(failure->height() <= failure->sizeHint().height() + 1,
+                     qPrintable(QStringLiteral("the failure panel is %1 px high, its text %2 px")
+                                    .arg(failure->height())
+                                    .arg(failure->sizeHint().height())));
         }
 
         // The live view's memory tabs (by phase, by module, staircase) fit the same screen.

@@ -3,6 +3,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
+#include <QResizeEvent>
 #include <QScrollArea>
 #include <QVBoxLayout>
 
@@ -36,6 +37,7 @@ FailurePanel::FailurePanel(QWidget* parent) : QFrame(parent) {
     bodyLayout->setContentsMargins(0, 0, 0, 0);
     bodyLayout->addWidget(m_details);
     bodyLayout->addWidget(m_fixes);
+    bodyLayout->addStretch(1);  // room to spare goes under the text, not between its parts
     m_scroll = new QScrollArea(this);
     m_scroll->setObjectName(QStringLiteral("failureScroll"));
     m_scroll->setFrameShape(QFrame::NoFrame);
@@ -56,15 +58,32 @@ QSize FailurePanel::minimumSizeHint() const {
 }
 
 QSize FailurePanel::sizeHint() const {
-    // All of it when there is room: the body as tall as its text at the current width.
+    // All of it when there is room.
+    return {QFrame::sizeHint().width(), textHeight(width())};
+}
+
+void FailurePanel::resizeEvent(QResizeEvent* event) {
+    QFrame::resizeEvent(event);
+    if (event->size().width() != event->oldSize().width()) {
+        fitHeightToText();
+    }
+}
+
+// Never taller than its text at its width: the plots under it keep the rest of the page.
+void FailurePanel::fitHeightToText() {
+    setMaximumHeight(std::max(minimumSizeHint().height(), textHeight(width())));
+    updateGeometry();
+}
+
+int FailurePanel::textHeight(int width) const {
     QWidget* body = m_scroll->widget();
-    const int width = std::max(body->width(), m_scroll->viewport()->width());
+    const QMargins outer = contentsMargins() + layout()->contentsMargins();
+    const int bodyWidth = std::max(width - outer.left() - outer.right(), 1);
     const int bodyHeight = body->layout()->hasHeightForWidth()
-                               ? body->layout()->heightForWidth(width)
+                               ? body->layout()->heightForWidth(bodyWidth)
                                : body->sizeHint().height();
-    const QMargins margins = contentsMargins() + layout()->contentsMargins();
-    return {QFrame::sizeHint().width(), m_title->sizeHint().height() + layout()->spacing() +
-                                            bodyHeight + margins.top() + margins.bottom()};
+    return m_title->sizeHint().height() + layout()->spacing() + bodyHeight + outer.top() +
+           outer.bottom();
 }
 
 QWidget* FailurePanel::fixRow(const OomFix& fix) {
@@ -131,6 +150,7 @@ void FailurePanel::showRunEnd(const RunEnd& end) {
         m_fixesLayout->addWidget(fixRow(fix));
     }
     show();
+    fitHeightToText();
 }
 
 }  // namespace oomlab::ui

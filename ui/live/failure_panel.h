@@ -31,8 +31,14 @@ signals:
     // A fix's settings, to apply to the experiment panel (and run at once when `run`).
     void applyFix(const oomlab::Settings& settings, bool run);
 
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+
 private:
     QWidget* fixRow(const OomFix& fix);
+    // The height of all of it with its text wrapped at `width`.
+    int textHeight(int width) const;
+    void fitHeightToText();
 
     QLabel* m_title = nullptr;
     QScrollArea* m_scroll = nullptr;
