@@ -10,6 +10,8 @@
 #include <QHeaderView>
 #include <QLineEdit>
 #include <QMainWindow>
+#include <QPlainTextEdit>
+#include <QScrollBar>
 #include <QTabBar>
 #include <QTabWidget>
 #include <QTableView>
@@ -285,6 +287,11 @@ private slots:
         // The failure panel is as tall as its text, no more: its blank gaps squashed the
         // plots under it.
         if (MainWindow::Page(page) == MainWindow::LiveTab) {
+            // Every event line is read whole, without scrolling sideways.
+            auto* log =
+                m_window->livePage()->findChild<QPlainTextEdit*>(QStringLiteral("eventLog"));
+            QVERIFY(log && !log->toPlainText().isEmpty());
+            QCOMPARE(log->horizontalScrollBar()->maximum(), 0);
             const FailurePanel* failure = m_window->livePage()->failurePanel();
             QVERIFY(failure->isVisible());
             QVERIFY2(failure->height() <= failure->sizeHint().height() + 1,

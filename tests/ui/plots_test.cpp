@@ -8,6 +8,7 @@
 #include <QtTest>
 #include <cmath>
 
+#include "common/formatting.h"
 #include "compare/compare_plots.h"
 #include "live/loss_plot.h"
 #include "live/memory_plot.h"
@@ -174,6 +175,33 @@ private slots:
         }
     }
 
+    // The compare view's memory plot draws each cap of its runs once, naming the runs it
+    // holds for when not all have it; the loss plot has none.
+    void compareMemoryShowsTheRunsCaps() {
+        const auto run = [](std::int64_t id, std::int64_t capMb) {
+            CompareRun compared;
+            compared.record.id = id;
+            compared.record.name = "run " + std::to_string(id);
+            compared.config.memory.cap_mb = capMb;
+            compared.configRead = true;
+            compared.metrics = {sample(1, "step", 2, 5), sample(2, "step", 4, 6)};
+            return compared;
+        };
+        ComparePlot compare(ComparePlot::Quantity::PeakMemory);
+        compare.setRuns({run(1, 16), run(2, 16), run(3, 0)});
+        QCOMPARE(compare.levelCount(), 1);
+        QCOMPARE(compare.levelY(0), 16.0);
+        QCOMPARE(compare.levelText(0), QStringLiteral("cap 16.0 MiB (runs 1, 2)"));
+        QVERIFY(compare.yAxis->range().upper >= 16.0);  // in view over peaks of 11 MiB
+        compare.setRuns({run(1, 16), run(2, 32)});
+        QCOMPARE(compare.levelCount(), 2);
+        QCOMPARE(compare.levelText(0), QStringLiteral("cap 16.0 MiB (run 1)"));
+        compare.setRuns({run(1, 16), run(2, 16)});
+        QCOMPARE(compare.levelText(0), QStringLiteral("cap 16.0 MiB"));
+        compare.setQuantity(ComparePlot::Quantity::Loss);
+        QCOMPARE(compare.levelCount(), 0);
+    }
+
     void phasesArePlacedInsideTheirStep() {
         PhasePlot plot;
         // Step 1 runs from 0 to 10 ms: batch at 2, forward at 5, backward at 8.
@@ -277,6 +305,24 @@ private slots:
         plot.setSmoothing(0);
         QVERIFY(!plot.smoothedTrainLoss()->visible());
         QCOMPARE(plot.trainLoss()->pen().color().alphaF(), 1.0);
+    }
+
+    // The latest validation accuracy is written at its point, not only in a hover tip.
+    void lossPlotWritesTheLatestAccuracy() {
+        LossPlot plot;
+        QVERIFY(plot.latestAccuracyText().isEmpty());
+        const auto eval = [](std::int64_t step, double accuracy) {
+            MetricRow row = sample(step, "eval", double(step), 10);
+            row.loss = 1.0;
+            row.accuracy = accuracy;
+            return row;
+        };
+        plot.appendRows({lossRow(1, 1.0), eval(1, 0.5)});
+        QCOMPARE(plot.latestAccuracyText(), formatPercent(0.5));
+        plot.appendRows({lossRow(2, 0.8), eval(2, 0.842), lossRow(3, 0.7)});
+        QCOMPARE(plot.latestAccuracyText(), QStringLiteral("84.2 %"));
+        plot.reset();
+        QVERIFY(plot.latestAccuracyText().isEmpty());
     }
 
     void hoverNamesTheValuesUnderTheCursor() {

@@ -140,9 +140,31 @@ void ComparePlot::rebuild() {
             addMarker(keys.back(), tr("OOM"), color);
         }
     }
+    if (!loss) {
+        addCaps();
+    }
     setFollowData(true);
     fitRanges();
     requestReplot();
+}
+
+// Each cap of the runs compared, once: "cap 12.0 MiB", naming its runs when not all have it.
+void ComparePlot::addCaps() {
+    std::map<std::int64_t, QStringList> runsByCap;
+    for (const CompareRun& run : m_runs) {
+        if (run.configRead && run.config.memory.cap_mb > 0) {
+            runsByCap[run.config.memory.cap_bytes()] << QString::number(run.record.id);
+        }
+    }
+    for (const auto& [bytes, runs] : runsByCap) {
+        QString text = tr("cap %1").arg(formatBytes(bytes));
+        if (runs.size() < m_runs.size()) {
+            text += runs.size() == 1 ? tr(" (run %1)").arg(runs.front())
+                                     : tr(" (runs %1)").arg(runs.join(QStringLiteral(", ")));
+        }
+        addLevel(toMiB(bytes), text, warningColor());
+        m_y.add(toMiB(bytes));
+    }
 }
 
 void ComparePlot::fitRanges() {

@@ -34,6 +34,7 @@ protected:
 
 private:
     void rebuild();
+    void addCaps();
 
     Quantity m_quantity;
     XAxis m_xAxis = XAxis::Step;

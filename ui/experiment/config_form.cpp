@@ -13,6 +13,7 @@
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/config/key_relevance.h"
+#include "plots/series_colors.h"
 
 namespace oomlab::ui {
 namespace {
@@ -29,10 +30,6 @@ QString fieldLabel(const QString& key) {
         field[0] = field[0].toUpper();
     }
     return field;
-}
-
-QColor errorColor() {
-    return QColor(0xd6, 0x27, 0x28);
 }
 
 // The input files the settings name, checked as the engine will check them before a run.
@@ -89,7 +86,7 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
         error->setWordWrap(true);
         error->setObjectName(QStringLiteral("error:") + key);
         QPalette palette = error->palette();
-        palette.setColor(QPalette::WindowText, errorColor());
+        palette.setColor(QPalette::WindowText, warningColor());
         error->setPalette(palette);
         error->hide();
         auto* field = new QWidget(box);
@@ -240,7 +237,7 @@ void ConfigForm::refresh() {
         row.label->setFont(font);
         QPalette palette = this->palette();
         if (marked) {
-            palette.setColor(QPalette::WindowText, errorColor());
+            palette.setColor(QPalette::WindowText, warningColor());
         }
         row.label->setPalette(palette);
     }

@@ -11,6 +11,7 @@
 
 #include "common/formatting.h"
 #include "live/run_end_text.h"
+#include "plots/series_colors.h"
 
 namespace oomlab::ui {
 
@@ -131,7 +132,7 @@ void FailurePanel::showRunEnd(const RunEnd& end) {
     m_title->setText(end.status() == RunStatus::Oom ? tr("⚠ Out of memory")
                                                     : tr("⚠ The run failed"));
     QPalette palette = m_title->palette();
-    palette.setColor(QPalette::WindowText, QColor(0xd6, 0x27, 0x28));
+    palette.setColor(QPalette::WindowText, warningColor());
     m_title->setPalette(palette);
     m_details->setText(describeRunEnd(end));
     while (QLayoutItem* item = m_fixesLayout->takeAt(0)) {

@@ -21,6 +21,7 @@
 #include "live/phase_plot.h"
 #include "oomlab/session/run_session.h"
 #include "plots/module_chart.h"
+#include "plots/series_colors.h"
 #include "plots/smoothing_box.h"
 
 namespace oomlab::ui {
@@ -72,8 +73,11 @@ LivePage::LivePage(QWidget* parent) : QWidget(parent) {
     m_log->setObjectName(QStringLiteral("eventLog"));
     m_log->setReadOnly(true);
     m_log->setMaximumBlockCount(500);
-    // One event per line, scrolled sideways when narrow, never one word per line.
-    m_log->setLineWrapMode(QPlainTextEdit::NoWrap);
+    // Each event whole in view, wrapped at the log's width (sideways scrolling hid the end of
+    // every line); never so narrow that it wraps one word per line.
+    m_log->setLineWrapMode(QPlainTextEdit::WidgetWidth);
+    m_log->setWordWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
+    m_log->setMinimumWidth(m_log->fontMetrics().averageCharWidth() * 18);
     m_log->setPlaceholderText(tr("Events of the run (evaluations, out-of-memory, adaptations)"));
 
     auto* plotsTop = new QSplitter(Qt::Horizontal);
@@ -195,7 +199,7 @@ void LivePage::onEvent(qint64 runId, const EventRow& event) {
     }
     m_memory->markEvent(event);
     if (event.kind == event_kind::kOom) {
-        m_loss->addMarker(static_cast<double>(event.step), tr("OOM"), QColor(0xd6, 0x27, 0x28));
+        m_loss->addMarker(static_cast<double>(event.step), tr("OOM"), warningColor());
     }
     log(QStringLiteral("[%1] step %2: %3")
             .arg(qs(event.kind))
@@ -229,6 +233,9 @@ void LivePage::onRunFinished(const RunEnd& end) {
             .arg(statusColor(end.status()).name(), statusName(end.status()),
                  formatSteps(end.outcome.steps), formatDuration(end.outcome.wall_seconds),
                  formatBytes(end.outcome.peak_bytes));
+    if (end.outcome.val_accuracy) {
+        ending += tr(" · validation accuracy %1").arg(formatPercent(end.outcome.val_accuracy));
+    }
     const TrainConfig& planned = end.config.train;
     if (end.outcome.batch_size > 0 && (end.outcome.batch_size != planned.batch_size ||
                                        end.outcome.accumulation != planned.accumulation)) {

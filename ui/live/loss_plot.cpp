@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/formatting.h"
 #include "plots/series_colors.h"
 
 namespace oomlab::ui {
@@ -17,6 +18,15 @@ LossPlot::LossPlot(QWidget* parent) : ThemedPlot(parent) {
     m_validAccuracy =
         addLineSeries(tr("validation accuracy (%)"), seriesColor(2), yAxis2, Qt::DashLine);
     m_validAccuracy->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond, 7));
+    // The figure a run is judged by, readable without hovering: at the last evaluation, over
+    // and left of its point, so it stays inside the axes at the run's end.
+    m_accuracyLabel = new QCPItemText(this);
+    m_accuracyLabel->position->setAxes(xAxis, yAxis2);
+    m_accuracyLabel->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+    m_accuracyLabel->setColor(seriesColor(2));
+    QFont bold = m_accuracyLabel->font();
+    bold.setBold(true);
+    m_accuracyLabel->setFont(bold);
     xAxis->setLabel(tr("optimizer step"));
     yAxis->setLabel(tr("loss"));
     yAxis2->setVisible(true);
@@ -35,6 +45,8 @@ void LossPlot::reset() {
     }
     m_smoother.reset();
     clearMarkers();
+    m_accuracyLabel->setVisible(false);
+    m_accuracyLabel->setText({});
     m_x.reset();
     m_loss.reset();
     xAxis->setRange(0, 10);
@@ -76,7 +88,16 @@ void LossPlot::appendRows(const std::vector<MetricRow>& rows) {
     }
     m_validLoss->addData(evalX, evalLoss, true);
     m_validAccuracy->addData(accX, accY, true);
+    if (!accX.isEmpty()) {
+        m_accuracyLabel->position->setCoords(accX.back(), accY.back());
+        m_accuracyLabel->setText(formatPercent(accY.back() / 100.0));
+        m_accuracyLabel->setVisible(true);
+    }
     requestReplot();
+}
+
+QString LossPlot::latestAccuracyText() const {
+    return m_accuracyLabel->text();
 }
 
 void LossPlot::setSmoothing(double weight) {

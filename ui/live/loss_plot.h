@@ -26,6 +26,8 @@ public:
     QCPGraph* smoothedTrainLoss() const { return m_smoothed; }
     QCPGraph* validationLoss() const { return m_validLoss; }
     QCPGraph* validationAccuracy() const { return m_validAccuracy; }
+    // The latest validation accuracy, written at its point ("84.2%"); empty before the first.
+    QString latestAccuracyText() const;
 
 protected:
     void fitRanges() override;
@@ -36,6 +38,7 @@ private:
     LossSmoother m_smoother;
     QCPGraph* m_validLoss = nullptr;
     QCPGraph* m_validAccuracy = nullptr;
+    QCPItemText* m_accuracyLabel = nullptr;
     Bounds m_x;
     Bounds m_loss;
 };

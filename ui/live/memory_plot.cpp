@@ -6,8 +6,6 @@
 namespace oomlab::ui {
 namespace {
 
-const QColor kCapColor(0xd6, 0x27, 0x28);
-
 void appendOptional(QVector<double>& keys, QVector<double>& values, double x,
                     const std::optional<std::int64_t>& bytes, Bounds& bounds) {
     if (bytes) {
@@ -32,9 +30,9 @@ MemoryPlot::MemoryPlot(QWidget* parent) : ThemedPlot(parent) {
     yAxis->setLabel(tr("MiB"));
     placeLegendBelow(4);
     m_capLine = new QCPItemStraightLine(this);
-    m_capLine->setPen(QPen(kCapColor, 2, Qt::DashDotLine));
+    m_capLine->setPen(QPen(warningColor(), 2, Qt::DashDotLine));
     m_capLabel = new QCPItemText(this);
-    m_capLabel->setColor(kCapColor);
+    m_capLabel->setColor(warningColor());
     m_capLabel->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
     m_capLabel->position->setTypeY(QCPItemPosition::ptPlotCoords);
     m_capLabel->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
@@ -128,7 +126,7 @@ QCPGraph* MemoryPlot::addRankPeak(int rank) {
 void MemoryPlot::markEvent(const EventRow& event) {
     const double x = static_cast<double>(event.step);
     if (event.kind == event_kind::kOom) {
-        addMarker(x, tr("OOM"), kCapColor);
+        addMarker(x, tr("OOM"), warningColor());
     } else if (event.kind == event_kind::kAdapt || event.kind == event_kind::kHalve) {
         addMarker(x, event.kind == event_kind::kAdapt ? tr("adapted") : tr("halved"),
                   seriesColor(4));

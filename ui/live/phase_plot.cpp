@@ -130,7 +130,7 @@ void PhasePlot::finish(const QString& marker) {
         placePending(end);
     }
     if (!marker.isEmpty() && m_x.valid()) {
-        addMarker(m_x.high, marker, QColor(0xd6, 0x27, 0x28));
+        addMarker(m_x.high, marker, warningColor());
     }
     requestReplot();
 }

@@ -4,6 +4,7 @@
 #include <QFont>
 
 #include "common/formatting.h"
+#include "plots/series_colors.h"
 
 namespace oomlab::ui {
 namespace {
@@ -81,7 +82,7 @@ QVariant PredictionModel::data(const QModelIndex& index, int role) const {
                        ? QVariant(Qt::AlignRight | Qt::AlignVCenter)
                        : QVariant();
         case Qt::ForegroundRole:
-            return row.disagrees ? QVariant(QColor(0xd6, 0x27, 0x28)) : QVariant();
+            return row.disagrees ? QVariant(warningColor()) : QVariant();
         case Qt::FontRole: {
             if (!row.disagrees) {
                 return {};

@@ -8,6 +8,10 @@
 
 namespace oomlab::ui {
 
+QColor warningColor() {
+    return QColor(0xd6, 0x27, 0x28);
+}
+
 QColor seriesColor(int index) {
     static const std::array<QRgb, 10> colors = {0x1f77b4, 0xe8710a, 0x2ca02c, 0xd62728, 0x9467bd,
                                                 0x17becf, 0xbcbd22, 0xe377c2, 0x8c564b, 0x7f7f7f};

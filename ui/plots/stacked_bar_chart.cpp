@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "common/formatting.h"
+#include "plots/series_colors.h"
 
 namespace oomlab::ui {
 
@@ -39,10 +40,10 @@ StackedBarChart::StackedBarChart(Qt::Orientation orientation, const QVector<BarL
     placeLegendBelow(4);
 
     m_capLine = new QCPItemStraightLine(this);
-    m_capLine->setPen(QPen(QColor(0xd6, 0x27, 0x28), 2, Qt::DashLine));
+    m_capLine->setPen(QPen(warningColor(), 2, Qt::DashLine));
     m_capLine->setVisible(false);
     m_capLabel = new QCPItemText(this);
-    m_capLabel->setColor(QColor(0xd6, 0x27, 0x28));
+    m_capLabel->setColor(warningColor());
     m_capLabel->setVisible(false);
     m_capLabel->setClipToAxisRect(false);
     applyPalette();

@@ -252,12 +252,38 @@ void ThemedPlot::addMarker(double x, const QString& text, const QColor& color) {
     requestReplot();
 }
 
+void ThemedPlot::addLevel(double y, const QString& text, const QColor& color) {
+    auto* line = new QCPItemStraightLine(this);
+    line->point1->setCoords(0, y);
+    line->point2->setCoords(1, y);
+    line->setPen(QPen(color, 2, Qt::DashDotLine));
+    auto* label = new QCPItemText(this);
+    label->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
+    label->position->setTypeY(QCPItemPosition::ptPlotCoords);
+    label->position->setCoords(0.01, y);
+    label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+    label->setText(text);
+    label->setColor(color);
+    label->setFont(QApplication::font());
+    m_levels.push_back({line, label});
+    requestReplot();
+}
+
+double ThemedPlot::levelY(int index) const {
+    return m_levels.at(index).first->point1->value();
+}
+
+QString ThemedPlot::levelText(int index) const {
+    return m_levels.at(index).second->text();
+}
+
 void ThemedPlot::clearMarkers() {
-    for (const auto& [line, label] : m_markers) {
+    for (const auto& [line, label] : m_markers + m_levels) {
         removeItem(line);
         removeItem(label);
     }
     m_markers.clear();
+    m_levels.clear();
 }
 
 double ThemedPlot::markerX(int index) const {

@@ -53,8 +53,14 @@ public:
 
     // A labelled vertical line at key `x` (an OOM, an adaptation); cleared by clearMarkers().
     void addMarker(double x, const QString& text, const QColor& color);
+    // A labelled horizontal line at value `y` (a memory cap), its label under it at the left;
+    // cleared by clearMarkers() too.
+    void addLevel(double y, const QString& text, const QColor& color);
     void clearMarkers();
     int markerCount() const { return m_markers.size(); }
+    int levelCount() const { return m_levels.size(); }
+    double levelY(int index) const;
+    QString levelText(int index) const;
     double markerX(int index) const;
     // Where marker `index`'s label was drawn (pixels, at the last replot).
     QRectF markerLabelRect(int index) const;
@@ -143,6 +149,7 @@ private:
     QTimer m_replotTimer;
     QCPTextElement* m_title = nullptr;
     QVector<QPair<QCPItemStraightLine*, QCPItemText*>> m_markers;
+    QVector<QPair<QCPItemStraightLine*, QCPItemText*>> m_levels;
     bool m_follow = true;
     bool m_legendBelow = false;
     QSize m_laidOutMinimum;
