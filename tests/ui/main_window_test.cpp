@@ -206,6 +206,12 @@ private slots:
         QCOMPARE(qs(tried->name), qs(run->name) + " + " + applied.join(QStringLiteral(", ")));
         QCOMPARE(tried->fix_of, std::optional<std::int64_t>(end.runId));
         QVERIFY(!run->fixes_json.empty());
+        // Its ending on the live page says what the fix measured against its prediction.
+        const QString header = m_window->livePage()->header();
+        QVERIFY2(header.contains(
+                     QStringLiteral("Tries a fix offered to run %1: predicted ").arg(end.runId)) &&
+                     header.contains(QStringLiteral(" → measured ")),
+                 qPrintable(header));
         m_window->runsPage()->selectRuns({end.runId});
         const QString details = m_window->runsPage()->detailsText();
         QVERIFY2(details.contains(QStringLiteral("Fixes offered")), qPrintable(details));

@@ -6,6 +6,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "oomlab/advice/oom_fixes.h"
 #include "oomlab/config/config_io.h"
 #include "runs/run_database.h"
 #include "runs/runs_filter_model.h"
@@ -305,6 +306,72 @@ private slots:
         QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, id.center());
         QTest::mouseDClick(view->viewport(), Qt::LeftButton, {}, id.center());
         QCOMPARE(compared.count(), 1);
+    }
+
+    // A run out of memory opens with the runs that tried its fixes, and a fix run with the run
+    // it fixes and the other fixes tried (a lone OOM run opened an empty compare); its
+    // details say what each fix measured against its prediction.
+    void aDoubleClickOpensARunWithItsFixes() {
+        const QString path = m_dir.filePath("fixes.sqlite");
+        std::int64_t failed = 0;
+        std::int64_t frozen = 0;
+        std::int64_t halved = 0;
+        std::int64_t other = 0;
+        {
+            RunStore store = RunStore::open(path.toStdString());
+            failed = store.create_run({"big", "{}", "cpu", "0.1.0", "1.13"});
+            RunOutcome oom;
+            oom.status = RunStatus::Oom;
+            oom.peak_bytes = 20 << 20;
+            store.finish_run(failed, oom);
+            OomFix freeze;
+            freeze.set = {{"embeddings.trainable", "false"}};
+            freeze.predicted_peak_bytes = 9 << 20;
+            store.set_fixes(failed, oom_fixes_json({freeze}));
+            frozen = store.create_run({"big + embeddings.trainable=false",
+                                       R"({"embeddings": {"trainable": false}})", "cpu", "0.1.0",
+                                       "1.13"});
+            RunOutcome fits;
+            fits.peak_bytes = 10 << 20;
+            fits.val_accuracy = 0.5;
+            store.finish_run(frozen, fits);
+            store.set_fix_of(frozen, failed);
+            halved = store.create_run({"big + train.batch_size=16", "{}", "cpu", "0.1.0", "1.13"});
+            store.finish_run(halved, fits);
+            store.set_fix_of(halved, failed);
+            other = store.create_run({"unrelated", "{}", "cpu", "0.1.0", "1.13"});
+            store.finish_run(other, fits);
+        }
+        RunDatabase database;
+        QCOMPARE(database.open(path), QString());
+        RunsPage page(&database);
+        page.resize(1200, 500);
+        page.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&page));
+        QSignalSpy compared(&page, &RunsPage::compareRequested);
+        QTableView* view = page.view();
+        const auto doubleClick = [&](std::int64_t run) {
+            const QPoint at =
+                view->visualRect(page.filterModel()->mapFromSource(page.model()->index(
+                                     page.model()->rowOfRun(run), RunsModel::Id)))
+                    .center();
+            QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, at);
+            QTest::mouseDClick(view->viewport(), Qt::LeftButton, {}, at);
+        };
+        const QVector<qint64> family{failed, frozen, halved};
+        doubleClick(failed);
+        QCOMPARE(compared.count(), 1);
+        QCOMPARE(compared.at(0).at(0).value<QVector<qint64>>(), family);
+        doubleClick(halved);
+        QCOMPARE(compared.at(1).at(0).value<QVector<qint64>>(), family);
+        doubleClick(other);
+        QCOMPARE(compared.at(2).at(0).value<QVector<qint64>>(), QVector<qint64>{other});
+        page.selectRuns({frozen});
+        QVERIFY2(page.detailsText().contains(
+                     QStringLiteral(
+                         "Tries a fix offered to run %1: predicted 9.0 MiB → measured 10.0 MiB")
+                         .arg(failed)),
+                 qPrintable(page.detailsText()));
     }
 
     void deleteIsSeenAfterReload() {

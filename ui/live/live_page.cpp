@@ -248,6 +248,12 @@ void LivePage::onRunFinished(const RunEnd& end) {
     setHeader(m_header->text() + QStringLiteral("<br>") + ending);
 }
 
+void LivePage::addHeaderLine(const QString& text) {
+    if (!text.isEmpty()) {
+        setHeader(m_header->text() + QStringLiteral("<br>") + text.toHtmlEscaped());
+    }
+}
+
 void LivePage::setHeader(const QString& text) {
     m_header->setText(text);
     fitHeader();

@@ -46,6 +46,8 @@ public:
     void onMetrics(const oomlab::ui::MetricBatch& batch);
     void onEvent(qint64 runId, const oomlab::EventRow& event);
     void onRunFinished(const oomlab::ui::RunEnd& end);
+    // One more line under the run's ending (nothing for an empty `text`).
+    void addHeaderLine(const QString& text);
 
 signals:
     void applyFix(const oomlab::Settings& settings, bool run);

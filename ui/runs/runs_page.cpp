@@ -21,6 +21,7 @@
 #include "export/run_export.h"
 #include "oomlab/advice/oom_fixes.h"
 #include "oomlab/workers/rendezvous.h"
+#include "runs/fix_outcome.h"
 #include "runs/run_database.h"
 #include "runs/runs_filter_model.h"
 #include "runs/runs_model.h"
@@ -135,7 +136,7 @@ RunsPage::RunsPage(RunDatabase* database, QWidget* parent) : QWidget(parent), m_
     connect(m_view, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
         if (index.column() != RunsModel::Name && index.column() != RunsModel::Notes &&
             index.column() != RunsModel::Tags) {
-            emit compareRequested({index.data(RunsModel::RunIdRole).toLongLong()});
+            emit compareRequested(runWithItsFixes(index.data(RunsModel::RunIdRole).toLongLong()));
         }
     });
     connect(m_view->selectionModel(), &QItemSelectionModel::selectionChanged, this,
@@ -321,6 +322,22 @@ void RunsPage::saveNotes() {
     }
 }
 
+QVector<qint64> RunsPage::runWithItsFixes(qint64 runId) const {
+    const RunStore& store = m_database->store();
+    const std::optional<RunRecord> run = store.find_run(runId);
+    const std::int64_t fixed =
+        run && run->fix_of && store.find_run(*run->fix_of) ? *run->fix_of : runId;
+    QVector<qint64> ids{fixed};
+    for (const RunRecord& tried : store.fix_runs_of(fixed)) {
+        ids.push_back(tried.id);
+    }
+    if (!ids.contains(runId)) {
+        ids.push_back(runId);
+    }
+    std::sort(ids.begin(), ids.end());
+    return ids;
+}
+
 QString RunsPage::detailsText() const {
     return m_details->text();
 }
@@ -328,7 +345,7 @@ QString RunsPage::detailsText() const {
 QString RunsPage::fixesHtml(const RunRecord& run) const {
     QString html;
     if (run.fix_of) {
-        html += tr("<br>Tries a fix offered to run %1.").arg(*run.fix_of);
+        html += QStringLiteral("<br>") + fixOutcomeText(m_database->store(), run).toHtmlEscaped();
     }
     if (run.fixes_json.empty()) {
         return html;

@@ -44,6 +44,9 @@ public:
     void rerunSelected();
     const QString& reuseRefusal() const { return m_reuseRefusal; }
     QString detailsText() const;  // what the details pane says about the selection
+    // What a double-click on run `runId` opens: the run with the runs that tried its fixes,
+    // or, for a run that tried one, the run it fixes with every fix tried; in id order.
+    QVector<qint64> runWithItsFixes(qint64 runId) const;
     // False when none was deleted; why each refused one was not is in deleteRefusals() (and,
     // with `confirm`, in a message box).
     bool deleteSelected(bool confirm = true);

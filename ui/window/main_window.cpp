@@ -25,6 +25,7 @@
 #include "live/run_controller.h"
 #include "oomlab/config/config_io.h"
 #include "plots/themed_plot.h"
+#include "runs/fix_outcome.h"
 #include "runs/run_database.h"
 #include "runs/runs_page.h"
 #include "window/database_choice.h"
@@ -389,6 +390,11 @@ void MainWindow::onRunFinished(const RunEnd& end) {
         m_lastOomRun = end.runId;
     }
     m_live->onRunFinished(end);
+    if (end.runId > 0 && m_database->isOpen()) {  // a fix tried: predicted against measured
+        if (const std::optional<RunRecord> run = m_database->store().find_run(end.runId)) {
+            m_live->addHeaderLine(fixOutcomeText(m_database->store(), *run));
+        }
+    }
     m_progress->onFinished(end);
     if (end.badInput && !end.badInputKeys.isEmpty()) {
         m_panel->form()->setRunRefusal(end.badInputKeys, end.error());
