@@ -11,6 +11,7 @@
 #include <QLineEdit>
 #include <QMainWindow>
 #include <QPlainTextEdit>
+#include <QScrollArea>
 #include <QScrollBar>
 #include <QTabBar>
 #include <QTabWidget>
@@ -31,6 +32,7 @@
 #include "live/live_page.h"
 #include "live/run_controller.h"
 #include "oomlab/config/config_keys.h"
+#include "oomlab/store/run_store.h"
 #include "plots/themed_plot.h"
 #include "ui_test_support.h"
 #include "window/main_window.h"
@@ -349,6 +351,74 @@ private slots:
             }
         }
         m_window->setZoom(1.0);
+    }
+
+    // After a lesson of four two-process runs, presenting on a projector: the comparison of
+    // eight memory curves still fits, with the panel hidden and shown again (Ctrl+E), and the
+    // window fits the screen again after presenting (its minimum grew to 674x910).
+    void aComparisonOfSeveralProcessRunsFitsThePresentation() {
+        const QSize screen(1024, 768);
+        QVector<qint64> ids;
+        {
+            RunStore store = RunStore::open(m_dir.filePath("runs.sqlite").toStdString());
+            const std::vector<MetricRow> rows = store.metrics(1);
+            for (const char* shard :
+                 {"none", "optimizer", "gradients, 1 MiB buckets", "gradients, one bucket"}) {
+                const std::int64_t id =
+                    store.create_run({std::string("sharding-the-optimizer-state: ") + shard, "{}",
+                                      "cpu", "0.1.0", "1.13", /*world_size=*/2});
+                std::vector<MetricRow> ranks = rows;
+                for (MetricRow row : rows) {
+                    row.rank = 1;
+                    ranks.push_back(row);
+                }
+                store.append_metrics(id, ranks);
+                store.finish_run(id, store.find_run(1)->outcome);
+                ids << id;
+            }
+        }
+        m_window->setMaximumSize(screen);
+        m_window->resize(screen);
+        QSignalSpy loaded(m_window->comparePage(), &ComparePage::loaded);
+        m_window->compareRuns(ids);
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, 30000);
+        m_window->showPage(MainWindow::CompareTab);
+        QDockWidget* dock = m_window->findChild<QDockWidget*>(QStringLiteral("experimentDock"));
+        const auto fits = [&](const QString& when) {
+            QApplication::processEvents();
+            QTest::qWait(100);
+            cutLegendEntries(m_window.get());  // lays the legends out at their widths
+            QApplication::processEvents();
+            QTest::qWait(100);
+            const QSize needed = m_window->minimumSizeHint().expandedTo(m_window->minimumSize());
+            const QStringList cut = cutLegendEntries(m_window.get());
+            return needed.width() <= screen.width() && needed.height() <= screen.height() &&
+                           m_window->size() == screen && cut.isEmpty()
+                       ? QString()
+                       : QStringLiteral("%1: the window is %2x%3 and needs %4x%5; %6\n%7")
+                             .arg(when)
+                             .arg(m_window->width())
+                             .arg(m_window->height())
+                             .arg(needed.width())
+                             .arg(needed.height())
+                             .arg(cut.join(QStringLiteral("; ")),
+                                  largestMinimums(m_window.get(), Qt::Vertical));
+        };
+        // Presenting, the comparison fits without scrolling; beside the panel it may scroll.
+        const auto* scroll = m_window->findChild<QScrollArea*>(QStringLiteral("compareScroll"));
+        QVERIFY(scroll);
+        m_window->setZoom(MainWindow::kPresentationZoom);
+        QString failed = fits(QStringLiteral("presenting"));
+        QVERIFY2(failed.isEmpty(), qPrintable(failed));
+        QCOMPARE(scroll->verticalScrollBar()->maximum(), 0);
+        dock->show();
+        failed = fits(QStringLiteral("presenting with the panel"));
+        QVERIFY2(failed.isEmpty(), qPrintable(failed));
+        m_window->setZoom(1.0);
+        failed = fits(QStringLiteral("after presenting"));
+        QVERIFY2(failed.isEmpty(), qPrintable(failed));
+        QCOMPARE(scroll->verticalScrollBar()->maximum(), 0);
+        m_window->setMaximumSize(QWIDGETSIZE_MAX, QWIDGETSIZE_MAX);
     }
 
     // The help box under the form keeps one height whatever the setting under the pointer (it

@@ -281,7 +281,7 @@ private slots:
         QSignalSpy loaded(compare, &ComparePage::loaded);
         runs->compareSelected();
         QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, 20000);
-        QCOMPARE(m_window->tabs()->currentWidget(), compare);
+        QCOMPARE(m_window->tabs()->currentIndex(), int(MainWindow::CompareTab));
         QCOMPARE(compare->runs().size(), 2);
 
         // Overlaid curves, one per run, with the runs' points.

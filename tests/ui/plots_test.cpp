@@ -166,9 +166,13 @@ private slots:
         run.record.name = "data parallel";
         run.metrics = {sample(1, "step", 2, 10), rank1};
         compare.setRuns({run});
-        QCOMPARE(compare.graphCount(), 2);  // rank 0's line and rank 1's
+        // Rank 0's line and rank 1's, dotted; one legend entry says what dotted lines are.
+        QCOMPARE(compare.graphCount(), 3);
         QCOMPARE(compare.graph(1)->dataCount(), 1);
         QVERIFY(compare.graph(1)->name().endsWith(QStringLiteral("(rank 1)")));
+        QVERIFY(!compare.legend->hasItemWithPlottable(compare.graph(1)));
+        QCOMPARE(compare.graph(2)->name(), QStringLiteral("other ranks (dotted)"));
+        QCOMPARE(compare.legend->itemCount(), 2);
         compare.setQuantity(ComparePlot::Quantity::Loss);
         for (int i = 0; i < compare.graphCount(); ++i) {
             QVERIFY(!compare.graph(i)->name().contains(QStringLiteral("rank")));

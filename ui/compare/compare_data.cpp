@@ -1,5 +1,7 @@
 #include "compare/compare_data.h"
 
+#include <algorithm>
+
 #include "common/formatting.h"
 #include "oomlab/config/config_io.h"
 
@@ -29,6 +31,24 @@ CompareData loadCompareData(const QString& databasePath, const QVector<qint64>& 
         data.error = qs(error.what());
     }
     return data;
+}
+
+QString sharedNamePrefix(const QVector<CompareRun>& runs) {
+    if (runs.size() < 2) {
+        return {};
+    }
+    QString shared = qs(runs.front().record.name);
+    for (const CompareRun& run : runs) {
+        const QString name = qs(run.record.name);
+        int same = 0;
+        while (same < std::min(shared.size(), name.size()) && shared[same] == name[same]) {
+            ++same;
+        }
+        shared.truncate(same);
+    }
+    // Whole words only: up to the last space (a name's own words stay whole).
+    const int space = shared.lastIndexOf(QLatin1Char(' '));
+    return space < 0 ? QString() : shared.left(space + 1);
 }
 
 QString runLabel(const RunRecord& run, int maxChars) {

@@ -27,6 +27,10 @@ struct CompareData {
 // Opens `databasePath` itself (safe on any thread). Never throws.
 CompareData loadCompareData(const QString& databasePath, const QVector<qint64>& runIds);
 
+// The start the names of all `runs` share, ending at a word ("sharding-the-optimizer-state: "
+// for a lesson's runs); empty when they share no whole word or there is only one run.
+QString sharedNamePrefix(const QVector<CompareRun>& runs);
+
 // "#3 bag b32 fp32 adam", the legend's name of a run; with `maxChars` > 0, a longer label
 // ends in "…" after that many characters (legends and bars on a small screen).
 QString runLabel(const RunRecord& run, int maxChars = 0);

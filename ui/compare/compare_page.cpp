@@ -14,6 +14,8 @@
 
 #include "common/app_settings.h"
 #include "common/formatting.h"
+#include "common/tab_sizing.h"
+#include "common/wrapped_label.h"
 #include "compare/compare_metrics_model.h"
 #include "compare/compare_plots.h"
 #include "compare/memory_diff_view.h"
@@ -26,8 +28,7 @@ namespace oomlab::ui {
 
 ComparePage::ComparePage(QWidget* parent) : QWidget(parent) {
     setObjectName(QStringLiteral("comparePage"));
-    m_title = new QLabel(tr("Select two or more runs in the Runs tab and press Compare."));
-    m_title->setWordWrap(true);
+    m_title = new WrappedLabel(tr("Select two or more runs in the Runs tab and press Compare."));
     m_xAxis = new QComboBox;
     m_xAxis->setObjectName(QStringLiteral("compareXAxis"));
     m_xAxis->addItems({tr("x: optimizer step"), tr("x: wall time")});
@@ -42,8 +43,10 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent) {
         tr("Memory outside the allocator: on CUDA the context and other "
            "processes, on the CPU the whole process (libraries included)."));
     m_smoothing = createSmoothingBox();
+    // The title has a row of its own: beside the controls, a narrow screen wrapped it onto
+    // eight lines.
     auto* bar = new QHBoxLayout;
-    bar->addWidget(m_title, 1);
+    bar->addStretch(1);
     bar->addWidget(m_smoothing);
     bar->addWidget(m_xAxis);
     bar->addWidget(m_memoryQuantity);
@@ -87,26 +90,29 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent) {
     auto* tableTabs = new QTabWidget;
     tableTabs->setObjectName(QStringLiteral("compareTableTabs"));
     tableTabs->setDocumentMode(true);
-    tableTabs->addTab(settingsBox, tr("Results and settings"));
+    tableTabs->addTab(settingsBox, tr("Results"));
     tableTabs->addTab(m_diff, tr("Difference at the peak"));
+    sizeTabsToCurrentPage(tableTabs);
     lower->addWidget(tableTabs);
     lower->addWidget(breakdownBox);
-    lower->setStretchFactor(0, 3);
-    lower->setStretchFactor(1, 2);
+    // Half each: the breakdown's legend keeps two columns on a projector (with less it fell
+    // to one column of eight rows).
+    lower->setStretchFactor(0, 1);
+    lower->setStretchFactor(1, 1);
     auto* split = new QSplitter(Qt::Vertical);
     split->addWidget(plots);
     split->addWidget(lower);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
     split->setSizes({3000, 2000});
-    lower->setSizes({3000, 2000});
+    lower->setSizes({1000, 1000});
 
-    m_note = new QLabel;
+    m_note = new WrappedLabel;
     m_note->setObjectName(QStringLiteral("compareNote"));
-    m_note->setWordWrap(true);
     m_note->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_note->hide();
     auto* layout = new QVBoxLayout(this);
+    layout->addWidget(m_title);
     layout->addLayout(bar);
     layout->addWidget(m_note);
     layout->addWidget(split, 1);
@@ -162,7 +168,15 @@ void ComparePage::showRuns(const QString& databasePath, const QVector<qint64>& r
 }
 
 void ComparePage::show(const CompareData& loaded) {
+    m_loaded = loaded.runs;
     m_runs = loaded.runs;
+    m_title->setToolTip({});
+    // What every name shares is said once, in the title: the legends, bars and tables show
+    // what tells the runs apart ("none", "optimizer" for a lesson's runs).
+    const QString shared = sharedNamePrefix(m_runs);
+    for (CompareRun& run : m_runs) {
+        run.record.name.erase(0, ss(shared).size());
+    }
     if (!loaded.error.isEmpty()) {
         m_title->setText(loaded.error.toHtmlEscaped());
     } else if (m_runs.size() < 2) {
@@ -171,12 +185,21 @@ void ComparePage::show(const CompareData& loaded) {
                "comparison.",
                nullptr, m_runs.size()));
     } else {
-        QStringList names;
+        // One line on a projector too: each run's colour and id; the legends, the tables and
+        // the tooltip name them (four lesson runs' names took six lines).
+        QStringList ids;
+        QStringList fullNames;
         for (int i = 0; i < m_runs.size(); ++i) {
-            names << QStringLiteral("<span style='color:%1'>■</span> %2")
-                         .arg(seriesColor(i).name(), runLabel(m_runs[i].record).toHtmlEscaped());
+            ids << QStringLiteral("<span style='color:%1'>■</span> #%2")
+                       .arg(seriesColor(i).name())
+                       .arg(m_runs[i].record.id);
+            fullNames << QStringLiteral("#%1 %2%3")
+                             .arg(m_runs[i].record.id)
+                             .arg(shared, qs(m_runs[i].record.name));
         }
-        m_title->setText(tr("<b>Comparing</b> %1").arg(names.join(QStringLiteral(" &nbsp; "))));
+        m_title->setText(tr("<b>Comparing</b> %1%2")
+                             .arg(shared.toHtmlEscaped(), ids.join(QStringLiteral(" &nbsp; "))));
+        m_title->setToolTip(fullNames.join(QLatin1Char('\n')));
     }
     QStringList ids;
     for (const CompareRun& run : m_runs) {

@@ -37,7 +37,8 @@ public:
 
     // Loads the runs from `databasePath` in the background; loaded() follows.
     void showRuns(const QString& databasePath, const QVector<qint64>& runIds);
-    const QVector<CompareRun>& runs() const { return m_runs; }
+    // As loaded, with their full names (the view leaves out the start the names share).
+    const QVector<CompareRun>& runs() const { return m_loaded; }
     bool isLoading() const { return m_watcher.isRunning(); }
 
     ComparePlot* lossPlot() const { return m_loss; }
@@ -75,7 +76,8 @@ private:
     QTableView* m_metrics = nullptr;
     CompareMetricsModel* m_metricsModel = nullptr;
     QFutureWatcher<CompareData> m_watcher;
-    QVector<CompareRun> m_runs;
+    QVector<CompareRun> m_loaded;
+    QVector<CompareRun> m_runs;  // as shown
 };
 
 }  // namespace oomlab::ui

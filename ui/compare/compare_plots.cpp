@@ -74,6 +74,7 @@ void ComparePlot::rebuild() {
     const bool loss = m_quantity == Quantity::Loss;
     xAxis->setLabel(m_xAxis == XAxis::Step ? tr("optimizer step") : tr("wall time (s)"));
     yAxis->setLabel(loss ? tr("loss") : tr("MiB"));
+    bool ranksShown = false;
     for (int i = 0; i < m_runs.size(); ++i) {
         const CompareRun& run = m_runs[i];
         const QColor color = seriesColor(i);
@@ -131,14 +132,22 @@ void ComparePlot::rebuild() {
             validation->setData(validKeys, validValues, true);
         }
         for (const auto& [rank, points] : otherRanks) {
-            addLineSeries(tr("%1 (rank %2)").arg(runLabel(run.record)).arg(rank), color, nullptr,
-                          Qt::DotLine)
-                ->setData(points.first, points.second, true);
+            QCPGraph* other = addLineSeries(tr("%1 (rank %2)").arg(runLabel(run.record)).arg(rank),
+                                            color, nullptr, Qt::DotLine);
+            other->setData(points.first, points.second, true);
+            other->removeFromLegend();  // one legend entry says what dotted lines are
+            ranksShown = true;
         }
         m_runGraphs.push_back(main);
         if (run.record.outcome.status == RunStatus::Oom && !keys.isEmpty()) {
             addMarker(keys.back(), tr("OOM"), color);
         }
+    }
+    if (ranksShown) {
+        // Each run's other ranks are dotted in its colour: one entry for all of them, not one
+        // per rank and run (eight entries crowded the plot out of a projector's screen).
+        addLineSeries(tr("other ranks (dotted)"), palette().color(QPalette::WindowText), nullptr,
+                      Qt::DotLine);
     }
     if (!loss) {
         addCaps();

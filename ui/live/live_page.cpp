@@ -1,7 +1,6 @@
 #include "live/live_page.h"
 
 #include <QDoubleSpinBox>
-#include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPlainTextEdit>
@@ -14,6 +13,8 @@
 
 #include "common/app_settings.h"
 #include "common/formatting.h"
+#include "common/tab_sizing.h"
+#include "common/wrapped_label.h"
 #include "live/failure_panel.h"
 #include "live/loss_plot.h"
 #include "live/memory_plot.h"
@@ -28,13 +29,11 @@ namespace oomlab::ui {
 
 LivePage::LivePage(QWidget* parent) : QWidget(parent) {
     setObjectName(QStringLiteral("livePage"));
-    m_header =
-        new QLabel(tr("Press <b>Run</b> (Ctrl+R) to train the experiment in the Experiment panel; "
-                      "loss and memory appear here as it trains."),
-                   this);
-    m_header->setWordWrap(true);
+    m_header = new WrappedLabel(
+        tr("Press <b>Run</b> (Ctrl+R) to train the experiment in the Experiment panel; "
+           "loss and memory appear here as it trains."),
+        this);
     m_header->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_header->installEventFilter(this);
     m_failure = new FailurePanel(this);
     m_loss = new LossPlot;
     m_memory = new MemoryPlot;
@@ -56,19 +55,10 @@ LivePage::LivePage(QWidget* parent) : QWidget(parent) {
     m_memoryTabs->addTab(m_phases, tr("By phase"));
     m_memoryTabs->addTab(m_modules, tr("By module"));
     m_memoryTabs->addTab(m_staircase, tr("Staircase"));
-    // Only the page in view asks for room: the others are laid out when they are shown.
-    const auto sizeToCurrentPage = [this](int current) {
-        for (int i = 0; i < m_memoryTabs->count(); ++i) {
-            const auto policy = i == current ? QSizePolicy::Preferred : QSizePolicy::Ignored;
-            m_memoryTabs->widget(i)->setSizePolicy(policy, policy);
-        }
-    };
-    connect(m_memoryTabs, &QTabWidget::currentChanged, this, [sizeToCurrentPage](int index) {
-        sizeToCurrentPage(index);
-        AppSettings::setValue(QStringLiteral("live/memoryTab"), index);
-    });
     m_memoryTabs->setCurrentIndex(AppSettings::value(QStringLiteral("live/memoryTab"), 0).toInt());
-    sizeToCurrentPage(m_memoryTabs->currentIndex());
+    sizeTabsToCurrentPage(m_memoryTabs);
+    connect(m_memoryTabs, &QTabWidget::currentChanged, this,
+            [](int index) { AppSettings::setValue(QStringLiteral("live/memoryTab"), index); });
     m_log = new QPlainTextEdit;
     m_log->setObjectName(QStringLiteral("eventLog"));
     m_log->setReadOnly(true);
@@ -256,21 +246,6 @@ void LivePage::addHeaderLine(const QString& text) {
 
 void LivePage::setHeader(const QString& text) {
     m_header->setText(text);
-    fitHeader();
-}
-
-void LivePage::fitHeader() {
-    // A wrapped label's minimum height is one line; the layouts must know how many lines
-    // it takes at its width, or the plots below are squeezed past their minimum.
-    m_header->setMinimumHeight(m_header->heightForWidth(std::max(1, m_header->width())));
-}
-
-bool LivePage::eventFilter(QObject* watched, QEvent* event) {
-    if (watched == m_header &&
-        (event->type() == QEvent::Resize || event->type() == QEvent::FontChange)) {
-        fitHeader();
-    }
-    return QWidget::eventFilter(watched, event);
 }
 
 void LivePage::log(const QString& line) {

@@ -52,14 +52,9 @@ public:
 signals:
     void applyFix(const oomlab::Settings& settings, bool run);
 
-protected:
-    bool eventFilter(QObject* watched, QEvent* event) override;
-
 private:
     void log(const QString& line);
-    // Sets the header and keeps its minimum height at what its wrapped lines need.
     void setHeader(const QString& text);
-    void fitHeader();
     void resetPlots();
 
     QLabel* m_header = nullptr;

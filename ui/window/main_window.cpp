@@ -7,6 +7,7 @@
 #include <QFileInfo>
 #include <QMessageBox>
 #include <QScreen>
+#include <QScrollArea>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTimer>
@@ -17,6 +18,7 @@
 #include "common/app_settings.h"
 #include "common/formatting.h"
 #include "common/run_types.h"
+#include "common/tab_sizing.h"
 #include "compare/compare_page.h"
 #include "experiment/config_form.h"
 #include "experiment/experiment_panel.h"
@@ -68,7 +70,16 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     m_tabs->setDocumentMode(true);
     m_tabs->addTab(m_live, tr("&Live"));
     m_tabs->addTab(m_runs, tr("R&uns"));
-    m_tabs->addTab(m_compare, tr("&Compare"));
+    // A comparison of many runs is the one page that may not fit beside the experiment panel
+    // in presentation mode on a small screen: there it scrolls, rather than grow the window
+    // past the screen or squeeze its plots.
+    auto* compareScroll = new QScrollArea;
+    compareScroll->setObjectName(QStringLiteral("compareScroll"));
+    compareScroll->setWidgetResizable(true);
+    compareScroll->setFrameShape(QFrame::NoFrame);
+    compareScroll->setWidget(m_compare);
+    m_tabs->addTab(compareScroll, tr("&Compare"));
+    sizeTabsToCurrentPage(m_tabs);
     setCentralWidget(m_tabs);
 
     m_progress = new StatusProgress;
