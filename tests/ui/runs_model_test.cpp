@@ -17,6 +17,23 @@
 using namespace oomlab;
 using namespace oomlab::ui;
 
+namespace {
+
+// A Runs page on the database at `path`, shown as a user sees it.
+struct ShownRunsPage {
+    explicit ShownRunsPage(const QString& path) : opened(database.open(path)), page(&database) {
+        page.resize(1200, 500);
+        page.show();
+        exposed = QTest::qWaitForWindowExposed(&page);
+    }
+    RunDatabase database;
+    QString opened;  // why the database could not be opened; empty when it was
+    RunsPage page;
+    bool exposed = false;
+};
+
+}  // namespace
+
 class RunsModelTest : public QObject {
     Q_OBJECT
 
@@ -272,12 +289,11 @@ private slots:
             store.finish_run(first, RunOutcome{});
             store.finish_run(second, RunOutcome{});
         }
-        RunDatabase database;
-        QCOMPARE(database.open(path), QString());
-        RunsPage page(&database);
-        page.resize(1200, 500);
-        page.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&page));
+        ShownRunsPage shown(path);
+        QCOMPARE(shown.opened, QString());
+        QVERIFY(shown.exposed);
+        RunDatabase& database = shown.database;
+        RunsPage& page = shown.page;
         QSignalSpy compared(&page, &RunsPage::compareRequested);
         QTableView* view = page.view();
         QVERIFY(view);
@@ -342,12 +358,10 @@ private slots:
             other = store.create_run({"unrelated", "{}", "cpu", "0.1.0", "1.13"});
             store.finish_run(other, fits);
         }
-        RunDatabase database;
-        QCOMPARE(database.open(path), QString());
-        RunsPage page(&database);
-        page.resize(1200, 500);
-        page.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&page));
+        ShownRunsPage shown(path);
+        QCOMPARE(shown.opened, QString());
+        QVERIFY(shown.exposed);
+        RunsPage& page = shown.page;
         QSignalSpy compared(&page, &RunsPage::compareRequested);
         QTableView* view = page.view();
         const auto doubleClick = [&](std::int64_t run) {

@@ -69,7 +69,12 @@ TEST(ProcessGroup, ValuesPublishedByRankZeroReachTheOthers) {
         if (group.rank() == 0) {
             group.publish("run_uid", "a1b2c3");
         }
-        return group.fetch("run_uid");  // waits for rank 0's value
+        std::string fetched = group.fetch("run_uid");  // waits for rank 0's value
+        // Rank 0 serves the store: it may not end its group before rank 1 has read (as in a
+        // run, where training follows).
+        torch::Tensor both_read = torch::ones({1});
+        group.all_reduce_sum(both_read, "both ranks have read");
+        return fetched;
     });
     EXPECT_EQ(rank0, "a1b2c3");
     EXPECT_EQ(rank1, "a1b2c3");
