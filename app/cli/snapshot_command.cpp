@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli_context.h"
+#include "oomlab/snapshot/snapshot_advice.h"
 #include "oomlab/snapshot/snapshot_report.h"
 
 namespace oomlab::cli {
@@ -35,6 +36,13 @@ void print_report(const SnapshotReport& report) {
             }
             std::cout << '\n';
         }
+        const std::vector<SnapshotAdvice> advice = snapshot_advice(d);
+        if (!advice.empty()) {
+            std::cout << "  what to do:\n";
+        }
+        for (const SnapshotAdvice& item : advice) {
+            std::cout << "    - " << item.what << ": " << item.why << '\n';
+        }
     }
 }
 
@@ -47,7 +55,7 @@ void add_snapshot_command(CLI::App& app, int& exit_code) {
     auto* show = snapshot->add_subcommand(
         "show",
         "Reserved and allocated, the peak found by replaying the trace, what was alive then by "
-        "source line, out-of-memory events and fragmentation");
+        "source line, out-of-memory events, fragmentation, and what to do");
     auto file = std::make_shared<std::string>();
     show->add_option("FILE", *file,
                      "The snapshot: torch.cuda.memory._dump_snapshot(\"x.pickle\"), or a run's "

@@ -8,6 +8,7 @@
 
 #include "oomlab/common/errors.h"
 #include "oomlab/common/files.h"
+#include "oomlab/snapshot/snapshot_advice.h"
 #include "snapshot/pickle_reader.h"
 
 namespace oomlab {
@@ -114,6 +115,7 @@ void replay(SnapshotDevice& device, const PickleValue::List& trace) {
     std::int64_t reserved = device.reserved - net_reserved;
     device.peak_allocated = allocated;
     device.peak_reserved = reserved;
+    device.reserved_at_peak = reserved;
     device.peak_event = 0;
     for (std::size_t i = 0; i < trace.size(); ++i) {
         const PickleValue& event = *trace[i];
@@ -128,10 +130,11 @@ void replay(SnapshotDevice& device, const PickleValue::List& trace) {
         } else if (action == "segment_free" || action == "segment_unmap") {
             reserved -= size;
         } else if (action == "oom") {
-            device.ooms.push_back({i, size, integer_at(event, "device_free"), allocated});
+            device.ooms.push_back({i, size, integer_at(event, "device_free"), allocated, reserved});
         }
         if (allocated > device.peak_allocated) {
             device.peak_allocated = allocated;
+            device.reserved_at_peak = reserved;
             device.peak_event = i + 1;
         }
         device.peak_reserved = std::max(device.peak_reserved, reserved);
@@ -139,6 +142,7 @@ void replay(SnapshotDevice& device, const PickleValue::List& trace) {
     if (trace.empty()) {
         device.peak_allocated = device.allocated;
         device.peak_reserved = device.reserved;
+        device.reserved_at_peak = device.reserved;
     }
 }
 
@@ -230,7 +234,12 @@ std::string snapshot_report_json(const SnapshotReport& report) {
             ooms.push_back({{"event", oom.event},
                             {"requested_bytes", oom.requested},
                             {"device_free_bytes", oom.device_free},
-                            {"allocated_bytes", oom.allocated}});
+                            {"allocated_bytes", oom.allocated},
+                            {"reserved_bytes", oom.reserved}});
+        }
+        Json advice = Json::array();
+        for (const SnapshotAdvice& item : snapshot_advice(d)) {
+            advice.push_back({{"what", item.what}, {"why", item.why}});
         }
         devices.push_back({{"device", d.index},
                            {"segments", d.segments},
@@ -242,8 +251,10 @@ std::string snapshot_report_json(const SnapshotReport& report) {
                            {"peak_allocated_bytes", d.peak_allocated},
                            {"peak_reserved_bytes", d.peak_reserved},
                            {"peak_event", d.peak_event},
+                           {"reserved_at_peak_bytes", d.reserved_at_peak},
                            {"at_peak", lines},
-                           {"ooms", ooms}});
+                           {"ooms", ooms},
+                           {"advice", advice}});
     }
     return Json{{"source", report.source}, {"devices", devices}}.dump(
         -1, ' ', false, Json::error_handler_t::replace);

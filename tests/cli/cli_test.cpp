@@ -282,6 +282,37 @@ TEST_F(Cli, SnapshotShowReplaysARunsOwnSnapshot) {
     EXPECT_NE(refused.err.find("not a pickle of plain data"), std::string::npos) << refused.err;
 }
 
+// The snapshot's advice for a run out of memory agrees with the engine's own verdict: memory
+// really in use (no allocator setting), and activations hold the most, as in its breakdown.
+TEST_F(Cli, SnapshotAdviceForARunOutOfMemoryAgreesWithTheEngine) {
+    const std::string snapshot = db() + ".pickle";
+    const auto ran =
+        run_cli({"run", "--db", db(), "--json", "--set", "memory.cap_mb=8", "--set",
+                 "train.batch_size=256", "--set", "debug.memory_snapshot=" + snapshot});
+    ASSERT_EQ(ran.exit_code, 3) << ran.err;
+    const json summary = json::parse(ran.lines().back());
+    const auto shown = run_cli({"snapshot", "show", snapshot, "--json"});
+    ASSERT_EQ(shown.exit_code, 0) << shown.err;
+    const json device = json::parse(shown.out)["devices"][0];
+    ASSERT_EQ(device["ooms"].size(), 1u) << device.dump();
+    const json& advice = device["advice"];
+    ASSERT_GE(advice.size(), 2u) << advice.dump();
+    EXPECT_EQ(advice[0]["what"], "hold less at the peak") << advice.dump();
+    EXPECT_EQ(advice.dump().find("expandable_segments"), std::string::npos) << advice.dump();
+    EXPECT_EQ(summary["fixes"].dump().find("PYTORCH_CUDA_ALLOC_CONF"), std::string::npos);
+    // The largest category of the engine's breakdown is the snapshot's largest line.
+    std::string largest;
+    std::int64_t most = -1;
+    for (const auto& [category, bytes] : summary["breakdown"].items()) {
+        if (bytes.get<std::int64_t>() > most) {
+            most = bytes.get<std::int64_t>();
+            largest = category;
+        }
+    }
+    EXPECT_EQ(largest, "activations");
+    EXPECT_EQ(advice[1]["what"], "start with oomlab: forward: activations") << advice.dump();
+}
+
 TEST_F(Cli, UnknownKeyExits2WithSuggestionAndCreatesNoRun) {
     const auto result = run_cli({"run", "--set", "train.batchsize=8", "--db", db()});
     EXPECT_EQ(result.exit_code, 2);

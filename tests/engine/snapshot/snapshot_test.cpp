@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "oomlab/common/errors.h"
+#include "oomlab/snapshot/snapshot_advice.h"
 #include "oomlab/snapshot/snapshot_report.h"
 #include "test_support.h"
 
@@ -132,6 +133,69 @@ TEST(SnapshotReport, ARealSnapshotOfPyTorchReadsAsItsSegmentsSay) {
     EXPECT_NE(device.at_peak[1].where.find("modeling_bert.py:703 (forward)"), std::string::npos)
         << device.at_peak[1].where;
     EXPECT_TRUE(device.ooms.empty());
+}
+
+// What the GPT-2 snapshot calls for: most of its peak was allocated before its history began,
+// and one line of BERT's forward holds the most of the rest; no fragmentation to speak of.
+TEST(SnapshotAdvice, ARealSnapshotNamesItsLargestLineAndItsLateHistory) {
+    OOMLAB_REQUIRE_SHARED_DATA("snapshots/gpt2_generate_2648MiB.pickle");
+    const SnapshotDevice device =
+        read_snapshot_report(test::shared_data_dir() + "/snapshots/gpt2_generate_2648MiB.pickle")
+            .devices.front();
+    const std::vector<SnapshotAdvice> advice = snapshot_advice(device);
+    ASSERT_EQ(advice.size(), 2u);
+    EXPECT_EQ(advice[0].what, "record the history from the start");
+    EXPECT_NE(advice[0].why.find("(56%) was allocated before the trace began"), std::string::npos)
+        << advice[0].why;
+    EXPECT_NE(advice[1].what.find("modeling_bert.py:703 (forward)"), std::string::npos)
+        << advice[1].what;
+    EXPECT_NE(advice[1].why.find("954.8 MiB at the peak (42% of what is allocated) in 3 blocks"),
+              std::string::npos)
+        << advice[1].why;
+}
+
+SnapshotDevice device_at_oom(std::int64_t reserved, std::int64_t allocated,
+                             std::int64_t requested) {
+    SnapshotDevice device;
+    device.peak_allocated = allocated;
+    device.reserved_at_peak = reserved;
+    device.ooms.push_back({10, requested, 0, allocated, reserved});
+    return device;
+}
+
+// An out-of-memory event decides: a cache holding more than was asked is fragmented; one
+// holding less means the memory was in use, and no allocator setting is offered.
+TEST(SnapshotAdvice, AnOutOfMemoryIsFragmentationOrMemoryInUse) {
+    const std::vector<SnapshotAdvice> fragmented =
+        snapshot_advice(device_at_oom(8LL << 30, 6LL << 30, 1LL << 30));
+    ASSERT_FALSE(fragmented.empty());
+    EXPECT_EQ(fragmented[0].what, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
+    EXPECT_NE(fragmented[0].why.find("2.00 GiB was reserved but held no tensor, more than the "
+                                     "1.00 GiB asked for"),
+              std::string::npos)
+        << fragmented[0].why;
+    const std::vector<SnapshotAdvice> in_use =
+        snapshot_advice(device_at_oom(8LL << 30, 7LL << 30 | 900LL << 20, 512LL << 20));
+    ASSERT_FALSE(in_use.empty());
+    EXPECT_EQ(in_use[0].what, "hold less at the peak");
+    for (const SnapshotAdvice& item : in_use) {
+        EXPECT_EQ(item.what.find("expandable_segments"), std::string::npos) << item.what;
+    }
+}
+
+// Without an out-of-memory event, a cache of a fifth or more of what is reserved at the peak is
+// worth returning; a small one is not mentioned.
+TEST(SnapshotAdvice, MuchCachedButFreeAtThePeakIsNamed) {
+    SnapshotDevice cached;
+    cached.peak_allocated = 3LL << 30;
+    cached.reserved_at_peak = 4LL << 30;
+    const std::vector<SnapshotAdvice> advice = snapshot_advice(cached);
+    ASSERT_EQ(advice.size(), 1u);
+    EXPECT_NE(advice[0].why.find("1.00 GiB of the 4.00 GiB reserved (25%) held no tensor"),
+              std::string::npos)
+        << advice[0].why;
+    cached.peak_allocated = (4LL << 30) - (100LL << 20);  // 2% cached
+    EXPECT_TRUE(snapshot_advice(cached).empty());
 }
 
 TEST(SnapshotReport, APickleThatIsNoSnapshotIsNamed) {

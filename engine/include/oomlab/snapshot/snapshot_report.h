@@ -22,6 +22,7 @@ struct SnapshotOom {
     std::int64_t requested = 0;
     std::int64_t device_free = 0;
     std::int64_t allocated = 0;  // by the replay, at that moment
+    std::int64_t reserved = 0;   // likewise
 };
 
 struct SnapshotDevice {
@@ -34,6 +35,7 @@ struct SnapshotDevice {
     std::size_t events = 0;
     std::int64_t peak_allocated = 0;  // over the trace (the end state when there is none)
     std::int64_t peak_reserved = 0;
+    std::int64_t reserved_at_peak = 0;  // when allocated peaked
     std::size_t peak_event = 0;         // where allocated peaked (events: at the end)
     std::vector<SnapshotLine> at_peak;  // alive at the peak, largest first
     std::vector<SnapshotOom> ooms;

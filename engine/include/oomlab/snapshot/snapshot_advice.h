@@ -1,0 +1,22 @@
+// What to change, with the reason, from what a memory snapshot shows: fragmentation of the
+// allocator's cache, the source lines that hold the most at the peak, a history that began too
+// late to name them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "oomlab/snapshot/snapshot_report.h"
+
+namespace oomlab {
+
+struct SnapshotAdvice {
+    std::string what;  // the change: "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+    std::string why;   // the snapshot's figures that call for it
+};
+
+// Most telling first. An out-of-memory event decides between fragmentation (the cache held
+// more than was asked, in pieces too small) and memory really in use.
+std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device);
+
+}  // namespace oomlab
