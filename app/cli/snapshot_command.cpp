@@ -8,6 +8,21 @@
 namespace oomlab::cli {
 namespace {
 
+void print_groups(const char* title, const std::vector<SnapshotLine>& groups) {
+    if (!groups.empty()) {
+        std::cout << "  " << title << ":\n";
+    }
+    for (const SnapshotLine& group : groups) {
+        char figure[32];
+        std::snprintf(figure, sizeof figure, "%12s", format_bytes(group.bytes).c_str());
+        std::cout << "    " << figure << "  " << group.where;
+        if (group.blocks > 0) {
+            std::cout << " (" << group.blocks << (group.blocks == 1 ? " block)" : " blocks)");
+        }
+        std::cout << '\n';
+    }
+}
+
 void print_report(const SnapshotReport& report) {
     for (const SnapshotDevice& d : report.devices) {
         std::cout << "device " << d.index << ": " << d.segments << " segments, "
@@ -24,18 +39,8 @@ void print_report(const SnapshotReport& report) {
                       << " free on the device and " << format_bytes(oom.allocated)
                       << " allocated\n";
         }
-        if (!d.at_peak.empty()) {
-            std::cout << "  alive at the peak, by source line:\n";
-        }
-        for (const SnapshotLine& line : d.at_peak) {
-            char figure[32];
-            std::snprintf(figure, sizeof figure, "%12s", format_bytes(line.bytes).c_str());
-            std::cout << "    " << figure << "  " << line.where;
-            if (line.blocks > 0) {
-                std::cout << " (" << line.blocks << " blocks)";
-            }
-            std::cout << '\n';
-        }
+        print_groups("alive at the peak, by what it was for", d.at_peak_by_kind);
+        print_groups("alive at the peak, by source line", d.at_peak);
         const std::vector<SnapshotAdvice> advice = snapshot_advice(d);
         if (!advice.empty()) {
             std::cout << "  what to do:\n";

@@ -6,7 +6,6 @@ namespace oomlab {
 namespace {
 
 constexpr const char* kExpandable = "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True";
-constexpr const char* kBeforeTrace = "(allocated before the trace began)";
 // Cached but free memory worth acting on, without an out-of-memory event to decide.
 constexpr double kCachedShare = 0.2;
 constexpr std::int64_t kCachedBytes = 64LL << 20;
@@ -60,7 +59,7 @@ std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device) {
         }
     }
     for (const SnapshotLine& line : device.at_peak) {
-        if (line.where == kBeforeTrace) {
+        if (line.where == kAllocatedBeforeTrace) {
             if (double(line.bytes) >= kUntracedShare * double(device.peak_allocated)) {
                 advice.push_back(
                     {"record the history from the start",

@@ -68,6 +68,42 @@ std::string user_line(const PickleValue& event) {
     return first_python.empty() ? "(no Python frame recorded)" : first_python;
 }
 
+bool contains(const std::string& text, std::string_view part) {
+    return text.find(part) != std::string::npos;
+}
+
+// What an allocation was for, as far as its frames tell: the engine's own tag, else PyTorch's
+// autograd engine or backward() (backward), torch.optim (optimizer step), a copy between
+// devices or dtypes (data transfer), a module's forward (forward); the first that applies in
+// that order, else "other".
+std::string kind_of(const PickleValue& event) {
+    bool backward = false;
+    bool optimizer = false;
+    bool transfer = false;
+    bool forward = false;
+    for (const auto& frame : list_at(event, "frames")) {
+        const std::string file = text_at(*frame, "filename");
+        const std::string name = text_at(*frame, "name");
+        if (file == "oomlab") {
+            const std::string phase = name.substr(0, name.find(':'));
+            return phase == "gradients"   ? "backward"
+                   : phase == "optimizer" ? "optimizer step"
+                   : phase == "data"      ? "data transfer"
+                                          : phase;
+        }
+        const bool torch_python = ends_with(file, ".py") && contains(file, "/torch/");
+        backward |= contains(name, "autograd::Engine") || (torch_python && name == "backward");
+        optimizer |= contains(file, "/torch/optim/");
+        transfer |= contains(name, "_to_copy") || contains(name, "copy_");
+        forward |= ends_with(file, ".py") && name == "forward";
+    }
+    return backward    ? "backward"
+           : optimizer ? "optimizer step"
+           : transfer  ? "data transfer"
+           : forward   ? "forward"
+                       : "other";
+}
+
 SnapshotDevice& device_numbered(SnapshotReport& report, int index) {
     for (SnapshotDevice& device : report.devices) {
         if (device.index == index) {
@@ -162,25 +198,33 @@ void alive_at_peak(SnapshotDevice& device, const PickleValue::List& trace) {
         }
     }
     std::map<std::string, SnapshotLine> lines;
+    std::map<std::string, SnapshotLine> kinds;
     for (const auto& [address, held] : alive) {
-        SnapshotLine& line = lines[user_line(*held.second)];
-        line.bytes += held.first;
-        ++line.blocks;
+        for (SnapshotLine* group :
+             {&lines[user_line(*held.second)], &kinds[kind_of(*held.second)]}) {
+            group->bytes += held.first;
+            ++group->blocks;
+        }
         traced += held.first;
     }
-    for (auto& [where, line] : lines) {
-        line.where = where;
-        device.at_peak.push_back(line);
-    }
-    if (device.peak_allocated > traced) {
-        device.at_peak.push_back(
-            {"(allocated before the trace began)", device.peak_allocated - traced, 0});
-    }
-    std::sort(device.at_peak.begin(), device.at_peak.end(),
-              [](const SnapshotLine& a, const SnapshotLine& b) { return a.bytes > b.bytes; });
-    if (device.at_peak.size() > kLinesShown) {
-        device.at_peak.resize(kLinesShown);
-    }
+    const auto listed = [&](std::map<std::string, SnapshotLine>& groups) {
+        std::vector<SnapshotLine> list;
+        for (auto& [where, group] : groups) {
+            group.where = where;
+            list.push_back(group);
+        }
+        if (device.peak_allocated > traced) {
+            list.push_back({kAllocatedBeforeTrace, device.peak_allocated - traced, 0});
+        }
+        std::sort(list.begin(), list.end(),
+                  [](const SnapshotLine& a, const SnapshotLine& b) { return a.bytes > b.bytes; });
+        if (list.size() > kLinesShown) {
+            list.resize(kLinesShown);
+        }
+        return list;
+    };
+    device.at_peak = listed(lines);
+    device.at_peak_by_kind = listed(kinds);
 }
 
 }  // namespace
@@ -241,6 +285,10 @@ std::string snapshot_report_json(const SnapshotReport& report) {
         for (const SnapshotAdvice& item : snapshot_advice(d)) {
             advice.push_back({{"what", item.what}, {"why", item.why}});
         }
+        Json kinds = Json::array();
+        for (const SnapshotLine& kind : d.at_peak_by_kind) {
+            kinds.push_back({{"kind", kind.where}, {"bytes", kind.bytes}, {"blocks", kind.blocks}});
+        }
         devices.push_back({{"device", d.index},
                            {"segments", d.segments},
                            {"reserved_bytes", d.reserved},
@@ -253,6 +301,7 @@ std::string snapshot_report_json(const SnapshotReport& report) {
                            {"peak_event", d.peak_event},
                            {"reserved_at_peak_bytes", d.reserved_at_peak},
                            {"at_peak", lines},
+                           {"at_peak_by_kind", kinds},
                            {"ooms", ooms},
                            {"advice", advice}});
     }

@@ -311,6 +311,7 @@ TEST_F(Cli, SnapshotAdviceForARunOutOfMemoryAgreesWithTheEngine) {
     }
     EXPECT_EQ(largest, "activations");
     EXPECT_EQ(advice[1]["what"], "start with oomlab: forward: activations") << advice.dump();
+    EXPECT_EQ(device["at_peak_by_kind"][0]["kind"], "forward") << device["at_peak_by_kind"].dump();
 }
 
 TEST_F(Cli, UnknownKeyExits2WithSuggestionAndCreatesNoRun) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <initializer_list>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -133,6 +134,20 @@ TEST(SnapshotReport, ARealSnapshotOfPyTorchReadsAsItsSegmentsSay) {
     EXPECT_NE(device.at_peak[1].where.find("modeling_bert.py:703 (forward)"), std::string::npos)
         << device.at_peak[1].where;
     EXPECT_TRUE(device.ooms.empty());
+    // By what it was for: BERT's forward, the inputs copied to the device (validate_old.py's
+    // .cuda()), and what the trace did not see.
+    std::map<std::string, std::int64_t> kinds;
+    std::int64_t by_kind = 0;
+    for (const SnapshotLine& kind : device.at_peak_by_kind) {
+        kinds[kind.where] = kind.bytes;
+        by_kind += kind.bytes;
+    }
+    EXPECT_EQ(by_kind, device.peak_allocated);
+    EXPECT_EQ(kinds.size(), 3u);
+    // As Python's pickle.load and a replay of the first 4,488 events count them.
+    EXPECT_EQ(kinds["forward"], 1068302336) << "modeling_bert.py's lines";
+    EXPECT_EQ(kinds["data transfer"], 37632) << "validate_old.py:59 and :60";
+    EXPECT_GT(kinds[kAllocatedBeforeTrace], 0);
 }
 
 // What the GPT-2 snapshot calls for: most of its peak was allocated before its history began,

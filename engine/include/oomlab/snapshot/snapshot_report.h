@@ -11,8 +11,12 @@
 
 namespace oomlab {
 
+// The line (and kind) of what was alive at the peak but allocated before the trace began.
+inline constexpr const char* kAllocatedBeforeTrace = "(allocated before the trace began)";
+
 struct SnapshotLine {
     std::string where;  // "train.py:41 (forward)", the first frame outside torch; or why none
+                        // (by kind: "backward", "optimizer step", ...)
     std::int64_t bytes = 0;
     std::int64_t blocks = 0;
 };
@@ -38,6 +42,9 @@ struct SnapshotDevice {
     std::int64_t reserved_at_peak = 0;  // when allocated peaked
     std::size_t peak_event = 0;         // where allocated peaked (events: at the end)
     std::vector<SnapshotLine> at_peak;  // alive at the peak, largest first
+    // The same by what it was for, as the frames tell: forward, backward, optimizer step, data
+    // transfer, other (and the engine's own setup and evaluation); largest first.
+    std::vector<SnapshotLine> at_peak_by_kind;
     std::vector<SnapshotOom> ooms;
 };
 
