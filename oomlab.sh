@@ -159,5 +159,13 @@ case "$mode" in
             --screenshot-view compare
         QT_QPA_PLATFORM=offscreen "$build_dir/app/oomlab" --screenshot docs/screenshot-presentation.png \
             --screenshot-size 1024x768 --presentation
+        # A real snapshot PyTorch recorded, where the shared data has it.
+        snapshot="../shared/data/snapshots/gpt2_generate_2648MiB.pickle"
+        if [[ -f "$snapshot" ]]; then
+            QT_QPA_PLATFORM=offscreen "$build_dir/app/oomlab" --snapshot "$snapshot" \
+                --screenshot docs/screenshot-snapshot.png --screenshot-size 1200x760
+        else
+            echo "no $snapshot: docs/screenshot-snapshot.png left as it is" >&2
+        fi
         ;;
 esac

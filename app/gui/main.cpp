@@ -4,6 +4,7 @@
 #include <QDir>
 #include <QTemporaryDir>
 #include <QTextStream>
+#include <QTimer>
 
 #include <cstdio>
 #include <cstring>
@@ -14,6 +15,8 @@
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/store/run_store.h"
+#include "snapshot/snapshot_window.h"
+#include "window/main_menus.h"
 #include "window/main_window.h"
 #include "window/plot_render.h"
 #include "window/screenshot.h"
@@ -129,10 +132,16 @@ int main(int argc, char** argv) {
         QStringLiteral("presentation"),
         QStringLiteral("Start in presentation mode: large text in the form, plots, legends and "
                        "lessons, for a projector (View > Presentation mode, F5)."));
+    const QCommandLineOption snapshot(
+        QStringLiteral("snapshot"),
+        QStringLiteral("Open a memory snapshot of any PyTorch program "
+                       "(torch.cuda.memory._dump_snapshot) in a window of its own; with "
+                       "--screenshot, capture that window instead."),
+        QStringLiteral("FILE"));
     const QCommandLineOption fresh(QStringLiteral("fresh"),
                                    QStringLiteral("Ignore the saved settings and window layout."));
     parser.addOptions({db, config, set, shot, shotView, shotSize, exportPlot, view, out, size,
-                       force, presentation, fresh});
+                       force, presentation, snapshot, fresh});
     parser.process(app);
 
     if (parser.isSet(exportPlot)) {
@@ -213,6 +222,24 @@ int main(int argc, char** argv) {
         window.resize(windowSize);
     }
     window.show();
+    if (parser.isSet(snapshot)) {
+        oomlab::ui::SnapshotWindow* opened = window.menus()->openSnapshot(parser.value(snapshot));
+        if (parser.isSet(shot)) {
+            opened->resize(windowSize);
+            QObject::connect(opened, &oomlab::ui::SnapshotWindow::loaded, opened,
+                             [opened, file = parser.value(shot)] {
+                                 // Once laid out and its plot drawn (replots are coalesced).
+                                 QTimer::singleShot(500, opened, [opened, file] {
+                                     const bool saved = opened->grab().save(file, "PNG");
+                                     QTextStream(saved ? stdout : stderr)
+                                         << (saved ? "wrote " : "oomlab: cannot write ") << file
+                                         << '\n';
+                                     QApplication::exit(saved && opened->error().isEmpty() ? 0 : 1);
+                                 });
+                             });
+            return QApplication::exec();
+        }
+    }
     if (parser.isSet(shot)) {
         oomlab::ui::ScreenshotRequest request;
         request.file = parser.value(shot);

@@ -19,6 +19,7 @@ using snapshot::PickleValue;
 // Snapshots of long runs reach hundreds of megabytes; past this the file is not one.
 constexpr std::uint64_t kMostSnapshotBytes = std::uint64_t(4) << 30;
 constexpr std::size_t kLinesShown = 10;
+constexpr std::size_t kTimelinePoints = 2000;
 
 const PickleValue::List& list_at(const PickleValue& value, std::string_view key) {
     static const PickleValue::List kNone;
@@ -153,6 +154,10 @@ void replay(SnapshotDevice& device, const PickleValue::List& trace) {
     device.peak_reserved = reserved;
     device.reserved_at_peak = reserved;
     device.peak_event = 0;
+    // A timeline of at most about kTimelinePoints points (every event of a short trace), the
+    // peak and every out-of-memory event among them.
+    const std::size_t stride = std::max<std::size_t>(1, trace.size() / kTimelinePoints);
+    device.timeline.push_back({0, allocated, reserved});
     for (std::size_t i = 0; i < trace.size(); ++i) {
         const PickleValue& event = *trace[i];
         const std::string action = text_at(event, "action");
@@ -173,7 +178,17 @@ void replay(SnapshotDevice& device, const PickleValue::List& trace) {
             device.reserved_at_peak = reserved;
             device.peak_event = i + 1;
         }
+        if ((i + 1) % stride == 0 || i + 1 == trace.size() || action == "oom") {
+            device.timeline.push_back({i + 1, allocated, reserved});
+        }
         device.peak_reserved = std::max(device.peak_reserved, reserved);
+    }
+    const SnapshotPoint peak{device.peak_event, device.peak_allocated, device.reserved_at_peak};
+    const auto at = std::lower_bound(
+        device.timeline.begin(), device.timeline.end(), peak,
+        [](const SnapshotPoint& a, const SnapshotPoint& b) { return a.event < b.event; });
+    if (at == device.timeline.end() || at->event != peak.event) {
+        device.timeline.insert(at, peak);
     }
     if (trace.empty()) {
         device.peak_allocated = device.allocated;

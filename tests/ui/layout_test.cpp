@@ -384,25 +384,28 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, 30000);
         m_window->showPage(MainWindow::CompareTab);
         QDockWidget* dock = m_window->findChild<QDockWidget*>(QStringLiteral("experimentDock"));
+        // What is wrong once the layouts have settled (each change of size asks them again;
+        // on a busy machine that takes a few turns of the event loop), or nothing.
         const auto fits = [&](const QString& when) {
-            QApplication::processEvents();
-            QTest::qWait(100);
-            cutLegendEntries(m_window.get());  // lays the legends out at their widths
-            QApplication::processEvents();
-            QTest::qWait(100);
-            const QSize needed = m_window->minimumSizeHint().expandedTo(m_window->minimumSize());
-            const QStringList cut = cutLegendEntries(m_window.get());
-            return needed.width() <= screen.width() && needed.height() <= screen.height() &&
-                           m_window->size() == screen && cut.isEmpty()
-                       ? QString()
-                       : QStringLiteral("%1: the window is %2x%3 and needs %4x%5; %6\n%7")
-                             .arg(when)
-                             .arg(m_window->width())
-                             .arg(m_window->height())
-                             .arg(needed.width())
-                             .arg(needed.height())
-                             .arg(cut.join(QStringLiteral("; ")),
-                                  largestMinimums(m_window.get(), Qt::Vertical));
+            QSize needed;
+            QStringList cut;
+            for (int turn = 0; turn < 20; ++turn) {
+                QApplication::processEvents();
+                QTest::qWait(100);
+                needed = m_window->minimumSizeHint().expandedTo(m_window->minimumSize());
+                cut = cutLegendEntries(m_window.get());  // lays the legends out at their widths
+                if (needed.width() <= screen.width() && needed.height() <= screen.height() &&
+                    m_window->size() == screen && cut.isEmpty()) {
+                    return QString();
+                }
+            }
+            return QStringLiteral("%1: the window is %2x%3 and needs %4x%5; %6\n%7")
+                .arg(when)
+                .arg(m_window->width())
+                .arg(m_window->height())
+                .arg(needed.width())
+                .arg(needed.height())
+                .arg(cut.join(QStringLiteral("; ")), largestMinimums(m_window.get(), Qt::Vertical));
         };
         // Presenting, the comparison fits without scrolling; beside the panel it may scroll.
         const auto* scroll = m_window->findChild<QScrollArea*>(QStringLiteral("compareScroll"));

@@ -324,7 +324,7 @@ private slots:
         plot.appendRows({lossRow(1, 1.0), eval(1, 0.5)});
         QCOMPARE(plot.latestAccuracyText(), formatPercent(0.5));
         plot.appendRows({lossRow(2, 0.8), eval(2, 0.842), lossRow(3, 0.7)});
-        QCOMPARE(plot.latestAccuracyText(), QStringLiteral("84.2 %"));
+        QCOMPARE(plot.latestAccuracyText(), QStringLiteral("84.2\u00a0%"));
         plot.reset();
         QVERIFY(plot.latestAccuracyText().isEmpty());
     }

@@ -22,7 +22,8 @@ QString formatOptional(const std::optional<double>& value, int decimals) {
 }
 
 QString formatPercent(const std::optional<double>& fraction) {
-    return fraction ? QStringLiteral("%1 %").arg(*fraction * 100.0, 0, 'f', 1)
+    // A no-break space: "45.5" and "%" never end up on two lines.
+    return fraction ? QStringLiteral("%1\u00a0%").arg(*fraction * 100.0, 0, 'f', 1)
                     : QStringLiteral("—");
 }
 

@@ -16,6 +16,10 @@ QSize WrappedLabel::minimumSizeHint() const {
     return {QLabel::minimumSizeHint().width(), heightForWidth(std::max(1, width()))};
 }
 
+QSize WrappedLabel::sizeHint() const {
+    return {QLabel::sizeHint().width(), minimumSizeHint().height()};
+}
+
 void WrappedLabel::resizeEvent(QResizeEvent* event) {
     QLabel::resizeEvent(event);
     if (event->size().width() != event->oldSize().width()) {

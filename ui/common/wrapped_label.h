@@ -15,6 +15,9 @@ public:
     explicit WrappedLabel(const QString& text = {}, QWidget* parent = nullptr);
 
     QSize minimumSizeHint() const override;
+    // As tall as the minimum: QLabel's own hint wraps at a width of its choosing, narrower
+    // than the one it has, and a layout with room to spare gave it that height (blank lines).
+    QSize sizeHint() const override;
     // Its height is in its minimum size instead: a layout with a height-for-width item is
     // sized to its preferred height in a scroll area (QScrollArea), and would always scroll.
     bool hasHeightForWidth() const override { return false; }

@@ -24,6 +24,7 @@
 #include "plots/themed_plot.h"
 #include "runs/run_database.h"
 #include "runs/runs_page.h"
+#include "snapshot/snapshot_window.h"
 #include "window/main_window.h"
 
 namespace oomlab::ui {
@@ -54,6 +55,8 @@ void MainMenus::buildFileMenu() {
     file->addAction(tr("&Open or create database…"), QKeySequence::Open, this,
                     &MainMenus::openDatabaseDialog);
     m_recent = file->addMenu(tr("&Recent databases"));
+    file->addSeparator();
+    file->addAction(tr("Open memory &snapshot…"), this, &MainMenus::openSnapshotDialog);
     file->addSeparator();
     file->addAction(tr("&Load config…"), this, &MainMenus::loadConfigDialog);
     file->addAction(tr("&Save config as…"), QKeySequence::Save, this, &MainMenus::saveConfigDialog);
@@ -216,6 +219,23 @@ void MainMenus::openDatabaseDialog() {
     if (!path.isEmpty()) {
         m_window->openDatabase(path);
     }
+}
+
+void MainMenus::openSnapshotDialog() {
+    const QString path =
+        QFileDialog::getOpenFileName(m_window, tr("Open a memory snapshot of PyTorch"), lastDir(),
+                                     tr("Memory snapshots (*.pickle *.pkl);;All files (*)"));
+    if (!path.isEmpty()) {
+        rememberDir(path);
+        openSnapshot(path);
+    }
+}
+
+SnapshotWindow* MainMenus::openSnapshot(const QString& path) {
+    auto* window = new SnapshotWindow(m_window);
+    window->open(path);
+    window->show();
+    return window;
 }
 
 void MainMenus::loadConfigDialog() {

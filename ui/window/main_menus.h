@@ -1,4 +1,5 @@
-// The menu bar and toolbar: File (databases, configs, exports), Run, View, Lessons, Help.
+// The menu bar and toolbar: File (databases, configs, memory snapshots, exports), Run, View,
+// Lessons, Help.
 #pragma once
 
 #include <QObject>
@@ -9,6 +10,7 @@ class QMenu;
 namespace oomlab::ui {
 
 class MainWindow;
+class SnapshotWindow;
 
 class MainMenus : public QObject {
     Q_OBJECT
@@ -26,6 +28,9 @@ public:
     void loadConfigDialog();
     void saveConfigDialog();
     void exportPlotDialog(const QString& plotObjectName);
+    void openSnapshotDialog();
+    // A window of its own for the memory snapshot at `path`, read on a worker thread.
+    SnapshotWindow* openSnapshot(const QString& path);
 
 private:
     void buildFileMenu();

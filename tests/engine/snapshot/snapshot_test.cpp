@@ -148,6 +148,22 @@ TEST(SnapshotReport, ARealSnapshotOfPyTorchReadsAsItsSegmentsSay) {
     EXPECT_EQ(kinds["forward"], 1068302336) << "modeling_bert.py's lines";
     EXPECT_EQ(kinds["data transfer"], 37632) << "validate_old.py:59 and :60";
     EXPECT_GT(kinds[kAllocatedBeforeTrace], 0);
+    // The timeline: in event order, from the start to the end state, through the peak.
+    ASSERT_GE(device.timeline.size(), 2u);
+    EXPECT_LE(device.timeline.size(), device.events + 1);
+    EXPECT_EQ(device.timeline.front().event, 0u);
+    EXPECT_EQ(device.timeline.back().event, device.events);
+    EXPECT_EQ(device.timeline.back().allocated, device.allocated);
+    EXPECT_EQ(device.timeline.back().reserved, device.reserved);
+    bool peak_seen = false;
+    for (std::size_t i = 0; i < device.timeline.size(); ++i) {
+        const SnapshotPoint& point = device.timeline[i];
+        EXPECT_LE(point.allocated, device.peak_allocated);
+        EXPECT_LE(point.allocated, point.reserved);
+        EXPECT_TRUE(i == 0 || device.timeline[i - 1].event < point.event);
+        peak_seen |= point.event == device.peak_event && point.allocated == device.peak_allocated;
+    }
+    EXPECT_TRUE(peak_seen);
 }
 
 // What the GPT-2 snapshot calls for: most of its peak was allocated before its history began,

@@ -29,6 +29,13 @@ struct SnapshotOom {
     std::int64_t reserved = 0;   // likewise
 };
 
+// What was allocated and reserved after the first `event` events of a device's trace.
+struct SnapshotPoint {
+    std::size_t event = 0;
+    std::int64_t allocated = 0;
+    std::int64_t reserved = 0;
+};
+
 struct SnapshotDevice {
     int index = 0;
     std::int64_t segments = 0;
@@ -46,6 +53,9 @@ struct SnapshotDevice {
     // transfer, other (and the engine's own setup and evaluation); largest first.
     std::vector<SnapshotLine> at_peak_by_kind;
     std::vector<SnapshotOom> ooms;
+    // Allocated and reserved over the trace, in event order: every event of a short trace,
+    // about 2,000 points of a long one; the peak and every out-of-memory event among them.
+    std::vector<SnapshotPoint> timeline;
 };
 
 struct SnapshotReport {

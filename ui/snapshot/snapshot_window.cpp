@@ -1,0 +1,172 @@
+#include "snapshot/snapshot_window.h"
+
+#include <QComboBox>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <QtConcurrent>
+
+#include "common/formatting.h"
+#include "common/wrapped_label.h"
+#include "oomlab/snapshot/snapshot_advice.h"
+#include "plots/series_colors.h"
+#include "snapshot/snapshot_timeline.h"
+
+namespace oomlab::ui {
+namespace {
+
+QTableWidget* groupTable(const QString& objectName, const QString& firstColumn) {
+    auto* table = new QTableWidget(0, 3);
+    table->setObjectName(objectName);
+    table->setHorizontalHeaderLabels({firstColumn, QObject::tr("bytes"), QObject::tr("blocks")});
+    table->verticalHeader()->hide();
+    table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    table->setWordWrap(false);
+    table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    table->horizontalHeader()->setStretchLastSection(true);
+    table->setMinimumHeight(64);
+    return table;
+}
+
+void fillGroups(QTableWidget* table, const std::vector<SnapshotLine>& groups) {
+    table->setRowCount(int(groups.size()));
+    for (int row = 0; row < int(groups.size()); ++row) {
+        const SnapshotLine& group = groups[std::size_t(row)];
+        auto* where = new QTableWidgetItem(qs(group.where));
+        where->setToolTip(qs(group.where));
+        auto* bytes = new QTableWidgetItem(formatBytes(group.bytes));
+        bytes->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        auto* blocks = new QTableWidgetItem(group.blocks > 0 ? QString::number(group.blocks)
+                                                             : QStringLiteral("—"));
+        blocks->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        table->setItem(row, 0, where);
+        table->setItem(row, 1, bytes);
+        table->setItem(row, 2, blocks);
+    }
+}
+
+}  // namespace
+
+SnapshotWindow::SnapshotWindow(QWidget* parent) : QWidget(parent, Qt::Window) {
+    setObjectName(QStringLiteral("snapshotWindow"));
+    setAttribute(Qt::WA_DeleteOnClose);
+    m_summary = new WrappedLabel(tr("Reading the snapshot…"));
+    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_device = new QComboBox;
+    m_device->setObjectName(QStringLiteral("snapshotDevice"));
+    m_device->hide();
+    m_advice = new WrappedLabel;
+    m_advice->setObjectName(QStringLiteral("snapshotAdvice"));
+    m_advice->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_timeline = new SnapshotTimeline;
+    m_kinds = groupTable(QStringLiteral("snapshotKinds"), tr("alive at the peak, for"));
+    m_lines = groupTable(QStringLiteral("snapshotLines"), tr("alive at the peak, at"));
+    auto* tables = new QSplitter(Qt::Horizontal);
+    tables->addWidget(m_kinds);
+    tables->addWidget(m_lines);
+    tables->setSizes({1000, 2000});  // source lines are long
+    auto* split = new QSplitter(Qt::Vertical);
+    split->addWidget(m_timeline);
+    split->addWidget(tables);
+    split->setSizes({3000, 2000});
+    auto* top = new QHBoxLayout;
+    top->addWidget(m_summary, 1);
+    top->addWidget(m_device, 0, Qt::AlignTop);
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(top);
+    layout->addWidget(m_advice);
+    layout->addWidget(split, 1);
+    resize(1000, 700);
+
+    connect(&m_watcher, &QFutureWatcher<Loaded>::finished, this, &SnapshotWindow::showLoaded);
+    connect(m_device, qOverload<int>(&QComboBox::currentIndexChanged), this,
+            &SnapshotWindow::showDevice);
+}
+
+void SnapshotWindow::open(const QString& path) {
+    m_path = path;
+    setWindowTitle(tr("%1 — memory snapshot").arg(QFileInfo(path).fileName()));
+    m_watcher.setFuture(QtConcurrent::run([file = ss(path)] {
+        Loaded loaded;
+        try {
+            loaded.report = read_snapshot_report(file);
+        } catch (const std::exception& error) {
+            loaded.error = qs(error.what());
+        }
+        return loaded;
+    }));
+}
+
+void SnapshotWindow::showLoaded() {
+    const Loaded read = m_watcher.result();
+    m_error = read.error;
+    m_report = read.report;
+    if (!m_error.isEmpty() || m_report.devices.empty()) {
+        m_summary->setText(m_error.isEmpty()
+                               ? tr("%1 holds no device's memory.").arg(m_path.toHtmlEscaped())
+                               : m_error.toHtmlEscaped());
+        emit loaded();
+        return;
+    }
+    const QSignalBlocker quiet(m_device);
+    m_device->clear();
+    for (const SnapshotDevice& device : m_report.devices) {
+        m_device->addItem(tr("device %1").arg(device.index));
+    }
+    m_device->setVisible(m_report.devices.size() > 1);
+    showDevice(0);
+    emit loaded();
+}
+
+void SnapshotWindow::showDevice(int index) {
+    if (index < 0 || index >= int(m_report.devices.size())) {
+        return;
+    }
+    const SnapshotDevice& d = m_report.devices[std::size_t(index)];
+    QString summary =
+        tr("<b>%1</b>, device %2: %3 segments, %4 reserved and %5 allocated at the end; "
+           "<b>peak %6 allocated</b> (%7 reserved) after event %8 of %9; cached but free at "
+           "the end %10, the largest piece %11.")
+            .arg(QFileInfo(m_path).fileName().toHtmlEscaped())
+            .arg(d.index)
+            .arg(d.segments)
+            .arg(formatBytes(d.reserved), formatBytes(d.allocated), formatBytes(d.peak_allocated),
+                 formatBytes(d.reserved_at_peak))
+            .arg(d.peak_event)
+            .arg(d.events)
+            .arg(formatBytes(d.cached_free), formatBytes(d.largest_free_block));
+    for (const SnapshotOom& oom : d.ooms) {
+        summary += tr("<br><span style='color:%1'>Out of memory at event %2</span>: asked %3 "
+                      "with %4 free on the device, %5 allocated and %6 reserved.")
+                       .arg(warningColor().name())
+                       .arg(oom.event)
+                       .arg(formatBytes(oom.requested), formatBytes(oom.device_free),
+                            formatBytes(oom.allocated), formatBytes(oom.reserved));
+    }
+    m_summary->setText(summary);
+    QStringList advice;
+    for (const SnapshotAdvice& item : snapshot_advice(d)) {
+        advice << tr("• <b>%1</b>: %2")
+                      .arg(qs(item.what).toHtmlEscaped(), qs(item.why).toHtmlEscaped());
+    }
+    m_advice->setText(advice.isEmpty()
+                          ? tr("Nothing in this snapshot calls for a change.")
+                          : tr("<b>What to do</b><br>") + advice.join(QStringLiteral("<br>")));
+    m_timeline->setDevice(d);
+    fillGroups(m_kinds, d.at_peak_by_kind);
+    fillGroups(m_lines, d.at_peak);
+}
+
+QString SnapshotWindow::summaryText() const {
+    return m_summary->text();
+}
+
+QString SnapshotWindow::adviceText() const {
+    return m_advice->text();
+}
+
+}  // namespace oomlab::ui

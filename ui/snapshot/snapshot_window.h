@@ -1,0 +1,61 @@
+// A memory snapshot of any PyTorch program, opened in the workbench (File → Open memory
+// snapshot…): for each device the timeline of allocated and reserved memory with the peak and
+// the out-of-memory events, what was alive at the peak by what it was for and by source line,
+// fragmentation, and what to do. One window per file, so two can be set side by side.
+#pragma once
+
+#include <QFutureWatcher>
+#include <QWidget>
+
+#include "oomlab/snapshot/snapshot_report.h"
+
+class QComboBox;
+class QLabel;
+class QTableWidget;
+
+namespace oomlab::ui {
+
+class SnapshotTimeline;
+class WrappedLabel;
+
+class SnapshotWindow : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit SnapshotWindow(QWidget* parent = nullptr);
+
+    // Reads `path` on a worker thread; loaded() when it is shown, or the error in its place.
+    void open(const QString& path);
+
+    QString error() const { return m_error; }
+    const SnapshotReport& report() const { return m_report; }
+    SnapshotTimeline* timeline() const { return m_timeline; }
+    QTableWidget* kinds() const { return m_kinds; }
+    QTableWidget* lines() const { return m_lines; }
+    QString summaryText() const;
+    QString adviceText() const;
+
+signals:
+    void loaded();
+
+private:
+    void showLoaded();
+    void showDevice(int index);
+
+    struct Loaded {
+        SnapshotReport report;
+        QString error;  // why the file could not be read
+    };
+    QFutureWatcher<Loaded> m_watcher;
+    QString m_path;
+    QString m_error;
+    SnapshotReport m_report;
+    WrappedLabel* m_summary = nullptr;
+    QComboBox* m_device = nullptr;
+    SnapshotTimeline* m_timeline = nullptr;
+    QTableWidget* m_kinds = nullptr;
+    QTableWidget* m_lines = nullptr;
+    WrappedLabel* m_advice = nullptr;
+};
+
+}  // namespace oomlab::ui
