@@ -1,8 +1,10 @@
-// `oomlab-cli snapshot show FILE`: what a CUDA memory snapshot of any PyTorch program says.
+// `oomlab-cli snapshot show FILE`: what a CUDA memory snapshot of any PyTorch program says;
+// `snapshot diff BEFORE AFTER`: what changed between two (before and after a fix).
 #include <iostream>
 
 #include "cli_context.h"
 #include "oomlab/snapshot/snapshot_advice.h"
+#include "oomlab/snapshot/snapshot_diff.h"
 #include "oomlab/snapshot/snapshot_report.h"
 
 namespace oomlab::cli {
@@ -51,6 +53,37 @@ void print_report(const SnapshotReport& report) {
     }
 }
 
+std::string signed_bytes(std::int64_t bytes) {
+    return (bytes > 0 ? "+" : bytes < 0 ? "-" : "") + format_bytes(bytes < 0 ? -bytes : bytes);
+}
+
+void print_changes(const char* title, const std::vector<SnapshotChange>& changes) {
+    if (!changes.empty()) {
+        std::cout << "  " << title << ":\n";
+    }
+    constexpr std::size_t kShown = 10;
+    for (std::size_t i = 0; i < changes.size() && i < kShown; ++i) {
+        const SnapshotChange& change = changes[i];
+        char figures[96];
+        std::snprintf(figures, sizeof figures, "%12s -> %-12s %12s",
+                      format_bytes(change.before).c_str(), format_bytes(change.after).c_str(),
+                      signed_bytes(change.change()).c_str());
+        std::cout << "    " << figures << "  " << change.where << '\n';
+    }
+}
+
+void print_diff(const SnapshotReport& before, const SnapshotReport& after) {
+    for (const SnapshotDeviceDiff& diff : diff_snapshots(before, after)) {
+        std::cout << "device " << diff.index << ": peak " << format_bytes(diff.peak_before)
+                  << " -> " << format_bytes(diff.peak_after) << " allocated ("
+                  << signed_bytes(diff.peak_after - diff.peak_before) << "), "
+                  << format_bytes(diff.reserved_before) << " -> "
+                  << format_bytes(diff.reserved_after) << " reserved at the peak\n";
+        print_changes("alive at the peak, by what it was for", diff.kinds);
+        print_changes("alive at the peak, by source line (the largest changes)", diff.lines);
+    }
+}
+
 }  // namespace
 
 void add_snapshot_command(CLI::App& app, int& exit_code) {
@@ -73,6 +106,24 @@ void add_snapshot_command(CLI::App& app, int& exit_code) {
             std::cout << snapshot_report_json(report) << '\n';
         } else {
             print_report(report);
+        }
+        exit_code = kExitOk;
+    });
+
+    auto* diff = snapshot->add_subcommand(
+        "diff",
+        "Two snapshots side by side (before and after a fix): the peaks, and what was "
+        "alive at each by kind and by source line, the largest changes first");
+    auto files = std::make_shared<std::vector<std::string>>();
+    diff->add_option("BEFORE AFTER", *files, "The two snapshots")->required()->expected(2);
+    auto* diff_json = diff->add_flag("--json", "One JSON object");
+    diff->callback([=, &exit_code] {
+        const SnapshotReport before = read_snapshot_report(files->at(0));
+        const SnapshotReport after = read_snapshot_report(files->at(1));
+        if (*diff_json) {
+            std::cout << snapshot_diff_json(before, after) << '\n';
+        } else {
+            print_diff(before, after);
         }
         exit_code = kExitOk;
     });

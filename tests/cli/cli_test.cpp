@@ -314,6 +314,40 @@ TEST_F(Cli, SnapshotAdviceForARunOutOfMemoryAgreesWithTheEngine) {
     EXPECT_EQ(device["at_peak_by_kind"][0]["kind"], "forward") << device["at_peak_by_kind"].dump();
 }
 
+// Two snapshots of the same run with four times the batch: the diff's peak is each snapshot's,
+// and its changes by kind add up to the change of the peak.
+TEST_F(Cli, SnapshotDiffSaysWhatChangedAtThePeak) {
+    std::vector<std::string> snapshots;
+    for (const std::string batch : {"32", "128"}) {
+        snapshots.push_back(db() + "." + batch + ".pickle");
+        ASSERT_EQ(run_cli({"run", "--db", db(), "--set", "train.max_steps=3", "--set",
+                           "train.batch_size=" + batch, "--set",
+                           "debug.memory_snapshot=" + snapshots.back()})
+                      .exit_code,
+                  0);
+    }
+    const auto shown = [](const std::string& file) {
+        return json::parse(run_cli({"snapshot", "show", file, "--json"}).out)["devices"][0];
+    };
+    const auto diffed = run_cli({"snapshot", "diff", snapshots[0], snapshots[1], "--json"});
+    ASSERT_EQ(diffed.exit_code, 0) << diffed.err;
+    const json device = json::parse(diffed.out)["devices"][0];
+    EXPECT_EQ(device["peak_allocated_before_bytes"], shown(snapshots[0])["peak_allocated_bytes"]);
+    EXPECT_EQ(device["peak_allocated_after_bytes"], shown(snapshots[1])["peak_allocated_bytes"]);
+    const std::int64_t peak_change = device["peak_allocated_after_bytes"].get<std::int64_t>() -
+                                     device["peak_allocated_before_bytes"].get<std::int64_t>();
+    EXPECT_GT(peak_change, 0);
+    std::int64_t by_kind = 0;
+    for (const json& change : device["by_kind"]) {
+        by_kind += change["change_bytes"].get<std::int64_t>();
+    }
+    EXPECT_EQ(by_kind, peak_change) << device.dump();
+    const auto text = run_cli({"snapshot", "diff", snapshots[0], snapshots[1]});
+    EXPECT_NE(text.out.find("alive at the peak, by what it was for"), std::string::npos)
+        << text.out;
+    EXPECT_EQ(run_cli({"snapshot", "diff", snapshots[0]}).exit_code, 2);
+}
+
 TEST_F(Cli, UnknownKeyExits2WithSuggestionAndCreatesNoRun) {
     const auto result = run_cli({"run", "--set", "train.batchsize=8", "--db", db()});
     EXPECT_EQ(result.exit_code, 2);
