@@ -60,7 +60,7 @@ packages=(
     libtorch-dev libgloo-dev libopenblas0-pthread libsqlite3-dev nlohmann-json3-dev libcli11-dev
     qt6-base-dev qt6-svg-dev libqcustomplot-dev libqcustomplot2.1-qt6 libgl-dev
     fonts-dejavu-core
-    libgtest-dev libgmock-dev xvfb xauth
+    libgtest-dev libgmock-dev xvfb xauth iproute2
     fortunes fortunes-min
 )
 [[ "$mode" != fuzz ]] || packages+=(clang libclang-rt-14-dev)

@@ -19,9 +19,12 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
+#include "distributed/local_address.h"
 #include "distributed/refusals.h"
 #include "distributed/rendezvous_store.h"
 #include "torch_utils/torch_compat.h"
@@ -124,6 +127,31 @@ CollectiveFailed unreachable(const Rendezvous& rendezvous, const std::string& wh
                             " (MASTER_ADDR, MASTER_PORT): " + why);
 }
 
+#if OOMLAB_HAS_GLOO
+// Where Gloo listens for the other ranks: the interfaces GLOO_SOCKET_IFNAME names (comma
+// separated), as torch.distributed reads it; else the address facing rank 0's host (MASTER_ADDR
+// is that host's, not this one's, on every other machine).
+std::vector<std::shared_ptr<::gloo::transport::Device>> gloo_devices(const Rendezvous& rendezvous) {
+    std::vector<std::shared_ptr<::gloo::transport::Device>> devices;
+    const char* names = std::getenv("GLOO_SOCKET_IFNAME");
+    std::stringstream list(names ? names : "");
+    for (std::string name; std::getline(list, name, ',');) {
+        if (!name.empty()) {
+            devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(name));
+        }
+    }
+    if (devices.empty()) {
+        try {
+            devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(
+                local_address_towards(rendezvous.master_addr, rendezvous.master_port)));
+        } catch (const Error& error) {
+            throw unreachable(rendezvous, error.what());
+        }
+    }
+    return devices;
+}
+#endif
+
 // The rendezvous store and the backend's group, as c10d makes them; `store_reached` is set
 // once the store answers. Blocks until every rank has arrived (or c10d's own timeout), and,
 // with a program on the port that is not a store, possibly for ever: see ProcessGroup's
@@ -140,8 +168,7 @@ Joined join_group(const Rendezvous& rendezvous, const std::string& backend_name,
     if (backend_name == "gloo") {
 #if OOMLAB_HAS_GLOO
         auto options = c10d::ProcessGroupGloo::Options::create(timeout);
-        options->devices.push_back(
-            c10d::ProcessGroupGloo::createDeviceForHostname(rendezvous.master_addr));
+        options->devices = gloo_devices(rendezvous);
         joined.group = c10::make_intrusive<c10d::ProcessGroupGloo>(joined.store, rendezvous.rank,
                                                                    rendezvous.world_size, options);
 #else

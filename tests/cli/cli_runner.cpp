@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+
 #include <sstream>
+#include <thread>
 
 #include "test_support.h"
 
@@ -42,6 +46,20 @@ nlohmann::json show_run_json(const std::string& db, std::int64_t run) {
     const CliResult shown = run_cli({"runs", "show", std::to_string(run), "--db", db, "--json"});
     EXPECT_EQ(shown.exit_code, 0) << shown.err;
     return nlohmann::json::parse(shown.out);
+}
+
+int wait_exit(pid_t pid, std::chrono::seconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+        int status = 0;
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            return status;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    return -1;
 }
 
 }  // namespace oomlab::test

@@ -1,6 +1,9 @@
 // Runs the real oomlab-cli binary and captures what it prints.
 #pragma once
 
+#include <sys/types.h>
+
+#include <chrono>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -21,5 +24,9 @@ CliResult run_cli(const std::vector<std::string>& arguments,
 
 // `runs show ID --db DB --json`, parsed; a failure to show it is a test failure.
 nlohmann::json show_run_json(const std::string& db, std::int64_t run);
+
+// Waits for `pid` (a child of this process) to exit, up to `limit`; its wait status, or -1
+// when it had to be killed.
+int wait_exit(pid_t pid, std::chrono::seconds limit);
 
 }  // namespace oomlab::test

@@ -96,21 +96,6 @@ std::int64_t wait_for_both_ranks(const std::string& db) {
     return 0;
 }
 
-// Waits for `pid` (our child) to exit, up to `limit`; its wait status, or -1.
-int wait_exit(pid_t pid, std::chrono::seconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-        int status = 0;
-        if (waitpid(pid, &status, WNOHANG) == pid) {
-            return status;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, nullptr, 0);
-    return -1;
-}
-
 // The worker whose environment says RANK=`rank` (entries are separated by NUL bytes); 0 if none.
 pid_t worker_of_rank(const std::vector<pid_t>& workers, int rank) {
     const std::string wanted = '\0' + ("RANK=" + std::to_string(rank)) + '\0';
@@ -144,7 +129,7 @@ TEST(DataParallel, AKilledWorkerEndsTheRunOnEveryRankAndLeavesNoProcess) {
     kill(rank1, SIGKILL);
 
     // Rank 0 notices at its next collective, well within distributed.timeout_s.
-    const int status = wait_exit(launcher.pid, std::chrono::seconds(60));
+    const int status = test::wait_exit(launcher.pid, std::chrono::seconds(60));
     ASSERT_NE(status, -1) << "the launcher did not end";
     ASSERT_TRUE(WIFEXITED(status));
     EXPECT_EQ(WEXITSTATUS(status), 1);
@@ -181,7 +166,7 @@ TEST(DataParallel, AKilledRankZeroLeavesTheRunFailedWithWhatItDid) {
     const pid_t rank0 = worker_of_rank(workers, 0);
     ASSERT_NE(rank0, 0);
     kill(rank0, SIGKILL);
-    const int status = wait_exit(launcher.pid, std::chrono::seconds(60));
+    const int status = test::wait_exit(launcher.pid, std::chrono::seconds(60));
     ASSERT_NE(status, -1) << "the launcher did not end";
     ASSERT_TRUE(WIFEXITED(status));
     EXPECT_EQ(WEXITSTATUS(status), 1);
@@ -257,7 +242,7 @@ TEST(DataParallel, CtrlCStopsEveryRankAtTheSameStepAndSavesTheRun) {
     ASSERT_NE(run, 0);
     ASSERT_EQ(workers.size(), 2u);
     kill(-launcher.pid, SIGINT);  // the launcher's process group, as a terminal does
-    const int status = wait_exit(launcher.pid, std::chrono::seconds(60));
+    const int status = test::wait_exit(launcher.pid, std::chrono::seconds(60));
     ASSERT_NE(status, -1) << "the launcher did not end";
     ASSERT_TRUE(WIFEXITED(status));
     EXPECT_EQ(WEXITSTATUS(status), 130) << test::read_text(launcher.err_file);

@@ -1,0 +1,56 @@
+#include "distributed/local_address.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "oomlab/common/errors.h"
+
+namespace oomlab::distributed {
+
+std::string local_address_towards(const std::string& host, int port) {
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_DGRAM;
+    addrinfo* found = nullptr;
+    const std::string service = std::to_string(port);
+    if (const int error = getaddrinfo(host.c_str(), service.c_str(), &hints, &found)) {
+        throw Error("cannot find the host \"" + host + "\" of rank 0 (" + gai_strerror(error) +
+                    ")");
+    }
+    std::string reason = "no address";
+    for (const addrinfo* address = found; address; address = address->ai_next) {
+        const int fd = socket(address->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            reason = std::strerror(errno);
+            continue;
+        }
+        // Connecting a datagram socket only picks the route (and so the local address).
+        sockaddr_storage local{};
+        socklen_t length = sizeof local;
+        const bool routed = connect(fd, address->ai_addr, address->ai_addrlen) == 0 &&
+                            getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length) == 0;
+        reason = routed ? reason : std::strerror(errno);
+        close(fd);
+        if (!routed) {
+            continue;
+        }
+        char text[INET6_ADDRSTRLEN] = {};
+        const void* bytes =
+            local.ss_family == AF_INET6
+                ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&local)->sin6_addr)
+                : static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&local)->sin_addr);
+        if (inet_ntop(local.ss_family, bytes, text, sizeof text)) {
+            freeaddrinfo(found);
+            return text;
+        }
+    }
+    freeaddrinfo(found);
+    throw Error("no route from this machine to \"" + host + "\", the host of rank 0 (" + reason +
+                ")");
+}
+
+}  // namespace oomlab::distributed
