@@ -7,7 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -58,10 +60,13 @@ protected:
 
     void TearDown() override {
         for (const pid_t pid : m_started) {
-            kill(pid, SIGKILL);
-            waitpid(pid, nullptr, 0);
+            if (pid > 0) {  // never kill(-1, ...): that is every process
+                kill(pid, SIGKILL);
+                waitpid(pid, nullptr, 0);
+            }
         }
         for (const std::string& host : m_hosts) {
+            // What is left in the host (ip netns pids lists only its processes).
             test::run_command("ip netns pids " + host + " 2>/dev/null | xargs -r kill -9");
             test::run_command("ip netns del " + host + " 2>/dev/null");  // its veth end with it
         }
@@ -88,7 +93,12 @@ protected:
         }
         const std::string err = output_file(rank);
         const pid_t child = fork();
+        if (child < 0) {
+            ADD_FAILURE() << "cannot start rank " << rank << ": " << std::strerror(errno);
+            return 0;
+        }
         if (child == 0) {
+            setpgid(0, 0);  // its own group: no signal meant for it reaches the test runner
             // Both streams: rank 0 ends its summary with the run's error, the others say theirs
             // on standard error.
             if (!freopen(err.c_str(), "w", stdout) || dup2(fileno(stdout), fileno(stderr)) < 0) {
@@ -197,6 +207,7 @@ TEST_F(TwoHosts, ARankStoppedPastTheTimeoutEndsTheOther) {
         "train.max_steps=1000000", "distributed.timeout_s=" + std::to_string(kTimeoutSeconds)};
     const pid_t rank0 = start_rank(0, settings);
     const pid_t rank1 = start_rank(1, settings);
+    ASSERT_GT(rank1, 0);
     ASSERT_TRUE(wait_for_steps(0)) << test::read_text(output_file(0));
     const auto stopped = Clock::now();
     ASSERT_EQ(kill(rank1, SIGSTOP), 0);
