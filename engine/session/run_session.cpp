@@ -1,6 +1,9 @@
 #include "oomlab/session/run_session.h"
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "oomlab/common/errors.h"
 #include "oomlab/common/utf8.h"
@@ -14,13 +17,15 @@
 namespace oomlab {
 namespace {
 
-// Forwards to the caller's listener and writes each batch to the store.
+// Forwards to the caller's listener, writes each batch to the store, and pauses after each
+// step as long as the listener asks (ending the pause when the run is stopped).
 class RecordingObserver final : public TrainObserver {
 public:
     // `store` null: this rank records into another database than rank 0's, which holds its
     // outcome only (see record_ranks_elsewhere).
-    RecordingObserver(RunStore* store, std::int64_t run_id, RunListener& listener, int rank)
-        : m_store(store), m_run_id(run_id), m_listener(listener), m_rank(rank) {}
+    RecordingObserver(RunStore* store, std::int64_t run_id, RunListener& listener, int rank,
+                      const std::atomic<bool>& cancel)
+        : m_store(store), m_run_id(run_id), m_listener(listener), m_rank(rank), m_cancel(cancel) {}
 
     void on_metrics(const std::vector<MetricRow>& rows) override {
         if (m_store) {
@@ -43,7 +48,16 @@ public:
         }
         m_listener.on_event(event);
     }
-    void on_progress(const TrainProgress& progress) override { m_listener.on_progress(progress); }
+    void on_progress(const TrainProgress& progress) override {
+        m_listener.on_progress(progress);
+        const auto until = std::chrono::steady_clock::now() +
+                           std::chrono::milliseconds(m_listener.step_pause_ms());
+        constexpr auto kStopCheck = std::chrono::milliseconds(50);
+        while (!m_cancel.load() && std::chrono::steady_clock::now() < until) {
+            std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+                kStopCheck, until - std::chrono::steady_clock::now()));
+        }
+    }
 
     std::int64_t device_total_bytes() const { return m_device_total_bytes; }
 
@@ -52,6 +66,7 @@ private:
     std::int64_t m_run_id;
     RunListener& m_listener;
     int m_rank;
+    const std::atomic<bool>& m_cancel;
     std::int64_t m_device_total_bytes = 0;
 };
 
@@ -173,7 +188,8 @@ RunResult run_and_record(const ExperimentConfig& config, const std::string& name
         }
     }
 
-    RecordingObserver recorder(records_here ? &store : nullptr, result.run_id, listener, rank);
+    RecordingObserver recorder(records_here ? &store : nullptr, result.run_id, listener, rank,
+                               cancel);
     try {
         result.outcome = experiment->train(recorder, cancel);
     } catch (const std::exception& error) {

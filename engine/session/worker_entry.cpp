@@ -1,10 +1,8 @@
 // One rank of a job handed to worker processes: the run or the search, reported back.
 #include "oomlab/session/worker_entry.h"
 
-#include <algorithm>
 #include <chrono>
 #include <iostream>
-#include <thread>
 
 #include "oomlab/common/errors.h"
 #include "oomlab/config/config_io.h"
@@ -17,46 +15,39 @@
 namespace oomlab {
 namespace {
 
-// Tells the launcher which run to follow, once rank 0 has created it, and pauses after each
-// step as long as the launcher asks (the workbench's training pace): every rank alike, so none
-// waits for the others in a collective.
+// Tells the launcher which run to follow, once rank 0 has created it, and asks for the pause
+// after each step the launcher writes (the workbench's training pace): every rank alike, so
+// none waits for the others in a collective.
 class WorkerListener final : public RunListener {
 public:
-    WorkerListener(int rank, std::string folder, const std::atomic<bool>& stop)
-        : m_rank(rank), m_folder(std::move(folder)), m_stop(stop) {}
+    WorkerListener(int rank, std::string folder) : m_rank(rank), m_folder(std::move(folder)) {}
     void on_run_created(std::int64_t run_id, const ExperimentInfo& /*info*/) override {
         if (m_rank == 0) {
             report_run_id(run_id);
         }
     }
-    void on_progress(const TrainProgress& /*progress*/) override {
+    int step_pause_ms() const override {
         const auto now = std::chrono::steady_clock::now();
         if (now >= m_next_read) {  // a pace changes by hand: a few reads a second suffice
-            m_pause = std::chrono::milliseconds(read_step_pause_ms(m_folder));
+            m_pause_ms = read_step_pause_ms(m_folder);
             m_next_read = now + kReadInterval;
         }
-        const auto until = now + m_pause;
-        while (!m_stop.load() && std::chrono::steady_clock::now() < until) {
-            std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
-                kStopCheck, until - std::chrono::steady_clock::now()));
-        }
+        return m_pause_ms;
     }
 
 private:
     static constexpr auto kReadInterval = std::chrono::milliseconds(200);
-    static constexpr auto kStopCheck = std::chrono::milliseconds(50);
     int m_rank;
     std::string m_folder;
-    const std::atomic<bool>& m_stop;
-    std::chrono::milliseconds m_pause{0};
-    std::chrono::steady_clock::time_point m_next_read{};
+    mutable int m_pause_ms = 0;
+    mutable std::chrono::steady_clock::time_point m_next_read{};
 };
 
 int record_run(const std::string& folder, const WorkerTask& task, const ExperimentConfig& config,
                const std::optional<Rendezvous>& rendezvous, const std::atomic<bool>& stop) {
     const int rank = rendezvous ? rendezvous->rank : 0;
     RunStore store = RunStore::open(task.db_path);
-    WorkerListener listener(rank, folder, stop);
+    WorkerListener listener(rank, folder);
     const RunResult result =
         run_and_record(config, task.run_name, store, listener, stop, rendezvous);
     const ExitCode exit_code = exit_code_of(result.outcome.status);

@@ -433,7 +433,14 @@ private slots:
             m_window->setZoom(zoom);
             m_window->experimentPanel()->parentWidget()->show();  // the dock, shown when presenting
             panel->explain(qs(config_keys().front().name));
-            QTest::qWait(50);  // the zoom's and the dock's layout settle
+            // The zoom's and the dock's layout settle (a few turns of the event loop on a busy
+            // machine): the form stays put for 100 ms.
+            QRect settled;
+            for (int turn = 0; turn < 20 && settled != panel->form()->parentWidget()->geometry();
+                 ++turn) {
+                settled = panel->form()->parentWidget()->geometry();
+                QTest::qWait(100);
+            }
             const int height = panel->explanationBox()->height();
             const QRect form = panel->form()->parentWidget()->geometry();
             int longest = 0;

@@ -1,7 +1,6 @@
 #include "live/training_worker.h"
 
 #include <QCoreApplication>
-#include <QThread>
 
 #include "common/formatting.h"
 #include "oomlab/common/errors.h"
@@ -33,7 +32,6 @@ void TrainingWorker::run(const ExperimentConfig& config, const QString& name,
     RunEnd end;
     end.config = config;
     resetCallbacks();
-    m_followingWorkers = processes > 1;
     try {
         RunStore store = RunStore::open(ss(databasePath));
         const RunResult result =
@@ -80,7 +78,6 @@ void TrainingWorker::runLesson(const Lesson& lesson, const QString& databasePath
     end.name = qs(lesson.name);
     end.title = qs(lesson.title);
     resetCallbacks();
-    m_followingWorkers = lesson.processes > 1;
     try {
         RunStore store = RunStore::open(ss(databasePath));
         const LessonResult result = run_lesson(lesson, store, *this, m_cancel);
@@ -156,10 +153,6 @@ void TrainingWorker::on_event(const EventRow& event) {
 }
 
 void TrainingWorker::on_progress(const TrainProgress& progress) {
-    if (const int pause = m_stepPauseMs.load();
-        pause > 0 && !m_followingWorkers && !m_cancel.load()) {
-        QThread::msleep(static_cast<unsigned long>(pause));
-    }
     const qint64 now = m_progressClock.elapsed();
     const bool last = progress.total_steps > 0 && progress.step >= progress.total_steps;
     if (!last && m_lastProgressMs >= 0 && now - m_lastProgressMs < kProgressIntervalMs) {

@@ -72,9 +72,6 @@ private:
 
     std::atomic<bool> m_cancel{false};
     std::atomic<int> m_stepPauseMs{0};
-    // Worker processes pause themselves (step_pause_ms): their progress, read back from the
-    // database, must not be held up here.
-    bool m_followingWorkers = false;
     std::int64_t m_runId = 0;
     QElapsedTimer m_progressClock;
     qint64 m_lastProgressMs = -1;

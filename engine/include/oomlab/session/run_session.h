@@ -17,8 +17,9 @@ class RunListener : public TrainObserver {
 public:
     virtual void on_prepare(const std::string& /*stage*/, double /*fraction*/) {}
     virtual void on_run_created(std::int64_t /*run_id*/, const ExperimentInfo& /*info*/) {}
-    // The pause after each optimizer step the front end asks of a run trained by worker
-    // processes (run_with_workers_and_record), asked again while it trains; 0: full speed.
+    // The pause after each optimizer step the front end asks for (a pace a class can
+    // follow), asked after every step; 0: full speed. The run pauses itself, in this process
+    // or in each worker process (run_with_workers_and_record), and a stop ends the pause.
     virtual int step_pause_ms() const { return 0; }
 };
 
