@@ -65,7 +65,7 @@ def cli_json(cli, args):
 
 def module_totals(summary):
     return {m["module"]: m["parameters"] + m["gradients"] + m["optimizer_state"] +
-            (m["activations"] or 0) for m in summary["by_module"]}
+            (m.get("activations") or m.get("temporaries") or 0) for m in summary["by_module"]}
 
 
 def main():

@@ -165,15 +165,19 @@ void print_by_module(const RunOutcome& outcome) {
     if (outcome.by_module.empty()) {
         return;
     }
-    std::cout << "  by module at the peak  parameters   gradients   optimizer  activations\n";
+    std::cout << "  by module at the peak  parameters   gradients   optimizer  activations  "
+                 "temporaries\n";
     for (const ModuleMemory& module : outcome.by_module) {
-        const std::string activations =
-            module.activations ? format_bytes(*module.activations) : "not measured";
-        char text[160];
-        std::snprintf(text, sizeof text, "    %-20s %11s %11s %11s %12s", module.module.c_str(),
-                      format_bytes(module.parameters).c_str(),
-                      format_bytes(module.gradients).c_str(),
-                      format_bytes(module.optimizer_state).c_str(), activations.c_str());
+        // A layer's activations, or the temporaries of a step (the loss, the update).
+        std::string activations = module.activations ? format_bytes(module.layer_activations())
+                                                     : std::string("not measured");
+        std::string temporaries =
+            module.activations ? format_bytes(module.temporaries()) : std::string("not measured");
+        char text[200];
+        std::snprintf(
+            text, sizeof text, "    %-20s %11s %11s %11s %12s %12s", module.module.c_str(),
+            format_bytes(module.parameters).c_str(), format_bytes(module.gradients).c_str(),
+            format_bytes(module.optimizer_state).c_str(), activations.c_str(), temporaries.c_str());
         std::cout << text << '\n';
     }
 }

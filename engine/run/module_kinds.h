@@ -1,4 +1,4 @@
-// The kinds of memory a module holds, as rows name them ("parameters", ..., "activations"),
+// The kinds of memory a module holds, as rows name them ("parameters", ..., "temporaries"),
 // shared by the diff of two runs and the check of a run against its prediction.
 #pragma once
 
@@ -20,7 +20,8 @@ inline constexpr ModuleKind kModuleKinds[] = {
     {"parameters", [](const ModuleMemory& m) { return m.parameters; }},
     {"gradients", [](const ModuleMemory& m) { return m.gradients; }},
     {"optimizer_state", [](const ModuleMemory& m) { return m.optimizer_state; }},
-    {"activations", [](const ModuleMemory& m) { return m.activations.value_or(0); }},
+    {"activations", [](const ModuleMemory& m) { return m.layer_activations(); }},
+    {"temporaries", [](const ModuleMemory& m) { return m.temporaries(); }},
 };
 
 inline const ModuleMemory* find_module(const std::vector<ModuleMemory>& modules,

@@ -19,10 +19,6 @@ using run::ModuleKind;
 
 using Json = nlohmann::ordered_json;
 
-bool is_step_module(const std::string& module) {
-    return module == "loss" || module == "optimizer" || module == "other";
-}
-
 constexpr const char* kNoBreakdown =
     "the run ended before it recorded its breakdown (its process was killed or lost): only its "
     "peak, the highest of its step rows, is known";
@@ -127,13 +123,9 @@ PredictionCheck check_prediction(const MemoryPrediction& predicted, const RunOut
     }
     for (const ModuleMemory& module : predicted.by_module) {
         const ModuleMemory* actual = find_module(measured.by_module, module.module);
-        // What the loss, the update and the rest hold is the step's temporaries, not any
-        // layer's activations.
-        const bool of_a_layer = !is_step_module(module.module);
         for (const ModuleKind& kind : kModuleKinds) {
-            const std::string name = kind.name;
-            add(check.by_module, name == "activations" && !of_a_layer ? "temporaries" : name,
-                module.module, kind.bytes(module), actual ? kind.bytes(*actual) : 0);
+            add(check.by_module, kind.name, module.module, kind.bytes(module),
+                actual ? kind.bytes(*actual) : 0);
         }
     }
     return check;
@@ -160,7 +152,9 @@ std::optional<MemoryPrediction> parse_prediction_json(const std::string& text) {
             row.parameters = module.value("parameters", std::int64_t{0});
             row.gradients = module.value("gradients", std::int64_t{0});
             row.optimizer_state = module.value("optimizer_state", std::int64_t{0});
-            row.activations = module.value("activations", std::int64_t{0});
+            // A step's bytes are "temporaries" (older predictions called them activations).
+            row.activations = module.value("activations", std::int64_t{0}) +
+                              module.value("temporaries", std::int64_t{0});
         }
         return prediction;
     } catch (const std::exception&) {

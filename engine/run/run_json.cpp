@@ -19,12 +19,14 @@ Json optional_json(const std::optional<T>& value) {
     return value ? Json(*value) : Json(nullptr);
 }
 
+// A layer's activations or a step's temporaries, under the name of what they are.
 Json module_object(const ModuleMemory& module) {
     return {{"module", module.module},
             {"parameters", module.parameters},
             {"gradients", module.gradients},
             {"optimizer_state", module.optimizer_state},
-            {"activations", optional_json(module.activations)}};
+            {module.is_training_step() ? "temporaries" : "activations",
+             optional_json(module.activations)}};
 }
 
 Json modules_array(const std::vector<ModuleMemory>& modules) {

@@ -75,7 +75,18 @@ TEST_F(Cli, RunsShowTheFiguresBesideTheirPrediction) {
         }
     }
     EXPECT_TRUE(gradients) << check.dump(1);
+    // The loss is a step, not a layer: what it holds is named temporaries.
+    bool loss = false;
+    for (const json& module : run["by_module"]) {
+        if (module["module"] == "loss") {
+            loss = true;
+            EXPECT_FALSE(module.contains("activations")) << module.dump();
+            EXPECT_GT(module["temporaries"].get<std::int64_t>(), 0) << module.dump();
+        }
+    }
+    EXPECT_TRUE(loss) << run["by_module"].dump(1);
     const auto text = run_cli({"runs", "show", "1", "--db", db()});
+    EXPECT_NE(text.out.find("activations  temporaries"), std::string::npos) << text.out;
     EXPECT_NE(text.out.find("predicted and measured at the peak"), std::string::npos);
     EXPECT_NE(text.out.find("0 figure(s) off by more than 10%"), std::string::npos) << text.out;
 }

@@ -249,8 +249,12 @@ private slots:
         modules[1] = {"pooling", 0, 0, 0, 0};          // held nothing at the peak: no bar
         modules[2] = {"loss", 0, 0, 0, std::nullopt};  // not measured counts nothing
         modules.push_back({"output", 2 << 20, 2 << 20, 4 << 20, 3 << 20});
+        modules.push_back({"optimizer", 0, 0, 0, 2 << 20});  // the update's temporaries
         chart.setModules(modules);
-        QCOMPARE(chart.barCount(), 2);
+        QCOMPARE(chart.barCount(), 3);
+        QCOMPARE(chart.valueMiB(2, ModuleChart::Activations), 0.0);
+        QCOMPARE(chart.valueMiB(2, ModuleChart::Temporaries), 2.0);
+        QCOMPARE(chart.valueMiB(1, ModuleChart::Temporaries), 0.0);
         QCOMPARE(chart.valueMiB(0, ModuleChart::Parameters), 40.0);
         QCOMPARE(chart.valueMiB(0, ModuleChart::Activations), 1.0);
         QCOMPARE(chart.valueMiB(1, ModuleChart::OptimizerState), 4.0);

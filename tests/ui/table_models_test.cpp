@@ -163,10 +163,23 @@ private slots:
         QCOMPARE(cell(2, ModuleTableModel::Parameters), formatBytes(5 << 20));
         QCOMPARE(cell(2, ModuleTableModel::Activations), formatBytes(4 << 20));
         QCOMPARE(cell(2, ModuleTableModel::Total), formatBytes(16 << 20));
+        QCOMPARE(cell(2, ModuleTableModel::Temporaries), formatBytes(0));
         QVERIFY(model.index(2, 0).data(Qt::FontRole).value<QFont>().bold());
         QVERIFY(!model.index(0, 0).data(Qt::FontRole).isValid());
         QCOMPARE(model.index(0, ModuleTableModel::Gradients).data(Qt::TextAlignmentRole),
                  QVariant(Qt::AlignRight | Qt::AlignVCenter));
+
+        // The update's bytes are its temporaries, not activations of any layer.
+        model.setModules({{"head", 1 << 20, 1 << 20, 0, 3 << 20}, {"optimizer", 0, 0, 0, 5 << 20}});
+        QCOMPARE(cell(1, ModuleTableModel::Module), QStringLiteral("optimizer"));
+        QCOMPARE(cell(1, ModuleTableModel::Activations), formatBytes(0));
+        QCOMPARE(cell(1, ModuleTableModel::Temporaries), formatBytes(5 << 20));
+        QCOMPARE(cell(2, ModuleTableModel::Activations), formatBytes(3 << 20));
+        QCOMPARE(cell(2, ModuleTableModel::Temporaries), formatBytes(5 << 20));
+        QCOMPARE(cell(2, ModuleTableModel::Total), formatBytes(10 << 20));
+        QVERIFY(model.headerData(ModuleTableModel::Temporaries, Qt::Horizontal, Qt::ToolTipRole)
+                    .toString()
+                    .contains(QStringLiteral("not any layer's activations")));
 
         // On CUDA the allocator does not say which module a block is for: said, not 0 B.
         model.setModules({{"head", 1 << 20, 0, 0, std::nullopt}});

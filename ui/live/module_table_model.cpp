@@ -17,14 +17,14 @@ void ModuleTableModel::setModules(const std::vector<ModuleMemory>& modules) {
     m_rows.clear();
     Row all{tr("all modules"), {}, true, true};
     for (const ModuleMemory& module : modules) {
-        const std::int64_t activations = module.activations.value_or(0);
-        const std::int64_t total =
-            module.parameters + module.gradients + module.optimizer_state + activations;
+        const std::int64_t total = module.parameters + module.gradients + module.optimizer_state +
+                                   module.activations.value_or(0);
         if (total == 0) {
             continue;  // as in the chart
         }
         Row row{qs(module.module),
-                {module.parameters, module.gradients, module.optimizer_state, activations, total},
+                {module.parameters, module.gradients, module.optimizer_state,
+                 module.layer_activations(), module.temporaries(), total},
                 module.activations.has_value(),
                 false};
         for (std::size_t i = 0; i < row.bytes.size(); ++i) {
@@ -53,7 +53,8 @@ QVariant ModuleTableModel::data(const QModelIndex& index, int role) const {
     }
     const Row& row = m_rows[std::size_t(index.row())];
     const int column = index.column();
-    const bool notMeasured = column == Activations && !row.activationsMeasured;
+    const bool notMeasured =
+        (column == Activations || column == Temporaries) && !row.activationsMeasured;
     switch (role) {
         case Qt::DisplayRole:
             return column == Module ? row.name
@@ -73,7 +74,17 @@ QVariant ModuleTableModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant ModuleTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
+    if (orientation != Qt::Horizontal) {
+        return {};
+    }
+    if (role == Qt::ToolTipRole) {
+        return section == Activations ? tr("What a layer's forward keeps for its backward.")
+               : section == Temporaries
+                   ? tr("What the loss, the optimizer's update and the rest of a step hold "
+                        "while they run: not any layer's activations.")
+                   : QVariant();
+    }
+    if (role != Qt::DisplayRole) {
         return {};
     }
     switch (section) {
@@ -87,6 +98,8 @@ QVariant ModuleTableModel::headerData(int section, Qt::Orientation orientation, 
             return tr("Optimizer state");
         case Activations:
             return tr("Activations");
+        case Temporaries:
+            return tr("Temporaries");
         case Total:
             return tr("Total");
         default:

@@ -15,7 +15,7 @@ class ModuleTableModel : public QAbstractTableModel {
     Q_OBJECT
 
 public:
-    enum Column { Module, Parameters, Gradients, OptimizerState, Activations, Total };
+    enum Column { Module, Parameters, Gradients, OptimizerState, Activations, Temporaries, Total };
 
     explicit ModuleTableModel(QObject* parent = nullptr);
 
@@ -30,7 +30,7 @@ public:
 private:
     struct Row {
         QString name;
-        std::array<std::int64_t, 5> bytes{};  // Parameters ... Total
+        std::array<std::int64_t, 6> bytes{};  // Parameters ... Total
         bool activationsMeasured = true;      // the CUDA allocator does not tell
         bool total = false;
     };

@@ -56,7 +56,7 @@ ModuleView::ModuleView(QWidget* parent) : QWidget(parent) {
     auto* split = new QSplitter(Qt::Horizontal);
     split->addWidget(m_chart);
     split->addWidget(tables);
-    split->setSizes({2000, 1000});  // the bars and their legend want the room
+    split->setSizes({2500, 1000});  // the bars and their legend (three columns) want the room
     // The figures, or in their place why there are none.
     m_pages = new QStackedLayout(this);
     m_pages->setContentsMargins(0, 0, 0, 0);

@@ -21,9 +21,13 @@ ModuleChart::ModuleChart(QWidget* parent)
                       {{tr("parameters"), categoryColor("parameters")},
                        {tr("gradients"), categoryColor("gradients")},
                        {tr("optimizer state"), categoryColor("optimizer_state")},
-                       {tr("activations"), categoryColor("activations")}},
+                       {tr("activations"), categoryColor("activations")},
+                       // The breakdown sums both as "activations and temporaries".
+                       {tr("temporaries"), categoryColor("activations").lighter(150)}},
                       parent) {
     setObjectName(QStringLiteral("moduleChart"));
+    // Five kinds take two legend rows on a small screen; the bars give up a line for them.
+    setMinimumDataLines(2);
 }
 
 void ModuleChart::setModules(const std::vector<ModuleMemory>& modules) {
@@ -31,7 +35,7 @@ void ModuleChart::setModules(const std::vector<ModuleMemory>& modules) {
     for (const ModuleMemory& module : modules) {
         const StackedBar bar{qs(module.module),
                              {module.parameters, module.gradients, module.optimizer_state,
-                              module.activations.value_or(0)}};
+                              module.layer_activations(), module.temporaries()}};
         if (bar.total() > 0) {
             bars.push_back(bar);
         }

@@ -14,7 +14,7 @@ class ModuleChart : public StackedBarChart {
 
 public:
     // The layers, bottom first.
-    enum Layer { Parameters, Gradients, OptimizerState, Activations };
+    enum Layer { Parameters, Gradients, OptimizerState, Activations, Temporaries };
 
     explicit ModuleChart(QWidget* parent = nullptr);
 

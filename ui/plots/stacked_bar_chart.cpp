@@ -37,7 +37,7 @@ StackedBarChart::StackedBarChart(Qt::Orientation orientation, const QVector<BarL
     valueAxis()->setLabel(tr("MiB"));
     keyAxis()->grid()->setVisible(false);
     keyAxis()->setRangeReversed(orientation == Qt::Horizontal);  // read top down
-    placeLegendBelow(4);
+    placeLegendBelow(static_cast<int>(layers.size()));           // one row where the width allows
 
     m_capLine = new QCPItemStraightLine(this);
     m_capLine->setPen(QPen(warningColor(), 2, Qt::DashLine));

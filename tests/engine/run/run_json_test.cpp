@@ -129,6 +129,44 @@ TEST(RunJson, ARunWithItsPredictionIsCheckedAgainstIt) {
     EXPECT_TRUE(activations_marked);
 }
 
+// The loss, the update and the rest are no layers: what they hold is their step's
+// temporaries, under that name in the JSON, in a diff and against a prediction.
+TEST(RunJson, AStepsTemporariesAreNotActivations) {
+    RunRecord run = ended_run();
+    run.outcome.status = RunStatus::Completed;
+    run.outcome.by_module = {{"head", 1 << 20, 1 << 20, 0, 3 << 20},
+                             {"optimizer", 0, 0, 0, 5 << 20}};
+    const Json summary = Json::parse(run_summary_json(run));
+    EXPECT_EQ(summary["by_module"][0]["activations"], 3 << 20);
+    EXPECT_FALSE(summary["by_module"][0].contains("temporaries"));
+    EXPECT_EQ(summary["by_module"][1]["temporaries"], 5 << 20);
+    EXPECT_FALSE(summary["by_module"][1].contains("activations"));
+
+    RunOutcome smaller = run.outcome;
+    smaller.by_module[1].activations = 1 << 20;
+    const MemoryDiff diff = diff_memory(run.outcome, smaller);
+    ASSERT_EQ(diff.by_module.size(), 1u);
+    EXPECT_EQ(diff.by_module[0].module, "optimizer");
+    EXPECT_EQ(diff.by_module[0].category, "temporaries");
+
+    // A prediction stored by an older version named them activations: still read.
+    const std::optional<MemoryPrediction> old = parse_prediction_json(
+        R"({"peak_bytes": 9, "breakdown": {}, "by_module": [{"module": "optimizer",)"
+        R"( "activations": 7}]})");
+    ASSERT_TRUE(old);
+    EXPECT_EQ(old->by_module[0].temporaries(), 7);
+    MemoryPrediction predicted;
+    predicted.by_module = run.outcome.by_module;
+    const std::optional<MemoryPrediction> back = parse_prediction_json(prediction_json(predicted));
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->by_module[1].temporaries(), 5 << 20);
+    EXPECT_EQ(back->by_module[0].layer_activations(), 3 << 20);
+    const PredictionCheck check = check_prediction(predicted, run.outcome);
+    ASSERT_EQ(check.by_module.size(), 4u);  // the head's three kinds, the update's one
+    EXPECT_EQ(check.by_module[3].category, "temporaries");
+    EXPECT_EQ(check.by_module[3].module, "optimizer");
+}
+
 TEST(RunJson, NamesThatAreNotUtf8AreWrittenNotRefused) {
     RunRecord run = ended_run();
     run.name = "bad \xff name";

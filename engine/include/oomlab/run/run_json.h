@@ -16,8 +16,9 @@ namespace oomlab {
 std::string run_summary_json(const RunRecord& run);
 
 // The by_module list: [{"module", "parameters", "gradients", "optimizer_state",
-// "activations"}], shared by runs and the estimator's predictions, as a value to place in
-// a document.
+// "activations"}], where the loss, the optimizer and "other" have "temporaries" in place of
+// "activations"; shared by runs and the estimator's predictions, as a value to place in a
+// document.
 nlohmann::ordered_json module_memory_value(const std::vector<ModuleMemory>& modules);
 
 // The breakdown as {"embedding_table": bytes, ...}, in kBreakdownKeys order.

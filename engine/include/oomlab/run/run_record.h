@@ -67,15 +67,24 @@ struct EventRow {
 };
 
 // What one part of the model held (see `runs show --json`, key by_module): the parameters,
-// gradients and optimizer state it owns, and the activations and temporaries its forward and
-// backward held at the moment measured. Not measured where the allocator cannot attribute
-// bytes (CUDA): activations absent.
+// gradients and optimizer state it owns, and what its forward and backward held at the moment
+// measured. Not measured where the allocator cannot attribute bytes (CUDA): activations absent.
 struct ModuleMemory {
     std::string module;  // "embeddings", "block 1", "head", "loss", "optimizer", "other"
     std::int64_t parameters = 0;
     std::int64_t gradients = 0;
     std::int64_t optimizer_state = 0;
-    std::optional<std::int64_t> activations;
+    std::optional<std::int64_t> activations;  // of a layer; a step's temporaries (below)
+
+    // The loss, the update and the rest are steps of training, not layers: what they hold
+    // beside parameters is that step's temporaries, never activations.
+    bool is_training_step() const {
+        return module == "loss" || module == "optimizer" || module == "other";
+    }
+    std::int64_t layer_activations() const {
+        return is_training_step() ? 0 : activations.value_or(0);
+    }
+    std::int64_t temporaries() const { return is_training_step() ? activations.value_or(0) : 0; }
 };
 
 // The activations a module held at a phase boundary of a sampled step.
