@@ -128,6 +128,12 @@ void print_breakdown(const RunOutcome& outcome) {
     }
     std::cout << "  peak memory          " << format_bytes(outcome.peak_bytes)
               << " (tensors at the busiest moment)\n";
+    if (format_bytes(outcome.breakdown.tensors()) != format_bytes(outcome.peak_bytes)) {
+        // A run of several processes keeps the first rank's breakdown; another peaked higher.
+        std::cout << "    rank 0 at its own peak       "
+                  << format_bytes(outcome.breakdown.tensors())
+                  << "  (each rank's peak: by process, below)\n";
+    }
     for (std::size_t i = 0; i < kBreakdownInPeak; ++i) {
         line(i, "");
     }

@@ -81,6 +81,7 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
     b.optimizer_state = optimizer_state_copies(config.train.optimizer) * updated;
     const int length = worst_length(config, profile);
     estimate.worst_batch_length = length;
+    estimate.every_batch_worst = config.train.padding == Padding::Fixed;
     b.data = config.data.loading == DataLoading::Eager
                  ? profile.train_examples * (config.train.max_len * kIndex + 2 * kIndex) +
                        batch_bytes(batch, length)
@@ -156,14 +157,13 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
         return std::find(act.gradients_done.begin(), act.gradients_done.end(), module) !=
                act.gradients_done.end();
     };
-    // Without accumulation, only the gradients backward has finished, and the one it computes.
-    std::int64_t first_gradients = 0;
-    if (!zero2) {
-        for (const memory::ModuleBytes& part : weights) {
-            first_gradients +=
-                !accumulating && gradient_done(part.module) ? part.bytes * kFloat : 0;
-        }
-        first_gradients += act.gradient_in_progress.bytes * kFloat;
+    // Without accumulation, only the gradients backward has finished, and the one it computes
+    // (with ZeRO-2 the finished ones have moved into their bucket).
+    const std::int64_t in_progress = act.gradient_in_progress.bytes * kFloat;
+    std::int64_t first_gradients = in_progress;
+    for (const memory::ModuleBytes& part : weights) {
+        first_gradients +=
+            !accumulating && !zero2 && gradient_done(part.module) ? part.bytes * kFloat : 0;
     }
     const Phase backward_start{
         earlier_grads + zero2_at_start + first_gradients,
@@ -200,13 +200,25 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
 
     // The same peak by module. Parameters, gradients and state follow each module's weights;
     // activations are what each saved, with the step's temporaries where they arise.
-    // ZeRO-2's range of the summed gradients is the update's (the "optimizer" row); the
-    // modules hold their own gradients only at the end of a backward pass.
+    // ZeRO-2's buckets and range of the summed gradients are the update's (the "optimizer"
+    // row); at the end of backward a module holds only the largest gradient, the one still
+    // being summed or copied into its bucket. Without ZeRO-2 the modules hold their own
+    // gradients.
     const bool backward_ending = peak_phase == 1 && peaks_at_backward_end;
-    const std::int64_t range_grads =
-        zero2 ? (backward_ending ? share(gradients) : peak.gradients) : 0;
-    const bool modules_hold_grads = peak.gradients - range_grads > 0;
-    const bool backward_starting = peak_phase == 1 && !backward_ending && !zero2;
+    std::string largest_module = "embeddings";
+    if ((!dense_table_grad || table < others / 2) && !weights.empty()) {
+        largest_module =
+            std::max_element(weights.begin(), weights.end(), [](const auto& x, const auto& y) {
+                return x.bytes < y.bytes;
+            })->module;
+    }
+    const bool backward_starting = peak_phase == 1 && !backward_ending;
+    const std::int64_t zero2_in_module = !zero2              ? 0
+                                         : backward_ending   ? std::min(gradients, largest_gradient)
+                                         : backward_starting ? in_progress
+                                                             : 0;
+    const std::int64_t range_grads = zero2 ? peak.gradients - zero2_in_module : 0;
+    const bool modules_hold_grads = !zero2 && peak.gradients > 0;
     // ZeRO shards the trainable parameters flattened in the model's order: the rank predicted
     // (the first) keeps the state of the first 1/N of the elements, whichever modules hold
     // them. Called once per learning module, in that order.
@@ -220,11 +232,15 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
         return taken * element;
     };
     const auto gradient_of = [&](const std::string& name, std::int64_t parameters) {
+        if (zero2) {
+            const std::string& holder =
+                backward_ending ? largest_module : act.gradient_in_progress.module;
+            return name == holder ? zero2_in_module : 0;
+        }
         if (!backward_starting) {
             return modules_hold_grads ? parameters : 0;
         }
-        const std::int64_t fresh =
-            name == act.gradient_in_progress.module ? act.gradient_in_progress.bytes * kFloat : 0;
+        const std::int64_t fresh = name == act.gradient_in_progress.module ? in_progress : 0;
         return (accumulating || gradient_done(name) ? parameters : 0) + fresh;
     };
     const auto add_module = [&](const std::string& name, std::int64_t parameters, bool learns,
@@ -317,7 +333,7 @@ std::int64_t optimizer_state_copies(OptimizerKind optimizer) {
 
 MemoryPrediction to_prediction(const MemoryEstimate& estimate) {
     return {estimate.peak_bytes, estimate.breakdown, estimate.by_module,
-            estimate.worst_batch_length};
+            estimate.worst_batch_length, estimate.every_batch_worst};
 }
 
 }  // namespace oomlab

@@ -51,7 +51,11 @@ std::string known_cause(const PredictionRow& row, const MemoryPrediction& predic
                "the longest example (" +
                worst + " tokens); at the peak it held fewer or shorter ones";
     }
-    if (row.category == "activations" || row.category == "peak") {
+    if (row.category == "optimizer_state" && row.measured == 0) {
+        return "the peak came before the optimizer's first update made its state: the first "
+               "step needed more than any later one did with the state";
+    }
+    if ((row.category == "activations" || row.category == "peak") && !predicted.every_batch_worst) {
         return "a known cause: the estimator assumes the worst batch, padded to " + worst +
                " tokens; a run whose batch at the peak was shorter, or that never drew it, "
                "holds less";
@@ -105,7 +109,10 @@ PredictionCheck check_prediction(const MemoryPrediction& predicted, const RunOut
             row.why = known_cause(row, predicted);
         }
     };
-    add(check.by_category, "peak", "", predicted.peak_bytes, measured.peak_bytes);
+    // The prediction is one process's; a run of several keeps the first rank's breakdown,
+    // whose peak may be below the highest rank's: compared with the peak it adds up to.
+    add(check.by_category, "peak", "", predicted.peak_bytes,
+        measured.has_breakdown() ? measured.breakdown.tensors() : measured.peak_bytes);
     if (!measured.has_breakdown() && measured.status != RunStatus::Running) {
         return check;  // no categories were measured: none are compared with zeros
     }
@@ -141,6 +148,7 @@ std::optional<MemoryPrediction> parse_prediction_json(const std::string& text) {
         MemoryPrediction prediction;
         prediction.peak_bytes = document.at("peak_bytes").get<std::int64_t>();
         prediction.worst_batch_length = document.value("worst_batch_length", 0);
+        prediction.every_batch_worst = document.value("every_batch_worst", false);
         const Json& breakdown = document.at("breakdown");
         for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
             breakdown_field(prediction.breakdown, i) =

@@ -176,7 +176,8 @@ Json prediction_value(const MemoryPrediction& prediction) {
     return {{"peak_bytes", prediction.peak_bytes},
             {"breakdown", breakdown_value(prediction.breakdown)},
             {"by_module", modules_array(prediction.by_module)},
-            {"worst_batch_length", prediction.worst_batch_length}};
+            {"worst_batch_length", prediction.worst_batch_length},
+            {"every_batch_worst", prediction.every_batch_worst}};
 }
 
 std::string run_summary_json(const RunRecord& run) {

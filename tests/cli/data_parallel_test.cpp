@@ -187,19 +187,6 @@ TEST(DataParallel, EveryRankReportsItsOwnShardOfTheOptimizerState) {
 // Against its prediction, rank 0 of a transformer trained as 2 ranks holds every figure in
 // place, sharded or not (the state of the first half of the flattened parameters is all in
 // the embeddings: the blocks' state is rank 1's).
-TEST(DataParallel, RankZeroHoldsWhatTheEstimatorPredictsInEachShardMode) {
-    for (const std::string shard : {"none", "optimizer"}) {
-        test::TempDir dir;
-        const std::string db = dir.file("runs.sqlite");
-        const test::CliResult ran =
-            test::run_cli(short_run(db, {"train.optimizer=adam", "model.kind=transformer",
-                                         "distributed.shard=" + shard, "distributed.bucket_mb=1"}));
-        ASSERT_EQ(ran.exit_code, 0) << shard << ": " << ran.err;
-        const nlohmann::json check = test::show_run_json(db, 1)["against_prediction"];
-        EXPECT_EQ(check["disagreements"], 0) << shard << ": " << check.dump(1);
-    }
-}
-
 TEST(DataParallel, ShardingDividesOptimizerStateAndGradientsAsTheEstimatorPredicts) {
     test::TempDir dir;
     const std::string db = dir.file("runs.sqlite");

@@ -15,11 +15,12 @@
 namespace oomlab {
 
 struct MemoryEstimate {
-    MemoryBreakdown breakdown;    // at the predicted peak
-    std::int64_t peak_bytes = 0;  // what the allocator must hold at the worst step
-    std::int64_t cap_bytes = 0;   // memory.cap_mb in bytes; 0 = none
-    bool fits = true;             // peak_bytes <= cap_bytes (or no cap)
-    int worst_batch_length = 1;   // padded length of the worst micro-batch assumed
+    MemoryBreakdown breakdown;       // at the predicted peak
+    std::int64_t peak_bytes = 0;     // what the allocator must hold at the worst step
+    std::int64_t cap_bytes = 0;      // memory.cap_mb in bytes; 0 = none
+    bool fits = true;                // peak_bytes <= cap_bytes (or no cap)
+    int worst_batch_length = 1;      // padded length of the worst micro-batch assumed
+    bool every_batch_worst = false;  // train.padding=fixed: every batch has that length
     // The breakdown at the peak by module, under the names runs use (`estimate --json`,
     // key by_module): the model's modules in forward order, then loss, optimizer, other.
     std::vector<ModuleMemory> by_module;

@@ -18,6 +18,10 @@ struct MemoryBreakdown {
     std::int64_t allocator_cache = 0;  // reserved minus allocated
     std::int64_t other = 0;            // device used minus reserved (context, other processes)
 
+    // The tensors at the peak: every category but the allocator's cache and "other".
+    std::int64_t tensors() const {
+        return embedding_table + parameters + gradients + optimizer_state + data + activations;
+    }
     std::int64_t total() const {
         return embedding_table + parameters + gradients + optimizer_state + data + activations +
                allocator_cache + other;

@@ -46,7 +46,7 @@ bool prediction_disagrees(std::int64_t predicted, std::int64_t measured);
 PredictionCheck check_prediction(const MemoryPrediction& predicted, const RunOutcome& measured);
 
 // As stored with a run and in `runs show --json` ("prediction"): {"peak_bytes", "breakdown",
-// "by_module", "worst_batch_length"}.
+// "by_module", "worst_batch_length", "every_batch_worst"}.
 std::string prediction_json(const MemoryPrediction& prediction);
 // nullopt for text that is not one (a damaged row): the run is shown without it.
 std::optional<MemoryPrediction> parse_prediction_json(const std::string& text);

@@ -25,7 +25,7 @@ nlohmann::ordered_json module_memory_value(const std::vector<ModuleMemory>& modu
 nlohmann::ordered_json breakdown_value(const MemoryBreakdown& breakdown);
 
 // A run's prediction as stored with it and shown by `runs show --json`: {"peak_bytes",
-// "breakdown", "by_module", "worst_batch_length"}.
+// "breakdown", "by_module", "worst_batch_length", "every_batch_worst"}.
 nlohmann::ordered_json prediction_value(const MemoryPrediction& prediction);
 
 // The whole run: summary, config, metrics and events.

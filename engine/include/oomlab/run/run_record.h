@@ -162,7 +162,8 @@ struct MemoryPrediction {
     std::int64_t peak_bytes = 0;
     MemoryBreakdown breakdown;
     std::vector<ModuleMemory> by_module;
-    int worst_batch_length = 0;  // padded tokens of the worst micro-batch it assumed
+    int worst_batch_length = 0;      // padded tokens of the worst micro-batch it assumed
+    bool every_batch_worst = false;  // every batch padded to that length (train.padding=fixed)
 };
 
 // A saved run: who and what it was, and its outcome so far (status Running while it trains).
