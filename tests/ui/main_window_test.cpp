@@ -316,6 +316,17 @@ private slots:
             QCOMPARE(compare->breakdownChart()->valueMiB(i, 2),
                      double(breakdown.gradients) / (1 << 20));
         }
+        // Each run beside what the estimator predicted for it.
+        compare->setShowPredicted(true);
+        QCOMPARE(compare->breakdownChart()->barCount(), 4);
+        for (int i = 0; i < 2; ++i) {
+            const auto& prediction = compare->runs()[i].record.prediction;
+            QVERIFY(prediction.has_value());
+            QCOMPARE(compare->breakdownChart()->valueMiB(2 * i + 1, 5),
+                     double(prediction->breakdown.activations) / (1 << 20));
+        }
+        compare->setShowPredicted(false);
+        QCOMPARE(compare->breakdownChart()->barCount(), 2);
         QCOMPARE(compare->metricsTable()->model()->rowCount(), 2);
         QCOMPARE(compare->metricsTable()->model()->index(1, 1).data().toString(),
                  QStringLiteral("completed"));

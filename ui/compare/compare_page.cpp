@@ -42,6 +42,10 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent) {
     m_showOther->setToolTip(
         tr("Memory outside the allocator: on CUDA the context and other "
            "processes, on the CPU the whole process (libraries included)."));
+    m_showPredicted = new QCheckBox(tr("Predictions"));
+    m_showPredicted->setToolTip(
+        tr("A second bar for each run: what the estimator predicted for it when it started "
+           "(one process of a run of several)."));
     m_smoothing = createSmoothingBox();
     // The title has a row of its own: beside the controls, a narrow screen wrapped it onto
     // eight lines.
@@ -83,7 +87,11 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent) {
     auto* breakdownLayout = new QVBoxLayout(breakdownBox);
     breakdownLayout->setContentsMargins(0, 0, 0, 0);
     breakdownLayout->addWidget(m_breakdown, 1);
-    breakdownLayout->addWidget(m_showOther);
+    auto* breakdownOptions = new QHBoxLayout;
+    breakdownOptions->addWidget(m_showOther);
+    breakdownOptions->addWidget(m_showPredicted);
+    breakdownOptions->addStretch(1);
+    breakdownLayout->addLayout(breakdownOptions);
     // The results and settings, or what differs at the peak: both are tables that want
     // the wider column, and the breakdown beside them stays in view.
     m_diff = new MemoryDiffView;
@@ -131,6 +139,7 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent) {
                 m_memory->setQuantity(quantities[qBound(0, index, 2)]);
             });
     connect(m_showOther, &QCheckBox::toggled, this, &ComparePage::fillBreakdown);
+    connect(m_showPredicted, &QCheckBox::toggled, this, &ComparePage::fillBreakdown);
     connect(m_differencesOnly, &QCheckBox::toggled, m_settings,
             &SettingsDiffTable::setDifferencesOnly);
     connect(&m_watcher, &QFutureWatcher<CompareData>::finished, this,
@@ -222,6 +231,10 @@ void ComparePage::setShowOther(bool show) {
     m_showOther->setChecked(show);
 }
 
+void ComparePage::setShowPredicted(bool show) {
+    m_showPredicted->setChecked(show);
+}
+
 void ComparePage::fillBreakdown() {
     QVector<BreakdownBar> bars;
     std::int64_t cap = 0;
@@ -234,6 +247,11 @@ void ComparePage::fillBreakdown() {
         }
         // The run's name under its bar, shortened to what a bar's width can carry.
         bars.push_back({runLabel(run.record, 28), breakdown});
+        if (m_showPredicted->isChecked() && run.record.prediction) {
+            MemoryBreakdown predicted = run.record.prediction->breakdown;
+            predicted.other = m_showOther->isChecked() ? predicted.other : 0;
+            bars.push_back({tr("#%1 predicted").arg(run.record.id), predicted});
+        }
         const std::int64_t runCap = run.config.memory.cap_bytes();
         sameCap = sameCap && (i == 0 || runCap == cap);
         cap = runCap;

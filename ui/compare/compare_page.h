@@ -51,6 +51,8 @@ public:
     void setTimeAxis(bool byTime);
     // Include "other" (device or process memory outside the allocator) in the bars.
     void setShowOther(bool show);
+    // Each run's bar followed by the breakdown the estimator predicted for it.
+    void setShowPredicted(bool show);
 
 signals:
     void loaded();
@@ -68,6 +70,7 @@ private:
     QComboBox* m_memoryQuantity = nullptr;
     QCheckBox* m_differencesOnly = nullptr;
     QCheckBox* m_showOther = nullptr;
+    QCheckBox* m_showPredicted = nullptr;
     ComparePlot* m_loss = nullptr;
     ComparePlot* m_memory = nullptr;
     SettingsDiffTable* m_settings = nullptr;
