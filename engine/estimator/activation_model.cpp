@@ -168,11 +168,16 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
             result.forward_transient_in = "block " + std::to_string(m.layers);
             result.backward_ends_in = "projection";
             // Backward peaks in the last block, as the first weight gradients (the head's, the
-            // block's output layer's) appear beside every saved tensor; checkpointed, in the
-            // first block, recomputed once every later block's gradients exist. The head has
-            // passed on its input's gradient (float32 only: with autocast it is gone by then).
-            // Accumulating, every gradient exists from the start: then the last block.
-            const int peak_block = checkpointing && config.train.accumulation == 1 ? 1 : m.layers;
+            // block's output layer's) appear beside every saved tensor. Checkpointed, it
+            // recomputes one block at a time: the last, beside every block's kept input, or the
+            // first, once every later block's gradients exist, whichever the model's shapes
+            // make larger (a block's weights against its input). The head has passed on its
+            // input's gradient (float32 only: with autocast it is gone by then). Accumulating,
+            // every gradient exists from the start: then the last block.
+            const std::int64_t block_weights = block_parameters(m) * kFloat;
+            const bool first_block_peaks =
+                checkpointing && config.train.accumulation == 1 && block_weights >= bl * d * kFloat;
+            const int peak_block = first_block_peaks ? 1 : m.layers;
             result.backward_starts_in = "block " + std::to_string(peak_block);
             // At the end only the gradient of the looked-up rows is left, which the
             // projection's backward makes (recomputed blocks are gone by then).
