@@ -53,6 +53,17 @@ void print_report(const SnapshotReport& report) {
     }
 }
 
+void print_moments(const SnapshotReport& report, std::size_t event) {
+    for (const SnapshotDevice& d : report.devices) {
+        const SnapshotMoment moment = snapshot_moment(d, event);
+        std::cout << "device " << d.index << " after event " << moment.event << " of " << d.events
+                  << ": " << format_bytes(moment.allocated) << " allocated, "
+                  << format_bytes(moment.reserved) << " reserved\n";
+        print_groups("alive then, by what it was for", moment.by_kind);
+        print_groups("alive then, by source line", moment.by_line);
+    }
+}
+
 std::string signed_bytes(std::int64_t bytes) {
     return (bytes > 0 ? "+" : bytes < 0 ? "-" : "") + format_bytes(bytes < 0 ? -bytes : bytes);
 }
@@ -100,12 +111,23 @@ void add_snapshot_command(CLI::App& app, int& exit_code) {
                      "debug.memory_snapshot")
         ->required();
     auto* json = show->add_flag("--json", "One JSON object");
+    auto at = std::make_shared<std::int64_t>(0);
+    auto* at_option = show->add_option("--at", *at,
+                                       "Also what was allocated, reserved and alive after this "
+                                       "many events of each device's trace (the peak's is shown "
+                                       "as 'after event N')")
+                          ->check(CLI::NonNegativeNumber);
     show->callback([=, &exit_code] {
         const SnapshotReport report = read_snapshot_report(*file);
+        const std::optional<std::size_t> moment =
+            *at_option ? std::optional(std::size_t(*at)) : std::nullopt;
         if (*json) {
-            std::cout << snapshot_report_json(report) << '\n';
+            std::cout << snapshot_report_json(report, moment) << '\n';
         } else {
             print_report(report);
+            if (moment) {
+                print_moments(report, *moment);
+            }
         }
         exit_code = kExitOk;
     });

@@ -134,19 +134,65 @@ void read_segments(SnapshotReport& report, const PickleValue& root) {
     }
 }
 
+// Groups what is alive by name (source line or kind), largest first; what was allocated
+// before the trace began under a line of its own.
+std::vector<SnapshotLine> grouped(const std::vector<std::string>& names,
+                                  const std::map<std::uint32_t, SnapshotLine>& groups,
+                                  std::int64_t before_trace) {
+    std::vector<SnapshotLine> list;
+    for (const auto& [name, group] : groups) {
+        list.push_back(group);
+        list.back().where = names[name];
+    }
+    if (before_trace > 0) {
+        list.push_back({kAllocatedBeforeTrace, before_trace, 0});
+    }
+    std::sort(list.begin(), list.end(),
+              [](const SnapshotLine& a, const SnapshotLine& b) { return a.bytes > b.bytes; });
+    list.resize(std::min(list.size(), kLinesShown));
+    return list;
+}
+
 // Replays a device's trace from the state at its start (the end state less what the trace
-// did): allocated and reserved at each event, the peak, and what was alive then.
+// did): allocated and reserved at each event, the peak, and every change kept for
+// snapshot_moment().
 void replay(SnapshotDevice& device, const PickleValue::List& trace) {
+    using What = SnapshotTraceChange::What;
     device.events = trace.size();
+    std::unordered_map<std::string, std::uint32_t> ids;
+    const auto id_of = [&](std::string name) {
+        const auto [at, added] = ids.emplace(name, std::uint32_t(device.names.size()));
+        if (added) {
+            device.names.push_back(std::move(name));
+        }
+        return at->second;
+    };
     std::int64_t net_allocated = 0;
     std::int64_t net_reserved = 0;
-    for (const auto& event : trace) {
-        const std::string action = text_at(*event, "action");
-        const std::int64_t size = integer_at(*event, "size");
-        net_allocated += action == "alloc" ? size : action == "free_completed" ? -size : 0;
-        net_reserved += action == "segment_alloc" || action == "segment_map"    ? size
-                        : action == "segment_free" || action == "segment_unmap" ? -size
-                                                                                : 0;
+    for (std::size_t i = 0; i < trace.size(); ++i) {
+        const PickleValue& event = *trace[i];
+        const std::string action = text_at(event, "action");
+        SnapshotTraceChange change{i, integer_at(event, "addr"), integer_at(event, "size")};
+        if (action == "alloc") {
+            change.line = id_of(user_line(event));
+            change.kind = id_of(kind_of(event));
+            net_allocated += change.size;
+        } else if (action == "free_completed") {
+            change.what = What::Free;
+            net_allocated -= change.size;
+        } else if (action == "segment_alloc" || action == "segment_map") {
+            change.what = What::Reserve;
+            net_reserved += change.size;
+        } else if (action == "segment_free" || action == "segment_unmap") {
+            change.what = What::Release;
+            net_reserved -= change.size;
+        } else {
+            if (action == "oom") {
+                device.ooms.push_back({i, change.size, integer_at(event, "device_free")});
+            }
+            continue;
+        }
+        device.changes.push_back(change);
     }
     std::int64_t allocated = device.allocated - net_allocated;
     std::int64_t reserved = device.reserved - net_reserved;
@@ -158,27 +204,29 @@ void replay(SnapshotDevice& device, const PickleValue::List& trace) {
     // peak and every out-of-memory event among them.
     const std::size_t stride = std::max<std::size_t>(1, trace.size() / kTimelinePoints);
     device.timeline.push_back({0, allocated, reserved});
+    auto change = device.changes.begin();
+    auto oom = device.ooms.begin();
     for (std::size_t i = 0; i < trace.size(); ++i) {
-        const PickleValue& event = *trace[i];
-        const std::string action = text_at(event, "action");
-        const std::int64_t size = integer_at(event, "size");
-        if (action == "alloc") {
-            allocated += size;
-        } else if (action == "free_completed") {
-            allocated -= size;
-        } else if (action == "segment_alloc" || action == "segment_map") {
-            reserved += size;
-        } else if (action == "segment_free" || action == "segment_unmap") {
-            reserved -= size;
-        } else if (action == "oom") {
-            device.ooms.push_back({i, size, integer_at(event, "device_free"), allocated, reserved});
+        for (; change != device.changes.end() && change->event == i; ++change) {
+            allocated += change->what == What::Alloc  ? change->size
+                         : change->what == What::Free ? -change->size
+                                                      : 0;
+            reserved += change->what == What::Reserve   ? change->size
+                        : change->what == What::Release ? -change->size
+                                                        : 0;
+        }
+        const bool out_of_memory = oom != device.ooms.end() && oom->event == i;
+        if (out_of_memory) {
+            oom->allocated = allocated;
+            oom->reserved = reserved;
+            ++oom;
         }
         if (allocated > device.peak_allocated) {
             device.peak_allocated = allocated;
             device.reserved_at_peak = reserved;
             device.peak_event = i + 1;
         }
-        if ((i + 1) % stride == 0 || i + 1 == trace.size() || action == "oom") {
+        if ((i + 1) % stride == 0 || i + 1 == trace.size() || out_of_memory) {
             device.timeline.push_back({i + 1, allocated, reserved});
         }
         device.peak_reserved = std::max(device.peak_reserved, reserved);
@@ -195,51 +243,6 @@ void replay(SnapshotDevice& device, const PickleValue::List& trace) {
         device.peak_reserved = device.reserved;
         device.reserved_at_peak = device.reserved;
     }
-}
-
-// What was alive after the first `count` events, by source line: allocations the trace made
-// and had not freed; those from before the trace under one line of their own.
-void alive_at_peak(SnapshotDevice& device, const PickleValue::List& trace) {
-    std::unordered_map<std::int64_t, std::pair<std::int64_t, const PickleValue*>> alive;
-    std::int64_t traced = 0;
-    for (std::size_t i = 0; i < device.peak_event && i < trace.size(); ++i) {
-        const PickleValue& event = *trace[i];
-        const std::string action = text_at(event, "action");
-        const std::int64_t address = integer_at(event, "addr");
-        if (action == "alloc") {
-            alive[address] = {integer_at(event, "size"), &event};
-        } else if (action == "free_completed") {
-            alive.erase(address);
-        }
-    }
-    std::map<std::string, SnapshotLine> lines;
-    std::map<std::string, SnapshotLine> kinds;
-    for (const auto& [address, held] : alive) {
-        for (SnapshotLine* group :
-             {&lines[user_line(*held.second)], &kinds[kind_of(*held.second)]}) {
-            group->bytes += held.first;
-            ++group->blocks;
-        }
-        traced += held.first;
-    }
-    const auto listed = [&](std::map<std::string, SnapshotLine>& groups) {
-        std::vector<SnapshotLine> list;
-        for (auto& [where, group] : groups) {
-            group.where = where;
-            list.push_back(group);
-        }
-        if (device.peak_allocated > traced) {
-            list.push_back({kAllocatedBeforeTrace, device.peak_allocated - traced, 0});
-        }
-        std::sort(list.begin(), list.end(),
-                  [](const SnapshotLine& a, const SnapshotLine& b) { return a.bytes > b.bytes; });
-        if (list.size() > kLinesShown) {
-            list.resize(kLinesShown);
-        }
-        return list;
-    };
-    device.at_peak = listed(lines);
-    device.at_peak_by_kind = listed(kinds);
 }
 
 }  // namespace
@@ -267,11 +270,62 @@ SnapshotReport snapshot_report_from_bytes(const std::string& bytes, const std::s
         const PickleValue::List* trace = at < traces.size() ? traces[at]->list() : nullptr;
         static const PickleValue::List kNone;
         replay(device, trace ? *trace : kNone);
-        alive_at_peak(device, trace ? *trace : kNone);
+        SnapshotMoment peak = snapshot_moment(device, device.peak_event);
+        device.at_peak = std::move(peak.by_line);
+        device.at_peak_by_kind = std::move(peak.by_kind);
     }
     std::sort(report.devices.begin(), report.devices.end(),
               [](const SnapshotDevice& a, const SnapshotDevice& b) { return a.index < b.index; });
     return report;
+}
+
+SnapshotMoment snapshot_moment(const SnapshotDevice& device, std::size_t event) {
+    using What = SnapshotTraceChange::What;
+    SnapshotMoment moment;
+    moment.event = std::min(event, device.events);
+    if (device.timeline.empty()) {  // no replay: the end state, with nothing traced
+        moment.allocated = device.allocated;
+        moment.reserved = device.reserved;
+        moment.by_line = moment.by_kind = grouped({}, {}, device.allocated);
+        return moment;
+    }
+    moment.allocated = device.timeline.front().allocated;
+    moment.reserved = device.timeline.front().reserved;
+    std::unordered_map<std::int64_t, const SnapshotTraceChange*> alive;
+    for (const SnapshotTraceChange& change : device.changes) {
+        if (change.event >= moment.event) {
+            break;
+        }
+        switch (change.what) {
+            case What::Alloc:
+                moment.allocated += change.size;
+                alive[change.address] = &change;
+                break;
+            case What::Free:
+                moment.allocated -= change.size;
+                alive.erase(change.address);
+                break;
+            case What::Reserve:
+                moment.reserved += change.size;
+                break;
+            case What::Release:
+                moment.reserved -= change.size;
+                break;
+        }
+    }
+    std::map<std::uint32_t, SnapshotLine> lines;
+    std::map<std::uint32_t, SnapshotLine> kinds;
+    std::int64_t traced = 0;
+    for (const auto& [address, change] : alive) {
+        for (SnapshotLine* group : {&lines[change->line], &kinds[change->kind]}) {
+            group->bytes += change->size;
+            ++group->blocks;
+        }
+        traced += change->size;
+    }
+    moment.by_line = grouped(device.names, lines, moment.allocated - traced);
+    moment.by_kind = grouped(device.names, kinds, moment.allocated - traced);
+    return moment;
 }
 
 SnapshotReport read_snapshot_report(const std::string& path) {
@@ -279,15 +333,17 @@ SnapshotReport read_snapshot_report(const std::string& path) {
                                       path);
 }
 
-std::string snapshot_report_json(const SnapshotReport& report) {
+std::string snapshot_report_json(const SnapshotReport& report, std::optional<std::size_t> at) {
     using Json = nlohmann::ordered_json;
+    const auto groups = [](const std::vector<SnapshotLine>& from, const char* name) {
+        Json list = Json::array();
+        for (const SnapshotLine& group : from) {
+            list.push_back({{name, group.where}, {"bytes", group.bytes}, {"blocks", group.blocks}});
+        }
+        return list;
+    };
     Json devices = Json::array();
     for (const SnapshotDevice& d : report.devices) {
-        Json lines = Json::array();
-        for (const SnapshotLine& line : d.at_peak) {
-            lines.push_back(
-                {{"where", line.where}, {"bytes", line.bytes}, {"blocks", line.blocks}});
-        }
         Json ooms = Json::array();
         for (const SnapshotOom& oom : d.ooms) {
             ooms.push_back({{"event", oom.event},
@@ -300,10 +356,6 @@ std::string snapshot_report_json(const SnapshotReport& report) {
         for (const SnapshotAdvice& item : snapshot_advice(d)) {
             advice.push_back({{"what", item.what}, {"why", item.why}});
         }
-        Json kinds = Json::array();
-        for (const SnapshotLine& kind : d.at_peak_by_kind) {
-            kinds.push_back({{"kind", kind.where}, {"bytes", kind.bytes}, {"blocks", kind.blocks}});
-        }
         devices.push_back({{"device", d.index},
                            {"segments", d.segments},
                            {"reserved_bytes", d.reserved},
@@ -315,10 +367,18 @@ std::string snapshot_report_json(const SnapshotReport& report) {
                            {"peak_reserved_bytes", d.peak_reserved},
                            {"peak_event", d.peak_event},
                            {"reserved_at_peak_bytes", d.reserved_at_peak},
-                           {"at_peak", lines},
-                           {"at_peak_by_kind", kinds},
+                           {"at_peak", groups(d.at_peak, "where")},
+                           {"at_peak_by_kind", groups(d.at_peak_by_kind, "kind")},
                            {"ooms", ooms},
                            {"advice", advice}});
+        if (at) {
+            const SnapshotMoment moment = snapshot_moment(d, *at);
+            devices.back()["at_event"] = {{"event", moment.event},
+                                          {"allocated_bytes", moment.allocated},
+                                          {"reserved_bytes", moment.reserved},
+                                          {"by_kind", groups(moment.by_kind, "kind")},
+                                          {"by_line", groups(moment.by_line, "where")}};
+        }
     }
     return Json{{"source", report.source}, {"devices", devices}}.dump(
         -1, ' ', false, Json::error_handler_t::replace);

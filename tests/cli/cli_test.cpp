@@ -288,6 +288,22 @@ TEST_F(Cli, SnapshotShowReplaysARunsOwnSnapshot) {
         << device["at_peak"].dump();
     const auto text = run_cli({"snapshot", "show", snapshot});
     EXPECT_NE(text.out.find("alive at the peak, by source line"), std::string::npos) << text.out;
+    // The state after any event: at the peak's, the peak; halfway there, less.
+    const auto at = [&](const std::string& event) {
+        const auto shown_at = run_cli({"snapshot", "show", snapshot, "--json", "--at", event});
+        EXPECT_EQ(shown_at.exit_code, 0) << shown_at.err;
+        return json::parse(shown_at.out)["devices"][0]["at_event"];
+    };
+    const std::size_t peak_event = device["peak_event"];
+    const json at_peak = at(std::to_string(peak_event));
+    EXPECT_EQ(at_peak["allocated_bytes"], device["peak_allocated_bytes"]);
+    EXPECT_EQ(at_peak["by_line"], device["at_peak"]);
+    EXPECT_LT(at(std::to_string(peak_event / 2))["allocated_bytes"].get<std::int64_t>(),
+              device["peak_allocated_bytes"].get<std::int64_t>());
+    EXPECT_EQ(at("999999999")["allocated_bytes"], device["allocated_bytes"]) << "past the end";
+    const auto text_at = run_cli({"snapshot", "show", snapshot, "--at", "3"});
+    EXPECT_NE(text_at.out.find("after event 3 of"), std::string::npos) << text_at.out;
+    EXPECT_EQ(run_cli({"snapshot", "show", snapshot, "--at", "-1"}).exit_code, 2);
     const auto refused = run_cli({"snapshot", "show", db()});
     EXPECT_EQ(refused.exit_code, 2) << refused.err;
     EXPECT_NE(refused.err.find("not a pickle of plain data"), std::string::npos) << refused.err;

@@ -9,6 +9,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "common/formatting.h"
 #include "snapshot/snapshot_timeline.h"
 #include "snapshot/snapshot_window.h"
 #include "ui_test_support.h"
@@ -79,6 +80,32 @@ private slots:
                  qPrintable(window->summaryText()));
         QVERIFY2(window->adviceText().contains(QStringLiteral("hold less at the peak")),
                  qPrintable(window->adviceText()));
+
+        // A click on the timeline shows that moment, less than the peak; "Show the peak" goes
+        // back.
+        window->resize(1000, 700);
+        QVERIFY(QTest::qWaitForWindowExposed(window));
+        SnapshotTimeline* timeline = window->timeline();
+        timeline->renderNow();
+        const std::size_t early = device.peak_event / 2;
+        const QPoint at(int(timeline->xAxis->coordToPixel(double(early))),
+                        int(timeline->yAxis->coordToPixel(timeline->yAxis->range().center())));
+        QTest::mouseClick(timeline, Qt::LeftButton, {}, at);
+        QVERIFY(timeline->moment().has_value());
+        const std::size_t clicked = *timeline->moment();
+        QCOMPARE(clicked, timeline->eventAt(at.x()));
+        const SnapshotMoment moment = snapshot_moment(device, clicked);
+        QVERIFY2(window->momentText().startsWith(QStringLiteral("After event %1 of").arg(clicked)),
+                 qPrintable(window->momentText()));
+        QVERIFY2(window->momentText().contains(formatBytes(moment.allocated)),
+                 qPrintable(window->momentText()));
+        QCOMPARE(window->kinds()->rowCount(), int(moment.by_kind.size()));
+        QVERIFY(!moment.by_kind.empty());
+        QCOMPARE(cell(window->kinds(), 0, 0), qs(moment.by_kind.front().where));
+        QVERIFY(moment.allocated < device.peak_allocated);
+        window->showMoment(std::nullopt);
+        QVERIFY(!timeline->moment().has_value());
+        QCOMPARE(cell(window->kinds(), 0, 0), QStringLiteral("forward"));
         window->close();
     }
 

@@ -1,5 +1,10 @@
 #include "snapshot/snapshot_timeline.h"
 
+#include <QMouseEvent>
+
+#include <algorithm>
+#include <cmath>
+
 #include "common/formatting.h"
 #include "plots/series_colors.h"
 
@@ -13,10 +18,40 @@ SnapshotTimeline::SnapshotTimeline(QWidget* parent) : ThemedPlot(parent) {
     xAxis->setLabel(tr("event of the trace"));
     yAxis->setLabel(tr("MiB"));
     placeLegendBelow(2);
+    m_momentLine = new QCPItemStraightLine(this);
+    m_momentLine->setPen(QPen(palette().color(QPalette::WindowText), 1, Qt::DotLine));
+    m_momentLine->setVisible(false);
+    // A click chooses a moment; a drag pans, as on every plot.
+    connect(this, &QCustomPlot::mousePress, this,
+            [this](QMouseEvent* event) { m_pressedAt = event->position(); });
+    connect(this, &QCustomPlot::mouseRelease, this, [this](QMouseEvent* event) {
+        if (event->button() == Qt::LeftButton && m_events > 0 &&
+            (event->position() - m_pressedAt).manhattanLength() < 4 &&
+            axisRect()->rect().contains(event->position().toPoint())) {
+            emit momentChosen(eventAt(event->position().x()));
+        }
+    });
+}
+
+std::size_t SnapshotTimeline::eventAt(double pixelX) const {
+    const double event = std::round(xAxis->pixelToCoord(pixelX));
+    return event <= 0 ? 0 : std::min(m_events, static_cast<std::size_t>(event));
+}
+
+void SnapshotTimeline::showMoment(std::optional<std::size_t> event) {
+    m_moment = event;
+    m_momentLine->setVisible(event.has_value());
+    if (event) {
+        m_momentLine->point1->setCoords(double(*event), 0);
+        m_momentLine->point2->setCoords(double(*event), 1);
+    }
+    requestReplot();
 }
 
 void SnapshotTimeline::setDevice(const SnapshotDevice& device) {
     clearMarkers();
+    showMoment(std::nullopt);
+    m_events = device.events;
     m_x.reset();
     m_y.reset();
     QVector<double> keys, allocated, reserved;

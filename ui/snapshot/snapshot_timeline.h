@@ -1,6 +1,9 @@
 // A memory snapshot's timeline: what was allocated and reserved after each event of a device's
-// trace (MiB), the peak and the out-of-memory events marked.
+// trace (MiB), the peak and the out-of-memory events marked. A click (not a drag) chooses the
+// moment to look at, shown as a dotted line.
 #pragma once
+
+#include <optional>
 
 #include "oomlab/snapshot/snapshot_report.h"
 #include "plots/themed_plot.h"
@@ -18,12 +21,26 @@ public:
     QCPGraph* allocated() const { return m_allocated; }
     QCPGraph* reserved() const { return m_reserved; }
 
+    // The dotted line at `event`, or none (the peak is shown).
+    void showMoment(std::optional<std::size_t> event);
+    std::optional<std::size_t> moment() const { return m_moment; }
+    // The event under a pixel column, within the trace.
+    std::size_t eventAt(double pixelX) const;
+
+signals:
+    // Clicked at `event` of the trace.
+    void momentChosen(std::size_t event);
+
 protected:
     void fitRanges() override;
 
 private:
     QCPGraph* m_allocated = nullptr;
     QCPGraph* m_reserved = nullptr;
+    QCPItemStraightLine* m_momentLine = nullptr;
+    std::optional<std::size_t> m_moment;
+    std::size_t m_events = 0;
+    QPointF m_pressedAt;
     Bounds m_x;
     Bounds m_y;
 };

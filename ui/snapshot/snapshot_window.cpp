@@ -5,6 +5,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QPushButton>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -65,13 +66,26 @@ SnapshotWindow::SnapshotWindow(QWidget* parent) : QWidget(parent, Qt::Window) {
     m_timeline = new SnapshotTimeline;
     m_kinds = groupTable(QStringLiteral("snapshotKinds"), tr("alive at the peak, for"));
     m_lines = groupTable(QStringLiteral("snapshotLines"), tr("alive at the peak, at"));
+    m_moment = new QLabel;
+    m_moment->setObjectName(QStringLiteral("snapshotMoment"));
+    m_toPeak = new QPushButton(tr("Show the peak"));
+    m_toPeak->hide();
     auto* tables = new QSplitter(Qt::Horizontal);
     tables->addWidget(m_kinds);
     tables->addWidget(m_lines);
     tables->setSizes({1000, 2000});  // source lines are long
+    auto* momentRow = new QHBoxLayout;
+    momentRow->setContentsMargins(0, 0, 0, 0);
+    momentRow->addWidget(m_moment, 1);
+    momentRow->addWidget(m_toPeak);
+    auto* lower = new QWidget;
+    auto* lowerLayout = new QVBoxLayout(lower);
+    lowerLayout->setContentsMargins(0, 0, 0, 0);
+    lowerLayout->addLayout(momentRow);
+    lowerLayout->addWidget(tables, 1);
     auto* split = new QSplitter(Qt::Vertical);
     split->addWidget(m_timeline);
-    split->addWidget(tables);
+    split->addWidget(lower);
     split->setSizes({3000, 2000});
     auto* top = new QHBoxLayout;
     top->addWidget(m_summary, 1);
@@ -85,6 +99,9 @@ SnapshotWindow::SnapshotWindow(QWidget* parent) : QWidget(parent, Qt::Window) {
     connect(&m_watcher, &QFutureWatcher<Loaded>::finished, this, &SnapshotWindow::showLoaded);
     connect(m_device, qOverload<int>(&QComboBox::currentIndexChanged), this,
             &SnapshotWindow::showDevice);
+    connect(m_timeline, &SnapshotTimeline::momentChosen, this,
+            [this](std::size_t event) { showMoment(event); });
+    connect(m_toPeak, &QPushButton::clicked, this, [this] { showMoment(std::nullopt); });
 }
 
 void SnapshotWindow::open(const QString& path) {
@@ -157,8 +174,46 @@ void SnapshotWindow::showDevice(int index) {
                           ? tr("Nothing in this snapshot calls for a change.")
                           : tr("<b>What to do</b><br>") + advice.join(QStringLiteral("<br>")));
     m_timeline->setDevice(d);
-    fillGroups(m_kinds, d.at_peak_by_kind);
-    fillGroups(m_lines, d.at_peak);
+    showMoment(std::nullopt);
+}
+
+const SnapshotDevice* SnapshotWindow::currentDevice() const {
+    const int index = m_device->currentIndex();
+    return index >= 0 && index < int(m_report.devices.size())
+               ? &m_report.devices[std::size_t(index)]
+               : nullptr;
+}
+
+void SnapshotWindow::showMoment(std::optional<std::size_t> event) {
+    const SnapshotDevice* d = currentDevice();
+    if (!d) {
+        return;
+    }
+    m_timeline->showMoment(event);
+    m_toPeak->setVisible(event.has_value());
+    if (!event) {
+        m_moment->setText(tr("At the peak, after event %1. Click the timeline to see another "
+                             "moment.")
+                              .arg(d->peak_event));
+        m_kinds->setHorizontalHeaderItem(0, new QTableWidgetItem(tr("alive at the peak, for")));
+        m_lines->setHorizontalHeaderItem(0, new QTableWidgetItem(tr("alive at the peak, at")));
+        fillGroups(m_kinds, d->at_peak_by_kind);
+        fillGroups(m_lines, d->at_peak);
+        return;
+    }
+    const SnapshotMoment moment = snapshot_moment(*d, *event);
+    m_moment->setText(tr("After event %1 of %2: %3 allocated, %4 reserved.")
+                          .arg(moment.event)
+                          .arg(d->events)
+                          .arg(formatBytes(moment.allocated), formatBytes(moment.reserved)));
+    m_kinds->setHorizontalHeaderItem(0, new QTableWidgetItem(tr("alive then, for")));
+    m_lines->setHorizontalHeaderItem(0, new QTableWidgetItem(tr("alive then, at")));
+    fillGroups(m_kinds, moment.by_kind);
+    fillGroups(m_lines, moment.by_line);
+}
+
+QString SnapshotWindow::momentText() const {
+    return m_moment->text();
 }
 
 QString SnapshotWindow::summaryText() const {

@@ -1,16 +1,20 @@
 // A memory snapshot of any PyTorch program, opened in the workbench (File → Open memory
 // snapshot…): for each device the timeline of allocated and reserved memory with the peak and
-// the out-of-memory events, what was alive at the peak by what it was for and by source line,
-// fragmentation, and what to do. One window per file, so two can be set side by side.
+// the out-of-memory events, what was alive at the peak (or at the moment clicked on the
+// timeline) by what it was for and by source line, fragmentation, and what to do. One window
+// per file, so two can be set side by side.
 #pragma once
 
 #include <QFutureWatcher>
 #include <QWidget>
 
+#include <optional>
+
 #include "oomlab/snapshot/snapshot_report.h"
 
 class QComboBox;
 class QLabel;
+class QPushButton;
 class QTableWidget;
 
 namespace oomlab::ui {
@@ -34,6 +38,10 @@ public:
     QTableWidget* lines() const { return m_lines; }
     QString summaryText() const;
     QString adviceText() const;
+    QString momentText() const;
+    // The tables show what was alive after `event` events (as a click on the timeline does),
+    // or at the peak.
+    void showMoment(std::optional<std::size_t> event);
 
 signals:
     void loaded();
@@ -41,6 +49,7 @@ signals:
 private:
     void showLoaded();
     void showDevice(int index);
+    const SnapshotDevice* currentDevice() const;
 
     struct Loaded {
         SnapshotReport report;
@@ -56,6 +65,8 @@ private:
     QTableWidget* m_kinds = nullptr;
     QTableWidget* m_lines = nullptr;
     WrappedLabel* m_advice = nullptr;
+    QLabel* m_moment = nullptr;
+    QPushButton* m_toPeak = nullptr;
 };
 
 }  // namespace oomlab::ui

@@ -166,6 +166,41 @@ TEST(SnapshotReport, ARealSnapshotOfPyTorchReadsAsItsSegmentsSay) {
     EXPECT_TRUE(peak_seen);
 }
 
+// The state at any moment, by the same replay: at each point of the timeline the figures the
+// timeline holds; at the peak what the report lists; at the start all of it from before the
+// trace; past the end, the end.
+TEST(SnapshotReport, TheStateAfterAnyEventFollowsTheReplay) {
+    OOMLAB_REQUIRE_SHARED_DATA("snapshots/gpt2_generate_2648MiB.pickle");
+    const SnapshotReport report =
+        read_snapshot_report(test::shared_data_dir() + "/snapshots/gpt2_generate_2648MiB.pickle");
+    const SnapshotDevice& device = report.devices.front();
+    for (std::size_t i = 0; i < device.timeline.size(); i += 97) {
+        const SnapshotPoint& point = device.timeline[i];
+        const SnapshotMoment moment = snapshot_moment(device, point.event);
+        EXPECT_EQ(moment.allocated, point.allocated) << "event " << point.event;
+        EXPECT_EQ(moment.reserved, point.reserved) << "event " << point.event;
+        std::int64_t by_kind = 0;
+        for (const SnapshotLine& kind : moment.by_kind) {
+            by_kind += kind.bytes;
+        }
+        EXPECT_EQ(by_kind, moment.allocated) << "every byte alive has a kind";
+    }
+    const SnapshotMoment peak = snapshot_moment(device, device.peak_event);
+    EXPECT_EQ(peak.allocated, device.peak_allocated);
+    ASSERT_EQ(peak.by_line.size(), device.at_peak.size());
+    for (std::size_t i = 0; i < peak.by_line.size(); ++i) {
+        EXPECT_EQ(peak.by_line[i].where, device.at_peak[i].where);
+        EXPECT_EQ(peak.by_line[i].bytes, device.at_peak[i].bytes);
+    }
+    const SnapshotMoment start = snapshot_moment(device, 0);
+    ASSERT_EQ(start.by_line.size(), 1u);
+    EXPECT_EQ(start.by_line[0].where, kAllocatedBeforeTrace);
+    const SnapshotMoment end = snapshot_moment(device, device.events + 1000);
+    EXPECT_EQ(end.event, device.events);
+    EXPECT_EQ(end.allocated, device.allocated);
+    EXPECT_EQ(end.reserved, device.reserved);
+}
+
 // What the GPT-2 snapshot calls for: most of its peak was allocated before its history began,
 // and one line of BERT's forward holds the most of the rest; no fragmentation to speak of.
 TEST(SnapshotAdvice, ARealSnapshotNamesItsLargestLineAndItsLateHistory) {

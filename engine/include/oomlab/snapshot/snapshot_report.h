@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,26 @@ struct SnapshotPoint {
     std::int64_t reserved = 0;
 };
 
+// One change a device's trace made, kept so the state after any event can be told.
+struct SnapshotTraceChange {
+    enum class What : std::uint8_t { Alloc, Free, Reserve, Release };
+    std::size_t event = 0;  // its index in the trace
+    std::int64_t address = 0;
+    std::int64_t size = 0;
+    std::uint32_t line = 0;  // an allocation's source line and kind: SnapshotDevice::names
+    std::uint32_t kind = 0;
+    What what = What::Alloc;
+};
+
+// What was allocated, reserved and alive after the first `event` events of a device's trace.
+struct SnapshotMoment {
+    std::size_t event = 0;
+    std::int64_t allocated = 0;
+    std::int64_t reserved = 0;
+    std::vector<SnapshotLine> by_line;  // largest first, at most ten
+    std::vector<SnapshotLine> by_kind;
+};
+
 struct SnapshotDevice {
     int index = 0;
     std::int64_t segments = 0;
@@ -56,6 +77,9 @@ struct SnapshotDevice {
     // Allocated and reserved over the trace, in event order: every event of a short trace,
     // about 2,000 points of a long one; the peak and every out-of-memory event among them.
     std::vector<SnapshotPoint> timeline;
+    // Every allocation, free and segment change of the trace, and the lines and kinds they name.
+    std::vector<SnapshotTraceChange> changes;
+    std::vector<std::string> names;
 };
 
 struct SnapshotReport {
@@ -63,11 +87,16 @@ struct SnapshotReport {
     std::vector<SnapshotDevice> devices;  // those with segments or events
 };
 
+// The state after the first `event` events (clamped to the trace) of `device`.
+SnapshotMoment snapshot_moment(const SnapshotDevice& device, std::size_t event);
+
 // Reads the snapshot at `path`; throws BadInput naming the file when it is not one.
 SnapshotReport read_snapshot_report(const std::string& path);
 SnapshotReport snapshot_report_from_bytes(const std::string& bytes, const std::string& source);
 
-// As `snapshot show --json` writes it (one line).
-std::string snapshot_report_json(const SnapshotReport& report);
+// As `snapshot show --json` writes it (one line); with `at`, each device's state after that
+// many events too (key "at_event", as `snapshot show --at N`).
+std::string snapshot_report_json(const SnapshotReport& report,
+                                 std::optional<std::size_t> at = std::nullopt);
 
 }  // namespace oomlab
