@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
@@ -28,10 +29,11 @@ const PickleValue::List& list_at(const PickleValue& value, std::string_view key)
     return list ? *list : kNone;
 }
 
-std::string text_at(const PickleValue& value, std::string_view key) {
+const std::string& text_at(const PickleValue& value, std::string_view key) {
+    static const std::string kNone;
     const PickleValue* item = value.at(key);
     const std::string* text = item ? item->text() : nullptr;
-    return text ? *text : std::string();
+    return text ? *text : kNone;
 }
 
 std::int64_t integer_at(const PickleValue& value, std::string_view key) {
@@ -48,25 +50,25 @@ bool ends_with(const std::string& text, std::string_view end) {
 // it: the first Python frame outside torch itself (C++ frames and torch's folded), else the
 // engine's category, else a note that none was recorded.
 std::string user_line(const PickleValue& event) {
-    std::string first_python;
+    const PickleValue* first_python = nullptr;
+    const auto where = [](const PickleValue& frame) {
+        return text_at(frame, "filename") + ":" + std::to_string(integer_at(frame, "line")) + " (" +
+               text_at(frame, "name") + ")";
+    };
     for (const auto& frame : list_at(event, "frames")) {
-        const std::string file = text_at(*frame, "filename");
-        const std::string where = file + ":" + std::to_string(integer_at(*frame, "line")) + " (" +
-                                  text_at(*frame, "name") + ")";
-        if (file == "oomlab") {
+        const std::string* file = &text_at(*frame, "filename");
+        if (*file == "oomlab") {
             return "oomlab: " + text_at(*frame, "name");
         }
-        if (!ends_with(file, ".py")) {
+        if (!ends_with(*file, ".py")) {
             continue;
         }
-        if (file.find("/torch/") == std::string::npos) {
-            return where;
+        if (file->find("/torch/") == std::string::npos) {
+            return where(*frame);
         }
-        if (first_python.empty()) {
-            first_python = where;
-        }
+        first_python = first_python ? first_python : frame.get();
     }
-    return first_python.empty() ? "(no Python frame recorded)" : first_python;
+    return first_python ? where(*first_python) : "(no Python frame recorded)";
 }
 
 bool contains(const std::string& text, std::string_view part) {
@@ -83,8 +85,8 @@ std::string kind_of(const PickleValue& event) {
     bool transfer = false;
     bool forward = false;
     for (const auto& frame : list_at(event, "frames")) {
-        const std::string file = text_at(*frame, "filename");
-        const std::string name = text_at(*frame, "name");
+        const std::string& file = text_at(*frame, "filename");
+        const std::string& name = text_at(*frame, "name");
         if (file == "oomlab") {
             const std::string phase = name.substr(0, name.find(':'));
             return phase == "gradients"   ? "backward"
@@ -122,7 +124,7 @@ void read_segments(SnapshotReport& report, const PickleValue& root) {
         ++device.segments;
         device.reserved += integer_at(*segment, "total_size");
         for (const auto& block : list_at(*segment, "blocks")) {
-            const std::string state = text_at(*block, "state");
+            const std::string& state = text_at(*block, "state");
             const std::int64_t size = integer_at(*block, "size");
             if (state == "active_allocated") {
                 device.allocated += size;
@@ -167,15 +169,20 @@ void replay(SnapshotDevice& device, const PickleValue::List& trace) {
         }
         return at->second;
     };
+    std::unordered_map<const PickleValue*, std::pair<std::uint32_t, std::uint32_t>> by_frames;
     std::int64_t net_allocated = 0;
     std::int64_t net_reserved = 0;
     for (std::size_t i = 0; i < trace.size(); ++i) {
         const PickleValue& event = *trace[i];
-        const std::string action = text_at(event, "action");
+        const std::string& action = text_at(event, "action");
         SnapshotTraceChange change{i, integer_at(event, "addr"), integer_at(event, "size")};
         if (action == "alloc") {
-            change.line = id_of(user_line(event));
-            change.kind = id_of(kind_of(event));
+            // PyTorch's pickles share one list of frames among the events with the same stack.
+            const auto [named, added] = by_frames.try_emplace(event.at("frames"));
+            if (added) {
+                named->second = {id_of(user_line(event)), id_of(kind_of(event))};
+            }
+            std::tie(change.line, change.kind) = named->second;
             net_allocated += change.size;
         } else if (action == "free_completed") {
             change.what = What::Free;
