@@ -27,7 +27,7 @@ void print_groups(const char* title, const std::vector<SnapshotLine>& groups) {
 
 void print_report(const SnapshotReport& report) {
     for (const SnapshotDevice& d : report.devices) {
-        std::cout << "device " << d.index << ": " << d.segments << " segments, "
+        std::cout << snapshot_device_name(d.index) << ": " << d.segments << " segments, "
                   << format_bytes(d.reserved) << " reserved, " << format_bytes(d.allocated)
                   << " allocated at the end\n"
                   << "  peak: " << format_bytes(d.peak_allocated) << " allocated, "
@@ -56,8 +56,8 @@ void print_report(const SnapshotReport& report) {
 void print_moments(const SnapshotReport& report, std::size_t event) {
     for (const SnapshotDevice& d : report.devices) {
         const SnapshotMoment moment = snapshot_moment(d, event);
-        std::cout << "device " << d.index << " after event " << moment.event << " of " << d.events
-                  << ": " << format_bytes(moment.allocated) << " allocated, "
+        std::cout << snapshot_device_name(d.index) << " after event " << moment.event << " of "
+                  << d.events << ": " << format_bytes(moment.allocated) << " allocated, "
                   << format_bytes(moment.reserved) << " reserved\n";
         print_groups("alive then, by what it was for", moment.by_kind);
         print_groups("alive then, by source line", moment.by_line);
@@ -85,7 +85,7 @@ void print_changes(const char* title, const std::vector<SnapshotChange>& changes
 
 void print_diff(const SnapshotReport& before, const SnapshotReport& after) {
     for (const SnapshotDeviceDiff& diff : diff_snapshots(before, after)) {
-        std::cout << "device " << diff.index << ": peak " << format_bytes(diff.peak_before)
+        std::cout << snapshot_device_name(diff.index) << ": peak " << format_bytes(diff.peak_before)
                   << " -> " << format_bytes(diff.peak_after) << " allocated ("
                   << signed_bytes(diff.peak_after - diff.peak_before) << "), "
                   << format_bytes(diff.reserved_before) << " -> "
@@ -99,7 +99,9 @@ void print_diff(const SnapshotReport& before, const SnapshotReport& after) {
 
 void add_snapshot_command(CLI::App& app, int& exit_code) {
     auto* snapshot = app.add_subcommand(
-        "snapshot", "Read a CUDA memory snapshot of any PyTorch program (its pickle)");
+        "snapshot",
+        "Read a CUDA memory snapshot of any PyTorch program (its pickle), or the Chrome trace "
+        "of PyTorch's profiler with profile_memory=True");
     snapshot->require_subcommand(1);
     auto* show = snapshot->add_subcommand(
         "show",
@@ -107,8 +109,10 @@ void add_snapshot_command(CLI::App& app, int& exit_code) {
         "source line, out-of-memory events, fragmentation, and what to do");
     auto file = std::make_shared<std::string>();
     show->add_option("FILE", *file,
-                     "The snapshot: torch.cuda.memory._dump_snapshot(\"x.pickle\"), or a run's "
-                     "debug.memory_snapshot")
+                     "The snapshot: torch.cuda.memory._dump_snapshot(\"x.pickle\"), a run's "
+                     "debug.memory_snapshot, or a profiler's trace: "
+                     "torch.profiler.profile(profile_memory=True, with_stack=True) then "
+                     "export_chrome_trace(\"trace.json\")")
         ->required();
     auto* json = show->add_flag("--json", "One JSON object");
     auto at = std::make_shared<std::int64_t>(0);

@@ -11,6 +11,7 @@
 #include "oomlab/common/files.h"
 #include "oomlab/snapshot/snapshot_advice.h"
 #include "snapshot/pickle_reader.h"
+#include "snapshot/snapshot_replay.h"
 
 namespace oomlab {
 namespace {
@@ -19,8 +20,6 @@ using snapshot::PickleValue;
 
 // Snapshots of long runs reach hundreds of megabytes; past this the file is not one.
 constexpr std::uint64_t kMostSnapshotBytes = std::uint64_t(4) << 30;
-constexpr std::size_t kLinesShown = 10;
-constexpr std::size_t kTimelinePoints = 2000;
 
 const PickleValue::List& list_at(const PickleValue& value, std::string_view key) {
     static const PickleValue::List kNone;
@@ -136,42 +135,13 @@ void read_segments(SnapshotReport& report, const PickleValue& root) {
     }
 }
 
-// Groups what is alive by name (source line or kind), largest first; what was allocated
-// before the trace began under a line of its own.
-std::vector<SnapshotLine> grouped(const std::vector<std::string>& names,
-                                  const std::map<std::uint32_t, SnapshotLine>& groups,
-                                  std::int64_t before_trace) {
-    std::vector<SnapshotLine> list;
-    for (const auto& [name, group] : groups) {
-        list.push_back(group);
-        list.back().where = names[name];
-    }
-    if (before_trace > 0) {
-        list.push_back({kAllocatedBeforeTrace, before_trace, 0});
-    }
-    std::sort(list.begin(), list.end(),
-              [](const SnapshotLine& a, const SnapshotLine& b) { return a.bytes > b.bytes; });
-    list.resize(std::min(list.size(), kLinesShown));
-    return list;
-}
-
-// Replays a device's trace from the state at its start (the end state less what the trace
-// did): allocated and reserved at each event, the peak, and every change kept for
-// snapshot_moment().
-void replay(SnapshotDevice& device, const PickleValue::List& trace) {
+// Every allocation, free and segment change of a device's trace, with the source line and
+// kind of each allocation, and its out-of-memory events.
+void collect_changes(SnapshotDevice& device, const PickleValue::List& trace) {
     using What = SnapshotTraceChange::What;
     device.events = trace.size();
-    std::unordered_map<std::string, std::uint32_t> ids;
-    const auto id_of = [&](std::string name) {
-        const auto [at, added] = ids.emplace(name, std::uint32_t(device.names.size()));
-        if (added) {
-            device.names.push_back(std::move(name));
-        }
-        return at->second;
-    };
+    snapshot::NameTable names(device.names);
     std::unordered_map<const PickleValue*, std::pair<std::uint32_t, std::uint32_t>> by_frames;
-    std::int64_t net_allocated = 0;
-    std::int64_t net_reserved = 0;
     for (std::size_t i = 0; i < trace.size(); ++i) {
         const PickleValue& event = *trace[i];
         const std::string& action = text_at(event, "action");
@@ -180,19 +150,15 @@ void replay(SnapshotDevice& device, const PickleValue::List& trace) {
             // PyTorch's pickles share one list of frames among the events with the same stack.
             const auto [named, added] = by_frames.try_emplace(event.at("frames"));
             if (added) {
-                named->second = {id_of(user_line(event)), id_of(kind_of(event))};
+                named->second = {names.id(user_line(event)), names.id(kind_of(event))};
             }
             std::tie(change.line, change.kind) = named->second;
-            net_allocated += change.size;
         } else if (action == "free_completed") {
             change.what = What::Free;
-            net_allocated -= change.size;
         } else if (action == "segment_alloc" || action == "segment_map") {
             change.what = What::Reserve;
-            net_reserved += change.size;
         } else if (action == "segment_free" || action == "segment_unmap") {
             change.what = What::Release;
-            net_reserved -= change.size;
         } else {
             if (action == "oom") {
                 device.ooms.push_back({i, change.size, integer_at(event, "device_free")});
@@ -201,60 +167,15 @@ void replay(SnapshotDevice& device, const PickleValue::List& trace) {
         }
         device.changes.push_back(change);
     }
-    std::int64_t allocated = device.allocated - net_allocated;
-    std::int64_t reserved = device.reserved - net_reserved;
-    device.peak_allocated = allocated;
-    device.peak_reserved = reserved;
-    device.reserved_at_peak = reserved;
-    device.peak_event = 0;
-    // A timeline of at most about kTimelinePoints points (every event of a short trace), the
-    // peak and every out-of-memory event among them.
-    const std::size_t stride = std::max<std::size_t>(1, trace.size() / kTimelinePoints);
-    device.timeline.push_back({0, allocated, reserved});
-    auto change = device.changes.begin();
-    auto oom = device.ooms.begin();
-    for (std::size_t i = 0; i < trace.size(); ++i) {
-        for (; change != device.changes.end() && change->event == i; ++change) {
-            allocated += change->what == What::Alloc  ? change->size
-                         : change->what == What::Free ? -change->size
-                                                      : 0;
-            reserved += change->what == What::Reserve   ? change->size
-                        : change->what == What::Release ? -change->size
-                                                        : 0;
-        }
-        const bool out_of_memory = oom != device.ooms.end() && oom->event == i;
-        if (out_of_memory) {
-            oom->allocated = allocated;
-            oom->reserved = reserved;
-            ++oom;
-        }
-        if (allocated > device.peak_allocated) {
-            device.peak_allocated = allocated;
-            device.reserved_at_peak = reserved;
-            device.peak_event = i + 1;
-        }
-        if ((i + 1) % stride == 0 || i + 1 == trace.size() || out_of_memory) {
-            device.timeline.push_back({i + 1, allocated, reserved});
-        }
-        device.peak_reserved = std::max(device.peak_reserved, reserved);
-    }
-    const SnapshotPoint peak{device.peak_event, device.peak_allocated, device.reserved_at_peak};
-    const auto at = std::lower_bound(
-        device.timeline.begin(), device.timeline.end(), peak,
-        [](const SnapshotPoint& a, const SnapshotPoint& b) { return a.event < b.event; });
-    if (at == device.timeline.end() || at->event != peak.event) {
-        device.timeline.insert(at, peak);
-    }
-    if (trace.empty()) {
-        device.peak_allocated = device.allocated;
-        device.peak_reserved = device.reserved;
-        device.reserved_at_peak = device.reserved;
-    }
 }
 
 }  // namespace
 
 SnapshotReport snapshot_report_from_bytes(const std::string& bytes, const std::string& source) {
+    const std::size_t first = bytes.find_first_not_of(" \t\r\n");
+    if (first != std::string::npos && (bytes[first] == '{' || bytes[first] == '[')) {
+        return snapshot::profiler_trace_report(bytes, source);  // JSON: a profiler's trace
+    }
     const snapshot::PickleRef root = snapshot::read_pickle(bytes, source);
     if (!root->dict() || (!root->at("segments") && !root->at("device_traces"))) {
         throw BadInput(source +
@@ -276,63 +197,16 @@ SnapshotReport snapshot_report_from_bytes(const std::string& bytes, const std::s
         const std::size_t at = std::size_t(device.index);
         const PickleValue::List* trace = at < traces.size() ? traces[at]->list() : nullptr;
         static const PickleValue::List kNone;
-        replay(device, trace ? *trace : kNone);
-        SnapshotMoment peak = snapshot_moment(device, device.peak_event);
-        device.at_peak = std::move(peak.by_line);
-        device.at_peak_by_kind = std::move(peak.by_kind);
+        collect_changes(device, trace ? *trace : kNone);
+        snapshot::replay_changes(device);
     }
     std::sort(report.devices.begin(), report.devices.end(),
               [](const SnapshotDevice& a, const SnapshotDevice& b) { return a.index < b.index; });
     return report;
 }
 
-SnapshotMoment snapshot_moment(const SnapshotDevice& device, std::size_t event) {
-    using What = SnapshotTraceChange::What;
-    SnapshotMoment moment;
-    moment.event = std::min(event, device.events);
-    if (device.timeline.empty()) {  // no replay: the end state, with nothing traced
-        moment.allocated = device.allocated;
-        moment.reserved = device.reserved;
-        moment.by_line = moment.by_kind = grouped({}, {}, device.allocated);
-        return moment;
-    }
-    moment.allocated = device.timeline.front().allocated;
-    moment.reserved = device.timeline.front().reserved;
-    std::unordered_map<std::int64_t, const SnapshotTraceChange*> alive;
-    for (const SnapshotTraceChange& change : device.changes) {
-        if (change.event >= moment.event) {
-            break;
-        }
-        switch (change.what) {
-            case What::Alloc:
-                moment.allocated += change.size;
-                alive[change.address] = &change;
-                break;
-            case What::Free:
-                moment.allocated -= change.size;
-                alive.erase(change.address);
-                break;
-            case What::Reserve:
-                moment.reserved += change.size;
-                break;
-            case What::Release:
-                moment.reserved -= change.size;
-                break;
-        }
-    }
-    std::map<std::uint32_t, SnapshotLine> lines;
-    std::map<std::uint32_t, SnapshotLine> kinds;
-    std::int64_t traced = 0;
-    for (const auto& [address, change] : alive) {
-        for (SnapshotLine* group : {&lines[change->line], &kinds[change->kind]}) {
-            group->bytes += change->size;
-            ++group->blocks;
-        }
-        traced += change->size;
-    }
-    moment.by_line = grouped(device.names, lines, moment.allocated - traced);
-    moment.by_kind = grouped(device.names, kinds, moment.allocated - traced);
-    return moment;
+std::string snapshot_device_name(int index) {
+    return index < 0 ? "the CPU" : "device " + std::to_string(index);
 }
 
 SnapshotReport read_snapshot_report(const std::string& path) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -102,6 +103,60 @@ TEST(PyTorchPrograms, TorchsMemoryVizReadsTheSnapshotARunWrote) {
         EXPECT_EQ(drawn.exit_code, 0) << plot << ": " << drawn.out;
         EXPECT_GT(test::read_text(html).size(), 1000u) << plot;
     }
+}
+
+// PyTorch's profiler on the CPU: a user's training script records a Chrome trace with
+// profile_memory=True; `snapshot show` replays its memory events to the peak PyTorch's own
+// totals reach, and names the script's own line and what each byte was for.
+TEST(PyTorchPrograms, TheProfilersTraceOfATrainingScriptReadsAsASnapshot) {
+    OOMLAB_REQUIRE_TORCH_PYTHON();
+    test::TempDir dir;
+    const std::string script = dir.file("train_step.py");
+    const std::string trace = dir.file("trace.json");
+    test::write_file(script, R"(import json, sys
+import torch
+from torch.profiler import profile, ProfilerActivity
+
+model = torch.nn.Sequential(torch.nn.Linear(256, 1024), torch.nn.ReLU(),
+                            torch.nn.Linear(1024, 10))
+optimizer = torch.optim.Adam(model.parameters())
+x, y = torch.randn(128, 256), torch.randint(0, 10, (128,))
+
+def train_step():
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+
+with profile(activities=[ProfilerActivity.CPU], profile_memory=True, with_stack=True) as prof:
+    for _ in range(3):
+        train_step()
+prof.export_chrome_trace(sys.argv[1])
+events = json.load(open(sys.argv[1]))["traceEvents"]
+print(max(e["args"]["Total Allocated"] for e in events if e.get("name") == "[memory]"))
+)");
+    const test::CommandResult recorded = test::run_command(
+        "timeout 300 " + test::shell_quote(torch_python()) + " " + test::shell_quote(script) + " " +
+        test::shell_quote(trace) + " 2>/dev/null </dev/null");
+    ASSERT_EQ(recorded.exit_code, 0) << recorded.out;
+    const std::int64_t torch_peak = std::stoll(recorded.out);
+
+    const test::CliResult shown = test::run_cli({"snapshot", "show", trace, "--json"});
+    ASSERT_EQ(shown.exit_code, 0) << shown.err;
+    const nlohmann::json device = nlohmann::json::parse(shown.out)["devices"][0];
+    EXPECT_EQ(device["device"], -1) << "the CPU";
+    EXPECT_EQ(device["peak_allocated_bytes"], torch_peak) << "the peak of PyTorch's own totals";
+    std::map<std::string, std::int64_t> kinds;
+    for (const auto& kind : device["at_peak_by_kind"]) {
+        kinds[kind["kind"]] = kind["bytes"];
+    }
+    EXPECT_GT(kinds["optimizer step"] + kinds["backward"] + kinds["forward"], 0)
+        << device["at_peak_by_kind"].dump();
+    bool own_line = false;
+    for (const auto& line : device["at_peak"]) {
+        own_line |= line["where"].get<std::string>().rfind("train_step.py(", 0) == 0;
+    }
+    EXPECT_TRUE(own_line) << device["at_peak"].dump();
 }
 
 }  // namespace

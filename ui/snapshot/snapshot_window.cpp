@@ -132,7 +132,7 @@ void SnapshotWindow::showLoaded() {
     const QSignalBlocker quiet(m_device);
     m_device->clear();
     for (const SnapshotDevice& device : m_report.devices) {
-        m_device->addItem(tr("device %1").arg(device.index));
+        m_device->addItem(qs(snapshot_device_name(device.index)));
     }
     m_device->setVisible(m_report.devices.size() > 1);
     showDevice(0);
@@ -145,11 +145,10 @@ void SnapshotWindow::showDevice(int index) {
     }
     const SnapshotDevice& d = m_report.devices[std::size_t(index)];
     QString summary =
-        tr("<b>%1</b>, device %2: %3 segments, %4 reserved and %5 allocated at the end; "
+        tr("<b>%1</b>, %2: %3 segments, %4 reserved and %5 allocated at the end; "
            "<b>peak %6 allocated</b> (%7 reserved) after event %8 of %9; cached but free at "
            "the end %10, the largest piece %11.")
-            .arg(QFileInfo(m_path).fileName().toHtmlEscaped())
-            .arg(d.index)
+            .arg(QFileInfo(m_path).fileName().toHtmlEscaped(), qs(snapshot_device_name(d.index)))
             .arg(d.segments)
             .arg(formatBytes(d.reserved), formatBytes(d.allocated), formatBytes(d.peak_allocated),
                  formatBytes(d.reserved_at_peak))

@@ -222,9 +222,9 @@ void MainMenus::openDatabaseDialog() {
 }
 
 void MainMenus::openSnapshotDialog() {
-    const QString path =
-        QFileDialog::getOpenFileName(m_window, tr("Open a memory snapshot of PyTorch"), lastDir(),
-                                     tr("Memory snapshots (*.pickle *.pkl);;All files (*)"));
+    const QString path = QFileDialog::getOpenFileName(
+        m_window, tr("Open a memory snapshot of PyTorch"), lastDir(),
+        tr("Memory snapshots and profiler traces (*.pickle *.pkl *.json);;All files (*)"));
     if (!path.isEmpty()) {
         rememberDir(path);
         openSnapshot(path);

@@ -1,8 +1,10 @@
 // What a CUDA memory snapshot says, from the pickle PyTorch writes
 // (torch.cuda.memory._record_memory_history() then _dump_snapshot("x.pickle")) or the engine
-// writes (debug.memory_snapshot): for each device, what was reserved and allocated at the end,
-// the peak found by replaying its trace of events, what was alive then grouped by the user's
-// own source line, the out-of-memory events, and the free memory's fragmentation.
+// writes (debug.memory_snapshot), or from the Chrome trace of PyTorch's profiler
+// (profile_memory=True, on the CPU too; device -1 is the CPU): for each device, what was reserved
+// and allocated at the end, the peak found by replaying its trace of events, what was alive then
+// grouped by the user's own source line, the out-of-memory events, and the free memory's
+// fragmentation.
 #pragma once
 
 #include <cstdint>
@@ -87,10 +89,14 @@ struct SnapshotReport {
     std::vector<SnapshotDevice> devices;  // those with segments or events
 };
 
+// "device 0", or "the CPU" (index -1, as the profiler numbers it).
+std::string snapshot_device_name(int index);
+
 // The state after the first `event` events (clamped to the trace) of `device`.
 SnapshotMoment snapshot_moment(const SnapshotDevice& device, std::size_t event);
 
 // Reads the snapshot at `path`; throws BadInput naming the file when it is not one.
+// A file that begins with '{' or '[' is read as a profiler's trace, any other as a pickle.
 SnapshotReport read_snapshot_report(const std::string& path);
 SnapshotReport snapshot_report_from_bytes(const std::string& bytes, const std::string& source);
 
