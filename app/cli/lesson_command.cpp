@@ -1,4 +1,5 @@
 // oomlab-cli lesson list|run NAME
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 
@@ -24,18 +25,39 @@ private:
     bool m_quiet;
 };
 
+// The layers' activations and the steps' temporaries (the loss, the update) apart, where the
+// allocator told modules apart; else both together under activations.
+std::pair<std::string, std::string> activations_and_temporaries(const RunOutcome& outcome) {
+    const bool by_module =
+        !outcome.by_module.empty() &&
+        std::all_of(outcome.by_module.begin(), outcome.by_module.end(),
+                    [](const ModuleMemory& module) { return module.activations.has_value(); });
+    if (!by_module) {
+        return {format_bytes(outcome.breakdown.activations), "-"};
+    }
+    std::int64_t activations = 0;
+    std::int64_t temporaries = 0;
+    for (const ModuleMemory& module : outcome.by_module) {
+        activations += module.layer_activations();
+        temporaries += module.temporaries();
+    }
+    return {format_bytes(activations), format_bytes(temporaries)};
+}
+
 void print_result(const Lesson& lesson, const LessonResult& result) {
     std::cout << "\n" << lesson.title << "\n\n" << lesson.explanation << "\n\n";
     std::cout << std::left << std::setw(24) << "run" << std::setw(12) << "status" << std::setw(12)
-              << "peak" << std::setw(14) << "activations" << std::setw(12) << "gradients"
-              << std::setw(12) << "optimizer"
+              << "peak" << std::setw(14) << "activations" << std::setw(14) << "temporaries"
+              << std::setw(12) << "gradients" << std::setw(12) << "optimizer"
               << "table\n";
     for (const auto& run : result.runs) {
-        const MemoryBreakdown& b = run.record.outcome.breakdown;
+        const RunOutcome& outcome = run.record.outcome;
+        const MemoryBreakdown& b = outcome.breakdown;
+        const auto [activations, temporaries] = activations_and_temporaries(outcome);
         std::cout << std::setw(24) << run.run.label << std::setw(12)
-                  << run_status_name(run.record.outcome.status) << std::setw(12)
-                  << format_bytes(run.record.outcome.peak_bytes) << std::setw(14)
-                  << format_bytes(b.activations) << std::setw(12) << format_bytes(b.gradients)
+                  << run_status_name(outcome.status) << std::setw(12)
+                  << format_bytes(outcome.peak_bytes) << std::setw(14) << activations
+                  << std::setw(14) << temporaries << std::setw(12) << format_bytes(b.gradients)
                   << std::setw(12) << format_bytes(b.optimizer_state)
                   << format_bytes(b.embedding_table) << '\n';
     }
