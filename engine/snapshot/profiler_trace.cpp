@@ -57,7 +57,8 @@ bool contains(const std::string& text, std::string_view part) {
 
 // A Python frame of PyTorch itself or of the interpreter ("<built-in ...>").
 bool torch_or_builtin(const std::string& frame) {
-    return starts_with(frame, "torch/") || contains(frame, "/torch/") || starts_with(frame, "<built-in");
+    return starts_with(frame, "torch/") || contains(frame, "/torch/") ||
+           starts_with(frame, "<built-in");
 }
 
 // The user's line: walking in from the outermost Python frame, the last one before the first
