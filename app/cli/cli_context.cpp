@@ -148,13 +148,26 @@ void print_ranks(const RunRecord& run) {
     }
     std::cout << "  by process (" << run.world_size
               << " ranks)               peak   parameters   gradients   optimizer\n";
+    for (int missing = 0; missing < run.world_size; ++missing) {
+        // A rank with a database of its own (on another host), or lost before its first row.
+        if (std::none_of(run.ranks.begin(), run.ranks.end(),
+                         [&](const RankMemory& rank) { return rank.rank == missing; })) {
+            std::cout << "    rank " << missing
+                      << "    nothing recorded in this database (another host's database, or "
+                         "lost before its first step)\n";
+        }
+    }
     for (const RankMemory& rank : run.ranks) {
         const std::string_view status = rank.status ? run_status_name(*rank.status) : "-";
         char text[160];
         if (!rank.status && rank.parameters == 0) {
-            // A rank that died before its summary: its step rows hold only its peak.
-            std::snprintf(text, sizeof text, "    rank %-4d %-11s %12s   (no summary recorded)\n",
-                          rank.rank, "-", format_bytes(rank.peak_bytes).c_str());
+            // A rank lost before its summary (killed, or its host unreachable): its step rows
+            // hold only its peak.
+            const char* why = run.outcome.status == RunStatus::Running
+                                  ? "(no summary yet)"
+                                  : "(lost: no ending reached this database)";
+            std::snprintf(text, sizeof text, "    rank %-4d %-11s %12s   %s\n", rank.rank, "-",
+                          format_bytes(rank.peak_bytes).c_str(), why);
             std::cout << text;
             continue;
         }

@@ -53,4 +53,19 @@ std::string local_address_towards(const std::string& host, int port) {
                 ")");
 }
 
+std::string rank_and_host(const Rendezvous& rendezvous) {
+    std::string label =
+        "rank " + std::to_string(rendezvous.rank) + " of " + std::to_string(rendezvous.world_size);
+    char host[256] = {};
+    if (gethostname(host, sizeof host - 1) == 0 && host[0] != '\0') {
+        label += std::string(" on ") + host;
+    }
+    try {
+        label += " (" + local_address_towards(rendezvous.master_addr, rendezvous.master_port) + ")";
+    } catch (const Error&) {
+        // No route to rank 0's host: the message goes on to say why.
+    }
+    return label;
+}
+
 }  // namespace oomlab::distributed

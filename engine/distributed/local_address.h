@@ -3,7 +3,14 @@
 
 #include <string>
 
+#include "oomlab/workers/rendezvous.h"
+
 namespace oomlab::distributed {
+
+// "rank 1 of 2 on node-b (10.0.0.2)": this process, its machine's name and the address facing
+// rank 0, as every message about a rank names it (the address is left out where no route leads
+// to rank 0's host, the machine's name where the system has none).
+std::string rank_and_host(const Rendezvous& rendezvous);
 
 // The address of this machine that the route to `host` leaves from: on a machine with several
 // interfaces (a cluster's fast network beside its management one, a test host's veth) the one

@@ -55,6 +55,7 @@ std::string backend_for(DistributedBackend backend, const torch::Device& device)
 
 struct ProcessGroup::Impl {
     Rendezvous rendezvous;
+    std::string label;  // rank_and_host(), found before anything can fail
     std::string backend_name;
     std::chrono::seconds timeout;
     c10::intrusive_ptr<c10d::Store> store;
@@ -103,8 +104,7 @@ struct ProcessGroup::Impl {
                                           std::to_string(timeout.count()) +
                                           " s (distributed.timeout_s)"
                                     : std::string(" failed after ") + after + " s";
-        return CollectiveFailed("rank " + std::to_string(rendezvous.rank) + " of " +
-                                std::to_string(rendezvous.world_size) + ": " + what + how +
+        return CollectiveFailed(label + ": " + what + how +
                                 ": another process of the run ended, failed or stopped "
                                 "responding (" +
                                 message + ")");
@@ -121,9 +121,8 @@ struct Joined {
 
 // The rendezvous's store could not be reached (`why`), by c10d's own account or the watch's.
 CollectiveFailed unreachable(const Rendezvous& rendezvous, const std::string& why) {
-    return CollectiveFailed("rank " + std::to_string(rendezvous.rank) +
-                            ": cannot reach the rendezvous at " + rendezvous.master_addr + ":" +
-                            std::to_string(rendezvous.master_port) +
+    return CollectiveFailed(rank_and_host(rendezvous) + ": cannot reach the rendezvous at " +
+                            rendezvous.master_addr + ":" + std::to_string(rendezvous.master_port) +
                             " (MASTER_ADDR, MASTER_PORT): " + why);
 }
 
@@ -210,10 +209,10 @@ ProcessGroup::ProcessGroup(const Rendezvous& rendezvous, DistributedBackend back
     impl.timeout = timeout;
     const Clock::time_point started = Clock::now();
     compat::quiet_library_logging();  // each failure below is reported once, as an error
-    const std::string where =
-        "rank " + std::to_string(rendezvous.rank) + " of " + std::to_string(rendezvous.world_size) +
-        ": the rendezvous at " + rendezvous.master_addr + ":" +
-        std::to_string(rendezvous.master_port) + " (MASTER_ADDR, MASTER_PORT)";
+    impl.label = rank_and_host(rendezvous);
+    const std::string where = impl.label + ": the rendezvous at " + rendezvous.master_addr + ":" +
+                              std::to_string(rendezvous.master_port) +
+                              " (MASTER_ADDR, MASTER_PORT)";
     note_join_started();
 
     // c10d's wait for the others is bounded by `timeout`, but a program on the port that is

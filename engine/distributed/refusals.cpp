@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "distributed/local_address.h"
 #include "oomlab/common/errors.h"
 
 namespace oomlab::distributed {
@@ -32,8 +33,7 @@ void announce_refusal(const Rendezvous& rendezvous, const std::string& why,
         return;
     }
     const Clock::time_point deadline = Clock::now() + timeout;
-    const std::string where = "rank " + std::to_string(rendezvous.rank) + " of " +
-                              std::to_string(rendezvous.world_size) + ": the rendezvous at " +
+    const std::string where = rank_and_host(rendezvous) + ": the rendezvous at " +
                               rendezvous.master_addr + ":" + std::to_string(rendezvous.master_port);
     const auto tell = [rendezvous, why, timeout, deadline] {
         const auto store = connect_store(rendezvous, timeout, /*serve=*/true);

@@ -190,7 +190,10 @@ TEST_F(TwoHosts, ALinkTakenDownMidRunEndsBothRanksWithinTheTimeout) {
         const std::string errors = test::read_text(output_file(rank));
         EXPECT_TRUE(exited_with(status, 1)) << "rank " << rank << ": " << errors;
         EXPECT_LT(took, kTimeoutSeconds + 15) << "rank " << rank;
-        EXPECT_NE(errors.find("rank " + std::to_string(rank) + " of 2"), std::string::npos)
+        // The rank and its host, by the address the other ranks reach it at.
+        EXPECT_NE(errors.find("rank " + std::to_string(rank) + " of 2 on "), std::string::npos)
+            << errors;
+        EXPECT_NE(errors.find("(" + m_addresses[std::size_t(rank)] + "): "), std::string::npos)
             << errors;
         EXPECT_NE(errors.find("distributed.timeout_s"), std::string::npos) << errors;
     }
@@ -198,6 +201,11 @@ TEST_F(TwoHosts, ALinkTakenDownMidRunEndsBothRanksWithinTheTimeout) {
     ASSERT_TRUE(run);
     EXPECT_EQ(run->outcome.status, RunStatus::Failed);
     EXPECT_GT(run->outcome.steps, 0);
+    // Host 0's record says which ranks it knows ended, and that rank 1 told it nothing.
+    const test::CliResult shown = test::run_cli({"runs", "show", "1", "--db", db(0)});
+    EXPECT_NE(shown.out.find("rank 0    failed"), std::string::npos) << shown.out;
+    EXPECT_NE(shown.out.find("rank 1    nothing recorded in this database"), std::string::npos)
+        << shown.out;
 }
 
 // Rank 1 stopped (SIGSTOP) past the timeout: rank 0 ends within it, blaming no step of its
