@@ -134,25 +134,40 @@ std::vector<Candidate> candidates(const OomSituation& situation, const Predictor
                                "broadcast per step.",
                            FixCost::Slower});
         }
-        if (c.distributed.shard != ShardMode::Gradients) {
-            // A bucket waits whole for its sum: one holding most of the gradients would give
-            // ZeRO-2's saving back, so the fix makes them at most a quarter of a process's.
-            const MemoryBreakdown weights = estimate_memory(c, profile, 1).breakdown;
-            const std::int64_t learned =
-                weights.parameters + (trainable ? weights.embedding_table : 0);
-            const int bucket_mb = static_cast<int>(std::clamp<std::int64_t>(
-                (learned / (4 * situation.world_size)) >> 20, 1, c.distributed.bucket_mb));
-            Settings set{{"distributed.shard", "gradients"}};
-            std::string buckets = "each bucket of gradients reduced as soon as backward fills it";
-            if (c.distributed.bucket_mb > 0 && bucket_mb < c.distributed.bucket_mb) {
-                set.emplace_back("distributed.bucket_mb", num(bucket_mb));
-                buckets = "the gradients reduced in buckets of " + num(bucket_mb) +
-                          " MiB as backward fills them (a bucket waits whole for its sum)";
-            }
-            out.push_back({set,
+        // A bucket waits whole for its sum: one holding most of the gradients would give
+        // ZeRO-2's saving back, so the fix makes them at most a quarter of a process's.
+        const MemoryBreakdown weights = estimate_memory(c, profile, 1).breakdown;
+        const std::int64_t learned = weights.parameters + (trainable ? weights.embedding_table : 0);
+        const int bucket_mb = static_cast<int>(std::clamp<std::int64_t>(
+            (learned / (4 * situation.world_size)) >> 20, 1, c.distributed.bucket_mb));
+        std::string buckets = "each bucket of gradients reduced as soon as backward fills it";
+        Settings smaller_buckets;
+        if (c.distributed.bucket_mb > 0 && bucket_mb < c.distributed.bucket_mb) {
+            smaller_buckets.emplace_back("distributed.bucket_mb", num(bucket_mb));
+            buckets = "the gradients reduced in buckets of " + num(bucket_mb) +
+                      " MiB as backward fills them (a bucket waits whole for its sum)";
+        }
+        const auto sharding = [&](const char* mode) {
+            Settings set{{"distributed.shard", mode}};
+            set.insert(set.end(), smaller_buckets.begin(), smaller_buckets.end());
+            return set;
+        };
+        if (c.distributed.shard == ShardMode::None || c.distributed.shard == ShardMode::Optimizer) {
+            out.push_back({sharding("gradients"),
                            "Shard the optimizer state and the gradients (ZeRO-2): each of the " +
                                processes + " processes keeps 1/" + processes +
                                " of both; the same training, with " + buckets + ".",
+                           FixCost::Slower});
+        }
+        if (c.distributed.shard != ShardMode::Parameters) {
+            out.push_back({sharding("parameters"),
+                           "Shard the parameters too (ZeRO-3): each of the " + processes +
+                               " processes keeps 1/" + processes +
+                               " of the parameters, gradients and optimizer state, and gathers "
+                               "each part's parameters only while its forward or backward runs; "
+                               "the same training, with two gathers per part and micro-batch "
+                               "and " +
+                               buckets + ".",
                            FixCost::Slower});
         }
     }

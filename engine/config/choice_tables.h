@@ -38,6 +38,7 @@ inline const ChoiceTable<DistributedBackend> kDistributedBackends = {
     {DistributedBackend::Nccl, "nccl"}};
 inline const ChoiceTable<ShardMode> kShardModes = {{ShardMode::None, "none"},
                                                    {ShardMode::Optimizer, "optimizer"},
-                                                   {ShardMode::Gradients, "gradients"}};
+                                                   {ShardMode::Gradients, "gradients"},
+                                                   {ShardMode::Parameters, "parameters"}};
 
 }  // namespace oomlab::config_detail

@@ -345,13 +345,15 @@ std::vector<KeyEntry> build_registry() {
         "on CUDA and Gloo on the CPU."));
     keys.push_back(choice_key(
         "distributed.shard", [](C & c) -> auto& { return c.distributed.shard; }, kShardModes,
-        "ZeRO: each of N processes keeps the optimizer state (optimizer) or also the "
-        "gradients (gradients) of only 1/N of the parameters."));
+        "ZeRO: each of N processes keeps the optimizer state (optimizer), also the "
+        "gradients (gradients), or also the parameters themselves (parameters, gathered for "
+        "each part's forward and backward and freed after) of only 1/N of the parameters."));
     keys.push_back(integer_key(
         "distributed.bucket_mb", [](C & c) -> auto& { return c.distributed.bucket_mb; }, 0, 4096,
         "MiB of gradients summed across the processes in one collective (DDP's "
         "bucket_cap_mb): bigger buckets mean fewer, larger transfers, and with "
-        "distributed.shard=gradients more full gradients waiting for their sum before each "
+        "distributed.shard=gradients or parameters more full gradients waiting for their sum "
+        "before each "
         "process keeps its 1/N; 0 sums each gradient on its own."));
     keys.push_back(integer_key(
         "distributed.timeout_s", [](C & c) -> auto& { return c.distributed.timeout_s; }, 1, 3600,

@@ -78,6 +78,21 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
     const bool dense_table_grad = table_cost.gradient > 0;
     const std::int64_t trainable = others + (embeddings.trainable ? table : 0);
     const std::int64_t updated = shard == ShardMode::None ? trainable : share(trainable);
+    // ZeRO shards the trainable parameters flattened in the model's order (the table first
+    // when it learns): the rank predicted, the first, owns the first 1/N of the elements.
+    const std::int64_t table_element = element_bytes(embeddings.dtype);
+    const std::int64_t flat_elements =
+        others / kFloat + (embeddings.trainable ? table / table_element : 0);
+    const std::int64_t range_elements = (flat_elements + ranks - 1) / ranks;
+    // ZeRO-3 keeps only that range of the parameters between a part's uses, and gathers a
+    // part's whole parameters while its forward, or its backward, runs.
+    const bool zero3 = shard == ShardMode::Parameters;
+    if (zero3) {
+        const std::int64_t table_kept =
+            embeddings.trainable ? std::min(range_elements, table / table_element) : 0;
+        b.embedding_table = embeddings.trainable ? table_kept * table_element : table;
+        b.parameters = (range_elements - table_kept) * kFloat;
+    }
     b.optimizer_state = optimizer_state_copies(config.train.optimizer) * updated;
     const int length = worst_length(config, profile);
     estimate.worst_batch_length = length;
@@ -91,15 +106,16 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
             ? std::int64_t(batch) * length * (dim * kFloat + kIndex) * config.train.accumulation
             : 0;
     const std::int64_t gradients = others + (dense_table_grad ? table : 0) + sparse_table_grad;
-    const std::int64_t resident = table + others + b.optimizer_state + b.data;
+    const std::int64_t resident = b.embedding_table + b.parameters + b.optimizer_state + b.data;
 
     const memory::ActivationBytes act =
         memory::estimate_activations(config, dim, profile.num_classes, {batch, length});
     // Autocast keeps 16-bit copies of the weights for the forward pass.
     const std::int64_t weight_casts = config.memory.precision == DType::Fp32 ? 0 : others / 2;
     const bool accumulating = config.train.accumulation > 1;
-    // ZeRO-2 reduces after every micro-batch and keeps only this rank's range of the sum.
-    const bool zero2 = shard == ShardMode::Gradients;
+    // ZeRO-2 (and 3) reduces after every micro-batch and keeps only this rank's range of the
+    // sum.
+    const bool zero2 = shard == ShardMode::Gradients || zero3;
     const std::int64_t kept_grads = zero2 ? share(gradients) : gradients;
     const std::int64_t earlier_grads = accumulating ? kept_grads : 0;
     // The table's new dense gradient is added into the accumulated one: briefly two.
@@ -122,13 +138,34 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
     struct Phase {
         std::int64_t gradients;
         std::int64_t other;
-        std::int64_t total() const { return gradients + other; }
+        std::int64_t gathered = 0;  // ZeRO-3: a part's whole parameters, beside the range
+        std::int64_t total() const { return gradients + other + gathered; }
+    };
+    const std::vector<memory::ModuleBytes> weights =
+        memory::parameters_by_module(config, dim, profile.num_classes);
+    // ZeRO-3 gathers the part running; a table's backward reads only the ids, and a frozen
+    // table is whole anyway.
+    const auto gathered_in = [&](const std::string& part, bool backward) -> std::int64_t {
+        if (!zero3) {
+            return 0;
+        }
+        if (part == "embeddings") {
+            return backward || !embeddings.trainable ? 0 : table;
+        }
+        for (const memory::ModuleBytes& weight : weights) {
+            if (weight.module == part) {
+                return weight.bytes * kFloat;
+            }
+        }
+        return 0;
     };
     // Forward peaks in the module that makes the widest temporary: the later modules have
     // saved nothing yet.
     const std::int64_t kept_beside = activations - act.saved;  // weight casts, kept graphs
-    const Phase forward{earlier_grads, kept_beside + memory::total_bytes(act.at_forward_peak) +
-                                           act.forward_transient};
+    const Phase forward{
+        earlier_grads,
+        kept_beside + memory::total_bytes(act.at_forward_peak) + act.forward_transient,
+        gathered_in(act.forward_transient_in, false)};
     // Gradients are summed in buckets of at most distributed.bucket_mb; a gradient larger than
     // that is summed alone, in place. A bucket of several is a copy of their gradients.
     const std::int64_t bucket_limit = std::int64_t{config.distributed.bucket_mb} << 20;
@@ -151,8 +188,6 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
     // gradient alive, the saved tensors freed), whichever holds more. ZeRO-2 allocates its
     // first bucket at the first gradient, while the saved tensors are still alive.
     const std::int64_t zero2_at_start = zero2 ? shared_bucket : 0;
-    const std::vector<memory::ModuleBytes> weights =
-        memory::parameters_by_module(config, dim, profile.num_classes);
     const auto gradient_done = [&](const std::string& module) {
         return std::find(act.gradients_done.begin(), act.gradients_done.end(), module) !=
                act.gradients_done.end();
@@ -167,9 +202,10 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
     }
     const Phase backward_start{
         earlier_grads + zero2_at_start + first_gradients,
-        kept_beside + memory::total_bytes(act.at_backward_start) + act.backward_transient};
+        kept_beside + memory::total_bytes(act.at_backward_start) + act.backward_transient,
+        gathered_in(act.backward_starts_in, true)};
     const Phase backward_end{(zero2 ? zero2_waiting : gradients) + grad_sum_copy,
-                             act.backward_end_transient};
+                             act.backward_end_transient, gathered_in(act.backward_ends_in, true)};
     const bool peaks_at_backward_end = backward_end.total() > backward_start.total();
     const Phase backward = peaks_at_backward_end ? backward_end : backward_start;
     const std::int64_t largest_parameter =
@@ -188,6 +224,8 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
         // Without autograd only the op in flight and its input are alive.
         evaluation.other = config.eval.no_grad ? 2 * eval.forward_transient
                                                : eval_batches * eval.saved + eval.forward_transient;
+        // ZeRO-3 gathers every part once for the whole evaluation.
+        evaluation.gathered = zero3 ? others + (embeddings.trainable ? table : 0) : 0;
     }
     const Phase phases[] = {forward, backward, optimizer, evaluation};
     const auto peak_phase =
@@ -197,6 +235,18 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
     const Phase& peak = phases[peak_phase];
     b.gradients = peak.gradients;
     b.activations = peak.other;
+    const bool backward_ending = peak_phase == 1 && peaks_at_backward_end;
+    // The part gathered at the peak (all of them in evaluation).
+    const std::string gathered_part = peak_phase == 0   ? act.forward_transient_in
+                                      : backward_ending ? act.backward_ends_in
+                                      : peak_phase == 1 ? act.backward_starts_in
+                                                        : std::string();
+    if (peak_phase == 3) {
+        b.parameters += zero3 ? others : 0;
+        b.embedding_table += peak.gathered - (zero3 ? others : 0);
+    } else {
+        (gathered_part == "embeddings" ? b.embedding_table : b.parameters) += peak.gathered;
+    }
 
     // The same peak by module. Parameters, gradients and state follow each module's weights;
     // activations are what each saved, with the step's temporaries where they arise.
@@ -204,7 +254,6 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
     // row); at the end of backward a module holds only the largest gradient, the one still
     // being summed or copied into its bucket. Without ZeRO-2 the modules hold their own
     // gradients.
-    const bool backward_ending = peak_phase == 1 && peaks_at_backward_end;
     std::string largest_module = "embeddings";
     if ((!dense_table_grad || table < others / 2) && !weights.empty()) {
         largest_module =
@@ -219,13 +268,10 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
                                                              : 0;
     const std::int64_t range_grads = zero2 ? peak.gradients - zero2_in_module : 0;
     const bool modules_hold_grads = !zero2 && peak.gradients > 0;
-    // ZeRO shards the trainable parameters flattened in the model's order: the rank predicted
-    // (the first) keeps the state of the first 1/N of the elements, whichever modules hold
-    // them. Called once per learning module, in that order.
-    const std::int64_t table_element = element_bytes(embeddings.dtype);
-    const std::int64_t flat_elements =
-        others / kFloat + (embeddings.trainable ? table / table_element : 0);
-    std::int64_t first_shard_left = (flat_elements + ranks - 1) / ranks;
+    // The rank predicted (the first) keeps the state (and with ZeRO-3 the parameters) of the
+    // first 1/N of the flattened elements, whichever modules hold them. Called once per
+    // learning module, in that order.
+    std::int64_t first_shard_left = range_elements;
     const auto first_shard_bytes = [&](std::int64_t parameters, std::int64_t element) {
         const std::int64_t taken = std::min(first_shard_left, parameters / element);
         first_shard_left -= taken;
@@ -247,13 +293,14 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
                                 std::int64_t element = kFloat) -> ModuleMemory& {
         ModuleMemory& module = estimate.by_module.emplace_back();
         module.module = name;
-        module.parameters = parameters;
+        const std::int64_t kept = learns && shard != ShardMode::None
+                                      ? first_shard_bytes(parameters, element)
+                                      : parameters;
+        const bool gathered = peak_phase == 3 || name == gathered_part;
+        module.parameters =
+            zero3 && learns ? kept + (gathered && peak.gathered > 0 ? parameters : 0) : parameters;
         module.gradients = learns ? gradient_of(name, parameters) : 0;
-        module.optimizer_state =
-            learns ? optimizer_state_copies(config.train.optimizer) *
-                         (shard == ShardMode::None ? parameters
-                                                   : first_shard_bytes(parameters, element))
-                   : 0;
+        module.optimizer_state = learns ? optimizer_state_copies(config.train.optimizer) * kept : 0;
         module.activations = 0;
         return module;
     };

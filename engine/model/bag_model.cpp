@@ -14,20 +14,21 @@ public:
                                    torch::nn::Linear(m_embeddings->dim(), config.model.hidden))),
           m_dropout(register_module("dropout", torch::nn::Dropout(config.model.dropout))),
           m_output(register_module("output", torch::nn::Linear(config.model.hidden, num_classes))),
-          m_embeddings_id(add_memory_module("embeddings", {m_embeddings.ptr()})),
+          m_embeddings_id(add_memory_module("embeddings", {m_embeddings.ptr()},
+                                            /*backward_reads_parameters=*/false)),
           m_pooling_id(add_memory_module("pooling", {})),
           m_hidden_id(add_memory_module("hidden", {m_hidden.ptr()})),
           m_output_id(add_memory_module("output", {m_output.ptr()})) {}
 
     torch::Tensor forward(const torch::Tensor& ids, const torch::Tensor& mask) override {
         const torch::Tensor vectors =
-            attributed(m_embeddings_id, [&] { return m_embeddings->forward(ids); });
+            run_part(m_embeddings_id, [&] { return m_embeddings->forward(ids); });
         const torch::Tensor pooled =
-            attributed(m_pooling_id, [&] { return masked_mean(vectors, mask); });
-        const torch::Tensor hidden = attributed(m_hidden_id, [&] {
+            run_part(m_pooling_id, [&] { return masked_mean(vectors, mask); });
+        const torch::Tensor hidden = run_part(m_hidden_id, [&] {
             return m_dropout->forward(torch::relu(m_hidden->forward(pooled)));
         });
-        return attributed(m_output_id, [&] { return m_output->forward(hidden); });
+        return run_part(m_output_id, [&] { return m_output->forward(hidden); });
     }
 
     EmbeddingTable& embeddings() override { return m_embeddings; }

@@ -13,7 +13,8 @@ public:
                                        EmbeddingTable(initial_embeddings, config.embeddings))) {
         // One bidirectional layer per module (as torch's num_layers would stack them, dropout
         // between layers), so that each layer's memory can be told apart.
-        m_embeddings_id = add_memory_module("embeddings", {m_embeddings.ptr()});
+        m_embeddings_id = add_memory_module("embeddings", {m_embeddings.ptr()},
+                                            /*backward_reads_parameters=*/false);
         for (int layer = 0; layer < config.model.layers; ++layer) {
             const int input = layer == 0 ? m_embeddings->dim() : 2 * config.model.hidden;
             m_layers.push_back(
@@ -32,15 +33,15 @@ public:
 
     torch::Tensor forward(const torch::Tensor& ids, const torch::Tensor& mask) override {
         torch::Tensor states =
-            attributed(m_embeddings_id, [&] { return m_embeddings->forward(ids); });
+            run_part(m_embeddings_id, [&] { return m_embeddings->forward(ids); });
         for (std::size_t layer = 0; layer < m_layers.size(); ++layer) {
-            states = attributed(m_layer_ids[layer], [&] {
+            states = run_part(m_layer_ids[layer], [&] {
                 const compat::NativeCpuRnnScope native_kernel(states.is_cpu());
                 torch::Tensor output = std::get<0>(m_layers[layer]->forward(states));
                 return layer + 1 < m_layers.size() ? m_dropout->forward(output) : output;
             });
         }
-        return attributed(m_head_id, [&] {
+        return run_part(m_head_id, [&] {
             return m_output->forward(m_dropout->forward(masked_mean(states, mask)));
         });
     }

@@ -2,6 +2,9 @@
 
 #include <torch/nn/functional/embedding.h>
 
+#include <stdexcept>
+#include <string>
+
 namespace oomlab::model {
 namespace {
 
@@ -41,16 +44,27 @@ torch::Tensor EmbeddingTableImpl::forward(const torch::Tensor& ids) {
 }
 
 memory::ModuleId TextClassifier::add_memory_module(
-    const std::string& name, const std::vector<std::shared_ptr<torch::nn::Module>>& parts) {
+    const std::string& name, const std::vector<std::shared_ptr<torch::nn::Module>>& parts,
+    bool backward_reads_parameters) {
     MemoryModule& module = m_memory_modules.emplace_back();
     module.name = name;
     module.id = memory::module_id(name);
+    module.backward_reads_parameters = backward_reads_parameters;
     for (const auto& part : parts) {
         for (const auto& parameter : part->parameters()) {
             module.parameters.push_back(parameter);
         }
     }
     return module.id;
+}
+
+const MemoryModule& TextClassifier::memory_module(memory::ModuleId id) const {
+    for (const MemoryModule& module : m_memory_modules) {
+        if (module.id == id) {
+            return module;
+        }
+    }
+    throw std::logic_error("no part of the model has module id " + std::to_string(id));
 }
 
 torch::Tensor masked_mean(const torch::Tensor& values, const torch::Tensor& mask) {

@@ -35,6 +35,19 @@ struct MemoryModule {
     std::string name;
     memory::ModuleId id = memory::kNoModule;
     std::vector<torch::Tensor> parameters;
+    // Whether its backward reads its parameters (a table lookup's does not: only the ids).
+    bool backward_reads_parameters = true;
+};
+
+// Acts around each part's forward and its backward: ZeRO-3 gathers a part's sharded
+// parameters before they are read and frees them after.
+class PartHooks {
+public:
+    virtual ~PartHooks() = default;
+    virtual void before_forward(const MemoryModule& part) = 0;
+    virtual void after_forward(const MemoryModule& part) = 0;
+    // Just before autograd enters the part's backward (only where it reads its parameters).
+    virtual void before_backward(const MemoryModule& part) = 0;
 };
 
 class TextClassifier : public torch::nn::Module {
@@ -46,15 +59,26 @@ public:
     virtual void set_checkpointing(bool /*enabled*/) {}
     // The parts memory is attributed to, in forward order; together they own every parameter.
     const std::vector<MemoryModule>& memory_modules() const { return m_memory_modules; }
+    // Called around every part from now on (nullptr: none); the hooks outlive the model's
+    // use or are unset first.
+    void set_part_hooks(PartHooks* hooks) { m_part_hooks = hooks; }
 
 protected:
     // Declares the next part, made of `parts` (registered submodules); forward runs it
-    // through attributed() with the id returned.
-    memory::ModuleId add_memory_module(
-        const std::string& name, const std::vector<std::shared_ptr<torch::nn::Module>>& parts);
+    // through run_part() with the id returned.
+    memory::ModuleId add_memory_module(const std::string& name,
+                                       const std::vector<std::shared_ptr<torch::nn::Module>>& parts,
+                                       bool backward_reads_parameters = true);
+
+    // Runs `forward` as the part `id`: attributed to it, and between the part hooks.
+    template <typename Forward>
+    torch::Tensor run_part(memory::ModuleId id, Forward&& forward);
 
 private:
+    const MemoryModule& memory_module(memory::ModuleId id) const;
+
     std::vector<MemoryModule> m_memory_modules;
+    PartHooks* m_part_hooks = nullptr;
 };
 
 // Runs `forward` as module `id`: what it allocates counts for that module, and so does its
@@ -65,6 +89,23 @@ torch::Tensor attributed(memory::ModuleId id, Forward&& forward) {
     torch::Tensor output = std::forward<Forward>(forward)();
     if (output.requires_grad()) {
         output.register_hook([id](const torch::Tensor&) { memory::set_current_module(id); });
+    }
+    return output;
+}
+
+template <typename Forward>
+torch::Tensor TextClassifier::run_part(memory::ModuleId id, Forward&& forward) {
+    if (!m_part_hooks) {
+        return attributed(id, std::forward<Forward>(forward));
+    }
+    const MemoryModule& part = memory_module(id);
+    m_part_hooks->before_forward(part);
+    torch::Tensor output = attributed(id, std::forward<Forward>(forward));
+    m_part_hooks->after_forward(part);
+    if (output.requires_grad() && part.backward_reads_parameters) {
+        PartHooks* hooks = m_part_hooks;
+        output.register_hook(
+            [hooks, &part](const torch::Tensor&) { hooks->before_backward(part); });
     }
     return output;
 }

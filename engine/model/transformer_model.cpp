@@ -26,7 +26,8 @@ public:
             "final_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({shape.d_model})));
         m_output = register_module("output", torch::nn::Linear(shape.d_model, num_classes));
 
-        m_embeddings_id = add_memory_module("embeddings", {m_embeddings.ptr()});
+        m_embeddings_id = add_memory_module("embeddings", {m_embeddings.ptr()},
+                                            /*backward_reads_parameters=*/false);
         m_projection_id = add_memory_module("projection", {m_projection.ptr(), m_positions.ptr()});
         for (std::size_t layer = 0; layer < m_blocks.size(); ++layer) {
             m_block_ids.push_back(
@@ -39,19 +40,19 @@ public:
         const torch::Tensor positions =
             torch::arange(ids.size(1), ids.options().dtype(torch::kLong)).unsqueeze(0);
         const torch::Tensor vectors =
-            attributed(m_embeddings_id, [&] { return m_embeddings->forward(ids); });
-        torch::Tensor x = attributed(m_projection_id, [&] {
+            run_part(m_embeddings_id, [&] { return m_embeddings->forward(ids); });
+        torch::Tensor x = run_part(m_projection_id, [&] {
             return m_dropout->forward(m_projection->forward(vectors) +
                                       m_positions->forward(positions));
         });
         for (std::size_t layer = 0; layer < m_blocks.size(); ++layer) {
             EncoderBlock& block = m_blocks[layer];
-            x = attributed(m_block_ids[layer], [&] {
+            x = run_part(m_block_ids[layer], [&] {
                 return m_checkpointing ? checkpointed_forward(block, x, mask)
                                        : block->forward(x, mask);
             });
         }
-        return attributed(m_head_id, [&] {
+        return run_part(m_head_id, [&] {
             return m_output->forward(masked_mean(m_final_norm->forward(x), mask));
         });
     }

@@ -82,7 +82,7 @@ DataParallel::DataParallel(distributed::ProcessGroup& group, ShardMode shard,
         view.requires_grad_(true);
         m_views.push_back(view);
     }
-    if (m_shard == ShardMode::Gradients) {
+    if (shards_gradients()) {
         install_gradient_hooks();
     }
 }
@@ -150,7 +150,7 @@ void DataParallel::reduce_buckets() {
 void DataParallel::before_step() {
     torch::NoGradGuard no_grad;
     const double world = world_size();
-    if (m_shard == ShardMode::Gradients) {
+    if (shards_gradients()) {
         m_zero2.range_gradient.div_(world);
         for (std::size_t i = 0; i < m_layout.pieces.size(); ++i) {
             m_views[i].mutable_grad() = m_zero2.range_gradient.narrow(
@@ -178,7 +178,10 @@ void DataParallel::after_step() {
     }
     m_zero2.range_gradient = torch::Tensor();
     m_zero2.reductions = 0;
-    if (m_shard == ShardMode::None) {
+    m_zero3.made.clear();
+    m_zero3.made_at_micro_batch = 0;
+    // ZeRO-3's next forward gathers the updated ranges itself.
+    if (m_shard == ShardMode::None || m_shard == ShardMode::Parameters) {
         return;
     }
     torch::NoGradGuard no_grad;
@@ -225,6 +228,7 @@ void DataParallel::sum(torch::Tensor& values) {
 }
 
 std::uint64_t DataParallel::check_identical_parameters() {
+    gather_all();
     // FNV-1a over every byte: equal only when the parameters are bit for bit the same.
     std::uint64_t hash = 1469598103934665603ULL;
     for (const torch::Tensor& parameter : m_parameters) {

@@ -6,7 +6,9 @@
 // Sharding splits the flattened trainable parameters into equal ranges, one per rank, as
 // DeepSpeed does, so each rank's share is 1/N of the elements even when one tensor (the
 // embedding table) dominates. This rank's optimizer updates views of its range in place;
-// after the update each range is sent from its owner to every rank.
+// after the update each range is sent from its owner to every rank. ZeRO-3
+// (data_parallel_zero3.cpp) keeps only the range: each part of the model gathers its
+// parameters before its forward and backward and frees them after.
 #pragma once
 
 #include <torch/types.h>
@@ -16,6 +18,7 @@
 
 #include "distributed/process_group.h"
 #include "memory/module_scope.h"
+#include "model/text_classifier.h"
 #include "oomlab/config/experiment_config.h"
 #include "torch_utils/torch_compat.h"
 
@@ -54,7 +57,32 @@ struct Zero2Step {
     torch::Tensor range_gradient;
 };
 
-class DataParallel {
+// ZeRO-3 during a run: each part's parameters, the storages they free and gather again (a
+// parameter may be a view of a storage its part shares), and the collectives of one
+// micro-batch, which a rank leaving a step makes again with zeros.
+struct Zero3Parts {
+    struct Part {
+        const model::MemoryModule* module = nullptr;
+        std::vector<std::size_t> parameters;                         // trainable ones, indices
+        std::vector<std::pair<c10::Storage, std::size_t>> storages;  // and their full bytes
+        bool gathered = true;
+        std::size_t gradients_arrived = 0;  // in this backward
+    };
+    struct Collective {
+        int root = -1;  // a broadcast's; -1: a sum
+        std::int64_t elements = 0;
+        c10::ScalarType dtype = c10::ScalarType::Float;
+    };
+    std::vector<Part> parts;
+    std::vector<std::size_t> part_of;     // each trainable parameter's
+    bool holding_all = false;             // gathered for evaluation: the hooks leave them
+    std::vector<Collective> made;         // in this step
+    std::vector<Collective> micro_batch;  // a whole micro-batch's, once one completed
+    std::size_t made_at_micro_batch = 0;  // `made` when this micro-batch began
+    model::TextClassifier* model = nullptr;
+};
+
+class DataParallel : private model::PartHooks {
 public:
     // A bucket holds at most `bucket_bytes` of gradients (one larger parameter alone; 0: each
     // its own). ZeRO-2's range of the gradients, and its buckets waiting for their sum, are
@@ -63,6 +91,10 @@ public:
     DataParallel(distributed::ProcessGroup& group, ShardMode shard,
                  std::vector<torch::Tensor> trainable, std::int64_t bucket_bytes,
                  memory::ModuleId range_owner = memory::kNoModule);
+
+    ~DataParallel() override;
+    DataParallel(const DataParallel&) = delete;
+    DataParallel& operator=(const DataParallel&) = delete;
 
     int rank() const { return m_group.rank(); }
     int world_size() const { return m_group.world_size(); }
@@ -74,6 +106,16 @@ public:
 
     // Every rank starts from rank 0's weights, as DDP does.
     void share_initial_parameters();
+    // ZeRO-3, after share_initial_parameters: keeps this rank's range in tensors of its own
+    // (what the optimizer then updates), frees every trainable parameter and gathers each
+    // part of `model` around its forward and backward from now on.
+    void shard_parameters(model::TextClassifier& model);
+    bool shards_parameters() const { return m_shard == ShardMode::Parameters; }
+    // The bytes of `parameter` this rank keeps between steps (all of it unless ZeRO-3).
+    std::int64_t kept_bytes(const torch::Tensor& parameter) const;
+    // ZeRO-3: every part gathered (evaluation, the final check) until release_all().
+    void gather_all();
+    void release_all();
     // After each micro-batch's backward. ZeRO-2 has reduced each bucket as backward filled
     // it, kept this rank's range and freed the rest; this checks every one came.
     void after_backward();
@@ -99,6 +141,24 @@ public:
 
 private:
     class RangeHook;
+    bool shards_gradients() const {
+        return m_shard == ShardMode::Gradients || m_shard == ShardMode::Parameters;
+    }
+    // ZeRO-3 (data_parallel_zero3.cpp).
+    void before_forward(const model::MemoryModule& part) override;
+    void after_forward(const model::MemoryModule& part) override;
+    void before_backward(const model::MemoryModule& part) override;
+    Zero3Parts::Part* part_of(const model::MemoryModule& module);
+    void gather(Zero3Parts::Part& part);
+    void release(Zero3Parts::Part& part);
+    void part_gradient_arrived(std::size_t index);
+    void micro_batch_completed();
+    // A rank leaving a ZeRO-3 step makes every collective the others still make in it.
+    void make_the_rest_of_the_step(int micro_batches);
+    // The collectives of a step, recorded under ZeRO-3.
+    void sum_in_step(torch::Tensor& tensor, const char* what);
+    void broadcast_in_step(torch::Tensor& tensor, int root, const char* what);
+
     void reduce_buckets();  // every gradient, summed in place
     // ZeRO-2 (data_parallel_zero2.cpp). Hooks on_gradient to each parameter's accumulator.
     void install_gradient_hooks();
@@ -124,6 +184,7 @@ private:
     // ZeRO-2: the parameters' gradient accumulators, which run the reduction (a parameter
     // holds its own only weakly).
     std::vector<compat::GradAccumulator> m_accumulators;
+    Zero3Parts m_zero3;
 };
 
 }  // namespace oomlab::train

@@ -61,6 +61,7 @@ void DataParallel::on_gradient(std::size_t index) {
     }
     parameter.mutable_grad() = torch::Tensor();  // it waits in its bucket, never twice
     ++m_zero2.arrived[bucket];
+    part_gradient_arrived(index);
 }
 
 void DataParallel::reduce_full_buckets() {
@@ -72,7 +73,7 @@ void DataParallel::reduce_full_buckets() {
 
 void DataParallel::reduce_bucket(std::size_t bucket) {
     torch::Tensor& pending = m_zero2.pending[bucket];
-    m_group.all_reduce_sum(pending, "the gradient all-reduce");
+    sum_in_step(pending, "the gradient all-reduce");
     ++m_zero2.reductions;
     for (const std::size_t i : m_buckets.members[bucket]) {
         add_to_range(i, pending.narrow(0, m_buckets.offset_in_bucket[i], m_parameters[i].numel()));
@@ -98,7 +99,7 @@ void DataParallel::add_to_range(std::size_t index, const torch::Tensor& summed) 
 }
 
 void DataParallel::after_backward() {
-    if (m_shard != ShardMode::Gradients) {
+    if (!shards_gradients()) {
         return;
     }
     torch::NoGradGuard no_grad;
@@ -115,10 +116,11 @@ void DataParallel::after_backward() {
                     "needs every one in every micro-batch (use distributed.shard=optimizer)");
     }
     m_zero2.next_bucket = 0;
+    micro_batch_completed();
 }
 
 void DataParallel::leave_step(int micro_batches) {
-    if (m_shard != ShardMode::Gradients) {
+    if (!shards_gradients()) {
         return;
     }
     torch::NoGradGuard no_grad;
@@ -130,6 +132,12 @@ void DataParallel::leave_step(int micro_batches) {
     m_zero2.range_gradient = torch::Tensor();
     for (torch::Tensor& parameter : m_parameters) {
         parameter.mutable_grad() = torch::Tensor();
+    }
+    if (shards_parameters()) {
+        make_the_rest_of_the_step(micro_batches);
+        m_zero2.next_bucket = 0;
+        m_zero2.reductions = 0;
+        return;
     }
     const auto buckets = static_cast<std::int64_t>(m_buckets.members.size());
     const std::int64_t total = micro_batches * buckets;

@@ -85,14 +85,29 @@ MemoryBreakdown MemoryLedger::breakdown(const TrainedModel& trained, bool sparse
     const torch::Tensor& table = trained.model->embeddings()->weight();
     for (const auto& parameter : trained.model->parameters()) {
         const auto bytes = static_cast<std::int64_t>(parameter.nbytes());
-        (parameter.is_same(table) ? breakdown.embedding_table : breakdown.parameters) += bytes;
+        const std::int64_t kept =
+            trained.parallel ? trained.parallel->kept_bytes(parameter) : bytes;
+        (parameter.is_same(table) ? breakdown.embedding_table : breakdown.parameters) += kept;
         // Where nothing was measured: gradients exist during every step.
         if (trained.has_dense_gradient(parameter, sparse_table)) {
             breakdown.gradients += bytes;
         }
     }
     breakdown.optimizer_state = trained.optimizer ? optimizer_state_bytes(*trained.optimizer) : 0;
-    if (const std::optional<memory::ModuleLedger> ledger = m_monitor.ledger_at_peak()) {
+    const std::optional<memory::ModuleLedger> ledger = m_monitor.ledger_at_peak();
+    if (ledger && trained.parallel && trained.parallel->shards_parameters()) {
+        // ZeRO-3: the parameters held at the peak, this rank's range and the parts gathered.
+        breakdown.embedding_table = 0;
+        breakdown.parameters = 0;
+        for (const model::MemoryModule& module : trained.model->memory_modules()) {
+            const bool holds_table = std::any_of(
+                module.parameters.begin(), module.parameters.end(),
+                [&](const torch::Tensor& parameter) { return parameter.is_same(table); });
+            (holds_table ? breakdown.embedding_table : breakdown.parameters) +=
+                ledger->held(module.id, memory::AllocationTag::Setup);
+        }
+    }
+    if (ledger) {
         // What was held at the peak, which may come before the first update created the state
         // or while backward had produced only some of the gradients.
         breakdown.gradients = held_by_all_modules(*ledger, memory::AllocationTag::Gradients);

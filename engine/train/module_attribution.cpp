@@ -78,14 +78,19 @@ std::vector<ModuleMemory> ModuleAttribution::by_module(
     for (const model::MemoryModule& module : m_trained.model->memory_modules()) {
         ModuleMemory& row = result.emplace_back();
         row.module = module.name;
+        const DataParallel* parallel = m_trained.parallel.get();
         for (const torch::Tensor& parameter : module.parameters) {
-            row.parameters += tensor_bytes(parameter);
+            row.parameters += parallel ? parallel->kept_bytes(parameter) : tensor_bytes(parameter);
             if (m_trained.has_dense_gradient(parameter, sparse_table)) {
                 row.gradients += tensor_bytes(parameter);
             }
             for (const torch::Tensor& state : m_trained.optimizer_state_for(parameter)) {
                 row.optimizer_state += tensor_bytes(state);
             }
+        }
+        if (at_peak && parallel && parallel->shards_parameters()) {
+            // ZeRO-3: this rank's range and, were it gathered at the peak, the whole part.
+            row.parameters = at_peak->held(module.id, memory::AllocationTag::Setup);
         }
         if (at_peak) {
             row.gradients = at_peak->held(module.id, memory::AllocationTag::Gradients);

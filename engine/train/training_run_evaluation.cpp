@@ -78,8 +78,14 @@ void TrainingRun::evaluate() {
     if (config().eval.no_grad) {
         no_grad.emplace();
     }
+    if (m_trained.parallel) {
+        // ZeRO-3: the ranks may evaluate different numbers of batches, so every part is
+        // gathered once for all of them, not around each forward.
+        m_trained.parallel->gather_all();
+    }
     EvaluationShare share = evaluate_share();
     if (m_trained.parallel) {
+        m_trained.parallel->release_all();
         evaluation_together(share.out_of_memory);
     }
     if (config().memory.empty_cache == EmptyCache::Eval) {

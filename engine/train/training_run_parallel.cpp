@@ -70,6 +70,7 @@ void TrainingRun::start_data_parallel() {
         std::int64_t{distributed.bucket_mb} << 20, m_attribution.optimizer_id());
     m_metrics.set_rank(m_trained.parallel->rank());
     m_trained.parallel->share_initial_parameters();
+    m_trained.parallel->shard_parameters(*m_trained.model);
     m_trained.updated = m_trained.parallel->optimizer_parameters();
 }
 

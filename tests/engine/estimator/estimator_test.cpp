@@ -189,6 +189,39 @@ TEST(Estimator, ShardingKeepsOneRanksShareOfTheOptimizerState) {
         alone.peak_bytes);
 }
 
+// ZeRO-3: a rank holds 1/N of the parameters and of Adam's two moments, 4 + 8 bytes per value
+// in float32, 12 of the 16 bytes per parameter of DeepSpeed's ZeRO paper (16Ψ/N); the
+// gradients are 1/N once summed, but the table's is made whole by backward before its sum,
+// and that moment is this model's peak.
+TEST(Estimator, ZeroThreeKeepsOneRanksShareOfEveryModelState) {
+    DataProfile profile = tiny_profile();
+    profile.vocab_rows = 1000;
+    profile.embedding_dim = 50;
+    // The table's 1000 x 50 values, the hidden layer's 50 x 3 + 3 and the output's 3 x 2 + 2.
+    const std::int64_t values = 1000 * 50 + 153 + 8;
+    const std::int64_t table_gradient = 1000 * 50 * 4;
+    for (const int ranks : {2, 4}) {
+        ExperimentConfig config = tiny({"train.optimizer=adam", "distributed.bucket_mb=0"});
+        config.distributed.shard = ShardMode::Parameters;
+        const MemoryEstimate zero3 = estimate_memory(config, profile, ranks);
+        const MemoryBreakdown& b = zero3.breakdown;
+        const std::int64_t range = (values + ranks - 1) / ranks;
+        // The range is the table's first values: rank 0 keeps no other parameter, and at the
+        // end of backward no part is gathered (the table's backward reads only the ids).
+        EXPECT_EQ(b.embedding_table, range * 4) << ranks;
+        EXPECT_EQ(b.parameters, 0) << ranks;
+        EXPECT_EQ(b.optimizer_state, (2 * 4 * values + ranks - 1) / ranks) << ranks;
+        EXPECT_NEAR(b.embedding_table + b.parameters + b.optimizer_state, 12.0 * values / ranks, 8)
+            << ranks;
+        // Each gradient summed alone: the summed range and the table's whole new gradient.
+        EXPECT_EQ(b.gradients, (4 * values + ranks - 1) / ranks + table_gradient) << ranks;
+        config.distributed.shard = ShardMode::Gradients;
+        const MemoryEstimate zero2 = estimate_memory(config, profile, ranks);
+        // What the rank no longer keeps of the parameters.
+        EXPECT_EQ(zero2.peak_bytes - zero3.peak_bytes, 4 * values - range * 4) << ranks;
+    }
+}
+
 }  // namespace
 }  // namespace oomlab
 

@@ -22,7 +22,7 @@ enum class DataLoading { Eager, Streaming };
 enum class EmptyCache { Never, Step, Eval };
 enum class OnOom { Stop, Halve, Adapt };
 enum class DistributedBackend { Auto, Gloo, Nccl };
-enum class ShardMode { None, Optimizer, Gradients };
+enum class ShardMode { None, Optimizer, Gradients, Parameters };
 
 struct DatasetConfig {
     std::string path;        // empty: the embedded default
@@ -97,7 +97,8 @@ struct DebugConfig {
 // Data-parallel training over several processes (one per rank); a single process ignores it.
 struct DistributedConfig {
     DistributedBackend backend = DistributedBackend::Auto;  // auto: NCCL on CUDA, Gloo on the CPU
-    ShardMode shard = ShardMode::None;  // ZeRO-1 (optimizer state) or ZeRO-2 (and gradients)
+    ShardMode shard = ShardMode::None;  // ZeRO-1 (optimizer state), 2 (and gradients), 3 (and
+                                        // parameters)
     int timeout_s = 60;                 // of every collective: a rank that stops ends the run
     int bucket_mb = 25;  // gradients summed in one collective (DDP's bucket_cap_mb); 0: each alone
 };
