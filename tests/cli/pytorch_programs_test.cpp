@@ -1,7 +1,8 @@
 // The engine with PyTorch 2.x's own programs, as users run them: torchrun launching
 // `oomlab-cli run` with its defaults, and torch.cuda._memory_viz reading the snapshot a run
 // wrote. They need a Python with PyTorch 2.x, named by OOMLAB_TORCH_PYTHON
-// (`./oomlab.sh cuda-test` installs one and sets it); without it they skip.
+// (`./oomlab.sh cuda-test` installs one and sets it); without it they skip. Debian's own
+// torchrun (python3-torch 1.13, which `./oomlab.sh test` installs) launches it too.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -32,9 +33,10 @@ std::string torch_python() {
 // `python -m module arguments...`, bounded in time, with standard error folded in.
 test::CommandResult run_python_module(const std::string& module,
                                       const std::vector<std::string>& arguments,
-                                      int timeout_s = 120) {
+                                      int timeout_s = 120,
+                                      const std::string& python = torch_python()) {
     std::string command = "timeout " + std::to_string(timeout_s) + " " +
-                          test::shell_quote(torch_python()) + " -m " + module;
+                          test::shell_quote(python) + " -m " + module;
     for (const auto& argument : arguments) {
         command += " " + test::shell_quote(argument);
     }
@@ -62,6 +64,36 @@ TEST(PyTorchPrograms, TorchrunWithItsDefaultsTrainsOneRunOfTwoRanks) {
     }
     // Both ranks recorded into the one run: there is no second run.
     EXPECT_EQ(test::run_cli({"runs", "show", "2", "--db", db}).exit_code, 2);
+}
+
+// Debian 12's torchrun (python3-torch 1.13.1 under Python 3.11) with its default static
+// rendezvous, the launcher a user of Debian's LibTorch has at hand. Its agent cannot start
+// workers with the default --redirects/--tee of 0 there (its Std flag lookup misses 0 on
+// Python 3.11: "'NoneType' object has no attribute 'get'"), so the ranks' output goes to its
+// log files and is copied to the console (1), as a user works around it.
+TEST(PyTorchPrograms, DebiansTorchrunTrainsOneRunOfTwoRanks) {
+    const std::string python = "/usr/bin/python3";
+    const test::CommandResult version = test::run_command(
+        python + " -c 'import torch; print(torch.__version__)' 2>/dev/null </dev/null");
+    if (version.exit_code != 0 || version.out.rfind("1.13", 0) != 0) {
+        GTEST_SKIP() << "Debian's python3-torch 1.13 is not installed (./oomlab.sh test installs "
+                        "it)";
+    }
+    test::TempDir dir;
+    const std::string db = dir.file("runs.sqlite");
+    const test::CommandResult ran = run_python_module(
+        "torch.distributed.run",
+        {"--nproc_per_node", "2", "--master_port", std::to_string(free_loopback_port()),
+         "--redirects", "1", "--tee", "1", "--log_dir", dir.file("torchrun-logs"), "--no_python",
+         OOMLAB_CLI_PATH, "run", "--db", db, "--set", "train.max_steps=12", "--set",
+         "distributed.timeout_s=30"},
+        120, python);
+    ASSERT_EQ(ran.exit_code, 0) << ran.out;
+    const nlohmann::json run = test::show_run_json(db, 1);
+    EXPECT_EQ(run.at("status"), "completed") << run.dump();
+    EXPECT_EQ(run.at("world_size"), 2);
+    ASSERT_EQ(run.at("ranks").size(), 2u) << run.dump();
+    EXPECT_EQ(test::run_cli({"runs", "show", "2", "--db", db}).exit_code, 2) << "one run only";
 }
 
 // PyTorch's own reader of memory snapshots walks the file a CPU run wrote: its summary of the
