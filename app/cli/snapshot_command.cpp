@@ -51,6 +51,10 @@ void print_report(const SnapshotReport& report) {
             std::cout << "    - " << item.what << ": " << item.why << '\n';
         }
     }
+    if (!report.experiment_json.empty()) {
+        std::cout << "recorded by an OOM Lab run: its settings are \"experiment\" in --json (a "
+                     "config for --config), and the workbench's snapshot window loads them\n";
+    }
 }
 
 void print_moments(const SnapshotReport& report, std::size_t event) {

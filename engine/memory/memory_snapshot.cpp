@@ -155,6 +155,10 @@ std::string snapshot_pickle(const MemorySnapshot& snapshot) {
         out.end_list();
     }
     out.end_list();
+    if (!snapshot.experiment_json.empty()) {
+        out.key("oomlab_experiment");
+        out.value(snapshot.experiment_json);
+    }
     out.end_dict();
     return out.finish();
 }

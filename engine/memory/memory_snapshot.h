@@ -55,6 +55,9 @@ struct SnapshotSegment {
 struct MemorySnapshot {
     std::vector<SnapshotSegment> segments;
     std::vector<std::vector<TraceEvent>> device_traces;  // one list per device index
+    // The settings of the run that recorded it, as JSON (key "oomlab_experiment"; readers of
+    // PyTorch's snapshots pass over keys they do not know), so it can be run again.
+    std::string experiment_json;
 };
 
 const char* action_name(TraceEvent::Action action);

@@ -185,6 +185,9 @@ SnapshotReport snapshot_report_from_bytes(const std::string& bytes, const std::s
     }
     SnapshotReport report;
     report.source = source;
+    if (const snapshot::PickleValue* experiment = root->at("oomlab_experiment")) {
+        report.experiment_json = experiment->text() ? std::string(*experiment->text()) : "";
+    }
     read_segments(report, *root);
     const PickleValue::List& traces = list_at(*root, "device_traces");
     for (std::size_t index = 0; index < traces.size(); ++index) {
@@ -261,8 +264,12 @@ std::string snapshot_report_json(const SnapshotReport& report, std::optional<std
                                           {"by_line", groups(moment.by_line, "where")}};
         }
     }
-    return Json{{"source", report.source}, {"devices", devices}}.dump(
-        -1, ' ', false, Json::error_handler_t::replace);
+    Json document{{"source", report.source}, {"devices", devices}};
+    if (!report.experiment_json.empty()) {
+        // The settings of the OOM Lab run that recorded it, as `config show --json` has them.
+        document["experiment"] = Json::parse(report.experiment_json, nullptr, false);
+    }
+    return document.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 }  // namespace oomlab

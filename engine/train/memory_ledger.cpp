@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "oomlab/config/config_io.h"
 #include "oomlab/run/fragmentation.h"
 #include "train/module_attribution.h"
 #include "train/optimizer_factory.h"
@@ -57,7 +58,9 @@ void MemoryLedger::write_snapshot(const ExperimentConfig& config, TrainObserver&
     const std::string& path = config.debug.memory_snapshot;
     try {
         check_snapshot_path(config);  // named after the run since it was checked first
-        memory::write_snapshot_file(m_history->snapshot(), path);
+        memory::MemorySnapshot snapshot = m_history->snapshot();
+        snapshot.experiment_json = config_to_json(config, /*indent=*/-1);
+        memory::write_snapshot_file(snapshot, path);
         observer.on_event(
             {step, std::string(event_kind::kNote),
              "memory snapshot written to " + path + " (open it at pytorch.org/memory_viz)"});

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -339,6 +340,17 @@ TEST_F(Cli, SnapshotAdviceForARunOutOfMemoryAgreesWithTheEngine) {
     EXPECT_EQ(largest, "activations");
     EXPECT_EQ(advice[1]["what"], "start with oomlab: forward: activations") << advice.dump();
     EXPECT_EQ(device["at_peak_by_kind"][0]["kind"], "forward") << device["at_peak_by_kind"].dump();
+    // The snapshot carries the experiment that recorded it: a config that runs it again.
+    const json experiment = json::parse(shown.out)["experiment"];
+    EXPECT_EQ(experiment["train"]["batch_size"], 256) << experiment.dump();
+    EXPECT_EQ(experiment["memory"]["cap_mb"], 8) << experiment.dump();
+    const std::string config = db() + ".experiment.json";
+    std::ofstream(config) << experiment.dump();
+    const auto again = run_cli(
+        {"run", "--db", db(), "--json", "--config", config, "--set", "debug.memory_snapshot="});
+    EXPECT_EQ(again.exit_code, 3) << "the same experiment runs out of memory again: " << again.err;
+    EXPECT_NE(run_cli({"snapshot", "show", snapshot}).out.find("recorded by an OOM Lab run"),
+              std::string::npos);
 }
 
 // Two snapshots of the same run with four times the batch: the diff's peak is each snapshot's,

@@ -1,5 +1,6 @@
 // A memory snapshot opened in the workbench (File → Open memory snapshot…): the engine's own
-// snapshot of a run out of memory, the real snapshot PyTorch recorded of GPT-2 (shared data;
+// snapshot of a run out of memory (its experiment loaded back into the panel, and compared
+// with the snapshot of its fix), the real snapshot PyTorch recorded of GPT-2 (shared data;
 // skipped when absent), and a file that is not one.
 #include <QAction>
 #include <QDir>
@@ -10,6 +11,8 @@
 #include <QtTest>
 
 #include "common/formatting.h"
+#include "experiment/experiment_panel.h"
+#include "snapshot/snapshot_diff_window.h"
 #include "snapshot/snapshot_timeline.h"
 #include "snapshot/snapshot_window.h"
 #include "ui_test_support.h"
@@ -33,6 +36,18 @@ private:
             return nullptr;
         }
         return window;
+    }
+
+    // Trains the default experiment with `settings` into the snapshot `name`; its exit code.
+    int recordSnapshot(const QString& name, const QStringList& settings) {
+        QStringList arguments{"run", "--db", m_dir.filePath("cli.sqlite"), "--set",
+                              "debug.memory_snapshot=" + m_dir.filePath(name)};
+        for (const QString& setting : settings) {
+            arguments << "--set" << setting;
+        }
+        QProcess cli;
+        cli.start(qEnvironmentVariable("OOMLAB_CLI"), arguments);
+        return cli.waitForFinished(60000) ? cli.exitCode() : -1;
     }
 
     static QString cell(const QTableWidget* table, int row, int column) {
@@ -59,12 +74,8 @@ private slots:
             QSKIP("OOMLAB_CLI is not set (ctest sets it): no oomlab-cli to record a snapshot");
         }
         const QString snapshot = m_dir.filePath("oom.pickle");
-        QProcess cli;
-        cli.start(qEnvironmentVariable("OOMLAB_CLI"),
-                  {"run", "--db", m_dir.filePath("cli.sqlite"), "--set", "memory.cap_mb=8", "--set",
-                   "train.batch_size=256", "--set", "debug.memory_snapshot=" + snapshot});
-        QVERIFY(cli.waitForFinished(60000));
-        QCOMPARE(cli.exitCode(), 3);  // out of memory
+        QCOMPARE(recordSnapshot("oom.pickle", {"memory.cap_mb=8", "train.batch_size=256"}),
+                 3);  // out of memory
 
         SnapshotWindow* window = openAndWait(snapshot);
         QVERIFY(window);
@@ -106,6 +117,50 @@ private slots:
         window->showMoment(std::nullopt);
         QVERIFY(!timeline->moment().has_value());
         QCOMPARE(cell(window->kinds(), 0, 0), QStringLiteral("forward"));
+
+        // The experiment that recorded it loads into the panel, to be run again with a fix.
+        QVERIFY(!window->loadExperimentButton()->isHidden());
+        m_window->experimentPanel()->setConfig(ExperimentConfig());
+        window->loadExperimentButton()->click();
+        QCOMPARE(m_window->experimentPanel()->config().train.batch_size, 256);
+        QCOMPARE(m_window->experimentPanel()->config().memory.cap_mb, 8);
+        m_window->experimentPanel()->setConfig(ExperimentConfig());
+        window->close();
+    }
+
+    // A transformer before and after a batch a quarter the size: the peak falls, by the
+    // forward's activations most of all, and the changes by kind add up to the change of the
+    // peak.
+    void aSnapshotComparedWithItsFix() {
+        if (qEnvironmentVariableIsEmpty("OOMLAB_CLI")) {
+            QSKIP("OOMLAB_CLI is not set (ctest sets it): no oomlab-cli to record a snapshot");
+        }
+        const QStringList transformer{"model.kind=transformer", "train.max_steps=3"};
+        QCOMPARE(recordSnapshot("before.pickle", transformer + QStringList{"train.batch_size=128"}),
+                 0);
+        QCOMPARE(recordSnapshot("after.pickle", transformer + QStringList{"train.batch_size=32"}),
+                 0);
+        SnapshotWindow* window = openAndWait(m_dir.filePath("before.pickle"));
+        QVERIFY(window);
+        SnapshotDiffWindow* diff = window->compareWith(m_dir.filePath("after.pickle"));
+        QSignalSpy loaded(diff, &SnapshotDiffWindow::loaded);
+        QVERIFY(loaded.wait(30000));
+        QVERIFY2(diff->error().isEmpty(), qPrintable(diff->error()));
+        QCOMPARE(diff->devices().size(), std::size_t(1));
+        const SnapshotDeviceDiff& device = diff->devices().front();
+        QVERIFY(device.peak_after < device.peak_before);
+        QVERIFY2(diff->summaryText().contains(formatBytes(device.peak_before) + " → " +
+                                              formatBytes(device.peak_after)),
+                 qPrintable(diff->summaryText()));
+        QCOMPARE(cell(diff->kinds(), 0, 0), QStringLiteral("forward"));
+        QVERIFY(cell(diff->kinds(), 0, 3).startsWith('-'));
+        QCOMPARE(diff->kinds()->rowCount(), int(device.kinds.size()));
+        std::int64_t changed = 0;
+        for (const SnapshotChange& change : device.kinds) {
+            changed += change.change();
+        }
+        QCOMPARE(changed, device.peak_after - device.peak_before);
+        diff->close();
         window->close();
     }
 
@@ -126,7 +181,8 @@ private slots:
         QVERIFY2(window->adviceText().contains(QStringLiteral("record the history from the start")),
                  qPrintable(window->adviceText()));
         QVERIFY(window->timeline()->allocated()->dataCount() > 1000);
-        QCOMPARE(window->timeline()->markerCount(), 1);  // the peak; no OOM
+        QVERIFY(window->loadExperimentButton()->isHidden());  // PyTorch's own: no experiment
+        QCOMPARE(window->timeline()->markerCount(), 1);       // the peak; no OOM
         window->close();
     }
 

@@ -13,6 +13,10 @@ QString formatBytes(std::int64_t bytes) {
     return qs(format_bytes(bytes));
 }
 
+QString formatSignedBytes(std::int64_t bytes) {
+    return (bytes > 0 ? QStringLiteral("+") : QString()) + formatBytes(bytes);
+}
+
 QString formatDuration(double seconds) {
     return qs(format_duration(seconds));
 }

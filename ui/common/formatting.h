@@ -23,6 +23,8 @@ inline std::string ss(const QString& text) {
 
 // "12.0 MiB", "1.83 GiB", "512 B".
 QString formatBytes(std::int64_t bytes);
+// A change in bytes: "+12.0 MiB", "-512 B", "0 B".
+QString formatSignedBytes(std::int64_t bytes);
 // Bytes as MiB (the plots' unit).
 inline double toMiB(std::int64_t bytes) {
     return static_cast<double>(bytes) / (1024.0 * 1024.0);

@@ -8,10 +8,6 @@ namespace {
 
 constexpr int kColumns = MemoryDiffModel::Difference + 1;
 
-QString signedBytes(std::int64_t bytes) {
-    return (bytes > 0 ? QStringLiteral("+") : QString()) + formatBytes(bytes);
-}
-
 }  // namespace
 
 MemoryDiffModel::MemoryDiffModel(QObject* parent) : QAbstractTableModel(parent) {}
@@ -61,7 +57,7 @@ QVariant MemoryDiffModel::display(const Row& row, int column) const {
         case B:
             return formatBytes(d.b_bytes);
         case Difference:
-            return signedBytes(d.difference());
+            return formatSignedBytes(d.difference());
         default:
             return {};
     }

@@ -1,6 +1,7 @@
 #include "snapshot/snapshot_window.h"
 
 #include <QComboBox>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -15,6 +16,7 @@
 #include "common/wrapped_label.h"
 #include "oomlab/snapshot/snapshot_advice.h"
 #include "plots/series_colors.h"
+#include "snapshot/snapshot_diff_window.h"
 #include "snapshot/snapshot_timeline.h"
 
 namespace oomlab::ui {
@@ -70,6 +72,15 @@ SnapshotWindow::SnapshotWindow(QWidget* parent) : QWidget(parent, Qt::Window) {
     m_moment->setObjectName(QStringLiteral("snapshotMoment"));
     m_toPeak = new QPushButton(tr("Show the peak"));
     m_toPeak->hide();
+    m_compare = new QPushButton(tr("Compare with another snapshot…"));
+    m_compare->setToolTip(
+        tr("Before and after a fix: the peaks and what was alive at each, by "
+           "what it was for and by source line"));
+    m_loadExperiment = new QPushButton(tr("Load the experiment that recorded it"));
+    m_loadExperiment->setToolTip(
+        tr("Its settings into the experiment panel, to run it again "
+           "with a fix and measure the difference"));
+    m_loadExperiment->hide();
     auto* tables = new QSplitter(Qt::Horizontal);
     tables->addWidget(m_kinds);
     tables->addWidget(m_lines);
@@ -90,9 +101,15 @@ SnapshotWindow::SnapshotWindow(QWidget* parent) : QWidget(parent, Qt::Window) {
     auto* top = new QHBoxLayout;
     top->addWidget(m_summary, 1);
     top->addWidget(m_device, 0, Qt::AlignTop);
+    auto* actions = new QHBoxLayout;
+    actions->setContentsMargins(0, 0, 0, 0);
+    actions->addWidget(m_compare);
+    actions->addWidget(m_loadExperiment);
+    actions->addStretch(1);
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(top);
     layout->addWidget(m_advice);
+    layout->addLayout(actions);
     layout->addWidget(split, 1);
     resize(1000, 700);
 
@@ -102,6 +119,23 @@ SnapshotWindow::SnapshotWindow(QWidget* parent) : QWidget(parent, Qt::Window) {
     connect(m_timeline, &SnapshotTimeline::momentChosen, this,
             [this](std::size_t event) { showMoment(event); });
     connect(m_toPeak, &QPushButton::clicked, this, [this] { showMoment(std::nullopt); });
+    connect(m_compare, &QPushButton::clicked, this, [this] {
+        const QString after = QFileDialog::getOpenFileName(
+            this, tr("Compare with a memory snapshot"), QFileInfo(m_path).absolutePath(),
+            tr("Memory snapshots and profiler traces (*.pickle *.pkl *.json);;All files (*)"));
+        if (!after.isEmpty()) {
+            compareWith(after);
+        }
+    });
+    connect(m_loadExperiment, &QPushButton::clicked, this,
+            [this] { emit experimentRequested(qs(m_report.experiment_json), m_path); });
+}
+
+SnapshotDiffWindow* SnapshotWindow::compareWith(const QString& after) {
+    auto* window = new SnapshotDiffWindow(parentWidget());
+    window->open(m_path, after);
+    window->show();
+    return window;
 }
 
 void SnapshotWindow::open(const QString& path) {
@@ -135,6 +169,7 @@ void SnapshotWindow::showLoaded() {
         m_device->addItem(qs(snapshot_device_name(device.index)));
     }
     m_device->setVisible(m_report.devices.size() > 1);
+    m_loadExperiment->setVisible(!m_report.experiment_json.empty());
     showDevice(0);
     emit loaded();
 }

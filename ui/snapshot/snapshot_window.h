@@ -1,8 +1,9 @@
 // A memory snapshot of any PyTorch program, opened in the workbench (File → Open memory
 // snapshot…): for each device the timeline of allocated and reserved memory with the peak and
 // the out-of-memory events, what was alive at the peak (or at the moment clicked on the
-// timeline) by what it was for and by source line, fragmentation, and what to do. One window
-// per file, so two can be set side by side.
+// timeline) by what it was for and by source line, fragmentation, and what to do; compared with
+// another snapshot (before and after a fix), and for the engine's own snapshots, the experiment
+// that recorded it, to load and run again with a fix.
 #pragma once
 
 #include <QFutureWatcher>
@@ -19,6 +20,7 @@ class QTableWidget;
 
 namespace oomlab::ui {
 
+class SnapshotDiffWindow;
 class SnapshotTimeline;
 class WrappedLabel;
 
@@ -42,9 +44,14 @@ public:
     // The tables show what was alive after `event` events (as a click on the timeline does),
     // or at the peak.
     void showMoment(std::optional<std::size_t> event);
+    // A window with this snapshot as "before" and `after` beside it.
+    SnapshotDiffWindow* compareWith(const QString& after);
+    QPushButton* loadExperimentButton() const { return m_loadExperiment; }
 
 signals:
     void loaded();
+    // The settings of the run that recorded it (JSON), asked to be loaded into the panel.
+    void experimentRequested(const QString& configJson, const QString& source);
 
 private:
     void showLoaded();
@@ -67,6 +74,8 @@ private:
     WrappedLabel* m_advice = nullptr;
     QLabel* m_moment = nullptr;
     QPushButton* m_toPeak = nullptr;
+    QPushButton* m_compare = nullptr;
+    QPushButton* m_loadExperiment = nullptr;
 };
 
 }  // namespace oomlab::ui

@@ -20,6 +20,7 @@
 #include "lessons/lesson_text.h"
 #include "live/run_controller.h"
 #include "oomlab/common/version.h"
+#include "oomlab/config/config_io.h"
 #include "plots/plot_export.h"
 #include "plots/themed_plot.h"
 #include "runs/run_database.h"
@@ -233,6 +234,20 @@ void MainMenus::openSnapshotDialog() {
 
 SnapshotWindow* MainMenus::openSnapshot(const QString& path) {
     auto* window = new SnapshotWindow(m_window);
+    connect(window, &SnapshotWindow::experimentRequested, this,
+            [this](const QString& json, const QString& source) {
+                try {
+                    m_window->experimentPanel()->setConfig(
+                        parse_config_json(ss(json), "the experiment of " + ss(source)));
+                } catch (const std::exception& error) {
+                    QMessageBox::warning(m_window, tr("Load the experiment"), qs(error.what()));
+                    return;
+                }
+                m_window->raise();
+                m_window->activateWindow();
+                m_window->statusBar()->showMessage(
+                    tr("Loaded the experiment that recorded %1").arg(source), 5000);
+            });
     window->open(path);
     window->show();
     return window;

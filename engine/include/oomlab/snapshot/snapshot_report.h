@@ -87,6 +87,8 @@ struct SnapshotDevice {
 struct SnapshotReport {
     std::string source;
     std::vector<SnapshotDevice> devices;  // those with segments or events
+    // The settings of the OOM Lab run that recorded it, as JSON; empty for other programs'.
+    std::string experiment_json;
 };
 
 // "device 0", or "the CPU" (index -1, as the profiler numbers it).
