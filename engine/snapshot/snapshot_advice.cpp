@@ -1,5 +1,7 @@
 #include "oomlab/snapshot/snapshot_advice.h"
 
+#include <algorithm>
+
 #include "oomlab/common/format.h"
 
 namespace oomlab {
@@ -11,6 +13,12 @@ constexpr double kCachedShare = 0.2;
 constexpr std::int64_t kCachedBytes = 64LL << 20;
 constexpr double kLineShare = 0.25;     // a line that holds this much of the peak is named
 constexpr double kUntracedShare = 0.5;  // and a history that saw less than this is said to
+// Activations worth shrinking with mixed precision or checkpointing.
+constexpr double kActivationShare = 0.4;
+constexpr const char* kForward = "forward";  // the kind of what forward keeps for backward
+constexpr const char* kBackward = "backward";
+constexpr const char* kEngineActivations = "oomlab: forward: activations";  // the engine's tag
+constexpr const char* kOptimizerStep = "optimizer step";
 
 std::string percent_of(std::int64_t part, std::int64_t whole) {
     return std::to_string(whole > 0 ? (100 * part + whole / 2) / whole : 0) + "%";
@@ -39,12 +47,98 @@ void advise_on_oom(const SnapshotOom& oom, std::vector<SnapshotAdvice>& advice) 
              "what is alive; the lines below hold the most."});
 }
 
+std::int64_t bytes_of_kind(const std::vector<SnapshotLine>& by_kind, const char* kind) {
+    for (const SnapshotLine& group : by_kind) {
+        if (group.where == kind) {
+            return group.bytes;
+        }
+    }
+    return 0;
+}
+
+// Whether anything of `kind` was allocated before the `before`-th event.
+bool allocated_any(const SnapshotDevice& device, const char* kind, std::size_t before) {
+    for (const SnapshotTraceChange& change : device.changes) {
+        if (change.event >= before) {
+            break;
+        }
+        if (change.what == SnapshotTraceChange::What::Alloc && change.kind < device.names.size() &&
+            device.names[change.kind] == kind) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// Memory really in use at an out-of-memory: what forward had kept then grows with the batch,
+// the rest does not (weights, optimizer state, gradients), so a batch larger than the share of
+// the forward's bytes the device had room for cannot fit. An upper bound: forward may not have
+// kept all it keeps yet, and before the first update the optimizer's state is still to come.
+void advise_smaller_batch(const SnapshotDevice& device, const SnapshotOom& oom,
+                          std::vector<SnapshotAdvice>& advice) {
+    const SnapshotMoment at_oom = snapshot_moment(device, oom.event);
+    const std::int64_t activations = bytes_of_kind(at_oom.by_kind, kForward);
+    const std::int64_t capacity = oom.reserved + oom.device_free;
+    const std::int64_t rest = oom.allocated + oom.requested - activations;
+    if (activations <= 0 || rest >= capacity) {
+        return;
+    }
+    const double share = double(capacity - rest) / double(activations);
+    if (share >= 1.0) {
+        return;
+    }
+    const int percent = static_cast<int>(share * 100.0);
+    const bool state_to_come = !allocated_any(device, kOptimizerStep, oom.event);
+    advice.push_back(
+        {"a batch under " + std::to_string(percent) + "% of this one",
+         "at the out-of-memory, forward had kept " + format_bytes(activations) +
+             ", which grows with the batch, beside " + format_bytes(rest) +
+             " that does not (the request included), with room for " + format_bytes(capacity) +
+             " in all (reserved and free): a batch over " + std::to_string(percent) +
+             "% of this one cannot fit. One that fits may need to be smaller still: forward may "
+             "not have kept all it keeps by then" +
+             (state_to_come ? ", and no optimizer step came before it, so any state the "
+                              "optimizer keeps is still to come"
+                            : "") +
+             ". Gradient accumulation keeps the effective batch."});
+}
+
+// Activations that dominate the peak (or the out-of-memory) of a program that trains shrink
+// without a smaller batch; in inference (no backward) forward keeps nothing for backward. A
+// program trains when its trace has a backward, or the engine's tags say forward's bytes are
+// activations (a run that failed in its first forward).
+void advise_fewer_activations(const SnapshotDevice& device, const SnapshotMoment& at,
+                              const char* moment, std::vector<SnapshotAdvice>& advice) {
+    const std::int64_t activations = bytes_of_kind(at.by_kind, kForward);
+    const bool trains =
+        allocated_any(device, kBackward, device.changes.size()) ||
+        std::any_of(at.by_line.begin(), at.by_line.end(),
+                    [](const SnapshotLine& line) { return line.where == kEngineActivations; });
+    if (at.allocated <= 0 || double(activations) < kActivationShare * double(at.allocated) ||
+        !trains) {
+        return;
+    }
+    advice.push_back(
+        {"mixed precision or activation checkpointing",
+         std::string(moment) + ", forward had kept " + format_bytes(activations) + " (" +
+             percent_of(activations, at.allocated) +
+             " of what was allocated) for backward: torch.autocast with bfloat16 halves what "
+             "matrix products keep, and torch.utils.checkpoint keeps only each checkpointed "
+             "block's input, computing the rest again in backward."});
+}
+
 }  // namespace
 
 std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device) {
     std::vector<SnapshotAdvice> advice;
     if (!device.ooms.empty()) {
-        advise_on_oom(device.ooms.back(), advice);
+        const SnapshotOom& oom = device.ooms.back();
+        advise_on_oom(oom, advice);
+        if (oom.reserved - oom.allocated < oom.requested) {  // memory really in use
+            advise_smaller_batch(device, oom, advice);
+            advise_fewer_activations(device, snapshot_moment(device, oom.event),
+                                     "at the out-of-memory", advice);
+        }
     } else {
         const std::int64_t cached = device.reserved_at_peak - device.peak_allocated;
         if (cached >= kCachedBytes &&
@@ -57,6 +151,8 @@ std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device) {
                                   "larger batch, could use. Expandable segments keep less "
                                   "cached; torch.cuda.empty_cache() between phases returns it."});
         }
+        advise_fewer_activations(device, snapshot_moment(device, device.peak_event), "at the peak",
+                                 advice);
     }
     for (const SnapshotLine& line : device.at_peak) {
         if (line.where == kAllocatedBeforeTrace) {

@@ -1,6 +1,7 @@
 // What to change, with the reason, from what a memory snapshot shows: fragmentation of the
-// allocator's cache, the source lines that hold the most at the peak, a history that began too
-// late to name them.
+// allocator's cache, a smaller batch that would have fitted, mixed precision or checkpointing
+// where forward's saved tensors dominate, the source lines that hold the most at the peak, a
+// history that began too late to name them.
 #pragma once
 
 #include <string>
