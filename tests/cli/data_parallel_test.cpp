@@ -157,6 +157,34 @@ std::int64_t predicted_peak(const std::vector<std::string>& settings) {
     return nlohmann::json::parse(predicted.out)["peak_bytes"].get<std::int64_t>();
 }
 
+// `settings` again under a cap halfway between the ranks' peaks `low` and `high`, where one
+// rank runs out of memory and the other would not: every rank still ends out of memory, with
+// its own row saying so.
+struct CappedRun {
+    test::CliResult ran;
+    RunRecord run;
+};
+CappedRun every_rank_ends_out_of_memory(const std::string& db, std::vector<std::string> settings,
+                                        std::int64_t low, std::int64_t high) {
+    settings.push_back("memory.cap_mb=" + std::to_string((low + high) / 2 >> 20));
+    CappedRun capped{test::run_cli(short_run(db, settings)), {}};
+    EXPECT_EQ(capped.ran.exit_code, 3) << capped.ran.err;
+    const RunStore store = RunStore::open(db);
+    capped.run = store.list_runs().front();
+    EXPECT_EQ(capped.run.outcome.status, RunStatus::Oom) << capped.run.outcome.error;
+    for (const auto& rank : test::show_run_json(db, capped.run.id)["ranks"]) {
+        EXPECT_EQ(rank["status"], "oom") << "rank " << rank["rank"];
+    }
+    std::set<int> ranks_with_oom_row;
+    for (const MetricRow& row : store.metrics(capped.run.id)) {
+        if (row.phase == "oom") {
+            ranks_with_oom_row.insert(row.rank);
+        }
+    }
+    EXPECT_EQ(ranks_with_oom_row, (std::set<int>{0, 1}));
+    return capped;
+}
+
 // Each rank's shard of the optimizer state is optimizer state, whatever moment its peak falls
 // at. With a table large enough that rank 0's peak falls inside the first update, while its
 // shard is being allocated, rank 0 reported none (its shard counted as activations).
@@ -362,19 +390,10 @@ TEST(DataParallel, ARankOutOfMemoryMidStepUnderZeroThreeStillMeetsTheOthers) {
     }
     ASSERT_GT(high - low, std::int64_t{16} << 20) << "the ranks' steps must differ";
 
-    std::vector<std::string> capped = settings;
-    capped.push_back("memory.cap_mb=" + std::to_string((low + high) / 2 >> 20));
-    const test::CliResult ran = test::run_cli(short_run(db, capped));
-    EXPECT_EQ(ran.exit_code, 3) << ran.err;
-    const RunStore store = RunStore::open(db);
-    const RunRecord run = store.list_runs().front();
-    EXPECT_EQ(run.outcome.status, RunStatus::Oom) << run.outcome.error;
-    EXPECT_GE(run.outcome.steps, 1) << "the first step, which taught the sequence, completed";
-    EXPECT_NE(ran.err.find("of the run ran out of memory"), std::string::npos)
-        << "the rank that went on says which rank did: " << ran.err;
-    for (const auto& rank : test::show_run_json(db, run.id)["ranks"]) {
-        EXPECT_EQ(rank["status"], "oom") << "rank " << rank["rank"];
-    }
+    const CappedRun capped = every_rank_ends_out_of_memory(db, settings, low, high);
+    EXPECT_GE(capped.run.outcome.steps, 1) << "the first step, which taught the sequence, ended";
+    EXPECT_NE(capped.ran.err.find("of the run ran out of memory"), std::string::npos)
+        << "the rank that went on says which rank did: " << capped.ran.err;
 }
 
 // Evaluation without no_grad keeps every batch's graph, and the ranks evaluate different
@@ -395,24 +414,8 @@ TEST(DataParallel, AnOutOfMemoryInOneRanksEvaluationEndsEveryRank) {
                                        ranks[1]["peak_bytes"].get<std::int64_t>());
     ASSERT_GT(high - low, std::int64_t{4} << 20) << "the ranks' evaluations must differ";
 
-    std::vector<std::string> capped = settings;
-    capped.push_back("memory.cap_mb=" + std::to_string((low + high) / 2 >> 20));
-    const test::CliResult ran = test::run_cli(short_run(db, capped));
-    EXPECT_EQ(ran.exit_code, 3) << ran.err;
-    const RunStore store = RunStore::open(db);
-    const RunRecord run = store.list_runs().front();
-    EXPECT_EQ(run.outcome.status, RunStatus::Oom);
+    const RunRecord run = every_rank_ends_out_of_memory(db, settings, low, high).run;
     EXPECT_NE(run.outcome.error.find("during eval"), std::string::npos) << run.outcome.error;
-    for (const auto& rank : test::show_run_json(db, run.id)["ranks"]) {
-        EXPECT_EQ(rank["status"], "oom") << "rank " << rank["rank"];
-    }
-    std::set<int> ranks_with_oom_row;
-    for (const MetricRow& row : store.metrics(run.id)) {
-        if (row.phase == "oom") {
-            ranks_with_oom_row.insert(row.rank);
-        }
-    }
-    EXPECT_EQ(ranks_with_oom_row, (std::set<int>{0, 1}));
 }
 
 // TREC with the GloVe excerpt, effective batch 32: two ranks of 16 learn what one process of

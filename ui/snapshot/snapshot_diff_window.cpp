@@ -3,7 +3,6 @@
 #include <QComboBox>
 #include <QFileInfo>
 #include <QHBoxLayout>
-#include <QHeaderView>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -11,38 +10,23 @@
 
 #include "common/formatting.h"
 #include "common/wrapped_label.h"
+#include "snapshot/snapshot_tables.h"
 
 namespace oomlab::ui {
 namespace {
 
 QTableWidget* changeTable(const QString& objectName, const QString& firstColumn) {
-    auto* table = new QTableWidget(0, 4);
-    table->setObjectName(objectName);
-    table->setHorizontalHeaderLabels(
-        {firstColumn, QObject::tr("before"), QObject::tr("after"), QObject::tr("change")});
-    table->verticalHeader()->hide();
-    table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    table->setWordWrap(false);
-    table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    table->horizontalHeader()->setStretchLastSection(true);
-    table->setMinimumHeight(64);
-    return table;
+    return snapshotTable(objectName, {firstColumn, QObject::tr("before"), QObject::tr("after"),
+                                      QObject::tr("change")});
 }
 
 void fillChanges(QTableWidget* table, const std::vector<SnapshotChange>& changes) {
     table->setRowCount(int(changes.size()));
     for (int row = 0; row < int(changes.size()); ++row) {
         const SnapshotChange& change = changes[std::size_t(row)];
-        auto* where = new QTableWidgetItem(qs(change.where));
-        where->setToolTip(qs(change.where));
-        table->setItem(row, 0, where);
-        const QString figures[] = {formatBytes(change.before), formatBytes(change.after),
-                                   formatSignedBytes(change.change())};
-        for (int column = 1; column <= 3; ++column) {
-            auto* item = new QTableWidgetItem(figures[column - 1]);
-            item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-            table->setItem(row, column, item);
-        }
+        setSnapshotRow(table, row,
+                       {qs(change.where), formatBytes(change.before), formatBytes(change.after),
+                        formatSignedBytes(change.change())});
     }
 }
 

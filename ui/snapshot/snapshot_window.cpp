@@ -4,7 +4,6 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
-#include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
 #include <QSplitter>
@@ -17,38 +16,23 @@
 #include "oomlab/snapshot/snapshot_advice.h"
 #include "plots/series_colors.h"
 #include "snapshot/snapshot_diff_window.h"
+#include "snapshot/snapshot_tables.h"
 #include "snapshot/snapshot_timeline.h"
 
 namespace oomlab::ui {
 namespace {
 
 QTableWidget* groupTable(const QString& objectName, const QString& firstColumn) {
-    auto* table = new QTableWidget(0, 3);
-    table->setObjectName(objectName);
-    table->setHorizontalHeaderLabels({firstColumn, QObject::tr("bytes"), QObject::tr("blocks")});
-    table->verticalHeader()->hide();
-    table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    table->setWordWrap(false);
-    table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    table->horizontalHeader()->setStretchLastSection(true);
-    table->setMinimumHeight(64);
-    return table;
+    return snapshotTable(objectName, {firstColumn, QObject::tr("bytes"), QObject::tr("blocks")});
 }
 
 void fillGroups(QTableWidget* table, const std::vector<SnapshotLine>& groups) {
     table->setRowCount(int(groups.size()));
     for (int row = 0; row < int(groups.size()); ++row) {
         const SnapshotLine& group = groups[std::size_t(row)];
-        auto* where = new QTableWidgetItem(qs(group.where));
-        where->setToolTip(qs(group.where));
-        auto* bytes = new QTableWidgetItem(formatBytes(group.bytes));
-        bytes->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-        auto* blocks = new QTableWidgetItem(group.blocks > 0 ? QString::number(group.blocks)
-                                                             : QStringLiteral("—"));
-        blocks->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-        table->setItem(row, 0, where);
-        table->setItem(row, 1, bytes);
-        table->setItem(row, 2, blocks);
+        setSnapshotRow(table, row,
+                       {qs(group.where), formatBytes(group.bytes),
+                        group.blocks > 0 ? QString::number(group.blocks) : QStringLiteral("—")});
     }
 }
 

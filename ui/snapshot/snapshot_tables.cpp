@@ -1,0 +1,33 @@
+#include "snapshot/snapshot_tables.h"
+
+#include <QHeaderView>
+#include <QTableWidget>
+
+namespace oomlab::ui {
+
+QTableWidget* snapshotTable(const QString& objectName, const QStringList& headers) {
+    auto* table = new QTableWidget(0, int(headers.size()));
+    table->setObjectName(objectName);
+    table->setHorizontalHeaderLabels(headers);
+    table->verticalHeader()->hide();
+    table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    table->setWordWrap(false);
+    table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    table->horizontalHeader()->setStretchLastSection(true);
+    table->setMinimumHeight(64);
+    return table;
+}
+
+void setSnapshotRow(QTableWidget* table, int row, const QStringList& cells) {
+    for (int column = 0; column < int(cells.size()); ++column) {
+        auto* item = new QTableWidgetItem(cells[column]);
+        if (column == 0) {
+            item->setToolTip(cells[column]);
+        } else {
+            item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        }
+        table->setItem(row, column, item);
+    }
+}
+
+}  // namespace oomlab::ui
