@@ -63,8 +63,9 @@ packages=(
     libgtest-dev libgmock-dev xvfb xauth iproute2
     fortunes fortunes-min
 )
-# Debian's own torchrun, an outside program the suite launches the engine with.
-[[ "$mode" != test ]] || packages+=(python3-torch)
+# Debian's own torchrun and Slurm (a cluster of one node the test starts), outside programs the
+# suite launches the engine with.
+[[ "$mode" != test ]] || packages+=(python3-torch slurmd slurmctld slurm-client munge)
 [[ "$mode" != fuzz ]] || packages+=(clang libclang-rt-14-dev)
 [[ "$mode" != cuda-test ]] || packages+=(python3-venv)
 [[ "$mode" != format-check ]] || packages=(clang-format)
