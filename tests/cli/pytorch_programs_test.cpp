@@ -35,8 +35,8 @@ test::CommandResult run_python_module(const std::string& module,
                                       const std::vector<std::string>& arguments,
                                       int timeout_s = 120,
                                       const std::string& python = torch_python()) {
-    std::string command = "timeout " + std::to_string(timeout_s) + " " +
-                          test::shell_quote(python) + " -m " + module;
+    std::string command =
+        "timeout " + std::to_string(timeout_s) + " " + test::shell_quote(python) + " -m " + module;
     for (const auto& argument : arguments) {
         command += " " + test::shell_quote(argument);
     }
