@@ -219,47 +219,66 @@ ProcessGroup::ProcessGroup(const Rendezvous& rendezvous, DistributedBackend back
     // not a store can hold its client for ever, a stop (SIGINT, SIGTERM) must not wait for
     // the others at all, and a rank that refused its settings before joining never comes:
     // the join runs on a thread of its own, watched from here.
-    auto progress = std::make_shared<JoinProgress>();
-    const auto join = [progress, rendezvous, name = impl.backend_name, timeout] {
-        progress->joined = join_group(rendezvous, name, timeout, progress->store_reached);
-    };
-    RefusalWatch refusals(rendezvous);
-    const auto watch_refusals = [&] {
-        if (progress->store_reached) {
-            refusals.start();
-            refusals.throw_if_refused();
+    const auto join_watched = [&] {
+        auto progress = std::make_shared<JoinProgress>();
+        const auto join = [progress, rendezvous, name = impl.backend_name, timeout] {
+            progress->joined = join_group(rendezvous, name, timeout, progress->store_reached);
+        };
+        RefusalWatch refusals(rendezvous);
+        const auto watch_refusals = [&] {
+            if (progress->store_reached) {
+                refusals.start();
+                refusals.throw_if_refused();
+            }
+        };
+        const std::string joining =
+            "joining the process group through the rendezvous at " + rendezvous.master_addr + ":" +
+            std::to_string(rendezvous.master_port) + " (MASTER_ADDR, MASTER_PORT)";
+        constexpr auto kGrace = std::chrono::seconds(1);  // c10d's own timeout speaks first
+        Watched ended = Watched::Done;
+        try {
+            ended = run_watched(where, join, started + timeout + kGrace, cancel, watch_refusals);
+        } catch (const Error&) {
+            throw;
+        } catch (const std::exception& error) {
+            refusals.throw_if_refused();  // the store that broke the join said why first
+            throw impl.failure(joining, error, started);
         }
+        if (ended == Watched::Stopped) {
+            throw Cancelled();
+        }
+        if (ended == Watched::TimedOut) {
+            // Said as c10d says its own timeout at that stage, whichever of the two comes first.
+            const std::string none = "no answer within " + std::to_string(timeout.count()) +
+                                     " s (distributed.timeout_s): the other processes did not "
+                                     "arrive, or another program holds that port";
+            if (!progress->store_reached) {
+                throw unreachable(rendezvous, none);
+            }
+            throw impl.failure(joining, std::runtime_error("or another program holds that port"),
+                               started);
+        }
+        refusals.finish();
+        impl.store = std::move(progress->joined.store);
+        impl.group = std::move(progress->joined.group);
     };
-    const std::string joining =
-        "joining the process group through the rendezvous at " + rendezvous.master_addr + ":" +
-        std::to_string(rendezvous.master_port) + " (MASTER_ADDR, MASTER_PORT)";
-    constexpr auto kGrace = std::chrono::seconds(1);  // c10d's own timeout speaks first
-    Watched ended = Watched::Done;
     try {
-        ended = run_watched(where, join, started + timeout + kGrace, cancel, watch_refusals);
-    } catch (const Error&) {
-        throw;
-    } catch (const std::exception& error) {
-        refusals.throw_if_refused();  // the store that broke the join said why first
-        throw impl.failure(joining, error, started);
-    }
-    if (ended == Watched::Stopped) {
-        throw Cancelled();
-    }
-    if (ended == Watched::TimedOut) {
-        // Said as c10d says its own timeout at that stage, whichever of the two comes first.
-        const std::string none = "no answer within " + std::to_string(timeout.count()) +
-                                 " s (distributed.timeout_s): the other processes did not "
-                                 "arrive, or another program holds that port";
-        if (!progress->store_reached) {
-            throw unreachable(rendezvous, none);
+        join_watched();
+    } catch (const CollectiveFailed& failed) {
+        if (!rendezvous.join_agent_store) {
+            throw;
         }
-        throw impl.failure(joining, std::runtime_error("or another program holds that port"),
-                           started);
+        // torchrun's agent serves the store: one of another PyTorch than this LibTorch does
+        // not answer its client (1.13's and 2.x's differ), which looks like ranks that never
+        // come.
+        throw CollectiveFailed(std::string(failed.what()) +
+                               "; under torchrun this is also what a torchrun of another "
+                               "PyTorch than oomlab-cli's LibTorch (" +
+                               std::to_string(TORCH_VERSION_MAJOR) + "." +
+                               std::to_string(TORCH_VERSION_MINOR) +
+                               ") looks like: their stores do not talk to each other, so run "
+                               "the torchrun of that version");
     }
-    refusals.finish();
-    impl.store = std::move(progress->joined.store);
-    impl.group = std::move(progress->joined.group);
 }
 
 ProcessGroup::~ProcessGroup() = default;

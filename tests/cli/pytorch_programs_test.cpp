@@ -30,6 +30,30 @@ std::string torch_python() {
         }                                                                                    \
     } while (0)
 
+constexpr const char* kDebianPython = "/usr/bin/python3";
+
+// The major.minor of the PyTorch `python` imports ("1.13", "2.11"), or "" without one.
+std::string python_torch_version(const std::string& python) {
+    const test::CommandResult version =
+        test::run_command(test::shell_quote(python) +
+                          " -c 'import torch; print(torch.__version__)' 2>/dev/null </dev/null");
+    const std::string out = version.exit_code == 0 ? version.out : "";
+    const std::size_t second_dot = out.find('.', out.find('.') + 1);
+    return second_dot == std::string::npos ? "" : out.substr(0, second_dot);
+}
+
+// The major.minor of the LibTorch oomlab-cli was built with, from its --version.
+std::string engine_torch_version() {
+    const std::string out = test::run_cli({"--version"}).out;
+    const std::size_t at = out.find("LibTorch ");
+    if (at == std::string::npos) {
+        return "";
+    }
+    const std::size_t begin = at + 9;
+    const std::size_t second_dot = out.find('.', out.find('.', begin) + 1);
+    return out.substr(begin, second_dot - begin);
+}
+
 // `python -m module arguments...`, bounded in time, with standard error folded in.
 test::CommandResult run_python_module(const std::string& module,
                                       const std::vector<std::string>& arguments,
@@ -47,6 +71,11 @@ test::CommandResult run_python_module(const std::string& module,
 // the workers so (TORCHELASTIC_USE_AGENT_STORE); rank 0 must join it, not serve its own.
 TEST(PyTorchPrograms, TorchrunWithItsDefaultsTrainsOneRunOfTwoRanks) {
     OOMLAB_REQUIRE_TORCH_PYTHON();
+    if (python_torch_version(torch_python()) != engine_torch_version()) {
+        GTEST_SKIP() << "OOMLAB_TORCH_PYTHON's PyTorch is not oomlab-cli's LibTorch "
+                     << engine_torch_version() << ": their stores do not talk to each other "
+                     << "(ATorchrunOfAnotherPyTorchIsNamed)";
+    }
     test::TempDir dir;
     const std::string db = dir.file("runs.sqlite");
     const test::CommandResult ran = run_python_module(
@@ -72,12 +101,15 @@ TEST(PyTorchPrograms, TorchrunWithItsDefaultsTrainsOneRunOfTwoRanks) {
 // Python 3.11: "'NoneType' object has no attribute 'get'"), so the ranks' output goes to its
 // log files and is copied to the console (1), as a user works around it.
 TEST(PyTorchPrograms, DebiansTorchrunTrainsOneRunOfTwoRanks) {
-    const std::string python = "/usr/bin/python3";
-    const test::CommandResult version = test::run_command(
-        python + " -c 'import torch; print(torch.__version__)' 2>/dev/null </dev/null");
-    if (version.exit_code != 0 || version.out.rfind("1.13", 0) != 0) {
+    const std::string python = kDebianPython;
+    if (python_torch_version(python) != "1.13") {
         GTEST_SKIP() << "Debian's python3-torch 1.13 is not installed (./oomlab.sh test installs "
                         "it)";
+    }
+    if (engine_torch_version() != "1.13") {
+        GTEST_SKIP() << "oomlab-cli is built with LibTorch " << engine_torch_version()
+                     << ", whose store does not talk to torchrun 1.13's "
+                     << "(ATorchrunOfAnotherPyTorchIsNamed)";
     }
     test::TempDir dir;
     const std::string db = dir.file("runs.sqlite");
@@ -94,6 +126,37 @@ TEST(PyTorchPrograms, DebiansTorchrunTrainsOneRunOfTwoRanks) {
     EXPECT_EQ(run.at("world_size"), 2);
     ASSERT_EQ(run.at("ranks").size(), 2u) << run.dump();
     EXPECT_EQ(test::run_cli({"runs", "show", "2", "--db", db}).exit_code, 2) << "one run only";
+}
+
+// A torchrun of another PyTorch than oomlab-cli's LibTorch (Debian's 1.13 with a 2.x build, or
+// OOMLAB_TORCH_PYTHON's 2.x with Debian's): neither store answers the other's client, which
+// would look like ranks that never come; every rank says what it may be, within the timeout.
+TEST(PyTorchPrograms, ATorchrunOfAnotherPyTorchIsNamed) {
+    const std::string engine = engine_torch_version();
+    std::string python;
+    for (const std::string& candidate : {std::string(kDebianPython), torch_python()}) {
+        const std::string version = candidate.empty() ? "" : python_torch_version(candidate);
+        if (!version.empty() && version.substr(0, 2) != engine.substr(0, 2)) {
+            python = candidate;
+        }
+    }
+    if (python.empty()) {
+        GTEST_SKIP() << "no torchrun of another major PyTorch than oomlab-cli's LibTorch " << engine
+                     << " (Debian's python3-torch, or OOMLAB_TORCH_PYTHON)";
+    }
+    test::TempDir dir;
+    const test::CommandResult ran = run_python_module(
+        "torch.distributed.run",
+        {"--nproc_per_node", "2", "--master_port", std::to_string(free_loopback_port()),
+         "--redirects", "1", "--tee", "1", "--log_dir", dir.file("torchrun-logs"), "--no_python",
+         OOMLAB_CLI_PATH, "run", "--db", dir.file("runs.sqlite"), "--set", "train.max_steps=3",
+         "--set", "distributed.timeout_s=5"},
+        120, python);
+    EXPECT_NE(ran.exit_code, 0) << ran.out;
+    EXPECT_NE(
+        ran.out.find("a torchrun of another PyTorch than oomlab-cli's LibTorch (" + engine + ")"),
+        std::string::npos)
+        << ran.out;
 }
 
 // PyTorch's own reader of memory snapshots walks the file a CPU run wrote: its summary of the
