@@ -1,6 +1,7 @@
 #include "oomlab/snapshot/snapshot_advice.h"
 
 #include <algorithm>
+#include <initializer_list>
 
 #include "oomlab/common/format.h"
 
@@ -56,6 +57,14 @@ std::int64_t bytes_of_kind(const std::vector<SnapshotLine>& by_kind, const char*
     return 0;
 }
 
+// Byte counts a device can hold (none negative, none past 64 PiB): what a hostile file says
+// otherwise is not advised on, and sums and percentages of these cannot overflow.
+bool plausible(std::initializer_list<std::int64_t> bytes) {
+    constexpr std::int64_t kMost = std::int64_t{1} << 56;
+    return std::all_of(bytes.begin(), bytes.end(),
+                       [](std::int64_t value) { return value >= 0 && value <= kMost; });
+}
+
 // Whether anything of `kind` was allocated before the `before`-th event.
 bool allocated_any(const SnapshotDevice& device, const char* kind, std::size_t before) {
     for (const SnapshotTraceChange& change : device.changes) {
@@ -78,6 +87,9 @@ void advise_smaller_batch(const SnapshotDevice& device, const SnapshotOom& oom,
                           std::vector<SnapshotAdvice>& advice) {
     const SnapshotMoment at_oom = snapshot_moment(device, oom.event);
     const std::int64_t activations = bytes_of_kind(at_oom.by_kind, kForward);
+    if (!plausible({oom.reserved, oom.device_free, oom.allocated, oom.requested, activations})) {
+        return;
+    }
     const std::int64_t capacity = oom.reserved + oom.device_free;
     const std::int64_t rest = oom.allocated + oom.requested - activations;
     if (activations <= 0 || rest >= capacity) {
@@ -110,6 +122,9 @@ void advise_smaller_batch(const SnapshotDevice& device, const SnapshotOom& oom,
 void advise_fewer_activations(const SnapshotDevice& device, const SnapshotMoment& at,
                               const char* moment, std::vector<SnapshotAdvice>& advice) {
     const std::int64_t activations = bytes_of_kind(at.by_kind, kForward);
+    if (!plausible({activations, at.allocated})) {
+        return;
+    }
     const bool trains =
         allocated_any(device, kBackward, device.changes.size()) ||
         std::any_of(at.by_line.begin(), at.by_line.end(),
@@ -134,7 +149,9 @@ std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device) {
     if (!device.ooms.empty()) {
         const SnapshotOom& oom = device.ooms.back();
         advise_on_oom(oom, advice);
-        if (oom.reserved - oom.allocated < oom.requested) {  // memory really in use
+        const bool in_use = plausible({oom.reserved, oom.allocated, oom.requested}) &&
+                            oom.reserved - oom.allocated < oom.requested;
+        if (in_use) {  // memory really in use
             advise_smaller_batch(device, oom, advice);
             advise_fewer_activations(device, snapshot_moment(device, oom.event),
                                      "at the out-of-memory", advice);
