@@ -1,0 +1,32 @@
+// Runs of several processes through the real binary, shared by the data-parallel tests.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cli_runner.h"
+#include "oomlab/run/run_record.h"
+#include "oomlab/store/run_store.h"
+
+namespace oomlab {
+
+// `run --nproc 2` into `db` with `settings`: a short run both ranks finish in seconds on two
+// cores.
+std::vector<std::string> short_run(const std::string& db, std::vector<std::string> settings);
+
+// The hashes of both ranks' parameters, from their end-of-run notes ("rank 0", "rank 1").
+std::map<std::string, std::string> parameter_hashes(const RunStore& store, std::int64_t run);
+
+// `settings` again under a cap halfway between the ranks' peaks `low` and `high`, where one
+// rank runs out of memory and the other would not: every rank still ends out of memory, with
+// its own row saying so (checked here).
+struct CappedRun {
+    test::CliResult ran;
+    RunRecord run;
+};
+CappedRun every_rank_ends_out_of_memory(const std::string& db, std::vector<std::string> settings,
+                                        std::int64_t low, std::int64_t high);
+
+}  // namespace oomlab

@@ -1,0 +1,192 @@
+// `oomlab-cli snapshot show` and `snapshot diff` on the snapshots runs write: the replay
+// against the run's own figures, the advice against the engine's own verdict and fixes, and
+// what changed between two.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli_runner.h"
+#include "test_support.h"
+
+namespace oomlab {
+namespace {
+
+using nlohmann::json;
+using test::run_cli;
+
+class SnapshotCli : public ::testing::Test {
+protected:
+    std::string db() const { return m_dir.file("runs.sqlite"); }
+    test::TempDir m_dir;
+};
+
+// The snapshot a run writes reads back in `snapshot show`: its trace replayed peaks where the
+// run measured its peak, and what was alive then is named by the engine's categories.
+TEST_F(SnapshotCli, SnapshotShowReplaysARunsOwnSnapshot) {
+    const std::string snapshot = db() + ".pickle";
+    const auto ran = run_cli({"run", "--db", db(), "--json", "--set", "train.max_steps=5", "--set",
+                              "debug.memory_snapshot=" + snapshot});
+    ASSERT_EQ(ran.exit_code, 0) << ran.err;
+    const json summary = json::parse(ran.lines().back());
+    const auto shown = run_cli({"snapshot", "show", snapshot, "--json"});
+    ASSERT_EQ(shown.exit_code, 0) << shown.err;
+    const json device = json::parse(shown.out)["devices"][0];
+    EXPECT_EQ(device["peak_allocated_bytes"], summary["peak_bytes"]);
+    EXPECT_EQ(device["at_peak"][0]["where"].get<std::string>().rfind("oomlab: ", 0), 0u)
+        << device["at_peak"].dump();
+    const auto text = run_cli({"snapshot", "show", snapshot});
+    EXPECT_NE(text.out.find("alive at the peak, by source line"), std::string::npos) << text.out;
+    // The state after any event: at the peak's, the peak; halfway there, less.
+    const auto at = [&](const std::string& event) {
+        const auto shown_at = run_cli({"snapshot", "show", snapshot, "--json", "--at", event});
+        EXPECT_EQ(shown_at.exit_code, 0) << shown_at.err;
+        return json::parse(shown_at.out)["devices"][0]["at_event"];
+    };
+    const std::size_t peak_event = device["peak_event"];
+    const json at_peak = at(std::to_string(peak_event));
+    EXPECT_EQ(at_peak["allocated_bytes"], device["peak_allocated_bytes"]);
+    EXPECT_EQ(at_peak["by_line"], device["at_peak"]);
+    EXPECT_LT(at(std::to_string(peak_event / 2))["allocated_bytes"].get<std::int64_t>(),
+              device["peak_allocated_bytes"].get<std::int64_t>());
+    EXPECT_EQ(at("999999999")["allocated_bytes"], device["allocated_bytes"]) << "past the end";
+    const auto text_at = run_cli({"snapshot", "show", snapshot, "--at", "3"});
+    EXPECT_NE(text_at.out.find("after event 3 of"), std::string::npos) << text_at.out;
+    EXPECT_EQ(run_cli({"snapshot", "show", snapshot, "--at", "-1"}).exit_code, 2);
+    const auto refused = run_cli({"snapshot", "show", db()});
+    EXPECT_EQ(refused.exit_code, 2) << refused.err;
+    EXPECT_NE(refused.err.find("not a pickle of plain data"), std::string::npos) << refused.err;
+}
+
+// The snapshot's advice for a run out of memory agrees with the engine's own verdict: memory
+// really in use (no allocator setting), and activations hold the most, as in its breakdown.
+TEST_F(SnapshotCli, SnapshotAdviceForARunOutOfMemoryAgreesWithTheEngine) {
+    const std::string snapshot = db() + ".pickle";
+    const auto ran =
+        run_cli({"run", "--db", db(), "--json", "--set", "memory.cap_mb=8", "--set",
+                 "train.batch_size=256", "--set", "debug.memory_snapshot=" + snapshot});
+    ASSERT_EQ(ran.exit_code, 3) << ran.err;
+    const json summary = json::parse(ran.lines().back());
+    const auto shown = run_cli({"snapshot", "show", snapshot, "--json"});
+    ASSERT_EQ(shown.exit_code, 0) << shown.err;
+    const json device = json::parse(shown.out)["devices"][0];
+    ASSERT_EQ(device["ooms"].size(), 1u) << device.dump();
+    const json& advice = device["advice"];
+    ASSERT_GE(advice.size(), 2u) << advice.dump();
+    EXPECT_EQ(advice[0]["what"], "hold less at the peak") << advice.dump();
+    EXPECT_EQ(advice.dump().find("expandable_segments"), std::string::npos) << advice.dump();
+    EXPECT_EQ(summary["fixes"].dump().find("PYTORCH_CUDA_ALLOC_CONF"), std::string::npos);
+    // The largest category of the engine's breakdown is the snapshot's largest line.
+    std::string largest;
+    std::int64_t most = -1;
+    for (const auto& [category, bytes] : summary["breakdown"].items()) {
+        if (bytes.get<std::int64_t>() > most) {
+            most = bytes.get<std::int64_t>();
+            largest = category;
+        }
+    }
+    EXPECT_EQ(largest, "activations");
+    const auto offered = [&](const std::string& what) {
+        return std::any_of(advice.begin(), advice.end(),
+                           [&](const json& item) { return item["what"] == what; });
+    };
+    EXPECT_TRUE(offered("start with oomlab: forward: activations")) << advice.dump();
+    EXPECT_TRUE(offered("mixed precision or activation checkpointing")) << advice.dump();
+    EXPECT_EQ(device["at_peak_by_kind"][0]["kind"], "forward") << device["at_peak_by_kind"].dump();
+    // The snapshot carries the experiment that recorded it: a config that runs it again.
+    const json experiment = json::parse(shown.out)["experiment"];
+    EXPECT_EQ(experiment["train"]["batch_size"], 256) << experiment.dump();
+    EXPECT_EQ(experiment["memory"]["cap_mb"], 8) << experiment.dump();
+    const std::string config = db() + ".experiment.json";
+    std::ofstream(config) << experiment.dump();
+    const auto again = run_cli(
+        {"run", "--db", db(), "--json", "--config", config, "--set", "debug.memory_snapshot="});
+    EXPECT_EQ(again.exit_code, 3) << "the same experiment runs out of memory again: " << again.err;
+    EXPECT_NE(run_cli({"snapshot", "show", snapshot}).out.find("recorded by an OOM Lab run"),
+              std::string::npos);
+}
+
+// A transformer out of memory in its first forward under a cap: the snapshot bounds the batch
+// from the bytes forward had kept and the room the device had, and every smaller batch the
+// engine's own fixes offer (from its estimator) is under that bound; the bound says the
+// optimizer's state is still to come, as no update came before the failure.
+TEST_F(SnapshotCli, ASnapshotsBoundOnTheBatchAgreesWithTheEnginesFixes) {
+    const std::string snapshot = db() + ".pickle";
+    const std::vector<std::string> model{"--set", "model.kind=transformer",
+                                         "--set", "train.max_len=32",
+                                         "--set", "train.optimizer=sgd"};
+    std::vector<std::string> estimate{"estimate", "--json", "--set", "train.batch_size=32"};
+    estimate.insert(estimate.end(), model.begin(), model.end());
+    const auto fits = json::parse(run_cli(estimate).out)["peak_bytes"].get<std::int64_t>();
+    std::vector<std::string> run{"run",   "--db",
+                                 db(),    "--json",
+                                 "--set", "train.batch_size=64",
+                                 "--set", "memory.cap_mb=" + std::to_string(fits * 11 / 10 >> 20),
+                                 "--set", "debug.memory_snapshot=" + snapshot};
+    run.insert(run.end(), model.begin(), model.end());
+    const auto ran = run_cli(run);
+    ASSERT_EQ(ran.exit_code, 3) << ran.err;
+    const json advice =
+        json::parse(run_cli({"snapshot", "show", snapshot, "--json"}).out)["devices"][0]["advice"];
+    double bound = 0;
+    for (const json& item : advice) {
+        const std::string what = item["what"];
+        if (what.rfind("a batch under ", 0) == 0) {
+            bound = std::stod(what.substr(14)) / 100.0 * 64;
+            EXPECT_NE(item["why"].get<std::string>().find("still to come"), std::string::npos)
+                << item.dump();
+        }
+    }
+    ASSERT_GT(bound, 0) << advice.dump();
+    EXPECT_LT(bound, 64);
+    int smaller_batches = 0;
+    const json summary = json::parse(ran.lines().back());
+    for (const json& fix : summary["fixes"]) {
+        if (fix["set"].contains("train.batch_size")) {
+            ++smaller_batches;
+            EXPECT_LE(std::stod(fix["set"]["train.batch_size"].get<std::string>()), bound)
+                << fix.dump();
+        }
+    }
+    EXPECT_GT(smaller_batches, 0) << summary["fixes"].dump();
+}
+
+// Two snapshots of the same run with four times the batch: the diff's peak is each snapshot's,
+// and its changes by kind add up to the change of the peak.
+TEST_F(SnapshotCli, SnapshotDiffSaysWhatChangedAtThePeak) {
+    std::vector<std::string> snapshots;
+    for (const std::string batch : {"32", "128"}) {
+        snapshots.push_back(db() + "." + batch + ".pickle");
+        ASSERT_EQ(run_cli({"run", "--db", db(), "--set", "train.max_steps=3", "--set",
+                           "train.batch_size=" + batch, "--set",
+                           "debug.memory_snapshot=" + snapshots.back()})
+                      .exit_code,
+                  0);
+    }
+    const auto shown = [](const std::string& file) {
+        return json::parse(run_cli({"snapshot", "show", file, "--json"}).out)["devices"][0];
+    };
+    const auto diffed = run_cli({"snapshot", "diff", snapshots[0], snapshots[1], "--json"});
+    ASSERT_EQ(diffed.exit_code, 0) << diffed.err;
+    const json device = json::parse(diffed.out)["devices"][0];
+    EXPECT_EQ(device["peak_allocated_before_bytes"], shown(snapshots[0])["peak_allocated_bytes"]);
+    EXPECT_EQ(device["peak_allocated_after_bytes"], shown(snapshots[1])["peak_allocated_bytes"]);
+    const std::int64_t peak_change = device["peak_allocated_after_bytes"].get<std::int64_t>() -
+                                     device["peak_allocated_before_bytes"].get<std::int64_t>();
+    EXPECT_GT(peak_change, 0);
+    std::int64_t by_kind = 0;
+    for (const json& change : device["by_kind"]) {
+        by_kind += change["change_bytes"].get<std::int64_t>();
+    }
+    EXPECT_EQ(by_kind, peak_change) << device.dump();
+    const auto text = run_cli({"snapshot", "diff", snapshots[0], snapshots[1]});
+    EXPECT_NE(text.out.find("alive at the peak, by what it was for"), std::string::npos)
+        << text.out;
+    EXPECT_EQ(run_cli({"snapshot", "diff", snapshots[0]}).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace oomlab
