@@ -1,6 +1,7 @@
 #include "train/data_parallel.h"
 
 #include <algorithm>
+#include <tuple>
 #include <utility>
 
 #include "oomlab/common/errors.h"
@@ -37,6 +38,35 @@ std::vector<std::vector<std::size_t>> make_buckets(const std::vector<torch::Tens
 
 }  // namespace
 
+std::pair<std::int64_t, std::int64_t> FlatLayout::range_of(std::int64_t owner,
+                                                           std::int64_t world) const {
+    const std::int64_t share = (total + world - 1) / world;
+    const std::int64_t first = std::min(total, share * owner);
+    return {first, std::min(total, first + share)};
+}
+
+std::vector<FlatLayout::Piece> FlatLayout::pieces_in(const std::vector<std::size_t>& parameters,
+                                                     std::int64_t range_begin,
+                                                     std::int64_t range_end) const {
+    std::vector<Piece> found;
+    for (const std::size_t i : parameters) {
+        const std::int64_t first = std::max(range_begin, starts[i]);
+        const std::int64_t last = std::min(range_end, starts[i] + sizes[i]);
+        if (first < last) {
+            found.push_back({i, first - starts[i], last - first, first - range_begin});
+        }
+    }
+    return found;
+}
+
+std::vector<std::size_t> FlatLayout::every_parameter() const {
+    std::vector<std::size_t> all(starts.size());
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        all[i] = i;
+    }
+    return all;
+}
+
 DataParallel::DataParallel(distributed::ProcessGroup& group, ShardMode shard,
                            std::vector<torch::Tensor> trainable, std::int64_t bucket_bytes,
                            memory::ModuleId range_owner)
@@ -46,6 +76,7 @@ DataParallel::DataParallel(distributed::ProcessGroup& group, ShardMode shard,
       m_parameters(std::move(trainable)) {
     for (const torch::Tensor& parameter : m_parameters) {
         m_layout.starts.push_back(m_layout.total);
+        m_layout.sizes.push_back(parameter.numel());
         m_layout.total += parameter.numel();
     }
     m_buckets.members = make_buckets(m_parameters, bucket_bytes);
@@ -63,22 +94,12 @@ DataParallel::DataParallel(distributed::ProcessGroup& group, ShardMode shard,
     if (m_shard == ShardMode::None) {
         return;
     }
-    const std::int64_t world = world_size();
-    const std::int64_t share = (m_layout.total + world - 1) / world;
-    m_layout.begin = std::min(m_layout.total, share * rank());
-    m_layout.end = std::min(m_layout.total, m_layout.begin + share);
-    for (std::size_t i = 0; i < m_parameters.size(); ++i) {
-        const std::int64_t first = std::max(m_layout.begin, m_layout.starts[i]);
-        const std::int64_t last =
-            std::min(m_layout.end, m_layout.starts[i] + m_parameters[i].numel());
-        if (first >= last) {
-            continue;
-        }
-        m_layout.pieces.push_back(
-            {i, first - m_layout.starts[i], last - first, first - m_layout.begin});
+    std::tie(m_layout.begin, m_layout.end) = m_layout.range_of(rank(), world_size());
+    m_layout.pieces = m_layout.pieces_in(m_layout.every_parameter(), m_layout.begin, m_layout.end);
+    for (const FlatLayout::Piece& piece : m_layout.pieces) {
         // A view of the parameter's own storage: updating it updates the model.
         torch::Tensor view =
-            flat(m_parameters[i].detach()).narrow(0, first - m_layout.starts[i], last - first);
+            flat(m_parameters[piece.parameter].detach()).narrow(0, piece.offset, piece.length);
         view.requires_grad_(true);
         m_views.push_back(view);
     }
@@ -186,25 +207,18 @@ void DataParallel::after_step() {
     }
     torch::NoGradGuard no_grad;
     // Each rank's range, from its owner, one bucket of parameters at a time.
-    const std::int64_t world = world_size();
-    const std::int64_t share = (m_layout.total + world - 1) / world;
-    for (std::int64_t owner = 0; owner < world; ++owner) {
-        const std::int64_t begin = std::min(m_layout.total, share * owner);
-        const std::int64_t end = std::min(m_layout.total, begin + share);
+    const std::vector<std::size_t> all = m_layout.every_parameter();
+    for (std::int64_t owner = 0; owner < world_size(); ++owner) {
+        const auto [begin, end] = m_layout.range_of(owner, world_size());
         if (begin == end) {
             continue;
         }
         torch::Tensor range = torch::empty({end - begin}, m_parameters.front().options());
         const auto each_piece = [&](auto visit) {
-            for (std::size_t i = 0; i < m_parameters.size(); ++i) {
-                const std::int64_t first = std::max(begin, m_layout.starts[i]);
-                const std::int64_t last =
-                    std::min(end, m_layout.starts[i] + m_parameters[i].numel());
-                if (first < last) {
-                    visit(flat(m_parameters[i].detach())
-                              .narrow(0, first - m_layout.starts[i], last - first),
-                          range.narrow(0, first - begin, last - first));
-                }
+            for (const FlatLayout::Piece& piece : m_layout.pieces_in(all, begin, end)) {
+                visit(flat(m_parameters[piece.parameter].detach())
+                          .narrow(0, piece.offset, piece.length),
+                      range.narrow(0, piece.shard_offset, piece.length));
             }
         };
         if (owner == rank()) {

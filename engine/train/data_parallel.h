@@ -14,6 +14,7 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "distributed/process_group.h"
@@ -34,9 +35,18 @@ struct FlatLayout {
         std::int64_t shard_offset;  // in this rank's range
     };
     std::vector<std::int64_t> starts;  // each parameter's first element
+    std::vector<std::int64_t> sizes;   // each parameter's elements
     std::int64_t total = 0;
     std::int64_t begin = 0, end = 0;  // this rank's range
     std::vector<Piece> pieces;
+
+    // The range [first, second) of rank `owner` of `world`.
+    std::pair<std::int64_t, std::int64_t> range_of(std::int64_t owner, std::int64_t world) const;
+    // Where each of `parameters` (indices, in order) meets [begin, end): shard_offset counts
+    // from `begin`.
+    std::vector<Piece> pieces_in(const std::vector<std::size_t>& parameters, std::int64_t begin,
+                                 std::int64_t end) const;
+    std::vector<std::size_t> every_parameter() const;
 };
 
 // The gradients reduced together, in the order backward produces them.

@@ -138,25 +138,14 @@ void DataParallel::gather(Zero3Parts::Part& part) {
     }
     part.gathered = true;
     // From each owner of some of the part's elements, one broadcast of them all.
-    const std::int64_t world = world_size();
-    const std::int64_t share = (m_layout.total + world - 1) / world;
     const torch::TensorOptions options = m_parameters[part.parameters.front()].options();
-    for (std::int64_t owner = 0; owner < world; ++owner) {
-        const std::int64_t begin = std::min(m_layout.total, share * owner);
-        const std::int64_t end = std::min(m_layout.total, begin + share);
-        struct Segment {
-            std::size_t parameter;
-            std::int64_t first, length;  // in the flattened parameter
-        };
-        std::vector<Segment> segments;
+    for (std::int64_t owner = 0; owner < world_size(); ++owner) {
+        const auto [begin, end] = m_layout.range_of(owner, world_size());
+        const std::vector<FlatLayout::Piece> segments =
+            m_layout.pieces_in(part.parameters, begin, end);
         std::int64_t elements = 0;
-        for (const std::size_t i : part.parameters) {
-            const std::int64_t first = std::max(begin, m_layout.starts[i]);
-            const std::int64_t last = std::min(end, m_layout.starts[i] + m_parameters[i].numel());
-            if (first < last) {
-                segments.push_back({i, first - m_layout.starts[i], last - first});
-                elements += last - first;
-            }
+        for (const FlatLayout::Piece& segment : segments) {
+            elements += segment.length;
         }
         if (elements == 0) {
             continue;
@@ -164,7 +153,7 @@ void DataParallel::gather(Zero3Parts::Part& part) {
         torch::Tensor buffer = torch::empty({elements}, options);
         if (owner == rank()) {
             std::int64_t offset = 0;
-            for (const Segment& segment : segments) {
+            for (const FlatLayout::Piece& segment : segments) {
                 for (std::size_t v = 0; v < m_layout.pieces.size(); ++v) {
                     const FlatLayout::Piece& piece = m_layout.pieces[v];
                     if (piece.parameter == segment.parameter) {
@@ -176,11 +165,11 @@ void DataParallel::gather(Zero3Parts::Part& part) {
         }
         broadcast_in_step(buffer, static_cast<int>(owner), "gathering the parameters");
         std::int64_t offset = 0;
-        for (const Segment& segment : segments) {
+        for (const FlatLayout::Piece& segment : segments) {
             m_parameters[segment.parameter]
                 .variable_data()
                 .view(-1)
-                .narrow(0, segment.first, segment.length)
+                .narrow(0, segment.offset, segment.length)
                 .copy_(buffer.narrow(0, offset, segment.length));
             offset += segment.length;
         }
