@@ -62,4 +62,13 @@ CappedRun every_rank_ends_out_of_memory(const std::string& db, std::vector<std::
     return capped;
 }
 
+nlohmann::json one_run_of_two_ranks(const std::string& db) {
+    const nlohmann::json run = test::show_run_json(db, 1);
+    EXPECT_EQ(run.at("status"), "completed") << run.dump();
+    EXPECT_EQ(run.at("world_size"), 2);
+    EXPECT_EQ(run.at("ranks").size(), 2u) << run.dump();
+    EXPECT_EQ(test::run_cli({"runs", "show", "2", "--db", db}).exit_code, 2) << "one run only";
+    return run;
+}
+
 }  // namespace oomlab

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_runner.h"
 #include "oomlab/run/run_record.h"
 #include "oomlab/store/run_store.h"
@@ -28,5 +30,9 @@ struct CappedRun {
 };
 CappedRun every_rank_ends_out_of_memory(const std::string& db, std::vector<std::string> settings,
                                         std::int64_t low, std::int64_t high);
+
+// What an outside launcher's two ranks trained into `db`: one run and no second, completed, of
+// world size 2, both ranks listed (checked here). Returns its `runs show --json`.
+nlohmann::json one_run_of_two_ranks(const std::string& db);
 
 }  // namespace oomlab

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
+#include "data_parallel_runs.h"
 #include "oomlab/workers/rendezvous.h"
 #include "test_support.h"
 
@@ -84,15 +85,9 @@ TEST(PyTorchPrograms, TorchrunWithItsDefaultsTrainsOneRunOfTwoRanks) {
          "--no_python", OOMLAB_CLI_PATH, "run", "--db", db, "--json", "--set", "train.max_steps=12",
          "--set", "distributed.timeout_s=30"});
     ASSERT_EQ(ran.exit_code, 0) << ran.out;
-    const nlohmann::json run = test::show_run_json(db, 1);
-    EXPECT_EQ(run.at("status"), "completed") << run.dump();
-    EXPECT_EQ(run.at("world_size"), 2);
-    ASSERT_EQ(run.at("ranks").size(), 2u) << run.dump();
-    for (const auto& rank : run.at("ranks")) {
+    for (const auto& rank : one_run_of_two_ranks(db).at("ranks")) {
         EXPECT_GT(rank.at("peak_bytes").get<std::int64_t>(), 0) << rank.dump();
     }
-    // Both ranks recorded into the one run: there is no second run.
-    EXPECT_EQ(test::run_cli({"runs", "show", "2", "--db", db}).exit_code, 2);
 }
 
 // Debian 12's torchrun (python3-torch 1.13.1 under Python 3.11) with its default static
@@ -121,11 +116,7 @@ TEST(PyTorchPrograms, DebiansTorchrunTrainsOneRunOfTwoRanks) {
          "distributed.timeout_s=30"},
         120, python);
     ASSERT_EQ(ran.exit_code, 0) << ran.out;
-    const nlohmann::json run = test::show_run_json(db, 1);
-    EXPECT_EQ(run.at("status"), "completed") << run.dump();
-    EXPECT_EQ(run.at("world_size"), 2);
-    ASSERT_EQ(run.at("ranks").size(), 2u) << run.dump();
-    EXPECT_EQ(test::run_cli({"runs", "show", "2", "--db", db}).exit_code, 2) << "one run only";
+    one_run_of_two_ranks(db);
 }
 
 // A torchrun of another PyTorch than oomlab-cli's LibTorch (Debian's 1.13 with a 2.x build, or
