@@ -82,6 +82,15 @@ if ((${#missing[@]})); then
     export DEBIAN_FRONTEND=noninteractive
     "${sudo_cmd[@]}" apt-get update -q
     "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+    # The suite starts its own Slurm cluster and munge; the system services these packages
+    # start and enable under systemd are not wanted, so they are stopped and disabled again.
+    if [[ -d /run/systemd/system ]]; then
+        for service in munge slurmctld slurmd; do
+            if [[ " ${missing[*]} " == *" $service "* ]]; then
+                "${sudo_cmd[@]}" systemctl disable --now "$service" >/dev/null 2>&1 || true
+            fi
+        done
+    fi
 fi
 
 if [[ "$mode" == format-check ]]; then
