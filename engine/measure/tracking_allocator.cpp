@@ -168,16 +168,22 @@ void raise_ledger_peak(std::int64_t current) {
 
 // A block becomes what it is (a gradient, optimizer state) after autograd or the optimizer
 // allocated it: a hook or the update says so later. If it was alive at the peak, the peak's
-// copy learns it too, so what the peak held does not depend on when the peak fell.
-void retag_at_peak(const BlockHeader& block, ModuleId module, AllocationTag tag) {
+// copy learns it too, so what the peak held does not depend on when the peak fell. The move
+// is made under the peak's lock, so a copy another thread takes at a new peak sees the block
+// under one name: before the move (which then reaches the copy) or after it. Outside the lock,
+// a copy taken between the two found it under its old name, and no later move corrected it.
+void retag_block(BlockHeader& block, ModuleId module, AllocationTag tag) {
     Ledger& l = ledger();
-    std::lock_guard lock(l.peak_mutex);
-    if (block.serial >= l.peak_serial) {
-        return;  // allocated after the peak
-    }
     const auto size = static_cast<std::int64_t>(block.size);
-    l.at_peak.bytes[block.module][static_cast<std::size_t>(block.tag)] -= size;
-    l.at_peak.bytes[module][static_cast<std::size_t>(tag)] += size;
+    std::lock_guard lock(l.peak_mutex);
+    if (block.serial < l.peak_serial) {  // alive at the peak
+        l.at_peak.bytes[block.module][static_cast<std::size_t>(block.tag)] -= size;
+        l.at_peak.bytes[module][static_cast<std::size_t>(tag)] += size;
+    }
+    ledger_cell(block.module, block.tag).fetch_sub(size, std::memory_order_relaxed);
+    block.module = module;
+    block.tag = tag;
+    ledger_cell(module, tag).fetch_add(size, std::memory_order_relaxed);
 }
 
 void release_block(void* data) {
@@ -318,12 +324,7 @@ void retag_tensor(const at::Tensor& tensor, AllocationTag tag, ModuleId module) 
     if (header->module == module && header->tag == tag) {
         return;
     }
-    const auto size = static_cast<std::int64_t>(header->size);
-    retag_at_peak(*header, module, tag);
-    ledger_cell(header->module, header->tag).fetch_sub(size, std::memory_order_relaxed);
-    header->module = module;
-    header->tag = tag;
-    ledger_cell(module, tag).fetch_add(size, std::memory_order_relaxed);
+    retag_block(*header, module, tag);
 }
 
 void start_cpu_history(std::size_t max_events) {
