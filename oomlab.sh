@@ -158,9 +158,9 @@ case "$mode" in
         # LibTorch itself is not instrumented; its allocations at exit are not our leaks.
         # The 200 cells of the prediction grid run the code the other training tests run,
         # with other settings: they are two-thirds of this run's time and run in both
-        # other builds, so the sanitizers leave them out. GradientsAtThePeak fails here about
-        # one time in two under load (the table's gradient missing from the peak's ledger:
-        # a race, see docs/reliability.md), and runs in both other builds.
+        # other builds, so the sanitizers leave them out. GradientsAtThePeak failed here under
+        # load (the table's gradient missing from the peak's ledger, not reproduced since:
+        # see docs/reliability.md), and runs in both other builds.
         ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
             ctest --preset asan --timeout 900 -E '^(AllCells/PredictionGrid|Data/GradientsAtThePeak)\.' \
             -L 'common|engine|data|store|config|estimator|memory|train|session|lessons|workers|run|prepare|distributed|advice|snapshot'
