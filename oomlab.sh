@@ -56,7 +56,7 @@ build_dir="build"
 [[ "$preset" == "default" ]] || build_dir="build-$preset"
 
 packages=(
-    build-essential cmake ninja-build pkg-config
+    build-essential cmake ninja-build pkg-config ccache
     libtorch-dev libgloo-dev libopenblas0-pthread libsqlite3-dev nlohmann-json3-dev libcli11-dev
     qt6-base-dev qt6-svg-dev libqcustomplot-dev libqcustomplot2.1-qt6 libgl-dev
     fonts-dejavu-core
@@ -119,6 +119,12 @@ if [[ "$mode" == cuda-test ]]; then
     fi
 fi
 
+# Every compilation goes through ccache (cmake/OomlabCompilerCache.cmake): what was compiled
+# before, in this folder, another preset's or another clone's, is reused.
+if command -v ccache >/dev/null; then
+    echo "Compiling through ccache: objects compiled before on this machine are reused" \
+         "(ccache --show-stats; OOMLAB_CCACHE=OFF at configure time to compile directly)"
+fi
 configure_args=()
 [[ -z "${OOMLAB_WERROR:-}" ]] || configure_args+=(-DOOMLAB_WERROR=ON)
 if [[ ! -f "$build_dir/build.ninja" ]]; then

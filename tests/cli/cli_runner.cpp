@@ -29,7 +29,7 @@ CliResult run_cli(const std::vector<std::string>& arguments,
     for (const auto& setting : environment) {
         command += " " + shell_quote(setting);
     }
-    command += " " + shell_quote(OOMLAB_CLI_PATH);
+    command += " " + shell_quote(test::cli_program());
     for (const auto& argument : arguments) {
         command += " " + shell_quote(argument);
     }

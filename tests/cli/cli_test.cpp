@@ -261,8 +261,8 @@ TEST_F(Cli, ExplainReadsAnOutOfMemoryMessage) {
               std::string::npos)
         << text.out;
     const test::CommandResult piped =
-        test::run_command("printf '%s\\n' " + test::shell_quote(message) + " | " + OOMLAB_CLI_PATH +
-                          " explain --json");
+        test::run_command("printf '%s\\n' " + test::shell_quote(message) + " | " +
+                          test::cli_program() + " explain --json");
     ASSERT_EQ(piped.exit_code, 0);
     const json explained = json::parse(piped.out);
     EXPECT_EQ(explained["verdict"], "fragmentation");

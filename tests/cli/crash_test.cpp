@@ -22,7 +22,7 @@ pid_t start_long_run(const std::string& db) {
         if (!freopen("/dev/null", "w", stdout)) {
             _exit(126);
         }
-        execl(OOMLAB_CLI_PATH, OOMLAB_CLI_PATH, "run", "--db", db.c_str(), "--set",
+        execl(test::cli_program(), test::cli_program(), "run", "--db", db.c_str(), "--set",
               "train.epochs=1000", "--set", "model.kind=transformer", "--set", "train.max_len=32",
               static_cast<char*>(nullptr));
         _exit(127);

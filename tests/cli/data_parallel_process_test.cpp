@@ -65,8 +65,8 @@ Launched launch_long_run(const test::TempDir& dir, const std::string& db) {
         if (!freopen("/dev/null", "w", stdout) || !freopen(err.c_str(), "w", stderr)) {
             _exit(126);
         }
-        execl(OOMLAB_CLI_PATH, OOMLAB_CLI_PATH, "run", "--nproc", "2", "--db", db.c_str(), "--set",
-              "train.epochs=1000", "--set", "distributed.timeout_s=10",
+        execl(test::cli_program(), test::cli_program(), "run", "--nproc", "2", "--db", db.c_str(),
+              "--set", "train.epochs=1000", "--set", "distributed.timeout_s=10",
               static_cast<char*>(nullptr));
         _exit(127);
     }

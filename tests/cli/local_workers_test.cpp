@@ -28,7 +28,7 @@ namespace {
 
 // As oomlab-cli names itself for its lessons' workers: the one built beside the tests.
 void use_cli_for_workers() {
-    set_worker_program({OOMLAB_CLI_PATH, {"worker"}});
+    set_worker_program({test::cli_program(), {"worker"}});
 }
 
 TEST(LocalWorkers, EachWorkersErrorsAreKeptAndRepeatedLinesShownOnce) {

@@ -83,7 +83,7 @@ protected:
                                           "RANK=" + std::to_string(rank),
                                           "MASTER_ADDR=" + m_addresses[0],
                                           "MASTER_PORT=29561",
-                                          OOMLAB_CLI_PATH,
+                                          test::cli_program(),
                                           "run",
                                           "--db",
                                           db(rank)};

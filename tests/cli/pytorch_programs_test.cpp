@@ -82,8 +82,8 @@ TEST(PyTorchPrograms, TorchrunWithItsDefaultsTrainsOneRunOfTwoRanks) {
     const test::CommandResult ran = run_python_module(
         "torch.distributed.run",
         {"--nproc_per_node", "2", "--master_port", std::to_string(free_loopback_port()),
-         "--no_python", OOMLAB_CLI_PATH, "run", "--db", db, "--json", "--set", "train.max_steps=12",
-         "--set", "distributed.timeout_s=30"});
+         "--no_python", test::cli_program(), "run", "--db", db, "--json", "--set",
+         "train.max_steps=12", "--set", "distributed.timeout_s=30"});
     ASSERT_EQ(ran.exit_code, 0) << ran.out;
     for (const auto& rank : one_run_of_two_ranks(db).at("ranks")) {
         EXPECT_GT(rank.at("peak_bytes").get<std::int64_t>(), 0) << rank.dump();
@@ -112,7 +112,7 @@ TEST(PyTorchPrograms, DebiansTorchrunTrainsOneRunOfTwoRanks) {
         "torch.distributed.run",
         {"--nproc_per_node", "2", "--master_port", std::to_string(free_loopback_port()),
          "--redirects", "1", "--tee", "1", "--log_dir", dir.file("torchrun-logs"), "--no_python",
-         OOMLAB_CLI_PATH, "run", "--db", db, "--set", "train.max_steps=12", "--set",
+         test::cli_program(), "run", "--db", db, "--set", "train.max_steps=12", "--set",
          "distributed.timeout_s=30"},
         120, python);
     ASSERT_EQ(ran.exit_code, 0) << ran.out;
@@ -140,7 +140,7 @@ TEST(PyTorchPrograms, ATorchrunOfAnotherPyTorchIsNamed) {
         "torch.distributed.run",
         {"--nproc_per_node", "2", "--master_port", std::to_string(free_loopback_port()),
          "--redirects", "1", "--tee", "1", "--log_dir", dir.file("torchrun-logs"), "--no_python",
-         OOMLAB_CLI_PATH, "run", "--db", dir.file("runs.sqlite"), "--set", "train.max_steps=3",
+         test::cli_program(), "run", "--db", dir.file("runs.sqlite"), "--set", "train.max_steps=3",
          "--set", "distributed.timeout_s=5"},
         120, python);
     EXPECT_NE(ran.exit_code, 0) << ran.out;

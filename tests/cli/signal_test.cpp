@@ -53,7 +53,7 @@ TEST_P(CliSignals, SavesTheRunAsCancelledAndExits130) {
     const pid_t child = fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
-        execl(OOMLAB_CLI_PATH, OOMLAB_CLI_PATH, "run", "--db", db.c_str(), "--set",
+        execl(test::cli_program(), test::cli_program(), "run", "--db", db.c_str(), "--set",
               "train.epochs=1000", "--json", static_cast<char*>(nullptr));
         _exit(127);
     }
@@ -108,7 +108,7 @@ TEST(CliSignals, ASearchOfSeveralProcessesStopsWith130) {
         dup2(pipe_fds[1], STDOUT_FILENO);
         dup2(pipe_fds[1], STDERR_FILENO);
         close(pipe_fds[0]);
-        execl(OOMLAB_CLI_PATH, OOMLAB_CLI_PATH, "find-batch-size", "--nproc", "2", "--set",
+        execl(test::cli_program(), test::cli_program(), "find-batch-size", "--nproc", "2", "--set",
               "memory.cap_mb=24", static_cast<char*>(nullptr));
         _exit(127);
     }
@@ -158,7 +158,7 @@ pid_t start_rank(int rank, int port, const std::string& db, const std::string& e
         if (!freopen(err.c_str(), "w", stderr)) {
             _exit(126);
         }
-        execl(OOMLAB_CLI_PATH, OOMLAB_CLI_PATH, "run", "--db", db.c_str(), "--set",
+        execl(test::cli_program(), test::cli_program(), "run", "--db", db.c_str(), "--set",
               "distributed.timeout_s=120", static_cast<char*>(nullptr));
         _exit(127);
     }

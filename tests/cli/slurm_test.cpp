@@ -148,7 +148,7 @@ TEST_F(SlurmCluster, TheTasksOfAnSrunStepTrainOneRun) {
     const std::string db = m_dir.file("runs.sqlite");
     const test::CommandResult ran = test::run_command(
         "SLURM_CONF=" + path("slurm.conf") + " timeout 120 srun -N 1 -n 2 --kill-on-bad-exit=1 " +
-        test::shell_quote(OOMLAB_CLI_PATH) + " run --db " + test::shell_quote(db) +
+        test::shell_quote(test::cli_program()) + " run --db " + test::shell_quote(db) +
         " --set train.max_steps=12 --set distributed.timeout_s=30 2>&1 </dev/null");
     ASSERT_EQ(ran.exit_code, 0) << ran.out;
     for (const auto& rank : one_run_of_two_ranks(db).at("ranks")) {

@@ -25,11 +25,11 @@ void write_text(const std::string& path, const std::string& text) {
 }
 
 TEST(Layering, EveryIncludeIsOfWhatItsComponentLinks) {
-    const std::string manifest = read_text(OOMLAB_LAYERING_MANIFEST);
+    const std::string manifest = read_text(layering_manifest());
     ASSERT_NE(manifest.find("unit oomlab_distributed engine/distributed 1 0"), std::string::npos)
         << manifest;
     std::string report;
-    for (const std::string& violation : layering_violations(manifest, OOMLAB_SOURCE_ROOT)) {
+    for (const std::string& violation : layering_violations(manifest, source_root())) {
         report += violation + "\n";
     }
     EXPECT_EQ(report, "");

@@ -23,6 +23,22 @@ std::string shared_data_dir() {
     return fs::is_directory(dir) ? fs::canonical(dir).string() : std::string();
 }
 
+const char* cli_program() {
+    return OOMLAB_CLI_PATH;
+}
+
+const char* failing_nvml_library() {
+    return OOMLAB_FAILING_NVML;
+}
+
+const char* layering_manifest() {
+    return OOMLAB_LAYERING_MANIFEST;
+}
+
+const char* source_root() {
+    return OOMLAB_SOURCE_ROOT;
+}
+
 TempDir::TempDir() {
     std::random_device entropy;
     const fs::path base = fs::temp_directory_path();

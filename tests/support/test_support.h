@@ -12,6 +12,14 @@ std::string fixture(const std::string& name);
 // ../shared/data beside the project; empty when absent. Use OOMLAB_REQUIRE_SHARED_DATA.
 std::string shared_data_dir();
 
+// Where this build put what the tests run or read. Only test_support.cpp is compiled with
+// these folders, so no other test's object depends on where the tree was checked out (a
+// clone elsewhere reuses the compiler cache's objects).
+const char* cli_program();           // oomlab-cli
+const char* failing_nvml_library();  // an NVML whose initialisation fails
+const char* layering_manifest();     // the components and their dependencies, from CMake
+const char* source_root();           // the project's sources
+
 // A fresh empty folder under the system temp dir, removed when the object dies.
 class TempDir {
 public:

@@ -29,8 +29,7 @@ private:
         environment.remove(QStringLiteral("WAYLAND_DISPLAY"));
         environment.remove(QStringLiteral("QT_QPA_PLATFORM"));
         oomlab.setProcessEnvironment(environment);
-        oomlab.start(QStringLiteral(OOMLAB_GUI_PATH),
-                     QStringList{QStringLiteral("--db"), m_db} + arguments);
+        oomlab.start(ui::test::guiProgram(), QStringList{QStringLiteral("--db"), m_db} + arguments);
         if (!oomlab.waitForFinished(60000)) {
             oomlab.kill();
             return -1;
@@ -132,7 +131,7 @@ private slots:
         environment.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
         oomlab.setProcessEnvironment(environment);
         const QString shot = m_dir.filePath(QStringLiteral("shot.png"));
-        oomlab.start(QStringLiteral(OOMLAB_GUI_PATH),
+        oomlab.start(ui::test::guiProgram(),
                      {QStringLiteral("--db"), notes, QStringLiteral("--screenshot"), shot});
         QVERIFY(oomlab.waitForFinished(60000));
         const QString error = QString::fromUtf8(oomlab.readAllStandardError());

@@ -165,8 +165,8 @@ private slots:
     }
 
     void theRealSnapshotOfGpt2() {
-        const QString path = QStringLiteral(OOMLAB_SHARED_DATA_DIR) +
-                             QStringLiteral("/snapshots/gpt2_generate_2648MiB.pickle");
+        const QString path =
+            test::sharedDataDir() + QStringLiteral("/snapshots/gpt2_generate_2648MiB.pickle");
         if (!QFile::exists(path)) {
             QSKIP("the shared data's GPT-2 snapshot is absent");
         }

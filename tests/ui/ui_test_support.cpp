@@ -12,6 +12,18 @@
 
 namespace oomlab::ui::test {
 
+QString fixture(const QString& name) {
+    return QStringLiteral(OOMLAB_TEST_DATA_DIR "/") + name;
+}
+
+QString sharedDataDir() {
+    return QStringLiteral(OOMLAB_SHARED_DATA_DIR);
+}
+
+QString guiProgram() {
+    return QStringLiteral(OOMLAB_GUI_PATH);
+}
+
 void prepareEnvironment() {
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) {
         qputenv("QT_QPA_PLATFORM", "offscreen");

@@ -3,6 +3,7 @@
 
 #include "memory/nvml.h"
 #include "oomlab/common/errors.h"
+#include "test_support.h"
 
 namespace oomlab::memory {
 namespace {
@@ -27,7 +28,7 @@ TEST(Nvml, ALibraryThatIsNotNvmlIsRefused) {
 }
 
 TEST(Nvml, ALibraryWhoseInitialisationFailsSaysSoAndAsksAboutTheDriver) {
-    const std::string error = load_error(OOMLAB_FAILING_NVML);
+    const std::string error = load_error(test::failing_nvml_library());
     EXPECT_NE(error.find("nvmlInit failed (NVML error 9)"), std::string::npos) << error;
     EXPECT_NE(error.find("is the NVIDIA driver loaded?"), std::string::npos) << error;
 }
