@@ -46,7 +46,7 @@ case "$mode" in
         ;;
     fuzz)
         preset=fuzz
-        targets=(fuzz_glove fuzz_dataset fuzz_config fuzz_store_replies fuzz_snapshot)
+        targets=(fuzz_glove fuzz_dataset fuzz_config fuzz_store_replies fuzz_snapshot fuzz_explain)
         ;;
     cuda-test)
         preset=cuda

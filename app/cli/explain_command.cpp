@@ -1,7 +1,7 @@
 // `oomlab-cli explain`: what a PyTorch program's out-of-memory message says, and what to try.
 #include <iostream>
-#include <iterator>
-#include <sstream>
+#include <string_view>
+#include <vector>
 
 #include "cli_context.h"
 #include "oomlab/advice/oom_message.h"
@@ -17,15 +17,22 @@ void add_explain_command(CLI::App& app, int& exit_code) {
     command->add_option("MESSAGE", *words, "The error's text (default: standard input)");
     auto* json = command->add_flag("--json", "One JSON object");
     command->callback([=, &exit_code] {
-        std::string text;
+        OomLogReader reader;
         if (words->empty() || (words->size() == 1 && words->front() == "-")) {
-            text.assign(std::istreambuf_iterator<char>(std::cin), {});
+            // A whole training log may come down the pipe: read in pieces, keep what can matter.
+            std::vector<char> piece(64 * 1024);
+            while (std::cin.read(piece.data(), static_cast<std::streamsize>(piece.size())) ||
+                   std::cin.gcount() > 0) {
+                reader.feed(
+                    std::string_view(piece.data(), static_cast<std::size_t>(std::cin.gcount())));
+            }
         } else {
-            for (const std::string& word : *words) {
-                text += (text.empty() ? "" : " ") + word;
+            for (std::size_t i = 0; i < words->size(); ++i) {
+                reader.feed(i == 0 ? "" : " ");
+                reader.feed((*words)[i]);
             }
         }
-        const OomExplanation explanation = explain_oom_message(text);
+        const OomExplanation explanation = reader.explain();
         if (*json) {
             std::cout << oom_explanation_json(explanation) << '\n';
         } else {
@@ -33,7 +40,7 @@ void add_explain_command(CLI::App& app, int& exit_code) {
             for (const std::string& fact : explanation.facts) {
                 std::cout << "  " << fact << '\n';
             }
-            std::cout << "\nTry, first first:\n";
+            std::cout << "\nTry, in this order:\n";
             int number = 0;
             for (const std::string& step : explanation.tries) {
                 std::cout << "  " << ++number << ". " << step << '\n';

@@ -1,137 +1,31 @@
+// What the figures of one out-of-memory message mean (oom_message_reader.cpp reads them).
 #include "oomlab/advice/oom_message.h"
 
-#include <cmath>
-#include <regex>
+#include <algorithm>
 
 #include <nlohmann/json.hpp>
 
-#include "oomlab/common/errors.h"
 #include "oomlab/common/format.h"
 
 namespace oomlab {
 namespace {
 
-// Longer text is a log, not a message: the message is in its first megabyte or not at all.
-constexpr std::size_t kMostText = 1 << 20;
-// A size as PyTorch prints it: "20.00 MiB", "1.5 GiB", "4096 bytes".
-const std::string kSize =
-    R"(([0-9]+(?:\.[0-9]+)?) ?(PiB|TiB|GiB|MiB|KiB|PB|TB|GB|MB|KB|bytes|B)\b)";
-
-std::int64_t bytes_of(const std::string& number, const std::string& unit) {
-    static const std::pair<const char*, double> kUnits[] = {{"PiB", 1125899906842624.0},
-                                                            {"TiB", 1099511627776.0},
-                                                            {"GiB", 1073741824.0},
-                                                            {"MiB", 1048576.0},
-                                                            {"KiB", 1024.0},
-                                                            {"PB", 1125899906842624.0},
-                                                            {"TB", 1099511627776.0},
-                                                            {"GB", 1073741824.0},
-                                                            {"MB", 1048576.0},
-                                                            {"KB", 1024.0}};
-    double scale = 1;
-    for (const auto& [name, factor] : kUnits) {
-        if (unit == name) {
-            scale = factor;
-        }
-    }
-    return static_cast<std::int64_t>(std::llround(std::stod(number) * scale));
-}
-
-// The first size after which `before` comes and before which `after` comes, in `text`.
-std::optional<std::int64_t> size_in(const std::string& text, const std::string& before,
-                                    const std::string& after = "") {
-    const std::regex pattern(before + kSize + after, std::regex::icase);
-    std::smatch match;
-    if (!std::regex_search(text, match, pattern)) {
-        return std::nullopt;
-    }
-    return bytes_of(match[1], match[2]);
-}
-
-OomMessage read_cuda(const std::string& text) {
-    OomMessage m;
-    m.device = OomMessage::Device::Cuda;
-    std::smatch match;
-    if (std::regex_search(text, match, std::regex(R"(GPU (\d+))"))) {
-        m.device_index = std::stoi(match[1]);
-    }
-    m.requested = size_in(text, R"(Tried to allocate )");
-    // 2.x: "GPU 0 has a total capacity of 79.14 GiB of which 3.56 MiB is free." (2.1 spelled
-    // it "capacty"); 1.x: "(GPU 0; 15.78 GiB total capacity; 14.56 GiB already allocated;
-    // 3.56 MiB free; 14.70 GiB reserved in total by PyTorch)".
-    m.total = size_in(text, R"(total capac(?:i)?ty of )");
-    if (!m.total) {
-        m.total = size_in(text, "", R"( total capacity)");
-    }
-    m.free = size_in(text, R"(of which )", R"( is free)");
-    if (!m.free) {
-        m.free = size_in(text, R"(; )", R"( free\b)");
-    }
-    m.allocated = size_in(text, "", R"( is allocated by PyTorch)");
-    if (!m.allocated) {
-        m.allocated = size_in(text, "", R"( already allocated)");
-    }
-    const std::optional<std::int64_t> unallocated =
-        size_in(text, "", R"( is reserved by PyTorch but unallocated)");
-    if (unallocated && m.allocated) {
-        m.reserved = *m.allocated + *unallocated;
-        m.pytorch_major = 2;
-    } else {
-        m.reserved = size_in(text, "", R"( reserved in total by PyTorch)");
-        m.pytorch_major = m.reserved ? 1 : 0;
-    }
-    m.allowed = size_in(text, "", R"( allowed)");
-    m.this_process = size_in(text, R"(this process has )", R"( memory in use)");
-    const std::regex process(R"(Process (\d+) has )" + kSize + R"( memory in use)");
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), process);
-         it != std::sregex_iterator(); ++it) {
-        m.processes.emplace_back(std::stoi((*it)[1]), bytes_of((*it)[2], (*it)[3]));
-    }
-    return m;
-}
-
-std::optional<OomMessage> read_message(const std::string& text) {
-    if (text.find("CUDA out of memory") != std::string::npos ||
-        text.find("OutOfMemoryError") != std::string::npos) {
-        return read_cuda(text);
-    }
-    std::smatch match;
-    // "DefaultCPUAllocator: can't allocate memory: you tried to allocate 1099511627776 bytes.
-    // Error code 12 (Cannot allocate memory)"; 1.x also "not enough memory".
-    if (std::regex_search(text, match,
-                          std::regex(R"(DefaultCPUAllocator: (?:can't allocate memory|not enough )"
-                                     R"(memory): you tried to allocate (\d+) bytes)"))) {
-        OomMessage m;
-        m.device = OomMessage::Device::Cpu;
-        m.requested = std::stoll(match[1]);
-        if (std::regex_search(text, match, std::regex(R"(Error code \d+ \(([^)]*)\))"))) {
-            m.system_error = match[1];
-        }
-        return m;
-    }
-    // "MPS backend out of memory (MPS allocated: 1.22 GB, other allocations: 6.32 GB, max
-    // allowed: 9.07 GB). Tried to allocate 256.00 MB on private pool."
-    if (text.find("MPS backend out of memory") != std::string::npos) {
-        OomMessage m;
-        m.device = OomMessage::Device::Mps;
-        m.allocated = size_in(text, R"(MPS allocated: )");
-        m.allowed = size_in(text, R"(max allowed: )");
-        m.requested = size_in(text, R"(Tried to allocate )");
-        if (const auto other = size_in(text, R"(other allocations: )")) {
-            m.this_process = *other + m.allocated.value_or(0);
-        }
-        return m;
-    }
-    if (text.find("std::bad_alloc") != std::string::npos) {
-        OomMessage m;
-        m.device = OomMessage::Device::Cpu;
-        return m;
-    }
-    return std::nullopt;
-}
-
 std::string bytes(std::optional<std::int64_t> value) {
-    return value ? format_bytes(*value) : "?";
+    return value ? format_bytes(*value) : "(not given)";
+}
+
+// "asked for 20.0 MiB on GPU 0 of 79.14 GiB, of which 3.6 MiB was free": the figures given.
+std::string asked_on(const OomMessage& m, const std::string& gpu) {
+    std::string fact = m.requested ? "asked for " + format_bytes(*m.requested)
+                                   : std::string("asked for an allocation (its size is not given)");
+    fact += " on " + gpu;
+    if (m.total) {
+        fact += " of " + format_bytes(*m.total);
+    }
+    if (m.free) {
+        fact += (m.total ? ", of which " : "; ") + format_bytes(*m.free) + " was free";
+    }
+    return fact;
 }
 
 void explain_cuda(OomExplanation& e) {
@@ -139,19 +33,37 @@ void explain_cuda(OomExplanation& e) {
     const std::string gpu =
         m.device_index >= 0 ? "GPU " + std::to_string(m.device_index) : "the GPU";
     const std::int64_t requested = m.requested.value_or(0);
-    const std::int64_t reserved = m.reserved.value_or(m.allocated.value_or(0));
-    const std::int64_t unallocated = reserved - m.allocated.value_or(reserved);
+    // Figures that do not add up (more allocated than reserved, more free than the whole GPU)
+    // are said to, and read so that no share comes out negative.
+    const std::int64_t allocated = m.allocated.value_or(0);
+    const std::int64_t reserved = std::max(m.reserved.value_or(allocated), allocated);
+    const std::int64_t unallocated = m.allocated ? reserved - allocated : 0;
     // What neither PyTorch's blocks nor the free memory account for: the CUDA context, other
     // libraries in this process, other processes.
     const bool known_elsewhere = m.total.has_value() && m.free.has_value();
-    const std::int64_t elsewhere = known_elsewhere ? *m.total - *m.free - reserved : 0;
+    const std::int64_t elsewhere =
+        known_elsewhere ? std::max<std::int64_t>(*m.total - *m.free - reserved, 0) : 0;
     const std::int64_t limit = m.allowed.value_or(m.total.value_or(0));
 
-    e.facts.push_back("asked for " + bytes(m.requested) + " on " + gpu + " of " + bytes(m.total) +
-                      ", of which " + bytes(m.free) + " was free");
-    e.facts.push_back("PyTorch's tensors held " + bytes(m.allocated) + "; its allocator " +
-                      bytes(m.reserved) + " in all, " + format_bytes(unallocated) +
-                      " of it cached but free (reserved, unallocated)");
+    e.facts.push_back(asked_on(m, gpu));
+    if (m.allocated && m.reserved) {
+        e.facts.push_back("PyTorch's tensors held " + format_bytes(*m.allocated) +
+                          "; its allocator " + format_bytes(*m.reserved) + " in all, " +
+                          format_bytes(unallocated) +
+                          " of it cached but free (reserved, unallocated)");
+    } else if (m.allocated || m.reserved) {
+        e.facts.push_back(m.allocated ? "PyTorch's tensors held " + format_bytes(*m.allocated)
+                                      : "PyTorch's allocator held " + format_bytes(*m.reserved));
+    }
+    if (m.allocated && m.reserved && *m.reserved < *m.allocated) {
+        e.facts.push_back(
+            "the figures do not add up: the allocator reserved less than its "
+            "tensors held; read as " +
+            format_bytes(allocated) + " reserved");
+    }
+    if (known_elsewhere && *m.free > *m.total) {
+        e.facts.push_back("the figures do not add up: more was free than the GPU holds");
+    }
     if (m.allowed) {
         e.facts.push_back("this process may use " + format_bytes(*m.allowed) +
                           " (torch.cuda.set_per_process_memory_fraction)");
@@ -220,8 +132,12 @@ void explain_cuda(OomExplanation& e) {
         return;
     }
     e.verdict = OomVerdict::OutOfMemory;
-    e.summary = "Out of memory: the tensors alive held " + bytes(m.allocated) + ", and the next " +
-                format_bytes(requested) + " did not fit in what was left.";
+    e.summary =
+        std::string("Out of memory: ") +
+        (m.allocated ? "the tensors alive held " + format_bytes(*m.allocated) + ", and " : "") +
+        (m.requested ? "the next " + format_bytes(*m.requested)
+                     : "the next allocation (its size is not given)") +
+        " did not fit in what was left.";
     e.tries.push_back(
         "a smaller batch: activations grow with it (keep the effective batch with "
         "gradient accumulation)");
@@ -239,8 +155,10 @@ void explain_cuda(OomExplanation& e) {
 void explain_host(OomExplanation& e) {
     const OomMessage& m = e.message;
     const char* where = m.device == OomMessage::Device::Mps ? "the Apple GPU (MPS)" : "the host";
-    e.facts.push_back("asked " + std::string(where) + " for " + bytes(m.requested) +
-                      (m.system_error ? " and was refused: " + *m.system_error : ""));
+    e.facts.push_back(
+        "asked " + std::string(where) + " for " +
+        (m.requested ? format_bytes(*m.requested) : std::string("memory (the size is not given)")) +
+        (m.system_error ? " and was refused: " + *m.system_error : ""));
     if (m.device == OomMessage::Device::Mps) {
         e.facts.push_back("MPS held " + bytes(m.allocated) + " of the " + bytes(m.allowed) +
                           " it may use; this process " + bytes(m.this_process) + " in all");
@@ -266,19 +184,10 @@ void explain_host(OomExplanation& e) {
 
 }  // namespace
 
-OomExplanation explain_oom_message(const std::string& text) {
-    const std::string head = text.substr(0, kMostText);
-    std::optional<OomMessage> message = read_message(head);
-    if (!message) {
-        throw BadInput(
-            "no out-of-memory message of PyTorch in the text given (" +
-            std::to_string(text.size()) +
-            " bytes); give the error's whole line, e.g. \"CUDA out of memory. Tried to allocate "
-            "...\" or \"DefaultCPUAllocator: can't allocate memory ...\"");
-    }
+OomExplanation explain_oom(const OomMessage& message) {
     OomExplanation explanation;
-    explanation.message = *message;
-    if (message->device == OomMessage::Device::Cuda) {
+    explanation.message = message;
+    if (message.device == OomMessage::Device::Cuda) {
         explain_cuda(explanation);
     } else {
         explain_host(explanation);

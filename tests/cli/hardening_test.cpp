@@ -141,7 +141,7 @@ TEST_F(Hardening, AnUnwritableFolderIsNamedNotATemporaryFile) {
 TEST_F(Hardening, AFullStandardOutputIsAnError) {
     make_database();
     const auto full =
-        test::run_command(test::shell_quote(OOMLAB_CLI_PATH) + " runs export 1 --db " +
+        test::run_command(test::shell_quote(test::cli_program()) + " runs export 1 --db " +
                           test::shell_quote(db()) + " >/dev/full 2>/dev/null");
     EXPECT_EQ(full.exit_code, 1);
 }
@@ -150,7 +150,7 @@ TEST_F(Hardening, AClosedPipeDoesNotKillARun) {
     // head exits after two lines; the run goes on, is saved, and exits 0 (not 141).
     const auto piped =
         test::run_command("bash -o pipefail -c " +
-                          test::shell_quote(test::shell_quote(OOMLAB_CLI_PATH) +
+                          test::shell_quote(test::shell_quote(test::cli_program()) +
                                             " run --json --set " + "train.max_steps=40 --db " +
                                             test::shell_quote(db()) + " | head -2 >/dev/null"));
     EXPECT_EQ(piped.exit_code, 0);
@@ -207,7 +207,7 @@ TEST_F(Hardening, AnotherWriterHoldingTheLockForNineSecondsNeverFailsARun) {
     const pid_t child = fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
-        execl(OOMLAB_CLI_PATH, OOMLAB_CLI_PATH, "run", "--db", db().c_str(), "--set",
+        execl(test::cli_program(), test::cli_program(), "run", "--db", db().c_str(), "--set",
               "train.max_steps=600", "--set", "eval.every=0", static_cast<char*>(nullptr));
         _exit(127);
     }
@@ -439,6 +439,38 @@ TEST_F(Hardening, ALossThatBecomesNanEndsTheRunAsFailed) {
         event = event || row.kind == event_kind::kDiverged;
     }
     EXPECT_TRUE(event);
+}
+
+// `python train.py 2>&1 | oomlab-cli explain`: the OOM at the end of 1.7 MB of progress lines
+// (only the first megabyte was read), each figure its own; a size of 30,000 digits (a stack
+// overflow, signal 11) and a GPU number out of range (std::stoi's error, exit 1) are bad input
+// naming the figure.
+TEST_F(Hardening, ExplainReadsAWholeLogAndRefusesFiguresOutOfRange) {
+    std::string log;
+    for (int step = 0; log.size() < 1700 * 1024; ++step) {
+        log += "step " + std::to_string(step) + " loss 2.31 | Using GPU 3\n";
+    }
+    log +=
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a "
+        "total capacity of 79.14 GiB of which 3.56 MiB is free. Of the allocated memory 75.02 "
+        "GiB is allocated by PyTorch, and 3.68 GiB is reserved by PyTorch but unallocated.\n";
+    test::write_file(file("train.log"), log);
+    const auto piped = test::run_command("cat " + test::shell_quote(file("train.log")) + " | " +
+                                         test::shell_quote(test::cli_program()) + " explain");
+    ASSERT_EQ(piped.exit_code, 0) << piped.out;
+    EXPECT_EQ(piped.out.rfind("Fragmentation: ", 0), 0u) << piped.out;
+    EXPECT_NE(piped.out.find("on GPU 0 of 79.14 GiB"), std::string::npos) << piped.out;
+    EXPECT_NE(piped.out.find("\nTry, in this order:\n  1. "), std::string::npos) << piped.out;
+
+    const auto digits =
+        run_cli({"explain", "CUDA out of memory. Tried to allocate " + std::string(30000, '9') +
+                                " GiB. GPU 0 has a total capacity of 79.14 GiB"});
+    EXPECT_EQ(digits.exit_code, 2) << digits.err.substr(0, 300);
+    EXPECT_NE(digits.err.find("the size asked for, \"999"), std::string::npos)
+        << digits.err.substr(0, 300);
+    const auto device = run_cli({"explain", "CUDA out of memory. GPU 99999999999 has a total"});
+    EXPECT_EQ(device.exit_code, 2) << device.err;
+    EXPECT_NE(device.err.find("\"99999999999\", is out of range"), std::string::npos) << device.err;
 }
 
 }  // namespace

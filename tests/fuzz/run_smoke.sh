@@ -13,9 +13,10 @@ declare -A seeds=(
     [config]="$root/tests/data/configs $root/resources/lessons"
     [store_replies]="$root/tests/fuzz/store_replies"
     [snapshot]="$root/tests/fuzz/snapshot"
+    [explain]="$root/tests/fuzz/explain"
 )
 status=0
-for target in glove dataset config store_replies snapshot; do
+for target in glove dataset config store_replies snapshot explain; do
     corpus="$work/$target"
     mkdir -p "$corpus"
     for dir in ${seeds[$target]}; do

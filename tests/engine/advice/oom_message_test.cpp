@@ -1,8 +1,13 @@
 // Reading the out-of-memory messages PyTorch prints, in each wording (2.x, 2.1's spelling,
-// 1.x, a memory fraction, the CPU's allocator, MPS), and what the figures say.
+// 1.x, a memory fraction, the CPU's allocator, MPS), and what the figures say; then hostile
+// text: numbers of thousands of digits, figures out of range, logs of megabytes holding several
+// messages.
 #include "oomlab/advice/oom_message.h"
 
 #include <gtest/gtest.h>
+
+#include <chrono>
+#include <regex>
 
 #include <nlohmann/json.hpp>
 
@@ -119,8 +124,15 @@ TEST(OomMessage, ReadsTheCpusAllocatorAndMps) {
 TEST(OomMessage, TextWithoutOneIsRefused) {
     EXPECT_THROW(explain_oom_message(""), BadInput);
     EXPECT_THROW(explain_oom_message("RuntimeError: shape mismatch"), BadInput);
-    EXPECT_THROW(explain_oom_message(std::string(4 << 20, 'x') + "CUDA out of memory."), BadInput)
-        << "read only in the first megabyte";
+    OomLogReader reader;
+    reader.feed(std::string(3 << 20, 'x'));
+    try {
+        reader.explain();
+        FAIL() << "no message in the text";
+    } catch (const BadInput& error) {
+        EXPECT_NE(std::string(error.what()).find("(3145728 bytes)"), std::string::npos)
+            << error.what();
+    }
 }
 
 TEST(OomMessage, TheJsonHoldsTheVerdictAndEveryFigure) {
@@ -132,6 +144,204 @@ TEST(OomMessage, TheJsonHoldsTheVerdictAndEveryFigure) {
     EXPECT_EQ(json["reserved_bytes"], gib(7.60));
     EXPECT_TRUE(json["allowed_bytes"].is_null());
     EXPECT_FALSE(json["tries"].empty());
+}
+
+// --- Hostile text --------------------------------------------------------------------------
+
+// The what() of the BadInput `text` gives; "" when it explains.
+std::string refusal(const std::string& text) {
+    try {
+        explain_oom_message(text);
+    } catch (const BadInput& error) {
+        return error.what();
+    }
+    return "";
+}
+
+const std::string kCuda2 =
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total "
+    "capacity of 79.14 GiB of which 3.56 MiB is free. Of the allocated memory 75.02 GiB is "
+    "allocated by PyTorch, and 3.68 GiB is reserved by PyTorch but unallocated.";
+const std::string kCuda1 =
+    "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 7.93 GiB total "
+    "capacity; 6.90 GiB already allocated; 8.06 MiB free; 7.60 GiB reserved in total by "
+    "PyTorch)";
+
+// std::regex recursed once per digit: 30,000 digits overflowed the stack, 5,000 took 45 s. A
+// number that long in any figure's place is refused, naming the figure; elsewhere it is text.
+TEST(OomMessage, ANumberOfThousandsOfDigitsIsRefusedAtOnce) {
+    const std::string digits(30000, '9');
+    const auto started = std::chrono::steady_clock::now();
+    const std::vector<std::pair<std::string, std::string>> places = {
+        {"CUDA out of memory. Tried to allocate " + digits + " GiB", "the size asked for"},
+        {"CUDA out of memory. GPU 0 has a total capacity of " + digits + " GiB",
+         "the GPU's total capacity"},
+        {"CUDA out of memory. (GPU 0; " + digits + " GiB total capacity;", "total capacity"},
+        {"CUDA out of memory. of which " + digits + " MiB is free", "the free memory"},
+        {"CUDA out of memory. (GPU 0; 1 GiB total capacity; " + digits + " MiB free)",
+         "the free memory"},
+        {"CUDA out of memory. " + digits + " GiB is allocated by PyTorch", "allocated"},
+        {"CUDA out of memory. " + digits + " GiB reserved in total by PyTorch", "reserved"},
+        {"CUDA out of memory. " + digits + " GiB allowed;", "allowed"},
+        {"CUDA out of memory. Process 7 has " + digits + " GiB memory in use.", "process"},
+        {"DefaultCPUAllocator: can't allocate memory: you tried to allocate " + digits + " bytes",
+         "the size asked for"},
+        {"MPS backend out of memory (MPS allocated: " + digits + " GB)", "MPS allocated"},
+    };
+    for (const auto& [text, what] : places) {
+        const std::string error = refusal(text);
+        EXPECT_NE(error.find(what), std::string::npos) << text.substr(0, 60) << ": " << error;
+        EXPECT_NE(error.find("30000 characters"), std::string::npos) << error;
+        EXPECT_LT(error.size(), 400u) << "quotes the figure's start, not all of it";
+    }
+    // Not in a figure's place (no unit, or no words around it): text, read past in one pass.
+    for (const std::string& text :
+         {"CUDA out of memory. Tried to allocate " + std::string(10000, '5') + ".",
+          "CUDA out of memory. " + digits + digits + " at step " + digits,
+          "CUDA out of memory. GPU " + std::string(30000, '0') + "1 has a total capacity"}) {
+        EXPECT_EQ(refusal(text), "") << text.substr(0, 60);
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));
+}
+
+// stoi, stoll and stod threw std::out_of_range (exit 1); 20 digits of PiB overflowed into a
+// negative size. Each figure is now checked, and the refusal names it.
+TEST(OomMessage, FiguresOutOfRangeAreRefusedNamingThem) {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"CUDA out of memory. Tried to allocate 20.00 MiB. GPU 99999999999 has a total",
+         "the GPU's number, \"99999999999\", is out of range"},
+        {"CUDA out of memory. Process 99999999999 has 1.00 GiB memory in use.",
+         "a process id, \"99999999999\", is out of range"},
+        {"DefaultCPUAllocator: can't allocate memory: you tried to allocate " +
+             std::string(30, '9') + " bytes.",
+         "is more than 1 EiB"},
+        {"CUDA out of memory. Tried to allocate " + std::string(400, '7') + ".00 MiB.",
+         "(a number of 403 characters)"},
+        {"CUDA out of memory. Tried to allocate 99999999999999999999 PiB.",
+         "the size asked for, \"99999999999999999999 PiB\", is more than 1 EiB"},
+        {"CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacity of "
+         "2000000000.00 GiB",
+         "the GPU's total capacity"},
+    };
+    for (const auto& [text, expected] : cases) {
+        EXPECT_NE(refusal(text).find(expected), std::string::npos)
+            << text.substr(0, 80) << "\n -> " << refusal(text);
+    }
+    // The most a message can say is still read: 1 EiB, GPU 65535, a 17-digit CPU request.
+    EXPECT_EQ(explain_oom_message("CUDA out of memory. Tried to allocate 1073741824.00 GiB. GPU "
+                                  "65535 has a total capacity of 80.00 GiB")
+                  .verdict,
+              OomVerdict::TooLarge);
+}
+
+// Neither "0 B" for a size not given nor a negative share where figures do not add up.
+TEST(OomMessage, AFigureNotGivenIsSaidSoAndNoneComesOutNegative) {
+    const std::regex negative(R"(-[0-9])");
+    for (const char* text :
+         {"CUDA out of memory.", "torch.OutOfMemoryError: CUDA out of memory. GPU 0",
+          "DefaultCPUAllocator: not enough memory", "std::bad_alloc", "MPS backend out of memory",
+          // More allocated than reserved; more free than the whole GPU.
+          "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 15.78 GiB total capacity; "
+          "9.20 GiB already allocated; 5.10 GiB free; 4.00 GiB reserved in total by PyTorch)",
+          "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 15.78 GiB total capacity; "
+          "1.00 GiB already allocated; 20.00 GiB free; 2.00 GiB reserved in total by PyTorch)"}) {
+        const OomExplanation e = explain_oom_message(text);
+        std::string all = e.summary;
+        for (const std::string& fact : e.facts) {
+            all += "\n" + fact;
+        }
+        EXPECT_FALSE(std::regex_search(all, negative)) << all;
+        if (!e.message.requested) {
+            EXPECT_EQ(all.find(" 0 B"), std::string::npos) << all;
+            EXPECT_NE(all.find("not given"), std::string::npos) << all;
+        }
+    }
+    const OomExplanation unknown = explain_oom_message("RuntimeError: CUDA out of memory.");
+    EXPECT_EQ(unknown.verdict, OomVerdict::OutOfMemory);
+    EXPECT_NE(unknown.summary.find("the next allocation (its size is not given)"),
+              std::string::npos)
+        << unknown.summary;
+    const OomExplanation odd = explain_oom_message(
+        "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 15.78 GiB total capacity; 9.20 "
+        "GiB already allocated; 5.10 GiB free; 4.00 GiB reserved in total by PyTorch)");
+    EXPECT_NE(odd.facts.at(2).find("do not add up"), std::string::npos) << odd.facts.at(2);
+}
+
+// Every figure comes from the one message explained, the last of the text: never from a line
+// before it, another message, or what follows its paragraph.
+TEST(OomMessage, EveryFigureComesFromTheLastMessage) {
+    const OomExplanation gpu = explain_oom_message("Using GPU 3\nepoch 1\n" + kCuda2);
+    EXPECT_EQ(gpu.message.device_index, 0);
+    EXPECT_EQ(
+        explain_oom_message("Using GPU 3\nRuntimeError: CUDA out of memory.").message.device_index,
+        -1);
+    // An earlier memory summary's "reserved in total" turned fragmentation into memory held
+    // elsewhere.
+    const OomExplanation reserved =
+        explain_oom_message("step 10: 512.00 MiB reserved in total by PyTorch\n" + kCuda1);
+    EXPECT_EQ(reserved.message.reserved, gib(7.60));
+    EXPECT_EQ(reserved.verdict, OomVerdict::Fragmentation) << reserved.summary;
+    // A CPU message before a CUDA one: its 1024 GiB was read as the CUDA request.
+    const std::string cpu =
+        "RuntimeError: [enforce fail at alloc_cpu.cpp:83] err == 0. DefaultCPUAllocator: can't "
+        "allocate memory: you tried to allocate 1099511627776 bytes. Error code 12 (Cannot "
+        "allocate memory)";
+    const OomExplanation cuda_last =
+        explain_oom_message(cpu + "\n\nretrying on the GPU\n" + kCuda2);
+    EXPECT_EQ(cuda_last.message.device, OomMessage::Device::Cuda);
+    EXPECT_EQ(cuda_last.message.requested, 20 * kMiB);
+    EXPECT_EQ(cuda_last.verdict, OomVerdict::Fragmentation) << cuda_last.summary;
+    const OomExplanation cpu_last = explain_oom_message(kCuda2 + "\n" + cpu);
+    EXPECT_EQ(cpu_last.message.device, OomMessage::Device::Cpu);
+    EXPECT_EQ(cpu_last.message.requested, 1024 * kGiB);
+    // Of two CUDA messages, the second; what follows a message's paragraph is not its own.
+    const OomExplanation second =
+        explain_oom_message(kCuda1 + "\n" + kCuda2 +
+                            "\n\nProcess 5 has 9.00 GiB memory in use. 1.00 GiB allowed; GPU 7\n"
+                            "Traceback (most recent call last):\n  10.00 GiB total capacity\n");
+    EXPECT_EQ(second.message.pytorch_major, 2);
+    EXPECT_EQ(second.message.total, gib(79.14));
+    EXPECT_TRUE(second.message.processes.empty());
+    EXPECT_FALSE(second.message.allowed);
+    EXPECT_EQ(second.message.device_index, 0);
+    const OomExplanation traceback =
+        explain_oom_message("CUDA out of memory. Traceback (most recent call last): GPU 2");
+    EXPECT_EQ(traceback.message.device_index, -1);
+}
+
+// `python train.py 2>&1 | oomlab-cli explain`: the OOM at the end of megabytes of progress, read
+// in pieces of any size, in a few hundred KiB.
+TEST(OomLogReader, FindsTheLastMessageOfALongLogInBoundedMemory) {
+    std::string progress;
+    for (int step = 0; progress.size() < 1700 * 1024; ++step) {
+        progress += "step " + std::to_string(step) + " loss 2.31 | 412 MiB reserved | GPU 3\n";
+    }
+    const auto read = [](const std::string& text, std::size_t piece) {
+        OomLogReader reader;
+        std::size_t most_held = 0;
+        for (std::size_t at = 0; at < text.size(); at += piece) {
+            reader.feed(std::string_view(text).substr(at, piece));
+            most_held = std::max(most_held, reader.bytes_held());
+        }
+        EXPECT_LE(most_held, 600u * 1024u);
+        EXPECT_EQ(reader.bytes_read(), text.size());
+        return reader.explain();
+    };
+    for (const std::size_t piece : {std::size_t{4093}, std::size_t{65536}, std::size_t{1} << 20}) {
+        const OomExplanation at_end = read(progress + kCuda2 + "\n", piece);
+        EXPECT_EQ(at_end.message.requested, 20 * kMiB) << piece;
+        EXPECT_EQ(at_end.message.device_index, 0) << piece;
+        // A message that scrolled out of the window is kept; a later one replaces it.
+        const OomExplanation first = read(kCuda1 + "\n" + progress + progress, piece);
+        EXPECT_EQ(first.message.pytorch_major, 1) << piece;
+        EXPECT_EQ(first.message.reserved, gib(7.60)) << piece;
+        const OomExplanation later = read(kCuda1 + "\n" + progress + kCuda2 + progress, piece);
+        EXPECT_EQ(later.message.pytorch_major, 2) << piece;
+    }
+    // A message's words split between pieces; a whole string at once, as before.
+    EXPECT_EQ(read(kCuda2, 1).verdict, OomVerdict::Fragmentation);
+    EXPECT_EQ(explain_oom_message(std::string(4 << 20, 'x') + kCuda2).message.requested, 20 * kMiB)
+        << "the first megabyte was all that was read";
 }
 
 }  // namespace

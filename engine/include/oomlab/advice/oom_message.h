@@ -4,11 +4,17 @@
 // memory held outside this process's PyTorch) and what to try first. Reads the wordings of
 // PyTorch 1.x and 2.x (CUDA's caching allocator, the CPU's DefaultCPUAllocator and
 // std::bad_alloc, Apple's MPS backend). Torch-free: the text is all it reads.
+//
+// Of a text holding several messages (a log), the last is explained, and every figure comes from
+// that one message: from its first words ("CUDA out of memory", "DefaultCPUAllocator: ...") to
+// the end of its paragraph or the next traceback.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace oomlab {
@@ -41,12 +47,34 @@ struct OomExplanation {
     OomVerdict verdict = OomVerdict::OutOfMemory;
     std::string summary;             // one sentence: what happened
     std::vector<std::string> facts;  // the figures, each with what it means
-    std::vector<std::string> tries;  // what to try, first first, each with why
+    std::vector<std::string> tries;  // what to try, first things first, each with why
 };
 
-// Reads the message out of `text` (a whole traceback or log is fine). Throws BadInput when it
-// holds no out-of-memory message PyTorch writes.
+// Reads the last message out of `text` (a whole traceback or log is fine). Throws BadInput when
+// it holds no out-of-memory message PyTorch writes, or when a figure of that message is none
+// PyTorch prints (a number of more than 30 characters, a size over 1 EiB, a GPU number over
+// 65535): the BadInput names the figure.
 OomExplanation explain_oom_message(const std::string& text);
+
+// What the figures of one message mean and what to try.
+OomExplanation explain_oom(const OomMessage& message);
+
+// The last message of a stream of any length (`python train.py 2>&1 | oomlab-cli explain`),
+// held in bounded memory: the stream's last 256 to 512 KiB, and the last message that left
+// them (up to 64 KiB). Feed it the text in pieces of any size, then explain.
+class OomLogReader {
+public:
+    void feed(std::string_view piece);
+    // explain_oom_message of all that was fed; the same BadInput when it held no message.
+    OomExplanation explain() const;
+    std::uint64_t bytes_read() const { return m_read; }
+    std::size_t bytes_held() const { return m_window.size() + m_earlier.size(); }
+
+private:
+    std::string m_window;   // the stream's last bytes
+    std::string m_earlier;  // the last message that left the window, to its end
+    std::uint64_t m_read = 0;
+};
 
 // "oom", "fragmentation", ...: the verdict as `explain --json` names it.
 const char* oom_verdict_name(OomVerdict verdict);

@@ -1,0 +1,421 @@
+// Reading PyTorch's out-of-memory messages by hand: where the last message of a text begins and
+// ends, and the figures of that one message. No std::regex: its matcher recursed once per
+// character, and a number of 30,000 digits overflowed the stack. Every scan here is linear in
+// the text, and a figure is read only where the message's wording puts one.
+#include <algorithm>
+#include <climits>
+#include <cmath>
+
+#include "oomlab/advice/oom_message.h"
+#include "oomlab/common/errors.h"
+
+namespace oomlab {
+namespace {
+
+using Device = OomMessage::Device;
+
+constexpr std::size_t kNone = std::string_view::npos;
+// The most a message runs on from its first words: figures after it are not its own.
+constexpr std::size_t kMostMessage = 64 * 1024;
+// What OomLogReader keeps: the stream's last kWindow to 2 * kWindow bytes.
+constexpr std::size_t kWindow = 256 * 1024;
+// The longest number taken as a figure ("16777216.00" is 11 characters).
+constexpr std::size_t kMostFigure = 30;
+// 1 EiB: more than any device holds; sums of a few such figures still fit in 64 bits.
+constexpr double kMostBytes = 1152921504606846976.0;
+constexpr long long kMostDevice = 65535;
+
+// The words a message begins with; the last of them in a text begins the message explained.
+struct Marker {
+    std::string_view words;
+    Device device;
+};
+constexpr Marker kMarkers[] = {
+    {"CUDA out of memory", Device::Cuda},
+    {"OutOfMemoryError", Device::Cuda},
+    {"DefaultCPUAllocator: can't allocate memory", Device::Cpu},
+    {"DefaultCPUAllocator: not enough memory", Device::Cpu},
+    {"MPS backend out of memory", Device::Mps},
+    {"std::bad_alloc", Device::Cpu},
+};
+// Where a message has ended at the latest: the next exception's traceback.
+constexpr std::string_view kStops[] = {"Traceback (most recent call last)",
+                                       "During handling of the above exception",
+                                       "The above exception was the direct cause"};
+
+struct Unit {
+    std::string_view name;  // lower case: units are read in any case
+    double scale;
+};
+constexpr double kKiB = 1024.0, kMiB = kKiB * 1024, kGiB = kMiB * 1024, kTiB = kGiB * 1024,
+                 kPiB = kTiB * 1024;
+// In the order tried: "PiB" before "B". PyTorch's MPS counts a "GB" as 1024 MB, as these do.
+constexpr Unit kUnits[] = {{"pib", kPiB}, {"tib", kTiB}, {"gib", kGiB}, {"mib", kMiB},
+                           {"kib", kKiB}, {"pb", kPiB},  {"tb", kTiB},  {"gb", kGiB},
+                           {"mb", kMiB},  {"kb", kKiB},  {"bytes", 1},  {"b", 1}};
+
+bool is_digit(char c) {
+    return c >= '0' && c <= '9';
+}
+bool is_word(char c) {
+    return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+// A figure as a message may quote it: its first characters.
+std::string shown(std::string_view token) {
+    return token.size() <= 24 ? std::string(token) : std::string(token.substr(0, 24)) + "...";
+}
+
+// Where `text` ends its message that begins at `begin`: a blank line, the next traceback, or
+// kMostMessage bytes on.
+std::size_t message_end(std::string_view text, std::size_t begin) {
+    const std::string_view rest = text.substr(begin, kMostMessage);
+    std::size_t end = rest.size();
+    for (std::string_view stop : kStops) {
+        end = std::min(end, rest.find(stop));
+    }
+    for (std::size_t line = rest.find('\n'); line < end; line = rest.find('\n', line + 1)) {
+        std::size_t next = line + 1;
+        while (next < end && (rest[next] == ' ' || rest[next] == '\t' || rest[next] == '\r')) {
+            ++next;
+        }
+        if (next < end && rest[next] == '\n') {
+            end = line;
+        }
+    }
+    return begin + end;
+}
+
+struct Span {
+    std::size_t begin = 0;
+    std::size_t end = 0;
+};
+
+std::optional<Span> last_message(std::string_view text) {
+    std::size_t begin = kNone;
+    for (const Marker& marker : kMarkers) {
+        const std::size_t at = text.rfind(marker.words);
+        if (at != kNone && (begin == kNone || at > begin)) {
+            begin = at;
+        }
+    }
+    if (begin == kNone) {
+        return std::nullopt;
+    }
+    return Span{begin, message_end(text, begin)};
+}
+
+// The figures of one message, each found after or before the words PyTorch puts beside it.
+class Figures {
+public:
+    explicit Figures(std::string_view text) : m_text(text), m_lower(text) {
+        std::transform(m_lower.begin(), m_lower.end(), m_lower.begin(), [](char c) {
+            return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+        });
+    }
+
+    // The size right after the first `words` (lower case) that `then` follows, if given.
+    std::optional<std::int64_t> after(std::string_view words, const char* what,
+                                      std::string_view then = {}) const {
+        for (std::size_t at = find(words, 0); at != kNone; at = find(words, at + 1)) {
+            if (const auto size = size_at(at + words.size(), what, then)) {
+                return size;
+            }
+        }
+        return std::nullopt;
+    }
+
+    // The size right before the first `words` (lower case) that have one.
+    std::optional<std::int64_t> before(std::string_view words, const char* what) const {
+        for (std::size_t at = find(words, 0); at != kNone; at = find(words, at + 1)) {
+            if (!followed_by(at, words)) {
+                continue;
+            }
+            for (const Unit& unit : kUnits) {
+                if (at < unit.name.size() + 1 ||
+                    m_lower.compare(at - unit.name.size(), unit.name.size(), unit.name) != 0) {
+                    continue;
+                }
+                std::size_t end = at - unit.name.size();
+                end -= m_lower[end - 1] == ' ' ? 1 : 0;
+                const std::size_t begin = digits_before(end);
+                if (begin == end) {
+                    break;
+                }
+                return bytes(begin, at, unit.scale, what);
+            }
+        }
+        return std::nullopt;
+    }
+
+    // "GPU 1" (2.x) or "(GPU 0;" (1.x): the first GPU the message names; -1 when none.
+    int device_number() const {
+        for (std::size_t at = m_text.find("GPU "); at != kNone; at = m_text.find("GPU ", at + 1)) {
+            const std::size_t end = whole_end(at + 4);
+            if (end != at + 4) {
+                return static_cast<int>(whole(at + 4, end, kMostDevice, "the GPU's number"));
+            }
+        }
+        return -1;
+    }
+
+    // "Process 811 has 14.02 GiB memory in use": every process on the GPU.
+    std::vector<std::pair<int, std::int64_t>> processes() const {
+        std::vector<std::pair<int, std::int64_t>> result;
+        constexpr std::string_view kWords = "Process ";
+        for (std::size_t at = m_text.find(kWords); at != kNone; at = m_text.find(kWords, at + 1)) {
+            const std::size_t begin = at + kWords.size();
+            const std::size_t end = whole_end(begin);
+            if (end == begin || m_text.compare(end, 5, " has ") != 0) {
+                continue;
+            }
+            if (const auto held = size_at(end + 5, "a process's memory", " memory in use")) {
+                result.emplace_back(whole(begin, end, INT_MAX, "a process id"), *held);
+            }
+        }
+        return result;
+    }
+
+    // "Error code 12 (Cannot allocate memory)": the system's words.
+    std::optional<std::string> system_error() const {
+        const std::size_t at = m_text.find("Error code ");
+        const std::size_t open = at == kNone ? kNone : whole_end(at + 11);
+        if (open == kNone || m_text.compare(open, 2, " (") != 0) {
+            return std::nullopt;
+        }
+        const std::size_t close = m_text.find(')', open + 2);
+        if (close == kNone || close - open > 200) {
+            return std::nullopt;
+        }
+        return std::string(m_text.substr(open + 2, close - open - 2));
+    }
+
+private:
+    // The size "[0-9]+(.[0-9]+)? ?UNIT" at `begin`, where `then` follows it.
+    std::optional<std::int64_t> size_at(std::size_t begin, const char* what,
+                                        std::string_view then) const {
+        const std::size_t number = digits_from(begin);
+        if (number == begin) {
+            return std::nullopt;
+        }
+        const std::size_t unit = number + (number < m_lower.size() && m_lower[number] == ' ');
+        const Unit* found = unit_at(unit);
+        if (found == nullptr || !followed_by(unit + found->name.size(), then)) {
+            return std::nullopt;
+        }
+        return bytes(begin, unit + found->name.size(), found->scale, what);
+    }
+    std::size_t find(std::string_view words, std::size_t from) const {
+        return std::string_view(m_lower).find(words, from);
+    }
+    // `then` at `at`, and not as the start of a longer word.
+    bool followed_by(std::size_t at, std::string_view then) const {
+        const std::size_t end = at + then.size();
+        return m_lower.compare(at, then.size(), then) == 0 &&
+               (then.empty() || end >= m_lower.size() || !is_word(then.back()) ||
+                !is_word(m_lower[end]));
+    }
+    const Unit* unit_at(std::size_t at) const {
+        for (const Unit& unit : kUnits) {
+            if (followed_by(at, unit.name)) {
+                return &unit;
+            }
+        }
+        return nullptr;
+    }
+    // The end of the number [0-9]+(\.[0-9]+)? that begins at `begin` (`begin` when none).
+    std::size_t digits_from(std::size_t begin) const {
+        std::size_t end = begin;
+        while (end < m_text.size() && is_digit(m_text[end])) {
+            ++end;
+        }
+        if (end > begin && end + 1 < m_text.size() && m_text[end] == '.' &&
+            is_digit(m_text[end + 1])) {
+            for (++end; end < m_text.size() && is_digit(m_text[end]);) {
+                ++end;
+            }
+        }
+        return end;
+    }
+    std::size_t whole_end(std::size_t begin) const {
+        while (begin < m_text.size() && is_digit(m_text[begin])) {
+            ++begin;
+        }
+        return begin;
+    }
+    // The start of that number ending at `end` (`end` when none).
+    std::size_t digits_before(std::size_t end) const {
+        std::size_t begin = end;
+        while (begin > 0 && is_digit(m_text[begin - 1])) {
+            --begin;
+        }
+        if (begin != end && begin >= 2 && m_text[begin - 1] == '.' && is_digit(m_text[begin - 2])) {
+            for (--begin; begin > 0 && is_digit(m_text[begin - 1]);) {
+                --begin;
+            }
+        }
+        return begin;
+    }
+    // The number from `begin` to `end` times `scale`, refused where it is no size of a device.
+    std::int64_t bytes(std::size_t begin, std::size_t end, double scale, const char* what) const {
+        const std::size_t number_end = digits_from(begin);
+        const std::string_view token = m_text.substr(begin, end - begin);
+        if (number_end - begin > kMostFigure) {
+            throw BadInput(std::string(what) + ", \"" + shown(token) + "\" (a number of " +
+                           std::to_string(number_end - begin) +
+                           " characters), is longer than any figure PyTorch prints; this reader "
+                           "takes numbers of at most " +
+                           std::to_string(kMostFigure) + " characters");
+        }
+        double mantissa = 0;
+        double divisor = 1;
+        bool point = false;
+        for (std::size_t i = begin; i < number_end; ++i) {
+            if (m_text[i] == '.') {
+                point = true;
+                continue;
+            }
+            mantissa = mantissa * 10 + (m_text[i] - '0');
+            divisor *= point ? 10 : 1;
+        }
+        const double value = mantissa / divisor * scale;
+        if (!(value <= kMostBytes)) {
+            throw BadInput(std::string(what) + ", \"" + shown(token) +
+                           "\", is more than 1 EiB, more than any device holds: no size PyTorch "
+                           "could have allocated (where PyTorch printed it, a size was "
+                           "computed wrong: print the shapes of the tensors made just before)");
+        }
+        return static_cast<std::int64_t>(std::llround(value));
+    }
+    // The whole number from `begin` to `end`, from 0 to `most`.
+    long long whole(std::size_t begin, std::size_t end, long long most, const char* what) const {
+        long long value = 0;
+        for (std::size_t i = begin; i < end; ++i) {
+            if (value > (most - (m_text[i] - '0')) / 10) {
+                throw BadInput(std::string(what) + ", \"" +
+                               shown(m_text.substr(begin, end - begin)) +
+                               "\", is out of range: expected a whole number from 0 to " +
+                               std::to_string(most));
+            }
+            value = value * 10 + (m_text[i] - '0');
+        }
+        return value;
+    }
+
+    std::string_view m_text;
+    std::string m_lower;
+};
+
+OomMessage read_cuda(const Figures& f) {
+    OomMessage m;
+    m.device = Device::Cuda;
+    m.device_index = f.device_number();
+    m.requested = f.after("tried to allocate ", "the size asked for");
+    // 2.x: "GPU 0 has a total capacity of 79.14 GiB of which 3.56 MiB is free." (2.1 spelled
+    // it "capacty"); 1.x: "(GPU 0; 15.78 GiB total capacity; 14.56 GiB already allocated;
+    // 3.56 MiB free; 14.70 GiB reserved in total by PyTorch)".
+    const char* total = "the GPU's total capacity";
+    m.total = f.after("total capacity of ", total);
+    m.total = m.total ? m.total : f.after("total capacty of ", total);
+    m.total = m.total ? m.total : f.before(" total capacity", total);
+    m.free = f.after("of which ", "the free memory", " is free");
+    m.free = m.free ? m.free : f.after("; ", "the free memory", " free");
+    m.allocated = f.before(" is allocated by pytorch", "the memory PyTorch allocated");
+    m.allocated =
+        m.allocated ? m.allocated : f.before(" already allocated", "the memory PyTorch allocated");
+    const std::optional<std::int64_t> unallocated =
+        f.before(" is reserved by pytorch but unallocated", "the memory reserved, unallocated");
+    if (unallocated && m.allocated) {
+        m.reserved = *m.allocated + *unallocated;
+        m.pytorch_major = 2;
+    } else {
+        m.reserved = f.before(" reserved in total by pytorch", "the memory PyTorch reserved");
+        m.pytorch_major = m.reserved ? 1 : 0;
+    }
+    m.allowed = f.before(" allowed", "the memory allowed");
+    m.this_process = f.after("this process has ", "this process's memory", " memory in use");
+    m.processes = f.processes();
+    return m;
+}
+
+// The figures of the message `text` holds from its first words to its end.
+OomMessage read_message(std::string_view text) {
+    const Figures f(text);
+    Device device = Device::Cuda;
+    for (const Marker& marker : kMarkers) {
+        if (text.compare(0, marker.words.size(), marker.words) == 0) {
+            device = marker.device;
+        }
+    }
+    if (device == Device::Cuda) {
+        return read_cuda(f);
+    }
+    OomMessage m;
+    m.device = device;
+    if (device == Device::Mps) {
+        // "MPS backend out of memory (MPS allocated: 1.22 GB, other allocations: 6.32 GB, max
+        // allowed: 9.07 GB). Tried to allocate 256.00 MB on private pool."
+        m.allocated = f.after("mps allocated: ", "the memory MPS allocated");
+        m.allowed = f.after("max allowed: ", "the memory MPS may use");
+        m.requested = f.after("tried to allocate ", "the size asked for");
+        if (const auto other = f.after("other allocations: ", "MPS's other allocations")) {
+            m.this_process = *other + m.allocated.value_or(0);
+        }
+    } else if (text.compare(0, 19, "DefaultCPUAllocator") == 0) {
+        // "DefaultCPUAllocator: can't allocate memory: you tried to allocate 1099511627776
+        // bytes. Error code 12 (Cannot allocate memory)"; 1.x also "not enough memory".
+        m.requested = f.after("you tried to allocate ", "the size asked for");
+        m.system_error = f.system_error();
+    }
+    return m;
+}
+
+[[noreturn]] void refuse_text(std::uint64_t size) {
+    throw BadInput(
+        "no out-of-memory message of PyTorch in the text given (" + std::to_string(size) +
+        " bytes); give the error's whole line, e.g. \"CUDA out of memory. Tried to allocate "
+        "...\" or \"DefaultCPUAllocator: can't allocate memory ...\"");
+}
+
+}  // namespace
+
+OomExplanation explain_oom_message(const std::string& text) {
+    const std::optional<Span> span = last_message(text);
+    if (!span) {
+        refuse_text(text.size());
+    }
+    return explain_oom(
+        read_message(std::string_view(text).substr(span->begin, span->end - span->begin)));
+}
+
+void OomLogReader::feed(std::string_view piece) {
+    m_read += piece.size();
+    while (!piece.empty()) {
+        const std::size_t take = std::min(piece.size(), 2 * kWindow - m_window.size());
+        m_window.append(piece.substr(0, take));
+        piece.remove_prefix(take);
+        if (m_window.size() < 2 * kWindow) {
+            continue;
+        }
+        // The window slides by kWindow: a message that begins in what leaves it is kept,
+        // whole (it ends within kMostMessage < kWindow bytes, all of which are here).
+        const std::size_t cut = m_window.size() - kWindow;
+        if (const std::optional<Span> span = last_message(m_window); span && span->begin < cut) {
+            m_earlier.assign(m_window, span->begin, span->end - span->begin);
+        }
+        m_window.erase(0, cut);
+    }
+}
+
+OomExplanation OomLogReader::explain() const {
+    std::string_view message = m_earlier;
+    if (const std::optional<Span> span = last_message(m_window)) {
+        message = std::string_view(m_window).substr(span->begin, span->end - span->begin);
+    }
+    if (message.empty()) {
+        refuse_text(m_read);
+    }
+    return explain_oom(read_message(message));
+}
+
+}  // namespace oomlab
