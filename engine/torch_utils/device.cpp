@@ -23,7 +23,7 @@ c10::Device resolve_device(const std::string& name) {
                                    "here, or CUDA_VISIBLE_DEVICES hides them"
                              : "this LibTorch (" + std::string(TORCH_VERSION) +
                                    ") was built without CUDA; build OOM Lab against a CUDA "
-                                   "LibTorch (see the README's CUDA build)";
+                                   "LibTorch (see docs/building.md)";
         throw BadInput("device: \"" + name + "\" is not available: " + why +
                        "; use device=cpu or device=auto");
     }
