@@ -2,6 +2,7 @@
 // errors shown inline before Run, settings that do not apply greyed out, the dataset
 // preview, the GloVe cost and the predicted breakdown.
 #include <QApplication>
+#include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -16,6 +17,7 @@
 #include "experiment/glove_cost.h"
 #include "experiment/key_editor.h"
 #include "experiment/key_labels.h"
+#include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/estimator/estimator.h"
 #include "plots/breakdown_chart.h"
@@ -23,6 +25,20 @@
 
 using namespace oomlab;
 using namespace oomlab::ui;
+
+namespace {
+
+// One notch of a mouse wheel turned towards the user, over the middle of `widget`; whether
+// the widget took it (a wheel event it ignores goes on to its parents, the scroll area).
+bool wheelDown(QWidget* widget) {
+    const QPointF at = QRectF(widget->rect()).center();
+    QWheelEvent event(at, widget->mapToGlobal(at), QPoint(), QPoint(0, -120), Qt::NoButton,
+                      Qt::NoModifier, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(widget, &event);
+    return event.isAccepted();
+}
+
+}  // namespace
 
 class ConfigFormTest : public QObject {
     Q_OBJECT
@@ -119,6 +135,34 @@ private slots:
         QVERIFY(banner->isHidden());
     }
 
+    // The wheel over the form's controls changes nothing: each passes it on, so that it
+    // scrolls the form; a control takes the wheel once the user has chosen it.
+    void theWheelChangesNoSettingUntilAControlIsChosen() {
+        ExperimentPanel panel;
+        panel.resize(420, 500);
+        panel.show();
+        panel.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&panel));
+        auto* vocab =
+            panel.form()->editor(QStringLiteral("embeddings.vocab"))->findChild<QComboBox*>();
+        auto* batch =
+            panel.form()->editor(QStringLiteral("train.batch_size"))->findChild<QSpinBox*>();
+        const QList<QWidget*> controls{vocab, batch, panel.processesBox()};
+        const ExperimentConfig before = panel.config();
+        for (QWidget* control : controls) {
+            QVERIFY(control);
+            QCOMPARE(control->focusPolicy(), Qt::StrongFocus);  // the wheel does not choose it
+            QVERIFY(!wheelDown(control));
+            QCOMPARE(config_to_json(panel.config()), config_to_json(before));
+            QCOMPARE(panel.processes(), 1);
+        }
+        // Chosen (Tab or a click gives it focus), the spin box steps with the wheel.
+        batch->setFocus(Qt::TabFocusReason);
+        QVERIFY(batch->hasFocus());
+        QVERIFY(wheelDown(batch));
+        QCOMPARE(panel.config().train.batch_size, before.train.batch_size - 1);
+    }
+
     void settingsThatDoNotApplyAreGreyedOut() {
         ConfigForm form;
         QVERIFY(!form.editor(QStringLiteral("model.heads"))->isEnabled());  // bag model
@@ -213,7 +257,8 @@ private slots:
         ExperimentPanel panel;
         ExperimentConfig config = test::tinyConfig();
         config.embeddings.source = EmbeddingSource::File;  // so embeddings.path is read
-        config.embeddings.path = OOMLAB_TEST_DATA_DIR "/glove/glove_6b_50d_sample.txt";
+        config.embeddings.path =
+            test::fixture(QStringLiteral("glove/glove_6b_50d_sample.txt")).toStdString();
         panel.setConfig(config);
         auto* run = panel.findChild<QPushButton*>(QStringLiteral("runButton"));
         QTRY_VERIFY(run->isEnabled());
@@ -237,7 +282,7 @@ private slots:
     }
 
     void datasetPreviewDetectsTheFormat() {
-        const QString file = QStringLiteral(OOMLAB_TEST_DATA_DIR "/datasets/trec_style.txt");
+        const QString file = test::fixture(QStringLiteral("datasets/trec_style.txt"));
         const DatasetPreviewData data = readDatasetPreview(file, DatasetFormat::Auto, 4);
         QVERIFY2(data.error.isEmpty(), qPrintable(data.error));
         QCOMPARE(data.format, QStringLiteral("label-space-text"));

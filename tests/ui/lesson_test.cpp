@@ -8,6 +8,9 @@
 #include <QLabel>
 #include <QMenu>
 #include <QPushButton>
+#include <QScreen>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QTemporaryDir>
 #include <QTextBrowser>
 #include <QtTest>
@@ -143,6 +146,70 @@ private slots:
                  RunController::stepPauseMs(RunController::Pace::Watchable));
     }
 
+    // Where a run is meant to end out of memory its peak is the cap, not what it needed: the
+    // flow asks which run needs the most, not by how much.
+    void noRatioIsAskedWhereARunIsMeantToRunOutOfMemory() {
+        qputenv("OOMLAB_RESOURCE_DIR", m_good.path().toUtf8());
+        Lesson lesson = loadLessonCatalog().lessons.front();
+        LessonClaim endsOutOfMemory;
+        endsOutOfMemory.kind = LessonClaim::Kind::Status;
+        endsOutOfMemory.label = lesson.runs.front().label;
+        endsOutOfMemory.status = RunStatus::Oom;
+        lesson.claims.push_back(endsOutOfMemory);
+        LessonFlow flow(lesson);
+        flow.show();
+        flow.next();
+        QVERIFY(!flow.asksHowMuch());
+        QVERIFY(!flow.findChild<QComboBox*>(QStringLiteral("predictedBand"))->isVisible());
+        auto* toRun = flow.findChild<QPushButton*>(QStringLiteral("toRun"));
+        QVERIFY(!toRun->isEnabled());
+        flow.predict(LessonFlow::kAboutTheSame, -1);
+        QCOMPARE(flow.predictedRun(), LessonFlow::kAboutTheSame);
+        QVERIFY(toRun->isEnabled());
+    }
+
+    // Six claims and a long why scroll inside the window, which stays on the screen with its
+    // Close button.
+    void aLongRevealScrollsInsideTheWindow() {
+        qputenv("OOMLAB_RESOURCE_DIR", m_good.path().toUtf8());
+        Lesson lesson = loadLessonCatalog().lessons.front();
+        for (int i = 0; i < 4; ++i) {
+            lesson.explanation += lesson.explanation;
+        }
+        LessonFlow flow(lesson);
+        flow.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&flow));
+        LessonEnd end;
+        end.runIds = {1, 2};
+        end.runLabels = {QStringLiteral("a"), QStringLiteral("b")};
+        end.peaks = {100 << 20, 300 << 20};
+        end.completed = true;
+        for (int i = 0; i < 6; ++i) {
+            end.checks << QStringLiteral(
+                              "the parameters of rank 0 are at most 0.6 x those of "
+                              "the replicated run: measured 0.5 (claim %1)")
+                              .arg(i);
+            end.holds << true;
+        }
+        flow.onLessonFinished(end);
+        while (flow.revealNext()) {
+        }
+        QApplication::processEvents();
+        // The window needs no more room than the screen has (a window manager gives a window
+        // at least its minimum size, which a label of this text pushed past the screen).
+        const QRect screen = flow.screen()->availableGeometry();
+        QVERIFY2(flow.minimumSizeHint().height() <= screen.height(),
+                 qPrintable(QStringLiteral("%1 > %2")
+                                .arg(flow.minimumSizeHint().height())
+                                .arg(screen.height())));
+        QVERIFY(flow.frameGeometry().height() <= screen.height());
+        // None of the text is cut: what does not fit scrolls.
+        auto* reveal = flow.findChild<QLabel*>(QStringLiteral("lessonReveal"));
+        QVERIFY(reveal->height() >= reveal->heightForWidth(reveal->width()));
+        auto* scroll = flow.findChild<QScrollArea*>(QStringLiteral("lessonRevealScroll"));
+        QVERIFY(scroll && scroll->verticalScrollBar()->maximum() > 0);
+    }
+
     // The flow a class goes through: explain, predict, run (paced), reveal each claim.
     void theLessonFlowRevealsEachClaimBesideThePrediction() {
         qputenv("OOMLAB_RESOURCE_DIR", m_good.path().toUtf8());
@@ -158,6 +225,10 @@ private slots:
         // explanation or a claim).
         const QString setup = flow->findChild<QTextBrowser*>()->toPlainText();
         QVERIFY2(setup.contains(QStringLiteral("train.accumulation=4")), qPrintable(setup));
+        // Counted in English, never "run(s)".
+        QVERIFY2(setup.contains(QStringLiteral("The lesson trains %1 runs, one after another")
+                                    .arg(lesson.runs.size())),
+                 qPrintable(setup));
         QVERIFY2(!setup.contains(QStringLiteral("A fraction of the activations")),
                  qPrintable(setup));
         QVERIFY2(!setup.contains(qs(describe_claim(lesson.claims.front()))), qPrintable(setup));
@@ -168,7 +239,16 @@ private slots:
         pace->setCurrentIndex(pace->findData(int(RunController::Pace::Full)));
         flow->next();
         QCOMPARE(flow->page(), int(LessonFlow::PredictPage));
-        flow->predict(0, 0);  // "batch 64 needs the most, by less than 1.5 times"
+        // Nothing is chosen for the class: the way on waits for a whole prediction.
+        auto* toRun = flow->findChild<QPushButton*>(QStringLiteral("toRun"));
+        QVERIFY(toRun && !toRun->isEnabled());
+        QCOMPARE(flow->predictedRun(), LessonFlow::kNotChosen);
+        QCOMPARE(flow->predictedBand(), -1);
+        QVERIFY(flow->asksHowMuch());
+        flow->predict(0, -1);
+        QVERIFY(!toRun->isEnabled());  // which run, but not yet by how much
+        flow->predict(0, 0);           // "batch 64 needs the most, by less than 1.5 times"
+        QVERIFY(toRun->isEnabled());
         flow->next();
         QCOMPARE(flow->page(), int(LessonFlow::RunPage));
         QSignalSpy finished(window.controller(), &RunController::lessonFinished);
@@ -196,6 +276,13 @@ private slots:
         QVERIFY2(flow->revealText().contains(QStringLiteral("A fraction of the activations")),
                  qPrintable(flow->revealText()));
         QCOMPARE(config_to_json(window.experimentPanel()->config()), before);
+        // Runs compared after the lesson get no lesson header, even once its window closes.
+        QSignalSpy loaded(window.comparePage(), &ComparePage::loaded);
+        window.compareRuns({window.livePage()->currentRunId()});
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, 20000);
+        QVERIFY(window.comparePage()->note().isEmpty());
+        flow->close();
+        QVERIFY(window.comparePage()->note().isEmpty());
         LessonFlow* again = window.openLesson(lesson);
         QCOMPARE(again->findChild<QComboBox*>(QStringLiteral("lessonPace"))->currentData().toInt(),
                  int(RunController::Pace::Full));

@@ -43,6 +43,17 @@ class TableModelsTest : public QObject {
     Q_OBJECT
 
 private slots:
+    void countsReadAsEnglish() {
+        QCOMPARE(plural(1, QStringLiteral("Loading %n run…"), QStringLiteral("Loading %n runs…")),
+                 QStringLiteral("Loading 1 run…"));
+        QCOMPARE(plural(3, QStringLiteral("Loading %n run…"), QStringLiteral("Loading %n runs…")),
+                 QStringLiteral("Loading 3 runs…"));
+        QCOMPARE(plural(0, QStringLiteral("%n run"), QStringLiteral("%n runs")),
+                 QStringLiteral("0 runs"));
+        QCOMPARE(formatSteps(1), QStringLiteral("1 step"));
+        QCOMPARE(formatSteps(2), QStringLiteral("2 steps"));
+    }
+
     void settingsDiffMarksTheKeysThatDiffer() {
         SettingsDiffModel model;
         model.setHighlight(Qt::blue);

@@ -36,7 +36,12 @@ QString formatCount(std::int64_t count) {
 }
 
 QString formatSteps(std::int64_t steps) {
-    return steps == 1 ? QObject::tr("1 step") : QObject::tr("%1 steps").arg(formatCount(steps));
+    return plural(steps, QObject::tr("%n step"), QObject::tr("%n steps"));
+}
+
+QString plural(std::int64_t count, const QString& one, const QString& many) {
+    QString text = count == 1 ? one : many;
+    return text.replace(QStringLiteral("%n"), formatCount(count));
 }
 
 QString memoryFigureName(const std::string& module, const std::string& category) {

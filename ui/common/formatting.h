@@ -38,6 +38,10 @@ QString formatPercent(const std::optional<double>& fraction);
 QString formatCount(std::int64_t count);
 // "1 step", "12,437 steps".
 QString formatSteps(std::int64_t steps);
+// `one` when `count` is 1, else `many`, with %n replaced by the count ("Loading 1 run…",
+// "Loading 3 runs…"). Qt's tr(text, nullptr, n) takes plural forms from a translation file,
+// which this English-only workbench does not ship; without one it shows "run(s)".
+QString plural(std::int64_t count, const QString& one, const QString& many);
 // A row of memory figures: "optimizer state" for a category, "block 1 · activations" for a
 // module's kind of memory.
 QString memoryFigureName(const std::string& module, const std::string& category);

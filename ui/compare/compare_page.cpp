@@ -155,10 +155,16 @@ void ComparePage::setTimeAxis(bool byTime) {
     m_xAxis->setCurrentIndex(byTime ? 1 : 0);
 }
 
-void ComparePage::setNote(const QString& html) {
-    m_note->setText(html);
-    m_note->setVisible(!html.isEmpty());
-    m_keepNote = true;  // for the showRuns() that follows
+void ComparePage::setNote(const QString& html, const QVector<qint64>& runIds) {
+    m_noteHtml = html;
+    m_noteRuns = runIds;
+    updateNote();
+}
+
+void ComparePage::updateNote() {
+    const bool about = !m_noteHtml.isEmpty() && m_noteRuns == m_shownRuns;
+    m_note->setText(about ? m_noteHtml : QString());
+    m_note->setVisible(about);
 }
 
 QString ComparePage::note() const {
@@ -166,13 +172,10 @@ QString ComparePage::note() const {
 }
 
 void ComparePage::showRuns(const QString& databasePath, const QVector<qint64>& runIds) {
-    if (!m_keepNote) {
-        m_note->clear();
-        m_note->hide();
-    }
-    m_keepNote = false;
+    m_shownRuns = runIds;
+    updateNote();
     m_watcher.waitForFinished();
-    m_title->setText(tr("Loading %n run(s)…", nullptr, runIds.size()));
+    m_title->setText(plural(runIds.size(), tr("Loading %n run…"), tr("Loading %n runs…")));
     m_watcher.setFuture(QtConcurrent::run(loadCompareData, databasePath, runIds));
 }
 
@@ -189,10 +192,8 @@ void ComparePage::show(const CompareData& loaded) {
     if (!loaded.error.isEmpty()) {
         m_title->setText(loaded.error.toHtmlEscaped());
     } else if (m_runs.size() < 2) {
-        m_title->setText(
-            tr("Comparing %n run(s); select two or more in the Runs tab for a "
-               "comparison.",
-               nullptr, m_runs.size()));
+        m_title->setText(plural(m_runs.size(), tr("Comparing %n run"), tr("Comparing %n runs")) +
+                         tr("; select two or more in the Runs tab for a comparison."));
     } else {
         // One line on a projector too: each run's colour and id; the legends, the tables and
         // the tooltip name them (four lesson runs' names took six lines).

@@ -30,9 +30,9 @@ public:
     explicit ComparePage(QWidget* parent = nullptr);
     ~ComparePage() override;
 
-    // Rich text shown above the comparison (a lesson's checked claims) until the next
-    // showRuns() without a note.
-    void setNote(const QString& html);
+    // Rich text about the runs `runIds` (a lesson's checked claims), shown above the
+    // comparison while those runs are the ones compared, never above another comparison.
+    void setNote(const QString& html, const QVector<qint64>& runIds);
     QString note() const;
 
     // Loads the runs from `databasePath` in the background; loaded() follows.
@@ -59,12 +59,15 @@ signals:
 
 private:
     void show(const CompareData& loaded);
+    void updateNote();
     void fillMetrics();
     void fillBreakdown();
 
     QLabel* m_title = nullptr;
     QLabel* m_note = nullptr;
-    bool m_keepNote = false;
+    QString m_noteHtml;
+    QVector<qint64> m_noteRuns;   // the runs the note is about
+    QVector<qint64> m_shownRuns;  // the runs compared (or loading)
     QComboBox* m_xAxis = nullptr;
     QDoubleSpinBox* m_smoothing = nullptr;
     QComboBox* m_memoryQuantity = nullptr;

@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QRadioButton>
+#include <QScrollArea>
 #include <QStackedWidget>
 #include <QTextBrowser>
 #include <QVBoxLayout>
@@ -39,9 +40,17 @@ int bandOf(double ratio) {
     return ratio < 1.5 ? 0 : (ratio <= 3.0 ? 1 : 2);
 }
 
+// Whether every run of the lesson is meant to finish (no claim says one ends otherwise).
+bool everyRunMeantToFinish(const Lesson& lesson) {
+    return std::none_of(lesson.claims.begin(), lesson.claims.end(), [](const LessonClaim& claim) {
+        return claim.kind == LessonClaim::Kind::Status && claim.status != RunStatus::Completed;
+    });
+}
+
 }  // namespace
 
-LessonFlow::LessonFlow(const Lesson& lesson, QWidget* parent) : QDialog(parent), m_lesson(lesson) {
+LessonFlow::LessonFlow(const Lesson& lesson, QWidget* parent)
+    : QDialog(parent), m_lesson(lesson), m_asksHowMuch(everyRunMeantToFinish(lesson)) {
     setObjectName(QStringLiteral("lessonFlow"));
     setWindowTitle(tr("Lesson: %1").arg(qs(lesson.title)));
     resize(680, 520);
@@ -91,24 +100,34 @@ QWidget* LessonFlow::predictPage() {
         layout->addWidget(choice);
     }
     auto* same = new QRadioButton(tr("they will need about the same"), page);
-    m_runChoice->addButton(same, -1);
+    m_runChoice->addButton(same, static_cast<int>(m_lesson.runs.size()));
     layout->addWidget(same);
-    m_runChoice->buttons().front()->setChecked(true);
-    layout->addWidget(wrappedLabel(tr("By how much, against the run that needs the least?"), page));
+    QLabel* howMuch = wrappedLabel(tr("By how much, against the run that needs the least?"), page);
+    layout->addWidget(howMuch);
     m_band = new QComboBox(page);
+    m_band->setObjectName(QStringLiteral("predictedBand"));
     m_band->addItems({tr("less than 1.5 times"), tr("1.5 to 3 times"), tr("more than 3 times")});
+    m_band->setPlaceholderText(tr("choose…"));
+    m_band->setCurrentIndex(-1);
     layout->addWidget(m_band);
+    howMuch->setVisible(m_asksHowMuch);
+    m_band->setVisible(m_asksHowMuch);
     layout->addStretch(1);
     auto* buttons = new QHBoxLayout;
     auto* back = new QPushButton(tr("‹ Back"), page);
-    auto* onward = new QPushButton(tr("Next: run ›"), page);
-    onward->setDefault(true);
+    m_toRun = new QPushButton(tr("Next: run ›"), page);
+    m_toRun->setObjectName(QStringLiteral("toRun"));
+    m_toRun->setDefault(true);
     connect(back, &QPushButton::clicked, this, [this] { m_pages->setCurrentIndex(ExplainPage); });
-    connect(onward, &QPushButton::clicked, this, &LessonFlow::next);
+    connect(m_toRun, &QPushButton::clicked, this, &LessonFlow::next);
+    connect(m_runChoice, &QButtonGroup::idClicked, this, &LessonFlow::updatePredictionComplete);
+    connect(m_band, qOverload<int>(&QComboBox::currentIndexChanged), this,
+            &LessonFlow::updatePredictionComplete);
     buttons->addWidget(back);
     buttons->addStretch(1);
-    buttons->addWidget(onward);
+    buttons->addWidget(m_toRun);
     layout->addLayout(buttons);
+    updatePredictionComplete();
     return page;
 }
 
@@ -116,11 +135,15 @@ QWidget* LessonFlow::runPage() {
     auto* page = new QWidget(this);
     auto* layout = new QVBoxLayout(page);
     layout->addWidget(wrappedLabel(
-        tr("<h3>Run the lesson</h3>Its %n run(s) train one after another in the Live tab; your "
-           "experiment in the panel stays as it is. This window steps aside while they train, "
-           "so the curves can be watched, and comes back when they end. Memory is the same at "
-           "any pace.",
-           nullptr, static_cast<int>(m_lesson.runs.size())),
+        plural(static_cast<std::int64_t>(m_lesson.runs.size()),
+               tr("<h3>Run the lesson</h3>Its run trains in the Live tab; your "
+                  "experiment in the panel stays as it is. This window steps aside while it "
+                  "trains, so the curves can be watched, and comes back when it ends. Memory is "
+                  "the same at any pace."),
+               tr("<h3>Run the lesson</h3>Its %n runs train one after another in the Live tab; "
+                  "your experiment in the panel stays as it is. This window steps aside while "
+                  "they train, so the curves can be watched, and comes back when they end. "
+                  "Memory is the same at any pace.")),
         page));
     auto* paceRow = new QHBoxLayout;
     paceRow->addWidget(new QLabel(tr("Pace:"), page));
@@ -162,7 +185,15 @@ QWidget* LessonFlow::revealPage() {
     m_reveal->setObjectName(QStringLiteral("lessonReveal"));
     m_reveal->setFont(largeFont(font()));
     m_reveal->setAlignment(Qt::AlignTop | Qt::AlignLeft);
-    layout->addWidget(m_reveal, 1);
+    // Six claims and the why in large type outgrow a projector's screen: they scroll inside
+    // the window (the wheel too), which keeps its size and its Close button.
+    auto* scroll = new QScrollArea(page);
+    scroll->setObjectName(QStringLiteral("lessonRevealScroll"));
+    scroll->setWidget(m_reveal);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    layout->addWidget(scroll, 1);
     auto* buttons = new QHBoxLayout;
     m_revealNext = new QPushButton(tr("Reveal the next claim"), page);
     m_revealNext->setDefault(true);
@@ -177,7 +208,12 @@ QWidget* LessonFlow::revealPage() {
 }
 
 int LessonFlow::predictedRun() const {
-    return m_runChoice->checkedId();
+    const int id = m_runChoice->checkedId();
+    return id < 0 ? kNotChosen : id == static_cast<int>(m_lesson.runs.size()) ? kAboutTheSame : id;
+}
+
+void LessonFlow::updatePredictionComplete() {
+    m_toRun->setEnabled(predictedRun() != kNotChosen && (!m_asksHowMuch || predictedBand() >= 0));
 }
 
 int LessonFlow::predictedBand() const {
@@ -185,10 +221,12 @@ int LessonFlow::predictedBand() const {
 }
 
 void LessonFlow::predict(int run, int band) {
-    if (QAbstractButton* button = m_runChoice->button(run)) {
+    const int id = run == kAboutTheSame ? static_cast<int>(m_lesson.runs.size()) : run;
+    if (QAbstractButton* button = m_runChoice->button(id)) {
         button->setChecked(true);
     }
     m_band->setCurrentIndex(band);
+    updatePredictionComplete();
 }
 
 void LessonFlow::onRunCreated() {
@@ -227,7 +265,7 @@ QString LessonFlow::predictionVerdict() const {
                   .arg(m_end.runLabels.value(measuredRun).toHtmlEscaped(), formatBytes(*most))
                   .arg(ratio, 0, 'f', 2);
     const bool runRight = predictedRun() == measuredRun;
-    const bool bandRight = predictedBand() == bandOf(ratio);
+    const bool bandRight = !m_asksHowMuch || predictedBand() == bandOf(ratio);
     return tr("Measured: %1.<br>Your prediction was %2.")
         .arg(measured, runRight && bandRight ? tr("<span style='color:#2e9d5b'>right</span>")
                        : runRight            ? tr("right about which run, off about how much")

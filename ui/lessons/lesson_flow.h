@@ -29,10 +29,15 @@ public:
 
     const Lesson& lesson() const { return m_lesson; }
     int page() const;
-    // The prediction: the index of the run expected to need the most memory (-1: about the
-    // same), and the expected ratio band (0: under 1.5x, 1: 1.5x to 3x, 2: over 3x).
+    // The prediction: the index of the run expected to need the most memory (kAboutTheSame,
+    // or kNotChosen), and the expected ratio band (0: under 1.5x, 1: 1.5x to 3x, 2: over 3x;
+    // -1: not chosen). Nothing is chosen until the user chooses, and the ratio is asked only
+    // where every run is meant to finish: a run out of memory measures its cap, not its need.
+    static constexpr int kAboutTheSame = -1;
+    static constexpr int kNotChosen = -2;
     int predictedRun() const;
     int predictedBand() const;
+    bool asksHowMuch() const { return m_asksHowMuch; }
     void predict(int run, int band);  // as if chosen with the mouse
 
     // What the window reports back while the lesson runs.
@@ -59,6 +64,7 @@ private:
     QWidget* runPage();
     QWidget* revealPage();
     QString predictionVerdict() const;
+    void updatePredictionComplete();
     void showRevealed();
 
     Lesson m_lesson;
@@ -66,6 +72,8 @@ private:
     QStackedWidget* m_pages = nullptr;
     QButtonGroup* m_runChoice = nullptr;
     QComboBox* m_band = nullptr;
+    QPushButton* m_toRun = nullptr;  // on once the prediction is complete
+    bool m_asksHowMuch = true;
     QComboBox* m_pace = nullptr;
     QPushButton* m_start = nullptr;
     QLabel* m_progress = nullptr;

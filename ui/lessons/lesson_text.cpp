@@ -35,8 +35,9 @@ QString runsHtml(const Lesson& lesson) {
         html += QObject::tr("<p><b>Every run:</b> <code>%1</code></p>")
                     .arg(settingsText(lesson.base).toHtmlEscaped());
     }
-    html += QObject::tr("<p><b>The lesson trains %n run(s), one after another:</b></p><ol>",
-                        nullptr, static_cast<int>(lesson.runs.size()));
+    html += plural(static_cast<std::int64_t>(lesson.runs.size()),
+                   QObject::tr("<p><b>The lesson trains %n run:</b></p><ol>"),
+                   QObject::tr("<p><b>The lesson trains %n runs, one after another:</b></p><ol>"));
     for (const LessonRun& run : lesson.runs) {
         html += QStringLiteral("<li><b>%1</b> <code>%2</code></li>")
                     .arg(qs(run.label).toHtmlEscaped(), settingsText(run.settings).toHtmlEscaped());

@@ -80,9 +80,10 @@ void ModuleView::setPrediction(const std::optional<MemoryPrediction>& prediction
         !check.not_comparable.empty() ? tr("<b>Against the prediction</b>: not held to it, as %1.")
                                             .arg(qs(check.not_comparable))
         : off == 0 ? tr("<b>Against the prediction</b>: every figure within 10% (or 64 KiB).")
-                   : tr("<b>Against the prediction</b>: <span style='color:#d62728'>%n "
-                        "figure(s) off by more than 10%</span>, marked below.",
-                        nullptr, off));
+                   : tr("<b>Against the prediction</b>: <span style='color:#d62728'>%1</span>, "
+                        "marked below.")
+                         .arg(plural(off, tr("%n figure off by more than 10%"),
+                                     tr("%n figures off by more than 10%"))));
 }
 
 void ModuleView::setModules(const std::vector<ModuleMemory>& modules, const QString& reason) {

@@ -201,7 +201,7 @@ QString RunsPage::whyNotReusable(int row) const {
     }
     if (run->world_size < 1 || run->world_size > kMostLocalWorkers) {
         return tr("Run %1 records %2 processes; the workbench trains with 1 to %3. Train it on "
-                  "several machines with torchrun or Slurm (see the README).")
+                  "several machines with torchrun or Slurm (see docs/several-processes.md).")
             .arg(run->id)
             .arg(run->world_size)
             .arg(kMostLocalWorkers);
@@ -247,9 +247,11 @@ bool RunsPage::deleteSelected(bool confirm) {
         return false;
     }
     if (confirm && QMessageBox::question(this, tr("Delete runs"),
-                                         tr("Delete %n run(s) with their metrics? This cannot be "
-                                            "undone.",
-                                            nullptr, ids.size())) != QMessageBox::Yes) {
+                                         plural(ids.size(),
+                                                tr("Delete %n run with its metrics? This "
+                                                   "cannot be undone."),
+                                                tr("Delete %n runs with their metrics? This "
+                                                   "cannot be undone."))) != QMessageBox::Yes) {
         return false;
     }
     m_deleteRefusals.clear();

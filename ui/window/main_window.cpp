@@ -426,11 +426,11 @@ void MainWindow::onLessonFinished(const LessonEnd& end) {
         if (m_lessonFlow) {
             untold.checks.clear();
             untold.holds.clear();
-            const auto tell = [this, end] { m_compare->setNote(lessonEndHtml(end)); };
+            const auto tell = [this, end] { m_compare->setNote(lessonEndHtml(end), end.runIds); };
             connect(m_lessonFlow, &LessonFlow::revealedAll, m_compare, tell);
             connect(m_lessonFlow, &QDialog::finished, m_compare, tell);
         }
-        m_compare->setNote(lessonEndHtml(untold));
+        m_compare->setNote(lessonEndHtml(untold), end.runIds);
         compareRuns(end.runIds);
     }
     if (m_lessonFlow) {
