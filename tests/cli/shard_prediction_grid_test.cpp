@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli_runner.h"
+#include "grid_sample.h"
 #include "test_support.h"
 
 namespace oomlab {
@@ -94,8 +95,8 @@ std::vector<ShardCell> cells() {
     return cells;
 }
 
-INSTANTIATE_TEST_SUITE_P(ThreeModelsFourShardModes, ShardPredictionGrid, testing::ValuesIn(cells()),
-                         cell_name);
+INSTANTIATE_TEST_SUITE_P(ThreeModelsFourShardModes, ShardPredictionGrid,
+                         testing::ValuesIn(test::grid_sample(cells())), cell_name);
 
 }  // namespace
 }  // namespace oomlab
