@@ -30,9 +30,10 @@ void print_report(const SnapshotReport& report) {
         std::cout << snapshot_device_name(d.index) << ": " << d.segments << " segments, "
                   << format_bytes(d.reserved) << " reserved, " << format_bytes(d.allocated)
                   << " allocated at the end\n"
-                  << "  peak: " << format_bytes(d.peak_allocated) << " allocated, "
-                  << format_bytes(d.peak_reserved) << " reserved (after event " << d.peak_event
-                  << " of " << d.events << ")\n"
+                  << "  peak allocated: " << format_bytes(d.peak_allocated) << " after event "
+                  << d.peak_event << " of " << d.events << ", reserved at that moment "
+                  << format_bytes(d.reserved_at_peak) << "; most reserved at any time "
+                  << format_bytes(d.peak_reserved) << '\n'
                   << "  cached but free at the end: " << format_bytes(d.cached_free)
                   << ", the largest piece " << format_bytes(d.largest_free_block) << '\n';
         for (const SnapshotOom& oom : d.ooms) {
@@ -50,6 +51,9 @@ void print_report(const SnapshotReport& report) {
         for (const SnapshotAdvice& item : advice) {
             std::cout << "    - " << item.what << ": " << item.why << '\n';
         }
+    }
+    if (!report.experiment_problem.empty()) {
+        std::cout << "note: " << report.experiment_problem << '\n';
     }
     if (!report.experiment_json.empty()) {
         std::cout << "recorded by an OOM Lab run: its settings are \"experiment\" in --json (a "
@@ -120,11 +124,20 @@ void add_snapshot_command(CLI::App& app, int& exit_code) {
         ->required();
     auto* json = show->add_flag("--json", "One JSON object");
     auto at = std::make_shared<std::int64_t>(0);
-    auto* at_option = show->add_option("--at", *at,
-                                       "Also what was allocated, reserved and alive after this "
-                                       "many events of each device's trace (the peak's is shown "
-                                       "as 'after event N')")
-                          ->check(CLI::NonNegativeNumber);
+    auto* at_option =
+        show->add_option("--at", *at,
+                         "Also what was allocated, reserved and alive after this "
+                         "many events of each device's trace (the peak's is shown "
+                         "as 'after event N')")
+            ->check(CLI::Validator(
+                [](const std::string& text) -> std::string {
+                    const bool digits = !text.empty() && text.size() <= 18 &&
+                                        text.find_first_not_of("0123456789") == std::string::npos;
+                    return digits
+                               ? std::string()
+                               : "a number of events, 0 or more, not '" + text.substr(0, 40) + "'";
+                },
+                "EVENTS"));
     show->callback([=, &exit_code] {
         const SnapshotReport report = read_snapshot_report(*file);
         const std::optional<std::size_t> moment =

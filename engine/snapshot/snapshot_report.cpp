@@ -169,6 +169,29 @@ void collect_changes(SnapshotDevice& device, const PickleValue::List& trace) {
     }
 }
 
+// What OOM Lab writes as "oomlab_experiment": its settings, a JSON object a few levels deep.
+// Another text (not JSON, not UTF-8, or nested past any config: 10^6 brackets took the
+// writer's recursion down) is no experiment to show or load; the reason is kept instead.
+constexpr int kMostExperimentDepth = 64;
+
+std::string experiment_problem(const std::string& text) {
+    bool too_deep = false;
+    const nlohmann::json::parser_callback_t depth_check =
+        [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+            too_deep = too_deep || depth > kMostExperimentDepth;
+            return !too_deep;  // keep nothing once too deep; the parse itself is iterative
+        };
+    const nlohmann::json parsed =
+        nlohmann::json::parse(text, depth_check, /*allow_exceptions=*/false);
+    if (too_deep) {
+        return "nested more than " + std::to_string(kMostExperimentDepth) + " levels deep";
+    }
+    if (parsed.is_discarded()) {
+        return "not JSON in UTF-8";
+    }
+    return parsed.is_object() ? std::string() : "not a JSON object of settings";
+}
+
 }  // namespace
 
 SnapshotReport snapshot_report_from_bytes(const std::string& bytes, const std::string& source) {
@@ -186,7 +209,15 @@ SnapshotReport snapshot_report_from_bytes(const std::string& bytes, const std::s
     SnapshotReport report;
     report.source = source;
     if (const snapshot::PickleValue* experiment = root->at("oomlab_experiment")) {
-        report.experiment_json = experiment->text() ? std::string(*experiment->text()) : "";
+        const std::string text = experiment->text() ? std::string(*experiment->text()) : "";
+        report.experiment_problem = experiment_problem(text);
+        if (report.experiment_problem.empty()) {
+            report.experiment_json = text;
+        } else {
+            report.experiment_problem = "its \"oomlab_experiment\" is " +
+                                        report.experiment_problem +
+                                        ", so no settings of the run that recorded it are shown";
+        }
     }
     read_segments(report, *root);
     const PickleValue::List& traces = list_at(*root, "device_traces");
@@ -267,7 +298,10 @@ std::string snapshot_report_json(const SnapshotReport& report, std::optional<std
     Json document{{"source", report.source}, {"devices", devices}};
     if (!report.experiment_json.empty()) {
         // The settings of the OOM Lab run that recorded it, as `config show --json` has them.
-        document["experiment"] = Json::parse(report.experiment_json, nullptr, false);
+        document["experiment"] = Json::parse(report.experiment_json);
+    }
+    if (!report.experiment_problem.empty()) {
+        document["experiment_problem"] = report.experiment_problem;
     }
     return document.dump(-1, ' ', false, Json::error_handler_t::replace);
 }

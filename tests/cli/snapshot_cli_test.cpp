@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli_runner.h"
+#include "oomlab/common/format.h"
 #include "test_support.h"
 
 namespace oomlab {
@@ -40,6 +41,16 @@ TEST_F(SnapshotCli, SnapshotShowReplaysARunsOwnSnapshot) {
         << device["at_peak"].dump();
     const auto text = run_cli({"snapshot", "show", snapshot});
     EXPECT_NE(text.out.find("alive at the peak, by source line"), std::string::npos) << text.out;
+    // The three figures under the names the workbench gives them, with the JSON's values.
+    const auto bytes = [&](const char* key) {
+        return format_bytes(device[key].get<std::int64_t>());
+    };
+    for (const std::string& figure :
+         {"peak allocated: " + bytes("peak_allocated_bytes") + " after event ",
+          ", reserved at that moment " + bytes("reserved_at_peak_bytes") + ";",
+          "; most reserved at any time " + bytes("peak_reserved_bytes")}) {
+        EXPECT_NE(text.out.find(figure), std::string::npos) << figure << "\n" << text.out;
+    }
     // The state after any event: at the peak's, the peak; halfway there, less.
     const auto at = [&](const std::string& event) {
         const auto shown_at = run_cli({"snapshot", "show", snapshot, "--json", "--at", event});
@@ -55,7 +66,15 @@ TEST_F(SnapshotCli, SnapshotShowReplaysARunsOwnSnapshot) {
     EXPECT_EQ(at("999999999")["allocated_bytes"], device["allocated_bytes"]) << "past the end";
     const auto text_at = run_cli({"snapshot", "show", snapshot, "--at", "3"});
     EXPECT_NE(text_at.out.find("after event 3 of"), std::string::npos) << text_at.out;
-    EXPECT_EQ(run_cli({"snapshot", "show", snapshot, "--at", "-1"}).exit_code, 2);
+    for (const char* not_events : {"-1", "abc", "1e3", "99999999999999999999999"}) {
+        const auto refused_at = run_cli({"snapshot", "show", snapshot, "--at", not_events});
+        EXPECT_EQ(refused_at.exit_code, 2) << not_events;
+        EXPECT_NE(refused_at.err.find(std::string("a number of events, 0 or more, not '") +
+                                      not_events + "'"),
+                  std::string::npos)
+            << refused_at.err;
+        EXPECT_EQ(refused_at.err.find("1797693"), std::string::npos) << refused_at.err;
+    }
     const auto refused = run_cli({"snapshot", "show", db()});
     EXPECT_EQ(refused.exit_code, 2) << refused.err;
     EXPECT_NE(refused.err.find("not a pickle of plain data"), std::string::npos) << refused.err;

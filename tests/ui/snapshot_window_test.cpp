@@ -173,6 +173,16 @@ private slots:
         SnapshotWindow* window = openAndWait(path);
         QVERIFY(window);
         QVERIFY2(window->error().isEmpty(), qPrintable(window->error()));
+        // The three figures under the names the CLI gives them.
+        const SnapshotDevice& device = window->report().devices.front();
+        for (const QString& figure : {QStringLiteral("peak allocated %1</b> after event")
+                                          .arg(formatBytes(device.peak_allocated)),
+                                      QStringLiteral("reserved at that moment %1;")
+                                          .arg(formatBytes(device.reserved_at_peak)),
+                                      QStringLiteral("most reserved at any time %1;")
+                                          .arg(formatBytes(device.peak_reserved))}) {
+            QVERIFY2(window->summaryText().contains(figure), qPrintable(window->summaryText()));
+        }
         QCOMPARE(window->kinds()->rowCount(), 3);
         QCOMPARE(cell(window->lines(), 0, 0), QStringLiteral("(allocated before the trace began)"));
         QVERIFY(

@@ -6,6 +6,8 @@
 
 #include <initializer_list>
 #include <map>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -262,6 +264,41 @@ TEST(SnapshotAdvice, MuchCachedButFreeAtThePeakIsNamed) {
         << advice[0].why;
     cached.peak_allocated = (4LL << 30) - (100LL << 20);  // 2% cached
     EXPECT_TRUE(snapshot_advice(cached).empty());
+}
+
+// A snapshot of no memory whose "oomlab_experiment" is `experiment` (BINUNICODE, any length).
+std::string snapshot_with_experiment(const std::string& experiment) {
+    std::string length(4, '\0');
+    for (int i = 0; i < 4; ++i) {
+        length[std::size_t(i)] = static_cast<char>((experiment.size() >> (8 * i)) & 0xff);
+    }
+    return bytes({0x80, 4}) + "}(" + text("segments") + "]" + text("device_traces") + "]" +
+           text("oomlab_experiment") + "X" + length + experiment + "u.";
+}
+
+TEST(SnapshotReport, AnExperimentThatIsNotSettingsIsLeftOutAndSaysWhy) {
+    const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {deep, "nested more than 64 levels deep"},
+        {"{\"train\": {\"batch_size\": ", "not JSON"},
+        {"[1, 2]", "not a JSON object"},
+        {"\"batch_size\"", "not a JSON object"}};
+    for (const auto& [experiment, why] : cases) {
+        const SnapshotReport report =
+            snapshot_report_from_bytes(snapshot_with_experiment(experiment), "x.pickle");
+        EXPECT_TRUE(report.experiment_json.empty());
+        EXPECT_NE(report.experiment_problem.find(why), std::string::npos)
+            << report.experiment_problem;
+        // The JSON written is JSON, with the reason in place of the settings.
+        const nlohmann::json shown = nlohmann::json::parse(snapshot_report_json(report));
+        EXPECT_FALSE(shown.contains("experiment"));
+        EXPECT_EQ(shown["experiment_problem"], report.experiment_problem);
+    }
+    const SnapshotReport settings = snapshot_report_from_bytes(
+        snapshot_with_experiment("{\"train\": {\"batch_size\": 4}}"), "x.pickle");
+    EXPECT_TRUE(settings.experiment_problem.empty());
+    const nlohmann::json shown = nlohmann::json::parse(snapshot_report_json(settings));
+    EXPECT_EQ(shown["experiment"]["train"]["batch_size"], 4);
 }
 
 TEST(SnapshotReport, APickleThatIsNoSnapshotIsNamed) {

@@ -89,6 +89,8 @@ struct SnapshotReport {
     std::vector<SnapshotDevice> devices;  // those with segments or events
     // The settings of the OOM Lab run that recorded it, as JSON; empty for other programs'.
     std::string experiment_json;
+    // Why an "oomlab_experiment" that is not such settings was left out; empty otherwise.
+    std::string experiment_problem;
 };
 
 // "device 0", or "the CPU" (index -1, as the profiler numbers it).
