@@ -1,6 +1,7 @@
 #include "oomlab/config/config_io.h"
 
 #include <cstdlib>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -60,13 +61,20 @@ std::string scalar_text(const std::string& source, const std::string& key, const
     return value.is_string() ? value.get<std::string>() : value.dump();
 }
 
+// `seen`: the dotted keys set so far, so that a key given nested and flat
+// ({"train": {"max_steps": 3}, "train.max_steps": 4}) is refused as one given twice.
 void apply_json(ExperimentConfig& config, const Json& object, const std::string& prefix,
-                const std::string& source) {
+                const std::string& source, std::set<std::string>& seen) {
     for (const auto& [name, value] : object.items()) {
         const std::string key = prefix.empty() ? name : prefix + "." + name;
         if (value.is_object()) {
-            apply_json(config, value, key, source);
+            apply_json(config, value, key, source, seen);
             continue;
+        }
+        if (!seen.insert(key).second) {
+            throw BadInput(source + ": the key \"" + key +
+                           "\" is given twice, nested and as a dotted name; keep one (which "
+                           "one is meant cannot be told)");
         }
         try {
             set_config_value(config, key, scalar_text(source, key, value));
@@ -94,7 +102,8 @@ void merge_config_json(ExperimentConfig& config, const std::string& json_text,
     if (!document.is_object()) {
         throw bad_input_at(source, 1, "a config must be a JSON object of keys");
     }
-    apply_json(config, document, "", source);
+    std::set<std::string> seen;
+    apply_json(config, document, "", source, seen);
 }
 
 ExperimentConfig parse_config_json(const std::string& json_text, const std::string& source) {

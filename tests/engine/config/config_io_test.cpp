@@ -74,6 +74,15 @@ TEST(ConfigIo, AKeyGivenTwiceIsRefusedNamingIt) {
         parse_config_json(R"({"train": {"batch_size": 4, "batch_size": 8}})", "twice.json");
     });
     EXPECT_EQ(message.rfind("twice.json: the key \"batch_size\" appears twice", 0), 0u) << message;
+    // Nested and as a dotted name, in either order, is the same key twice.
+    for (const char* both : {R"({"train": {"max_steps": 3}, "train.max_steps": 4})",
+                             R"({"train.max_steps": 4, "train": {"max_steps": 3}})"}) {
+        const std::string nested_and_flat =
+            test::bad_input_message([&] { parse_config_json(both, "both.json"); });
+        EXPECT_EQ(nested_and_flat.rfind("both.json: the key \"train.max_steps\" is given twice", 0),
+                  0u)
+            << nested_and_flat;
+    }
     // The same key in two objects is two keys.
     EXPECT_NO_THROW(
         parse_config_json(R"({"dataset": {"path": ""}, "embeddings": {"path": ""}})", "ok.json"));
