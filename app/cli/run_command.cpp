@@ -204,7 +204,26 @@ void add_run_command(CLI::App& app, int& exit_code) {
             require_one_line(*tags, "--tags");
             return built;
         });
+        // The run a fix is for, checked before any rank starts (rank 0 alone refused, and the
+        // others waited out the rendezvous's timeout).
+        const auto require_fixable = [&](const RunStore& store) {
+            const std::optional<RunRecord> failed = store.find_run(*fix_of);
+            if (!failed) {
+                throw BadInput("--fix-of: " + *db + " has no run " + std::to_string(*fix_of) +
+                                   " (`oomlab-cli runs list` shows them)",
+                               {"--fix-of"});
+            }
+            if (failed->outcome.status == RunStatus::Completed) {
+                throw BadInput("--fix-of: run " + std::to_string(*fix_of) +
+                                   " completed; a fix is for a run that ended out of memory, "
+                                   "failed or was stopped",
+                               {"--fix-of"});
+            }
+        };
         if (*nproc > 1) {
+            if (*fix_of > 0) {
+                require_fixable(RunStore::open(*db));
+            }
             const auto started = std::chrono::system_clock::now();
             WorkerExit rank0;
             exit_code = run_local_ranks(*nproc, config, &rank0);
@@ -224,10 +243,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
         const std::optional<Rendezvous> rendezvous = rendezvous_from_environment();
         const int rank = rendezvous ? rendezvous->rank : 0;
         RunStore store = RunStore::open(*db);
-        if (*fix_of > 0 && rank == 0 && !store.find_run(*fix_of)) {
-            throw BadInput("--fix-of: " + *db + " has no run " + std::to_string(*fix_of) +
-                               " (`oomlab-cli runs list` shows them)",
-                           {"--fix-of"});
+        if (*fix_of > 0 && rank == 0) {
+            require_fixable(store);
         }
         TerminalListener terminal(*json);
         RunListener quiet;

@@ -1,4 +1,5 @@
 // oomlab-cli runs list|show|diff|export|tag|delete
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -13,6 +14,20 @@
 
 namespace oomlab::cli {
 namespace {
+
+// The database of saved runs for a command about runs already saved: a file that is not
+// there is refused, never created (a mistyped --db made an empty store of five files and
+// listed nothing).
+RunStore open_saved_runs(const std::string& path) {
+    std::error_code error;
+    if (!std::filesystem::exists(path, error)) {
+        throw BadInput("--db: there is no run database at " + path +
+                       (path == default_db_path()
+                            ? "; runs are saved there once one is trained (oomlab-cli run)"
+                            : "; check the path (the runs are where `run --db` saved them)"));
+    }
+    return RunStore::open(path);
+}
 
 RunRecord require_run(const RunStore& store, std::int64_t id) {
     auto run = store.find_run(id);
@@ -75,7 +90,7 @@ void add_diff_command(CLI::App& runs, int& exit_code) {
         ->expected(2)
         ->check(run_id_check());
     command->callback([=, &exit_code] {
-        const RunStore store = RunStore::open(*db);
+        const RunStore store = open_saved_runs(*db);
         const RunRecord a = require_run(store, ids->at(0));
         const RunRecord b = require_run(store, ids->at(1));
         const MemoryDiff diff = diff_memory(a.outcome, b.outcome);
@@ -136,7 +151,7 @@ void add_runs_command(CLI::App& app, int& exit_code) {
     }
     add_diff_command(*runs, exit_code);
     runs->get_subcommand("list")->callback([=, &exit_code] {
-        const RunStore store = RunStore::open(*db);
+        const RunStore store = open_saved_runs(*db);
         const auto all = store.list_runs();
         if (*json) {
             for (const auto& run : all) {
@@ -148,7 +163,7 @@ void add_runs_command(CLI::App& app, int& exit_code) {
         exit_code = kExitOk;
     });
     runs->get_subcommand("show")->callback([=, &exit_code] {
-        const RunStore store = RunStore::open(*db);
+        const RunStore store = open_saved_runs(*db);
         const RunRecord run = require_run(store, *id);
         if (*json) {
             std::cout << run_summary_json(run) << '\n';
@@ -181,7 +196,7 @@ void add_runs_command(CLI::App& app, int& exit_code) {
         if (!out->empty()) {
             check_output_path(*out, {"--out", {*db}, *force, is_run_export_file});
         }
-        const RunStore store = RunStore::open(*db);
+        const RunStore store = open_saved_runs(*db);
         const RunRecord run = require_run(store, *id);
         const auto metrics = store.metrics(run.id);
         const std::string text = *format == "csv"
@@ -197,7 +212,7 @@ void add_runs_command(CLI::App& app, int& exit_code) {
         exit_code = kExitOk;
     });
     runs->get_subcommand("tag")->callback([=, &exit_code] {
-        RunStore store = RunStore::open(*db);
+        RunStore store = open_saved_runs(*db);
         require_run(store, *id);
         store.set_tags(*id, *tags);
         std::cout << (*json ? run_summary_json(*store.find_run(*id))
@@ -206,7 +221,7 @@ void add_runs_command(CLI::App& app, int& exit_code) {
         exit_code = kExitOk;
     });
     runs->get_subcommand("delete")->callback([=, &exit_code] {
-        RunStore store = RunStore::open(*db);
+        RunStore store = open_saved_runs(*db);
         if (!store.delete_run(*id)) {
             throw BadInput("ID: there is no run " + std::to_string(*id) + " in " + *db);
         }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "cli_runner.h"
+#include "oomlab/store/run_store.h"
 #include "test_support.h"
 
 namespace oomlab {
@@ -20,6 +21,7 @@ TEST(Startup, CommandsThatDoNotTrainNeverLoadLibTorch) {
     const std::string glove = dir.file("glove.txt");
     test::write_file(glove, test::read_text(test::fixture("glove/glove_6b_50d_sample.txt")));
     ASSERT_EQ(run_cli({"glove", "convert", glove}).exit_code, 0);  // writes its cache
+    RunStore::open(db);  // `runs list` reads a database, never makes one
 
     const std::vector<std::vector<std::string>> commands = {
         {"--version"},
