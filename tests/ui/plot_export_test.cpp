@@ -3,6 +3,7 @@
 // must not replace; a --db it cannot open is refused, never replaced by another database.
 #include <QApplication>
 #include <QFile>
+#include <QFileInfo>
 #include <QImage>
 #include <QProcess>
 #include <QtTest>
@@ -85,9 +86,28 @@ private slots:
             written.seek(0);
             const QByteArray svg = written.readAll();
             QVERIFY(svg.contains("width=\"900") || svg.contains("viewBox=\"0 0 900 500\""));
+            if (view == QLatin1String("memory")) {
+                // Each legend label once (it came out twice, 3.75 px apart).
+                QCOMPARE(svg.count(">allocated<"), 1);
+                QCOMPARE(svg.count(">step peak<"), 1);
+            }
         } else {
             QVERIFY(head.startsWith("%PDF"));
         }
+    }
+
+    // A mistyped database is named, never created.
+    void refusesADatabaseThatIsNotThere() {
+        const QString missing = m_dir.filePath(QStringLiteral("runs.sqlte"));
+        QString error;
+        QCOMPARE(exportPlot({QStringLiteral("--db"), missing, QStringLiteral("--export-plot"),
+                             QString::number(m_runId), QStringLiteral("--out"),
+                             m_dir.filePath(QStringLiteral("missing.png"))},
+                            &error),
+                 2);
+        QVERIFY2(error.contains(QStringLiteral("there is no run database at ") + missing),
+                 qPrintable(error));
+        QVERIFY(!QFileInfo::exists(missing));
     }
 
     void refusesWhatItMustNotReplace() {

@@ -206,6 +206,29 @@ private slots:
         QCOMPARE(compare.levelCount(), 0);
     }
 
+    // A run out of memory in its first step has no step's row: it is a dot where it was
+    // last measured, with its OOM marker, on the memory plot; the loss plot marks it too.
+    void aRunOutOfMemoryInItsFirstStepIsShown() {
+        CompareRun completed;
+        completed.record.id = 1;
+        completed.record.name = "fits";
+        completed.metrics = {sample(1, "step", 2, 5), sample(2, "step", 4, 6)};
+        CompareRun failed;
+        failed.record.id = 2;
+        failed.record.name = "out of memory";
+        failed.record.outcome.status = RunStatus::Oom;
+        failed.metrics = {sample(1, "batch", 1, 3), sample(1, "forward", 2, 40)};
+        ComparePlot compare(ComparePlot::Quantity::PeakMemory);
+        compare.setRuns({completed, failed});
+        QCOMPARE(compare.runGraph(1)->dataCount(), 1);
+        QCOMPARE(compare.runGraph(1)->data()->constBegin()->value, 45.0);  // forward's peak
+        QVERIFY(compare.runGraph(1)->scatterStyle().shape() != QCPScatterStyle::ssNone);
+        QCOMPARE(compare.markerCount(), 1);
+        QVERIFY(compare.yAxis->range().upper >= 45.0);
+        compare.setQuantity(ComparePlot::Quantity::Loss);
+        QCOMPARE(compare.markerCount(), 1);
+    }
+
     void phasesArePlacedInsideTheirStep() {
         PhasePlot plot;
         // Step 1 runs from 0 to 10 ms: batch at 2, forward at 5, backward at 8.

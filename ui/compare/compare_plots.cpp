@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "common/formatting.h"
@@ -88,10 +89,20 @@ void ComparePlot::rebuild() {
         }
         QVector<double> keys, values, validKeys, validValues;
         std::map<int, std::pair<QVector<double>, QVector<double>>> otherRanks;
+        // The last row of any phase: a run out of memory before its first step ended has no
+        // step rows, and this point stands for it.
+        std::optional<double> lastX;
+        std::optional<std::pair<double, double>> lastPoint;
         for (const MetricRow& row : run.metrics) {
             const double x =
                 m_xAxis == XAxis::Step ? static_cast<double>(row.step) : row.wall_ms / 1000.0;
             const std::optional<double> y = valueOf(row, m_quantity);
+            if (row.rank == 0) {
+                lastX = x;
+                if (y) {
+                    lastPoint = std::pair(x, *y);
+                }
+            }
             if (!y) {
                 continue;
             }
@@ -138,9 +149,20 @@ void ComparePlot::rebuild() {
             other->removeFromLegend();  // one legend entry says what dotted lines are
             ranksShown = true;
         }
+        const bool outOfMemory = run.record.outcome.status == RunStatus::Oom;
+        if (outOfMemory && keys.isEmpty() && lastPoint && !loss) {
+            // Out of memory in its first step: one dot where it was last measured.
+            main->setData({lastPoint->first}, {lastPoint->second}, true);
+            main->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 7));
+            keys.push_back(lastPoint->first);
+            m_x.add(lastPoint->first);
+            m_y.add(lastPoint->second);
+        }
         m_runGraphs.push_back(main);
-        if (run.record.outcome.status == RunStatus::Oom && !keys.isEmpty()) {
-            addMarker(keys.back(), tr("OOM"), color);
+        if (outOfMemory && (!keys.isEmpty() || lastX)) {
+            const double at = keys.isEmpty() ? *lastX : keys.back();
+            addMarker(at, tr("OOM"), color);
+            m_x.add(at);
         }
     }
     if (ranksShown) {

@@ -5,6 +5,19 @@
 #include <algorithm>
 
 namespace oomlab::ui {
+namespace {
+
+// A plottable's legend icon, which QCustomPlot lets only its own legend item draw: the
+// member is named through a derived class, where its protected access allows it, and called
+// on the plottable as it is.
+struct LegendIcon : QCPAbstractPlottable {
+    static void draw(const QCPAbstractPlottable& plottable, QCPPainter* painter,
+                     const QRectF& rect) {
+        (plottable.*(&LegendIcon::drawLegendIcon))(painter, rect);
+    }
+};
+
+}  // namespace
 
 LegendEntry::LegendEntry(QCPLegend* legend, QCPAbstractPlottable* plottable)
     : QCPPlottableLegendItem(legend, plottable) {}
@@ -35,14 +48,23 @@ QSize LegendEntry::minimumOuterSizeHint() const {
 }
 
 void LegendEntry::draw(QCPPainter* painter) {
-    // The icon (and its border) as QCustomPlot draws it, the text elided to fit.
+    // The icon (and its border) as QCustomPlot draws it, the text elided to fit. The base
+    // class's draw() is not called under a clip to the icon: its whole name came out beside
+    // the elided one in SVG, whose generator does not clip text.
     const QFontMetrics metrics(getFont());
     const QSize icon = mParentLegend->iconSize();
     const QRect iconRect(mRect.topLeft(), icon);
     painter->save();
     painter->setClipRect(iconRect, Qt::IntersectClip);
-    QCPPlottableLegendItem::draw(painter);
+    LegendIcon::draw(*mPlottable, painter, iconRect);
     painter->restore();
+    if (getIconBorderPen().style() != Qt::NoPen) {
+        painter->save();
+        painter->setPen(getIconBorderPen());
+        painter->setBrush(Qt::NoBrush);
+        painter->drawRect(iconRect);
+        painter->restore();
+    }
     const int textLeft = iconRect.right() + 1 + mParentLegend->iconTextPadding();
     painter->setFont(getFont());
     painter->setPen(QPen(getTextColor()));

@@ -1,5 +1,7 @@
 #include "window/plot_render.h"
 
+#include <QFileInfo>
+
 #include <memory>
 
 #include "common/formatting.h"
@@ -62,6 +64,11 @@ QString exportRunPlot(const PlotExport& request) {
     try {
         check_output_path(ss(request.file),
                           {"--out", {ss(request.databasePath)}, request.force, isImage});
+        if (!QFileInfo::exists(request.databasePath)) {
+            // A read never creates a database (a mistyped --db made an empty one).
+            return QObject::tr("--db: there is no run database at %1; check the path")
+                .arg(request.databasePath);
+        }
         const RunStore store = RunStore::open(ss(request.databasePath));
         const std::optional<RunRecord> run = store.find_run(request.runId);
         if (!run) {
