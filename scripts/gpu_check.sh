@@ -1,18 +1,31 @@
 #!/usr/bin/env bash
-# On a Linux machine with an NVIDIA GPU: builds the engine and oomlab-cli (no GUI) against the
-# LibTorch of a Python PyTorch 2.x with CUDA, runs the GPU-labelled tests, then the GPU
-# benchmark (bench/gpu/gpu_benchmark.py), and prints where its report is.
+# On a Linux machine with an NVIDIA GPU: runs the GPU-labelled tests, then the GPU benchmark
+# (bench/gpu/gpu_benchmark.py), and prints where its report is. Either with the binaries
+# scripts/gpu_carry.sh packed from the CUDA build (--carried: nothing is compiled, for a
+# machine lent for minutes), or building the engine and oomlab-cli (no GUI) there against the
+# LibTorch of a Python PyTorch 2.x with CUDA.
 #
+#   scripts/gpu_check.sh --carried .gpu-carry --out DIR [options] [-- benchmark options]
 #   scripts/gpu_check.sh [options] [-- benchmark options]
+#     --carried DIR       run the binaries of a carry folder (scripts/gpu_carry.sh); if they do
+#                         not load (ldd names what is missing), build as below instead
+#     --no-fallback       with --carried: fail instead of building when they do not load
+#     --out DIR           write the report and what else the check gathers into DIR (7 files:
+#                         check.log, gpu-tests.xml, cli-version.txt, cli-device.json,
+#                         benchmark.md, benchmark.json, benchmark.sqlite)
+#     --budget SECONDS    the whole check's time; the benchmark skips the configs it has no
+#                         time left for (default: 480 with --carried, else no limit; 0: none)
 #     --build-dir DIR     build folder (default: build-gpu)
 #     --python PY         the Python with PyTorch (default: python3)
 #     --torch-prefix DIR  a LibTorch's CMake prefix instead of PyTorch's (e.g. /usr on Debian)
 #     --device DEV        the benchmark's device (default: cuda; cpu for a dry run)
-#     --no-tests          skip ctest;  --no-bench  skip the benchmark
+#     --no-tests          skip the GPU tests;  --no-bench  skip the benchmark
 #
-# Needs a C++17 compiler, CMake >= 3.22, ninja, and for a CUDA PyTorch the CUDA toolkit
-# (nvcc) that its CMake files look for. Libraries the machine lacks (GoogleTest, SQLite
-# headers, nlohmann-json, CLI11) come from .gpu-deps/ when present: see scripts/gpu_deps.sh.
+# With --carried the machine needs only the Python with PyTorch (the binaries take its
+# LibTorch, CUDA runtime and NCCL through LD_LIBRARY_PATH). To build, it needs a C++17
+# compiler, CMake >= 3.22, ninja, and for a CUDA PyTorch the CUDA toolkit (nvcc) that its CMake
+# files look for. Libraries the machine lacks (GoogleTest, SQLite headers, nlohmann-json,
+# CLI11) come from .gpu-deps/ when present: see scripts/gpu_deps.sh.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -22,8 +35,16 @@ torch_prefix=""
 device=cuda
 run_tests=1
 run_bench=1
+carried=""
+fallback=1
+out=""
+budget=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
+        --carried) carried="$(realpath -m "$2")"; shift 2 ;;
+        --no-fallback) fallback=0; shift ;;
+        --out) out="$(realpath -m "$2")"; shift 2 ;;
+        --budget) budget="$2"; shift 2 ;;
         --build-dir) build="$(realpath -m "$2")"; shift 2 ;;
         --python) python="$2"; shift 2 ;;
         --torch-prefix) torch_prefix="$2"; shift 2 ;;
@@ -36,84 +57,213 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 bench_args=("$@")
+[[ -n "$budget" ]] || budget=$([[ -n "$carried" ]] && echo 480 || echo 0)
 
-say() { printf '\n== %s\n' "$*"; }
+if [[ -n "$out" ]]; then
+    mkdir -p "$out"
+    exec > >(tee "$out/check.log") 2>&1
+fi
+say() { printf '\n== %s  (%ds)\n' "$*" "$SECONDS"; }
 need() { command -v "$1" >/dev/null || { echo "gpu_check.sh needs $1 ($2)" >&2; exit 2; }; }
-need cmake "3.22 or newer"
-need ninja "the build tool of the CMake presets"
 need "$python" "a Python with PyTorch, for LibTorch and the benchmark's reference script"
+left() { echo $((budget - SECONDS)); }
+# What the runs write and no one reads afterwards (the engine's databases, the GloVe cache).
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
 
-if [[ -z "$torch_prefix" ]]; then
-    # The torch package folder, not torch.utils.cmake_prefix_path (its share/cmake): CMake then
-    # looks for libtorch.so in <prefix>/lib before the system's folders, where another LibTorch
-    # (Debian's) may be.
-    torch_prefix="$("$python" -c 'import os, torch; print(os.path.dirname(torch.__file__))')" ||
-        { echo "$python cannot import torch; pass --python or --torch-prefix" >&2; exit 2; }
-fi
-torch_has_cuda="$("$python" -c 'import torch; print("ON" if torch.version.cuda else "OFF")' \
-    2>/dev/null || echo OFF)"
-# The GPU servers' architecture (H100, H200); nothing is compiled for it, but LibTorch's CMake
-# files otherwise probe for a GPU and list every architecture.
-export TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0}"
-# The C++ ABI LibTorch was built with (in TORCH_CXX_FLAGS): the whole build must use the same,
-# including GoogleTest, or std::string crosses between two ABIs.
-torch_config=""
-for folder in "$torch_prefix"/Torch "$torch_prefix"/{share,lib,lib64}/cmake/Torch \
-    "$torch_prefix"/lib/*/cmake/Torch; do
-    [[ -f "$folder/TorchConfig.cmake" ]] && { torch_config="$folder/TorchConfig.cmake"; break; }
-done
-[[ -n "$torch_config" ]] || { echo "no TorchConfig.cmake under $torch_prefix" >&2; exit 2; }
-abi="$(grep -o -m1 '_GLIBCXX_USE_CXX11_ABI=[01]' "$torch_config" | cut -d= -f2 || true)"
-abi="${abi:-1}"
-cxx_flags="-D_GLIBCXX_USE_CXX11_ABI=$abi"
-
-# CUDA builds of LibTorch look for the CUDA toolkit when configured.
-if ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then
-    export PATH="/usr/local/cuda/bin:$PATH"
-fi
-
-prefix_path="$torch_prefix"
-cmake_args=()
-deps="$root/.gpu-deps/root/usr"
-if [[ -d "$deps" ]]; then
-    say "dependencies from .gpu-deps"
-    prefix_path="$deps;$prefix_path"
-    if [[ -d "$deps/src/googletest" ]]; then
-        # Built here, with this compiler and LibTorch's ABI; installed inside the build folder.
-        gtest="$build/_deps/googletest"
-        cmake -S "$deps/src/googletest" -B "$gtest-build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-            -DCMAKE_CXX_FLAGS="$cxx_flags" -DCMAKE_INSTALL_PREFIX="$gtest" >/dev/null
-        cmake --build "$gtest-build" >/dev/null
-        cmake --install "$gtest-build" >/dev/null
-        prefix_path="$gtest;$prefix_path"
+# The carried binaries with the machine's PyTorch: its lib/ first, then the CUDA runtime of its
+# nvidia-* wheels (the engine's memory library links libcudart itself), then the carry's. True,
+# with the environment set, when every library and symbol resolves; else it is left as it was,
+# for a build whose programs must not find the carry's libraries.
+use_carried() {
+    local torch_lib cuda_runtime="" folder library_path resolved missing
+    [[ -x "$carried/bin/oomlab-cli" && -x "$carried/bin/oomlab_gpu_tests" ]] || {
+        echo "$carried is not a carry folder (no bin/oomlab-cli): run scripts/gpu_carry.sh"
+        return 1
+    }
+    torch_lib="$("$python" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')" ||
+        { echo "$python cannot import torch; pass --python" >&2; exit 2; }
+    for folder in "$torch_lib"/../../nvidia/cu*/lib "$torch_lib"/../../nvidia/cuda_runtime/lib; do
+        [[ -d "$folder" ]] && { cuda_runtime="$(realpath "$folder")"; break; }
+    done
+    library_path="$torch_lib${cuda_runtime:+:$cuda_runtime}:$carried/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    echo "torch $("$python" -c 'import torch; print(torch.__version__)'); the carry's:" \
+         "$(sed -n 's/^# torch //p' "$carried/MANIFEST" 2>/dev/null || echo unknown)"
+    echo "LD_LIBRARY_PATH=$library_path"
+    # -r: also every symbol, which a LibTorch of another version may lack. A missing library
+    # leaves many symbols undefined: the libraries are named first, and only they.
+    resolved="$(LD_LIBRARY_PATH="$library_path" ldd -r "$carried"/bin/* "$carried"/lib/*.so 2>&1 || true)"
+    if grep -qE "(GLIBCXX|CXXABI)_[0-9.]+' not found" <<<"$resolved" && [[ -d "$carried/lib/fallback" ]]; then
+        echo "this machine's libstdc++ is older than the build's: the carry's lib/fallback first"
+        library_path="$carried/lib/fallback:$library_path"
+        resolved="$(LD_LIBRARY_PATH="$library_path" ldd -r "$carried"/bin/* "$carried"/lib/*.so 2>&1 || true)"
     fi
-    if [[ -f "$deps/include/sqlite3.h" ]]; then
-        # The machine's own libsqlite3 if it has one (Python needs it), else the static one.
-        sqlite="$(ldconfig -p 2>/dev/null | awk '/libsqlite3\.so\.0 .*x86-64/ && !n++ {print $NF}' || true)"
-        sqlite="${sqlite:-$deps/lib/x86_64-linux-gnu/libsqlite3.a}"
-        cmake_args+=(-DSQLite3_INCLUDE_DIR="$deps/include" -DSQLite3_LIBRARY="$sqlite")
+    missing="$(grep -E 'not found|^ldd:' <<<"$resolved" | sort -u || true)"
+    [[ -n "$missing" ]] || missing="$(grep 'undefined symbol' <<<"$resolved" | sort -u || true)"
+    if [[ -n "$missing" ]]; then
+        echo "the carried binaries do not load here:"
+        head -20 <<<"$missing" | sed 's/^[[:space:]]*/  /'
+        (($(wc -l <<<"$missing") <= 20)) || echo "  ... $(($(wc -l <<<"$missing") - 20)) more"
+        return 1
+    fi
+    LD_LIBRARY_PATH="$library_path" "$carried/bin/oomlab-cli" --version >/dev/null ||
+        { echo "oomlab-cli --version failed"; return 1; }
+    echo "every library resolves"
+    export LD_LIBRARY_PATH="$library_path"
+    # The GPU tests train on the default dataset, the Debian fortune files the carry holds; the
+    # lessons are the carry's too, not the source tree's that the build compiled in.
+    export OOMLAB_FORTUNES_DIR="$carried/fortunes" OOMLAB_RESOURCE_DIR="$carried/resources"
+}
+
+build_here() {
+    need cmake "3.22 or newer"
+    need ninja "the build tool of the CMake presets"
+    if [[ -z "$torch_prefix" ]]; then
+        # The torch package folder, not torch.utils.cmake_prefix_path (its share/cmake): CMake
+        # then looks for libtorch.so in <prefix>/lib before the system's folders, where another
+        # LibTorch (Debian's) may be.
+        torch_prefix="$("$python" -c 'import os, torch; print(os.path.dirname(torch.__file__))')" ||
+            { echo "$python cannot import torch; pass --python or --torch-prefix" >&2; exit 2; }
+    fi
+    torch_has_cuda="$("$python" -c 'import torch; print("ON" if torch.version.cuda else "OFF")' \
+        2>/dev/null || echo OFF)"
+    # The GPU servers' architecture (H100, H200); nothing is compiled for it, but LibTorch's
+    # CMake files otherwise probe for a GPU and list every architecture.
+    export TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0}"
+    # The C++ ABI LibTorch was built with (in TORCH_CXX_FLAGS): the whole build must use the
+    # same, including GoogleTest, or std::string crosses between two ABIs.
+    local torch_config="" folder abi cxx_flags prefix_path deps gtest sqlite
+    for folder in "$torch_prefix"/Torch "$torch_prefix"/{share,lib,lib64}/cmake/Torch \
+        "$torch_prefix"/lib/*/cmake/Torch; do
+        [[ -f "$folder/TorchConfig.cmake" ]] && { torch_config="$folder/TorchConfig.cmake"; break; }
+    done
+    [[ -n "$torch_config" ]] || { echo "no TorchConfig.cmake under $torch_prefix" >&2; exit 2; }
+    abi="$(grep -o -m1 '_GLIBCXX_USE_CXX11_ABI=[01]' "$torch_config" | cut -d= -f2 || true)"
+    abi="${abi:-1}"
+    cxx_flags="-D_GLIBCXX_USE_CXX11_ABI=$abi"
+
+    # CUDA builds of LibTorch look for the CUDA toolkit when configured.
+    if ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then
+        export PATH="/usr/local/cuda/bin:$PATH"
+    fi
+
+    prefix_path="$torch_prefix"
+    local cmake_args=()
+    deps="$root/.gpu-deps/root/usr"
+    if [[ -d "$deps" ]]; then
+        say "dependencies from .gpu-deps"
+        prefix_path="$deps;$prefix_path"
+        if [[ -d "$deps/src/googletest" ]]; then
+            # Built here, with this compiler and LibTorch's ABI; installed inside the build folder.
+            gtest="$build/_deps/googletest"
+            cmake -S "$deps/src/googletest" -B "$gtest-build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+                -DCMAKE_CXX_FLAGS="$cxx_flags" -DCMAKE_INSTALL_PREFIX="$gtest" >/dev/null
+            cmake --build "$gtest-build" >/dev/null
+            cmake --install "$gtest-build" >/dev/null
+            prefix_path="$gtest;$prefix_path"
+        fi
+        if [[ -f "$deps/include/sqlite3.h" ]]; then
+            # The machine's own libsqlite3 if it has one (Python needs it), else the static one.
+            sqlite="$(ldconfig -p 2>/dev/null | awk '/libsqlite3\.so\.0 .*x86-64/ && !n++ {print $NF}' || true)"
+            sqlite="${sqlite:-$deps/lib/x86_64-linux-gnu/libsqlite3.a}"
+            cmake_args+=(-DSQLite3_INCLUDE_DIR="$deps/include" -DSQLite3_LIBRARY="$sqlite")
+        fi
+    fi
+
+    # The same settings as the cuda preset (./oomlab.sh cuda-test), so a build made there is the
+    # one this script would make; LibTorch's flags carry the C++ ABI to the project itself.
+    say "configure $build (LibTorch from $torch_prefix, C++ ABI $abi, CUDA $torch_has_cuda)"
+    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOOMLAB_BUILD_GUI=OFF \
+        -DOOMLAB_REQUIRE_CUDA="$torch_has_cuda" -DCMAKE_PREFIX_PATH="$prefix_path" "${cmake_args[@]}"
+
+    say "build"
+    cmake --build "$build"
+}
+
+bench_dir="$root/bench/gpu"
+bench_data=()
+if [[ -n "$carried" ]]; then
+    say "carried binaries from $carried"
+    if use_carried; then
+        cli="$carried/bin/oomlab-cli"
+        bench_dir="$carried/bench/gpu"
+        # A copy, so that the GloVe cache the engine writes beside the file stays out of the carry.
+        if [[ -f "$carried/data/trec.train.txt" ]]; then
+            cp -r "$carried/data" "$scratch/data"
+            bench_data=(--data "$scratch/data")
+        fi
+    elif ((fallback)); then
+        say "falling back to building in $build"
+        carried=""
+    else
+        echo "gpu_check.sh: the carried binaries do not load (above); --no-fallback: stopping" >&2
+        exit 1
     fi
 fi
-
-# The same settings as the cuda preset (./oomlab.sh cuda-test), so a build made there is the one
-# this script would make; LibTorch's flags carry the C++ ABI to the project itself.
-say "configure $build (LibTorch from $torch_prefix, C++ ABI $abi, CUDA $torch_has_cuda)"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOOMLAB_BUILD_GUI=OFF \
-    -DOOMLAB_REQUIRE_CUDA="$torch_has_cuda" -DCMAKE_PREFIX_PATH="$prefix_path" "${cmake_args[@]}"
-
-say "build"
-cmake --build "$build"
+if [[ -z "$carried" ]]; then
+    build_here
+    cli="$build/app/oomlab-cli"
+fi
 
 status=0
-if ((run_tests)); then
+if [[ -n "$out" ]]; then
+    "$cli" --version >"$out/cli-version.txt" || status=1
+    "$cli" device --json >"$out/cli-device.json" || status=1
+    say "oomlab-cli: $(cat "$out/cli-version.txt")"
+    cat "$out/cli-device.json"
+fi
+
+if ((run_tests)) && [[ -n "$carried" ]]; then
+    # A first three-step run loads the training engine and the carried default dataset before
+    # the tests do, on the benchmark's device (the tests skip without a GPU).
+    say "a three-step run on $device"
+    timeout 120 "$cli" run --db "$scratch/smoke.sqlite" --set "device=$device" \
+        --set embeddings.source=synthetic --set train.max_steps=3 || status=1
+    # The test program itself, not ctest: nothing of the build tree is here. A hung collective
+    # is stopped after a third of the budget (at most 200 s) and leaves the time to the benchmark.
+    tests_limit=200
+    ((budget > 0 && budget / 3 < tests_limit)) && tests_limit=$((budget / 3))
+    say "GPU tests (oomlab_gpu_tests, at most ${tests_limit}s)"
+    xml=()
+    [[ -z "$out" ]] || xml=(--gtest_output="xml:$out/gpu-tests.xml")
+    timeout "$tests_limit" "$carried/bin/oomlab_gpu_tests" "${xml[@]}" || status=1
+elif ((run_tests)); then
     say "GPU tests (ctest -L gpu)"
-    (cd "$build" && ctest -L gpu --output-on-failure) || status=1
+    xml=()
+    [[ -z "$out" ]] || xml=(--output-junit "$out/gpu-tests.xml")
+    (cd "$build" && ctest -L gpu --output-on-failure "${xml[@]}") || status=1
 fi
 
 if ((run_bench)); then
+    report_args=()
+    # The engine keeps its database's journal and lock files beside it: the runs go into
+    # scratch, and a one-file copy of the database into DIR afterwards.
+    [[ -z "$out" ]] || report_args=(--out "$out/benchmark.md" --raw "$out/benchmark.json"
+                                    --db "$scratch/benchmark.sqlite")
+    if ((budget > 0)); then
+        report_args+=(--budget "$(left)")
+        (($(left) > 30)) || { say "no time left for the benchmark (--budget $budget)"; exit 1; }
+    fi
     say "benchmark on $device"
-    report="$("$python" "$root/bench/gpu/gpu_benchmark.py" --cli "$build/app/oomlab-cli" \
-        --python "$python" --device "$device" "${bench_args[@]}" | tail -1)" || status=1
+    report="$("$python" "$bench_dir/gpu_benchmark.py" --cli "$cli" --python "$python" \
+        --device "$device" "${bench_data[@]}" "${report_args[@]}" "${bench_args[@]}" | tail -1)" ||
+        status=1
     [[ -n "$report" ]] && say "report: $report"
+    if [[ -n "$out" && -f "$scratch/benchmark.sqlite" ]]; then
+        "$python" - "$scratch/benchmark.sqlite" "$out/benchmark.sqlite" <<'EOF' ||
+import sqlite3, sys
+source, copy = sqlite3.connect(sys.argv[1]), sqlite3.connect(sys.argv[2])
+source.backup(copy)
+copy.execute("PRAGMA journal_mode = DELETE")  # one file, readable where it lands
+copy.close()
+source.close()
+EOF
+            echo "no copy of the runs' database ($python has no sqlite3)"
+    fi
 fi
+if [[ -n "$out" ]]; then
+    say "in $out"
+    ls -l "$out"
+fi
+say "done: $([[ $status == 0 ]] && echo passed || echo FAILED)"
 exit "$status"

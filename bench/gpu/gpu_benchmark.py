@@ -6,18 +6,23 @@ error side by side.
 
     bench/gpu/gpu_benchmark.py [--cli build-gpu/app/oomlab-cli] [--python python3]
                                [--device cuda|cpu] [--steps N] [--only TEXT] [--out FILE]
+                               [--budget SECONDS]
 
 `--device cpu` is a dry run of the whole harness without a GPU: the script has no memory
 figures there, so its memory columns read n/a. Needs only the standard library; the
-reference script needs `--python` with torch.
+reference script needs `--python` with torch. `--budget` bounds the whole run: a command still
+running when it is spent is stopped, the configs not started are reported as skipped, and the
+report is written either way.
 """
 import argparse
 import datetime
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -30,14 +35,25 @@ from benchmark_report import write_report  # noqa: E402
 class Runner:
     """Runs commands, keeps each one for the report, and parses their last JSON line."""
 
-    def __init__(self, log):
+    def __init__(self, log, deadline=None):
         self.commands = []
         self.log = log
+        self.deadline = deadline  # time.monotonic() past which no command runs on
+
+    def seconds_left(self):
+        return None if self.deadline is None else self.deadline - time.monotonic()
 
     def json_line(self, command, ok_codes=(0,)):
         """The command's last JSON line (or its whole output, when that is one document)."""
+        left = self.seconds_left()
+        stopped = {"status": "stopped", "error": "the time budget (--budget) was spent"}
+        if left is not None and left <= 0:
+            return stopped
         self.commands.append(shlex.join(command))
-        result = subprocess.run(command, capture_output=True, text=True)
+        result = self.run(command, left)
+        if result is None:
+            self.log("    stopped: the time budget (--budget) was spent")
+            return stopped
         lines = [line for line in result.stdout.splitlines() if line.startswith("{")]
         if result.returncode not in ok_codes or not lines:
             message = (result.stderr.strip().splitlines() or ["no output"])[-1]
@@ -48,11 +64,28 @@ class Runner:
         except json.JSONDecodeError:
             return json.loads(lines[-1])
 
+    @staticmethod
+    def run(command, timeout):
+        """The finished command, or None when it ran past `timeout` seconds: then it is stopped
+        with every process it started (the ranks of a data-parallel run)."""
+        with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              start_new_session=True) as process:
+            try:
+                stdout, stderr = process.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.communicate()
+                return None
+            except KeyboardInterrupt:  # in a session of its own, the command missed Ctrl-C
+                os.killpg(process.pid, signal.SIGKILL)
+                raise
+        return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
     def text(self, command):
         try:
-            return subprocess.run(command, capture_output=True, text=True,
-                                  check=True).stdout.strip()
-        except (OSError, subprocess.CalledProcessError):
+            return subprocess.run(command, capture_output=True, text=True, check=True,
+                                  timeout=60).stdout.strip()
+        except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired):
             return ""
 
 
@@ -138,7 +171,11 @@ def main():
     parser.add_argument("--db", help="the engine's run database (default: the report's name "
                         "with .sqlite, so the runs can be opened in the workbench)")
     parser.add_argument("--raw", help="also write every result as JSON to this file")
+    parser.add_argument("--budget", type=float,
+                        help="seconds for the whole run; configs not started by then are "
+                        "skipped, a command still running is stopped (default: no limit)")
     args = parser.parse_args()
+    started = time.monotonic()
     args.steps = args.steps or (30 if args.device == "cpu" else 150)
     if args.threads:
         os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(args.threads)
@@ -162,11 +199,18 @@ def main():
     out = args.out or os.path.join(ROOT, "bench", "results", f"{mode}-{today}.md")
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     db = args.db or os.path.splitext(out)[0] + ".sqlite"
-    runner = Runner(log)
+    # The few seconds after the last config are for the environment's commands and the report.
+    runner = Runner(log, started + args.budget - 15 if args.budget else None)
     results = []
     for number, (label, settings) in enumerate(configs, 1):
+        left = runner.seconds_left()
+        if left is not None and left <= 0:
+            results.append({"label": label, "settings": settings,
+                            "skipped": "the time budget (--budget) was spent"})
+            continue
         log(f"[{number}/{len(configs)}] {label}")
         results.append(run_config(runner, args, label, settings, db))
+    runner.deadline = None  # the environment's few quick commands run whatever is left
     env = environment(runner, args, results)
     env["data"] = data
     write_report(out, env, results, runner.commands)
@@ -174,11 +218,18 @@ def main():
         with open(args.raw, "w") as stream:
             json.dump({"environment": env, "results": results}, stream, indent=1)
     print(out)
-    # Out-of-memory is a result; a run that failed or gave no answer is not.
+    # Out-of-memory is a result; a run that failed or gave no answer is not. One the budget
+    # stopped or left out failed nothing: the report lists it.
     failed = [r["label"] for r in results if "skipped" not in r and any(
-        r[part].get("status") not in ("completed", "oom") for part in ("engine", "reference"))]
+        r[part].get("status") not in ("completed", "oom", "stopped")
+        for part in ("engine", "reference"))]
     if failed:
         log("no result for: " + ", ".join(failed))
+    out_of_time = [r["label"] for r in results if "budget" in r.get("skipped", "") or any(
+        r.get(part, {}).get("status") == "stopped" for part in ("engine", "reference"))]
+    if out_of_time:
+        log(f"stopped or left out when the time budget was spent: {len(out_of_time)} of "
+            f"{len(results)} configs, from {out_of_time[0]}")
     return 1 if failed else 0
 
 
