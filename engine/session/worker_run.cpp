@@ -15,6 +15,7 @@ constexpr auto kPollInterval = std::chrono::milliseconds(250);
 // when the data cannot be read here); an adapting run may take more.
 struct StepPlan {
     DataProfile data;
+    bool data_read = false;  // whether `data` is the data's, read here
     std::int64_t per_epoch = 0;
     std::int64_t total = 0;
 };
@@ -23,6 +24,7 @@ StepPlan plan_steps(const ExperimentConfig& config, int processes) {
     StepPlan plan;
     try {
         plan.data = profile_data(config);
+        plan.data_read = true;
         plan.per_epoch = steps_per_epoch(plan.data.train_examples, config.train.batch_size,
                                          config.train.accumulation, processes);
     } catch (const std::exception&) {
@@ -118,7 +120,8 @@ private:
 RunResult run_with_workers_and_record(const ExperimentConfig& config, const std::string& name,
                                       RunStore& store, RunListener& listener,
                                       const std::atomic<bool>& cancel, int processes) {
-    RunFollower follower(store, listener, processes, plan_steps(config, processes));
+    const StepPlan plan = plan_steps(config, processes);
+    RunFollower follower(store, listener, processes, plan);
     auto next_poll = std::chrono::steady_clock::now();
     RunResult result;
     result.run_id = run_with_local_workers(
@@ -134,12 +137,13 @@ RunResult run_with_workers_and_record(const ExperimentConfig& config, const std:
     const std::optional<RunRecord> run = store.find_run(result.run_id);
     result.outcome = run->outcome;
     result.info.device = run->device;
-    if (result.outcome.status == RunStatus::Oom) {
+    // The fixes are for the data as read for the plan (none when it could not be read here).
+    if (result.outcome.status == RunStatus::Oom && plan.data_read) {
         std::int64_t device_total_bytes = 0;
         for (const MetricRow& row : store.metrics(result.run_id)) {
             device_total_bytes = row.device_total_bytes.value_or(device_total_bytes);
         }
-        result.fixes = fixes_for(config, run->device, device_total_bytes, processes);
+        result.fixes = fixes_for(config, plan.data, run->device, device_total_bytes, processes);
     }
     return result;
 }

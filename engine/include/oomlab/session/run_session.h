@@ -49,11 +49,12 @@ RunResult run_with_workers_and_record(const ExperimentConfig& config, const std:
                                       RunStore& store, RunListener& listener,
                                       const std::atomic<bool>& cancel, int processes);
 
-// What to change after a run ran out of memory (suggest_oom_fixes for its data, device and
-// processes; `device_total_bytes` from its metric rows). None when its data cannot be read
-// again.
-std::vector<OomFix> fixes_for(const ExperimentConfig& config, const std::string& device,
-                              std::int64_t device_total_bytes, int world_size);
+// What to change after a run ran out of memory: suggest_oom_fixes for its data (`profile`, as
+// its preparation read it: the data is not read again), device and processes;
+// `device_total_bytes` from its metric rows.
+std::vector<OomFix> fixes_for(const ExperimentConfig& config, const DataProfile& profile,
+                              const std::string& device, std::int64_t device_total_bytes,
+                              int world_size);
 
 // A default run name from the data and the settings that matter most
 // ("trec.train bag b32 fp32 adam").
