@@ -3,8 +3,6 @@
 #include <QLocale>
 #include <QObject>
 
-#include <algorithm>
-
 #include "oomlab/common/format.h"
 
 namespace oomlab::ui {
@@ -58,19 +56,19 @@ QString batchText(int micro, int accumulation) {
 
 }  // namespace
 
-bool runAdapted(const RunRecord& run, const ExperimentConfig& config) {
-    return run.outcome.batch_size > 0 &&
-           (run.outcome.batch_size != config.train.batch_size ||
-            std::max(1, run.outcome.accumulation) != config.train.accumulation);
+BatchShape plannedBatch(const ExperimentConfig& config) {
+    return {config.train.batch_size, config.train.accumulation};
 }
 
 QString endedBatchText(const RunRecord& run, const ExperimentConfig& config) {
-    const QString planned = batchText(config.train.batch_size, config.train.accumulation);
-    if (!runAdapted(run, config)) {
-        return planned;
+    const BatchShape planned = plannedBatch(config);
+    const QString plannedText = batchText(planned.batch_size, planned.accumulation);
+    if (!batch_adapted(run.outcome, planned)) {
+        return plannedText;
     }
+    const BatchShape ended = ended_batch(run.outcome, planned);
     return QObject::tr("%1 (adapted from %2)")
-        .arg(batchText(run.outcome.batch_size, std::max(1, run.outcome.accumulation)), planned);
+        .arg(batchText(ended.batch_size, ended.accumulation), plannedText);
 }
 
 QString statusName(RunStatus status) {

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "oomlab/config/experiment_config.h"
+#include "oomlab/run/ended_batch.h"
 #include "oomlab/run/run_record.h"
 
 namespace oomlab::ui {
@@ -48,10 +49,11 @@ QString memoryFigureName(const std::string& module, const std::string& category)
 
 QString statusName(RunStatus status);
 
+// The micro-batch and accumulation `config` plans, for batch_adapted and ended_batch.
+BatchShape plannedBatch(const ExperimentConfig& config);
 // "16×4": the micro-batch and accumulation a run ended with; "16×4 (adapted from 64)" when
-// on_oom=halve or adapt changed them from the config's.
+// on_oom=halve or adapt changed them from the config's (batch_adapted).
 QString endedBatchText(const RunRecord& run, const ExperimentConfig& config);
-bool runAdapted(const RunRecord& run, const ExperimentConfig& config);
 // A colour that reads on both light and dark palettes.
 QColor statusColor(RunStatus status);
 

@@ -226,14 +226,14 @@ void LivePage::onRunFinished(const RunEnd& end) {
     if (end.outcome.val_accuracy) {
         ending += tr(" · validation accuracy %1").arg(formatPercent(end.outcome.val_accuracy));
     }
-    const TrainConfig& planned = end.config.train;
-    if (end.outcome.batch_size > 0 && (end.outcome.batch_size != planned.batch_size ||
-                                       end.outcome.accumulation != planned.accumulation)) {
+    const BatchShape planned = plannedBatch(end.config);
+    if (batch_adapted(end.outcome, planned)) {
+        const BatchShape ended = ended_batch(end.outcome, planned);
         ending += tr(" · <b>adapted</b>: micro-batch %1 × accumulation %2 became %3 × %4")
                       .arg(planned.batch_size)
                       .arg(planned.accumulation)
-                      .arg(end.outcome.batch_size)
-                      .arg(end.outcome.accumulation);
+                      .arg(ended.batch_size)
+                      .arg(ended.accumulation);
     }
     setHeader(m_header->text() + QStringLiteral("<br>") + ending);
 }

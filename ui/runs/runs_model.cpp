@@ -2,7 +2,6 @@
 
 #include <QDateTime>
 
-#include <algorithm>
 #include <filesystem>
 
 #include "common/formatting.h"
@@ -155,22 +154,19 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
             return {};
         case Qt::ToolTipRole:
             if (index.column() == Batch && row.configRead) {
-                const int micro = runAdapted(run, row.config) ? run.outcome.batch_size
-                                                              : row.config.train.batch_size;
-                const int accumulation = runAdapted(run, row.config)
-                                             ? std::max(1, run.outcome.accumulation)
-                                             : row.config.train.accumulation;
-                return runAdapted(run, row.config)
+                const BatchShape planned = plannedBatch(row.config);
+                const BatchShape ended = ended_batch(run.outcome, planned);
+                return batch_adapted(run.outcome, planned)
                            ? tr("The run adapted after running out of memory: it started with "
                                 "micro-batch %1 × accumulation %2 and ended with %3 × %4 "
                                 "(effective batch %5).")
-                                 .arg(row.config.train.batch_size)
-                                 .arg(row.config.train.accumulation)
-                                 .arg(micro)
-                                 .arg(accumulation)
-                                 .arg(micro * accumulation)
+                                 .arg(planned.batch_size)
+                                 .arg(planned.accumulation)
+                                 .arg(ended.batch_size)
+                                 .arg(ended.accumulation)
+                                 .arg(ended.batch_size * ended.accumulation)
                            : tr("Micro-batch × accumulation: effective batch %1")
-                                 .arg(micro * accumulation);
+                                 .arg(ended.batch_size * ended.accumulation);
             }
             if (index.column() == Status && !run.outcome.error.empty()) {
                 return qs(run.outcome.error);
@@ -254,10 +250,10 @@ QVariant RunsModel::sortValue(const Row& row, int column) const {
     switch (column) {
         case Id:
             return static_cast<qlonglong>(run.id);
-        case Batch:  // the effective batch, as the run ended
-            return runAdapted(run, row.config)
-                       ? run.outcome.batch_size * std::max(1, run.outcome.accumulation)
-                       : row.config.train.batch_size * row.config.train.accumulation;
+        case Batch: {  // the effective batch, as the run ended
+            const BatchShape ended = ended_batch(run.outcome, plannedBatch(row.config));
+            return ended.batch_size * ended.accumulation;
+        }
         case Cap:
             return static_cast<qlonglong>(row.config.memory.cap_mb);
         case Peak:
