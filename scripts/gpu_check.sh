@@ -20,6 +20,8 @@
 #     --torch-prefix DIR  a LibTorch's CMake prefix instead of PyTorch's (e.g. /usr on Debian)
 #     --device DEV        the benchmark's device (default: cuda; cpu for a dry run)
 #     --no-tests          skip the GPU tests;  --no-bench  skip the benchmark
+#     --snapshots         also record real snapshots (bench/gpu/record_snapshots.py) into
+#                         DIR/snapshots, and read each with oomlab-cli snapshot show / explain
 #
 # With --carried the machine needs only the Python with PyTorch (the binaries take its
 # LibTorch, CUDA runtime and NCCL through LD_LIBRARY_PATH). To build, it needs a C++17
@@ -35,6 +37,7 @@ torch_prefix=""
 device=cuda
 run_tests=1
 run_bench=1
+snapshots=0
 carried=""
 fallback=1
 out=""
@@ -51,6 +54,7 @@ while [[ $# -gt 0 ]]; do
         --device) device="$2"; shift 2 ;;
         --no-tests) run_tests=0; shift ;;
         --no-bench) run_bench=0; shift ;;
+        --snapshots) snapshots=1; shift ;;
         --) shift; break ;;
         -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) echo "unknown option: $1 (see --help)" >&2; exit 2 ;;
@@ -232,6 +236,25 @@ elif ((run_tests)); then
     xml=()
     [[ -z "$out" ]] || xml=(--output-junit "$out/gpu-tests.xml")
     (cd "$build" && ctest -L gpu --output-on-failure "${xml[@]}") || status=1
+fi
+
+if ((snapshots)); then
+    # PyTorch's own snapshots of a real training run under several allocator settings, for the
+    # allocator model's tests; each is read by the engine's reader here as a first check.
+    say "snapshots recorded by PyTorch (at most 150 s)"
+    folder="${out:-$scratch}/snapshots"
+    timeout 150 "$python" "$bench_dir/record_snapshots.py" "$folder" --timeout 40 || status=1
+    for pickle in "$folder"/*.pickle; do
+        [[ -f "$pickle" ]] || continue
+        say "oomlab-cli snapshot show $(basename "$pickle")"
+        timeout 60 "$cli" snapshot show "$pickle" || status=1
+    done
+    for summary in "$folder"/oom-*.json; do
+        [[ -f "$summary" ]] || continue
+        say "oomlab-cli explain, the message of $(basename "$summary")"
+        "$python" -c 'import json, sys; print(json.load(open(sys.argv[1])).get("oom_message", ""))' \
+            "$summary" | timeout 30 "$cli" explain || status=1
+    done
 fi
 
 if ((run_bench)); then

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_context.h"
+#include "oomlab/common/format.h"
 #include "oomlab/common/version.h"
 #include "oomlab/lessons/lesson.h"
 #include "oomlab/session/experiment.h"
@@ -28,7 +29,11 @@ void add_device_command(CLI::App& app, int& exit_code) {
         } else {
             std::cout << "OOM Lab " << engine_version() << ", " << torch_build() << '\n';
             for (const auto& device : devices) {
-                std::cout << "  " << device.name << "  " << device.description << '\n';
+                std::cout << "  " << device.name << "  " << device.description;
+                if (device.total_bytes > 0) {
+                    std::cout << ", " << format_bytes(device.total_bytes);
+                }
+                std::cout << '\n';
             }
         }
         exit_code = kExitOk;

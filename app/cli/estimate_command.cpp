@@ -16,6 +16,7 @@ nlohmann::ordered_json estimate_json(const MemoryEstimate& estimate) {
             {"cap_bytes", estimate.cap_bytes},
             {"fits", estimate.fits},
             {"worst_batch_length", estimate.worst_batch_length},
+            {"library_workspaces", estimate.library_workspaces},
             {"breakdown", breakdown_value(estimate.breakdown)},
             {"by_module", module_memory_value(estimate.by_module)}};
 }
@@ -30,6 +31,10 @@ void print_estimate(const MemoryEstimate& estimate) {
     for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
         std::cout << "  " << kBreakdownKeys[i] << ": "
                   << format_bytes(breakdown_field(estimate.breakdown, i)) << '\n';
+    }
+    if (estimate.library_workspaces > 0) {
+        std::cout << "  (activations include " << format_bytes(estimate.library_workspaces)
+                  << " of cuBLAS workspaces, which PyTorch keeps allocated on CUDA)\n";
     }
     RunOutcome predicted;
     predicted.by_module = estimate.by_module;

@@ -3,9 +3,23 @@
 // split by category here and by module in module_attribution.
 #include "oomlab/estimator/estimator.h"
 
+#include "estimator/library_workspaces.h"
 #include "estimator/step_phases.h"
 
 namespace oomlab {
+namespace {
+
+void add_library_workspaces(const ExperimentConfig& config, MemoryEstimate& estimate) {
+    estimate.library_workspaces = estimator::cuda_library_workspace_bytes(config);
+    estimate.breakdown.activations += estimate.library_workspaces;
+    for (ModuleMemory& module : estimate.by_module) {
+        if (module.module == "other" && estimate.library_workspaces > 0) {
+            module.activations = module.activations.value_or(0) + estimate.library_workspaces;
+        }
+    }
+}
+
+}  // namespace
 
 MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile& profile,
                                int world_size) {
@@ -29,8 +43,9 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
             peak.bytes.gathered;
     }
     estimate.by_module = estimator::attribute_by_module(step, peak);
+    add_library_workspaces(config, estimate);
 
-    estimate.peak_bytes = resident + peak.bytes.total();
+    estimate.peak_bytes = resident + peak.bytes.total() + estimate.library_workspaces;
     estimate.cap_bytes = config.memory.cap_bytes();
     estimate.fits = estimate.cap_bytes == 0 || estimate.peak_bytes <= estimate.cap_bytes;
     return estimate;

@@ -145,6 +145,10 @@ std::int64_t total_bytes(int device) {
     return static_cast<std::int64_t>(at::cuda::getDeviceProperties(device)->totalGlobalMem);
 }
 
+std::string device_name(int device) {
+    return at::cuda::getDeviceProperties(device)->name;
+}
+
 std::string pci_bus_id(int device) {
     char id[32] = {};
     if (cudaDeviceGetPCIBusId(id, sizeof id, device) != cudaSuccess) {

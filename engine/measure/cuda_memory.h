@@ -27,7 +27,8 @@ void reset_peak(int device);
 // The share of the device's memory the allocator may reserve (memory.cap_mb); 1 lifts it.
 void set_memory_fraction(int device, double fraction);
 std::int64_t total_bytes(int device);
-std::string pci_bus_id(int device);  // "0000:65:00.0", how NVML finds the same device
+std::string device_name(int device);  // "NVIDIA H200"
+std::string pci_bus_id(int device);   // "0000:65:00.0", how NVML finds the same device
 void empty_cache();
 
 // The blocks the allocator has reserved that no tensor holds.

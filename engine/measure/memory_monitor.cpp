@@ -25,6 +25,9 @@ MemoryMonitor::MemoryMonitor(const c10::Device& device, std::int64_t cap_bytes)
         m_pci_bus_id = cuda::pci_bus_id(index);
         cuda::reset_peak(index);
         if (cap_bytes > 0) {
+            // The fraction bounds only what the allocator asks the device for next: blocks an
+            // earlier run of this process left cached would serve this one past the cap.
+            cuda::empty_cache();
             // Experiment::prepare refused a cap beyond the device; what the process already
             // holds may still take the sum past it.
             const double total = double(cuda::total_bytes(index));

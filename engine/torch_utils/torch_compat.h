@@ -208,24 +208,28 @@ struct Base {};
 struct WithClear : Base {};
 struct WithSkipActions : WithClear {};
 
+// Turning the history off passes RecordContext::NEVER: 2.x checks that any other context
+// comes with a recorder, and the one that turns it off has none.
+inline allocator::RecordContext record_context(bool on) {
+    return on ? allocator::RecordContext::ALL : allocator::RecordContext::NEVER;
+}
 template <typename Recorder>
 auto record(WithSkipActions, bool on, Recorder recorder, std::size_t max_events)
-    -> decltype(allocator::recordHistory(on, recorder, max_events, allocator::RecordContext::ALL,
-                                         false, std::vector<std::string>{})) {
-    return allocator::recordHistory(on, recorder, max_events, allocator::RecordContext::ALL,
+    -> decltype(allocator::recordHistory(on, recorder, max_events, record_context(on), false,
+                                         std::vector<std::string>{})) {
+    return allocator::recordHistory(on, recorder, max_events, record_context(on),
                                     /*clearHistory=*/false, std::vector<std::string>{});
 }
 template <typename Recorder>
 auto record(WithClear, bool on, Recorder recorder, std::size_t max_events)
-    -> decltype(allocator::recordHistory(on, recorder, max_events, allocator::RecordContext::ALL,
-                                         false)) {
-    return allocator::recordHistory(on, recorder, max_events, allocator::RecordContext::ALL,
+    -> decltype(allocator::recordHistory(on, recorder, max_events, record_context(on), false)) {
+    return allocator::recordHistory(on, recorder, max_events, record_context(on),
                                     /*clearHistory=*/false);
 }
 template <typename Recorder>
 auto record(Base, bool on, Recorder recorder, std::size_t max_events)
-    -> decltype(allocator::recordHistory(on, recorder, max_events, allocator::RecordContext::ALL)) {
-    return allocator::recordHistory(on, recorder, max_events, allocator::RecordContext::ALL);
+    -> decltype(allocator::recordHistory(on, recorder, max_events, record_context(on))) {
+    return allocator::recordHistory(on, recorder, max_events, record_context(on));
 }
 
 // A trace entry's time, where the version records one.

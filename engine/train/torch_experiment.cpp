@@ -2,6 +2,9 @@
 #include <torch/cuda.h>
 
 #include "distributed/refusals.h"
+#if OOMLAB_WITH_CUDA
+#include "measure/cuda_memory.h"
+#endif
 #include "oomlab/config/snapshot_paths.h"
 #include "session/training_backend.h"
 #include "train/prepared_experiment.h"
@@ -100,7 +103,13 @@ std::vector<DeviceInfo> devices() {
     const auto count =
         static_cast<std::int64_t>(torch::cuda::is_available() ? torch::cuda::device_count() : 0);
     for (std::int64_t i = 0; i < count; ++i) {
+#if OOMLAB_WITH_CUDA
+        const int index = static_cast<int>(i);
+        result.push_back({"cuda:" + std::to_string(i), memory::cuda::device_name(index),
+                          memory::cuda::total_bytes(index)});
+#else
         result.push_back({"cuda:" + std::to_string(i), "CUDA device", 0});
+#endif
     }
     return result;
 }

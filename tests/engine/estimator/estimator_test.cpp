@@ -2,10 +2,12 @@
 // worked out in the comments, so a change to the model of memory shows up as a diff here.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "engine_support.h"
+#include "estimator/library_workspaces.h"
 #include "oomlab/estimator/estimator.h"
 
 namespace oomlab {
@@ -270,6 +272,45 @@ TEST(EmbeddingTable, CostIsWhatTheEstimatorCountsForTheTable) {
     config.embeddings.trainable = false;
     cost = embedding_table_cost(config, 1002, 50);
     EXPECT_EQ(cost.gradient + cost.optimizer_state, 0);
+}
+
+constexpr std::int64_t kMiB = 1 << 20;
+
+// Measured on an H200 (bench/results/gpu-2026-11-26.md): a bag model's peak was 65 MiB above
+// its tensors, with PyTorch's own script too: two cuBLAS handles of 32 MiB and cuBLASLt's 1 MiB.
+TEST(Estimator, CudaAddsCublasWorkspacesToThePeakAndItsTemporaries) {
+    ASSERT_EQ(std::getenv("CUBLAS_WORKSPACE_CONFIG"), nullptr);
+    const MemoryEstimate cpu = estimate_memory(tiny({}), tiny_profile());
+    const MemoryEstimate cuda = estimate_memory(tiny({"device=cuda"}), tiny_profile());
+    EXPECT_EQ(cpu.library_workspaces, 0);
+    EXPECT_EQ(cuda.library_workspaces, 65 * kMiB);
+    EXPECT_EQ(cuda.peak_bytes - cpu.peak_bytes, 65 * kMiB);
+    EXPECT_EQ(cuda.breakdown.activations - cpu.breakdown.activations, 65 * kMiB);
+    const auto other = [](const MemoryEstimate& estimate) {
+        return estimate.by_module.back().module == "other"
+                   ? estimate.by_module.back().activations.value_or(0)
+                   : -1;
+    };
+    EXPECT_EQ(other(cuda) - other(cpu), 65 * kMiB);
+}
+
+TEST(Estimator, CublasWorkspaceConfigSetsTheSizePerHandle) {
+    ::setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:2:16:8", 1);  // PyTorch's default before Hopper
+    const std::int64_t bytes = estimator::cuda_library_workspace_bytes(tiny({"device=cuda:0"}));
+    ::unsetenv("CUBLAS_WORKSPACE_CONFIG");
+    EXPECT_EQ(bytes, 2 * (8 * kMiB + 128 * 1024) + kMiB);
+}
+
+TEST(Estimator, CublasWorkspaceConfigIsReadAsPyTorchReadsIt) {
+    using estimator::parse_cublas_workspace_config;
+    EXPECT_EQ(parse_cublas_workspace_config(":4096:8"), 32 * kMiB);
+    EXPECT_EQ(parse_cublas_workspace_config(":16:8"), 128 * 1024);
+    EXPECT_EQ(parse_cublas_workspace_config(":4096:2:16:8"), 8 * kMiB + 128 * 1024);
+    EXPECT_EQ(parse_cublas_workspace_config("x:4096:1"), 4 * kMiB);
+    EXPECT_EQ(parse_cublas_workspace_config(""), std::nullopt);
+    EXPECT_EQ(parse_cublas_workspace_config("4096"), std::nullopt);
+    EXPECT_EQ(parse_cublas_workspace_config(":4096"), std::nullopt);
+    EXPECT_EQ(parse_cublas_workspace_config(":a:b"), std::nullopt);
 }
 
 }  // namespace

@@ -21,6 +21,9 @@ struct MemoryEstimate {
     bool fits = true;                // peak_bytes <= cap_bytes (or no cap)
     int worst_batch_length = 1;      // padded length of the worst micro-batch assumed
     bool every_batch_worst = false;  // train.padding=fixed: every batch has that length
+    // On CUDA, cuBLAS's workspaces (in the peak and its activations and temporaries, where a
+    // run measures them: they are no tensor of the model's).
+    std::int64_t library_workspaces = 0;
     // The breakdown at the peak by module, under the names runs use (`estimate --json`,
     // key by_module): the model's modules in forward order, then loss, optimizer, other.
     std::vector<ModuleMemory> by_module;
