@@ -58,6 +58,7 @@ build_dir="build"
 packages=(
     build-essential cmake ninja-build pkg-config ccache
     libtorch-dev libgloo-dev libopenblas0-pthread libsqlite3-dev nlohmann-json3-dev libcli11-dev
+    zlib1g-dev
     qt6-base-dev qt6-svg-dev libqcustomplot-dev libqcustomplot2.1-qt6 libgl-dev
     fonts-dejavu-core
     libgtest-dev libgmock-dev xvfb xauth iproute2

@@ -1,11 +1,13 @@
 // `oomlab-cli snapshot show FILE`: what a CUDA memory snapshot of any PyTorch program says;
-// `snapshot diff BEFORE AFTER`: what changed between two (before and after a fix).
+// `snapshot diff BEFORE AFTER`: what changed between two (before and after a fix);
+// `snapshot whatif FILE --alloc-conf CONF`: its trace replayed through the allocator's model.
 #include <iostream>
 
 #include "cli_context.h"
 #include "oomlab/snapshot/snapshot_advice.h"
 #include "oomlab/snapshot/snapshot_diff.h"
 #include "oomlab/snapshot/snapshot_report.h"
+#include "oomlab/snapshot/snapshot_whatif.h"
 
 namespace oomlab::cli {
 namespace {
@@ -168,6 +170,36 @@ void add_snapshot_command(CLI::App& app, int& exit_code) {
         } else {
             print_diff(before, after);
         }
+        exit_code = kExitOk;
+    });
+
+    auto* whatif = snapshot->add_subcommand(
+        "whatif",
+        "Replay the snapshot's trace through a model of PyTorch's caching allocator: how "
+        "closely it follows the real one, and what other PYTORCH_CUDA_ALLOC_CONF settings "
+        "would have reserved, and whether its out-of-memory errors would still happen");
+    auto whatif_file = std::make_shared<std::string>();
+    whatif->add_option("FILE", *whatif_file, "The snapshot (a pickle with a trace)")->required();
+    auto conf = std::make_shared<std::string>();
+    auto* conf_option = whatif->add_option(
+        "--alloc-conf", *conf,
+        "Settings to replay, as PYTORCH_CUDA_ALLOC_CONF writes them, e.g. "
+        "expandable_segments:True,max_split_size_mb:128 (default: the recorded ones)");
+    auto device_memory = std::make_shared<std::int64_t>(0);
+    auto* memory_option =
+        whatif
+            ->add_option("--device-memory", *device_memory,
+                         "What the device lets the allocator reserve, in bytes (default: "
+                         "what the program reserved at most, when it ran out of memory)")
+            ->check(CLI::Range(std::int64_t(1), std::int64_t(1) << 50));
+    auto* whatif_json = whatif->add_flag("--json", "One JSON object");
+    whatif->callback([=, &exit_code] {
+        const SnapshotReport report = read_snapshot_report(*whatif_file);
+        const auto results =
+            snapshot_whatif(report, *conf_option ? std::optional(*conf) : std::nullopt,
+                            *memory_option ? std::optional(*device_memory) : std::nullopt);
+        std::cout << (*whatif_json ? snapshot_whatif_json(report, results) + "\n"
+                                   : snapshot_whatif_text(report, results));
         exit_code = kExitOk;
     });
 }

@@ -1,15 +1,18 @@
 #include "oomlab/snapshot/snapshot_report.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <tuple>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
+#include "oomlab/allocator/allocator_settings.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/files.h"
 #include "oomlab/snapshot/snapshot_advice.h"
+#include "snapshot/gzip_input.h"
 #include "snapshot/pickle_reader.h"
 #include "snapshot/snapshot_replay.h"
 
@@ -122,9 +125,20 @@ void read_segments(SnapshotReport& report, const PickleValue& root) {
         SnapshotDevice& device = device_numbered(report, int(integer_at(*segment, "device")));
         ++device.segments;
         device.reserved += integer_at(*segment, "total_size");
+        SnapshotSegmentLayout& layout = device.layout.emplace_back();
+        layout.address = integer_at(*segment, "address");
+        layout.size = integer_at(*segment, "total_size");
+        layout.stream = integer_at(*segment, "stream");
+        const PickleValue* expandable = segment->at("is_expandable");
+        layout.expandable = expandable && expandable->integer() != 0;
+        std::int64_t at = layout.address;
         for (const auto& block : list_at(*segment, "blocks")) {
             const std::string& state = text_at(*block, "state");
             const std::int64_t size = integer_at(*block, "size");
+            const PickleValue* address = block->at("address");
+            at = address ? address->integer(at) : at;  // older snapshots list blocks in order
+            layout.blocks.push_back({at, size, state == "active_allocated"});
+            at += size;
             if (state == "active_allocated") {
                 device.allocated += size;
             } else if (state == "inactive") {
@@ -146,6 +160,9 @@ void collect_changes(SnapshotDevice& device, const PickleValue::List& trace) {
         const PickleValue& event = *trace[i];
         const std::string& action = text_at(event, "action");
         SnapshotTraceChange change{i, integer_at(event, "addr"), integer_at(event, "size")};
+        const PickleValue* stream = event.at("stream");
+        change.stream = stream ? stream->integer() : 0;
+        change.pages = action == "segment_map" || action == "segment_unmap";
         if (action == "alloc") {
             // PyTorch's pickles share one list of frames among the events with the same stack.
             const auto [named, added] = by_frames.try_emplace(event.at("frames"));
@@ -192,6 +209,42 @@ std::string experiment_problem(const std::string& text) {
     return parsed.is_object() ? std::string() : "not a JSON object of settings";
 }
 
+// PyTorch 2.x's "allocator_settings" as PYTORCH_CUDA_ALLOC_CONF would set them: the settings
+// that differ from the defaults. Read field by field: the variable's own text may name keys
+// another version does not know.
+std::optional<std::string> alloc_conf_of(const PickleValue* settings) {
+    if (!settings || !settings->dict()) {
+        return std::nullopt;
+    }
+    allocator::AllocatorSettings read;
+    if (const PickleValue* split = settings->at("max_split_size");
+        split && split->integer(-1) > 0) {
+        read.max_split_size = split->integer();
+    }
+    if (const PickleValue* gc = settings->at("garbage_collection_threshold")) {
+        const double* threshold = std::get_if<double>(&gc->value);
+        read.garbage_collection_threshold = threshold ? *threshold : 0.0;
+    }
+    if (const PickleValue* expandable = settings->at("expandable_segments")) {
+        read.expandable_segments = expandable->integer() != 0;
+    }
+    if (const PickleValue* divisions = settings->at("roundup_power2_divisions");
+        divisions && divisions->dict()) {
+        for (const auto& [interval, count] : *divisions->dict()) {
+            const std::string* mib = interval->text();
+            const std::int64_t start = mib ? std::strtoll(mib->c_str(), nullptr, 10) : 0;
+            int index = 0;
+            while (index < 15 && (std::int64_t(2) << index) <= start) {
+                ++index;
+            }
+            if (start > 0) {
+                read.roundup_power2_divisions[std::size_t(index)] = int(count->integer());
+            }
+        }
+    }
+    return allocator::to_alloc_conf(read);
+}
+
 }  // namespace
 
 SnapshotReport snapshot_report_from_bytes(const std::string& bytes, const std::string& source) {
@@ -220,6 +273,7 @@ SnapshotReport snapshot_report_from_bytes(const std::string& bytes, const std::s
         }
     }
     read_segments(report, *root);
+    report.alloc_conf = alloc_conf_of(root->at("allocator_settings"));
     const PickleValue::List& traces = list_at(*root, "device_traces");
     for (std::size_t index = 0; index < traces.size(); ++index) {
         const PickleValue::List* trace = traces[index]->list();
@@ -244,8 +298,11 @@ std::string snapshot_device_name(int index) {
 }
 
 SnapshotReport read_snapshot_report(const std::string& path) {
-    return snapshot_report_from_bytes(read_input_file(path, "memory snapshot", kMostSnapshotBytes),
-                                      path);
+    std::string bytes = read_input_file(path, "memory snapshot", kMostSnapshotBytes);
+    if (snapshot::is_gzip(bytes)) {  // x.pickle.gz: as people keep large snapshots
+        bytes = snapshot::gunzip(bytes, kMostSnapshotBytes, path);
+    }
+    return snapshot_report_from_bytes(bytes, path);
 }
 
 std::string snapshot_report_json(const SnapshotReport& report, std::optional<std::size_t> at) {

@@ -48,6 +48,22 @@ struct SnapshotTraceChange {
     std::uint32_t line = 0;  // an allocation's source line and kind: SnapshotDevice::names
     std::uint32_t kind = 0;
     What what = What::Alloc;
+    bool pages = false;  // Reserve and Release: pages of an expandable segment (segment_map)
+    std::int64_t stream = 0;
+};
+
+// A segment as the snapshot left it: where it is and what of it was allocated.
+struct SnapshotSegmentLayout {
+    std::int64_t address = 0;
+    std::int64_t size = 0;
+    std::int64_t stream = 0;
+    bool expandable = false;
+    struct Block {
+        std::int64_t address = 0;
+        std::int64_t size = 0;
+        bool allocated = false;
+    };
+    std::vector<Block> blocks;
 };
 
 // What was allocated, reserved and alive after the first `event` events of a device's trace.
@@ -82,6 +98,7 @@ struct SnapshotDevice {
     // Every allocation, free and segment change of the trace, and the lines and kinds they name.
     std::vector<SnapshotTraceChange> changes;
     std::vector<std::string> names;
+    std::vector<SnapshotSegmentLayout> layout;  // the segments at the end
 };
 
 struct SnapshotReport {
@@ -91,6 +108,9 @@ struct SnapshotReport {
     std::string experiment_json;
     // Why an "oomlab_experiment" that is not such settings was left out; empty otherwise.
     std::string experiment_problem;
+    // The allocator's settings when it was dumped (PyTorch 2.x writes "allocator_settings"),
+    // in PYTORCH_CUDA_ALLOC_CONF's syntax; unset for snapshots without them.
+    std::optional<std::string> alloc_conf;
 };
 
 // "device 0", or "the CPU" (index -1, as the profiler numbers it).

@@ -1,0 +1,559 @@
+#include "oomlab/allocator/caching_allocator_model.h"
+
+#include <algorithm>
+#include <iterator>
+
+namespace oomlab::allocator {
+namespace {
+
+int log2_floor(std::uint64_t value) {
+    int log = -1;
+    for (; value > 0; value >>= 1) {
+        ++log;
+    }
+    return log;
+}
+
+std::int64_t round_up(std::int64_t value, std::int64_t step) {
+    return (value + step - 1) / step * step;
+}
+
+// roundup_power2_next_division: the next of `divisions` equal steps between two powers of 2.
+std::int64_t next_division(std::int64_t size, int divisions) {
+    const auto unsigned_size = static_cast<std::uint64_t>(size);
+    if ((unsigned_size & (unsigned_size - 1)) == 0) {
+        return size;
+    }
+    const std::int64_t floor = std::int64_t(1) << log2_floor(unsigned_size);
+    const std::int64_t step = floor >> log2_floor(static_cast<std::uint64_t>(divisions));
+    if (step == 0) {
+        return floor << 1;
+    }
+    const std::int64_t rounded_down = size & ~(step - 1);
+    return rounded_down == size ? size : rounded_down + step;
+}
+
+// An expandable segment maps pages of its pool's segment size.
+std::int64_t page_of(bool small) {
+    return small ? kSmallBuffer : kLargeBuffer;
+}
+
+}  // namespace
+
+CachingAllocatorModel::CachingAllocatorModel(AllocatorSettings settings, std::int64_t capacity)
+    : m_settings(settings), m_capacity(capacity) {}
+
+std::int64_t CachingAllocatorModel::round_size(std::int64_t size) const {
+    if (size <= kMinBlockSize) {
+        return kMinBlockSize;
+    }
+    // The interval of sizes [2^i, 2^(i+1)) MiB, the first from 0 and the last open-ended.
+    const int interval = std::clamp(log2_floor(static_cast<std::uint64_t>(size) >> 20), 0,
+                                    int(m_settings.roundup_power2_divisions.size()) - 1);
+    const int divisions = m_settings.roundup_power2_divisions[std::size_t(interval)];
+    if (divisions > 1 && size > kMinBlockSize * divisions) {
+        return next_division(size, divisions);
+    }
+    return round_up(size, kMinBlockSize);
+}
+
+std::int64_t CachingAllocatorModel::segment_size(std::int64_t rounded) {
+    if (rounded <= kSmallSize) {
+        return kSmallBuffer;
+    }
+    return rounded < kMinLargeAlloc ? kLargeBuffer : round_up(rounded, kRoundLarge);
+}
+
+// get_free_block: the smallest free block of the stream at least this large, unless the
+// oversize rules turn it down.
+std::optional<std::int64_t> CachingAllocatorModel::find_free(std::int64_t rounded,
+                                                             std::int64_t stream,
+                                                             bool small) const {
+    const std::set<FreeKey>& blocks = pool(small);
+    const auto found = blocks.lower_bound({stream, rounded, 0});
+    if (found == blocks.end() || std::get<0>(*found) != stream) {
+        return std::nullopt;
+    }
+    const std::int64_t size = std::get<1>(*found);
+    const std::int64_t max_split = m_settings.max_split_size;
+    if (rounded < max_split && size >= max_split) {
+        return std::nullopt;  // no oversize block for a request that could split one
+    }
+    if (rounded >= max_split && size >= rounded + kLargeBuffer) {
+        return std::nullopt;  // an oversize block, but too much larger than asked
+    }
+    return std::get<2>(*found);
+}
+
+std::optional<std::int64_t> CachingAllocatorModel::best_fit(std::int64_t size,
+                                                            std::int64_t stream) const {
+    const std::int64_t rounded = round_size(size);
+    return find_free(rounded, stream, is_small(rounded));
+}
+
+std::optional<int> CachingAllocatorModel::expandable_segment(std::int64_t stream,
+                                                             bool small) const {
+    for (std::size_t i = 0; i < m_segments.size(); ++i) {
+        const Segment& segment = m_segments[i];
+        if (segment.expandable && segment.stream == stream && segment.small == small &&
+            segment.end > 0) {
+            return int(i);
+        }
+    }
+    return std::nullopt;
+}
+
+// find_expandable_block and map_block: the lowest unmapped range of the stream's expandable
+// segments that, with the free block before it and what follows, has room; the pages mapped
+// are its unmapped parts up to the request, each rounded up to whole pages.
+std::int64_t CachingAllocatorModel::expandable_mapping(std::int64_t rounded, std::int64_t stream,
+                                                       bool small) const {
+    struct Piece {
+        std::int64_t address = 0;
+        std::int64_t size = 0;  // an unmapped range's; the last, past the end, is unbounded
+        bool mapped = false;
+        bool free = false;
+    };
+    constexpr std::int64_t kUnbounded = std::int64_t(1) << 62;
+    std::vector<std::vector<Piece>> segments;
+    for (std::size_t i = 0; i < m_segments.size(); ++i) {
+        const Segment& segment = m_segments[i];
+        if (!segment.expandable || segment.stream != stream || segment.small != small) {
+            continue;
+        }
+        std::vector<Piece>& pieces = segments.emplace_back();
+        std::int64_t cursor = segment.base;
+        for (auto block = m_blocks.lower_bound(segment.base);
+             block != m_blocks.end() && block->first < segment.end; ++block) {
+            if (block->second.segment != int(i)) {
+                continue;
+            }
+            if (block->first > cursor) {
+                pieces.push_back({cursor, block->first - cursor, false, true});
+            }
+            pieces.push_back({block->first, block->second.size, true, !block->second.allocated});
+            cursor = block->first + block->second.size;
+        }
+        pieces.push_back({cursor, kUnbounded, false, true});
+    }
+    const std::int64_t page = page_of(small);
+    for (const std::vector<Piece>& pieces : segments) {
+        for (std::size_t gap = 0; gap < pieces.size(); ++gap) {
+            if (pieces[gap].mapped) {
+                continue;
+            }
+            std::size_t start = gap;
+            if (gap > 0 && pieces[gap - 1].free) {
+                start = gap - 1;  // the free block right before it counts too
+            }
+            std::int64_t available = 0;
+            for (std::size_t i = start; i < pieces.size() && pieces[i].free && available < rounded;
+                 ++i) {
+                available += std::min(pieces[i].size, kUnbounded - available);
+            }
+            if (available < rounded) {
+                continue;
+            }
+            std::int64_t remaining = rounded;
+            std::int64_t mapped = 0;
+            for (std::size_t i = start; remaining > 0; ++i) {
+                if (pieces[i].mapped) {
+                    remaining -= std::min(remaining, pieces[i].size);
+                } else {
+                    const std::int64_t pages = round_up(std::min(remaining, pieces[i].size), page);
+                    mapped += pages;
+                    remaining -= std::min(remaining, pages);
+                }
+            }
+            return mapped;
+        }
+    }
+    return round_up(rounded, page);  // a new segment
+}
+
+SegmentNeed CachingAllocatorModel::need(std::int64_t size, std::int64_t stream) const {
+    const std::int64_t rounded = round_size(size);
+    const bool small = is_small(rounded);
+    if (find_free(rounded, stream, small)) {
+        return {};
+    }
+    if (!m_settings.expandable_segments) {
+        return {true, segment_size(rounded)};
+    }
+    return {true, expandable_mapping(rounded, stream, small)};
+}
+
+void CachingAllocatorModel::insert_free(Blocks::iterator block) {
+    block->second.freed_at = m_searches;
+    pool(block->second.small).insert({block->second.stream, block->second.size, block->first});
+}
+
+void CachingAllocatorModel::erase_free(Blocks::iterator block) {
+    pool(block->second.small).erase({block->second.stream, block->second.size, block->first});
+}
+
+// free_block's merging: with the free neighbours of the same segment, then into the pool.
+CachingAllocatorModel::Blocks::iterator CachingAllocatorModel::merge(Blocks::iterator block) {
+    const auto joins = [&](Blocks::iterator a, Blocks::iterator b) {
+        return a->second.segment == b->second.segment && !a->second.allocated &&
+               !b->second.allocated && a->first + a->second.size == b->first;
+    };
+    if (auto next = std::next(block); next != m_blocks.end() && joins(block, next)) {
+        erase_free(next);
+        block->second.size += next->second.size;
+        m_blocks.erase(next);
+    }
+    if (block != m_blocks.begin()) {
+        if (auto previous = std::prev(block); joins(previous, block)) {
+            erase_free(previous);
+            previous->second.size += block->second.size;
+            m_blocks.erase(block);
+            block = previous;
+        }
+    }
+    insert_free(block);
+    return block;
+}
+
+bool CachingAllocatorModel::whole_segment(Blocks::const_iterator block) const {
+    const int segment = block->second.segment;
+    const bool first = block == m_blocks.begin() || std::prev(block)->second.segment != segment;
+    const auto next = std::next(block);
+    return first && (next == m_blocks.end() || next->second.segment != segment);
+}
+
+// Hands out `rounded` bytes at the start of the free block at `address` (alloc_found_block).
+CachingAllocatorModel::Blocks::iterator CachingAllocatorModel::take(std::int64_t address,
+                                                                    std::int64_t rounded) {
+    auto block = m_blocks.find(address);
+    erase_free(block);
+    Block& taken = block->second;
+    const std::int64_t remaining = taken.size - rounded;
+    const bool split = taken.small || m_segments[std::size_t(taken.segment)].expandable
+                           ? remaining >= kMinBlockSize
+                           : rounded < m_settings.max_split_size && remaining > kSmallSize;
+    if (split) {
+        Block rest = taken;
+        rest.size = remaining;
+        taken.size = rounded;
+        insert_free(m_blocks.emplace(address + rounded, rest).first);
+    }
+    taken.allocated = true;
+    m_allocated += taken.size;
+    return block;
+}
+
+void CachingAllocatorModel::release_block(Blocks::iterator block) {
+    erase_free(block);
+    m_reserved -= block->second.size;
+    m_blocks.erase(block);
+}
+
+std::optional<std::int64_t> CachingAllocatorModel::open(std::int64_t rounded, std::int64_t stream) {
+    const bool small = is_small(rounded);
+    const SegmentNeed needed = need(rounded, stream);
+    if (m_capacity > 0 && m_reserved + needed.bytes > m_capacity) {
+        return std::nullopt;
+    }
+    if (m_settings.expandable_segments) {
+        auto segment = expandable_segment(stream, small);
+        if (!segment) {
+            m_segments.push_back({stream, small, true, m_next_address, m_next_address});
+            segment = int(m_segments.size()) - 1;
+            m_next_address += std::int64_t(1) << 40;  // a virtual range of its own
+        }
+        const std::int64_t end = m_segments[std::size_t(*segment)].end;
+        map_pages(end, needed.bytes, stream);
+        // The pages join the free block before them: the block the request takes.
+        return std::prev(m_blocks.upper_bound(end))->first;
+    }
+    // alloc_block hands the new segment to the request as it is, whatever get_free_block's
+    // oversize rules would say of it.
+    const std::int64_t address = m_next_address;
+    open_segment(address, needed.bytes, stream);
+    m_next_address += round_up(needed.bytes, kRoundLarge) + kRoundLarge;  // never adjoining
+    return address;
+}
+
+// release_available_cached_blocks: with max_split_size_mb, frees oversize cached segments,
+// the smallest large enough or else the largest until enough.
+bool CachingAllocatorModel::release_oversize(std::int64_t rounded, std::int64_t stream) {
+    if (m_settings.max_split_size == AllocatorSettings::kNoMaxSplit) {
+        return false;
+    }
+    std::set<FreeKey>& blocks = pool(is_small(rounded));
+    const std::int64_t wanted = std::max(rounded, m_settings.max_split_size);
+    auto found = blocks.lower_bound({stream, wanted, 0});
+    const auto release_at = [&](std::set<FreeKey>::iterator key) {
+        auto block = m_blocks.find(std::get<2>(*key));
+        if (whole_segment(block)) {
+            release_block(block);
+        }
+    };
+    if (found != blocks.end() && std::get<0>(*found) == stream) {
+        release_at(found);
+        return true;
+    }
+    // No single one: the largest of the stream's oversize blocks, until enough (PyTorch
+    // releases them even when they are not enough).
+    std::vector<std::int64_t> largest;
+    std::int64_t released = 0;
+    for (auto key = found; key != blocks.begin() && released < wanted;) {
+        --key;
+        if (std::get<0>(*key) != stream || std::get<1>(*key) < m_settings.max_split_size) {
+            break;
+        }
+        largest.push_back(std::get<2>(*key));
+        released += std::get<1>(*key);
+    }
+    for (const std::int64_t address : largest) {
+        const auto block = m_blocks.find(address);
+        if (whole_segment(block)) {
+            release_block(block);
+        }
+    }
+    return released >= wanted;
+}
+
+void CachingAllocatorModel::release_all_cached() {
+    std::vector<std::int64_t> whole;
+    std::vector<std::int64_t> expandable;
+    for (const auto& key : m_small_free) {
+        whole.push_back(std::get<2>(key));
+    }
+    for (const auto& key : m_large_free) {
+        whole.push_back(std::get<2>(key));
+    }
+    for (const std::int64_t address : whole) {
+        const auto block = m_blocks.find(address);
+        if (m_segments[std::size_t(block->second.segment)].expandable) {
+            expandable.push_back(address);
+        } else if (whole_segment(block)) {
+            release_block(block);
+        }
+    }
+    // Expandable segments unmap the whole pages inside each free block.
+    for (const std::int64_t address : expandable) {
+        const auto block = m_blocks.find(address);
+        const std::int64_t page = page_of(block->second.small);
+        const std::int64_t first = round_up(address, page);
+        const std::int64_t last = (address + block->second.size) / page * page;
+        if (last > first) {
+            release(first, last - first);
+        }
+    }
+}
+
+// garbage_collect_cached_blocks: under a memory fraction, once reserved passes the threshold,
+// frees cached whole segments of the large pool not reused for longer than the average.
+void CachingAllocatorModel::collect_garbage() {
+    const auto threshold =
+        static_cast<std::int64_t>(m_settings.garbage_collection_threshold * double(m_capacity));
+    if (m_capacity == 0 || m_settings.garbage_collection_threshold <= 0 ||
+        m_reserved <= threshold) {
+        return;
+    }
+    const std::int64_t target = m_reserved - threshold;
+    std::vector<std::int64_t> candidates;
+    double total_age = 0;
+    for (const auto& key : m_large_free) {
+        const auto block = m_blocks.find(std::get<2>(key));
+        if (whole_segment(block) && !m_segments[std::size_t(block->second.segment)].expandable) {
+            candidates.push_back(block->first);
+            total_age += double(m_searches - block->second.freed_at);
+        }
+    }
+    std::int64_t reclaimed = 0;
+    bool freed = true;
+    while (reclaimed < target && freed && !candidates.empty()) {
+        const double threshold_age = total_age / double(candidates.size());
+        freed = false;
+        for (auto it = candidates.begin(); it != candidates.end();) {
+            const auto block = m_blocks.find(*it);
+            const double age = double(m_searches - block->second.freed_at);
+            if (age >= threshold_age) {
+                freed = true;
+                reclaimed += block->second.size;
+                total_age -= age;
+                release_block(block);
+                it = candidates.erase(it);
+            } else {
+                ++it;
+            }
+        }
+    }
+}
+
+std::optional<std::int64_t> CachingAllocatorModel::allocate(std::int64_t size,
+                                                            std::int64_t stream) {
+    const std::int64_t rounded = round_size(size);
+    const bool small = is_small(rounded);
+    ++m_searches;
+    std::optional<std::int64_t> address = find_free(rounded, stream, small);
+    if (!address) {
+        if (m_capacity > 0 && m_settings.garbage_collection_threshold > 0) {
+            collect_garbage();
+        }
+        address = open(rounded, stream);
+        if (!address && release_oversize(rounded, stream)) {
+            address = open(rounded, stream);
+        }
+        if (!address) {
+            release_all_cached();
+            address = open(rounded, stream);
+        }
+        if (!address) {
+            return std::nullopt;
+        }
+    }
+    return take(*address, rounded)->first;
+}
+
+void CachingAllocatorModel::free(std::int64_t address) {
+    const auto block = m_blocks.find(address);
+    if (block == m_blocks.end() || !block->second.allocated) {
+        return;
+    }
+    block->second.allocated = false;
+    m_allocated -= block->second.size;
+    merge(block);
+}
+
+void CachingAllocatorModel::empty_cache() {
+    release_all_cached();
+}
+
+void CachingAllocatorModel::open_segment(std::int64_t address, std::int64_t size,
+                                         std::int64_t stream) {
+    const bool small = size == kSmallBuffer;  // large-pool segments are 10 MiB or more
+    m_segments.push_back({stream, small, false, 0});
+    Block block{size, stream, int(m_segments.size()) - 1, small};
+    m_reserved += size;
+    insert_free(m_blocks.emplace(address, block).first);
+}
+
+void CachingAllocatorModel::map_pages(std::int64_t address, std::int64_t size, std::int64_t stream,
+                                      std::optional<bool> small) {
+    // Pages land in a hole or at the end of the stream's segment of that pool; a segment's
+    // first pages start it. A small pool maps 2 MiB pages, a large one 20 MiB.
+    const bool in_small = small.value_or(size % kLargeBuffer != 0);
+    std::optional<int> segment;
+    for (std::size_t i = 0; i < m_segments.size(); ++i) {
+        const Segment& candidate = m_segments[i];
+        if (candidate.expandable && candidate.stream == stream && candidate.small == in_small &&
+            candidate.base <= address && address <= candidate.end) {
+            segment = int(i);
+        }
+    }
+    if (!segment) {
+        m_segments.push_back({stream, in_small, true, address, address});
+        segment = int(m_segments.size()) - 1;
+    }
+    Segment& grown = m_segments[std::size_t(*segment)];
+    grown.end = std::max(grown.end, address + size);
+    m_reserved += size;
+    Block block{size, stream, *segment, grown.small};
+    merge(m_blocks.emplace(address, block).first);
+}
+
+void CachingAllocatorModel::release(std::int64_t address, std::int64_t size) {
+    // The free block holding [address, address + size): cut the range out of it.
+    auto block = m_blocks.upper_bound(address);
+    if (block == m_blocks.begin()) {
+        return;
+    }
+    --block;
+    const std::int64_t start = block->first;
+    Block held = block->second;
+    if (held.allocated || start + held.size < address + size) {
+        return;  // the model holds it otherwise: nothing to cut
+    }
+    erase_free(block);
+    m_blocks.erase(block);
+    m_reserved -= size;
+    if (address > start) {
+        Block before = held;
+        before.size = address - start;
+        insert_free(m_blocks.emplace(start, before).first);
+    }
+    if (const std::int64_t after = start + held.size - (address + size); after > 0) {
+        Block rest = held;
+        rest.size = after;
+        insert_free(m_blocks.emplace(address + size, rest).first);
+    }
+}
+
+bool CachingAllocatorModel::place(std::int64_t address, std::int64_t size, std::int64_t stream) {
+    auto block = m_blocks.upper_bound(address);
+    if (block == m_blocks.begin()) {
+        return false;
+    }
+    --block;
+    if (block->second.allocated || block->second.stream != stream ||
+        block->first + block->second.size <= address) {
+        return false;
+    }
+    const std::int64_t rounded = round_size(size);
+    if (block->first < address) {  // the model's block starts earlier: keep the front free
+        erase_free(block);
+        Block rest = block->second;
+        rest.size = block->first + block->second.size - address;
+        block->second.size = address - block->first;
+        insert_free(block);
+        block = m_blocks.emplace(address, rest).first;
+        insert_free(block);
+    }
+    if (block->second.size < rounded) {
+        return false;
+    }
+    ++m_searches;
+    take(address, rounded);
+    return true;
+}
+
+void CachingAllocatorModel::mark_allocated(std::int64_t address, std::int64_t size) {
+    auto block = m_blocks.upper_bound(address);
+    if (block == m_blocks.begin()) {
+        return;
+    }
+    --block;
+    if (block->second.allocated || block->first + block->second.size < address + size) {
+        return;
+    }
+    erase_free(block);
+    Block held = block->second;
+    const std::int64_t start = block->first;
+    m_blocks.erase(block);
+    if (address > start) {
+        Block before = held;
+        before.size = address - start;
+        insert_free(m_blocks.emplace(start, before).first);
+    }
+    if (const std::int64_t after = start + held.size - (address + size); after > 0) {
+        Block rest = held;
+        rest.size = after;
+        insert_free(m_blocks.emplace(address + size, rest).first);
+    }
+    held.size = size;
+    held.allocated = true;
+    m_allocated += size;
+    m_blocks.emplace(address, held);
+}
+
+ModelStats CachingAllocatorModel::stats() const {
+    ModelStats stats;
+    stats.reserved = m_reserved;
+    stats.allocated = m_allocated;
+    std::set<int> segments;
+    for (const auto& [address, block] : m_blocks) {
+        segments.insert(block.segment);
+        if (!block.allocated) {
+            stats.cached_free += block.size;
+            stats.largest_free = std::max(stats.largest_free, block.size);
+        }
+    }
+    stats.segments = std::int64_t(segments.size());
+    return stats;
+}
+
+}  // namespace oomlab::allocator

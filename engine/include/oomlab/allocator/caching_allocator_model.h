@@ -1,0 +1,130 @@
+// PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp, PyTorch 2.11) as a model
+// that makes the same decisions for the same requests, without a GPU: requests rounded to 512
+// bytes (or a power-of-two division), a small pool (requests up to 1 MiB, 2 MiB segments) and
+// a large one (20 MiB segments up to 10 MiB, else rounded to 2 MiB), the best free block of the
+// request's stream, splitting and merging, oversize blocks (max_split_size_mb), releasing cached
+// segments and retrying before an out-of-memory error, garbage collection under a memory
+// fraction, empty_cache, and expandable segments that grow by mapping pages.
+//
+// It runs either freely (allocate/free: it picks the addresses), or following a recorded trace
+// (open_segment, place, ...: the addresses are the trace's, and the model is asked before each
+// allocation what it would have done).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "oomlab/allocator/allocator_settings.h"
+
+namespace oomlab::allocator {
+
+inline constexpr std::int64_t kMinBlockSize = 512;
+inline constexpr std::int64_t kSmallSize = 1 << 20;       // the small pool's requests
+inline constexpr std::int64_t kSmallBuffer = 2 << 20;     // its segments
+inline constexpr std::int64_t kLargeBuffer = 20 << 20;    // segments for 1 to 10 MiB
+inline constexpr std::int64_t kMinLargeAlloc = 10 << 20;  // from here, own-size segments
+inline constexpr std::int64_t kRoundLarge = 2 << 20;      // rounded to this
+
+// What one allocation needs when no cached block serves it.
+struct SegmentNeed {
+    bool opens = false;      // a new segment (or, expandable, more pages mapped)
+    std::int64_t bytes = 0;  // its size (the pages mapped)
+};
+
+struct ModelStats {
+    std::int64_t reserved = 0;   // segments (mapped pages)
+    std::int64_t allocated = 0;  // blocks handed out
+    std::int64_t segments = 0;
+    std::int64_t cached_free = 0;
+    std::int64_t largest_free = 0;
+};
+
+class CachingAllocatorModel {
+public:
+    // `capacity`: what the device (or the memory fraction) lets it reserve; 0 = no limit.
+    explicit CachingAllocatorModel(AllocatorSettings settings, std::int64_t capacity = 0);
+
+    std::int64_t round_size(std::int64_t size) const;
+    static std::int64_t segment_size(std::int64_t rounded);  // get_allocation_size
+    static bool is_small(std::int64_t rounded) { return rounded <= kSmallSize; }
+
+    // Freely: the address handed out, or nullopt when even after releasing every cached
+    // segment it does not fit (PyTorch's out-of-memory error).
+    std::optional<std::int64_t> allocate(std::int64_t size, std::int64_t stream);
+    void free(std::int64_t address);
+    void empty_cache();  // torch.cuda.empty_cache()
+
+    // Following a trace. `need` is asked before each allocation is placed.
+    SegmentNeed need(std::int64_t size, std::int64_t stream) const;
+    std::optional<std::int64_t> best_fit(std::int64_t size, std::int64_t stream) const;
+    void open_segment(std::int64_t address, std::int64_t size, std::int64_t stream);
+    // `small`: the pool whose request mapped them, when known (else told by their size).
+    void map_pages(std::int64_t address, std::int64_t size, std::int64_t stream,
+                   std::optional<bool> small = std::nullopt);
+    void release(std::int64_t address, std::int64_t size);  // segment_free or segment_unmap
+    // Hands out the block at `address` as the allocator did (splitting off the rest when its
+    // rules split); false when the model holds no free block there.
+    bool place(std::int64_t address, std::int64_t size, std::int64_t stream);
+    // A block allocated before a trace began, inside a segment the model knows.
+    void mark_allocated(std::int64_t address, std::int64_t size);
+
+    ModelStats stats() const;
+    std::int64_t reserved() const { return m_reserved; }
+    std::int64_t allocated() const { return m_allocated; }
+    std::int64_t capacity() const { return m_capacity; }
+    const AllocatorSettings& settings() const { return m_settings; }
+
+private:
+    struct Block {
+        std::int64_t size = 0;
+        std::int64_t stream = 0;
+        int segment = 0;
+        bool small = false;
+        bool allocated = false;
+        std::int64_t freed_at = 0;  // the pool's search count when it was last freed (GC age)
+    };
+    struct Segment {
+        std::int64_t stream = 0;
+        bool small = false;
+        bool expandable = false;
+        std::int64_t base = 0;  // expandable: its virtual range starts here
+        std::int64_t end = 0;   // and is mapped, with holes, up to here
+    };
+    using Blocks = std::map<std::int64_t, Block>;                          // by address
+    using FreeKey = std::tuple<std::int64_t, std::int64_t, std::int64_t>;  // stream, size, address
+
+    std::optional<std::int64_t> find_free(std::int64_t rounded, std::int64_t stream,
+                                          bool small) const;
+    std::set<FreeKey>& pool(bool small) { return small ? m_small_free : m_large_free; }
+    const std::set<FreeKey>& pool(bool small) const { return small ? m_small_free : m_large_free; }
+    void insert_free(Blocks::iterator block);
+    void erase_free(Blocks::iterator block);
+    Blocks::iterator merge(Blocks::iterator block);
+    Blocks::iterator take(std::int64_t address, std::int64_t rounded);
+    bool whole_segment(Blocks::const_iterator block) const;
+    void release_block(Blocks::iterator block);
+    // alloc_block, freely: the free block that serves the request.
+    std::optional<std::int64_t> open(std::int64_t rounded, std::int64_t stream);
+    bool release_oversize(std::int64_t rounded, std::int64_t stream);
+    void release_all_cached();
+    void collect_garbage();
+    std::optional<int> expandable_segment(std::int64_t stream, bool small) const;
+    std::int64_t expandable_mapping(std::int64_t rounded, std::int64_t stream, bool small) const;
+
+    AllocatorSettings m_settings;
+    std::int64_t m_capacity = 0;
+    std::int64_t m_reserved = 0;
+    std::int64_t m_allocated = 0;
+    Blocks m_blocks;
+    std::set<FreeKey> m_small_free;
+    std::set<FreeKey> m_large_free;
+    std::vector<Segment> m_segments;
+    std::int64_t m_next_address = std::int64_t(1) << 40;  // freely chosen segments start here
+    std::int64_t m_searches = 0;                          // get_free_block calls, the GC's clock
+};
+
+}  // namespace oomlab::allocator

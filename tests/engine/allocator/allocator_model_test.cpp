@@ -1,0 +1,122 @@
+// Each rule of the caching allocator, pinned by a sequence worked out by hand from PyTorch
+// 2.11's c10/cuda/CUDACachingAllocator.cpp.
+#include <gtest/gtest.h>
+
+#include "oomlab/allocator/caching_allocator_model.h"
+
+namespace oomlab::allocator {
+namespace {
+
+constexpr std::int64_t kMiB = 1 << 20;
+
+CachingAllocatorModel model_with(const char* conf, std::int64_t capacity = 0) {
+    return CachingAllocatorModel(parse_alloc_conf(conf), capacity);
+}
+
+TEST(AllocatorModel, RoundsTo512BytesOrAPowerOfTwoDivision) {
+    const CachingAllocatorModel plain = model_with("");
+    EXPECT_EQ(plain.round_size(1), 512);
+    EXPECT_EQ(plain.round_size(513), 1024);
+    EXPECT_EQ(plain.round_size(40960000), 40960000);  // already a multiple of 512
+    // 1.2 MiB lies in [1, 2) MiB; 4 divisions of it are 256 KiB steps: up to 1.25 MiB.
+    const CachingAllocatorModel divided = model_with("roundup_power2_divisions:4");
+    EXPECT_EQ(divided.round_size(1258291), 1310720);
+    EXPECT_EQ(divided.round_size(2 * kMiB), 2 * kMiB);  // a power of 2 stays
+    EXPECT_EQ(divided.round_size(1500), 1536);          // under 512 x 4: plain rounding
+}
+
+TEST(AllocatorModel, SegmentSizesFollowThePools) {
+    EXPECT_EQ(CachingAllocatorModel::segment_size(kMiB), 2 * kMiB);         // small pool
+    EXPECT_EQ(CachingAllocatorModel::segment_size(kMiB + 512), 20 * kMiB);  // 1 to 10 MiB
+    EXPECT_EQ(CachingAllocatorModel::segment_size(40960000), 40 * kMiB);    // 39.06 MiB
+    EXPECT_EQ(CachingAllocatorModel::segment_size(10 * kMiB), 10 * kMiB);
+}
+
+TEST(AllocatorModel, ALargeBlockSplitsAndItsRestServesTheNextRequest) {
+    CachingAllocatorModel model = model_with("");
+    const auto first = model.allocate(3 * kMiB, 0);
+    ASSERT_TRUE(first);
+    EXPECT_EQ(model.reserved(), 20 * kMiB);       // one 20 MiB segment
+    EXPECT_FALSE(model.need(4 * kMiB, 0).opens);  // the 17 MiB left serves 4 MiB
+    const auto second = model.allocate(4 * kMiB, 0);
+    ASSERT_TRUE(second);
+    EXPECT_EQ(*second, *first + 3 * kMiB);
+    EXPECT_EQ(model.reserved(), 20 * kMiB);
+    EXPECT_EQ(model.allocated(), 7 * kMiB);
+    // Another stream does not take this stream's blocks.
+    EXPECT_TRUE(model.need(kMiB * 2, 7).opens);
+}
+
+TEST(AllocatorModel, ALargeBlockWithAMegabyteOrLessLeftIsNotSplit) {
+    CachingAllocatorModel model = model_with("");
+    ASSERT_TRUE(model.allocate(20 * kMiB - kMiB / 2, 0));
+    EXPECT_EQ(model.allocated(), 20 * kMiB);  // the 0.5 MiB stays with the block
+}
+
+TEST(AllocatorModel, FreedNeighboursMergeIntoOneBlock) {
+    CachingAllocatorModel model = model_with("");
+    const auto a = model.allocate(3 * kMiB, 0);
+    const auto b = model.allocate(4 * kMiB, 0);
+    model.free(*a);
+    EXPECT_EQ(model.stats().largest_free, 13 * kMiB);  // the rest after b
+    model.free(*b);
+    EXPECT_EQ(model.stats().largest_free, 20 * kMiB);
+    EXPECT_EQ(model.stats().cached_free, 20 * kMiB);
+    EXPECT_EQ(model.allocated(), 0);
+}
+
+TEST(AllocatorModel, OversizeBlocksServeOnlyRequestsCloseToThemUnderMaxSplitSize) {
+    CachingAllocatorModel model = model_with("max_split_size_mb:64");
+    model.free(*model.allocate(100 * kMiB, 0));
+    EXPECT_TRUE(model.need(30 * kMiB, 0).opens);   // never split for a small request
+    EXPECT_TRUE(model.need(70 * kMiB, 0).opens);   // 100 >= 70 + 20: too much larger
+    EXPECT_FALSE(model.need(90 * kMiB, 0).opens);  // within 20 MiB: served whole
+    ASSERT_TRUE(model.allocate(90 * kMiB, 0));
+    EXPECT_EQ(model.allocated(), 100 * kMiB);
+}
+
+TEST(AllocatorModel, AnExpandableSegmentGrowsByPagesFromItsFreeEnd) {
+    CachingAllocatorModel model = model_with("expandable_segments:True");
+    ASSERT_TRUE(model.allocate(3 * kMiB, 0));
+    EXPECT_EQ(model.reserved(), 20 * kMiB);  // one 20 MiB page of the large pool
+    // 30 MiB: the 17 MiB free at the end and 13 MiB more, mapped as one page.
+    EXPECT_EQ(model.need(30 * kMiB, 0).bytes, 20 * kMiB);
+    ASSERT_TRUE(model.allocate(30 * kMiB, 0));
+    EXPECT_EQ(model.reserved(), 40 * kMiB);
+    EXPECT_EQ(model.stats().segments, 1);
+}
+
+TEST(AllocatorModel, CachedSegmentsAreReleasedAndTheRequestRetriedBeforeAnOom) {
+    CachingAllocatorModel model = model_with("", 40 * kMiB);
+    model.free(*model.allocate(30 * kMiB, 0));
+    EXPECT_EQ(model.reserved(), 30 * kMiB);
+    // 36 MiB fits no cached block; 30 + 36 passes 40, so the 30 are released first.
+    ASSERT_TRUE(model.allocate(36 * kMiB, 0));
+    EXPECT_EQ(model.reserved(), 36 * kMiB);
+    EXPECT_FALSE(model.allocate(10 * kMiB, 0));  // 46 MiB: out of memory
+    EXPECT_EQ(model.reserved(), 36 * kMiB);
+}
+
+TEST(AllocatorModel, EmptyCacheReleasesOnlyWholeFreeSegments) {
+    CachingAllocatorModel model = model_with("");
+    const auto a = model.allocate(3 * kMiB, 0);
+    model.free(*model.allocate(12 * kMiB, 0));  // a 12 MiB segment of its own
+    ASSERT_TRUE(a);
+    model.empty_cache();
+    EXPECT_EQ(model.reserved(), 20 * kMiB);  // the split one stays
+    model.free(*a);
+    model.empty_cache();
+    EXPECT_EQ(model.reserved(), 0);
+}
+
+TEST(AllocatorModel, FollowingATracePlacesBlocksWhereTheAllocatorDid) {
+    CachingAllocatorModel model = model_with("");
+    EXPECT_EQ(model.need(40960000, 0).bytes, 40 * kMiB);
+    model.open_segment(1 << 30, 40 * kMiB, 0);
+    ASSERT_TRUE(model.place(1 << 30, 40960000, 0));
+    EXPECT_EQ(model.allocated(), 40 * kMiB);     // 1 MiB left: not split
+    EXPECT_FALSE(model.place(1 << 30, 512, 0));  // no free block there
+}
+
+}  // namespace
+}  // namespace oomlab::allocator
