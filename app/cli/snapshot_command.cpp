@@ -46,7 +46,7 @@ void print_report(const SnapshotReport& report) {
         }
         print_groups("alive at the peak, by what it was for", d.at_peak_by_kind);
         print_groups("alive at the peak, by source line", d.at_peak);
-        const std::vector<SnapshotAdvice> advice = snapshot_advice(d);
+        const std::vector<SnapshotAdvice> advice = snapshot_advice(d, report.alloc_conf);
         if (!advice.empty()) {
             std::cout << "  what to do:\n";
         }

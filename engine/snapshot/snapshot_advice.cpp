@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <initializer_list>
 
+#include "oomlab/allocator/trace_replay.h"
+#include "oomlab/common/errors.h"
 #include "oomlab/common/format.h"
+#include "oomlab/snapshot/snapshot_whatif.h"
 
 namespace oomlab {
 namespace {
@@ -25,17 +28,90 @@ std::string percent_of(std::int64_t part, std::int64_t whole) {
     return std::to_string(whole > 0 ? (100 * part + whole / 2) / whole : 0) + "%";
 }
 
-void advise_on_oom(const SnapshotOom& oom, std::vector<SnapshotAdvice>& advice) {
+// The trace replayed through the allocator's model as recorded and with expandable segments,
+// with what the program reserved at most as the capacity when it ran out of memory.
+struct ExpandableReplay {
+    allocator::WhatIf recorded;
+    allocator::WhatIf expandable;
+};
+
+std::optional<ExpandableReplay> replay_with_expandable(const SnapshotDevice& device,
+                                                       const std::string& alloc_conf) {
+    allocator::AllocatorSettings recorded;
+    try {
+        recorded = allocator::parse_alloc_conf(alloc_conf);
+    } catch (const BadInput&) {
+        return std::nullopt;  // settings this model does not read: nothing replayed
+    }
+    if (recorded.expandable_segments || device.changes.empty()) {
+        return std::nullopt;
+    }
+    allocator::AllocatorSettings expandable = recorded;
+    expandable.expandable_segments = true;
+    const allocator::AllocatorTrace trace = allocator_trace(device, recorded);
+    const std::int64_t capacity = device.ooms.empty() ? 0 : device.peak_reserved;
+    return ExpandableReplay{allocator::replay_under(trace, recorded, capacity, 1),
+                            allocator::replay_under(trace, expandable, capacity, 1)};
+}
+
+bool expandable_on(const std::optional<std::string>& alloc_conf) {
+    try {
+        return alloc_conf && allocator::parse_alloc_conf(*alloc_conf).expandable_segments;
+    } catch (const BadInput&) {
+        return false;
+    }
+}
+
+std::string replayed(const ExpandableReplay& replay) {
+    return "replayed with it, peak reserved " + format_bytes(replay.recorded.peak_reserved) +
+           " -> " + format_bytes(replay.expandable.peak_reserved);
+}
+
+void advise_on_oom(const SnapshotDevice& device, const SnapshotOom& oom,
+                   const std::optional<std::string>& alloc_conf,
+                   std::vector<SnapshotAdvice>& advice) {
     const std::int64_t cached = oom.reserved - oom.allocated;
     if (cached >= oom.requested) {
+        const std::string fragmented =
+            "at the out-of-memory (event " + std::to_string(oom.event) + "), " +
+            format_bytes(cached) + " was reserved but held no tensor, more than the " +
+            format_bytes(oom.requested) +
+            " asked for, in pieces none of which was large enough: the cache is fragmented";
+        if (expandable_on(alloc_conf)) {
+            advice.push_back({"keep tensor sizes steady",
+                              fragmented + ", with expandable_segments already on (the "
+                                           "snapshot's allocator_settings). Pad batches to a "
+                                           "fixed or bucketed length: blocks of one size are "
+                                           "reused whole."});
+            return;
+        }
+        const auto replay = replay_with_expandable(device, alloc_conf.value_or(""));
+        const auto outcome = [&]() -> std::optional<bool> {
+            if (!replay) {
+                return std::nullopt;
+            }
+            for (const allocator::OomOutcome& replayed_oom : replay->expandable.ooms) {
+                if (replayed_oom.event == oom.event) {
+                    return replayed_oom.happens;
+                }
+            }
+            return std::nullopt;
+        }();
+        if (outcome && *outcome) {
+            advice.push_back({"keep tensor sizes steady",
+                              fragmented + ". Expandable segments would not save it: " +
+                                  replayed(*replay) + ", and the error still happens. Pad " +
+                                  "batches to a fixed or bucketed length, or hold less."});
+            return;
+        }
         advice.push_back(
             {kExpandable,
-             "at the out-of-memory (event " + std::to_string(oom.event) + "), " +
-                 format_bytes(cached) + " was reserved but held no tensor, more than the " +
-                 format_bytes(oom.requested) +
-                 " asked for, in pieces none of which was large enough: the cache is "
-                 "fragmented. Expandable segments grow one mapping instead of leaving gaps "
-                 "between blocks of different sizes."});
+             fragmented +
+                 ". Expandable segments grow one mapping instead of leaving gaps between blocks "
+                 "of different sizes" +
+                 (outcome ? ": " + replayed(*replay) + ", and the out-of-memory error at event " +
+                                std::to_string(oom.event) + " does not happen."
+                          : ".")});
         return;
     }
     advice.push_back(
@@ -144,11 +220,12 @@ void advise_fewer_activations(const SnapshotDevice& device, const SnapshotMoment
 
 }  // namespace
 
-std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device) {
+std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device,
+                                            const std::optional<std::string>& alloc_conf) {
     std::vector<SnapshotAdvice> advice;
     if (!device.ooms.empty()) {
         const SnapshotOom& oom = device.ooms.back();
-        advise_on_oom(oom, advice);
+        advise_on_oom(device, oom, alloc_conf, advice);
         const bool in_use = plausible({oom.reserved, oom.allocated, oom.requested}) &&
                             oom.reserved - oom.allocated < oom.requested;
         if (in_use) {  // memory really in use
@@ -158,15 +235,26 @@ std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device) {
         }
     } else {
         const std::int64_t cached = device.reserved_at_peak - device.peak_allocated;
-        if (cached >= kCachedBytes &&
-            double(cached) >= kCachedShare * double(device.reserved_at_peak)) {
+        const bool worth = cached >= kCachedBytes &&
+                           double(cached) >= kCachedShare * double(device.reserved_at_peak);
+        const auto replay =
+            worth ? replay_with_expandable(device, alloc_conf.value_or("")) : std::nullopt;
+        // With a trace, advised where the replay with it reserves at least a tenth less;
+        // without one (segments only), on the cached share alone.
+        const bool helps =
+            replay ? 10 * replay->expandable.peak_reserved <= 9 * replay->recorded.peak_reserved
+                   : device.changes.empty();
+        if (worth && helps && !expandable_on(alloc_conf)) {
             advice.push_back(
                 {kExpandable, "at the peak, " + format_bytes(cached) + " of the " +
                                   format_bytes(device.reserved_at_peak) + " reserved (" +
                                   percent_of(cached, device.reserved_at_peak) +
                                   ") held no tensor: memory other programs on the device, or a "
                                   "larger batch, could use. Expandable segments keep less "
-                                  "cached; torch.cuda.empty_cache() between phases returns it."});
+                                  "cached" +
+                                  (replay ? ": " + replayed(*replay) + "."
+                                          : "; torch.cuda.empty_cache() between phases returns "
+                                            "it.")});
         }
         advise_fewer_activations(device, snapshot_moment(device, device.peak_event), "at the peak",
                                  advice);

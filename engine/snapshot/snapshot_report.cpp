@@ -325,7 +325,7 @@ std::string snapshot_report_json(const SnapshotReport& report, std::optional<std
                             {"reserved_bytes", oom.reserved}});
         }
         Json advice = Json::array();
-        for (const SnapshotAdvice& item : snapshot_advice(d)) {
+        for (const SnapshotAdvice& item : snapshot_advice(d, report.alloc_conf)) {
             advice.push_back({{"what", item.what}, {"why", item.why}});
         }
         devices.push_back({{"device", d.index},

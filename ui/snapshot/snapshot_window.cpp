@@ -185,7 +185,7 @@ void SnapshotWindow::showDevice(int index) {
     }
     m_summary->setText(summary);
     QStringList advice;
-    for (const SnapshotAdvice& item : snapshot_advice(d)) {
+    for (const SnapshotAdvice& item : snapshot_advice(d, m_report.alloc_conf)) {
         advice << tr("• <b>%1</b>: %2")
                       .arg(qs(item.what).toHtmlEscaped(), qs(item.why).toHtmlEscaped());
     }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string>
 
+#include "oomlab/snapshot/snapshot_advice.h"
 #include "oomlab/snapshot/snapshot_whatif.h"
 #include "test_support.h"
 
@@ -92,6 +93,32 @@ TEST(RealTraces, AnOomFromFragmentationIsReplayedUnderTheRecordedCap) {
         report, std::nullopt, report.devices[0].peak_reserved + (std::int64_t(1) << 30));
     ASSERT_EQ(larger[0].replayed.ooms.size(), 1u);
     EXPECT_FALSE(larger[0].replayed.ooms[0].happens);
+}
+
+std::string advice_text(const std::string& name) {
+    const SnapshotReport report = read_snapshot_report(recorded(name));
+    std::string text;
+    for (const SnapshotAdvice& item : snapshot_advice(report.devices.at(0), report.alloc_conf)) {
+        text += item.what + ": " + item.why + "\n";
+    }
+    return text;
+}
+
+// `snapshot show` advises an allocator setting only after replaying the trace with it. The
+// H200's fragmented OOM is not saved by expandable segments in the replay, under the cap it
+// ran out of memory at; the same run with them on did run out of memory there too.
+TEST(RealTraces, AllocatorSettingsAreAdvisedOnlyWhereTheReplayShowsThemHelp) {
+    const std::string fragmented = advice_text("oom-default.pickle.gz");
+    EXPECT_EQ(fragmented.find("PYTORCH_CUDA_ALLOC_CONF"), std::string::npos) << fragmented;
+    EXPECT_NE(fragmented.find("Expandable segments would not save it: replayed with it"),
+              std::string::npos)
+        << fragmented;
+    const std::string cached = advice_text("train-default.pickle.gz");
+    EXPECT_NE(cached.find("expandable_segments:True: at the peak"), std::string::npos) << cached;
+    EXPECT_NE(cached.find("replayed with it, peak reserved 6.12 GiB -> 2."), std::string::npos)
+        << cached;
+    const std::string already_on = advice_text("train-expandable.pickle.gz");
+    EXPECT_EQ(already_on.find("expandable_segments"), std::string::npos) << already_on;
 }
 
 }  // namespace

@@ -210,7 +210,7 @@ TEST(SnapshotAdvice, ARealSnapshotNamesItsLargestLineAndItsLateHistory) {
     const SnapshotDevice device =
         read_snapshot_report(test::shared_data_dir() + "/snapshots/gpt2_generate_2648MiB.pickle")
             .devices.front();
-    const std::vector<SnapshotAdvice> advice = snapshot_advice(device);
+    const std::vector<SnapshotAdvice> advice = snapshot_advice(device, std::nullopt);
     ASSERT_EQ(advice.size(), 2u);
     EXPECT_EQ(advice[0].what, "record the history from the start");
     EXPECT_NE(advice[0].why.find("(56%) was allocated before the trace began"), std::string::npos)
@@ -235,15 +235,15 @@ SnapshotDevice device_at_oom(std::int64_t reserved, std::int64_t allocated,
 // holding less means the memory was in use, and no allocator setting is offered.
 TEST(SnapshotAdvice, AnOutOfMemoryIsFragmentationOrMemoryInUse) {
     const std::vector<SnapshotAdvice> fragmented =
-        snapshot_advice(device_at_oom(8LL << 30, 6LL << 30, 1LL << 30));
+        snapshot_advice(device_at_oom(8LL << 30, 6LL << 30, 1LL << 30), std::nullopt);
     ASSERT_FALSE(fragmented.empty());
     EXPECT_EQ(fragmented[0].what, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
     EXPECT_NE(fragmented[0].why.find("2.00 GiB was reserved but held no tensor, more than the "
                                      "1.00 GiB asked for"),
               std::string::npos)
         << fragmented[0].why;
-    const std::vector<SnapshotAdvice> in_use =
-        snapshot_advice(device_at_oom(8LL << 30, 7LL << 30 | 900LL << 20, 512LL << 20));
+    const std::vector<SnapshotAdvice> in_use = snapshot_advice(
+        device_at_oom(8LL << 30, 7LL << 30 | 900LL << 20, 512LL << 20), std::nullopt);
     ASSERT_FALSE(in_use.empty());
     EXPECT_EQ(in_use[0].what, "hold less at the peak");
     for (const SnapshotAdvice& item : in_use) {
@@ -257,13 +257,13 @@ TEST(SnapshotAdvice, MuchCachedButFreeAtThePeakIsNamed) {
     SnapshotDevice cached;
     cached.peak_allocated = 3LL << 30;
     cached.reserved_at_peak = 4LL << 30;
-    const std::vector<SnapshotAdvice> advice = snapshot_advice(cached);
+    const std::vector<SnapshotAdvice> advice = snapshot_advice(cached, std::nullopt);
     ASSERT_EQ(advice.size(), 1u);
     EXPECT_NE(advice[0].why.find("1.00 GiB of the 4.00 GiB reserved (25%) held no tensor"),
               std::string::npos)
         << advice[0].why;
     cached.peak_allocated = (4LL << 30) - (100LL << 20);  // 2% cached
-    EXPECT_TRUE(snapshot_advice(cached).empty());
+    EXPECT_TRUE(snapshot_advice(cached, std::nullopt).empty());
 }
 
 // A snapshot of no memory whose "oomlab_experiment" is `experiment` (BINUNICODE, any length).

@@ -4,6 +4,7 @@
 // history that began too late to name them.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,10 @@ struct SnapshotAdvice {
 };
 
 // Most telling first. An out-of-memory event decides between fragmentation (the cache held
-// more than was asked, in pieces too small) and memory really in use.
-std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device);
+// more than was asked, in pieces too small) and memory really in use. An allocator setting is
+// advised only after the trace, replayed through the allocator's model with it, shows what it
+// changes, and never one `alloc_conf` (the snapshot's recorded settings) already has.
+std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device,
+                                            const std::optional<std::string>& alloc_conf);
 
 }  // namespace oomlab
