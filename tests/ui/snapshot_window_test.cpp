@@ -4,6 +4,7 @@
 // skipped when absent), and a file that is not one.
 #include <QAction>
 #include <QDir>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QProcess>
 #include <QTableWidget>
@@ -13,6 +14,7 @@
 #include "common/formatting.h"
 #include "experiment/experiment_panel.h"
 #include "snapshot/snapshot_diff_window.h"
+#include "snapshot/snapshot_replay_box.h"
 #include "snapshot/snapshot_timeline.h"
 #include "snapshot/snapshot_window.h"
 #include "ui_test_support.h"
@@ -193,6 +195,43 @@ private slots:
         QVERIFY(window->timeline()->allocated()->dataCount() > 1000);
         QVERIFY(window->loadExperimentButton()->isHidden());  // PyTorch's own: no experiment
         QCOMPARE(window->timeline()->markerCount(), 1);       // the peak; no OOM
+        window->close();
+    }
+
+    // A real GPU's trace (an H200's, gzipped) replayed with expandable segments: typed in and
+    // Enter pressed, the replayed reserved line drawn dashed over the recorded one and the
+    // figures said; settings PyTorch would refuse are refused naming the key.
+    void aRealTraceReplayedUnderOtherAllocatorSettings() {
+        SnapshotWindow* window =
+            openAndWait(test::benchResult("gpu-2026-11-26/snapshots/train-default.pickle.gz"));
+        QVERIFY(window);
+        QVERIFY2(window->error().isEmpty(), qPrintable(window->error()));
+        SnapshotReplayBox* box = window->replayBox();
+        QVERIFY(!window->timeline()->replayed()->visible());
+        QSignalSpy replayed(box, &SnapshotReplayBox::replayed);
+        box->settings()->setText(QStringLiteral("expandable_segments:True"));
+        QTest::keyClick(box->settings(), Qt::Key_Return);
+        QVERIFY(replayed.wait(30000));
+        QVERIFY2(box->resultText().contains(
+                     QStringLiteral("replayed under expandable_segments:True: peak reserved 2.")),
+                 qPrintable(box->resultText()));
+        QVERIFY(box->resultText().contains(QStringLiteral("147 of 147 segments")));
+        QCPGraph* line = window->timeline()->replayed();
+        QVERIFY(line->visible());
+        QVERIFY(line->dataCount() > 1000);
+        double most = 0;
+        for (auto point = line->data()->constBegin(); point != line->data()->constEnd(); ++point) {
+            most = std::max(most, point->value);
+        }
+        // The recorded run reserved 6.12 GiB at most; with expandable segments, under 3 GiB.
+        QVERIFY2(most > 2800 && most < 3072, qPrintable(QString::number(most)));
+
+        box->settings()->setText(QStringLiteral("expandable_segment:True"));
+        QTest::keyClick(box->settings(), Qt::Key_Return);
+        QVERIFY(replayed.wait(30000));
+        QVERIFY2(box->resultText().contains(QStringLiteral("unknown key")),
+                 qPrintable(box->resultText()));
+        QVERIFY(!line->visible());
         window->close();
     }
 

@@ -20,6 +20,10 @@ QString sharedDataDir() {
     return QStringLiteral(OOMLAB_SHARED_DATA_DIR);
 }
 
+QString benchResult(const QString& name) {
+    return QStringLiteral(OOMLAB_RESULTS_DIR "/") + name;
+}
+
 QString guiProgram() {
     return QStringLiteral(OOMLAB_GUI_PATH);
 }

@@ -15,9 +15,10 @@ namespace oomlab::ui::test {
 
 // Where this build put what the tests run or read; only ui_test_support.cpp is compiled with
 // these folders, so no other test's object depends on where the tree was checked out.
-QString fixture(const QString& name);  // the project's own fixtures (tests/data)
-QString sharedDataDir();               // ../shared/data beside the project (may be absent)
-QString guiProgram();                  // oomlab
+QString fixture(const QString& name);      // the project's own fixtures (tests/data)
+QString benchResult(const QString& name);  // what bench/results holds (real GPUs' snapshots)
+QString sharedDataDir();                   // ../shared/data beside the project (may be absent)
+QString guiProgram();                      // oomlab
 
 // Offscreen unless a platform is chosen; call before QApplication exists.
 void prepareEnvironment();

@@ -15,9 +15,15 @@ SnapshotTimeline::SnapshotTimeline(QWidget* parent) : ThemedPlot(parent) {
     // Reserved first, so allocated is drawn over it (as in the live memory plot).
     m_reserved = addLineSeries(tr("reserved"), seriesColor(2));
     m_allocated = addLineSeries(tr("allocated"), seriesColor(0));
+    m_replayed = addLineSeries(tr("reserved, replayed"), seriesColor(2));
+    QPen dashed = m_replayed->pen();
+    dashed.setStyle(Qt::DashLine);
+    m_replayed->setPen(dashed);
+    m_replayed->setVisible(false);
+    m_replayed->removeFromLegend();
     xAxis->setLabel(tr("event of the trace"));
     yAxis->setLabel(tr("MiB"));
-    placeLegendBelow(2);
+    placeLegendBelow(3);
     m_momentLine = new QCPItemStraightLine(this);
     m_momentLine->setPen(QPen(palette().color(QPalette::WindowText), 1, Qt::DotLine));
     m_momentLine->setVisible(false);
@@ -48,7 +54,27 @@ void SnapshotTimeline::showMoment(std::optional<std::size_t> event) {
     requestReplot();
 }
 
+void SnapshotTimeline::setReplayed(const std::vector<std::pair<std::size_t, std::int64_t>>& line,
+                                   const QString& settings) {
+    QVector<double> keys, reserved;
+    for (const auto& [event, bytes] : line) {
+        keys << double(event);
+        reserved << toMiB(bytes);
+        m_y.add(toMiB(bytes));
+    }
+    m_replayed->setData(keys, reserved, true);
+    m_replayed->setName(tr("reserved, replayed with %1").arg(settings));
+    m_replayed->setVisible(!line.empty());
+    if (line.empty()) {
+        m_replayed->removeFromLegend();
+    } else {
+        m_replayed->addToLegend();
+    }
+    requestReplot();
+}
+
 void SnapshotTimeline::setDevice(const SnapshotDevice& device) {
+    setReplayed({}, QString());
     clearMarkers();
     showMoment(std::nullopt);
     m_events = device.events;

@@ -3,7 +3,10 @@
 // moment to look at, shown as a dotted line.
 #pragma once
 
+#include <cstdint>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "oomlab/snapshot/snapshot_report.h"
 #include "plots/themed_plot.h"
@@ -20,6 +23,11 @@ public:
 
     QCPGraph* allocated() const { return m_allocated; }
     QCPGraph* reserved() const { return m_reserved; }
+    QCPGraph* replayed() const { return m_replayed; }
+    // Reserved as the allocator's model replayed the trace under other settings (event,
+    // bytes), drawn dashed over the recorded line; empty hides it.
+    void setReplayed(const std::vector<std::pair<std::size_t, std::int64_t>>& line,
+                     const QString& settings);
 
     // The dotted line at `event`, or none (the peak is shown).
     void showMoment(std::optional<std::size_t> event);
@@ -37,6 +45,7 @@ protected:
 private:
     QCPGraph* m_allocated = nullptr;
     QCPGraph* m_reserved = nullptr;
+    QCPGraph* m_replayed = nullptr;
     QCPItemStraightLine* m_momentLine = nullptr;
     std::optional<std::size_t> m_moment;
     std::size_t m_events = 0;

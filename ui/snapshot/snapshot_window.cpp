@@ -16,6 +16,7 @@
 #include "oomlab/snapshot/snapshot_advice.h"
 #include "plots/series_colors.h"
 #include "snapshot/snapshot_diff_window.h"
+#include "snapshot/snapshot_replay_box.h"
 #include "snapshot/snapshot_tables.h"
 #include "snapshot/snapshot_timeline.h"
 
@@ -65,6 +66,7 @@ SnapshotWindow::SnapshotWindow(QWidget* parent) : QWidget(parent, Qt::Window) {
         tr("Its settings into the experiment panel, to run it again "
            "with a fix and measure the difference"));
     m_loadExperiment->hide();
+    m_replayBox = new SnapshotReplayBox;
     auto* tables = new QSplitter(Qt::Horizontal);
     tables->addWidget(m_kinds);
     tables->addWidget(m_lines);
@@ -94,6 +96,7 @@ SnapshotWindow::SnapshotWindow(QWidget* parent) : QWidget(parent, Qt::Window) {
     layout->addLayout(top);
     layout->addWidget(m_advice);
     layout->addLayout(actions);
+    layout->addWidget(m_replayBox);
     layout->addWidget(split, 1);
     resize(1000, 700);
 
@@ -102,11 +105,13 @@ SnapshotWindow::SnapshotWindow(QWidget* parent) : QWidget(parent, Qt::Window) {
             &SnapshotWindow::showDevice);
     connect(m_timeline, &SnapshotTimeline::momentChosen, this,
             [this](std::size_t event) { showMoment(event); });
+    connect(m_replayBox, &SnapshotReplayBox::replayed, m_timeline, &SnapshotTimeline::setReplayed);
     connect(m_toPeak, &QPushButton::clicked, this, [this] { showMoment(std::nullopt); });
     connect(m_compare, &QPushButton::clicked, this, [this] {
         const QString after = QFileDialog::getOpenFileName(
             this, tr("Compare with a memory snapshot"), QFileInfo(m_path).absolutePath(),
-            tr("Memory snapshots and profiler traces (*.pickle *.pkl *.json);;All files (*)"));
+            tr("Memory snapshots and profiler traces (*.pickle *.pkl *.gz *.json);;All files "
+               "(*)"));
         if (!after.isEmpty()) {
             compareWith(after);
         }
@@ -163,6 +168,7 @@ void SnapshotWindow::showDevice(int index) {
         return;
     }
     const SnapshotDevice& d = m_report.devices[std::size_t(index)];
+    m_replayBox->setDevice(&m_report, d.index);
     QString summary =
         tr("<b>%1</b>, %2: %3 segments, %4 reserved and %5 allocated at the end; "
            "<b>peak allocated %6</b> after event %8 of %9, reserved at that moment %7; most "

@@ -3,7 +3,8 @@
 // the out-of-memory events, what was alive at the peak (or at the moment clicked on the
 // timeline) by what it was for and by source line, fragmentation, and what to do; compared with
 // another snapshot (before and after a fix), and for the engine's own snapshots, the experiment
-// that recorded it, to load and run again with a fix.
+// that recorded it, to load and run again with a fix; its trace replayed under other
+// allocator settings (SnapshotReplayBox).
 #pragma once
 
 #include <QFutureWatcher>
@@ -21,6 +22,7 @@ class QTableWidget;
 namespace oomlab::ui {
 
 class SnapshotDiffWindow;
+class SnapshotReplayBox;
 class SnapshotTimeline;
 class WrappedLabel;
 
@@ -47,6 +49,7 @@ public:
     // A window with this snapshot as "before" and `after` beside it.
     SnapshotDiffWindow* compareWith(const QString& after);
     QPushButton* loadExperimentButton() const { return m_loadExperiment; }
+    SnapshotReplayBox* replayBox() const { return m_replayBox; }
 
 signals:
     void loaded();
@@ -76,6 +79,7 @@ private:
     QPushButton* m_toPeak = nullptr;
     QPushButton* m_compare = nullptr;
     QPushButton* m_loadExperiment = nullptr;
+    SnapshotReplayBox* m_replayBox = nullptr;
 };
 
 }  // namespace oomlab::ui
