@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <unordered_set>
 
 #include "common/pickle_opcodes.h"
 #include "oomlab/common/errors.h"
@@ -101,7 +100,7 @@ private:
         if (child.get() == &parent) {
             fail("a container that holds itself");
         }
-        m_held.insert(child.get());
+        child->held = true;
         parent.depth = std::max(parent.depth, child->depth + 1);
         if (parent.depth > kMostPickleDepth) {
             fail("nested more than " + std::to_string(kMostPickleDepth) + " levels deep");
@@ -110,7 +109,7 @@ private:
     }
 
     PickleValue& open_container(PickleValue& container) {
-        if (m_held.count(&container) > 0) {
+        if (container.held) {
             fail("a container filled after another container took it");
         }
         return container;
@@ -119,6 +118,9 @@ private:
     void add_items(const std::vector<std::shared_ptr<PickleValue>>& items) {
         PickleValue& target = open_container(*top());
         if (auto* list = std::get_if<PickleValue::List>(&target.value)) {
+            if (list->empty()) {
+                list->reserve(items.size());  // a dict or short list comes in one batch
+            }
             for (const auto& item : items) {
                 list->push_back(adopt(target, item));
             }
@@ -127,6 +129,9 @@ private:
         auto* dict = std::get_if<PickleValue::Dict>(&target.value);
         if (!dict || items.size() % 2 != 0) {
             fail("items added to what is not a list or dict, or a key without a value");
+        }
+        if (dict->empty()) {
+            dict->reserve(items.size() / 2);
         }
         for (std::size_t i = 0; i < items.size(); i += 2) {
             dict->emplace_back(adopt(target, items[i]), adopt(target, items[i + 1]));
@@ -292,7 +297,6 @@ private:
     std::size_t m_at = 0;  // where the opcode being read starts
     std::vector<Item> m_stack;
     std::vector<std::shared_ptr<PickleValue>> m_memo;
-    std::unordered_set<const PickleValue*> m_held;  // in a container: never changed again
 };
 
 }  // namespace
