@@ -25,7 +25,7 @@ struct PickleValue {
     using List = std::vector<PickleRef>;  // lists and tuples
     using Dict = std::vector<std::pair<PickleRef, PickleRef>>;
     std::variant<None, bool, std::int64_t, double, std::string, List, Dict> value;
-    int depth = 0;  // 0 for a scalar; a container's is 1 + its deepest item's
+    int depth = 0;      // 0 for a scalar; a container's is 1 + its deepest item's
     bool held = false;  // in a container: the reader never fills it again
 
     bool is_none() const { return std::holds_alternative<None>(value); }
