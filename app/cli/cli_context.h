@@ -15,6 +15,11 @@
 #include "oomlab/workers/exit_code.h"  // the exit codes of the command line contract
 #include "oomlab/workers/local_workers.h"
 
+namespace oomlab {
+struct SnapshotReport;
+struct OomExplanation;
+}  // namespace oomlab
+
 namespace oomlab::cli {
 
 // A run id as typed: a whole number from 1 to 2^63 - 1 (CLI11 alone would read a larger one
@@ -98,5 +103,10 @@ void add_find_batch_size_command(CLI::App& app, int& exit_code);
 void add_sweep_command(CLI::App& app, int& exit_code);
 void add_lesson_command(CLI::App& app, int& exit_code);
 void add_worker_command(CLI::App& app, int& exit_code);
+void add_record_command(CLI::App& app, int& exit_code);
+
+// What `snapshot show` and `explain` print, for `record` too.
+void print_snapshot_report(const SnapshotReport& report);
+void print_oom_explanation(const OomExplanation& explanation);
 
 }  // namespace oomlab::cli

@@ -8,6 +8,18 @@
 
 namespace oomlab::cli {
 
+void print_oom_explanation(const OomExplanation& explanation) {
+    std::cout << explanation.summary << "\n\n";
+    for (const std::string& fact : explanation.facts) {
+        std::cout << "  " << fact << '\n';
+    }
+    std::cout << "\nTry, in this order:\n";
+    int number = 0;
+    for (const std::string& step : explanation.tries) {
+        std::cout << "  " << ++number << ". " << step << '\n';
+    }
+}
+
 void add_explain_command(CLI::App& app, int& exit_code) {
     auto* command = app.add_subcommand(
         "explain",
@@ -36,15 +48,7 @@ void add_explain_command(CLI::App& app, int& exit_code) {
         if (*json) {
             std::cout << oom_explanation_json(explanation) << '\n';
         } else {
-            std::cout << explanation.summary << "\n\n";
-            for (const std::string& fact : explanation.facts) {
-                std::cout << "  " << fact << '\n';
-            }
-            std::cout << "\nTry, in this order:\n";
-            int number = 0;
-            for (const std::string& step : explanation.tries) {
-                std::cout << "  " << ++number << ". " << step << '\n';
-            }
+            print_oom_explanation(explanation);
         }
         exit_code = kExitOk;
     });

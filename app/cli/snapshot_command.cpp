@@ -27,7 +27,9 @@ void print_groups(const char* title, const std::vector<SnapshotLine>& groups) {
     }
 }
 
-void print_report(const SnapshotReport& report) {
+}  // namespace
+
+void print_snapshot_report(const SnapshotReport& report) {
     for (const SnapshotDevice& d : report.devices) {
         std::cout << snapshot_device_name(d.index) << ": " << d.segments << " segments, "
                   << format_bytes(d.reserved) << " reserved, " << format_bytes(d.allocated)
@@ -62,6 +64,8 @@ void print_report(const SnapshotReport& report) {
                      "config for --config), and the workbench's snapshot window loads them\n";
     }
 }
+
+namespace {
 
 void print_moments(const SnapshotReport& report, std::size_t event) {
     for (const SnapshotDevice& d : report.devices) {
@@ -147,7 +151,7 @@ void add_snapshot_command(CLI::App& app, int& exit_code) {
         if (*json) {
             std::cout << snapshot_report_json(report, moment) << '\n';
         } else {
-            print_report(report);
+            print_snapshot_report(report);
             if (moment) {
                 print_moments(report, *moment);
             }

@@ -245,5 +245,55 @@ print(max(e["args"]["Total Allocated"] for e in events if e.get("name") == "[mem
     EXPECT_TRUE(own_line) << device["at_peak"].dump();
 }
 
+// `oomlab-cli record -- python train.py`: the script, unchanged, trains a few steps, starts a
+// Python of its own (which must not record), then asks for more memory than any machine has.
+// Without CUDA the hook keeps the profiler's memory events: written at exit, read, explained,
+// and the script's exit status passed on.
+TEST(PyTorchPrograms, RecordKeepsAndExplainsTheMemoryOfAScriptThatRunsOutOfMemory) {
+    OOMLAB_REQUIRE_TORCH_PYTHON();
+    test::TempDir dir;
+    const std::string script = dir.file("train.py");
+    test::write_file(script, R"PY(import subprocess, sys
+import torch
+model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 4))
+optimizer = torch.optim.Adam(model.parameters())
+for step in range(4):
+    model(torch.randn(64 * 4 ** step, 256)).sum().backward()
+    optimizer.step()
+    optimizer.zero_grad()
+child = [sys.executable, "-c", "import os; print('child records:', os.environ.get('OOMLAB_RECORD_SNAPSHOT'))"]
+print(subprocess.run(child, capture_output=True, text=True).stdout.strip(), flush=True)
+torch.empty(1 << 46)
+)PY");
+    const test::CommandResult recorded = test::run_command(
+        "cd " + test::shell_quote(dir.path()) + " && timeout 300 " +
+        test::shell_quote(test::cli_program()) + " record --out " +
+        test::shell_quote(dir.file("memory.pickle")) + " -- " + test::shell_quote(torch_python()) +
+        " train.py 2>" + test::shell_quote(dir.file("stderr.txt")) + " </dev/null");
+    EXPECT_EQ(recorded.exit_code, 1) << "the script's own status";
+    const std::string& out = recorded.out;
+    EXPECT_NE(out.find("child records: None"), std::string::npos) << out;
+    EXPECT_NE(out.find("its memory, recorded in " + dir.file("memory.json")), std::string::npos)
+        << out;
+    EXPECT_NE(out.find("the CPU: "), std::string::npos) << out;
+    EXPECT_NE(out.find("peak allocated: "), std::string::npos) << out;
+    EXPECT_NE(out.find("train.py("), std::string::npos) << "the script's own lines\n" << out;
+    EXPECT_NE(out.find("Its out-of-memory message:"), std::string::npos) << out;
+    EXPECT_NE(out.find("262144.00 GiB"), std::string::npos) << out;
+    // Its standard error passed through as it was.
+    EXPECT_NE(test::read_text(dir.file("stderr.txt")).find("DefaultCPUAllocator"),
+              std::string::npos);
+}
+
+TEST(PyTorchPrograms, RecordOfAProgramThatIsNotThereSaysSo) {
+    test::TempDir dir;
+    const test::CliResult result =
+        test::run_cli({"record", "--out", dir.file("m.pickle"), "--", dir.file("no-such-program")});
+    EXPECT_EQ(result.exit_code, 127);
+    EXPECT_NE(result.err.find("cannot run " + dir.file("no-such-program")), std::string::npos)
+        << result.err;
+    EXPECT_NE(result.out.find("no memory record was written"), std::string::npos) << result.out;
+}
+
 }  // namespace
 }  // namespace oomlab
