@@ -21,7 +21,8 @@
 #     --device DEV        the benchmark's device (default: cuda; cpu for a dry run)
 #     --no-tests          skip the GPU tests;  --no-bench  skip the benchmark
 #     --snapshots         also record real snapshots (bench/gpu/record_snapshots.py) into
-#                         DIR/snapshots, and read each with oomlab-cli snapshot show / explain
+#                         DIR/snapshots, read each with oomlab-cli snapshot show / explain,
+#                         and run oomlab-cli record on bench/gpu/record_check.py
 #
 # With --carried the machine needs only the Python with PyTorch (the binaries take its
 # LibTorch, CUDA runtime and NCCL through LD_LIBRARY_PATH). To build, it needs a C++17
@@ -249,6 +250,12 @@ if ((snapshots)); then
         say "oomlab-cli snapshot show $(basename "$pickle")"
         timeout 60 "$cli" snapshot show "$pickle" || status=1
     done
+    # oomlab-cli record on a script of its own that runs out of memory: the snapshot written by
+    # the out-of-memory observer, then read and explained.
+    say "oomlab-cli record -- $python record_check.py (at most 90 s)"
+    timeout 90 "$cli" record --out "$folder/record-oom.pickle" -- "$python" \
+        "$bench_dir/record_check.py" || true  # the script's own status: it runs out of memory
+    [[ -f "$folder/record-oom.pickle" ]] || status=1
     for summary in "$folder"/oom-*.json; do
         [[ -f "$summary" ]] || continue
         say "oomlab-cli explain, the message of $(basename "$summary")"

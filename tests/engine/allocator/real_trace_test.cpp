@@ -47,7 +47,8 @@ INSTANTIATE_TEST_SUITE_P(H200, RealTraces,
                                            RealTrace{"train-gc-0.6.pickle.gz", 95},
                                            RealTrace{"train-side-stream.pickle.gz", 148},
                                            RealTrace{"oom-default.pickle.gz", 74},
-                                           RealTrace{"oom-expandable.pickle.gz", 60}),
+                                           RealTrace{"oom-expandable.pickle.gz", 60},
+                                           RealTrace{"record-oom.pickle.gz", 28}),
                          [](const ::testing::TestParamInfo<RealTrace>& trace) {
                              std::string name = trace.param.name;
                              name = name.substr(0, name.find('.'));
