@@ -39,6 +39,10 @@ const char* source_root() {
     return OOMLAB_SOURCE_ROOT;
 }
 
+void share_process_between_ranks() {
+    setenv("TORCH_FR_BUFFER_SIZE", "0", /*overwrite=*/0);
+}
+
 TempDir::TempDir() {
     std::random_device entropy;
     const fs::path base = fs::temp_directory_path();

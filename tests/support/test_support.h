@@ -20,6 +20,12 @@ const char* failing_nvml_library();  // an NVML whose initialisation fails
 const char* layering_manifest();     // the components and their dependencies, from CMake
 const char* source_root();           // the project's sources
 
+// Before the first process group when several ranks share this process (threads): turns
+// off PyTorch 2.x's flight recorder, a process-wide record of collectives that two process
+// groups recording at once corrupt (PyTorch 2.11 crashed in c10d::FlightRecorder about once
+// in 15 runs of two ranks). The engine's ranks are processes of their own.
+void share_process_between_ranks();
+
 // A fresh empty folder under the system temp dir, removed when the object dies.
 class TempDir {
 public:

@@ -13,6 +13,7 @@
 
 #include "foreign_server.h"
 #include "oomlab/workers/rendezvous.h"
+#include "test_support.h"
 
 namespace oomlab::distributed {
 namespace {
@@ -28,6 +29,7 @@ Rendezvous rank_of_two(int rank, int port) {
 
 // Rank `rank` of 2, meeting the other on 127.0.0.1:`port`.
 ProcessGroup join_two(int rank, int port, std::chrono::seconds timeout) {
+    test::share_process_between_ranks();
     return ProcessGroup(rank_of_two(rank, port), DistributedBackend::Gloo, torch::kCPU, timeout);
 }
 
@@ -98,6 +100,7 @@ TEST(ProcessGroup, AStopEndsTheWaitForTheOthersAtOnce) {
             std::this_thread::sleep_for(std::chrono::milliseconds(300));
             cancel = true;
         });
+        test::share_process_between_ranks();
         EXPECT_THROW(ProcessGroup(rank_of_two(rank, free_loopback_port()), DistributedBackend::Gloo,
                                   torch::kCPU, std::chrono::seconds(30), &cancel),
                      Cancelled)

@@ -9,6 +9,7 @@
 
 #include "distributed/process_group.h"
 #include "oomlab/workers/rendezvous.h"
+#include "test_support.h"
 #include "train/batching.h"
 #include "train/data_parallel.h"
 
@@ -21,6 +22,7 @@ distributed::ProcessGroup join_two(int rank, int port, std::chrono::seconds time
     rendezvous.rank = rank;
     rendezvous.world_size = 2;
     rendezvous.master_port = port;
+    test::share_process_between_ranks();
     return distributed::ProcessGroup(rendezvous, DistributedBackend::Gloo, torch::kCPU, timeout);
 }
 
