@@ -107,6 +107,7 @@ private:
     Blocks::iterator take(std::int64_t address, std::int64_t rounded);
     bool whole_segment(Blocks::const_iterator block) const;
     void release_block(Blocks::iterator block);
+    std::optional<Block> cut_free(std::int64_t address, std::int64_t size);
     // alloc_block, freely: the free block that serves the request.
     std::optional<std::int64_t> open(std::int64_t rounded, std::int64_t stream);
     bool release_oversize(std::int64_t rounded, std::int64_t stream);

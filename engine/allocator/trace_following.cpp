@@ -1,0 +1,114 @@
+// The model following a recorded trace: segments opened, pages mapped and released, and blocks
+// handed out where the trace says the allocator put them.
+#include <algorithm>
+
+#include "oomlab/allocator/caching_allocator_model.h"
+
+namespace oomlab::allocator {
+
+void CachingAllocatorModel::open_segment(std::int64_t address, std::int64_t size,
+                                         std::int64_t stream) {
+    const bool small = size == kSmallBuffer;  // large-pool segments are 10 MiB or more
+    m_segments.push_back({stream, small, false, 0});
+    Block block{size, stream, int(m_segments.size()) - 1, small};
+    m_reserved += size;
+    insert_free(m_blocks.emplace(address, block).first);
+}
+
+void CachingAllocatorModel::map_pages(std::int64_t address, std::int64_t size, std::int64_t stream,
+                                      std::optional<bool> small) {
+    // Pages land in a hole or at the end of the stream's segment of that pool; a segment's
+    // first pages start it. A small pool maps 2 MiB pages, a large one 20 MiB.
+    const bool in_small = small.value_or(size % kLargeBuffer != 0);
+    std::optional<int> segment;
+    for (std::size_t i = 0; i < m_segments.size(); ++i) {
+        const Segment& candidate = m_segments[i];
+        if (candidate.expandable && candidate.stream == stream && candidate.small == in_small &&
+            candidate.base <= address && address <= candidate.end) {
+            segment = int(i);
+        }
+    }
+    if (!segment) {
+        m_segments.push_back({stream, in_small, true, address, address});
+        segment = int(m_segments.size()) - 1;
+    }
+    Segment& grown = m_segments[std::size_t(*segment)];
+    grown.end = std::max(grown.end, address + size);
+    m_reserved += size;
+    Block block{size, stream, *segment, grown.small};
+    merge(m_blocks.emplace(address, block).first);
+}
+
+// The free block holding [address, address + size) loses that range; what is left of it on
+// either side stays free. The block as it was, or nullopt when no free block holds the range.
+std::optional<CachingAllocatorModel::Block> CachingAllocatorModel::cut_free(std::int64_t address,
+                                                                            std::int64_t size) {
+    auto block = m_blocks.upper_bound(address);
+    if (block == m_blocks.begin()) {
+        return std::nullopt;
+    }
+    --block;
+    const std::int64_t start = block->first;
+    const Block held = block->second;
+    if (held.allocated || start + held.size < address + size) {
+        return std::nullopt;
+    }
+    erase_free(block);
+    m_blocks.erase(block);
+    if (address > start) {
+        Block before = held;
+        before.size = address - start;
+        insert_free(m_blocks.emplace(start, before).first);
+    }
+    if (const std::int64_t after = start + held.size - (address + size); after > 0) {
+        Block rest = held;
+        rest.size = after;
+        insert_free(m_blocks.emplace(address + size, rest).first);
+    }
+    return held;
+}
+
+void CachingAllocatorModel::release(std::int64_t address, std::int64_t size) {
+    if (cut_free(address, size)) {  // else the model holds it otherwise: nothing to release
+        m_reserved -= size;
+    }
+}
+
+bool CachingAllocatorModel::place(std::int64_t address, std::int64_t size, std::int64_t stream) {
+    auto block = m_blocks.upper_bound(address);
+    if (block == m_blocks.begin()) {
+        return false;
+    }
+    --block;
+    if (block->second.allocated || block->second.stream != stream ||
+        block->first + block->second.size <= address) {
+        return false;
+    }
+    const std::int64_t rounded = round_size(size);
+    if (block->first < address) {  // the model's block starts earlier: keep the front free
+        erase_free(block);
+        Block rest = block->second;
+        rest.size = block->first + block->second.size - address;
+        block->second.size = address - block->first;
+        insert_free(block);
+        block = m_blocks.emplace(address, rest).first;
+        insert_free(block);
+    }
+    if (block->second.size < rounded) {
+        return false;
+    }
+    ++m_searches;
+    take(address, rounded);
+    return true;
+}
+
+void CachingAllocatorModel::mark_allocated(std::int64_t address, std::int64_t size) {
+    if (std::optional<Block> held = cut_free(address, size)) {
+        held->size = size;
+        held->allocated = true;
+        m_allocated += size;
+        m_blocks.emplace(address, *held);
+    }
+}
+
+}  // namespace oomlab::allocator
