@@ -3,34 +3,85 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <deque>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "common/pickle_opcodes.h"
 #include "oomlab/common/errors.h"
 
 namespace oomlab::snapshot {
+
+struct PickleDocument::Storage {
+    std::deque<std::string> strings;  // each distinct string once
+    std::deque<PickleContainer> containers;
+    std::deque<PickleValue> memoized_scalars;  // what a memo entry of a scalar points to
+};
+
+PickleDocument::PickleDocument(std::unique_ptr<Storage> storage, PickleValue root)
+    : m_storage(std::move(storage)), m_root(root) {}
+PickleDocument::PickleDocument(PickleDocument&&) noexcept = default;
+PickleDocument& PickleDocument::operator=(PickleDocument&&) noexcept = default;
+PickleDocument::~PickleDocument() = default;
+
 namespace {
 
 using namespace pickle;  // the opcodes
 
-// A container being read: its value is filled in place until another container takes it.
-struct Item {
-    std::shared_ptr<PickleValue> value;
-    bool is_mark = false;
+constexpr std::size_t kChunkBytes = std::size_t(1) << 20;
+
+std::uint64_t mix(std::uint64_t hash, std::uint64_t value) {
+    return (hash ^ value) * 0x9E3779B97F4A7C15ull + (hash >> 29);
+}
+
+struct SameContent {
+    std::size_t operator()(const PickleContainer* container) const {
+        std::uint64_t hash = container->is_dict ? 1 : 2;
+        for (const PickleValue& item : container->items) {
+            hash = mix(mix(hash, std::uint64_t(item.kind())), item.bits());
+        }
+        return std::size_t(hash);
+    }
+    bool operator()(const PickleContainer* a, const PickleContainer* b) const {
+        return a->is_dict == b->is_dict &&
+               std::equal(a->items.begin(), a->items.end(), b->items.begin(), b->items.end(),
+                          [](const PickleValue& x, const PickleValue& y) { return x.same(y); });
+    }
+};
+
+class StringInput : public PickleInput {
+public:
+    explicit StringInput(std::string_view data) : m_data(data) {}
+    std::size_t read(char* into, std::size_t most) override {
+        const std::size_t count = std::min(most, m_data.size() - m_at);
+        std::memcpy(into, m_data.data() + m_at, count);
+        m_at += count;
+        return count;
+    }
+    std::uint64_t size_bound() const override { return m_data.size(); }
+
+private:
+    std::string_view m_data;
+    std::size_t m_at = 0;
 };
 
 class Reader {
 public:
-    Reader(std::string_view data, const std::string& source) : m_data(data), m_source(source) {}
+    Reader(PickleInput& input, const std::string& source, const std::function<void()>& after_chunk)
+        : m_input(input),
+          m_source(source),
+          m_after_chunk(after_chunk),
+          m_storage(std::make_unique<PickleDocument::Storage>()) {}
 
-    PickleRef read() {
+    PickleDocument read() {
         while (true) {
-            m_at = m_pos;
+            m_at = m_offset + m_begin;
             const auto op = static_cast<unsigned char>(take(1)[0]);
             if (op == kStop) {
-                if (m_stack.size() != 1 || m_stack.back().is_mark) {
+                if (m_stack.size() != 1 || !m_marks.empty()) {
                     fail("STOP with " + std::to_string(m_stack.size()) + " values on the stack");
                 }
-                return m_stack.back().value;
+                return PickleDocument(std::move(m_storage), resolved(m_stack.back()));
             }
             step(op);
         }
@@ -43,12 +94,32 @@ private:
     }
 
     std::string_view take(std::size_t count) {
-        if (count > m_data.size() - m_pos) {
-            fail("the file ends inside a value (truncated?)");
+        if (m_buffer.size() - m_begin < count) {
+            refill(count);
         }
-        const std::string_view bytes = m_data.substr(m_pos, count);
-        m_pos += count;
+        const std::string_view bytes(m_buffer.data() + m_begin, count);
+        m_begin += count;
         return bytes;
+    }
+
+    // At least `count` unread bytes in the buffer: the read ones dropped, a chunk at a time
+    // added, so the buffer grows only with what the input really holds.
+    void refill(std::size_t count) {
+        m_buffer.erase(0, m_begin);
+        m_offset += m_begin;
+        m_begin = 0;
+        while (m_buffer.size() < count) {
+            const std::size_t had = m_buffer.size();
+            m_buffer.resize(had + kChunkBytes);
+            const std::size_t got = m_input.read(m_buffer.data() + had, kChunkBytes);
+            m_buffer.resize(had + got);
+            if (got == 0) {
+                fail("the file ends inside a value (truncated?)");
+            }
+            if (m_after_chunk) {
+                m_after_chunk();
+            }
+        }
     }
 
     std::uint64_t unsigned_le(std::size_t count) {
@@ -60,270 +131,429 @@ private:
         return value;
     }
 
-    void push(PickleValue::None none) { push_value(PickleValue{none, 0}); }
-    template <typename T>
-    void push_scalar(T value) {
-        push_value(PickleValue{std::move(value), 0});
-    }
-    void push_value(PickleValue value) {
-        m_stack.push_back({std::make_shared<PickleValue>(std::move(value)), false});
+    // Containers: made, dropped once nothing refers to them, and replaced by an equal one.
+
+    static PickleContainer* mutable_container(const PickleValue& value) {
+        return const_cast<PickleContainer*>(value.container());
     }
 
-    std::shared_ptr<PickleValue> pop() {
-        if (m_stack.empty() || m_stack.back().is_mark) {
+    PickleContainer* new_container(bool is_dict) {
+        PickleContainer* container = nullptr;
+        if (!m_free.empty()) {
+            container = m_free.back();
+            m_free.pop_back();
+        } else {
+            container = &m_storage->containers.emplace_back();
+        }
+        container->is_dict = is_dict;
+        return container;
+    }
+
+    void pin(const PickleValue& value) {
+        if (PickleContainer* container = mutable_container(value)) {
+            ++container->pins;
+        }
+    }
+
+    // One reference from the stack or memo gone: a container nothing holds any more is reused.
+    void unpin(const PickleValue& value) {
+        PickleContainer* container = mutable_container(value);
+        if (!container || --container->pins > 0 || (container->held && !container->same_as)) {
+            return;
+        }
+        *container = PickleContainer{};
+        m_free.push_back(container);
+    }
+
+    static PickleValue resolved(const PickleValue& value) {
+        const PickleContainer* container = value.container();
+        return container && container->same_as ? PickleValue::of_container(container->same_as)
+                                               : value;
+    }
+
+    void push(PickleValue value) {
+        value = resolved(value);
+        pin(value);
+        m_stack.push_back(value);
+    }
+
+    std::size_t last_mark() const { return m_marks.empty() ? 0 : m_marks.back(); }
+
+    // The top value, off the stack but still pinned: the caller adopts it or unpins it.
+    PickleValue take_top() {
+        if (m_stack.size() <= last_mark() || m_stack.empty()) {
             fail("a value was expected on the stack");
         }
-        std::shared_ptr<PickleValue> value = std::move(m_stack.back().value);
+        const PickleValue value = m_stack.back();
         m_stack.pop_back();
         return value;
     }
 
-    // The items above the topmost mark, which is removed.
-    std::vector<std::shared_ptr<PickleValue>> pop_to_mark() {
-        std::size_t mark = m_stack.size();
-        while (mark > 0 && !m_stack[mark - 1].is_mark) {
-            --mark;
-        }
-        if (mark == 0) {
+    // The values above the topmost mark, which is removed; still pinned, as take_top's.
+    std::vector<PickleValue> take_to_mark() {
+        if (m_marks.empty()) {
             fail("no MARK before this opcode");
         }
-        std::vector<std::shared_ptr<PickleValue>> items;
-        for (std::size_t i = mark; i < m_stack.size(); ++i) {
-            items.push_back(std::move(m_stack[i].value));
-        }
-        m_stack.resize(mark - 1);
+        const std::size_t mark = m_marks.back();
+        m_marks.pop_back();
+        std::vector<PickleValue> items(m_stack.begin() + std::ptrdiff_t(mark), m_stack.end());
+        m_stack.resize(mark);
         return items;
     }
 
-    // `child` goes into `parent`: from then on the child never changes (see the header).
-    PickleRef adopt(PickleValue& parent, const std::shared_ptr<PickleValue>& child) {
-        if (child.get() == &parent) {
+    PickleContainer& open_top() {
+        if (m_stack.size() <= last_mark() || m_stack.empty()) {
+            fail("a value was expected on the stack");
+        }
+        PickleContainer* container = mutable_container(m_stack.back());
+        if (!container) {
+            fail("items added to what is not a list or dict, or a key without a value");
+        }
+        if (container->held) {
+            fail("a container filled after another container took it");
+        }
+        return *container;
+    }
+
+    // `child` (taken from the stack) goes into `parent`: from then on it never changes, and
+    // an equal container read before takes its place.
+    PickleValue adopt(PickleContainer& parent, const PickleValue& child) {
+        PickleContainer* container = mutable_container(child);
+        if (!container) {
+            return child;
+        }
+        if (container == &parent) {
             fail("a container that holds itself");
         }
-        child->held = true;
-        parent.depth = std::max(parent.depth, child->depth + 1);
+        PickleContainer* kept = container->same_as ? container->same_as
+                                : container->held  ? container
+                                                   : canonical(*container);
+        parent.depth = std::max(parent.depth, kept->depth + 1);
         if (parent.depth > kMostPickleDepth) {
             fail("nested more than " + std::to_string(kMostPickleDepth) + " levels deep");
         }
-        return child;
+        unpin(child);
+        return PickleValue::of_container(kept);
     }
 
-    PickleValue& open_container(PickleValue& container) {
-        if (container.held) {
-            fail("a container filled after another container took it");
-        }
-        return container;
+    // What repeats in a snapshot is text and what is made of it: frames (a name, a file, a
+    // line) and stacks of them. A record with an address or a size in it (an event, a block)
+    // is one of a kind, and looking it up would only cost time.
+    static bool may_repeat(const PickleContainer& container) {
+        constexpr std::int64_t kLargestLine = std::int64_t(1) << 20;
+        return std::all_of(container.items.begin(), container.items.end(),
+                           [](const PickleValue& item) {
+                               return item.kind() != PickleValue::Kind::Int ||
+                                      (item.integer() >= -kLargestLine &&
+                                       item.integer() <= kLargestLine);
+                           });
     }
 
-    void add_items(const std::vector<std::shared_ptr<PickleValue>>& items) {
-        PickleValue& target = open_container(*top());
-        if (auto* list = std::get_if<PickleValue::List>(&target.value)) {
-            if (list->empty()) {
-                list->reserve(items.size());  // a dict or short list comes in one batch
-            }
-            for (const auto& item : items) {
-                list->push_back(adopt(target, item));
-            }
-            return;
+    PickleContainer* canonical(PickleContainer& container) {
+        container.held = true;
+        if (!may_repeat(container)) {
+            return &container;
         }
-        auto* dict = std::get_if<PickleValue::Dict>(&target.value);
-        if (!dict || items.size() % 2 != 0) {
+        const auto [found, added] = m_canonical.insert(&container);
+        if (added) {
+            return &container;
+        }
+        PickleContainer* kept = *found;
+        container.same_as = kept;
+        container.items = {};
+        const PickleValue dropped = PickleValue::of_container(&container);
+        if (container.memo_slot >= 0 &&
+            m_memo[std::size_t(container.memo_slot)] == memo_entry(dropped)) {
+            m_memo[std::size_t(container.memo_slot)] = memo_entry(PickleValue::of_container(kept));
+            ++kept->pins;
+            unpin(dropped);
+        }
+        return kept;
+    }
+
+    void add_items(std::vector<PickleValue> items) {
+        PickleContainer& target = open_top();
+        if (target.is_dict && items.size() % 2 != 0) {
             fail("items added to what is not a list or dict, or a key without a value");
         }
-        if (dict->empty()) {
-            dict->reserve(items.size() / 2);
+        if (target.items.empty()) {
+            target.items.reserve(items.size());  // a dict or short list comes in one batch
         }
-        for (std::size_t i = 0; i < items.size(); i += 2) {
-            dict->emplace_back(adopt(target, items[i]), adopt(target, items[i + 1]));
+        for (const PickleValue& item : items) {
+            target.items.push_back(adopt(target, item));
         }
     }
 
-    std::shared_ptr<PickleValue> top() {
-        if (m_stack.empty() || m_stack.back().is_mark) {
-            fail("a value was expected on the stack");
+    void push_container(bool is_dict, const std::vector<PickleValue>& items) {
+        PickleContainer* container = new_container(is_dict);
+        push(PickleValue::of_container(container));
+        if (!items.empty()) {
+            add_items(items);
         }
-        return m_stack.back().value;
     }
 
-    void push_list(std::vector<std::shared_ptr<PickleValue>> items) {
-        auto list = std::make_shared<PickleValue>(PickleValue{PickleValue::List{}, 1});
-        for (const auto& item : items) {
-            std::get<PickleValue::List>(list->value).push_back(adopt(*list, item));
+    // The memo keeps eight bytes an entry (it has one for nearly every string and container
+    // of the file): a tagged pointer to a string, a container or a stored scalar; 0 for none.
+    enum MemoTag : std::uintptr_t { kMemoText = 1, kMemoContainer = 2, kMemoScalar = 3 };
+
+    std::uintptr_t memo_entry(const PickleValue& value) {
+        if (const std::string* text = value.text()) {
+            return reinterpret_cast<std::uintptr_t>(text) | kMemoText;
         }
-        m_stack.push_back({list, false});
+        if (const PickleContainer* container = value.container()) {
+            return reinterpret_cast<std::uintptr_t>(container) | kMemoContainer;
+        }
+        return reinterpret_cast<std::uintptr_t>(&m_storage->memoized_scalars.emplace_back(value)) |
+               kMemoScalar;
+    }
+
+    static PickleValue memo_value(std::uintptr_t entry) {
+        const std::uintptr_t pointer = entry & ~std::uintptr_t(3);
+        switch (entry & 3) {
+            case kMemoText:
+                return PickleValue::of_text(reinterpret_cast<const std::string*>(pointer));
+            case kMemoContainer:
+                return PickleValue::of_container(reinterpret_cast<const PickleContainer*>(pointer));
+            case kMemoScalar:
+                return *reinterpret_cast<const PickleValue*>(pointer);
+            default:
+                return {};
+        }
     }
 
     void memo_put(std::uint64_t index) {
-        if (index > m_data.size()) {
+        if (index > m_offset + m_begin) {
             fail("memo index " + std::to_string(index) + " past any the file can use");
+        }
+        if (m_stack.size() <= last_mark() || m_stack.empty()) {
+            fail("a value was expected on the stack");
         }
         if (index >= m_memo.size()) {
             m_memo.resize(index + 1);
         }
-        m_memo[index] = top();
+        const PickleValue value = resolved(m_stack.back());
+        if (m_memo[index] != 0) {
+            unpin(memo_value(m_memo[index]));
+        }
+        pin(value);
+        m_memo[index] = memo_entry(value);
+        if (PickleContainer* container = mutable_container(value)) {
+            container->memo_slot = std::int64_t(index);
+        }
     }
 
     void memo_get(std::uint64_t index) {
-        if (index >= m_memo.size() || !m_memo[index]) {
+        if (index >= m_memo.size() || m_memo[index] == 0) {
             fail("memo reference " + std::to_string(index) + " to nothing stored");
         }
-        m_stack.push_back({m_memo[index], false});
+        push(memo_value(m_memo[index]));
     }
 
     void text(std::size_t length) {
         const std::string_view bytes = take(length);
-        push_scalar(std::string(bytes));
-    }
-
-    void step(unsigned char op) {
-        switch (op) {
-            case kProto: {
-                const auto version = static_cast<unsigned char>(take(1)[0]);
-                if (version < 2 || version > 5) {
-                    fail("pickle protocol " + std::to_string(version) + " (2 to 5 are read)");
-                }
-                return;
-            }
-            case kFrame:
-                take(8);  // a frame's length: the opcodes inside are read as they come
-                return;
-            case kMark:
-                m_stack.push_back({nullptr, true});
-                return;
-            case kPop:
-                pop();
-                return;
-            case kPopMark:
-                pop_to_mark();
-                return;
-            case kNone:
-                return push(PickleValue::None{});
-            case kNewTrue:
-                return push_scalar(true);
-            case kNewFalse:
-                return push_scalar(false);
-            case kBinInt:
-                return push_scalar(std::int64_t(std::int32_t(unsigned_le(4))));
-            case kBinInt1:
-                return push_scalar(std::int64_t(unsigned_le(1)));
-            case kBinInt2:
-                return push_scalar(std::int64_t(unsigned_le(2)));
-            case kLong1: {
-                const auto length = static_cast<std::size_t>(unsigned_le(1));
-                if (length > 8) {
-                    fail("an integer of " + std::to_string(length) + " bytes (8 are read)");
-                }
-                std::uint64_t bits = length ? unsigned_le(length) : 0;
-                if (length > 0 && length < 8 && (bits >> (8 * length - 1)) & 1) {
-                    bits |= ~std::uint64_t(0) << (8 * length);  // two's complement, widened
-                }
-                return push_scalar(static_cast<std::int64_t>(bits));
-            }
-            case kBinFloat: {
-                std::uint64_t bits = 0;
-                for (const char byte : take(8)) {  // big-endian
-                    bits = (bits << 8) | static_cast<unsigned char>(byte);
-                }
-                double value = 0;
-                std::memcpy(&value, &bits, sizeof value);
-                return push_scalar(value);
-            }
-            case kShortBinUnicode:
-                return text(static_cast<std::size_t>(unsigned_le(1)));
-            case kBinUnicode:
-                return text(static_cast<std::size_t>(unsigned_le(4)));
-            case kBinUnicode8: {
-                const std::uint64_t length = unsigned_le(8);
-                if (length > m_data.size()) {
-                    fail("a string longer than the file");
-                }
-                return text(static_cast<std::size_t>(length));
-            }
-            case kEmptyList:
-                return push_value(PickleValue{PickleValue::List{}, 1});
-            case kEmptyTuple:
-                return push_value(PickleValue{PickleValue::List{}, 1});
-            case kEmptyDict:
-                return push_value(PickleValue{PickleValue::Dict{}, 1});
-            case kAppend:
-                return add_items({pop()});
-            case kAppends:
-            case kSetItems:
-                return add_items(pop_to_mark());
-            case kSetItem: {
-                auto value = pop();
-                auto key = pop();
-                return add_items({key, value});
-            }
-            case kList:
-            case kTuple:
-                return push_list(pop_to_mark());
-            case kDict: {
-                auto items = pop_to_mark();
-                push_value(PickleValue{PickleValue::Dict{}, 1});
-                return add_items(items);
-            }
-            case kTuple1:
-            case kTuple2:
-            case kTuple3: {
-                std::vector<std::shared_ptr<PickleValue>> items(op - kTuple1 + 1);
-                for (auto it = items.rbegin(); it != items.rend(); ++it) {
-                    *it = pop();
-                }
-                return push_list(std::move(items));
-            }
-            case kBinPut:
-                return memo_put(unsigned_le(1));
-            case kLongBinPut:
-                return memo_put(unsigned_le(4));
-            case kMemoize:
-                return memo_put(m_memo.size());
-            case kBinGet:
-                return memo_get(unsigned_le(1));
-            case kLongBinGet:
-                return memo_get(unsigned_le(4));
-            default:
-                break;
+        auto found = m_strings.find(bytes);
+        if (found == m_strings.end()) {
+            const std::string& stored = m_storage->strings.emplace_back(bytes);
+            found = m_strings.emplace(stored, &stored).first;
         }
-        char code[8];
-        std::snprintf(code, sizeof code, "0x%02x", op);
-        fail(std::string("opcode ") + code +
-             " (a Python object, a class, bytes or code: only plain data is read)");
+        push(PickleValue::of_text(found->second));
     }
 
-    std::string_view m_data;
+    void step(unsigned char op);
+
+    PickleInput& m_input;
     const std::string& m_source;
-    std::size_t m_pos = 0;
-    std::size_t m_at = 0;  // where the opcode being read starts
-    std::vector<Item> m_stack;
-    std::vector<std::shared_ptr<PickleValue>> m_memo;
+    const std::function<void()>& m_after_chunk;
+    std::unique_ptr<PickleDocument::Storage> m_storage;
+    std::string m_buffer;
+    std::size_t m_begin = 0;     // the next unread byte in the buffer
+    std::uint64_t m_offset = 0;  // the input's offset of the buffer's first byte
+    std::uint64_t m_at = 0;      // where the opcode being read starts
+    std::vector<PickleValue> m_stack;
+    std::vector<std::size_t> m_marks;  // stack sizes at each MARK
+    std::vector<std::uintptr_t> m_memo;
+    std::vector<PickleContainer*> m_free;
+    std::unordered_set<PickleContainer*, SameContent, SameContent> m_canonical;
+    std::unordered_map<std::string_view, const std::string*> m_strings;  // the stored ones
 };
+
+void Reader::step(unsigned char op) {
+    switch (op) {
+        case kProto: {
+            const auto version = static_cast<unsigned char>(take(1)[0]);
+            if (version < 2 || version > 5) {
+                fail("pickle protocol " + std::to_string(version) + " (2 to 5 are read)");
+            }
+            return;
+        }
+        case kFrame:
+            take(8);  // a frame's length: the opcodes inside are read as they come
+            return;
+        case kMark:
+            m_marks.push_back(m_stack.size());
+            return;
+        case kPop:
+            return unpin(take_top());
+        case kPopMark:
+            for (const PickleValue& value : take_to_mark()) {
+                unpin(value);
+            }
+            return;
+        case kNone:
+            return push(PickleValue{});
+        case kNewTrue:
+            return push(PickleValue::of_bool(true));
+        case kNewFalse:
+            return push(PickleValue::of_bool(false));
+        case kBinInt:
+            return push(PickleValue::of_int(std::int32_t(unsigned_le(4))));
+        case kBinInt1:
+            return push(PickleValue::of_int(std::int64_t(unsigned_le(1))));
+        case kBinInt2:
+            return push(PickleValue::of_int(std::int64_t(unsigned_le(2))));
+        case kLong1: {
+            const auto length = static_cast<std::size_t>(unsigned_le(1));
+            if (length > 8) {
+                fail("an integer of " + std::to_string(length) + " bytes (8 are read)");
+            }
+            std::uint64_t bits = length ? unsigned_le(length) : 0;
+            if (length > 0 && length < 8 && (bits >> (8 * length - 1)) & 1) {
+                bits |= ~std::uint64_t(0) << (8 * length);  // two's complement, widened
+            }
+            return push(PickleValue::of_int(static_cast<std::int64_t>(bits)));
+        }
+        case kBinFloat: {
+            std::uint64_t bits = 0;
+            for (const char byte : take(8)) {  // big-endian
+                bits = (bits << 8) | static_cast<unsigned char>(byte);
+            }
+            double value = 0;
+            std::memcpy(&value, &bits, sizeof value);
+            return push(PickleValue::of_float(value));
+        }
+        case kShortBinUnicode:
+            return text(static_cast<std::size_t>(unsigned_le(1)));
+        case kBinUnicode:
+            return text(static_cast<std::size_t>(unsigned_le(4)));
+        case kBinUnicode8: {
+            const std::uint64_t length = unsigned_le(8);
+            if (length > m_input.size_bound()) {
+                fail("a string longer than the file");
+            }
+            return text(static_cast<std::size_t>(length));
+        }
+        case kEmptyList:
+        case kEmptyTuple:
+            return push_container(false, {});
+        case kEmptyDict:
+            return push_container(true, {});
+        case kAppend:
+            return add_items({take_top()});
+        case kAppends:
+        case kSetItems:
+            return add_items(take_to_mark());
+        case kSetItem: {
+            const PickleValue value = take_top();
+            const PickleValue key = take_top();
+            return add_items({key, value});
+        }
+        case kList:
+        case kTuple:
+            return push_container(false, take_to_mark());
+        case kDict:
+            return push_container(true, take_to_mark());
+        case kTuple1:
+        case kTuple2:
+        case kTuple3: {
+            std::vector<PickleValue> items(op - kTuple1 + 1);
+            for (auto it = items.rbegin(); it != items.rend(); ++it) {
+                *it = take_top();
+            }
+            return push_container(false, items);
+        }
+        case kBinPut:
+            return memo_put(unsigned_le(1));
+        case kLongBinPut:
+            return memo_put(unsigned_le(4));
+        case kMemoize:
+            return memo_put(m_memo.size());
+        case kBinGet:
+            return memo_get(unsigned_le(1));
+        case kLongBinGet:
+            return memo_get(unsigned_le(4));
+        default:
+            break;
+    }
+    char code[8];
+    std::snprintf(code, sizeof code, "0x%02x", op);
+    fail(std::string("opcode ") + code +
+         " (a Python object, a class, bytes or code: only plain data is read)");
+}
 
 }  // namespace
 
-std::int64_t PickleValue::integer(std::int64_t otherwise) const {
-    if (const auto* number = std::get_if<std::int64_t>(&value)) {
-        return *number;
+PickleValue PickleValue::of_bool(bool flag) {
+    PickleValue value;
+    value.m_kind = Kind::Bool;
+    value.m_bits = flag ? 1 : 0;
+    return value;
+}
+
+PickleValue PickleValue::of_int(std::int64_t number) {
+    PickleValue value;
+    value.m_kind = Kind::Int;
+    value.m_bits = static_cast<std::uint64_t>(number);
+    return value;
+}
+
+PickleValue PickleValue::of_float(double number) {
+    PickleValue value;
+    value.m_kind = Kind::Float;
+    std::memcpy(&value.m_bits, &number, sizeof number);
+    return value;
+}
+
+PickleValue PickleValue::of_text(const std::string* text) {
+    PickleValue value;
+    value.m_kind = Kind::Text;
+    value.m_bits = reinterpret_cast<std::uintptr_t>(text);
+    return value;
+}
+
+PickleValue PickleValue::of_container(const PickleContainer* container) {
+    PickleValue value;
+    value.m_kind = container->is_dict ? Kind::Dict : Kind::List;
+    value.m_bits = reinterpret_cast<std::uintptr_t>(container);
+    return value;
+}
+
+double PickleValue::real() const {
+    double number = 0;
+    if (m_kind == Kind::Float) {
+        std::memcpy(&number, &m_bits, sizeof number);
     }
-    if (const auto* flag = std::get_if<bool>(&value)) {
-        return *flag ? 1 : 0;
-    }
-    return otherwise;
+    return number;
 }
 
 const PickleValue* PickleValue::at(std::string_view key) const {
-    if (const Dict* entries = dict()) {
-        for (const auto& [name, item] : *entries) {
-            if (const std::string* text = name->text(); text && *text == key) {
-                return item.get();
+    if (const PickleContainer* entries = dict()) {
+        for (std::size_t i = 0; i < entries->size(); ++i) {
+            if (const std::string* name = entries->key(i).text(); name && *name == key) {
+                return &entries->value(i);
             }
         }
     }
     return nullptr;
 }
 
-PickleRef read_pickle(std::string_view data, const std::string& source) {
-    return Reader(data, source).read();
+PickleDocument read_pickle(PickleInput& input, const std::string& source,
+                           const std::function<void()>& after_chunk) {
+    return Reader(input, source, after_chunk).read();
+}
+
+PickleDocument read_pickle(std::string_view data, const std::string& source) {
+    StringInput input(data);
+    return read_pickle(input, source);
 }
 
 }  // namespace oomlab::snapshot

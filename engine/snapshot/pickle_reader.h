@@ -1,46 +1,119 @@
-// A strict, bounded reader of Python pickles of plain data (protocols 2 to 5): dicts, lists,
-// tuples, strings, integers, floats, booleans and None, with memo references, as PyTorch's
-// memory snapshots hold. Anything else (a class, a REDUCE, bytes, a persistent id) is refused
-// with the opcode and its offset: no class is looked up and no code runs. Containers nest at
-// most 64 deep and are never filled after another container holds them, so what is read is a
-// finite tree (shared where the pickle shares) that can be walked and freed without recursion
-// past that depth.
+// A strict, bounded, streaming reader of Python pickles of plain data (protocols 2 to 5):
+// dicts, lists, tuples, strings, integers, floats, booleans and None, with memo references, as
+// PyTorch's memory snapshots hold. Anything else (a class, a REDUCE, bytes, a persistent id) is
+// refused with the opcode and its offset: no class is looked up and no code runs.
+//
+// What is read costs what it holds, not what the file spells out: strings are interned, and a
+// container equal to one read before (the same frame or stack of frames, written again for
+// each event) becomes that one. So a snapshot whose events repeat their frames takes little
+// more memory than one whose pickle shares them. Containers nest at most 64 deep and are never
+// filled after another container holds them, so what is read is a finite, acyclic graph.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
-#include <utility>
-#include <variant>
 #include <vector>
 
 namespace oomlab::snapshot {
 
-struct PickleValue;
-using PickleRef = std::shared_ptr<const PickleValue>;
+struct PickleContainer;
 
-struct PickleValue {
-    struct None {};
-    using List = std::vector<PickleRef>;  // lists and tuples
-    using Dict = std::vector<std::pair<PickleRef, PickleRef>>;
-    std::variant<None, bool, std::int64_t, double, std::string, List, Dict> value;
-    int depth = 0;      // 0 for a scalar; a container's is 1 + its deepest item's
-    bool held = false;  // in a container: the reader never fills it again
+// One value: a scalar held here, or a string or container held by the PickleDocument that
+// read it. Sixteen bytes, copied freely while the document lives.
+class PickleValue {
+public:
+    enum class Kind : std::uint8_t { None, Bool, Int, Float, Text, List, Dict };
 
-    bool is_none() const { return std::holds_alternative<None>(value); }
-    const std::string* text() const { return std::get_if<std::string>(&value); }
-    const List* list() const { return std::get_if<List>(&value); }
-    const Dict* dict() const { return std::get_if<Dict>(&value); }
+    static PickleValue of_bool(bool flag);
+    static PickleValue of_int(std::int64_t number);
+    static PickleValue of_float(double number);
+    static PickleValue of_text(const std::string* text);
+    static PickleValue of_container(const PickleContainer* container);
+
+    Kind kind() const { return m_kind; }
+    bool is_none() const { return m_kind == Kind::None; }
+    const std::string* text() const {
+        return m_kind == Kind::Text ? reinterpret_cast<const std::string*>(m_bits) : nullptr;
+    }
+    const PickleContainer* container() const {  // a list or a dict
+        return m_kind == Kind::List || m_kind == Kind::Dict
+                   ? reinterpret_cast<const PickleContainer*>(m_bits)
+                   : nullptr;
+    }
+    const PickleContainer* list() const { return m_kind == Kind::List ? container() : nullptr; }
+    const PickleContainer* dict() const { return m_kind == Kind::Dict ? container() : nullptr; }
     // An integer (a bool counts as 0 or 1), or `otherwise`.
-    std::int64_t integer(std::int64_t otherwise = 0) const;
+    std::int64_t integer(std::int64_t otherwise = 0) const {
+        return m_kind == Kind::Int || m_kind == Kind::Bool ? static_cast<std::int64_t>(m_bits)
+                                                           : otherwise;
+    }
+    bool is_float() const { return m_kind == Kind::Float; }
+    double real() const;  // a float's value; 0 for anything else
     // The value at `key` of a dict with string keys; null when absent or not a dict.
     const PickleValue* at(std::string_view key) const;
+    // The same kind and the same payload: equal scalars, the same string or container.
+    bool same(const PickleValue& other) const {
+        return m_kind == other.m_kind && m_bits == other.m_bits;
+    }
+    std::uint64_t bits() const { return m_bits; }
+
+private:
+    Kind m_kind = Kind::None;
+    std::uint64_t m_bits = 0;
+};
+
+struct PickleContainer {
+    std::vector<PickleValue> items;  // a dict's keys and values alternate
+    bool is_dict = false;
+
+    std::size_t size() const { return is_dict ? items.size() / 2 : items.size(); }
+    const PickleValue& key(std::size_t entry) const { return items[2 * entry]; }
+    const PickleValue& value(std::size_t entry) const { return items[2 * entry + 1]; }
+
+    // The reader's bookkeeping.
+    int depth = 1;                       // 1 + its deepest item's
+    bool held = false;                   // in another container: never filled again
+    std::uint32_t pins = 0;              // references from the reader's stack and memo
+    std::int64_t memo_slot = -1;         // where the memo last put it
+    PickleContainer* same_as = nullptr;  // an equal container read before: this one is dropped
+};
+
+// What read_pickle read: the root value, and everything it refers to.
+class PickleDocument {
+public:
+    struct Storage;
+    PickleDocument(std::unique_ptr<Storage> storage, PickleValue root);
+    PickleDocument(PickleDocument&&) noexcept;
+    PickleDocument& operator=(PickleDocument&&) noexcept;
+    ~PickleDocument();
+
+    const PickleValue& root() const { return m_root; }
+
+private:
+    std::unique_ptr<Storage> m_storage;
+    PickleValue m_root;
 };
 
 inline constexpr int kMostPickleDepth = 64;
 
-// Reads one pickle from `data`; throws BadInput naming `source`, the opcode and its offset.
-PickleRef read_pickle(std::string_view data, const std::string& source);
+// Where a pickle's bytes come from, in order.
+class PickleInput {
+public:
+    virtual ~PickleInput() = default;
+    // Up to `most` bytes into `into`; 0 at the end. Throws BadInput when the source fails.
+    virtual std::size_t read(char* into, std::size_t most) = 0;
+    // The most bytes the whole input can hold, when known (a string longer is refused early).
+    virtual std::uint64_t size_bound() const { return UINT64_MAX; }
+};
+
+// Reads one pickle from `input`, a few megabytes at a time; `after_chunk` (optional) is called
+// after each, and may throw (Cancelled) to stop. Throws BadInput naming `source`, the opcode
+// and its offset.
+PickleDocument read_pickle(PickleInput& input, const std::string& source,
+                           const std::function<void()>& after_chunk = {});
+PickleDocument read_pickle(std::string_view data, const std::string& source);
 
 }  // namespace oomlab::snapshot

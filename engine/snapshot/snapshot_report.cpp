@@ -1,6 +1,7 @@
 #include "oomlab/snapshot/snapshot_report.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <tuple>
@@ -11,24 +12,29 @@
 #include "oomlab/allocator/allocator_settings.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/files.h"
+#include "oomlab/common/format.h"
 #include "oomlab/snapshot/snapshot_advice.h"
-#include "snapshot/gzip_input.h"
 #include "snapshot/pickle_reader.h"
+#include "snapshot/snapshot_input.h"
 #include "snapshot/snapshot_replay.h"
 
 namespace oomlab {
 namespace {
 
+using snapshot::PickleContainer;
 using snapshot::PickleValue;
+using Items = std::vector<PickleValue>;
 
-// Snapshots of long runs reach hundreds of megabytes; past this the file is not one.
-constexpr std::uint64_t kMostSnapshotBytes = std::uint64_t(4) << 30;
+// Snapshots of long runs reach gigabytes; past this the file is not one. A profiler's trace
+// is parsed whole, so it is held to less.
+constexpr std::uint64_t kMostSnapshotBytes = std::uint64_t(16) << 30;
+constexpr std::uint64_t kMostTraceBytes = std::uint64_t(4) << 30;
 
-const PickleValue::List& list_at(const PickleValue& value, std::string_view key) {
-    static const PickleValue::List kNone;
+const Items& list_at(const PickleValue& value, std::string_view key) {
+    static const Items kNone;
     const PickleValue* item = value.at(key);
-    const PickleValue::List* list = item ? item->list() : nullptr;
-    return list ? *list : kNone;
+    const PickleContainer* list = item ? item->list() : nullptr;
+    return list ? list->items : kNone;
 }
 
 const std::string& text_at(const PickleValue& value, std::string_view key) {
@@ -51,24 +57,24 @@ bool ends_with(const std::string& text, std::string_view end) {
 // The user's own source line in an allocation's frames, as memory_viz's "filter frames" shows
 // it: the first Python frame outside torch itself (C++ frames and torch's folded), else the
 // engine's category, else a note that none was recorded.
-std::string user_line(const PickleValue& event) {
+std::string user_line(const Items& frames) {
     const PickleValue* first_python = nullptr;
     const auto where = [](const PickleValue& frame) {
         return text_at(frame, "filename") + ":" + std::to_string(integer_at(frame, "line")) + " (" +
                text_at(frame, "name") + ")";
     };
-    for (const auto& frame : list_at(event, "frames")) {
-        const std::string* file = &text_at(*frame, "filename");
+    for (const PickleValue& frame : frames) {
+        const std::string* file = &text_at(frame, "filename");
         if (*file == "oomlab") {
-            return "oomlab: " + text_at(*frame, "name");
+            return "oomlab: " + text_at(frame, "name");
         }
         if (!ends_with(*file, ".py")) {
             continue;
         }
         if (file->find("/torch/") == std::string::npos) {
-            return where(*frame);
+            return where(frame);
         }
-        first_python = first_python ? first_python : frame.get();
+        first_python = first_python ? first_python : &frame;
     }
     return first_python ? where(*first_python) : "(no Python frame recorded)";
 }
@@ -81,14 +87,14 @@ bool contains(const std::string& text, std::string_view part) {
 // autograd engine or backward() (backward), torch.optim (optimizer step), a copy between
 // devices or dtypes (data transfer), a module's forward (forward); the first that applies in
 // that order, else "other".
-std::string kind_of(const PickleValue& event) {
+std::string kind_of(const Items& frames) {
     bool backward = false;
     bool optimizer = false;
     bool transfer = false;
     bool forward = false;
-    for (const auto& frame : list_at(event, "frames")) {
-        const std::string& file = text_at(*frame, "filename");
-        const std::string& name = text_at(*frame, "name");
+    for (const PickleValue& frame : frames) {
+        const std::string& file = text_at(frame, "filename");
+        const std::string& name = text_at(frame, "name");
         if (file == "oomlab") {
             const std::string phase = name.substr(0, name.find(':'));
             return phase == "gradients"   ? "backward"
@@ -109,33 +115,71 @@ std::string kind_of(const PickleValue& event) {
                        : "other";
 }
 
-SnapshotDevice& device_numbered(SnapshotReport& report, int index) {
-    for (SnapshotDevice& device : report.devices) {
-        if (device.index == index) {
-            return device;
-        }
-    }
-    SnapshotDevice& device = report.devices.emplace_back();
-    device.index = index;
-    return device;
-}
+// The items a file makes the reader visit. A pickle may name one list from many places (one
+// trace for a thousand devices, one list of blocks for every segment) at the cost of a
+// reference each, so the work is counted where a list is used, and bounded by what a file of
+// its size could hold written out (a snapshot's event or block takes twenty bytes or more).
+class WorkBudget {
+public:
+    WorkBudget(const std::string& source, std::uint64_t file_bytes)
+        : m_source(source),
+          m_left(file_bytes / 4 + (std::uint64_t(1) << 20)),
+          m_file_bytes(file_bytes) {}
 
-void read_segments(SnapshotReport& report, const PickleValue& root) {
-    for (const auto& segment : list_at(root, "segments")) {
-        SnapshotDevice& device = device_numbered(report, int(integer_at(*segment, "device")));
+    void spend(std::size_t items, const char* what) {
+        if (items > m_left) {
+            throw BadInput(m_source + ": its " + what + " name the same lists from many places (" +
+                           format_bytes(std::int64_t(m_file_bytes)) +
+                           " of pickle would make the reader visit more items than such a file "
+                           "can hold written out): not a snapshot PyTorch wrote; dump it again "
+                           "with torch.cuda.memory._dump_snapshot");
+        }
+        m_left -= items;
+    }
+
+private:
+    const std::string& m_source;
+    std::uint64_t m_left;
+    std::uint64_t m_file_bytes;
+};
+
+class DeviceIndex {
+public:
+    explicit DeviceIndex(SnapshotReport& report) : m_report(report) {}
+
+    SnapshotDevice& numbered(int index) {
+        const auto [found, added] = m_at.try_emplace(index, m_report.devices.size());
+        if (added) {
+            m_report.devices.emplace_back().index = index;
+        }
+        return m_report.devices[found->second];
+    }
+
+private:
+    SnapshotReport& m_report;
+    std::unordered_map<int, std::size_t> m_at;
+};
+
+void read_segments(DeviceIndex& devices, const PickleValue& root, WorkBudget& budget) {
+    const Items& segments = list_at(root, "segments");
+    budget.spend(segments.size(), "segments");
+    for (const PickleValue& segment : segments) {
+        SnapshotDevice& device = devices.numbered(int(integer_at(segment, "device")));
         ++device.segments;
-        device.reserved += integer_at(*segment, "total_size");
+        device.reserved += integer_at(segment, "total_size");
         SnapshotSegmentLayout& layout = device.layout.emplace_back();
-        layout.address = integer_at(*segment, "address");
-        layout.size = integer_at(*segment, "total_size");
-        layout.stream = integer_at(*segment, "stream");
-        const PickleValue* expandable = segment->at("is_expandable");
+        layout.address = integer_at(segment, "address");
+        layout.size = integer_at(segment, "total_size");
+        layout.stream = integer_at(segment, "stream");
+        const PickleValue* expandable = segment.at("is_expandable");
         layout.expandable = expandable && expandable->integer() != 0;
         std::int64_t at = layout.address;
-        for (const auto& block : list_at(*segment, "blocks")) {
-            const std::string& state = text_at(*block, "state");
-            const std::int64_t size = integer_at(*block, "size");
-            const PickleValue* address = block->at("address");
+        const Items& blocks = list_at(segment, "blocks");
+        budget.spend(blocks.size(), "segments' blocks");
+        for (const PickleValue& block : blocks) {
+            const std::string& state = text_at(block, "state");
+            const std::int64_t size = integer_at(block, "size");
+            const PickleValue* address = block.at("address");
             at = address ? address->integer(at) : at;  // older snapshots list blocks in order
             layout.blocks.push_back({at, size, state == "active_allocated"});
             at += size;
@@ -151,23 +195,26 @@ void read_segments(SnapshotReport& report, const PickleValue& root) {
 
 // Every allocation, free and segment change of a device's trace, with the source line and
 // kind of each allocation, and its out-of-memory events.
-void collect_changes(SnapshotDevice& device, const PickleValue::List& trace) {
+void collect_changes(SnapshotDevice& device, const Items& trace) {
     using What = SnapshotTraceChange::What;
     device.events = trace.size();
+    device.changes.reserve(trace.size());
     snapshot::NameTable names(device.names);
-    std::unordered_map<const PickleValue*, std::pair<std::uint32_t, std::uint32_t>> by_frames;
+    // Equal stacks are one list of frames once read, so each is named once.
+    std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>> by_frames;
     for (std::size_t i = 0; i < trace.size(); ++i) {
-        const PickleValue& event = *trace[i];
+        const PickleValue& event = trace[i];
         const std::string& action = text_at(event, "action");
         SnapshotTraceChange change{i, integer_at(event, "addr"), integer_at(event, "size")};
         const PickleValue* stream = event.at("stream");
         change.stream = stream ? stream->integer() : 0;
         change.pages = action == "segment_map" || action == "segment_unmap";
         if (action == "alloc") {
-            // PyTorch's pickles share one list of frames among the events with the same stack.
-            const auto [named, added] = by_frames.try_emplace(event.at("frames"));
+            const PickleValue* frames = event.at("frames");
+            const auto [named, added] = by_frames.try_emplace(frames ? frames->bits() : 0);
             if (added) {
-                named->second = {names.id(user_line(event)), names.id(kind_of(event))};
+                const Items& stack = list_at(event, "frames");
+                named->second = {names.id(user_line(stack)), names.id(kind_of(stack))};
             }
             std::tie(change.line, change.kind) = named->second;
         } else if (action == "free_completed") {
@@ -222,38 +269,35 @@ std::optional<std::string> alloc_conf_of(const PickleValue* settings) {
         read.max_split_size = split->integer();
     }
     if (const PickleValue* gc = settings->at("garbage_collection_threshold")) {
-        const double* threshold = std::get_if<double>(&gc->value);
-        read.garbage_collection_threshold = threshold ? *threshold : 0.0;
+        read.garbage_collection_threshold = gc->real();
     }
     if (const PickleValue* expandable = settings->at("expandable_segments")) {
         read.expandable_segments = expandable->integer() != 0;
     }
     if (const PickleValue* divisions = settings->at("roundup_power2_divisions");
         divisions && divisions->dict()) {
-        for (const auto& [interval, count] : *divisions->dict()) {
-            const std::string* mib = interval->text();
+        const PickleContainer& entries = *divisions->dict();
+        for (std::size_t entry = 0; entry < entries.size(); ++entry) {
+            const std::string* mib = entries.key(entry).text();
             const std::int64_t start = mib ? std::strtoll(mib->c_str(), nullptr, 10) : 0;
             int index = 0;
             while (index < 15 && (std::int64_t(2) << index) <= start) {
                 ++index;
             }
             if (start > 0) {
-                read.roundup_power2_divisions[std::size_t(index)] = int(count->integer());
+                read.roundup_power2_divisions[std::size_t(index)] =
+                    int(entries.value(entry).integer());
             }
         }
     }
     return allocator::to_alloc_conf(read);
 }
 
-}  // namespace
-
-SnapshotReport snapshot_report_from_bytes(const std::string& bytes, const std::string& source) {
-    const std::size_t first = bytes.find_first_not_of(" \t\r\n");
-    if (first != std::string::npos && (bytes[first] == '{' || bytes[first] == '[')) {
-        return snapshot::profiler_trace_report(bytes, source);  // JSON: a profiler's trace
-    }
-    const snapshot::PickleRef root = snapshot::read_pickle(bytes, source);
-    if (!root->dict() || (!root->at("segments") && !root->at("device_traces"))) {
+// The report of a snapshot read into `document`, which need live only while it is made.
+SnapshotReport report_of_pickle(const snapshot::PickleDocument& document, const std::string& source,
+                                std::uint64_t file_bytes) {
+    const PickleValue& root = document.root();
+    if (!root.dict() || (!root.at("segments") && !root.at("device_traces"))) {
         throw BadInput(source +
                        ": a pickle, but not a memory snapshot (no \"segments\" or "
                        "\"device_traces\"); write one with "
@@ -261,8 +305,8 @@ SnapshotReport snapshot_report_from_bytes(const std::string& bytes, const std::s
     }
     SnapshotReport report;
     report.source = source;
-    if (const snapshot::PickleValue* experiment = root->at("oomlab_experiment")) {
-        const std::string text = experiment->text() ? std::string(*experiment->text()) : "";
+    if (const PickleValue* experiment = root.at("oomlab_experiment")) {
+        const std::string text = experiment->text() ? *experiment->text() : "";
         report.experiment_problem = experiment_problem(text);
         if (report.experiment_problem.empty()) {
             report.experiment_json = text;
@@ -272,20 +316,24 @@ SnapshotReport snapshot_report_from_bytes(const std::string& bytes, const std::s
                                         ", so no settings of the run that recorded it are shown";
         }
     }
-    read_segments(report, *root);
-    report.alloc_conf = alloc_conf_of(root->at("allocator_settings"));
-    const PickleValue::List& traces = list_at(*root, "device_traces");
+    WorkBudget budget(source, file_bytes);
+    DeviceIndex devices(report);
+    read_segments(devices, root, budget);
+    report.alloc_conf = alloc_conf_of(root.at("allocator_settings"));
+    const Items& traces = list_at(root, "device_traces");
     for (std::size_t index = 0; index < traces.size(); ++index) {
-        const PickleValue::List* trace = traces[index]->list();
-        if (trace && !trace->empty()) {
-            device_numbered(report, int(index));
+        const PickleContainer* trace = traces[index].list();
+        if (trace && !trace->items.empty()) {
+            devices.numbered(int(index));
         }
     }
     for (SnapshotDevice& device : report.devices) {
         const std::size_t at = std::size_t(device.index);
-        const PickleValue::List* trace = at < traces.size() ? traces[at]->list() : nullptr;
-        static const PickleValue::List kNone;
-        collect_changes(device, trace ? *trace : kNone);
+        const PickleContainer* trace = at < traces.size() ? traces[at].list() : nullptr;
+        static const Items kNone;
+        const Items& events = trace ? trace->items : kNone;
+        budget.spend(events.size(), "device traces");
+        collect_changes(device, events);
         snapshot::replay_changes(device);
     }
     std::sort(report.devices.begin(), report.devices.end(),
@@ -293,16 +341,75 @@ SnapshotReport snapshot_report_from_bytes(const std::string& bytes, const std::s
     return report;
 }
 
+// A profiler's trace: JSON, after any byte-order mark (UTF-8 or UTF-16 ones, which Windows
+// editors add).
+bool looks_like_json(const std::string& head) {
+    const auto byte = [&](std::size_t i) {
+        return i < head.size() ? static_cast<unsigned char>(head[i]) : 0;
+    };
+    if ((byte(0) == 0xEF && byte(1) == 0xBB && byte(2) == 0xBF) ||
+        (byte(0) == 0xFF && byte(1) == 0xFE) || (byte(0) == 0xFE && byte(1) == 0xFF)) {
+        return true;
+    }
+    const std::size_t first = head.find_first_not_of(" \t\r\n");
+    return first != std::string::npos && (head[first] == '{' || head[first] == '[');
+}
+
+std::string hex_bytes(const std::string& head) {
+    std::string out;
+    char code[8];
+    for (std::size_t i = 0; i < std::min<std::size_t>(head.size(), 4); ++i) {
+        std::snprintf(code, sizeof code, "%s0x%02x", i ? " " : "",
+                      static_cast<unsigned char>(head[i]));
+        out += code;
+    }
+    return out.empty() ? "nothing (the file is empty)" : out;
+}
+
+void refuse_unknown(const std::string& head, const std::string& source) {
+    if (!head.empty() && static_cast<unsigned char>(head[0]) == 0x80) {
+        return;  // PROTO: a pickle of protocol 2 or later
+    }
+    throw BadInput(source +
+                   ": neither a memory snapshot (a pickle of protocol 2 to 5, as "
+                   "torch.cuda.memory._dump_snapshot writes) nor a profiler's JSON "
+                   "trace; it starts with " +
+                   hex_bytes(head));
+}
+
+}  // namespace
+
+SnapshotReport snapshot_report_from_bytes(const std::string& bytes, const std::string& source) {
+    if (looks_like_json(bytes.substr(0, 64))) {
+        return snapshot::profiler_trace_report(text_as_utf8(source, "memory snapshot", bytes),
+                                               source);
+    }
+    refuse_unknown(bytes.substr(0, 64), source);
+    return report_of_pickle(snapshot::read_pickle(bytes, source), source, bytes.size());
+}
+
 std::string snapshot_device_name(int index) {
     return index < 0 ? "the CPU" : "device " + std::to_string(index);
 }
 
-SnapshotReport read_snapshot_report(const std::string& path) {
-    std::string bytes = read_input_file(path, "memory snapshot", kMostSnapshotBytes);
-    if (snapshot::is_gzip(bytes)) {  // x.pickle.gz: as people keep large snapshots
-        bytes = snapshot::gunzip(bytes, kMostSnapshotBytes, path);
+SnapshotReport read_snapshot_report(const std::string& path, const SnapshotProgress& progress) {
+    check_input_path(path, "memory snapshot");
+    snapshot::SnapshotFileInput input(path, kMostSnapshotBytes);
+    const std::string head = input.peek(64);
+    if (looks_like_json(head)) {
+        return snapshot::profiler_trace_report(
+            text_as_utf8(path, "memory snapshot",
+                         input.read_rest(kMostTraceBytes, "a profiler's trace")),
+            path);
     }
-    return snapshot_report_from_bytes(bytes, path);
+    refuse_unknown(head, path);
+    const auto after_chunk = [&] {
+        if (progress) {
+            progress(input.file_position(), input.file_size());
+        }
+    };
+    const snapshot::PickleDocument document = snapshot::read_pickle(input, path, after_chunk);
+    return report_of_pickle(document, path, input.file_size());
 }
 
 std::string snapshot_report_json(const SnapshotReport& report, std::optional<std::size_t> at) {

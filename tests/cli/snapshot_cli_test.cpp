@@ -77,7 +77,7 @@ TEST_F(SnapshotCli, SnapshotShowReplaysARunsOwnSnapshot) {
     }
     const auto refused = run_cli({"snapshot", "show", db()});
     EXPECT_EQ(refused.exit_code, 2) << refused.err;
-    EXPECT_NE(refused.err.find("not a pickle of plain data"), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find("neither a memory snapshot"), std::string::npos) << refused.err;
 }
 
 // The snapshot's advice for a run out of memory agrees with the engine's own verdict: memory

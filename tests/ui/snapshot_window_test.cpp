@@ -4,6 +4,7 @@
 // skipped when absent), and a file that is not one.
 #include <QAction>
 #include <QDir>
+#include <QFile>
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QProcess>
@@ -50,6 +51,32 @@ private:
         QProcess cli;
         cli.start(qEnvironmentVariable("OOMLAB_CLI"), arguments);
         return cli.waitForFinished(60000) ? cli.exitCode() : -1;
+    }
+
+    // A snapshot of `count` allocations of 512 bytes, each freed at once, spelled out with no
+    // memo (45 bytes an event): long enough to read for a while.
+    static bool writeManyEvents(const QString& path, quint32 count) {
+        const auto text = [](const char* value) {
+            return QByteArray("\x8c") + char(qstrlen(value)) + value;
+        };
+        const auto le32 = [](quint32 value) {
+            QByteArray out(4, '\0');
+            for (int i = 0; i < 4; ++i) {
+                out[i] = char((value >> (8 * i)) & 0xff);
+            }
+            return out;
+        };
+        QByteArray out =
+            QByteArray("\x80\x02}(") + text("segments") + "]" + text("device_traces") + "]](";
+        for (quint32 i = 0; i < count; ++i) {
+            for (const char* action : {"alloc", "free_completed"}) {
+                out += "}(" + text("action") + text(action) + text("addr") + "J" + le32(i * 512) +
+                       text("size") + "J" + le32(512) + "u";
+            }
+        }
+        out += "eau.";
+        QFile file(path);
+        return file.open(QIODevice::WriteOnly) && file.write(out) == out.size();
     }
 
     static QString cell(const QTableWidget* table, int row, int column) {
@@ -235,12 +262,37 @@ private slots:
         window->close();
     }
 
+    // A long read shows how far it has come and stops at Cancel, saying so; read again to the
+    // end, it shows the snapshot and no more progress.
+    void aLongReadShowsItsProgressAndCancels() {
+        const QString path = m_dir.filePath("long.pickle");
+        QVERIFY(writeManyEvents(path, 400000));  // 36 MB
+        SnapshotWindow* window = m_window->menus()->openSnapshot(path);
+        QSignalSpy loaded(window, &SnapshotWindow::loaded);
+        QVERIFY(window->progressBar()->isVisible());
+        QVERIFY(window->cancelButton()->isVisible());
+        QTest::mouseClick(window->cancelButton(), Qt::LeftButton);
+        QVERIFY(loaded.wait(10000));
+        QVERIFY2(window->error().contains(QStringLiteral("was cancelled")),
+                 qPrintable(window->error()));
+        QVERIFY(window->summaryText().contains(QStringLiteral("was cancelled")));
+        QVERIFY(!window->progressBar()->isVisible());
+        QVERIFY(!window->cancelButton()->isVisible());
+        window->open(path);
+        QVERIFY(window->progressBar()->isVisible());
+        QVERIFY(loaded.wait(60000));
+        QVERIFY2(window->error().isEmpty(), qPrintable(window->error()));
+        QCOMPARE(window->report().devices.at(0).events, std::size_t(800000));
+        QVERIFY(!window->progressBar()->isVisible());
+        window->close();
+    }
+
     void aFileThatIsNoSnapshotSaysWhy() {
         SnapshotWindow* window = openAndWait(m_dir.filePath("runs.sqlite"));
         QVERIFY(window);
-        QVERIFY2(window->error().contains(QStringLiteral("not a pickle of plain data")),
+        QVERIFY2(window->error().contains(QStringLiteral("neither a memory snapshot")),
                  qPrintable(window->error()));
-        QVERIFY(window->summaryText().contains(QStringLiteral("not a pickle")));
+        QVERIFY(window->summaryText().contains(QStringLiteral("neither a memory snapshot")));
         window->close();
     }
 

@@ -5,6 +5,7 @@
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QSplitter>
 #include <QTableWidget>
@@ -13,6 +14,7 @@
 
 #include "common/formatting.h"
 #include "common/wrapped_label.h"
+#include "oomlab/common/errors.h"
 #include "oomlab/snapshot/snapshot_advice.h"
 #include "plots/series_colors.h"
 #include "snapshot/snapshot_diff_window.h"
@@ -44,6 +46,14 @@ SnapshotWindow::SnapshotWindow(QWidget* parent) : QWidget(parent, Qt::Window) {
     setAttribute(Qt::WA_DeleteOnClose);
     m_summary = new WrappedLabel(tr("Reading the snapshot…"));
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_progress = new QProgressBar;
+    m_progress->setObjectName(QStringLiteral("snapshotProgress"));
+    m_progress->setRange(0, 1000);
+    m_progress->setFormat(tr("Reading…"));
+    m_progress->hide();
+    m_cancel = new QPushButton(tr("Cancel"));
+    m_cancel->setObjectName(QStringLiteral("snapshotCancel"));
+    m_cancel->hide();
     m_device = new QComboBox;
     m_device->setObjectName(QStringLiteral("snapshotDevice"));
     m_device->hide();
@@ -87,6 +97,10 @@ SnapshotWindow::SnapshotWindow(QWidget* parent) : QWidget(parent, Qt::Window) {
     auto* top = new QHBoxLayout;
     top->addWidget(m_summary, 1);
     top->addWidget(m_device, 0, Qt::AlignTop);
+    auto* reading = new QHBoxLayout;
+    reading->setContentsMargins(0, 0, 0, 0);
+    reading->addWidget(m_progress, 1);
+    reading->addWidget(m_cancel);
     auto* actions = new QHBoxLayout;
     actions->setContentsMargins(0, 0, 0, 0);
     actions->addWidget(m_compare);
@@ -94,6 +108,7 @@ SnapshotWindow::SnapshotWindow(QWidget* parent) : QWidget(parent, Qt::Window) {
     actions->addStretch(1);
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(top);
+    layout->addLayout(reading);
     layout->addWidget(m_advice);
     layout->addLayout(actions);
     layout->addWidget(m_replayBox);
@@ -101,6 +116,9 @@ SnapshotWindow::SnapshotWindow(QWidget* parent) : QWidget(parent, Qt::Window) {
     resize(1000, 700);
 
     connect(&m_watcher, &QFutureWatcher<Loaded>::finished, this, &SnapshotWindow::showLoaded);
+    connect(m_cancel, &QPushButton::clicked, this, &SnapshotWindow::cancel);
+    m_progressTimer.setInterval(100);
+    connect(&m_progressTimer, &QTimer::timeout, this, &SnapshotWindow::showProgress);
     connect(m_device, qOverload<int>(&QComboBox::currentIndexChanged), this,
             &SnapshotWindow::showDevice);
     connect(m_timeline, &SnapshotTimeline::momentChosen, this,
@@ -127,13 +145,32 @@ SnapshotDiffWindow* SnapshotWindow::compareWith(const QString& after) {
     return window;
 }
 
+SnapshotWindow::~SnapshotWindow() {
+    cancel();
+}
+
 void SnapshotWindow::open(const QString& path) {
+    cancel();  // a read still going for another file
     m_path = path;
     setWindowTitle(tr("%1 — memory snapshot").arg(QFileInfo(path).fileName()));
-    m_watcher.setFuture(QtConcurrent::run([file = ss(path)] {
+    m_reading = std::make_shared<Reading>();
+    m_progress->setValue(0);
+    m_progress->show();
+    m_cancel->show();
+    m_cancel->setEnabled(true);
+    m_progressTimer.start();
+    m_watcher.setFuture(QtConcurrent::run([file = ss(path), reading = m_reading] {
         Loaded loaded;
         try {
-            loaded.report = read_snapshot_report(file);
+            loaded.report = read_snapshot_report(file, [&](std::uint64_t read, std::uint64_t size) {
+                reading->read = read;
+                reading->size = size;
+                if (reading->cancelled) {
+                    throw Cancelled();
+                }
+            });
+        } catch (const Cancelled&) {
+            loaded.error = tr("Reading %1 was cancelled.").arg(qs(file));
         } catch (const std::exception& error) {
             loaded.error = qs(error.what());
         }
@@ -141,7 +178,30 @@ void SnapshotWindow::open(const QString& path) {
     }));
 }
 
+void SnapshotWindow::cancel() {
+    if (m_reading) {
+        m_reading->cancelled = true;
+        m_cancel->setEnabled(false);
+    }
+}
+
+void SnapshotWindow::showProgress() {
+    const std::uint64_t size = m_reading ? m_reading->size.load() : 0;
+    if (size == 0) {
+        return;
+    }
+    const std::uint64_t read = std::min(m_reading->read.load(), size);
+    m_progress->setValue(int(read * 1000 / size));
+    m_progress->setFormat(
+        tr("Reading… %1 of %2")
+            .arg(formatBytes(std::int64_t(read)), formatBytes(std::int64_t(size))));
+}
+
 void SnapshotWindow::showLoaded() {
+    m_progressTimer.stop();
+    m_progress->hide();
+    m_cancel->hide();
+    m_reading.reset();
     const Loaded read = m_watcher.result();
     m_error = read.error;
     m_report = read.report;

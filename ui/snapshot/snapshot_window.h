@@ -8,14 +8,18 @@
 #pragma once
 
 #include <QFutureWatcher>
+#include <QTimer>
 #include <QWidget>
 
+#include <atomic>
+#include <memory>
 #include <optional>
 
 #include "oomlab/snapshot/snapshot_report.h"
 
 class QComboBox;
 class QLabel;
+class QProgressBar;
 class QPushButton;
 class QTableWidget;
 
@@ -31,9 +35,13 @@ class SnapshotWindow : public QWidget {
 
 public:
     explicit SnapshotWindow(QWidget* parent = nullptr);
+    ~SnapshotWindow() override;
 
-    // Reads `path` on a worker thread; loaded() when it is shown, or the error in its place.
+    // Reads `path` on a worker thread, with its progress shown and a Cancel; loaded() when it
+    // is shown, or the error (or the cancel) in its place. Closing the window stops the read.
     void open(const QString& path);
+    // Stops a read in progress within a chunk of the file (a megabyte).
+    void cancel();
 
     QString error() const { return m_error; }
     const SnapshotReport& report() const { return m_report; }
@@ -49,6 +57,8 @@ public:
     // A window with this snapshot as "before" and `after` beside it.
     SnapshotDiffWindow* compareWith(const QString& after);
     QPushButton* loadExperimentButton() const { return m_loadExperiment; }
+    QProgressBar* progressBar() const { return m_progress; }
+    QPushButton* cancelButton() const { return m_cancel; }
     SnapshotReplayBox* replayBox() const { return m_replayBox; }
 
 signals:
@@ -61,15 +71,27 @@ private:
     void showDevice(int index);
     const SnapshotDevice* currentDevice() const;
 
+    void showProgress();
+
     struct Loaded {
         SnapshotReport report;
         QString error;  // why the file could not be read
     };
+    // Shared with the worker, which may outlive the window by a chunk.
+    struct Reading {
+        std::atomic<std::uint64_t> read{0};
+        std::atomic<std::uint64_t> size{0};
+        std::atomic<bool> cancelled{false};
+    };
+    std::shared_ptr<Reading> m_reading;
+    QTimer m_progressTimer;
     QFutureWatcher<Loaded> m_watcher;
     QString m_path;
     QString m_error;
     SnapshotReport m_report;
     WrappedLabel* m_summary = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QPushButton* m_cancel = nullptr;
     QComboBox* m_device = nullptr;
     SnapshotTimeline* m_timeline = nullptr;
     QTableWidget* m_kinds = nullptr;

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <initializer_list>
 #include <map>
 #include <utility>
@@ -56,29 +59,55 @@ TEST(PickleReader, ReadsEveryKindOfPlainData) {
         bytes({0x8a, 1, 0xff}) + "G" + bytes({0x3f, 0xe0, 0, 0, 0, 0, 0, 0}) + "N" +
         bytes({0x88, 0x89}) + "e" + text("b") + text("x") + text("y") + bytes({0x86}) + text("c") +
         "h" + bytes({2}) + "u.";
-    const PickleRef root = read_pickle(pickle, "plain.pickle");
-    ASSERT_TRUE(root->dict());
-    const PickleValue::List* a = root->at("a")->list();
+    const PickleDocument document = read_pickle(pickle, "plain.pickle");
+    const PickleValue& root = document.root();
+    ASSERT_TRUE(root.dict());
+    const PickleContainer* a = root.at("a")->list();
     ASSERT_TRUE(a);
     ASSERT_EQ(a->size(), 10u);
-    EXPECT_EQ((*a)[0]->integer(), 1);
-    EXPECT_EQ((*a)[1]->integer(), -2);
-    EXPECT_EQ((*a)[2]->integer(), 300);
-    EXPECT_EQ((*a)[3]->integer(), 70000);
-    EXPECT_EQ((*a)[4]->integer(), std::int64_t(1) << 40);
-    EXPECT_EQ((*a)[5]->integer(), -1) << "LONG1 is two's complement";
-    EXPECT_EQ(std::get<double>((*a)[6]->value), 0.5);
-    EXPECT_TRUE((*a)[7]->is_none());
-    EXPECT_EQ((*a)[8]->integer(), 1);
-    EXPECT_EQ((*a)[9]->integer(), 0);
-    EXPECT_EQ(*root->at("b")->list()->at(1)->text(), "y");
-    EXPECT_EQ(root->at("c"), root->at("a")) << "a memo reference is the same value";
+    EXPECT_EQ(a->items[0].integer(), 1);
+    EXPECT_EQ(a->items[1].integer(), -2);
+    EXPECT_EQ(a->items[2].integer(), 300);
+    EXPECT_EQ(a->items[3].integer(), 70000);
+    EXPECT_EQ(a->items[4].integer(), std::int64_t(1) << 40);
+    EXPECT_EQ(a->items[5].integer(), -1) << "LONG1 is two's complement";
+    EXPECT_TRUE(a->items[6].is_float());
+    EXPECT_EQ(a->items[6].real(), 0.5);
+    EXPECT_TRUE(a->items[7].is_none());
+    EXPECT_EQ(a->items[8].integer(), 1);
+    EXPECT_EQ(a->items[9].integer(), 0);
+    EXPECT_EQ(*root.at("b")->list()->items.at(1).text(), "y");
+    EXPECT_EQ(root.at("c")->list(), a) << "a memo reference is the same value";
     // Protocol 2's memo: BINPUT and BINGET; [7, 7] with the second by reference.
-    const PickleRef two = read_pickle(kProto2 + "]q" + bytes({0}) + "(K" + bytes({7}) + "q" +
-                                          bytes({1}) + "h" + bytes({1}) + "e.",
-                                      "two.pickle");
-    ASSERT_EQ(two->list()->size(), 2u);
-    EXPECT_EQ(two->list()->at(1)->integer(), 7);
+    const PickleDocument two = read_pickle(kProto2 + "]q" + bytes({0}) + "(K" + bytes({7}) + "q" +
+                                               bytes({1}) + "h" + bytes({1}) + "e.",
+                                           "two.pickle");
+    ASSERT_EQ(two.root().list()->size(), 2u);
+    EXPECT_EQ(two.root().list()->items.at(1).integer(), 7);
+}
+
+// Equal strings and equal containers written again (as a snapshot that keeps each event's
+// frames of its own writes them) are read once: what is read costs what it holds.
+TEST(PickleReader, ReadsEqualContainersWrittenAgainAsOne) {
+    // [{"f": "a.py", "l": [1]}, {"f": "a.py", "l": [1]}, {"f": "b.py", "l": [1]}] with no memo
+    // at all, so each is spelled out, then the second kept by memo and fetched again.
+    const auto frame = [](const std::string& file) {
+        return "}(" + text("f") + text(file) + text("l") + "]K" + bytes({1}) + "a" + "u";
+    };
+    const std::string pickle = kProto2 + "](" + frame("a.py") + frame("a.py") + "q" + bytes({0}) +
+                               frame("b.py") + "h" + bytes({0}) + "e.";
+    const PickleDocument document = read_pickle(pickle, "repeated.pickle");
+    const PickleContainer* frames = document.root().list();
+    ASSERT_TRUE(frames);
+    ASSERT_EQ(frames->size(), 4u);
+    EXPECT_EQ(frames->items[0].dict(), frames->items[1].dict()) << "equal dicts are one";
+    EXPECT_EQ(frames->items[1].dict(), frames->items[3].dict()) << "and the memo's is it";
+    EXPECT_NE(frames->items[0].dict(), frames->items[2].dict());
+    EXPECT_EQ(frames->items[0].at("f")->text(), frames->items[1].at("f")->text())
+        << "equal strings are one";
+    EXPECT_EQ(*frames->items[2].at("f")->text(), "b.py");
+    EXPECT_EQ(frames->items[2].at("l")->list(), frames->items[0].at("l")->list());
+    EXPECT_EQ(frames->items[2].at("l")->list()->items.at(0).integer(), 1);
 }
 
 TEST(PickleReader, RefusesWhatIsNotPlainDataOrNotWhole) {
@@ -264,6 +293,134 @@ TEST(SnapshotAdvice, MuchCachedButFreeAtThePeakIsNamed) {
         << advice[0].why;
     cached.peak_allocated = (4LL << 30) - (100LL << 20);  // 2% cached
     EXPECT_TRUE(snapshot_advice(cached, std::nullopt).empty());
+}
+
+std::string le32(std::uint32_t value) {
+    std::string out(4, '\0');
+    for (int i = 0; i < 4; ++i) {
+        out[std::size_t(i)] = static_cast<char>((value >> (8 * i)) & 0xff);
+    }
+    return out;
+}
+
+// A snapshot of `count` allocations of 512 bytes on device 0, each freed at once, spelled out
+// with no memo.
+std::string many_allocations(std::uint32_t count) {
+    std::string out = kProto2 + "}(" + text("segments") + "]" + text("device_traces") + "]](";
+    for (std::uint32_t i = 0; i < count; ++i) {
+        for (const char* action : {"alloc", "free_completed"}) {
+            out += "}(" + text("action") + text(action) + text("addr") + "J" + le32(i * 512) +
+                   text("size") + "J" + le32(512) + "u";
+        }
+    }
+    return out + "eau.";
+}
+
+// A file is read a megabyte at a time, with its progress told after each, and a progress
+// callback that throws stops the reading there; the gzipped file reads the same and its
+// progress counts its own (compressed) bytes.
+TEST(SnapshotReport, AFileIsReadInChunksWithProgressAndStopsWhenCancelled) {
+    const test::TempDir dir;
+    const std::string path = dir.file("many.pickle");
+    test::write_file(path, many_allocations(60000));  // about 7 MB
+    std::vector<std::uint64_t> told;
+    std::uint64_t size = 0;
+    const SnapshotReport report =
+        read_snapshot_report(path, [&](std::uint64_t read, std::uint64_t total) {
+            told.push_back(read);
+            size = total;
+        });
+    ASSERT_EQ(report.devices.size(), 1u);
+    EXPECT_EQ(report.devices[0].events, 120000u);
+    EXPECT_EQ(report.devices[0].peak_allocated, 512);
+    EXPECT_EQ(size, std::filesystem::file_size(path));
+    ASSERT_GE(told.size(), 5u);
+    EXPECT_TRUE(std::is_sorted(told.begin(), told.end()));
+    EXPECT_LE(told.back(), size);
+    std::size_t chunks = 0;
+    EXPECT_THROW(read_snapshot_report(path,
+                                      [&](std::uint64_t, std::uint64_t) {
+                                          if (++chunks == 2) {
+                                              throw Cancelled();
+                                          }
+                                      }),
+                 Cancelled);
+    EXPECT_EQ(chunks, 2u) << "nothing read after the cancel";
+}
+
+// One list named from many places costs where it is used: a trace shared by 1,000 devices or
+// blocks shared by every segment (a few megabytes that would take gigabytes and minutes to
+// visit) are refused with the reason; devices are found by their number at once.
+TEST(SnapshotReport, ListsNamedFromManyPlacesAreCountedWhereTheyAreUsed) {
+    // {"segments": [], "device_traces": [T, T, ... 1,000 times]}, T of 100,000 events by memo.
+    std::string shared = kProto2 + "}(" + text("segments") + "]" + text("device_traces") + "](";
+    const std::string events = many_allocations(100000);
+    const std::size_t trace_at = events.find("]](") + 1;
+    shared += events.substr(trace_at, events.size() - trace_at - 4) + "e" + "r" + le32(0);
+    for (int i = 1; i < 1000; ++i) {
+        shared += "j" + le32(0);
+    }
+    shared += "eu.";
+    try {
+        snapshot_report_from_bytes(shared, "shared.pickle");
+        ADD_FAILURE() << "a trace shared by 1,000 devices was read";
+    } catch (const BadInput& error) {
+        EXPECT_NE(std::string(error.what())
+                      .find("shared.pickle: its device traces name the "
+                            "same lists from many places"),
+                  std::string::npos)
+            << error.what();
+    }
+    // 100,000 devices of one segment each: every one found, in order.
+    std::string devices = kProto2 + "}(" + text("segments") + "](";
+    for (std::uint32_t i = 0; i < 100000; ++i) {
+        devices +=
+            "}(" + text("device") + "J" + le32(i) + text("total_size") + "J" + le32(1024) + "u";
+    }
+    devices += "eu.";
+    const SnapshotReport report = snapshot_report_from_bytes(devices, "devices.pickle");
+    ASSERT_EQ(report.devices.size(), 100000u);
+    EXPECT_EQ(report.devices[99999].index, 99999);
+    EXPECT_EQ(report.devices[99999].reserved, 1024);
+}
+
+// What the file is decides how it is read: a profiler's trace with a UTF-8 or UTF-16
+// byte-order mark, or gzipped (as tensorboard_trace_handler writes it), is JSON; a pickle of
+// protocol 0 or another file is refused as neither kind, with its first bytes.
+TEST(SnapshotReport, TheKindOfFileIsToldByItsFirstBytes) {
+    const test::TempDir dir;
+    const std::string trace =
+        R"({"traceEvents": [{"ph": "i", "name": "[memory]", "ts": 1, "pid": 1, "tid": 1,)"
+        R"( "args": {"Addr": 4096, "Bytes": 512, "Total Allocated": 512,)"
+        R"( "Total Reserved": 2097152, "Device Type": 1, "Device Id": 0}}]})";
+    std::string utf16 = "\xff\xfe";
+    for (const char c : trace) {
+        utf16 += std::string(1, c) + std::string(1, '\0');
+    }
+    for (const auto& [name, content] : std::vector<std::pair<std::string, std::string>>{
+             {"bom.json", "\xef\xbb\xbf" + trace}, {"utf16.json", utf16}}) {
+        test::write_file(dir.file(name), content);
+        const SnapshotReport report = read_snapshot_report(dir.file(name));
+        ASSERT_EQ(report.devices.size(), 1u) << name;
+        EXPECT_EQ(report.devices[0].peak_allocated, 512) << name;
+    }
+    test::write_file(dir.file("trace.json"), trace);
+    ASSERT_EQ(std::system(("gzip -k " + dir.file("trace.json")).c_str()), 0);
+    EXPECT_EQ(read_snapshot_report(dir.file("trace.json.gz")).devices.at(0).peak_allocated, 512);
+    for (const auto& [content, first] : std::vector<std::pair<std::string, std::string>>{
+             {"(dp0\nS'segments'\n", "0x28 0x64 0x70 0x30"}, {"", "nothing (the file is empty)"}}) {
+        test::write_file(dir.file("other"), content);
+        try {
+            read_snapshot_report(dir.file("other"));
+            ADD_FAILURE() << first;
+        } catch (const BadInput& error) {
+            EXPECT_NE(std::string(error.what()).find("neither a memory snapshot"),
+                      std::string::npos)
+                << error.what();
+            EXPECT_NE(std::string(error.what()).find("starts with " + first), std::string::npos)
+                << error.what();
+        }
+    }
 }
 
 // A snapshot of no memory whose "oomlab_experiment" is `experiment` (BINUNICODE, any length).

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -119,9 +120,14 @@ std::string snapshot_device_name(int index);
 // The state after the first `event` events (clamped to the trace) of `device`.
 SnapshotMoment snapshot_moment(const SnapshotDevice& device, std::size_t event);
 
-// Reads the snapshot at `path`; throws BadInput naming the file when it is not one.
-// A file that begins with '{' or '[' is read as a profiler's trace, any other as a pickle.
-SnapshotReport read_snapshot_report(const std::string& path);
+// How far reading a file has come: its bytes read and its size (both of the file itself, so
+// compressed bytes for a gzipped one). Called every megabyte or so; may throw Cancelled.
+using SnapshotProgress = std::function<void(std::uint64_t read, std::uint64_t size)>;
+
+// Reads the snapshot at `path` (gzipped or not) a chunk at a time; throws BadInput naming the
+// file when it is not one. JSON (after any byte-order mark) is read as a profiler's trace, a
+// pickle of protocol 2 to 5 as a snapshot; anything else is refused.
+SnapshotReport read_snapshot_report(const std::string& path, const SnapshotProgress& progress = {});
 SnapshotReport snapshot_report_from_bytes(const std::string& bytes, const std::string& source);
 
 // As `snapshot show --json` writes it (one line); with `at`, each device's state after that
