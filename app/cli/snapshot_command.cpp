@@ -30,6 +30,13 @@ void print_groups(const char* title, const std::vector<SnapshotLine>& groups) {
 }  // namespace
 
 void print_snapshot_report(const SnapshotReport& report) {
+    if (report.devices.empty()) {
+        std::cout << report.source
+                  << ": no device's memory in it (no segments, no trace events). PyTorch writes "
+                     "such a snapshot before the first CUDA allocation, or when the history was "
+                     "not recorded: call torch.cuda.memory._record_memory_history() before the "
+                     "work, or use oomlab-cli record -- python train.py\n";
+    }
     for (const SnapshotDevice& d : report.devices) {
         std::cout << snapshot_device_name(d.index) << ": " << d.segments << " segments, "
                   << format_bytes(d.reserved) << " reserved, " << format_bytes(d.allocated)
@@ -40,6 +47,9 @@ void print_snapshot_report(const SnapshotReport& report) {
                   << format_bytes(d.peak_reserved) << '\n'
                   << "  cached but free at the end: " << format_bytes(d.cached_free)
                   << ", the largest piece " << format_bytes(d.largest_free_block) << '\n';
+        for (const std::string& problem : d.trace_problems) {
+            std::cout << "  the trace does not add up: " << problem << '\n';
+        }
         for (const SnapshotOom& oom : d.ooms) {
             std::cout << "  out of memory at event " << oom.event << ": asked "
                       << format_bytes(oom.requested) << " with " << format_bytes(oom.device_free)

@@ -18,33 +18,87 @@ namespace oomlab {
 
 inline constexpr int kMaxJsonDepth = 64;
 
-// Parses `text`; throws BadInput naming `source` when the document nests deeper than
-// `max_depth` or an object has a key twice. Syntax errors stay nlohmann's parse_error, for
-// the caller to place.
-template <typename Json = nlohmann::json>
-Json parse_json_limited(std::string_view text, const std::string& source,
-                        int max_depth = kMaxJsonDepth) {
-    std::vector<std::set<std::string>> keys;  // of each object open at this point
-    return Json::parse(text, [&](int depth, nlohmann::json::parse_event_t event, Json& parsed) {
-        if (depth > max_depth) {
-            throw bad_input_at(source, 0,
-                               "nested more than " + std::to_string(max_depth) +
-                                   " levels deep; this is not a file OOM Lab reads");
-        }
-        using Event = nlohmann::json::parse_event_t;
-        if (event == Event::object_start) {
-            keys.emplace_back();
-        } else if (event == Event::object_end && !keys.empty()) {
-            keys.pop_back();
-        } else if (event == Event::key && !keys.empty() &&
-                   !keys.back().insert(parsed.template get<std::string>()).second) {
-            throw bad_input_at(source, 0,
-                               "the key " + quoted_excerpt(parsed.template get<std::string>()) +
+namespace json_detail {
+
+// Checks a document's nesting and keys as it is scanned, building nothing. (nlohmann's parser
+// callback would do the same while building, but it rescans the enclosing array or object at
+// each value's end: quadratic in a long list such as a profiler's trace.)
+template <typename Json>
+class LimitCheck : public nlohmann::json_sax<Json> {
+public:
+    using number_integer_t = typename Json::number_integer_t;
+    using number_unsigned_t = typename Json::number_unsigned_t;
+    using number_float_t = typename Json::number_float_t;
+    using string_t = typename Json::string_t;
+    using binary_t = typename Json::binary_t;
+
+    LimitCheck(const std::string& source, int max_depth) : m_source(source), m_most(max_depth) {}
+
+    bool null() override { return true; }
+    bool boolean(bool) override { return true; }
+    bool number_integer(number_integer_t) override { return true; }
+    bool number_unsigned(number_unsigned_t) override { return true; }
+    bool number_float(number_float_t, const string_t&) override { return true; }
+    bool string(string_t&) override { return true; }
+    bool binary(binary_t&) override { return true; }
+    bool start_object(std::size_t) override {
+        open();
+        m_keys.emplace_back();
+        return true;
+    }
+    bool key(string_t& name) override {
+        if (!m_keys.back().insert(name).second) {
+            throw bad_input_at(m_source, 0,
+                               "the key " + quoted_excerpt(name) +
                                    " appears twice in one object; keep one (which one is meant "
                                    "is not guessed)");
         }
         return true;
-    });
+    }
+    bool end_object() override {
+        m_keys.pop_back();
+        --m_depth;
+        return true;
+    }
+    bool start_array(std::size_t) override {
+        open();
+        return true;
+    }
+    bool end_array() override {
+        --m_depth;
+        return true;
+    }
+    // A syntax error stops the check; the parse that follows throws nlohmann's own error.
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+        return false;
+    }
+
+private:
+    void open() {
+        if (++m_depth > m_most) {
+            throw bad_input_at(m_source, 0,
+                               "nested more than " + std::to_string(m_most) +
+                                   " levels deep; this is not a file OOM Lab reads");
+        }
+    }
+
+    const std::string& m_source;
+    int m_most;
+    int m_depth = 0;
+    std::vector<std::set<string_t>> m_keys;  // of each object open at this point
+};
+
+}  // namespace json_detail
+
+// Parses `text` in time linear in it (checked first, then built); throws BadInput naming
+// `source` when the document nests deeper than `max_depth` or an object has a key twice.
+// Syntax errors stay nlohmann's parse_error, for the caller to place.
+template <typename Json = nlohmann::json>
+Json parse_json_limited(std::string_view text, const std::string& source,
+                        int max_depth = kMaxJsonDepth) {
+    json_detail::LimitCheck<Json> check(source, max_depth);
+    Json::sax_parse(text, &check);
+    return Json::parse(text);
 }
 
 }  // namespace oomlab

@@ -241,12 +241,11 @@ private:
     // is one of a kind, and looking it up would only cost time.
     static bool may_repeat(const PickleContainer& container) {
         constexpr std::int64_t kLargestLine = std::int64_t(1) << 20;
-        return std::all_of(container.items.begin(), container.items.end(),
-                           [](const PickleValue& item) {
-                               return item.kind() != PickleValue::Kind::Int ||
-                                      (item.integer() >= -kLargestLine &&
-                                       item.integer() <= kLargestLine);
-                           });
+        return std::all_of(
+            container.items.begin(), container.items.end(), [](const PickleValue& item) {
+                return item.kind() != PickleValue::Kind::Int ||
+                       (item.integer() >= -kLargestLine && item.integer() <= kLargestLine);
+            });
     }
 
     PickleContainer* canonical(PickleContainer& container) {

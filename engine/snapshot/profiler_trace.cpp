@@ -61,51 +61,56 @@ bool torch_or_builtin(const std::string& frame) {
            starts_with(frame, "<built-in");
 }
 
-// The user's line: walking in from the outermost Python frame, the last one before the first
-// of PyTorch's own (the line that called into it); else the outermost, or the innermost op.
-std::string line_of(const std::vector<const Span*>& stack) {
+// An open span, with what the spans from the outermost one to it tell, so that a memory
+// event is named in constant time however deep the stack: the user's line (walking in from the
+// outermost Python frame, the last one before the first of PyTorch's own: the line that called
+// into it), the innermost op, and the kinds of work seen.
+struct OpenSpan {
+    const Span* span = nullptr;
     const Span* user = nullptr;
-    for (const Span* span : stack) {
-        if (!span->python) {
-            continue;
-        }
-        if (torch_or_builtin(span->name)) {
-            break;
-        }
-        user = span;
-    }
-    if (user) {
-        return user->name;
-    }
-    for (auto span = stack.rbegin(); span != stack.rend(); ++span) {
-        if (!(*span)->python) {
-            return "(no Python frame recorded) " + (*span)->name;
-        }
-    }
-    return "(no Python frame recorded)";
-}
-
-// As for a snapshot's frames: backward, the optimizer's step, a copy between devices or
-// dtypes, a module's forward, in that order; else other.
-std::string kind_of(const std::vector<const Span*>& stack) {
+    bool in_torch = false;  // a Python frame of PyTorch's own is open here or further out
+    const Span* innermost_op = nullptr;
     bool backward = false;
     bool optimizer = false;
     bool transfer = false;
     bool forward = false;
-    for (const Span* span : stack) {
-        const std::string& name = span->name;
-        backward |=
+
+    OpenSpan inside(const Span* inner) const {
+        OpenSpan next = *this;
+        next.span = inner;
+        const std::string& name = inner->name;
+        const bool torch = inner->python && torch_or_builtin(name);
+        if (inner->python && !torch && !in_torch) {
+            next.user = inner;
+        }
+        next.in_torch = in_torch || torch;
+        next.innermost_op = inner->python ? innermost_op : inner;
+        next.backward |=
             starts_with(name, "autograd::engine::evaluate_function") || contains(name, "Backward");
-        optimizer |= starts_with(name, "Optimizer.step");
-        transfer |= name == "aten::_to_copy" || name == "aten::copy_";
-        forward |= span->python && (contains(name, "): forward") || contains(name, "_call_impl"));
+        next.optimizer |= starts_with(name, "Optimizer.step");
+        next.transfer |= name == "aten::_to_copy" || name == "aten::copy_";
+        next.forward |=
+            inner->python && (contains(name, "): forward") || contains(name, "_call_impl"));
+        return next;
     }
-    return backward    ? "backward"
-           : optimizer ? "optimizer step"
-           : transfer  ? "data transfer"
-           : forward   ? "forward"
-                       : "other";
-}
+
+    // The user's line; else the innermost op.
+    std::string line() const {
+        return user           ? user->name
+               : innermost_op ? "(no Python frame recorded) " + innermost_op->name
+                              : "(no Python frame recorded)";
+    }
+
+    // As for a snapshot's frames: backward, the optimizer's step, a copy between devices or
+    // dtypes, a module's forward, in that order; else other.
+    std::string kind() const {
+        return backward    ? "backward"
+               : optimizer ? "optimizer step"
+               : transfer  ? "data transfer"
+               : forward   ? "forward"
+                           : "other";
+    }
+};
 
 Json parse_trace(const std::string& text, const std::string& source) {
     try {
@@ -173,7 +178,7 @@ SnapshotReport profiler_trace_report(const std::string& text, const std::string&
         device.reserved = memory.back().total_reserved;
         NameTable names(device.names);
         // Each thread's spans swept once, in time order, with a stack of those still open.
-        std::map<std::string, std::pair<std::size_t, std::vector<const Span*>>> sweeps;
+        std::map<std::string, std::pair<std::size_t, std::vector<OpenSpan>>> sweeps;
         std::int64_t reserved = memory.front().total_reserved;
         for (std::size_t i = 0; i < memory.size(); ++i) {
             const MemoryEvent& event = memory[i];
@@ -191,16 +196,18 @@ SnapshotReport profiler_trace_report(const std::string& text, const std::string&
             auto& [next, stack] = sweeps[event.thread];
             const std::vector<Span>& open = spans[event.thread];
             for (; next < open.size() && open[next].start <= event.time; ++next) {
-                while (!stack.empty() && stack.back()->end < open[next].start) {
+                while (!stack.empty() && stack.back().span->end < open[next].start) {
                     stack.pop_back();
                 }
-                stack.push_back(&open[next]);
+                stack.push_back(stack.empty() ? OpenSpan{}.inside(&open[next])
+                                              : stack.back().inside(&open[next]));
             }
-            while (!stack.empty() && stack.back()->end < event.time) {
+            while (!stack.empty() && stack.back().span->end < event.time) {
                 stack.pop_back();
             }
-            device.changes.push_back({i, event.address, event.bytes, names.id(line_of(stack)),
-                                      names.id(kind_of(stack)), What::Alloc});
+            const OpenSpan top = stack.empty() ? OpenSpan{} : stack.back();
+            device.changes.push_back({i, event.address, event.bytes, names.id(top.line()),
+                                      names.id(top.kind()), What::Alloc});
         }
         replay_changes(device);
     }

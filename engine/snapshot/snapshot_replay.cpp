@@ -6,6 +6,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "oomlab/common/format.h"
+
 namespace oomlab {
 namespace {
 
@@ -31,6 +33,102 @@ std::vector<SnapshotLine> grouped(const std::vector<std::string>& names,
     return list;
 }
 
+std::string count_of(std::size_t count, const char* one, const char* many) {
+    return std::to_string(count) + " " + (count == 1 ? one : many);
+}
+
+// A trace that does not add up, made consistent by one rule: a free is of what its address
+// holds (its size, else memory allocated before the trace began), an allocation at an address
+// in use frees what was there (the trace lost that free). What was found is said; returns
+// the bytes freed that the trace never allocated, which were there at its start.
+std::int64_t make_consistent(SnapshotDevice& device) {
+    using What = SnapshotTraceChange::What;
+    std::unordered_map<std::int64_t, std::int64_t> alive;  // address -> size
+    std::size_t early_frees = 0;
+    std::int64_t early_bytes = 0;
+    std::size_t resized = 0;
+    std::vector<std::size_t> lost_frees;  // indexes of allocations over one alive
+    for (std::size_t i = 0; i < device.changes.size(); ++i) {
+        SnapshotTraceChange& change = device.changes[i];
+        if (change.what == What::Alloc) {
+            const auto [at, added] = alive.try_emplace(change.address, change.size);
+            if (!added) {
+                lost_frees.push_back(i);
+                at->second = change.size;
+            }
+        } else if (change.what == What::Free) {
+            const auto at = alive.find(change.address);
+            if (at == alive.end()) {
+                ++early_frees;
+                early_bytes += change.size;
+                continue;
+            }
+            resized += at->second != change.size;
+            change.size = at->second;
+            alive.erase(at);
+        }
+    }
+    if (!lost_frees.empty()) {  // each lost free put back, before its allocation
+        std::vector<SnapshotTraceChange> changes;
+        changes.reserve(device.changes.size() + lost_frees.size());
+        std::unordered_map<std::int64_t, std::int64_t> held;
+        for (const SnapshotTraceChange& change : device.changes) {
+            if (change.what == What::Alloc) {
+                if (const auto at = held.find(change.address); at != held.end()) {
+                    SnapshotTraceChange lost = change;
+                    lost.what = What::Free;
+                    lost.size = at->second;
+                    changes.push_back(lost);
+                }
+                held[change.address] = change.size;
+            } else if (change.what == What::Free) {
+                held.erase(change.address);
+            }
+            changes.push_back(change);
+        }
+        device.changes = std::move(changes);
+    }
+    if (early_frees > 0) {
+        device.trace_problems.push_back(
+            count_of(early_frees, "free", "frees") +
+            " of memory allocated before the trace began (" + format_bytes(early_bytes) +
+            "): the history starts late; that memory is shown as allocated before the trace");
+    }
+    if (!lost_frees.empty()) {
+        device.trace_problems.push_back(
+            count_of(lost_frees.size(), "allocation", "allocations") +
+            " at an address already in use with no free between (the trace lost frees, or "
+            "repeats itself): each is taken to free what was there");
+    }
+    if (resized > 0) {
+        device.trace_problems.push_back(count_of(resized, "free", "frees") +
+                                        " of another size than the allocation it frees: the "
+                                        "allocation's size is taken");
+    }
+    return early_bytes;
+}
+
+// The start of a figure that `changes` move: the end less their net change, raised when some
+// moment would go below zero (or below `floor`), with what was raised said.
+std::int64_t start_of(std::int64_t end, const std::vector<std::int64_t>& moves, std::int64_t floor,
+                      const char* figure, std::vector<std::string>& problems) {
+    std::int64_t net = 0;
+    std::int64_t lowest = 0;
+    for (const std::int64_t move : moves) {
+        net += move;
+        lowest = std::min(lowest, net);
+    }
+    const std::int64_t start = end - net;
+    const std::int64_t least = std::max(-lowest, floor);
+    if (start >= least) {
+        return start;
+    }
+    problems.push_back("the trace takes " + format_bytes(least - start) + " more " + figure +
+                       " away than the segments dumped at the end leave: the start is raised by "
+                       "that much, so that no moment is below zero");
+    return least;
+}
+
 }  // namespace
 
 namespace snapshot {
@@ -51,19 +149,21 @@ std::uint32_t NameTable::id(std::string name) {
 
 void replay_changes(SnapshotDevice& device) {
     using What = SnapshotTraceChange::What;
-    // The state at the start: the end state less what the trace did.
-    std::int64_t net_allocated = 0;
-    std::int64_t net_reserved = 0;
+    const std::int64_t early_frees = make_consistent(device);
+    // The state at the start: the end state less what the trace did, and never below zero.
+    std::vector<std::int64_t> allocations;
+    std::vector<std::int64_t> reservations;
     for (const SnapshotTraceChange& change : device.changes) {
-        net_allocated += change.what == What::Alloc  ? change.size
-                         : change.what == What::Free ? -change.size
-                                                     : 0;
-        net_reserved += change.what == What::Reserve   ? change.size
-                        : change.what == What::Release ? -change.size
-                                                       : 0;
+        if (change.what == What::Alloc || change.what == What::Free) {
+            allocations.push_back(change.what == What::Alloc ? change.size : -change.size);
+        } else {
+            reservations.push_back(change.what == What::Reserve ? change.size : -change.size);
+        }
     }
-    std::int64_t allocated = device.allocated - net_allocated;
-    std::int64_t reserved = device.reserved - net_reserved;
+    std::int64_t allocated =
+        start_of(device.allocated, allocations, early_frees, "allocated", device.trace_problems);
+    std::int64_t reserved =
+        start_of(device.reserved, reservations, 0, "reserved", device.trace_problems);
     device.peak_allocated = allocated;
     device.peak_reserved = reserved;
     device.reserved_at_peak = reserved;

@@ -1,6 +1,7 @@
 #include "oomlab/snapshot/snapshot_report.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -15,6 +16,7 @@
 #include "oomlab/common/format.h"
 #include "oomlab/snapshot/snapshot_advice.h"
 #include "snapshot/pickle_reader.h"
+#include "snapshot/snapshot_fields.h"
 #include "snapshot/snapshot_input.h"
 #include "snapshot/snapshot_replay.h"
 
@@ -29,13 +31,6 @@ using Items = std::vector<PickleValue>;
 // is parsed whole, so it is held to less.
 constexpr std::uint64_t kMostSnapshotBytes = std::uint64_t(16) << 30;
 constexpr std::uint64_t kMostTraceBytes = std::uint64_t(4) << 30;
-
-const Items& list_at(const PickleValue& value, std::string_view key) {
-    static const Items kNone;
-    const PickleValue* item = value.at(key);
-    const PickleContainer* list = item ? item->list() : nullptr;
-    return list ? list->items : kNone;
-}
 
 const std::string& text_at(const PickleValue& value, std::string_view key) {
     static const std::string kNone;
@@ -160,72 +155,95 @@ private:
     std::unordered_map<int, std::size_t> m_at;
 };
 
-void read_segments(DeviceIndex& devices, const PickleValue& root, WorkBudget& budget) {
-    const Items& segments = list_at(root, "segments");
+void read_segments(DeviceIndex& devices, const PickleValue& root, WorkBudget& budget,
+                   const snapshot::SnapshotFields& fields) {
+    const Items& segments = fields.list(root, "segments", [] { return std::string("the root"); });
     budget.spend(segments.size(), "segments");
-    for (const PickleValue& segment : segments) {
-        SnapshotDevice& device = devices.numbered(int(integer_at(segment, "device")));
+    for (std::size_t s = 0; s < segments.size(); ++s) {
+        const PickleValue& segment = segments[s];
+        const auto where = [&] { return "segments[" + std::to_string(s) + "]"; };
+        if (!segment.dict()) {
+            fields.refuse(where,
+                          "a segment is " + snapshot::kind_of_value(segment) + ", not a dict");
+        }
+        SnapshotDevice& device =
+            devices.numbered(int(fields.whole(segment, "device", where, 0, INT_MAX)));
         ++device.segments;
-        device.reserved += integer_at(segment, "total_size");
         SnapshotSegmentLayout& layout = device.layout.emplace_back();
-        layout.address = integer_at(segment, "address");
-        layout.size = integer_at(segment, "total_size");
-        layout.stream = integer_at(segment, "stream");
+        layout.address = fields.whole(segment, "address", where, 0, INT64_MAX);
+        layout.size = fields.bytes(segment, "total_size", where);
+        layout.stream = fields.whole(segment, "stream", where, INT64_MIN, INT64_MAX);
+        device.reserved = fields.add(device.reserved, layout.size, where);
         const PickleValue* expandable = segment.at("is_expandable");
         layout.expandable = expandable && expandable->integer() != 0;
         std::int64_t at = layout.address;
-        const Items& blocks = list_at(segment, "blocks");
+        std::int64_t held = 0;
+        const Items& blocks = fields.list(segment, "blocks", where);
         budget.spend(blocks.size(), "segments' blocks");
-        for (const PickleValue& block : blocks) {
+        for (std::size_t b = 0; b < blocks.size(); ++b) {
+            const PickleValue& block = blocks[b];
+            const auto in_block = [&] { return where() + ".blocks[" + std::to_string(b) + "]"; };
             const std::string& state = text_at(block, "state");
-            const std::int64_t size = integer_at(block, "size");
-            const PickleValue* address = block.at("address");
-            at = address ? address->integer(at) : at;  // older snapshots list blocks in order
+            const std::int64_t size = fields.bytes(block, "size", in_block);
+            // Older snapshots list blocks in order, without their addresses.
+            at = fields.whole(block, "address", in_block, 0, INT64_MAX, at);
             layout.blocks.push_back({at, size, state == "active_allocated"});
-            at += size;
+            at = fields.add(at - layout.address, size, in_block) + layout.address;
+            held = fields.add(held, size, in_block);
             if (state == "active_allocated") {
-                device.allocated += size;
+                device.allocated = fields.add(device.allocated, size, in_block);
             } else if (state == "inactive") {
-                device.cached_free += size;
+                device.cached_free = fields.add(device.cached_free, size, in_block);
                 device.largest_free_block = std::max(device.largest_free_block, size);
             }
+        }
+        if (held > layout.size) {
+            fields.refuse(where, "its blocks hold " + format_bytes(held) + ", more than its " +
+                                     "total_size of " + format_bytes(layout.size));
         }
     }
 }
 
 // Every allocation, free and segment change of a device's trace, with the source line and
 // kind of each allocation, and its out-of-memory events.
-void collect_changes(SnapshotDevice& device, const Items& trace) {
+void collect_changes(SnapshotDevice& device, const Items& trace,
+                     const snapshot::SnapshotFields& fields) {
     using What = SnapshotTraceChange::What;
     device.events = trace.size();
     device.changes.reserve(trace.size());
     snapshot::NameTable names(device.names);
     // Equal stacks are one list of frames once read, so each is named once.
     std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>> by_frames;
+    std::int64_t net = 0;  // allocated less freed so far: within what a machine holds
     for (std::size_t i = 0; i < trace.size(); ++i) {
         const PickleValue& event = trace[i];
+        const auto where = [&] {
+            return "device_traces[" + std::to_string(device.index) + "][" + std::to_string(i) + "]";
+        };
         const std::string& action = text_at(event, "action");
-        SnapshotTraceChange change{i, integer_at(event, "addr"), integer_at(event, "size")};
-        const PickleValue* stream = event.at("stream");
-        change.stream = stream ? stream->integer() : 0;
+        SnapshotTraceChange change{i, fields.whole(event, "addr", where, 0, INT64_MAX),
+                                   fields.bytes(event, "size", where)};
+        change.stream = fields.whole(event, "stream", where, INT64_MIN, INT64_MAX);
         change.pages = action == "segment_map" || action == "segment_unmap";
         if (action == "alloc") {
             const PickleValue* frames = event.at("frames");
             const auto [named, added] = by_frames.try_emplace(frames ? frames->bits() : 0);
             if (added) {
-                const Items& stack = list_at(event, "frames");
+                const Items& stack = fields.list(event, "frames", where);
                 named->second = {names.id(user_line(stack)), names.id(kind_of(stack))};
             }
             std::tie(change.line, change.kind) = named->second;
+            net = fields.add(net, change.size, where);
         } else if (action == "free_completed") {
             change.what = What::Free;
+            net = fields.add(net, -change.size, where);
         } else if (action == "segment_alloc" || action == "segment_map") {
             change.what = What::Reserve;
         } else if (action == "segment_free" || action == "segment_unmap") {
             change.what = What::Release;
         } else {
             if (action == "oom") {
-                device.ooms.push_back({i, change.size, integer_at(event, "device_free")});
+                device.ooms.push_back({i, change.size, fields.bytes(event, "device_free", where)});
             }
             continue;
         }
@@ -318,11 +336,18 @@ SnapshotReport report_of_pickle(const snapshot::PickleDocument& document, const 
     }
     WorkBudget budget(source, file_bytes);
     DeviceIndex devices(report);
-    read_segments(devices, root, budget);
+    const snapshot::SnapshotFields fields(source);
+    read_segments(devices, root, budget, fields);
     report.alloc_conf = alloc_conf_of(root.at("allocator_settings"));
-    const Items& traces = list_at(root, "device_traces");
+    const Items& traces =
+        fields.list(root, "device_traces", [] { return std::string("the root"); });
     for (std::size_t index = 0; index < traces.size(); ++index) {
         const PickleContainer* trace = traces[index].list();
+        if (!trace && !traces[index].is_none()) {
+            fields.refuse(
+                [&] { return "device_traces[" + std::to_string(index) + "]"; },
+                "a device's trace is " + snapshot::kind_of_value(traces[index]) + ", not a list");
+        }
         if (trace && !trace->items.empty()) {
             devices.numbered(int(index));
         }
@@ -333,7 +358,7 @@ SnapshotReport report_of_pickle(const snapshot::PickleDocument& document, const 
         static const Items kNone;
         const Items& events = trace ? trace->items : kNone;
         budget.spend(events.size(), "device traces");
-        collect_changes(device, events);
+        collect_changes(device, events, fields);
         snapshot::replay_changes(device);
     }
     std::sort(report.devices.begin(), report.devices.end(),
@@ -408,8 +433,20 @@ SnapshotReport read_snapshot_report(const std::string& path, const SnapshotProgr
             progress(input.file_position(), input.file_size());
         }
     };
-    const snapshot::PickleDocument document = snapshot::read_pickle(input, path, after_chunk);
-    return report_of_pickle(document, path, input.file_size());
+    try {
+        const snapshot::PickleDocument document = snapshot::read_pickle(input, path, after_chunk);
+        return report_of_pickle(document, path, input.file_size());
+    } catch (const std::bad_alloc&) {
+        // Memory grows with the events read, so the whole file needs about its share more.
+        const std::uint64_t read = std::max<std::uint64_t>(input.file_position(), 1);
+        char times[32];
+        std::snprintf(times, sizeof times, "%.1f", double(input.file_size()) / double(read));
+        throw BadInput(path + ": memory ran out after reading " + format_bytes(std::int64_t(read)) +
+                       " of its " + format_bytes(std::int64_t(input.file_size())) +
+                       "; reading it whole needs about " + times +
+                       " times the memory this machine could give. Free memory, or read it on a "
+                       "machine with more");
+    }
 }
 
 std::string snapshot_report_json(const SnapshotReport& report, std::optional<std::size_t> at) {
@@ -449,6 +486,7 @@ std::string snapshot_report_json(const SnapshotReport& report, std::optional<std
                            {"at_peak", groups(d.at_peak, "where")},
                            {"at_peak_by_kind", groups(d.at_peak_by_kind, "kind")},
                            {"ooms", ooms},
+                           {"trace_problems", d.trace_problems},
                            {"advice", advice}});
         if (at) {
             const SnapshotMoment moment = snapshot_moment(d, *at);

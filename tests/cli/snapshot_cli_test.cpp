@@ -80,6 +80,20 @@ TEST_F(SnapshotCli, SnapshotShowReplaysARunsOwnSnapshot) {
     EXPECT_NE(refused.err.find("neither a memory snapshot"), std::string::npos) << refused.err;
 }
 
+// A snapshot of no memory (what PyTorch writes before the first CUDA allocation, or with its
+// history off) says so and how to record one, rather than printing nothing.
+TEST_F(SnapshotCli, ASnapshotOfNoMemorySaysHowToRecordOne) {
+    const std::string empty = db() + ".empty.pickle";
+    // {"segments": [], "device_traces": [[]]}, protocol 2.
+    test::write_file(empty, std::string("\x80\x02}(\x8c\x08segments]\x8c\x0d"
+                                        "device_traces]]au.",
+                                        35));
+    const auto shown = run_cli({"snapshot", "show", empty});
+    EXPECT_EQ(shown.exit_code, 0) << shown.err;
+    EXPECT_NE(shown.out.find("no device's memory in it"), std::string::npos) << shown.out;
+    EXPECT_NE(shown.out.find("_record_memory_history()"), std::string::npos) << shown.out;
+}
+
 // The snapshot's advice for a run out of memory agrees with the engine's own verdict: memory
 // really in use (no allocator setting), and activations hold the most, as in its breakdown.
 TEST_F(SnapshotCli, SnapshotAdviceForARunOutOfMemoryAgreesWithTheEngine) {

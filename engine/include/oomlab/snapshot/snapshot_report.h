@@ -100,6 +100,9 @@ struct SnapshotDevice {
     std::vector<SnapshotTraceChange> changes;
     std::vector<std::string> names;
     std::vector<SnapshotSegmentLayout> layout;  // the segments at the end
+    // Where the trace does not add up (a history begun late, frees lost, sizes or totals that
+    // disagree with the segments), each with how it was taken: one sentence each.
+    std::vector<std::string> trace_problems;
 };
 
 struct SnapshotReport {
