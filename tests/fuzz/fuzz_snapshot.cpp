@@ -1,5 +1,6 @@
-// Memory snapshots: any bytes give a report or BadInput, never a crash, a hang or unbounded
-// memory (the reader's limits: plain data only, 64 levels, memo references checked).
+// Memory snapshots and profiler traces (the seeds hold both): any bytes give a report or
+// BadInput, never a crash, a hang or unbounded memory (the readers' limits: plain data only,
+// 64 levels, memo references checked, work bounded by the file's size).
 #include <string>
 
 #include "oomlab/common/errors.h"
