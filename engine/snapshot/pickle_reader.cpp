@@ -110,8 +110,10 @@ private:
         m_begin = 0;
         while (m_buffer.size() < count) {
             const std::size_t had = m_buffer.size();
-            m_buffer.resize(had + kChunkBytes);
-            const std::size_t got = m_input.read(m_buffer.data() + had, kChunkBytes);
+            const auto chunk = std::size_t(std::min<std::uint64_t>(
+                kChunkBytes, std::max<std::uint64_t>(m_input.size_bound(), 1)));
+            m_buffer.resize(had + chunk);
+            const std::size_t got = m_input.read(m_buffer.data() + had, chunk);
             m_buffer.resize(had + got);
             if (got == 0) {
                 fail("the file ends inside a value (truncated?)");

@@ -1,5 +1,6 @@
 // Reading runs, metrics and events back.
 #include <iterator>
+#include <map>
 #include <string>
 
 #include "oomlab/store/run_store.h"
@@ -121,6 +122,26 @@ std::vector<MetricRow> RunStore::metrics(std::int64_t run_id) const {
     select.bind_int(1, run_id);
     std::int64_t last_id = 0;
     return read_metric_rows(select, last_id);
+}
+
+ThinnedMetrics RunStore::thinned_metrics(std::int64_t run_id, std::size_t points) const {
+    std::map<MetricThinning::Series, std::size_t> counts;
+    auto count = m_impl->database.prepare(
+        "SELECT phase, rank, COUNT(*) FROM metrics WHERE run_id = ?1 GROUP BY phase, rank");
+    count.bind_int(1, run_id);
+    while (count.step()) {
+        counts[{count.column_text(0), int(count.column_int(1))}] = std::size_t(count.column_int(2));
+    }
+    MetricThinning thinning(std::move(counts), points);
+    auto select =
+        m_impl->database.prepare(select_metrics() + "WHERE run_id = ?1 ORDER BY step, id");
+    select.bind_int(1, run_id);
+    while (select.step()) {
+        MetricRow row;
+        store::read_row(select, store::kMetricColumns, row, 0);
+        thinning.add(row);
+    }
+    return thinning.finish();
 }
 
 std::vector<MetricRow> RunStore::metrics_after(std::int64_t run_id, std::int64_t& last_id) const {

@@ -23,7 +23,9 @@ CompareData loadCompareData(const QString& databasePath, const QVector<qint64>& 
             } catch (const std::exception&) {
                 run.configRead = false;
             }
-            run.metrics = store.metrics(id);
+            ThinnedMetrics thinned = store.thinned_metrics(id);
+            run.metrics = std::move(thinned.rows);
+            run.meanSamplesPerS = thinned.mean_samples_per_s;
             run.record = std::move(*record);
             data.runs.push_back(std::move(run));
         }

@@ -5,6 +5,7 @@
 #include <QString>
 #include <QVector>
 
+#include <optional>
 #include <vector>
 
 #include "oomlab/config/experiment_config.h"
@@ -16,7 +17,10 @@ struct CompareRun {
     RunRecord record;
     ExperimentConfig config;
     bool configRead = false;
+    // What a plot can show of its rows (RunStore::thinned_metrics), and the mean throughput of
+    // all of them; unset when `metrics` are all its rows.
     std::vector<MetricRow> metrics;
+    std::optional<double> meanSamplesPerS;
 };
 
 struct CompareData {

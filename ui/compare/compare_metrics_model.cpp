@@ -11,6 +11,9 @@ constexpr int kColumns = CompareMetricsModel::Throughput + 1;
 }  // namespace
 
 double meanThroughput(const CompareRun& run) {
+    if (run.meanSamplesPerS) {
+        return *run.meanSamplesPerS;
+    }
     double sum = 0;
     int count = 0;
     for (const MetricRow& row : run.metrics) {

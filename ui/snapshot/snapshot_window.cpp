@@ -249,6 +249,9 @@ void SnapshotWindow::showDevice(int index) {
                        .arg(formatBytes(oom.requested), formatBytes(oom.device_free),
                             formatBytes(oom.allocated), formatBytes(oom.reserved));
     }
+    for (const std::string& problem : d.trace_problems) {
+        summary += tr("<br><i>The trace does not add up</i>: %1.").arg(qs(problem).toHtmlEscaped());
+    }
     m_summary->setText(summary);
     QStringList advice;
     for (const SnapshotAdvice& item : snapshot_advice(d, m_report.alloc_conf)) {

@@ -86,7 +86,8 @@ QString exportRunPlot(const PlotExport& request) {
             return config.memory.cap_bytes();
         }();
         const std::unique_ptr<ThemedPlot> plot =
-            drawView(request.view, *run, store.metrics(run->id), store.events(run->id), capBytes);
+            drawView(request.view, *run, store.thinned_metrics(run->id).rows, store.events(run->id),
+                     capBytes);
         if (!plot) {
             return QObject::tr("--view: \"%1\" is not one of %2")
                 .arg(request.view, plotExportViews());

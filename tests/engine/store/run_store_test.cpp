@@ -1,6 +1,8 @@
 // Runs, metrics and events written through RunStore come back unchanged.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <unistd.h>
 
 #include <chrono>
@@ -241,6 +243,32 @@ TEST_F(RunStoreTest, HundredThousandMetricsInOneCallAreAllStored) {
     test::RawDatabase raw(m_path);
     EXPECT_EQ(raw.query_int("SELECT count(*) FROM metrics WHERE run_id = " + std::to_string(id)),
               kRows);
+}
+
+// What a plot reads of the same run: a bounded number of rows, its peak among them, and the
+// mean throughput of every row (the even rows', 1000 + i for even i: 1000 + 49,999).
+TEST_F(RunStoreTest, ALongRunIsReadForAPlotInBoundedRowsWithItsPeak) {
+    const std::int64_t id = m_store.create_run(sample_run("long"));
+    constexpr std::int64_t kRows = 100'000;
+    std::vector<MetricRow> rows(kRows);
+    for (std::int64_t i = 0; i < kRows; ++i) {
+        rows[i].step = i;
+        rows[i].phase = "step";
+        rows[i].allocated_bytes = i == 31'337 ? std::int64_t(1) << 40 : 4096 * (i % 7);
+        if (i % 2 == 0) {
+            rows[i].samples_per_s = 1000.0 + static_cast<double>(i);
+        }
+    }
+    m_store.append_metrics(id, rows);
+    const ThinnedMetrics thinned = m_store.thinned_metrics(id, 200);
+    EXPECT_EQ(thinned.rows_read, static_cast<std::size_t>(kRows));
+    EXPECT_LE(thinned.rows.size(), 200u * 4);
+    ASSERT_TRUE(thinned.mean_samples_per_s);
+    EXPECT_DOUBLE_EQ(*thinned.mean_samples_per_s, 1000.0 + 49'999.0);
+    EXPECT_TRUE(std::any_of(thinned.rows.begin(), thinned.rows.end(), [](const MetricRow& row) {
+        return row.step == 31'337 && row.allocated_bytes == std::int64_t(1) << 40;
+    }));
+    EXPECT_EQ(thinned.rows.back().step, kRows - 1);
 }
 
 TEST_F(RunStoreTest, EventsRoundTripInStepOrder) {

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "oomlab/run/metric_thinning.h"
 #include "oomlab/run/run_record.h"
 
 namespace oomlab {
@@ -63,6 +64,10 @@ public:
     // list_runs leaves those out.
     std::optional<RunRecord> find_run(std::int64_t run_id) const;
     std::vector<MetricRow> metrics(std::int64_t run_id) const;
+    // The rows a plot can show (see MetricThinning), read a row at a time: memory that does not
+    // grow with the run; the mean throughput from every row.
+    ThinnedMetrics thinned_metrics(std::int64_t run_id,
+                                   std::size_t points = kPlotPointsPerSeries) const;
     std::vector<EventRow> events(std::int64_t run_id) const;
     // The rows written after row `last_id` (0: all), in the order they were written; `last_id`
     // becomes the last one's. For following a run other processes write.

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Drawing a long run: the workbench's `oomlab --export-plot` of a run's memory plot (read the
+# run from its database, draw, write a PNG; the Compare page and the run plots read it the same
+# way) as the run grows to 20,000, 200,000 and 2,000,000 metric rows (x1, x10, x100), beside
+# Python's sqlite3 reading the same rows, the least a script that plots them does first.
+#
+#   bench/long_run_plot.sh [SCRATCH_DIR]
+#
+# Environment: BUILD_DIR (default build), GUI (default BUILD_DIR/app/oomlab), ROWS (default
+# "20000 200000 2000000"). Wall time and peak resident memory of each whole process (GNU time),
+# one run each, without a screen (QT_QPA_PLATFORM=offscreen).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir=${BUILD_DIR:-$root/build}
+scratch=${1:-${OOMLAB_BENCH_DIR:-$root/build/bench-data}}
+cli=${CLI:-$build_dir/app/oomlab-cli}
+gui=${GUI:-$build_dir/app/oomlab}
+python=/usr/bin/python3
+mkdir -p "$scratch"
+export QT_QPA_PLATFORM=offscreen
+
+make_run() {  # rows database
+    rm -f "$2" "$2-wal" "$2-shm"
+    "$cli" run --db "$2" --set train.max_steps=200 >/dev/null
+    # The run's rows repeated, each copy's steps after the last, to `rows` rows.
+    "$python" - "$1" "$2" <<'PY'
+import sqlite3, sys
+rows, path = int(sys.argv[1]), sys.argv[2]
+db = sqlite3.connect(path)
+columns = [c[1] for c in db.execute("PRAGMA table_info(metrics)") if c[1] != "id"]
+have = db.execute("SELECT count(*), max(step) FROM metrics").fetchone()
+listed = ", ".join(columns)
+shifted = ", ".join("step + ?" if c == "step" else c for c in columns)
+base = db.execute("SELECT min(id), max(id) FROM metrics").fetchone()
+copy, count = 1, have[0]
+while count < rows:
+    db.execute(f"INSERT INTO metrics ({listed}) SELECT {shifted} FROM metrics "
+               f"WHERE id BETWEEN ? AND ?", (copy * (have[1] + 1), base[0], base[1]))
+    copy, count = copy + 1, count + have[0]
+db.commit()
+PY
+}
+
+measure() {  # command... -> "seconds peak_MiB"
+    /usr/bin/time -f '%e %M' -o "$scratch/time.txt" "$@" >/dev/null 2>&1
+    awk '{printf "%.2f %.0f", $1, $2 / 1024}' "$scratch/time.txt"
+}
+
+printf '%9s | %26s | %26s\n' rows "oomlab --export-plot s / MiB" "python sqlite3 rows s / MiB"
+for rows in ${ROWS:-20000 200000 2000000}; do
+    db="$scratch/long_run_$rows.sqlite"
+    [[ -f "$db" ]] || make_run "$rows" "$db"
+    read -r ours ours_mib <<<"$(measure "$gui" --db "$db" --export-plot 1 --view memory \
+        --out "$scratch/long_run.png" --force)"
+    read -r theirs theirs_mib <<<"$(measure "$python" -c \
+        "import sqlite3,sys; sqlite3.connect(sys.argv[1]).execute('SELECT * FROM metrics').fetchall()" \
+        "$db")"
+    printf '%9s | %16.2f / %7s | %16.2f / %7s\n' "$rows" "$ours" "$ours_mib" "$theirs" \
+        "$theirs_mib"
+done
