@@ -14,6 +14,7 @@
 #include "live/memory_plot.h"
 #include "live/phase_plot.h"
 #include "plots/breakdown_chart.h"
+#include "plots/graph_thinning.h"
 #include "plots/loss_smoothing.h"
 #include "plots/module_chart.h"
 #include "plots/themed_plot.h"
@@ -106,6 +107,34 @@ private slots:
         QTRY_VERIFY(plot.coalescedReplots() > 0);
         QVERIFY(plot.yAxis->range().upper >= 500.0);
         QVERIFY(plot.xAxis->range().upper >= 4.0);
+    }
+
+    // A long run as it trains: 200,000 steps in batches, as the live page appends them. Each
+    // graph stays within its bound, and the one spike and the last step are still drawn.
+    void aLongLiveRunStaysDrawableWithItsPeak() {
+        MemoryPlot plot;
+        plot.reset(0);
+        for (std::int64_t batch = 0; batch < 200; ++batch) {
+            std::vector<MetricRow> rows;
+            for (std::int64_t i = 1; i <= 1000; ++i) {
+                const std::int64_t step = batch * 1000 + i;
+                rows.push_back(
+                    sample(step, "step", double(step), step == 123457 ? 900 : 10 + step % 5));
+            }
+            plot.appendRows(rows);
+            if (batch % 20 == 0) {
+                plot.renderNow();  // as the coalesced redraws do while it trains
+            }
+        }
+        plot.renderNow();
+        QVERIFY2(plot.allocated()->dataCount() <= kMostGraphPoints,
+                 qPrintable(QString::number(plot.allocated()->dataCount())));
+        double most = 0;
+        for (const QCPGraphData& point : *plot.allocated()->data()) {
+            most = std::max(most, point.value);
+        }
+        QCOMPARE(most, 900.0);
+        QCOMPARE((plot.allocated()->data()->constEnd() - 1)->key, 200000.0);
     }
 
     // The cap's label is drawn whole inside the axes and clear of an OOM marker at the run's

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <optional>
 
+#include "plots/graph_thinning.h"
 #include "plots/legend_entry.h"
 
 namespace oomlab::ui {
@@ -255,13 +256,21 @@ void ThemedPlot::setTitle(const QString& title) {
     updateMinimumSize();
 }
 
+void ThemedPlot::thinGraphs() {
+    for (int i = 0; i < graphCount(); ++i) {
+        thinGraph(graph(i));
+    }
+}
+
 void ThemedPlot::renderNow() {
+    thinGraphs();
     wrapLegend();
     fitRanges();
     replot(QCustomPlot::rpImmediateRefresh);
 }
 
 void ThemedPlot::replotNow() {
+    thinGraphs();  // a long run's live series stay drawable
     if (m_follow) {
         fitRanges();
     }

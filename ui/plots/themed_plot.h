@@ -137,6 +137,7 @@ protected:
 
 private:
     void replotNow();
+    void thinGraphs();  // each graph to at most kMostGraphPoints (graph_thinning.h)
     // Sets the data area's minimum for the current font and lays the plot out, so that
     // minimumSizeHint() is current; tells the parent layouts when it changed.
     void updateMinimumSize();
