@@ -264,8 +264,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
         if (!tags->empty()) {
             store.set_tags(result.run_id, *tags);
         }
-        if (*fix_of > 0) {
-            store.set_fix_of(result.run_id, *fix_of);
+        if (*fix_of > 0 && !store.set_fix_of(result.run_id, *fix_of)) {
+            std::cerr << "note: run " << *fix_of << " was deleted while its fix trained; run "
+                      << result.run_id << " is kept without the link to it\n";
         }
         print_summary(*store.find_run(result.run_id), result.fixes, *json);
     });

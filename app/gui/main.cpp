@@ -226,17 +226,20 @@ int main(int argc, char** argv) {
         oomlab::ui::SnapshotWindow* opened = window.menus()->openSnapshot(parser.value(snapshot));
         if (parser.isSet(shot)) {
             opened->resize(windowSize);
-            QObject::connect(opened, &oomlab::ui::SnapshotWindow::loaded, opened,
-                             [opened, file = parser.value(shot)] {
-                                 // Once laid out and its plot drawn (replots are coalesced).
-                                 QTimer::singleShot(500, opened, [opened, file] {
-                                     const bool saved = opened->grab().save(file, "PNG");
-                                     QTextStream(saved ? stdout : stderr)
-                                         << (saved ? "wrote " : "oomlab: cannot write ") << file
-                                         << '\n';
-                                     QApplication::exit(saved && opened->error().isEmpty() ? 0 : 1);
-                                 });
-                             });
+            QObject::connect(
+                opened, &oomlab::ui::SnapshotWindow::loaded, opened,
+                [opened, file = parser.value(shot)] {
+                    // Once laid out and its plot drawn (replots are coalesced).
+                    QTimer::singleShot(500, opened, [opened, file] {
+                        if (!opened->error().isEmpty()) {  // not only in the PNG
+                            QTextStream(stderr) << "oomlab: " << opened->error() << '\n';
+                        }
+                        const bool saved = opened->grab().save(file, "PNG");
+                        QTextStream(saved ? stdout : stderr)
+                            << (saved ? "wrote " : "oomlab: cannot write ") << file << '\n';
+                        QApplication::exit(saved && opened->error().isEmpty() ? 0 : 1);
+                    });
+                });
             return QApplication::exec();
         }
     }

@@ -1,12 +1,15 @@
 #include "distributed/local_address.h"
 
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <netdb.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <sstream>
 
 #include "oomlab/common/errors.h"
 
@@ -66,6 +69,31 @@ std::string rank_and_host(const Rendezvous& rendezvous) {
         // No route to rank 0's host: the message goes on to say why.
     }
     return label;
+}
+
+std::vector<std::string> gloo_interfaces() {
+    const char* value = std::getenv("GLOO_SOCKET_IFNAME");
+    std::vector<std::string> names;
+    std::stringstream list(value ? value : "");
+    for (std::string name; std::getline(list, name, ',');) {
+        if (name.empty()) {
+            continue;
+        }
+        if (if_nametoindex(name.c_str()) == 0) {
+            std::string known;
+            if (struct if_nameindex* all = if_nameindex()) {
+                for (struct if_nameindex* at = all; at->if_index != 0; ++at) {
+                    known += (known.empty() ? "" : ", ") + std::string(at->if_name);
+                }
+                if_freenameindex(all);
+            }
+            throw BadInput("environment variable GLOO_SOCKET_IFNAME is \"" + std::string(value) +
+                           "\": this machine has no network interface \"" + name + "\" (it has: " +
+                           known + "); name one of them, or unset it to use the one facing rank 0");
+        }
+        names.push_back(name);
+    }
+    return names;
 }
 
 }  // namespace oomlab::distributed

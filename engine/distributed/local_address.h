@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "oomlab/workers/rendezvous.h"
 
@@ -17,5 +18,10 @@ std::string rank_and_host(const Rendezvous& rendezvous);
 // that faces rank 0; 127.0.0.1 when `host` is this machine. Nothing is sent. Throws Error
 // when `host` cannot be found or no route leads to it.
 std::string local_address_towards(const std::string& host, int port);
+
+// The interfaces GLOO_SOCKET_IFNAME names (comma separated), each checked to be one of this
+// machine's; throws BadInput naming the variable and the machine's interfaces otherwise (Gloo
+// itself failed after the rendezvous with its own enforce text). Empty when it is not set.
+std::vector<std::string> gloo_interfaces();
 
 }  // namespace oomlab::distributed

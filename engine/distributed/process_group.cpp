@@ -20,7 +20,6 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -132,12 +131,8 @@ CollectiveFailed unreachable(const Rendezvous& rendezvous, const std::string& wh
 // is that host's, not this one's, on every other machine).
 std::vector<std::shared_ptr<::gloo::transport::Device>> gloo_devices(const Rendezvous& rendezvous) {
     std::vector<std::shared_ptr<::gloo::transport::Device>> devices;
-    const char* names = std::getenv("GLOO_SOCKET_IFNAME");
-    std::stringstream list(names ? names : "");
-    for (std::string name; std::getline(list, name, ',');) {
-        if (!name.empty()) {
-            devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(name));
-        }
+    for (const std::string& name : gloo_interfaces()) {
+        devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(name));
     }
     if (devices.empty()) {
         try {
@@ -210,6 +205,9 @@ ProcessGroup::ProcessGroup(const Rendezvous& rendezvous, DistributedBackend back
     const Clock::time_point started = Clock::now();
     compat::quiet_library_logging();  // each failure below is reported once, as an error
     impl.label = rank_and_host(rendezvous);
+    if (impl.backend_name == "gloo") {
+        gloo_interfaces();  // a name this machine lacks is refused before any rank waits
+    }
     const std::string where = impl.label + ": the rendezvous at " + rendezvous.master_addr + ":" +
                               std::to_string(rendezvous.master_port) +
                               " (MASTER_ADDR, MASTER_PORT)";

@@ -318,16 +318,23 @@ void RunStore::set_fixes(std::int64_t run_id, const std::string& fixes_json) {
     m_impl->set_text(run_id, "fixes_json", fixes_json);
 }
 
-void RunStore::set_fix_of(std::int64_t run_id, std::int64_t fixed_run) {
+bool RunStore::set_fix_of(std::int64_t run_id, std::int64_t fixed_run) {
     m_impl->user_write([&] {
-        m_impl->database.prepare("UPDATE runs SET fix_of = ?1 WHERE id = ?2")
+        m_impl->database
+            .prepare(
+                "UPDATE runs SET fix_of = ?1 WHERE id = ?2 AND EXISTS "
+                "(SELECT 1 FROM runs WHERE id = ?1)")
             .bind_int(1, fixed_run)
             .bind_int(2, run_id)
             .run();
     });
-    if (m_impl->database.changes() == 0) {
+    if (m_impl->database.changes() > 0) {
+        return true;
+    }
+    if (!find_run(run_id)) {
         store::throw_no_such_run(path(), run_id);
     }
+    return false;
 }
 
 }  // namespace oomlab

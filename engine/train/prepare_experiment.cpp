@@ -146,6 +146,15 @@ PreparedExperiment prepare_experiment(const ExperimentConfig& config,
     count_parameters(prepared);
     if (rendezvous.world_size > 1) {
         // Last: a mistake in the input fails on every rank alike, before any of them waits.
+        if (info.train_examples < rendezvous.world_size) {
+            throw BadInput("dataset.path: its " + std::to_string(info.train_examples) +
+                               " training examples are fewer than the " +
+                               std::to_string(rendezvous.world_size) +
+                               " processes, and each needs a batch of its own; use at most " +
+                               std::to_string(info.train_examples) +
+                               " processes, or a larger dataset",
+                           {"dataset.path"});
+        }
         if (info.train_examples / config.train.batch_size < rendezvous.world_size) {
             throw BadInput(
                 "train.batch_size=" + std::to_string(config.train.batch_size) + ": the " +

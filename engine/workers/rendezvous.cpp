@@ -137,7 +137,14 @@ std::string first_slurm_host(const std::string& nodelist) {
             throw BadInput("Slurm node list \"" + nodelist + "\": a '[' is never closed");
         }
         const std::string ranges = nodelist.substr(at + 1, close - at - 1);
-        host += ranges.substr(0, ranges.find_first_of(",-"));
+        const std::string first = ranges.substr(0, ranges.find_first_of(",-"));
+        if (host.empty() || first.empty() ||
+            first.find_first_not_of("0123456789") != std::string::npos) {
+            throw BadInput("Slurm node list \"" + nodelist +
+                           "\": a range of node numbers such as node[1-3] goes after a host "
+                           "name; set MASTER_ADDR to the machine of task 0");
+        }
+        host += first;
         at = close;
     }
     if (host.empty()) {

@@ -325,6 +325,32 @@ TEST(DataParallel, AConfigEveryRankRefusesIsOneMessage) {
     EXPECT_EQ(refused.err,
               "error: distributed.backend=nccl needs a CUDA device (device=cpu); use gloo, or "
               "auto, on the CPU\n");
+    // Fewer examples than processes: how many processes it can have, not "at most 0".
+    const std::string tiny = dir.file("two.tsv");
+    test::write_file(tiny, "a good movie\tpositive\na bad movie\tnegative\n");
+    const test::CliResult few =
+        test::run_cli({"run", "--nproc", "3", "--db", dir.file("runs.sqlite"), "--set",
+                       "dataset.path=" + tiny, "--set", "dataset.valid_path=" + tiny, "--set",
+                       "train.batch_size=1", "--set", "distributed.timeout_s=20"});
+    EXPECT_EQ(few.exit_code, 2);
+    EXPECT_EQ(few.err,
+              "error: dataset.path: its 2 training examples are fewer than the 3 processes, and "
+              "each needs a batch of its own; use at most 2 processes, or a larger dataset\n");
+    // An interface this machine lacks, alone or after one it has, is named with the variable
+    // (Gloo's own enforce text came after the rendezvous; "lo,nosuchif" was taken for another
+    // program on the port).
+    for (const char* interfaces : {"nosuchif", "lo,nosuchif"}) {
+        const test::CliResult named =
+            test::run_cli(short_run(dir.file("runs.sqlite"), {}),
+                          {std::string("GLOO_SOCKET_IFNAME=") + interfaces});
+        EXPECT_EQ(named.exit_code, 2) << interfaces;
+        EXPECT_NE(named.err.find("environment variable GLOO_SOCKET_IFNAME is \"" +
+                                 std::string(interfaces) +
+                                 "\": this machine has no network interface \"nosuchif\""),
+                  std::string::npos)
+            << named.err;
+        EXPECT_EQ(std::count(named.err.begin(), named.err.end(), '\n'), 1) << named.err;
+    }
 }
 
 TEST(DataParallel, AnIncompleteEnvironmentNamesTheMissingVariable) {

@@ -162,6 +162,43 @@ private slots:
                  "the default database was created");
         QVERIFY(QFile(notes).size() == 50 * 25);
     }
+
+    // A screenshot of settings that cannot run, or of a file that is no snapshot, says why on
+    // standard error at once (it waited two minutes for runs that never started, or put its
+    // reason only in the picture).
+    void aScreenshotThatCannotBeTakenSaysWhyAtOnce() {
+        QTemporaryDir home;
+        const auto screenshot = [&](const QStringList& arguments, QString* error) {
+            QProcess oomlab;
+            QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+            environment.insert(QStringLiteral("XDG_DATA_HOME"), home.path());
+            environment.insert(QStringLiteral("XDG_CONFIG_HOME"), home.path());
+            environment.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+            oomlab.setProcessEnvironment(environment);
+            oomlab.start(ui::test::guiProgram(), arguments);
+            if (!oomlab.waitForFinished(60000)) {
+                oomlab.kill();
+                return -1;
+            }
+            *error = QString::fromUtf8(oomlab.readAllStandardError());
+            return oomlab.exitCode();
+        };
+        const QString shot = m_dir.filePath(QStringLiteral("cannot.png"));
+        QString error;
+        QCOMPARE(screenshot({QStringLiteral("--fresh"), QStringLiteral("--set"),
+                             QStringLiteral("dataset.path=/nonexistent.tsv"),
+                             QStringLiteral("--screenshot"), shot},
+                            &error),
+                 2);
+        QVERIFY2(error.contains(QStringLiteral("/nonexistent.tsv")), qPrintable(error));
+        QVERIFY(!error.contains(QStringLiteral("timed out")));
+        QVERIFY(!QFile::exists(shot));
+        QCOMPARE(screenshot({QStringLiteral("--fresh"), QStringLiteral("--snapshot"), m_db,
+                             QStringLiteral("--screenshot"), shot},
+                            &error),
+                 1);
+        QVERIFY2(error.contains(QStringLiteral("neither a memory snapshot")), qPrintable(error));
+    }
 };
 
 OOMLAB_UI_TEST_MAIN(PlotExportTest)

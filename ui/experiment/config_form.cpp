@@ -186,6 +186,21 @@ bool ConfigForm::setValue(const QString& key, const QString& value) {
     return !m_keyErrors.contains(key);
 }
 
+QString ConfigForm::validationError() const {
+    if (!m_validationError.isEmpty()) {
+        return m_validationError;
+    }
+    for (const QHash<QString, QString>* errors :
+         {&m_keyErrors, &m_inputErrors, &m_readErrors, &m_refusals}) {
+        QStringList keys = errors->keys();
+        if (!keys.isEmpty()) {
+            keys.sort();
+            return errors->value(keys.front());
+        }
+    }
+    return {};
+}
+
 QString ConfigForm::keyError(const QString& key) const {
     return m_keyErrors.value(key);
 }

@@ -34,8 +34,9 @@ public:
     // engine rejects the value.
     bool setValue(const QString& key, const QString& value);
 
-    // validate_config's message for the current settings; empty when they are valid.
-    QString validationError() const { return m_validationError; }
+    // Why the settings cannot run: validate_config's message, else the first error shown beside
+    // a key (a value rejected, a file not there or not usable, a refusal); empty when they can.
+    QString validationError() const;
     // The inline error of one key's control (empty when its value was accepted).
     QString keyError(const QString& key) const;
     // Whatever is shown beside one key's control: its value, its file or the run refused.

@@ -387,9 +387,16 @@ void MainWindow::applyFix(const Settings& settings, bool run) {
 void MainWindow::linkFixRun(qint64 runId) {
     if (m_fixOf.run > 0 && m_database->isOpen()) {
         try {
-            m_database->store().set_fix_of(runId, m_fixOf.run);
+            if (!m_database->store().set_fix_of(runId, m_fixOf.run)) {
+                statusBar()->showMessage(
+                    tr("Run %1 was deleted while its fix trained; run %2 is kept without the "
+                       "link to it.")
+                        .arg(m_fixOf.run)
+                        .arg(runId),
+                    8000);
+            }
         } catch (const std::exception& error) {
-            statusBar()->showMessage(error.what(), 8000);  // the fixed run was deleted
+            statusBar()->showMessage(error.what(), 8000);
         }
     }
     m_fixOf = {};

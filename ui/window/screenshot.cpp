@@ -55,6 +55,11 @@ QString scheduleScreenshot(MainWindow* window, const ScreenshotRequest& request)
         return QObject::tr("--screenshot-view: \"%1\" is not live, runs or compare")
             .arg(request.view);
     }
+    // Settings that cannot run (a dataset that is not there) would leave nothing to wait for.
+    if (!window->experimentPanel()->isValid()) {
+        return QObject::tr("the experiment cannot run: %1")
+            .arg(window->experimentPanel()->validationError());
+    }
     QTimer::singleShot(request.timeoutMs, window, [request] {
         QTextStream(stderr) << "screenshot: timed out waiting for the runs\n";
         QApplication::exit(1);
@@ -79,7 +84,9 @@ QString scheduleScreenshot(MainWindow* window, const ScreenshotRequest& request)
                          }
                          finish(window, request);
                      });
-    window->startRun();
+    if (!window->startRun()) {
+        return QObject::tr("the run did not start (is a database open?)");
+    }
     return {};
 }
 

@@ -114,6 +114,20 @@ TEST_F(RunStoreTest, FinishingAMissingRunThrows) {
     EXPECT_THROW(m_store.rename_run(999, "x"), Error);
     EXPECT_THROW(m_store.set_notes(999, "x"), Error);
     EXPECT_THROW(m_store.set_tags(999, "x"), Error);
+    EXPECT_THROW(m_store.set_fix_of(999, 1), Error);
+}
+
+// A fix whose failed run was deleted while it trained is kept, without the link (the link
+// failed on the foreign key and the command lost its summary).
+TEST_F(RunStoreTest, AFixOfARunDeletedMeanwhileIsKeptWithoutTheLink) {
+    const std::int64_t failed = m_store.create_run(sample_run("failed"));
+    const std::int64_t fix = m_store.create_run(sample_run("fix"));
+    ASSERT_TRUE(m_store.delete_run(failed));
+    EXPECT_FALSE(m_store.set_fix_of(fix, failed));
+    EXPECT_FALSE(m_store.find_run(fix)->fix_of);
+    const std::int64_t again = m_store.create_run(sample_run("failed again"));
+    EXPECT_TRUE(m_store.set_fix_of(fix, again));
+    EXPECT_EQ(m_store.find_run(fix)->fix_of, again);
 }
 
 TEST_F(RunStoreTest, MetricsRoundTripWithAbsentFiguresAsNull) {

@@ -221,6 +221,16 @@ TEST(Rendezvous, TheFirstHostOfASlurmNodeList) {
     EXPECT_EQ(first_slurm_host("n[5,9]"), "n5");
     EXPECT_THROW(first_slurm_host("gpu[1-4"), BadInput);
     EXPECT_THROW(first_slurm_host(",node2"), BadInput);
+    // Numbers with no host name, an empty or a lettered range: not a host to connect to.
+    for (const char* odd : {"[1-3]", "node[]", "node[a-c]", "[007]x"}) {
+        try {
+            first_slurm_host(odd);
+            ADD_FAILURE() << odd << " was read as " << first_slurm_host(odd);
+        } catch (const BadInput& error) {
+            EXPECT_NE(std::string(error.what()).find("goes after a host name"), std::string::npos)
+                << error.what();
+        }
+    }
 }
 
 TEST(WorkerReports, WhatAWorkerReportsTheLauncherReads) {

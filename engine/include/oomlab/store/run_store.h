@@ -82,8 +82,10 @@ public:
     void set_tags(std::int64_t run_id, const std::string& tags);  // comma-separated
     // The fixes a run that ran out of memory was offered (oom_fixes_json).
     void set_fixes(std::int64_t run_id, const std::string& fixes_json);
-    // `run_id` tries one of the fixes offered to `fixed_run` (a run of this database).
-    void set_fix_of(std::int64_t run_id, std::int64_t fixed_run);
+    // `run_id` tries one of the fixes offered to `fixed_run`: false (nothing written) when that
+    // run is no longer in this database (deleted while its fix trained). Throws when `run_id`
+    // is not.
+    bool set_fix_of(std::int64_t run_id, std::int64_t fixed_run);
     // The runs that tried a fix of `run_id`, oldest first.
     std::vector<RunRecord> fix_runs_of(std::int64_t run_id) const;
 
