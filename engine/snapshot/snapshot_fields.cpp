@@ -74,8 +74,7 @@ const std::vector<PickleValue>& SnapshotFields::list(const PickleValue& record,
 std::int64_t SnapshotFields::add(std::int64_t total, std::int64_t size, const Where& where) const {
     const std::int64_t sum = total + size;  // both within 2^60: no overflow
     if (sum > kMostTotalBytes || sum < -kMostTotalBytes) {
-        refuse(where, std::string("its sizes add up past 1 EiB") +
-                          ", more than any machine holds");
+        refuse(where, std::string("its sizes add up past 1 EiB") + ", more than any machine holds");
     }
     return sum;
 }
