@@ -70,7 +70,14 @@ int run_local_ranks(int count, const ExperimentConfig& config, WorkerExit* rank0
         if (exit.succeeded()) {
             continue;
         }
-        std::cerr << "error: " << exit.describe() << '\n';
+        // A rank that ended as a run ends (out of memory or refused: rank 0's summary says so,
+        // stopped) or said why above needs no second line; a signal, or silence, does.
+        const bool said = exit.signal == 0 &&
+                          (exit.exit_code == kExitOutOfMemory || exit.exit_code == kExitBadInput ||
+                           exit.exit_code == kExitInterrupted || !exit.errors.empty());
+        if (!said) {
+            std::cerr << "error: " << exit.describe() << '\n';
+        }
         if (exit_code == kExitOk) {
             exit_code = exit.signal == 0 ? exit.exit_code : kExitFailure;
         }

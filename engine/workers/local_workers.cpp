@@ -119,18 +119,48 @@ bool every_worker_refused(const std::vector<WorkerExit>& exits) {
 }
 
 std::vector<std::string> distinct_error_lines(const std::vector<WorkerExit>& exits) {
-    std::vector<std::string> lines;
+    // "error: rank 2: what": the same `what` from several ranks is one line naming them all.
+    const std::string kPrefix = "error: rank ";
+    std::vector<std::pair<std::string, std::vector<std::string>>> said;  // what, ranks
     for (const WorkerExit& exit : exits) {
         std::size_t start = 0;
         while (start < exit.errors.size()) {
             std::size_t end = exit.errors.find('\n', start);
             end = end == std::string::npos ? exit.errors.size() : end;
             std::string line = exit.errors.substr(start, end - start);
-            if (!line.empty() && std::find(lines.begin(), lines.end(), line) == lines.end()) {
-                lines.push_back(std::move(line));
-            }
             start = end + 1;
+            if (line.empty()) {
+                continue;
+            }
+            std::string rank;
+            const std::size_t colon = line.find(": ", kPrefix.size());
+            if (line.rfind(kPrefix, 0) == 0 && colon != std::string::npos &&
+                line.find_first_not_of("0123456789", kPrefix.size()) == colon) {
+                rank = line.substr(kPrefix.size(), colon - kPrefix.size());
+                line = line.substr(colon + 2);
+            }
+            auto same = std::find_if(said.begin(), said.end(),
+                                     [&](const auto& entry) { return entry.first == line; });
+            if (same == said.end()) {
+                same = said.insert(said.end(), {line, {}});
+            }
+            if (!rank.empty() &&
+                std::find(same->second.begin(), same->second.end(), rank) == same->second.end()) {
+                same->second.push_back(rank);
+            }
         }
+    }
+    std::vector<std::string> lines;
+    for (const auto& [what, ranks] : said) {
+        if (ranks.empty()) {
+            lines.push_back(what);
+            continue;
+        }
+        std::string who = ranks.size() == 1 ? "rank " : "ranks ";
+        for (std::size_t i = 0; i < ranks.size(); ++i) {
+            who += (i == 0 ? "" : i + 1 == ranks.size() ? " and " : ", ") + ranks[i];
+        }
+        lines.push_back("error: " + who + ": " + what);
     }
     return lines;
 }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <regex>
 #include <set>
 
@@ -46,6 +47,10 @@ CappedRun every_rank_ends_out_of_memory(const std::string& db, std::vector<std::
     settings.push_back("memory.cap_mb=" + std::to_string((low + high) / 2 >> 20));
     CappedRun capped{test::run_cli(short_run(db, settings)), {}};
     EXPECT_EQ(capped.ran.exit_code, 3) << capped.ran.err;
+    // One line for the other rank's out-of-memory error, no line per rank's exit code: rank 0's
+    // summary says the rest.
+    EXPECT_EQ(std::count(capped.ran.err.begin(), capped.ran.err.end(), '\n'), 1) << capped.ran.err;
+    EXPECT_EQ(capped.ran.err.rfind("error: rank 1: out of memory", 0), 0u) << capped.ran.err;
     const RunStore store = RunStore::open(db);
     capped.run = store.list_runs().front();
     EXPECT_EQ(capped.run.outcome.status, RunStatus::Oom) << capped.run.outcome.error;

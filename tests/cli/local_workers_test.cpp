@@ -49,6 +49,15 @@ TEST(LocalWorkers, EachWorkersErrorsAreKeptAndRepeatedLinesShownOnce) {
     EXPECT_EQ(distinct_error_lines(exits),
               (std::vector<std::string>{"error: same for all", "rank 0 of 3", "rank 1 of 3",
                                         "rank 2 of 3"}));
+    // The same error of several ranks is one line naming them (an OOM at --nproc 3 was said
+    // once per rank).
+    std::vector<WorkerExit> oom(4);
+    oom[1].errors = "error: rank 1: out of memory at step 1\n";
+    oom[2].errors = "error: rank 2: out of memory at step 1\nerror: rank 2: also this\n";
+    oom[3].errors = "error: rank 3: out of memory at step 1\n";
+    EXPECT_EQ(distinct_error_lines(oom),
+              (std::vector<std::string>{"error: ranks 1, 2 and 3: out of memory at step 1",
+                                        "error: rank 2: also this"}));
 }
 
 // Between the launcher's check and rank 0's bind, no outgoing connection of this machine can
