@@ -109,7 +109,7 @@ public:
     virtual std::uint64_t size_bound() const { return UINT64_MAX; }
 };
 
-// Reads one pickle from `input`, a few megabytes at a time; `after_chunk` (optional) is called
+// Reads one pickle from `input`, a megabyte at a time; `after_chunk` (optional) is called
 // after each, and may throw (Cancelled) to stop. Throws BadInput naming `source`, the opcode
 // and its offset.
 PickleDocument read_pickle(PickleInput& input, const std::string& source,
