@@ -11,13 +11,8 @@
 # resident memory of each whole process (GNU time), one run each.
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build_dir=${BUILD_DIR:-$root/build}
-scratch=${1:-${OOMLAB_BENCH_DIR:-$root/build/bench-data}}
-cli=${CLI:-$build_dir/app/oomlab-cli}
-python=/usr/bin/python3
+source "$(dirname "${BASH_SOURCE[0]}")/growth_common.sh" "$@"
 source="$root/bench/results/gpu-2026-11-26/snapshots/train-default.pickle.gz"
-mkdir -p "$scratch"
 
 tile() {  # copies output
     "$python" - "$source" "$1" "$2" <<'PY'
@@ -40,11 +35,6 @@ snapshot["device_traces"] = [tiled]
 with open(out, "wb") as stream:
     pickle.dump(snapshot, stream, protocol=4)
 PY
-}
-
-measure() {  # label command... -> "seconds peak_MiB"
-    /usr/bin/time -f '%e %M' -o "$scratch/time.txt" "$@" >/dev/null
-    awk '{printf "%.2f %.0f", $1, $2 / 1024}' "$scratch/time.txt"
 }
 
 printf '%7s %10s %8s | %22s | %22s | %6s\n' copies events MB "whatif s / peak MiB" \

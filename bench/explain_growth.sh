@@ -10,15 +10,11 @@
 # peak resident memory of each whole process (GNU time), one run each.
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build_dir=${BUILD_DIR:-$root/build}
-scratch=${1:-${OOMLAB_BENCH_DIR:-$root/build/bench-data}}
-cli=${CLI:-$build_dir/app/oomlab-cli}
+source "$(dirname "${BASH_SOURCE[0]}")/growth_common.sh" "$@"
 message="$root/tests/fuzz/explain/cuda_2x.txt"
-mkdir -p "$scratch"
 
 generate() {  # lines output
-    /usr/bin/python3 - "$1" "$2" "$message" <<'PY'
+    "$python" - "$1" "$2" "$message" <<'PY'
 import sys
 lines, path, message = int(sys.argv[1]), sys.argv[2], open(sys.argv[3]).read()
 with open(path, "w") as out:
@@ -29,19 +25,12 @@ with open(path, "w") as out:
 PY
 }
 
-measure() {  # log command... -> "seconds peak_MiB"
-    local log=$1
-    shift
-    /usr/bin/time -f '%e %M' -o "$scratch/time.txt" "$@" <"$log" >/dev/null || true
-    awk '{printf "%.2f %.0f", $1, $2 / 1024}' "$scratch/time.txt"
-}
-
 printf '%9s %8s | %24s | %24s\n' lines MB "oomlab-cli explain s / MiB" "grep -n s / MiB"
 for lines in ${LINES:-20000 200000 2000000}; do
     log="$scratch/explain_growth_$lines.log"
     [[ -f "$log" ]] || generate "$lines" "$log"
-    read -r ours ours_mib <<<"$(measure "$log" "$cli" explain)"
-    read -r theirs theirs_mib <<<"$(measure "$log" grep -n "out of memory")"
+    read -r ours ours_mib <<<"$(measure "$cli" explain <"$log")"
+    read -r theirs theirs_mib <<<"$(measure grep -n "out of memory" <"$log")"
     printf '%9s %8.1f | %14.2f / %7s | %14.2f / %7s\n' "$lines" \
         "$(echo "$(stat -c %s "$log") / 1000000" | bc -l)" "$ours" "$ours_mib" "$theirs" \
         "$theirs_mib"

@@ -11,13 +11,8 @@
 # one run each, without a screen (QT_QPA_PLATFORM=offscreen).
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build_dir=${BUILD_DIR:-$root/build}
-scratch=${1:-${OOMLAB_BENCH_DIR:-$root/build/bench-data}}
-cli=${CLI:-$build_dir/app/oomlab-cli}
+source "$(dirname "${BASH_SOURCE[0]}")/growth_common.sh" "$@"
 gui=${GUI:-$build_dir/app/oomlab}
-python=/usr/bin/python3
-mkdir -p "$scratch"
 export QT_QPA_PLATFORM=offscreen
 
 make_run() {  # rows database
@@ -42,17 +37,12 @@ db.commit()
 PY
 }
 
-measure() {  # command... -> "seconds peak_MiB"
-    /usr/bin/time -f '%e %M' -o "$scratch/time.txt" "$@" >/dev/null 2>&1
-    awk '{printf "%.2f %.0f", $1, $2 / 1024}' "$scratch/time.txt"
-}
-
 printf '%9s | %26s | %26s\n' rows "oomlab --export-plot s / MiB" "python sqlite3 rows s / MiB"
 for rows in ${ROWS:-20000 200000 2000000}; do
     db="$scratch/long_run_$rows.sqlite"
     [[ -f "$db" ]] || make_run "$rows" "$db"
     read -r ours ours_mib <<<"$(measure "$gui" --db "$db" --export-plot 1 --view memory \
-        --out "$scratch/long_run.png" --force)"
+        --out "$scratch/long_run.png" --force 2>/dev/null)"
     read -r theirs theirs_mib <<<"$(measure "$python" -c \
         "import sqlite3,sys; sqlite3.connect(sys.argv[1]).execute('SELECT * FROM metrics').fetchall()" \
         "$db")"

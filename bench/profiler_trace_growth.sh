@@ -11,12 +11,7 @@
 # and peak resident memory of each whole process (GNU time), one run each.
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build_dir=${BUILD_DIR:-$root/build}
-scratch=${1:-${OOMLAB_BENCH_DIR:-$root/build/bench-data}}
-cli=${CLI:-$build_dir/app/oomlab-cli}
-python=/usr/bin/python3
-mkdir -p "$scratch"
+source "$(dirname "${BASH_SOURCE[0]}")/growth_common.sh" "$@"
 
 generate() {  # events nested output
     "$python" - "$1" "$2" "$3" <<'PY'
@@ -53,11 +48,6 @@ for n in range(count):
 with open(path, "w") as out:
     json.dump({"schemaVersion": 1, "traceEvents": events}, out)
 PY
-}
-
-measure() {  # command... -> "seconds peak_MiB"
-    /usr/bin/time -f '%e %M' -o "$scratch/time.txt" "$@" >/dev/null
-    awk '{printf "%.2f %.0f", $1, $2 / 1024}' "$scratch/time.txt"
 }
 
 row() {  # label file

@@ -11,12 +11,7 @@
 # and peak resident memory of each whole process (GNU time), one run each.
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build_dir=${BUILD_DIR:-$root/build}
-scratch=${1:-${OOMLAB_BENCH_DIR:-$root/build/bench-data}}
-cli=${CLI:-$build_dir/app/oomlab-cli}
-python=/usr/bin/python3
-mkdir -p "$scratch"
+source "$(dirname "${BASH_SOURCE[0]}")/growth_common.sh" "$@"
 
 generate() {  # events output
     "$python" - "$1" "$2" <<'PY'
@@ -59,11 +54,6 @@ segments = [{"device": 0, "address": a, "total_size": s, "allocated_size": s, "s
 with open(path, "wb") as out:
     pickle.dump({"segments": segments, "device_traces": [trace]}, out, protocol=4)
 PY
-}
-
-measure() {  # command... -> "seconds peak_MiB"
-    /usr/bin/time -f '%e %M' -o "$scratch/time.txt" "$@" >/dev/null
-    awk '{printf "%.2f %.0f", $1, $2 / 1024}' "$scratch/time.txt"
 }
 
 printf '%9s %8s | %24s | %24s | %10s\n' events MB "oomlab-cli s / peak MiB" \

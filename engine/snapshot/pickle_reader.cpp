@@ -49,22 +49,6 @@ struct SameContent {
     }
 };
 
-class StringInput : public PickleInput {
-public:
-    explicit StringInput(std::string_view data) : m_data(data) {}
-    std::size_t read(char* into, std::size_t most) override {
-        const std::size_t count = std::min(most, m_data.size() - m_at);
-        std::memcpy(into, m_data.data() + m_at, count);
-        m_at += count;
-        return count;
-    }
-    std::uint64_t size_bound() const override { return m_data.size(); }
-
-private:
-    std::string_view m_data;
-    std::size_t m_at = 0;
-};
-
 class Reader {
 public:
     Reader(PickleInput& input, const std::string& source, const std::function<void()>& after_chunk)
@@ -493,68 +477,9 @@ void Reader::step(unsigned char op) {
 
 }  // namespace
 
-PickleValue PickleValue::of_bool(bool flag) {
-    PickleValue value;
-    value.m_kind = Kind::Bool;
-    value.m_bits = flag ? 1 : 0;
-    return value;
-}
-
-PickleValue PickleValue::of_int(std::int64_t number) {
-    PickleValue value;
-    value.m_kind = Kind::Int;
-    value.m_bits = static_cast<std::uint64_t>(number);
-    return value;
-}
-
-PickleValue PickleValue::of_float(double number) {
-    PickleValue value;
-    value.m_kind = Kind::Float;
-    std::memcpy(&value.m_bits, &number, sizeof number);
-    return value;
-}
-
-PickleValue PickleValue::of_text(const std::string* text) {
-    PickleValue value;
-    value.m_kind = Kind::Text;
-    value.m_bits = reinterpret_cast<std::uintptr_t>(text);
-    return value;
-}
-
-PickleValue PickleValue::of_container(const PickleContainer* container) {
-    PickleValue value;
-    value.m_kind = container->is_dict ? Kind::Dict : Kind::List;
-    value.m_bits = reinterpret_cast<std::uintptr_t>(container);
-    return value;
-}
-
-double PickleValue::real() const {
-    double number = 0;
-    if (m_kind == Kind::Float) {
-        std::memcpy(&number, &m_bits, sizeof number);
-    }
-    return number;
-}
-
-const PickleValue* PickleValue::at(std::string_view key) const {
-    if (const PickleContainer* entries = dict()) {
-        for (std::size_t i = 0; i < entries->size(); ++i) {
-            if (const std::string* name = entries->key(i).text(); name && *name == key) {
-                return &entries->value(i);
-            }
-        }
-    }
-    return nullptr;
-}
-
 PickleDocument read_pickle(PickleInput& input, const std::string& source,
                            const std::function<void()>& after_chunk) {
     return Reader(input, source, after_chunk).read();
-}
-
-PickleDocument read_pickle(std::string_view data, const std::string& source) {
-    StringInput input(data);
-    return read_pickle(input, source);
 }
 
 }  // namespace oomlab::snapshot

@@ -1,6 +1,7 @@
 // A snapshot file read a chunk at a time, gzipped (x.pickle.gz, as large snapshots are often
 // kept; a profiler's trace.json.gz) or not: zlib reads both, so nothing is unpacked to disk and
-// the whole file is never in memory at once.
+// the whole file is never in memory at once. (Bytes already in memory are read the same way:
+// read_pickle(std::string_view).)
 #pragma once
 
 #include <cstdint>
