@@ -4,7 +4,9 @@
 #   ./oomlab.sh [OPTIONS]      install what is missing, build, open the workbench with the
 #                              default experiment (no display: train it with oomlab-cli)
 #   ./oomlab.sh cli [OPTIONS]  the same, always headless (oomlab-cli run)
-#   ./oomlab.sh test           install what is missing, build, run the whole test suite
+#   ./oomlab.sh test           install what is missing, build, run the whole test suite (MLflow
+#                              and TensorBoard, which some tests run, from the package index
+#                              into a virtual environment of their own: scripts/tracker_env.sh)
 #   ./oomlab.sh cuda-test      the same against PyTorch 2.11's LibTorch with CUDA (pip, into a
 #                              virtual environment of its own: scripts/torch_env.sh), engine and
 #                              CLI only; needs the CUDA toolkit (nvcc); GPU tests skip without a GPU
@@ -58,6 +60,7 @@ build_dir="build"
 packages=(
     build-essential cmake ninja-build pkg-config ccache
     libtorch-dev libgloo-dev libopenblas0-pthread libsqlite3-dev nlohmann-json3-dev libcli11-dev
+    libcurl4-openssl-dev
     zlib1g-dev
     qt6-base-dev qt6-svg-dev libqcustomplot-dev libqcustomplot2.1-qt6 libgl-dev
     fonts-dejavu-core
@@ -66,7 +69,8 @@ packages=(
 )
 # Debian's own torchrun and Slurm (a cluster of one node the test starts), outside programs the
 # suite launches the engine with.
-[[ "$mode" != test ]] || packages+=(python3-torch slurmd slurmctld slurm-client munge)
+# MLflow and TensorBoard come from the package index into a virtual environment (python3-venv).
+[[ "$mode" != test ]] || packages+=(python3-torch slurmd slurmctld slurm-client munge python3-venv)
 [[ "$mode" != fuzz ]] || packages+=(clang libclang-rt-14-dev)
 [[ "$mode" != cuda-test ]] || packages+=(python3-venv)
 [[ "$mode" != format-check ]] || packages=(clang-format)
@@ -159,6 +163,11 @@ case "$mode" in
         exec "$build_dir/app/oomlab-cli" run "$@"
         ;;
     test | cuda-test)
+        if [[ "$mode" == test ]]; then
+            # The trackers' own programs read the exports back (tests/trackers).
+            OOMLAB_TRACKER_PYTHON="$(scripts/tracker_env.sh)/bin/python"
+            export OOMLAB_TRACKER_PYTHON
+        fi
         ctest --preset "$preset" --timeout 900
         ;;
     asan)

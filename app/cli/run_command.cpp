@@ -14,6 +14,7 @@
 #include "oomlab/session/run_session.h"
 #include "oomlab/store/run_store.h"
 #include "oomlab/workers/rendezvous.h"
+#include "tracker_export.h"
 
 namespace oomlab::cli {
 namespace {
@@ -191,6 +192,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
                      "This run tries a fix offered to run RUN_ID: `runs show RUN_ID` then shows "
                      "what it measured against the prediction")
         ->check(run_id_check());
+    auto targets = std::make_shared<TrackerTargets>();
+    targets->add_run_options(*command);
     auto nproc = std::make_shared<int>(1);
     command
         ->add_option("--nproc", *nproc,
@@ -202,6 +205,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
             // Checked before training (and before any worker starts), not when it is saved.
             require_one_line(*name, "--name");
             require_one_line(*tags, "--tags");
+            targets->check();
             return built;
         });
         // The run a fix is for, checked before any rank starts (rank 0 alone refused, and the
@@ -267,6 +271,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
         if (*fix_of > 0 && !store.set_fix_of(result.run_id, *fix_of)) {
             std::cerr << "note: run " << *fix_of << " was deleted while its fix trained; run "
                       << result.run_id << " is kept without the link to it\n";
+        }
+        if (!targets->empty()) {
+            mirror_run(store, result.run_id, *targets, *json);
         }
         print_summary(*store.find_run(result.run_id), result.fixes, *json);
     });

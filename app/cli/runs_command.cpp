@@ -11,6 +11,7 @@
 #include "oomlab/run/memory_diff.h"
 #include "oomlab/run/run_json.h"
 #include "oomlab/store/run_store.h"
+#include "tracker_export.h"
 
 namespace oomlab::cli {
 namespace {
@@ -36,6 +37,31 @@ RunRecord require_run(const RunStore& store, std::int64_t id) {
                        "; `oomlab-cli runs list` shows the runs");
     }
     return *run;
+}
+
+// runs export --to mlflow|tensorboard: every run is checked before the first is sent.
+void export_to_tracker(const std::string& db, const std::vector<std::int64_t>& ids,
+                       const std::string& to, const std::string& out, TrackerTargets targets,
+                       bool json) {
+    if (to == "mlflow") {
+        if (targets.mlflow_uri.empty()) {
+            throw BadInput("--to mlflow needs --tracking-uri http://HOST:PORT (the MLflow server)");
+        }
+        targets.check("--tracking-uri");
+    } else {
+        if (out.empty()) {
+            throw BadInput("--to tensorboard needs --out DIR (the log folder TensorBoard reads)");
+        }
+        targets.mlflow_uri.clear();
+        targets.tensorboard_dir = out;
+    }
+    const RunStore store = open_saved_runs(db);
+    for (const std::int64_t id : ids) {
+        require_run(store, id);
+    }
+    for (const std::int64_t id : ids) {
+        export_run(store, id, targets, json);
+    }
 }
 
 void print_table(const std::vector<RunRecord>& runs) {
@@ -127,22 +153,41 @@ void add_runs_command(CLI::App& app, int& exit_code) {
     auto out = std::make_shared<std::string>();
     auto force = std::make_shared<bool>(false);
     auto tags = std::make_shared<std::string>();
+    auto ids = std::make_shared<std::vector<std::int64_t>>();
+    auto to = std::make_shared<std::string>("file");
+    auto targets = std::make_shared<TrackerTargets>();
     for (auto* command : {runs->add_subcommand("list", "Saved runs, newest first"),
                           runs->add_subcommand("show", "One run's summary and breakdown"),
-                          runs->add_subcommand("export", "A run's metrics as CSV or JSON"),
+                          runs->add_subcommand("export",
+                                               "Runs' metrics as CSV or JSON, or sent to MLflow "
+                                               "or TensorBoard"),
                           runs->add_subcommand("tag", "Set a run's tags (comma-separated)"),
                           runs->add_subcommand("delete", "Delete a run and its metrics")}) {
         command->add_option("--db", *db, "Run database (SQLite)")->capture_default_str();
         command->add_flag("--json", *json, "JSON output");
-        if (command->get_name() != "list") {
-            command->add_option("ID", *id, "Run id")->required()->check(run_id_check());
-        }
         if (command->get_name() == "export") {
+            command->add_option("ID", *ids, "Run ids")->required()->check(run_id_check());
             command->add_option("--format", *format, "csv or json")
                 ->check(CLI::IsMember({"csv", "json"}))
                 ->capture_default_str();
-            command->add_option("--out", *out, "File to write (default: standard output)");
+            command
+                ->add_option("--to", *to,
+                             "file (CSV or JSON), mlflow (--tracking-uri) or tensorboard "
+                             "(--out DIR)")
+                ->check(CLI::IsMember({"file", "mlflow", "tensorboard"}))
+                ->capture_default_str();
+            command->add_option("--tracking-uri", targets->mlflow_uri,
+                                "--to mlflow: the tracking server, http://HOST:PORT");
+            command
+                ->add_option("--experiment", targets->experiment,
+                             "--to mlflow: the experiment (made when missing)")
+                ->capture_default_str();
+            command->add_option("--out", *out,
+                                "File to write (default: standard output); --to tensorboard: "
+                                "the log folder");
             command->add_flag("--force", *force, "Replace an existing file that is not an export");
+        } else if (command->get_name() != "list") {
+            command->add_option("ID", *id, "Run id")->required()->check(run_id_check());
         }
         if (command->get_name() == "tag") {
             command->add_option("TAGS", *tags, "Tags, comma-separated (\"\" clears them)")
@@ -193,17 +238,36 @@ void add_runs_command(CLI::App& app, int& exit_code) {
         exit_code = kExitOk;
     });
     runs->get_subcommand("export")->callback([=, &exit_code] {
+        if (*to != "file") {
+            export_to_tracker(*db, *ids, *to, *out, *targets, *json);
+            exit_code = kExitOk;
+            return;
+        }
         if (!out->empty()) {
             check_output_path(*out, {"--out", {*db}, *force, is_run_export_file});
         }
+        if (ids->size() > 1 && *format == "json" && !*json) {
+            throw BadInput(
+                "ID: one run at a time as indented JSON; add --json for one object per "
+                "line, or --format csv for one table");
+        }
         const RunStore store = open_saved_runs(*db);
-        const RunRecord run = require_run(store, *id);
-        const auto metrics = store.metrics(run.id);
-        const std::string text = *format == "csv"
-                                     ? metrics_csv({{run.id, metrics}})
-                                     : run_export_json(run, metrics, store.events(run.id),
-                                                       /*indent=*/*json ? -1 : 2) +
-                                           "\n";  // --json: one object per line
+        std::vector<RunMetrics> tables;
+        std::string text;
+        for (const std::int64_t run_id : *ids) {
+            const RunRecord run = require_run(store, run_id);
+            auto metrics = store.metrics(run.id);
+            if (*format == "json") {
+                text += run_export_json(run, metrics, store.events(run.id),
+                                        /*indent=*/*json ? -1 : 2) +
+                        "\n";  // --json: one object per line
+            } else {
+                tables.push_back({run.id, std::move(metrics)});
+            }
+        }
+        if (*format == "csv") {
+            text = metrics_csv(tables);
+        }
         if (out->empty()) {
             std::cout << text;
         } else {

@@ -1,0 +1,129 @@
+#include "tracker_export.h"
+
+#include <iostream>
+
+#include "cli_context.h"
+#include "oomlab/common/errors.h"
+#include "oomlab/trackers/mlflow_export.h"
+#include "oomlab/trackers/tensorboard_export.h"
+
+namespace oomlab::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+trackers::TrackedRun tracked_run(const RunStore& store, std::int64_t run_id) {
+    const std::optional<RunRecord> run = store.find_run(run_id);
+    if (!run) {
+        throw BadInput("ID: there is no run " + std::to_string(run_id) + " in " + store.path());
+    }
+    return {*run, store.run_uid(run_id), store.metrics(run_id), store.events(run_id)};
+}
+
+void report_mlflow(const trackers::TrackedRun& tracked, const trackers::MlflowTarget& target,
+                   const trackers::MlflowExport& sent, bool json) {
+    if (json) {
+        std::cout << json_line(Json{{"run", tracked.run.id},
+                                    {"to", "mlflow"},
+                                    {"tracking_uri", target.tracking_uri},
+                                    {"experiment_id", sent.experiment_id},
+                                    {"mlflow_run_id", sent.run_id},
+                                    {"unchanged", sent.unchanged},
+                                    {"replaced", sent.replaced},
+                                    {"metric_values", sent.metric_values},
+                                    {"artifacts", sent.artifacts},
+                                    {"warnings", sent.warnings}})
+                  << '\n';
+        return;
+    }
+    std::cout << "run " << tracked.run.id << " -> MLflow " << target.tracking_uri
+              << ", experiment \"" << target.experiment << "\", run " << sent.run_id << ": ";
+    if (sent.unchanged) {
+        std::cout << "already there as it is now, nothing sent\n";
+    } else {
+        std::cout << sent.metric_values << " metric values";
+        for (const std::string& artifact : sent.artifacts) {
+            std::cout << (&artifact == &sent.artifacts.front() ? ", artifacts " : ", ") << artifact;
+        }
+        std::cout << (sent.replaced ? " (replacing an earlier export of it)" : "") << '\n';
+    }
+    for (const std::string& warning : sent.warnings) {
+        std::cout << "  note: " << warning << '\n';
+    }
+}
+
+void report_tensorboard(const trackers::TrackedRun& tracked,
+                        const trackers::TensorBoardExport& written, bool json) {
+    if (json) {
+        std::cout << json_line(Json{{"run", tracked.run.id},
+                                    {"to", "tensorboard"},
+                                    {"run_folder", written.run_folder},
+                                    {"event_file", written.event_file},
+                                    {"scalars", written.scalars}})
+                  << '\n';
+        return;
+    }
+    std::cout << "run " << tracked.run.id << " -> TensorBoard " << written.event_file << " ("
+              << written.scalars << " scalar values)\n";
+}
+
+}  // namespace
+
+void TrackerTargets::add_run_options(CLI::App& command) {
+    command.add_option("--mlflow", mlflow_uri,
+                       "When the run ends, send it to the MLflow tracking server at URI "
+                       "(http://HOST:PORT)");
+    command.add_option("--mlflow-experiment", experiment, "The MLflow experiment to send it to")
+        ->capture_default_str();
+    command.add_option("--tensorboard", tensorboard_dir,
+                       "When the run ends, write its TensorBoard event files under DIR");
+}
+
+void TrackerTargets::check(const std::string& uri_option) const {
+    if (!mlflow_uri.empty()) {
+        trackers::check_tracking_uri(mlflow_uri, uri_option);
+    }
+    if (experiment.empty()) {
+        throw BadInput("--mlflow-experiment: give the name of an experiment");
+    }
+}
+
+void export_run(const RunStore& store, std::int64_t run_id, const TrackerTargets& targets,
+                bool json) {
+    const trackers::TrackedRun tracked = tracked_run(store, run_id);
+    if (!targets.mlflow_uri.empty()) {
+        const trackers::MlflowTarget target{targets.mlflow_uri, targets.experiment};
+        report_mlflow(tracked, target, trackers::export_to_mlflow(tracked, target), json);
+    }
+    if (!targets.tensorboard_dir.empty()) {
+        report_tensorboard(tracked,
+                           trackers::export_to_tensorboard(tracked, targets.tensorboard_dir), json);
+    }
+}
+
+void mirror_run(const RunStore& store, std::int64_t run_id, const TrackerTargets& targets,
+                bool json) {
+    for (const bool mlflow : {true, false}) {
+        TrackerTargets one;
+        (mlflow ? one.mlflow_uri : one.tensorboard_dir) =
+            mlflow ? targets.mlflow_uri : targets.tensorboard_dir;
+        one.experiment = targets.experiment;
+        if (one.empty()) {
+            continue;
+        }
+        try {
+            export_run(store, run_id, one, json);
+        } catch (const Error& error) {
+            std::cerr << "warning: run " << run_id
+                      << " is saved, but was not sent: " << error.what()
+                      << "\n  send it later with: oomlab-cli runs export " << run_id << " --db "
+                      << store.path()
+                      << (mlflow ? " --to mlflow --tracking-uri " + one.mlflow_uri +
+                                       " --experiment \"" + one.experiment + "\""
+                                 : " --to tensorboard --out " + one.tensorboard_dir)
+                      << '\n';
+        }
+    }
+}
+
+}  // namespace oomlab::cli

@@ -1,0 +1,36 @@
+// Sending saved runs to a team's tracker (MLflow, TensorBoard): `runs export --to` and the
+// options of `run` that mirror a run when it ends.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "oomlab/store/run_store.h"
+
+namespace oomlab::cli {
+
+struct TrackerTargets {
+    std::string mlflow_uri;
+    std::string experiment = "OOM Lab";
+    std::string tensorboard_dir;
+
+    bool empty() const { return mlflow_uri.empty() && tensorboard_dir.empty(); }
+    // --mlflow URI, --mlflow-experiment NAME, --tensorboard DIR (on `run`).
+    void add_run_options(CLI::App& command);
+    // Throws BadInput naming the option before anything trains or is sent.
+    void check(const std::string& uri_option = "--mlflow") const;
+};
+
+// Sends run `run_id` to each target and prints what was sent (a JSON line with `json`).
+// Throws Error when a target fails.
+void export_run(const RunStore& store, std::int64_t run_id, const TrackerTargets& targets,
+                bool json);
+
+// After `run`: the same, with a failure printed as a warning that says how to send the run
+// later; the run and the exit code are left as they are.
+void mirror_run(const RunStore& store, std::int64_t run_id, const TrackerTargets& targets,
+                bool json);
+
+}  // namespace oomlab::cli

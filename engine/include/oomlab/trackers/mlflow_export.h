@@ -1,0 +1,41 @@
+// A saved run mirrored into an MLflow tracking server through its REST API (never its
+// database files, whose schema the server owns): the settings as parameters, every per-step
+// series as metrics by step, the breakdown at the peak and the prediction, status and tags,
+// and the run's JSON summary (and memory snapshot, when one was written) as artifacts.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "oomlab/trackers/tracked_run.h"
+
+namespace oomlab::trackers {
+
+struct MlflowTarget {
+    std::string tracking_uri;            // http://host:port (a path prefix allowed)
+    std::string experiment = "OOM Lab";  // made when missing
+};
+
+struct MlflowExport {
+    std::string experiment_id;
+    std::string run_id;  // MLflow's
+    // The server already held this run as it is now: nothing was sent again.
+    bool unchanged = false;
+    // An earlier export of the run (of an older state, or cut short) was deleted and replaced.
+    bool replaced = false;
+    std::size_t metric_values = 0;
+    std::vector<std::string> artifacts;
+    std::vector<std::string> warnings;  // what could not be sent, and why
+};
+
+// Checks a tracking URI before anything is sent: http:// or https://, with a host. Throws
+// BadInput naming `option` otherwise.
+void check_tracking_uri(const std::string& uri, const std::string& option);
+
+// Sends the run. The run is found again by its identity (the tag oomlab.run_uid), so exporting
+// twice makes one MLflow run. Throws Error naming the server and what to do when it is down,
+// is not an MLflow server or refuses; a run cut short on the server is deleted again.
+MlflowExport export_to_mlflow(const TrackedRun& tracked, const MlflowTarget& target);
+
+}  // namespace oomlab::trackers

@@ -1,0 +1,33 @@
+// HTTP requests through libcurl, for trackers' REST APIs: a body of text or a file, an answer
+// with its status and body, and bounded time, so that a server that hangs cannot hang a run.
+#pragma once
+
+#include <string>
+
+namespace oomlab::trackers {
+
+struct HttpReply {
+    long status = 0;
+    std::string body;
+};
+
+struct HttpRequest {
+    std::string method = "GET";  // GET, POST, PUT
+    std::string url;
+    std::string body;
+    std::string body_file;  // sent instead of body when set (a large artifact)
+    std::string content_type = "application/json";
+};
+
+// Sends `request`. Throws Error when no answer came (refused, unreachable, timed out), with
+// libcurl's reason; an answer of any status is returned.
+HttpReply send(const HttpRequest& request);
+
+}  // namespace oomlab::trackers
+
+namespace oomlab::trackers {
+
+// `text` percent-encoded for a URL's query or path segment.
+std::string url_escape(const std::string& text);
+
+}  // namespace oomlab::trackers

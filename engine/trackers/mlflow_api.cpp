@@ -1,0 +1,96 @@
+#include "trackers/mlflow_api.h"
+
+#include "oomlab/common/errors.h"
+#include "trackers/http_client.h"
+
+namespace oomlab::trackers {
+namespace {
+
+constexpr std::string_view kArtifactScheme = "mlflow-artifacts:/";
+
+std::string without_trailing_slashes(std::string uri) {
+    while (!uri.empty() && uri.back() == '/') {
+        uri.pop_back();
+    }
+    return uri;
+}
+
+}  // namespace
+
+MlflowApi::MlflowApi(std::string tracking_uri)
+    : m_uri(without_trailing_slashes(std::move(tracking_uri))) {}
+
+std::optional<nlohmann::json> MlflowApi::call(const std::string& method, const std::string& path,
+                                              const std::string& body, bool missing_ok) {
+    HttpReply reply;
+    try {
+        reply = send({method, m_uri + path, body, "", "application/json"});
+    } catch (const Error& error) {
+        throw Error("MLflow at " + m_uri + " did not answer (" + error.what() +
+                    "): start it (mlflow server --host 127.0.0.1 --port 5000) or check "
+                    "--tracking-uri; nothing was changed in the run database");
+    }
+    const auto answer = nlohmann::json::parse(reply.body, nullptr, /*allow_exceptions=*/false);
+    if (reply.status == 200 && answer.is_object()) {
+        return answer;
+    }
+    if (!answer.is_object() || !answer.contains("error_code")) {
+        throw Error("MLflow at " + m_uri + ": " + method + " " + path +
+                    " was answered with status " + std::to_string(reply.status) +
+                    " and no MLflow reply: is this the address of an MLflow tracking server?");
+    }
+    const std::string code = answer.value("error_code", "");
+    if (missing_ok && code == "RESOURCE_DOES_NOT_EXIST") {
+        return std::nullopt;
+    }
+    throw Error("MLflow at " + m_uri + " refused " + path + " (" + std::to_string(reply.status) +
+                " " + code + "): " + answer.value("message", std::string("no reason given")));
+}
+
+nlohmann::json MlflowApi::get(const std::string& endpoint, const std::string& query) {
+    return *call("GET", "/api/2.0/mlflow/" + endpoint + "?" + query, "", false);
+}
+
+nlohmann::json MlflowApi::post(const std::string& endpoint, const nlohmann::json& body) {
+    return *call("POST", "/api/2.0/mlflow/" + endpoint,
+                 body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), false);
+}
+
+std::string MlflowApi::experiment_id(const std::string& name) {
+    const auto found =
+        call("GET", "/api/2.0/mlflow/experiments/get-by-name?experiment_name=" + url_escape(name),
+             "", /*missing_ok=*/true);
+    if (!found) {
+        return post("experiments/create", {{"name", name}}).at("experiment_id").get<std::string>();
+    }
+    const auto& experiment = found->at("experiment");
+    if (experiment.value("lifecycle_stage", "") == "deleted") {
+        throw Error("MLflow at " + m_uri + ": the experiment \"" + name +
+                    "\" was deleted there; restore it (mlflow experiments restore) or choose "
+                    "another with --experiment");
+    }
+    return experiment.at("experiment_id").get<std::string>();
+}
+
+bool MlflowApi::put_artifact(const std::string& artifact_uri, const std::string& name,
+                             const std::string& text, const std::string& file) {
+    if (artifact_uri.rfind(kArtifactScheme, 0) != 0) {
+        return false;  // stored where the server does not serve it (a path, a bucket)
+    }
+    std::string path = "/api/2.0/mlflow-artifacts/artifacts/" +
+                       artifact_uri.substr(kArtifactScheme.size()) + "/" + url_escape(name);
+    HttpReply reply;
+    try {
+        reply = send({"PUT", m_uri + path, text, file, "application/octet-stream"});
+    } catch (const Error& error) {
+        throw Error("MLflow at " + m_uri + " did not take the artifact " + name + " (" +
+                    error.what() + ")");
+    }
+    if (reply.status != 200) {
+        throw Error("MLflow at " + m_uri + " refused the artifact " + name + " (status " +
+                    std::to_string(reply.status) + "): " + reply.body.substr(0, 300));
+    }
+    return true;
+}
+
+}  // namespace oomlab::trackers

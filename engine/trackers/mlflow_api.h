@@ -1,0 +1,34 @@
+// MLflow's REST API (/api/2.0/mlflow/...) as JSON calls, with its refusals turned into errors
+// that name the server, the call and what to do.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace oomlab::trackers {
+
+class MlflowApi {
+public:
+    explicit MlflowApi(std::string tracking_uri);
+
+    nlohmann::json get(const std::string& endpoint, const std::string& query);
+    nlohmann::json post(const std::string& endpoint, const nlohmann::json& body);
+    // The experiment's id, made when missing.
+    std::string experiment_id(const std::string& name);
+    // Uploads a file's content (or `text`) as an artifact of a run whose artifact URI is
+    // `artifact_uri`; false when the server does not serve that URI's artifacts.
+    bool put_artifact(const std::string& artifact_uri, const std::string& name,
+                      const std::string& text, const std::string& file = "");
+
+    const std::string& uri() const { return m_uri; }
+
+private:
+    // The answer's JSON; nullopt for RESOURCE_DOES_NOT_EXIST when `missing_ok`.
+    std::optional<nlohmann::json> call(const std::string& method, const std::string& path,
+                                       const std::string& body, bool missing_ok);
+
+    std::string m_uri;
+};
+
+}  // namespace oomlab::trackers

@@ -1,0 +1,229 @@
+#include "oomlab/trackers/mlflow_export.h"
+
+#include <cmath>
+#include <filesystem>
+
+#include "oomlab/common/errors.h"
+#include "oomlab/run/run_json.h"
+#include "trackers/mlflow_api.h"
+
+namespace oomlab::trackers {
+namespace {
+
+using Json = nlohmann::json;
+
+// MLflow's limits on one runs/log-batch request.
+constexpr std::size_t kMetricsPerBatch = 1000;
+constexpr std::size_t kParamsPerBatch = 100;
+constexpr std::size_t kTagsPerBatch = 100;
+// Its longest parameter and tag values (MLflow 2.x and 3.x); longer ones are cut.
+constexpr std::size_t kLongestParam = 6000;
+constexpr std::size_t kLongestTag = 8000;
+
+constexpr const char* kUidTag = "oomlab.run_uid";
+constexpr const char* kDigestTag = "oomlab.export_digest";
+
+std::string cut(const std::string& text, std::size_t longest) {
+    return text.size() <= longest ? text : text.substr(0, longest - 3) + "...";
+}
+
+// A JSON number, or the text protobuf's JSON reads as one where JSON has none.
+Json metric_value(double value) {
+    if (std::isnan(value)) {
+        return "NaN";
+    }
+    if (std::isinf(value)) {
+        return value > 0 ? "Infinity" : "-Infinity";
+    }
+    return value;
+}
+
+std::string mlflow_status(RunStatus status) {
+    switch (status) {
+        case RunStatus::Running:
+            return "RUNNING";
+        case RunStatus::Completed:
+            return "FINISHED";
+        case RunStatus::Cancelled:
+        case RunStatus::Interrupted:
+            return "KILLED";
+        default:
+            return "FAILED";
+    }
+}
+
+// What the export sends depends on: a run exported again in the same state is not sent again.
+std::string export_digest(const TrackedRun& tracked) {
+    const RunRecord& run = tracked.run;
+    const std::string state = run_summary_json(run) + "|" + std::to_string(tracked.metrics.size()) +
+                              "|" + std::to_string(tracked.events.size());
+    std::uint64_t hash = 14695981039346656037ull;  // 64-bit FNV-1a
+    for (const char c : state) {
+        hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    }
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+    return hex;
+}
+
+Json tag(const std::string& key, const std::string& value) {
+    return {{"key", key}, {"value", cut(value, kLongestTag)}};
+}
+
+Json run_tags(const TrackedRun& tracked) {
+    const RunRecord& run = tracked.run;
+    Json tags = Json::array(
+        {tag(kUidTag, tracked.uid), tag("oomlab.run_id", std::to_string(run.id)),
+         tag("oomlab.status", std::string(run_status_name(run.outcome.status))),
+         tag("oomlab.device", run.device), tag("oomlab.engine_version", run.engine_version),
+         tag("oomlab.torch_version", run.torch_version),
+         tag("oomlab.world_size", std::to_string(run.world_size)),
+         tag("mlflow.source.name", "oomlab")});
+    if (!run.tags.empty()) {
+        tags.push_back(tag("oomlab.tags", run.tags));
+    }
+    if (!run.notes.empty()) {
+        tags.push_back(tag("mlflow.note.content", run.notes));
+    }
+    if (!run.outcome.error.empty()) {
+        tags.push_back(tag("oomlab.error", run.outcome.error));
+    }
+    if (run.fix_of) {
+        tags.push_back(tag("oomlab.fix_of", std::to_string(*run.fix_of)));
+    }
+    return tags;
+}
+
+// Sends `items` under `key` of runs/log-batch, `per_batch` at a time.
+void log_in_batches(MlflowApi& api, const std::string& run_id, const char* key, const Json& items,
+                    std::size_t per_batch) {
+    for (std::size_t first = 0; first < items.size(); first += per_batch) {
+        Json batch = Json::array();
+        for (std::size_t i = first; i < std::min(items.size(), first + per_batch); ++i) {
+            batch.push_back(items[i]);
+        }
+        api.post("runs/log-batch", {{"run_id", run_id}, {key, std::move(batch)}});
+    }
+}
+
+Json metrics_of(const TrackedRun& tracked, std::int64_t start_ms) {
+    Json metrics = Json::array();
+    const auto add = [&](const std::string& key, std::int64_t step, double wall_ms, double value) {
+        metrics.push_back({{"key", key},
+                           {"value", metric_value(value)},
+                           {"timestamp", start_ms + static_cast<std::int64_t>(wall_ms)},
+                           {"step", step}});
+    };
+    for (const Series& series : run_series(tracked)) {
+        for (const SeriesPoint& point : series.points) {
+            add(series.name, point.step, point.wall_ms, point.value);
+        }
+    }
+    const RunOutcome& outcome = tracked.run.outcome;
+    for (const auto& [name, value] : final_values(tracked.run)) {
+        add(name, outcome.steps, outcome.wall_seconds * 1000.0, value);
+    }
+    return metrics;
+}
+
+void send_artifacts(MlflowApi& api, const TrackedRun& tracked, const std::string& artifact_uri,
+                    MlflowExport& result) {
+    if (!api.put_artifact(artifact_uri, "summary.json", run_summary_json(tracked.run))) {
+        result.warnings.push_back("the server keeps this run's artifacts at " + artifact_uri +
+                                  ", which it does not serve: start it with artifacts served "
+                                  "(the default of mlflow server) to upload the run's summary");
+        return;
+    }
+    result.artifacts.push_back("summary.json");
+    for (const RunParam& param : run_params(tracked.run)) {
+        if (param.key != "debug.memory_snapshot" || param.text.empty()) {
+            continue;
+        }
+        std::error_code error;
+        if (!std::filesystem::is_regular_file(param.text, error)) {
+            result.warnings.push_back("the run's memory snapshot " + param.text +
+                                      " is no longer there: not uploaded");
+            continue;
+        }
+        const std::string name = std::filesystem::path(param.text).filename().string();
+        api.put_artifact(artifact_uri, name, "", param.text);
+        result.artifacts.push_back(name);
+    }
+}
+
+}  // namespace
+
+void check_tracking_uri(const std::string& uri, const std::string& option) {
+    const auto scheme_end = uri.find("://");
+    const std::string scheme = scheme_end == std::string::npos ? "" : uri.substr(0, scheme_end);
+    if ((scheme != "http" && scheme != "https") || uri.size() <= scheme_end + 3) {
+        throw BadInput(option + ": \"" + uri +
+                       "\" is not the address of an MLflow tracking server; give "
+                       "http://HOST:PORT, e.g. http://127.0.0.1:5000");
+    }
+}
+
+MlflowExport export_to_mlflow(const TrackedRun& tracked, const MlflowTarget& target) {
+    check_tracking_uri(target.tracking_uri, "--tracking-uri");
+    MlflowApi api(target.tracking_uri);
+    MlflowExport result;
+    result.experiment_id = api.experiment_id(target.experiment);
+    const std::string digest = export_digest(tracked);
+
+    const Json found = api.post(
+        "runs/search", {{"experiment_ids", {result.experiment_id}},
+                        {"filter", std::string("tags.`") + kUidTag + "` = '" + tracked.uid + "'"},
+                        {"max_results", 100}});
+    for (const Json& earlier : found.value("runs", Json::array())) {
+        const std::string earlier_id = earlier.at("info").at("run_id").get<std::string>();
+        for (const Json& earlier_tag : earlier.at("data").value("tags", Json::array())) {
+            if (earlier_tag.value("key", "") == kDigestTag &&
+                earlier_tag.value("value", "") == digest) {
+                result.run_id = earlier_id;
+                result.unchanged = true;
+                return result;
+            }
+        }
+        api.post("runs/delete", {{"run_id", earlier_id}});
+        result.replaced = true;
+    }
+
+    const RunRecord& run = tracked.run;
+    const std::int64_t start_ms = run_start_epoch_ms(run);
+    const Json created = api.post("runs/create", {{"experiment_id", result.experiment_id},
+                                                  {"run_name", run.name},
+                                                  {"start_time", start_ms},
+                                                  {"tags", run_tags(tracked)}});
+    result.run_id = created.at("run").at("info").at("run_id").get<std::string>();
+    const std::string artifact_uri = created.at("run").at("info").value("artifact_uri", "");
+    try {
+        Json params = Json::array();
+        for (const RunParam& param : run_params(run)) {
+            params.push_back({{"key", param.key}, {"value", cut(param.text, kLongestParam)}});
+        }
+        log_in_batches(api, result.run_id, "params", params, kParamsPerBatch);
+        const Json metrics = metrics_of(tracked, start_ms);
+        log_in_batches(api, result.run_id, "metrics", metrics, kMetricsPerBatch);
+        result.metric_values = metrics.size();
+        send_artifacts(api, tracked, artifact_uri, result);
+        if (run.outcome.status != RunStatus::Running) {
+            api.post("runs/update",
+                     {{"run_id", result.run_id},
+                      {"status", mlflow_status(run.outcome.status)},
+                      {"end_time",
+                       start_ms + static_cast<std::int64_t>(run.outcome.wall_seconds * 1000.0)}});
+        }
+        // Last: only a whole export carries the digest that lets the next one stop early.
+        log_in_batches(api, result.run_id, "tags", Json::array({tag(kDigestTag, digest)}),
+                       kTagsPerBatch);
+    } catch (const Error&) {
+        try {
+            api.post("runs/delete", {{"run_id", result.run_id}});  // no half-sent run left
+        } catch (const Error&) {
+        }
+        throw;
+    }
+    return result;
+}
+
+}  // namespace oomlab::trackers

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the team trackers OOM Lab sends runs to, MLflow and TensorBoard, from the Python
+# package index into a virtual environment of OOM Lab's own, and prints its folder. The tests
+# of `runs export --to mlflow|tensorboard` start its `mlflow server` and read the exports back
+# with MLflow's own client and TensorBoard's own event reader; they skip without it.
+#
+#   scripts/tracker_env.sh          install if missing, print the folder
+#   scripts/tracker_env.sh --folder print the folder only, installing nothing
+#
+# OOMLAB_TRACKER_ENV overrides the folder. About 0.9 GB installed, a minute.
+set -euo pipefail
+
+mlflow=3.17.2
+tensorboard=2.21.0
+env_dir="${OOMLAB_TRACKER_ENV:-${XDG_CACHE_HOME:-$HOME/.cache}/oomlab/trackers-$mlflow-$tensorboard}"
+
+if [[ "${1:-}" == --folder ]]; then
+    echo "$env_dir"
+    exit 0
+fi
+[[ -z "${1:-}" ]] || { echo "usage: $0 [--folder]" >&2; exit 2; }
+
+# shellcheck source=python_env.sh
+source "$(dirname "$0")/python_env.sh"
+ensure_python_env "$env_dir" \
+    "import mlflow, tensorboard, sys; sys.exit(mlflow.__version__ != '$mlflow' or tensorboard.__version__ != '$tensorboard')" \
+    "MLflow $mlflow and TensorBoard $tensorboard" "mlflow==$mlflow" "tensorboard==$tensorboard"
+echo "$env_dir"

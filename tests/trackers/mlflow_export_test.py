@@ -1,0 +1,232 @@
+"""`runs export --to mlflow` and `run --mlflow` against a real `mlflow server` on 127.0.0.1,
+read back with MLflow's own client; the server down, an address that is not MLflow, and a
+refusal."""
+
+import http.server
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import unittest
+import urllib.request
+
+from mlflow.tracking import MlflowClient
+
+from tracker_fixture import RunsFixture, cli, expected_series, flattened_config, free_port
+
+SERVER_START_TIMEOUT_S = 90
+
+
+class MlflowServer:
+    """`mlflow server` with a temporary SQLite backend and artifact folder, in its own process
+    group so that stopping it leaves no worker behind."""
+
+    def __init__(self, folder):
+        self.port = free_port()
+        self.uri = f"http://127.0.0.1:{self.port}"
+        self.log = open(os.path.join(folder, "mlflow-server.log"), "w", encoding="utf-8")
+        self.process = subprocess.Popen(
+            [os.path.join(os.path.dirname(sys.executable), "mlflow"), "server", "--host",
+             "127.0.0.1", "--port", str(self.port), "--workers", "1",
+             "--backend-store-uri", "sqlite:///" + os.path.join(folder, "mlflow.sqlite"),
+             "--artifacts-destination", os.path.join(folder, "mlflow-artifacts")],
+            stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+        while True:
+            try:
+                with urllib.request.urlopen(self.uri + "/health", timeout=2) as answer:
+                    if answer.status == 200:
+                        return
+            except OSError:
+                pass
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"mlflow server did not start on {self.uri}; see {self.log.name}")
+            time.sleep(0.5)
+
+    def stop(self):
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        self.log.close()
+        # Its workers end after it: nothing of its process group may be left.
+        deadline = time.monotonic() + 20
+        while group_alive(self.process.pid):
+            if time.monotonic() > deadline:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                raise AssertionError("mlflow server's workers outlived it by 20 s")
+            time.sleep(0.2)
+
+
+def group_alive(group):
+    try:
+        os.killpg(group, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+class MlflowExport(RunsFixture):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.server = MlflowServer(cls.folder)
+        cls.client = MlflowClient(tracking_uri=cls.server.uri)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+        super().tearDownClass()
+
+    def export(self, *runs, experiment="OOM Lab", check=True):
+        return cli("runs", "export", *map(str, runs), "--db", self.db, "--to", "mlflow",
+                   "--tracking-uri", self.server.uri, "--experiment", experiment, "--json",
+                   check=check)
+
+    def mlflow_runs(self, run, experiment="OOM Lab"):
+        found = self.client.get_experiment_by_name(experiment)
+        return self.client.search_runs(
+            [found.experiment_id],
+            f"tags.`oomlab.run_id` = '{run}'") if found else []
+
+    def test_two_runs_read_back_by_mlflow_client(self):
+        _, out, _ = self.export(self.completed, self.oom)
+        replies = [json.loads(line) for line in out.splitlines()]
+        self.assertEqual([reply["run"] for reply in replies], [self.completed, self.oom])
+        for run, status in ((self.completed, "FINISHED"), (self.oom, "FAILED")):
+            with self.subTest(run=run):
+                export = self.exports[run]
+                [mlflow_run] = self.mlflow_runs(run)
+                self.assertEqual(mlflow_run.info.status, status)
+                self.assertEqual(mlflow_run.info.run_name, export["name"])
+                self.assertEqual(mlflow_run.data.tags["oomlab.status"], export["status"])
+                expected_params = {key: value if isinstance(value, str) else json.dumps(value)
+                                   for key, value in flattened_config(export["config"]).items()}
+                self.assertEqual(mlflow_run.data.params, expected_params)
+                expected = expected_series(export)
+                self.assertIn("train/loss", expected)
+                for name, points in expected.items():
+                    history = self.client.get_metric_history(mlflow_run.info.run_id, name)
+                    self.assertEqual(sorted((m.step, m.value) for m in history), points, name)
+                self.assertEqual(mlflow_run.data.metrics["peak/total_MiB"],
+                                 export["peak_bytes"] / (1 << 20))
+                for category, value in export["prediction"]["breakdown"].items():
+                    self.assertEqual(mlflow_run.data.metrics[f"predicted/{category}_MiB"],
+                                     value / (1 << 20))
+                artifacts = [a.path for a in self.client.list_artifacts(mlflow_run.info.run_id)]
+                self.assertEqual(artifacts, ["summary.json"])
+                path = self.client.download_artifacts(mlflow_run.info.run_id, "summary.json",
+                                                      os.path.join(self.folder, f"dl{run}"))
+                with open(path, encoding="utf-8") as file:
+                    self.assertEqual(json.load(file)["run_id"], run)
+        self.assertIn("eval/accuracy", expected_series(self.exports[self.completed]))
+        self.assertIn("out of memory", self.mlflow_runs(self.oom)[0].data.tags["oomlab.error"])
+
+    def test_exporting_again_does_not_duplicate(self):
+        self.export(self.completed, experiment="twice")
+        first = self.mlflow_runs(self.completed, "twice")
+        _, out, _ = self.export(self.completed, experiment="twice")
+        self.assertTrue(json.loads(out)["unchanged"])
+        self.assertEqual([r.info.run_id for r in self.mlflow_runs(self.completed, "twice")],
+                         [r.info.run_id for r in first])
+        # A run changed since (its tags) replaces the earlier export: still one run.
+        cli("runs", "tag", str(self.completed), "--db", self.db, "baseline")
+        try:
+            _, out, _ = self.export(self.completed, experiment="twice")
+            self.assertTrue(json.loads(out)["replaced"])
+            [again] = self.mlflow_runs(self.completed, "twice")
+            self.assertEqual(again.data.tags["oomlab.tags"], "baseline")
+            history = self.client.get_metric_history(again.info.run_id, "train/loss")
+            self.assertEqual(len(history), len(expected_series(
+                self.exports[self.completed])["train/loss"]))
+        finally:
+            cli("runs", "tag", str(self.completed), "--db", self.db, "")
+
+    def test_run_mirrors_itself_when_it_ends(self):
+        _, out, _ = cli("run", "--db", self.db, "--name", "mirrored", "--set",
+                        "train.max_steps=3", "--mlflow", self.server.uri,
+                        "--mlflow-experiment", "live", "--json")
+        lines = [json.loads(line) for line in out.splitlines()]
+        summary = lines[-1]
+        self.assertEqual(summary["status"], "completed")
+        mirrored = [line for line in lines if line.get("to") == "mlflow"]
+        self.assertEqual(len(mirrored), 1)
+        found = self.client.get_run(mirrored[0]["mlflow_run_id"])
+        self.assertEqual(found.info.status, "FINISHED")
+        self.assertEqual(found.data.tags["oomlab.run_id"], str(summary["run_id"]))
+        cli("runs", "delete", str(summary["run_id"]), "--db", self.db)
+
+    def test_a_deleted_experiment_is_refused(self):
+        experiment = self.client.create_experiment("deleted")
+        self.client.delete_experiment(experiment)
+        code, _, err = self.export(self.completed, experiment="deleted", check=False)
+        self.assertEqual(code, 1)
+        self.assertIn("the experiment \"deleted\" was deleted there", err)
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """A web server that is not MLflow (it answers 404 to MLflow's API), not logging."""
+
+    def log_message(self, *_):
+        pass
+
+
+class MlflowUnreachable(RunsFixture):
+    """Servers that are down or are not MLflow: a clear error, and the database untouched."""
+
+    def runs_list(self):
+        return cli("runs", "list", "--db", self.db, "--json")[1]
+
+    def test_server_down(self):
+        before = self.runs_list()
+        uri = f"http://127.0.0.1:{free_port()}"
+        code, _, err = cli("runs", "export", str(self.completed), "--db", self.db, "--to",
+                           "mlflow", "--tracking-uri", uri, check=False)
+        self.assertEqual(code, 1)
+        self.assertIn(f"MLflow at {uri} did not answer", err)
+        self.assertIn("nothing was changed in the run database", err)
+        self.assertEqual(self.runs_list(), before)
+        # A run still ends as it would and is kept; the warning says how to send it later.
+        code, out, err = cli("run", "--db", self.db, "--set", "train.max_steps=2", "--mlflow",
+                             uri, check=False)
+        self.assertEqual(code, 0, err)
+        self.assertIn("is saved, but was not sent", err)
+        self.assertIn("--to mlflow --tracking-uri " + uri, err)
+
+    def test_an_address_that_is_not_mlflow(self):
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), QuietHandler)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            uri = f"http://127.0.0.1:{server.server_address[1]}"
+            code, _, err = cli("runs", "export", str(self.completed), "--db", self.db, "--to",
+                               "mlflow", "--tracking-uri", uri, check=False)
+        finally:
+            server.shutdown()
+            server.server_close()
+        self.assertEqual(code, 1)
+        self.assertIn("is this the address of an MLflow tracking server?", err)
+
+    def test_a_uri_that_is_not_http(self):
+        for option in (["runs", "export", str(self.completed), "--db", self.db, "--to",
+                        "mlflow", "--tracking-uri", "file:///tmp/mlruns"],
+                       ["run", "--db", self.db, "--mlflow", "127.0.0.1:5000"]):
+            with self.subTest(command=option[0]):
+                code, _, err = cli(*option, check=False)
+                self.assertEqual(code, 2)
+                self.assertIn("give http://HOST:PORT", err)
+        code, _, err = cli("runs", "export", str(self.completed), "--db", self.db, "--to",
+                           "mlflow", check=False)
+        self.assertEqual(code, 2)
+        self.assertIn("--to mlflow needs --tracking-uri", err)
+
+
+if __name__ == "__main__":
+    unittest.main()
