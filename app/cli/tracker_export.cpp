@@ -12,14 +12,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-trackers::TrackedRun tracked_run(const RunStore& store, std::int64_t run_id) {
-    const std::optional<RunRecord> run = store.find_run(run_id);
-    if (!run) {
-        throw BadInput("ID: there is no run " + std::to_string(run_id) + " in " + store.path());
-    }
-    return {*run, store.run_uid(run_id), store.metrics(run_id), store.events(run_id)};
-}
-
 void report_mlflow(const trackers::TrackedRun& tracked, const trackers::MlflowTarget& target,
                    const trackers::MlflowExport& sent, bool json) {
     if (json) {
@@ -36,20 +28,7 @@ void report_mlflow(const trackers::TrackedRun& tracked, const trackers::MlflowTa
                   << '\n';
         return;
     }
-    std::cout << "run " << tracked.run.id << " -> MLflow " << target.tracking_uri
-              << ", experiment \"" << target.experiment << "\", run " << sent.run_id << ": ";
-    if (sent.unchanged) {
-        std::cout << "already there as it is now, nothing sent\n";
-    } else {
-        std::cout << sent.metric_values << " metric values";
-        for (const std::string& artifact : sent.artifacts) {
-            std::cout << (&artifact == &sent.artifacts.front() ? ", artifacts " : ", ") << artifact;
-        }
-        std::cout << (sent.replaced ? " (replacing an earlier export of it)" : "") << '\n';
-    }
-    for (const std::string& warning : sent.warnings) {
-        std::cout << "  note: " << warning << '\n';
-    }
+    std::cout << describe(tracked, target, sent) << '\n';
 }
 
 void report_tensorboard(const trackers::TrackedRun& tracked,
@@ -63,8 +42,7 @@ void report_tensorboard(const trackers::TrackedRun& tracked,
                   << '\n';
         return;
     }
-    std::cout << "run " << tracked.run.id << " -> TensorBoard " << written.event_file << " ("
-              << written.scalars << " scalar values)\n";
+    std::cout << describe(tracked, written) << '\n';
 }
 
 }  // namespace
@@ -90,7 +68,7 @@ void TrackerTargets::check(const std::string& uri_option) const {
 
 void export_run(const RunStore& store, std::int64_t run_id, const TrackerTargets& targets,
                 bool json) {
-    const trackers::TrackedRun tracked = tracked_run(store, run_id);
+    const trackers::TrackedRun tracked = trackers::tracked_run(store, run_id);
     if (!targets.mlflow_uri.empty()) {
         const trackers::MlflowTarget target{targets.mlflow_uri, targets.experiment};
         report_mlflow(tracked, target, trackers::export_to_mlflow(tracked, target), json);

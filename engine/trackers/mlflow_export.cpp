@@ -226,4 +226,26 @@ MlflowExport export_to_mlflow(const TrackedRun& tracked, const MlflowTarget& tar
     return result;
 }
 
+std::string describe(const TrackedRun& tracked, const MlflowTarget& target,
+                     const MlflowExport& sent) {
+    std::string text = "run " + std::to_string(tracked.run.id) + " -> MLflow " +
+                       target.tracking_uri + ", experiment \"" + target.experiment + "\", run " +
+                       sent.run_id + ": ";
+    if (sent.unchanged) {
+        text += "already there as it is now, nothing sent";
+    } else {
+        text += std::to_string(sent.metric_values) + " metric values";
+        for (const std::string& artifact : sent.artifacts) {
+            text += (&artifact == &sent.artifacts.front() ? ", artifacts " : ", ") + artifact;
+        }
+        if (sent.replaced) {
+            text += " (replacing an earlier export of it)";
+        }
+    }
+    for (const std::string& warning : sent.warnings) {
+        text += "\n  note: " + warning;
+    }
+    return text;
+}
+
 }  // namespace oomlab::trackers

@@ -166,4 +166,9 @@ TensorBoardExport export_to_tensorboard(const TrackedRun& tracked, const std::st
     return result;
 }
 
+std::string describe(const TrackedRun& tracked, const TensorBoardExport& written) {
+    return "run " + std::to_string(tracked.run.id) + " -> TensorBoard " + written.event_file +
+           " (" + std::to_string(written.scalars) + " scalar values)";
+}
+
 }  // namespace oomlab::trackers

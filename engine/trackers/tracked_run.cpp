@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "oomlab/common/errors.h"
+
 namespace oomlab::trackers {
 namespace {
 
@@ -50,6 +52,14 @@ void flatten(const nlohmann::json& value, const std::string& key, std::vector<Ru
 }
 
 }  // namespace
+
+TrackedRun tracked_run(const RunStore& store, std::int64_t run_id) {
+    std::optional<RunRecord> run = store.find_run(run_id);
+    if (!run) {
+        throw BadInput("ID: there is no run " + std::to_string(run_id) + " in " + store.path());
+    }
+    return {std::move(*run), store.run_uid(run_id), store.metrics(run_id), store.events(run_id)};
+}
 
 std::vector<Series> run_series(const TrackedRun& tracked) {
     std::map<int, RankSeries> ranks;

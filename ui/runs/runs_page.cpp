@@ -19,6 +19,7 @@
 #include "common/app_settings.h"
 #include "common/formatting.h"
 #include "export/run_export.h"
+#include "export/tracker_send.h"
 #include "oomlab/advice/oom_fixes.h"
 #include "oomlab/workers/rendezvous.h"
 #include "runs/fix_outcome.h"
@@ -59,6 +60,12 @@ RunsPage::RunsPage(RunDatabase* database, QWidget* parent) : QWidget(parent), m_
     actions->addAction(tr("Rename…"), this, &RunsPage::renameCurrent);
     m_export = actions->addAction(tr("Export…"), this, &RunsPage::exportSelected);
     m_export->setToolTip(tr("Save the selected runs as JSON or their metrics as CSV"));
+    m_sendToTracker = actions->addAction(tr("Send to tracker…"), this, &RunsPage::sendSelected);
+    m_sendToTracker->setObjectName(QStringLiteral("sendToTracker"));
+    m_sendToTracker->setToolTip(
+        tr("Send the selected runs to an MLflow tracking server or a TensorBoard log folder"));
+    m_sender = new TrackerSender(this);
+    connect(m_sender, &TrackerSender::sent, this, &RunsPage::showSent);
     m_delete = actions->addAction(tr("Delete"), this, [this] { deleteSelected(true); });
     // The search above the actions, so the tool bar has the page's whole width: beside the
     // search, Delete (1366 px) and Rename, Export (1024 px) went into its » menu.
@@ -306,6 +313,29 @@ void RunsPage::exportSelected() {
     }
 }
 
+void RunsPage::sendSelected() {
+    const QVector<qint64> ids = selectedRunIds();
+    if (ids.isEmpty() || !m_database->isOpen()) {
+        return;
+    }
+    TrackerDialog dialog(ids.size(), this);
+    if (dialog.exec() == QDialog::Accepted) {
+        m_sender->send(m_database->path(), ids, dialog.target(), /*interactive=*/true);
+    }
+}
+
+void RunsPage::showSent(const QString& report, bool failed, bool interactive) {
+    m_lastSendReport = report;
+    if (!interactive) {
+        return;  // the window tells of sends after a run ended
+    }
+    if (failed) {
+        QMessageBox::warning(this, tr("Send to tracker"), report);
+    } else {
+        QMessageBox::information(this, tr("Send to tracker"), report);
+    }
+}
+
 bool RunsPage::eventFilter(QObject* watched, QEvent* event) {
     if (watched == m_notes && event->type() == QEvent::FocusOut) {
         saveNotes();
@@ -385,6 +415,7 @@ void RunsPage::updateDetails() {
     m_rerun->setEnabled(ids.size() == 1);
     m_delete->setEnabled(!ids.isEmpty());
     m_export->setEnabled(!ids.isEmpty());
+    m_sendToTracker->setEnabled(!ids.isEmpty());
     const RunRecord* run = ids.size() == 1 ? m_model->run(m_model->rowOfRun(ids.front())) : nullptr;
     m_notes->setEnabled(run != nullptr);
     if (!run) {

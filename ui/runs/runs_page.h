@@ -21,6 +21,7 @@ namespace oomlab::ui {
 class RunDatabase;
 class RunsFilterModel;
 class RunsModel;
+class TrackerSender;
 
 class RunsPage : public QWidget {
     Q_OBJECT
@@ -53,6 +54,10 @@ public:
     const QStringList& deleteRefusals() const { return m_deleteRefusals; }
     void renameCurrent();
     void exportSelected();
+    // Asks where (TrackerDialog), then sends the selected runs in the background.
+    void sendSelected();
+    TrackerSender* trackerSender() const { return m_sender; }
+    const QString& lastSendReport() const { return m_lastSendReport; }
 
 signals:
     void compareRequested(const QVector<qint64>& runIds);
@@ -69,6 +74,7 @@ private:
     // An out-of-memory run's fixes and the runs that tried them; a fix run's link.
     QString fixesHtml(const RunRecord& run) const;
     void saveNotes();
+    void showSent(const QString& report, bool failed, bool interactive);
     int currentSourceRow() const;
     // Why the run in `row` cannot be loaded or run again; empty when it can.
     QString whyNotReusable(int row) const;
@@ -76,6 +82,9 @@ private:
     const ExperimentConfig* reusableConfig(const QString& action, int* processes);
 
     RunDatabase* m_database;
+    TrackerSender* m_sender = nullptr;
+    QAction* m_sendToTracker = nullptr;
+    QString m_lastSendReport;
     QStringList m_deleteRefusals;
     QString m_reuseRefusal;
     RunsModel* m_model = nullptr;

@@ -79,6 +79,8 @@ void MainMenus::buildFileMenu() {
     }
     file->addAction(tr("Export selected &runs…"), this,
                     [this] { m_window->runsPage()->exportSelected(); });
+    file->addAction(tr("Send selected runs to a &tracker…"), this,
+                    [this] { m_window->runsPage()->sendSelected(); });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, m_window, &QWidget::close);
 }

@@ -22,6 +22,7 @@
 #include "compare/compare_page.h"
 #include "experiment/config_form.h"
 #include "experiment/experiment_panel.h"
+#include "export/tracker_send.h"
 #include "lessons/lesson_text.h"
 #include "live/live_page.h"
 #include "live/run_controller.h"
@@ -91,6 +92,14 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     connect(m_panel, &ExperimentPanel::stopRequested, this, &MainWindow::stopRun);
     connect(m_live, &LivePage::applyFix, this, &MainWindow::applyFix);
     connect(m_runs, &RunsPage::compareRequested, this, &MainWindow::compareRuns);
+    connect(m_runs->trackerSender(), &TrackerSender::sent, this,
+            [this](const QString& report, bool failed, bool interactive) {
+                if (!interactive) {  // a run sent when it ended: told, never in the way
+                    statusBar()->showMessage(failed ? report.section(QLatin1Char('\n'), -1)
+                                                    : report.section(QLatin1Char('\n'), 0, 0),
+                                             failed ? 0 : 8000);
+                }
+            });
     connect(m_runs, &RunsPage::rerunRequested, this, &MainWindow::rerun);
     connect(m_runs, &RunsPage::configRequested, m_panel,
             [this](const ExperimentConfig& config, int processes) {
@@ -421,6 +430,11 @@ void MainWindow::onRunFinished(const RunEnd& end) {
     if (end.runId > 0) {
         statusBar()->showMessage(tr("Run %1 %2").arg(end.runId).arg(statusName(end.status())),
                                  8000);
+        const TrackerTarget tracker = TrackerTarget::remembered();
+        if (tracker.sendEachRun && tracker.problem().isEmpty() && m_database->isOpen()) {
+            m_runs->trackerSender()->send(m_database->path(), {end.runId}, tracker,
+                                          /*interactive=*/false);
+        }
     }
 }
 

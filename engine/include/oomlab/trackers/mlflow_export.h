@@ -38,4 +38,9 @@ void check_tracking_uri(const std::string& uri, const std::string& option);
 // is not an MLflow server or refuses; a run cut short on the server is deleted again.
 MlflowExport export_to_mlflow(const TrackedRun& tracked, const MlflowTarget& target);
 
+// What was sent, as people read it: "run 3 -> MLflow http://...: 120 metric values, artifacts
+// summary.json", then a line for each warning.
+std::string describe(const TrackedRun& tracked, const MlflowTarget& target,
+                     const MlflowExport& sent);
+
 }  // namespace oomlab::trackers

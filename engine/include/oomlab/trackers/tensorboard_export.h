@@ -24,4 +24,7 @@ std::string tensorboard_run_folder(const TrackedRun& tracked);
 // when it cannot be written.
 TensorBoardExport export_to_tensorboard(const TrackedRun& tracked, const std::string& log_dir);
 
+// "run 3 -> TensorBoard <event file> (120 scalar values)".
+std::string describe(const TrackedRun& tracked, const TensorBoardExport& written);
+
 }  // namespace oomlab::trackers

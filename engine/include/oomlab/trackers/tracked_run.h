@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "oomlab/run/run_record.h"
+#include "oomlab/store/run_store.h"
 
 namespace oomlab::trackers {
 
@@ -20,6 +21,9 @@ struct TrackedRun {
     std::vector<MetricRow> metrics;
     std::vector<EventRow> events;
 };
+
+// Run `run_id` of `store`; throws BadInput when there is none.
+TrackedRun tracked_run(const RunStore& store, std::int64_t run_id);
 
 struct SeriesPoint {
     std::int64_t step = 0;

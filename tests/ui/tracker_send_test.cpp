@@ -1,0 +1,134 @@
+// Runs sent to a tracker from the workbench: the dialog's checks and memory of its target,
+// the Runs page's Send to tracker through the dialog and its answer, and a run sent when it
+// ends. TensorBoard (a folder) stands for both trackers here: MLflow's server is exercised
+// by tests/trackers through the same engine calls.
+#include <QApplication>
+#include <QDir>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QRadioButton>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "export/tracker_send.h"
+#include "runs/runs_page.h"
+#include "ui_test_support.h"
+
+using namespace oomlab;
+using namespace oomlab::ui;
+
+namespace {
+
+// The event files under `logDir`, for run `runId`.
+QStringList eventFiles(const QString& logDir, qint64 runId) {
+    QStringList files;
+    const QDir dir(logDir);
+    for (const QString& folder :
+         dir.entryList({QStringLiteral("%1-*").arg(runId)}, QDir::Dirs | QDir::NoDotAndDotDot)) {
+        for (const QString& file :
+             QDir(dir.filePath(folder)).entryList({QStringLiteral("events.out.tfevents.*")})) {
+            files << dir.filePath(folder + QLatin1Char('/') + file);
+        }
+    }
+    return files;
+}
+
+}  // namespace
+
+class TrackerSendTest : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+
+private slots:
+    void dialogRefusesWhatCannotBeSentToAndRemembersTheRest() {
+        TrackerDialog dialog(2);
+        auto* uri = dialog.findChild<QLineEdit*>(QStringLiteral("trackerUri"));
+        QVERIFY(uri);
+        QCOMPARE(uri->text(), QStringLiteral("http://127.0.0.1:5000"));  // MLflow's default
+        uri->setText(QStringLiteral("127.0.0.1:5000"));
+        dialog.acceptIfValid();
+        QVERIFY2(dialog.problemShown().contains(QStringLiteral("http://HOST:PORT")),
+                 qPrintable(dialog.problemShown()));
+        QCOMPARE(dialog.result(), int(QDialog::Rejected));
+
+        const QList<QRadioButton*> kinds = dialog.findChildren<QRadioButton*>();
+        QCOMPARE(kinds.size(), 2);
+        kinds[1]->setChecked(true);  // TensorBoard, with no folder yet
+        dialog.acceptIfValid();
+        QVERIFY(dialog.problemShown().contains(QStringLiteral("log folder")));
+        dialog.findChild<QLineEdit*>(QStringLiteral("trackerLogDir"))
+            ->setText(m_dir.filePath("tb"));
+        dialog.acceptIfValid();
+        QCOMPARE(dialog.result(), int(QDialog::Accepted));
+        const TrackerTarget saved = TrackerTarget::remembered();
+        QVERIFY(!saved.mlflow);
+        QCOMPARE(saved.logDir, m_dir.filePath("tb"));
+        QCOMPARE(saved.trackingUri, QStringLiteral("127.0.0.1:5000"));  // kept as typed
+        TrackerDialog again(1);                                         // opens on what was chosen
+        QCOMPARE(again.target().logDir, m_dir.filePath("tb"));
+        QVERIFY(!again.target().mlflow);
+    }
+
+    void runsPageSendsTheSelectedRunsAndSaysWhat() {
+        const QString logDir = m_dir.filePath("sent");
+        TrackerTarget{false, {}, {}, logDir, false}.remember();
+        auto window = test::shownWindow(m_dir.filePath("runs.sqlite"));
+        QVERIFY(window);
+        const RunEnd end = test::runAndWait(*window);
+        QCOMPARE(end.status(), RunStatus::Completed);
+        QVERIFY(eventFiles(logDir, end.runId).isEmpty());  // not sent each run
+        RunsPage* runs = window->runsPage();
+        runs->selectRuns({end.runId});
+        // The dialog, then the answer's message box, as a user would go through them.
+        QString told;
+        QTimer answer;
+        connect(&answer, &QTimer::timeout, this, [&] {
+            QWidget* modal = QApplication::activeModalWidget();
+            if (auto* dialog = qobject_cast<TrackerDialog*>(modal)) {
+                dialog->acceptIfValid();
+            } else if (auto* box = qobject_cast<QMessageBox*>(modal)) {
+                told = box->text();
+                box->accept();
+            }
+        });
+        answer.start(50);
+        runs->sendSelected();
+        QTRY_VERIFY_WITH_TIMEOUT(!told.isEmpty(), 30000);
+        QVERIFY2(told.contains(QStringLiteral("-> TensorBoard")), qPrintable(told));
+        QCOMPARE(eventFiles(logDir, end.runId).size(), 1);
+        QVERIFY(told.contains(eventFiles(logDir, end.runId).front()));
+    }
+
+    void aRunIsSentWhenItEndsWhereChosen() {
+        const QString logDir = m_dir.filePath("each");
+        TrackerTarget{false, {}, {}, logDir, true}.remember();
+        auto window = test::shownWindow(m_dir.filePath("each.sqlite"));
+        QVERIFY(window);
+        const RunEnd end = test::runAndWait(*window);
+        QCOMPARE(end.status(), RunStatus::Completed);
+        QTRY_COMPARE_WITH_TIMEOUT(eventFiles(logDir, end.runId).size(), 1, 30000);
+        // The file is written before the report reaches the window.
+        QTRY_VERIFY(
+            window->runsPage()->lastSendReport().contains(QStringLiteral("-> TensorBoard")));
+    }
+
+    void aTrackerThatIsDownIsToldWithoutStoppingAnything() {
+        TrackerSender sender;
+        QSignalSpy sent(&sender, &TrackerSender::sent);
+        // Port 9 (discard) on loopback: nothing listens there on a test machine.
+        sender.send(
+            m_dir.filePath("runs.sqlite"), {1},
+            TrackerTarget{
+                true, QStringLiteral("http://127.0.0.1:9"), QStringLiteral("OOM Lab"), {}, false},
+            false);
+        QTRY_COMPARE_WITH_TIMEOUT(sent.size(), 1, 30000);
+        QVERIFY(sent.front().at(1).toBool());  // failed
+        QVERIFY2(sent.front().at(0).toString().contains(QStringLiteral("did not answer")),
+                 qPrintable(sent.front().at(0).toString()));
+    }
+};
+
+OOMLAB_UI_TEST_MAIN(TrackerSendTest)
+#include "tracker_send_test.moc"

@@ -1,0 +1,216 @@
+#include "export/tracker_send.h"
+
+#include <QCheckBox>
+#include <QDialogButtonBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QRadioButton>
+#include <QVBoxLayout>
+#include <QtConcurrent>
+
+#include "common/app_settings.h"
+#include "oomlab/common/errors.h"
+#include "oomlab/trackers/mlflow_export.h"
+#include "oomlab/trackers/tensorboard_export.h"
+
+namespace oomlab::ui {
+namespace {
+
+QString setting(const char* key, const QString& fallback = {}) {
+    return AppSettings::value(QStringLiteral("trackers/") + QLatin1String(key), fallback)
+        .toString();
+}
+
+void setSetting(const char* key, const QVariant& value) {
+    AppSettings::setValue(QStringLiteral("trackers/") + QLatin1String(key), value);
+}
+
+}  // namespace
+
+TrackerTarget TrackerTarget::remembered() {
+    TrackerTarget target;
+    target.mlflow = setting("kind", QStringLiteral("mlflow")) == QLatin1String("mlflow");
+    target.trackingUri = setting("mlflowUri", QStringLiteral("http://127.0.0.1:5000"));
+    target.experiment = setting("mlflowExperiment", QStringLiteral("OOM Lab"));
+    target.logDir = setting("tensorboardDir");
+    target.sendEachRun = AppSettings::value(QStringLiteral("trackers/sendEachRun"), false).toBool();
+    return target;
+}
+
+void TrackerTarget::remember() const {
+    setSetting("kind", mlflow ? QStringLiteral("mlflow") : QStringLiteral("tensorboard"));
+    setSetting("mlflowUri", trackingUri);
+    setSetting("mlflowExperiment", experiment);
+    setSetting("tensorboardDir", logDir);
+    setSetting("sendEachRun", sendEachRun);
+}
+
+QString TrackerTarget::problem() const {
+    if (!mlflow) {
+        return logDir.trimmed().isEmpty() ? QObject::tr("Choose the log folder TensorBoard reads.")
+                                          : QString();
+    }
+    try {
+        trackers::check_tracking_uri(trackingUri.trimmed().toStdString(), "Tracking URI");
+    } catch (const BadInput& error) {
+        return QString::fromStdString(error.what());
+    }
+    return experiment.trimmed().isEmpty() ? QObject::tr("Name the MLflow experiment.") : QString();
+}
+
+QString TrackerTarget::describe() const {
+    return mlflow ? QObject::tr("MLflow at %1, experiment \"%2\"").arg(trackingUri, experiment)
+                  : QObject::tr("TensorBoard in %1").arg(logDir);
+}
+
+QString sendRunsToTracker(const QString& databasePath, const QVector<qint64>& runIds,
+                          const TrackerTarget& target) {
+    QStringList lines;
+    try {
+        const RunStore store = RunStore::open(databasePath.toStdString());
+        for (const qint64 id : runIds) {
+            const trackers::TrackedRun tracked = trackers::tracked_run(store, id);
+            if (target.mlflow) {
+                const trackers::MlflowTarget mlflow{target.trackingUri.trimmed().toStdString(),
+                                                    target.experiment.trimmed().toStdString()};
+                lines << QString::fromStdString(
+                    describe(tracked, mlflow, trackers::export_to_mlflow(tracked, mlflow)));
+            } else {
+                lines << QString::fromStdString(describe(
+                    tracked,
+                    trackers::export_to_tensorboard(tracked, target.logDir.toStdString())));
+            }
+        }
+    } catch (const std::exception& error) {
+        lines << QStringLiteral("error: ") + QString::fromStdString(error.what());
+    }
+    return lines.join(QLatin1Char('\n'));
+}
+
+TrackerSender::TrackerSender(QObject* parent) : QObject(parent) {
+    connect(&m_watcher, &QFutureWatcher<QString>::finished, this, [this] {
+        const QString report = m_watcher.result();
+        const bool failed =
+            report.section(QLatin1Char('\n'), -1).startsWith(QLatin1String("error: "));
+        emit sent(report, failed, m_interactive);
+        startNext();
+    });
+}
+
+TrackerSender::~TrackerSender() {
+    m_queue.clear();
+    m_watcher.waitForFinished();  // a request is bounded in time (http_client.h)
+}
+
+void TrackerSender::send(const QString& databasePath, const QVector<qint64>& runIds,
+                         const TrackerTarget& target, bool interactive) {
+    m_queue.append({databasePath, runIds, target, interactive});
+    if (!m_watcher.isRunning()) {
+        startNext();
+    }
+}
+
+void TrackerSender::startNext() {
+    if (m_queue.isEmpty()) {
+        return;
+    }
+    const Job job = m_queue.takeFirst();
+    m_interactive = job.interactive;
+    m_watcher.setFuture(QtConcurrent::run(
+        [job] { return sendRunsToTracker(job.databasePath, job.runIds, job.target); }));
+}
+
+TrackerDialog::TrackerDialog(int runCount, QWidget* parent) : QDialog(parent) {
+    setObjectName(QStringLiteral("trackerDialog"));
+    setWindowTitle(runCount > 0 ? tr("Send %n run(s) to a tracker", nullptr, runCount)
+                                : tr("Tracker"));
+    const TrackerTarget saved = TrackerTarget::remembered();
+    m_mlflow = new QRadioButton(tr("MLflow tracking server"));
+    m_tensorboard = new QRadioButton(tr("TensorBoard log folder"));
+    (saved.mlflow ? m_mlflow : m_tensorboard)->setChecked(true);
+    m_uri = new QLineEdit(saved.trackingUri);
+    m_uri->setObjectName(QStringLiteral("trackerUri"));
+    m_experiment = new QLineEdit(saved.experiment);
+    m_experiment->setObjectName(QStringLiteral("trackerExperiment"));
+    m_logDir = new QLineEdit(saved.logDir);
+    m_logDir->setObjectName(QStringLiteral("trackerLogDir"));
+    auto* browse = new QPushButton(tr("Browse…"));
+    connect(browse, &QPushButton::clicked, this, [this] {
+        const QString dir =
+            QFileDialog::getExistingDirectory(this, tr("TensorBoard log folder"), m_logDir->text());
+        if (!dir.isEmpty()) {
+            m_logDir->setText(dir);
+        }
+    });
+    m_sendEachRun = new QCheckBox(tr("Also send each run here when it ends"));
+    m_sendEachRun->setObjectName(QStringLiteral("trackerSendEachRun"));
+    m_sendEachRun->setChecked(saved.sendEachRun);
+    m_sendEachRun->setToolTip(
+        tr("After each run the workbench trains, in the background: a tracker that is down "
+           "never stops or slows a run, and the run stays saved here."));
+
+    auto* form = new QFormLayout;
+    form->addRow(m_mlflow);
+    form->addRow(tr("Tracking URI"), m_uri);
+    form->addRow(tr("Experiment"), m_experiment);
+    form->addRow(m_tensorboard);
+    auto* folder = new QHBoxLayout;
+    folder->addWidget(m_logDir, 1);
+    folder->addWidget(browse);
+    form->addRow(tr("Log folder"), folder);
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
+    buttons->button(QDialogButtonBox::Ok)->setText(runCount > 0 ? tr("Send") : tr("Save"));
+    m_problem = new QLabel;
+    m_problem->setObjectName(QStringLiteral("trackerProblem"));
+    m_problem->setWordWrap(true);
+    m_problem->setStyleSheet(QStringLiteral("color: palette(highlight); font-weight: bold"));
+    m_problem->hide();
+    connect(buttons, &QDialogButtonBox::accepted, this, &TrackerDialog::acceptIfValid);
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(form);
+    layout->addWidget(m_sendEachRun);
+    layout->addWidget(m_problem);
+    layout->addWidget(buttons);
+    connect(m_mlflow, &QRadioButton::toggled, this, &TrackerDialog::updateEnabled);
+    updateEnabled();
+}
+
+TrackerTarget TrackerDialog::target() const {
+    TrackerTarget target;
+    target.mlflow = m_mlflow->isChecked();
+    target.trackingUri = m_uri->text().trimmed();
+    target.experiment = m_experiment->text().trimmed();
+    target.logDir = m_logDir->text().trimmed();
+    target.sendEachRun = m_sendEachRun->isChecked();
+    return target;
+}
+
+void TrackerDialog::acceptIfValid() {
+    const QString problem = target().problem();
+    m_problem->setText(problem);
+    m_problem->setVisible(!problem.isEmpty());
+    if (!problem.isEmpty()) {
+        (m_mlflow->isChecked() ? m_uri : m_logDir)->setFocus();
+        return;
+    }
+    target().remember();
+    accept();
+}
+
+QString TrackerDialog::problemShown() const {
+    return m_problem->isVisibleTo(this) ? m_problem->text() : QString();
+}
+
+void TrackerDialog::updateEnabled() {
+    const bool mlflow = m_mlflow->isChecked();
+    m_uri->setEnabled(mlflow);
+    m_experiment->setEnabled(mlflow);
+    m_logDir->setEnabled(!mlflow);
+}
+
+}  // namespace oomlab::ui

@@ -1,0 +1,95 @@
+// Saved runs sent to a team's tracker from the workbench: MLflow (a tracking server's URI and
+// an experiment) or TensorBoard (a log folder), the same exports as `oomlab-cli runs export
+// --to`. The target is remembered, and so is whether each run is sent when it ends.
+#pragma once
+
+#include <QDialog>
+#include <QFutureWatcher>
+#include <QList>
+#include <QString>
+#include <QVector>
+
+class QCheckBox;
+class QLabel;
+class QLineEdit;
+class QRadioButton;
+
+namespace oomlab::ui {
+
+struct TrackerTarget {
+    bool mlflow = true;  // else TensorBoard
+    QString trackingUri;
+    QString experiment;
+    QString logDir;
+    bool sendEachRun = false;  // after every run the workbench trains
+
+    static TrackerTarget remembered();
+    void remember() const;
+    // Why it cannot be sent to (a URI that is not http, no folder); empty when it can.
+    QString problem() const;
+    QString describe() const;  // "MLflow at URI, experiment E" or "TensorBoard in DIR"
+};
+
+// Sends the runs of the database at `databasePath` (opened here: safe in a worker thread).
+// Returns what was sent, a line per run; throws nothing: a failure is the last line, after
+// "error: ".
+QString sendRunsToTracker(const QString& databasePath, const QVector<qint64>& runIds,
+                          const TrackerTarget& target);
+
+// Sends in a worker thread, one request after another, so that the window (and a run that
+// trains) never waits on a tracker.
+class TrackerSender : public QObject {
+    Q_OBJECT
+
+public:
+    explicit TrackerSender(QObject* parent = nullptr);
+    ~TrackerSender() override;
+
+    // `interactive`: asked for by the user (shown in a message), else after a run ended.
+    void send(const QString& databasePath, const QVector<qint64>& runIds,
+              const TrackerTarget& target, bool interactive);
+    bool busy() const { return m_watcher.isRunning() || !m_queue.isEmpty(); }
+
+signals:
+    // `report`: sendRunsToTracker's lines; `failed` when its last line is an error.
+    void sent(const QString& report, bool failed, bool interactive);
+
+private:
+    struct Job {
+        QString databasePath;
+        QVector<qint64> runIds;
+        TrackerTarget target;
+        bool interactive = false;
+    };
+    void startNext();
+
+    QList<Job> m_queue;
+    bool m_interactive = false;
+    QFutureWatcher<QString> m_watcher;
+};
+
+class TrackerDialog : public QDialog {
+    Q_OBJECT
+
+public:
+    // `runCount`: how many runs the dialog sends (0: only the choice of target is edited).
+    TrackerDialog(int runCount, QWidget* parent = nullptr);
+
+    TrackerTarget target() const;
+    // OK: remembers the target and closes, or says what is wrong with it and stays open.
+    void acceptIfValid();
+    QString problemShown() const;  // what it said, empty when nothing
+
+private:
+    void updateEnabled();
+
+    QRadioButton* m_mlflow;
+    QRadioButton* m_tensorboard;
+    QLineEdit* m_uri;
+    QLineEdit* m_experiment;
+    QLineEdit* m_logDir;
+    QCheckBox* m_sendEachRun;
+    QLabel* m_problem;
+};
+
+}  // namespace oomlab::ui
