@@ -17,3 +17,26 @@ measure() {  # command...
     /usr/bin/time -f '%e %M' -o "$scratch/time.txt" "$@" >/dev/null || true
     awk '{printf "%.2f %.0f", $1, $2 / 1024}' "$scratch/time.txt"
 }
+
+# A real run of 200 steps whose metric rows are repeated, each copy's steps after the last,
+# until it has `rows` rows: the database of a long run.
+make_long_run() {  # rows database
+    rm -f "$2" "$2-wal" "$2-shm"
+    "$cli" run --db "$2" --set train.max_steps=200 >/dev/null
+    "$python" - "$1" "$2" <<'PY'
+import sqlite3, sys
+rows, path = int(sys.argv[1]), sys.argv[2]
+db = sqlite3.connect(path)
+columns = [c[1] for c in db.execute("PRAGMA table_info(metrics)") if c[1] != "id"]
+have = db.execute("SELECT count(*), max(step) FROM metrics").fetchone()
+listed = ", ".join(columns)
+shifted = ", ".join("step + ?" if c == "step" else c for c in columns)
+base = db.execute("SELECT min(id), max(id) FROM metrics").fetchone()
+copy, count = 1, have[0]
+while count < rows:
+    db.execute(f"INSERT INTO metrics ({listed}) SELECT {shifted} FROM metrics "
+               f"WHERE id BETWEEN ? AND ?", (copy * (have[1] + 1), base[0], base[1]))
+    copy, count = copy + 1, count + have[0]
+db.commit()
+PY
+}

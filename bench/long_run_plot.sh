@@ -15,32 +15,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/growth_common.sh" "$@"
 gui=${GUI:-$build_dir/app/oomlab}
 export QT_QPA_PLATFORM=offscreen
 
-make_run() {  # rows database
-    rm -f "$2" "$2-wal" "$2-shm"
-    "$cli" run --db "$2" --set train.max_steps=200 >/dev/null
-    # The run's rows repeated, each copy's steps after the last, to `rows` rows.
-    "$python" - "$1" "$2" <<'PY'
-import sqlite3, sys
-rows, path = int(sys.argv[1]), sys.argv[2]
-db = sqlite3.connect(path)
-columns = [c[1] for c in db.execute("PRAGMA table_info(metrics)") if c[1] != "id"]
-have = db.execute("SELECT count(*), max(step) FROM metrics").fetchone()
-listed = ", ".join(columns)
-shifted = ", ".join("step + ?" if c == "step" else c for c in columns)
-base = db.execute("SELECT min(id), max(id) FROM metrics").fetchone()
-copy, count = 1, have[0]
-while count < rows:
-    db.execute(f"INSERT INTO metrics ({listed}) SELECT {shifted} FROM metrics "
-               f"WHERE id BETWEEN ? AND ?", (copy * (have[1] + 1), base[0], base[1]))
-    copy, count = copy + 1, count + have[0]
-db.commit()
-PY
-}
-
 printf '%9s | %26s | %26s\n' rows "oomlab --export-plot s / MiB" "python sqlite3 rows s / MiB"
 for rows in ${ROWS:-20000 200000 2000000}; do
     db="$scratch/long_run_$rows.sqlite"
-    [[ -f "$db" ]] || make_run "$rows" "$db"
+    [[ -f "$db" ]] || make_long_run "$rows" "$db"
     read -r ours ours_mib <<<"$(measure "$gui" --db "$db" --export-plot 1 --view memory \
         --out "$scratch/long_run.png" --force 2>/dev/null)"
     read -r theirs theirs_mib <<<"$(measure "$python" -c \

@@ -24,6 +24,8 @@ constexpr int kDtype = 1, kShape = 2, kStringVal = 8;
 constexpr int kDtString = 7;
 }  // namespace tensor
 
+constexpr std::size_t kBufferBytes = 1 << 20;
+
 constexpr std::array<std::uint32_t, 256> crc32c_table() {
     std::array<std::uint32_t, 256> table{};
     for (std::uint32_t i = 0; i < 256; ++i) {
@@ -68,7 +70,7 @@ std::uint32_t crc32c(std::string_view data) {
     return crc ^ 0xffffffffu;
 }
 
-EventFile::EventFile(double start_wall_time) {
+EventFile::EventFile(const std::string& path, double start_wall_time) : m_file(path) {
     ProtoMessage first;
     first.float64(event::kWallTime, start_wall_time).bytes(event::kFileVersion, "brain.Event:2");
     add_record(first.serialized());
@@ -82,13 +84,27 @@ void EventFile::add(double wall_time, std::int64_t step, const ProtoMessage& sum
     add_record(message.serialized());
 }
 
+void EventFile::commit() {
+    write_buffer();
+    m_file.commit(m_written);
+}
+
 void EventFile::add_record(std::string_view event) {
     std::string length;
     append_le(length, event.size(), 8);
-    m_bytes += length;
-    append_le(m_bytes, masked_crc(length), 4);
-    m_bytes.append(event);
-    append_le(m_bytes, masked_crc(event), 4);
+    m_buffer += length;
+    append_le(m_buffer, masked_crc(length), 4);
+    m_buffer.append(event);
+    append_le(m_buffer, masked_crc(event), 4);
+    if (m_buffer.size() >= kBufferBytes) {
+        write_buffer();
+    }
+}
+
+void EventFile::write_buffer() {
+    m_file.write_at(m_written, m_buffer.data(), m_buffer.size());
+    m_written += m_buffer.size();
+    m_buffer.clear();
 }
 
 ProtoMessage scalar_value(std::string_view tag, float simple_value) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/atomic_file.h"
 #include "trackers/proto_message.h"
 
 namespace oomlab::trackers {
@@ -13,19 +14,23 @@ namespace oomlab::trackers {
 // CRC-32C (Castagnoli), as TFRecord files checksum their records.
 std::uint32_t crc32c(std::string_view data);
 
+// Written to `path` as it is made, a megabyte at a time, and put in place by commit(): a
+// reader never sees half a file, and a long run's events are never all in memory.
 class EventFile {
 public:
-    explicit EventFile(double start_wall_time);
+    EventFile(const std::string& path, double start_wall_time);
 
     // One Event with `summary` (a Summary message) at `step`.
     void add(double wall_time, std::int64_t step, const ProtoMessage& summary);
-    // The whole file's bytes.
-    const std::string& bytes() const { return m_bytes; }
+    void commit();
 
 private:
     void add_record(std::string_view event);
+    void write_buffer();
 
-    std::string m_bytes;
+    AtomicFile m_file;
+    std::string m_buffer;
+    std::uint64_t m_written = 0;
 };
 
 // Summary.Value messages.

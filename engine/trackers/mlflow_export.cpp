@@ -106,13 +106,27 @@ void log_in_batches(MlflowApi& api, const std::string& run_id, const char* key, 
     }
 }
 
-Json metrics_of(const TrackedRun& tracked, std::int64_t start_ms) {
-    Json metrics = Json::array();
+// Sends every metric value of the run, a batch at a time as they are made (a long run's
+// values never all in memory as JSON); returns how many.
+std::size_t send_metrics(MlflowApi& api, const std::string& run_id, const TrackedRun& tracked,
+                         std::int64_t start_ms) {
+    Json batch = Json::array();
+    std::size_t sent = 0;
+    const auto flush = [&] {
+        if (!batch.empty()) {
+            sent += batch.size();
+            api.post("runs/log-batch", {{"run_id", run_id}, {"metrics", std::move(batch)}});
+            batch = Json::array();
+        }
+    };
     const auto add = [&](const std::string& key, std::int64_t step, double wall_ms, double value) {
-        metrics.push_back({{"key", key},
-                           {"value", metric_value(value)},
-                           {"timestamp", start_ms + static_cast<std::int64_t>(wall_ms)},
-                           {"step", step}});
+        batch.push_back({{"key", key},
+                         {"value", metric_value(value)},
+                         {"timestamp", start_ms + static_cast<std::int64_t>(wall_ms)},
+                         {"step", step}});
+        if (batch.size() == kMetricsPerBatch) {
+            flush();
+        }
     };
     for (const Series& series : run_series(tracked)) {
         for (const SeriesPoint& point : series.points) {
@@ -123,7 +137,8 @@ Json metrics_of(const TrackedRun& tracked, std::int64_t start_ms) {
     for (const auto& [name, value] : final_values(tracked.run)) {
         add(name, outcome.steps, outcome.wall_seconds * 1000.0, value);
     }
-    return metrics;
+    flush();
+    return sent;
 }
 
 void send_artifacts(MlflowApi& api, const TrackedRun& tracked, const std::string& artifact_uri,
@@ -202,9 +217,7 @@ MlflowExport export_to_mlflow(const TrackedRun& tracked, const MlflowTarget& tar
             params.push_back({{"key", param.key}, {"value", cut(param.text, kLongestParam)}});
         }
         log_in_batches(api, result.run_id, "params", params, kParamsPerBatch);
-        const Json metrics = metrics_of(tracked, start_ms);
-        log_in_batches(api, result.run_id, "metrics", metrics, kMetricsPerBatch);
-        result.metric_values = metrics.size();
+        result.metric_values = send_metrics(api, result.run_id, tracked, start_ms);
         send_artifacts(api, tracked, artifact_uri, result);
         if (run.outcome.status != RunStatus::Running) {
             api.post("runs/update",

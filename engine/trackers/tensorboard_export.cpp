@@ -6,7 +6,6 @@
 #include <system_error>
 
 #include "oomlab/common/errors.h"
-#include "oomlab/common/files.h"
 #include "oomlab/common/format.h"
 #include "trackers/event_file.h"
 
@@ -110,8 +109,20 @@ TensorBoardExport export_to_tensorboard(const TrackedRun& tracked, const std::st
     const double start = static_cast<double>(run_start_epoch_ms(run)) / 1000.0;
     const std::int64_t last_step = run.outcome.steps;
     const double end = start + run.outcome.wall_seconds;
-    EventFile events(start);
     TensorBoardExport result;
+    result.run_folder = tensorboard_run_folder(tracked);
+    const fs::path folder = fs::path(log_dir) / result.run_folder;
+    std::error_code error;
+    fs::create_directories(folder, error);
+    if (error) {
+        throw Error("cannot make the folder " + folder.string() + ": " + error.message());
+    }
+    // One file per run, named by the run: a second export replaces the first.
+    result.event_file =
+        (folder / ("events.out.tfevents." + std::to_string(static_cast<std::int64_t>(start)) +
+                   ".oomlab-" + tracked.uid))
+            .string();
+    EventFile events(result.event_file, start);
 
     events.add(start, 0,
                summary_of(plugin_value(
@@ -150,19 +161,7 @@ TensorBoardExport export_to_tensorboard(const TrackedRun& tracked, const std::st
                                            plugin_data(hparams::kSessionEndInfo, info))));
     }
 
-    result.run_folder = tensorboard_run_folder(tracked);
-    const fs::path folder = fs::path(log_dir) / result.run_folder;
-    std::error_code error;
-    fs::create_directories(folder, error);
-    if (error) {
-        throw Error("cannot make the folder " + folder.string() + ": " + error.message());
-    }
-    // One file per run, named by the run: a second export replaces the first.
-    result.event_file =
-        (folder / ("events.out.tfevents." + std::to_string(static_cast<std::int64_t>(start)) +
-                   ".oomlab-" + tracked.uid))
-            .string();
-    write_file_atomically(result.event_file, events.bytes());
+    events.commit();
     return result;
 }
 

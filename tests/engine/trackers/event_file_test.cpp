@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
+
+#include "test_support.h"
 
 namespace oomlab::trackers {
 namespace {
@@ -24,11 +27,17 @@ TEST(ProtoMessage, EncodesTheWireFormat) {
 }
 
 TEST(EventFile, FramesEachRecordWithItsLengthAndChecksums) {
-    EventFile file(1000.0);
-    const std::string& bytes = file.bytes();
+    const test::TempDir dir;
+    const std::string path = dir.file("events.out.tfevents.1");
+    {
+        EventFile file(path, 1000.0);
+        file.add(1001.0, 7, summary_of(scalar_value("train/loss", 0.5f)));
+        EXPECT_FALSE(std::filesystem::exists(path));  // in place only once committed
+        file.commit();
+    }
+    const std::string bytes = test::read_text(path);
     std::uint64_t length = 0;
     std::memcpy(&length, bytes.data(), 8);
-    ASSERT_EQ(bytes.size(), 8 + 4 + length + 4);
     const std::string event = bytes.substr(12, length);
     EXPECT_NE(event.find("brain.Event:2"), std::string::npos);
     std::uint32_t stored = 0;
@@ -36,8 +45,20 @@ TEST(EventFile, FramesEachRecordWithItsLengthAndChecksums) {
     const std::uint32_t crc = crc32c(event);
     EXPECT_EQ(stored, ((crc >> 15) | (crc << 17)) + 0xa282ead8u);
 
-    file.add(1001.0, 7, summary_of(scalar_value("train/loss", 0.5f)));
-    EXPECT_GT(file.bytes().size(), 8 + 4 + length + 4 + 16);
+    // The second record: the scalar, whole, and nothing after it.
+    const std::size_t second = 8 + 4 + length + 4;
+    std::uint64_t second_length = 0;
+    std::memcpy(&second_length, bytes.data() + second, 8);
+    EXPECT_EQ(bytes.size(), second + 8 + 4 + second_length + 4);
+    EXPECT_NE(bytes.substr(second + 12, second_length).find("train/loss"), std::string::npos);
+}
+
+TEST(EventFile, AFileNeverCommittedLeavesNothing) {
+    const test::TempDir dir;
+    const std::string path = dir.file("events.out.tfevents.2");
+    { EventFile file(path, 1000.0); }
+    EXPECT_FALSE(std::filesystem::exists(path));
+    EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
 }
 
 }  // namespace
