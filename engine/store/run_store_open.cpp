@@ -4,6 +4,8 @@
 #include "oomlab/store/run_store.h"
 
 #include <sqlite3.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <optional>
@@ -170,6 +172,25 @@ std::optional<BadInput> unusable_file(const std::string& path, const sqlite::Sql
     }
 }
 
+// Why an existing, readable file cannot be written here (a read-only mount, a copied file
+// without write permission), or nullopt. SQLite must write beside a database in WAL mode to
+// open it as usual (its -shm file), so such a file is opened read-only instead.
+std::optional<std::string> why_not_writable(const std::string& path) {
+    std::string folder = std::filesystem::path(path).parent_path().string();
+    if (folder.empty()) {
+        folder = ".";
+    }
+    if (::access(path.c_str(), R_OK) != 0 ||
+        (::access(path.c_str(), W_OK) == 0 && ::access(folder.c_str(), W_OK) == 0)) {
+        return std::nullopt;
+    }
+    struct statvfs file_system {};
+    if (::statvfs(folder.c_str(), &file_system) == 0 && (file_system.f_flag & ST_RDONLY) != 0) {
+        return "the run store " + path + " is on a read-only file system";
+    }
+    return "the run store " + path + " (or its folder) cannot be written by this user";
+}
+
 }  // namespace
 
 RunStore RunStore::open(const std::string& path) {
@@ -199,25 +220,34 @@ RunStore RunStore::open(const std::string& path) {
                                                        {},
                                                        {}}));
     } catch (const sqlite::SqliteError& error) {
+        const int code = error.code();
+        if (code == SQLITE_CANTOPEN || code == SQLITE_PERM || code == SQLITE_READONLY) {
+            if (const auto why = why_not_writable(path)) {
+                return open_read_only(
+                    path, *why,
+                    "copy it to a folder you may write to and open the copy (the copy is "
+                    "changed, this file stays as it is)");
+            }
+        }
         if (auto bad_input = unusable_file(path, error)) {
             throw *bad_input;
         }
         if (store::disk_is_full(path)) {
-            return open_on_full_disk(path);
+            return open_read_only(path, "the disk holding the run store " + path + " is full",
+                                  "free space on that disk (other files), then try again");
         }
         throw;
     }
 }
 
-RunStore RunStore::open_on_full_disk(const std::string& path) {
+RunStore RunStore::open_read_only(const std::string& path, const std::string& why,
+                                  const std::string& what_to_do) {
     sqlite::Database database = sqlite::Database::open_immutable(path);
     store::refuse_unless_run_store(database);
     const int version = static_cast<int>(database.query_int("PRAGMA user_version"));
-    const std::string full = "the disk holding the run store " + path + " is full";
     if (version != store::latest_schema_version()) {
-        throw Error(full +
-                    ", and the file must be upgraded to be read by this version; free "
-                    "space on that disk, then try again");
+        throw BadInput(why + ", and the file was written by an older OOM Lab: it must be " +
+                       "upgraded to be read by this version, which writes to it; " + what_to_do);
     }
     sqlite::Statement insert_metric =
         database.prepare(store::insert_sql("metrics", store::kMetricColumns, "run_id"));
@@ -228,10 +258,11 @@ RunStore RunStore::open_on_full_disk(const std::string& path) {
                                                store::DiskReserve(path),
                                                {},
                                                {},
-                                               full + " and holds nothing beside it to change the "
-                                                      "file with (not even to delete a run): "
-                                                      "free space on that disk (other files), "
-                                                      "then try again"});
+                                               why +
+                                                   ": its runs can be read, not changed (none "
+                                                   "trained into it, deleted, renamed or "
+                                                   "tagged); " +
+                                                   what_to_do});
     return RunStore(std::move(impl));
 }
 

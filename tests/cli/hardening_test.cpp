@@ -336,6 +336,55 @@ TEST_F(Hardening, AReadOnlyDatabaseIsReadAndWritesSayWhy) {
     EXPECT_EQ(run_count(), 1u);
 }
 
+// A database copied alone onto a read-only file system (no -wal or -shm beside it, which
+// SQLite must make to open it as usual): its runs are read, every write says why not and
+// what to do, and one of an older version says it needs a writable copy to be upgraded.
+TEST_F(Hardening, ACopiedDatabaseOnAReadOnlyMountIsRead) {
+    make_database();
+    const std::string source = file("copied");
+    const std::string mount = file("readonly-copy");
+    std::filesystem::create_directories(source);
+    std::filesystem::create_directory(mount);
+    {
+        RunStore store = RunStore::open(db());  // its log moved into the file, as a copy is
+    }
+    std::filesystem::copy_file(db(), source + "/runs.sqlite");
+    std::filesystem::copy_file(test::fixture("store/runs-v1.sqlite"), source + "/old.sqlite");
+    for (const char* beside : {"-wal", "-shm"}) {
+        ASSERT_FALSE(std::filesystem::exists(source + "/runs.sqlite" + beside));
+    }
+    if (getuid() != 0 ||
+        test::run_command("mount --bind " + test::shell_quote(source) + " " +
+                          test::shell_quote(mount) + " 2>/dev/null && mount -o remount,bind,ro " +
+                          test::shell_quote(mount))
+                .exit_code != 0) {
+        GTEST_SKIP() << "needs root to mount a folder read-only";
+    }
+    const Unmount unmount{mount};
+    const std::string seen = mount + "/runs.sqlite";
+    const auto listed = run_cli({"runs", "list", "--db", seen, "--json"});
+    EXPECT_EQ(listed.exit_code, 0) << listed.err;
+    EXPECT_EQ(listed.lines().size(), 1u);
+    EXPECT_EQ(run_cli({"runs", "show", "1", "--db", seen}).exit_code, 0);
+    for (const std::vector<std::string>& write : {std::vector<std::string>{"runs", "tag", "1", "x"},
+                                                  {"run", "--set", "train.max_steps=1"}}) {
+        std::vector<std::string> args = write;
+        args.insert(args.end(), {"--db", seen});
+        const auto refused = run_cli(args);
+        EXPECT_EQ(refused.exit_code, 2) << refused.err;
+        EXPECT_NE(refused.err.find(seen + " is on a read-only file system: its runs can be read, "
+                                          "not changed"),
+                  std::string::npos)
+            << refused.err;
+        EXPECT_NE(refused.err.find("copy it to a folder you may write to"), std::string::npos);
+    }
+    const auto old = run_cli({"runs", "list", "--db", mount + "/old.sqlite"});
+    EXPECT_EQ(old.exit_code, 2) << old.err;
+    EXPECT_NE(old.err.find("written by an older OOM Lab: it must be upgraded"), std::string::npos)
+        << old.err;
+    EXPECT_EQ(old.err.find("cannot open the run store for writing"), std::string::npos);
+}
+
 // --- Inputs that are not files, or not UTF-8 -------------------------------------------------
 
 TEST_F(Hardening, FifosAndDevicesAreNeverRead) {

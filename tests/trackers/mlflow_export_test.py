@@ -150,9 +150,10 @@ class MlflowExport(RunsFixture):
             cli("runs", "tag", str(self.completed), "--db", self.db, "")
 
     def test_run_mirrors_itself_when_it_ends(self):
+        snapshot = os.path.join(self.folder, "mirrored.pickle")
         _, out, _ = cli("run", "--db", self.db, "--name", "mirrored", "--set",
-                        "train.max_steps=3", "--mlflow", self.server.uri,
-                        "--mlflow-experiment", "live", "--json")
+                        "train.max_steps=3", "--set", "debug.memory_snapshot=" + snapshot,
+                        "--mlflow", self.server.uri, "--mlflow-experiment", "live", "--json")
         lines = [json.loads(line) for line in out.splitlines()]
         summary = lines[-1]
         self.assertEqual(summary["status"], "completed")
@@ -161,6 +162,10 @@ class MlflowExport(RunsFixture):
         found = self.client.get_run(mirrored[0]["mlflow_run_id"])
         self.assertEqual(found.info.status, "FINISHED")
         self.assertEqual(found.data.tags["oomlab.run_id"], str(summary["run_id"]))
+        # The run's memory snapshot went with it, whole.
+        sizes = {a.path: a.file_size for a in self.client.list_artifacts(found.info.run_id)}
+        self.assertEqual(sizes["mirrored.pickle"], os.path.getsize(snapshot))
+        self.assertIn("summary.json", sizes)
         cli("runs", "delete", str(summary["run_id"]), "--db", self.db)
 
     def test_a_deleted_experiment_is_refused(self):

@@ -103,9 +103,11 @@ public:
 private:
     struct Impl;
     explicit RunStore(std::unique_ptr<Impl> impl);
-    // What open() falls back to when the disk is too full to open the file as usual: the
-    // runs can be read (list, show, export), and every write says why not.
-    static RunStore open_on_full_disk(const std::string& path);
+    // What open() falls back to when the file cannot be opened as usual (its disk is full, or
+    // it cannot be written here): the runs can be read (list, show, export), and every write
+    // says `why` not and `what_to_do`.
+    static RunStore open_read_only(const std::string& path, const std::string& why,
+                                   const std::string& what_to_do);
     std::unique_ptr<Impl> m_impl;
 };
 
