@@ -70,7 +70,9 @@ packages=(
 # Debian's own torchrun and Slurm (a cluster of one node the test starts), outside programs the
 # suite launches the engine with.
 # MLflow and TensorBoard come from the package index into a virtual environment (python3-venv).
-[[ "$mode" != test ]] || packages+=(python3-torch slurmd slurmctld slurm-client munge python3-venv)
+# A real window manager (openbox) for the first-start test; xprop tells when it is up.
+[[ "$mode" != test ]] || packages+=(python3-torch slurmd slurmctld slurm-client munge python3-venv
+                                    openbox x11-utils)
 [[ "$mode" != fuzz ]] || packages+=(clang libclang-rt-14-dev)
 [[ "$mode" != cuda-test ]] || packages+=(python3-venv)
 [[ "$mode" != format-check ]] || packages=(clang-format)

@@ -8,6 +8,7 @@
 #include <QMessageBox>
 #include <QScreen>
 #include <QScrollArea>
+#include <QShowEvent>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTimer>
@@ -125,6 +126,36 @@ void MainWindow::fitScreen() {
     resize(size().boundedTo(room.size()));
     if (!room.contains(geometry())) {
         move(room.x() + (room.width() - width()) / 2, room.y() + (room.height() - height()) / 2);
+    }
+}
+
+void MainWindow::fitFrameToScreen() {
+    if (isMaximized() || isFullScreen() || !screen()) {
+        return;
+    }
+    const QRect available = screen()->availableGeometry();
+    const QRect frame = frameGeometry();
+    if (available.contains(frame)) {
+        return;
+    }
+    const QSize decoration = frame.size() - size();
+    resize(size().boundedTo(available.size() - decoration));
+    const QSize framed = size() + decoration;
+    move(available.x() + std::max(0, (available.width() - framed.width()) / 2),
+         available.y() + std::max(0, (available.height() - framed.height()) / 2));
+}
+
+void MainWindow::showEvent(QShowEvent* event) {
+    QMainWindow::showEvent(event);
+    if (m_frameFitted) {
+        return;
+    }
+    m_frameFitted = true;
+    // The window manager frames and places the window after it is shown, and says how large
+    // the frame is only then: with openbox on a 768 px screen the guessed room put the status
+    // bar below the screen. Checked again as the frame arrives; a frame that fits is left.
+    for (const int ms : {50, 300, 1000}) {
+        QTimer::singleShot(ms, this, &MainWindow::fitFrameToScreen);
     }
 }
 

@@ -83,8 +83,13 @@ public:
     // session starts watchable, so the first run's curves move for several seconds.
     void setTrainingPace(RunController::Pace pace);
 
+    // Moves and shrinks the window so that its frame (title bar and borders, which the window
+    // manager adds once it is shown) is on the screen's free area; a maximised window is left.
+    void fitFrameToScreen();
+
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void showEvent(QShowEvent* event) override;
 
 private:
     void wireController();
@@ -111,6 +116,7 @@ private:
     QPointer<LessonFlow> m_lessonFlow;
     QFont m_baseFont;
     double m_zoom = 1.0;
+    bool m_frameFitted = false;
     bool m_presenting = false;
     QDockWidget* m_experimentDock = nullptr;
     RunController::Pace m_paceBeforeLesson = RunController::Pace::Full;

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs a Qt test under a real window manager: Xvfb at SIZE (e.g. 1366x768) with openbox on it,
+# the test on Qt's xcb platform; both are stopped when it ends, however it ends. Exits 77
+# (skipped) where Xvfb or openbox is missing.
+#
+#   with_window_manager.sh SIZE TEST_PROGRAM [ARGUMENTS]...
+set -euo pipefail
+size="$1"
+shift
+for program in Xvfb openbox xprop; do
+    command -v "$program" >/dev/null || { echo "skipped: $program is not installed"; exit 77; }
+done
+pids=()
+cleanup() { ((${#pids[@]})) && kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null || true; }
+trap cleanup EXIT
+# A display number of its own: Xvfb says which one it took.
+exec {display_fd}<> <(:)
+Xvfb -displayfd "$display_fd" -screen 0 "${size}x24" -nolisten tcp >/dev/null 2>&1 &
+pids+=($!)
+read -r -t 20 -u "$display_fd" number || { echo "Xvfb did not start" >&2; exit 1; }
+export DISPLAY=":$number"
+openbox >/dev/null 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do  # the window manager announces itself on the root window
+    xprop -root _NET_SUPPORTING_WM_CHECK 2>/dev/null | grep -q 'window id' && break
+    sleep 0.1
+done
+QT_QPA_PLATFORM=xcb "$@"
