@@ -119,7 +119,7 @@ QStringList clippedControls(const QWidget* window) {
 QStringList cutLegendEntries(const QWidget* window) {
     QStringList cut;
     for (ThemedPlot* plot : window->findChildren<ThemedPlot*>()) {
-        if (!visibleInWindow(plot) || !plot->legend->visible()) {
+        if (!visibleInWindow(plot)) {
             continue;
         }
         plot->replot(QCustomPlot::rpImmediateRefresh);  // lays the legend out
@@ -133,7 +133,7 @@ QStringList cutLegendEntries(const QWidget* window) {
                        .arg(data.height())
                        .arg(line);
         }
-        for (int i = 0; i < plot->legend->itemCount(); ++i) {
+        for (int i = 0; plot->legend->visible() && i < plot->legend->itemCount(); ++i) {
             QCPAbstractLegendItem* item = plot->legend->item(i);
             if (!item) {  // an empty cell of the legend's grid
                 continue;

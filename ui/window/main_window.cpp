@@ -135,7 +135,10 @@ void MainWindow::fitFrameToScreen() {
     }
     const QRect available = screen()->availableGeometry();
     const QRect frame = frameGeometry();
-    if (available.contains(frame)) {
+    // No frame yet (or none at all, without a window manager): nothing learned since the
+    // window was sized to fit before it was shown. A size set since it was shown was chosen
+    // (by the user, or a program placing it) and is kept.
+    if (frame == geometry() || available.contains(frame) || size() != m_sizeWhenShown) {
         return;
     }
     const QSize decoration = frame.size() - size();
@@ -143,6 +146,7 @@ void MainWindow::fitFrameToScreen() {
     const QSize framed = size() + decoration;
     move(available.x() + std::max(0, (available.width() - framed.width()) / 2),
          available.y() + std::max(0, (available.height() - framed.height()) / 2));
+    m_sizeWhenShown = size();
 }
 
 void MainWindow::showEvent(QShowEvent* event) {
@@ -151,6 +155,7 @@ void MainWindow::showEvent(QShowEvent* event) {
         return;
     }
     m_frameFitted = true;
+    m_sizeWhenShown = size();
     // The window manager frames and places the window after it is shown, and says how large
     // the frame is only then: with openbox on a 768 px screen the guessed room put the status
     // bar below the screen. Checked again as the frame arrives; a frame that fits is left.

@@ -117,6 +117,7 @@ private:
     QFont m_baseFont;
     double m_zoom = 1.0;
     bool m_frameFitted = false;
+    QSize m_sizeWhenShown;
     bool m_presenting = false;
     QDockWidget* m_experimentDock = nullptr;
     RunController::Pace m_paceBeforeLesson = RunController::Pace::Full;
