@@ -3,8 +3,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "calibration.h"
 #include "cli_context.h"
 #include "oomlab/config/config_io.h"
+#include "oomlab/config/config_keys.h"
 #include "oomlab/estimator/estimator.h"
 #include "oomlab/run/run_json.h"
 #include "oomlab/workers/rendezvous.h"
@@ -53,14 +55,26 @@ void add_estimate_command(CLI::App& app, int& exit_code) {
         ->add_option("--nproc", *nproc,
                      "Predict one rank of a data-parallel run of N processes (distributed.shard)")
         ->check(CLI::Range(1, kMostRanks));
+    auto db = std::make_shared<std::string>(default_db_path());
+    command->add_option("--db", *db, "Run database whose runs give the estimator's record")
+        ->capture_default_str();
     command->callback([=, &exit_code] {
         const ExperimentConfig config = options->build();
         validate_data_parallel(config, *nproc, config.device.rfind("cuda", 0) == 0);
         const MemoryEstimate estimate = estimate_memory(config, profile_data(config), *nproc);
+        const std::optional<EstimateRecord> record =
+            estimate_record(*db, get_config_value(config, "model.kind"));
         if (*json) {
-            std::cout << json_line(estimate_json(estimate)) << '\n';
+            auto value = estimate_json(estimate);
+            value["record"] = record ? record_json(record->all) : nlohmann::ordered_json(nullptr);
+            value["record_of_model"] =
+                record ? record_json(record->of_model) : nlohmann::ordered_json(nullptr);
+            std::cout << json_line(value) << '\n';
         } else {
             print_estimate(estimate);
+            if (record) {
+                print_estimate_record(*record);
+            }
         }
         exit_code = kExitOk;
     });

@@ -11,6 +11,7 @@
 #include "oomlab/run/memory_diff.h"
 #include "oomlab/run/run_json.h"
 #include "oomlab/store/run_store.h"
+#include "calibration.h"
 #include "tracker_export.h"
 
 namespace oomlab::cli {
@@ -195,6 +196,7 @@ void add_runs_command(CLI::App& app, int& exit_code) {
         }
     }
     add_diff_command(*runs, exit_code);
+    add_calibration_command(*runs, exit_code);
     runs->get_subcommand("list")->callback([=, &exit_code] {
         const RunStore store = open_saved_runs(*db);
         const auto all = store.list_runs();

@@ -6,7 +6,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include "cli_runner.h"
+
+#include "oomlab/run/prediction_check.h"
 #include "oomlab/store/run_store.h"
 #include "test_support.h"
 
@@ -61,6 +64,58 @@ TEST_F(SavedRuns, AFixIsForARunThereThatDidNotComplete) {
     EXPECT_EQ(completed.exit_code, 2);
     EXPECT_NE(completed.err.find("--fix-of: run 1 completed"), std::string::npos) << completed.err;
     EXPECT_EQ(run_count(), 1u);
+}
+
+// The estimator's record in the database: `runs calibration` lists the worst cases, and
+// `estimate` says how often it was under the measured peak, and where a prediction of the
+// same model was wrong here before.
+TEST_F(SavedRuns, TheEstimatorsRecordIsShownBesideANewEstimate) {
+    make_database();  // a real run: predicted and measured within a few percent
+    {
+        // A bag run that measured 25% more than its prediction, with a cause.
+        RunStore store = RunStore::open(db());
+        MemoryPrediction predicted;
+        predicted.peak_bytes = 8 << 20;
+        predicted.breakdown.activations = 8 << 20;
+        predicted.worst_batch_length = 30;
+        const auto id = store.create_run({"under", R"({"model":{"kind":"bag"}})", "cpu", "test",
+                                          "test", 1, prediction_json(predicted)});
+        RunOutcome measured(RunStatus::Completed);
+        measured.steps = 4;
+        measured.peak_bytes = 10 << 20;
+        measured.breakdown.activations = 10 << 20;
+        store.finish_run(id, measured);
+    }
+    const auto listed = run_cli({"runs", "calibration", "--db", db(), "--json"});
+    ASSERT_EQ(listed.exit_code, 0) << listed.err;
+    const auto record = nlohmann::json::parse(listed.out);
+    EXPECT_EQ(record["runs"], 2);
+    EXPECT_EQ(record["under"], 1);
+    EXPECT_NEAR(record["worst_under"].get<double>(), 0.25, 1e-9);
+    ASSERT_EQ(record["worst"].size(), 2u);
+    EXPECT_EQ(record["worst"][0]["run_id"], 2);
+    EXPECT_EQ(record["worst"][0]["model"], "bag");
+
+    const auto text = run_cli({"runs", "calibration", "--db", db()});
+    EXPECT_NE(text.out.find("in 2 runs here, under the measured peak in 1, by at most 25.0%"),
+              std::string::npos)
+        << text.out;
+    const auto estimate = run_cli({"estimate", "--db", db()});
+    ASSERT_EQ(estimate.exit_code, 0) << estimate.err;
+    EXPECT_NE(estimate.out.find("record: in 2 runs here"), std::string::npos) << estimate.out;
+    EXPECT_NE(estimate.out.find("wrong here before: run 2 measured 10.0 MiB against 8.0 MiB "
+                                "predicted (+25.0%)"),
+              std::string::npos)
+        << estimate.out;
+    // Another model's estimate is not told of a bag run's miss.
+    const auto other = run_cli({"estimate", "--db", db(), "--set", "model.kind=transformer"});
+    EXPECT_EQ(other.out.find("wrong here before"), std::string::npos) << other.out;
+    const auto as_json = run_cli({"estimate", "--db", db(), "--json"});
+    EXPECT_EQ(nlohmann::json::parse(as_json.out)["record"]["under"], 1);
+    // No database: no record, and none made.
+    const auto none = run_cli({"estimate", "--db", file("none.sqlite"), "--json"});
+    EXPECT_TRUE(nlohmann::json::parse(none.out)["record"].is_null());
+    EXPECT_FALSE(std::filesystem::exists(file("none.sqlite")));
 }
 
 }  // namespace

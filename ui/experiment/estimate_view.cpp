@@ -7,6 +7,7 @@
 #include "common/formatting.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/config/config_keys.h"
+#include "oomlab/run/prediction_check.h"
 #include "plots/breakdown_chart.h"
 
 namespace oomlab::ui {
@@ -120,7 +121,37 @@ void EstimateView::showEstimate() {
                          "out-of-memory</span>")
                           .arg(formatBytes(m_estimate.cap_bytes));
     }
-    m_summary->setText(text);
+    const QString record = recordText();
+    m_summary->setText(record.isEmpty() ? text : text + QStringLiteral("<br>") + record);
+}
+
+void EstimateView::setRecord(const PredictionRecord& all,
+                             const QMap<QString, PredictionRecord>& byModel) {
+    m_record = all;
+    m_recordByModel = byModel;
+    if (m_hasEstimate) {
+        showEstimate();
+    }
+}
+
+QString EstimateView::recordText() const {
+    if (!m_record || m_record->runs == 0) {
+        return {};
+    }
+    QString text =
+        tr("<small>Record: %1.").arg(QString::fromStdString(describe(*m_record)).toHtmlEscaped());
+    const QString model = QString::fromStdString(get_config_value(m_config, "model.kind"));
+    for (const CalibrationCase& one : m_recordByModel.value(model).worst) {
+        if (one.under() && prediction_disagrees(one.predicted, one.measured)) {
+            text += tr(" <span style='color:#d62728'>Wrong here before: run %1 (%2) measured %3 "
+                       "against %4 predicted.</span>")
+                        .arg(one.run_id)
+                        .arg(model.toHtmlEscaped(), formatBytes(one.measured),
+                             formatBytes(one.predicted));
+            break;
+        }
+    }
+    return text + QStringLiteral("</small>");
 }
 
 }  // namespace oomlab::ui

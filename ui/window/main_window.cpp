@@ -22,6 +22,7 @@
 #include "common/tab_sizing.h"
 #include "compare/compare_page.h"
 #include "experiment/config_form.h"
+#include "experiment/estimate_view.h"
 #include "experiment/experiment_panel.h"
 #include "export/tracker_send.h"
 #include "lessons/lesson_text.h"
@@ -93,6 +94,8 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     connect(m_panel, &ExperimentPanel::stopRequested, this, &MainWindow::stopRun);
     connect(m_live, &LivePage::applyFix, this, &MainWindow::applyFix);
     connect(m_runs, &RunsPage::compareRequested, this, &MainWindow::compareRuns);
+    connect(m_database, &RunDatabase::runsChanged, this, &MainWindow::updateEstimatorRecord);
+    connect(m_database, &RunDatabase::opened, this, &MainWindow::updateEstimatorRecord);
     connect(m_runs->trackerSender(), &TrackerSender::sent, this,
             [this](const QString& report, bool failed, bool interactive) {
                 if (!interactive) {  // a run sent when it ended: told, never in the way
@@ -127,6 +130,23 @@ void MainWindow::fitScreen() {
     if (!room.contains(geometry())) {
         move(room.x() + (room.width() - width()) / 2, room.y() + (room.height() - height()) / 2);
     }
+}
+
+void MainWindow::updateEstimatorRecord() {
+    if (!m_database->isOpen()) {
+        return;
+    }
+    std::vector<RunRecord> runs;
+    try {
+        runs = m_database->store().list_runs();
+    } catch (const std::exception&) {
+        return;  // busy or unreadable now: the record is shown again at the next change
+    }
+    QMap<QString, PredictionRecord> byModel;
+    for (const char* model : {"bag", "bilstm", "transformer"}) {
+        byModel.insert(QString::fromLatin1(model), prediction_record(runs, 3, model));
+    }
+    m_panel->estimateView()->setRecord(prediction_record(runs, 3), byModel);
 }
 
 void MainWindow::fitFrameToScreen() {

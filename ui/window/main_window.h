@@ -86,6 +86,8 @@ public:
     // Moves and shrinks the window so that its frame (title bar and borders, which the window
     // manager adds once it is shown) is on the screen's free area; a maximised window is left.
     void fitFrameToScreen();
+    // The estimator's record in the open database, for the experiment panel's prediction.
+    void updateEstimatorRecord();
 
 protected:
     void closeEvent(QCloseEvent* event) override;
