@@ -4,6 +4,7 @@
 #include <iomanip>
 #include <iostream>
 
+#include "calibration.h"
 #include "cli_context.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/files.h"
@@ -11,7 +12,6 @@
 #include "oomlab/run/memory_diff.h"
 #include "oomlab/run/run_json.h"
 #include "oomlab/store/run_store.h"
-#include "calibration.h"
 #include "tracker_export.h"
 
 namespace oomlab::cli {
