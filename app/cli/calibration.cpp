@@ -26,8 +26,8 @@ std::optional<EstimateRecord> estimate_record(const std::string& db, const std::
     if (!std::filesystem::is_regular_file(db, error)) {
         return std::nullopt;
     }
-    const std::vector<RunRecord> runs = RunStore::open(db).list_runs();
-    return EstimateRecord{prediction_record(runs), prediction_record(runs, 3, model), model};
+    const PredictionRecords records = prediction_records(RunStore::open(db).list_runs(), 10);
+    return EstimateRecord{records.all, records.of_model(model), model};
 }
 
 nlohmann::ordered_json case_json(const CalibrationCase& one) {

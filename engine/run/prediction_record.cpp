@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -48,39 +49,75 @@ double CalibrationCase::off() const {
                : 0.0;
 }
 
+namespace {
+
+// The run's peak against its prediction, or nullopt when it is not held to one.
+std::optional<CalibrationCase> held_case(const RunRecord& run) {
+    if (run.outcome.status != RunStatus::Completed || !run.prediction ||
+        run.prediction->peak_bytes <= 0) {
+        return std::nullopt;
+    }
+    const PredictionCheck check = check_prediction(*run.prediction, run.outcome);
+    if (!check.not_comparable.empty() || check.by_category.empty()) {
+        return std::nullopt;
+    }
+    const PredictionRow& peak = check.by_category.front();
+    return CalibrationCase{run.id,         run.name,      model_of(run),
+                           peak.predicted, peak.measured, cause_of(check)};
+}
+
+void add(PredictionRecord& record, const CalibrationCase& one) {
+    ++record.runs;
+    if (one.under()) {
+        ++record.under;
+        record.worst_under = std::max(record.worst_under, one.off());
+    }
+    record.outside_tolerance += prediction_disagrees(one.predicted, one.measured);
+    record.worst.push_back(one);
+}
+
+// Keeps the `worst_count` cases furthest off their prediction, largest first.
+void keep_worst(PredictionRecord& record, std::size_t worst_count) {
+    std::stable_sort(record.worst.begin(), record.worst.end(), [](const auto& a, const auto& b) {
+        return std::fabs(a.off()) > std::fabs(b.off());
+    });
+    record.worst.resize(std::min(record.worst.size(), worst_count));
+}
+
+}  // namespace
+
 PredictionRecord prediction_record(const std::vector<RunRecord>& runs, std::size_t worst_count,
                                    const std::string& model) {
     PredictionRecord record;
-    std::vector<CalibrationCase> cases;
     for (const RunRecord& run : runs) {
-        if (run.outcome.status != RunStatus::Completed || !run.prediction ||
-            run.prediction->peak_bytes <= 0) {
-            continue;
+        const std::optional<CalibrationCase> one = held_case(run);
+        if (one && (model.empty() || one->model == model)) {
+            add(record, *one);
         }
-        const std::string kind = model_of(run);
-        if (!model.empty() && kind != model) {
-            continue;
-        }
-        const PredictionCheck check = check_prediction(*run.prediction, run.outcome);
-        if (!check.not_comparable.empty() || check.by_category.empty()) {
-            continue;
-        }
-        const PredictionRow& peak = check.by_category.front();
-        CalibrationCase one{run.id, run.name, kind, peak.predicted, peak.measured, cause_of(check)};
-        ++record.runs;
-        if (one.under()) {
-            ++record.under;
-            record.worst_under = std::max(record.worst_under, one.off());
-        }
-        record.outside_tolerance += peak.disagrees;
-        cases.push_back(std::move(one));
     }
-    std::stable_sort(cases.begin(), cases.end(), [](const auto& a, const auto& b) {
-        return std::fabs(a.off()) > std::fabs(b.off());
-    });
-    cases.resize(std::min(cases.size(), worst_count));
-    record.worst = std::move(cases);
+    keep_worst(record, worst_count);
     return record;
+}
+
+PredictionRecords prediction_records(const std::vector<RunRecord>& runs, std::size_t worst_count) {
+    PredictionRecords records;
+    for (const RunRecord& run : runs) {
+        if (const std::optional<CalibrationCase> one = held_case(run)) {
+            add(records.all, *one);
+            add(records.by_model[one->model], *one);
+        }
+    }
+    keep_worst(records.all, worst_count);
+    for (auto& [model, record] : records.by_model) {
+        keep_worst(record, worst_count);
+    }
+    return records;
+}
+
+const PredictionRecord& PredictionRecords::of_model(const std::string& model) const {
+    static const PredictionRecord kNone;
+    const auto found = by_model.find(model);
+    return found == by_model.end() ? kNone : found->second;
 }
 
 std::string describe(const PredictionRecord& record) {

@@ -125,28 +125,25 @@ void EstimateView::showEstimate() {
     m_summary->setText(record.isEmpty() ? text : text + QStringLiteral("<br>") + record);
 }
 
-void EstimateView::setRecord(const PredictionRecord& all,
-                             const QMap<QString, PredictionRecord>& byModel) {
-    m_record = all;
-    m_recordByModel = byModel;
+void EstimateView::setRecord(const PredictionRecords& records) {
+    m_records = records;
     if (m_hasEstimate) {
         showEstimate();
     }
 }
 
 QString EstimateView::recordText() const {
-    if (!m_record || m_record->runs == 0) {
+    if (m_records.all.runs == 0) {
         return {};
     }
-    QString text =
-        tr("<small>Record: %1.").arg(QString::fromStdString(describe(*m_record)).toHtmlEscaped());
-    const QString model = QString::fromStdString(get_config_value(m_config, "model.kind"));
-    for (const CalibrationCase& one : m_recordByModel.value(model).worst) {
+    QString text = tr("<small>Record: %1.").arg(qs(describe(m_records.all)).toHtmlEscaped());
+    const std::string model = get_config_value(m_config, "model.kind");
+    for (const CalibrationCase& one : m_records.of_model(model).worst) {
         if (one.under() && prediction_disagrees(one.predicted, one.measured)) {
             text += tr(" <span style='color:#d62728'>Wrong here before: run %1 (%2) measured %3 "
                        "against %4 predicted.</span>")
                         .arg(one.run_id)
-                        .arg(model.toHtmlEscaped(), formatBytes(one.measured),
+                        .arg(qs(model).toHtmlEscaped(), formatBytes(one.measured),
                              formatBytes(one.predicted));
             break;
         }

@@ -3,9 +3,6 @@
 // and only when a setting it depends on changed; the estimate itself is cheap.
 #pragma once
 
-#include <QMap>
-#include <optional>
-
 #include "oomlab/run/prediction_record.h"
 
 #include <QStringList>
@@ -42,7 +39,7 @@ public:
     // The estimator's record in the open database, for all runs and by model.kind ("bag"):
     // shown under the predicted peak, with a warning where a run of the same model measured
     // more than its prediction beyond the tolerance.
-    void setRecord(const PredictionRecord& all, const QMap<QString, PredictionRecord>& byModel);
+    void setRecord(const PredictionRecords& records);
     QString recordText() const;  // what it says of the record for the config shown
     // The estimate is for one of this many data-parallel processes (distributed.shard).
     void setProcesses(int processes);
@@ -72,8 +69,7 @@ private:
     ProfileResult m_profile;
     MemoryEstimate m_estimate;
     bool m_hasEstimate = false;
-    std::optional<PredictionRecord> m_record;
-    QMap<QString, PredictionRecord> m_recordByModel;
+    PredictionRecords m_records;
 };
 
 }  // namespace oomlab::ui

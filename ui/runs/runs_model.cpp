@@ -13,6 +13,9 @@
 namespace oomlab::ui {
 namespace {
 
+// The worst cases kept of the estimator's record: its warning names one of them.
+constexpr std::size_t kRecordCases = 3;
+
 QString setting(const ExperimentConfig& config, const char* key) {
     return qs(get_config_value(config, key));
 }
@@ -57,8 +60,11 @@ int RunsModel::columnCount(const QModelIndex& parent) const {
 
 void RunsModel::reload() {
     std::vector<Row> rows;
+    m_predictionRecords = {};
     if (m_database->isOpen()) {
-        for (RunRecord& record : m_database->store().list_runs()) {
+        std::vector<RunRecord> records = m_database->store().list_runs();
+        m_predictionRecords = prediction_records(records, kRecordCases);
+        for (RunRecord& record : records) {
             Row row;
             try {
                 row.config =

@@ -8,6 +8,8 @@
 
 #include <vector>
 
+#include "oomlab/run/prediction_record.h"
+
 #include "oomlab/config/experiment_config.h"
 #include "oomlab/store/run_store.h"
 
@@ -67,6 +69,8 @@ public:
     // configError() says why.
     const ExperimentConfig* config(int row) const;
     QString configError(int row) const;
+    // The estimator's record over the runs as last read (see prediction_record.h).
+    const PredictionRecords& predictionRecords() const { return m_predictionRecords; }
 
 private:
     struct Row {
@@ -84,6 +88,7 @@ private:
 
     RunDatabase* m_database;
     std::vector<Row> m_rows;
+    PredictionRecords m_predictionRecords;
 };
 
 }  // namespace oomlab::ui

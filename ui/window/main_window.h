@@ -86,7 +86,8 @@ public:
     // Moves and shrinks the window so that its frame (title bar and borders, which the window
     // manager adds once it is shown) is on the screen's free area; a maximised window is left.
     void fitFrameToScreen();
-    // The estimator's record in the open database, for the experiment panel's prediction.
+    // The estimator's record over the runs as the Runs page last read them, for the
+    // experiment panel's prediction.
     void updateEstimatorRecord();
 
 protected:

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,16 @@ struct PredictionRecord {
 // model.kind only.
 PredictionRecord prediction_record(const std::vector<RunRecord>& runs, std::size_t worst_count = 10,
                                    const std::string& model = "");
+
+// The record over all runs and over the runs of each model.kind, in one pass.
+struct PredictionRecords {
+    PredictionRecord all;
+    std::map<std::string, PredictionRecord> by_model;  // runs of no known kind under ""
+
+    // The record of `model`'s runs (an empty one when there are none).
+    const PredictionRecord& of_model(const std::string& model) const;
+};
+PredictionRecords prediction_records(const std::vector<RunRecord>& runs, std::size_t worst_count);
 
 // "in 412 runs here, under the measured peak in 3, by at most 2.1%" (or "no run here was
 // held to its prediction yet").
