@@ -81,26 +81,25 @@ void export_run(const RunStore& store, std::int64_t run_id, const TrackerTargets
 
 void mirror_run(const RunStore& store, std::int64_t run_id, const TrackerTargets& targets,
                 bool json) {
-    for (const bool mlflow : {true, false}) {
-        TrackerTargets one;
-        (mlflow ? one.mlflow_uri : one.tensorboard_dir) =
-            mlflow ? targets.mlflow_uri : targets.tensorboard_dir;
-        one.experiment = targets.experiment;
-        if (one.empty()) {
-            continue;
-        }
+    // Each tracker on its own: one that fails does not keep the run from the other.
+    const auto send = [&](const TrackerTargets& one, const std::string& export_options) {
         try {
             export_run(store, run_id, one, json);
         } catch (const Error& error) {
             std::cerr << "warning: run " << run_id
                       << " is saved, but was not sent: " << error.what()
                       << "\n  send it later with: oomlab-cli runs export " << run_id << " --db "
-                      << store.path()
-                      << (mlflow ? " --to mlflow --tracking-uri " + one.mlflow_uri +
-                                       " --experiment \"" + one.experiment + "\""
-                                 : " --to tensorboard --out " + one.tensorboard_dir)
-                      << '\n';
+                      << store.path() << export_options << '\n';
         }
+    };
+    if (!targets.mlflow_uri.empty()) {
+        send({targets.mlflow_uri, targets.experiment, ""},
+             " --to mlflow --tracking-uri " + targets.mlflow_uri + " --experiment \"" +
+                 targets.experiment + "\"");
+    }
+    if (!targets.tensorboard_dir.empty()) {
+        send({"", targets.experiment, targets.tensorboard_dir},
+             " --to tensorboard --out " + targets.tensorboard_dir);
     }
 }
 
