@@ -5,6 +5,7 @@
 #include <cmath>
 #include <optional>
 
+#include "oomlab/allocator/allocator_settings.h"
 #include "oomlab/common/format.h"
 #include "oomlab/common/name_table.h"
 #include "oomlab/config/config_io.h"
@@ -37,6 +38,8 @@ public:
         return double(peak(config)) <= kHeadroom * double(m_capacity);
     }
     std::int64_t capacity() const { return m_capacity; }
+    // The estimator's own figure, for a fix that changes where tensors go, not how many.
+    std::int64_t unscaled_peak(const ExperimentConfig& config) const { return raw_peak(config); }
 
 private:
     std::int64_t raw_peak(const ExperimentConfig& config) const {
@@ -292,6 +295,31 @@ std::optional<OomFix> combined_fix(const OomSituation& situation, const std::vec
     return fix;
 }
 
+// Fragmentation: the free memory was there, in pieces. Expandable segments map pages at the
+// end of one segment per pool instead of opening segments beside the pieces, and hand back
+// the whole pages inside free blocks before an OOM.
+std::optional<OomFix> expandable_segments(const OomSituation& situation, const Predictor& predict) {
+    const ExperimentConfig& config = situation.config;
+    if (!situation.free_space || !situation.free_space->fragmented()) {
+        return std::nullopt;
+    }
+    allocator::AllocatorSettings settings = allocator::parse_alloc_conf(config.memory.alloc_conf);
+    if (settings.expandable_segments) {
+        return std::nullopt;  // on already: PyTorch's own message advises it regardless
+    }
+    settings.expandable_segments = true;
+    const Fragmentation& free = *situation.free_space;
+    return OomFix{{{"memory.alloc_conf", allocator::to_alloc_conf(settings)}},
+                  "The memory was there but in pieces: " + format_bytes(free.reserved_free_bytes) +
+                      " reserved and free, the largest block " +
+                      format_bytes(free.largest_free_block) + ", for a request of " +
+                      format_bytes(free.requested_bytes) +
+                      ". Expandable segments grow one segment instead of opening new ones "
+                      "beside the pieces; the same training.",
+                  FixCost::None,
+                  predict.unscaled_peak(config)};
+}
+
 std::optional<OomFix> larger_device(const ExperimentConfig& config, const Predictor& predict) {
     if (config.memory.cap_mb <= 0) {
         return std::nullopt;  // a real device: its memory is what it is
@@ -354,6 +382,9 @@ std::vector<OomFix> suggest_oom_fixes(const OomSituation& situation) {
         if (auto fix = combined_fix(situation, all, predict)) {
             fixes.push_back(std::move(*fix));
         }
+    }
+    if (auto fix = expandable_segments(situation, predict)) {
+        fixes.insert(fixes.begin(), std::move(*fix));
     }
     if (auto fix = larger_device(config, predict)) {
         fixes.push_back(std::move(*fix));

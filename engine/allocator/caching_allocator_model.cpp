@@ -243,7 +243,15 @@ CachingAllocatorModel::Blocks::iterator CachingAllocatorModel::take(std::int64_t
     return block;
 }
 
+void CachingAllocatorModel::note_change(SegmentChange::Kind kind, std::int64_t address,
+                                        std::int64_t size, std::int64_t stream) {
+    if (m_keep_changes) {
+        m_changes.push_back({kind, address, size, stream});
+    }
+}
+
 void CachingAllocatorModel::release_block(Blocks::iterator block) {
+    note_change(SegmentChange::Kind::Free, block->first, block->second.size, block->second.stream);
     erase_free(block);
     m_reserved -= block->second.size;
     m_blocks.erase(block);
@@ -400,6 +408,7 @@ std::optional<std::int64_t> CachingAllocatorModel::allocate(std::int64_t size,
         }
         if (!address) {
             release_all_cached();
+            ++m_retries;
             address = open(rounded, stream);
         }
         if (!address) {
@@ -433,10 +442,27 @@ ModelStats CachingAllocatorModel::stats() const {
         if (!block.allocated) {
             stats.cached_free += block.size;
             stats.largest_free = std::max(stats.largest_free, block.size);
+            ++stats.free_blocks;
         }
     }
     stats.segments = std::int64_t(segments.size());
+    stats.retries = m_retries;  // PyTorch's num_alloc_retries
     return stats;
+}
+
+std::vector<SegmentView> CachingAllocatorModel::segment_views() const {
+    std::vector<SegmentView> views;
+    int segment = -1;
+    for (const auto& [address, block] : m_blocks) {
+        if (views.empty() || block.segment != segment ||
+            views.back().address + views.back().size != address) {
+            views.push_back({address, 0, block.stream, block.small, {}});
+            segment = block.segment;
+        }
+        views.back().size += block.size;
+        views.back().blocks.push_back({address, block.size, block.allocated});
+    }
+    return views;
 }
 
 }  // namespace oomlab::allocator

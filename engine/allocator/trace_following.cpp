@@ -12,6 +12,7 @@ void CachingAllocatorModel::open_segment(std::int64_t address, std::int64_t size
     m_segments.push_back({stream, small, false, 0});
     Block block{size, stream, int(m_segments.size()) - 1, small};
     m_reserved += size;
+    note_change(SegmentChange::Kind::Alloc, address, size, stream);
     insert_free(m_blocks.emplace(address, block).first);
 }
 
@@ -35,6 +36,7 @@ void CachingAllocatorModel::map_pages(std::int64_t address, std::int64_t size, s
     Segment& grown = m_segments[std::size_t(*segment)];
     grown.end = std::max(grown.end, address + size);
     m_reserved += size;
+    note_change(SegmentChange::Kind::Map, address, size, stream);
     Block block{size, stream, *segment, grown.small};
     merge(m_blocks.emplace(address, block).first);
 }
@@ -69,8 +71,12 @@ std::optional<CachingAllocatorModel::Block> CachingAllocatorModel::cut_free(std:
 }
 
 void CachingAllocatorModel::release(std::int64_t address, std::int64_t size) {
-    if (cut_free(address, size)) {  // else the model holds it otherwise: nothing to release
+    // Else the model holds it otherwise: nothing to release.
+    if (const std::optional<Block> held = cut_free(address, size)) {
         m_reserved -= size;
+        const bool expandable = m_segments[std::size_t(held->segment)].expandable;
+        note_change(expandable ? SegmentChange::Kind::Unmap : SegmentChange::Kind::Free, address,
+                    size, held->stream);
     }
 }
 

@@ -8,6 +8,7 @@
 
 #include "config/choice_tables.h"
 #include "config/value_parsing.h"
+#include "oomlab/allocator/allocator_settings.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/utf8.h"
 #include "oomlab/config/snapshot_paths.h"
@@ -104,6 +105,15 @@ KeyEntry choice_key(std::string name, Access access, const ChoiceTable<Enum>& ta
         access(c) = parse_choice(name, text, table);
     };
     return entry;
+}
+
+// Refuses a PYTORCH_CUDA_ALLOC_CONF the allocator would not read, naming the key.
+void check_alloc_conf(std::string_view key, std::string_view text) {
+    try {
+        allocator::parse_alloc_conf(text);
+    } catch (const BadInput& error) {
+        throw BadInput(std::string(key) + ": " + error.what());
+    }
 }
 
 KeyEntry vocab_key() {
@@ -307,6 +317,15 @@ std::vector<KeyEntry> build_registry() {
         "memory.cap_mb", [](C & c) -> auto& { return c.memory.cap_mb; }, 0, kMaxCapMiB,
         "Simulate a smaller device: allocations beyond this many MiB "
         "fail with out-of-memory. 0: no cap."));
+    keys.push_back(text_key(
+        "memory.alloc_conf", [](C & c) -> auto& { return c.memory.alloc_conf; },
+        "PyTorch's caching allocator, in PYTORCH_CUDA_ALLOC_CONF's syntax "
+        "(expandable_segments:True,max_split_size_mb:128). CUDA: set before the allocator "
+        "starts. CPU: the allocator is modelled, so memory is reserved in segments, cached "
+        "and fragmented as on a GPU, and memory.cap_mb caps what it reserves; "
+        "backend:native models the default. Empty: CUDA's defaults; on the CPU tensor bytes "
+        "only.",
+        check_alloc_conf));
     keys.push_back(choice_key(
         "memory.on_oom", [](C & c) -> auto& { return c.memory.on_oom; }, kOnOom,
         "On out-of-memory: stop; halve the batch and retry; or halve the "

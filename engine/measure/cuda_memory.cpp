@@ -162,6 +162,10 @@ void empty_cache() {
     allocator::emptyCache();
 }
 
+void set_allocator_settings(const std::string& conf) {
+    compat::set_cuda_allocator_settings(conf);
+}
+
 FreeBlocks free_blocks(int device) {
     initialize_cuda();
     return segment_usage(segments_of(allocator::snapshot()), device).free;

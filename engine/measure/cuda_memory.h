@@ -30,6 +30,8 @@ std::int64_t total_bytes(int device);
 std::string device_name(int device);  // "NVIDIA H200"
 std::string pci_bus_id(int device);   // "0000:65:00.0", how NVML finds the same device
 void empty_cache();
+// memory.alloc_conf, in PYTORCH_CUDA_ALLOC_CONF's syntax: for the allocations from now on.
+void set_allocator_settings(const std::string& conf);
 
 // The blocks the allocator has reserved that no tensor holds.
 FreeBlocks free_blocks(int device);

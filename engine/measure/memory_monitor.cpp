@@ -6,6 +6,7 @@
 
 #include "measure/tracking_allocator.h"
 #include "memory/nvml.h"
+#include "oomlab/allocator/allocator_settings.h"
 #include "oomlab/common/format.h"
 #if OOMLAB_WITH_CUDA
 #include "measure/cuda_memory.h"
@@ -13,11 +14,15 @@
 
 namespace oomlab::memory {
 
-MemoryMonitor::MemoryMonitor(const c10::Device& device, std::int64_t cap_bytes)
+MemoryMonitor::MemoryMonitor(const c10::Device& device, std::int64_t cap_bytes,
+                             const std::string& alloc_conf)
     : m_device(device), m_cap(cap_bytes) {
 #if OOMLAB_WITH_CUDA
     if (m_device.is_cuda()) {
         const int index = m_device.index();
+        if (!alloc_conf.empty()) {
+            cuda::set_allocator_settings(alloc_conf);
+        }
         const cuda::AllocatorStats stats = cuda::allocator_stats(index);
         m_baseline = stats.allocated;
         m_retries_at_start = stats.alloc_retries;
@@ -42,7 +47,14 @@ MemoryMonitor::MemoryMonitor(const c10::Device& device, std::int64_t cap_bytes)
     m_ooms_at_start = stats.oom_count;
     reset_cpu_peak();
     reset_cpu_ledger_peak();
-    set_cpu_cap_bytes(cap_bytes, m_baseline);
+    m_modelled = !alloc_conf.empty();
+    if (m_modelled) {
+        // The run's own allocations only: what the process held before is not in the model.
+        start_cpu_allocator_model(allocator::parse_alloc_conf(alloc_conf), cap_bytes);
+        set_cpu_cap_bytes(0);
+    } else {
+        set_cpu_cap_bytes(cap_bytes, m_baseline);
+    }
 }
 
 std::optional<ModuleLedger> MemoryMonitor::ledger_now() const {
@@ -75,7 +87,16 @@ std::optional<Fragmentation> MemoryMonitor::free_space(
         return result;
     }
 #endif
-    return std::nullopt;
+    // The model's own record of the refusal, which knows the exact request.
+    return m_modelled ? cpu_allocator_model_last_refusal() : std::nullopt;
+}
+
+std::optional<std::int64_t> MemoryMonitor::cache_at_peak() const {
+    if (!m_modelled) {
+        return std::nullopt;
+    }
+    const std::optional<CpuModelPeak> peak = cpu_allocator_model_peak();
+    return peak ? std::optional(peak->reserved - peak->allocated) : std::nullopt;
 }
 
 MemoryMonitor::~MemoryMonitor() {
@@ -86,6 +107,9 @@ MemoryMonitor::~MemoryMonitor() {
     }
 #endif
     set_cpu_cap_bytes(0);
+    if (m_modelled) {
+        stop_cpu_allocator_model();
+    }
 }
 
 MemorySample MemoryMonitor::sample() {
@@ -111,6 +135,12 @@ MemorySample MemoryMonitor::sample() {
     const CpuTensorStats stats = cpu_tensor_stats();
     sample.allocated = std::max<std::int64_t>(0, stats.current_bytes - m_baseline);
     sample.reserved = sample.allocated;
+    if (m_modelled) {
+        if (const auto model = cpu_allocator_model_stats()) {
+            sample.reserved = model->reserved;
+            sample.alloc_retries = model->retries;
+        }
+    }
     sample.step_peak = std::max<std::int64_t>(0, stats.peak_bytes - m_baseline);
     sample.device_used = process_rss_bytes();
     sample.oom_count = stats.oom_count - m_ooms_at_start;
@@ -147,6 +177,7 @@ std::string describe_allocator_state(const MemorySample& sample) {
 void release_cached_memory(const c10::Device& device) {
     if (device.is_cpu()) {
         malloc_trim(0);
+        empty_cpu_allocator_model_cache();
     }
 #if OOMLAB_WITH_CUDA
     if (device.is_cuda()) {

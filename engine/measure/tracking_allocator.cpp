@@ -5,18 +5,18 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_map>
+#include <vector>
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/CPUAllocator.h>
 
+#include "measure/cpu_history.h"
 #include "oomlab/common/format.h"
 #include "torch_utils/torch_compat.h"
 
@@ -30,83 +30,22 @@ std::atomic<std::int64_t> g_oom_count{0};
 std::atomic<std::int64_t> g_cap{0};       // baseline + the run's cap; 0: none
 std::atomic<std::int64_t> g_baseline{0};  // what the process held before the run
 
-// The history is only kept while a snapshot is wanted; allocation checks one flag otherwise.
-struct LiveBlock {
-    std::int64_t size;
-    AllocationTag tag;
-};
-
-struct History {
+// PyTorch's caching allocator modelled (memory.alloc_conf): every tensor allocation is made in
+// it too, at an address of its own. `generation` tells a block of an earlier run's model, which
+// the present one does not know, from its own.
+struct Modelled {
     std::mutex mutex;
-    std::size_t max_events = 0;
-    std::deque<TraceEvent> events;
-    std::unordered_map<std::int64_t, LiveBlock> live;
+    std::unique_ptr<allocator::CachingAllocatorModel> model;
+    std::uint32_t generation = 0;
+    std::optional<Fragmentation> last_refusal;  // its free space when it failed
+    CpuModelPeak peak;
 };
 
-std::atomic<bool> g_recording{false};
+std::atomic<bool> g_modelled{false};
 
-History& history() {
-    static History instance;
+Modelled& modelled() {
+    static Modelled instance;
     return instance;
-}
-
-std::int64_t now_us() {
-    return std::chrono::duration_cast<std::chrono::microseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
-// Whether an event starts one of the groups the history records (segment_alloc + alloc;
-// free_requested + free_completed + segment_free; oom).
-bool starts_group(TraceEvent::Action action) {
-    return action == TraceEvent::Action::SegmentAlloc ||
-           action == TraceEvent::Action::FreeRequested || action == TraceEvent::Action::Oom;
-}
-
-void record(History& h, TraceEvent::Action action, std::int64_t address, std::int64_t size,
-            AllocationTag tag) {
-    h.events.push_back({action, address, size, /*stream=*/0, now_us(), tag});
-    // Only the oldest events go, and whole groups at a time: memory_viz pairs a free's
-    // request with its completion and cannot undo half of one.
-    if (h.events.size() > h.max_events) {
-        do {
-            h.events.pop_front();
-        } while (!h.events.empty() && !starts_group(h.events.front().action));
-    }
-}
-
-void record_allocation(const void* data, std::int64_t size) {
-    if (size == 0) {
-        return;  // an empty tensor holds no memory; memory_viz cannot place a 0-byte block
-    }
-    History& h = history();
-    const auto address = reinterpret_cast<std::int64_t>(data);
-    const AllocationTag tag = current_tag();
-    std::lock_guard lock(h.mutex);
-    h.live[address] = {size, tag};
-    record(h, TraceEvent::Action::SegmentAlloc, address, size, tag);
-    record(h, TraceEvent::Action::Alloc, address, size, tag);
-}
-
-void record_free(const void* data) {
-    History& h = history();
-    const auto address = reinterpret_cast<std::int64_t>(data);
-    std::lock_guard lock(h.mutex);
-    const auto block = h.live.find(address);
-    if (block == h.live.end()) {
-        return;  // allocated before recording began
-    }
-    const auto [size, tag] = block->second;
-    h.live.erase(block);
-    record(h, TraceEvent::Action::FreeRequested, address, size, tag);
-    record(h, TraceEvent::Action::FreeCompleted, address, size, tag);
-    record(h, TraceEvent::Action::SegmentFree, address, size, tag);
-}
-
-void record_oom(std::int64_t free_bytes, std::int64_t size) {
-    History& h = history();
-    std::lock_guard lock(h.mutex);
-    record(h, TraceEvent::Action::Oom, free_bytes, size, current_tag());
 }
 
 constexpr std::size_t kAlignment = 64;  // what c10's CPU allocator uses for vectorised kernels
@@ -117,6 +56,8 @@ constexpr std::size_t kAlignment = 64;  // what c10's CPU allocator uses for vec
 struct alignas(kAlignment) BlockHeader {
     std::size_t size;
     std::int64_t serial;
+    std::int64_t model_address;  // -1: not made in the allocator model
+    std::uint32_t model_generation;
     ModuleId module;
     AllocationTag tag;
 };
@@ -186,14 +127,29 @@ void retag_block(BlockHeader& block, ModuleId module, AllocationTag tag) {
     ledger_cell(module, tag).fetch_add(size, std::memory_order_relaxed);
 }
 
+// Hands the block back to the model that made it, if it is still the one in use.
+void free_in_model(const BlockHeader& header) {
+    Modelled& m = modelled();
+    std::lock_guard lock(m.mutex);
+    if (!m.model || header.model_generation != m.generation) {
+        return;
+    }
+    m.model->free(header.model_address);
+    if (history::recording()) {
+        history::record_free(header.model_address);
+    }
+}
+
 void release_block(void* data) {
     if (!data) {
         return;
     }
-    if (g_recording.load(std::memory_order_relaxed)) {
-        record_free(data);
-    }
     auto* header = static_cast<BlockHeader*>(data) - 1;
+    if (header->model_address >= 0) {
+        free_in_model(*header);
+    } else if (history::recording()) {
+        history::record_block_free(reinterpret_cast<std::int64_t>(data));
+    }
     const auto size = static_cast<std::int64_t>(header->size);
     ledger_cell(header->module, header->tag).fetch_sub(size, std::memory_order_relaxed);
     g_current.fetch_sub(size, std::memory_order_relaxed);
@@ -206,17 +162,63 @@ void raise_peak(std::int64_t current) {
     }
 }
 
+// The model's address for `size` bytes, or -1 when no model runs; throws the out-of-memory
+// error when the model cannot reserve them within its capacity, after releasing its cache.
+std::int64_t allocate_in_model(std::int64_t size, std::uint32_t& generation) {
+    Modelled& m = modelled();
+    std::lock_guard lock(m.mutex);
+    if (!m.model || size == 0) {
+        return -1;  // a 0-byte request takes no block, as on CUDA
+    }
+    allocator::CachingAllocatorModel& model = *m.model;
+    const std::optional<std::int64_t> address = model.allocate(size, /*stream=*/0);
+    const bool recording = history::recording();
+    const std::vector<allocator::SegmentChange> changes = model.take_segment_changes();
+    if (recording) {
+        history::record_segment_changes(changes);
+    }
+    if (!address) {
+        g_oom_count.fetch_add(1, std::memory_order_relaxed);
+        const std::int64_t capacity = model.capacity();
+        if (recording) {
+            history::record_oom(capacity - model.reserved(), size);
+        }
+        const allocator::ModelStats stats = model.stats();
+        // Taken now: by the time the error is handled, the failed step's tensors are freed.
+        m.last_refusal = Fragmentation{size, stats.cached_free, stats.largest_free,
+                                       stats.free_blocks, capacity - stats.reserved};
+        TORCH_CHECK_WITH(OutOfMemoryError, false, "CPU out of memory. Tried to allocate ",
+                         format_bytes(size), ". Of the run's ", format_bytes(capacity),
+                         " cap (memory.cap_mb), the caching allocator (memory.alloc_conf) has ",
+                         format_bytes(stats.reserved), " reserved: ", format_bytes(stats.allocated),
+                         " allocated to tensors and ", format_bytes(stats.cached_free),
+                         " reserved but unallocated, the largest free block ",
+                         format_bytes(stats.largest_free), ".");
+    }
+    generation = m.generation;
+    if (model.allocated() > m.peak.allocated) {
+        m.peak = {model.allocated(), model.reserved()};
+    }
+    if (recording) {
+        history::record_allocation(*address, size);
+    }
+    return *address;
+}
+
 class TrackingAllocator final : public c10::Allocator {
 public:
     c10::DataPtr allocate(std::size_t bytes) OOMLAB_ALLOCATOR_ALLOCATE_CONST override {
         const auto size = static_cast<std::int64_t>(bytes);
+        std::uint32_t generation = 0;
+        const std::int64_t model_address =
+            g_modelled.load(std::memory_order_relaxed) ? allocate_in_model(size, generation) : -1;
         const std::int64_t now = g_current.fetch_add(size, std::memory_order_relaxed) + size;
         const std::int64_t cap = g_cap.load(std::memory_order_relaxed);
         if (cap > 0 && now > cap) {
             g_current.fetch_sub(size, std::memory_order_relaxed);
             g_oom_count.fetch_add(1, std::memory_order_relaxed);
-            if (g_recording.load(std::memory_order_relaxed)) {
-                record_oom(cap - (now - size), size);
+            if (history::recording()) {
+                history::record_oom(cap - (now - size), size);
             }
             // Opens as the CUDA caching allocator's does, so one handler serves both. The
             // figures are the run's own: its cap (memory.cap_mb) and what it held.
@@ -229,11 +231,19 @@ public:
         void* raw = nullptr;
         if (posix_memalign(&raw, kAlignment, sizeof(BlockHeader) + bytes) != 0) {
             g_current.fetch_sub(size, std::memory_order_relaxed);
+            if (model_address >= 0) {
+                BlockHeader unused{};
+                unused.model_address = model_address;
+                unused.model_generation = generation;
+                free_in_model(unused);
+            }
             TORCH_CHECK_WITH(OutOfMemoryError, false, "CPU out of memory. Tried to allocate ",
                              format_bytes(size), " and the system refused.");
         }
         auto* header = static_cast<BlockHeader*>(raw);
         header->size = bytes;
+        header->model_address = model_address;
+        header->model_generation = generation;
         header->serial = g_allocations.fetch_add(1, std::memory_order_relaxed);
         header->module = current_module();
         header->tag = current_tag();
@@ -241,8 +251,8 @@ public:
         raise_peak(now);
         raise_ledger_peak(now);
         void* data = header + 1;
-        if (g_recording.load(std::memory_order_relaxed)) {
-            record_allocation(data, size);
+        if (model_address < 0 && history::recording()) {
+            history::record_block_allocation(reinterpret_cast<std::int64_t>(data), size);
         }
         return {data, data, &release_block, c10::Device(c10::DeviceType::CPU)};
     }
@@ -327,40 +337,60 @@ void retag_tensor(const at::Tensor& tensor, AllocationTag tag, ModuleId module) 
     retag_block(*header, module, tag);
 }
 
-void start_cpu_history(std::size_t max_events) {
-    History& h = history();
-    std::lock_guard lock(h.mutex);
-    h.max_events = std::max<std::size_t>(1, max_events);
-    h.events.clear();
-    h.live.clear();
-    g_recording.store(true);
+void start_cpu_allocator_model(const allocator::AllocatorSettings& settings,
+                               std::int64_t capacity) {
+    Modelled& m = modelled();
+    std::lock_guard lock(m.mutex);
+    m.model = std::make_unique<allocator::CachingAllocatorModel>(settings, capacity);
+    m.model->keep_segment_changes(true);
+    m.last_refusal.reset();
+    m.peak = {};
+    ++m.generation;
+    g_modelled.store(true);
 }
 
-void stop_cpu_history() {
-    g_recording.store(false);
-    History& h = history();
-    std::lock_guard lock(h.mutex);
-    h.events.clear();
-    h.live.clear();
+void stop_cpu_allocator_model() {
+    Modelled& m = modelled();
+    std::lock_guard lock(m.mutex);
+    g_modelled.store(false);
+    m.model.reset();
+}
+
+std::optional<allocator::ModelStats> cpu_allocator_model_stats() {
+    Modelled& m = modelled();
+    std::lock_guard lock(m.mutex);
+    return m.model ? std::optional(m.model->stats()) : std::nullopt;
+}
+
+std::optional<CpuModelPeak> cpu_allocator_model_peak() {
+    Modelled& m = modelled();
+    std::lock_guard lock(m.mutex);
+    return m.model ? std::optional(m.peak) : std::nullopt;
+}
+
+std::optional<Fragmentation> cpu_allocator_model_last_refusal() {
+    Modelled& m = modelled();
+    std::lock_guard lock(m.mutex);
+    return m.last_refusal;
+}
+
+void empty_cpu_allocator_model_cache() {
+    Modelled& m = modelled();
+    std::lock_guard lock(m.mutex);
+    if (!m.model) {
+        return;
+    }
+    m.model->empty_cache();
+    std::vector<allocator::SegmentChange> changes = m.model->take_segment_changes();
+    if (history::recording()) {
+        history::record_segment_changes(changes);
+    }
 }
 
 MemorySnapshot cpu_history_snapshot() {
-    constexpr std::int64_t kLargeBlock = 1 << 20;  // the CUDA allocator's large-pool boundary
-    History& h = history();
-    std::lock_guard lock(h.mutex);
-    MemorySnapshot snapshot;
-    for (const auto& [address, block] : h.live) {
-        SnapshotSegment& segment = snapshot.segments.emplace_back();
-        segment.address = address;
-        segment.total_size = block.size;
-        segment.is_large = block.size >= kLargeBlock;
-        segment.blocks.push_back(
-            {block.size, block.size, SnapshotBlock::State::ActiveAllocated, block.tag});
-    }
-    std::sort(snapshot.segments.begin(), snapshot.segments.end(),
-              [](const auto& a, const auto& b) { return a.address < b.address; });
-    snapshot.device_traces.emplace_back(h.events.begin(), h.events.end());
-    return snapshot;
+    Modelled& m = modelled();
+    std::lock_guard lock(m.mutex);
+    return history::snapshot(m.model.get());
 }
 
 std::int64_t process_rss_bytes() {

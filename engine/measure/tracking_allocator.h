@@ -6,10 +6,13 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "memory/allocation_tag.h"
 #include "memory/memory_snapshot.h"
 #include "memory/module_scope.h"
+#include "oomlab/allocator/caching_allocator_model.h"
+#include "oomlab/run/fragmentation.h"
 
 namespace at {
 class Tensor;
@@ -35,9 +38,27 @@ void reset_cpu_peak();  // peak := current
 // own bytes and its cap, the figures the user set and sees.
 void set_cpu_cap_bytes(std::int64_t cap, std::int64_t baseline = 0);
 
+// On the CPU, PyTorch's CUDA caching allocator modelled (memory.alloc_conf): from now on every
+// tensor allocation is made in the model too, which reserves segments, caches what is freed,
+// and refuses what it cannot reserve within `capacity` (0: no limit) even after releasing its
+// cache, as the CUDA allocator does under a memory fraction; set_cpu_cap_bytes's cap is then
+// left at 0. Blocks allocated before the model started are not in it.
+void start_cpu_allocator_model(const allocator::AllocatorSettings& settings, std::int64_t capacity);
+void stop_cpu_allocator_model();
+std::optional<allocator::ModelStats> cpu_allocator_model_stats();  // nullopt: none runs
+// The model's blocks handed out and segments reserved when the most was handed out.
+struct CpuModelPeak {
+    std::int64_t allocated = 0;
+    std::int64_t reserved = 0;
+};
+std::optional<CpuModelPeak> cpu_allocator_model_peak();
+// The model's free space when it last refused an allocation, taken at that moment.
+std::optional<Fragmentation> cpu_allocator_model_last_refusal();
+void empty_cpu_allocator_model_cache();  // torch.cuda.empty_cache()
+
 // Allocation history for memory snapshots (debug.memory_snapshot). While recording, every
 // tensor allocation and free is traced with the current allocation tag, keeping the latest
-// `max_events`. Each heap block is its own segment, as the CPU has no caching allocator.
+// `max_events`. Each heap block is its own segment, unless the allocator is modelled.
 void start_cpu_history(std::size_t max_events);
 void stop_cpu_history();
 MemorySnapshot cpu_history_snapshot();  // the tensors alive now and the trace so far

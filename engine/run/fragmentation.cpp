@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "oomlab/allocator/caching_allocator_model.h"
 #include "oomlab/common/format.h"
 
 namespace oomlab {
@@ -49,6 +50,11 @@ std::optional<std::int64_t> requested_bytes_in(std::string_view oom_message) {
     return std::nullopt;
 }
 
+std::int64_t Fragmentation::segment_bytes() const {
+    const allocator::CachingAllocatorModel defaults{allocator::AllocatorSettings{}};
+    return allocator::CachingAllocatorModel::segment_size(defaults.round_size(requested_bytes));
+}
+
 std::string describe_fragmentation(const Fragmentation& f) {
     const std::string free_part = format_bytes(f.reserved_free_bytes) + " reserved but free in " +
                                   std::to_string(f.free_blocks) + " block(s), the largest " +
@@ -56,12 +62,14 @@ std::string describe_fragmentation(const Fragmentation& f) {
     if (f.fragmented()) {
         return "enough memory, but fragmented: " + free_part + ", none large enough for " +
                format_bytes(f.requested_bytes) +
-               ". PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True lets segments grow instead "
-               "of splitting; memory.empty_cache=step hands the free blocks back between steps";
+               ". expandable_segments:True (memory.alloc_conf here, PYTORCH_CUDA_ALLOC_CONF in a "
+               "script) lets segments grow instead of splitting; memory.empty_cache=step hands "
+               "the free blocks back between steps";
     }
     return "not enough memory (not fragmentation): " + free_part + ", and " +
            format_bytes(f.unreserved_free_bytes) + " more the allocator may reserve, for " +
-           format_bytes(f.requested_bytes);
+           format_bytes(f.requested_bytes) + " (a new segment for it reserves " +
+           format_bytes(f.segment_bytes()) + ")";
 }
 
 }  // namespace oomlab

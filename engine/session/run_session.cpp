@@ -91,11 +91,14 @@ void record_ranks_elsewhere(RunStore& store, std::int64_t run_id,
 
 std::vector<OomFix> fixes_for(const ExperimentConfig& config, const DataProfile& profile,
                               const std::string& device, std::int64_t device_total_bytes,
-                              int world_size) {
+                              int world_size, const RunOutcome& outcome) {
     try {
-        const OomSituation situation{config, profile,
+        const OomSituation situation{config,
+                                     profile,
                                      run_capacity_bytes(config, device_total_bytes),
-                                     device.rfind("cuda", 0) == 0, world_size};
+                                     device.rfind("cuda", 0) == 0,
+                                     world_size,
+                                     outcome.fragmentation};
         return suggest_oom_fixes(situation);
     } catch (const std::exception&) {
         return {};  // advice that cannot be worked out must not fail the run's report
@@ -215,8 +218,9 @@ RunResult run_and_record(const ExperimentConfig& config, const std::string& name
         }
     }
     if (result.outcome.status == RunStatus::Oom) {
-        result.fixes = fixes_for(config, result.info.profile, result.info.device,
-                                 recorder.device_total_bytes(), experiment->world_size());
+        result.fixes =
+            fixes_for(config, result.info.profile, result.info.device,
+                      recorder.device_total_bytes(), experiment->world_size(), result.outcome);
         if (experiment->rank() == 0) {
             // Kept with the run, so they are shown wherever it is, long after.
             store.set_fixes(result.run_id, oom_fixes_json(result.fixes));

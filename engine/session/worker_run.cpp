@@ -143,7 +143,8 @@ RunResult run_with_workers_and_record(const ExperimentConfig& config, const std:
         for (const MetricRow& row : store.metrics(result.run_id)) {
             device_total_bytes = row.device_total_bytes.value_or(device_total_bytes);
         }
-        result.fixes = fixes_for(config, plan.data, run->device, device_total_bytes, processes);
+        result.fixes = fixes_for(config, plan.data, run->device, device_total_bytes, processes,
+                                 result.outcome);
     }
     return result;
 }

@@ -195,6 +195,16 @@ private:
 };
 
 #if OOMLAB_WITH_CUDA
+// PYTORCH_CUDA_ALLOC_CONF set from the program (memory.alloc_conf): LibTorch 2.1 and later
+// read it again when told; before, only the variable read when the allocator starts.
+inline void set_cuda_allocator_settings(const std::string& conf) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+    c10::cuda::CUDACachingAllocator::setAllocatorSettings(conf);
+#else
+    setenv("PYTORCH_CUDA_ALLOC_CONF", conf.c_str(), /*overwrite=*/1);
+#endif
+}
+
 // The index of the all-pools figures in the CUDA allocator's statistics: StatType::AGGREGATE,
 // which later 2.x moved from c10::cuda::CUDACachingAllocator to c10::CachingAllocator.
 inline constexpr std::size_t kAggregateStat = 0;

@@ -10,8 +10,9 @@
 
 namespace oomlab::train {
 
-MemoryLedger::MemoryLedger(const c10::Device& device, std::int64_t cap_bytes)
-    : m_monitor(device, cap_bytes) {}
+MemoryLedger::MemoryLedger(const c10::Device& device, std::int64_t cap_bytes,
+                           const std::string& alloc_conf)
+    : m_monitor(device, cap_bytes, alloc_conf) {}
 
 void MemoryLedger::start_history(const c10::Device& device) {
     m_history = std::make_unique<memory::MemoryHistory>(device);
@@ -122,7 +123,8 @@ MemoryBreakdown MemoryLedger::breakdown(const TrainedModel& trained, bool sparse
                                   breakdown.gradients + breakdown.optimizer_state + breakdown.data;
     breakdown.activations = std::max<std::int64_t>(0, m_monitor.run_peak() - resident);
     // Cache and the rest of the device as seen at the end of the step that peaked.
-    breakdown.allocator_cache = std::max<std::int64_t>(0, m_at_peak.reserved - m_at_peak.allocated);
+    breakdown.allocator_cache = m_monitor.cache_at_peak().value_or(
+        std::max<std::int64_t>(0, m_at_peak.reserved - m_at_peak.allocated));
     if (m_at_peak.device_used) {
         breakdown.other = std::max<std::int64_t>(0, *m_at_peak.device_used - m_at_peak.reserved);
     }

@@ -17,8 +17,9 @@ namespace oomlab::train {
 
 class MemoryLedger {
 public:
-    // `cap_bytes` > 0 makes allocations past it fail as out of memory.
-    MemoryLedger(const c10::Device& device, std::int64_t cap_bytes);
+    // `cap_bytes` > 0 makes allocations past it fail as out of memory; `alloc_conf` is
+    // memory.alloc_conf.
+    MemoryLedger(const c10::Device& device, std::int64_t cap_bytes, const std::string& alloc_conf);
 
     // debug.memory_snapshot: records every allocation from now on.
     void start_history(const c10::Device& device);

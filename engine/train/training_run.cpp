@@ -48,7 +48,8 @@ TrainingRun::TrainingRun(const PreparedExperiment& experiment, TrainObserver& ob
     : m_experiment(experiment),
       m_observer(observer),
       m_cancel(cancel),
-      m_memory(experiment.device, experiment.config.memory.cap_bytes()),
+      m_memory(experiment.device, experiment.config.memory.cap_bytes(),
+               experiment.config.memory.alloc_conf),
       m_metrics(observer),
       m_schedule(experiment),
       m_worst_case_trial(worst_case_trial) {}

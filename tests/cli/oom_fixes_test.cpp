@@ -82,6 +82,34 @@ protected:
     std::vector<json> m_offered;  // the settings of every fix offered
 };
 
+// The CPU as a GPU in miniature (memory.alloc_conf): under a cap, the modelled caching
+// allocator's 20 MiB segments leave more cached and free than the request, in pieces no
+// larger than half of it. The run is called fragmentation, expandable segments come first
+// among its fixes, and with them the same run completes with its cache in the breakdown.
+TEST_F(OfferedFixes, AFragmentedCpuRunIsCalledSoAndExpandableSegmentsComplete) {
+    ASSERT_TRUE(every_fix_completes(
+        "fragmented",
+        {"--set", "memory.alloc_conf=backend:native", "--set", "model.kind=transformer", "--set",
+         "train.batch_size=128", "--set", "memory.cap_mb=210", "--set", "train.max_steps=3"}));
+    const std::string db = m_dir.file("runs.sqlite");
+    const json failed = test::show_run_json(db, 1);
+    const json& free_space = failed["fragmentation"];
+    ASSERT_TRUE(free_space.is_object()) << failed.dump();
+    EXPECT_TRUE(free_space["fragmented"].get<bool>()) << free_space.dump();
+    EXPECT_GT(free_space["reserved_free_bytes"].get<std::int64_t>(),
+              free_space["requested_bytes"].get<std::int64_t>());
+    EXPECT_LT(free_space["largest_free_block"].get<std::int64_t>(),
+              free_space["requested_bytes"].get<std::int64_t>());
+    EXPECT_NE(failed["error"].get<std::string>().find("reserved but unallocated"),
+              std::string::npos);
+    // The cheapest fix, tried first: the same settings with expandable segments.
+    ASSERT_FALSE(m_offered.empty());
+    EXPECT_EQ(m_offered.front(), json({{"memory.alloc_conf", "expandable_segments:True"}}));
+    const json expandable = test::show_run_json(db, 2);
+    EXPECT_EQ(expandable["status"], "completed");
+    EXPECT_GT(expandable["breakdown"]["allocator_cache"].get<std::int64_t>(), 0);
+}
+
 TEST_F(OfferedFixes, EveryFixForALessonThatRunsOutOfMemoryCompletes) {
     int ooms = 0;
     for (const Lesson& lesson : load_lessons(lessons_folder())) {

@@ -49,6 +49,7 @@ const QHash<QString, const char*>& labels() {
         {"memory.checkpointing", QT_TRANSLATE_NOOP("KeyLabel", "Activation checkpointing")},
         {"memory.empty_cache", QT_TRANSLATE_NOOP("KeyLabel", "Empty the cache")},
         {"memory.cap_mb", QT_TRANSLATE_NOOP("KeyLabel", "Memory cap (MiB)")},
+        {"memory.alloc_conf", QT_TRANSLATE_NOOP("KeyLabel", "Caching allocator settings")},
         {"memory.on_oom", QT_TRANSLATE_NOOP("KeyLabel", "On out-of-memory")},
         {"data.loading", QT_TRANSLATE_NOOP("KeyLabel", "Data loading")},
         {"data.pin_memory", QT_TRANSLATE_NOOP("KeyLabel", "Pinned host memory")},

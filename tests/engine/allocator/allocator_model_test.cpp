@@ -109,6 +109,41 @@ TEST(AllocatorModel, EmptyCacheReleasesOnlyWholeFreeSegments) {
     EXPECT_EQ(model.reserved(), 0);
 }
 
+TEST(AllocatorModel, SegmentChangesAndViewsAreWhatATraceAndASnapshotRecord) {
+    CachingAllocatorModel model = model_with("", 40 * kMiB);
+    model.keep_segment_changes(true);
+    const auto a = model.allocate(3 * kMiB, 0);
+    const auto b = model.allocate(100, 0);
+    ASSERT_TRUE(a && b);
+    std::vector<SegmentChange> changes = model.take_segment_changes();
+    ASSERT_EQ(changes.size(), 2u);
+    EXPECT_EQ(changes[0].kind, SegmentChange::Kind::Alloc);
+    EXPECT_EQ(changes[0].size, 20 * kMiB);
+    EXPECT_EQ(changes[1].size, 2 * kMiB);
+    EXPECT_TRUE(model.take_segment_changes().empty());  // taken once
+    // In address order, each segment tiled by its blocks: handed out, then the free rest.
+    const std::vector<SegmentView> views = model.segment_views();
+    ASSERT_EQ(views.size(), 2u);
+    EXPECT_EQ(views[0].address, *a);
+    EXPECT_EQ(views[0].size, 20 * kMiB);
+    EXPECT_FALSE(views[0].small);
+    ASSERT_EQ(views[0].blocks.size(), 2u);
+    EXPECT_TRUE(views[0].blocks[0].allocated);
+    EXPECT_EQ(views[0].blocks[1].size, 17 * kMiB);
+    EXPECT_FALSE(views[0].blocks[1].allocated);
+    EXPECT_TRUE(views[1].small);
+    // 30 MiB passes the capacity beside 22: the free small segment is released and the
+    // allocation retried, and still fails.
+    model.free(*b);
+    EXPECT_FALSE(model.allocate(30 * kMiB, 0));
+    changes = model.take_segment_changes();
+    ASSERT_EQ(changes.size(), 1u);
+    EXPECT_EQ(changes[0].kind, SegmentChange::Kind::Free);
+    EXPECT_EQ(changes[0].size, 2 * kMiB);
+    EXPECT_EQ(model.stats().retries, 1);
+    EXPECT_EQ(model.stats().free_blocks, 1);
+}
+
 TEST(AllocatorModel, FollowingATracePlacesBlocksWhereTheAllocatorDid) {
     CachingAllocatorModel model = model_with("");
     EXPECT_EQ(model.need(40960000, 0).bytes, 40 * kMiB);

@@ -146,7 +146,13 @@ TEST(Fragmentation, TellsPiecesFromWantOfMemory) {
     EXPECT_EQ(describe_fragmentation(little).find("expandable_segments"), std::string::npos);
     EXPECT_NE(describe_fragmentation(little).find("not enough memory"), std::string::npos);
     // A new segment would fit: the cap or device still had room, so not fragmentation either.
-    EXPECT_FALSE((Fragmentation{4096, 6000, 2048, 5, 8192}).fragmented());
+    // For 4096 bytes that is a small-pool segment of 2 MiB; 8 MiB asks for a 20 MiB one.
+    EXPECT_EQ((Fragmentation{4096, 6000, 2048, 5, 0}).segment_bytes(), 2 << 20);
+    EXPECT_FALSE((Fragmentation{4096, 6000, 2048, 5, 2 << 20}).fragmented());
+    EXPECT_TRUE((Fragmentation{4096, 6000, 2048, 5, 8192}).fragmented());
+    const Fragmentation no_room_to_grow{8 << 20, 18 << 20, 4 << 20, 10, 12 << 20};
+    EXPECT_EQ(no_room_to_grow.segment_bytes(), 20 << 20);
+    EXPECT_TRUE(no_room_to_grow.fragmented());
 }
 
 }  // namespace

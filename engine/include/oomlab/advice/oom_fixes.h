@@ -12,6 +12,7 @@
 
 #include "oomlab/config/config_keys.h"
 #include "oomlab/prepare/data_profile.h"
+#include "oomlab/run/fragmentation.h"
 #include "oomlab/run/run_record.h"
 
 namespace oomlab {
@@ -40,10 +41,14 @@ struct OomSituation {
     std::int64_t capacity_bytes;  // what the run could use: memory.cap_mb, or the device
     bool on_cuda = false;         // whether the table could move to the host
     int world_size = 1;           // processes of a data-parallel run: capacity is per process
+    // The allocator's free space at the OOM, where it told (CUDA, or the CPU's model).
+    std::optional<Fragmentation> free_space = std::nullopt;
 };
 
 // The estimator's predictions are scaled up by what the run showed when it predicted that
-// the failing settings fit; a fix must then leave 5% of the capacity free.
+// the failing settings fit; a fix must then leave 5% of the capacity free. An OOM the free
+// space shows was fragmentation is offered expandable segments first: the same tensors, in
+// segments that grow instead of splitting.
 std::vector<OomFix> suggest_oom_fixes(const OomSituation& situation);
 
 // The capacity a run had: its cap, else the device's total (0 when unknown).

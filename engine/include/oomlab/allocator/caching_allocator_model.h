@@ -16,6 +16,7 @@
 #include <optional>
 #include <set>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "oomlab/allocator/allocator_settings.h"
@@ -41,6 +42,32 @@ struct ModelStats {
     std::int64_t segments = 0;
     std::int64_t cached_free = 0;
     std::int64_t largest_free = 0;
+    std::int64_t free_blocks = 0;
+    std::int64_t retries = 0;  // cached segments released to retry an allocation
+};
+
+// A change of what the allocator reserves, as a trace's segment_* events record it.
+struct SegmentChange {
+    enum class Kind { Alloc, Free, Map, Unmap };
+    Kind kind = Kind::Alloc;
+    std::int64_t address = 0;
+    std::int64_t size = 0;
+    std::int64_t stream = 0;
+};
+
+// One contiguous reserved range and its blocks in address order (a snapshot's segment; an
+// expandable segment gives one per mapped range).
+struct SegmentView {
+    struct Piece {
+        std::int64_t address = 0;
+        std::int64_t size = 0;
+        bool allocated = false;
+    };
+    std::int64_t address = 0;
+    std::int64_t size = 0;
+    std::int64_t stream = 0;
+    bool small = false;
+    std::vector<Piece> blocks;
 };
 
 class CachingAllocatorModel {
@@ -73,6 +100,10 @@ public:
     void mark_allocated(std::int64_t address, std::int64_t size);
 
     ModelStats stats() const;
+    std::vector<SegmentView> segment_views() const;
+    // From now on, every segment opened or released is kept until taken.
+    void keep_segment_changes(bool keep) { m_keep_changes = keep; }
+    std::vector<SegmentChange> take_segment_changes() { return std::exchange(m_changes, {}); }
     std::int64_t reserved() const { return m_reserved; }
     std::int64_t allocated() const { return m_allocated; }
     std::int64_t capacity() const { return m_capacity; }
@@ -113,6 +144,8 @@ private:
     bool release_oversize(std::int64_t rounded, std::int64_t stream);
     void release_all_cached();
     void collect_garbage();
+    void note_change(SegmentChange::Kind kind, std::int64_t address, std::int64_t size,
+                     std::int64_t stream);
     std::optional<int> expandable_segment(std::int64_t stream, bool small) const;
     std::int64_t expandable_mapping(std::int64_t rounded, std::int64_t stream, bool small) const;
 
@@ -126,6 +159,9 @@ private:
     std::vector<Segment> m_segments;
     std::int64_t m_next_address = std::int64_t(1) << 40;  // freely chosen segments start here
     std::int64_t m_searches = 0;                          // get_free_block calls, the GC's clock
+    std::int64_t m_retries = 0;
+    bool m_keep_changes = false;
+    std::vector<SegmentChange> m_changes;
 };
 
 }  // namespace oomlab::allocator

@@ -71,6 +71,9 @@ struct MemoryConfig {
     EmptyCache empty_cache = EmptyCache::Never;
     std::int64_t cap_mb = 0;  // 0: no cap
     OnOom on_oom = OnOom::Stop;
+    // PYTORCH_CUDA_ALLOC_CONF's syntax. CUDA: the caching allocator's settings; CPU: the same
+    // allocator modelled, so reserved memory and fragmentation exist there too. "": unset.
+    std::string alloc_conf;
 
     std::int64_t cap_bytes() const { return cap_mb * kBytesPerMiB; }  // 0: no cap
 };

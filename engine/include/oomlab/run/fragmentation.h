@@ -18,10 +18,14 @@ struct Fragmentation {
     std::int64_t free_blocks = 0;
     std::int64_t unreserved_free_bytes = 0;  // what the cap or the device still allows
 
-    // The free memory would hold the request, but no single block does.
+    // What a new segment for the request reserves with the allocator's default sizes: 2 MiB
+    // up to 1 MiB, 20 MiB up to 10 MiB, the request rounded up to 2 MiB beyond.
+    std::int64_t segment_bytes() const;
+    // The free memory would hold the request, but no single block does, and no new segment
+    // fits beside them.
     bool fragmented() const {
         return reserved_free_bytes + unreserved_free_bytes >= requested_bytes &&
-               largest_free_block < requested_bytes && unreserved_free_bytes < requested_bytes;
+               largest_free_block < requested_bytes && unreserved_free_bytes < segment_bytes();
     }
 };
 

@@ -51,10 +51,10 @@ RunResult run_with_workers_and_record(const ExperimentConfig& config, const std:
 
 // What to change after a run ran out of memory: suggest_oom_fixes for its data (`profile`, as
 // its preparation read it: the data is not read again), device and processes;
-// `device_total_bytes` from its metric rows.
+// `device_total_bytes` from its metric rows; `outcome` the run's, with its free space.
 std::vector<OomFix> fixes_for(const ExperimentConfig& config, const DataProfile& profile,
                               const std::string& device, std::int64_t device_total_bytes,
-                              int world_size);
+                              int world_size, const RunOutcome& outcome);
 
 // A default run name from the data and the settings that matter most
 // ("trec.train bag b32 fp32 adam").
