@@ -5,47 +5,15 @@
 #include <algorithm>
 #include <map>
 
-#include <nlohmann/json.hpp>
-
-#include "common/json_parse.h"
 #include "oomlab/common/errors.h"
+#include "snapshot/profiler_trace_events.h"
 #include "snapshot/snapshot_replay.h"
 
 namespace oomlab::snapshot {
 namespace {
 
-using Json = nlohmann::json;
-
-struct Span {
-    double start = 0;
-    double end = 0;
-    std::string name;
-    bool python = false;  // a Python function ("file.py(12): name"), else an op or annotation
-};
-
-struct MemoryEvent {
-    double time = 0;
-    std::int64_t address = 0;
-    std::int64_t bytes = 0;  // > 0 allocated, < 0 freed
-    std::int64_t total_allocated = 0;
-    std::int64_t total_reserved = 0;
-    std::string thread;
-};
-
-std::string thread_of(const Json& event) {
-    const auto tid = event.find("tid");
-    return tid == event.end() ? std::string() : tid->dump();
-}
-
-double number_or(const Json& object, const char* key, double fallback) {
-    const auto found = object.find(key);
-    return found != object.end() && found->is_number() ? found->get<double>() : fallback;
-}
-
-std::int64_t integer_or(const Json& object, const char* key) {
-    const auto found = object.find(key);
-    return found != object.end() && found->is_number() ? found->get<std::int64_t>() : 0;
-}
+using Span = TraceSpan;
+using MemoryEvent = TraceMemoryEvent;
 
 bool starts_with(const std::string& text, std::string_view start) {
     return text.compare(0, start.size(), start) == 0;
@@ -112,48 +80,12 @@ struct OpenSpan {
     }
 };
 
-Json parse_trace(const std::string& text, const std::string& source) {
-    try {
-        return parse_json_limited<Json>(text, source);
-    } catch (const Json::exception& error) {
-        throw BadInput(source + ": not a Chrome trace of PyTorch's profiler (" + error.what() +
-                       "); export one with prof.export_chrome_trace(\"trace.json\")");
-    }
-}
-
 }  // namespace
 
 SnapshotReport profiler_trace_report(const std::string& text, const std::string& source) {
-    const Json root = parse_trace(text, source);
-    const Json* events = root.is_array() ? &root : nullptr;
-    if (root.is_object() && root.contains("traceEvents") && root["traceEvents"].is_array()) {
-        events = &root["traceEvents"];
-    }
-    if (!events) {
-        throw BadInput(source + ": JSON, but no Chrome trace (no \"traceEvents\" list)");
-    }
-    // The spans on each thread, and the memory events of each device (type, index).
-    std::map<std::string, std::vector<Span>> spans;
-    std::map<std::pair<std::int64_t, std::int64_t>, std::vector<MemoryEvent>> devices;
-    for (const Json& event : *events) {
-        if (!event.is_object() || !event.contains("name") || !event["name"].is_string()) {
-            continue;
-        }
-        const std::string& name = event["name"].get_ref<const std::string&>();
-        const Json empty = Json::object();
-        const Json& args =
-            event.contains("args") && event["args"].is_object() ? event["args"] : empty;
-        if (name == "[memory]") {
-            devices[{integer_or(args, "Device Type"), integer_or(args, "Device Id")}].push_back(
-                {number_or(event, "ts", 0), integer_or(args, "Addr"), integer_or(args, "Bytes"),
-                 integer_or(args, "Total Allocated"), integer_or(args, "Total Reserved"),
-                 thread_of(event)});
-        } else if (event.value("ph", "") == "X") {
-            const double start = number_or(event, "ts", 0);
-            spans[thread_of(event)].push_back({start, start + number_or(event, "dur", 0), name,
-                                               event.value("cat", "") == "python_function"});
-        }
-    }
+    TraceEvents trace = read_trace_events(text, source);
+    std::map<std::string, std::vector<Span>>& spans = trace.spans;
+    auto& devices = trace.memory;
     if (devices.empty()) {
         throw BadInput(source +
                        ": a Chrome trace without memory events; record it with "

@@ -3,6 +3,7 @@
 #include <QObject>
 
 #include "common/formatting.h"
+#include "oomlab/run/fragmentation.h"
 
 namespace oomlab::ui {
 
@@ -25,6 +26,12 @@ QString describeRunEnd(const RunEnd& end) {
                 }
                 text += QObject::tr("\nResident at the failure: %1.")
                             .arg(parts.join(QStringLiteral(", ")));
+            }
+            // Whether the memory was missing or only in pieces, where the allocator told.
+            if (const auto& free_space = end.outcome.fragmentation) {
+                text += QStringLiteral("\n") +
+                        QString::fromStdString(describe_fragmentation(*free_space)) +
+                        QStringLiteral(".");
             }
             return text;
         }

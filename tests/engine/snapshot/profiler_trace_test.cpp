@@ -96,6 +96,31 @@ TEST(ProfilerTrace, WhatIsNoProfilerTraceIsNamed) {
                         "torch.profiler.profile(profile_memory=True"),
               std::string::npos);
     EXPECT_NE(refusal(std::string(200, '[')).find("nested more than"), std::string::npos);
+    // The rules of every document hold in the trace's events too.
+    EXPECT_NE(refusal(R"({"traceEvents": [{"name": "a", "name": "b"}]})")
+                  .find("the key \"name\" appears twice"),
+              std::string::npos);
+    const std::string deep_args =
+        R"({"traceEvents": [{"args": )" + std::string(70, '[') + std::string(70, ']') + "}]}";
+    EXPECT_NE(refusal(deep_args).find("nested more than 64 levels"), std::string::npos);
+}
+
+// The trace is read in one pass, keeping only its events' fields: the order of an event's keys,
+// a document that is the list itself, and what lies nested where no field is looked for do not
+// change what is read.
+TEST(ProfilerTrace, EventsAreReadWhateverTheirKeysOrderAndTheDocumentsShape) {
+    Json reordered = memory(40, 100, 4 << 20, 4 << 20);
+    reordered["args"]["nested"] = {{"Bytes", 999}, {"Addr", 1}};  // not the event's own
+    const std::string args_first =
+        R"({"args": {"Bytes": 1048576, "Addr": 200, "Total Allocated": 5242880,
+            "Total Reserved": 0, "Device Id": -1, "Device Type": 0},
+            "ts": 50, "tid": 7, "name": "[memory]", "ph": "i"})";
+    const std::string as_list = "[" + reordered.dump() + "," + args_first + "]";
+    const SnapshotReport report = snapshot_report_from_bytes(as_list, "trace.json");
+    ASSERT_EQ(report.devices.size(), 1u);
+    EXPECT_EQ(report.devices[0].events, 2u);
+    EXPECT_EQ(report.devices[0].allocated, 5 << 20);
+    EXPECT_EQ(report.devices[0].peak_allocated, 5 << 20);
 }
 
 }  // namespace

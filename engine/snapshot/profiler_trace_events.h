@@ -1,0 +1,43 @@
+// A profiler's Chrome trace read in one pass (a SAX handler of nlohmann's lexer), keeping only
+// what profiler_trace.cpp uses: the spans of each thread and the memory events of each device.
+// The document's limits are applied as it is read (64 levels, no key twice in an object), and
+// no tree of the whole file is built: a trace of a million events takes about the memory of
+// its spans and events, and time linear in its text.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace oomlab::snapshot {
+
+struct TraceSpan {
+    double start = 0;
+    double end = 0;
+    std::string name;
+    bool python = false;  // a Python function ("file.py(12): name"), else an op or annotation
+};
+
+struct TraceMemoryEvent {
+    double time = 0;
+    std::int64_t address = 0;
+    std::int64_t bytes = 0;  // > 0 allocated, < 0 freed
+    std::int64_t total_allocated = 0;
+    std::int64_t total_reserved = 0;
+    std::string thread;
+};
+
+struct TraceEvents {
+    std::map<std::string, std::vector<TraceSpan>> spans;  // by thread ("tid" as JSON text)
+    // By device: the profiler's (Device Type, Device Id).
+    std::map<std::pair<std::int64_t, std::int64_t>, std::vector<TraceMemoryEvent>> memory;
+};
+
+// Throws BadInput naming `source`: not JSON, nested too deep, a key twice, or no
+// "traceEvents" list (a document that is a list is taken as the list itself).
+TraceEvents read_trace_events(std::string_view text, const std::string& source);
+
+}  // namespace oomlab::snapshot
