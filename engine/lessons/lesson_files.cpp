@@ -110,6 +110,13 @@ LessonClaim read_claim(const Json& claim, const LessonReader& read, const std::s
             read.refuse(where + ".status", ": unknown status " + claim["status"].dump());
         }
         parsed.status = *status;
+        if (claim.contains("fragmented")) {
+            if (!claim["fragmented"].is_boolean()) {
+                read.refuse(where + ".fragmented",
+                            " must be true or false, not " + claim["fragmented"].dump());
+            }
+            parsed.fragmented = claim["fragmented"].get<bool>();
+        }
     } else {
         parsed.metric = read.text(claim, "metric", where);
         if (!is_lesson_metric(parsed.metric)) {

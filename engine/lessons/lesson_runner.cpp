@@ -90,18 +90,52 @@ ClaimCheck check_largest(const LessonClaim& claim, const LessonResult& result) {
     return {text, largest->module == claim.module};
 }
 
+// "oom, fragmented: 17.4 MiB reserved but free in 10 block(s), the largest 4.0 MiB, none
+// large enough for 8.0 MiB", or "oom, not fragmented" where the allocator told nothing.
+std::string ending(const RunRecord& record, bool with_free_space) {
+    std::string text(run_status_name(record.outcome.status));
+    if (!with_free_space) {
+        return text;
+    }
+    const std::optional<Fragmentation>& free_space = record.outcome.fragmentation;
+    if (!free_space) {
+        return text + ", no free space recorded";
+    }
+    return text + ", " + (free_space->fragmented() ? "fragmented: " : "not fragmented: ") +
+           format_bytes(free_space->reserved_free_bytes) + " free in " +
+           std::to_string(free_space->free_blocks) + " block(s), the largest " +
+           format_bytes(free_space->largest_free_block) + ", for " +
+           format_bytes(free_space->requested_bytes);
+}
+
+// What a status claim says of the run's end: "oom", "oom, fragmented".
+std::string claimed_ending(const LessonClaim& claim) {
+    return std::string(run_status_name(claim.status)) + (!claim.fragmented   ? ""
+                                                         : *claim.fragmented ? ", fragmented"
+                                                                             : ", not fragmented");
+}
+
+ClaimCheck check_status(const LessonClaim& claim, const LessonResult& result) {
+    const LessonRunResult* run = result_for(result, claim.label);
+    if (!run) {
+        return {claim.label + " did not run", false};
+    }
+    const RunOutcome& outcome = run->record.outcome;
+    const bool fragmented = outcome.fragmentation && outcome.fragmentation->fragmented();
+    const bool holds =
+        outcome.status == claim.status && (!claim.fragmented || *claim.fragmented == fragmented);
+    return {claim.label + " ends " + ending(run->record, claim.fragmented.has_value()) +
+                " (claim: " + claimed_ending(claim) + ")",
+            holds};
+}
+
 ClaimCheck check(const LessonClaim& claim, const LessonResult& result) {
     char text[256];
     if (claim.kind == LessonClaim::Kind::Largest) {
         return check_largest(claim, result);
     }
     if (claim.kind == LessonClaim::Kind::Status) {
-        const LessonRunResult* run = result_for(result, claim.label);
-        const RunStatus status = run ? run->record.outcome.status : RunStatus::Failed;
-        std::snprintf(text, sizeof text, "%s ends %s (claim: %s)", claim.label.c_str(),
-                      std::string(run_status_name(status)).c_str(),
-                      std::string(run_status_name(claim.status)).c_str());
-        return {text, run && status == claim.status};
+        return check_status(claim, result);
     }
     const LessonRunResult* smaller = result_for(result, claim.smaller);
     const LessonRunResult* than = result_for(result, claim.than);
@@ -133,7 +167,7 @@ std::string describe_claim(const LessonClaim& claim) {
     char text[256];
     switch (claim.kind) {
         case LessonClaim::Kind::Status:
-            return claim.label + " ends " + std::string(run_status_name(claim.status));
+            return claim.label + " ends " + claimed_ending(claim);
         case LessonClaim::Kind::Largest:
             return "in " + claim.label + ", " + claim.module + " holds the most " +
                    kind_words(claim.metric);

@@ -233,6 +233,7 @@ private slots:
         ConfigForm* form = m_window->experimentPanel()->form();
         ExperimentConfig config = test::tinyConfig(3);
         config.model.kind = ModelKind::Transformer;
+        config.embeddings.source = EmbeddingSource::Synthetic;
         config.train.batch_size = 128;
         config.memory.cap_mb = 210;
         config.memory.alloc_conf = "backend:native";

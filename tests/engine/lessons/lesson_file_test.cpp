@@ -101,6 +101,8 @@ TEST(Lessons, ALessonIsCheckedWholeWhenLoaded) {
         {R"([{"metric": "activations", "smaller": "a", "than": "c"}])",
          "claims[0].than: no run is labelled \"c\"; the runs are \"a\", \"b\""},
         {R"([{"run": "z", "status": "oom"}])", "claims[0].run: no run is labelled \"z\""},
+        {R"([{"run": "a", "status": "oom", "fragmented": "yes"}])",
+         "claims[0].fragmented must be true or false, not \"yes\""},
         {R"([{"metric": "activations", "smaller": "a", "than": "b", "at_most": -0.5}])",
          "claims[0].at_most must be above 0, not -0.5"},
         {R"([{"metric": "activations", "smaller": "a", "than": "b", "at_most": "half"}])",

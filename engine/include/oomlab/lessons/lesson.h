@@ -4,6 +4,7 @@
 
 #include <array>
 #include <atomic>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -32,6 +33,9 @@ struct LessonClaim {
     double at_most = 1.0;
     std::string label;  // status and largest claims
     RunStatus status = RunStatus::Completed;
+    // Status claims of an out-of-memory: whether the allocator's free space at it was
+    // fragmented (more free than asked for, in no block large enough).
+    std::optional<bool> fragmented;
     std::string module;  // largest claims
 };
 
