@@ -456,7 +456,8 @@ std::vector<SegmentView> CachingAllocatorModel::segment_views() const {
     for (const auto& [address, block] : m_blocks) {
         if (views.empty() || block.segment != segment ||
             views.back().address + views.back().size != address) {
-            views.push_back({address, 0, block.stream, block.small, {}});
+            const bool expandable = m_segments[std::size_t(block.segment)].expandable;
+            views.push_back({address, 0, block.stream, block.small, expandable, {}});
             segment = block.segment;
         }
         views.back().size += block.size;

@@ -174,12 +174,14 @@ MemorySnapshot snapshot(const allocator::CachingAllocatorModel* model) {
     std::lock_guard lock(h.mutex);
     MemorySnapshot snapshot;
     if (model) {
+        snapshot.allocator_settings = model->settings();
         for (const allocator::SegmentView& view : model->segment_views()) {
             SnapshotSegment& segment = snapshot.segments.emplace_back();
             segment.address = view.address;
             segment.total_size = view.size;
             segment.stream = view.stream;
             segment.is_large = !view.small;
+            segment.is_expandable = view.expandable;
             for (const allocator::SegmentView::Piece& piece : view.blocks) {
                 SnapshotBlock& block = segment.blocks.emplace_back();
                 block.size = piece.size;

@@ -71,7 +71,7 @@ void write_segment(PickleWriter& out, const SnapshotSegment& segment) {
     out.key("segment_type");
     out.value(segment.is_large ? "large" : "small");
     out.key("is_expandable");
-    out.value(false);
+    out.value(segment.is_expandable);
     write_frames(out, AllocationTag::Untagged);
     out.key("blocks");
     out.begin_list();
@@ -136,6 +136,39 @@ const char* action_name(TraceEvent::Action action) {
     return "oom";
 }
 
+namespace {
+
+// The keys of torch.cuda.memory._snapshot()'s "allocator_settings" that change segments:
+// max_split_size in bytes (-1 for none), and the divisions of each size interval by the MiB
+// it starts at ("1", "2", "4", ...; those not divided left out).
+void write_allocator_settings(PickleWriter& out, const allocator::AllocatorSettings& settings) {
+    out.key("allocator_settings");
+    out.begin_dict();
+    out.key("PYTORCH_CUDA_ALLOC_CONF");
+    out.value(allocator::to_alloc_conf(settings));
+    out.key("max_split_size");
+    out.value(settings.max_split_size == allocator::AllocatorSettings::kNoMaxSplit
+                  ? std::int64_t(-1)
+                  : settings.max_split_size);
+    out.key("garbage_collection_threshold");
+    out.value(settings.garbage_collection_threshold);
+    out.key("expandable_segments");
+    out.value(settings.expandable_segments);
+    out.key("roundup_power2_divisions");
+    out.begin_dict();
+    for (std::size_t interval = 0; interval < settings.roundup_power2_divisions.size();
+         ++interval) {
+        if (const int divisions = settings.roundup_power2_divisions[interval]; divisions > 0) {
+            out.key(std::to_string(std::int64_t(1) << interval));
+            out.value(std::int64_t(divisions));
+        }
+    }
+    out.end_dict();
+    out.end_dict();
+}
+
+}  // namespace
+
 std::string snapshot_pickle(const MemorySnapshot& snapshot) {
     PickleWriter out;
     out.begin_dict();
@@ -155,6 +188,9 @@ std::string snapshot_pickle(const MemorySnapshot& snapshot) {
         out.end_list();
     }
     out.end_list();
+    if (snapshot.allocator_settings) {
+        write_allocator_settings(out, *snapshot.allocator_settings);
+    }
     if (!snapshot.experiment_json.empty()) {
         out.key("oomlab_experiment");
         out.value(snapshot.experiment_json);

@@ -6,10 +6,12 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "memory/allocation_tag.h"
+#include "oomlab/allocator/allocator_settings.h"
 
 namespace oomlab::memory {
 
@@ -49,12 +51,16 @@ struct SnapshotSegment {
     std::int64_t total_size = 0;
     std::int64_t stream = 0;
     bool is_large = true;
+    bool is_expandable = false;  // a mapped range of an expandable segment
     std::vector<SnapshotBlock> blocks;
 };
 
 struct MemorySnapshot {
     std::vector<SnapshotSegment> segments;
     std::vector<std::vector<TraceEvent>> device_traces;  // one list per device index
+    // The caching allocator's settings, as PyTorch 2.x writes them ("allocator_settings"),
+    // where they are known: the CPU's model (memory.alloc_conf).
+    std::optional<allocator::AllocatorSettings> allocator_settings;
     // The settings of the run that recorded it, as JSON (key "oomlab_experiment"; readers of
     // PyTorch's snapshots pass over keys they do not know), so it can be run again.
     std::string experiment_json;

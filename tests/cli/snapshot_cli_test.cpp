@@ -80,6 +80,30 @@ TEST_F(SnapshotCli, SnapshotShowReplaysARunsOwnSnapshot) {
     EXPECT_NE(refused.err.find("neither a memory snapshot"), std::string::npos) << refused.err;
 }
 
+// With the caching allocator modelled on the CPU (memory.alloc_conf), a run's snapshot holds
+// the model's segments and the segments it opened: replayed through the same model by
+// `snapshot whatif`, every segment the run opened is opened again by the same request, with
+// the same size, and the cache shows as reserved but unallocated.
+TEST_F(SnapshotCli, AModelledCpuRunsSnapshotReplaysToTheSameSegments) {
+    for (const std::string conf : {"backend:native", "expandable_segments:True"}) {
+        const std::string snapshot = db() + "." + conf.substr(0, 7) + ".pickle";
+        const auto ran =
+            run_cli({"run", "--db", db(), "--set", "train.max_steps=5", "--set",
+                     "memory.alloc_conf=" + conf, "--set", "debug.memory_snapshot=" + snapshot});
+        ASSERT_EQ(ran.exit_code, 0) << ran.err;
+        const auto replayed = run_cli({"snapshot", "whatif", snapshot, "--json"});
+        ASSERT_EQ(replayed.exit_code, 0) << replayed.err;
+        const json device = json::parse(replayed.out)["devices"][0];
+        const json& fidelity = device["fidelity"];
+        EXPECT_GE(fidelity["segment_allocs_recorded"].get<int>(), 1) << conf;
+        EXPECT_EQ(fidelity["agreed"], fidelity["segment_allocs_recorded"]) << fidelity.dump();
+        EXPECT_EQ(fidelity["segment_allocs_modelled"], fidelity["segment_allocs_recorded"]);
+        EXPECT_TRUE(fidelity["disagreements"].empty()) << fidelity.dump();
+        EXPECT_GT(device["recorded"]["reserved_unallocated_at_peak"].get<std::int64_t>(), 0);
+        EXPECT_EQ(device["replayed"]["peak_reserved"], device["recorded"]["peak_reserved"]);
+    }
+}
+
 // A snapshot of no memory (what PyTorch writes before the first CUDA allocation, or with its
 // history off) says so and how to record one, rather than printing nothing.
 TEST_F(SnapshotCli, ASnapshotOfNoMemorySaysHowToRecordOne) {

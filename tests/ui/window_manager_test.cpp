@@ -26,7 +26,7 @@ private slots:
         const QRect available = window.screen()->availableGeometry();
         // The frame arrives from the window manager after the window is shown.
         QTRY_VERIFY2_WITH_TIMEOUT(window.frameGeometry() != window.geometry(),
-                                  "the window manager framed nothing", 5000);
+                                  "the window manager framed nothing", 20000);
         QTRY_VERIFY2_WITH_TIMEOUT(
             available.contains(window.frameGeometry()),
             qPrintable(QStringLiteral("frame %1x%2+%3+%4 outside the free area %5x%6")

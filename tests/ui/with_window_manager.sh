@@ -21,8 +21,15 @@ read -r -t 20 -u "$display_fd" number || { echo "Xvfb did not start" >&2; exit 1
 export DISPLAY=":$number"
 openbox >/dev/null 2>&1 &
 pids+=($!)
-for _ in $(seq 100); do  # the window manager announces itself on the root window
-    xprop -root _NET_SUPPORTING_WM_CHECK 2>/dev/null | grep -q 'window id' && break
+# The window manager announces itself on the root window; on a loaded machine that can take
+# seconds, and a window shown before it would be framed late or not at all.
+announced=false
+for _ in $(seq 300); do
+    if xprop -root _NET_SUPPORTING_WM_CHECK 2>/dev/null | grep -q 'window id'; then
+        announced=true
+        break
+    fi
     sleep 0.1
 done
+$announced || { echo "openbox did not announce itself on $DISPLAY within 30 s" >&2; exit 1; }
 QT_QPA_PLATFORM=xcb "$@"

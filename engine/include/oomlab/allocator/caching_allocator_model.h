@@ -67,6 +67,7 @@ struct SegmentView {
     std::int64_t size = 0;
     std::int64_t stream = 0;
     bool small = false;
+    bool expandable = false;
     std::vector<Piece> blocks;
 };
 
