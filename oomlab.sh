@@ -43,8 +43,8 @@ case "$mode" in
     asan)
         preset=asan
         targets=(oomlab_common_tests oomlab_glove_tests oomlab_data_tests oomlab_store_tests
-                 oomlab_config_tests oomlab_estimator_tests oomlab_memory_tests oomlab_train_tests
-                 oomlab_model_tests)
+                 oomlab_config_tests oomlab_estimator_tests oomlab_snapshot_writer_tests
+                 oomlab_train_tests oomlab_model_tests)
         ;;
     fuzz)
         preset=fuzz
@@ -181,7 +181,7 @@ case "$mode" in
         # see docs/reliability.md), and runs in both other builds.
         ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
             ctest --preset asan --timeout 900 -E '^(AllCells/PredictionGrid|Data/GradientsAtThePeak)\.' \
-            -L 'common|engine|data|store|config|estimator|memory|train|session|lessons|workers|run|prepare|distributed|advice|snapshot'
+            -L 'common|engine|data|store|config|estimator|snapshot_writer|train|session|lessons|launch|run|prepare|distributed|advice|snapshot_reader'
         ;;
     fuzz)
         tests/fuzz/run_smoke.sh "$build_dir" "${1:-30}"

@@ -9,8 +9,8 @@
 
 #include <vector>
 
-#include "measure/tracking_allocator.h"
-#include "memory/module_scope.h"
+#include "oomlab/measure/tracking_allocator.h"
+#include "oomlab/snapshot_writer/module_scope.h"
 
 namespace {
 

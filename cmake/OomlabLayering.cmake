@@ -1,21 +1,17 @@
-# Layering the build enforces. Each engine component sees only its own folder and public
-# headers (links under <build>/include/<component>) and, through CMake's usage requirements,
-# those of the components it links: an include of a component it does not declare fails to
-# compile. The layering test (tests/layering) checks the rest against the manifest written
-# here: what each component, workbench folder and program declares, torch and Qt headers only
-# where they belong, public headers torch-free and self-contained, no cycles.
+# Layering the build enforces. Each engine component is one folder: its sources and private
+# headers side by side, and the headers other components may include in
+# <folder>/include/oomlab/<folder>/. That include root is the component's only public include
+# folder, passed on through CMake's usage requirements, so an include of a component it does not
+# link fails to compile. The layering test (tests/layering) checks the rest against the manifest
+# written here: what each component, workbench folder and program declares, torch and Qt headers
+# only where they belong, private headers only beside their sources, no cycles.
 
 # Called by oomlab_component for the component in the current folder.
 function(oomlab_layering_component name)
     get_filename_component(folder ${CMAKE_CURRENT_SOURCE_DIR} NAME)
-    set(visible ${PROJECT_BINARY_DIR}/include/${name})
-    file(MAKE_DIRECTORY ${visible}/oomlab)
-    file(CREATE_LINK ${CMAKE_CURRENT_SOURCE_DIR} ${visible}/${folder} SYMBOLIC)
-    if(IS_DIRECTORY ${OOMLAB_ENGINE_DIR}/include/oomlab/${folder})
-        file(CREATE_LINK ${OOMLAB_ENGINE_DIR}/include/oomlab/${folder} ${visible}/oomlab/${folder}
-             SYMBOLIC)
+    if(IS_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/include)
+        target_include_directories(${name} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
     endif()
-    target_include_directories(${name} PUBLIC ${visible})
     oomlab_layering_unit(${name} engine/${folder})
 endfunction()
 

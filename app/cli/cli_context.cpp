@@ -13,9 +13,9 @@
 #include "oomlab/common/utf8.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
+#include "oomlab/launch/rendezvous.h"
 #include "oomlab/run/prediction_check.h"
 #include "oomlab/store/run_store.h"
-#include "oomlab/workers/rendezvous.h"
 
 namespace oomlab::cli {
 

@@ -11,9 +11,9 @@
 #include "oomlab/advice/oom_fixes.h"
 #include "oomlab/common/format.h"  // format_bytes, for every subcommand
 #include "oomlab/config/experiment_config.h"
+#include "oomlab/launch/exit_code.h"  // the exit codes of the command line contract
+#include "oomlab/launch/local_workers.h"
 #include "oomlab/run/run_record.h"
-#include "oomlab/workers/exit_code.h"  // the exit codes of the command line contract
-#include "oomlab/workers/local_workers.h"
 
 namespace oomlab {
 struct SnapshotReport;

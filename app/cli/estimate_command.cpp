@@ -8,8 +8,8 @@
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/estimator/estimator.h"
+#include "oomlab/launch/rendezvous.h"
 #include "oomlab/run/run_json.h"
-#include "oomlab/workers/rendezvous.h"
 
 namespace oomlab::cli {
 

@@ -6,8 +6,8 @@
 
 #include "cli_context.h"
 #include "oomlab/common/errors.h"
-#include "oomlab/workers/local_workers.h"
-#include "oomlab/workers/rendezvous.h"
+#include "oomlab/launch/local_workers.h"
+#include "oomlab/launch/rendezvous.h"
 
 namespace oomlab::cli {
 namespace {

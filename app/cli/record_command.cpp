@@ -16,7 +16,7 @@
 #include "cli_context.h"
 #include "oomlab/advice/oom_message.h"
 #include "oomlab/common/errors.h"
-#include "oomlab/snapshot/snapshot_report.h"
+#include "oomlab/snapshot_reader/snapshot_report.h"
 #include "record_hook.h"
 
 namespace oomlab::cli {

@@ -9,11 +9,11 @@
 #include "cli_context.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/utf8.h"
+#include "oomlab/launch/rendezvous.h"
 #include "oomlab/run/run_json.h"
 #include "oomlab/session/experiment.h"
 #include "oomlab/session/run_session.h"
 #include "oomlab/store/run_store.h"
-#include "oomlab/workers/rendezvous.h"
 #include "tracker_export.h"
 
 namespace oomlab::cli {

@@ -9,10 +9,10 @@
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/config/snapshot_paths.h"
+#include "oomlab/launch/rendezvous.h"
 #include "oomlab/run/run_json.h"
 #include "oomlab/session/batch_size_search.h"
 #include "oomlab/session/run_session.h"
-#include "oomlab/workers/rendezvous.h"
 
 namespace oomlab::cli {
 namespace {

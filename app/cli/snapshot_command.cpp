@@ -4,10 +4,10 @@
 #include <iostream>
 
 #include "cli_context.h"
-#include "oomlab/snapshot/snapshot_advice.h"
-#include "oomlab/snapshot/snapshot_diff.h"
-#include "oomlab/snapshot/snapshot_report.h"
-#include "oomlab/snapshot/snapshot_whatif.h"
+#include "oomlab/snapshot_reader/snapshot_advice.h"
+#include "oomlab/snapshot_reader/snapshot_diff.h"
+#include "oomlab/snapshot_reader/snapshot_report.h"
+#include "oomlab/snapshot_reader/snapshot_whatif.h"
 
 namespace oomlab::cli {
 namespace {

@@ -3,8 +3,8 @@
 // workbench the oomlab-cli beside it) and the engine does the work.
 #include "cli_context.h"
 #include "oomlab/common/errors.h"
+#include "oomlab/launch/worker_jobs.h"
 #include "oomlab/session/worker_entry.h"
-#include "oomlab/workers/worker_jobs.h"
 
 namespace oomlab::cli {
 

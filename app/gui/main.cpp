@@ -58,6 +58,157 @@ constexpr const char* kNoDisplay =
     "  or render the window without a screen:\n"
     "    QT_QPA_PLATFORM=offscreen oomlab --screenshot window.png\n";
 
+// The workbench's options, each named once for the parser and the code that reads it.
+struct Options {
+    QCommandLineOption db{QStringLiteral("db"), QStringLiteral("Run database (SQLite)."),
+                          QStringLiteral("FILE")};
+    QCommandLineOption config{QStringLiteral("config"),
+                              QStringLiteral("Start with this experiment config (JSON)."),
+                              QStringLiteral("FILE")};
+    QCommandLineOption set{QStringLiteral("set"),
+                           QStringLiteral("Set one config key (repeatable)."),
+                           QStringLiteral("KEY=VALUE")};
+    QCommandLineOption shot{
+        QStringLiteral("screenshot"),
+        QStringLiteral("Train a short default run, save the window as a PNG and quit. Uses a "
+                       "temporary database unless --db is given; needs no display."),
+        QStringLiteral("FILE")};
+    QCommandLineOption shotView{
+        QStringLiteral("screenshot-view"),
+        QStringLiteral("The page to capture: live (default), runs, or compare (three "
+                       "contrasting runs)."),
+        QStringLiteral("VIEW"), QStringLiteral("live")};
+    QCommandLineOption shotSize{
+        QStringLiteral("screenshot-size"),
+        QStringLiteral("The window's size for --screenshot, e.g. 1024x768; it never grows "
+                       "past it."),
+        QStringLiteral("WxH"), QStringLiteral("1600x1000")};
+    QCommandLineOption exportPlot{
+        QStringLiteral("export-plot"),
+        QStringLiteral("Draw one plot of a saved run into --out (PNG, SVG or PDF) and quit; "
+                       "needs no display."),
+        QStringLiteral("RUN")};
+    QCommandLineOption view{QStringLiteral("view"),
+                            QStringLiteral("The plot for --export-plot: ") +
+                                oomlab::ui::plotExportViews() + QStringLiteral("."),
+                            QStringLiteral("VIEW"), QStringLiteral("memory")};
+    QCommandLineOption out{QStringLiteral("out"), QStringLiteral("The file --export-plot writes."),
+                           QStringLiteral("FILE")};
+    QCommandLineOption size{QStringLiteral("size"),
+                            QStringLiteral("The plot's size for --export-plot."),
+                            QStringLiteral("WxH"), QStringLiteral("1200x700")};
+    QCommandLineOption force{
+        QStringLiteral("force"),
+        QStringLiteral("Let --export-plot replace an existing file that is not an image.")};
+    QCommandLineOption presentation{
+        QStringLiteral("presentation"),
+        QStringLiteral("Start in presentation mode: large text in the form, plots, legends and "
+                       "lessons, for a projector (View > Presentation mode, F5).")};
+    QCommandLineOption snapshot{
+        QStringLiteral("snapshot"),
+        QStringLiteral("Open a memory snapshot of any PyTorch program "
+                       "(torch.cuda.memory._dump_snapshot) in a window of its own; with "
+                       "--screenshot, capture that window instead."),
+        QStringLiteral("FILE")};
+    QCommandLineOption fresh{QStringLiteral("fresh"),
+                             QStringLiteral("Ignore the saved settings and window layout.")};
+
+    void addTo(QCommandLineParser& parser) const {
+        parser.addOptions({db, config, set, shot, shotView, shotSize, exportPlot, view, out, size,
+                           force, presentation, snapshot, fresh});
+    }
+};
+
+int fail(const QString& error) {
+    QTextStream(stderr) << "oomlab: " << error << '\n';
+    return 2;
+}
+
+// --export-plot: one plot of a saved run drawn into a file, no window shown.
+int exportPlot(const QCommandLineParser& parser, const Options& o) {
+    oomlab::ui::PlotExport request;
+    bool idOk = false;
+    request.runId = parser.value(o.exportPlot).toLongLong(&idOk);
+    request.databasePath =
+        parser.isSet(o.db) ? parser.value(o.db) : oomlab::ui::qs(oomlab::RunStore::default_path());
+    request.view = parser.value(o.view);
+    request.file = parser.value(o.out);
+    request.size = parseSize(parser.value(o.size));
+    request.force = parser.isSet(o.force);
+    if (!idOk || request.runId <= 0) {
+        return fail(QStringLiteral("--export-plot: \"%1\" is not a run id")
+                        .arg(parser.value(o.exportPlot)));
+    }
+    if (!request.size.isValid()) {
+        return fail(QStringLiteral("--size: \"%1\" is not a size such as 1200x700")
+                        .arg(parser.value(o.size)));
+    }
+    const QString error = oomlab::ui::exportRunPlot(request);
+    if (!error.isEmpty()) {
+        return fail(error);
+    }
+    QTextStream(stdout) << "wrote " << request.file << '\n';
+    return 0;
+}
+
+// The main window's start: its experiment from --config and --set, its database. An error is
+// returned for the user; a database the user names is the one written to, or none: never
+// another in its place.
+QString readWindowOptions(const QCommandLineParser& parser, const Options& o,
+                          const QTemporaryDir& scratch, oomlab::ui::MainWindowOptions& options) {
+    options.restoreSession = !parser.isSet(o.fresh) && !parser.isSet(o.shot);
+    options.databasePath = parser.value(o.db);
+    try {
+        if (parser.isSet(o.config) || parser.isSet(o.set)) {
+            oomlab::ExperimentConfig experiment =
+                parser.isSet(o.config)
+                    ? oomlab::load_config_file(oomlab::ui::ss(parser.value(o.config)))
+                    : oomlab::ExperimentConfig();
+            for (const QString& assignment : parser.values(o.set)) {
+                oomlab::apply_config_override(experiment, oomlab::ui::ss(assignment));
+            }
+            options.config = experiment;
+        } else if (parser.isSet(o.shot)) {
+            options.config = oomlab::ExperimentConfig();
+        }
+        if (!options.databasePath.isEmpty()) {
+            oomlab::RunStore::open(oomlab::ui::ss(options.databasePath));
+        }
+    } catch (const std::exception& error) {
+        return QString::fromStdString(error.what());
+    }
+    if (parser.isSet(o.shot) && options.databasePath.isEmpty()) {
+        options.databasePath = scratch.filePath(QStringLiteral("screenshot.sqlite"));
+    }
+    return {};
+}
+
+// --snapshot with --screenshot: the snapshot's window saved as a PNG once it has loaded and
+// drawn, then the application quits.
+void captureWhenLoaded(oomlab::ui::SnapshotWindow* opened, const QSize& size, const QString& file) {
+    opened->resize(size);
+    QObject::connect(opened, &oomlab::ui::SnapshotWindow::loaded, opened, [opened, file] {
+        // Once laid out and its plot drawn (replots are coalesced).
+        QTimer::singleShot(500, opened, [opened, file] {
+            if (!opened->error().isEmpty()) {  // not only in the PNG
+                QTextStream(stderr) << "oomlab: " << opened->error() << '\n';
+            }
+            const bool saved = opened->grab().save(file, "PNG");
+            QTextStream(saved ? stdout : stderr)
+                << (saved ? "wrote " : "oomlab: cannot write ") << file << '\n';
+            QApplication::exit(saved && opened->error().isEmpty() ? 0 : 1);
+        });
+    });
+}
+
+void describeApplication() {
+    QApplication::setOrganizationName(QStringLiteral("oomlab"));
+    QApplication::setApplicationName(QStringLiteral("oomlab"));
+    QApplication::setApplicationDisplayName(QStringLiteral("OOM Lab"));
+    QApplication::setApplicationVersion(oomlab::ui::qs(oomlab::engine_version()));
+    QApplication::setDesktopFileName(QStringLiteral("oomlab"));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -76,181 +227,54 @@ int main(int argc, char** argv) {
     QGuiApplication::setHighDpiScaleFactorRoundingPolicy(
         Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
     QApplication app(argc, argv);
-    QApplication::setOrganizationName(QStringLiteral("oomlab"));
-    QApplication::setApplicationName(QStringLiteral("oomlab"));
-    QApplication::setApplicationDisplayName(QStringLiteral("OOM Lab"));
-    QApplication::setApplicationVersion(oomlab::ui::qs(oomlab::engine_version()));
-    QApplication::setDesktopFileName(QStringLiteral("oomlab"));
+    describeApplication();
 
     QCommandLineParser parser;
     parser.setApplicationDescription(
         QStringLiteral("OOM Lab: a workbench for understanding GPU out-of-memory errors."));
     parser.addHelpOption();
     parser.addVersionOption();
-    const QCommandLineOption db(QStringLiteral("db"), QStringLiteral("Run database (SQLite)."),
-                                QStringLiteral("FILE"));
-    const QCommandLineOption config(QStringLiteral("config"),
-                                    QStringLiteral("Start with this experiment config (JSON)."),
-                                    QStringLiteral("FILE"));
-    const QCommandLineOption set(QStringLiteral("set"),
-                                 QStringLiteral("Set one config key (repeatable)."),
-                                 QStringLiteral("KEY=VALUE"));
-    const QCommandLineOption shot(
-        QStringLiteral("screenshot"),
-        QStringLiteral("Train a short default run, save the window as a PNG and quit. Uses a "
-                       "temporary database unless --db is given; needs no display."),
-        QStringLiteral("FILE"));
-    const QCommandLineOption shotView(
-        QStringLiteral("screenshot-view"),
-        QStringLiteral("The page to capture: live (default), runs, or compare (three "
-                       "contrasting runs)."),
-        QStringLiteral("VIEW"), QStringLiteral("live"));
-    const QCommandLineOption shotSize(
-        QStringLiteral("screenshot-size"),
-        QStringLiteral("The window's size for --screenshot, e.g. 1024x768; it never grows "
-                       "past it."),
-        QStringLiteral("WxH"), QStringLiteral("1600x1000"));
-    const QCommandLineOption exportPlot(
-        QStringLiteral("export-plot"),
-        QStringLiteral("Draw one plot of a saved run into --out (PNG, SVG or PDF) and quit; "
-                       "needs no display."),
-        QStringLiteral("RUN"));
-    const QCommandLineOption view(QStringLiteral("view"),
-                                  QStringLiteral("The plot for --export-plot: ") +
-                                      oomlab::ui::plotExportViews() + QStringLiteral("."),
-                                  QStringLiteral("VIEW"), QStringLiteral("memory"));
-    const QCommandLineOption out(QStringLiteral("out"),
-                                 QStringLiteral("The file --export-plot writes."),
-                                 QStringLiteral("FILE"));
-    const QCommandLineOption size(QStringLiteral("size"),
-                                  QStringLiteral("The plot's size for --export-plot."),
-                                  QStringLiteral("WxH"), QStringLiteral("1200x700"));
-    const QCommandLineOption force(
-        QStringLiteral("force"),
-        QStringLiteral("Let --export-plot replace an existing file that is not an image."));
-    const QCommandLineOption presentation(
-        QStringLiteral("presentation"),
-        QStringLiteral("Start in presentation mode: large text in the form, plots, legends and "
-                       "lessons, for a projector (View > Presentation mode, F5)."));
-    const QCommandLineOption snapshot(
-        QStringLiteral("snapshot"),
-        QStringLiteral("Open a memory snapshot of any PyTorch program "
-                       "(torch.cuda.memory._dump_snapshot) in a window of its own; with "
-                       "--screenshot, capture that window instead."),
-        QStringLiteral("FILE"));
-    const QCommandLineOption fresh(QStringLiteral("fresh"),
-                                   QStringLiteral("Ignore the saved settings and window layout."));
-    parser.addOptions({db, config, set, shot, shotView, shotSize, exportPlot, view, out, size,
-                       force, presentation, snapshot, fresh});
+    const Options o;
+    o.addTo(parser);
     parser.process(app);
-
-    if (parser.isSet(exportPlot)) {
-        oomlab::ui::PlotExport request;
-        bool idOk = false;
-        request.runId = parser.value(exportPlot).toLongLong(&idOk);
-        request.databasePath =
-            parser.isSet(db) ? parser.value(db) : oomlab::ui::qs(oomlab::RunStore::default_path());
-        request.view = parser.value(view);
-        request.file = parser.value(out);
-        request.size = parseSize(parser.value(size));
-        request.force = parser.isSet(force);
-        QString error;
-        if (!idOk || request.runId <= 0) {
-            error = QStringLiteral("--export-plot: \"%1\" is not a run id")
-                        .arg(parser.value(exportPlot));
-        } else if (!request.size.isValid()) {
-            error = QStringLiteral("--size: \"%1\" is not a size such as 1200x700")
-                        .arg(parser.value(size));
-        } else {
-            error = oomlab::ui::exportRunPlot(request);
-        }
-        if (!error.isEmpty()) {
-            QTextStream(stderr) << "oomlab: " << error << '\n';
-            return 2;
-        }
-        QTextStream(stdout) << "wrote " << request.file << '\n';
-        return 0;
+    if (parser.isSet(o.exportPlot)) {
+        return exportPlot(parser, o);
     }
 
-    oomlab::ui::MainWindowOptions options;
-    options.restoreSession = !parser.isSet(fresh) && !parser.isSet(shot);
-    try {
-        if (parser.isSet(config) || parser.isSet(set)) {
-            oomlab::ExperimentConfig experiment =
-                parser.isSet(config)
-                    ? oomlab::load_config_file(oomlab::ui::ss(parser.value(config)))
-                    : oomlab::ExperimentConfig();
-            for (const QString& assignment : parser.values(set)) {
-                oomlab::apply_config_override(experiment, oomlab::ui::ss(assignment));
-            }
-            options.config = experiment;
-        } else if (parser.isSet(shot)) {
-            options.config = oomlab::ExperimentConfig();
-        }
-    } catch (const std::exception& error) {
-        QTextStream(stderr) << "oomlab: " << error.what() << '\n';
-        return 2;
-    }
     QTemporaryDir scratch;
-    options.databasePath = parser.value(db);
-    if (!options.databasePath.isEmpty()) {
-        // A database the user names is the one written to, or none: never another in its place.
-        try {
-            oomlab::RunStore::open(oomlab::ui::ss(options.databasePath));
-        } catch (const std::exception& error) {
-            QTextStream(stderr) << "oomlab: " << error.what() << '\n';
-            return 2;
-        }
+    oomlab::ui::MainWindowOptions options;
+    if (const QString error = readWindowOptions(parser, o, scratch, options); !error.isEmpty()) {
+        return fail(error);
     }
-    if (parser.isSet(shot) && options.databasePath.isEmpty()) {
-        options.databasePath = scratch.filePath(QStringLiteral("screenshot.sqlite"));
-    }
-
-    const QSize windowSize = parseSize(parser.value(shotSize));
-    if (parser.isSet(shot) && !windowSize.isValid()) {
-        QTextStream(stderr) << "oomlab: --screenshot-size: \"" << parser.value(shotSize)
-                            << "\" is not a size such as 1024x768\n";
-        return 2;
+    const QSize windowSize = parseSize(parser.value(o.shotSize));
+    if (parser.isSet(o.shot) && !windowSize.isValid()) {
+        return fail(QStringLiteral("--screenshot-size: \"%1\" is not a size such as 1024x768")
+                        .arg(parser.value(o.shotSize)));
     }
     oomlab::ui::MainWindow window(options);
-    if (parser.isSet(presentation)) {
+    if (parser.isSet(o.presentation)) {
         window.setZoom(oomlab::ui::MainWindow::kPresentationZoom);
     }
-    if (parser.isSet(shot)) {
+    if (parser.isSet(o.shot)) {
         // The screen the picture stands for: the window must fit it, not grow past it.
         window.setMaximumSize(windowSize);
         window.resize(windowSize);
     }
     window.show();
-    if (parser.isSet(snapshot)) {
-        oomlab::ui::SnapshotWindow* opened = window.menus()->openSnapshot(parser.value(snapshot));
-        if (parser.isSet(shot)) {
-            opened->resize(windowSize);
-            QObject::connect(
-                opened, &oomlab::ui::SnapshotWindow::loaded, opened,
-                [opened, file = parser.value(shot)] {
-                    // Once laid out and its plot drawn (replots are coalesced).
-                    QTimer::singleShot(500, opened, [opened, file] {
-                        if (!opened->error().isEmpty()) {  // not only in the PNG
-                            QTextStream(stderr) << "oomlab: " << opened->error() << '\n';
-                        }
-                        const bool saved = opened->grab().save(file, "PNG");
-                        QTextStream(saved ? stdout : stderr)
-                            << (saved ? "wrote " : "oomlab: cannot write ") << file << '\n';
-                        QApplication::exit(saved && opened->error().isEmpty() ? 0 : 1);
-                    });
-                });
+    if (parser.isSet(o.snapshot)) {
+        oomlab::ui::SnapshotWindow* opened = window.menus()->openSnapshot(parser.value(o.snapshot));
+        if (parser.isSet(o.shot)) {
+            captureWhenLoaded(opened, windowSize, parser.value(o.shot));
             return QApplication::exec();
         }
     }
-    if (parser.isSet(shot)) {
+    if (parser.isSet(o.shot)) {
         oomlab::ui::ScreenshotRequest request;
-        request.file = parser.value(shot);
-        request.view = parser.value(shotView);
-        const QString error = oomlab::ui::scheduleScreenshot(&window, request);
-        if (!error.isEmpty()) {
-            QTextStream(stderr) << "oomlab: " << error << '\n';
-            return 2;
+        request.file = parser.value(o.shot);
+        request.view = parser.value(o.shotView);
+        if (const QString error = oomlab::ui::scheduleScreenshot(&window, request);
+            !error.isEmpty()) {
+            return fail(error);
         }
     }
     return QApplication::exec();

@@ -3,10 +3,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/json_parse.h"
 #include "oomlab/advice/oom_fixes.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/format.h"
+#include "oomlab/common/json_parse.h"
 #include "oomlab/config/config_io.h"
 
 namespace oomlab {

@@ -1,4 +1,4 @@
-#include "common/atomic_file.h"
+#include "oomlab/common/atomic_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string_view>
 
-#include "common/atomic_file.h"
+#include "oomlab/common/atomic_file.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/format.h"
 

@@ -1,8 +1,8 @@
 // The names of every enum-valued setting, shared by the key registry and summaries.
 #pragma once
 
-#include "config/value_parsing.h"
 #include "oomlab/config/experiment_config.h"
+#include "oomlab/config/value_parsing.h"
 
 namespace oomlab::config_detail {
 

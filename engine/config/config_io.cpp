@@ -5,10 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/atomic_file.h"
-#include "common/json_parse.h"
+#include "oomlab/common/atomic_file.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/files.h"
+#include "oomlab/common/json_parse.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/glove/variants.h"
 

@@ -6,12 +6,12 @@
 #include <type_traits>
 #include <utility>
 
-#include "config/choice_tables.h"
-#include "config/value_parsing.h"
+#include "choice_tables.h"
 #include "oomlab/allocator/allocator_settings.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/utf8.h"
 #include "oomlab/config/snapshot_paths.h"
+#include "oomlab/config/value_parsing.h"
 #include "oomlab/glove/variants.h"
 
 namespace oomlab {

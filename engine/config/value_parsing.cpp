@@ -1,4 +1,4 @@
-#include "config/value_parsing.h"
+#include "oomlab/config/value_parsing.h"
 
 #include <algorithm>
 #include <charconv>

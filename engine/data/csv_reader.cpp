@@ -2,8 +2,8 @@
 // column is the first unless a header row names another; the other columns are joined.
 #include <string>
 
-#include "data/readers.h"
-#include "data/text_lines.h"
+#include "readers.h"
+#include "text_lines.h"
 
 namespace oomlab::data_detail {
 namespace {

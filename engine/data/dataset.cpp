@@ -3,11 +3,11 @@
 
 #include <filesystem>
 
-#include "data/label_mapping.h"
-#include "data/readers.h"
-#include "data/seeded_split.h"
+#include "label_mapping.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/files.h"
+#include "readers.h"
+#include "seeded_split.h"
 
 namespace fs = std::filesystem;
 

@@ -2,9 +2,9 @@
 #include <array>
 #include <string>
 
-#include "data/text_lines.h"
 #include "oomlab/common/name_table.h"
 #include "oomlab/data/dataset.h"
+#include "text_lines.h"
 
 namespace oomlab {
 namespace {

@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <string>
 
-#include "data/readers.h"
-#include "data/text_lines.h"
 #include "oomlab/common/files.h"
+#include "readers.h"
+#include "text_lines.h"
 
 namespace oomlab {
 namespace {

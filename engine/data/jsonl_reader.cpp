@@ -2,9 +2,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "common/json_parse.h"
-#include "data/readers.h"
-#include "data/text_lines.h"
+#include "oomlab/common/json_parse.h"
+#include "readers.h"
+#include "text_lines.h"
 
 namespace oomlab::data_detail {
 namespace {

@@ -1,4 +1,4 @@
-#include "data/label_mapping.h"
+#include "label_mapping.h"
 
 #include <algorithm>
 #include <charconv>

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <string>
 
-#include "data/readers.h"
-#include "data/text_lines.h"
+#include "readers.h"
+#include "text_lines.h"
 
 namespace oomlab::data_detail {
 namespace {

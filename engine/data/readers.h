@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "data/text_lines.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/data/dataset.h"
+#include "text_lines.h"
 
 namespace oomlab::data_detail {
 

@@ -1,4 +1,4 @@
-#include "data/seeded_split.h"
+#include "seeded_split.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "data/text_lines.h"
+#include "text_lines.h"
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,4 @@
-#include "distributed/local_address.h"
+#include "local_address.h"
 
 #include <arpa/inet.h>
 #include <net/if.h>

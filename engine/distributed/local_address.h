@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "oomlab/workers/rendezvous.h"
+#include "oomlab/launch/rendezvous.h"
 
 namespace oomlab::distributed {
 

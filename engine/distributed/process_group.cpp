@@ -1,4 +1,4 @@
-#include "distributed/process_group.h"
+#include "oomlab/distributed/process_group.h"
 
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>  // compat::CollectiveBackend, complete
 #include <torch/csrc/distributed/c10d/Types.hpp>
@@ -23,10 +23,10 @@
 #include <stdexcept>
 #include <thread>
 
-#include "distributed/local_address.h"
-#include "distributed/refusals.h"
-#include "distributed/rendezvous_store.h"
-#include "torch_utils/torch_compat.h"
+#include "local_address.h"
+#include "oomlab/distributed/refusals.h"
+#include "oomlab/distributed/rendezvous_store.h"
+#include "oomlab/torch_utils/torch_compat.h"
 
 namespace oomlab::distributed {
 namespace {

@@ -1,4 +1,4 @@
-#include "distributed/refusals.h"
+#include "oomlab/distributed/refusals.h"
 
 #include <atomic>
 #include <mutex>
@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "distributed/local_address.h"
+#include "local_address.h"
 #include "oomlab/common/errors.h"
 
 namespace oomlab::distributed {

@@ -1,4 +1,4 @@
-#include "distributed/rendezvous_store.h"
+#include "oomlab/distributed/rendezvous_store.h"
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -10,7 +10,7 @@
 #include <mutex>
 #include <thread>
 
-#include "oomlab/workers/exit_code.h"
+#include "oomlab/launch/exit_code.h"
 
 namespace oomlab::distributed {
 namespace {

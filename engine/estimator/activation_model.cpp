@@ -1,4 +1,4 @@
-#include "estimator/activation_model.h"
+#include "activation_model.h"
 
 #include <algorithm>
 

@@ -1,10 +1,10 @@
 // The estimator walks one training step phase by phase (forward, backward, optimizer step,
 // evaluation, in step_phases) and sums what is alive in each; the peak is the largest phase,
-// split by category here and by module in module_attribution.
+// split by category here and by module in module_shares.cpp.
 #include "oomlab/estimator/estimator.h"
 
-#include "estimator/library_workspaces.h"
-#include "estimator/step_phases.h"
+#include "library_workspaces.h"
+#include "step_phases.h"
 
 namespace oomlab {
 namespace {

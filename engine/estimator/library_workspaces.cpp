@@ -1,4 +1,4 @@
-#include "estimator/library_workspaces.h"
+#include "library_workspaces.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,7 +1,7 @@
 // The step's shape and its phases: forward, backward (at its start or its end), the
 // optimizer's update and evaluation, each with the gradients, temporaries and (ZeRO-3)
 // gathered parameters alive then.
-#include "estimator/step_phases.h"
+#include "step_phases.h"
 
 #include <algorithm>
 

@@ -1,13 +1,13 @@
 // One training step as the estimator sees it: what the config makes of the model, the batch
 // and the ranks (worked out once), and the bytes alive in each phase of the step on top of
-// what stays resident. estimate_memory sums them; module_attribution splits the peak by module.
+// what stays resident. estimate_memory sums them; module_shares.cpp splits the peak by module.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "estimator/activation_model.h"
+#include "activation_model.h"
 #include "oomlab/config/experiment_config.h"
 #include "oomlab/prepare/data_profile.h"
 #include "oomlab/run/breakdown.h"

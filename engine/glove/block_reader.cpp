@@ -1,4 +1,4 @@
-#include "glove/block_reader.h"
+#include "block_reader.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -8,8 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "glove/parallel.h"
 #include "oomlab/common/errors.h"
+#include "parallel.h"
 
 namespace oomlab::glove_detail {
 namespace {

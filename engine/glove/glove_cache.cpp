@@ -1,4 +1,4 @@
-#include "glove/glove_cache.h"
+#include "glove_cache.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "common/atomic_file.h"
-#include "glove/word_index.h"
+#include "oomlab/common/atomic_file.h"
 #include "oomlab/common/errors.h"
+#include "word_index.h"
 
 namespace oomlab::glove_detail {
 namespace {

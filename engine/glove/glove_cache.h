@@ -12,8 +12,8 @@
 #include <memory>
 #include <string>
 
-#include "glove/cache_source.h"
-#include "glove/table_impl.h"
+#include "cache_source.h"
+#include "table_impl.h"
 
 namespace oomlab::glove_detail {
 

@@ -7,13 +7,13 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "glove/glove_cache.h"
-#include "glove/table_impl.h"
-#include "glove/text_parser.h"
-#include "glove/word_index.h"
+#include "glove_cache.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/files.h"
 #include "oomlab/common/paths.h"
+#include "table_impl.h"
+#include "text_parser.h"
+#include "word_index.h"
 
 namespace oomlab {
 

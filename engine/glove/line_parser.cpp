@@ -1,4 +1,4 @@
-#include "glove/line_parser.h"
+#include "line_parser.h"
 
 #include <algorithm>
 #include <charconv>
@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "glove/fast_decimal.h"
+#include "fast_decimal.h"
 
 namespace oomlab::glove_detail {
 namespace {

@@ -1,4 +1,4 @@
-#include "glove/memory_map.h"
+#include "memory_map.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>

@@ -9,11 +9,11 @@
 #include <charconv>
 #include <cmath>
 
-#include "glove/parallel.h"
-#include "glove/table_impl.h"
-#include "glove/word_index.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/glove/glove_table.h"
+#include "parallel.h"
+#include "table_impl.h"
+#include "word_index.h"
 
 namespace oomlab {
 namespace {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "glove/cache_source.h"
-#include "glove/memory_map.h"
+#include "cache_source.h"
+#include "memory_map.h"
 #include "oomlab/glove/glove_table.h"
 
 namespace oomlab {

@@ -1,4 +1,4 @@
-#include "glove/text_format.h"
+#include "text_format.h"
 
 #include <algorithm>
 #include <charconv>

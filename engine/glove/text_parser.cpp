@@ -1,14 +1,14 @@
-#include "glove/text_parser.h"
+#include "text_parser.h"
 
 #include <algorithm>
 #include <cstring>
 #include <string_view>
 
-#include "glove/block_reader.h"
-#include "glove/line_parser.h"
-#include "glove/parallel.h"
-#include "glove/text_format.h"
+#include "block_reader.h"
+#include "line_parser.h"
 #include "oomlab/common/errors.h"
+#include "parallel.h"
+#include "text_format.h"
 
 namespace oomlab::glove_detail {
 namespace {

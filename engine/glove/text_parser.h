@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "glove/memory_map.h"
+#include "memory_map.h"
 #include "oomlab/glove/glove_table.h"
 
 namespace oomlab::glove_detail {

@@ -4,11 +4,11 @@
 #include <charconv>
 #include <cstring>
 
-#include "common/atomic_file.h"
-#include "glove/parallel.h"
-#include "glove/table_impl.h"
+#include "oomlab/common/atomic_file.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/glove/glove_table.h"
+#include "parallel.h"
+#include "table_impl.h"
 
 namespace oomlab {
 namespace {

@@ -1,4 +1,4 @@
-#include "glove/word_index.h"
+#include "word_index.h"
 
 #include <cstring>
 

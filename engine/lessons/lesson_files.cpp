@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/json_parse.h"
+#include "oomlab/common/json_parse.h"
 
 #include "oomlab/common/errors.h"
 #include "oomlab/common/files.h"

@@ -1,4 +1,4 @@
-#include "measure/cpu_history.h"
+#include "cpu_history.h"
 
 #include <algorithm>
 #include <atomic>
@@ -7,7 +7,7 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "measure/tracking_allocator.h"
+#include "oomlab/measure/tracking_allocator.h"
 
 namespace oomlab::memory {
 namespace {

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "memory/memory_snapshot.h"
 #include "oomlab/allocator/caching_allocator_model.h"
+#include "oomlab/snapshot_writer/memory_snapshot.h"
 
 namespace oomlab::memory::history {
 

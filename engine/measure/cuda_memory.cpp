@@ -1,4 +1,4 @@
-#include "measure/cuda_memory.h"
+#include "oomlab/measure/cuda_memory.h"
 
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
@@ -11,7 +11,7 @@
 #include <mutex>
 
 #include "oomlab/common/errors.h"
-#include "torch_utils/torch_compat.h"
+#include "oomlab/torch_utils/torch_compat.h"
 
 namespace oomlab::memory::cuda {
 namespace {

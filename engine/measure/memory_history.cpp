@@ -1,8 +1,8 @@
-#include "measure/memory_history.h"
+#include "oomlab/measure/memory_history.h"
 
-#include "measure/tracking_allocator.h"
+#include "oomlab/measure/tracking_allocator.h"
 #if OOMLAB_WITH_CUDA
-#include "measure/cuda_memory.h"
+#include "oomlab/measure/cuda_memory.h"
 #endif
 
 namespace oomlab::memory {

@@ -1,15 +1,15 @@
-#include "measure/memory_monitor.h"
+#include "oomlab/measure/memory_monitor.h"
 
 #include <malloc.h>
 
 #include <algorithm>
 
-#include "measure/tracking_allocator.h"
-#include "memory/nvml.h"
+#include "nvml.h"
 #include "oomlab/allocator/allocator_settings.h"
 #include "oomlab/common/format.h"
+#include "oomlab/measure/tracking_allocator.h"
 #if OOMLAB_WITH_CUDA
-#include "measure/cuda_memory.h"
+#include "oomlab/measure/cuda_memory.h"
 #endif
 
 namespace oomlab::memory {

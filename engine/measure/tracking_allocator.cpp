@@ -1,4 +1,4 @@
-#include "measure/tracking_allocator.h"
+#include "oomlab/measure/tracking_allocator.h"
 
 #include <malloc.h>
 #include <unistd.h>
@@ -16,9 +16,9 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/CPUAllocator.h>
 
-#include "measure/cpu_history.h"
+#include "cpu_history.h"
 #include "oomlab/common/format.h"
-#include "torch_utils/torch_compat.h"
+#include "oomlab/torch_utils/torch_compat.h"
 
 namespace oomlab::memory {
 namespace {

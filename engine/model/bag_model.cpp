@@ -1,5 +1,5 @@
 // Mean-pooled word vectors and a two-layer MLP: the classic GloVe baseline.
-#include "model/text_classifier.h"
+#include "oomlab/model/text_classifier.h"
 
 namespace oomlab::model {
 namespace {

@@ -1,6 +1,6 @@
 // A bidirectional LSTM over the word vectors, mean-pooled over the real tokens.
-#include "model/text_classifier.h"
-#include "torch_utils/torch_compat.h"
+#include "oomlab/model/text_classifier.h"
+#include "oomlab/torch_utils/torch_compat.h"
 
 namespace oomlab::model {
 namespace {

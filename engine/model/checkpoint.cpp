@@ -8,8 +8,8 @@
 
 #include <mutex>
 
-#include "model/encoder_block.h"
-#include "torch_utils/torch_compat.h"
+#include "encoder_block.h"
+#include "oomlab/torch_utils/torch_compat.h"
 
 namespace oomlab::model {
 namespace {

@@ -1,4 +1,4 @@
-#include "model/encoder_block.h"
+#include "encoder_block.h"
 
 #include <cmath>
 

@@ -1,4 +1,4 @@
-#include "model/text_classifier.h"
+#include "oomlab/model/text_classifier.h"
 
 namespace oomlab::model {
 

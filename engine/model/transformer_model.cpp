@@ -1,6 +1,6 @@
 // Word vectors projected to d_model, learned positions, a stack of encoder blocks, mean pooling.
-#include "model/encoder_block.h"
-#include "model/text_classifier.h"
+#include "encoder_block.h"
+#include "oomlab/model/text_classifier.h"
 
 namespace oomlab::model {
 namespace {

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "oomlab/config/config_io.h"
-#include "prepare/tokenized_data.h"
-#include "prepare/vector_source.h"
+#include "oomlab/prepare/tokenized_data.h"
+#include "oomlab/prepare/vector_source.h"
 
 namespace oomlab {
 

@@ -1,4 +1,4 @@
-#include "prepare/text_encoding.h"
+#include "oomlab/prepare/text_encoding.h"
 
 #include <memory>
 #include <random>

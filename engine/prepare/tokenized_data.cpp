@@ -1,4 +1,4 @@
-#include "prepare/tokenized_data.h"
+#include "oomlab/prepare/tokenized_data.h"
 
 #include <unordered_set>
 

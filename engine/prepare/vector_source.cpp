@@ -1,4 +1,4 @@
-#include "prepare/vector_source.h"
+#include "oomlab/prepare/vector_source.h"
 
 #include <algorithm>
 #include <cstdlib>

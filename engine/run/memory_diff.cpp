@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "run/module_kinds.h"
+#include "module_kinds.h"
 
 namespace oomlab {
 namespace {

@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "run/module_kinds.h"
+#include "module_kinds.h"
 
-#include "common/json_parse.h"
+#include "oomlab/common/json_parse.h"
 #include "oomlab/run/run_json.h"
 
 namespace oomlab {

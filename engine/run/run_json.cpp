@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/json_parse.h"
 #include "oomlab/common/files.h"
+#include "oomlab/common/json_parse.h"
 #include "oomlab/run/prediction_check.h"
 
 namespace oomlab {

@@ -3,7 +3,7 @@
 #include "oomlab/session/experiment.h"
 
 #include "oomlab/common/errors.h"
-#include "session/training_backend.h"
+#include "oomlab/session/training_backend.h"
 
 namespace oomlab {
 

@@ -1,4 +1,4 @@
-#include "session/run_join.h"
+#include "run_join.h"
 
 #include <sstream>
 

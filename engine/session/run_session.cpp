@@ -12,7 +12,7 @@
 #include "oomlab/config/config_keys.h"
 #include "oomlab/config/key_relevance.h"
 #include "oomlab/estimator/estimator.h"
-#include "session/run_join.h"
+#include "run_join.h"
 
 namespace oomlab {
 namespace {

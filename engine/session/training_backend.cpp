@@ -1,6 +1,6 @@
 // Finding and loading the training engine. It sits in the folder of this library (the build
 // tree's lib/, or <prefix>/lib/oomlab once installed); OOMLAB_TRAIN_LIBRARY overrides it.
-#include "session/training_backend.h"
+#include "oomlab/session/training_backend.h"
 
 #include <dlfcn.h>
 

@@ -6,11 +6,11 @@
 
 #include "oomlab/common/errors.h"
 #include "oomlab/config/config_io.h"
+#include "oomlab/launch/exit_code.h"
+#include "oomlab/launch/worker_jobs.h"
+#include "oomlab/launch/worker_report.h"
 #include "oomlab/session/batch_size_search.h"
 #include "oomlab/session/run_session.h"
-#include "oomlab/workers/exit_code.h"
-#include "oomlab/workers/worker_jobs.h"
-#include "oomlab/workers/worker_report.h"
 
 namespace oomlab {
 namespace {

@@ -2,9 +2,9 @@
 #include <algorithm>
 #include <chrono>
 
+#include "oomlab/launch/worker_jobs.h"
 #include "oomlab/prepare/data_profile.h"
 #include "oomlab/session/run_session.h"
-#include "oomlab/workers/worker_jobs.h"
 
 namespace oomlab {
 namespace {

@@ -1,4 +1,4 @@
-#include "store/disk_reserve.h"
+#include "disk_reserve.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

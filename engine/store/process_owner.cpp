@@ -1,4 +1,4 @@
-#include "store/process_owner.h"
+#include "process_owner.h"
 
 #include <signal.h>
 #include <unistd.h>

@@ -2,7 +2,7 @@
 #include <algorithm>
 
 #include "oomlab/store/run_store.h"
-#include "store/run_store_impl.h"
+#include "run_store_impl.h"
 
 namespace oomlab {
 namespace {

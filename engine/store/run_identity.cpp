@@ -1,10 +1,10 @@
-#include "store/run_identity.h"
+#include "run_identity.h"
 
 #include <cstdio>
 #include <random>
 
 #include "oomlab/store/run_store.h"
-#include "store/run_store_impl.h"
+#include "run_store_impl.h"
 
 namespace oomlab {
 

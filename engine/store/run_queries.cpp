@@ -4,7 +4,7 @@
 #include <string>
 
 #include "oomlab/store/run_store.h"
-#include "store/run_store_impl.h"
+#include "run_store_impl.h"
 
 namespace oomlab {
 namespace {

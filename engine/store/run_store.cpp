@@ -11,10 +11,10 @@
 
 #include "oomlab/common/errors.h"
 #include "oomlab/common/utf8.h"
-#include "store/process_owner.h"
-#include "store/run_identity.h"
-#include "store/run_store_impl.h"
-#include "store/timestamp.h"
+#include "process_owner.h"
+#include "run_identity.h"
+#include "run_store_impl.h"
+#include "timestamp.h"
 
 namespace oomlab {
 

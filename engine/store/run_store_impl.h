@@ -8,11 +8,11 @@
 #include <utility>
 #include <vector>
 
+#include "disk_reserve.h"
 #include "oomlab/store/run_store.h"
-#include "store/disk_reserve.h"
-#include "store/sqlite.h"
-#include "store/table_declarations.h"
-#include "store/writer_locks.h"
+#include "sqlite.h"
+#include "table_declarations.h"
+#include "writer_locks.h"
 
 namespace oomlab {
 

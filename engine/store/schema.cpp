@@ -1,4 +1,4 @@
-#include "store/schema.h"
+#include "schema.h"
 
 #include <iterator>
 #include <set>

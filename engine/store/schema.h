@@ -2,7 +2,7 @@
 // version a file has reached lives in PRAGMA user_version (0: a new, empty file).
 #pragma once
 
-#include "store/sqlite.h"
+#include "sqlite.h"
 
 namespace oomlab::store {
 

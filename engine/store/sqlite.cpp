@@ -1,4 +1,4 @@
-#include "store/sqlite.h"
+#include "sqlite.h"
 
 #include <sqlite3.h>
 

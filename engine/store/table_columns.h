@@ -14,7 +14,7 @@
 #include <optional>
 #include <string>
 
-#include "store/sqlite.h"
+#include "sqlite.h"
 
 namespace oomlab::store {
 

@@ -14,7 +14,7 @@
 #include "oomlab/run/fragmentation.h"
 #include "oomlab/run/prediction_check.h"
 #include "oomlab/store/run_store.h"
-#include "store/table_columns.h"
+#include "table_columns.h"
 
 namespace oomlab::store {
 

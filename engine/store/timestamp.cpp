@@ -1,4 +1,4 @@
-#include "store/timestamp.h"
+#include "timestamp.h"
 
 #include <cstdio>
 #include <ctime>

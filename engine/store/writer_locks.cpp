@@ -1,4 +1,4 @@
-#include "store/writer_locks.h"
+#include "writer_locks.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "torch_utils/device.h"
+#include "oomlab/torch_utils/device.h"
 
 #include <c10/core/Device.h>
 #include <torch/cuda.h>

@@ -1,4 +1,4 @@
-#include "trackers/event_file.h"
+#include "event_file.h"
 
 #include <array>
 

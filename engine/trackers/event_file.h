@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "common/atomic_file.h"
-#include "trackers/proto_message.h"
+#include "oomlab/common/atomic_file.h"
+#include "proto_message.h"
 
 namespace oomlab::trackers {
 

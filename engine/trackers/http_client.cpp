@@ -1,4 +1,4 @@
-#include "trackers/http_client.h"
+#include "http_client.h"
 
 #include <curl/curl.h>
 

@@ -1,7 +1,7 @@
-#include "trackers/mlflow_api.h"
+#include "mlflow_api.h"
 
+#include "http_client.h"
 #include "oomlab/common/errors.h"
-#include "trackers/http_client.h"
 
 namespace oomlab::trackers {
 namespace {

@@ -3,9 +3,9 @@
 #include <cmath>
 #include <filesystem>
 
+#include "mlflow_api.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/run/run_json.h"
-#include "trackers/mlflow_api.h"
 
 namespace oomlab::trackers {
 namespace {

@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <system_error>
 
+#include "event_file.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/format.h"
-#include "trackers/event_file.h"
 
 namespace oomlab::trackers {
 namespace fs = std::filesystem;

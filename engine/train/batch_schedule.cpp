@@ -1,9 +1,9 @@
-#include "train/batch_schedule.h"
+#include "batch_schedule.h"
 
 #include <algorithm>
 
+#include "batching.h"
 #include "oomlab/prepare/data_profile.h"
-#include "train/batching.h"
 
 namespace oomlab::train {
 namespace {

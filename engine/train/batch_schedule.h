@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "train/prepared_experiment.h"
+#include "prepared_experiment.h"
 
 namespace oomlab::train {
 

@@ -1,4 +1,4 @@
-#include "train/batching.h"
+#include "batching.h"
 
 #include <algorithm>
 #include <numeric>

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "oomlab/config/experiment_config.h"
-#include "prepare/text_encoding.h"
+#include "oomlab/prepare/text_encoding.h"
 
 namespace oomlab::train {
 

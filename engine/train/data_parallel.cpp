@@ -1,4 +1,4 @@
-#include "train/data_parallel.h"
+#include "data_parallel.h"
 
 #include <algorithm>
 #include <tuple>

@@ -17,11 +17,11 @@
 #include <utility>
 #include <vector>
 
-#include "distributed/process_group.h"
-#include "memory/module_scope.h"
-#include "model/text_classifier.h"
 #include "oomlab/config/experiment_config.h"
-#include "torch_utils/torch_compat.h"
+#include "oomlab/distributed/process_group.h"
+#include "oomlab/model/text_classifier.h"
+#include "oomlab/snapshot_writer/module_scope.h"
+#include "oomlab/torch_utils/torch_compat.h"
 
 namespace oomlab::train {
 

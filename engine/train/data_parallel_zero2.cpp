@@ -9,9 +9,9 @@
 #include <algorithm>
 #include <utility>
 
-#include "measure/tracking_allocator.h"
+#include "data_parallel.h"
 #include "oomlab/common/errors.h"
-#include "train/data_parallel.h"
+#include "oomlab/measure/tracking_allocator.h"
 
 namespace oomlab::train {
 

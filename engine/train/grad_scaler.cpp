@@ -1,6 +1,6 @@
-#include "train/grad_scaler.h"
+#include "grad_scaler.h"
 
-#include "torch_utils/torch_compat.h"
+#include "oomlab/torch_utils/torch_compat.h"
 
 namespace oomlab::train {
 

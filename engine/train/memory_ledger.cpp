@@ -1,12 +1,12 @@
-#include "train/memory_ledger.h"
+#include "memory_ledger.h"
 
 #include <algorithm>
 
+#include "module_attribution.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/run/fragmentation.h"
-#include "train/module_attribution.h"
-#include "train/optimizer_factory.h"
-#include "train/prepared_experiment.h"
+#include "optimizer_factory.h"
+#include "prepared_experiment.h"
 
 namespace oomlab::train {
 

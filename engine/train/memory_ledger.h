@@ -8,10 +8,10 @@
 #include <string_view>
 #include <vector>
 
-#include "measure/memory_history.h"
-#include "measure/memory_monitor.h"
+#include "oomlab/measure/memory_history.h"
+#include "oomlab/measure/memory_monitor.h"
 #include "oomlab/session/experiment.h"
-#include "train/trained_model.h"
+#include "trained_model.h"
 
 namespace oomlab::train {
 

@@ -1,4 +1,4 @@
-#include "train/metric_buffer.h"
+#include "metric_buffer.h"
 
 #include <cmath>
 #include <numeric>

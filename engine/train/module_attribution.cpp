@@ -1,4 +1,4 @@
-#include "train/module_attribution.h"
+#include "module_attribution.h"
 
 namespace oomlab::train {
 namespace {

@@ -13,10 +13,10 @@
 #include <string_view>
 #include <vector>
 
-#include "measure/tracking_allocator.h"
-#include "memory/allocation_tag.h"
+#include "oomlab/measure/tracking_allocator.h"
 #include "oomlab/run/run_record.h"
-#include "train/trained_model.h"
+#include "oomlab/snapshot_writer/allocation_tag.h"
+#include "trained_model.h"
 
 namespace oomlab::train {
 

@@ -1,6 +1,6 @@
-#include "train/optimizer_factory.h"
+#include "optimizer_factory.h"
 
-#include "torch_utils/torch_compat.h"
+#include "oomlab/torch_utils/torch_compat.h"
 
 namespace oomlab::train {
 namespace {

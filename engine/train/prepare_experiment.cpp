@@ -1,22 +1,22 @@
-#include "train/prepared_experiment.h"
+#include "prepared_experiment.h"
 
 #include <torch/nn.h>
 
 #include <filesystem>
 
-#include "memory/memory_snapshot.h"
-#include "model/text_classifier.h"
+#include "oomlab/model/text_classifier.h"
+#include "oomlab/snapshot_writer/memory_snapshot.h"
 #if OOMLAB_WITH_CUDA
-#include "measure/cuda_memory.h"
+#include "oomlab/measure/cuda_memory.h"
 #endif
 #include "oomlab/common/errors.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/snapshot_paths.h"
 #include "oomlab/glove/variants.h"
 #include "oomlab/prepare/data_profile.h"
-#include "prepare/tokenized_data.h"
-#include "prepare/vector_source.h"
-#include "torch_utils/device.h"
+#include "oomlab/prepare/tokenized_data.h"
+#include "oomlab/prepare/vector_source.h"
+#include "oomlab/torch_utils/device.h"
 
 namespace oomlab::train {
 namespace {

@@ -6,9 +6,9 @@
 
 #include <memory>
 
-#include "distributed/process_group.h"
+#include "oomlab/distributed/process_group.h"
+#include "oomlab/prepare/text_encoding.h"
 #include "oomlab/session/experiment.h"
-#include "prepare/text_encoding.h"
 
 namespace oomlab::train {
 

@@ -4,8 +4,8 @@
 #include <mutex>
 #include <thread>
 
-#include "memory/allocation_tag.h"
-#include "train/batching.h"
+#include "batching.h"
+#include "oomlab/snapshot_writer/allocation_tag.h"
 
 namespace oomlab::train {
 namespace {

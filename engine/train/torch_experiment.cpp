@@ -1,14 +1,14 @@
 // The Experiment the front ends hold, and the training engine's entry point.
 #include <torch/cuda.h>
 
-#include "distributed/refusals.h"
+#include "oomlab/distributed/refusals.h"
 #if OOMLAB_WITH_CUDA
-#include "measure/cuda_memory.h"
+#include "oomlab/measure/cuda_memory.h"
 #endif
 #include "oomlab/config/snapshot_paths.h"
-#include "session/training_backend.h"
-#include "train/prepared_experiment.h"
-#include "train/training_run.h"
+#include "oomlab/session/training_backend.h"
+#include "prepared_experiment.h"
+#include "training_run.h"
 
 namespace oomlab::train {
 namespace {

@@ -1,6 +1,6 @@
-#include "train/trained_model.h"
+#include "trained_model.h"
 
-#include "train/optimizer_factory.h"
+#include "optimizer_factory.h"
 
 namespace oomlab::train {
 

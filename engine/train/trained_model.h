@@ -9,9 +9,9 @@
 #include <optional>
 #include <vector>
 
-#include "model/text_classifier.h"
-#include "train/data_parallel.h"
-#include "train/grad_scaler.h"
+#include "data_parallel.h"
+#include "grad_scaler.h"
+#include "oomlab/model/text_classifier.h"
 
 namespace oomlab::train {
 

@@ -1,4 +1,4 @@
-#include "train/training_run.h"
+#include "training_run.h"
 
 #include <torch/nn/functional/loss.h>
 
@@ -6,8 +6,8 @@
 
 #include "oomlab/common/errors.h"
 #include "oomlab/config/config_keys.h"
-#include "torch_utils/torch_compat.h"
-#include "train/optimizer_factory.h"
+#include "oomlab/torch_utils/torch_compat.h"
+#include "optimizer_factory.h"
 
 namespace oomlab::train {
 namespace {

@@ -8,16 +8,16 @@
 #include <atomic>
 #include <memory>
 
+#include "batch_schedule.h"
+#include "batching.h"
+#include "memory_ledger.h"
+#include "metric_buffer.h"
+#include "module_attribution.h"
 #include "oomlab/common/errors.h"
-#include "torch_utils/torch_compat.h"
-#include "train/batch_schedule.h"
-#include "train/batching.h"
-#include "train/memory_ledger.h"
-#include "train/metric_buffer.h"
-#include "train/module_attribution.h"
-#include "train/prepared_experiment.h"
-#include "train/run_clock.h"
-#include "train/trained_model.h"
+#include "oomlab/torch_utils/torch_compat.h"
+#include "prepared_experiment.h"
+#include "run_clock.h"
+#include "trained_model.h"
 
 namespace oomlab::train {
 

@@ -3,8 +3,8 @@
 
 #include <cstdio>
 
-#include "torch_utils/torch_compat.h"
-#include "train/training_run.h"
+#include "oomlab/torch_utils/torch_compat.h"
+#include "training_run.h"
 
 namespace oomlab::train {
 

@@ -1,7 +1,7 @@
 // A training run's out-of-memory: the policy's retry (memory.on_oom) and what the allocator
 // said when it happened.
 #include "oomlab/common/errors.h"
-#include "train/training_run.h"
+#include "training_run.h"
 
 namespace oomlab::train {
 

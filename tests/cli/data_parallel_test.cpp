@@ -11,8 +11,8 @@
 
 #include "cli_runner.h"
 #include "data_parallel_runs.h"
+#include "oomlab/launch/rendezvous.h"
 #include "oomlab/store/run_store.h"
-#include "oomlab/workers/rendezvous.h"
 #include "test_support.h"
 
 namespace oomlab {

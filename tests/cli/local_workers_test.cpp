@@ -1,7 +1,7 @@
 // The launcher of local worker processes: what the workers say on standard error reaches the
 // caller once, a config every worker refuses comes back as the refusal itself, and the run
 // followed is the one rank 0 created.
-#include "oomlab/workers/local_workers.h"
+#include "oomlab/launch/local_workers.h"
 
 #include <gtest/gtest.h>
 
@@ -15,12 +15,12 @@
 
 #include "cli_runner.h"
 #include "oomlab/common/errors.h"
+#include "oomlab/launch/exit_code.h"
+#include "oomlab/launch/rendezvous.h"
+#include "oomlab/launch/worker_jobs.h"
+#include "oomlab/launch/worker_report.h"
 #include "oomlab/session/run_session.h"
 #include "oomlab/store/run_store.h"
-#include "oomlab/workers/exit_code.h"
-#include "oomlab/workers/rendezvous.h"
-#include "oomlab/workers/worker_jobs.h"
-#include "oomlab/workers/worker_report.h"
 #include "test_support.h"
 
 namespace oomlab {

@@ -12,7 +12,7 @@
 
 #include "cli_runner.h"
 #include "data_parallel_runs.h"
-#include "oomlab/workers/rendezvous.h"
+#include "oomlab/launch/rendezvous.h"
 #include "test_support.h"
 
 namespace oomlab {

@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
+#include "oomlab/launch/rendezvous.h"
 #include "oomlab/store/run_store.h"
-#include "oomlab/workers/rendezvous.h"
 #include "test_support.h"
 
 namespace oomlab {

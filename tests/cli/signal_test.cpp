@@ -19,8 +19,8 @@
 #include <thread>
 
 #include "foreign_server.h"
+#include "oomlab/launch/rendezvous.h"
 #include "oomlab/store/run_store.h"
-#include "oomlab/workers/rendezvous.h"
 #include "test_support.h"
 
 namespace oomlab {

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "oomlab/common/errors.h"
-#include "oomlab/snapshot/snapshot_report.h"
+#include "oomlab/snapshot_reader/snapshot_report.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     try {

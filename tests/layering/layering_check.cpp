@@ -95,10 +95,7 @@ public:
             if (unit.folder == "ui") {
                 continue;  // its folders are checked one by one
             }
-            check_folder(unit, unit.folder, false);
-            if (unit.folder.rfind("engine/", 0) == 0) {
-                check_folder(unit, "engine/include/oomlab/" + unit.folder.substr(7), true);
-            }
+            check_folder(unit, unit.folder);
         }
         check_ui_cycles();
         return m_violations;
@@ -131,7 +128,7 @@ private:
         });
     }
 
-    void check_folder(const Unit& unit, const std::string& folder, bool public_headers) {
+    void check_folder(const Unit& unit, const std::string& folder) {
         const fs::path path = fs::path(m_root) / folder;
         if (!fs::is_directory(path)) {
             return;
@@ -145,7 +142,11 @@ private:
         }
         std::sort(files.begin(), files.end());
         for (const fs::path& file : files) {
-            check_file(unit, file, public_headers);
+            // The headers other components may include: <folder>/include/oomlab/<folder>/.
+            const bool public_header =
+                file.parent_path().parent_path().filename() == "oomlab" &&
+                file.parent_path().parent_path().parent_path().filename() == "include";
+            check_file(unit, file, public_header);
         }
     }
 
@@ -160,52 +161,55 @@ private:
             }
             const std::string header = match[2];
             if (match[1] == "<") {
-                check_system_header(unit, where, header, public_header);
+                check_system_header(unit, where, header);
             } else {
-                check_own_header(unit, where, header, public_header);
+                check_own_header(unit, file, header, public_header);
             }
         }
     }
 
-    void check_system_header(const Unit& unit, const std::string& where, const std::string& header,
-                             bool public_header) {
+    void check_system_header(const Unit& unit, const std::string& where,
+                             const std::string& header) {
         static const std::regex torch(R"(^(torch|ATen|c10|caffe2)/)");
         static const std::regex qt(R"(^(Q[A-Z][A-Za-z]*|QtTest|qcustomplot\.h)$)");
-        if (std::regex_search(header, torch) && (public_header || !unit.torch)) {
-            add(where, header,
-                public_header ? "LibTorch in a public header: these are torch-free"
-                              : unit.name + " does not link LibTorch (oomlab_torch_component)");
+        if (std::regex_search(header, torch) && !unit.torch) {
+            add(where, header, unit.name + " does not link LibTorch (oomlab_torch_component)");
         } else if (std::regex_search(header, qt) && !links_qt(unit)) {
             add(where, header, unit.name + " does not link Qt");
         }
     }
 
-    void check_own_header(const Unit& unit, const std::string& where, const std::string& header,
+    void check_own_header(const Unit& unit, const fs::path& file, const std::string& header,
                           bool public_header) {
+        const std::string where = fs::relative(file, m_root).string();
+        if (header.find("..") != std::string::npos) {
+            add(where, header, "a path out of its folder: include the component's oomlab/ header");
+            return;
+        }
         const std::size_t slash = header.find('/');
         if (slash == std::string::npos) {
+            if (public_header && !fs::exists(file.parent_path() / header)) {
+                add(where, header,
+                    "a private header in a public header: move it into include/oomlab/ too");
+            }
             return;  // beside the including file
         }
         const std::string first = header.substr(0, slash);
         std::string owner;
-        bool internal = false;
         if (first == "oomlab") {
             const std::size_t next = header.find('/', slash + 1);
             const std::string folder = header.substr(slash + 1, next - slash - 1);
             owner = m_engine_folders.count(folder) ? m_engine_folders.at(folder) : "";
-        } else if (unit.folder.rfind("engine/", 0) == 0 && m_engine_folders.count(first)) {
-            owner = m_engine_folders.at(first);
-            internal = true;
         } else if (m_units.count("ui/" + first) &&
                    (unit.folder.rfind("ui/", 0) == 0 || unit.folder == "app/gui")) {
             owner = "ui/" + first;
         } else if (m_engine_folders.count(first)) {
-            add(where, header, "an engine-internal header: include its public oomlab/ header");
+            add(where, header,
+                "a path into an engine folder: a component's private headers are included "
+                "beside their sources, other components' by their oomlab/ header");
             return;
         }
-        if (public_header && internal) {
-            add(where, header, "an engine-internal header in a public header");
-        } else if (!owner.empty() && owner != unit.name && !reachable(unit.name).count(owner)) {
+        if (!owner.empty() && owner != unit.name && !reachable(unit.name).count(owner)) {
             add(where, header,
                 "of " + owner + ", which " + unit.name + " does not link (declare it in " +
                     declared_in(unit) + ")");

@@ -179,7 +179,7 @@ private slots:
         QVERIFY(panel->suggestionCount() >= 2);
         QVERIFY(m_window->livePage()->memoryPlot()->capVisible());
         QCOMPARE(m_window->livePage()->memoryPlot()->capMiB(), 4.0);
-        QVERIFY(m_window->livePage()->memoryPlot()->markerCount() >= 1);
+        QVERIFY(m_window->livePage()->memoryPlot()->markers().markerCount() >= 1);
         // The database survived with the run's status and error.
         const RunStore store = RunStore::open(m_dir.filePath("runs.sqlite").toStdString());
         const auto run = store.find_run(end.runId);

@@ -95,8 +95,8 @@ private slots:
         QCOMPARE((plot.peak()->data()->constBegin())->value, 15.0);
         plot.markEvent({4, "oom", "out of memory at step 4 during forward"});
         plot.markEvent({4, "eval", "not marked"});
-        QCOMPARE(plot.markerCount(), 1);
-        QCOMPARE(plot.markerX(0), 4.0);
+        QCOMPARE(plot.markers().markerCount(), 1);
+        QCOMPARE(plot.markers().markerX(0), 4.0);
         // On the CPU, device used is the process RSS: named so and hidden until clicked.
         plot.setCpuDevice(true);
         QVERIFY(!plot.deviceUsed()->visible());
@@ -154,7 +154,7 @@ private slots:
             plot.replot(QCustomPlot::rpImmediateRefresh);
             const QRectF axes = plot.axisRect()->rect();
             const QRectF cap = plot.capLabelRect();
-            const QRectF oom = plot.markerLabelRect(0);
+            const QRectF oom = plot.markers().markerLabelRect(0);
             const auto where = [](const QRectF& r) {
                 return QStringLiteral("%1,%2 %3x%4")
                     .arg(r.x())
@@ -222,17 +222,17 @@ private slots:
         };
         ComparePlot compare(ComparePlot::Quantity::PeakMemory);
         compare.setRuns({run(1, 16), run(2, 16), run(3, 0)});
-        QCOMPARE(compare.levelCount(), 1);
-        QCOMPARE(compare.levelY(0), 16.0);
-        QCOMPARE(compare.levelText(0), QStringLiteral("cap 16.0 MiB (runs 1, 2)"));
+        QCOMPARE(compare.markers().levelCount(), 1);
+        QCOMPARE(compare.markers().levelY(0), 16.0);
+        QCOMPARE(compare.markers().levelText(0), QStringLiteral("cap 16.0 MiB (runs 1, 2)"));
         QVERIFY(compare.yAxis->range().upper >= 16.0);  // in view over peaks of 11 MiB
         compare.setRuns({run(1, 16), run(2, 32)});
-        QCOMPARE(compare.levelCount(), 2);
-        QCOMPARE(compare.levelText(0), QStringLiteral("cap 16.0 MiB (run 1)"));
+        QCOMPARE(compare.markers().levelCount(), 2);
+        QCOMPARE(compare.markers().levelText(0), QStringLiteral("cap 16.0 MiB (run 1)"));
         compare.setRuns({run(1, 16), run(2, 16)});
-        QCOMPARE(compare.levelText(0), QStringLiteral("cap 16.0 MiB"));
+        QCOMPARE(compare.markers().levelText(0), QStringLiteral("cap 16.0 MiB"));
         compare.setQuantity(ComparePlot::Quantity::Loss);
-        QCOMPARE(compare.levelCount(), 0);
+        QCOMPARE(compare.markers().levelCount(), 0);
     }
 
     // A run out of memory in its first step has no step's row: it is a dot where it was
@@ -252,10 +252,10 @@ private slots:
         QCOMPARE(compare.runGraph(1)->dataCount(), 1);
         QCOMPARE(compare.runGraph(1)->data()->constBegin()->value, 45.0);  // forward's peak
         QVERIFY(compare.runGraph(1)->scatterStyle().shape() != QCPScatterStyle::ssNone);
-        QCOMPARE(compare.markerCount(), 1);
+        QCOMPARE(compare.markers().markerCount(), 1);
         QVERIFY(compare.yAxis->range().upper >= 45.0);
         compare.setQuantity(ComparePlot::Quantity::Loss);
-        QCOMPARE(compare.markerCount(), 1);
+        QCOMPARE(compare.markers().markerCount(), 1);
     }
 
     void phasesArePlacedInsideTheirStep() {
@@ -273,8 +273,8 @@ private slots:
         // The run ends inside step 2 (an OOM): its samples are placed and the end marked.
         plot.finish(QStringLiteral("OOM"));
         QCOMPARE(plot.phase(QStringLiteral("batch"))->dataCount(), 2);
-        QCOMPARE(plot.markerCount(), 1);
-        QVERIFY(plot.markerX(0) > 1.0 && plot.markerX(0) < 2.0);
+        QCOMPARE(plot.markers().markerCount(), 1);
+        QVERIFY(plot.markers().markerX(0) > 1.0 && plot.markers().markerX(0) < 2.0);
     }
 
     void breakdownBarsStack() {

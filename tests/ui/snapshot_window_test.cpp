@@ -112,8 +112,8 @@ private slots:
         QVERIFY(window->isVisible());
         const SnapshotDevice& device = window->report().devices.front();
         QCOMPARE(window->timeline()->allocated()->dataCount(), int(device.timeline.size()));
-        QCOMPARE(window->timeline()->markerCount(), 2);  // the peak and the OOM
-        QCOMPARE(window->timeline()->markerX(1), double(device.ooms.front().event));
+        QCOMPARE(window->timeline()->markers().markerCount(), 2);  // the peak and the OOM
+        QCOMPARE(window->timeline()->markers().markerX(1), double(device.ooms.front().event));
         QCOMPARE(cell(window->kinds(), 0, 0), QStringLiteral("forward"));
         QCOMPARE(cell(window->lines(), 0, 0), QStringLiteral("oomlab: forward: activations"));
         QVERIFY2(window->summaryText().contains(QStringLiteral("Out of memory at event")),
@@ -220,8 +220,8 @@ private slots:
         QVERIFY2(window->adviceText().contains(QStringLiteral("record the history from the start")),
                  qPrintable(window->adviceText()));
         QVERIFY(window->timeline()->allocated()->dataCount() > 1000);
-        QVERIFY(window->loadExperimentButton()->isHidden());  // PyTorch's own: no experiment
-        QCOMPARE(window->timeline()->markerCount(), 1);       // the peak; no OOM
+        QVERIFY(window->loadExperimentButton()->isHidden());       // PyTorch's own: no experiment
+        QCOMPARE(window->timeline()->markers().markerCount(), 1);  // the peak; no OOM
         window->close();
     }
 

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/formatting.h"
+#include "plots/line_scale.h"
 #include "plots/loss_smoothing.h"
 #include "plots/series_colors.h"
 
@@ -68,7 +69,7 @@ void ComparePlot::setSmoothing(double weight) {
 
 void ComparePlot::rebuild() {
     clearGraphs();
-    clearMarkers();
+    markers().clear();
     m_runGraphs.clear();
     m_x.reset();
     m_y.reset();
@@ -161,7 +162,7 @@ void ComparePlot::rebuild() {
         m_runGraphs.push_back(main);
         if (outOfMemory && (!keys.isEmpty() || lastX)) {
             const double at = keys.isEmpty() ? *lastX : keys.back();
-            addMarker(at, tr("OOM"), color);
+            markers().addMarker(at, tr("OOM"), color);
             m_x.add(at);
         }
     }
@@ -193,7 +194,7 @@ void ComparePlot::addCaps() {
             text += runs.size() == 1 ? tr(" (run %1)").arg(runs.front())
                                      : tr(" (runs %1)").arg(runs.join(QStringLiteral(", ")));
         }
-        addLevel(toMiB(bytes), text, warningColor());
+        markers().addLevel(toMiB(bytes), text, warningColor());
         m_y.add(toMiB(bytes));
     }
 }

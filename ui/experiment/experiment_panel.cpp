@@ -19,7 +19,7 @@
 #include "oomlab/common/errors.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
-#include "oomlab/workers/rendezvous.h"
+#include "oomlab/launch/rendezvous.h"
 
 namespace oomlab::ui {
 

@@ -189,7 +189,7 @@ void LivePage::onEvent(qint64 runId, const EventRow& event) {
     }
     m_memory->markEvent(event);
     if (event.kind == event_kind::kOom) {
-        m_loss->addMarker(static_cast<double>(event.step), tr("OOM"), warningColor());
+        m_loss->markers().addMarker(static_cast<double>(event.step), tr("OOM"), warningColor());
     }
     log(QStringLiteral("[%1] step %2: %3")
             .arg(qs(event.kind))

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/formatting.h"
+#include "plots/line_scale.h"
 #include "plots/series_colors.h"
 
 namespace oomlab::ui {
@@ -44,7 +45,7 @@ void LossPlot::reset() {
         graph->data()->clear();
     }
     m_smoother.reset();
-    clearMarkers();
+    markers().clear();
     m_accuracyLabel->setVisible(false);
     m_accuracyLabel->setText({});
     m_x.reset();

@@ -46,7 +46,7 @@ void MemoryPlot::reset(std::int64_t capBytes) {
     for (QCPGraph* graph : {m_allocated, m_reserved, m_peak, m_deviceUsed}) {
         graph->data()->clear();
     }
-    clearMarkers();
+    markers().clear();
     for (const auto& [rank, graph] : m_rankPeaks) {
         removeGraph(graph);
     }
@@ -126,10 +126,10 @@ QCPGraph* MemoryPlot::addRankPeak(int rank) {
 void MemoryPlot::markEvent(const EventRow& event) {
     const double x = static_cast<double>(event.step);
     if (event.kind == event_kind::kOom) {
-        addMarker(x, tr("OOM"), warningColor());
+        markers().addMarker(x, tr("OOM"), warningColor());
     } else if (event.kind == event_kind::kAdapt || event.kind == event_kind::kHalve) {
-        addMarker(x, event.kind == event_kind::kAdapt ? tr("adapted") : tr("halved"),
-                  seriesColor(4));
+        markers().addMarker(x, event.kind == event_kind::kAdapt ? tr("adapted") : tr("halved"),
+                            seriesColor(4));
     } else {
         return;
     }

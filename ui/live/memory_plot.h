@@ -33,7 +33,9 @@ public:
     QCPGraph* rankPeak(int rank) const;
     bool capVisible() const;
     double capMiB() const;
-    QRectF capLabelRect() const { return labelRect(m_capLabel); }  // at the last replot
+    QRectF capLabelRect() const {
+        return PlotMarkers::labelRect(m_capLabel);
+    }  // at the last replot
 
 protected:
     void fitRanges() override;

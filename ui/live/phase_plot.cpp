@@ -42,7 +42,7 @@ void PhasePlot::reset() {
     for (QCPGraph* graph : m_phases) {
         graph->data()->clear();
     }
-    clearMarkers();
+    markers().clear();
     m_pending.clear();
     m_lastStepEndMs = 0;
     m_lastX = 0;
@@ -130,7 +130,7 @@ void PhasePlot::finish(const QString& marker) {
         placePending(end);
     }
     if (!marker.isEmpty() && m_x.valid()) {
-        addMarker(m_x.high, marker, warningColor());
+        markers().addMarker(m_x.high, marker, warningColor());
     }
     requestReplot();
 }

@@ -4,8 +4,8 @@
 
 #include "common/formatting.h"
 #include "oomlab/common/errors.h"
+#include "oomlab/launch/worker_jobs.h"
 #include "oomlab/session/batch_size_search.h"
-#include "oomlab/workers/worker_jobs.h"
 
 namespace oomlab::ui {
 namespace {

@@ -9,7 +9,10 @@
 #include <optional>
 
 #include "plots/graph_thinning.h"
+#include "plots/hover_values.h"
 #include "plots/legend_entry.h"
+#include "plots/legend_wrap.h"
+#include "plots/line_scale.h"
 
 namespace oomlab::ui {
 namespace {
@@ -35,48 +38,10 @@ void styleAxis(QCPAxis* axis, const QColor& text, const QColor& grid, const QCol
     axis->grid()->setZeroLinePen(Qt::NoPen);
 }
 
-// The point of `data` (sorted by key) whose key is nearest to `x`.
-std::optional<QCPGraphData> nearestPoint(const QCPGraphDataContainer& data, double x) {
-    if (data.isEmpty()) {
-        return std::nullopt;
-    }
-    auto after = data.findBegin(x, false);  // the first point at or after x
-    if (after == data.constEnd()) {
-        return *(after - 1);
-    }
-    if (after != data.constBegin() && x - (after - 1)->key < after->key - x) {
-        return *(after - 1);
-    }
-    return *after;
-}
-
-// Half the distance between the points around `x`: a sparse series (validation every 50
-// steps) still answers between its points.
-double nearestGap(const QCPGraphDataContainer& data, double x) {
-    auto after = data.findBegin(x, false);
-    if (after == data.constEnd() || after == data.constBegin()) {
-        return 0;
-    }
-    return (after->key - (after - 1)->key) / 2;
-}
-
-// A value as its axis reads: "7.21 MiB", "45.5 %", "1.234", "120".
-QString formatAxisValue(double value, const QString& axisLabel) {
-    if (axisLabel == QLatin1String("MiB")) {
-        return QStringLiteral("%1 MiB").arg(value, 0, 'f', 2);
-    }
-    if (axisLabel.contains('%')) {
-        return QStringLiteral("%1 %").arg(value, 0, 'f', 1);
-    }
-    if (value == std::round(value) && std::abs(value) < 1e9) {
-        return QString::number(static_cast<qint64>(value));
-    }
-    return QString::number(value, 'g', 4);
-}
-
 }  // namespace
 
-ThemedPlot::ThemedPlot(QWidget* parent) : QCustomPlot(parent) {
+ThemedPlot::ThemedPlot(QWidget* parent)
+    : QCustomPlot(parent), m_markers(this, [this] { requestReplot(); }) {
     m_replotTimer.setSingleShot(true);
     m_replotTimer.setInterval(kReplotIntervalMs);
     connect(&m_replotTimer, &QTimer::timeout, this, &ThemedPlot::replotNow);
@@ -134,47 +99,8 @@ void ThemedPlot::setMinimumDataLines(int lines) {
 }
 
 void ThemedPlot::wrapLegend() {
-    if (!m_legendBelow) {
-        return;
-    }
-    QVector<LegendEntry*> entries;
-    QVector<int> widths;
-    for (int i = 0; i < legend->itemCount(); ++i) {
-        if (auto* entry = qobject_cast<LegendEntry*>(legend->item(i))) {  // cells may be empty
-            entry->setMaxTextWidth(0);
-            entries.push_back(entry);
-            widths.push_back(entry->minimumOuterSizeHint().width());
-        }
-    }
-    const QMargins margins = legend->margins();
-    const int available = width() - margins.left() - margins.right();
-    int columns = std::min<int>(m_legendMaxColumns, std::max<int>(1, widths.size()));
-    for (; columns > 1; --columns) {
-        // Entries fill rows left to right: entry i lands in column i % columns.
-        QVector<int> columnWidths(columns, 0);
-        for (int i = 0; i < widths.size(); ++i) {
-            columnWidths[i % columns] = std::max(columnWidths[i % columns], widths[i]);
-        }
-        int needed = (columns - 1) * legend->columnSpacing();
-        for (const int w : columnWidths) {
-            needed += w;
-        }
-        if (needed <= available) {
-            break;
-        }
-    }
-    if (legend->wrap() != columns) {
-        legend->setWrap(columns);
-        legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);  // re-flows the entries
+    if (m_legendBelow && wrapLegendToWidth(legend, m_legendMaxColumns, width())) {
         updateMinimumSize();  // the legend's height, and so the minimum height, changed
-    }
-    if (columns == 1) {
-        // One entry per row and still too wide: the long names end in "…".
-        for (int i = 0; i < entries.size(); ++i) {
-            if (widths[i] > available) {
-                entries[i]->setMaxTextWidth(available - entries[i]->chromeWidth());
-            }
-        }
     }
 }
 
@@ -297,22 +223,6 @@ QColor ThemedPlot::foreground() const {
     return palette().color(QPalette::WindowText);
 }
 
-double ThemedPlot::s_lineScale = 1.0;
-
-void ThemedPlot::setLineScale(double scale) {
-    s_lineScale = scale;
-}
-
-double ThemedPlot::lineScale() {
-    return s_lineScale;
-}
-
-void ThemedPlot::setSeriesPen(QCPAbstractPlottable* series, QPen pen) {
-    series->setProperty("baseWidth", pen.widthF());
-    pen.setWidthF(pen.widthF() * s_lineScale);
-    series->setPen(pen);
-}
-
 void ThemedPlot::applyPalette() {
     const QPalette pal = palette();
     const QColor base = pal.color(QPalette::Base);
@@ -339,16 +249,7 @@ void ThemedPlot::applyPalette() {
             entry->setTextColor(color);
         }
     }
-    // Series as wide as the line scale asks (presentation mode: for the back of a room).
-    for (int i = 0; i < plottableCount(); ++i) {
-        QCPAbstractPlottable* series = plottable(i);
-        const QVariant baseWidth = series->property("baseWidth");
-        if (baseWidth.isValid()) {
-            QPen pen = series->pen();
-            pen.setWidthF(baseWidth.toDouble() * s_lineScale);
-            series->setPen(pen);
-        }
-    }
+    rescaleSeriesPens(*this);  // presentation mode's lines, for the back of a room
     for (int i = 0; i < itemCount(); ++i) {
         if (auto* label = qobject_cast<QCPItemText*>(item(i))) {
             QFont labelFont = font;  // markers and the cap grow with the zoom, bold kept
@@ -404,42 +305,7 @@ void ThemedPlot::mouseMoveEvent(QMouseEvent* event) {
 }
 
 QString ThemedPlot::valuesAt(const QPointF& pixel) const {
-    if (!axisRect()->rect().contains(pixel.toPoint())) {
-        return {};
-    }
-    const double x = xAxis->pixelToCoord(pixel.x());
-    const double tolerance = std::abs(xAxis->pixelToCoord(pixel.x() + kHoverPixels) - x);
-    QStringList lines;
-    std::optional<double> headerKey;
-    for (int i = 0; i < graphCount(); ++i) {
-        const QCPGraph* series = graph(i);
-        if (!series->visible() || series->data()->isEmpty()) {
-            continue;
-        }
-        const std::optional<QCPGraphData> point = nearestPoint(*series->data(), x);
-        if (!point ||
-            std::abs(point->key - x) > std::max(tolerance, nearestGap(*series->data(), x))) {
-            continue;
-        }
-        if (!headerKey) {
-            headerKey = point->key;
-        }
-        QString line = QStringLiteral("%1: %2").arg(
-            series->name(), formatAxisValue(point->value, series->valueAxis()->label()));
-        if (std::abs(point->key - *headerKey) > tolerance) {
-            line += tr(" (at %1)").arg(formatAxisValue(point->key, QString()));
-        }
-        lines << line;
-    }
-    if (!headerKey) {
-        return {};
-    }
-    lines.prepend(QStringLiteral("<b>%1 %2</b>")
-                      .arg(xAxis->label().toHtmlEscaped(), formatAxisValue(*headerKey, QString())));
-    for (int i = 1; i < lines.size(); ++i) {
-        lines[i] = lines[i].toHtmlEscaped();
-    }
-    return lines.join(QStringLiteral("<br>"));
+    return hoverValues(*this, pixel, kHoverPixels);
 }
 
 void ThemedPlot::wheelEvent(QWheelEvent* event) {

@@ -1,5 +1,7 @@
 // A QCustomPlot that follows the system palette (light or dark), coalesces redraws and
-// follows its data until the user zooms or drags.
+// follows its data until the user zooms or drags. What it draws besides the data lives in
+// classes of its own: labelled lines (plot_markers.h), the legend's wrapping (legend_wrap.h),
+// the hover tip (hover_values.h), presentation mode's line widths (line_scale.h).
 //
 // Appending code adds points with addData(..., alreadySorted=true), extends the bounds with
 // noteX()/noteY() and calls requestReplot(): at most one replot per kReplotIntervalMs, done
@@ -11,6 +13,8 @@
 #include <limits>
 
 #include <qcustomplot.h>
+
+#include "plots/plot_markers.h"
 
 namespace oomlab::ui {
 
@@ -51,20 +55,9 @@ public:
     bool followsData() const { return m_follow; }
     int coalescedReplots() const { return m_replots; }
 
-    // A labelled vertical line at key `x` (an OOM, an adaptation); cleared by clearMarkers().
-    void addMarker(double x, const QString& text, const QColor& color);
-    // A labelled horizontal line at value `y` (a memory cap), its label under it at the left;
-    // cleared by clearMarkers() too.
-    void addLevel(double y, const QString& text, const QColor& color);
-    void clearMarkers();
-    int markerCount() const { return m_markers.size(); }
-    int levelCount() const { return m_levels.size(); }
-    double levelY(int index) const;
-    QString levelText(int index) const;
-    double markerX(int index) const;
-    // Where marker `index`'s label was drawn (pixels, at the last replot).
-    QRectF markerLabelRect(int index) const;
-    static QRectF labelRect(const QCPItemText* label);
+    // Labelled lines: markers at a key (an OOM, an adaptation), levels at a value (a cap).
+    PlotMarkers& markers() { return m_markers; }
+    const PlotMarkers& markers() const { return m_markers; }
 
     // Puts `series` in the legend (an entry that elides its text on a narrow plot).
     void addToLegend(QCPAbstractPlottable* series);
@@ -96,12 +89,6 @@ public:
     // The title an exported image gets when the plot shows none ("Run 3 (trec): loss").
     void setExportTitle(const QString& title) { m_exportTitle = title; }
     QString exportTitle() const { return m_exportTitle; }
-    // How much wider than given every plot draws its series (presentation mode); takes effect
-    // at the next palette or font change (the zoom changes the font).
-    static void setLineScale(double scale);
-    // Sets a series' pen, `pen`'s width being its width at a line scale of 1.
-    static void setSeriesPen(QCPAbstractPlottable* series, QPen pen);
-    static double lineScale();
     // "run-12-fortunes-memory-per-step.png": from the export title, else the object's name.
     QString suggestedFileName() const;
     // Saves the plot as PNG, PDF or SVG (see savePlot) with its export title and legend;
@@ -149,13 +136,11 @@ private:
 
     QTimer m_replotTimer;
     QCPTextElement* m_title = nullptr;
-    QVector<QPair<QCPItemStraightLine*, QCPItemText*>> m_markers;
-    QVector<QPair<QCPItemStraightLine*, QCPItemText*>> m_levels;
+    PlotMarkers m_markers;
     bool m_follow = true;
     bool m_legendBelow = false;
     QSize m_laidOutMinimum;
     QString m_exportTitle;
-    static double s_lineScale;
     int m_legendMaxColumns = 1;
     int m_minimumDataLines = 3;
     int m_replots = 0;

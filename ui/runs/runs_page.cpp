@@ -21,7 +21,7 @@
 #include "export/run_export.h"
 #include "export/tracker_send.h"
 #include "oomlab/advice/oom_fixes.h"
-#include "oomlab/workers/rendezvous.h"
+#include "oomlab/launch/rendezvous.h"
 #include "runs/fix_outcome.h"
 #include "runs/run_database.h"
 #include "runs/runs_filter_model.h"

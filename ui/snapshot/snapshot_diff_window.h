@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "oomlab/snapshot/snapshot_diff.h"
+#include "oomlab/snapshot_reader/snapshot_diff.h"
 
 class QComboBox;
 class QTableWidget;

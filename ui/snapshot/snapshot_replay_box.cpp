@@ -9,7 +9,7 @@
 
 #include "common/formatting.h"
 #include "common/wrapped_label.h"
-#include "oomlab/snapshot/snapshot_whatif.h"
+#include "oomlab/snapshot_reader/snapshot_whatif.h"
 
 namespace oomlab::ui {
 

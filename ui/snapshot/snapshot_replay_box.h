@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "oomlab/snapshot/snapshot_report.h"
+#include "oomlab/snapshot_reader/snapshot_report.h"
 
 class QLineEdit;
 class QPushButton;

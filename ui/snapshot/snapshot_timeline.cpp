@@ -75,7 +75,7 @@ void SnapshotTimeline::setReplayed(const std::vector<std::pair<std::size_t, std:
 
 void SnapshotTimeline::setDevice(const SnapshotDevice& device) {
     setReplayed({}, QString());
-    clearMarkers();
+    markers().clear();
     showMoment(std::nullopt);
     m_events = device.events;
     m_x.reset();
@@ -91,10 +91,10 @@ void SnapshotTimeline::setDevice(const SnapshotDevice& device) {
     }
     m_allocated->setData(keys, allocated, true);
     m_reserved->setData(keys, reserved, true);
-    addMarker(double(device.peak_event), tr("peak %1").arg(formatBytes(device.peak_allocated)),
-              seriesColor(1));
+    markers().addMarker(double(device.peak_event),
+                        tr("peak %1").arg(formatBytes(device.peak_allocated)), seriesColor(1));
     for (const SnapshotOom& oom : device.ooms) {
-        addMarker(double(oom.event), tr("OOM"), warningColor());
+        markers().addMarker(double(oom.event), tr("OOM"), warningColor());
     }
     setFollowData(true);
     requestReplot();

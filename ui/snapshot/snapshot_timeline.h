@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "oomlab/snapshot/snapshot_report.h"
+#include "oomlab/snapshot_reader/snapshot_report.h"
 #include "plots/themed_plot.h"
 
 namespace oomlab::ui {

@@ -15,7 +15,7 @@
 #include "common/formatting.h"
 #include "common/wrapped_label.h"
 #include "oomlab/common/errors.h"
-#include "oomlab/snapshot/snapshot_advice.h"
+#include "oomlab/snapshot_reader/snapshot_advice.h"
 #include "plots/series_colors.h"
 #include "snapshot/snapshot_diff_window.h"
 #include "snapshot/snapshot_replay_box.h"

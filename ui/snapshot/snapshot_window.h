@@ -15,7 +15,7 @@
 #include <memory>
 #include <optional>
 
-#include "oomlab/snapshot/snapshot_report.h"
+#include "oomlab/snapshot_reader/snapshot_report.h"
 
 class QComboBox;
 class QLabel;

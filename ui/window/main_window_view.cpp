@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "common/app_settings.h"
+#include "plots/line_scale.h"
 #include "plots/themed_plot.h"
 #include "window/main_window.h"
 
@@ -75,7 +76,7 @@ void MainWindow::setZoom(double factor) {
         m_experimentDock->hide();
     }
     // Lines a room can see: every plot's series 2.5 times as wide while presenting.
-    ThemedPlot::setLineScale(presenting ? 2.5 : 1.0);
+    setLineScale(presenting ? 2.5 : 1.0);
     QFont font = m_baseFont;
     font.setPointSizeF(m_baseFont.pointSizeF() * m_zoom);
     QApplication::setFont(font);

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <string>
 
-#include "oomlab/snapshot/snapshot_advice.h"
-#include "oomlab/snapshot/snapshot_whatif.h"
+#include "oomlab/snapshot_reader/snapshot_advice.h"
+#include "oomlab/snapshot_reader/snapshot_whatif.h"
 #include "test_support.h"
 
 namespace oomlab {

@@ -1,7 +1,7 @@
 // The process group on its own: two ranks (two threads, Gloo on 127.0.0.1) meet through the
 // store rank 0 serves and reduce, broadcast and share values; a peer that never comes ends the
 // wait with an error naming the rank, within the timeout.
-#include "distributed/process_group.h"
+#include "oomlab/distributed/process_group.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "foreign_server.h"
-#include "oomlab/workers/rendezvous.h"
+#include "oomlab/launch/rendezvous.h"
 #include "test_support.h"
 
 namespace oomlab::distributed {

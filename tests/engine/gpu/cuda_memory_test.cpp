@@ -5,11 +5,11 @@
 #include <set>
 
 #include "gpu_test_support.h"
-#include "measure/memory_monitor.h"
-#include "memory/nvml.h"
+#include "measure/nvml.h"
+#include "oomlab/measure/memory_monitor.h"
 #include "test_support.h"
 #if OOMLAB_WITH_CUDA
-#include "measure/cuda_memory.h"
+#include "oomlab/measure/cuda_memory.h"
 #endif
 
 namespace oomlab {

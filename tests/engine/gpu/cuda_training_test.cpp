@@ -4,11 +4,11 @@
 #include <cmath>
 
 #include "gpu_test_support.h"
-#include "measure/memory_monitor.h"
 #include "model/encoder_block.h"
+#include "oomlab/measure/memory_monitor.h"
 #include "test_support.h"
 #if OOMLAB_WITH_CUDA
-#include "measure/cuda_memory.h"
+#include "oomlab/measure/cuda_memory.h"
 #endif
 
 namespace oomlab {

@@ -1,9 +1,9 @@
 // The NCCL side of data-parallel training on one GPU: a group of one rank (one GPU cannot
 // hold two NCCL ranks) sums and broadcasts in place on the device, and the auto backend picks
 // NCCL for CUDA.
-#include "distributed/process_group.h"
 #include "gpu_test_support.h"
-#include "oomlab/workers/rendezvous.h"
+#include "oomlab/distributed/process_group.h"
+#include "oomlab/launch/rendezvous.h"
 
 namespace oomlab {
 namespace {

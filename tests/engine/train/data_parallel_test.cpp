@@ -7,8 +7,8 @@
 #include <future>
 #include <set>
 
-#include "distributed/process_group.h"
-#include "oomlab/workers/rendezvous.h"
+#include "oomlab/distributed/process_group.h"
+#include "oomlab/launch/rendezvous.h"
 #include "test_support.h"
 #include "train/batching.h"
 #include "train/data_parallel.h"

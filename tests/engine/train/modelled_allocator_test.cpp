@@ -6,9 +6,9 @@
 
 #include <algorithm>
 
-#include "measure/memory_history.h"
-#include "measure/tracking_allocator.h"
 #include "oomlab/allocator/allocator_settings.h"
+#include "oomlab/measure/memory_history.h"
+#include "oomlab/measure/tracking_allocator.h"
 
 namespace oomlab::memory {
 namespace {

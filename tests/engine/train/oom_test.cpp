@@ -2,9 +2,9 @@
 #include <gtest/gtest.h>
 
 #include "engine_support.h"
-#include "measure/tracking_allocator.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/estimator/estimator.h"
+#include "oomlab/measure/tracking_allocator.h"
 #include "oomlab/session/run_session.h"
 #include "test_support.h"
 

@@ -1,0 +1,43 @@
+// A snapshot's trace replayed through the model of PyTorch's caching allocator: how closely the
+// model follows what the real allocator did (fidelity), and what the same requests would have
+// reserved under other PYTORCH_CUDA_ALLOC_CONF settings (`oomlab-cli snapshot whatif`).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "oomlab/allocator/trace_replay.h"
+#include "oomlab/snapshot_reader/snapshot_report.h"
+
+namespace oomlab {
+
+struct SnapshotWhatIf {
+    int device = 0;
+    std::string recorded_conf;    // what the program ran with ("" for the defaults)
+    std::string conf;             // what was replayed
+    std::string capacity_source;  // where capacity came from, in words
+    allocator::Fidelity fidelity;
+    allocator::WhatIf recorded;  // the requests replayed under the recorded settings
+    allocator::WhatIf replayed;  // under `conf`
+};
+
+// The trace of `device` as the model reads it: its events in order and, when it began after
+// the program started, the segments and allocated blocks before its first event.
+allocator::AllocatorTrace allocator_trace(const SnapshotDevice& device,
+                                          const allocator::AllocatorSettings& settings);
+
+// For each device with a trace. `conf` (PYTORCH_CUDA_ALLOC_CONF's syntax; BadInput when it is
+// not) defaults to the recorded settings; `device_memory` (bytes) to what the program reserved
+// at most when the trace ran out of memory, else none.
+std::vector<SnapshotWhatIf> snapshot_whatif(const SnapshotReport& report,
+                                            const std::optional<std::string>& conf,
+                                            std::optional<std::int64_t> device_memory);
+
+std::string snapshot_whatif_json(const SnapshotReport& report,
+                                 const std::vector<SnapshotWhatIf>& results);
+std::string snapshot_whatif_text(const SnapshotReport& report,
+                                 const std::vector<SnapshotWhatIf>& results);
+
+}  // namespace oomlab

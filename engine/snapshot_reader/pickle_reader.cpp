@@ -1,0 +1,485 @@
+#include "pickle_reader.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "oomlab/common/errors.h"
+#include "oomlab/common/pickle_opcodes.h"
+
+namespace oomlab::snapshot {
+
+struct PickleDocument::Storage {
+    std::deque<std::string> strings;  // each distinct string once
+    std::deque<PickleContainer> containers;
+    std::deque<PickleValue> memoized_scalars;  // what a memo entry of a scalar points to
+};
+
+PickleDocument::PickleDocument(std::unique_ptr<Storage> storage, PickleValue root)
+    : m_storage(std::move(storage)), m_root(root) {}
+PickleDocument::PickleDocument(PickleDocument&&) noexcept = default;
+PickleDocument& PickleDocument::operator=(PickleDocument&&) noexcept = default;
+PickleDocument::~PickleDocument() = default;
+
+namespace {
+
+using namespace pickle;  // the opcodes
+
+constexpr std::size_t kChunkBytes = std::size_t(1) << 20;
+
+std::uint64_t mix(std::uint64_t hash, std::uint64_t value) {
+    return (hash ^ value) * 0x9E3779B97F4A7C15ull + (hash >> 29);
+}
+
+struct SameContent {
+    std::size_t operator()(const PickleContainer* container) const {
+        std::uint64_t hash = container->is_dict ? 1 : 2;
+        for (const PickleValue& item : container->items) {
+            hash = mix(mix(hash, std::uint64_t(item.kind())), item.bits());
+        }
+        return std::size_t(hash);
+    }
+    bool operator()(const PickleContainer* a, const PickleContainer* b) const {
+        return a->is_dict == b->is_dict &&
+               std::equal(a->items.begin(), a->items.end(), b->items.begin(), b->items.end(),
+                          [](const PickleValue& x, const PickleValue& y) { return x.same(y); });
+    }
+};
+
+class Reader {
+public:
+    Reader(PickleInput& input, const std::string& source, const std::function<void()>& after_chunk)
+        : m_input(input),
+          m_source(source),
+          m_after_chunk(after_chunk),
+          m_storage(std::make_unique<PickleDocument::Storage>()) {}
+
+    PickleDocument read() {
+        while (true) {
+            m_at = m_offset + m_begin;
+            const auto op = static_cast<unsigned char>(take(1)[0]);
+            if (op == kStop) {
+                if (m_stack.size() != 1 || !m_marks.empty()) {
+                    fail("STOP with " + std::to_string(m_stack.size()) + " values on the stack");
+                }
+                return PickleDocument(std::move(m_storage), resolved(m_stack.back()));
+            }
+            step(op);
+        }
+    }
+
+private:
+    [[noreturn]] void fail(const std::string& why) const {
+        throw BadInput(m_source + ": byte " + std::to_string(m_at) +
+                       ": not a pickle of plain data (a memory snapshot): " + why);
+    }
+
+    std::string_view take(std::size_t count) {
+        if (m_buffer.size() - m_begin < count) {
+            refill(count);
+        }
+        const std::string_view bytes(m_buffer.data() + m_begin, count);
+        m_begin += count;
+        return bytes;
+    }
+
+    // At least `count` unread bytes in the buffer: the read ones dropped, a chunk at a time
+    // added, so the buffer grows only with what the input really holds.
+    void refill(std::size_t count) {
+        m_buffer.erase(0, m_begin);
+        m_offset += m_begin;
+        m_begin = 0;
+        while (m_buffer.size() < count) {
+            const std::size_t had = m_buffer.size();
+            const auto chunk = std::size_t(std::min<std::uint64_t>(
+                kChunkBytes, std::max<std::uint64_t>(m_input.size_bound(), 1)));
+            m_buffer.resize(had + chunk);
+            const std::size_t got = m_input.read(m_buffer.data() + had, chunk);
+            m_buffer.resize(had + got);
+            if (got == 0) {
+                fail("the file ends inside a value (truncated?)");
+            }
+            if (m_after_chunk) {
+                m_after_chunk();
+            }
+        }
+    }
+
+    std::uint64_t unsigned_le(std::size_t count) {
+        const std::string_view bytes = take(count);
+        std::uint64_t value = 0;
+        for (std::size_t i = 0; i < count; ++i) {
+            value |= std::uint64_t(static_cast<unsigned char>(bytes[i])) << (8 * i);
+        }
+        return value;
+    }
+
+    // Containers: made, dropped once nothing refers to them, and replaced by an equal one.
+
+    static PickleContainer* mutable_container(const PickleValue& value) {
+        return const_cast<PickleContainer*>(value.container());
+    }
+
+    PickleContainer* new_container(bool is_dict) {
+        PickleContainer* container = nullptr;
+        if (!m_free.empty()) {
+            container = m_free.back();
+            m_free.pop_back();
+        } else {
+            container = &m_storage->containers.emplace_back();
+        }
+        container->is_dict = is_dict;
+        return container;
+    }
+
+    void pin(const PickleValue& value) {
+        if (PickleContainer* container = mutable_container(value)) {
+            ++container->pins;
+        }
+    }
+
+    // One reference from the stack or memo gone: a container nothing holds any more is reused.
+    void unpin(const PickleValue& value) {
+        PickleContainer* container = mutable_container(value);
+        if (!container || --container->pins > 0 || (container->held && !container->same_as)) {
+            return;
+        }
+        *container = PickleContainer{};
+        m_free.push_back(container);
+    }
+
+    static PickleValue resolved(const PickleValue& value) {
+        const PickleContainer* container = value.container();
+        return container && container->same_as ? PickleValue::of_container(container->same_as)
+                                               : value;
+    }
+
+    void push(PickleValue value) {
+        value = resolved(value);
+        pin(value);
+        m_stack.push_back(value);
+    }
+
+    std::size_t last_mark() const { return m_marks.empty() ? 0 : m_marks.back(); }
+
+    // The top value, off the stack but still pinned: the caller adopts it or unpins it.
+    PickleValue take_top() {
+        if (m_stack.size() <= last_mark() || m_stack.empty()) {
+            fail("a value was expected on the stack");
+        }
+        const PickleValue value = m_stack.back();
+        m_stack.pop_back();
+        return value;
+    }
+
+    // The values above the topmost mark, which is removed; still pinned, as take_top's.
+    std::vector<PickleValue> take_to_mark() {
+        if (m_marks.empty()) {
+            fail("no MARK before this opcode");
+        }
+        const std::size_t mark = m_marks.back();
+        m_marks.pop_back();
+        std::vector<PickleValue> items(m_stack.begin() + std::ptrdiff_t(mark), m_stack.end());
+        m_stack.resize(mark);
+        return items;
+    }
+
+    PickleContainer& open_top() {
+        if (m_stack.size() <= last_mark() || m_stack.empty()) {
+            fail("a value was expected on the stack");
+        }
+        PickleContainer* container = mutable_container(m_stack.back());
+        if (!container) {
+            fail("items added to what is not a list or dict, or a key without a value");
+        }
+        if (container->held) {
+            fail("a container filled after another container took it");
+        }
+        return *container;
+    }
+
+    // `child` (taken from the stack) goes into `parent`: from then on it never changes, and
+    // an equal container read before takes its place.
+    PickleValue adopt(PickleContainer& parent, const PickleValue& child) {
+        PickleContainer* container = mutable_container(child);
+        if (!container) {
+            return child;
+        }
+        if (container == &parent) {
+            fail("a container that holds itself");
+        }
+        PickleContainer* kept = container->same_as ? container->same_as
+                                : container->held  ? container
+                                                   : canonical(*container);
+        parent.depth = std::max(parent.depth, kept->depth + 1);
+        if (parent.depth > kMostPickleDepth) {
+            fail("nested more than " + std::to_string(kMostPickleDepth) + " levels deep");
+        }
+        unpin(child);
+        return PickleValue::of_container(kept);
+    }
+
+    // What repeats in a snapshot is text and what is made of it: frames (a name, a file, a
+    // line) and stacks of them. A record with an address or a size in it (an event, a block)
+    // is one of a kind, and looking it up would only cost time.
+    static bool may_repeat(const PickleContainer& container) {
+        constexpr std::int64_t kLargestLine = std::int64_t(1) << 20;
+        return std::all_of(
+            container.items.begin(), container.items.end(), [](const PickleValue& item) {
+                return item.kind() != PickleValue::Kind::Int ||
+                       (item.integer() >= -kLargestLine && item.integer() <= kLargestLine);
+            });
+    }
+
+    PickleContainer* canonical(PickleContainer& container) {
+        container.held = true;
+        if (!may_repeat(container)) {
+            return &container;
+        }
+        const auto [found, added] = m_canonical.insert(&container);
+        if (added) {
+            return &container;
+        }
+        PickleContainer* kept = *found;
+        container.same_as = kept;
+        container.items = {};
+        const PickleValue dropped = PickleValue::of_container(&container);
+        if (container.memo_slot >= 0 &&
+            m_memo[std::size_t(container.memo_slot)] == memo_entry(dropped)) {
+            m_memo[std::size_t(container.memo_slot)] = memo_entry(PickleValue::of_container(kept));
+            ++kept->pins;
+            unpin(dropped);
+        }
+        return kept;
+    }
+
+    void add_items(std::vector<PickleValue> items) {
+        PickleContainer& target = open_top();
+        if (target.is_dict && items.size() % 2 != 0) {
+            fail("items added to what is not a list or dict, or a key without a value");
+        }
+        if (target.items.empty()) {
+            target.items.reserve(items.size());  // a dict or short list comes in one batch
+        }
+        for (const PickleValue& item : items) {
+            target.items.push_back(adopt(target, item));
+        }
+    }
+
+    void push_container(bool is_dict, const std::vector<PickleValue>& items) {
+        PickleContainer* container = new_container(is_dict);
+        push(PickleValue::of_container(container));
+        if (!items.empty()) {
+            add_items(items);
+        }
+    }
+
+    // The memo keeps eight bytes an entry (it has one for nearly every string and container
+    // of the file): a tagged pointer to a string, a container or a stored scalar; 0 for none.
+    enum MemoTag : std::uintptr_t { kMemoText = 1, kMemoContainer = 2, kMemoScalar = 3 };
+
+    std::uintptr_t memo_entry(const PickleValue& value) {
+        if (const std::string* text = value.text()) {
+            return reinterpret_cast<std::uintptr_t>(text) | kMemoText;
+        }
+        if (const PickleContainer* container = value.container()) {
+            return reinterpret_cast<std::uintptr_t>(container) | kMemoContainer;
+        }
+        return reinterpret_cast<std::uintptr_t>(&m_storage->memoized_scalars.emplace_back(value)) |
+               kMemoScalar;
+    }
+
+    static PickleValue memo_value(std::uintptr_t entry) {
+        const std::uintptr_t pointer = entry & ~std::uintptr_t(3);
+        switch (entry & 3) {
+            case kMemoText:
+                return PickleValue::of_text(reinterpret_cast<const std::string*>(pointer));
+            case kMemoContainer:
+                return PickleValue::of_container(reinterpret_cast<const PickleContainer*>(pointer));
+            case kMemoScalar:
+                return *reinterpret_cast<const PickleValue*>(pointer);
+            default:
+                return {};
+        }
+    }
+
+    void memo_put(std::uint64_t index) {
+        if (index > m_offset + m_begin) {
+            fail("memo index " + std::to_string(index) + " past any the file can use");
+        }
+        if (m_stack.size() <= last_mark() || m_stack.empty()) {
+            fail("a value was expected on the stack");
+        }
+        if (index >= m_memo.size()) {
+            m_memo.resize(index + 1);
+        }
+        const PickleValue value = resolved(m_stack.back());
+        if (m_memo[index] != 0) {
+            unpin(memo_value(m_memo[index]));
+        }
+        pin(value);
+        m_memo[index] = memo_entry(value);
+        if (PickleContainer* container = mutable_container(value)) {
+            container->memo_slot = std::int64_t(index);
+        }
+    }
+
+    void memo_get(std::uint64_t index) {
+        if (index >= m_memo.size() || m_memo[index] == 0) {
+            fail("memo reference " + std::to_string(index) + " to nothing stored");
+        }
+        push(memo_value(m_memo[index]));
+    }
+
+    void text(std::size_t length) {
+        const std::string_view bytes = take(length);
+        auto found = m_strings.find(bytes);
+        if (found == m_strings.end()) {
+            const std::string& stored = m_storage->strings.emplace_back(bytes);
+            found = m_strings.emplace(stored, &stored).first;
+        }
+        push(PickleValue::of_text(found->second));
+    }
+
+    void step(unsigned char op);
+
+    PickleInput& m_input;
+    const std::string& m_source;
+    const std::function<void()>& m_after_chunk;
+    std::unique_ptr<PickleDocument::Storage> m_storage;
+    std::string m_buffer;
+    std::size_t m_begin = 0;     // the next unread byte in the buffer
+    std::uint64_t m_offset = 0;  // the input's offset of the buffer's first byte
+    std::uint64_t m_at = 0;      // where the opcode being read starts
+    std::vector<PickleValue> m_stack;
+    std::vector<std::size_t> m_marks;  // stack sizes at each MARK
+    std::vector<std::uintptr_t> m_memo;
+    std::vector<PickleContainer*> m_free;
+    std::unordered_set<PickleContainer*, SameContent, SameContent> m_canonical;
+    std::unordered_map<std::string_view, const std::string*> m_strings;  // the stored ones
+};
+
+void Reader::step(unsigned char op) {
+    switch (op) {
+        case kProto: {
+            const auto version = static_cast<unsigned char>(take(1)[0]);
+            if (version < 2 || version > 5) {
+                fail("pickle protocol " + std::to_string(version) + " (2 to 5 are read)");
+            }
+            return;
+        }
+        case kFrame:
+            take(8);  // a frame's length: the opcodes inside are read as they come
+            return;
+        case kMark:
+            m_marks.push_back(m_stack.size());
+            return;
+        case kPop:
+            return unpin(take_top());
+        case kPopMark:
+            for (const PickleValue& value : take_to_mark()) {
+                unpin(value);
+            }
+            return;
+        case kNone:
+            return push(PickleValue{});
+        case kNewTrue:
+            return push(PickleValue::of_bool(true));
+        case kNewFalse:
+            return push(PickleValue::of_bool(false));
+        case kBinInt:
+            return push(PickleValue::of_int(std::int32_t(unsigned_le(4))));
+        case kBinInt1:
+            return push(PickleValue::of_int(std::int64_t(unsigned_le(1))));
+        case kBinInt2:
+            return push(PickleValue::of_int(std::int64_t(unsigned_le(2))));
+        case kLong1: {
+            const auto length = static_cast<std::size_t>(unsigned_le(1));
+            if (length > 8) {
+                fail("an integer of " + std::to_string(length) + " bytes (8 are read)");
+            }
+            std::uint64_t bits = length ? unsigned_le(length) : 0;
+            if (length > 0 && length < 8 && (bits >> (8 * length - 1)) & 1) {
+                bits |= ~std::uint64_t(0) << (8 * length);  // two's complement, widened
+            }
+            return push(PickleValue::of_int(static_cast<std::int64_t>(bits)));
+        }
+        case kBinFloat: {
+            std::uint64_t bits = 0;
+            for (const char byte : take(8)) {  // big-endian
+                bits = (bits << 8) | static_cast<unsigned char>(byte);
+            }
+            double value = 0;
+            std::memcpy(&value, &bits, sizeof value);
+            return push(PickleValue::of_float(value));
+        }
+        case kShortBinUnicode:
+            return text(static_cast<std::size_t>(unsigned_le(1)));
+        case kBinUnicode:
+            return text(static_cast<std::size_t>(unsigned_le(4)));
+        case kBinUnicode8: {
+            const std::uint64_t length = unsigned_le(8);
+            if (length > m_input.size_bound()) {
+                fail("a string longer than the file");
+            }
+            return text(static_cast<std::size_t>(length));
+        }
+        case kEmptyList:
+        case kEmptyTuple:
+            return push_container(false, {});
+        case kEmptyDict:
+            return push_container(true, {});
+        case kAppend:
+            return add_items({take_top()});
+        case kAppends:
+        case kSetItems:
+            return add_items(take_to_mark());
+        case kSetItem: {
+            const PickleValue value = take_top();
+            const PickleValue key = take_top();
+            return add_items({key, value});
+        }
+        case kList:
+        case kTuple:
+            return push_container(false, take_to_mark());
+        case kDict:
+            return push_container(true, take_to_mark());
+        case kTuple1:
+        case kTuple2:
+        case kTuple3: {
+            std::vector<PickleValue> items(op - kTuple1 + 1);
+            for (auto it = items.rbegin(); it != items.rend(); ++it) {
+                *it = take_top();
+            }
+            return push_container(false, items);
+        }
+        case kBinPut:
+            return memo_put(unsigned_le(1));
+        case kLongBinPut:
+            return memo_put(unsigned_le(4));
+        case kMemoize:
+            return memo_put(m_memo.size());
+        case kBinGet:
+            return memo_get(unsigned_le(1));
+        case kLongBinGet:
+            return memo_get(unsigned_le(4));
+        default:
+            break;
+    }
+    char code[8];
+    std::snprintf(code, sizeof code, "0x%02x", op);
+    fail(std::string("opcode ") + code +
+         " (a Python object, a class, bytes or code: only plain data is read)");
+}
+
+}  // namespace
+
+PickleDocument read_pickle(PickleInput& input, const std::string& source,
+                           const std::function<void()>& after_chunk) {
+    return Reader(input, source, after_chunk).read();
+}
+
+}  // namespace oomlab::snapshot

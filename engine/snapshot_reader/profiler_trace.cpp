@@ -1,0 +1,151 @@
+// The memory events of PyTorch's profiler (torch.profiler.profile(profile_memory=True), then
+// export_chrome_trace): each "[memory]" instant event is one allocation (Bytes > 0) or free
+// (Bytes < 0) at an address, with the totals allocated and reserved after it. What it was for is
+// read from the ops and Python functions whose spans enclose it on the same thread.
+#include <algorithm>
+#include <map>
+
+#include "oomlab/common/errors.h"
+#include "profiler_trace_events.h"
+#include "snapshot_replay.h"
+
+namespace oomlab::snapshot {
+namespace {
+
+using Span = TraceSpan;
+using MemoryEvent = TraceMemoryEvent;
+
+bool starts_with(const std::string& text, std::string_view start) {
+    return text.compare(0, start.size(), start) == 0;
+}
+
+bool contains(const std::string& text, std::string_view part) {
+    return text.find(part) != std::string::npos;
+}
+
+// A Python frame of PyTorch itself or of the interpreter ("<built-in ...>").
+bool torch_or_builtin(const std::string& frame) {
+    return starts_with(frame, "torch/") || contains(frame, "/torch/") ||
+           starts_with(frame, "<built-in");
+}
+
+// An open span, with what the spans from the outermost one to it tell, so that a memory
+// event is named in constant time however deep the stack: the user's line (walking in from the
+// outermost Python frame, the last one before the first of PyTorch's own: the line that called
+// into it), the innermost op, and the kinds of work seen.
+struct OpenSpan {
+    const Span* span = nullptr;
+    const Span* user = nullptr;
+    bool in_torch = false;  // a Python frame of PyTorch's own is open here or further out
+    const Span* innermost_op = nullptr;
+    bool backward = false;
+    bool optimizer = false;
+    bool transfer = false;
+    bool forward = false;
+
+    OpenSpan inside(const Span* inner) const {
+        OpenSpan next = *this;
+        next.span = inner;
+        const std::string& name = inner->name;
+        const bool torch = inner->python && torch_or_builtin(name);
+        if (inner->python && !torch && !in_torch) {
+            next.user = inner;
+        }
+        next.in_torch = in_torch || torch;
+        next.innermost_op = inner->python ? innermost_op : inner;
+        next.backward |=
+            starts_with(name, "autograd::engine::evaluate_function") || contains(name, "Backward");
+        next.optimizer |= starts_with(name, "Optimizer.step");
+        next.transfer |= name == "aten::_to_copy" || name == "aten::copy_";
+        next.forward |=
+            inner->python && (contains(name, "): forward") || contains(name, "_call_impl"));
+        return next;
+    }
+
+    // The user's line; else the innermost op.
+    std::string line() const {
+        return user           ? user->name
+               : innermost_op ? "(no Python frame recorded) " + innermost_op->name
+                              : "(no Python frame recorded)";
+    }
+
+    // As for a snapshot's frames: backward, the optimizer's step, a copy between devices or
+    // dtypes, a module's forward, in that order; else other.
+    std::string kind() const {
+        return backward    ? "backward"
+               : optimizer ? "optimizer step"
+               : transfer  ? "data transfer"
+               : forward   ? "forward"
+                           : "other";
+    }
+};
+
+}  // namespace
+
+SnapshotReport profiler_trace_report(const std::string& text, const std::string& source) {
+    TraceEvents trace = read_trace_events(text, source);
+    std::map<std::string, std::vector<Span>>& spans = trace.spans;
+    auto& devices = trace.memory;
+    if (devices.empty()) {
+        throw BadInput(source +
+                       ": a Chrome trace without memory events; record it with "
+                       "torch.profiler.profile(profile_memory=True, with_stack=True)");
+    }
+    for (auto& [thread, list] : spans) {
+        // Outer spans first where two start together, so that a stack holds them outermost first.
+        std::stable_sort(list.begin(), list.end(), [](const Span& a, const Span& b) {
+            return a.start < b.start || (a.start == b.start && a.end > b.end);
+        });
+    }
+    SnapshotReport report;
+    report.source = source;
+    for (auto& [key, memory] : devices) {
+        std::stable_sort(
+            memory.begin(), memory.end(),
+            [](const MemoryEvent& a, const MemoryEvent& b) { return a.time < b.time; });
+        SnapshotDevice& device = report.devices.emplace_back();
+        device.index = int(key.second);  // the profiler's Device Id: -1 for the CPU
+        device.events = memory.size();
+        device.allocated = memory.back().total_allocated;
+        device.reserved = memory.back().total_reserved;
+        NameTable names(device.names);
+        // Each thread's spans swept once, in time order, with a stack of those still open.
+        std::map<std::string, std::pair<std::size_t, std::vector<OpenSpan>>> sweeps;
+        std::int64_t reserved = memory.front().total_reserved;
+        for (std::size_t i = 0; i < memory.size(); ++i) {
+            const MemoryEvent& event = memory[i];
+            using What = SnapshotTraceChange::What;
+            if (i > 0 && event.total_reserved != reserved) {
+                const std::int64_t change = event.total_reserved - reserved;
+                device.changes.push_back({i, 0, change > 0 ? change : -change, 0, 0,
+                                          change > 0 ? What::Reserve : What::Release});
+                reserved = event.total_reserved;
+            }
+            if (event.bytes < 0) {
+                device.changes.push_back({i, event.address, -event.bytes, 0, 0, What::Free});
+                continue;
+            }
+            auto& [next, stack] = sweeps[event.thread];
+            const std::vector<Span>& open = spans[event.thread];
+            for (; next < open.size() && open[next].start <= event.time; ++next) {
+                while (!stack.empty() && stack.back().span->end < open[next].start) {
+                    stack.pop_back();
+                }
+                stack.push_back(stack.empty() ? OpenSpan{}.inside(&open[next])
+                                              : stack.back().inside(&open[next]));
+            }
+            while (!stack.empty() && stack.back().span->end < event.time) {
+                stack.pop_back();
+            }
+            const OpenSpan top = stack.empty() ? OpenSpan{} : stack.back();
+            device.changes.push_back({i, event.address, event.bytes, names.id(top.line()),
+                                      names.id(top.kind()), What::Alloc});
+        }
+        replay_changes(device);
+    }
+    std::sort(report.devices.begin(), report.devices.end(),
+              [](const SnapshotDevice& a, const SnapshotDevice& b) { return a.index < b.index; });
+    return report;
+}
+
+}  // namespace oomlab::snapshot

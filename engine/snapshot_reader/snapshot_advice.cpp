@@ -1,0 +1,284 @@
+#include "oomlab/snapshot_reader/snapshot_advice.h"
+
+#include <algorithm>
+#include <initializer_list>
+
+#include "oomlab/allocator/trace_replay.h"
+#include "oomlab/common/errors.h"
+#include "oomlab/common/format.h"
+#include "oomlab/snapshot_reader/snapshot_whatif.h"
+
+namespace oomlab {
+namespace {
+
+constexpr const char* kExpandable = "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True";
+// Cached but free memory worth acting on, without an out-of-memory event to decide.
+constexpr double kCachedShare = 0.2;
+constexpr std::int64_t kCachedBytes = 64LL << 20;
+constexpr double kLineShare = 0.25;     // a line that holds this much of the peak is named
+constexpr double kUntracedShare = 0.5;  // and a history that saw less than this is said to
+// Activations worth shrinking with mixed precision or checkpointing.
+constexpr double kActivationShare = 0.4;
+constexpr const char* kForward = "forward";  // the kind of what forward keeps for backward
+constexpr const char* kBackward = "backward";
+constexpr const char* kEngineActivations = "oomlab: forward: activations";  // the engine's tag
+constexpr const char* kOptimizerStep = "optimizer step";
+
+std::string percent_of(std::int64_t part, std::int64_t whole) {
+    return std::to_string(whole > 0 ? (100 * part + whole / 2) / whole : 0) + "%";
+}
+
+// The trace replayed through the allocator's model as recorded and with expandable segments,
+// with what the program reserved at most as the capacity when it ran out of memory.
+struct ExpandableReplay {
+    allocator::WhatIf recorded;
+    allocator::WhatIf expandable;
+};
+
+std::optional<ExpandableReplay> replay_with_expandable(const SnapshotDevice& device,
+                                                       const std::string& alloc_conf) {
+    allocator::AllocatorSettings recorded;
+    try {
+        recorded = allocator::parse_alloc_conf(alloc_conf);
+    } catch (const BadInput&) {
+        return std::nullopt;  // settings this model does not read: nothing replayed
+    }
+    if (recorded.expandable_segments || device.changes.empty()) {
+        return std::nullopt;
+    }
+    allocator::AllocatorSettings expandable = recorded;
+    expandable.expandable_segments = true;
+    const allocator::AllocatorTrace trace = allocator_trace(device, recorded);
+    const std::int64_t capacity = device.ooms.empty() ? 0 : device.peak_reserved;
+    return ExpandableReplay{allocator::replay_under(trace, recorded, capacity, 1),
+                            allocator::replay_under(trace, expandable, capacity, 1)};
+}
+
+bool expandable_on(const std::optional<std::string>& alloc_conf) {
+    try {
+        return alloc_conf && allocator::parse_alloc_conf(*alloc_conf).expandable_segments;
+    } catch (const BadInput&) {
+        return false;
+    }
+}
+
+std::string replayed(const ExpandableReplay& replay) {
+    return "replayed with it, peak reserved " + format_bytes(replay.recorded.peak_reserved) +
+           " -> " + format_bytes(replay.expandable.peak_reserved);
+}
+
+void advise_on_oom(const SnapshotDevice& device, const SnapshotOom& oom,
+                   const std::optional<std::string>& alloc_conf,
+                   std::vector<SnapshotAdvice>& advice) {
+    const std::int64_t cached = oom.reserved - oom.allocated;
+    if (cached >= oom.requested) {
+        const std::string fragmented =
+            "at the out-of-memory (event " + std::to_string(oom.event) + "), " +
+            format_bytes(cached) + " was reserved but held no tensor, more than the " +
+            format_bytes(oom.requested) +
+            " asked for, in pieces none of which was large enough: the cache is fragmented";
+        if (expandable_on(alloc_conf)) {
+            advice.push_back({"keep tensor sizes steady",
+                              fragmented + ", with expandable_segments already on (the "
+                                           "snapshot's allocator_settings). Pad batches to a "
+                                           "fixed or bucketed length: blocks of one size are "
+                                           "reused whole."});
+            return;
+        }
+        const auto replay = replay_with_expandable(device, alloc_conf.value_or(""));
+        const auto outcome = [&]() -> std::optional<bool> {
+            if (!replay) {
+                return std::nullopt;
+            }
+            for (const allocator::OomOutcome& replayed_oom : replay->expandable.ooms) {
+                if (replayed_oom.event == oom.event) {
+                    return replayed_oom.happens;
+                }
+            }
+            return std::nullopt;
+        }();
+        if (outcome && *outcome) {
+            advice.push_back({"keep tensor sizes steady",
+                              fragmented + ". Expandable segments would not save it: " +
+                                  replayed(*replay) + ", and the error still happens. Pad " +
+                                  "batches to a fixed or bucketed length, or hold less."});
+            return;
+        }
+        advice.push_back(
+            {kExpandable,
+             fragmented +
+                 ". Expandable segments grow one mapping instead of leaving gaps between blocks "
+                 "of different sizes" +
+                 (outcome ? ": " + replayed(*replay) + ", and the out-of-memory error at event " +
+                                std::to_string(oom.event) + " does not happen."
+                          : ".")});
+        return;
+    }
+    advice.push_back(
+        {"hold less at the peak",
+         "at the out-of-memory (event " + std::to_string(oom.event) + "), " +
+             format_bytes(oom.requested) + " was asked with " + format_bytes(oom.device_free) +
+             " free on the device and only " + format_bytes(cached) +
+             " cached but free: the memory was really in use, so fragmentation settings will "
+             "not help. A smaller batch, mixed precision or activation checkpointing shrink "
+             "what is alive; the lines below hold the most."});
+}
+
+std::int64_t bytes_of_kind(const std::vector<SnapshotLine>& by_kind, const char* kind) {
+    for (const SnapshotLine& group : by_kind) {
+        if (group.where == kind) {
+            return group.bytes;
+        }
+    }
+    return 0;
+}
+
+// Byte counts a device can hold (none negative, none past 64 PiB): what a hostile file says
+// otherwise is not advised on, and sums and percentages of these cannot overflow.
+bool plausible(std::initializer_list<std::int64_t> bytes) {
+    constexpr std::int64_t kMost = std::int64_t{1} << 56;
+    return std::all_of(bytes.begin(), bytes.end(),
+                       [](std::int64_t value) { return value >= 0 && value <= kMost; });
+}
+
+// Whether anything of `kind` was allocated before the `before`-th event.
+bool allocated_any(const SnapshotDevice& device, const char* kind, std::size_t before) {
+    for (const SnapshotTraceChange& change : device.changes) {
+        if (change.event >= before) {
+            break;
+        }
+        if (change.what == SnapshotTraceChange::What::Alloc && change.kind < device.names.size() &&
+            device.names[change.kind] == kind) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// Memory really in use at an out-of-memory: what forward had kept then grows with the batch,
+// the rest does not (weights, optimizer state, gradients), so a batch larger than the share of
+// the forward's bytes the device had room for cannot fit. An upper bound: forward may not have
+// kept all it keeps yet, and before the first update the optimizer's state is still to come.
+void advise_smaller_batch(const SnapshotDevice& device, const SnapshotOom& oom,
+                          std::vector<SnapshotAdvice>& advice) {
+    const SnapshotMoment at_oom = snapshot_moment(device, oom.event);
+    const std::int64_t activations = bytes_of_kind(at_oom.by_kind, kForward);
+    if (!plausible({oom.reserved, oom.device_free, oom.allocated, oom.requested, activations})) {
+        return;
+    }
+    const std::int64_t capacity = oom.reserved + oom.device_free;
+    const std::int64_t rest = oom.allocated + oom.requested - activations;
+    if (activations <= 0 || rest >= capacity) {
+        return;
+    }
+    const double share = double(capacity - rest) / double(activations);
+    if (share >= 1.0) {
+        return;
+    }
+    const int percent = static_cast<int>(share * 100.0);
+    const bool state_to_come = !allocated_any(device, kOptimizerStep, oom.event);
+    advice.push_back(
+        {"a batch under " + std::to_string(percent) + "% of this one",
+         "at the out-of-memory, forward had kept " + format_bytes(activations) +
+             ", which grows with the batch, beside " + format_bytes(rest) +
+             " that does not (the request included), with room for " + format_bytes(capacity) +
+             " in all (reserved and free): a batch over " + std::to_string(percent) +
+             "% of this one cannot fit. One that fits may need to be smaller still: forward may "
+             "not have kept all it keeps by then" +
+             (state_to_come ? ", and no optimizer step came before it, so any state the "
+                              "optimizer keeps is still to come"
+                            : "") +
+             ". Gradient accumulation keeps the effective batch."});
+}
+
+// Activations that dominate the peak (or the out-of-memory) of a program that trains shrink
+// without a smaller batch; in inference (no backward) forward keeps nothing for backward. A
+// program trains when its trace has a backward, or the engine's tags say forward's bytes are
+// activations (a run that failed in its first forward).
+void advise_fewer_activations(const SnapshotDevice& device, const SnapshotMoment& at,
+                              const char* moment, std::vector<SnapshotAdvice>& advice) {
+    const std::int64_t activations = bytes_of_kind(at.by_kind, kForward);
+    if (!plausible({activations, at.allocated})) {
+        return;
+    }
+    const bool trains =
+        allocated_any(device, kBackward, device.changes.size()) ||
+        std::any_of(at.by_line.begin(), at.by_line.end(),
+                    [](const SnapshotLine& line) { return line.where == kEngineActivations; });
+    if (at.allocated <= 0 || double(activations) < kActivationShare * double(at.allocated) ||
+        !trains) {
+        return;
+    }
+    advice.push_back(
+        {"mixed precision or activation checkpointing",
+         std::string(moment) + ", forward had kept " + format_bytes(activations) + " (" +
+             percent_of(activations, at.allocated) +
+             " of what was allocated) for backward: torch.autocast with bfloat16 halves what "
+             "matrix products keep, and torch.utils.checkpoint keeps only each checkpointed "
+             "block's input, computing the rest again in backward."});
+}
+
+}  // namespace
+
+std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device,
+                                            const std::optional<std::string>& alloc_conf) {
+    std::vector<SnapshotAdvice> advice;
+    if (!device.ooms.empty()) {
+        const SnapshotOom& oom = device.ooms.back();
+        advise_on_oom(device, oom, alloc_conf, advice);
+        const bool in_use = plausible({oom.reserved, oom.allocated, oom.requested}) &&
+                            oom.reserved - oom.allocated < oom.requested;
+        if (in_use) {  // memory really in use
+            advise_smaller_batch(device, oom, advice);
+            advise_fewer_activations(device, snapshot_moment(device, oom.event),
+                                     "at the out-of-memory", advice);
+        }
+    } else {
+        const std::int64_t cached = device.reserved_at_peak - device.peak_allocated;
+        const bool worth = cached >= kCachedBytes &&
+                           double(cached) >= kCachedShare * double(device.reserved_at_peak);
+        const auto replay =
+            worth ? replay_with_expandable(device, alloc_conf.value_or("")) : std::nullopt;
+        // With a trace, advised where the replay with it reserves at least a tenth less;
+        // without one (segments only), on the cached share alone.
+        const bool helps =
+            replay ? 10 * replay->expandable.peak_reserved <= 9 * replay->recorded.peak_reserved
+                   : device.changes.empty();
+        if (worth && helps && !expandable_on(alloc_conf)) {
+            advice.push_back(
+                {kExpandable, "at the peak, " + format_bytes(cached) + " of the " +
+                                  format_bytes(device.reserved_at_peak) + " reserved (" +
+                                  percent_of(cached, device.reserved_at_peak) +
+                                  ") held no tensor: memory other programs on the device, or a "
+                                  "larger batch, could use. Expandable segments keep less "
+                                  "cached" +
+                                  (replay ? ": " + replayed(*replay) + "."
+                                          : "; torch.cuda.empty_cache() between phases returns "
+                                            "it.")});
+        }
+        advise_fewer_activations(device, snapshot_moment(device, device.peak_event), "at the peak",
+                                 advice);
+    }
+    for (const SnapshotLine& line : device.at_peak) {
+        if (line.where == kAllocatedBeforeTrace) {
+            if (double(line.bytes) >= kUntracedShare * double(device.peak_allocated)) {
+                advice.push_back(
+                    {"record the history from the start",
+                     format_bytes(line.bytes) + " of the " + format_bytes(device.peak_allocated) +
+                         " alive at the peak (" + percent_of(line.bytes, device.peak_allocated) +
+                         ") was allocated before the trace began, so no line can be named for "
+                         "it: call torch.cuda.memory._record_memory_history() before building "
+                         "the model and the optimizer."});
+            }
+        } else if (double(line.bytes) >= kLineShare * double(device.peak_allocated)) {
+            advice.push_back({"start with " + line.where,
+                              "it holds " + format_bytes(line.bytes) + " at the peak (" +
+                                  percent_of(line.bytes, device.peak_allocated) +
+                                  " of what is allocated) in " + std::to_string(line.blocks) +
+                                  (line.blocks == 1 ? " block" : " blocks") + "."});
+        }
+    }
+    return advice;
+}
+
+}  // namespace oomlab

@@ -1,0 +1,47 @@
+// The fields of a snapshot's records (segments, blocks, trace events) read strictly: a size, an
+// address or a device is a whole number in its range, a list is a list, and sums stay within
+// what a machine can hold. Anything else is refused naming the record and the key, rather than
+// counted as 0 B or wrapped around.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pickle_reader.h"
+
+namespace oomlab::snapshot {
+
+// More than any device holds; a size or a sum past it is not a measurement.
+inline constexpr std::int64_t kMostBytes = std::int64_t(1) << 50;       // 1 PiB
+inline constexpr std::int64_t kMostTotalBytes = std::int64_t(1) << 60;  // 1 EiB
+
+class SnapshotFields {
+public:
+    using Where = std::function<std::string()>;  // "segments[3].blocks[2]": made on a refusal
+
+    explicit SnapshotFields(const std::string& source) : m_source(source) {}
+
+    // The whole number at `key` in [least, most]; `absent` when there is no such key.
+    std::int64_t whole(const PickleValue& record, std::string_view key, const Where& where,
+                       std::int64_t least, std::int64_t most, std::int64_t absent = 0) const;
+    std::int64_t bytes(const PickleValue& record, std::string_view key, const Where& where) const {
+        return whole(record, key, where, 0, kMostBytes);
+    }
+    // The list at `key`; absent or None is empty.
+    const std::vector<PickleValue>& list(const PickleValue& record, std::string_view key,
+                                         const Where& where) const;
+    // `total` + `size`, refused past kMostTotalBytes (either way).
+    std::int64_t add(std::int64_t total, std::int64_t size, const Where& where) const;
+    [[noreturn]] void refuse(const Where& where, const std::string& why) const;
+
+private:
+    const std::string& m_source;
+};
+
+// What a value is, in a refusal: "a float (3.5)", "a string", "None", "a list".
+std::string kind_of_value(const PickleValue& value);
+
+}  // namespace oomlab::snapshot

@@ -1,0 +1,270 @@
+// Replaying a device's changes: the start state, the timeline, the peak, the state after any
+// event, whatever recorded the changes (a snapshot's trace, a profiler's memory events).
+#include "snapshot_replay.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "oomlab/common/format.h"
+
+namespace oomlab {
+namespace {
+
+constexpr std::size_t kLinesShown = 10;
+constexpr std::size_t kTimelinePoints = 2000;
+
+// Groups what is alive by name (source line or kind), largest first; what was allocated
+// before the trace began under a line of its own.
+std::vector<SnapshotLine> grouped(const std::vector<std::string>& names,
+                                  const std::map<std::uint32_t, SnapshotLine>& groups,
+                                  std::int64_t before_trace) {
+    std::vector<SnapshotLine> list;
+    for (const auto& [name, group] : groups) {
+        list.push_back(group);
+        list.back().where = names[name];
+    }
+    if (before_trace > 0) {
+        list.push_back({kAllocatedBeforeTrace, before_trace, 0});
+    }
+    std::sort(list.begin(), list.end(),
+              [](const SnapshotLine& a, const SnapshotLine& b) { return a.bytes > b.bytes; });
+    list.resize(std::min(list.size(), kLinesShown));
+    return list;
+}
+
+std::string count_of(std::size_t count, const char* one, const char* many) {
+    return std::to_string(count) + " " + (count == 1 ? one : many);
+}
+
+// A trace that does not add up, made consistent by one rule: a free is of what its address
+// holds (its size, else memory allocated before the trace began), an allocation at an address
+// in use frees what was there (the trace lost that free). What was found is said; returns
+// the bytes freed that the trace never allocated, which were there at its start.
+std::int64_t make_consistent(SnapshotDevice& device) {
+    using What = SnapshotTraceChange::What;
+    std::unordered_map<std::int64_t, std::int64_t> alive;  // address -> size
+    std::size_t early_frees = 0;
+    std::int64_t early_bytes = 0;
+    std::size_t resized = 0;
+    std::vector<std::size_t> lost_frees;  // indexes of allocations over one alive
+    for (std::size_t i = 0; i < device.changes.size(); ++i) {
+        SnapshotTraceChange& change = device.changes[i];
+        if (change.what == What::Alloc) {
+            const auto [at, added] = alive.try_emplace(change.address, change.size);
+            if (!added) {
+                lost_frees.push_back(i);
+                at->second = change.size;
+            }
+        } else if (change.what == What::Free) {
+            const auto at = alive.find(change.address);
+            if (at == alive.end()) {
+                ++early_frees;
+                early_bytes += change.size;
+                continue;
+            }
+            resized += at->second != change.size;
+            change.size = at->second;
+            alive.erase(at);
+        }
+    }
+    if (!lost_frees.empty()) {  // each lost free put back, before its allocation
+        std::vector<SnapshotTraceChange> changes;
+        changes.reserve(device.changes.size() + lost_frees.size());
+        std::unordered_map<std::int64_t, std::int64_t> held;
+        for (const SnapshotTraceChange& change : device.changes) {
+            if (change.what == What::Alloc) {
+                if (const auto at = held.find(change.address); at != held.end()) {
+                    SnapshotTraceChange lost = change;
+                    lost.what = What::Free;
+                    lost.size = at->second;
+                    changes.push_back(lost);
+                }
+                held[change.address] = change.size;
+            } else if (change.what == What::Free) {
+                held.erase(change.address);
+            }
+            changes.push_back(change);
+        }
+        device.changes = std::move(changes);
+    }
+    if (early_frees > 0) {
+        device.trace_problems.push_back(
+            count_of(early_frees, "free", "frees") +
+            " of memory allocated before the trace began (" + format_bytes(early_bytes) +
+            "): the history starts late; that memory is shown as allocated before the trace");
+    }
+    if (!lost_frees.empty()) {
+        device.trace_problems.push_back(
+            count_of(lost_frees.size(), "allocation", "allocations") +
+            " at an address already in use with no free between (the trace lost frees, or "
+            "repeats itself): each is taken to free what was there");
+    }
+    if (resized > 0) {
+        device.trace_problems.push_back(count_of(resized, "free", "frees") +
+                                        " of another size than the allocation it frees: the "
+                                        "allocation's size is taken");
+    }
+    return early_bytes;
+}
+
+// The start of a figure that `changes` move: the end less their net change, raised when some
+// moment would go below zero (or below `floor`), with what was raised said.
+std::int64_t start_of(std::int64_t end, const std::vector<std::int64_t>& moves, std::int64_t floor,
+                      const char* figure, std::vector<std::string>& problems) {
+    std::int64_t net = 0;
+    std::int64_t lowest = 0;
+    for (const std::int64_t move : moves) {
+        net += move;
+        lowest = std::min(lowest, net);
+    }
+    const std::int64_t start = end - net;
+    const std::int64_t least = std::max(-lowest, floor);
+    if (start >= least) {
+        return start;
+    }
+    problems.push_back("the trace takes " + format_bytes(least - start) + " more " + figure +
+                       " away than the segments dumped at the end leave: the start is raised by "
+                       "that much, so that no moment is below zero");
+    return least;
+}
+
+}  // namespace
+
+namespace snapshot {
+
+NameTable::NameTable(std::vector<std::string>& names) : m_names(names) {
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        m_ids.emplace(names[i], std::uint32_t(i));
+    }
+}
+
+std::uint32_t NameTable::id(std::string name) {
+    const auto [at, added] = m_ids.emplace(name, std::uint32_t(m_names.size()));
+    if (added) {
+        m_names.push_back(std::move(name));
+    }
+    return at->second;
+}
+
+void replay_changes(SnapshotDevice& device) {
+    using What = SnapshotTraceChange::What;
+    const std::int64_t early_frees = make_consistent(device);
+    // The state at the start: the end state less what the trace did, and never below zero.
+    std::vector<std::int64_t> allocations;
+    std::vector<std::int64_t> reservations;
+    for (const SnapshotTraceChange& change : device.changes) {
+        if (change.what == What::Alloc || change.what == What::Free) {
+            allocations.push_back(change.what == What::Alloc ? change.size : -change.size);
+        } else {
+            reservations.push_back(change.what == What::Reserve ? change.size : -change.size);
+        }
+    }
+    std::int64_t allocated =
+        start_of(device.allocated, allocations, early_frees, "allocated", device.trace_problems);
+    std::int64_t reserved =
+        start_of(device.reserved, reservations, 0, "reserved", device.trace_problems);
+    device.peak_allocated = allocated;
+    device.peak_reserved = reserved;
+    device.reserved_at_peak = reserved;
+    device.peak_event = 0;
+    // A timeline of at most about kTimelinePoints points (every event of a short trace), the
+    // peak and every out-of-memory event among them.
+    const std::size_t stride = std::max<std::size_t>(1, device.events / kTimelinePoints);
+    device.timeline.push_back({0, allocated, reserved});
+    auto change = device.changes.begin();
+    auto oom = device.ooms.begin();
+    for (std::size_t i = 0; i < device.events; ++i) {
+        for (; change != device.changes.end() && change->event == i; ++change) {
+            allocated += change->what == What::Alloc  ? change->size
+                         : change->what == What::Free ? -change->size
+                                                      : 0;
+            reserved += change->what == What::Reserve   ? change->size
+                        : change->what == What::Release ? -change->size
+                                                        : 0;
+        }
+        const bool out_of_memory = oom != device.ooms.end() && oom->event == i;
+        if (out_of_memory) {
+            oom->allocated = allocated;
+            oom->reserved = reserved;
+            ++oom;
+        }
+        if (allocated > device.peak_allocated) {
+            device.peak_allocated = allocated;
+            device.reserved_at_peak = reserved;
+            device.peak_event = i + 1;
+        }
+        if ((i + 1) % stride == 0 || i + 1 == device.events || out_of_memory) {
+            device.timeline.push_back({i + 1, allocated, reserved});
+        }
+        device.peak_reserved = std::max(device.peak_reserved, reserved);
+    }
+    const SnapshotPoint peak{device.peak_event, device.peak_allocated, device.reserved_at_peak};
+    const auto at = std::lower_bound(
+        device.timeline.begin(), device.timeline.end(), peak,
+        [](const SnapshotPoint& a, const SnapshotPoint& b) { return a.event < b.event; });
+    if (at == device.timeline.end() || at->event != peak.event) {
+        device.timeline.insert(at, peak);
+    }
+    if (device.events == 0) {
+        device.peak_allocated = device.allocated;
+        device.peak_reserved = device.reserved;
+        device.reserved_at_peak = device.reserved;
+    }
+    SnapshotMoment at_peak = snapshot_moment(device, device.peak_event);
+    device.at_peak = std::move(at_peak.by_line);
+    device.at_peak_by_kind = std::move(at_peak.by_kind);
+}
+
+}  // namespace snapshot
+
+SnapshotMoment snapshot_moment(const SnapshotDevice& device, std::size_t event) {
+    using What = SnapshotTraceChange::What;
+    SnapshotMoment moment;
+    moment.event = std::min(event, device.events);
+    if (device.timeline.empty()) {  // no replay: the end state, with nothing traced
+        moment.allocated = device.allocated;
+        moment.reserved = device.reserved;
+        moment.by_line = moment.by_kind = grouped({}, {}, device.allocated);
+        return moment;
+    }
+    moment.allocated = device.timeline.front().allocated;
+    moment.reserved = device.timeline.front().reserved;
+    std::unordered_map<std::int64_t, const SnapshotTraceChange*> alive;
+    for (const SnapshotTraceChange& change : device.changes) {
+        if (change.event >= moment.event) {
+            break;
+        }
+        switch (change.what) {
+            case What::Alloc:
+                moment.allocated += change.size;
+                alive[change.address] = &change;
+                break;
+            case What::Free:
+                moment.allocated -= change.size;
+                alive.erase(change.address);
+                break;
+            case What::Reserve:
+                moment.reserved += change.size;
+                break;
+            case What::Release:
+                moment.reserved -= change.size;
+                break;
+        }
+    }
+    std::map<std::uint32_t, SnapshotLine> lines;
+    std::map<std::uint32_t, SnapshotLine> kinds;
+    std::int64_t traced = 0;
+    for (const auto& [address, change] : alive) {
+        for (SnapshotLine* group : {&lines[change->line], &kinds[change->kind]}) {
+            group->bytes += change->size;
+            ++group->blocks;
+        }
+        traced += change->size;
+    }
+    moment.by_line = grouped(device.names, lines, moment.allocated - traced);
+    moment.by_kind = grouped(device.names, kinds, moment.allocated - traced);
+    return moment;
+}
+
+}  // namespace oomlab

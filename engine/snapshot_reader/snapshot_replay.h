@@ -1,0 +1,34 @@
+// How a device's changes become its report, whatever recorded them: a snapshot's trace
+// (snapshot_report.cpp) or the memory events of PyTorch's profiler (profiler_trace.cpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "oomlab/snapshot_reader/snapshot_report.h"
+
+namespace oomlab::snapshot {
+
+// Gives each source line or kind one number in a device's `names`.
+class NameTable {
+public:
+    explicit NameTable(std::vector<std::string>& names);
+    std::uint32_t id(std::string name);
+
+private:
+    std::vector<std::string>& m_names;
+    std::unordered_map<std::string, std::uint32_t> m_ids;
+};
+
+// From a device's state at the end (allocated, reserved), its `events`, `changes` and
+// out-of-memory events: the state at the start, the timeline, the peak and what was alive
+// then.
+void replay_changes(SnapshotDevice& device);
+
+// A Chrome trace exported by torch.profiler.profile(profile_memory=True) as a report: its
+// "[memory]" events, one device per device they name. Throws BadInput naming `source`.
+SnapshotReport profiler_trace_report(const std::string& text, const std::string& source);
+
+}  // namespace oomlab::snapshot

@@ -1,0 +1,451 @@
+#include "oomlab/snapshot_reader/snapshot_report.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "oomlab/allocator/allocator_settings.h"
+#include "oomlab/common/errors.h"
+#include "oomlab/common/files.h"
+#include "oomlab/common/format.h"
+#include "pickle_reader.h"
+#include "snapshot_fields.h"
+#include "snapshot_input.h"
+#include "snapshot_replay.h"
+
+namespace oomlab {
+namespace {
+
+using snapshot::PickleContainer;
+using snapshot::PickleValue;
+using Items = std::vector<PickleValue>;
+
+// Snapshots of long runs reach gigabytes; past this the file is not one. A profiler's trace
+// is parsed whole, so it is held to less.
+constexpr std::uint64_t kMostSnapshotBytes = std::uint64_t(16) << 30;
+constexpr std::uint64_t kMostTraceBytes = std::uint64_t(4) << 30;
+
+const std::string& text_at(const PickleValue& value, std::string_view key) {
+    static const std::string kNone;
+    const PickleValue* item = value.at(key);
+    const std::string* text = item ? item->text() : nullptr;
+    return text ? *text : kNone;
+}
+
+std::int64_t integer_at(const PickleValue& value, std::string_view key) {
+    const PickleValue* item = value.at(key);
+    return item ? item->integer() : 0;
+}
+
+bool ends_with(const std::string& text, std::string_view end) {
+    return text.size() >= end.size() &&
+           text.compare(text.size() - end.size(), end.size(), end) == 0;
+}
+
+// The user's own source line in an allocation's frames, as memory_viz's "filter frames" shows
+// it: the first Python frame outside torch itself (C++ frames and torch's folded), else the
+// engine's category, else a note that none was recorded.
+std::string user_line(const Items& frames) {
+    const PickleValue* first_python = nullptr;
+    const auto where = [](const PickleValue& frame) {
+        return text_at(frame, "filename") + ":" + std::to_string(integer_at(frame, "line")) + " (" +
+               text_at(frame, "name") + ")";
+    };
+    for (const PickleValue& frame : frames) {
+        const std::string* file = &text_at(frame, "filename");
+        if (*file == "oomlab") {
+            return "oomlab: " + text_at(frame, "name");
+        }
+        if (!ends_with(*file, ".py")) {
+            continue;
+        }
+        if (file->find("/torch/") == std::string::npos) {
+            return where(frame);
+        }
+        first_python = first_python ? first_python : &frame;
+    }
+    return first_python ? where(*first_python) : "(no Python frame recorded)";
+}
+
+bool contains(const std::string& text, std::string_view part) {
+    return text.find(part) != std::string::npos;
+}
+
+// What an allocation was for, as far as its frames tell: the engine's own tag, else PyTorch's
+// autograd engine or backward() (backward), torch.optim (optimizer step), a copy between
+// devices or dtypes (data transfer), a module's forward (forward); the first that applies in
+// that order, else "other".
+std::string kind_of(const Items& frames) {
+    bool backward = false;
+    bool optimizer = false;
+    bool transfer = false;
+    bool forward = false;
+    for (const PickleValue& frame : frames) {
+        const std::string& file = text_at(frame, "filename");
+        const std::string& name = text_at(frame, "name");
+        if (file == "oomlab") {
+            const std::string phase = name.substr(0, name.find(':'));
+            return phase == "gradients"   ? "backward"
+                   : phase == "optimizer" ? "optimizer step"
+                   : phase == "data"      ? "data transfer"
+                                          : phase;
+        }
+        const bool torch_python = ends_with(file, ".py") && contains(file, "/torch/");
+        backward |= contains(name, "autograd::Engine") || (torch_python && name == "backward");
+        optimizer |= contains(file, "/torch/optim/");
+        transfer |= contains(name, "_to_copy") || contains(name, "copy_");
+        forward |= ends_with(file, ".py") && name == "forward";
+    }
+    return backward    ? "backward"
+           : optimizer ? "optimizer step"
+           : transfer  ? "data transfer"
+           : forward   ? "forward"
+                       : "other";
+}
+
+// The items a file makes the reader visit. A pickle may name one list from many places (one
+// trace for a thousand devices, one list of blocks for every segment) at the cost of a
+// reference each, so the work is counted where a list is used, and bounded by what a file of
+// its size could hold written out (a snapshot's event or block takes twenty bytes or more).
+class WorkBudget {
+public:
+    WorkBudget(const std::string& source, std::uint64_t file_bytes)
+        : m_source(source),
+          m_left(file_bytes / 4 + (std::uint64_t(1) << 20)),
+          m_file_bytes(file_bytes) {}
+
+    void spend(std::size_t items, const char* what) {
+        if (items > m_left) {
+            throw BadInput(m_source + ": its " + what + " name the same lists from many places (" +
+                           format_bytes(std::int64_t(m_file_bytes)) +
+                           " of pickle would make the reader visit more items than such a file "
+                           "can hold written out): not a snapshot PyTorch wrote; dump it again "
+                           "with torch.cuda.memory._dump_snapshot");
+        }
+        m_left -= items;
+    }
+
+private:
+    const std::string& m_source;
+    std::uint64_t m_left;
+    std::uint64_t m_file_bytes;
+};
+
+class DeviceIndex {
+public:
+    explicit DeviceIndex(SnapshotReport& report) : m_report(report) {}
+
+    SnapshotDevice& numbered(int index) {
+        const auto [found, added] = m_at.try_emplace(index, m_report.devices.size());
+        if (added) {
+            m_report.devices.emplace_back().index = index;
+        }
+        return m_report.devices[found->second];
+    }
+
+private:
+    SnapshotReport& m_report;
+    std::unordered_map<int, std::size_t> m_at;
+};
+
+void read_segments(DeviceIndex& devices, const PickleValue& root, WorkBudget& budget,
+                   const snapshot::SnapshotFields& fields) {
+    const Items& segments = fields.list(root, "segments", [] { return std::string("the root"); });
+    budget.spend(segments.size(), "segments");
+    for (std::size_t s = 0; s < segments.size(); ++s) {
+        const PickleValue& segment = segments[s];
+        const auto where = [&] { return "segments[" + std::to_string(s) + "]"; };
+        if (!segment.dict()) {
+            fields.refuse(where,
+                          "a segment is " + snapshot::kind_of_value(segment) + ", not a dict");
+        }
+        SnapshotDevice& device =
+            devices.numbered(int(fields.whole(segment, "device", where, 0, INT_MAX)));
+        ++device.segments;
+        SnapshotSegmentLayout& layout = device.layout.emplace_back();
+        layout.address = fields.whole(segment, "address", where, 0, INT64_MAX);
+        layout.size = fields.bytes(segment, "total_size", where);
+        layout.stream = fields.whole(segment, "stream", where, INT64_MIN, INT64_MAX);
+        device.reserved = fields.add(device.reserved, layout.size, where);
+        const PickleValue* expandable = segment.at("is_expandable");
+        layout.expandable = expandable && expandable->integer() != 0;
+        std::int64_t at = layout.address;
+        std::int64_t held = 0;
+        const Items& blocks = fields.list(segment, "blocks", where);
+        budget.spend(blocks.size(), "segments' blocks");
+        for (std::size_t b = 0; b < blocks.size(); ++b) {
+            const PickleValue& block = blocks[b];
+            const auto in_block = [&] { return where() + ".blocks[" + std::to_string(b) + "]"; };
+            const std::string& state = text_at(block, "state");
+            const std::int64_t size = fields.bytes(block, "size", in_block);
+            // Older snapshots list blocks in order, without their addresses.
+            at = fields.whole(block, "address", in_block, 0, INT64_MAX, at);
+            layout.blocks.push_back({at, size, state == "active_allocated"});
+            at = fields.add(at - layout.address, size, in_block) + layout.address;
+            held = fields.add(held, size, in_block);
+            if (state == "active_allocated") {
+                device.allocated = fields.add(device.allocated, size, in_block);
+            } else if (state == "inactive") {
+                device.cached_free = fields.add(device.cached_free, size, in_block);
+                device.largest_free_block = std::max(device.largest_free_block, size);
+            }
+        }
+        if (held > layout.size) {
+            fields.refuse(where, "its blocks hold " + format_bytes(held) + ", more than its " +
+                                     "total_size of " + format_bytes(layout.size));
+        }
+    }
+}
+
+// Every allocation, free and segment change of a device's trace, with the source line and
+// kind of each allocation, and its out-of-memory events.
+void collect_changes(SnapshotDevice& device, const Items& trace,
+                     const snapshot::SnapshotFields& fields) {
+    using What = SnapshotTraceChange::What;
+    device.events = trace.size();
+    device.changes.reserve(trace.size());
+    snapshot::NameTable names(device.names);
+    // Equal stacks are one list of frames once read, so each is named once.
+    std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>> by_frames;
+    std::int64_t net = 0;  // allocated less freed so far: within what a machine holds
+    for (std::size_t i = 0; i < trace.size(); ++i) {
+        const PickleValue& event = trace[i];
+        const auto where = [&] {
+            return "device_traces[" + std::to_string(device.index) + "][" + std::to_string(i) + "]";
+        };
+        const std::string& action = text_at(event, "action");
+        SnapshotTraceChange change{i, fields.whole(event, "addr", where, 0, INT64_MAX),
+                                   fields.bytes(event, "size", where)};
+        change.stream = fields.whole(event, "stream", where, INT64_MIN, INT64_MAX);
+        change.pages = action == "segment_map" || action == "segment_unmap";
+        if (action == "alloc") {
+            const PickleValue* frames = event.at("frames");
+            const auto [named, added] = by_frames.try_emplace(frames ? frames->bits() : 0);
+            if (added) {
+                const Items& stack = fields.list(event, "frames", where);
+                named->second = {names.id(user_line(stack)), names.id(kind_of(stack))};
+            }
+            std::tie(change.line, change.kind) = named->second;
+            net = fields.add(net, change.size, where);
+        } else if (action == "free_completed") {
+            change.what = What::Free;
+            net = fields.add(net, -change.size, where);
+        } else if (action == "segment_alloc" || action == "segment_map") {
+            change.what = What::Reserve;
+        } else if (action == "segment_free" || action == "segment_unmap") {
+            change.what = What::Release;
+        } else {
+            if (action == "oom") {
+                device.ooms.push_back({i, change.size, fields.bytes(event, "device_free", where)});
+            }
+            continue;
+        }
+        device.changes.push_back(change);
+    }
+}
+
+// What OOM Lab writes as "oomlab_experiment": its settings, a JSON object a few levels deep.
+// Another text (not JSON, not UTF-8, or nested past any config: 10^6 brackets took the
+// writer's recursion down) is no experiment to show or load; the reason is kept instead.
+constexpr int kMostExperimentDepth = 64;
+
+std::string experiment_problem(const std::string& text) {
+    bool too_deep = false;
+    const nlohmann::json::parser_callback_t depth_check =
+        [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+            too_deep = too_deep || depth > kMostExperimentDepth;
+            return !too_deep;  // keep nothing once too deep; the parse itself is iterative
+        };
+    const nlohmann::json parsed =
+        nlohmann::json::parse(text, depth_check, /*allow_exceptions=*/false);
+    if (too_deep) {
+        return "nested more than " + std::to_string(kMostExperimentDepth) + " levels deep";
+    }
+    if (parsed.is_discarded()) {
+        return "not JSON in UTF-8";
+    }
+    return parsed.is_object() ? std::string() : "not a JSON object of settings";
+}
+
+// PyTorch 2.x's "allocator_settings" as PYTORCH_CUDA_ALLOC_CONF would set them: the settings
+// that differ from the defaults. Read field by field: the variable's own text may name keys
+// another version does not know.
+std::optional<std::string> alloc_conf_of(const PickleValue* settings) {
+    if (!settings || !settings->dict()) {
+        return std::nullopt;
+    }
+    allocator::AllocatorSettings read;
+    if (const PickleValue* split = settings->at("max_split_size");
+        split && split->integer(-1) > 0) {
+        read.max_split_size = split->integer();
+    }
+    if (const PickleValue* gc = settings->at("garbage_collection_threshold")) {
+        read.garbage_collection_threshold = gc->real();
+    }
+    if (const PickleValue* expandable = settings->at("expandable_segments")) {
+        read.expandable_segments = expandable->integer() != 0;
+    }
+    if (const PickleValue* divisions = settings->at("roundup_power2_divisions");
+        divisions && divisions->dict()) {
+        const PickleContainer& entries = *divisions->dict();
+        for (std::size_t entry = 0; entry < entries.size(); ++entry) {
+            const std::string* mib = entries.key(entry).text();
+            const std::int64_t start = mib ? std::strtoll(mib->c_str(), nullptr, 10) : 0;
+            int index = 0;
+            while (index < 15 && (std::int64_t(2) << index) <= start) {
+                ++index;
+            }
+            if (start > 0) {
+                read.roundup_power2_divisions[std::size_t(index)] =
+                    int(entries.value(entry).integer());
+            }
+        }
+    }
+    return allocator::to_alloc_conf(read);
+}
+
+// The report of a snapshot read into `document`, which need live only while it is made.
+SnapshotReport report_of_pickle(const snapshot::PickleDocument& document, const std::string& source,
+                                std::uint64_t file_bytes) {
+    const PickleValue& root = document.root();
+    if (!root.dict() || (!root.at("segments") && !root.at("device_traces"))) {
+        throw BadInput(source +
+                       ": a pickle, but not a memory snapshot (no \"segments\" or "
+                       "\"device_traces\"); write one with "
+                       "torch.cuda.memory._dump_snapshot(\"x.pickle\")");
+    }
+    SnapshotReport report;
+    report.source = source;
+    if (const PickleValue* experiment = root.at("oomlab_experiment")) {
+        const std::string text = experiment->text() ? *experiment->text() : "";
+        report.experiment_problem = experiment_problem(text);
+        if (report.experiment_problem.empty()) {
+            report.experiment_json = text;
+        } else {
+            report.experiment_problem = "its \"oomlab_experiment\" is " +
+                                        report.experiment_problem +
+                                        ", so no settings of the run that recorded it are shown";
+        }
+    }
+    WorkBudget budget(source, file_bytes);
+    DeviceIndex devices(report);
+    const snapshot::SnapshotFields fields(source);
+    read_segments(devices, root, budget, fields);
+    report.alloc_conf = alloc_conf_of(root.at("allocator_settings"));
+    const Items& traces =
+        fields.list(root, "device_traces", [] { return std::string("the root"); });
+    for (std::size_t index = 0; index < traces.size(); ++index) {
+        const PickleContainer* trace = traces[index].list();
+        if (!trace && !traces[index].is_none()) {
+            fields.refuse(
+                [&] { return "device_traces[" + std::to_string(index) + "]"; },
+                "a device's trace is " + snapshot::kind_of_value(traces[index]) + ", not a list");
+        }
+        if (trace && !trace->items.empty()) {
+            devices.numbered(int(index));
+        }
+    }
+    for (SnapshotDevice& device : report.devices) {
+        const std::size_t at = std::size_t(device.index);
+        const PickleContainer* trace = at < traces.size() ? traces[at].list() : nullptr;
+        static const Items kNone;
+        const Items& events = trace ? trace->items : kNone;
+        budget.spend(events.size(), "device traces");
+        collect_changes(device, events, fields);
+        snapshot::replay_changes(device);
+    }
+    std::sort(report.devices.begin(), report.devices.end(),
+              [](const SnapshotDevice& a, const SnapshotDevice& b) { return a.index < b.index; });
+    return report;
+}
+
+// A profiler's trace: JSON, after any byte-order mark (UTF-8 or UTF-16 ones, which Windows
+// editors add).
+bool looks_like_json(const std::string& head) {
+    const auto byte = [&](std::size_t i) {
+        return i < head.size() ? static_cast<unsigned char>(head[i]) : 0;
+    };
+    if ((byte(0) == 0xEF && byte(1) == 0xBB && byte(2) == 0xBF) ||
+        (byte(0) == 0xFF && byte(1) == 0xFE) || (byte(0) == 0xFE && byte(1) == 0xFF)) {
+        return true;
+    }
+    const std::size_t first = head.find_first_not_of(" \t\r\n");
+    return first != std::string::npos && (head[first] == '{' || head[first] == '[');
+}
+
+std::string hex_bytes(const std::string& head) {
+    std::string out;
+    char code[8];
+    for (std::size_t i = 0; i < std::min<std::size_t>(head.size(), 4); ++i) {
+        std::snprintf(code, sizeof code, "%s0x%02x", i ? " " : "",
+                      static_cast<unsigned char>(head[i]));
+        out += code;
+    }
+    return out.empty() ? "nothing (the file is empty)" : out;
+}
+
+void refuse_unknown(const std::string& head, const std::string& source) {
+    if (!head.empty() && static_cast<unsigned char>(head[0]) == 0x80) {
+        return;  // PROTO: a pickle of protocol 2 or later
+    }
+    throw BadInput(source +
+                   ": neither a memory snapshot (a pickle of protocol 2 to 5, as "
+                   "torch.cuda.memory._dump_snapshot writes) nor a profiler's JSON "
+                   "trace; it starts with " +
+                   hex_bytes(head));
+}
+
+}  // namespace
+
+SnapshotReport snapshot_report_from_bytes(const std::string& bytes, const std::string& source) {
+    if (looks_like_json(bytes.substr(0, 64))) {
+        return snapshot::profiler_trace_report(text_as_utf8(source, "memory snapshot", bytes),
+                                               source);
+    }
+    refuse_unknown(bytes.substr(0, 64), source);
+    return report_of_pickle(snapshot::read_pickle(bytes, source), source, bytes.size());
+}
+
+std::string snapshot_device_name(int index) {
+    return index < 0 ? "the CPU" : "device " + std::to_string(index);
+}
+
+SnapshotReport read_snapshot_report(const std::string& path, const SnapshotProgress& progress) {
+    check_input_path(path, "memory snapshot");
+    snapshot::SnapshotFileInput input(path, kMostSnapshotBytes);
+    const std::string head = input.peek(64);
+    if (looks_like_json(head)) {
+        return snapshot::profiler_trace_report(
+            text_as_utf8(path, "memory snapshot",
+                         input.read_rest(kMostTraceBytes, "a profiler's trace")),
+            path);
+    }
+    refuse_unknown(head, path);
+    const auto after_chunk = [&] {
+        if (progress) {
+            progress(input.file_position(), input.file_size());
+        }
+    };
+    try {
+        const snapshot::PickleDocument document = snapshot::read_pickle(input, path, after_chunk);
+        return report_of_pickle(document, path, input.file_size());
+    } catch (const std::bad_alloc&) {
+        // Memory grows with the events read, so the whole file needs about its share more.
+        const std::uint64_t read = std::max<std::uint64_t>(input.file_position(), 1);
+        char times[32];
+        std::snprintf(times, sizeof times, "%.1f", double(input.file_size()) / double(read));
+        throw BadInput(path + ": memory ran out after reading " + format_bytes(std::int64_t(read)) +
+                       " of its " + format_bytes(std::int64_t(input.file_size())) +
+                       "; reading it whole needs about " + times +
+                       " times the memory this machine could give. Free memory, or read it on a "
+                       "machine with more");
+    }
+}
+
+}  // namespace oomlab

@@ -1,0 +1,68 @@
+// A snapshot's report as `snapshot show --json` writes it.
+#include <nlohmann/json.hpp>
+
+#include "oomlab/snapshot_reader/snapshot_advice.h"
+#include "oomlab/snapshot_reader/snapshot_report.h"
+
+namespace oomlab {
+
+std::string snapshot_report_json(const SnapshotReport& report, std::optional<std::size_t> at) {
+    using Json = nlohmann::ordered_json;
+    const auto groups = [](const std::vector<SnapshotLine>& from, const char* name) {
+        Json list = Json::array();
+        for (const SnapshotLine& group : from) {
+            list.push_back({{name, group.where}, {"bytes", group.bytes}, {"blocks", group.blocks}});
+        }
+        return list;
+    };
+    Json devices = Json::array();
+    for (const SnapshotDevice& d : report.devices) {
+        Json ooms = Json::array();
+        for (const SnapshotOom& oom : d.ooms) {
+            ooms.push_back({{"event", oom.event},
+                            {"requested_bytes", oom.requested},
+                            {"device_free_bytes", oom.device_free},
+                            {"allocated_bytes", oom.allocated},
+                            {"reserved_bytes", oom.reserved}});
+        }
+        Json advice = Json::array();
+        for (const SnapshotAdvice& item : snapshot_advice(d, report.alloc_conf)) {
+            advice.push_back({{"what", item.what}, {"why", item.why}});
+        }
+        devices.push_back({{"device", d.index},
+                           {"segments", d.segments},
+                           {"reserved_bytes", d.reserved},
+                           {"allocated_bytes", d.allocated},
+                           {"cached_free_bytes", d.cached_free},
+                           {"largest_free_block", d.largest_free_block},
+                           {"events", d.events},
+                           {"peak_allocated_bytes", d.peak_allocated},
+                           {"peak_reserved_bytes", d.peak_reserved},
+                           {"peak_event", d.peak_event},
+                           {"reserved_at_peak_bytes", d.reserved_at_peak},
+                           {"at_peak", groups(d.at_peak, "where")},
+                           {"at_peak_by_kind", groups(d.at_peak_by_kind, "kind")},
+                           {"ooms", ooms},
+                           {"trace_problems", d.trace_problems},
+                           {"advice", advice}});
+        if (at) {
+            const SnapshotMoment moment = snapshot_moment(d, *at);
+            devices.back()["at_event"] = {{"event", moment.event},
+                                          {"allocated_bytes", moment.allocated},
+                                          {"reserved_bytes", moment.reserved},
+                                          {"by_kind", groups(moment.by_kind, "kind")},
+                                          {"by_line", groups(moment.by_line, "where")}};
+        }
+    }
+    Json document{{"source", report.source}, {"devices", devices}};
+    if (!report.experiment_json.empty()) {
+        // The settings of the OOM Lab run that recorded it, as `config show --json` has them.
+        document["experiment"] = Json::parse(report.experiment_json);
+    }
+    if (!report.experiment_problem.empty()) {
+        document["experiment_problem"] = report.experiment_problem;
+    }
+    return document.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace oomlab

@@ -1,0 +1,252 @@
+#include "oomlab/snapshot_reader/snapshot_whatif.h"
+
+#include <algorithm>
+#include <sstream>
+#include <unordered_set>
+
+#include <nlohmann/json.hpp>
+
+#include "oomlab/allocator/allocator_settings.h"
+#include "oomlab/common/format.h"
+
+namespace oomlab {
+namespace {
+
+using allocator::TraceEvent;
+using Kind = TraceEvent::Kind;
+
+Kind kind_of(const SnapshotTraceChange& change) {
+    using What = SnapshotTraceChange::What;
+    switch (change.what) {
+        case What::Alloc:
+            return Kind::Alloc;
+        case What::Free:
+            return Kind::Free;
+        case What::Reserve:
+            return change.pages ? Kind::SegmentMap : Kind::SegmentAlloc;
+        case What::Release:
+            return change.pages ? Kind::SegmentUnmap : Kind::SegmentFree;
+    }
+    return Kind::Alloc;
+}
+
+// What existed before the first event: segments the trace did not open (those it released
+// without opening, and those left at the end), holding what it freed without allocating and
+// what was still allocated at the end without its allocation in the trace.
+std::vector<allocator::TraceSegment> before_trace(const SnapshotDevice& device) {
+    std::unordered_set<std::int64_t> opened;
+    std::unordered_set<std::int64_t> allocated;
+    std::vector<allocator::TraceSegment> before;
+    std::vector<allocator::TraceSegment::Held> held;
+    for (const SnapshotTraceChange& change : device.changes) {
+        const Kind kind = kind_of(change);
+        if (kind == Kind::SegmentAlloc) {
+            opened.insert(change.address);
+        } else if (kind == Kind::SegmentFree && !opened.count(change.address)) {
+            before.push_back({change.address, change.size, change.stream, {}});
+            opened.insert(change.address);
+        } else if (kind == Kind::Alloc) {
+            allocated.insert(change.address);
+        } else if (kind == Kind::Free && !allocated.count(change.address)) {
+            held.push_back({change.address, change.size});
+            allocated.insert(change.address);
+        }
+    }
+    for (const SnapshotSegmentLayout& segment : device.layout) {
+        if (segment.expandable || opened.count(segment.address)) {
+            continue;
+        }
+        before.push_back({segment.address, segment.size, segment.stream, {}});
+        for (const auto& block : segment.blocks) {
+            if (block.allocated && !allocated.count(block.address)) {
+                held.push_back({block.address, block.size});
+            }
+        }
+    }
+    for (const allocator::TraceSegment::Held& block : held) {
+        for (allocator::TraceSegment& segment : before) {
+            if (block.address >= segment.address &&
+                block.address + block.size <= segment.address + segment.size) {
+                segment.allocated.push_back(block);
+                break;
+            }
+        }
+    }
+    return before;
+}
+
+std::string percent(double share) {
+    std::ostringstream text;
+    text.setf(std::ios::fixed);
+    text.precision(1);
+    text << share << "%";
+    return text.str();
+}
+
+std::string conf_or_defaults(const std::string& conf) {
+    return conf.empty() ? "(PyTorch's defaults)" : conf;
+}
+
+nlohmann::ordered_json whatif_json(const allocator::WhatIf& whatif) {
+    nlohmann::ordered_json ooms = nlohmann::json::array();
+    for (const allocator::OomOutcome& oom : whatif.ooms) {
+        ooms.push_back({{"event", oom.event}, {"request", oom.request}, {"happens", oom.happens}});
+    }
+    return {{"capacity", whatif.capacity},
+            {"peak_reserved", whatif.peak_reserved},
+            {"reserved_unallocated_at_peak", whatif.peak_reserved - whatif.allocated_at_peak},
+            {"peak_event", whatif.peak_event},
+            {"segments_at_peak", whatif.segments_at_peak},
+            {"reserved_at_end", whatif.reserved_at_end},
+            {"first_over_capacity", whatif.first_over_capacity
+                                        ? nlohmann::ordered_json(*whatif.first_over_capacity)
+                                        : nlohmann::ordered_json()},
+            {"failed_allocations", whatif.failed_allocations},
+            {"ooms", ooms}};
+}
+
+}  // namespace
+
+allocator::AllocatorTrace allocator_trace(const SnapshotDevice& device,
+                                          const allocator::AllocatorSettings& settings) {
+    allocator::AllocatorTrace trace;
+    trace.settings = settings;
+    trace.before = before_trace(device);
+    trace.events.reserve(device.changes.size() + device.ooms.size());
+    auto oom = device.ooms.begin();
+    for (const SnapshotTraceChange& change : device.changes) {
+        for (; oom != device.ooms.end() && oom->event < change.event; ++oom) {
+            trace.events.push_back({Kind::Oom, oom->event, 0, oom->requested, change.stream});
+        }
+        trace.events.push_back(
+            {kind_of(change), change.event, change.address, change.size, change.stream});
+    }
+    for (; oom != device.ooms.end(); ++oom) {
+        trace.events.push_back({Kind::Oom, oom->event, 0, oom->requested, 0});
+    }
+    return trace;
+}
+
+std::vector<SnapshotWhatIf> snapshot_whatif(const SnapshotReport& report,
+                                            const std::optional<std::string>& conf,
+                                            std::optional<std::int64_t> device_memory) {
+    const std::string recorded_conf = report.alloc_conf.value_or("");
+    const allocator::AllocatorSettings recorded = allocator::parse_alloc_conf(recorded_conf);
+    const allocator::AllocatorSettings replayed =
+        conf ? allocator::parse_alloc_conf(*conf) : recorded;
+    std::vector<SnapshotWhatIf> results;
+    for (const SnapshotDevice& device : report.devices) {
+        if (device.changes.empty() || device.index < 0) {
+            continue;  // no trace, or the profiler's CPU
+        }
+        SnapshotWhatIf& result = results.emplace_back();
+        result.device = device.index;
+        result.recorded_conf = recorded_conf;
+        result.conf = allocator::to_alloc_conf(replayed);
+        const allocator::AllocatorTrace trace = allocator_trace(device, recorded);
+        result.fidelity = allocator::check_fidelity(trace);
+        std::int64_t capacity = 0;
+        if (device_memory) {
+            capacity = *device_memory;
+            result.capacity_source = "--device-memory";
+        } else if (!device.ooms.empty()) {
+            capacity = device.peak_reserved;
+            result.capacity_source =
+                "the most the program reserved: it ran out of memory there (--device-memory "
+                "sets another)";
+        } else {
+            result.capacity_source = "none: the trace never ran out of memory";
+        }
+        result.recorded = allocator::replay_under(trace, recorded, capacity);
+        result.replayed = allocator::replay_under(trace, replayed, capacity);
+    }
+    return results;
+}
+
+std::string snapshot_whatif_json(const SnapshotReport& report,
+                                 const std::vector<SnapshotWhatIf>& results) {
+    nlohmann::ordered_json devices = nlohmann::json::array();
+    for (const SnapshotWhatIf& result : results) {
+        const allocator::Fidelity& fidelity = result.fidelity;
+        nlohmann::ordered_json misses = nlohmann::json::array();
+        for (const allocator::FidelityMiss& miss : fidelity.misses) {
+            misses.push_back({{"event", miss.event},
+                              {"request", miss.request},
+                              {"recorded", miss.recorded},
+                              {"modelled", miss.modelled}});
+        }
+        devices.push_back({{"device", result.device},
+                           {"recorded_alloc_conf", result.recorded_conf},
+                           {"alloc_conf", result.conf},
+                           {"capacity_source", result.capacity_source},
+                           {"fidelity",
+                            {{"segment_allocs_recorded", fidelity.segment_allocs_recorded},
+                             {"segment_allocs_modelled", fidelity.segment_allocs_modelled},
+                             {"agreed", fidelity.agreed},
+                             {"allocations", fidelity.allocations},
+                             {"blocks_agreed", fidelity.blocks_agreed},
+                             {"not_placed", fidelity.not_placed},
+                             {"disagreements", misses}}},
+                           {"recorded", whatif_json(result.recorded)},
+                           {"replayed", whatif_json(result.replayed)}});
+    }
+    return nlohmann::ordered_json{{"source", report.source}, {"devices", devices}}.dump();
+}
+
+std::string snapshot_whatif_text(const SnapshotReport& report,
+                                 const std::vector<SnapshotWhatIf>& results) {
+    std::ostringstream out;
+    if (results.empty()) {
+        out << report.source << ": no device has a trace of allocations to replay\n";
+    }
+    for (const SnapshotWhatIf& result : results) {
+        const allocator::Fidelity& f = result.fidelity;
+        out << snapshot_device_name(result.device) << ", recorded with "
+            << conf_or_defaults(result.recorded_conf) << "\n";
+        const double share = f.segment_allocs_recorded
+                                 ? 100.0 * double(f.agreed) / double(f.segment_allocs_recorded)
+                                 : 100.0;
+        out << "  the model, following the trace: " << f.agreed << " of "
+            << f.segment_allocs_recorded
+            << " segments opened by the same request with the same size (" << percent(share)
+            << "); it would have opened " << f.segment_allocs_modelled << "\n";
+        for (std::size_t i = 0; i < f.misses.size() && i < 5; ++i) {
+            const allocator::FidelityMiss& miss = f.misses[i];
+            out << "    event " << miss.event << ": " << format_bytes(miss.request)
+                << " asked; recorded "
+                << (miss.recorded ? "a segment of " + format_bytes(miss.recorded) : "none")
+                << ", modelled "
+                << (miss.modelled ? "a segment of " + format_bytes(miss.modelled) : "none") << "\n";
+        }
+        if (f.misses.size() > 5) {
+            out << "    ... " << f.misses.size() - 5 << " more (--json lists them)\n";
+        }
+        const auto describe = [&](const char* title, const std::string& conf,
+                                  const allocator::WhatIf& whatif) {
+            out << "  " << title << " " << conf_or_defaults(conf) << ": peak reserved "
+                << format_bytes(whatif.peak_reserved) << " ("
+                << format_bytes(whatif.peak_reserved - whatif.allocated_at_peak)
+                << " of it held no tensor), " << whatif.segments_at_peak << " segments then\n";
+            for (const allocator::OomOutcome& oom : whatif.ooms) {
+                out << "    the out-of-memory error at event " << oom.event << " ("
+                    << format_bytes(oom.request) << ") "
+                    << (oom.happens ? "still happens" : "does not happen") << "\n";
+            }
+            if (whatif.failed_allocations > 0) {
+                out << "    " << whatif.failed_allocations
+                    << " of the trace's allocations fail, the first at event "
+                    << *whatif.first_over_capacity << "\n";
+            }
+        };
+        out << "  capacity: "
+            << (result.recorded.capacity ? format_bytes(result.recorded.capacity) + ", " : "")
+            << result.capacity_source << "\n";
+        describe("replayed under the recorded", result.recorded_conf, result.recorded);
+        if (result.conf != result.recorded_conf) {
+            describe("replayed under", result.conf, result.replayed);
+        }
+    }
+    return out.str();
+}
+
+}  // namespace oomlab

@@ -1,0 +1,127 @@
+// The Chrome trace of PyTorch's profiler read as a snapshot: a trace written here in the shape
+// torch.profiler's export_chrome_trace writes (PyTorch 2.x), and traces that are not one. A
+// trace that PyTorch itself records is read in the CLI's tests (PyTorchPrograms).
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "oomlab/common/errors.h"
+#include "oomlab/snapshot_reader/snapshot_report.h"
+
+namespace oomlab {
+namespace {
+
+using Json = nlohmann::json;
+
+Json span(const char* name, const char* category, double start, double duration) {
+    return {{"ph", "X"}, {"cat", category}, {"name", name},   {"pid", 7},
+            {"tid", 7},  {"ts", start},     {"dur", duration}};
+}
+
+// Bytes > 0 allocated, < 0 freed; the totals after the event, as the profiler writes them.
+Json memory(double time, std::int64_t address, std::int64_t bytes, std::int64_t total) {
+    return {{"ph", "i"},
+            {"cat", "cpu_instant_event"},
+            {"name", "[memory]"},
+            {"pid", 7},
+            {"tid", 7},
+            {"ts", time},
+            {"args",
+             {{"Total Reserved", 0},
+              {"Total Allocated", total},
+              {"Bytes", bytes},
+              {"Device Id", -1},
+              {"Device Type", 0},
+              {"Addr", address}}}};
+}
+
+std::string refusal(const std::string& text) {
+    try {
+        snapshot_report_from_bytes(text, "trace.json");
+    } catch (const BadInput& error) {
+        return error.what();
+    }
+    return {};
+}
+
+// A step of a user's train.py: its forward (a linear layer) allocates 4 MiB, its backward
+// 1 MiB, then the forward's output is freed and the optimizer's step allocates 2 MiB.
+TEST(ProfilerTrace, MemoryEventsAreReplayedAndNamedByTheSpansAroundThem) {
+    const Json trace = {
+        {"schemaVersion", 1},
+        {"traceEvents",
+         {span("train.py(30): <module>", "python_function", 0, 1000),
+          span("train.py(21): step", "python_function", 10, 900),
+          span("torch/nn/modules/module.py(1783): _call_impl", "python_function", 20, 100),
+          span("aten::linear", "cpu_op", 30, 50), memory(40, 100, 4 << 20, (4 << 20) + 512),
+          span("autograd::engine::evaluate_function: AddmmBackward0", "cpu_op", 200, 100),
+          memory(250, 200, 1 << 20, (5 << 20) + 512), memory(400, 100, -(4 << 20), (1 << 20) + 512),
+          span("Optimizer.step#Adam.step", "user_annotation", 500, 100),
+          memory(550, 300, 2 << 20, (3 << 20) + 512)}}};
+    const SnapshotReport report = snapshot_report_from_bytes(trace.dump(), "trace.json");
+    ASSERT_EQ(report.devices.size(), 1u);
+    const SnapshotDevice& device = report.devices.front();
+    EXPECT_EQ(device.index, -1) << "the profiler's number for the CPU";
+    EXPECT_EQ(device.events, 4u);
+    EXPECT_EQ(device.allocated, (3 << 20) + 512);
+    // 512 bytes were allocated before the trace; the peak follows the totals.
+    EXPECT_EQ(device.timeline.front().allocated, 512);
+    EXPECT_EQ(device.peak_allocated, (5 << 20) + 512);
+    EXPECT_EQ(device.peak_event, 2u);
+    std::map<std::string, std::int64_t> kinds;
+    for (const SnapshotLine& kind : device.at_peak_by_kind) {
+        kinds[kind.where] = kind.bytes;
+    }
+    EXPECT_EQ(kinds["forward"], 4 << 20);
+    EXPECT_EQ(kinds["backward"], 1 << 20);
+    EXPECT_EQ(kinds[kAllocatedBeforeTrace], 512);
+    // The user's line is the one that called into PyTorch, not PyTorch's own frames.
+    ASSERT_FALSE(device.at_peak.empty());
+    EXPECT_EQ(device.at_peak.front().where, "train.py(21): step");
+    EXPECT_EQ(device.at_peak.front().bytes, 5 << 20);
+    const SnapshotMoment end = snapshot_moment(device, device.events);
+    EXPECT_EQ(end.by_kind.front().where, "optimizer step");
+    EXPECT_EQ(end.allocated, device.allocated);
+}
+
+TEST(ProfilerTrace, WhatIsNoProfilerTraceIsNamed) {
+    EXPECT_NE(refusal("{\"traceEvents\": [").find("trace.json: not a Chrome trace"),
+              std::string::npos)
+        << refusal("{\"traceEvents\": [");
+    EXPECT_NE(refusal("{\"other\": 1}").find("no \"traceEvents\" list"), std::string::npos);
+    EXPECT_NE(refusal(Json{{"traceEvents", {span("aten::mm", "cpu_op", 0, 1)}}}.dump())
+                  .find("without memory events; record it with "
+                        "torch.profiler.profile(profile_memory=True"),
+              std::string::npos);
+    EXPECT_NE(refusal(std::string(200, '[')).find("nested more than"), std::string::npos);
+    // The rules of every document hold in the trace's events too.
+    EXPECT_NE(refusal(R"({"traceEvents": [{"name": "a", "name": "b"}]})")
+                  .find("the key \"name\" appears twice"),
+              std::string::npos);
+    const std::string deep_args =
+        R"({"traceEvents": [{"args": )" + std::string(70, '[') + std::string(70, ']') + "}]}";
+    EXPECT_NE(refusal(deep_args).find("nested more than 64 levels"), std::string::npos);
+}
+
+// The trace is read in one pass, keeping only its events' fields: the order of an event's keys,
+// a document that is the list itself, and what lies nested where no field is looked for do not
+// change what is read.
+TEST(ProfilerTrace, EventsAreReadWhateverTheirKeysOrderAndTheDocumentsShape) {
+    Json reordered = memory(40, 100, 4 << 20, 4 << 20);
+    reordered["args"]["nested"] = {{"Bytes", 999}, {"Addr", 1}};  // not the event's own
+    const std::string args_first =
+        R"({"args": {"Bytes": 1048576, "Addr": 200, "Total Allocated": 5242880,
+            "Total Reserved": 0, "Device Id": -1, "Device Type": 0},
+            "ts": 50, "tid": 7, "name": "[memory]", "ph": "i"})";
+    const std::string as_list = "[" + reordered.dump() + "," + args_first + "]";
+    const SnapshotReport report = snapshot_report_from_bytes(as_list, "trace.json");
+    ASSERT_EQ(report.devices.size(), 1u);
+    EXPECT_EQ(report.devices[0].events, 2u);
+    EXPECT_EQ(report.devices[0].allocated, 5 << 20);
+    EXPECT_EQ(report.devices[0].peak_allocated, 5 << 20);
+}
+
+}  // namespace
+}  // namespace oomlab
