@@ -18,6 +18,9 @@ nlohmann::ordered_json estimate_json(const MemoryEstimate& estimate) {
             {"cap_bytes", estimate.cap_bytes},
             {"fits", estimate.fits},
             {"worst_batch_length", estimate.worst_batch_length},
+            {"batches", estimate.assumed == BatchesAssumed::ThisRun ? "this_run" : "epoch_worst"},
+            {"epoch_worst_length", estimate.epoch_worst_length},
+            {"epoch_worst_peak_bytes", estimate.epoch_worst_peak_bytes},
             {"library_workspaces", estimate.library_workspaces},
             {"breakdown", breakdown_value(estimate.breakdown)},
             {"by_module", module_memory_value(estimate.by_module)}};
@@ -29,7 +32,13 @@ void print_estimate(const MemoryEstimate& estimate) {
         std::cout << " of a " << format_bytes(estimate.cap_bytes)
                   << " cap: " << (estimate.fits ? "fits" : "does NOT fit");
     }
-    std::cout << " (worst batch padded to " << estimate.worst_batch_length << " tokens)\n";
+    std::cout << " (its longest batch padded to " << estimate.worst_batch_length << " tokens)\n";
+    if (estimate.epoch_worst_peak_bytes > estimate.peak_bytes) {
+        std::cout << "  the run is too short to draw its data's worst batch ("
+                  << estimate.epoch_worst_length
+                  << " tokens): with it, as in a longer run, the peak would be "
+                  << format_bytes(estimate.epoch_worst_peak_bytes) << '\n';
+    }
     for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
         std::cout << "  " << kBreakdownKeys[i] << ": "
                   << format_bytes(breakdown_field(estimate.breakdown, i)) << '\n';

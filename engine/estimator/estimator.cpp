@@ -2,6 +2,7 @@
 // evaluation, in step_phases) and sums what is alive in each; the peak is the largest phase,
 // split by category here and by module in module_shares.cpp.
 #include "oomlab/estimator/estimator.h"
+#include "oomlab/prepare/batch_plan.h"
 
 #include "library_workspaces.h"
 #include "step_phases.h"
@@ -21,9 +22,12 @@ void add_library_workspaces(const ExperimentConfig& config, MemoryEstimate& esti
 
 }  // namespace
 
-MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile& profile,
-                               int world_size) {
-    const estimator::Step step = estimator::step_of(config, profile, world_size);
+namespace {
+
+// The estimate of a step whose longest micro-batch is padded to `length` tokens.
+MemoryEstimate estimate_with_length(const ExperimentConfig& config, const DataProfile& profile,
+                                    int world_size, int length) {
+    const estimator::Step step = estimator::step_of(config, profile, world_size, length);
     MemoryEstimate estimate;
     estimate.worst_batch_length = step.length;
     estimate.every_batch_worst = config.train.padding == Padding::Fixed;
@@ -48,6 +52,25 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
     estimate.peak_bytes = resident + peak.bytes.total() + estimate.library_workspaces;
     estimate.cap_bytes = config.memory.cap_bytes();
     estimate.fits = estimate.cap_bytes == 0 || estimate.peak_bytes <= estimate.cap_bytes;
+    return estimate;
+}
+
+}  // namespace
+
+MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile& profile,
+                               int world_size, BatchesAssumed assumed) {
+    const int worst = estimator::worst_length(config, profile);
+    int length = worst;
+    if (assumed == BatchesAssumed::ThisRun && !profile.lengths.empty()) {
+        // The data order is seeded: the batches the run draws are known before it runs.
+        length = std::min(worst, prepare::run_batches(config, profile.lengths, world_size).longest);
+    }
+    MemoryEstimate estimate = estimate_with_length(config, profile, world_size, length);
+    estimate.assumed = assumed;
+    estimate.epoch_worst_length = worst;
+    estimate.epoch_worst_peak_bytes =
+        length == worst ? estimate.peak_bytes
+                        : estimate_with_length(config, profile, world_size, worst).peak_bytes;
     return estimate;
 }
 

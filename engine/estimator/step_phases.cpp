@@ -14,10 +14,14 @@ constexpr std::int64_t kIndex = 8;
 // The batch in use, those ready ahead, and one being built.
 constexpr std::int64_t kStreamingBatchesInFlight = 1 + kStreamingBatchesAhead + 1;
 
+}  // namespace
+
 int worst_length(const ExperimentConfig& config, const DataProfile& profile) {
     return config.train.padding == Padding::Fixed ? config.train.max_len
                                                   : std::max(1, profile.longest);
 }
+
+namespace {
 
 // The padded length of a typical batch: the expected longest of `batch` random examples
 // (dynamic), about the mean (bucket), or max_len (fixed).
@@ -127,7 +131,7 @@ Phase evaluation_phase(const Step& s) {
     }
     const memory::ActivationBytes eval = memory::estimate_activations(
         config, s.dim, profile.num_classes,
-        {std::min<std::int64_t>(s.batch, profile.valid_examples), s.length});
+        {std::min<std::int64_t>(s.batch, profile.valid_examples), s.eval_length});
     const std::int64_t eval_batches = (profile.valid_examples + s.batch - 1) / s.batch;
     // Without autograd only the op in flight and its input are alive.
     evaluation.other = config.eval.no_grad ? 2 * eval.forward_transient
@@ -164,14 +168,16 @@ std::int64_t Step::gathered_in(const std::string& part, bool backward) const {
     return 0;
 }
 
-Step step_of(const ExperimentConfig& config, const DataProfile& profile, int world_size) {
+Step step_of(const ExperimentConfig& config, const DataProfile& profile, int world_size,
+             int length) {
     const EmbeddingsConfig& embeddings = config.embeddings;
     Step s;
     s.config = &config;
     s.profile = &profile;
     s.dim = profile.embedding_dim;
     s.batch = config.train.batch_size;
-    s.length = worst_length(config, profile);
+    s.length = length;
+    s.eval_length = worst_length(config, profile);
 
     s.ranks = std::max(1, world_size);
     s.shard = s.ranks > 1 ? config.distributed.shard : ShardMode::None;

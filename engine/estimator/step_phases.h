@@ -25,7 +25,8 @@ struct Step {
     const DataProfile* profile = nullptr;
     int dim = 0;
     int batch = 0;
-    int length = 0;  // the worst micro-batch's padded length
+    int length = 0;       // the padded length of the longest micro-batch the step trains
+    int eval_length = 0;  // of the longest validation batch: the epoch's worst, as unseen
 
     // Ranks and ZeRO: the rank predicted is the first, which owns the first 1/N of the
     // trainable parameters' elements, flattened in the model's order (the table first).
@@ -63,7 +64,13 @@ struct Step {
     std::int64_t gathered_in(const std::string& part, bool backward) const;
 };
 
-Step step_of(const ExperimentConfig& config, const DataProfile& profile, int world_size);
+// The padded length of an epoch's worst micro-batch: max_len (fixed padding), else the longest
+// example.
+int worst_length(const ExperimentConfig& config, const DataProfile& profile);
+
+// The step whose longest micro-batch is padded to `length` tokens.
+Step step_of(const ExperimentConfig& config, const DataProfile& profile, int world_size,
+             int length);
 
 // The parameters (this rank's range of them under ZeRO-3), optimizer state and data, alive
 // for the whole run; returns their sum.

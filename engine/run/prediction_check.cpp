@@ -56,9 +56,9 @@ std::string known_cause(const PredictionRow& row, const MemoryPrediction& predic
                "step needed more than any later one did with the state";
     }
     if ((row.category == "activations" || row.category == "peak") && !predicted.every_batch_worst) {
-        return "a known cause: the estimator assumes the worst batch, padded to " + worst +
-               " tokens; a run whose batch at the peak was shorter, or that never drew it, "
-               "holds less";
+        return "a known cause: the estimator assumes the longest batch this run draws, padded "
+               "to " +
+               worst + " tokens, at the step that peaks; a peak at a shorter batch holds less";
     }
     return {};
 }

@@ -20,7 +20,9 @@ int predicted_batch(ExperimentConfig config, const DataProfile& profile, std::in
     while (fails - fits > 1) {
         const int middle = fits + (fails - fits) / 2;
         config.train.batch_size = middle;
-        (estimate_memory(config, profile, world_size).peak_bytes <= cap ? fits : fails) = middle;
+        (estimate_memory(config, profile, world_size, BatchesAssumed::EpochWorst).peak_bytes <= cap
+             ? fits
+             : fails) = middle;
     }
     return fits;
 }
@@ -91,8 +93,10 @@ BatchSizeSearch find_batch_size(const ExperimentConfig& config,
     const auto trial = [&](int batch) {
         ExperimentConfig trial_config = config;
         trial_config.train.batch_size = batch;
-        BatchTrial result{batch, false, 0,
-                          estimate_memory(trial_config, profile, world_size).peak_bytes};
+        BatchTrial result{
+            batch, false, 0,
+            estimate_memory(trial_config, profile, world_size, BatchesAssumed::EpochWorst)
+                .peak_bytes};
         const RunOutcome outcome = experiment->train_worst_case(batch);
         if (outcome.status != RunStatus::Completed && outcome.status != RunStatus::Oom) {
             throw Error("the trial of train.batch_size=" + std::to_string(batch) +

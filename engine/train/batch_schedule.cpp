@@ -33,7 +33,8 @@ BatchSchedule::BatchSchedule(const PreparedExperiment& experiment)
 void BatchSchedule::plan_epoch(int epoch, int rank, int world_size) {
     const TrainConfig& train = m_experiment.config.train;
     m_plan =
-        plan_batches(m_experiment.train_examples, m_batch_size, train.padding, train.seed, epoch);
+        plan_batches(m_experiment.train_examples.size(), lengths_of(m_experiment.train_examples),
+                     m_batch_size, train.padding, train.seed, epoch);
     if (world_size > 1) {
         m_plan = shard_plan(std::move(m_plan), m_batch_size, rank, world_size);
     }

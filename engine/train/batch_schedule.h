@@ -6,11 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "oomlab/prepare/batch_plan.h"
 #include "prepared_experiment.h"
 
 namespace oomlab::train {
 
-using BatchPlan = std::vector<std::vector<std::int64_t>>;  // example indices per micro-batch
+using prepare::BatchPlan;
 
 class BatchSchedule {
 public:

@@ -5,57 +5,12 @@
 #include <random>
 
 namespace oomlab::train {
-namespace {
-
-constexpr std::int64_t kBucketWindowBatches = 50;
-
-}  // namespace
-
-std::vector<std::vector<std::int64_t>> plan_batches(const EncodedExamples& examples, int batch_size,
-                                                    Padding padding, std::uint64_t seed,
-                                                    int epoch) {
-    std::vector<std::int64_t> order(examples.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::mt19937_64 random(seed * 1000003ULL + static_cast<std::uint64_t>(epoch));
-    std::shuffle(order.begin(), order.end(), random);
-
-    if (padding == Padding::Bucket) {
-        const std::int64_t window = kBucketWindowBatches * batch_size;
-        for (std::int64_t start = 0; start < static_cast<std::int64_t>(order.size());
-             start += window) {
-            const auto end = order.begin() + std::min<std::int64_t>(start + window, order.size());
-            std::stable_sort(order.begin() + start, end, [&](std::int64_t a, std::int64_t b) {
-                return examples.length(a) < examples.length(b);
-            });
-        }
-    }
-    std::vector<std::vector<std::int64_t>> batches;
-    for (std::size_t start = 0; start < order.size(); start += batch_size) {
-        const std::size_t end = std::min(order.size(), start + batch_size);
-        batches.emplace_back(order.begin() + start, order.begin() + end);
-    }
-    if (padding == Padding::Bucket) {
-        std::shuffle(batches.begin(), batches.end(), random);
-    }
-    return batches;
-}
-
-std::int64_t padded_length(const EncodedExamples& examples, const std::vector<std::int64_t>& batch,
-                           Padding padding, int max_len) {
-    if (padding == Padding::Fixed) {
-        return max_len;
-    }
-    std::int64_t longest = 1;
-    for (std::int64_t index : batch) {
-        longest = std::max(longest, examples.length(index));
-    }
-    return longest;
-}
 
 Batch make_host_batch(const EncodedExamples& examples, const std::vector<std::int64_t>& batch,
                       Padding padding, int max_len, bool pinned) {
     const auto rows = static_cast<std::int64_t>(batch.size());
-    const std::int64_t length = padded_length(examples, batch, padding, max_len);
+    const std::int64_t length =
+        prepare::padded_length(lengths_of(examples), batch, padding, max_len);
     auto options = torch::TensorOptions().dtype(torch::kLong).pinned_memory(pinned);
     Batch result;
     result.ids = torch::zeros({rows, length}, options);
@@ -108,7 +63,8 @@ public:
             return std::nullopt;
         }
         const auto& members = m_plan[m_next++];
-        const std::int64_t length = padded_length(m_examples, members, m_padding, m_max_len);
+        const std::int64_t length =
+            prepare::padded_length(lengths_of(m_examples), members, m_padding, m_max_len);
         const torch::Tensor index =
             torch::tensor(members, torch::kLong).to(m_dataset->ids.device());
         Batch batch;
@@ -136,28 +92,6 @@ std::unique_ptr<BatchSource> make_resident_batch_source(
     std::vector<std::vector<std::int64_t>> plan, Padding padding, int max_len) {
     return std::make_unique<ResidentBatchSource>(std::move(dataset), examples, std::move(plan),
                                                  padding, max_len);
-}
-
-}  // namespace oomlab::train
-
-namespace oomlab::train {
-
-std::vector<std::vector<std::int64_t>> shard_plan(std::vector<std::vector<std::int64_t>> plan,
-                                                  int batch_size, int rank, int world_size) {
-    if (world_size <= 1) {
-        return plan;
-    }
-    if (!plan.empty() && plan.back().size() < static_cast<std::size_t>(batch_size)) {
-        plan.pop_back();
-    }
-    // plan_batches shuffles the order of the batches: taking every n-th keeps a mix of lengths
-    // on each rank.
-    const std::size_t per_rank = plan.size() / world_size;
-    std::vector<std::vector<std::int64_t>> mine;
-    for (std::size_t i = 0; i < per_rank; ++i) {
-        mine.push_back(std::move(plan[i * world_size + rank]));
-    }
-    return mine;
 }
 
 }  // namespace oomlab::train

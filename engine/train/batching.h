@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "oomlab/config/experiment_config.h"
+#include "oomlab/prepare/batch_plan.h"
 #include "oomlab/prepare/text_encoding.h"
 
 namespace oomlab::train {
@@ -23,20 +24,15 @@ struct Batch {
     std::int64_t size() const { return labels.size(0); }
 };
 
-// Example indices per batch for one epoch, seeded by (seed, epoch). Bucket batching sorts
-// shuffled windows by length so a batch's examples have similar lengths.
-std::vector<std::vector<std::int64_t>> plan_batches(const EncodedExamples& examples, int batch_size,
-                                                    Padding padding, std::uint64_t seed, int epoch);
+// The plans themselves are torch-free (oomlab/prepare/batch_plan.h), shared with the estimator.
+using prepare::BatchPlan;
+using prepare::plan_batches;
+using prepare::shard_plan;
 
-// One rank's part of an epoch's plan: the full micro-batches whose position modulo
-// `world_size` is `rank`, the same number on every rank (a short last batch and the remainder
-// are left out, as DistributedSampler's drop_last does). Disjoint across ranks.
-std::vector<std::vector<std::int64_t>> shard_plan(std::vector<std::vector<std::int64_t>> plan,
-                                                  int batch_size, int rank, int world_size);
-
-// The padded length of a batch: max_len for fixed padding, else its longest example.
-std::int64_t padded_length(const EncodedExamples& examples, const std::vector<std::int64_t>& batch,
-                           Padding padding, int max_len);
+// Each example's length, as the plans read it.
+inline prepare::ExampleLength lengths_of(const EncodedExamples& examples) {
+    return [&examples](std::int64_t index) { return examples.length(index); };
+}
 
 // Builds one batch on the host.
 Batch make_host_batch(const EncodedExamples& examples, const std::vector<std::int64_t>& batch,

@@ -20,8 +20,8 @@ EvaluationShare TrainingRun::evaluate_share() {
     const EncodedExamples& examples = m_experiment.valid_examples;
     const TrainConfig& train = config().train;
     DataParallel* parallel = m_trained.parallel.get();
-    BatchPlan plan =
-        plan_batches(examples, m_schedule.batch_size(), train.padding, train.seed, /*epoch=*/0);
+    BatchPlan plan = plan_batches(examples.size(), lengths_of(examples), m_schedule.batch_size(),
+                                  train.padding, train.seed, /*epoch=*/0);
     if (parallel) {
         // Each rank evaluates every n-th batch; the sums are combined by the caller.
         BatchPlan mine;

@@ -121,6 +121,13 @@ void EstimateView::showEstimate() {
                          "out-of-memory</span>")
                           .arg(formatBytes(m_estimate.cap_bytes));
     }
+    if (m_estimate.epoch_worst_peak_bytes > m_estimate.peak_bytes) {
+        // A short run never draws the data's worst batch; a longer one of the same settings may.
+        text += tr("<br><small>This run is too short to draw the data's worst batch (%1 "
+                   "tokens); a longer run would peak at %2.</small>")
+                    .arg(m_estimate.epoch_worst_length)
+                    .arg(formatBytes(m_estimate.epoch_worst_peak_bytes));
+    }
     const QString record = recordText();
     m_summary->setText(record.isEmpty() ? text : text + QStringLiteral("<br>") + record);
 }

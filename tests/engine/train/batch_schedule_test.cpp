@@ -7,6 +7,7 @@
 #include <set>
 
 #include "oomlab/prepare/data_profile.h"
+#include "train/prepared_experiment.h"
 
 namespace oomlab::train {
 namespace {
@@ -107,6 +108,24 @@ TEST(BatchSchedule, RepeatedPlansTheSameBatch) {
     BatchSchedule schedule(experiment);
     schedule.plan_repeated({7, 6, 5}, 3);
     EXPECT_EQ(schedule.rest(), BatchPlan(3, std::vector<std::int64_t>{7, 6, 5}));
+}
+
+// The estimator predicts a run's batches from the data's profile: its lengths must be the
+// encoded examples', in their order, whichever way the profile was read.
+TEST(BatchSchedule, TheProfilesLengthsAreTheTrainedExamplesInOrder) {
+    ExperimentConfig config;
+    config.device = "cpu";
+    config.embeddings.source = EmbeddingSource::Synthetic;
+    config.train.max_len = 12;
+    const PreparedExperiment experiment = prepare_experiment(config, PrepareOptions{});
+    const prepare::EncodedExamples& examples = experiment.train_examples;
+    for (const std::vector<int>& lengths :
+         {experiment.info.profile.lengths, profile_data(config).lengths}) {
+        ASSERT_EQ(static_cast<std::int64_t>(lengths.size()), examples.size());
+        for (std::int64_t i = 0; i < examples.size(); ++i) {
+            ASSERT_EQ(lengths[i], examples.length(i)) << "example " << i;
+        }
+    }
 }
 
 }  // namespace

@@ -14,13 +14,28 @@
 
 namespace oomlab {
 
+// Which micro-batches a peak is predicted for.
+enum class BatchesAssumed {
+    // Those the run will draw: the data order is seeded, so its batches, their padded lengths
+    // and its steps are known before it starts. What the run will measure.
+    ThisRun,
+    // An epoch's worst, padded to the longest example: what a run of these settings that goes
+    // on long enough meets, and what a batch size found for them must survive.
+    EpochWorst,
+};
+
 struct MemoryEstimate {
     MemoryBreakdown breakdown;       // at the predicted peak
     std::int64_t peak_bytes = 0;     // what the allocator must hold at the worst step
     std::int64_t cap_bytes = 0;      // memory.cap_mb in bytes; 0 = none
     bool fits = true;                // peak_bytes <= cap_bytes (or no cap)
-    int worst_batch_length = 1;      // padded length of the worst micro-batch assumed
+    int worst_batch_length = 1;      // padded length of the longest micro-batch assumed
     bool every_batch_worst = false;  // train.padding=fixed: every batch has that length
+    BatchesAssumed assumed = BatchesAssumed::ThisRun;
+    // The peak with an epoch's worst micro-batch, padded to epoch_worst_length: the same as
+    // peak_bytes unless the run is too short to draw that batch.
+    std::int64_t epoch_worst_peak_bytes = 0;
+    int epoch_worst_length = 1;
     // On CUDA, cuBLAS's workspaces (in the peak and its activations and temporaries, where a
     // run measures them: they are no tensor of the model's).
     std::int64_t library_workspaces = 0;
@@ -29,9 +44,11 @@ struct MemoryEstimate {
     std::vector<ModuleMemory> by_module;
 };
 
-// `world_size` > 1: the memory of each rank of a data-parallel run (distributed.shard).
+// `world_size` > 1: the memory of each rank of a data-parallel run (distributed.shard), the
+// first rank's batches assumed.
 MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile& profile,
-                               int world_size = 1);
+                               int world_size = 1,
+                               BatchesAssumed assumed = BatchesAssumed::ThisRun);
 
 // The estimate as it is stored with a run and checked against what the run measures.
 MemoryPrediction to_prediction(const MemoryEstimate& estimate);
