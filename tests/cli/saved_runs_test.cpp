@@ -118,5 +118,40 @@ TEST_F(SavedRuns, TheEstimatorsRecordIsShownBesideANewEstimate) {
     EXPECT_FALSE(std::filesystem::exists(file("none.sqlite")));
 }
 
+// A run too short to draw its data's worst batch is estimated for the batches it draws, and
+// the estimate says what the worst would need, in text and JSON; fixed padding has no other.
+TEST(Estimate, AShortRunSaysWhatItsDatasWorstBatchWouldNeed) {
+    OOMLAB_REQUIRE_SHARED_DATA("trec.train.txt");
+    const std::string data = test::shared_data_dir();
+    const std::vector<std::string> trec = {
+        "estimate",
+        "--set",
+        "dataset.path=" + data + "/trec.train.txt",
+        "--set",
+        "embeddings.source=synthetic",
+        "--set",
+        "model.kind=bilstm",
+        "--set",
+        "train.max_steps=12",
+        "--db",
+        (std::filesystem::temp_directory_path() / "none.sqlite")};
+    const auto text = run_cli(trec);
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("the run is too short to draw its data's worst batch (37 tokens)"),
+              std::string::npos)
+        << text.out;
+    std::vector<std::string> json_args = trec;
+    json_args.push_back("--json");
+    const auto estimate = nlohmann::json::parse(run_cli(json_args).out);
+    EXPECT_EQ(estimate["batches"], "this_run");
+    EXPECT_EQ(estimate["epoch_worst_length"], 37);
+    EXPECT_LT(estimate["worst_batch_length"].get<int>(), 37);
+    EXPECT_GT(estimate["epoch_worst_peak_bytes"].get<std::int64_t>(),
+              estimate["peak_bytes"].get<std::int64_t>());
+    json_args.insert(json_args.end() - 1, {"--set", "train.padding=fixed"});
+    const auto fixed = nlohmann::json::parse(run_cli(json_args).out);
+    EXPECT_EQ(fixed["epoch_worst_peak_bytes"], fixed["peak_bytes"]);
+}
+
 }  // namespace
 }  // namespace oomlab
