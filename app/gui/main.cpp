@@ -255,12 +255,14 @@ int main(int argc, char** argv) {
     if (parser.isSet(o.presentation)) {
         window.setZoom(oomlab::ui::MainWindow::kPresentationZoom);
     }
+    window.show();
     if (parser.isSet(o.shot)) {
-        // The screen the picture stands for: the window must fit it, not grow past it.
+        // The screen the picture stands for: the window must fit it, not grow past it. Set
+        // once shown, so that it is kept as a size chosen rather than fitted to the screen
+        // the picture is drawn on (800x600 without a display).
         window.setMaximumSize(windowSize);
         window.resize(windowSize);
     }
-    window.show();
     if (parser.isSet(o.snapshot)) {
         oomlab::ui::SnapshotWindow* opened = window.menus()->openSnapshot(parser.value(o.snapshot));
         if (parser.isSet(o.shot)) {

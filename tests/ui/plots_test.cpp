@@ -171,6 +171,36 @@ private slots:
         }
     }
 
+    // A run out of memory at its first step: the marker's label is beside its line inside
+    // the axes (left of it, it was cut at the axes' edge) and clear of the cap's, in large
+    // text too.
+    void anOomAtTheFirstStepIsLabelledInsideTheAxes() {
+        for (const int pointSize : {9, 16}) {
+            MemoryPlot plot;
+            QFont font = plot.font();
+            font.setPointSize(pointSize);
+            plot.setFont(font);
+            plot.resize(520, 260);
+            plot.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&plot));
+            plot.reset(12LL << 20);
+            plot.setCpuDevice(true);
+            plot.appendRows({sample(1, "step", 10, 11)});
+            plot.markEvent({1, "oom", "out of memory at step 1 during forward"});
+            plot.replot(QCustomPlot::rpImmediateRefresh);
+            const QRectF axes = plot.axisRect()->rect();
+            const QRectF oom = plot.markers().markerLabelRect(0);
+            QVERIFY2(oom.left() >= axes.left() && oom.right() <= axes.right() + 1,
+                     qPrintable(QStringLiteral("point size %1: OOM label %2..%3, axes %4..%5")
+                                    .arg(pointSize)
+                                    .arg(oom.left())
+                                    .arg(oom.right())
+                                    .arg(axes.left())
+                                    .arg(axes.right())));
+            QVERIFY(!oom.intersects(plot.capLabelRect()));
+        }
+    }
+
     // A data-parallel run: rank 0's rows make the series, each other rank its own step peak;
     // a new run starts without them. The comparison does the same per run.
     void memoryOfEveryRankIsPlotted() {

@@ -15,6 +15,7 @@
 #include "common/app_settings.h"
 #include "common/formatting.h"
 #include "common/tab_sizing.h"
+#include "common/table_sizing.h"
 #include "common/wrapped_label.h"
 #include "compare/compare_metrics_model.h"
 #include "compare/compare_plots.h"
@@ -72,6 +73,7 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent) {
     m_metrics->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_metrics->verticalHeader()->hide();
     m_metrics->horizontalHeader()->setStretchLastSection(true);
+    sizeRowsToText(m_metrics, 3);
 
     auto* plots = new QSplitter(Qt::Horizontal);
     plots->addWidget(m_loss);
@@ -246,8 +248,8 @@ void ComparePage::fillBreakdown() {
         if (!m_showOther->isChecked()) {
             breakdown.other = 0;
         }
-        // The run's name under its bar, shortened to what a bar's width can carry.
-        bars.push_back({runLabel(run.record, 28), breakdown});
+        // The run's name under its bar, on the lines a bar's width gives it, or its id.
+        bars.push_back({runLabel(run.record, 0), breakdown});
         if (m_showPredicted->isChecked() && run.record.prediction) {
             MemoryBreakdown predicted = run.record.prediction->breakdown;
             predicted.other = m_showOther->isChecked() ? predicted.other : 0;

@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "common/formatting.h"
+#include "common/table_sizing.h"
 #include "compare/memory_diff_model.h"
 #include "oomlab/run/memory_diff.h"
 #include "plots/series_colors.h"
@@ -35,6 +36,7 @@ MemoryDiffView::MemoryDiffView(QWidget* parent) : QWidget(parent) {
     m_table->setModel(m_model);
     m_table->verticalHeader()->hide();
     m_table->setWordWrap(false);
+    sizeRowsToText(m_table, 3);
 
     auto* choice = new QHBoxLayout;
     choice->addWidget(new QLabel(tr("A:")));

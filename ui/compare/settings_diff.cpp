@@ -2,6 +2,7 @@
 
 #include <QHeaderView>
 
+#include "common/table_sizing.h"
 #include "compare/settings_diff_model.h"
 
 namespace oomlab::ui {
@@ -16,6 +17,7 @@ SettingsDiffTable::SettingsDiffTable(QWidget* parent)
     horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     horizontalHeader()->setStretchLastSection(true);
     verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    sizeRowsToText(this, 3);
 }
 
 void SettingsDiffTable::setRuns(const QVector<CompareRun>& runs) {

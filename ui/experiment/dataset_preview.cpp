@@ -10,6 +10,7 @@
 #include <map>
 
 #include "common/formatting.h"
+#include "common/table_sizing.h"
 #include "experiment/dataset_rows_model.h"
 
 namespace oomlab::ui {
@@ -54,6 +55,7 @@ DatasetPreview::DatasetPreview(QWidget* parent) : QWidget(parent) {
     m_rowsTable->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
     m_rowsTable->verticalHeader()->hide();
     m_rowsTable->setWordWrap(false);
+    sizeRowsToText(m_rowsTable);
     m_rowsTable->setMaximumHeight(m_rowsTable->fontMetrics().height() * 11);
     m_labels = new QLabel(this);
     m_labels->setWordWrap(true);

@@ -45,13 +45,6 @@ LivePage::LivePage(QWidget* parent) : QWidget(parent) {
     m_memoryTabs = new QTabWidget;
     m_memoryTabs->setObjectName(QStringLiteral("liveMemoryTabs"));
     m_memoryTabs->setDocumentMode(true);
-    // The tab bar takes a line of height: on a small screen at presentation size the plots
-    // behind it get a line less of data area at the least.
-    for (ThemedPlot* plot :
-         {static_cast<ThemedPlot*>(m_phases), static_cast<ThemedPlot*>(m_modules->chart()),
-          static_cast<ThemedPlot*>(m_staircase)}) {
-        plot->setMinimumDataLines(1);
-    }
     m_memoryTabs->addTab(m_phases, tr("By phase"));
     m_memoryTabs->addTab(m_modules, tr("By module"));
     m_memoryTabs->addTab(m_staircase, tr("Staircase"));

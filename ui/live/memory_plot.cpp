@@ -36,8 +36,6 @@ MemoryPlot::MemoryPlot(QWidget* parent) : ThemedPlot(parent) {
     m_capLabel->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
     m_capLabel->position->setTypeY(QCPItemPosition::ptPlotCoords);
     m_capLabel->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
-    // Placed once the axes have their size for this drawing (a resize, a new text size).
-    connect(this, &QCustomPlot::afterLayout, this, &MemoryPlot::placeCapLabel);
     applyPalette();
     reset(0);
 }
@@ -155,11 +153,11 @@ void MemoryPlot::fitRanges() {
     fitAxis(yAxis, y, true);
 }
 
-// The cap's label sits over its line at the left, away from the OOM markers (drawn where a
-// run ended, at the right). The axis keeps a label's height of room over the cap, so the
-// label is never cut at the top; on a plot too low for that, the label goes under the line.
+// The cap's label sits over its line at the left; the markers' labels move out of its way. The axis
+// keeps a label's height of room over the cap, so the label is never cut at the top; on a plot too
+// low for that, the label goes under the line.
 void MemoryPlot::placeCapLabel() {
-    if (!m_capLine->visible()) {
+    if (!m_capLine || !m_capLine->visible()) {  // laid out while it is being made
         return;
     }
     const double height = axisRect()->height();
@@ -176,6 +174,11 @@ void MemoryPlot::placeCapLabel() {
         }
     }
     m_capLabel->setPositionAlignment(Qt::AlignLeft | (over ? Qt::AlignBottom : Qt::AlignTop));
+}
+
+void MemoryPlot::placeItems() {
+    placeCapLabel();
+    ThemedPlot::placeItems();  // the markers' labels, clear of the cap's
 }
 
 }  // namespace oomlab::ui

@@ -39,6 +39,8 @@ public:
 
 protected:
     void fitRanges() override;
+    // The cap's label, once the axes have their size for this drawing, then the markers'.
+    void placeItems() override;
 
 private:
     QCPGraph* addRankPeak(int rank);

@@ -8,6 +8,7 @@
 #include <QVBoxLayout>
 
 #include "common/formatting.h"
+#include "common/table_sizing.h"
 #include "live/module_table_model.h"
 #include "live/prediction_model.h"
 #include "plots/module_chart.h"
@@ -29,6 +30,7 @@ ModuleView::ModuleView(QWidget* parent) : QWidget(parent) {
     // Columns follow their contents and the text size (presentation mode), never eliding a
     // figure or a heading; a wide table scrolls.
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    sizeRowsToText(m_table, 3);
     m_predictionSummary = new QLabel;
     m_predictionSummary->setWordWrap(true);
     m_prediction = new PredictionModel(this);
@@ -39,16 +41,12 @@ ModuleView::ModuleView(QWidget* parent) : QWidget(parent) {
     m_predictionTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_predictionTable->horizontalHeader()->setStretchLastSection(true);
     m_predictionTable->setWordWrap(false);
+    sizeRowsToText(m_predictionTable, 3);
     auto* against = new QWidget;
     auto* againstLayout = new QVBoxLayout(against);
     againstLayout->setContentsMargins(0, 0, 0, 0);
     againstLayout->addWidget(m_predictionSummary);
     againstLayout->addWidget(m_predictionTable, 1);
-    // Each table scrolls: neither may make the tab taller than a small screen.
-    for (QAbstractScrollArea* table : {static_cast<QAbstractScrollArea*>(m_table),
-                                       static_cast<QAbstractScrollArea*>(m_predictionTable)}) {
-        table->setMinimumHeight(48);
-    }
     m_predictionSummary->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     auto* tables = new QSplitter(Qt::Vertical);
     tables->addWidget(m_table);

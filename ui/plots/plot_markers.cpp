@@ -2,6 +2,8 @@
 
 #include <QApplication>
 
+#include <algorithm>
+
 #include <qcustomplot.h>
 
 namespace oomlab::ui {
@@ -21,7 +23,7 @@ void PlotMarkers::addMarker(double x, const QString& text, const QColor& color) 
     auto* label = new QCPItemText(m_plot);
     label->position->setTypeX(QCPItemPosition::ptPlotCoords);
     label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
-    label->position->setCoords(x, 0.02);
+    label->position->setCoords(x, kTop);
     label->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
     label->setPadding(QMargins(2, 0, 4, 0));
     label->setText(text);
@@ -57,6 +59,44 @@ void PlotMarkers::clear() {
     }
     m_markers.clear();
     m_levels.clear();
+}
+
+void PlotMarkers::placeLabels() {
+    const QRectF axes = m_plot->axisRect()->rect();
+    if (axes.height() <= 0) {
+        return;
+    }
+    // Every other text of the plot a label must not cover: levels, a subclass's own labels,
+    // and the markers' labels placed before it.
+    QVector<const QCPItemText*> placed;
+    for (int i = 0; i < m_plot->itemCount(); ++i) {
+        const auto* text = qobject_cast<const QCPItemText*>(m_plot->item(i));
+        const bool marker = std::any_of(m_markers.begin(), m_markers.end(),
+                                        [text](const Marker& m) { return m.second == text; });
+        if (text && text->visible() && !marker) {
+            placed << text;
+        }
+    }
+    for (const auto& [line, label] : m_markers) {
+        label->position->setCoords(line->point1->key(), kTop);
+        // Left of its line, unless that is outside the axes (a run out of memory at step 1).
+        label->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
+        if (labelRect(label).left() < axes.left()) {
+            label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+        }
+        for (int moves = 0; moves <= placed.size(); ++moves) {
+            const QRectF rect = labelRect(label);
+            const auto covered = std::find_if(placed.begin(), placed.end(), [&](auto* other) {
+                return rect.intersects(labelRect(other));
+            });
+            if (covered == placed.end()) {
+                break;
+            }
+            const double below = labelRect(*covered).bottom() + 1;
+            label->position->setCoords(line->point1->key(), (below - axes.top()) / axes.height());
+        }
+        placed << label;
+    }
 }
 
 double PlotMarkers::markerX(int index) const {

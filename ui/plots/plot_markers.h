@@ -26,6 +26,10 @@ public:
     // A labelled horizontal line at value `y`, its label under it at the left.
     void addLevel(double y, const QString& text, const QColor& color);
     void clear();
+    // Puts each marker's label at the top of its line, beside it on the side with room, and
+    // moves it down past any other text on the plot it would cover (a cap's label, another
+    // marker's). Called once the plot is laid out, before it draws.
+    void placeLabels();
 
     int markerCount() const { return m_markers.size(); }
     int levelCount() const { return m_levels.size(); }
@@ -38,6 +42,7 @@ public:
 
 private:
     using Marker = std::pair<QCPItemStraightLine*, QCPItemText*>;
+    static constexpr double kTop = 0.02;  // a marker label's place, as a share of the axes
 
     QCustomPlot* m_plot;
     std::function<void()> m_changed;

@@ -1,5 +1,7 @@
 #include "plots/stacked_bar_chart.h"
 
+#include <QTextLayout>
+
 #include <cmath>
 #include <limits>
 
@@ -7,6 +9,41 @@
 #include "plots/series_colors.h"
 
 namespace oomlab::ui {
+namespace {
+
+constexpr int kMostLabelLines = 3;
+
+// `text` broken at spaces into lines no wider than `width`, or nothing where a word is wider
+// or it takes more than kMostLabelLines lines.
+QStringList wrapped(const QString& text, const QFont& font, int width) {
+    QTextLayout layout(text, font);
+    QTextOption option;
+    option.setWrapMode(QTextOption::WordWrap);
+    layout.setTextOption(option);
+    QStringList lines;
+    bool fits = true;
+    layout.beginLayout();
+    for (QTextLine line = layout.createLine(); fits && line.isValid(); line = layout.createLine()) {
+        line.setLineWidth(width);
+        fits = line.naturalTextWidth() <= width && lines.size() < kMostLabelLines;
+        lines << text.mid(line.textStart(), line.textLength()).trimmed();
+    }
+    layout.endLayout();
+    return fits ? lines : QStringList();
+}
+
+// A standing bar's name in the width it has: whole, on up to three lines; else the run's
+// "#id", which the comparison's title names beside its colour; cut only if even that is too
+// wide ("#5 ZeR…" said nothing).
+QString barName(const QString& label, const QFont& font, int width) {
+    if (const QStringList lines = wrapped(label, font, width); !lines.isEmpty()) {
+        return lines.join(QLatin1Char('\n'));
+    }
+    const QString id = label.section(QLatin1Char(' '), 0, 0);
+    return QFontMetrics(font).elidedText(id, Qt::ElideRight, width);
+}
+
+}  // namespace
 
 std::int64_t StackedBar::total() const {
     std::int64_t sum = 0;
@@ -136,17 +173,17 @@ void StackedBarChart::fitAxisLabels() {
     if (!ticker) {
         return;
     }
-    const QFontMetrics metrics(keyAxis()->tickLabelFont());
+    const QFont font = keyAxis()->tickLabelFont();
     // Lying bars have their names beside them; standing bars share the width.
-    const int room = m_orientation == Qt::Vertical && !m_bars.isEmpty()
-                         ? axisRect()->width() / m_bars.size() - metrics.averageCharWidth()
-                         : std::numeric_limits<int>::max();
+    const int room =
+        m_orientation == Qt::Vertical && !m_bars.isEmpty()
+            ? axisRect()->width() / m_bars.size() - QFontMetrics(font).averageCharWidth()
+            : std::numeric_limits<int>::max();
     ticker->clear();
     for (int i = 0; i < m_bars.size(); ++i) {
-        ticker->addTick(
-            i + 1, room == std::numeric_limits<int>::max()
-                       ? m_bars[i].label
-                       : metrics.elidedText(m_bars[i].label, Qt::ElideRight, std::max(room, 1)));
+        ticker->addTick(i + 1, room == std::numeric_limits<int>::max()
+                                   ? m_bars[i].label
+                                   : barName(m_bars[i].label, font, std::max(room, 1)));
     }
 }
 

@@ -50,6 +50,7 @@ ThemedPlot::ThemedPlot(QWidget* parent)
     setPlottingHint(QCP::phFastPolylines, true);
     setAutoAddPlottableToLegend(false);  // addToLegend() adds entries that elide
     setMouseTracking(true);              // hover values
+    connect(this, &QCustomPlot::afterLayout, this, [this] { placeItems(); });
     connect(this, &QCustomPlot::legendClick, this,
             [this](QCPLegend*, QCPAbstractLegendItem* item, QMouseEvent*) {
                 if (auto* entry = qobject_cast<QCPPlottableLegendItem*>(item)) {

@@ -112,6 +112,9 @@ protected:
     // Fits text on the axes to their length before a redraw (ticks are already fitted);
     // bar charts elide their bar names here.
     virtual void fitAxisLabels() {}
+    // Places text drawn on the data once the plot is laid out, before it draws; a plot
+    // with labels of its own places them and then calls this, which places the markers'.
+    virtual void placeItems() { m_markers.placeLabels(); }
     // Sets `axis` to [bounds.low, bounds.high] with a margin; `fromZero` anchors it at 0.
     static void fitAxis(QCPAxis* axis, const Bounds& bounds, bool fromZero);
 

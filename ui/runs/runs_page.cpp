@@ -18,6 +18,7 @@
 
 #include "common/app_settings.h"
 #include "common/formatting.h"
+#include "common/table_sizing.h"
 #include "export/run_export.h"
 #include "export/tracker_send.h"
 #include "oomlab/advice/oom_fixes.h"
@@ -88,6 +89,7 @@ RunsPage::RunsPage(RunDatabase* database, QWidget* parent) : QWidget(parent), m_
     m_view->verticalHeader()->hide();
     m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     m_view->horizontalHeader()->setStretchLastSection(true);
+    sizeRowsToText(m_view, 3);
     m_autoWidths = !m_view->horizontalHeader()->restoreState(
         AppSettings::value(QStringLiteral("runs/header")).toByteArray());
     connect(m_view->horizontalHeader(), &QHeaderView::sectionResized, this, [this] {

@@ -3,6 +3,8 @@
 #include <QHeaderView>
 #include <QTableWidget>
 
+#include "common/table_sizing.h"
+
 namespace oomlab::ui {
 
 QTableWidget* snapshotTable(const QString& objectName, const QStringList& headers) {
@@ -14,7 +16,7 @@ QTableWidget* snapshotTable(const QString& objectName, const QStringList& header
     table->setWordWrap(false);
     table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table->horizontalHeader()->setStretchLastSection(true);
-    table->setMinimumHeight(64);
+    sizeRowsToText(table, 3);
     return table;
 }
 

@@ -46,6 +46,16 @@ QString noDatabase() {
         "No run database is open: choose one with File → Open or create database… (Ctrl+O).");
 }
 
+// `page` in a frameless scroll area named `name`, which gives it all its room when it fits.
+QScrollArea* scrolling(QWidget* page, const QString& name) {
+    auto* scroll = new QScrollArea;
+    scroll->setObjectName(name);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setWidget(page);
+    return scroll;
+}
+
 }  // namespace
 
 MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
@@ -71,17 +81,12 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     m_tabs = new QTabWidget;
     m_tabs->setObjectName(QStringLiteral("pages"));
     m_tabs->setDocumentMode(true);
-    m_tabs->addTab(m_live, tr("&Live"));
+    // The pages of plots scroll where a small screen, the experiment panel or presentation
+    // mode's large text leave them less than their plots need to be read, rather than grow
+    // the window past the screen or squeeze the plots.
+    m_tabs->addTab(scrolling(m_live, QStringLiteral("liveScroll")), tr("&Live"));
     m_tabs->addTab(m_runs, tr("R&uns"));
-    // A comparison of many runs is the one page that may not fit beside the experiment panel
-    // in presentation mode on a small screen: there it scrolls, rather than grow the window
-    // past the screen or squeeze its plots.
-    auto* compareScroll = new QScrollArea;
-    compareScroll->setObjectName(QStringLiteral("compareScroll"));
-    compareScroll->setWidgetResizable(true);
-    compareScroll->setFrameShape(QFrame::NoFrame);
-    compareScroll->setWidget(m_compare);
-    m_tabs->addTab(compareScroll, tr("&Compare"));
+    m_tabs->addTab(scrolling(m_compare, QStringLiteral("compareScroll")), tr("&Compare"));
     sizeTabsToCurrentPage(m_tabs);
     setCentralWidget(m_tabs);
 
