@@ -24,6 +24,8 @@
 #include "lessons/lesson_text.h"
 #include "live/failure_panel.h"
 #include "live/live_page.h"
+#include "live/loss_plot.h"
+#include "live/memory_plot.h"
 #include "live/run_controller.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/store/run_store.h"
@@ -68,6 +70,12 @@ private slots:
         runQueue({{test::tinyConfig(12), QStringLiteral("baseline with the dataset's vocabulary")},
                   {adapted, QStringLiteral("batch 64 under a 14 MiB cap, adapting")},
                   {oom, QStringLiteral("batch 256 under an 8 MiB cap, out of memory")}});
+        // As in a lesson's second run: the first one's lines stay, named in the legends.
+        for (const QString& earlier : {QStringLiteral("run 1 (batch 16, dataset vocabulary)"),
+                                       QStringLiteral("run 2 (batch 64, adapting)")}) {
+            m_window->livePage()->lossPlot()->keepAsEarlierRun(earlier);
+            m_window->livePage()->memoryPlot()->keepAsEarlierRun(earlier);
+        }
         QSignalSpy loaded(m_window->comparePage(), &ComparePage::loaded);
         m_window->compareRuns({1, 2, 3});
         QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, 30000);

@@ -21,6 +21,8 @@
 #include "lessons/lesson_flow.h"
 #include "lessons/lesson_text.h"
 #include "live/live_page.h"
+#include "live/loss_plot.h"
+#include "live/memory_plot.h"
 #include "live/run_controller.h"
 #include "oomlab/config/config_io.h"
 #include "ui_test_support.h"
@@ -118,6 +120,19 @@ private slots:
         QCOMPARE(window.livePage()->currentRunId(), end.runIds.back());
         QCOMPARE(end.checks.size(), 2);
         QCOMPARE(end.holds, (QVector<bool>{true, true}));
+        // The first run's loss and step peak stayed on the live plots, under the second's.
+        const QString first = QStringLiteral("run %1 (batch 64)").arg(end.runIds.front());
+        const EarlierRuns& losses = window.livePage()->lossPlot()->earlierRuns();
+        const EarlierRuns& peaks = window.livePage()->memoryPlot()->earlierRuns();
+        QCOMPARE(losses.count(), 1);
+        QCOMPARE(peaks.count(), 1);
+        QCOMPARE(losses.line(0)->name(), first + QStringLiteral(": training loss"));
+        QCOMPARE(peaks.line(0)->name(), first + QStringLiteral(": step peak"));
+        QCOMPARE(losses.line(0)->dataCount(), 4);
+        QCOMPARE(peaks.line(0)->dataCount(), 4);
+        QCOMPARE(window.livePage()->lossPlot()->trainLoss()->dataCount(), 4);
+        QVERIFY(peaks.line(0)->data()->at(0)->value >
+                window.livePage()->memoryPlot()->peak()->data()->at(0)->value);
 
         QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, 20000);
         ComparePage* compare = window.comparePage();

@@ -109,6 +109,10 @@ QString LivePage::header() const {
 
 void LivePage::onRunStarted(const ExperimentConfig& config, const QString& name) {
     m_runId = 0;
+    m_runsCreated = 0;
+    m_lessonRuns.clear();
+    m_loss->clearEarlierRuns();
+    m_memory->clearEarlierRuns();
     m_name = name;
     m_capBytes = config.memory.cap_bytes();
     m_datasetName = qs(dataset_name(config));
@@ -116,6 +120,10 @@ void LivePage::onRunStarted(const ExperimentConfig& config, const QString& name)
     resetPlots();
     m_log->clear();
     setHeader(tr("Preparing %1…").arg(name.isEmpty() ? tr("the run") : name.toHtmlEscaped()));
+}
+
+void LivePage::onLessonStarted(const QStringList& runLabels) {
+    m_lessonRuns = runLabels;
 }
 
 void LivePage::onPrepareProgress(const QString& stage, double fraction) {
@@ -135,10 +143,16 @@ void LivePage::resetPlots() {
 }
 
 void LivePage::onRunCreated(qint64 runId, const ExperimentInfo& info) {
-    if (m_runId != 0 && runId != m_runId) {
-        resetPlots();  // the next run of a lesson
+    if (m_runId != 0 && runId != m_runId) {  // the next run of a lesson
+        const QString label = m_lessonRuns.value(m_runsCreated - 1);
+        const QString earlier =
+            label.isEmpty() ? tr("run %1").arg(m_runId) : tr("run %1 (%2)").arg(m_runId).arg(label);
+        m_loss->keepAsEarlierRun(earlier);
+        m_memory->keepAsEarlierRun(earlier);
+        resetPlots();
     }
     m_runId = runId;
+    ++m_runsCreated;
     m_memory->setCpuDevice(info.device.rfind("cpu", 0) == 0);
     // One short line (it must fit a projector at presentation size); the full
     // descriptions of the data and the vectors are in its tooltip.

@@ -41,6 +41,9 @@ public:
     QString header() const;
 
     void onRunStarted(const oomlab::ExperimentConfig& config, const QString& name);
+    // A lesson's runs, by label in the order they run: each keeps its loss and memory lines
+    // on the plots while the next trains.
+    void onLessonStarted(const QStringList& runLabels);
     void onPrepareProgress(const QString& stage, double fraction);
     void onRunCreated(qint64 runId, const oomlab::ExperimentInfo& info);
     void onMetrics(const oomlab::ui::MetricBatch& batch);
@@ -70,7 +73,9 @@ private:
     qint64 m_runId = 0;
     std::int64_t m_capBytes = 0;
     QString m_name;
-    QString m_datasetName;  // "trec", "fortunes"
+    QStringList m_lessonRuns;  // the labels of the lesson's runs; empty outside a lesson
+    int m_runsCreated = 0;     // since the run (or lesson) started
+    QString m_datasetName;     // "trec", "fortunes"
 };
 
 }  // namespace oomlab::ui

@@ -120,9 +120,22 @@ void LossPlot::setSmoothing(double weight) {
     requestReplot();
 }
 
+void LossPlot::keepAsEarlierRun(const QString& name) {
+    m_earlier.keep(smoothing() > 0 ? m_smoothed : m_train, tr("%1: training loss").arg(name));
+    requestReplot();
+}
+
+void LossPlot::clearEarlierRuns() {
+    m_earlier.clear();
+    requestReplot();
+}
+
 void LossPlot::fitRanges() {
-    fitAxis(xAxis, m_x, true);
-    fitAxis(yAxis, m_loss, false);
+    Bounds x = m_x;
+    Bounds loss = m_loss;
+    m_earlier.addBounds(x, loss);
+    fitAxis(xAxis, x, true);
+    fitAxis(yAxis, loss, false);
 }
 
 }  // namespace oomlab::ui

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "oomlab/store/run_store.h"
+#include "plots/earlier_runs.h"
 #include "plots/loss_smoothing.h"
 #include "plots/themed_plot.h"
 
@@ -15,8 +16,13 @@ class LossPlot : public ThemedPlot {
 public:
     explicit LossPlot(QWidget* parent = nullptr);
 
+    // Clears the run's lines; an earlier run's stay until clearEarlierRuns().
     void reset();
     void appendRows(const std::vector<MetricRow>& rows);
+    // The training loss as drawn now stays, as the line of an earlier run named `name`.
+    void keepAsEarlierRun(const QString& name);
+    const EarlierRuns& earlierRuns() const { return m_earlier; }
+    void clearEarlierRuns();
 
     // TensorBoard-style smoothing of the training loss (0: off); the raw loss stays, faded.
     void setSmoothing(double weight);
@@ -39,6 +45,7 @@ private:
     QCPGraph* m_validLoss = nullptr;
     QCPGraph* m_validAccuracy = nullptr;
     QCPItemText* m_accuracyLabel = nullptr;
+    EarlierRuns m_earlier{this};
     Bounds m_x;
     Bounds m_loss;
 };

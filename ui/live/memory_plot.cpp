@@ -140,9 +140,21 @@ void MemoryPlot::setCpuDevice(bool cpu) {
     setSeriesVisible(m_deviceUsed, !cpu);
 }
 
+void MemoryPlot::keepAsEarlierRun(const QString& name) {
+    m_earlier.keep(m_peak, tr("%1: step peak").arg(name));
+    requestReplot();
+}
+
+void MemoryPlot::clearEarlierRuns() {
+    m_earlier.clear();
+    requestReplot();
+}
+
 void MemoryPlot::fitRanges() {
-    fitAxis(xAxis, m_x, true);
+    Bounds x = m_x;
     Bounds y = m_cap;
+    m_earlier.addBounds(x, y);
+    fitAxis(xAxis, x, true);
     const QCPGraph* graphs[] = {m_allocated, m_reserved, m_peak, m_deviceUsed};
     for (int i = 0; i < 4; ++i) {
         if (graphs[i]->visible() && m_series[i].valid()) {

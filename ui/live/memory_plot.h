@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "oomlab/store/run_store.h"
+#include "plots/earlier_runs.h"
 #include "plots/themed_plot.h"
 
 namespace oomlab::ui {
@@ -18,7 +19,12 @@ class MemoryPlot : public ThemedPlot {
 public:
     explicit MemoryPlot(QWidget* parent = nullptr);
 
+    // Clears the run's lines; an earlier run's stay until clearEarlierRuns().
     void reset(std::int64_t capBytes);
+    // The step peak as drawn now stays, as the line of an earlier run named `name`.
+    void keepAsEarlierRun(const QString& name);
+    const EarlierRuns& earlierRuns() const { return m_earlier; }
+    void clearEarlierRuns();
     // On the CPU "device used" is the process's resident memory (libraries included), far
     // above the tensors: it is named so and starts hidden (click its legend entry to show).
     void setCpuDevice(bool cpu);
@@ -56,6 +62,7 @@ private:
     Bounds m_series[4];  // allocated, reserved, peak, device used
     Bounds m_cap;
     std::map<int, QCPGraph*> m_rankPeaks;
+    EarlierRuns m_earlier{this};
 };
 
 }  // namespace oomlab::ui

@@ -70,6 +70,11 @@ bool RunController::startLesson(const Lesson& lesson) {
     const LessonRun& first = lesson.runs.front();
     emit runStarted(lesson_config(lesson, first),
                     QString::fromStdString(lesson.name + ": " + first.label));
+    QStringList labels;
+    for (const LessonRun& run : lesson.runs) {
+        labels << QString::fromStdString(run.label);
+    }
+    emit lessonStarted(labels);
     TrainingWorker* worker = m_worker;
     const QString database = m_databasePath;
     QMetaObject::invokeMethod(

@@ -61,6 +61,8 @@ public:
 signals:
     void runningChanged(bool running);
     void runStarted(const oomlab::ExperimentConfig& config, const QString& name);
+    // Just after runStarted for a lesson: its runs' labels, in the order they run.
+    void lessonStarted(const QStringList& runLabels);
     void prepareProgress(const QString& stage, double fraction);
     void runCreated(qint64 runId, const oomlab::ExperimentInfo& info);
     void metricsArrived(const oomlab::ui::MetricBatch& batch);

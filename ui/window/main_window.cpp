@@ -193,6 +193,7 @@ bool MainWindow::haveDatabase() {
 void MainWindow::wireController() {
     RunController* c = m_controller;
     connect(c, &RunController::runStarted, m_live, &LivePage::onRunStarted);
+    connect(c, &RunController::lessonStarted, m_live, &LivePage::onLessonStarted);
     connect(
         c, &RunController::runStarted, this,
         [this](const ExperimentConfig&, const QString& name) { m_progress->onRunStarted(name); });
