@@ -195,6 +195,9 @@ case "$mode" in
             --screenshot-view compare
         QT_QPA_PLATFORM=offscreen "$build_dir/app/oomlab" --screenshot docs/screenshot-presentation.png \
             --screenshot-size 1024x768 --presentation
+        QT_QPA_PLATFORM=offscreen "$build_dir/app/oomlab" \
+            --screenshot docs/screenshot-presentation-compare.png --screenshot-view compare \
+            --screenshot-size 1024x768 --presentation
         # A real snapshot PyTorch recorded, where the shared data has it.
         snapshot="../shared/data/snapshots/gpt2_generate_2648MiB.pickle"
         if [[ -f "$snapshot" ]]; then
