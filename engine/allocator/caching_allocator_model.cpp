@@ -433,13 +433,21 @@ void CachingAllocatorModel::empty_cache() {
 }
 
 ModelStats CachingAllocatorModel::stats() const {
+    return pool_stats(std::nullopt);
+}
+
+ModelStats CachingAllocatorModel::stats_for(std::int64_t size) const {
+    return pool_stats(is_small(round_size(size)));
+}
+
+ModelStats CachingAllocatorModel::pool_stats(std::optional<bool> small) const {
     ModelStats stats;
     stats.reserved = m_reserved;
     stats.allocated = m_allocated;
     std::set<int> segments;
     for (const auto& [address, block] : m_blocks) {
         segments.insert(block.segment);
-        if (!block.allocated) {
+        if (!block.allocated && (!small || block.small == *small)) {
             stats.cached_free += block.size;
             stats.largest_free = std::max(stats.largest_free, block.size);
             ++stats.free_blocks;

@@ -166,9 +166,9 @@ void set_allocator_settings(const std::string& conf) {
     compat::set_cuda_allocator_settings(conf);
 }
 
-FreeBlocks free_blocks(int device) {
+FreeBlocks free_blocks(int device, std::int64_t requested) {
     initialize_cuda();
-    return segment_usage(segments_of(allocator::snapshot()), device).free;
+    return free_blocks_for(segments_of(allocator::snapshot()), device, requested);
 }
 
 std::int64_t device_free_bytes(int device) {

@@ -70,7 +70,7 @@ std::optional<Fragmentation> MemoryMonitor::free_space(
 #if OOMLAB_WITH_CUDA
     if (m_device.is_cuda()) {
         const int index = m_device.index();
-        const FreeBlocks blocks = cuda::free_blocks(index);
+        const FreeBlocks blocks = cuda::free_blocks(index, requested);
         Fragmentation result;
         result.requested_bytes = requested;
         result.reserved_free_bytes = blocks.bytes;

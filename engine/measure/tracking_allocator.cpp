@@ -185,8 +185,10 @@ std::int64_t allocate_in_model(std::int64_t size, std::uint32_t& generation) {
         }
         const allocator::ModelStats stats = model.stats();
         // Taken now: by the time the error is handled, the failed step's tensors are freed.
-        m.last_refusal = Fragmentation{size, stats.cached_free, stats.largest_free,
-                                       stats.free_blocks, capacity - stats.reserved};
+        // Only the request's own pool could have served it.
+        const allocator::ModelStats pool = model.stats_for(size);
+        m.last_refusal = Fragmentation{size, pool.cached_free, pool.largest_free, pool.free_blocks,
+                                       capacity - stats.reserved};
         TORCH_CHECK_WITH(OutOfMemoryError, false, "CPU out of memory. Tried to allocate ",
                          format_bytes(size), ". Of the run's ", format_bytes(capacity),
                          " cap (memory.cap_mb), the caching allocator (memory.alloc_conf) has ",

@@ -57,7 +57,8 @@ std::int64_t Fragmentation::segment_bytes() const {
 
 std::string describe_fragmentation(const Fragmentation& f) {
     const std::string free_part = format_bytes(f.reserved_free_bytes) + " reserved but free in " +
-                                  std::to_string(f.free_blocks) + " block(s), the largest " +
+                                  std::to_string(f.free_blocks) + " block(s) of the " + f.pool() +
+                                  " pool that serves it, the largest " +
                                   format_bytes(f.largest_free_block);
     if (f.fragmented()) {
         return "enough memory, but fragmented: " + free_part + ", none large enough for " +

@@ -1,7 +1,9 @@
 #include "oomlab/snapshot_writer/memory_snapshot.h"
 
 #include <algorithm>
+#include <optional>
 
+#include "oomlab/allocator/caching_allocator_model.h"
 #include "oomlab/common/atomic_file.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/files.h"
@@ -221,17 +223,23 @@ void write_snapshot_file(const MemorySnapshot& snapshot, const std::filesystem::
     }
 }
 
-SegmentUsage segment_usage(const std::vector<SnapshotSegment>& segments, std::int64_t device) {
+namespace {
+
+// What `segments` of `device` hold; free blocks counted in the large pool's segments only
+// (`large`), in the small pool's only, or in both.
+SegmentUsage usage_of(const std::vector<SnapshotSegment>& segments, std::int64_t device,
+                      std::optional<bool> large) {
     SegmentUsage usage;
     for (const SnapshotSegment& segment : segments) {
         if (segment.device != device) {
             continue;
         }
         usage.reserved += segment.total_size;
+        const bool counts_free = !large || segment.is_large == *large;
         for (const SnapshotBlock& block : segment.blocks) {
             if (block.state == SnapshotBlock::State::ActiveAllocated) {
                 usage.allocated += block.size;
-            } else if (block.state == SnapshotBlock::State::Inactive) {
+            } else if (block.state == SnapshotBlock::State::Inactive && counts_free) {
                 usage.free.bytes += block.size;
                 usage.free.largest = std::max(usage.free.largest, block.size);
                 ++usage.free.count;
@@ -239,6 +247,17 @@ SegmentUsage segment_usage(const std::vector<SnapshotSegment>& segments, std::in
         }
     }
     return usage;
+}
+
+}  // namespace
+
+SegmentUsage segment_usage(const std::vector<SnapshotSegment>& segments, std::int64_t device) {
+    return usage_of(segments, device, std::nullopt);
+}
+
+FreeBlocks free_blocks_for(const std::vector<SnapshotSegment>& segments, std::int64_t device,
+                           std::int64_t requested) {
+    return usage_of(segments, device, requested > allocator::kSmallSize).free;
 }
 
 }  // namespace oomlab::memory

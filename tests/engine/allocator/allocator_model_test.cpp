@@ -65,6 +65,26 @@ TEST(AllocatorModel, FreedNeighboursMergeIntoOneBlock) {
     EXPECT_EQ(model.allocated(), 0);
 }
 
+// What could have served a request is its own pool's free blocks: 1.5 MiB free in the small
+// pool's segments is no help to a 3 MiB request, nor 17 MiB in the large pool's to 4 KiB.
+TEST(AllocatorModel, TheFreeSpaceForARequestIsItsOwnPoolsOnly) {
+    CachingAllocatorModel model = model_with("");
+    const auto small = model.allocate(kMiB / 2, 0);
+    ASSERT_TRUE(small);
+    ASSERT_TRUE(model.allocate(3 * kMiB, 0));
+    EXPECT_EQ(model.stats().cached_free, 3 * kMiB / 2 + 17 * kMiB);  // both pools
+    const ModelStats large = model.stats_for(3 * kMiB);
+    EXPECT_EQ(large.cached_free, 17 * kMiB);
+    EXPECT_EQ(large.largest_free, 17 * kMiB);
+    EXPECT_EQ(large.free_blocks, 1);
+    const ModelStats tiny = model.stats_for(4096);
+    EXPECT_EQ(tiny.cached_free, 3 * kMiB / 2);
+    EXPECT_EQ(tiny.free_blocks, 1);
+    EXPECT_EQ(model.stats_for(kMiB).cached_free, 3 * kMiB / 2);  // 1 MiB is still small
+    EXPECT_EQ(large.reserved, 22 * kMiB);  // what is reserved and allocated is the whole's
+    EXPECT_EQ(large.allocated, kMiB / 2 + 3 * kMiB);
+}
+
 TEST(AllocatorModel, OversizeBlocksServeOnlyRequestsCloseToThemUnderMaxSplitSize) {
     CachingAllocatorModel model = model_with("max_split_size_mb:64");
     model.free(*model.allocate(100 * kMiB, 0));

@@ -69,6 +69,28 @@ TEST(MemorySnapshot, HasTheKeysMemoryVizReads) {
     EXPECT_EQ(trace[2]["frames"][0]["name"], "backward: gradients");
 }
 
+// The free blocks that could serve a request are those of its pool: the small segment's 2 KiB
+// for a small request, the large segment's for a large one.
+TEST(MemorySnapshot, TheFreeBlocksForARequestAreThoseOfItsPool) {
+    MemorySnapshot snapshot = two_block_segment();  // small: 2 KiB free
+    SnapshotSegment large;
+    large.address = 64 << 20;
+    large.total_size = 20 << 20;
+    large.blocks = {{3 << 20, 3 << 20, SnapshotBlock::State::ActiveAllocated, {}},
+                    {12 << 20, 0, SnapshotBlock::State::Inactive, {}},
+                    {5 << 20, 0, SnapshotBlock::State::Inactive, {}}};
+    snapshot.segments.push_back(large);
+    const FreeBlocks for_large = free_blocks_for(snapshot.segments, 0, 4 << 20);
+    EXPECT_EQ(for_large.bytes, 17 << 20);
+    EXPECT_EQ(for_large.largest, 12 << 20);
+    EXPECT_EQ(for_large.count, 2);
+    const FreeBlocks for_small = free_blocks_for(snapshot.segments, 0, 1 << 20);
+    EXPECT_EQ(for_small.bytes, 2048);
+    EXPECT_EQ(for_small.count, 1);
+    EXPECT_EQ(free_blocks_for(snapshot.segments, 1, 4 << 20).count, 0);  // another device
+    EXPECT_EQ(segment_usage(snapshot.segments, 0).free.bytes, (17 << 20) + 2048);
+}
+
 TEST(MemorySnapshot, AFolderThatIsNotThereIsAnErrorNamingTheKey) {
     test::TempDir dir;
     try {

@@ -101,6 +101,9 @@ public:
     void mark_allocated(std::int64_t address, std::int64_t size);
 
     ModelStats stats() const;
+    // With the free blocks (cached_free, largest_free, free_blocks) of the pool a request of
+    // `size` is served from only: a small-pool block never serves a large request.
+    ModelStats stats_for(std::int64_t size) const;
     std::vector<SegmentView> segment_views() const;
     // From now on, every segment opened or released is kept until taken.
     void keep_segment_changes(bool keep) { m_keep_changes = keep; }
@@ -145,6 +148,8 @@ private:
     bool release_oversize(std::int64_t rounded, std::int64_t stream);
     void release_all_cached();
     void collect_garbage();
+    // Free blocks of one pool (`small`), or of both.
+    ModelStats pool_stats(std::optional<bool> small) const;
     void note_change(SegmentChange::Kind kind, std::int64_t address, std::int64_t size,
                      std::int64_t stream);
     std::optional<int> expandable_segment(std::int64_t stream, bool small) const;

@@ -33,8 +33,9 @@ void empty_cache();
 // memory.alloc_conf, in PYTORCH_CUDA_ALLOC_CONF's syntax: for the allocations from now on.
 void set_allocator_settings(const std::string& conf);
 
-// The blocks the allocator has reserved that no tensor holds.
-FreeBlocks free_blocks(int device);
+// The blocks the allocator has reserved that no tensor holds, in the pool that would serve
+// a request of `requested` bytes.
+FreeBlocks free_blocks(int device, std::int64_t requested);
 std::int64_t device_free_bytes(int device);  // cudaMemGetInfo's free
 
 // The allocator's history with each allocation tagged (see allocation_tag.h).

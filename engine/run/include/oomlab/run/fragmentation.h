@@ -10,7 +10,9 @@
 namespace oomlab {
 
 // The allocator's free space when an allocation failed: whether the memory was there but in
-// pieces too small for the request. Only where the allocator keeps blocks (CUDA).
+// pieces too small for the request. Only where the allocator keeps blocks (CUDA, and the
+// CPU's model). The free blocks are those of the pool that serves the request (the small
+// pool's up to 1 MiB, the large pool's beyond): the other pool's never could.
 struct Fragmentation {
     std::int64_t requested_bytes = 0;
     std::int64_t reserved_free_bytes = 0;  // reserved by the allocator, held by no tensor
@@ -21,6 +23,7 @@ struct Fragmentation {
     // What a new segment for the request reserves with the allocator's default sizes: 2 MiB
     // up to 1 MiB, 20 MiB up to 10 MiB, the request rounded up to 2 MiB beyond.
     std::int64_t segment_bytes() const;
+    const char* pool() const { return requested_bytes > (1 << 20) ? "large" : "small"; }
     // The free memory would hold the request, but no single block does, and no new segment
     // fits beside them.
     bool fragmented() const {

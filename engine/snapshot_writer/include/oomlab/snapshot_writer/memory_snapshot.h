@@ -81,6 +81,10 @@ struct SegmentUsage {
     FreeBlocks free;
 };
 SegmentUsage segment_usage(const std::vector<SnapshotSegment>& segments, std::int64_t device);
+// The free blocks that could serve a request of `requested` bytes: those of its own pool only
+// (the small pool's 2 MiB segments serve requests up to 1 MiB, the large pool's the rest).
+FreeBlocks free_blocks_for(const std::vector<SnapshotSegment>& segments, std::int64_t device,
+                           std::int64_t requested);
 
 // The snapshot as a protocol-2 pickle of dicts and lists with PyTorch's key names.
 std::string snapshot_pickle(const MemorySnapshot& snapshot);
