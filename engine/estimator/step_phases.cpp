@@ -4,8 +4,12 @@
 #include "step_phases.h"
 
 #include <algorithm>
+#include <map>
+#include <utility>
+#include <vector>
 
 #include "oomlab/estimator/estimator.h"
+#include "oomlab/prepare/batch_plan.h"
 
 namespace oomlab::estimator {
 namespace {
@@ -122,6 +126,35 @@ Phase optimizer_phase(const Step& s) {
             std::max(bucket, optimizer_temporaries(s.config->train.optimizer) * largest_parameter)};
 }
 
+// The micro-batches the first rank evaluates, in order, as (examples, padded length): every
+// n-th batch of the validation set's plan, as the training engine walks it; without the
+// validation lengths, full batches as long as the training data's longest example.
+std::vector<std::pair<std::int64_t, int>> evaluation_batches(const Step& s) {
+    const ExperimentConfig& config = *s.config;
+    const DataProfile& profile = *s.profile;
+    std::vector<std::pair<std::int64_t, int>> batches;
+    if (profile.valid_lengths.empty()) {
+        const std::int64_t count = (profile.valid_examples + s.batch - 1) / s.batch;
+        const std::int64_t batch = std::min<std::int64_t>(s.batch, profile.valid_examples);
+        for (std::int64_t i = 0; i < count; i += s.ranks) {
+            batches.emplace_back(batch, worst_length(config, profile));
+        }
+        return batches;
+    }
+    const prepare::ExampleLength length = [&](std::int64_t index) {
+        return profile.valid_lengths[std::size_t(index)];
+    };
+    const prepare::BatchPlan plan =
+        prepare::plan_batches(std::int64_t(profile.valid_lengths.size()), length, s.batch,
+                              config.train.padding, config.train.seed, /*epoch=*/0);
+    for (std::size_t i = 0; i < plan.size(); i += std::size_t(s.ranks)) {
+        batches.emplace_back(std::int64_t(plan[i].size()),
+                             int(prepare::padded_length(length, plan[i], config.train.padding,
+                                                        config.train.max_len)));
+    }
+    return batches;
+}
+
 Phase evaluation_phase(const Step& s) {
     const ExperimentConfig& config = *s.config;
     const DataProfile& profile = *s.profile;
@@ -129,13 +162,31 @@ Phase evaluation_phase(const Step& s) {
     if (profile.valid_examples == 0) {
         return evaluation;
     }
-    const memory::ActivationBytes eval = memory::estimate_activations(
-        config, s.dim, profile.num_classes,
-        {std::min<std::int64_t>(s.batch, profile.valid_examples), s.eval_length});
-    const std::int64_t eval_batches = (profile.valid_examples + s.batch - 1) / s.batch;
-    // Without autograd only the op in flight and its input are alive.
-    evaluation.other = config.eval.no_grad ? 2 * eval.forward_transient
-                                           : eval_batches * eval.saved + eval.forward_transient;
+    // The model evaluates in eval mode, where dropout passes its input on: no masks, no
+    // copies.
+    ExperimentConfig evaluating = config;
+    evaluating.model.dropout = 0;
+    std::map<std::pair<std::int64_t, int>, memory::ActivationBytes> shapes;
+    const auto activations = [&](const std::pair<std::int64_t, int>& shape) {
+        const auto [at, added] = shapes.try_emplace(shape);
+        if (added) {
+            at->second = memory::estimate_activations(evaluating, s.dim, profile.num_classes,
+                                                      {shape.first, shape.second});
+        }
+        return at->second;
+    };
+    // Without autograd only the op in flight and its input are alive; with it, each batch's
+    // graph stays until evaluation ends, so a batch runs beside every earlier one's.
+    std::int64_t kept = 0;
+    for (const auto& batch : evaluation_batches(s)) {
+        const memory::ActivationBytes eval = activations(batch);
+        if (config.eval.no_grad) {
+            evaluation.other = std::max(evaluation.other, 2 * eval.forward_transient);
+        } else {
+            kept += eval.saved;
+            evaluation.other = std::max(evaluation.other, kept + eval.forward_transient);
+        }
+    }
     // ZeRO-3 gathers every part once for the whole evaluation.
     evaluation.gathered = s.zero3 ? s.others + (config.embeddings.trainable ? s.table : 0) : 0;
     return evaluation;
@@ -177,7 +228,6 @@ Step step_of(const ExperimentConfig& config, const DataProfile& profile, int wor
     s.dim = profile.embedding_dim;
     s.batch = config.train.batch_size;
     s.length = length;
-    s.eval_length = worst_length(config, profile);
 
     s.ranks = std::max(1, world_size);
     s.shard = s.ranks > 1 ? config.distributed.shard : ShardMode::None;

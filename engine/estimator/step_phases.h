@@ -25,8 +25,7 @@ struct Step {
     const DataProfile* profile = nullptr;
     int dim = 0;
     int batch = 0;
-    int length = 0;       // the padded length of the longest micro-batch the step trains
-    int eval_length = 0;  // of the longest validation batch: the epoch's worst, as unseen
+    int length = 0;  // the padded length of the longest micro-batch the step trains
 
     // Ranks and ZeRO: the rank predicted is the first, which owns the first 1/N of the
     // trainable parameters' elements, flattened in the model's order (the table first).

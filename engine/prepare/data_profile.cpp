@@ -10,15 +10,22 @@ namespace oomlab {
 
 DataProfile profile_tokens(const ExperimentConfig& config, std::int64_t train_examples,
                            std::int64_t valid_examples, int num_classes,
-                           const std::vector<std::vector<std::string>>& train_tokens) {
+                           const std::vector<std::vector<std::string>>& train_tokens,
+                           const std::vector<std::vector<std::string>>& valid_tokens) {
     DataProfile profile;
     profile.train_examples = train_examples;
     profile.valid_examples = valid_examples;
     profile.num_classes = num_classes;
+    // As encoded: cut to max_len, and never empty (an empty text gets one unknown token).
+    const auto encoded_length = [&](const std::vector<std::string>& tokens) {
+        return std::clamp(static_cast<int>(tokens.size()), 1, config.train.max_len);
+    };
+    for (const auto& tokens : valid_tokens) {
+        profile.valid_lengths.push_back(encoded_length(tokens));
+    }
     double total = 0;
     for (const auto& tokens : train_tokens) {
-        // As encoded: cut to max_len, and never empty (an empty text gets one unknown token).
-        const int length = std::clamp(static_cast<int>(tokens.size()), 1, config.train.max_len);
+        const int length = encoded_length(tokens);
         profile.lengths.push_back(length);
         profile.longest = std::max(profile.longest, length);
         total += length;
@@ -33,7 +40,8 @@ DataProfile profile_data(const ExperimentConfig& config) {
     DataProfile profile =
         profile_tokens(config, static_cast<std::int64_t>(data.split.train.examples.size()),
                        static_cast<std::int64_t>(data.split.valid.examples.size()),
-                       static_cast<int>(data.split.train.label_names.size()), data.train_tokens);
+                       static_cast<int>(data.split.train.label_names.size()), data.train_tokens,
+                       data.valid_tokens);
 
     const std::vector<std::string> dataset_words = prepare::distinct_words(data.train_tokens);
     prepare::profile_vectors(profile, config.embeddings,

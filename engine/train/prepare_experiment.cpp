@@ -128,8 +128,9 @@ PreparedExperiment prepare_experiment(const ExperimentConfig& config,
     info.embedding_dim = rows.dim;
     info.vectors_found = rows.vectors_found;
     info.dataset_words = rows.dataset_words;
-    info.profile = profile_tokens(config, info.train_examples, info.valid_examples,
-                                  static_cast<int>(info.label_names.size()), train_tokens);
+    info.profile =
+        profile_tokens(config, info.train_examples, info.valid_examples,
+                       static_cast<int>(info.label_names.size()), train_tokens, valid_tokens);
     prepare::profile_vectors(
         info.profile, config.embeddings,
         {vectors.table.size(), rows.dim, rows.vectors_found, vectors.synthetic},

@@ -84,6 +84,11 @@ TEST(DataProfile, TokensThatAreNotThereStillTakeOnePosition) {
     EXPECT_EQ(profile.longest, 4);
     EXPECT_DOUBLE_EQ(profile.mean_length, 7.0 / 3);
     EXPECT_EQ(profile.vocab_rows, 0) << "the vectors' part is the caller's";
+    EXPECT_TRUE(profile.valid_lengths.empty());
+    // The validation examples' lengths, cut alike: evaluation's batches are known too.
+    const DataProfile with_valid = profile_tokens(config, 1, 2, 2, {{"a"}}, {{"a", "b", "c"}, {}});
+    EXPECT_EQ(with_valid.valid_lengths, (std::vector<int>{3, 1}));
+    EXPECT_EQ(with_valid.longest, 1) << "the training data's alone";
 }
 
 TEST(DataProfile, StepsPerEpochCountFullMicroBatchesOnEachOfSeveralRanks) {

@@ -20,6 +20,10 @@ struct DataProfile {
     int longest = 1;           // tokens of the longest example after max_len
     double mean_length = 1;    // after max_len
     std::vector<int> lengths;  // every training example's length after max_len
+    // Every validation example's length after max_len: evaluation walks all of them, so its
+    // batches are known (empty where unknown: then taken as long as the longest training
+    // example).
+    std::vector<int> valid_lengths;
 
     // The vectors as they are, not as the variant's name says.
     std::int64_t vector_rows = 0;        // words the vector source has (after top:N)
@@ -36,7 +40,8 @@ DataProfile profile_data(const ExperimentConfig& config);
 // tokenized (`train_tokens`, each example's tokens); the vectors' part is left to the caller.
 DataProfile profile_tokens(const ExperimentConfig& config, std::int64_t train_examples,
                            std::int64_t valid_examples, int num_classes,
-                           const std::vector<std::vector<std::string>>& train_tokens);
+                           const std::vector<std::vector<std::string>>& train_tokens,
+                           const std::vector<std::vector<std::string>>& valid_tokens = {});
 
 // Rows of the embedding table under embeddings.vocab: `vector_rows` words the vectors have
 // (after top:N), `dataset_words` distinct words of the training data, and the two special
