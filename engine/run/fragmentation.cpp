@@ -55,6 +55,13 @@ std::int64_t Fragmentation::segment_bytes() const {
     return allocator::CachingAllocatorModel::segment_size(defaults.round_size(requested_bytes));
 }
 
+const char* Fragmentation::pool() const {
+    const allocator::CachingAllocatorModel defaults{allocator::AllocatorSettings{}};
+    return allocator::CachingAllocatorModel::is_small(defaults.round_size(requested_bytes))
+               ? "small"
+               : "large";
+}
+
 std::string describe_fragmentation(const Fragmentation& f) {
     const std::string free_part = format_bytes(f.reserved_free_bytes) + " reserved but free in " +
                                   std::to_string(f.free_blocks) + " block(s) of the " + f.pool() +

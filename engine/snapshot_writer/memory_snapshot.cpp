@@ -257,7 +257,7 @@ SegmentUsage segment_usage(const std::vector<SnapshotSegment>& segments, std::in
 
 FreeBlocks free_blocks_for(const std::vector<SnapshotSegment>& segments, std::int64_t device,
                            std::int64_t requested) {
-    return usage_of(segments, device, requested > allocator::kSmallSize).free;
+    return usage_of(segments, device, !allocator::CachingAllocatorModel::is_small(requested)).free;
 }
 
 }  // namespace oomlab::memory

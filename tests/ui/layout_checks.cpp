@@ -29,10 +29,6 @@ bool insideScrollArea(const QWidget* widget) {
     return false;
 }
 
-QRectF textRect(const QCPItemText* text) {
-    return QRectF(text->topLeft->pixelPosition(), text->bottomRight->pixelPosition());
-}
-
 // Texts drawn on the data (a cap's label, an OOM marker's) that cover one another.
 QStringList coveredLabels(const QCustomPlot* plot) {
     QVector<const QCPItemText*> texts;
@@ -45,7 +41,7 @@ QStringList coveredLabels(const QCustomPlot* plot) {
     QStringList covered;
     for (int a = 0; a < texts.size(); ++a) {
         for (int b = a + 1; b < texts.size(); ++b) {
-            if (textRect(texts[a]).intersects(textRect(texts[b]))) {
+            if (PlotMarkers::labelRect(texts[a]).intersects(PlotMarkers::labelRect(texts[b]))) {
                 covered << QStringLiteral("%1: \"%2\" covers \"%3\"")
                                .arg(plot->objectName(), texts[a]->text(), texts[b]->text());
             }

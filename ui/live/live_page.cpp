@@ -111,8 +111,8 @@ void LivePage::onRunStarted(const ExperimentConfig& config, const QString& name)
     m_runId = 0;
     m_runsCreated = 0;
     m_lessonRuns.clear();
-    m_loss->clearEarlierRuns();
-    m_memory->clearEarlierRuns();
+    m_loss->earlierRuns().clear();
+    m_memory->earlierRuns().clear();
     m_name = name;
     m_capBytes = config.memory.cap_bytes();
     m_datasetName = qs(dataset_name(config));

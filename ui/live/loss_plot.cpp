@@ -122,12 +122,6 @@ void LossPlot::setSmoothing(double weight) {
 
 void LossPlot::keepAsEarlierRun(const QString& name) {
     m_earlier.keep(smoothing() > 0 ? m_smoothed : m_train, tr("%1: training loss").arg(name));
-    requestReplot();
-}
-
-void LossPlot::clearEarlierRuns() {
-    m_earlier.clear();
-    requestReplot();
 }
 
 void LossPlot::fitRanges() {

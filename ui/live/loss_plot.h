@@ -16,13 +16,12 @@ class LossPlot : public ThemedPlot {
 public:
     explicit LossPlot(QWidget* parent = nullptr);
 
-    // Clears the run's lines; an earlier run's stay until clearEarlierRuns().
+    // Clears the run's lines; an earlier run's stay until earlierRuns().clear().
     void reset();
     void appendRows(const std::vector<MetricRow>& rows);
     // The training loss as drawn now stays, as the line of an earlier run named `name`.
     void keepAsEarlierRun(const QString& name);
-    const EarlierRuns& earlierRuns() const { return m_earlier; }
-    void clearEarlierRuns();
+    EarlierRuns& earlierRuns() { return m_earlier; }
 
     // TensorBoard-style smoothing of the training loss (0: off); the raw loss stays, faded.
     void setSmoothing(double weight);

@@ -142,12 +142,6 @@ void MemoryPlot::setCpuDevice(bool cpu) {
 
 void MemoryPlot::keepAsEarlierRun(const QString& name) {
     m_earlier.keep(m_peak, tr("%1: step peak").arg(name));
-    requestReplot();
-}
-
-void MemoryPlot::clearEarlierRuns() {
-    m_earlier.clear();
-    requestReplot();
 }
 
 void MemoryPlot::fitRanges() {

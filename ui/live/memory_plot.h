@@ -19,12 +19,11 @@ class MemoryPlot : public ThemedPlot {
 public:
     explicit MemoryPlot(QWidget* parent = nullptr);
 
-    // Clears the run's lines; an earlier run's stay until clearEarlierRuns().
+    // Clears the run's lines; an earlier run's stay until earlierRuns().clear().
     void reset(std::int64_t capBytes);
     // The step peak as drawn now stays, as the line of an earlier run named `name`.
     void keepAsEarlierRun(const QString& name);
-    const EarlierRuns& earlierRuns() const { return m_earlier; }
-    void clearEarlierRuns();
+    EarlierRuns& earlierRuns() { return m_earlier; }
     // On the CPU "device used" is the process's resident memory (libraries included), far
     // above the tensors: it is named so and starts hidden (click its legend entry to show).
     void setCpuDevice(bool cpu);

@@ -31,6 +31,7 @@ void EarlierRuns::keep(const QCPGraph* line, const QString& name) {
         m_values.add(point.value);
     }
     m_lines.push_back(copy);
+    m_plot->requestReplot();
 }
 
 void EarlierRuns::clear() {
@@ -40,6 +41,7 @@ void EarlierRuns::clear() {
     m_lines.clear();
     m_keys.reset();
     m_values.reset();
+    m_plot->requestReplot();
 }
 
 void EarlierRuns::addBounds(Bounds& keys, Bounds& values) const {

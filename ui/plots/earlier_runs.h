@@ -14,7 +14,7 @@ public:
     explicit EarlierRuns(ThemedPlot* plot);
 
     // A copy of `line`'s points, named `name` in the legend: grey, drawn under the current
-    // run's lines, dashed a way of its own for each earlier run.
+    // run's lines, dashed a way of its own for each earlier run. Both redraw the plot.
     void keep(const QCPGraph* line, const QString& name);
     void clear();
 

@@ -23,7 +23,7 @@ struct Fragmentation {
     // What a new segment for the request reserves with the allocator's default sizes: 2 MiB
     // up to 1 MiB, 20 MiB up to 10 MiB, the request rounded up to 2 MiB beyond.
     std::int64_t segment_bytes() const;
-    const char* pool() const { return requested_bytes > (1 << 20) ? "large" : "small"; }
+    const char* pool() const;  // "small" or "large": the pool that serves the request
     // The free memory would hold the request, but no single block does, and no new segment
     // fits beside them.
     bool fragmented() const {
