@@ -9,6 +9,7 @@
 #include "oomlab/common/errors.h"
 #include "oomlab/common/files.h"
 #include "oomlab/common/utf8.h"
+#include "oomlab/config/config_io.h"
 #include "oomlab/run/memory_diff.h"
 #include "oomlab/run/run_json.h"
 #include "oomlab/store/run_store.h"
@@ -84,6 +85,16 @@ void print_table(const std::vector<RunRecord>& runs) {
                   << std::setw(8) << run.outcome.steps << std::setw(12) << loss.str()
                   << std::setw(10) << accuracy.str() << std::setw(12)
                   << format_bytes(run.outcome.peak_bytes) << printable_line(run.name) << '\n';
+    }
+}
+
+// The run's memory.alloc_conf, read from its stored settings ("" where they do not read).
+std::string alloc_conf_of(const RunRecord& run) {
+    try {
+        return parse_config_json(run.config_json, "run " + std::to_string(run.id))
+            .memory.alloc_conf;
+    } catch (const std::exception&) {
+        return "";
     }
 }
 
@@ -222,7 +233,8 @@ void add_runs_command(CLI::App& app, int& exit_code) {
             print_prediction(run);
             print_staircase(run.outcome);
             if (run.outcome.fragmentation) {
-                std::cout << "  at the OOM: " << describe_fragmentation(*run.outcome.fragmentation)
+                std::cout << "  at the OOM: "
+                          << describe_fragmentation(*run.outcome.fragmentation, alloc_conf_of(run))
                           << '\n';
             }
             for (const auto& event : store.events(run.id)) {

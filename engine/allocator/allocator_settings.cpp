@@ -184,6 +184,14 @@ AllocatorSettings parse_alloc_conf(std::string_view conf) {
     return settings;
 }
 
+bool expandable_segments_on(std::string_view conf) {
+    try {
+        return parse_alloc_conf(conf).expandable_segments;
+    } catch (const BadInput&) {
+        return false;
+    }
+}
+
 std::string to_alloc_conf(const AllocatorSettings& settings) {
     std::vector<std::string> items;
     if (settings.expandable_segments) {

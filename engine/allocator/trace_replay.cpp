@@ -185,7 +185,7 @@ WhatIf replay_under(const AllocatorTrace& trace, const AllocatorSettings& settin
             // The request that failed: served now, it is given back at once, as the program
             // went on without it.
             const auto address = model.allocate(event.size, event.stream);
-            result.ooms.push_back({event.index, event.size, !address});
+            result.ooms.push_back({event.index, event.size, !address, model.stats_for(event.size)});
             if (address) {
                 model.free(*address);
             }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <mutex>
 
 #include "oomlab/common/errors.h"
@@ -106,6 +107,7 @@ std::vector<SnapshotSegment> segments_of(const allocator::SnapshotInfo& info) {
         segment.total_size = static_cast<std::int64_t>(from.total_size);
         segment.stream = reinterpret_cast<std::int64_t>(from.stream);
         segment.is_large = from.is_large;
+        segment.is_expandable = compat::segment_is_expandable(from);
         for (const allocator::BlockInfo& block : from.blocks) {
             segment.blocks.push_back({static_cast<std::int64_t>(block.size),
                                       static_cast<std::int64_t>(block.requested_size),
@@ -177,6 +179,52 @@ std::int64_t device_free_bytes(int device) {
     std::size_t free = 0;
     std::size_t total = 0;
     return cudaMemGetInfo(&free, &total) == cudaSuccess ? static_cast<std::int64_t>(free) : 0;
+}
+
+namespace {
+
+struct OomStates {
+    std::mutex mutex;
+    std::map<int, OomState> by_device;
+};
+
+OomStates& oom_states() {
+    static OomStates states;
+    return states;
+}
+
+}  // namespace
+
+void watch_out_of_memory() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        initialize_cuda();
+        // Called on the failing thread (the training thread or autograd's), after the allocator
+        // released its cached segments and let go of its lock, before the error is thrown.
+        allocator::attachOutOfMemoryObserver([](std::int64_t device, std::size_t /*requested*/,
+                                                std::size_t allowed, std::size_t device_free) {
+            OomState state;
+            state.segments = segments_of(allocator::snapshot());
+            state.allowed = static_cast<std::int64_t>(allowed);
+            state.device_free = static_cast<std::int64_t>(device_free);
+            OomStates& states = oom_states();
+            const std::lock_guard<std::mutex> lock(states.mutex);
+            states.by_device[static_cast<int>(device)] = std::move(state);
+        });
+    });
+}
+
+std::optional<OomState> last_oom_state(int device) {
+    OomStates& states = oom_states();
+    const std::lock_guard<std::mutex> lock(states.mutex);
+    const auto found = states.by_device.find(device);
+    return found == states.by_device.end() ? std::nullopt : std::optional(found->second);
+}
+
+void clear_oom_state(int device) {
+    OomStates& states = oom_states();
+    const std::lock_guard<std::mutex> lock(states.mutex);
+    states.by_device.erase(device);
 }
 
 void start_history(std::size_t max_events) {

@@ -23,6 +23,8 @@ MemoryMonitor::MemoryMonitor(const c10::Device& device, std::int64_t cap_bytes,
         if (!alloc_conf.empty()) {
             cuda::set_allocator_settings(alloc_conf);
         }
+        cuda::watch_out_of_memory();
+        cuda::clear_oom_state(index);  // an earlier run's
         const cuda::AllocatorStats stats = cuda::allocator_stats(index);
         m_baseline = stats.allocated;
         m_retries_at_start = stats.alloc_retries;
@@ -69,14 +71,24 @@ std::optional<Fragmentation> MemoryMonitor::free_space(
     [[maybe_unused]] std::int64_t requested) const {
 #if OOMLAB_WITH_CUDA
     if (m_device.is_cuda()) {
+        // As the allocator was when the request failed; without that record (no observer
+        // called), as it is now.
         const int index = m_device.index();
-        const FreeBlocks blocks = cuda::free_blocks(index, requested);
+        const std::optional<cuda::OomState> failed = cuda::last_oom_state(index);
+        const FreeBlocks blocks = failed ? free_blocks_for(failed->segments, index, requested)
+                                         : cuda::free_blocks(index, requested);
         Fragmentation result;
         result.requested_bytes = requested;
         result.reserved_free_bytes = blocks.bytes;
         result.largest_free_block = blocks.largest;
         result.free_blocks = blocks.count;
         // What a new segment could still get: the device's free memory, within the cap.
+        if (failed) {
+            const std::int64_t reserved = segment_usage(failed->segments, index).reserved;
+            result.unreserved_free_bytes = std::min(
+                failed->device_free, std::max<std::int64_t>(0, failed->allowed - reserved));
+            return result;
+        }
         std::int64_t unreserved = cuda::device_free_bytes(index);
         if (m_cap > 0) {
             const std::int64_t reserved = cuda::allocator_stats(index).reserved;

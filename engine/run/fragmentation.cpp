@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "oomlab/allocator/allocator_settings.h"
 #include "oomlab/allocator/caching_allocator_model.h"
 #include "oomlab/common/format.h"
 
@@ -62,14 +63,22 @@ const char* Fragmentation::pool() const {
                : "large";
 }
 
-std::string describe_fragmentation(const Fragmentation& f) {
+std::string describe_fragmentation(const Fragmentation& f, std::string_view alloc_conf) {
     const std::string free_part = format_bytes(f.reserved_free_bytes) + " reserved but free in " +
                                   std::to_string(f.free_blocks) + " block(s) of the " + f.pool() +
                                   " pool that serves it, the largest " +
                                   format_bytes(f.largest_free_block);
     if (f.fragmented()) {
-        return "enough memory, but fragmented: " + free_part + ", none large enough for " +
-               format_bytes(f.requested_bytes) +
+        const std::string pieces = "enough memory, but fragmented: " + free_part +
+                                   ", none large enough for " + format_bytes(f.requested_bytes);
+        if (allocator::expandable_segments_on(alloc_conf)) {
+            // Its segments already grow: the pieces lie inside them, between tensors still held.
+            return pieces +
+                   ". expandable_segments is already on (memory.alloc_conf): the free pieces lie "
+                   "between tensors still held; fewer, smaller activations at once (accumulation, "
+                   "checkpointing) leave fewer of them";
+        }
+        return pieces +
                ". expandable_segments:True (memory.alloc_conf here, PYTORCH_CUDA_ALLOC_CONF in a "
                "script) lets segments grow instead of splitting; memory.empty_cache=step hands "
                "the free blocks back between steps";

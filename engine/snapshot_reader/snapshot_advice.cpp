@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <string_view>
 
 #include "oomlab/allocator/trace_replay.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/format.h"
+#include "oomlab/run/fragmentation.h"
 #include "oomlab/snapshot_reader/snapshot_whatif.h"
 
 namespace oomlab {
@@ -28,69 +30,135 @@ std::string percent_of(std::int64_t part, std::int64_t whole) {
     return std::to_string(whole > 0 ? (100 * part + whole / 2) / whole : 0) + "%";
 }
 
-// The trace replayed through the allocator's model as recorded and with expandable segments,
-// with what the program reserved at most as the capacity when it ran out of memory.
-struct ExpandableReplay {
+// The trace replayed through the allocator's model as recorded and, where they are not on
+// already, with expandable segments, with what the program reserved at most as the capacity
+// when it ran out of memory.
+struct AllocatorReplay {
     allocator::WhatIf recorded;
-    allocator::WhatIf expandable;
+    std::optional<allocator::WhatIf> expandable;
 };
 
-std::optional<ExpandableReplay> replay_with_expandable(const SnapshotDevice& device,
-                                                       const std::string& alloc_conf) {
+std::optional<AllocatorReplay> replay_allocator(const SnapshotDevice& device,
+                                                const std::string& alloc_conf) {
     allocator::AllocatorSettings recorded;
     try {
         recorded = allocator::parse_alloc_conf(alloc_conf);
     } catch (const BadInput&) {
         return std::nullopt;  // settings this model does not read: nothing replayed
     }
-    if (recorded.expandable_segments || device.changes.empty()) {
+    if (device.changes.empty()) {
         return std::nullopt;
     }
-    allocator::AllocatorSettings expandable = recorded;
-    expandable.expandable_segments = true;
     const allocator::AllocatorTrace trace = allocator_trace(device, recorded);
     const std::int64_t capacity = device.ooms.empty() ? 0 : device.peak_reserved;
-    return ExpandableReplay{allocator::replay_under(trace, recorded, capacity, 1),
-                            allocator::replay_under(trace, expandable, capacity, 1)};
+    AllocatorReplay replay{allocator::replay_under(trace, recorded, capacity, 1), std::nullopt};
+    if (!recorded.expandable_segments) {
+        allocator::AllocatorSettings expandable = recorded;
+        expandable.expandable_segments = true;
+        replay.expandable = allocator::replay_under(trace, expandable, capacity, 1);
+    }
+    return replay;
+}
+
+// The request's pool in a snapshot dumped when the request failed, as an out-of-memory
+// observer dumps it (its trace ends with the failure): the segments themselves, as the
+// allocator left them after releasing its cached segments to retry.
+std::optional<Fragmentation> free_space_dumped(const SnapshotDevice& device,
+                                               const SnapshotOom& oom) {
+    if (device.events == 0 || oom.event + 1 != device.events) {
+        return std::nullopt;
+    }
+    Fragmentation free_space;
+    free_space.requested_bytes = oom.requested;
+    const bool small = std::string_view(free_space.pool()) == "small";
+    for (const SnapshotSegmentLayout& segment : device.layout) {
+        if (segment.small != small) {
+            continue;
+        }
+        for (const SnapshotSegmentLayout::Block& block : segment.blocks) {
+            if (!block.allocated) {
+                free_space.reserved_free_bytes += block.size;
+                free_space.largest_free_block = std::max(free_space.largest_free_block, block.size);
+                ++free_space.free_blocks;
+            }
+        }
+    }
+    // What a new segment could still get: the device's free memory, within what the program
+    // reserved at most (a memory fraction is not recorded).
+    free_space.unreserved_free_bytes = std::min(
+        oom.device_free, std::max<std::int64_t>(0, device.peak_reserved - device.reserved));
+    return free_space;
+}
+
+// The request's pool when it failed, as the replay under the recorded settings left it (the
+// small pool's free blocks never serve a large request, nor the other way round). What a new
+// segment could still get: the device's free memory, within what the program reserved at most
+// (the replay's capacity; a memory fraction is not recorded).
+std::optional<Fragmentation> free_space_at(const allocator::WhatIf& recorded,
+                                           const SnapshotOom& oom) {
+    for (const allocator::OomOutcome& replayed : recorded.ooms) {
+        if (replayed.event == oom.event && replayed.happens) {
+            const allocator::ModelStats& pool = replayed.at_failure;
+            std::int64_t unreserved = oom.device_free;
+            if (recorded.capacity > 0) {
+                unreserved = std::min(unreserved,
+                                      std::max<std::int64_t>(0, recorded.capacity - pool.reserved));
+            }
+            return Fragmentation{oom.requested, pool.cached_free, pool.largest_free,
+                                 pool.free_blocks, unreserved};
+        }
+    }
+    return std::nullopt;
 }
 
 bool expandable_on(const std::optional<std::string>& alloc_conf) {
-    try {
-        return alloc_conf && allocator::parse_alloc_conf(*alloc_conf).expandable_segments;
-    } catch (const BadInput&) {
-        return false;
-    }
+    return alloc_conf && allocator::expandable_segments_on(*alloc_conf);
 }
 
-std::string replayed(const ExpandableReplay& replay) {
-    return "replayed with it, peak reserved " + format_bytes(replay.recorded.peak_reserved) +
-           " -> " + format_bytes(replay.expandable.peak_reserved);
+std::string replayed(const allocator::WhatIf& recorded, const allocator::WhatIf& expandable) {
+    return "replayed with it, peak reserved " + format_bytes(recorded.peak_reserved) + " -> " +
+           format_bytes(expandable.peak_reserved);
 }
 
-void advise_on_oom(const SnapshotDevice& device, const SnapshotOom& oom,
+// Advice on the out-of-memory: fragmentation, or memory really in use (returned true).
+bool advise_on_oom(const SnapshotDevice& device, const SnapshotOom& oom,
                    const std::optional<std::string>& alloc_conf,
                    std::vector<SnapshotAdvice>& advice) {
-    const std::int64_t cached = oom.reserved - oom.allocated;
-    if (cached >= oom.requested) {
-        const std::string fragmented =
-            "at the out-of-memory (event " + std::to_string(oom.event) + "), " +
-            format_bytes(cached) + " was reserved but held no tensor, more than the " +
-            format_bytes(oom.requested) +
-            " asked for, in pieces none of which was large enough: the cache is fragmented";
+    const auto replay = replay_allocator(device, alloc_conf.value_or(""));
+    std::optional<Fragmentation> pool = free_space_dumped(device, oom);
+    if (!pool && replay) {
+        pool = free_space_at(replay->recorded, oom);
+    }
+    // Without a replay (no trace, or settings the model does not read): both pools' cache.
+    const std::int64_t cached = pool ? pool->reserved_free_bytes : oom.reserved - oom.allocated;
+    const std::string where =
+        pool ? std::string(" in the ") + pool->pool() + " pool that serves it (" +
+                   std::to_string(pool->free_blocks) + " blocks, the largest " +
+                   format_bytes(pool->largest_free_block) + ")"
+             : std::string();
+    if (pool ? pool->fragmented() : cached >= oom.requested) {
+        const std::string enough =
+            cached >= oom.requested ? "more than the " + format_bytes(oom.requested) + " asked for"
+                                    : "enough with what could still be reserved for the " +
+                                          format_bytes(oom.requested) + " asked for";
+        const std::string fragmented = "at the out-of-memory (event " + std::to_string(oom.event) +
+                                       "), " + format_bytes(cached) +
+                                       " was reserved but held no tensor" + where + ", " + enough +
+                                       ", in pieces none of which was large enough: the cache is "
+                                       "fragmented";
         if (expandable_on(alloc_conf)) {
             advice.push_back({"keep tensor sizes steady",
                               fragmented + ", with expandable_segments already on (the "
                                            "snapshot's allocator_settings). Pad batches to a "
                                            "fixed or bucketed length: blocks of one size are "
                                            "reused whole."});
-            return;
+            return false;
         }
-        const auto replay = replay_with_expandable(device, alloc_conf.value_or(""));
         const auto outcome = [&]() -> std::optional<bool> {
-            if (!replay) {
+            if (!replay || !replay->expandable) {
                 return std::nullopt;
             }
-            for (const allocator::OomOutcome& replayed_oom : replay->expandable.ooms) {
+            for (const allocator::OomOutcome& replayed_oom : replay->expandable->ooms) {
                 if (replayed_oom.event == oom.event) {
                     return replayed_oom.happens;
                 }
@@ -100,28 +168,31 @@ void advise_on_oom(const SnapshotDevice& device, const SnapshotOom& oom,
         if (outcome && *outcome) {
             advice.push_back({"keep tensor sizes steady",
                               fragmented + ". Expandable segments would not save it: " +
-                                  replayed(*replay) + ", and the error still happens. Pad " +
-                                  "batches to a fixed or bucketed length, or hold less."});
-            return;
+                                  replayed(replay->recorded, *replay->expandable) +
+                                  ", and the error still happens. Pad batches to a fixed or "
+                                  "bucketed length, or hold less."});
+            return false;
         }
         advice.push_back(
             {kExpandable,
              fragmented +
                  ". Expandable segments grow one mapping instead of leaving gaps between blocks "
                  "of different sizes" +
-                 (outcome ? ": " + replayed(*replay) + ", and the out-of-memory error at event " +
+                 (outcome ? ": " + replayed(replay->recorded, *replay->expandable) +
+                                ", and the out-of-memory error at event " +
                                 std::to_string(oom.event) + " does not happen."
                           : ".")});
-        return;
+        return false;
     }
     advice.push_back(
         {"hold less at the peak",
          "at the out-of-memory (event " + std::to_string(oom.event) + "), " +
              format_bytes(oom.requested) + " was asked with " + format_bytes(oom.device_free) +
-             " free on the device and only " + format_bytes(cached) +
-             " cached but free: the memory was really in use, so fragmentation settings will "
-             "not help. A smaller batch, mixed precision or activation checkpointing shrink "
-             "what is alive; the lines below hold the most."});
+             " free on the device and only " + format_bytes(cached) + " cached but free" + where +
+             ": the memory was really in use, so fragmentation settings will not help. A "
+             "smaller batch, mixed precision or activation checkpointing shrink what is alive; "
+             "the lines below hold the most."});
+    return true;
 }
 
 std::int64_t bytes_of_kind(const std::vector<SnapshotLine>& by_kind, const char* kind) {
@@ -225,10 +296,9 @@ std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device,
     std::vector<SnapshotAdvice> advice;
     if (!device.ooms.empty()) {
         const SnapshotOom& oom = device.ooms.back();
-        advise_on_oom(device, oom, alloc_conf, advice);
-        const bool in_use = plausible({oom.reserved, oom.allocated, oom.requested}) &&
-                            oom.reserved - oom.allocated < oom.requested;
-        if (in_use) {  // memory really in use
+        const bool in_use = advise_on_oom(device, oom, alloc_conf, advice) &&
+                            plausible({oom.reserved, oom.allocated, oom.requested});
+        if (in_use) {
             advise_smaller_batch(device, oom, advice);
             advise_fewer_activations(device, snapshot_moment(device, oom.event),
                                      "at the out-of-memory", advice);
@@ -237,24 +307,27 @@ std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device,
         const std::int64_t cached = device.reserved_at_peak - device.peak_allocated;
         const bool worth = cached >= kCachedBytes &&
                            double(cached) >= kCachedShare * double(device.reserved_at_peak);
-        const auto replay =
-            worth ? replay_with_expandable(device, alloc_conf.value_or("")) : std::nullopt;
+        const auto replay = worth && !expandable_on(alloc_conf)
+                                ? replay_allocator(device, alloc_conf.value_or(""))
+                                : std::nullopt;
         // With a trace, advised where the replay with it reserves at least a tenth less;
         // without one (segments only), on the cached share alone.
-        const bool helps =
-            replay ? 10 * replay->expandable.peak_reserved <= 9 * replay->recorded.peak_reserved
-                   : device.changes.empty();
+        const bool helps = replay && replay->expandable ? 10 * replay->expandable->peak_reserved <=
+                                                              9 * replay->recorded.peak_reserved
+                                                        : device.changes.empty();
         if (worth && helps && !expandable_on(alloc_conf)) {
             advice.push_back(
-                {kExpandable, "at the peak, " + format_bytes(cached) + " of the " +
-                                  format_bytes(device.reserved_at_peak) + " reserved (" +
-                                  percent_of(cached, device.reserved_at_peak) +
-                                  ") held no tensor: memory other programs on the device, or a "
-                                  "larger batch, could use. Expandable segments keep less "
-                                  "cached" +
-                                  (replay ? ": " + replayed(*replay) + "."
-                                          : "; torch.cuda.empty_cache() between phases returns "
-                                            "it.")});
+                {kExpandable,
+                 "at the peak, " + format_bytes(cached) + " of the " +
+                     format_bytes(device.reserved_at_peak) + " reserved (" +
+                     percent_of(cached, device.reserved_at_peak) +
+                     ") held no tensor: memory other programs on the device, or a "
+                     "larger batch, could use. Expandable segments keep less "
+                     "cached" +
+                     (replay && replay->expandable
+                          ? ": " + replayed(replay->recorded, *replay->expandable) + "."
+                          : "; torch.cuda.empty_cache() between phases returns "
+                            "it.")});
         }
         advise_fewer_activations(device, snapshot_moment(device, device.peak_event), "at the peak",
                                  advice);

@@ -30,6 +30,7 @@ using Items = std::vector<PickleValue>;
 // is parsed whole, so it is held to less.
 constexpr std::uint64_t kMostSnapshotBytes = std::uint64_t(16) << 30;
 constexpr std::uint64_t kMostTraceBytes = std::uint64_t(4) << 30;
+constexpr std::int64_t kSmallSegment = 2 << 20;  // the small pool's segments
 
 const std::string& text_at(const PickleValue& value, std::string_view key) {
     static const std::string kNone;
@@ -175,6 +176,11 @@ void read_segments(DeviceIndex& devices, const PickleValue& root, WorkBudget& bu
         device.reserved = fields.add(device.reserved, layout.size, where);
         const PickleValue* expandable = segment.at("is_expandable");
         layout.expandable = expandable && expandable->integer() != 0;
+        // "segment_type" since PyTorch 2.0; before it, the small pool's segments were the ones
+        // of 2 MiB.
+        const std::string& type = text_at(segment, "segment_type");
+        layout.small =
+            type.empty() ? layout.size == kSmallSegment && !layout.expandable : type == "small";
         std::int64_t at = layout.address;
         std::int64_t held = 0;
         const Items& blocks = fields.list(segment, "blocks", where);

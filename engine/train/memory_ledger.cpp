@@ -12,7 +12,7 @@ namespace oomlab::train {
 
 MemoryLedger::MemoryLedger(const c10::Device& device, std::int64_t cap_bytes,
                            const std::string& alloc_conf)
-    : m_monitor(device, cap_bytes, alloc_conf) {}
+    : m_monitor(device, cap_bytes, alloc_conf), m_alloc_conf(alloc_conf) {}
 
 void MemoryLedger::start_history(const c10::Device& device) {
     m_history = std::make_unique<memory::MemoryHistory>(device);
@@ -45,7 +45,7 @@ std::string MemoryLedger::describe_oom(const std::string& message,
     if (const auto requested = requested_bytes_in(message)) {
         m_fragmentation = m_monitor.free_space(*requested);
         if (m_fragmentation) {
-            text += "; " + describe_fragmentation(*m_fragmentation);
+            text += "; " + describe_fragmentation(*m_fragmentation, m_alloc_conf);
         }
     }
     return text;

@@ -53,6 +53,7 @@ public:
 
 private:
     memory::MemoryMonitor m_monitor;
+    std::string m_alloc_conf;  // memory.alloc_conf, for the words of an OOM's verdict
     std::unique_ptr<memory::MemoryHistory> m_history;
     memory::MemorySample m_at_peak;  // the end of the step with the highest peak
     std::optional<memory::MemorySample> m_last_step;

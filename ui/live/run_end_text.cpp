@@ -30,7 +30,8 @@ QString describeRunEnd(const RunEnd& end) {
             // Whether the memory was missing or only in pieces, where the allocator told.
             if (const auto& free_space = end.outcome.fragmentation) {
                 text += QStringLiteral("\n") +
-                        QString::fromStdString(describe_fragmentation(*free_space)) +
+                        QString::fromStdString(
+                            describe_fragmentation(*free_space, end.config.memory.alloc_conf)) +
                         QStringLiteral(".");
             }
             return text;

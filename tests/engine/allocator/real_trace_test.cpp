@@ -122,5 +122,25 @@ TEST(RealTraces, AllocatorSettingsAreAdvisedOnlyWhereTheReplayShowsThemHelp) {
     EXPECT_EQ(already_on.find("expandable_segments"), std::string::npos) << already_on;
 }
 
+// Dumped by an out-of-memory observer, the segments are the allocator's at the failure. The
+// verdict counts the free blocks of the pool that serves the request: PyTorch's messages say
+// 333.19 and 73.72 MiB "reserved but unallocated", both pools; 3.54 MiB of each is in the
+// small pool's segments, which never serve a 284 MiB request.
+TEST(RealTraces, AnOutOfMemoryIsJudgedOnTheRequestsPoolAsTheFailureLeftIt) {
+    const std::string fragmented = advice_text("oom-default.pickle.gz");
+    EXPECT_NE(fragmented.find("329.6 MiB was reserved but held no tensor in the large pool that "
+                              "serves it (17 blocks, the largest 213.1 MiB), more than the "
+                              "283.8 MiB asked for"),
+              std::string::npos)
+        << fragmented;
+    const std::string in_use = advice_text("oom-expandable.pickle.gz");
+    EXPECT_NE(
+        in_use.find("hold less at the peak: at the out-of-memory (event 4756), 283.8 MiB was "
+                    "asked with 136.34 GiB free on the device and only 70.2 MiB cached but "
+                    "free in the large pool that serves it (12 blocks, the largest 14.9 MiB)"),
+        std::string::npos)
+        << in_use;
+}
+
 }  // namespace
 }  // namespace oomlab

@@ -63,6 +63,81 @@ TEST(CudaMemory, ACapRefusesAllocationsPastIt) {
     EXPECT_EQ(monitor.sample().oom_count, 1);
 }
 
+#if OOMLAB_WITH_CUDA
+// What an OOM's verdict reads: the cached free blocks of the pool that would serve the failed
+// request. Other tests of this process may leave blocks in use, so the changes are compared.
+TEST(CudaMemory, FreeBlocksAreCountedInTheRequestsOwnPool) {
+    OOMLAB_REQUIRE_CUDA();
+    memory::release_cached_memory(kCuda);
+    const std::int64_t large_request = 40 * kMiB;
+    const std::int64_t small_request = 512;
+    const memory::FreeBlocks large_before = memory::cuda::free_blocks(0, large_request);
+    const memory::FreeBlocks small_before = memory::cuda::free_blocks(0, small_request);
+    const auto bytes = torch::dtype(torch::kUInt8).device(kCuda);
+    const torch::Tensor kept = torch::empty({24 * kMiB}, bytes);
+    {
+        // Each opens a segment of its own, left cached and free when it is dropped.
+        const torch::Tensor large = torch::empty({24 * kMiB}, bytes);
+        const torch::Tensor small = torch::empty({4096}, bytes);
+    }
+    const memory::FreeBlocks large_after = memory::cuda::free_blocks(0, large_request);
+    const memory::FreeBlocks small_after = memory::cuda::free_blocks(0, small_request);
+    EXPECT_EQ(large_after.bytes - large_before.bytes, 24 * kMiB);
+    EXPECT_GE(large_after.largest, 24 * kMiB);
+    EXPECT_LE(small_after.bytes - small_before.bytes, 2 * kMiB)
+        << "the large pool's free block is not the small pool's";
+    EXPECT_LT(small_after.largest, 24 * kMiB);
+    memory::release_cached_memory(kCuda);
+}
+
+// The verdict on an OOM reads the allocator as it was when the request failed. The tensors of
+// the failing scope are freed while the error unwinds; read afterwards, their blocks would be
+// free space that was not there.
+TEST(CudaMemory, FreeSpaceIsReadAsItWasWhenTheRequestFailed) {
+    OOMLAB_REQUIRE_CUDA();
+    memory::release_cached_memory(kCuda);
+    const std::int64_t free_before = memory::cuda::free_blocks(0, 32 * kMiB).bytes;
+    const memory::MemoryMonitor monitor(kCuda, /*cap_bytes=*/64 * kMiB);
+    const auto bytes = torch::dtype(torch::kUInt8).device(kCuda);
+    try {
+        const torch::Tensor held = torch::empty({40 * kMiB}, bytes);
+        const torch::Tensor refused = torch::empty({32 * kMiB}, bytes);
+        FAIL() << "64 MiB held 72 MiB";
+    } catch (const c10::OutOfMemoryError&) {
+    }
+    const std::optional<Fragmentation> free = monitor.free_space(32 * kMiB);
+    ASSERT_TRUE(free.has_value());
+    EXPECT_EQ(free->reserved_free_bytes, free_before)
+        << "the 40 MiB block was held when the request failed";
+    EXPECT_LT(free->unreserved_free_bytes, 32 * kMiB);
+    EXPECT_FALSE(free->fragmented());
+    memory::release_cached_memory(kCuda);
+}
+
+// memory.alloc_conf is handed to the allocator of a process that has already started it: the
+// segments opened after the monitor starts follow it.
+TEST(CudaMemory, AllocConfTakesEffectForTheNextSegments) {
+    OOMLAB_REQUIRE_CUDA();
+    memory::release_cached_memory(kCuda);
+    const auto bytes = torch::dtype(torch::kUInt8).device(kCuda);
+    bool expandable = false;
+    {
+        const memory::MemoryMonitor monitor(kCuda, 0, "expandable_segments:True");
+        const torch::Tensor held = torch::empty({24 * kMiB}, bytes);
+        for (const memory::SnapshotSegment& segment : memory::cuda::history_snapshot().segments) {
+            expandable = expandable || (segment.is_expandable && segment.is_large);
+        }
+    }
+    memory::release_cached_memory(kCuda);
+    memory::cuda::set_allocator_settings("expandable_segments:False");
+    EXPECT_TRUE(expandable) << "no expandable segment holds the tensor allocated under the setting";
+    const torch::Tensor after = torch::empty({24 * kMiB}, bytes);
+    for (const memory::SnapshotSegment& segment : memory::cuda::history_snapshot().segments) {
+        EXPECT_FALSE(segment.is_expandable) << "the setting was turned off again";
+    }
+}
+#endif
+
 TEST(CudaMemory, SnapshotOfAShortRunHasSegmentsAndTaggedTraces) {
     OOMLAB_REQUIRE_CUDA();
     test::TempDir dir;

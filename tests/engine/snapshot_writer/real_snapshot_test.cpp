@@ -75,7 +75,8 @@ TEST_F(RealSnapshot, ARequestLargerThanEveryFreeBlockIsFragmentationWithoutRoomT
     const Fragmentation at_oom{std::int64_t(600) << 20, usage.free.bytes, usage.free.largest,
                                usage.free.count, 0};
     EXPECT_TRUE(at_oom.fragmented());
-    EXPECT_NE(describe_fragmentation(at_oom).find("expandable_segments:True"), std::string::npos);
+    EXPECT_NE(describe_fragmentation(at_oom, "").find("expandable_segments:True"),
+              std::string::npos);
     // 400 MiB fits the largest free block: the allocator would have reused it.
     const Fragmentation fits{std::int64_t(400) << 20, usage.free.bytes, usage.free.largest,
                              usage.free.count, 0};

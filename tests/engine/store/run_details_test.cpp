@@ -137,14 +137,19 @@ TEST(Fragmentation, TellsPiecesFromWantOfMemory) {
     // 6000 free in 5 blocks, none of 4096: fragmented, and the advice says what helps.
     const Fragmentation pieces{4096, 6000, 2048, 5, 0};
     EXPECT_TRUE(pieces.fragmented());
-    EXPECT_NE(describe_fragmentation(pieces).find("expandable_segments"), std::string::npos);
+    EXPECT_NE(describe_fragmentation(pieces, "").find("expandable_segments:True"),
+              std::string::npos);
+    // Already on: the advice does not ask for it again (PyTorch's own message does).
+    const std::string already = describe_fragmentation(pieces, "expandable_segments:True");
+    EXPECT_EQ(already.find("expandable_segments:True"), std::string::npos) << already;
+    EXPECT_NE(already.find("already on"), std::string::npos) << already;
     // A block large enough exists: the allocator would have used it; not fragmentation.
     EXPECT_FALSE((Fragmentation{4096, 6000, 4096, 2, 0}).fragmented());
     // Too little free in all: want of memory, and no advice about segments.
     const Fragmentation little{4096, 1000, 1000, 1, 1000};
     EXPECT_FALSE(little.fragmented());
-    EXPECT_EQ(describe_fragmentation(little).find("expandable_segments"), std::string::npos);
-    EXPECT_NE(describe_fragmentation(little).find("not enough memory"), std::string::npos);
+    EXPECT_EQ(describe_fragmentation(little, "").find("expandable_segments"), std::string::npos);
+    EXPECT_NE(describe_fragmentation(little, "").find("not enough memory"), std::string::npos);
     // A new segment would fit: the cap or device still had room, so not fragmentation either.
     // For 4096 bytes that is a small-pool segment of 2 MiB; 8 MiB asks for a 20 MiB one.
     EXPECT_EQ((Fragmentation{4096, 6000, 2048, 5, 0}).segment_bytes(), 2 << 20);

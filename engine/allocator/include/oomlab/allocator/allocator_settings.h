@@ -27,6 +27,10 @@ struct AllocatorSettings {
 // segments (pinned_*, release_lock_on_cudamalloc, backend, ...) are accepted and ignored.
 AllocatorSettings parse_alloc_conf(std::string_view conf);
 
+// Whether CONF turns expandable segments on; false for text parse_alloc_conf refuses (its
+// error is reported where the setting is read).
+bool expandable_segments_on(std::string_view conf);
+
 // The settings in CONF's syntax, only those that differ from the defaults ("" for none).
 std::string to_alloc_conf(const AllocatorSettings& settings);
 

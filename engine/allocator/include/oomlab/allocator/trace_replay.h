@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "oomlab/allocator/allocator_settings.h"
+#include "oomlab/allocator/caching_allocator_model.h"
 
 namespace oomlab::allocator {
 
@@ -61,6 +62,9 @@ struct OomOutcome {
     std::size_t event = 0;
     std::int64_t request = 0;
     bool happens = true;  // under the settings replayed
+    // Where it happens: the request's pool as the failure left it (after the release of the
+    // cached segments and the retry), and the whole of what was reserved.
+    ModelStats at_failure;
 };
 
 struct WhatIf {

@@ -5,7 +5,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "oomlab/snapshot_writer/memory_snapshot.h"
 
@@ -37,6 +39,20 @@ void set_allocator_settings(const std::string& conf);
 // a request of `requested` bytes.
 FreeBlocks free_blocks(int device, std::int64_t requested);
 std::int64_t device_free_bytes(int device);  // cudaMemGetInfo's free
+
+// The allocator as it was when an allocation failed: read by an out-of-memory observer, before
+// the error unwinds the step and frees its tensors (after which the same figures describe
+// another state: a step's freed activations look like a fragmented cache).
+struct OomState {
+    std::vector<SnapshotSegment> segments;
+    std::int64_t allowed = 0;      // what the allocator may reserve: the cap, else the device
+    std::int64_t device_free = 0;  // cudaMemGetInfo's free at the failure
+};
+// Starts keeping the state of each failure (once per process; later calls do nothing).
+void watch_out_of_memory();
+// The state at the last failure on `device` since clear_oom_state, if there was one.
+std::optional<OomState> last_oom_state(int device);
+void clear_oom_state(int device);
 
 // The allocator's history with each allocation tagged (see allocation_tag.h).
 void start_history(std::size_t max_events);

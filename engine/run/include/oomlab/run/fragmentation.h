@@ -37,6 +37,7 @@ struct Fragmentation {
 std::optional<std::int64_t> requested_bytes_in(std::string_view oom_message);
 
 // One sentence for the OOM's message: fragmented (and what helps) or plainly too little.
-std::string describe_fragmentation(const Fragmentation& free_space);
+// `alloc_conf` is the run's memory.alloc_conf: a setting already on is not advised.
+std::string describe_fragmentation(const Fragmentation& free_space, std::string_view alloc_conf);
 
 }  // namespace oomlab

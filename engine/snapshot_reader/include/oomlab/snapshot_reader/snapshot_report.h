@@ -59,6 +59,7 @@ struct SnapshotSegmentLayout {
     std::int64_t size = 0;
     std::int64_t stream = 0;
     bool expandable = false;
+    bool small = false;  // of the small pool (requests up to 1 MiB)
     struct Block {
         std::int64_t address = 0;
         std::int64_t size = 0;

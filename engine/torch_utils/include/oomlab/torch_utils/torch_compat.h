@@ -205,6 +205,22 @@ inline void set_cuda_allocator_settings(const std::string& conf) {
 #endif
 }
 
+// Whether a snapshot's segment is a mapped range of an expandable segment: a field of
+// PyTorch 2.1 and later; earlier versions had no expandable segments.
+template <typename Segment, typename = void>
+struct has_is_expandable : std::false_type {};
+template <typename Segment>
+struct has_is_expandable<Segment, std::void_t<decltype(Segment::is_expandable)>> : std::true_type {
+};
+template <typename Segment>
+bool segment_is_expandable(const Segment& segment) {
+    if constexpr (has_is_expandable<Segment>::value) {
+        return segment.is_expandable;
+    } else {
+        return false;
+    }
+}
+
 // The index of the all-pools figures in the CUDA allocator's statistics: StatType::AGGREGATE,
 // which later 2.x moved from c10::cuda::CUDACachingAllocator to c10::CachingAllocator.
 inline constexpr std::size_t kAggregateStat = 0;
