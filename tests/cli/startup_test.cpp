@@ -2,6 +2,9 @@
 // so they answer at once. The dynamic loader's own report (LD_DEBUG=files) says what was loaded.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <string>
+
 #include "cli_runner.h"
 #include "oomlab/store/run_store.h"
 #include "test_support.h"
@@ -43,6 +46,36 @@ TEST(Startup, CommandsThatDoNotTrainNeverLoadLibTorch) {
     const test::CliResult device = run_cli({"device", "--json"}, {"LD_DEBUG=files"});
     EXPECT_EQ(device.exit_code, 0) << device.err;
     EXPECT_TRUE(loaded_libtorch(device));
+}
+
+// OpenBLAS, the BLAS of Debian's LibTorch, picks its kernels when the training engine loads it
+// and takes a processor newer than it knows for an old one; the engine names the kernels the
+// processor can run, unless the user did. OPENBLAS_VERBOSE=2 makes OpenBLAS say which it took.
+TEST(Startup, OpenBlasRunsKernelsThisProcessorCanRun) {
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
+        GTEST_SKIP() << "a processor without AVX2: OpenBLAS's own choice stands";
+    }
+    if (std::getenv("OPENBLAS_CORETYPE")) {
+        GTEST_SKIP() << "OPENBLAS_CORETYPE is set for this test's environment";
+    }
+    const auto core_of = [](const test::CliResult& result) -> std::string {
+        const std::string said = result.err + result.out;
+        const auto at = said.find("Core: ");
+        return at == std::string::npos ? "" : said.substr(at + 6, said.find('\n', at) - at - 6);
+    };
+    const test::CliResult chosen = run_cli({"device", "--json"}, {"OPENBLAS_VERBOSE=2"});
+    ASSERT_EQ(chosen.exit_code, 0) << chosen.err;
+    if (core_of(chosen).empty()) {
+        GTEST_SKIP() << "this LibTorch's BLAS is not OpenBLAS";
+    }
+    const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+                        __builtin_cpu_supports("avx512cd");
+    EXPECT_EQ(core_of(chosen), avx512 ? "SkylakeX" : "Haswell");
+    const test::CliResult users =
+        run_cli({"device", "--json"}, {"OPENBLAS_VERBOSE=2", "OPENBLAS_CORETYPE=Sandybridge"});
+    EXPECT_EQ(core_of(users), "Sandybridge") << "the user's choice stands";
 }
 
 }  // namespace
