@@ -30,34 +30,60 @@ std::string percent_of(std::int64_t part, std::int64_t whole) {
     return std::to_string(whole > 0 ? (100 * part + whole / 2) / whole : 0) + "%";
 }
 
-// The trace replayed through the allocator's model as recorded and, where they are not on
-// already, with expandable segments, with what the program reserved at most as the capacity
-// when it ran out of memory.
-struct AllocatorReplay {
-    allocator::WhatIf recorded;
-    std::optional<allocator::WhatIf> expandable;
+// The trace replayed through the allocator's model, as recorded and with expandable segments
+// (where they are not on already), with what the program reserved at most as the capacity when
+// it ran out of memory. Each replay is made once, when first asked for: a long trace takes
+// seconds.
+class AllocatorReplays {
+public:
+    AllocatorReplays(const SnapshotDevice& device, const std::optional<std::string>& alloc_conf)
+        : m_device(device) {
+        if (device.changes.empty()) {
+            return;  // segments only: nothing to replay
+        }
+        try {
+            m_settings = allocator::parse_alloc_conf(alloc_conf.value_or(""));
+        } catch (const BadInput&) {
+            // settings this model does not read: nothing replayed
+        }
+    }
+
+    // Null where nothing is replayed.
+    const allocator::WhatIf* recorded() { return replay(m_recorded, false); }
+    // Null also where the snapshot had expandable segments on.
+    const allocator::WhatIf* expandable() {
+        return m_settings && m_settings->expandable_segments ? nullptr : replay(m_expandable, true);
+    }
+
+private:
+    const allocator::WhatIf* replay(std::optional<allocator::WhatIf>& slot, bool expandable) {
+        if (!m_settings) {
+            return nullptr;
+        }
+        if (!slot) {
+            if (!m_trace) {
+                m_trace = allocator_trace(m_device, *m_settings);
+            }
+            allocator::AllocatorSettings settings = *m_settings;
+            settings.expandable_segments = settings.expandable_segments || expandable;
+            const std::int64_t capacity = m_device.ooms.empty() ? 0 : m_device.peak_reserved;
+            slot = allocator::replay_under(*m_trace, settings, capacity, 1);
+        }
+        return &*slot;
+    }
+
+    const SnapshotDevice& m_device;
+    std::optional<allocator::AllocatorSettings> m_settings;  // unset: nothing to replay
+    std::optional<allocator::AllocatorTrace> m_trace;
+    std::optional<allocator::WhatIf> m_recorded;
+    std::optional<allocator::WhatIf> m_expandable;
 };
 
-std::optional<AllocatorReplay> replay_allocator(const SnapshotDevice& device,
-                                                const std::string& alloc_conf) {
-    allocator::AllocatorSettings recorded;
-    try {
-        recorded = allocator::parse_alloc_conf(alloc_conf);
-    } catch (const BadInput&) {
-        return std::nullopt;  // settings this model does not read: nothing replayed
-    }
-    if (device.changes.empty()) {
-        return std::nullopt;
-    }
-    const allocator::AllocatorTrace trace = allocator_trace(device, recorded);
-    const std::int64_t capacity = device.ooms.empty() ? 0 : device.peak_reserved;
-    AllocatorReplay replay{allocator::replay_under(trace, recorded, capacity, 1), std::nullopt};
-    if (!recorded.expandable_segments) {
-        allocator::AllocatorSettings expandable = recorded;
-        expandable.expandable_segments = true;
-        replay.expandable = allocator::replay_under(trace, expandable, capacity, 1);
-    }
-    return replay;
+// What a new segment could still get at a failure: the device's free memory, within what the
+// program reserved at most (a snapshot does not record a memory fraction).
+std::int64_t room_to_reserve(const SnapshotOom& oom, std::int64_t most_reserved,
+                             std::int64_t reserved) {
+    return std::min(oom.device_free, std::max<std::int64_t>(0, most_reserved - reserved));
 }
 
 // The request's pool in a snapshot dumped when the request failed, as an out-of-memory
@@ -83,29 +109,20 @@ std::optional<Fragmentation> free_space_dumped(const SnapshotDevice& device,
             }
         }
     }
-    // What a new segment could still get: the device's free memory, within what the program
-    // reserved at most (a memory fraction is not recorded).
-    free_space.unreserved_free_bytes = std::min(
-        oom.device_free, std::max<std::int64_t>(0, device.peak_reserved - device.reserved));
+    free_space.unreserved_free_bytes = room_to_reserve(oom, device.peak_reserved, device.reserved);
     return free_space;
 }
 
 // The request's pool when it failed, as the replay under the recorded settings left it (the
-// small pool's free blocks never serve a large request, nor the other way round). What a new
-// segment could still get: the device's free memory, within what the program reserved at most
-// (the replay's capacity; a memory fraction is not recorded).
+// small pool's free blocks never serve a large request, nor the other way round).
 std::optional<Fragmentation> free_space_at(const allocator::WhatIf& recorded,
                                            const SnapshotOom& oom) {
     for (const allocator::OomOutcome& replayed : recorded.ooms) {
         if (replayed.event == oom.event && replayed.happens) {
             const allocator::ModelStats& pool = replayed.at_failure;
-            std::int64_t unreserved = oom.device_free;
-            if (recorded.capacity > 0) {
-                unreserved = std::min(unreserved,
-                                      std::max<std::int64_t>(0, recorded.capacity - pool.reserved));
-            }
             return Fragmentation{oom.requested, pool.cached_free, pool.largest_free,
-                                 pool.free_blocks, unreserved};
+                                 pool.free_blocks,
+                                 room_to_reserve(oom, recorded.capacity, pool.reserved)};
         }
     }
     return std::nullopt;
@@ -124,10 +141,10 @@ std::string replayed(const allocator::WhatIf& recorded, const allocator::WhatIf&
 bool advise_on_oom(const SnapshotDevice& device, const SnapshotOom& oom,
                    const std::optional<std::string>& alloc_conf,
                    std::vector<SnapshotAdvice>& advice) {
-    const auto replay = replay_allocator(device, alloc_conf.value_or(""));
+    AllocatorReplays replays(device, alloc_conf);
     std::optional<Fragmentation> pool = free_space_dumped(device, oom);
-    if (!pool && replay) {
-        pool = free_space_at(replay->recorded, oom);
+    if (!pool && replays.recorded()) {
+        pool = free_space_at(*replays.recorded(), oom);
     }
     // Without a replay (no trace, or settings the model does not read): both pools' cache.
     const std::int64_t cached = pool ? pool->reserved_free_bytes : oom.reserved - oom.allocated;
@@ -154,11 +171,12 @@ bool advise_on_oom(const SnapshotDevice& device, const SnapshotOom& oom,
                                            "reused whole."});
             return false;
         }
+        const allocator::WhatIf* const expandable = replays.expandable();
         const auto outcome = [&]() -> std::optional<bool> {
-            if (!replay || !replay->expandable) {
+            if (!expandable) {
                 return std::nullopt;
             }
-            for (const allocator::OomOutcome& replayed_oom : replay->expandable->ooms) {
+            for (const allocator::OomOutcome& replayed_oom : expandable->ooms) {
                 if (replayed_oom.event == oom.event) {
                     return replayed_oom.happens;
                 }
@@ -168,7 +186,7 @@ bool advise_on_oom(const SnapshotDevice& device, const SnapshotOom& oom,
         if (outcome && *outcome) {
             advice.push_back({"keep tensor sizes steady",
                               fragmented + ". Expandable segments would not save it: " +
-                                  replayed(replay->recorded, *replay->expandable) +
+                                  replayed(*replays.recorded(), *expandable) +
                                   ", and the error still happens. Pad batches to a fixed or "
                                   "bucketed length, or hold less."});
             return false;
@@ -178,7 +196,7 @@ bool advise_on_oom(const SnapshotDevice& device, const SnapshotOom& oom,
              fragmented +
                  ". Expandable segments grow one mapping instead of leaving gaps between blocks "
                  "of different sizes" +
-                 (outcome ? ": " + replayed(replay->recorded, *replay->expandable) +
+                 (outcome ? ": " + replayed(*replays.recorded(), *expandable) +
                                 ", and the out-of-memory error at event " +
                                 std::to_string(oom.event) + " does not happen."
                           : ".")});
@@ -307,14 +325,13 @@ std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device,
         const std::int64_t cached = device.reserved_at_peak - device.peak_allocated;
         const bool worth = cached >= kCachedBytes &&
                            double(cached) >= kCachedShare * double(device.reserved_at_peak);
-        const auto replay = worth && !expandable_on(alloc_conf)
-                                ? replay_allocator(device, alloc_conf.value_or(""))
-                                : std::nullopt;
+        AllocatorReplays replays(device, alloc_conf);
+        const allocator::WhatIf* const expandable = worth ? replays.expandable() : nullptr;
         // With a trace, advised where the replay with it reserves at least a tenth less;
         // without one (segments only), on the cached share alone.
-        const bool helps = replay && replay->expandable ? 10 * replay->expandable->peak_reserved <=
-                                                              9 * replay->recorded.peak_reserved
-                                                        : device.changes.empty();
+        const bool helps =
+            expandable ? 10 * expandable->peak_reserved <= 9 * replays.recorded()->peak_reserved
+                       : device.changes.empty();
         if (worth && helps && !expandable_on(alloc_conf)) {
             advice.push_back(
                 {kExpandable,
@@ -324,10 +341,9 @@ std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device,
                      ") held no tensor: memory other programs on the device, or a "
                      "larger batch, could use. Expandable segments keep less "
                      "cached" +
-                     (replay && replay->expandable
-                          ? ": " + replayed(replay->recorded, *replay->expandable) + "."
-                          : "; torch.cuda.empty_cache() between phases returns "
-                            "it.")});
+                     (expandable ? ": " + replayed(*replays.recorded(), *expandable) + "."
+                                 : "; torch.cuda.empty_cache() between phases returns "
+                                   "it.")});
         }
         advise_fewer_activations(device, snapshot_moment(device, device.peak_event), "at the peak",
                                  advice);
