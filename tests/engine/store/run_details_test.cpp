@@ -158,6 +158,16 @@ TEST(Fragmentation, TellsPiecesFromWantOfMemory) {
     const Fragmentation no_room_to_grow{8 << 20, 18 << 20, 4 << 20, 10, 12 << 20};
     EXPECT_EQ(no_room_to_grow.segment_bytes(), 20 << 20);
     EXPECT_TRUE(no_room_to_grow.fragmented());
+    // Nothing cached, and less room than the request's segment: a 2.4 MiB request opens a
+    // 20 MiB segment, which a 16 MiB cap does not hold. Want of memory, however much of the
+    // cap is free; the segment it needed is named.
+    const Fragmentation segment_too_large{2500000, 0, 0, 0, 16 << 20};
+    EXPECT_FALSE(segment_too_large.fragmented());
+    EXPECT_NE(describe_fragmentation(segment_too_large, "").find("reserves 20.0 MiB"),
+              std::string::npos)
+        << describe_fragmentation(segment_too_large, "");
+    // Pieces that, handed back, would leave room for that segment: fragmented.
+    EXPECT_TRUE((Fragmentation{2500000, 5 << 20, 2 << 20, 3, 16 << 20}).fragmented());
 }
 
 }  // namespace

@@ -24,11 +24,14 @@ struct Fragmentation {
     // up to 1 MiB, 20 MiB up to 10 MiB, the request rounded up to 2 MiB beyond.
     std::int64_t segment_bytes() const;
     const char* pool() const;  // "small" or "large": the pool that serves the request
-    // The free memory would hold the request, but no single block does, and no new segment
-    // fits beside them.
+    // No single free block holds the request and no new segment fits beside them, but the
+    // pieces are what is missing: together they would hold it, or handed back they would make
+    // room for its segment. Room left that is smaller than the segment the request needs (a
+    // 2.4 MiB request's 20 MiB under a 16 MiB cap) is want of memory, not pieces.
     bool fragmented() const {
-        return reserved_free_bytes + unreserved_free_bytes >= requested_bytes &&
-               largest_free_block < requested_bytes && unreserved_free_bytes < segment_bytes();
+        return largest_free_block < requested_bytes && unreserved_free_bytes < segment_bytes() &&
+               (reserved_free_bytes >= requested_bytes ||
+                reserved_free_bytes + unreserved_free_bytes >= segment_bytes());
     }
 };
 
