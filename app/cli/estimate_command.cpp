@@ -14,6 +14,9 @@
 namespace oomlab::cli {
 
 nlohmann::ordered_json estimate_json(const MemoryEstimate& estimate) {
+    const auto or_null = [](const std::optional<std::int64_t>& bytes) {
+        return bytes ? nlohmann::ordered_json(*bytes) : nlohmann::ordered_json(nullptr);
+    };
     return {{"peak_bytes", estimate.peak_bytes},
             {"cap_bytes", estimate.cap_bytes},
             {"fits", estimate.fits},
@@ -22,6 +25,10 @@ nlohmann::ordered_json estimate_json(const MemoryEstimate& estimate) {
             {"epoch_worst_length", estimate.epoch_worst_length},
             {"epoch_worst_peak_bytes", estimate.epoch_worst_peak_bytes},
             {"library_workspaces", estimate.library_workspaces},
+            {"reserved_bytes", or_null(estimate.reserved_bytes)},
+            {"reserved_peak_bytes", or_null(estimate.reserved_peak_bytes)},
+            {"caching_allocator", estimate.caching_allocator},
+            {"allocator_out_of_memory", estimate.allocator_out_of_memory},
             {"breakdown", breakdown_value(estimate.breakdown)},
             {"by_module", module_memory_value(estimate.by_module)}};
 }
@@ -38,6 +45,20 @@ void print_estimate(const MemoryEstimate& estimate) {
                   << estimate.epoch_worst_length
                   << " tokens): with it, as in a longer run, the peak would be "
                   << format_bytes(estimate.epoch_worst_peak_bytes) << '\n';
+    }
+    if (estimate.reserved_bytes) {
+        const std::int64_t cache = *estimate.reserved_bytes - estimate.peak_bytes;
+        std::cout << (estimate.caching_allocator ? "  the caching allocator reserves "
+                                                 : "  on CUDA the caching allocator would reserve ")
+                  << format_bytes(*estimate.reserved_bytes) << " at the peak ("
+                  << format_bytes(cache) << " of it cached, free), at most "
+                  << format_bytes(*estimate.reserved_peak_bytes) << '\n';
+    }
+    if (estimate.allocator_out_of_memory) {
+        std::cout << "  under the cap the allocator finds no room for a request although the"
+                     " tensors alone would fit: the segments it opens, or the pieces its cache is"
+                     " left in, do not fit (memory.alloc_conf=expandable_segments:True grows one"
+                     " segment instead)\n";
     }
     for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
         std::cout << "  " << kBreakdownKeys[i] << ": "

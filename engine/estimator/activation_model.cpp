@@ -21,13 +21,34 @@ double half_precision_share(ModelKind kind) {
     return 0.0;
 }
 
-std::int64_t linear(std::int64_t in, std::int64_t out) {
-    return in * out + out;
+using Tensors = std::vector<std::int64_t>;
+
+Tensors operator+(Tensors a, const Tensors& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
 }
-std::int64_t layer_norm(std::int64_t width) {
-    return 2 * width;
+
+std::int64_t sum(const Tensors& tensors) {
+    std::int64_t total = 0;
+    for (const std::int64_t size : tensors) {
+        total += size;
+    }
+    return total;
 }
-std::int64_t block_parameters(const ModelConfig& m) {
+
+// `count` tensors of `size`.
+Tensors times(std::int64_t count, std::int64_t size) {
+    return Tensors(std::size_t(std::max<std::int64_t>(0, count)), size);
+}
+
+// Parameters (elements), tensor by tensor.
+Tensors linear(std::int64_t in, std::int64_t out) {
+    return {in * out, out};
+}
+Tensors layer_norm(std::int64_t width) {
+    return {width, width};
+}
+Tensors block_parameters(const ModelConfig& m) {
     const std::int64_t d = m.d_model;
     return layer_norm(d) + linear(d, 3 * d) + linear(d, d) + layer_norm(d) + linear(d, m.ffn) +
            linear(m.ffn, d);
@@ -35,34 +56,67 @@ std::int64_t block_parameters(const ModelConfig& m) {
 
 }  // namespace
 
+ModuleBytes made_of(std::string module, std::vector<std::int64_t> tensors) {
+    const std::int64_t bytes = sum(tensors);
+    return {std::move(module), bytes, std::move(tensors)};
+}
+
+std::vector<std::int64_t> tensors_of(const ModuleBytes& module) {
+    const std::int64_t listed = sum(module.tensors);
+    if (listed == module.bytes) {
+        return module.tensors;
+    }
+    if (listed < module.bytes || module.bytes <= 0) {
+        return module.bytes > 0 ? Tensors{module.bytes} : Tensors{};
+    }
+    // Fewer bytes than listed: a share of the tensors is kept in 16 bits. Those are halved,
+    // largest first (autocast's matrix products make the widest ones), until the bytes agree.
+    Tensors tensors = module.tensors;
+    std::vector<std::size_t> order(tensors.size());
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        order[i] = i;
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return tensors[a] > tensors[b]; });
+    std::int64_t excess = listed - module.bytes;
+    for (const std::size_t i : order) {
+        const std::int64_t saved = std::min(excess, tensors[i] / 2);
+        tensors[i] -= saved;
+        excess -= saved;
+    }
+    tensors.back() -= std::min(excess, tensors.back());
+    return tensors;
+}
+
 std::vector<ModuleBytes> parameters_by_module(const ExperimentConfig& config, int embedding_dim,
                                               int num_classes) {
     const ModelConfig& m = config.model;
     std::vector<ModuleBytes> modules;
     switch (m.kind) {
         case ModelKind::Bag:
-            modules = {{"pooling", 0},
-                       {"hidden", linear(embedding_dim, m.hidden)},
-                       {"output", linear(m.hidden, num_classes)}};
+            modules = {made_of("pooling", {}), made_of("hidden", linear(embedding_dim, m.hidden)),
+                       made_of("output", linear(m.hidden, num_classes))};
             break;
         case ModelKind::BiLstm:
             for (int layer = 0; layer < m.layers; ++layer) {
                 const std::int64_t in = layer == 0 ? embedding_dim : 2 * m.hidden;
                 // Two directions: input and hidden weights and their two biases.
-                modules.push_back({"lstm layer " + std::to_string(layer + 1),
-                                   2 * (4LL * m.hidden * (in + m.hidden) + 8LL * m.hidden)});
+                const Tensors direction = {4LL * m.hidden * in, 4LL * m.hidden * m.hidden,
+                                           4LL * m.hidden, 4LL * m.hidden};
+                modules.push_back(
+                    made_of("lstm layer " + std::to_string(layer + 1), direction + direction));
             }
-            modules.push_back({"head", linear(2 * m.hidden, num_classes)});
+            modules.push_back(made_of("head", linear(2 * m.hidden, num_classes)));
             break;
         case ModelKind::Transformer: {
             const std::int64_t d = m.d_model;
-            const std::int64_t block = block_parameters(m);
-            modules.push_back(
-                {"projection", linear(embedding_dim, d) + std::int64_t(config.train.max_len) * d});
+            const Tensors positions = {std::int64_t(config.train.max_len) * d};
+            modules.push_back(made_of("projection", linear(embedding_dim, d) + positions));
             for (int layer = 0; layer < m.layers; ++layer) {
-                modules.push_back({"block " + std::to_string(layer + 1), block});
+                modules.push_back(
+                    made_of("block " + std::to_string(layer + 1), block_parameters(m)));
             }
-            modules.push_back({"head", layer_norm(d) + linear(d, num_classes)});
+            modules.push_back(made_of("head", layer_norm(d) + linear(d, num_classes)));
             break;
         }
     }
@@ -90,16 +144,19 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
     const std::int64_t lookup = bl * embedding_dim * kFloat;
     // Masked mean over [B, L, W]: keeps the values and the mask weights; the product is
     // a temporary of the values' size.
-    const auto pooling = [&](std::int64_t width) { return bl * kFloat + 2 * b * width * kFloat; };
+    const auto pooling = [&](std::int64_t width) {
+        return Tensors{bl * kFloat, b * width * kFloat, b * width * kFloat};
+    };
 
     std::vector<ModuleBytes>& modules = result.saved_by_module;
     switch (m.kind) {
         case ModelKind::Bag: {
-            const std::int64_t head = b * m.hidden * kFloat * (dropout ? 4 : 2);
-            modules = {{"embeddings", lookup},
-                       {"pooling", pooling(embedding_dim)},
-                       {"hidden", head},
-                       {"output", 0}};
+            modules = {made_of("embeddings", {lookup}), made_of("pooling", pooling(embedding_dim)),
+                       made_of("hidden", times(dropout ? 4 : 2, b * m.hidden * kFloat)),
+                       made_of("output", {})};
+            result.temporaries = {{"pooling", {lookup, lookup, lookup, {}}},
+                                  {"hidden", {0, 0, b * embedding_dim * kFloat, {}}},
+                                  {"output", {0, 0, b * m.hidden * kFloat, {}}}};
             result.forward_transient = lookup;  // the masked product
             result.forward_transient_in = "pooling";
             // The gradient of the looked-up rows, which the pooling's backward makes.
@@ -111,18 +168,30 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
         case ModelKind::BiLstm: {
             const std::int64_t h = m.hidden;
             // Per direction and time step: gates (4H), the cell, tanh(cell), output.
-            const std::int64_t cells = 2LL * bl * 7 * h * kFloat;
+            Tensors cells;
+            for (std::int64_t step = 0; step < 2 * l; ++step) {
+                cells = cells +
+                        Tensors{b * 4 * h * kFloat, b * h * kFloat, b * h * kFloat, b * h * kFloat};
+            }
             // The first layer keeps its time-major input and the reversed copy the backward
             // direction reads; the looked-up rows themselves are not kept.
-            modules.push_back({"embeddings", 0});
+            modules.push_back(made_of("embeddings", {}));
             for (int layer = 1; layer <= m.layers; ++layer) {
                 // Each layer's output, kept with its dropout mask for the next layer's input.
-                const std::int64_t output =
-                    bl * 2 * h * kFloat * (layer < m.layers && dropout ? 2 : 1);
-                modules.push_back({"lstm layer " + std::to_string(layer),
-                                   cells + output + (layer == 1 ? 2 * lookup : 0)});
+                const Tensors output =
+                    times(layer < m.layers && dropout ? 2 : 1, bl * 2 * h * kFloat);
+                modules.push_back(made_of("lstm layer " + std::to_string(layer),
+                                          cells + output + times(layer == 1 ? 2 : 0, lookup)));
             }
-            modules.push_back({"head", pooling(2 * h)});
+            modules.push_back(made_of("head", pooling(2 * h)));
+            // Each layer projects its whole input for both directions at once ([L, B, 4H]
+            // each), in forward and again in backward.
+            const std::int64_t projections = 2 * bl * 4 * h * kFloat;
+            for (int layer = 1; layer <= m.layers; ++layer) {
+                result.temporaries["lstm layer " + std::to_string(layer)] = {
+                    projections, projections, layer == 1 ? lookup : bl * 2 * h * kFloat, {}};
+            }
+            result.temporaries["head"].input_gradient = bl * 2 * h * kFloat;
             result.at_backward_start = modules;
             result.at_backward_start[std::size_t(m.layers) + 1].bytes =
                 0;  // the head's backward ran
@@ -139,8 +208,10 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
             const std::int64_t attention_map = b * m.heads * l * l * kFloat;
             // Norm outputs, q/k/v copies, context, residuals, dropout masks; the FFN's two
             // wide activations; softmax output (+ its dropout mask and output).
-            std::int64_t block = (dropout ? 10 : 8) * bl * d * kFloat + 2 * bl * m.ffn * kFloat +
-                                 (dropout ? 3 : 1) * attention_map;
+            const Tensors block_tensors = times(dropout ? 10 : 8, bl * d * kFloat) +
+                                          times(2, bl * m.ffn * kFloat) +
+                                          times(dropout ? 3 : 1, attention_map);
+            std::int64_t block = sum(block_tensors);
             const bool half = config.memory.precision != DType::Fp32;
             const auto in_precision = [&](std::int64_t bytes) {
                 return half ? bytes - static_cast<std::int64_t>(bytes *
@@ -151,18 +222,25 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
             result.per_block_saved = block;
             // The looked-up rows stay in float32; autocast's projection keeps a 16-bit copy
             // of them beside its own float32 output (its dropout's too).
-            modules.push_back({"embeddings", lookup});
-            modules.push_back(
-                {"projection", (dropout ? 2 : 1) * bl * d * kFloat + (half ? lookup / 2 : 0)});
+            modules.push_back(made_of("embeddings", {lookup}));
+            modules.push_back(made_of("projection", times(dropout ? 2 : 1, bl * d * kFloat) +
+                                                        times(half ? 1 : 0, lookup / 2)));
             const std::int64_t widest = std::max(attention_map, bl * m.ffn * kFloat);
             const bool checkpointing = config.memory.checkpointing == Checkpointing::Layers;
+            const ModuleBytes whole_block = {"", block, block_tensors};
             for (int layer = 1; layer <= m.layers; ++layer) {
                 // Checkpointed, only each block's input stays; backward recomputes one block
                 // at a time.
-                modules.push_back(
-                    {"block " + std::to_string(layer), checkpointing ? bl * d * kFloat : block});
+                const std::string name = "block " + std::to_string(layer);
+                modules.push_back(checkpointing ? made_of(name, {bl * d * kFloat})
+                                                : ModuleBytes{name, block, block_tensors});
+                result.temporaries[name] = {widest, widest, bl * d * kFloat,
+                                            checkpointing ? tensors_of(whole_block) : Tensors{}};
             }
-            modules.push_back({"head", in_precision(bl * d * kFloat + pooling(d))});
+            result.temporaries["projection"].input_gradient = lookup;
+            result.temporaries["head"].input_gradient = bl * d * kFloat;
+            const Tensors head = Tensors{bl * d * kFloat} + pooling(d);
+            modules.push_back({"head", in_precision(sum(head)), head});
             result.backward_transient = checkpointing ? block + widest : widest;
             result.forward_transient = widest;
             result.forward_transient_in = "block " + std::to_string(m.layers);
@@ -174,7 +252,7 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
             // make larger (a block's weights against its input). The head has passed on its
             // input's gradient (float32 only: with autocast it is gone by then). Accumulating,
             // every gradient exists from the start: then the last block.
-            const std::int64_t block_weights = block_parameters(m) * kFloat;
+            const std::int64_t block_weights = sum(block_parameters(m)) * kFloat;
             const bool first_block_peaks =
                 checkpointing && config.train.accumulation == 1 && block_weights >= bl * d * kFloat;
             const int peak_block = first_block_peaks ? 1 : m.layers;
@@ -191,12 +269,15 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
             if (!half) {
                 // With autocast the peak comes before the first weight gradient.
                 result.gradients_done.push_back("head");
-                result.gradient_in_progress = {result.backward_starts_in, linear(m.ffn, d)};
+                result.gradient_in_progress = {
+                    result.backward_starts_in, sum(linear(m.ffn, d)), {}};
             }
             break;
         }
     }
-    modules.push_back({"loss", b * num_classes * kFloat * 3});  // logits, log-softmax, gradient
+    result.temporaries["loss"].input_gradient = b * num_classes * kFloat;  // of the logits
+    // Logits, log-softmax, their gradient.
+    modules.push_back(made_of("loss", times(3, b * num_classes * kFloat)));
     result.saved = total_bytes(modules);
     if (result.backward_end_transient == 0) {
         result.backward_end_transient = result.backward_transient;
@@ -210,7 +291,7 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
             after = after || module.module == result.backward_starts_in;
         }
     } else {
-        result.at_backward_start.push_back({"loss", 0});  // backward began there
+        result.at_backward_start.push_back({"loss", 0, {}});  // backward began there
     }
     if (config.memory.precision != DType::Fp32 && m.kind != ModelKind::Transformer) {
         const double kept = 1.0 - half_precision_share(m.kind) / 2;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,18 +21,41 @@ struct BatchShape {
 struct ModuleBytes {
     std::string module;
     std::int64_t bytes = 0;
+    // The tensors `bytes` is made of, where the model's shapes tell (else one of `bytes`):
+    // what the allocator is asked for, one request each.
+    std::vector<std::int64_t> tensors;
+};
+
+// A module made of `tensors`, its bytes their sum.
+ModuleBytes made_of(std::string module, std::vector<std::int64_t> tensors);
+
+// The tensors of `module`, scaled to add up to its bytes (a share kept in 16 bits changes the
+// sizes, not the count); one tensor of its bytes where none are known.
+std::vector<std::int64_t> tensors_of(const ModuleBytes& module);
+
+// What a module makes beside what it saves, in the order the allocator is asked.
+struct ModuleTemporaries {
+    std::int64_t forward = 0;   // made and freed within its forward
+    std::int64_t backward = 0;  // made and freed within its backward
+    // The gradient its backward hands to the module before it (its input's size), freed once
+    // that module's backward has used it. The ids have none.
+    std::int64_t input_gradient = 0;
+    // Checkpointed: the tensors its backward makes again, freed when it ends.
+    std::vector<std::int64_t> recomputed;
 };
 
 struct ActivationBytes {
     std::int64_t saved = 0;                    // alive at the end of forward
     std::vector<ModuleBytes> saved_by_module;  // the same, by module, in forward order
-    std::string backward_starts_in;            // the module whose backward holds backward_transient
-    std::int64_t forward_transient = 0;        // largest extra during forward
-    std::string forward_transient_in;          // the module whose forward holds it (at the peak)
-    std::int64_t backward_transient = 0;       // largest extra during backward, on top of gradients
-    std::int64_t per_block_saved = 0;          // one encoder block's saved bytes (checkpointing)
-    std::string backward_ends_in;              // the module whose backward holds the last temporary
-    std::int64_t backward_end_transient = 0;   // that temporary
+    // The step as the allocator sees it (reserved_replay.cpp), by module: see below.
+    std::map<std::string, ModuleTemporaries> temporaries;
+    std::string backward_starts_in;           // the module whose backward holds backward_transient
+    std::int64_t forward_transient = 0;       // largest extra during forward
+    std::string forward_transient_in;         // the module whose forward holds it (at the peak)
+    std::int64_t backward_transient = 0;      // largest extra during backward, on top of gradients
+    std::int64_t per_block_saved = 0;         // one encoder block's saved bytes (checkpointing)
+    std::string backward_ends_in;             // the module whose backward holds the last temporary
+    std::int64_t backward_end_transient = 0;  // that temporary
     // Where forward peaks (in forward_transient_in): the saved tensors by module then, none yet
     // of the later modules.
     std::vector<ModuleBytes> at_forward_peak;

@@ -4,7 +4,10 @@
 #include "oomlab/estimator/estimator.h"
 #include "oomlab/prepare/batch_plan.h"
 
+#include <algorithm>
+
 #include "library_workspaces.h"
+#include "reserved_replay.h"
 #include "step_phases.h"
 
 namespace oomlab {
@@ -17,6 +20,36 @@ void add_library_workspaces(const ExperimentConfig& config, MemoryEstimate& esti
         if (module.module == "other" && estimate.library_workspaces > 0) {
             module.activations = module.activations.value_or(0) + estimate.library_workspaces;
         }
+    }
+}
+
+// Whether the run's tensors pass through a caching allocator: PyTorch's on CUDA, its model on
+// the CPU when memory.alloc_conf is set. Otherwise what is reserved is what is allocated.
+bool caching_allocator(const ExperimentConfig& config) {
+    return config.device.rfind("cuda", 0) == 0 || !config.memory.alloc_conf.empty();
+}
+
+// The allocator's model replays the step without a cap for what it reserves, and under the
+// cap for whether a request finds no room: the segments it opens, or the pieces its cache is
+// left in, may not fit where the tensors alone would.
+void add_reserved(const estimator::Step& step, MemoryEstimate& estimate) {
+    if (step.zero2) {
+        return;  // the replay knows one process's whole tensors, not a rank's share of them
+    }
+    const estimator::ReservedReplay free_run =
+        estimator::replay_reserved(step, 0, estimate.library_workspaces);
+    estimate.reserved_bytes = estimate.peak_bytes + free_run.cache_at_peak;
+    estimate.reserved_peak_bytes = std::max(*estimate.reserved_bytes, free_run.reserved_peak);
+    estimate.caching_allocator = caching_allocator(*step.config);
+    if (!estimate.caching_allocator) {
+        return;
+    }
+    estimate.breakdown.allocator_cache = free_run.cache_at_peak;
+    if (estimate.cap_bytes > 0 && estimate.peak_bytes <= estimate.cap_bytes &&
+        free_run.reserved_peak > estimate.cap_bytes) {
+        estimate.allocator_out_of_memory =
+            estimator::replay_reserved(step, estimate.cap_bytes, estimate.library_workspaces)
+                .out_of_memory;
     }
 }
 
@@ -51,7 +84,9 @@ MemoryEstimate estimate_with_length(const ExperimentConfig& config, const DataPr
 
     estimate.peak_bytes = resident + peak.bytes.total() + estimate.library_workspaces;
     estimate.cap_bytes = config.memory.cap_bytes();
-    estimate.fits = estimate.cap_bytes == 0 || estimate.peak_bytes <= estimate.cap_bytes;
+    add_reserved(step, estimate);
+    estimate.fits = estimate.cap_bytes == 0 || (estimate.peak_bytes <= estimate.cap_bytes &&
+                                                !estimate.allocator_out_of_memory);
     return estimate;
 }
 

@@ -40,11 +40,8 @@ int typical_length(const ExperimentConfig& config, const DataProfile& profile, i
     return sorted[std::min(sorted.size() - 1, std::size_t(quantile * sorted.size()))];
 }
 
-std::int64_t batch_bytes(std::int64_t batch, std::int64_t length) {
-    return batch * length * (kIndex + 1) + batch * kIndex;  // ids, mask, labels
-}
+}  // namespace
 
-// Temporaries of one parameter's update: Adam's sqrt and division, Adagrad's sqrt.
 std::int64_t optimizer_temporaries(OptimizerKind optimizer) {
     switch (optimizer) {
         case OptimizerKind::Adam:
@@ -56,6 +53,8 @@ std::int64_t optimizer_temporaries(OptimizerKind optimizer) {
             return 0;
     }
 }
+
+namespace {
 
 // Activations the loss graphs of every step keep (debug.keep_loss_graph): the last step
 // holds all of them.
@@ -194,6 +193,28 @@ Phase evaluation_phase(const Step& s) {
 
 }  // namespace
 
+std::vector<std::int64_t> batch_tensors(std::int64_t batch, std::int64_t length) {
+    return {batch * length * kIndex, batch * length, batch * kIndex};  // ids, mask, labels
+}
+
+std::int64_t batch_bytes(std::int64_t batch, std::int64_t length) {
+    std::int64_t bytes = 0;
+    for (const std::int64_t tensor : batch_tensors(batch, length)) {
+        bytes += tensor;
+    }
+    return bytes;
+}
+
+std::int64_t eager_data_bytes(const Step& s) {
+    return s.config->data.loading == DataLoading::Eager
+               ? s.profile->train_examples * (s.config->train.max_len * kIndex + 2 * kIndex)
+               : 0;
+}
+
+std::int64_t batches_resident(const Step& s) {
+    return s.config->data.loading == DataLoading::Eager ? 1 : kStreamingBatchesInFlight;
+}
+
 std::int64_t element_bytes(DType dtype) {
     return dtype == DType::Fp32 ? 4 : 2;
 }
@@ -290,10 +311,7 @@ std::int64_t add_resident(const Step& s, MemoryBreakdown& b) {
         b.parameters = (s.range_elements - table_kept) * kFloat;
     }
     b.optimizer_state = optimizer_state_copies(config.train.optimizer) * s.updated;
-    b.data = config.data.loading == DataLoading::Eager
-                 ? s.profile->train_examples * (config.train.max_len * kIndex + 2 * kIndex) +
-                       batch_bytes(s.batch, s.length)
-                 : kStreamingBatchesInFlight * batch_bytes(s.batch, s.length);
+    b.data = eager_data_bytes(s) + batches_resident(s) * batch_bytes(s.batch, s.length);
     return b.embedding_table + b.parameters + b.optimizer_state + b.data;
 }
 

@@ -63,6 +63,18 @@ struct Step {
     std::int64_t gathered_in(const std::string& part, bool backward) const;
 };
 
+// Temporaries of one parameter's update, each the parameter's size: Adam's sqrt and
+// division, Adagrad's sqrt.
+std::int64_t optimizer_temporaries(OptimizerKind optimizer);
+
+// A micro-batch's tensors (ids, mask, labels) and their bytes.
+std::vector<std::int64_t> batch_tensors(std::int64_t batch, std::int64_t length);
+std::int64_t batch_bytes(std::int64_t batch, std::int64_t length);
+// The training set held whole on the device (data.loading=eager), and how many micro-batches
+// are alive at once beside it.
+std::int64_t eager_data_bytes(const Step& step);
+std::int64_t batches_resident(const Step& step);
+
 // The padded length of an epoch's worst micro-batch: max_len (fixed padding), else the longest
 // example.
 int worst_length(const ExperimentConfig& config, const DataProfile& profile);

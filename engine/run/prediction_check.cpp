@@ -42,6 +42,10 @@ std::string why_not_comparable(const RunOutcome& run) {
 
 // The causes known to move a figure away from its prediction, in words.
 std::string known_cause(const PredictionRow& row, const MemoryPrediction& predicted) {
+    if (row.category == "allocator_cache" || row.category == "reserved") {
+        return "the estimate replays each module's tensors through the allocator's model, not "
+               "every temporary of every operation: the cache is left in other pieces";
+    }
     if (row.measured >= row.predicted) {
         return {};
     }
@@ -115,6 +119,13 @@ PredictionCheck check_prediction(const MemoryPrediction& predicted, const RunOut
         measured.has_breakdown() ? measured.breakdown.tensors() : measured.peak_bytes);
     if (!measured.has_breakdown() && measured.status != RunStatus::Running) {
         return check;  // no categories were measured: none are compared with zeros
+    }
+    // What the caching allocator reserved at the peak, where one caches (CUDA, or the model
+    // on the CPU): the tensors and the cache beside them.
+    if (predicted.breakdown.allocator_cache > 0) {
+        add(check.by_category, "reserved", "",
+            predicted.peak_bytes + predicted.breakdown.allocator_cache,
+            measured.breakdown.tensors() + measured.breakdown.allocator_cache);
     }
     // Beside the peak (the allocator's cache, the device's other use) only where predicted:
     // the CPU has neither, and "other" there is the process's own memory.

@@ -153,5 +153,37 @@ TEST(Estimate, AShortRunSaysWhatItsDatasWorstBatchWouldNeed) {
     EXPECT_EQ(fixed["epoch_worst_peak_bytes"], fixed["peak_bytes"]);
 }
 
+// With memory.alloc_conf the estimate says what the caching allocator reserves, and a cap the
+// tensors fit under but the allocator's segments do not is called out before the run; the
+// run then ends out of memory as said, for want of memory, not fragmentation: the 2.4 MiB
+// table asks for a 20 MiB segment, which the 16 MiB cap does not hold.
+TEST_F(SavedRuns, TheEstimateSaysWhenTheAllocatorsSegmentsDoNotFitTheCap) {
+    const std::vector<std::string> settings = {"--set", "memory.alloc_conf=backend:native",
+                                               "--set", "memory.cap_mb=16",
+                                               "--set", "train.max_steps=2",
+                                               "--db",  db()};
+    std::vector<std::string> estimate = {"estimate"};
+    estimate.insert(estimate.end(), settings.begin(), settings.end());
+    const auto text = run_cli(estimate);
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("the caching allocator reserves"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("the allocator finds no room"), std::string::npos) << text.out;
+    estimate.push_back("--json");
+    const auto json = nlohmann::json::parse(run_cli(estimate).out);
+    EXPECT_TRUE(json["caching_allocator"].get<bool>());
+    EXPECT_TRUE(json["allocator_out_of_memory"].get<bool>());
+    EXPECT_FALSE(json["fits"].get<bool>());
+    EXPECT_LT(json["peak_bytes"].get<std::int64_t>(), json["cap_bytes"].get<std::int64_t>());
+    EXPECT_GE(json["reserved_bytes"].get<std::int64_t>(), 20 << 20);
+
+    std::vector<std::string> run = {"run"};
+    run.insert(run.end(), settings.begin(), settings.end());
+    const auto trained = run_cli(run);
+    EXPECT_NE(trained.exit_code, 0);
+    const std::string said = trained.out + trained.err;
+    EXPECT_NE(said.find("not enough memory (not fragmentation)"), std::string::npos) << said;
+    EXPECT_NE(said.find("a new segment for it reserves 20.0 MiB"), std::string::npos) << said;
+}
+
 }  // namespace
 }  // namespace oomlab

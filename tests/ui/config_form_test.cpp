@@ -9,6 +9,7 @@
 #include <QSpinBox>
 #include <QtTest>
 
+#include "common/formatting.h"
 #include "experiment/config_form.h"
 #include "experiment/dataset_preview.h"
 #include "experiment/dataset_rows_model.h"
@@ -343,6 +344,38 @@ private slots:
                 estimate_memory(config, *view.profile(), 1).breakdown.optimizer_state);
         auto* summary = view.findChild<QLabel*>();
         QVERIFY(summary->text().contains(QStringLiteral("per process (2 processes)")));
+    }
+
+    // With memory.alloc_conf the CPU run's tensors pass through the caching allocator's model:
+    // the predicted bar has its cache, the text what it reserves, and a cap the tensors fit
+    // under but the allocator's first large segment (20 MiB, for the 2.4 MiB table) does not
+    // is called out as such.
+    void predictedReservedShowsTheAllocatorsCache() {
+        EstimateView view;
+        QSignalSpy estimated(&view, &EstimateView::estimateChanged);
+        ExperimentConfig config = test::tinyConfig();
+        config.memory.alloc_conf = "backend:native";
+        view.setConfig(config);
+        QTRY_VERIFY_WITH_TIMEOUT(estimated.count() >= 1, 30000);
+        const MemoryEstimate estimate = view.estimate();
+        QVERIFY(estimate.caching_allocator);
+        QVERIFY(estimate.breakdown.allocator_cache > 0);
+        constexpr std::size_t kCache = 6;  // kBreakdownKeys: allocator_cache
+        QCOMPARE(kBreakdownKeys[kCache], std::string_view("allocator_cache"));
+        QCOMPARE(view.chart()->valueMiB(0, kCache),
+                 double(estimate.breakdown.allocator_cache) / (1 << 20));
+        auto* summary = view.findChild<QLabel*>();
+        QVERIFY2(summary->text().contains(formatBytes(*estimate.reserved_bytes) +
+                                          QStringLiteral("</b> reserved")),
+                 qPrintable(summary->text()));
+
+        config.memory.cap_mb = 16;
+        view.setConfig(config);
+        QTRY_VERIFY_WITH_TIMEOUT(estimated.count() >= 2, 10000);
+        QVERIFY(view.estimate().peak_bytes < view.estimate().cap_bytes);
+        QVERIFY(view.estimate().allocator_out_of_memory);
+        QVERIFY2(summary->text().contains(QStringLiteral("the allocator's segments do not")),
+                 qPrintable(summary->text()));
     }
 };
 

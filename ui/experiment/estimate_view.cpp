@@ -114,12 +114,23 @@ void EstimateView::showEstimate() {
                              .arg(formatBytes(m_estimate.peak_bytes))
                              .arg(m_processes)
                        : tr("Predicted peak <b>%1</b>").arg(formatBytes(m_estimate.peak_bytes));
+    if (m_estimate.caching_allocator && m_estimate.reserved_bytes) {
+        text += tr(", <b>%1</b> reserved with the allocator's cache")
+                    .arg(formatBytes(*m_estimate.reserved_bytes));
+    }
     if (m_estimate.cap_bytes > 0) {
-        text += m_estimate.fits
-                    ? tr(" — fits under the %1 cap").arg(formatBytes(m_estimate.cap_bytes))
-                    : tr(" — <span style='color:#d62728'><b>exceeds the %1 cap</b>: expect an "
-                         "out-of-memory</span>")
-                          .arg(formatBytes(m_estimate.cap_bytes));
+        const QString cap = formatBytes(m_estimate.cap_bytes);
+        if (m_estimate.fits) {
+            text += tr(" — fits under the %1 cap").arg(cap);
+        } else if (m_estimate.allocator_out_of_memory) {
+            text += tr(" — <span style='color:#d62728'><b>the tensors fit under the %1 cap, the "
+                       "allocator's segments do not</b>: expect an out-of-memory</span>")
+                        .arg(cap);
+        } else {
+            text += tr(" — <span style='color:#d62728'><b>exceeds the %1 cap</b>: expect an "
+                       "out-of-memory</span>")
+                        .arg(cap);
+        }
     }
     if (m_estimate.epoch_worst_peak_bytes > m_estimate.peak_bytes) {
         // A short run never draws the data's worst batch; a longer one of the same settings may.

@@ -9,29 +9,13 @@
 #include "engine_support.h"
 #include "estimator/library_workspaces.h"
 #include "oomlab/estimator/estimator.h"
+#include "tiny_run.h"
 
 namespace oomlab {
 namespace {
 
-// 6 training examples of 5 tokens, 2 classes, a table of 10 rows x 4.
-DataProfile tiny_profile() {
-    DataProfile profile;
-    profile.train_examples = 6;
-    profile.valid_examples = 0;
-    profile.num_classes = 2;
-    profile.vocab_rows = 10;
-    profile.embedding_dim = 4;
-    profile.longest = 5;
-    profile.mean_length = 5;
-    profile.lengths.assign(6, 5);
-    return profile;
-}
-
-ExperimentConfig tiny(std::initializer_list<std::string> settings) {
-    return test::config_with(
-        settings, test::config_with({"train.batch_size=2", "train.max_len=5", "model.hidden=3",
-                                     "train.optimizer=sgd"}));
-}
+using test::tiny;
+using test::tiny_profile;
 
 TEST(Estimator, BagWithSgdByHand) {
     const MemoryEstimate estimate = estimate_memory(tiny({}), tiny_profile());

@@ -81,6 +81,26 @@ TEST(PredictionCheck, ShowsEachFigureOnceAndNamesTheUpdatesTemporaries) {
     EXPECT_EQ(find(check.by_module, "activations", "optimizer"), nullptr);
 }
 
+// Where a caching allocator was predicted (CUDA, or the model on the CPU), what it reserved at
+// the peak is a row of its own: the tensors and the cache beside them.
+TEST(PredictionCheck, WhatTheAllocatorReservedIsComparedWhereItWasPredicted) {
+    MemoryPrediction p = prediction();
+    p.breakdown.allocator_cache = 2 << 20;
+    RunOutcome run = measured();
+    run.breakdown.allocator_cache = 3 << 20;
+    const PredictionCheck check = check_prediction(p, run);
+    const PredictionRow* reserved = find(check.by_category, "reserved");
+    ASSERT_NE(reserved, nullptr);
+    EXPECT_EQ(reserved->predicted, p.peak_bytes + (2 << 20));
+    EXPECT_EQ(reserved->measured, run.breakdown.tensors() + (3 << 20));
+    const PredictionRow* cache = find(check.by_category, "allocator_cache");
+    ASSERT_NE(cache, nullptr);
+    EXPECT_TRUE(cache->disagrees);
+    EXPECT_NE(cache->why.find("allocator's model"), std::string::npos) << cache->why;
+    EXPECT_EQ(find(check_prediction(prediction(), run).by_category, "reserved"), nullptr)
+        << "no cache predicted (the CPU without memory.alloc_conf): no row";
+}
+
 TEST(PredictionCheck, LessDataThanPredictedSaysWhy) {
     MemoryPrediction p = prediction();
     p.breakdown.data = 1 << 20;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "oomlab/config/experiment_config.h"
@@ -39,6 +40,19 @@ struct MemoryEstimate {
     // On CUDA, cuBLAS's workspaces (in the peak and its activations and temporaries, where a
     // run measures them: they are no tensor of the model's).
     std::int64_t library_workspaces = 0;
+    // What PyTorch's caching allocator reserves for these tensors (its model replaying the
+    // step's tensors one request each): at the peak, peak_bytes and the cache then, and the
+    // most at any moment. Not predicted under ZeRO-2/3.
+    std::optional<std::int64_t> reserved_bytes;
+    std::optional<std::int64_t> reserved_peak_bytes;
+    // Whether this run's tensors pass through such an allocator (CUDA, or memory.alloc_conf on
+    // the CPU): then breakdown.allocator_cache holds the cache at the peak, and `fits` asks
+    // the allocator too.
+    bool caching_allocator = false;
+    // Under the cap, a request found no room even after the cache was released although the
+    // tensors alone fit: the segments it opens (2 MiB, 20 MiB) or the pieces its cache is left
+    // in (fragmentation) do not fit.
+    bool allocator_out_of_memory = false;
     // The breakdown at the peak by module, under the names runs use (`estimate --json`,
     // key by_module): the model's modules in forward order, then loss, optimizer, other.
     std::vector<ModuleMemory> by_module;

@@ -14,8 +14,9 @@
 namespace oomlab {
 
 struct PredictionRow {
-    // "peak", a kBreakdownKeys entry, or a module's kind of memory ("parameters", "gradients",
-    // "optimizer_state", "activations"; "temporaries" for the loss, the update and the rest).
+    // "peak", "reserved" (the peak and the allocator's cache beside it), a kBreakdownKeys
+    // entry, or a module's kind of memory ("parameters", "gradients", "optimizer_state",
+    // "activations"; "temporaries" for the loss, the update and the rest).
     std::string category;
     std::string module;  // empty for the peak and the categories
     std::int64_t predicted = 0;
