@@ -7,23 +7,27 @@
 namespace oomlab::train {
 
 Batch make_host_batch(const EncodedExamples& examples, const std::vector<std::int64_t>& batch,
-                      Padding padding, int max_len, bool pinned) {
+                      Padding padding, int max_len, bool pinned, bool with_mask) {
     const auto rows = static_cast<std::int64_t>(batch.size());
     const std::int64_t length =
         prepare::padded_length(lengths_of(examples), batch, padding, max_len);
     auto options = torch::TensorOptions().dtype(torch::kLong).pinned_memory(pinned);
     Batch result;
     result.ids = torch::zeros({rows, length}, options);
-    result.mask = torch::zeros({rows, length}, options.dtype(torch::kBool));
+    if (with_mask) {
+        result.mask = torch::zeros({rows, length}, options.dtype(torch::kBool));
+    }
     result.labels = torch::empty({rows}, options);
     auto* ids = result.ids.data_ptr<std::int64_t>();
-    auto* mask = result.mask.data_ptr<bool>();
+    bool* mask = with_mask ? result.mask.data_ptr<bool>() : nullptr;
     auto* labels = result.labels.data_ptr<std::int64_t>();
     for (std::int64_t r = 0; r < rows; ++r) {
         const std::int64_t example = batch[r];
         const std::int64_t count = examples.length(example);
         std::copy_n(examples.ids.begin() + examples.offsets[example], count, ids + r * length);
-        std::fill_n(mask + r * length, count, true);
+        if (mask != nullptr) {
+            std::fill_n(mask + r * length, count, true);
+        }
         labels[r] = examples.labels[example];
     }
     return result;
@@ -37,10 +41,17 @@ ResidentDataset make_resident_dataset(const EncodedExamples& examples, int max_l
                                       const torch::Device& device) {
     std::vector<std::int64_t> everyone(examples.size());
     std::iota(everyone.begin(), everyone.end(), 0);
-    const Batch all = make_host_batch(examples, everyone, Padding::Fixed, max_len, false);
+    std::vector<std::int64_t> lengths(examples.size());
+    for (std::size_t i = 0; i < lengths.size(); ++i) {
+        lengths[i] = examples.length(std::int64_t(i));
+    }
+    // Without a mask: summing one made an int64 copy of every id on the way, beside the ids
+    // (on the CPU, the device), twice the dataset at the run's start.
+    const Batch all = make_host_batch(examples, everyone, Padding::Fixed, max_len, false,
+                                      /*with_mask=*/false);
     ResidentDataset dataset;
     dataset.ids = all.ids.to(device);
-    dataset.lengths = all.mask.sum(1).to(device);
+    dataset.lengths = torch::tensor(lengths, torch::kLong).to(device);
     dataset.labels = all.labels.to(device);
     return dataset;
 }

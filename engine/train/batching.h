@@ -34,9 +34,9 @@ inline prepare::ExampleLength lengths_of(const EncodedExamples& examples) {
     return [&examples](std::int64_t index) { return examples.length(index); };
 }
 
-// Builds one batch on the host.
+// Builds one batch on the host (without its mask: ids and labels only).
 Batch make_host_batch(const EncodedExamples& examples, const std::vector<std::int64_t>& batch,
-                      Padding padding, int max_len, bool pinned);
+                      Padding padding, int max_len, bool pinned, bool with_mask = true);
 
 class BatchSource {
 public:
