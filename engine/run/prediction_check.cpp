@@ -55,6 +55,11 @@ std::string known_cause(const PredictionRow& row, const MemoryPrediction& predic
                "the longest example (" +
                worst + " tokens); at the peak it held fewer or shorter ones";
     }
+    if (row.category == "gradients" && row.measured == 0 && !predicted.every_batch_worst) {
+        return "the peak came where no gradient was alive: the batches differ in length, and the "
+               "longest fell in forward or (accumulating) on a step's first micro-batch, not "
+               "where the estimate places it";
+    }
     if (row.category == "optimizer_state" && row.measured == 0) {
         return "the peak came before the optimizer's first update made its state: the first "
                "step needed more than any later one did with the state";

@@ -9,6 +9,7 @@
 
 #include "cli_runner.h"
 #include "grid_sample.h"
+#include "prediction_misses.h"
 #include "test_support.h"
 
 namespace oomlab {
@@ -27,26 +28,9 @@ void PrintTo(const ShardCell& c, std::ostream* out) {
     *out << c.model << ", shard=" << c.shard;
 }
 
-// Where the estimator is known to miss, and why; empty where every figure must hold.
 std::string known_miss(const ShardCell& c, const nlohmann::json& row) {
-    const std::string category = row["category"];
-    const std::string module = row["module"];
-    // ZeRO-3 sums its gradients as ZeRO-2 does: the same moments, the same misses.
-    const bool zero2 = c.shard == "gradients" || c.shard == "parameters";
-    if (c.model == "bilstm" && zero2 && category == "activations" &&
-        (module.empty() || module == "lstm layer 2" || module == "head")) {
-        // Seen in a memory snapshot of rank 0: the LSTM's backward frees each time step's saved
-        // tensors while its input gradients grow, so its peak (with the bucket) comes while part
-        // of them is freed; the estimator adds the whole backward temporary to every saved
-        // tensor, and the gradient of the LSTM's output the head made is still alive.
-        return "the LSTM frees its saved tensors during its backward";
-    }
-    if (c.model == "bilstm" && zero2 && category == "gradients" && module == "lstm layer 2") {
-        // PyTorch 2.x's LibTorch only: the last layer's weight gradient exists at that moment,
-        // before it moves into its bucket (258 KiB here).
-        return "the last layer's new weight gradient, not yet in its bucket";
-    }
-    return {};
+    // Every cell: 2 layers, fp32, no accumulation.
+    return test::known_miss({c.model, "fp32", c.shard}, row["category"], row["module"]);
 }
 
 class ShardPredictionGrid : public testing::TestWithParam<ShardCell> {};

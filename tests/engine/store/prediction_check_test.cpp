@@ -101,6 +101,24 @@ TEST(PredictionCheck, WhatTheAllocatorReservedIsComparedWhereItWasPredicted) {
         << "no cache predicted (the CPU without memory.alloc_conf): no row";
 }
 
+// Batches of different lengths: the run peaked at its longest where no gradient was alive.
+// Where every batch is the longest (fixed padding) that is no cause.
+TEST(PredictionCheck, NoGradientAtThePeakSaysWhyWhenBatchesDiffer) {
+    RunOutcome run = measured();
+    run.breakdown.gradients = 0;
+    run.by_module[0].gradients = 0;
+    const PredictionCheck check = check_prediction(prediction(), run);
+    const PredictionRow* gradients = find(check.by_category, "gradients");
+    ASSERT_NE(gradients, nullptr);
+    EXPECT_TRUE(gradients->disagrees);
+    EXPECT_NE(gradients->why.find("where no gradient was alive"), std::string::npos)
+        << gradients->why;
+    MemoryPrediction fixed = prediction();
+    fixed.every_batch_worst = true;
+    const PredictionCheck fixed_check = check_prediction(fixed, run);
+    EXPECT_EQ(find(fixed_check.by_category, "gradients")->why, "");
+}
+
 TEST(PredictionCheck, LessDataThanPredictedSaysWhy) {
     MemoryPrediction p = prediction();
     p.breakdown.data = 1 << 20;

@@ -13,6 +13,7 @@
 #include "oomlab/prepare/data_profile.h"
 #include "oomlab/run/prediction_check.h"
 #include "oomlab/session/experiment.h"
+#include "prediction_misses.h"
 
 namespace oomlab {
 namespace {
@@ -94,20 +95,8 @@ std::string describe(const PredictionCheck& check) {
 // Where the estimator is known to place activations at another moment of backward than
 // the run's peak falls: the peak and every other category still hold in these cells.
 std::string known_miss(const Cell& c, const PredictionRow& row) {
-    if (c.model == "bilstm" && c.precision == "fp32" && c.accumulation > 1 &&
-        (row.module == "head" || row.module == "lstm layer 2" ||
-         (row.module.empty() && row.category == "gradients"))) {
-        // LibTorch 1.13 shows the first, 2.x both.
-        return "accumulating, the head's gradient for the LSTM is still alive at the peak, and "
-               "the last layer's new weight gradient is being summed into the accumulated one";
-    }
-    if (row.category != "activations") {
-        return {};  // parameters, gradients and optimizer state hold everywhere else
-    }
-    if (c.model == "transformer" && c.precision == "bf16") {
-        return "with autocast the transformer's backward peaks at another op than in float32";
-    }
-    return {};
+    return test::known_miss({c.model, c.precision, "none", 2, c.accumulation}, row.category,
+                            row.module);
 }
 
 class PredictionGrid : public testing::TestWithParam<Cell> {};
