@@ -132,6 +132,15 @@ void print_summary(const RunRecord& run, const std::vector<OomFix>& fixes, bool 
     }
     std::cout << "run " << run.id << " " << run_status_name(outcome.status) << " after "
               << outcome.steps << " steps in " << format_duration(outcome.wall_seconds) << '\n';
+    if (!outcome.time_by_part.empty()) {
+        std::cout << "  time by part        ";
+        for (const PartTime& part : outcome.time_by_part) {
+            char seconds[32];
+            std::snprintf(seconds, sizeof seconds, " %.2f s", part.seconds);
+            std::cout << ' ' << part.part << seconds;
+        }
+        std::cout << '\n';
+    }
     if (outcome.final_train_loss) {
         std::cout << "  final train loss     " << *outcome.final_train_loss << '\n';
     }
@@ -275,7 +284,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
         if (!targets->empty()) {
             mirror_run(store, result.run_id, *targets, *json);
         }
-        print_summary(*store.find_run(result.run_id), result.fixes, *json);
+        RunRecord saved = *store.find_run(result.run_id);
+        saved.outcome.time_by_part = result.outcome.time_by_part;  // not stored: this run's own
+        print_summary(saved, result.fixes, *json);
     });
 }
 

@@ -51,6 +51,24 @@ def make_optimizer(train, parameters):
     return optim.Adagrad(parameters, lr=lr, foreach=False)
 
 
+class PartTimes:
+    """Wall time by part of a step, as the engine's seconds_by_part counts it (on the CPU only:
+    on CUDA the parts would need a synchronisation each, which would change what is timed)."""
+
+    def __init__(self, enabled):
+        self.enabled = enabled
+        self.seconds = {}
+        self.part, self.since = None, time.perf_counter()
+
+    def switch_to(self, part):
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if self.part is not None:
+            self.seconds[self.part] = self.seconds.get(self.part, 0.0) + now - self.since
+        self.part, self.since = part, now
+
+
 def grad_scaler():
     if hasattr(torch.amp, "GradScaler"):
         return torch.amp.GradScaler("cuda")
@@ -78,6 +96,7 @@ class ReferenceRun:
         self.timer_start = None  # the end of the first step
         self.leaked = None
         self.val_accuracy = self.val_loss = None
+        self.parts = PartTimes(enabled=not self.cuda)
 
     def sync(self):
         if self.cuda:
@@ -93,6 +112,7 @@ class ReferenceRun:
             self.sync()
             self.baseline = torch.cuda.memory_allocated(self.device)
             torch.cuda.reset_peak_memory_stats(self.device)
+        self.parts.switch_to("setup")
         torch.manual_seed(self.train["seed"])
         self.model = make_classifier(self.config, self.data["table"], self.data["classes"])
         self.model.to(self.device)
@@ -104,6 +124,7 @@ class ReferenceRun:
         start = time.perf_counter()
         self.train_epochs()
         self.sync()
+        self.parts.switch_to(None)
         self.train_end = time.perf_counter()
         self.wall_seconds = self.train_end - start
 
@@ -141,13 +162,16 @@ class ReferenceRun:
         self.model.train()
         step_loss, samples, micro_batches = None, 0, 0
         while micro_batches < accumulation:
+            self.parts.switch_to("data")
             batch = source.next()
             if batch is None:
                 break
             ids, mask, labels = batch
+            self.parts.switch_to("forward")
             with self.autocast():
                 loss = F.cross_entropy(self.model(ids, mask), labels) / accumulation
             scaled = self.scaler.scale(loss) if self.scaler else loss
+            self.parts.switch_to("backward")
             scaled.backward(retain_graph=keep_graph)
             step_loss = loss.detach() if step_loss is None else step_loss + loss.detach()
             if keep_graph:  # the classic leak, on purpose
@@ -156,6 +180,7 @@ class ReferenceRun:
             micro_batches += 1
         if micro_batches == 0:
             return False
+        self.parts.switch_to("update")
         if self.scaler:
             self.scaler.step(self.optimizer)
             self.scaler.update()
@@ -176,6 +201,7 @@ class ReferenceRun:
     def evaluate(self):
         """Validation, timed apart: its time is not training time."""
         self.sync()
+        self.parts.switch_to("evaluation")
         start = time.perf_counter()
         self.validate()
         self.sync()
@@ -232,6 +258,7 @@ class ReferenceRun:
             "samples_per_s": timed / seconds if seconds > 0 else None,
             "timed_samples": timed, "timed_seconds": seconds, "wall_seconds": self.wall_seconds,
             "peak_allocated_bytes": None, "peak_reserved_bytes": None, "baseline_bytes": None,
+            "seconds_by_part": self.parts.seconds if self.parts.enabled else None,
         }
         if self.cuda:
             result.update({

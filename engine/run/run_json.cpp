@@ -78,6 +78,15 @@ Json stored_fixes(const std::string& text) {
     return fixes.is_discarded() ? Json(nullptr) : fixes;
 }
 
+// {"forward": 1.2, ...}: where the run's wall time went; empty for a run read back.
+Json seconds_by_part(const std::vector<PartTime>& parts) {
+    Json object = Json::object();
+    for (const PartTime& part : parts) {
+        object[part.part] = part.seconds;
+    }
+    return object;
+}
+
 Json summary_object(const RunRecord& run) {
     Json summary = {
         {"run_id", run.id},
@@ -88,6 +97,7 @@ Json summary_object(const RunRecord& run) {
         {"val_accuracy", optional_json(run.outcome.val_accuracy)},
         {"peak_bytes", run.outcome.peak_bytes},
         {"wall_seconds", run.outcome.wall_seconds},
+        {"seconds_by_part", seconds_by_part(run.outcome.time_by_part)},
         {"batch_size", run.outcome.batch_size},  // as the run ended (halve/adapt change it)
         {"accumulation", run.outcome.accumulation},
         {"device", run.device},

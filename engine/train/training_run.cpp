@@ -37,6 +37,23 @@ MetricRow memory_row(std::int64_t step, std::string_view phase, double wall_ms,
     return row;
 }
 
+// The part of the run's time a phase of the loop counts for.
+std::string_view part_of(std::string_view phase) {
+    if (phase == phase::kOptimizer) {
+        return part::kUpdate;
+    }
+    if (phase == phase::kEval) {
+        return part::kEvaluation;
+    }
+    for (const std::string_view same :
+         {part::kSetup, part::kData, part::kForward, part::kBackward}) {
+        if (phase == same) {
+            return same;
+        }
+    }
+    return part::kSetup;
+}
+
 std::int64_t batch_bytes(const Batch& batch) {
     return batch.ids.nbytes() + batch.mask.nbytes() + batch.labels.nbytes();
 }
@@ -156,6 +173,7 @@ void TrainingRun::build_model() {
 }
 
 void TrainingRun::finish(RunOutcome& outcome) {
+    m_times.switch_to(part::kFinish);
     m_batches.reset();  // stop a streaming producer before the buffers go
     m_leaked_loss = torch::Tensor();
     memory::set_current_tag(memory::AllocationTag::Untagged);
@@ -191,6 +209,7 @@ void TrainingRun::finish(RunOutcome& outcome) {
     outcome.module_samples = m_attribution.take_samples();
     outcome.staircase = m_memory.take_staircase(step);
     outcome.fragmentation = m_memory.fragmentation();
+    outcome.time_by_part = m_times.totals();
 }
 
 void TrainingRun::train_epochs() {
@@ -279,7 +298,10 @@ bool TrainingRun::optimizer_step() {
     if (!m_batches) {
         m_batches = make_batch_source();
     }
-    m_memory.begin_step();
+    {
+        const PhaseTimes::Interlude measuring(m_times, part::kMeasurement);
+        m_memory.begin_step();
+    }
     m_trained.model->train();
     torch::Tensor step_loss;
     std::int64_t samples = 0;
@@ -379,6 +401,7 @@ void TrainingRun::step_optimizer() {
 }
 
 void TrainingRun::enter_phase(std::string_view phase, memory::AllocationTag tag) {
+    m_times.switch_to(part_of(phase));
     m_position.phase = phase;
     memory::set_current_tag(tag);
 }
@@ -400,21 +423,33 @@ void TrainingRun::sample_phase(std::string_view phase) {
     if (step >= kPhaseSampledSteps && (step + 1) % kPhaseSampleEvery != 0) {
         return;
     }
-    record_memory_row(step + 1, phase, m_memory.sample());
-    if (const std::optional<memory::ModuleLedger> modules = m_memory.modules_now()) {
-        m_attribution.sample(*modules, step + 1, phase);
+    memory::MemorySample memory;
+    {
+        const PhaseTimes::Interlude measuring(m_times, part::kMeasurement);
+        memory = m_memory.sample();
+        if (const std::optional<memory::ModuleLedger> modules = m_memory.modules_now()) {
+            m_attribution.sample(*modules, step + 1, phase);
+        }
     }
+    record_memory_row(step + 1, phase, memory);
 }
 
 void TrainingRun::record_memory_row(std::int64_t step, std::string_view phase,
                                     const memory::MemorySample& memory) {
+    const PhaseTimes::Interlude recording(m_times, part::kRecording);
     m_metrics.add(memory_row(step, phase, m_clock.elapsed_ms(), memory));
 }
 
 void TrainingRun::end_step(const torch::Tensor& step_loss, std::int64_t samples) {
     const double seconds = m_clock.lap();
     const std::int64_t step = m_position.step;
-    const memory::MemorySample memory = m_memory.end_step(step);
+    memory::MemorySample memory;
+    {
+        const PhaseTimes::Interlude measuring(m_times, part::kMeasurement);
+        memory = m_memory.end_step(step);
+    }
+    // The rest keeps and sends what was measured (the loss read from its tensor among it).
+    const PhaseTimes::Interlude recording(m_times, part::kRecording);
     MetricRow row = memory_row(step, phase::kStep, m_clock.elapsed_ms(), memory);
     if (step > 1 && seconds > 0) {
         row.samples_per_s = static_cast<double>(samples) / seconds;

@@ -15,6 +15,7 @@
 #include "module_attribution.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/torch_utils/torch_compat.h"
+#include "phase_times.h"
 #include "prepared_experiment.h"
 #include "run_clock.h"
 #include "trained_model.h"
@@ -85,6 +86,7 @@ private:
     TrainObserver& m_observer;
     const std::atomic<bool>& m_cancel;
     RunClock m_clock;
+    PhaseTimes m_times;
     MemoryLedger m_memory;  // before what it measures, which goes first
     MetricBuffer m_metrics;
     TrainedModel m_trained;

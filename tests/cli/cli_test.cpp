@@ -35,6 +35,19 @@ TEST_F(Cli, DefaultRunOf30StepsIsRecordedAndLearns) {
     EXPECT_EQ(summary["steps"], 30);
     EXPECT_GT(summary["peak_bytes"].get<std::int64_t>(), 0);
     EXPECT_GT(summary["breakdown"]["embedding_table"].get<std::int64_t>(), 0);
+    // Where its time went: the parts of a step, and together the run's wall time.
+    const json& parts = summary["seconds_by_part"];
+    double parts_sum = 0;
+    for (const char* part :
+         {"data", "forward", "backward", "update", "evaluation", "measurement", "recording"}) {
+        ASSERT_TRUE(parts.contains(part)) << part << " in " << parts.dump();
+        EXPECT_GT(parts[part].get<double>(), 0) << part;
+    }
+    for (const auto& [part, seconds] : parts.items()) {
+        parts_sum += seconds.get<double>();
+    }
+    const double wall = summary["wall_seconds"].get<double>();
+    EXPECT_NEAR(parts_sum, wall, 0.1 * wall + 0.02) << parts.dump();
 
     const RunStore store = RunStore::open(db());
     const auto run = store.find_run(summary["run_id"].get<std::int64_t>());

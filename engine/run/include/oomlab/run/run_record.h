@@ -112,6 +112,13 @@ struct MemoryStage {
     std::optional<std::int64_t> device_used_bytes;
 };
 
+// Wall time spent in one part of a run (RunOutcome::time_by_part): "setup", "data",
+// "forward", "backward", "update", "evaluation", "measurement", "recording", "finish".
+struct PartTime {
+    std::string part;
+    double seconds = 0;
+};
+
 // What a run ends with.
 // A run's final training loss is the mean loss of its last this many steps (one step's loss
 // is noisy); a run that ended without its summary gets the same from its rows.
@@ -137,6 +144,9 @@ struct RunOutcome {
     std::vector<ModuleSample> module_samples;
     std::vector<MemoryStage> staircase;
     std::optional<Fragmentation> fragmentation;  // at the OOM that ended or adapted the run
+    // Where the run's wall time went, part by part; empty for runs read back from a database
+    // (not stored).
+    std::vector<PartTime> time_by_part;
 
     // Whether the breakdown at the peak was recorded: a run whose writer died (killed, the
     // machine lost) has only the peak its step rows hold, and no breakdown to show as zeros.
