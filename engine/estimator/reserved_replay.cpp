@@ -58,8 +58,6 @@ public:
     const ReservedReplay& result() const { return m_result; }
 
 private:
-    // After each request: the totals are kept by the model, the segments counted only when
-    // the reserved peak rises (a walk of every block).
     void observe() {
         const std::int64_t allocated = m_model.allocated();
         const std::int64_t reserved = m_model.reserved();
@@ -68,10 +66,7 @@ private:
             m_result.allocated_peak = allocated;
             m_result.cache_at_peak = reserved - allocated;
         }
-        if (reserved > m_result.reserved_peak) {
-            m_result.reserved_peak = reserved;
-            m_result.segments = m_model.stats().segments;
-        }
+        m_result.reserved_peak = std::max(m_result.reserved_peak, reserved);
     }
 
     allocator::CachingAllocatorModel m_model;

@@ -15,7 +15,6 @@ struct ReservedReplay {
     std::int64_t allocated_peak = 0;  // the replay's own peak of tensors
     std::int64_t cache_at_peak = 0;   // reserved but not allocated at that moment
     std::int64_t reserved_peak = 0;   // the most it reserved
-    std::int64_t segments = 0;        // segments open at the reserved peak
     // A request the cap refused even after the cache was released: the run ends out of memory
     // although its tensors alone would fit, when allocated_peak is under the cap.
     bool out_of_memory = false;
