@@ -8,7 +8,7 @@ wall time: start-up, loading, validation and saving included, as a user waits fo
 
     bench/end_to_end.py [--cli build/app/oomlab-cli --cli build-cuda/app/oomlab-cli]
                         [--python PY] [--rounds 3] [--steps 300] [--threads N]
-                        [--models bag,bilstm,transformer]
+                        [--models bag,bilstm,transformer] [--native-lstm]
 
 Every build given (by default build/ and build-cuda/, where built) runs in each round. Prints
 a Markdown table of throughput, and one of where each step's time goes (the engine's
@@ -63,6 +63,9 @@ def main():
     parser.add_argument("--batch", type=int, default=32, help="the effective batch")
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--models", default="bag,bilstm,transformer")
+    parser.add_argument("--native-lstm", action="store_true",
+                        help="the script runs the engine's LSTM kernel (ATen's native one), "
+                             "not oneDNN's")
     args = parser.parse_args()
     clis = args.cli or [path for path in (os.path.join(ROOT, build, "app", "oomlab-cli")
                                           for build in ("build", "build-cuda"))
@@ -83,6 +86,8 @@ def main():
             subprocess.run([clis[0], "config", "show"] + sets, stdout=stream, check=True)
         script = [args.python, os.path.join(HERE, "gpu", "reference_train.py"),
                   "--resolved", resolved]
+        if args.native_lstm:
+            script.append("--native-lstm")
         samples = args.steps * args.batch
         engine_rates = [[] for _ in clis]
         script_rates, engine_runs, script_run = [], [{} for _ in clis], {}

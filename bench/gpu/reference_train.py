@@ -312,11 +312,15 @@ def main():
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--resolved", help="a config printed by `oomlab-cli config show`")
     parser.add_argument("--device", help="overrides the config's device (cpu, cuda, cuda:N)")
+    parser.add_argument("--native-lstm", action="store_true",
+                        help="on the CPU, the native LSTM kernel the engine runs, not oneDNN's")
     args = parser.parse_args()
 
     config = resolve_config(args)
     device = resolve_device(args.device or config["device"])
     check_supported(config, device)
+    if args.native_lstm:
+        torch.backends.mkldnn.enabled = False  # oneDNN's LSTM off: ATen's own, as the engine's
     run = ReferenceRun(config, device)
     try:
         run.execute()
