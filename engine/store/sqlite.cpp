@@ -12,9 +12,10 @@ namespace {
                               const std::string& what) {
     if ((code & 0xff) == SQLITE_FULL) {
         // What the user must do, not the statement that could not be written.
+        // Nothing the run store itself offers helps: deleting runs needs room on the disk too.
         throw SqliteError("the disk holding the run store " + path +
-                              " is full; free space (oomlab-cli runs delete ID removes a run "
-                              "and its metrics) and try again",
+                              " is full; free space on it and try again (the runs in it are "
+                              "kept and can still be read)",
                           SQLITE_FULL);
     }
     if ((code & 0xff) == SQLITE_READONLY) {
