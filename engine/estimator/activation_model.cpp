@@ -154,13 +154,12 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
             modules = {made_of("embeddings", {lookup}), made_of("pooling", pooling(embedding_dim)),
                        made_of("hidden", times(dropout ? 4 : 2, b * m.hidden * kFloat)),
                        made_of("output", {})};
+            // The pooling's forward makes the masked product, its backward the gradient of
+            // the looked-up rows.
             result.temporaries = {{"pooling", {lookup, lookup, lookup, {}}},
                                   {"hidden", {0, 0, b * embedding_dim * kFloat, {}}},
                                   {"output", {0, 0, b * m.hidden * kFloat, {}}}};
-            result.forward_transient = lookup;  // the masked product
             result.forward_transient_in = "pooling";
-            // The gradient of the looked-up rows, which the pooling's backward makes.
-            result.backward_transient = lookup;
             result.backward_starts_in = "pooling";
             result.backward_ends_in = "pooling";
             break;
@@ -168,10 +167,11 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
         case ModelKind::BiLstm: {
             const std::int64_t h = m.hidden;
             // Per direction and time step: gates (4H), the cell, tanh(cell), output.
+            const Tensors one_step = {b * 4 * h * kFloat, b * h * kFloat, b * h * kFloat,
+                                      b * h * kFloat};
             Tensors cells;
             for (std::int64_t step = 0; step < 2 * l; ++step) {
-                cells = cells +
-                        Tensors{b * 4 * h * kFloat, b * h * kFloat, b * h * kFloat, b * h * kFloat};
+                cells.insert(cells.end(), one_step.begin(), one_step.end());
             }
             // The first layer keeps its time-major input and the reversed copy the backward
             // direction reads; the looked-up rows themselves are not kept.
@@ -197,8 +197,6 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
             result.at_backward_start = modules;
             result.at_backward_start[std::size_t(m.layers) + 1].bytes =
                 0;  // the head's backward ran
-            result.forward_transient = projections;
-            result.backward_transient = projections;
             result.backward_starts_in = "lstm layer " + std::to_string(m.layers);
             result.backward_ends_in = "lstm layer 1";
             result.forward_transient_in = result.backward_starts_in;  // most is saved by then
@@ -242,8 +240,6 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
             result.temporaries["head"].input_gradient = bl * d * kFloat;
             const Tensors head = Tensors{bl * d * kFloat} + pooling(d);
             modules.push_back({"head", in_precision(sum(head)), head});
-            result.backward_transient = checkpointing ? block + widest : widest;
-            result.forward_transient = widest;
             result.forward_transient_in = "block " + std::to_string(m.layers);
             result.backward_ends_in = "projection";
             // Backward peaks in the last block, as the first weight gradients (the head's, the
@@ -280,6 +276,10 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
     // Logits, log-softmax, their gradient.
     modules.push_back(made_of("loss", times(3, b * num_classes * kFloat)));
     result.saved = total_bytes(modules);
+    // The phases' temporaries are those of the modules where the phases peak.
+    result.forward_transient = result.temporaries.at(result.forward_transient_in).forward;
+    const ModuleTemporaries& backward = result.temporaries.at(result.backward_starts_in);
+    result.backward_transient = backward.backward + sum(backward.recomputed);
     if (result.backward_end_transient == 0) {
         result.backward_end_transient = result.backward_transient;
     }

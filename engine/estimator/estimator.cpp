@@ -57,9 +57,11 @@ void add_reserved(const estimator::Step& step, MemoryEstimate& estimate) {
 
 namespace {
 
-// The estimate of a step whose longest micro-batch is padded to `length` tokens.
+// The estimate of a step whose longest micro-batch is padded to `length` tokens; what the
+// allocator reserves only where `with_reserved` (an estimate only its peak is read from needs
+// no replay).
 MemoryEstimate estimate_with_length(const ExperimentConfig& config, const DataProfile& profile,
-                                    int world_size, int length) {
+                                    int world_size, int length, bool with_reserved) {
     const estimator::Step step = estimator::step_of(config, profile, world_size, length);
     MemoryEstimate estimate;
     estimate.worst_batch_length = step.length;
@@ -84,7 +86,9 @@ MemoryEstimate estimate_with_length(const ExperimentConfig& config, const DataPr
 
     estimate.peak_bytes = resident + peak.bytes.total() + estimate.library_workspaces;
     estimate.cap_bytes = config.memory.cap_bytes();
-    add_reserved(step, estimate);
+    if (with_reserved) {
+        add_reserved(step, estimate);
+    }
     estimate.fits = estimate.cap_bytes == 0 || (estimate.peak_bytes <= estimate.cap_bytes &&
                                                 !estimate.allocator_out_of_memory);
     return estimate;
@@ -100,12 +104,15 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
         // The data order is seeded: the batches the run draws are known before it runs.
         length = std::min(worst, prepare::run_batches(config, profile.lengths, world_size).longest);
     }
-    MemoryEstimate estimate = estimate_with_length(config, profile, world_size, length);
+    MemoryEstimate estimate =
+        estimate_with_length(config, profile, world_size, length, /*with_reserved=*/true);
     estimate.assumed = assumed;
     estimate.epoch_worst_length = worst;
-    estimate.epoch_worst_peak_bytes =
-        length == worst ? estimate.peak_bytes
-                        : estimate_with_length(config, profile, world_size, worst).peak_bytes;
+    estimate.epoch_worst_peak_bytes = length == worst
+                                          ? estimate.peak_bytes
+                                          : estimate_with_length(config, profile, world_size, worst,
+                                                                 /*with_reserved=*/false)
+                                                .peak_bytes;
     return estimate;
 }
 

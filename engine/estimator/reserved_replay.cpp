@@ -104,10 +104,8 @@ public:
         Addresses casts;
         if (s.weight_casts > 0) {
             for (const memory::ModuleBytes& module : s.weights) {
-                for (const std::int64_t size : scaled(module.tensors, kFloat / 2)) {
-                    Addresses cast = r.make({size});
-                    casts.insert(casts.end(), cast.begin(), cast.end());
-                }
+                const Addresses cast = r.make(scaled(module.tensors, kFloat / 2));
+                casts.insert(casts.end(), cast.begin(), cast.end());
             }
         }
         Addresses kept_graphs = r.make({s.kept_beside - s.weight_casts});

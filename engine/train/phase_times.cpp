@@ -5,34 +5,28 @@
 
 namespace oomlab::train {
 
+std::size_t PhaseTimes::index_of(std::string_view name) {
+    return std::size_t(std::find(std::begin(kParts), std::end(kParts), name) - std::begin(kParts));
+}
+
 void PhaseTimes::switch_to(std::string_view name) {
     const Clock::time_point now = Clock::now();
-    const double seconds = std::chrono::duration<double>(now - m_since).count();
-    const auto same = [&](const PartTime& t) { return t.part == m_part; };
-    auto total = std::find_if(m_totals.begin(), m_totals.end(), same);
-    if (total == m_totals.end()) {
-        total = m_totals.insert(m_totals.end(), PartTime{std::string(m_part), 0.0});
-    }
-    total->seconds += seconds;
+    const std::size_t index = index_of(m_part);
+    m_seconds.at(index) += std::chrono::duration<double>(now - m_since).count();
+    m_entered.at(index) = true;  // a name outside oomlab::train::part throws
     m_part = name;
     m_since = now;
 }
 
 std::vector<PartTime> PhaseTimes::totals() {
     switch_to(m_part);
-    // A step's order, then the engine's own work.
-    constexpr std::string_view kOrder[] = {part::kSetup,       part::kData,      part::kForward,
-                                           part::kBackward,    part::kUpdate,    part::kEvaluation,
-                                           part::kMeasurement, part::kRecording, part::kFinish};
-    std::vector<PartTime> ordered;
-    for (const std::string_view name : kOrder) {
-        for (const PartTime& total : m_totals) {
-            if (total.part == name) {
-                ordered.push_back(total);
-            }
+    std::vector<PartTime> totals;
+    for (std::size_t i = 0; i < kCount; ++i) {
+        if (m_entered[i]) {
+            totals.push_back({std::string(kParts[i]), m_seconds[i]});
         }
     }
-    return ordered;
+    return totals;
 }
 
 }  // namespace oomlab::train

@@ -4,7 +4,9 @@
 // run's wall time: time always counts for exactly one of them.
 #pragma once
 
+#include <array>
 #include <chrono>
+#include <iterator>
 #include <string_view>
 #include <vector>
 
@@ -46,14 +48,21 @@ public:
     };
 
     // The totals so far, the part in progress included: a step's parts in order, then the
-    // engine's own.
+    // engine's own; parts never entered are left out.
     std::vector<PartTime> totals();
 
 private:
     using Clock = std::chrono::steady_clock;
+    static constexpr std::string_view kParts[] = {
+        part::kSetup,      part::kData,        part::kForward,   part::kBackward, part::kUpdate,
+        part::kEvaluation, part::kMeasurement, part::kRecording, part::kFinish};
+    static constexpr std::size_t kCount = std::size(kParts);
+    static std::size_t index_of(std::string_view name);
+
     std::string_view m_part = part::kSetup;
     Clock::time_point m_since = Clock::now();
-    std::vector<PartTime> m_totals;
+    std::array<double, kCount> m_seconds{};
+    std::array<bool, kCount> m_entered{};
 };
 
 }  // namespace oomlab::train
