@@ -59,7 +59,7 @@ build_dir="build"
 
 packages=(
     build-essential cmake ninja-build pkg-config ccache
-    libtorch-dev libgloo-dev libopenblas0-pthread libsqlite3-dev nlohmann-json3-dev libcli11-dev
+    libtorch-dev libgloo-dev libopenblas0-pthread libdnnl-dev libsqlite3-dev nlohmann-json3-dev libcli11-dev
     libcurl4-openssl-dev
     zlib1g-dev
     qt6-base-dev qt6-svg-dev libqcustomplot-dev libqcustomplot2.1-qt6 libgl-dev

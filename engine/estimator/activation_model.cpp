@@ -7,19 +7,10 @@ namespace {
 
 constexpr std::int64_t kFloat = 4;
 
-// Share of the saved activations that autocast keeps in 16 bits (the outputs of linear and
-// matmul and the inputs they save), measured per model on CPU with bf16.
-double half_precision_share(ModelKind kind) {
-    switch (kind) {
-        case ModelKind::Bag:
-            return 0.0;
-        case ModelKind::BiLstm:
-            return 0.5;
-        case ModelKind::Transformer:
-            return 0.85;
-    }
-    return 0.0;
-}
+// Share of a transformer's saved activations that autocast keeps in 16 bits (the outputs of
+// linear and matmul and the inputs they save), measured on CPU with bf16. The bag keeps none;
+// the BiLSTM's buffers are sized in their own type.
+constexpr double kTransformerHalfPrecisionShare = 0.85;
 
 using Tensors = std::vector<std::int64_t>;
 
@@ -166,37 +157,53 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
         }
         case ModelKind::BiLstm: {
             const std::int64_t h = m.hidden;
-            // Per direction and time step: gates (4H), the cell, tanh(cell), output.
-            const Tensors one_step = {b * 4 * h * kFloat, b * h * kFloat, b * h * kFloat,
-                                      b * h * kFloat};
-            Tensors cells;
-            for (std::int64_t step = 0; step < 2 * l; ++step) {
-                cells.insert(cells.end(), one_step.begin(), one_step.end());
-            }
-            // The first layer keeps its time-major input and the reversed copy the backward
-            // direction reads; the looked-up rows themselves are not kept.
+            // The CPU's fused LSTM (model/lstm_layer.h) runs in the autocast type.
+            const std::int64_t element = config.memory.precision == DType::Fp32 ? kFloat : 2;
+            const std::int64_t states = bl * 2 * h * element;  // [L, B, 2H], both directions
+            // Every step's activated gates, cells and their tanh, for both directions.
+            const Tensors buffers = {bl * 8 * h * element, states, states};
+            // The looked-up rows are not kept: the first layer keeps its own time-major copy.
             modules.push_back(made_of("embeddings", {}));
             for (int layer = 1; layer <= m.layers; ++layer) {
-                // Each layer's output, kept with its dropout mask for the next layer's input.
-                const Tensors output =
-                    times(layer < m.layers && dropout ? 2 : 1, bl * 2 * h * kFloat);
-                modules.push_back(made_of("lstm layer " + std::to_string(layer),
-                                          cells + output + times(layer == 1 ? 2 : 0, lookup)));
+                // Each layer's output (its hidden states), with the dropout mask and output
+                // the next layer reads.
+                const Tensors output = times(layer < m.layers && dropout ? 3 : 1, states);
+                const Tensors input = times(layer == 1 ? 1 : 0, bl * embedding_dim * element);
+                modules.push_back(
+                    made_of("lstm layer " + std::to_string(layer), buffers + output + input));
             }
             modules.push_back(made_of("head", pooling(2 * h)));
-            // Each layer projects its whole input for both directions ([L, B, 4H] each), in
-            // forward and again in backward; three quarters of the two are alive at once
-            // (measured in float32: 12 MiB of 16 at batch 64 x 64 tokens, H 128, with 1 to 3
-            // layers; the same share at four other shapes).
-            const std::int64_t projections = 2 * bl * 4 * h * kFloat * 3 / 4;
+            std::int64_t last_layer_weights = 0;  // elements
             for (int layer = 1; layer <= m.layers; ++layer) {
+                const std::int64_t in = layer == 1 ? embedding_dim : 2 * h;
+                last_layer_weights = 2 * (4 * h * in + 4 * h * h + 8 * h);
+                // Forward sets both directions' input weights side by side. Backward writes the
+                // gates' gradient over the gates; the last layer holds a time-major copy of its
+                // output's gradient while it makes its input's and its weights' gradients. In
+                // 16 bits, ATen's products make their result in float32 first: the input's
+                // gradient's, or later, beside the first direction's weight gradients, the
+                // second's input weights' (whichever is larger).
+                const std::int64_t in_16_bits =
+                    element == kFloat
+                        ? 0
+                        : std::max(bl * in * kFloat, (8 * h * in + 4 * h * h + 8 * h) * element +
+                                                         4 * h * in * kFloat);
+                const bool last = layer == m.layers;
                 result.temporaries["lstm layer " + std::to_string(layer)] = {
-                    projections, projections, layer == 1 ? lookup : bl * 2 * h * kFloat, {}};
+                    8 * h * in * element, last ? in_16_bits : 0, layer == 1 ? lookup : states,
+                    times(last ? 1 : 0, states)};
             }
-            result.temporaries["head"].input_gradient = bl * 2 * h * kFloat;
+            // The head's backward is done, but for its input's gradient, which the last layer
+            // reads.
+            result.temporaries["head"].input_gradient = states;
             result.at_backward_start = modules;
-            result.at_backward_start[std::size_t(m.layers) + 1].bytes =
-                0;  // the head's backward ran
+            result.at_backward_start[std::size_t(m.layers) + 1].bytes = states;
+            result.gradients_done.push_back("head");
+            if (element == kFloat) {
+                // With autocast the peak comes before the weights' gradients.
+                result.gradient_in_progress = {
+                    "lstm layer " + std::to_string(m.layers), last_layer_weights, {}};
+            }
             result.backward_starts_in = "lstm layer " + std::to_string(m.layers);
             result.backward_ends_in = "lstm layer 1";
             result.forward_transient_in = result.backward_starts_in;  // most is saved by then
@@ -214,7 +221,7 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
             const bool half = config.memory.precision != DType::Fp32;
             const auto in_precision = [&](std::int64_t bytes) {
                 return half ? bytes - static_cast<std::int64_t>(bytes *
-                                                                half_precision_share(m.kind) / 2)
+                                                                kTransformerHalfPrecisionShare / 2)
                             : bytes;
             };
             block = in_precision(block);
@@ -279,7 +286,11 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
     // The phases' temporaries are those of the modules where the phases peak.
     result.forward_transient = result.temporaries.at(result.forward_transient_in).forward;
     const ModuleTemporaries& backward = result.temporaries.at(result.backward_starts_in);
-    result.backward_transient = backward.backward + sum(backward.recomputed);
+    result.backward_transient = backward.backward + sum(backward.held);
+    if (m.kind == ModelKind::BiLstm) {
+        // The fused LSTM makes its input's gradient before it frees its gates'.
+        result.backward_transient += backward.input_gradient;
+    }
     if (result.backward_end_transient == 0) {
         result.backward_end_transient = result.backward_transient;
     }
@@ -293,15 +304,6 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
         }
     } else {
         result.at_backward_start.push_back({"loss", 0, {}});  // backward began there
-    }
-    if (config.memory.precision != DType::Fp32 && m.kind != ModelKind::Transformer) {
-        const double kept = 1.0 - half_precision_share(m.kind) / 2;
-        for (auto* list : {&modules, &result.at_backward_start}) {
-            for (ModuleBytes& module : *list) {
-                module.bytes = static_cast<std::int64_t>(double(module.bytes) * kept);
-            }
-        }
-        result.saved = total_bytes(modules);
     }
     result.at_forward_peak = modules;
     bool later = false;

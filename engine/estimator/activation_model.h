@@ -40,8 +40,9 @@ struct ModuleTemporaries {
     // The gradient its backward hands to the module before it (its input's size), freed once
     // that module's backward has used it. The ids have none.
     std::int64_t input_gradient = 0;
-    // Checkpointed: the tensors its backward makes again, freed when it ends.
-    std::vector<std::int64_t> recomputed;
+    // Made as its backward starts and held until it ends: a checkpointed block's tensors made
+    // again, the fused LSTM's time-major copy of its output's gradient.
+    std::vector<std::int64_t> held;
 };
 
 struct ActivationBytes {

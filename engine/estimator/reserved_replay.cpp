@@ -120,11 +120,11 @@ public:
         Addresses handed_on;  // the gradient the later module's backward made for this one
         for (auto module = modules.rbegin(); module != modules.rend(); ++module) {
             const memory::ModuleTemporaries& made = temporaries_of(module->module);
-            Addresses recomputed = r.make(made.recomputed);
+            Addresses held = r.make(made.held);
             Addresses input_gradient = r.make({made.input_gradient});
             r.pass(made.backward);
             make_gradients(module->module, gradients);
-            r.drop(recomputed);
+            r.drop(held);
             r.drop(saved[module->module]);
             r.drop(handed_on);
             handed_on = std::move(input_gradient);

@@ -1,6 +1,6 @@
 // A bidirectional LSTM over the word vectors, mean-pooled over the real tokens.
+#include "lstm_layer.h"
 #include "oomlab/model/text_classifier.h"
-#include "oomlab/torch_utils/torch_compat.h"
 
 namespace oomlab::model {
 namespace {
@@ -36,8 +36,11 @@ public:
             run_part(m_embeddings_id, [&] { return m_embeddings->forward(ids); });
         for (std::size_t layer = 0; layer < m_layers.size(); ++layer) {
             states = run_part(m_layer_ids[layer], [&] {
-                const compat::NativeCpuRnnScope native_kernel(states.is_cpu());
-                torch::Tensor output = std::get<0>(m_layers[layer]->forward(states));
+                // On a GPU, cuDNN's LSTM; on the CPU, one fused function in place of ATen's
+                // step-by-step graph (see lstm_layer.h).
+                torch::Tensor output = states.is_cpu()
+                                           ? bidirectional_lstm(m_layers[layer], states)
+                                           : std::get<0>(m_layers[layer]->forward(states));
                 return layer + 1 < m_layers.size() ? m_dropout->forward(output) : output;
             });
         }

@@ -120,7 +120,15 @@ TEST(RandomConfigurations, ThePeakAndEveryFigureAreWhereTheEstimatorSaid) {
         }
         const nlohmann::json& peak = check["by_category"][0];
         ASSERT_EQ(peak["category"], "peak");
-        const double predicted = peak["predicted"].get<double>();
+        double predicted = peak["predicted"].get<double>();
+        // A run whose peak came before the optimizer made its state (the first step drew the
+        // longest batch; `runs show` says so) is held to the prediction without that state.
+        for (const nlohmann::json& row : check["by_category"]) {
+            if (row["category"] == "optimizer_state" && row["measured"] == 0 &&
+                !row["why"].get<std::string>().empty()) {
+                predicted -= row["predicted"].get<double>();
+            }
+        }
         peak_offs.push_back(std::abs(peak["measured"].get<double>() - predicted) / predicted);
         EXPECT_TRUE(peak_offs.back() <= 0.10 || !test::known_miss(drawn.traits, "peak", "").empty())
             << describe(drawn) << "\n"

@@ -136,31 +136,6 @@ inline bool has_amp_ops(c10::DeviceType device) {
 }
 #endif
 
-// LibTorch 2.x runs a CPU LSTM through oneDNN when it can, which keeps a workspace for backward
-// of about twice the native kernel's saved activations (BiLSTM, batch 256: 785 MB against
-// 348 MB); 1.13 has only the native kernel. A run on the CPU stands in for a GPU run and is
-// predicted by the estimator, so its LSTM takes the native kernel in every version. The switch
-// is process-wide: one run trains at a time.
-class NativeCpuRnnScope {
-public:
-    explicit NativeCpuRnnScope(bool on_cpu)
-        : m_active(on_cpu && at::globalContext().userEnabledMkldnn()) {
-        if (m_active) {
-            at::globalContext().setUserEnabledMkldnn(false);
-        }
-    }
-    ~NativeCpuRnnScope() {
-        if (m_active) {
-            at::globalContext().setUserEnabledMkldnn(true);
-        }
-    }
-    NativeCpuRnnScope(const NativeCpuRnnScope&) = delete;
-    NativeCpuRnnScope& operator=(const NativeCpuRnnScope&) = delete;
-
-private:
-    bool m_active;
-};
-
 // Enables autocast for one region (a forward pass), restoring the previous state after.
 class AutocastScope {
 public:
