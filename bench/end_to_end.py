@@ -109,9 +109,11 @@ def main():
         torch_version = script_run.get("torch")
         print(f"{model}: script {script_rates}", file=sys.stderr)
 
+    # Debian's LibTorch takes its products' kernels from OpenBLAS, which follows this.
+    blas = os.environ.get("OPENBLAS_CORETYPE")
     print(f"Against PyTorch {torch_version}'s own script; {data}; {args.steps} steps of "
           f"{args.batch} samples, {args.threads} thread(s); median of {args.rounds} "
-          "interleaved rounds\n")
+          "interleaved rounds" + (f"; OPENBLAS_CORETYPE={blas}" if blas else "") + "\n")
     print("| model | build | oomlab-cli samples/s | PyTorch samples/s | ratio "
           "| accuracy (engine / script) |")
     print("|---|---|---:|---:|---:|---|")

@@ -94,6 +94,16 @@ TEST(LstmLayer, ReadsALaterLayersTimeMajorInputWithoutCopyingIt) {
                      run(second, between.detach().requires_grad_(), /*fused=*/true), 1e-10);
 }
 
+TEST(LstmLayer, ASecondBackwardThroughTheSameGraphIsRefusedNotWrong) {
+    // Backward writes the gates' gradients over the saved gates: a kept graph cannot be
+    // walked again, and autograd says so instead of returning other gradients.
+    torch::nn::LSTM layer = make_layer(3, 4, torch::kFloat64);
+    const torch::Tensor output =
+        bidirectional_lstm(layer, torch::randn({2, 5, 3}, torch::kFloat64));
+    output.sum().backward({}, /*retain_graph=*/true);
+    EXPECT_THROW(output.sum().backward(), c10::Error);
+}
+
 TEST(LstmLayer, RunsInTheAutocastTypeUnderAutocast) {
     torch::nn::LSTM layer = make_layer(6, 8, torch::kFloat32);
     const torch::Tensor x = torch::randn({4, 5, 6}).requires_grad_();
