@@ -394,6 +394,11 @@ void CachingAllocatorModel::collect_garbage() {
 
 std::optional<std::int64_t> CachingAllocatorModel::allocate(std::int64_t size,
                                                             std::int64_t stream) {
+    // No device holds a pebibyte; a damaged trace's size would overflow the rounding.
+    constexpr std::int64_t kLargestRequest = std::int64_t{1} << 50;
+    if (size > kLargestRequest) {
+        return std::nullopt;
+    }
     const std::int64_t rounded = round_size(size);
     const bool small = is_small(rounded);
     ++m_searches;

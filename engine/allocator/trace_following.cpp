@@ -1,13 +1,46 @@
 // The model following a recorded trace: segments opened, pages mapped and released, and blocks
 // handed out where the trace says the allocator put them.
 #include <algorithm>
+#include <limits>
 
 #include "oomlab/allocator/caching_allocator_model.h"
 
 namespace oomlab::allocator {
+namespace {
+
+// A damaged trace's sizes can be empty, negative or run past the last address.
+bool is_range(std::int64_t address, std::int64_t size) {
+    return size > 0 && address <= std::numeric_limits<std::int64_t>::max() - size;
+}
+
+}  // namespace
+
+bool CachingAllocatorModel::is_new_memory(std::int64_t address, std::int64_t size) const {
+    if (!is_range(address, size)) {
+        return false;
+    }
+    const auto after = m_blocks.lower_bound(address);
+    if (after != m_blocks.end() && after->first < address + size) {
+        return false;
+    }
+    return after == m_blocks.begin() ||
+           std::prev(after)->first + std::prev(after)->second.size <= address;
+}
+
+// Segments the model opens itself start past every one a trace opened.
+void CachingAllocatorModel::claim(std::int64_t address, std::int64_t size) {
+    constexpr std::int64_t kVirtualRange = std::int64_t(1) << 40;
+    if (address + size < std::numeric_limits<std::int64_t>::max() - 2 * kVirtualRange) {
+        m_next_address = std::max(m_next_address, address + size + kVirtualRange);
+    }
+}
 
 void CachingAllocatorModel::open_segment(std::int64_t address, std::int64_t size,
                                          std::int64_t stream) {
+    if (!is_new_memory(address, size)) {
+        return;
+    }
+    claim(address, size);
     const bool small = size == kSmallBuffer;  // large-pool segments are 10 MiB or more
     m_segments.push_back({stream, small, false, 0});
     Block block{size, stream, int(m_segments.size()) - 1, small};
@@ -20,6 +53,10 @@ void CachingAllocatorModel::map_pages(std::int64_t address, std::int64_t size, s
                                       std::optional<bool> small) {
     // Pages land in a hole or at the end of the stream's segment of that pool; a segment's
     // first pages start it. A small pool maps 2 MiB pages, a large one 20 MiB.
+    if (!is_new_memory(address, size)) {
+        return;
+    }
+    claim(address, size);
     const bool in_small = small.value_or(size % kLargeBuffer != 0);
     std::optional<int> segment;
     for (std::size_t i = 0; i < m_segments.size(); ++i) {
@@ -45,6 +82,9 @@ void CachingAllocatorModel::map_pages(std::int64_t address, std::int64_t size, s
 // either side stays free. The block as it was, or nullopt when no free block holds the range.
 std::optional<CachingAllocatorModel::Block> CachingAllocatorModel::cut_free(std::int64_t address,
                                                                             std::int64_t size) {
+    if (!is_range(address, size)) {
+        return std::nullopt;
+    }
     auto block = m_blocks.upper_bound(address);
     if (block == m_blocks.begin()) {
         return std::nullopt;

@@ -173,5 +173,33 @@ TEST(AllocatorModel, FollowingATracePlacesBlocksWhereTheAllocatorDid) {
     EXPECT_FALSE(model.place(1 << 30, 512, 0));  // no free block there
 }
 
+TEST(AllocatorModel, ATraceThatMapsMemoryTheModelHoldsIsNotFollowed) {
+    // A damaged snapshot's trace opened a segment over one already open and mapped pages over
+    // a free block: followed, the block was counted twice and later released twice.
+    CachingAllocatorModel model = model_with("");
+    model.open_segment(1 << 30, 20 * kMiB, 0);
+    model.open_segment(1 << 30, 20 * kMiB, 0);
+    model.open_segment((1 << 30) + kMiB, 2 * kMiB, 0);
+    model.map_pages((1 << 30) + 4 * kMiB, 2 * kMiB, 0);
+    model.open_segment(1 << 29, 0, 0);
+    EXPECT_EQ(model.reserved(), 20 * kMiB);
+    EXPECT_EQ(model.stats().free_blocks, 1);
+    model.empty_cache();
+    EXPECT_EQ(model.reserved(), 0);
+
+    // A segment the model opens itself never lands on one a trace opened.
+    model.open_segment(std::int64_t(1) << 40, 20 * kMiB, 0);
+    const auto own = model.allocate(30 * kMiB, 0);
+    ASSERT_TRUE(own);
+    EXPECT_GE(*own, (std::int64_t(1) << 40) + 20 * kMiB);
+    model.free(*own);
+    model.empty_cache();
+
+    // Memory beside what it holds is new memory.
+    model.open_segment(1 << 30, 2 * kMiB, 0);
+    model.open_segment((1 << 30) + 2 * kMiB, 2 * kMiB, 0);
+    EXPECT_EQ(model.reserved(), 4 * kMiB);
+}
+
 }  // namespace
 }  // namespace oomlab::allocator

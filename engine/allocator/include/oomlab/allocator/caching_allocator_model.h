@@ -89,6 +89,8 @@ public:
     // Following a trace. `need` is asked before each allocation is placed.
     SegmentNeed need(std::int64_t size, std::int64_t stream) const;
     std::optional<std::int64_t> best_fit(std::int64_t size, std::int64_t stream) const;
+    // A segment opened or pages mapped where the model already holds memory (a trace that
+    // contradicts itself) are not followed.
     void open_segment(std::int64_t address, std::int64_t size, std::int64_t stream);
     // `small`: the pool whose request mapped them, when known (else told by their size).
     void map_pages(std::int64_t address, std::int64_t size, std::int64_t stream,
@@ -143,6 +145,9 @@ private:
     bool whole_segment(Blocks::const_iterator block) const;
     void release_block(Blocks::iterator block);
     std::optional<Block> cut_free(std::int64_t address, std::int64_t size);
+    // Whether [address, address + size) is memory the model does not hold yet (and not empty).
+    bool is_new_memory(std::int64_t address, std::int64_t size) const;
+    void claim(std::int64_t address, std::int64_t size);
     // alloc_block, freely: the free block that serves the request.
     std::optional<std::int64_t> open(std::int64_t rounded, std::int64_t stream);
     bool release_oversize(std::int64_t rounded, std::int64_t stream);
