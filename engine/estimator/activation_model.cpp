@@ -173,24 +173,27 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
                     made_of("lstm layer " + std::to_string(layer), buffers + output + input));
             }
             modules.push_back(made_of("head", pooling(2 * h)));
-            std::int64_t last_layer_weights = 0;  // elements
+            const std::vector<ModuleBytes> weights =
+                parameters_by_module(config, embedding_dim, num_classes);
             for (int layer = 1; layer <= m.layers; ++layer) {
                 const std::int64_t in = layer == 1 ? embedding_dim : 2 * h;
-                last_layer_weights = 2 * (4 * h * in + 4 * h * h + 8 * h);
+                const std::int64_t input_weights = 4 * h * in;  // one direction's, elements
                 // Forward sets both directions' input weights side by side. Backward writes the
                 // gates' gradient over the gates; the last layer holds a time-major copy of its
                 // output's gradient while it makes its input's and its weights' gradients. In
                 // 16 bits, ATen's products make their result in float32 first: the input's
                 // gradient's, or later, beside the first direction's weight gradients, the
                 // second's input weights' (whichever is larger).
-                const std::int64_t in_16_bits =
-                    element == kFloat
-                        ? 0
-                        : std::max(bl * in * kFloat, (8 * h * in + 4 * h * h + 8 * h) * element +
-                                                         4 * h * in * kFloat);
                 const bool last = layer == m.layers;
+                const std::int64_t in_16_bits =
+                    !last || element == kFloat
+                        ? 0
+                        : std::max(bl * in * kFloat,
+                                   (weights[std::size_t(layer - 1)].bytes / 2 + input_weights) *
+                                           element +
+                                       input_weights * kFloat);
                 result.temporaries["lstm layer " + std::to_string(layer)] = {
-                    8 * h * in * element, last ? in_16_bits : 0, layer == 1 ? lookup : states,
+                    2 * input_weights * element, in_16_bits, layer == 1 ? lookup : states,
                     times(last ? 1 : 0, states)};
             }
             // The head's backward is done, but for its input's gradient, which the last layer
@@ -201,8 +204,9 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
             result.gradients_done.push_back("head");
             if (element == kFloat) {
                 // With autocast the peak comes before the weights' gradients.
-                result.gradient_in_progress = {
-                    "lstm layer " + std::to_string(m.layers), last_layer_weights, {}};
+                result.gradient_in_progress = {"lstm layer " + std::to_string(m.layers),
+                                               weights[std::size_t(m.layers - 1)].bytes,
+                                               {}};
             }
             result.backward_starts_in = "lstm layer " + std::to_string(m.layers);
             result.backward_ends_in = "lstm layer 1";

@@ -195,6 +195,14 @@ TEST(AllocatorModel, ATraceThatMapsMemoryTheModelHoldsIsNotFollowed) {
     model.free(*own);
     model.empty_cache();
 
+    // Empty or negative ranges, and requests no device could hold, change nothing.
+    model.open_segment(1 << 30, 20 * kMiB, 0);
+    model.release(1 << 30, 0);
+    model.release(1 << 30, -kMiB);
+    EXPECT_FALSE(model.allocate(std::int64_t(1) << 51, 0));
+    EXPECT_EQ(model.reserved(), 20 * kMiB);
+    model.empty_cache();
+
     // Memory beside what it holds is new memory.
     model.open_segment(1 << 30, 2 * kMiB, 0);
     model.open_segment((1 << 30) + 2 * kMiB, 2 * kMiB, 0);
