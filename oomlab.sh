@@ -15,6 +15,11 @@
 #   ./oomlab.sh fuzz [SECONDS] a short libFuzzer run of every parser (clang; default 30 s each)
 #   ./oomlab.sh install-test   build the .deb, install it, check the installed programs, remove it
 #   ./oomlab.sh format-check   check that every C++ file is formatted as .clang-format says
+#   ./oomlab.sh deps-check [MODE...]
+#                              prove the package lists complete (scripts/deps_check.py): each
+#                              MODE's packages installed and its build configured, every file
+#                              its build and tests take from the system must come from its list
+#                              in scripts/debian-packages; default: the modes CI runs
 #
 # OOMLAB_WERROR=1 builds with warnings as errors (CI does).
 #
@@ -26,14 +31,15 @@ cd "$(dirname "$0")"
 
 mode=run
 case "${1:-}" in
-    run | cli | test | cuda-test | screenshots | asan | fuzz | install-test | format-check)
+    run | cli | test | cuda-test | screenshots | asan | fuzz | install-test | format-check | deps-check)
         mode="$1"
         shift
         ;;
     "" | -*) ;;
     *)
         echo "usage: $0 [run|cli] [--config FILE] [--set KEY=VALUE]... | test | cuda-test |" \
-             "screenshots | asan | fuzz [SECONDS] | install-test | format-check" >&2
+             "screenshots | asan | fuzz [SECONDS] | install-test | format-check |" \
+             "deps-check [MODE...]" >&2
         exit 2
         ;;
 esac
@@ -57,34 +63,28 @@ esac
 build_dir="build"
 [[ "$preset" == "default" ]] || build_dir="build-$preset"
 
-packages=(
-    build-essential cmake ninja-build pkg-config ccache
-    libtorch-dev libgloo-dev libopenblas0-pthread libdnnl-dev libsqlite3-dev nlohmann-json3-dev libcli11-dev
-    libcurl4-openssl-dev
-    zlib1g-dev
-    qt6-base-dev qt6-svg-dev libqcustomplot-dev libqcustomplot2.1-qt6 libgl-dev
-    fonts-dejavu-core
-    libgtest-dev libgmock-dev xvfb xauth iproute2
-    fortunes fortunes-min
-)
-# Debian's own torchrun and Slurm (a cluster of one node the test starts), outside programs the
-# suite launches the engine with.
-# MLflow and TensorBoard come from the package index into a virtual environment (python3-venv).
-# A real window manager (openbox) for the first-start test; xprop tells when it is up.
-[[ "$mode" != test ]] || packages+=(python3-torch slurmd slurmctld slurm-client munge python3-venv
-                                    openbox x11-utils)
-[[ "$mode" != fuzz ]] || packages+=(clang libclang-rt-14-dev)
-[[ "$mode" != cuda-test ]] || packages+=(python3-venv)
-[[ "$mode" != format-check ]] || packages=(clang-format)
+# The Debian packages of a mode (scripts/debian-packages): those of every mode that builds,
+# then its own.
+packages_of() {
+    local builds=build
+    [[ "$1" != format-check && "$1" != deps-check ]] || builds=""
+    awk -v mode="$1" -v builds="$builds" '
+        { sub(/#.*/, "") }
+        ($1 == builds || $1 == mode) && $2 == "packages:" { for (i = 3; i <= NF; i++) print $i }
+    ' scripts/debian-packages
+}
 
-missing=()
-for package in "${packages[@]}"; do
-    status="$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)"
-    [[ "$status" == "install ok installed" ]] || missing+=("$package")
-done
-if ((${#missing[@]})); then
+# Installs what is missing of the packages named, from Debian, without what they only
+# recommend (scripts/deps_check.py proves that nothing more is needed).
+install_packages() {
+    local missing=() package status
+    for package in "$@"; do
+        status="$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)"
+        [[ "$status" == "install ok installed" ]] || missing+=("$package")
+    done
+    ((${#missing[@]})) || return 0
     echo "Installing from Debian: ${missing[*]}"
-    sudo_cmd=()
+    local sudo_cmd=()
     [[ "$(id -u)" == 0 ]] || sudo_cmd=(sudo)
     export DEBIAN_FRONTEND=noninteractive
     "${sudo_cmd[@]}" apt-get update -q
@@ -98,6 +98,25 @@ if ((${#missing[@]})); then
             fi
         done
     fi
+}
+
+mapfile -t packages < <(packages_of "$mode")
+install_packages "${packages[@]}"
+
+if [[ "$mode" == deps-check ]]; then
+    # Each mode's packages, and its build configured (seconds where it was before), so that
+    # what its build finds is checked before anything is compiled.
+    check_modes=("$@")
+    ((${#check_modes[@]})) || check_modes=(format-check test cuda-test asan fuzz install-test)
+    for check_mode in "${check_modes[@]}"; do
+        mapfile -t packages < <(packages_of "$check_mode")
+        install_packages "${packages[@]}"
+        [[ "$check_mode" == format-check ]] || OOMLAB_CONFIGURE_ONLY=1 "$0" "$check_mode" >/dev/null
+    done
+    # apt-cache answers only from the package lists; a machine that never updated has none.
+    [[ -n "$(ls /var/lib/apt/lists/ 2>/dev/null | grep -v -e lock -e partial)" ]] ||
+        { [[ "$(id -u)" == 0 ]] && apt-get update -q || sudo apt-get update -q; }
+    exec /usr/bin/python3 scripts/deps_check.py "${check_modes[@]}"
 fi
 
 if [[ "$mode" == format-check ]]; then
@@ -139,11 +158,21 @@ if [[ ! -f "$build_dir/build.ninja" ]]; then
 elif ((${#configure_args[@]})); then
     cmake "$build_dir" "${configure_args[@]}" >/dev/null
 fi
+# deps-check configures a mode's build and stops there.
+[[ -z "${OOMLAB_CONFIGURE_ONLY:-}" ]] || exit 0
 if ((${#targets[@]})); then
     cmake --build --preset "$preset" --target "${targets[@]}"
 else
     cmake --build --preset "$preset"
 fi
+
+# CTest starts the tests that took longest in the folder's last run first; a first run has no
+# such record and would start them in the order they were declared, a long test last. It
+# starts from the suite's times measured here (tests/ctest-cost-data.txt) instead.
+seed_test_costs() {
+    local costs="$build_dir/Testing/Temporary/CTestCostData.txt"
+    [[ -f "$costs" ]] || { mkdir -p "$(dirname "$costs")" && cp tests/ctest-cost-data.txt "$costs"; }
+}
 
 has_display() {
     [[ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}${QT_QPA_PLATFORM:-}" ]]
@@ -170,6 +199,7 @@ case "$mode" in
             OOMLAB_TRACKER_PYTHON="$(scripts/tracker_env.sh)/bin/python"
             export OOMLAB_TRACKER_PYTHON
         fi
+        seed_test_costs
         ctest --preset "$preset" --timeout 900
         ;;
     asan)
@@ -179,6 +209,7 @@ case "$mode" in
         # other builds, so the sanitizers leave them out. GradientsAtThePeak failed here under
         # load (the table's gradient missing from the peak's ledger, not reproduced since:
         # see docs/reliability.md), and runs in both other builds.
+        seed_test_costs
         ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
             ctest --preset asan --timeout 900 -E '^(AllCells/PredictionGrid|Data/GradientsAtThePeak)\.' \
             -L 'common|engine|data|store|config|estimator|snapshot_writer|train|session|lessons|launch|run|prepare|distributed|advice|snapshot_reader'

@@ -1,17 +1,19 @@
 # Sourced by the scripts that install a Python package set from the package index into a
 # virtual environment of OOM Lab's own (torch_env.sh, tracker_env.sh).
 #
-#   ensure_python_env DIR CHECK WHAT PACKAGE...
+#   ensure_python_env DIR CHECK WHAT PINS
 #
-# makes DIR a virtual environment of Debian's own Python with PACKAGE... unless its python
-# already runs the Python code CHECK successfully (exit 0). The environment is the cache: one
+# makes DIR a virtual environment of Debian's own Python holding exactly the packages of the
+# file PINS (scripts/pins/*.txt: every package at one version, what they depend on included,
+# installed without resolving anything else), unless DIR was made from the same PINS and its
+# python runs the Python code CHECK successfully (exit 0). The environment is the cache: one
 # already complete is left as it is. WHAT names the set in messages.
 
 ensure_python_env() {
-    local env_dir="$1" check="$2" what="$3"
-    shift 3
+    local env_dir="$1" check="$2" what="$3" pins="$4"
     local python="$env_dir/bin/python"
-    if [[ -x "$python" ]] && "$python" -c "$check" 2>/dev/null; then
+    if [[ -x "$python" ]] && cmp -s "$pins" "$env_dir/oomlab-pins.txt" &&
+        "$python" -c "$check" 2>/dev/null; then
         return 0
     fi
     # Debian's own Python (python3-venv), never a python3 that PATH may put first.
@@ -29,6 +31,10 @@ ensure_python_env() {
     rm -rf "$env_dir"
     mkdir -p "$(dirname "$env_dir")"
     /usr/bin/python3 -m venv "$env_dir"
-    "$env_dir/bin/pip" install --quiet --disable-pip-version-check "$@" >&2
+    "$env_dir/bin/pip" install --quiet --disable-pip-version-check --no-deps -r "$pins" >&2
+    # The pins hold every dependency: pip check says if one is missing or at a wrong version.
+    "$env_dir/bin/pip" check --disable-pip-version-check >&2 ||
+        { echo "$pins does not hold a consistent set: regenerate it (see its header)" >&2; exit 1; }
     "$python" -c "$check" || { echo "$what did not import from $env_dir" >&2; exit 1; }
+    cp "$pins" "$env_dir/oomlab-pins.txt"
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the pinned PyTorch with CUDA from the Python package index into a virtual
+# Installs the pinned PyTorch with CUDA (scripts/pins/torch.txt) from the Python package index into a virtual
 # environment of OOM Lab's own, and prints the environment's folder. Its LibTorch is what the
 # CUDA build links (`./oomlab.sh cuda-test`); its python, torchrun and torch.cuda._memory_viz
 # are the real outside programs some tests run against the engine.
@@ -18,10 +18,10 @@ python="$env_dir/bin/python"
 
 # shellcheck source=python_env.sh
 source "$(dirname "$0")/python_env.sh"
-# numpy: torch imports it for tensor conversion and warns without it.
+# numpy is among the pins: torch imports it for tensor conversion and warns without it.
 ensure_python_env "$env_dir" \
     "import sys, torch; sys.exit(torch.__version__.split('+')[0] != '$version')" \
-    "PyTorch $version (with CUDA)" "torch==$version" numpy
+    "PyTorch $version (with CUDA)" "$(dirname "$0")/pins/torch.txt"
 
 case "${1:-}" in
     --prefix) "$python" -c 'import os, torch; print(os.path.dirname(torch.__file__))' 2>/dev/null ;;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the team trackers OOM Lab sends runs to, MLflow and TensorBoard, from the Python
-# package index into a virtual environment of OOM Lab's own, and prints its folder. The tests
-# of `runs export --to mlflow|tensorboard` start its `mlflow server` and read the exports back
-# with MLflow's own client and TensorBoard's own event reader; they skip without it.
+# package index into a virtual environment of OOM Lab's own (every package pinned:
+# scripts/pins/trackers.txt), and prints its folder. The tests of `runs export --to
+# mlflow|tensorboard` start its `mlflow server` and read the exports back with MLflow's own
+# client and TensorBoard's own event reader; they skip without it.
 #
 #   scripts/tracker_env.sh          install if missing, print the folder
 #   scripts/tracker_env.sh --folder print the folder only, installing nothing
@@ -24,5 +25,5 @@ fi
 source "$(dirname "$0")/python_env.sh"
 ensure_python_env "$env_dir" \
     "import mlflow, tensorboard, sys; sys.exit(mlflow.__version__ != '$mlflow' or tensorboard.__version__ != '$tensorboard')" \
-    "MLflow $mlflow and TensorBoard $tensorboard" "mlflow==$mlflow" "tensorboard==$tensorboard"
+    "MLflow $mlflow and TensorBoard $tensorboard" "$(dirname "$0")/pins/trackers.txt"
 echo "$env_dir"
