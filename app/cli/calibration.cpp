@@ -7,6 +7,7 @@
 
 #include "cli_context.h"
 #include "oomlab/common/errors.h"
+#include "oomlab/common/text_table.h"
 #include "oomlab/run/prediction_check.h"
 #include "oomlab/store/run_store.h"
 
@@ -100,17 +101,16 @@ void add_calibration_command(CLI::App& runs, int& exit_code) {
         if (!record.worst.empty()) {
             std::cout << "worst cases:\n";
         }
+        TextTable table({"", "", "", "", "", "", "", ""}, {3, 5, 6}, "  ");
         for (const CalibrationCase& one : record.worst) {
-            char line[160];
-            std::snprintf(line, sizeof line, "  run %-6lld %-12s predicted %11s measured %11s %8s",
-                          static_cast<long long>(one.run_id), one.model.c_str(),
-                          format_bytes(one.predicted).c_str(), format_bytes(one.measured).c_str(),
-                          percent(one.off()).c_str());
-            std::cout << line << "  " << one.name << '\n';
+            table.add_row({"run " + std::to_string(one.run_id), one.model, "predicted",
+                           format_bytes(one.predicted), "measured", format_bytes(one.measured),
+                           percent(one.off()), one.name});
             if (!one.cause.empty()) {
-                std::cout << "      " << one.cause << '\n';
+                table.add_line("      " + one.cause);
             }
         }
+        table.print(std::cout);
         exit_code = kExitOk;
     });
 }

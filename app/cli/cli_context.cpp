@@ -10,6 +10,7 @@
 
 #include "oomlab/common/errors.h"
 #include "oomlab/common/paths.h"
+#include "oomlab/common/text_table.h"
 #include "oomlab/common/utf8.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
@@ -146,8 +147,7 @@ void print_ranks(const RunRecord& run) {
     if (run.ranks.empty()) {
         return;
     }
-    std::cout << "  by process (" << run.world_size
-              << " ranks)               peak   parameters   gradients   optimizer\n";
+    std::cout << "  by process (" << run.world_size << " ranks)\n";
     for (int missing = 0; missing < run.world_size; ++missing) {
         // A rank with a database of its own (on another host), or lost before its first row.
         if (std::none_of(run.ranks.begin(), run.ranks.end(),
@@ -157,48 +157,44 @@ void print_ranks(const RunRecord& run) {
                          "lost before its first step)\n";
         }
     }
+    TextTable table({"", "status", "peak", "parameters", "gradients", "optimizer", ""},
+                    {2, 3, 4, 5}, "    ");
     for (const RankMemory& rank : run.ranks) {
-        const std::string_view status = rank.status ? run_status_name(*rank.status) : "-";
-        char text[160];
+        const std::string name = "rank " + std::to_string(rank.rank);
         if (!rank.status && rank.parameters == 0) {
             // A rank lost before its summary (killed, or its host unreachable): its step rows
             // hold only its peak.
             const char* why = run.outcome.status == RunStatus::Running
                                   ? "(no summary yet)"
                                   : "(lost: no ending reached this database)";
-            std::snprintf(text, sizeof text, "    rank %-4d %-11s %12s   %s\n", rank.rank, "-",
-                          format_bytes(rank.peak_bytes).c_str(), why);
-            std::cout << text;
+            table.add_row({name, "-", format_bytes(rank.peak_bytes), "", "", "", why});
             continue;
         }
-        std::snprintf(text, sizeof text, "    rank %-4d %-11.*s %12s %12s %11s %11s\n", rank.rank,
-                      static_cast<int>(status.size()), status.data(),
-                      format_bytes(rank.peak_bytes).c_str(), format_bytes(rank.parameters).c_str(),
-                      format_bytes(rank.gradients).c_str(),
-                      format_bytes(rank.optimizer_state).c_str());
-        std::cout << text;
+        table.add_row({name, std::string(run_status_name(*rank.status)),
+                       format_bytes(rank.peak_bytes), format_bytes(rank.parameters),
+                       format_bytes(rank.gradients), format_bytes(rank.optimizer_state)});
     }
+    table.print(std::cout);
 }
 
 void print_by_module(const RunOutcome& outcome) {
     if (outcome.by_module.empty()) {
         return;
     }
-    std::cout << "  by module at the peak  parameters   gradients   optimizer  activations  "
-                 "temporaries\n";
+    std::cout << "  by module at the peak\n";
+    TextTable table({"", "parameters", "gradients", "optimizer", "activations", "temporaries"},
+                    {1, 2, 3, 4, 5}, "    ");
     for (const ModuleMemory& module : outcome.by_module) {
         // A layer's activations, or the temporaries of a step (the loss, the update).
         std::string activations = module.activations ? format_bytes(module.layer_activations())
                                                      : std::string("not measured");
         std::string temporaries =
             module.activations ? format_bytes(module.temporaries()) : std::string("not measured");
-        char text[200];
-        std::snprintf(
-            text, sizeof text, "    %-20s %11s %11s %11s %12s %12s", module.module.c_str(),
-            format_bytes(module.parameters).c_str(), format_bytes(module.gradients).c_str(),
-            format_bytes(module.optimizer_state).c_str(), activations.c_str(), temporaries.c_str());
-        std::cout << text << '\n';
+        table.add_row({module.module, format_bytes(module.parameters),
+                       format_bytes(module.gradients), format_bytes(module.optimizer_state),
+                       activations, temporaries});
     }
+    table.print(std::cout);
 }
 
 void print_prediction(const RunRecord& run) {
@@ -206,36 +202,36 @@ void print_prediction(const RunRecord& run) {
         return;  // runs of older versions
     }
     const PredictionCheck check = check_prediction(*run.prediction, run.outcome);
-    std::cout << "  predicted and measured at the peak   predicted    measured\n";
+    std::cout << "  predicted and measured at the peak\n";
     if (!check.not_comparable.empty()) {
         std::cout << "    (not held to the prediction: " << check.not_comparable << ")\n";
     }
-    const auto row_line = [](const PredictionRow& row) {
+    TextTable table({"", "predicted", "measured", ""}, {1, 2}, "    ");
+    const auto add_row = [&table](const PredictionRow& row) {
         const auto key = std::find(kBreakdownKeys.begin(), kBreakdownKeys.end(), row.category);
         std::string name = row.module.empty() && key != kBreakdownKeys.end()
                                ? std::string(kBreakdownLabels[key - kBreakdownKeys.begin()])
                                : row.category;
         std::replace(name.begin(), name.end(), '_', ' ');
         name = row.module.empty() ? name : row.module + " " + name;
-        char text[200];
-        std::snprintf(text, sizeof text, "    %-32s %11s %11s", name.c_str(),
-                      format_bytes(row.predicted).c_str(), format_bytes(row.measured).c_str());
-        std::cout << text;
+        std::string note;
         if (row.disagrees) {
             const std::optional<double> off = row.off();
+            char text[32];
             if (off) {
-                std::snprintf(text, sizeof text, "   ! %+.0f%%", 100 * *off);
+                std::snprintf(text, sizeof text, " ! %+.0f%%", 100 * *off);
             }
-            std::cout << (off ? text : "   ! not predicted")
-                      << (row.why.empty() ? "" : ": " + row.why);
+            note = (off ? std::string(text) : std::string(" ! not predicted")) +
+                   (row.why.empty() ? "" : ": " + row.why);
         }
-        std::cout << '\n';
+        table.add_row({name, format_bytes(row.predicted), format_bytes(row.measured), note});
     };
     for (const auto* rows : {&check.by_category, &check.by_module}) {
         for (const PredictionRow& row : *rows) {
-            row_line(row);
+            add_row(row);
         }
     }
+    table.print(std::cout);
     std::cout << "    " << check.disagreements()
               << " figure(s) off by more than 10% (and 64 KiB) of the prediction\n";
 }
@@ -286,13 +282,12 @@ void print_staircase(const RunOutcome& outcome) {
     }
     constexpr int kWidth = 30;
     std::cout << "  staircase (tensor memory after each stage)\n";
+    TextTable table({"", "", ""}, {1}, "    ");
     for (const MemoryStage& stage : outcome.staircase) {
         const int bar = static_cast<int>(double(stage.allocated_bytes) / double(highest) * kWidth);
-        char text[160];
-        std::snprintf(text, sizeof text, "    %-18s %10s  %s", stage.stage.c_str(),
-                      format_bytes(stage.allocated_bytes).c_str(), std::string(bar, '#').c_str());
-        std::cout << text << '\n';
+        table.add_row({stage.stage, format_bytes(stage.allocated_bytes), std::string(bar, '#')});
     }
+    table.print(std::cout);
 }
 
 }  // namespace oomlab::cli

@@ -1,11 +1,11 @@
 // oomlab-cli lesson list|run NAME
 #include <algorithm>
-#include <iomanip>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
 #include "cli_context.h"
+#include "oomlab/common/text_table.h"
 #include "oomlab/lessons/lesson.h"
 #include "oomlab/run/run_json.h"
 
@@ -46,21 +46,19 @@ std::pair<std::string, std::string> activations_and_temporaries(const RunOutcome
 
 void print_result(const Lesson& lesson, const LessonResult& result) {
     std::cout << "\n" << lesson.title << "\n\n" << lesson.explanation << "\n\n";
-    std::cout << std::left << std::setw(24) << "run" << std::setw(12) << "status" << std::setw(12)
-              << "peak" << std::setw(14) << "activations" << std::setw(14) << "temporaries"
-              << std::setw(12) << "gradients" << std::setw(12) << "optimizer"
-              << "table\n";
+    TextTable table(
+        {"run", "status", "peak", "activations", "temporaries", "gradients", "optimizer", "table"},
+        {2, 3, 4, 5, 6, 7});
     for (const auto& run : result.runs) {
         const RunOutcome& outcome = run.record.outcome;
         const MemoryBreakdown& b = outcome.breakdown;
         const auto [activations, temporaries] = activations_and_temporaries(outcome);
-        std::cout << std::setw(24) << run.run.label << std::setw(12)
-                  << run_status_name(outcome.status) << std::setw(12)
-                  << format_bytes(outcome.peak_bytes) << std::setw(14) << activations
-                  << std::setw(14) << temporaries << std::setw(12) << format_bytes(b.gradients)
-                  << std::setw(12) << format_bytes(b.optimizer_state)
-                  << format_bytes(b.embedding_table) << '\n';
+        table.add_row({run.run.label, std::string(run_status_name(outcome.status)),
+                       format_bytes(outcome.peak_bytes), activations, temporaries,
+                       format_bytes(b.gradients), format_bytes(b.optimizer_state),
+                       format_bytes(b.embedding_table)});
     }
+    table.print(std::cout);
     std::cout << '\n';
     for (const auto& check : result.checks) {
         std::cout << (check.holds ? "  shown:     " : "  NOT shown: ") << check.description << '\n';
@@ -76,6 +74,7 @@ void add_lesson_command(CLI::App& app, int& exit_code) {
     auto* list = lesson->add_subcommand("list", "The lessons");
     list->add_flag("--json", *json, "One JSON object per lesson");
     list->callback([json, &exit_code] {
+        TextTable table({"", ""});
         for (const auto& item : load_lessons(lessons_folder())) {
             if (*json) {
                 std::cout << json_line(nlohmann::ordered_json{{"name", item.name},
@@ -83,9 +82,10 @@ void add_lesson_command(CLI::App& app, int& exit_code) {
                                                               {"runs", item.runs.size()}})
                           << '\n';
             } else {
-                std::cout << std::left << std::setw(28) << item.name << item.title << '\n';
+                table.add_row({item.name, item.title});
             }
         }
+        table.print(std::cout);
         exit_code = kExitOk;
     });
     auto* run = lesson->add_subcommand("run", "Run a lesson and compare what it measured");

@@ -8,6 +8,7 @@
 #include "cli_context.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/files.h"
+#include "oomlab/common/text_table.h"
 #include "oomlab/common/utf8.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/run/memory_diff.h"
@@ -67,10 +68,7 @@ void export_to_tracker(const std::string& db, const std::vector<std::int64_t>& i
 }
 
 void print_table(const std::vector<RunRecord>& runs) {
-    std::cout << std::left << std::setw(6) << "id" << std::setw(12) << "status" << std::setw(8)
-              << "steps" << std::setw(12) << "loss" << std::setw(10) << "val acc" << std::setw(12)
-              << "peak"
-              << "name\n";
+    TextTable table({"id", "status", "steps", "loss", "val acc", "peak", "name"}, {0, 2, 3, 4, 5});
     for (const auto& run : runs) {
         std::ostringstream accuracy;
         if (run.outcome.val_accuracy) {
@@ -81,11 +79,11 @@ void print_table(const std::vector<RunRecord>& runs) {
         if (run.outcome.final_train_loss) {
             loss << std::fixed << std::setprecision(4) << *run.outcome.final_train_loss;
         }
-        std::cout << std::setw(6) << run.id << std::setw(12) << run_status_name(run.outcome.status)
-                  << std::setw(8) << run.outcome.steps << std::setw(12) << loss.str()
-                  << std::setw(10) << accuracy.str() << std::setw(12)
-                  << format_bytes(run.outcome.peak_bytes) << printable_line(run.name) << '\n';
+        table.add_row({std::to_string(run.id), std::string(run_status_name(run.outcome.status)),
+                       std::to_string(run.outcome.steps), loss.str(), accuracy.str(),
+                       format_bytes(run.outcome.peak_bytes), printable_line(run.name)});
     }
+    table.print(std::cout);
 }
 
 // The run's memory.alloc_conf, read from its stored settings ("" where they do not read).
@@ -103,16 +101,15 @@ void print_differences(const char* title, const std::vector<MemoryDifference>& r
     if (rows.empty()) {
         std::cout << "    (no difference)\n";
     }
+    TextTable table({"", "", "", ""}, {1, 2, 3}, "    ");
     for (const MemoryDifference& row : rows) {
         const std::string name =
             row.module.empty() ? row.category : row.module + " " + row.category;
         const std::int64_t difference = row.difference();
-        char text[200];
-        std::snprintf(text, sizeof text, "    %-32s %11s %11s  %s%s", name.c_str(),
-                      format_bytes(row.a_bytes).c_str(), format_bytes(row.b_bytes).c_str(),
-                      difference > 0 ? "+" : "", format_bytes(difference).c_str());
-        std::cout << text << '\n';
+        table.add_row({name, format_bytes(row.a_bytes), format_bytes(row.b_bytes),
+                       (difference > 0 ? "+" : "") + format_bytes(difference)});
     }
+    table.print(std::cout);
 }
 
 void add_diff_command(CLI::App& runs, int& exit_code) {

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli_context.h"
+#include "oomlab/common/text_table.h"
 #include "oomlab/snapshot_reader/snapshot_advice.h"
 #include "oomlab/snapshot_reader/snapshot_diff.h"
 #include "oomlab/snapshot_reader/snapshot_report.h"
@@ -97,14 +98,13 @@ void print_changes(const char* title, const std::vector<SnapshotChange>& changes
         std::cout << "  " << title << ":\n";
     }
     constexpr std::size_t kShown = 10;
+    TextTable table({"", "", "", "", ""}, {0, 3}, "    ");
     for (std::size_t i = 0; i < changes.size() && i < kShown; ++i) {
         const SnapshotChange& change = changes[i];
-        char figures[96];
-        std::snprintf(figures, sizeof figures, "%12s -> %-12s %12s",
-                      format_bytes(change.before).c_str(), format_bytes(change.after).c_str(),
-                      signed_bytes(change.change()).c_str());
-        std::cout << "    " << figures << "  " << change.where << '\n';
+        table.add_row({format_bytes(change.before), "->", format_bytes(change.after),
+                       signed_bytes(change.change()), change.where});
     }
+    table.print(std::cout);
 }
 
 void print_diff(const SnapshotReport& before, const SnapshotReport& after) {
