@@ -113,8 +113,10 @@ TEST_F(OfferedFixes, AFragmentedCpuRunIsCalledSoAndExpandableSegmentsComplete) {
     EXPECT_GT(expandable["breakdown"]["allocator_cache"].get<std::int64_t>(), 0);
 }
 
-TEST_F(OfferedFixes, EveryFixForALessonThatRunsOutOfMemoryCompletes) {
-    std::vector<std::pair<std::string, ExperimentConfig>> meant_to_fail;  // "lesson/run"
+// The lesson runs meant to run out of memory (their lesson claims it), as "lesson/run" and
+// their settings.
+std::vector<std::pair<std::string, ExperimentConfig>> lesson_runs_meant_to_fail() {
+    std::vector<std::pair<std::string, ExperimentConfig>> meant_to_fail;
     for (const Lesson& lesson : load_lessons(lessons_folder())) {
         for (const LessonRun& run : lesson.runs) {
             bool claims_oom = false;
@@ -127,19 +129,48 @@ TEST_F(OfferedFixes, EveryFixForALessonThatRunsOutOfMemoryCompletes) {
             }
         }
     }
-    EXPECT_GE(meant_to_fail.size(), 2u);
-    int ooms = 0;
-    int tried = 0;
-    // Whole lessons (30 steps or more): some of them in the build that samples grids.
-    for (const auto& [name, settings] : test::grid_sample(meant_to_fail)) {
-        const std::string config = m_dir.file("lesson-run-" + std::to_string(++tried) + ".json");
-        test::write_file(config, config_to_json(settings));
-        ooms += every_fix_completes(name, {"--config", config});
-    }
-    EXPECT_GE(ooms, 1);
-    std::cout << "[ note ] " << ooms << " lesson runs out of memory, " << m_fixes
-              << " fixes applied\n";
+    return meant_to_fail;
 }
+
+TEST(LessonFixes, SomeLessonRunsAreMeantToRunOutOfMemory) {
+    EXPECT_GE(lesson_runs_meant_to_fail().size(), 2u);
+}
+
+// The names of those runs.
+std::vector<std::string> lesson_runs_meant_to_fail_names() {
+    std::vector<std::string> names;
+    for (const auto& [name, settings] : lesson_runs_meant_to_fail()) {
+        names.push_back(name);
+    }
+    return names;
+}
+
+// One test per lesson run, so that the suite runs them side by side; whole lessons (30 steps
+// or more), some of them in the build that samples grids.
+class LessonFixes : public OfferedFixes, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(LessonFixes, EveryFixCompletes) {
+    const std::string& name = GetParam();
+    for (const auto& [run, settings] : lesson_runs_meant_to_fail()) {
+        if (run == name) {
+            const std::string config = m_dir.file("lesson-run.json");
+            test::write_file(config, config_to_json(settings));
+            EXPECT_TRUE(every_fix_completes(name, {"--config", config}))
+                << name << " did not run out of memory, as its lesson says it does";
+            std::cout << "[ note ] " << name << ": " << m_fixes << " fixes applied\n";
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Lessons, LessonFixes, ::testing::ValuesIn(test::grid_sample(lesson_runs_meant_to_fail_names())),
+    [](const ::testing::TestParamInfo<std::string>& run) {
+        std::string name = run.param;
+        std::replace_if(
+            name.begin(), name.end(),
+            [](char c) { return std::isalnum(static_cast<unsigned char>(c)) == 0; }, '_');
+        return name;
+    });
 
 // Two processes: the fixes are for one rank's memory, sharding among them, and none that
 // several processes refuse (sparse gradients).
