@@ -203,7 +203,7 @@ TEST_F(TwoHosts, ALinkTakenDownMidRunEndsBothRanksWithinTheTimeout) {
     EXPECT_GT(run->outcome.steps, 0);
     // Host 0's record says which ranks it knows ended, and that rank 1 told it nothing.
     const test::CliResult shown = test::run_cli({"runs", "show", "1", "--db", db(0)});
-    EXPECT_NE(shown.out.find("rank 0    failed"), std::string::npos) << shown.out;
+    EXPECT_NE(shown.out.find("rank 0  failed"), std::string::npos) << shown.out;
     EXPECT_NE(shown.out.find("rank 1    nothing recorded in this database"), std::string::npos)
         << shown.out;
 }
