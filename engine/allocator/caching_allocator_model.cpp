@@ -263,23 +263,33 @@ std::optional<std::int64_t> CachingAllocatorModel::open(std::int64_t rounded, st
     if (m_capacity > 0 && m_reserved + needed.bytes > m_capacity) {
         return std::nullopt;
     }
+    // Where the model's own addresses or what it holds would pass what any figure counts (a
+    // damaged trace's sizes: thousands of pebibytes), the request is refused as one the
+    // device cannot hold.
     if (m_settings.expandable_segments) {
         auto segment = expandable_segment(stream, small);
         if (!segment) {
+            if (!is_new_memory(m_next_address, kVirtualRange)) {
+                return std::nullopt;
+            }
             m_segments.push_back({stream, small, true, m_next_address, m_next_address});
             segment = int(m_segments.size()) - 1;
-            m_next_address += std::int64_t(1) << 40;  // a virtual range of its own
+            m_next_address += kVirtualRange;  // a virtual range of its own
         }
         const std::int64_t end = m_segments[std::size_t(*segment)].end;
-        map_pages(end, needed.bytes, stream);
+        if (!map_pages(end, needed.bytes, stream)) {
+            return std::nullopt;
+        }
         // The pages join the free block before them: the block the request takes.
         return std::prev(m_blocks.upper_bound(end))->first;
     }
     // alloc_block hands the new segment to the request as it is, whatever get_free_block's
-    // oversize rules would say of it.
+    // oversize rules would say of it. Opening it moves the next address a virtual range past
+    // it (claim), so no two segments adjoin.
     const std::int64_t address = m_next_address;
-    open_segment(address, needed.bytes, stream);
-    m_next_address += round_up(needed.bytes, kRoundLarge) + kRoundLarge;  // never adjoining
+    if (!open_segment(address, needed.bytes, stream)) {
+        return std::nullopt;
+    }
     return address;
 }
 

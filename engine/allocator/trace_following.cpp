@@ -16,7 +16,7 @@ bool is_range(std::int64_t address, std::int64_t size) {
 }  // namespace
 
 bool CachingAllocatorModel::is_new_memory(std::int64_t address, std::int64_t size) const {
-    if (!is_range(address, size)) {
+    if (!is_range(address, size) || size > kMostMemory - m_reserved) {
         return false;
     }
     const auto after = m_blocks.lower_bound(address);
@@ -29,16 +29,15 @@ bool CachingAllocatorModel::is_new_memory(std::int64_t address, std::int64_t siz
 
 // Segments the model opens itself start past every one a trace opened.
 void CachingAllocatorModel::claim(std::int64_t address, std::int64_t size) {
-    constexpr std::int64_t kVirtualRange = std::int64_t(1) << 40;
     if (address + size < std::numeric_limits<std::int64_t>::max() - 2 * kVirtualRange) {
         m_next_address = std::max(m_next_address, address + size + kVirtualRange);
     }
 }
 
-void CachingAllocatorModel::open_segment(std::int64_t address, std::int64_t size,
+bool CachingAllocatorModel::open_segment(std::int64_t address, std::int64_t size,
                                          std::int64_t stream) {
     if (!is_new_memory(address, size)) {
-        return;
+        return false;
     }
     claim(address, size);
     const bool small = size == kSmallBuffer;  // large-pool segments are 10 MiB or more
@@ -47,14 +46,15 @@ void CachingAllocatorModel::open_segment(std::int64_t address, std::int64_t size
     m_reserved += size;
     note_change(SegmentChange::Kind::Alloc, address, size, stream);
     insert_free(m_blocks.emplace(address, block).first);
+    return true;
 }
 
-void CachingAllocatorModel::map_pages(std::int64_t address, std::int64_t size, std::int64_t stream,
+bool CachingAllocatorModel::map_pages(std::int64_t address, std::int64_t size, std::int64_t stream,
                                       std::optional<bool> small) {
     // Pages land in a hole or at the end of the stream's segment of that pool; a segment's
     // first pages start it. A small pool maps 2 MiB pages, a large one 20 MiB.
     if (!is_new_memory(address, size)) {
-        return;
+        return false;
     }
     claim(address, size);
     const bool in_small = small.value_or(size % kLargeBuffer != 0);
@@ -76,6 +76,7 @@ void CachingAllocatorModel::map_pages(std::int64_t address, std::int64_t size, s
     note_change(SegmentChange::Kind::Map, address, size, stream);
     Block block{size, stream, *segment, grown.small};
     merge(m_blocks.emplace(address, block).first);
+    return true;
 }
 
 // The free block holding [address, address + size) loses that range; what is left of it on

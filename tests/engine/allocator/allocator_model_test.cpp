@@ -209,5 +209,35 @@ TEST(AllocatorModel, ATraceThatMapsMemoryTheModelHoldsIsNotFollowed) {
     EXPECT_EQ(model.reserved(), 4 * kMiB);
 }
 
+// Requests of about a pebibyte each, every one 2 MiB larger than the last and freed before the
+// next (sizes a snapshot's reader accepts): without expandable segments each opens a segment of
+// its own, the cache is emptied when full, and the model's addresses run out after about 8,000.
+// Each request is then refused as one no device holds, never handed an address the model does
+// not hold (it crashed after 4,096 of them), and no figure runs negative or past kMostMemory.
+TEST(AllocatorModel, PebibyteRequestsWithoutEndAreRefusedOnceTheModelIsFull) {
+    for (const char* conf : {"", "expandable_segments:True"}) {
+        CachingAllocatorModel model = model_with(conf);
+        int refused = 0;
+        constexpr std::int64_t kRequests = 10000;
+        for (std::int64_t i = 0; i < kRequests; ++i) {
+            const std::int64_t size = (std::int64_t(1) << 50) - (kRequests - i) * 2 * kMiB;
+            const auto address = model.allocate(size, 0);
+            if (!address) {
+                ++refused;
+                continue;
+            }
+            ASSERT_GE(model.allocated(), size) << conf << " request " << i;
+            ASSERT_LE(model.reserved(), kMostMemory) << conf << " request " << i;
+            model.free(*address);
+        }
+        if (*conf == '\0') {
+            EXPECT_GT(refused, 0);
+        }
+        EXPECT_EQ(model.allocated(), 0) << conf;
+        model.empty_cache();
+        EXPECT_GE(model.reserved(), 0) << conf;
+    }
+}
+
 }  // namespace
 }  // namespace oomlab::allocator

@@ -29,6 +29,10 @@ inline constexpr std::int64_t kSmallBuffer = 2 << 20;     // its segments
 inline constexpr std::int64_t kLargeBuffer = 20 << 20;    // segments for 1 to 10 MiB
 inline constexpr std::int64_t kMinLargeAlloc = 10 << 20;  // from here, own-size segments
 inline constexpr std::int64_t kRoundLarge = 2 << 20;      // rounded to this
+// The most the model holds at once (4 EiB): past it a damaged trace's sums would overflow.
+inline constexpr std::int64_t kMostMemory = std::int64_t(1) << 62;
+// The address range the model gives each segment it opens itself, so no two adjoin.
+inline constexpr std::int64_t kVirtualRange = std::int64_t(1) << 40;
 
 // What one allocation needs when no cached block serves it.
 struct SegmentNeed {
@@ -90,10 +94,11 @@ public:
     SegmentNeed need(std::int64_t size, std::int64_t stream) const;
     std::optional<std::int64_t> best_fit(std::int64_t size, std::int64_t stream) const;
     // A segment opened or pages mapped where the model already holds memory (a trace that
-    // contradicts itself) are not followed.
-    void open_segment(std::int64_t address, std::int64_t size, std::int64_t stream);
+    // contradicts itself), or past what any figure can count (kMostMemory), are not followed:
+    // false.
+    bool open_segment(std::int64_t address, std::int64_t size, std::int64_t stream);
     // `small`: the pool whose request mapped them, when known (else told by their size).
-    void map_pages(std::int64_t address, std::int64_t size, std::int64_t stream,
+    bool map_pages(std::int64_t address, std::int64_t size, std::int64_t stream,
                    std::optional<bool> small = std::nullopt);
     void release(std::int64_t address, std::int64_t size);  // segment_free or segment_unmap
     // Hands out the block at `address` as the allocator did (splitting off the rest when its
@@ -145,7 +150,8 @@ private:
     bool whole_segment(Blocks::const_iterator block) const;
     void release_block(Blocks::iterator block);
     std::optional<Block> cut_free(std::int64_t address, std::int64_t size);
-    // Whether [address, address + size) is memory the model does not hold yet (and not empty).
+    // Whether [address, address + size) is memory the model does not hold yet (and not empty),
+    // and holding it too keeps what the model holds within kMostMemory.
     bool is_new_memory(std::int64_t address, std::int64_t size) const;
     void claim(std::int64_t address, std::int64_t size);
     // alloc_block, freely: the free block that serves the request.
