@@ -1,5 +1,7 @@
 #include "oomlab/trackers/tracked_run.h"
 
+#include <algorithm>
+#include <cctype>
 #include <ctime>
 #include <iomanip>
 #include <map>
@@ -7,6 +9,7 @@
 #include <sstream>
 
 #include "oomlab/common/errors.h"
+#include "oomlab/common/utf8.h"
 
 namespace oomlab::trackers {
 namespace {
@@ -58,7 +61,19 @@ TrackedRun tracked_run(const RunStore& store, std::int64_t run_id) {
     if (!run) {
         throw BadInput("ID: there is no run " + std::to_string(run_id) + " in " + store.path());
     }
-    return {std::move(*run), store.run_uid(run_id), store.metrics(run_id), store.events(run_id)};
+    // A run's uid names the files and runs it becomes on a tracker: only the hexadecimal
+    // digits OOM Lab writes (none for runs older than uids), never a path of a changed database.
+    std::string uid = store.run_uid(run_id);
+    const bool hexadecimal = uid.size() <= 64 && std::all_of(uid.begin(), uid.end(), [](char c) {
+                                 return std::isxdigit(static_cast<unsigned char>(c)) != 0;
+                             });
+    if (!hexadecimal) {
+        throw BadInput("run " + std::to_string(run_id) + " of " + store.path() + " has the uid " +
+                       quoted_excerpt(uid) +
+                       ", which OOM Lab never writes (it writes 32 hexadecimal digits): the "
+                       "database was changed outside OOM Lab; the run is not sent");
+    }
+    return {std::move(*run), std::move(uid), store.metrics(run_id), store.events(run_id)};
 }
 
 std::vector<Series> run_series(const TrackedRun& tracked) {

@@ -62,6 +62,33 @@ TEST_F(Hardening, ARefusedDatabaseKeepsEveryByte) {
     }
 }
 
+// A run's uid names its TensorBoard file: one changed into a path by hand is refused, and
+// nothing is written outside --out.
+TEST_F(Hardening, ARunUidThatIsAPathIsNotSent) {
+    if (!python_available()) {
+        GTEST_SKIP() << "python3 changes the database";
+    }
+    make_database();
+    ASSERT_EQ(
+        test::run_command("python3 -c \"import sqlite3, sys\n"
+                          "c = sqlite3.connect(sys.argv[1])\n"
+                          "c.execute(\\\"UPDATE runs SET uid = 'abcdefgh/../../../escaped'\\\")\n"
+                          "c.commit()\" " +
+                          test::shell_quote(db()))
+            .exit_code,
+        0);
+    const std::string out = file("logs/inner");
+    const auto result =
+        run_cli({"runs", "export", "1", "--to", "tensorboard", "--out", out, "--db", db()});
+    EXPECT_EQ(result.exit_code, 2) << result.err;
+    EXPECT_NE(result.err.find("uid"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("abcdefgh/../../../escaped"), std::string::npos) << result.err;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(file(""))) {
+        EXPECT_EQ(entry.path().filename().string().find("escaped"), std::string::npos)
+            << entry.path();
+    }
+}
+
 TEST_F(Hardening, AnotherWriterHoldingTheLockForNineSecondsNeverFailsARun) {
     if (!python_available()) {
         GTEST_SKIP() << "python3 holds the lock";
