@@ -24,8 +24,9 @@ std::string percent(double fraction) {
 
 std::optional<EstimateRecord> estimate_record(const std::string& db, const std::string& model) {
     std::error_code error;
-    if (!std::filesystem::is_regular_file(db, error)) {
-        return std::nullopt;
+    if (!std::filesystem::is_regular_file(db, error) ||
+        std::filesystem::file_size(db, error) == 0) {
+        return std::nullopt;  // nothing saved yet: an estimate never makes a store
     }
     const PredictionRecords records = prediction_records(RunStore::open(db).list_runs(), 10);
     return EstimateRecord{records.all, records.of_model(model), model};
@@ -85,12 +86,8 @@ void add_calibration_command(CLI::App& runs, int& exit_code) {
         ->check(CLI::Range(1, 1000))
         ->capture_default_str();
     command->callback([=, &exit_code] {
-        std::error_code error;
-        if (!std::filesystem::is_regular_file(*db, error)) {
-            throw BadInput("--db: there is no run database at " + *db);
-        }
         const PredictionRecord record =
-            prediction_record(RunStore::open(*db).list_runs(), *count, *model);
+            prediction_record(open_saved_runs(*db).list_runs(), *count, *model);
         if (*json) {
             std::cout << json_line(record_json(record)) << '\n';
             exit_code = kExitOk;

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <optional>
@@ -110,6 +111,23 @@ StopOnSignals::~StopOnSignals() {
 
 const std::atomic<bool>& StopOnSignals::requested() const {
     return g_stop_requested;
+}
+
+RunStore open_saved_runs(const std::string& path, const std::string& option) {
+    std::error_code error;
+    if (!std::filesystem::exists(path, error)) {
+        throw BadInput(option + ": there is no run database at " + path +
+                       (path == default_db_path()
+                            ? "; runs are saved there once one is trained (oomlab-cli run)"
+                            : "; check the path (the runs are where `run --db` saved them)"));
+    }
+    if (std::filesystem::is_regular_file(path, error) &&
+        std::filesystem::file_size(path, error) == 0) {
+        throw BadInput(option + ": " + path +
+                       " is an empty file, not a run database; check the path (the runs are "
+                       "where `run --db` saved them)");
+    }
+    return RunStore::open(path);
 }
 
 void print_breakdown(const RunOutcome& outcome) {

@@ -14,6 +14,7 @@
 #include "oomlab/launch/exit_code.h"  // the exit codes of the command line contract
 #include "oomlab/launch/local_workers.h"
 #include "oomlab/run/run_record.h"
+#include "oomlab/store/run_store.h"
 
 namespace oomlab {
 struct SnapshotReport;
@@ -36,6 +37,11 @@ struct ConfigOptions {
 };
 
 std::string default_db_path();
+
+// The database of saved runs for a command that reads runs already saved: a file that is not
+// there, or is empty, is refused with `option` named, never made into a store (a mistyped --db
+// made an empty store of five files and listed nothing).
+RunStore open_saved_runs(const std::string& path, const std::string& option = "--db");
 
 // For commands that train but cannot be one rank of a data-parallel run (sweep, lesson):
 // under torchrun each process would train everything on its own. Throws

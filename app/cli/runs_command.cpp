@@ -19,20 +19,6 @@
 namespace oomlab::cli {
 namespace {
 
-// The database of saved runs for a command about runs already saved: a file that is not
-// there is refused, never created (a mistyped --db made an empty store of five files and
-// listed nothing).
-RunStore open_saved_runs(const std::string& path) {
-    std::error_code error;
-    if (!std::filesystem::exists(path, error)) {
-        throw BadInput("--db: there is no run database at " + path +
-                       (path == default_db_path()
-                            ? "; runs are saved there once one is trained (oomlab-cli run)"
-                            : "; check the path (the runs are where `run --db` saved them)"));
-    }
-    return RunStore::open(path);
-}
-
 RunRecord require_run(const RunStore& store, std::int64_t id) {
     auto run = store.find_run(id);
     if (!run) {
@@ -50,7 +36,7 @@ void export_to_tracker(const std::string& db, const std::vector<std::int64_t>& i
         if (targets.mlflow_uri.empty()) {
             throw BadInput("--to mlflow needs --tracking-uri http://HOST:PORT (the MLflow server)");
         }
-        targets.check("--tracking-uri");
+        targets.check("--tracking-uri", "--experiment");
     } else {
         if (out.empty()) {
             throw BadInput("--to tensorboard needs --out DIR (the log folder TensorBoard reads)");

@@ -57,12 +57,13 @@ void TrackerTargets::add_run_options(CLI::App& command) {
                        "When the run ends, write its TensorBoard event files under DIR");
 }
 
-void TrackerTargets::check(const std::string& uri_option) const {
+void TrackerTargets::check(const std::string& uri_option,
+                           const std::string& experiment_option) const {
     if (!mlflow_uri.empty()) {
         trackers::check_tracking_uri(mlflow_uri, uri_option);
     }
     if (experiment.empty()) {
-        throw BadInput("--mlflow-experiment: give the name of an experiment");
+        throw BadInput(experiment_option + ": give the name of an experiment");
     }
 }
 

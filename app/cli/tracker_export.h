@@ -20,7 +20,8 @@ struct TrackerTargets {
     // --mlflow URI, --mlflow-experiment NAME, --tensorboard DIR (on `run`).
     void add_run_options(CLI::App& command);
     // Throws BadInput naming the option before anything trains or is sent.
-    void check(const std::string& uri_option = "--mlflow") const;
+    void check(const std::string& uri_option = "--mlflow",
+               const std::string& experiment_option = "--mlflow-experiment") const;
 };
 
 // Sends run `run_id` to each target and prints what was sent (a JSON line with `json`).

@@ -3,6 +3,7 @@
 #include <curl/curl.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include "oomlab/common/errors.h"
@@ -50,6 +51,15 @@ HttpReply send(const HttpRequest& request) {
     curl_easy_setopt(handle, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(handle, CURLOPT_LOW_SPEED_TIME, kStallSeconds);
     curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers.get());
+    // MLflow's own variables for a server behind basic authentication, as its client reads
+    // them: never part of the address, so never printed or stored.
+    const char* user = std::getenv("MLFLOW_TRACKING_USERNAME");
+    const char* password = std::getenv("MLFLOW_TRACKING_PASSWORD");
+    if (user != nullptr && password != nullptr) {
+        curl_easy_setopt(handle, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
+        curl_easy_setopt(handle, CURLOPT_USERNAME, user);
+        curl_easy_setopt(handle, CURLOPT_PASSWORD, password);
+    }
     curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, append_body);
     curl_easy_setopt(handle, CURLOPT_WRITEDATA, &reply.body);
 

@@ -168,7 +168,33 @@ void send_artifacts(MlflowApi& api, const TrackedRun& tracked, const std::string
 
 }  // namespace
 
+std::string uri_without_password(const std::string& uri) {
+    // scheme://user:password@host...: the user information ends at the first '@' before the
+    // path; the password is what follows its first ':'.
+    const auto start = uri.find("://");
+    const std::size_t authority = start == std::string::npos ? 0 : start + 3;
+    const std::size_t authority_end = uri.find_first_of("/?#", authority);
+    const std::size_t at =
+        uri.rfind('@', authority_end == std::string::npos ? uri.size() - 1 : authority_end);
+    if (at == std::string::npos || at < authority) {
+        return uri;
+    }
+    const std::size_t colon = uri.find(':', authority);
+    if (colon == std::string::npos || colon > at) {
+        return uri;
+    }
+    return uri.substr(0, colon + 1) + "***" + uri.substr(at);
+}
+
 void check_tracking_uri(const std::string& uri, const std::string& option) {
+    const std::string shown = uri_without_password(uri);
+    if (shown != uri) {
+        throw BadInput(option + ": \"" + shown +
+                       "\" holds a password, which would be printed and stored with the "
+                       "address; give the address without it and the user and password in "
+                       "MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD, as MLflow's own "
+                       "client takes them");
+    }
     const auto scheme_end = uri.find("://");
     const std::string scheme = scheme_end == std::string::npos ? "" : uri.substr(0, scheme_end);
     if ((scheme != "http" && scheme != "https") || uri.size() <= scheme_end + 3) {

@@ -25,6 +25,46 @@ using test::run_cli;
 
 // --- Outputs never replace what they should not -------------------------------------------
 
+// A password in a tracking URI is refused before the run trains or anything is sent, and is
+// never repeated: not in the refusal, not in a command to send the run later.
+TEST_F(Hardening, APasswordInATrackingUriIsNeverPrinted) {
+    const std::string uri = "http://alice:s3cret@127.0.0.1:9";
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"run", "--set", "train.max_steps=1", "--db", db(), "--mlflow", uri},
+             {"runs", "export", "1", "--to", "mlflow", "--tracking-uri", uri, "--db", db()}}) {
+        const auto result = run_cli(args);
+        EXPECT_EQ(result.exit_code, 2) << args[0] << ": " << result.err;
+        EXPECT_EQ((result.out + result.err).find("s3cret"), std::string::npos)
+            << result.out << result.err;
+        EXPECT_NE(result.err.find("MLFLOW_TRACKING_PASSWORD"), std::string::npos) << result.err;
+    }
+    EXPECT_FALSE(std::filesystem::exists(db())) << "the run trained before the URI was checked";
+}
+
+// Commands that read saved runs never make a store of an empty file (a mistyped path), and
+// name the option the user typed.
+TEST_F(Hardening, ReadingRunsNeverMakesAStoreOfAnEmptyFile) {
+    const std::string empty = file("empty.sqlite");
+    test::write_file(empty, "");
+    for (const auto& args :
+         std::vector<std::vector<std::string>>{{"runs", "calibration", "--db", empty},
+                                               {"runs", "list", "--db", empty},
+                                               {"runs", "show", "1", "--db", empty}}) {
+        const auto result = run_cli(args);
+        EXPECT_EQ(result.exit_code, 2) << args[1] << ": " << result.err;
+        EXPECT_NE(result.err.find("empty file"), std::string::npos) << result.err;
+    }
+    EXPECT_EQ(std::filesystem::file_size(empty), 0U);
+    for (const char* side : {"-wal", "-shm", "-journal", "-writers"}) {
+        EXPECT_FALSE(std::filesystem::exists(empty + side)) << side;
+    }
+    const auto named = run_cli({"runs", "export", "1", "--to", "mlflow", "--tracking-uri",
+                                "http://127.0.0.1:9", "--experiment", "", "--db", empty});
+    EXPECT_EQ(named.exit_code, 2) << named.err;
+    EXPECT_EQ(named.err.find("--mlflow-experiment"), std::string::npos) << named.err;
+    EXPECT_NE(named.err.find("--experiment"), std::string::npos) << named.err;
+}
+
 TEST_F(Hardening, GloveConvertNeverReplacesItsInput) {
     const std::string glove = file("a.txt");
     test::write_file(glove, "the 0.1 0.2\nof 0.3 0.4\n");

@@ -29,9 +29,14 @@ struct MlflowExport {
     std::vector<std::string> warnings;  // what could not be sent, and why
 };
 
-// Checks a tracking URI before anything is sent: http:// or https://, with a host. Throws
-// BadInput naming `option` otherwise.
+// Checks a tracking URI before anything is sent: http:// or https://, with a host, and no
+// password in it (one would be printed and stored with the URI; MLflow's own variables
+// MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD pass it, as to MLflow's client).
+// Throws BadInput naming `option` otherwise, the password never repeated.
 void check_tracking_uri(const std::string& uri, const std::string& option);
+
+// `uri` with the password of its user information, if any, as "***": for every message.
+std::string uri_without_password(const std::string& uri);
 
 // Sends the run. The run is found again by its identity (the tag oomlab.run_uid), so exporting
 // twice makes one MLflow run. Throws Error naming the server and what to do when it is down,
