@@ -8,8 +8,9 @@ for their Depends and Pre-Depends (never Recommends or Suggests), and Debian's r
 essential set, which every Debian machine has. apt itself works that out (--simulate) against
 a status of only that set. The files are:
 
-- what the mode's configured build found: every system path in build.ninja (CMake's input
-  files, include folders, the libraries linked) and in CMakeCache.txt;
+- what the mode's configured build found: every system path in build.ninja and its rules
+  (CMake's input files, the compiler, include folders, the libraries linked) and the project's
+  own find_* results in CMakeCache.txt;
 - where the build has been built: every system header in ninja's dependency records and every
   shared library that ldd resolves for the programs and libraries built;
 - the outside programs and Debian Python modules the list says the mode's tests start.
@@ -181,14 +182,23 @@ def system_paths_in(text):
 
 
 def configured_files(build):
-    """System paths the configured build uses: build.ninja's and CMakeCache.txt's."""
+    """System paths the configured build uses: what build.ninja and its rules name (CMake's
+    input files, the compiler, include folders, the libraries linked), and what the project's
+    own find_program and find_path calls found (CMakeCache.txt's OOMLAB_ entries). A library a
+    third-party CMake module found and nothing uses (FindCUDAToolkit's OpenCL) is not taken."""
     files = {}
-    for name in ("build.ninja", "CMakeCache.txt"):
+    for name in ("build.ninja", os.path.join("CMakeFiles", "rules.ninja")):
         record = os.path.join(build, name)
         if os.path.exists(record):
             with open(record, encoding="utf-8", errors="replace") as text:
                 for path in system_paths_in(text.read()):
-                    files.setdefault(path, f"{name}")
+                    files.setdefault(path, name)
+    cache = os.path.join(build, "CMakeCache.txt")
+    if os.path.exists(cache):
+        with open(cache, encoding="utf-8", errors="replace") as text:
+            own = "\n".join(line for line in text if line.startswith("OOMLAB_"))
+        for path in system_paths_in(own):
+            files.setdefault(path, "CMakeCache.txt")
     return files
 
 
