@@ -166,8 +166,9 @@ AllocatorSettings parse_alloc_conf(std::string_view conf) {
             double threshold = 0;
             const auto [end, error] =
                 std::from_chars(value.data(), value.data() + value.size(), threshold);
-            if (error != std::errc() || end != value.data() + value.size() || threshold <= 0 ||
-                threshold >= 1) {
+            // Written so that NaN fails too (every comparison with it is false).
+            if (error != std::errc() || end != value.data() + value.size() ||
+                !(threshold > 0 && threshold < 1)) {
                 refuse(key, value, "a fraction between 0 and 1, e.g. 0.6");
             }
             settings.garbage_collection_threshold = threshold;
@@ -218,9 +219,12 @@ std::string to_alloc_conf(const AllocatorSettings& settings) {
         items.push_back(text);
     }
     if (settings.garbage_collection_threshold > 0) {
-        std::string threshold = std::to_string(settings.garbage_collection_threshold);
-        threshold.erase(threshold.find_last_not_of('0') + 1);
-        items.push_back("garbage_collection_threshold:" + threshold);
+        // The shortest text that reads back as the same number (1e-07, 0.9999999): six fixed
+        // decimals wrote both as thresholds of 0 and 1, which a snapshot's reader then refused.
+        char threshold[32];
+        const auto written = std::to_chars(threshold, threshold + sizeof threshold,
+                                           settings.garbage_collection_threshold);
+        items.push_back("garbage_collection_threshold:" + std::string(threshold, written.ptr));
     }
     std::string conf;
     for (const std::string& item : items) {

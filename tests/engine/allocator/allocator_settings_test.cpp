@@ -1,6 +1,8 @@
 // PYTORCH_CUDA_ALLOC_CONF read as PyTorch reads it, and refused with the key when it is wrong.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "oomlab/allocator/allocator_settings.h"
 #include "oomlab/common/errors.h"
 
@@ -28,8 +30,12 @@ TEST(AllocConf, WritesBackOnlyWhatDiffersFromTheDefaults) {
               "expandable_segments:True,max_split_size_mb:64");
     EXPECT_EQ(to_alloc_conf(parse_alloc_conf("roundup_power2_divisions:4")),
               "roundup_power2_divisions:4");
-    const AllocatorSettings gc = parse_alloc_conf("garbage_collection_threshold:0.6");
-    EXPECT_EQ(parse_alloc_conf(to_alloc_conf(gc)), gc);
+    // Any threshold reads back as itself, however many digits it has.
+    for (const char* threshold : {"0.6", "1e-7", "0.9999999", "0.123456789"}) {
+        const AllocatorSettings gc =
+            parse_alloc_conf(std::string("garbage_collection_threshold:") + threshold);
+        EXPECT_EQ(parse_alloc_conf(to_alloc_conf(gc)), gc) << threshold;
+    }
 }
 
 TEST(AllocConf, RefusesWhatPyTorchRefusesNamingTheKey) {
@@ -43,8 +49,12 @@ TEST(AllocConf, RefusesWhatPyTorchRefusesNamingTheKey) {
     };
     EXPECT_NE(message("max_split_size_mb:10").find("max_split_size_mb:10"), std::string::npos);
     EXPECT_NE(message("expandable_segments:maybe").find("True or False"), std::string::npos);
-    EXPECT_NE(message("garbage_collection_threshold:1.5").find("between 0 and 1"),
-              std::string::npos);
+    for (const char* threshold : {"1.5", "nan", "-nan", "inf", "0"}) {
+        EXPECT_NE(message((std::string("garbage_collection_threshold:") + threshold).c_str())
+                      .find("between 0 and 1"),
+                  std::string::npos)
+            << threshold;
+    }
     EXPECT_NE(message("roundup_power2_divisions:3").find("power of 2"), std::string::npos);
     EXPECT_NE(message("expandable_segment:True").find("unknown key"), std::string::npos);
     EXPECT_NE(message("expandable_segments").find("no value"), std::string::npos);
