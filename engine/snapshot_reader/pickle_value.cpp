@@ -50,8 +50,9 @@ double PickleValue::real() const {
 }
 
 const PickleValue* PickleValue::at(std::string_view key) const {
+    // A key set twice holds what it was set to last, as in Python: searched from the end.
     if (const PickleContainer* entries = dict()) {
-        for (std::size_t i = 0; i < entries->size(); ++i) {
+        for (std::size_t i = entries->size(); i-- > 0;) {
             if (const std::string* name = entries->key(i).text(); name && *name == key) {
                 return &entries->value(i);
             }

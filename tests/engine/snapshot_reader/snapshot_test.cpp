@@ -28,6 +28,16 @@ std::string refusal(const std::string& pickle) {
     return {};
 }
 
+// {"a": 1, "a": 2} (SETITEMS with a key twice): the last value, as pickle.load keeps it.
+TEST(PickleReader, AKeySetTwiceHoldsItsLastValue) {
+    const std::string pickle = kProto2 + "}(" + text("a") + "K" + bytes({1}) + text("b") + "K" +
+                               bytes({5}) + text("a") + "K" + bytes({2}) + "u.";
+    const PickleDocument document = read_pickle(pickle, "twice.pickle");
+    ASSERT_TRUE(document.root().at("a"));
+    EXPECT_EQ(document.root().at("a")->integer(), 2);
+    EXPECT_EQ(document.root().at("b")->integer(), 5);
+}
+
 TEST(PickleReader, ReadsEveryKindOfPlainData) {
     // {"a": [1, -2, 300, 70000, 2**40, -1, 0.5, None, True, False], "b": ("x", "y"),
     //  "c": <the list again, by memo>}, protocol 4 with FRAME and MEMOIZE.
