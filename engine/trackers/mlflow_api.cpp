@@ -23,6 +23,7 @@ MlflowApi::MlflowApi(std::string tracking_uri)
 std::optional<nlohmann::json> MlflowApi::call(const std::string& method, const std::string& path,
                                               const std::string& body, bool missing_ok) {
     HttpReply reply;
+    m_last_call = method + " " + path.substr(0, path.find('?'));
     try {
         reply = send({method, m_uri + path, body, "", "application/json"});
     } catch (const Error& error) {

@@ -22,6 +22,9 @@ public:
                       const std::string& text, const std::string& file = "");
 
     const std::string& uri() const { return m_uri; }
+    // The last call made ("POST /api/2.0/mlflow/runs/create"): what an answer of a shape no
+    // MLflow server gives was the answer to.
+    const std::string& last_call() const { return m_last_call; }
 
 private:
     // The answer's JSON; nullopt for RESOURCE_DOES_NOT_EXIST when `missing_ok`.
@@ -29,6 +32,7 @@ private:
                                        const std::string& body, bool missing_ok);
 
     std::string m_uri;
+    std::string m_last_call;
 };
 
 }  // namespace oomlab::trackers

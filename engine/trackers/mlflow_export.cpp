@@ -204,9 +204,22 @@ void check_tracking_uri(const std::string& uri, const std::string& option) {
     }
 }
 
-MlflowExport export_to_mlflow(const TrackedRun& tracked, const MlflowTarget& target) {
-    check_tracking_uri(target.tracking_uri, "--tracking-uri");
-    MlflowApi api(target.tracking_uri);
+namespace {
+
+// Called while an exception is handled: one from reading an answer of a shape MLflow never
+// gives becomes an Error naming the server and `call`; any other goes on as it is.
+[[noreturn]] void rethrow_naming_the_call(const std::string& uri, const std::string& call) {
+    try {
+        throw;
+    } catch (const nlohmann::json::exception& error) {
+        throw Error("MLflow at " + uri + " answered " + call +
+                    " in a shape no MLflow tracking server answers in (" + error.what() +
+                    "): is this the address of an MLflow server? The run was not sent; it is "
+                    "kept in the run database");
+    }
+}
+
+MlflowExport send_to_mlflow(MlflowApi& api, const TrackedRun& tracked, const MlflowTarget& target) {
     MlflowExport result;
     result.experiment_id = api.experiment_id(target.experiment);
     const std::string digest = export_digest(tracked);
@@ -236,8 +249,8 @@ MlflowExport export_to_mlflow(const TrackedRun& tracked, const MlflowTarget& tar
                                                   {"start_time", start_ms},
                                                   {"tags", run_tags(tracked)}});
     result.run_id = created.at("run").at("info").at("run_id").get<std::string>();
-    const std::string artifact_uri = created.at("run").at("info").value("artifact_uri", "");
     try {
+        const std::string artifact_uri = created.at("run").at("info").value("artifact_uri", "");
         Json params = Json::array();
         for (const RunParam& param : run_params(run)) {
             params.push_back({{"key", param.key}, {"value", cut(param.text, kLongestParam)}});
@@ -255,14 +268,27 @@ MlflowExport export_to_mlflow(const TrackedRun& tracked, const MlflowTarget& tar
         // Last: only a whole export carries the digest that lets the next one stop early.
         log_in_batches(api, result.run_id, "tags", Json::array({tag(kDigestTag, digest)}),
                        kTagsPerBatch);
-    } catch (const Error&) {
+    } catch (...) {
+        const std::string failed_call = api.last_call();
         try {
             api.post("runs/delete", {{"run_id", result.run_id}});  // no half-sent run left
-        } catch (const Error&) {
+        } catch (const std::exception&) {
         }
-        throw;
+        rethrow_naming_the_call(api.uri(), failed_call);
     }
     return result;
+}
+
+}  // namespace
+
+MlflowExport export_to_mlflow(const TrackedRun& tracked, const MlflowTarget& target) {
+    check_tracking_uri(target.tracking_uri, "--tracking-uri");
+    MlflowApi api(target.tracking_uri);
+    try {
+        return send_to_mlflow(api, tracked, target);
+    } catch (const nlohmann::json::exception&) {
+        rethrow_naming_the_call(api.uri(), api.last_call());
+    }
 }
 
 std::string describe(const TrackedRun& tracked, const MlflowTarget& target,

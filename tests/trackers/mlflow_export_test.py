@@ -183,6 +183,36 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class WrongShapeHandler(http.server.BaseHTTPRequestHandler):
+    """A server that answers MLflow's calls with JSON of shapes MLflow never sends: the run is
+    created, then its artifact URI is a number. It keeps each call's path."""
+
+    calls = []
+
+    def log_message(self, *_):
+        pass
+
+    def answer(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        self.rfile.read(length)
+        path = self.path.split("?")[0]
+        WrongShapeHandler.calls.append(self.command + " " + path)
+        reply = {}
+        if path.endswith("experiments/get-by-name"):
+            reply = {"experiment": {"experiment_id": "1", "lifecycle_stage": "active"}}
+        elif path.endswith("runs/create"):
+            reply = {"run": {"info": {"run_id": "r1", "artifact_uri": 5}}}
+        body = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = answer
+    do_POST = answer
+
+
 class MlflowUnreachable(RunsFixture):
     """Servers that are down or are not MLflow: a clear error, and the database untouched."""
 
@@ -218,6 +248,33 @@ class MlflowUnreachable(RunsFixture):
             server.server_close()
         self.assertEqual(code, 1)
         self.assertIn("is this the address of an MLflow tracking server?", err)
+
+    def test_an_answer_of_the_wrong_shape(self):
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), WrongShapeHandler)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        logs = os.path.join(self.folder, "wrong-shape-logs")
+        try:
+            uri = f"http://127.0.0.1:{server.server_address[1]}"
+            WrongShapeHandler.calls.clear()
+            code, _, err = cli("runs", "export", str(self.completed), "--db", self.db, "--to",
+                               "mlflow", "--tracking-uri", uri, check=False)
+            self.assertEqual(code, 1)
+            self.assertIn(f"MLflow at {uri} answered POST /api/2.0/mlflow/runs/create", err)
+            # The run it made there is deleted again: nothing half sent stays RUNNING.
+            self.assertIn("POST /api/2.0/mlflow/runs/delete", WrongShapeHandler.calls)
+            # A run sent to both trackers as it ends: MLflow's failure is a warning, and
+            # TensorBoard still gets the run.
+            code, _, err = cli("run", "--db", self.db, "--set", "train.max_steps=2", "--mlflow",
+                               uri, "--tensorboard", logs, check=False)
+            self.assertEqual(code, 0, err)
+            self.assertIn("is saved, but was not sent", err)
+            written = [name for _, _, names in os.walk(logs) for name in names]
+            self.assertTrue(any(name.startswith("events.out.tfevents.") for name in written),
+                            written)
+        finally:
+            server.shutdown()
+            server.server_close()
 
     def test_a_uri_that_is_not_http(self):
         for option in (["runs", "export", str(self.completed), "--db", self.db, "--to",
