@@ -282,27 +282,24 @@ def python_env_roots():
 
 
 def check_pins(problems):
-    """Each installed project environment holds exactly its pins."""
+    """Each installed project environment holds exactly its pins (pip and setuptools, which
+    Debian's venv brings, are in neither)."""
+    debians_own = ("pip==", "setuptools==")
     for name, pins_file in PYTHON_ENVS.items():
         with open(os.path.join(SOURCE, pins_file), encoding="utf-8") as pins:
-            wanted = sorted(line.strip().lower() for line in pins
-                            if line.strip() and not line.startswith("#"))
-        pattern = {"torch": "torch-*", "trackers": "trackers-*"}[name]
-        for env in glob.glob(os.path.join(python_env_roots()[0], pattern)):
+            wanted = {line.strip().lower() for line in pins
+                      if line.strip() and not line.startswith("#")}
+        for env in glob.glob(os.path.join(python_env_roots()[0], name + "-*")):
             python = os.path.join(env, "bin", "python")
             if not os.path.exists(python):
                 continue
             frozen = run([python, "-m", "pip", "freeze", "--all", "--disable-pip-version-check"])
-            have = sorted(line.strip().lower() for line in frozen.stdout.splitlines()
-                          if line.strip() and not line.startswith(("pip==", "setuptools==")))
-            wanted_here = [pin for pin in wanted
-                           if not pin.startswith(("pip==", "setuptools=="))]
-            if have != wanted_here:
-                extra = sorted(set(have) - set(wanted_here))
-                absent = sorted(set(wanted_here) - set(have))
+            have = {line.strip().lower() for line in frozen.stdout.splitlines()
+                    if line.strip() and not line.startswith(debians_own)}
+            if have != wanted:
                 problems.append(f"{env}: not exactly {pins_file} (not pinned: "
-                                f"{', '.join(extra) or 'none'}; pinned, not installed: "
-                                f"{', '.join(absent) or 'none'})")
+                                f"{', '.join(sorted(have - wanted)) or 'none'}; pinned, not "
+                                f"installed: {', '.join(sorted(wanted - have)) or 'none'})")
 
 
 def check_mode(mode, lists, owners, base):
@@ -339,8 +336,9 @@ def check_mode(mode, lists, owners, base):
                             f"it to '{mode} packages:' in scripts/debian-packages{shared}")
         else:
             failures.append(f"  {path}{via} ({where}) belongs to no Debian package")
-    what = f"{len(files)} files" + ("" if built else f" (no {BUILD_FOLDERS[mode]}/ configured yet: "
-                                    "programs and modules only)" if mode in BUILD_FOLDERS else "")
+    what = f"{len(files)} files"
+    if build is not None and not built:
+        what += f" (no {BUILD_FOLDERS[mode]}/ configured yet: programs and modules only)"
     return failures, what
 
 
