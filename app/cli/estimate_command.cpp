@@ -25,6 +25,7 @@ nlohmann::ordered_json estimate_json(const MemoryEstimate& estimate) {
             {"epoch_worst_length", estimate.epoch_worst_length},
             {"epoch_worst_peak_bytes", estimate.epoch_worst_peak_bytes},
             {"library_workspaces", estimate.library_workspaces},
+            {"host_bytes", estimate.host_bytes},
             {"reserved_bytes", or_null(estimate.reserved_bytes)},
             {"reserved_peak_bytes", or_null(estimate.reserved_peak_bytes)},
             {"caching_allocator", estimate.caching_allocator},
@@ -67,6 +68,15 @@ void print_estimate(const MemoryEstimate& estimate) {
     if (estimate.library_workspaces > 0) {
         std::cout << "  (activations include " << format_bytes(estimate.library_workspaces)
                   << " of cuBLAS workspaces, which PyTorch keeps allocated on CUDA)\n";
+    }
+    if (estimate.breakdown.other > 0) {
+        std::cout << "  (other: outside the allocator, the CUDA context and the libraries' code,"
+                     " as an H200 holds them; beside the peak, not in it)\n";
+    }
+    if (estimate.host_bytes > 0) {
+        std::cout << "  in host memory, not the device's: " << format_bytes(estimate.host_bytes)
+                  << " (the embedding table, its gradient and optimizer state:"
+                     " embeddings.placement=cpu)\n";
     }
     RunOutcome predicted;
     predicted.by_module = estimate.by_module;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "cudnn_lstm.h"
+
 namespace oomlab::memory {
 namespace {
 
@@ -157,34 +159,68 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
         }
         case ModelKind::BiLstm: {
             const std::int64_t h = m.hidden;
-            // The CPU's fused LSTM (model/lstm_layer.h) runs in the autocast type.
+            // Both LSTMs run in the autocast type: the CPU's fused one (model/lstm_layer.h)
+            // and cuDNN's on CUDA (estimator/cudnn_lstm.h).
             const std::int64_t element = config.memory.precision == DType::Fp32 ? kFloat : 2;
             const std::int64_t states = bl * 2 * h * element;  // [L, B, 2H], both directions
-            // Every step's activated gates, cells and their tanh, for both directions.
-            const Tensors buffers = {bl * 8 * h * element, states, states};
-            // The looked-up rows are not kept: the first layer keeps its own time-major copy.
+            const std::int64_t hidden_state = 2 * b * h;       // [2, B, H] elements
+            // The looked-up rows are not kept: the first layer keeps its input (on the CPU its
+            // own time-major copy, with cuDNN the rows or their autocast copy).
             modules.push_back(made_of("embeddings", {}));
-            for (int layer = 1; layer <= m.layers; ++layer) {
-                // Each layer's output (its hidden states), with the dropout mask and output
-                // the next layer reads.
-                const Tensors output = times(layer < m.layers && dropout ? 3 : 1, states);
-                const Tensors input = times(layer == 1 ? 1 : 0, bl * embedding_dim * element);
-                modules.push_back(
-                    made_of("lstm layer " + std::to_string(layer), buffers + output + input));
-            }
-            modules.push_back(made_of("head", pooling(2 * h)));
             const std::vector<ModuleBytes> weights =
                 parameters_by_module(config, embedding_dim, num_classes);
             for (int layer = 1; layer <= m.layers; ++layer) {
                 const std::int64_t in = layer == 1 ? embedding_dim : 2 * h;
                 const std::int64_t input_weights = 4 * h * in;  // one direction's, elements
+                const bool last = layer == m.layers;
+                const Tensors input = times(layer == 1 ? 1 : 0, bl * embedding_dim * element);
+                const std::string name = "lstm layer " + std::to_string(layer);
+                if (config.on_cuda()) {
+                    // cuDNN keeps its reserve and the initial states (zeros in float32, and
+                    // their autocast copies) for backward; the dropout's mask is one byte an
+                    // element. Forward makes a time-major copy of a batch-first input (the
+                    // first layer's: the later ones read the earlier one's time-major output)
+                    // beside its workspace and final states. Backward holds the zero
+                    // gradients of those states, a time-major copy of the output's gradient,
+                    // the input's copy again, the initial states' gradients and the
+                    // workspace, and in 16 bits the weights' gradient in that type, cast to
+                    // float32 once it is complete.
+                    const estimator::CudnnLstmBuffers cudnn =
+                        estimator::cudnn_lstm_buffers({b, l, in, h, element});
+                    const std::int64_t copy = layer == 1 ? bl * in * element : 0;
+                    const Tensors initial =
+                        times(2, hidden_state * kFloat) +
+                        times(element == kFloat ? 0 : 2, hidden_state * element);
+                    const Tensors output =
+                        Tensors{states} +
+                        (!last && dropout ? Tensors{states / element, states} : Tensors{});
+                    modules.push_back(
+                        made_of(name, Tensors{cudnn.reserve} + initial + output + input));
+                    const std::int64_t weight_gradient =
+                        element == kFloat ? 0 : weights[std::size_t(layer - 1)].bytes * element;
+                    result.temporaries[name] = {
+                        copy + cudnn.workspace + 2 * hidden_state * element, 0,
+                        layer == 1 ? lookup : states,
+                        times(4, hidden_state * element) +
+                            Tensors{states, copy, cudnn.workspace, weight_gradient}};
+                    // Beside the workspace (the same size in evaluation) only the layer's
+                    // input, output and initial states.
+                    result.forward_transient_beside =
+                        (layer == 1 ? lookup : states) + states + 2 * hidden_state * kFloat;
+                    continue;
+                }
+                // Every step's activated gates, cells and their tanh, for both directions.
+                const Tensors buffers = {bl * 8 * h * element, states, states};
+                // Each layer's output (its hidden states), with the dropout mask and output
+                // the next layer reads.
+                const Tensors output = times(!last && dropout ? 3 : 1, states);
+                modules.push_back(made_of(name, buffers + output + input));
                 // Forward sets both directions' input weights side by side. Backward writes the
                 // gates' gradient over the gates; the last layer holds a time-major copy of its
                 // output's gradient while it makes its input's and its weights' gradients. In
                 // 16 bits, ATen's products make their result in float32 first: the input's
                 // gradient's, or later, beside the first direction's weight gradients, the
                 // second's input weights' (whichever is larger).
-                const bool last = layer == m.layers;
                 const std::int64_t in_16_bits =
                     !last || element == kFloat
                         ? 0
@@ -192,10 +228,11 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
                                    (weights[std::size_t(layer - 1)].bytes / 2 + input_weights) *
                                            element +
                                        input_weights * kFloat);
-                result.temporaries["lstm layer " + std::to_string(layer)] = {
-                    2 * input_weights * element, in_16_bits, layer == 1 ? lookup : states,
-                    times(last ? 1 : 0, states)};
+                result.temporaries[name] = {2 * input_weights * element, in_16_bits,
+                                            layer == 1 ? lookup : states,
+                                            times(last ? 1 : 0, states)};
             }
+            modules.push_back(made_of("head", pooling(2 * h)));
             // The head's backward is done, but for its input's gradient, which the last layer
             // reads.
             result.temporaries["head"].input_gradient = states;
@@ -294,6 +331,9 @@ ActivationBytes estimate_activations(const ExperimentConfig& config, int embeddi
     if (m.kind == ModelKind::BiLstm) {
         // The fused LSTM makes its input's gradient before it frees its gates'.
         result.backward_transient += backward.input_gradient;
+    }
+    if (result.forward_transient_beside == 0) {
+        result.forward_transient_beside = result.forward_transient;
     }
     if (result.backward_end_transient == 0) {
         result.backward_end_transient = result.backward_transient;

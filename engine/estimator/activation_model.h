@@ -50,9 +50,12 @@ struct ActivationBytes {
     std::vector<ModuleBytes> saved_by_module;  // the same, by module, in forward order
     // The step as the allocator sees it (reserved_replay.cpp), by module: see below.
     std::map<std::string, ModuleTemporaries> temporaries;
-    std::string backward_starts_in;           // the module whose backward holds backward_transient
-    std::int64_t forward_transient = 0;       // largest extra during forward
-    std::string forward_transient_in;         // the module whose forward holds it (at the peak)
+    std::string backward_starts_in;      // the module whose backward holds backward_transient
+    std::int64_t forward_transient = 0;  // largest extra during forward
+    std::string forward_transient_in;    // the module whose forward holds it (at the peak)
+    // Evaluating without autograd, what is alive beside forward_transient as it is made: the
+    // op's input and output (taken to be of forward_transient's size where not known).
+    std::int64_t forward_transient_beside = 0;
     std::int64_t backward_transient = 0;      // largest extra during backward, on top of gradients
     std::int64_t per_block_saved = 0;         // one encoder block's saved bytes (checkpointing)
     std::string backward_ends_in;             // the module whose backward holds the last temporary

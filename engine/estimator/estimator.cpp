@@ -26,18 +26,27 @@ void add_library_workspaces(const ExperimentConfig& config, MemoryEstimate& esti
 // Whether the run's tensors pass through a caching allocator: PyTorch's on CUDA, its model on
 // the CPU when memory.alloc_conf is set. Otherwise what is reserved is what is allocated.
 bool caching_allocator(const ExperimentConfig& config) {
-    return config.device.rfind("cuda", 0) == 0 || !config.memory.alloc_conf.empty();
+    return config.on_cuda() || !config.memory.alloc_conf.empty();
 }
 
-// The allocator's model replays the step without a cap for what it reserves, and under the
+// The allocator's model replays the steps without a cap for what it reserves, and under the
 // cap for whether a request finds no room: the segments it opens, or the pieces its cache is
-// left in, may not fit where the tensors alone would.
-void add_reserved(const estimator::Step& step, MemoryEstimate& estimate) {
+// left in, may not fit where the tensors alone would. A step is replayed at each length the
+// run's longest micro-batch grows to, in order, as each may need a segment the cache lacks.
+void add_reserved(const estimator::Step& step, const std::vector<int>& growth, int world_size,
+                  MemoryEstimate& estimate) {
     if (step.zero2) {
         return;  // the replay knows one process's whole tensors, not a rank's share of them
     }
+    std::vector<estimator::Step> steps;
+    for (const int length : growth) {
+        if (length < step.length) {
+            steps.push_back(estimator::step_of(*step.config, *step.profile, world_size, length));
+        }
+    }
+    steps.push_back(step);
     const estimator::ReservedReplay free_run =
-        estimator::replay_reserved(step, 0, estimate.library_workspaces);
+        estimator::replay_reserved(steps, 0, estimate.library_workspaces);
     estimate.reserved_bytes = estimate.peak_bytes + free_run.cache_at_peak;
     estimate.reserved_peak_bytes = std::max(*estimate.reserved_bytes, free_run.reserved_peak);
     estimate.caching_allocator = caching_allocator(*step.config);
@@ -48,7 +57,7 @@ void add_reserved(const estimator::Step& step, MemoryEstimate& estimate) {
     if (estimate.cap_bytes > 0 && estimate.peak_bytes <= estimate.cap_bytes &&
         free_run.reserved_peak > estimate.cap_bytes) {
         estimate.allocator_out_of_memory =
-            estimator::replay_reserved(step, estimate.cap_bytes, estimate.library_workspaces)
+            estimator::replay_reserved(steps, estimate.cap_bytes, estimate.library_workspaces)
                 .out_of_memory;
     }
 }
@@ -58,10 +67,10 @@ void add_reserved(const estimator::Step& step, MemoryEstimate& estimate) {
 namespace {
 
 // The estimate of a step whose longest micro-batch is padded to `length` tokens; what the
-// allocator reserves only where `with_reserved` (an estimate only its peak is read from needs
-// no replay).
+// allocator reserves only where `growth` lists the lengths the run's longest micro-batch grows
+// through to `length` (an estimate only its peak is read from needs no replay).
 MemoryEstimate estimate_with_length(const ExperimentConfig& config, const DataProfile& profile,
-                                    int world_size, int length, bool with_reserved) {
+                                    int world_size, int length, const std::vector<int>& growth) {
     const estimator::Step step = estimator::step_of(config, profile, world_size, length);
     MemoryEstimate estimate;
     estimate.worst_batch_length = step.length;
@@ -83,11 +92,13 @@ MemoryEstimate estimate_with_length(const ExperimentConfig& config, const DataPr
     }
     estimate.by_module = estimator::attribute_by_module(step, peak);
     add_library_workspaces(config, estimate);
+    estimate.host_bytes = step.host_bytes;
+    b.other = estimator::cuda_outside_allocator_bytes(config, world_size);
 
     estimate.peak_bytes = resident + peak.bytes.total() + estimate.library_workspaces;
     estimate.cap_bytes = config.memory.cap_bytes();
-    if (with_reserved) {
-        add_reserved(step, estimate);
+    if (!growth.empty()) {
+        add_reserved(step, growth, world_size, estimate);
     }
     estimate.fits = estimate.cap_bytes == 0 || (estimate.peak_bytes <= estimate.cap_bytes &&
                                                 !estimate.allocator_out_of_memory);
@@ -100,18 +111,21 @@ MemoryEstimate estimate_memory(const ExperimentConfig& config, const DataProfile
                                int world_size, BatchesAssumed assumed) {
     const int worst = estimator::worst_length(config, profile);
     int length = worst;
+    std::vector<int> growth = {worst};
     if (assumed == BatchesAssumed::ThisRun && !profile.lengths.empty()) {
         // The data order is seeded: the batches the run draws are known before it runs.
-        length = std::min(worst, prepare::run_batches(config, profile.lengths, world_size).longest);
+        const prepare::RunBatches batches =
+            prepare::run_batches(config, profile.lengths, world_size);
+        length = std::min(worst, batches.longest);
+        growth = batches.growth;
     }
-    MemoryEstimate estimate =
-        estimate_with_length(config, profile, world_size, length, /*with_reserved=*/true);
+    MemoryEstimate estimate = estimate_with_length(config, profile, world_size, length, growth);
     estimate.assumed = assumed;
     estimate.epoch_worst_length = worst;
     estimate.epoch_worst_peak_bytes = length == worst
                                           ? estimate.peak_bytes
                                           : estimate_with_length(config, profile, world_size, worst,
-                                                                 /*with_reserved=*/false)
+                                                                 /*growth=*/{})
                                                 .peak_bytes;
     return estimate;
 }

@@ -52,7 +52,7 @@ std::optional<std::int64_t> parse_cublas_workspace_config(std::string_view value
 }
 
 std::int64_t cuda_library_workspace_bytes(const ExperimentConfig& config) {
-    if (config.device.rfind("cuda", 0) != 0) {
+    if (!config.on_cuda()) {
         return 0;
     }
     std::int64_t cublas = kHopperCublasWorkspace;
@@ -66,6 +66,27 @@ std::int64_t cuda_library_workspace_bytes(const ExperimentConfig& config) {
     }
     // PyTorch limits cuBLASLt's workspace to cuBLAS's.
     return kCublasHandles * cublas + std::min(cublas_lt, cublas);
+}
+
+std::int64_t cuda_outside_allocator_bytes(const ExperimentConfig& config, int world_size) {
+    if (!config.on_cuda()) {
+        return 0;
+    }
+    // H200, driver 580.159.04, CUDA 13.0, PyTorch 2.11.0: each stage in a fresh process.
+    constexpr std::int64_t kIdleDevice = 648347648;     // 618.3 MiB, NVML's used, no process
+    constexpr std::int64_t kContext = 645464064;        // 615.6 MiB
+    constexpr std::int64_t kCublas = 69206016;          // 66.0 MiB, cuBLAS and cuBLASLt
+    constexpr std::int64_t kBackwardThread = 67108864;  // 64.0 MiB, autograd's own products
+    constexpr std::int64_t kCudnnLstm = 8388608;        // 8.0 MiB
+    constexpr std::int64_t kNccl = 585105408;           // 558.0 MiB, a one-rank group
+    std::int64_t bytes = kIdleDevice + kContext + kCublas + kBackwardThread;
+    if (config.model.kind == ModelKind::BiLstm) {
+        bytes += kCudnnLstm;
+    }
+    if (world_size > 1 && config.distributed.backend != DistributedBackend::Gloo) {
+        bytes += kNccl;
+    }
+    return bytes;
 }
 
 }  // namespace oomlab::estimator

@@ -19,6 +19,15 @@ namespace oomlab::estimator {
 // the estimate is 48 MiB above what such a GPU holds unless CUBLAS_WORKSPACE_CONFIG says so.
 std::int64_t cuda_library_workspace_bytes(const ExperimentConfig& config);
 
+// What a CUDA run holds on its device outside the caching allocator: NVML's used memory
+// minus what the allocator reserved, as recorded on an H200 (bench/gpu/probe_device_memory.py,
+// bench/results/gpu-2026-11-28.md): the driver's own share of an idle device, the CUDA context
+// with PyTorch's kernels, the code cuBLAS loads at its first use and again for autograd's
+// device thread, cuDNN's for the BiLSTM, and NCCL's buffers where several processes talk over
+// it. 0 off CUDA. Other GPUs are assumed to hold the same: only the H200 was recorded (the
+// context grows with the number of multiprocessors, the driver's share with the memory).
+std::int64_t cuda_outside_allocator_bytes(const ExperimentConfig& config, int world_size);
+
 // CUBLAS_WORKSPACE_CONFIG's value (":SIZE_KIB:COUNT" pairs, e.g. ":4096:8") in bytes;
 // nullopt when it has no such pair, as PyTorch then falls back to its default.
 std::optional<std::int64_t> parse_cublas_workspace_config(std::string_view value);

@@ -21,7 +21,7 @@ namespace {
 
 // The first step makes the optimizer's state after its peak; the later ones run with it and
 // with the cache the first left.
-constexpr int kReplayedSteps = 3;
+constexpr int kLongestReplayed = 3;
 
 using Addresses = std::vector<std::int64_t>;
 
@@ -200,7 +200,9 @@ private:
 
 }  // namespace
 
-ReservedReplay replay_reserved(const Step& s, std::int64_t capacity, std::int64_t workspaces) {
+ReservedReplay replay_reserved(const std::vector<Step>& steps, std::int64_t capacity,
+                               std::int64_t workspaces) {
+    const Step& s = steps.back();
     const ExperimentConfig& config = *s.config;
     allocator::AllocatorSettings settings;
     try {
@@ -219,8 +221,13 @@ ReservedReplay replay_reserved(const Step& s, std::int64_t capacity, std::int64_
     }
     r.make({workspaces});
 
-    StepReplay step(s, r);
-    for (int index = 0; index < kReplayedSteps && !r.result().out_of_memory; ++index) {
+    std::vector<const Step*> order;
+    for (const Step& step : steps) {
+        order.push_back(&step);
+    }
+    order.insert(order.end(), kLongestReplayed - 1, &s);
+    for (std::size_t index = 0; index < order.size() && !r.result().out_of_memory; ++index) {
+        StepReplay step(*order[index], r);
         std::map<std::string, Addresses> gradients;
         for (int micro = 0; micro < config.train.accumulation; ++micro) {
             step.run_micro_batch(gradients);

@@ -1,11 +1,13 @@
-// What the caching allocator reserves for the predicted run: the step's tensors, one request
+// What the caching allocator reserves for the predicted run: the steps' tensors, one request
 // each, made and freed in the order the engine makes and frees them, replayed through the
-// allocator model (engine/allocator) under the run's memory.alloc_conf and cap. A few steps are
-// replayed, so the cache the first ones leave behind (the optimizer's state is made at the
-// first update) is in the figures.
+// allocator model (engine/allocator) under the run's memory.alloc_conf and cap. Each step given
+// is replayed in order, and the last two more times, so the cache the first ones leave behind
+// (the optimizer's state is made at the first update, a shorter batch's blocks) is in the
+// figures.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "step_phases.h"
 
@@ -20,9 +22,10 @@ struct ReservedReplay {
     bool out_of_memory = false;
 };
 
-// `capacity`: what the allocator may reserve (memory.cap_mb; 0 = no limit). `workspaces`:
-// CUDA libraries' buffers, made at the first step and kept.
-ReservedReplay replay_reserved(const Step& step, std::int64_t capacity,
+// `steps`: one or more, the last the longest. `capacity`: what the allocator may reserve
+// (memory.cap_mb; 0 = no limit). `workspaces`: CUDA libraries' buffers, made at the first step
+// and kept.
+ReservedReplay replay_reserved(const std::vector<Step>& steps, std::int64_t capacity,
                                std::int64_t workspaces = 0);
 
 }  // namespace oomlab::estimator

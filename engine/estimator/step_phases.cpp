@@ -180,7 +180,8 @@ Phase evaluation_phase(const Step& s) {
     for (const auto& batch : evaluation_batches(s)) {
         const memory::ActivationBytes eval = activations(batch);
         if (config.eval.no_grad) {
-            evaluation.other = std::max(evaluation.other, 2 * eval.forward_transient);
+            evaluation.other =
+                std::max(evaluation.other, eval.forward_transient + eval.forward_transient_beside);
         } else {
             kept += eval.saved;
             evaluation.other = std::max(evaluation.other, kept + eval.forward_transient);
@@ -255,7 +256,12 @@ Step step_of(const ExperimentConfig& config, const DataProfile& profile, int wor
     s.zero3 = s.shard == ShardMode::Parameters;
     s.zero2 = s.shard == ShardMode::Gradients || s.zero3;
 
-    const EmbeddingTableCost table_cost = embedding_table_cost(config, profile.vocab_rows, s.dim);
+    EmbeddingTableCost table_cost = embedding_table_cost(config, profile.vocab_rows, s.dim);
+    const bool table_on_host = config.on_cuda() && embeddings.placement == EmbeddingPlacement::Cpu;
+    if (table_on_host) {
+        s.host_bytes = table_cost.weights + table_cost.gradient + table_cost.optimizer_state;
+        table_cost = {};
+    }
     s.table = table_cost.weights;
     s.table_element = element_bytes(embeddings.dtype);
     s.others = memory::non_embedding_parameters(config, s.dim, profile.num_classes) * kFloat;
@@ -266,11 +272,11 @@ Step step_of(const ExperimentConfig& config, const DataProfile& profile, int wor
         s.others / kFloat + (embeddings.trainable ? s.table / s.table_element : 0);
     s.range_elements = (flat_elements + s.ranks - 1) / s.ranks;
 
-    const std::int64_t sparse_table_grad = embeddings.trainable && embeddings.sparse_grad
-                                               ? std::int64_t(s.batch) * s.length *
-                                                     (s.dim * kFloat + kIndex) *
-                                                     config.train.accumulation
-                                               : 0;
+    const std::int64_t sparse_table_grad =
+        embeddings.trainable && embeddings.sparse_grad && !table_on_host
+            ? std::int64_t(s.batch) * s.length * (s.dim * kFloat + kIndex) *
+                  config.train.accumulation
+            : 0;
     s.gradients = s.others + (s.dense_table_grad ? s.table : 0) + sparse_table_grad;
     s.kept_grads = s.zero2 ? s.share(s.gradients) : s.gradients;
     s.accumulating = config.train.accumulation > 1;

@@ -35,7 +35,10 @@ struct Step {
     bool zero3 = false;  // ZeRO-3: parameters too, a part gathered while it runs
     std::int64_t range_elements = 0;
 
-    std::int64_t table = 0;  // the embedding table's weights
+    std::int64_t table = 0;  // the embedding table's weights on the device
+    // A table kept in host memory on CUDA (embeddings.placement=cpu): its weights, gradient
+    // and optimizer state live there; only the rows a batch looks up reach the device.
+    std::int64_t host_bytes = 0;
     std::int64_t table_element = kFloat;
     std::int64_t others = 0;  // every other parameter, in float
     bool dense_table_grad = false;

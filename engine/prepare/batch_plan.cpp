@@ -82,6 +82,7 @@ RunBatches run_batches(const ExperimentConfig& config, const std::vector<int>& l
             : std::max(1, lengths.empty() ? 1 : *std::max_element(lengths.begin(), lengths.end()));
     if (train.padding == Padding::Fixed) {
         run.longest = run.worst;
+        run.growth = {run.worst};
         return run;
     }
     const ExampleLength length = [&](std::int64_t i) { return lengths[i]; };
@@ -90,6 +91,7 @@ RunBatches run_batches(const ExperimentConfig& config, const std::vector<int>& l
     for (int epoch = 1; train.max_steps > 0 ? steps_left > 0 : epoch <= train.epochs; ++epoch) {
         if (epoch * count > kMostExamplesPlanned) {
             run.longest = run.worst;
+            run.growth.push_back(run.worst);
             break;
         }
         const BatchPlan plan = shard_plan(
@@ -105,9 +107,12 @@ RunBatches run_batches(const ExperimentConfig& config, const std::vector<int>& l
             steps_left -= steps;
         }
         for (std::size_t i = 0; i < drawn; ++i) {
-            run.longest = std::max<int>(
-                run.longest,
-                static_cast<int>(padded_length(length, plan[i], train.padding, train.max_len)));
+            const auto padded =
+                static_cast<int>(padded_length(length, plan[i], train.padding, train.max_len));
+            if (padded > run.longest || run.growth.empty()) {
+                run.longest = std::max(run.longest, padded);
+                run.growth.push_back(run.longest);
+            }
         }
         if (plan.empty() || run.longest == run.worst) {
             break;  // nothing trains (too few examples for every rank), or no batch is longer

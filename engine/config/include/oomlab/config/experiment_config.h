@@ -117,6 +117,9 @@ struct ExperimentConfig {
     DebugConfig debug;
     DistributedConfig distributed;
     std::string device = "auto";  // auto, cpu, cuda, cuda:N
+
+    // cuda or cuda:N; "auto" is resolved to a device when a run starts.
+    bool on_cuda() const { return device.rfind("cuda", 0) == 0; }
 };
 
 }  // namespace oomlab

@@ -40,6 +40,9 @@ struct MemoryEstimate {
     // On CUDA, cuBLAS's workspaces (in the peak and its activations and temporaries, where a
     // run measures them: they are no tensor of the model's).
     std::int64_t library_workspaces = 0;
+    // In host memory, not the device's: a table kept there on CUDA (embeddings.placement=cpu),
+    // its gradient and optimizer state.
+    std::int64_t host_bytes = 0;
     // What PyTorch's caching allocator reserves for these tensors (its model replaying the
     // step's tensors one request each): at the peak, peak_bytes and the cache then, and the
     // most at any moment. Not predicted under ZeRO-2/3.

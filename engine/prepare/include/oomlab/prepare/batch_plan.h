@@ -37,6 +37,9 @@ struct RunBatches {
     // The longest any micro-batch of an epoch can be: max_len (fixed padding), else the
     // longest example. `longest` is less when the run never draws that batch.
     int worst = 1;
+    // Each length the longest micro-batch so far grows to, in the order the run draws them
+    // (the last is `longest`): where the caching allocator may have to open segments.
+    std::vector<int> growth;
 };
 RunBatches run_batches(const ExperimentConfig& config, const std::vector<int>& lengths,
                        int world_size);
