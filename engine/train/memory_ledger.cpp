@@ -12,7 +12,7 @@ namespace oomlab::train {
 
 MemoryLedger::MemoryLedger(const c10::Device& device, std::int64_t cap_bytes,
                            const std::string& alloc_conf)
-    : m_monitor(device, cap_bytes, alloc_conf), m_alloc_conf(alloc_conf) {}
+    : m_device(device.type()), m_monitor(device, cap_bytes, alloc_conf), m_alloc_conf(alloc_conf) {}
 
 void MemoryLedger::start_history(const c10::Device& device) {
     m_history = std::make_unique<memory::MemoryHistory>(device);
@@ -88,6 +88,9 @@ MemoryBreakdown MemoryLedger::breakdown(const TrainedModel& trained, bool sparse
     }
     const torch::Tensor& table = trained.model->embeddings()->weight();
     for (const auto& parameter : trained.model->parameters()) {
+        if (parameter.device().type() != m_device) {
+            continue;  // a table kept in host memory: neither it nor its gradient is the device's
+        }
         const auto bytes = static_cast<std::int64_t>(parameter.nbytes());
         const std::int64_t kept =
             trained.parallel ? trained.parallel->kept_bytes(parameter) : bytes;

@@ -52,6 +52,7 @@ public:
                               std::int64_t resident_data_bytes) const;
 
 private:
+    c10::DeviceType m_device;  // the run's: a parameter elsewhere (a table on the host) is not its
     memory::MemoryMonitor m_monitor;
     std::string m_alloc_conf;  // memory.alloc_conf, for the words of an OOM's verdict
     std::unique_ptr<memory::MemoryHistory> m_history;

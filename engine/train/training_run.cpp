@@ -154,10 +154,21 @@ void TrainingRun::set_up() {
 void TrainingRun::build_model() {
     m_trained.model =
         model::make_classifier(config(), m_experiment.initial_embeddings, m_experiment.num_classes);
-    m_trained.model->to(m_experiment.device);
     if (config().embeddings.placement == EmbeddingPlacement::Cpu) {
-        // The table stays in host memory; each batch copies only the rows it looks up.
-        m_trained.model->embeddings()->to(torch::kCPU);
+        // The table stays in host memory; each batch copies only the rows it looks up. It never
+        // visits the device: a table placed there because the device cannot hold it would not
+        // get there, and one that did would leave a segment of its size in the cache.
+        const auto* table = m_trained.model->embeddings().ptr().get();
+        for (const auto& child : m_trained.model->children()) {
+            if (child.get() != table) {
+                child->to(m_experiment.device);
+            }
+        }
+        for (auto& parameter : m_trained.model->parameters(/*recurse=*/false)) {
+            parameter.set_data(parameter.to(m_experiment.device));
+        }
+    } else {
+        m_trained.model->to(m_experiment.device);
     }
     for (const auto& parameter : m_trained.model->parameters()) {
         if (parameter.requires_grad()) {
