@@ -158,7 +158,9 @@ void print_breakdown(const RunOutcome& outcome) {
     }
     std::cout << "  beside the peak\n";
     line(kBreakdownInPeak, "  reserved by the allocator, unused");
-    line(kBreakdownInPeak + 1, "  process memory beyond tensors (libraries, heap)");
+    line(kBreakdownInPeak + 1,
+         "  CUDA: device used minus reserved (context, libraries, NCCL); CPU: the process's "
+         "memory beyond tensors");
 }
 
 void print_ranks(const RunRecord& run) {

@@ -93,6 +93,10 @@ private slots:
         QCOMPARE(plot.peak()->dataCount(), 3);
         QCOMPARE((plot.allocated()->data()->constEnd() - 1)->value, 11.0);
         QCOMPARE((plot.peak()->data()->constBegin())->value, 15.0);
+        // Outside the allocator: device used (500 MiB) minus reserved (allocated + 2).
+        QCOMPARE(plot.outsideAllocator()->dataCount(), 3);
+        QCOMPARE((plot.outsideAllocator()->data()->constEnd() - 1)->value, 500.0 - 13.0);
+        QVERIFY(plot.outsideAllocator()->visible());
         plot.markEvent({4, "oom", "out of memory at step 4 during forward"});
         plot.markEvent({4, "eval", "not marked"});
         QCOMPARE(plot.markers().markerCount(), 1);
@@ -101,6 +105,7 @@ private slots:
         plot.setCpuDevice(true);
         QVERIFY(!plot.deviceUsed()->visible());
         QCOMPARE(plot.deviceUsed()->name(), QStringLiteral("process RSS"));
+        QVERIFY(!plot.outsideAllocator()->visible());
         plot.setSeriesVisible(plot.deviceUsed(), true);
         QVERIFY(plot.deviceUsed()->visible());
         // The axes follow the data (and the cap) after a coalesced redraw.
@@ -217,7 +222,7 @@ private slots:
         QCOMPARE(plot.rankPeak(1)->name(), QStringLiteral("step peak, rank 1"));
         plot.reset(0);
         QVERIFY(plot.rankPeak(1) == nullptr);
-        QCOMPARE(plot.graphCount(), 4);
+        QCOMPARE(plot.graphCount(), 5);  // allocated, reserved, peak, device used, outside
 
         ComparePlot compare(ComparePlot::Quantity::PeakMemory);
         CompareRun run;

@@ -26,9 +26,10 @@ MemoryPlot::MemoryPlot(QWidget* parent) : ThemedPlot(parent) {
     m_allocated = addLineSeries(tr("allocated"), seriesColor(0));
     m_peak = addLineSeries(tr("step peak"), seriesColor(1));
     m_deviceUsed = addLineSeries(tr("device used"), seriesColor(4));
+    m_outside = addLineSeries(tr("outside the allocator"), seriesColor(3), nullptr, Qt::DotLine);
     xAxis->setLabel(tr("optimizer step"));
     yAxis->setLabel(tr("MiB"));
-    placeLegendBelow(4);
+    placeLegendBelow(5);
     m_capLine = new QCPItemStraightLine(this);
     m_capLine->setPen(QPen(warningColor(), 2, Qt::DashDotLine));
     m_capLabel = new QCPItemText(this);
@@ -41,7 +42,7 @@ MemoryPlot::MemoryPlot(QWidget* parent) : ThemedPlot(parent) {
 }
 
 void MemoryPlot::reset(std::int64_t capBytes) {
-    for (QCPGraph* graph : {m_allocated, m_reserved, m_peak, m_deviceUsed}) {
+    for (QCPGraph* graph : {m_allocated, m_reserved, m_peak, m_deviceUsed, m_outside}) {
         graph->data()->clear();
     }
     markers().clear();
@@ -80,7 +81,7 @@ double MemoryPlot::capMiB() const {
 }
 
 void MemoryPlot::appendRows(const std::vector<MetricRow>& rows) {
-    QVector<double> ax, ay, rx, ry, px, py, dx, dy;
+    QVector<double> ax, ay, rx, ry, px, py, dx, dy, ox, oy;
     for (const MetricRow& row : rows) {
         if (row.phase != phase::kStep) {
             continue;
@@ -98,11 +99,15 @@ void MemoryPlot::appendRows(const std::vector<MetricRow>& rows) {
         appendOptional(rx, ry, x, row.reserved_bytes, m_series[1]);
         appendOptional(px, py, x, row.peak_bytes, m_series[2]);
         appendOptional(dx, dy, x, row.device_used_bytes, m_series[3]);
+        if (row.device_used_bytes && row.reserved_bytes) {
+            appendOptional(ox, oy, x, *row.device_used_bytes - *row.reserved_bytes, m_series[4]);
+        }
     }
     m_allocated->addData(ax, ay, true);
     m_reserved->addData(rx, ry, true);
     m_peak->addData(px, py, true);
     m_deviceUsed->addData(dx, dy, true);
+    m_outside->addData(ox, oy, true);
     requestReplot();
 }
 
@@ -138,6 +143,8 @@ void MemoryPlot::setCpuDevice(bool cpu) {
     m_deviceUsed->setName(cpu ? tr("process RSS") : tr("device used"));
     m_reserved->setName(cpu ? tr("reserved (= allocated on the CPU)") : tr("reserved"));
     setSeriesVisible(m_deviceUsed, !cpu);
+    // The CPU has no device: its process memory beyond the tensors is no allocator's outside.
+    setSeriesVisible(m_outside, !cpu);
 }
 
 void MemoryPlot::keepAsEarlierRun(const QString& name) {
@@ -149,8 +156,8 @@ void MemoryPlot::fitRanges() {
     Bounds y = m_cap;
     m_earlier.addBounds(x, y);
     fitAxis(xAxis, x, true);
-    const QCPGraph* graphs[] = {m_allocated, m_reserved, m_peak, m_deviceUsed};
-    for (int i = 0; i < 4; ++i) {
+    const QCPGraph* graphs[] = {m_allocated, m_reserved, m_peak, m_deviceUsed, m_outside};
+    for (int i = 0; i < 5; ++i) {
         if (graphs[i]->visible() && m_series[i].valid()) {
             y.add(m_series[i].low);
             y.add(m_series[i].high);

@@ -1,6 +1,8 @@
-// Memory per optimizer step: allocated, reserved, the step's peak and device used (MiB),
-// with the cap as a horizontal line and out-of-memory errors marked where they happened. In
-// a data-parallel run the series are rank 0's, and each other rank adds its step peak.
+// Memory per optimizer step: allocated, reserved, the step's peak, device used and, on CUDA,
+// what is outside the allocator (device used minus reserved: the CUDA context, the libraries'
+// handles, NCCL's buffers, other processes) in MiB, with the cap as a horizontal line and
+// out-of-memory errors marked where they happened. In a data-parallel run the series are rank 0's,
+// and each other rank adds its step peak.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +36,7 @@ public:
     QCPGraph* reserved() const { return m_reserved; }
     QCPGraph* peak() const { return m_peak; }
     QCPGraph* deviceUsed() const { return m_deviceUsed; }
+    QCPGraph* outsideAllocator() const { return m_outside; }
     // The step peak of rank `rank` > 0 of a data-parallel run; null until it has rows.
     QCPGraph* rankPeak(int rank) const;
     bool capVisible() const;
@@ -55,10 +58,11 @@ private:
     QCPGraph* m_reserved = nullptr;
     QCPGraph* m_peak = nullptr;
     QCPGraph* m_deviceUsed = nullptr;
+    QCPGraph* m_outside = nullptr;
     QCPItemStraightLine* m_capLine = nullptr;
     QCPItemText* m_capLabel = nullptr;
     Bounds m_x;
-    Bounds m_series[4];  // allocated, reserved, peak, device used
+    Bounds m_series[5];  // allocated, reserved, peak, device used, outside the allocator
     Bounds m_cap;
     std::map<int, QCPGraph*> m_rankPeaks;
     EarlierRuns m_earlier{this};

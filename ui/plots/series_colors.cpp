@@ -1,5 +1,6 @@
 #include "plots/series_colors.h"
 
+#include <QObject>
 #include <QString>
 
 #include <array>
@@ -25,6 +26,11 @@ QColor breakdownColor(std::size_t category) {
 }
 
 QString breakdownLabel(std::size_t category) {
+    if (kBreakdownKeys[category % kBreakdownKeys.size()] == "other") {
+        // On CUDA the device's used memory minus what the allocator reserved; on the CPU the
+        // process's memory beyond its tensors, which no allocator holds either.
+        return QObject::tr("outside the allocator");
+    }
     QString name = QString::fromLatin1(kBreakdownKeys[category % kBreakdownKeys.size()].data(),
                                        static_cast<int>(kBreakdownKeys[category].size()));
     return name.replace('_', ' ');

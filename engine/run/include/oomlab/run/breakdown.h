@@ -41,7 +41,7 @@ inline constexpr std::array<std::string_view, 8> kBreakdownLabels = {"embedding 
                                                                      "data",
                                                                      "activations and temporaries",
                                                                      "allocator cache",
-                                                                     "other"};
+                                                                     "outside the allocator"};
 
 // The first six categories add up to the peak of tensor memory; the allocator's cache
 // (reserved but unused) and "other" (process or device memory beyond tensors: the CUDA
