@@ -60,6 +60,9 @@ void print_result(const Lesson& lesson, const LessonResult& result) {
     }
     table.print(std::cout);
     std::cout << '\n';
+    if (!result.device_note.empty()) {
+        std::cout << "  on this device: " << result.device_note << "\n\n";
+    }
     for (const auto& check : result.checks) {
         std::cout << (check.holds ? "  shown:     " : "  NOT shown: ") << check.description << '\n';
     }
@@ -112,6 +115,7 @@ void add_lesson_command(CLI::App& app, int& exit_code) {
             }
             std::cout << json_line(nlohmann::ordered_json{{"lesson", chosen.name},
                                                           {"shown", result.all_hold()},
+                                                          {"device_note", result.device_note},
                                                           {"checks", checks}})
                       << '\n';
         } else {

@@ -122,7 +122,8 @@ LessonClaim read_claim(const Json& claim, const LessonReader& read, const std::s
         if (!is_lesson_metric(parsed.metric)) {
             read.refuse(where + ".metric",
                         ": unknown metric \"" + parsed.metric +
-                            "\"; use peak_bytes, mean_step_peak, mean_device_used, a breakdown "
+                            "\"; use peak_bytes, mean_step_peak, mean_device_used, mean_reserved, "
+                            "a breakdown "
                             "category or KIND@MODULE (activations@block 1)");
         }
         parsed.smaller = read.text(claim, "smaller", where);
@@ -191,6 +192,20 @@ void check_claim(const Lesson& lesson, const LessonClaim& claim, const LessonRea
     }
 }
 
+std::vector<LessonClaim> read_claims(const Json& claims, const Lesson& lesson,
+                                     const LessonReader& read, const std::string& key) {
+    if (!claims.is_array()) {
+        read.refuse(key, " must be a list of claims, not " + claims.dump());
+    }
+    std::vector<LessonClaim> parsed;
+    for (std::size_t i = 0; i < claims.size(); ++i) {
+        const std::string where = key + "[" + std::to_string(i) + "]";
+        parsed.push_back(read_claim(claims[i], read, where));
+        check_claim(lesson, parsed.back(), read, where);
+    }
+    return parsed;
+}
+
 }  // namespace
 
 Lesson parse_lesson(const std::string& json_text, const std::string& source) {
@@ -238,14 +253,21 @@ Lesson parse_lesson(const std::string& json_text, const std::string& source) {
         }
         lesson.runs.push_back(std::move(run));
     }
-    const Json claims = document.value("claims", Json::array());
-    if (!claims.is_array()) {
-        read.refuse("claims", " must be a list of claims, not " + claims.dump());
-    }
-    for (std::size_t i = 0; i < claims.size(); ++i) {
-        const std::string where = "claims[" + std::to_string(i) + "]";
-        lesson.claims.push_back(read_claim(claims[i], read, where));
-        check_claim(lesson, lesson.claims.back(), read, where);
+    lesson.claims = read_claims(document.value("claims", Json::array()), lesson, read, "claims");
+    if (document.contains("on_cuda")) {
+        const Json& on_cuda = document["on_cuda"];
+        if (!on_cuda.is_object()) {
+            read.refuse("on_cuda", " must be an object (set, claims, why), not " + on_cuda.dump());
+        }
+        LessonOnCuda cuda;
+        cuda.why = read.text(on_cuda, "why", "on_cuda");
+        if (on_cuda.contains("set")) {
+            cuda.settings = read_settings(on_cuda["set"], source, "on_cuda.set");
+        }
+        if (on_cuda.contains("claims")) {
+            cuda.claims = read_claims(on_cuda["claims"], lesson, read, "on_cuda.claims");
+        }
+        lesson.on_cuda = std::move(cuda);
     }
     return lesson;
 }
@@ -295,9 +317,12 @@ std::string lessons_folder() {
     return std::string(OOMLAB_SOURCE_RESOURCES) + "/lessons";
 }
 
-ExperimentConfig lesson_config(const Lesson& lesson, const LessonRun& run) {
+ExperimentConfig lesson_config(const Lesson& lesson, const LessonRun& run, bool on_cuda) {
     ExperimentConfig config;
     apply_settings(config, lesson.base);
+    if (on_cuda && lesson.on_cuda) {
+        apply_settings(config, lesson.on_cuda->settings);
+    }
     apply_settings(config, run.settings);
     if (lesson.runs.size() > 1) {  // one snapshot file per run, not one for all
         config.debug.memory_snapshot = snapshot_path_per_run(config.debug.memory_snapshot);

@@ -53,6 +53,9 @@ std::string metric_words(const std::string& metric) {
     if (metric == "mean_device_used") {
         return "mean device memory used";
     }
+    if (metric == "mean_reserved") {
+        return "mean reserved";
+    }
     const auto key = std::find(kBreakdownKeys.begin(), kBreakdownKeys.end(), metric);
     if (key != kBreakdownKeys.end()) {
         return std::string(kBreakdownLabels[key - kBreakdownKeys.begin()]);
@@ -189,6 +192,7 @@ bool is_lesson_metric(const std::string& metric) {
                    kModuleMemoryKinds.end();
     }
     return metric == "peak_bytes" || metric == "mean_step_peak" || metric == "mean_device_used" ||
+           metric == "mean_reserved" ||
            std::find(kBreakdownKeys.begin(), kBreakdownKeys.end(), metric) != kBreakdownKeys.end();
 }
 
@@ -224,18 +228,51 @@ double lesson_metric(const std::string& metric, const RunRecord& record,
         } else if (metric == "mean_device_used" && row.device_used_bytes) {
             sum += double(*row.device_used_bytes);
             ++count;
+        } else if (metric == "mean_reserved" && row.reserved_bytes) {
+            sum += double(*row.reserved_bytes);
+            ++count;
         }
     }
     return count ? sum / count : NAN;
 }
 
+LessonDevice lesson_device(const Lesson& lesson) {
+    const ExperimentConfig config = lesson_config(lesson, lesson.runs.front());
+    if (config.device != "auto") {
+        return {config.on_cuda(), "", ""};
+    }
+    const std::vector<DeviceInfo> devices = available_devices();
+    const auto gpus = std::count_if(devices.begin(), devices.end(), [](const DeviceInfo& device) {
+        return device.name.rfind("cuda", 0) == 0;
+    });
+    if (gpus > 0 && gpus < lesson.processes) {
+        // NCCL takes one GPU per process: two processes on one GPU cannot form a group.
+        return {false, "cpu",
+                "the lesson ran on the CPU: its " + std::to_string(lesson.processes) +
+                    " processes need a GPU each under NCCL, and this machine has " +
+                    std::to_string(gpus)};
+    }
+    return {gpus > 0, "", ""};
+}
+
+const std::vector<LessonClaim>& lesson_claims(const Lesson& lesson, bool on_cuda) {
+    return on_cuda && lesson.on_cuda && lesson.on_cuda->claims ? *lesson.on_cuda->claims
+                                                               : lesson.claims;
+}
+
 LessonResult run_lesson(const Lesson& lesson, RunStore& store, RunListener& listener,
                         const std::atomic<bool>& cancel) {
     LessonResult result;
+    const LessonDevice device = lesson_device(lesson);
+    const bool on_cuda = device.cuda && lesson.on_cuda;
+    result.device_note = on_cuda ? lesson.on_cuda->why : device.note;
     for (const auto& run : lesson.runs) {
         const std::string name = printable_line(lesson.name + ": " + run.label);
         // Several processes each write their own rows into the store's file.
-        const ExperimentConfig config = lesson_config(lesson, run);
+        ExperimentConfig config = lesson_config(lesson, run, on_cuda);
+        if (!device.instead.empty()) {
+            config.device = device.instead;
+        }
         const std::int64_t run_id =
             lesson.processes > 1 ? run_with_workers_and_record(config, name, store, listener,
                                                                cancel, lesson.processes)
@@ -247,7 +284,7 @@ LessonResult run_lesson(const Lesson& lesson, RunStore& store, RunListener& list
             return result;
         }
     }
-    for (const auto& claim : lesson.claims) {
+    for (const auto& claim : lesson_claims(lesson, on_cuda)) {
         result.checks.push_back(check(claim, result));
     }
     return result;

@@ -41,6 +41,7 @@ struct RunEnd {
 struct LessonEnd {
     QString name;
     QString title;
+    QString deviceNote;  // on CUDA, why the lesson's settings or claims differ there
     QVector<qint64> runIds;
     QStringList runLabels;  // the lesson's label of each run, in order
     QVector<qint64> peaks;  // each run's peak memory, bytes

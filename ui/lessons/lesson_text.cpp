@@ -74,6 +74,10 @@ QString lessonHtml(const Lesson& lesson) {
         }
         html += QStringLiteral("</ul>");
     }
+    if (lesson.on_cuda) {
+        html += QObject::tr("<p><i>On a CUDA GPU: %1</i></p>")
+                    .arg(qs(lesson.on_cuda->why).toHtmlEscaped());
+    }
     return html;
 }
 
@@ -82,6 +86,9 @@ QString lessonEndHtml(const LessonEnd& end) {
     if (!end.error.isEmpty()) {
         html += QStringLiteral(" — <span style='color:#d62728'>%1</span>")
                     .arg(end.error.toHtmlEscaped());
+    }
+    if (!end.deviceNote.isEmpty()) {
+        html += QObject::tr("<br><i>On this device: %1</i>").arg(end.deviceNote.toHtmlEscaped());
     }
     for (int i = 0; i < end.checks.size(); ++i) {
         html += QStringLiteral("<br><span style='color:%1'>%2</span> %3")

@@ -81,6 +81,7 @@ void TrainingWorker::runLesson(const Lesson& lesson, const QString& databasePath
     try {
         RunStore store = RunStore::open(ss(databasePath));
         const LessonResult result = run_lesson(lesson, store, *this, m_cancel);
+        end.deviceNote = qs(result.device_note);
         for (const LessonRunResult& run : result.runs) {
             end.runIds.push_back(run.record.id);
             end.runLabels << qs(run.run.label);
@@ -95,7 +96,7 @@ void TrainingWorker::runLesson(const Lesson& lesson, const QString& databasePath
         if (!result.runs.empty()) {
             const LessonRunResult& last = result.runs.back();
             end.last.runId = last.record.id;
-            end.last.config = lesson_config(lesson, last.run);
+            end.last.config = lesson_config(lesson, last.run, !result.device_note.empty());
             end.last.outcome = last.record.outcome;
         }
         if (!end.completed) {

@@ -39,6 +39,53 @@ TEST(Lessons, EveryInstalledLessonLoadsAndItsClaimsNameItsRuns) {
     EXPECT_THROW(find_lesson(lessons, "no-such-lesson"), BadInput);
 }
 
+// On a CUDA device a lesson may take other settings and claims ("on_cuda"), saying why.
+TEST(Lessons, OnCudaSettingsAndClaimsApplyOnlyThere) {
+    const Lesson lesson = parse_lesson(R"({"title": "t", "explanation": "e",
+        "base": {"memory.cap_mb": 210},
+        "runs": [{"label": "a", "set": {"train.batch_size": 16}},
+                 {"label": "b", "set": {"memory.cap_mb": 400}}],
+        "claims": [{"metric": "peak_bytes", "smaller": "a", "than": "b", "at_most": 0.5}],
+        "on_cuda": {"set": {"memory.cap_mb": 255},
+                    "claims": [{"metric": "mean_reserved", "smaller": "a", "than": "b"}],
+                    "why": "the device holds more"}})",
+                                       "cuda.json");
+    ASSERT_TRUE(lesson.on_cuda);
+    EXPECT_EQ(lesson.on_cuda->why, "the device holds more");
+    EXPECT_EQ(lesson_config(lesson, lesson.runs[0]).memory.cap_mb, 210);
+    EXPECT_EQ(lesson_config(lesson, lesson.runs[0], true).memory.cap_mb, 255);
+    EXPECT_EQ(lesson_config(lesson, lesson.runs[0], true).train.batch_size, 16);
+    EXPECT_EQ(lesson_config(lesson, lesson.runs[1], true).memory.cap_mb, 400) << "the run's own";
+    EXPECT_EQ(lesson_claims(lesson, false).front().metric, "peak_bytes");
+    EXPECT_EQ(lesson_claims(lesson, true).front().metric, "mean_reserved");
+    // Here (no GPU) a lesson on "auto" runs on the CPU, as written.
+    const LessonDevice device = lesson_device(lesson);
+    if (!device.cuda) {
+        EXPECT_TRUE(device.instead.empty());
+        EXPECT_TRUE(device.note.empty());
+    }
+}
+
+TEST(Lessons, AnOnCudaWithoutItsReasonOrWithABadClaimIsRefused) {
+    const auto refusal = [](const std::string& on_cuda) {
+        try {
+            parse_lesson(R"({"title": "t", "explanation": "e",
+                             "runs": [{"label": "a"}, {"label": "b"}], "on_cuda": )" +
+                             on_cuda + "}",
+                         "cuda.json");
+        } catch (const BadInput& error) {
+            return std::string(error.what());
+        }
+        return std::string("accepted");
+    };
+    EXPECT_NE(refusal(R"({"set": {"memory.cap_mb": 255}})").find("on_cuda"), std::string::npos);
+    EXPECT_NE(refusal(R"({"why": "w", "claims": [{"metric": "nothing", "smaller": "a",
+                          "than": "b"}]})")
+                  .find("on_cuda.claims[0].metric"),
+              std::string::npos);
+    EXPECT_NE(refusal(R"("later")").find("on_cuda"), std::string::npos);
+}
+
 TEST(Lessons, AFileWithABadKeyNamesTheFileAndTheKey) {
     try {
         parse_lesson(R"({"title": "t", "explanation": "e",

@@ -43,6 +43,15 @@ struct LessonClaim {
 // 0.2 x plain").
 std::string describe_claim(const LessonClaim& claim);
 
+// What changes when the lesson runs on a CUDA device ("on_cuda" in its file): the device's
+// libraries and kernels hold memory the CPU does not (cuBLAS's workspaces, the CUDA context),
+// so a cap, or the figure a claim compares, may differ there. `why` says so to the reader.
+struct LessonOnCuda {
+    Settings settings;                               // on top of the base, under each run's own
+    std::optional<std::vector<LessonClaim>> claims;  // in place of the lesson's, where given
+    std::string why;
+};
+
 struct Lesson {
     std::string name;  // file name without .json: "mixed-precision"
     std::string title;
@@ -51,6 +60,7 @@ struct Lesson {
     int processes = 1;  // > 1: each run is data parallel, one local process per rank
     std::vector<LessonRun> runs;
     std::vector<LessonClaim> claims;
+    std::optional<LessonOnCuda> on_cuda;
 };
 
 // Every lesson of a folder, sorted by name. Throws BadInput naming the file (and key).
@@ -62,7 +72,18 @@ const Lesson& find_lesson(const std::vector<Lesson>& lessons, const std::string&
 // beside the running program, or the source tree's resources/lessons.
 std::string lessons_folder();
 
-ExperimentConfig lesson_config(const Lesson& lesson, const LessonRun& run);
+// A run's config: the base, on CUDA the lesson's on_cuda settings, then the run's own.
+ExperimentConfig lesson_config(const Lesson& lesson, const LessonRun& run, bool on_cuda = false);
+// Where the lesson's runs train: their device, or with "auto" a CUDA device where there is one
+// for each of its processes, else the CPU (`instead`, with a `note` saying why).
+struct LessonDevice {
+    bool cuda = false;
+    std::string instead;  // the device the runs take in place of their own; empty: theirs
+    std::string note;
+};
+LessonDevice lesson_device(const Lesson& lesson);
+// The claims checked on that device.
+const std::vector<LessonClaim>& lesson_claims(const Lesson& lesson, bool on_cuda);
 
 struct LessonRunResult {
     LessonRun run;
@@ -78,6 +99,7 @@ struct ClaimCheck {
 struct LessonResult {
     std::vector<LessonRunResult> runs;
     std::vector<ClaimCheck> checks;
+    std::string device_note;  // on CUDA, the lesson's on_cuda.why; or why it ran elsewhere
     bool all_hold() const;
 };
 
@@ -90,8 +112,9 @@ inline constexpr std::array<std::string_view, 4> kModuleMemoryKinds = {
     "parameters", "gradients", "optimizer_state", "activations"};
 
 // peak_bytes, a breakdown category (activations, data, ...), mean_step_peak,
-// mean_device_used (process RSS at step ends), or KIND@MODULE: one module's bytes of a kind
-// at the peak ("activations@block 1"). NaN where the run did not measure it.
+// mean_device_used (the device's used memory, on the CPU the process's RSS, at step ends),
+// mean_reserved (what the allocator reserved at step ends), or KIND@MODULE: one module's bytes of a
+// kind at the peak ("activations@block 1"). NaN where the run did not measure it.
 double lesson_metric(const std::string& metric, const RunRecord& record,
                      const std::vector<MetricRow>& metrics);
 // Whether `metric` is one lesson_metric() knows (lesson files are checked on load).
