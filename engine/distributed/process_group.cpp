@@ -56,6 +56,7 @@ struct ProcessGroup::Impl {
     Rendezvous rendezvous;
     std::string label;  // rank_and_host(), found before anything can fail
     std::string backend_name;
+    torch::Device device = torch::kCPU;  // where NCCL's collectives run
     std::chrono::seconds timeout;
     c10::intrusive_ptr<c10d::Store> store;
     c10::intrusive_ptr<compat::CollectiveBackend> group;
@@ -63,7 +64,11 @@ struct ProcessGroup::Impl {
     // Runs one collective on `tensor` to its end, or turns its failure into CollectiveFailed.
     template <typename Start>
     void run(const char* what, Start start, torch::Tensor& tensor) const {
-        std::vector<torch::Tensor> tensors{tensor};  // c10d takes one tensor per device
+        // NCCL reduces device tensors only: a host tensor (a flag the ranks agree on) goes
+        // through the device and back.
+        const bool staged = backend_name == "nccl" && !tensor.is_cuda();
+        torch::Tensor moved = staged ? tensor.to(device) : tensor;
+        std::vector<torch::Tensor> tensors{moved};  // c10d takes one tensor per device
         c10::intrusive_ptr<c10d::Work> work;
         const Clock::time_point started = Clock::now();
         try {
@@ -78,6 +83,9 @@ struct ProcessGroup::Impl {
         const auto deadline = Clock::now() + kReleaseWait;
         while (work.use_count() > 1 && Clock::now() < deadline) {
             std::this_thread::yield();
+        }
+        if (staged) {
+            tensor.copy_(moved);
         }
     }
 
@@ -201,6 +209,7 @@ ProcessGroup::ProcessGroup(const Rendezvous& rendezvous, DistributedBackend back
     Impl& impl = *m_impl;
     impl.rendezvous = rendezvous;
     impl.backend_name = backend_for(backend, device);
+    impl.device = device;
     impl.timeout = timeout;
     const Clock::time_point started = Clock::now();
     compat::quiet_library_logging();  // each failure below is reported once, as an error

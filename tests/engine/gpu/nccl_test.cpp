@@ -26,5 +26,20 @@ TEST(Nccl, AGroupOfOneReducesAndBroadcastsOnTheDevice) {
     EXPECT_EQ(largest.item<std::int64_t>(), 7);
 }
 
+// The ranks agree on host values (who refuses to join, how a step ended) through the same
+// group: NCCL takes device tensors only, so the group moves such a value there and back.
+TEST(Nccl, AHostValueIsAgreedOnThroughTheDevice) {
+    OOMLAB_REQUIRE_CUDA();
+    Rendezvous rendezvous;
+    rendezvous.world_size = 1;
+    rendezvous.master_port = free_loopback_port();
+    distributed::ProcessGroup group(rendezvous, DistributedBackend::Nccl,
+                                    torch::Device(torch::kCUDA, 0), std::chrono::seconds(60));
+    torch::Tensor status = torch::full({1}, 3, torch::kInt32);
+    group.all_reduce_max(status, "agreeing on a test value");
+    EXPECT_TRUE(status.is_cpu());
+    EXPECT_EQ(status.item<int>(), 3);
+}
+
 }  // namespace
 }  // namespace oomlab
