@@ -26,6 +26,15 @@
 #     --snapshots         also record real snapshots (bench/gpu/record_snapshots.py) into
 #                         DIR/snapshots, read each with oomlab-cli snapshot show / explain,
 #                         and run oomlab-cli record on bench/gpu/record_check.py
+#     --lessons           also run every lesson (oomlab-cli lesson run) on the device, each
+#                         claim checked, into DIR/lessons.txt, while the budget lasts
+#     --lesson NAME       that lesson only (repeatable; implies --lessons)
+#     --probe             also record what the estimator takes from the device as data
+#                         (bench/gpu/probe_device_memory.py: memory outside the allocator,
+#                         cuDNN's LSTM allocations) into DIR/probe.json, and the engine's own
+#                         allocation history of three BiLSTM runs and a bag with its table
+#                         in host memory into DIR/engine-*.pickle, and a run with pinned
+#                         host buffers (data.pin_memory=true)
 #
 # With --carried the machine needs only the Python with PyTorch (the binaries take its
 # LibTorch, CUDA runtime and NCCL through LD_LIBRARY_PATH). To build, it needs a C++17
@@ -43,6 +52,9 @@ run_tests=1
 run_bench=1
 snapshots=0
 fragmentation=0
+probe=0
+lessons=0
+chosen_lessons=()
 carried=""
 fallback=1
 out=""
@@ -61,6 +73,9 @@ while [[ $# -gt 0 ]]; do
         --no-bench) run_bench=0; shift ;;
         --snapshots) snapshots=1; shift ;;
         --fragmentation) fragmentation=1; shift ;;
+        --probe) probe=1; shift ;;
+        --lessons) lessons=1; shift ;;
+        --lesson) lessons=1; chosen_lessons+=("$2"); shift 2 ;;
         --) shift; break ;;
         -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) echo "unknown option: $1 (see --help)" >&2; exit 2 ;;
@@ -284,6 +299,53 @@ if ((fragmentation)); then
             printf 'cap %s MiB  %-26s %s\n' "$cap" "$conf" \
                 "$(grep -o '"status":"[a-z]*","steps":[0-9]*' <<<"$summary" || echo "no summary")"
         done
+    done
+fi
+
+if ((probe)); then
+    say "what the estimator takes from the device (probe_device_memory.py, at most 150 s)"
+    timeout 150 "$python" "$bench_dir/probe_device_memory.py" "${out:-$scratch}/probe.json" \
+        --deadline 50 || status=1
+    # The benchmark's data where the carry holds it, else synthetic vectors on the default data.
+    data_sets=(--set embeddings.source=synthetic)
+    if [[ ${#bench_data[@]} -gt 0 ]]; then
+        data="${bench_data[1]}"
+        data_sets=(--set "dataset.path=$data/trec.train.txt" --set "dataset.valid_path=$data/trec.test.txt"
+                   --set dataset.format=label-space-text --set embeddings.source=file
+                   --set "embeddings.path=$data/glove.6B.50d.head2446.txt")
+    fi
+    for run in "bilstm-fp32|model.kind=bilstm" "bilstm-bf16|model.kind=bilstm memory.precision=bf16" \
+        "bilstm-accumulated|model.kind=bilstm train.batch_size=16 train.accumulation=4" \
+        "bag-host-table|model.kind=bag embeddings.placement=cpu"; do
+        name="engine-${run%%|*}"
+        sets=()
+        for setting in ${run#*|}; do sets+=(--set "$setting"); done
+        say "oomlab-cli run: $name, its allocation history"
+        timeout 60 "$cli" run --db "${out:-$scratch}/probe.sqlite" --set "device=$device" \
+            "${data_sets[@]}" "${sets[@]}" --set train.max_steps=6 --set memory.cap_mb=0 \
+            --set "debug.memory_snapshot=${out:-$scratch}/$name.pickle" | tail -2 || status=1
+    done
+    say "oomlab-cli run: pinned host buffers (data.pin_memory=true, streaming)"
+    timeout 60 "$cli" run --db "${out:-$scratch}/probe.sqlite" --set "device=$device" \
+        "${data_sets[@]}" --set data.pin_memory=true --set data.loading=streaming \
+        --set train.max_steps=20 | tail -3 || status=1
+fi
+
+if ((lessons)); then
+    # Each lesson as a lecturer runs it, on the device "auto" picks: its runs, then each claim
+    # checked against what was measured. A lesson the time left cannot hold is skipped.
+    say "every lesson on the device (oomlab-cli lesson run)"
+    report="${out:-$scratch}/lessons.txt"
+    : >"$report"
+    ((${#chosen_lessons[@]})) || mapfile -t chosen_lessons < <("$cli" lesson list | awk 'NF {print $1}')
+    for lesson in "${chosen_lessons[@]}"; do
+        if ((budget > 0 && $(left) < 60)); then
+            echo "$lesson: skipped, the budget is spent" | tee -a "$report"
+            continue
+        fi
+        say "lesson $lesson"
+        { echo "== $lesson"; timeout 120 "$cli" lesson run "$lesson" \
+            --db "$scratch/lessons.sqlite" 2>&1 || echo "exit status $?"; } | tee -a "$report"
     done
 fi
 

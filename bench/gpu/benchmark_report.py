@@ -6,6 +6,8 @@ MEMORY_TOLERANCE = 0.05      # engine peak within 5% of the script's
 SPEED_FLOOR = 1.0            # engine samples/s at least the script's ...
 SPEED_FLOOR_BAG = 1.3        # ... and 1.3x for the bag model, where framework overhead dominates
 ESTIMATE_TOLERANCE = 10.0    # median |estimate - measured| / measured, in %
+PEAK_TOLERANCE = 5.0         # each config's estimate of the peak, in %
+RESERVED_TOLERANCE = 10.0    # each config's predicted most reserved, in %
 
 
 def _number(value, digits=1):
@@ -39,10 +41,24 @@ def assess(result):
     if row["engine_speed"] and row["script_speed"]:
         row["speed_ratio"] = row["engine_speed"] / row["script_speed"]
         row["speed_ok"] = row["speed_ratio"] >= floor
-    row["estimate_error"] = None
-    if row["estimate"] and row["engine_peak"]:
-        row["estimate_error"] = (row["estimate"] - row["engine_peak"]) / row["engine_peak"] * 100
+    row["estimate_error"] = _error(row["estimate"], row["engine_peak"])
+    # What the allocator reserved at most, and the device's memory outside it at the peak.
+    row["reserved"] = engine.get("most_reserved_bytes") if _ran(engine) else None
+    row["reserved_estimate"] = estimate.get("reserved_peak_bytes")
+    row["reserved_error"] = _error(row["reserved_estimate"], row["reserved"])
+    row["outside"] = engine.get("breakdown", {}).get("other") if _ran(engine) else None
+    row["outside_estimate"] = estimate.get("breakdown", {}).get("other")
+    row["outside_error"] = _error(row["outside_estimate"], row["outside"])
     return row
+
+
+def _error(predicted, measured):
+    """(predicted - measured) / measured in %, or None without both."""
+    return None if not predicted or not measured else (predicted - measured) / measured * 100
+
+
+def _percent(error):
+    return "n/a" if error is None else f"{error:+.1f}%"
 
 
 def _mib(value):
@@ -104,6 +120,27 @@ def write_report(path, env, results, commands):
             f"{_mark(row['speed_ok'])} (≥{row['floor']:.1f}) | {_mib(row['estimate'])} | "
             f"{_number(row['estimate_error'])}{'%' if row['estimate_error'] is not None else ''} |")
 
+    lines += [
+        "", "## Reserved and outside the allocator", "",
+        "Most reserved: the most the caching allocator held at any sampled step (the engine's "
+        "stored metrics) against `estimate`'s `reserved_peak_bytes`. Outside the allocator: "
+        "NVML's used memory minus reserved at the peak (the run's breakdown, `other`) against "
+        "`estimate`'s prediction from what an H200 held.",
+        "",
+        "| config | most reserved MiB | predicted MiB | error | outside MiB | predicted MiB | "
+        "error |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for result, row in rows:
+        lines.append(
+            f"| {result['label']} | {_mib(row['reserved'])} | {_mib(row['reserved_estimate'])} | "
+            f"{_percent(row['reserved_error'])} | {_mib(row['outside'])} | "
+            f"{_mib(row['outside_estimate'])} | {_percent(row['outside_error'])} |")
+
+    def within(key, tolerance):
+        errors = [abs(row[key]) for _, row in rows if row[key] is not None]
+        return f"{sum(e <= tolerance for e in errors)} of {len(errors)} configs"
+
     errors = [abs(row["estimate_error"]) for _, row in rows if row["estimate_error"] is not None]
     median = statistics.median(errors) if errors else None
     memory = [row["memory_ok"] for _, row in rows if row["memory_ok"] is not None]
@@ -116,6 +153,11 @@ def write_report(path, env, results, commands):
         f"- Median estimator error: {_number(median)}% over {len(errors)} configs: "
         f"{_mark(None if median is None else median <= ESTIMATE_TOLERANCE)}"
         + (" (against the engine's CPU measurement)" if env["mode"] == "cpu" else ""),
+        f"- Estimates of the peak within {PEAK_TOLERANCE:.0f}%: {within('estimate_error', PEAK_TOLERANCE)}",
+        f"- Predicted most reserved within {RESERVED_TOLERANCE:.0f}%: "
+        f"{within('reserved_error', RESERVED_TOLERANCE)}",
+        f"- Predicted memory outside the allocator within {RESERVED_TOLERANCE:.0f}%: "
+        f"{within('outside_error', RESERVED_TOLERANCE)}",
         "", "## Training results (the two should learn alike)", "",
         "| config | steps engine / script | final train loss engine / script | "
         "validation accuracy engine / script |",

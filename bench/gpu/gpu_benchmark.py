@@ -109,6 +109,12 @@ def engine_throughput(metrics):
     return samples * 1000.0 / milliseconds if milliseconds > 0 else None
 
 
+def most_reserved(metrics):
+    """The most the caching allocator reserved at any sample of the run (None: not recorded)."""
+    reserved = [row["reserved_bytes"] for row in metrics if row.get("reserved_bytes") is not None]
+    return max(reserved) if reserved else None
+
+
 def run_config(runner, args, label, settings, db):
     sets = set_arguments(settings)
     result = {"label": label, "settings": settings}
@@ -121,6 +127,7 @@ def run_config(runner, args, label, settings, db):
         export = runner.json_line([args.cli, "runs", "export", str(engine["run_id"]), "--db", db,
                                    "--format", "json"])
         engine["samples_per_s"] = engine_throughput(export.get("metrics", []))
+        engine["most_reserved_bytes"] = most_reserved(export.get("metrics", []))
     result["engine"] = engine
     result["reference"] = runner.json_line(
         [args.python, os.path.join(HERE, "reference_train.py"), "--cli", args.cli] + sets,

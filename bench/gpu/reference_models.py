@@ -58,18 +58,27 @@ class Bag(nn.Module):
 
 
 class BiLstm(nn.Module):
+    """One bidirectional LSTM per layer with dropout between, as the engine stacks them (so
+    that each layer's memory can be told apart): cuDNN then runs each layer on its own, with a
+    workspace and reserve per layer, where num_layers would run them in one call."""
+
     def __init__(self, initial, config, classes):
         super().__init__()
         model = config["model"]
         self.embeddings = EmbeddingTable(initial, config["embeddings"])
-        self.lstm = nn.LSTM(self.embeddings.dim(), model["hidden"], num_layers=model["layers"],
-                            bidirectional=True, batch_first=True,
-                            dropout=model["dropout"] if model["layers"] > 1 else 0.0)
+        width = [self.embeddings.dim()] + [2 * model["hidden"]] * (model["layers"] - 1)
+        self.layers = nn.ModuleList(
+            nn.LSTM(width[layer], model["hidden"], bidirectional=True, batch_first=True)
+            for layer in range(model["layers"]))
         self.dropout = nn.Dropout(model["dropout"])
         self.output = nn.Linear(2 * model["hidden"], classes)
 
     def forward(self, ids, mask):
-        states, _ = self.lstm(self.embeddings(ids))
+        states = self.embeddings(ids)
+        for number, layer in enumerate(self.layers):
+            states, _ = layer(states)
+            if number + 1 < len(self.layers):
+                states = self.dropout(states)
         return self.output(self.dropout(masked_mean(states, mask)))
 
 
