@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "oomlab/common/format.h"
+#include "snapshot_fields.h"
 
 namespace oomlab {
 namespace {
@@ -60,7 +61,9 @@ std::int64_t make_consistent(SnapshotDevice& device) {
             const auto at = alive.find(change.address);
             if (at == alive.end()) {
                 ++early_frees;
-                early_bytes += change.size;
+                // Frees of allocations never seen, however many, count up to what the reader
+                // counts at most: each within 1 PiB, the sum never overflows.
+                early_bytes = std::min(early_bytes + change.size, snapshot::kMostTotalBytes);
                 continue;
             }
             resized += at->second != change.size;
@@ -108,6 +111,32 @@ std::int64_t make_consistent(SnapshotDevice& device) {
     return early_bytes;
 }
 
+// A trace whose allocations or segments would add up past what the reader counts
+// (kMostTotalBytes, 1 EiB: more than any machine holds) is followed up to the change that
+// would; the rest is dropped, and said so. Each size is within 1 PiB, so no sum overflows.
+void stop_past_any_machine(SnapshotDevice& device) {
+    using What = SnapshotTraceChange::What;
+    std::int64_t allocated = 0;
+    std::int64_t reserved = 0;
+    for (std::size_t i = 0; i < device.changes.size(); ++i) {
+        const SnapshotTraceChange& change = device.changes[i];
+        std::int64_t& total =
+            change.what == What::Alloc || change.what == What::Free ? allocated : reserved;
+        total +=
+            change.what == What::Alloc || change.what == What::Reserve ? change.size : -change.size;
+        if (total > snapshot::kMostTotalBytes || total < -snapshot::kMostTotalBytes) {
+            device.trace_problems.push_back(
+                "event " + std::to_string(change.event) + ": the trace's " +
+                (&total == &allocated ? "allocations" : "segments") +
+                " add up past 1 EiB there, more than any machine holds: it is followed up to "
+                "that event, the " +
+                std::to_string(device.changes.size() - i) + " changes after it are left out");
+            device.changes.resize(i);
+            return;
+        }
+    }
+}
+
 // The start of a figure that `changes` move: the end less their net change, raised when some
 // moment would go below zero (or below `floor`), with what was raised said.
 std::int64_t start_of(std::int64_t end, const std::vector<std::int64_t>& moves, std::int64_t floor,
@@ -149,6 +178,7 @@ std::uint32_t NameTable::id(std::string name) {
 
 void replay_changes(SnapshotDevice& device) {
     using What = SnapshotTraceChange::What;
+    stop_past_any_machine(device);
     const std::int64_t early_frees = make_consistent(device);
     // The state at the start: the end state less what the trace did, and never below zero.
     std::vector<std::int64_t> allocations;

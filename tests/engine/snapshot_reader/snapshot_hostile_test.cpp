@@ -20,6 +20,7 @@
 #include "oomlab/common/errors.h"
 #include "oomlab/snapshot_reader/snapshot_advice.h"
 #include "oomlab/snapshot_reader/snapshot_report.h"
+#include "oomlab/snapshot_reader/snapshot_whatif.h"
 #include "pickle_bytes.h"
 #include "test_support.h"
 
@@ -193,6 +194,37 @@ TEST(SnapshotReport, ATraceThatDoesNotAddUpIsNamedAndNothingGoesNegative) {
     }
     const nlohmann::json shown = nlohmann::json::parse(snapshot_report_json(report));
     EXPECT_EQ(shown["devices"][0]["trace_problems"].size(), 4u);
+}
+
+// 9,000 segments of 1 PiB each (sizes the reader accepts) add up past what any figure can
+// count: the trace is followed to the event that would pass 1 EiB, said so, and no figure of
+// the report, the timeline or the what-if's fidelity is negative.
+TEST(SnapshotReport, SegmentsAddingUpPastAnyMachineStopTheTraceThereWithWords) {
+    constexpr std::int64_t kPiB = std::int64_t(1) << 50;
+    std::string events;
+    for (std::int64_t i = 0; i < 9000; ++i) {
+        events += "}(" + text("action") + text("segment_alloc") + text("addr") +
+                  long8((i % 2000 + 1) * 2 * kPiB) + text("size") + long8(kPiB) + "u";
+    }
+    const std::string pickle =
+        kProto2 + "}(" + text("segments") + "]" + text("device_traces") + "]](" + events + "eau.";
+    const SnapshotReport report = snapshot_report_from_bytes(pickle, "huge.pickle");
+    ASSERT_EQ(report.devices.size(), 1u);
+    const SnapshotDevice& device = report.devices[0];
+    const std::string problems = nlohmann::json(device.trace_problems).dump();
+    EXPECT_NE(problems.find("add up past 1 EiB"), std::string::npos) << problems;
+    EXPECT_EQ(device.changes.size(), 1024u) << "1 EiB is 1,024 PiB";
+    EXPECT_GE(device.peak_reserved, 0);
+    EXPECT_LE(device.peak_reserved, std::int64_t(1) << 60);
+    for (const SnapshotPoint& point : device.timeline) {
+        ASSERT_GE(point.reserved, 0) << "event " << point.event;
+    }
+    for (const SnapshotWhatIf& result : snapshot_whatif(report, std::nullopt, std::nullopt)) {
+        for (const allocator::FidelityMiss& miss : result.fidelity.misses) {
+            EXPECT_GE(miss.recorded, 0);
+            EXPECT_GE(miss.modelled, 0);
+        }
+    }
 }
 
 // Values PyTorch never writes are refused naming the record and the key, rather than counted
