@@ -112,7 +112,19 @@ def fresh_machine_status(status_file="/var/lib/dpkg/status"):
     return {name: installed[name] for name in kept}
 
 
+_simulated = {}
+
+
 def installed_on_a_fresh_machine(packages, fresh_status):
+    """What a fresh machine holds after installing PACKAGES (below); each distinct list is
+    simulated once per run (modes that share a list share its answer)."""
+    key = (tuple(sorted(set(packages))), tuple(sorted(fresh_status)))
+    if key not in _simulated:
+        _simulated[key] = _simulate_install(packages, fresh_status)
+    return _simulated[key]
+
+
+def _simulate_install(packages, fresh_status):
     """What a fresh machine holds after `apt-get install --no-install-recommends PACKAGES`:
     apt itself resolves it (alternatives, virtual packages) against the fresh machine's
     status, so a package only another mode installs, or only a recommendation brings, is not
