@@ -1,9 +1,13 @@
 // `oomlab-cli snapshot show FILE`: what a CUDA memory snapshot of any PyTorch program says;
 // `snapshot diff BEFORE AFTER`: what changed between two (before and after a fix);
 // `snapshot whatif FILE --alloc-conf CONF`: its trace replayed through the allocator's model.
+#include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <iostream>
 
 #include "cli_context.h"
+#include "oomlab/common/errors.h"
 #include "oomlab/common/text_table.h"
 #include "oomlab/snapshot_reader/snapshot_advice.h"
 #include "oomlab/snapshot_reader/snapshot_diff.h"
@@ -12,6 +16,37 @@
 
 namespace oomlab::cli {
 namespace {
+
+// --device-memory as a person writes it: "80GiB", "80 GiB", "80G" or "80GB" (a GPU's memory
+// is counted in binary units), or bytes. A bare number under 1 MiB is refused: "80" meant
+// gigabytes, not 80 bytes.
+std::int64_t device_memory_bytes(const std::string& text) {
+    double number = 0;
+    const char* end = text.data() + text.size();
+    const auto [rest, error] = std::from_chars(text.data(), end, number);
+    std::string unit(rest, end);
+    unit.erase(std::remove(unit.begin(), unit.end(), ' '), unit.end());
+    std::transform(unit.begin(), unit.end(), unit.begin(),
+                   [](unsigned char c) { return char(std::tolower(c)); });
+    static const std::pair<const char*, int> kUnits[] = {
+        {"", 0},     {"b", 0},  {"k", 10},  {"kb", 10},  {"kib", 10}, {"m", 20},  {"mb", 20},
+        {"mib", 20}, {"g", 30}, {"gb", 30}, {"gib", 30}, {"t", 40},   {"tb", 40}, {"tib", 40}};
+    const auto* known = std::find_if(std::begin(kUnits), std::end(kUnits),
+                                     [&](const auto& item) { return unit == item.first; });
+    if (error != std::errc() || known == std::end(kUnits) || !(number > 0)) {
+        throw BadInput("--device-memory " + text +
+                       ": give a size with its unit, e.g. 80GiB (or bytes)");
+    }
+    const double bytes = number * double(std::int64_t(1) << known->second);
+    if (bytes > double(std::int64_t(1) << 50)) {
+        throw BadInput("--device-memory " + text + ": more than 1 PiB, more than any GPU holds");
+    }
+    if (bytes < double(std::int64_t(1) << 20)) {
+        throw BadInput("--device-memory " + text + ": " + format_bytes(std::int64_t(bytes)) +
+                       " is less than any GPU holds; give the unit, e.g. " + text + "GiB");
+    }
+    return static_cast<std::int64_t>(bytes);
+}
 
 void print_groups(const char* title, const std::vector<SnapshotLine>& groups) {
     if (!groups.empty()) {
@@ -199,19 +234,19 @@ void add_snapshot_command(CLI::App& app, int& exit_code) {
         "--alloc-conf", *conf,
         "Settings to replay, as PYTORCH_CUDA_ALLOC_CONF writes them, e.g. "
         "expandable_segments:True,max_split_size_mb:128 (default: the recorded ones)");
-    auto device_memory = std::make_shared<std::int64_t>(0);
-    auto* memory_option =
-        whatif
-            ->add_option("--device-memory", *device_memory,
-                         "What the device lets the allocator reserve, in bytes (default: "
-                         "what the program reserved at most, when it ran out of memory)")
-            ->check(CLI::Range(std::int64_t(1), std::int64_t(1) << 50));
+    auto device_memory = std::make_shared<std::string>();
+    auto* memory_option = whatif->add_option(
+        "--device-memory", *device_memory,
+        "What the device lets the allocator reserve, e.g. 80GiB (default: what the program "
+        "reserved at most, when it ran out of memory)");
     auto* whatif_json = whatif->add_flag("--json", "One JSON object");
     whatif->callback([=, &exit_code] {
+        // Before the file is read: a wrong size is told at once, not after a long read.
+        const std::optional<std::int64_t> memory =
+            *memory_option ? std::optional(device_memory_bytes(*device_memory)) : std::nullopt;
         const SnapshotReport report = read_snapshot_report(*whatif_file);
         const auto results =
-            snapshot_whatif(report, *conf_option ? std::optional(*conf) : std::nullopt,
-                            *memory_option ? std::optional(*device_memory) : std::nullopt);
+            snapshot_whatif(report, *conf_option ? std::optional(*conf) : std::nullopt, memory);
         std::cout << (*whatif_json ? snapshot_whatif_json(report, results) + "\n"
                                    : snapshot_whatif_text(report, results));
         exit_code = kExitOk;

@@ -185,6 +185,32 @@ AllocatorSettings parse_alloc_conf(std::string_view conf) {
     return settings;
 }
 
+std::vector<std::string> settings_not_replayed(std::string_view conf) {
+    std::vector<std::string> notes;
+    try {
+        parse_alloc_conf(conf);
+    } catch (const BadInput&) {
+        return notes;
+    }
+    for (const std::string_view item : items_of(conf)) {
+        const std::size_t colon = item.find(':');
+        const std::string_view key = trim(item.substr(0, colon));
+        const std::string_view value =
+            colon == std::string_view::npos ? std::string_view() : trim(item.substr(colon + 1));
+        if (key == "backend" && value == "cudaMallocAsync") {
+            notes.push_back(
+                "backend:cudaMallocAsync: the program used CUDA's own asynchronous allocator, "
+                "not the caching allocator this replays; the figures are what PyTorch's native "
+                "allocator would do with the same requests");
+        } else if (key == "per_process_memory_fraction") {
+            notes.push_back("per_process_memory_fraction:" + std::string(value) +
+                            ": a cap the replay does not read from here; give the memory the "
+                            "allocator may reserve with --device-memory (or memory.cap_mb)");
+        }
+    }
+    return notes;
+}
+
 bool expandable_segments_on(std::string_view conf) {
     try {
         return parse_alloc_conf(conf).expandable_segments;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "oomlab/allocator/allocator_settings.h"
+#include "oomlab/common/errors.h"
 #include "oomlab/common/format.h"
 
 namespace oomlab {
@@ -107,6 +108,17 @@ nlohmann::ordered_json whatif_json(const allocator::WhatIf& whatif) {
 
 }  // namespace
 
+namespace {
+
+// The allocator's settings refused in words of their own: the snapshot's recorded settings, or
+// --alloc-conf, not an environment variable the user may never have set.
+std::string without_variable_name(std::string message) {
+    const std::string variable = "PYTORCH_CUDA_ALLOC_CONF: ";
+    return message.rfind(variable, 0) == 0 ? message.substr(variable.size()) : message;
+}
+
+}  // namespace
+
 allocator::AllocatorTrace allocator_trace(const SnapshotDevice& device,
                                           const allocator::AllocatorSettings& settings) {
     allocator::AllocatorTrace trace;
@@ -131,9 +143,30 @@ std::vector<SnapshotWhatIf> snapshot_whatif(const SnapshotReport& report,
                                             const std::optional<std::string>& conf,
                                             std::optional<std::int64_t> device_memory) {
     const std::string recorded_conf = report.alloc_conf.value_or("");
-    const allocator::AllocatorSettings recorded = allocator::parse_alloc_conf(recorded_conf);
-    const allocator::AllocatorSettings replayed =
-        conf ? allocator::parse_alloc_conf(*conf) : recorded;
+    std::vector<std::string> notes;
+    allocator::AllocatorSettings recorded;
+    try {
+        recorded = allocator::parse_alloc_conf(recorded_conf);
+    } catch (const BadInput& error) {
+        notes.push_back("the settings the snapshot recorded (\"" + recorded_conf +
+                        "\") are not valid (" + without_variable_name(error.what()) +
+                        "): its replay as recorded takes PyTorch's defaults");
+    }
+    allocator::AllocatorSettings replayed = recorded;
+    if (conf) {
+        try {
+            replayed = allocator::parse_alloc_conf(*conf);
+        } catch (const BadInput& error) {
+            throw BadInput("--alloc-conf: " + without_variable_name(error.what()));
+        }
+    }
+    for (const std::string& setting : {recorded_conf, conf.value_or(recorded_conf)}) {
+        for (std::string& note : allocator::settings_not_replayed(setting)) {
+            if (std::find(notes.begin(), notes.end(), note) == notes.end()) {
+                notes.push_back(std::move(note));
+            }
+        }
+    }
     std::vector<SnapshotWhatIf> results;
     for (const SnapshotDevice& device : report.devices) {
         if (device.changes.empty() || device.index < 0) {
@@ -143,6 +176,7 @@ std::vector<SnapshotWhatIf> snapshot_whatif(const SnapshotReport& report,
         result.device = device.index;
         result.recorded_conf = recorded_conf;
         result.conf = allocator::to_alloc_conf(replayed);
+        result.notes = notes;
         const allocator::AllocatorTrace trace = allocator_trace(device, recorded);
         result.fidelity = allocator::check_fidelity(trace);
         std::int64_t capacity = 0;
@@ -177,6 +211,7 @@ std::string snapshot_whatif_json(const SnapshotReport& report,
         }
         devices.push_back({{"device", result.device},
                            {"recorded_alloc_conf", result.recorded_conf},
+                           {"notes", result.notes},
                            {"alloc_conf", result.conf},
                            {"capacity_source", result.capacity_source},
                            {"fidelity",
@@ -203,6 +238,9 @@ std::string snapshot_whatif_text(const SnapshotReport& report,
         const allocator::Fidelity& f = result.fidelity;
         out << snapshot_device_name(result.device) << ", recorded with "
             << conf_or_defaults(result.recorded_conf) << "\n";
+        for (const std::string& note : result.notes) {
+            out << "  note: " << note << "\n";
+        }
         const double share = f.segment_allocs_recorded
                                  ? 100.0 * double(f.agreed) / double(f.segment_allocs_recorded)
                                  : 100.0;

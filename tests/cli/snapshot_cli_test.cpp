@@ -104,6 +104,34 @@ TEST_F(SnapshotCli, AModelledCpuRunsSnapshotReplaysToTheSameSegments) {
     }
 }
 
+// What the replay cannot take as the program had it is said, not dropped: CUDA's own
+// allocator (backend:cudaMallocAsync) is not the one replayed. A device's memory is given with
+// its unit: 80 alone is refused before the file is read, not taken as 80 bytes; a wrong
+// --alloc-conf is named as such, not as an environment variable.
+TEST_F(SnapshotCli, WhatIfSaysWhatItDoesNotReplayAndTakesSizesWithUnits) {
+    const std::string snapshot = db() + ".async.pickle";
+    const auto ran = run_cli({"run", "--db", db(), "--set", "train.max_steps=2", "--set",
+                              "debug.memory_snapshot=" + snapshot});
+    ASSERT_EQ(ran.exit_code, 0) << ran.err;
+    const auto replayed = run_cli({"snapshot", "whatif", snapshot, "--alloc-conf",
+                                   "backend:cudaMallocAsync", "--device-memory", "80GiB"});
+    ASSERT_EQ(replayed.exit_code, 0) << replayed.err;
+    EXPECT_NE(replayed.out.find("note: backend:cudaMallocAsync"), std::string::npos)
+        << replayed.out;
+    EXPECT_NE(replayed.out.find("80.00 GiB"), std::string::npos) << replayed.out;
+    const auto bare =
+        run_cli({"snapshot", "whatif", db() + ".no-such.pickle", "--device-memory", "80"});
+    EXPECT_EQ(bare.exit_code, 2);
+    EXPECT_NE(bare.err.find("80GiB"), std::string::npos) << bare.err;
+    EXPECT_EQ(bare.err.find("no-such"), std::string::npos)
+        << "refused before the file: " << bare.err;
+    const auto wrong =
+        run_cli({"snapshot", "whatif", snapshot, "--alloc-conf", "max_split_size_mb:x"});
+    EXPECT_EQ(wrong.exit_code, 2);
+    EXPECT_NE(wrong.err.find("--alloc-conf: max_split_size_mb"), std::string::npos) << wrong.err;
+    EXPECT_EQ(wrong.err.find("PYTORCH_CUDA_ALLOC_CONF"), std::string::npos) << wrong.err;
+}
+
 // A snapshot of no memory (what PyTorch writes before the first CUDA allocation, or with its
 // history off) says so and how to record one, rather than printing nothing.
 TEST_F(SnapshotCli, ASnapshotOfNoMemorySaysHowToRecordOne) {

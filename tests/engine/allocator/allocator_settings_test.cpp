@@ -24,6 +24,19 @@ TEST(AllocConf, ReadsEveryKeyThatChangesSegments) {
     EXPECT_EQ(settings.roundup_power2_divisions[15], 4);
 }
 
+// Keys that change what PyTorch allocates but not what the model decides are named, not
+// dropped in silence; text that is refused has no such notes.
+TEST(AllocConf, SettingsTheModelDoesNotReplayAreNamed) {
+    const std::vector<std::string> notes =
+        settings_not_replayed("backend:cudaMallocAsync,per_process_memory_fraction:0.5");
+    ASSERT_EQ(notes.size(), 2u);
+    EXPECT_EQ(notes[0].rfind("backend:cudaMallocAsync: ", 0), 0u) << notes[0];
+    EXPECT_NE(notes[1].find("per_process_memory_fraction:0.5"), std::string::npos) << notes[1];
+    EXPECT_NE(notes[1].find("--device-memory"), std::string::npos) << notes[1];
+    EXPECT_TRUE(settings_not_replayed("backend:native,expandable_segments:True").empty());
+    EXPECT_TRUE(settings_not_replayed("max_split_size_mb:1,backend:cudaMallocAsync").empty());
+}
+
 TEST(AllocConf, WritesBackOnlyWhatDiffersFromTheDefaults) {
     EXPECT_EQ(to_alloc_conf(parse_alloc_conf("")), "");
     EXPECT_EQ(to_alloc_conf(parse_alloc_conf("max_split_size_mb:64,expandable_segments:True")),

@@ -225,6 +225,21 @@ TEST(SnapshotReport, SegmentsAddingUpPastAnyMachineStopTheTraceThereWithWords) {
             EXPECT_GE(miss.modelled, 0);
         }
     }
+    // Settings the snapshot recorded that no allocator accepts do not block the replay: it
+    // takes the defaults, and says so in the snapshot's words, not an environment variable's.
+    SnapshotReport odd = report;
+    odd.alloc_conf = "roundup_power2_divisions:3";
+    const std::vector<SnapshotWhatIf> replayed = snapshot_whatif(odd, std::nullopt, std::nullopt);
+    ASSERT_EQ(replayed.size(), 1u);
+    std::string notes;
+    for (const std::string& note : replayed[0].notes) {
+        notes += note + "\n";
+    }
+    EXPECT_NE(notes.find("the settings the snapshot recorded (\"roundup_power2_divisions:3\") are "
+                         "not valid"),
+              std::string::npos)
+        << notes;
+    EXPECT_EQ(notes.find("PYTORCH_CUDA_ALLOC_CONF"), std::string::npos) << notes;
 }
 
 // Values PyTorch never writes are refused naming the record and the key, rather than counted

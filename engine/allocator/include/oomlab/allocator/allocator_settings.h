@@ -8,6 +8,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace oomlab::allocator {
 
@@ -26,6 +27,12 @@ struct AllocatorSettings {
 // Reads CONF; throws BadInput naming the key and what it accepts. Keys that do not change
 // segments (pinned_*, release_lock_on_cudamalloc, backend, ...) are accepted and ignored.
 AllocatorSettings parse_alloc_conf(std::string_view conf);
+
+// What CONF sets that changes PyTorch's allocation but that the model does not replay, in
+// words, one note each ("" for none): backend:cudaMallocAsync (CUDA's own allocator, not the
+// caching one), per_process_memory_fraction (a cap the model takes from elsewhere). Text that
+// parse_alloc_conf refuses has none.
+std::vector<std::string> settings_not_replayed(std::string_view conf);
 
 // Whether CONF turns expandable segments on; false for text parse_alloc_conf refuses (its
 // error is reported where the setting is read).

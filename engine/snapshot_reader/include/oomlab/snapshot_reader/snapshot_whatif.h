@@ -19,6 +19,9 @@ struct SnapshotWhatIf {
     std::string conf;             // what was replayed
     std::string capacity_source;  // where capacity came from, in words
     allocator::Fidelity fidelity;
+    // What the replay could not take as the program had it: recorded settings that are not
+    // valid, settings that change PyTorch's allocation but not the model's (in words).
+    std::vector<std::string> notes;
     allocator::WhatIf recorded;  // the requests replayed under the recorded settings
     allocator::WhatIf replayed;  // under `conf`
 };
