@@ -2,6 +2,8 @@
 
 #include <torch/nn.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 
 #include "oomlab/model/text_classifier.h"
@@ -10,8 +12,11 @@
 #include "oomlab/measure/cuda_memory.h"
 #endif
 #include "oomlab/common/errors.h"
+#include "oomlab/common/format.h"
 #include "oomlab/config/config_io.h"
+#include "oomlab/config/config_keys.h"
 #include "oomlab/config/snapshot_paths.h"
+#include "oomlab/estimator/estimator.h"
 #include "oomlab/glove/variants.h"
 #include "oomlab/prepare/data_profile.h"
 #include "oomlab/prepare/tokenized_data.h"
@@ -46,6 +51,55 @@ void check_device_support(const ExperimentConfig& config, const torch::Device& d
             "LibTorch's CPU kernels cannot update fp16 tensors. Use "
             "embeddings.dtype=bf16, or freeze the table.");
     }
+}
+
+// The host's memory, and on CUDA the device's: where the model's parameters are made.
+std::pair<std::int64_t, std::string> memory_of(const torch::Device& device) {
+    const std::int64_t host = std::int64_t(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE);
+#if OOMLAB_WITH_CUDA
+    if (device.is_cuda() && memory::cuda::total_bytes(device.index()) < host) {
+        return {memory::cuda::total_bytes(device.index()), device.str() + "'s memory"};
+    }
+#else
+    (void)device;  // no CUDA in this build: the host's memory
+#endif
+    return {host, "this machine's memory"};
+}
+
+// A model whose parameters alone are more than the machine (or its GPU) holds could only be
+// killed by the kernel or end out of memory after allocating what it could: said before a
+// byte of them exists (count_parameters builds the model). One that fits the machine but not
+// memory.cap_mb starts, and ends out of memory at the cap, with the fixes that make it fit.
+void refuse_parameters_past_memory(const ExperimentConfig& config, const DataProfile& profile,
+                                   const torch::Device& device) {
+    const MemoryBreakdown b =
+        estimate_memory(config, profile, 1, BatchesAssumed::EpochWorst).breakdown;
+    const std::int64_t parameters = b.parameters + b.embedding_table;
+    const auto [most, where] = memory_of(device);
+    if (most <= 0 || parameters <= most) {
+        return;
+    }
+    // The keys that size this kind of model, as the message names them.
+    std::vector<std::string> keys;
+    switch (config.model.kind) {
+        case ModelKind::Transformer:
+            keys = {"model.d_model", "model.ffn", "model.layers"};
+            break;
+        case ModelKind::BiLstm:
+            keys = {"model.hidden", "model.layers"};
+            break;
+        case ModelKind::Bag:
+            keys = {"model.hidden"};
+            break;
+    }
+    std::string sizes;
+    for (const std::string& key : keys) {
+        sizes += (sizes.empty() ? "" : ", ") + key + "=" + get_config_value(config, key);
+    }
+    throw BadInput("the model's parameters alone take " + format_bytes(parameters) + " (" + sizes +
+                       "), more than " + where + " (" + format_bytes(most) +
+                       "): it could not even be built; make the model smaller",
+                   keys);
 }
 
 // Parameter counts without building a second copy of a large table.
@@ -144,6 +198,7 @@ PreparedExperiment prepare_experiment(const ExperimentConfig& config,
                                            config.train.accumulation, rendezvous.world_size);
     info.total_steps = config.train.max_steps > 0 ? config.train.max_steps
                                                   : info.steps_per_epoch * config.train.epochs;
+    refuse_parameters_past_memory(config, info.profile, prepared.device);
     count_parameters(prepared);
     if (rendezvous.world_size > 1) {
         // Last: a mistake in the input fails on every rank alike, before any of them waits.

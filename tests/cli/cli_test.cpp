@@ -335,6 +335,23 @@ TEST_F(Cli, OutOfMemoryUnderACapExits3AndIsRecorded) {
     EXPECT_EQ(events.back().kind, "oom");
 }
 
+// A model larger than any machine is refused from the estimate before a byte of it exists:
+// no LibTorch stack trace, no kernel's kill, no run left behind.
+TEST_F(Cli, AModelLargerThanTheMachineIsRefusedBeforeItIsBuilt) {
+    const auto result =
+        run_cli({"run", "--db", db(), "--set", "model.kind=transformer", "--set",
+                 "model.d_model=65536", "--set", "model.ffn=262144", "--set", "model.layers=64",
+                 "--set", "memory.cap_mb=100", "--set", "embeddings.source=synthetic"});
+    EXPECT_EQ(result.exit_code, 2) << result.err;
+    EXPECT_NE(
+        result.err.find("the model's parameters alone take 12288.23 GiB (model.d_model=65536"),
+        std::string::npos)
+        << result.err;
+    EXPECT_NE(result.err.find("more than this machine's memory"), std::string::npos) << result.err;
+    EXPECT_EQ(result.err.find("frame #"), std::string::npos) << result.err;
+    EXPECT_EQ(run_count(), 0u);
+}
+
 TEST_F(Cli, GloveSynthThenInfoReportsTheShape) {
     const std::string file = m_dir.file("synth.txt");
     ASSERT_EQ(run_cli({"glove", "synth", "6B.50d", "--rows", "1000", "--out", file}).exit_code, 0);
