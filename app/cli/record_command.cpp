@@ -16,6 +16,7 @@
 #include "cli_context.h"
 #include "oomlab/advice/oom_message.h"
 #include "oomlab/common/errors.h"
+#include "oomlab/common/files.h"
 #include "oomlab/snapshot_reader/snapshot_report.h"
 #include "record_hook.h"
 
@@ -139,13 +140,25 @@ void add_record_command(CLI::App& app, int& exit_code) {
     record->add_option("--out", *out,
                        "The snapshot (default memory-snapshot.pickle); without CUDA the trace "
                        "goes beside it as .json");
+    auto force = std::make_shared<bool>(false);
+    record->add_flag("--force", *force, "Replace an --out file that is no memory record");
     auto command = std::make_shared<std::vector<std::string>>();
     record->add_option("COMMAND", *command, "The program and its arguments, after --")->required();
     record->footer(
         "Exits with the program's exit status. Only the program's first Python "
         "process records (not the processes it starts).");
-    record->callback([command, out, &exit_code] {
+    record->callback([command, out, force, &exit_code] {
         const RecordFiles files = files_for(fs::absolute(*out));
+        // Before the program runs: one that trains for hours must find somewhere to write, and
+        // a file of the user's that is no memory record is replaced only when asked.
+        check_output_path(files.snapshot.string(),
+                          {"--out", {}, *force, [](const std::string& path) {
+                               return file_starts_with(path, "\x80");  // a pickle
+                           }});
+        check_output_path(files.trace.string(), {"--out", {}, *force, [](const std::string& path) {
+                                                     return file_starts_with(
+                                                         path, "{");  // a profiler's trace
+                                                 }});
         const HookFolder hook;
         // A second's margin: file times may be coarser than the clock.
         const auto started = fs::file_time_type::clock::now() - std::chrono::seconds(1);

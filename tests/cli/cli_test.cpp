@@ -2,6 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -350,6 +355,34 @@ TEST_F(Cli, AModelLargerThanTheMachineIsRefusedBeforeItIsBuilt) {
     EXPECT_NE(result.err.find("more than this machine's memory"), std::string::npos) << result.err;
     EXPECT_EQ(result.err.find("frame #"), std::string::npos) << result.err;
     EXPECT_EQ(run_count(), 0u);
+}
+
+// `record` checks --out before the program runs, and a file of the user's that is no memory
+// record is replaced only with --force.
+TEST_F(Cli, RecordChecksItsOutputBeforeTheProgramRuns) {
+    const std::string marker = m_dir.file("ran");
+    const std::vector<std::string> program = {"--", "/bin/sh", "-c", "touch " + marker};
+    const auto record = [&](std::vector<std::string> arguments) {
+        arguments.insert(arguments.begin(), "record");
+        arguments.insert(arguments.end(), program.begin(), program.end());
+        return run_cli(arguments);
+    };
+    const auto nowhere = record({"--out", m_dir.file("no/such/folder/x.pickle")});
+    EXPECT_EQ(nowhere.exit_code, 2) << nowhere.err;
+    EXPECT_NE(nowhere.err.find("--out"), std::string::npos) << nowhere.err;
+    EXPECT_NE(nowhere.err.find("does not exist"), std::string::npos) << nowhere.err;
+    EXPECT_FALSE(std::filesystem::exists(marker)) << "the program ran";
+    const std::string notes = m_dir.file("notes.pickle");
+    test::write_file(notes, "my notes");
+    const auto taken = record({"--out", notes});
+    EXPECT_EQ(taken.exit_code, 2) << taken.err;
+    EXPECT_NE(taken.err.find("--force"), std::string::npos) << taken.err;
+    EXPECT_FALSE(std::filesystem::exists(marker)) << "the program ran";
+    std::ifstream kept(notes);
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(kept), {}), "my notes");
+    const auto forced = record({"--out", notes, "--force"});
+    EXPECT_EQ(forced.exit_code, 0) << forced.err;
+    EXPECT_TRUE(std::filesystem::exists(marker));
 }
 
 TEST_F(Cli, GloveSynthThenInfoReportsTheShape) {
