@@ -77,6 +77,20 @@ std::vector<std::string_view> items_of(std::string_view conf) {
     return items;
 }
 
+// An item's key and value ("key:value", each trimmed); `has_colon` false for a bare "key".
+struct Item {
+    std::string_view key;
+    std::string_view value;
+    bool has_colon = false;
+};
+Item split_item(std::string_view item) {
+    const std::size_t colon = item.find(':');
+    if (colon == std::string_view::npos) {
+        return {trim(item), {}, false};
+    }
+    return {trim(item.substr(0, colon)), trim(item.substr(colon + 1)), true};
+}
+
 int division_count(std::string_view key, std::string_view value, std::string_view text) {
     const auto count = whole_number(trim(text));
     if (!count || (*count != 0 && !power_of_two(*count)) || *count > (1 << 20)) {
@@ -146,11 +160,8 @@ bool AllocatorSettings::operator==(const AllocatorSettings& other) const {
 AllocatorSettings parse_alloc_conf(std::string_view conf) {
     AllocatorSettings settings;
     for (const std::string_view item : items_of(conf)) {
-        const std::size_t colon = item.find(':');
-        const std::string_view key = trim(item.substr(0, colon));
-        const std::string_view value =
-            colon == std::string_view::npos ? std::string_view() : trim(item.substr(colon + 1));
-        if (colon == std::string_view::npos || value.empty()) {
+        const auto [key, value, has_colon] = split_item(item);
+        if (!has_colon || value.empty()) {
             throw BadInput("PYTORCH_CUDA_ALLOC_CONF: \"" + std::string(item) +
                            "\" has no value: write KEY:VALUE, e.g. expandable_segments:True");
         }
@@ -193,10 +204,7 @@ std::vector<std::string> settings_not_replayed(std::string_view conf) {
         return notes;
     }
     for (const std::string_view item : items_of(conf)) {
-        const std::size_t colon = item.find(':');
-        const std::string_view key = trim(item.substr(0, colon));
-        const std::string_view value =
-            colon == std::string_view::npos ? std::string_view() : trim(item.substr(colon + 1));
+        const auto [key, value, has_colon] = split_item(item);
         if (key == "backend" && value == "cudaMallocAsync") {
             notes.push_back(
                 "backend:cudaMallocAsync: the program used CUDA's own asynchronous allocator, "
