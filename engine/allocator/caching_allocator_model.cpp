@@ -93,14 +93,66 @@ std::optional<std::int64_t> CachingAllocatorModel::best_fit(std::int64_t size,
 
 std::optional<int> CachingAllocatorModel::expandable_segment(std::int64_t stream,
                                                              bool small) const {
-    for (std::size_t i = 0; i < m_segments.size(); ++i) {
-        const Segment& segment = m_segments[i];
-        if (segment.expandable && segment.stream == stream && segment.small == small &&
-            segment.end > 0) {
-            return int(i);
+    if (const auto found = m_expandable.find({stream, small}); found != m_expandable.end()) {
+        for (const int segment : found->second) {
+            if (m_segments[std::size_t(segment)].end > 0) {
+                return segment;
+            }
         }
     }
     return std::nullopt;
+}
+
+int CachingAllocatorModel::add_segment(std::int64_t stream, bool small, bool expandable,
+                                       std::int64_t base) {
+    const int number = int(m_segments.size());
+    Segment& segment = m_segments.emplace_back();
+    segment.stream = stream;
+    segment.small = small;
+    segment.expandable = expandable;
+    segment.base = segment.end = base;
+    if (expandable) {
+        m_expandable[{stream, small}].push_back(number);
+    }
+    return number;
+}
+
+void CachingAllocatorModel::count_reserved(int segment, std::int64_t bytes) {
+    std::int64_t& held = m_segments[std::size_t(segment)].reserved;
+    m_segments_held += (held == 0 && bytes > 0) - (held > 0 && held + bytes == 0);
+    held += bytes;
+    m_reserved += bytes;
+}
+
+// An expandable segment's unmapped ranges below its end, kept as its pages are mapped and
+// released so that finding room never walks its blocks.
+void CachingAllocatorModel::add_hole(Segment& segment, std::int64_t from, std::int64_t to) {
+    auto next = segment.holes.lower_bound(from);
+    if (next != segment.holes.begin() && std::prev(next)->second == from) {
+        from = (--next)->first;
+        next = segment.holes.erase(next);
+    }
+    if (next != segment.holes.end() && next->first == to) {
+        to = next->second;
+        segment.holes.erase(next);
+    }
+    segment.holes[from] = to;
+}
+
+void CachingAllocatorModel::fill_hole(Segment& segment, std::int64_t from, std::int64_t to) {
+    auto hole = segment.holes.upper_bound(from);
+    if (hole == segment.holes.begin() || std::prev(hole)->second <= from) {
+        return;
+    }
+    --hole;
+    const auto [start, stop] = *hole;
+    segment.holes.erase(hole);
+    if (start < from) {
+        segment.holes[start] = from;
+    }
+    if (to < stop) {
+        segment.holes[to] = stop;
+    }
 }
 
 // find_expandable_block and map_block: the lowest unmapped range of the stream's expandable
@@ -115,52 +167,62 @@ std::int64_t CachingAllocatorModel::expandable_mapping(std::int64_t rounded, std
         bool free = false;
     };
     constexpr std::int64_t kUnbounded = std::int64_t(1) << 62;
-    std::vector<std::vector<Piece>> segments;
-    for (std::size_t i = 0; i < m_segments.size(); ++i) {
-        const Segment& segment = m_segments[i];
-        if (!segment.expandable || segment.stream != stream || segment.small != small) {
-            continue;
-        }
-        std::vector<Piece>& pieces = segments.emplace_back();
-        std::int64_t cursor = segment.base;
-        for (auto block = m_blocks.lower_bound(segment.base);
-             block != m_blocks.end() && block->first < segment.end; ++block) {
-            if (block->second.segment != int(i)) {
-                continue;
-            }
-            if (block->first > cursor) {
-                pieces.push_back({cursor, block->first - cursor, false, true});
-            }
-            pieces.push_back({block->first, block->second.size, true, !block->second.allocated});
-            cursor = block->first + block->second.size;
-        }
-        pieces.push_back({cursor, kUnbounded, false, true});
-    }
     const std::int64_t page = page_of(small);
-    for (const std::vector<Piece>& pieces : segments) {
-        for (std::size_t gap = 0; gap < pieces.size(); ++gap) {
-            if (pieces[gap].mapped) {
-                continue;
+    const auto expandable = m_expandable.find({stream, small});
+    if (expandable == m_expandable.end()) {
+        return round_up(rounded, page);  // a new segment
+    }
+    for (const int number : expandable->second) {
+        const Segment& segment = m_segments[std::size_t(number)];
+        // Past the last mapped block, the segment is unbounded.
+        std::int64_t tail = segment.end;
+        if (!segment.holes.empty() && segment.holes.rbegin()->second == segment.end) {
+            tail = segment.holes.rbegin()->first;
+        }
+        const auto piece_at = [&](std::int64_t address) -> Piece {
+            if (const auto hole = segment.holes.find(address);
+                address != tail && hole != segment.holes.end()) {
+                return {address, hole->second - address, false, true};
             }
-            std::size_t start = gap;
-            if (gap > 0 && pieces[gap - 1].free) {
-                start = gap - 1;  // the free block right before it counts too
+            if (const auto block = m_blocks.find(address);
+                address != tail && block != m_blocks.end() && block->second.segment == number) {
+                return {address, block->second.size, true, !block->second.allocated};
+            }
+            return {address, kUnbounded, false, true};
+        };
+        const auto next = [&](const Piece& piece) {
+            return piece.size == kUnbounded ? piece : piece_at(piece.address + piece.size);
+        };
+        std::vector<std::int64_t> gaps;
+        for (const auto& [from, to] : segment.holes) {
+            if (from < tail) {
+                gaps.push_back(from);
+            }
+        }
+        gaps.push_back(tail);
+        for (const std::int64_t gap : gaps) {
+            std::int64_t start = gap;
+            if (auto after = m_blocks.lower_bound(gap); after != m_blocks.begin()) {
+                const auto& [address, block] = *std::prev(after);
+                if (block.segment == number && !block.allocated && address + block.size == gap) {
+                    start = address;  // the free block right before it counts too
+                }
             }
             std::int64_t available = 0;
-            for (std::size_t i = start; i < pieces.size() && pieces[i].free && available < rounded;
-                 ++i) {
-                available += std::min(pieces[i].size, kUnbounded - available);
+            for (Piece piece = piece_at(start); piece.free && available < rounded;
+                 piece = next(piece)) {
+                available += std::min(piece.size, kUnbounded - available);
             }
             if (available < rounded) {
                 continue;
             }
             std::int64_t remaining = rounded;
             std::int64_t mapped = 0;
-            for (std::size_t i = start; remaining > 0; ++i) {
-                if (pieces[i].mapped) {
-                    remaining -= std::min(remaining, pieces[i].size);
+            for (Piece piece = piece_at(start); remaining > 0; piece = next(piece)) {
+                if (piece.mapped) {
+                    remaining -= std::min(remaining, piece.size);
                 } else {
-                    const std::int64_t pages = round_up(std::min(remaining, pieces[i].size), page);
+                    const std::int64_t pages = round_up(std::min(remaining, piece.size), page);
                     mapped += pages;
                     remaining -= std::min(remaining, pages);
                 }
@@ -186,10 +248,17 @@ SegmentNeed CachingAllocatorModel::need(std::int64_t size, std::int64_t stream) 
 void CachingAllocatorModel::insert_free(Blocks::iterator block) {
     block->second.freed_at = m_searches;
     pool(block->second.small).insert({block->second.stream, block->second.size, block->first});
+    FreeTally& free = tally(block->second.small);
+    free.bytes += block->second.size;
+    free.sizes.insert(block->second.size);
 }
 
 void CachingAllocatorModel::erase_free(Blocks::iterator block) {
-    pool(block->second.small).erase({block->second.stream, block->second.size, block->first});
+    if (pool(block->second.small).erase({block->second.stream, block->second.size, block->first})) {
+        FreeTally& free = tally(block->second.small);
+        free.bytes -= block->second.size;
+        free.sizes.erase(free.sizes.find(block->second.size));
+    }
 }
 
 // free_block's merging: with the free neighbours of the same segment, then into the pool.
@@ -253,7 +322,10 @@ void CachingAllocatorModel::note_change(SegmentChange::Kind kind, std::int64_t a
 void CachingAllocatorModel::release_block(Blocks::iterator block) {
     note_change(SegmentChange::Kind::Free, block->first, block->second.size, block->second.stream);
     erase_free(block);
-    m_reserved -= block->second.size;
+    count_reserved(block->second.segment, -block->second.size);
+    if (Segment& segment = m_segments[std::size_t(block->second.segment)]; segment.expandable) {
+        add_hole(segment, block->first, block->first + block->second.size);
+    }
     m_blocks.erase(block);
 }
 
@@ -272,8 +344,7 @@ std::optional<std::int64_t> CachingAllocatorModel::open(std::int64_t rounded, st
             if (!is_new_memory(m_next_address, kVirtualRange)) {
                 return std::nullopt;
             }
-            m_segments.push_back({stream, small, true, m_next_address, m_next_address});
-            segment = int(m_segments.size()) - 1;
+            segment = add_segment(stream, small, true, m_next_address);
             m_next_address += kVirtualRange;  // a virtual range of its own
         }
         const std::int64_t end = m_segments[std::size_t(*segment)].end;
@@ -459,16 +530,15 @@ ModelStats CachingAllocatorModel::pool_stats(std::optional<bool> small) const {
     ModelStats stats;
     stats.reserved = m_reserved;
     stats.allocated = m_allocated;
-    std::set<int> segments;
-    for (const auto& [address, block] : m_blocks) {
-        segments.insert(block.segment);
-        if (!block.allocated && (!small || block.small == *small)) {
-            stats.cached_free += block.size;
-            stats.largest_free = std::max(stats.largest_free, block.size);
-            ++stats.free_blocks;
+    for (const bool pool_small : {false, true}) {
+        const FreeTally& free = pool_small ? m_free_small : m_free_large;
+        if ((!small || *small == pool_small) && !free.sizes.empty()) {
+            stats.cached_free += free.bytes;
+            stats.largest_free = std::max(stats.largest_free, *free.sizes.rbegin());
+            stats.free_blocks += std::int64_t(free.sizes.size());
         }
     }
-    stats.segments = std::int64_t(segments.size());
+    stats.segments = m_segments_held;
     stats.retries = m_retries;  // PyTorch's num_alloc_retries
     return stats;
 }

@@ -41,9 +41,8 @@ bool CachingAllocatorModel::open_segment(std::int64_t address, std::int64_t size
     }
     claim(address, size);
     const bool small = size == kSmallBuffer;  // large-pool segments are 10 MiB or more
-    m_segments.push_back({stream, small, false, 0});
-    Block block{size, stream, int(m_segments.size()) - 1, small};
-    m_reserved += size;
+    Block block{size, stream, add_segment(stream, small, false, 0), small};
+    count_reserved(block.segment, size);
     note_change(SegmentChange::Kind::Alloc, address, size, stream);
     insert_free(m_blocks.emplace(address, block).first);
     return true;
@@ -59,20 +58,24 @@ bool CachingAllocatorModel::map_pages(std::int64_t address, std::int64_t size, s
     claim(address, size);
     const bool in_small = small.value_or(size % kLargeBuffer != 0);
     std::optional<int> segment;
-    for (std::size_t i = 0; i < m_segments.size(); ++i) {
-        const Segment& candidate = m_segments[i];
-        if (candidate.expandable && candidate.stream == stream && candidate.small == in_small &&
-            candidate.base <= address && address <= candidate.end) {
-            segment = int(i);
+    if (const auto pool = m_expandable.find({stream, in_small}); pool != m_expandable.end()) {
+        for (const int candidate : pool->second) {
+            const Segment& held = m_segments[std::size_t(candidate)];
+            if (held.base <= address && address <= held.end) {
+                segment = candidate;
+            }
         }
     }
     if (!segment) {
-        m_segments.push_back({stream, in_small, true, address, address});
-        segment = int(m_segments.size()) - 1;
+        segment = add_segment(stream, in_small, true, address);
     }
     Segment& grown = m_segments[std::size_t(*segment)];
+    if (address > grown.end) {
+        add_hole(grown, grown.end, address);
+    }
+    fill_hole(grown, address, std::min(address + size, grown.end));
     grown.end = std::max(grown.end, address + size);
-    m_reserved += size;
+    count_reserved(*segment, size);
     note_change(SegmentChange::Kind::Map, address, size, stream);
     Block block{size, stream, *segment, grown.small};
     merge(m_blocks.emplace(address, block).first);
@@ -114,8 +117,12 @@ std::optional<CachingAllocatorModel::Block> CachingAllocatorModel::cut_free(std:
 void CachingAllocatorModel::release(std::int64_t address, std::int64_t size) {
     // Else the model holds it otherwise: nothing to release.
     if (const std::optional<Block> held = cut_free(address, size)) {
-        m_reserved -= size;
-        const bool expandable = m_segments[std::size_t(held->segment)].expandable;
+        count_reserved(held->segment, -size);
+        Segment& segment = m_segments[std::size_t(held->segment)];
+        const bool expandable = segment.expandable;
+        if (expandable) {
+            add_hole(segment, address, address + size);
+        }
         note_change(expandable ? SegmentChange::Kind::Unmap : SegmentChange::Kind::Free, address,
                     size, held->stream);
     }

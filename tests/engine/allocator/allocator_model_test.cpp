@@ -2,6 +2,10 @@
 // 2.11's c10/cuda/CUDACachingAllocator.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+#include <vector>
+
 #include "oomlab/allocator/caching_allocator_model.h"
 
 namespace oomlab::allocator {
@@ -236,6 +240,57 @@ TEST(AllocatorModel, PebibyteRequestsWithoutEndAreRefusedOnceTheModelIsFull) {
         EXPECT_EQ(model.allocated(), 0) << conf;
         model.empty_cache();
         EXPECT_GE(model.reserved(), 0) << conf;
+    }
+}
+
+// The statistics are kept as blocks change (a replay asks them at every new peak and OOM, and
+// counting them afresh made replays quadratic): after every step of a long random program, in
+// each configuration, they are what the blocks themselves add up to, pool by pool.
+TEST(AllocatorModel, KeptStatisticsAreWhatTheBlocksAddUpTo) {
+    for (const char* conf : {"", "expandable_segments:True", "max_split_size_mb:30",
+                             "expandable_segments:True,roundup_power2_divisions:4"}) {
+        CachingAllocatorModel model = model_with(conf, 400 * kMiB);
+        std::mt19937 random(7);
+        std::vector<std::int64_t> alive;
+        const std::int64_t sizes[] = {512, 4096, 100000, kMiB, 3 * kMiB, 13 * kMiB, 50 * kMiB};
+        for (int step = 0; step < 3000; ++step) {
+            const unsigned choice = random() % 100;
+            if (!alive.empty() && choice < 45) {
+                const std::size_t at = random() % alive.size();
+                model.free(alive[at]);
+                alive.erase(alive.begin() + std::ptrdiff_t(at));
+            } else if (choice < 47) {
+                model.empty_cache();
+            } else if (const auto address = model.allocate(sizes[random() % 7], random() % 3)) {
+                alive.push_back(*address);
+            }
+            for (const std::optional<bool> small :
+                 {std::optional<bool>(), std::optional(false), std::optional(true)}) {
+                ModelStats counted;
+                for (const SegmentView& view : model.segment_views()) {
+                    counted.reserved += view.size;
+                    for (const SegmentView::Piece& piece : view.blocks) {
+                        counted.allocated += piece.allocated ? piece.size : 0;
+                        if (!piece.allocated && (!small || view.small == *small)) {
+                            counted.cached_free += piece.size;
+                            counted.largest_free = std::max(counted.largest_free, piece.size);
+                            ++counted.free_blocks;
+                        }
+                    }
+                }
+                const ModelStats kept = !small   ? model.stats()
+                                        : *small ? model.stats_for(512)
+                                                 : model.stats_for(3 * kMiB);
+                ASSERT_EQ(kept.reserved, counted.reserved) << conf << " step " << step;
+                ASSERT_EQ(kept.allocated, counted.allocated) << conf << " step " << step;
+                ASSERT_EQ(kept.cached_free, counted.cached_free) << conf << " step " << step;
+                ASSERT_EQ(kept.largest_free, counted.largest_free) << conf << " step " << step;
+                ASSERT_EQ(kept.free_blocks, counted.free_blocks) << conf << " step " << step;
+            }
+            ASSERT_LE(model.stats().segments, std::int64_t(model.segment_views().size()))
+                << conf << " step " << step;
+            ASSERT_EQ(model.stats().segments == 0, model.reserved() == 0) << conf;
+        }
     }
 }
 

@@ -133,8 +133,15 @@ private:
         std::int64_t stream = 0;
         bool small = false;
         bool expandable = false;
-        std::int64_t base = 0;  // expandable: its virtual range starts here
-        std::int64_t end = 0;   // and is mapped, with holes, up to here
+        std::int64_t base = 0;      // expandable: its virtual range starts here
+        std::int64_t end = 0;       // and is mapped, with holes, up to here
+        std::int64_t reserved = 0;  // its bytes held now (none: released or all unmapped)
+        std::map<std::int64_t, std::int64_t> holes;  // expandable: unmapped [from, to) below end
+    };
+    // A pool's free blocks in sum, kept as they change so that statistics never walk blocks.
+    struct FreeTally {
+        std::int64_t bytes = 0;
+        std::multiset<std::int64_t> sizes;
     };
     using Blocks = std::map<std::int64_t, Block>;                          // by address
     using FreeKey = std::tuple<std::int64_t, std::int64_t, std::int64_t>;  // stream, size, address
@@ -142,6 +149,7 @@ private:
     std::optional<std::int64_t> find_free(std::int64_t rounded, std::int64_t stream,
                                           bool small) const;
     std::set<FreeKey>& pool(bool small) { return small ? m_small_free : m_large_free; }
+    FreeTally& tally(bool small) { return small ? m_free_small : m_free_large; }
     const std::set<FreeKey>& pool(bool small) const { return small ? m_small_free : m_large_free; }
     void insert_free(Blocks::iterator block);
     void erase_free(Blocks::iterator block);
@@ -161,6 +169,12 @@ private:
     void collect_garbage();
     // Free blocks of one pool (`small`), or of both.
     ModelStats pool_stats(std::optional<bool> small) const;
+    // Opens an entry for a segment (indexed by stream and pool when expandable; one mapped from
+    // `base`): its number.
+    int add_segment(std::int64_t stream, bool small, bool expandable, std::int64_t base);
+    static void add_hole(Segment& segment, std::int64_t from, std::int64_t to);
+    static void fill_hole(Segment& segment, std::int64_t from, std::int64_t to);
+    void count_reserved(int segment, std::int64_t bytes);  // bytes held (or, negative, released)
     void note_change(SegmentChange::Kind kind, std::int64_t address, std::int64_t size,
                      std::int64_t stream);
     std::optional<int> expandable_segment(std::int64_t stream, bool small) const;
@@ -174,6 +188,11 @@ private:
     std::set<FreeKey> m_small_free;
     std::set<FreeKey> m_large_free;
     std::vector<Segment> m_segments;
+    std::int64_t m_segments_held = 0;  // of m_segments, those holding bytes now
+    FreeTally m_free_large;
+    FreeTally m_free_small;
+    // The expandable segments of each stream and pool, in the order they were opened.
+    std::map<std::pair<std::int64_t, bool>, std::vector<int>> m_expandable;
     std::int64_t m_next_address = std::int64_t(1) << 40;  // freely chosen segments start here
     std::int64_t m_searches = 0;                          // get_free_block calls, the GC's clock
     std::int64_t m_retries = 0;
