@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace oomlab::snapshot {
@@ -72,6 +73,11 @@ struct PickleContainer {
     std::size_t size() const { return is_dict ? items.size() / 2 : items.size(); }
     const PickleValue& key(std::size_t entry) const { return items[2 * entry]; }
     const PickleValue& value(std::size_t entry) const { return items[2 * entry + 1]; }
+
+    // A large dict's keys (text) and the entry each names last, made on the first lookup: a
+    // dict named from many places is looked up as often, and a scan of its keys each time
+    // made reading quadratic.
+    mutable std::unique_ptr<std::unordered_map<std::string_view, std::size_t>> key_index;
 
     // The reader's bookkeeping.
     int depth = 1;                       // 1 + its deepest item's

@@ -50,15 +50,32 @@ double PickleValue::real() const {
 }
 
 const PickleValue* PickleValue::at(std::string_view key) const {
-    // A key set twice holds what it was set to last, as in Python: searched from the end.
-    if (const PickleContainer* entries = dict()) {
+    // A key set twice holds what it was set to last, as in Python.
+    constexpr std::size_t kScannedUpTo = 16;  // entries; a larger dict is looked up by hash
+    const PickleContainer* entries = dict();
+    if (!entries) {
+        return nullptr;
+    }
+    if (entries->size() <= kScannedUpTo) {
         for (std::size_t i = entries->size(); i-- > 0;) {
             if (const std::string* name = entries->key(i).text(); name && *name == key) {
                 return &entries->value(i);
             }
         }
+        return nullptr;
     }
-    return nullptr;
+    if (!entries->key_index) {
+        auto index = std::make_unique<std::unordered_map<std::string_view, std::size_t>>();
+        index->reserve(entries->size());
+        for (std::size_t i = 0; i < entries->size(); ++i) {
+            if (const std::string* name = entries->key(i).text()) {
+                (*index)[*name] = i;
+            }
+        }
+        entries->key_index = std::move(index);
+    }
+    const auto found = entries->key_index->find(key);
+    return found == entries->key_index->end() ? nullptr : &entries->value(found->second);
 }
 
 }  // namespace oomlab::snapshot

@@ -38,6 +38,27 @@ TEST(PickleReader, AKeySetTwiceHoldsItsLastValue) {
     EXPECT_EQ(document.root().at("b")->integer(), 5);
 }
 
+// A large dict is looked up through an index of its keys, which keeps the last of a key set
+// twice as well; a key that is not text is never found by a text.
+TEST(PickleReader, ALargeDictFindsEachKeyAndTheLastOfAKeySetTwice) {
+    std::string pickle =
+        kProto2 + "}(" + text("a") + "K" + bytes({1}) + "K" + bytes({9}) + "K" + bytes({9});
+    for (int i = 0; i < 40; ++i) {
+        pickle += text("k" + std::to_string(i)) + "J" + le32(std::uint32_t(i));
+    }
+    pickle += text("a") + "K" + bytes({2}) + "u.";
+    const PickleDocument document = read_pickle(pickle, "large.pickle");
+    ASSERT_EQ(document.root().dict()->size(), 43u);
+    ASSERT_TRUE(document.root().at("a"));
+    EXPECT_EQ(document.root().at("a")->integer(), 2);
+    for (int i = 0; i < 40; ++i) {
+        ASSERT_TRUE(document.root().at("k" + std::to_string(i))) << i;
+        EXPECT_EQ(document.root().at("k" + std::to_string(i))->integer(), i);
+    }
+    EXPECT_FALSE(document.root().at("k40"));
+    EXPECT_FALSE(document.root().at("9"));
+}
+
 TEST(PickleReader, ReadsEveryKindOfPlainData) {
     // {"a": [1, -2, 300, 70000, 2**40, -1, 0.5, None, True, False], "b": ("x", "y"),
     //  "c": <the list again, by memo>}, protocol 4 with FRAME and MEMOIZE.
