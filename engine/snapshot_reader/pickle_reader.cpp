@@ -7,7 +7,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <unistd.h>
+
 #include "oomlab/common/errors.h"
+#include "oomlab/common/format.h"
 #include "oomlab/common/pickle_opcodes.h"
 
 namespace oomlab::snapshot {
@@ -29,6 +32,17 @@ namespace {
 using namespace pickle;  // the opcodes
 
 constexpr std::size_t kChunkBytes = std::size_t(1) << 20;
+
+// What a pickle may cost, measured against what it spells out (its bytes, unpacked). Reading
+// a snapshot keeps 4 to 10 bytes for each byte of it (its events' dicts and items, measured on
+// PyTorch's snapshots and the benchmarks' traces); a file that
+// makes far more of each byte (a stream of empty lists, a memo numbered far past its values)
+// or far less (values dropped as soon as made) is not a snapshot, and is refused with words
+// as soon as it shows it, long before the machine's memory or the 16 GiB any file may unpack to.
+constexpr std::uint64_t kFreeBytes = std::uint64_t(64) << 20;  // below this, nothing is judged
+constexpr std::uint64_t kHeldPerByte = 16;                     // the most kept for each byte read
+constexpr std::uint64_t kBytesPerHeld = 256;                   // the most read for each byte kept
+constexpr std::uint64_t kMostText = std::uint64_t(64) << 20;   // frame and file names are short
 
 std::uint64_t mix(std::uint64_t hash, std::uint64_t value) {
     return (hash ^ value) * 0x9E3779B97F4A7C15ull + (hash >> 29);
@@ -102,9 +116,41 @@ private:
             if (got == 0) {
                 fail("the file ends inside a value (truncated?)");
             }
+            within_budget(m_offset + m_buffer.size(), 0, "its values");
             if (m_after_chunk) {
                 m_after_chunk();
             }
+        }
+    }
+
+    std::uint64_t read_bytes() const { return m_offset + m_begin; }
+
+    // What the reader keeps: the values made, the stack, the memo and the index of containers.
+    std::uint64_t held() const {
+        return m_held + m_stack.capacity() * sizeof(PickleValue) +
+               m_memo.capacity() * sizeof(std::uintptr_t) + m_canonical.size() * 3 * sizeof(void*);
+    }
+
+    // Refuses a pickle that keeps far more (with `more` bytes about to be kept for `what`), or
+    // far less, than a snapshot of `read` bytes does.
+    void within_budget(std::uint64_t read, std::uint64_t more, const std::string& what) const {
+        const std::uint64_t kept = held() + more;
+        if (kept > m_machine_memory) {
+            fail(what + " would take " + format_bytes(std::int64_t(kept)) + " of memory after " +
+                 format_bytes(std::int64_t(read)) +
+                 " of pickle, more than half of this machine's " +
+                 format_bytes(std::int64_t(2 * m_machine_memory)));
+        }
+        if (kept > kFreeBytes && kept / kHeldPerByte > read) {
+            fail(what + " would take " + format_bytes(std::int64_t(kept)) + " of memory after " +
+                 format_bytes(std::int64_t(read)) +
+                 " of pickle: a snapshot keeps a few bytes for each byte of it, not " +
+                 std::to_string(kept / std::max<std::uint64_t>(read, 1)));
+        }
+        if (read > kFreeBytes && read / kBytesPerHeld > kept) {
+            fail(format_bytes(std::int64_t(read)) + " of pickle keep only " +
+                 format_bytes(std::int64_t(kept)) +
+                 ": its values are dropped as they are made; a snapshot keeps what it records");
         }
     }
 
@@ -130,6 +176,7 @@ private:
             m_free.pop_back();
         } else {
             container = &m_storage->containers.emplace_back();
+            m_held += sizeof(PickleContainer);
         }
         container->is_dict = is_dict;
         return container;
@@ -158,6 +205,7 @@ private:
     }
 
     void push(PickleValue value) {
+        ++m_values;
         value = resolved(value);
         pin(value);
         m_stack.push_back(value);
@@ -261,12 +309,14 @@ private:
         if (target.is_dict && items.size() % 2 != 0) {
             fail("items added to what is not a list or dict, or a key without a value");
         }
+        const std::size_t capacity = target.items.capacity();
         if (target.items.empty()) {
             target.items.reserve(items.size());  // a dict or short list comes in one batch
         }
         for (const PickleValue& item : items) {
             target.items.push_back(adopt(target, item));
         }
+        m_held += (target.items.capacity() - capacity) * sizeof(PickleValue);
     }
 
     void push_container(bool is_dict, const std::vector<PickleValue>& items) {
@@ -288,6 +338,7 @@ private:
         if (const PickleContainer* container = value.container()) {
             return reinterpret_cast<std::uintptr_t>(container) | kMemoContainer;
         }
+        m_held += sizeof(PickleValue);
         return reinterpret_cast<std::uintptr_t>(&m_storage->memoized_scalars.emplace_back(value)) |
                kMemoScalar;
     }
@@ -307,13 +358,17 @@ private:
     }
 
     void memo_put(std::uint64_t index) {
-        if (index > m_offset + m_begin) {
-            fail("memo index " + std::to_string(index) + " past any the file can use");
+        // A pickler numbers its memo in order, so no index passes the values made so far.
+        if (index > m_values) {
+            fail("memo index " + std::to_string(index) + " past the " + std::to_string(m_values) +
+                 " values made so far");
         }
         if (m_stack.size() <= last_mark() || m_stack.empty()) {
             fail("a value was expected on the stack");
         }
         if (index >= m_memo.size()) {
+            within_budget(read_bytes(), (index + 1 - m_memo.size()) * sizeof(std::uintptr_t),
+                          "a memo entry numbered " + std::to_string(index));
             m_memo.resize(index + 1);
         }
         const PickleValue value = resolved(m_stack.back());
@@ -334,12 +389,18 @@ private:
         push(memo_value(m_memo[index]));
     }
 
-    void text(std::size_t length) {
-        const std::string_view bytes = take(length);
+    void text(std::uint64_t length) {
+        if (length > kMostText) {
+            fail("a string of " + format_bytes(std::int64_t(length)) +
+                 ", longer than any name a snapshot holds (the most read is " +
+                 format_bytes(std::int64_t(kMostText)) + ")");
+        }
+        const std::string_view bytes = take(std::size_t(length));
         auto found = m_strings.find(bytes);
         if (found == m_strings.end()) {
             const std::string& stored = m_storage->strings.emplace_back(bytes);
             found = m_strings.emplace(stored, &stored).first;
+            m_held += sizeof(std::string) + stored.capacity() + 4 * sizeof(void*);
         }
         push(PickleValue::of_text(found->second));
     }
@@ -360,6 +421,11 @@ private:
     std::vector<PickleContainer*> m_free;
     std::unordered_set<PickleContainer*, SameContent, SameContent> m_canonical;
     std::unordered_map<std::string_view, const std::string*> m_strings;  // the stored ones
+    std::uint64_t m_held = 0;    // bytes of containers, their items, strings and scalars made
+    std::uint64_t m_values = 0;  // pushed on the stack so far
+    // Half the machine's memory: the rest is for what is made of the document.
+    const std::uint64_t m_machine_memory =
+        std::uint64_t(::sysconf(_SC_PHYS_PAGES)) * std::uint64_t(::sysconf(_SC_PAGESIZE)) / 2;
 };
 
 void Reader::step(unsigned char op) {
@@ -417,15 +483,15 @@ void Reader::step(unsigned char op) {
             return push(PickleValue::of_float(value));
         }
         case kShortBinUnicode:
-            return text(static_cast<std::size_t>(unsigned_le(1)));
+            return text(unsigned_le(1));
         case kBinUnicode:
-            return text(static_cast<std::size_t>(unsigned_le(4)));
+            return text(unsigned_le(4));
         case kBinUnicode8: {
             const std::uint64_t length = unsigned_le(8);
             if (length > m_input.size_bound()) {
                 fail("a string longer than the file");
             }
-            return text(static_cast<std::size_t>(length));
+            return text(length);
         }
         case kEmptyList:
         case kEmptyTuple:

@@ -426,19 +426,19 @@ SnapshotReport read_snapshot_report(const std::string& path, const SnapshotProgr
     check_input_path(path, "memory snapshot");
     snapshot::SnapshotFileInput input(path, kMostSnapshotBytes);
     const std::string head = input.peek(64);
-    if (looks_like_json(head)) {
-        return snapshot::profiler_trace_report(
-            text_as_utf8(path, "memory snapshot",
-                         input.read_rest(kMostTraceBytes, "a profiler's trace")),
-            path);
-    }
-    refuse_unknown(head, path);
     const auto after_chunk = [&] {
         if (progress) {
             progress(input.file_position(), input.file_size());
         }
     };
     try {
+        if (looks_like_json(head)) {
+            return snapshot::profiler_trace_report(
+                text_as_utf8(path, "memory snapshot",
+                             input.read_rest(kMostTraceBytes, "a profiler's trace")),
+                path);
+        }
+        refuse_unknown(head, path);
         const snapshot::PickleDocument document = snapshot::read_pickle(input, path, after_chunk);
         return report_of_pickle(document, path, input.file_size());
     } catch (const std::bad_alloc&) {

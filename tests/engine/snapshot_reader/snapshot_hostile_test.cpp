@@ -22,6 +22,7 @@
 #include "oomlab/snapshot_reader/snapshot_report.h"
 #include "oomlab/snapshot_reader/snapshot_whatif.h"
 #include "pickle_bytes.h"
+#include "snapshot_reader/pickle_reader.h"
 #include "test_support.h"
 
 namespace oomlab::snapshot {
@@ -88,6 +89,11 @@ TEST(SnapshotReportDeathTest, AFileLargerThanTheMemoryGivenIsRefusedWithWhatItNe
     test::write_file(path, many_allocations(1000000));  // 90 MB: 2 million events
     EXPECT_EXIT(read_under_a_memory_limit(path), ::testing::ExitedWithCode(2),
                 "large.pickle: memory ran out after reading .* times the memory");
+    // A profiler's JSON trace too (it gave a bare std::bad_alloc): 300 MB of white space.
+    const std::string json = dir.file("spaces.json");
+    std::ofstream(json) << '{' << std::string(300 << 20, ' ');
+    EXPECT_EXIT(read_under_a_memory_limit(json), ::testing::ExitedWithCode(2),
+                "spaces.json: memory ran out after reading .* times the memory");
 #endif
 }
 
@@ -125,6 +131,70 @@ TEST(SnapshotReport, ListsNamedFromManyPlacesAreCountedWhereTheyAreUsed) {
     ASSERT_EQ(report.devices.size(), 100000u);
     EXPECT_EQ(report.devices[99999].index, 99999);
     EXPECT_EQ(report.devices[99999].reserved, 1024);
+}
+
+// An endless pickle, as a gzip bomb unpacks: `head`, then `pattern` again and again.
+class EndlessInput : public PickleInput {
+public:
+    EndlessInput(std::string head, std::string pattern)
+        : m_head(std::move(head)), m_pattern(std::move(pattern)) {}
+    std::size_t read(char* into, std::size_t most) override {
+        for (std::size_t i = 0; i < most; ++i, ++m_at) {
+            into[i] = m_at < m_head.size() ? m_head[m_at]
+                                           : m_pattern[(m_at - m_head.size()) % m_pattern.size()];
+        }
+        return most;
+    }
+    std::uint64_t at() const { return m_at; }
+
+private:
+    std::string m_head;
+    std::string m_pattern;
+    std::uint64_t m_at = 0;
+};
+
+std::string refusal_of(PickleInput& input) {
+    try {
+        read_pickle(input, "bomb.pickle.gz");
+    } catch (const BadInput& error) {
+        return error.what();
+    }
+    return "(read whole)";
+}
+
+// Bombs that unpack without end are refused by what they cost against what they spell out,
+// long before the machine's memory (no ulimit) or the 16 GiB any file may unpack to: empty
+// lists kept by the million (80 bytes each for 1 byte), a memo numbered past the values made,
+// a string said to be 12 GiB long, and values dropped as soon as they are made.
+TEST(SnapshotReport, BombsAreRefusedByTheirCostAgainstWhatTheySpellOut) {
+    const auto refused_for = [](PickleInput& input, const std::string& why) {
+        const std::string refusal = refusal_of(input);
+        EXPECT_NE(refusal.find(why), std::string::npos) << refusal;
+    };
+    EndlessInput lists(kProto2, "]");
+    refused_for(lists, "of memory after 2.");  // MiB of pickle: 80 bytes for each
+    EXPECT_LT(lists.at(), std::uint64_t(8) << 20);
+    // A memo numbered past the values made: after one string of a mebibyte, entry 500,000.
+    const std::string past =
+        kProto2 + "X" + le32(1 << 20) + std::string(1 << 20, 'x') + "r" + le32(500000) + ".";
+    try {
+        read_pickle(past, "memo.pickle");
+        ADD_FAILURE() << "a memo entry past the values made was stored";
+    } catch (const BadInput& error) {
+        EXPECT_NE(std::string(error.what()).find("memo index 500000 past the 1 values made so far"),
+                  std::string::npos)
+            << error.what();
+    }
+    // NONE again and again, kept on the stack: 16 bytes for each byte, refused by the ratio
+    // or, on a machine of less memory than it would take, by the machine.
+    EndlessInput nones(kProto2, "N");
+    refused_for(nones, " of memory after ");
+    EndlessInput text_claim(kProto2 + bytes({0x8d}) + long8(std::int64_t(12) << 30).substr(2), "x");
+    refused_for(text_claim, "a string of 12.00 GiB, longer than any name a snapshot holds");
+    EXPECT_LT(text_claim.at(), std::uint64_t(2) << 20);
+    EndlessInput dropped(kProto2, "N0");
+    refused_for(dropped, "its values are dropped as they are made");
+    EXPECT_LT(dropped.at(), std::uint64_t(80) << 20);
 }
 
 // One event dict of 20,000 keys named 400,000 times (a 2 MB file): each of its fields is
