@@ -6,7 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -63,10 +65,50 @@ private:
     fs::path m_path;
 };
 
+// The program running, for the signal handlers: an interrupt or termination meant for
+// oomlab-cli is passed on to it, and oomlab-cli waits for it to end and cleans up after it.
+volatile std::sig_atomic_t g_program = 0;
+
+extern "C" void pass_on(int signal_number) {
+    if (g_program > 0) {
+        kill(pid_t(g_program), signal_number);
+    }
+}
+
+class PassSignalsOn {
+public:
+    explicit PassSignalsOn(pid_t program) {
+        g_program = program;
+        struct sigaction action {};
+        action.sa_handler = pass_on;
+        sigemptyset(&action.sa_mask);
+        for (std::size_t i = 0; i < kSignals.size(); ++i) {
+            sigaction(kSignals[i], &action, &m_before[i]);
+        }
+    }
+    ~PassSignalsOn() {
+        for (std::size_t i = 0; i < kSignals.size(); ++i) {
+            sigaction(kSignals[i], &m_before[i], nullptr);
+        }
+        g_program = 0;
+    }
+    PassSignalsOn(const PassSignalsOn&) = delete;
+    PassSignalsOn& operator=(const PassSignalsOn&) = delete;
+
+private:
+    static constexpr std::array<int, 3> kSignals{SIGINT, SIGTERM, SIGHUP};
+    std::array<struct sigaction, 3> m_before{};
+};
+
+struct ProgramEnd {
+    int exit_code = 0;  // as a shell gives it: 128 + a signal's number
+    int signal = 0;     // the signal that ended it, or 0
+};
+
 // Runs `command` with the hook, its standard error passed through and read for an
-// out-of-memory message; its exit status as a shell gives it (128 + a signal's number).
-int run_recorded(const std::vector<std::string>& command, const RecordFiles& files,
-                 const HookFolder& hook, OomLogReader& messages) {
+// out-of-memory message.
+ProgramEnd run_recorded(const std::vector<std::string>& command, const RecordFiles& files,
+                        const HookFolder& hook, OomLogReader& messages) {
     int pipe_ends[2];
     if (pipe(pipe_ends) != 0) {
         throw BadInput("record: cannot make a pipe: " + std::string(std::strerror(errno)));
@@ -98,6 +140,7 @@ int run_recorded(const std::vector<std::string>& command, const RecordFiles& fil
         _exit(127);
     }
     close(pipe_ends[1]);
+    const PassSignalsOn passed_on(child);
     char piece[1 << 16];
     for (;;) {
         const ssize_t read_bytes = read(pipe_ends[0], piece, sizeof piece);
@@ -114,7 +157,42 @@ int run_recorded(const std::vector<std::string>& command, const RecordFiles& fil
     int status = 0;
     while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (WIFSIGNALED(status)) {
+        return {128 + WTERMSIG(status), WTERMSIG(status)};
+    }
+    return {WEXITSTATUS(status), 0};
+}
+
+// Why no memory record was written, from how far the hook came and how the program ended.
+std::string why_nothing_was_written(const HookFolder& hook, const ProgramEnd& end) {
+    std::string reached;
+    std::ifstream(hook.path() / "reached") >> reached;
+    if (end.signal != 0) {
+        return std::string("the program was ended by signal ") + std::to_string(end.signal) + " (" +
+               strsignal(end.signal) +
+               ") before it wrote one: a record is written at an out-of-memory error or when "
+               "the program exits";
+    }
+    if (reached.empty()) {
+        return "no Python that the command started read the startup hook on PYTHONPATH: a "
+               "Python run with -I, -E or -S ignores it (run it without them), or the command "
+               "ran no Python";
+    }
+    if (reached == "python") {
+        return "its Python has no torch";
+    }
+    return "the program left without running Python's exit handlers (os._exit, or a crash "
+           "of its own)";
+}
+
+bool is_memory_snapshot(const std::string& path) {
+    return file_starts_with(path, "\x80");  // a pickle
+}
+
+bool is_profiler_trace(const std::string& path) {
+    char first = 0;  // after white space: PyTorch 2.x starts its trace with a line break
+    std::ifstream(path) >> first;
+    return first == '{';
 }
 
 // The file the run wrote, if one was written after `since`.
@@ -151,27 +229,21 @@ void add_record_command(CLI::App& app, int& exit_code) {
         const RecordFiles files = files_for(fs::absolute(*out));
         // Before the program runs: one that trains for hours must find somewhere to write, and
         // a file of the user's that is no memory record is replaced only when asked.
-        check_output_path(files.snapshot.string(),
-                          {"--out", {}, *force, [](const std::string& path) {
-                               return file_starts_with(path, "\x80");  // a pickle
-                           }});
-        check_output_path(files.trace.string(), {"--out", {}, *force, [](const std::string& path) {
-                                                     return file_starts_with(
-                                                         path, "{");  // a profiler's trace
-                                                 }});
+        check_output_path(files.snapshot.string(), {"--out", {}, *force, is_memory_snapshot});
+        check_output_path(files.trace.string(), {"--out", {}, *force, is_profiler_trace});
         const HookFolder hook;
         // A second's margin: file times may be coarser than the clock.
         const auto started = fs::file_time_type::clock::now() - std::chrono::seconds(1);
         OomLogReader messages;
-        exit_code = run_recorded(*command, files, hook, messages);
+        const ProgramEnd end = run_recorded(*command, files, hook, messages);
+        exit_code = end.exit_code;
         std::cout << "oomlab-cli record: " << command->front() << " exited with " << exit_code
                   << '\n';
         const std::optional<fs::path> file = written(files, started);
         if (!file) {
             std::cout << "no memory record was written (" << files.snapshot.string() << " or "
-                      << files.trace.string()
-                      << "): the command ran no Python with torch, or it left through "
-                         "os._exit\n";
+                      << files.trace.string() << "): " << why_nothing_was_written(hook, end)
+                      << '\n';
         } else {
             std::cout << "its memory, recorded in " << file->string() << ":\n";
             try {

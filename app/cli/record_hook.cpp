@@ -13,16 +13,63 @@ import sys
 
 
 def _oomlab_chain(hook):
-    """Runs the sitecustomize this one hides, if the Python has one."""
+    """Runs the sitecustomize this one hides, if the Python has one; from then on it is the
+    module `import sitecustomize` gives."""
     import importlib.util
     for folder in sys.path:
         folder = os.path.abspath(folder or ".")
         path = os.path.join(folder, "sitecustomize.py")
         if folder != hook and os.path.isfile(path):
-            spec = importlib.util.spec_from_file_location("_oomlab_hidden_sitecustomize", path)
+            spec = importlib.util.spec_from_file_location("sitecustomize", path)
             module = importlib.util.module_from_spec(spec)
+            sys.modules["sitecustomize"] = module
             spec.loader.exec_module(module)
             return
+
+
+def _oomlab_note(hook, what):
+    """Tells oomlab-cli how far the hook came (it says why nothing was recorded)."""
+    try:
+        with open(os.path.join(hook, "reached"), "w") as note:
+            note.write(what)
+    except OSError:
+        pass
+
+
+def _oomlab_children_leave_quietly(owner):
+    """A process forked while the profiler runs inherits its threads' locks but not the
+    threads, and PyTorch's exit handlers then wait on them for ever. A child therefore leaves,
+    after Python's exit handlers (this one, registered first, runs last), with the status it
+    was leaving with and without those of the C++ libraries."""
+    state = {"status": 0}
+
+    def exit_with(status=None):
+        state["status"] = status
+        raise SystemExit(status)
+
+    def excepthook(kind, value, traceback):
+        state["status"] = 1
+        sys.__excepthook__(kind, value, traceback)
+
+    def in_child():
+        sys.exit = exit_with
+        sys.excepthook = excepthook
+
+    def leave():
+        if os.getpid() == owner:
+            return
+        status = state["status"]
+        if status is not None and not isinstance(status, int):
+            sys.stderr.write(f"{status}\n")
+            status = 1
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(status or 0)
+    atexit.register(leave)
+    os.register_at_fork(after_in_child=in_child)
 
 
 def _oomlab_record():
@@ -39,22 +86,34 @@ def _oomlab_record():
     _oomlab_chain(hook)
     if not snapshot:
         return
+    _oomlab_note(hook, "python")
     try:
         import torch
     except ImportError:
         sys.stderr.write("oomlab-cli record: this Python has no torch; nothing is recorded\n")
         return
+    _oomlab_note(hook, "torch")
+    # Only this process writes: a child it forks inherits the hook's exit handlers, and must
+    # neither export this process's history nor wait on a profiler it does not run.
+    owner = os.getpid()
+    # Stopped with SIGTERM (a scheduler's time limit, `kill`), the program leaves through its
+    # exit handlers, so its memory is still written.
+    import signal
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, lambda number, _: sys.exit(128 + number))
     if torch.cuda.is_available():
         torch.cuda.memory._record_memory_history(max_entries=1000000)
         written = []
 
         def dump(*_):
-            torch.cuda.memory._dump_snapshot(snapshot)
-            written.append(True)
+            if os.getpid() == owner:
+                torch.cuda.memory._dump_snapshot(snapshot)
+                written.append(True)
         # The allocator's state at the moment of the error; at exit, only if there was none.
         torch._C._cuda_attach_out_of_memory_observer(dump)
         atexit.register(lambda: written or dump())
         return
+    _oomlab_children_leave_quietly(owner)
     from torch.profiler import ProfilerActivity, profile
     settings = dict(activities=[ProfilerActivity.CPU], profile_memory=True, with_stack=True)
     try:  # PyTorch 2.x: every event kept, not only the last cycle's
@@ -64,8 +123,9 @@ def _oomlab_record():
     profiler.__enter__()
 
     def export():
-        profiler.__exit__(None, None, None)
-        profiler.export_chrome_trace(trace)
+        if os.getpid() == owner:
+            profiler.__exit__(None, None, None)
+            profiler.export_chrome_trace(trace)
     atexit.register(export)
 
 

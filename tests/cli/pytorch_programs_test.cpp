@@ -285,6 +285,97 @@ torch.empty(1 << 46)
               std::string::npos);
 }
 
+// `record` of what programs do besides training: fork (children that exit, with their own
+// statuses, while the parent records), run their own sitecustomize, ignore PYTHONPATH, get
+// killed, or have oomlab-cli itself stopped under them.
+class RecordedPrograms : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (torch_python().empty()) {
+            GTEST_SKIP() << "OOMLAB_TORCH_PYTHON is not set";
+        }
+    }
+    // `oomlab-cli record` of `python ARGS...` in the test's folder, its output and status.
+    test::CommandResult record(const std::string& python_arguments,
+                               const std::string& before = "") {
+        return test::run_command("cd " + test::shell_quote(m_dir.path()) + " && " + before +
+                                 "timeout 120 " + test::shell_quote(test::cli_program()) +
+                                 " record --out " + test::shell_quote(m_dir.file("m.pickle")) +
+                                 " -- " + test::shell_quote(torch_python()) + " " +
+                                 python_arguments + " 2>/dev/null </dev/null");
+    }
+    test::TempDir m_dir;
+};
+
+TEST_F(RecordedPrograms, AProgramThatForksEndsAndItsChildrenKeepTheirStatuses) {
+    test::write_file(m_dir.file("fork.py"), R"PY(import os, sys, torch
+x = torch.randn(256, 256)
+children = []
+for i in range(5):
+    pid = os.fork()
+    if pid == 0:
+        torch.randn(64, 64)
+        if i == 3:
+            sys.exit(7)
+        if i == 4:
+            raise ValueError("child four")
+        sys.exit(0)
+    children.append(pid)
+print("children:", [os.waitstatus_to_exitcode(os.waitpid(p, 0)[1]) for p in children], flush=True)
+)PY");
+    const test::CommandResult recorded = record("fork.py");
+    EXPECT_EQ(recorded.exit_code, 0) << recorded.out;
+    EXPECT_NE(recorded.out.find("children: [0, 0, 0, 7, 1]"), std::string::npos) << recorded.out;
+    EXPECT_NE(recorded.out.find("its memory, recorded in "), std::string::npos) << recorded.out;
+}
+
+TEST_F(RecordedPrograms, TheProgramsOwnSitecustomizeRunsAndIsTheOneImported) {
+    std::filesystem::create_directories(m_dir.file("site"));
+    test::write_file(m_dir.file("site/sitecustomize.py"), "MARK = \"the user's own\"\n");
+    const test::CommandResult recorded =
+        record("-c \"import sitecustomize, torch; torch.randn(8); print(sitecustomize.MARK)\"",
+               "PYTHONPATH=" + test::shell_quote(m_dir.file("site")) + " ");
+    EXPECT_EQ(recorded.exit_code, 0) << recorded.out;
+    EXPECT_NE(recorded.out.find("the user's own"), std::string::npos) << recorded.out;
+    EXPECT_NE(recorded.out.find("its memory, recorded in "), std::string::npos) << recorded.out;
+}
+
+TEST_F(RecordedPrograms, WhyNothingWasRecordedIsTold) {
+    const test::CommandResult isolated = record("-I -c \"import torch; torch.randn(8)\"");
+    EXPECT_EQ(isolated.exit_code, 0) << isolated.out;
+    EXPECT_NE(isolated.out.find("a Python run with -I, -E or -S ignores it"), std::string::npos)
+        << isolated.out;
+    const test::CommandResult killed =
+        record("-c \"import os, signal, torch; torch.randn(8); os.kill(os.getpid(), 9)\"");
+    EXPECT_EQ(killed.exit_code, 137) << killed.out;
+    EXPECT_NE(killed.out.find("the program was ended by signal 9"), std::string::npos)
+        << killed.out;
+}
+
+// SIGTERM to oomlab-cli (a job's time limit) reaches the program, which still writes its
+// memory on the way out; no program is left running and no temporary folder behind.
+TEST_F(RecordedPrograms, StoppingOomlabCliStopsTheProgramAndKeepsItsMemory) {
+    test::write_file(m_dir.file("long.py"), R"PY(import os, time, torch
+x = torch.randn(512, 512)
+with open("started.tmp", "w") as started:
+    started.write(str(os.getpid()))
+os.rename("started.tmp", "started")
+time.sleep(100)
+)PY");
+    const test::CommandResult stopped = test::run_command(
+        "cd " + test::shell_quote(m_dir.path()) + " || exit 1; TMPDIR=. " +
+        test::shell_quote(test::cli_program()) + " record --out m.pickle -- " +
+        test::shell_quote(torch_python()) +
+        " long.py >out.txt 2>/dev/null </dev/null & cli=$!; "
+        "for i in $(seq 600); do [ -f started ] && break; sleep 0.1; done; "
+        "kill -TERM $cli; wait $cli; cat out.txt; ls -d oomlab-record-* 2>/dev/null; "
+        "kill -0 $(cat started) 2>/dev/null && echo the program still runs");
+    EXPECT_NE(stopped.out.find("exited with 143"), std::string::npos) << stopped.out;
+    EXPECT_NE(stopped.out.find("its memory, recorded in "), std::string::npos) << stopped.out;
+    EXPECT_EQ(stopped.out.find("oomlab-record-"), std::string::npos) << stopped.out;
+    EXPECT_EQ(stopped.out.find("the program still runs"), std::string::npos) << stopped.out;
+}
+
 TEST(PyTorchPrograms, RecordOfAProgramThatIsNotThereSaysSo) {
     test::TempDir dir;
     const test::CliResult result =
