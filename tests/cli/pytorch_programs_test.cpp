@@ -323,10 +323,15 @@ for i in range(5):
     children.append(pid)
 print("children:", [os.waitstatus_to_exitcode(os.waitpid(p, 0)[1]) for p in children], flush=True)
 )PY");
-    const test::CommandResult recorded = record("fork.py");
-    EXPECT_EQ(recorded.exit_code, 0) << recorded.out;
-    EXPECT_NE(recorded.out.find("children: [0, 0, 0, 7, 1]"), std::string::npos) << recorded.out;
-    EXPECT_NE(recorded.out.find("its memory, recorded in "), std::string::npos) << recorded.out;
+    // Twice: the second replaces the first's record (PyTorch 2.x starts its trace with a line
+    // break, and it was taken for a file of the user's).
+    for (int time = 0; time < 2; ++time) {
+        const test::CommandResult recorded = record("fork.py");
+        EXPECT_EQ(recorded.exit_code, 0) << recorded.out;
+        EXPECT_NE(recorded.out.find("children: [0, 0, 0, 7, 1]"), std::string::npos)
+            << recorded.out;
+        EXPECT_NE(recorded.out.find("its memory, recorded in "), std::string::npos) << recorded.out;
+    }
 }
 
 TEST_F(RecordedPrograms, TheProgramsOwnSitecustomizeRunsAndIsTheOneImported) {
