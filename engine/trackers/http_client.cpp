@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 
 #include "oomlab/common/errors.h"
@@ -12,13 +13,43 @@ namespace oomlab::trackers {
 namespace {
 
 constexpr long kConnectTimeoutS = 5;
-// A request that moves no data for this long is given up; a large upload that moves on
-// is never cut short.
+// A request that moves less than a kibibyte a second for this long is given up (a server
+// that trickles its answer as much as one that sends nothing).
 constexpr long kStallSeconds = 30;
+constexpr long kSlowestBytesPerSecond = 1024;
+// A whole request takes at most this long (OOMLAB_TRACKER_TIMEOUT_S), an upload that much
+// more for each 256 KiB it sends.
+constexpr long kRequestSeconds = 120;
+constexpr long kUploadBytesPerSecond = 256 << 10;
+// A tracking server's answers are a few kibibytes of JSON; more is not read.
+constexpr std::size_t kMostAnswerBytes = std::size_t(64) << 20;
+
+struct Answer {
+    std::string* body = nullptr;
+    bool too_long = false;
+};
 
 size_t append_body(char* data, size_t size, size_t count, void* out) {
-    static_cast<std::string*>(out)->append(data, size * count);
+    Answer& answer = *static_cast<Answer*>(out);
+    if (answer.body->size() + size * count > kMostAnswerBytes) {
+        answer.too_long = true;
+        return 0;  // libcurl stops the transfer
+    }
+    answer.body->append(data, size * count);
     return size * count;
+}
+
+long request_seconds(const HttpRequest& request) {
+    long seconds = kRequestSeconds;
+    if (const char* set = std::getenv("OOMLAB_TRACKER_TIMEOUT_S"); set && std::atol(set) > 0) {
+        seconds = std::atol(set);
+    }
+    if (!request.body_file.empty()) {
+        std::error_code error;
+        const auto bytes = std::filesystem::file_size(request.body_file, error);
+        seconds += error ? 0 : long(bytes / kUploadBytesPerSecond);
+    }
+    return seconds;
 }
 
 // libcurl's global state, made once before any request and kept for the process.
@@ -48,8 +79,10 @@ HttpReply send(const HttpRequest& request) {
     curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, error);
     curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);  // safe in a worker thread
     curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT, kConnectTimeoutS);
-    curl_easy_setopt(handle, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(handle, CURLOPT_LOW_SPEED_LIMIT, kSlowestBytesPerSecond);
     curl_easy_setopt(handle, CURLOPT_LOW_SPEED_TIME, kStallSeconds);
+    const long seconds = request_seconds(request);
+    curl_easy_setopt(handle, CURLOPT_TIMEOUT, seconds);
     curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers.get());
     // MLflow's own variables for a server behind basic authentication, as its client reads
     // them: never part of the address, so never printed or stored.
@@ -61,7 +94,8 @@ HttpReply send(const HttpRequest& request) {
         curl_easy_setopt(handle, CURLOPT_PASSWORD, password);
     }
     curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, append_body);
-    curl_easy_setopt(handle, CURLOPT_WRITEDATA, &reply.body);
+    Answer answer{&reply.body};
+    curl_easy_setopt(handle, CURLOPT_WRITEDATA, &answer);
 
     std::unique_ptr<std::FILE, decltype(&std::fclose)> file(nullptr, std::fclose);
     if (!request.body_file.empty()) {
@@ -80,6 +114,17 @@ HttpReply send(const HttpRequest& request) {
         curl_easy_setopt(handle, CURLOPT_CUSTOMREQUEST, request.method.c_str());
     }
     const CURLcode code = curl_easy_perform(handle);
+    if (answer.too_long) {
+        throw Error("its answer passed " + std::to_string(kMostAnswerBytes >> 20) +
+                    " MiB, more than a tracking server answers");
+    }
+    double connected_after = 0;  // 0: never connected (libcurl's own words say why)
+    curl_easy_getinfo(handle, CURLINFO_CONNECT_TIME, &connected_after);
+    if (code == CURLE_OPERATION_TIMEDOUT && connected_after > 0) {
+        throw Error("no whole answer within " + std::to_string(seconds) +
+                    " s, or less than 1 KiB a second for " + std::to_string(kStallSeconds) +
+                    " s (OOMLAB_TRACKER_TIMEOUT_S gives a request more time)");
+    }
     if (code != CURLE_OK) {
         throw Error(*error ? std::string(error) : std::string(curl_easy_strerror(code)));
     }

@@ -213,6 +213,38 @@ class WrongShapeHandler(http.server.BaseHTTPRequestHandler):
     do_POST = answer
 
 
+class EndlessHandler(http.server.BaseHTTPRequestHandler):
+    """A server whose answer never ends: a gibibyte said and sent (`mode` "flood"), or a
+    byte every half second ("trickle")."""
+
+    mode = "flood"
+
+    def log_message(self, *_):
+        pass
+
+    def answer(self):
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(1 << 30))
+        self.end_headers()
+        try:
+            if EndlessHandler.mode == "flood":
+                chunk = b" " * (1 << 20)
+                for _ in range(1 << 10):
+                    self.wfile.write(chunk)
+            else:
+                for _ in range(600):
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(0.5)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    do_GET = answer
+    do_POST = answer
+
+
 class MlflowUnreachable(RunsFixture):
     """Servers that are down or are not MLflow: a clear error, and the database untouched."""
 
@@ -272,6 +304,29 @@ class MlflowUnreachable(RunsFixture):
             written = [name for _, _, names in os.walk(logs) for name in names]
             self.assertTrue(any(name.startswith("events.out.tfevents.") for name in written),
                             written)
+        finally:
+            server.shutdown()
+            server.server_close()
+
+    def test_an_answer_without_end(self):
+        """A body past 64 MiB, or trickled, ends the request with words, within its time."""
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), EndlessHandler)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            uri = f"http://127.0.0.1:{server.server_address[1]}"
+            for mode, words in (("flood", "its answer passed 64 MiB"),
+                                ("trickle", "no whole answer within 3 s")):
+                with self.subTest(mode=mode):
+                    EndlessHandler.mode = mode
+                    started = time.monotonic()
+                    code, _, err = cli("runs", "export", str(self.completed), "--db", self.db,
+                                       "--to", "mlflow", "--tracking-uri", uri, check=False,
+                                       env={"OOMLAB_TRACKER_TIMEOUT_S": "3"})
+                    self.assertEqual(code, 1)
+                    self.assertIn(f"MLflow at {uri} did not answer ({words}", err)
+                    # Bounded by the request's time, not by the server (a gibibyte, 300 s).
+                    self.assertLess(time.monotonic() - started, 60)
         finally:
             server.shutdown()
             server.server_close()

@@ -26,10 +26,12 @@ STEP_SERIES = {
 EVAL_SERIES = {"eval/loss": ("loss", 1), "eval/accuracy": ("accuracy", 1)}
 
 
-def cli(*arguments, check=True):
-    """Runs oomlab-cli; returns (exit code, stdout, stderr)."""
+def cli(*arguments, check=True, env=None):
+    """Runs oomlab-cli (with `env` added to the environment); returns (exit code, stdout,
+    stderr)."""
     ran = subprocess.run([CLI, *arguments], capture_output=True, text=True,
-                         timeout=COMMAND_TIMEOUT_S, check=False)
+                         timeout=COMMAND_TIMEOUT_S, check=False,
+                         env={**os.environ, **(env or {})})
     if check and ran.returncode != 0:
         raise AssertionError(f"oomlab-cli {' '.join(arguments)} exited {ran.returncode}:\n"
                              f"{ran.stdout}\n{ran.stderr}")
