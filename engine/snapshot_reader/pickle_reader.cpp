@@ -12,6 +12,7 @@
 #include "oomlab/common/errors.h"
 #include "oomlab/common/format.h"
 #include "oomlab/common/pickle_opcodes.h"
+#include "pointer_set.h"
 
 namespace oomlab::snapshot {
 
@@ -47,6 +48,13 @@ constexpr std::uint64_t kMostText = std::uint64_t(64) << 20;   // frame and file
 std::uint64_t mix(std::uint64_t hash, std::uint64_t value) {
     return (hash ^ value) * 0x9E3779B97F4A7C15ull + (hash >> 29);
 }
+
+struct SameText {
+    std::size_t operator()(std::string_view text) const {
+        return std::hash<std::string_view>{}(text);
+    }
+    bool operator()(std::string_view text, const std::string* kept) const { return *kept == text; }
+};
 
 struct SameContent {
     std::size_t operator()(const PickleContainer* container) const {
@@ -128,7 +136,7 @@ private:
     // What the reader keeps: the values made, the stack, the memo and the index of containers.
     std::uint64_t held() const {
         return m_held + m_stack.capacity() * sizeof(PickleValue) +
-               m_memo.capacity() * sizeof(std::uintptr_t) + m_canonical.size() * 3 * sizeof(void*);
+               m_memo.capacity() * sizeof(std::uintptr_t) + m_canonical.bytes() + m_strings.bytes();
     }
 
     // Refuses a pickle that keeps far more (with `more` bytes about to be kept for `what`), or
@@ -287,11 +295,10 @@ private:
         if (!may_repeat(container)) {
             return &container;
         }
-        const auto [found, added] = m_canonical.insert(&container);
+        const auto [kept, added] = m_canonical.find_or_add(&container, [&] { return &container; });
         if (added) {
             return &container;
         }
-        PickleContainer* kept = *found;
         container.same_as = kept;
         container.items = {};
         const PickleValue dropped = PickleValue::of_container(&container);
@@ -396,13 +403,12 @@ private:
                  format_bytes(std::int64_t(kMostText)) + ")");
         }
         const std::string_view bytes = take(std::size_t(length));
-        auto found = m_strings.find(bytes);
-        if (found == m_strings.end()) {
-            const std::string& stored = m_storage->strings.emplace_back(bytes);
-            found = m_strings.emplace(stored, &stored).first;
-            m_held += sizeof(std::string) + stored.capacity() + 4 * sizeof(void*);
+        const auto [stored, added] =
+            m_strings.find_or_add(bytes, [&] { return &m_storage->strings.emplace_back(bytes); });
+        if (added) {
+            m_held += sizeof(std::string) + stored->capacity();
         }
-        push(PickleValue::of_text(found->second));
+        push(PickleValue::of_text(stored));
     }
 
     void step(unsigned char op);
@@ -419,8 +425,8 @@ private:
     std::vector<std::size_t> m_marks;  // stack sizes at each MARK
     std::vector<std::uintptr_t> m_memo;
     std::vector<PickleContainer*> m_free;
-    std::unordered_set<PickleContainer*, SameContent, SameContent> m_canonical;
-    std::unordered_map<std::string_view, const std::string*> m_strings;  // the stored ones
+    PointerSet<PickleContainer*, SameContent, SameContent> m_canonical;
+    PointerSet<const std::string*, SameText, SameText> m_strings;  // each stored once
     std::uint64_t m_held = 0;    // bytes of containers, their items, strings and scalars made
     std::uint64_t m_values = 0;  // pushed on the stack so far
     // Half the machine's memory: the rest is for what is made of the document.
