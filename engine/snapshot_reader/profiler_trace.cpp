@@ -65,8 +65,8 @@ struct OpenSpan {
     // The user's line; else the innermost op.
     std::string line() const {
         return user           ? user->name
-               : innermost_op ? "(no Python frame recorded) " + innermost_op->name
-                              : "(no Python frame recorded)";
+               : innermost_op ? std::string(kNoPythonFrame) + " " + innermost_op->name
+                              : kNoPythonFrame;
     }
 
     // As for a snapshot's frames: backward, the optimizer's step, a copy between devices or

@@ -348,6 +348,7 @@ std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device,
         advise_fewer_activations(device, snapshot_moment(device, device.peak_event), "at the peak",
                                  advice);
     }
+    bool told_how_to_record_lines = false;
     for (const SnapshotLine& line : device.at_peak) {
         if (line.where == kAllocatedBeforeTrace) {
             if (double(line.bytes) >= kUntracedShare * double(device.peak_allocated)) {
@@ -359,7 +360,22 @@ std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device,
                          "it: call torch.cuda.memory._record_memory_history() before building "
                          "the model and the optimizer."});
             }
-        } else if (double(line.bytes) >= kLineShare * double(device.peak_allocated)) {
+        } else if (double(line.bytes) < kLineShare * double(device.peak_allocated)) {
+            continue;
+        } else if (line.where.rfind(kNoPythonFrame, 0) == 0) {
+            if (told_how_to_record_lines) {
+                continue;
+            }
+            told_how_to_record_lines = true;  // once, for the largest such line
+            advice.push_back(
+                {"record the Python lines",
+                 format_bytes(line.bytes) + " alive at the peak (" +
+                     percent_of(line.bytes, device.peak_allocated) +
+                     ") has no Python frame on record, so no line of the program can be named "
+                     "for it: record the history with "
+                     "torch.cuda.memory._record_memory_history(stacks=\"python\") (or "
+                     "stacks=\"all\" for C++ frames too), or profile with with_stack=True."});
+        } else {
             advice.push_back({"start with " + line.where,
                               "it holds " + format_bytes(line.bytes) + " at the peak (" +
                                   percent_of(line.bytes, device.peak_allocated) +

@@ -71,7 +71,7 @@ std::string user_line(const Items& frames) {
         }
         first_python = first_python ? first_python : &frame;
     }
-    return first_python ? where(*first_python) : "(no Python frame recorded)";
+    return first_python ? where(*first_python) : kNoPythonFrame;
 }
 
 bool contains(const std::string& text, std::string_view part) {

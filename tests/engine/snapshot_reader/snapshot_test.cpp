@@ -262,6 +262,23 @@ TEST(SnapshotAdvice, ARealSnapshotNamesItsLargestLineAndItsLateHistory) {
         << advice[1].why;
 }
 
+// A peak whose blocks have no Python frame (a history recorded without stacks, or a profiler
+// without with_stack) names no place to start: it says how to record the lines, once.
+TEST(SnapshotAdvice, APeakWithoutPythonFramesSaysHowToRecordThem) {
+    SnapshotDevice device;
+    device.peak_allocated = 4LL << 30;
+    device.at_peak = {{std::string(kNoPythonFrame) + " aten::mm", 3LL << 30, 3},
+                      {std::string(kNoPythonFrame) + " aten::add", 1LL << 30, 1}};
+    const std::vector<SnapshotAdvice> advice = snapshot_advice(device, std::nullopt);
+    ASSERT_EQ(advice.size(), 1u);
+    EXPECT_EQ(advice[0].what, "record the Python lines");
+    EXPECT_NE(advice[0].why.find("3.00 GiB alive at the peak (75%) has no Python frame on record"),
+              std::string::npos)
+        << advice[0].why;
+    EXPECT_NE(advice[0].why.find("_record_memory_history(stacks=\"python\")"), std::string::npos)
+        << advice[0].why;
+}
+
 SnapshotDevice device_at_oom(std::int64_t reserved, std::int64_t allocated,
                              std::int64_t requested) {
     SnapshotDevice device;

@@ -17,6 +17,8 @@ namespace oomlab {
 
 // The line (and kind) of what was alive at the peak but allocated before the trace began.
 inline constexpr const char* kAllocatedBeforeTrace = "(allocated before the trace began)";
+// Where a block's stack has no Python frame (recorded without them, or made by C++ alone).
+inline constexpr const char* kNoPythonFrame = "(no Python frame recorded)";
 
 struct SnapshotLine {
     std::string where;  // "train.py:41 (forward)", the first frame outside torch; or why none
