@@ -9,6 +9,7 @@
 #include <QtConcurrent>
 
 #include "common/formatting.h"
+#include "common/freed_memory.h"
 #include "common/wrapped_label.h"
 #include "snapshot/snapshot_tables.h"
 
@@ -31,6 +32,10 @@ void fillChanges(QTableWidget* table, const std::vector<SnapshotChange>& changes
 }
 
 }  // namespace
+
+SnapshotDiffWindow::~SnapshotDiffWindow() {
+    giveFreedMemoryBackSoon();  // both snapshots' reports go with the window
+}
 
 SnapshotDiffWindow::SnapshotDiffWindow(QWidget* parent) : QWidget(parent, Qt::Window) {
     setObjectName(QStringLiteral("snapshotDiffWindow"));

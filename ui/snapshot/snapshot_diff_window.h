@@ -22,6 +22,7 @@ class SnapshotDiffWindow : public QWidget {
 
 public:
     explicit SnapshotDiffWindow(QWidget* parent = nullptr);
+    ~SnapshotDiffWindow() override;
 
     // Reads both files on a worker thread; loaded() when the difference is shown, or the error.
     void open(const QString& before, const QString& after);

@@ -13,6 +13,7 @@
 #include <QtConcurrent>
 
 #include "common/formatting.h"
+#include "common/freed_memory.h"
 #include "common/wrapped_label.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/snapshot_reader/snapshot_advice.h"
@@ -147,6 +148,7 @@ SnapshotDiffWindow* SnapshotWindow::compareWith(const QString& after) {
 
 SnapshotWindow::~SnapshotWindow() {
     cancel();
+    giveFreedMemoryBackSoon();  // the report, its replays and the tables go with the window
 }
 
 void SnapshotWindow::open(const QString& path) {
@@ -202,6 +204,7 @@ void SnapshotWindow::showLoaded() {
     m_progress->hide();
     m_cancel->hide();
     m_reading.reset();
+    giveFreedMemoryBackSoon();  // what reading the file took beyond the report
     const Loaded read = m_watcher.result();
     m_error = read.error;
     m_report = read.report;
