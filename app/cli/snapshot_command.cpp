@@ -17,37 +17,6 @@
 namespace oomlab::cli {
 namespace {
 
-// --device-memory as a person writes it: "80GiB", "80 GiB", "80G" or "80GB" (a GPU's memory
-// is counted in binary units), or bytes. A bare number under 1 MiB is refused: "80" meant
-// gigabytes, not 80 bytes.
-std::int64_t device_memory_bytes(const std::string& text) {
-    double number = 0;
-    const char* end = text.data() + text.size();
-    const auto [rest, error] = std::from_chars(text.data(), end, number);
-    std::string unit(rest, end);
-    unit.erase(std::remove(unit.begin(), unit.end(), ' '), unit.end());
-    std::transform(unit.begin(), unit.end(), unit.begin(),
-                   [](unsigned char c) { return char(std::tolower(c)); });
-    static const std::pair<const char*, int> kUnits[] = {
-        {"", 0},     {"b", 0},  {"k", 10},  {"kb", 10},  {"kib", 10}, {"m", 20},  {"mb", 20},
-        {"mib", 20}, {"g", 30}, {"gb", 30}, {"gib", 30}, {"t", 40},   {"tb", 40}, {"tib", 40}};
-    const auto* known = std::find_if(std::begin(kUnits), std::end(kUnits),
-                                     [&](const auto& item) { return unit == item.first; });
-    if (error != std::errc() || known == std::end(kUnits) || !(number > 0)) {
-        throw BadInput("--device-memory " + text +
-                       ": give a size with its unit, e.g. 80GiB (or bytes)");
-    }
-    const double bytes = number * double(std::int64_t(1) << known->second);
-    if (bytes > double(std::int64_t(1) << 50)) {
-        throw BadInput("--device-memory " + text + ": more than 1 PiB, more than any GPU holds");
-    }
-    if (bytes < double(std::int64_t(1) << 20)) {
-        throw BadInput("--device-memory " + text + ": " + format_bytes(std::int64_t(bytes)) +
-                       " is less than any GPU holds; give the unit, e.g. " + text + "GiB");
-    }
-    return static_cast<std::int64_t>(bytes);
-}
-
 void print_groups(const char* title, const std::vector<SnapshotLine>& groups) {
     if (!groups.empty()) {
         std::cout << "  " << title << ":\n";
@@ -243,7 +212,8 @@ void add_snapshot_command(CLI::App& app, int& exit_code) {
     whatif->callback([=, &exit_code] {
         // Before the file is read: a wrong size is told at once, not after a long read.
         const std::optional<std::int64_t> memory =
-            *memory_option ? std::optional(device_memory_bytes(*device_memory)) : std::nullopt;
+            *memory_option ? std::optional(device_memory_bytes(*device_memory, "--device-memory"))
+                           : std::nullopt;
         const SnapshotReport report = read_snapshot_report(*whatif_file);
         const auto results =
             snapshot_whatif(report, *conf_option ? std::optional(*conf) : std::nullopt, memory);

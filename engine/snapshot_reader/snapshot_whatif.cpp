@@ -1,5 +1,9 @@
 #include "oomlab/snapshot_reader/snapshot_whatif.h"
 
+#include <cctype>
+
+#include <charconv>
+
 #include <algorithm>
 #include <sstream>
 #include <unordered_set>
@@ -182,12 +186,10 @@ std::vector<SnapshotWhatIf> snapshot_whatif(const SnapshotReport& report,
         std::int64_t capacity = 0;
         if (device_memory) {
             capacity = *device_memory;
-            result.capacity_source = "--device-memory";
+            result.capacity_source = "as given";
         } else if (!device.ooms.empty()) {
             capacity = device.peak_reserved;
-            result.capacity_source =
-                "the most the program reserved: it ran out of memory there (--device-memory "
-                "sets another)";
+            result.capacity_source = "the most the program reserved: it ran out of memory there";
         } else {
             result.capacity_source = "none: the trace never ran out of memory";
         }
@@ -229,7 +231,8 @@ std::string snapshot_whatif_json(const SnapshotReport& report,
 }
 
 std::string snapshot_whatif_text(const SnapshotReport& report,
-                                 const std::vector<SnapshotWhatIf>& results) {
+                                 const std::vector<SnapshotWhatIf>& results,
+                                 const WhatIfControls& controls) {
     std::ostringstream out;
     if (results.empty()) {
         out << report.source << ": no device has a trace of allocations to replay\n";
@@ -248,7 +251,7 @@ std::string snapshot_whatif_text(const SnapshotReport& report,
             << f.segment_allocs_recorded
             << " segments opened by the same request with the same size (" << percent(share)
             << "); it would have opened " << f.segment_allocs_modelled << "\n";
-        for (std::size_t i = 0; i < f.misses.size() && i < 5; ++i) {
+        for (std::size_t i = 0; i < f.misses.size() && i < controls.misses_shown; ++i) {
             const allocator::FidelityMiss& miss = f.misses[i];
             out << "    event " << miss.event << ": " << format_bytes(miss.request)
                 << " asked; recorded "
@@ -256,8 +259,9 @@ std::string snapshot_whatif_text(const SnapshotReport& report,
                 << ", modelled "
                 << (miss.modelled ? "a segment of " + format_bytes(miss.modelled) : "none") << "\n";
         }
-        if (f.misses.size() > 5) {
-            out << "    ... " << f.misses.size() - 5 << " more (--json lists them)\n";
+        if (f.misses.size() > controls.misses_shown) {
+            out << "    ... " << f.misses.size() - controls.misses_shown << " more ("
+                << controls.all_misses << " lists them)\n";
         }
         const auto describe = [&](const char* title, const std::string& conf,
                                   const allocator::WhatIf& whatif) {
@@ -278,13 +282,48 @@ std::string snapshot_whatif_text(const SnapshotReport& report,
         };
         out << "  capacity: "
             << (result.recorded.capacity ? format_bytes(result.recorded.capacity) + ", " : "")
-            << result.capacity_source << "\n";
+            << (result.capacity_source == "as given" ? controls.device_memory
+                                                     : result.capacity_source)
+            << (result.recorded.capacity && result.capacity_source != "as given"
+                    ? " (" + controls.device_memory + " sets another)"
+                    : "")
+            << "\n";
         describe("replayed under the recorded", result.recorded_conf, result.recorded);
         if (result.conf != result.recorded_conf) {
             describe("replayed under", result.conf, result.replayed);
         }
     }
     return out.str();
+}
+
+// A device's memory as a person writes it: "80GiB", "80 GiB", "80G" or "80GB" (a GPU's memory
+// is counted in binary units), or bytes. A bare number under 1 MiB is refused: "80" meant
+// gigabytes, not 80 bytes.
+std::int64_t device_memory_bytes(const std::string& text, const std::string& control) {
+    double number = 0;
+    const char* end = text.data() + text.size();
+    const auto [rest, error] = std::from_chars(text.data(), end, number);
+    std::string unit(rest, end);
+    unit.erase(std::remove(unit.begin(), unit.end(), ' '), unit.end());
+    std::transform(unit.begin(), unit.end(), unit.begin(),
+                   [](unsigned char c) { return char(std::tolower(c)); });
+    static const std::pair<const char*, int> kUnits[] = {
+        {"", 0},     {"b", 0},  {"k", 10},  {"kb", 10},  {"kib", 10}, {"m", 20},  {"mb", 20},
+        {"mib", 20}, {"g", 30}, {"gb", 30}, {"gib", 30}, {"t", 40},   {"tb", 40}, {"tib", 40}};
+    const auto* known = std::find_if(std::begin(kUnits), std::end(kUnits),
+                                     [&](const auto& item) { return unit == item.first; });
+    if (error != std::errc() || known == std::end(kUnits) || !(number > 0)) {
+        throw BadInput(control + " " + text + ": give a size with its unit, e.g. 80GiB (or bytes)");
+    }
+    const double bytes = number * double(std::int64_t(1) << known->second);
+    if (bytes > double(std::int64_t(1) << 50)) {
+        throw BadInput(control + " " + text + ": more than 1 PiB, more than any GPU holds");
+    }
+    if (bytes < double(std::int64_t(1) << 20)) {
+        throw BadInput(control + " " + text + ": " + format_bytes(std::int64_t(bytes)) +
+                       " is less than any GPU holds; give the unit, e.g. " + text + "GiB");
+    }
+    return static_cast<std::int64_t>(bytes);
 }
 
 }  // namespace oomlab

@@ -29,7 +29,7 @@ std::optional<nlohmann::json> MlflowApi::call(const std::string& method, const s
     } catch (const Error& error) {
         throw Error("MLflow at " + m_uri + " did not answer (" + error.what() +
                     "): start it (mlflow server --host 127.0.0.1 --port 5000) or check "
-                    "--tracking-uri; nothing was changed in the run database");
+                    "the tracking server's address; nothing was changed in the run database");
     }
     const auto answer = nlohmann::json::parse(reply.body, nullptr, /*allow_exceptions=*/false);
     if (reply.status == 200 && answer.is_object()) {

@@ -264,6 +264,56 @@ private slots:
         window->close();
     }
 
+    // The replay box speaks of its own controls, never of a command's options: a device
+    // memory field (in units, refused in words), and a Show all for the model's misses.
+    void theReplayBoxNamesItsOwnControls() {
+        const QString path = m_dir.filePath("twenty.pickle");
+        QVERIFY(writeManyEvents(path, 20));  // no segments recorded: 20 requests disagree
+        SnapshotWindow* window = openAndWait(path);
+        QVERIFY(window);
+        SnapshotReplayBox* box = window->replayBox();
+        QSignalSpy replayed(box, &SnapshotReplayBox::replayed);
+        const auto replay = [&] {
+            QTest::keyClick(box->deviceMemory(), Qt::Key_Return);
+            return replayed.wait(30000);
+        };
+        QVERIFY(replay());
+        QString text = box->resultText();
+        QVERIFY2(text.contains(QStringLiteral("15 more (Show all lists them)")), qPrintable(text));
+        QVERIFY2(!text.contains(QStringLiteral("--")), qPrintable(text));
+        QVERIFY(!box->showAllButton()->isHidden());
+        QTest::mouseClick(box->showAllButton(), Qt::LeftButton);
+        text = box->resultText();
+        QVERIFY2(
+            text.contains(QStringLiteral("event 38:")) && !text.contains(QStringLiteral("more (")),
+            qPrintable(text));
+        QVERIFY(box->showAllButton()->isHidden());
+
+        box->deviceMemory()->setText(QStringLiteral("64 MiB"));
+        QVERIFY(replay());
+        text = box->resultText();
+        QVERIFY2(text.contains(QStringLiteral("capacity: 64.0 MiB, the Device memory field")),
+                 qPrintable(text));
+        box->deviceMemory()->setText(QStringLiteral("80"));
+        QVERIFY(replay());
+        text = box->resultText();
+        QVERIFY2(text.contains(QStringLiteral("Device memory 80: 80 B is less than any GPU holds")),
+                 qPrintable(text));
+        window->close();
+
+        window = openAndWait(test::benchResult("gpu-2026-11-26/snapshots/oom-default.pickle.gz"));
+        QVERIFY(window);
+        box = window->replayBox();
+        QSignalSpy oomReplayed(box, &SnapshotReplayBox::replayed);
+        QTest::keyClick(box->deviceMemory(), Qt::Key_Return);
+        QVERIFY(oomReplayed.wait(30000));
+        text = box->resultText();
+        QVERIFY2(text.contains(QStringLiteral("ran out of memory there (the Device memory field "
+                                              "sets another)")),
+                 qPrintable(text));
+        window->close();
+    }
+
     // A long read shows how far it has come and stops at Cancel, saying so; read again to the
     // end, it shows the snapshot and no more progress.
     void aLongReadShowsItsProgressAndCancels() {

@@ -26,6 +26,18 @@ SnapshotReplayBox::SnapshotReplayBox(QWidget* parent) : QWidget(parent) {
         tr("Replay the trace through a model of PyTorch's caching allocator under these "
            "settings: what it would have reserved, and whether its out-of-memory errors "
            "would still happen"));
+    m_deviceMemory = new QLineEdit;
+    m_deviceMemory->setObjectName(QStringLiteral("snapshotDeviceMemory"));
+    m_deviceMemory->setPlaceholderText(tr("as recorded"));
+    m_deviceMemory->setMaximumWidth(fontMetrics().horizontalAdvance(QStringLiteral("M")) * 9);
+    m_deviceMemory->setToolTip(
+        tr("The device's memory to replay under, e.g. 80GiB. Empty: what the program had "
+           "reserved when it ran out of memory (or no limit when it never did)"));
+    m_showAll = new QPushButton(tr("Show all"));
+    m_showAll->setObjectName(QStringLiteral("snapshotReplayShowAll"));
+    m_showAll->setToolTip(
+        tr("List every request where the model's decision differs from the trace's"));
+    m_showAll->hide();
     m_result = new WrappedLabel;
     m_result->setObjectName(QStringLiteral("snapshotReplayResult"));
     m_result->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -33,19 +45,30 @@ SnapshotReplayBox::SnapshotReplayBox(QWidget* parent) : QWidget(parent) {
     row->setContentsMargins(0, 0, 0, 0);
     row->addWidget(new QLabel(tr("Allocator settings:")));
     row->addWidget(m_settings, 1);
+    row->addWidget(new QLabel(tr("Device memory:")));
+    row->addWidget(m_deviceMemory);
     row->addWidget(m_replay);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addLayout(row);
     layout->addWidget(m_result);
+    layout->addWidget(m_showAll, 0, Qt::AlignLeft);
     connect(m_replay, &QPushButton::clicked, this, [this] { replay(m_settings->text()); });
     connect(m_settings, &QLineEdit::returnPressed, this, [this] { replay(m_settings->text()); });
+    connect(m_deviceMemory, &QLineEdit::returnPressed, this,
+            [this] { replay(m_settings->text()); });
+    connect(m_showAll, &QPushButton::clicked, this, [this] {
+        m_showAll->hide();
+        showText();
+    });
     connect(&m_watcher, &QFutureWatcher<Outcome>::finished, this, &SnapshotReplayBox::showOutcome);
 }
 
 void SnapshotReplayBox::setDevice(const SnapshotReport* report, int deviceIndex) {
     m_report = report;
     m_deviceIndex = deviceIndex;
+    m_outcome = {};
+    m_showAll->hide();
     m_result->clear();
 }
 
@@ -68,29 +91,51 @@ void SnapshotReplayBox::replay(const QString& settings) {
             one.devices.push_back(device);
         }
     }
-    m_watcher.setFuture(QtConcurrent::run([report = std::move(one), conf = ss(settings)] {
+    const std::string memory = ss(m_deviceMemory->text().trimmed());
+    m_watcher.setFuture(QtConcurrent::run([report = std::move(one), conf = ss(settings), memory] {
         Outcome outcome;
+        outcome.source.source = report.source;
         try {
-            const auto results = snapshot_whatif(
-                report, conf.empty() ? std::nullopt : std::optional(conf), std::nullopt);
-            outcome.text = qs(snapshot_whatif_text(report, results));
-            if (!results.empty()) {
-                outcome.reserved = results.front().replayed.reserved_line;
-                outcome.settings = qs(results.front().conf);
+            outcome.results = snapshot_whatif(
+                report, conf.empty() ? std::nullopt : std::optional(conf),
+                memory.empty() ? std::nullopt
+                               : std::optional(device_memory_bytes(memory, "Device memory")));
+            if (!outcome.results.empty()) {
+                outcome.reserved = outcome.results.front().replayed.reserved_line;
+                outcome.settings = qs(outcome.results.front().conf);
             }
         } catch (const std::exception& error) {
-            outcome.text = qs(error.what());
+            outcome.error = qs(error.what());
         }
         return outcome;
     }));
 }
 
 void SnapshotReplayBox::showOutcome() {
-    const Outcome outcome = m_watcher.result();
+    m_outcome = m_watcher.result();
     m_replay->setEnabled(true);
-    m_result->setText(outcome.text.toHtmlEscaped().replace('\n', QStringLiteral("<br>")));
-    emit replayed(outcome.reserved,
-                  outcome.settings.isEmpty() ? tr("the recorded settings") : outcome.settings);
+    constexpr std::size_t kMissesShown = 5;
+    bool more = false;
+    for (const SnapshotWhatIf& result : m_outcome.results) {
+        more |= result.fidelity.misses.size() > kMissesShown;
+    }
+    m_showAll->setVisible(more);
+    showText();
+    emit replayed(m_outcome.reserved,
+                  m_outcome.settings.isEmpty() ? tr("the recorded settings") : m_outcome.settings);
+}
+
+// The what-if in the words of this box: its own controls, never a command's options.
+void SnapshotReplayBox::showText() {
+    WhatIfControls controls;
+    controls.device_memory = ss(tr("the Device memory field"));
+    controls.all_misses = ss(tr("Show all"));
+    controls.misses_shown = m_showAll->isHidden() ? SIZE_MAX : 5;
+    const QString text =
+        m_outcome.error.isEmpty()
+            ? qs(snapshot_whatif_text(m_outcome.source, m_outcome.results, controls))
+            : m_outcome.error;
+    m_result->setText(text.toHtmlEscaped().replace('\n', QStringLiteral("<br>")));
 }
 
 }  // namespace oomlab::ui

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "oomlab/snapshot_reader/snapshot_report.h"
+#include "oomlab/snapshot_reader/snapshot_whatif.h"
 
 class QLineEdit;
 class QPushButton;
@@ -31,6 +32,11 @@ public:
     void replay(const QString& settings);
 
     QLineEdit* settings() const { return m_settings; }
+    // The device's memory to replay under ("80GiB"); empty: what the program reserved when it
+    // ran out of memory, or none.
+    QLineEdit* deviceMemory() const { return m_deviceMemory; }
+    // Lists every place the model's decisions differ from the trace's, not the first five.
+    QPushButton* showAllButton() const { return m_showAll; }
     QString resultText() const;
 
 signals:
@@ -40,16 +46,22 @@ signals:
 
 private:
     struct Outcome {
-        QString text;  // the what-if, or why there is none
+        QString error;          // why there is no what-if
+        SnapshotReport source;  // the report's name only
+        std::vector<SnapshotWhatIf> results;
         QString settings;
         std::vector<std::pair<std::size_t, std::int64_t>> reserved;
     };
     void showOutcome();
+    void showText();
 
     const SnapshotReport* m_report = nullptr;
     int m_deviceIndex = 0;
     QLineEdit* m_settings = nullptr;
+    QLineEdit* m_deviceMemory = nullptr;
     QPushButton* m_replay = nullptr;
+    QPushButton* m_showAll = nullptr;
+    Outcome m_outcome;
     WrappedLabel* m_result = nullptr;
     QFutureWatcher<Outcome> m_watcher;
 };

@@ -38,9 +38,22 @@ std::vector<SnapshotWhatIf> snapshot_whatif(const SnapshotReport& report,
                                             const std::optional<std::string>& conf,
                                             std::optional<std::int64_t> device_memory);
 
+// A device's memory as a person writes it ("80GiB", "80 GiB", "80G", or bytes); BadInput
+// naming `control` (the option or field it was typed in) when it is not one, or is less than
+// 1 MiB or more than 1 PiB.
+std::int64_t device_memory_bytes(const std::string& text, const std::string& control);
+
 std::string snapshot_whatif_json(const SnapshotReport& report,
                                  const std::vector<SnapshotWhatIf>& results);
+
+// The controls the text names, in the words of the front end that shows it.
+struct WhatIfControls {
+    std::string device_memory = "--device-memory";  // what sets the device's memory
+    std::string all_misses = "--json";              // what lists every miss of the model
+    std::size_t misses_shown = 5;                   // listed in the text; the rest counted
+};
 std::string snapshot_whatif_text(const SnapshotReport& report,
-                                 const std::vector<SnapshotWhatIf>& results);
+                                 const std::vector<SnapshotWhatIf>& results,
+                                 const WhatIfControls& controls = {});
 
 }  // namespace oomlab
