@@ -8,6 +8,7 @@
 #include <QtTest>
 
 #include "ui_test_support.h"
+#include "window/main_window.h"
 
 using namespace oomlab::ui;
 
@@ -42,6 +43,41 @@ private slots:
         QVERIFY(available.contains(statusOnScreen));
         // Most of the screen is used: the window is not made small to fit.
         QVERIFY(window.frameGeometry().height() > available.height() * 9 / 10);
+    }
+
+    // Presentation mode, two steps larger, then back (F5, Ctrl+=, Ctrl+=, F5) or the zoom
+    // reset: the window grew past a 768 px screen and stayed so. Now its frame is back on
+    // the screen's free area each time.
+    void leavingPresentationOrResettingTheZoomFitsTheScreen() {
+        if (QGuiApplication::platformName() != QLatin1String("xcb")) {
+            QSKIP("needs a window manager on an X display (with_window_manager.sh starts one)");
+        }
+        QTemporaryDir dir;
+        MainWindow window(test::windowOptions(dir.filePath("runs.sqlite"), test::tinyConfig()));
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QTRY_VERIFY_WITH_TIMEOUT(window.frameGeometry() != window.geometry(), 20000);
+        const QRect available = window.screen()->availableGeometry();
+        const auto onScreen = [&] {
+            const QRect frame = window.frameGeometry();
+            return QStringLiteral("frame %1x%2+%3+%4, free area %5x%6")
+                .arg(frame.width())
+                .arg(frame.height())
+                .arg(frame.x())
+                .arg(frame.y())
+                .arg(available.width())
+                .arg(available.height());
+        };
+        for (const double back : {1.0, 1.0 * 1.1}) {
+            window.setZoom(MainWindow::kPresentationZoom);
+            window.setZoom(MainWindow::kPresentationZoom * 1.1);
+            window.setZoom(MainWindow::kPresentationZoom * 1.21);
+            QTest::qWait(300);
+            window.setZoom(back);  // Ctrl+0, or F5 from one step larger
+            QTRY_VERIFY2_WITH_TIMEOUT(available.contains(window.frameGeometry()),
+                                      qPrintable(onScreen()), 5000);
+        }
+        window.setZoom(1.0);
     }
 };
 

@@ -86,6 +86,9 @@ public:
     // Moves and shrinks the window so that its frame (title bar and borders, which the window
     // manager adds once it is shown) is on the screen's free area; a maximised window is left.
     void fitFrameToScreen();
+    // After the text's size changed: the frame moved and shrunk onto the screen's free area
+    // where it no longer is.
+    void keepFrameOnScreen();
     // The estimator's record over the runs as the Runs page last read them, for the
     // experiment panel's prediction.
     void updateEstimatorRecord();
@@ -103,6 +106,7 @@ private:
     // Brings the window within its screen's free area (a first start, a geometry saved on a
     // larger screen), keeping its size where it fits.
     void fitScreen();
+    void placeFrameWithin(const QRect& available);
     void updateTitle();
     // True when a database is open; else says how to open one (nothing trains without one).
     bool haveDatabase();

@@ -39,12 +39,29 @@ void MainWindow::fitFrameToScreen() {
     if (frame == geometry() || available.contains(frame) || size() != m_sizeWhenShown) {
         return;
     }
-    const QSize decoration = frame.size() - size();
+    placeFrameWithin(available);
+    m_sizeWhenShown = size();
+}
+
+void MainWindow::placeFrameWithin(const QRect& available) {
+    const QSize decoration = frameGeometry().size() - size();
     resize(size().boundedTo(available.size() - decoration));
     const QSize framed = size() + decoration;
     move(available.x() + std::max(0, (available.width() - framed.width()) / 2),
          available.y() + std::max(0, (available.height() - framed.height()) / 2));
-    m_sizeWhenShown = size();
+}
+
+void MainWindow::keepFrameOnScreen() {
+    // Without a display (offscreen: screenshots and tests at sizes of their choosing) or a
+    // window manager's frame, there is no screen the window must be kept on.
+    if (!isVisible() || isMaximized() || isFullScreen() || !screen() ||
+        frameGeometry() == geometry() || QGuiApplication::platformName() == "offscreen") {
+        return;
+    }
+    const QRect available = screen()->availableGeometry();
+    if (!available.contains(frameGeometry())) {
+        placeFrameWithin(available);
+    }
 }
 
 void MainWindow::showEvent(QShowEvent* event) {
@@ -86,6 +103,10 @@ void MainWindow::setZoom(double factor) {
     if (m_saveSession) {
         AppSettings::setValue(QStringLiteral("view/zoom"), m_zoom);
     }
+    // Larger text grows the window to what its widgets need, and it did not shrink back when
+    // the text did: after each change, once the layouts have settled, its frame is brought
+    // back onto the screen (as far as the widgets' least sizes let it).
+    QTimer::singleShot(0, this, &MainWindow::keepFrameOnScreen);
 }
 
 }  // namespace oomlab::ui
