@@ -137,8 +137,9 @@ private slots:
     }
 
     // The wheel over the form's controls changes nothing: each passes it on, so that it
-    // scrolls the form; a control takes the wheel once the user has chosen it.
-    void theWheelChangesNoSettingUntilAControlIsChosen() {
+    // scrolls the form; also a control the user has chosen (clicked, then scrolled past: it
+    // came under the pointer and took the wheel), which the keys still change.
+    void theWheelNeverChangesASetting() {
         ExperimentPanel panel;
         panel.resize(420, 500);
         panel.show();
@@ -157,10 +158,13 @@ private slots:
             QCOMPARE(config_to_json(panel.config()), config_to_json(before));
             QCOMPARE(panel.processes(), 1);
         }
-        // Chosen (Tab or a click gives it focus), the spin box steps with the wheel.
+        // Chosen (Tab or a click gives it focus), the spin box still passes the wheel on, and
+        // steps with the arrow keys.
         batch->setFocus(Qt::TabFocusReason);
         QVERIFY(batch->hasFocus());
-        QVERIFY(wheelDown(batch));
+        QVERIFY(!wheelDown(batch));
+        QCOMPARE(panel.config().train.batch_size, before.train.batch_size);
+        QTest::keyClick(batch, Qt::Key_Down);
         QCOMPARE(panel.config().train.batch_size, before.train.batch_size - 1);
     }
 

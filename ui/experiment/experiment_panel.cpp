@@ -10,8 +10,8 @@
 #include <QSplitter>
 #include <QVBoxLayout>
 
-#include "common/chosen_before_wheeled.h"
 #include "common/formatting.h"
+#include "common/wheel_passes_on.h"
 #include "experiment/config_form.h"
 #include "experiment/dataset_preview.h"
 #include "experiment/estimate_view.h"
@@ -32,7 +32,7 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
     m_gloveCost->setObjectName(QStringLiteral("gloveCost"));
     m_gloveCost->setWordWrap(true);
     m_form->sectionExtras(QStringLiteral("embeddings"))->addWidget(m_gloveCost);
-    m_processes = new ChosenBeforeWheeled<QSpinBox>;
+    m_processes = new WheelPassesOn<QSpinBox>;
     m_processes->setObjectName(QStringLiteral("processes"));
     m_processes->setRange(1, kMostLocalWorkers);
     m_processes->setToolTip(

@@ -12,8 +12,8 @@
 
 #include <climits>
 
-#include "common/chosen_before_wheeled.h"
 #include "common/formatting.h"
+#include "common/wheel_passes_on.h"
 #include "oomlab/session/experiment.h"
 
 namespace oomlab::ui {
@@ -68,7 +68,7 @@ QString KeyEditor::zeroMeaning(const QString& help) {
 }
 
 void KeyEditor::buildInteger() {
-    m_spin = new ChosenBeforeWheeled<QSpinBox>(this);
+    m_spin = new WheelPassesOn<QSpinBox>(this);
     m_spin->setKeyboardTracking(false);
     const int maximum =
         m_info.maximum > 0 && m_info.maximum < INT_MAX ? static_cast<int>(m_info.maximum) : INT_MAX;
@@ -100,7 +100,7 @@ void KeyEditor::buildBoolean() {
 }
 
 void KeyEditor::buildChoice() {
-    m_combo = new ChosenBeforeWheeled<QComboBox>(this);
+    m_combo = new WheelPassesOn<QComboBox>(this);
     for (const std::string& choice : m_info.choices) {
         QString item = qs(choice);
         // A pattern such as "top:N" becomes an editable example value.
@@ -124,7 +124,7 @@ void KeyEditor::buildChoice() {
 
 void KeyEditor::buildText() {
     if (m_info.name == "device") {
-        m_combo = new ChosenBeforeWheeled<QComboBox>(this);
+        m_combo = new WheelPassesOn<QComboBox>(this);
         m_combo->setEditable(true);
         m_combo->addItem(QStringLiteral("auto"));
         for (const DeviceInfo& device : available_devices()) {
