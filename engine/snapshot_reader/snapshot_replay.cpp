@@ -176,7 +176,7 @@ std::uint32_t NameTable::id(std::string name) {
     return at->second;
 }
 
-void replay_changes(SnapshotDevice& device) {
+void replay_changes(SnapshotDevice& device, const SnapshotProgress& progress) {
     using What = SnapshotTraceChange::What;
     stop_past_any_machine(device);
     const std::int64_t early_frees = make_consistent(device);
@@ -205,6 +205,7 @@ void replay_changes(SnapshotDevice& device) {
     auto change = device.changes.begin();
     auto oom = device.ooms.begin();
     for (std::size_t i = 0; i < device.events; ++i) {
+        report_stage(progress, "replaying", i, device.events);
         for (; change != device.changes.end() && change->event == i; ++change) {
             allocated += change->what == What::Alloc  ? change->size
                          : change->what == What::Free ? -change->size

@@ -25,7 +25,15 @@ private:
 // From a device's state at the end (allocated, reserved), its `events`, `changes` and
 // out-of-memory events: the state at the start, the timeline, the peak and what was alive
 // then.
-void replay_changes(SnapshotDevice& device);
+void replay_changes(SnapshotDevice& device, const SnapshotProgress& progress = {});
+
+// Tells `progress` (when set) how far `phase` has come, every 65,536 of `total`.
+inline void report_stage(const SnapshotProgress& progress, const char* phase, std::size_t done,
+                         std::size_t total) {
+    if (progress && done % 65536 == 0) {
+        progress({phase, done, total});
+    }
+}
 
 // A Chrome trace exported by torch.profiler.profile(profile_memory=True) as a report: its
 // "[memory]" events, one device per device they name. Throws BadInput naming `source`.

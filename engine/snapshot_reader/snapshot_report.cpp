@@ -212,7 +212,7 @@ void read_segments(DeviceIndex& devices, const PickleValue& root, WorkBudget& bu
 // Every allocation, free and segment change of a device's trace, with the source line and
 // kind of each allocation, and its out-of-memory events.
 void collect_changes(SnapshotDevice& device, const Items& trace,
-                     const snapshot::SnapshotFields& fields) {
+                     const snapshot::SnapshotFields& fields, const SnapshotProgress& progress) {
     using What = SnapshotTraceChange::What;
     device.events = trace.size();
     device.changes.reserve(trace.size());
@@ -221,6 +221,7 @@ void collect_changes(SnapshotDevice& device, const Items& trace,
     std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>> by_frames;
     std::int64_t net = 0;  // allocated less freed so far: within what a machine holds
     for (std::size_t i = 0; i < trace.size(); ++i) {
+        snapshot::report_stage(progress, "collecting", i, trace.size());
         const PickleValue& event = trace[i];
         const auto where = [&] {
             return "device_traces[" + std::to_string(device.index) + "][" + std::to_string(i) + "]";
@@ -318,7 +319,7 @@ std::optional<std::string> alloc_conf_of(const PickleValue* settings) {
 
 // The report of a snapshot read into `document`, which need live only while it is made.
 SnapshotReport report_of_pickle(const snapshot::PickleDocument& document, const std::string& source,
-                                std::uint64_t file_bytes) {
+                                std::uint64_t file_bytes, const SnapshotProgress& progress = {}) {
     const PickleValue& root = document.root();
     if (!root.dict() || (!root.at("segments") && !root.at("device_traces"))) {
         throw BadInput(source +
@@ -363,8 +364,8 @@ SnapshotReport report_of_pickle(const snapshot::PickleDocument& document, const 
         static const Items kNone;
         const Items& events = trace ? trace->items : kNone;
         budget.spend(events.size(), "device traces");
-        collect_changes(device, events, fields);
-        snapshot::replay_changes(device);
+        collect_changes(device, events, fields, progress);
+        snapshot::replay_changes(device, progress);
     }
     std::sort(report.devices.begin(), report.devices.end(),
               [](const SnapshotDevice& a, const SnapshotDevice& b) { return a.index < b.index; });
@@ -428,7 +429,7 @@ SnapshotReport read_snapshot_report(const std::string& path, const SnapshotProgr
     const std::string head = input.peek(64);
     const auto after_chunk = [&] {
         if (progress) {
-            progress(input.file_position(), input.file_size());
+            progress({"reading", input.file_position(), input.file_size()});
         }
     };
     try {
@@ -440,7 +441,7 @@ SnapshotReport read_snapshot_report(const std::string& path, const SnapshotProgr
         }
         refuse_unknown(head, path);
         const snapshot::PickleDocument document = snapshot::read_pickle(input, path, after_chunk);
-        return report_of_pickle(document, path, input.file_size());
+        return report_of_pickle(document, path, input.file_size(), progress);
     } catch (const std::bad_alloc&) {
         // Memory grows with the events read, so the whole file needs about its share more.
         const std::uint64_t read = std::max<std::uint64_t>(input.file_position(), 1);

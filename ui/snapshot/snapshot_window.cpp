@@ -164,9 +164,10 @@ void SnapshotWindow::open(const QString& path) {
     m_watcher.setFuture(QtConcurrent::run([file = ss(path), reading = m_reading] {
         Loaded loaded;
         try {
-            loaded.report = read_snapshot_report(file, [&](std::uint64_t read, std::uint64_t size) {
-                reading->read = read;
-                reading->size = size;
+            loaded.report = read_snapshot_report(file, [&](const SnapshotStage& stage) {
+                reading->phase = stage.phase;
+                reading->read = stage.done;
+                reading->size = stage.total;
                 if (reading->cancelled) {
                     throw Cancelled();
                 }
@@ -194,9 +195,17 @@ void SnapshotWindow::showProgress() {
     }
     const std::uint64_t read = std::min(m_reading->read.load(), size);
     m_progress->setValue(int(read * 1000 / size));
-    m_progress->setFormat(
-        tr("Reading… %1 of %2")
-            .arg(formatBytes(std::int64_t(read)), formatBytes(std::int64_t(size))));
+    const QString phase = QString::fromLatin1(m_reading->phase.load());
+    if (phase == QLatin1String("reading")) {
+        m_progress->setFormat(
+            tr("Reading… %1 of %2")
+                .arg(formatBytes(std::int64_t(read)), formatBytes(std::int64_t(size))));
+    } else {
+        m_progress->setFormat(
+            (phase == QLatin1String("collecting") ? tr("Collecting the trace… %1 of %2 events")
+                                                  : tr("Replaying the trace… %1 of %2 events"))
+                .arg(QLocale().toString(qulonglong(read)), QLocale().toString(qulonglong(size))));
+    }
 }
 
 void SnapshotWindow::showLoaded() {

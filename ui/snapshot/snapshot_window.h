@@ -79,6 +79,7 @@ private:
     };
     // Shared with the worker, which may outlive the window by a chunk.
     struct Reading {
+        std::atomic<const char*> phase{"reading"};  // a SnapshotStage's
         std::atomic<std::uint64_t> read{0};
         std::atomic<std::uint64_t> size{0};
         std::atomic<bool> cancelled{false};

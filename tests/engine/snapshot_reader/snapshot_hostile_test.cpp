@@ -37,11 +37,18 @@ TEST(SnapshotReport, AFileIsReadInChunksWithProgressAndStopsWhenCancelled) {
     test::write_file(path, many_allocations(60000));  // about 7 MB
     std::vector<std::uint64_t> told;
     std::uint64_t size = 0;
-    const SnapshotReport report =
-        read_snapshot_report(path, [&](std::uint64_t read, std::uint64_t total) {
-            told.push_back(read);
-            size = total;
-        });
+    std::vector<std::string> phases;
+    const SnapshotReport report = read_snapshot_report(path, [&](const SnapshotStage& stage) {
+        if (phases.empty() || phases.back() != stage.phase) {
+            phases.push_back(stage.phase);
+        }
+        if (phases.back() == "reading") {
+            told.push_back(stage.done);
+            size = stage.total;
+        } else {
+            EXPECT_EQ(stage.total, 120000u) << stage.phase;  // the trace's events
+        }
+    });
     ASSERT_EQ(report.devices.size(), 1u);
     EXPECT_EQ(report.devices[0].events, 120000u);
     EXPECT_EQ(report.devices[0].peak_allocated, 512);
@@ -49,9 +56,24 @@ TEST(SnapshotReport, AFileIsReadInChunksWithProgressAndStopsWhenCancelled) {
     ASSERT_GE(told.size(), 5u);
     EXPECT_TRUE(std::is_sorted(told.begin(), told.end()));
     EXPECT_LE(told.back(), size);
+    // After the file is read, each phase of the work on it is told, and can be cancelled.
+    EXPECT_EQ(phases, (std::vector<std::string>{"reading", "collecting", "replaying"}));
+    for (const char* cancelled_in : {"reading", "collecting", "replaying"}) {
+        bool cancelled = false;
+        EXPECT_THROW(read_snapshot_report(path,
+                                          [&](const SnapshotStage& stage) {
+                                              if (std::string(stage.phase) == cancelled_in) {
+                                                  cancelled = true;
+                                                  throw Cancelled();
+                                              }
+                                          }),
+                     Cancelled)
+            << cancelled_in;
+        EXPECT_TRUE(cancelled) << cancelled_in;
+    }
     std::size_t chunks = 0;
     EXPECT_THROW(read_snapshot_report(path,
-                                      [&](std::uint64_t, std::uint64_t) {
+                                      [&](const SnapshotStage&) {
                                           if (++chunks == 2) {
                                               throw Cancelled();
                                           }

@@ -126,9 +126,15 @@ std::string snapshot_device_name(int index);
 // The state after the first `event` events (clamped to the trace) of `device`.
 SnapshotMoment snapshot_moment(const SnapshotDevice& device, std::size_t event);
 
-// How far reading a file has come: its bytes read and its size (both of the file itself, so
-// compressed bytes for a gzipped one). Called every megabyte or so; may throw Cancelled.
-using SnapshotProgress = std::function<void(std::uint64_t read, std::uint64_t size)>;
+// How far reading a file has come, phase by phase: "reading" the file (`done` and `total` its
+// bytes, compressed ones for a gzipped file), then "collecting" and "replaying" each device's
+// trace (its events). Called every megabyte or 65,536 events or so; may throw Cancelled.
+struct SnapshotStage {
+    const char* phase = "reading";
+    std::uint64_t done = 0;
+    std::uint64_t total = 0;
+};
+using SnapshotProgress = std::function<void(const SnapshotStage& stage)>;
 
 // Reads the snapshot at `path` (gzipped or not) a chunk at a time; throws BadInput naming the
 // file when it is not one. JSON (after any byte-order mark) is read as a profiler's trace, a
