@@ -160,16 +160,6 @@ elif ((${#configure_args[@]})); then
 fi
 # deps-check configures a mode's build and stops there.
 [[ -z "${OOMLAB_CONFIGURE_ONLY:-}" ]] || exit 0
-# The trackers' environment (tests/trackers read the exports back with MLflow's and
-# TensorBoard's own programs) is downloaded while the build compiles: the network beside the
-# cores, about 40 s of a newcomer's first run.
-if [[ "$mode" == test ]]; then
-    tracker_env_log="$build_dir/tracker-env.log"
-    scripts/tracker_env.sh >"$tracker_env_log.folder" 2>"$tracker_env_log" &
-    tracker_env_pid=$!
-    # A build that fails still lets the download finish: no process is left behind.
-    trap 'wait "$tracker_env_pid" 2>/dev/null || true' EXIT
-fi
 if ((${#targets[@]})); then
     cmake --build --preset "$preset" --target "${targets[@]}"
 else
@@ -205,12 +195,8 @@ case "$mode" in
         ;;
     test | cuda-test)
         if [[ "$mode" == test ]]; then
-            if ! wait "$tracker_env_pid"; then
-                cat "$tracker_env_log" >&2
-                echo "oomlab.sh: the trackers' environment could not be made (above)" >&2
-                exit 1
-            fi
-            OOMLAB_TRACKER_PYTHON="$(cat "$tracker_env_log.folder")/bin/python"
+            # The trackers' own programs read the exports back (tests/trackers).
+            OOMLAB_TRACKER_PYTHON="$(scripts/tracker_env.sh)/bin/python"
             export OOMLAB_TRACKER_PYTHON
         fi
         seed_test_costs
