@@ -7,6 +7,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <memory>
+
 #include "ui_test_support.h"
 #include "window/main_window.h"
 
@@ -15,19 +17,35 @@ using namespace oomlab::ui;
 class WindowManagerTest : public QObject {
     Q_OBJECT
 
+private:
+    QTemporaryDir m_dir;
+
+    // A workbench shown and framed by the window manager; null (and the test failed) if not.
+    std::unique_ptr<MainWindow> framedWindow() {
+        auto window = std::make_unique<MainWindow>(
+            test::windowOptions(m_dir.filePath("runs.sqlite"), test::tinyConfig()));
+        window->show();
+        if (!QTest::qWaitForWindowExposed(window.get())) {
+            return nullptr;
+        }
+        // The frame arrives from the window manager after the window is shown.
+        const bool framed =
+            QTest::qWaitFor([&] { return window->frameGeometry() != window->geometry(); }, 20000);
+        return framed ? std::move(window) : nullptr;
+    }
+
 private slots:
-    void firstStartFitsTheScreenFrameIncluded() {
+    void init() {
         if (QGuiApplication::platformName() != QLatin1String("xcb")) {
             QSKIP("needs a window manager on an X display (with_window_manager.sh starts one)");
         }
-        QTemporaryDir dir;
-        MainWindow window(test::windowOptions(dir.filePath("runs.sqlite"), test::tinyConfig()));
-        window.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&window));
+    }
+
+    void firstStartFitsTheScreenFrameIncluded() {
+        const std::unique_ptr<MainWindow> shown = framedWindow();
+        QVERIFY2(shown, "the window manager framed nothing");
+        MainWindow& window = *shown;
         const QRect available = window.screen()->availableGeometry();
-        // The frame arrives from the window manager after the window is shown.
-        QTRY_VERIFY2_WITH_TIMEOUT(window.frameGeometry() != window.geometry(),
-                                  "the window manager framed nothing", 20000);
         QTRY_VERIFY2_WITH_TIMEOUT(
             available.contains(window.frameGeometry()),
             qPrintable(QStringLiteral("frame %1x%2+%3+%4 outside the free area %5x%6")
@@ -49,14 +67,9 @@ private slots:
     // reset: the window grew past a 768 px screen and stayed so. Now its frame is back on
     // the screen's free area each time.
     void leavingPresentationOrResettingTheZoomFitsTheScreen() {
-        if (QGuiApplication::platformName() != QLatin1String("xcb")) {
-            QSKIP("needs a window manager on an X display (with_window_manager.sh starts one)");
-        }
-        QTemporaryDir dir;
-        MainWindow window(test::windowOptions(dir.filePath("runs.sqlite"), test::tinyConfig()));
-        window.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&window));
-        QTRY_VERIFY_WITH_TIMEOUT(window.frameGeometry() != window.geometry(), 20000);
+        const std::unique_ptr<MainWindow> shown = framedWindow();
+        QVERIFY2(shown, "the window manager framed nothing");
+        MainWindow& window = *shown;
         const QRect available = window.screen()->availableGeometry();
         const auto onScreen = [&] {
             const QRect frame = window.frameGeometry();
