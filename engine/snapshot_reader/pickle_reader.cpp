@@ -4,14 +4,12 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
-#include <unordered_map>
-#include <unordered_set>
-
-#include <unistd.h>
 
 #include "oomlab/common/errors.h"
 #include "oomlab/common/format.h"
 #include "oomlab/common/pickle_opcodes.h"
+#include "pickle_budget.h"
+#include "pickle_interning.h"
 #include "pointer_set.h"
 
 namespace oomlab::snapshot {
@@ -33,43 +31,6 @@ namespace {
 using namespace pickle;  // the opcodes
 
 constexpr std::size_t kChunkBytes = std::size_t(1) << 20;
-
-// What a pickle may cost, measured against what it spells out (its bytes, unpacked). Reading
-// a snapshot keeps 4 to 10 bytes for each byte of it (its events' dicts and items, measured on
-// PyTorch's snapshots and the benchmarks' traces); a file that
-// makes far more of each byte (a stream of empty lists, a memo numbered far past its values)
-// or far less (values dropped as soon as made) is not a snapshot, and is refused with words
-// as soon as it shows it, long before the machine's memory or the 16 GiB any file may unpack to.
-constexpr std::uint64_t kFreeBytes = std::uint64_t(64) << 20;  // below this, nothing is judged
-constexpr std::uint64_t kHeldPerByte = 16;                     // the most kept for each byte read
-constexpr std::uint64_t kBytesPerHeld = 256;                   // the most read for each byte kept
-constexpr std::uint64_t kMostText = std::uint64_t(64) << 20;   // frame and file names are short
-
-std::uint64_t mix(std::uint64_t hash, std::uint64_t value) {
-    return (hash ^ value) * 0x9E3779B97F4A7C15ull + (hash >> 29);
-}
-
-struct SameText {
-    std::size_t operator()(std::string_view text) const {
-        return std::hash<std::string_view>{}(text);
-    }
-    bool operator()(std::string_view text, const std::string* kept) const { return *kept == text; }
-};
-
-struct SameContent {
-    std::size_t operator()(const PickleContainer* container) const {
-        std::uint64_t hash = container->is_dict ? 1 : 2;
-        for (const PickleValue& item : container->items) {
-            hash = mix(mix(hash, std::uint64_t(item.kind())), item.bits());
-        }
-        return std::size_t(hash);
-    }
-    bool operator()(const PickleContainer* a, const PickleContainer* b) const {
-        return a->is_dict == b->is_dict &&
-               std::equal(a->items.begin(), a->items.end(), b->items.begin(), b->items.end(),
-                          [](const PickleValue& x, const PickleValue& y) { return x.same(y); });
-    }
-};
 
 class Reader {
 public:
@@ -142,23 +103,8 @@ private:
     // Refuses a pickle that keeps far more (with `more` bytes about to be kept for `what`), or
     // far less, than a snapshot of `read` bytes does.
     void within_budget(std::uint64_t read, std::uint64_t more, const std::string& what) const {
-        const std::uint64_t kept = held() + more;
-        if (kept > m_machine_memory) {
-            fail(what + " would take " + format_bytes(std::int64_t(kept)) + " of memory after " +
-                 format_bytes(std::int64_t(read)) +
-                 " of pickle, more than half of this machine's " +
-                 format_bytes(std::int64_t(2 * m_machine_memory)));
-        }
-        if (kept > kFreeBytes && kept / kHeldPerByte > read) {
-            fail(what + " would take " + format_bytes(std::int64_t(kept)) + " of memory after " +
-                 format_bytes(std::int64_t(read)) +
-                 " of pickle: a snapshot keeps a few bytes for each byte of it, not " +
-                 std::to_string(kept / std::max<std::uint64_t>(read, 1)));
-        }
-        if (read > kFreeBytes && read / kBytesPerHeld > kept) {
-            fail(format_bytes(std::int64_t(read)) + " of pickle keep only " +
-                 format_bytes(std::int64_t(kept)) +
-                 ": its values are dropped as they are made; a snapshot keeps what it records");
+        if (const std::optional<std::string> why = m_budget.refusal(read, held() + more, what)) {
+            fail(*why);
         }
     }
 
@@ -278,18 +224,6 @@ private:
         return PickleValue::of_container(kept);
     }
 
-    // What repeats in a snapshot is text and what is made of it: frames (a name, a file, a
-    // line) and stacks of them. A record with an address or a size in it (an event, a block)
-    // is one of a kind, and looking it up would only cost time.
-    static bool may_repeat(const PickleContainer& container) {
-        constexpr std::int64_t kLargestLine = std::int64_t(1) << 20;
-        return std::all_of(
-            container.items.begin(), container.items.end(), [](const PickleValue& item) {
-                return item.kind() != PickleValue::Kind::Int ||
-                       (item.integer() >= -kLargestLine && item.integer() <= kLargestLine);
-            });
-    }
-
     PickleContainer* canonical(PickleContainer& container) {
         container.held = true;
         if (!may_repeat(container)) {
@@ -397,10 +331,10 @@ private:
     }
 
     void text(std::uint64_t length) {
-        if (length > kMostText) {
+        if (length > kMostPickleText) {
             fail("a string of " + format_bytes(std::int64_t(length)) +
                  ", longer than any name a snapshot holds (the most read is " +
-                 format_bytes(std::int64_t(kMostText)) + ")");
+                 format_bytes(std::int64_t(kMostPickleText)) + ")");
         }
         const std::string_view bytes = take(std::size_t(length));
         const auto [stored, added] =
@@ -429,9 +363,7 @@ private:
     PointerSet<const std::string*, SameText, SameText> m_strings;  // each stored once
     std::uint64_t m_held = 0;    // bytes of containers, their items, strings and scalars made
     std::uint64_t m_values = 0;  // pushed on the stack so far
-    // Half the machine's memory: the rest is for what is made of the document.
-    const std::uint64_t m_machine_memory =
-        std::uint64_t(::sysconf(_SC_PHYS_PAGES)) * std::uint64_t(::sysconf(_SC_PAGESIZE)) / 2;
+    const PickleBudget m_budget;
 };
 
 void Reader::step(unsigned char op) {
