@@ -186,6 +186,7 @@ std::vector<SnapshotWhatIf> snapshot_whatif(const SnapshotReport& report,
         std::int64_t capacity = 0;
         if (device_memory) {
             capacity = *device_memory;
+            result.capacity_given = true;
             result.capacity_source = "as given";
         } else if (!device.ooms.empty()) {
             capacity = device.peak_reserved;
@@ -282,9 +283,8 @@ std::string snapshot_whatif_text(const SnapshotReport& report,
         };
         out << "  capacity: "
             << (result.recorded.capacity ? format_bytes(result.recorded.capacity) + ", " : "")
-            << (result.capacity_source == "as given" ? controls.device_memory
-                                                     : result.capacity_source)
-            << (result.recorded.capacity && result.capacity_source != "as given"
+            << (result.capacity_given ? controls.device_memory : result.capacity_source)
+            << (result.recorded.capacity && !result.capacity_given
                     ? " (" + controls.device_memory + " sets another)"
                     : "")
             << "\n";

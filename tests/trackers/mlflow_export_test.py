@@ -2,6 +2,7 @@
 read back with MLflow's own client; the server down, an address that is not MLflow, and a
 refusal."""
 
+import contextlib
 import http.server
 import json
 import os
@@ -245,6 +246,18 @@ class EndlessHandler(http.server.BaseHTTPRequestHandler):
     do_POST = answer
 
 
+@contextlib.contextmanager
+def serving(handler):
+    """A server of `handler` on a free port of 127.0.0.1, in a thread: its URI."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 class MlflowUnreachable(RunsFixture):
     """Servers that are down or are not MLflow: a clear error, and the database untouched."""
 
@@ -268,26 +281,15 @@ class MlflowUnreachable(RunsFixture):
         self.assertIn("--to mlflow --tracking-uri " + uri, err)
 
     def test_an_address_that_is_not_mlflow(self):
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), QuietHandler)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        try:
-            uri = f"http://127.0.0.1:{server.server_address[1]}"
+        with serving(QuietHandler) as uri:
             code, _, err = cli("runs", "export", str(self.completed), "--db", self.db, "--to",
                                "mlflow", "--tracking-uri", uri, check=False)
-        finally:
-            server.shutdown()
-            server.server_close()
         self.assertEqual(code, 1)
         self.assertIn("is this the address of an MLflow tracking server?", err)
 
     def test_an_answer_of_the_wrong_shape(self):
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), WrongShapeHandler)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
         logs = os.path.join(self.folder, "wrong-shape-logs")
-        try:
-            uri = f"http://127.0.0.1:{server.server_address[1]}"
+        with serving(WrongShapeHandler) as uri:
             WrongShapeHandler.calls.clear()
             code, _, err = cli("runs", "export", str(self.completed), "--db", self.db, "--to",
                                "mlflow", "--tracking-uri", uri, check=False)
@@ -304,17 +306,10 @@ class MlflowUnreachable(RunsFixture):
             written = [name for _, _, names in os.walk(logs) for name in names]
             self.assertTrue(any(name.startswith("events.out.tfevents.") for name in written),
                             written)
-        finally:
-            server.shutdown()
-            server.server_close()
 
     def test_an_answer_without_end(self):
         """A body past 64 MiB, or trickled, ends the request with words, within its time."""
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), EndlessHandler)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        try:
-            uri = f"http://127.0.0.1:{server.server_address[1]}"
+        with serving(EndlessHandler) as uri:
             for mode, words in (("flood", "its answer passed 64 MiB"),
                                 ("trickle", "no whole answer within 3 s")):
                 with self.subTest(mode=mode):
@@ -327,9 +322,6 @@ class MlflowUnreachable(RunsFixture):
                     self.assertIn(f"MLflow at {uri} did not answer ({words}", err)
                     # Bounded by the request's time, not by the server (a gibibyte, 300 s).
                     self.assertLess(time.monotonic() - started, 60)
-        finally:
-            server.shutdown()
-            server.server_close()
 
     def test_a_uri_that_is_not_http(self):
         for option in (["runs", "export", str(self.completed), "--db", self.db, "--to",

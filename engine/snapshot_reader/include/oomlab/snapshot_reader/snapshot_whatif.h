@@ -18,6 +18,7 @@ struct SnapshotWhatIf {
     std::string recorded_conf;    // what the program ran with ("" for the defaults)
     std::string conf;             // what was replayed
     std::string capacity_source;  // where capacity came from, in words
+    bool capacity_given = false;  // by the caller (device_memory), not read from the trace
     allocator::Fidelity fidelity;
     // What the replay could not take as the program had it: recorded settings that are not
     // valid, settings that change PyTorch's allocation but not the model's (in words).
