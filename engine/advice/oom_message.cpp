@@ -210,19 +210,19 @@ const char* oom_verdict_name(OomVerdict verdict) {
 }
 
 std::string oom_explanation_json(const OomExplanation& e) {
-    using Json = nlohmann::ordered_json;
+    using OrderedJson = nlohmann::ordered_json;
     const auto figure = [](const std::optional<std::int64_t>& value) {
-        return value ? Json(*value) : Json(nullptr);
+        return value ? OrderedJson(*value) : OrderedJson(nullptr);
     };
     const OomMessage& m = e.message;
-    Json processes = Json::array();
+    OrderedJson processes = OrderedJson::array();
     for (const auto& [pid, held] : m.processes) {
         processes.push_back({{"pid", pid}, {"bytes", held}});
     }
     const char* device = m.device == OomMessage::Device::Cuda  ? "cuda"
                          : m.device == OomMessage::Device::Mps ? "mps"
                                                                : "cpu";
-    const Json document = {{"verdict", oom_verdict_name(e.verdict)},
+    const OrderedJson document = {{"verdict", oom_verdict_name(e.verdict)},
                            {"pytorch_major", m.pytorch_major},
                            {"summary", e.summary},
                            {"device", device},
@@ -237,7 +237,7 @@ std::string oom_explanation_json(const OomExplanation& e) {
                            {"processes", processes},
                            {"facts", e.facts},
                            {"tries", e.tries}};
-    return document.dump(-1, ' ', false, Json::error_handler_t::replace);
+    return document.dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
 }
 
 }  // namespace oomlab

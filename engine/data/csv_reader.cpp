@@ -8,8 +8,6 @@
 namespace oomlab::data_detail {
 namespace {
 
-constexpr std::size_t kHeaderSniffRows = 200;
-
 struct CsvRecord {
     std::vector<std::string> fields;
     std::size_t line = 0;  // where the record starts

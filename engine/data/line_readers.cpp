@@ -10,7 +10,6 @@ namespace oomlab::data_detail {
 namespace {
 
 constexpr std::string_view kFastTextPrefix = "__label__";
-constexpr std::size_t kHeaderSniffRows = 200;
 
 struct TabRow {
     std::string_view label;

@@ -2,6 +2,7 @@
 // file's path (for messages) and its whole content, and throws BadInput naming path:line.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -12,6 +13,9 @@
 #include "text_lines.h"
 
 namespace oomlab::data_detail {
+
+// How many rows after the first a reader looks at to decide whether the first is a header.
+inline constexpr std::size_t kHeaderSniffRows = 200;
 
 // Tab-separated rows; `label_first` picks "label<TAB>text" over "text<TAB>label". A header
 // row ("sentence<TAB>label") is recognised and skipped.

@@ -8,9 +8,9 @@
 #include "oomlab/common/errors.h"
 
 namespace oomlab::memory {
-namespace {
 
-// The few NVML declarations used, from its stable C ABI (nvml.h is not needed to build).
+// The few NVML declarations used, from its stable C ABI (nvml.h is not needed to build). Not
+// in an anonymous namespace: Nvml::Api, declared in a header, holds them.
 using NvmlReturn = int;  // nvmlReturn_t; 0 is NVML_SUCCESS
 using NvmlDevice = struct NvmlDeviceOpaque*;
 struct NvmlMemory {
@@ -20,8 +20,6 @@ struct NvmlMemory {
 };
 
 constexpr NvmlReturn kSuccess = 0;
-
-}  // namespace
 
 struct Nvml::Api {
     NvmlReturn (*init)();

@@ -26,7 +26,7 @@ namespace protobuf_value {
 constexpr int kNumber = 2, kString = 3, kBool = 4;
 }
 
-std::string plugin_data(int field, const ProtoMessage& info) {
+std::string hparams_plugin_data(int field, const ProtoMessage& info) {
     ProtoMessage data;
     data.varint(hparams::kVersion, 0).message(field, info);
     return data.serialized();
@@ -127,7 +127,7 @@ TensorBoardExport export_to_tensorboard(const TrackedRun& tracked, const std::st
     events.add(start, 0,
                summary_of(plugin_value(
                    "_hparams_/session_start_info", "hparams",
-                   plugin_data(hparams::kSessionStartInfo, session_start(tracked, start)))));
+                   hparams_plugin_data(hparams::kSessionStartInfo, session_start(tracked, start)))));
     // In step order across series: TensorBoard reads a step that goes back as a restarted
     // run and drops what came after it.
     const std::vector<Series> all_series = run_series(tracked);
@@ -158,7 +158,7 @@ TensorBoardExport export_to_tensorboard(const TrackedRun& tracked, const std::st
             .float64(hparams::kEndTimeSecs, end);
         events.add(end, last_step,
                    summary_of(plugin_value("_hparams_/session_end_info", "hparams",
-                                           plugin_data(hparams::kSessionEndInfo, info))));
+                                           hparams_plugin_data(hparams::kSessionEndInfo, info))));
     }
 
     events.commit();

@@ -200,22 +200,22 @@ TEST_F(OfferedFixes, EveryFixForATwoProcessRunCompletesAndShardingIsOffered) {
         << json(m_offered).dump();
 }
 
-struct CappedRun {
+struct CappedConfig {
     std::string model;
     int batch;
     int cap_mb;
     std::string extra;  // one more setting, or empty
 };
 
-void PrintTo(const CappedRun& run, std::ostream* out) {
+void PrintTo(const CappedConfig& run, std::ostream* out) {
     *out << run.model << " b" << run.batch << " cap " << run.cap_mb << " MiB " << run.extra;
 }
 
-class CappedRunFixes : public OfferedFixes, public ::testing::WithParamInterface<CappedRun> {};
+class CappedRunFixes : public OfferedFixes, public ::testing::WithParamInterface<CappedConfig> {};
 
 // Each of these runs out of memory, and every fix offered for it completes.
 TEST_P(CappedRunFixes, EveryFixCompletes) {
-    const CappedRun& c = GetParam();
+    const CappedConfig& c = GetParam();
     // Two steps reach the peak: the second holds the optimizer state the first created.
     Args settings{"--set", "train.max_steps=2",
                   "--set", "model.kind=" + c.model,
@@ -229,7 +229,7 @@ TEST_P(CappedRunFixes, EveryFixCompletes) {
     std::cout << "[ note ] " << m_fixes << " fixes applied\n";
 }
 
-std::string grid_name(const ::testing::TestParamInfo<CappedRun>& info) {
+std::string grid_name(const ::testing::TestParamInfo<CappedConfig>& info) {
     std::string name = info.param.model + "_b" + std::to_string(info.param.batch) + "_cap" +
                        std::to_string(info.param.cap_mb) + (info.param.extra.empty() ? "" : "_");
     for (const char c : info.param.extra) {
@@ -240,17 +240,17 @@ std::string grid_name(const ::testing::TestParamInfo<CappedRun>& info) {
 
 INSTANTIATE_TEST_SUITE_P(
     Grid, CappedRunFixes,
-    ::testing::ValuesIn(test::grid_sample(std::vector<CappedRun>{
-        CappedRun{"transformer", 256, 50, ""},
-        CappedRun{"transformer", 128, 40, "memory.precision=bf16"},
-        CappedRun{"transformer", 64, 24, "memory.checkpointing=layers"},
-        CappedRun{"transformer", 256, 80, "train.optimizer=sgd"},
-        CappedRun{"transformer", 32, 16, "model.ffn=1024"}, CappedRun{"bilstm", 256, 30, ""},
-        CappedRun{"bilstm", 128, 20, "memory.precision=bf16"},
-        CappedRun{"bilstm", 512, 60, "train.optimizer=sgd"},
-        CappedRun{"bilstm", 64, 12, "model.hidden=512"}, CappedRun{"bag", 512, 8, ""},
-        CappedRun{"bag", 256, 6, "embeddings.trainable=false"},
-        CappedRun{"bag", 1024, 12, "train.optimizer=sgd"}})),
+    ::testing::ValuesIn(test::grid_sample(std::vector<CappedConfig>{
+        CappedConfig{"transformer", 256, 50, ""},
+        CappedConfig{"transformer", 128, 40, "memory.precision=bf16"},
+        CappedConfig{"transformer", 64, 24, "memory.checkpointing=layers"},
+        CappedConfig{"transformer", 256, 80, "train.optimizer=sgd"},
+        CappedConfig{"transformer", 32, 16, "model.ffn=1024"}, CappedConfig{"bilstm", 256, 30, ""},
+        CappedConfig{"bilstm", 128, 20, "memory.precision=bf16"},
+        CappedConfig{"bilstm", 512, 60, "train.optimizer=sgd"},
+        CappedConfig{"bilstm", 64, 12, "model.hidden=512"}, CappedConfig{"bag", 512, 8, ""},
+        CappedConfig{"bag", 256, 6, "embeddings.trainable=false"},
+        CappedConfig{"bag", 1024, 12, "train.optimizer=sgd"}})),
     grid_name);
 
 }  // namespace

@@ -169,12 +169,13 @@ TEST_F(SavedRuns, TheEstimateSaysWhenTheAllocatorsSegmentsDoNotFitTheCap) {
     EXPECT_NE(text.out.find("the caching allocator reserves"), std::string::npos) << text.out;
     EXPECT_NE(text.out.find("the allocator finds no room"), std::string::npos) << text.out;
     estimate.push_back("--json");
-    const auto json = nlohmann::json::parse(run_cli(estimate).out);
-    EXPECT_TRUE(json["caching_allocator"].get<bool>());
-    EXPECT_TRUE(json["allocator_out_of_memory"].get<bool>());
-    EXPECT_FALSE(json["fits"].get<bool>());
-    EXPECT_LT(json["peak_bytes"].get<std::int64_t>(), json["cap_bytes"].get<std::int64_t>());
-    EXPECT_GE(json["reserved_bytes"].get<std::int64_t>(), 20 << 20);
+    const auto estimated = nlohmann::json::parse(run_cli(estimate).out);
+    EXPECT_TRUE(estimated["caching_allocator"].get<bool>());
+    EXPECT_TRUE(estimated["allocator_out_of_memory"].get<bool>());
+    EXPECT_FALSE(estimated["fits"].get<bool>());
+    EXPECT_LT(estimated["peak_bytes"].get<std::int64_t>(),
+              estimated["cap_bytes"].get<std::int64_t>());
+    EXPECT_GE(estimated["reserved_bytes"].get<std::int64_t>(), 20 << 20);
 
     std::vector<std::string> run = {"run"};
     run.insert(run.end(), settings.begin(), settings.end());

@@ -22,4 +22,7 @@ inline ExperimentConfig config_with(std::initializer_list<std::string> assignmen
 // A run listener that ignores everything.
 class QuietListener : public RunListener {};
 
+// A training observer that ignores everything.
+class QuietObserver : public TrainObserver {};
+
 }  // namespace oomlab::test

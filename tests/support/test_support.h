@@ -1,10 +1,13 @@
 // Helpers shared by the test suites.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
 namespace oomlab::test {
+
+inline constexpr std::int64_t kMiB = std::int64_t{1} << 20;
 
 // The project's own fixtures (tests/data).
 std::string fixture(const std::string& name);

@@ -4,12 +4,6 @@
 #include "plots/series_colors.h"
 
 namespace oomlab::ui {
-namespace {
-
-constexpr int kColumns = CompareMetricsModel::Throughput + 1;
-
-}  // namespace
-
 double meanThroughput(const CompareRun& run) {
     if (run.meanSamplesPerS) {
         return *run.meanSamplesPerS;
@@ -38,7 +32,7 @@ int CompareMetricsModel::rowCount(const QModelIndex& parent) const {
 }
 
 int CompareMetricsModel::columnCount(const QModelIndex& parent) const {
-    return parent.isValid() ? 0 : kColumns;
+    return parent.isValid() ? 0 : ColumnCount;
 }
 
 QString CompareMetricsModel::text(int row, int column) const {
@@ -96,11 +90,11 @@ QVariant CompareMetricsModel::headerData(int section, Qt::Orientation orientatio
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
         return {};
     }
-    static const char* const kHeaders[kColumns] = {
+    static const char* const kHeaders[ColumnCount] = {
         QT_TR_NOOP("Run"),   QT_TR_NOOP("Status"),     QT_TR_NOOP("Steps"),
         QT_TR_NOOP("Batch"), QT_TR_NOOP("Final loss"), QT_TR_NOOP("Val. acc."),
         QT_TR_NOOP("Peak"),  QT_TR_NOOP("Duration"),   QT_TR_NOOP("Samples/s")};
-    return section >= 0 && section < kColumns ? QVariant(tr(kHeaders[section])) : QVariant();
+    return section >= 0 && section < ColumnCount ? QVariant(tr(kHeaders[section])) : QVariant();
 }
 
 }  // namespace oomlab::ui

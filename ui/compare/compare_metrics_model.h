@@ -14,7 +14,7 @@ class CompareMetricsModel : public QAbstractTableModel {
     Q_OBJECT
 
 public:
-    enum Column { Run, Status, Steps, Batch, FinalLoss, ValAccuracy, Peak, Duration, Throughput };
+    enum Column { Run, Status, Steps, Batch, FinalLoss, ValAccuracy, Peak, Duration, Throughput, ColumnCount };
 
     explicit CompareMetricsModel(QObject* parent = nullptr);
 

@@ -4,12 +4,6 @@
 #include "common/table_cells.h"
 
 namespace oomlab::ui {
-namespace {
-
-constexpr int kColumns = MemoryDiffModel::Difference + 1;
-
-}  // namespace
-
 MemoryDiffModel::MemoryDiffModel(QObject* parent) : QAbstractTableModel(parent) {}
 
 void MemoryDiffModel::setDiff(const MemoryDiff& diff) {
@@ -41,7 +35,7 @@ int MemoryDiffModel::rowCount(const QModelIndex& parent) const {
 }
 
 int MemoryDiffModel::columnCount(const QModelIndex& parent) const {
-    return parent.isValid() ? 0 : kColumns;
+    return parent.isValid() ? 0 : ColumnCount;
 }
 
 QVariant MemoryDiffModel::display(const Row& row, int column) const {
@@ -64,7 +58,7 @@ QVariant MemoryDiffModel::display(const Row& row, int column) const {
 }
 
 QVariant MemoryDiffModel::data(const QModelIndex& index, int role) const {
-    if (!index.isValid() || index.row() >= rowCount() || index.column() >= kColumns) {
+    if (!index.isValid() || index.row() >= rowCount() || index.column() >= ColumnCount) {
         return {};
     }
     const std::size_t at = std::size_t(index.row());

@@ -12,7 +12,7 @@ class MemoryDiffModel : public QAbstractTableModel {
     Q_OBJECT
 
 public:
-    enum Column { Figure, A, B, Difference };
+    enum Column { Figure, A, B, Difference, ColumnCount };
 
     explicit MemoryDiffModel(QObject* parent = nullptr);
 

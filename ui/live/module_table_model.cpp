@@ -4,12 +4,6 @@
 #include "common/table_cells.h"
 
 namespace oomlab::ui {
-namespace {
-
-constexpr int kColumns = ModuleTableModel::Total + 1;
-
-}  // namespace
-
 ModuleTableModel::ModuleTableModel(QObject* parent) : QAbstractTableModel(parent) {}
 
 void ModuleTableModel::setModules(const std::vector<ModuleMemory>& modules) {
@@ -44,11 +38,11 @@ int ModuleTableModel::rowCount(const QModelIndex& parent) const {
 }
 
 int ModuleTableModel::columnCount(const QModelIndex& parent) const {
-    return parent.isValid() ? 0 : kColumns;
+    return parent.isValid() ? 0 : ColumnCount;
 }
 
 QVariant ModuleTableModel::data(const QModelIndex& index, int role) const {
-    if (!index.isValid() || index.row() >= rowCount() || index.column() >= kColumns) {
+    if (!index.isValid() || index.row() >= rowCount() || index.column() >= ColumnCount) {
         return {};
     }
     const Row& row = m_rows[std::size_t(index.row())];

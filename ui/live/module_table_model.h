@@ -15,7 +15,7 @@ class ModuleTableModel : public QAbstractTableModel {
     Q_OBJECT
 
 public:
-    enum Column { Module, Parameters, Gradients, OptimizerState, Activations, Temporaries, Total };
+    enum Column { Module, Parameters, Gradients, OptimizerState, Activations, Temporaries, Total, ColumnCount };
 
     explicit ModuleTableModel(QObject* parent = nullptr);
 

@@ -12,11 +12,12 @@
 #include <nlohmann/json.hpp>
 
 #include "oomlab/common/errors.h"
+#include "test_support.h"
 
 namespace oomlab {
 namespace {
 
-constexpr std::int64_t kMiB = 1 << 20;
+using test::kMiB;
 constexpr std::int64_t kGiB = std::int64_t(1) << 30;
 
 std::int64_t gib(double value) {

@@ -7,11 +7,12 @@
 #include <vector>
 
 #include "oomlab/allocator/caching_allocator_model.h"
+#include "test_support.h"
 
 namespace oomlab::allocator {
 namespace {
 
-constexpr std::int64_t kMiB = 1 << 20;
+using test::kMiB;
 
 CachingAllocatorModel model_with(const char* conf, std::int64_t capacity = 0) {
     return CachingAllocatorModel(parse_alloc_conf(conf), capacity);

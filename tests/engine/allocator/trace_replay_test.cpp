@@ -2,11 +2,12 @@
 #include <gtest/gtest.h>
 
 #include "oomlab/allocator/trace_replay.h"
+#include "test_support.h"
 
 namespace oomlab::allocator {
 namespace {
 
-constexpr std::int64_t kMiB = 1 << 20;
+using test::kMiB;
 using Kind = TraceEvent::Kind;
 
 // A 6 MiB request opens a 20 MiB segment; a second 6 MiB one splits its rest, leaving an

@@ -22,7 +22,7 @@ using estimator::cudnn_lstm_buffers;
 using test::tiny;
 using test::tiny_profile;
 
-constexpr std::int64_t kMiB = 1 << 20;
+using test::kMiB;
 
 nlohmann::json recorded_probe() {
     const std::string path =

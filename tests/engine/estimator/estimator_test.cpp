@@ -9,6 +9,7 @@
 #include "engine_support.h"
 #include "estimator/library_workspaces.h"
 #include "oomlab/estimator/estimator.h"
+#include "test_support.h"
 #include "tiny_run.h"
 
 namespace oomlab {
@@ -258,7 +259,7 @@ TEST(EmbeddingTable, CostIsWhatTheEstimatorCountsForTheTable) {
     EXPECT_EQ(cost.gradient + cost.optimizer_state, 0);
 }
 
-constexpr std::int64_t kMiB = 1 << 20;
+using test::kMiB;
 
 // Measured on an H200 (bench/results/gpu-2026-11-26.md): a bag model's peak was 65 MiB above
 // its tensors, with PyTorch's own script too: two cuBLAS handles of 32 MiB and cuBLASLt's 1 MiB.

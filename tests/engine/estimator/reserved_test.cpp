@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "oomlab/estimator/estimator.h"
+#include "test_support.h"
 #include "tiny_run.h"
 
 namespace oomlab {
@@ -13,7 +14,7 @@ namespace {
 using test::tiny;
 using test::tiny_profile;
 
-constexpr std::int64_t kMiB = 1 << 20;
+using test::kMiB;
 constexpr std::int64_t kBlock = 512;  // the allocator's smallest block
 
 // Every tensor of the tiny bag is under 512 bytes: each takes one block of the small pool's

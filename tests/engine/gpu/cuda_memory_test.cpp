@@ -15,7 +15,7 @@
 namespace oomlab {
 namespace {
 
-constexpr std::int64_t kMiB = 1 << 20;
+using test::kMiB;
 const c10::Device kCuda(c10::kCUDA, 0);
 
 TEST(CudaMemory, AllocatedReservedAndPeakFollowTheCachingAllocator) {

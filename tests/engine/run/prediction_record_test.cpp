@@ -1,6 +1,7 @@
 #include "oomlab/run/prediction_record.h"
 
 #include <gtest/gtest.h>
+#include "test_support.h"
 
 namespace oomlab {
 namespace {
@@ -23,7 +24,7 @@ RunRecord run(std::int64_t id, RunStatus status, std::int64_t predicted, std::in
     return record;
 }
 
-constexpr std::int64_t kMiB = 1 << 20;
+using test::kMiB;
 
 TEST(PredictionRecord, CountsCompletedRunsUnderTheirPeakWorstFirst) {
     const std::vector<RunRecord> runs = {

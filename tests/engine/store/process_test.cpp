@@ -23,7 +23,7 @@
 namespace oomlab {
 namespace {
 
-NewRun sample_run(const std::string& name) {
+NewRun bare_run(const std::string& name) {
     return {name, "{}", "cpu", "0.1.0", "none"};
 }
 
@@ -59,7 +59,7 @@ public:
             std::optional<RunStore> store;  // open while the child lives, as a writer's is
             try {
                 store = RunStore::open(path);
-                id = store->create_run(sample_run("written by a child"));
+                id = store->create_run(bare_run("written by a child"));
                 store->append_metrics(id, three_steps());
             } catch (...) {
             }
@@ -157,7 +157,7 @@ TEST(RunStoreProcessTest, ExitedWriterIsMarkedWhileOwnRunsStayRunning) {
     writer.reap();
 
     // Opening again from this process leaves this process's own run alone.
-    const std::int64_t mine = store.create_run(sample_run("mine"));
+    const std::int64_t mine = store.create_run(bare_run("mine"));
     RunStore second = RunStore::open(path);
     EXPECT_EQ(second.find_run(mine)->outcome.status, RunStatus::Running);
     EXPECT_EQ(second.find_run(writer.run_id())->outcome.status, RunStatus::Interrupted);
@@ -170,10 +170,10 @@ TEST(RunStoreProcessTest, TheWritersLockDecidesNotItsHostOrPid) {
     test::TempDir dir;
     const std::string path = dir.file("runs.sqlite");
     RunStore writer = RunStore::open(path);
-    const std::int64_t live = writer.create_run(sample_run("live, in a container"));
+    const std::int64_t live = writer.create_run(bare_run("live, in a container"));
     const std::int64_t gone = [&] {
         RunStore closed = RunStore::open(path);
-        return closed.create_run(sample_run("gone, on another host"));
+        return closed.create_run(bare_run("gone, on another host"));
     }();
     {
         test::RawDatabase raw(path);
@@ -192,7 +192,7 @@ TEST(RunStoreProcessTest, ReaderDoesNotWaitForAnOpenWriteTransaction) {
     test::TempDir dir;
     const std::string path = dir.file("runs.sqlite");
     RunStore writer = RunStore::open(path);
-    const std::int64_t id = writer.create_run(sample_run("live"));
+    const std::int64_t id = writer.create_run(bare_run("live"));
     writer.add_event(id, {0, "note", "committed"});
 
     test::RawDatabase raw(path);
@@ -222,7 +222,7 @@ TEST(RunStoreProcessTest, WriterDoesNotWaitForAnOpenReadTransaction) {
     test::TempDir dir;
     const std::string path = dir.file("runs.sqlite");
     RunStore writer = RunStore::open(path);
-    const std::int64_t id = writer.create_run(sample_run("live"));
+    const std::int64_t id = writer.create_run(bare_run("live"));
 
     test::RawDatabase raw(path);
     raw.exec("BEGIN");
@@ -260,7 +260,7 @@ TEST(RunStoreProcessTest, ARunBeingCreatedIsNeverTakenForADeadWritersRun) {
     {
         RunStore writer = RunStore::open(path);
         for (int i = 0; i < 300; ++i) {
-            ids.push_back(writer.create_run(sample_run("starting")));
+            ids.push_back(writer.create_run(bare_run("starting")));
         }
         const char byte = 1;
         (void)!write(stop[1], &byte, 1);
@@ -295,7 +295,7 @@ TEST(RunStoreProcessTest, ProcessesOpeningANewFileTogetherAllGetIt) {
                     for (int again = 0; again < kOpens; ++again) {
                         RunStore store = RunStore::open(path);
                         if (again == 0) {
-                            store.create_run(sample_run("opened together"));
+                            store.create_run(bare_run("opened together"));
                         }
                     }
                 } catch (const std::exception& error) {

@@ -9,11 +9,12 @@
 #include "oomlab/allocator/allocator_settings.h"
 #include "oomlab/measure/memory_history.h"
 #include "oomlab/measure/tracking_allocator.h"
+#include "test_support.h"
 
 namespace oomlab::memory {
 namespace {
 
-constexpr std::int64_t kMiB = 1 << 20;
+using test::kMiB;
 
 at::Tensor bytes(std::int64_t count) {
     return at::empty({count}, at::kByte);

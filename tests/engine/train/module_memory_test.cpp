@@ -13,8 +13,6 @@
 namespace oomlab {
 namespace {
 
-class Quiet : public TrainObserver {};
-
 RunOutcome train(const std::vector<std::string>& settings) {
     ExperimentConfig config =
         test::config_with({"device=cpu", "embeddings.source=synthetic", "dataset.valid_ratio=0",
@@ -23,7 +21,7 @@ RunOutcome train(const std::vector<std::string>& settings) {
         apply_config_override(config, assignment);
     }
     const std::unique_ptr<Experiment> experiment = Experiment::prepare(config);
-    Quiet quiet;
+    test::QuietObserver quiet;
     std::atomic<bool> cancel{false};
     RunOutcome outcome = experiment->train(quiet, cancel);
     EXPECT_EQ(outcome.status, RunStatus::Completed) << outcome.error;
@@ -188,7 +186,7 @@ TEST(Fragmentation, TheCpuAllocatorHasNoBlocksToReport) {
         test::config_with({"device=cpu", "embeddings.source=synthetic", "train.max_steps=3",
                            "model.kind=transformer", "train.batch_size=256", "memory.cap_mb=8"});
     const std::unique_ptr<Experiment> experiment = Experiment::prepare(config);
-    Quiet quiet;
+    test::QuietObserver quiet;
     std::atomic<bool> cancel{false};
     const RunOutcome outcome = experiment->train(quiet, cancel);
     ASSERT_EQ(outcome.status, RunStatus::Oom) << outcome.error;

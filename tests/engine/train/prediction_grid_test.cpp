@@ -105,8 +105,7 @@ TEST_P(PredictionGrid, EveryCategoryAndModuleIsWhereTheEstimatorSaid) {
     const ExperimentConfig config = config_of(GetParam());
     const MemoryPrediction predicted = to_prediction(estimate_memory(config, profile_data(config)));
     const std::unique_ptr<Experiment> experiment = Experiment::prepare(config);
-    class Quiet : public TrainObserver {
-    } quiet;
+    test::QuietObserver quiet;
     std::atomic<bool> cancel{false};
     const RunOutcome outcome = experiment->train(quiet, cancel);
     ASSERT_EQ(outcome.status, RunStatus::Completed) << outcome.error;

@@ -14,8 +14,6 @@
 namespace oomlab {
 namespace {
 
-class Quiet : public TrainObserver {};
-
 double off(std::int64_t predicted, std::int64_t measured) {
     return std::abs(double(predicted - measured)) / double(measured);
 }
@@ -39,7 +37,7 @@ TEST(RunPrediction, AShortRunIsPredictedForTheBatchesItDraws) {
     EXPECT_LT(run.peak_bytes, worst.peak_bytes);
 
     const std::unique_ptr<Experiment> experiment = Experiment::prepare(config);
-    Quiet quiet;
+    test::QuietObserver quiet;
     std::atomic<bool> cancel{false};
     const RunOutcome outcome = experiment->train(quiet, cancel);
     ASSERT_EQ(outcome.status, RunStatus::Completed) << outcome.error;
@@ -61,7 +59,7 @@ TEST(RunPrediction, EvaluationKeepingItsGraphsIsPredictedInEvalMode) {
     const MemoryEstimate estimate = estimate_memory(config, profile);
 
     const std::unique_ptr<Experiment> experiment = Experiment::prepare(config);
-    Quiet quiet;
+    test::QuietObserver quiet;
     std::atomic<bool> cancel{false};
     const RunOutcome outcome = experiment->train(quiet, cancel);
     ASSERT_EQ(outcome.status, RunStatus::Completed) << outcome.error;
@@ -94,7 +92,7 @@ TEST(RunPrediction, WhatTheAllocatorReservesAtThePeakIsPredicted) {
         ASSERT_TRUE(estimate.reserved_bytes);
 
         const std::unique_ptr<Experiment> experiment = Experiment::prepare(config);
-        Quiet quiet;
+        test::QuietObserver quiet;
         std::atomic<bool> cancel{false};
         const RunOutcome outcome = experiment->train(quiet, cancel);
         ASSERT_EQ(outcome.status, RunStatus::Completed) << outcome.error;
