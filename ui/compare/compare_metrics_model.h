@@ -14,7 +14,18 @@ class CompareMetricsModel : public QAbstractTableModel {
     Q_OBJECT
 
 public:
-    enum Column { Run, Status, Steps, Batch, FinalLoss, ValAccuracy, Peak, Duration, Throughput, ColumnCount };
+    enum Column {
+        Run,
+        Status,
+        Steps,
+        Batch,
+        FinalLoss,
+        ValAccuracy,
+        Peak,
+        Duration,
+        Throughput,
+        ColumnCount
+    };
 
     explicit CompareMetricsModel(QObject* parent = nullptr);
 

@@ -15,7 +15,16 @@ class ModuleTableModel : public QAbstractTableModel {
     Q_OBJECT
 
 public:
-    enum Column { Module, Parameters, Gradients, OptimizerState, Activations, Temporaries, Total, ColumnCount };
+    enum Column {
+        Module,
+        Parameters,
+        Gradients,
+        OptimizerState,
+        Activations,
+        Temporaries,
+        Total,
+        ColumnCount
+    };
 
     explicit ModuleTableModel(QObject* parent = nullptr);
 
