@@ -223,20 +223,20 @@ std::string oom_explanation_json(const OomExplanation& e) {
                          : m.device == OomMessage::Device::Mps ? "mps"
                                                                : "cpu";
     const OrderedJson document = {{"verdict", oom_verdict_name(e.verdict)},
-                           {"pytorch_major", m.pytorch_major},
-                           {"summary", e.summary},
-                           {"device", device},
-                           {"device_index", m.device_index},
-                           {"requested_bytes", figure(m.requested)},
-                           {"total_bytes", figure(m.total)},
-                           {"free_bytes", figure(m.free)},
-                           {"allocated_bytes", figure(m.allocated)},
-                           {"reserved_bytes", figure(m.reserved)},
-                           {"allowed_bytes", figure(m.allowed)},
-                           {"this_process_bytes", figure(m.this_process)},
-                           {"processes", processes},
-                           {"facts", e.facts},
-                           {"tries", e.tries}};
+                                  {"pytorch_major", m.pytorch_major},
+                                  {"summary", e.summary},
+                                  {"device", device},
+                                  {"device_index", m.device_index},
+                                  {"requested_bytes", figure(m.requested)},
+                                  {"total_bytes", figure(m.total)},
+                                  {"free_bytes", figure(m.free)},
+                                  {"allocated_bytes", figure(m.allocated)},
+                                  {"reserved_bytes", figure(m.reserved)},
+                                  {"allowed_bytes", figure(m.allowed)},
+                                  {"this_process_bytes", figure(m.this_process)},
+                                  {"processes", processes},
+                                  {"facts", e.facts},
+                                  {"tries", e.tries}};
     return document.dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
 }
 

@@ -125,9 +125,9 @@ TensorBoardExport export_to_tensorboard(const TrackedRun& tracked, const std::st
     EventFile events(result.event_file, start);
 
     events.add(start, 0,
-               summary_of(plugin_value(
-                   "_hparams_/session_start_info", "hparams",
-                   hparams_plugin_data(hparams::kSessionStartInfo, session_start(tracked, start)))));
+               summary_of(plugin_value("_hparams_/session_start_info", "hparams",
+                                       hparams_plugin_data(hparams::kSessionStartInfo,
+                                                           session_start(tracked, start)))));
     // In step order across series: TensorBoard reads a step that goes back as a restarted
     // run and drops what came after it.
     const std::vector<Series> all_series = run_series(tracked);
