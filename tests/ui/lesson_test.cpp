@@ -8,6 +8,7 @@
 #include <QLabel>
 #include <QMenu>
 #include <QPushButton>
+#include <QRadioButton>
 #include <QScreen>
 #include <QScrollArea>
 #include <QScrollBar>
@@ -162,8 +163,8 @@ private slots:
     }
 
     // Where a run is meant to end out of memory its peak is the cap, not what it needed: the
-    // flow asks which run needs the most, not by how much.
-    void noRatioIsAskedWhereARunIsMeantToRunOutOfMemory() {
+    // flow asks which runs complete, and not by how much.
+    void whereARunIsMeantToRunOutOfMemoryTheFlowAsksWhichCompletes() {
         qputenv("OOMLAB_RESOURCE_DIR", m_good.path().toUtf8());
         Lesson lesson = loadLessonCatalog().lessons.front();
         LessonClaim endsOutOfMemory;
@@ -174,13 +175,76 @@ private slots:
         LessonFlow flow(lesson);
         flow.show();
         flow.next();
+        QCOMPARE(flow.question(), LessonFlow::Question::WhichCompletes);
         QVERIFY(!flow.asksHowMuch());
-        QVERIFY(!flow.findChild<QComboBox*>(QStringLiteral("predictedBand"))->isVisible());
+        QVERIFY(!flow.asksFreeMemory());  // no claim is about fragmentation
+        QVERIFY(!flow.findChild<QComboBox*>(QStringLiteral("predictedFreeMemory"))->isVisible());
+        QStringList choices;
+        for (QRadioButton* choice : flow.findChildren<QRadioButton*>()) {
+            choices << choice->text();
+        }
+        const QString first = qs(lesson.runs.front().label);
+        QVERIFY2(choices.contains(QStringLiteral("only ") + first), qPrintable(choices.join('|')));
+        QVERIFY(choices.contains(QStringLiteral("every run")));
+        QVERIFY(choices.contains(QStringLiteral("none of them")));
         auto* toRun = flow.findChild<QPushButton*>(QStringLiteral("toRun"));
         QVERIFY(!toRun->isEnabled());
-        flow.predict(LessonFlow::kAboutTheSame, -1);
-        QCOMPARE(flow.predictedRun(), LessonFlow::kAboutTheSame);
+        flow.predict(LessonFlow::kEveryRun, -1);
+        QCOMPARE(flow.predictedRun(), LessonFlow::kEveryRun);
         QVERIFY(toRun->isEnabled());
+    }
+
+    // The fragmentation lesson asks what it teaches: which run completes under the cap, and
+    // why the other fails (its free memory in pieces), each checked against what was measured.
+    void theFragmentationQuestionIsCheckedAgainstTheRunsEndings() {
+        qputenv("OOMLAB_RESOURCE_DIR", m_good.path().toUtf8());
+        Lesson lesson = loadLessonCatalog().lessons.front();
+        lesson.runs.resize(2);
+        lesson.runs[0].label = "default allocator";
+        lesson.runs[1].label = "expandable segments";
+        LessonClaim fragmented;
+        fragmented.kind = LessonClaim::Kind::Status;
+        fragmented.label = lesson.runs[0].label;
+        fragmented.status = RunStatus::Oom;
+        fragmented.fragmented = true;
+        lesson.claims = {fragmented};
+        LessonEnd end;
+        end.runIds = {1, 2};
+        end.runLabels = {QStringLiteral("default allocator"),
+                         QStringLiteral("expandable segments")};
+        end.peaks = {210 << 20, 189 << 20};
+        end.statuses = {RunStatus::Oom, RunStatus::Completed};
+        end.steps = {3, 30};
+        end.fragmented = {true, false};
+        end.completed = true;
+        end.checks << QStringLiteral("default allocator ends oom, fragmented");
+        end.holds << true;
+
+        const auto verdict = [&](int run, int freeMemory) {
+            LessonFlow flow(lesson);
+            flow.show();
+            flow.next();
+            [&] {
+                QVERIFY(flow.asksFreeMemory());
+                auto* why = flow.findChild<QComboBox*>(QStringLiteral("predictedFreeMemory"));
+                QVERIFY(why && why->isVisible());
+                QVERIFY(!flow.findChild<QPushButton*>(QStringLiteral("toRun"))->isEnabled());
+            }();
+            flow.predict(run, freeMemory);
+            flow.onLessonFinished(end);
+            return flow.revealText();
+        };
+        const QString right = verdict(1, 1);  // only expandable segments; free, in pieces
+        QVERIFY2(right.contains(QStringLiteral("<b>expandable segments</b> completed")),
+                 qPrintable(right));
+        QVERIFY2(right.contains(QStringLiteral("out of memory at step 4")), qPrintable(right));
+        QVERIFY2(right.contains(QStringLiteral("in pieces too small")), qPrintable(right));
+        QVERIFY2(right.contains(QStringLiteral(">right<")), qPrintable(right));
+        QVERIFY2(verdict(1, 0).contains(QStringLiteral("right about which run, off about why")),
+                 qPrintable(verdict(1, 0)));
+        QVERIFY(verdict(LessonFlow::kEveryRun, 1)
+                    .contains(QStringLiteral("off about which run, right about why")));
+        QVERIFY(verdict(0, 0).contains(QStringLiteral(">off<")));
     }
 
     // Six claims and a long why scroll inside the window, which stays on the screen with its

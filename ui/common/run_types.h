@@ -43,10 +43,13 @@ struct LessonEnd {
     QString title;
     QString deviceNote;  // on CUDA, why the lesson's settings or claims differ there
     QVector<qint64> runIds;
-    QStringList runLabels;  // the lesson's label of each run, in order
-    QVector<qint64> peaks;  // each run's peak memory, bytes
-    QStringList checks;     // the engine's claim checks, in order
-    QVector<bool> holds;    // whether each holds
+    QStringList runLabels;        // the lesson's label of each run, in order
+    QVector<qint64> peaks;        // each run's peak memory, bytes
+    QVector<RunStatus> statuses;  // how each run ended
+    QVector<qint64> steps;        // the steps each run trained
+    QVector<bool> fragmented;     // each run's out-of-memory: more free than asked, in pieces
+    QStringList checks;           // the engine's claim checks, in order
+    QVector<bool> holds;          // whether each holds
     bool completed = false;
     QString error;  // why the lesson could not run or stopped
     RunEnd last;    // the last run's end, for the live page

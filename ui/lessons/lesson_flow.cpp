@@ -47,10 +47,32 @@ bool everyRunMeantToFinish(const Lesson& lesson) {
     });
 }
 
+// Whether a claim says how the free memory lay at a run's out-of-memory.
+bool claimsFragmentation(const Lesson& lesson) {
+    return std::any_of(lesson.claims.begin(), lesson.claims.end(),
+                       [](const LessonClaim& claim) { return claim.fragmented.has_value(); });
+}
+
+QString boldList(const QStringList& labels) {
+    QStringList bold;
+    for (const QString& label : labels) {
+        bold << QStringLiteral("<b>%1</b>").arg(label.toHtmlEscaped());
+    }
+    return bold.join(QStringLiteral(", "));
+}
+
+QString verdictWord(bool right) {
+    return right ? LessonFlow::tr("<span style='color:#2e9d5b'>right</span>")
+                 : LessonFlow::tr("<span style='color:#d62728'>off</span>");
+}
+
 }  // namespace
 
 LessonFlow::LessonFlow(const Lesson& lesson, QWidget* parent)
-    : QDialog(parent), m_lesson(lesson), m_asksHowMuch(everyRunMeantToFinish(lesson)) {
+    : QDialog(parent),
+      m_lesson(lesson),
+      m_question(everyRunMeantToFinish(lesson) ? Question::MostMemory : Question::WhichCompletes),
+      m_asksFreeMemory(m_question == Question::WhichCompletes && claimsFragmentation(lesson)) {
     setObjectName(QStringLiteral("lessonFlow"));
     setWindowTitle(tr("Lesson: %1").arg(qs(lesson.title)));
     resize(680, 520);
@@ -89,29 +111,51 @@ QWidget* LessonFlow::explainPage() {
 QWidget* LessonFlow::predictPage() {
     auto* page = new QWidget(this);
     auto* layout = new QVBoxLayout(page);
-    QLabel* question = wrappedLabel(
-        tr("<h3>Before it runs: predict</h3>Which run will need the most memory at its peak?"),
-        page);
-    layout->addWidget(question);
+    const bool mostMemory = m_question == Question::MostMemory;
+    layout->addWidget(wrappedLabel(
+        mostMemory ? tr("<h3>Before it runs: predict</h3>Which run will need the most memory at "
+                        "its peak?")
+                   : tr("<h3>Before it runs: predict</h3>Each run has the same memory cap. "
+                        "Which will complete its training?"),
+        page));
     m_runChoice = new QButtonGroup(page);
-    for (std::size_t i = 0; i < m_lesson.runs.size(); ++i) {
-        auto* choice = new QRadioButton(qs(m_lesson.runs[i].label), page);
-        m_runChoice->addButton(choice, static_cast<int>(i));
+    const auto addChoice = [&](const QString& text, int run) {
+        auto* choice = new QRadioButton(text, page);
+        m_runChoice->addButton(choice, choiceId(run));
         layout->addWidget(choice);
+    };
+    for (std::size_t i = 0; i < m_lesson.runs.size(); ++i) {
+        const QString label = qs(m_lesson.runs[i].label);
+        addChoice(mostMemory ? label : tr("only %1").arg(label), static_cast<int>(i));
     }
-    auto* same = new QRadioButton(tr("they will need about the same"), page);
-    m_runChoice->addButton(same, static_cast<int>(m_lesson.runs.size()));
-    layout->addWidget(same);
-    QLabel* howMuch = wrappedLabel(tr("By how much, against the run that needs the least?"), page);
-    layout->addWidget(howMuch);
+    if (mostMemory) {
+        addChoice(tr("they will need about the same"), kAboutTheSame);
+    } else {
+        addChoice(tr("every run"), kEveryRun);
+        addChoice(tr("none of them"), kNoRun);
+    }
+    QLabel* second = wrappedLabel(
+        mostMemory ? tr("By how much, against the run that needs the least?")
+                   : tr("When a run runs out of memory, the memory the allocator holds free "
+                        "will be:"),
+        page);
+    layout->addWidget(second);
     m_band = new QComboBox(page);
-    m_band->setObjectName(QStringLiteral("predictedBand"));
-    m_band->addItems({tr("less than 1.5 times"), tr("1.5 to 3 times"), tr("more than 3 times")});
+    m_band->setObjectName(mostMemory ? QStringLiteral("predictedBand")
+                                     : QStringLiteral("predictedFreeMemory"));
+    if (mostMemory) {
+        m_band->addItems(
+            {tr("less than 1.5 times"), tr("1.5 to 3 times"), tr("more than 3 times")});
+    } else {
+        m_band->addItems({tr("less than it asked for: the memory is full"),
+                          tr("more than it asked for, in pieces too small")});
+    }
     m_band->setPlaceholderText(tr("choose…"));
     m_band->setCurrentIndex(-1);
     layout->addWidget(m_band);
-    howMuch->setVisible(m_asksHowMuch);
-    m_band->setVisible(m_asksHowMuch);
+    const bool asksSecond = mostMemory || m_asksFreeMemory;
+    second->setVisible(asksSecond);
+    m_band->setVisible(asksSecond);
     layout->addStretch(1);
     auto* buttons = new QHBoxLayout;
     auto* back = new QPushButton(tr("‹ Back"), page);
@@ -207,13 +251,21 @@ QWidget* LessonFlow::revealPage() {
     return page;
 }
 
+// Runs take the ids 0..n-1, the other answers the ids after them.
+int LessonFlow::choiceId(int run) const {
+    const int runs = static_cast<int>(m_lesson.runs.size());
+    return run >= 0 ? run : runs - run - 1;  // kAboutTheSame and kEveryRun: n, kNoRun: n + 3
+}
+
 int LessonFlow::predictedRun() const {
     const int id = m_runChoice->checkedId();
-    return id < 0 ? kNotChosen : id == static_cast<int>(m_lesson.runs.size()) ? kAboutTheSame : id;
+    const int runs = static_cast<int>(m_lesson.runs.size());
+    return id < 0 ? kNotChosen : id < runs ? id : runs - id - 1;
 }
 
 void LessonFlow::updatePredictionComplete() {
-    m_toRun->setEnabled(predictedRun() != kNotChosen && (!m_asksHowMuch || predictedBand() >= 0));
+    const bool asksSecond = asksHowMuch() || m_asksFreeMemory;
+    m_toRun->setEnabled(predictedRun() != kNotChosen && (!asksSecond || predictedBand() >= 0));
 }
 
 int LessonFlow::predictedBand() const {
@@ -221,8 +273,7 @@ int LessonFlow::predictedBand() const {
 }
 
 void LessonFlow::predict(int run, int band) {
-    const int id = run == kAboutTheSame ? static_cast<int>(m_lesson.runs.size()) : run;
-    if (QAbstractButton* button = m_runChoice->button(id)) {
+    if (QAbstractButton* button = m_runChoice->button(choiceId(run))) {
         button->setChecked(true);
     }
     m_band->setCurrentIndex(band);
@@ -254,10 +305,14 @@ QString LessonFlow::predictionVerdict() const {
         return tr("The lesson stopped before its runs could be compared: %1")
             .arg(m_end.error.toHtmlEscaped());
     }
+    return m_question == Question::MostMemory ? mostMemoryVerdict() : whichCompletesVerdict();
+}
+
+QString LessonFlow::mostMemoryVerdict() const {
     const auto most = std::max_element(m_end.peaks.begin(), m_end.peaks.end());
     const auto least = std::min_element(m_end.peaks.begin(), m_end.peaks.end());
     const double ratio = *least > 0 ? double(*most) / double(*least) : 0;
-    const int measuredRun = ratio < 1.5 ? -1 : int(most - m_end.peaks.begin());
+    const int measuredRun = ratio < 1.5 ? kAboutTheSame : int(most - m_end.peaks.begin());
     const QString measured =
         measuredRun < 0
             ? tr("the runs needed about the same (%1× at most)").arg(ratio, 0, 'f', 2)
@@ -265,11 +320,47 @@ QString LessonFlow::predictionVerdict() const {
                   .arg(m_end.runLabels.value(measuredRun).toHtmlEscaped(), formatBytes(*most))
                   .arg(ratio, 0, 'f', 2);
     const bool runRight = predictedRun() == measuredRun;
-    const bool bandRight = !m_asksHowMuch || predictedBand() == bandOf(ratio);
+    const bool bandRight = predictedBand() == bandOf(ratio);
     return tr("Measured: %1.<br>Your prediction was %2.")
-        .arg(measured, runRight && bandRight ? tr("<span style='color:#2e9d5b'>right</span>")
-                       : runRight            ? tr("right about which run, off about how much")
-                                             : tr("<span style='color:#d62728'>off</span>"));
+        .arg(measured, runRight && !bandRight ? tr("right about which run, off about how much")
+                                              : verdictWord(runRight && bandRight));
+}
+
+QString LessonFlow::whichCompletesVerdict() const {
+    QStringList completed;
+    QStringList failed;  // "default allocator (out of memory at step 4)"
+    int only = kNoRun;
+    bool fragmented = false;
+    for (int i = 0; i < m_end.runLabels.size(); ++i) {
+        const RunStatus status = m_end.statuses.value(i, RunStatus::Failed);
+        if (status == RunStatus::Completed) {
+            completed << m_end.runLabels[i];
+            only = completed.size() == 1 ? i : kNotChosen;
+            continue;
+        }
+        fragmented = fragmented || m_end.fragmented.value(i);
+        failed << tr("%1 (%2 at step %3)")
+                      .arg(m_end.runLabels[i],
+                           status == RunStatus::Oom ? tr("out of memory") : statusName(status))
+                      .arg(m_end.steps.value(i) + 1);
+    }
+    const int measuredRun = failed.isEmpty() ? kEveryRun : only;
+    QString measured =
+        completed.isEmpty() ? tr("no run completed") : tr("%1 completed").arg(boldList(completed));
+    if (!failed.isEmpty()) {
+        measured += tr("; %1 did not").arg(boldList(failed));
+    }
+    const bool runRight = predictedRun() == measuredRun;
+    if (!m_asksFreeMemory || failed.isEmpty()) {
+        return tr("Measured: %1.<br>Your prediction was %2.").arg(measured, verdictWord(runRight));
+    }
+    measured += fragmented ? tr(", with more memory free than it asked for, in pieces too small")
+                           : tr(", with less memory free than it asked for");
+    const bool whyRight = predictedBand() == (fragmented ? 1 : 0);
+    return tr("Measured: %1.<br>Your prediction was %2.")
+        .arg(measured, runRight && !whyRight   ? tr("right about which run, off about why")
+                       : !runRight && whyRight ? tr("off about which run, right about why")
+                                               : verdictWord(runRight && whyRight));
 }
 
 bool LessonFlow::revealNext() {

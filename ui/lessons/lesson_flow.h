@@ -1,8 +1,8 @@
 // A lesson as a class goes through it: the explanation; a prediction (which run needs the most
-// memory, and by how much?) made before anything runs; the runs, paced so the curves can be
-// watched; then each claim revealed in large type, checked against what was measured, beside
-// the prediction. The window's experiment is never touched: the lesson's runs have their own
-// settings.
+// memory, and by how much? or which runs complete, and why?) made before anything runs; the runs,
+// paced so the curves can be watched; then each claim revealed in large type, checked against what
+// was measured, beside the prediction. The window's experiment is never touched: the lesson's runs
+// have their own settings.
 #pragma once
 
 #include <QDialog>
@@ -29,15 +29,26 @@ public:
 
     const Lesson& lesson() const { return m_lesson; }
     int page() const;
-    // The prediction: the index of the run expected to need the most memory (kAboutTheSame,
-    // or kNotChosen), and the expected ratio band (0: under 1.5x, 1: 1.5x to 3x, 2: over 3x;
-    // -1: not chosen). Nothing is chosen until the user chooses, and the ratio is asked only
-    // where every run is meant to finish: a run out of memory measures its cap, not its need.
+
+    // What the prediction page asks. Where every run is meant to finish: which run needs the
+    // most memory at its peak, and by how much against the least. Where a run is meant to run
+    // out of memory, its peak is its cap and not its need: which runs complete, and, where a
+    // claim is about fragmentation, how the allocator's free memory lies when one fails.
+    enum class Question { MostMemory, WhichCompletes };
+    Question question() const { return m_question; }
+    // The first answer: a run's index (the one needing the most; the only one completing),
+    // kAboutTheSame (most memory), kEveryRun or kNoRun (which completes), or kNotChosen.
     static constexpr int kAboutTheSame = -1;
     static constexpr int kNotChosen = -2;
+    static constexpr int kEveryRun = -3;
+    static constexpr int kNoRun = -4;
     int predictedRun() const;
+    // The second answer, -1 until chosen: the ratio band (0: under 1.5x, 1: 1.5x to 3x,
+    // 2: over 3x) or the free memory at the out-of-memory (0: less than the request asked
+    // for, 1: more, in pieces too small).
     int predictedBand() const;
-    bool asksHowMuch() const { return m_asksHowMuch; }
+    bool asksHowMuch() const { return m_question == Question::MostMemory; }
+    bool asksFreeMemory() const { return m_asksFreeMemory; }
     void predict(int run, int band);  // as if chosen with the mouse
 
     // What the window reports back while the lesson runs.
@@ -64,6 +75,9 @@ private:
     QWidget* runPage();
     QWidget* revealPage();
     QString predictionVerdict() const;
+    QString mostMemoryVerdict() const;
+    QString whichCompletesVerdict() const;
+    int choiceId(int run) const;  // the radio button's id of an answer
     void updatePredictionComplete();
     void showRevealed();
 
@@ -71,9 +85,10 @@ private:
     LessonEnd m_end;
     QStackedWidget* m_pages = nullptr;
     QButtonGroup* m_runChoice = nullptr;
-    QComboBox* m_band = nullptr;
+    QComboBox* m_band = nullptr;     // the second question
     QPushButton* m_toRun = nullptr;  // on once the prediction is complete
-    bool m_asksHowMuch = true;
+    Question m_question = Question::MostMemory;
+    bool m_asksFreeMemory = false;
     QComboBox* m_pace = nullptr;
     QPushButton* m_start = nullptr;
     QLabel* m_progress = nullptr;

@@ -85,7 +85,11 @@ void TrainingWorker::runLesson(const Lesson& lesson, const QString& databasePath
         for (const LessonRunResult& run : result.runs) {
             end.runIds.push_back(run.record.id);
             end.runLabels << qs(run.run.label);
-            end.peaks.push_back(run.record.outcome.peak_bytes);
+            const RunOutcome& outcome = run.record.outcome;
+            end.peaks.push_back(outcome.peak_bytes);
+            end.statuses.push_back(outcome.status);
+            end.steps.push_back(outcome.steps);
+            end.fragmented.push_back(outcome.fragmentation && outcome.fragmentation->fragmented());
         }
         for (const ClaimCheck& check : result.checks) {
             end.checks << qs(check.description);
