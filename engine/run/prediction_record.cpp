@@ -124,15 +124,14 @@ std::string describe(const PredictionRecord& record) {
     if (record.runs == 0) {
         return "no completed run here was held to its prediction yet";
     }
-    std::string text = "in " + std::to_string(record.runs) + " run" +
-                       (record.runs == 1 ? "" : "s") + " here, under the measured peak in " +
-                       std::to_string(record.under);
-    if (record.under > 0) {
-        char worst[32];
-        std::snprintf(worst, sizeof worst, "%.1f%%", 100 * record.worst_under);
-        text += std::string(", by at most ") + worst;
+    std::string text = std::to_string(record.runs) + " run" + (record.runs == 1 ? "" : "s") +
+                       " here checked against the estimate: ";
+    if (record.under == 0) {
+        return text + "none needed more than it said";
     }
-    return text;
+    char worst[32];
+    std::snprintf(worst, sizeof worst, "%.1f%%", 100 * record.worst_under);
+    return text + std::to_string(record.under) + " needed more than it said, by at most " + worst;
 }
 
 }  // namespace oomlab

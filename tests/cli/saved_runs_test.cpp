@@ -97,12 +97,13 @@ TEST_F(SavedRuns, TheEstimatorsRecordIsShownBesideANewEstimate) {
     EXPECT_EQ(record["worst"][0]["model"], "bag");
 
     const auto text = run_cli({"runs", "calibration", "--db", db()});
-    EXPECT_NE(text.out.find("in 2 runs here, under the measured peak in 1, by at most 25.0%"),
+    EXPECT_NE(text.out.find("2 runs here checked against the estimate: 1 needed more than it said, "
+                            "by at most 25.0%"),
               std::string::npos)
         << text.out;
     const auto estimate = run_cli({"estimate", "--db", db()});
     ASSERT_EQ(estimate.exit_code, 0) << estimate.err;
-    EXPECT_NE(estimate.out.find("record: in 2 runs here"), std::string::npos) << estimate.out;
+    EXPECT_NE(estimate.out.find("record: 2 runs here checked"), std::string::npos) << estimate.out;
     EXPECT_NE(estimate.out.find("wrong here before: run 2 measured 10.0 MiB against 8.0 MiB "
                                 "predicted (+25.0%)"),
               std::string::npos)

@@ -41,8 +41,9 @@ private slots:
         QVERIFY(window);
         EstimateView* view = window->experimentPanel()->estimateView();
         QTRY_VERIFY(view->hasEstimate());
-        QVERIFY2(view->recordText().contains(QStringLiteral(
-                     "in 1 run here, under the measured peak in 1, by at most 25.0%")),
+        QVERIFY2(view->recordText().contains(
+                     QStringLiteral("1 run here checked against the estimate: 1 needed more than "
+                                    "it said, by at most 25.0%")),
                  qPrintable(view->recordText()));
         QVERIFY(view->recordText().contains(QStringLiteral("Wrong here before: run 1 (bag)")));
         // Another model: the record, without the bag run's miss.
@@ -50,7 +51,7 @@ private slots:
         apply_config_override(transformer, "model.kind=transformer");
         window->experimentPanel()->setConfig(transformer);
         QTRY_VERIFY(!view->recordText().contains(QStringLiteral("Wrong here before")));
-        QVERIFY(view->recordText().contains(QStringLiteral("Record: in 1 run here")));
+        QVERIFY(view->recordText().contains(QStringLiteral("Record: 1 run here checked")));
     }
 };
 

@@ -44,7 +44,9 @@ TEST(PredictionRecord, CountsCompletedRunsUnderTheirPeakWorstFirst) {
     EXPECT_EQ(record.worst[0].run_id, 2);
     EXPECT_EQ(record.worst[1].run_id, 1);
     EXPECT_EQ(record.worst[2].run_id, 3);
-    EXPECT_EQ(describe(record), "in 3 runs here, under the measured peak in 2, by at most 10.0%");
+    EXPECT_EQ(
+        describe(record),
+        "3 runs here checked against the estimate: 2 needed more than it said, by at most 10.0%");
 
     const PredictionRecord all = prediction_record(runs, 1);
     EXPECT_EQ(all.runs, 4);
@@ -53,6 +55,9 @@ TEST(PredictionRecord, CountsCompletedRunsUnderTheirPeakWorstFirst) {
     EXPECT_EQ(all.worst[0].model, "transformer");
     EXPECT_EQ(describe(prediction_record({}, 5)),
               "no completed run here was held to its prediction yet");
+    // Run 2 alone: it peaked under its prediction.
+    EXPECT_EQ(describe(prediction_record({runs[1]}, 5)),
+              "1 run here checked against the estimate: none needed more than it said");
 }
 
 }  // namespace

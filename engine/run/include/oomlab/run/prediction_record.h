@@ -50,8 +50,9 @@ struct PredictionRecords {
 };
 PredictionRecords prediction_records(const std::vector<RunRecord>& runs, std::size_t worst_count);
 
-// "in 412 runs here, under the measured peak in 3, by at most 2.1%" (or "no run here was
-// held to its prediction yet").
+// "412 runs here checked against the estimate: 3 needed more than it said, by at most 2.1%"
+// (or "... none needed more than it said", "no completed run here was held to its prediction
+// yet").
 std::string describe(const PredictionRecord& record);
 
 }  // namespace oomlab
