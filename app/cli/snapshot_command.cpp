@@ -60,6 +60,9 @@ void print_snapshot_report(const SnapshotReport& report) {
                       << format_bytes(oom.requested) << " with " << format_bytes(oom.device_free)
                       << " free on the device and " << format_bytes(oom.allocated)
                       << " allocated\n";
+            if (const std::string limit = process_limit_note(oom); !limit.empty()) {
+                std::cout << "    " << limit << '\n';
+            }
         }
         print_groups("alive at the peak, by what it was for", d.at_peak_by_kind);
         print_groups("alive at the peak, by source line", d.at_peak);

@@ -207,6 +207,7 @@ bool advise_on_oom(const SnapshotDevice& device, const SnapshotOom& oom,
          "at the out-of-memory (event " + std::to_string(oom.event) + "), " +
              format_bytes(oom.requested) + " was asked with " + format_bytes(oom.device_free) +
              " free on the device and only " + format_bytes(cached) + " cached but free" + where +
+             (refused_by_process_limit(oom) ? " (" + process_limit_note(oom) + ")" : "") +
              ": the memory was really in use, so fragmentation settings will not help. A "
              "smaller batch, mixed precision or activation checkpointing shrink what is alive; "
              "the lines below hold the most."});
@@ -255,7 +256,9 @@ void advise_smaller_batch(const SnapshotDevice& device, const SnapshotOom& oom,
     if (!plausible({oom.reserved, oom.device_free, oom.allocated, oom.requested, activations})) {
         return;
     }
-    const std::int64_t capacity = oom.reserved + oom.device_free;
+    // Under a limit on the process, the room was the limit: under what was reserved and asked.
+    const std::int64_t capacity =
+        oom.reserved + (refused_by_process_limit(oom) ? oom.requested : oom.device_free);
     const std::int64_t rest = oom.allocated + oom.requested - activations;
     if (activations <= 0 || rest >= capacity) {
         return;

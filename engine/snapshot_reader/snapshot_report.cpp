@@ -423,6 +423,22 @@ std::string snapshot_device_name(int index) {
     return index < 0 ? "the CPU" : "device " + std::to_string(index);
 }
 
+bool refused_by_process_limit(const SnapshotOom& oom) {
+    // A request may open a segment up to 20 MiB larger than itself (one of 1 to 10 MiB).
+    constexpr std::int64_t kLargestRounding = std::int64_t{20} << 20;
+    return oom.requested > 0 && oom.device_free - kLargestRounding >= oom.requested;
+}
+
+std::string process_limit_note(const SnapshotOom& oom) {
+    if (!refused_by_process_limit(oom)) {
+        return {};
+    }
+    return "the device had room: a limit on this process refused it (a memory fraction, "
+           "torch.cuda.set_per_process_memory_fraction), set between " +
+           format_bytes(oom.reserved) + " reserved and " +
+           format_bytes(oom.reserved + oom.requested) + " with the request";
+}
+
 SnapshotReport read_snapshot_report(const std::string& path, const SnapshotProgress& progress) {
     check_input_path(path, "memory snapshot");
     snapshot::SnapshotFileInput input(path, kMostSnapshotBytes);

@@ -23,7 +23,8 @@ std::string snapshot_report_json(const SnapshotReport& report, std::optional<std
                             {"requested_bytes", oom.requested},
                             {"device_free_bytes", oom.device_free},
                             {"allocated_bytes", oom.allocated},
-                            {"reserved_bytes", oom.reserved}});
+                            {"reserved_bytes", oom.reserved},
+                            {"refused_by_process_limit", refused_by_process_limit(oom)}});
         }
         Json advice = Json::array();
         for (const SnapshotAdvice& item : snapshot_advice(d, report.alloc_conf)) {

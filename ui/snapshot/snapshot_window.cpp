@@ -260,6 +260,10 @@ void SnapshotWindow::showDevice(int index) {
                        .arg(oom.event)
                        .arg(formatBytes(oom.requested), formatBytes(oom.device_free),
                             formatBytes(oom.allocated), formatBytes(oom.reserved));
+        if (QString limit = qs(process_limit_note(oom)); !limit.isEmpty()) {
+            limit[0] = limit[0].toUpper();
+            summary += QStringLiteral(" %1.").arg(limit.toHtmlEscaped());
+        }
     }
     for (const std::string& problem : d.trace_problems) {
         summary += tr("<br><i>The trace does not add up</i>: %1.").arg(qs(problem).toHtmlEscaped());

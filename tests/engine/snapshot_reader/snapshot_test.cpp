@@ -308,6 +308,32 @@ TEST(SnapshotAdvice, AnOutOfMemoryIsFragmentationOrMemoryInUse) {
     }
 }
 
+// Where the device had room for the request, a limit on the process refused it (a memory
+// fraction): said, with the bounds the snapshot gives the limit, and not "X free on the device"
+// alone as if the device were full.
+TEST(SnapshotAdvice, AnOutOfMemoryWithTheDeviceFreeNamesTheProcessLimit) {
+    SnapshotDevice device = device_at_oom(3LL << 30, (3LL << 30) - (100LL << 20), 300LL << 20);
+    device.ooms[0].device_free = 136LL << 30;
+    const SnapshotOom& oom = device.ooms[0];
+    EXPECT_TRUE(refused_by_process_limit(oom));
+    EXPECT_EQ(process_limit_note(oom),
+              "the device had room: a limit on this process refused it (a memory fraction, "
+              "torch.cuda.set_per_process_memory_fraction), set between 3.00 GiB reserved and "
+              "3.29 GiB with the request");
+    const std::vector<SnapshotAdvice> advice = snapshot_advice(device, std::nullopt);
+    ASSERT_FALSE(advice.empty());
+    EXPECT_EQ(advice[0].what, "hold less at the peak");
+    EXPECT_NE(advice[0].why.find("a limit on this process refused it"), std::string::npos)
+        << advice[0].why;
+    // A device short of room, or one with room for the request but not for the segment it opens
+    // (a 2 MiB request opens 20 MiB), is no limit's doing.
+    device.ooms[0].device_free = 200LL << 20;
+    EXPECT_TRUE(process_limit_note(device.ooms[0]).empty());
+    device.ooms[0].requested = 2LL << 20;
+    device.ooms[0].device_free = 10LL << 20;
+    EXPECT_FALSE(refused_by_process_limit(device.ooms[0]));
+}
+
 // Without an out-of-memory event, a cache of a fifth or more of what is reserved at the peak is
 // worth returning; a small one is not mentioned.
 TEST(SnapshotAdvice, MuchCachedButFreeAtThePeakIsNamed) {
