@@ -107,8 +107,8 @@ struct Options {
     QCommandLineOption snapshot{
         QStringLiteral("snapshot"),
         QStringLiteral("Open a memory snapshot of any PyTorch program "
-                       "(torch.cuda.memory._dump_snapshot) in a window of its own; with "
-                       "--screenshot, capture that window instead."),
+                       "(torch.cuda.memory._dump_snapshot) in a window of its own, without the "
+                       "workbench; with --screenshot, capture that window instead."),
         QStringLiteral("FILE")};
     QCommandLineOption fresh{QStringLiteral("fresh"),
                              QStringLiteral("Ignore the saved settings and window layout.")};
@@ -255,7 +255,11 @@ int main(int argc, char** argv) {
     if (parser.isSet(o.presentation)) {
         window.setZoom(oomlab::ui::MainWindow::kPresentationZoom);
     }
-    window.show();
+    // A snapshot opened from the command line opens alone, and closing it quits; the workbench
+    // appears if the snapshot's experiment is loaded into it.
+    if (!parser.isSet(o.snapshot) || parser.isSet(o.shot)) {
+        window.show();
+    }
     if (parser.isSet(o.shot)) {
         // The screen the picture stands for: the window must fit it, not grow past it. Set
         // once shown, so that it is kept as a size chosen rather than fitted to the screen

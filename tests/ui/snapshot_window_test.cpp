@@ -149,10 +149,13 @@ private slots:
         QVERIFY(!timeline->moment().has_value());
         QCOMPARE(cell(window->kinds(), 0, 0), QStringLiteral("forward"));
 
-        // The experiment that recorded it loads into the panel, to be run again with a fix.
+        // The experiment that recorded it loads into the panel, to be run again with a fix;
+        // where the snapshot was opened alone (oomlab --snapshot), the workbench appears.
         QVERIFY(!window->loadExperimentButton()->isHidden());
         m_window->experimentPanel()->setConfig(ExperimentConfig());
+        m_window->hide();
         window->loadExperimentButton()->click();
+        QVERIFY(m_window->isVisible());
         QCOMPARE(m_window->experimentPanel()->config().train.batch_size, 256);
         QCOMPARE(m_window->experimentPanel()->config().memory.cap_mb, 8);
         m_window->experimentPanel()->setConfig(ExperimentConfig());

@@ -245,6 +245,7 @@ SnapshotWindow* MainMenus::openSnapshot(const QString& path) {
                     QMessageBox::warning(m_window, tr("Load the experiment"), qs(error.what()));
                     return;
                 }
+                m_window->show();  // hidden where the snapshot was opened alone
                 m_window->raise();
                 m_window->activateWindow();
                 m_window->statusBar()->showMessage(
