@@ -16,6 +16,7 @@
 #include "plots/breakdown_chart.h"
 #include "plots/graph_thinning.h"
 #include "plots/loss_smoothing.h"
+#include "plots/memory_axis.h"
 #include "plots/module_chart.h"
 #include "plots/themed_plot.h"
 #include "ui_test_support.h"
@@ -310,6 +311,49 @@ private slots:
         QCOMPARE(plot.phase(QStringLiteral("batch"))->dataCount(), 2);
         QCOMPARE(plot.markers().markerCount(), 1);
         QVERIFY(plot.markers().markerX(0) > 1.0 && plot.markers().markerX(0) < 2.0);
+    }
+
+    // Steps the engine did not sample (between the first steps and every 50th) are a gap in
+    // the lines, not a straight line across them; consecutive steps stay joined.
+    void stepsNotSampledAreAGap() {
+        PhasePlot plot;
+        plot.appendRows({sample(1, "step", 10, 5), sample(2, "step", 20, 6),
+                         sample(50, "batch", 500, 4), sample(50, "step", 510, 7)});
+        const QCPGraphDataContainer& line = *plot.allocated()->data();
+        QCOMPARE(line.size(), 5);  // steps 1 and 2, the gap, step 50's batch and end
+        QVERIFY(!qIsNaN(line.at(1)->value));
+        QVERIFY(qIsNaN(line.at(2)->value));
+        QVERIFY2(line.at(2)->key > 2.0 && line.at(2)->key < 49.0,
+                 qPrintable(QString::number(line.at(2)->key)));
+        QCOMPARE(line.at(3)->value, 4.0);
+    }
+
+    // Memory axes read in GiB from 10 GiB up (a GPU's 140 GiB is "140", not "143360" or
+    // "1.4·10⁵"), in MiB below; an axis made plain again reads its numbers as they are.
+    void largeMemoryReadsInGiB() {
+        ThemedPlot plot;
+        plot.resize(400, 300);
+        useMemoryAxis(plot.yAxis);
+        plot.yAxis->setRange(0, 150 * 1024);
+        plot.replot();
+        QCOMPARE(plot.yAxis->label(), QStringLiteral("GiB"));
+        const QVector<QString> labels = plot.yAxis->tickVectorLabels();
+        QVERIFY(!labels.isEmpty());
+        for (const QString& label : labels) {
+            bool number = false;
+            const double gib = label.toDouble(&number);
+            QVERIFY2(number && gib >= 0 && gib <= 150 && std::fmod(gib, 0.5) == 0,
+                     qPrintable(label));
+        }
+        plot.yAxis->setRange(0, 500);
+        plot.replot();
+        QCOMPARE(plot.yAxis->label(), QStringLiteral("MiB"));
+        QVERIFY(plot.yAxis->tickVectorLabels().contains(QStringLiteral("500")) ||
+                plot.yAxis->tickVectorLabels().contains(QStringLiteral("400")));
+        usePlainAxis(plot.yAxis, QStringLiteral("loss"));
+        plot.yAxis->setRange(0, 150 * 1024);
+        plot.replot();
+        QCOMPARE(plot.yAxis->label(), QStringLiteral("loss"));
     }
 
     void breakdownBarsStack() {

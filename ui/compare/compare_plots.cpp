@@ -8,6 +8,7 @@
 #include "common/formatting.h"
 #include "plots/line_scale.h"
 #include "plots/loss_smoothing.h"
+#include "plots/memory_axis.h"
 #include "plots/series_colors.h"
 
 namespace oomlab::ui {
@@ -75,7 +76,11 @@ void ComparePlot::rebuild() {
     m_y.reset();
     const bool loss = m_quantity == Quantity::Loss;
     xAxis->setLabel(m_xAxis == XAxis::Step ? tr("optimizer step") : tr("wall time (s)"));
-    yAxis->setLabel(loss ? tr("loss") : tr("MiB"));
+    if (loss) {
+        usePlainAxis(yAxis, tr("loss"));
+    } else {
+        useMemoryAxis(yAxis);
+    }
     bool ranksShown = false;
     for (int i = 0; i < m_runs.size(); ++i) {
         const CompareRun& run = m_runs[i];

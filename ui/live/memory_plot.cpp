@@ -1,6 +1,7 @@
 #include "live/memory_plot.h"
 
 #include "common/formatting.h"
+#include "plots/memory_axis.h"
 #include "plots/series_colors.h"
 
 namespace oomlab::ui {
@@ -28,7 +29,7 @@ MemoryPlot::MemoryPlot(QWidget* parent) : ThemedPlot(parent) {
     m_deviceUsed = addLineSeries(tr("device used"), seriesColor(4));
     m_outside = addLineSeries(tr("outside the allocator"), seriesColor(3), nullptr, Qt::DotLine);
     xAxis->setLabel(tr("optimizer step"));
-    yAxis->setLabel(tr("MiB"));
+    useMemoryAxis(yAxis);
     placeLegendBelow(5);
     m_capLine = new QCPItemStraightLine(this);
     m_capLine->setPen(QPen(warningColor(), 2, Qt::DashDotLine));

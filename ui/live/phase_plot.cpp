@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/formatting.h"
+#include "plots/memory_axis.h"
 #include "plots/series_colors.h"
 
 namespace oomlab::ui {
@@ -28,7 +29,7 @@ PhasePlot::PhasePlot(QWidget* parent) : ThemedPlot(parent) {
     }
     m_phases.value(QStringLiteral("batch"))->setName(tr("batch ready"));
     xAxis->setLabel(tr("optimizer step (phases placed by time)"));
-    yAxis->setLabel(tr("MiB"));
+    useMemoryAxis(yAxis);
     placeLegendBelow(4);
     axisRect()->setRangeZoom(Qt::Horizontal);
     axisRect()->setRangeDrag(Qt::Horizontal);
@@ -46,6 +47,7 @@ void PhasePlot::reset() {
     m_pending.clear();
     m_lastStepEndMs = 0;
     m_lastX = 0;
+    m_lastStep = 0;
     m_x.reset();
     m_y.reset();
     xAxis->setRange(0, 1);
@@ -84,7 +86,21 @@ void PhasePlot::add(const QVector<Sample>& samples) {
     }
 }
 
+void PhasePlot::breakLinesBefore(std::int64_t step) {
+    if (m_lastStep > 0 && step > m_lastStep + 1) {
+        const double x = std::max(m_lastX, static_cast<double>(m_lastStep) + 0.5);
+        m_allocated->addData(x, qQNaN());
+        m_stepPeak->addData(x, qQNaN());
+        m_lastX = x;
+    }
+    m_lastStep = std::max(m_lastStep, step);
+}
+
 void PhasePlot::placePending(double stepEndMs) {
+    if (m_pending.empty()) {
+        return;
+    }
+    breakLinesBefore(m_pending.front().step);
     QVector<Sample> samples;
     const double start = m_lastStepEndMs;
     const double span = std::max(1e-6, stepEndMs - start);
@@ -111,6 +127,7 @@ void PhasePlot::appendRows(const std::vector<MetricRow>& rows) {
             continue;
         }
         placePending(row.wall_ms);
+        breakLinesBefore(row.step);
         m_lastStepEndMs = row.wall_ms;
         std::optional<double> peak;
         if (row.peak_bytes) {

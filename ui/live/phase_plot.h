@@ -41,6 +41,8 @@ private:
     };
     void placePending(double stepEndMs);
     void add(const QVector<Sample>& samples);
+    // Steps not sampled are a gap in the lines, not a straight line across them.
+    void breakLinesBefore(std::int64_t step);
 
     QCPGraph* m_allocated = nullptr;
     QCPGraph* m_stepPeak = nullptr;
@@ -48,6 +50,7 @@ private:
     std::vector<MetricRow> m_pending;  // phase samples of the step in progress
     double m_lastStepEndMs = 0;
     double m_lastX = 0;
+    std::int64_t m_lastStep = 0;  // the last step sampled
     Bounds m_x;
     Bounds m_y;
 };

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "common/formatting.h"
+#include "plots/memory_axis.h"
 #include "plots/series_colors.h"
 
 namespace oomlab::ui {
@@ -71,7 +72,7 @@ StackedBarChart::StackedBarChart(Qt::Orientation orientation, const QVector<BarL
         below = bars;
         m_layers.push_back(bars);
     }
-    valueAxis()->setLabel(tr("MiB"));
+    useMemoryAxis(valueAxis());
     keyAxis()->grid()->setVisible(false);
     keyAxis()->setRangeReversed(orientation == Qt::Horizontal);  // read top down
     placeLegendBelow(static_cast<int>(layers.size()));           // one row where the width allows

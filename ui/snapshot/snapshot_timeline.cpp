@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "common/formatting.h"
+#include "plots/memory_axis.h"
 #include "plots/series_colors.h"
 
 namespace oomlab::ui {
@@ -22,7 +23,7 @@ SnapshotTimeline::SnapshotTimeline(QWidget* parent) : ThemedPlot(parent) {
     m_replayed->setVisible(false);
     m_replayed->removeFromLegend();
     xAxis->setLabel(tr("event of the trace"));
-    yAxis->setLabel(tr("MiB"));
+    useMemoryAxis(yAxis);
     placeLegendBelow(3);
     m_momentLine = new QCPItemStraightLine(this);
     m_momentLine->setPen(QPen(palette().color(QPalette::WindowText), 1, Qt::DotLine));
@@ -57,6 +58,7 @@ void SnapshotTimeline::showMoment(std::optional<std::size_t> event) {
 void SnapshotTimeline::setReplayed(const std::vector<std::pair<std::size_t, std::int64_t>>& line,
                                    const QString& settings) {
     QVector<double> keys, reserved;
+    m_y = m_recordedY;
     for (const auto& [event, bytes] : line) {
         keys << double(event);
         reserved << toMiB(bytes);
@@ -70,6 +72,7 @@ void SnapshotTimeline::setReplayed(const std::vector<std::pair<std::size_t, std:
     } else {
         m_replayed->addToLegend();
     }
+    setFollowData(true);  // fitted again: a refused replay leaves no range of its own behind
     requestReplot();
 }
 
@@ -80,6 +83,7 @@ void SnapshotTimeline::setDevice(const SnapshotDevice& device) {
     m_events = device.events;
     m_x.reset();
     m_y.reset();
+    m_recordedY.reset();
     QVector<double> keys, allocated, reserved;
     for (const SnapshotPoint& point : device.timeline) {
         keys << double(point.event);
@@ -91,6 +95,7 @@ void SnapshotTimeline::setDevice(const SnapshotDevice& device) {
     }
     m_allocated->setData(keys, allocated, true);
     m_reserved->setData(keys, reserved, true);
+    m_recordedY = m_y;
     markers().addMarker(double(device.peak_event),
                         tr("peak %1").arg(formatBytes(device.peak_allocated)), seriesColor(1));
     for (const SnapshotOom& oom : device.ooms) {

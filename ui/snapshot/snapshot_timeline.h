@@ -52,6 +52,7 @@ private:
     QPointF m_pressedAt;
     Bounds m_x;
     Bounds m_y;
+    Bounds m_recordedY;  // the recorded lines alone: a replay's range goes with its line
 };
 
 }  // namespace oomlab::ui
