@@ -4,8 +4,10 @@
 // by tests/trackers through the same engine calls.
 #include <QApplication>
 #include <QDir>
+#include <QLabel>
 #include <QLineEdit>
 #include <QMessageBox>
+#include <QProgressBar>
 #include <QRadioButton>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -112,6 +114,31 @@ private slots:
         // The file is written before the report reaches the window.
         QTRY_VERIFY(
             window->runsPage()->lastSendReport().contains(QStringLiteral("-> TensorBoard")));
+    }
+
+    // Sending from the dialog shows that it sends; an error keeps the dialog open with the
+    // error, so the target can be corrected and sent to again.
+    void anErrorKeepsTheDialogOpenWithIt() {
+        TrackerTarget{
+            true, QStringLiteral("http://127.0.0.1:9"), QStringLiteral("OOM Lab"), {}, false}
+            .remember();
+        TrackerSender sender;
+        TrackerDialog dialog(1);
+        dialog.sendWith(&sender, m_dir.filePath("runs.sqlite"), {1});
+        dialog.show();
+        dialog.acceptIfValid();
+        QVERIFY(dialog.sending());
+        auto* progress = dialog.findChild<QProgressBar*>(QStringLiteral("trackerProgress"));
+        QVERIFY(progress && progress->isVisible());
+        auto* sendingText = dialog.findChild<QLabel*>(QStringLiteral("trackerSending"));
+        QVERIFY2(sendingText->text().contains(QStringLiteral("Sending the run to MLflow at")),
+                 qPrintable(sendingText->text()));
+        QTRY_VERIFY_WITH_TIMEOUT(!dialog.sending(), 30000);
+        QVERIFY(dialog.isVisible());
+        QVERIFY(!progress->isVisible());
+        QVERIFY2(dialog.problemShown().contains(QStringLiteral("did not answer")),
+                 qPrintable(dialog.problemShown()));
+        QCOMPARE(dialog.result(), int(QDialog::Rejected));  // not closed as sent
     }
 
     void aTrackerThatIsDownIsToldWithoutStoppingAnything() {

@@ -7,12 +7,14 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QRadioButton>
 #include <QVBoxLayout>
 #include <QtConcurrent>
 
 #include "common/app_settings.h"
+#include "common/formatting.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/trackers/mlflow_export.h"
 #include "oomlab/trackers/tensorboard_export.h"
@@ -126,7 +128,8 @@ void TrackerSender::startNext() {
 
 TrackerDialog::TrackerDialog(int runCount, QWidget* parent) : QDialog(parent) {
     setObjectName(QStringLiteral("trackerDialog"));
-    setWindowTitle(runCount > 0 ? tr("Send %n run(s) to a tracker", nullptr, runCount)
+    setWindowTitle(runCount > 0 ? plural(runCount, tr("Send the run to a tracker"),
+                                         tr("Send %n runs to a tracker"))
                                 : tr("Tracker"));
     const TrackerTarget saved = TrackerTarget::remembered();
     m_mlflow = new QRadioButton(tr("MLflow tracking server"));
@@ -163,7 +166,16 @@ TrackerDialog::TrackerDialog(int runCount, QWidget* parent) : QDialog(parent) {
     folder->addWidget(browse);
     form->addRow(tr("Log folder"), folder);
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
-    buttons->button(QDialogButtonBox::Ok)->setText(runCount > 0 ? tr("Send") : tr("Save"));
+    m_ok = buttons->button(QDialogButtonBox::Ok);
+    m_ok->setText(runCount > 0 ? tr("Send") : tr("Save"));
+    m_progress = new QProgressBar;
+    m_progress->setObjectName(QStringLiteral("trackerProgress"));
+    m_progress->setRange(0, 0);  // busy: a tracker tells nothing until it answers
+    m_progress->hide();
+    m_sendingText = new QLabel;
+    m_sendingText->setObjectName(QStringLiteral("trackerSending"));
+    m_sendingText->setWordWrap(true);
+    m_sendingText->hide();
     m_problem = new QLabel;
     m_problem->setObjectName(QStringLiteral("trackerProblem"));
     m_problem->setWordWrap(true);
@@ -175,6 +187,8 @@ TrackerDialog::TrackerDialog(int runCount, QWidget* parent) : QDialog(parent) {
     layout->addLayout(form);
     layout->addWidget(m_sendEachRun);
     layout->addWidget(m_problem);
+    layout->addWidget(m_sendingText);
+    layout->addWidget(m_progress);
     layout->addWidget(buttons);
     connect(m_mlflow, &QRadioButton::toggled, this, &TrackerDialog::updateEnabled);
     updateEnabled();
@@ -191,15 +205,62 @@ TrackerTarget TrackerDialog::target() const {
 }
 
 void TrackerDialog::acceptIfValid() {
+    if (m_sending) {
+        return;
+    }
     const QString problem = target().problem();
+    showProblem(problem);
+    if (!problem.isEmpty()) {
+        return;
+    }
+    target().remember();
+    if (!m_sender) {
+        accept();
+        return;
+    }
+    m_sending = true;
+    m_ok->setEnabled(false);
+    m_sendingText->setText(
+        plural(m_runIds.size(), tr("Sending the run to %1…"), tr("Sending %n runs to %1…"))
+            .arg(target().describe()));
+    m_sendingText->show();
+    m_progress->show();
+    m_sender->send(m_databasePath, m_runIds, target(), /*interactive=*/true);
+}
+
+void TrackerDialog::sendWith(TrackerSender* sender, const QString& databasePath,
+                             const QVector<qint64>& runIds) {
+    m_sender = sender;
+    m_databasePath = databasePath;
+    m_runIds = runIds;
+    connect(sender, &TrackerSender::sent, this,
+            [this](const QString& report, bool failed, bool interactive) {
+                if (m_sending && interactive) {
+                    showSent(report, failed);
+                }
+            });
+}
+
+void TrackerDialog::showSent(const QString& report, bool failed) {
+    m_sending = false;
+    m_ok->setEnabled(true);
+    m_sendingText->hide();
+    m_progress->hide();
+    if (failed) {
+        // The runs sent before the error, then the error: the target is there to correct.
+        showProblem(report);
+        return;
+    }
+    m_report = report;
+    accept();
+}
+
+void TrackerDialog::showProblem(const QString& problem) {
     m_problem->setText(problem);
     m_problem->setVisible(!problem.isEmpty());
     if (!problem.isEmpty()) {
         (m_mlflow->isChecked() ? m_uri : m_logDir)->setFocus();
-        return;
     }
-    target().remember();
-    accept();
 }
 
 QString TrackerDialog::problemShown() const {

@@ -11,6 +11,8 @@
 
 class QCheckBox;
 class QLabel;
+class QProgressBar;
+class QPushButton;
 class QLineEdit;
 class QRadioButton;
 
@@ -80,8 +82,18 @@ public:
     void acceptIfValid();
     QString problemShown() const;  // what it said, empty when nothing
 
+    // Sends the runs itself on OK: it shows that it is sending while the tracker answers,
+    // then closes; on an error it stays open and says it, so the target can be corrected and
+    // sent to again. Closed while sending, the answer comes as a background send's does.
+    void sendWith(TrackerSender* sender, const QString& databasePath,
+                  const QVector<qint64>& runIds);
+    bool sending() const { return m_sending; }
+    QString report() const { return m_report; }  // what was sent, once it closed after sending
+
 private:
     void updateEnabled();
+    void showSent(const QString& report, bool failed);
+    void showProblem(const QString& problem);
 
     QRadioButton* m_mlflow;
     QRadioButton* m_tensorboard;
@@ -90,6 +102,14 @@ private:
     QLineEdit* m_logDir;
     QCheckBox* m_sendEachRun;
     QLabel* m_problem;
+    QLabel* m_sendingText;     // "Sending 2 runs to MLflow at …"
+    QProgressBar* m_progress;  // busy while the tracker answers
+    QPushButton* m_ok;
+    TrackerSender* m_sender = nullptr;
+    QString m_databasePath;
+    QVector<qint64> m_runIds;
+    bool m_sending = false;
+    QString m_report;
 };
 
 }  // namespace oomlab::ui
