@@ -30,6 +30,7 @@
 #include "oomlab/config/config_keys.h"
 #include "oomlab/store/run_store.h"
 #include "plots/themed_plot.h"
+#include "runs/runs_page.h"
 #include "ui_test_support.h"
 #include "window/main_window.h"
 
@@ -130,8 +131,11 @@ private slots:
         const QStringList cut = crampedPlots(m_window.get()) + crampedTables(m_window.get());
         QVERIFY2(cut.isEmpty(), qPrintable(cut.join('\n')));
 
-        // Every action of the Runs page is on its tool bar, none behind its » menu.
+        // Every action of the Runs page is on its tool bar, none behind its » menu; every
+        // heading and cell of its table is read whole at this text size.
         if (MainWindow::Page(page) == MainWindow::RunsTab) {
+            const QStringList elided = elidedTableText(m_window->runsPage());
+            QVERIFY2(elided.isEmpty(), qPrintable(elided.join('\n')));
             auto* actions = m_window->findChild<QToolBar*>(QStringLiteral("runsActions"));
             QVERIFY(actions);
             auto* more = actions->findChild<QToolButton*>(QStringLiteral("qt_toolbar_ext_button"));

@@ -3,8 +3,10 @@
 // with the snapshot of its fix), the real snapshot PyTorch recorded of GPT-2 (shared data;
 // skipped when absent), and a file that is not one.
 #include <QAction>
+#include <QApplication>
 #include <QDir>
 #include <QFile>
+#include <QHeaderView>
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QProcess>
@@ -160,6 +162,41 @@ private slots:
         QCOMPARE(m_window->experimentPanel()->config().memory.cap_mb, 8);
         m_window->experimentPanel()->setConfig(ExperimentConfig());
         window->close();
+    }
+
+    // At a projector's text size on a 1024x768 screen the window still fits (what does not
+    // scrolls inside it), and the tables keep their figures in view, shortening the source
+    // lines instead.
+    void presentedOnASmallScreenTheWindowFitsAndShowsItsFigures() {
+        const QString snapshot = m_dir.filePath("oom.pickle");
+        if (!QFile::exists(snapshot)) {
+            QSKIP("the engine's snapshot was not recorded (no oomlab-cli)");
+        }
+        m_window->setZoom(MainWindow::kPresentationZoom);
+        SnapshotWindow* window = openAndWait(snapshot);
+        QVERIFY(window);
+        const QSize needed = window->minimumSizeHint().expandedTo(window->minimumSize());
+        QVERIFY2(
+            needed.width() <= 1000 && needed.height() <= 700,
+            qPrintable(QStringLiteral("needs %1x%2").arg(needed.width()).arg(needed.height())));
+        window->resize(1000, 700);
+        QVERIFY(QTest::qWaitForWindowExposed(window));
+        QApplication::processEvents();
+        for (QTableWidget* table : {window->kinds(), window->lines()}) {
+            const QHeaderView* header = table->horizontalHeader();
+            for (int column = 1; column < table->columnCount(); ++column) {
+                const int right =
+                    header->sectionViewportPosition(column) + header->sectionSize(column);
+                QVERIFY2(right <= table->viewport()->width(),
+                         qPrintable(QStringLiteral("%1: column %2 ends at %3 of %4")
+                                        .arg(table->objectName())
+                                        .arg(column)
+                                        .arg(right)
+                                        .arg(table->viewport()->width())));
+            }
+        }
+        window->close();
+        m_window->setZoom(1.0);
     }
 
     // A transformer before and after a batch a quarter the size: the peak falls, by the

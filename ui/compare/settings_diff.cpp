@@ -1,5 +1,6 @@
 #include "compare/settings_diff.h"
 
+#include <QEvent>
 #include <QHeaderView>
 
 #include "common/table_sizing.h"
@@ -24,6 +25,13 @@ void SettingsDiffTable::setRuns(const QVector<CompareRun>& runs) {
     m_model->setRuns(runs);
     applyFilter();
     resizeColumnsToContents();
+}
+
+void SettingsDiffTable::changeEvent(QEvent* event) {
+    QTableView::changeEvent(event);
+    if (event->type() == QEvent::FontChange) {
+        resizeColumnsToContents();
+    }
 }
 
 QStringList SettingsDiffTable::differingKeys() const {

@@ -25,6 +25,9 @@ public:
     QStringList differingKeys() const;
     int visibleRowCount() const;
 
+protected:
+    void changeEvent(QEvent* event) override;  // columns refitted to a new text size
+
 private:
     void applyFilter();
 

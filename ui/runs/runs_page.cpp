@@ -101,16 +101,9 @@ RunsPage::RunsPage(RunDatabase* database, QWidget* parent) : QWidget(parent), m_
                               m_view->horizontalHeader()->saveState());
     });
     m_view->horizontalHeader()->setResizeContentsPrecision(200);  // rows looked at
-    const auto fitColumns = [this] {
-        if (m_autoWidths) {
-            m_resizing = true;
-            m_view->resizeColumnsToContents();
-            m_resizing = false;
-        }
-    };
     // Only when the rows are new: columns that moved when a run finished or was renamed moved
     // the cell under the pointer between the two clicks of a double-click.
-    connect(m_model, &QAbstractItemModel::modelReset, this, fitColumns);
+    connect(m_model, &QAbstractItemModel::modelReset, this, &RunsPage::fitColumns);
 
     m_details = new QLabel;
     m_details->setWordWrap(true);
@@ -321,20 +314,39 @@ void RunsPage::sendSelected() {
         return;
     }
     TrackerDialog dialog(ids.size(), this);
-    if (dialog.exec() == QDialog::Accepted) {
-        m_sender->send(m_database->path(), ids, dialog.target(), /*interactive=*/true);
+    dialog.sendWith(m_sender, m_database->path(), ids);
+    m_sendDialog = &dialog;
+    const bool sent = dialog.exec() == QDialog::Accepted;
+    m_sendDialog = nullptr;
+    if (sent) {
+        QMessageBox::information(this, tr("Send to tracker"), dialog.report());
     }
 }
 
 void RunsPage::showSent(const QString& report, bool failed, bool interactive) {
     m_lastSendReport = report;
-    if (!interactive) {
-        return;  // the window tells of sends after a run ended
+    if (!interactive || m_sendDialog) {
+        return;  // the window tells of sends after a run ended; the open dialog of its own
     }
     if (failed) {
         QMessageBox::warning(this, tr("Send to tracker"), report);
     } else {
         QMessageBox::information(this, tr("Send to tracker"), report);
+    }
+}
+
+void RunsPage::fitColumns() {
+    if (m_autoWidths) {
+        m_resizing = true;
+        m_view->resizeColumnsToContents();
+        m_resizing = false;
+    }
+}
+
+void RunsPage::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::FontChange) {
+        fitColumns();  // widths of the old text size clipped the headings ("Datase")
     }
 }
 

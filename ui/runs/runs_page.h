@@ -21,6 +21,7 @@ namespace oomlab::ui {
 class RunDatabase;
 class RunsFilterModel;
 class RunsModel;
+class TrackerDialog;
 class TrackerSender;
 
 class RunsPage : public QWidget {
@@ -68,12 +69,16 @@ signals:
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
+    void changeEvent(QEvent* event) override;
 
 private:
     void updateDetails();
     // An out-of-memory run's fixes and the runs that tried them; a fix run's link.
     QString fixesHtml(const RunRecord& run) const;
     void saveNotes();
+    // Columns as wide as their text, until the user sizes them: when the rows are new and
+    // when the text size changes (presentation mode).
+    void fitColumns();
     void showSent(const QString& report, bool failed, bool interactive);
     int currentSourceRow() const;
     // Why the run in `row` cannot be loaded or run again; empty when it can.
@@ -83,6 +88,7 @@ private:
 
     RunDatabase* m_database;
     TrackerSender* m_sender = nullptr;
+    TrackerDialog* m_sendDialog = nullptr;  // open, sending the selected runs itself
     QAction* m_sendToTracker = nullptr;
     QString m_lastSendReport;
     QStringList m_deleteRefusals;

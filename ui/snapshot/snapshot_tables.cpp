@@ -14,8 +14,11 @@ QTableWidget* snapshotTable(const QString& objectName, const QStringList& header
     table->verticalHeader()->hide();
     table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table->setWordWrap(false);
+    // The figures are always in view; the first column (a source line, often long) takes
+    // what is left, shortened in the middle, whole in its tooltip.
     table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    table->horizontalHeader()->setStretchLastSection(true);
+    table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    table->setTextElideMode(Qt::ElideMiddle);
     sizeRowsToText(table, 3);
     return table;
 }

@@ -7,6 +7,8 @@
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScreen>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -107,14 +109,28 @@ SnapshotWindow::SnapshotWindow(QWidget* parent) : QWidget(parent, Qt::Window) {
     actions->addWidget(m_compare);
     actions->addWidget(m_loadExperiment);
     actions->addStretch(1);
-    auto* layout = new QVBoxLayout(this);
+    // Inside a scroll area: at a projector's text size the window still fits a small screen,
+    // and what does not fit scrolls.
+    auto* content = new QWidget;
+    auto* scroll = new QScrollArea;
+    scroll->setObjectName(QStringLiteral("snapshotScroll"));
+    scroll->setWidget(content);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(0, 0, 0, 0);
+    outer->addWidget(scroll);
+    auto* layout = new QVBoxLayout(content);
     layout->addLayout(top);
     layout->addLayout(reading);
     layout->addWidget(m_advice);
     layout->addLayout(actions);
     layout->addWidget(m_replayBox);
     layout->addWidget(split, 1);
-    resize(1000, 700);
+    // Room for the window manager's title bar and frame, which it adds outside the window.
+    const QSize room =
+        screen() ? screen()->availableGeometry().size() - QSize(16, 64) : QSize(1000, 700);
+    resize(QSize(1000, 700).boundedTo(room));
 
     connect(&m_watcher, &QFutureWatcher<Loaded>::finished, this, &SnapshotWindow::showLoaded);
     connect(m_cancel, &QPushButton::clicked, this, &SnapshotWindow::cancel);
