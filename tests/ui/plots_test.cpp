@@ -464,6 +464,34 @@ private slots:
         QVERIFY(plot.latestAccuracyText().isEmpty());
     }
 
+    // The accuracy's label keeps off the loss line: over its point where that is clear, under
+    // it where the loss runs just above the point (it sat on the loss at a run's end).
+    void theAccuracyLabelKeepsOffTheLossLine() {
+        LossPlot plot;
+        plot.resize(520, 260);
+        plot.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&plot));
+        std::vector<MetricRow> rows;
+        for (int step = 1; step <= 100; ++step) {
+            // 2.1, then 1.0, then a plateau at 1.55: half-way up the loss axis.
+            rows.push_back(lossRow(step, step <= 10 ? 2.1 : step <= 20 ? 1.0 : 1.55));
+        }
+        MetricRow eval = sample(100, "eval", 100, 10);
+        eval.loss = 2.1;
+        eval.accuracy = 0.48;  // just under the plateau: a label over it sat on the loss
+        rows.push_back(eval);
+        plot.appendRows(rows);
+        plot.renderNow();
+        const QRectF label = plot.accuracyLabelRect();
+        QVERIFY(plot.axisRect()->rect().contains(label.toRect()));
+        for (const QCPGraphData& point : *plot.trainLoss()->data()) {
+            const QPointF at(plot.xAxis->coordToPixel(point.key),
+                             plot.yAxis->coordToPixel(point.value));
+            QVERIFY2(!label.contains(at),
+                     qPrintable(QStringLiteral("step %1 under the label").arg(point.key)));
+        }
+    }
+
     void hoverNamesTheValuesUnderTheCursor() {
         LossPlot loss;
         loss.resize(640, 400);

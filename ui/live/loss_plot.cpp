@@ -1,9 +1,11 @@
 #include "live/loss_plot.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "common/formatting.h"
 #include "plots/line_scale.h"
+#include "plots/plot_markers.h"
 #include "plots/series_colors.h"
 
 namespace oomlab::ui {
@@ -99,6 +101,44 @@ void LossPlot::appendRows(const std::vector<MetricRow>& rows) {
 
 QString LossPlot::latestAccuracyText() const {
     return m_accuracyLabel->text();
+}
+
+QRectF LossPlot::accuracyLabelRect() const {
+    return PlotMarkers::labelRect(m_accuracyLabel);
+}
+
+int LossPlot::lossPointsUnderAccuracyLabel(Qt::Alignment alignment) {
+    m_accuracyLabel->setPositionAlignment(alignment);
+    const QRectF label = PlotMarkers::labelRect(m_accuracyLabel);
+    if (!axisRect()->rect().contains(label.toRect())) {
+        return std::numeric_limits<int>::max();  // cut at the axes' edge
+    }
+    const double from = xAxis->pixelToCoord(label.left());
+    const double to = xAxis->pixelToCoord(label.right());
+    int covered = 0;
+    for (const QCPGraph* graph : {m_train, m_smoothed, m_validLoss}) {
+        if (!graph->visible()) {
+            continue;
+        }
+        for (auto point = graph->data()->findBegin(from, false);
+             point != graph->data()->findEnd(to, false); ++point) {
+            covered += label.contains(
+                QPointF(xAxis->coordToPixel(point->key), yAxis->coordToPixel(point->value)));
+        }
+    }
+    return covered;
+}
+
+void LossPlot::placeItems() {
+    if (m_accuracyLabel->visible()) {
+        const Qt::Alignment over = Qt::AlignRight | Qt::AlignBottom;
+        const Qt::Alignment under = Qt::AlignRight | Qt::AlignTop;
+        const int coveredOver = lossPointsUnderAccuracyLabel(over);
+        if (coveredOver == 0 || lossPointsUnderAccuracyLabel(under) >= coveredOver) {
+            m_accuracyLabel->setPositionAlignment(over);
+        }
+    }
+    ThemedPlot::placeItems();
 }
 
 void LossPlot::setSmoothing(double weight) {

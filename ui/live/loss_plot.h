@@ -33,11 +33,17 @@ public:
     QCPGraph* validationAccuracy() const { return m_validAccuracy; }
     // The latest validation accuracy, written at its point ("84.2%"); empty before the first.
     QString latestAccuracyText() const;
+    QRectF accuracyLabelRect() const;  // pixels, at the last replot
 
 protected:
     void fitRanges() override;
+    // The accuracy's label over its point, or under it where over it covers the loss lines.
+    void placeItems() override;
 
 private:
+    // How many points of the loss lines a label at `alignment` of its point covers.
+    int lossPointsUnderAccuracyLabel(Qt::Alignment alignment);
+
     QCPGraph* m_train = nullptr;
     QCPGraph* m_smoothed = nullptr;
     LossSmoother m_smoother;
