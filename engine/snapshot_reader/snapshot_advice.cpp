@@ -202,12 +202,13 @@ bool advise_on_oom(const SnapshotDevice& device, const SnapshotOom& oom,
                           : ".")});
         return false;
     }
+    const std::string limit = process_limit_note(oom);
     advice.push_back(
         {"hold less at the peak",
          "at the out-of-memory (event " + std::to_string(oom.event) + "), " +
              format_bytes(oom.requested) + " was asked with " + format_bytes(oom.device_free) +
              " free on the device and only " + format_bytes(cached) + " cached but free" + where +
-             (refused_by_process_limit(oom) ? " (" + process_limit_note(oom) + ")" : "") +
+             (limit.empty() ? "" : " (" + limit + ")") +
              ": the memory was really in use, so fragmentation settings will not help. A "
              "smaller batch, mixed precision or activation checkpointing shrink what is alive; "
              "the lines below hold the most."});

@@ -254,7 +254,7 @@ QWidget* LessonFlow::revealPage() {
 // Runs take the ids 0..n-1, the other answers the ids after them.
 int LessonFlow::choiceId(int run) const {
     const int runs = static_cast<int>(m_lesson.runs.size());
-    return run >= 0 ? run : runs - run - 1;  // kAboutTheSame and kEveryRun: n, kNoRun: n + 3
+    return run >= 0 ? run : runs - run - 1;  // kAboutTheSame: n, kEveryRun: n + 2, kNoRun: n + 3
 }
 
 int LessonFlow::predictedRun() const {

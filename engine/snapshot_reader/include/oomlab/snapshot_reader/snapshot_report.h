@@ -124,9 +124,9 @@ struct SnapshotReport {
 std::string snapshot_device_name(int index);
 
 // Whether an out-of-memory came with the device's memory free for the request (and the
-// segment it would open): then a limit on
-// the process refused it (torch.cuda.set_per_process_memory_fraction), a limit at least what
-// was reserved and under that plus the request.
+// segment it would open): then a limit on the process refused it
+// (torch.cuda.set_per_process_memory_fraction), a limit at least what was reserved and under
+// that plus the request.
 bool refused_by_process_limit(const SnapshotOom& oom);
 // "the device had room: a limit on this process refused it (...), set between 2.80 GiB
 // reserved and 3.08 GiB with the request"; empty where the device itself was short.
