@@ -161,6 +161,32 @@ private slots:
         }
     }
 
+    // An OOM at the last step of a run whose memory climbs to it: the marker's label goes down
+    // its line to where it covers none of the lines (at the top it sat on the device's used
+    // memory, the highest line).
+    void anOomMarkersLabelCoversNoCurve() {
+        MemoryPlot plot;
+        plot.resize(520, 260);
+        plot.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&plot));
+        plot.reset(0);
+        std::vector<MetricRow> rows;
+        for (std::int64_t step = 1; step <= 40; ++step) {
+            rows.push_back(sample(step, "step", double(step), step));
+        }
+        plot.appendRows(rows);
+        plot.markEvent({40, "oom", "out of memory at step 40 during backward"});
+        QTRY_VERIFY(plot.coalescedReplots() > 0);
+        plot.replot(QCustomPlot::rpImmediateRefresh);
+        const QRectF oom = plot.markers().markerLabelRect(0);
+        QVERIFY(QRectF(plot.axisRect()->rect()).adjusted(-1, -1, 1, 1).contains(oom));
+        QVector<const QCPGraph*> lines;
+        for (int i = 0; i < plot.graphCount(); ++i) {
+            lines << plot.graph(i);
+        }
+        QCOMPARE(PlotMarkers::linesThrough(oom, lines), 0);
+    }
+
     // A run out of memory at its first step: the marker's label is beside its line inside
     // the axes (left of it, it was cut at the axes' edge) and clear of the cap's, in large
     // text too.

@@ -107,34 +107,21 @@ QRectF LossPlot::accuracyLabelRect() const {
     return PlotMarkers::labelRect(m_accuracyLabel);
 }
 
-int LossPlot::lossPointsUnderAccuracyLabel(Qt::Alignment alignment) {
+int LossPlot::lossLinesUnderAccuracyLabel(Qt::Alignment alignment) {
     m_accuracyLabel->setPositionAlignment(alignment);
     const QRectF label = PlotMarkers::labelRect(m_accuracyLabel);
     if (!axisRect()->rect().contains(label.toRect())) {
         return std::numeric_limits<int>::max();  // cut at the axes' edge
     }
-    const double from = xAxis->pixelToCoord(label.left());
-    const double to = xAxis->pixelToCoord(label.right());
-    int covered = 0;
-    for (const QCPGraph* graph : {m_train, m_smoothed, m_validLoss}) {
-        if (!graph->visible()) {
-            continue;
-        }
-        for (auto point = graph->data()->findBegin(from, false);
-             point != graph->data()->findEnd(to, false); ++point) {
-            covered += label.contains(
-                QPointF(xAxis->coordToPixel(point->key), yAxis->coordToPixel(point->value)));
-        }
-    }
-    return covered;
+    return PlotMarkers::linesThrough(label, {m_train, m_smoothed, m_validLoss});
 }
 
 void LossPlot::placeItems() {
     if (m_accuracyLabel->visible()) {
         const Qt::Alignment over = Qt::AlignRight | Qt::AlignBottom;
         const Qt::Alignment under = Qt::AlignRight | Qt::AlignTop;
-        const int coveredOver = lossPointsUnderAccuracyLabel(over);
-        if (coveredOver == 0 || lossPointsUnderAccuracyLabel(under) >= coveredOver) {
+        const int coveredOver = lossLinesUnderAccuracyLabel(over);
+        if (coveredOver == 0 || lossLinesUnderAccuracyLabel(under) >= coveredOver) {
             m_accuracyLabel->setPositionAlignment(over);
         }
     }

@@ -41,8 +41,8 @@ protected:
     void placeItems() override;
 
 private:
-    // How many points of the loss lines a label at `alignment` of its point covers.
-    int lossPointsUnderAccuracyLabel(Qt::Alignment alignment);
+    // How many segments of the loss lines a label at `alignment` of its point covers.
+    int lossLinesUnderAccuracyLabel(Qt::Alignment alignment);
 
     QCPGraph* m_train = nullptr;
     QCPGraph* m_smoothed = nullptr;

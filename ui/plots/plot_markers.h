@@ -11,6 +11,7 @@
 #include <utility>
 
 class QCustomPlot;
+class QCPGraph;
 class QCPItemStraightLine;
 class QCPItemText;
 
@@ -26,9 +27,10 @@ public:
     // A labelled horizontal line at value `y`, its label under it at the left.
     void addLevel(double y, const QString& text, const QColor& color);
     void clear();
-    // Puts each marker's label at the top of its line, beside it on the side with room, and
-    // moves it down past any other text on the plot it would cover (a cap's label, another
-    // marker's). Called once the plot is laid out, before it draws.
+    // Puts each marker's label beside its line on the side with room, as high as it can go
+    // without covering any other text on the plot (a cap's label, another marker's) or a
+    // curve (the reserved line runs along the top); where every place covers a curve, the
+    // one that covers least. Called once the plot is laid out, before it draws.
     void placeLabels();
 
     int markerCount() const { return m_markers.size(); }
@@ -39,6 +41,8 @@ public:
     // Where marker `index`'s label was drawn (pixels, at the last replot).
     QRectF markerLabelRect(int index) const;
     static QRectF labelRect(const QCPItemText* label);
+    // How many line segments of `graphs` (the visible ones) pass through `rect`, in pixels.
+    static int linesThrough(const QRectF& rect, const QVector<const QCPGraph*>& graphs);
 
 private:
     using Marker = std::pair<QCPItemStraightLine*, QCPItemText*>;
