@@ -117,6 +117,14 @@ LessonClaim read_claim(const Json& claim, const LessonReader& read, const std::s
             }
             parsed.fragmented = claim["fragmented"].get<bool>();
         }
+        if (claim.contains("after_steps")) {
+            const Json& steps = claim["after_steps"];
+            if (!steps.is_number_integer() || steps.get<std::int64_t>() < 1) {
+                read.refuse(where + ".after_steps",
+                            " must be a whole number of steps, 1 or more, not " + steps.dump());
+            }
+            parsed.after_steps = steps.get<std::int64_t>();
+        }
     } else {
         parsed.metric = read.text(claim, "metric", where);
         if (!is_lesson_metric(parsed.metric)) {

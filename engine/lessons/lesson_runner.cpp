@@ -111,11 +111,15 @@ std::string ending(const RunRecord& record, bool with_free_space) {
            format_bytes(free_space->requested_bytes);
 }
 
-// What a status claim says of the run's end: "oom", "oom, fragmented".
+// What a status claim says of the run's end: "oom", "oom, fragmented", "oom after at least
+// 10 steps".
 std::string claimed_ending(const LessonClaim& claim) {
-    return std::string(run_status_name(claim.status)) + (!claim.fragmented   ? ""
-                                                         : *claim.fragmented ? ", fragmented"
-                                                                             : ", not fragmented");
+    return std::string(run_status_name(claim.status)) +
+           (!claim.fragmented   ? ""
+            : *claim.fragmented ? ", fragmented"
+                                : ", not fragmented") +
+           (claim.after_steps ? " after at least " + std::to_string(*claim.after_steps) + " steps"
+                              : "");
 }
 
 ClaimCheck check_status(const LessonClaim& claim, const LessonResult& result) {
@@ -125,9 +129,11 @@ ClaimCheck check_status(const LessonClaim& claim, const LessonResult& result) {
     }
     const RunOutcome& outcome = run->record.outcome;
     const bool fragmented = outcome.fragmentation && outcome.fragmentation->fragmented();
-    const bool holds =
-        outcome.status == claim.status && (!claim.fragmented || *claim.fragmented == fragmented);
+    const bool holds = outcome.status == claim.status &&
+                       (!claim.fragmented || *claim.fragmented == fragmented) &&
+                       (!claim.after_steps || outcome.steps >= *claim.after_steps);
     return {claim.label + " ends " + ending(run->record, claim.fragmented.has_value()) +
+                (claim.after_steps ? " after " + std::to_string(outcome.steps) + " steps" : "") +
                 " (claim: " + claimed_ending(claim) + ")",
             holds};
 }

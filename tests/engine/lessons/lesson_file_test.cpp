@@ -150,6 +150,8 @@ TEST(Lessons, ALessonIsCheckedWholeWhenLoaded) {
         {R"([{"run": "z", "status": "oom"}])", "claims[0].run: no run is labelled \"z\""},
         {R"([{"run": "a", "status": "oom", "fragmented": "yes"}])",
          "claims[0].fragmented must be true or false, not \"yes\""},
+        {R"([{"run": "a", "status": "oom", "after_steps": 2.5}])",
+         "claims[0].after_steps must be a whole number of steps, 1 or more, not 2.5"},
         {R"([{"metric": "activations", "smaller": "a", "than": "b", "at_most": -0.5}])",
          "claims[0].at_most must be above 0, not -0.5"},
         {R"([{"metric": "activations", "smaller": "a", "than": "b", "at_most": "half"}])",
@@ -200,6 +202,13 @@ TEST(Lessons, ModuleMetricsReadTheRunsMemoryByModule) {
     largest.label = "plain";
     largest.module = "block 4";
     EXPECT_EQ(describe_claim(largest), "in plain, block 4 holds the most activations");
+    LessonClaim late;
+    late.kind = LessonClaim::Kind::Status;
+    late.label = "default";
+    late.status = RunStatus::Oom;
+    late.fragmented = true;
+    late.after_steps = 10;
+    EXPECT_EQ(describe_claim(late), "default ends oom, fragmented after at least 10 steps");
     // Said in words, never as the file's names (peak_bytes, optimizer_state).
     LessonClaim peak;
     peak.metric = "peak_bytes";

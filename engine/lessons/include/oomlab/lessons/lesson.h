@@ -36,6 +36,9 @@ struct LessonClaim {
     // Status claims of an out-of-memory: whether the allocator's free space at it was
     // fragmented (more free than asked for, in no block large enough).
     std::optional<bool> fragmented;
+    // Status claims: the run trained at least this many steps before it ended so (a failure
+    // that shows only once training is under way).
+    std::optional<std::int64_t> after_steps;
     std::string module;  // largest claims
 };
 
