@@ -50,8 +50,10 @@ bool CachingAllocatorModel::open_segment(std::int64_t address, std::int64_t size
 
 bool CachingAllocatorModel::map_pages(std::int64_t address, std::int64_t size, std::int64_t stream,
                                       std::optional<bool> small) {
-    // Pages land in a hole or at the end of the stream's segment of that pool; a segment's
-    // first pages start it. A small pool maps 2 MiB pages, a large one 20 MiB.
+    // Pages land in a hole or at the end of the stream's segment of that pool (the one whose
+    // range starts nearest below them: a segment reserves a whole device's addresses, mapped
+    // or not); a segment's first pages start it. A small pool maps 2 MiB pages, a large one
+    // 20 MiB.
     if (!is_new_memory(address, size)) {
         return false;
     }
@@ -61,7 +63,8 @@ bool CachingAllocatorModel::map_pages(std::int64_t address, std::int64_t size, s
     if (const auto pool = m_expandable.find({stream, in_small}); pool != m_expandable.end()) {
         for (const int candidate : pool->second) {
             const Segment& held = m_segments[std::size_t(candidate)];
-            if (held.base <= address && address <= held.end) {
+            if (held.base <= address &&
+                (!segment || held.base > m_segments[std::size_t(*segment)].base)) {
                 segment = candidate;
             }
         }

@@ -19,7 +19,11 @@ bool changes_segments(Kind kind) {
 // The segments a trace's events begin with, as the model holds them.
 void start_from(CachingAllocatorModel& model, const AllocatorTrace& trace) {
     for (const TraceSegment& segment : trace.before) {
-        model.open_segment(segment.address, segment.size, segment.stream);
+        if (segment.expandable) {
+            model.map_pages(segment.address, segment.size, segment.stream, segment.small);
+        } else {
+            model.open_segment(segment.address, segment.size, segment.stream);
+        }
         for (const TraceSegment::Held& held : segment.allocated) {
             model.mark_allocated(held.address, held.size);
         }

@@ -3,8 +3,11 @@
 #include <cctype>
 
 #include <charconv>
+#include <cstdlib>
 
 #include <algorithm>
+#include <iterator>
+#include <map>
 #include <sstream>
 #include <unordered_set>
 
@@ -35,9 +38,86 @@ Kind kind_of(const SnapshotTraceChange& change) {
     return Kind::Alloc;
 }
 
+// Pages of expandable segments, as ranges [from, to) with their stream and pool.
+class PageRanges {
+public:
+    struct Range {
+        std::int64_t to = 0;
+        std::int64_t stream = 0;
+        std::optional<bool> small;
+    };
+
+    void add(std::int64_t from, std::int64_t to, std::int64_t stream, std::optional<bool> small) {
+        remove(from, to);
+        auto at = m_ranges.emplace(from, Range{to, stream, small}).first;
+        // Joined with a neighbour it touches: one mapped range, as the snapshot would list it.
+        if (const auto next = std::next(at);
+            next != m_ranges.end() && next->first == to && next->second.stream == stream) {
+            at->second.to = next->second.to;
+            m_ranges.erase(next);
+        }
+        if (at != m_ranges.begin()) {
+            const auto previous = std::prev(at);
+            if (previous->second.to == from && previous->second.stream == stream) {
+                previous->second.to = at->second.to;
+                m_ranges.erase(at);
+            }
+        }
+    }
+
+    void remove(std::int64_t from, std::int64_t to) {
+        auto at = m_ranges.lower_bound(from);
+        if (at != m_ranges.begin() && std::prev(at)->second.to > from) {
+            --at;
+        }
+        while (at != m_ranges.end() && at->first < to) {
+            const std::int64_t start = at->first;
+            const Range range = at->second;
+            at = m_ranges.erase(at);
+            if (start < from) {
+                m_ranges.emplace(start, Range{from, range.stream, range.small});
+            }
+            if (range.to > to) {
+                at = m_ranges.emplace(to, Range{range.to, range.stream, range.small}).first;
+                ++at;
+            }
+        }
+    }
+
+    const std::map<std::int64_t, Range>& ranges() const { return m_ranges; }
+
+private:
+    std::map<std::int64_t, Range> m_ranges;  // by where they start
+};
+
+// The pages of expandable segments mapped when the trace began: those mapped at the end, with
+// each of the trace's maps and unmaps undone, the last first.
+PageRanges expandable_pages_before(const SnapshotDevice& device) {
+    PageRanges pages;
+    for (const SnapshotSegmentLayout& segment : device.layout) {
+        if (segment.expandable) {
+            pages.add(segment.address, segment.address + segment.size, segment.stream,
+                      segment.small);
+        }
+    }
+    for (auto change = device.changes.rbegin(); change != device.changes.rend(); ++change) {
+        if (!change->pages) {
+            continue;
+        }
+        if (change->what == SnapshotTraceChange::What::Reserve) {
+            pages.remove(change->address, change->address + change->size);
+        } else if (change->what == SnapshotTraceChange::What::Release) {
+            pages.add(change->address, change->address + change->size, change->stream,
+                      std::nullopt);
+        }
+    }
+    return pages;
+}
+
 // What existed before the first event: segments the trace did not open (those it released
-// without opening, and those left at the end), holding what it freed without allocating and
-// what was still allocated at the end without its allocation in the trace.
+// without opening, and those left at the end) and the pages of expandable segments mapped
+// then, holding what it freed without allocating and what was still allocated at the end
+// without its allocation in the trace.
 std::vector<allocator::TraceSegment> before_trace(const SnapshotDevice& device) {
     std::unordered_set<std::int64_t> opened;
     std::unordered_set<std::int64_t> allocated;
@@ -48,7 +128,7 @@ std::vector<allocator::TraceSegment> before_trace(const SnapshotDevice& device) 
         if (kind == Kind::SegmentAlloc) {
             opened.insert(change.address);
         } else if (kind == Kind::SegmentFree && !opened.count(change.address)) {
-            before.push_back({change.address, change.size, change.stream, {}});
+            before.push_back({change.address, change.size, change.stream, false, {}, {}});
             opened.insert(change.address);
         } else if (kind == Kind::Alloc) {
             allocated.insert(change.address);
@@ -61,9 +141,20 @@ std::vector<allocator::TraceSegment> before_trace(const SnapshotDevice& device) 
         if (segment.expandable || opened.count(segment.address)) {
             continue;
         }
-        before.push_back({segment.address, segment.size, segment.stream, {}});
+        before.push_back({segment.address, segment.size, segment.stream, false, {}, {}});
         for (const auto& block : segment.blocks) {
             if (block.allocated && !allocated.count(block.address)) {
+                held.push_back({block.address, block.size});
+            }
+        }
+    }
+    const PageRanges pages = expandable_pages_before(device);
+    for (const auto& [from, range] : pages.ranges()) {
+        before.push_back({from, range.to - from, range.stream, true, range.small, {}});
+    }
+    for (const SnapshotSegmentLayout& segment : device.layout) {
+        for (const auto& block : segment.blocks) {
+            if (segment.expandable && block.allocated && !allocated.count(block.address)) {
                 held.push_back({block.address, block.size});
             }
         }
@@ -195,6 +286,9 @@ std::vector<SnapshotWhatIf> snapshot_whatif(const SnapshotReport& report,
             result.capacity_source = "none: the trace never ran out of memory";
         }
         result.recorded = allocator::replay_under(trace, recorded, capacity);
+        result.program_peak_reserved = device.peak_reserved;
+        const std::int64_t off = result.recorded.peak_reserved - device.peak_reserved;
+        result.baseline_is_the_programs = std::abs(off) * 50 <= device.peak_reserved;
         result.replayed = allocator::replay_under(trace, replayed, capacity);
     }
     return results;
@@ -225,6 +319,8 @@ std::string snapshot_whatif_json(const SnapshotReport& report,
                              {"blocks_agreed", fidelity.blocks_agreed},
                              {"not_placed", fidelity.not_placed},
                              {"disagreements", misses}}},
+                           {"program_peak_reserved", result.program_peak_reserved},
+                           {"baseline_is_the_programs", result.baseline_is_the_programs},
                            {"recorded", whatif_json(result.recorded)},
                            {"replayed", whatif_json(result.replayed)}});
     }
@@ -289,6 +385,12 @@ std::string snapshot_whatif_text(const SnapshotReport& report,
                     : "")
             << "\n";
         describe("replayed under the recorded", result.recorded_conf, result.recorded);
+        if (!result.baseline_is_the_programs) {
+            out << "    not the program's: it reserved at most "
+                << format_bytes(result.program_peak_reserved)
+                << " (the snapshot's figure); the replay differs by more than 2%, so compare "
+                   "what-ifs with this replay, not with the program\n";
+        }
         if (result.conf != result.recorded_conf) {
             describe("replayed under", result.conf, result.replayed);
         }

@@ -22,10 +22,13 @@ struct TraceEvent {
     std::int64_t stream = 0;
 };
 
+// A segment before the trace's first event, or, expandable, a range of its pages mapped then.
 struct TraceSegment {
     std::int64_t address = 0;
     std::int64_t size = 0;
     std::int64_t stream = 0;
+    bool expandable = false;
+    std::optional<bool> small;  // the pool of expandable pages, where the snapshot says
     struct Held {
         std::int64_t address = 0;
         std::int64_t size = 0;

@@ -25,6 +25,12 @@ struct SnapshotWhatIf {
     std::vector<std::string> notes;
     allocator::WhatIf recorded;  // the requests replayed under the recorded settings
     allocator::WhatIf replayed;  // under `conf`
+    // What the program itself reserved at most (the snapshot's figure), and whether the replay
+    // under the recorded settings comes within 2% of it: where it does not (a trace that began
+    // late without what the replay needs to start where the program was, a run of the model
+    // that went its own way), the what-if is told against the model's own baseline.
+    std::int64_t program_peak_reserved = 0;
+    bool baseline_is_the_programs = true;
 };
 
 // The trace of `device` as the model reads it: its events in order and, when it began after
