@@ -6,11 +6,14 @@
 #include <charconv>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_context.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/text_table.h"
 #include "oomlab/snapshot_reader/snapshot_advice.h"
 #include "oomlab/snapshot_reader/snapshot_diff.h"
+#include "oomlab/snapshot_reader/snapshot_headroom.h"
 #include "oomlab/snapshot_reader/snapshot_report.h"
 #include "oomlab/snapshot_reader/snapshot_whatif.h"
 
@@ -161,16 +164,36 @@ void add_snapshot_command(CLI::App& app, int& exit_code) {
                                : "a number of events, 0 or more, not '" + text.substr(0, 40) + "'";
                 },
                 "EVENTS"));
+    auto show_memory = std::make_shared<std::string>();
+    auto* show_memory_option = show->add_option(
+        "--device-memory", *show_memory,
+        "Also how close the program came to running out of memory on a device of this size, "
+        "e.g. 80GiB: as it ran, and replayed with expandable segments");
     show->callback([=, &exit_code] {
+        // Before the file is read: a wrong size is told at once, not after a long read.
+        const std::optional<std::int64_t> memory =
+            *show_memory_option
+                ? std::optional(device_memory_bytes(*show_memory, "--device-memory"))
+                : std::nullopt;
         const SnapshotReport report = read_snapshot_report(*file);
         const std::optional<std::size_t> moment =
             *at_option ? std::optional(std::size_t(*at)) : std::nullopt;
+        const std::vector<SnapshotHeadroom> headroom =
+            memory ? snapshot_headroom(report, *memory) : std::vector<SnapshotHeadroom>{};
         if (*json) {
-            std::cout << snapshot_report_json(report, moment) << '\n';
+            nlohmann::ordered_json out =
+                nlohmann::ordered_json::parse(snapshot_report_json(report, moment));
+            if (memory) {
+                out["headroom"] = nlohmann::ordered_json::parse(snapshot_headroom_json(headroom));
+            }
+            std::cout << out.dump() << '\n';
         } else {
             print_snapshot_report(report);
             if (moment) {
                 print_moments(report, *moment);
+            }
+            if (memory) {
+                std::cout << "headroom: " << snapshot_headroom_text(headroom);
             }
         }
         exit_code = kExitOk;

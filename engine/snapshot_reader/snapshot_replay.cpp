@@ -228,7 +228,10 @@ void replay_changes(SnapshotDevice& device, const SnapshotProgress& progress) {
         if ((i + 1) % stride == 0 || i + 1 == device.events || out_of_memory) {
             device.timeline.push_back({i + 1, allocated, reserved});
         }
-        device.peak_reserved = std::max(device.peak_reserved, reserved);
+        if (reserved > device.peak_reserved) {
+            device.peak_reserved = reserved;
+            device.peak_reserved_event = i + 1;
+        }
     }
     const SnapshotPoint peak{device.peak_event, device.peak_allocated, device.reserved_at_peak};
     const auto at = std::lower_bound(
@@ -240,6 +243,7 @@ void replay_changes(SnapshotDevice& device, const SnapshotProgress& progress) {
     if (device.events == 0) {
         device.peak_allocated = device.allocated;
         device.peak_reserved = device.reserved;
+        device.peak_reserved_event = 0;
         device.reserved_at_peak = device.reserved;
     }
     SnapshotMoment at_peak = snapshot_moment(device, device.peak_event);

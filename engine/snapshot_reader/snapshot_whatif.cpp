@@ -16,6 +16,7 @@
 #include "oomlab/allocator/allocator_settings.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/format.h"
+#include "oomlab/snapshot_reader/snapshot_headroom.h"
 
 namespace oomlab {
 namespace {
@@ -287,7 +288,13 @@ std::vector<SnapshotWhatIf> snapshot_whatif(const SnapshotReport& report,
         }
         result.recorded = allocator::replay_under(trace, recorded, capacity);
         result.program_peak_reserved = device.peak_reserved;
-        const std::int64_t off = result.recorded.peak_reserved - device.peak_reserved;
+        result.program_peak_reserved_event = device.peak_reserved_event;
+        // Against the program, the replay as recorded on a device as large as it had: a device
+        // of another size (given) makes another run.
+        const std::int64_t baseline =
+            result.capacity_given ? allocator::replay_under(trace, recorded, 0, 1).peak_reserved
+                                  : result.recorded.peak_reserved;
+        const std::int64_t off = baseline - device.peak_reserved;
         result.baseline_is_the_programs = std::abs(off) * 50 <= device.peak_reserved;
         result.replayed = allocator::replay_under(trace, replayed, capacity);
     }
@@ -371,6 +378,13 @@ std::string snapshot_whatif_text(const SnapshotReport& report,
                     << format_bytes(oom.request) << ") "
                     << (oom.happens ? "still happens" : "does not happen") << "\n";
             }
+            if (result.capacity_given) {
+                out << "    on the device: "
+                    << headroom_words({"", whatif.peak_reserved, whatif.peak_event,
+                                       whatif.capacity - whatif.peak_reserved,
+                                       whatif.first_over_capacity})
+                    << "\n";
+            }
             if (whatif.failed_allocations > 0) {
                 out << "    " << whatif.failed_allocations
                     << " of the trace's allocations fail, the first at event "
@@ -384,6 +398,13 @@ std::string snapshot_whatif_text(const SnapshotReport& report,
                     ? " (" + controls.device_memory + " sets another)"
                     : "")
             << "\n";
+        if (result.capacity_given) {
+            out << "  as it ran, on the device: "
+                << headroom_words(
+                       {"", result.program_peak_reserved, result.program_peak_reserved_event,
+                        result.recorded.capacity - result.program_peak_reserved, std::nullopt})
+                << "\n";
+        }
         describe("replayed under the recorded", result.recorded_conf, result.recorded);
         if (!result.baseline_is_the_programs) {
             out << "    not the program's: it reserved at most "

@@ -125,6 +125,18 @@ TEST_F(SnapshotCli, WhatIfSaysWhatItDoesNotReplayAndTakesSizesWithUnits) {
     EXPECT_NE(bare.err.find("80GiB"), std::string::npos) << bare.err;
     EXPECT_EQ(bare.err.find("no-such"), std::string::npos)
         << "refused before the file: " << bare.err;
+    // The same size to `show`: how close the run came to running out on such a device.
+    const auto shown =
+        run_cli({"snapshot", "show", snapshot, "--device-memory", "80GiB", "--json"});
+    ASSERT_EQ(shown.exit_code, 0) << shown.err;
+    const json headroom = json::parse(shown.out)["headroom"][0];
+    EXPECT_EQ(headroom["device_memory"], std::int64_t(80) << 30);
+    EXPECT_EQ(headroom["rows"][0]["how"], "as it ran, on its own device");
+    EXPECT_GT(headroom["rows"][0]["left"].get<std::int64_t>(), std::int64_t(79) << 30);
+    const auto shown_bare =
+        run_cli({"snapshot", "show", db() + ".no-such.pickle", "--device-memory", "80"});
+    EXPECT_EQ(shown_bare.exit_code, 2);
+    EXPECT_NE(shown_bare.err.find("80GiB"), std::string::npos) << shown_bare.err;
     const auto wrong =
         run_cli({"snapshot", "whatif", snapshot, "--alloc-conf", "max_split_size_mb:x"});
     EXPECT_EQ(wrong.exit_code, 2);

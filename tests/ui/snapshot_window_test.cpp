@@ -334,6 +334,10 @@ private slots:
         text = box->resultText();
         QVERIFY2(text.contains(QStringLiteral("capacity: 64.0 MiB, the Device memory field")),
                  qPrintable(text));
+        // How close it came on a device of that size, as it ran and replayed.
+        QVERIFY2(text.contains(QStringLiteral("as it ran, on the device: ")) &&
+                     text.contains(QStringLiteral("left at the closest, after event")),
+                 qPrintable(text));
         box->deviceMemory()->setText(QStringLiteral("80"));
         QVERIFY(replay());
         text = box->resultText();

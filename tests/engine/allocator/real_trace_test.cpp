@@ -8,6 +8,7 @@
 #include <string>
 
 #include "oomlab/snapshot_reader/snapshot_advice.h"
+#include "oomlab/snapshot_reader/snapshot_headroom.h"
 #include "oomlab/snapshot_reader/snapshot_whatif.h"
 #include "test_support.h"
 
@@ -150,6 +151,34 @@ TEST(RealTraces, AReplayThatIsNotTheProgramsIsCalledSo) {
         << snapshot_whatif_text(report, results);
     EXPECT_NE(snapshot_whatif_json(report, results).find("\"baseline_is_the_programs\":false"),
               std::string::npos);
+}
+
+// How close the H200's run (6.12 GiB reserved at most) comes to running out on smaller
+// devices: on 8 GiB, 1.88 GiB to spare as it ran; on 3 GiB the default allocator's replay runs
+// out of memory, where expandable segments keep 66 MiB to spare.
+TEST(RealTraces, HeadroomOnADeviceOfAGivenSize) {
+    const SnapshotReport report = read_snapshot_report(recorded("train-default.pickle.gz"));
+    const std::int64_t peak = report.devices[0].peak_reserved;
+    const std::vector<SnapshotHeadroom> roomy = snapshot_headroom(report, std::int64_t(8) << 30);
+    ASSERT_EQ(roomy.size(), 1u);
+    ASSERT_EQ(roomy[0].rows.size(), 3u);
+    EXPECT_EQ(roomy[0].rows[0].how, "as it ran, on its own device");
+    EXPECT_EQ(roomy[0].rows[0].left, (std::int64_t(8) << 30) - peak);
+    EXPECT_EQ(roomy[0].rows[0].event, report.devices[0].peak_reserved_event);
+    EXPECT_GT(report.devices[0].peak_reserved_event, 0u);
+    EXPECT_EQ(roomy[0].rows[1].most_reserved, peak);  // the model replays what the GPU did
+    const std::vector<SnapshotHeadroom> small = snapshot_headroom(report, std::int64_t(3) << 30);
+    const std::vector<HeadroomRow>& rows = small[0].rows;
+    EXPECT_LT(rows[0].left, 0);
+    EXPECT_TRUE(rows[1].first_failure.has_value());
+    EXPECT_EQ(rows[2].how, "replayed under expandable_segments:True");
+    EXPECT_FALSE(rows[2].first_failure.has_value());
+    EXPECT_NEAR(double(rows[2].left), 66.0 * (1 << 20), 1 << 20);
+    const std::string text = snapshot_headroom_text(small);
+    EXPECT_NE(text.find("replayed under the recorded settings (PyTorch's defaults): runs out of "
+                        "memory: the first allocation the device could not hold is at event"),
+              std::string::npos)
+        << text;
 }
 
 std::string advice_text(const std::string& name) {

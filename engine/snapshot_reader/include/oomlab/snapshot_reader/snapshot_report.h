@@ -89,9 +89,10 @@ struct SnapshotDevice {
     std::size_t events = 0;
     std::int64_t peak_allocated = 0;  // over the trace (the end state when there is none)
     std::int64_t peak_reserved = 0;
-    std::int64_t reserved_at_peak = 0;  // when allocated peaked
-    std::size_t peak_event = 0;         // where allocated peaked (events: at the end)
-    std::vector<SnapshotLine> at_peak;  // alive at the peak, largest first
+    std::size_t peak_reserved_event = 0;  // where reserved first reached it (events: the end)
+    std::int64_t reserved_at_peak = 0;    // when allocated peaked
+    std::size_t peak_event = 0;           // where allocated peaked (events: at the end)
+    std::vector<SnapshotLine> at_peak;    // alive at the peak, largest first
     // The same by what it was for, as the frames tell: forward, backward, optimizer step, data
     // transfer, other (and the engine's own setup and evaluation); largest first.
     std::vector<SnapshotLine> at_peak_by_kind;

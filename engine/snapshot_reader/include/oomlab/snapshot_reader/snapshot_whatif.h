@@ -30,6 +30,7 @@ struct SnapshotWhatIf {
     // late without what the replay needs to start where the program was, a run of the model
     // that went its own way), the what-if is told against the model's own baseline.
     std::int64_t program_peak_reserved = 0;
+    std::size_t program_peak_reserved_event = 0;
     bool baseline_is_the_programs = true;
 };
 

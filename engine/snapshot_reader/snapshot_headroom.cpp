@@ -1,0 +1,120 @@
+#include "oomlab/snapshot_reader/snapshot_headroom.h"
+
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "oomlab/allocator/allocator_settings.h"
+#include "oomlab/common/errors.h"
+#include "oomlab/common/format.h"
+#include "oomlab/snapshot_reader/snapshot_whatif.h"
+
+namespace oomlab {
+namespace {
+
+constexpr const char* kExpandableOn = "expandable_segments:True";
+
+HeadroomRow replay_row(const std::string& how, const allocator::WhatIf& replay,
+                       std::int64_t device_memory) {
+    return {how, replay.peak_reserved, replay.peak_event, device_memory - replay.peak_reserved,
+            replay.first_over_capacity};
+}
+
+}  // namespace
+
+std::vector<SnapshotHeadroom> snapshot_headroom(const SnapshotReport& report,
+                                                std::int64_t device_memory) {
+    const bool expandable_on =
+        report.alloc_conf && allocator::expandable_segments_on(*report.alloc_conf);
+    // The recorded settings with expandable segments added; where those are not valid (the
+    // what-if says so), expandable segments alone.
+    std::vector<SnapshotWhatIf> replays;
+    const std::string recorded = report.alloc_conf.value_or("");
+    try {
+        replays = snapshot_whatif(report,
+                                  expandable_on ? std::nullopt
+                                  : recorded.empty()
+                                      ? std::optional<std::string>(kExpandableOn)
+                                      : std::optional<std::string>(recorded + "," + kExpandableOn),
+                                  device_memory);
+    } catch (const BadInput&) {
+        replays = snapshot_whatif(report, std::string(kExpandableOn), device_memory);
+    }
+    std::vector<SnapshotHeadroom> headroom;
+    for (const SnapshotDevice& device : report.devices) {
+        if (device.index < 0) {
+            continue;  // the profiler's CPU: no device whose size matters
+        }
+        SnapshotHeadroom& one = headroom.emplace_back();
+        one.device = device.index;
+        one.device_memory = device_memory;
+        one.rows.push_back({"as it ran, on its own device", device.peak_reserved,
+                            device.peak_reserved_event, device_memory - device.peak_reserved,
+                            std::nullopt});
+        for (const SnapshotWhatIf& replay : replays) {
+            if (replay.device != device.index) {
+                continue;
+            }
+            one.rows.push_back(replay_row(
+                "replayed under the recorded settings (" +
+                    (replay.recorded_conf.empty() ? "PyTorch's defaults" : replay.recorded_conf) +
+                    (replay.baseline_is_the_programs ? ")" : "; the model's, not the program's)"),
+                replay.recorded, device_memory));
+            if (!expandable_on) {
+                one.rows.push_back(
+                    replay_row("replayed under " + replay.conf, replay.replayed, device_memory));
+            }
+        }
+    }
+    return headroom;
+}
+
+std::string snapshot_headroom_text(const std::vector<SnapshotHeadroom>& headroom) {
+    std::ostringstream out;
+    for (const SnapshotHeadroom& one : headroom) {
+        out << snapshot_device_name(one.device) << " on a device of "
+            << format_bytes(one.device_memory)
+            << " (what PyTorch reserves only: the CUDA context and other processes take more):\n";
+        for (const HeadroomRow& row : one.rows) {
+            out << "  " << row.how << ": " << headroom_words(row) << "\n";
+        }
+    }
+    return out.str();
+}
+
+std::string headroom_words(const HeadroomRow& row) {
+    std::ostringstream out;
+    if (row.first_failure) {
+        out << "runs out of memory: the first allocation the device could not hold is at event "
+            << *row.first_failure << " (at most " << format_bytes(row.most_reserved)
+            << " reserved)";
+    } else if (row.left >= 0) {
+        out << format_bytes(row.left) << " left at the closest, after event " << row.event
+            << " with " << format_bytes(row.most_reserved) << " reserved";
+    } else {
+        out << "short by " << format_bytes(-row.left) << ": it reserved "
+            << format_bytes(row.most_reserved) << " after event " << row.event;
+    }
+    return out.str();
+}
+
+std::string snapshot_headroom_json(const std::vector<SnapshotHeadroom>& headroom) {
+    nlohmann::ordered_json devices = nlohmann::json::array();
+    for (const SnapshotHeadroom& one : headroom) {
+        nlohmann::ordered_json rows = nlohmann::json::array();
+        for (const HeadroomRow& row : one.rows) {
+            rows.push_back(
+                {{"how", row.how},
+                 {"most_reserved", row.most_reserved},
+                 {"event", row.event},
+                 {"left", row.left},
+                 {"first_failure", row.first_failure ? nlohmann::ordered_json(*row.first_failure)
+                                                     : nlohmann::ordered_json()}});
+        }
+        devices.push_back(
+            {{"device", one.device}, {"device_memory", one.device_memory}, {"rows", rows}});
+    }
+    return devices.dump();
+}
+
+}  // namespace oomlab
