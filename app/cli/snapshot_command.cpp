@@ -55,6 +55,9 @@ void print_snapshot_report(const SnapshotReport& report) {
                   << format_bytes(d.peak_reserved) << '\n'
                   << "  cached but free at the end: " << format_bytes(d.cached_free)
                   << ", the largest piece " << format_bytes(d.largest_free_block) << '\n';
+        for (const std::string& note : snapshot_end_notes(d)) {
+            std::cout << "  " << note << '\n';
+        }
         for (const std::string& problem : d.trace_problems) {
             std::cout << "  the trace does not add up: " << problem << '\n';
         }

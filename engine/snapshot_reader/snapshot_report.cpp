@@ -7,6 +7,7 @@
 #include <map>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <nlohmann/json.hpp>
 
@@ -155,9 +156,40 @@ private:
     std::unordered_map<int, std::size_t> m_at;
 };
 
+// The pool a segment belongs to (segment_pool_id: a pair, (0, 0) the default pool; absent
+// before PyTorch 2.1, where every segment is the default pool's).
+SnapshotPool& pool_of(SnapshotDevice& device, const PickleValue& segment,
+                      const snapshot::SnapshotFields& fields,
+                      const snapshot::SnapshotFields::Where& where) {
+    std::int64_t owner = 0;
+    std::int64_t id = 0;
+    if (const PickleValue* value = segment.at("segment_pool_id"); value && !value->is_none()) {
+        const auto whole = [](const PickleValue& item) {
+            return item.kind() == PickleValue::Kind::Int;
+        };
+        if (!value->list() || value->list()->items.size() != 2 || !whole(value->list()->items[0]) ||
+            !whole(value->list()->items[1])) {
+            fields.refuse(where, "\"segment_pool_id\" is " + snapshot::kind_of_value(*value) +
+                                     ", not a pair of whole numbers");
+        }
+        owner = value->list()->items[0].integer();
+        id = value->list()->items[1].integer();
+    }
+    for (SnapshotPool& pool : device.pools) {
+        if (pool.owner == owner && pool.id == id) {
+            return pool;
+        }
+    }
+    SnapshotPool& pool = device.pools.emplace_back();
+    pool.owner = owner;
+    pool.id = id;
+    return pool;
+}
+
 void read_segments(DeviceIndex& devices, const PickleValue& root, WorkBudget& budget,
                    const snapshot::SnapshotFields& fields) {
     const Items& segments = fields.list(root, "segments", [] { return std::string("the root"); });
+    std::unordered_set<int> unknown_requested;  // devices with a block that does not say
     budget.spend(segments.size(), "segments");
     for (std::size_t s = 0; s < segments.size(); ++s) {
         const PickleValue& segment = segments[s];
@@ -181,6 +213,9 @@ void read_segments(DeviceIndex& devices, const PickleValue& root, WorkBudget& bu
         const std::string& type = text_at(segment, "segment_type");
         layout.small =
             type.empty() ? layout.size == kSmallSegment && !layout.expandable : type == "small";
+        SnapshotPool& pool = pool_of(device, segment, fields, where);
+        ++pool.segments;
+        pool.reserved = fields.add(pool.reserved, layout.size, where);
         std::int64_t at = layout.address;
         std::int64_t held = 0;
         const Items& blocks = fields.list(segment, "blocks", where);
@@ -197,6 +232,16 @@ void read_segments(DeviceIndex& devices, const PickleValue& root, WorkBudget& bu
             held = fields.add(held, size, in_block);
             if (state == "active_allocated") {
                 device.allocated = fields.add(device.allocated, size, in_block);
+                pool.allocated = fields.add(pool.allocated, size, in_block);
+                const std::int64_t requested =
+                    fields.whole(block, "requested_size", in_block, 0, snapshot::kMostBytes, -1);
+                if (requested < 0 || unknown_requested.count(device.index)) {
+                    unknown_requested.insert(device.index);
+                    device.requested = -1;
+                } else {
+                    device.requested = fields.add(std::max<std::int64_t>(device.requested, 0),
+                                                  requested, in_block);
+                }
             } else if (state == "inactive") {
                 device.cached_free = fields.add(device.cached_free, size, in_block);
                 device.largest_free_block = std::max(device.largest_free_block, size);

@@ -15,6 +15,16 @@ std::string snapshot_report_json(const SnapshotReport& report, std::optional<std
         }
         return list;
     };
+    const auto pools = [](const std::vector<SnapshotPool>& from) {
+        Json list = Json::array();
+        for (const SnapshotPool& pool : from) {
+            list.push_back({{"pool", {pool.owner, pool.id}},
+                            {"segments", pool.segments},
+                            {"reserved_bytes", pool.reserved},
+                            {"allocated_bytes", pool.allocated}});
+        }
+        return list;
+    };
     Json devices = Json::array();
     for (const SnapshotDevice& d : report.devices) {
         Json ooms = Json::array();
@@ -36,6 +46,8 @@ std::string snapshot_report_json(const SnapshotReport& report, std::optional<std
                            {"allocated_bytes", d.allocated},
                            {"cached_free_bytes", d.cached_free},
                            {"largest_free_block", d.largest_free_block},
+                           {"requested_bytes", d.requested >= 0 ? Json(d.requested) : Json()},
+                           {"pools", pools(d.pools)},
                            {"events", d.events},
                            {"peak_allocated_bytes", d.peak_allocated},
                            {"peak_reserved_bytes", d.peak_reserved},

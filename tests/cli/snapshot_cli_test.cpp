@@ -144,6 +144,38 @@ TEST_F(SnapshotCli, WhatIfSaysWhatItDoesNotReplayAndTakesSizesWithUnits) {
     EXPECT_EQ(wrong.err.find("PYTORCH_CUDA_ALLOC_CONF"), std::string::npos) << wrong.err;
 }
 
+// What PyTorch 2.10-2.12 write beside the totals, from a snapshot built field by field as they
+// write it: memory by pool (a CUDA graph's private pool beside the default one) and what the
+// program asked for of what was allocated (the rest is the allocator's rounding).
+TEST_F(SnapshotCli, PoolsAndRoundingAreShown) {
+    if (test::run_command("command -v python3 >/dev/null 2>&1").exit_code != 0) {
+        GTEST_SKIP() << "no python3 to write the snapshot";
+    }
+    const std::string snapshot = db() + ".pools.pickle";
+    ASSERT_EQ(test::run_command("python3 " +
+                                test::shell_quote(std::string(test::source_root()) +
+                                                  "/tests/data/snapshots/make_pools_snapshot.py") +
+                                " " + test::shell_quote(snapshot))
+                  .exit_code,
+              0);
+    const auto shown = run_cli({"snapshot", "show", snapshot, "--json"});
+    ASSERT_EQ(shown.exit_code, 0) << shown.err;
+    const json device = json::parse(shown.out)["devices"][0];
+    EXPECT_EQ(device["allocated_bytes"], 30 << 20);
+    EXPECT_EQ(device["requested_bytes"], (28 << 20) + 1 - 300 - 512);
+    ASSERT_EQ(device["pools"].size(), 2u);
+    EXPECT_EQ(device["pools"][1]["pool"], json::array({1, 2}));
+    EXPECT_EQ(device["pools"][1]["reserved_bytes"], 20 << 20);
+    EXPECT_EQ(device["pools"][0]["segments"], 2);
+    const auto text = run_cli({"snapshot", "show", snapshot});
+    EXPECT_NE(text.out.find("(1, 2) a private pool: 1 segment, 20.0 MiB reserved"),
+              std::string::npos)
+        << text.out;
+    EXPECT_NE(text.out.find("the program asked for 28.0 MiB: 2.0 MiB is the allocator's rounding"),
+              std::string::npos)
+        << text.out;
+}
+
 // A snapshot of no memory (what PyTorch writes before the first CUDA allocation, or with its
 // history off) says so and how to record one, rather than printing nothing.
 TEST_F(SnapshotCli, ASnapshotOfNoMemorySaysHowToRecordOne) {

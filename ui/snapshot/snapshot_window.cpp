@@ -281,6 +281,11 @@ void SnapshotWindow::showDevice(int index) {
             summary += QStringLiteral(" %1.").arg(limit.toHtmlEscaped());
         }
     }
+    for (const std::string& note : snapshot_end_notes(d)) {
+        QString text = qs(note);
+        text[0] = text[0].toUpper();
+        summary += QStringLiteral("<br>%1.").arg(text.toHtmlEscaped());
+    }
     for (const std::string& problem : d.trace_problems) {
         summary += tr("<br><i>The trace does not add up</i>: %1.").arg(qs(problem).toHtmlEscaped());
     }

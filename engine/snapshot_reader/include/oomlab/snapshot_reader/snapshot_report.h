@@ -55,6 +55,16 @@ struct SnapshotTraceChange {
     std::int64_t stream = 0;
 };
 
+// The memory of one of the allocator's pools at the end: the default pool (0, 0), or a private
+// one (a CUDA graph's, a torch.cuda.MemPool's) whose segments serve only its own requests.
+struct SnapshotPool {
+    std::int64_t owner = 0;  // segment_pool_id, as PyTorch numbers it: (owner, id)
+    std::int64_t id = 0;
+    std::int64_t segments = 0;
+    std::int64_t reserved = 0;
+    std::int64_t allocated = 0;
+};
+
 // A segment as the snapshot left it: where it is and what of it was allocated.
 struct SnapshotSegmentLayout {
     std::int64_t address = 0;
@@ -86,6 +96,12 @@ struct SnapshotDevice {
     std::int64_t allocated = 0;           // at the end: their allocated blocks
     std::int64_t cached_free = 0;         // reserved, held by no tensor
     std::int64_t largest_free_block = 0;  // the largest of those pieces
+    // What the program asked for of `allocated` (the blocks' requested_size, PyTorch 2.x): the
+    // rest is the allocator's rounding. -1 where some allocated block does not say.
+    std::int64_t requested = -1;
+    // Memory by pool at the end, the default pool first; empty where the snapshot names none
+    // (segment_pool_id, PyTorch 2.1 and later).
+    std::vector<SnapshotPool> pools;
     std::size_t events = 0;
     std::int64_t peak_allocated = 0;  // over the trace (the end state when there is none)
     std::int64_t peak_reserved = 0;
@@ -132,6 +148,10 @@ bool refused_by_process_limit(const SnapshotOom& oom);
 // "the device had room: a limit on this process refused it (...), set between 2.80 GiB
 // reserved and 3.08 GiB with the request"; empty where the device itself was short.
 std::string process_limit_note(const SnapshotOom& oom);
+
+// What the end state says beyond its totals, one sentence each, where the snapshot records
+// it: the allocator's rounding (what was asked for of what was allocated), memory by pool.
+std::vector<std::string> snapshot_end_notes(const SnapshotDevice& device);
 
 // The state after the first `event` events (clamped to the trace) of `device`.
 SnapshotMoment snapshot_moment(const SnapshotDevice& device, std::size_t event);
