@@ -1,4 +1,4 @@
-// oomlab-cli lesson list|run NAME
+// oomlab-cli lesson list|run NAME|run FILE.json|check FILE.json
 #include <algorithm>
 #include <iostream>
 
@@ -94,13 +94,15 @@ void add_lesson_command(CLI::App& app, int& exit_code) {
     auto* run = lesson->add_subcommand("run", "Run a lesson and compare what it measured");
     auto name = std::make_shared<std::string>();
     auto db = std::make_shared<std::string>(default_db_path());
-    run->add_option("NAME", *name, "Lesson name (see `lesson list`)")->required();
+    run->add_option("NAME", *name,
+                    "A lesson's name (see `lesson list`), or a lesson file (FILE.json, "
+                    "docs/workbench.md describes the format)")
+        ->required();
     run->add_option("--db", *db, "Run database (SQLite)")->capture_default_str();
     run->add_flag("--json", *json, "JSON lines: each run's summary, then the checks");
     run->callback([=, &exit_code] {
         refuse_process_group("lesson run");
-        const std::vector<Lesson> lessons = load_lessons(lessons_folder());
-        const Lesson& chosen = find_lesson(lessons, *name);
+        const Lesson chosen = find_or_load_lesson(*name);
         RunStore store = RunStore::open(*db);
         ProgressDots listener(*json);
         const StopOnSignals stop;
@@ -124,6 +126,20 @@ void add_lesson_command(CLI::App& app, int& exit_code) {
         const bool stopped = !result.runs.empty() &&
                              result.runs.back().record.outcome.status == RunStatus::Cancelled;
         exit_code = stopped ? kExitInterrupted : (result.all_hold() ? kExitOk : kExitFailure);
+    });
+    auto* check = lesson->add_subcommand(
+        "check", "Check a lesson file without training: its settings, runs and claims");
+    auto file = std::make_shared<std::string>();
+    check->add_option("FILE", *file, "The lesson file (FILE.json)")->required();
+    check->callback([file, &exit_code] {
+        const Lesson checked = load_lesson_file(*file);
+        std::cout << *file << ": a lesson of " << checked.runs.size() << " runs and "
+                  << checked.claims.size() << (checked.claims.size() == 1 ? " claim" : " claims")
+                  << ": " << checked.title << '\n';
+        for (const LessonClaim& claim : checked.claims) {
+            std::cout << "  claims: " << describe_claim(claim) << '\n';
+        }
+        exit_code = kExitOk;
     });
 }
 

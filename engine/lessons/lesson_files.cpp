@@ -12,6 +12,7 @@
 
 #include "oomlab/common/errors.h"
 #include "oomlab/common/files.h"
+#include "oomlab/common/json_locate.h"
 #include "oomlab/common/paths.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/config/snapshot_paths.h"
@@ -31,30 +32,17 @@ std::string value_text(const Json& value) {
     return value.is_string() ? value.get<std::string>() : value.dump();
 }
 
-Settings read_settings(const Json& object, const std::string& source, const std::string& where) {
-    Settings settings;
-    if (!object.is_object()) {
-        throw BadInput(source + ": " + where + " must be an object of config keys");
-    }
-    ExperimentConfig check;
-    for (const auto& [key, value] : object.items()) {
-        try {
-            set_config_value(check, key, value_text(value));
-        } catch (const BadInput& error) {
-            throw BadInput(source + ": " + where + ": " + error.what());
-        }
-        settings.emplace_back(key, value_text(value));
-    }
-    return settings;
-}
-
-// Reads a lesson file's values by key, naming the file and where the key is in each refusal:
-// "batch.json: claims[0].at_most must be a number, not \"half\"".
+// Reads a lesson file's values by key, naming the file, the line and where the key is in each
+// refusal: "batch.json:14: claims[0].at_most must be a number, not \"half\"".
 struct LessonReader {
     std::string source;
+    const std::string& json_text;
 
-    [[noreturn]] void refuse(const std::string& where, const std::string& why) const {
-        throw BadInput(source + ": " + where + why);
+    // `value` locates the line when it is not `where` (a key inside the object `where` names).
+    [[noreturn]] void refuse(const std::string& where, const std::string& why,
+                             const std::string& value = {}) const {
+        throw bad_input_at(source, json_line_of(json_text, value.empty() ? where : value),
+                           where + why);
     }
 
     const Json& at(const Json& object, const char* key, const std::string& where) const {
@@ -88,6 +76,23 @@ struct LessonReader {
         return where.empty() ? key : where + "." + key;
     }
 };
+
+Settings read_settings(const Json& object, const LessonReader& read, const std::string& where) {
+    Settings settings;
+    if (!object.is_object()) {
+        read.refuse(where, " must be an object of config keys");
+    }
+    ExperimentConfig check;
+    for (const auto& [key, value] : object.items()) {
+        try {
+            set_config_value(check, key, value_text(value));
+        } catch (const BadInput& error) {
+            read.refuse(where, std::string(": ") + error.what(), where + "." + key);
+        }
+        settings.emplace_back(key, value_text(value));
+    }
+    return settings;
+}
 
 LessonClaim read_claim(const Json& claim, const LessonReader& read, const std::string& where) {
     LessonClaim parsed;
@@ -220,10 +225,16 @@ Lesson parse_lesson(const std::string& json_text, const std::string& source) {
     Json document;
     try {
         document = parse_json_limited(json_text, source);
+    } catch (const Json::parse_error& error) {
+        std::size_t line = 1;
+        for (std::size_t i = 0; i < error.byte && i < json_text.size(); ++i) {
+            line += json_text[i] == '\n';
+        }
+        throw bad_input_at(source, line, std::string("invalid JSON: ") + error.what());
     } catch (const Json::exception& error) {
         throw BadInput(source + ": invalid JSON: " + error.what());
     }
-    const LessonReader read{source};
+    const LessonReader read{source, json_text};
     if (!document.is_object()) {
         read.refuse("", "a lesson is a JSON object, not " + std::string(document.type_name()));
     }
@@ -232,7 +243,7 @@ Lesson parse_lesson(const std::string& json_text, const std::string& source) {
     lesson.title = read.text(document, "title", "");
     lesson.explanation = read.text(document, "explanation", "");
     if (document.contains("base")) {
-        lesson.base = read_settings(document["base"], source, "base");
+        lesson.base = read_settings(document["base"], read, "base");
     }
     if (document.contains("processes")) {
         const Json& processes = document["processes"];
@@ -252,7 +263,7 @@ Lesson parse_lesson(const std::string& json_text, const std::string& source) {
         const std::string where = "runs[" + std::to_string(i) + "]";
         LessonRun run{read.text(runs[i], "label", where), {}};
         if (runs[i].contains("set")) {
-            run.settings = read_settings(runs[i]["set"], source, where + ".set");
+            run.settings = read_settings(runs[i]["set"], read, where + ".set");
         }
         for (const LessonRun& earlier : lesson.runs) {
             if (earlier.label == run.label) {
@@ -270,7 +281,7 @@ Lesson parse_lesson(const std::string& json_text, const std::string& source) {
         LessonOnCuda cuda;
         cuda.why = read.text(on_cuda, "why", "on_cuda");
         if (on_cuda.contains("set")) {
-            cuda.settings = read_settings(on_cuda["set"], source, "on_cuda.set");
+            cuda.settings = read_settings(on_cuda["set"], read, "on_cuda.set");
         }
         if (on_cuda.contains("claims")) {
             cuda.claims = read_claims(on_cuda["claims"], lesson, read, "on_cuda.claims");
@@ -289,9 +300,7 @@ std::vector<Lesson> load_lessons(const std::string& folder) {
     std::vector<Lesson> lessons;
     for (const auto& entry : fs::directory_iterator(folder)) {
         if (entry.path().extension() == ".json") {
-            lessons.push_back(
-                parse_lesson(read_text_input(entry.path().string(), "lesson file", kMaxLessonBytes),
-                             entry.path().string()));
+            lessons.push_back(load_lesson_file(entry.path().string()));
         }
     }
     std::sort(lessons.begin(), lessons.end(),
@@ -310,6 +319,17 @@ const Lesson& find_lesson(const std::vector<Lesson>& lessons, const std::string&
         names += (names.empty() ? "" : ", ") + lesson.name;
     }
     throw BadInput("NAME: no lesson \"" + name + "\"; the lessons are: " + names);
+}
+
+Lesson load_lesson_file(const std::string& path) {
+    return parse_lesson(read_text_input(path, "lesson file", kMaxLessonBytes), path);
+}
+
+Lesson find_or_load_lesson(const std::string& name_or_file) {
+    const bool file =
+        name_or_file.size() > 5 && name_or_file.compare(name_or_file.size() - 5, 5, ".json") == 0;
+    return file ? load_lesson_file(name_or_file)
+                : find_lesson(load_lessons(lessons_folder()), name_or_file);
 }
 
 std::string lessons_folder() {

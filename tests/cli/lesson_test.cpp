@@ -100,5 +100,45 @@ TEST(Lessons, UnknownLessonListsTheKnownOnes) {
     EXPECT_NE(result.err.find("batch-size"), std::string::npos) << result.err;
 }
 
+// A lecturer's own lesson, written by hand as a file: `lesson check` reads it without
+// training, `lesson run FILE.json` runs it and checks its claims; a mistake is refused naming
+// the file, the line and the key.
+TEST(Lessons, ALessonWrittenAsAFileChecksAndRuns) {
+    const test::TempDir dir;
+    const std::string lesson = dir.file("my-lesson.json");
+    test::write_file(lesson, R"({
+  "title": "A frozen table needs no optimizer state",
+  "explanation": "Adam keeps two copies of every trainable parameter.",
+  "base": {"train.max_steps": 2, "embeddings.source": "synthetic", "train.optimizer": "adam"},
+  "runs": [
+    {"label": "trainable"},
+    {"label": "frozen", "set": {"embeddings.trainable": false}}
+  ],
+  "claims": [{"metric": "optimizer_state", "smaller": "frozen", "than": "trainable",
+              "at_most": 0.5}]
+})");
+    const auto checked = run_cli({"lesson", "check", lesson});
+    ASSERT_EQ(checked.exit_code, 0) << checked.err;
+    EXPECT_NE(checked.out.find("a lesson of 2 runs and 1 claim: A frozen table"), std::string::npos)
+        << checked.out;
+    const auto ran = run_cli({"lesson", "run", lesson, "--db", dir.file("runs.sqlite"), "--json"});
+    ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+    const std::string last = ran.out.substr(ran.out.rfind('{', ran.out.rfind("\"lesson\"")));
+    const json checks = json::parse(last);
+    EXPECT_EQ(checks["lesson"], "my-lesson");
+    EXPECT_TRUE(checks["shown"].get<bool>()) << last;
+
+    const std::string wrong = dir.file("wrong.json");
+    test::write_file(wrong,
+                     "{\"title\": \"t\",\n \"explanation\": \"e\",\n \"runs\": "
+                     "[{\"label\": \"a\"},\n  {\"label\": \"b\", \"set\": "
+                     "{\"train.batchsize\": 8}}]}");
+    const auto refused = run_cli({"lesson", "check", wrong});
+    EXPECT_EQ(refused.exit_code, 2);
+    EXPECT_NE(refused.err.find(wrong + ":4: runs[1].set: unknown config key \"train.batchsize\""),
+              std::string::npos)
+        << refused.err;
+}
+
 }  // namespace
 }  // namespace oomlab

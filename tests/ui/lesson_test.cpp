@@ -289,6 +289,43 @@ private slots:
         QVERIFY(scroll && scroll->verticalScrollBar()->maximum() > 0);
     }
 
+    // A lesson a lecturer wrote as a file opens from Lessons → Open lesson file… as a built-in
+    // one does; a file that is not a lesson is refused naming its line and key.
+    void aLessonFileOpensAsABuiltInOne() {
+        MainWindow window(test::windowOptions(m_good.filePath("file.sqlite")));
+        window.show();
+        const QString path = m_good.filePath("mine.json");
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(R"({"title": "My own lesson", "explanation": "Two batch sizes.",
+  "base": {"train.max_steps": 2},
+  "runs": [{"label": "small", "set": {"train.batch_size": 8}},
+           {"label": "large", "set": {"train.batch_size": 64}}]})");
+        file.close();
+        QString error;
+        LessonFlow* flow = window.menus()->openLessonFile(path, error);
+        QVERIFY2(flow, qPrintable(error));
+        QCOMPARE(qs(flow->lesson().title), QStringLiteral("My own lesson"));
+        QCOMPARE(flow->page(), int(LessonFlow::ExplainPage));
+        const QString menu = window.menus()
+                                 ->lessonsMenu()
+                                 ->actions()
+                                 .at(window.menus()->lessonsMenu()->actions().size() - 2)
+                                 ->text();
+        QCOMPARE(menu, QStringLiteral("Open lesson file…"));
+        flow->close();
+
+        QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        file.write(
+            "{\"title\": \"t\", \"explanation\": \"e\",\n"
+            "  \"runs\": [{\"label\": \"a\"},\n"
+            "           {\"label\": \"b\", \"set\": {\"train.batchsize\": 8}}]}");
+        file.close();
+        QVERIFY(!window.menus()->openLessonFile(path, error));
+        QVERIFY2(error.contains(path + QStringLiteral(":3: runs[1].set: unknown config key")),
+                 qPrintable(error));
+    }
+
     // The flow a class goes through: explain, predict, run (paced), reveal each claim.
     void theLessonFlowRevealsEachClaimBesideThePrediction() {
         qputenv("OOMLAB_RESOURCE_DIR", m_good.path().toUtf8());

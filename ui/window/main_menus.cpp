@@ -211,6 +211,7 @@ void MainMenus::reloadLessons() {
         m_lessons->addAction(tr("No lessons in %1").arg(catalog.folder))->setEnabled(false);
     }
     m_lessons->addSeparator();
+    m_lessons->addAction(tr("Open lesson file…"), this, &MainMenus::openLessonFileDialog);
     m_lessons->addAction(tr("Reload lessons"), this, &MainMenus::reloadLessons);
 }
 
@@ -254,6 +255,28 @@ SnapshotWindow* MainMenus::openSnapshot(const QString& path) {
     window->open(path);
     window->show();
     return window;
+}
+
+void MainMenus::openLessonFileDialog() {
+    const QString path = QFileDialog::getOpenFileName(m_window, tr("Open lesson file"), lastDir(),
+                                                      tr("Lessons (*.json);;All files (*)"));
+    if (path.isEmpty()) {
+        return;
+    }
+    rememberDir(path);
+    QString error;
+    if (!openLessonFile(path, error)) {
+        QMessageBox::warning(m_window, tr("Open lesson file"), error);
+    }
+}
+
+LessonFlow* MainMenus::openLessonFile(const QString& path, QString& error) {
+    try {
+        return m_window->openLesson(load_lesson_file(ss(path)));
+    } catch (const std::exception& refused) {
+        error = qs(refused.what());
+        return nullptr;
+    }
 }
 
 void MainMenus::loadConfigDialog() {

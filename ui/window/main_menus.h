@@ -9,6 +9,7 @@ class QMenu;
 
 namespace oomlab::ui {
 
+class LessonFlow;
 class MainWindow;
 class SnapshotWindow;
 
@@ -29,6 +30,10 @@ public:
     void saveConfigDialog();
     void exportPlotDialog(const QString& plotObjectName);
     void openSnapshotDialog();
+    void openLessonFileDialog();
+    // The lesson written in the file at `path`, opened as a built-in one is; null and the
+    // reason (the file, the line, the key) in `error` when it is not a lesson.
+    LessonFlow* openLessonFile(const QString& path, QString& error);
     // A window of its own for the memory snapshot at `path`, read on a worker thread.
     SnapshotWindow* openSnapshot(const QString& path);
 

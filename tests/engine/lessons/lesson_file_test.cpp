@@ -130,7 +130,7 @@ std::string parse_error(const std::string& claims) {
 TEST(Lessons, AClaimOnAMetricNobodyMeasuresIsRefusedOnLoad) {
     const std::string unknown =
         parse_error(R"([{"metric": "activation", "smaller": "a", "than": "b"}])");
-    EXPECT_NE(unknown.find("lesson.json: claims[0].metric"), std::string::npos) << unknown;
+    EXPECT_NE(unknown.find("lesson.json:2: claims[0].metric"), std::string::npos) << unknown;
     EXPECT_NE(unknown.find("\"activation\""), std::string::npos) << unknown;
     EXPECT_NE(parse_error(R"([{"metric": "weights@block 1", "smaller": "a", "than": "b"}])"), "");
     EXPECT_NE(parse_error(R"([{"metric": "activations@", "smaller": "a", "than": "b"}])"), "");
@@ -139,6 +139,33 @@ TEST(Lessons, AClaimOnAMetricNobodyMeasuresIsRefusedOnLoad) {
     EXPECT_EQ(parse_error(R"([{"metric": "activations@block 1", "smaller": "a", "than": "b"},
                               {"largest": "activations", "run": "a", "module": "block 1"}])"),
               "");
+}
+
+// A refusal names the line of what it refuses, in a file written by hand over many lines: a
+// setting's key in a run's "set", a claim's field.
+TEST(Lessons, ARefusalNamesTheLineOfTheKey) {
+    const std::string lesson = R"({
+  "title": "t",
+  "explanation": "e",
+  "runs": [
+    {"label": "a"},
+    {"label": "b",
+     "set": {"train.batch_size": 8,
+             "train.batchsize": 16}}
+  ],
+  "claims": []
+})";
+    const std::string message = refusal(lesson);
+    EXPECT_EQ(message.rfind("lesson.json:8: runs[1].set: ", 0), 0u) << message;
+    EXPECT_NE(message.find("train.batchsize"), std::string::npos) << message;
+    std::string claim = lesson;
+    claim.replace(claim.find(R"("claims": [])"), 12,
+                  "\"claims\": [\n    {\"run\": \"a\",\n     \"status\": \"sideways\"}]");
+    claim.replace(claim.find("train.batchsize"), 15, "train.max_steps");
+    const std::string status = refusal(claim);
+    EXPECT_EQ(status.rfind("lesson.json:12: claims[0].status: unknown status", 0), 0u) << status;
+    EXPECT_EQ(refusal("{\n  \"title\": \"t\",\n  oops\n}").rfind("lesson.json:3: invalid JSON", 0),
+              0u);
 }
 
 // A lesson is checked whole when it is loaded, so `lesson list` refuses it before any run is
@@ -166,22 +193,22 @@ TEST(Lessons, ALessonIsCheckedWholeWhenLoaded) {
     };
     for (const auto& [claims, expected] : cases) {
         const std::string message = parse_error(claims);
-        EXPECT_EQ(message.rfind("lesson.json: ", 0), 0u) << message;
+        EXPECT_EQ(message.rfind("lesson.json:2: ", 0), 0u) << message;  // the claims' line
         EXPECT_NE(message.find(expected), std::string::npos) << claims << " gave: " << message;
     }
     const std::pair<std::string, std::string> files[] = {
         {R"({"title": "t", "explanation": "e", "processes": 2.7,
              "runs": [{"label": "a"}, {"label": "b"}]})",
-         "lesson.json: processes must be a whole number from 1 to 8, not 2.7"},
+         "lesson.json:1: processes must be a whole number from 1 to 8, not 2.7"},
         {R"({"title": "t", "explanation": "e", "runs": [{"label": "a"}, {"label": "a"}]})",
-         "lesson.json: runs[1].label: two runs are labelled \"a\""},
+         "lesson.json:1: runs[1].label: two runs are labelled \"a\""},
         {R"({"title": "t", "explanation": "e", "runs": [{"label": "a"}, {"label": 3}]})",
-         "lesson.json: runs[1].label must be a text that is not empty, not 3"},
+         "lesson.json:1: runs[1].label must be a text that is not empty, not 3"},
         {R"({"title": 1, "explanation": "e", "runs": []})",
-         "lesson.json: title must be a text that is not empty, not 1"},
+         "lesson.json:1: title must be a text that is not empty, not 1"},
         {R"({"title": "t", "explanation": "e", "runs": [{"label": "a"}]})",
-         "lesson.json: runs must list at least two runs"},
-        {R"([1, 2])", "lesson.json: a lesson is a JSON object, not array"},
+         "lesson.json:1: runs must list at least two runs"},
+        {R"([1, 2])", "lesson.json:1: a lesson is a JSON object, not array"},
     };
     for (const auto& [json, expected] : files) {
         const std::string message = refusal(json);

@@ -69,6 +69,11 @@ struct Lesson {
 // Every lesson of a folder, sorted by name. Throws BadInput naming the file (and key).
 std::vector<Lesson> load_lessons(const std::string& folder);
 Lesson parse_lesson(const std::string& json_text, const std::string& source);
+// A lesson written as a file (the built-in ones are examples of the format); BadInput naming
+// the file, the line and the key when it is not one.
+Lesson load_lesson_file(const std::string& path);
+// `name_or_file`: a built-in lesson's name, or a lesson file (a path ending in .json).
+Lesson find_or_load_lesson(const std::string& name_or_file);
 const Lesson& find_lesson(const std::vector<Lesson>& lessons, const std::string& name);
 
 // Where the installed lessons are: $OOMLAB_RESOURCE_DIR/lessons, <prefix>/share/oomlab/lessons
