@@ -8,6 +8,7 @@
 #include "oomlab/common/atomic_file.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/files.h"
+#include "oomlab/common/json_locate.h"
 #include "oomlab/common/json_parse.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/glove/variants.h"
@@ -64,23 +65,27 @@ std::string scalar_text(const std::string& source, const std::string& key, const
 // `seen`: the dotted keys set so far, so that a key given nested and flat
 // ({"train": {"max_steps": 3}, "train.max_steps": 4}) is refused as one given twice.
 void apply_json(ExperimentConfig& config, const Json& object, const std::string& prefix,
-                const std::string& source, std::set<std::string>& seen) {
+                const std::string& source, const std::string& text, std::set<std::string>& seen) {
     for (const auto& [name, value] : object.items()) {
         const std::string key = prefix.empty() ? name : prefix + "." + name;
         if (value.is_object()) {
-            apply_json(config, value, key, source, seen);
+            apply_json(config, value, key, source, text, seen);
             continue;
         }
         if (!seen.insert(key).second) {
-            throw BadInput(source + ": the key \"" + key +
-                           "\" is given twice, nested and as a dotted name; keep one (which "
-                           "one is meant cannot be told)");
+            throw bad_input_at(source, json_line_of(text, key),
+                               "the key \"" + key +
+                                   "\" is given twice, nested and as a dotted name; keep one "
+                                   "(which one is meant cannot be told)");
         }
         try {
             set_config_value(config, key, scalar_text(source, key, value));
         } catch (const BadInput& error) {
-            const std::string message = error.what();
-            throw BadInput(message.rfind(source, 0) == 0 ? message : source + ": " + message);
+            std::string message = error.what();
+            if (message.rfind(source + ": ", 0) == 0) {
+                message.erase(0, source.size() + 2);
+            }
+            throw bad_input_at(source, json_line_of(text, key), message);
         }
     }
 }
@@ -103,7 +108,7 @@ void merge_config_json(ExperimentConfig& config, const std::string& json_text,
         throw bad_input_at(source, 1, "a config must be a JSON object of keys");
     }
     std::set<std::string> seen;
-    apply_json(config, document, "", source, seen);
+    apply_json(config, document, "", source, json_text, seen);
 }
 
 ExperimentConfig parse_config_json(const std::string& json_text, const std::string& source) {

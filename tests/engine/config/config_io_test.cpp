@@ -69,6 +69,19 @@ TEST(ConfigIo, NumberOutOfRangeIsBadInput) {
 
 // A key given twice is refused naming it, not resolved silently to one of them (parsers
 // disagree on which).
+// A refusal names the line of the key, nested or dotted, as well as the key.
+TEST(ConfigIo, ARefusalNamesTheLineOfTheKey) {
+    const std::string nested = test::bad_input_message([] {
+        parse_config_json("{\n  \"train\": {\n    \"batch_size\": \"eight\"\n  }\n}", "c.json");
+    });
+    EXPECT_EQ(nested.rfind("c.json:3: train.batch_size: expected an integer, got \"eight\"", 0), 0u)
+        << nested;
+    const std::string dotted = test::bad_input_message([] {
+        parse_config_json("{\n  \"train.batch_size\": 8,\n  \"model.kindd\": \"bag\"\n}", "d.json");
+    });
+    EXPECT_EQ(dotted.rfind("d.json:3: unknown config key \"model.kindd\"", 0), 0u) << dotted;
+}
+
 TEST(ConfigIo, AKeyGivenTwiceIsRefusedNamingIt) {
     const std::string message = test::bad_input_message([] {
         parse_config_json(R"({"train": {"batch_size": 4, "batch_size": 8}})", "twice.json");
@@ -79,8 +92,8 @@ TEST(ConfigIo, AKeyGivenTwiceIsRefusedNamingIt) {
                              R"({"train.max_steps": 4, "train": {"max_steps": 3}})"}) {
         const std::string nested_and_flat =
             test::bad_input_message([&] { parse_config_json(both, "both.json"); });
-        EXPECT_EQ(nested_and_flat.rfind("both.json: the key \"train.max_steps\" is given twice", 0),
-                  0u)
+        EXPECT_EQ(
+            nested_and_flat.rfind("both.json:1: the key \"train.max_steps\" is given twice", 0), 0u)
             << nested_and_flat;
     }
     // The same key in two objects is two keys.
