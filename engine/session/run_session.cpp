@@ -50,14 +50,20 @@ public:
     }
     void on_progress(const TrainProgress& progress) override {
         m_listener.on_progress(progress);
-        const auto until = std::chrono::steady_clock::now() +
-                           std::chrono::milliseconds(m_listener.step_pause_ms());
-        constexpr auto kStopCheck = std::chrono::milliseconds(50);
-        while (!m_cancel.load() && std::chrono::steady_clock::now() < until) {
-            std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
-                kStopCheck, until - std::chrono::steady_clock::now()));
+        // The pause is asked again at each check: a resume or a Step ends it at once.
+        const auto start = std::chrono::steady_clock::now();
+        constexpr auto kCheck = std::chrono::milliseconds(20);
+        while (!m_cancel.load()) {
+            const auto until = start + std::chrono::milliseconds(m_listener.step_pause_ms());
+            const auto now = std::chrono::steady_clock::now();
+            if (now >= until) {
+                break;
+            }
+            std::this_thread::sleep_for(
+                std::min<std::chrono::steady_clock::duration>(kCheck, until - now));
         }
     }
+    bool pauses_between_steps() const override { return m_listener.pauses_between_steps(); }
 
     std::int64_t device_total_bytes() const { return m_device_total_bytes; }
 

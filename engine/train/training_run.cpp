@@ -466,7 +466,7 @@ void TrainingRun::end_step(const torch::Tensor& step_loss, std::int64_t samples)
         row.samples_per_s = static_cast<double>(samples) / seconds;
     }
     m_metrics.add(std::move(row), step_loss);
-    m_metrics.maybe_flush();
+    m_metrics.maybe_flush(/*force=*/m_observer.pauses_between_steps());
     if (const auto diverged_at = m_metrics.diverged_at()) {
         throw Diverged(divergence_message(*diverged_at));
     }

@@ -52,6 +52,10 @@ bool RunController::startQueue(const QVector<QueuedRun>& runs) {
     m_queueRunIds.clear();
     m_stopped = false;
     m_running = true;
+    m_processes = runs.front().processes;
+    if (m_processes > 1) {
+        setHeld(false);
+    }
     emit runningChanged(true);
     startNext();
     return true;
@@ -65,6 +69,10 @@ bool RunController::startLesson(const Lesson& lesson) {
     m_queueRunIds.clear();
     m_stopped = false;
     m_running = true;
+    m_processes = lesson.processes;
+    if (m_processes > 1) {
+        setHeld(false);
+    }
     emit runningChanged(true);
     m_worker->clearStop();
     const LessonRun& first = lesson.runs.front();
@@ -102,6 +110,7 @@ bool RunController::startBatchSearch(const ExperimentConfig& config, int process
 void RunController::onLessonFinished(const LessonEnd& end) {
     emit runFinished(end.last);
     m_running = false;
+    setHeld(false);
     emit runningChanged(false);
     emit queueFinished(end.runIds, end.completed && !m_stopped);
     emit lessonFinished(end);
@@ -110,6 +119,10 @@ void RunController::onLessonFinished(const LessonEnd& end) {
 void RunController::startNext() {
     const QueuedRun next = m_queue.takeFirst();
     m_worker->clearStop();
+    m_processes = next.processes;
+    if (m_processes > 1) {
+        setHeld(false);
+    }
     emit runStarted(next.config, next.name);
     TrainingWorker* worker = m_worker;
     const QString database = m_databasePath;
@@ -117,6 +130,24 @@ void RunController::startNext() {
         worker,
         [worker, next, database] { worker->run(next.config, next.name, database, next.processes); },
         Qt::QueuedConnection);
+}
+
+void RunController::setHeld(bool held) {
+    held = held && (!m_running || m_processes <= 1);
+    if (held != m_worker->isHeld()) {
+        m_worker->setHeld(held);
+        emit heldChanged(held);
+    }
+}
+
+bool RunController::isHeld() const {
+    return m_worker->isHeld();
+}
+
+void RunController::step() {
+    if (m_worker->isHeld()) {
+        m_worker->allowOneStep();
+    }
 }
 
 void RunController::stop() {
@@ -138,6 +169,7 @@ void RunController::onWorkerFinished(const RunEnd& end) {
         return;
     }
     m_running = false;
+    setHeld(false);
     emit runningChanged(false);
     emit queueFinished(m_queueRunIds, !m_stopped);
 }

@@ -46,6 +46,12 @@ public:
     bool stopRequested() const { return m_stopped; }
     // Cancels the current run (saved as cancelled) and drops the rest of a queue.
     void stop();
+    // Pause: the run holds after its current optimizer step until resumed; Step lets one more
+    // step through. A run of several processes is not held (canHold() is false).
+    void setHeld(bool held);
+    bool isHeld() const;
+    bool canHold() const { return m_running && m_processes <= 1; }
+    void step();
 
     // How fast runs train: full speed, or paced so the curves can be watched.
     enum class Pace { Full, Watchable, Slow };
@@ -60,6 +66,7 @@ public:
 
 signals:
     void runningChanged(bool running);
+    void heldChanged(bool held);
     void runStarted(const oomlab::ExperimentConfig& config, const QString& name);
     // Just after runStarted for a lesson: its runs' labels, in the order they run.
     void lessonStarted(const QStringList& runLabels);
@@ -86,6 +93,7 @@ private:
     QVector<QueuedRun> m_queue;
     QVector<qint64> m_queueRunIds;
     bool m_running = false;
+    int m_processes = 1;  // of the run training now
     bool m_stopped = false;
     bool m_searching = false;
     Pace m_pace = Pace::Full;

@@ -157,10 +157,24 @@ void TrainingWorker::on_event(const EventRow& event) {
     emit eventArrived(m_runId, event);
 }
 
+int TrainingWorker::step_pause_ms() const {
+    if (!m_held.load()) {
+        return m_stepPauseMs.load();
+    }
+    for (int allowed = m_stepsAllowed.load(); allowed > 0;) {
+        if (m_stepsAllowed.compare_exchange_weak(allowed, allowed - 1)) {
+            return 0;
+        }
+    }
+    return kHeldMs;
+}
+
 void TrainingWorker::on_progress(const TrainProgress& progress) {
     const qint64 now = m_progressClock.elapsed();
     const bool last = progress.total_steps > 0 && progress.step >= progress.total_steps;
-    if (!last && m_lastProgressMs >= 0 && now - m_lastProgressMs < kProgressIntervalMs) {
+    // Held, every step is told: the header names the step the run waits after.
+    if (!last && !m_held.load() && m_lastProgressMs >= 0 &&
+        now - m_lastProgressMs < kProgressIntervalMs) {
         return;
     }
     m_lastProgressMs = now;

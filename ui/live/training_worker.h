@@ -30,6 +30,12 @@ public:
     // (0: full speed), also in a run of several processes. Memory is unaffected: the pause
     // comes between steps.
     void setStepPauseMs(int milliseconds) { m_stepPauseMs.store(milliseconds); }
+    // Thread-safe: hold the run after its current optimizer step until resumed (Pause), and
+    // while held let one more step through (Step). Only in this process: a run of several
+    // processes is not held.
+    void setHeld(bool held) { m_held.store(held); }
+    bool isHeld() const { return m_held.load(); }
+    void allowOneStep() { m_stepsAllowed.fetch_add(1); }
 
     // Runs on the worker's thread (invoked queued by the controller). Opens its own
     // connection to the database, trains, records, and ends with runFinished().
@@ -66,12 +72,15 @@ private:
     void on_metrics(const std::vector<MetricRow>& rows) override;
     void on_event(const EventRow& event) override;
     void on_progress(const TrainProgress& progress) override;
-    int step_pause_ms() const override { return m_stepPauseMs.load(); }
+    // Held: RunListener::kHeldMs, or 0 once for each step allowed.
+    int step_pause_ms() const override;
 
     void resetCallbacks();
 
     std::atomic<bool> m_cancel{false};
     std::atomic<int> m_stepPauseMs{0};
+    std::atomic<bool> m_held{false};
+    mutable std::atomic<int> m_stepsAllowed{0};  // taken by the engine's wait, one a step
     std::int64_t m_runId = 0;
     QElapsedTimer m_progressClock;
     qint64 m_lastProgressMs = -1;

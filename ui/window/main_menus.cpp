@@ -94,6 +94,38 @@ void MainMenus::buildRunMenu() {
     m_stop->setShortcut(QKeySequence(Qt::Key_Escape));
     m_stop->setObjectName(QStringLiteral("stopAction"));
     m_stop->setEnabled(false);
+    // Pause holds the run after its current step; Step trains one more (with no run, it
+    // starts one and holds it after its first step), its phases drawn as they come.
+    RunController* controller = m_window->controller();
+    m_pause = run->addAction(tr("&Pause"));
+    m_pause->setObjectName(QStringLiteral("pauseAction"));
+    m_pause->setCheckable(true);
+    m_pause->setShortcut(QKeySequence(Qt::Key_F6));
+    m_pause->setStatusTip(tr("Hold the run after its current step; again to go on"));
+    m_pause->setEnabled(false);
+    connect(m_pause, &QAction::toggled, controller, &RunController::setHeld);
+    m_step = run->addAction(tr("S&tep"));
+    m_step->setObjectName(QStringLiteral("stepAction"));
+    m_step->setShortcut(QKeySequence(Qt::Key_F10));
+    m_step->setStatusTip(tr("Train one optimizer step, then hold"));
+    connect(m_step, &QAction::triggered, this, [this, controller] {
+        if (controller->isRunning()) {
+            controller->setHeld(true);
+            controller->step();
+        } else if (m_run->isEnabled()) {
+            controller->setHeld(true);
+            m_window->startRun();
+        }
+    });
+    connect(controller, &RunController::heldChanged, this, [this](bool held) {
+        const QSignalBlocker quiet(m_pause);
+        m_pause->setChecked(held);
+        m_window->statusBar()->showMessage(
+            held ? tr("Held after the current step: Step (F10) trains one more, Pause (F6) "
+                      "goes on")
+                 : QString(),
+            held ? 0 : 1);
+    });
     run->addSeparator();
     QAction* search = run->addAction(tr("Find the largest &batch size under the cap"), m_window,
                                      &MainWindow::findBatchSize);
@@ -106,14 +138,22 @@ void MainMenus::buildRunMenu() {
     QToolBar* toolbar = m_window->addToolBar(tr("Run"));
     toolbar->setObjectName(QStringLiteral("runToolbar"));
     toolbar->addAction(m_run);
+    toolbar->addAction(m_pause);
+    toolbar->addAction(m_step);
     toolbar->addAction(m_stop);
-    connect(m_window->controller(), &RunController::runningChanged, this, [this](bool running) {
+    connect(controller, &RunController::runningChanged, this, [this, controller](bool running) {
         m_run->setEnabled(!running && m_window->experimentPanel()->isValid());
         m_stop->setEnabled(running);
+        m_pause->setEnabled(controller->canHold());
+        m_step->setEnabled(running ? controller->canHold() : m_run->isEnabled());
     });
-    connect(
-        m_window->experimentPanel(), &ExperimentPanel::validityChanged, this,
-        [this](bool valid) { m_run->setEnabled(valid && !m_window->controller()->isRunning()); });
+    connect(m_window->experimentPanel(), &ExperimentPanel::validityChanged, this,
+            [this](bool valid) {
+                m_run->setEnabled(valid && !m_window->controller()->isRunning());
+                m_step->setEnabled(m_window->controller()->isRunning()
+                                       ? m_window->controller()->canHold()
+                                       : m_run->isEnabled());
+            });
 }
 
 void MainMenus::buildViewMenu() {

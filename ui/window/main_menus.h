@@ -21,6 +21,8 @@ public:
 
     QAction* runAction() const { return m_run; }
     QAction* stopAction() const { return m_stop; }
+    QAction* pauseAction() const { return m_pause; }
+    QAction* stepAction() const { return m_step; }
     QMenu* lessonsMenu() const { return m_lessons; }
     void updateRecentDatabases();
     void reloadLessons();
@@ -46,6 +48,8 @@ private:
     MainWindow* m_window;
     QAction* m_run = nullptr;
     QAction* m_stop = nullptr;
+    QAction* m_pause = nullptr;
+    QAction* m_step = nullptr;
     QMenu* m_recent = nullptr;
     QMenu* m_lessons = nullptr;
 };

@@ -58,6 +58,10 @@ public:
     virtual void on_metrics(const std::vector<MetricRow>& /*rows*/) {}
     virtual void on_event(const EventRow& /*event*/) {}
     virtual void on_progress(const TrainProgress& /*progress*/) {}
+    // Whether the front end pauses between steps (paced, or held by Pause): then each step's
+    // rows are sent as it ends, not gathered for a tenth of a second, so what is drawn while
+    // it waits is the step it waits after.
+    virtual bool pauses_between_steps() const { return false; }
 };
 
 // The run rank 0 created, as the other ranks of a data-parallel run join it: its number in

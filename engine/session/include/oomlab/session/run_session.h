@@ -18,9 +18,13 @@ public:
     virtual void on_prepare(const std::string& /*stage*/, double /*fraction*/) {}
     virtual void on_run_created(std::int64_t /*run_id*/, const ExperimentInfo& /*info*/) {}
     // The pause after each optimizer step the front end asks for (a pace a class can
-    // follow), asked after every step; 0: full speed. The run pauses itself, in this process
-    // or in each worker process (run_with_workers_and_record), and a stop ends the pause.
+    // follow; kHeldMs while it holds the run, Pause), asked again while the run waits, so a
+    // change (Resume, Step) ends the wait at once; 0: full speed. The run pauses itself, in
+    // this process or in each worker process (run_with_workers_and_record), and a stop ends
+    // the pause.
+    static constexpr int kHeldMs = 1 << 30;
     virtual int step_pause_ms() const { return 0; }
+    bool pauses_between_steps() const override { return step_pause_ms() > 0; }
 };
 
 struct RunResult {
