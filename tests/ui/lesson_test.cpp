@@ -326,6 +326,32 @@ private slots:
                  qPrintable(error));
     }
 
+    // Two runs compared, saved as a lesson: the draft opens as a lesson of those two runs,
+    // with a claim of the peaks they measured.
+    void theComparedRunsAreSavedAsALesson() {
+        MainWindow window(test::windowOptions(m_good.filePath("draft.sqlite")));
+        window.show();
+        QVector<qint64> ids;
+        for (const int batch : {4, 32}) {
+            ExperimentConfig config = test::tinyConfig(3);
+            config.train.batch_size = batch;
+            window.experimentPanel()->setConfig(config);
+            ids << test::runAndWait(window).runId;
+        }
+        QSignalSpy loaded(window.comparePage(), &ComparePage::loaded);
+        window.compareRuns(ids);
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, 30000);
+        const QString path = m_good.filePath("draft.json");
+        QCOMPARE(window.menus()->saveAsLesson(path), QString());
+        QString error;
+        LessonFlow* flow = window.menus()->openLessonFile(path, error);
+        QVERIFY2(flow, qPrintable(error));
+        QCOMPARE(flow->lesson().runs.size(), std::size_t(2));
+        QCOMPARE(flow->lesson().claims.size(), std::size_t(1));  // the peaks; both completed
+        QCOMPARE(qs(flow->lesson().claims[0].metric), QStringLiteral("peak_bytes"));
+        flow->close();
+    }
+
     // The flow a class goes through: explain, predict, run (paced), reveal each claim.
     void theLessonFlowRevealsEachClaimBesideThePrediction() {
         qputenv("OOMLAB_RESOURCE_DIR", m_good.path().toUtf8());

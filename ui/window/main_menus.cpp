@@ -15,12 +15,15 @@
 
 #include "common/app_settings.h"
 #include "common/formatting.h"
+#include "compare/compare_data.h"
+#include "compare/compare_page.h"
 #include "experiment/experiment_panel.h"
 #include "export/run_export.h"
 #include "lessons/lesson_text.h"
 #include "live/run_controller.h"
 #include "oomlab/common/version.h"
 #include "oomlab/config/config_io.h"
+#include "oomlab/lessons/lesson.h"
 #include "plots/plot_export.h"
 #include "plots/themed_plot.h"
 #include "runs/run_database.h"
@@ -252,6 +255,8 @@ void MainMenus::reloadLessons() {
     }
     m_lessons->addSeparator();
     m_lessons->addAction(tr("Open lesson file…"), this, &MainMenus::openLessonFileDialog);
+    m_lessons->addAction(tr("Save the compared runs as a lesson…"), this,
+                         &MainMenus::saveAsLessonDialog);
     m_lessons->addAction(tr("Reload lessons"), this, &MainMenus::reloadLessons);
 }
 
@@ -316,6 +321,44 @@ LessonFlow* MainMenus::openLessonFile(const QString& path, QString& error) {
     } catch (const std::exception& refused) {
         error = qs(refused.what());
         return nullptr;
+    }
+}
+
+void MainMenus::saveAsLessonDialog() {
+    if (m_window->comparePage()->runs().size() < 2) {
+        QMessageBox::information(m_window, tr("Save as lesson"),
+                                 tr("A lesson is drafted from the runs on the Compare page: "
+                                    "select two or more runs on the Runs page and compare them "
+                                    "first."));
+        return;
+    }
+    const QString path = QFileDialog::getSaveFileName(
+        m_window, tr("Save as lesson"), lastDir() + "/lesson.json", tr("Lessons (*.json)"));
+    if (path.isEmpty()) {
+        return;
+    }
+    rememberDir(path);
+    if (const QString error = saveAsLesson(path); !error.isEmpty()) {
+        QMessageBox::warning(m_window, tr("Save as lesson"), error);
+        return;
+    }
+    m_window->statusBar()->showMessage(
+        tr("Saved %1: write its title and explanation, then Lessons → Open lesson file…").arg(path),
+        10000);
+}
+
+QString MainMenus::saveAsLesson(const QString& path) {
+    std::vector<RunRecord> runs;
+    for (const CompareRun& run : m_window->comparePage()->runs()) {
+        runs.push_back(run.record);
+    }
+    if (runs.size() < 2) {
+        return tr("compare two or more runs first");
+    }
+    try {
+        return writeTextFile(path, lesson_from_runs(runs));
+    } catch (const std::exception& error) {  // a run's config that no longer reads
+        return qs(error.what());
     }
 }
 

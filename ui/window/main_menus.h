@@ -36,6 +36,10 @@ public:
     // The lesson written in the file at `path`, opened as a built-in one is; null and the
     // reason (the file, the line, the key) in `error` when it is not a lesson.
     LessonFlow* openLessonFile(const QString& path, QString& error);
+    void saveAsLessonDialog();
+    // The runs on the Compare page drafted as a lesson file at `path` (lesson_from_runs); an
+    // empty string, or why not.
+    QString saveAsLesson(const QString& path);
     // A window of its own for the memory snapshot at `path`, read on a worker thread.
     SnapshotWindow* openSnapshot(const QString& path);
 

@@ -168,6 +168,38 @@ TEST(Lessons, ARefusalNamesTheLineOfTheKey) {
               0u);
 }
 
+// Saved runs drafted as a lesson (Save as lesson…): what they share is the base, what each
+// sets of its own its run; the claims are what they measured; the draft reads back as a
+// lesson.
+TEST(Lessons, SavedRunsAreDraftedAsALessonThatReadsBack) {
+    const auto run = [](std::int64_t id, const char* name, int batch, std::int64_t peak,
+                        RunStatus status) {
+        ExperimentConfig config;
+        config.train.max_steps = 30;
+        config.train.batch_size = batch;
+        RunRecord record;
+        record.id = id;
+        record.name = name;
+        record.config_json = config_to_json(config);
+        record.outcome.status = status;
+        record.outcome.peak_bytes = peak;
+        return record;
+    };
+    const std::string text = lesson_from_runs({run(4, "small", 16, 100 << 20, RunStatus::Completed),
+                                               run(7, "large", 128, 400 << 20, RunStatus::Oom)});
+    const Lesson lesson = parse_lesson(text, "draft.json");
+    EXPECT_EQ(lesson.title, "Runs #4, #7 as a lesson");
+    ASSERT_EQ(lesson.base.size(), 1u);
+    EXPECT_EQ(lesson.base[0], (std::pair<std::string, std::string>("train.max_steps", "30")));
+    ASSERT_EQ(lesson.runs.size(), 2u);
+    EXPECT_EQ(lesson.runs[1].label, "large");
+    ASSERT_EQ(lesson.runs[1].settings.size(), 1u);
+    EXPECT_EQ(lesson.runs[1].settings[0].second, "128");
+    ASSERT_EQ(lesson.claims.size(), 2u);
+    EXPECT_EQ(describe_claim(lesson.claims[0]), "large ends oom");
+    EXPECT_EQ(describe_claim(lesson.claims[1]), "peak memory: small is at most 0.28 x large");
+}
+
 // A lesson is checked whole when it is loaded, so `lesson list` refuses it before any run is
 // trained: each refusal names the file and where in it.
 TEST(Lessons, ALessonIsCheckedWholeWhenLoaded) {

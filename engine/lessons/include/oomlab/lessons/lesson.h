@@ -72,6 +72,11 @@ Lesson parse_lesson(const std::string& json_text, const std::string& source);
 // A lesson written as a file (the built-in ones are examples of the format); BadInput naming
 // the file, the line and the key when it is not one.
 Lesson load_lesson_file(const std::string& path);
+// A lesson file's text drafted from saved runs (at least one): the settings they share as its
+// base, each run's own as its runs (labelled by name), and claims of what they measured (a
+// run's end where it did not complete; the smaller peak at most its share of the larger, with
+// a tenth of slack). Its title and explanation are for the lecturer to write.
+std::string lesson_from_runs(const std::vector<RunRecord>& runs);
 // `name_or_file`: a built-in lesson's name, or a lesson file (a path ending in .json).
 Lesson find_or_load_lesson(const std::string& name_or_file);
 const Lesson& find_lesson(const std::vector<Lesson>& lessons, const std::string& name);
