@@ -94,6 +94,28 @@ Settings read_settings(const Json& object, const LessonReader& read, const std::
     return settings;
 }
 
+// A list of config keys ("hide", "lock"), each one the form has.
+std::vector<std::string> read_keys(const Json& list, const LessonReader& read,
+                                   const std::string& where) {
+    if (!list.is_array()) {
+        read.refuse(where, " must be a list of config keys, not " + list.dump());
+    }
+    std::vector<std::string> keys;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const std::string at = where + "[" + std::to_string(i) + "]";
+        if (!list[i].is_string()) {
+            read.refuse(at, " must be a config key, not " + list[i].dump());
+        }
+        const std::string key = list[i].get<std::string>();
+        if (!find_config_key(key)) {
+            read.refuse(at, ": unknown config key \"" + key + "\"; did you mean \"" +
+                                closest_config_key(key) + "\"?");
+        }
+        keys.push_back(key);
+    }
+    return keys;
+}
+
 LessonClaim read_claim(const Json& claim, const LessonReader& read, const std::string& where) {
     LessonClaim parsed;
     if (claim.contains("largest")) {
@@ -273,6 +295,11 @@ Lesson parse_lesson(const std::string& json_text, const std::string& source) {
         lesson.runs.push_back(std::move(run));
     }
     lesson.claims = read_claims(document.value("claims", Json::array()), lesson, read, "claims");
+    for (const auto& [key, keys] : {std::pair{"hide", &lesson.hide}, {"lock", &lesson.lock}}) {
+        if (document.contains(key)) {
+            *keys = read_keys(document[key], read, key);
+        }
+    }
     if (document.contains("on_cuda")) {
         const Json& on_cuda = document["on_cuda"];
         if (!on_cuda.is_object()) {

@@ -111,6 +111,10 @@ std::string ending(const RunRecord& record, bool with_free_space) {
            format_bytes(free_space->requested_bytes);
 }
 
+std::string steps_words(std::int64_t steps) {
+    return std::to_string(steps) + (steps == 1 ? " step" : " steps");
+}
+
 // What a status claim says of the run's end: "oom", "oom, fragmented", "oom after at least
 // 10 steps".
 std::string claimed_ending(const LessonClaim& claim) {
@@ -118,7 +122,7 @@ std::string claimed_ending(const LessonClaim& claim) {
            (!claim.fragmented   ? ""
             : *claim.fragmented ? ", fragmented"
                                 : ", not fragmented") +
-           (claim.after_steps ? " after at least " + std::to_string(*claim.after_steps) + " steps"
+           (claim.after_steps ? " after at least " + steps_words(*claim.after_steps)
                               : "");
 }
 
@@ -133,7 +137,7 @@ ClaimCheck check_status(const LessonClaim& claim, const LessonResult& result) {
                        (!claim.fragmented || *claim.fragmented == fragmented) &&
                        (!claim.after_steps || outcome.steps >= *claim.after_steps);
     return {claim.label + " ends " + ending(run->record, claim.fragmented.has_value()) +
-                (claim.after_steps ? " after " + std::to_string(outcome.steps) + " steps" : "") +
+                (claim.after_steps ? " after " + steps_words(outcome.steps) : "") +
                 " (claim: " + claimed_ending(claim) + ")",
             holds};
 }

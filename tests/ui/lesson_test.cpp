@@ -18,7 +18,9 @@
 
 #include "common/formatting.h"
 #include "compare/compare_page.h"
+#include "experiment/config_form.h"
 #include "experiment/experiment_panel.h"
+#include "experiment/key_editor.h"
 #include "lessons/lesson_flow.h"
 #include "lessons/lesson_text.h"
 #include "live/live_page.h"
@@ -298,7 +300,7 @@ private slots:
         QFile file(path);
         QVERIFY(file.open(QIODevice::WriteOnly));
         file.write(R"({"title": "My own lesson", "explanation": "Two batch sizes.",
-  "base": {"train.max_steps": 2},
+  "base": {"train.max_steps": 2}, "hide": ["model.kind"], "lock": ["train.batch_size"],
   "runs": [{"label": "small", "set": {"train.batch_size": 8}},
            {"label": "large", "set": {"train.batch_size": 64}}]})");
         file.close();
@@ -310,10 +312,19 @@ private slots:
         const QString menu = window.menus()
                                  ->lessonsMenu()
                                  ->actions()
-                                 .at(window.menus()->lessonsMenu()->actions().size() - 2)
+                                 .at(window.menus()->lessonsMenu()->actions().size() - 3)
                                  ->text();
         QCOMPARE(menu, QStringLiteral("Open lesson file…"));
+        // The lesson's view of the form while it is open: model.kind out of sight,
+        // train.batch_size shown but fixed; the whole form again once it is closed.
+        ConfigForm* form = window.experimentPanel()->form();
+        QVERIFY(form->editor(QStringLiteral("model.kind"))->isHidden());
+        QVERIFY(!form->editor(QStringLiteral("train.batch_size"))->isHidden());
+        QVERIFY(!form->editor(QStringLiteral("train.batch_size"))->isEnabled());
+        QVERIFY(form->editor(QStringLiteral("train.max_steps"))->isEnabled());
         flow->close();
+        QVERIFY(!form->editor(QStringLiteral("model.kind"))->isHidden());
+        QVERIFY(form->editor(QStringLiteral("train.batch_size"))->isEnabled());
 
         QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
         file.write(

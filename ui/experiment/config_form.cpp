@@ -150,6 +150,12 @@ void ConfigForm::setReadErrors(const QStringList& keys, const QString& message) 
     refresh();
 }
 
+void ConfigForm::setLessonView(const QStringList& hidden, const QStringList& locked) {
+    m_hidden = QSet<QString>(hidden.begin(), hidden.end());
+    m_locked = QSet<QString>(locked.begin(), locked.end());
+    refresh();
+}
+
 void ConfigForm::setProcesses(int processes) {
     m_processes = processes;
     refresh();
@@ -239,10 +245,19 @@ void ConfigForm::refresh() {
         if (!m_keyErrors.contains(key)) {
             it.value()->setText(qs(get_config_value(m_config, ss(key))));
         }
-        const QString inactive = qs(key_inactive_reason(m_config, ss(key), m_processes));
+        QString inactive = qs(key_inactive_reason(m_config, ss(key), m_processes));
+        if (inactive.isEmpty() && m_locked.contains(key)) {
+            inactive = tr("Fixed by the lesson that is open");
+        }
         it.value()->setEnabled(inactive.isEmpty());
         row.label->setEnabled(inactive.isEmpty());
         row.label->setStatusTip(inactive);
+        const bool shown = !m_hidden.contains(key);
+        it.value()->setVisible(shown);
+        row.label->setVisible(shown);
+        if (row.error && !shown) {
+            row.error->setVisible(false);
+        }
         const QString error = errorOf(key);
         showKeyError(key, error);
         // The keys a combination error is about are marked too.

@@ -332,6 +332,18 @@ LessonFlow* MainWindow::openLesson(const Lesson& lesson) {
     }
     auto* flow = new LessonFlow(lesson, this);
     flow->setAttribute(Qt::WA_DeleteOnClose);
+    // The lesson's view of the form while its window is open; the whole form after.
+    QStringList hidden;
+    QStringList locked;
+    for (const std::string& key : lesson.hide) {
+        hidden << qs(key);
+    }
+    for (const std::string& key : lesson.lock) {
+        locked << qs(key);
+    }
+    m_panel->form()->setLessonView(hidden, locked);
+    connect(flow, &QDialog::finished, m_panel->form(),
+            [form = m_panel->form()] { form->setLessonView({}, {}); });
     connect(flow, &LessonFlow::runRequested, this,
             [this, flow](RunController::Pace pace) { runLesson(flow->lesson(), pace); });
     m_lessonFlow = flow;

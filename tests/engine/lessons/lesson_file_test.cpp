@@ -241,6 +241,13 @@ TEST(Lessons, ALessonIsCheckedWholeWhenLoaded) {
         {R"({"title": "t", "explanation": "e", "runs": [{"label": "a"}]})",
          "lesson.json:1: runs must list at least two runs"},
         {R"([1, 2])", "lesson.json:1: a lesson is a JSON object, not array"},
+        {R"({"title": "t", "explanation": "e", "runs": [{"label": "a"}, {"label": "b"}],
+             "hide": ["model.kind", "train.batchsize"]})",
+         "lesson.json:2: hide[1]: unknown config key \"train.batchsize\"; did you mean "
+         "\"train.batch_size\"?"},
+        {R"({"title": "t", "explanation": "e", "runs": [{"label": "a"}, {"label": "b"}],
+             "lock": "train.batch_size"})",
+         "lesson.json:2: lock must be a list of config keys"},
     };
     for (const auto& [json, expected] : files) {
         const std::string message = refusal(json);
@@ -266,8 +273,8 @@ TEST(Lessons, ModuleMetricsReadTheRunsMemoryByModule) {
     late.label = "default";
     late.status = RunStatus::Oom;
     late.fragmented = true;
-    late.after_steps = 10;
-    EXPECT_EQ(describe_claim(late), "default ends oom, fragmented after at least 10 steps");
+    late.after_steps = 1;
+    EXPECT_EQ(describe_claim(late), "default ends oom, fragmented after at least 1 step");
     // Said in words, never as the file's names (peak_bytes, optimizer_state).
     LessonClaim peak;
     peak.metric = "peak_bytes";

@@ -64,6 +64,10 @@ struct Lesson {
     std::vector<LessonRun> runs;
     std::vector<LessonClaim> claims;
     std::optional<LessonOnCuda> on_cuda;
+    // The form's settings hidden, or shown but locked, while the lesson is open: what is not
+    // its topic out of the students' way, what it is about visible but fixed.
+    std::vector<std::string> hide;
+    std::vector<std::string> lock;
 };
 
 // Every lesson of a folder, sorted by name. Throws BadInput naming the file (and key).
