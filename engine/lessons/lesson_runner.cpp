@@ -122,8 +122,7 @@ std::string claimed_ending(const LessonClaim& claim) {
            (!claim.fragmented   ? ""
             : *claim.fragmented ? ", fragmented"
                                 : ", not fragmented") +
-           (claim.after_steps ? " after at least " + steps_words(*claim.after_steps)
-                              : "");
+           (claim.after_steps ? " after at least " + steps_words(*claim.after_steps) : "");
 }
 
 ClaimCheck check_status(const LessonClaim& claim, const LessonResult& result) {
