@@ -17,14 +17,18 @@
 #include "oomlab/common/format.h"
 #include "pickle_reader.h"
 #include "snapshot_fields.h"
+#include "snapshot_frames.h"
 #include "snapshot_input.h"
 #include "snapshot_replay.h"
 
 namespace oomlab {
 namespace {
 
+using snapshot::kind_of;
 using snapshot::PickleContainer;
 using snapshot::PickleValue;
+using snapshot::text_at;
+using snapshot::user_line;
 using Items = std::vector<PickleValue>;
 
 // Snapshots of long runs reach gigabytes; past this the file is not one. A profiler's trace
@@ -32,84 +36,6 @@ using Items = std::vector<PickleValue>;
 constexpr std::uint64_t kMostSnapshotBytes = std::uint64_t(16) << 30;
 constexpr std::uint64_t kMostTraceBytes = std::uint64_t(4) << 30;
 constexpr std::int64_t kSmallSegment = 2 << 20;  // the small pool's segments
-
-const std::string& text_at(const PickleValue& value, std::string_view key) {
-    static const std::string kNone;
-    const PickleValue* item = value.at(key);
-    const std::string* text = item ? item->text() : nullptr;
-    return text ? *text : kNone;
-}
-
-std::int64_t integer_at(const PickleValue& value, std::string_view key) {
-    const PickleValue* item = value.at(key);
-    return item ? item->integer() : 0;
-}
-
-bool ends_with(const std::string& text, std::string_view end) {
-    return text.size() >= end.size() &&
-           text.compare(text.size() - end.size(), end.size(), end) == 0;
-}
-
-// The user's own source line in an allocation's frames, as memory_viz's "filter frames" shows
-// it: the first Python frame outside torch itself (C++ frames and torch's folded), else the
-// engine's category, else a note that none was recorded.
-std::string user_line(const Items& frames) {
-    const PickleValue* first_python = nullptr;
-    const auto where = [](const PickleValue& frame) {
-        return text_at(frame, "filename") + ":" + std::to_string(integer_at(frame, "line")) + " (" +
-               text_at(frame, "name") + ")";
-    };
-    for (const PickleValue& frame : frames) {
-        const std::string* file = &text_at(frame, "filename");
-        if (*file == "oomlab") {
-            return "oomlab: " + text_at(frame, "name");
-        }
-        if (!ends_with(*file, ".py")) {
-            continue;
-        }
-        if (file->find("/torch/") == std::string::npos) {
-            return where(frame);
-        }
-        first_python = first_python ? first_python : &frame;
-    }
-    return first_python ? where(*first_python) : kNoPythonFrame;
-}
-
-bool contains(const std::string& text, std::string_view part) {
-    return text.find(part) != std::string::npos;
-}
-
-// What an allocation was for, as far as its frames tell: the engine's own tag, else PyTorch's
-// autograd engine or backward() (backward), torch.optim (optimizer step), a copy between
-// devices or dtypes (data transfer), a module's forward (forward); the first that applies in
-// that order, else "other".
-std::string kind_of(const Items& frames) {
-    bool backward = false;
-    bool optimizer = false;
-    bool transfer = false;
-    bool forward = false;
-    for (const PickleValue& frame : frames) {
-        const std::string& file = text_at(frame, "filename");
-        const std::string& name = text_at(frame, "name");
-        if (file == "oomlab") {
-            const std::string phase = name.substr(0, name.find(':'));
-            return phase == "gradients"   ? "backward"
-                   : phase == "optimizer" ? "optimizer step"
-                   : phase == "data"      ? "data transfer"
-                                          : phase;
-        }
-        const bool torch_python = ends_with(file, ".py") && contains(file, "/torch/");
-        backward |= contains(name, "autograd::Engine") || (torch_python && name == "backward");
-        optimizer |= contains(file, "/torch/optim/");
-        transfer |= contains(name, "_to_copy") || contains(name, "copy_");
-        forward |= ends_with(file, ".py") && name == "forward";
-    }
-    return backward    ? "backward"
-           : optimizer ? "optimizer step"
-           : transfer  ? "data transfer"
-           : forward   ? "forward"
-                       : "other";
-}
 
 // The items a file makes the reader visit. A pickle may name one list from many places (one
 // trace for a thousand devices, one list of blocks for every segment) at the cost of a
@@ -462,26 +388,6 @@ SnapshotReport snapshot_report_from_bytes(const std::string& bytes, const std::s
     }
     refuse_unknown(bytes.substr(0, 64), source);
     return report_of_pickle(snapshot::read_pickle(bytes, source), source, bytes.size());
-}
-
-std::string snapshot_device_name(int index) {
-    return index < 0 ? "the CPU" : "device " + std::to_string(index);
-}
-
-bool refused_by_process_limit(const SnapshotOom& oom) {
-    // A request may open a segment up to 20 MiB larger than itself (one of 1 to 10 MiB).
-    constexpr std::int64_t kLargestRounding = std::int64_t{20} << 20;
-    return oom.requested > 0 && oom.device_free - kLargestRounding >= oom.requested;
-}
-
-std::string process_limit_note(const SnapshotOom& oom) {
-    if (!refused_by_process_limit(oom)) {
-        return {};
-    }
-    return "the device had room: a limit on this process refused it (a memory fraction, "
-           "torch.cuda.set_per_process_memory_fraction), set between " +
-           format_bytes(oom.reserved) + " reserved and " +
-           format_bytes(oom.reserved + oom.requested) + " with the request";
 }
 
 SnapshotReport read_snapshot_report(const std::string& path, const SnapshotProgress& progress) {

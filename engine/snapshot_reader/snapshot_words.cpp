@@ -1,4 +1,5 @@
-// The end state's rounding and pools in words, for `snapshot show` and the snapshot window.
+// A report's figures in words, for `snapshot show` and the snapshot window: a device's name,
+// an out-of-memory a process limit refused, the end state's rounding and pools.
 #include <string>
 #include <vector>
 
@@ -17,6 +18,26 @@ std::string pool_words(const SnapshotPool& pool) {
 }
 
 }  // namespace
+
+std::string snapshot_device_name(int index) {
+    return index < 0 ? "the CPU" : "device " + std::to_string(index);
+}
+
+bool refused_by_process_limit(const SnapshotOom& oom) {
+    // A request may open a segment up to 20 MiB larger than itself (one of 1 to 10 MiB).
+    constexpr std::int64_t kLargestRounding = std::int64_t{20} << 20;
+    return oom.requested > 0 && oom.device_free - kLargestRounding >= oom.requested;
+}
+
+std::string process_limit_note(const SnapshotOom& oom) {
+    if (!refused_by_process_limit(oom)) {
+        return {};
+    }
+    return "the device had room: a limit on this process refused it (a memory fraction, "
+           "torch.cuda.set_per_process_memory_fraction), set between " +
+           format_bytes(oom.reserved) + " reserved and " +
+           format_bytes(oom.reserved + oom.requested) + " with the request";
+}
 
 std::vector<std::string> snapshot_end_notes(const SnapshotDevice& device) {
     std::vector<std::string> notes;

@@ -1,0 +1,82 @@
+// The main window's lessons: a lesson's window, its runs, and what they showed.
+#include <QStatusBar>
+
+#include "common/formatting.h"
+#include "compare/compare_page.h"
+#include "experiment/config_form.h"
+#include "experiment/experiment_panel.h"
+#include "lessons/lesson_flow.h"
+#include "lessons/lesson_text.h"
+#include "live/run_controller.h"
+#include "window/main_window.h"
+
+namespace oomlab::ui {
+
+void MainWindow::runLesson(const Lesson& lesson, RunController::Pace pace) {
+    if (m_controller->isRunning()) {
+        statusBar()->showMessage(tr("A run is going; stop it first (Esc)."), 5000);
+        return;
+    }
+    if (!haveDatabase()) {
+        return;
+    }
+    m_paceBeforeLesson = m_controller->pace();
+    std::int64_t steps = 0;
+    for (const LessonRun& run : lesson.runs) {
+        steps += lesson_config(lesson, run).train.max_steps;
+    }
+    m_controller->setLessonPace(pace, steps);
+    showPage(LiveTab);
+    m_controller->startLesson(lesson);
+}
+
+LessonFlow* MainWindow::openLesson(const Lesson& lesson) {
+    if (m_lessonFlow) {
+        m_lessonFlow->close();
+    }
+    auto* flow = new LessonFlow(lesson, this);
+    flow->setAttribute(Qt::WA_DeleteOnClose);
+    // The lesson's view of the form while its window is open; the whole form after.
+    QStringList hidden;
+    QStringList locked;
+    for (const std::string& key : lesson.hide) {
+        hidden << qs(key);
+    }
+    for (const std::string& key : lesson.lock) {
+        locked << qs(key);
+    }
+    m_panel->form()->setLessonView(hidden, locked);
+    connect(flow, &QDialog::finished, m_panel->form(),
+            [form = m_panel->form()] { form->setLessonView({}, {}); });
+    connect(flow, &LessonFlow::runRequested, this,
+            [this, flow](RunController::Pace pace) { runLesson(flow->lesson(), pace); });
+    m_lessonFlow = flow;
+    flow->show();
+    return flow;
+}
+
+void MainWindow::onLessonFinished(const LessonEnd& end) {
+    m_controller->setPace(m_paceBeforeLesson);
+    if (end.runIds.size() >= 2) {
+        // Behind a lesson's window the comparison waits for its claims to be revealed there;
+        // it says them once they are, or once the window is closed.
+        LessonEnd untold = end;
+        if (m_lessonFlow) {
+            untold.checks.clear();
+            untold.holds.clear();
+            const auto tell = [this, end] { m_compare->setNote(lessonEndHtml(end), end.runIds); };
+            connect(m_lessonFlow, &LessonFlow::revealedAll, m_compare, tell);
+            connect(m_lessonFlow, &QDialog::finished, m_compare, tell);
+        }
+        m_compare->setNote(lessonEndHtml(untold), end.runIds);
+        compareRuns(end.runIds);
+    }
+    if (m_lessonFlow) {
+        m_lessonFlow->onLessonFinished(end);
+    }
+    if (end.runIds.size() < 2 && !end.error.isEmpty()) {
+        statusBar()->showMessage(tr("Lesson %1: %2").arg(end.title, end.error), 10000);
+    }
+}
+
+}  // namespace oomlab::ui
