@@ -255,11 +255,8 @@ void ConfigForm::refresh() {
         const bool shown = !m_hidden.contains(key);
         it.value()->setVisible(shown);
         row.label->setVisible(shown);
-        if (row.error && !shown) {
-            row.error->setVisible(false);
-        }
         const QString error = errorOf(key);
-        showKeyError(key, error);
+        showKeyError(key, shown ? error : QString());
         // The keys a combination error is about are marked too.
         const bool marked = m_validationKeys.contains(key) || !error.isEmpty();
         QFont font = row.label->font();

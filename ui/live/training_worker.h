@@ -72,8 +72,10 @@ private:
     void on_metrics(const std::vector<MetricRow>& rows) override;
     void on_event(const EventRow& event) override;
     void on_progress(const TrainProgress& progress) override;
-    // Held: RunListener::kHeldMs, or 0 once for each step allowed.
+    // Held: RunListener::kHeldMs, or 0 once for each step allowed (taken by the call).
     int step_pause_ms() const override;
+    // Asked once a step, so it must take no allowed step: held or paced.
+    bool pauses_between_steps() const override { return m_held.load() || m_stepPauseMs.load() > 0; }
 
     void resetCallbacks();
 
