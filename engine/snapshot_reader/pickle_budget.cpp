@@ -19,8 +19,13 @@ PickleBudget::PickleBudget()
     : m_most_kept(std::uint64_t(::sysconf(_SC_PHYS_PAGES)) *
                   std::uint64_t(::sysconf(_SC_PAGESIZE)) / 2) {}
 
-std::optional<std::string> PickleBudget::refusal(std::uint64_t read, std::uint64_t kept,
-                                                 const std::string& what) const {
+bool PickleBudget::allows(std::uint64_t read, std::uint64_t kept) const {
+    return kept <= m_most_kept && (kept <= kFreeBytes || kept / kHeldPerByte <= read) &&
+           (read <= kFreeBytes || read / kBytesPerHeld <= kept);
+}
+
+std::string PickleBudget::refusal(std::uint64_t read, std::uint64_t kept,
+                                  const std::string& what) const {
     const std::string taking = what + " would take " + format_bytes(std::int64_t(kept)) +
                                " of memory after " + format_bytes(std::int64_t(read)) +
                                " of pickle";
@@ -32,12 +37,9 @@ std::optional<std::string> PickleBudget::refusal(std::uint64_t read, std::uint64
         return taking + ": a snapshot keeps a few bytes for each byte of it, not " +
                std::to_string(kept / std::max<std::uint64_t>(read, 1));
     }
-    if (read > kFreeBytes && read / kBytesPerHeld > kept) {
-        return format_bytes(std::int64_t(read)) + " of pickle keep only " +
-               format_bytes(std::int64_t(kept)) +
-               ": its values are dropped as they are made; a snapshot keeps what it records";
-    }
-    return std::nullopt;
+    return format_bytes(std::int64_t(read)) + " of pickle keep only " +
+           format_bytes(std::int64_t(kept)) +
+           ": its values are dropped as they are made; a snapshot keeps what it records";
 }
 
 }  // namespace oomlab::snapshot

@@ -7,7 +7,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 
 namespace oomlab::snapshot {
@@ -17,10 +16,12 @@ inline constexpr std::uint64_t kMostPickleText = std::uint64_t(64) << 20;  // na
 class PickleBudget {
 public:
     PickleBudget();
-    // Why a pickle of `read` bytes so far that keeps `kept` bytes (with what `what` is about
-    // to add) is not a snapshot; nullopt while it may be one.
-    std::optional<std::string> refusal(std::uint64_t read, std::uint64_t kept,
-                                       const std::string& what) const;
+    // Whether a pickle of `read` bytes so far may keep `kept` bytes: asked for each value
+    // kept, so it only compares.
+    bool allows(std::uint64_t read, std::uint64_t kept) const;
+    // Why it may not (with what `what` is about to add): a snapshot keeps a few bytes for each
+    // byte of it, within half the machine's memory.
+    std::string refusal(std::uint64_t read, std::uint64_t kept, const std::string& what) const;
 
 private:
     std::uint64_t m_most_kept;  // half the machine's memory: the rest is for the report

@@ -40,13 +40,14 @@ struct SameContent {
 
 // What repeats in a snapshot is text and what is made of it: frames (a name, a file, a
 // line) and stacks of them. A record with an address or a size in it (an event, a block)
-// is one of a kind, and looking it up would only cost time.
+// is one of a kind, and looking it up would only cost time; so is a list a sink took.
 inline bool may_repeat(const PickleContainer& container) {
     constexpr std::int64_t kLargestLine = std::int64_t(1) << 20;
-    return std::all_of(container.items.begin(), container.items.end(), [](const PickleValue& item) {
-        return item.kind() != PickleValue::Kind::Int ||
-               (item.integer() >= -kLargestLine && item.integer() <= kLargestLine);
-    });
+    return container.sink_list == 0 &&
+           std::all_of(container.items.begin(), container.items.end(), [](const PickleValue& item) {
+               return item.kind() != PickleValue::Kind::Int ||
+                      (item.integer() >= -kLargestLine && item.integer() <= kLargestLine);
+           });
 }
 
 }  // namespace oomlab::snapshot

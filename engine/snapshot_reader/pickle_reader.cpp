@@ -34,10 +34,12 @@ constexpr std::size_t kChunkBytes = std::size_t(1) << 20;
 
 class Reader {
 public:
-    Reader(PickleInput& input, const std::string& source, const std::function<void()>& after_chunk)
+    Reader(PickleInput& input, const std::string& source, const std::function<void()>& after_chunk,
+           PickleListSink* sink)
         : m_input(input),
           m_source(source),
           m_after_chunk(after_chunk),
+          m_sink(sink),
           m_storage(std::make_unique<PickleDocument::Storage>()) {}
 
     PickleDocument read() {
@@ -85,7 +87,7 @@ private:
             if (got == 0) {
                 fail("the file ends inside a value (truncated?)");
             }
-            within_budget(m_offset + m_buffer.size(), 0, "its values");
+            within_budget(m_offset + m_buffer.size(), 0, [] { return std::string("its values"); });
             if (m_after_chunk) {
                 m_after_chunk();
             }
@@ -97,14 +99,17 @@ private:
     // What the reader keeps: the values made, the stack, the memo and the index of containers.
     std::uint64_t held() const {
         return m_held + m_stack.capacity() * sizeof(PickleValue) +
-               m_memo.capacity() * sizeof(std::uintptr_t) + m_canonical.bytes() + m_strings.bytes();
+               m_memo.size() * sizeof(std::uintptr_t) + m_canonical.bytes() + m_strings.bytes() +
+               (m_sink ? m_sink->bytes() : 0);
     }
 
     // Refuses a pickle that keeps far more (with `more` bytes about to be kept for `what`), or
     // far less, than a snapshot of `read` bytes does.
-    void within_budget(std::uint64_t read, std::uint64_t more, const std::string& what) const {
-        if (const std::optional<std::string> why = m_budget.refusal(read, held() + more, what)) {
-            fail(*why);
+    // `what()` names what is kept, when refused.
+    template <typename What>
+    void within_budget(std::uint64_t read, std::uint64_t more, const What& what) const {
+        if (const std::uint64_t kept = held() + more; !m_budget.allows(read, kept)) {
+            fail(m_budget.refusal(read, kept, what()));
         }
     }
 
@@ -145,11 +150,18 @@ private:
     // One reference from the stack or memo gone: a container nothing holds any more is reused.
     void unpin(const PickleValue& value) {
         PickleContainer* container = mutable_container(value);
-        if (!container || --container->pins > 0 || (container->held && !container->same_as)) {
+        if (!container || --container->pins > 0 ||
+            (container->held && !container->same_as && !container->given)) {
             return;
         }
+        drop_items(*container);
         *container = PickleContainer{};
         m_free.push_back(container);
+    }
+
+    void drop_items(PickleContainer& container) {
+        m_held -= container.items.capacity() * sizeof(PickleValue);
+        std::vector<PickleValue>().swap(container.items);  // `items = {}` keeps the capacity
     }
 
     static PickleValue resolved(const PickleValue& value) {
@@ -216,6 +228,7 @@ private:
         PickleContainer* kept = container->same_as ? container->same_as
                                 : container->held  ? container
                                                    : canonical(*container);
+        kept->given = false;  // held here too
         parent.depth = std::max(parent.depth, kept->depth + 1);
         if (parent.depth > kMostPickleDepth) {
             fail("nested more than " + std::to_string(kMostPickleDepth) + " levels deep");
@@ -234,7 +247,7 @@ private:
             return &container;
         }
         container.same_as = kept;
-        container.items = {};
+        drop_items(container);
         const PickleValue dropped = PickleValue::of_container(&container);
         if (container.memo_slot >= 0 &&
             m_memo[std::size_t(container.memo_slot)] == memo_entry(dropped)) {
@@ -255,9 +268,45 @@ private:
             target.items.reserve(items.size());  // a dict or short list comes in one batch
         }
         for (const PickleValue& item : items) {
-            target.items.push_back(adopt(target, item));
+            if (takes(target, item)) {
+                give(target, item);
+            } else {
+                target.items.push_back(adopt(target, item));
+            }
         }
         m_held += (target.items.capacity() - capacity) * sizeof(PickleValue);
+    }
+
+    // Whether the sink takes `item` for `list`: it takes every item of a list whose first it
+    // took.
+    bool takes(PickleContainer& list, const PickleValue& item) {
+        if (!m_sink || list.is_dict) {
+            return false;
+        }
+        if (list.sink_list == 0 && list.items.empty()) {
+            list.sink_list = m_sink->begin_list(resolved(item));
+        }
+        return list.sink_list != 0;
+    }
+
+    // `item` (taken from the stack, still pinned) to the sink: a container nothing else holds
+    // is dropped once the stack lets it go, and the memo forgets it.
+    void give(PickleContainer& list, const PickleValue& item) {
+        if (item.container() == &list) {
+            fail("a container that holds itself");
+        }
+        m_sink->take(list.sink_list, list.taken++, resolved(item));
+        PickleContainer* container = mutable_container(item);
+        if (container && !container->held && !container->same_as) {
+            container->held = true;  // never filled again
+            container->given = true;
+            if (container->memo_slot >= 0 &&
+                m_memo[std::size_t(container->memo_slot)] == memo_entry(item)) {
+                m_memo[std::size_t(container->memo_slot)] = kMemoGiven;
+                --container->pins;
+            }
+        }
+        unpin(item);
     }
 
     void push_container(bool is_dict, const std::vector<PickleValue>& items) {
@@ -269,8 +318,10 @@ private:
     }
 
     // The memo keeps eight bytes an entry (it has one for nearly every string and container
-    // of the file): a tagged pointer to a string, a container or a stored scalar; 0 for none.
+    // of the file): a tagged pointer to a string, a container or a stored scalar; 0 for none,
+    // kMemoGiven for an item given to the sink.
     enum MemoTag : std::uintptr_t { kMemoText = 1, kMemoContainer = 2, kMemoScalar = 3 };
+    static constexpr std::uintptr_t kMemoGiven = 4;
 
     std::uintptr_t memo_entry(const PickleValue& value) {
         if (const std::string* text = value.text()) {
@@ -309,7 +360,7 @@ private:
         }
         if (index >= m_memo.size()) {
             within_budget(read_bytes(), (index + 1 - m_memo.size()) * sizeof(std::uintptr_t),
-                          "a memo entry numbered " + std::to_string(index));
+                          [&] { return "a memo entry numbered " + std::to_string(index); });
             m_memo.resize(index + 1);
         }
         const PickleValue value = resolved(m_stack.back());
@@ -326,6 +377,10 @@ private:
     void memo_get(std::uint64_t index) {
         if (index >= m_memo.size() || m_memo[index] == 0) {
             fail("memo reference " + std::to_string(index) + " to nothing stored");
+        }
+        if (m_memo[index] == kMemoGiven) {
+            fail("memo reference " + std::to_string(index) +
+                 " to a trace event read before: a snapshot names each event once");
         }
         push(memo_value(m_memo[index]));
     }
@@ -350,6 +405,7 @@ private:
     PickleInput& m_input;
     const std::string& m_source;
     const std::function<void()>& m_after_chunk;
+    PickleListSink* m_sink;
     std::unique_ptr<PickleDocument::Storage> m_storage;
     std::string m_buffer;
     std::size_t m_begin = 0;     // the next unread byte in the buffer
@@ -357,7 +413,8 @@ private:
     std::uint64_t m_at = 0;      // where the opcode being read starts
     std::vector<PickleValue> m_stack;
     std::vector<std::size_t> m_marks;  // stack sizes at each MARK
-    std::vector<std::uintptr_t> m_memo;
+    // A deque: tens of millions of entries grow without a vector's slack or copies.
+    std::deque<std::uintptr_t> m_memo;
     std::vector<PickleContainer*> m_free;
     PointerSet<PickleContainer*, SameContent, SameContent> m_canonical;
     PointerSet<const std::string*, SameText, SameText> m_strings;  // each stored once
@@ -482,8 +539,8 @@ void Reader::step(unsigned char op) {
 }  // namespace
 
 PickleDocument read_pickle(PickleInput& input, const std::string& source,
-                           const std::function<void()>& after_chunk) {
-    return Reader(input, source, after_chunk).read();
+                           const std::function<void()>& after_chunk, PickleListSink* sink) {
+    return Reader(input, source, after_chunk, sink).read();
 }
 
 }  // namespace oomlab::snapshot

@@ -8,6 +8,8 @@
 // each event) becomes that one. So a snapshot whose events repeat their frames takes little
 // more memory than one whose pickle shares them. Containers nest at most 64 deep and are never
 // filled after another container holds them, so what is read is a finite, acyclic graph.
+// A list of millions of records (a device's trace of events) may be given, item by item, to a
+// PickleListSink instead, which keeps what it needs of each in a few dozen bytes.
 #pragma once
 
 #include <cstdint>
@@ -79,9 +81,15 @@ struct PickleContainer {
     // made reading quadratic.
     mutable std::unique_ptr<std::unordered_map<std::string_view, std::size_t>> key_index;
 
+    // A list whose items a PickleListSink took as they were read (`items` keeps none of them):
+    // its id there, and how many it took.
+    std::uint32_t sink_list = 0;
+    std::size_t taken = 0;
+
     // The reader's bookkeeping.
     int depth = 1;                       // 1 + its deepest item's
     bool held = false;                   // in another container: never filled again
+    bool given = false;                  // held by a sink's list alone: dropped once unpinned
     std::uint32_t pins = 0;              // references from the reader's stack and memo
     std::int64_t memo_slot = -1;         // where the memo last put it
     PickleContainer* same_as = nullptr;  // an equal container read before: this one is dropped
@@ -115,11 +123,27 @@ public:
     virtual std::uint64_t size_bound() const { return UINT64_MAX; }
 };
 
+// Takes the items of some lists as they are read: a list whose first item `begin_list` accepts
+// gives that item and every later one to `take`, and keeps none of them. Such an item (a trace
+// event's dict) is dropped once taken, and a memo reference to it later is refused.
+class PickleListSink {
+public:
+    virtual ~PickleListSink() = default;
+    // An id (not 0) for the list that `first` begins, when the sink takes it; else 0.
+    virtual std::uint32_t begin_list(const PickleValue& first) = 0;
+    // Item `index` of the list numbered `list`; `item` lives only during the call.
+    virtual void take(std::uint32_t list, std::size_t index, const PickleValue& item) = 0;
+    // What the sink keeps, counted with what the reader keeps.
+    virtual std::uint64_t bytes() const = 0;
+};
+
 // Reads one pickle from `input`, a megabyte at a time; `after_chunk` (optional) is called
-// after each, and may throw (Cancelled) to stop. Throws BadInput naming `source`, the opcode
-// and its offset.
+// after each, and may throw (Cancelled) to stop; `sink` (optional) takes the lists it chooses.
+// Throws BadInput naming `source`, the opcode and its offset.
 PickleDocument read_pickle(PickleInput& input, const std::string& source,
-                           const std::function<void()>& after_chunk = {});
-PickleDocument read_pickle(std::string_view data, const std::string& source);
+                           const std::function<void()>& after_chunk = {},
+                           PickleListSink* sink = nullptr);
+PickleDocument read_pickle(std::string_view data, const std::string& source,
+                           PickleListSink* sink = nullptr);
 
 }  // namespace oomlab::snapshot

@@ -80,6 +80,16 @@ struct OpenSpan {
     }
 };
 
+SnapshotTraceChange change_at(std::size_t event, std::int64_t address, std::int64_t size,
+                              SnapshotTraceChange::What what) {
+    SnapshotTraceChange change;
+    change.event = std::uint32_t(event);
+    change.address = address;
+    change.size = size;
+    change.what = what;
+    return change;
+}
+
 }  // namespace
 
 SnapshotReport profiler_trace_report(const std::string& text, const std::string& source) {
@@ -108,7 +118,7 @@ SnapshotReport profiler_trace_report(const std::string& text, const std::string&
         device.events = memory.size();
         device.allocated = memory.back().total_allocated;
         device.reserved = memory.back().total_reserved;
-        NameTable names(device.names);
+        NameTable names(device);
         // Each thread's spans swept once, in time order, with a stack of those still open.
         std::map<std::string, std::pair<std::size_t, std::vector<OpenSpan>>> sweeps;
         std::int64_t reserved = memory.front().total_reserved;
@@ -117,12 +127,12 @@ SnapshotReport profiler_trace_report(const std::string& text, const std::string&
             using What = SnapshotTraceChange::What;
             if (i > 0 && event.total_reserved != reserved) {
                 const std::int64_t change = event.total_reserved - reserved;
-                device.changes.push_back({i, 0, change > 0 ? change : -change, 0, 0,
-                                          change > 0 ? What::Reserve : What::Release});
+                device.changes.push_back(change_at(i, 0, change > 0 ? change : -change,
+                                                   change > 0 ? What::Reserve : What::Release));
                 reserved = event.total_reserved;
             }
             if (event.bytes < 0) {
-                device.changes.push_back({i, event.address, -event.bytes, 0, 0, What::Free});
+                device.changes.push_back(change_at(i, event.address, -event.bytes, What::Free));
                 continue;
             }
             auto& [next, stack] = sweeps[event.thread];
@@ -138,8 +148,9 @@ SnapshotReport profiler_trace_report(const std::string& text, const std::string&
                 stack.pop_back();
             }
             const OpenSpan top = stack.empty() ? OpenSpan{} : stack.back();
-            device.changes.push_back({i, event.address, event.bytes, names.id(top.line()),
-                                      names.id(top.kind()), What::Alloc});
+            SnapshotTraceChange alloc = change_at(i, event.address, event.bytes, What::Alloc);
+            alloc.stack = names.stack(top.line(), top.kind());
+            device.changes.push_back(alloc);
         }
         replay_changes(device);
     }

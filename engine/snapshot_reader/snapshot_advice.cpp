@@ -234,12 +234,17 @@ bool plausible(std::initializer_list<std::int64_t> bytes) {
 
 // Whether anything of `kind` was allocated before the `before`-th event.
 bool allocated_any(const SnapshotDevice& device, const char* kind, std::size_t before) {
+    std::vector<bool> of_kind(device.stacks.size());
+    for (std::size_t i = 0; i < of_kind.size(); ++i) {
+        const std::uint32_t named = device.stacks[i].kind;
+        of_kind[i] = named < device.names.size() && device.names[named] == kind;
+    }
     for (const SnapshotTraceChange& change : device.changes) {
         if (change.event >= before) {
             break;
         }
-        if (change.what == SnapshotTraceChange::What::Alloc && change.kind < device.names.size() &&
-            device.names[change.kind] == kind) {
+        if (change.what == SnapshotTraceChange::What::Alloc && change.stack < of_kind.size() &&
+            of_kind[change.stack]) {
             return true;
         }
     }

@@ -33,25 +33,31 @@ std::string kind_of_value(const PickleValue& value) {
 }
 
 void SnapshotFields::refuse(const Where& where, const std::string& why) const {
-    throw BadInput(m_source + ": " + where() + ": " + why +
-                   "; not a snapshot PyTorch wrote as it is (dump it again with "
-                   "torch.cuda.memory._dump_snapshot)");
+    throw FieldRefusal(m_source + ": " + where() + ": " + why +
+                           "; not a snapshot PyTorch wrote as it is (dump it again with "
+                           "torch.cuda.memory._dump_snapshot)",
+                       why);
 }
 
 std::int64_t SnapshotFields::whole(const PickleValue& record, std::string_view key,
                                    const Where& where, std::int64_t least, std::int64_t most,
                                    std::int64_t absent) const {
-    const PickleValue* value = record.at(key);
+    return whole_of(record.at(key), key, where, least, most, absent);
+}
+
+std::int64_t SnapshotFields::whole_of(const PickleValue* value, std::string_view key,
+                                      const Where& where, std::int64_t least, std::int64_t most,
+                                      std::int64_t absent) const {
     if (!value) {
         return absent;
     }
-    const std::string name = "\"" + std::string(key) + "\"";
+    const auto name = [&] { return "\"" + std::string(key) + "\""; };
     if (value->kind() != PickleValue::Kind::Int) {
-        refuse(where, name + " is " + kind_of_value(*value) + ", not a whole number");
+        refuse(where, name() + " is " + kind_of_value(*value) + ", not a whole number");
     }
     const std::int64_t number = value->integer();
     if (number < least || number > most) {
-        refuse(where, name + " is " + std::to_string(number) + ", outside " +
+        refuse(where, name() + " is " + std::to_string(number) + ", outside " +
                           std::to_string(least) + " to " + std::to_string(most));
     }
     return number;
@@ -60,8 +66,13 @@ std::int64_t SnapshotFields::whole(const PickleValue& record, std::string_view k
 const std::vector<PickleValue>& SnapshotFields::list(const PickleValue& record,
                                                      std::string_view key,
                                                      const Where& where) const {
+    return list_of(record.at(key), key, where);
+}
+
+const std::vector<PickleValue>& SnapshotFields::list_of(const PickleValue* value,
+                                                        std::string_view key,
+                                                        const Where& where) const {
     static const std::vector<PickleValue> kNone;
-    const PickleValue* value = record.at(key);
     if (!value || value->is_none()) {
         return kNone;
     }

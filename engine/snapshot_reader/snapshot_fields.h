@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "oomlab/common/errors.h"
 #include "pickle_reader.h"
 
 namespace oomlab::snapshot {
@@ -17,6 +18,18 @@ namespace oomlab::snapshot {
 // More than any device holds; a size or a sum past it is not a measurement.
 inline constexpr std::int64_t kMostBytes = std::int64_t(1) << 50;       // 1 PiB
 inline constexpr std::int64_t kMostTotalBytes = std::int64_t(1) << 60;  // 1 EiB
+
+// A refusal of SnapshotFields: a BadInput whose `why` can be told again of another record
+// (an event read before the reader knew which device's trace it is in).
+class FieldRefusal : public BadInput {
+public:
+    FieldRefusal(const std::string& message, std::string why)
+        : BadInput(message), m_why(std::move(why)) {}
+    const std::string& why() const { return m_why; }
+
+private:
+    std::string m_why;
+};
 
 class SnapshotFields {
 public:
@@ -33,8 +46,18 @@ public:
     // The list at `key`; absent or None is empty.
     const std::vector<PickleValue>& list(const PickleValue& record, std::string_view key,
                                          const Where& where) const;
+    // The same of a value already found (null: absent), named `key`.
+    std::int64_t whole_of(const PickleValue* value, std::string_view key, const Where& where,
+                          std::int64_t least, std::int64_t most, std::int64_t absent = 0) const;
+    std::int64_t bytes_of(const PickleValue* value, std::string_view key,
+                          const Where& where) const {
+        return whole_of(value, key, where, 0, kMostBytes);
+    }
+    const std::vector<PickleValue>& list_of(const PickleValue* value, std::string_view key,
+                                            const Where& where) const;
     // `total` + `size`, refused past kMostTotalBytes (either way).
     std::int64_t add(std::int64_t total, std::int64_t size, const Where& where) const;
+    // Throws FieldRefusal naming the file and `where`.
     [[noreturn]] void refuse(const Where& where, const std::string& why) const;
 
 private:

@@ -116,9 +116,9 @@ private:
 
 }  // namespace
 
-PickleDocument read_pickle(std::string_view data, const std::string& source) {
+PickleDocument read_pickle(std::string_view data, const std::string& source, PickleListSink* sink) {
     StringInput input(data);
-    return read_pickle(input, source);
+    return read_pickle(input, source, {}, sink);
 }
 
 }  // namespace oomlab::snapshot

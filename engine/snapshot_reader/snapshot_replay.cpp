@@ -3,8 +3,6 @@
 #include "snapshot_replay.h"
 
 #include <algorithm>
-#include <map>
-#include <unordered_map>
 
 #include "oomlab/common/format.h"
 #include "snapshot_fields.h"
@@ -15,21 +13,24 @@ namespace {
 constexpr std::size_t kLinesShown = 10;
 constexpr std::size_t kTimelinePoints = 2000;
 
-// Groups what is alive by name (source line or kind), largest first; what was allocated
-// before the trace began under a line of its own.
+// Groups what is alive by name (source line or kind; `groups` numbered as `names`), largest
+// first; what was allocated before the trace began under a line of its own.
 std::vector<SnapshotLine> grouped(const std::vector<std::string>& names,
-                                  const std::map<std::uint32_t, SnapshotLine>& groups,
+                                  const std::vector<SnapshotLine>& groups,
                                   std::int64_t before_trace) {
     std::vector<SnapshotLine> list;
-    for (const auto& [name, group] : groups) {
-        list.push_back(group);
-        list.back().where = names[name];
+    for (std::size_t name = 0; name < groups.size(); ++name) {
+        if (groups[name].blocks > 0) {
+            list.push_back(groups[name]);
+            list.back().where = names[name];
+        }
     }
     if (before_trace > 0) {
         list.push_back({kAllocatedBeforeTrace, before_trace, 0});
     }
-    std::sort(list.begin(), list.end(),
-              [](const SnapshotLine& a, const SnapshotLine& b) { return a.bytes > b.bytes; });
+    std::stable_sort(list.begin(), list.end(), [](const SnapshotLine& a, const SnapshotLine& b) {
+        return a.bytes > b.bytes;
+    });
     list.resize(std::min(list.size(), kLinesShown));
     return list;
 }
@@ -40,54 +41,71 @@ std::string count_of(std::size_t count, const char* one, const char* many) {
 
 // A trace that does not add up, made consistent by one rule: a free is of what its address
 // holds (its size, else memory allocated before the trace began), an allocation at an address
-// in use frees what was there (the trace lost that free). What was found is said; returns
-// the bytes freed that the trace never allocated, which were there at its start.
+// in use frees what was there (the trace lost that free). What was found is said; each
+// allocation learns the event that frees it; returns the bytes freed that the trace never
+// allocated, which were there at its start. Each address's changes are followed in turn
+// (sorted by address, then order), so millions of them need no map of what is alive.
 std::int64_t make_consistent(SnapshotDevice& device) {
     using What = SnapshotTraceChange::What;
-    std::unordered_map<std::int64_t, std::int64_t> alive;  // address -> size
+    struct Use {
+        std::int64_t address;
+        std::size_t at;  // in device.changes
+    };
+    std::vector<Use> uses;
+    uses.reserve(std::size_t(std::count_if(
+        device.changes.begin(), device.changes.end(), [](const SnapshotTraceChange& change) {
+            return change.what == What::Alloc || change.what == What::Free;
+        })));
+    for (std::size_t i = 0; i < device.changes.size(); ++i) {
+        const SnapshotTraceChange& change = device.changes[i];
+        if (change.what == What::Alloc || change.what == What::Free) {
+            uses.push_back({change.address, i});
+        }
+    }
+    std::sort(uses.begin(), uses.end(), [](const Use& a, const Use& b) {
+        return a.address != b.address ? a.address < b.address : a.at < b.at;
+    });
     std::size_t early_frees = 0;
     std::int64_t early_bytes = 0;
     std::size_t resized = 0;
-    std::vector<std::size_t> lost_frees;  // indexes of allocations over one alive
-    for (std::size_t i = 0; i < device.changes.size(); ++i) {
-        SnapshotTraceChange& change = device.changes[i];
+    std::vector<std::pair<std::size_t, std::int64_t>> lost_frees;  // before change, its size
+    SnapshotTraceChange* alive = nullptr;  // the allocation at the address followed
+    for (std::size_t u = 0; u < uses.size(); ++u) {
+        if (u > 0 && uses[u].address != uses[u - 1].address) {
+            alive = nullptr;
+        }
+        SnapshotTraceChange& change = device.changes[uses[u].at];
         if (change.what == What::Alloc) {
-            const auto [at, added] = alive.try_emplace(change.address, change.size);
-            if (!added) {
-                lost_frees.push_back(i);
-                at->second = change.size;
+            if (alive) {
+                lost_frees.emplace_back(uses[u].at, alive->size);
+                alive->freed = std::uint32_t(change.event);
             }
-        } else if (change.what == What::Free) {
-            const auto at = alive.find(change.address);
-            if (at == alive.end()) {
-                ++early_frees;
-                // Frees of allocations never seen, however many, count up to what the reader
-                // counts at most: each within 1 PiB, the sum never overflows.
-                early_bytes = std::min(early_bytes + change.size, snapshot::kMostTotalBytes);
-                continue;
-            }
-            resized += at->second != change.size;
-            change.size = at->second;
-            alive.erase(at);
+            alive = &change;
+        } else if (!alive) {
+            ++early_frees;
+            // Frees of allocations never seen, however many, count up to what the reader
+            // counts at most: each within 1 PiB, the sum never overflows.
+            early_bytes = std::min(early_bytes + change.size, snapshot::kMostTotalBytes);
+        } else {
+            resized += alive->size != change.size;
+            change.size = alive->size;
+            alive->freed = std::uint32_t(change.event);
+            alive = nullptr;
         }
     }
     if (!lost_frees.empty()) {  // each lost free put back, before its allocation
-        std::vector<SnapshotTraceChange> changes;
-        changes.reserve(device.changes.size() + lost_frees.size());
-        std::unordered_map<std::int64_t, std::int64_t> held;
-        for (const SnapshotTraceChange& change : device.changes) {
-            if (change.what == What::Alloc) {
-                if (const auto at = held.find(change.address); at != held.end()) {
-                    SnapshotTraceChange lost = change;
-                    lost.what = What::Free;
-                    lost.size = at->second;
-                    changes.push_back(lost);
-                }
-                held[change.address] = change.size;
-            } else if (change.what == What::Free) {
-                held.erase(change.address);
+        std::sort(lost_frees.begin(), lost_frees.end());
+        std::deque<SnapshotTraceChange> changes;
+        auto lost = lost_frees.begin();
+        for (std::size_t i = 0; i < device.changes.size(); ++i) {
+            for (; lost != lost_frees.end() && lost->first == i; ++lost) {
+                SnapshotTraceChange free = device.changes[i];
+                free.what = What::Free;
+                free.size = lost->second;
+                free.freed = SnapshotTraceChange::kNeverFreed;
+                changes.push_back(free);
             }
-            changes.push_back(change);
+            changes.push_back(device.changes[i]);
         }
         device.changes = std::move(changes);
     }
@@ -162,9 +180,13 @@ std::int64_t start_of(std::int64_t end, const std::vector<std::int64_t>& moves, 
 
 namespace snapshot {
 
-NameTable::NameTable(std::vector<std::string>& names) : m_names(names) {
-    for (std::size_t i = 0; i < names.size(); ++i) {
-        m_ids.emplace(names[i], std::uint32_t(i));
+NameTable::NameTable(SnapshotDevice& device) : m_names(device.names), m_stacks(device.stacks) {
+    for (std::size_t i = 0; i < m_names.size(); ++i) {
+        m_ids.emplace(m_names[i], std::uint32_t(i));
+    }
+    for (std::size_t i = 0; i < m_stacks.size(); ++i) {
+        m_stack_ids.emplace(std::uint64_t(m_stacks[i].line) << 32 | m_stacks[i].kind,
+                            std::uint32_t(i));
     }
 }
 
@@ -172,6 +194,16 @@ std::uint32_t NameTable::id(std::string name) {
     const auto [at, added] = m_ids.emplace(name, std::uint32_t(m_names.size()));
     if (added) {
         m_names.push_back(std::move(name));
+    }
+    return at->second;
+}
+
+std::uint32_t NameTable::stack(std::string line, std::string kind) {
+    const SnapshotStack named{id(std::move(line)), id(std::move(kind))};
+    const auto [at, added] = m_stack_ids.emplace(std::uint64_t(named.line) << 32 | named.kind,
+                                                 std::uint32_t(m_stacks.size()));
+    if (added) {
+        m_stacks.push_back(named);
     }
     return at->second;
 }
@@ -265,7 +297,10 @@ SnapshotMoment snapshot_moment(const SnapshotDevice& device, std::size_t event) 
     }
     moment.allocated = device.timeline.front().allocated;
     moment.reserved = device.timeline.front().reserved;
-    std::unordered_map<std::int64_t, const SnapshotTraceChange*> alive;
+    // What is alive then: each allocation before it, freed at it or after.
+    std::vector<SnapshotLine> lines(device.names.size());
+    std::vector<SnapshotLine> kinds(device.names.size());
+    std::int64_t traced = 0;
     for (const SnapshotTraceChange& change : device.changes) {
         if (change.event >= moment.event) {
             break;
@@ -273,11 +308,17 @@ SnapshotMoment snapshot_moment(const SnapshotDevice& device, std::size_t event) 
         switch (change.what) {
             case What::Alloc:
                 moment.allocated += change.size;
-                alive[change.address] = &change;
+                if (change.freed >= moment.event && change.stack < device.stacks.size()) {
+                    const SnapshotStack& stack = device.stacks[change.stack];
+                    for (SnapshotLine* group : {&lines[stack.line], &kinds[stack.kind]}) {
+                        group->bytes += change.size;
+                        ++group->blocks;
+                    }
+                    traced += change.size;
+                }
                 break;
             case What::Free:
                 moment.allocated -= change.size;
-                alive.erase(change.address);
                 break;
             case What::Reserve:
                 moment.reserved += change.size;
@@ -286,16 +327,6 @@ SnapshotMoment snapshot_moment(const SnapshotDevice& device, std::size_t event) 
                 moment.reserved -= change.size;
                 break;
         }
-    }
-    std::map<std::uint32_t, SnapshotLine> lines;
-    std::map<std::uint32_t, SnapshotLine> kinds;
-    std::int64_t traced = 0;
-    for (const auto& [address, change] : alive) {
-        for (SnapshotLine* group : {&lines[change->line], &kinds[change->kind]}) {
-            group->bytes += change->size;
-            ++group->blocks;
-        }
-        traced += change->size;
     }
     moment.by_line = grouped(device.names, lines, moment.allocated - traced);
     moment.by_kind = grouped(device.names, kinds, moment.allocated - traced);

@@ -11,15 +11,19 @@
 
 namespace oomlab::snapshot {
 
-// Gives each source line or kind one number in a device's `names`.
+// Gives each source line or kind one number in a device's `names`, and each pair of them one
+// number in its `stacks`.
 class NameTable {
 public:
-    explicit NameTable(std::vector<std::string>& names);
+    explicit NameTable(SnapshotDevice& device);
     std::uint32_t id(std::string name);
+    std::uint32_t stack(std::string line, std::string kind);
 
 private:
     std::vector<std::string>& m_names;
+    std::vector<SnapshotStack>& m_stacks;
     std::unordered_map<std::string, std::uint32_t> m_ids;
+    std::unordered_map<std::uint64_t, std::uint32_t> m_stack_ids;
 };
 
 // From a device's state at the end (allocated, reserved), its `events`, `changes` and

@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -20,15 +19,14 @@
 #include "snapshot_frames.h"
 #include "snapshot_input.h"
 #include "snapshot_replay.h"
+#include "snapshot_sink.h"
 
 namespace oomlab {
 namespace {
 
-using snapshot::kind_of;
 using snapshot::PickleContainer;
 using snapshot::PickleValue;
 using snapshot::text_at;
-using snapshot::user_line;
 using Items = std::vector<PickleValue>;
 
 // Snapshots of long runs reach gigabytes; past this the file is not one. A profiler's trace
@@ -112,8 +110,27 @@ SnapshotPool& pool_of(SnapshotDevice& device, const PickleValue& segment,
     return pool;
 }
 
+// A segment's blocks: taken by the sink as they were read, or read here from their list.
+std::vector<snapshot::SnapshotBlock> blocks_of(const PickleValue& segment,
+                                               const snapshot::SnapshotSink& sink,
+                                               const snapshot::SnapshotFields& fields,
+                                               const snapshot::SnapshotFields::Where& where) {
+    const PickleValue* list = segment.at("blocks");
+    if (list && list->list() && list->list()->sink_list != 0) {
+        return sink.blocks(*list->list(), where);
+    }
+    const Items& blocks = fields.list(segment, "blocks", where);
+    std::vector<snapshot::SnapshotBlock> read;
+    for (std::size_t b = 0; b < blocks.size(); ++b) {
+        read.push_back(snapshot::block_of(
+            blocks[b], fields, [&] { return where() + ".blocks[" + std::to_string(b) + "]"; }));
+    }
+    return read;
+}
+
 void read_segments(DeviceIndex& devices, const PickleValue& root, WorkBudget& budget,
-                   const snapshot::SnapshotFields& fields) {
+                   const snapshot::SnapshotSink& sink, const snapshot::SnapshotFields& fields) {
+    using State = snapshot::SnapshotBlock::State;
     const Items& segments = fields.list(root, "segments", [] { return std::string("the root"); });
     std::unordered_set<int> unknown_requested;  // devices with a block that does not say
     budget.spend(segments.size(), "segments");
@@ -144,23 +161,21 @@ void read_segments(DeviceIndex& devices, const PickleValue& root, WorkBudget& bu
         pool.reserved = fields.add(pool.reserved, layout.size, where);
         std::int64_t at = layout.address;
         std::int64_t held = 0;
-        const Items& blocks = fields.list(segment, "blocks", where);
+        const std::vector<snapshot::SnapshotBlock> blocks = blocks_of(segment, sink, fields, where);
         budget.spend(blocks.size(), "segments' blocks");
         for (std::size_t b = 0; b < blocks.size(); ++b) {
-            const PickleValue& block = blocks[b];
+            const snapshot::SnapshotBlock& block = blocks[b];
             const auto in_block = [&] { return where() + ".blocks[" + std::to_string(b) + "]"; };
-            const std::string& state = text_at(block, "state");
-            const std::int64_t size = fields.bytes(block, "size", in_block);
+            const std::int64_t size = block.size;
             // Older snapshots list blocks in order, without their addresses.
-            at = fields.whole(block, "address", in_block, 0, INT64_MAX, at);
-            layout.blocks.push_back({at, size, state == "active_allocated"});
+            at = block.address >= 0 ? block.address : at;
+            layout.blocks.push_back({at, size, block.state == State::Allocated});
             at = fields.add(at - layout.address, size, in_block) + layout.address;
             held = fields.add(held, size, in_block);
-            if (state == "active_allocated") {
+            if (block.state == State::Allocated) {
                 device.allocated = fields.add(device.allocated, size, in_block);
                 pool.allocated = fields.add(pool.allocated, size, in_block);
-                const std::int64_t requested =
-                    fields.whole(block, "requested_size", in_block, 0, snapshot::kMostBytes, -1);
+                const std::int64_t requested = block.requested;
                 if (requested < 0 || unknown_requested.count(device.index)) {
                     unknown_requested.insert(device.index);
                     device.requested = -1;
@@ -168,7 +183,7 @@ void read_segments(DeviceIndex& devices, const PickleValue& root, WorkBudget& bu
                     device.requested = fields.add(std::max<std::int64_t>(device.requested, 0),
                                                   requested, in_block);
                 }
-            } else if (state == "inactive") {
+            } else if (block.state == State::Inactive) {
                 device.cached_free = fields.add(device.cached_free, size, in_block);
                 device.largest_free_block = std::max(device.largest_free_block, size);
             }
@@ -180,52 +195,23 @@ void read_segments(DeviceIndex& devices, const PickleValue& root, WorkBudget& bu
     }
 }
 
-// Every allocation, free and segment change of a device's trace, with the source line and
-// kind of each allocation, and its out-of-memory events.
-void collect_changes(SnapshotDevice& device, const Items& trace,
-                     const snapshot::SnapshotFields& fields, const SnapshotProgress& progress) {
-    using What = SnapshotTraceChange::What;
-    device.events = trace.size();
-    device.changes.reserve(trace.size());
-    snapshot::NameTable names(device.names);
-    // Equal stacks are one list of frames once read, so each is named once.
-    std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>> by_frames;
-    std::int64_t net = 0;  // allocated less freed so far: within what a machine holds
-    for (std::size_t i = 0; i < trace.size(); ++i) {
-        snapshot::report_stage(progress, "collecting", i, trace.size());
-        const PickleValue& event = trace[i];
-        const auto where = [&] {
-            return "device_traces[" + std::to_string(device.index) + "][" + std::to_string(i) + "]";
-        };
-        const std::string& action = text_at(event, "action");
-        SnapshotTraceChange change{i, fields.whole(event, "addr", where, 0, INT64_MAX),
-                                   fields.bytes(event, "size", where)};
-        change.stream = fields.whole(event, "stream", where, INT64_MIN, INT64_MAX);
-        change.pages = action == "segment_map" || action == "segment_unmap";
-        if (action == "alloc") {
-            const PickleValue* frames = event.at("frames");
-            const auto [named, added] = by_frames.try_emplace(frames ? frames->bits() : 0);
-            if (added) {
-                const Items& stack = fields.list(event, "frames", where);
-                named->second = {names.id(user_line(stack)), names.id(kind_of(stack))};
-            }
-            std::tie(change.line, change.kind) = named->second;
-            net = fields.add(net, change.size, where);
-        } else if (action == "free_completed") {
-            change.what = What::Free;
-            net = fields.add(net, -change.size, where);
-        } else if (action == "segment_alloc" || action == "segment_map") {
-            change.what = What::Reserve;
-        } else if (action == "segment_free" || action == "segment_unmap") {
-            change.what = What::Release;
-        } else {
-            if (action == "oom") {
-                device.ooms.push_back({i, change.size, fields.bytes(event, "device_free", where)});
-            }
-            continue;
-        }
-        device.changes.push_back(change);
+// A device's trace: taken by the sink as it was read, or read here from its list.
+void collect_changes(SnapshotDevice& device, const PickleContainer* trace,
+                     snapshot::SnapshotSink& sink, const snapshot::SnapshotFields& fields,
+                     const SnapshotProgress& progress) {
+    if (trace && trace->sink_list != 0) {
+        return sink.fill_trace(device, *trace);
     }
+    static const Items kNone;
+    const Items& events = trace ? trace->items : kNone;
+    snapshot::TraceCollector collector;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        snapshot::report_stage(progress, "collecting", i, events.size());
+        collector.add(i, events[i], fields, [&] {
+            return "device_traces[" + std::to_string(device.index) + "][" + std::to_string(i) + "]";
+        });
+    }
+    collector.fill(device);
 }
 
 // What OOM Lab writes as "oomlab_experiment": its settings, a JSON object a few levels deep.
@@ -288,8 +274,10 @@ std::optional<std::string> alloc_conf_of(const PickleValue* settings) {
     return allocator::to_alloc_conf(read);
 }
 
-// The report of a snapshot read into `document`, which need live only while it is made.
-SnapshotReport report_of_pickle(const snapshot::PickleDocument& document, const std::string& source,
+// The report of a snapshot read into `document`, its traces taken by `sink`; both need live
+// only while it is made.
+SnapshotReport report_of_pickle(const snapshot::PickleDocument& document,
+                                snapshot::SnapshotSink& sink, const std::string& source,
                                 std::uint64_t file_bytes, const SnapshotProgress& progress = {}) {
     const PickleValue& root = document.root();
     if (!root.dict() || (!root.at("segments") && !root.at("device_traces"))) {
@@ -314,7 +302,7 @@ SnapshotReport report_of_pickle(const snapshot::PickleDocument& document, const 
     WorkBudget budget(source, file_bytes);
     DeviceIndex devices(report);
     const snapshot::SnapshotFields fields(source);
-    read_segments(devices, root, budget, fields);
+    read_segments(devices, root, budget, sink, fields);
     report.alloc_conf = alloc_conf_of(root.at("allocator_settings"));
     const Items& traces =
         fields.list(root, "device_traces", [] { return std::string("the root"); });
@@ -325,17 +313,15 @@ SnapshotReport report_of_pickle(const snapshot::PickleDocument& document, const 
                 [&] { return "device_traces[" + std::to_string(index) + "]"; },
                 "a device's trace is " + snapshot::kind_of_value(traces[index]) + ", not a list");
         }
-        if (trace && !trace->items.empty()) {
+        if (trace && (!trace->items.empty() || trace->taken > 0)) {
             devices.numbered(int(index));
         }
     }
     for (SnapshotDevice& device : report.devices) {
         const std::size_t at = std::size_t(device.index);
         const PickleContainer* trace = at < traces.size() ? traces[at].list() : nullptr;
-        static const Items kNone;
-        const Items& events = trace ? trace->items : kNone;
-        budget.spend(events.size(), "device traces");
-        collect_changes(device, events, fields, progress);
+        budget.spend(trace ? trace->items.size() + trace->taken : 0, "device traces");
+        collect_changes(device, trace, sink, fields, progress);
         snapshot::replay_changes(device, progress);
     }
     std::sort(report.devices.begin(), report.devices.end(),
@@ -387,7 +373,9 @@ SnapshotReport snapshot_report_from_bytes(const std::string& bytes, const std::s
                                                source);
     }
     refuse_unknown(bytes.substr(0, 64), source);
-    return report_of_pickle(snapshot::read_pickle(bytes, source), source, bytes.size());
+    snapshot::SnapshotSink sink(source);
+    return report_of_pickle(snapshot::read_pickle(bytes, source, &sink), sink, source,
+                            bytes.size());
 }
 
 SnapshotReport read_snapshot_report(const std::string& path, const SnapshotProgress& progress) {
@@ -407,8 +395,10 @@ SnapshotReport read_snapshot_report(const std::string& path, const SnapshotProgr
                 path);
         }
         refuse_unknown(head, path);
-        const snapshot::PickleDocument document = snapshot::read_pickle(input, path, after_chunk);
-        return report_of_pickle(document, path, input.file_size(), progress);
+        snapshot::SnapshotSink sink(path);
+        const snapshot::PickleDocument document =
+            snapshot::read_pickle(input, path, after_chunk, &sink);
+        return report_of_pickle(document, sink, path, input.file_size(), progress);
     } catch (const std::bad_alloc&) {
         // Memory grows with the events read, so the whole file needs about its share more.
         const std::uint64_t read = std::max<std::uint64_t>(input.file_position(), 1);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <optional>
 #include <string>
@@ -43,16 +44,30 @@ struct SnapshotPoint {
 };
 
 // One change a device's trace made, kept so the state after any event can be told.
+// Forty bytes: a trace of millions of events is kept as these alone. (A trace of 2^32 events
+// is past any file read: 16 GiB.)
 struct SnapshotTraceChange {
     enum class What : std::uint8_t { Alloc, Free, Reserve, Release };
-    std::size_t event = 0;  // its index in the trace
+    static constexpr std::uint32_t kNeverFreed = UINT32_MAX;
+
+    std::uint32_t event = 0;  // its index in the trace
+    std::uint32_t stack = 0;  // an allocation's source line and kind: SnapshotDevice::stacks
     std::int64_t address = 0;
     std::int64_t size = 0;
-    std::uint32_t line = 0;  // an allocation's source line and kind: SnapshotDevice::names
-    std::uint32_t kind = 0;
+    std::int64_t stream = 0;
+    // An allocation's: the event that frees it (kNeverFreed: alive at the end); set by the
+    // replay.
+    std::uint32_t freed = kNeverFreed;
     What what = What::Alloc;
     bool pages = false;  // Reserve and Release: pages of an expandable segment (segment_map)
-    std::int64_t stream = 0;
+};
+static_assert(sizeof(SnapshotTraceChange) <= 40, "a trace's events are kept as these alone");
+
+// What an allocation's stack says: its source line and kind, each an index in
+// SnapshotDevice::names; each distinct pair once.
+struct SnapshotStack {
+    std::uint32_t line = 0;
+    std::uint32_t kind = 0;
 };
 
 // The memory of one of the allocator's pools at the end: the default pool (0, 0), or a private
@@ -117,7 +132,10 @@ struct SnapshotDevice {
     // about 2,000 points of a long one; the peak and every out-of-memory event among them.
     std::vector<SnapshotPoint> timeline;
     // Every allocation, free and segment change of the trace, and the lines and kinds they name.
-    std::vector<SnapshotTraceChange> changes;
+    // A deque: millions of them grow as they are read with no copy of those before (a vector
+    // doubling would hold both for a moment).
+    std::deque<SnapshotTraceChange> changes;
+    std::vector<SnapshotStack> stacks;
     std::vector<std::string> names;
     std::vector<SnapshotSegmentLayout> layout;  // the segments at the end
     // Where the trace does not add up (a history begun late, frees lost, sizes or totals that
@@ -157,8 +175,9 @@ std::vector<std::string> snapshot_end_notes(const SnapshotDevice& device);
 SnapshotMoment snapshot_moment(const SnapshotDevice& device, std::size_t event);
 
 // How far reading a file has come, phase by phase: "reading" the file (`done` and `total` its
-// bytes, compressed ones for a gzipped file), then "collecting" and "replaying" each device's
-// trace (its events). Called every megabyte or 65,536 events or so; may throw Cancelled.
+// bytes, compressed ones for a gzipped file; a trace is collected as it is read), then
+// "replaying" each device's trace (its events); "collecting" a trace whose list does not begin
+// with an event. Called every megabyte or 65,536 events or so; may throw Cancelled.
 struct SnapshotStage {
     const char* phase = "reading";
     std::uint64_t done = 0;

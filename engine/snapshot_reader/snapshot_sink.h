@@ -1,0 +1,67 @@
+// What the pickle reader gives away as it reads, so that a snapshot of millions of events and
+// blocks is never held as dicts: each device's trace (its events, as TraceCollector keeps
+// them) and each segment's blocks (32 bytes each).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "oomlab/snapshot_reader/snapshot_report.h"
+#include "pickle_reader.h"
+#include "snapshot_fields.h"
+#include "snapshot_trace_collector.h"
+
+namespace oomlab::snapshot {
+
+// A segment's block as the report reads it.
+struct SnapshotBlock {
+    enum class State : std::uint8_t { Allocated, Inactive, Other };
+    std::int64_t address = -1;  // -1: not given (older snapshots list blocks in order)
+    std::int64_t size = 0;
+    std::int64_t requested = -1;  // an allocated block's requested_size; -1: not given
+    State state = State::Other;
+};
+
+// The block `block` says; throws FieldRefusal naming `where` for a value out of place.
+SnapshotBlock block_of(const PickleValue& block, const SnapshotFields& fields,
+                       const SnapshotFields::Where& where);
+
+// Takes each list of trace events (dicts with an "action") and of blocks (dicts with a
+// "state") as the reader reads it. A value out of place is refused only once the list is
+// known to be a device's trace or a segment's blocks, where it is named.
+class SnapshotSink : public PickleListSink {
+public:
+    explicit SnapshotSink(const std::string& source) : m_fields(source) {}
+
+    std::uint32_t begin_list(const PickleValue& first) override;
+    void take(std::uint32_t list, std::size_t index, const PickleValue& item) override;
+    std::uint64_t bytes() const override;
+
+    // The trace taken as `list` (device_traces[device.index]), into `device`; throws
+    // FieldRefusal for the first value out of place in it. A list two devices name is copied
+    // from the first device filled.
+    void fill_trace(SnapshotDevice& device, const PickleContainer& list);
+    // The blocks taken as `list`, a segment's (`where` names it); throws FieldRefusal for the
+    // first value out of place in them.
+    const std::vector<SnapshotBlock>& blocks(const PickleContainer& list,
+                                             const SnapshotFields::Where& where) const;
+
+private:
+    struct Taken {
+        std::unique_ptr<TraceCollector> trace;  // else blocks
+        std::vector<SnapshotBlock> blocks;
+        std::optional<std::pair<std::size_t, std::string>> refused;  // the item, and why
+        const SnapshotDevice* filled = nullptr;
+    };
+    void refuse_taken(const Taken& taken, const std::string& where) const;
+
+    SnapshotFields m_fields;
+    std::vector<Taken> m_lists;
+    std::uint64_t m_bytes = 0;
+};
+
+}  // namespace oomlab::snapshot

@@ -1,0 +1,148 @@
+#include "snapshot_trace_collector.h"
+
+#include <climits>
+
+#include "snapshot_frames.h"
+
+namespace oomlab::snapshot {
+
+TraceCollector::TraceCollector() : m_name_ids(m_device) {}
+
+namespace {
+
+// The fields of an event the report reads, found in one pass over its dict (the last of a key
+// set twice, as in Python).
+struct EventFields {
+    const PickleValue* action = nullptr;
+    const PickleValue* addr = nullptr;
+    const PickleValue* size = nullptr;
+    const PickleValue* stream = nullptr;
+    const PickleValue* frames = nullptr;
+    const PickleValue* device_free = nullptr;
+
+    explicit EventFields(const PickleValue& event) {
+        const PickleContainer* entries = event.dict();
+        for (std::size_t i = 0; entries && i < entries->size(); ++i) {
+            const std::string* key = entries->key(i).text();
+            const PickleValue* value = &entries->value(i);
+            if (!key) {
+                continue;
+            }
+            if (*key == "action") {
+                action = value;
+            } else if (*key == "addr") {
+                addr = value;
+            } else if (*key == "size") {
+                size = value;
+            } else if (*key == "stream") {
+                stream = value;
+            } else if (*key == "frames") {
+                frames = value;
+            } else if (*key == "device_free") {
+                device_free = value;
+            }
+        }
+    }
+};
+
+}  // namespace
+
+TraceCollector::Action TraceCollector::action_of(const PickleValue* action) {
+    const std::string* text = action ? action->text() : nullptr;
+    for (const auto& [known, what] : m_actions) {  // a trace names a few actions, each once
+        if (known == text) {
+            return what;
+        }
+    }
+    const std::string name = text ? *text : std::string();
+    Action what = Action::Other;
+    if (name == "alloc") {
+        what = Action::Alloc;
+    } else if (name == "free_completed") {
+        what = Action::Free;
+    } else if (name == "segment_alloc") {
+        what = Action::Reserve;
+    } else if (name == "segment_map") {
+        what = Action::Map;
+    } else if (name == "segment_free") {
+        what = Action::Release;
+    } else if (name == "segment_unmap") {
+        what = Action::Unmap;
+    } else if (name == "oom") {
+        what = Action::Oom;
+    }
+    m_actions.emplace_back(text, what);
+    return what;
+}
+
+void TraceCollector::add(std::size_t index, const PickleValue& event, const SnapshotFields& fields,
+                         const SnapshotFields::Where& where) {
+    using What = SnapshotTraceChange::What;
+    m_device.events = std::max(m_device.events, index + 1);
+    const EventFields found(event);
+    const Action action = action_of(found.action);
+    SnapshotTraceChange change;
+    change.event = std::uint32_t(index);
+    change.address = fields.whole_of(found.addr, "addr", where, 0, INT64_MAX);
+    change.size = fields.bytes_of(found.size, "size", where);
+    change.stream = fields.whole_of(found.stream, "stream", where, INT64_MIN, INT64_MAX);
+    switch (action) {
+        case Action::Alloc: {
+            const auto [named, added] =
+                m_by_frames.try_emplace(found.frames ? found.frames->bits() : 0);
+            if (added) {
+                const std::vector<PickleValue>& stack =
+                    fields.list_of(found.frames, "frames", where);
+                named->second = m_name_ids.stack(user_line(stack), kind_of(stack));
+            }
+            change.stack = named->second;
+            m_net = fields.add(m_net, change.size, where);
+            break;
+        }
+        case Action::Free:
+            change.what = What::Free;
+            m_net = fields.add(m_net, -change.size, where);
+            break;
+        case Action::Reserve:
+        case Action::Map:
+            change.what = What::Reserve;
+            change.pages = action == Action::Map;
+            break;
+        case Action::Release:
+        case Action::Unmap:
+            change.what = What::Release;
+            change.pages = action == Action::Unmap;
+            break;
+        case Action::Oom:
+            m_device.ooms.push_back(
+                {index, change.size, fields.bytes_of(found.device_free, "device_free", where)});
+            return;
+        case Action::Other:
+            return;
+    }
+    m_device.changes.push_back(change);
+}
+
+void TraceCollector::fill(SnapshotDevice& device) {
+    fill_trace(device, std::move(m_device));
+    m_device = SnapshotDevice();
+}
+
+void fill_trace(SnapshotDevice& device, SnapshotDevice trace) {
+    device.events = trace.events;
+    device.changes = std::move(trace.changes);
+    device.stacks = std::move(trace.stacks);
+    device.names = std::move(trace.names);
+    device.ooms = std::move(trace.ooms);
+}
+
+std::uint64_t TraceCollector::bytes() const {
+    // Asked for each value the reader keeps, so a name counts as a typical line of text.
+    constexpr std::uint64_t kName = sizeof(std::string) + 64;
+    constexpr std::uint64_t kMapEntry = 48;  // a node of m_by_frames, and its bucket
+    return m_device.changes.size() * sizeof(SnapshotTraceChange) +
+           m_device.ooms.capacity() * sizeof(SnapshotOom) + m_device.names.capacity() * kName +
+           m_device.stacks.capacity() * sizeof(SnapshotStack) + m_by_frames.size() * kMapEntry;
+}
+
+}  // namespace oomlab::snapshot

@@ -1,0 +1,51 @@
+// A device's trace of events read into the changes its report replays, one event at a time:
+// as the pickle reader reads them (SnapshotSink), so that a trace of millions of events is
+// never held as dicts, or from a list already read.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "oomlab/snapshot_reader/snapshot_report.h"
+#include "pickle_reader.h"
+#include "snapshot_fields.h"
+#include "snapshot_replay.h"
+
+namespace oomlab::snapshot {
+
+// The trace of `trace` (its events, changes, stacks, names and out-of-memory events) into
+// `device`.
+void fill_trace(SnapshotDevice& device, SnapshotDevice trace);
+
+class TraceCollector {
+public:
+    TraceCollector();
+    TraceCollector(const TraceCollector&) = delete;  // m_name_ids refers to m_device
+    TraceCollector& operator=(const TraceCollector&) = delete;
+
+    // Event `index`: an allocation, free or segment change is kept (with its stack's source
+    // line and kind, named once for each distinct stack), an out-of-memory noted, and anything
+    // else counted. Throws FieldRefusal naming `where` for a value out of place.
+    void add(std::size_t index, const PickleValue& event, const SnapshotFields& fields,
+             const SnapshotFields::Where& where);
+    // What was collected, moved into `device` (its events, changes, names and out-of-memory
+    // events); the collector is left empty.
+    void fill(SnapshotDevice& device);
+    std::uint64_t bytes() const;
+
+private:
+    enum class Action : std::uint8_t { Alloc, Free, Reserve, Map, Release, Unmap, Oom, Other };
+    Action action_of(const PickleValue* action);
+
+    std::vector<std::pair<const std::string*, Action>> m_actions;  // each text seen, read once
+    SnapshotDevice m_device;  // its events, changes, stacks, names and out-of-memory events
+    NameTable m_name_ids;
+    // Equal stacks are one list of frames once read, so each is named once.
+    std::unordered_map<std::uint64_t, std::uint32_t> m_by_frames;
+    std::int64_t m_net = 0;  // allocated less freed so far: within what a machine holds
+};
+
+}  // namespace oomlab::snapshot
