@@ -230,9 +230,10 @@ void SnapshotWindow::showLoaded() {
     m_cancel->hide();
     m_reading.reset();
     giveFreedMemoryBackSoon();  // what reading the file took beyond the report
-    const Loaded read = m_watcher.result();
+    // Taken, not copied: a trace of millions of events is held once.
+    Loaded read = m_watcher.future().takeResult();
     m_error = read.error;
-    m_report = read.report;
+    m_report = std::move(read.report);
     if (!m_error.isEmpty() || m_report.devices.empty()) {
         m_summary->setText(m_error.isEmpty()
                                ? tr("%1 holds no device's memory.").arg(m_path.toHtmlEscaped())
