@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Reading a CUDA memory snapshot: `oomlab-cli snapshot show` against Python's own
 # pickle.load of the same file (what PyTorch's memory_viz and a user's script start with),
-# on a generated snapshot of EVENTS events (default 10,000; each with a Python stack of 12
-# frames, shared as PyTorch's pickles share them) and on the real GPT-2 snapshot of the
-# shared data when it is there.
+# on a generated snapshot of EVENTS events (default 10,000; each allocation with a Python stack
+# of 12 frames, shared as PyTorch's pickles share them: bench/make_snapshot.py shared) and on
+# the real GPT-2 snapshot of the shared data when it is there.
 #
 #   bench/snapshot_read.sh [SCRATCH_DIR]
 #
@@ -21,37 +21,7 @@ cli=${CLI:-$build_dir/app/oomlab-cli}
 mkdir -p "$scratch"
 generated="$scratch/snapshot_${events}_events.pickle"
 
-"$python" - "$generated" "$events" <<'PY'
-import pickle, random, sys
-path, count = sys.argv[1], int(sys.argv[2])
-random.seed(7)
-stacks = [[{"name": f"fn{i}_{d}", "filename": ("/site-packages/torch/nn/modules/linear.py"
-           if d < 4 else f"/home/user/train_{i}.py"), "line": 10 + d} for d in range(12)]
-          for i in range(40)]
-trace, alive, addr = [], [], 1 << 32
-for n in range(count):
-    if alive and random.random() < 0.45:
-        a, s = alive.pop(random.randrange(len(alive)))
-        trace.append({"action": "free_requested", "addr": a, "size": s, "stream": 0, "frames": []})
-        trace.append({"action": "free_completed", "addr": a, "size": s, "stream": 0, "frames": []})
-    else:
-        s = random.choice([512, 4096, 1 << 20, 4 << 20])
-        trace.append({"action": "alloc", "addr": addr, "size": s, "stream": 0, "time_us": n,
-                      "frames": random.choice(stacks)})
-        alive.append((addr, s)); addr += s
-trace = trace[:count]
-live = {}
-for e in trace:
-    if e["action"] == "alloc": live[e["addr"]] = e["size"]
-    elif e["action"] == "free_completed": live.pop(e["addr"], None)
-total = sum(live.values())
-segment = {"device": 0, "address": 1 << 32, "total_size": total, "allocated_size": total,
-           "segment_type": "large", "frames": [],
-           "blocks": [{"address": a, "size": s, "requested_size": s, "state": "active_allocated",
-                       "frames": []} for a, s in live.items()]}
-with open(path, "wb") as out:
-    pickle.dump({"segments": [segment], "device_traces": [trace]}, out, protocol=4)
-PY
+"$python" "$root/bench/make_snapshot.py" shared "$events" "$generated"
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 measure() {  # command...
