@@ -70,7 +70,7 @@ void SnapshotSink::fill_trace(SnapshotDevice& device, const PickleContainer& lis
         return;
     }
     if (const SnapshotDevice* first = taken.filled) {
-        return snapshot::fill_trace(device, *first);
+        return move_trace(device, *first);
     }
     taken.trace->fill(device);
     taken.filled = &device;

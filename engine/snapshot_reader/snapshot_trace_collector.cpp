@@ -10,9 +10,12 @@ TraceCollector::TraceCollector() : m_name_ids(m_device) {}
 
 namespace {
 
-// The fields of an event the report reads, found in one pass over its dict (the last of a key
-// set twice, as in Python).
+// The fields of an event the report reads (the last of a key set twice, as in Python): found in
+// one pass over a small dict, and by its index in a large one, where a pass per event made
+// reading quadratic.
 struct EventFields {
+    static constexpr std::size_t kOnePassEntries = 16;
+
     const PickleValue* action = nullptr;
     const PickleValue* addr = nullptr;
     const PickleValue* size = nullptr;
@@ -22,24 +25,22 @@ struct EventFields {
 
     explicit EventFields(const PickleValue& event) {
         const PickleContainer* entries = event.dict();
+        const std::pair<std::string_view, const PickleValue**> fields[] = {
+            {"action", &action}, {"addr", &addr},     {"size", &size},
+            {"stream", &stream}, {"frames", &frames}, {"device_free", &device_free}};
+        if (entries && entries->size() > kOnePassEntries) {
+            for (const auto& [name, field] : fields) {
+                *field = event.at(name);
+            }
+            return;
+        }
         for (std::size_t i = 0; entries && i < entries->size(); ++i) {
             const std::string* key = entries->key(i).text();
-            const PickleValue* value = &entries->value(i);
-            if (!key) {
-                continue;
-            }
-            if (*key == "action") {
-                action = value;
-            } else if (*key == "addr") {
-                addr = value;
-            } else if (*key == "size") {
-                size = value;
-            } else if (*key == "stream") {
-                stream = value;
-            } else if (*key == "frames") {
-                frames = value;
-            } else if (*key == "device_free") {
-                device_free = value;
+            for (const auto& [name, field] : fields) {
+                if (key && *key == name) {
+                    *field = &entries->value(i);
+                    break;
+                }
             }
         }
     }
@@ -124,11 +125,11 @@ void TraceCollector::add(std::size_t index, const PickleValue& event, const Snap
 }
 
 void TraceCollector::fill(SnapshotDevice& device) {
-    fill_trace(device, std::move(m_device));
+    move_trace(device, std::move(m_device));
     m_device = SnapshotDevice();
 }
 
-void fill_trace(SnapshotDevice& device, SnapshotDevice trace) {
+void move_trace(SnapshotDevice& device, SnapshotDevice trace) {
     device.events = trace.events;
     device.changes = std::move(trace.changes);
     device.stacks = std::move(trace.stacks);

@@ -18,7 +18,7 @@ namespace oomlab::snapshot {
 
 // The trace of `trace` (its events, changes, stacks, names and out-of-memory events) into
 // `device`.
-void fill_trace(SnapshotDevice& device, SnapshotDevice trace);
+void move_trace(SnapshotDevice& device, SnapshotDevice trace);
 
 class TraceCollector {
 public:
