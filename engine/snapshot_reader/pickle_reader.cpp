@@ -10,6 +10,8 @@
 #include "oomlab/common/pickle_opcodes.h"
 #include "pickle_budget.h"
 #include "pickle_interning.h"
+#include "pickle_memo.h"
+#include "pickle_stream.h"
 #include "pointer_set.h"
 
 namespace oomlab::snapshot {
@@ -30,29 +32,37 @@ namespace {
 
 using namespace pickle;  // the opcodes
 
-constexpr std::size_t kChunkBytes = std::size_t(1) << 20;
-
 class Reader {
 public:
     Reader(PickleInput& input, const std::string& source, const std::function<void()>& after_chunk,
            PickleListSink* sink)
-        : m_input(input),
-          m_source(source),
+        : m_source(source),
           m_after_chunk(after_chunk),
           m_sink(sink),
-          m_storage(std::make_unique<PickleDocument::Storage>()) {}
+          m_storage(std::make_unique<PickleDocument::Storage>()),
+          m_bytes(input, [this] {
+              within_budget(m_bytes.received(), 0, [] { return std::string("its values"); });
+              if (m_after_chunk) {
+                  m_after_chunk();
+              }
+          }) {}
 
     PickleDocument read() {
-        while (true) {
-            m_at = m_offset + m_begin;
-            const auto op = static_cast<unsigned char>(take(1)[0]);
-            if (op == kStop) {
-                if (m_stack.size() != 1 || !m_marks.empty()) {
-                    fail("STOP with " + std::to_string(m_stack.size()) + " values on the stack");
+        try {
+            while (true) {
+                m_at = m_bytes.position();
+                const auto op = static_cast<unsigned char>(take(1)[0]);
+                if (op == kStop) {
+                    if (m_stack.size() != 1 || !m_marks.empty()) {
+                        fail("STOP with " + std::to_string(m_stack.size()) +
+                             " values on the stack");
+                    }
+                    return PickleDocument(std::move(m_storage), resolved(m_stack.back()));
                 }
-                return PickleDocument(std::move(m_storage), resolved(m_stack.back()));
+                step(op);
             }
-            step(op);
+        } catch (const PickleStream::Truncated&) {
+            fail("the file ends inside a value (truncated?)");
         }
     }
 
@@ -62,39 +72,9 @@ private:
                        ": not a pickle of plain data (a memory snapshot): " + why);
     }
 
-    std::string_view take(std::size_t count) {
-        if (m_buffer.size() - m_begin < count) {
-            refill(count);
-        }
-        const std::string_view bytes(m_buffer.data() + m_begin, count);
-        m_begin += count;
-        return bytes;
-    }
-
-    // At least `count` unread bytes in the buffer: the read ones dropped, a chunk at a time
-    // added, so the buffer grows only with what the input really holds.
-    void refill(std::size_t count) {
-        m_buffer.erase(0, m_begin);
-        m_offset += m_begin;
-        m_begin = 0;
-        while (m_buffer.size() < count) {
-            const std::size_t had = m_buffer.size();
-            const auto chunk = std::size_t(std::min<std::uint64_t>(
-                kChunkBytes, std::max<std::uint64_t>(m_input.size_bound(), 1)));
-            m_buffer.resize(had + chunk);
-            const std::size_t got = m_input.read(m_buffer.data() + had, chunk);
-            m_buffer.resize(had + got);
-            if (got == 0) {
-                fail("the file ends inside a value (truncated?)");
-            }
-            within_budget(m_offset + m_buffer.size(), 0, [] { return std::string("its values"); });
-            if (m_after_chunk) {
-                m_after_chunk();
-            }
-        }
-    }
-
-    std::uint64_t read_bytes() const { return m_offset + m_begin; }
+    std::string_view take(std::size_t count) { return m_bytes.take(count); }
+    std::uint64_t unsigned_le(std::size_t count) { return m_bytes.unsigned_le(count); }
+    std::uint64_t read_bytes() const { return m_bytes.position(); }
 
     // What the reader keeps: the values made, the stack, the memo and the index of containers.
     std::uint64_t held() const {
@@ -111,15 +91,6 @@ private:
         if (const std::uint64_t kept = held() + more; !m_budget.allows(read, kept)) {
             fail(m_budget.refusal(read, kept, what()));
         }
-    }
-
-    std::uint64_t unsigned_le(std::size_t count) {
-        const std::string_view bytes = take(count);
-        std::uint64_t value = 0;
-        for (std::size_t i = 0; i < count; ++i) {
-            value |= std::uint64_t(static_cast<unsigned char>(bytes[i])) << (8 * i);
-        }
-        return value;
     }
 
     // Containers: made, dropped once nothing refers to them, and replaced by an equal one.
@@ -317,36 +288,12 @@ private:
         }
     }
 
-    // The memo keeps eight bytes an entry (it has one for nearly every string and container
-    // of the file): a tagged pointer to a string, a container or a stored scalar; 0 for none,
-    // kMemoGiven for an item given to the sink.
-    enum MemoTag : std::uintptr_t { kMemoText = 1, kMemoContainer = 2, kMemoScalar = 3 };
-    static constexpr std::uintptr_t kMemoGiven = 4;
-
     std::uintptr_t memo_entry(const PickleValue& value) {
-        if (const std::string* text = value.text()) {
-            return reinterpret_cast<std::uintptr_t>(text) | kMemoText;
-        }
-        if (const PickleContainer* container = value.container()) {
-            return reinterpret_cast<std::uintptr_t>(container) | kMemoContainer;
+        if (const std::uintptr_t entry = memo_pointer_entry(value)) {
+            return entry;
         }
         m_held += sizeof(PickleValue);
-        return reinterpret_cast<std::uintptr_t>(&m_storage->memoized_scalars.emplace_back(value)) |
-               kMemoScalar;
-    }
-
-    static PickleValue memo_value(std::uintptr_t entry) {
-        const std::uintptr_t pointer = entry & ~std::uintptr_t(3);
-        switch (entry & 3) {
-            case kMemoText:
-                return PickleValue::of_text(reinterpret_cast<const std::string*>(pointer));
-            case kMemoContainer:
-                return PickleValue::of_container(reinterpret_cast<const PickleContainer*>(pointer));
-            case kMemoScalar:
-                return *reinterpret_cast<const PickleValue*>(pointer);
-            default:
-                return {};
-        }
+        return memo_scalar_entry(&m_storage->memoized_scalars.emplace_back(value));
     }
 
     void memo_put(std::uint64_t index) {
@@ -402,15 +349,12 @@ private:
 
     void step(unsigned char op);
 
-    PickleInput& m_input;
     const std::string& m_source;
     const std::function<void()>& m_after_chunk;
     PickleListSink* m_sink;
     std::unique_ptr<PickleDocument::Storage> m_storage;
-    std::string m_buffer;
-    std::size_t m_begin = 0;     // the next unread byte in the buffer
-    std::uint64_t m_offset = 0;  // the input's offset of the buffer's first byte
-    std::uint64_t m_at = 0;      // where the opcode being read starts
+    PickleStream m_bytes;
+    std::uint64_t m_at = 0;  // where the opcode being read starts
     std::vector<PickleValue> m_stack;
     std::vector<std::size_t> m_marks;  // stack sizes at each MARK
     // A deque: tens of millions of entries grow without a vector's slack or copies.
@@ -483,7 +427,7 @@ void Reader::step(unsigned char op) {
             return text(unsigned_le(4));
         case kBinUnicode8: {
             const std::uint64_t length = unsigned_le(8);
-            if (length > m_input.size_bound()) {
+            if (length > m_bytes.size_bound()) {
                 fail("a string longer than the file");
             }
             return text(length);
