@@ -389,6 +389,13 @@ TEST(SnapshotReport, FieldsOfTheWrongKindOrRangeAreRefusedNamingTheRecord) {
          "segments[0]: its blocks hold 4.0 KiB, more than its total_size of 2.0 KiB"},
         {with_segment(text("total_size") + long8(1024), many_huge_blocks),
          "segments[0].blocks[1024]: its sizes add up past 1 EiB"},
+        {with_segment(text("total_size") + long8(8192), block(512) + "}(" + text("size") + "G" +
+                                                            bytes({0x40, 0x0c, 0, 0, 0, 0, 0, 0}) +
+                                                            text("state") + text("inactive") + "u"),
+         "segments[0].blocks[1]: \"size\" is a float (3.5), not a whole number"},
+        {with_segment(text("total_size") + long8(8192),
+                      "}(" + text("action") + text("alloc") + text("size") + long8(512) + "u"),
+         "segments[0]: its \"blocks\" are a trace's events"},
         {kProto2 + "}(" + text("segments") + text("none") + "u.",
          "the root: \"segments\" is a string, not a list"},
         {kProto2 + "}(" + text("device_traces") + "](" + text("none") + "eu.",
