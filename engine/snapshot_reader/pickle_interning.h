@@ -16,11 +16,20 @@ inline std::uint64_t mix_hash(std::uint64_t hash, std::uint64_t value) {
     return (hash ^ value) * 0x9E3779B97F4A7C15ull + (hash >> 29);
 }
 
+// A distinct string the reader keeps, and its memo entry once memoized.
+struct StoredText {
+    explicit StoredText(std::string_view bytes) : text(bytes) {}
+    std::string text;
+    std::uint32_t memo_entry = 0;
+};
+
 struct SameText {
     std::size_t operator()(std::string_view text) const {
         return std::hash<std::string_view>{}(text);
     }
-    bool operator()(std::string_view text, const std::string* kept) const { return *kept == text; }
+    bool operator()(std::string_view text, const StoredText* kept) const {
+        return kept->text == text;
+    }
 };
 
 struct SameContent {

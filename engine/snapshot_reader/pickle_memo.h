@@ -1,45 +1,74 @@
-// The pickle reader's memo entries: eight bytes each (a file has one for nearly every string
-// and container it holds), a tagged pointer to a string, a container or a stored scalar; 0 for
-// none, kMemoGiven for an item given to a PickleListSink (read and dropped).
+// The pickle reader's memo. A file memoizes nearly every string and container it holds (a trace
+// of 13.9M events has 21M entries), so an entry is four bytes: the number of its target (a
+// string, a container or a stored scalar), each target numbered once however often it is
+// memoized, or none, or "given" for an item a PickleListSink took (read and dropped).
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
 
 #include "pickle_reader.h"
 
 namespace oomlab::snapshot {
 
-enum MemoTag : std::uintptr_t { kMemoText = 1, kMemoContainer = 2, kMemoScalar = 3 };
-inline constexpr std::uintptr_t kMemoGiven = 4;
+class PickleMemo {
+public:
+    static constexpr std::uint32_t kNone = 0;
+    static constexpr std::uint32_t kGiven = 1;
 
-// The entry of a string or a container; 0 for a scalar, which the reader stores first.
-inline std::uintptr_t memo_pointer_entry(const PickleValue& value) {
-    if (const std::string* text = value.text()) {
-        return reinterpret_cast<std::uintptr_t>(text) | kMemoText;
+    std::size_t size() const { return m_entries.size(); }
+    std::uint64_t bytes() const {
+        return m_entries.size() * sizeof(std::uint32_t) + m_targets.size() * sizeof(std::uintptr_t);
     }
-    if (const PickleContainer* container = value.container()) {
-        return reinterpret_cast<std::uintptr_t>(container) | kMemoContainer;
-    }
-    return 0;
-}
+    void resize(std::size_t size) { m_entries.resize(size, kNone); }
 
-inline std::uintptr_t memo_scalar_entry(const PickleValue* stored) {
-    return reinterpret_cast<std::uintptr_t>(stored) | kMemoScalar;
-}
+    std::uint32_t at(std::size_t index) const { return m_entries[index]; }
+    void set(std::size_t index, std::uint32_t entry) { m_entries[index] = entry; }
 
-inline PickleValue memo_value(std::uintptr_t entry) {
-    const std::uintptr_t pointer = entry & ~std::uintptr_t(3);
-    switch (entry & 3) {
-        case kMemoText:
-            return PickleValue::of_text(reinterpret_cast<const std::string*>(pointer));
-        case kMemoContainer:
-            return PickleValue::of_container(reinterpret_cast<const PickleContainer*>(pointer));
-        case kMemoScalar:
-            return *reinterpret_cast<const PickleValue*>(pointer);
-        default:
-            return {};
+    // The entry of a string or a container: `number` is where it keeps its entry (0 until
+    // first memoized). kNone when no more fit.
+    std::uint32_t entry_of(const PickleValue& value, std::uint32_t& number) {
+        if (number == kNone) {
+            const std::string* text = value.text();
+            number = text ? add(reinterpret_cast<std::uintptr_t>(text) | kText)
+                          : add(reinterpret_cast<std::uintptr_t>(value.container()) | kContainer);
+        }
+        return number;
     }
-}
+    // The entry of a scalar the reader stored for the memo, each its own.
+    std::uint32_t entry_of_scalar(const PickleValue* stored) {
+        return add(reinterpret_cast<std::uintptr_t>(stored) | kScalar);
+    }
+
+    // What an entry other than none or given refers to.
+    PickleValue value(std::uint32_t entry) const {
+        const std::uintptr_t target = m_targets[entry - kFirst];
+        const std::uintptr_t pointer = target & ~std::uintptr_t(3);
+        switch (target & 3) {
+            case kText:
+                return PickleValue::of_text(reinterpret_cast<const std::string*>(pointer));
+            case kContainer:
+                return PickleValue::of_container(reinterpret_cast<const PickleContainer*>(pointer));
+            default:
+                return *reinterpret_cast<const PickleValue*>(pointer);
+        }
+    }
+
+private:
+    static constexpr std::uint32_t kFirst = 2;
+    enum Tag : std::uintptr_t { kScalar = 0, kText = 1, kContainer = 2 };
+
+    std::uint32_t add(std::uintptr_t target) {
+        if (m_targets.size() >= UINT32_MAX - kFirst) {
+            return kNone;
+        }
+        m_targets.push_back(target);
+        return std::uint32_t(m_targets.size() - 1 + kFirst);
+    }
+
+    std::deque<std::uint32_t> m_entries;
+    std::deque<std::uintptr_t> m_targets;
+};
 
 }  // namespace oomlab::snapshot

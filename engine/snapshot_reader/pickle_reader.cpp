@@ -17,7 +17,7 @@
 namespace oomlab::snapshot {
 
 struct PickleDocument::Storage {
-    std::deque<std::string> strings;  // each distinct string once
+    std::deque<StoredText> strings;  // each distinct string once
     std::deque<PickleContainer> containers;
     std::deque<PickleValue> memoized_scalars;  // what a memo entry of a scalar points to
 };
@@ -78,9 +78,8 @@ private:
 
     // What the reader keeps: the values made, the stack, the memo and the index of containers.
     std::uint64_t held() const {
-        return m_held + m_stack.capacity() * sizeof(PickleValue) +
-               m_memo.size() * sizeof(std::uintptr_t) + m_canonical.bytes() + m_strings.bytes() +
-               (m_sink ? m_sink->bytes() : 0);
+        return m_held + m_stack.capacity() * sizeof(PickleValue) + m_memo.bytes() +
+               m_canonical.bytes() + m_strings.bytes() + (m_sink ? m_sink->bytes() : 0);
     }
 
     // Refuses a pickle that keeps far more (with `more` bytes about to be kept for `what`), or
@@ -126,7 +125,9 @@ private:
             return;
         }
         drop_items(*container);
+        const std::uint32_t memo_entry = container->memo_entry;  // it keeps its address
         *container = PickleContainer{};
+        container->memo_entry = memo_entry;
         m_free.push_back(container);
     }
 
@@ -219,12 +220,12 @@ private:
         }
         container.same_as = kept;
         drop_items(container);
-        const PickleValue dropped = PickleValue::of_container(&container);
         if (container.memo_slot >= 0 &&
-            m_memo[std::size_t(container.memo_slot)] == memo_entry(dropped)) {
-            m_memo[std::size_t(container.memo_slot)] = memo_entry(PickleValue::of_container(kept));
+            m_memo.at(std::size_t(container.memo_slot)) == container.memo_entry) {
+            m_memo.set(std::size_t(container.memo_slot),
+                       memo_entry(PickleValue::of_container(kept)));
             ++kept->pins;
-            unpin(dropped);
+            unpin(PickleValue::of_container(&container));
         }
         return kept;
     }
@@ -272,8 +273,8 @@ private:
             container->held = true;  // never filled again
             container->given = true;
             if (container->memo_slot >= 0 &&
-                m_memo[std::size_t(container->memo_slot)] == memo_entry(item)) {
-                m_memo[std::size_t(container->memo_slot)] = kMemoGiven;
+                m_memo.at(std::size_t(container->memo_slot)) == container->memo_entry) {
+                m_memo.set(std::size_t(container->memo_slot), PickleMemo::kGiven);
                 --container->pins;
             }
         }
@@ -288,12 +289,27 @@ private:
         }
     }
 
-    std::uintptr_t memo_entry(const PickleValue& value) {
-        if (const std::uintptr_t entry = memo_pointer_entry(value)) {
-            return entry;
+    // The memo's entry of `value`, numbered the first time it is memoized.
+    std::uint32_t memo_entry(const PickleValue& value) {
+        std::uint32_t entry = PickleMemo::kNone;
+        if (PickleContainer* container = mutable_container(value)) {
+            entry = m_memo.entry_of(value, container->memo_entry);
+        } else if (value.text()) {
+            // A string is memoized as it is read; one memoized again later (from a memo
+            // reference) is looked up.
+            StoredText* stored = m_last_text && &m_last_text->text == value.text()
+                                     ? m_last_text
+                                     : stored_text(*value.text()).first;
+            entry = m_memo.entry_of(value, stored->memo_entry);
+        } else {
+            m_held += sizeof(PickleValue);
+            entry = m_memo.entry_of_scalar(&m_storage->memoized_scalars.emplace_back(value));
         }
-        m_held += sizeof(PickleValue);
-        return memo_scalar_entry(&m_storage->memoized_scalars.emplace_back(value));
+        if (entry == PickleMemo::kNone) {
+            fail("more than " + std::to_string(UINT32_MAX - 2) +
+                 " strings and containers memoized");
+        }
+        return entry;
     }
 
     void memo_put(std::uint64_t index) {
@@ -306,30 +322,30 @@ private:
             fail("a value was expected on the stack");
         }
         if (index >= m_memo.size()) {
-            within_budget(read_bytes(), (index + 1 - m_memo.size()) * sizeof(std::uintptr_t),
+            within_budget(read_bytes(), (index + 1 - m_memo.size()) * sizeof(std::uint32_t),
                           [&] { return "a memo entry numbered " + std::to_string(index); });
             m_memo.resize(index + 1);
         }
         const PickleValue value = resolved(m_stack.back());
-        if (m_memo[index] != 0) {
-            unpin(memo_value(m_memo[index]));
+        if (m_memo.at(index) != PickleMemo::kNone) {
+            unpin(m_memo.value(m_memo.at(index)));
         }
         pin(value);
-        m_memo[index] = memo_entry(value);
+        m_memo.set(index, memo_entry(value));
         if (PickleContainer* container = mutable_container(value)) {
             container->memo_slot = std::int64_t(index);
         }
     }
 
     void memo_get(std::uint64_t index) {
-        if (index >= m_memo.size() || m_memo[index] == 0) {
+        if (index >= m_memo.size() || m_memo.at(index) == PickleMemo::kNone) {
             fail("memo reference " + std::to_string(index) + " to nothing stored");
         }
-        if (m_memo[index] == kMemoGiven) {
+        if (m_memo.at(index) == PickleMemo::kGiven) {
             fail("memo reference " + std::to_string(index) +
                  " to a trace event read before: a snapshot names each event once");
         }
-        push(memo_value(m_memo[index]));
+        push(m_memo.value(m_memo.at(index)));
     }
 
     void text(std::uint64_t length) {
@@ -339,12 +355,17 @@ private:
                  format_bytes(std::int64_t(kMostPickleText)) + ")");
         }
         const std::string_view bytes = take(std::size_t(length));
-        const auto [stored, added] =
-            m_strings.find_or_add(bytes, [&] { return &m_storage->strings.emplace_back(bytes); });
+        const auto [stored, added] = stored_text(bytes);
         if (added) {
-            m_held += sizeof(std::string) + stored->capacity();
+            m_held += sizeof(StoredText) + stored->text.capacity();
         }
-        push(PickleValue::of_text(stored));
+        m_last_text = stored;
+        push(PickleValue::of_text(&stored->text));
+    }
+
+    std::pair<StoredText*, bool> stored_text(std::string_view bytes) {
+        return m_strings.find_or_add(bytes,
+                                     [&] { return &m_storage->strings.emplace_back(bytes); });
     }
 
     void step(unsigned char op);
@@ -357,11 +378,11 @@ private:
     std::uint64_t m_at = 0;  // where the opcode being read starts
     std::vector<PickleValue> m_stack;
     std::vector<std::size_t> m_marks;  // stack sizes at each MARK
-    // A deque: tens of millions of entries grow without a vector's slack or copies.
-    std::deque<std::uintptr_t> m_memo;
+    PickleMemo m_memo;
     std::vector<PickleContainer*> m_free;
     PointerSet<PickleContainer*, SameContent, SameContent> m_canonical;
-    PointerSet<const std::string*, SameText, SameText> m_strings;  // each stored once
+    PointerSet<StoredText*, SameText, SameText> m_strings;  // each stored once
+    StoredText* m_last_text = nullptr;                      // the string read last
     std::uint64_t m_held = 0;    // bytes of containers, their items, strings and scalars made
     std::uint64_t m_values = 0;  // pushed on the stack so far
     const PickleBudget m_budget;

@@ -92,6 +92,7 @@ struct PickleContainer {
     bool given = false;                  // held by a sink's list alone: dropped once unpinned
     std::uint32_t pins = 0;              // references from the reader's stack and memo
     std::int64_t memo_slot = -1;         // where the memo last put it
+    std::uint32_t memo_entry = 0;        // its number in the memo, once memoized (PickleMemo)
     PickleContainer* same_as = nullptr;  // an equal container read before: this one is dropped
 };
 
