@@ -1,5 +1,6 @@
 // Lists given away as they are read: the pickle reader hands a sink's lists over item by item
-// and keeps none of them, and a snapshot read that way says what one read whole says.
+// and keeps none of them, and a snapshot read that way says what one read whole says; and the
+// memo that lets it forget them.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -90,6 +91,30 @@ TEST(PickleReader, AnItemTheSinkTookIsNamedAgainOnlyWhereItWasKept) {
                   std::string::npos)
             << error.what();
     }
+}
+
+// A value memoized under several numbers (a memo reference memoized again), a string named
+// again after other strings were read, and a scalar: each entry gives back what was put.
+TEST(PickleReader, AValueMemoizedUnderManyNumbersIsTheSameValueUnderEach) {
+    // ["abc" put 0, get 0 put 1, "de", get 1, [] put 2, get 2, get 0, 7 put 3, get 3]
+    const std::string pickle = kProto2 + "](" + text("abc") + "q" + bytes({0}) + "h" +
+                               bytes({0}) + "q" + bytes({1}) + text("de") + "h" + bytes({1}) +
+                               "]q" + bytes({2}) + "h" + bytes({2}) + "h" + bytes({0}) + "K" +
+                               bytes({7}) + "q" + bytes({3}) + "h" + bytes({3}) + "e.";
+    const PickleDocument document = read_pickle(pickle, "memo.pickle");
+    const PickleContainer* items = document.root().list();
+    ASSERT_TRUE(items);
+    ASSERT_EQ(items->size(), 9u);
+    for (const std::size_t at : {0, 1, 3, 6}) {
+        ASSERT_TRUE(items->items[at].text()) << at;
+        EXPECT_EQ(*items->items[at].text(), "abc") << at;
+        EXPECT_EQ(items->items[at].text(), items->items[0].text()) << "one string kept";
+    }
+    EXPECT_EQ(*items->items[2].text(), "de");
+    ASSERT_TRUE(items->items[4].list());
+    EXPECT_EQ(items->items[4].list(), items->items[5].list());
+    EXPECT_EQ(items->items[7].integer(), 7);
+    EXPECT_EQ(items->items[8].integer(), 7);
 }
 
 // A snapshot of allocations with stacks, its trace as PyTorch writes it, or after a None
