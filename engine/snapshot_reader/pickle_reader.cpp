@@ -124,10 +124,21 @@ private:
             (container->held && !container->same_as && !container->given)) {
             return;
         }
-        drop_items(*container);
+        // Reused with its items' room when that is small: a trace's events are dicts made and
+        // dropped by the million, and allocating each one's items again made a third of the
+        // reading time malloc's.
+        constexpr std::size_t kRoomKept = 32;
+        std::vector<PickleValue> items;
+        if (container->items.capacity() <= kRoomKept) {
+            container->items.clear();
+            items.swap(container->items);
+        } else {
+            drop_items(*container);
+        }
         const std::uint32_t memo_entry = container->memo_entry;  // it keeps its address
         *container = PickleContainer{};
         container->memo_entry = memo_entry;
+        container->items.swap(items);
         m_free.push_back(container);
     }
 

@@ -118,6 +118,7 @@ SnapshotReport profiler_trace_report(const std::string& text, const std::string&
         device.events = memory.size();
         device.allocated = memory.back().total_allocated;
         device.reserved = memory.back().total_reserved;
+        device.streams = {0};  // the profiler names no stream
         NameTable names(device);
         // Each thread's spans swept once, in time order, with a stack of those still open.
         std::map<std::string, std::pair<std::size_t, std::vector<OpenSpan>>> sweeps;

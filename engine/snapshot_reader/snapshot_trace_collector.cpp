@@ -76,6 +76,25 @@ TraceCollector::Action TraceCollector::action_of(const PickleValue* action) {
     return what;
 }
 
+std::uint16_t TraceCollector::stream_id(std::int64_t stream, const SnapshotFields& fields,
+                                        const SnapshotFields::Where& where) {
+    std::vector<std::int64_t>& streams = m_device.streams;
+    if (!streams.empty() && streams[m_last_stream] == stream) {
+        return m_last_stream;  // events come in runs on one stream
+    }
+    const auto [known, added] = m_stream_ids.try_emplace(stream, std::uint16_t(streams.size()));
+    if (added) {
+        if (streams.size() == SnapshotTraceChange::kMostStreams) {
+            fields.refuse(where, "a trace of more than " +
+                                     std::to_string(SnapshotTraceChange::kMostStreams) +
+                                     " streams (a program uses a few)");
+        }
+        streams.push_back(stream);
+    }
+    m_last_stream = known->second;
+    return m_last_stream;
+}
+
 void TraceCollector::add(std::size_t index, const PickleValue& event, const SnapshotFields& fields,
                          const SnapshotFields::Where& where) {
     using What = SnapshotTraceChange::What;
@@ -86,7 +105,8 @@ void TraceCollector::add(std::size_t index, const PickleValue& event, const Snap
     change.event = std::uint32_t(index);
     change.address = fields.whole_of(found.addr, "addr", where, 0, INT64_MAX);
     change.size = fields.bytes_of(found.size, "size", where);
-    change.stream = fields.whole_of(found.stream, "stream", where, INT64_MIN, INT64_MAX);
+    change.stream = stream_id(fields.whole_of(found.stream, "stream", where, INT64_MIN, INT64_MAX),
+                              fields, where);
     switch (action) {
         case Action::Alloc: {
             const auto [named, added] =
@@ -127,11 +147,14 @@ void TraceCollector::add(std::size_t index, const PickleValue& event, const Snap
 void TraceCollector::fill(SnapshotDevice& device) {
     move_trace(device, std::move(m_device));
     m_device = SnapshotDevice();
+    m_stream_ids.clear();
+    m_last_stream = 0;
 }
 
 void move_trace(SnapshotDevice& device, SnapshotDevice trace) {
     device.events = trace.events;
     device.changes = std::move(trace.changes);
+    device.streams = std::move(trace.streams);
     device.stacks = std::move(trace.stacks);
     device.names = std::move(trace.names);
     device.ooms = std::move(trace.ooms);

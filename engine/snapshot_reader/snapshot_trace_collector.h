@@ -39,12 +39,17 @@ public:
 private:
     enum class Action : std::uint8_t { Alloc, Free, Reserve, Map, Release, Unmap, Oom, Other };
     Action action_of(const PickleValue* action);
+    // The index of `stream` in the device's streams, refused past kMostStreams.
+    std::uint16_t stream_id(std::int64_t stream, const SnapshotFields& fields,
+                            const SnapshotFields::Where& where);
 
     std::vector<std::pair<const std::string*, Action>> m_actions;  // each text seen, read once
     SnapshotDevice m_device;  // its events, changes, stacks, names and out-of-memory events
     NameTable m_name_ids;
     // Equal stacks are one list of frames once read, so each is named once.
     std::unordered_map<std::uint64_t, std::uint32_t> m_by_frames;
+    std::unordered_map<std::int64_t, std::uint16_t> m_stream_ids;
+    std::uint16_t m_last_stream = 0;
     std::int64_t m_net = 0;  // allocated less freed so far: within what a machine holds
 };
 

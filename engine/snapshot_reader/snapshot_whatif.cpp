@@ -129,7 +129,8 @@ std::vector<allocator::TraceSegment> before_trace(const SnapshotDevice& device) 
         if (kind == Kind::SegmentAlloc) {
             opened.insert(change.address);
         } else if (kind == Kind::SegmentFree && !opened.count(change.address)) {
-            before.push_back({change.address, change.size, change.stream, false, {}, {}});
+            before.push_back(
+                {change.address, change.size, device.streams[change.stream], false, {}, {}});
             opened.insert(change.address);
         } else if (kind == Kind::Alloc) {
             allocated.insert(change.address);
@@ -223,11 +224,12 @@ allocator::AllocatorTrace allocator_trace(const SnapshotDevice& device,
     trace.events.reserve(device.changes.size() + device.ooms.size());
     auto oom = device.ooms.begin();
     for (const SnapshotTraceChange& change : device.changes) {
+        const std::int64_t stream = device.streams[change.stream];
         for (; oom != device.ooms.end() && oom->event < change.event; ++oom) {
-            trace.events.push_back({Kind::Oom, oom->event, 0, oom->requested, change.stream});
+            trace.events.push_back({Kind::Oom, oom->event, 0, oom->requested, stream});
         }
         trace.events.push_back(
-            {kind_of(change), change.event, change.address, change.size, change.stream});
+            {kind_of(change), change.event, change.address, change.size, stream});
     }
     for (; oom != device.ooms.end(); ++oom) {
         trace.events.push_back({Kind::Oom, oom->event, 0, oom->requested, 0});

@@ -239,6 +239,37 @@ TEST(SnapshotReport, ADictOfManyKeysNamedFromManyPlacesIsReadInLinearTime) {
     EXPECT_EQ(report.devices[0].events, 400000u);
 }
 
+// A trace's streams are kept once each, a change naming its stream by index (a change is 32
+// bytes); past 65,536 distinct streams (no program has them) the event is refused.
+TEST(SnapshotReport, AChangeNamesItsStreamAndStreamsPastWhatAProgramUsesAreRefused) {
+    const auto trace_of = [](std::int64_t streams) {
+        std::string pickle =
+            kProto2 + "}(" + text("segments") + "]" + text("device_traces") + "](](";
+        for (std::int64_t i = 0; i < streams; ++i) {
+            pickle += "}(" + text("action") + text("alloc") + text("addr") + long8(512 * i) +
+                      text("size") + long8(512) + text("stream") + long8(i == 2 ? 5 : 5 + 4 * i) +
+                      "u";
+        }
+        return pickle + "eeu.";
+    };
+    const SnapshotReport report = snapshot_report_from_bytes(trace_of(3), "streams.pickle");
+    ASSERT_EQ(report.devices.size(), 1u);
+    const SnapshotDevice& device = report.devices[0];
+    EXPECT_EQ(device.streams, (std::vector<std::int64_t>{5, 9}));
+    ASSERT_EQ(device.changes.size(), 3u);
+    EXPECT_EQ(device.streams.at(device.changes[1].stream), 9);
+    EXPECT_EQ(device.streams.at(device.changes[2].stream), 5);
+    try {
+        snapshot_report_from_bytes(trace_of(65538), "streams.pickle");
+        ADD_FAILURE() << "65,537 distinct streams were read";
+    } catch (const BadInput& error) {
+        EXPECT_NE(std::string(error.what())
+                      .find("device_traces[0][65537]: a trace of more than 65536 streams"),
+                  std::string::npos)
+            << error.what();
+    }
+}
+
 // A trace that does not add up (a history begun late, a lost free, a free of another size,
 // and more allocated than the segments dumped at the end hold): each is named, handled by one
 // rule, and no figure is below zero or a share over 100%.

@@ -49,19 +49,20 @@ struct SnapshotPoint {
 struct SnapshotTraceChange {
     enum class What : std::uint8_t { Alloc, Free, Reserve, Release };
     static constexpr std::uint32_t kNeverFreed = UINT32_MAX;
+    static constexpr std::size_t kMostStreams = UINT16_MAX + 1;
 
     std::uint32_t event = 0;  // its index in the trace
     std::uint32_t stack = 0;  // an allocation's source line and kind: SnapshotDevice::stacks
     std::int64_t address = 0;
     std::int64_t size = 0;
-    std::int64_t stream = 0;
     // An allocation's: the event that frees it (kNeverFreed: alive at the end); set by the
     // replay.
     std::uint32_t freed = kNeverFreed;
+    std::uint16_t stream = 0;  // SnapshotDevice::streams: a trace names a few
     What what = What::Alloc;
     bool pages = false;  // Reserve and Release: pages of an expandable segment (segment_map)
 };
-static_assert(sizeof(SnapshotTraceChange) <= 40, "a trace's events are kept as these alone");
+static_assert(sizeof(SnapshotTraceChange) <= 32, "a trace's events are kept as these alone");
 
 // What an allocation's stack says: its source line and kind, each an index in
 // SnapshotDevice::names; each distinct pair once.
@@ -135,6 +136,7 @@ struct SnapshotDevice {
     // A deque: millions of them grow as they are read with no copy of those before (a vector
     // doubling would hold both for a moment).
     std::deque<SnapshotTraceChange> changes;
+    std::vector<std::int64_t> streams;  // the streams the changes name, as the trace numbers them
     std::vector<SnapshotStack> stacks;
     std::vector<std::string> names;
     std::vector<SnapshotSegmentLayout> layout;  // the segments at the end
