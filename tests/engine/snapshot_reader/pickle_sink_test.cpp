@@ -97,10 +97,10 @@ TEST(PickleReader, AnItemTheSinkTookIsNamedAgainOnlyWhereItWasKept) {
 // again after other strings were read, and a scalar: each entry gives back what was put.
 TEST(PickleReader, AValueMemoizedUnderManyNumbersIsTheSameValueUnderEach) {
     // ["abc" put 0, get 0 put 1, "de", get 1, [] put 2, get 2, get 0, 7 put 3, get 3]
-    const std::string pickle = kProto2 + "](" + text("abc") + "q" + bytes({0}) + "h" +
-                               bytes({0}) + "q" + bytes({1}) + text("de") + "h" + bytes({1}) +
-                               "]q" + bytes({2}) + "h" + bytes({2}) + "h" + bytes({0}) + "K" +
-                               bytes({7}) + "q" + bytes({3}) + "h" + bytes({3}) + "e.";
+    const std::string pickle = kProto2 + "](" + text("abc") + "q" + bytes({0}) + "h" + bytes({0}) +
+                               "q" + bytes({1}) + text("de") + "h" + bytes({1}) + "]q" +
+                               bytes({2}) + "h" + bytes({2}) + "h" + bytes({0}) + "K" + bytes({7}) +
+                               "q" + bytes({3}) + "h" + bytes({3}) + "e.";
     const PickleDocument document = read_pickle(pickle, "memo.pickle");
     const PickleContainer* items = document.root().list();
     ASSERT_TRUE(items);
