@@ -18,6 +18,7 @@
 
 #include "cpu_history.h"
 #include "oomlab/common/format.h"
+#include "oomlab/common/freed_memory.h"
 #include "oomlab/torch_utils/torch_compat.h"
 
 namespace oomlab::memory {
@@ -276,9 +277,7 @@ void install_tracking_allocator() {
         // Training frees and re-allocates the same large blocks every step. glibc would map and
         // unmap each one (page faults, zeroing: 3x slower on the TREC bag benchmark); keeping
         // them in the heap makes it reuse them, as a caching allocator would.
-        mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest allowed threshold
-        mallopt(M_TRIM_THRESHOLD, 256 << 20);
-        mallopt(M_TOP_PAD, 16 << 20);
+        keep_freed_memory_for_reuse();
         static TrackingAllocator allocator;
         // Priority above the default so a later default registration cannot replace it.
         c10::SetCPUAllocator(&allocator, /*priority=*/100);

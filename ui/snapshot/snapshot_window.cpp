@@ -18,6 +18,7 @@
 #include "common/freed_memory.h"
 #include "common/wrapped_label.h"
 #include "oomlab/common/errors.h"
+#include "oomlab/common/freed_memory.h"
 #include "oomlab/snapshot_reader/snapshot_advice.h"
 #include "plots/series_colors.h"
 #include "snapshot/snapshot_diff_window.h"
@@ -164,7 +165,9 @@ SnapshotDiffWindow* SnapshotWindow::compareWith(const QString& after) {
 
 SnapshotWindow::~SnapshotWindow() {
     cancel();
-    giveFreedMemoryBackSoon();  // the report, its replays and the tables go with the window
+    // A report of millions of events, freed where each arena gives its top back as it goes.
+    give_back_memory_freed_by([this] { m_report = SnapshotReport(); });
+    giveFreedMemoryBackSoon();  // its replays and the tables go with the window
 }
 
 void SnapshotWindow::open(const QString& path) {
