@@ -13,13 +13,15 @@
 
 #include "oomlab/common/atomic_file.h"
 #include "oomlab/common/errors.h"
+#include "parallel.h"
 #include "word_index.h"
 
 namespace oomlab::glove_detail {
 namespace {
 
 constexpr char kMagic[8] = {'O', 'O', 'M', 'G', 'L', 'O', 'V', 'E'};
-constexpr std::uint32_t kCacheVersion = 2;  // 2: source ctime and inode, section checksums
+constexpr std::uint32_t kCacheVersion = 3;  // 2: source ctime and inode, section checksums;
+                                            // 3: a checksum per block of vectors
 constexpr std::uint32_t kByteOrderMark = 0x01020304;
 constexpr std::uint64_t kMatrixOffset = 4096;  // page aligned, so the mapped matrix is too
 constexpr std::uint64_t kSectionAlignment = 64;
@@ -46,7 +48,7 @@ struct CacheHeader {
     std::uint64_t index_slots;
     std::uint64_t duplicates_offset;
     std::uint64_t duplicates;
-    std::uint64_t matrix_hash;  // content_hash of the matrix
+    std::uint64_t matrix_hash;  // content_hash of the vector blocks' checksums
     std::uint64_t words_hash;   // of the word offsets, word bytes, index and duplicates
     std::uint64_t header_hash;  // of every byte above
 };
@@ -61,6 +63,23 @@ std::uint64_t hash_header(const CacheHeader& header) {
                                       offsetof(CacheHeader, header_hash)));
 }
 
+std::uint64_t vector_blocks(std::uint64_t rows) {
+    return (rows + kVectorBlockRows - 1) / kVectorBlockRows;
+}
+
+// The vector blocks' checksums come last.
+std::uint64_t blocks_offset(const CacheHeader& header) {
+    return header.duplicates_offset + header.duplicates * sizeof(std::uint64_t);
+}
+
+// The checksum of the vectors of rows [block * kVectorBlockRows, ...) of a table of `rows`.
+std::uint64_t hash_vector_block(const float* matrix, std::uint64_t rows, std::uint64_t dim,
+                                std::uint64_t block) {
+    const std::uint64_t first = block * kVectorBlockRows;
+    const std::uint64_t count = std::min<std::uint64_t>(kVectorBlockRows, rows - first);
+    return content_hash(matrix + first * dim, count * dim * sizeof(float));
+}
+
 // Section offsets follow from the sizes alone, so a reader recomputes and compares them.
 void lay_out(CacheHeader& header) {
     header.matrix_offset = kMatrixOffset;
@@ -69,7 +88,7 @@ void lay_out(CacheHeader& header) {
     header.words_offset = header.offsets_offset + (header.rows + 1) * sizeof(std::uint64_t);
     header.index_offset = align_up(header.words_offset + header.words_bytes, kSectionAlignment);
     header.duplicates_offset = header.index_offset + header.index_slots * sizeof(std::uint64_t);
-    header.file_bytes = header.duplicates_offset + header.duplicates * sizeof(std::uint64_t);
+    header.file_bytes = blocks_offset(header) + vector_blocks(header.rows) * sizeof(std::uint64_t);
 }
 
 // Checks what the reader will index with: offsets start at 0, never decrease, and end at the
@@ -103,10 +122,6 @@ std::uint64_t hash_words(const CacheHeader& header, const char* base) {
         content_hash(base + header.index_offset, header.index_slots * sizeof(std::uint64_t), hash);
     return content_hash(base + header.duplicates_offset, header.duplicates * sizeof(std::uint64_t),
                         hash);
-}
-
-std::uint64_t hash_matrix(const CacheHeader& header, const char* base) {
-    return content_hash(base + header.matrix_offset, header.rows * header.dim * sizeof(float));
 }
 
 std::string check_header(const CacheHeader& header, std::uint64_t file_bytes) {
@@ -202,7 +217,15 @@ void write_cache_file(const GloveTable::Impl& table, const std::string& path) {
     header.index_slots = slot_count;
     header.duplicates = static_cast<std::uint64_t>(table.duplicates);
     lay_out(header);
-    header.matrix_hash = content_hash(table.matrix, rows * header.dim * sizeof(float));
+    std::vector<std::uint64_t> block_hashes(vector_blocks(rows));
+    run_parallel(std::size_t(hardware_threads()), [&](std::size_t part) {
+        for (std::size_t block = part; block < block_hashes.size();
+             block += std::size_t(hardware_threads())) {
+            block_hashes[block] = hash_vector_block(table.matrix, rows, header.dim, block);
+        }
+    });
+    header.matrix_hash =
+        content_hash(block_hashes.data(), block_hashes.size() * sizeof(std::uint64_t));
     std::uint64_t words_hash = content_hash(table.word_offsets, (rows + 1) * sizeof(std::uint64_t));
     words_hash = content_hash(table.word_bytes, header.words_bytes, words_hash);
     words_hash = content_hash(slots, slot_count * sizeof(std::uint64_t), words_hash);
@@ -218,12 +241,13 @@ void write_cache_file(const GloveTable::Impl& table, const std::string& path) {
     file.write_at(header.index_offset, slots, slot_count * sizeof(std::uint64_t));
     file.write_at(header.duplicates_offset, duplicate_rows,
                   header.duplicates * sizeof(std::uint64_t));
+    file.write_at(blocks_offset(header), block_hashes.data(),
+                  block_hashes.size() * sizeof(std::uint64_t));
     file.commit(header.file_bytes);
 }
 
 std::shared_ptr<GloveTable::Impl> open_cache_file(const std::string& path,
-                                                  const CacheSource* source, bool verify_matrix,
-                                                  std::string& why_not) {
+                                                  const CacheSource* source, std::string& why_not) {
     MappedFile file;
     try {
         file = MappedFile(path);
@@ -247,9 +271,12 @@ std::shared_ptr<GloveTable::Impl> open_cache_file(const std::string& path,
                             hash_words(header, file.data()) != header.words_hash)) {
         why_not = kDamaged + std::string(" (the words do not match their checksum)");
     }
-    if (why_not.empty() && verify_matrix &&
-        hash_matrix(header, file.data()) != header.matrix_hash) {
-        why_not = kDamaged + std::string(" (the vectors do not match their checksum)");
+    const auto* block_hashes =
+        reinterpret_cast<const std::uint64_t*>(file.data() + blocks_offset(header));
+    if (why_not.empty() &&
+        content_hash(block_hashes, vector_blocks(header.rows) * sizeof(std::uint64_t)) !=
+            header.matrix_hash) {
+        why_not = kDamaged + std::string(" (the vectors' checksums do not match theirs)");
     }
     if (!why_not.empty()) {
         return nullptr;
@@ -273,8 +300,35 @@ std::shared_ptr<GloveTable::Impl> open_cache_file(const std::string& path,
     table->path = path;
     table->source = {header.source_size, header.source_mtime_ns, header.source_ctime_ns,
                      header.source_inode};
+    table->vector_block_hashes = block_hashes;
     table->cache_file = std::move(file);
     return table;
+}
+
+std::string damaged_vectors(const GloveTable::Impl& table, std::vector<std::uint64_t> blocks) {
+    if (!table.vector_block_hashes) {
+        return {};  // parsed from text: nothing to check
+    }
+    const auto rows = static_cast<std::uint64_t>(table.index_rows);  // the whole file's
+    const auto dim = static_cast<std::uint64_t>(table.dim);
+    std::vector<char> damaged(blocks.size(), 0);
+    const std::size_t threads =
+        std::min<std::size_t>(std::size_t(hardware_threads()), blocks.size());
+    run_parallel(threads, [&](std::size_t part) {
+        for (std::size_t i = part; i < blocks.size(); i += threads) {
+            damaged[i] = hash_vector_block(table.matrix, rows, dim, blocks[i]) !=
+                         table.vector_block_hashes[blocks[i]];
+        }
+    });
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+        if (damaged[i]) {
+            const std::uint64_t first = blocks[i] * kVectorBlockRows;
+            const std::uint64_t last = std::min(first + kVectorBlockRows, rows);
+            return kDamaged + std::string(" (the vectors of rows ") + std::to_string(first + 1) +
+                   " to " + std::to_string(last) + " do not match their checksum)";
+        }
+    }
+    return {};
 }
 
 }  // namespace oomlab::glove_detail

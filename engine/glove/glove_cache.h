@@ -4,6 +4,7 @@
 //
 //   header (128 bytes) | pad to 4096 | matrix rows x dim float32 | word offsets (rows + 1) u64
 //   | word bytes | pad to 64 | hash index slots u64 | duplicate rows u64
+//   | a checksum per kVectorBlockRows rows of the matrix u64
 //
 // Native byte order; a file written on a machine of the other order is simply not used.
 #pragma once
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cache_source.h"
 #include "table_impl.h"
@@ -31,12 +33,19 @@ bool looks_like_cache(const std::string& path);
 // Writes atomically (a temporary file renamed over `path`). Throws Error on I/O failure.
 void write_cache_file(const GloveTable::Impl& table, const std::string& path);
 
+// The vectors are checked in blocks of this many rows, each against its own checksum, so a
+// run that uses a few thousand rows of 840B's 2.2 million reads those blocks alone.
+constexpr std::uint64_t kVectorBlockRows = 4096;
+
 // A table viewing the mapped cache, or nullptr with `why_not` saying why it cannot be used:
 // unreadable, damaged (header, sections or checksums), from another format version, or (when
-// `source` is given) made from a different version of the text. The matrix's checksum costs
-// a read of every vector, so it is checked only with `verify_matrix`.
+// `source` is given) made from a different version of the text. The vectors are not read:
+// damaged_vectors checks those a caller uses.
 std::shared_ptr<GloveTable::Impl> open_cache_file(const std::string& path,
-                                                  const CacheSource* source, bool verify_matrix,
-                                                  std::string& why_not);
+                                                  const CacheSource* source, std::string& why_not);
+
+// Empty when the vectors of `blocks` (row / kVectorBlockRows) match their checksums (or the
+// table was not read from a cache); else why not, naming the rows, starting with kDamaged.
+std::string damaged_vectors(const GloveTable::Impl& table, std::vector<std::uint64_t> blocks);
 
 }  // namespace oomlab::glove_detail

@@ -42,6 +42,34 @@ std::string beside_path(const std::string& text_path) {
     return text_path + kCacheSuffix;
 }
 
+// The blocks of a cache's vectors a load checks: none without verify_vectors; those holding
+// the words of vectors_used (the rows a run reads); else every row the table shows.
+std::vector<std::uint64_t> blocks_to_check(const GloveTable::Impl& table,
+                                           const GloveLoadOptions& options) {
+    std::vector<std::uint64_t> blocks;
+    if (!options.verify_vectors) {
+        return blocks;
+    }
+    const std::int64_t shown =
+        options.max_rows > 0 ? std::min(options.max_rows, table.rows) : table.rows;
+    if (!options.vectors_used) {
+        for (std::int64_t row = 0; row < shown; row += std::int64_t(kVectorBlockRows)) {
+            blocks.push_back(std::uint64_t(row) / kVectorBlockRows);
+        }
+        return blocks;
+    }
+    for (const std::string& word : *options.vectors_used) {
+        const std::int64_t row = find_word(table.index_slots, table.index_slot_count,
+                                           table.word_offsets, table.word_bytes, shown, word);
+        if (row >= 0) {
+            blocks.push_back(std::uint64_t(row) / kVectorBlockRows);
+        }
+    }
+    std::sort(blocks.begin(), blocks.end());
+    blocks.erase(std::unique(blocks.begin(), blocks.end()), blocks.end());
+    return blocks;
+}
+
 // Where a cache of `text_path` may be; a stale or damaged one is skipped, and a damaged one
 // is mentioned in `note`.
 std::shared_ptr<GloveTable::Impl> find_valid_cache(const std::string& text_path,
@@ -53,7 +81,11 @@ std::shared_ptr<GloveTable::Impl> find_valid_cache(const std::string& text_path,
             continue;
         }
         std::string why_not;
-        if (auto table = open_cache_file(candidate, &source, options.verify_vectors, why_not)) {
+        auto table = open_cache_file(candidate, &source, why_not);
+        if (table) {
+            why_not = damaged_vectors(*table, blocks_to_check(*table, options));
+        }
+        if (table && why_not.empty()) {
             table->path = text_path;
             return table;
         }
@@ -184,7 +216,13 @@ GloveTable GloveTable::load_unchecked(const std::string& path, const GloveLoadOp
     const CacheSource source = stat_source(path);
     if (looks_like_cache(path)) {
         std::string why_not;
-        auto table = open_cache_file(path, nullptr, options.verify_vectors, why_not);
+        auto table = open_cache_file(path, nullptr, why_not);
+        if (table) {
+            why_not = damaged_vectors(*table, blocks_to_check(*table, options));
+        }
+        if (!why_not.empty()) {
+            table = nullptr;
+        }
         if (!table) {
             throw bad_input_at(path, 0,
                                "cannot use this cache file (" + why_not +

@@ -25,6 +25,8 @@ struct GloveTable::Impl {
     const std::uint64_t* duplicate_rows = nullptr;  // ascending, all below index_rows
     std::int64_t duplicate_row_count = 0;           // entries in duplicate_rows
     std::int64_t duplicates = 0;                    // of them, those below rows
+    // A cache's checksums of its vectors, a block of rows each (glove_cache.h); null otherwise.
+    const std::uint64_t* vector_block_hashes = nullptr;
 
     GloveFormat format = GloveFormat::Glove;
     bool from_cache = false;

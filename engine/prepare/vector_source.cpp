@@ -106,6 +106,9 @@ LoadedVectors load_vectors(const EmbeddingsConfig& config,
     if (config.vocab == VocabMode::Top) {
         limited.max_rows = config.top_n;  // the N most frequent words are the first N lines
     }
+    if (config.vocab == VocabMode::Dataset) {
+        limited.vectors_used = &dataset_words;  // a cache's other vectors are never read
+    }
     if (const std::string file = vector_file(config); !file.empty()) {
         return load_file(file, limited);
     }

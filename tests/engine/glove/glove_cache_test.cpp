@@ -151,6 +151,34 @@ TEST_F(GloveCache, DamagedWordsOrVectorsFallBackToTheTextWithANote) {
     }
 }
 
+// A run reads the vectors of its dataset's words alone, and checks those alone: each block of
+// 4,096 rows has its checksum, so damage elsewhere costs nothing and damage there is found,
+// naming the rows.
+TEST_F(GloveCache, ARunChecksTheVectorsItReadsAndOnlyThose) {
+    std::string text;
+    for (int row = 0; row < 9000; ++row) {  // three blocks
+        text += "w" + std::to_string(row) + " " + std::to_string(row) + " 0.5\n";
+    }
+    test::write_file(m_text, text);
+    GloveTable::load(m_text);
+    overwrite_bytes(cache_path(), 4096 + 5000 * 2 * 4, "\x5a\x5a");  // row 5000, block 1
+    const std::vector<std::string> elsewhere = {"w0", "w8500", "not-a-word"};
+    GloveLoadOptions run;
+    run.vectors_used = &elsewhere;
+    const GloveTable table = GloveTable::load(m_text, run);
+    EXPECT_TRUE(table.from_cache());
+    EXPECT_EQ(table.vector(table.find("w8500"))[0], 8500.0f);
+    const std::vector<std::string> there = {"w0", "w5000"};
+    run.vectors_used = &there;
+    const GloveTable reread = GloveTable::load(m_text, run);
+    EXPECT_FALSE(reread.from_cache());
+    EXPECT_EQ(reread.vector(reread.find("w5000"))[0], 5000.0f);
+    EXPECT_NE(reread.note().find("the vectors of rows 4097 to 8192 do not match their checksum"),
+              std::string::npos)
+        << reread.note();
+    EXPECT_TRUE(GloveTable::load(m_text).from_cache()) << "rewritten whole";
+}
+
 // Describing a table (glove info) reads no vector, so it does not pay for their checksum.
 TEST_F(GloveCache, DescribingWithoutVerifyingTheVectorsSkipsTheirChecksum) {
     GloveTable::load(m_text);

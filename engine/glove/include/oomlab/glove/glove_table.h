@@ -32,9 +32,13 @@ struct GloveLoadOptions {
     GloveCacheMode cache = GloveCacheMode::ReadWrite;
     std::string cache_dir;  // used when the text file's folder is not writable;
                             // empty: $XDG_CACHE_HOME/oomlab (or ~/.cache/oomlab)
-    // Check a cache's vectors against their checksum (a read of every vector). Without it
-    // only the header and the words are checked: enough to describe the table.
+    // Check a cache's vectors against their checksums (a read of every vector shown). Without
+    // it only the header and the words are checked: enough to describe the table.
     bool verify_vectors = true;
+    // With verify_vectors: check only the vectors of these words, those a run reads (a
+    // checksum covers 4,096 rows, so a run that uses 14,000 of 840B's 2.2 million rows reads a
+    // fraction of the file). The caller keeps the words while load() runs.
+    const std::vector<std::string>* vectors_used = nullptr;
     std::string what = "embeddings.path";           // the setting the path came from, in messages
     std::function<void(double fraction)> progress;  // called from the loading thread
 };
