@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
+#include <vector>
 
 #include "glove_cache.h"
 #include "oomlab/common/errors.h"
@@ -118,6 +121,44 @@ void try_write_cache(const GloveTable::Impl& table, const std::string& text_path
             // try the next place
         }
     }
+}
+
+// Caches written after load() returned (write_cache_in_background): a first run on a large
+// file trains while its cache is written (840B's is 2.7 GB, 7 s to write here). Each write
+// holds its table; all are waited for at exit, and a cache is renamed into place only whole.
+class BackgroundCacheWrites {
+public:
+    ~BackgroundCacheWrites() { wait(); }
+
+    void start(std::shared_ptr<const GloveTable::Impl> table, std::string text_path,
+               GloveLoadOptions options) {
+        options.progress = nullptr;  // the caller's may be gone by then
+        options.vectors_used = nullptr;
+        const std::lock_guard lock(m_mutex);
+        m_writes.emplace_back(
+            [table = std::move(table), text_path = std::move(text_path),
+             options = std::move(options)] { try_write_cache(*table, text_path, options); });
+    }
+
+    void wait() {
+        std::vector<std::thread> writes;
+        {
+            const std::lock_guard lock(m_mutex);
+            writes.swap(m_writes);
+        }
+        for (std::thread& write : writes) {
+            write.join();
+        }
+    }
+
+private:
+    std::mutex m_mutex;
+    std::vector<std::thread> m_writes;
+};
+
+BackgroundCacheWrites& background_cache_writes() {
+    static BackgroundCacheWrites writes;
+    return writes;
 }
 
 void check_expected_dim(const GloveTable::Impl& table, const GloveLoadOptions& options) {
@@ -260,9 +301,17 @@ GloveTable GloveTable::load_unchecked(const std::string& path, const GloveLoadOp
     table->source = source;
     table->note = std::move(note);
     if (options.cache == GloveCacheMode::ReadWrite && complete) {
-        try_write_cache(*table, path, options);
+        if (options.write_cache_in_background) {
+            background_cache_writes().start(table, path, options);
+        } else {
+            try_write_cache(*table, path, options);
+        }
     }
     return GloveTable(std::move(table));
+}
+
+void GloveTable::wait_for_cache_writes() {
+    background_cache_writes().wait();
 }
 
 std::int64_t GloveTable::size() const {

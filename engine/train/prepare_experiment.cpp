@@ -168,6 +168,7 @@ PreparedExperiment prepare_experiment(const ExperimentConfig& config,
     report("embeddings", 0.1);
     GloveLoadOptions load_options;
     load_options.progress = [&](double fraction) { report("embeddings", 0.1 + 0.8 * fraction); };
+    load_options.write_cache_in_background = true;  // the first run trains while it is written
     const prepare::LoadedVectors vectors = prepare::load_vectors(
         config.embeddings, prepare::distinct_words(train_tokens), config.train.seed, load_options);
     info.embeddings = vectors.description;

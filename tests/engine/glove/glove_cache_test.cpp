@@ -179,6 +179,21 @@ TEST_F(GloveCache, ARunChecksTheVectorsItReadsAndOnlyThose) {
     EXPECT_TRUE(GloveTable::load(m_text).from_cache()) << "rewritten whole";
 }
 
+// A run's first load writes the cache in the background and trains meanwhile: the table it
+// returns stays whole while the cache is written, and the cache is there once waited for.
+TEST_F(GloveCache, ACacheWrittenInTheBackgroundIsWholeOnceWaitedFor) {
+    const GloveTable reference = GloveTable::load(m_text, test::no_cache());
+    GloveLoadOptions run;
+    run.write_cache_in_background = true;
+    const GloveTable first = GloveTable::load(m_text, run);
+    EXPECT_FALSE(first.from_cache());
+    EXPECT_TRUE(test::same_table(reference, first));
+    GloveTable::wait_for_cache_writes();
+    const GloveTable second = GloveTable::load(m_text, run);
+    EXPECT_TRUE(second.from_cache());
+    EXPECT_TRUE(test::same_table(reference, second));
+}
+
 // Describing a table (glove info) reads no vector, so it does not pay for their checksum.
 TEST_F(GloveCache, DescribingWithoutVerifyingTheVectorsSkipsTheirChecksum) {
     GloveTable::load(m_text);

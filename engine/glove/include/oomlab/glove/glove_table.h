@@ -39,6 +39,9 @@ struct GloveLoadOptions {
     // checksum covers 4,096 rows, so a run that uses 14,000 of 840B's 2.2 million rows reads a
     // fraction of the file). The caller keeps the words while load() runs.
     const std::vector<std::string>* vectors_used = nullptr;
+    // Write the cache after load() returns, while the caller goes on (a run trains meanwhile);
+    // wait_for_cache_writes() and the process's exit wait for it.
+    bool write_cache_in_background = false;
     std::string what = "embeddings.path";           // the setting the path came from, in messages
     std::function<void(double fraction)> progress;  // called from the loading thread
 };
@@ -68,6 +71,9 @@ public:
     // What the load had to work around, for the user: empty, or e.g. "the cache ... was
     // damaged (...); the text was read instead".
     const std::string& note() const;
+
+    // Returns once every cache being written in the background is written (or failed).
+    static void wait_for_cache_writes();
 
     // Writes the binary cache (what load() writes next to the text file) to `path`.
     void write_cache(const std::string& path) const;
