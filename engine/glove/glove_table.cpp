@@ -135,9 +135,12 @@ public:
         options.progress = nullptr;  // the caller's may be gone by then
         options.vectors_used = nullptr;
         const std::lock_guard lock(m_mutex);
-        m_writes.emplace_back(
-            [table = std::move(table), text_path = std::move(text_path),
-             options = std::move(options)] { try_write_cache(*table, text_path, options); });
+        m_writes.emplace_back([table = std::move(table), text_path = std::move(text_path),
+                               options = std::move(options)] {
+            if (fs::exists(text_path)) {  // not for a file (and folder) deleted meanwhile
+                try_write_cache(*table, text_path, options);
+            }
+        });
     }
 
     void wait() {
