@@ -35,6 +35,36 @@ void print_groups(const char* title, const std::vector<SnapshotLine>& groups) {
     }
 }
 
+// The peak inside each stage the program annotated (the ten highest), and those running at
+// the device's peak.
+void print_stages(const SnapshotDevice& d) {
+    if (!d.stages_problem.empty()) {
+        std::cout << "  stages: " << d.stages_problem << '\n';
+    }
+    if (d.stages.empty()) {
+        return;
+    }
+    std::cout << "  peak allocated by stage (the program's annotations):\n";
+    const std::vector<SnapshotAnnotatedStage> stages = stages_by_peak(d);
+    for (std::size_t i = 0; i < stages.size() && i < 10; ++i) {
+        char figure[32];
+        std::snprintf(figure, sizeof figure, "%12s",
+                      format_bytes(stages[i].peak_allocated).c_str());
+        std::cout << "    " << figure << "  " << stages[i].name << " (ran " << stages[i].spans
+                  << (stages[i].spans == 1 ? " time" : " times") << "; the most after event "
+                  << stages[i].peak_event << ")\n";
+    }
+    if (stages.size() > 10) {
+        std::cout << "    ... " << stages.size() - 10 << " more (--json lists them)\n";
+    }
+    const std::vector<std::string> running = stages_at(d, d.peak_event);
+    std::cout << "  at the peak allocated, running: ";
+    for (std::size_t i = 0; i < running.size(); ++i) {
+        std::cout << (i ? ", " : "") << running[i];
+    }
+    std::cout << (running.empty() ? "no annotated stage" : "") << '\n';
+}
+
 }  // namespace
 
 void print_snapshot_report(const SnapshotReport& report) {
@@ -72,6 +102,7 @@ void print_snapshot_report(const SnapshotReport& report) {
         }
         print_groups("alive at the peak, by what it was for", d.at_peak_by_kind);
         print_groups("alive at the peak, by source line", d.at_peak);
+        print_stages(d);
         const std::vector<SnapshotAdvice> advice = snapshot_advice(d, report.alloc_conf);
         if (!advice.empty()) {
             std::cout << "  what to do:\n";

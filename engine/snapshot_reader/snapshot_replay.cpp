@@ -6,6 +6,7 @@
 
 #include "oomlab/common/format.h"
 #include "snapshot_fields.h"
+#include "snapshot_stages.h"
 
 namespace oomlab {
 namespace {
@@ -234,6 +235,8 @@ void replay_changes(SnapshotDevice& device, const SnapshotProgress& progress) {
     // peak and every out-of-memory event among them.
     const std::size_t stride = std::max<std::size_t>(1, device.events / kTimelinePoints);
     device.timeline.push_back({0, allocated, reserved});
+    snapshot::StagePeaks stage_peaks(device);
+    stage_peaks.at(0, allocated, reserved);
     auto change = device.changes.begin();
     auto oom = device.ooms.begin();
     for (std::size_t i = 0; i < device.events; ++i) {
@@ -264,6 +267,7 @@ void replay_changes(SnapshotDevice& device, const SnapshotProgress& progress) {
             device.peak_reserved = reserved;
             device.peak_reserved_event = i + 1;
         }
+        stage_peaks.at(i + 1, allocated, reserved);
     }
     const SnapshotPoint peak{device.peak_event, device.peak_allocated, device.reserved_at_peak};
     const auto at = std::lower_bound(

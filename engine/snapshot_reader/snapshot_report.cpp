@@ -20,6 +20,7 @@
 #include "snapshot_input.h"
 #include "snapshot_replay.h"
 #include "snapshot_sink.h"
+#include "snapshot_stages.h"
 
 namespace oomlab {
 namespace {
@@ -196,9 +197,10 @@ void read_segments(DeviceIndex& devices, const PickleValue& root, WorkBudget& bu
 }
 
 // A device's trace: taken by the sink as it was read, or read here from its list.
-void collect_changes(SnapshotDevice& device, const PickleContainer* trace,
-                     snapshot::SnapshotSink& sink, const snapshot::SnapshotFields& fields,
-                     const SnapshotProgress& progress) {
+snapshot::EventClock collect_changes(SnapshotDevice& device, const PickleContainer* trace,
+                                     snapshot::SnapshotSink& sink,
+                                     const snapshot::SnapshotFields& fields,
+                                     const SnapshotProgress& progress) {
     if (trace && trace->sink_list != 0) {
         return sink.fill_trace(device, *trace);
     }
@@ -211,7 +213,7 @@ void collect_changes(SnapshotDevice& device, const PickleContainer* trace,
             return "device_traces[" + std::to_string(device.index) + "][" + std::to_string(i) + "]";
         });
     }
-    collector.fill(device);
+    return collector.fill(device);
 }
 
 // What OOM Lab writes as "oomlab_experiment": its settings, a JSON object a few levels deep.
@@ -304,6 +306,8 @@ SnapshotReport report_of_pickle(const snapshot::PickleDocument& document,
     const snapshot::SnapshotFields fields(source);
     read_segments(devices, root, budget, sink, fields);
     report.alloc_conf = alloc_conf_of(root.at("allocator_settings"));
+    const std::vector<snapshot::SnapshotAnnotation> annotations =
+        snapshot::read_annotations(root, fields);
     const Items& traces =
         fields.list(root, "device_traces", [] { return std::string("the root"); });
     for (std::size_t index = 0; index < traces.size(); ++index) {
@@ -321,7 +325,8 @@ SnapshotReport report_of_pickle(const snapshot::PickleDocument& document,
         const std::size_t at = std::size_t(device.index);
         const PickleContainer* trace = at < traces.size() ? traces[at].list() : nullptr;
         budget.spend(trace ? trace->items.size() + trace->taken : 0, "device traces");
-        collect_changes(device, trace, sink, fields, progress);
+        const snapshot::EventClock clock = collect_changes(device, trace, sink, fields, progress);
+        snapshot::place_stages(device, annotations, clock);
         snapshot::replay_changes(device, progress);
     }
     std::sort(report.devices.begin(), report.devices.end(),

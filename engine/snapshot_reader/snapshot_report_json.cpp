@@ -36,28 +36,40 @@ std::string snapshot_report_json(const SnapshotReport& report, std::optional<std
                             {"reserved_bytes", oom.reserved},
                             {"refused_by_process_limit", refused_by_process_limit(oom)}});
         }
+        Json stages = Json::array();
+        for (const SnapshotAnnotatedStage& stage : stages_by_peak(d)) {
+            stages.push_back({{"name", stage.name},
+                              {"times", stage.spans},
+                              {"peak_allocated_bytes", stage.peak_allocated},
+                              {"peak_event", stage.peak_event},
+                              {"reserved_at_peak_bytes", stage.reserved_at_peak}});
+        }
         Json advice = Json::array();
         for (const SnapshotAdvice& item : snapshot_advice(d, report.alloc_conf)) {
             advice.push_back({{"what", item.what}, {"why", item.why}});
         }
-        devices.push_back({{"device", d.index},
-                           {"segments", d.segments},
-                           {"reserved_bytes", d.reserved},
-                           {"allocated_bytes", d.allocated},
-                           {"cached_free_bytes", d.cached_free},
-                           {"largest_free_block", d.largest_free_block},
-                           {"requested_bytes", d.requested >= 0 ? Json(d.requested) : Json()},
-                           {"pools", pools(d.pools)},
-                           {"events", d.events},
-                           {"peak_allocated_bytes", d.peak_allocated},
-                           {"peak_reserved_bytes", d.peak_reserved},
-                           {"peak_event", d.peak_event},
-                           {"reserved_at_peak_bytes", d.reserved_at_peak},
-                           {"at_peak", groups(d.at_peak, "where")},
-                           {"at_peak_by_kind", groups(d.at_peak_by_kind, "kind")},
-                           {"ooms", ooms},
-                           {"trace_problems", d.trace_problems},
-                           {"advice", advice}});
+        devices.push_back(
+            {{"device", d.index},
+             {"segments", d.segments},
+             {"reserved_bytes", d.reserved},
+             {"allocated_bytes", d.allocated},
+             {"cached_free_bytes", d.cached_free},
+             {"largest_free_block", d.largest_free_block},
+             {"requested_bytes", d.requested >= 0 ? Json(d.requested) : Json()},
+             {"pools", pools(d.pools)},
+             {"events", d.events},
+             {"peak_allocated_bytes", d.peak_allocated},
+             {"peak_reserved_bytes", d.peak_reserved},
+             {"peak_event", d.peak_event},
+             {"reserved_at_peak_bytes", d.reserved_at_peak},
+             {"at_peak", groups(d.at_peak, "where")},
+             {"at_peak_by_kind", groups(d.at_peak_by_kind, "kind")},
+             {"stages", stages},
+             {"stages_at_peak", stages_at(d, d.peak_event)},
+             {"stages_problem", d.stages_problem.empty() ? Json() : Json(d.stages_problem)},
+             {"ooms", ooms},
+             {"trace_problems", d.trace_problems},
+             {"advice", advice}});
         if (at) {
             const SnapshotMoment moment = snapshot_moment(d, *at);
             devices.back()["at_event"] = {{"event", moment.event},

@@ -62,18 +62,19 @@ void SnapshotSink::refuse_taken(const Taken& taken, const std::string& where) co
     }
 }
 
-void SnapshotSink::fill_trace(SnapshotDevice& device, const PickleContainer& list) {
+EventClock SnapshotSink::fill_trace(SnapshotDevice& device, const PickleContainer& list) {
     Taken& taken = m_lists.at(list.sink_list - 1);
     refuse_taken(taken, "device_traces[" + std::to_string(device.index) + "]");
     if (!taken.trace) {  // a list of blocks where a trace was: no event in it
         device.events = list.taken;
-        return;
+        return {};
     }
     if (const SnapshotDevice* first = taken.filled) {
-        return move_trace(device, *first);
+        move_trace(device, *first);
+        return {};
     }
-    taken.trace->fill(device);
     taken.filled = &device;
+    return taken.trace->fill(device);
 }
 
 const std::vector<SnapshotBlock>& SnapshotSink::blocks(const PickleContainer& list,

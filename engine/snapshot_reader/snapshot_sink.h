@@ -41,10 +41,10 @@ public:
     void take(std::uint32_t list, std::size_t index, const PickleValue& item) override;
     std::uint64_t bytes() const override;
 
-    // The trace taken as `list` (device_traces[device.index]), into `device`; throws
-    // FieldRefusal for the first value out of place in it. A list two devices name is copied
-    // from the first device filled.
-    void fill_trace(SnapshotDevice& device, const PickleContainer& list);
+    // The trace taken as `list` (device_traces[device.index]), into `device`, and when its
+    // events happened; throws FieldRefusal for the first value out of place in it. A list two
+    // devices name is copied from the first device filled (without its times).
+    EventClock fill_trace(SnapshotDevice& device, const PickleContainer& list);
     // The blocks taken as `list`, a segment's (`where` names it); throws FieldRefusal for the
     // first value out of place in them.
     const std::vector<SnapshotBlock>& blocks(const PickleContainer& list,

@@ -22,12 +22,14 @@ struct EventFields {
     const PickleValue* stream = nullptr;
     const PickleValue* frames = nullptr;
     const PickleValue* device_free = nullptr;
+    const PickleValue* time_us = nullptr;
 
     explicit EventFields(const PickleValue& event) {
         const PickleContainer* entries = event.dict();
         const std::pair<std::string_view, const PickleValue**> fields[] = {
-            {"action", &action}, {"addr", &addr},     {"size", &size},
-            {"stream", &stream}, {"frames", &frames}, {"device_free", &device_free}};
+            {"action", &action},  {"addr", &addr},     {"size", &size},
+            {"stream", &stream},  {"frames", &frames}, {"device_free", &device_free},
+            {"time_us", &time_us}};
         if (entries && entries->size() > kOnePassEntries) {
             for (const auto& [name, field] : fields) {
                 *field = event.at(name);
@@ -100,6 +102,13 @@ void TraceCollector::add(std::size_t index, const PickleValue& event, const Snap
     using What = SnapshotTraceChange::What;
     m_device.events = std::max(m_device.events, index + 1);
     const EventFields found(event);
+    if (found.time_us) {
+        const std::int64_t time =
+            fields.whole_of(found.time_us, "time_us", where, INT64_MIN, INT64_MAX);
+        m_clock.add(index, &time);
+    } else {
+        m_clock.add(index, nullptr);
+    }
     const Action action = action_of(found.action);
     SnapshotTraceChange change;
     change.event = std::uint32_t(index);
@@ -144,11 +153,14 @@ void TraceCollector::add(std::size_t index, const PickleValue& event, const Snap
     m_device.changes.push_back(change);
 }
 
-void TraceCollector::fill(SnapshotDevice& device) {
+EventClock TraceCollector::fill(SnapshotDevice& device) {
+    EventClock clock = std::move(m_clock);
     move_trace(device, std::move(m_device));
     m_device = SnapshotDevice();
+    m_clock = EventClock();
     m_stream_ids.clear();
     m_last_stream = 0;
+    return clock;
 }
 
 void move_trace(SnapshotDevice& device, SnapshotDevice trace) {
@@ -166,7 +178,8 @@ std::uint64_t TraceCollector::bytes() const {
     constexpr std::uint64_t kMapEntry = 48;  // a node of m_by_frames, and its bucket
     return m_device.changes.size() * sizeof(SnapshotTraceChange) +
            m_device.ooms.capacity() * sizeof(SnapshotOom) + m_device.names.capacity() * kName +
-           m_device.stacks.capacity() * sizeof(SnapshotStack) + m_by_frames.size() * kMapEntry;
+           m_device.stacks.capacity() * sizeof(SnapshotStack) + m_by_frames.size() * kMapEntry +
+           m_clock.bytes();
 }
 
 }  // namespace oomlab::snapshot

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "event_clock.h"
 #include "oomlab/snapshot_reader/snapshot_report.h"
 #include "pickle_reader.h"
 #include "snapshot_fields.h"
@@ -32,8 +33,8 @@ public:
     void add(std::size_t index, const PickleValue& event, const SnapshotFields& fields,
              const SnapshotFields::Where& where);
     // What was collected, moved into `device` (its events, changes, names and out-of-memory
-    // events); the collector is left empty.
-    void fill(SnapshotDevice& device);
+    // events), and when each event happened; the collector is left empty.
+    EventClock fill(SnapshotDevice& device);
     std::uint64_t bytes() const;
 
 private:
@@ -45,6 +46,7 @@ private:
 
     std::vector<std::pair<const std::string*, Action>> m_actions;  // each text seen, read once
     SnapshotDevice m_device;  // its events, changes, stacks, names and out-of-memory events
+    EventClock m_clock;
     NameTable m_name_ids;
     // Equal stacks are one list of frames once read, so each is named once.
     std::unordered_map<std::uint64_t, std::uint32_t> m_by_frames;

@@ -36,6 +36,24 @@ struct SnapshotOom {
     std::int64_t reserved = 0;   // likewise
 };
 
+// Where a stage the program annotated ran (torch.profiler.record_function, the optimizer's
+// step: PyTorch's "external_annotations"): from the state after `first` events to the state
+// after `end` events.
+struct SnapshotStageSpan {
+    std::uint32_t stage = 0;  // in SnapshotDevice::stages
+    std::size_t first = 0;
+    std::size_t end = 0;
+};
+
+// The most allocated while a stage ran, over every time it ran.
+struct SnapshotAnnotatedStage {
+    std::string name;
+    std::size_t spans = 0;  // how many times it ran
+    std::int64_t peak_allocated = 0;
+    std::size_t peak_event = 0;  // the state (after this many events) where it was reached
+    std::int64_t reserved_at_peak = 0;
+};
+
 // What was allocated and reserved after the first `event` events of a device's trace.
 struct SnapshotPoint {
     std::size_t event = 0;
@@ -140,6 +158,11 @@ struct SnapshotDevice {
     std::vector<SnapshotStack> stacks;
     std::vector<std::string> names;
     std::vector<SnapshotSegmentLayout> layout;  // the segments at the end
+    // The stages the program annotated, in the order first seen, and where each ran, in the
+    // order they ended; empty when it annotated none. Why they could not be placed, if so.
+    std::vector<SnapshotAnnotatedStage> stages;
+    std::vector<SnapshotStageSpan> stage_spans;
+    std::string stages_problem;
     // Where the trace does not add up (a history begun late, frees lost, sizes or totals that
     // disagree with the segments), each with how it was taken: one sentence each.
     std::vector<std::string> trace_problems;
@@ -175,6 +198,11 @@ std::vector<std::string> snapshot_end_notes(const SnapshotDevice& device);
 
 // The state after the first `event` events (clamped to the trace) of `device`.
 SnapshotMoment snapshot_moment(const SnapshotDevice& device, std::size_t event);
+
+// The stages the program had annotated that were running at the state after `event` events,
+// and its stages by their peaks, the highest first.
+std::vector<std::string> stages_at(const SnapshotDevice& device, std::size_t event);
+std::vector<SnapshotAnnotatedStage> stages_by_peak(const SnapshotDevice& device);
 
 // How far reading a file has come, phase by phase: "reading" the file (`done` and `total` its
 // bytes, compressed ones for a gzipped file; a trace is collected as it is read), then

@@ -1,0 +1,110 @@
+// The stages a program annotated (PyTorch's "external_annotations"), placed among a device's
+// events by their times, and the peak allocated inside each, on snapshots built as PyTorch
+// writes them.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "oomlab/common/errors.h"
+#include "oomlab/snapshot_reader/snapshot_report.h"
+#include "pickle_bytes.h"
+#include "snapshot_reader/event_clock.h"
+
+namespace oomlab::snapshot {
+namespace {
+
+std::string event(const char* action, std::int64_t address, std::int64_t size, bool timed,
+                  std::int64_t time) {
+    return "}(" + text("action") + text(action) + text("addr") + long8(address) + text("size") +
+           long8(size) + (timed ? text("time_us") + long8(time) : "") + "u";
+}
+
+std::string annotation(const char* stage, const char* name, int device, std::int64_t time) {
+    return "}(" + text("stage") + text(stage) + text("name") + text(name) + text("device") + "K" +
+           bytes({device}) + text("time_us") + long8(time) + "u";
+}
+
+// Six events: A (100 B) and B (200 B) allocated, A freed 100 ms later, C (1,000 B) allocated,
+// B and C freed: allocated after each is 100, 300, 200, 1200, 1000, 0.
+std::string trace(bool timed) {
+    return event("alloc", 0x1000, 100, timed, 10) + event("alloc", 0x2000, 200, timed, 20) +
+           event("free_completed", 0x1000, 100, timed, 100000) +
+           event("alloc", 0x3000, 1000, timed, 100010) +
+           event("free_completed", 0x2000, 200, timed, 100020) +
+           event("free_completed", 0x3000, 1000, timed, 100030);
+}
+
+std::string snapshot(bool timed, const std::string& annotations) {
+    return kProto2 + "}(" + text("segments") + "]" + text("device_traces") + "]](" + trace(timed) +
+           "ea" + text("external_annotations") + "](" + annotations + "eu.";
+}
+
+const std::string kAnnotations =
+    annotation("START", "forward", 0, 5) + annotation("END", "forward", 0, 25) +
+    annotation("END", "never started", 0, 50) + annotation("START", "step", 0, 100005) +
+    annotation("START", "forward", 0, 100015) + annotation("END", "step", 0, 100025) +
+    annotation("START", "another device's", 1, 0);
+
+TEST(SnapshotStages, EachStagesPeakIsTheMostAllocatedWhileItRan) {
+    const SnapshotReport report = snapshot_report_from_bytes(snapshot(true, kAnnotations), "s");
+    ASSERT_EQ(report.devices.size(), 1u);
+    const SnapshotDevice& device = report.devices[0];
+    EXPECT_EQ(device.peak_allocated, 1200);
+    EXPECT_TRUE(device.stages_problem.empty()) << device.stages_problem;
+    ASSERT_EQ(device.stages.size(), 2u) << "an END never started names no stage";
+    const std::vector<SnapshotAnnotatedStage> stages = stages_by_peak(device);
+    // "forward" ran from before the first event to the state after 2 (300 B), and again from
+    // the state after 4 to the trace's end, never ended (1,200 B then).
+    EXPECT_EQ(stages[0].name, "forward");
+    EXPECT_EQ(stages[0].spans, 2u);
+    EXPECT_EQ(stages[0].peak_allocated, 1200);
+    EXPECT_EQ(stages[0].peak_event, 4u);
+    // "step": states 3 to 5 (200, 1,200, 1,000).
+    EXPECT_EQ(stages[1].name, "step");
+    EXPECT_EQ(stages[1].spans, 1u);
+    EXPECT_EQ(stages[1].peak_allocated, 1200);
+    EXPECT_EQ(stages_at(device, device.peak_event), (std::vector<std::string>{"forward", "step"}));
+    EXPECT_EQ(stages_at(device, 1), (std::vector<std::string>{"forward"}));
+    EXPECT_TRUE(stages_at(device, 3).size() == 1 && stages_at(device, 3)[0] == "step");
+}
+
+TEST(SnapshotStages, AnnotationsOfATraceWithoutTimesAreSaidToBeUnplaced) {
+    const SnapshotReport report = snapshot_report_from_bytes(snapshot(false, kAnnotations), "s");
+    const SnapshotDevice& device = report.devices.at(0);
+    EXPECT_TRUE(device.stages.empty());
+    EXPECT_NE(device.stages_problem.find("6 annotations of stages, but the trace's events carry "
+                                         "no times"),
+              std::string::npos)
+        << device.stages_problem;
+}
+
+TEST(SnapshotStages, AnAnnotationOutOfPlaceIsRefusedNamingIt) {
+    try {
+        snapshot_report_from_bytes(snapshot(true, annotation("MIDDLE", "x", 0, 1)), "odd.pickle");
+        ADD_FAILURE() << "a stage of MIDDLE was read";
+    } catch (const BadInput& error) {
+        EXPECT_NE(std::string(error.what())
+                      .find("external_annotations[0]: \"stage\" is \"MIDDLE\", not START or END"),
+                  std::string::npos)
+            << error.what();
+    }
+}
+
+// Two bytes an event: a step back in time, or one of over 65 ms, is kept aside, and an
+// annotation still finds the first event at or after it.
+TEST(EventClock, StepsBackAndLeapsFindTheirEvents) {
+    EventClock clock;
+    const std::int64_t times[] = {1000, 1010, 900, 500000, 500001};
+    for (std::size_t i = 0; i < 5; ++i) {
+        clock.add(i, &times[i]);
+    }
+    ASSERT_TRUE(clock.has_times());
+    EXPECT_EQ(clock.first_events_at({0, 1005, 1010, 1011, 500000, 600000}),
+              (std::vector<std::size_t>{0, 1, 1, 3, 3, 5}));
+    clock.add(5, nullptr);
+    EXPECT_FALSE(clock.has_times()) << "one event without a time leaves the trace without";
+}
+
+}  // namespace
+}  // namespace oomlab::snapshot
