@@ -304,6 +304,32 @@ private slots:
         window->close();
     }
 
+    // The stages an H200's training script annotated (the optimizer's step and zero_grad,
+    // PyTorch's external_annotations): each one's peak said, the highest shaded on the
+    // timeline where it ran.
+    void theStagesAProgramAnnotatedAreShadedWithTheirPeaks() {
+        SnapshotWindow* window =
+            openAndWait(test::benchResult("gpu-2026-11-26/snapshots/train-default.pickle.gz"));
+        QVERIFY(window);
+        QVERIFY2(window->error().isEmpty(), qPrintable(window->error()));
+        const QString summary = window->summaryText();
+        QVERIFY2(summary.contains(QStringLiteral("Peak allocated by stage")), qPrintable(summary));
+        QVERIFY2(summary.contains(QStringLiteral("Optimizer.step#AdamW.step</b> 501.0 MiB (ran 60 "
+                                                 "times)")),
+                 qPrintable(summary));
+        QVERIFY2(summary.contains(QStringLiteral("At the peak allocated: no annotated stage")),
+                 qPrintable(summary));
+        const SnapshotTimeline* timeline = window->timeline();
+        QCOMPARE(timeline->shadedStages().size(), std::size_t(2));
+        QCOMPARE(timeline->stageBands().size(), std::size_t(120));
+        QCOMPARE(window->report().devices.size(), std::size_t(1));
+        const SnapshotStageSpan& first = window->report().devices[0].stage_spans.front();
+        QCOMPARE(timeline->stageBands().front()->topLeft->coords().x(), double(first.first));
+        QCOMPARE(timeline->stageBands().front()->bottomRight->coords().x(), double(first.end));
+        QVERIFY(first.first < first.end);
+        window->close();
+    }
+
     // The replay box speaks of its own controls, never of a command's options: a device
     // memory field (in units, refused in words), and a Show all for the model's misses.
     void theReplayBoxNamesItsOwnControls() {

@@ -101,8 +101,45 @@ void SnapshotTimeline::setDevice(const SnapshotDevice& device) {
     for (const SnapshotOom& oom : device.ooms) {
         markers().addMarker(double(oom.event), tr("OOM"), warningColor());
     }
+    shadeStages(device);
     setFollowData(true);
     requestReplot();
+}
+
+void SnapshotTimeline::shadeStages(const SnapshotDevice& device) {
+    for (QCPItemRect* band : m_stageBands) {
+        removeItem(band);
+    }
+    m_stageBands.clear();
+    m_shadedStages.clear();
+    std::vector<std::uint32_t> order(device.stages.size());
+    for (std::uint32_t stage = 0; stage < order.size(); ++stage) {
+        order[stage] = stage;
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return device.stages[a].peak_allocated > device.stages[b].peak_allocated;
+    });
+    order.resize(std::min(order.size(), kShadedStages));
+    m_shadedStages = order;
+    // Thousands of bands would hide the lines: each stage shows its first few hundred runs.
+    constexpr std::size_t kMostBands = 600;
+    for (const SnapshotStageSpan& span : device.stage_spans) {
+        const auto shaded = std::find(order.begin(), order.end(), span.stage);
+        if (shaded == order.end() || m_stageBands.size() == kMostBands) {
+            continue;
+        }
+        QColor color = seriesColor(3 + int(shaded - order.begin()));
+        color.setAlpha(40);
+        auto* band = new QCPItemRect(this);
+        band->setLayer(QStringLiteral("grid"));
+        band->setPen(Qt::NoPen);
+        band->setBrush(color);
+        band->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        band->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        band->topLeft->setCoords(double(span.first), 0);
+        band->bottomRight->setCoords(double(span.end), 1);
+        m_stageBands.push_back(band);
+    }
 }
 
 void SnapshotTimeline::fitRanges() {

@@ -1,5 +1,6 @@
 // A memory snapshot's timeline: what was allocated and reserved after each event of a device's
-// trace (MiB), the peak and the out-of-memory events marked. A click (not a drag) chooses the
+// trace (MiB), the peak and the out-of-memory events marked, and the stages the program
+// annotated with the highest peaks shaded where they ran. A click (not a drag) chooses the
 // moment to look at, shown as a dotted line.
 #pragma once
 
@@ -29,6 +30,12 @@ public:
     void setReplayed(const std::vector<std::pair<std::size_t, std::int64_t>>& line,
                      const QString& settings);
 
+    // The shaded spans of annotated stages, and the stages they are of (the highest peaks,
+    // at most kShadedStages).
+    static constexpr std::size_t kShadedStages = 3;
+    const std::vector<QCPItemRect*>& stageBands() const { return m_stageBands; }
+    const std::vector<std::uint32_t>& shadedStages() const { return m_shadedStages; }
+
     // The dotted line at `event`, or none (the peak is shown).
     void showMoment(std::optional<std::size_t> event);
     std::optional<std::size_t> moment() const { return m_moment; }
@@ -43,10 +50,14 @@ protected:
     void fitRanges() override;
 
 private:
+    void shadeStages(const SnapshotDevice& device);
+
     QCPGraph* m_allocated = nullptr;
     QCPGraph* m_reserved = nullptr;
     QCPGraph* m_replayed = nullptr;
     QCPItemStraightLine* m_momentLine = nullptr;
+    std::vector<QCPItemRect*> m_stageBands;
+    std::vector<std::uint32_t> m_shadedStages;
     std::optional<std::size_t> m_moment;
     std::size_t m_events = 0;
     QPointF m_pressedAt;

@@ -43,6 +43,41 @@ void fillGroups(QTableWidget* table, const std::vector<SnapshotLine>& groups) {
     }
 }
 
+// The peak inside each stage the program annotated, the highest first, each shaded on the
+// timeline named in its colour; and those running at the peak.
+QString stagesText(const SnapshotDevice& d) {
+    if (!d.stages_problem.empty()) {
+        return QObject::tr("<br>Stages: %1.").arg(qs(d.stages_problem).toHtmlEscaped());
+    }
+    if (d.stages.empty()) {
+        return {};
+    }
+    const std::vector<SnapshotAnnotatedStage> stages = stages_by_peak(d);
+    QStringList peaks;
+    for (std::size_t i = 0; i < stages.size() && i < 10; ++i) {
+        const QString name = qs(stages[i].name).toHtmlEscaped();
+        peaks << QObject::tr("%1 %2 (ran %3 times)")
+                     .arg(i < SnapshotTimeline::kShadedStages
+                              ? QStringLiteral("<b style='color:%1'>%2</b>")
+                                    .arg(seriesColor(3 + int(i)).name(), name)
+                              : name,
+                          formatBytes(stages[i].peak_allocated))
+                     .arg(stages[i].spans);
+    }
+    if (stages.size() > 10) {
+        peaks << QObject::tr("%1 more").arg(stages.size() - 10);
+    }
+    QStringList running;
+    for (const std::string& name : stages_at(d, d.peak_event)) {
+        running << qs(name).toHtmlEscaped();
+    }
+    return QObject::tr(
+               "<br><b>Peak allocated by stage</b> (the program's annotations; the "
+               "highest shaded on the timeline): %1. At the peak allocated: %2.")
+        .arg(peaks.join(QStringLiteral(", ")),
+             running.isEmpty() ? QObject::tr("no annotated stage") : running.join(", "));
+}
+
 }  // namespace
 
 SnapshotWindow::SnapshotWindow(QWidget* parent) : QWidget(parent, Qt::Window) {
@@ -293,6 +328,7 @@ void SnapshotWindow::showDevice(int index) {
     for (const std::string& problem : d.trace_problems) {
         summary += tr("<br><i>The trace does not add up</i>: %1.").arg(qs(problem).toHtmlEscaped());
     }
+    summary += stagesText(d);
     m_summary->setText(summary);
     QStringList advice;
     for (const SnapshotAdvice& item : snapshot_advice(d, m_report.alloc_conf)) {
