@@ -13,6 +13,7 @@
 #include "oomlab/common/text_table.h"
 #include "oomlab/snapshot_reader/snapshot_advice.h"
 #include "oomlab/snapshot_reader/snapshot_diff.h"
+#include "oomlab/snapshot_reader/snapshot_gpu_estimate.h"
 #include "oomlab/snapshot_reader/snapshot_headroom.h"
 #include "oomlab/snapshot_reader/snapshot_report.h"
 #include "oomlab/snapshot_reader/snapshot_whatif.h"
@@ -85,6 +86,13 @@ void print_snapshot_report(const SnapshotReport& report) {
                   << format_bytes(d.peak_reserved) << '\n'
                   << "  cached but free at the end: " << format_bytes(d.cached_free)
                   << ", the largest piece " << format_bytes(d.largest_free_block) << '\n';
+        if (const std::optional<GpuEstimate> gpu = gpu_estimate(d)) {
+            std::cout << "  on a GPU, an estimate: PyTorch's caching allocator would reserve "
+                      << format_bytes(gpu->peak_reserved) << " at most for these requests ("
+                      << gpu->segments_at_peak << " segments; "
+                      << format_bytes(gpu->peak_reserved_expandable)
+                      << " with expandable_segments:True); " << kGpuEstimateLeavesOut << '\n';
+        }
         for (const std::string& note : snapshot_end_notes(d)) {
             std::cout << "  " << note << '\n';
         }

@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "oomlab/snapshot_reader/snapshot_advice.h"
+#include "oomlab/snapshot_reader/snapshot_gpu_estimate.h"
 #include "oomlab/snapshot_reader/snapshot_report.h"
 
 namespace oomlab {
@@ -44,6 +45,13 @@ std::string snapshot_report_json(const SnapshotReport& report, std::optional<std
                               {"peak_event", stage.peak_event},
                               {"reserved_at_peak_bytes", stage.reserved_at_peak}});
         }
+        Json gpu;
+        if (const std::optional<GpuEstimate> estimate = gpu_estimate(d)) {
+            gpu = {{"peak_reserved_bytes", estimate->peak_reserved},
+                   {"segments_at_peak", estimate->segments_at_peak},
+                   {"peak_reserved_expandable_bytes", estimate->peak_reserved_expandable},
+                   {"leaves_out", kGpuEstimateLeavesOut}};
+        }
         Json advice = Json::array();
         for (const SnapshotAdvice& item : snapshot_advice(d, report.alloc_conf)) {
             advice.push_back({{"what", item.what}, {"why", item.why}});
@@ -66,6 +74,7 @@ std::string snapshot_report_json(const SnapshotReport& report, std::optional<std
              {"at_peak_by_kind", groups(d.at_peak_by_kind, "kind")},
              {"stages", stages},
              {"stages_at_peak", stages_at(d, d.peak_event)},
+             {"gpu_estimate", gpu},
              {"stages_problem", d.stages_problem.empty() ? Json() : Json(d.stages_problem)},
              {"ooms", ooms},
              {"trace_problems", d.trace_problems},

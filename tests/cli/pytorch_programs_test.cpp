@@ -243,6 +243,13 @@ print(max(e["args"]["Total Allocated"] for e in events if e.get("name") == "[mem
         own_line |= line["where"].get<std::string>().rfind("train_step.py(", 0) == 0;
     }
     EXPECT_TRUE(own_line) << device["at_peak"].dump();
+    // On a GPU the caching allocator would hold those requests in its segments: at least what
+    // was allocated, an estimate said with what it leaves out.
+    const nlohmann::json& gpu = device["gpu_estimate"];
+    ASSERT_TRUE(gpu.is_object()) << device.dump();
+    EXPECT_GE(gpu["peak_reserved_bytes"].get<std::int64_t>(), torch_peak);
+    EXPECT_GE(gpu["segments_at_peak"].get<std::int64_t>(), 1);
+    EXPECT_NE(gpu["leaves_out"].get<std::string>().find("cuBLAS"), std::string::npos);
 }
 
 // `oomlab-cli record -- python train.py`: the script, unchanged, trains a few steps, starts a

@@ -330,6 +330,42 @@ private slots:
         window->close();
     }
 
+    // A program's CPU run, as `oomlab-cli record` keeps it without CUDA (the profiler's memory
+    // events): what PyTorch's caching allocator would reserve for it on a GPU, named as an
+    // estimate.
+    void aCpuRunIsEstimatedOnAGpu() {
+        const QString path = m_dir.filePath("cpu-trace.json");
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        QByteArray events;
+        const qint64 sizes[][3] = {
+            {0x1000, 512, 512}, {0x200000, 3 << 20, (3 << 20) + 512}, {0x1000, -512, 3 << 20}};
+        for (int i = 0; i < 3; ++i) {
+            events += QStringLiteral(R"(%1{"ph": "i", "cat": "cpu_instant_event", "name": )"
+                                     R"("[memory]", "pid": 1, "tid": 1, "ts": %2, "args": )"
+                                     R"({"Addr": %3, "Bytes": %4, "Total Allocated": %5, )"
+                                     R"("Total Reserved": 0, "Device Type": 0, "Device Id": -1}})")
+                          .arg(i ? QStringLiteral(", ") : QString())
+                          .arg(10 * (i + 1))
+                          .arg(sizes[i][0])
+                          .arg(sizes[i][1])
+                          .arg(sizes[i][2])
+                          .toUtf8();
+        }
+        QVERIFY(file.write("{\"traceEvents\": [" + events + "]}") > 0);
+        file.close();
+        SnapshotWindow* window = openAndWait(path);
+        QVERIFY(window);
+        QVERIFY2(window->error().isEmpty(), qPrintable(window->error()));
+        QVERIFY2(window->summaryText().contains(
+                     QStringLiteral("<b>On a GPU, an estimate</b>: PyTorch's caching allocator "
+                                    "would reserve 22.0 MiB at most for these requests (2 "
+                                    "segments;")),
+                 qPrintable(window->summaryText()));
+        QVERIFY(window->summaryText().contains(QStringLiteral("cuBLAS")));
+        window->close();
+    }
+
     // The replay box speaks of its own controls, never of a command's options: a device
     // memory field (in units, refused in words), and a Show all for the model's misses.
     void theReplayBoxNamesItsOwnControls() {

@@ -20,6 +20,7 @@
 #include "oomlab/common/errors.h"
 #include "oomlab/common/freed_memory.h"
 #include "oomlab/snapshot_reader/snapshot_advice.h"
+#include "oomlab/snapshot_reader/snapshot_gpu_estimate.h"
 #include "plots/series_colors.h"
 #include "snapshot/snapshot_diff_window.h"
 #include "snapshot/snapshot_replay_box.h"
@@ -327,6 +328,15 @@ void SnapshotWindow::showDevice(int index) {
     }
     for (const std::string& problem : d.trace_problems) {
         summary += tr("<br><i>The trace does not add up</i>: %1.").arg(qs(problem).toHtmlEscaped());
+    }
+    if (const std::optional<GpuEstimate> gpu = gpu_estimate(d)) {
+        summary += tr("<br><b>On a GPU, an estimate</b>: PyTorch's caching allocator would "
+                      "reserve %1 at most for these requests (%2 segments; %3 with expandable "
+                      "segments); %4.")
+                       .arg(formatBytes(gpu->peak_reserved))
+                       .arg(gpu->segments_at_peak)
+                       .arg(formatBytes(gpu->peak_reserved_expandable),
+                            qs(kGpuEstimateLeavesOut).toHtmlEscaped());
     }
     summary += stagesText(d);
     m_summary->setText(summary);

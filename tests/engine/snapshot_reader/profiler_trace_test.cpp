@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "oomlab/common/errors.h"
+#include "oomlab/snapshot_reader/snapshot_gpu_estimate.h"
 #include "oomlab/snapshot_reader/snapshot_report.h"
 
 namespace oomlab {
@@ -84,6 +85,27 @@ TEST(ProfilerTrace, MemoryEventsAreReplayedAndNamedByTheSpansAroundThem) {
     const SnapshotMoment end = snapshot_moment(device, device.events);
     EXPECT_EQ(end.by_kind.front().where, "optimizer step");
     EXPECT_EQ(end.allocated, device.allocated);
+}
+
+// A program's CPU requests on a GPU: 512 bytes take a 2 MiB segment of the small pool, 3 MiB a
+// 20 MiB one of the large pool (requests of 1 to 10 MiB share them), as PyTorch's caching
+// allocator reserves them; a GPU's own trace gets no estimate.
+TEST(ProfilerTrace, ACpuTracesRequestsAreEstimatedOnAGpu) {
+    const Json trace = {
+        {"traceEvents",
+         {memory(10, 0x1000, 512, 512), memory(20, 0x200000, 3 << 20, (3 << 20) + 512),
+          memory(30, 0x1000, -512, 3 << 20)}}};
+    const SnapshotReport report = snapshot_report_from_bytes(trace.dump(), "trace.json");
+    ASSERT_EQ(report.devices.size(), 1u);
+    const std::optional<GpuEstimate> estimate = gpu_estimate(report.devices[0]);
+    ASSERT_TRUE(estimate);
+    EXPECT_EQ(estimate->peak_allocated, (3 << 20) + 512);
+    EXPECT_EQ(estimate->peak_reserved, 22 << 20);
+    EXPECT_EQ(estimate->segments_at_peak, 2);
+    EXPECT_EQ(estimate->peak_reserved_expandable, 22 << 20);
+    SnapshotDevice gpu = report.devices[0];
+    gpu.index = 0;
+    EXPECT_FALSE(gpu_estimate(gpu));
 }
 
 TEST(ProfilerTrace, WhatIsNoProfilerTraceIsNamed) {

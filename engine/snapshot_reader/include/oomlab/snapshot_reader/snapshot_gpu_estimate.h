@@ -1,0 +1,32 @@
+// A program that ran on the CPU, on a GPU: the requests its profiler recorded (memory events
+// of torch.profiler, what `oomlab-cli record` keeps where there is no CUDA) replayed through
+// the model of PyTorch's CUDA caching allocator, to say what it would reserve there. An
+// estimate, named as one: what the CPU's run cannot tell is said with it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "oomlab/snapshot_reader/snapshot_report.h"
+
+namespace oomlab {
+
+struct GpuEstimate {
+    std::int64_t peak_allocated = 0;  // what the program held at most, on the CPU
+    // What the caching allocator would reserve at most for the same requests, with PyTorch's
+    // defaults and with expandable_segments:True, and its segments at that moment.
+    std::int64_t peak_reserved = 0;
+    std::int64_t segments_at_peak = 0;
+    std::int64_t peak_reserved_expandable = 0;
+};
+
+// For the CPU's device of a profiler's trace (index -1, with memory events); none otherwise.
+std::optional<GpuEstimate> gpu_estimate(const SnapshotDevice& device);
+
+// What the estimate leaves out, in one sentence.
+inline constexpr const char* kGpuEstimateLeavesOut =
+    "not counted: the CUDA context and libraries outside the allocator (about 0.5 GiB), cuBLAS "
+    "and cuDNN workspaces (tens of MiB on a recent GPU), kernels that allocate otherwise on "
+    "CUDA, and tensors that would stay on the host";
+
+}  // namespace oomlab
