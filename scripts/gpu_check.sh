@@ -35,6 +35,9 @@
 #                         allocation history of three BiLSTM runs and a bag with its table
 #                         in host memory into DIR/engine-*.pickle, and a run with pinned
 #                         host buffers (data.pin_memory=true)
+#     --estimate          also check the GPU estimate of a CPU run: five scripts of different
+#                         shapes on the CPU under the profiler, read by oomlab-cli, then on
+#                         the GPU (bench/gpu/cpu_estimate.py), into DIR/estimate/
 #
 # With --carried the machine needs only the Python with PyTorch (the binaries take its
 # LibTorch, CUDA runtime and NCCL through LD_LIBRARY_PATH). To build, it needs a C++17
@@ -53,6 +56,7 @@ run_bench=1
 snapshots=0
 fragmentation=0
 probe=0
+estimate=0
 lessons=0
 chosen_lessons=()
 carried=""
@@ -74,6 +78,7 @@ while [[ $# -gt 0 ]]; do
         --snapshots) snapshots=1; shift ;;
         --fragmentation) fragmentation=1; shift ;;
         --probe) probe=1; shift ;;
+        --estimate) estimate=1; shift ;;
         --lessons) lessons=1; shift ;;
         --lesson) lessons=1; chosen_lessons+=("$2"); shift 2 ;;
         --) shift; break ;;
@@ -282,6 +287,13 @@ if ((snapshots)); then
         "$python" -c 'import json, sys; print(json.load(open(sys.argv[1])).get("oom_message", ""))' \
             "$summary" | timeout 30 "$cli" explain || status=1
     done
+fi
+
+if ((estimate)); then
+    # What the caching allocator's model says a CPU run would reserve on a GPU, against the GPU.
+    say "the GPU estimate of CPU runs against the GPU (at most 240 s)"
+    timeout 240 "$python" "$bench_dir/cpu_estimate.py" "$cli" "${out:-$scratch}/estimate" ||
+        status=1
 fi
 
 if ((fragmentation)); then
