@@ -11,7 +11,7 @@ namespace oomlab::ui::test {
 
 // The data area of a plot with lines must be this many lines of its text high at least, a
 // plot of bars this many.
-constexpr int kReadableGraphLines = 3;
+constexpr int kReadableGraphLines = 5;
 constexpr int kReadableBarLines = 2;
 // A table shows this many rows under its heading at least (or all it has).
 constexpr int kReadableTableRows = 3;

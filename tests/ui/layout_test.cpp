@@ -364,6 +364,46 @@ private slots:
         QCOMPARE(widths(), desk);
     }
 
+    // Presenting at 1024x768 with the experiment panel shown again (Ctrl+E): the Live page
+    // fits the width left beside it (it scrolled sideways), its plots still readable, and the
+    // panel shows more than two settings.
+    void presentingWithThePanelTheLivePageScrollsOnlyDown() {
+        const QSize screen(1024, 768);
+        m_window->setMaximumSize(screen);
+        m_window->resize(screen);
+        m_window->setZoom(MainWindow::kPresentationZoom);
+        m_window->showPage(MainWindow::LiveTab);
+        auto* dock = m_window->findChild<QDockWidget*>(QStringLiteral("experimentDock"));
+        QVERIFY(dock);
+        dock->show();
+        for (int turn = 0; turn < 5; ++turn) {
+            QApplication::processEvents();
+            QTest::qWait(50);
+        }
+        QCOMPARE(m_window->size(), screen);
+        auto* scroll = m_window->findChild<QScrollArea*>(QStringLiteral("liveScroll"));
+        QVERIFY(scroll);
+        QVERIFY2(
+            scroll->horizontalScrollBar()->maximum() == 0,
+            qPrintable(QStringLiteral("the Live page is %1 px wide in %2 px; largest minimums:\n%3")
+                           .arg(scroll->widget()->minimumSizeHint().width())
+                           .arg(scroll->viewport()->width())
+                           .arg(largestMinimums(scroll->widget(), Qt::Horizontal))));
+        const QStringList cramped = crampedPlots(m_window->livePage());
+        QVERIFY2(cramped.isEmpty(), qPrintable(cramped.join('\n')));
+        // The panel keeps room for its settings: the predicted breakdown's legend names only
+        // what the bar holds (eight rows of it left two settings in view).
+        auto* form = dock->findChild<QScrollArea*>(QStringLiteral("experimentFormScroll"));
+        QVERIFY(form);
+        const int line = form->fontMetrics().height();
+        QVERIFY2(form->viewport()->height() >= 8 * line,
+                 qPrintable(QStringLiteral("the settings have %1 px, a line is %2")
+                                .arg(form->viewport()->height())
+                                .arg(line)));
+        m_window->setZoom(1.0);
+        QApplication::processEvents();
+    }
+
     void cleanupTestCase() { m_window.reset(); }
 };
 

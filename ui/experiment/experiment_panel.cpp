@@ -43,6 +43,7 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
     m_form->sectionExtras(QStringLiteral("distributed"))->addLayout(processesRow);
 
     auto* scroll = new QScrollArea;
+    scroll->setObjectName(QStringLiteral("experimentFormScroll"));
     scroll->setWidget(m_form);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);

@@ -5,6 +5,7 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QSplitter>
+#include <QStyle>
 #include <QTabWidget>
 #include <QVBoxLayout>
 
@@ -64,9 +65,11 @@ LivePage::LivePage(QWidget* parent) : QWidget(parent) {
     m_log->setPlaceholderText(tr("Events of the run (evaluations, out-of-memory, adaptations)"));
 
     auto* plotsTop = new QSplitter(Qt::Horizontal);
+    m_plotPair = plotsTop;
     plotsTop->addWidget(m_loss);
     plotsTop->addWidget(m_memory);
     auto* bottom = new QSplitter(Qt::Horizontal);
+    m_detailPair = bottom;
     bottom->addWidget(m_memoryTabs);
     bottom->addWidget(m_log);
     bottom->setStretchFactor(0, 3);
@@ -257,6 +260,53 @@ void LivePage::setHeader(const QString& text) {
 
 void LivePage::log(const QString& line) {
     m_log->appendPlainText(line);
+}
+
+void LivePage::fitWidth(int width) {
+    const QMargins margins = layout() ? layout()->contentsMargins() : QMargins();
+    const int available = width - margins.left() - margins.right();
+    for (QSplitter* pair : {m_plotPair, m_detailPair}) {
+        int needed = pair->handleWidth() * (pair->count() - 1);
+        for (int i = 0; i < pair->count(); ++i) {
+            needed += pair->widget(i)->minimumSizeHint().width();
+        }
+        // Stacked, the page may scroll down and its scroll bar take some width: side by side
+        // again only with that width to spare, or the two would take turns.
+        const int spare = pair->orientation() == Qt::Vertical
+                              ? style()->pixelMetric(QStyle::PM_ScrollBarExtent)
+                              : 0;
+        const Qt::Orientation fits = needed + spare <= available ? Qt::Horizontal : Qt::Vertical;
+        if (pair->orientation() != fits) {
+            pair->setOrientation(fits);
+        }
+    }
+}
+
+bool LivePage::event(QEvent* event) {
+    if (event->type() == QEvent::ParentAboutToChange && parentWidget()) {
+        parentWidget()->removeEventFilter(this);
+    } else if (event->type() == QEvent::ParentChange && parentWidget()) {
+        parentWidget()->installEventFilter(this);  // a scroll area's viewport, once placed
+    }
+    return QWidget::event(event);
+}
+
+bool LivePage::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == parentWidget() && !m_fitPending &&
+        (event->type() == QEvent::Resize || event->type() == QEvent::LayoutRequest)) {
+        // Once the layouts have settled: arranging the pairs resizes the viewport again.
+        m_fitPending = true;
+        QMetaObject::invokeMethod(
+            this,
+            [this] {
+                m_fitPending = false;
+                if (parentWidget()) {
+                    fitWidth(parentWidget()->width());
+                }
+            },
+            Qt::QueuedConnection);
+    }
+    return QWidget::eventFilter(watched, event);
 }
 
 }  // namespace oomlab::ui

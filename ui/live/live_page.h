@@ -10,6 +10,7 @@
 class QDoubleSpinBox;
 class QLabel;
 class QPlainTextEdit;
+class QSplitter;
 class QTabWidget;
 
 namespace oomlab::ui {
@@ -37,6 +38,11 @@ public:
     FailurePanel* failurePanel() const { return m_failure; }
     QDoubleSpinBox* smoothingBox() const { return m_smoothing; }
     QList<ThemedPlot*> plots() const;
+    // Side by side where `width` holds both of each pair (the loss and memory plots, the
+    // memory tabs and the event log), else one above the other: beside the experiment panel
+    // at a projector's text size the pairs made the page scroll sideways. Called as the page's
+    // viewport (its scroll area's) is resized.
+    void fitWidth(int width);
     qint64 currentRunId() const { return m_runId; }
     QString header() const;
 
@@ -55,6 +61,10 @@ public:
 signals:
     void applyFix(const oomlab::Settings& settings, bool run);
 
+protected:
+    bool event(QEvent* event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
 private:
     void log(const QString& line);
     void setHeader(const QString& text);
@@ -69,6 +79,9 @@ private:
     StaircaseChart* m_staircase = nullptr;
     QTabWidget* m_memoryTabs = nullptr;
     QPlainTextEdit* m_log = nullptr;
+    QSplitter* m_plotPair = nullptr;    // loss | memory
+    QSplitter* m_detailPair = nullptr;  // memory tabs | event log
+    bool m_fitPending = false;
     QDoubleSpinBox* m_smoothing = nullptr;
     qint64 m_runId = 0;
     std::int64_t m_capBytes = 0;

@@ -105,13 +105,20 @@ void StackedBarChart::setStackedBars(const QVector<StackedBar>& bars, std::int64
     fitAxisLabels();
     keyAxis()->setRange(0.4, bars.size() + 0.6);
     double highest = 0;
+    QVector<QCPBars*> listed;
     for (int layer = 0; layer < m_layers.size(); ++layer) {
         QVector<double> values;
+        bool held = bars.isEmpty();  // before there are bars, every layer is named
         for (const StackedBar& bar : bars) {
             values.push_back(toMiB(bar.bytes.value(layer)));
+            held = held || bar.bytes.value(layer) > 0;
         }
         m_layers[layer]->setData(keys, values, true);
+        if (held) {
+            listed << m_layers[layer];
+        }
     }
+    listLayers(listed);
     for (const StackedBar& bar : bars) {
         highest = std::max(highest, toMiB(bar.total()));
     }
@@ -135,6 +142,25 @@ void StackedBarChart::setStackedBars(const QVector<StackedBar>& bars, std::int64
     }
     valueAxis()->setRange(0, highest > 0 ? highest * 1.08 : 1.0);
     requestReplot();
+}
+
+void StackedBarChart::listLayers(const QVector<QCPBars*>& layers) {
+    QVector<QCPBars*> shown;
+    for (QCPBars* layer : m_layers) {
+        if (legend->hasItemWithPlottable(layer)) {
+            shown << layer;
+        }
+    }
+    if (shown == layers) {
+        return;
+    }
+    for (QCPBars* layer : m_layers) {
+        layer->removeFromLegend();
+    }
+    for (QCPBars* layer : layers) {
+        addToLegend(layer);  // in the layers' order
+    }
+    updateMinimumSize();  // fewer rows of legend, a lower minimum
 }
 
 QString StackedBarChart::valuesAt(const QPointF& pixel) const {

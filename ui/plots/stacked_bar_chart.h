@@ -48,6 +48,8 @@ private:
 
     QCPAxis* keyAxis() const;
     QCPAxis* valueAxis() const;
+    // The legend names `layers` alone (those the bars hold), in the layers' order.
+    void listLayers(const QVector<QCPBars*>& layers);
 
     Qt::Orientation m_orientation;
     QVector<BarLayer> m_layerInfo;

@@ -76,8 +76,9 @@ public:
     // holds: the legend wraps to fit instead of widening the window.
     QSize minimumSizeHint() const override;
     QSize sizeHint() const override { return minimumSizeHint(); }  // plots take what is left
-    // How many lines of text the data area needs at least (3 by default: ticks that do not
-    // overlap); the minimum size adds the axes' ticks and labels and the legend's rows.
+    // How many lines of text the data area needs at least (5 by default: a curve's shape
+    // read from the back of a room; 3 were about 70 px at a projector's text size); the minimum
+    // size adds the axes' ticks and labels and the legend's rows.
     void setMinimumDataLines(int lines);
     int minimumDataLines() const { return m_minimumDataLines; }
 
@@ -125,12 +126,13 @@ protected:
     void mouseDoubleClickEvent(QMouseEvent* event) override;
     void contextMenuEvent(QContextMenuEvent* event) override;
 
-private:
-    void replotNow();
-    void thinGraphs();  // each graph to at most kMostGraphPoints (graph_thinning.h)
     // Sets the data area's minimum for the current font and lays the plot out, so that
     // minimumSizeHint() is current; tells the parent layouts when it changed.
     void updateMinimumSize();
+
+private:
+    void replotNow();
+    void thinGraphs();  // each graph to at most kMostGraphPoints (graph_thinning.h)
     void noteMinimumSize();
     // Fewer ticks on a short axis (a small window, presentation mode), so labels never overlap.
     void fitTickCounts();
@@ -145,7 +147,7 @@ private:
     QSize m_laidOutMinimum;
     QString m_exportTitle;
     int m_legendMaxColumns = 1;
-    int m_minimumDataLines = 3;
+    int m_minimumDataLines = 5;
     int m_replots = 0;
 };
 
