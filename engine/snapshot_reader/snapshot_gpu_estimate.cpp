@@ -6,15 +6,16 @@
 
 namespace oomlab {
 
-std::optional<GpuEstimate> gpu_estimate(const SnapshotDevice& device) {
+std::optional<GpuEstimate> gpu_estimate(const SnapshotDevice& device,
+                                        const std::string& alloc_conf) {
     if (device.index >= 0 || device.changes.empty()) {
         return std::nullopt;  // a GPU's own trace, or no memory events
     }
     GpuEstimate estimate;
     estimate.peak_allocated = device.peak_allocated;
-    const allocator::AllocatorSettings defaults;
+    const allocator::AllocatorSettings settings = allocator::parse_alloc_conf(alloc_conf);
     const allocator::WhatIf plain =
-        allocator::replay_under(allocator_trace(device, defaults), defaults, 0, 0);
+        allocator::replay_under(allocator_trace(device, settings), settings, 0, 0);
     estimate.peak_reserved = plain.peak_reserved;
     estimate.segments_at_peak = plain.segments_at_peak;
     const allocator::AllocatorSettings expandable =

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "oomlab/snapshot_reader/snapshot_report.h"
 
@@ -13,15 +14,18 @@ namespace oomlab {
 
 struct GpuEstimate {
     std::int64_t peak_allocated = 0;  // what the program held at most, on the CPU
-    // What the caching allocator would reserve at most for the same requests, with PyTorch's
-    // defaults and with expandable_segments:True, and its segments at that moment.
+    // What the caching allocator would reserve at most for the same requests, under the
+    // setting asked for (PyTorch's defaults by default) and with expandable_segments:True, and
+    // its segments at that moment.
     std::int64_t peak_reserved = 0;
     std::int64_t segments_at_peak = 0;
     std::int64_t peak_reserved_expandable = 0;
 };
 
 // For the CPU's device of a profiler's trace (index -1, with memory events); none otherwise.
-std::optional<GpuEstimate> gpu_estimate(const SnapshotDevice& device);
+// `alloc_conf` in PYTORCH_CUDA_ALLOC_CONF's syntax (BadInput when it is not).
+std::optional<GpuEstimate> gpu_estimate(const SnapshotDevice& device,
+                                        const std::string& alloc_conf = "");
 
 // What the estimate leaves out, in one sentence.
 inline constexpr const char* kGpuEstimateLeavesOut =

@@ -1,0 +1,273 @@
+#include "record_program.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+
+#include "oomlab/common/errors.h"
+#include "oomlab/common/files.h"
+#include "record_hook.h"
+
+namespace oomlab::cli {
+
+namespace fs = std::filesystem;
+
+RecordFiles record_files_for(const fs::path& out) {
+    fs::path stem = out;
+    if (out.extension() == ".json" || out.extension() == ".pickle") {
+        stem.replace_extension();
+    }
+    return {out.extension() == ".json" ? fs::path(stem.string() + ".pickle") : out,
+            out.extension() == ".json" ? out : fs::path(stem.string() + ".json")};
+}
+
+HookFolder::HookFolder() {
+    std::string pattern = (fs::temp_directory_path() / "oomlab-record-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) {
+        throw BadInput("record: cannot make a temporary folder: " +
+                       std::string(std::strerror(errno)));
+    }
+    m_path = pattern;
+    std::ofstream(m_path / "sitecustomize.py") << kRecordHook;
+}
+
+HookFolder::~HookFolder() {
+    std::error_code ignored;
+    fs::remove_all(m_path, ignored);
+}
+
+namespace {
+
+// The program running, for the signal handlers: an interrupt or termination meant for
+// oomlab-cli is passed on to it (to its process group, for a try), and oomlab-cli waits for it
+// to end and cleans up after it.
+volatile std::sig_atomic_t g_program = 0;
+
+extern "C" void pass_on(int signal_number) {
+    if (g_program != 0) {
+        kill(pid_t(g_program), signal_number);
+    }
+}
+
+class PassSignalsOn {
+public:
+    explicit PassSignalsOn(pid_t program) {
+        g_program = program;
+        struct sigaction action {};
+        action.sa_handler = pass_on;
+        sigemptyset(&action.sa_mask);
+        for (std::size_t i = 0; i < kSignals.size(); ++i) {
+            sigaction(kSignals[i], &action, &m_before[i]);
+        }
+    }
+    ~PassSignalsOn() {
+        for (std::size_t i = 0; i < kSignals.size(); ++i) {
+            sigaction(kSignals[i], &m_before[i], nullptr);
+        }
+        g_program = 0;
+    }
+    PassSignalsOn(const PassSignalsOn&) = delete;
+    PassSignalsOn& operator=(const PassSignalsOn&) = delete;
+
+private:
+    static constexpr std::array<int, 3> kSignals{SIGINT, SIGTERM, SIGHUP};
+    std::array<struct sigaction, 3> m_before{};
+};
+
+[[noreturn]] void exec_in_child(const RecordedRun& run, const RecordFiles& files,
+                                const HookFolder& hook, int error_pipe[2]) {
+    if (run.timeout_seconds > 0) {
+        setpgid(0, 0);  // a group of its own: stopping it stops what it started too
+    }
+    dup2(error_pipe[1], STDERR_FILENO);
+    close(error_pipe[0]);
+    close(error_pipe[1]);
+    const char* path = std::getenv("PYTHONPATH");
+    const std::string python_path =
+        hook.path().string() + (path && *path ? ":" + std::string(path) : "");
+    setenv("PYTHONPATH", python_path.c_str(), 1);
+    setenv("OOMLAB_RECORD_HOOK", hook.path().c_str(), 1);
+    setenv("OOMLAB_RECORD_SNAPSHOT", files.snapshot.c_str(), 1);
+    setenv("OOMLAB_RECORD_TRACE", files.trace.c_str(), 1);
+    if (run.alloc_conf) {
+        setenv("PYTORCH_CUDA_ALLOC_CONF", run.alloc_conf->c_str(), 1);
+    }
+    std::vector<char*> argv;
+    for (const std::string& word : run.command) {
+        argv.push_back(const_cast<char*>(word.c_str()));
+    }
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    const std::string failed =
+        "oomlab-cli record: cannot run " + run.command.front() + ": " + std::strerror(errno) + "\n";
+    (void)!write(STDERR_FILENO, failed.data(), failed.size());
+    _exit(127);
+}
+
+}  // namespace
+
+ProgramEnd run_recorded(const RecordedRun& run, const RecordFiles& files, const HookFolder& hook,
+                        OomLogReader& messages) {
+    using Clock = std::chrono::steady_clock;
+    int pipe_ends[2];
+    if (pipe(pipe_ends) != 0) {
+        throw BadInput("record: cannot make a pipe: " + std::string(std::strerror(errno)));
+    }
+    const auto started = Clock::now();
+    const pid_t child = fork();
+    if (child < 0) {
+        throw BadInput("record: cannot start " + run.command.front() + ": " + std::strerror(errno));
+    }
+    if (child == 0) {
+        exec_in_child(run, files, hook, pipe_ends);
+    }
+    close(pipe_ends[1]);
+    const bool grouped = run.timeout_seconds > 0;
+    if (grouped) {
+        setpgid(child, child);  // as the child does: whichever runs first
+    }
+    const PassSignalsOn passed_on(grouped ? -child : child);
+    ProgramEnd end;
+    // Stopped once past the limit (SIGTERM to its group), killed 5 s later if still there.
+    constexpr double kGraceSeconds = 5;
+    const auto elapsed = [&] {
+        return std::chrono::duration<double>(Clock::now() - started).count();
+    };
+    char piece[1 << 16];
+    for (int stops = 0;;) {
+        int wait_ms = -1;
+        if (grouped) {
+            const double until = run.timeout_seconds + (stops > 0 ? kGraceSeconds : 0);
+            wait_ms = int(std::max(0.0, until - elapsed()) * 1000);
+        }
+        pollfd ready{pipe_ends[0], POLLIN, 0};
+        const int polled = poll(&ready, 1, wait_ms);
+        if (polled < 0 && errno == EINTR) {
+            continue;
+        }
+        if (polled == 0) {  // the limit passed
+            if (stops < 2) {
+                end.timed_out = true;
+                kill(-child, stops == 0 ? SIGTERM : SIGKILL);
+                ++stops;
+            }
+            continue;
+        }
+        const ssize_t read_bytes = read(pipe_ends[0], piece, sizeof piece);
+        if (read_bytes < 0 && errno == EINTR) {
+            continue;
+        }
+        if (read_bytes <= 0) {
+            break;
+        }
+        std::cerr.write(piece, read_bytes).flush();
+        messages.feed(std::string_view(piece, std::size_t(read_bytes)));
+    }
+    close(pipe_ends[0]);
+    int status = 0;
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    end.seconds = elapsed();
+    if (WIFSIGNALED(status)) {
+        end.exit_code = 128 + WTERMSIG(status);
+        end.signal = WTERMSIG(status);
+    } else {
+        end.exit_code = WEXITSTATUS(status);
+    }
+    return end;
+}
+
+// Why no memory record was written, from how far the hook came and how the program ended.
+std::string why_nothing_was_written(const HookFolder& hook, const ProgramEnd& end) {
+    std::string reached;
+    std::ifstream(hook.path() / "reached") >> reached;
+    if (end.signal != 0) {
+        return std::string("the program was ended by signal ") + std::to_string(end.signal) + " (" +
+               strsignal(end.signal) +
+               ") before it wrote one: a record is written at an out-of-memory error or when "
+               "the program exits";
+    }
+    if (reached.empty()) {
+        return "no Python that the command started read the startup hook on PYTHONPATH: a "
+               "Python run with -I, -E or -S ignores it (run it without them), or the command "
+               "ran no Python";
+    }
+    if (reached == "python") {
+        return "its Python has no torch";
+    }
+    return "the program left without running Python's exit handlers (os._exit, or a crash "
+           "of its own)";
+}
+
+bool is_memory_snapshot(const std::string& path) {
+    return file_starts_with(path, "\x80");  // a pickle
+}
+
+bool is_profiler_trace(const std::string& path) {
+    char first = 0;  // after white space: PyTorch 2.x starts its trace with a line break
+    std::ifstream(path) >> first;
+    return first == '{';
+}
+
+// The file the run wrote, if one was written after `since`.
+std::optional<fs::path> written_record(const RecordFiles& files, fs::file_time_type since) {
+    for (const fs::path& path : {files.snapshot, files.trace}) {
+        std::error_code error;
+        if (fs::exists(path, error) && fs::last_write_time(path, error) >= since) {
+            return path;
+        }
+    }
+    return std::nullopt;
+}
+
+bool RecordedOutcome::out_of_memory() const {
+    if (explanation) {
+        return true;
+    }
+    for (const SnapshotDevice& device : report ? report->devices : std::vector<SnapshotDevice>{}) {
+        if (!device.ooms.empty()) {
+            return true;
+        }
+    }
+    return false;
+}
+
+RecordedOutcome record_run(const RecordedRun& run, const RecordFiles& files) {
+    const HookFolder hook;
+    // A second's margin: file times may be coarser than the clock.
+    const auto started = fs::file_time_type::clock::now() - std::chrono::seconds(1);
+    OomLogReader messages;
+    RecordedOutcome outcome;
+    outcome.setting = run.alloc_conf;
+    outcome.end = run_recorded(run, files, hook, messages);
+    outcome.file = written_record(files, started);
+    if (!outcome.file) {
+        outcome.no_report = "no memory record was written (" + files.snapshot.string() + " or " +
+                            files.trace.string() +
+                            "): " + why_nothing_was_written(hook, outcome.end);
+    } else {
+        try {
+            outcome.report = read_snapshot_report(outcome.file->string());
+        } catch (const BadInput& error) {
+            outcome.no_report = std::string("it cannot be read: ") + error.what();
+        }
+    }
+    try {
+        outcome.explanation = messages.explain();
+    } catch (const BadInput&) {
+        // No out-of-memory message.
+    }
+    return outcome;
+}
+
+}  // namespace oomlab::cli

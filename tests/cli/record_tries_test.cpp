@@ -1,0 +1,106 @@
+// `oomlab-cli record --try CONF`: a real PyTorch 2.x program run again with each allocator
+// setting, what each run reached printed beside the what-if's prediction, and a try that does
+// not end stopped, with what it started, at --timeout.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "cli_runner.h"
+#include "test_support.h"
+
+namespace oomlab {
+namespace {
+
+std::string torch_python() {
+    const char* python = std::getenv("OOMLAB_TORCH_PYTHON");
+    return python && *python ? python : "";
+}
+
+class RecordTries : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (torch_python().empty()) {
+            GTEST_SKIP() << "OOMLAB_TORCH_PYTHON is not set: these tests run PyTorch 2.x's own "
+                            "programs (./oomlab.sh cuda-test sets it)";
+        }
+    }
+    test::CommandResult record(const std::string& script, const std::string& options) {
+        return test::run_command("cd " + test::shell_quote(m_dir.path()) + " && timeout 300 " +
+                                 test::shell_quote(test::cli_program()) + " record --out " +
+                                 test::shell_quote(m_dir.file("m.pickle")) + " " + options +
+                                 " -- " + test::shell_quote(torch_python()) + " " + script +
+                                 " 2>/dev/null </dev/null");
+    }
+    // The line of the side-by-side table that starts with `setting`.
+    static std::string row(const std::string& out, const std::string& setting) {
+        const std::size_t at = out.find("\n  " + setting + " ");
+        return at == std::string::npos ? "" : out.substr(at + 1, out.find('\n', at + 1) - at - 1);
+    }
+    test::TempDir m_dir;
+};
+
+// Without CUDA a setting changes nothing the program does: each try's own requests, replayed
+// through the allocator's model under its setting, come out as the first run's what-if said.
+TEST_F(RecordTries, EachSettingIsRunAgainAndSetBesideItsPrediction) {
+    test::write_file(m_dir.file("train.py"), R"PY(import torch
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(512, 2048), torch.nn.ReLU(), torch.nn.Linear(2048, 10))
+optimizer = torch.optim.Adam(model.parameters())
+for step in range(3):
+    torch.nn.functional.cross_entropy(model(torch.randn(256, 512)),
+                                      torch.randint(0, 10, (256,))).backward()
+    optimizer.step()
+    optimizer.zero_grad()
+)PY");
+    const test::CommandResult result =
+        record("train.py", "--try expandable_segments:True --try max_split_size_mb:64");
+    ASSERT_EQ(result.exit_code, 0) << result.out;
+    const std::string& out = result.out;
+    EXPECT_NE(out.find("nothing else in it was changed"), std::string::npos) << out;
+    EXPECT_NE(out.find("on a GPU, estimated"), std::string::npos) << out;
+    for (const std::string setting : {"expandable_segments:True", "max_split_size_mb:64"}) {
+        const std::string line = row(out, setting);
+        ASSERT_FALSE(line.empty()) << setting << "\n" << out;
+        EXPECT_NE(line.find(" finished"), std::string::npos) << line;
+        // "... 122.0 MiB  122.0 MiB  finished": its own estimate, then the prediction.
+        const std::size_t mib = line.find(" MiB");
+        const std::size_t second = line.find(" MiB", mib + 1);
+        const std::size_t third = line.find(" MiB", second + 1);
+        ASSERT_NE(third, std::string::npos) << line;
+        const auto figure = [&](std::size_t end) {
+            return line.substr(line.rfind("  ", end) + 2, end - line.rfind("  ", end) - 2);
+        };
+        EXPECT_EQ(figure(second), figure(third)) << line;
+    }
+    EXPECT_NE(row(out, "as run").find(" finished"), std::string::npos) << out;
+    EXPECT_TRUE(std::filesystem::exists(m_dir.file("m-try-1.json")));
+    EXPECT_TRUE(std::filesystem::exists(m_dir.file("m-try-2.json")));
+}
+
+// A try that never ends (it waits, and starts a process that waits too) is stopped at
+// --timeout with all it started; a setting PyTorch refuses is refused before anything runs.
+TEST_F(RecordTries, ATryPastItsTimeIsStoppedWithWhatItStarted) {
+    test::write_file(m_dir.file("hang.py"), R"PY(import os, subprocess, time, torch
+x = torch.ones(1 << 20)
+if os.environ.get("PYTORCH_CUDA_ALLOC_CONF"):
+    subprocess.Popen(["sleep", "987"])
+    time.sleep(987)
+)PY");
+    const test::CommandResult result =
+        record("hang.py", "--try expandable_segments:True --timeout 2");
+    EXPECT_EQ(result.exit_code, 0) << result.out;
+    EXPECT_NE(row(result.out, "expandable_segments:True").find("(--timeout)"), std::string::npos)
+        << result.out;
+    EXPECT_NE(test::run_command("sleep 0.5; pgrep -f '^sleep 987$'").exit_code, 0)
+        << "a process the try started is still there";
+
+    std::filesystem::remove(m_dir.file("m.json"));
+    const test::CommandResult refused = record("hang.py", "--try expandable_segment:True");
+    EXPECT_EQ(refused.exit_code, 2);
+    EXPECT_FALSE(std::filesystem::exists(m_dir.file("m.json"))) << "nothing ran";
+}
+
+}  // namespace
+}  // namespace oomlab
