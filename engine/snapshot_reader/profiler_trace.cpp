@@ -64,9 +64,18 @@ struct OpenSpan {
 
     // The user's line; else the innermost op.
     std::string line() const {
-        return user           ? user->name
+        return user           ? user_line(user->name)
                : innermost_op ? std::string(kNoPythonFrame) + " " + innermost_op->name
                               : kNoPythonFrame;
+    }
+
+    // A script's own top level is "train.py(0): <module>" in the profiler's names: it records a
+    // function's first line, and a module has none. Said as what it is, not as line 0.
+    static std::string user_line(const std::string& name) {
+        const std::size_t at = name.find("(0): <module>");
+        return at != std::string::npos && at + 13 == name.size()
+                   ? name.substr(0, at) + ": its top level (the profiler records no line there)"
+                   : name;
     }
 
     // As for a snapshot's frames: backward, the optimizer's step, a copy between devices or

@@ -108,6 +108,19 @@ TEST(ProfilerTrace, ACpuTracesRequestsAreEstimatedOnAGpu) {
     EXPECT_FALSE(gpu_estimate(gpu));
 }
 
+// A script's top level is "train.py(0): <module>" in the profiler's names (a module has no
+// first line): said as the script's top level, not as its line 0.
+TEST(ProfilerTrace, AScriptsTopLevelIsNamedAsSuchNotAsLineZero) {
+    const Json trace = {{"traceEvents",
+                         {span("train.py(0): <module>", "python_function", 0, 1000),
+                          span("aten::empty", "cpu_op", 10, 10), memory(15, 100, 4096, 4096)}}};
+    const SnapshotReport report = snapshot_report_from_bytes(trace.dump(), "trace.json");
+    ASSERT_EQ(report.devices.size(), 1u);
+    ASSERT_FALSE(report.devices[0].at_peak.empty());
+    EXPECT_EQ(report.devices[0].at_peak.front().where,
+              "train.py: its top level (the profiler records no line there)");
+}
+
 TEST(ProfilerTrace, WhatIsNoProfilerTraceIsNamed) {
     EXPECT_NE(refusal("{\"traceEvents\": [").find("trace.json: not a Chrome trace"),
               std::string::npos)
