@@ -9,6 +9,7 @@
 #include "oomlab/common/format.h"
 #include "oomlab/common/pickle_opcodes.h"
 #include "pickle_budget.h"
+#include "pickle_containers.h"
 #include "pickle_interning.h"
 #include "pickle_memo.h"
 #include "pickle_stream.h"
@@ -98,19 +99,6 @@ private:
         return const_cast<PickleContainer*>(value.container());
     }
 
-    PickleContainer* new_container(bool is_dict) {
-        PickleContainer* container = nullptr;
-        if (!m_free.empty()) {
-            container = m_free.back();
-            m_free.pop_back();
-        } else {
-            container = &m_storage->containers.emplace_back();
-            m_held += sizeof(PickleContainer);
-        }
-        container->is_dict = is_dict;
-        return container;
-    }
-
     void pin(const PickleValue& value) {
         if (PickleContainer* container = mutable_container(value)) {
             ++container->pins;
@@ -124,27 +112,7 @@ private:
             (container->held && !container->same_as && !container->given)) {
             return;
         }
-        // Reused with its items' room when that is small: a trace's events are dicts made and
-        // dropped by the million, and allocating each one's items again made a third of the
-        // reading time malloc's.
-        constexpr std::size_t kRoomKept = 32;
-        std::vector<PickleValue> items;
-        if (container->items.capacity() <= kRoomKept) {
-            container->items.clear();
-            items.swap(container->items);
-        } else {
-            drop_items(*container);
-        }
-        const std::uint32_t memo_entry = container->memo_entry;  // it keeps its address
-        *container = PickleContainer{};
-        container->memo_entry = memo_entry;
-        container->items.swap(items);
-        m_free.push_back(container);
-    }
-
-    void drop_items(PickleContainer& container) {
-        m_held -= container.items.capacity() * sizeof(PickleValue);
-        std::vector<PickleValue>().swap(container.items);  // `items = {}` keeps the capacity
+        m_containers.reuse(*container);
     }
 
     static PickleValue resolved(const PickleValue& value) {
@@ -230,7 +198,7 @@ private:
             return &container;
         }
         container.same_as = kept;
-        drop_items(container);
+        m_containers.drop_items(container);
         if (container.memo_slot >= 0 &&
             m_memo.at(std::size_t(container.memo_slot)) == container.memo_entry) {
             m_memo.set(std::size_t(container.memo_slot),
@@ -293,7 +261,7 @@ private:
     }
 
     void push_container(bool is_dict, const std::vector<PickleValue>& items) {
-        PickleContainer* container = new_container(is_dict);
+        PickleContainer* container = m_containers.make(is_dict);
         push(PickleValue::of_container(container));
         if (!items.empty()) {
             add_items(items);
@@ -390,11 +358,11 @@ private:
     std::vector<PickleValue> m_stack;
     std::vector<std::size_t> m_marks;  // stack sizes at each MARK
     PickleMemo m_memo;
-    std::vector<PickleContainer*> m_free;
     PointerSet<PickleContainer*, SameContent, SameContent> m_canonical;
     PointerSet<StoredText*, SameText, SameText> m_strings;  // each stored once
     StoredText* m_last_text = nullptr;                      // the string read last
-    std::uint64_t m_held = 0;    // bytes of containers, their items, strings and scalars made
+    std::uint64_t m_held = 0;  // bytes of containers, their items, strings and scalars made
+    ContainerPool m_containers{m_storage->containers, m_held};
     std::uint64_t m_values = 0;  // pushed on the stack so far
     const PickleBudget m_budget;
 };
