@@ -110,6 +110,7 @@ void print_snapshot_report(const SnapshotReport& report) {
         }
         print_groups("alive at the peak, by what it was for", d.at_peak_by_kind);
         print_groups("alive at the peak, by source line", d.at_peak);
+        print_groups("alive at the peak, by the metadata the program set", d.at_peak_by_metadata);
         print_stages(d);
         const std::vector<SnapshotAdvice> advice = snapshot_advice(d, report.alloc_conf);
         if (!advice.empty()) {
@@ -138,6 +139,7 @@ void print_moments(const SnapshotReport& report, std::size_t event) {
                   << format_bytes(moment.reserved) << " reserved\n";
         print_groups("alive then, by what it was for", moment.by_kind);
         print_groups("alive then, by source line", moment.by_line);
+        print_groups("alive then, by the metadata the program set", moment.by_metadata);
     }
 }
 

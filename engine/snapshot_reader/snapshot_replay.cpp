@@ -14,12 +14,16 @@ namespace {
 constexpr std::size_t kLinesShown = 10;
 constexpr std::size_t kTimelinePoints = 2000;
 
-// Groups what is alive by name (source line or kind; `groups` numbered as `names`), largest
-// first; what was allocated before the trace began under a line of its own.
+// Groups what is alive by name (source line, kind or metadata; `groups` numbered as `names`),
+// largest first, with `also` (a group named apart) among them; what was allocated before the
+// trace began under a line of its own.
 std::vector<SnapshotLine> grouped(const std::vector<std::string>& names,
                                   const std::vector<SnapshotLine>& groups,
-                                  std::int64_t before_trace) {
+                                  std::int64_t before_trace, const SnapshotLine& also = {}) {
     std::vector<SnapshotLine> list;
+    if (also.blocks > 0) {
+        list.push_back(also);
+    }
     for (std::size_t name = 0; name < groups.size(); ++name) {
         if (groups[name].blocks > 0) {
             list.push_back(groups[name]);
@@ -186,8 +190,13 @@ NameTable::NameTable(SnapshotDevice& device) : m_names(device.names), m_stacks(d
         m_ids.emplace(m_names[i], std::uint32_t(i));
     }
     for (std::size_t i = 0; i < m_stacks.size(); ++i) {
-        m_stack_ids.emplace(std::uint64_t(m_stacks[i].line) << 32 | m_stacks[i].kind,
-                            std::uint32_t(i));
+        const SnapshotStack& stack = m_stacks[i];
+        if (stack.metadata == SnapshotStack::kNoMetadata) {
+            m_stack_ids.emplace(std::uint64_t(stack.line) << 32 | stack.kind, std::uint32_t(i));
+        } else {
+            m_labelled_stack_ids.emplace(std::tuple(stack.line, stack.kind, stack.metadata),
+                                         std::uint32_t(i));
+        }
     }
 }
 
@@ -199,14 +208,27 @@ std::uint32_t NameTable::id(std::string name) {
     return at->second;
 }
 
-std::uint32_t NameTable::stack(std::string line, std::string kind) {
-    const SnapshotStack named{id(std::move(line)), id(std::move(kind))};
-    const auto [at, added] = m_stack_ids.emplace(std::uint64_t(named.line) << 32 | named.kind,
-                                                 std::uint32_t(m_stacks.size()));
+std::uint32_t NameTable::stack(std::string line, std::string kind, const std::string& metadata) {
+    SnapshotStack named{id(std::move(line)), id(std::move(kind))};
+    const auto number = std::uint32_t(m_stacks.size());
+    bool added = false;
+    std::uint32_t at = 0;
+    if (metadata.empty()) {
+        const auto found =
+            m_stack_ids.emplace(std::uint64_t(named.line) << 32 | named.kind, number);
+        added = found.second;
+        at = found.first->second;
+    } else {
+        named.metadata = id(metadata);
+        const auto found = m_labelled_stack_ids.emplace(
+            std::tuple(named.line, named.kind, named.metadata), number);
+        added = found.second;
+        at = found.first->second;
+    }
     if (added) {
         m_stacks.push_back(named);
     }
-    return at->second;
+    return at;
 }
 
 void replay_changes(SnapshotDevice& device, const SnapshotProgress& progress) {
@@ -285,6 +307,7 @@ void replay_changes(SnapshotDevice& device, const SnapshotProgress& progress) {
     SnapshotMoment at_peak = snapshot_moment(device, device.peak_event);
     device.at_peak = std::move(at_peak.by_line);
     device.at_peak_by_kind = std::move(at_peak.by_kind);
+    device.at_peak_by_metadata = std::move(at_peak.by_metadata);
 }
 
 }  // namespace snapshot
@@ -304,6 +327,8 @@ SnapshotMoment snapshot_moment(const SnapshotDevice& device, std::size_t event) 
     // What is alive then: each allocation before it, freed at it or after.
     std::vector<SnapshotLine> lines(device.names.size());
     std::vector<SnapshotLine> kinds(device.names.size());
+    std::vector<SnapshotLine> labels(device.names.size());
+    SnapshotLine unlabelled{"(no metadata set)", 0, 0};
     std::int64_t traced = 0;
     for (const SnapshotTraceChange& change : device.changes) {
         if (change.event >= moment.event) {
@@ -314,7 +339,10 @@ SnapshotMoment snapshot_moment(const SnapshotDevice& device, std::size_t event) 
                 moment.allocated += change.size;
                 if (change.freed >= moment.event && change.stack < device.stacks.size()) {
                     const SnapshotStack& stack = device.stacks[change.stack];
-                    for (SnapshotLine* group : {&lines[stack.line], &kinds[stack.kind]}) {
+                    SnapshotLine* label = stack.metadata == SnapshotStack::kNoMetadata
+                                              ? &unlabelled
+                                              : &labels[stack.metadata];
+                    for (SnapshotLine* group : {&lines[stack.line], &kinds[stack.kind], label}) {
                         group->bytes += change.size;
                         ++group->blocks;
                     }
@@ -334,6 +362,11 @@ SnapshotMoment snapshot_moment(const SnapshotDevice& device, std::size_t event) 
     }
     moment.by_line = grouped(device.names, lines, moment.allocated - traced);
     moment.by_kind = grouped(device.names, kinds, moment.allocated - traced);
+    if (std::any_of(device.stacks.begin(), device.stacks.end(), [](const SnapshotStack& stack) {
+            return stack.metadata != SnapshotStack::kNoMetadata;
+        })) {
+        moment.by_metadata = grouped(device.names, labels, moment.allocated - traced, unlabelled);
+    }
     return moment;
 }
 

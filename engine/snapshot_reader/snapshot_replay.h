@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -17,13 +19,15 @@ class NameTable {
 public:
     explicit NameTable(SnapshotDevice& device);
     std::uint32_t id(std::string name);
-    std::uint32_t stack(std::string line, std::string kind);
+    std::uint32_t stack(std::string line, std::string kind, const std::string& metadata = {});
 
 private:
     std::vector<std::string>& m_names;
     std::vector<SnapshotStack>& m_stacks;
     std::unordered_map<std::string, std::uint32_t> m_ids;
-    std::unordered_map<std::uint64_t, std::uint32_t> m_stack_ids;
+    std::unordered_map<std::uint64_t, std::uint32_t> m_stack_ids;  // line, kind: no metadata
+    std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::uint32_t>
+        m_labelled_stack_ids;  // line, kind, metadata
 };
 
 // From a device's state at the end (allocated, reserved), its `events`, `changes` and

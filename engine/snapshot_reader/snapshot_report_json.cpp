@@ -72,6 +72,7 @@ std::string snapshot_report_json(const SnapshotReport& report, std::optional<std
              {"reserved_at_peak_bytes", d.reserved_at_peak},
              {"at_peak", groups(d.at_peak, "where")},
              {"at_peak_by_kind", groups(d.at_peak_by_kind, "kind")},
+             {"at_peak_by_metadata", groups(d.at_peak_by_metadata, "metadata")},
              {"stages", stages},
              {"stages_at_peak", stages_at(d, d.peak_event)},
              {"gpu_estimate", gpu},
@@ -85,7 +86,8 @@ std::string snapshot_report_json(const SnapshotReport& report, std::optional<std
                                           {"allocated_bytes", moment.allocated},
                                           {"reserved_bytes", moment.reserved},
                                           {"by_kind", groups(moment.by_kind, "kind")},
-                                          {"by_line", groups(moment.by_line, "where")}};
+                                          {"by_line", groups(moment.by_line, "where")},
+                                          {"by_metadata", groups(moment.by_metadata, "metadata")}};
         }
     }
     Json document{{"source", report.source}, {"devices", devices}};

@@ -23,13 +23,15 @@ struct EventFields {
     const PickleValue* frames = nullptr;
     const PickleValue* device_free = nullptr;
     const PickleValue* time_us = nullptr;
+    const PickleValue* user_metadata = nullptr;
 
     explicit EventFields(const PickleValue& event) {
         const PickleContainer* entries = event.dict();
         const std::pair<std::string_view, const PickleValue**> fields[] = {
-            {"action", &action},  {"addr", &addr},     {"size", &size},
-            {"stream", &stream},  {"frames", &frames}, {"device_free", &device_free},
-            {"time_us", &time_us}};
+            {"action", &action},   {"addr", &addr},
+            {"size", &size},       {"stream", &stream},
+            {"frames", &frames},   {"device_free", &device_free},
+            {"time_us", &time_us}, {"user_metadata", &user_metadata}};
         if (entries && entries->size() > kOnePassEntries) {
             for (const auto& [name, field] : fields) {
                 *field = event.at(name);
@@ -97,6 +99,25 @@ std::uint16_t TraceCollector::stream_id(std::int64_t stream, const SnapshotField
     return m_last_stream;
 }
 
+std::uint32_t TraceCollector::stack_of(const PickleValue* frames, const std::string* metadata,
+                                       const SnapshotFields& fields,
+                                       const SnapshotFields::Where& where) {
+    // Equal stacks are one list once read, and each text is kept once: both are found again
+    // by their addresses.
+    const std::uint64_t stack = frames ? frames->bits() : 0;
+    const auto name = [&] {
+        const std::vector<PickleValue>& list = fields.list_of(frames, "frames", where);
+        return m_name_ids.stack(user_line(list), kind_of(list),
+                                metadata ? *metadata : std::string());
+    };
+    if (metadata) {
+        const auto [named, added] = m_by_labelled_frames.try_emplace({stack, metadata});
+        return added ? named->second = name() : named->second;
+    }
+    const auto [named, added] = m_by_frames.try_emplace(stack);
+    return added ? named->second = name() : named->second;
+}
+
 void TraceCollector::add(std::size_t index, const PickleValue& event, const SnapshotFields& fields,
                          const SnapshotFields::Where& where) {
     using What = SnapshotTraceChange::What;
@@ -118,14 +139,14 @@ void TraceCollector::add(std::size_t index, const PickleValue& event, const Snap
                               fields, where);
     switch (action) {
         case Action::Alloc: {
-            const auto [named, added] =
-                m_by_frames.try_emplace(found.frames ? found.frames->bits() : 0);
-            if (added) {
-                const std::vector<PickleValue>& stack =
-                    fields.list_of(found.frames, "frames", where);
-                named->second = m_name_ids.stack(user_line(stack), kind_of(stack));
+            const std::string* metadata =
+                found.user_metadata ? found.user_metadata->text() : nullptr;
+            if (found.user_metadata && !metadata && !found.user_metadata->is_none()) {
+                fields.refuse(where, "\"user_metadata\" is " + kind_of_value(*found.user_metadata) +
+                                         ", not a string");
             }
-            change.stack = named->second;
+            change.stack = stack_of(
+                found.frames, metadata && !metadata->empty() ? metadata : nullptr, fields, where);
             m_net = fields.add(m_net, change.size, where);
             break;
         }
@@ -178,8 +199,8 @@ std::uint64_t TraceCollector::bytes() const {
     constexpr std::uint64_t kMapEntry = 48;  // a node of m_by_frames, and its bucket
     return m_device.changes.size() * sizeof(SnapshotTraceChange) +
            m_device.ooms.capacity() * sizeof(SnapshotOom) + m_device.names.capacity() * kName +
-           m_device.stacks.capacity() * sizeof(SnapshotStack) + m_by_frames.size() * kMapEntry +
-           m_clock.bytes();
+           m_device.stacks.capacity() * sizeof(SnapshotStack) +
+           (m_by_frames.size() + m_by_labelled_frames.size()) * kMapEntry + m_clock.bytes();
 }
 
 }  // namespace oomlab::snapshot

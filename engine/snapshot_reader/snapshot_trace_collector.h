@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -40,6 +41,9 @@ public:
 private:
     enum class Action : std::uint8_t { Alloc, Free, Reserve, Map, Release, Unmap, Oom, Other };
     Action action_of(const PickleValue* action);
+    // The stack id of an allocation's frames and the metadata the program set (null: none).
+    std::uint32_t stack_of(const PickleValue* frames, const std::string* metadata,
+                           const SnapshotFields& fields, const SnapshotFields::Where& where);
     // The index of `stream` in the device's streams, refused past kMostStreams.
     std::uint16_t stream_id(std::int64_t stream, const SnapshotFields& fields,
                             const SnapshotFields::Where& where);
@@ -50,6 +54,7 @@ private:
     NameTable m_name_ids;
     // Equal stacks are one list of frames once read, so each is named once.
     std::unordered_map<std::uint64_t, std::uint32_t> m_by_frames;
+    std::map<std::pair<std::uint64_t, const std::string*>, std::uint32_t> m_by_labelled_frames;
     std::unordered_map<std::int64_t, std::uint16_t> m_stream_ids;
     std::uint16_t m_last_stream = 0;
     std::int64_t m_net = 0;  // allocated less freed so far: within what a machine holds

@@ -91,6 +91,32 @@ TEST(SnapshotStages, AnAnnotationOutOfPlaceIsRefusedNamingIt) {
     }
 }
 
+// The metadata a program sets for its allocations (torch.cuda.memory._set_memory_metadata, a
+// trace entry's "user_metadata"): what was alive at the peak grouped by it, those without it
+// apart; "" is none set.
+TEST(SnapshotStages, WhatWasAliveIsGroupedByTheMetadataTheProgramSet) {
+    const auto alloc = [](std::int64_t address, std::int64_t size, const char* metadata) {
+        return "}(" + text("action") + text("alloc") + text("addr") + long8(address) +
+               text("size") + long8(size) + text("user_metadata") + text(metadata) + "u";
+    };
+    const std::string pickle = kProto2 + "}(" + text("segments") + "]" + text("device_traces") +
+                               "]](" + alloc(0x1000, 100, "warmup") + alloc(0x2000, 300, "step 1") +
+                               alloc(0x3000, 200, "step 1") + alloc(0x4000, 50, "") + "eau.";
+    const SnapshotReport report = snapshot_report_from_bytes(pickle, "s");
+    const SnapshotDevice& device = report.devices.at(0);
+    ASSERT_EQ(device.at_peak_by_metadata.size(), 3u);
+    EXPECT_EQ(device.at_peak_by_metadata[0].where, "step 1");
+    EXPECT_EQ(device.at_peak_by_metadata[0].bytes, 500);
+    EXPECT_EQ(device.at_peak_by_metadata[0].blocks, 2);
+    EXPECT_EQ(device.at_peak_by_metadata[1].where, "warmup");
+    EXPECT_EQ(device.at_peak_by_metadata[2].where, "(no metadata set)");
+    EXPECT_EQ(device.at_peak_by_metadata[2].bytes, 50);
+    // A trace that sets none has no such grouping.
+    EXPECT_TRUE(snapshot_report_from_bytes(snapshot(true, kAnnotations), "s")
+                    .devices.at(0)
+                    .at_peak_by_metadata.empty());
+}
+
 // Two bytes an event: a step back in time, or one of over 65 ms, is kept aside, and an
 // annotation still finds the first event at or after it.
 TEST(EventClock, StepsBackAndLeapsFindTheirEvents) {

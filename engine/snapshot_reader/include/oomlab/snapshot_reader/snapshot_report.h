@@ -82,11 +82,14 @@ struct SnapshotTraceChange {
 };
 static_assert(sizeof(SnapshotTraceChange) <= 32, "a trace's events are kept as these alone");
 
-// What an allocation's stack says: its source line and kind, each an index in
-// SnapshotDevice::names; each distinct pair once.
+// What an allocation's stack says: its source line and kind, and the metadata the program set
+// for it (torch.cuda.memory._set_memory_metadata, a trace entry's "user_metadata"), each an
+// index in SnapshotDevice::names (kNoMetadata: none set); each distinct triple once.
 struct SnapshotStack {
+    static constexpr std::uint32_t kNoMetadata = UINT32_MAX;
     std::uint32_t line = 0;
     std::uint32_t kind = 0;
+    std::uint32_t metadata = kNoMetadata;
 };
 
 // The memory of one of the allocator's pools at the end: the default pool (0, 0), or a private
@@ -121,6 +124,8 @@ struct SnapshotMoment {
     std::int64_t reserved = 0;
     std::vector<SnapshotLine> by_line;  // largest first, at most ten
     std::vector<SnapshotLine> by_kind;
+    // By the metadata the program set; empty when it set none.
+    std::vector<SnapshotLine> by_metadata;
 };
 
 struct SnapshotDevice {
@@ -146,6 +151,7 @@ struct SnapshotDevice {
     // The same by what it was for, as the frames tell: forward, backward, optimizer step, data
     // transfer, other (and the engine's own setup and evaluation); largest first.
     std::vector<SnapshotLine> at_peak_by_kind;
+    std::vector<SnapshotLine> at_peak_by_metadata;  // empty when the program set none
     std::vector<SnapshotOom> ooms;
     // Allocated and reserved over the trace, in event order: every event of a short trace,
     // about 2,000 points of a long one; the peak and every out-of-memory event among them.
