@@ -39,8 +39,7 @@ struct Figures {
 Figures figures_of(const SnapshotReport& report, const std::string& setting) {
     Figures figures;
     if (const SnapshotDevice* cpu = cpu_device(report)) {
-        const std::optional<GpuEstimate> estimate = gpu_estimate(*cpu, setting);
-        return {cpu->peak_allocated, estimate ? estimate->peak_reserved : 0};
+        return {cpu->peak_allocated, gpu_peak_reserved(*cpu, setting).value_or(0)};
     }
     for (const SnapshotDevice& device : report.devices) {
         figures.peak_allocated = std::max(figures.peak_allocated, device.peak_allocated);

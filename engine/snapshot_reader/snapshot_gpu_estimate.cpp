@@ -6,24 +6,33 @@
 
 namespace oomlab {
 
+namespace {
+
+allocator::WhatIf replayed(const SnapshotDevice& device, const std::string& alloc_conf) {
+    const allocator::AllocatorSettings settings = allocator::parse_alloc_conf(alloc_conf);
+    return allocator::replay_under(allocator_trace(device, settings), settings, 0, 0);
+}
+
+bool estimable(const SnapshotDevice& device) {
+    return device.index < 0 && !device.changes.empty();  // not a GPU's own trace, not empty
+}
+
+}  // namespace
+
 std::optional<GpuEstimate> gpu_estimate(const SnapshotDevice& device,
                                         const std::string& alloc_conf) {
-    if (device.index >= 0 || device.changes.empty()) {
-        return std::nullopt;  // a GPU's own trace, or no memory events
+    if (!estimable(device)) {
+        return std::nullopt;
     }
-    GpuEstimate estimate;
-    estimate.peak_allocated = device.peak_allocated;
-    const allocator::AllocatorSettings settings = allocator::parse_alloc_conf(alloc_conf);
-    const allocator::WhatIf plain =
-        allocator::replay_under(allocator_trace(device, settings), settings, 0, 0);
-    estimate.peak_reserved = plain.peak_reserved;
-    estimate.segments_at_peak = plain.segments_at_peak;
-    const allocator::AllocatorSettings expandable =
-        allocator::parse_alloc_conf("expandable_segments:True");
-    estimate.peak_reserved_expandable =
-        allocator::replay_under(allocator_trace(device, expandable), expandable, 0, 0)
-            .peak_reserved;
-    return estimate;
+    const allocator::WhatIf plain = replayed(device, alloc_conf);
+    return GpuEstimate{device.peak_allocated, plain.peak_reserved, plain.segments_at_peak,
+                       replayed(device, "expandable_segments:True").peak_reserved};
+}
+
+std::optional<std::int64_t> gpu_peak_reserved(const SnapshotDevice& device,
+                                              const std::string& alloc_conf) {
+    return estimable(device) ? std::optional(replayed(device, alloc_conf).peak_reserved)
+                             : std::nullopt;
 }
 
 }  // namespace oomlab

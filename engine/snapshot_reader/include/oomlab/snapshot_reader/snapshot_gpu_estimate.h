@@ -26,6 +26,9 @@ struct GpuEstimate {
 // `alloc_conf` in PYTORCH_CUDA_ALLOC_CONF's syntax (BadInput when it is not).
 std::optional<GpuEstimate> gpu_estimate(const SnapshotDevice& device,
                                         const std::string& alloc_conf = "");
+// Its peak_reserved alone: one replay, not the two of gpu_estimate.
+std::optional<std::int64_t> gpu_peak_reserved(const SnapshotDevice& device,
+                                              const std::string& alloc_conf);
 
 // What the estimate leaves out, in one sentence.
 inline constexpr const char* kGpuEstimateLeavesOut =
