@@ -5,12 +5,18 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <cstdlib>
 #include <sstream>
 #include <thread>
 
 #include "test_support.h"
 
 namespace oomlab::test {
+
+std::string torch_python() {
+    const char* python = std::getenv("OOMLAB_TORCH_PYTHON");
+    return python && *python ? python : "";
+}
 
 std::vector<std::string> CliResult::lines() const {
     std::vector<std::string> result;

@@ -18,6 +18,10 @@ struct CliResult {
     std::vector<std::string> lines() const;  // of `out`
 };
 
+// The Python with PyTorch 2.x that the tests of real PyTorch programs run
+// ($OOMLAB_TORCH_PYTHON, which ./oomlab.sh cuda-test sets); empty without it.
+std::string torch_python();
+
 // `environment`: extra "NAME=VALUE" settings for the process.
 CliResult run_cli(const std::vector<std::string>& arguments,
                   const std::vector<std::string>& environment = {});

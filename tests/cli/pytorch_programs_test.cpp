@@ -18,10 +18,7 @@
 namespace oomlab {
 namespace {
 
-std::string torch_python() {
-    const char* python = std::getenv("OOMLAB_TORCH_PYTHON");
-    return python && *python ? python : "";
-}
+using test::torch_python;
 
 #define OOMLAB_REQUIRE_TORCH_PYTHON()                                                        \
     do {                                                                                     \

@@ -3,7 +3,6 @@
 // not end stopped, with what it started, at --timeout.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -13,10 +12,7 @@
 namespace oomlab {
 namespace {
 
-std::string torch_python() {
-    const char* python = std::getenv("OOMLAB_TORCH_PYTHON");
-    return python && *python ? python : "";
-}
+using test::torch_python;
 
 class RecordTries : public ::testing::Test {
 protected:
@@ -77,6 +73,13 @@ for step in range(3):
     EXPECT_NE(row(out, "as run").find(" finished"), std::string::npos) << out;
     EXPECT_TRUE(std::filesystem::exists(m_dir.file("m-try-1.json")));
     EXPECT_TRUE(std::filesystem::exists(m_dir.file("m-try-2.json")));
+
+    // "advice": the settings the first run's advice names; a CPU run's names none.
+    const test::CommandResult advised = record("train.py", "--try advice");
+    ASSERT_EQ(advised.exit_code, 0) << advised.out;
+    EXPECT_NE(advised.out.find("Nothing to try: the first run's advice names no allocator setting"),
+              std::string::npos)
+        << advised.out;
 }
 
 // A try that never ends (it waits, and starts a process that waits too) is stopped at
