@@ -41,7 +41,10 @@ public:
         return add(reinterpret_cast<std::uintptr_t>(stored) | kScalar);
     }
 
-    // What an entry other than none or given refers to.
+    // Whether an entry refers to a value (is neither none nor given).
+    static bool refers(std::uint32_t entry) { return entry >= kFirst; }
+
+    // What an entry that refers to a value refers to.
     PickleValue value(std::uint32_t entry) const {
         const std::uintptr_t target = m_targets[entry - kFirst];
         const std::uintptr_t pointer = target & ~std::uintptr_t(3);

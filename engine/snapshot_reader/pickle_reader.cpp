@@ -306,7 +306,9 @@ private:
             m_memo.resize(index + 1);
         }
         const PickleValue value = resolved(m_stack.back());
-        if (m_memo.at(index) != PickleMemo::kNone) {
+        // A slot put again (Python's pickler never does) lets go of what it held; an item the
+        // sink took holds nothing here.
+        if (PickleMemo::refers(m_memo.at(index))) {
             unpin(m_memo.value(m_memo.at(index)));
         }
         pin(value);

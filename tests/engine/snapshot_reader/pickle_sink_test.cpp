@@ -93,6 +93,22 @@ TEST(PickleReader, AnItemTheSinkTookIsNamedAgainOnlyWhereItWasKept) {
     }
 }
 
+// A memo slot whose item the sink took, put again (Python never does; a damaged file may): the
+// slot holds the new value.
+TEST(PickleReader, ASlotWhoseItemTheSinkTookHoldsWhatIsPutThereAgain) {
+    // [[{"event": 5} put 0], "x" put 0, get 0]
+    const std::string pickle = kProto2 + "](]q" + bytes({1}) + "(" + event(5, 0) + "e" +
+                               text("x") + "q" + bytes({0}) + "h" + bytes({0}) + "e.";
+    EventSink sink;
+    const PickleDocument document = read_pickle(pickle, "put-again.pickle", &sink);
+    const PickleContainer* items = document.root().list();
+    ASSERT_TRUE(items);
+    ASSERT_EQ(items->size(), 3u);
+    EXPECT_EQ(sink.seen, (std::vector<EventSink::Seen>{{1, 0, 5}}));
+    ASSERT_TRUE(items->items[2].text());
+    EXPECT_EQ(*items->items[2].text(), "x");
+}
+
 // A value memoized under several numbers (a memo reference memoized again), a string named
 // again after other strings were read, and a scalar: each entry gives back what was put.
 TEST(PickleReader, AValueMemoizedUnderManyNumbersIsTheSameValueUnderEach) {
