@@ -97,8 +97,8 @@ TEST(PickleReader, AnItemTheSinkTookIsNamedAgainOnlyWhereItWasKept) {
 // slot holds the new value.
 TEST(PickleReader, ASlotWhoseItemTheSinkTookHoldsWhatIsPutThereAgain) {
     // [[{"event": 5} put 0], "x" put 0, get 0]
-    const std::string pickle = kProto2 + "](]q" + bytes({1}) + "(" + event(5, 0) + "e" +
-                               text("x") + "q" + bytes({0}) + "h" + bytes({0}) + "e.";
+    const std::string pickle = kProto2 + "](]q" + bytes({1}) + "(" + event(5, 0) + "e" + text("x") +
+                               "q" + bytes({0}) + "h" + bytes({0}) + "e.";
     EventSink sink;
     const PickleDocument document = read_pickle(pickle, "put-again.pickle", &sink);
     const PickleContainer* items = document.root().list();
