@@ -209,6 +209,12 @@ std::vector<Candidate> candidates(const OomSituation& situation, const Predictor
                        "Autocast to bfloat16: most activations take half the bytes.",
                        FixCost::Precision});
     }
+    if (!trainable && c.embeddings.dtype != DType::Int8) {
+        out.push_back({{{"embeddings.dtype", "int8"}},
+                       "Store the frozen table in int8 with a scale per row: a quarter of its "
+                       "fp32 bytes; each batch dequantizes only the rows it looks up.",
+                       FixCost::Precision});
+    }
     if (c.embeddings.vocab != VocabMode::Dataset) {
         out.push_back({{{"embeddings.vocab", "dataset"}},
                        "Keep only the training data's words in the table instead of " +

@@ -12,8 +12,10 @@ inline const ChoiceTable<EmbeddingSource> kEmbeddingSources = {
     {EmbeddingSource::Synthetic, "synthetic"}};
 inline const ChoiceTable<EmbeddingPlacement> kPlacements = {{EmbeddingPlacement::Device, "device"},
                                                             {EmbeddingPlacement::Cpu, "cpu"}};
-inline const ChoiceTable<DType> kDTypes = {
+inline const ChoiceTable<DType> kPrecisions = {
     {DType::Fp32, "fp32"}, {DType::Fp16, "fp16"}, {DType::Bf16, "bf16"}};
+inline const ChoiceTable<DType> kTableDTypes = {
+    {DType::Fp32, "fp32"}, {DType::Fp16, "fp16"}, {DType::Bf16, "bf16"}, {DType::Int8, "int8"}};
 inline const ChoiceTable<ModelKind> kModelKinds = {{ModelKind::Bag, "bag"},
                                                    {ModelKind::BiLstm, "bilstm"},
                                                    {ModelKind::Transformer, "transformer"}};

@@ -178,6 +178,14 @@ void validate_config(const ExperimentConfig& config) {
             "no gradient)",
             {"embeddings.sparse_grad", "embeddings.trainable"});
     }
+    if (config.embeddings.dtype == DType::Int8 && config.embeddings.trainable) {
+        // A trained int8 table would need a higher-precision copy to take the updates, which
+        // holds more than the fp32 table it was meant to shrink.
+        fail(
+            "embeddings.dtype=int8 stores a frozen table: set embeddings.trainable=false, or "
+            "fine-tune a 16-bit table with embeddings.dtype=bf16",
+            {"embeddings.dtype", "embeddings.trainable"});
+    }
     if (config.embeddings.sparse_grad && config.train.optimizer != OptimizerKind::Sgd &&
         config.train.optimizer != OptimizerKind::Adagrad) {
         fail(

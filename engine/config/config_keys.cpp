@@ -241,8 +241,9 @@ std::vector<KeyEntry> build_registry() {
         "Keep the table on the training device, or on the host and ship "
         "only the rows a batch looks up."));
     keys.push_back(choice_key(
-        "embeddings.dtype", [](C & c) -> auto& { return c.embeddings.dtype; }, kDTypes,
-        "Storage type of the embedding table: 16-bit halves it."));
+        "embeddings.dtype", [](C & c) -> auto& { return c.embeddings.dtype; }, kTableDTypes,
+        "Storage type of the embedding table: 16-bit halves it; int8 (a scale per row, "
+        "frozen tables only) takes a quarter."));
     keys.push_back(boolean_key(
         "embeddings.sparse_grad", [](C & c) -> auto& { return c.embeddings.sparse_grad; },
         "Sparse gradients for the table: only the rows a batch used, "
@@ -301,7 +302,7 @@ std::vector<KeyEntry> build_registry() {
         "Seed for initialisation, shuffling and the split: the same seed "
         "gives the same run."));
     keys.push_back(choice_key(
-        "memory.precision", [](C & c) -> auto& { return c.memory.precision; }, kDTypes,
+        "memory.precision", [](C & c) -> auto& { return c.memory.precision; }, kPrecisions,
         "Autocast: 16-bit activations where safe. fp16 uses dynamic loss "
         "scaling (CUDA only); bf16 needs none."));
     keys.push_back(choice_key(

@@ -134,6 +134,9 @@ EmbeddingTableCost embedding_table_cost(const ExperimentConfig& config, std::int
                                         int dim) {
     EmbeddingTableCost cost;
     cost.weights = rows * dim * estimator::element_bytes(config.embeddings.dtype);
+    if (config.embeddings.dtype == DType::Int8) {
+        cost.weights += rows * std::int64_t(sizeof(float));  // a scale per row
+    }
     if (config.embeddings.trainable) {
         cost.gradient = config.embeddings.sparse_grad ? 0 : cost.weights;
         cost.optimizer_state = optimizer_state_copies(config.train.optimizer) * cost.weights;

@@ -217,7 +217,14 @@ std::int64_t batches_resident(const Step& s) {
 }
 
 std::int64_t element_bytes(DType dtype) {
-    return dtype == DType::Fp32 ? 4 : 2;
+    switch (dtype) {
+        case DType::Fp32:
+            return 4;
+        case DType::Int8:
+            return 1;
+        default:
+            return 2;
+    }
 }
 
 bool Step::gradient_done(const std::string& module) const {

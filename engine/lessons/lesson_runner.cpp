@@ -56,6 +56,9 @@ std::string metric_words(const std::string& metric) {
     if (metric == "mean_reserved") {
         return "mean reserved";
     }
+    if (metric == "val_accuracy") {
+        return "validation accuracy";
+    }
     const auto key = std::find(kBreakdownKeys.begin(), kBreakdownKeys.end(), metric);
     if (key != kBreakdownKeys.end()) {
         return std::string(kBreakdownLabels[key - kBreakdownKeys.begin()]);
@@ -201,7 +204,7 @@ bool is_lesson_metric(const std::string& metric) {
                    kModuleMemoryKinds.end();
     }
     return metric == "peak_bytes" || metric == "mean_step_peak" || metric == "mean_device_used" ||
-           metric == "mean_reserved" ||
+           metric == "mean_reserved" || metric == "val_accuracy" ||
            std::find(kBreakdownKeys.begin(), kBreakdownKeys.end(), metric) != kBreakdownKeys.end();
 }
 
@@ -209,6 +212,9 @@ double lesson_metric(const std::string& metric, const RunRecord& record,
                      const std::vector<MetricRow>& metrics) {
     if (metric == "peak_bytes") {
         return double(record.outcome.peak_bytes);
+    }
+    if (metric == "val_accuracy") {
+        return record.outcome.val_accuracy.value_or(NAN);  // NAN: the run kept no validation set
     }
     if (const auto at = metric.find('@'); at != std::string::npos) {
         const std::string module = metric.substr(at + 1);

@@ -86,7 +86,7 @@ MemoryBreakdown MemoryLedger::breakdown(const TrainedModel& trained, bool sparse
     if (!trained.model) {
         return breakdown;
     }
-    const torch::Tensor& table = trained.model->embeddings()->weight();
+    const model::EmbeddingTableImpl& table = *trained.model->embeddings();
     for (const auto& parameter : trained.model->parameters()) {
         if (parameter.device().type() != m_device) {
             continue;  // a table kept in host memory: neither it nor its gradient is the device's
@@ -94,7 +94,7 @@ MemoryBreakdown MemoryLedger::breakdown(const TrainedModel& trained, bool sparse
         const auto bytes = static_cast<std::int64_t>(parameter.nbytes());
         const std::int64_t kept =
             trained.parallel ? trained.parallel->kept_bytes(parameter) : bytes;
-        (parameter.is_same(table) ? breakdown.embedding_table : breakdown.parameters) += kept;
+        (table.holds(parameter) ? breakdown.embedding_table : breakdown.parameters) += kept;
         // Where nothing was measured: gradients exist during every step.
         if (trained.has_dense_gradient(parameter, sparse_table)) {
             breakdown.gradients += bytes;
@@ -107,9 +107,9 @@ MemoryBreakdown MemoryLedger::breakdown(const TrainedModel& trained, bool sparse
         breakdown.embedding_table = 0;
         breakdown.parameters = 0;
         for (const model::MemoryModule& module : trained.model->memory_modules()) {
-            const bool holds_table = std::any_of(
-                module.parameters.begin(), module.parameters.end(),
-                [&](const torch::Tensor& parameter) { return parameter.is_same(table); });
+            const bool holds_table =
+                std::any_of(module.parameters.begin(), module.parameters.end(),
+                            [&](const torch::Tensor& parameter) { return table.holds(parameter); });
             (holds_table ? breakdown.embedding_table : breakdown.parameters) +=
                 ledger->held(module.id, memory::AllocationTag::Setup);
         }

@@ -142,7 +142,25 @@ TEST(ConfigIo, ImpossibleCombinationsAreRejected) {
     EXPECT_NE(test::bad_input_message([&] { validate_config(file); }).find("embeddings.path"),
               std::string::npos);
 
+    ExperimentConfig int8;
+    apply_config_override(int8, "embeddings.dtype=int8");
+    apply_config_override(int8, "embeddings.trainable=true");
+    EXPECT_NE(test::bad_input_message([&] {
+                  validate_config(int8);
+              }).find("embeddings.dtype=int8 stores a frozen table"),
+              std::string::npos);
+    apply_config_override(int8, "embeddings.trainable=false");
+    EXPECT_NO_THROW(validate_config(int8));
+
     EXPECT_NO_THROW(validate_config(ExperimentConfig{}));
+}
+
+TEST(ConfigIo, Int8IsATableTypeNotAPrecision) {
+    ExperimentConfig config;
+    EXPECT_NE(test::bad_input_message([&] {
+                  apply_config_override(config, "memory.precision=int8");
+              }).find("memory.precision"),
+              std::string::npos);
 }
 
 }  // namespace

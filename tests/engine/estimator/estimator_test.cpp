@@ -257,6 +257,10 @@ TEST(EmbeddingTable, CostIsWhatTheEstimatorCountsForTheTable) {
     config.embeddings.trainable = false;
     cost = embedding_table_cost(config, 1002, 50);
     EXPECT_EQ(cost.gradient + cost.optimizer_state, 0);
+
+    config.embeddings.dtype = DType::Int8;
+    EXPECT_EQ(embedding_table_cost(config, 1002, 50).weights, 1002 * 50 + 1002 * 4)
+        << "a byte an element and a float scale a row";
 }
 
 using test::kMiB;

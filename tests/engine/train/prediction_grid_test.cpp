@@ -25,13 +25,14 @@ struct Cell {
     bool trainable = true;
     int accumulation = 1;
     bool checkpointing = false;
+    std::string table = "fp32";  // embeddings.dtype
 };
 
 std::string cell_name(const testing::TestParamInfo<Cell>& info) {
     const Cell& c = info.param;
     return c.model + "_" + c.optimizer + "_" + c.precision +
            (c.trainable ? "_trained" : "_frozen") + "_acc" + std::to_string(c.accumulation) +
-           (c.checkpointing ? "_ckpt" : "");
+           (c.checkpointing ? "_ckpt" : "") + (c.table == "fp32" ? "" : "_" + c.table + "table");
 }
 
 void PrintTo(const Cell& c, std::ostream* out) {
@@ -39,7 +40,8 @@ void PrintTo(const Cell& c, std::ostream* out) {
     *out << cell_name(info);
 }
 
-// Every combination; checkpointing only where the model has blocks to checkpoint.
+// Every combination; checkpointing only where the model has blocks to checkpoint; an int8
+// table (frozen only) beside each frozen Adam cell.
 std::vector<Cell> grid() {
     std::vector<Cell> cells;
     for (const char* model : {"bag", "bilstm", "transformer"}) {
@@ -53,6 +55,10 @@ std::vector<Cell> grid() {
                             }
                             cells.push_back({model, optimizer, precision, trainable, accumulation,
                                              checkpointing});
+                            if (!trainable && std::string(optimizer) == "adam") {
+                                cells.push_back({model, optimizer, precision, trainable,
+                                                 accumulation, checkpointing, "int8"});
+                            }
                         }
                     }
                 }
@@ -77,6 +83,7 @@ ExperimentConfig config_of(const Cell& c) {
         "memory.precision=" + c.precision,
         std::string("embeddings.trainable=") + (c.trainable ? "true" : "false"),
         std::string("memory.checkpointing=") + (c.checkpointing ? "layers" : "none"),
+        "embeddings.dtype=" + c.table,
     });
 }
 

@@ -13,7 +13,8 @@ namespace oomlab {
 enum class EmbeddingSource { Default, File, Synthetic };
 enum class VocabMode { Full, Dataset, Top };
 enum class EmbeddingPlacement { Device, Cpu };
-enum class DType { Fp32, Fp16, Bf16 };
+// Int8 is for embedding tables only (a row of int8 and its fp32 scale), never a precision.
+enum class DType { Fp32, Fp16, Bf16, Int8 };
 enum class ModelKind { Bag, BiLstm, Transformer };
 enum class Padding { Fixed, Dynamic, Bucket };
 enum class OptimizerKind { Sgd, Momentum, Adam, AdamW, Adagrad };

@@ -130,7 +130,8 @@ inline constexpr std::array<std::string_view, 4> kModuleMemoryKinds = {
 
 // peak_bytes, a breakdown category (activations, data, ...), mean_step_peak,
 // mean_device_used (the device's used memory, on the CPU the process's RSS, at step ends),
-// mean_reserved (what the allocator reserved at step ends), or KIND@MODULE: one module's bytes of a
+// mean_reserved (what the allocator reserved at step ends), val_accuracy (the last validation
+// pass's), or KIND@MODULE: one module's bytes of a
 // kind at the peak ("activations@block 1"). NaN where the run did not measure it.
 double lesson_metric(const std::string& metric, const RunRecord& record,
                      const std::vector<MetricRow>& metrics);

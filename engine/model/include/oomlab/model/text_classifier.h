@@ -12,18 +12,27 @@
 
 namespace oomlab::model {
 
-// The embedding table: pre-trained rows, optionally frozen, sparse, 16-bit, or kept on the
-// host (then only the looked-up rows travel to the compute device).
+// The embedding table: pre-trained rows, optionally frozen, sparse, 16-bit, int8 (frozen: each
+// row quantized with an fp32 scale, dequantized per batch), or kept on the host (then only the
+// looked-up rows travel to the compute device).
 class EmbeddingTableImpl : public torch::nn::Module {
 public:
     EmbeddingTableImpl(const torch::Tensor& initial_weights, const EmbeddingsConfig& config);
     // ids: [B, L] int64 on the compute device. Returns [B, L, D] float32 on that device.
     torch::Tensor forward(const torch::Tensor& ids);
     const torch::Tensor& weight() const { return m_weight; }
+    // Whether `tensor` is part of the table: its weight, or an int8 table's row scales.
+    bool holds(const torch::Tensor& tensor) const {
+        return tensor.is_same(m_weight) || (m_row_scales.defined() && tensor.is_same(m_row_scales));
+    }
     int dim() const { return static_cast<int>(m_weight.size(1)); }
 
 private:
+    // The rows [B, L, D] of an int8 table, dequantized on the device of `ids`.
+    torch::Tensor dequantized_rows(const torch::Tensor& ids);
+
     torch::Tensor m_weight;
+    torch::Tensor m_row_scales;  // int8 tables: [rows, 1] float32
     bool m_sparse = false;
     bool m_on_host = false;
 };
