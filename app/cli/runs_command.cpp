@@ -1,4 +1,4 @@
-// oomlab-cli runs list|show|diff|export|tag|delete
+// oomlab-cli runs list|show|diff|export|import|tag|delete
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -14,6 +14,7 @@
 #include "oomlab/run/memory_diff.h"
 #include "oomlab/run/run_json.h"
 #include "oomlab/store/run_store.h"
+#include "runs_import.h"
 #include "tracker_export.h"
 
 namespace oomlab::cli {
@@ -139,7 +140,8 @@ void add_diff_command(CLI::App& runs, int& exit_code) {
 }  // namespace
 
 void add_runs_command(CLI::App& app, int& exit_code) {
-    auto* runs = app.add_subcommand("runs", "List, show, compare, export and delete saved runs");
+    auto* runs =
+        app.add_subcommand("runs", "List, show, compare, export, import and delete saved runs");
     runs->require_subcommand(1);
     auto db = std::make_shared<std::string>(default_db_path());
     auto json = std::make_shared<bool>(false);
@@ -191,6 +193,7 @@ void add_runs_command(CLI::App& app, int& exit_code) {
     }
     add_diff_command(*runs, exit_code);
     add_calibration_command(*runs, exit_code);
+    add_runs_import_command(*runs, exit_code);
     runs->get_subcommand("list")->callback([=, &exit_code] {
         const RunStore store = open_saved_runs(*db);
         const auto all = store.list_runs();

@@ -258,16 +258,21 @@ std::int64_t Database::changes() const {
     return sqlite3_changes64(m_handle);
 }
 
+bool Database::in_transaction() const {
+    return sqlite3_get_autocommit(m_handle) == 0;
+}
+
 // --- Transaction -------------------------------------------------------------------------
 
-Transaction::Transaction(Database& database) : m_database(database) {
-    m_database.exec("BEGIN IMMEDIATE");
+Transaction::Transaction(Database& database)
+    : m_database(database), m_nested(database.in_transaction()) {
+    m_database.exec(m_nested ? "SAVEPOINT nested" : "BEGIN IMMEDIATE");
 }
 
 Transaction::~Transaction() {
     if (m_open) {
         try {
-            m_database.exec("ROLLBACK");
+            m_database.exec(m_nested ? "ROLLBACK TO nested; RELEASE nested" : "ROLLBACK");
         } catch (const SqliteError&) {
             // SQLite already rolled back on its own (e.g. after SQLITE_FULL); nothing to undo.
         }
@@ -275,7 +280,7 @@ Transaction::~Transaction() {
 }
 
 void Transaction::commit() {
-    m_database.exec("COMMIT");
+    m_database.exec(m_nested ? "RELEASE nested" : "COMMIT");
     m_open = false;
 }
 

@@ -90,6 +90,7 @@ public:
     void persist_wal();
     std::int64_t last_insert_id() const;
     std::int64_t changes() const;  // rows touched by the last INSERT/UPDATE/DELETE
+    bool in_transaction() const;
 
     [[noreturn]] void fail(int code, const std::string& what) const;
 
@@ -102,7 +103,8 @@ private:
 
 // BEGIN IMMEDIATE ... COMMIT, rolled back when left without commit(). Taking the write lock
 // up front means the transaction never has to upgrade a read lock, which in WAL mode can
-// fail at once with SQLITE_BUSY instead of waiting for the busy timeout.
+// fail at once with SQLITE_BUSY instead of waiting for the busy timeout. Inside another
+// transaction, a savepoint: its writes are kept or undone with the outer transaction's.
 class Transaction {
 public:
     explicit Transaction(Database& database);
@@ -114,6 +116,7 @@ public:
 
 private:
     Database& m_database;
+    bool m_nested;  // inside another: a savepoint, committed or undone with the outer one
     bool m_open = true;
 };
 

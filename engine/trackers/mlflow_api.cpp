@@ -58,19 +58,60 @@ nlohmann::json MlflowApi::post(const std::string& endpoint, const nlohmann::json
 }
 
 std::string MlflowApi::experiment_id(const std::string& name) {
-    const auto found =
-        call("GET", "/api/2.0/mlflow/experiments/get-by-name?experiment_name=" + url_escape(name),
-             "", /*missing_ok=*/true);
-    if (!found) {
-        return post("experiments/create", {{"name", name}}).at("experiment_id").get<std::string>();
+    if (const auto found = find_experiment(name)) {
+        return *found;
     }
-    const auto& experiment = found->at("experiment");
-    if (experiment.value("lifecycle_stage", "") == "deleted") {
+    if (m_deleted_experiment) {
         throw Error("MLflow at " + m_uri + ": the experiment \"" + name +
                     "\" was deleted there; restore it (mlflow experiments restore) or choose "
                     "another with --experiment");
     }
+    try {
+        return post("experiments/create", {{"name", name}}).at("experiment_id").get<std::string>();
+    } catch (const Error&) {
+        // Made meanwhile by another process sending to it (a class's runs ending together).
+        if (const auto made = find_experiment(name)) {
+            return *made;
+        }
+        throw;
+    }
+}
+
+std::optional<std::string> MlflowApi::find_experiment(const std::string& name) {
+    const auto found =
+        call("GET", "/api/2.0/mlflow/experiments/get-by-name?experiment_name=" + url_escape(name),
+             "", /*missing_ok=*/true);
+    m_deleted_experiment = false;
+    if (!found) {
+        return std::nullopt;
+    }
+    const auto& experiment = found->at("experiment");
+    if (experiment.value("lifecycle_stage", "") == "deleted") {
+        m_deleted_experiment = true;
+        return std::nullopt;
+    }
     return experiment.at("experiment_id").get<std::string>();
+}
+
+std::optional<std::string> MlflowApi::get_artifact(const std::string& artifact_uri,
+                                                   const std::string& name) {
+    if (artifact_uri.rfind(kArtifactScheme, 0) != 0) {
+        return std::nullopt;
+    }
+    const std::string path = "/api/2.0/mlflow-artifacts/artifacts/" +
+                             artifact_uri.substr(kArtifactScheme.size()) + "/" + url_escape(name);
+    m_last_call = "GET " + path;
+    HttpReply reply;
+    try {
+        reply = send({"GET", m_uri + path, "", "", "application/json"});
+    } catch (const Error& error) {
+        throw Error("MLflow at " + m_uri + " did not answer for the artifact " + name + " (" +
+                    error.what() + ")");
+    }
+    if (reply.status != 200) {
+        return std::nullopt;
+    }
+    return std::move(reply.body);
 }
 
 bool MlflowApi::put_artifact(const std::string& artifact_uri, const std::string& name,

@@ -16,10 +16,16 @@ public:
     nlohmann::json post(const std::string& endpoint, const nlohmann::json& body);
     // The experiment's id, made when missing.
     std::string experiment_id(const std::string& name);
+    // The id of the experiment of that name; nullopt when the server has none (or deleted it).
+    std::optional<std::string> find_experiment(const std::string& name);
     // Uploads a file's content (or `text`) as an artifact of a run whose artifact URI is
     // `artifact_uri`; false when the server does not serve that URI's artifacts.
     bool put_artifact(const std::string& artifact_uri, const std::string& name,
                       const std::string& text, const std::string& file = "");
+    // An artifact's content; nullopt when the server does not serve that URI's artifacts or
+    // holds no such file.
+    std::optional<std::string> get_artifact(const std::string& artifact_uri,
+                                            const std::string& name);
 
     const std::string& uri() const { return m_uri; }
     // The last call made ("POST /api/2.0/mlflow/runs/create"): what an answer of a shape no
@@ -33,6 +39,7 @@ private:
 
     std::string m_uri;
     std::string m_last_call;
+    bool m_deleted_experiment = false;  // the last find_experiment found it deleted
 };
 
 }  // namespace oomlab::trackers

@@ -1,9 +1,14 @@
 #include "oomlab/trackers/mlflow_export.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 
+#include <pwd.h>
+#include <unistd.h>
+
 #include "mlflow_api.h"
+#include "mlflow_tags.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/run/run_json.h"
 
@@ -19,9 +24,6 @@ constexpr std::size_t kTagsPerBatch = 100;
 // Its longest parameter and tag values (MLflow 2.x and 3.x); longer ones are cut.
 constexpr std::size_t kLongestParam = 6000;
 constexpr std::size_t kLongestTag = 8000;
-
-constexpr const char* kUidTag = "oomlab.run_uid";
-constexpr const char* kDigestTag = "oomlab.export_digest";
 
 std::string cut(const std::string& text, std::size_t longest) {
     return text.size() <= longest ? text : text.substr(0, longest - 3) + "...";
@@ -79,6 +81,9 @@ Json run_tags(const TrackedRun& tracked) {
          tag("oomlab.torch_version", run.torch_version),
          tag("oomlab.world_size", std::to_string(run.world_size)),
          tag("mlflow.source.name", "oomlab")});
+    if (const std::string user = login_name(); !user.empty()) {
+        tags.push_back(tag(kUserTag, user));
+    }
     if (!run.tags.empty()) {
         tags.push_back(tag("oomlab.tags", run.tags));
     }
@@ -167,6 +172,17 @@ void send_artifacts(MlflowApi& api, const TrackedRun& tracked, const std::string
 }
 
 }  // namespace
+
+std::string login_name() {
+    for (const char* variable : {"LOGNAME", "USER", "LNAME", "USERNAME"}) {
+        const char* value = std::getenv(variable);
+        if (value != nullptr && *value != '\0') {
+            return value;
+        }
+    }
+    const passwd* account = ::getpwuid(::getuid());
+    return account != nullptr && account->pw_name != nullptr ? account->pw_name : "";
+}
 
 std::string uri_without_password(const std::string& uri) {
     // scheme://user:password@host...: the user information ends at the first '@' before the

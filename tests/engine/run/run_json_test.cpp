@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bad_input.h"
 #include "oomlab/run/breakdown.h"
 #include "oomlab/run/memory_diff.h"
 #include "oomlab/run/prediction_check.h"
@@ -252,6 +253,47 @@ TEST(RunJson, OnlyExportsAreExportFiles) {
     EXPECT_FALSE(is_run_export_file(dir.file("notes.csv")));
     EXPECT_FALSE(is_run_export_file(dir.file("config.json")));
     EXPECT_FALSE(is_run_export_file(dir.file("missing.csv")));
+}
+
+// A summary another machine wrote reads back as the run it described (what an import from a
+// tracker keeps), and a value of the wrong type is named by its key.
+TEST(RunJson, ASummaryReadsBackAsTheRunItDescribes) {
+    RunRecord run = ended_run();
+    run.outcome.by_module.push_back({"loss", 0, 0, 0, 64});
+    run.prediction = MemoryPrediction{11 << 20, {}, {{"head", 2 << 20, 0, 0, 5}}, 64, true};
+    run.fixes_json = R"([{"set":{"train.batch_size":"32"}}])";
+    const RunRecord back = run_from_summary_json(run_summary_json(run), "summary.json");
+    EXPECT_EQ(back.name, run.name);
+    EXPECT_EQ(back.device, run.device);
+    EXPECT_EQ(back.world_size, 2);
+    EXPECT_EQ(back.outcome.status, RunStatus::Oom);
+    EXPECT_EQ(back.outcome.steps, 3);
+    EXPECT_EQ(back.outcome.peak_bytes, run.outcome.peak_bytes);
+    EXPECT_EQ(back.outcome.final_train_loss, 1.5);
+    EXPECT_FALSE(back.outcome.val_accuracy);
+    EXPECT_EQ(back.outcome.breakdown.activations, run.outcome.breakdown.activations);
+    ASSERT_EQ(back.outcome.by_module.size(), 2u);
+    EXPECT_FALSE(back.outcome.by_module[0].activations) << "not measured stays not measured";
+    EXPECT_EQ(back.outcome.by_module[1].temporaries(), 64);
+    ASSERT_EQ(back.outcome.staircase.size(), 1u);
+    EXPECT_EQ(back.outcome.staircase[0].allocated_bytes, 2 << 20);
+    ASSERT_TRUE(back.outcome.fragmentation);
+    EXPECT_EQ(back.outcome.fragmentation->largest_free_block, 1 << 20);
+    ASSERT_TRUE(back.prediction);
+    EXPECT_EQ(back.prediction->by_module.at(0).activations, 5);
+    EXPECT_EQ(Json::parse(back.fixes_json), Json::parse(run.fixes_json));
+
+    const std::string message = test::bad_input_message([] {
+        run_from_summary_json(R"({"status":"oom","breakdown":{"activations":"lots"}})",
+                              "run 9's summary.json");
+    });
+    EXPECT_NE(message.find("run 9's summary.json: breakdown.activations is \"lots\""),
+              std::string::npos)
+        << message;
+    EXPECT_NE(test::bad_input_message([] {
+                  run_from_summary_json(R"({"status":"?"})", "s");
+              }).find("status"),
+              std::string::npos);
 }
 
 }  // namespace

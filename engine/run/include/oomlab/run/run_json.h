@@ -15,6 +15,13 @@ namespace oomlab {
 // peak_bytes, wall_seconds, device, error, breakdown{...}, ... (one line, no newline).
 std::string run_summary_json(const RunRecord& run);
 
+// A summary read back (what another machine's run_summary_json wrote): the outcome (status,
+// steps, losses, peak, time, the batch as it ended, breakdown, by_module, staircase,
+// fragmentation), the prediction and fixes, name, device, versions, times and tags; not the
+// config, rows or events, which a summary does not hold. Absent keys keep their defaults;
+// throws BadInput naming `source` and the key for a value of the wrong type.
+RunRecord run_from_summary_json(const std::string& text, const std::string& source);
+
 // The by_module list: [{"module", "parameters", "gradients", "optimizer_state",
 // "activations"}], where the loss, the optimizer and "other" have "temporaries" in place of
 // "activations"; shared by runs and the estimator's predictions, as a value to place in a

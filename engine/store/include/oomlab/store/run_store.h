@@ -28,6 +28,15 @@ struct NewRun {
     std::string prediction_json{};  // the estimator's prediction (prediction_json), or empty
 };
 
+// A run whole: its record, its identity across databases, its rows and its events. What an
+// export reads (trackers::TrackedRun) and what an import of a run made elsewhere writes.
+struct WholeRun {
+    RunRecord run;
+    std::string uid;
+    std::vector<MetricRow> metrics;
+    std::vector<EventRow> events;
+};
+
 struct RunFilter {
     std::optional<RunStatus> status;
     std::string name_contains;
@@ -52,6 +61,11 @@ public:
     std::string run_uid(std::int64_t run_id) const;
     // The run with that identity in this database, if it holds it.
     std::optional<std::int64_t> run_with_uid(const std::string& uid) const;
+    // A run made elsewhere (another machine's, read back from a tracker), ended, in one
+    // transaction: its uid, times, settings, tags, notes, prediction, rows, events and outcome
+    // (its fix_of, an id of another database, is not kept). Returns its id here. Throws
+    // BadInput when this database holds a run of that uid already, or the uid is empty.
+    std::int64_t add_whole_run(const WholeRun& whole);
     void append_metrics(std::int64_t run_id, const std::vector<MetricRow>& rows);
     void add_event(std::int64_t run_id, const EventRow& event);
     void finish_run(std::int64_t run_id, const RunOutcome& outcome);

@@ -14,13 +14,8 @@
 
 namespace oomlab::trackers {
 
-// What an export reads from the run store.
-struct TrackedRun {
-    RunRecord run;
-    std::string uid;  // the run's identity across databases (RunStore::run_uid)
-    std::vector<MetricRow> metrics;
-    std::vector<EventRow> events;
-};
+// What an export reads from the run store, and an import writes back: the run whole.
+using TrackedRun = WholeRun;
 
 // Run `run_id` of `store`; throws BadInput when there is none.
 TrackedRun tracked_run(const RunStore& store, std::int64_t run_id);

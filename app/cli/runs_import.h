@@ -1,0 +1,11 @@
+// oomlab-cli runs import --from mlflow: a class's runs, read back from its tracking server.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace oomlab::cli {
+
+// runs import --from mlflow --tracking-uri URI [--experiment NAME] [--db FILE] [--json]
+void add_runs_import_command(CLI::App& runs, int& exit_code);
+
+}  // namespace oomlab::cli

@@ -1,0 +1,43 @@
+// Runs that OOM Lab sent to an MLflow tracking server (from any machine: a class's
+// students), read back into a run store, so that a lecturer sees everyone's runs together.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "oomlab/store/run_store.h"
+
+namespace oomlab::trackers {
+
+struct MlflowSource {
+    std::string tracking_uri;            // http://host:port
+    std::string experiment = "OOM Lab";  // as the students' runs were sent
+};
+
+struct MlflowImport {
+    std::size_t on_server = 0;        // runs OOM Lab sent there, whole
+    std::vector<std::int64_t> added;  // their ids in the store, for those imported now
+    std::size_t already_here = 0;     // held by the store already (by uid)
+    std::size_t being_sent = 0;       // not yet whole on the server: the next import takes them
+    std::size_t not_from_oomlab = 0;  // runs of other programs in the experiment
+    std::vector<std::string> notes;   // what the server does not have, once each
+};
+
+// Reads every run OOM Lab sent to `source` that `store` does not hold (by the run's uid, so
+// importing twice adds nothing) and adds each whole: the settings (its parameters), every
+// series it was sent by step (loss, memory, speed, validation), and from its summary.json
+// artifact the outcome, breakdown, by-module memory, staircase and prediction. The run is
+// named after its student ("alice: batch 64"), the tag mlflow.user its machine set. What the
+// server lacks (events, the rows of each phase, a summary it does not serve) is said in
+// `notes`, never guessed. `progress(done, of)` after each run read. Throws Error naming the
+// server when it is down or is not MLflow, BadInput when the experiment is not there.
+MlflowImport import_from_mlflow(RunStore& store, const MlflowSource& source,
+                                const std::function<void(std::size_t, std::size_t)>& progress = {});
+
+// "imported 28 runs from MLflow http://...; 2 already here; ..." and the notes.
+std::string describe(const MlflowSource& source, const MlflowImport& imported);
+
+}  // namespace oomlab::trackers

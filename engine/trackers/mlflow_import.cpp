@@ -1,0 +1,338 @@
+#include "oomlab/trackers/mlflow_import.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <optional>
+#include <tuple>
+
+#include "http_client.h"
+#include "mlflow_api.h"
+#include "mlflow_tags.h"
+#include "oomlab/common/errors.h"
+#include "oomlab/config/config_io.h"
+#include "oomlab/config/config_keys.h"
+#include "oomlab/run/run_json.h"
+#include "oomlab/trackers/mlflow_export.h"
+#include "oomlab/trackers/tracked_run.h"
+
+namespace oomlab::trackers {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr int kRunsPerPage = 1000;     // runs/search's most
+constexpr int kValuesPerPage = 25000;  // metrics/get-history's most
+
+// Where a series sent by run_series() goes back in a metric row.
+struct SeriesField {
+    const char* name;
+    std::string_view phase;
+    std::optional<double> MetricRow::*real = nullptr;
+    std::optional<std::int64_t> MetricRow::*bytes = nullptr;  // sent in MiB
+};
+const SeriesField kSeriesFields[] = {
+    {"train/loss", phase::kStep, &MetricRow::loss},
+    {"memory/allocated_MiB", phase::kStep, nullptr, &MetricRow::allocated_bytes},
+    {"memory/reserved_MiB", phase::kStep, nullptr, &MetricRow::reserved_bytes},
+    {"memory/peak_MiB", phase::kStep, nullptr, &MetricRow::peak_bytes},
+    {"memory/device_used_MiB", phase::kStep, nullptr, &MetricRow::device_used_bytes},
+    {"speed/samples_per_s", phase::kStep, &MetricRow::samples_per_s},
+    {"eval/loss", phase::kEval, &MetricRow::loss},
+    {"eval/accuracy", phase::kEval, &MetricRow::accuracy},
+};
+
+// A metric value as MLflow writes it: a number, or "NaN" / "Infinity" as text.
+double value_of(const Json& value) {
+    if (value.is_number()) {
+        return value.get<double>();
+    }
+    const std::string text = value.is_string() ? value.get<std::string>() : "NaN";
+    if (text == "Infinity") {
+        return INFINITY;
+    }
+    return text == "-Infinity" ? -INFINITY : NAN;
+}
+
+std::map<std::string, std::string> key_values(const Json& list) {
+    std::map<std::string, std::string> values;
+    for (const Json& item : list) {
+        values[item.value("key", "")] = item.value("value", "");
+    }
+    return values;
+}
+
+// Every value of one metric of a run, page by page.
+std::vector<Json> metric_history(MlflowApi& api, const std::string& run_id,
+                                 const std::string& key) {
+    std::vector<Json> values;
+    std::string token;
+    do {
+        std::string query = "run_id=" + url_escape(run_id) + "&metric_key=" + url_escape(key) +
+                            "&max_results=" + std::to_string(kValuesPerPage);
+        if (!token.empty()) {
+            query += "&page_token=" + url_escape(token);
+        }
+        Json page = api.get("metrics/get-history", query);
+        for (Json& value : page["metrics"]) {
+            values.push_back(std::move(value));
+        }
+        token = page.value("next_page_token", "");
+    } while (!token.empty());
+    return values;
+}
+
+// The run's step and validation rows from its series, in the order they were measured.
+std::vector<MetricRow> rows_of(MlflowApi& api, const Json& run, std::int64_t start_ms) {
+    const std::string run_id = run.at("info").at("run_id").get<std::string>();
+    std::map<std::tuple<int, std::string_view, std::int64_t>, MetricRow> rows;
+    for (const Json& latest : run["data"].value("metrics", Json::array())) {
+        std::string key = latest.value("key", "");
+        int rank = 0;
+        if (key.rfind("rank ", 0) == 0 && key.find('/') != std::string::npos) {
+            rank = std::atoi(key.c_str() + 5);
+            key = key.substr(key.find('/') + 1);
+        }
+        const auto field = std::find_if(std::begin(kSeriesFields), std::end(kSeriesFields),
+                                        [&](const SeriesField& f) { return key == f.name; });
+        if (field == std::end(kSeriesFields)) {
+            continue;  // a final value (final/..., peak/..., predicted/...): in the summary
+        }
+        for (const Json& value : metric_history(api, run_id, latest.value("key", ""))) {
+            const std::int64_t step = value.value("step", std::int64_t{0});
+            MetricRow& row = rows[{rank, field->phase, step}];
+            row.rank = rank;
+            row.step = step;
+            row.phase = std::string(field->phase);
+            row.wall_ms = double(value.value("timestamp", start_ms) - start_ms);
+            const double number = value_of(value["value"]);
+            if (field->real) {
+                row.*(field->real) = number;
+            } else {
+                row.*(field->bytes) = std::llround(number * kBytesPerMiB);
+            }
+        }
+    }
+    std::vector<MetricRow> ordered;
+    for (auto& [key, row] : rows) {
+        ordered.push_back(std::move(row));
+    }
+    std::stable_sort(ordered.begin(), ordered.end(), [](const MetricRow& a, const MetricRow& b) {
+        return std::tie(a.wall_ms, a.step, a.rank) < std::tie(b.wall_ms, b.step, b.rank);
+    });
+    return ordered;
+}
+
+// The settings from the run's parameters, each read as the config key it names; `unknown`
+// gets those this version does not know (they keep their defaults).
+std::string config_of(const Json& params, std::vector<std::string>& unknown) {
+    ExperimentConfig config;
+    for (const auto& [key, value] : key_values(params)) {
+        try {
+            apply_config_override(config, key + "=" + value);
+        } catch (const BadInput&) {
+            unknown.push_back(key + "=" + value);
+        }
+    }
+    return config_to_json(config);
+}
+
+// "2026-11-29T10:00:00.123Z" for milliseconds since 1970, as the store writes times.
+std::string utc_text(std::int64_t epoch_ms) {
+    const std::time_t seconds = std::time_t(epoch_ms / 1000);
+    std::tm time{};
+    gmtime_r(&seconds, &time);
+    char text[40];
+    std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", time.tm_year + 1900,
+                  time.tm_mon + 1, time.tm_mday, time.tm_hour, time.tm_min, time.tm_sec,
+                  int(epoch_ms % 1000));
+    return text;
+}
+
+class Importer {
+public:
+    Importer(RunStore& store, MlflowApi& api) : m_store(store), m_api(api) {}
+
+    // The run whole, from what the server holds of it.
+    WholeRun read(const Json& run, const std::map<std::string, std::string>& tags) {
+        const Json& info = run.at("info");
+        const std::string mlflow_id = info.at("run_id").get<std::string>();
+        const std::int64_t start_ms = info.value("start_time", std::int64_t{0});
+        WholeRun whole;
+        whole.uid = tags.at(kUidTag);
+        const std::optional<std::string> summary =
+            m_api.get_artifact(info.value("artifact_uri", ""), "summary.json");
+        if (summary) {
+            whole.run = run_from_summary_json(*summary, "run " + mlflow_id + "'s summary.json");
+        } else {
+            whole.run = from_tags(run, tags);
+            note("the server does not serve summary.json for some runs (" + mlflow_id +
+                 "): their outcome is read from tags and final values, without memory by "
+                 "module, the staircase or the prediction's modules");
+        }
+        std::vector<std::string> unknown;
+        whole.run.config_json = config_of(run["data"].value("params", Json::array()), unknown);
+        for (const std::string& setting : unknown) {
+            note("a setting this version does not know, left at its default: " + setting);
+        }
+        whole.run.created_at = utc_text(start_ms);
+        whole.run.finished_at = utc_text(info.value("end_time", start_ms));
+        const auto user = tags.find(kUserTag);
+        const std::string student = user == tags.end() ? "" : user->second;
+        whole.run.name = (student.empty() ? "" : student + ": ") + run_name(run, whole.run);
+        const auto notes = tags.find("mlflow.note.content");
+        whole.run.notes = notes == tags.end() ? "" : notes->second;
+        whole.metrics = rows_of(m_api, run, start_ms);
+        return whole;
+    }
+
+    void note(const std::string& text) {
+        if (std::find(notes.begin(), notes.end(), text) == notes.end()) {
+            notes.push_back(text);
+        }
+    }
+
+    std::vector<std::string> notes;
+
+private:
+    static std::string run_name(const Json& run, const RunRecord& record) {
+        const std::string name = run.at("info").value("run_name", "");
+        return name.empty() ? record.name : name;
+    }
+
+    // Without a summary: the status, steps and figures its tags and final values give.
+    static RunRecord from_tags(const Json& run, const std::map<std::string, std::string>& tags) {
+        RunRecord record;
+        const auto tag = [&](const char* key) {
+            const auto found = tags.find(key);
+            return found == tags.end() ? std::string() : found->second;
+        };
+        record.outcome.status = parse_run_status(tag("oomlab.status")).value_or(RunStatus::Failed);
+        record.outcome.error = tag("oomlab.error");
+        record.device = tag("oomlab.device");
+        record.engine_version = tag("oomlab.engine_version");
+        record.torch_version = tag("oomlab.torch_version");
+        record.tags = tag("oomlab.tags");
+        record.world_size = std::max(1, std::atoi(tag("oomlab.world_size").c_str()));
+        RunOutcome& outcome = record.outcome;
+        for (const Json& metric : run["data"].value("metrics", Json::array())) {
+            const std::string key = metric.value("key", "");
+            const double value = value_of(metric["value"]);
+            if (key == "final/steps") {
+                outcome.steps = std::llround(value);
+            } else if (key == "final/wall_seconds") {
+                outcome.wall_seconds = value;
+            } else if (key == "final/train_loss") {
+                outcome.final_train_loss = value;
+            } else if (key == "final/val_accuracy") {
+                outcome.val_accuracy = value;
+            } else if (key == "peak/total_MiB") {
+                outcome.peak_bytes = std::llround(value * kBytesPerMiB);
+            }
+            for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
+                if (key == "peak/" + std::string(kBreakdownKeys[i]) + "_MiB") {
+                    breakdown_field(outcome.breakdown, i) = std::llround(value * kBytesPerMiB);
+                }
+            }
+        }
+        return record;
+    }
+
+    RunStore& m_store;
+    MlflowApi& m_api;
+};
+
+// Every run of the experiment, page by page.
+std::vector<Json> runs_of(MlflowApi& api, const std::string& experiment_id) {
+    std::vector<Json> runs;
+    std::string token;
+    do {
+        Json request = {{"experiment_ids", {experiment_id}},
+                        {"max_results", kRunsPerPage},
+                        {"order_by", {"attributes.start_time ASC"}}};
+        if (!token.empty()) {
+            request["page_token"] = token;
+        }
+        Json page = api.post("runs/search", request);
+        for (Json& run : page["runs"]) {
+            runs.push_back(std::move(run));
+        }
+        token = page.value("next_page_token", "");
+    } while (!token.empty());
+    return runs;
+}
+
+}  // namespace
+
+MlflowImport import_from_mlflow(RunStore& store, const MlflowSource& source,
+                                const std::function<void(std::size_t, std::size_t)>& progress) {
+    check_tracking_uri(source.tracking_uri, "--tracking-uri");
+    MlflowApi api(source.tracking_uri);
+    MlflowImport result;
+    try {
+        const std::optional<std::string> experiment = api.find_experiment(source.experiment);
+        if (!experiment) {
+            throw BadInput("MLflow at " + uri_without_password(source.tracking_uri) +
+                           " has no experiment \"" + source.experiment +
+                           "\": give the one the class sends to (--experiment; the workbench "
+                           "and `oomlab-cli run --mlflow-experiment` send to \"OOM Lab\")");
+        }
+        const std::vector<Json> runs = runs_of(api, *experiment);
+        Importer importer(store, api);
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+            const Json& run = runs[i];
+            const auto tags = key_values(run["data"].value("tags", Json::array()));
+            if (!tags.count(kUidTag)) {
+                ++result.not_from_oomlab;
+            } else if (!tags.count(kDigestTag)) {
+                ++result.being_sent;  // the digest is sent last: only whole exports carry it
+            } else if (++result.on_server; store.run_with_uid(tags.at(kUidTag))) {
+                ++result.already_here;
+            } else {
+                try {
+                    result.added.push_back(store.add_whole_run(importer.read(run, tags)));
+                } catch (const BadInput& error) {
+                    importer.note(std::string("a run was left on the server: ") + error.what());
+                }
+            }
+            if (progress) {
+                progress(i + 1, runs.size());
+            }
+        }
+        result.notes = std::move(importer.notes);
+        if (!result.added.empty()) {
+            result.notes.push_back(
+                "MLflow holds a run's series at the end of each step and validation, timed to "
+                "the millisecond: the rows of each phase (forward, backward, update, the "
+                "validation pass's memory), the allocator's retry and out-of-memory counts and "
+                "the run's events are not there");
+        }
+    } catch (const nlohmann::json::exception& error) {
+        throw Error("MLflow at " + api.uri() + " answered " + api.last_call() +
+                    " in a shape no MLflow tracking server answers in (" + error.what() +
+                    "): is this the address of an MLflow server? Runs imported before are kept");
+    }
+    return result;
+}
+
+std::string describe(const MlflowSource& source, const MlflowImport& imported) {
+    std::string text = "imported " + std::to_string(imported.added.size()) +
+                       " run(s) from MLflow " + uri_without_password(source.tracking_uri) +
+                       ", experiment \"" + source.experiment + "\"";
+    const auto count = [&](std::size_t n, const char* what) {
+        if (n) {
+            text += "; " + std::to_string(n) + " " + what;
+        }
+    };
+    count(imported.already_here, "already here");
+    count(imported.being_sent, "still being sent (the next import takes them)");
+    count(imported.not_from_oomlab, "not from OOM Lab (left there)");
+    for (const std::string& note : imported.notes) {
+        text += "\n  note: " + note;
+    }
+    return text;
+}
+
+}  // namespace oomlab::trackers

@@ -1,0 +1,16 @@
+// The tags by which OOM Lab finds its runs on an MLflow server again.
+#pragma once
+
+#include <string>
+
+namespace oomlab::trackers {
+
+inline constexpr const char* kUidTag = "oomlab.run_uid";           // the run's identity
+inline constexpr const char* kDigestTag = "oomlab.export_digest";  // sent last: the run is whole
+inline constexpr const char* kUserTag = "mlflow.user";             // who ran it (MLflow's own tag)
+
+// Who runs this process, as MLflow's client names its user: LOGNAME, USER, LNAME or USERNAME,
+// else the account's name; empty when none is known.
+std::string login_name();
+
+}  // namespace oomlab::trackers

@@ -1,0 +1,154 @@
+"""`runs import --from mlflow` against a real `mlflow server` on 127.0.0.1: a class of
+students, each training on their own machine (a process with its own database and login name)
+and sending as their runs end, read back into the lecturer's database whole, once."""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from mlflow.tracking import MlflowClient
+
+from mlflow_export_test import MlflowServer
+from tracker_fixture import CLI, COMMAND_TIMEOUT_S, cli, free_port
+
+STUDENTS = 6
+# What a run's summary holds that an import must give back as the student's machine wrote it.
+SAME_IN_SUMMARY = ("status", "steps", "final_train_loss", "val_accuracy", "peak_bytes",
+                   "wall_seconds", "batch_size", "accumulation", "device", "error", "tags",
+                   "breakdown", "by_module", "staircase", "fragmentation", "prediction", "fixes",
+                   "world_size", "engine_version", "torch_version")
+# The rows MLflow holds: a step's end and a validation's, to the millisecond.
+SERIES_FIELDS = ("loss", "accuracy", "allocated_bytes", "reserved_bytes", "peak_bytes",
+                 "device_used_bytes", "samples_per_s")
+
+
+def student_settings(i):
+    """Every third student runs out of memory under a cap; the others differ in batch size."""
+    if i % 3 == 2:
+        return ["--name", "capped", "--set", "model.kind=bilstm", "--set", "train.max_steps=30",
+                "--set", "memory.cap_mb=50"]
+    return ["--name", f"batch {16 * (i + 1)}", "--set", "train.max_steps=8", "--set",
+            "eval.every=4", "--set", f"train.batch_size={16 * (i + 1)}"]
+
+
+def series_rows(export):
+    return [(row["step"], row["phase"], *(row[f] for f in SERIES_FIELDS), row["wall_ms"])
+            for row in export["metrics"] if row["phase"] in ("step", "eval")
+            and row["loss"] is not None]
+
+
+class MlflowImport(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.folder = os.path.realpath(tempfile.mkdtemp(prefix="oomlab-class-"))
+        cls.addClassCleanup(shutil.rmtree, cls.folder, ignore_errors=True)
+        cls.server = MlflowServer(cls.folder)
+        cls.addClassCleanup(cls.server.stop)
+        cls.client = MlflowClient(tracking_uri=cls.server.uri)
+        # The class: every student at once, each sending when their run ends.
+        students = []
+        for i in range(STUDENTS):
+            db = os.path.join(cls.folder, f"student-{i}.sqlite")
+            students.append((db, subprocess.Popen(
+                [CLI, "run", "--db", db, "--mlflow", cls.server.uri, *student_settings(i)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                env={**os.environ, "LOGNAME": f"student-{i}"})))
+        for db, process in students:
+            cls.addClassCleanup(process.kill)
+            _, err = process.communicate(timeout=COMMAND_TIMEOUT_S)
+            assert process.returncode in (0, 3), err
+            assert "was not sent" not in err, err
+        cls.students = [json.loads(cli("runs", "export", "1", "--db", db, "--json")[1])
+                        for db, _ in students]
+
+    def import_runs(self, db, *extra, check=True):
+        return cli("runs", "import", "--from", "mlflow", "--tracking-uri", self.server.uri,
+                   "--db", db, *extra, check=check)
+
+    def test_a_class_is_imported_whole_and_once(self):
+        db = os.path.join(self.folder, "lecturer.sqlite")
+        reply = json.loads(self.import_runs(db, "--json")[1])
+        self.assertEqual(len(reply["imported"]), STUDENTS)
+        self.assertEqual(reply["on_server"], STUDENTS)
+        imported = {}
+        for run_id in reply["imported"]:
+            export = json.loads(cli("runs", "export", str(run_id), "--db", db, "--json")[1])
+            imported[export["name"]] = export
+        for i, student in enumerate(self.students):
+            with self.subTest(student=i):
+                run = imported[f"student-{i}: {student['name']}"]
+                for key in SAME_IN_SUMMARY:
+                    self.assertEqual(run[key], student[key], key)
+                self.assertEqual(run["config"], student["config"])
+                got, want = series_rows(run), series_rows(student)
+                self.assertEqual([r[:-1] for r in got], [r[:-1] for r in want])
+                for (*_, wall), (*_, expected_wall) in zip(got, want):
+                    self.assertLess(abs(wall - expected_wall), 1.0)
+        self.assertEqual(sum(run["status"] == "oom" for run in imported.values()),
+                         sum(i % 3 == 2 for i in range(STUDENTS)))
+        again = json.loads(self.import_runs(db, "--json")[1])
+        self.assertEqual(again["imported"], [])
+        self.assertEqual(again["already_here"], STUDENTS)
+        self.assertEqual(len(json.loads("[" + ",".join(
+            cli("runs", "list", "--db", db, "--json")[1].split()) + "]")), STUDENTS)
+
+    def test_other_programs_runs_and_runs_being_sent_are_left_there(self):
+        experiment = self.client.get_experiment_by_name("OOM Lab").experiment_id
+        other = self.client.create_run(experiment, run_name="someone else's")
+        self.client.set_terminated(other.info.run_id)
+        half = self.client.create_run(experiment, tags={"oomlab.run_uid": "ab" * 16})
+        try:
+            db = os.path.join(self.folder, "mixed.sqlite")
+            reply = json.loads(self.import_runs(db, "--json")[1])
+            self.assertEqual(reply["not_from_oomlab"], 1)
+            self.assertEqual(reply["being_sent"], 1)
+            self.assertEqual(len(reply["imported"]), STUDENTS)
+        finally:
+            self.client.delete_run(other.info.run_id)
+            self.client.delete_run(half.info.run_id)
+
+    def test_without_its_summary_a_run_keeps_what_tags_and_final_values_say(self):
+        experiment = self.client.get_experiment_by_name("OOM Lab").experiment_id
+        [sent] = self.client.search_runs([experiment], "tags.`mlflow.user` = 'student-0'")
+        summary = os.path.join(self.folder, "mlflow-artifacts", experiment, sent.info.run_id,
+                               "artifacts", "summary.json")
+        kept = summary + ".kept"
+        os.rename(summary, kept)
+        try:
+            db = os.path.join(self.folder, "no-summary.sqlite")
+            _, out, _ = self.import_runs(db)
+            self.assertIn("does not serve summary.json for some runs", out)
+        finally:
+            os.rename(kept, summary)
+        runs = [json.loads(line) for line in cli("runs", "list", "--db", db, "--json")[1].split("\n")
+                if line]
+        [run] = [r for r in runs if r["name"].startswith("student-0: ")]
+        student = self.students[0]
+        for key in ("status", "steps", "final_train_loss", "val_accuracy", "peak_bytes",
+                    "breakdown", "device", "engine_version"):
+            self.assertEqual(run[key], student[key], key)
+        self.assertEqual(run["by_module"], [], "not on the server: not guessed")
+
+    def test_an_experiment_the_server_does_not_have_is_named(self):
+        code, _, err = self.import_runs(os.path.join(self.folder, "none.sqlite"), "--experiment",
+                                        "no such class", check=False)
+        self.assertEqual(code, 2, err)
+        self.assertIn('has no experiment "no such class"', err)
+
+    def test_a_server_that_is_down_changes_nothing(self):
+        db = os.path.join(self.folder, "down.sqlite")
+        self.import_runs(db)
+        before = cli("runs", "list", "--db", db, "--json")[1]
+        uri = f"http://127.0.0.1:{free_port()}"
+        code, _, err = cli("runs", "import", "--from", "mlflow", "--tracking-uri", uri, "--db", db,
+                           check=False)
+        self.assertEqual(code, 1)
+        self.assertIn(f"MLflow at {uri} did not answer", err)
+        self.assertEqual(cli("runs", "list", "--db", db, "--json")[1], before)
+
+
+if __name__ == "__main__":
+    unittest.main()
