@@ -288,11 +288,13 @@ MlflowImport import_from_mlflow(RunStore& store, const MlflowSource& source,
                 ++result.not_from_oomlab;
             } else if (!tags.count(kDigestTag)) {
                 ++result.being_sent;  // the digest is sent last: only whole exports carry it
-            } else if (++result.on_server; store.run_with_uid(tags.at(kUidTag))) {
+            } else if (++result.on_server; const auto here = store.run_with_uid(tags.at(kUidTag))) {
                 ++result.already_here;
+                result.present.push_back(*here);
             } else {
                 try {
                     result.added.push_back(store.add_whole_run(importer.read(run, tags)));
+                    result.present.push_back(result.added.back());
                 } catch (const BadInput& error) {
                     importer.note(std::string("a run was left on the server: ") + error.what());
                 }

@@ -26,6 +26,7 @@
 #include "oomlab/lessons/lesson.h"
 #include "plots/plot_export.h"
 #include "plots/themed_plot.h"
+#include "runs/class_window.h"
 #include "runs/run_database.h"
 #include "runs/runs_page.h"
 #include "snapshot/snapshot_window.h"
@@ -258,6 +259,25 @@ void MainMenus::reloadLessons() {
     m_lessons->addAction(tr("Save the compared runs as a lesson…"), this,
                          &MainMenus::saveAsLessonDialog);
     m_lessons->addAction(tr("Reload lessons"), this, &MainMenus::reloadLessons);
+    m_lessons->addSeparator();
+    m_lessons->addAction(tr("Follow a class on MLflow…"), this, &MainMenus::openClassWindow);
+}
+
+ClassWindow* MainMenus::openClassWindow() {
+    if (!m_class) {
+        m_class = new ClassWindow(m_window->database(), m_window);
+        m_class->setAttribute(Qt::WA_DeleteOnClose);
+        connect(m_class, &ClassWindow::compareRequested, m_window,
+                [this](const QVector<qint64>& ids) {
+                    m_window->compareRuns(ids);
+                    m_window->showPage(MainWindow::CompareTab);
+                    m_window->raise();
+                });
+        m_class->resize(m_class->sizeHint().expandedTo(QSize(640, 420)));
+    }
+    m_class->show();
+    m_class->raise();
+    return m_class;
 }
 
 void MainMenus::openDatabaseDialog() {

@@ -3,12 +3,14 @@
 #pragma once
 
 #include <QObject>
+#include <QPointer>
 
 class QAction;
 class QMenu;
 
 namespace oomlab::ui {
 
+class ClassWindow;
 class LessonFlow;
 class MainWindow;
 class SnapshotWindow;
@@ -42,6 +44,8 @@ public:
     QString saveAsLesson(const QString& path);
     // A window of its own for the memory snapshot at `path`, read on a worker thread.
     SnapshotWindow* openSnapshot(const QString& path);
+    // The class's runs from the MLflow server students send to (one window, shown again).
+    ClassWindow* openClassWindow();
 
 private:
     void buildFileMenu();
@@ -56,6 +60,7 @@ private:
     QAction* m_step = nullptr;
     QMenu* m_recent = nullptr;
     QMenu* m_lessons = nullptr;
+    QPointer<ClassWindow> m_class;
 };
 
 }  // namespace oomlab::ui

@@ -18,12 +18,13 @@ struct MlflowSource {
 };
 
 struct MlflowImport {
-    std::size_t on_server = 0;        // runs OOM Lab sent there, whole
-    std::vector<std::int64_t> added;  // their ids in the store, for those imported now
-    std::size_t already_here = 0;     // held by the store already (by uid)
-    std::size_t being_sent = 0;       // not yet whole on the server: the next import takes them
-    std::size_t not_from_oomlab = 0;  // runs of other programs in the experiment
-    std::vector<std::string> notes;   // what the server does not have, once each
+    std::size_t on_server = 0;          // runs OOM Lab sent there, whole
+    std::vector<std::int64_t> added;    // their ids in the store, for those imported now
+    std::vector<std::int64_t> present;  // the ids of all of them the store holds now
+    std::size_t already_here = 0;       // held by the store already (by uid)
+    std::size_t being_sent = 0;         // not yet whole on the server: the next import takes them
+    std::size_t not_from_oomlab = 0;    // runs of other programs in the experiment
+    std::vector<std::string> notes;     // what the server does not have, once each
 };
 
 // Reads every run OOM Lab sent to `source` that `store` does not hold (by the run's uid, so
