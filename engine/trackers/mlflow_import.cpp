@@ -64,24 +64,33 @@ std::map<std::string, std::string> key_values(const Json& list) {
     return values;
 }
 
-// Every value of one metric of a run, page by page.
-std::vector<Json> metric_history(MlflowApi& api, const std::string& run_id,
-                                 const std::string& key) {
-    std::vector<Json> values;
+// Every item under `key` of an answer MLflow gives in pages: `page(token)` asks for the page
+// after `token` ("" for the first).
+std::vector<Json> all_pages(const char* key,
+                            const std::function<Json(const std::string& token)>& page) {
+    std::vector<Json> items;
     std::string token;
     do {
+        Json answer = page(token);
+        for (Json& item : answer[key]) {
+            items.push_back(std::move(item));
+        }
+        token = answer.value("next_page_token", "");
+    } while (!token.empty());
+    return items;
+}
+
+// Every value of one metric of a run.
+std::vector<Json> metric_history(MlflowApi& api, const std::string& run_id,
+                                 const std::string& key) {
+    return all_pages("metrics", [&](const std::string& token) {
         std::string query = "run_id=" + url_escape(run_id) + "&metric_key=" + url_escape(key) +
                             "&max_results=" + std::to_string(kValuesPerPage);
         if (!token.empty()) {
             query += "&page_token=" + url_escape(token);
         }
-        Json page = api.get("metrics/get-history", query);
-        for (Json& value : page["metrics"]) {
-            values.push_back(std::move(value));
-        }
-        token = page.value("next_page_token", "");
-    } while (!token.empty());
-    return values;
+        return api.get("metrics/get-history", query);
+    });
 }
 
 // The run's step and validation rows from its series, in the order they were measured.
@@ -244,24 +253,17 @@ private:
     MlflowApi& m_api;
 };
 
-// Every run of the experiment, page by page.
+// Every run of the experiment, oldest first.
 std::vector<Json> runs_of(MlflowApi& api, const std::string& experiment_id) {
-    std::vector<Json> runs;
-    std::string token;
-    do {
+    return all_pages("runs", [&](const std::string& token) {
         Json request = {{"experiment_ids", {experiment_id}},
                         {"max_results", kRunsPerPage},
                         {"order_by", {"attributes.start_time ASC"}}};
         if (!token.empty()) {
             request["page_token"] = token;
         }
-        Json page = api.post("runs/search", request);
-        for (Json& run : page["runs"]) {
-            runs.push_back(std::move(run));
-        }
-        token = page.value("next_page_token", "");
-    } while (!token.empty());
-    return runs;
+        return api.post("runs/search", request);
+    });
 }
 
 }  // namespace
