@@ -28,6 +28,7 @@ setsid "$env_dir/bin/mlflow" server --host 127.0.0.1 --port "$port" --workers 1 
 server=$!
 poller=
 trap 'kill -- -$server 2>/dev/null || true; [[ -n $poller ]] && kill $poller 2>/dev/null || true' EXIT
+trap 'exit 130' INT TERM  # the server is stopped on these too
 for _ in $(seq 120); do
     curl -sf "$uri/health" >/dev/null && break
     sleep 0.5
