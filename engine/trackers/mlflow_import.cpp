@@ -162,7 +162,7 @@ std::string utc_text(std::int64_t epoch_ms) {
 
 class Importer {
 public:
-    Importer(RunStore& store, MlflowApi& api) : m_store(store), m_api(api) {}
+    explicit Importer(MlflowApi& api) : m_api(api) {}
 
     // The run whole, from what the server holds of it.
     WholeRun read(const Json& run, const std::map<std::string, std::string>& tags) {
@@ -249,7 +249,6 @@ private:
         return record;
     }
 
-    RunStore& m_store;
     MlflowApi& m_api;
 };
 
@@ -282,7 +281,7 @@ MlflowImport import_from_mlflow(RunStore& store, const MlflowSource& source,
                            "and `oomlab-cli run --mlflow-experiment` send to \"OOM Lab\")");
         }
         const std::vector<Json> runs = runs_of(api, *experiment);
-        Importer importer(store, api);
+        Importer importer(api);
         for (std::size_t i = 0; i < runs.size(); ++i) {
             const Json& run = runs[i];
             const auto tags = key_values(run["data"].value("tags", Json::array()));
