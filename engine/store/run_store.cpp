@@ -11,10 +11,10 @@
 
 #include "oomlab/common/errors.h"
 #include "oomlab/common/utf8.h"
+#include "oomlab/store/timestamp.h"
 #include "process_owner.h"
 #include "run_identity.h"
 #include "run_store_impl.h"
-#include "timestamp.h"
 
 namespace oomlab {
 

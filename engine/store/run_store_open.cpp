@@ -14,10 +14,10 @@
 #include "oomlab/common/errors.h"
 #include "oomlab/common/files.h"
 #include "oomlab/common/paths.h"
+#include "oomlab/store/timestamp.h"
 #include "process_owner.h"
 #include "run_store_impl.h"
 #include "schema.h"
-#include "timestamp.h"
 
 namespace oomlab {
 namespace {

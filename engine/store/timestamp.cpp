@@ -1,4 +1,4 @@
-#include "timestamp.h"
+#include "oomlab/store/timestamp.h"
 
 #include <cstdio>
 #include <ctime>

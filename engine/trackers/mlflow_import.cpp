@@ -1,9 +1,8 @@
 #include "oomlab/trackers/mlflow_import.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
-#include <cstdio>
-#include <ctime>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -15,6 +14,7 @@
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/run/run_json.h"
+#include "oomlab/store/timestamp.h"
 #include "oomlab/trackers/mlflow_export.h"
 #include "oomlab/trackers/tracked_run.h"
 
@@ -148,16 +148,10 @@ std::string config_of(const Json& params, std::vector<std::string>& unknown) {
     return config_to_json(config);
 }
 
-// "2026-11-29T10:00:00.123Z" for milliseconds since 1970, as the store writes times.
+// A time of MLflow (milliseconds since 1970) as the store writes times.
 std::string utc_text(std::int64_t epoch_ms) {
-    const std::time_t seconds = std::time_t(epoch_ms / 1000);
-    std::tm time{};
-    gmtime_r(&seconds, &time);
-    char text[40];
-    std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", time.tm_year + 1900,
-                  time.tm_mon + 1, time.tm_mday, time.tm_hour, time.tm_min, time.tm_sec,
-                  int(epoch_ms % 1000));
-    return text;
+    return store::iso8601_utc(
+        std::chrono::system_clock::time_point(std::chrono::milliseconds(epoch_ms)));
 }
 
 class Importer {
@@ -191,8 +185,8 @@ public:
         const auto user = tags.find(kUserTag);
         const std::string student = user == tags.end() ? "" : user->second;
         whole.run.name = (student.empty() ? "" : student + ": ") + run_name(run, whole.run);
-        const auto notes = tags.find("mlflow.note.content");
-        whole.run.notes = notes == tags.end() ? "" : notes->second;
+        const auto note_tag = tags.find("mlflow.note.content");
+        whole.run.notes = note_tag == tags.end() ? "" : note_tag->second;
         whole.metrics = rows_of(m_api, run, start_ms);
         return whole;
     }
