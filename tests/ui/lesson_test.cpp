@@ -309,12 +309,11 @@ private slots:
         QVERIFY2(flow, qPrintable(error));
         QCOMPARE(qs(flow->lesson().title), QStringLiteral("My own lesson"));
         QCOMPARE(flow->page(), int(LessonFlow::ExplainPage));
-        const QString menu = window.menus()
-                                 ->lessonsMenu()
-                                 ->actions()
-                                 .at(window.menus()->lessonsMenu()->actions().size() - 3)
-                                 ->text();
-        QCOMPARE(menu, QStringLiteral("Open lesson file…"));
+        QStringList menu;
+        for (const QAction* action : window.menus()->lessonsMenu()->actions()) {
+            menu << action->text();
+        }
+        QVERIFY2(menu.contains(QStringLiteral("Open lesson file…")), qPrintable(menu.join('|')));
         // The lesson's view of the form while it is open: model.kind out of sight,
         // train.batch_size shown but fixed; the whole form again once it is closed.
         ConfigForm* form = window.experimentPanel()->form();
