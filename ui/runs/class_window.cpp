@@ -97,10 +97,9 @@ ClassWindow::ClassWindow(RunDatabase* database, QWidget* parent)
             [this] { emit compareRequested(selectedRuns()); });
 }
 
-ClassWindow::~ClassWindow() {
-    m_timer.stop();
-    m_watcher.waitForFinished();  // the import writes the database this window was given
-}
+// An import under way is not waited for (a server that stalls would hold the window for up to
+// its time limit): it owns its own connection to the database and writes each run whole.
+ClassWindow::~ClassWindow() = default;
 
 void ClassWindow::setRefreshSeconds(int seconds) {
     m_every->setValue(seconds);
