@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -64,33 +65,36 @@ std::map<std::string, std::string> key_values(const Json& list) {
     return values;
 }
 
-// Every item under `key` of an answer MLflow gives in pages: `page(token)` asks for the page
-// after `token` ("" for the first).
-std::vector<Json> all_pages(const char* key,
-                            const std::function<Json(const std::string& token)>& page) {
-    std::vector<Json> items;
+using PageRequest = std::function<Json(const std::string& token)>;
+
+// Each item under `key` of an answer MLflow gives in pages, to `take` as its page arrives (one
+// page held at a time): `page(token)` asks for the page after `token` ("" for the first).
+void for_each_item(const char* key, const PageRequest& page,
+                   const std::function<void(Json&)>& take) {
     std::string token;
     do {
         Json answer = page(token);
         for (Json& item : answer[key]) {
-            items.push_back(std::move(item));
+            take(item);
         }
         token = answer.value("next_page_token", "");
     } while (!token.empty());
-    return items;
 }
 
 // Every value of one metric of a run.
 std::vector<Json> metric_history(MlflowApi& api, const std::string& run_id,
                                  const std::string& key) {
-    return all_pages("metrics", [&](const std::string& token) {
+    std::vector<Json> values;
+    const PageRequest page = [&](const std::string& token) {
         std::string query = "run_id=" + url_escape(run_id) + "&metric_key=" + url_escape(key) +
                             "&max_results=" + std::to_string(kValuesPerPage);
         if (!token.empty()) {
             query += "&page_token=" + url_escape(token);
         }
         return api.get("metrics/get-history", query);
-    });
+    };
+    for_each_item("metrics", page, [&](Json& value) { values.push_back(std::move(value)); });
+    return values;
 }
 
 // The run's step and validation rows from its series, in the order they were measured.
@@ -246,9 +250,10 @@ private:
     MlflowApi& m_api;
 };
 
-// Every run of the experiment, oldest first.
-std::vector<Json> runs_of(MlflowApi& api, const std::string& experiment_id) {
-    return all_pages("runs", [&](const std::string& token) {
+// Each run of the experiment, oldest first, to `take` a page at a time.
+void for_each_run(MlflowApi& api, const std::string& experiment_id,
+                  const std::function<void(Json&)>& take) {
+    const PageRequest page = [&](const std::string& token) {
         Json request = {{"experiment_ids", {experiment_id}},
                         {"max_results", kRunsPerPage},
                         {"order_by", {"attributes.start_time ASC"}}};
@@ -256,13 +261,13 @@ std::vector<Json> runs_of(MlflowApi& api, const std::string& experiment_id) {
             request["page_token"] = token;
         }
         return api.post("runs/search", request);
-    });
+    };
+    for_each_item("runs", page, take);
 }
 
 }  // namespace
 
-MlflowImport import_from_mlflow(RunStore& store, const MlflowSource& source,
-                                const std::function<void(std::size_t, std::size_t)>& progress) {
+MlflowImport import_from_mlflow(RunStore& store, const MlflowSource& source) {
     check_tracking_uri(source.tracking_uri, "--tracking-uri");
     MlflowApi api(source.tracking_uri);
     MlflowImport result;
@@ -274,10 +279,8 @@ MlflowImport import_from_mlflow(RunStore& store, const MlflowSource& source,
                            "\": give the one the class sends to (--experiment; the workbench "
                            "and `oomlab-cli run --mlflow-experiment` send to \"OOM Lab\")");
         }
-        const std::vector<Json> runs = runs_of(api, *experiment);
         Importer importer(api);
-        for (std::size_t i = 0; i < runs.size(); ++i) {
-            const Json& run = runs[i];
+        for_each_run(api, *experiment, [&](const Json& run) {
             const auto tags = key_values(run["data"].value("tags", Json::array()));
             if (!tags.count(kUidTag)) {
                 ++result.not_from_oomlab;
@@ -294,10 +297,7 @@ MlflowImport import_from_mlflow(RunStore& store, const MlflowSource& source,
                     importer.note(std::string("a run was left on the server: ") + error.what());
                 }
             }
-            if (progress) {
-                progress(i + 1, runs.size());
-            }
-        }
+        });
         result.notes = std::move(importer.notes);
         if (!result.added.empty()) {
             result.notes.push_back(

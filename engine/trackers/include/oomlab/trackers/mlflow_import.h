@@ -4,7 +4,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,10 +32,10 @@ struct MlflowImport {
 // artifact the outcome, breakdown, by-module memory, staircase and prediction. The run is
 // named after its student ("alice: batch 64"), the tag mlflow.user its machine set. What the
 // server lacks (events, the rows of each phase, a summary it does not serve) is said in
-// `notes`, never guessed. `progress(done, of)` after each run read. Throws Error naming the
-// server when it is down or is not MLflow, BadInput when the experiment is not there.
-MlflowImport import_from_mlflow(RunStore& store, const MlflowSource& source,
-                                const std::function<void(std::size_t, std::size_t)>& progress = {});
+// `notes`, never guessed. The server's answer is read a page (1,000 runs) at a time. Throws
+// Error naming the server when it is down or is not MLflow, BadInput when the experiment is
+// not there.
+MlflowImport import_from_mlflow(RunStore& store, const MlflowSource& source);
 
 // "imported 28 runs from MLflow http://...; 2 already here; ..." and the notes.
 std::string describe(const MlflowSource& source, const MlflowImport& imported);
