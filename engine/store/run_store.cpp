@@ -79,6 +79,12 @@ void RunStore::Impl::user_write(const std::function<void()>& write) {
     }
 }
 
+sqlite::Statement RunStore::Impl::prepare_insert_event() {
+    return database.prepare("INSERT INTO events (run_id, created_at, " +
+                            store::column_list(store::kEventColumns) + ") VALUES (?1, ?2, " +
+                            store::parameter_list(store::kEventColumns, 3) + ")");
+}
+
 void RunStore::Impl::with_room(const std::function<void()>& write) {
     try {
         write();
@@ -111,10 +117,7 @@ void RunStore::Impl::write_pending(int wait_ms) {
             insert_metric.run();
         }
         if (!pending_events.empty()) {
-            auto insert =
-                database.prepare("INSERT INTO events (run_id, created_at, " +
-                                 store::column_list(store::kEventColumns) + ") VALUES (?1, ?2, " +
-                                 store::parameter_list(store::kEventColumns, 3) + ")");
+            auto insert = prepare_insert_event();
             insert.bind_text(2, store::utc_now());
             for (const auto& [run_id, event] : pending_events) {
                 insert.bind_int(1, run_id);

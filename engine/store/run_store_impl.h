@@ -46,6 +46,8 @@ struct RunStore::Impl {
     // Writes where the run's bytes came from (by module, the staircase, the free space at an
     // OOM), replacing what was there.
     void write_details(std::int64_t run_id, const RunOutcome& outcome, int rank);
+    // INSERT INTO events, its run as ?1, its time as ?2 and kEventColumns from ?3.
+    sqlite::Statement prepare_insert_event();
     // Reads them back into `run` (rank 0's, and every rank's memory).
     void read_details(RunRecord& run) const;
     void read_ranks(RunRecord& run) const;

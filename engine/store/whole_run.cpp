@@ -64,10 +64,7 @@ std::int64_t RunStore::add_whole_run(const WholeRun& whole) {
                 store::bind_row(m_impl->insert_metric, store::kMetricColumns, metric, 2);
                 m_impl->insert_metric.run();
             }
-            auto event =
-                database.prepare("INSERT INTO events (run_id, created_at, " +
-                                 store::column_list(store::kEventColumns) + ") VALUES (?1, ?2, " +
-                                 store::parameter_list(store::kEventColumns, 3) + ")");
+            auto event = m_impl->prepare_insert_event();
             event.bind_int(1, run_id).bind_text(2, run.finished_at);
             for (const EventRow& one : whole.events) {
                 store::bind_row(event, store::kEventColumns, one, 3);
