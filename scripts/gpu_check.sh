@@ -20,9 +20,10 @@
 #     --torch-prefix DIR  a LibTorch's CMake prefix instead of PyTorch's (e.g. /usr on Debian)
 #     --device DEV        the benchmark's device (default: cuda; cpu for a dry run)
 #     --no-tests          skip the GPU tests;  --no-bench  skip the benchmark
-#     --fragmentation     also run the fragmentation lesson's two runs (transformer, batch 128,
-#                         backend:native and expandable_segments:True) on the device under caps
-#                         of 200 to 280 MiB, into DIR/fragmentation.sqlite, a line per run
+#     --fragmentation     also run the fragmentation lesson's two runs (its base settings from
+#                         resources/lessons/fragmentation.json, backend:native and
+#                         expandable_segments:True) on the device under caps of 200 to 290 MiB,
+#                         into DIR/fragmentation.sqlite, a line per run
 #     --snapshots         also record real snapshots (bench/gpu/record_snapshots.py) into
 #                         DIR/snapshots, read each with oomlab-cli snapshot show / explain,
 #                         and run oomlab-cli record on bench/gpu/record_check.py
@@ -299,14 +300,17 @@ fi
 if ((fragmentation)); then
     # Where the default allocator's free memory is in pieces and expandable segments fit: the
     # lesson's claim on the device itself, whose libraries (cuBLAS's workspaces) add to the CPU's
-    # peak, so the caps are higher than the lesson's 210 MiB.
-    say "fragmentation: the lesson's runs under caps of 200 to 280 MiB"
+    # peak, so the caps are higher than the lesson's 200 MiB.
+    say "fragmentation: the lesson's runs under caps of 200 to 290 MiB"
     database="${out:-$scratch}/fragmentation.sqlite"
-    for cap in 200 210 220 230 240 250 260 270 280; do
+    mapfile -t lesson_sets < <("$python" -c 'import json, sys
+for key, value in json.load(open(sys.argv[1]))["base"].items():
+    if key != "memory.cap_mb": print("--set"); print(f"{key}={value}")' \
+        "$root/resources/lessons/fragmentation.json")
+    for cap in 200 210 220 230 240 250 260 270 280 290; do
         for conf in backend:native expandable_segments:True; do
             summary="$(timeout 60 "$cli" run --db "$database" --json --set "device=$device" \
-                --set model.kind=transformer --set train.batch_size=128 --set train.max_steps=30 \
-                --set "memory.cap_mb=$cap" --set embeddings.source=synthetic \
+                "${lesson_sets[@]}" --set "memory.cap_mb=$cap" \
                 --set "memory.alloc_conf=$conf" 2>/dev/null | tail -1)" || true  # 3: out of memory
             printf 'cap %s MiB  %-26s %s\n' "$cap" "$conf" \
                 "$(grep -o '"status":"[a-z]*","steps":[0-9]*' <<<"$summary" || echo "no summary")"

@@ -68,6 +68,23 @@ TEST(Lessons, TheListsTitlesStartPastTheLongestName) {
     }
 }
 
+// The room watches the default allocator's run train before its free memory is in pieces: a
+// run that ends at its first or second step shows a failure, not how fragmentation grows.
+TEST(Lessons, TheFragmentedRunTrainsSeveralStepsBeforeItFails) {
+    test::TempDir dir;
+    const auto result = run_cli(
+        {"lesson", "run", "fragmentation", "--db", dir.file("runs.sqlite"), "--json"});
+    ASSERT_EQ(result.exit_code, 0) << result.err << result.out;
+    ASSERT_EQ(result.lines().size(), 3u) << result.out;
+    const json fragmented = json::parse(result.lines()[0]);
+    EXPECT_EQ(fragmented["status"], "oom") << fragmented.dump();
+    EXPECT_GE(fragmented["steps"].get<int>(), 5) << fragmented.dump();
+    EXPECT_TRUE(fragmented["fragmentation"].value("fragmented", false)) << fragmented.dump();
+    const json expandable = json::parse(result.lines()[1]);
+    EXPECT_EQ(expandable["status"], "completed") << expandable.dump();
+    EXPECT_EQ(expandable["steps"], 30) << expandable.dump();
+}
+
 class EveryLesson : public ::testing::TestWithParam<std::string> {};
 
 // Each lesson whole, as a class sees it (30 steps or more): one test each, so that the suite
