@@ -72,8 +72,8 @@ TEST(Lessons, TheListsTitlesStartPastTheLongestName) {
 // run that ends at its first or second step shows a failure, not how fragmentation grows.
 TEST(Lessons, TheFragmentedRunTrainsSeveralStepsBeforeItFails) {
     test::TempDir dir;
-    const auto result = run_cli(
-        {"lesson", "run", "fragmentation", "--db", dir.file("runs.sqlite"), "--json"});
+    const auto result =
+        run_cli({"lesson", "run", "fragmentation", "--db", dir.file("runs.sqlite"), "--json"});
     ASSERT_EQ(result.exit_code, 0) << result.err << result.out;
     ASSERT_EQ(result.lines().size(), 3u) << result.out;
     const json fragmented = json::parse(result.lines()[0]);
