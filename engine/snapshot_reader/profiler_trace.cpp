@@ -7,6 +7,7 @@
 
 #include "oomlab/common/errors.h"
 #include "profiler_trace_events.h"
+#include "snapshot_frames.h"
 #include "snapshot_replay.h"
 
 namespace oomlab::snapshot {
@@ -69,13 +70,10 @@ struct OpenSpan {
                               : kNoPythonFrame;
     }
 
-    // A script's own top level is "train.py(0): <module>" in the profiler's names: it records a
-    // function's first line, and a module has none. Said as what it is, not as line 0.
+    // "train.py(41): forward" said as a snapshot's frames are, "train.py:41 (forward)".
     static std::string user_line(const std::string& name) {
-        const std::size_t at = name.find("(0): <module>");
-        return at != std::string::npos && at + 13 == name.size()
-                   ? name.substr(0, at) + ": its top level (the profiler records no line there)"
-                   : name;
+        const auto frame = profiler_frame(name);
+        return frame ? profiler_line(*frame) : name;
     }
 
     // As for a snapshot's frames: backward, the optimizer's step, a copy between devices or

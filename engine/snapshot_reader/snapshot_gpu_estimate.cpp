@@ -14,7 +14,7 @@ allocator::WhatIf replayed(const SnapshotDevice& device, const std::string& allo
 }
 
 bool estimable(const SnapshotDevice& device) {
-    return device.index < 0 && !device.changes.empty();  // not a GPU's own trace, not empty
+    return !served_by_caching_allocator(device) && !device.changes.empty();
 }
 
 }  // namespace

@@ -42,8 +42,8 @@ std::vector<SnapshotHeadroom> snapshot_headroom(const SnapshotReport& report,
     }
     std::vector<SnapshotHeadroom> headroom;
     for (const SnapshotDevice& device : report.devices) {
-        if (device.index < 0) {
-            continue;  // the profiler's CPU: no device whose size matters
+        if (!served_by_caching_allocator(device)) {
+            continue;  // the profiler's CPU, or a profile's: no recorded run on a device
         }
         SnapshotHeadroom& one = headroom.emplace_back();
         one.device = device.index;

@@ -326,6 +326,16 @@ SnapshotReport report_of_pickle(const snapshot::PickleDocument& document,
         const PickleContainer* trace = at < traces.size() ? traces[at].list() : nullptr;
         budget.spend(trace ? trace->items.size() + trace->taken : 0, "device traces");
         const snapshot::EventClock clock = collect_changes(device, trace, sink, fields, progress);
+        if (device.from_profile) {
+            // A profile's segment spans its tensors' addresses (the heap's, gigabytes apart on
+            // the CPU): no allocator reserved it. Its blocks stay, what was alive at the end.
+            device.segments = 0;
+            device.reserved = device.cached_free = device.largest_free_block = 0;
+            device.pools.clear();
+            if (at + 1 == traces.size()) {
+                device.index = -1;  // numbered after the CUDA devices: the CPU, as profiles have it
+            }
+        }
         snapshot::place_stages(device, annotations, clock);
         snapshot::replay_changes(device, progress);
     }

@@ -66,6 +66,7 @@ std::string snapshot_report_json(const SnapshotReport& report, std::optional<std
              {"requested_bytes", d.requested >= 0 ? Json(d.requested) : Json()},
              {"pools", pools(d.pools)},
              {"events", d.events},
+             {"from_profile", d.from_profile},
              {"peak_allocated_bytes", d.peak_allocated},
              {"peak_reserved_bytes", d.peak_reserved},
              {"peak_event", d.peak_event},

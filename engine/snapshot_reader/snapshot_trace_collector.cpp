@@ -24,6 +24,7 @@ struct EventFields {
     const PickleValue* device_free = nullptr;
     const PickleValue* time_us = nullptr;
     const PickleValue* user_metadata = nullptr;
+    const PickleValue* category = nullptr;
 
     explicit EventFields(const PickleValue& event) {
         const PickleContainer* entries = event.dict();
@@ -31,7 +32,8 @@ struct EventFields {
             {"action", &action},   {"addr", &addr},
             {"size", &size},       {"stream", &stream},
             {"frames", &frames},   {"device_free", &device_free},
-            {"time_us", &time_us}, {"user_metadata", &user_metadata}};
+            {"time_us", &time_us}, {"user_metadata", &user_metadata},
+            {"category", &category}};
         if (entries && entries->size() > kOnePassEntries) {
             for (const auto& [name, field] : fields) {
                 *field = event.at(name);
@@ -49,6 +51,21 @@ struct EventFields {
         }
     }
 };
+
+// PyTorch's category of a tensor (a snapshot made from a profile: "parameter", "gradient",
+// "activation", "temporary", "optimizer_state", "input", "autograd_detail"); null where it is
+// absent or "unknown", and the frames tell instead.
+const std::string* known_category(const PickleValue* category, const SnapshotFields& fields,
+                                  const SnapshotFields::Where& where) {
+    if (!category || category->is_none()) {
+        return nullptr;
+    }
+    const std::string* text = category->text();
+    if (!text) {
+        fields.refuse(where, "\"category\" is " + kind_of_value(*category) + ", not a string");
+    }
+    return text->empty() || *text == "unknown" ? nullptr : text;
+}
 
 }  // namespace
 
@@ -100,18 +117,18 @@ std::uint16_t TraceCollector::stream_id(std::int64_t stream, const SnapshotField
 }
 
 std::uint32_t TraceCollector::stack_of(const PickleValue* frames, const std::string* metadata,
-                                       const SnapshotFields& fields,
+                                       const std::string* category, const SnapshotFields& fields,
                                        const SnapshotFields::Where& where) {
     // Equal stacks are one list once read, and each text is kept once: both are found again
     // by their addresses.
     const std::uint64_t stack = frames ? frames->bits() : 0;
     const auto name = [&] {
         const std::vector<PickleValue>& list = fields.list_of(frames, "frames", where);
-        return m_name_ids.stack(user_line(list), kind_of(list),
+        return m_name_ids.stack(user_line(list), category ? kind_of(*category) : kind_of(list),
                                 metadata ? *metadata : std::string());
     };
-    if (metadata) {
-        const auto [named, added] = m_by_labelled_frames.try_emplace({stack, metadata});
+    if (metadata || category) {
+        const auto [named, added] = m_by_labelled_frames.try_emplace({stack, metadata, category});
         return added ? named->second = name() : named->second;
     }
     const auto [named, added] = m_by_frames.try_emplace(stack);
@@ -139,14 +156,15 @@ void TraceCollector::add(std::size_t index, const PickleValue& event, const Snap
                               fields, where);
     switch (action) {
         case Action::Alloc: {
+            m_device.from_profile |= found.category != nullptr;
             const std::string* metadata =
                 found.user_metadata ? found.user_metadata->text() : nullptr;
             if (found.user_metadata && !metadata && !found.user_metadata->is_none()) {
                 fields.refuse(where, "\"user_metadata\" is " + kind_of_value(*found.user_metadata) +
                                          ", not a string");
             }
-            change.stack = stack_of(
-                found.frames, metadata && !metadata->empty() ? metadata : nullptr, fields, where);
+            change.stack = stack_of(found.frames, metadata && !metadata->empty() ? metadata : nullptr,
+                                    known_category(found.category, fields, where), fields, where);
             m_net = fields.add(m_net, change.size, where);
             break;
         }
@@ -191,6 +209,7 @@ void move_trace(SnapshotDevice& device, SnapshotDevice trace) {
     device.stacks = std::move(trace.stacks);
     device.names = std::move(trace.names);
     device.ooms = std::move(trace.ooms);
+    device.from_profile = trace.from_profile;
 }
 
 std::uint64_t TraceCollector::bytes() const {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -41,9 +42,11 @@ public:
 private:
     enum class Action : std::uint8_t { Alloc, Free, Reserve, Map, Release, Unmap, Oom, Other };
     Action action_of(const PickleValue* action);
-    // The stack id of an allocation's frames and the metadata the program set (null: none).
+    // The stack id of an allocation's frames, the metadata the program set and PyTorch's
+    // category of the tensor (each null: none); the category, where given, is its kind.
     std::uint32_t stack_of(const PickleValue* frames, const std::string* metadata,
-                           const SnapshotFields& fields, const SnapshotFields::Where& where);
+                           const std::string* category, const SnapshotFields& fields,
+                           const SnapshotFields::Where& where);
     // The index of `stream` in the device's streams, refused past kMostStreams.
     std::uint16_t stream_id(std::int64_t stream, const SnapshotFields& fields,
                             const SnapshotFields::Where& where);
@@ -54,7 +57,8 @@ private:
     NameTable m_name_ids;
     // Equal stacks are one list of frames once read, so each is named once.
     std::unordered_map<std::uint64_t, std::uint32_t> m_by_frames;
-    std::map<std::pair<std::uint64_t, const std::string*>, std::uint32_t> m_by_labelled_frames;
+    std::map<std::tuple<std::uint64_t, const std::string*, const std::string*>, std::uint32_t>
+        m_by_labelled_frames;  // frames, metadata, category
     std::unordered_map<std::int64_t, std::uint16_t> m_stream_ids;
     std::uint16_t m_last_stream = 0;
     std::int64_t m_net = 0;  // allocated less freed so far: within what a machine holds

@@ -222,6 +222,16 @@ allocator::AllocatorTrace allocator_trace(const SnapshotDevice& device,
     trace.settings = settings;
     trace.before = before_trace(device);
     trace.events.reserve(device.changes.size() + device.ooms.size());
+    if (device.from_profile) {
+        // A profile's segment is the span of its tensors' addresses, no allocator's: the tensors
+        // made before the profile began are asked of the allocator first, in no given segment.
+        for (const allocator::TraceSegment& segment : trace.before) {
+            for (const allocator::TraceSegment::Held& block : segment.allocated) {
+                trace.events.push_back({Kind::Alloc, 0, block.address, block.size, segment.stream});
+            }
+        }
+        trace.before.clear();
+    }
     auto oom = device.ooms.begin();
     for (const SnapshotTraceChange& change : device.changes) {
         const std::int64_t stream = device.streams[change.stream];
@@ -267,8 +277,8 @@ std::vector<SnapshotWhatIf> snapshot_whatif(const SnapshotReport& report,
     }
     std::vector<SnapshotWhatIf> results;
     for (const SnapshotDevice& device : report.devices) {
-        if (device.changes.empty() || device.index < 0) {
-            continue;  // no trace, or the profiler's CPU
+        if (device.changes.empty() || !served_by_caching_allocator(device)) {
+            continue;  // no trace, or no allocator's segments to follow
         }
         SnapshotWhatIf& result = results.emplace_back();
         result.device = device.index;
@@ -341,7 +351,15 @@ std::string snapshot_whatif_text(const SnapshotReport& report,
                                  const WhatIfControls& controls) {
     std::ostringstream out;
     if (results.empty()) {
-        out << report.source << ": no device has a trace of allocations to replay\n";
+        const bool others = std::any_of(
+            report.devices.begin(), report.devices.end(),
+            [](const SnapshotDevice& device) { return !device.changes.empty(); });
+        out << report.source
+            << (others ? ": no caching allocator served its allocations (the CPU's, or a "
+                         "profile's made into a snapshot), so there is no recorded run to "
+                         "replay; `snapshot show` says what PyTorch's caching allocator would "
+                         "reserve for them on a GPU\n"
+                       : ": no device has a trace of allocations to replay\n");
     }
     for (const SnapshotWhatIf& result : results) {
         const allocator::Fidelity& f = result.fidelity;

@@ -41,6 +41,13 @@ std::string process_limit_note(const SnapshotOom& oom) {
 
 std::vector<std::string> snapshot_end_notes(const SnapshotDevice& device) {
     std::vector<std::string> notes;
+    if (device.from_profile) {
+        notes.push_back(
+            "made from a profile (its events carry PyTorch's tensor categories, as "
+            "torch.cuda._memory_viz._profile_to_snapshot writes them): its segment only spans "
+            "the addresses its tensors had, so nothing is counted as reserved; what was "
+            "allocated, when, and what it was for are the profile's");
+    }
     if (device.requested >= 0 && device.requested < device.allocated) {
         notes.push_back("of the " + format_bytes(device.allocated) +
                         " allocated at the end, the program asked for " +

@@ -190,14 +190,17 @@ TEST(PyTorchPrograms, TorchsMemoryVizReadsTheSnapshotARunWrote) {
 
 // PyTorch's profiler on the CPU: a user's training script records a Chrome trace with
 // profile_memory=True; `snapshot show` replays its memory events to the peak PyTorch's own
-// totals reach, and names the script's own line and what each byte was for.
+// totals reach, and names the script's own line and what each byte was for. The same profile
+// made into a snapshot by PyTorch's memory_viz carries its categories of the tensors: at the
+// peak, the gradients are the parameters' size.
 TEST(PyTorchPrograms, TheProfilersTraceOfATrainingScriptReadsAsASnapshot) {
     OOMLAB_REQUIRE_TORCH_PYTHON();
     test::TempDir dir;
     const std::string script = dir.file("train_step.py");
     const std::string trace = dir.file("trace.json");
-    test::write_file(script, R"(import json, sys
+    test::write_file(script, R"(import json, pickle, sys
 import torch
+import torch.cuda._memory_viz
 from torch.profiler import profile, ProfilerActivity
 
 model = torch.nn.Sequential(torch.nn.Linear(256, 1024), torch.nn.ReLU(),
@@ -211,16 +214,20 @@ def train_step():
     optimizer.step()
     optimizer.zero_grad()
 
-with profile(activities=[ProfilerActivity.CPU], profile_memory=True, with_stack=True) as prof:
+with profile(activities=[ProfilerActivity.CPU], profile_memory=True, with_stack=True,
+             record_shapes=True) as prof:
     for _ in range(3):
         train_step()
 prof.export_chrome_trace(sys.argv[1])
 events = json.load(open(sys.argv[1]))["traceEvents"]
 print(max(e["args"]["Total Allocated"] for e in events if e.get("name") == "[memory]"))
+with open(sys.argv[2], "wb") as out:
+    pickle.dump(torch.cuda._memory_viz._profile_to_snapshot(prof), out)
 )");
     const test::CommandResult recorded = test::run_command(
         "timeout 300 " + test::shell_quote(torch_python()) + " " + test::shell_quote(script) + " " +
-        test::shell_quote(trace) + " 2>/dev/null </dev/null");
+        test::shell_quote(trace) + " " + test::shell_quote(dir.file("profile.pickle")) +
+        " 2>/dev/null </dev/null");
     ASSERT_EQ(recorded.exit_code, 0) << recorded.out;
     const std::int64_t torch_peak = std::stoll(recorded.out);
 
@@ -237,7 +244,7 @@ print(max(e["args"]["Total Allocated"] for e in events if e.get("name") == "[mem
         << device["at_peak_by_kind"].dump();
     bool own_line = false;
     for (const auto& line : device["at_peak"]) {
-        own_line |= line["where"].get<std::string>().rfind("train_step.py(", 0) == 0;
+        own_line |= line["where"].get<std::string>().rfind("train_step.py:", 0) == 0;
     }
     EXPECT_TRUE(own_line) << device["at_peak"].dump();
     // On a GPU the caching allocator would hold those requests in its segments: at least what
@@ -247,6 +254,25 @@ print(max(e["args"]["Total Allocated"] for e in events if e.get("name") == "[mem
     EXPECT_GE(gpu["peak_reserved_bytes"].get<std::int64_t>(), torch_peak);
     EXPECT_GE(gpu["segments_at_peak"].get<std::int64_t>(), 1);
     EXPECT_NE(gpu["leaves_out"].get<std::string>().find("cuBLAS"), std::string::npos);
+
+    const test::CliResult profile =
+        test::run_cli({"snapshot", "show", dir.file("profile.pickle"), "--json"});
+    ASSERT_EQ(profile.exit_code, 0) << profile.err;
+    const nlohmann::json made = nlohmann::json::parse(profile.out)["devices"][0];
+    EXPECT_TRUE(made["from_profile"].get<bool>()) << made.dump();
+    EXPECT_EQ(made["device"], -1) << "the CPU";
+    EXPECT_EQ(made["reserved_bytes"], 0);
+    std::map<std::string, std::int64_t> categories;
+    for (const auto& kind : made["at_peak_by_kind"]) {
+        categories[kind["kind"]] = kind["bytes"];
+    }
+    const std::int64_t parameter_bytes = (256 * 1024 + 1024 + 1024 * 10 + 10) * 4;
+    EXPECT_EQ(categories["gradient"], parameter_bytes) << made["at_peak_by_kind"].dump();
+    EXPECT_GE(categories["optimizer state"], 2 * parameter_bytes)
+        << made["at_peak_by_kind"].dump();
+    EXPECT_EQ(made["at_peak"][0]["where"].get<std::string>().rfind("train_step.py:", 0), 0u)
+        << made["at_peak"].dump();
+    EXPECT_TRUE(made["gpu_estimate"].is_object()) << made.dump();
 }
 
 // `oomlab-cli record -- python train.py`: the script, unchanged, trains a few steps, starts a

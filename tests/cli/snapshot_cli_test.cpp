@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -174,6 +175,50 @@ TEST_F(SnapshotCli, PoolsAndRoundingAreShown) {
     EXPECT_NE(text.out.find("the program asked for 28.0 MiB: 2.0 MiB is the allocator's rounding"),
               std::string::npos)
         << text.out;
+}
+
+// A snapshot made from a CPU profile (torch.cuda._memory_viz._profile_to_snapshot): each
+// allocation's kind is PyTorch's category of the tensor, its line the profiler's frame name, and
+// the segment spanning the tensors' addresses is not counted as reserved; the GPU's estimate
+// replays its requests, the parameter made before the profile first.
+TEST_F(SnapshotCli, ASnapshotMadeFromAProfileTakesPyTorchsCategories) {
+    if (test::run_command("command -v python3 >/dev/null 2>&1").exit_code != 0) {
+        GTEST_SKIP() << "no python3 to write the snapshot";
+    }
+    const std::string snapshot = db() + ".profile.pickle";
+    ASSERT_EQ(
+        test::run_command("python3 " +
+                          test::shell_quote(std::string(test::source_root()) +
+                                            "/tests/data/snapshots/make_profile_snapshot.py") +
+                          " " + test::shell_quote(snapshot))
+            .exit_code,
+        0);
+    const auto shown = run_cli({"snapshot", "show", snapshot, "--json"});
+    ASSERT_EQ(shown.exit_code, 0) << shown.err;
+    const json device = json::parse(shown.out)["devices"][0];
+    EXPECT_EQ(device["device"], -1) << "the CPU, numbered after the CUDA devices";
+    EXPECT_TRUE(device["from_profile"].get<bool>());
+    EXPECT_EQ(device["reserved_bytes"], 0);
+    EXPECT_EQ(device["peak_reserved_bytes"], 0);
+    EXPECT_EQ(device["allocated_bytes"], (16 << 20) + 64);
+    EXPECT_EQ(device["peak_allocated_bytes"], 17 << 20);
+    std::map<std::string, std::int64_t> kinds;
+    for (const auto& kind : device["at_peak_by_kind"]) {
+        kinds[kind["kind"]] = kind["bytes"];
+    }
+    EXPECT_EQ(kinds, (std::map<std::string, std::int64_t>{
+                         {"activation", 8 << 20},
+                         {"gradient", 4 << 20},
+                         {"temporary", 1 << 20},
+                         {"(allocated before the trace began)", 4 << 20}}));
+    EXPECT_EQ(device["at_peak"][0]["where"], "train.py:12 (forward)");
+    // Large requests share a 20 MiB segment (4 + 8 + 4 MiB), the 1 MiB one a small 2 MiB one.
+    EXPECT_EQ(device["gpu_estimate"]["peak_reserved_bytes"], 22 << 20);
+
+    const auto whatif = run_cli({"snapshot", "whatif", snapshot});
+    EXPECT_EQ(whatif.exit_code, 0) << whatif.err;
+    EXPECT_NE(whatif.out.find("no caching allocator served its allocations"), std::string::npos)
+        << whatif.out;
 }
 
 // A snapshot of no memory (what PyTorch writes before the first CUDA allocation, or with its

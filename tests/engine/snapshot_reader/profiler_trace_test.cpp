@@ -80,7 +80,7 @@ TEST(ProfilerTrace, MemoryEventsAreReplayedAndNamedByTheSpansAroundThem) {
     EXPECT_EQ(kinds[kAllocatedBeforeTrace], 512);
     // The user's line is the one that called into PyTorch, not PyTorch's own frames.
     ASSERT_FALSE(device.at_peak.empty());
-    EXPECT_EQ(device.at_peak.front().where, "train.py(21): step");
+    EXPECT_EQ(device.at_peak.front().where, "train.py:21 (step)");
     EXPECT_EQ(device.at_peak.front().bytes, 5 << 20);
     const SnapshotMoment end = snapshot_moment(device, device.events);
     EXPECT_EQ(end.by_kind.front().where, "optimizer step");

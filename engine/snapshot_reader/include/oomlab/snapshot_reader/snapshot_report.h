@@ -169,6 +169,10 @@ struct SnapshotDevice {
     std::vector<SnapshotAnnotatedStage> stages;
     std::vector<SnapshotStageSpan> stage_spans;
     std::string stages_problem;
+    // Made from a profile (torch.cuda._memory_viz._profile_to_snapshot, whose entries carry
+    // PyTorch's tensor categories): its segment only spans the addresses its tensors had, so
+    // its segments, reserved and cached figures are zero; its blocks are those alive at the end.
+    bool from_profile = false;
     // Where the trace does not add up (a history begun late, frees lost, sizes or totals that
     // disagree with the segments), each with how it was taken: one sentence each.
     std::vector<std::string> trace_problems;
@@ -188,6 +192,12 @@ struct SnapshotReport {
 
 // "device 0", or "the CPU" (index -1, as the profiler numbers it).
 std::string snapshot_device_name(int index);
+
+// Whether PyTorch's CUDA caching allocator served the device's requests, so that its segments
+// are the allocator's: not the profiler's CPU, not a profile made into a snapshot.
+inline bool served_by_caching_allocator(const SnapshotDevice& device) {
+    return device.index >= 0 && !device.from_profile;
+}
 
 // Whether an out-of-memory came with the device's memory free for the request (and the
 // segment it would open): then a limit on the process refused it
