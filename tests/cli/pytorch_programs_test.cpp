@@ -268,8 +268,7 @@ with open(sys.argv[2], "wb") as out:
     }
     const std::int64_t parameter_bytes = (256 * 1024 + 1024 + 1024 * 10 + 10) * 4;
     EXPECT_EQ(categories["gradient"], parameter_bytes) << made["at_peak_by_kind"].dump();
-    EXPECT_GE(categories["optimizer state"], 2 * parameter_bytes)
-        << made["at_peak_by_kind"].dump();
+    EXPECT_GE(categories["optimizer state"], 2 * parameter_bytes) << made["at_peak_by_kind"].dump();
     EXPECT_EQ(made["at_peak"][0]["where"].get<std::string>().rfind("train_step.py:", 0), 0u)
         << made["at_peak"].dump();
     EXPECT_TRUE(made["gpu_estimate"].is_object()) << made.dump();
