@@ -29,10 +29,10 @@ struct EventFields {
     explicit EventFields(const PickleValue& event) {
         const PickleContainer* entries = event.dict();
         const std::pair<std::string_view, const PickleValue**> fields[] = {
-            {"action", &action},   {"addr", &addr},
-            {"size", &size},       {"stream", &stream},
-            {"frames", &frames},   {"device_free", &device_free},
-            {"time_us", &time_us}, {"user_metadata", &user_metadata},
+            {"action", &action},    {"addr", &addr},
+            {"size", &size},        {"stream", &stream},
+            {"frames", &frames},    {"device_free", &device_free},
+            {"time_us", &time_us},  {"user_metadata", &user_metadata},
             {"category", &category}};
         if (entries && entries->size() > kOnePassEntries) {
             for (const auto& [name, field] : fields) {
@@ -163,8 +163,9 @@ void TraceCollector::add(std::size_t index, const PickleValue& event, const Snap
                 fields.refuse(where, "\"user_metadata\" is " + kind_of_value(*found.user_metadata) +
                                          ", not a string");
             }
-            change.stack = stack_of(found.frames, metadata && !metadata->empty() ? metadata : nullptr,
-                                    known_category(found.category, fields, where), fields, where);
+            change.stack =
+                stack_of(found.frames, metadata && !metadata->empty() ? metadata : nullptr,
+                         known_category(found.category, fields, where), fields, where);
             m_net = fields.add(m_net, change.size, where);
             break;
         }

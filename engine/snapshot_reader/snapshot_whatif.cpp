@@ -351,9 +351,9 @@ std::string snapshot_whatif_text(const SnapshotReport& report,
                                  const WhatIfControls& controls) {
     std::ostringstream out;
     if (results.empty()) {
-        const bool others = std::any_of(
-            report.devices.begin(), report.devices.end(),
-            [](const SnapshotDevice& device) { return !device.changes.empty(); });
+        const bool others =
+            std::any_of(report.devices.begin(), report.devices.end(),
+                        [](const SnapshotDevice& device) { return !device.changes.empty(); });
         out << report.source
             << (others ? ": no caching allocator served its allocations (the CPU's, or a "
                          "profile's made into a snapshot), so there is no recorded run to "
