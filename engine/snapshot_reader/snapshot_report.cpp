@@ -158,6 +158,7 @@ void read_segments(DeviceIndex& devices, const PickleValue& root, WorkBudget& bu
         layout.small =
             type.empty() ? layout.size == kSmallSegment && !layout.expandable : type == "small";
         SnapshotPool& pool = pool_of(device, segment, fields, where);
+        layout.pool = {pool.owner, pool.id};
         ++pool.segments;
         pool.reserved = fields.add(pool.reserved, layout.size, where);
         std::int64_t at = layout.address;

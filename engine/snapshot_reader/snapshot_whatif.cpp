@@ -17,6 +17,7 @@
 #include "oomlab/common/errors.h"
 #include "oomlab/common/format.h"
 #include "oomlab/snapshot_reader/snapshot_headroom.h"
+#include "pool_streams.h"
 
 namespace oomlab {
 namespace {
@@ -220,7 +221,11 @@ allocator::AllocatorTrace allocator_trace(const SnapshotDevice& device,
                                           const allocator::AllocatorSettings& settings) {
     allocator::AllocatorTrace trace;
     trace.settings = settings;
+    const snapshot::PoolStreams pools(device);
     trace.before = before_trace(device);
+    for (allocator::TraceSegment& segment : trace.before) {
+        segment.stream = pools.before_trace(segment.address, segment.stream);
+    }
     trace.events.reserve(device.changes.size() + device.ooms.size());
     if (device.from_profile) {
         // A profile's segment is the span of its tensors' addresses, no allocator's: the tensors
@@ -234,7 +239,7 @@ allocator::AllocatorTrace allocator_trace(const SnapshotDevice& device,
     }
     auto oom = device.ooms.begin();
     for (const SnapshotTraceChange& change : device.changes) {
-        const std::int64_t stream = device.streams[change.stream];
+        const std::int64_t stream = pools.of(change);
         for (; oom != device.ooms.end() && oom->event < change.event; ++oom) {
             trace.events.push_back({Kind::Oom, oom->event, 0, oom->requested, stream});
         }
@@ -285,6 +290,14 @@ std::vector<SnapshotWhatIf> snapshot_whatif(const SnapshotReport& report,
         result.recorded_conf = recorded_conf;
         result.conf = allocator::to_alloc_conf(replayed);
         result.notes = notes;
+        if (const std::size_t pooled = snapshot::PoolStreams(device).private_changes()) {
+            result.notes.push_back(
+                std::to_string(pooled) +
+                " of the trace's events fall in a private pool's segments (segment_pool_id) "
+                "and are replayed in that pool, which serves only its own requests; the trace "
+                "names no pool, so a private pool's segments released before the snapshot are "
+                "replayed as the default pool's");
+        }
         const allocator::AllocatorTrace trace = allocator_trace(device, recorded);
         result.fidelity = allocator::check_fidelity(trace);
         std::int64_t capacity = 0;

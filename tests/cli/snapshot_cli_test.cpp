@@ -221,6 +221,34 @@ TEST_F(SnapshotCli, ASnapshotMadeFromAProfileTakesPyTorchsCategories) {
         << whatif.out;
 }
 
+// A private pool's segment serves only its own requests: the default pool's 8 MiB does not go
+// into the 14 MiB the pool's segment has free, in the replay as in the allocator that opened a
+// second segment for it (trace entries name no pool: their addresses and the segments' pools
+// at the end tell).
+TEST_F(SnapshotCli, APrivatePoolsSegmentServesOnlyItsOwnRequestsInTheReplay) {
+    if (test::run_command("command -v python3 >/dev/null 2>&1").exit_code != 0) {
+        GTEST_SKIP() << "no python3 to write the snapshot";
+    }
+    const std::string snapshot = db() + ".private-pool.pickle";
+    ASSERT_EQ(
+        test::run_command("python3 " +
+                          test::shell_quote(std::string(test::source_root()) +
+                                            "/tests/data/snapshots/make_private_pool_trace.py") +
+                          " " + test::shell_quote(snapshot))
+            .exit_code,
+        0);
+    const auto whatif = run_cli({"snapshot", "whatif", snapshot, "--json"});
+    ASSERT_EQ(whatif.exit_code, 0) << whatif.err;
+    const json device = json::parse(whatif.out)["devices"][0];
+    EXPECT_EQ(device["fidelity"]["agreed"], 2) << device["fidelity"].dump();
+    EXPECT_EQ(device["recorded"]["peak_reserved"], 40 << 20) << device.dump();
+    EXPECT_TRUE(device["baseline_is_the_programs"].get<bool>()) << device.dump();
+    const auto text = run_cli({"snapshot", "whatif", snapshot});
+    EXPECT_NE(text.out.find("2 of the trace's events fall in a private pool's segments"),
+              std::string::npos)
+        << text.out;
+}
+
 // A snapshot of no memory (what PyTorch writes before the first CUDA allocation, or with its
 // history off) says so and how to record one, rather than printing nothing.
 TEST_F(SnapshotCli, ASnapshotOfNoMemorySaysHowToRecordOne) {

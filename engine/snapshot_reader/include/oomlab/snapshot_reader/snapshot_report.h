@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace oomlab {
@@ -109,6 +110,9 @@ struct SnapshotSegmentLayout {
     std::int64_t stream = 0;
     bool expandable = false;
     bool small = false;  // of the small pool (requests up to 1 MiB)
+    // segment_pool_id, (0, 0) the default pool: a private pool's segments (a CUDA graph's, a
+    // torch.cuda.MemPool's) serve only its own requests.
+    std::pair<std::int64_t, std::int64_t> pool{0, 0};
     struct Block {
         std::int64_t address = 0;
         std::int64_t size = 0;
