@@ -9,12 +9,64 @@
 #include "cli_context.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/files.h"
+#include "oomlab/snapshot_reader/recorded_program.h"
 #include "record_program.h"
 #include "record_tries.h"
 
 namespace oomlab::cli {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// --timeout, else twice the first run's time, at least 10 s.
+double try_timeout(double asked, double first_seconds) {
+    return asked > 0 ? asked : std::max(10.0, 2 * first_seconds);
+}
+
+// `record --after RECORD --try CONF...`: the program of an earlier record run again, in the
+// folder it ran in, with each setting; the earlier run is the first row.
+int run_tries_after(const std::string& record, const std::vector<std::string>& command,
+                    const std::vector<std::string>& tries, double timeout) {
+    if (!command.empty()) {
+        throw BadInput("record --after: the program is the one " + record +
+                           " was recorded from; name no other after --",
+                       {"--after"});
+    }
+    if (tries.empty()) {
+        throw BadInput("record --after: name the allocator settings to run it with (--try CONF)",
+                       {"--try"});
+    }
+    check_input_path(record, "--after");
+    const fs::path path = fs::absolute(record);
+    const std::optional<RecordedProgram> program = read_recorded_program(path.string());
+    if (!program) {
+        throw BadInput("--after " + record + ": no " + recorded_program_path(record) +
+                           " beside it, so its program is not known; oomlab-cli record writes "
+                           "it: record the program with it",
+                       {"--after"});
+    }
+    RecordedOutcome first;
+    first.end.exit_code = program->exit_code;
+    first.end.seconds = program->seconds;
+    first.file = path;
+    first.report = read_snapshot_report(path.string());
+    const std::vector<std::string> settings = settings_to_try(tries, first);
+    std::error_code error;
+    fs::current_path(program->directory, error);
+    if (error) {
+        throw BadInput("--after " + record + ": the folder the program ran in, " +
+                           program->directory + ", cannot be entered (" + error.message() + ")",
+                       {"--after"});
+    }
+    std::cout << "oomlab-cli record: " << program->command.front() << " as recorded in "
+              << path.string() << " (it exited with " << program->exit_code << "), run again in "
+              << program->directory << '\n';
+    run_tries(program->command, path, first, settings, try_timeout(timeout, program->seconds));
+    return kExitOk;
+}
+
+}  // namespace
 
 void add_record_command(CLI::App& app, int& exit_code) {
     auto* record = app.add_subcommand(
@@ -29,7 +81,12 @@ void add_record_command(CLI::App& app, int& exit_code) {
     auto force = std::make_shared<bool>(false);
     record->add_flag("--force", *force, "Replace an --out file that is no memory record");
     auto command = std::make_shared<std::vector<std::string>>();
-    record->add_option("COMMAND", *command, "The program and its arguments, after --")->required();
+    record->add_option("COMMAND", *command, "The program and its arguments, after --");
+    auto after = std::make_shared<std::string>();
+    record->add_option("--after", *after,
+                       "Instead of running the program first, take this record of an earlier "
+                       "oomlab-cli record (the program, its folder and how it ended are kept "
+                       "beside it as RECORD.program.json) and run only the --try settings");
     auto tries = std::make_shared<std::vector<std::string>>();
     record->add_option("--try", *tries,
                        "Then run it again with this allocator setting (PYTORCH_CUDA_ALLOC_CONF, "
@@ -45,12 +102,24 @@ void add_record_command(CLI::App& app, int& exit_code) {
     record->footer(
         "Exits with the program's exit status (its first run's). Only the program's first "
         "Python process records (not the processes it starts).");
-    record->callback([command, out, force, tries, timeout, &exit_code] {
+    record->callback([command, out, force, tries, timeout, after, &exit_code] {
+        if (!after->empty()) {
+            exit_code = run_tries_after(*after, *command, *tries, *timeout);
+            return;
+        }
+        if (command->empty()) {
+            throw BadInput(
+                "record: name the program to run after -- (oomlab-cli record -- "
+                "python train.py), or an earlier record with --after",
+                {"COMMAND"});
+        }
         const RecordFiles files = record_files_for(fs::absolute(*out));
         // Before the program runs: one that trains for hours must find somewhere to write, and
         // a file of the user's that is no memory record is replaced only when asked.
         check_output_path(files.snapshot.string(), {"--out", {}, *force, is_memory_snapshot});
         check_output_path(files.trace.string(), {"--out", {}, *force, is_profiler_trace});
+        check_recorded_program_path(files.snapshot.string(), *force);
+        check_recorded_program_path(files.trace.string(), *force);
         for (const std::string& setting : *tries) {
             settings_to_try({setting}, {});  // a setting PyTorch refuses, before anything runs
         }
@@ -58,6 +127,10 @@ void add_record_command(CLI::App& app, int& exit_code) {
         exit_code = first.end.exit_code;
         std::cout << "oomlab-cli record: " << command->front() << " exited with " << exit_code
                   << '\n';
+        if (first.file) {
+            write_recorded_program(first.file->string(), {*command, fs::current_path().string(),
+                                                          first.end.exit_code, first.end.seconds});
+        }
         if (first.report) {
             std::cout << "its memory, recorded in " << first.file->string() << ":\n";
             print_snapshot_report(*first.report);
@@ -71,8 +144,8 @@ void add_record_command(CLI::App& app, int& exit_code) {
             print_oom_explanation(*first.explanation);
         }
         if (!tries->empty()) {
-            const double limit = *timeout > 0 ? *timeout : std::max(10.0, 2 * first.end.seconds);
-            run_tries(*command, fs::absolute(*out), first, settings_to_try(*tries, first), limit);
+            run_tries(*command, fs::absolute(*out), first, settings_to_try(*tries, first),
+                      try_timeout(*timeout, first.end.seconds));
         }
     });
 }

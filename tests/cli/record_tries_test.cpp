@@ -74,6 +74,17 @@ for step in range(3):
     EXPECT_TRUE(std::filesystem::exists(m_dir.file("m-try-1.json")));
     EXPECT_TRUE(std::filesystem::exists(m_dir.file("m-try-2.json")));
 
+    // Later, from another folder: the program of that record run again where it ran.
+    ASSERT_TRUE(std::filesystem::exists(m_dir.file("m.json.program.json")));
+    const test::CommandResult after =
+        test::run_command("cd / && timeout 300 " + test::shell_quote(test::cli_program()) +
+                          " record --after " + test::shell_quote(m_dir.file("m.json")) +
+                          " --try expandable_segments:True 2>/dev/null </dev/null");
+    ASSERT_EQ(after.exit_code, 0) << after.out;
+    EXPECT_NE(row(after.out, "expandable_segments:True").find(" finished"), std::string::npos)
+        << after.out;
+    EXPECT_NE(row(after.out, "as run").find(" finished"), std::string::npos) << after.out;
+
     // "advice": the settings the first run's advice names; a CPU run's names none.
     const test::CommandResult advised = record("train.py", "--try advice");
     ASSERT_EQ(advised.exit_code, 0) << advised.out;
@@ -103,6 +114,50 @@ if os.environ.get("PYTORCH_CUDA_ALLOC_CONF"):
     const test::CommandResult refused = record("hang.py", "--try expandable_segment:True");
     EXPECT_EQ(refused.exit_code, 2);
     EXPECT_FALSE(std::filesystem::exists(m_dir.file("m.json"))) << "nothing ran";
+}
+
+// `record --after RECORD`: the program kept beside an earlier record (its command, folder and
+// ending) run again with each setting, the record's own run the first row; a record with no
+// program beside it, or a program named beside --after, is refused before anything runs.
+TEST(RecordAfter, TheProgramOfAnEarlierRecordIsRunAgainWhereItRan) {
+    if (test::run_command("command -v python3 >/dev/null 2>&1").exit_code != 0) {
+        GTEST_SKIP() << "no python3 to write the snapshot";
+    }
+    test::TempDir dir;
+    const std::string record = dir.file("r.pickle");
+    ASSERT_EQ(
+        test::run_command("python3 " +
+                          test::shell_quote(std::string(test::source_root()) +
+                                            "/tests/data/snapshots/make_private_pool_trace.py") +
+                          " " + test::shell_quote(record))
+            .exit_code,
+        0);
+    const std::string cli = test::shell_quote(test::cli_program());
+    const test::CommandResult alone =
+        test::run_command(cli + " record --after " + test::shell_quote(record) +
+                          " --try expandable_segments:True 2>&1");
+    EXPECT_EQ(alone.exit_code, 2) << alone.out;
+    EXPECT_NE(alone.out.find("r.pickle.program.json beside it"), std::string::npos) << alone.out;
+
+    test::write_file(record + ".program.json",
+                     R"({"command": ["sh", "-c", "pwd > where; exit 3"], "directory": ")" +
+                         dir.path() + R"(", "exit_code": 1, "seconds": 0.5})");
+    const test::CommandResult after =
+        test::run_command("cd / && " + cli + " record --after " + test::shell_quote(record) +
+                          " --try expandable_segments:True 2>&1 </dev/null");
+    ASSERT_EQ(after.exit_code, 0) << after.out;
+    EXPECT_EQ(test::read_text(dir.file("where")), dir.path() + "\n") << "it ran where it had";
+    EXPECT_NE(after.out.find("nothing else in it was changed"), std::string::npos) << after.out;
+    const std::size_t as_run = after.out.find("\n  as run ");
+    ASSERT_NE(as_run, std::string::npos) << after.out;
+    EXPECT_NE(after.out.find("40.0 MiB", as_run), std::string::npos) << after.out;
+    EXPECT_NE(after.out.find("exit status 3"), std::string::npos) << after.out;
+
+    const test::CommandResult named =
+        test::run_command(cli + " record --after " + test::shell_quote(record) +
+                          " --try expandable_segments:True -- python3 other.py 2>&1 </dev/null");
+    EXPECT_EQ(named.exit_code, 2) << named.out;
+    EXPECT_NE(named.out.find("name no other after --"), std::string::npos) << named.out;
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 #include "live/training_worker.h"
 
-#include <QCoreApplication>
-
+#include "common/cli_program.h"
 #include "common/formatting.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/launch/worker_jobs.h"
@@ -10,14 +9,9 @@
 namespace oomlab::ui {
 namespace {
 
-// Runs of several processes are trained by oomlab-cli's `worker` subcommand: the oomlab-cli
-// beside this program, or $OOMLAB_CLI (one that is not installed beside it: the tests).
+// Runs of several processes are trained by oomlab-cli's `worker` subcommand.
 void useCliForWorkers() {
-    QString cli = qEnvironmentVariable("OOMLAB_CLI");
-    if (cli.isEmpty()) {
-        cli = QCoreApplication::applicationDirPath() + QStringLiteral("/oomlab-cli");
-    }
-    set_worker_program({ss(cli), {"worker"}});
+    set_worker_program({ss(cliProgram()), {"worker"}});
 }
 
 }  // namespace

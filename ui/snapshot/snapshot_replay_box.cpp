@@ -10,6 +10,7 @@
 #include "common/formatting.h"
 #include "common/wrapped_label.h"
 #include "oomlab/snapshot_reader/snapshot_whatif.h"
+#include "snapshot/program_rerun.h"
 
 namespace oomlab::ui {
 
@@ -38,6 +39,7 @@ SnapshotReplayBox::SnapshotReplayBox(QWidget* parent) : QWidget(parent) {
     m_showAll->setToolTip(
         tr("List every request where the model's decision differs from the trace's"));
     m_showAll->hide();
+    m_rerun = new ProgramRerun;
     m_result = new WrappedLabel;
     m_result->setObjectName(QStringLiteral("snapshotReplayResult"));
     m_result->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -48,11 +50,15 @@ SnapshotReplayBox::SnapshotReplayBox(QWidget* parent) : QWidget(parent) {
     row->addWidget(new QLabel(tr("Device memory:")));
     row->addWidget(m_deviceMemory);
     row->addWidget(m_replay);
+    row->addWidget(m_rerun->button());
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addLayout(row);
     layout->addWidget(m_result);
     layout->addWidget(m_showAll, 0, Qt::AlignLeft);
+    layout->addWidget(m_rerun);
+    connect(m_rerun->button(), &QPushButton::clicked, this,
+            [this] { m_rerun->run(m_settings->text()); });
     connect(m_replay, &QPushButton::clicked, this, [this] { replay(m_settings->text()); });
     connect(m_settings, &QLineEdit::returnPressed, this, [this] { replay(m_settings->text()); });
     connect(m_deviceMemory, &QLineEdit::returnPressed, this,
@@ -70,6 +76,10 @@ void SnapshotReplayBox::setDevice(const SnapshotReport* report, int deviceIndex)
     m_outcome = {};
     m_showAll->hide();
     m_result->clear();
+}
+
+void SnapshotReplayBox::setRecord(const QString& path) {
+    m_rerun->setRecord(path);
 }
 
 QString SnapshotReplayBox::resultText() const {

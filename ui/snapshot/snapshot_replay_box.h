@@ -19,6 +19,7 @@ class QPushButton;
 
 namespace oomlab::ui {
 
+class ProgramRerun;
 class WrappedLabel;
 
 class SnapshotReplayBox : public QWidget {
@@ -37,6 +38,9 @@ public:
     QLineEdit* deviceMemory() const { return m_deviceMemory; }
     // Lists every place the model's decisions differ from the trace's, not the first five.
     QPushButton* showAllButton() const { return m_showAll; }
+    // The record shown, whose program Run it runs again when it is known.
+    void setRecord(const QString& path);
+    ProgramRerun* rerun() const { return m_rerun; }
     QString resultText() const;
 
 signals:
@@ -63,6 +67,7 @@ private:
     QPushButton* m_showAll = nullptr;
     Outcome m_outcome;
     WrappedLabel* m_result = nullptr;
+    ProgramRerun* m_rerun = nullptr;
     QFutureWatcher<Outcome> m_watcher;
 };
 

@@ -209,6 +209,7 @@ SnapshotWindow::~SnapshotWindow() {
 void SnapshotWindow::open(const QString& path) {
     cancel();  // a read still going for another file
     m_path = path;
+    m_replayBox->setRecord(path);
     setWindowTitle(tr("%1 — memory snapshot").arg(QFileInfo(path).fileName()));
     m_reading = std::make_shared<Reading>();
     m_progress->setValue(0);
