@@ -120,18 +120,13 @@ if os.environ.get("PYTORCH_CUDA_ALLOC_CONF"):
 // ending) run again with each setting, the record's own run the first row; a record with no
 // program beside it, or a program named beside --after, is refused before anything runs.
 TEST(RecordAfter, TheProgramOfAnEarlierRecordIsRunAgainWhereItRan) {
-    if (test::run_command("command -v python3 >/dev/null 2>&1").exit_code != 0) {
-        GTEST_SKIP() << "no python3 to write the snapshot";
-    }
     test::TempDir dir;
     const std::string record = dir.file("r.pickle");
-    ASSERT_EQ(
-        test::run_command("python3 " +
-                          test::shell_quote(std::string(test::source_root()) +
-                                            "/tests/data/snapshots/make_private_pool_trace.py") +
-                          " " + test::shell_quote(record))
-            .exit_code,
-        0);
+    const int built = test::built_snapshot("make_private_pool_trace.py", record);
+    if (built < 0) {
+        GTEST_SKIP() << "no python3 to write the snapshot";
+    }
+    ASSERT_EQ(built, 0);
     const std::string cli = test::shell_quote(test::cli_program());
     const test::CommandResult alone =
         test::run_command(cli + " record --after " + test::shell_quote(record) +

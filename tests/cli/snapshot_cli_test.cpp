@@ -149,16 +149,12 @@ TEST_F(SnapshotCli, WhatIfSaysWhatItDoesNotReplayAndTakesSizesWithUnits) {
 // write it: memory by pool (a CUDA graph's private pool beside the default one) and what the
 // program asked for of what was allocated (the rest is the allocator's rounding).
 TEST_F(SnapshotCli, PoolsAndRoundingAreShown) {
-    if (test::run_command("command -v python3 >/dev/null 2>&1").exit_code != 0) {
+    const std::string snapshot = db() + ".pools.pickle";
+    const int built = test::built_snapshot("make_pools_snapshot.py", snapshot);
+    if (built < 0) {
         GTEST_SKIP() << "no python3 to write the snapshot";
     }
-    const std::string snapshot = db() + ".pools.pickle";
-    ASSERT_EQ(test::run_command("python3 " +
-                                test::shell_quote(std::string(test::source_root()) +
-                                                  "/tests/data/snapshots/make_pools_snapshot.py") +
-                                " " + test::shell_quote(snapshot))
-                  .exit_code,
-              0);
+    ASSERT_EQ(built, 0);
     const auto shown = run_cli({"snapshot", "show", snapshot, "--json"});
     ASSERT_EQ(shown.exit_code, 0) << shown.err;
     const json device = json::parse(shown.out)["devices"][0];
@@ -182,17 +178,12 @@ TEST_F(SnapshotCli, PoolsAndRoundingAreShown) {
 // the segment spanning the tensors' addresses is not counted as reserved; the GPU's estimate
 // replays its requests, the parameter made before the profile first.
 TEST_F(SnapshotCli, ASnapshotMadeFromAProfileTakesPyTorchsCategories) {
-    if (test::run_command("command -v python3 >/dev/null 2>&1").exit_code != 0) {
+    const std::string snapshot = db() + ".profile.pickle";
+    const int built = test::built_snapshot("make_profile_snapshot.py", snapshot);
+    if (built < 0) {
         GTEST_SKIP() << "no python3 to write the snapshot";
     }
-    const std::string snapshot = db() + ".profile.pickle";
-    ASSERT_EQ(
-        test::run_command("python3 " +
-                          test::shell_quote(std::string(test::source_root()) +
-                                            "/tests/data/snapshots/make_profile_snapshot.py") +
-                          " " + test::shell_quote(snapshot))
-            .exit_code,
-        0);
+    ASSERT_EQ(built, 0);
     const auto shown = run_cli({"snapshot", "show", snapshot, "--json"});
     ASSERT_EQ(shown.exit_code, 0) << shown.err;
     const json device = json::parse(shown.out)["devices"][0];
@@ -226,17 +217,12 @@ TEST_F(SnapshotCli, ASnapshotMadeFromAProfileTakesPyTorchsCategories) {
 // second segment for it (trace entries name no pool: their addresses and the segments' pools
 // at the end tell).
 TEST_F(SnapshotCli, APrivatePoolsSegmentServesOnlyItsOwnRequestsInTheReplay) {
-    if (test::run_command("command -v python3 >/dev/null 2>&1").exit_code != 0) {
+    const std::string snapshot = db() + ".private-pool.pickle";
+    const int built = test::built_snapshot("make_private_pool_trace.py", snapshot);
+    if (built < 0) {
         GTEST_SKIP() << "no python3 to write the snapshot";
     }
-    const std::string snapshot = db() + ".private-pool.pickle";
-    ASSERT_EQ(
-        test::run_command("python3 " +
-                          test::shell_quote(std::string(test::source_root()) +
-                                            "/tests/data/snapshots/make_private_pool_trace.py") +
-                          " " + test::shell_quote(snapshot))
-            .exit_code,
-        0);
+    ASSERT_EQ(built, 0);
     const auto whatif = run_cli({"snapshot", "whatif", snapshot, "--json"});
     ASSERT_EQ(whatif.exit_code, 0) << whatif.err;
     const json device = json::parse(whatif.out)["devices"][0];
