@@ -287,6 +287,9 @@ void CachingAllocatorModel::release_all_cached() {
     }
     for (const std::int64_t address : whole) {
         const auto block = m_blocks.find(address);
+        if (m_held_streams.count(block->second.stream)) {
+            continue;
+        }
         if (m_segments[std::size_t(block->second.segment)].expandable) {
             expandable.push_back(address);
         } else if (whole_segment(block)) {
@@ -319,7 +322,8 @@ void CachingAllocatorModel::collect_garbage() {
     double total_age = 0;
     for (const auto& key : m_large_free) {
         const auto block = m_blocks.find(std::get<2>(key));
-        if (whole_segment(block) && !m_segments[std::size_t(block->second.segment)].expandable) {
+        if (whole_segment(block) && !m_segments[std::size_t(block->second.segment)].expandable &&
+            !m_held_streams.count(block->second.stream)) {
             candidates.push_back(block->first);
             total_age += double(m_searches - block->second.freed_at);
         }

@@ -18,6 +18,9 @@ bool changes_segments(Kind kind) {
 
 // The segments a trace's events begin with, as the model holds them.
 void start_from(CachingAllocatorModel& model, const AllocatorTrace& trace) {
+    for (const std::int64_t stream : trace.held_streams) {
+        model.hold_cache_of(stream);
+    }
     for (const TraceSegment& segment : trace.before) {
         if (segment.expandable) {
             model.map_pages(segment.address, segment.size, segment.stream, segment.small);

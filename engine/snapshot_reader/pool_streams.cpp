@@ -50,6 +50,14 @@ std::int64_t PoolStreams::pool_stream(std::pair<std::int64_t, std::int64_t> pool
     return at->second;
 }
 
+std::vector<std::int64_t> PoolStreams::private_streams() const {
+    std::vector<std::int64_t> streams;
+    for (const auto& [key, stream] : m_streams) {
+        streams.push_back(stream);
+    }
+    return streams;
+}
+
 std::int64_t PoolStreams::of(const SnapshotTraceChange& change) const {
     const std::int64_t stream = m_device.streams[change.stream];
     const PrivateRange* range = range_at(change.address);

@@ -9,6 +9,7 @@
 #include <map>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "oomlab/snapshot_reader/snapshot_report.h"
 
@@ -22,6 +23,8 @@ public:
     std::int64_t of(const SnapshotTraceChange& change) const;
     // The same for memory held at `address` before the trace's first event.
     std::int64_t before_trace(std::int64_t address, std::int64_t stream) const;
+    // The streams given to private pools: their segments were still held at the end.
+    std::vector<std::int64_t> private_streams() const;
     // How many changes were taken to be a private pool's.
     std::size_t private_changes() const { return m_private_changes; }
 

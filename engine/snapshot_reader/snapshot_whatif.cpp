@@ -222,6 +222,7 @@ allocator::AllocatorTrace allocator_trace(const SnapshotDevice& device,
     allocator::AllocatorTrace trace;
     trace.settings = settings;
     const snapshot::PoolStreams pools(device);
+    trace.held_streams = pools.private_streams();
     trace.before = before_trace(device);
     for (allocator::TraceSegment& segment : trace.before) {
         segment.stream = pools.before_trace(segment.address, segment.stream);

@@ -233,6 +233,16 @@ TEST_F(SnapshotCli, APrivatePoolsSegmentServesOnlyItsOwnRequestsInTheReplay) {
     EXPECT_NE(text.out.find("2 of the trace's events fall in a private pool's segments"),
               std::string::npos)
         << text.out;
+
+    // The pool's 6 MiB freed first: its segment is all free but the pool's while it is held,
+    // so on a 30 MiB device the default pool's request finds no room even after a retry.
+    const std::string freed = db() + ".private-pool-freed.pickle";
+    ASSERT_EQ(test::built_snapshot("make_private_pool_trace.py", freed, "--freed"), 0);
+    const auto small = run_cli({"snapshot", "whatif", freed, "--device-memory", "30MiB", "--json"});
+    ASSERT_EQ(small.exit_code, 0) << small.err;
+    const json held = json::parse(small.out)["devices"][0]["replayed"];
+    EXPECT_EQ(held["failed_allocations"], 1) << held.dump();
+    EXPECT_EQ(held["peak_reserved"], 20 << 20) << held.dump();
 }
 
 // A snapshot of no memory (what PyTorch writes before the first CUDA allocation, or with its

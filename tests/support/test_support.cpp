@@ -82,13 +82,13 @@ std::string shell_quote(const std::string& text) {
     return result + "'";
 }
 
-int built_snapshot(const std::string& script, const std::string& out) {
+int built_snapshot(const std::string& script, const std::string& out, const std::string& options) {
     if (run_command("command -v python3 >/dev/null 2>&1").exit_code != 0) {
         return -1;
     }
     return run_command("python3 " +
                        shell_quote(std::string(source_root()) + "/tests/data/snapshots/" + script) +
-                       " " + shell_quote(out))
+                       " " + shell_quote(out) + " " + options)
         .exit_code;
 }
 

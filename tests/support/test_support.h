@@ -58,8 +58,10 @@ struct CommandResult {
 };
 
 // Writes to `out` the snapshot tests/data/snapshots/SCRIPT builds field by field as PyTorch
-// writes one: the script's exit status, or -1 when there is no python3 to run it (skip then).
-int built_snapshot(const std::string& script, const std::string& out);
+// writes one (`options` after it): the script's exit status, or -1 when there is no python3 to
+// run it (skip then).
+int built_snapshot(const std::string& script, const std::string& out,
+                   const std::string& options = "");
 
 // Runs `command` with /bin/sh and captures its standard output.
 CommandResult run_command(const std::string& command);

@@ -9,7 +9,11 @@ that segment has free, but a private pool's segments serve only its own requests
 allocator opens a second 20 MiB segment. Reserved: 40 MiB. Trace entries name no pool; the
 segments at the end do (segment_pool_id).
 
-    make_private_pool_trace.py OUT.pickle
+With --freed the pool's 6 MiB is freed before the default pool asks: its segment is then all
+free, but still the pool's, which PyTorch never releases while the pool is held (to retry an
+allocation on a device too small for both segments, for instance).
+
+    make_private_pool_trace.py OUT.pickle [--freed]
 """
 import pickle
 import sys
@@ -26,21 +30,25 @@ def event(action, addr, size):
 
 
 def segment(address, pool, used):
+    blocks = [{"address": address, "size": used, "requested_size": used,
+               "state": "active_allocated", "frames": FRAMES}] if used else []
+    blocks.append({"address": address + used, "size": 20 * MiB - used, "requested_size": 0,
+                   "state": "inactive", "frames": []})
     return {"device": 0, "address": address, "total_size": 20 * MiB,
             "allocated_size": used, "active_size": used, "requested_size": used, "stream": 0,
             "segment_type": "large", "segment_pool_id": pool, "is_expandable": False,
-            "frames": FRAMES,
-            "blocks": [{"address": address, "size": used, "requested_size": used,
-                        "state": "active_allocated", "frames": FRAMES},
-                       {"address": address + used, "size": 20 * MiB - used,
-                        "requested_size": 0, "state": "inactive", "frames": []}]}
+            "frames": FRAMES, "blocks": blocks}
 
 
+freed = "--freed" in sys.argv[2:]
 trace = [event("segment_alloc", POOL_SEGMENT, 20 * MiB),
-         event("alloc", POOL_SEGMENT, 6 * MiB),
-         event("segment_alloc", DEFAULT_SEGMENT, 20 * MiB),
-         event("alloc", DEFAULT_SEGMENT, 8 * MiB)]
-snapshot = {"segments": [segment(POOL_SEGMENT, (1, 2), 6 * MiB),
+         event("alloc", POOL_SEGMENT, 6 * MiB)]
+if freed:
+    trace += [event("free_requested", POOL_SEGMENT, 6 * MiB),
+              event("free_completed", POOL_SEGMENT, 6 * MiB)]
+trace += [event("segment_alloc", DEFAULT_SEGMENT, 20 * MiB),
+          event("alloc", DEFAULT_SEGMENT, 8 * MiB)]
+snapshot = {"segments": [segment(POOL_SEGMENT, (1, 2), 0 if freed else 6 * MiB),
                          segment(DEFAULT_SEGMENT, (0, 0), 8 * MiB)],
             "device_traces": [trace],
             "allocator_settings": {}}

@@ -134,6 +134,21 @@ TEST(AllocatorModel, EmptyCacheReleasesOnlyWholeFreeSegments) {
     EXPECT_EQ(model.reserved(), 0);
 }
 
+// A private pool still held (a CUDA graph's, a MemPool's; here its own stream) keeps its cached
+// segments: neither a retry under the cap nor empty_cache releases them.
+TEST(AllocatorModel, AHeldPoolsSegmentsAreNeverReleased) {
+    constexpr std::int64_t kPool = -1;
+    CachingAllocatorModel model = model_with("", 30 * kMiB);
+    model.hold_cache_of(kPool);
+    model.free(*model.allocate(6 * kMiB, kPool));
+    EXPECT_EQ(model.reserved(), 20 * kMiB);
+    EXPECT_FALSE(model.allocate(8 * kMiB, 0));  // 20 + 20 passes 30, and the pool's stays
+    model.empty_cache();
+    EXPECT_EQ(model.reserved(), 20 * kMiB);
+    ASSERT_TRUE(model.allocate(6 * kMiB, kPool));  // the pool's own requests still find it
+    EXPECT_EQ(model.reserved(), 20 * kMiB);
+}
+
 TEST(AllocatorModel, SegmentChangesAndViewsAreWhatATraceAndASnapshotRecord) {
     CachingAllocatorModel model = model_with("", 40 * kMiB);
     model.keep_segment_changes(true);

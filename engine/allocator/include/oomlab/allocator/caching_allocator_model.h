@@ -89,6 +89,10 @@ public:
     std::optional<std::int64_t> allocate(std::int64_t size, std::int64_t stream);
     void free(std::int64_t address);
     void empty_cache();  // torch.cuda.empty_cache()
+    // The segments of `stream` are a private pool's still in use (a CUDA graph's, a MemPool's):
+    // PyTorch never releases them to retry an allocation, to collect garbage or to empty the
+    // cache, only when the pool is freed.
+    void hold_cache_of(std::int64_t stream) { m_held_streams.insert(stream); }
 
     // Following a trace. `need` is asked before each allocation is placed.
     SegmentNeed need(std::int64_t size, std::int64_t stream) const;
@@ -197,6 +201,7 @@ private:
     std::int64_t m_searches = 0;                          // get_free_block calls, the GC's clock
     std::int64_t m_retries = 0;
     bool m_keep_changes = false;
+    std::set<std::int64_t> m_held_streams;  // hold_cache_of
     std::vector<SegmentChange> m_changes;
 };
 

@@ -40,6 +40,9 @@ struct AllocatorTrace {
     AllocatorSettings settings;        // what the recording program ran with
     std::vector<TraceSegment> before;  // the segments before the first event, when it began late
     std::vector<TraceEvent> events;
+    // The streams of private pools still held at the end: their cached segments are never
+    // released (CachingAllocatorModel::hold_cache_of).
+    std::vector<std::int64_t> held_streams;
 };
 
 struct FidelityMiss {
