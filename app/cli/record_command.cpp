@@ -24,6 +24,13 @@ double try_timeout(double asked, double first_seconds) {
     return asked > 0 ? asked : std::max(10.0, 2 * first_seconds);
 }
 
+// A --try setting PyTorch would refuse, refused before anything is read or run.
+void check_settings(const std::vector<std::string>& tries) {
+    for (const std::string& setting : tries) {
+        settings_to_try({setting}, {});
+    }
+}
+
 // `record --after RECORD --try CONF...`: the program of an earlier record run again, in the
 // folder it ran in, with each setting; the earlier run is the first row.
 int run_tries_after(const std::string& record, const std::vector<std::string>& command,
@@ -37,6 +44,7 @@ int run_tries_after(const std::string& record, const std::vector<std::string>& c
         throw BadInput("record --after: name the allocator settings to run it with (--try CONF)",
                        {"--try"});
     }
+    check_settings(tries);
     check_input_path(record, "--after");
     const fs::path path = fs::absolute(record);
     const std::optional<RecordedProgram> program = read_recorded_program(path.string());
@@ -46,12 +54,6 @@ int run_tries_after(const std::string& record, const std::vector<std::string>& c
                            "it: record the program with it",
                        {"--after"});
     }
-    RecordedOutcome first;
-    first.end.exit_code = program->exit_code;
-    first.end.seconds = program->seconds;
-    first.file = path;
-    first.report = read_snapshot_report(path.string());
-    const std::vector<std::string> settings = settings_to_try(tries, first);
     std::error_code error;
     fs::current_path(program->directory, error);
     if (error) {
@@ -59,6 +61,12 @@ int run_tries_after(const std::string& record, const std::vector<std::string>& c
                            program->directory + ", cannot be entered (" + error.message() + ")",
                        {"--after"});
     }
+    RecordedOutcome first;
+    first.end.exit_code = program->exit_code;
+    first.end.seconds = program->seconds;
+    first.file = path;
+    first.report = read_snapshot_report(path.string());
+    const std::vector<std::string> settings = settings_to_try(tries, first);
     std::cout << "oomlab-cli record: " << program->command.front() << " as recorded in "
               << path.string() << " (it exited with " << program->exit_code << "), run again in "
               << program->directory << '\n';
@@ -120,9 +128,7 @@ void add_record_command(CLI::App& app, int& exit_code) {
         check_output_path(files.trace.string(), {"--out", {}, *force, is_profiler_trace});
         check_recorded_program_path(files.snapshot.string(), *force);
         check_recorded_program_path(files.trace.string(), *force);
-        for (const std::string& setting : *tries) {
-            settings_to_try({setting}, {});  // a setting PyTorch refuses, before anything runs
-        }
+        check_settings(*tries);
         const RecordedOutcome first = record_run({*command, std::nullopt, 0}, files);
         exit_code = first.end.exit_code;
         std::cout << "oomlab-cli record: " << command->front() << " exited with " << exit_code

@@ -26,10 +26,14 @@ PoolStreams::PoolStreams(const SnapshotDevice& device) : m_device(device) {
             }
         }
     }
-    for (const SnapshotTraceChange& change : device.changes) {
-        const PrivateRange* range = range_at(change.address);
-        m_private_changes += range && change.event >= range->since_event;
+}
+
+std::size_t PoolStreams::private_changes() const {
+    std::size_t count = 0;
+    for (const SnapshotTraceChange& change : m_device.changes) {
+        count += of(change) != m_device.streams[change.stream];
     }
+    return count;
 }
 
 const PoolStreams::PrivateRange* PoolStreams::range_at(std::int64_t address) const {

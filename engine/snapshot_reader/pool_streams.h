@@ -26,7 +26,7 @@ public:
     // The streams given to private pools: their segments were still held at the end.
     std::vector<std::int64_t> private_streams() const;
     // How many changes were taken to be a private pool's.
-    std::size_t private_changes() const { return m_private_changes; }
+    std::size_t private_changes() const;
 
 private:
     struct PrivateRange {
@@ -41,7 +41,6 @@ private:
     const SnapshotDevice& m_device;
     std::map<std::int64_t, PrivateRange> m_ranges;  // by address
     std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::int64_t> m_streams;
-    std::size_t m_private_changes = 0;
 };
 
 }  // namespace oomlab::snapshot

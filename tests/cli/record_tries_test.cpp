@@ -153,6 +153,37 @@ TEST(RecordAfter, TheProgramOfAnEarlierRecordIsRunAgainWhereItRan) {
                           " --try expandable_segments:True -- python3 other.py 2>&1 </dev/null");
     EXPECT_EQ(named.exit_code, 2) << named.out;
     EXPECT_NE(named.out.find("name no other after --"), std::string::npos) << named.out;
+
+    // A program file that is not one, named with its key; a setting PyTorch refuses.
+    test::write_file(record + ".program.json", R"({"command": "python3 train.py"})");
+    const test::CommandResult damaged =
+        test::run_command(cli + " record --after " + test::shell_quote(record) +
+                          " --try expandable_segments:True 2>&1 </dev/null");
+    EXPECT_EQ(damaged.exit_code, 2) << damaged.out;
+    EXPECT_NE(damaged.out.find("r.pickle.program.json: \"command\" is not a list"),
+              std::string::npos)
+        << damaged.out;
+    const test::CommandResult refused =
+        test::run_command(cli + " record --after " + test::shell_quote(record) +
+                          " --try expandable_segment:True 2>&1 </dev/null");
+    EXPECT_EQ(refused.exit_code, 2) << refused.out;
+    EXPECT_NE(refused.out.find("--try \"expandable_segment:True\""), std::string::npos)
+        << refused.out;
+}
+
+// record keeps the program beside its record, but never over a file it did not write: refused
+// before the program runs (--force replaces it).
+TEST(RecordAfter, TheProgramFileNeverReplacesAFileRecordDidNotWrite) {
+    test::TempDir dir;
+    test::write_file(dir.file("m.pickle.program.json"), "my notes\n");
+    const test::CommandResult refused = test::run_command(
+        "cd " + test::shell_quote(dir.path()) + " && " + test::shell_quote(test::cli_program()) +
+        " record --out m.pickle -- sh -c 'touch ran' 2>&1 </dev/null");
+    EXPECT_EQ(refused.exit_code, 2) << refused.out;
+    EXPECT_NE(refused.out.find("m.pickle.program.json: already exists"), std::string::npos)
+        << refused.out;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("ran"))) << "the program ran";
+    EXPECT_EQ(test::read_text(dir.file("m.pickle.program.json")), "my notes\n");
 }
 
 }  // namespace

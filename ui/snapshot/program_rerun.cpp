@@ -21,10 +21,10 @@ ProgramRerun::ProgramRerun(QWidget* parent) : QWidget(parent) {
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_result);
     m_process.setProcessChannelMode(QProcess::MergedChannels);
-    connect(&m_process, &QProcess::finished, this, &ProgramRerun::showEnd);
+    connect(&m_process, &QProcess::finished, this, [this] { showEnd(false); });
     connect(&m_process, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
-        if (error == QProcess::FailedToStart) {
-            showEnd();
+        if (error == QProcess::FailedToStart) {  // no finished() follows
+            showEnd(true);
         }
     });
 }
@@ -94,14 +94,14 @@ QString ProgramRerun::resultText() const {
 }
 
 // The table oomlab-cli printed (the recorded run and this one side by side), or why it failed.
-void ProgramRerun::showEnd() {
+void ProgramRerun::showEnd(bool failedToStart) {
     if (m_stopping) {
         return;  // stop() says so
     }
     m_button->setText(tr("Run it"));
     const QString out = QString::fromUtf8(m_process.readAll());
     QString text;
-    if (m_process.error() == QProcess::FailedToStart) {
+    if (failedToStart) {
         text = tr("%1 could not be started: %2").arg(cliProgram(), m_process.errorString());
     } else {
         const qsizetype table = out.indexOf(QStringLiteral("The program run again"));

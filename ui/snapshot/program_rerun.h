@@ -34,7 +34,7 @@ signals:
     void finished();
 
 private:
-    void showEnd();
+    void showEnd(bool failedToStart);
     void stop();
 
     QString m_record;
