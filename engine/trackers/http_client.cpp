@@ -2,10 +2,14 @@
 
 #include <curl/curl.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <random>
+#include <thread>
 
 #include "oomlab/common/errors.h"
 
@@ -23,6 +27,13 @@ constexpr long kRequestSeconds = 120;
 constexpr long kUploadBytesPerSecond = 256 << 10;
 // A tracking server's answers are a few kibibytes of JSON; more is not read.
 constexpr std::size_t kMostAnswerBytes = std::size_t(64) << 20;
+// An answer that says the server is busy or failed for a moment (too many requests, an
+// internal error such as SQLite's "database is locked", a gateway's) is asked again, as
+// MLflow's own client does: this many times (OOMLAB_TRACKER_RETRIES), after 1, 2, 4... s
+// with up to half as much again at random, so that a class's runs ending together do not
+// come back together; a Retry-After the server gives is waited instead, up to kLongestWaitS.
+constexpr int kRetries = 5;
+constexpr double kLongestWaitS = 30;
 
 struct Answer {
     std::string* body = nullptr;
@@ -52,6 +63,23 @@ long request_seconds(const HttpRequest& request) {
     return seconds;
 }
 
+int retries() {
+    if (const char* set = std::getenv("OOMLAB_TRACKER_RETRIES"); set && *set) {
+        return std::max(0, std::atoi(set));
+    }
+    return kRetries;
+}
+
+double wait_before_try(int retry, long retry_after_s) {
+    if (retry_after_s > 0) {
+        return std::min(double(retry_after_s), kLongestWaitS);
+    }
+    static thread_local std::mt19937 random{std::random_device{}()};
+    const double backoff = double(1 << retry);
+    return std::min(backoff * std::uniform_real_distribution<double>(1.0, 1.5)(random),
+                    kLongestWaitS);
+}
+
 // libcurl's global state, made once before any request and kept for the process.
 void initialise_curl() {
     static const bool initialised = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
@@ -60,10 +88,7 @@ void initialise_curl() {
     }
 }
 
-}  // namespace
-
-HttpReply send(const HttpRequest& request) {
-    initialise_curl();
+HttpReply send_once(const HttpRequest& request) {
     const std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(),
                                                                    curl_easy_cleanup);
     const std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> headers(
@@ -129,6 +154,28 @@ HttpReply send(const HttpRequest& request) {
         throw Error(*error ? std::string(error) : std::string(curl_easy_strerror(code)));
     }
     curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &reply.status);
+    curl_off_t retry_after = 0;
+    curl_easy_getinfo(handle, CURLINFO_RETRY_AFTER, &retry_after);
+    reply.retry_after_s = long(retry_after);
+    return reply;
+}
+
+}  // namespace
+
+bool answered_for_a_moment(long status) {
+    return status == 429 || status == 500 || status == 502 || status == 503 || status == 504;
+}
+
+HttpReply send(const HttpRequest& request) {
+    initialise_curl();
+    HttpReply reply = send_once(request);
+    const int most = retries();
+    for (int retry = 0; retry < most && answered_for_a_moment(reply.status); ++retry) {
+        std::this_thread::sleep_for(
+            std::chrono::duration<double>(wait_before_try(retry, reply.retry_after_s)));
+        reply = send_once(request);
+        reply.tries = retry + 2;
+    }
     return reply;
 }
 

@@ -9,6 +9,8 @@ namespace oomlab::trackers {
 struct HttpReply {
     long status = 0;
     std::string body;
+    long retry_after_s = 0;  // the server's Retry-After, in seconds; 0 when it gave none
+    int tries = 1;           // how many times the request was sent for this answer
 };
 
 struct HttpRequest {
@@ -20,8 +22,13 @@ struct HttpRequest {
 };
 
 // Sends `request`. Throws Error when no answer came (refused, unreachable, timed out), with
-// libcurl's reason; an answer of any status is returned.
+// libcurl's reason; an answer of any status is returned, after sending again (with backoff)
+// while the server answers that it is busy or failed for a moment (429, 500, 502-504).
 HttpReply send(const HttpRequest& request);
+
+// Whether an answer of `status` says the server is busy or failed for a moment, so that the
+// same request may be answered otherwise later.
+bool answered_for_a_moment(long status);
 
 }  // namespace oomlab::trackers
 

@@ -35,6 +35,15 @@ std::optional<nlohmann::json> MlflowApi::call(const std::string& method, const s
     if (reply.status == 200 && answer.is_object()) {
         return answer;
     }
+    if (answered_for_a_moment(reply.status)) {
+        const std::string said = answer.is_object() ? answer.value("message", std::string()) : "";
+        throw Error("MLflow at " + m_uri + " answered " + m_last_call + " with status " +
+                    std::to_string(reply.status) + ", " + std::to_string(reply.tries) +
+                    (reply.tries == 1 ? " time" : " times") +
+                    ": it is busy or failing, and its log says why (OOMLAB_TRACKER_RETRIES "
+                    "sets how many times to ask)" +
+                    (said.empty() ? std::string() : " (" + said + ")"));
+    }
     if (!answer.is_object() || !answer.contains("error_code")) {
         throw Error("MLflow at " + m_uri + ": " + method + " " + path +
                     " was answered with status " + std::to_string(reply.status) +
@@ -130,7 +139,8 @@ bool MlflowApi::put_artifact(const std::string& artifact_uri, const std::string&
     }
     if (reply.status != 200) {
         throw Error("MLflow at " + m_uri + " refused the artifact " + name + " (status " +
-                    std::to_string(reply.status) + "): " + reply.body.substr(0, 300));
+                    std::to_string(reply.status) + ", asked " + std::to_string(reply.tries) +
+                    (reply.tries == 1 ? " time" : " times") + "): " + reply.body.substr(0, 300));
     }
     return true;
 }

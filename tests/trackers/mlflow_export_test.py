@@ -7,6 +7,7 @@ import http.server
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -169,6 +170,23 @@ class MlflowExport(RunsFixture):
         self.assertIn("summary.json", sizes)
         cli("runs", "delete", str(summary["run_id"]), "--db", self.db)
 
+    def test_a_server_busy_for_a_moment_is_asked_again(self):
+        """Its database locked past SQLite's 5 s (as when a class's runs end together), MLflow
+        answers 500 to a write; the request is asked again and the run arrives, once."""
+        database = sqlite3.connect(os.path.join(self.folder, "mlflow.sqlite"),
+                                   isolation_level=None, check_same_thread=False)
+        database.execute("BEGIN EXCLUSIVE")
+        unlock = threading.Timer(8, lambda: database.execute("COMMIT"))
+        unlock.start()
+        try:
+            code, out, err = self.export(self.completed, experiment="busy", check=False)
+        finally:
+            unlock.join()
+            database.close()
+        self.assertEqual(code, 0, err)
+        self.assertEqual(json.loads(out)["run"], self.completed)
+        self.assertEqual(len(self.mlflow_runs(self.completed, "busy")), 1)
+
     def test_a_deleted_experiment_is_refused(self):
         experiment = self.client.create_experiment("deleted")
         self.client.delete_experiment(experiment)
@@ -209,6 +227,27 @@ class WrongShapeHandler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+    do_GET = answer
+    do_POST = answer
+
+
+class BusyHandler(http.server.BaseHTTPRequestHandler):
+    """A server that is always busy: 503 to every call, with a Retry-After of a second. It
+    counts the calls."""
+
+    calls = 0
+
+    def log_message(self, *_):
+        pass
+
+    def answer(self):
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        BusyHandler.calls += 1
+        self.send_response(503)
+        self.send_header("Retry-After", "1")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
 
     do_GET = answer
     do_POST = answer
@@ -306,6 +345,18 @@ class MlflowUnreachable(RunsFixture):
             written = [name for _, _, names in os.walk(logs) for name in names]
             self.assertTrue(any(name.startswith("events.out.tfevents.") for name in written),
                             written)
+
+    def test_a_server_that_stays_busy(self):
+        """Asked again as many times as OOMLAB_TRACKER_RETRIES says, then named as busy."""
+        with serving(BusyHandler) as uri:
+            BusyHandler.calls = 0
+            code, _, err = cli("runs", "export", str(self.completed), "--db", self.db, "--to",
+                               "mlflow", "--tracking-uri", uri, check=False,
+                               env={"OOMLAB_TRACKER_RETRIES": "2"})
+        self.assertEqual(code, 1)
+        self.assertEqual(BusyHandler.calls, 3)
+        self.assertIn(f"MLflow at {uri} answered GET /api/2.0/mlflow/experiments/get-by-name "
+                      "with status 503, 3 times: it is busy or failing", err)
 
     def test_an_answer_without_end(self):
         """A body past 64 MiB, or trickled, ends the request with words, within its time."""

@@ -146,8 +146,9 @@ private slots:
             const QString student = QStringLiteral("student-%1").arg(i, 2, 10, QLatin1Char('0'));
             QProcess* cli = startStudent(student, QStringLiteral("batch 32"));
             connect(cli, &QProcess::finished, this, [&ended, &clock, student, cli](int code) {
-                QVERIFY2(code == 0 && !cli->readAllStandardError().contains("was not sent"),
-                         qPrintable(student + QStringLiteral(" was not sent")));
+                const QString said = QString::fromUtf8(cli->readAllStandardError());
+                QVERIFY2(code == 0 && !said.contains(QStringLiteral("was not sent")),
+                         qPrintable(student + QStringLiteral(" was not sent: ") + said));
                 ended[student] = clock.elapsed();
             });
             students << cli;
