@@ -243,6 +243,16 @@ TEST_F(SnapshotCli, APrivatePoolsSegmentServesOnlyItsOwnRequestsInTheReplay) {
     const json held = json::parse(small.out)["devices"][0]["replayed"];
     EXPECT_EQ(held["failed_allocations"], 1) << held.dump();
     EXPECT_EQ(held["peak_reserved"], 20 << 20) << held.dump();
+
+    // The trace begun after the pool took its segment: the replay starts from that segment,
+    // still the pool's, so the default pool's 8 MiB opens a segment of its own as recorded.
+    const std::string late = db() + ".private-pool-late.pickle";
+    ASSERT_EQ(test::built_snapshot("make_private_pool_trace.py", late, "--late"), 0);
+    const auto seeded = run_cli({"snapshot", "whatif", late, "--json"});
+    ASSERT_EQ(seeded.exit_code, 0) << seeded.err;
+    const json late_device = json::parse(seeded.out)["devices"][0];
+    EXPECT_EQ(late_device["fidelity"]["agreed"], 1) << late_device["fidelity"].dump();
+    EXPECT_EQ(late_device["recorded"]["peak_reserved"], 40 << 20) << late_device.dump();
 }
 
 // A snapshot of no memory (what PyTorch writes before the first CUDA allocation, or with its

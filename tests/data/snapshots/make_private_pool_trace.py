@@ -13,7 +13,10 @@ With --freed the pool's 6 MiB is freed before the default pool asks: its segment
 free, but still the pool's, which PyTorch never releases while the pool is held (to retry an
 allocation on a device too small for both segments, for instance).
 
-    make_private_pool_trace.py OUT.pickle [--freed]
+With --late the history was turned on after the pool had opened its segment and taken its
+6 MiB: the trace holds only the default pool's events, and the pool is known from the segments.
+
+    make_private_pool_trace.py OUT.pickle [--freed | --late]
 """
 import pickle
 import sys
@@ -41,8 +44,9 @@ def segment(address, pool, used):
 
 
 freed = "--freed" in sys.argv[2:]
-trace = [event("segment_alloc", POOL_SEGMENT, 20 * MiB),
-         event("alloc", POOL_SEGMENT, 6 * MiB)]
+late = "--late" in sys.argv[2:]
+trace = [] if late else [event("segment_alloc", POOL_SEGMENT, 20 * MiB),
+                         event("alloc", POOL_SEGMENT, 6 * MiB)]
 if freed:
     trace += [event("free_requested", POOL_SEGMENT, 6 * MiB),
               event("free_completed", POOL_SEGMENT, 6 * MiB)]

@@ -427,6 +427,8 @@ TEST(SnapshotReport, FieldsOfTheWrongKindOrRangeAreRefusedNamingTheRecord) {
         {with_segment(text("total_size") + long8(8192),
                       "}(" + text("action") + text("alloc") + text("size") + long8(512) + "u"),
          "segments[0]: its \"blocks\" are a trace's events"},
+        {with_event(long8(512) + text("category") + "K" + bytes({3})),
+         "device_traces[0][0]: \"category\" is 3, not a string"},
         {kProto2 + "}(" + text("segments") + text("none") + "u.",
          "the root: \"segments\" is a string, not a list"},
         {kProto2 + "}(" + text("device_traces") + "](" + text("none") + "eu.",
