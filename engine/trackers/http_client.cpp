@@ -17,10 +17,11 @@ namespace oomlab::trackers {
 namespace {
 
 constexpr long kConnectTimeoutS = 5;
-// A request that moves less than a kibibyte a second for this long is given up (a server
-// that trickles its answer as much as one that sends nothing).
+// A request that moves less than a kibibyte a second for this long while it is sent or
+// answered is given up (a server that trickles its answer). The time a busy server takes
+// before it answers is not counted: that only the whole request's time bounds.
 constexpr long kStallSeconds = 30;
-constexpr long kSlowestBytesPerSecond = 1024;
+constexpr curl_off_t kSlowestBytesPerSecond = 1024;
 // A whole request takes at most this long (OOMLAB_TRACKER_TIMEOUT_S), an upload that much
 // more for each 256 KiB it sends.
 constexpr long kRequestSeconds = 120;
@@ -29,11 +30,34 @@ constexpr long kUploadBytesPerSecond = 256 << 10;
 constexpr std::size_t kMostAnswerBytes = std::size_t(64) << 20;
 // An answer that says the server is busy or failed for a moment (too many requests, an
 // internal error such as SQLite's "database is locked", a gateway's) is asked again, as
-// MLflow's own client does: this many times (OOMLAB_TRACKER_RETRIES), after 1, 2, 4... s
-// with up to half as much again at random, so that a class's runs ending together do not
-// come back together; a Retry-After the server gives is waited instead, up to kLongestWaitS.
-constexpr int kRetries = 5;
-constexpr double kLongestWaitS = 30;
+// MLflow's own client does: this many times (OOMLAB_TRACKER_RETRIES), after 1, 2, 4... s up
+// to kLongestWaitS (2 to 3 minutes in all), each with up to half as much again at random so
+// that a class's runs ending together do not come back together; a Retry-After the server
+// gives is waited instead, up to kLongestWaitS.
+constexpr int kRetries = 7;
+constexpr double kLongestWaitS = 60;
+
+struct Pace {
+    std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();
+    curl_off_t moved_since = 0;
+    bool stalled = false;
+};
+
+int check_pace(void* data, curl_off_t, curl_off_t received, curl_off_t to_send, curl_off_t sent) {
+    Pace& pace = *static_cast<Pace*>(data);
+    const auto now = std::chrono::steady_clock::now();
+    const curl_off_t moved = received + sent;
+    const bool awaiting_answer = received == 0 && sent >= to_send;
+    if (awaiting_answer || now - pace.since >= std::chrono::seconds(kStallSeconds)) {
+        if (!awaiting_answer && moved - pace.moved_since < kSlowestBytesPerSecond * kStallSeconds) {
+            pace.stalled = true;
+            return 1;  // libcurl stops the transfer
+        }
+        pace.since = now;
+        pace.moved_since = moved;
+    }
+    return 0;
+}
 
 struct Answer {
     std::string* body = nullptr;
@@ -104,8 +128,10 @@ HttpReply send_once(const HttpRequest& request) {
     curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, error);
     curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);  // safe in a worker thread
     curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT, kConnectTimeoutS);
-    curl_easy_setopt(handle, CURLOPT_LOW_SPEED_LIMIT, kSlowestBytesPerSecond);
-    curl_easy_setopt(handle, CURLOPT_LOW_SPEED_TIME, kStallSeconds);
+    Pace pace;
+    curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, check_pace);
+    curl_easy_setopt(handle, CURLOPT_XFERINFODATA, &pace);
+    curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
     const long seconds = request_seconds(request);
     curl_easy_setopt(handle, CURLOPT_TIMEOUT, seconds);
     curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers.get());
@@ -129,6 +155,11 @@ HttpReply send_once(const HttpRequest& request) {
             throw Error("cannot read " + request.body_file);
         }
         curl_easy_setopt(handle, CURLOPT_UPLOAD, 1L);  // PUT from a file
+        std::error_code unknown;
+        const auto bytes = std::filesystem::file_size(request.body_file, unknown);
+        if (!unknown) {
+            curl_easy_setopt(handle, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(bytes));
+        }
         curl_easy_setopt(handle, CURLOPT_READDATA, file.get());
     } else if (request.method != "GET") {
         curl_easy_setopt(handle, CURLOPT_POSTFIELDS, request.body.c_str());
@@ -145,9 +176,12 @@ HttpReply send_once(const HttpRequest& request) {
     }
     double connected_after = 0;  // 0: never connected (libcurl's own words say why)
     curl_easy_getinfo(handle, CURLINFO_CONNECT_TIME, &connected_after);
+    if (pace.stalled) {
+        throw Error("less than 1 KiB a second for " + std::to_string(kStallSeconds) +
+                    " s while it was sent or answered");
+    }
     if (code == CURLE_OPERATION_TIMEDOUT && connected_after > 0) {
         throw Error("no whole answer within " + std::to_string(seconds) +
-                    " s, or less than 1 KiB a second for " + std::to_string(kStallSeconds) +
                     " s (OOMLAB_TRACKER_TIMEOUT_S gives a request more time)");
     }
     if (code != CURLE_OK) {
@@ -162,15 +196,19 @@ HttpReply send_once(const HttpRequest& request) {
 
 }  // namespace
 
-bool answered_for_a_moment(long status) {
-    return status == 429 || status == 500 || status == 502 || status == 503 || status == 504;
+bool answered_for_a_moment(const HttpReply& reply) {
+    const long status = reply.status;
+    // MLflow's server answers 400 when its database connections stay taken for 30 s
+    // (SQLAlchemy's QueuePool): a busy server's answer, as a 503 is.
+    return status == 429 || status == 500 || status == 502 || status == 503 || status == 504 ||
+           (status == 400 && reply.body.find("QueuePool limit") != std::string::npos);
 }
 
 HttpReply send(const HttpRequest& request) {
     initialise_curl();
     HttpReply reply = send_once(request);
     const int most = retries();
-    for (int retry = 0; retry < most && answered_for_a_moment(reply.status); ++retry) {
+    for (int retry = 0; retry < most && answered_for_a_moment(reply); ++retry) {
         std::this_thread::sleep_for(
             std::chrono::duration<double>(wait_before_try(retry, reply.retry_after_s)));
         reply = send_once(request);

@@ -23,12 +23,13 @@ struct HttpRequest {
 
 // Sends `request`. Throws Error when no answer came (refused, unreachable, timed out), with
 // libcurl's reason; an answer of any status is returned, after sending again (with backoff)
-// while the server answers that it is busy or failed for a moment (429, 500, 502-504).
+// while the server answers that it is busy or failed for a moment (429, 500, 502-504, and
+// MLflow's "QueuePool limit").
 HttpReply send(const HttpRequest& request);
 
-// Whether an answer of `status` says the server is busy or failed for a moment, so that the
-// same request may be answered otherwise later.
-bool answered_for_a_moment(long status);
+// Whether `reply` says the server is busy or failed for a moment, so that the same request
+// may be answered otherwise later.
+bool answered_for_a_moment(const HttpReply& reply);
 
 }  // namespace oomlab::trackers
 

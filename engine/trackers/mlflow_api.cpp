@@ -35,7 +35,7 @@ std::optional<nlohmann::json> MlflowApi::call(const std::string& method, const s
     if (reply.status == 200 && answer.is_object()) {
         return answer;
     }
-    if (answered_for_a_moment(reply.status)) {
+    if (answered_for_a_moment(reply)) {
         const std::string said = answer.is_object() ? answer.value("message", std::string()) : "";
         throw Error("MLflow at " + m_uri + " answered " + m_last_call + " with status " +
                     std::to_string(reply.status) + ", " + std::to_string(reply.tries) +

@@ -233,10 +233,14 @@ class WrongShapeHandler(http.server.BaseHTTPRequestHandler):
 
 
 class BusyHandler(http.server.BaseHTTPRequestHandler):
-    """A server that is always busy: 503 to every call, with a Retry-After of a second. It
-    counts the calls."""
+    """A server that is always busy: 503 to every call with a Retry-After of a second, or
+    (`status` 400) MLflow's answer when its database connections stay taken. It counts the
+    calls."""
 
     calls = 0
+    status = 503
+    QUEUE_POOL = json.dumps({"error_code": "BAD_REQUEST", "message": (
+        "QueuePool limit of size 5 overflow 10 reached, connection timed out, timeout 30.00")})
 
     def log_message(self, *_):
         pass
@@ -244,8 +248,28 @@ class BusyHandler(http.server.BaseHTTPRequestHandler):
     def answer(self):
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         BusyHandler.calls += 1
-        self.send_response(503)
+        body = b"" if BusyHandler.status == 503 else BusyHandler.QUEUE_POOL.encode()
+        self.send_response(BusyHandler.status)
         self.send_header("Retry-After", "1")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = answer
+    do_POST = answer
+
+
+class ThinkingHandler(http.server.BaseHTTPRequestHandler):
+    """A server that is not MLflow and takes 32 s before it answers 404, as a busy server
+    takes long before its first byte."""
+
+    def log_message(self, *_):
+        pass
+
+    def answer(self):
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        time.sleep(32)
+        self.send_response(404)
         self.send_header("Content-Length", "0")
         self.end_headers()
 
@@ -348,15 +372,25 @@ class MlflowUnreachable(RunsFixture):
 
     def test_a_server_that_stays_busy(self):
         """Asked again as many times as OOMLAB_TRACKER_RETRIES says, then named as busy."""
-        with serving(BusyHandler) as uri:
-            BusyHandler.calls = 0
+        for status in (503, 400):
+            with self.subTest(status=status), serving(BusyHandler) as uri:
+                BusyHandler.calls, BusyHandler.status = 0, status
+                code, _, err = cli("runs", "export", str(self.completed), "--db", self.db,
+                                   "--to", "mlflow", "--tracking-uri", uri, check=False,
+                                   env={"OOMLAB_TRACKER_RETRIES": "2"})
+                self.assertEqual(code, 1)
+                self.assertEqual(BusyHandler.calls, 3)
+                self.assertIn(f"MLflow at {uri} answered GET /api/2.0/mlflow/experiments/"
+                              f"get-by-name with status {status}, 3 times: it is busy", err)
+
+    def test_a_server_that_thinks_long_is_waited_for(self):
+        """The time before the answer's first byte is no stall: only the request's 120 s
+        bound it."""
+        with serving(ThinkingHandler) as uri:
             code, _, err = cli("runs", "export", str(self.completed), "--db", self.db, "--to",
-                               "mlflow", "--tracking-uri", uri, check=False,
-                               env={"OOMLAB_TRACKER_RETRIES": "2"})
+                               "mlflow", "--tracking-uri", uri, check=False)
         self.assertEqual(code, 1)
-        self.assertEqual(BusyHandler.calls, 3)
-        self.assertIn(f"MLflow at {uri} answered GET /api/2.0/mlflow/experiments/get-by-name "
-                      "with status 503, 3 times: it is busy or failing", err)
+        self.assertIn("is this the address of an MLflow tracking server?", err)
 
     def test_an_answer_without_end(self):
         """A body past 64 MiB, or trickled, ends the request with words, within its time."""
