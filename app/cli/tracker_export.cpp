@@ -71,7 +71,10 @@ void export_run(const RunStore& store, std::int64_t run_id, const TrackerTargets
                 bool json) {
     const trackers::TrackedRun tracked = trackers::tracked_run(store, run_id);
     if (!targets.mlflow_uri.empty()) {
-        const trackers::MlflowTarget target{targets.mlflow_uri, targets.experiment};
+        trackers::MlflowTarget target;
+        target.tracking_uri = targets.mlflow_uri;
+        target.experiment = targets.experiment;
+        target.control.on_wait = [](const std::string& note) { std::cerr << note << '\n'; };
         report_mlflow(tracked, target, trackers::export_to_mlflow(tracked, target), json);
     }
     if (!targets.tensorboard_dir.empty()) {

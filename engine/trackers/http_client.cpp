@@ -38,13 +38,21 @@ constexpr int kRetries = 7;
 constexpr double kLongestWaitS = 60;
 
 struct Pace {
+    const std::atomic<bool>* stop = nullptr;
     std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();
     curl_off_t moved_since = 0;
     bool stalled = false;
+    bool stopped = false;
 };
+
+constexpr char kStopped[] = "stopped before it was answered";
 
 int check_pace(void* data, curl_off_t, curl_off_t received, curl_off_t to_send, curl_off_t sent) {
     Pace& pace = *static_cast<Pace*>(data);
+    if (pace.stop != nullptr && pace.stop->load()) {
+        pace.stopped = true;
+        return 1;
+    }
     const auto now = std::chrono::steady_clock::now();
     const curl_off_t moved = received + sent;
     const bool awaiting_answer = received == 0 && sent >= to_send;
@@ -129,6 +137,7 @@ HttpReply send_once(const HttpRequest& request) {
     curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);  // safe in a worker thread
     curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT, kConnectTimeoutS);
     Pace pace;
+    pace.stop = request.stop;
     curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, check_pace);
     curl_easy_setopt(handle, CURLOPT_XFERINFODATA, &pace);
     curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
@@ -176,6 +185,9 @@ HttpReply send_once(const HttpRequest& request) {
     }
     double connected_after = 0;  // 0: never connected (libcurl's own words say why)
     curl_easy_getinfo(handle, CURLINFO_CONNECT_TIME, &connected_after);
+    if (pace.stopped) {
+        throw Error(kStopped);
+    }
     if (pace.stalled) {
         throw Error("less than 1 KiB a second for " + std::to_string(kStallSeconds) +
                     " s while it was sent or answered");
@@ -209,8 +221,19 @@ HttpReply send(const HttpRequest& request) {
     HttpReply reply = send_once(request);
     const int most = retries();
     for (int retry = 0; retry < most && answered_for_a_moment(reply); ++retry) {
-        std::this_thread::sleep_for(
-            std::chrono::duration<double>(wait_before_try(retry, reply.retry_after_s)));
+        const double seconds = wait_before_try(retry, reply.retry_after_s);
+        if (request.before_retry) {
+            request.before_retry(reply.status, seconds, retry + 1, most);
+        }
+        // Waited in short steps, so that a stop ends the wait too.
+        const auto until =
+            std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+        while (std::chrono::steady_clock::now() < until) {
+            if (request.stop != nullptr && request.stop->load()) {
+                throw Error(kStopped);
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
         reply = send_once(request);
         reply.tries = retry + 2;
     }

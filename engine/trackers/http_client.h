@@ -2,6 +2,8 @@
 // with its status and body, and bounded time, so that a server that hangs cannot hang a run.
 #pragma once
 
+#include <atomic>
+#include <functional>
 #include <string>
 
 namespace oomlab::trackers {
@@ -19,6 +21,9 @@ struct HttpRequest {
     std::string body;
     std::string body_file;  // sent instead of body when set (a large artifact)
     std::string content_type = "application/json";
+    // Called before a busy server is asked again: its status, the wait, which retry of how many.
+    std::function<void(long status, double seconds, int retry, int most)> before_retry;
+    const std::atomic<bool>* stop = nullptr;  // set: the request ends at once (Error "stopped")
 };
 
 // Sends `request`. Throws Error when no answer came (refused, unreachable, timed out), with

@@ -17,15 +17,37 @@ std::string without_trailing_slashes(std::string uri) {
 
 }  // namespace
 
-MlflowApi::MlflowApi(std::string tracking_uri)
-    : m_uri(without_trailing_slashes(std::move(tracking_uri))) {}
+MlflowApi::MlflowApi(std::string tracking_uri, RequestControl control)
+    : m_uri(without_trailing_slashes(std::move(tracking_uri))), m_control(std::move(control)) {}
+
+HttpReply MlflowApi::send_controlled(const std::string& method, const std::string& path,
+                                     const std::string& body, const std::string& file,
+                                     const std::string& content_type) const {
+    HttpRequest request;
+    request.method = method;
+    request.url = m_uri + path;
+    request.body = body;
+    request.body_file = file;
+    request.content_type = content_type;
+    request.stop = m_control.stop;
+    if (m_control.on_wait) {
+        request.before_retry = [this, call = m_last_call](long status, double seconds, int retry,
+                                                          int most) {
+            m_control.on_wait("MLflow at " + m_uri + " answered " + call + " with status " +
+                              std::to_string(status) + ": asking again in " +
+                              std::to_string(long(seconds + 0.5)) + " s (" + std::to_string(retry) +
+                              " of " + std::to_string(most) + ")");
+        };
+    }
+    return send(request);
+}
 
 std::optional<nlohmann::json> MlflowApi::call(const std::string& method, const std::string& path,
                                               const std::string& body, bool missing_ok) {
     HttpReply reply;
     m_last_call = method + " " + path.substr(0, path.find('?'));
     try {
-        reply = send({method, m_uri + path, body, "", "application/json"});
+        reply = send_controlled(method, path, body, "", "application/json");
     } catch (const Error& error) {
         throw Error("MLflow at " + m_uri + " did not answer (" + error.what() +
                     "): start it (mlflow server --host 127.0.0.1 --port 5000) or check "
@@ -112,7 +134,7 @@ std::optional<std::string> MlflowApi::get_artifact(const std::string& artifact_u
     m_last_call = "GET " + path;
     HttpReply reply;
     try {
-        reply = send({"GET", m_uri + path, "", "", "application/json"});
+        reply = send_controlled("GET", path, "", "", "application/json");
     } catch (const Error& error) {
         throw Error("MLflow at " + m_uri + " did not answer for the artifact " + name + " (" +
                     error.what() + ")");
@@ -130,9 +152,10 @@ bool MlflowApi::put_artifact(const std::string& artifact_uri, const std::string&
     }
     std::string path = "/api/2.0/mlflow-artifacts/artifacts/" +
                        artifact_uri.substr(kArtifactScheme.size()) + "/" + url_escape(name);
+    m_last_call = "PUT " + path;
     HttpReply reply;
     try {
-        reply = send({"PUT", m_uri + path, text, file, "application/octet-stream"});
+        reply = send_controlled("PUT", path, text, file, "application/octet-stream");
     } catch (const Error& error) {
         throw Error("MLflow at " + m_uri + " did not take the artifact " + name + " (" +
                     error.what() + ")");

@@ -6,11 +6,14 @@
 #include <optional>
 #include <string>
 
+#include "http_client.h"
+#include "oomlab/trackers/request_control.h"
+
 namespace oomlab::trackers {
 
 class MlflowApi {
 public:
-    explicit MlflowApi(std::string tracking_uri);
+    explicit MlflowApi(std::string tracking_uri, RequestControl control = {});
 
     nlohmann::json get(const std::string& endpoint, const std::string& query);
     nlohmann::json post(const std::string& endpoint, const nlohmann::json& body);
@@ -33,11 +36,17 @@ public:
     const std::string& last_call() const { return m_last_call; }
 
 private:
+    // A request to the server's `path`, with the caller's control: its note before each
+    // retry, its stop.
+    HttpReply send_controlled(const std::string& method, const std::string& path,
+                              const std::string& body, const std::string& file,
+                              const std::string& content_type) const;
     // The answer's JSON; nullopt for RESOURCE_DOES_NOT_EXIST when `missing_ok`.
     std::optional<nlohmann::json> call(const std::string& method, const std::string& path,
                                        const std::string& body, bool missing_ok);
 
     std::string m_uri;
+    RequestControl m_control;
     std::string m_last_call;
     bool m_deleted_experiment = false;  // the last find_experiment found it deleted
 };

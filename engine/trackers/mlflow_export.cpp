@@ -299,7 +299,7 @@ MlflowExport send_to_mlflow(MlflowApi& api, const TrackedRun& tracked, const Mlf
 
 MlflowExport export_to_mlflow(const TrackedRun& tracked, const MlflowTarget& target) {
     check_tracking_uri(target.tracking_uri, "--tracking-uri");
-    MlflowApi api(target.tracking_uri);
+    MlflowApi api(target.tracking_uri, target.control);
     try {
         return send_to_mlflow(api, tracked, target);
     } catch (const nlohmann::json::exception&) {

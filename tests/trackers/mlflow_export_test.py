@@ -382,6 +382,10 @@ class MlflowUnreachable(RunsFixture):
                 self.assertEqual(BusyHandler.calls, 3)
                 self.assertIn(f"MLflow at {uri} answered GET /api/2.0/mlflow/experiments/"
                               f"get-by-name with status {status}, 3 times: it is busy", err)
+                # Each wait is told as it begins.
+                for retry in (1, 2):
+                    self.assertIn(f"with status {status}: asking again in 1 s ({retry} of 2)",
+                                  err)
 
     def test_a_server_that_thinks_long_is_waited_for(self):
         """The time before the answer's first byte is no stall: only the request's 120 s

@@ -11,6 +11,16 @@
 #include <QRadioButton>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "export/tracker_send.h"
 #include "runs/runs_page.h"
@@ -34,6 +44,63 @@ QStringList eventFiles(const QString& logDir, qint64 runId) {
     }
     return files;
 }
+
+// A tracking server that is always busy: it answers each request with 503 and a Retry-After
+// of 30 s, on a port of 127.0.0.1 the system chose, from a thread of its own.
+class BusyServer {
+public:
+    BusyServer() : m_socket(::socket(AF_INET, SOCK_STREAM, 0)) {
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t length = sizeof address;
+        ::bind(m_socket, reinterpret_cast<sockaddr*>(&address), sizeof address);
+        ::listen(m_socket, 8);
+        ::getsockname(m_socket, reinterpret_cast<sockaddr*>(&address), &length);
+        m_port = ntohs(address.sin_port);
+        m_thread = std::thread([this] { serve(); });
+    }
+    ~BusyServer() {
+        m_done = true;
+        m_thread.join();
+        ::close(m_socket);
+    }
+    QString uri() const { return QStringLiteral("http://127.0.0.1:%1").arg(m_port); }
+    int answered() const { return m_answered; }
+
+private:
+    void serve() {
+        while (!m_done) {
+            pollfd waiting{m_socket, POLLIN, 0};
+            if (::poll(&waiting, 1, 100) <= 0) {
+                continue;
+            }
+            const int client = ::accept(m_socket, nullptr, nullptr);
+            // The request's head (an export begins with a GET, which has no body).
+            std::string request;
+            char chunk[4096];
+            while (request.find("\r\n\r\n") == std::string::npos) {
+                const ssize_t got = ::read(client, chunk, sizeof chunk);
+                if (got <= 0) {
+                    break;
+                }
+                request.append(chunk, std::size_t(got));
+            }
+            const std::string answer =
+                "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 30\r\n"
+                "Content-Length: 0\r\nConnection: close\r\n\r\n";
+            [[maybe_unused]] const ssize_t sent = ::write(client, answer.data(), answer.size());
+            ::close(client);
+            ++m_answered;
+        }
+    }
+
+    int m_socket;
+    int m_port = 0;
+    std::atomic<bool> m_done{false};
+    std::atomic<int> m_answered{0};
+    std::thread m_thread;
+};
 
 }  // namespace
 
@@ -139,6 +206,31 @@ private slots:
         QVERIFY2(dialog.problemShown().contains(QStringLiteral("did not answer")),
                  qPrintable(dialog.problemShown()));
         QCOMPARE(dialog.result(), int(QDialog::Rejected));  // not closed as sent
+    }
+
+    // A server that answers it is busy is asked again later, and the dialog says when; the
+    // workbench closing (its sender going) does not wait for the server's 30 s.
+    void aBusyServerIsAskedAgainAndClosingDoesNotWaitForIt() {
+        BusyServer server;
+        TrackerTarget{true, server.uri(), QStringLiteral("OOM Lab"), {}, false}.remember();
+        auto sender = std::make_unique<TrackerSender>();
+        TrackerDialog dialog(1);
+        dialog.sendWith(sender.get(), m_dir.filePath("runs.sqlite"), {1});
+        dialog.show();
+        dialog.acceptIfValid();
+        auto* sendingText = dialog.findChild<QLabel*>(QStringLiteral("trackerSending"));
+        QTRY_VERIFY2_WITH_TIMEOUT(
+            sendingText->text().contains(QStringLiteral("with status 503: asking again in 30 s "
+                                                        "(1 of 7)")),
+            qPrintable(sendingText->text()), 20000);
+        QVERIFY2(sendingText->text().startsWith(QStringLiteral("Sending the run to MLflow at")),
+                 qPrintable(sendingText->text()));
+        QElapsedTimer going;
+        going.start();
+        sender.reset();
+        // Well within the 30 s the server asked for: the wait was stopped, not sat out.
+        QVERIFY2(going.elapsed() < 20000, qPrintable(QString::number(going.elapsed())));
+        QCOMPARE(server.answered(), 1);
     }
 
     void aTrackerThatIsDownIsToldWithoutStoppingAnything() {

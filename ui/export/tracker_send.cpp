@@ -70,7 +70,7 @@ QString TrackerTarget::describe() const {
 }
 
 QString sendRunsToTracker(const QString& databasePath, const QVector<qint64>& runIds,
-                          const TrackerTarget& target) {
+                          const TrackerTarget& target, const trackers::RequestControl& control) {
     QStringList lines;
     try {
         const RunStore store = RunStore::open(databasePath.toStdString());
@@ -78,7 +78,8 @@ QString sendRunsToTracker(const QString& databasePath, const QVector<qint64>& ru
             const trackers::TrackedRun tracked = trackers::tracked_run(store, id);
             if (target.mlflow) {
                 const trackers::MlflowTarget mlflow{target.trackingUri.trimmed().toStdString(),
-                                                    target.experiment.trimmed().toStdString()};
+                                                    target.experiment.trimmed().toStdString(),
+                                                    control};
                 lines << QString::fromStdString(
                     describe(tracked, mlflow, trackers::export_to_mlflow(tracked, mlflow)));
             } else {
@@ -105,7 +106,8 @@ TrackerSender::TrackerSender(QObject* parent) : QObject(parent) {
 
 TrackerSender::~TrackerSender() {
     m_queue.clear();
-    m_watcher.waitForFinished();  // a request is bounded in time (http_client.h)
+    m_stop = true;  // a request under way, or a wait to ask again, ends now
+    m_watcher.waitForFinished();
 }
 
 void TrackerSender::send(const QString& databasePath, const QVector<qint64>& runIds,
@@ -122,8 +124,16 @@ void TrackerSender::startNext() {
     }
     const Job job = m_queue.takeFirst();
     m_interactive = job.interactive;
-    m_watcher.setFuture(QtConcurrent::run(
-        [job] { return sendRunsToTracker(job.databasePath, job.runIds, job.target); }));
+    trackers::RequestControl control;
+    control.stop = &m_stop;  // the sender waits for this job before it goes (~TrackerSender)
+    control.on_wait = [this](const std::string& note) {
+        QMetaObject::invokeMethod(
+            this, [this, note = QString::fromStdString(note)] { emit waiting(note); },
+            Qt::QueuedConnection);
+    };
+    m_watcher.setFuture(QtConcurrent::run([job, control] {
+        return sendRunsToTracker(job.databasePath, job.runIds, job.target, control);
+    }));
 }
 
 TrackerDialog::TrackerDialog(int runCount, QWidget* parent) : QDialog(parent) {
@@ -220,9 +230,10 @@ void TrackerDialog::acceptIfValid() {
     }
     m_sending = true;
     m_ok->setEnabled(false);
-    m_sendingText->setText(
+    m_sendingHeading =
         plural(m_runIds.size(), tr("Sending the run to %1…"), tr("Sending %n runs to %1…"))
-            .arg(target().describe()));
+            .arg(target().describe());
+    m_sendingText->setText(m_sendingHeading);
     m_sendingText->show();
     m_progress->show();
     m_sender->send(m_databasePath, m_runIds, target(), /*interactive=*/true);
@@ -233,6 +244,11 @@ void TrackerDialog::sendWith(TrackerSender* sender, const QString& databasePath,
     m_sender = sender;
     m_databasePath = databasePath;
     m_runIds = runIds;
+    connect(sender, &TrackerSender::waiting, this, [this](const QString& note) {
+        if (m_sending) {
+            m_sendingText->setText(m_sendingHeading + QLatin1Char('\n') + note);
+        }
+    });
     connect(sender, &TrackerSender::sent, this,
             [this](const QString& report, bool failed, bool interactive) {
                 if (m_sending && interactive) {

@@ -8,6 +8,9 @@
 #include <QList>
 #include <QString>
 #include <QVector>
+#include <atomic>
+
+#include "oomlab/trackers/request_control.h"
 
 class QCheckBox;
 class QLabel;
@@ -34,9 +37,10 @@ struct TrackerTarget {
 
 // Sends the runs of the database at `databasePath` (opened here: safe in a worker thread).
 // Returns what was sent, a line per run; throws nothing: a failure is the last line, after
-// "error: ".
+// "error: ". `control`: notes while a busy MLflow server is asked again, and a stop.
 QString sendRunsToTracker(const QString& databasePath, const QVector<qint64>& runIds,
-                          const TrackerTarget& target);
+                          const TrackerTarget& target,
+                          const trackers::RequestControl& control = {});
 
 // Sends in a worker thread, one request after another, so that the window (and a run that
 // trains) never waits on a tracker.
@@ -55,6 +59,8 @@ public:
 signals:
     // `report`: sendRunsToTracker's lines; `failed` when its last line is an error.
     void sent(const QString& report, bool failed, bool interactive);
+    // A busy server is to be asked again: what, and when ("… asking again in 4 s (2 of 7)").
+    void waiting(const QString& note);
 
 private:
     struct Job {
@@ -67,6 +73,7 @@ private:
 
     QList<Job> m_queue;
     bool m_interactive = false;
+    std::atomic<bool> m_stop{false};  // set when the sender goes: a busy server is not waited for
     QFutureWatcher<QString> m_watcher;
 };
 
@@ -103,6 +110,7 @@ private:
     QCheckBox* m_sendEachRun;
     QLabel* m_problem;
     QLabel* m_sendingText;     // "Sending 2 runs to MLflow at …"
+    QString m_sendingHeading;  // "Sending the run to …", above a note while a server is busy
     QProgressBar* m_progress;  // busy while the tracker answers
     QPushButton* m_ok;
     TrackerSender* m_sender = nullptr;

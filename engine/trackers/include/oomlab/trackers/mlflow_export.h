@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "oomlab/trackers/request_control.h"
 #include "oomlab/trackers/tracked_run.h"
 
 namespace oomlab::trackers {
@@ -15,6 +16,7 @@ namespace oomlab::trackers {
 struct MlflowTarget {
     std::string tracking_uri;            // http://host:port (a path prefix allowed)
     std::string experiment = "OOM Lab";  // made when missing
+    RequestControl control;              // notes while a busy server is asked again; a stop
 };
 
 struct MlflowExport {
