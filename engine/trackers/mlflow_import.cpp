@@ -269,7 +269,7 @@ void for_each_run(MlflowApi& api, const std::string& experiment_id,
 
 MlflowImport import_from_mlflow(RunStore& store, const MlflowSource& source) {
     check_tracking_uri(source.tracking_uri, "--tracking-uri");
-    MlflowApi api(source.tracking_uri);
+    MlflowApi api(source.tracking_uri, source.control);
     MlflowImport result;
     try {
         const std::optional<std::string> experiment = api.find_experiment(source.experiment);

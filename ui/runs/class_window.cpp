@@ -99,7 +99,9 @@ ClassWindow::ClassWindow(RunDatabase* database, QWidget* parent)
 
 // An import under way is not waited for (a server that stalls would hold the window for up to
 // its time limit): it owns its own connection to the database and writes each run whole.
-ClassWindow::~ClassWindow() = default;
+ClassWindow::~ClassWindow() {
+    *m_stop = true;
+}
 
 void ClassWindow::setRefreshSeconds(int seconds) {
     m_every->setValue(seconds);
@@ -135,10 +137,12 @@ void ClassWindow::refreshNow() {
         return;
     }
     const std::string path = m_database->path().toStdString();
-    const trackers::MlflowSource source{m_uri->text().trimmed().toStdString(),
-                                        m_experiment->text().trimmed().toStdString()};
+    trackers::MlflowSource source;
+    source.tracking_uri = m_uri->text().trimmed().toStdString();
+    source.experiment = m_experiment->text().trimmed().toStdString();
     m_status->setText(tr("Reading the class's runs from %1…").arg(m_uri->text().trimmed()));
-    m_watcher.setFuture(QtConcurrent::run([path, source] {
+    m_watcher.setFuture(QtConcurrent::run([path, source, stop = m_stop]() mutable {
+        source.control.stop = stop.get();
         Refresh refresh;
         try {
             RunStore store = RunStore::open(path);

@@ -8,6 +8,8 @@
 #include <QTimer>
 #include <QVector>
 #include <QWidget>
+#include <atomic>
+#include <memory>
 
 #include "oomlab/trackers/mlflow_import.h"
 
@@ -61,6 +63,9 @@ private:
     QPushButton* m_compare;
     QTimer m_timer;
     QFutureWatcher<Refresh> m_watcher;
+    // Set when the window goes: a refresh waiting on a busy server ends at once (the refresh
+    // holds it too, as it may outlive the window).
+    std::shared_ptr<std::atomic<bool>> m_stop = std::make_shared<std::atomic<bool>>(false);
     bool m_following = false;
     QVector<qint64> m_listed;
     QStringList m_notes;  // said once each

@@ -8,12 +8,14 @@
 #include <vector>
 
 #include "oomlab/store/run_store.h"
+#include "oomlab/trackers/request_control.h"
 
 namespace oomlab::trackers {
 
 struct MlflowSource {
     std::string tracking_uri;            // http://host:port
     std::string experiment = "OOM Lab";  // as the students' runs were sent
+    RequestControl control;              // notes while a busy server is asked again; a stop
 };
 
 struct MlflowImport {
