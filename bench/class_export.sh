@@ -15,18 +15,9 @@ students=${STUDENTS:-60}
 env_dir=$("$root/scripts/tracker_env.sh")
 work="$scratch/class-export"
 rm -rf "$work" && mkdir -p "$work"
-port=$("$env_dir/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-uri="http://127.0.0.1:$port"
-setsid "$env_dir/bin/mlflow" server --host 127.0.0.1 --port "$port" --workers 1 \
-    --backend-store-uri "sqlite:///$work/mlflow.sqlite" \
-    --artifacts-destination "$work/artifacts" >"$work/server.log" 2>&1 &
-server=$!
-trap 'kill -- -$server 2>/dev/null || true' EXIT
+trap '[[ -z ${server:-} ]] || kill -- -$server 2>/dev/null || true' EXIT
 trap 'exit 130' INT TERM  # the server is stopped on these too
-for _ in $(seq 240); do
-    curl -sf "$uri/health" >/dev/null && break
-    sleep 0.5
-done
+start_mlflow_server "$env_dir" "$work"
 
 "$cli" run --db "$work/run.sqlite" --set train.max_steps=6 >/dev/null
 for retries in 0 default; do

@@ -20,19 +20,10 @@ env_dir=$("$root/scripts/tracker_env.sh")
 tracker_python="$env_dir/bin/python"
 work="$scratch/class"
 rm -rf "$work" && mkdir -p "$work/students"
-port=$("$tracker_python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-uri="http://127.0.0.1:$port"
-setsid "$env_dir/bin/mlflow" server --host 127.0.0.1 --port "$port" --workers 1 \
-    --backend-store-uri "sqlite:///$work/mlflow.sqlite" \
-    --artifacts-destination "$work/artifacts" >"$work/server.log" 2>&1 &
-server=$!
 poller=
-trap 'kill -- -$server 2>/dev/null || true; [[ -n $poller ]] && kill $poller 2>/dev/null || true' EXIT
+trap '[[ -z ${server:-} ]] || kill -- -$server 2>/dev/null || true; [[ -n $poller ]] && kill $poller 2>/dev/null || true' EXIT
 trap 'exit 130' INT TERM  # the server is stopped on these too
-for _ in $(seq 120); do
-    curl -sf "$uri/health" >/dev/null && break
-    sleep 0.5
-done
+start_mlflow_server "$env_dir" "$work"
 
 now() { date +%s.%N; }
 lecturer="$work/lecturer.sqlite"

@@ -40,3 +40,22 @@ while count < rows:
 db.commit()
 PY
 }
+
+# `mlflow server` of the trackers' environment `env_dir` on a free port of 127.0.0.1, on SQLite
+# with one worker, its files in `folder`, in a session of its own: sets `uri` and `server`
+# (stop it with kill -- -$server) and returns once it answers.
+start_mlflow_server() {  # env_dir folder
+    local port
+    port=$("$1/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    uri="http://127.0.0.1:$port"
+    setsid "$1/bin/mlflow" server --host 127.0.0.1 --port "$port" --workers 1 \
+        --backend-store-uri "sqlite:///$2/mlflow.sqlite" \
+        --artifacts-destination "$2/artifacts" >"$2/server.log" 2>&1 &
+    server=$!
+    for _ in $(seq 240); do
+        curl -sf "$uri/health" >/dev/null && return
+        sleep 0.5
+    done
+    echo "mlflow server did not answer at $uri within 120 s; see $2/server.log" >&2
+    return 1
+}
