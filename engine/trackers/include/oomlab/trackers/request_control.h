@@ -14,8 +14,6 @@ struct RequestControl {
     std::function<void(const std::string& note)> on_wait;
     // Set: the request under way ends at once, and so does what sent it, with an Error.
     const std::atomic<bool>* stop = nullptr;
-
-    bool stopped() const { return stop != nullptr && stop->load(); }
 };
 
 }  // namespace oomlab::trackers
