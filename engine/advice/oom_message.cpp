@@ -28,10 +28,56 @@ std::string asked_on(const OomMessage& m, const std::string& gpu) {
     return fact;
 }
 
+// The segment PyTorch's caching allocator opens for a request nothing cached holds
+// (CUDACachingAllocator's allocation size): 2 MiB for up to 1 MiB, 20 MiB below 10 MiB, else
+// the request rounded up to 2 MiB. What "free" must hold for the request to fit.
+std::int64_t segment_for(std::int64_t requested) {
+    constexpr std::int64_t kMiB = 1 << 20;
+    if (requested <= kMiB) {
+        return 2 * kMiB;
+    }
+    if (requested < 10 * kMiB) {
+        return 20 * kMiB;
+    }
+    return (requested + 2 * kMiB - 1) / (2 * kMiB) * (2 * kMiB);
+}
+
+void explain_driver_level(OomExplanation& e, const std::string& gpu) {
+    const OomMessage& m = e.message;
+    e.verdict = OomVerdict::OutsideAllocator;
+    e.facts.push_back("the " + m.backend + " driver refused an allocation of its own on " + gpu +
+                      ", outside PyTorch's caching allocator: this message gives no figures");
+    e.summary = "Out of memory outside PyTorch's allocator: the " + m.backend +
+                " driver could not allocate for itself (creating the context, cuBLAS or cuDNN "
+                "workspaces, NCCL's buffers, a kernel's own memory) because the GPU was full: "
+                "of this process's tensors and cache, or of another process.";
+    e.tries.push_back(
+        "see what holds the GPU: nvidia-smi (rocm-smi) lists each process and its memory; a "
+        "process left from an earlier run, or every rank making a context on GPU 0, is common");
+    e.tries.push_back(
+        "give each process its own GPU before any CUDA call: torch.cuda.set_device(local_rank), "
+        "or CUDA_VISIBLE_DEVICES");
+    e.tries.push_back(
+        "leave room for the libraries: a smaller batch, or "
+        "torch.cuda.set_per_process_memory_fraction(0.9) so the caching allocator stops short "
+        "of the whole GPU");
+    e.tries.push_back(
+        "find the call that failed: errors are reported at a later call, so run once with "
+        "CUDA_LAUNCH_BLOCKING=1");
+}
+
 void explain_cuda(OomExplanation& e) {
     const OomMessage& m = e.message;
     const std::string gpu =
         m.device_index >= 0 ? "GPU " + std::to_string(m.device_index) : "the GPU";
+    for (const std::string& figure : m.set_aside) {
+        e.facts.push_back("set aside: " + figure +
+                          " (PyTorch printed a counter gone wrong); the other figures are used");
+    }
+    if (m.driver_level) {
+        explain_driver_level(e, gpu);
+        return;
+    }
     const std::int64_t requested = m.requested.value_or(0);
     // Figures that do not add up (more allocated than reserved, more free than the whole GPU)
     // are said to, and read so that no share comes out negative.
@@ -77,6 +123,20 @@ void explain_cuda(OomExplanation& e) {
         e.facts.push_back("process " + std::to_string(pid) + " held " + format_bytes(held));
     }
 
+    if (m.most_at_once && requested > *m.most_at_once) {
+        e.verdict = OomVerdict::TooLarge;
+        e.summary = "One allocation of " + format_bytes(requested) + " is larger than the " +
+                    format_bytes(*m.most_at_once) + " this " + m.backend +
+                    " platform allocates at once, whatever is free.";
+        e.tries.push_back(
+            "split the tensor that needs it: process the batch in chunks, or the sequence in "
+            "pieces, so that no one tensor passes " +
+            format_bytes(*m.most_at_once));
+        e.tries.push_back(
+            "a newer driver and PyTorch: the limit on one allocation is the driver's, and "
+            "newer ones allow larger allocations");
+        return;
+    }
     if (limit > 0 && requested > limit) {
         e.verdict = OomVerdict::TooLarge;
         e.summary = "One allocation of " + format_bytes(requested) + " is larger than " +
@@ -88,6 +148,52 @@ void explain_cuda(OomExplanation& e) {
         e.tries.push_back(
             "split the work that makes it: process the batch in chunks, or compute "
             "the loss over the vocabulary in pieces");
+        return;
+    }
+    const std::int64_t needed = requested > 0 ? segment_for(requested) : 0;
+    // A limit on the process, reached: what it reserved and the segment the request needs pass
+    // it, though the device itself may have had more.
+    if (m.allowed && needed > 0 && reserved + needed > *m.allowed &&
+        (!m.total || *m.allowed < *m.total)) {
+        e.verdict = OomVerdict::LimitReached;
+        e.summary = "This process reached the limit set on it: PyTorch held " +
+                    format_bytes(reserved) + " of the " + format_bytes(*m.allowed) +
+                    " it may use, and the " + format_bytes(requested) + " asked for did not fit" +
+                    (m.total ? " (the GPU holds " + format_bytes(*m.total) + ")" : "") + ".";
+        e.tries.push_back(
+            "raise or remove the limit: torch.cuda.set_per_process_memory_fraction (or the "
+            "framework's setting that calls it, such as a memory fraction in its config)");
+        if (unallocated >= requested) {
+            e.tries.push_back(
+                "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: " + format_bytes(unallocated) +
+                " of what it held was cached but free, in pieces too small for the request");
+        }
+        e.tries.push_back("or make the work fit the limit: a smaller batch, mixed precision");
+        return;
+    }
+    // The device had room for the request and the segment it opens: the device was not full.
+    if (m.free && needed > 0 && *m.free >= needed) {
+        e.verdict = OomVerdict::DeviceNotFull;
+        e.summary = "The device was not full: " + format_bytes(*m.free) + " was free when " +
+                    format_bytes(requested) +
+                    " was asked for, so the GPU's memory was not what ran out. What refuses an "
+                    "allocation then: a limit on this process, memory another process took "
+                    "between the failure and the message, Windows' display driver, or a fault "
+                    "of the driver.";
+        e.tries.push_back(
+            "a limit on this process: look for torch.cuda.set_per_process_memory_fraction (or "
+            "a framework's memory fraction setting), and for a limit on the container or a "
+            "MIG or vGPU slice smaller than the GPU");
+        e.tries.push_back(
+            "another process: run nvidia-smi while it runs; several processes starting at once "
+            "(ranks, data-loading workers touching CUDA) take memory between the failure and "
+            "the message");
+        e.tries.push_back(
+            "on Windows, the display driver (WDDM) limits and moves what one process may hold: "
+            "close other programs that use the GPU, or use a GPU that drives no display");
+        e.tries.push_back(
+            "a driver fault: update the driver, and run once with CUDA_LAUNCH_BLOCKING=1 to "
+            "find the call that failed");
         return;
     }
     const bool fragmented = unallocated >= requested && requested > 0;
@@ -154,6 +260,9 @@ void explain_cuda(OomExplanation& e) {
 
 void explain_host(OomExplanation& e) {
     const OomMessage& m = e.message;
+    for (const std::string& figure : m.set_aside) {
+        e.facts.push_back("set aside: " + figure + "; the other figures are used");
+    }
     const char* where = m.device == OomMessage::Device::Mps ? "the Apple GPU (MPS)" : "the host";
     e.facts.push_back(
         "asked " + std::string(where) + " for " +
@@ -182,11 +291,34 @@ void explain_host(OomExplanation& e) {
     }
 }
 
+// A size asked for past any device's memory (set aside by the reader): a size computed wrong.
+bool explain_impossible_request(OomExplanation& e) {
+    const OomMessage& m = e.message;
+    const auto request = std::find_if(m.set_aside.begin(), m.set_aside.end(), [](const auto& item) {
+        return item.rfind("the size asked for", 0) == 0;
+    });
+    if (m.requested || request == m.set_aside.end()) {
+        return false;
+    }
+    e.verdict = OomVerdict::TooLarge;
+    e.facts.push_back(*request);
+    e.summary =
+        "The allocation asked for is larger than any machine's memory: a size computed wrong (a "
+        "shape multiplied out, a negative size read as unsigned).";
+    e.tries.push_back(
+        "print the shapes of the tensors made just before: one of them is not what "
+        "you meant");
+    return true;
+}
+
 }  // namespace
 
 OomExplanation explain_oom(const OomMessage& message) {
     OomExplanation explanation;
     explanation.message = message;
+    if (explain_impossible_request(explanation)) {
+        return explanation;
+    }
     if (message.device == OomMessage::Device::Cuda) {
         explain_cuda(explanation);
     } else {
@@ -203,6 +335,12 @@ const char* oom_verdict_name(OomVerdict verdict) {
             return "held_elsewhere";
         case OomVerdict::TooLarge:
             return "too_large";
+        case OomVerdict::LimitReached:
+            return "limit_reached";
+        case OomVerdict::DeviceNotFull:
+            return "device_not_full";
+        case OomVerdict::OutsideAllocator:
+            return "outside_allocator";
         case OomVerdict::OutOfMemory:
             break;
     }
@@ -224,6 +362,8 @@ std::string oom_explanation_json(const OomExplanation& e) {
                                                                : "cpu";
     const OrderedJson document = {{"verdict", oom_verdict_name(e.verdict)},
                                   {"pytorch_major", m.pytorch_major},
+                                  {"backend", m.backend},
+                                  {"driver_level", m.driver_level},
                                   {"summary", e.summary},
                                   {"device", device},
                                   {"device_index", m.device_index},
@@ -235,6 +375,7 @@ std::string oom_explanation_json(const OomExplanation& e) {
                                   {"allowed_bytes", figure(m.allowed)},
                                   {"this_process_bytes", figure(m.this_process)},
                                   {"processes", processes},
+                                  {"set_aside", m.set_aside},
                                   {"facts", e.facts},
                                   {"tries", e.tries}};
     return document.dump(-1, ' ', false, OrderedJson::error_handler_t::replace);

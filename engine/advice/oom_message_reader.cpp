@@ -26,17 +26,43 @@ constexpr double kMostBytes = 1152921504606846976.0;
 constexpr long long kMostDevice = 65535;
 
 // The words a message begins with; the last of them in a text begins the message explained.
+// PyTorch's caching allocator says "<backend> out of memory" on each backend it serves (ROCm's
+// build says HIP, Intel's XPU, Ascend's NPU); a driver's own failure is "<backend> error: out of
+// memory", and cuBLAS's is its status.
 struct Marker {
     std::string_view words;
     Device device;
+    std::string_view backend = "CUDA";
+    bool driver = false;
+    // Words within a message rather than at its start: a message begins there only where no
+    // other begins before it (a poster's copy that starts at them, a log that split the first).
+    bool weak = false;
 };
 constexpr Marker kMarkers[] = {
     {"CUDA out of memory", Device::Cuda},
     {"OutOfMemoryError", Device::Cuda},
+    {"HIP out of memory", Device::Cuda, "HIP"},
+    {"XPU out of memory", Device::Cuda, "XPU"},
+    {"NPU out of memory", Device::Cuda, "NPU"},
+    // Intel's extension refused one allocation larger than its platform allows.
+    {"Current platform can NOT allocate memory block with size larger than", Device::Cuda, "XPU"},
+    // PyTorch 0.x: the caching allocator's failure in THC's words.
+    {"cuda runtime error (2) : out of memory", Device::Cuda},
+    {"error=2 : out of memory", Device::Cuda},
+    // The cudaMallocAsync backend's ("Allocation on device 0 would exceed allowed memory").
+    {"Allocation on device", Device::Cuda},
+    {"CUDA error: out of memory", Device::Cuda, "CUDA", true},
+    {"HIP error: out of memory", Device::Cuda, "HIP", true},
+    {"CUBLAS_STATUS_ALLOC_FAILED", Device::Cuda, "CUDA", true},
+    {"CUDNN_STATUS_NOT_INITIALIZED", Device::Cuda, "CUDA", true},
+    {"Failed to CUDA calloc", Device::Cuda, "CUDA", true},  // NCCL's
     {"DefaultCPUAllocator: can't allocate memory", Device::Cpu},
     {"DefaultCPUAllocator: not enough memory", Device::Cpu},
+    {"posix_memalign(&data, gAlignment, nbytes) == 0", Device::Cpu},  // before PyTorch 1.2
     {"MPS backend out of memory", Device::Mps},
     {"std::bad_alloc", Device::Cpu},
+    {"out of memory. Tried to allocate", Device::Cuda, "CUDA", false, true},
+    {"Tried to allocate", Device::Cuda, "CUDA", false, true},
 };
 // Where a message has ended at the latest: the next exception's traceback.
 constexpr std::string_view kStops[] = {"Traceback (most recent call last)",
@@ -91,29 +117,79 @@ struct Span {
     std::size_t end = 0;
 };
 
+// Whether the marker at `at` is a sentence's words, not a message's start: "If you encounter
+// CUDA out of memory, try ..." (a program's hint after its own error) follows a word and a space.
+bool in_prose(std::string_view text, std::size_t at) {
+    return at >= 2 && text[at - 1] == ' ' && text[at - 2] >= 'a' && text[at - 2] <= 'z';
+}
+
 // The last place of `words` in `text`. Found forward, one match after another: the standard
 // library's rfind compares at every position backwards, which made reading a long log 100 times
 // slower than grep; find skips to the next first letter.
 std::size_t last_place(std::string_view text, std::string_view words) {
     std::size_t last = kNone;
     for (std::size_t at = text.find(words); at != kNone; at = text.find(words, at + 1)) {
-        last = at;
+        last = in_prose(text, at) ? last : at;
     }
     return last;
 }
 
-std::optional<Span> last_message(std::string_view text) {
+// The last place any of the markers (weak or not) begins in `text`.
+std::size_t last_marker(std::string_view text, bool weak) {
     std::size_t begin = kNone;
     for (const Marker& marker : kMarkers) {
+        if (marker.weak != weak) {
+            continue;
+        }
         const std::size_t at = last_place(text, marker.words);
         if (at != kNone && (begin == kNone || at > begin)) {
             begin = at;
         }
     }
-    if (begin == kNone) {
+    return begin;
+}
+
+std::optional<Span> last_message(std::string_view text) {
+    const std::size_t strong = last_marker(text, false);
+    const std::size_t weak = last_marker(text, true);
+    if (strong == kNone && weak == kNone) {
         return std::nullopt;
     }
-    return Span{begin, message_end(text, begin)};
+    if (strong != kNone) {
+        const std::size_t end = message_end(text, strong);
+        if (weak == kNone || weak < end) {
+            return Span{strong, end};
+        }
+    }
+    return Span{weak, message_end(text, weak)};
+}
+
+// The message as one line, as its figures are read: each run of white space (a console's wrap,
+// a log's box, sentences split by blank lines) one space, without the "[rankN]:" torchrun puts
+// before each line of a rank's output.
+std::string one_line(std::string_view text) {
+    std::string line;
+    line.reserve(text.size());
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c == '[' && text.compare(i, 5, "[rank") == 0) {
+            std::size_t end = i + 5;
+            while (end < text.size() && is_digit(text[end])) {
+                ++end;
+            }
+            if (end > i + 5 && text.compare(end, 2, "]:") == 0) {
+                i = end + 1;
+                continue;
+            }
+        }
+        const bool space = c == ' ' || c == '\t' || c == '\n' || c == '\r';
+        if (!space) {
+            line += c;
+        } else if (!line.empty() && line.back() != ' ') {
+            line += ' ';
+        }
+    }
+    return line;
 }
 
 // The figures of one message, each found after or before the words PyTorch puts beside it.
@@ -159,12 +235,15 @@ public:
         return std::nullopt;
     }
 
-    // "GPU 1" (2.x) or "(GPU 0;" (1.x): the first GPU the message names; -1 when none.
+    // "GPU 1" (2.x) or "(GPU 0;" (1.x), Ascend's "(NPU 0;": the first device the message
+    // names; -1 when none.
     int device_number() const {
-        for (std::size_t at = m_text.find("GPU "); at != kNone; at = m_text.find("GPU ", at + 1)) {
-            const std::size_t end = whole_end(at + 4);
-            if (end != at + 4) {
-                return static_cast<int>(whole(at + 4, end, kMostDevice, "the GPU's number"));
+        for (const std::string_view name : {"GPU ", "NPU "}) {
+            for (std::size_t at = m_text.find(name); at != kNone; at = m_text.find(name, at + 1)) {
+                const std::size_t end = whole_end(at + 4);
+                if (end != at + 4) {
+                    return static_cast<int>(whole(at + 4, end, kMostDevice, "the GPU's number"));
+                }
             }
         }
         return -1;
@@ -186,6 +265,11 @@ public:
         }
         return result;
     }
+
+    // The figures read that no device could hold, in words, each once.
+    std::vector<std::string> figures_set_aside() const { return set_aside(); }
+    // Whether the message says `words` (lower case).
+    bool says(std::string_view words) const { return find(words, 0) != kNone; }
 
     // "Error code 12 (Cannot allocate memory)": the system's words.
     std::optional<std::string> system_error() const {
@@ -267,8 +351,11 @@ private:
         }
         return begin;
     }
-    // The number from `begin` to `end` times `scale`, refused where it is no size of a device.
-    std::int64_t bytes(std::size_t begin, std::size_t end, double scale, const char* what) const {
+    // The number from `begin` to `end` times `scale`; one longer than any figure PyTorch prints
+    // is refused, and one past any device's size (PyTorch has printed a counter gone below
+    // zero as 17179869184.00 GiB) is set aside, said so in `set_aside`.
+    std::optional<std::int64_t> bytes(std::size_t begin, std::size_t end, double scale,
+                                      const char* what) const {
         const std::size_t number_end = digits_from(begin);
         const std::string_view token = m_text.substr(begin, end - begin);
         if (number_end - begin > kMostFigure) {
@@ -291,13 +378,23 @@ private:
         }
         const double value = mantissa / divisor * scale;
         if (!(value <= kMostBytes)) {
-            throw BadInput(std::string(what) + ", \"" + shown(token) +
-                           "\", is more than 1 EiB, more than any device holds: no size PyTorch "
-                           "could have allocated (where PyTorch printed it, a size was "
-                           "computed wrong: print the shapes of the tensors made just before)");
+            m_set_aside.push_back(std::string(what) + ", \"" + shown(token) +
+                                  "\", is more than 1 EiB, more than any device holds");
+            return std::nullopt;
         }
         return static_cast<std::int64_t>(std::llround(value));
     }
+    // The figures read that no device could hold, in words, each once.
+    std::vector<std::string> set_aside() const {
+        std::vector<std::string> unique;
+        for (const std::string& item : m_set_aside) {
+            if (std::find(unique.begin(), unique.end(), item) == unique.end()) {
+                unique.push_back(item);
+            }
+        }
+        return unique;
+    }
+
     // The whole number from `begin` to `end`, from 0 to `most`.
     long long whole(std::size_t begin, std::size_t end, long long most, const char* what) const {
         long long value = 0;
@@ -315,6 +412,7 @@ private:
 
     std::string_view m_text;
     std::string m_lower;
+    mutable std::vector<std::string> m_set_aside;
 };
 
 OomMessage read_cuda(const Figures& f) {
@@ -336,36 +434,58 @@ OomMessage read_cuda(const Figures& f) {
         m.allocated ? m.allocated : f.before(" already allocated", "the memory PyTorch allocated");
     const std::optional<std::int64_t> unallocated =
         f.before(" is reserved by pytorch but unallocated", "the memory reserved, unallocated");
+    // PyTorch 1.0 said "3.46 GiB already allocated; ...; 60.00 KiB cached": cached but free.
+    const std::optional<std::int64_t> cached = f.before(" cached", "the memory cached");
     if (unallocated && m.allocated) {
         m.reserved = *m.allocated + *unallocated;
         m.pytorch_major = 2;
+    } else if (cached && m.allocated) {
+        m.reserved = *m.allocated + *cached;
+        m.pytorch_major = 1;
     } else {
         m.reserved = f.before(" reserved in total by pytorch", "the memory PyTorch reserved");
         m.pytorch_major = m.reserved ? 1 : 0;
     }
+    // Intel's extension: "Current platform can NOT allocate memory block with size larger than
+    // 4GB!"; NCCL's "Failed to CUDA calloc 6291456 bytes".
+    m.most_at_once = f.after("with size larger than ", "the largest allocation allowed");
+    if (!m.requested) {
+        m.requested = f.after("failed to cuda calloc ", "the size asked for");
+    }
     m.allowed = f.before(" allowed", "the memory allowed");
     m.this_process = f.after("this process has ", "this process's memory", " memory in use");
     m.processes = f.processes();
+    if (f.says("tried to allocate more than ")) {  // Ascend's "more than 1EB memory"
+        m.requested.reset();
+        m.set_aside.push_back(
+            "the size asked for, \"more than 1EB\", is more than any device "
+            "holds");
+    }
     return m;
 }
 
 // The figures of the message `text` holds from its first words to its end.
 OomMessage read_message(std::string_view text) {
-    const Figures f(text);
-    Device device = Device::Cuda;
+    const std::string line = one_line(text);
+    const Figures f(line);
+    const Marker* begun = &kMarkers[0];
     for (const Marker& marker : kMarkers) {
         if (text.compare(0, marker.words.size(), marker.words) == 0) {
-            device = marker.device;
+            begun = &marker;
         }
     }
-    if (device == Device::Cuda) {
-        return read_cuda(f);
-    }
     OomMessage m;
-    m.device = device;
-    if (device == Device::Mps) {
+    if (begun->device == Device::Cuda) {
+        m = read_cuda(f);
+        m.driver_level = begun->driver;
+    } else {
+        m.device = begun->device;
+    }
+    m.backend = std::string(begun->backend);
+    if (m.device == Device::Mps) {
         // "MPS backend out of memory (MPS allocated: 1.22 GB, other allocations: 6.32 GB, max
         // allowed: 9.07 GB). Tried to allocate 256.00 MB on private pool."
+        m.backend = "MPS";
         m.allocated = f.after("mps allocated: ", "the memory MPS allocated");
         m.allowed = f.after("max allowed: ", "the memory MPS may use");
         m.requested = f.after("tried to allocate ", "the size asked for");
@@ -375,9 +495,14 @@ OomMessage read_message(std::string_view text) {
     } else if (text.compare(0, 19, "DefaultCPUAllocator") == 0) {
         // "DefaultCPUAllocator: can't allocate memory: you tried to allocate 1099511627776
         // bytes. Error code 12 (Cannot allocate memory)"; 1.x also "not enough memory".
+        m.backend = "CPU";
         m.requested = f.after("you tried to allocate ", "the size asked for");
         m.system_error = f.system_error();
+    } else if (m.device == Device::Cpu) {
+        m.backend = "CPU";
     }
+    const std::vector<std::string> set_aside = f.figures_set_aside();
+    m.set_aside.insert(m.set_aside.end(), set_aside.begin(), set_aside.end());
     return m;
 }
 

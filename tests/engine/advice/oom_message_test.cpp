@@ -85,9 +85,11 @@ TEST(OomMessage, ReadsPyTorch1sWordingAndAMemoryFraction) {
     EXPECT_EQ(m.free, gib(5.10));
     EXPECT_EQ(m.allowed, 10 * kGiB);
     EXPECT_EQ(m.reserved, gib(9.50));
-    // 0.3 GiB cached: not the 2 GiB asked. The live tensors fill the 10 GiB allowed.
-    EXPECT_EQ(e.verdict, OomVerdict::OutOfMemory) << e.summary;
-    EXPECT_NE(e.summary.find("9.20 GiB"), std::string::npos) << e.summary;
+    // 5.10 GiB free on the GPU, but 9.50 GiB held of the 10 GiB allowed: the limit leads.
+    EXPECT_EQ(e.verdict, OomVerdict::LimitReached) << e.summary;
+    EXPECT_NE(e.summary.find("9.50 GiB of the 10.00 GiB it may use"), std::string::npos)
+        << e.summary;
+    EXPECT_NE(e.tries.at(0).find("set_per_process_memory_fraction"), std::string::npos);
 }
 
 TEST(OomMessage, ARequestLargerThanTheDeviceIsTooLarge) {
@@ -206,23 +208,15 @@ TEST(OomMessage, ANumberOfThousandsOfDigitsIsRefusedAtOnce) {
 }
 
 // stoi, stoll and stod threw std::out_of_range (exit 1); 20 digits of PiB overflowed into a
-// negative size. Each figure is now checked, and the refusal names it.
-TEST(OomMessage, FiguresOutOfRangeAreRefusedNamingThem) {
+// negative size. Each figure is now checked: one no program prints is refused naming it.
+TEST(OomMessage, FiguresNoProgramPrintsAreRefusedNamingThem) {
     const std::vector<std::pair<std::string, std::string>> cases = {
         {"CUDA out of memory. Tried to allocate 20.00 MiB. GPU 99999999999 has a total",
          "the GPU's number, \"99999999999\", is out of range"},
         {"CUDA out of memory. Process 99999999999 has 1.00 GiB memory in use.",
          "a process id, \"99999999999\", is out of range"},
-        {"DefaultCPUAllocator: can't allocate memory: you tried to allocate " +
-             std::string(30, '9') + " bytes.",
-         "is more than 1 EiB"},
         {"CUDA out of memory. Tried to allocate " + std::string(400, '7') + ".00 MiB.",
          "(a number of 403 characters)"},
-        {"CUDA out of memory. Tried to allocate 99999999999999999999 PiB.",
-         "the size asked for, \"99999999999999999999 PiB\", is more than 1 EiB"},
-        {"CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacity of "
-         "2000000000.00 GiB",
-         "the GPU's total capacity"},
     };
     for (const auto& [text, expected] : cases) {
         EXPECT_NE(refusal(text).find(expected), std::string::npos)
@@ -233,6 +227,40 @@ TEST(OomMessage, FiguresOutOfRangeAreRefusedNamingThem) {
                                   "65535 has a total capacity of 80.00 GiB")
                   .verdict,
               OomVerdict::TooLarge);
+}
+
+// A size past any device (PyTorch has printed "this process has 17179869184.00 GiB memory in
+// use", a counter gone below zero) is set aside and said so; the message's other figures explain.
+TEST(OomMessage, AnImpossibleFigureIsSetAsideAndTheRestUsed) {
+    const OomExplanation e = explain_oom_message(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+        "capacity of 23.65 GiB of which 1.20 GiB is free. Including non-PyTorch memory, this "
+        "process has 17179869184.00 GiB memory in use. Of the allocated memory 20.10 GiB is "
+        "allocated by PyTorch, and 1.50 GiB is reserved by PyTorch but unallocated.");
+    EXPECT_FALSE(e.message.this_process);
+    ASSERT_EQ(e.message.set_aside.size(), 1u);
+    EXPECT_NE(e.message.set_aside[0].find("17179869184.00 GiB"), std::string::npos);
+    EXPECT_EQ(e.message.requested, std::int64_t(2) << 30);
+    EXPECT_EQ(e.message.allocated, std::llround(20.10 * double(1 << 30)));
+    EXPECT_EQ(e.verdict, OomVerdict::OutOfMemory) << e.summary;
+    EXPECT_NE(e.facts.at(0).find("set aside"), std::string::npos) << e.facts.at(0);
+    // A size asked for past any machine: a size computed wrong, whatever the device.
+    for (const std::string& text :
+         {"DefaultCPUAllocator: can't allocate memory: you tried to allocate " +
+              std::string(30, '9') + " bytes.",
+          std::string("CUDA out of memory. Tried to allocate 99999999999999999999 PiB."),
+          std::string("CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total "
+                      "capacity of 2000000000.00 GiB")}) {
+        const OomExplanation odd = explain_oom_message(text);
+        ASSERT_FALSE(odd.message.set_aside.empty()) << text;
+        EXPECT_NE(odd.message.set_aside[0].find("more than 1 EiB"), std::string::npos);
+        if (!odd.message.requested) {
+            EXPECT_EQ(odd.verdict, OomVerdict::TooLarge) << text;
+            EXPECT_NE(odd.summary.find("a size computed wrong"), std::string::npos);
+        } else {
+            EXPECT_FALSE(odd.message.total) << "the capacity set aside";
+        }
+    }
 }
 
 // Neither "0 B" for a size not given nor a negative share where figures do not add up.

@@ -20,8 +20,13 @@
 namespace oomlab {
 
 struct OomMessage {
+    // Cuda: an accelerator served by PyTorch's caching allocator (CUDA, ROCm's HIP, XPU, NPU).
     enum class Device { Cuda, Cpu, Mps };
     Device device = Device::Cuda;
+    std::string backend = "CUDA";  // as the message names it: CUDA, HIP, XPU, NPU, MPS, CPU
+    // The driver's own failure ("CUDA error: out of memory", cuBLAS's CUBLAS_STATUS_ALLOC_FAILED),
+    // not the caching allocator's message: memory outside the allocator ran out.
+    bool driver_level = false;
     int device_index = -1;  // "GPU 0"; -1 when not said
     int pytorch_major = 0;  // 1 or 2 as the wording tells (CUDA); 0 when it does not
     std::optional<std::int64_t> requested;
@@ -30,16 +35,22 @@ struct OomMessage {
     std::optional<std::int64_t> allocated;     // by PyTorch's tensors
     std::optional<std::int64_t> reserved;      // by PyTorch's allocator, allocated or not
     std::optional<std::int64_t> allowed;       // a memory fraction's limit, where set
+    std::optional<std::int64_t> most_at_once;  // the largest one allocation the platform makes
     std::optional<std::int64_t> this_process;  // all this process uses, PyTorch's or not
     std::vector<std::pair<int, std::int64_t>> processes;  // pid, bytes: every process on the GPU
     std::optional<std::string> system_error;              // the CPU's errno text
+    // Figures the message printed that no device holds (past 1 EiB), in words: not used.
+    std::vector<std::string> set_aside;
 };
 
 enum class OomVerdict {
-    Fragmentation,  // the free memory PyTorch holds would hold the request, in no one block
-    HeldElsewhere,  // much of the device is held outside this process's PyTorch
-    TooLarge,       // the one request is larger than the whole device (or its allowance)
-    OutOfMemory,    // the live tensors fill what there is
+    Fragmentation,     // the free memory PyTorch holds would hold the request, in no one block
+    HeldElsewhere,     // much of the device is held outside this process's PyTorch
+    TooLarge,          // the one request is larger than the whole device (or its allowance)
+    OutOfMemory,       // the live tensors fill what there is
+    LimitReached,      // the process reached the limit set on it (a memory fraction, "allowed")
+    DeviceNotFull,     // the device had free memory for the request: something else refused it
+    OutsideAllocator,  // the driver's own allocation failed (context, cuBLAS, cuDNN, NCCL)
 };
 
 struct OomExplanation {
@@ -52,8 +63,9 @@ struct OomExplanation {
 
 // Reads the last message out of `text` (a whole traceback or log is fine). Throws BadInput when
 // it holds no out-of-memory message PyTorch writes, or when a figure of that message is none
-// PyTorch prints (a number of more than 30 characters, a size over 1 EiB, a GPU number over
-// 65535): the BadInput names the figure.
+// PyTorch prints (a number of more than 30 characters, a GPU number over 65535): the BadInput
+// names the figure. A size past 1 EiB, which PyTorch itself has printed for a counter gone
+// wrong, is set aside and said so; the message's other figures are used.
 OomExplanation explain_oom_message(const std::string& text);
 
 // What the figures of one message mean and what to try.
