@@ -76,7 +76,17 @@ void print_snapshot_report(const SnapshotReport& report) {
                      "not recorded: call torch.cuda.memory._record_memory_history() before the "
                      "work, or use oomlab-cli record -- python train.py\n";
     }
+    // Beside a device that held memory, one that held a few bytes is told in a line.
+    const bool one_held_memory =
+        std::any_of(report.devices.begin(), report.devices.end(),
+                    [](const SnapshotDevice& d) { return !holds_little(d); });
     for (const SnapshotDevice& d : report.devices) {
+        if (one_held_memory && holds_little(d)) {
+            std::cout << snapshot_device_name(d.index) << ": " << format_bytes(d.peak_allocated)
+                      << " allocated at most over " << d.events
+                      << " events, nothing reserved: too little to change anything\n";
+            continue;
+        }
         std::cout << snapshot_device_name(d.index) << ": " << d.segments << " segments, "
                   << format_bytes(d.reserved) << " reserved, " << format_bytes(d.allocated)
                   << " allocated at the end\n"

@@ -6,12 +6,16 @@
 // before the machine's memory or the 16 GiB any file may unpack to.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
 namespace oomlab::snapshot {
 
 inline constexpr std::uint64_t kMostPickleText = std::uint64_t(64) << 20;  // names are short
+// A whole number past 64 bits is read as such (a line of 2**64-1); one of more bytes than this is
+// no number a program wrote.
+inline constexpr std::size_t kMostWholeNumberBytes = 1024;
 
 class PickleBudget {
 public:

@@ -28,10 +28,13 @@ struct PickleContainer;
 // read it. Sixteen bytes, copied freely while the document lives.
 class PickleValue {
 public:
-    enum class Kind : std::uint8_t { None, Bool, Int, Float, Text, List, Dict };
+    // BigInt: a whole number outside 64 bits (torch.compile's frames carry a line of
+    // 2**64-1); kept as what it is, not as its value, so it is never taken for a size.
+    enum class Kind : std::uint8_t { None, Bool, Int, BigInt, Float, Text, List, Dict };
 
     static PickleValue of_bool(bool flag);
     static PickleValue of_int(std::int64_t number);
+    static PickleValue of_big_int(bool negative);
     static PickleValue of_float(double number);
     static PickleValue of_text(const std::string* text);
     static PickleValue of_container(const PickleContainer* container);

@@ -20,6 +20,13 @@ PickleValue PickleValue::of_int(std::int64_t number) {
     return value;
 }
 
+PickleValue PickleValue::of_big_int(bool negative) {
+    PickleValue value;
+    value.m_kind = Kind::BigInt;
+    value.m_bits = negative ? 1 : 0;
+    return value;
+}
+
 PickleValue PickleValue::of_float(double number) {
     PickleValue value;
     value.m_kind = Kind::Float;

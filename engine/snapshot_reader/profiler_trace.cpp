@@ -4,6 +4,7 @@
 // read from the ops and Python functions whose spans enclose it on the same thread.
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 #include "oomlab/common/errors.h"
 #include "profiler_trace_events.h"
@@ -26,8 +27,7 @@ bool contains(const std::string& text, std::string_view part) {
 
 // A Python frame of PyTorch itself or of the interpreter ("<built-in ...>").
 bool torch_or_builtin(const std::string& frame) {
-    return starts_with(frame, "torch/") || contains(frame, "/torch/") ||
-           starts_with(frame, "<built-in");
+    return in_torch_package(frame) || starts_with(frame, "<built-in");
 }
 
 // An open span, with what the spans from the outermost one to it tell, so that a memory
@@ -87,6 +87,31 @@ struct OpenSpan {
     }
 };
 
+// The addresses of a trace whose memory events name none (PyTorch before 1.10 wrote only
+// "Bytes"): each allocation a place of its own, each free the latest allocation of its size
+// still alive (or one made before the trace), so that what was allocated is exact at every
+// event and what was alive is as near as the sizes tell.
+class AddressesBySize {
+public:
+    std::int64_t allocation(std::int64_t size) {
+        m_alive[size].push_back(++m_last);
+        return m_last;
+    }
+    std::int64_t free(std::int64_t size) {
+        std::vector<std::int64_t>& alive = m_alive[size];
+        if (alive.empty()) {
+            return ++m_last;  // allocated before the trace began
+        }
+        const std::int64_t address = alive.back();
+        alive.pop_back();
+        return address;
+    }
+
+private:
+    std::unordered_map<std::int64_t, std::vector<std::int64_t>> m_alive;
+    std::int64_t m_last = 0;
+};
+
 SnapshotTraceChange change_at(std::size_t event, std::int64_t address, std::int64_t size,
                               SnapshotTraceChange::What what) {
     SnapshotTraceChange change;
@@ -130,8 +155,21 @@ SnapshotReport profiler_trace_report(const std::string& text, const std::string&
         // Each thread's spans swept once, in time order, with a stack of those still open.
         std::map<std::string, std::pair<std::size_t, std::vector<OpenSpan>>> sweeps;
         std::int64_t reserved = memory.front().total_reserved;
+        const bool addressed = std::any_of(memory.begin(), memory.end(),
+                                           [](const MemoryEvent& event) { return event.address; });
+        AddressesBySize by_size;
+        if (!addressed) {
+            device.trace_problems.push_back(
+                "its memory events name no address (PyTorch before 1.10): each free is taken "
+                "to free the latest allocation of its size, so what was allocated is exact and "
+                "what was alive as near as the sizes tell");
+        }
         for (std::size_t i = 0; i < memory.size(); ++i) {
-            const MemoryEvent& event = memory[i];
+            MemoryEvent event = memory[i];
+            if (!addressed) {
+                event.address =
+                    event.bytes < 0 ? by_size.free(-event.bytes) : by_size.allocation(event.bytes);
+            }
             using What = SnapshotTraceChange::What;
             if (i > 0 && event.total_reserved != reserved) {
                 const std::int64_t change = event.total_reserved - reserved;
@@ -162,8 +200,7 @@ SnapshotReport profiler_trace_report(const std::string& text, const std::string&
         }
         replay_changes(device);
     }
-    std::sort(report.devices.begin(), report.devices.end(),
-              [](const SnapshotDevice& a, const SnapshotDevice& b) { return a.index < b.index; });
+    order_devices(report.devices);
     return report;
 }
 

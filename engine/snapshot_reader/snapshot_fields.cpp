@@ -17,6 +17,8 @@ std::string kind_of_value(const PickleValue& value) {
             return value.integer() ? "True" : "False";
         case Kind::Int:
             return std::to_string(value.integer());
+        case Kind::BigInt:
+            return value.bits() ? "a whole number below -2**63" : "a whole number of 2**63 or more";
         case Kind::Float: {
             char text[48];
             std::snprintf(text, sizeof text, "a float (%g)", value.real());

@@ -7,11 +7,6 @@
 namespace oomlab::snapshot {
 namespace {
 
-std::int64_t integer_at(const PickleValue& value, std::string_view key) {
-    const PickleValue* item = value.at(key);
-    return item ? item->integer() : 0;
-}
-
 bool ends_with(std::string_view text, std::string_view end) {
     return text.size() >= end.size() &&
            text.compare(text.size() - end.size(), end.size(), end) == 0;
@@ -28,6 +23,20 @@ const std::string& text_at(const PickleValue& value, std::string_view key) {
     const PickleValue* item = value.at(key);
     const std::string* text = item ? item->text() : nullptr;
     return text ? *text : kNone;
+}
+
+bool path_contains(std::string_view path, std::string_view part) {
+    const auto same = [](char a, char b) { return a == b || (a == '\\' && b == '/'); };
+    return std::search(path.begin(), path.end(), part.begin(), part.end(), same) != path.end();
+}
+
+bool in_torch_package(std::string_view path) {
+    const auto starts = [&](std::string_view start) {
+        return path.size() >= start.size() && path_contains(path.substr(0, start.size()), start);
+    };
+    // Code torch.compile generated (torchinductor's cache) is PyTorch's too, not the user's.
+    return starts("torch/") || path_contains(path, "/torch/") ||
+           path_contains(path, "/torchinductor_");
 }
 
 std::optional<ProfilerFrame> profiler_frame(std::string_view name) {
@@ -50,6 +59,9 @@ std::optional<ProfilerFrame> profiler_frame(std::string_view name) {
 
 std::string profiler_line(const ProfilerFrame& frame) {
     std::string line(frame.file);
+    if (frame.line < 0) {
+        return line.append(" (").append(frame.function) + ")";
+    }
     if (frame.line == 0 && frame.function == "<module>") {
         return line + ": its top level (the profiler records no line there)";
     }
@@ -69,11 +81,9 @@ ProfilerFrame parts_of(const PickleValue& frame) {
             return *named;
         }
     }
-    return {file, integer_at(frame, "line"), name};
-}
-
-bool in_torch(std::string_view file) {
-    return file.compare(0, 6, "torch/") == 0 || contains(file, "/torch/");
+    // A line outside 64 bits (torch.compile's frames carry 2**64-1) or none: not known.
+    const PickleValue* line = frame.at("line");
+    return {file, line && line->kind() == PickleValue::Kind::Int ? line->integer() : -1, name};
 }
 
 }  // namespace
@@ -91,7 +101,7 @@ std::string user_line(const std::vector<PickleValue>& frames) {
         if (!ends_with(parts.file, ".py")) {
             continue;
         }
-        if (!in_torch(parts.file)) {
+        if (!in_torch_package(parts.file)) {
             return profiler_line(parts);
         }
         if (!first_python) {
@@ -121,9 +131,9 @@ std::string kind_of(const std::vector<PickleValue>& frames) {
                    : phase == "data"      ? "data transfer"
                                           : phase;
         }
-        const bool torch_python = ends_with(file, ".py") && in_torch(file);
+        const bool torch_python = ends_with(file, ".py") && in_torch_package(file);
         backward |= contains(name, "autograd::Engine") || (torch_python && name == "backward");
-        optimizer |= contains(file, "torch/optim/");
+        optimizer |= path_contains(file, "torch/optim/");
         transfer |= contains(name, "_to_copy") || contains(name, "copy_");
         forward |= ends_with(file, ".py") && name == "forward";
     }

@@ -20,7 +20,7 @@ const std::string& text_at(const PickleValue& value, std::string_view key);
 // such names with the filename "none" and line 0. Views into the name read.
 struct ProfilerFrame {
     std::string_view file;
-    std::int64_t line = 0;
+    std::int64_t line = 0;  // -1: not recorded
     std::string_view function;
 };
 std::optional<ProfilerFrame> profiler_frame(std::string_view name);
@@ -29,6 +29,13 @@ std::optional<ProfilerFrame> profiler_frame(std::string_view name);
 // "train.py(0): <module>" in the profiler's names (it records a function's first line, and a
 // module has none): said as what it is, not as line 0.
 std::string profiler_line(const ProfilerFrame& frame);
+
+// Whether `path` holds `part` (written with '/'), whichever separator the path uses: frames
+// recorded on Windows name "...\site-packages\torch\optim\adam.py".
+bool path_contains(std::string_view path, std::string_view part);
+// A file of PyTorch's own package ("torch/..." or ".../torch/..."), on any system, or code
+// torch.compile generated for it.
+bool in_torch_package(std::string_view path);
 
 // The first Python frame outside torch itself ("train.py:41 (forward)"), else the engine's
 // category, else kNoPythonFrame.

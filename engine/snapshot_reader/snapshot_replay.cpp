@@ -360,6 +360,17 @@ SnapshotMoment snapshot_moment(const SnapshotDevice& device, std::size_t event) 
                 break;
         }
     }
+    for (const SnapshotHeldBlock& held : device.held_from_start) {
+        if (held.stack >= device.stacks.size() || traced + held.size > moment.allocated) {
+            continue;
+        }
+        const SnapshotStack& stack = device.stacks[held.stack];
+        for (SnapshotLine* group : {&lines[stack.line], &kinds[stack.kind], &unlabelled}) {
+            group->bytes += held.size;
+            ++group->blocks;
+        }
+        traced += held.size;
+    }
     moment.by_line = grouped(device.names, lines, moment.allocated - traced);
     moment.by_kind = grouped(device.names, kinds, moment.allocated - traced);
     if (std::any_of(device.stacks.begin(), device.stacks.end(), [](const SnapshotStack& stack) {

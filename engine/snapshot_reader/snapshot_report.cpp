@@ -113,7 +113,7 @@ SnapshotPool& pool_of(SnapshotDevice& device, const PickleValue& segment,
 
 // A segment's blocks: taken by the sink as they were read, or read here from their list.
 std::vector<snapshot::SnapshotBlock> blocks_of(const PickleValue& segment,
-                                               const snapshot::SnapshotSink& sink,
+                                               snapshot::SnapshotSink& sink,
                                                const snapshot::SnapshotFields& fields,
                                                const snapshot::SnapshotFields::Where& where) {
     const PickleValue* list = segment.at("blocks");
@@ -124,15 +124,25 @@ std::vector<snapshot::SnapshotBlock> blocks_of(const PickleValue& segment,
     std::vector<snapshot::SnapshotBlock> read;
     for (std::size_t b = 0; b < blocks.size(); ++b) {
         read.push_back(snapshot::block_of(
-            blocks[b], fields, [&] { return where() + ".blocks[" + std::to_string(b) + "]"; }));
+            blocks[b], fields, [&] { return where() + ".blocks[" + std::to_string(b) + "]"; },
+            sink.origins()));
     }
     return read;
 }
 
-void read_segments(DeviceIndex& devices, const PickleValue& root, WorkBudget& budget,
-                   const snapshot::SnapshotSink& sink, const snapshot::SnapshotFields& fields) {
+// An allocated block at the end whose frames name where it was made.
+struct OriginBlock {
+    std::int64_t address = 0;
+    std::int64_t size = 0;
+    std::uint32_t origin = 0;  // in the sink's BlockOrigins
+};
+using OriginBlocks = std::unordered_map<int, std::vector<OriginBlock>>;  // by device
+
+// The segments at the end into their devices; returns the allocated blocks that carry frames.
+OriginBlocks read_segments(DeviceIndex& devices, const Items& segments, WorkBudget& budget,
+                           snapshot::SnapshotSink& sink, const snapshot::SnapshotFields& fields) {
     using State = snapshot::SnapshotBlock::State;
-    const Items& segments = fields.list(root, "segments", [] { return std::string("the root"); });
+    OriginBlocks origin_blocks;
     std::unordered_set<int> unknown_requested;  // devices with a block that does not say
     budget.spend(segments.size(), "segments");
     for (std::size_t s = 0; s < segments.size(); ++s) {
@@ -175,6 +185,10 @@ void read_segments(DeviceIndex& devices, const PickleValue& root, WorkBudget& bu
             at = fields.add(at - layout.address, size, in_block) + layout.address;
             held = fields.add(held, size, in_block);
             if (block.state == State::Allocated) {
+                if (block.origin != snapshot::BlockOrigins::kNone) {
+                    origin_blocks[device.index].push_back(
+                        {layout.blocks.back().address, size, block.origin});
+                }
                 device.allocated = fields.add(device.allocated, size, in_block);
                 pool.allocated = fields.add(pool.allocated, size, in_block);
                 const std::int64_t requested = block.requested;
@@ -193,6 +207,28 @@ void read_segments(DeviceIndex& devices, const PickleValue& root, WorkBudget& bu
         if (held > layout.size) {
             fields.refuse(where, "its blocks hold " + format_bytes(held) + ", more than its " +
                                      "total_size of " + format_bytes(layout.size));
+        }
+    }
+    return origin_blocks;
+}
+
+// The blocks alive at the end that the trace never allocated nor freed were allocated before
+// it began and held throughout: where they carry frames, those name them.
+void name_held_blocks(SnapshotDevice& device, const std::vector<OriginBlock>& blocks,
+                      const snapshot::BlockOrigins& origins) {
+    using What = SnapshotTraceChange::What;
+    std::vector<std::int64_t> traced;
+    for (const SnapshotTraceChange& change : device.changes) {
+        if (change.what == What::Alloc || change.what == What::Free) {
+            traced.push_back(change.address);
+        }
+    }
+    std::sort(traced.begin(), traced.end());
+    snapshot::NameTable names(device);
+    for (const OriginBlock& block : blocks) {
+        if (!std::binary_search(traced.begin(), traced.end(), block.address)) {
+            const snapshot::BlockOrigins::Origin& origin = origins.at(block.origin);
+            device.held_from_start.push_back({block.size, names.stack(origin.line, origin.kind)});
         }
     }
 }
@@ -283,11 +319,16 @@ SnapshotReport report_of_pickle(const snapshot::PickleDocument& document,
                                 snapshot::SnapshotSink& sink, const std::string& source,
                                 std::uint64_t file_bytes, const SnapshotProgress& progress = {}) {
     const PickleValue& root = document.root();
-    if (!root.dict() || (!root.at("segments") && !root.at("device_traces"))) {
+    // torch.cuda.memory_snapshot() returns the segments alone, a list of them.
+    const bool bare_segments =
+        root.list() &&
+        std::all_of(root.list()->items.begin(), root.list()->items.end(),
+                    [](const PickleValue& item) { return item.at("blocks") != nullptr; });
+    if (!bare_segments && (!root.dict() || (!root.at("segments") && !root.at("device_traces")))) {
         throw BadInput(source +
-                       ": a pickle, but not a memory snapshot (no \"segments\" or "
-                       "\"device_traces\"); write one with "
-                       "torch.cuda.memory._dump_snapshot(\"x.pickle\")");
+                       ": a pickle, but not a memory snapshot (neither a dict with "
+                       "\"segments\" or \"device_traces\" nor a list of segments); write one "
+                       "with torch.cuda.memory._dump_snapshot(\"x.pickle\")");
     }
     SnapshotReport report;
     report.source = source;
@@ -305,7 +346,10 @@ SnapshotReport report_of_pickle(const snapshot::PickleDocument& document,
     WorkBudget budget(source, file_bytes);
     DeviceIndex devices(report);
     const snapshot::SnapshotFields fields(source);
-    read_segments(devices, root, budget, sink, fields);
+    const auto in_root = [] { return std::string("the root"); };
+    const OriginBlocks origin_blocks = read_segments(
+        devices, bare_segments ? root.list()->items : fields.list(root, "segments", in_root),
+        budget, sink, fields);
     report.alloc_conf = alloc_conf_of(root.at("allocator_settings"));
     const std::vector<snapshot::SnapshotAnnotation> annotations =
         snapshot::read_annotations(root, fields);
@@ -337,11 +381,14 @@ SnapshotReport report_of_pickle(const snapshot::PickleDocument& document,
                 device.index = -1;  // numbered after the CUDA devices: the CPU, as profiles have it
             }
         }
+        if (const auto held = origin_blocks.find(device.index);
+            held != origin_blocks.end() && !device.from_profile) {
+            name_held_blocks(device, held->second, sink.origins());
+        }
         snapshot::place_stages(device, annotations, clock);
         snapshot::replay_changes(device, progress);
     }
-    std::sort(report.devices.begin(), report.devices.end(),
-              [](const SnapshotDevice& a, const SnapshotDevice& b) { return a.index < b.index; });
+    order_devices(report.devices);
     return report;
 }
 

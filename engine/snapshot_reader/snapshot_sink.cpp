@@ -4,8 +4,27 @@
 
 namespace oomlab::snapshot {
 
+std::uint32_t BlockOrigins::of(const PickleValue& block, const SnapshotFields& fields,
+                               const SnapshotFields::Where& where) {
+    const PickleValue* frames = block.at("frames");
+    if (!frames) {  // PyTorch 2.0: the block's history of allocations, the last one its own
+        const std::vector<PickleValue>& history = fields.list(block, "history", where);
+        frames = history.empty() ? nullptr : history.back().at("frames");
+    }
+    if (!frames || !frames->list() || frames->list()->items.empty()) {
+        return kNone;
+    }
+    const auto [named, added] = m_by_frames.try_emplace(frames->bits(), std::uint32_t(0));
+    if (added) {
+        const std::vector<PickleValue>& list = frames->list()->items;
+        named->second = std::uint32_t(m_origins.size());
+        m_origins.push_back({user_line(list), kind_of(list)});
+    }
+    return named->second;
+}
+
 SnapshotBlock block_of(const PickleValue& block, const SnapshotFields& fields,
-                       const SnapshotFields::Where& where) {
+                       const SnapshotFields::Where& where, BlockOrigins& origins) {
     SnapshotBlock read;
     const std::string& state = text_at(block, "state");
     read.state = state == "active_allocated" ? SnapshotBlock::State::Allocated
@@ -15,6 +34,7 @@ SnapshotBlock block_of(const PickleValue& block, const SnapshotFields& fields,
     read.address = fields.whole(block, "address", where, 0, INT64_MAX, -1);
     if (read.state == SnapshotBlock::State::Allocated) {
         read.requested = fields.whole(block, "requested_size", where, 0, kMostBytes, -1);
+        read.origin = origins.of(block, fields, where);
     }
     return read;
 }
@@ -43,7 +63,7 @@ void SnapshotSink::take(std::uint32_t list, std::size_t index, const PickleValue
             taken.trace->add(index, item, m_fields, unnamed);
             m_bytes += taken.trace->bytes() - before;
         } else {
-            taken.blocks.push_back(block_of(item, m_fields, unnamed));
+            taken.blocks.push_back(block_of(item, m_fields, unnamed, m_origins));
             m_bytes += sizeof(SnapshotBlock);
         }
     } catch (const FieldRefusal& refusal) {

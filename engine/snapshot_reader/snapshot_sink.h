@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -17,18 +18,41 @@
 
 namespace oomlab::snapshot {
 
+// Where the blocks alive at the end were allocated, as the frames they carry tell (a block's
+// "frames" since PyTorch 2.1, the last of its "history" in 2.0): each distinct stack's source
+// line and kind, named once.
+class BlockOrigins {
+public:
+    static constexpr std::uint32_t kNone = UINT32_MAX;
+    struct Origin {
+        std::string line;
+        std::string kind;
+    };
+
+    // The origin of `block`'s frames; kNone where it carries none.
+    std::uint32_t of(const PickleValue& block, const SnapshotFields& fields,
+                     const SnapshotFields::Where& where);
+    const Origin& at(std::uint32_t origin) const { return m_origins.at(origin); }
+
+private:
+    std::vector<Origin> m_origins;
+    std::unordered_map<std::uint64_t, std::uint32_t> m_by_frames;  // equal stacks are one list
+};
+
 // A segment's block as the report reads it.
 struct SnapshotBlock {
     enum class State : std::uint8_t { Allocated, Inactive, Other };
     std::int64_t address = -1;  // -1: not given (older snapshots list blocks in order)
     std::int64_t size = 0;
     std::int64_t requested = -1;  // an allocated block's requested_size; -1: not given
+    std::uint32_t origin = BlockOrigins::kNone;  // an allocated block's frames, where it has them
     State state = State::Other;
 };
 
-// The block `block` says; throws FieldRefusal naming `where` for a value out of place.
+// The block `block` says, its origin named in `origins`; throws FieldRefusal naming `where` for
+// a value out of place.
 SnapshotBlock block_of(const PickleValue& block, const SnapshotFields& fields,
-                       const SnapshotFields::Where& where);
+                       const SnapshotFields::Where& where, BlockOrigins& origins);
 
 // Takes each list of trace events (dicts with an "action") and of blocks (dicts with a
 // "state") as the reader reads it. A value out of place is refused only once the list is
@@ -40,6 +64,8 @@ public:
     std::uint32_t begin_list(const PickleValue& first) override;
     void take(std::uint32_t list, std::size_t index, const PickleValue& item) override;
     std::uint64_t bytes() const override;
+    // Where the blocks read (here or by blocks_of) were allocated.
+    BlockOrigins& origins() { return m_origins; }
 
     // The trace taken as `list` (device_traces[device.index]), into `device`, and when its
     // events happened; throws FieldRefusal for the first value out of place in it. A list two
@@ -60,6 +86,7 @@ private:
     void refuse_taken(const Taken& taken, const std::string& where) const;
 
     SnapshotFields m_fields;
+    BlockOrigins m_origins;
     std::vector<Taken> m_lists;
     std::uint64_t m_bytes = 0;
 };

@@ -382,13 +382,24 @@ std::string snapshot_whatif_text(const SnapshotReport& report,
         for (const std::string& note : result.notes) {
             out << "  note: " << note << "\n";
         }
-        const double share = f.segment_allocs_recorded
-                                 ? 100.0 * double(f.agreed) / double(f.segment_allocs_recorded)
-                                 : 100.0;
-        out << "  the model, following the trace: " << f.agreed << " of "
-            << f.segment_allocs_recorded
-            << " segments opened by the same request with the same size (" << percent(share)
-            << "); it would have opened " << f.segment_allocs_modelled << "\n";
+        if (f.segment_allocs_recorded == 0) {
+            // Nothing to compare the model with, and nothing a setting of how segments are
+            // opened, split or rounded could change, unless the model opens some.
+            out << "  the trace opens no segment: every request fit the segments held before "
+                   "its first event, so there is no segment opening to check the model against"
+                << (f.segment_allocs_modelled == 0
+                        ? " and no setting changes what this trace reserved (record the "
+                          "history before the model is built for a replay that can)"
+                        : "; the model would have opened " +
+                              std::to_string(f.segment_allocs_modelled))
+                << "\n";
+        } else {
+            out << "  the model, following the trace: " << f.agreed << " of "
+                << f.segment_allocs_recorded
+                << " segments opened by the same request with the same size ("
+                << percent(100.0 * double(f.agreed) / double(f.segment_allocs_recorded))
+                << "); it would have opened " << f.segment_allocs_modelled << "\n";
+        }
         for (std::size_t i = 0; i < f.misses.size() && i < controls.misses_shown; ++i) {
             const allocator::FidelityMiss& miss = f.misses[i];
             out << "    event " << miss.event << ": " << format_bytes(miss.request)

@@ -1,6 +1,9 @@
 // A report's figures in words, for `snapshot show` and the snapshot window: a device's name,
-// an out-of-memory a process limit refused, the end state's rounding and pools.
+// the order devices are shown in, an out-of-memory a process limit refused, the end state's
+// rounding and pools.
+#include <algorithm>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "oomlab/common/format.h"
@@ -21,6 +24,21 @@ std::string pool_words(const SnapshotPool& pool) {
 
 std::string snapshot_device_name(int index) {
     return index < 0 ? "the CPU" : "device " + std::to_string(index);
+}
+
+bool holds_little(const SnapshotDevice& device) {
+    constexpr std::int64_t kLittle = std::int64_t{1} << 20;
+    return device.peak_allocated < kLittle && device.peak_reserved == 0 && device.ooms.empty();
+}
+
+void order_devices(std::vector<SnapshotDevice>& devices) {
+    std::stable_sort(devices.begin(), devices.end(),
+                     [](const SnapshotDevice& a, const SnapshotDevice& b) {
+                         const auto rank = [](const SnapshotDevice& d) {
+                             return std::tuple(holds_little(d), d.index < 0, d.index);
+                         };
+                         return rank(a) < rank(b);
+                     });
 }
 
 bool refused_by_process_limit(const SnapshotOom& oom) {

@@ -85,6 +85,7 @@ SnapshotWindow::SnapshotWindow(QWidget* parent) : QWidget(parent, Qt::Window) {
     setObjectName(QStringLiteral("snapshotWindow"));
     setAttribute(Qt::WA_DeleteOnClose);
     m_summary = new WrappedLabel(tr("Reading the snapshot…"));
+    m_summary->setTextFormat(Qt::RichText);  // escaped text: never guessed as plain
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_progress = new QProgressBar;
     m_progress->setObjectName(QStringLiteral("snapshotProgress"));
@@ -157,13 +158,18 @@ SnapshotWindow::SnapshotWindow(QWidget* parent) : QWidget(parent, Qt::Window) {
     auto* outer = new QVBoxLayout(this);
     outer->setContentsMargins(0, 0, 0, 0);
     outer->addWidget(scroll);
+    m_reportView = new QWidget;
+    m_reportView->hide();
+    auto* reportLayout = new QVBoxLayout(m_reportView);
+    reportLayout->setContentsMargins(0, 0, 0, 0);
+    reportLayout->addWidget(m_advice);
+    reportLayout->addLayout(actions);
+    reportLayout->addWidget(m_replayBox);
+    reportLayout->addWidget(split, 1);
     auto* layout = new QVBoxLayout(content);
     layout->addLayout(top);
     layout->addLayout(reading);
-    layout->addWidget(m_advice);
-    layout->addLayout(actions);
-    layout->addWidget(m_replayBox);
-    layout->addWidget(split, 1);
+    layout->addWidget(m_reportView, 1);
     // Room for the window manager's title bar and frame, which it adds outside the window.
     const QSize room =
         screen() ? screen()->availableGeometry().size() - QSize(16, 64) : QSize(1000, 700);
@@ -209,6 +215,7 @@ SnapshotWindow::~SnapshotWindow() {
 void SnapshotWindow::open(const QString& path) {
     cancel();  // a read still going for another file
     m_path = path;
+    m_reportView->hide();
     m_replayBox->setRecord(path);
     setWindowTitle(tr("%1 — memory snapshot").arg(QFileInfo(path).fileName()));
     m_reading = std::make_shared<Reading>();
@@ -274,6 +281,7 @@ void SnapshotWindow::showLoaded() {
     Loaded read = m_watcher.future().takeResult();
     m_error = read.error;
     m_report = std::move(read.report);
+    m_reportView->setVisible(m_error.isEmpty() && !m_report.devices.empty());
     if (!m_error.isEmpty() || m_report.devices.empty()) {
         m_summary->setText(m_error.isEmpty()
                                ? tr("%1 holds no device's memory.").arg(m_path.toHtmlEscaped())

@@ -103,6 +103,9 @@ private:
     QPushButton* m_compare = nullptr;
     QPushButton* m_loadExperiment = nullptr;
     SnapshotReplayBox* m_replayBox = nullptr;
+    // What shows a report (the advice, the actions, the replay, the plot and tables): hidden
+    // while none is read, so that a file that could not be read shows its message alone.
+    QWidget* m_reportView = nullptr;
 };
 
 }  // namespace oomlab::ui

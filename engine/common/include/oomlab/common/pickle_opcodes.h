@@ -19,6 +19,7 @@ enum Op : unsigned char {
     kBinInt1 = 'K',
     kBinInt2 = 'M',
     kLong1 = 0x8a,
+    kLong4 = 0x8b,
     kBinFloat = 'G',
     kShortBinUnicode = 0x8c,
     kBinUnicode = 'X',

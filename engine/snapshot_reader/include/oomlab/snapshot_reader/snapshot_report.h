@@ -93,6 +93,14 @@ struct SnapshotStack {
     std::uint32_t metadata = kNoMetadata;
 };
 
+// An allocation alive from before the trace began to the end, whose block carries the frames
+// that made it (a history begun late, a ring buffer that dropped its event, PyTorch 2.0's
+// block "history"): named by them rather than as allocated before the trace.
+struct SnapshotHeldBlock {
+    std::int64_t size = 0;
+    std::uint32_t stack = 0;  // in SnapshotDevice::stacks
+};
+
 // The memory of one of the allocator's pools at the end: the default pool (0, 0), or a private
 // one (a CUDA graph's, a torch.cuda.MemPool's) whose segments serve only its own requests.
 struct SnapshotPool {
@@ -167,6 +175,7 @@ struct SnapshotDevice {
     std::vector<std::int64_t> streams;  // the streams the changes name, as the trace numbers them
     std::vector<SnapshotStack> stacks;
     std::vector<std::string> names;
+    std::vector<SnapshotHeldBlock> held_from_start;
     std::vector<SnapshotSegmentLayout> layout;  // the segments at the end
     // The stages the program annotated, in the order first seen, and where each ran, in the
     // order they ended; empty when it annotated none. Why they could not be placed, if so.
@@ -196,6 +205,15 @@ struct SnapshotReport {
 
 // "device 0", or "the CPU" (index -1, as the profiler numbers it).
 std::string snapshot_device_name(int index);
+
+// Whether a device held so little (under 1 MiB at its peak, nothing reserved, no
+// out-of-memory) that a report says so in one line, without advice: the CPU's few bytes in a
+// profile of a GPU program.
+bool holds_little(const SnapshotDevice& device);
+
+// The order a report shows its devices in: those that held memory before those that held
+// little, GPUs (by number) before the CPU.
+void order_devices(std::vector<SnapshotDevice>& devices);
 
 // Whether PyTorch's CUDA caching allocator served the device's requests, so that its segments
 // are the allocator's: not the profiler's CPU, not a profile made into a snapshot.

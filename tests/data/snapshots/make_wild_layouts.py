@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Snapshots in the layouts real programs wrote that no file kept in tests/data/wild shows
+(their programs' licences let us keep none of them): each layout rebuilt field by field, with
+figures of our own, for the reader's tests; no GPU or torch needed.
+
+    make_wild_layouts.py OUT.pickle LAYOUT
+
+LAYOUT is one of:
+  huge-line     a trace whose frames carry a line of 2**64-1, as torch.compile's generated code
+                leaves in a snapshot's frames (and a negative max_split_size, as every
+                allocator_settings has)
+  bare-list     the bare list of segments torch.cuda.memory_snapshot() returns, on device 1
+  late-history  blocks alive at the end carry their frames, the trace (begun late) none of
+                their allocations: the lines of what was alive come from the blocks
+  many-devices  segments on devices 0 and 2, and four device traces of which two are empty
+"""
+import pickle
+import sys
+
+MiB = 1 << 20
+BASE = 0x7F0000000000
+HUGE_LINE = 2**64 - 1
+
+
+def frames(line, name="forward", filename="train.py"):
+    return [{"filename": "??", "line": 0, "name": "c10::cuda::CUDACachingAllocator::malloc"},
+            {"filename": filename, "line": line, "name": name}]
+
+
+def segment(device, address, blocks):
+    total = sum(b["size"] for b in blocks)
+    allocated = sum(b["size"] for b in blocks if b["state"] == "active_allocated")
+    return {"device": device, "address": address, "total_size": total,
+            "allocated_size": allocated, "active_size": allocated,
+            "requested_size": allocated, "stream": 0, "segment_type": "large",
+            "segment_pool_id": (0, 0), "is_expandable": False, "frames": [],
+            "blocks": blocks}
+
+
+def block(address, size, state="active_allocated", block_frames=None):
+    return {"address": address, "size": size, "requested_size": size, "state": state,
+            "frames": block_frames or []}
+
+
+def event(action, address, size, event_frames=None, time=0):
+    return {"action": action, "addr": address, "size": size, "stream": 0,
+            "time_us": time, "frames": event_frames or []}
+
+
+def huge_line():
+    # Compiled code: the line of a frame in generated code is 2**64-1 (-1 as an unsigned).
+    compiled = [{"filename": "/tmp/torchinductor_user/ab/cabc.py", "line": HUGE_LINE,
+                 "name": "call"}] + frames(30)
+    trace = [event("segment_alloc", BASE, 20 * MiB, compiled, 1),
+             event("alloc", BASE, 8 * MiB, compiled, 2),
+             event("alloc", BASE + 8 * MiB, 4 * MiB, frames(31), 3),
+             event("free_requested", BASE + 8 * MiB, 4 * MiB, frames(31), 4),
+             event("free_completed", BASE + 8 * MiB, 4 * MiB, frames(31), 5)]
+    segments = [segment(0, BASE, [block(BASE, 8 * MiB, block_frames=compiled),
+                                  block(BASE + 8 * MiB, 12 * MiB, "inactive")])]
+    return {"segments": segments, "device_traces": [trace],
+            "allocator_settings": {"max_split_size": -1, "expandable_segments": False}}
+
+
+def bare_list():
+    return [segment(1, BASE, [block(BASE, 6 * MiB, block_frames=frames(12, "load")),
+                              block(BASE + 6 * MiB, 14 * MiB, "inactive")])]
+
+
+def late_history():
+    # The model (30 MiB) was built before the history began; its blocks carry their frames.
+    model = [block(BASE, 10 * MiB, block_frames=frames(7, "__init__", "model.py")),
+             block(BASE + 10 * MiB, 20 * MiB, block_frames=frames(8, "__init__", "model.py"))]
+    activation = block(BASE + 30 * MiB, 2 * MiB, block_frames=frames(41))
+    segments = [segment(0, BASE, model + [activation,
+                                          block(BASE + 32 * MiB, 8 * MiB, "inactive")])]
+    trace = [event("alloc", BASE + 30 * MiB, 2 * MiB, frames(41), 1)]
+    return {"segments": segments, "device_traces": [trace]}
+
+
+def many_devices():
+    segments = [segment(0, BASE, [block(BASE, 2 * MiB, block_frames=frames(5))]),
+                segment(2, BASE + 64 * MiB,
+                        [block(BASE + 64 * MiB, 4 * MiB, block_frames=frames(6))])]
+    traces = [[event("alloc", BASE, 2 * MiB, frames(5), 1)], [],
+              [event("alloc", BASE + 64 * MiB, 4 * MiB, frames(6), 1)], []]
+    return {"segments": segments, "device_traces": traces}
+
+
+LAYOUTS = {"huge-line": huge_line, "bare-list": bare_list, "late-history": late_history,
+           "many-devices": many_devices}
+
+if __name__ == "__main__":
+    with open(sys.argv[1], "wb") as out:
+        pickle.dump(LAYOUTS[sys.argv[2]](), out, protocol=4)

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""The figures of a memory snapshot or a profiler trace, read with plain Python alone (pickle,
+json, gzip), as a check on OOM Lab's own readers: one JSON object on standard output.
+
+A snapshot (any pickle): per device, its segments, what they reserve and what their blocks hold
+allocated at the end, the trace's events, the most allocated over the trace (the end state less
+the trace's net change, then each allocation and free in turn), and whether any allocation
+carries a Python frame (a line the report can name).
+
+A profiler trace (JSON, gzipped or not): per device of its "[memory]" events, their count and
+the most allocated ("Total Allocated" where the events give it, else the running sum of
+"Bytes" from the lowest start that keeps it from going below zero).
+"""
+import gzip
+import json
+import pickle
+import sys
+
+
+def python_frame(frames):
+    return any(str(frame.get("filename", "")).endswith(".py") for frame in frames or [])
+
+
+def block_frames(block):
+    if block.get("frames"):
+        return block["frames"]
+    history = block.get("history") or []
+    return history[-1].get("frames") if history else None
+
+
+def read_snapshot(data):
+    segments = data if isinstance(data, list) else data.get("segments") or []
+    traces = [] if isinstance(data, list) else data.get("device_traces") or []
+    devices = {}
+
+    def device(index):
+        return devices.setdefault(index, {"segments": 0, "reserved": 0, "allocated": 0,
+                                          "events": 0, "peak_allocated": 0, "lines": False})
+
+    for segment in segments:
+        d = device(segment["device"])
+        d["segments"] += 1
+        d["reserved"] += segment["total_size"]
+        for block in segment["blocks"]:
+            if block["state"] == "active_allocated":
+                d["allocated"] += block["size"]
+                d["lines"] = d["lines"] or python_frame(block_frames(block))
+    for index, trace in enumerate(traces):
+        if not trace and index not in devices:
+            continue
+        d = device(index)
+        d["events"] = len(trace)
+        moves = []
+        for event in trace:
+            if event["action"] == "alloc":
+                moves.append(event["size"])
+                d["lines"] = d["lines"] or python_frame(event.get("frames"))
+            elif event["action"] == "free_completed":
+                moves.append(-event["size"])
+        allocated = d["allocated"] - sum(moves)
+        peak = allocated
+        for move in moves:
+            allocated += move
+            peak = max(peak, allocated)
+        d["peak_allocated"] = peak
+    for d in devices.values():
+        if d["events"] == 0:
+            d["peak_allocated"] = d["allocated"]
+    return {"kind": "snapshot", "devices": {str(k): v for k, v in sorted(devices.items())}}
+
+
+def read_trace(data):
+    events = data if isinstance(data, list) else data.get("traceEvents") or []
+    devices = {}
+    for event in events:
+        if not isinstance(event, dict) or event.get("name") != "[memory]":
+            continue
+        args = event.get("args") or {}
+        key = str(args.get("Device Id", -1))
+        devices.setdefault(key, []).append(dict(args, _ts=float(event.get("ts", 0))))
+    figures = {}
+    for key, memory in devices.items():
+        memory.sort(key=lambda args: args["_ts"])
+        if all("Total Allocated" in args for args in memory):
+            peak = max(args["Total Allocated"] for args in memory)
+        else:
+            running, lowest, highest = 0, 0, 0
+            for args in memory:
+                running += args.get("Bytes", 0)
+                lowest, highest = min(lowest, running), max(highest, running)
+            peak = highest - lowest
+        figures[key] = {"events": len(memory), "peak_allocated": peak}
+    return {"kind": "trace", "devices": figures}
+
+
+def main(path):
+    with open(path, "rb") as file:
+        raw = file.read()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    if raw[:1] == b"\x80":
+        result = read_snapshot(pickle.loads(raw))
+    else:
+        result = read_trace(json.loads(raw.decode("utf-8-sig")))
+    json.dump(result, sys.stdout)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

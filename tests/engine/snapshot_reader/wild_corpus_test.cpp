@@ -1,0 +1,212 @@
+// The memory snapshots and profiler traces that other people's programs wrote, kept with their
+// provenance in tests/data/wild (PROVENANCE.tsv says where each came from and its licence):
+// every one is read, and its figures are those a plain-Python reading of the same file gives
+// (tests/data/wild/read_independently.py: pickle, json and gzip alone). A trace without memory
+// events is refused as such, and only where Python finds none either.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "oomlab/common/errors.h"
+#include "oomlab/snapshot_reader/snapshot_advice.h"
+#include "oomlab/snapshot_reader/snapshot_report.h"
+#include "test_support.h"
+
+namespace oomlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> corpus(const std::string& folder) {
+    std::vector<std::string> files;
+    for (const fs::directory_entry& entry :
+         fs::directory_iterator(test::fixture("wild/" + folder))) {
+        if (entry.path().extension() != ".tsv") {
+            files.push_back(entry.path().string());
+        }
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+// What plain Python reads of `path`; null when there is no python3.
+nlohmann::json independent_reading(const std::string& path) {
+    if (test::run_command("command -v python3 >/dev/null 2>&1").exit_code != 0) {
+        return nullptr;
+    }
+    const test::CommandResult read = test::run_command(
+        "python3 " + test::shell_quote(test::fixture("wild/read_independently.py")) + " " +
+        test::shell_quote(path) + " 2>&1");
+    EXPECT_EQ(read.exit_code, 0) << path << ": " << read.out;
+    return nlohmann::json::parse(read.out, nullptr, false);
+}
+
+bool names_a_line(const SnapshotDevice& device) {
+    return std::any_of(device.at_peak.begin(), device.at_peak.end(), [](const SnapshotLine& line) {
+        return line.where != kAllocatedBeforeTrace && line.where.rfind(kNoPythonFrame, 0) != 0;
+    });
+}
+
+// Each device as Python reads it: the end state, the events and the peak; and where an
+// allocation carries a Python frame, a line named at the peak.
+void expect_as_python_reads(const SnapshotReport& report, const nlohmann::json& python) {
+    ASSERT_EQ(report.devices.size(), python["devices"].size()) << report.source;
+    for (const SnapshotDevice& device : report.devices) {
+        const std::string key = std::to_string(device.index);
+        ASSERT_TRUE(python["devices"].contains(key)) << report.source << ": device " << key;
+        const nlohmann::json& figures = python["devices"][key];
+        const std::string where = report.source + ", device " + key;
+        EXPECT_EQ(device.events, figures["events"].get<std::size_t>()) << where;
+        EXPECT_EQ(device.peak_allocated, figures["peak_allocated"].get<std::int64_t>()) << where;
+        if (python["kind"] == "snapshot") {
+            EXPECT_EQ(device.segments, figures["segments"].get<std::int64_t>()) << where;
+            EXPECT_EQ(device.reserved, figures["reserved"].get<std::int64_t>()) << where;
+            EXPECT_EQ(device.allocated, figures["allocated"].get<std::int64_t>()) << where;
+            if (figures["lines"].get<bool>()) {
+                EXPECT_TRUE(names_a_line(device)) << where << ": its allocations carry frames";
+            }
+        }
+    }
+}
+
+TEST(WildCorpus, EverySnapshotReadsAsPlainPythonReadsIt) {
+    const std::vector<std::string> files = corpus("snapshots");
+    ASSERT_GE(files.size(), 10u);
+    for (const std::string& path : files) {
+        const nlohmann::json python = independent_reading(path);
+        if (python.is_null()) {
+            GTEST_SKIP() << "no python3 to read the corpus independently";
+        }
+        const SnapshotReport report = read_snapshot_report(path);
+        expect_as_python_reads(report, python);
+    }
+}
+
+TEST(WildCorpus, EveryTraceReadsAsPlainPythonReadsItOrHasNoMemoryEvents) {
+    const std::vector<std::string> files = corpus("traces");
+    ASSERT_GE(files.size(), 10u);
+    std::size_t with_memory = 0;
+    for (const std::string& path : files) {
+        const nlohmann::json python = independent_reading(path);
+        if (python.is_null()) {
+            GTEST_SKIP() << "no python3 to read the corpus independently";
+        }
+        if (python["devices"].empty()) {
+            try {
+                read_snapshot_report(path);
+                ADD_FAILURE() << path << ": read, though it holds no memory event";
+            } catch (const BadInput& refusal) {
+                EXPECT_NE(std::string(refusal.what()).find("without memory events"),
+                          std::string::npos)
+                    << refusal.what();
+            }
+            continue;
+        }
+        ++with_memory;
+        const SnapshotReport report = read_snapshot_report(path);
+        expect_as_python_reads(report, python);
+        // A GPU that held memory leads; the CPU's section comes after it.
+        if (std::any_of(report.devices.begin(), report.devices.end(), [](const auto& device) {
+                return device.index >= 0 && !holds_little(device);
+            })) {
+            EXPECT_GE(report.devices.front().index, 0) << path;
+        }
+    }
+    EXPECT_GE(with_memory, 3u);
+}
+
+// The layouts real programs wrote that no kept file shows (their licences let us keep none),
+// rebuilt field by field with figures of our own (tests/data/snapshots/make_wild_layouts.py).
+class WildLayout : public ::testing::Test {
+protected:
+    SnapshotReport read(const std::string& layout) {
+        const std::string path = m_dir.file(layout + ".pickle");
+        const int built = test::built_snapshot("make_wild_layouts.py", path, layout);
+        if (built < 0) {
+            m_skipped = true;
+            return {};
+        }
+        EXPECT_EQ(built, 0) << layout;
+        return read_snapshot_report(path);
+    }
+    bool m_skipped = false;
+
+private:
+    test::TempDir m_dir;
+};
+
+std::vector<std::pair<std::string, std::int64_t>> lines_of(const SnapshotDevice& device) {
+    std::vector<std::pair<std::string, std::int64_t>> lines;
+    for (const SnapshotLine& line : device.at_peak) {
+        lines.emplace_back(line.where, line.bytes);
+    }
+    return lines;
+}
+
+// torch.compile's frames carry a line of 2**64-1: read as a line not recorded, never a refusal
+// of the file; its generated code is PyTorch's, so the line named is the program's own.
+TEST_F(WildLayout, ALineOutsideSixtyFourBitsIsNoLineAndGeneratedCodeIsTorchs) {
+    const SnapshotReport report = read("huge-line");
+    if (m_skipped) {
+        GTEST_SKIP() << "no python3 to build the snapshot";
+    }
+    ASSERT_EQ(report.devices.size(), 1u);
+    const SnapshotDevice& device = report.devices[0];
+    EXPECT_EQ(device.peak_allocated, 12 * test::kMiB);
+    using Lines = std::vector<std::pair<std::string, std::int64_t>>;
+    EXPECT_EQ(lines_of(device), (Lines{{"train.py:30 (forward)", 8 * test::kMiB},
+                                       {"train.py:31 (forward)", 4 * test::kMiB}}));
+    EXPECT_EQ(report.alloc_conf, "") << "max_split_size -1 is the default";
+}
+
+// torch.cuda.memory_snapshot() returns the segments alone; here on device 1.
+TEST_F(WildLayout, TheBareListOfSegmentsIsASnapshot) {
+    const SnapshotReport report = read("bare-list");
+    if (m_skipped) {
+        GTEST_SKIP() << "no python3 to build the snapshot";
+    }
+    ASSERT_EQ(report.devices.size(), 1u);
+    EXPECT_EQ(report.devices[0].index, 1);
+    EXPECT_EQ(report.devices[0].reserved, 20 * test::kMiB);
+    EXPECT_EQ(report.devices[0].allocated, 6 * test::kMiB);
+    ASSERT_FALSE(report.devices[0].at_peak.empty());
+    EXPECT_EQ(report.devices[0].at_peak[0].where, "train.py:12 (load)");
+}
+
+// A history begun after the model was built: the blocks alive at the end carry the frames that
+// made them, so their lines are named, and no advice asks to record what the file holds.
+TEST_F(WildLayout, BlocksThatCarryTheirFramesNameTheirLines) {
+    const SnapshotReport report = read("late-history");
+    if (m_skipped) {
+        GTEST_SKIP() << "no python3 to build the snapshot";
+    }
+    ASSERT_EQ(report.devices.size(), 1u);
+    using Lines = std::vector<std::pair<std::string, std::int64_t>>;
+    EXPECT_EQ(lines_of(report.devices[0]), (Lines{{"model.py:8 (__init__)", 20 * test::kMiB},
+                                                  {"model.py:7 (__init__)", 10 * test::kMiB},
+                                                  {"train.py:41 (forward)", 2 * test::kMiB}}));
+    for (const SnapshotAdvice& advice : snapshot_advice(report.devices[0], report.alloc_conf)) {
+        EXPECT_EQ(advice.what.find("record the history"), std::string::npos) << advice.why;
+    }
+}
+
+TEST_F(WildLayout, DevicesOtherThanZeroAndEmptyTracesAreRead) {
+    const SnapshotReport report = read("many-devices");
+    if (m_skipped) {
+        GTEST_SKIP() << "no python3 to build the snapshot";
+    }
+    ASSERT_EQ(report.devices.size(), 2u);
+    EXPECT_EQ(report.devices[0].index, 0);
+    EXPECT_EQ(report.devices[0].allocated, 2 * test::kMiB);
+    EXPECT_EQ(report.devices[1].index, 2);
+    EXPECT_EQ(report.devices[1].allocated, 4 * test::kMiB);
+}
+
+}  // namespace
+}  // namespace oomlab
