@@ -92,6 +92,8 @@ TraceCollector::Action TraceCollector::action_of(const PickleValue* action) {
         what = Action::Unmap;
     } else if (name == "oom") {
         what = Action::Oom;
+    } else if (name == "annotate") {
+        what = Action::Annotate;
     }
     m_actions.emplace_back(text, what);
     return what;
@@ -135,6 +137,28 @@ std::uint32_t TraceCollector::stack_of(const PickleValue* frames, const std::str
     return added ? named->second = name() : named->second;
 }
 
+void TraceCollector::annotate(std::int64_t address, const std::string& metadata) {
+    using What = SnapshotTraceChange::What;
+    if (!m_annotated) {
+        m_annotated = true;
+        for (std::size_t i = 0; i < m_device.changes.size(); ++i) {
+            if (m_device.changes[i].what == What::Alloc) {
+                m_last_alloc[m_device.changes[i].address] = i;
+            }
+        }
+    }
+    const auto found = m_last_alloc.find(address);
+    if (found == m_last_alloc.end() || metadata.empty()) {
+        return;
+    }
+    SnapshotTraceChange& alloc = m_device.changes[found->second];
+    const SnapshotStack stack = m_device.stacks.at(alloc.stack);
+    std::string labels = stack.metadata == SnapshotStack::kNoMetadata
+                             ? metadata
+                             : m_device.names[stack.metadata] + "; " + metadata;
+    alloc.stack = m_name_ids.stack(m_device.names[stack.line], m_device.names[stack.kind], labels);
+}
+
 void TraceCollector::add(std::size_t index, const PickleValue& event, const SnapshotFields& fields,
                          const SnapshotFields::Where& where) {
     using What = SnapshotTraceChange::What;
@@ -167,6 +191,9 @@ void TraceCollector::add(std::size_t index, const PickleValue& event, const Snap
                 stack_of(found.frames, metadata && !metadata->empty() ? metadata : nullptr,
                          known_category(found.category, fields, where), fields, where);
             m_net = fields.add(m_net, change.size, where);
+            if (m_annotated) {
+                m_last_alloc[change.address] = m_device.changes.size();
+            }
             break;
         }
         case Action::Free:
@@ -183,6 +210,12 @@ void TraceCollector::add(std::size_t index, const PickleValue& event, const Snap
             change.what = What::Release;
             change.pages = action == Action::Unmap;
             break;
+        case Action::Annotate: {
+            const std::string* metadata =
+                found.user_metadata ? found.user_metadata->text() : nullptr;
+            annotate(change.address, metadata ? *metadata : std::string());
+            return;
+        }
         case Action::Oom:
             m_device.ooms.push_back(
                 {index, change.size, fields.bytes_of(found.device_free, "device_free", where)});
@@ -200,6 +233,8 @@ EventClock TraceCollector::fill(SnapshotDevice& device) {
     m_clock = EventClock();
     m_stream_ids.clear();
     m_last_stream = 0;
+    m_last_alloc.clear();
+    m_annotated = false;
     return clock;
 }
 
@@ -220,7 +255,8 @@ std::uint64_t TraceCollector::bytes() const {
     return m_device.changes.size() * sizeof(SnapshotTraceChange) +
            m_device.ooms.capacity() * sizeof(SnapshotOom) + m_device.names.capacity() * kName +
            m_device.stacks.capacity() * sizeof(SnapshotStack) +
-           (m_by_frames.size() + m_by_labelled_frames.size()) * kMapEntry + m_clock.bytes();
+           (m_by_frames.size() + m_by_labelled_frames.size() + m_last_alloc.size()) * kMapEntry +
+           m_clock.bytes();
 }
 
 }  // namespace oomlab::snapshot

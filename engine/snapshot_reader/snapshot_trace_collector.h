@@ -40,13 +40,27 @@ public:
     std::uint64_t bytes() const;
 
 private:
-    enum class Action : std::uint8_t { Alloc, Free, Reserve, Map, Release, Unmap, Oom, Other };
+    enum class Action : std::uint8_t {
+        Alloc,
+        Free,
+        Reserve,
+        Map,
+        Release,
+        Unmap,
+        Oom,
+        Annotate,
+        Other
+    };
     Action action_of(const PickleValue* action);
     // The stack id of an allocation's frames, the metadata the program set and PyTorch's
     // category of the tensor (each null: none); the category, where given, is its kind.
     std::uint32_t stack_of(const PickleValue* frames, const std::string* metadata,
                            const std::string* category, const SnapshotFields& fields,
                            const SnapshotFields::Where& where);
+    // PyTorch 2.15's "annotate" entry: `metadata` set after the fact on the live allocation at
+    // `address`, added to what its allocation's metadata says (nothing where the trace holds
+    // no allocation there: it was made before the trace began).
+    void annotate(std::int64_t address, const std::string& metadata);
     // The index of `stream` in the device's streams, refused past kMostStreams.
     std::uint16_t stream_id(std::int64_t stream, const SnapshotFields& fields,
                             const SnapshotFields::Where& where);
@@ -62,6 +76,10 @@ private:
     std::unordered_map<std::int64_t, std::uint16_t> m_stream_ids;
     std::uint16_t m_last_stream = 0;
     std::int64_t m_net = 0;  // allocated less freed so far: within what a machine holds
+    // The last allocation at each address, kept from the first annotation on (a trace without
+    // one pays nothing for it).
+    std::unordered_map<std::int64_t, std::size_t> m_last_alloc;
+    bool m_annotated = false;
 };
 
 }  // namespace oomlab::snapshot

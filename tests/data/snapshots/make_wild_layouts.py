@@ -13,6 +13,10 @@ LAYOUT is one of:
   late-history  blocks alive at the end carry their frames, the trace (begun late) none of
                 their allocations: the lines of what was alive come from the blocks
   many-devices  segments on devices 0 and 2, and four device traces of which two are empty
+  newer-fields  the fields PyTorch 2.12 to 2.15 add, as their pull requests describe them: a
+                "pool_id" pair on each trace entry, an "annotate" entry (after the fact, on a
+                live allocation), user_metadata set from a dict (compact JSON), an entry's
+                "internal_metadata", and pinned host memory in "host_segments"/"host_traces"
 """
 import pickle
 import sys
@@ -87,8 +91,26 @@ def many_devices():
     return {"segments": segments, "device_traces": traces}
 
 
+def newer_fields():
+    alloc = event("alloc", BASE, 8 * MiB, frames(41), 1)
+    alloc.update(pool_id=(0, 0), user_metadata='{"step":3}')
+    annotate = event("annotate", BASE, 0, frames(55, "pack_hook"), 2)
+    annotate.update(pool_id=(0, 0), user_metadata='{"saved_for_backward":true}')
+    prefix = event("alloc", BASE + 8 * MiB, 2 * MiB, frames(42), 3)
+    prefix.update(pool_id=(0, 0), user_metadata="", internal_metadata="mallocWithAddress")
+    segments = [segment(0, BASE, [block(BASE, 8 * MiB, block_frames=frames(41)),
+                                  block(BASE + 8 * MiB, 2 * MiB, block_frames=frames(42)),
+                                  block(BASE + 10 * MiB, 10 * MiB, "inactive")])]
+    host_block = {"address": 0x600000, "size": 4 * MiB, "requested_size": 3 * MiB,
+                  "state": "active_allocated", "frames": frames(12, "collate")}
+    host_segments = [{"address": 0x600000, "total_size": 4 * MiB, "blocks": [host_block]}]
+    host_traces = [event("alloc", 0x600000, 4 * MiB, frames(12, "collate"), 1)]
+    return {"segments": segments, "device_traces": [[alloc, annotate, prefix]],
+            "host_segments": host_segments, "host_traces": host_traces}
+
+
 LAYOUTS = {"huge-line": huge_line, "bare-list": bare_list, "late-history": late_history,
-           "many-devices": many_devices}
+           "many-devices": many_devices, "newer-fields": newer_fields}
 
 if __name__ == "__main__":
     with open(sys.argv[1], "wb") as out:
