@@ -308,12 +308,13 @@ private slots:
             m_window->setZoom(zoom);
             m_window->experimentPanel()->parentWidget()->show();  // the dock, shown when presenting
             panel->explain(qs(config_keys().front().name));
-            // The zoom's and the dock's layout settle (a few turns of the event loop on a busy
-            // machine): the form stays put for 100 ms.
+            // The zoom's and the dock's layout settle (many turns of the event loop on a loaded
+            // machine: CI saw the form still growing after 2 s): it stays put for 300 ms.
             QRect settled;
-            for (int turn = 0; turn < 20 && settled != panel->form()->parentWidget()->geometry();
-                 ++turn) {
-                settled = panel->form()->parentWidget()->geometry();
+            for (int turn = 0, still = 0; turn < 200 && still < 3; ++turn) {
+                const QRect now = panel->form()->parentWidget()->geometry();
+                still = now == settled ? still + 1 : 0;
+                settled = now;
                 QTest::qWait(100);
             }
             const int height = panel->explanationBox()->height();

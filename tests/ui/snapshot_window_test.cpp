@@ -12,6 +12,7 @@
 #include <QProcess>
 #include <QTableWidget>
 #include <QTemporaryDir>
+#include <QTextDocument>
 #include <QtTest>
 
 #include <unistd.h>
@@ -490,6 +491,27 @@ private slots:
         QVERIFY2(window->error().contains(QStringLiteral("neither a memory snapshot")),
                  qPrintable(window->error()));
         QVERIFY(window->summaryText().contains(QStringLiteral("neither a memory snapshot")));
+        window->close();
+    }
+
+    // A pickle that is no snapshot: its message alone, quotes as quotes, and nothing that
+    // pretends to hold data (no plot, no tables, no replay).
+    void aRefusedFileShowsItsMessageAlone() {
+        const QString path = m_dir.filePath("empty-dict.pickle");
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(QByteArray("\x80\x02}q\x00.", 6));  // pickle.dumps({}, protocol=2)
+        file.close();
+        SnapshotWindow* window = openAndWait(path);
+        QVERIFY(window);
+        QVERIFY2(window->error().contains(QStringLiteral("\"segments\"")),
+                 qPrintable(window->error()));
+        QTextDocument shown;
+        shown.setHtml(window->summaryText());
+        QVERIFY2(shown.toPlainText().contains(QStringLiteral("\"segments\"")),
+                 qPrintable(shown.toPlainText()));
+        QVERIFY(!window->timeline()->isVisibleTo(window));
+        QVERIFY(!window->replayBox()->isVisibleTo(window));
         window->close();
     }
 
