@@ -59,6 +59,13 @@ case "$mode" in
     cuda-test)
         preset=cuda
         ;;
+    # The workbench or a headless run builds only its programs, not the test suite.
+    run | screenshots)
+        targets=(oomlab-cli oomlab)
+        ;;
+    cli)
+        targets=(oomlab-cli)
+        ;;
 esac
 build_dir="build"
 [[ "$preset" == "default" ]] || build_dir="build-$preset"
