@@ -208,5 +208,28 @@ TEST_F(WildLayout, DevicesOtherThanZeroAndEmptyTracesAreRead) {
     EXPECT_EQ(report.devices[1].allocated, 4 * test::kMiB);
 }
 
+// PyTorch 2.12 to 2.15's fields, built as their pull requests describe them: each entry's pool
+// pair, an annotation set after the fact (added to the allocation's metadata, as memory_viz
+// shows it), JSON metadata, internal metadata and pinned host memory are read, and the device's
+// figures are what its segments and trace say.
+TEST_F(WildLayout, PyTorchsNewerFieldsAreReadAndAnAnnotationLabelsItsAllocation) {
+    const SnapshotReport report = read("newer-fields");
+    if (m_skipped) {
+        GTEST_SKIP() << "no python3 to build the snapshot";
+    }
+    ASSERT_EQ(report.devices.size(), 1u) << "pinned host memory is no CUDA device";
+    const SnapshotDevice& device = report.devices[0];
+    EXPECT_EQ(device.events, 3u);
+    EXPECT_EQ(device.allocated, 10 * test::kMiB);
+    EXPECT_EQ(device.peak_allocated, 10 * test::kMiB);
+    using Lines = std::vector<std::pair<std::string, std::int64_t>>;
+    Lines labels;
+    for (const SnapshotLine& line : device.at_peak_by_metadata) {
+        labels.emplace_back(line.where, line.bytes);
+    }
+    EXPECT_EQ(labels, (Lines{{"{\"step\":3}; {\"saved_for_backward\":true}", 8 * test::kMiB},
+                             {"(no metadata set)", 2 * test::kMiB}}));
+}
+
 }  // namespace
 }  // namespace oomlab
