@@ -12,8 +12,8 @@ declare -A seeds=(
     [dataset]="$root/tests/data/datasets"
     [config]="$root/tests/data/configs $root/resources/lessons"
     [store_replies]="$root/tests/fuzz/store_replies"
-    [snapshot]="$root/tests/fuzz/snapshot"
-    [explain]="$root/tests/fuzz/explain"
+    [snapshot]="$root/tests/fuzz/snapshot $root/tests/data/wild/snapshots"
+    [explain]="$root/tests/fuzz/explain $root/tests/data/wild/messages"
 )
 status=0
 for target in glove dataset config store_replies snapshot explain; do
