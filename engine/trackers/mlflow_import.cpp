@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 
 #include "http_client.h"
@@ -26,6 +27,8 @@ using Json = nlohmann::json;
 
 constexpr int kRunsPerPage = 1000;     // runs/search's most
 constexpr int kValuesPerPage = 25000;  // metrics/get-history's most
+// A run's summary.json is a few kilobytes to a megabyte (its modules and staircase).
+constexpr std::size_t kMostSummaryBytes = std::size_t(16) << 20;
 
 // Where a series sent by run_series() goes back in a metric row.
 struct SeriesField {
@@ -65,25 +68,64 @@ std::map<std::string, std::string> key_values(const Json& list) {
     return values;
 }
 
+// A run's id as the server gave it, for a note; "?" where it gave none.
+std::string run_id_of(const Json& run) {
+    const auto info = run.find("info");
+    if (info == run.end() || !info->is_object()) {
+        return "?";
+    }
+    const auto id = info->find("run_id");
+    return id != info->end() && id->is_string() ? id->get<std::string>() : "?";
+}
+
 using PageRequest = std::function<Json(const std::string& token)>;
+
+// A server that keeps naming a next page (the same token again, new ones with nothing on them)
+// is followed no further than this: 10 million runs, or 250 million values of one series.
+constexpr int kMostPages = 10000;
 
 // Each item under `key` of an answer MLflow gives in pages, to `take` as its page arrives (one
 // page held at a time): `page(token)` asks for the page after `token` ("" for the first).
-void for_each_item(const char* key, const PageRequest& page,
-                   const std::function<void(Json&)>& take) {
+// `take` returns false to read no further. Returns why the pages were left before the server
+// said the last was given ("" when it did, or `take` stopped).
+std::string for_each_item(const char* key, const PageRequest& page,
+                          const std::function<bool(Json&)>& take) {
+    std::set<std::string> seen;
     std::string token;
-    do {
+    for (int pages = 1;; ++pages) {
         Json answer = page(token);
+        std::size_t items = 0;
         for (Json& item : answer[key]) {
-            take(item);
+            ++items;
+            if (!take(item)) {
+                return "";
+            }
         }
         token = answer.value("next_page_token", "");
-    } while (!token.empty());
+        if (token.empty()) {
+            return "";
+        }
+        if (items == 0) {
+            return "a page with nothing on it named a next page";
+        }
+        if (!seen.insert(token).second) {
+            return "it named a next page it had named before";
+        }
+        if (pages == kMostPages) {
+            return "it named a next page after " + std::to_string(kMostPages) + " pages";
+        }
+    }
 }
 
-// Every value of one metric of a run.
-std::vector<Json> metric_history(MlflowApi& api, const std::string& run_id,
-                                 const std::string& key) {
+// What one run may bring of its series: a million values (about 100 MiB as they are read),
+// more than any run of the engine logs (a value a step and a series).
+constexpr std::size_t kMostValuesPerRun = 1000000;
+
+using Note = std::function<void(const std::string&)>;
+
+// Every value of one metric of a run, up to what the run may still bring (`left`).
+std::vector<Json> metric_history(MlflowApi& api, const std::string& run_id, const std::string& key,
+                                 std::size_t& left, const Note& note) {
     std::vector<Json> values;
     const PageRequest page = [&](const std::string& token) {
         std::string query = "run_id=" + url_escape(run_id) + "&metric_key=" + url_escape(key) +
@@ -93,13 +135,29 @@ std::vector<Json> metric_history(MlflowApi& api, const std::string& run_id,
         }
         return api.get("metrics/get-history", query);
     };
-    for_each_item("metrics", page, [&](Json& value) { values.push_back(std::move(value)); });
+    const std::string stopped = for_each_item("metrics", page, [&](Json& value) {
+        if (left == 0) {
+            note("run " + run_id + " holds more than " + std::to_string(kMostValuesPerRun) +
+                 " metric values: its first " + std::to_string(kMostValuesPerRun) +
+                 " are imported");
+            return false;
+        }
+        --left;
+        values.push_back(std::move(value));
+        return true;
+    });
+    if (!stopped.empty()) {
+        note("MLflow's history of " + key + " for run " + run_id + " was read no further (" +
+             stopped + "): the values read are imported");
+    }
     return values;
 }
 
 // The run's step and validation rows from its series, in the order they were measured.
-std::vector<MetricRow> rows_of(MlflowApi& api, const Json& run, std::int64_t start_ms) {
+std::vector<MetricRow> rows_of(MlflowApi& api, const Json& run, std::int64_t start_ms,
+                               const Note& note) {
     const std::string run_id = run.at("info").at("run_id").get<std::string>();
+    std::size_t left = kMostValuesPerRun;
     std::map<std::tuple<int, std::string_view, std::int64_t>, MetricRow> rows;
     for (const Json& latest : run["data"].value("metrics", Json::array())) {
         std::string key = latest.value("key", "");
@@ -113,7 +171,7 @@ std::vector<MetricRow> rows_of(MlflowApi& api, const Json& run, std::int64_t sta
         if (field == std::end(kSeriesFields)) {
             continue;  // a final value (final/..., peak/..., predicted/...): in the summary
         }
-        for (const Json& value : metric_history(api, run_id, latest.value("key", ""))) {
+        for (const Json& value : metric_history(api, run_id, latest.value("key", ""), left, note)) {
             const std::int64_t step = value.value("step", std::int64_t{0});
             MetricRow& row = rows[{rank, field->phase, step}];
             row.rank = rank;
@@ -171,6 +229,13 @@ public:
         whole.uid = tags.at(kUidTag);
         const std::optional<std::string> summary =
             m_api.get_artifact(info.value("artifact_uri", ""), "summary.json");
+        if (summary && summary->size() > kMostSummaryBytes) {
+            throw BadInput("run " + mlflow_id + "'s summary.json holds " +
+                           std::to_string(summary->size()) +
+                           " bytes, more than any run's (at "
+                           "most " +
+                           std::to_string(kMostSummaryBytes) + ")");
+        }
         if (summary) {
             whole.run = run_from_summary_json(*summary, "run " + mlflow_id + "'s summary.json");
         } else {
@@ -191,7 +256,8 @@ public:
         whole.run.name = (student.empty() ? "" : student + ": ") + run_name(run, whole.run);
         const auto note_tag = tags.find("mlflow.note.content");
         whole.run.notes = note_tag == tags.end() ? "" : note_tag->second;
-        whole.metrics = rows_of(m_api, run, start_ms);
+        whole.metrics =
+            rows_of(m_api, run, start_ms, [this](const std::string& text) { note(text); });
         return whole;
     }
 
@@ -250,9 +316,10 @@ private:
     MlflowApi& m_api;
 };
 
-// Each run of the experiment, oldest first, to `take` a page at a time.
-void for_each_run(MlflowApi& api, const std::string& experiment_id,
-                  const std::function<void(Json&)>& take) {
+// Each run of the experiment, oldest first, to `take` a page at a time; why the pages were left
+// early, if they were.
+std::string for_each_run(MlflowApi& api, const std::string& experiment_id,
+                         const std::function<void(Json&)>& take) {
     const PageRequest page = [&](const std::string& token) {
         Json request = {{"experiment_ids", {experiment_id}},
                         {"max_results", kRunsPerPage},
@@ -262,7 +329,10 @@ void for_each_run(MlflowApi& api, const std::string& experiment_id,
         }
         return api.post("runs/search", request);
     };
-    for_each_item("runs", page, take);
+    return for_each_item("runs", page, [&](Json& run) {
+        take(run);
+        return true;
+    });
 }
 
 }  // namespace
@@ -280,7 +350,7 @@ MlflowImport import_from_mlflow(RunStore& store, const MlflowSource& source) {
                            "and `oomlab-cli run --mlflow-experiment` send to \"OOM Lab\")");
         }
         Importer importer(api);
-        for_each_run(api, *experiment, [&](const Json& run) {
+        const std::string stopped = for_each_run(api, *experiment, [&](const Json& run) {
             const auto tags = key_values(run["data"].value("tags", Json::array()));
             if (!tags.count(kUidTag)) {
                 ++result.not_from_oomlab;
@@ -295,9 +365,17 @@ MlflowImport import_from_mlflow(RunStore& store, const MlflowSource& source) {
                     result.present.push_back(result.added.back());
                 } catch (const BadInput& error) {
                     importer.note(std::string("a run was left on the server: ") + error.what());
+                } catch (const nlohmann::json::exception& error) {
+                    // One student's run that cannot be read is skipped; the others are not.
+                    importer.note("a run was left on the server: run " + run_id_of(run) +
+                                  " could not be read (" + error.what() + ")");
                 }
             }
         });
+        if (!stopped.empty()) {
+            importer.note("MLflow's list of runs was read no further (" + stopped +
+                          "): the runs read are imported");
+        }
         result.notes = std::move(importer.notes);
         if (!result.added.empty()) {
             result.notes.push_back(

@@ -2,11 +2,13 @@
 students, each training on their own machine (a process with its own database and login name)
 and sending as their runs end, read back into the lecturer's database whole, once."""
 
+import http.server
 import json
 import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import unittest
 
 from mlflow.tracking import MlflowClient
@@ -132,6 +134,25 @@ class MlflowImport(unittest.TestCase):
             self.assertEqual(run[key], student[key], key)
         self.assertEqual(run["by_module"], [], "not on the server: not guessed")
 
+    def test_a_run_that_cannot_be_read_is_skipped_and_named(self):
+        experiment = self.client.get_experiment_by_name("OOM Lab").experiment_id
+        [sent] = self.client.search_runs([experiment], "tags.`mlflow.user` = 'student-1'")
+        summary = os.path.join(self.folder, "mlflow-artifacts", experiment, sent.info.run_id,
+                               "artifacts", "summary.json")
+        kept = summary + ".kept"
+        os.rename(summary, kept)
+        try:
+            with open(summary, "w") as broken:
+                broken.write("{ not JSON")
+            db = os.path.join(self.folder, "one-broken.sqlite")
+            _, out, _ = self.import_runs(db)
+        finally:
+            os.replace(kept, summary)
+        self.assertIn(f"run {sent.info.run_id}", out)
+        self.assertIn("a run was left on the server", out)
+        runs = cli("runs", "list", "--db", db, "--json")[1].strip().split("\n")
+        self.assertEqual(len(runs), STUDENTS - 1, "the others are imported")
+
     def test_an_experiment_the_server_does_not_have_is_named(self):
         code, _, err = self.import_runs(os.path.join(self.folder, "none.sqlite"), "--experiment",
                                         "no such class", check=False)
@@ -148,6 +169,54 @@ class MlflowImport(unittest.TestCase):
         self.assertEqual(code, 1)
         self.assertIn(f"MLflow at {uri} did not answer", err)
         self.assertEqual(cli("runs", "list", "--db", db, "--json")[1], before)
+
+
+class EndlessPages(http.server.BaseHTTPRequestHandler):
+    """A server that names a next page for ever: the same token (runs/search), or a new one with
+    nothing on it (metrics/get-history), as a broken proxy or server may."""
+    requests = 0
+
+    def log_message(self, *args):
+        pass
+
+    def answer(self, body):
+        EndlessPages.requests += 1
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        if "experiments/get-by-name" in self.path:
+            self.answer({"experiment": {"experiment_id": "1", "name": "OOM Lab"}})
+        else:  # metrics/get-history: a new token each time, no values
+            self.answer({"metrics": [], "next_page_token": f"t{EndlessPages.requests}"})
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        run = {"info": {"run_id": "r1", "start_time": 0, "end_time": 1},
+               "data": {"tags": [{"key": "oomlab.run_uid", "value": "cd" * 16},
+                                 {"key": "oomlab.export_digest", "value": "x"}],
+                        "metrics": [{"key": "train/loss", "value": 1.0, "step": 1}]}}
+        self.answer({"runs": [run], "next_page_token": "same"})
+
+
+class ServerThatNeverEndsItsPages(unittest.TestCase):
+    def test_pages_named_again_or_empty_end_the_import_with_words(self):
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), EndlessPages)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        self.addCleanup(server.shutdown)
+        folder = tempfile.mkdtemp(prefix="oomlab-pages-")
+        self.addCleanup(shutil.rmtree, folder, ignore_errors=True)
+        uri = f"http://127.0.0.1:{server.server_address[1]}"
+        code, out, err = cli("runs", "import", "--from", "mlflow", "--tracking-uri", uri, "--db",
+                             os.path.join(folder, "runs.sqlite"), check=False)
+        self.assertLess(EndlessPages.requests, 20, "a token named again ends the pages")
+        self.assertIn("it named a next page it had named before", out + err)
+        self.assertIn("a page with nothing on it named a next page", out + err)
+        self.assertEqual(code, 0, err)
 
 
 if __name__ == "__main__":
