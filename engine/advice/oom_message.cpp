@@ -119,8 +119,25 @@ void explain_cuda(OomExplanation& e) {
                           " of the GPU was held outside PyTorch's allocator in this process: the "
                           "CUDA context (a few hundred MiB), other libraries, other processes");
     }
+    if (m.private_pools && *m.private_pools > 0) {
+        e.facts.push_back(format_bytes(*m.private_pools) +
+                          " of the tensors' memory was in private pools (CUDA graphs, "
+                          "torch.cuda.MemPool), whose cached memory serves only their own "
+                          "requests");
+    }
     for (const auto& [pid, held] : m.processes) {
         e.facts.push_back("process " + std::to_string(pid) + " held " + format_bytes(held));
+    }
+    // A process the driver lists but PyTorch did not call "this process" (a container's own
+    // process ids) is this one where it holds what PyTorch reserved and a context beside it.
+    constexpr std::int64_t kMostContext = std::int64_t(2) << 30;
+    if (m.processes.size() == 1 && !m.this_process && m.reserved &&
+        m.processes[0].second >= reserved && m.processes[0].second - reserved <= kMostContext) {
+        e.facts.push_back("process " + std::to_string(m.processes[0].first) +
+                          " is most likely this one (seen from a container, its id differs): it "
+                          "held what PyTorch reserved and " +
+                          format_bytes(m.processes[0].second - reserved) +
+                          " more, a CUDA context and libraries");
     }
 
     if (m.most_at_once && requested > *m.most_at_once) {
@@ -373,6 +390,7 @@ std::string oom_explanation_json(const OomExplanation& e) {
                                   {"allocated_bytes", figure(m.allocated)},
                                   {"reserved_bytes", figure(m.reserved)},
                                   {"allowed_bytes", figure(m.allowed)},
+                                  {"private_pools_bytes", figure(m.private_pools)},
                                   {"this_process_bytes", figure(m.this_process)},
                                   {"processes", processes},
                                   {"set_aside", m.set_aside},

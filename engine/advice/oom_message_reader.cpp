@@ -453,6 +453,8 @@ OomMessage read_cuda(const Figures& f) {
         m.requested = f.after("failed to cuda calloc ", "the size asked for");
     }
     m.allowed = f.before(" allowed", "the memory allowed");
+    // 2.x: "with 46.00 MiB allocated in private pools (e.g., CUDA Graphs)".
+    m.private_pools = f.before(" allocated in private pools", "the memory in private pools");
     m.this_process = f.after("this process has ", "this process's memory", " memory in use");
     m.processes = f.processes();
     if (f.says("tried to allocate more than ")) {  // Ascend's "more than 1EB memory"

@@ -149,6 +149,35 @@ TEST(OomMessage, TheJsonHoldsTheVerdictAndEveryFigure) {
     EXPECT_FALSE(json["tries"].empty());
 }
 
+// vLLM's message under CUDA graphs: what private pools hold is said; the one process the
+// driver lists, holding what PyTorch reserved and a context more, is this one seen from a
+// container (its id is not the process's own), not another program.
+TEST(OomMessage, PrivatePoolsAndThisProcessSeenFromAContainer) {
+    const OomExplanation e = explain_oom_message(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 546.00 MiB. GPU 0 has a "
+        "total capacity of 15.77 GiB of which 514.19 MiB is free. Process 562167 has 15.25 GiB "
+        "memory in use. Of the allocated memory 13.73 GiB is allocated by PyTorch, with 46.00 MiB "
+        "allocated in private pools (e.g., CUDA Graphs), and 736.86 MiB is reserved by PyTorch "
+        "but unallocated.");
+    EXPECT_EQ(e.message.private_pools, 46 * kMiB);
+    std::string facts;
+    for (const std::string& fact : e.facts) {
+        facts += fact + "\n";
+    }
+    EXPECT_NE(facts.find("46.0 MiB of the tensors' memory was in private pools"), std::string::npos)
+        << facts;
+    EXPECT_NE(facts.find("process 562167 is most likely this one"), std::string::npos) << facts;
+    // Two processes, or one holding far more than PyTorch reserved: others, as they say.
+    const OomExplanation other = explain_oom_message(
+        "CUDA out of memory. Tried to allocate 26.00 MiB. GPU 0 has a total capacity of 11.66 GiB "
+        "of which 9.81 MiB is free. Process 1493972 has 1.28 GiB memory in use. Of the allocated "
+        "memory 9.30 GiB is allocated by PyTorch, and 163.19 MiB is reserved by PyTorch but "
+        "unallocated.");
+    for (const std::string& fact : other.facts) {
+        EXPECT_EQ(fact.find("most likely this one"), std::string::npos) << fact;
+    }
+}
+
 // --- Hostile text --------------------------------------------------------------------------
 
 // The what() of the BadInput `text` gives; "" when it explains.

@@ -36,7 +36,9 @@ struct OomMessage {
     std::optional<std::int64_t> reserved;      // by PyTorch's allocator, allocated or not
     std::optional<std::int64_t> allowed;       // a memory fraction's limit, where set
     std::optional<std::int64_t> most_at_once;  // the largest one allocation the platform makes
-    std::optional<std::int64_t> this_process;  // all this process uses, PyTorch's or not
+    std::optional<std::int64_t>
+        private_pools;  // of `allocated`, in CUDA graphs' and MemPools' pools
+    std::optional<std::int64_t> this_process;             // all this process uses, PyTorch's or not
     std::vector<std::pair<int, std::int64_t>> processes;  // pid, bytes: every process on the GPU
     std::optional<std::string> system_error;              // the CPU's errno text
     // Figures the message printed that no device holds (past 1 EiB), in words: not used.
