@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "oomlab/common/format.h"
+#include "oomlab/common/utf8.h"
 #include "snapshot_fields.h"
 #include "snapshot_stages.h"
 
@@ -201,6 +202,9 @@ NameTable::NameTable(SnapshotDevice& device) : m_names(device.names), m_stacks(d
 }
 
 std::uint32_t NameTable::id(std::string name) {
+    // Names come from the file (frames' file names, categories, metadata): a control
+    // character in one (a clear screen, a terminal title) is shown as '?', never sent as is.
+    name = printable_line(name);
     const auto [at, added] = m_ids.emplace(name, std::uint32_t(m_names.size()));
     if (added) {
         m_names.push_back(std::move(name));

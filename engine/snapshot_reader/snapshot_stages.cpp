@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "oomlab/common/utf8.h"
+
 namespace oomlab::snapshot {
 
 namespace {
@@ -38,7 +40,7 @@ std::vector<SnapshotAnnotation> read_annotations(const PickleValue& root,
             fields.refuse(where, "\"stage\" is \"" + stage + "\", not START or END");
         }
         annotation.start = stage == "START";
-        annotation.name = text_field(item, "name", fields, where);
+        annotation.name = printable_line(text_field(item, "name", fields, where));
         annotation.device = fields.whole(item, "device", where, -1, INT32_MAX);
         annotation.time_us = fields.whole(item, "time_us", where, INT64_MIN, INT64_MAX);
         annotations.push_back(std::move(annotation));
