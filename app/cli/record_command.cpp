@@ -3,6 +3,7 @@
 // out-of-memory error or at exit; without CUDA, the profiler's memory events), then says what
 // it shows, and what its out-of-memory message means when it printed one.
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <iostream>
 
@@ -25,6 +26,9 @@ double try_timeout(double asked, double first_seconds) {
 }
 
 // A --try setting PyTorch would refuse, refused before anything is read or run.
+// The longest --timeout taken: a week of one try.
+constexpr double kMostTimeoutSeconds = 7 * 24 * 3600;
+
 void check_settings(const std::vector<std::string>& tries) {
     for (const std::string& setting : tries) {
         settings_to_try({setting}, {});
@@ -96,17 +100,35 @@ void add_record_command(CLI::App& app, int& exit_code) {
                        "oomlab-cli record (the program, its folder and how it ended are kept "
                        "beside it as RECORD.program.json) and run only the --try settings");
     auto tries = std::make_shared<std::vector<std::string>>();
-    record->add_option("--try", *tries,
-                       "Then run it again with this allocator setting (PYTORCH_CUDA_ALLOC_CONF, "
-                       "e.g. expandable_segments:True), repeatable; \"advice\" for the settings "
-                       "the first run's advice names; what each run reached is printed side by "
-                       "side with the what-if's prediction");
+    record
+        ->add_option("--try", *tries,
+                     "Then run it again with this allocator setting (PYTORCH_CUDA_ALLOC_CONF, "
+                     "e.g. expandable_segments:True), repeatable; \"advice\" for the settings "
+                     "the first run's advice names; what each run reached is printed side by "
+                     "side with the what-if's prediction")
+        // One setting a --try: as a vector option it took the -- that ends the options, so
+        // `--try X -- sh -c ...` read -c as an option of its own and was refused.
+        ->allow_extra_args(false);
     auto timeout = std::make_shared<double>(0);
     record
         ->add_option("--timeout", *timeout,
                      "Seconds each try may run before it is stopped (default: twice the first "
                      "run's time, at least 10)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(CLI::Validator(
+            [](const std::string& text) {
+                // A number of seconds up to a week: 1e300 overflowed the int it became, and
+                // NaN passed every comparison.
+                double seconds = 0;
+                const char* end = text.data() + text.size();
+                const auto [rest, error] = std::from_chars(text.data(), end, seconds);
+                return error == std::errc() && rest == end && seconds >= 0 &&
+                               seconds <= kMostTimeoutSeconds
+                           ? std::string()
+                           : text + ": give the seconds each try may run, from 0 " + "to " +
+                                 std::to_string(int(kMostTimeoutSeconds)) +
+                                 " (a week; 0: twice the first run's time)";
+            },
+            "SECONDS"));
     record->footer(
         "Exits with the program's exit status (its first run's). Only the program's first "
         "Python process records (not the processes it starts).");

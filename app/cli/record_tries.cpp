@@ -98,6 +98,17 @@ std::vector<std::string> settings_to_try(const std::vector<std::string>& asked,
     std::vector<std::string> settings;
     for (const std::string& setting : asked) {
         if (setting != kAdvised) {
+            // PyTorch aborts on a setting with an empty item (",", "a:b,,c:d", a comma last).
+            std::string items = setting;
+            items.erase(std::remove(items.begin(), items.end(), ' '), items.end());
+            if (items.empty() || items.front() == ',' || items.back() == ',' ||
+                items.find(",,") != std::string::npos) {
+                throw BadInput("--try \"" + setting +
+                                   "\": an empty setting between commas (PyTorch stops the "
+                                   "program on it); write KEY:VALUE[,KEY:VALUE], e.g. "
+                                   "expandable_segments:True",
+                               {"--try"});
+            }
             try {
                 allocator::parse_alloc_conf(setting);
             } catch (const BadInput& error) {

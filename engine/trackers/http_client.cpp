@@ -3,6 +3,7 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <thread>
 
 #include "oomlab/common/errors.h"
+#include "oomlab/common/utf8.h"
 
 namespace oomlab::trackers {
 namespace {
@@ -95,11 +97,25 @@ long request_seconds(const HttpRequest& request) {
     return seconds;
 }
 
+// OOMLAB_TRACKER_RETRIES: a whole number of retries from 0 to kMostRetries; anything else
+// ("abc", 99999999999, -1) is refused, not read as some number.
+constexpr int kMostRetries = 100;
+
 int retries() {
-    if (const char* set = std::getenv("OOMLAB_TRACKER_RETRIES"); set && *set) {
-        return std::max(0, std::atoi(set));
+    const char* set = std::getenv("OOMLAB_TRACKER_RETRIES");
+    if (!set || !*set) {
+        return kRetries;
     }
-    return kRetries;
+    const std::string_view text(set);
+    int count = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), count);
+    if (error != std::errc() || end != text.data() + text.size() || count < 0 ||
+        count > kMostRetries) {
+        throw BadInput("OOMLAB_TRACKER_RETRIES=" + quoted_excerpt(text) +
+                       ": give a whole number of retries from 0 to " +
+                       std::to_string(kMostRetries) + " (unset, " + std::to_string(kRetries) + ")");
+    }
+    return count;
 }
 
 double wait_before_try(int retry, long retry_after_s) {
@@ -218,8 +234,8 @@ bool answered_for_a_moment(const HttpReply& reply) {
 
 HttpReply send(const HttpRequest& request) {
     initialise_curl();
+    const int most = retries();  // refused before anything is sent
     HttpReply reply = send_once(request);
-    const int most = retries();
     for (int retry = 0; retry < most && answered_for_a_moment(reply); ++retry) {
         const double seconds = wait_before_try(retry, reply.retry_after_s);
         if (request.before_retry) {

@@ -48,6 +48,8 @@ std::optional<nlohmann::json> MlflowApi::call(const std::string& method, const s
     m_last_call = method + " " + path.substr(0, path.find('?'));
     try {
         reply = send_controlled(method, path, body, "", "application/json");
+    } catch (const BadInput&) {
+        throw;  // a setting of ours refused (OOMLAB_TRACKER_RETRIES): not the server's doing
     } catch (const Error& error) {
         throw Error("MLflow at " + m_uri + " did not answer (" + error.what() +
                     "): start it (mlflow server --host 127.0.0.1 --port 5000) or check "
@@ -135,6 +137,8 @@ std::optional<std::string> MlflowApi::get_artifact(const std::string& artifact_u
     HttpReply reply;
     try {
         reply = send_controlled("GET", path, "", "", "application/json");
+    } catch (const BadInput&) {
+        throw;  // a setting of ours refused (OOMLAB_TRACKER_RETRIES): not the server's doing
     } catch (const Error& error) {
         throw Error("MLflow at " + m_uri + " did not answer for the artifact " + name + " (" +
                     error.what() + ")");
@@ -156,6 +160,8 @@ bool MlflowApi::put_artifact(const std::string& artifact_uri, const std::string&
     HttpReply reply;
     try {
         reply = send_controlled("PUT", path, text, file, "application/octet-stream");
+    } catch (const BadInput&) {
+        throw;  // a setting of ours refused (OOMLAB_TRACKER_RETRIES): not the server's doing
     } catch (const Error& error) {
         throw Error("MLflow at " + m_uri + " did not take the artifact " + name + " (" +
                     error.what() + ")");

@@ -186,5 +186,39 @@ TEST(RecordAfter, TheProgramFileNeverReplacesAFileRecordDidNotWrite) {
     EXPECT_EQ(test::read_text(dir.file("m.pickle.program.json")), "my notes\n");
 }
 
+// A --try before -- takes one setting: the program's own options after -- are its own (sh -c
+// was refused, the -- taken as the end of --try's values).
+TEST(RecordAfter, TheProgramsOptionsAfterTheSettingsAreItsOwn) {
+    test::TempDir dir;
+    const test::CommandResult ran = test::run_command(
+        "cd " + test::shell_quote(dir.path()) + " && " + test::shell_quote(test::cli_program()) +
+        " record --try expandable_segments:True -- sh -c 'touch ran' 2>&1 </dev/null");
+    EXPECT_EQ(ran.exit_code, 0) << ran.out;
+    EXPECT_TRUE(std::filesystem::exists(dir.file("ran"))) << ran.out;
+}
+
+// Values no run can take are refused with words before the program runs: an empty allocator
+// setting (PyTorch 2.11 aborted on ","), a timeout past a week or not a number (1e300 was printed
+// as "at most -2147483648 s", nan taken silently).
+TEST(RecordAfter, ImpossibleTriesAndTimeoutsAreRefusedBeforeTheProgramRuns) {
+    test::TempDir dir;
+    const std::pair<std::string, std::string> cases[] = {
+        {"--try ','", "an empty setting between commas"},
+        {"--try 'expandable_segments:True,'", "an empty setting between commas"},
+        {"--timeout 1e300", "from 0 to 604800"},
+        {"--timeout nan", "from 0 to 604800"},
+        {"--timeout -1", "from 0 to 604800"},
+    };
+    for (const auto& [options, words] : cases) {
+        const test::CommandResult refused =
+            test::run_command("cd " + test::shell_quote(dir.path()) + " && " +
+                              test::shell_quote(test::cli_program()) + " record " + options +
+                              " -- sh -c 'touch ran' 2>&1 </dev/null");
+        EXPECT_EQ(refused.exit_code, 2) << options << ": " << refused.out;
+        EXPECT_NE(refused.out.find(words), std::string::npos) << options << ": " << refused.out;
+        EXPECT_FALSE(std::filesystem::exists(dir.file("ran"))) << options << ": the program ran";
+    }
+}
+
 }  // namespace
 }  // namespace oomlab

@@ -396,6 +396,19 @@ class MlflowUnreachable(RunsFixture):
         self.assertEqual(code, 1)
         self.assertIn("is this the address of an MLflow tracking server?", err)
 
+    def test_a_number_of_retries_that_is_none_is_refused(self):
+        """OOMLAB_TRACKER_RETRIES is a whole number from 0 to 100, refused before anything is
+        sent ("abc" was 0, 99999999999 1,215,752,191)."""
+        uri = f"http://127.0.0.1:{free_port()}"
+        for value in ("abc", "99999999999", "-1", "2.5"):
+            with self.subTest(value=value):
+                code, _, err = cli("runs", "export", str(self.completed), "--db", self.db,
+                                   "--to", "mlflow", "--tracking-uri", uri, check=False,
+                                   env={"OOMLAB_TRACKER_RETRIES": value})
+                self.assertEqual(code, 2, err)
+                self.assertIn(f'OOMLAB_TRACKER_RETRIES="{value}": give a whole number', err)
+                self.assertNotIn("did not answer", err)
+
     def test_an_answer_without_end(self):
         """A body past 64 MiB, or trickled, ends the request with words, within its time."""
         with serving(EndlessHandler) as uri:
