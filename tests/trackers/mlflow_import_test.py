@@ -2,6 +2,7 @@
 students, each training on their own machine (a process with its own database and login name)
 and sending as their runs end, read back into the lecturer's database whole, once."""
 
+import contextlib
 import http.server
 import json
 import os
@@ -112,19 +113,27 @@ class MlflowImport(unittest.TestCase):
             self.client.delete_run(other.info.run_id)
             self.client.delete_run(half.info.run_id)
 
-    def test_without_its_summary_a_run_keeps_what_tags_and_final_values_say(self):
+    @contextlib.contextmanager
+    def summary_set_aside(self, student):
+        """The server's summary.json of the student's run, moved aside for the block (the
+        block may write another there); yields its path and the run's id."""
         experiment = self.client.get_experiment_by_name("OOM Lab").experiment_id
-        [sent] = self.client.search_runs([experiment], "tags.`mlflow.user` = 'student-0'")
+        [sent] = self.client.search_runs([experiment],
+                                         f"tags.`mlflow.user` = 'student-{student}'")
         summary = os.path.join(self.folder, "mlflow-artifacts", experiment, sent.info.run_id,
                                "artifacts", "summary.json")
         kept = summary + ".kept"
         os.rename(summary, kept)
         try:
+            yield summary, sent.info.run_id
+        finally:
+            os.replace(kept, summary)
+
+    def test_without_its_summary_a_run_keeps_what_tags_and_final_values_say(self):
+        with self.summary_set_aside(0):
             db = os.path.join(self.folder, "no-summary.sqlite")
             _, out, _ = self.import_runs(db)
             self.assertIn("does not serve summary.json for some runs", out)
-        finally:
-            os.rename(kept, summary)
         runs = [json.loads(line) for line in cli("runs", "list", "--db", db, "--json")[1].split("\n")
                 if line]
         [run] = [r for r in runs if r["name"].startswith("student-0: ")]
@@ -135,20 +144,12 @@ class MlflowImport(unittest.TestCase):
         self.assertEqual(run["by_module"], [], "not on the server: not guessed")
 
     def test_a_run_that_cannot_be_read_is_skipped_and_named(self):
-        experiment = self.client.get_experiment_by_name("OOM Lab").experiment_id
-        [sent] = self.client.search_runs([experiment], "tags.`mlflow.user` = 'student-1'")
-        summary = os.path.join(self.folder, "mlflow-artifacts", experiment, sent.info.run_id,
-                               "artifacts", "summary.json")
-        kept = summary + ".kept"
-        os.rename(summary, kept)
-        try:
+        with self.summary_set_aside(1) as (summary, run_id):
             with open(summary, "w") as broken:
                 broken.write("{ not JSON")
             db = os.path.join(self.folder, "one-broken.sqlite")
             _, out, _ = self.import_runs(db)
-        finally:
-            os.replace(kept, summary)
-        self.assertIn(f"run {sent.info.run_id}", out)
+        self.assertIn(f"run {run_id}", out)
         self.assertIn("a run was left on the server", out)
         runs = cli("runs", "list", "--db", db, "--json")[1].strip().split("\n")
         self.assertEqual(len(runs), STUDENTS - 1, "the others are imported")
