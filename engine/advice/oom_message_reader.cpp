@@ -1,22 +1,28 @@
-// Reading PyTorch's out-of-memory messages by hand: where the last message of a text begins and
-// ends, and the figures of that one message. No std::regex: its matcher recursed once per
+// Reading PyTorch's out-of-memory messages by hand: the figures of the one message
+// oom_message_text.h finds in a text. No std::regex: its matcher recursed once per
 // character, and a number of 30,000 digits overflowed the stack. Every scan here is linear in
 // the text, and a figure is read only where the message's wording puts one.
 #include <algorithm>
 #include <climits>
 #include <cmath>
 
+#include "oom_message_text.h"
 #include "oomlab/advice/oom_message.h"
 #include "oomlab/common/errors.h"
 
 namespace oomlab {
 namespace {
 
-using Device = OomMessage::Device;
+using oom_text::is_digit;
+using oom_text::last_message;
+using oom_text::Marker;
+using oom_text::marker_at_start;
+using oom_text::one_line;
+using oom_text::Span;
 
+using Device = OomMessage::Device;
 constexpr std::size_t kNone = std::string_view::npos;
-// The most a message runs on from its first words: figures after it are not its own.
-constexpr std::size_t kMostMessage = 64 * 1024;
+
 // What OomLogReader keeps: the stream's last kWindow to 2 * kWindow bytes.
 constexpr std::size_t kWindow = 256 * 1024;
 // The longest number taken as a figure ("16777216.00" is 11 characters).
@@ -24,50 +30,6 @@ constexpr std::size_t kMostFigure = 30;
 // 1 EiB: more than any device holds; sums of a few such figures still fit in 64 bits.
 constexpr double kMostBytes = 1152921504606846976.0;
 constexpr long long kMostDevice = 65535;
-
-// The words a message begins with; the last of them in a text begins the message explained.
-// PyTorch's caching allocator says "<backend> out of memory" on each backend it serves (ROCm's
-// build says HIP, Intel's XPU, Ascend's NPU); a driver's own failure is "<backend> error: out of
-// memory", and cuBLAS's is its status.
-struct Marker {
-    std::string_view words;
-    Device device;
-    std::string_view backend = "CUDA";
-    bool driver = false;
-    // Words within a message rather than at its start: a message begins there only where no
-    // other begins before it (a poster's copy that starts at them, a log that split the first).
-    bool weak = false;
-};
-constexpr Marker kMarkers[] = {
-    {"CUDA out of memory", Device::Cuda},
-    {"OutOfMemoryError", Device::Cuda},
-    {"HIP out of memory", Device::Cuda, "HIP"},
-    {"XPU out of memory", Device::Cuda, "XPU"},
-    {"NPU out of memory", Device::Cuda, "NPU"},
-    // Intel's extension refused one allocation larger than its platform allows.
-    {"Current platform can NOT allocate memory block with size larger than", Device::Cuda, "XPU"},
-    // PyTorch 0.x: the caching allocator's failure in THC's words.
-    {"cuda runtime error (2) : out of memory", Device::Cuda},
-    {"error=2 : out of memory", Device::Cuda},
-    // The cudaMallocAsync backend's ("Allocation on device 0 would exceed allowed memory").
-    {"Allocation on device", Device::Cuda},
-    {"CUDA error: out of memory", Device::Cuda, "CUDA", true},
-    {"HIP error: out of memory", Device::Cuda, "HIP", true},
-    {"CUBLAS_STATUS_ALLOC_FAILED", Device::Cuda, "CUDA", true},
-    {"CUDNN_STATUS_NOT_INITIALIZED", Device::Cuda, "CUDA", true},
-    {"Failed to CUDA calloc", Device::Cuda, "CUDA", true},  // NCCL's
-    {"DefaultCPUAllocator: can't allocate memory", Device::Cpu},
-    {"DefaultCPUAllocator: not enough memory", Device::Cpu},
-    {"posix_memalign(&data, gAlignment, nbytes) == 0", Device::Cpu},  // before PyTorch 1.2
-    {"MPS backend out of memory", Device::Mps},
-    {"std::bad_alloc", Device::Cpu},
-    {"out of memory. Tried to allocate", Device::Cuda, "CUDA", false, true},
-    {"Tried to allocate", Device::Cuda, "CUDA", false, true},
-};
-// Where a message has ended at the latest: the next exception's traceback.
-constexpr std::string_view kStops[] = {"Traceback (most recent call last)",
-                                       "During handling of the above exception",
-                                       "The above exception was the direct cause"};
 
 struct Unit {
     std::string_view name;  // lower case: units are read in any case
@@ -80,9 +42,6 @@ constexpr Unit kUnits[] = {{"pib", kPiB}, {"tib", kTiB}, {"gib", kGiB}, {"mib", 
                            {"kib", kKiB}, {"pb", kPiB},  {"tb", kTiB},  {"gb", kGiB},
                            {"mb", kMiB},  {"kb", kKiB},  {"bytes", 1},  {"b", 1}};
 
-bool is_digit(char c) {
-    return c >= '0' && c <= '9';
-}
 bool is_word(char c) {
     return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
@@ -90,106 +49,6 @@ bool is_word(char c) {
 // A figure as a message may quote it: its first characters.
 std::string shown(std::string_view token) {
     return token.size() <= 24 ? std::string(token) : std::string(token.substr(0, 24)) + "...";
-}
-
-// Where `text` ends its message that begins at `begin`: a blank line, the next traceback, or
-// kMostMessage bytes on.
-std::size_t message_end(std::string_view text, std::size_t begin) {
-    const std::string_view rest = text.substr(begin, kMostMessage);
-    std::size_t end = rest.size();
-    for (std::string_view stop : kStops) {
-        end = std::min(end, rest.find(stop));
-    }
-    for (std::size_t line = rest.find('\n'); line < end; line = rest.find('\n', line + 1)) {
-        std::size_t next = line + 1;
-        while (next < end && (rest[next] == ' ' || rest[next] == '\t' || rest[next] == '\r')) {
-            ++next;
-        }
-        if (next < end && rest[next] == '\n') {
-            end = line;
-        }
-    }
-    return begin + end;
-}
-
-struct Span {
-    std::size_t begin = 0;
-    std::size_t end = 0;
-};
-
-// Whether the marker at `at` is a sentence's words, not a message's start: "If you encounter
-// CUDA out of memory, try ..." (a program's hint after its own error) follows a word and a space.
-bool in_prose(std::string_view text, std::size_t at) {
-    return at >= 2 && text[at - 1] == ' ' && text[at - 2] >= 'a' && text[at - 2] <= 'z';
-}
-
-// The last place of `words` in `text`. Found forward, one match after another: the standard
-// library's rfind compares at every position backwards, which made reading a long log 100 times
-// slower than grep; find skips to the next first letter.
-std::size_t last_place(std::string_view text, std::string_view words) {
-    std::size_t last = kNone;
-    for (std::size_t at = text.find(words); at != kNone; at = text.find(words, at + 1)) {
-        last = in_prose(text, at) ? last : at;
-    }
-    return last;
-}
-
-// The last place any of the markers (weak or not) begins in `text`.
-std::size_t last_marker(std::string_view text, bool weak) {
-    std::size_t begin = kNone;
-    for (const Marker& marker : kMarkers) {
-        if (marker.weak != weak) {
-            continue;
-        }
-        const std::size_t at = last_place(text, marker.words);
-        if (at != kNone && (begin == kNone || at > begin)) {
-            begin = at;
-        }
-    }
-    return begin;
-}
-
-std::optional<Span> last_message(std::string_view text) {
-    const std::size_t strong = last_marker(text, false);
-    const std::size_t weak = last_marker(text, true);
-    if (strong == kNone && weak == kNone) {
-        return std::nullopt;
-    }
-    if (strong != kNone) {
-        const std::size_t end = message_end(text, strong);
-        if (weak == kNone || weak < end) {
-            return Span{strong, end};
-        }
-    }
-    return Span{weak, message_end(text, weak)};
-}
-
-// The message as one line, as its figures are read: each run of white space (a console's wrap,
-// a log's box, sentences split by blank lines) one space, without the "[rankN]:" torchrun puts
-// before each line of a rank's output.
-std::string one_line(std::string_view text) {
-    std::string line;
-    line.reserve(text.size());
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (c == '[' && text.compare(i, 5, "[rank") == 0) {
-            std::size_t end = i + 5;
-            while (end < text.size() && is_digit(text[end])) {
-                ++end;
-            }
-            if (end > i + 5 && text.compare(end, 2, "]:") == 0) {
-                i = end + 1;
-                continue;
-            }
-        }
-        const bool space = c == ' ' || c == '\t' || c == '\n' || c == '\r';
-        if (!space) {
-            line += c;
-        } else if (!line.empty() && line.back() != ' ') {
-            line += ' ';
-        }
-    }
-    return line;
 }
 
 // The figures of one message, each found after or before the words PyTorch puts beside it.
@@ -470,12 +329,7 @@ OomMessage read_cuda(const Figures& f) {
 OomMessage read_message(std::string_view text) {
     const std::string line = one_line(text);
     const Figures f(line);
-    const Marker* begun = &kMarkers[0];
-    for (const Marker& marker : kMarkers) {
-        if (text.compare(0, marker.words.size(), marker.words) == 0) {
-            begun = &marker;
-        }
-    }
+    const Marker* begun = &marker_at_start(text);
     OomMessage m;
     if (begun->device == Device::Cuda) {
         m = read_cuda(f);
@@ -536,7 +390,7 @@ void OomLogReader::feed(std::string_view piece) {
             continue;
         }
         // The window slides by kWindow: a message that begins in what leaves it is kept,
-        // whole (it ends within kMostMessage < kWindow bytes, all of which are here).
+        // whole (it ends within oom_text::kMostMessage < kWindow bytes, all of which are here).
         const std::size_t cut = m_window.size() - kWindow;
         if (const std::optional<Span> span = last_message(m_window); span && span->begin < cut) {
             m_earlier.assign(m_window, span->begin, span->end - span->begin);

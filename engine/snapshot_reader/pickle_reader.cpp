@@ -329,36 +329,13 @@ private:
         push(m_memo.value(m_memo.at(index)));
     }
 
-    // A little-endian two's-complement whole number of `length` bytes (LONG1, LONG4). One
-    // outside 64 bits is kept as a BigInt: a value no field takes as a size or an address.
+    // A whole number of `length` bytes (LONG1, LONG4): one past 64 bits is a BigInt.
     void whole_number(std::size_t length) {
         if (length > kMostWholeNumberBytes) {
             fail("a whole number of " + std::to_string(length) + " bytes (the most read is " +
                  std::to_string(kMostWholeNumberBytes) + ")");
         }
-        if (length > 8) {
-            const std::string_view bytes = take(length);
-            const bool negative = (static_cast<unsigned char>(bytes.back()) & 0x80) != 0;
-            // Python writes the fewest bytes: one more than 8 only for a number outside int64,
-            // but a longer spelling of a small one is still that number.
-            const char fill = negative ? char(0xff) : char(0);
-            const bool fits = std::all_of(bytes.begin() + 8, bytes.end(),
-                                          [&](char byte) { return byte == fill; }) &&
-                              ((static_cast<unsigned char>(bytes[7]) & 0x80) != 0) == negative;
-            if (!fits) {
-                return push(PickleValue::of_big_int(negative));
-            }
-            std::uint64_t bits = 0;
-            for (std::size_t i = 8; i-- > 0;) {
-                bits = (bits << 8) | static_cast<unsigned char>(bytes[i]);
-            }
-            return push(PickleValue::of_int(static_cast<std::int64_t>(bits)));
-        }
-        std::uint64_t bits = length ? unsigned_le(length) : 0;
-        if (length > 0 && length < 8 && (bits >> (8 * length - 1)) & 1) {
-            bits |= ~std::uint64_t(0) << (8 * length);  // two's complement, widened
-        }
-        push(PickleValue::of_int(static_cast<std::int64_t>(bits)));
+        push(PickleValue::of_little_endian(take(length)));
     }
 
     void text(std::uint64_t length) {

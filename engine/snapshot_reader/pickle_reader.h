@@ -35,6 +35,8 @@ public:
     static PickleValue of_bool(bool flag);
     static PickleValue of_int(std::int64_t number);
     static PickleValue of_big_int(bool negative);
+    // A little-endian two's-complement whole number (LONG1, LONG4); a BigInt past 64 bits.
+    static PickleValue of_little_endian(std::string_view bytes);
     static PickleValue of_float(double number);
     static PickleValue of_text(const std::string* text);
     static PickleValue of_container(const PickleContainer* container);

@@ -1,4 +1,5 @@
 // The values a pickle is read into: made by the reader, asked by what reads a snapshot.
+#include <algorithm>
 #include <cstring>
 #include <string_view>
 
@@ -25,6 +26,32 @@ PickleValue PickleValue::of_big_int(bool negative) {
     value.m_kind = Kind::BigInt;
     value.m_bits = negative ? 1 : 0;
     return value;
+}
+
+PickleValue PickleValue::of_little_endian(std::string_view bytes) {
+    if (bytes.empty()) {
+        return of_int(0);
+    }
+    const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(bytes[i]); };
+    const bool negative = (byte(bytes.size() - 1) & 0x80) != 0;
+    // Python writes the fewest bytes, so a ninth only for a number outside int64; a longer
+    // spelling of a small one (its extra bytes the sign's) is still that number.
+    if (bytes.size() > 8) {
+        const unsigned char sign = negative ? 0xff : 0;
+        for (std::size_t i = 8; i < bytes.size(); ++i) {
+            if (byte(i) != sign) {
+                return of_big_int(negative);
+            }
+        }
+        if (((byte(7) & 0x80) != 0) != negative) {
+            return of_big_int(negative);
+        }
+    }
+    std::uint64_t bits = negative ? ~std::uint64_t(0) : 0;  // two's complement, widened
+    for (std::size_t i = std::min<std::size_t>(bytes.size(), 8); i-- > 0;) {
+        bits = (bits << 8) | byte(i);
+    }
+    return of_int(static_cast<std::int64_t>(bits));
 }
 
 PickleValue PickleValue::of_float(double number) {

@@ -17,6 +17,7 @@
 
 #include <unistd.h>
 
+#include "../engine/snapshot_reader/pickle_bytes.h"
 #include "common/formatting.h"
 #include "experiment/experiment_panel.h"
 #include "snapshot/snapshot_diff_window.h"
@@ -58,30 +59,11 @@ private:
         return cli.waitForFinished(60000) ? cli.exitCode() : -1;
     }
 
-    // A snapshot of `count` allocations of 512 bytes, each freed at once, spelled out with no
-    // memo (45 bytes an event): long enough to read for a while.
-    static bool writeManyEvents(const QString& path, quint32 count) {
-        const auto text = [](const char* value) {
-            return QByteArray("\x8c") + char(qstrlen(value)) + value;
-        };
-        const auto le32 = [](quint32 value) {
-            QByteArray out(4, '\0');
-            for (int i = 0; i < 4; ++i) {
-                out[i] = char((value >> (8 * i)) & 0xff);
-            }
-            return out;
-        };
-        QByteArray out =
-            QByteArray("\x80\x02}(") + text("segments") + "]" + text("device_traces") + "]](";
-        for (quint32 i = 0; i < count; ++i) {
-            for (const char* action : {"alloc", "free_completed"}) {
-                out += "}(" + text("action") + text(action) + text("addr") + "J" + le32(i * 512) +
-                       text("size") + "J" + le32(512) + "u";
-            }
-        }
-        out += "eau.";
+    // `bytes` as the file `path` (many_allocations(N): N allocations freed at once, 45 B each).
+    static bool writeFile(const QString& path, const std::string& bytes) {
         QFile file(path);
-        return file.open(QIODevice::WriteOnly) && file.write(out) == out.size();
+        return file.open(QIODevice::WriteOnly) &&
+               file.write(bytes.data(), qint64(bytes.size())) == qint64(bytes.size());
     }
 
     static QString cell(const QTableWidget* table, int row, int column) {
@@ -371,7 +353,8 @@ private slots:
     // memory field (in units, refused in words), and a Show all for the model's misses.
     void theReplayBoxNamesItsOwnControls() {
         const QString path = m_dir.filePath("twenty.pickle");
-        QVERIFY(writeManyEvents(path, 20));  // no segments recorded: 20 requests disagree
+        // No segments recorded: 20 requests disagree with the model.
+        QVERIFY(writeFile(path, snapshot::many_allocations(20)));
         SnapshotWindow* window = openAndWait(path);
         QVERIFY(window);
         SnapshotReplayBox* box = window->replayBox();
@@ -425,7 +408,7 @@ private slots:
     // end, it shows the snapshot and no more progress.
     void aLongReadShowsItsProgressAndCancels() {
         const QString path = m_dir.filePath("long.pickle");
-        QVERIFY(writeManyEvents(path, 400000));  // 36 MB
+        QVERIFY(writeFile(path, snapshot::many_allocations(400000)));  // 36 MB
         SnapshotWindow* window = m_window->menus()->openSnapshot(path);
         QSignalSpy loaded(window, &SnapshotWindow::loaded);
         QVERIFY(window->progressBar()->isVisible());
@@ -461,7 +444,7 @@ private slots:
         QString path = qEnvironmentVariable("OOMLAB_RSS_SNAPSHOT");
         if (path.isEmpty()) {
             path = m_dir.filePath("resident.pickle");
-            QVERIFY(writeManyEvents(path, 600000));  // 54 MB, 1.2 million events
+            QVERIFY(writeFile(path, snapshot::many_allocations(600000)));  // 54 MB, 1.2M events
         }
         QCoreApplication::processEvents();
         const double before = resident_mib();
@@ -485,6 +468,8 @@ private slots:
         QVERIFY2(after < before * 1.2, qPrintable(figures));
     }
 
+    // A file that is no snapshot, and a pickle that is no snapshot: the message alone, quotes
+    // as quotes, and nothing that pretends to hold data (no plot, no tables, no replay).
     void aFileThatIsNoSnapshotSaysWhy() {
         SnapshotWindow* window = openAndWait(m_dir.filePath("runs.sqlite"));
         QVERIFY(window);
@@ -492,17 +477,10 @@ private slots:
                  qPrintable(window->error()));
         QVERIFY(window->summaryText().contains(QStringLiteral("neither a memory snapshot")));
         window->close();
-    }
-
-    // A pickle that is no snapshot: its message alone, quotes as quotes, and nothing that
-    // pretends to hold data (no plot, no tables, no replay).
-    void aRefusedFileShowsItsMessageAlone() {
         const QString path = m_dir.filePath("empty-dict.pickle");
-        QFile file(path);
-        QVERIFY(file.open(QIODevice::WriteOnly));
-        file.write(QByteArray("\x80\x02}q\x00.", 6));  // pickle.dumps({}, protocol=2)
-        file.close();
-        SnapshotWindow* window = openAndWait(path);
+        QVERIFY(
+            writeFile(path, std::string("\x80\x02}q\x00.", 6)));  // pickle.dumps({}, protocol=2)
+        window = openAndWait(path);
         QVERIFY(window);
         QVERIFY2(window->error().contains(QStringLiteral("\"segments\"")),
                  qPrintable(window->error()));

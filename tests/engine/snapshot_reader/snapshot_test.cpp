@@ -395,5 +395,31 @@ TEST(SnapshotReport, APickleThatIsNoSnapshotIsNamed) {
     }
 }
 
+// Names come from the file: a frame's file name that clears the screen, metadata that sets the
+// terminal's title, a stage named with a bell are shown with '?' for each control character,
+// in every grouping and in the stages.
+TEST(SnapshotHostile, ControlCharactersInNamesAreShownAsQuestionMarks) {
+    const std::string frame = "}(" + text("filename") + text("\x1b[2Jevil.py") + text("line") +
+                              "K" + bytes({3}) + text("name") + text("f\x07") + "u";
+    const std::string event = "}(" + text("action") + text("alloc") + text("addr") + "J" +
+                              le32(4096) + text("size") + "J" + le32(512) + text("frames") + "](" +
+                              frame + "e" + text("user_metadata") + text("\x1b]0;title\x07") + "u";
+    const std::string pickle = kProto2 + "}(" + text("segments") + "]" + text("device_traces") +
+                               "]](" + event + "ea" + "u.";
+    const SnapshotReport report = snapshot_report_from_bytes(pickle, "control.pickle");
+    ASSERT_EQ(report.devices.size(), 1u);
+    const SnapshotDevice& device = report.devices[0];
+    for (const std::vector<SnapshotLine>* groups :
+         {&device.at_peak, &device.at_peak_by_kind, &device.at_peak_by_metadata}) {
+        for (const SnapshotLine& line : *groups) {
+            EXPECT_EQ(line.where.find_first_of("\x1b\x07"), std::string::npos) << line.where;
+        }
+    }
+    ASSERT_FALSE(device.at_peak.empty());
+    EXPECT_EQ(device.at_peak[0].where, "?[2Jevil.py:3 (f?)");
+    ASSERT_FALSE(device.at_peak_by_metadata.empty());
+    EXPECT_EQ(device.at_peak_by_metadata[0].where, "?]0;title?");
+}
+
 }  // namespace
 }  // namespace oomlab::snapshot

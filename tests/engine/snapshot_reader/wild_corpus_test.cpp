@@ -125,17 +125,16 @@ TEST(WildCorpus, EveryTraceReadsAsPlainPythonReadsItOrHasNoMemoryEvents) {
 // rebuilt field by field with figures of our own (tests/data/snapshots/make_wild_layouts.py).
 class WildLayout : public ::testing::Test {
 protected:
+    void SetUp() override {
+        if (test::run_command("command -v python3 >/dev/null 2>&1").exit_code != 0) {
+            GTEST_SKIP() << "no python3 to build the snapshot";
+        }
+    }
     SnapshotReport read(const std::string& layout) {
         const std::string path = m_dir.file(layout + ".pickle");
-        const int built = test::built_snapshot("make_wild_layouts.py", path, layout);
-        if (built < 0) {
-            m_skipped = true;
-            return {};
-        }
-        EXPECT_EQ(built, 0) << layout;
+        EXPECT_EQ(test::built_snapshot("make_wild_layouts.py", path, layout), 0) << layout;
         return read_snapshot_report(path);
     }
-    bool m_skipped = false;
 
 private:
     test::TempDir m_dir;
@@ -153,9 +152,6 @@ std::vector<std::pair<std::string, std::int64_t>> lines_of(const SnapshotDevice&
 // of the file; its generated code is PyTorch's, so the line named is the program's own.
 TEST_F(WildLayout, ALineOutsideSixtyFourBitsIsNoLineAndGeneratedCodeIsTorchs) {
     const SnapshotReport report = read("huge-line");
-    if (m_skipped) {
-        GTEST_SKIP() << "no python3 to build the snapshot";
-    }
     ASSERT_EQ(report.devices.size(), 1u);
     const SnapshotDevice& device = report.devices[0];
     EXPECT_EQ(device.peak_allocated, 12 * test::kMiB);
@@ -168,9 +164,6 @@ TEST_F(WildLayout, ALineOutsideSixtyFourBitsIsNoLineAndGeneratedCodeIsTorchs) {
 // torch.cuda.memory_snapshot() returns the segments alone; here on device 1.
 TEST_F(WildLayout, TheBareListOfSegmentsIsASnapshot) {
     const SnapshotReport report = read("bare-list");
-    if (m_skipped) {
-        GTEST_SKIP() << "no python3 to build the snapshot";
-    }
     ASSERT_EQ(report.devices.size(), 1u);
     EXPECT_EQ(report.devices[0].index, 1);
     EXPECT_EQ(report.devices[0].reserved, 20 * test::kMiB);
@@ -183,9 +176,6 @@ TEST_F(WildLayout, TheBareListOfSegmentsIsASnapshot) {
 // made them, so their lines are named, and no advice asks to record what the file holds.
 TEST_F(WildLayout, BlocksThatCarryTheirFramesNameTheirLines) {
     const SnapshotReport report = read("late-history");
-    if (m_skipped) {
-        GTEST_SKIP() << "no python3 to build the snapshot";
-    }
     ASSERT_EQ(report.devices.size(), 1u);
     using Lines = std::vector<std::pair<std::string, std::int64_t>>;
     EXPECT_EQ(lines_of(report.devices[0]), (Lines{{"model.py:8 (__init__)", 20 * test::kMiB},
@@ -198,9 +188,6 @@ TEST_F(WildLayout, BlocksThatCarryTheirFramesNameTheirLines) {
 
 TEST_F(WildLayout, DevicesOtherThanZeroAndEmptyTracesAreRead) {
     const SnapshotReport report = read("many-devices");
-    if (m_skipped) {
-        GTEST_SKIP() << "no python3 to build the snapshot";
-    }
     ASSERT_EQ(report.devices.size(), 2u);
     EXPECT_EQ(report.devices[0].index, 0);
     EXPECT_EQ(report.devices[0].allocated, 2 * test::kMiB);
@@ -214,9 +201,6 @@ TEST_F(WildLayout, DevicesOtherThanZeroAndEmptyTracesAreRead) {
 // figures are what its segments and trace say.
 TEST_F(WildLayout, PyTorchsNewerFieldsAreReadAndAnAnnotationLabelsItsAllocation) {
     const SnapshotReport report = read("newer-fields");
-    if (m_skipped) {
-        GTEST_SKIP() << "no python3 to build the snapshot";
-    }
     ASSERT_EQ(report.devices.size(), 1u) << "pinned host memory is no CUDA device";
     const SnapshotDevice& device = report.devices[0];
     EXPECT_EQ(device.events, 3u);

@@ -1,0 +1,150 @@
+// Where PyTorch's out-of-memory message is in a text: its wordings' first words, and where the
+// last message begins and ends.
+#include "oom_message_text.h"
+
+namespace oomlab::oom_text {
+namespace {
+
+using Device = OomMessage::Device;
+constexpr std::size_t kNone = std::string_view::npos;
+
+// The words a message begins with; the last of them in a text begins the message explained.
+// PyTorch's caching allocator says "<backend> out of memory" on each backend it serves (ROCm's
+// build says HIP, Intel's XPU, Ascend's NPU); a driver's own failure is "<backend> error: out of
+// memory", and cuBLAS's is its status.
+constexpr Marker kMarkers[] = {
+    {"CUDA out of memory", Device::Cuda},
+    {"OutOfMemoryError", Device::Cuda},
+    {"HIP out of memory", Device::Cuda, "HIP"},
+    {"XPU out of memory", Device::Cuda, "XPU"},
+    {"NPU out of memory", Device::Cuda, "NPU"},
+    // Intel's extension refused one allocation larger than its platform allows.
+    {"Current platform can NOT allocate memory block with size larger than", Device::Cuda, "XPU"},
+    // PyTorch 0.x: the caching allocator's failure in THC's words.
+    {"cuda runtime error (2) : out of memory", Device::Cuda},
+    {"error=2 : out of memory", Device::Cuda},
+    // The cudaMallocAsync backend's ("Allocation on device 0 would exceed allowed memory").
+    {"Allocation on device", Device::Cuda},
+    {"CUDA error: out of memory", Device::Cuda, "CUDA", true},
+    {"HIP error: out of memory", Device::Cuda, "HIP", true},
+    {"CUBLAS_STATUS_ALLOC_FAILED", Device::Cuda, "CUDA", true},
+    {"CUDNN_STATUS_NOT_INITIALIZED", Device::Cuda, "CUDA", true},
+    {"Failed to CUDA calloc", Device::Cuda, "CUDA", true},  // NCCL's
+    {"DefaultCPUAllocator: can't allocate memory", Device::Cpu},
+    {"DefaultCPUAllocator: not enough memory", Device::Cpu},
+    {"posix_memalign(&data, gAlignment, nbytes) == 0", Device::Cpu},  // before PyTorch 1.2
+    {"MPS backend out of memory", Device::Mps},
+    {"std::bad_alloc", Device::Cpu},
+    {"out of memory. Tried to allocate", Device::Cuda, "CUDA", false, true},
+    {"Tried to allocate", Device::Cuda, "CUDA", false, true},
+};
+// Where a message has ended at the latest: the next exception's traceback.
+constexpr std::string_view kStops[] = {"Traceback (most recent call last)",
+                                       "During handling of the above exception",
+                                       "The above exception was the direct cause"};
+
+// Where `text` ends its message that begins at `begin`: a blank line, the next traceback, or
+// kMostMessage bytes on.
+std::size_t message_end(std::string_view text, std::size_t begin) {
+    const std::string_view rest = text.substr(begin, kMostMessage);
+    std::size_t end = rest.size();
+    for (std::string_view stop : kStops) {
+        end = std::min(end, rest.find(stop));
+    }
+    for (std::size_t line = rest.find('\n'); line < end; line = rest.find('\n', line + 1)) {
+        std::size_t next = line + 1;
+        while (next < end && (rest[next] == ' ' || rest[next] == '\t' || rest[next] == '\r')) {
+            ++next;
+        }
+        if (next < end && rest[next] == '\n') {
+            end = line;
+        }
+    }
+    return begin + end;
+}
+
+// Whether the marker at `at` is a sentence's words, not a message's start: "If you encounter
+// CUDA out of memory, try ..." (a program's hint after its own error) follows a word and a space.
+bool in_prose(std::string_view text, std::size_t at) {
+    return at >= 2 && text[at - 1] == ' ' && text[at - 2] >= 'a' && text[at - 2] <= 'z';
+}
+
+// The last place of `words` in `text`. Found forward, one match after another: the standard
+// library's rfind compares at every position backwards, which made reading a long log 100 times
+// slower than grep; find skips to the next first letter.
+std::size_t last_place(std::string_view text, std::string_view words) {
+    std::size_t last = kNone;
+    for (std::size_t at = text.find(words); at != kNone; at = text.find(words, at + 1)) {
+        last = in_prose(text, at) ? last : at;
+    }
+    return last;
+}
+
+// The last place any of the markers (weak or not) begins in `text`.
+std::size_t last_marker(std::string_view text, bool weak) {
+    std::size_t begin = kNone;
+    for (const Marker& marker : kMarkers) {
+        if (marker.weak != weak) {
+            continue;
+        }
+        const std::size_t at = last_place(text, marker.words);
+        if (at != kNone && (begin == kNone || at > begin)) {
+            begin = at;
+        }
+    }
+    return begin;
+}
+
+}  // namespace
+
+std::optional<Span> last_message(std::string_view text) {
+    const std::size_t strong = last_marker(text, false);
+    const std::size_t weak = last_marker(text, true);
+    if (strong == kNone && weak == kNone) {
+        return std::nullopt;
+    }
+    if (strong != kNone) {
+        const std::size_t end = message_end(text, strong);
+        if (weak == kNone || weak < end) {
+            return Span{strong, end};
+        }
+    }
+    return Span{weak, message_end(text, weak)};
+}
+
+const Marker& marker_at_start(std::string_view message) {
+    const Marker* begun = &kMarkers[0];
+    for (const Marker& marker : kMarkers) {
+        if (message.compare(0, marker.words.size(), marker.words) == 0) {
+            begun = &marker;
+        }
+    }
+    return *begun;
+}
+
+std::string one_line(std::string_view text) {
+    std::string line;
+    line.reserve(text.size());
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c == '[' && text.compare(i, 5, "[rank") == 0) {
+            std::size_t end = i + 5;
+            while (end < text.size() && is_digit(text[end])) {
+                ++end;
+            }
+            if (end > i + 5 && text.compare(end, 2, "]:") == 0) {
+                i = end + 1;
+                continue;
+            }
+        }
+        const bool space = c == ' ' || c == '\t' || c == '\n' || c == '\r';
+        if (!space) {
+            line += c;
+        } else if (!line.empty() && line.back() != ' ') {
+            line += ' ';
+        }
+    }
+    return line;
+}
+
+}  // namespace oomlab::oom_text

@@ -1,0 +1,50 @@
+// Where PyTorch's out-of-memory message is in a text (a traceback, a log of any length): the
+// words each wording begins with, where the last message begins and ends, and the message as
+// one line for its figures to be read (oom_message_reader.cpp). Every scan is linear.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "oomlab/advice/oom_message.h"
+
+namespace oomlab::oom_text {
+
+// The most a message runs on from its first words: figures after it are not its own.
+inline constexpr std::size_t kMostMessage = 64 * 1024;
+
+inline bool is_digit(char c) {
+    return c >= '0' && c <= '9';
+}
+
+// The words a wording begins with, and what they tell of the message.
+struct Marker {
+    std::string_view words;
+    OomMessage::Device device;
+    std::string_view backend = "CUDA";
+    bool driver = false;
+    // Words within a message rather than at its start: a message begins there only where no
+    // other begins before it (a poster's copy that starts at them, a log that split the first).
+    bool weak = false;
+};
+
+struct Span {
+    std::size_t begin = 0;
+    std::size_t end = 0;
+};
+
+// The last message of `text`, from its first words to its end (a blank line, the next
+// traceback, or kMostMessage bytes on); none where `text` holds none.
+std::optional<Span> last_message(std::string_view text);
+
+// The marker `message` (a Span's text) begins with.
+const Marker& marker_at_start(std::string_view message);
+
+// The message as one line, as its figures are read: each run of white space (a console's wrap,
+// a log's box, sentences split by blank lines) one space, without the "[rankN]:" torchrun puts
+// before each line of a rank's output.
+std::string one_line(std::string_view text);
+
+}  // namespace oomlab::oom_text
