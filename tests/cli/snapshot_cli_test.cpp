@@ -396,5 +396,28 @@ TEST_F(SnapshotCli, SnapshotDiffSaysWhatChangedAtThePeak) {
     EXPECT_EQ(run_cli({"snapshot", "diff", snapshots[0]}).exit_code, 2);
 }
 
+// A trace of a GPU program: the GPU's memory leads, and the CPU's few bytes beside it are one
+// line, without advice.
+TEST_F(SnapshotCli, ATracesGpuLeadsAndAFewBytesOfCpuAreOneLine) {
+    const auto memory = [](int ts, int type, int id, long long address, long long bytes) {
+        return R"({"name": "[memory]", "ph": "i", "ts": )" + std::to_string(ts) +
+               R"(, "pid": 1, "tid": 1, "args": {"Device Type": )" + std::to_string(type) +
+               R"(, "Device Id": )" + std::to_string(id) + R"(, "Addr": )" +
+               std::to_string(address) + R"(, "Bytes": )" + std::to_string(bytes) + "}}";
+    };
+    const std::string trace = m_dir.file("trace.json");
+    test::write_file(trace, "{\"traceEvents\": [" + memory(1, 0, -1, 64, 64) + "," +
+                                memory(2, 1, 0, 1 << 20, 512 << 20) + "," +
+                                memory(3, 0, -1, 64, -64) + "]}");
+    const auto shown = run_cli({"snapshot", "show", trace});
+    ASSERT_EQ(shown.exit_code, 0) << shown.err;
+    EXPECT_EQ(shown.out.rfind("device 0: ", 0), 0u) << shown.out;
+    const std::size_t cpu = shown.out.find(
+        "the CPU: 64 B allocated at most over 2 events, "
+        "nothing reserved: too little to change anything\n");
+    ASSERT_NE(cpu, std::string::npos) << shown.out;
+    EXPECT_EQ(shown.out.find("what to do", cpu), std::string::npos) << shown.out;
+}
+
 }  // namespace
 }  // namespace oomlab

@@ -16,6 +16,7 @@
 #include "oomlab/common/errors.h"
 #include "oomlab/snapshot_reader/snapshot_advice.h"
 #include "oomlab/snapshot_reader/snapshot_report.h"
+#include "oomlab/snapshot_reader/snapshot_whatif.h"
 #include "test_support.h"
 
 namespace oomlab {
@@ -184,6 +185,16 @@ TEST_F(WildLayout, BlocksThatCarryTheirFramesNameTheirLines) {
     for (const SnapshotAdvice& advice : snapshot_advice(report.devices[0], report.alloc_conf)) {
         EXPECT_EQ(advice.what.find("record the history"), std::string::npos) << advice.why;
     }
+}
+
+// Every segment existed before the trace: the what-if says there is no segment opening to
+// check, and that no setting changes what it reserved, rather than "0 of 0 (100.0%)".
+TEST_F(WildLayout, AReplayThatCannotChangeAnythingSaysWhy) {
+    const SnapshotReport report = read("late-history");
+    const std::string text = snapshot_whatif_text(report, snapshot_whatif(report, {}, {}));
+    EXPECT_NE(text.find("the trace opens no segment"), std::string::npos) << text;
+    EXPECT_NE(text.find("no setting changes what this trace reserved"), std::string::npos) << text;
+    EXPECT_EQ(text.find("0 of 0"), std::string::npos) << text;
 }
 
 TEST_F(WildLayout, DevicesOtherThanZeroAndEmptyTracesAreRead) {
