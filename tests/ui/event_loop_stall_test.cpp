@@ -1,9 +1,11 @@
 // The GUI thread does no long work for training: over three seconds of a run and its stop,
-// while metrics arrive, the plots append and replot and progress updates the status bar, the
-// work between two ticks of a 10 ms timer is at most one redraw of each live plot, and redraws
-// are coalesced. Work counted, not timed: a loaded machine moved a limit on the thread's CPU
-// time (50.99 ms against 50), though the work was the same. The thread's CPU time and the
-// wall-clock gaps between the ticks are printed beside it, for a person watching.
+// while metrics arrive, the plots append and replot and progress updates the status bar, every
+// live plot redraws at most once per ThemedPlot::kReplotIntervalMs, however many rows arrive. Work
+// counted, not timed: a loaded machine moved a limit on the thread's CPU time (50.99 ms against
+// 50), and a count of redraws between two ticks of a 10 ms timer (8 against 5 plots, when the
+// process waited 90 ms for a core and the plots' timers fired together), though the work was the
+// same. The thread's CPU time and the wall-clock gaps between the ticks are printed beside it, for
+// a person watching.
 #include <time.h>
 
 #include <QApplication>
@@ -14,7 +16,6 @@
 #include <QtTest>
 
 #include "live/live_page.h"
-#include "live/loss_plot.h"
 #include "live/run_controller.h"
 #include "plots/themed_plot.h"
 #include "ui_test_support.h"
@@ -67,18 +68,21 @@ private slots:
         // the clock and in the thread's CPU time.
         qint64 longestReplot = 0;
         double longestReplotCpu = 0;
-        int replotsSinceTick = 0;
-        int mostReplotsBetweenTicks = 0;
         QElapsedTimer replotClock;
         double replotCpuStart = 0;
-        for (ThemedPlot* plot : window.livePage()->plots()) {
-            connect(plot, &QCustomPlot::beforeReplot, this, [&] {
+        const QList<ThemedPlot*> plots = window.livePage()->plots();
+        // Every redraw of each plot while measured, coalesced or not (a resize redraws at once).
+        QVector<int> redraws(plots.size(), 0);
+        for (int i = 0; i < plots.size(); ++i) {
+            connect(plots[i], &QCustomPlot::beforeReplot, this, [&, i] {
+                if (firstTick >= 0 && !stopped) {
+                    ++redraws[i];
+                }
                 replotClock.start();
                 replotCpuStart = threadCpuMs();
             });
-            connect(plot, &QCustomPlot::afterReplot, this, [&] {
+            connect(plots[i], &QCustomPlot::afterReplot, this, [&] {
                 if (created.count() > 0 && finished.isEmpty()) {
-                    ++replotsSinceTick;
                     longestReplot = std::max(longestReplot, replotClock.elapsed());
                     longestReplotCpu = std::max(longestReplotCpu, threadCpuMs() - replotCpuStart);
                 }
@@ -93,7 +97,6 @@ private slots:
             if (last >= 0 && created.count() > 0 && finished.isEmpty()) {
                 maxGap = std::max(maxGap, now - last);
                 maxCpuBetweenTicks = std::max(maxCpuBetweenTicks, cpuNow - lastCpu);
-                mostReplotsBetweenTicks = std::max(mostReplotsBetweenTicks, replotsSinceTick);
                 if (firstTick < 0) {
                     firstTick = last;
                 }
@@ -106,7 +109,6 @@ private slots:
             }
             last = now;
             lastCpu = cpuNow;
-            replotsSinceTick = 0;
         });
         clock.start();
         probe.start();
@@ -124,21 +126,26 @@ private slots:
         qInfo(
             "training measured for %.1f s (%d timer ticks): most CPU time between two ticks "
             "%.1f ms; longest wall-clock gap of the 10 ms timer %lld ms; longest live-plot replot "
-            "%lld ms (%.1f ms of CPU); %d coalesced replots of the loss plot",
+            "%lld ms (%.1f ms of CPU); %d redraws of the loss plot",
             seconds, ticks, maxCpuBetweenTicks, maxGap, longestReplot, longestReplotCpu,
-            window.livePage()->lossPlot()->coalescedReplots());
+            redraws[0]);
         QVERIFY2(stopped, "the run ended before it was measured for three seconds");
         // Each replot lies between two ticks: the measure sees the work done there.
         QVERIFY2(maxCpuBetweenTicks >= longestReplotCpu,
                  "the CPU time between ticks misses the replots'");
-        const int plots = int(window.livePage()->plots().size());
-        QVERIFY2(mostReplotsBetweenTicks <= plots,
-                 qPrintable(QStringLiteral("%1 redraws between two ticks, of %2 live plots")
-                                .arg(mostReplotsBetweenTicks)
-                                .arg(plots)));
-        // Redraws were coalesced: far fewer replots than metric batches would have caused.
-        QVERIFY(window.livePage()->lossPlot()->coalescedReplots() <=
-                int(seconds * 1000 / ThemedPlot::kReplotIntervalMs) + 5);
+        // Redraws were coalesced: each plot redrew at most once per interval (a coarse timer
+        // may fire 5% early), however many rows arrived (a redraw per row would be hundreds).
+        const int mostRedraws = int(seconds * 1000 / (ThemedPlot::kReplotIntervalMs * 0.95)) + 3;
+        for (int i = 0; i < plots.size(); ++i) {
+            QVERIFY2(redraws[i] <= mostRedraws,
+                     qPrintable(QStringLiteral("plot %1 redrew %2 times in %3 s, more than %4")
+                                    .arg(i)
+                                    .arg(redraws[i])
+                                    .arg(seconds)
+                                    .arg(mostRedraws)));
+        }
+        // And the loss plot did redraw while the run went on: the count sees its redraws.
+        QVERIFY(redraws[0] > 0);
     }
 };
 
