@@ -9,7 +9,9 @@
 #                              into a virtual environment of their own: scripts/tracker_env.sh)
 #   ./oomlab.sh cuda-test      the same against PyTorch 2.11's LibTorch with CUDA (pip, into a
 #                              virtual environment of its own: scripts/torch_env.sh), engine and
-#                              CLI only; needs the CUDA toolkit (nvcc); GPU tests skip without a GPU
+#                              CLI only; needs the CUDA toolkit (nvcc); GPU tests skip without a
+#                              GPU. The tests of real PyTorch programs run again with the newest
+#                              PyTorch (2.15, an environment of its own)
 #   ./oomlab.sh screenshots    render docs/screenshot-*.png (no display needed)
 #   ./oomlab.sh asan           the engine's tests under AddressSanitizer + UBSan
 #   ./oomlab.sh fuzz [SECONDS] a short libFuzzer run of every parser (clang; default 30 s each)
@@ -208,6 +210,15 @@ case "$mode" in
         fi
         seed_test_costs
         ctest --preset "$preset" --timeout 900
+        if [[ "$mode" == cuda-test ]]; then
+            # The newest PyTorch's programs too: what record, the snapshot reader and the
+            # trace reader read from them (its own environment: scripts/torch_env.sh).
+            newest=2.15.0
+            newest_env="$(scripts/torch_env.sh --version "$newest")"
+            echo "The tests of real PyTorch programs again, with PyTorch $newest's"
+            OOMLAB_TORCH_PYTHON="$newest_env/bin/python" ctest --preset "$preset" --timeout 900 \
+                -R '^(PyTorchPrograms|RecordedPrograms|RecordTries)\.'
+        fi
         ;;
     asan)
         # LibTorch itself is not instrumented; its allocations at exit are not our leaks.

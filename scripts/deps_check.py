@@ -40,9 +40,10 @@ BUILD_FOLDERS = {"test": "build", "run": "build", "cli": "build", "screenshots":
                  "fuzz": "build-fuzz"}
 BUILDING_MODES = set(BUILD_FOLDERS)
 SYSTEM_PREFIXES = ("/usr/", "/lib/", "/lib64/", "/bin/", "/sbin/", "/etc/", "/opt/")
-# The pinned Python environments that scripts/torch_env.sh and tracker_env.sh make.
-PYTHON_ENVS = {"torch": os.path.join("scripts", "pins", "torch.txt"),
-               "trackers": os.path.join("scripts", "pins", "trackers.txt")}
+# The pinned Python environments that scripts/torch_env.sh and tracker_env.sh make, by the
+# start of their folder's name: torch-VERSION holds scripts/pins/torch-VERSION.txt.
+PYTHON_ENVS = {"torch-": lambda env: os.path.join("scripts", "pins", env + ".txt"),
+               "trackers-": lambda env: os.path.join("scripts", "pins", "trackers.txt")}
 
 
 def read_lists(path=LIST_FILE):
@@ -297,14 +298,16 @@ def check_pins(problems):
     """Each installed project environment holds exactly its pins (pip and setuptools, which
     Debian's venv brings, are in neither)."""
     debians_own = ("pip==", "setuptools==")
-    for name, pins_file in PYTHON_ENVS.items():
-        with open(os.path.join(SOURCE, pins_file), encoding="utf-8") as pins:
-            wanted = {line.strip().lower() for line in pins
-                      if line.strip() and not line.startswith("#")}
-        for env in glob.glob(os.path.join(python_env_roots()[0], name + "-*")):
+    for start, pins_of in PYTHON_ENVS.items():
+        for env in glob.glob(os.path.join(python_env_roots()[0], start + "*")):
             python = os.path.join(env, "bin", "python")
-            if not os.path.exists(python):
+            pins_file = pins_of(os.path.basename(env))
+            # A version no longer pinned is an older checkout's: nothing here installs it.
+            if not os.path.exists(python) or not os.path.exists(os.path.join(SOURCE, pins_file)):
                 continue
+            with open(os.path.join(SOURCE, pins_file), encoding="utf-8") as pins:
+                wanted = {line.strip().lower() for line in pins
+                          if line.strip() and not line.startswith("#")}
             frozen = run([python, "-m", "pip", "freeze", "--all", "--disable-pip-version-check"])
             have = {line.strip().lower() for line in frozen.stdout.splitlines()
                     if line.strip() and not line.startswith(debians_own)}
