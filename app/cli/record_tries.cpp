@@ -24,7 +24,7 @@ constexpr const char* kConfPrefix = "PYTORCH_CUDA_ALLOC_CONF=";
 // The CPU's device of a profiler's trace: the program ran without CUDA.
 const SnapshotDevice* cpu_device(const SnapshotReport& report) {
     for (const SnapshotDevice& device : report.devices) {
-        if (device.index < 0 && !device.changes.empty()) {
+        if (device.index == kProfilerCpuIndex && !device.changes.empty()) {
             return &device;
         }
     }

@@ -316,12 +316,28 @@ void advise_fewer_activations(const SnapshotDevice& device, const SnapshotMoment
              "block's input, computing the rest again in backward."});
 }
 
+// Pinned host memory is the machine's RAM, page-locked for copies to the GPU: none of the
+// CUDA allocator's settings apply to it, and what holds it is the data path.
+void advise_on_pinned_host(const SnapshotDevice& device, std::vector<SnapshotAdvice>& advice) {
+    advice.push_back(
+        {"pinned host memory is the machine's RAM, not the GPU's",
+         format_bytes(device.peak_allocated) + " was pinned at the peak (" +
+             format_bytes(device.peak_reserved) +
+             " at most held by PyTorch's host allocator, which rounds each request up to a "
+             "power of two and keeps freed blocks for reuse): DataLoader(pin_memory=True), "
+             "tensor.pin_memory() and non_blocking copies take it, and it cannot be swapped "
+             "out. Fewer DataLoader workers or a smaller prefetch_factor pin less; none of it "
+             "counts against the GPU's memory."});
+}
+
 }  // namespace
 
 std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device,
                                             const std::optional<std::string>& alloc_conf) {
     std::vector<SnapshotAdvice> advice;
-    if (!device.ooms.empty()) {
+    if (device.index == kPinnedHostIndex) {
+        advise_on_pinned_host(device, advice);
+    } else if (!device.ooms.empty()) {
         const SnapshotOom& oom = device.ooms.back();
         const bool in_use = advise_on_oom(device, oom, alloc_conf, advice) &&
                             plausible({oom.reserved, oom.allocated, oom.requested});

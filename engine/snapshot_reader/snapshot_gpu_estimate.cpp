@@ -13,8 +13,10 @@ allocator::WhatIf replayed(const SnapshotDevice& device, const std::string& allo
     return allocator::replay_under(allocator_trace(device, settings), settings, 0, 0);
 }
 
+// The profiler's CPU, whose tensors a GPU would hold; pinned host memory stays on the host.
 bool estimable(const SnapshotDevice& device) {
-    return !served_by_caching_allocator(device) && !device.changes.empty();
+    return !served_by_caching_allocator(device) && device.index != kPinnedHostIndex &&
+           !device.changes.empty();
 }
 
 }  // namespace

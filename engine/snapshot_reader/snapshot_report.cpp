@@ -138,22 +138,30 @@ struct OriginBlock {
 };
 using OriginBlocks = std::unordered_map<int, std::vector<OriginBlock>>;  // by device
 
+// Where a list of segments and its trace are, and whose they are: the CUDA devices' (each
+// segment names its device) or the pinned host memory's.
+struct SegmentsOf {
+    const char* segments = "segments";
+    std::optional<int> device;  // unset: each segment's "device"
+};
+
 // The segments at the end into their devices; returns the allocated blocks that carry frames.
-OriginBlocks read_segments(DeviceIndex& devices, const Items& segments, WorkBudget& budget,
-                           snapshot::SnapshotSink& sink, const snapshot::SnapshotFields& fields) {
+OriginBlocks read_segments(DeviceIndex& devices, const Items& segments, const SegmentsOf& of,
+                           WorkBudget& budget, snapshot::SnapshotSink& sink,
+                           const snapshot::SnapshotFields& fields) {
     using State = snapshot::SnapshotBlock::State;
     OriginBlocks origin_blocks;
     std::unordered_set<int> unknown_requested;  // devices with a block that does not say
     budget.spend(segments.size(), "segments");
     for (std::size_t s = 0; s < segments.size(); ++s) {
         const PickleValue& segment = segments[s];
-        const auto where = [&] { return "segments[" + std::to_string(s) + "]"; };
+        const auto where = [&] { return of.segments + ("[" + std::to_string(s) + "]"); };
         if (!segment.dict()) {
             fields.refuse(where,
                           "a segment is " + snapshot::kind_of_value(segment) + ", not a dict");
         }
-        SnapshotDevice& device =
-            devices.numbered(int(fields.whole(segment, "device", where, 0, INT_MAX)));
+        SnapshotDevice& device = devices.numbered(
+            of.device ? *of.device : int(fields.whole(segment, "device", where, 0, INT_MAX)));
         ++device.segments;
         SnapshotSegmentLayout& layout = device.layout.emplace_back();
         layout.address = fields.whole(segment, "address", where, 0, INT64_MAX);
@@ -233,22 +241,27 @@ void name_held_blocks(SnapshotDevice& device, const std::vector<OriginBlock>& bl
     }
 }
 
+// Where a device's trace is in the snapshot: "device_traces[0]", "host_traces".
+std::string trace_name(const SnapshotDevice& device) {
+    return device.index == kPinnedHostIndex ? "host_traces"
+                                            : "device_traces[" + std::to_string(device.index) + "]";
+}
+
 // A device's trace: taken by the sink as it was read, or read here from its list.
 snapshot::EventClock collect_changes(SnapshotDevice& device, const PickleContainer* trace,
                                      snapshot::SnapshotSink& sink,
                                      const snapshot::SnapshotFields& fields,
                                      const SnapshotProgress& progress) {
     if (trace && trace->sink_list != 0) {
-        return sink.fill_trace(device, *trace);
+        return sink.fill_trace(device, *trace, trace_name(device));
     }
     static const Items kNone;
     const Items& events = trace ? trace->items : kNone;
     snapshot::TraceCollector collector;
     for (std::size_t i = 0; i < events.size(); ++i) {
         snapshot::report_stage(progress, "collecting", i, events.size());
-        collector.add(i, events[i], fields, [&] {
-            return "device_traces[" + std::to_string(device.index) + "][" + std::to_string(i) + "]";
-        });
+        collector.add(i, events[i], fields,
+                      [&] { return trace_name(device) + "[" + std::to_string(i) + "]"; });
     }
     return collector.fill(device);
 }
@@ -347,9 +360,20 @@ SnapshotReport report_of_pickle(const snapshot::PickleDocument& document,
     DeviceIndex devices(report);
     const snapshot::SnapshotFields fields(source);
     const auto in_root = [] { return std::string("the root"); };
-    const OriginBlocks origin_blocks = read_segments(
-        devices, bare_segments ? root.list()->items : fields.list(root, "segments", in_root),
+    OriginBlocks origin_blocks = read_segments(
+        devices, bare_segments ? root.list()->items : fields.list(root, "segments", in_root), {},
         budget, sink, fields);
+    // Pinned host memory (record_pinned_host_memory=True): its segments and one trace, read as
+    // a device of its own.
+    const SegmentsOf host{"host_segments", kPinnedHostIndex};
+    const Items& host_segments = fields.list(root, host.segments, in_root);
+    origin_blocks.merge(read_segments(devices, host_segments, host, budget, sink, fields));
+    const PickleValue* host_traces = root.at("host_traces");
+    fields.list_of(host_traces, "host_traces", in_root);  // refuses anything but a list or None
+    const PickleContainer* host_trace = host_traces ? host_traces->list() : nullptr;
+    if (host_trace && (!host_trace->items.empty() || host_trace->taken > 0)) {
+        devices.numbered(kPinnedHostIndex);
+    }
     report.alloc_conf = alloc_conf_of(root.at("allocator_settings"));
     const std::vector<snapshot::SnapshotAnnotation> annotations =
         snapshot::read_annotations(root, fields);
@@ -368,7 +392,9 @@ SnapshotReport report_of_pickle(const snapshot::PickleDocument& document,
     }
     for (SnapshotDevice& device : report.devices) {
         const std::size_t at = std::size_t(device.index);
-        const PickleContainer* trace = at < traces.size() ? traces[at].list() : nullptr;
+        const PickleContainer* trace = device.index == kPinnedHostIndex ? host_trace
+                                       : at < traces.size()             ? traces[at].list()
+                                                                        : nullptr;
         budget.spend(trace ? trace->items.size() + trace->taken : 0, "device traces");
         const snapshot::EventClock clock = collect_changes(device, trace, sink, fields, progress);
         if (device.from_profile) {
@@ -378,7 +404,7 @@ SnapshotReport report_of_pickle(const snapshot::PickleDocument& document,
             device.reserved = device.cached_free = device.largest_free_block = 0;
             device.pools.clear();
             if (at + 1 == traces.size()) {
-                device.index = -1;  // numbered after the CUDA devices: the CPU, as profiles have it
+                device.index = kProfilerCpuIndex;  // after the CUDA devices, as profiles have it
             }
         }
         if (const auto held = origin_blocks.find(device.index);

@@ -58,6 +58,7 @@ std::string snapshot_report_json(const SnapshotReport& report, std::optional<std
         }
         devices.push_back(
             {{"device", d.index},
+             {"name", snapshot_device_name(d.index)},
              {"segments", d.segments},
              {"reserved_bytes", d.reserved},
              {"allocated_bytes", d.allocated},

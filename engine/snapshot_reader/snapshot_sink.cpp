@@ -82,9 +82,10 @@ void SnapshotSink::refuse_taken(const Taken& taken, const std::string& where) co
     }
 }
 
-EventClock SnapshotSink::fill_trace(SnapshotDevice& device, const PickleContainer& list) {
+EventClock SnapshotSink::fill_trace(SnapshotDevice& device, const PickleContainer& list,
+                                    const std::string& where) {
     Taken& taken = m_lists.at(list.sink_list - 1);
-    refuse_taken(taken, "device_traces[" + std::to_string(device.index) + "]");
+    refuse_taken(taken, where);
     if (!taken.trace) {  // a list of blocks where a trace was: no event in it
         device.events = list.taken;
         return {};

@@ -67,10 +67,12 @@ public:
     // Where the blocks read (here or by blocks_of) were allocated.
     BlockOrigins& origins() { return m_origins; }
 
-    // The trace taken as `list` (device_traces[device.index]), into `device`, and when its
-    // events happened; throws FieldRefusal for the first value out of place in it. A list two
-    // devices name is copied from the first device filled (without its times).
-    EventClock fill_trace(SnapshotDevice& device, const PickleContainer& list);
+    // The trace taken as `list` (`where`: device_traces[device.index], host_traces), into
+    // `device`, and when its events happened; throws FieldRefusal for the first value out of
+    // place in it. A list two devices name is copied from the first device filled (without its
+    // times).
+    EventClock fill_trace(SnapshotDevice& device, const PickleContainer& list,
+                          const std::string& where);
     // The blocks taken as `list`, a segment's (`where` names it); throws FieldRefusal for the
     // first value out of place in them.
     const std::vector<SnapshotBlock>& blocks(const PickleContainer& list,

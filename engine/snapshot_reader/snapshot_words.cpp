@@ -23,6 +23,9 @@ std::string pool_words(const SnapshotPool& pool) {
 }  // namespace
 
 std::string snapshot_device_name(int index) {
+    if (index == kPinnedHostIndex) {
+        return "pinned host memory";
+    }
     return index < 0 ? "the CPU" : "device " + std::to_string(index);
 }
 

@@ -13,10 +13,12 @@ LAYOUT is one of:
   late-history  blocks alive at the end carry their frames, the trace (begun late) none of
                 their allocations: the lines of what was alive come from the blocks
   many-devices  segments on devices 0 and 2, and four device traces of which two are empty
-  newer-fields  the fields PyTorch 2.12 to 2.15 add, as their pull requests describe them: a
-                "pool_id" pair on each trace entry, an "annotate" entry (after the fact, on a
-                live allocation), user_metadata set from a dict (compact JSON), an entry's
-                "internal_metadata", and pinned host memory in "host_segments"/"host_traces"
+  newer-fields  the fields PyTorch 2.12 to 2.15 add, as torch.cuda.memory._snapshot's
+                documentation (2.15) describes them: a "pool_id" pair on each trace entry, an
+                "annotate" entry (after the fact, on a live allocation), user_metadata set from
+                a dict (compact JSON), an entry's "internal_metadata" ("mallocWithAddress"), and
+                pinned host memory in "host_segments"/"host_traces"
+  host-trace-dict  a "host_traces" that is a dict, not a list of entries
 """
 import pickle
 import sys
@@ -109,8 +111,13 @@ def newer_fields():
             "host_segments": host_segments, "host_traces": host_traces}
 
 
+def host_trace_dict():
+    return {"segments": [], "device_traces": [], "host_traces": {"alloc": 1}}
+
+
 LAYOUTS = {"huge-line": huge_line, "bare-list": bare_list, "late-history": late_history,
-           "many-devices": many_devices, "newer-fields": newer_fields}
+           "many-devices": many_devices, "newer-fields": newer_fields,
+           "host-trace-dict": host_trace_dict}
 
 if __name__ == "__main__":
     with open(sys.argv[1], "wb") as out:

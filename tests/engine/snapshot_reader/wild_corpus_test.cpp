@@ -15,6 +15,7 @@
 
 #include "oomlab/common/errors.h"
 #include "oomlab/snapshot_reader/snapshot_advice.h"
+#include "oomlab/snapshot_reader/snapshot_gpu_estimate.h"
 #include "oomlab/snapshot_reader/snapshot_report.h"
 #include "oomlab/snapshot_reader/snapshot_whatif.h"
 #include "test_support.h"
@@ -206,14 +207,15 @@ TEST_F(WildLayout, DevicesOtherThanZeroAndEmptyTracesAreRead) {
     EXPECT_EQ(report.devices[1].allocated, 4 * test::kMiB);
 }
 
-// PyTorch 2.12 to 2.15's fields, built as their pull requests describe them: each entry's pool
-// pair, an annotation set after the fact (added to the allocation's metadata, as memory_viz
-// shows it), JSON metadata, internal metadata and pinned host memory are read, and the device's
-// figures are what its segments and trace say.
+// PyTorch 2.12 to 2.15's fields, as torch.cuda.memory._snapshot's documentation describes
+// them: each entry's pool pair, an annotation set after the fact (added to the allocation's
+// metadata, as memory_viz shows it), JSON metadata and internal metadata are read, and the
+// device's figures are what its segments and trace say.
 TEST_F(WildLayout, PyTorchsNewerFieldsAreReadAndAnAnnotationLabelsItsAllocation) {
     const SnapshotReport report = read("newer-fields");
-    ASSERT_EQ(report.devices.size(), 1u) << "pinned host memory is no CUDA device";
+    ASSERT_EQ(report.devices.size(), 2u);
     const SnapshotDevice& device = report.devices[0];
+    EXPECT_EQ(device.index, 0);
     EXPECT_EQ(device.events, 3u);
     EXPECT_EQ(device.allocated, 10 * test::kMiB);
     EXPECT_EQ(device.peak_allocated, 10 * test::kMiB);
@@ -224,6 +226,49 @@ TEST_F(WildLayout, PyTorchsNewerFieldsAreReadAndAnAnnotationLabelsItsAllocation)
     }
     EXPECT_EQ(labels, (Lines{{"{\"step\":3}; {\"saved_for_backward\":true}", 8 * test::kMiB},
                              {"(no metadata set)", 2 * test::kMiB}}));
+}
+
+// Pinned host memory (record_pinned_host_memory=True: "host_segments", "host_traces") is a
+// device of its own after the GPU's, named so, with its own figures and lines; the CUDA
+// allocator's settings are neither replayed nor advised on it, and no GPU estimate is made of
+// it: it stays on the host.
+TEST_F(WildLayout, PinnedHostMemoryIsShownApartFromTheGpuAndWithoutTheGpusAdvice) {
+    const SnapshotReport report = read("newer-fields");
+    ASSERT_EQ(report.devices.size(), 2u);
+    const SnapshotDevice& host = report.devices[1];
+    EXPECT_EQ(host.index, kPinnedHostIndex);
+    EXPECT_EQ(snapshot_device_name(host.index), "pinned host memory");
+    EXPECT_EQ(host.segments, 1);
+    EXPECT_EQ(host.reserved, 4 * test::kMiB);
+    EXPECT_EQ(host.allocated, 4 * test::kMiB);
+    EXPECT_EQ(host.requested, 3 * test::kMiB);
+    EXPECT_EQ(host.events, 1u);
+    EXPECT_EQ(host.peak_allocated, 4 * test::kMiB);
+    ASSERT_FALSE(host.at_peak.empty());
+    EXPECT_EQ(host.at_peak[0].where, "train.py:12 (collate)");
+    EXPECT_FALSE(gpu_estimate(host, "").has_value());
+    const std::vector<SnapshotAdvice> advice = snapshot_advice(host, std::nullopt);
+    ASSERT_FALSE(advice.empty());
+    EXPECT_EQ(advice[0].what, "pinned host memory is the machine's RAM, not the GPU's");
+    for (const SnapshotAdvice& item : advice) {
+        EXPECT_EQ(item.what.find("PYTORCH_CUDA_ALLOC_CONF"), std::string::npos) << item.what;
+    }
+    for (const SnapshotWhatIf& replay :
+         snapshot_whatif(report, "expandable_segments:True", std::nullopt)) {
+        EXPECT_NE(replay.device, kPinnedHostIndex);
+    }
+    // The GPU's figures are its own: the host's 4 MiB is in none of them.
+    EXPECT_EQ(report.devices[0].reserved, 20 * test::kMiB);
+}
+
+// A "host_traces" that is not a list is refused by name, as a device's trace would be.
+TEST_F(WildLayout, AHostTraceThatIsNoListIsNamed) {
+    try {
+        read("host-trace-dict");
+        FAIL() << "a host_traces of a dict was read";
+    } catch (const BadInput& error) {
+        EXPECT_NE(std::string(error.what()).find("host_traces"), std::string::npos) << error.what();
+    }
 }
 
 }  // namespace

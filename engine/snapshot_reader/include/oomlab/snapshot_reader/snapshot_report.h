@@ -203,7 +203,13 @@ struct SnapshotReport {
     std::optional<std::string> alloc_conf;
 };
 
-// "device 0", or "the CPU" (index -1, as the profiler numbers it).
+// The index of the CPU in a profiler's trace (the profiler numbers it so), and of the pinned
+// host memory PyTorch's host allocator served (a snapshot's "host_segments" and "host_traces",
+// recorded with record_pinned_host_memory=True, PyTorch 2.12 and later).
+constexpr int kProfilerCpuIndex = -1;
+constexpr int kPinnedHostIndex = -2;
+
+// "device 0", "the CPU" or "pinned host memory".
 std::string snapshot_device_name(int index);
 
 // Whether a device held so little (under 1 MiB at its peak, nothing reserved, no
