@@ -4,9 +4,20 @@
 
 namespace oomlab::snapshot {
 
+namespace {
+
+constexpr std::pair<std::int64_t, std::int64_t> kDefaultPool{0, 0};
+
+}  // namespace
+
 PoolStreams::PoolStreams(const SnapshotDevice& device) : m_device(device) {
+    for (std::size_t id = 0; id < device.stream_pools.size(); ++id) {
+        if (device.stream_pools[id] != kDefaultPool) {
+            pool_stream(device.stream_pools[id], device.streams[id]);
+        }
+    }
     for (const SnapshotSegmentLayout& segment : device.layout) {
-        if (segment.pool != std::pair<std::int64_t, std::int64_t>{0, 0}) {
+        if (segment.pool != kDefaultPool) {
             m_ranges[segment.address] = {segment.address + segment.size, false, 0,
                                          pool_stream(segment.pool, segment.stream)};
         }
@@ -64,6 +75,12 @@ std::vector<std::int64_t> PoolStreams::private_streams() const {
 
 std::int64_t PoolStreams::of(const SnapshotTraceChange& change) const {
     const std::int64_t stream = m_device.streams[change.stream];
+    if (!m_device.stream_pools.empty()) {  // the entry said its pool
+        const std::pair<std::int64_t, std::int64_t>& pool = m_device.stream_pools[change.stream];
+        return pool == kDefaultPool
+                   ? stream
+                   : m_streams.at(std::make_tuple(pool.first, pool.second, stream));
+    }
     const PrivateRange* range = range_at(change.address);
     return range && change.event >= range->since_event ? range->pool_stream : stream;
 }

@@ -1,8 +1,9 @@
 // Private pools in a replay. A private pool's segments (a CUDA graph's, a torch.cuda.MemPool's)
-// serve only its own requests; PyTorch 2.11's trace entries do not say their pool, so an event
-// is taken to be a private pool's when it falls inside one of that pool's segments left at the
-// end, after the segment was last opened there. The model keeps pools apart as it keeps streams
-// apart: each private pool's requests are given a stream of their own.
+// serve only its own requests. PyTorch 2.12 and later name each entry's pool ("pool_id":
+// SnapshotDevice::stream_pools); 2.11's entries do not, so there an event is taken to be a
+// private pool's when it falls inside one of that pool's segments left at the end, after the
+// segment was last opened there. The model keeps pools apart as it keeps streams apart: each
+// private pool's requests are given a stream of their own.
 #pragma once
 
 #include <cstdint>

@@ -84,6 +84,23 @@ const std::vector<PickleValue>& SnapshotFields::list_of(const PickleValue* value
     return value->list()->items;
 }
 
+std::pair<std::int64_t, std::int64_t> SnapshotFields::pool_of(const PickleValue* value,
+                                                              std::string_view key,
+                                                              const Where& where) const {
+    if (!value || value->is_none()) {
+        return {0, 0};
+    }
+    const auto whole = [](const PickleValue& item) {
+        return item.kind() == PickleValue::Kind::Int;
+    };
+    if (!value->list() || value->list()->items.size() != 2 || !whole(value->list()->items[0]) ||
+        !whole(value->list()->items[1])) {
+        refuse(where, "\"" + std::string(key) + "\" is " + kind_of_value(*value) +
+                          ", not a pair of whole numbers");
+    }
+    return {value->list()->items[0].integer(), value->list()->items[1].integer()};
+}
+
 std::int64_t SnapshotFields::add(std::int64_t total, std::int64_t size, const Where& where) const {
     const std::int64_t sum = total + size;  // both within 2^60: no overflow
     if (sum > kMostTotalBytes || sum < -kMostTotalBytes) {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "oomlab/common/errors.h"
@@ -55,6 +56,10 @@ public:
     }
     const std::vector<PickleValue>& list_of(const PickleValue* value, std::string_view key,
                                             const Where& where) const;
+    // The memory pool `value` names ("segment_pool_id", "pool_id": a pair of whole numbers,
+    // (0, 0) the default pool); the default pool where absent (null) or None.
+    std::pair<std::int64_t, std::int64_t> pool_of(const PickleValue* value, std::string_view key,
+                                                  const Where& where) const;
     // `total` + `size`, refused past kMostTotalBytes (either way).
     std::int64_t add(std::int64_t total, std::int64_t size, const Where& where) const;
     // Throws FieldRefusal naming the file and `where`.

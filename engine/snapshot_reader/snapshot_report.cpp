@@ -86,20 +86,8 @@ private:
 SnapshotPool& pool_of(SnapshotDevice& device, const PickleValue& segment,
                       const snapshot::SnapshotFields& fields,
                       const snapshot::SnapshotFields::Where& where) {
-    std::int64_t owner = 0;
-    std::int64_t id = 0;
-    if (const PickleValue* value = segment.at("segment_pool_id"); value && !value->is_none()) {
-        const auto whole = [](const PickleValue& item) {
-            return item.kind() == PickleValue::Kind::Int;
-        };
-        if (!value->list() || value->list()->items.size() != 2 || !whole(value->list()->items[0]) ||
-            !whole(value->list()->items[1])) {
-            fields.refuse(where, "\"segment_pool_id\" is " + snapshot::kind_of_value(*value) +
-                                     ", not a pair of whole numbers");
-        }
-        owner = value->list()->items[0].integer();
-        id = value->list()->items[1].integer();
-    }
+    const auto [owner, id] =
+        fields.pool_of(segment.at("segment_pool_id"), "segment_pool_id", where);
     for (SnapshotPool& pool : device.pools) {
         if (pool.owner == owner && pool.id == id) {
             return pool;

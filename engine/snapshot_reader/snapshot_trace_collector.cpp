@@ -25,15 +25,16 @@ struct EventFields {
     const PickleValue* time_us = nullptr;
     const PickleValue* user_metadata = nullptr;
     const PickleValue* category = nullptr;
+    const PickleValue* pool_id = nullptr;
 
     explicit EventFields(const PickleValue& event) {
         const PickleContainer* entries = event.dict();
         const std::pair<std::string_view, const PickleValue**> fields[] = {
-            {"action", &action},    {"addr", &addr},
-            {"size", &size},        {"stream", &stream},
-            {"frames", &frames},    {"device_free", &device_free},
-            {"time_us", &time_us},  {"user_metadata", &user_metadata},
-            {"category", &category}};
+            {"action", &action},     {"addr", &addr},
+            {"size", &size},         {"stream", &stream},
+            {"frames", &frames},     {"device_free", &device_free},
+            {"time_us", &time_us},   {"user_metadata", &user_metadata},
+            {"category", &category}, {"pool_id", &pool_id}};
         if (entries && entries->size() > kOnePassEntries) {
             for (const auto& [name, field] : fields) {
                 *field = event.at(name);
@@ -99,13 +100,17 @@ TraceCollector::Action TraceCollector::action_of(const PickleValue* action) {
     return what;
 }
 
-std::uint16_t TraceCollector::stream_id(std::int64_t stream, const SnapshotFields& fields,
+std::uint16_t TraceCollector::stream_id(std::int64_t stream,
+                                        std::pair<std::int64_t, std::int64_t> pool,
+                                        const SnapshotFields& fields,
                                         const SnapshotFields::Where& where) {
     std::vector<std::int64_t>& streams = m_device.streams;
-    if (!streams.empty() && streams[m_last_stream] == stream) {
+    std::vector<std::pair<std::int64_t, std::int64_t>>& pools = m_device.stream_pools;
+    if (!streams.empty() && streams[m_last_stream] == stream && pools[m_last_stream] == pool) {
         return m_last_stream;  // events come in runs on one stream
     }
-    const auto [known, added] = m_stream_ids.try_emplace(stream, std::uint16_t(streams.size()));
+    const auto [known, added] = m_stream_ids.try_emplace(
+        std::make_tuple(stream, pool.first, pool.second), std::uint16_t(streams.size()));
     if (added) {
         if (streams.size() == SnapshotTraceChange::kMostStreams) {
             fields.refuse(where, "a trace of more than " +
@@ -113,6 +118,7 @@ std::uint16_t TraceCollector::stream_id(std::int64_t stream, const SnapshotField
                                      " streams (a program uses a few)");
         }
         streams.push_back(stream);
+        pools.push_back(pool);
     }
     m_last_stream = known->second;
     return m_last_stream;
@@ -177,7 +183,8 @@ void TraceCollector::add(std::size_t index, const PickleValue& event, const Snap
     change.address = fields.whole_of(found.addr, "addr", where, 0, INT64_MAX);
     change.size = fields.bytes_of(found.size, "size", where);
     change.stream = stream_id(fields.whole_of(found.stream, "stream", where, INT64_MIN, INT64_MAX),
-                              fields, where);
+                              fields.pool_of(found.pool_id, "pool_id", where), fields, where);
+    m_pools_named |= found.pool_id != nullptr;
     switch (action) {
         case Action::Alloc: {
             m_device.from_profile |= found.category != nullptr;
@@ -228,11 +235,15 @@ void TraceCollector::add(std::size_t index, const PickleValue& event, const Snap
 
 EventClock TraceCollector::fill(SnapshotDevice& device) {
     EventClock clock = std::move(m_clock);
+    if (!m_pools_named) {
+        m_device.stream_pools.clear();
+    }
     move_trace(device, std::move(m_device));
     m_device = SnapshotDevice();
     m_clock = EventClock();
     m_stream_ids.clear();
     m_last_stream = 0;
+    m_pools_named = false;
     m_last_alloc.clear();
     m_annotated = false;
     return clock;
@@ -242,6 +253,7 @@ void move_trace(SnapshotDevice& device, SnapshotDevice trace) {
     device.events = trace.events;
     device.changes = std::move(trace.changes);
     device.streams = std::move(trace.streams);
+    device.stream_pools = std::move(trace.stream_pools);
     device.stacks = std::move(trace.stacks);
     device.names = std::move(trace.names);
     device.ooms = std::move(trace.ooms);

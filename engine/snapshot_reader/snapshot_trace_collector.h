@@ -61,9 +61,9 @@ private:
     // `address`, added to what its allocation's metadata says (nothing where the trace holds
     // no allocation there: it was made before the trace began).
     void annotate(std::int64_t address, const std::string& metadata);
-    // The index of `stream` in the device's streams, refused past kMostStreams.
-    std::uint16_t stream_id(std::int64_t stream, const SnapshotFields& fields,
-                            const SnapshotFields::Where& where);
+    // The index of `stream` used by `pool` in the device's streams, refused past kMostStreams.
+    std::uint16_t stream_id(std::int64_t stream, std::pair<std::int64_t, std::int64_t> pool,
+                            const SnapshotFields& fields, const SnapshotFields::Where& where);
 
     std::vector<std::pair<const std::string*, Action>> m_actions;  // each text seen, read once
     SnapshotDevice m_device;  // its events, changes, stacks, names and out-of-memory events
@@ -73,9 +73,10 @@ private:
     std::unordered_map<std::uint64_t, std::uint32_t> m_by_frames;
     std::map<std::tuple<std::uint64_t, const std::string*, const std::string*>, std::uint32_t>
         m_by_labelled_frames;  // frames, metadata, category
-    std::unordered_map<std::int64_t, std::uint16_t> m_stream_ids;
+    std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::uint16_t> m_stream_ids;
     std::uint16_t m_last_stream = 0;
-    std::int64_t m_net = 0;  // allocated less freed so far: within what a machine holds
+    bool m_pools_named = false;  // an entry named its "pool_id"
+    std::int64_t m_net = 0;      // allocated less freed so far: within what a machine holds
     // The last allocation at each address, kept from the first annotation on (a trace without
     // one pays nothing for it).
     std::unordered_map<std::int64_t, std::size_t> m_last_alloc;

@@ -293,11 +293,16 @@ std::vector<SnapshotWhatIf> snapshot_whatif(const SnapshotReport& report,
         result.notes = notes;
         if (const std::size_t pooled = snapshot::PoolStreams(device).private_changes()) {
             result.notes.push_back(
-                std::to_string(pooled) +
-                " of the trace's events fall in a private pool's segments (segment_pool_id) "
-                "and are replayed in that pool, which serves only its own requests; the trace "
-                "names no pool, so a private pool's segments released before the snapshot are "
-                "replayed as the default pool's");
+                device.stream_pools.empty()
+                    ? std::to_string(pooled) +
+                          " of the trace's events fall in a private pool's segments "
+                          "(segment_pool_id) and are replayed in that pool, which serves only "
+                          "its own requests; the trace names no pool, so a private pool's "
+                          "segments released before the snapshot are replayed as the default "
+                          "pool's"
+                    : std::to_string(pooled) +
+                          " of the trace's events name a private pool (pool_id) and are "
+                          "replayed in that pool, which serves only its own requests");
         }
         const allocator::AllocatorTrace trace = allocator_trace(device, recorded);
         result.fidelity = allocator::check_fidelity(trace);

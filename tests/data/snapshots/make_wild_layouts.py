@@ -18,6 +18,8 @@ LAYOUT is one of:
                 "annotate" entry (after the fact, on a live allocation), user_metadata set from
                 a dict (compact JSON), an entry's "internal_metadata" ("mallocWithAddress"), and
                 pinned host memory in "host_segments"/"host_traces"
+  pool-ids      entries naming their pool ("pool_id"): a private pool opened, used and released
+                within the trace, beside the default pool's segment still held at the end
   host-trace-dict  a "host_traces" that is a dict, not a list of entries
 """
 import pickle
@@ -111,13 +113,33 @@ def newer_fields():
             "host_segments": host_segments, "host_traces": host_traces}
 
 
+def pool_ids():
+    # A private pool (a CUDA graph's, a MemPool's) opened, used and released within the trace,
+    # beside the default pool's segment still held: only the entries' pool_id tell them apart.
+    private = BASE + 64 * MiB
+    pooled = [event("segment_alloc", private, 2 * MiB, [], 1),
+              event("alloc", private, 1 * MiB, frames(21, "capture"), 2),
+              event("free_requested", private, 1 * MiB, [], 3),
+              event("free_completed", private, 1 * MiB, [], 4),
+              event("segment_free", private, 2 * MiB, [], 5)]
+    for entry in pooled:
+        entry["pool_id"] = (1, 0)
+    default = [event("segment_alloc", BASE, 2 * MiB, [], 6),
+               event("alloc", BASE, 1 * MiB, frames(22), 7)]
+    for entry in default:
+        entry["pool_id"] = (0, 0)
+    segments = [segment(0, BASE, [block(BASE, 1 * MiB, block_frames=frames(22)),
+                                  block(BASE + MiB, MiB, "inactive")])]
+    return {"segments": segments, "device_traces": [pooled + default]}
+
+
 def host_trace_dict():
     return {"segments": [], "device_traces": [], "host_traces": {"alloc": 1}}
 
 
 LAYOUTS = {"huge-line": huge_line, "bare-list": bare_list, "late-history": late_history,
            "many-devices": many_devices, "newer-fields": newer_fields,
-           "host-trace-dict": host_trace_dict}
+           "pool-ids": pool_ids, "host-trace-dict": host_trace_dict}
 
 if __name__ == "__main__":
     with open(sys.argv[1], "wb") as out:

@@ -228,6 +228,23 @@ TEST_F(WildLayout, PyTorchsNewerFieldsAreReadAndAnAnnotationLabelsItsAllocation)
                              {"(no metadata set)", 2 * test::kMiB}}));
 }
 
+// Entries that name their pool (PyTorch 2.12's "pool_id") are replayed in it, though the
+// pool's segment was released before the snapshot (no segment at the end says it was there).
+TEST_F(WildLayout, AnEntrysPoolIdPutsItInItsPrivatePool) {
+    const SnapshotReport report = read("pool-ids");
+    ASSERT_EQ(report.devices.size(), 1u);
+    const SnapshotDevice& device = report.devices[0];
+    using Pools = std::vector<std::pair<std::int64_t, std::int64_t>>;
+    EXPECT_EQ(device.stream_pools, (Pools{{1, 0}, {0, 0}}));
+    const std::vector<SnapshotWhatIf> replays = snapshot_whatif(report, std::nullopt, std::nullopt);
+    ASSERT_EQ(replays.size(), 1u);
+    const std::vector<std::string>& notes = replays[0].notes;
+    EXPECT_TRUE(std::any_of(notes.begin(), notes.end(), [](const std::string& note) {
+        // its segment's opening and release, the allocation and its free
+        return note.rfind("4 of the trace's events name a private pool (pool_id)", 0) == 0;
+    })) << ::testing::PrintToString(notes);
+}
+
 // Pinned host memory (record_pinned_host_memory=True: "host_segments", "host_traces") is a
 // device of its own after the GPU's, named so, with its own figures and lines; the CUDA
 // allocator's settings are neither replayed nor advised on it, and no GPU estimate is made of

@@ -173,6 +173,9 @@ struct SnapshotDevice {
     // doubling would hold both for a moment).
     std::deque<SnapshotTraceChange> changes;
     std::vector<std::int64_t> streams;  // the streams the changes name, as the trace numbers them
+    // The pool of each of `streams` (a stream two pools used is in it once for each), where the
+    // trace's entries name their pool ("pool_id", PyTorch 2.12 and later); empty where none does.
+    std::vector<std::pair<std::int64_t, std::int64_t>> stream_pools;
     std::vector<SnapshotStack> stacks;
     std::vector<std::string> names;
     std::vector<SnapshotHeldBlock> held_from_start;
