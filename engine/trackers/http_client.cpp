@@ -19,9 +19,10 @@ namespace oomlab::trackers {
 namespace {
 
 constexpr long kConnectTimeoutS = 5;
-// A request that moves less than a kibibyte a second for this long while it is sent or
-// answered is given up (a server that trickles its answer). The time a busy server takes
-// before it answers is not counted: that only the whole request's time bounds.
+// A request that moves less than a kibibyte a second for this long (OOMLAB_TRACKER_STALL_S)
+// while it is sent or answered is given up (a server that trickles its answer). The time a
+// busy server takes before it answers is not counted: that only the whole request's time
+// bounds.
 constexpr long kStallSeconds = 30;
 constexpr curl_off_t kSlowestBytesPerSecond = 1024;
 // A whole request takes at most this long (OOMLAB_TRACKER_TIMEOUT_S), an upload that much
@@ -41,6 +42,7 @@ constexpr double kLongestWaitS = 60;
 
 struct Pace {
     const std::atomic<bool>* stop = nullptr;
+    long stall_seconds = kStallSeconds;
     std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();
     curl_off_t moved_since = 0;
     bool stalled = false;
@@ -58,8 +60,9 @@ int check_pace(void* data, curl_off_t, curl_off_t received, curl_off_t to_send, 
     const auto now = std::chrono::steady_clock::now();
     const curl_off_t moved = received + sent;
     const bool awaiting_answer = received == 0 && sent >= to_send;
-    if (awaiting_answer || now - pace.since >= std::chrono::seconds(kStallSeconds)) {
-        if (!awaiting_answer && moved - pace.moved_since < kSlowestBytesPerSecond * kStallSeconds) {
+    if (awaiting_answer || now - pace.since >= std::chrono::seconds(pace.stall_seconds)) {
+        if (!awaiting_answer &&
+            moved - pace.moved_since < kSlowestBytesPerSecond * pace.stall_seconds) {
             pace.stalled = true;
             return 1;  // libcurl stops the transfer
         }
@@ -84,11 +87,29 @@ size_t append_body(char* data, size_t size, size_t count, void* out) {
     return size * count;
 }
 
-long request_seconds(const HttpRequest& request) {
-    long seconds = kRequestSeconds;
-    if (const char* set = std::getenv("OOMLAB_TRACKER_TIMEOUT_S"); set && std::atol(set) > 0) {
-        seconds = std::atol(set);
+// A setting of the environment that is a whole number from `least` to `most` (`unset` when
+// it is not set); anything else ("abc", 99999999999, -1) is refused, not read as some number.
+long whole_setting(const char* name, long least, long most, long unset) {
+    const char* set = std::getenv(name);
+    if (!set || !*set) {
+        return unset;
     }
+    const std::string_view text(set);
+    long value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size() || value < least || value > most) {
+        throw BadInput(std::string(name) + "=" + quoted_excerpt(text) +
+                       ": give a whole number from " + std::to_string(least) + " to " +
+                       std::to_string(most) + " (unset, " + std::to_string(unset) + ")");
+    }
+    return value;
+}
+
+constexpr long kMostSeconds = 7 * 24 * 3600;  // a week
+constexpr int kMostRetries = 100;
+
+long request_seconds(const HttpRequest& request) {
+    long seconds = whole_setting("OOMLAB_TRACKER_TIMEOUT_S", 1, kMostSeconds, kRequestSeconds);
     if (!request.body_file.empty()) {
         std::error_code error;
         const auto bytes = std::filesystem::file_size(request.body_file, error);
@@ -97,25 +118,8 @@ long request_seconds(const HttpRequest& request) {
     return seconds;
 }
 
-// OOMLAB_TRACKER_RETRIES: a whole number of retries from 0 to kMostRetries; anything else
-// ("abc", 99999999999, -1) is refused, not read as some number.
-constexpr int kMostRetries = 100;
-
 int retries() {
-    const char* set = std::getenv("OOMLAB_TRACKER_RETRIES");
-    if (!set || !*set) {
-        return kRetries;
-    }
-    const std::string_view text(set);
-    int count = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), count);
-    if (error != std::errc() || end != text.data() + text.size() || count < 0 ||
-        count > kMostRetries) {
-        throw BadInput("OOMLAB_TRACKER_RETRIES=" + quoted_excerpt(text) +
-                       ": give a whole number of retries from 0 to " +
-                       std::to_string(kMostRetries) + " (unset, " + std::to_string(kRetries) + ")");
-    }
-    return count;
+    return int(whole_setting("OOMLAB_TRACKER_RETRIES", 0, kMostRetries, kRetries));
 }
 
 double wait_before_try(int retry, long retry_after_s) {
@@ -153,6 +157,7 @@ HttpReply send_once(const HttpRequest& request) {
     curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);  // safe in a worker thread
     curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT, kConnectTimeoutS);
     Pace pace;
+    pace.stall_seconds = whole_setting("OOMLAB_TRACKER_STALL_S", 1, kMostSeconds, kStallSeconds);
     pace.stop = request.stop;
     curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, check_pace);
     curl_easy_setopt(handle, CURLOPT_XFERINFODATA, &pace);
@@ -205,8 +210,8 @@ HttpReply send_once(const HttpRequest& request) {
         throw Error(kStopped);
     }
     if (pace.stalled) {
-        throw Error("less than 1 KiB a second for " + std::to_string(kStallSeconds) +
-                    " s while it was sent or answered");
+        throw Error("less than 1 KiB a second for " + std::to_string(pace.stall_seconds) +
+                    " s while it was sent or answered (OOMLAB_TRACKER_STALL_S gives it longer)");
     }
     if (code == CURLE_OPERATION_TIMEDOUT && connected_after > 0) {
         throw Error("no whole answer within " + std::to_string(seconds) +

@@ -260,15 +260,15 @@ class BusyHandler(http.server.BaseHTTPRequestHandler):
 
 
 class ThinkingHandler(http.server.BaseHTTPRequestHandler):
-    """A server that is not MLflow and takes 32 s before it answers 404, as a busy server
-    takes long before its first byte."""
+    """A server that is not MLflow and takes 5 s before it answers 404, as a busy server
+    takes long before its first byte: longer than the 3 s the tests allow a stall."""
 
     def log_message(self, *_):
         pass
 
     def answer(self):
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        time.sleep(32)
+        time.sleep(5)
         self.send_response(404)
         self.send_header("Content-Length", "0")
         self.end_headers()
@@ -388,38 +388,50 @@ class MlflowUnreachable(RunsFixture):
                                   err)
 
     def test_a_server_that_thinks_long_is_waited_for(self):
-        """The time before the answer's first byte is no stall: only the request's 120 s
-        bound it."""
+        """The time before the answer's first byte is no stall (here 3 s, OOMLAB_TRACKER_STALL_S;
+        30 s unset): only the request's 120 s bound it."""
         with serving(ThinkingHandler) as uri:
             code, _, err = cli("runs", "export", str(self.completed), "--db", self.db, "--to",
-                               "mlflow", "--tracking-uri", uri, check=False)
+                               "mlflow", "--tracking-uri", uri, check=False,
+                               env={"OOMLAB_TRACKER_STALL_S": "3"})
         self.assertEqual(code, 1)
         self.assertIn("is this the address of an MLflow tracking server?", err)
 
     def test_a_number_of_retries_that_is_none_is_refused(self):
-        """OOMLAB_TRACKER_RETRIES is a whole number from 0 to 100, refused before anything is
-        sent ("abc" was 0, 99999999999 1,215,752,191)."""
+        """OOMLAB_TRACKER_RETRIES is a whole number from 0 to 100, and the timeout and stall
+        seconds from 1 to a week, refused before anything is sent ("abc" was 0, 99999999999
+        1,215,752,191; a timeout of "abc" was the default)."""
         uri = f"http://127.0.0.1:{free_port()}"
-        for value in ("abc", "99999999999", "-1", "2.5"):
-            with self.subTest(value=value):
+        for name, value, limits in (
+                ("OOMLAB_TRACKER_RETRIES", "abc", "0 to 100"),
+                ("OOMLAB_TRACKER_RETRIES", "99999999999", "0 to 100"),
+                ("OOMLAB_TRACKER_RETRIES", "-1", "0 to 100"),
+                ("OOMLAB_TRACKER_RETRIES", "2.5", "0 to 100"),
+                ("OOMLAB_TRACKER_TIMEOUT_S", "abc", "1 to 604800"),
+                ("OOMLAB_TRACKER_TIMEOUT_S", "0", "1 to 604800"),
+                ("OOMLAB_TRACKER_STALL_S", "30s", "1 to 604800")):
+            with self.subTest(name=name, value=value):
                 code, _, err = cli("runs", "export", str(self.completed), "--db", self.db,
                                    "--to", "mlflow", "--tracking-uri", uri, check=False,
-                                   env={"OOMLAB_TRACKER_RETRIES": value})
+                                   env={name: value})
                 self.assertEqual(code, 2, err)
-                self.assertIn(f'OOMLAB_TRACKER_RETRIES="{value}": give a whole number', err)
+                self.assertIn(f'{name}="{value}": give a whole number from {limits}', err)
                 self.assertNotIn("did not answer", err)
 
     def test_an_answer_without_end(self):
         """A body past 64 MiB, or trickled, ends the request with words, within its time."""
         with serving(EndlessHandler) as uri:
-            for mode, words in (("flood", "its answer passed 64 MiB"),
-                                ("trickle", "no whole answer within 3 s")):
-                with self.subTest(mode=mode):
+            for mode, words, limits in (
+                    ("flood", "its answer passed 64 MiB", {"OOMLAB_TRACKER_TIMEOUT_S": "3"}),
+                    ("trickle", "no whole answer within 3 s", {"OOMLAB_TRACKER_TIMEOUT_S": "3"}),
+                    ("trickle", "less than 1 KiB a second for 2 s while it was sent or answered",
+                     {"OOMLAB_TRACKER_STALL_S": "2"})):
+                with self.subTest(mode=mode, limits=limits):
                     EndlessHandler.mode = mode
                     started = time.monotonic()
                     code, _, err = cli("runs", "export", str(self.completed), "--db", self.db,
                                        "--to", "mlflow", "--tracking-uri", uri, check=False,
-                                       env={"OOMLAB_TRACKER_TIMEOUT_S": "3"})
+                                       env=limits)
                     self.assertEqual(code, 1)
                     self.assertIn(f"MLflow at {uri} did not answer ({words}", err)
                     # Bounded by the request's time, not by the server (a gibibyte, 300 s).
