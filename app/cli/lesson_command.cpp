@@ -6,6 +6,7 @@
 
 #include "cli_context.h"
 #include "oomlab/common/text_table.h"
+#include "oomlab/config/config_keys.h"
 #include "oomlab/lessons/lesson.h"
 #include "oomlab/run/run_json.h"
 
@@ -100,9 +101,21 @@ void add_lesson_command(CLI::App& app, int& exit_code) {
         ->required();
     run->add_option("--db", *db, "Run database (SQLite)")->capture_default_str();
     run->add_flag("--json", *json, "JSON lines: each run's summary, then the checks");
+    auto overrides = std::make_shared<std::vector<std::string>>();
+    run->add_option("--set", *overrides,
+                    "A setting over the lesson's own (KEY=VALUE, repeatable), e.g. "
+                    "train.max_steps=5 or device=cuda; each run's own settings still apply over "
+                    "it, so what the lesson contrasts stays")
+        ->type_name("KEY=VALUE");
     run->callback([=, &exit_code] {
         refuse_process_group("lesson run");
-        const Lesson chosen = find_or_load_lesson(*name);
+        Lesson chosen = find_or_load_lesson(*name);
+        ExperimentConfig checked;  // each refused, naming the key, before anything trains
+        for (const std::string& assignment : *overrides) {
+            apply_config_override(checked, assignment);
+            const std::size_t equals = assignment.find('=');
+            chosen.base.emplace_back(assignment.substr(0, equals), assignment.substr(equals + 1));
+        }
         RunStore store = RunStore::open(*db);
         ProgressDots listener(*json);
         const StopOnSignals stop;

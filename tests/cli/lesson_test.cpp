@@ -87,15 +87,24 @@ TEST(Lessons, TheFragmentedRunTrainsSeveralStepsBeforeItFails) {
 
 class EveryLesson : public ::testing::TestWithParam<std::string> {};
 
-// Each lesson whole, as a class sees it (30 steps or more): one test each, so that the suite
-// can run them side by side; a quarter of them in the build that samples expensive grids.
+// The fewest optimizer steps at which a lesson still shows its effect: its claims are about
+// memory, which the first steps settle, so a few steps check them in a fifth of a class's 30
+// (bench/lesson_same_claims.sh runs every lesson whole). The fragmented run fails at its 10th.
+int steps_that_show(const std::string& lesson) {
+    return lesson == "fragmentation" ? 12 : 6;
+}
+
+// Each lesson, one test each, so that the suite can run them side by side; a quarter of them
+// in the build that samples expensive grids.
 TEST_P(EveryLesson, ShowsItsEffect) {
     const std::string& name = GetParam();
     if (kSanitizerHeap && name == "reserved-vs-allocated") {
         GTEST_SKIP() << name << ": not checked under AddressSanitizer";
     }
     test::TempDir dir;
-    const auto result = run_cli({"lesson", "run", name, "--db", dir.file("runs.sqlite"), "--json"});
+    const auto result =
+        run_cli({"lesson", "run", name, "--db", dir.file("runs.sqlite"), "--json", "--set",
+                 "train.max_steps=" + std::to_string(steps_that_show(name))});
     EXPECT_EQ(result.exit_code, 0) << name << ": " << result.err << result.out;
     ASSERT_FALSE(result.lines().empty()) << result.err;
     const json summary = json::parse(result.lines().back());
@@ -110,6 +119,24 @@ INSTANTIATE_TEST_SUITE_P(Lessons, EveryLesson,
                              std::replace(name.begin(), name.end(), '-', '_');
                              return name;
                          });
+
+// `lesson run --set` changes the lesson's base (here its steps), each run's own settings still
+// over it; a key that is not one is refused before anything trains.
+TEST(Lessons, ASettingOverTheLessonsOwnChangesItsBase) {
+    test::TempDir dir;
+    const auto ran = run_cli({"lesson", "run", "frozen-embeddings", "--db", dir.file("runs.sqlite"),
+                              "--json", "--set", "train.max_steps=3"});
+    ASSERT_EQ(ran.exit_code, 0) << ran.err;
+    ASSERT_GE(ran.lines().size(), 3u) << ran.out;
+    for (std::size_t run = 0; run + 1 < ran.lines().size(); ++run) {
+        EXPECT_EQ(json::parse(ran.lines()[run])["steps"], 3) << ran.lines()[run];
+    }
+    const auto refused = run_cli({"lesson", "run", "frozen-embeddings", "--db",
+                                  dir.file("refused.sqlite"), "--set", "train.max_stepz=3"});
+    EXPECT_EQ(refused.exit_code, 2);
+    EXPECT_NE(refused.err.find("train.max_stepz"), std::string::npos) << refused.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("refused.sqlite"))) << "nothing trains";
+}
 
 TEST(Lessons, UnknownLessonListsTheKnownOnes) {
     const auto result = run_cli({"lesson", "run", "no-such-lesson"});
