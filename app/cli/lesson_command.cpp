@@ -79,7 +79,8 @@ void add_lesson_command(CLI::App& app, int& exit_code) {
     list->add_flag("--json", *json, "One JSON object per lesson");
     list->callback([json, &exit_code] {
         TextTable table({"", ""});
-        for (const auto& item : load_lessons(lessons_folder())) {
+        std::vector<BrokenLesson> broken;
+        for (const auto& item : load_lessons(lessons_folder(), &broken)) {
             if (*json) {
                 std::cout << json_line(nlohmann::ordered_json{{"name", item.name},
                                                               {"title", item.title},
@@ -90,6 +91,16 @@ void add_lesson_command(CLI::App& app, int& exit_code) {
             }
         }
         table.print(std::cout);
+        // A file that does not read is named, with why; the others are listed and run.
+        for (const BrokenLesson& item : broken) {
+            if (*json) {
+                std::cout << json_line(nlohmann::ordered_json{{"name", item.name},
+                                                              {"not_read", item.why}})
+                          << '\n';
+            } else {
+                std::cerr << "lesson " << item.name << " is not listed: " << item.why << '\n';
+            }
+        }
         exit_code = kExitOk;
     });
     auto* run = lesson->add_subcommand("run", "Run a lesson and compare what it measured");

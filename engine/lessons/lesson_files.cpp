@@ -14,8 +14,10 @@
 #include "oomlab/common/files.h"
 #include "oomlab/common/json_locate.h"
 #include "oomlab/common/paths.h"
+#include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/config/snapshot_paths.h"
+#include "oomlab/config/value_parsing.h"
 #include "oomlab/estimator/estimator.h"
 #include "oomlab/lessons/lesson.h"
 
@@ -72,6 +74,33 @@ struct LessonReader {
         return value.get<double>();
     }
 
+    // Refuses a key of `object` that is none of `known` (a "claim" for "claims" would make a
+    // lesson of no claims that always passes), naming its line and the closest known key.
+    void only_keys(const Json& object, std::initializer_list<const char*> known,
+                   const std::string& where) const {
+        if (!object.is_object()) {
+            return;  // what it must be is said where it is read
+        }
+        for (const auto& [key, value] : object.items()) {
+            std::string closest;
+            std::size_t distance = SIZE_MAX;
+            for (const char* name : known) {
+                if (key == name) {
+                    distance = 0;
+                    break;
+                }
+                if (const std::size_t d = config_detail::edit_distance(key, name); d < distance) {
+                    distance = d;
+                    closest = name;
+                }
+            }
+            if (distance != 0) {
+                const std::string at = path(where, key.c_str());
+                refuse(at, ": unknown key; did you mean \"" + closest + "\"?", at);
+            }
+        }
+    }
+
     static std::string path(const std::string& where, const char* key) {
         return where.empty() ? key : where + "." + key;
     }
@@ -118,7 +147,11 @@ std::vector<std::string> read_keys(const Json& list, const LessonReader& read,
 
 LessonClaim read_claim(const Json& claim, const LessonReader& read, const std::string& where) {
     LessonClaim parsed;
+    if (!claim.is_object()) {
+        read.refuse(where, " must be an object (a claim), not " + claim.dump());
+    }
     if (claim.contains("largest")) {
+        read.only_keys(claim, {"largest", "run", "module"}, where);
         parsed.kind = LessonClaim::Kind::Largest;
         parsed.metric = read.text(claim, "largest", where);
         parsed.label = read.text(claim, "run", where);
@@ -131,6 +164,7 @@ LessonClaim read_claim(const Json& claim, const LessonReader& read, const std::s
         }
     } else if (claim.contains("status")) {
         parsed.kind = LessonClaim::Kind::Status;
+        read.only_keys(claim, {"status", "run", "fragmented", "after_steps"}, where);
         parsed.label = read.text(claim, "run", where);
         const auto status = parse_run_status(read.text(claim, "status", where));
         if (!status) {
@@ -153,6 +187,7 @@ LessonClaim read_claim(const Json& claim, const LessonReader& read, const std::s
             parsed.after_steps = steps.get<std::int64_t>();
         }
     } else {
+        read.only_keys(claim, {"metric", "smaller", "than", "at_most"}, where);
         parsed.metric = read.text(claim, "metric", where);
         if (!is_lesson_metric(parsed.metric)) {
             read.refuse(where + ".metric",
@@ -241,6 +276,21 @@ std::vector<LessonClaim> read_claims(const Json& claims, const Lesson& lesson,
     return parsed;
 }
 
+// Each run's settings together, as `run` checks them before it trains (a quantized table that
+// trains, a model width the heads do not divide, sparse gradients with Adam): refused when the
+// lesson is read, naming the run, not when a class is halfway through it.
+void check_runs(const Lesson& lesson, const LessonReader& read, bool on_cuda) {
+    for (std::size_t i = 0; i < lesson.runs.size(); ++i) {
+        try {
+            validate_config(lesson_config(lesson, lesson.runs[i], on_cuda));
+        } catch (const BadInput& error) {
+            read.refuse("runs[" + std::to_string(i) + "]",
+                        std::string(" (\"") + lesson.runs[i].label + "\"" +
+                            (on_cuda ? ", with on_cuda's settings" : "") + "): " + error.what());
+        }
+    }
+}
+
 }  // namespace
 
 Lesson parse_lesson(const std::string& json_text, const std::string& source) {
@@ -260,6 +310,10 @@ Lesson parse_lesson(const std::string& json_text, const std::string& source) {
     if (!document.is_object()) {
         read.refuse("", "a lesson is a JSON object, not " + std::string(document.type_name()));
     }
+    read.only_keys(
+        document,
+        {"title", "explanation", "base", "processes", "runs", "claims", "hide", "lock", "on_cuda"},
+        "");
     Lesson lesson;
     lesson.name = fs::path(source).stem().string();
     lesson.title = read.text(document, "title", "");
@@ -283,6 +337,7 @@ Lesson parse_lesson(const std::string& json_text, const std::string& source) {
     }
     for (std::size_t i = 0; i < runs.size(); ++i) {
         const std::string where = "runs[" + std::to_string(i) + "]";
+        read.only_keys(runs[i], {"label", "set"}, where);
         LessonRun run{read.text(runs[i], "label", where), {}};
         if (runs[i].contains("set")) {
             run.settings = read_settings(runs[i]["set"], read, where + ".set");
@@ -295,6 +350,7 @@ Lesson parse_lesson(const std::string& json_text, const std::string& source) {
         lesson.runs.push_back(std::move(run));
     }
     lesson.claims = read_claims(document.value("claims", Json::array()), lesson, read, "claims");
+    check_runs(lesson, read, false);
     for (const auto& [key, keys] : {std::pair{"hide", &lesson.hide}, {"lock", &lesson.lock}}) {
         if (document.contains(key)) {
             *keys = read_keys(document[key], read, key);
@@ -305,6 +361,7 @@ Lesson parse_lesson(const std::string& json_text, const std::string& source) {
         if (!on_cuda.is_object()) {
             read.refuse("on_cuda", " must be an object (set, claims, why), not " + on_cuda.dump());
         }
+        read.only_keys(on_cuda, {"set", "claims", "why"}, "on_cuda");
         LessonOnCuda cuda;
         cuda.why = read.text(on_cuda, "why", "on_cuda");
         if (on_cuda.contains("set")) {
@@ -314,11 +371,12 @@ Lesson parse_lesson(const std::string& json_text, const std::string& source) {
             cuda.claims = read_claims(on_cuda["claims"], lesson, read, "on_cuda.claims");
         }
         lesson.on_cuda = std::move(cuda);
+        check_runs(lesson, read, true);
     }
     return lesson;
 }
 
-std::vector<Lesson> load_lessons(const std::string& folder) {
+std::vector<Lesson> load_lessons(const std::string& folder, std::vector<BrokenLesson>* broken) {
     if (!fs::is_directory(folder)) {
         throw BadInput(folder +
                        ": no lessons folder; set OOMLAB_RESOURCE_DIR to the folder "
@@ -326,12 +384,23 @@ std::vector<Lesson> load_lessons(const std::string& folder) {
     }
     std::vector<Lesson> lessons;
     for (const auto& entry : fs::directory_iterator(folder)) {
-        if (entry.path().extension() == ".json") {
+        if (entry.path().extension() != ".json") {
+            continue;
+        }
+        try {
             lessons.push_back(load_lesson_file(entry.path().string()));
+        } catch (const BadInput& error) {
+            if (broken) {
+                broken->push_back({entry.path().stem().string(), error.what()});
+            }
         }
     }
     std::sort(lessons.begin(), lessons.end(),
               [](const Lesson& a, const Lesson& b) { return a.name < b.name; });
+    if (broken) {
+        std::sort(broken->begin(), broken->end(),
+                  [](const BrokenLesson& a, const BrokenLesson& b) { return a.name < b.name; });
+    }
     return lessons;
 }
 
@@ -355,8 +424,17 @@ Lesson load_lesson_file(const std::string& path) {
 Lesson find_or_load_lesson(const std::string& name_or_file) {
     const bool file =
         name_or_file.size() > 5 && name_or_file.compare(name_or_file.size() - 5, 5, ".json") == 0;
-    return file ? load_lesson_file(name_or_file)
-                : find_lesson(load_lessons(lessons_folder()), name_or_file);
+    if (file) {
+        return load_lesson_file(name_or_file);
+    }
+    std::vector<BrokenLesson> broken;
+    const std::vector<Lesson> lessons = load_lessons(lessons_folder(), &broken);
+    for (const BrokenLesson& lesson : broken) {
+        if (lesson.name == name_or_file) {
+            throw BadInput(lesson.why);  // the lesson asked for is the one that does not read
+        }
+    }
+    return find_lesson(lessons, name_or_file);
 }
 
 std::string lessons_folder() {

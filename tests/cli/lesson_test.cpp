@@ -10,6 +10,7 @@
 
 #include "cli_runner.h"
 #include "grid_sample.h"
+#include "oomlab/lessons/lesson.h"
 #include "test_support.h"
 
 namespace oomlab {
@@ -136,6 +137,35 @@ TEST(Lessons, ASettingOverTheLessonsOwnChangesItsBase) {
     EXPECT_EQ(refused.exit_code, 2);
     EXPECT_NE(refused.err.find("train.max_stepz"), std::string::npos) << refused.err;
     EXPECT_FALSE(std::filesystem::exists(dir.file("refused.sqlite"))) << "nothing trains";
+}
+
+// A lesson file of the folder that does not read is named, the others listed and run; asked
+// for by name, it says why it does not read.
+TEST(Lessons, ABrokenLessonFileIsNamedAndTheOthersStillRun) {
+    test::TempDir dir;
+    std::filesystem::create_directories(dir.file("lessons"));
+    const std::string shipped = test::read_text(lessons_folder() + "/frozen-embeddings.json");
+    ASSERT_FALSE(shipped.empty());
+    test::write_file(dir.file("lessons/frozen-embeddings.json"), shipped);
+    test::write_file(dir.file("lessons/typo.json"),
+                     R"({"title": "t", "explanation": "e", "runs": [{"label": "a"},
+ {"label": "b"}], "claim": []})");
+    const std::vector<std::string> environment{"OOMLAB_RESOURCE_DIR=" + dir.path()};
+    const auto list = run_cli({"lesson", "list"}, environment);
+    EXPECT_EQ(list.exit_code, 0) << list.err;
+    EXPECT_NE(list.out.find("frozen-embeddings"), std::string::npos) << list.out;
+    EXPECT_NE(list.err.find("lesson typo is not listed: "), std::string::npos) << list.err;
+    EXPECT_NE(list.err.find("typo.json:2: claim: unknown key; did you mean \"claims\"?"),
+              std::string::npos)
+        << list.err;
+    const auto ran = run_cli({"lesson", "run", "frozen-embeddings", "--db", dir.file("runs.sqlite"),
+                              "--set", "train.max_steps=2"},
+                             environment);
+    EXPECT_EQ(ran.exit_code, 0) << ran.err;
+    const auto broken =
+        run_cli({"lesson", "run", "typo", "--db", dir.file("runs.sqlite")}, environment);
+    EXPECT_EQ(broken.exit_code, 2);
+    EXPECT_NE(broken.err.find("typo.json:2: claim: unknown key"), std::string::npos) << broken.err;
 }
 
 TEST(Lessons, UnknownLessonListsTheKnownOnes) {

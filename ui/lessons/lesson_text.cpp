@@ -11,7 +11,11 @@ LessonCatalog loadLessonCatalog() {
     try {
         const std::string folder = lessons_folder();
         catalog.folder = qs(folder);
-        catalog.lessons = load_lessons(folder);
+        std::vector<BrokenLesson> broken;
+        catalog.lessons = load_lessons(folder, &broken);
+        for (const BrokenLesson& lesson : broken) {
+            catalog.broken << qs(lesson.why);
+        }
     } catch (const std::exception& error) {
         catalog.error = qs(error.what());
     }

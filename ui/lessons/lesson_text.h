@@ -14,7 +14,8 @@ namespace oomlab::ui {
 struct LessonCatalog {
     QString folder;
     std::vector<Lesson> lessons;
-    QString error;  // the engine's message (file and key) when the folder cannot be read
+    QString error;       // the engine's message when the folder cannot be read
+    QStringList broken;  // each lesson file that does not read: why (file, line and key)
 };
 
 // Reads the installed lessons (lessons_folder()); never throws.

@@ -249,9 +249,12 @@ void MainMenus::reloadLessons() {
         action->setData(qs(lesson.name));
         action->setStatusTip(qs(lesson.explanation).section(QLatin1Char('.'), 0, 0));
     }
+    for (const QString& why : catalog.broken) {  // named, the others still there
+        m_lessons->addAction(tr("⚠ %1").arg(why))->setEnabled(false);
+    }
     if (!catalog.error.isEmpty()) {
         m_lessons->addAction(tr("⚠ %1").arg(catalog.error))->setEnabled(false);
-    } else if (catalog.lessons.empty()) {
+    } else if (catalog.lessons.empty() && catalog.broken.isEmpty()) {
         m_lessons->addAction(tr("No lessons in %1").arg(catalog.folder))->setEnabled(false);
     }
     m_lessons->addSeparator();

@@ -17,7 +17,9 @@ namespace oomlab {
 namespace {
 
 TEST(Lessons, EveryInstalledLessonLoadsAndItsClaimsNameItsRuns) {
-    const std::vector<Lesson> lessons = load_lessons(lessons_folder());
+    std::vector<BrokenLesson> broken;
+    const std::vector<Lesson> lessons = load_lessons(lessons_folder(), &broken);
+    EXPECT_TRUE(broken.empty()) << broken.front().why;
     ASSERT_GE(lessons.size(), 10u);
     for (const Lesson& lesson : lessons) {
         SCOPED_TRACE(lesson.name);
@@ -86,6 +88,50 @@ TEST(Lessons, AnOnCudaWithoutItsReasonOrWithABadClaimIsRefused) {
     EXPECT_NE(refusal(R"("later")").find("on_cuda"), std::string::npos);
 }
 
+// A key the format does not have is refused, naming its line and the closest key it has: a
+// "claim" for "claims" made a lesson of no claims that always passed, a run's "settings" for
+// "set" trained the base's batch size.
+TEST(Lessons, AnUnknownKeyIsRefusedWithItsLineAndTheClosestKnownOne) {
+    const auto refusal = [](const std::string& json) {
+        try {
+            parse_lesson(json, "typo.json");
+        } catch (const BadInput& error) {
+            return std::string(error.what());
+        }
+        return std::string("accepted");
+    };
+    const std::string runs = R"("runs": [{"label": "a"}, {"label": "b"}])";
+    const std::string claim = R"({"metric": "peak_bytes", "smaller": "a", "than": "b"})";
+    struct Case {
+        std::string json;
+        std::string said;
+    };
+    const std::vector<Case> cases = {
+        {"{\"title\": \"t\", \"explanation\": \"e\", " + runs + ",\n\"claim\": [" + claim + "]}",
+         "typo.json:2: claim: unknown key; did you mean \"claims\"?"},
+        {R"({"title": "t", "explanation": "e",
+            "runs": [{"label": "a", "settings": {"train.batch_size": 4}}, {"label": "b"}]})",
+         "typo.json:2: runs[0].settings: unknown key; did you mean \"set\"?"},
+        {"{\"title\": \"t\", \"explanation\": \"e\", " + runs +
+             ", \"claims\": [{\"metric\": \"peak_bytes\", \"smaller\": \"a\", \"than\": \"b\", "
+             "\"at_mots\": 0.5}]}",
+         "claims[0].at_mots: unknown key; did you mean \"at_most\"?"},
+        {"{\"title\": \"t\", \"explanation\": \"e\", " + runs + ", \"claims\": [" + claim +
+             "], \"hides\": [\"train.seed\"]}",
+         "hides: unknown key; did you mean \"hide\"?"},
+        {"{\"title\": \"t\", \"explanation\": \"e\", " + runs + ", \"claims\": [" + claim +
+             "], \"on_cuda\": {\"why\": \"w\", \"claim\": []}}",
+         "on_cuda.claim: unknown key; did you mean \"claims\"?"},
+        {"{\"title\": \"t\", \"explanation\": \"e\", " + runs +
+             ", \"claims\": [{\"run\": \"a\", \"status\": \"oom\", \"after_step\": 3}]}",
+         "claims[0].after_step: unknown key; did you mean \"after_steps\"?"},
+    };
+    for (const Case& c : cases) {
+        const std::string said = refusal(c.json);
+        EXPECT_NE(said.find(c.said), std::string::npos) << said << "\nexpected: " << c.said;
+    }
+}
+
 TEST(Lessons, AFileWithABadKeyNamesTheFileAndTheKey) {
     try {
         parse_lesson(R"({"title": "t", "explanation": "e",
@@ -98,6 +144,52 @@ TEST(Lessons, AFileWithABadKeyNamesTheFileAndTheKey) {
         EXPECT_NE(message.find("broken.json"), std::string::npos) << message;
         EXPECT_NE(message.find("train.batch_size"), std::string::npos) << message;
     }
+}
+
+// A run whose settings `run` would refuse together (each key alone valid) is refused when the
+// lesson is read, naming the file, the run's line and its label: `lesson check` passed them.
+TEST(Lessons, ARunThatRunWouldRefuseIsRefusedWhenTheLessonIsRead) {
+    const auto refusal = [](const std::string& set) {
+        try {
+            parse_lesson(R"({"title": "t", "explanation": "e",
+ "runs": [{"label": "a"},
+  {"label": "b", "set": )" + set +
+                             R"(}],
+ "claims": [{"run": "a", "status": "completed"}]})",
+                         "together.json");
+        } catch (const BadInput& error) {
+            return std::string(error.what());
+        }
+        return std::string("accepted");
+    };
+    const std::string heads =
+        refusal(R"({"model.kind": "transformer", "model.d_model": 100, "model.heads": 3})");
+    EXPECT_NE(heads.find("together.json:3: runs[1] (\"b\"): "), std::string::npos) << heads;
+    EXPECT_NE(heads.find("must be divisible by model.heads"), std::string::npos) << heads;
+    const std::string sparse =
+        refusal(R"({"embeddings.sparse_grad": true, "train.optimizer": "adam"})");
+    EXPECT_NE(sparse.find("runs[1] (\"b\"): embeddings.sparse_grad=true"), std::string::npos)
+        << sparse;
+}
+
+// One lesson file that does not read leaves the folder's others usable, and is named with why.
+TEST(Lessons, OneBrokenFileLeavesTheOthersAndIsNamed) {
+    test::TempDir dir;
+    for (const std::string& name : {std::string("batch-size"), std::string("padding")}) {
+        test::write_file(dir.file(name + ".json"),
+                         test::read_text(lessons_folder() + "/" + name + ".json"));
+    }
+    test::write_file(dir.file("broken.json"), R"({"title": "t", "explanation": "e",
+ "runs": [{"label": "a"}, {"label": "b"}], "claim": []})");
+    std::vector<BrokenLesson> broken;
+    const std::vector<Lesson> lessons = load_lessons(dir.path(), &broken);
+    ASSERT_EQ(lessons.size(), 2u);
+    EXPECT_EQ(lessons[0].name, "batch-size");
+    EXPECT_EQ(lessons[1].name, "padding");
+    ASSERT_EQ(broken.size(), 1u);
+    EXPECT_EQ(broken[0].name, "broken");
+    EXPECT_NE(broken[0].why.find("broken.json:2: claim: unknown key"), std::string::npos)
+        << broken[0].why;
 }
 
 TEST(Lessons, EachRunOfALessonWritesItsOwnMemorySnapshot) {

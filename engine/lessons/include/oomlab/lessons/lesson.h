@@ -70,8 +70,17 @@ struct Lesson {
     std::vector<std::string> lock;
 };
 
-// Every lesson of a folder, sorted by name. Throws BadInput naming the file (and key).
-std::vector<Lesson> load_lessons(const std::string& folder);
+// A lesson file of a folder that does not read: its name (the file's, without .json) and why
+// (the refusal, naming the file, the line and the key).
+struct BrokenLesson {
+    std::string name;
+    std::string why;
+};
+
+// Every lesson of a folder that reads, sorted by name: one broken file leaves the others
+// usable, and is added to `broken` where given. Throws BadInput when there is no such folder.
+std::vector<Lesson> load_lessons(const std::string& folder,
+                                 std::vector<BrokenLesson>* broken = nullptr);
 Lesson parse_lesson(const std::string& json_text, const std::string& source);
 // A lesson written as a file (the built-in ones are examples of the format); BadInput naming
 // the file, the line and the key when it is not one.
