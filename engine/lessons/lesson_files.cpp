@@ -14,6 +14,7 @@
 #include "oomlab/common/files.h"
 #include "oomlab/common/json_locate.h"
 #include "oomlab/common/paths.h"
+#include "oomlab/common/utf8.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/config/snapshot_paths.h"
@@ -54,12 +55,20 @@ struct LessonReader {
         return object.at(key);
     }
 
+    // A text that is not empty, as one line: a control character from the file (an escape
+    // that clears the screen or sets the terminal's title) is shown as '?', never sent as is.
     std::string text(const Json& object, const char* key, const std::string& where) const {
-        const Json& value = at(object, key, where);
-        if (!value.is_string() || value.get<std::string>().empty()) {
-            refuse(path(where, key), " must be a text that is not empty, not " + value.dump());
+        return printable_line(raw_text(object, key, where));
+    }
+
+    // The same for prose (the explanation, on_cuda's why), whose line breaks stay.
+    std::string prose(const Json& object, const char* key, const std::string& where) const {
+        std::string lines = repaired_utf8(raw_text(object, key, where));
+        for (char& c : lines) {
+            const auto byte = static_cast<unsigned char>(c);
+            c = (byte < 0x20 && c != '\n') || byte == 0x7f ? '?' : c;
         }
-        return value.get<std::string>();
+        return lines;
     }
 
     double number(const Json& object, const char* key, const std::string& where,
@@ -72,6 +81,14 @@ struct LessonReader {
             refuse(path(where, key), " must be a number, not " + value.dump());
         }
         return value.get<double>();
+    }
+
+    std::string raw_text(const Json& object, const char* key, const std::string& where) const {
+        const Json& value = at(object, key, where);
+        if (!value.is_string() || value.get<std::string>().empty()) {
+            refuse(path(where, key), " must be a text that is not empty, not " + value.dump());
+        }
+        return value.get<std::string>();
     }
 
     // Refuses a key of `object` that is none of `known` (a "claim" for "claims" would make a
@@ -317,7 +334,7 @@ Lesson parse_lesson(const std::string& json_text, const std::string& source) {
     Lesson lesson;
     lesson.name = fs::path(source).stem().string();
     lesson.title = read.text(document, "title", "");
-    lesson.explanation = read.text(document, "explanation", "");
+    lesson.explanation = read.prose(document, "explanation", "");
     if (document.contains("base")) {
         lesson.base = read_settings(document["base"], read, "base");
     }
@@ -363,7 +380,7 @@ Lesson parse_lesson(const std::string& json_text, const std::string& source) {
         }
         read.only_keys(on_cuda, {"set", "claims", "why"}, "on_cuda");
         LessonOnCuda cuda;
-        cuda.why = read.text(on_cuda, "why", "on_cuda");
+        cuda.why = read.prose(on_cuda, "why", "on_cuda");
         if (on_cuda.contains("set")) {
             cuda.settings = read_settings(on_cuda["set"], read, "on_cuda.set");
         }
@@ -426,6 +443,14 @@ Lesson find_or_load_lesson(const std::string& name_or_file) {
         name_or_file.size() > 5 && name_or_file.compare(name_or_file.size() - 5, 5, ".json") == 0;
     if (file) {
         return load_lesson_file(name_or_file);
+    }
+    if (fs::exists(name_or_file) || name_or_file.find('/') != std::string::npos) {
+        // A file, but not a lesson file: "no lesson x.txt" would send the lecturer looking for
+        // a name.
+        throw BadInput(name_or_file +
+                       ": a lesson file is a JSON file whose name ends in .json "
+                       "(docs/workbench.md describes the format); `lesson list` names the "
+                       "installed lessons");
     }
     std::vector<BrokenLesson> broken;
     const std::vector<Lesson> lessons = load_lessons(lessons_folder(), &broken);

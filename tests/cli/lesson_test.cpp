@@ -168,6 +168,17 @@ TEST(Lessons, ABrokenLessonFileIsNamedAndTheOthersStillRun) {
     EXPECT_NE(broken.err.find("typo.json:2: claim: unknown key"), std::string::npos) << broken.err;
 }
 
+// A file that is not a lesson file (no .json) is named as such, not taken for a lesson's name.
+TEST(Lessons, AFileThatIsNotALessonFileIsSaidToBeOne) {
+    test::TempDir dir;
+    test::write_file(dir.file("x.txt"), "{}");
+    const auto result = run_cli({"lesson", "run", dir.file("x.txt")});
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("x.txt: a lesson file is a JSON file whose name ends in .json"),
+              std::string::npos)
+        << result.err;
+}
+
 TEST(Lessons, UnknownLessonListsTheKnownOnes) {
     const auto result = run_cli({"lesson", "run", "no-such-lesson"});
     EXPECT_EQ(result.exit_code, 2);

@@ -172,6 +172,20 @@ TEST(Lessons, ARunThatRunWouldRefuseIsRefusedWhenTheLessonIsRead) {
         << sparse;
 }
 
+// A control character in a lesson's texts (a terminal's title escape, a clear screen) is shown
+// as '?', never printed as is; the explanation keeps its line breaks.
+TEST(Lessons, ControlCharactersInItsTextsAreShownAsQuestionMarks) {
+    const Lesson lesson = parse_lesson(R"({"title": "\u001b]0;pwned\u0007Batch",
+ "explanation": "One.\nTwo\u001b[2J.",
+ "runs": [{"label": "a\tb"}, {"label": "c"}],
+ "claims": [{"run": "a\tb", "status": "completed"}]})",
+                                       "escapes.json");
+    EXPECT_EQ(lesson.title, "?]0;pwned?Batch");
+    EXPECT_EQ(lesson.explanation, "One.\nTwo?[2J.");
+    EXPECT_EQ(lesson.runs[0].label, "a?b");
+    EXPECT_EQ(lesson.claims[0].label, "a?b") << "the claim still names its run";
+}
+
 // One lesson file that does not read leaves the folder's others usable, and is named with why.
 TEST(Lessons, OneBrokenFileLeavesTheOthersAndIsNamed) {
     test::TempDir dir;
