@@ -12,6 +12,12 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+// More than any device holds, and more steps or processes than any run has.
+constexpr std::int64_t kMostBytes = std::int64_t(1) << 50;  // 1 PiB
+constexpr std::int64_t kMostSteps = std::int64_t(1) << 40;
+constexpr std::int64_t kMostProcesses = 1 << 16;
+constexpr std::int64_t kMostBatch = INT32_MAX;
+
 // Reads the summary's keys, each error naming the key.
 class SummaryReader {
 public:
@@ -32,6 +38,30 @@ public:
                            "; the summary was changed or is of "
                            "another program");
         }
+    }
+    // A whole number in [least, most] (`otherwise` when absent): a figure no run can have
+    // (peak_bytes -5, steps -3, 1e300) is refused naming the key, not stored.
+    std::int64_t whole(const Json& object, const std::string& key, std::int64_t least,
+                       std::int64_t most, std::int64_t otherwise, const std::string& path) const {
+        const auto found = object.find(key);
+        if (found == object.end() || found->is_null()) {
+            return otherwise;
+        }
+        const bool fits =
+            found->is_number_unsigned() ? found->get<std::uint64_t>() <= std::uint64_t(most)
+            : found->is_number_integer()
+                ? found->get<std::int64_t>() >= least && found->get<std::int64_t>() <= most
+                : false;
+        if (!fits) {
+            throw BadInput(m_source + ": " + path + key + " is " + found->dump().substr(0, 60) +
+                           ", not a whole number from " + std::to_string(least) + " to " +
+                           std::to_string(most) +
+                           "; the summary was changed or is of another program");
+        }
+        return found->get<std::int64_t>();
+    }
+    std::int64_t bytes(const Json& object, const std::string& key, const std::string& path) const {
+        return whole(object, key, 0, kMostBytes, 0, path);
     }
     template <typename T>
     std::optional<T> optional(const Json& object, const std::string& key,
@@ -75,9 +105,9 @@ std::vector<ModuleMemory> modules_of(const SummaryReader& read, const Json& list
         const std::string at = path + "[" + std::to_string(i) + "].";
         ModuleMemory& module = modules.emplace_back();
         module.module = read.get<std::string>(item, "module", "", at);
-        module.parameters = read.get<std::int64_t>(item, "parameters", 0, at);
-        module.gradients = read.get<std::int64_t>(item, "gradients", 0, at);
-        module.optimizer_state = read.get<std::int64_t>(item, "optimizer_state", 0, at);
+        module.parameters = read.bytes(item, "parameters", at);
+        module.gradients = read.bytes(item, "gradients", at);
+        module.optimizer_state = read.bytes(item, "optimizer_state", at);
         module.activations = read.optional<std::int64_t>(
             item, module.is_training_step() ? "temporaries" : "activations", at);
     }
@@ -102,17 +132,22 @@ RunRecord run_from_summary_json(const std::string& text, const std::string& sour
     }
     RunOutcome& outcome = run.outcome;
     outcome.status = *parsed;
-    outcome.steps = read.get<std::int64_t>("steps", 0);
+    outcome.steps = read.whole(document, "steps", 0, kMostSteps, 0, "");
     outcome.final_train_loss = read.optional<double>(document, "final_train_loss", "");
     outcome.val_accuracy = read.optional<double>(document, "val_accuracy", "");
-    outcome.peak_bytes = read.get<std::int64_t>("peak_bytes", 0);
+    outcome.peak_bytes = read.bytes(document, "peak_bytes", "");
     outcome.wall_seconds = read.get<double>("wall_seconds", 0);
-    outcome.batch_size = read.get<int>("batch_size", 0);
-    outcome.accumulation = read.get<int>("accumulation", 0);
+    if (!(outcome.wall_seconds >= 0 && outcome.wall_seconds < 1e10)) {  // NaN fails too
+        throw BadInput(source + ": wall_seconds is " + read.at("wall_seconds").dump() +
+                       ", not a time a run took; the summary was changed or is of another "
+                       "program");
+    }
+    outcome.batch_size = int(read.whole(document, "batch_size", 0, kMostBatch, 0, ""));
+    outcome.accumulation = int(read.whole(document, "accumulation", 0, kMostBatch, 0, ""));
     outcome.error = read.get<std::string>("error", "");
     for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
-        breakdown_field(outcome.breakdown, i) = read.get<std::int64_t>(
-            read.at("breakdown"), std::string(kBreakdownKeys[i]), 0, "breakdown.");
+        breakdown_field(outcome.breakdown, i) =
+            read.bytes(read.at("breakdown"), std::string(kBreakdownKeys[i]), "breakdown.");
     }
     outcome.by_module = modules_of(read, read.at("by_module"), "by_module");
     const Json& staircase = read.at("staircase");
@@ -120,20 +155,17 @@ RunRecord run_from_summary_json(const std::string& text, const std::string& sour
         const std::string at = "staircase[" + std::to_string(i) + "].";
         outcome.staircase.push_back(
             {read.get<std::string>(staircase[i], "stage", "", at),
-             read.get<std::int64_t>(staircase[i], "allocated_bytes", 0, at),
+             read.bytes(staircase[i], "allocated_bytes", at),
              read.optional<std::int64_t>(staircase[i], "device_used_bytes", at)});
     }
     if (const Json& f = read.at("fragmentation"); f.is_object()) {
         Fragmentation& fragmentation = outcome.fragmentation.emplace();
-        fragmentation.requested_bytes =
-            read.get<std::int64_t>(f, "requested_bytes", 0, "fragmentation.");
-        fragmentation.reserved_free_bytes =
-            read.get<std::int64_t>(f, "reserved_free_bytes", 0, "fragmentation.");
-        fragmentation.largest_free_block =
-            read.get<std::int64_t>(f, "largest_free_block", 0, "fragmentation.");
-        fragmentation.free_blocks = read.get<std::int64_t>(f, "free_blocks", 0, "fragmentation.");
+        fragmentation.requested_bytes = read.bytes(f, "requested_bytes", "fragmentation.");
+        fragmentation.reserved_free_bytes = read.bytes(f, "reserved_free_bytes", "fragmentation.");
+        fragmentation.largest_free_block = read.bytes(f, "largest_free_block", "fragmentation.");
+        fragmentation.free_blocks = read.bytes(f, "free_blocks", "fragmentation.");
         fragmentation.unreserved_free_bytes =
-            read.get<std::int64_t>(f, "unreserved_free_bytes", 0, "fragmentation.");
+            read.bytes(f, "unreserved_free_bytes", "fragmentation.");
     }
     run.device = read.get<std::string>("device", "");
     run.created_at = read.get<std::string>("created_at", "");
@@ -141,7 +173,7 @@ RunRecord run_from_summary_json(const std::string& text, const std::string& sour
     run.engine_version = read.get<std::string>("engine_version", "");
     run.torch_version = read.get<std::string>("torch_version", "");
     run.tags = read.get<std::string>("tags", "");
-    run.world_size = read.get<int>("world_size", 1);
+    run.world_size = int(read.whole(document, "world_size", 1, kMostProcesses, 1, ""));
     if (const Json& prediction = read.at("prediction"); prediction.is_object()) {
         run.prediction = parse_prediction_json(prediction.dump());
     }

@@ -1,6 +1,7 @@
 #include "oomlab/trackers/mlflow_import.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -13,6 +14,7 @@
 #include "mlflow_api.h"
 #include "mlflow_tags.h"
 #include "oomlab/common/errors.h"
+#include "oomlab/common/utf8.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/run/run_json.h"
@@ -58,6 +60,54 @@ double value_of(const Json& value) {
         return INFINITY;
     }
     return text == "-Infinity" ? -INFINITY : NAN;
+}
+
+// Figures no run can have (1e300, NaN, "Infinity", negative memory, a step or rank below 0, a
+// time past a century) are left out, never stored as INT64_MIN or -5 MiB.
+constexpr double kMostBytes = double(std::int64_t(1) << 50);  // 1 PiB
+constexpr double kMostWallMs = 100.0 * 365 * 24 * 3600 * 1000;
+constexpr int kMostRank = (1 << 16) - 1;
+
+std::optional<std::int64_t> bytes_of_mib(double mib) {
+    const double bytes = mib * kBytesPerMiB;
+    if (!(bytes >= 0 && bytes <= kMostBytes)) {  // NaN fails too
+        return std::nullopt;
+    }
+    return std::llround(bytes);
+}
+
+// A step or a time as MLflow gives it: a number, or a whole number in a string (protobuf's
+// JSON for int64); NaN for anything else.
+double whole_of(const Json& value) {
+    if (value.is_number()) {
+        return value.get<double>();
+    }
+    if (!value.is_string()) {
+        return NAN;
+    }
+    const std::string& text = value.get_ref<const std::string&>();
+    std::int64_t number = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+    return error == std::errc() && end == text.data() + text.size() ? double(number) : NAN;
+}
+
+std::optional<std::int64_t> count_of(double value) {
+    if (!(value >= 0 && value <= kMostBytes)) {
+        return std::nullopt;
+    }
+    return std::llround(value);
+}
+
+// The rank a series' key names ("rank 3/memory/peak_MiB"); none for a key that names none
+// within 0 to kMostRank.
+std::optional<int> rank_of(const std::string& key) {
+    const std::size_t slash = key.find('/');
+    int rank = -1;
+    const auto [end, error] = std::from_chars(key.data() + 5, key.data() + slash, rank);
+    if (error != std::errc() || end != key.data() + slash || rank < 0 || rank > kMostRank) {
+        return std::nullopt;
+    }
+    return rank;
 }
 
 std::map<std::string, std::string> key_values(const Json& list) {
@@ -159,11 +209,18 @@ std::vector<MetricRow> rows_of(MlflowApi& api, const Json& run, std::int64_t sta
     const std::string run_id = run.at("info").at("run_id").get<std::string>();
     std::size_t left = kMostValuesPerRun;
     std::map<std::tuple<int, std::string_view, std::int64_t>, MetricRow> rows;
+    std::size_t left_out = 0;
     for (const Json& latest : run["data"].value("metrics", Json::array())) {
         std::string key = latest.value("key", "");
         int rank = 0;
         if (key.rfind("rank ", 0) == 0 && key.find('/') != std::string::npos) {
-            rank = std::atoi(key.c_str() + 5);
+            const std::optional<int> named = rank_of(key);
+            if (!named) {
+                note("run " + run_id + "'s series \"" + printable_line(key.substr(0, 40)) +
+                     "\" names no rank from 0 to " + std::to_string(kMostRank) + ": left out");
+                continue;
+            }
+            rank = *named;
             key = key.substr(key.find('/') + 1);
         }
         const auto field = std::find_if(std::begin(kSeriesFields), std::end(kSeriesFields),
@@ -172,19 +229,34 @@ std::vector<MetricRow> rows_of(MlflowApi& api, const Json& run, std::int64_t sta
             continue;  // a final value (final/..., peak/..., predicted/...): in the summary
         }
         for (const Json& value : metric_history(api, run_id, latest.value("key", ""), left, note)) {
-            const std::int64_t step = value.value("step", std::int64_t{0});
-            MetricRow& row = rows[{rank, field->phase, step}];
-            row.rank = rank;
-            row.step = step;
-            row.phase = std::string(field->phase);
-            row.wall_ms = double(value.value("timestamp", start_ms) - start_ms);
+            const std::optional<std::int64_t> step =
+                count_of(value.contains("step") ? whole_of(value["step"]) : 0);
+            const double wall_ms =
+                (value.contains("timestamp") ? whole_of(value["timestamp"]) : double(start_ms)) -
+                double(start_ms);
             const double number = value_of(value["value"]);
+            const std::optional<std::int64_t> bytes =
+                field->bytes ? bytes_of_mib(number) : std::optional<std::int64_t>(0);
+            if (!step || !(std::abs(wall_ms) <= kMostWallMs) || !bytes) {
+                ++left_out;
+                continue;
+            }
+            MetricRow& row = rows[{rank, field->phase, *step}];
+            row.rank = rank;
+            row.step = *step;
+            row.phase = std::string(field->phase);
+            row.wall_ms = wall_ms;
             if (field->real) {
                 row.*(field->real) = number;
             } else {
-                row.*(field->bytes) = std::llround(number * kBytesPerMiB);
+                row.*(field->bytes) = *bytes;
             }
         }
+    }
+    if (left_out > 0) {
+        note("run " + run_id + ": " + std::to_string(left_out) +
+             " metric values no run can have (a negative or infinite memory figure, a step "
+             "below 0, a time past a century) were left out");
     }
     std::vector<MetricRow> ordered;
     for (auto& [key, row] : rows) {
@@ -288,25 +360,26 @@ private:
         record.engine_version = tag("oomlab.engine_version");
         record.torch_version = tag("oomlab.torch_version");
         record.tags = tag("oomlab.tags");
-        record.world_size = std::max(1, std::atoi(tag("oomlab.world_size").c_str()));
+        record.world_size =
+            std::clamp(std::atoi(tag("oomlab.world_size").c_str()), 1, kMostRank + 1);
         RunOutcome& outcome = record.outcome;
         for (const Json& metric : run["data"].value("metrics", Json::array())) {
             const std::string key = metric.value("key", "");
             const double value = value_of(metric["value"]);
             if (key == "final/steps") {
-                outcome.steps = std::llround(value);
+                outcome.steps = count_of(value).value_or(0);
             } else if (key == "final/wall_seconds") {
-                outcome.wall_seconds = value;
+                outcome.wall_seconds = std::isfinite(value) && value >= 0 ? value : 0;
             } else if (key == "final/train_loss") {
                 outcome.final_train_loss = value;
             } else if (key == "final/val_accuracy") {
                 outcome.val_accuracy = value;
             } else if (key == "peak/total_MiB") {
-                outcome.peak_bytes = std::llround(value * kBytesPerMiB);
+                outcome.peak_bytes = bytes_of_mib(value).value_or(0);
             }
             for (std::size_t i = 0; i < kBreakdownKeys.size(); ++i) {
                 if (key == "peak/" + std::string(kBreakdownKeys[i]) + "_MiB") {
-                    breakdown_field(outcome.breakdown, i) = std::llround(value * kBytesPerMiB);
+                    breakdown_field(outcome.breakdown, i) = bytes_of_mib(value).value_or(0);
                 }
             }
         }

@@ -154,6 +154,45 @@ class MlflowImport(unittest.TestCase):
         runs = cli("runs", "list", "--db", db, "--json")[1].strip().split("\n")
         self.assertEqual(len(runs), STUDENTS - 1, "the others are imported")
 
+    def test_figures_no_run_can_have_are_left_out_and_said(self):
+        """A run's series with memory of -5 MiB, 1e300 or "Infinity", a rank of -1, or a step
+        below 0 are left out and said (they were stored as -5 MiB and INT64_MIN); a summary with
+        a peak of -5 bytes is refused by key and its run left on the server."""
+        student_db = os.path.join(self.folder, "student-3.sqlite")
+        cli("runs", "export", "1", "--db", student_db, "--to", "mlflow", "--tracking-uri",
+            self.server.uri, "--experiment", "figures")
+        experiment = self.client.get_experiment_by_name("figures").experiment_id
+        [sent] = self.client.search_runs([experiment])
+        run_id = sent.info.run_id
+        for key, value, step in (("memory/peak_MiB", -5.0, 900), ("memory/peak_MiB", 1e300, 901),
+                                 ("memory/allocated_MiB", float("inf"), 902),
+                                 ("memory/peak_MiB", 1.0, -3), ("rank -1/memory/peak_MiB", 1.0, 1)):
+            self.client.log_metric(run_id, key, value, step=step)
+        db = os.path.join(self.folder, "figures.sqlite")
+        _, out, _ = self.import_runs(db, "--experiment", "figures")
+        self.assertIn(f"run {run_id}: 4 metric values no run can have", out)
+        self.assertIn('series "rank -1/memory/peak_MiB" names no rank from 0 to 65535', out)
+        export = json.loads(cli("runs", "export", "1", "--db", db, "--json")[1])
+        for row in export["metrics"]:
+            for field in ("peak_bytes", "allocated_bytes"):
+                self.assertTrue(row[field] is None or 0 <= row[field] < 2**50, row)
+            self.assertGreaterEqual(row["step"], 0, row)
+            self.assertGreaterEqual(row["rank"], 0, row)
+        self.assertEqual([r[:-1] for r in series_rows(export)],  # to the millisecond
+                         [r[:-1] for r in series_rows(self.students[3])])
+
+        summary = os.path.join(self.folder, "mlflow-artifacts", experiment, run_id,
+                               "artifacts", "summary.json")
+        with open(summary) as kept:
+            changed = json.load(kept)
+        changed["peak_bytes"] = -5
+        with open(summary, "w") as out_file:
+            json.dump(changed, out_file)
+        _, out, _ = self.import_runs(os.path.join(self.folder, "figures-2.sqlite"),
+                                     "--experiment", "figures")
+        self.assertIn("peak_bytes is -5, not a whole number from 0 to 1125899906842624", out)
+        self.assertIn("a run was left on the server", out)
+
     def test_an_experiment_the_server_does_not_have_is_named(self):
         code, _, err = self.import_runs(os.path.join(self.folder, "none.sqlite"), "--experiment",
                                         "no such class", check=False)

@@ -296,5 +296,25 @@ TEST(RunJson, ASummaryReadsBackAsTheRunItDescribes) {
               std::string::npos);
 }
 
+// Figures no run can have are refused by key, not stored: a negative peak, breakdown or step
+// count, a world of -7, a number past any machine, a time of 9e18 s.
+TEST(RunSummary, FiguresNoRunCanHaveAreRefusedByKey) {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {R"("peak_bytes": -5)", "peak_bytes is -5, not a whole number from 0 to"},
+        {R"("steps": -3)", "steps is -3, not a whole number from 0 to"},
+        {R"("world_size": -7)", "world_size is -7, not a whole number from 1 to 65536"},
+        {R"("peak_bytes": 1e300)", "peak_bytes is 1e+300, not a whole number"},
+        {R"("breakdown": {"activations": -1073741824})",
+         "breakdown.activations is -1073741824, not a whole number from 0"},
+        {R"("wall_seconds": 9e18)", "wall_seconds is 9e+18, not a time a run took"},
+        {R"("by_module": [{"module": "head", "parameters": -1}])", "by_module[0].parameters is -1"},
+    };
+    for (const auto& [field, said] : cases) {
+        const std::string message = test::bad_input_message(
+            [&] { run_from_summary_json(R"({"status": "completed", )" + field + "}", "s.json"); });
+        EXPECT_NE(message.find("s.json: " + said), std::string::npos) << message;
+    }
+}
+
 }  // namespace
 }  // namespace oomlab
