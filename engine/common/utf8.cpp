@@ -91,6 +91,13 @@ std::string printable_line(std::string_view text) {
     return line;
 }
 
+std::string printable_text(std::string_view text) {
+    std::string lines = repaired_utf8(text);
+    std::replace_if(
+        lines.begin(), lines.end(), [](char c) { return c != '\n' && is_control(c); }, '?');
+    return lines;
+}
+
 std::string quoted_excerpt(std::string_view text) {
     constexpr std::size_t kShown = 60;
     if (text.size() <= kShown) {

@@ -63,12 +63,7 @@ struct LessonReader {
 
     // The same for prose (the explanation, on_cuda's why), whose line breaks stay.
     std::string prose(const Json& object, const char* key, const std::string& where) const {
-        std::string lines = repaired_utf8(raw_text(object, key, where));
-        for (char& c : lines) {
-            const auto byte = static_cast<unsigned char>(c);
-            c = (byte < 0x20 && c != '\n') || byte == 0x7f ? '?' : c;
-        }
-        return lines;
+        return printable_text(raw_text(object, key, where));
     }
 
     double number(const Json& object, const char* key, const std::string& where,

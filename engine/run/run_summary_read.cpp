@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "oomlab/common/errors.h"
+#include "oomlab/common/format.h"
 #include "oomlab/common/json_parse.h"
 #include "oomlab/run/prediction_check.h"
 #include "oomlab/run/run_json.h"
@@ -12,8 +13,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// More than any device holds, and more steps or processes than any run has.
-constexpr std::int64_t kMostBytes = std::int64_t(1) << 50;  // 1 PiB
+// More steps, processes or examples a batch than any run has.
 constexpr std::int64_t kMostSteps = std::int64_t(1) << 40;
 constexpr std::int64_t kMostProcesses = 1 << 16;
 constexpr std::int64_t kMostBatch = INT32_MAX;
@@ -61,7 +61,7 @@ public:
         return found->get<std::int64_t>();
     }
     std::int64_t bytes(const Json& object, const std::string& key, const std::string& path) const {
-        return whole(object, key, 0, kMostBytes, 0, path);
+        return whole(object, key, 0, kMostDeviceBytes, 0, path);
     }
     template <typename T>
     std::optional<T> optional(const Json& object, const std::string& key,

@@ -12,12 +12,13 @@
 #include <vector>
 
 #include "oomlab/common/errors.h"
+#include "oomlab/common/format.h"
 #include "pickle_reader.h"
 
 namespace oomlab::snapshot {
 
 // More than any device holds; a size or a sum past it is not a measurement.
-inline constexpr std::int64_t kMostBytes = std::int64_t(1) << 50;       // 1 PiB
+inline constexpr std::int64_t kMostBytes = kMostDeviceBytes;            // 1 PiB
 inline constexpr std::int64_t kMostTotalBytes = std::int64_t(1) << 60;  // 1 EiB
 
 // A refusal of SnapshotFields: a BadInput whose `why` can be told again of another record

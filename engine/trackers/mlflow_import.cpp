@@ -14,6 +14,7 @@
 #include "mlflow_api.h"
 #include "mlflow_tags.h"
 #include "oomlab/common/errors.h"
+#include "oomlab/common/format.h"
 #include "oomlab/common/utf8.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
@@ -64,13 +65,13 @@ double value_of(const Json& value) {
 
 // Figures no run can have (1e300, NaN, "Infinity", negative memory, a step or rank below 0, a
 // time past a century) are left out, never stored as INT64_MIN or -5 MiB.
-constexpr double kMostBytes = double(std::int64_t(1) << 50);  // 1 PiB
+constexpr double kMostSteps = double(std::int64_t(1) << 40);
 constexpr double kMostWallMs = 100.0 * 365 * 24 * 3600 * 1000;
 constexpr int kMostRank = (1 << 16) - 1;
 
 std::optional<std::int64_t> bytes_of_mib(double mib) {
     const double bytes = mib * kBytesPerMiB;
-    if (!(bytes >= 0 && bytes <= kMostBytes)) {  // NaN fails too
+    if (!(bytes >= 0 && bytes <= double(kMostDeviceBytes))) {  // NaN fails too
         return std::nullopt;
     }
     return std::llround(bytes);
@@ -92,7 +93,7 @@ double whole_of(const Json& value) {
 }
 
 std::optional<std::int64_t> count_of(double value) {
-    if (!(value >= 0 && value <= kMostBytes)) {
+    if (!(value >= 0 && value <= kMostSteps)) {
         return std::nullopt;
     }
     return std::llround(value);

@@ -7,6 +7,9 @@
 namespace oomlab {
 
 inline constexpr std::int64_t kBytesPerMiB = std::int64_t{1} << 20;
+// More than any device holds (1 PiB): a size or a figure past it read from outside is no
+// measurement.
+inline constexpr std::int64_t kMostDeviceBytes = std::int64_t{1} << 50;
 
 // "512 B", "12.3 KiB", "45.6 MiB", "1.50 GiB".
 std::string format_bytes(std::int64_t bytes);

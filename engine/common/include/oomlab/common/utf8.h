@@ -25,6 +25,8 @@ void require_utf8(std::string_view text, const std::string& what, std::string_vi
 // `text` as one printable line: repaired_utf8, with each control character as '?', for a
 // label shown in a table (a file name, a name stored before names were checked).
 std::string printable_line(std::string_view text);
+// The same for prose of several lines (a lesson's explanation): its line breaks stay.
+std::string printable_text(std::string_view text);
 
 // `text` in double quotes for a message that echoes what the user gave: printable_line, and
 // past 60 bytes cut (at a character's start) with its length said, so a value of megabytes
