@@ -87,6 +87,10 @@ void refuse_process_group(const std::string& command) {
     }
 }
 
+std::string signed_bytes(std::int64_t bytes) {
+    return (bytes > 0 ? "+" : bytes < 0 ? "-" : "") + format_bytes(bytes < 0 ? -bytes : bytes);
+}
+
 const std::vector<std::string>& command_line() {
     return g_command_line;
 }

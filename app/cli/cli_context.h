@@ -89,6 +89,9 @@ public:
     const std::atomic<bool>& requested() const;
 };
 
+// A change in bytes with its sign: "+1.5 MiB", "-512 B", "0 B".
+std::string signed_bytes(std::int64_t bytes);
+
 // A JSON value as one line of output. Text that is not valid UTF-8 (a file name in Latin-1,
 // a run name from a script) is written with U+FFFD in its place instead of failing.
 template <typename Json>

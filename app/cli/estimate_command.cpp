@@ -5,6 +5,9 @@
 
 #include "calibration.h"
 #include "cli_context.h"
+#include "fail_over.h"
+#include "oomlab/common/files.h"
+#include "oomlab/common/json_parse.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/estimator/estimator.h"
@@ -83,6 +86,50 @@ void print_estimate(const MemoryEstimate& estimate) {
     print_by_module(predicted);
 }
 
+namespace {
+
+// What an earlier `estimate --json`, kept as a memory check's baseline, predicted: the peak, and
+// the most the caching allocator reserves (the estimate of a CUDA config).
+std::vector<Growth> against_baseline(const std::string& path, const MemoryEstimate& estimate) {
+    constexpr std::uint64_t kMostBaselineBytes = 64u << 20;
+    const std::string text = read_text_input(path, "--baseline", kMostBaselineBytes);
+    const nlohmann::json baseline = parse_json_document(text, path);
+    const auto bytes_at = [&](const char* key) -> std::optional<std::int64_t> {
+        const auto found = baseline.is_object() ? baseline.find(key) : baseline.end();
+        if (!baseline.is_object() || found == baseline.end() || found->is_null()) {
+            return std::nullopt;
+        }
+        if (!found->is_number_integer() || found->get<std::int64_t>() < 0 ||
+            found->get<std::int64_t>() > kMostDeviceBytes) {
+            throw bad_input_at(path, 0, std::string("\"") + key + "\" is not a size in bytes");
+        }
+        return found->get<std::int64_t>();
+    };
+    const std::optional<std::int64_t> peak = bytes_at("peak_bytes");
+    if (!peak) {
+        throw bad_input_at(path, 0,
+                           "no \"peak_bytes\": a baseline is what `oomlab-cli estimate --json` "
+                           "wrote for the config before the change");
+    }
+    std::vector<Growth> growths{{"the predicted peak", *peak, estimate.peak_bytes}};
+    const std::optional<std::int64_t> reserved = bytes_at("reserved_peak_bytes");
+    if (reserved && estimate.reserved_peak_bytes) {
+        growths.push_back({"the most reserved", *reserved, *estimate.reserved_peak_bytes});
+    }
+    return growths;
+}
+
+void print_growths(const std::vector<Growth>& growths, const std::string& baseline) {
+    std::cout << "against the baseline " << printable_line(baseline) << ":\n";
+    for (const Growth& growth : growths) {
+        std::cout << "  " << growth.what << ": " << format_bytes(growth.before) << " -> "
+                  << format_bytes(growth.after) << " ("
+                  << signed_bytes(growth.after - growth.before) << ")\n";
+    }
+}
+
+}  // namespace
+
 void add_estimate_command(CLI::App& app, int& exit_code) {
     auto* command = app.add_subcommand(
         "estimate", "Predict the memory of a config by category, without training");
@@ -98,10 +145,20 @@ void add_estimate_command(CLI::App& app, int& exit_code) {
     auto db = std::make_shared<std::string>(default_db_path());
     command->add_option("--db", *db, "Run database whose runs give the estimator's record")
         ->capture_default_str();
+    auto baseline = std::make_shared<std::string>();
+    auto* baseline_option = command->add_option(
+        "--baseline", *baseline,
+        "An earlier `estimate --json` (the config before a change): this estimate beside it");
+    auto fail_over =
+        std::make_shared<FailOverOption>(*command, "the predicted peak, or the most reserved,");
+    fail_over->option()->needs(baseline_option);
     command->callback([=, &exit_code] {
+        const std::optional<GrowthLimit> limit = fail_over->limit();
         const ExperimentConfig config = options->build();
         validate_data_parallel(config, *nproc, config.device.rfind("cuda", 0) == 0);
         const MemoryEstimate estimate = estimate_memory(config, profile_data(config), *nproc);
+        const std::vector<Growth> growths =
+            *baseline_option ? against_baseline(*baseline, estimate) : std::vector<Growth>{};
         const std::optional<EstimateRecord> record =
             estimate_record(*db, get_config_value(config, "model.kind"));
         if (*json) {
@@ -109,14 +166,20 @@ void add_estimate_command(CLI::App& app, int& exit_code) {
             value["record"] = record ? record_json(record->all) : nlohmann::ordered_json(nullptr);
             value["record_of_model"] =
                 record ? record_json(record->of_model) : nlohmann::ordered_json(nullptr);
+            if (*baseline_option) {
+                value["baseline"] = fail_over_json(growths, limit);
+            }
             std::cout << json_line(value) << '\n';
         } else {
             print_estimate(estimate);
             if (record) {
                 print_estimate_record(*record);
             }
+            if (*baseline_option) {
+                print_growths(growths, *baseline);
+            }
         }
-        exit_code = kExitOk;
+        exit_code = limit ? fail_over_verdict(growths, *limit) : kExitOk;
     });
 }
 

@@ -6,6 +6,7 @@
 
 #include "calibration.h"
 #include "cli_context.h"
+#include "fail_over.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/files.h"
 #include "oomlab/common/text_table.h"
@@ -93,8 +94,8 @@ void print_differences(const char* title, const std::vector<MemoryDifference>& r
         const std::string name =
             row.module.empty() ? row.category : row.module + " " + row.category;
         const std::int64_t difference = row.difference();
-        table.add_row({name, format_bytes(row.a_bytes), format_bytes(row.b_bytes),
-                       (difference > 0 ? "+" : "") + format_bytes(difference)});
+        table.add_row(
+            {name, format_bytes(row.a_bytes), format_bytes(row.b_bytes), signed_bytes(difference)});
     }
     table.print(std::cout);
 }
@@ -111,13 +112,20 @@ void add_diff_command(CLI::App& runs, int& exit_code) {
         ->required()
         ->expected(2)
         ->check(run_id_check());
+    auto fail_over = std::make_shared<FailOverOption>(*command, "B's peak against A's");
     command->callback([=, &exit_code] {
+        const std::optional<GrowthLimit> limit = fail_over->limit();
         const RunStore store = open_saved_runs(*db);
         const RunRecord a = require_run(store, ids->at(0));
         const RunRecord b = require_run(store, ids->at(1));
         const MemoryDiff diff = diff_memory(a.outcome, b.outcome);
+        const std::vector<Growth> growths{{"the peak", diff.a_peak, diff.b_peak}};
         if (*json) {
-            std::cout << memory_diff_json(diff) << '\n';
+            nlohmann::ordered_json out = nlohmann::ordered_json::parse(memory_diff_json(diff));
+            if (limit) {
+                out["fail_over"] = fail_over_json(growths, *limit);
+            }
+            std::cout << json_line(out) << '\n';
         } else {
             std::cout << "A: run " << a.id << " " << printable_line(a.name) << ", peak "
                       << format_bytes(diff.a_peak) << "\nB: run " << b.id << " "
@@ -133,7 +141,7 @@ void add_diff_command(CLI::App& runs, int& exit_code) {
                 print_differences("  by module", diff.by_module);
             }
         }
-        exit_code = kExitOk;
+        exit_code = limit ? fail_over_verdict(growths, *limit) : kExitOk;
     });
 }
 

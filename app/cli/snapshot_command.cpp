@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_context.h"
+#include "fail_over.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/text_table.h"
 #include "oomlab/snapshot_reader/snapshot_advice.h"
@@ -153,10 +154,6 @@ void print_moments(const SnapshotReport& report, std::size_t event) {
     }
 }
 
-std::string signed_bytes(std::int64_t bytes) {
-    return (bytes > 0 ? "+" : bytes < 0 ? "-" : "") + format_bytes(bytes < 0 ? -bytes : bytes);
-}
-
 void print_changes(const char* title, const std::vector<SnapshotChange>& changes) {
     if (!changes.empty()) {
         std::cout << "  " << title << ":\n";
@@ -260,15 +257,31 @@ void add_snapshot_command(CLI::App& app, int& exit_code) {
     auto files = std::make_shared<std::vector<std::string>>();
     diff->add_option("BEFORE AFTER", *files, "The two snapshots")->required()->expected(2);
     auto* diff_json = diff->add_flag("--json", "One JSON object");
+    auto fail_over = std::make_shared<FailOverOption>(
+        *diff, "a device's peak allocated or most reserved memory");
     diff->callback([=, &exit_code] {
+        // Before the files are read: a wrong limit is told at once, not after a long read.
+        const std::optional<GrowthLimit> limit = fail_over->limit();
         const SnapshotReport before = read_snapshot_report(files->at(0));
         const SnapshotReport after = read_snapshot_report(files->at(1));
+        std::vector<Growth> growths;
+        for (const SnapshotDeviceDiff& device : diff_snapshots(before, after)) {
+            const std::string name = snapshot_device_name(device.index);
+            growths.push_back({name + ": peak allocated", device.peak_before, device.peak_after});
+            growths.push_back({name + ": most reserved", device.most_reserved_before,
+                               device.most_reserved_after});
+        }
         if (*diff_json) {
-            std::cout << snapshot_diff_json(before, after) << '\n';
+            nlohmann::ordered_json out =
+                nlohmann::ordered_json::parse(snapshot_diff_json(before, after));
+            if (limit) {
+                out["fail_over"] = fail_over_json(growths, *limit);
+            }
+            std::cout << json_line(out) << '\n';
         } else {
             print_diff(before, after);
         }
-        exit_code = kExitOk;
+        exit_code = limit ? fail_over_verdict(growths, *limit) : kExitOk;
     });
 
     auto* whatif = snapshot->add_subcommand(

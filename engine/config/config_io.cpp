@@ -18,11 +18,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-std::size_t line_of_offset(const std::string& text, std::size_t offset) {
-    offset = std::min(offset, text.size());
-    return 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + offset, '\n'));
-}
-
 std::string type_name_for(ValueKind kind) {
     switch (kind) {
         case ValueKind::Integer:
@@ -94,16 +89,7 @@ void apply_json(ExperimentConfig& config, const Json& object, const std::string&
 
 void merge_config_json(ExperimentConfig& config, const std::string& json_text,
                        const std::string& source) {
-    Json document;
-    try {
-        document = parse_json_limited(json_text, source);
-    } catch (const Json::parse_error& error) {
-        throw bad_input_at(source, line_of_offset(json_text, error.byte),
-                           std::string("invalid JSON: ") + error.what());
-    } catch (const Json::exception& error) {
-        // E.g. a number too large for a double (found by fuzzing: "1E11111").
-        throw bad_input_at(source, 0, std::string("invalid JSON: ") + error.what());
-    }
+    const Json document = parse_json_document<Json>(json_text, source);
     if (!document.is_object()) {
         throw bad_input_at(source, 1, "a config must be a JSON object of keys");
     }

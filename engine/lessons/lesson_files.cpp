@@ -306,18 +306,7 @@ void check_runs(const Lesson& lesson, const LessonReader& read, bool on_cuda) {
 }  // namespace
 
 Lesson parse_lesson(const std::string& json_text, const std::string& source) {
-    Json document;
-    try {
-        document = parse_json_limited(json_text, source);
-    } catch (const Json::parse_error& error) {
-        std::size_t line = 1;
-        for (std::size_t i = 0; i < error.byte && i < json_text.size(); ++i) {
-            line += json_text[i] == '\n';
-        }
-        throw bad_input_at(source, line, std::string("invalid JSON: ") + error.what());
-    } catch (const Json::exception& error) {
-        throw BadInput(source + ": invalid JSON: " + error.what());
-    }
+    const Json document = parse_json_document<Json>(json_text, source);
     const LessonReader read{source, json_text};
     if (!document.is_object()) {
         read.refuse("", "a lesson is a JSON object, not " + std::string(document.type_name()));

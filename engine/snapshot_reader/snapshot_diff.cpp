@@ -63,6 +63,8 @@ std::vector<SnapshotDeviceDiff> diff_snapshots(const SnapshotReport& before,
         diff.peak_after = b ? b->peak_allocated : 0;
         diff.reserved_before = a ? a->reserved_at_peak : 0;
         diff.reserved_after = b ? b->reserved_at_peak : 0;
+        diff.most_reserved_before = a ? a->peak_reserved : 0;
+        diff.most_reserved_after = b ? b->peak_reserved : 0;
         diff.kinds = changes(a ? &a->at_peak_by_kind : nullptr, b ? &b->at_peak_by_kind : nullptr);
         diff.lines = changes(a ? &a->at_peak : nullptr, b ? &b->at_peak : nullptr);
         diffs.push_back(std::move(diff));
@@ -89,6 +91,8 @@ std::string snapshot_diff_json(const SnapshotReport& before, const SnapshotRepor
                            {"peak_allocated_after_bytes", diff.peak_after},
                            {"reserved_at_peak_before_bytes", diff.reserved_before},
                            {"reserved_at_peak_after_bytes", diff.reserved_after},
+                           {"most_reserved_before_bytes", diff.most_reserved_before},
+                           {"most_reserved_after_bytes", diff.most_reserved_after},
                            {"by_kind", listed(diff.kinds)},
                            {"by_line", listed(diff.lines)}});
     }

@@ -2,14 +2,14 @@
 // the order devices are shown in, an out-of-memory a process limit refused, the end state's
 // rounding and pools; and a device's memory as a person writes it (--device-memory).
 #include <algorithm>
-#include <cctype>
-#include <charconv>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "oomlab/common/errors.h"
 #include "oomlab/common/format.h"
+#include "oomlab/common/size_text.h"
 #include "oomlab/snapshot_reader/snapshot_report.h"
 #include "oomlab/snapshot_reader/snapshot_whatif.h"
 
@@ -92,34 +92,21 @@ std::vector<std::string> snapshot_end_notes(const SnapshotDevice& device) {
     return notes;
 }
 
-// A device's memory as a person writes it: "80GiB", "80 GiB", "80G" or "80GB" (a GPU's memory
-// is counted in binary units), or bytes. A bare number under 1 MiB is refused: "80" meant
-// gigabytes, not 80 bytes.
+// A device's memory as a person writes it (common/size_text.h). A bare number under 1 MiB is
+// refused: "80" meant gigabytes, not 80 bytes.
 std::int64_t device_memory_bytes(const std::string& text, const std::string& control) {
-    double number = 0;
-    const char* end = text.data() + text.size();
-    const auto [rest, error] = std::from_chars(text.data(), end, number);
-    std::string unit(rest, end);
-    unit.erase(std::remove(unit.begin(), unit.end(), ' '), unit.end());
-    std::transform(unit.begin(), unit.end(), unit.begin(),
-                   [](unsigned char c) { return char(std::tolower(c)); });
-    static const std::pair<const char*, int> kUnits[] = {
-        {"", 0},     {"b", 0},  {"k", 10},  {"kb", 10},  {"kib", 10}, {"m", 20},  {"mb", 20},
-        {"mib", 20}, {"g", 30}, {"gb", 30}, {"gib", 30}, {"t", 40},   {"tb", 40}, {"tib", 40}};
-    const auto* known = std::find_if(std::begin(kUnits), std::end(kUnits),
-                                     [&](const auto& item) { return unit == item.first; });
-    if (error != std::errc() || known == std::end(kUnits) || !(number > 0)) {
+    const std::optional<double> bytes = size_text_bytes(text);
+    if (!bytes || !(*bytes > 0)) {
         throw BadInput(control + " " + text + ": give a size with its unit, e.g. 80GiB (or bytes)");
     }
-    const double bytes = number * double(std::int64_t(1) << known->second);
-    if (bytes > double(kMostDeviceBytes)) {
+    if (*bytes > double(kMostDeviceBytes)) {
         throw BadInput(control + " " + text + ": more than 1 PiB, more than any GPU holds");
     }
-    if (bytes < double(std::int64_t(1) << 20)) {
-        throw BadInput(control + " " + text + ": " + format_bytes(std::int64_t(bytes)) +
+    if (*bytes < double(std::int64_t(1) << 20)) {
+        throw BadInput(control + " " + text + ": " + format_bytes(std::int64_t(*bytes)) +
                        " is less than any GPU holds; give the unit, e.g. " + text + "GiB");
     }
-    return static_cast<std::int64_t>(bytes);
+    return static_cast<std::int64_t>(*bytes);
 }
 
 }  // namespace oomlab

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <string_view>
@@ -99,6 +100,22 @@ Json parse_json_limited(std::string_view text, const std::string& source,
     json_detail::LimitCheck<Json> check(source, max_depth);
     Json::sax_parse(text, &check);
     return Json::parse(text);
+}
+
+// parse_json_limited for a document a person gave (a config, a lesson, a baseline): a syntax
+// error, or a number too large for a double ("1E11111"), is BadInput naming `source` and the line.
+template <typename Json = nlohmann::json>
+Json parse_json_document(std::string_view text, const std::string& source) {
+    try {
+        return parse_json_limited<Json>(text, source);
+    } catch (const typename Json::parse_error& error) {
+        const std::size_t end = std::min<std::size_t>(error.byte, text.size());
+        const std::size_t line =
+            1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + end, '\n'));
+        throw bad_input_at(source, line, std::string("invalid JSON: ") + error.what());
+    } catch (const typename Json::exception& error) {
+        throw bad_input_at(source, 0, std::string("invalid JSON: ") + error.what());
+    }
 }
 
 }  // namespace oomlab

@@ -11,6 +11,7 @@ enum ExitCode : int {
     kExitFailure = 1,
     kExitBadInput = 2,  // a config or input refused before anything ran; the message says why
     kExitOutOfMemory = 3,
+    kExitOverLimit = 4,      // a --fail-over check: memory grew past the limit it was given
     kExitInterrupted = 130,  // stopped by SIGINT or SIGTERM, what was measured saved
 };
 

@@ -24,6 +24,8 @@ struct SnapshotDeviceDiff {
     std::int64_t peak_after = 0;
     std::int64_t reserved_before = 0;  // reserved at that moment
     std::int64_t reserved_after = 0;
+    std::int64_t most_reserved_before = 0;  // over the whole trace
+    std::int64_t most_reserved_after = 0;
     std::vector<SnapshotChange> kinds;  // largest change first
     std::vector<SnapshotChange> lines;  // likewise; unchanged ones left out
 };
