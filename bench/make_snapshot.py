@@ -9,6 +9,7 @@ allocation names one of 40 stacks, shared as PyTorch's pickles share them; frees
 frames; about 50 bytes an event). Allocations are alive at the end as one segment's blocks
 ("shared") or a segment each ("deep").
 """
+import argparse
 import pickle
 import random
 import sys
@@ -28,12 +29,21 @@ def deep_frames(stack):  # new objects each time: the pickler cannot share them
             for d in range(12)]
 
 
+def take_random(items):
+    """Removes and returns an element chosen uniformly at random, in O(1): list.pop(i) shifts
+    every element after i, which made long traces quadratic. The last element takes the chosen
+    one's place; the order of the live allocations matters nowhere."""
+    i = random.randrange(len(items))
+    items[i], items[-1] = items[-1], items[i]
+    return items.pop()
+
+
 def trace_of(shape, count):
     random.seed(7)
     trace, alive, addr = [], [], 1 << 32
     while len(trace) < count:
         if alive and random.random() < 0.45:
-            a, s = alive.pop(random.randrange(len(alive)))
+            a, s = take_random(alive)
             frames = deep_frames(random.randrange(40)) if shape == "deep" else []
             trace.append({"action": "free_requested", "addr": a, "size": s, "stream": 0,
                           "frames": frames})
@@ -68,14 +78,33 @@ def segments_of(shape, trace):
              "segment_type": "large", "frames": [], "blocks": blocks}]
 
 
+def event_count(text):  # argparse shows the error below its usage line
+    try:
+        count = int(text)
+        if count >= 0:
+            return count
+    except ValueError:
+        pass
+    raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of events")
+
+
 def main():
-    shape, count, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-    if shape not in ("deep", "shared"):
-        sys.exit(f"make_snapshot.py: shape {shape!r}: deep or shared")
-    trace = trace_of(shape, count)
-    with open(path, "wb") as out:
-        pickle.dump({"segments": segments_of(shape, trace), "device_traces": [trace]}, out,
-                    protocol=4)
+    summary, _usage, shapes = __doc__.split("\n\n", 2)  # argparse writes its own usage line
+    parser = argparse.ArgumentParser(prog="make_snapshot.py", description=summary, epilog=shapes,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("shape", metavar="SHAPE", choices=("deep", "shared"),
+                        help="deep or shared (below)")
+    parser.add_argument("count", metavar="EVENTS", type=event_count,
+                        help="number of trace events to write")
+    parser.add_argument("path", metavar="OUT.pickle", help="file to write")
+    args = parser.parse_args()
+    trace = trace_of(args.shape, args.count)
+    try:
+        with open(args.path, "wb") as out:
+            pickle.dump({"segments": segments_of(args.shape, trace), "device_traces": [trace]},
+                        out, protocol=4)
+    except OSError as error:
+        sys.exit(f"make_snapshot.py: {args.path}: {error.strerror}")
 
 
 if __name__ == "__main__":
