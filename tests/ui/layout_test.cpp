@@ -109,7 +109,7 @@ private slots:
         m_window->setMaximumSize(screen);
         m_window->resize(screen);
         QTest::qWait(50);
-        m_window->setZoom(zoom);
+        m_window->setPresentationMode(zoom >= MainWindow::kPresentationZoom);
         m_window->showPage(MainWindow::Page(page));
         QApplication::processEvents();
         QTest::qWait(100);  // the new text size, the panel shown or hidden, coalesced replots
@@ -187,7 +187,7 @@ private slots:
         const LessonCatalog catalog = loadLessonCatalog();
         QVERIFY2(!catalog.lessons.empty(), qPrintable(catalog.error));
         for (const double zoom : {1.0, MainWindow::kPresentationZoom}) {
-            m_window->setZoom(zoom);
+            m_window->setPresentationMode(zoom >= MainWindow::kPresentationZoom);
             m_window->setMaximumSize(screen);
             m_window->resize(screen);
             for (const Lesson& lesson : catalog.lessons) {
@@ -208,7 +208,7 @@ private slots:
                 flow->close();
             }
         }
-        m_window->setZoom(1.0);
+        m_window->setPresentationMode(false);
     }
 
     // After a lesson of four two-process runs, presenting on a projector: the comparison of
@@ -270,13 +270,13 @@ private slots:
         // rest (it fitted by squeezing them); back at the desk it fits without scrolling.
         const auto* scroll = m_window->findChild<QScrollArea*>(QStringLiteral("compareScroll"));
         QVERIFY(scroll);
-        m_window->setZoom(MainWindow::kPresentationZoom);
+        m_window->setPresentationMode(true);
         QString failed = fits(QStringLiteral("presenting"));
         QVERIFY2(failed.isEmpty(), qPrintable(failed));
         dock->show();
         failed = fits(QStringLiteral("presenting with the panel"));
         QVERIFY2(failed.isEmpty(), qPrintable(failed));
-        m_window->setZoom(1.0);
+        m_window->setPresentationMode(false);
         failed = fits(QStringLiteral("after presenting"));
         QVERIFY2(failed.isEmpty(), qPrintable(failed));
         QCOMPARE(scroll->verticalScrollBar()->maximum(), 0);
@@ -289,6 +289,8 @@ private slots:
         m_window->resize(1600, 1000);
         m_window->showPage(MainWindow::RunsTab);
         for (const double zoom : {1.0, MainWindow::kPresentationZoom, 2.5}) {
+            // Presentation mode, zoomed in from its 1.6x to the largest.
+            m_window->setPresentationMode(zoom >= MainWindow::kPresentationZoom);
             m_window->setZoom(zoom);
             QApplication::processEvents();
             QTest::qWait(50);
@@ -296,7 +298,7 @@ private slots:
             QVERIFY2(cramped.isEmpty(),
                      qPrintable(QStringLiteral("zoom %1: %2").arg(zoom).arg(cramped.join('\n'))));
         }
-        m_window->setZoom(1.0);
+        m_window->setPresentationMode(false);
     }
 
     // The help box under the form keeps one height whatever the setting under the pointer (it
@@ -305,7 +307,7 @@ private slots:
         ExperimentPanel* panel = m_window->experimentPanel();
         m_window->resize(1366, 768);
         for (const double zoom : {1.0, MainWindow::kPresentationZoom}) {
-            m_window->setZoom(zoom);
+            m_window->setPresentationMode(zoom >= MainWindow::kPresentationZoom);
             m_window->experimentPanel()->parentWidget()->show();  // the dock, shown when presenting
             panel->explain(qs(config_keys().front().name));
             // The zoom's and the dock's layout settle (many turns of the event loop on a loaded
@@ -329,7 +331,7 @@ private slots:
             }
             QVERIFY(longest > 200);  // some help needs more than the box shows: it scrolls
         }
-        m_window->setZoom(1.0);
+        m_window->setPresentationMode(false);
     }
 
     // Presenting, every plot's lines are wide enough for the back of a room (they stayed 1 to
@@ -348,11 +350,11 @@ private slots:
             }
             return all;
         };
-        m_window->setZoom(1.0);
+        m_window->setPresentationMode(false);
         QApplication::processEvents();
         const QVector<double> desk = widths();
         QVERIFY(!desk.isEmpty());
-        m_window->setZoom(MainWindow::kPresentationZoom);
+        m_window->setPresentationMode(true);
         QApplication::processEvents();  // the font's change reaches the plots
         const QVector<double> presenting = widths();
         QCOMPARE(presenting.size(), desk.size());
@@ -360,7 +362,7 @@ private slots:
             QVERIFY(presenting[i] >= 2.5 * desk[i] - 1e-9);
             QVERIFY(presenting[i] >= 2.5);
         }
-        m_window->setZoom(1.0);
+        m_window->setPresentationMode(false);
         QApplication::processEvents();
         QCOMPARE(widths(), desk);
     }
@@ -372,7 +374,7 @@ private slots:
         const QSize screen(1024, 768);
         m_window->setMaximumSize(screen);
         m_window->resize(screen);
-        m_window->setZoom(MainWindow::kPresentationZoom);
+        m_window->setPresentationMode(true);
         m_window->showPage(MainWindow::LiveTab);
         auto* dock = m_window->findChild<QDockWidget*>(QStringLiteral("experimentDock"));
         QVERIFY(dock);
@@ -401,7 +403,7 @@ private slots:
                  qPrintable(QStringLiteral("the settings have %1 px, a line is %2")
                                 .arg(form->viewport()->height())
                                 .arg(line)));
-        m_window->setZoom(1.0);
+        m_window->setPresentationMode(false);
         QApplication::processEvents();
     }
 

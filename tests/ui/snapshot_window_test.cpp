@@ -155,7 +155,7 @@ private slots:
         if (!QFile::exists(snapshot)) {
             QSKIP("the engine's snapshot was not recorded (no oomlab-cli)");
         }
-        m_window->setZoom(MainWindow::kPresentationZoom);
+        m_window->setPresentationMode(true);
         SnapshotWindow* window = openAndWait(snapshot);
         QVERIFY(window);
         const QSize needed = window->minimumSizeHint().expandedTo(window->minimumSize());
@@ -179,7 +179,7 @@ private slots:
             }
         }
         window->close();
-        m_window->setZoom(1.0);
+        m_window->setPresentationMode(false);
     }
 
     // A transformer before and after a batch a quarter the size: the peak falls, by the

@@ -82,11 +82,12 @@ private slots:
                 .arg(available.height());
         };
         for (const double back : {1.0, 1.0 * 1.1}) {
-            window.setZoom(MainWindow::kPresentationZoom);
+            window.setPresentationMode(true);
             window.setZoom(MainWindow::kPresentationZoom * 1.1);
             window.setZoom(MainWindow::kPresentationZoom * 1.21);
             QTest::qWait(300);
-            window.setZoom(back);  // Ctrl+0, or F5 from one step larger
+            window.setPresentationMode(false);  // F5, then one step larger or not
+            window.setZoom(back);
             QTRY_VERIFY2_WITH_TIMEOUT(available.contains(window.frameGeometry()),
                                       qPrintable(onScreen()), 5000);
         }

@@ -43,6 +43,18 @@ void rememberDir(const QString& path) {
     AppSettings::setValue(QStringLiteral("export/lastDir"), QFileInfo(path).absolutePath());
 }
 
+// Each key once: on Linux QKeySequence::ZoomOut is Ctrl+-, and an action that has a key twice
+// makes Qt refuse it as ambiguous (the key then does nothing).
+QList<QKeySequence> distinctKeys(const QList<QKeySequence>& keys) {
+    QList<QKeySequence> distinct;
+    for (const QKeySequence& key : keys) {
+        if (!key.isEmpty() && !distinct.contains(key)) {
+            distinct.append(key);
+        }
+    }
+    return distinct;
+}
+
 }  // namespace
 
 MainMenus::MainMenus(MainWindow* window) : QObject(window), m_window(window) {
@@ -177,24 +189,26 @@ void MainMenus::buildViewMenu() {
     view->addSeparator();
     QAction* zoomIn = view->addAction(tr("Zoom &in"), this,
                                       [this] { m_window->setZoom(m_window->zoom() * 1.15); });
-    zoomIn->setShortcuts({QKeySequence(Qt::CTRL | Qt::Key_Equal), QKeySequence::ZoomIn});
+    zoomIn->setShortcuts(
+        distinctKeys({QKeySequence(Qt::CTRL | Qt::Key_Equal), QKeySequence::ZoomIn}));
     QAction* zoomOut = view->addAction(tr("Zoom &out"), this,
                                        [this] { m_window->setZoom(m_window->zoom() / 1.15); });
-    zoomOut->setShortcuts({QKeySequence(Qt::CTRL | Qt::Key_Minus), QKeySequence::ZoomOut});
-    view->addAction(tr("&Actual size"), QKeySequence(Qt::CTRL | Qt::Key_0), this,
-                    [this] { m_window->setZoom(1.0); });
+    zoomOut->setShortcuts(
+        distinctKeys({QKeySequence(Qt::CTRL | Qt::Key_Minus), QKeySequence::ZoomOut}));
+    view->addAction(tr("&Actual size"), QKeySequence(Qt::CTRL | Qt::Key_0), m_window,
+                    &MainWindow::resetZoom);
     QAction* presentation = view->addAction(tr("&Presentation mode"));
     presentation->setObjectName(QStringLiteral("presentationMode"));
     presentation->setCheckable(true);
+    presentation->setChecked(m_window->presentationMode());
     presentation->setShortcut(QKeySequence(Qt::Key_F5));
     presentation->setStatusTip(
         tr("Large text in the form, the plots, legends and lessons, for "
            "a projector"));
-    connect(presentation, &QAction::toggled, this,
-            [this](bool on) { m_window->setZoom(on ? MainWindow::kPresentationZoom : 1.0); });
-    connect(view, &QMenu::aboutToShow, this, [this, presentation] {
+    connect(presentation, &QAction::toggled, m_window, &MainWindow::setPresentationMode);
+    connect(m_window, &MainWindow::presentationModeChanged, presentation, [presentation](bool on) {
         const QSignalBlocker quiet(presentation);
-        presentation->setChecked(m_window->zoom() >= MainWindow::kPresentationZoom - 0.01);
+        presentation->setChecked(on);
     });
     view->addSeparator();
     QMenu* pace = view->addMenu(tr("Training &pace"));

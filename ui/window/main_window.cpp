@@ -83,8 +83,8 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     m_tabs->setDocumentMode(true);
     // The pages of plots scroll where a small screen, the experiment panel or presentation
     // mode's large text leave them less than their plots need to be read, rather than grow
-    // the window past the screen or squeeze the plots.
-    m_tabs->addTab(scrolling(m_live, QStringLiteral("liveScroll")), tr("&Live"));
+    // the window past the screen or squeeze the plots. L&ive: Alt+L opens the Lessons menu.
+    m_tabs->addTab(scrolling(m_live, QStringLiteral("liveScroll")), tr("L&ive"));
     m_tabs->addTab(m_runs, tr("R&uns"));
     m_tabs->addTab(scrolling(m_compare, QStringLiteral("compareScroll")), tr("&Compare"));
     sizeTabsToCurrentPage(m_tabs);
@@ -138,7 +138,12 @@ void MainWindow::restoreSession(const MainWindowOptions& options) {
         restoreGeometry(AppSettings::windowGeometry());
         fitScreen();  // saved on a larger screen
         restoreState(AppSettings::windowState());
-        setZoom(AppSettings::value(QStringLiteral("view/zoom"), 1.0).toDouble());
+        const double zoom = AppSettings::value(QStringLiteral("view/zoom"), 1.0).toDouble();
+        // Sessions kept before the mode was kept on its own were presenting from 1.6x up.
+        setPresentationMode(AppSettings::value(QStringLiteral("view/presentation"),
+                                               zoom >= kPresentationZoom - 0.01)
+                                .toBool());
+        setZoom(zoom);
         const int pace =
             AppSettings::value(QStringLiteral("run/pace"), int(RunController::Pace::Watchable))
                 .toInt();

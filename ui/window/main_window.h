@@ -74,11 +74,22 @@ public:
     void applyFix(const oomlab::Settings& settings, bool run);
 
     // The size of all text, 1 = the desktop's: menus, the form, plots, legends, the lesson's
-    // reveal. Kept between sessions. Presentation mode is a zoom for the back of a room.
-    static constexpr double kPresentationZoom = 1.6;
+    // reveal. Kept between sessions.
     void setZoom(double factor);
     double zoom() const { return m_zoom; }
+    // Presentation mode, for the back of a room: text at 1.6x, lines 2.5 times as wide, the
+    // plots given the window (the experiment panel hidden until View → Experiment). Zooming
+    // in or out keeps the mode; Actual size goes back to the mode's own zoom. Kept between
+    // sessions.
+    static constexpr double kPresentationZoom = 1.6;
+    void setPresentationMode(bool on);
+    bool presentationMode() const { return m_presenting; }
+    void resetZoom();
 
+signals:
+    void presentationModeChanged(bool on);
+
+public:
     // How fast the user's runs train (View → Training pace), kept between sessions. A first
     // session starts watchable, so the first run's curves move for several seconds.
     void setTrainingPace(RunController::Pace pace);

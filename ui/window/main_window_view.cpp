@@ -81,25 +81,9 @@ void MainWindow::showEvent(QShowEvent* event) {
 
 void MainWindow::setZoom(double factor) {
     m_zoom = std::clamp(factor, 0.7, 2.5);
-    // Presenting, the plots get the whole screen: the experiment panel is hidden (View →
-    // Experiment brings it back) and shown again when presentation mode ends.
-    // The panel goes before the text grows and comes back after it shrinks: never the large
-    // text beside the panel, which would need more than the screen for a moment and leave
-    // the window grown.
-    const bool presenting = m_zoom >= kPresentationZoom - 0.01;
-    const bool panelChanges = presenting != m_presenting;
-    m_presenting = presenting;
-    if (panelChanges && presenting) {
-        m_experimentDock->hide();
-    }
-    // Lines a room can see: every plot's series 2.5 times as wide while presenting.
-    setLineScale(presenting ? 2.5 : 1.0);
     QFont font = m_baseFont;
     font.setPointSizeF(m_baseFont.pointSizeF() * m_zoom);
     QApplication::setFont(font);
-    if (panelChanges && !presenting) {
-        m_experimentDock->show();
-    }
     if (m_saveSession) {
         AppSettings::setValue(QStringLiteral("view/zoom"), m_zoom);
     }
@@ -107,6 +91,32 @@ void MainWindow::setZoom(double factor) {
     // the text did: after each change, once the layouts have settled, its frame is brought
     // back onto the screen (as far as the widgets' least sizes let it).
     QTimer::singleShot(0, this, &MainWindow::keepFrameOnScreen);
+}
+
+void MainWindow::setPresentationMode(bool on) {
+    const bool changes = on != m_presenting;
+    m_presenting = on;
+    // The panel goes before the text grows and comes back after it shrinks: never the large
+    // text beside the panel, which would need more than the screen for a moment and leave
+    // the window grown.
+    if (changes && on) {
+        m_experimentDock->hide();
+    }
+    setLineScale(on ? 2.5 : 1.0);
+    resetZoom();
+    if (changes && !on) {
+        m_experimentDock->show();
+    }
+    if (m_saveSession) {
+        AppSettings::setValue(QStringLiteral("view/presentation"), on);
+    }
+    if (changes) {
+        emit presentationModeChanged(on);
+    }
+}
+
+void MainWindow::resetZoom() {
+    setZoom(m_presenting ? kPresentationZoom : 1.0);
 }
 
 }  // namespace oomlab::ui
