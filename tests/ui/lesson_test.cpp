@@ -15,6 +15,7 @@
 #include <QTemporaryDir>
 #include <QTextBrowser>
 #include <QtTest>
+#include <algorithm>
 
 #include "common/formatting.h"
 #include "compare/compare_page.h"
@@ -306,6 +307,8 @@ private slots:
   "runs": [{"label": "small", "set": {"train.batch_size": 8}},
            {"label": "large", "set": {"train.batch_size": 64}}]})");
         file.close();
+        ConfigForm* form = window.experimentPanel()->form();
+        QVERIFY(form->setValue(QStringLiteral("train.batch_size"), QStringLiteral("32")));
         QString error;
         LessonFlow* flow = window.menus()->openLessonFile(path, error);
         QVERIFY2(flow, qPrintable(error));
@@ -317,15 +320,19 @@ private slots:
         }
         QVERIFY2(menu.contains(QStringLiteral("Open lesson file…")), qPrintable(menu.join('|')));
         // The lesson's view of the form while it is open: model.kind out of sight,
-        // train.batch_size shown but fixed; the whole form again once it is closed.
-        ConfigForm* form = window.experimentPanel()->form();
+        // train.batch_size shown but fixed, at the lesson's first run's value (not the user's
+        // 32); the whole form again once it is closed, with the user's value.
+        KeyEditor* batch = form->editor(QStringLiteral("train.batch_size"));
         QVERIFY(form->editor(QStringLiteral("model.kind"))->isHidden());
-        QVERIFY(!form->editor(QStringLiteral("train.batch_size"))->isHidden());
-        QVERIFY(!form->editor(QStringLiteral("train.batch_size"))->isEnabled());
+        QVERIFY(!batch->isHidden());
+        QVERIFY(!batch->isEnabled());
+        QCOMPARE(batch->text(), QStringLiteral("8"));
         QVERIFY(form->editor(QStringLiteral("train.max_steps"))->isEnabled());
         flow->close();
         QVERIFY(!form->editor(QStringLiteral("model.kind"))->isHidden());
-        QVERIFY(form->editor(QStringLiteral("train.batch_size"))->isEnabled());
+        QVERIFY(batch->isEnabled());
+        QCOMPARE(batch->text(), QStringLiteral("32"));
+        QCOMPARE(form->config().train.batch_size, 32);
 
         QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
         file.write(
@@ -336,6 +343,28 @@ private slots:
         QVERIFY(!window.menus()->openLessonFile(path, error));
         QVERIFY2(error.contains(path + QStringLiteral(":3: runs[1].set: unknown config key")),
                  qPrintable(error));
+    }
+
+    // A built-in lesson's locked setting shows what its runs train with: the quantized
+    // embeddings lesson trains its table frozen, though the user's form fine-tunes it.
+    void aLockedSettingShowsTheLessonsValue() {
+        MainWindow window(test::windowOptions(m_good.filePath("locked.sqlite")));
+        window.show();
+        ConfigForm* form = window.experimentPanel()->form();
+        QVERIFY(form->setValue(QStringLiteral("embeddings.trainable"), QStringLiteral("true")));
+        qunsetenv("OOMLAB_RESOURCE_DIR");  // the built-in lessons
+        const LessonCatalog catalog = loadLessonCatalog();
+        const auto quantized = std::find_if(
+            catalog.lessons.begin(), catalog.lessons.end(),
+            [](const Lesson& lesson) { return lesson.name == "quantized-embeddings"; });
+        QVERIFY(quantized != catalog.lessons.end());
+        LessonFlow* flow = window.openLesson(*quantized);
+        KeyEditor* trainable = form->editor(QStringLiteral("embeddings.trainable"));
+        QVERIFY(!trainable->isEnabled());
+        QCOMPARE(trainable->text(), QStringLiteral("false"));
+        QVERIFY2(form->config().embeddings.trainable, "the user's own settings are kept");
+        flow->close();
+        QCOMPARE(trainable->text(), QStringLiteral("true"));
     }
 
     // Two runs compared, saved as a lesson: the draft opens as a lesson of those two runs,

@@ -150,9 +150,10 @@ void ConfigForm::setReadErrors(const QStringList& keys, const QString& message) 
     refresh();
 }
 
-void ConfigForm::setLessonView(const QStringList& hidden, const QStringList& locked) {
+void ConfigForm::setLessonView(const QStringList& hidden,
+                               const QHash<QString, QStringList>& locked) {
     m_hidden = QSet<QString>(hidden.begin(), hidden.end());
-    m_locked = QSet<QString>(locked.begin(), locked.end());
+    m_locked = locked;
     refresh();
 }
 
@@ -242,12 +243,19 @@ void ConfigForm::refresh() {
     for (auto it = m_editors.begin(); it != m_editors.end(); ++it) {
         const QString& key = it.key();
         const Row& row = m_rows[key];
-        if (!m_keyErrors.contains(key)) {
+        const bool locked = m_locked.contains(key);
+        const QStringList lessonValues = m_locked.value(key);
+        if (!lessonValues.isEmpty()) {
+            it.value()->setText(lessonValues.first());
+        } else if (!m_keyErrors.contains(key)) {
             it.value()->setText(qs(get_config_value(m_config, ss(key))));
         }
         QString inactive = qs(key_inactive_reason(m_config, ss(key), m_processes));
-        if (inactive.isEmpty() && m_locked.contains(key)) {
-            inactive = tr("Fixed by the lesson that is open");
+        if (inactive.isEmpty() && locked) {
+            inactive = lessonValues.size() > 1
+                           ? tr("Fixed by the lesson that is open; its runs train with %1")
+                                 .arg(lessonValues.join(QStringLiteral(", ")))
+                           : tr("Fixed by the lesson that is open");
         }
         it.value()->setEnabled(inactive.isEmpty());
         row.label->setEnabled(inactive.isEmpty());

@@ -58,9 +58,10 @@ public:
     void setProcesses(int processes);
 
     KeyEditor* editor(const QString& key) const { return m_editors.value(key); }
-    // A lesson's view of the form: `hidden` settings out of sight, `locked` ones shown but not
-    // to be changed (empty lists: the whole form again).
-    void setLessonView(const QStringList& hidden, const QStringList& locked);
+    // A lesson's view of the form: `hidden` settings out of sight, `locked` ones shown with the
+    // values the lesson's runs train with (the first run's where they differ) and not to be
+    // changed (empty: the whole form again, with the user's own values).
+    void setLessonView(const QStringList& hidden, const QHash<QString, QStringList>& locked);
     bool isHidden(const QString& key) const { return m_hidden.contains(key); }
     bool isLocked(const QString& key) const { return m_locked.contains(key); }
     // The group box of a section ("dataset", "embeddings", ...), to add related widgets.
@@ -98,7 +99,7 @@ private:
     QHash<QString, QString> m_readErrors;   // files whose content cannot be used
     QHash<QString, QString> m_refusals;     // what the last run refused, until a change
     QSet<QString> m_hidden;                 // by the open lesson
-    QSet<QString> m_locked;
+    QHash<QString, QStringList> m_locked;   // key -> the values the lesson's runs train with
     QString m_validationError;
     QSet<QString> m_validationKeys;  // the keys m_validationError is about
     bool m_lastValid = true;

@@ -8,6 +8,8 @@
 #include "lessons/lesson_flow.h"
 #include "lessons/lesson_text.h"
 #include "live/run_controller.h"
+#include "oomlab/config/config_keys.h"
+#include "oomlab/lessons/lesson.h"
 #include "window/main_window.h"
 
 namespace oomlab::ui {
@@ -38,12 +40,19 @@ LessonFlow* MainWindow::openLesson(const Lesson& lesson) {
     flow->setAttribute(Qt::WA_DeleteOnClose);
     // The lesson's view of the form while its window is open; the whole form after.
     QStringList hidden;
-    QStringList locked;
     for (const std::string& key : lesson.hide) {
         hidden << qs(key);
     }
+    // A locked setting shows what the lesson trains with, not the user's own value.
+    QHash<QString, QStringList> locked;
     for (const std::string& key : lesson.lock) {
-        locked << qs(key);
+        QStringList& values = locked[qs(key)];
+        for (const LessonRun& run : lesson.runs) {
+            const QString value = qs(get_config_value(lesson_config(lesson, run), key));
+            if (!values.contains(value)) {
+                values << value;
+            }
+        }
     }
     m_panel->form()->setLessonView(hidden, locked);
     connect(flow, &QDialog::finished, m_panel->form(),
