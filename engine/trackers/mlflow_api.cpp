@@ -90,14 +90,15 @@ nlohmann::json MlflowApi::post(const std::string& endpoint, const nlohmann::json
                  body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), false);
 }
 
-std::string MlflowApi::experiment_id(const std::string& name) {
+std::string MlflowApi::experiment_id(const std::string& name, const std::string& field) {
     if (const auto found = find_experiment(name)) {
         return *found;
     }
     if (m_deleted_experiment) {
         throw Error("MLflow at " + m_uri + ": the experiment \"" + name +
                     "\" was deleted there; restore it (mlflow experiments restore) or choose "
-                    "another with --experiment");
+                    "another in " +
+                    field);
     }
     try {
         return post("experiments/create", {{"name", name}}).at("experiment_id").get<std::string>();

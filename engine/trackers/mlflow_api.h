@@ -18,7 +18,8 @@ public:
     nlohmann::json get(const std::string& endpoint, const std::string& query);
     nlohmann::json post(const std::string& endpoint, const nlohmann::json& body);
     // The experiment's id, made when missing.
-    std::string experiment_id(const std::string& name);
+    // The experiment's id, made when missing; `field` names where the name was typed.
+    std::string experiment_id(const std::string& name, const std::string& field);
     // The id of the experiment of that name; nullopt when the server has none (or deleted it).
     std::optional<std::string> find_experiment(const std::string& name);
     // Uploads a file's content (or `text`) as an artifact of a run whose artifact URI is

@@ -237,7 +237,7 @@ namespace {
 
 MlflowExport send_to_mlflow(MlflowApi& api, const TrackedRun& tracked, const MlflowTarget& target) {
     MlflowExport result;
-    result.experiment_id = api.experiment_id(target.experiment);
+    result.experiment_id = api.experiment_id(target.experiment, target.named.experiment);
     const std::string digest = export_digest(tracked);
 
     const Json found = api.post(
@@ -298,7 +298,7 @@ MlflowExport send_to_mlflow(MlflowApi& api, const TrackedRun& tracked, const Mlf
 }  // namespace
 
 MlflowExport export_to_mlflow(const TrackedRun& tracked, const MlflowTarget& target) {
-    check_tracking_uri(target.tracking_uri, "--tracking-uri");
+    check_tracking_uri(target.tracking_uri, target.named.uri);
     MlflowApi api(target.tracking_uri, target.control);
     try {
         return send_to_mlflow(api, tracked, target);

@@ -313,9 +313,7 @@ public:
             whole.run = run_from_summary_json(*summary, "run " + mlflow_id + "'s summary.json");
         } else {
             whole.run = from_tags(run, tags);
-            note("the server does not serve summary.json for some runs (" + mlflow_id +
-                 "): their outcome is read from tags and final values, without memory by "
-                 "module, the staircase or the prediction's modules");
+            without_summary.push_back(mlflow_id);
         }
         std::vector<std::string> unknown;
         whole.run.config_json = config_of(run["data"].value("params", Json::array()), unknown);
@@ -341,6 +339,7 @@ public:
     }
 
     std::vector<std::string> notes;
+    std::vector<std::string> without_summary;  // MLflow's ids of the runs
 
 private:
     static std::string run_name(const Json& run, const RunRecord& record) {
@@ -412,7 +411,7 @@ std::string for_each_run(MlflowApi& api, const std::string& experiment_id,
 }  // namespace
 
 MlflowImport import_from_mlflow(RunStore& store, const MlflowSource& source) {
-    check_tracking_uri(source.tracking_uri, "--tracking-uri");
+    check_tracking_uri(source.tracking_uri, source.named.uri);
     MlflowApi api(source.tracking_uri, source.control);
     MlflowImport result;
     try {
@@ -420,8 +419,8 @@ MlflowImport import_from_mlflow(RunStore& store, const MlflowSource& source) {
         if (!experiment) {
             throw BadInput("MLflow at " + uri_without_password(source.tracking_uri) +
                            " has no experiment \"" + source.experiment +
-                           "\": give the one the class sends to (--experiment; the workbench "
-                           "and `oomlab-cli run --mlflow-experiment` send to \"OOM Lab\")");
+                           "\": give the one the class sends to in " + source.named.experiment +
+                           " (OOM Lab sends to \"OOM Lab\" unless told another)");
         }
         Importer importer(api);
         const std::string stopped = for_each_run(api, *experiment, [&](const Json& run) {
@@ -450,6 +449,11 @@ MlflowImport import_from_mlflow(RunStore& store, const MlflowSource& source) {
             importer.note("MLflow's list of runs was read no further (" + stopped +
                           "): the runs read are imported");
         }
+        // Said once, with the count: a class of 30 whose server keeps no artifacts made 30.
+        if (!importer.without_summary.empty()) {
+            importer.note(without_summary_note(importer.without_summary));
+        }
+        result.without_summary = std::move(importer.without_summary);
         result.notes = std::move(importer.notes);
         if (!result.added.empty()) {
             result.notes.push_back(
@@ -464,6 +468,14 @@ MlflowImport import_from_mlflow(RunStore& store, const MlflowSource& source) {
                     "): is this the address of an MLflow server? Runs imported before are kept");
     }
     return result;
+}
+
+std::string without_summary_note(const std::vector<std::string>& runs) {
+    const std::size_t count = runs.size();
+    return "the server does not serve summary.json for some runs (" + std::to_string(count) +
+           (count == 1 ? " run: " : " runs, the first ") + (runs.empty() ? "" : runs.front()) +
+           "): their outcome is read from tags and final values, without memory by module, the "
+           "staircase or the prediction's modules";
 }
 
 std::string describe(const MlflowSource& source, const MlflowImport& imported) {

@@ -130,10 +130,12 @@ class MlflowImport(unittest.TestCase):
             os.replace(kept, summary)
 
     def test_without_its_summary_a_run_keeps_what_tags_and_final_values_say(self):
-        with self.summary_set_aside(0):
+        with self.summary_set_aside(0) as (_, mlflow_id):
             db = os.path.join(self.folder, "no-summary.sqlite")
             _, out, _ = self.import_runs(db)
-            self.assertIn("does not serve summary.json for some runs", out)
+            # Once, with the count, whatever the number of runs.
+            self.assertIn(f"does not serve summary.json for some runs (1 run: {mlflow_id})", out)
+            self.assertEqual(out.count("summary.json"), 1, out)
         runs = [json.loads(line) for line in cli("runs", "list", "--db", db, "--json")[1].split("\n")
                 if line]
         [run] = [r for r in runs if r["name"].startswith("student-0: ")]

@@ -137,6 +137,10 @@ private slots:
         // Nobody has sent yet: the experiment is not there, and the window says so.
         QTRY_VERIFY_WITH_TIMEOUT(
             classWindow->status().contains(QStringLiteral("has no experiment")), 30000);
+        // In the workbench's words: its field, not the command line's option.
+        QVERIFY2(classWindow->status().contains(QStringLiteral("the Experiment field")) &&
+                     !classWindow->status().contains(QStringLiteral("--")),
+                 qPrintable(classWindow->status()));
 
         QElapsedTimer clock;
         clock.start();
@@ -189,6 +193,11 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(classWindow->status().contains(QStringLiteral("did not answer")),
                                  30000);
         QCOMPARE(classWindow->listedRuns().size(), kStudents);
+        classWindow->follow(false);
+        // Another server: the last one's runs and notes go at once, not at its first answer.
+        classWindow->uriField()->setText(QStringLiteral("http://127.0.0.1:1"));
+        classWindow->follow(true);
+        QVERIFY(classWindow->listedRuns().isEmpty());
         classWindow->follow(false);
     }
 };

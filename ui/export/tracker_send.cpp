@@ -57,7 +57,7 @@ QString TrackerTarget::problem() const {
                                           : QString();
     }
     try {
-        trackers::check_tracking_uri(trackingUri.trimmed().toStdString(), "Tracking URI");
+        trackers::check_tracking_uri(trackingUri.trimmed().toStdString(), trackerFields().uri);
     } catch (const BadInput& error) {
         return QString::fromStdString(error.what());
     }
@@ -67,6 +67,11 @@ QString TrackerTarget::problem() const {
 QString TrackerTarget::describe() const {
     return mlflow ? QObject::tr("MLflow at %1, experiment \"%2\"").arg(trackingUri, experiment)
                   : QObject::tr("TensorBoard in %1").arg(logDir);
+}
+
+trackers::TrackerFields trackerFields() {
+    return {QObject::tr("Tracking URI").toStdString(),
+            QObject::tr("the Experiment field").toStdString()};
 }
 
 QString sendRunsToTracker(const QString& databasePath, const QVector<qint64>& runIds,
@@ -79,7 +84,7 @@ QString sendRunsToTracker(const QString& databasePath, const QVector<qint64>& ru
             if (target.mlflow) {
                 const trackers::MlflowTarget mlflow{target.trackingUri.trimmed().toStdString(),
                                                     target.experiment.trimmed().toStdString(),
-                                                    control};
+                                                    control, trackerFields()};
                 lines << QString::fromStdString(
                     describe(tracked, mlflow, trackers::export_to_mlflow(tracked, mlflow)));
             } else {

@@ -35,6 +35,10 @@ struct TrackerTarget {
     QString describe() const;  // "MLflow at URI, experiment E" or "TensorBoard in DIR"
 };
 
+// The workbench's fields for a tracker's address and experiment, as its messages name them
+// (the command line's options otherwise).
+trackers::TrackerFields trackerFields();
+
 // Sends the runs of the database at `databasePath` (opened here: safe in a worker thread).
 // Returns what was sent, a line per run; throws nothing: a failure is the last line, after
 // "error: ". `control`: notes while a busy MLflow server is asked again, and a stop.

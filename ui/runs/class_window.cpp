@@ -110,7 +110,8 @@ void ClassWindow::setRefreshSeconds(int seconds) {
 void ClassWindow::follow(bool on) {
     if (on) {
         try {
-            trackers::check_tracking_uri(m_uri->text().trimmed().toStdString(), "Tracking URI");
+            trackers::check_tracking_uri(m_uri->text().trimmed().toStdString(),
+                                         trackerFields().uri);
         } catch (const BadInput& error) {
             m_status->setText(QStringLiteral("⚠ ") + QString::fromStdString(error.what()));
             return;
@@ -121,6 +122,14 @@ void ClassWindow::follow(bool on) {
                    "the class's runs are imported into it."));
             return;
         }
+    }
+    // Another server or experiment: what the last one said and listed goes at once.
+    const QString followed = m_uri->text().trimmed() + QChar('\n') + m_experiment->text().trimmed();
+    if (on && followed != m_followed) {
+        m_followed = followed;
+        m_notes.clear();
+        m_withoutSummary.clear();
+        showRuns({});
     }
     m_following = on;
     m_followButton->setText(on ? tr("Stop following") : tr("Follow"));
@@ -140,6 +149,7 @@ void ClassWindow::refreshNow() {
     trackers::MlflowSource source;
     source.tracking_uri = m_uri->text().trimmed().toStdString();
     source.experiment = m_experiment->text().trimmed().toStdString();
+    source.named = trackerFields();
     m_status->setText(tr("Reading the class's runs from %1…").arg(m_uri->text().trimmed()));
     m_watcher.setFuture(QtConcurrent::run([path, source, stop = m_stop]() mutable {
         source.control.stop = stop.get();
@@ -163,8 +173,15 @@ void ClassWindow::onRefreshed() {
         m_status->setText(tr("⚠ %1 (%2)%3").arg(refresh.error, at, next));
     } else {
         const trackers::MlflowImport& imported = refresh.imported;
+        // The runs without a summary are counted over every refresh, in one note.
+        const std::string withoutSummary =
+            imported.without_summary.empty()
+                ? std::string()
+                : trackers::without_summary_note(imported.without_summary);
+        m_withoutSummary.insert(m_withoutSummary.end(), imported.without_summary.begin(),
+                                imported.without_summary.end());
         for (const std::string& note : imported.notes) {
-            if (!m_notes.contains(QString::fromStdString(note))) {
+            if (note != withoutSummary && !m_notes.contains(QString::fromStdString(note))) {
                 m_notes << QString::fromStdString(note);
             }
         }
@@ -181,8 +198,12 @@ void ClassWindow::onRefreshed() {
         if (imported.being_sent) {
             text += tr("; %1 still being sent").arg(imported.being_sent);
         }
-        if (!m_notes.isEmpty()) {
-            text += QStringLiteral("\n") + tr("Note: ") + m_notes.join(QLatin1String("; "));
+        QStringList notes = m_notes;
+        if (!m_withoutSummary.empty()) {
+            notes.prepend(QString::fromStdString(trackers::without_summary_note(m_withoutSummary)));
+        }
+        if (!notes.isEmpty()) {
+            text += QStringLiteral("\n") + tr("Note: ") + notes.join(QLatin1String("; "));
         }
         m_status->setText(text);
         if (!imported.added.empty()) {

@@ -68,7 +68,9 @@ private:
     std::shared_ptr<std::atomic<bool>> m_stop = std::make_shared<std::atomic<bool>>(false);
     bool m_following = false;
     QVector<qint64> m_listed;
-    QStringList m_notes;  // said once each
+    QStringList m_notes;                        // said once each
+    std::vector<std::string> m_withoutSummary;  // MLflow's ids of runs without summary.json
+    QString m_followed;                         // the server and experiment last followed
 };
 
 }  // namespace oomlab::ui

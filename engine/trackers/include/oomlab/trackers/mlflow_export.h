@@ -17,6 +17,7 @@ struct MlflowTarget {
     std::string tracking_uri;            // http://host:port (a path prefix allowed)
     std::string experiment = "OOM Lab";  // made when missing
     RequestControl control;              // notes while a busy server is asked again; a stop
+    TrackerFields named;
 };
 
 struct MlflowExport {

@@ -16,6 +16,7 @@ struct MlflowSource {
     std::string tracking_uri;            // http://host:port
     std::string experiment = "OOM Lab";  // as the students' runs were sent
     RequestControl control;              // notes while a busy server is asked again; a stop
+    TrackerFields named;
 };
 
 struct MlflowImport {
@@ -26,7 +27,12 @@ struct MlflowImport {
     std::size_t being_sent = 0;         // not yet whole on the server: the next import takes them
     std::size_t not_from_oomlab = 0;    // runs of other programs in the experiment
     std::vector<std::string> notes;     // what the server does not have, once each
+    std::vector<std::string> without_summary;  // MLflow's ids of the runs it served no summary of
 };
+
+// The note for runs whose summary.json the server does not serve, with their count (one note,
+// however many: a class of 30 made 30).
+std::string without_summary_note(const std::vector<std::string>& runs);
 
 // Reads every run OOM Lab sent to `source` that `store` does not hold (by the run's uid, so
 // importing twice adds nothing) and adds each whole: the settings (its parameters), every
