@@ -313,6 +313,8 @@ private slots:
         LessonFlow* flow = window.menus()->openLessonFile(path, error);
         QVERIFY2(flow, qPrintable(error));
         QCOMPARE(qs(flow->lesson().title), QStringLiteral("My own lesson"));
+        // The lesson dialogs open where this lesson was (they opened at /).
+        QCOMPARE(window.menus()->lessonFolder(), QFileInfo(path).absolutePath());
         QCOMPARE(flow->page(), int(LessonFlow::ExplainPage));
         QStringList menu;
         for (const QAction* action : window.menus()->lessonsMenu()->actions()) {

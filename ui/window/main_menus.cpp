@@ -3,6 +3,7 @@
 #include <QActionGroup>
 #include <QApplication>
 #include <QDesktopServices>
+#include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -35,13 +36,18 @@
 namespace oomlab::ui {
 namespace {
 
-QString lastDir() {
-    return AppSettings::value(QStringLiteral("export/lastDir")).toString();
+// Where a file dialog opens: the folder last used for its kind of file ("lessons", "export"),
+// else the home folder (an empty folder put "/lesson.json" at the root).
+QString lastDir(const QString& kind = QStringLiteral("export")) {
+    const QString dir = AppSettings::value(kind + QStringLiteral("/lastDir")).toString();
+    return !dir.isEmpty() && QFileInfo(dir).isDir() ? dir : QDir::homePath();
 }
 
-void rememberDir(const QString& path) {
-    AppSettings::setValue(QStringLiteral("export/lastDir"), QFileInfo(path).absolutePath());
+void rememberDir(const QString& path, const QString& kind = QStringLiteral("export")) {
+    AppSettings::setValue(kind + QStringLiteral("/lastDir"), QFileInfo(path).absolutePath());
 }
+
+constexpr QLatin1String kLessons("lessons");
 
 // Each key once: on Linux QKeySequence::ZoomOut is Ctrl+-, and an action that has a key twice
 // makes Qt refuse it as ambiguous (the key then does nothing).
@@ -340,21 +346,26 @@ SnapshotWindow* MainMenus::openSnapshot(const QString& path) {
 }
 
 void MainMenus::openLessonFileDialog() {
-    const QString path = QFileDialog::getOpenFileName(m_window, tr("Open lesson file"), lastDir(),
-                                                      tr("Lessons (*.json);;All files (*)"));
+    const QString path = QFileDialog::getOpenFileName(
+        m_window, tr("Open lesson file"), lessonFolder(), tr("Lessons (*.json);;All files (*)"));
     if (path.isEmpty()) {
         return;
     }
-    rememberDir(path);
     QString error;
     if (!openLessonFile(path, error)) {
         QMessageBox::warning(m_window, tr("Open lesson file"), error);
     }
 }
 
+QString MainMenus::lessonFolder() const {
+    return lastDir(kLessons);
+}
+
 LessonFlow* MainMenus::openLessonFile(const QString& path, QString& error) {
     try {
-        return m_window->openLesson(load_lesson_file(ss(path)));
+        const Lesson lesson = load_lesson_file(ss(path));
+        rememberDir(path, kLessons);
+        return m_window->openLesson(lesson);
     } catch (const std::exception& refused) {
         error = qs(refused.what());
         return nullptr;
@@ -370,11 +381,11 @@ void MainMenus::saveAsLessonDialog() {
         return;
     }
     const QString path = QFileDialog::getSaveFileName(
-        m_window, tr("Save as lesson"), lastDir() + "/lesson.json", tr("Lessons (*.json)"));
+        m_window, tr("Save as lesson"),
+        QDir(lessonFolder()).filePath(QStringLiteral("lesson.json")), tr("Lessons (*.json)"));
     if (path.isEmpty()) {
         return;
     }
-    rememberDir(path);
     if (const QString error = saveAsLesson(path); !error.isEmpty()) {
         QMessageBox::warning(m_window, tr("Save as lesson"), error);
         return;
@@ -393,7 +404,11 @@ QString MainMenus::saveAsLesson(const QString& path) {
         return tr("compare two or more runs first");
     }
     try {
-        return writeTextFile(path, lesson_from_runs(runs));
+        const QString error = writeTextFile(path, lesson_from_runs(runs));
+        if (error.isEmpty()) {
+            rememberDir(path, kLessons);
+        }
+        return error;
     } catch (const std::exception& error) {  // a run's config that no longer reads
         return qs(error.what());
     }
@@ -434,8 +449,7 @@ void MainMenus::exportPlotDialog(const QString& plotObjectName) {
     if (!plot) {
         return;
     }
-    const QString start = (lastDir().isEmpty() ? QString() : lastDir() + QLatin1Char('/')) +
-                          plot->suggestedFileName();
+    const QString start = QDir(lastDir()).filePath(plot->suggestedFileName());
     const QString path =
         QFileDialog::getSaveFileName(m_window, tr("Export plot"), start, plotFileFilters());
     if (path.isEmpty()) {

@@ -38,6 +38,9 @@ public:
     // The lesson written in the file at `path`, opened as a built-in one is; null and the
     // reason (the file, the line, the key) in `error` when it is not a lesson.
     LessonFlow* openLessonFile(const QString& path, QString& error);
+    // Where the lesson dialogs open: the folder of the last lesson file opened or saved, else
+    // the home folder.
+    QString lessonFolder() const;
     void saveAsLessonDialog();
     // The runs on the Compare page drafted as a lesson file at `path` (lesson_from_runs); an
     // empty string, or why not.
