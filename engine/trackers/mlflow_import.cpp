@@ -300,6 +300,11 @@ public:
         const std::int64_t start_ms = info.value("start_time", std::int64_t{0});
         WholeRun whole;
         whole.uid = tags.at(kUidTag);
+        if (!is_run_uid(whole.uid)) {
+            throw BadInput("run " + mlflow_id + "'s " + kUidTag + " tag is " +
+                           quoted_excerpt(whole.uid) +
+                           ", which OOM Lab never sends (it sends 32 hexadecimal digits)");
+        }
         const std::optional<std::string> summary =
             m_api.get_artifact(info.value("artifact_uri", ""), "summary.json");
         if (summary && summary->size() > kMostSummaryBytes) {
@@ -317,9 +322,7 @@ public:
         }
         std::vector<std::string> unknown;
         whole.run.config_json = config_of(run["data"].value("params", Json::array()), unknown);
-        for (const std::string& setting : unknown) {
-            note("a setting this version does not know, left at its default: " + setting);
-        }
+        unknown_settings.insert(unknown.begin(), unknown.end());
         whole.run.created_at = utc_text(start_ms);
         whole.run.finished_at = utc_text(info.value("end_time", start_ms));
         const auto user = tags.find(kUserTag);
@@ -333,15 +336,39 @@ public:
     }
 
     void note(const std::string& text) {
-        if (std::find(notes.begin(), notes.end(), text) == notes.end()) {
+        if (m_noted.insert(text).second) {
             notes.push_back(text);
         }
     }
 
+    // One note for every setting this version does not know, naming the first few: a run of
+    // 100,000 parameters made 100,000 notes, in quadratic time.
+    void note_unknown_settings() {
+        constexpr std::size_t kNamed = 5;
+        if (unknown_settings.empty()) {
+            return;
+        }
+        std::string named;
+        auto setting = unknown_settings.begin();
+        for (std::size_t i = 0; i < kNamed && setting != unknown_settings.end(); ++i, ++setting) {
+            named += (i ? ", " : "") + printable_line(*setting);
+        }
+        const std::size_t more =
+            unknown_settings.size() - std::min(kNamed, unknown_settings.size());
+        note(unknown_settings.size() == 1
+                 ? "a setting this version does not know, left at its default: " + named
+                 : std::to_string(unknown_settings.size()) +
+                       " settings this version does not know, left at their defaults: " + named +
+                       (more ? ", and " + std::to_string(more) + " more" : ""));
+    }
+
     std::vector<std::string> notes;
+    std::set<std::string> unknown_settings;    // KEY=VALUE, over every run read
     std::vector<std::string> without_summary;  // MLflow's ids of the runs
 
 private:
+    std::set<std::string> m_noted;
+
     static std::string run_name(const Json& run, const RunRecord& record) {
         const std::string name = run.at("info").value("run_name", "");
         return name.empty() ? record.name : name;
@@ -449,6 +476,7 @@ MlflowImport import_from_mlflow(RunStore& store, const MlflowSource& source) {
             importer.note("MLflow's list of runs was read no further (" + stopped +
                           "): the runs read are imported");
         }
+        importer.note_unknown_settings();
         // Said once, with the count: a class of 30 whose server keeps no artifacts made 30.
         if (!importer.without_summary.empty()) {
             importer.note(without_summary_note(importer.without_summary));

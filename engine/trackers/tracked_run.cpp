@@ -56,18 +56,19 @@ void flatten(const nlohmann::json& value, const std::string& key, std::vector<Ru
 
 }  // namespace
 
+bool is_run_uid(const std::string& uid) {
+    return uid.size() <= 64 && std::all_of(uid.begin(), uid.end(), [](char c) {
+               return std::isxdigit(static_cast<unsigned char>(c)) != 0;
+           });
+}
+
 TrackedRun tracked_run(const RunStore& store, std::int64_t run_id) {
     std::optional<RunRecord> run = store.find_run(run_id);
     if (!run) {
         throw BadInput("ID: there is no run " + std::to_string(run_id) + " in " + store.path());
     }
-    // A run's uid names the files and runs it becomes on a tracker: only the hexadecimal
-    // digits OOM Lab writes (none for runs older than uids), never a path of a changed database.
     std::string uid = store.run_uid(run_id);
-    const bool hexadecimal = uid.size() <= 64 && std::all_of(uid.begin(), uid.end(), [](char c) {
-                                 return std::isxdigit(static_cast<unsigned char>(c)) != 0;
-                             });
-    if (!hexadecimal) {
+    if (!is_run_uid(uid)) {
         throw BadInput("run " + std::to_string(run_id) + " of " + store.path() + " has the uid " +
                        quoted_excerpt(uid) +
                        ", which OOM Lab never writes (it writes 32 hexadecimal digits): the "

@@ -12,6 +12,7 @@ import tempfile
 import threading
 import unittest
 
+from mlflow.entities import Param
 from mlflow.tracking import MlflowClient
 
 from mlflow_export_test import MlflowServer
@@ -194,6 +195,33 @@ class MlflowImport(unittest.TestCase):
                                      "--experiment", "figures")
         self.assertIn("peak_bytes is -5, not a whole number from 0 to 1125899906842624", out)
         self.assertIn("a run was left on the server", out)
+
+    def test_a_uid_oomlab_never_sends_is_refused_and_unknown_settings_are_one_note(self):
+        """A run whose oomlab.run_uid tag is not hexadecimal digits (a path, a newline) is left
+        on the server and named; 2,000 settings this version does not know are one note with
+        their count (a note each, found in quadratic time, before)."""
+        student_db = os.path.join(self.folder, "student-4.sqlite")
+        cli("runs", "export", "1", "--db", student_db, "--to", "mlflow", "--tracking-uri",
+            self.server.uri, "--experiment", "uids")
+        experiment = self.client.get_experiment_by_name("uids").experiment_id
+        [sent] = self.client.search_runs([experiment])
+        for first in range(0, 2000, 100):  # MLflow takes 100 parameters a call
+            self.client.log_batch(sent.info.run_id, params=[
+                Param(f"future.setting_{i:04d}", "1") for i in range(first, first + 100)])
+        _, out, _ = self.import_runs(os.path.join(self.folder, "uids.sqlite"),
+                                     "--experiment", "uids")
+        self.assertIn("imported 1 run(s)", out)
+        self.assertIn("2000 settings this version does not know, left at their defaults: "
+                      "future.setting_0000=1, ", out)
+        self.assertIn("and 1995 more", out)
+        self.assertEqual(out.count("does not know"), 1, out)
+
+        self.client.set_tag(sent.info.run_id, "oomlab.run_uid", "../../etc\nx")
+        _, out, _ = self.import_runs(os.path.join(self.folder, "uids-2.sqlite"),
+                                     "--experiment", "uids")
+        self.assertIn("imported 0 run(s)", out)
+        self.assertIn(f"run {sent.info.run_id}'s oomlab.run_uid tag is", out)
+        self.assertIn("which OOM Lab never sends", out)
 
     def test_an_experiment_the_server_does_not_have_is_named(self):
         code, _, err = self.import_runs(os.path.join(self.folder, "none.sqlite"), "--experiment",

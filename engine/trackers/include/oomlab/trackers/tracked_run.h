@@ -20,6 +20,11 @@ using TrackedRun = WholeRun;
 // Run `run_id` of `store`; throws BadInput when there is none.
 TrackedRun tracked_run(const RunStore& store, std::int64_t run_id);
 
+// Whether `uid` is one OOM Lab writes: hexadecimal digits only, at most 64 (32 today; none for
+// runs older than uids). A uid names the files and runs it becomes on a tracker, so nothing
+// else is sent, or taken back from one.
+bool is_run_uid(const std::string& uid);
+
 struct SeriesPoint {
     std::int64_t step = 0;
     double wall_ms = 0;  // since the run began
