@@ -38,7 +38,7 @@ void check_settings(const std::vector<std::string>& tries) {
 // `record --after RECORD --try CONF...`: the program of an earlier record run again, in the
 // folder it ran in, with each setting; the earlier run is the first row.
 int run_tries_after(const std::string& record, const std::vector<std::string>& command,
-                    const std::vector<std::string>& tries, double timeout) {
+                    const std::vector<std::string>& tries, double timeout, bool force) {
     if (!command.empty()) {
         throw BadInput("record --after: the program is the one " + record +
                            " was recorded from; name no other after --",
@@ -74,7 +74,8 @@ int run_tries_after(const std::string& record, const std::vector<std::string>& c
     std::cout << "oomlab-cli record: " << program->command.front() << " as recorded in "
               << path.string() << " (it exited with " << program->exit_code << "), run again in "
               << program->directory << '\n';
-    run_tries(program->command, path, first, settings, try_timeout(timeout, program->seconds));
+    run_tries(program->command, path, first, settings, try_timeout(timeout, program->seconds),
+              force);
     return kExitOk;
 }
 
@@ -91,7 +92,8 @@ void add_record_command(CLI::App& app, int& exit_code) {
                        "The snapshot (default memory-snapshot.pickle); without CUDA the trace "
                        "goes beside it as .json");
     auto force = std::make_shared<bool>(false);
-    record->add_flag("--force", *force, "Replace an --out file that is no memory record");
+    record->add_flag("--force", *force,
+                     "Replace an --out file (or a try's, NAME-try-N) that is no memory record");
     auto command = std::make_shared<std::vector<std::string>>();
     record->add_option("COMMAND", *command, "The program and its arguments, after --");
     auto after = std::make_shared<std::string>();
@@ -134,7 +136,7 @@ void add_record_command(CLI::App& app, int& exit_code) {
         "Python process records (not the processes it starts).");
     record->callback([command, out, force, tries, timeout, after, &exit_code] {
         if (!after->empty()) {
-            exit_code = run_tries_after(*after, *command, *tries, *timeout);
+            exit_code = run_tries_after(*after, *command, *tries, *timeout, *force);
             return;
         }
         if (command->empty()) {
@@ -146,10 +148,7 @@ void add_record_command(CLI::App& app, int& exit_code) {
         const RecordFiles files = record_files_for(fs::absolute(*out));
         // Before the program runs: one that trains for hours must find somewhere to write, and
         // a file of the user's that is no memory record is replaced only when asked.
-        check_output_path(files.snapshot.string(), {"--out", {}, *force, is_memory_snapshot});
-        check_output_path(files.trace.string(), {"--out", {}, *force, is_profiler_trace});
-        check_recorded_program_path(files.snapshot.string(), *force);
-        check_recorded_program_path(files.trace.string(), *force);
+        check_record_outputs(files, *force, "--out");
         check_settings(*tries);
         const RecordedOutcome first = record_run({*command, std::nullopt, 0}, files);
         exit_code = first.end.exit_code;
@@ -173,7 +172,7 @@ void add_record_command(CLI::App& app, int& exit_code) {
         }
         if (!tries->empty()) {
             run_tries(*command, fs::absolute(*out), first, settings_to_try(*tries, first),
-                      try_timeout(*timeout, first.end.seconds));
+                      try_timeout(*timeout, first.end.seconds), *force);
         }
     });
 }

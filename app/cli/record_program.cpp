@@ -16,6 +16,7 @@
 
 #include "oomlab/common/errors.h"
 #include "oomlab/common/files.h"
+#include "oomlab/snapshot_reader/recorded_program.h"
 #include "record_hook.h"
 
 namespace oomlab::cli {
@@ -207,6 +208,13 @@ std::string why_nothing_was_written(const HookFolder& hook, const ProgramEnd& en
     }
     return "the program left without running Python's exit handlers (os._exit, or a crash "
            "of its own)";
+}
+
+void check_record_outputs(const RecordFiles& files, bool force, const std::string& option) {
+    check_output_path(files.snapshot.string(), {option, {}, force, is_memory_snapshot});
+    check_output_path(files.trace.string(), {option, {}, force, is_profiler_trace});
+    check_recorded_program_path(files.snapshot.string(), force);
+    check_recorded_program_path(files.trace.string(), force);
 }
 
 bool is_memory_snapshot(const std::string& path) {

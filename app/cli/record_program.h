@@ -75,6 +75,11 @@ RecordedOutcome record_run(const RecordedRun& run, const RecordFiles& files);
 bool is_memory_snapshot(const std::string& path);
 bool is_profiler_trace(const std::string& path);
 
+// Before a run: somewhere to write its files, and none of the user's replaced (a file that is
+// no memory record of this kind, or its recorded program's description) unless `force`.
+// BadInput naming `option` (--out) and the file otherwise.
+void check_record_outputs(const RecordFiles& files, bool force, const std::string& option);
+
 // The file the run wrote, if one was written after `since`.
 std::optional<std::filesystem::path> written_record(const RecordFiles& files,
                                                     std::filesystem::file_time_type since);

@@ -139,10 +139,13 @@ std::vector<std::string> settings_to_try(const std::vector<std::string>& asked,
 
 void run_tries(const std::vector<std::string>& command, const fs::path& out,
                const RecordedOutcome& first, const std::vector<std::string>& settings,
-               double timeout_seconds) {
+               double timeout_seconds, bool force) {
     if (settings.empty()) {
         std::cout << "\nNothing to try: the first run's advice names no allocator setting.\n";
         return;
+    }
+    for (std::size_t i = 0; i < settings.size(); ++i) {
+        check_record_outputs(record_files_for(try_path(out, i + 1)), force, "--try " + settings[i]);
     }
     std::vector<RecordedOutcome> outcomes{first};
     for (std::size_t i = 0; i < settings.size(); ++i) {

@@ -186,6 +186,25 @@ TEST(RecordAfter, TheProgramFileNeverReplacesAFileRecordDidNotWrite) {
     EXPECT_EQ(test::read_text(dir.file("m.pickle.program.json")), "my notes\n");
 }
 
+// Nor does a try write over one: each try's files (NAME-try-N beside --out) are checked as
+// --out's are before any try runs (they were replaced).
+TEST(RecordAfter, ATryNeverReplacesAFileRecordDidNotWrite) {
+    test::TempDir dir;
+    test::write_file(dir.file("m-try-1.json"), "my notes\n");
+    const std::string record = "cd " + test::shell_quote(dir.path()) + " && " +
+                               test::shell_quote(test::cli_program()) +
+                               " record --out m.pickle --try expandable_segments:True";
+    const test::CommandResult refused =
+        test::run_command(record + " -- sh -c 'touch ran' 2>&1 </dev/null");
+    EXPECT_EQ(refused.exit_code, 2) << refused.out;
+    EXPECT_NE(refused.out.find("m-try-1.json"), std::string::npos) << refused.out;
+    EXPECT_NE(refused.out.find("--try expandable_segments:True"), std::string::npos) << refused.out;
+    EXPECT_EQ(test::read_text(dir.file("m-try-1.json")), "my notes\n");
+    const test::CommandResult forced =
+        test::run_command(record + " --force -- sh -c 'touch ran' 2>&1 </dev/null");
+    EXPECT_EQ(forced.exit_code, 0) << forced.out;
+}
+
 // A --try before -- takes one setting: the program's own options after -- are its own (sh -c
 // was refused, the -- taken as the end of --try's values).
 TEST(RecordAfter, TheProgramsOptionsAfterTheSettingsAreItsOwn) {
