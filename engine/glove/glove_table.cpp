@@ -80,7 +80,10 @@ std::shared_ptr<GloveTable::Impl> find_valid_cache(const std::string& text_path,
                                                    const CacheSource& source, std::string& note) {
     for (const std::string& candidate :
          {beside_path(text_path), shared_cache_path(text_path, options)}) {
-        if (!fs::is_regular_file(candidate) || !looks_like_cache(candidate)) {
+        // A cache that cannot be reached (a symlink loop, a folder without access) is no cache:
+        // the text is read instead of the run failing on a filesystem error.
+        std::error_code unreachable;
+        if (!fs::is_regular_file(candidate, unreachable) || !looks_like_cache(candidate)) {
             continue;
         }
         std::string why_not;
@@ -97,6 +100,17 @@ std::shared_ptr<GloveTable::Impl> find_valid_cache(const std::string& text_path,
         }
     }
     return nullptr;
+}
+
+// Whether `text_path` is still the file `source` describes.
+bool same_source(const CacheSource& source, const std::string& text_path) {
+    try {
+        const CacheSource now = stat_source(text_path);
+        return now.size == source.size && now.mtime_ns == source.mtime_ns &&
+               now.inode == source.inode;
+    } catch (const BadInput&) {
+        return false;
+    }
 }
 
 // The cache only saves time, so failing to write it is not an error of the load.
@@ -116,6 +130,11 @@ void try_write_cache(const GloveTable::Impl& table, const std::string& text_path
             // a device or the text itself.
             check_output_path(target, {"the GloVe cache", {text_path}, /*force=*/true, {}});
             write_cache_file(table, target);
+            // The text deleted or changed while its cache was written: a cache of a file that
+            // is no longer there would only take its room (248 MB for 6B.300d).
+            if (!same_source(table.source, text_path)) {
+                fs::remove(target);
+            }
             return;
         } catch (const std::exception&) {
             // try the next place

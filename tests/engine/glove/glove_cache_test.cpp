@@ -298,6 +298,18 @@ TEST_F(GloveCache, WriteCacheOfAShortenedTableIndexesOnlyItsRows) {
     EXPECT_EQ(small.find("Apple"), -1);
 }
 
+// A cache path that cannot be reached (a symlink loop) is no cache: the text is read, and its
+// cache written in the cache folder (the run failed on a raw filesystem error).
+TEST_F(GloveCache, ACachePathThatIsASymlinkLoopReadsTheText) {
+    fs::create_symlink(cache_path(), cache_path());
+    GloveLoadOptions options;
+    options.cache_dir = m_dir.file("cache");
+    const GloveTable table = GloveTable::load(m_text, options);
+    EXPECT_FALSE(table.from_cache());
+    EXPECT_EQ(table.find(". . ."), 1);
+    EXPECT_TRUE(fs::is_symlink(cache_path())) << "the loop is the user's: left as it is";
+}
+
 TEST_F(GloveCache, UnwritableFolderUsesTheCacheDir) {
     if (geteuid() == 0) {
         GTEST_SKIP() << "running as root: every folder is writable";
