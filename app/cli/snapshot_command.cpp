@@ -131,6 +131,9 @@ void print_snapshot_report(const SnapshotReport& report) {
             std::cout << "    - " << item.what << ": " << item.why << '\n';
         }
     }
+    if (!report.alloc_conf_problem.empty()) {
+        std::cout << "note: " << report.alloc_conf_problem << '\n';
+    }
     if (!report.experiment_problem.empty()) {
         std::cout << "note: " << report.experiment_problem << '\n';
     }

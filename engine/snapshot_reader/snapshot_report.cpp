@@ -280,7 +280,7 @@ std::string experiment_problem(const std::string& text) {
 // PyTorch 2.x's "allocator_settings" as PYTORCH_CUDA_ALLOC_CONF would set them: the settings
 // that differ from the defaults. Read field by field: the variable's own text may name keys
 // another version does not know.
-std::optional<std::string> alloc_conf_of(const PickleValue* settings) {
+std::optional<std::string> alloc_conf_of(const PickleValue* settings, std::string& problem) {
     if (!settings || !settings->dict()) {
         return std::nullopt;
     }
@@ -290,7 +290,16 @@ std::optional<std::string> alloc_conf_of(const PickleValue* settings) {
         read.max_split_size = split->integer();
     }
     if (const PickleValue* gc = settings->at("garbage_collection_threshold")) {
-        read.garbage_collection_threshold = gc->real();
+        // 0 is PyTorch's "none"; anything else outside (0, 1), NaN among it, PyTorch refuses.
+        const double threshold = gc->real();
+        if (threshold > 0 && threshold < 1) {
+            read.garbage_collection_threshold = threshold;
+        } else if (threshold != 0) {
+            char text[32];
+            std::snprintf(text, sizeof text, "%g", threshold);
+            problem = std::string("the snapshot recorded garbage_collection_threshold ") + text +
+                      ", which PyTorch takes only between 0 and 1: the replay leaves it out";
+        }
     }
     if (const PickleValue* expandable = settings->at("expandable_segments")) {
         read.expandable_segments = expandable->integer() != 0;
@@ -362,7 +371,7 @@ SnapshotReport report_of_pickle(const snapshot::PickleDocument& document,
     if (host_trace && (!host_trace->items.empty() || host_trace->taken > 0)) {
         devices.numbered(kPinnedHostIndex);
     }
-    report.alloc_conf = alloc_conf_of(root.at("allocator_settings"));
+    report.alloc_conf = alloc_conf_of(root.at("allocator_settings"), report.alloc_conf_problem);
     const std::vector<snapshot::SnapshotAnnotation> annotations =
         snapshot::read_annotations(root, fields);
     const Items& traces =

@@ -97,6 +97,9 @@ std::string snapshot_report_json(const SnapshotReport& report, std::optional<std
         // The settings of the OOM Lab run that recorded it, as `config show --json` has them.
         document["experiment"] = Json::parse(report.experiment_json);
     }
+    if (!report.alloc_conf_problem.empty()) {
+        document["alloc_conf_problem"] = report.alloc_conf_problem;
+    }
     if (!report.experiment_problem.empty()) {
         document["experiment_problem"] = report.experiment_problem;
     }

@@ -251,6 +251,9 @@ std::vector<SnapshotWhatIf> snapshot_whatif(const SnapshotReport& report,
                                             std::optional<std::int64_t> device_memory) {
     const std::string recorded_conf = report.alloc_conf.value_or("");
     std::vector<std::string> notes;
+    if (!report.alloc_conf_problem.empty()) {
+        notes.push_back(report.alloc_conf_problem);
+    }
     allocator::AllocatorSettings recorded;
     try {
         recorded = allocator::parse_alloc_conf(recorded_conf);
@@ -284,6 +287,11 @@ std::vector<SnapshotWhatIf> snapshot_whatif(const SnapshotReport& report,
         result.recorded_conf = recorded_conf;
         result.conf = allocator::to_alloc_conf(replayed);
         result.notes = notes;
+        // As `snapshot show` says them: a figure of the program's below is only as good as its
+        // trace (one past 1 EiB was printed as the program's own).
+        for (const std::string& problem : device.trace_problems) {
+            result.notes.push_back("the trace does not add up: " + problem);
+        }
         if (const std::size_t pooled = snapshot::PoolStreams(device).private_changes()) {
             result.notes.push_back(
                 device.stream_pools.empty()

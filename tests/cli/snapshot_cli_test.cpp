@@ -253,6 +253,25 @@ TEST_F(SnapshotCli, APrivatePoolsSegmentServesOnlyItsOwnRequestsInTheReplay) {
     const json late_device = json::parse(seeded.out)["devices"][0];
     EXPECT_EQ(late_device["fidelity"]["agreed"], 1) << late_device["fidelity"].dump();
     EXPECT_EQ(late_device["recorded"]["peak_reserved"], 40 << 20) << late_device.dump();
+
+    // A recorded setting PyTorch refuses, and segments that add up past any machine: said
+    // where the figures are (the threshold was dropped silently, and a reserved figure past
+    // 1 EiB printed as the program's own).
+    const std::string odd = db() + ".private-pool-odd.pickle";
+    ASSERT_EQ(test::built_snapshot("make_private_pool_trace.py", odd, "--gc-nan --past-eib"), 0);
+    const auto odd_whatif = run_cli({"snapshot", "whatif", odd});
+    ASSERT_EQ(odd_whatif.exit_code, 0) << odd_whatif.err;
+    for (const char* said : {"note: the snapshot recorded garbage_collection_threshold nan, "
+                             "which PyTorch takes only between 0 and 1",
+                             "note: the trace does not add up: event 1024: the trace's segments "
+                             "add up past 1 EiB"}) {
+        EXPECT_NE(odd_whatif.out.find(said), std::string::npos) << said << "\n" << odd_whatif.out;
+    }
+    const auto odd_show = run_cli({"snapshot", "show", odd, "--json"});
+    ASSERT_EQ(odd_show.exit_code, 0) << odd_show.err;
+    EXPECT_NE(json::parse(odd_show.out).value("alloc_conf_problem", "").find("nan"),
+              std::string::npos)
+        << odd_show.out.substr(0, 400);
 }
 
 // A snapshot of no memory (what PyTorch writes before the first CUDA allocation, or with its

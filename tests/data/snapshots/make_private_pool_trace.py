@@ -16,7 +16,10 @@ allocation on a device too small for both segments, for instance).
 With --late the history was turned on after the pool had opened its segment and taken its
 6 MiB: the trace holds only the default pool's events, and the pool is known from the segments.
 
-    make_private_pool_trace.py OUT.pickle [--freed | --late]
+With --gc-nan the allocator's settings hold a garbage_collection_threshold of nan, which
+PyTorch refuses; with --past-eib 1,100 more segments of 1 PiB open first, past any machine.
+
+    make_private_pool_trace.py OUT.pickle [--freed | --late] [--gc-nan] [--past-eib]
 """
 import pickle
 import sys
@@ -45,8 +48,11 @@ def segment(address, pool, used):
 
 freed = "--freed" in sys.argv[2:]
 late = "--late" in sys.argv[2:]
-trace = [] if late else [event("segment_alloc", POOL_SEGMENT, 20 * MiB),
-                         event("alloc", POOL_SEGMENT, 6 * MiB)]
+PiB = 1 << 50
+trace = [event("segment_alloc", (i + 1) << 51, PiB)
+         for i in range(1100 if "--past-eib" in sys.argv[2:] else 0)]
+trace += [] if late else [event("segment_alloc", POOL_SEGMENT, 20 * MiB),
+                          event("alloc", POOL_SEGMENT, 6 * MiB)]
 if freed:
     trace += [event("free_requested", POOL_SEGMENT, 6 * MiB),
               event("free_completed", POOL_SEGMENT, 6 * MiB)]
@@ -55,6 +61,7 @@ trace += [event("segment_alloc", DEFAULT_SEGMENT, 20 * MiB),
 snapshot = {"segments": [segment(POOL_SEGMENT, (1, 2), 0 if freed else 6 * MiB),
                          segment(DEFAULT_SEGMENT, (0, 0), 8 * MiB)],
             "device_traces": [trace],
-            "allocator_settings": {}}
+            "allocator_settings": ({"garbage_collection_threshold": float("nan")}
+                                   if "--gc-nan" in sys.argv[2:] else {})}
 with open(sys.argv[1], "wb") as out:
     pickle.dump(snapshot, out)

@@ -204,6 +204,9 @@ struct SnapshotReport {
     // The allocator's settings when it was dumped (PyTorch 2.x writes "allocator_settings"),
     // in PYTORCH_CUDA_ALLOC_CONF's syntax; unset for snapshots without them.
     std::optional<std::string> alloc_conf;
+    // What of the recorded settings PyTorch would not take and the replay leaves out (a
+    // garbage_collection_threshold of nan); empty when nothing.
+    std::string alloc_conf_problem;
 };
 
 // The index of the CPU in a profiler's trace (the profiler numbers it so), and of the pinned
