@@ -204,9 +204,11 @@ case "$mode" in
         ;;
     test | cuda-test)
         if [[ "$mode" == test ]]; then
-            # The trackers' own programs read the exports back (tests/trackers).
+            # The trackers' own programs read the exports back (tests/trackers); the reference
+            # MCP client drives `oomlab-cli mcp` (tests/mcp).
             OOMLAB_TRACKER_PYTHON="$(scripts/tracker_env.sh)/bin/python"
-            export OOMLAB_TRACKER_PYTHON
+            OOMLAB_MCP_PYTHON="$(scripts/mcp_env.sh)/bin/python"
+            export OOMLAB_TRACKER_PYTHON OOMLAB_MCP_PYTHON
         fi
         seed_test_costs
         ctest --preset "$preset" --timeout 900

@@ -41,6 +41,15 @@ std::string default_db_path() {
     return RunStore::default_path();
 }
 
+RunRecord require_run(const RunStore& store, std::int64_t id) {
+    auto run = store.find_run(id);
+    if (!run) {
+        throw BadInput("ID: there is no run " + std::to_string(id) + " in " + store.path() +
+                       "; `oomlab-cli runs list` shows the runs");
+    }
+    return *run;
+}
+
 namespace {
 
 std::atomic<bool> g_stop_requested{false};

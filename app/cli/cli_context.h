@@ -19,6 +19,7 @@
 namespace oomlab {
 struct SnapshotReport;
 struct OomExplanation;
+struct MemoryEstimate;
 }  // namespace oomlab
 
 namespace oomlab::cli {
@@ -37,6 +38,12 @@ struct ConfigOptions {
 };
 
 std::string default_db_path();
+
+// Run `id` of `store`; BadInput naming the store and how to list its runs when there is none.
+RunRecord require_run(const RunStore& store, std::int64_t id);
+
+// An estimate as `estimate --json` writes it.
+nlohmann::ordered_json estimate_json(const MemoryEstimate& estimate);
 
 // The database of saved runs for a command that reads runs already saved: a file that is not
 // there, or is empty, is refused with `option` named, never made into a store (a mistyped --db
@@ -106,6 +113,7 @@ void add_glove_command(CLI::App& app, int& exit_code);
 void add_device_command(CLI::App& app, int& exit_code);
 void add_explain_command(CLI::App& app, int& exit_code);
 void add_snapshot_command(CLI::App& app, int& exit_code);
+void add_mcp_command(CLI::App& app, int& exit_code);
 void add_config_command(CLI::App& app, int& exit_code);
 void add_estimate_command(CLI::App& app, int& exit_code);
 void add_find_batch_size_command(CLI::App& app, int& exit_code);

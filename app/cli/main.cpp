@@ -82,6 +82,7 @@ int main(int argc, char** argv) {
     add_device_command(app, exit_code);
     add_explain_command(app, exit_code);
     add_snapshot_command(app, exit_code);
+    add_mcp_command(app, exit_code);
     add_record_command(app, exit_code);
     add_config_command(app, exit_code);
     add_worker_command(app, exit_code);

@@ -21,15 +21,6 @@
 namespace oomlab::cli {
 namespace {
 
-RunRecord require_run(const RunStore& store, std::int64_t id) {
-    auto run = store.find_run(id);
-    if (!run) {
-        throw BadInput("ID: there is no run " + std::to_string(id) + " in " + store.path() +
-                       "; `oomlab-cli runs list` shows the runs");
-    }
-    return *run;
-}
-
 // runs export --to mlflow|tensorboard: every run is checked before the first is sent.
 void export_to_tracker(const std::string& db, const std::vector<std::int64_t>& ids,
                        const std::string& to, const std::string& out, TrackerTargets targets,
