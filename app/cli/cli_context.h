@@ -114,6 +114,8 @@ void add_device_command(CLI::App& app, int& exit_code);
 void add_explain_command(CLI::App& app, int& exit_code);
 void add_snapshot_command(CLI::App& app, int& exit_code);
 void add_mcp_command(CLI::App& app, int& exit_code);
+// `snapshot sql`, under the snapshot command.
+void add_snapshot_sql_command(CLI::App& snapshot, int& exit_code);
 void add_config_command(CLI::App& app, int& exit_code);
 void add_estimate_command(CLI::App& app, int& exit_code);
 void add_find_batch_size_command(CLI::App& app, int& exit_code);

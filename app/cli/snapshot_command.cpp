@@ -287,6 +287,8 @@ void add_snapshot_command(CLI::App& app, int& exit_code) {
         exit_code = limit ? fail_over_verdict(growths, *limit) : kExitOk;
     });
 
+    add_snapshot_sql_command(*snapshot, exit_code);
+
     auto* whatif = snapshot->add_subcommand(
         "whatif",
         "Replay the snapshot's trace through a model of PyTorch's caching allocator: how "

@@ -10,6 +10,7 @@
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QProcess>
+#include <QPushButton>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTextDocument>
@@ -20,6 +21,7 @@
 #include "../engine/snapshot_reader/pickle_bytes.h"
 #include "common/formatting.h"
 #include "experiment/experiment_panel.h"
+#include "oomlab/snapshot_reader/snapshot_sql.h"
 #include "snapshot/snapshot_diff_window.h"
 #include "snapshot/snapshot_replay_box.h"
 #include "snapshot/snapshot_timeline.h"
@@ -144,6 +146,26 @@ private slots:
         QCOMPARE(m_window->experimentPanel()->config().train.batch_size, 256);
         QCOMPARE(m_window->experimentPanel()->config().memory.cap_mb, 8);
         m_window->experimentPanel()->setConfig(ExperimentConfig());
+
+        // Save as SQLite: the tables of `oomlab-cli snapshot sql`, adding up to the peak shown;
+        // a file of the user's is left as it is.
+        QVERIFY(window->findChild<QPushButton*>(QStringLiteral("snapshotSaveSqlite")));
+        const QString database = m_dir.filePath("oom.db");
+        QCOMPARE(window->saveAsDatabase(database), QString());
+        QVERIFY(is_snapshot_database(ss(database)));
+        std::vector<std::vector<std::string>> rows;
+        query_snapshot_database(ss(database), "SELECT sum(size) FROM at_peak WHERE device = 0",
+                                [&](const std::vector<std::string>& row) { rows.push_back(row); });
+        QCOMPARE(rows.size(), std::size_t(2));
+        QCOMPARE(rows[1][0], std::to_string(device.peak_allocated));
+        const QString notes = m_dir.filePath("notes.db");
+        QFile mine(notes);
+        QVERIFY(mine.open(QIODevice::WriteOnly));
+        mine.write("my notes\n");
+        mine.close();
+        QVERIFY(!window->saveAsDatabase(notes).isEmpty());
+        QVERIFY(mine.open(QIODevice::ReadOnly));
+        QCOMPARE(mine.readAll(), QByteArray("my notes\n"));
         window->close();
     }
 

@@ -1,10 +1,12 @@
 #include "snapshot/snapshot_window.h"
 
+#include <QApplication>
 #include <QComboBox>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QMessageBox>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScreen>
@@ -18,9 +20,11 @@
 #include "common/freed_memory.h"
 #include "common/wrapped_label.h"
 #include "oomlab/common/errors.h"
+#include "oomlab/common/files.h"
 #include "oomlab/common/freed_memory.h"
 #include "oomlab/snapshot_reader/snapshot_advice.h"
 #include "oomlab/snapshot_reader/snapshot_gpu_estimate.h"
+#include "oomlab/snapshot_reader/snapshot_sql.h"
 #include "plots/series_colors.h"
 #include "snapshot/snapshot_diff_window.h"
 #include "snapshot/snapshot_replay_box.h"
@@ -112,6 +116,11 @@ SnapshotWindow::SnapshotWindow(QWidget* parent) : QWidget(parent, Qt::Window) {
     m_compare->setToolTip(
         tr("Before and after a fix: the peaks and what was alive at each, by "
            "what it was for and by source line"));
+    m_saveDatabase = new QPushButton(tr("Save as SQLite…"));
+    m_saveDatabase->setObjectName(QStringLiteral("snapshotSaveSqlite"));
+    m_saveDatabase->setToolTip(
+        tr("Its devices, every event, the stacks, segments and blocks as SQLite tables, for "
+           "sqlite3 or oomlab-cli snapshot sql"));
     m_loadExperiment = new QPushButton(tr("Load the experiment that recorded it"));
     m_loadExperiment->setToolTip(
         tr("Its settings into the experiment panel, to run it again "
@@ -145,6 +154,7 @@ SnapshotWindow::SnapshotWindow(QWidget* parent) : QWidget(parent, Qt::Window) {
     auto* actions = new QHBoxLayout;
     actions->setContentsMargins(0, 0, 0, 0);
     actions->addWidget(m_compare);
+    actions->addWidget(m_saveDatabase);
     actions->addWidget(m_loadExperiment);
     actions->addStretch(1);
     // Inside a scroll area: at a projector's text size the window still fits a small screen,
@@ -192,6 +202,19 @@ SnapshotWindow::SnapshotWindow(QWidget* parent) : QWidget(parent, Qt::Window) {
                "(*)"));
         if (!after.isEmpty()) {
             compareWith(after);
+        }
+    });
+    connect(m_saveDatabase, &QPushButton::clicked, this, [this] {
+        const QFileInfo snapshot(m_path);
+        const QString path = QFileDialog::getSaveFileName(
+            this, tr("Save the snapshot as SQLite"),
+            snapshot.absoluteDir().filePath(snapshot.completeBaseName() + QStringLiteral(".db")),
+            tr("SQLite databases (*.db *.sqlite)"));
+        if (path.isEmpty()) {
+            return;
+        }
+        if (const QString error = saveAsDatabase(path); !error.isEmpty()) {
+            QMessageBox::warning(this, tr("Save as SQLite"), error);
         }
     });
     connect(m_loadExperiment, &QPushButton::clicked, this,
@@ -366,6 +389,21 @@ const SnapshotDevice* SnapshotWindow::currentDevice() const {
     return index >= 0 && index < int(m_report.devices.size())
                ? &m_report.devices[std::size_t(index)]
                : nullptr;
+}
+
+QString SnapshotWindow::saveAsDatabase(const QString& path) {
+    // On this thread: the report is the window's, and a database of millions of events takes
+    // seconds (docs/benchmarks.md), told by the cursor.
+    QApplication::setOverrideCursor(Qt::WaitCursor);
+    QString error;
+    try {
+        check_output_path(ss(path), {"the database", {ss(m_path)}, false, is_snapshot_database});
+        write_snapshot_database(m_report, ss(path));
+    } catch (const std::exception& refused) {
+        error = qs(refused.what());
+    }
+    QApplication::restoreOverrideCursor();
+    return error;
 }
 
 void SnapshotWindow::showMoment(std::optional<std::size_t> event) {

@@ -57,6 +57,9 @@ public:
     // A window with this snapshot as "before" and `after` beside it.
     SnapshotDiffWindow* compareWith(const QString& after);
     QPushButton* loadExperimentButton() const { return m_loadExperiment; }
+    // The snapshot as SQLite tables in `path` (oomlab-cli snapshot sql's); the error, if any.
+    // A file there that is not such a database is left as it is.
+    QString saveAsDatabase(const QString& path);
     QProgressBar* progressBar() const { return m_progress; }
     QPushButton* cancelButton() const { return m_cancel; }
     SnapshotReplayBox* replayBox() const { return m_replayBox; }
@@ -101,6 +104,7 @@ private:
     QLabel* m_moment = nullptr;
     QPushButton* m_toPeak = nullptr;
     QPushButton* m_compare = nullptr;
+    QPushButton* m_saveDatabase = nullptr;
     QPushButton* m_loadExperiment = nullptr;
     SnapshotReplayBox* m_replayBox = nullptr;
     // What shows a report (the advice, the actions, the replay, the plot and tables): hidden
