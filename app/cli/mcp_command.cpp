@@ -1,8 +1,10 @@
 // oomlab-cli mcp: OOM Lab's analyses as tools an AI assistant calls over MCP (mcp_server.h):
-// an OOM message explained, a snapshot shown, compared or replayed under other allocator
-// settings, a config's memory estimated, saved runs listed, shown and compared. Each answers
-// the same JSON as the command's --json. Files are read only within the folders given with
+// an OOM message explained, a snapshot shown, compared, queried in SQL or replayed under other
+// allocator settings, a config's memory estimated, saved runs listed, shown and compared. Each
+// answers the same JSON as the command's --json. Files are read only within the folders given with
 // --allow, and nothing is run.
+#include <stdlib.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -21,6 +23,7 @@
 #include "oomlab/snapshot_reader/snapshot_diff.h"
 #include "oomlab/snapshot_reader/snapshot_headroom.h"
 #include "oomlab/snapshot_reader/snapshot_report.h"
+#include "oomlab/snapshot_reader/snapshot_sql.h"
 #include "oomlab/snapshot_reader/snapshot_whatif.h"
 
 namespace oomlab::cli {
@@ -90,6 +93,47 @@ std::optional<std::int64_t> device_memory(const Json& arguments) {
                : std::nullopt;
 }
 
+// At most this many rows of a query's answer go back to the assistant: its context is small.
+constexpr std::size_t kMostSqlRows = 1000;
+
+// `query` on the snapshot (or snapshot database) at `path`: {"columns", "rows", "truncated"}.
+Json snapshot_sql_answer(const std::string& path, const std::string& query) {
+    std::string database = path;
+    std::optional<fs::path> folder;
+    if (!is_snapshot_database(path)) {
+        std::string pattern = (fs::temp_directory_path() / "oomlab-mcp-XXXXXX").string();
+        if (!mkdtemp(pattern.data())) {
+            throw Error("cannot make a temporary folder in " + fs::temp_directory_path().string());
+        }
+        folder = pattern;
+        database = (*folder / "snapshot.db").string();
+    }
+    Json answer{{"columns", Json::array()}, {"rows", Json::array()}, {"truncated", false}};
+    try {
+        if (folder) {
+            write_snapshot_database(read_snapshot_report(path), database);
+        }
+        query_snapshot_database(database, query, [&](const std::vector<std::string>& row) {
+            if (answer["columns"].empty()) {
+                answer["columns"] = row;
+            } else if (answer["rows"].size() < kMostSqlRows) {
+                answer["rows"].push_back(row);
+            } else {
+                answer["truncated"] = true;
+            }
+        });
+    } catch (...) {
+        if (folder) {
+            fs::remove_all(*folder);
+        }
+        throw;
+    }
+    if (folder) {
+        fs::remove_all(*folder);
+    }
+    return answer;
+}
+
 std::vector<Tool> snapshot_tools(const std::shared_ptr<AllowedFolders>& allowed) {
     const Argument path{"path", "string",
                         "A memory snapshot (torch.cuda.memory._dump_snapshot's pickle, or a "
@@ -132,6 +176,18 @@ std::vector<Tool> snapshot_tools(const std::shared_ptr<AllowedFolders>& allowed)
              const SnapshotReport after =
                  read_snapshot_report(allowed->check(text_of(arguments, "after"), "after"));
              return parsed(snapshot_diff_json(before, after));
+         }},
+        {"snapshot_sql",
+         "One read-only SQL SELECT on a snapshot's tables (devices, events, stacks, "
+         "held_from_start, segments, blocks, ooms, stages; views allocations and at_peak, what "
+         "was alive at each device's peak), e.g. SELECT line, sum(size) FROM at_peak GROUP BY "
+         "line ORDER BY 2 DESC; at most 1000 rows",
+         {{"path", "string", "A memory snapshot or trace, or a database snapshot sql --out wrote",
+           true},
+          {"query", "string", "One SELECT", true}},
+         [allowed](const Json& arguments) {
+             return snapshot_sql_answer(allowed->check(text_of(arguments, "path"), "path"),
+                                        text_of(arguments, "query"));
          }},
         {"snapshot_whatif",
          "A snapshot's trace replayed through a model of PyTorch's CUDA caching allocator: how "

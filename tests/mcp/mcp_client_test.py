@@ -16,8 +16,9 @@ from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 CLI = os.environ["OOMLAB_CLI"]
 WILD = os.path.join(os.path.dirname(__file__), "..", "data", "wild", "snapshots",
                     "bcrafton__assignment2-systems__memory_snapshot.pickle")
-TOOLS = {"explain_oom", "snapshot_show", "snapshot_diff", "snapshot_whatif", "estimate",
-         "runs_list", "runs_show", "runs_diff"}
+TOOLS = {"explain_oom", "snapshot_show", "snapshot_diff", "snapshot_sql", "snapshot_whatif",
+         "estimate", "runs_list", "runs_show", "runs_diff"}
+SQL = "SELECT kind, sum(size) AS bytes, count(*) AS blocks FROM at_peak GROUP BY kind ORDER BY 2 DESC"
 MESSAGE = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
            "total capacity of 79.15 GiB of which 1.50 GiB is free. Of the allocated memory "
            "70.00 GiB is allocated by PyTorch, and 5.00 GiB is reserved by PyTorch but "
@@ -89,6 +90,7 @@ class McpReferenceClient(unittest.TestCase):
                 "show": await call(session, "snapshot_show", path=self.wild,
                                    device_memory="80GiB"),
                 "diff": await call(session, "snapshot_diff", before=first, after=second),
+                "sql": await call(session, "snapshot_sql", path=self.wild, query=SQL),
                 "whatif": await call(session, "snapshot_whatif", path=self.wild,
                                      alloc_conf="expandable_segments:True"),
                 "estimate": await call(session, "estimate", settings={
@@ -104,6 +106,11 @@ class McpReferenceClient(unittest.TestCase):
         self.assertEqual(got["show"]["devices"], shown["devices"])
         self.assertEqual(got["show"]["headroom"], shown["headroom"])
         self.assertEqual(got["diff"], cli_json("snapshot", "diff", first, second))
+        csv = subprocess.run([CLI, "snapshot", "sql", self.wild, SQL, "--csv"], capture_output=True,
+                             text=True, timeout=120, check=True).stdout.splitlines()
+        self.assertEqual(got["sql"]["columns"], csv[0].split(","))
+        self.assertEqual([",".join(row) for row in got["sql"]["rows"]], csv[1:])
+        self.assertFalse(got["sql"]["truncated"])
         self.assertEqual(got["whatif"], cli_json("snapshot", "whatif", self.wild, "--alloc-conf",
                                                  "expandable_segments:True"))
         estimated = cli_json("estimate", "--set", "train.batch_size=64", "--set",
