@@ -145,6 +145,27 @@ void save_config_file(const ExperimentConfig& config, const std::string& path) {
     file.commit(text.size());
 }
 
+std::vector<std::pair<std::string, std::string>> config_input_problems(
+    const ExperimentConfig& config) {
+    std::vector<std::pair<std::string, std::string>> problems;
+    const auto check = [&](const char* key, const std::string& path, PathKind kind) {
+        if (path.empty()) {
+            return;
+        }
+        try {
+            check_input_path(path, key, kind);
+        } catch (const BadInput& error) {
+            problems.emplace_back(key, error.what());
+        }
+    };
+    check("dataset.path", config.dataset.path, PathKind::FileOrFolder);
+    check("dataset.valid_path", config.dataset.valid_path, PathKind::FileOrFolder);
+    if (config.embeddings.source == EmbeddingSource::File) {
+        check("embeddings.path", config.embeddings.path, PathKind::File);
+    }
+    return problems;
+}
+
 void validate_config(const ExperimentConfig& config) {
     const auto fail = [](const std::string& message, std::vector<std::string> keys) {
         throw BadInput(message, std::move(keys));

@@ -289,12 +289,17 @@ std::vector<LessonClaim> read_claims(const Json& claims, const Lesson& lesson,
 }
 
 // Each run's settings together, as `run` checks them before it trains (a quantized table that
-// trains, a model width the heads do not divide, sparse gradients with Adam): refused when the
-// lesson is read, naming the run, not when a class is halfway through it.
+// trains, a model width the heads do not divide, sparse gradients with Adam, a dataset that is
+// not there): refused when the lesson is read, naming the run, not when a class is halfway
+// through it.
 void check_runs(const Lesson& lesson, const LessonReader& read, bool on_cuda) {
     for (std::size_t i = 0; i < lesson.runs.size(); ++i) {
         try {
-            validate_config(lesson_config(lesson, lesson.runs[i], on_cuda));
+            const ExperimentConfig config = lesson_config(lesson, lesson.runs[i], on_cuda);
+            validate_config(config);
+            if (const auto problems = config_input_problems(config); !problems.empty()) {
+                throw BadInput(problems.front().second, {problems.front().first});
+            }
         } catch (const BadInput& error) {
             read.refuse("runs[" + std::to_string(i) + "]",
                         std::string(" (\"") + lesson.runs[i].label + "\"" +

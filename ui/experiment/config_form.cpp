@@ -9,7 +9,6 @@
 #include "experiment/key_editor.h"
 #include "experiment/key_labels.h"
 #include "oomlab/common/errors.h"
-#include "oomlab/common/files.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/config/key_relevance.h"
@@ -35,21 +34,8 @@ QString fieldLabel(const QString& key) {
 // The input files the settings name, checked as the engine will check them before a run.
 QHash<QString, QString> inputErrors(const ExperimentConfig& config) {
     QHash<QString, QString> errors;
-    const auto check = [&](const char* key, const std::string& path, PathKind kind) {
-        try {
-            check_input_path(path, key, kind);
-        } catch (const BadInput& error) {
-            errors.insert(QString::fromLatin1(key), qs(error.what()));
-        }
-    };
-    if (!config.dataset.path.empty()) {
-        check("dataset.path", config.dataset.path, PathKind::FileOrFolder);
-    }
-    if (!config.dataset.valid_path.empty()) {
-        check("dataset.valid_path", config.dataset.valid_path, PathKind::FileOrFolder);
-    }
-    if (config.embeddings.source == EmbeddingSource::File && !config.embeddings.path.empty()) {
-        check("embeddings.path", config.embeddings.path, PathKind::File);
+    for (const auto& [key, message] : config_input_problems(config)) {
+        errors.insert(qs(key), qs(message));
     }
     return errors;
 }

@@ -170,6 +170,11 @@ TEST(Lessons, ARunThatRunWouldRefuseIsRefusedWhenTheLessonIsRead) {
         refusal(R"({"embeddings.sparse_grad": true, "train.optimizer": "adam"})");
     EXPECT_NE(sparse.find("runs[1] (\"b\"): embeddings.sparse_grad=true"), std::string::npos)
         << sparse;
+    // A dataset that is not there, as `run` finds it before it trains.
+    const std::string missing = refusal(R"({"dataset.path": "/no/such/folder/train.tsv"})");
+    EXPECT_NE(missing.find("together.json:3: runs[1] (\"b\"): "), std::string::npos) << missing;
+    EXPECT_NE(missing.find("/no/such/folder/train.tsv"), std::string::npos) << missing;
+    EXPECT_NE(missing.find("dataset.path"), std::string::npos) << missing;
 }
 
 // A control character in a lesson's texts (a terminal's title escape, a clear screen) is shown

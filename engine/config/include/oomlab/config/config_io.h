@@ -3,6 +3,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "oomlab/config/experiment_config.h"
 
@@ -21,6 +23,12 @@ void save_config_file(const ExperimentConfig& config, const std::string& path);
 // Checks that the settings make sense together (e.g. fp16 needs CUDA, heads divide d_model).
 // Throws BadInput naming the keys and what to change.
 void validate_config(const ExperimentConfig& config);
+
+// The input files the settings name (dataset.path, dataset.valid_path, embeddings.path of a
+// file source), each checked as a run checks it before it trains: for each one that is not
+// there, not readable or not of its kind, its key and the message naming it.
+std::vector<std::pair<std::string, std::string>> config_input_problems(
+    const ExperimentConfig& config);
 
 // What training with several processes does not do, for `world_size` processes on CUDA
 // devices or not: checked before any process waits for another, and before a change is
