@@ -2,6 +2,7 @@
 // one and holds it after its first optimizer step, its phases drawn; Step again trains exactly
 // one more; Pause (F6) lets it go on to the end.
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QtTest>
 
 #include <qcustomplot.h>
@@ -12,6 +13,7 @@
 #include "ui_test_support.h"
 #include "window/main_menus.h"
 #include "window/main_window.h"
+#include "window/status_progress.h"
 
 using namespace oomlab;
 using namespace oomlab::ui;
@@ -51,6 +53,16 @@ private slots:
         QVERIFY(window.menus()->pauseAction()->isChecked());
         QTest::qWait(400);  // held: no second step comes
         QCOMPARE(lastStep(progress), std::int64_t(1));
+        // Said in the run's indicator, without a time left that would count the wait, and no
+        // message of the status bar beside it to run under it.
+        StatusProgress* status = window.statusProgress();
+        QTRY_VERIFY2(status->stageText().startsWith(QStringLiteral("Held after step 1")),
+                     qPrintable(status->stageText()));
+        QVERIFY2(status->etaText().contains(QStringLiteral("F10")) &&
+                     !status->etaText().contains(QStringLiteral("ETA")),
+                 qPrintable(status->etaText()));
+        QVERIFY2(window.statusBar()->currentMessage().isEmpty(),
+                 qPrintable(window.statusBar()->currentMessage()));
         QTRY_VERIFY(lastOptimizerSample(window.livePage()) > 0);  // step 1's phases drawn
         QVERIFY(lastOptimizerSample(window.livePage()) <= 1);
 
@@ -62,6 +74,7 @@ private slots:
         QCOMPARE(finished.count(), 0);
 
         QTest::keyClick(&window, Qt::Key_F6);  // Pause again: go on
+        QTRY_VERIFY(!status->stageText().startsWith(QStringLiteral("Held")));
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
         QCOMPARE(lastStep(progress), std::int64_t(6));
         QVERIFY(!window.controller()->isHeld());

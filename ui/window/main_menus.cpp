@@ -32,6 +32,7 @@
 #include "runs/runs_page.h"
 #include "snapshot/snapshot_window.h"
 #include "window/main_window.h"
+#include "window/status_progress.h"
 
 namespace oomlab::ui {
 namespace {
@@ -142,11 +143,8 @@ void MainMenus::buildRunMenu() {
     connect(controller, &RunController::heldChanged, this, [this](bool held) {
         const QSignalBlocker quiet(m_pause);
         m_pause->setChecked(held);
-        m_window->statusBar()->showMessage(
-            held ? tr("Held after the current step: Step (F10) trains one more, Pause (F6) "
-                      "goes on")
-                 : QString(),
-            held ? 0 : 1);
+        // In the run's own indicator: a message beside it ran under it ("Step (F10Training").
+        m_window->statusProgress()->setHeld(held);
     });
     run->addSeparator();
     QAction* search = run->addAction(tr("Find the largest &batch size under the cap"), m_window,
