@@ -13,15 +13,8 @@ set -euo pipefail
 mcp=2.3.0
 env_dir="${OOMLAB_MCP_ENV:-${XDG_CACHE_HOME:-$HOME/.cache}/oomlab/mcp-$mcp}"
 
-if [[ "${1:-}" == --folder ]]; then
-    echo "$env_dir"
-    exit 0
-fi
-[[ -z "${1:-}" ]] || { echo "usage: $0 [--folder]" >&2; exit 2; }
-
 # shellcheck source=python_env.sh
 source "$(dirname "$0")/python_env.sh"
-ensure_python_env "$env_dir" \
+python_env_main "$env_dir" \
     "import importlib.metadata as m, sys; sys.exit(m.version('mcp') != '$mcp')" \
-    "the MCP client $mcp" "$(dirname "$0")/pins/mcp.txt"
-echo "$env_dir"
+    "the MCP client $mcp" "$(dirname "$0")/pins/mcp.txt" "$@"

@@ -38,3 +38,20 @@ ensure_python_env() {
     "$python" -c "$check" || { echo "$what did not import from $env_dir" >&2; exit 1; }
     cp "$pins" "$env_dir/oomlab-pins.txt"
 }
+
+# The whole command line of an environment script that takes no other option (tracker_env.sh,
+# mcp_env.sh): --folder prints the folder and installs nothing; no argument makes the
+# environment where it is missing and prints its folder.
+#
+#   python_env_main DIR CHECK WHAT PINS "$@"
+python_env_main() {
+    local env_dir="$1" check="$2" what="$3" pins="$4"
+    shift 4
+    if [[ "${1:-}" == --folder ]]; then
+        echo "$env_dir"
+        exit 0
+    fi
+    [[ -z "${1:-}" ]] || { echo "usage: $0 [--folder]" >&2; exit 2; }
+    ensure_python_env "$env_dir" "$check" "$what" "$pins"
+    echo "$env_dir"
+}

@@ -15,15 +15,8 @@ mlflow=3.17.2
 tensorboard=2.21.0
 env_dir="${OOMLAB_TRACKER_ENV:-${XDG_CACHE_HOME:-$HOME/.cache}/oomlab/trackers-$mlflow-$tensorboard}"
 
-if [[ "${1:-}" == --folder ]]; then
-    echo "$env_dir"
-    exit 0
-fi
-[[ -z "${1:-}" ]] || { echo "usage: $0 [--folder]" >&2; exit 2; }
-
 # shellcheck source=python_env.sh
 source "$(dirname "$0")/python_env.sh"
-ensure_python_env "$env_dir" \
+python_env_main "$env_dir" \
     "import mlflow, tensorboard, sys; sys.exit(mlflow.__version__ != '$mlflow' or tensorboard.__version__ != '$tensorboard')" \
-    "MLflow $mlflow and TensorBoard $tensorboard" "$(dirname "$0")/pins/trackers.txt"
-echo "$env_dir"
+    "MLflow $mlflow and TensorBoard $tensorboard" "$(dirname "$0")/pins/trackers.txt" "$@"
