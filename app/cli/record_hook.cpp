@@ -36,6 +36,23 @@ def _oomlab_note(hook, what):
         pass
 
 
+def _oomlab_write(hook, path, write):
+    """Writes the record to `path`; where it cannot (the program removed the folder it goes
+    to), says why rather than leave oomlab-cli to guess. The profiler only logs a failed
+    export: what is on disk after it tells."""
+    _oomlab_note(hook, "writing")
+    try:
+        write()
+    except OSError as error:
+        _oomlab_note(hook, "unwritable " + str(error))
+        return
+    folder = os.path.dirname(path)
+    if not os.path.isdir(folder):
+        _oomlab_note(hook, f"unwritable {folder}: the folder is no longer there")
+    elif not os.path.exists(path):
+        _oomlab_note(hook, f"unwritable {path}: nothing was written there")
+
+
 def _oomlab_children_leave_quietly(owner):
     """A process forked while the profiler runs inherits its threads' locks but not the
     threads, and PyTorch's exit handlers then wait on them for ever. A child therefore leaves,
@@ -107,7 +124,7 @@ def _oomlab_record():
 
         def dump(*_):
             if os.getpid() == owner:
-                torch.cuda.memory._dump_snapshot(snapshot)
+                _oomlab_write(hook, snapshot, lambda: torch.cuda.memory._dump_snapshot(snapshot))
                 written.append(True)
         # The allocator's state at the moment of the error; at exit, only if there was none.
         torch._C._cuda_attach_out_of_memory_observer(dump)
@@ -125,7 +142,7 @@ def _oomlab_record():
     def export():
         if os.getpid() == owner:
             profiler.__exit__(None, None, None)
-            profiler.export_chrome_trace(trace)
+            _oomlab_write(hook, trace, lambda: profiler.export_chrome_trace(trace))
     atexit.register(export)
 
 

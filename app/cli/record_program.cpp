@@ -13,9 +13,11 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <string>
 
 #include "oomlab/common/errors.h"
 #include "oomlab/common/files.h"
+#include "oomlab/common/utf8.h"
 #include "oomlab/snapshot_reader/recorded_program.h"
 #include "record_hook.h"
 
@@ -191,7 +193,7 @@ ProgramEnd run_recorded(const RecordedRun& run, const RecordFiles& files, const 
 // Why no memory record was written, from how far the hook came and how the program ended.
 std::string why_nothing_was_written(const HookFolder& hook, const ProgramEnd& end) {
     std::string reached;
-    std::ifstream(hook.path() / "reached") >> reached;
+    std::getline(std::ifstream(hook.path() / "reached"), reached);
     if (end.signal != 0) {
         return std::string("the program was ended by signal ") + std::to_string(end.signal) + " (" +
                strsignal(end.signal) +
@@ -205,6 +207,13 @@ std::string why_nothing_was_written(const HookFolder& hook, const ProgramEnd& en
     }
     if (reached == "python") {
         return "its Python has no torch";
+    }
+    if (reached == "writing") {
+        return "the program ended while its memory was being written";
+    }
+    if (reached.rfind("unwritable ", 0) == 0) {
+        return "its memory could not be written (" + printable_line(reached.substr(11)) +
+               "): did the program remove or change the folder it goes to?";
     }
     return "the program left without running Python's exit handlers (os._exit, or a crash "
            "of its own)";

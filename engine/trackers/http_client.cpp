@@ -201,8 +201,8 @@ HttpReply send_once(const HttpRequest& request) {
     }
     const CURLcode code = curl_easy_perform(handle);
     if (answer.too_long) {
-        throw Error("its answer passed " + std::to_string(kMostAnswerBytes >> 20) +
-                    " MiB, more than a tracking server answers");
+        throw AnswerNotWhole("its answer passed " + std::to_string(kMostAnswerBytes >> 20) +
+                             " MiB, more than a tracking server answers");
     }
     double connected_after = 0;  // 0: never connected (libcurl's own words say why)
     curl_easy_getinfo(handle, CURLINFO_CONNECT_TIME, &connected_after);
@@ -210,12 +210,13 @@ HttpReply send_once(const HttpRequest& request) {
         throw Error(kStopped);
     }
     if (pace.stalled) {
-        throw Error("less than 1 KiB a second for " + std::to_string(pace.stall_seconds) +
-                    " s while it was sent or answered (OOMLAB_TRACKER_STALL_S gives it longer)");
+        throw AnswerNotWhole("less than 1 KiB a second for " + std::to_string(pace.stall_seconds) +
+                             " s while it was sent or answered (OOMLAB_TRACKER_STALL_S gives it "
+                             "longer)");
     }
     if (code == CURLE_OPERATION_TIMEDOUT && connected_after > 0) {
-        throw Error("no whole answer within " + std::to_string(seconds) +
-                    " s (OOMLAB_TRACKER_TIMEOUT_S gives a request more time)");
+        throw AnswerNotWhole("no whole answer within " + std::to_string(seconds) +
+                             " s (OOMLAB_TRACKER_TIMEOUT_S gives a request more time)");
     }
     if (code != CURLE_OK) {
         throw Error(*error ? std::string(error) : std::string(curl_easy_strerror(code)));
@@ -236,6 +237,8 @@ bool answered_for_a_moment(const HttpReply& reply) {
     return status == 429 || status == 500 || status == 502 || status == 503 || status == 504 ||
            (status == 400 && reply.body.find("QueuePool limit") != std::string::npos);
 }
+
+AnswerNotWhole::~AnswerNotWhole() = default;
 
 HttpReply send(const HttpRequest& request) {
     initialise_curl();

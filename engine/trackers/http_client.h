@@ -6,6 +6,8 @@
 #include <functional>
 #include <string>
 
+#include "oomlab/common/errors.h"
+
 namespace oomlab::trackers {
 
 struct HttpReply {
@@ -26,8 +28,17 @@ struct HttpRequest {
     const std::atomic<bool>* stop = nullptr;  // set: the request ends at once (Error "stopped")
 };
 
+// A request that reached the server but got no whole answer: past 64 MiB, trickled, or out of
+// time after connecting. The server is there; what it sent is not a tracker's answer.
+class AnswerNotWhole : public Error {
+public:
+    using Error::Error;
+    ~AnswerNotWhole() override;
+};
+
 // Sends `request`. Throws Error when no answer came (refused, unreachable, timed out), with
-// libcurl's reason; an answer of any status is returned, after sending again (with backoff)
+// libcurl's reason, AnswerNotWhole when one came but not whole; an answer of any status is
+// returned, after sending again (with backoff)
 // while the server answers that it is busy or failed for a moment (429, 500, 502-504, and
 // MLflow's "QueuePool limit").
 HttpReply send(const HttpRequest& request);

@@ -50,6 +50,12 @@ std::optional<nlohmann::json> MlflowApi::call(const std::string& method, const s
         reply = send_controlled(method, path, body, "", "application/json");
     } catch (const BadInput&) {
         throw;  // a setting of ours refused (OOMLAB_TRACKER_RETRIES): not the server's doing
+    } catch (const AnswerNotWhole& error) {
+        // It is there: "start it" would send the user to the wrong place.
+        throw Error("MLflow at " + m_uri + " gave no whole answer to " + m_last_call + " (" +
+                    error.what() +
+                    "): is this the address of an MLflow tracking server? Nothing was changed "
+                    "in the run database");
     } catch (const Error& error) {
         throw Error("MLflow at " + m_uri + " did not answer (" + error.what() +
                     "): start it (mlflow server --host 127.0.0.1 --port 5000) or check "

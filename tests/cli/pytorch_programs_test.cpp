@@ -367,6 +367,22 @@ print("children:", [os.waitstatus_to_exitcode(os.waitpid(p, 0)[1]) for p in chil
     }
 }
 
+// A program that removes the folder its record goes to is told so, not said to have left
+// without running its exit handlers.
+TEST_F(RecordedPrograms, AProgramThatRemovesTheRecordsFolderIsToldSo) {
+    std::filesystem::create_directories(m_dir.file("out"));
+    test::write_file(m_dir.file("tidy.py"),
+                     "import shutil, torch\ntorch.randn(64, 64)\nshutil.rmtree('out')\n");
+    const test::CommandResult recorded = test::run_command(
+        "cd " + test::shell_quote(m_dir.path()) + " && timeout 120 " +
+        test::shell_quote(test::cli_program()) + " record --out out/m.pickle -- " +
+        test::shell_quote(torch_python()) + " tidy.py 2>&1 </dev/null");
+    EXPECT_EQ(recorded.exit_code, 0) << recorded.out;
+    EXPECT_NE(recorded.out.find("its memory could not be written ("), std::string::npos)
+        << recorded.out;
+    EXPECT_EQ(recorded.out.find("exit handlers"), std::string::npos) << recorded.out;
+}
+
 TEST_F(RecordedPrograms, TheProgramsOwnSitecustomizeRunsAndIsTheOneImported) {
     std::filesystem::create_directories(m_dir.file("site"));
     test::write_file(m_dir.file("site/sitecustomize.py"), "MARK = \"the user's own\"\n");
