@@ -83,16 +83,42 @@ bool is_control(char c) {
     return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
 }
 
+// The controls of more than one byte, each made one '?' in valid UTF-8: C1 controls
+// (U+0080-U+009F) and the marks that turn text's direction (U+200E, U+200F, U+202A-U+202E,
+// U+2066-U+2069), which make a name read otherwise than it is.
+std::string without_wide_controls(const std::string& text) {
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const auto byte = [&](std::size_t at) {
+            return at < text.size() ? static_cast<unsigned char>(text[at]) : 0;
+        };
+        const unsigned b0 = byte(i), b1 = byte(i + 1), b2 = byte(i + 2);
+        if (b0 == 0xC2 && b1 >= 0x80 && b1 <= 0x9F) {
+            out += '?';
+            i += 1;
+        } else if (b0 == 0xE2 &&
+                   ((b1 == 0x80 && (b2 == 0x8E || b2 == 0x8F || (b2 >= 0xAA && b2 <= 0xAE))) ||
+                    (b1 == 0x81 && b2 >= 0xA6 && b2 <= 0xA9))) {
+            out += '?';
+            i += 2;
+        } else {
+            out += text[i];
+        }
+    }
+    return out;
+}
+
 }  // namespace
 
 std::string printable_line(std::string_view text) {
-    std::string line = repaired_utf8(text);
+    std::string line = without_wide_controls(repaired_utf8(text));
     std::replace_if(line.begin(), line.end(), is_control, '?');
     return line;
 }
 
 std::string printable_text(std::string_view text) {
-    std::string lines = repaired_utf8(text);
+    std::string lines = without_wide_controls(repaired_utf8(text));
     std::replace_if(
         lines.begin(), lines.end(), [](char c) { return c != '\n' && is_control(c); }, '?');
     return lines;

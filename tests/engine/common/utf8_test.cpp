@@ -51,6 +51,13 @@ TEST(Utf8, ALabelIsOneLineOfText) {
     }
     EXPECT_THROW(require_one_line("ab\xFF", "--name"), BadInput);  // and valid UTF-8
     EXPECT_EQ(printable_line("a\nb\x1b\xFF"), "a?b?\xEF\xBF\xBD");
+    // A right-to-left override makes "exe.txt" of "txt.exe"; C1 controls act as escapes.
+    EXPECT_EQ(printable_line("run\u202Etxt.exe"), "run?txt.exe");
+    EXPECT_EQ(printable_line("a\u200Fb\u2066c\u2069d\u0085e\u009bf"), "a?b?c?d?e?f");
+    EXPECT_EQ(printable_text("one\n\u202Atwo"), "one\n?two");
+    // Other text of more than one byte is left as it is.
+    EXPECT_EQ(printable_line("caf\u00e9 \u2265 \u2014 \u00a0\u4e2d"),
+              "caf\u00e9 \u2265 \u2014 \u00a0\u4e2d");
 }
 
 }  // namespace

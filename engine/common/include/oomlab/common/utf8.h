@@ -22,8 +22,9 @@ std::string repaired_utf8(std::string_view text);
 // what to do about it.
 void require_utf8(std::string_view text, const std::string& what, std::string_view advice = {});
 
-// `text` as one printable line: repaired_utf8, with each control character as '?', for a
-// label shown in a table (a file name, a name stored before names were checked).
+// `text` as one printable line: repaired_utf8, with each control character as '?' (C1 controls
+// and the marks that turn text's direction too), for a label shown in a table (a file name, a
+// name stored before names were checked).
 std::string printable_line(std::string_view text);
 // The same for prose of several lines (a lesson's explanation): its line breaks stay.
 std::string printable_text(std::string_view text);
