@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -116,6 +117,10 @@ void add_snapshot_command(CLI::App& app, int& exit_code);
 void add_mcp_command(CLI::App& app, int& exit_code);
 // `snapshot sql`, under the snapshot command.
 void add_snapshot_sql_command(CLI::App& snapshot, int& exit_code);
+// `query` on a snapshot (or trace) made into tables for the while, or on a database `snapshot
+// sql --out` wrote: `row` gets the column names, then each row (snapshot_sql.h).
+void query_snapshot_or_database(const std::string& file, const std::string& query,
+                                const std::function<void(const std::vector<std::string>&)>& row);
 void add_config_command(CLI::App& app, int& exit_code);
 void add_estimate_command(CLI::App& app, int& exit_code);
 void add_find_batch_size_command(CLI::App& app, int& exit_code);

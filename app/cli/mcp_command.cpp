@@ -3,8 +3,6 @@
 // allocator settings, a config's memory estimated, saved runs listed, shown and compared. Each
 // answers the same JSON as the command's --json. Files are read only within the folders given with
 // --allow, and nothing is run.
-#include <stdlib.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -23,7 +21,6 @@
 #include "oomlab/snapshot_reader/snapshot_diff.h"
 #include "oomlab/snapshot_reader/snapshot_headroom.h"
 #include "oomlab/snapshot_reader/snapshot_report.h"
-#include "oomlab/snapshot_reader/snapshot_sql.h"
 #include "oomlab/snapshot_reader/snapshot_whatif.h"
 
 namespace oomlab::cli {
@@ -98,39 +95,16 @@ constexpr std::size_t kMostSqlRows = 1000;
 
 // `query` on the snapshot (or snapshot database) at `path`: {"columns", "rows", "truncated"}.
 Json snapshot_sql_answer(const std::string& path, const std::string& query) {
-    std::string database = path;
-    std::optional<fs::path> folder;
-    if (!is_snapshot_database(path)) {
-        std::string pattern = (fs::temp_directory_path() / "oomlab-mcp-XXXXXX").string();
-        if (!mkdtemp(pattern.data())) {
-            throw Error("cannot make a temporary folder in " + fs::temp_directory_path().string());
-        }
-        folder = pattern;
-        database = (*folder / "snapshot.db").string();
-    }
     Json answer{{"columns", Json::array()}, {"rows", Json::array()}, {"truncated", false}};
-    try {
-        if (folder) {
-            write_snapshot_database(read_snapshot_report(path), database);
+    query_snapshot_or_database(path, query, [&](const std::vector<std::string>& row) {
+        if (answer["columns"].empty()) {
+            answer["columns"] = row;
+        } else if (answer["rows"].size() < kMostSqlRows) {
+            answer["rows"].push_back(row);
+        } else {
+            answer["truncated"] = true;
         }
-        query_snapshot_database(database, query, [&](const std::vector<std::string>& row) {
-            if (answer["columns"].empty()) {
-                answer["columns"] = row;
-            } else if (answer["rows"].size() < kMostSqlRows) {
-                answer["rows"].push_back(row);
-            } else {
-                answer["truncated"] = true;
-            }
-        });
-    } catch (...) {
-        if (folder) {
-            fs::remove_all(*folder);
-        }
-        throw;
-    }
-    if (folder) {
-        fs::remove_all(*folder);
-    }
+    });
     return answer;
 }
 

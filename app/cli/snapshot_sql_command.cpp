@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <optional>
 
@@ -61,7 +62,7 @@ std::string csv_field(const std::string& value) {
 
 void print_answer(const std::string& database, const std::string& query, bool csv) {
     if (csv) {
-        query_snapshot_database(database, query, [](const std::vector<std::string>& row) {
+        query_snapshot_or_database(database, query, [](const std::vector<std::string>& row) {
             for (std::size_t i = 0; i < row.size(); ++i) {
                 std::cout << (i ? "," : "") << csv_field(row[i]);
             }
@@ -71,7 +72,7 @@ void print_answer(const std::string& database, const std::string& query, bool cs
     }
     std::optional<TextTable> table;
     std::size_t rows = 0;
-    query_snapshot_database(database, query, [&](const std::vector<std::string>& row) {
+    query_snapshot_or_database(database, query, [&](const std::vector<std::string>& row) {
         if (!table) {
             table.emplace(row);
             return;
@@ -88,6 +89,18 @@ void print_answer(const std::string& database, const std::string& query, bool cs
 }
 
 }  // namespace
+
+void query_snapshot_or_database(const std::string& file, const std::string& query,
+                                const std::function<void(const std::vector<std::string>&)>& row) {
+    if (is_snapshot_database(file)) {
+        query_snapshot_database(file, query, row);
+        return;
+    }
+    const TemporaryFolder temporary;
+    const std::string database = (temporary.path() / "snapshot.db").string();
+    write_snapshot_database(read_snapshot_report(file), database);
+    query_snapshot_database(database, query, row);
+}
 
 void add_snapshot_sql_command(CLI::App& snapshot, int& exit_code) {
     auto* sql = snapshot.add_subcommand(
@@ -109,26 +122,19 @@ void add_snapshot_sql_command(CLI::App& snapshot, int& exit_code) {
     sql->add_flag("--force", *force, "Replace an --out file that is no snapshot database");
     sql->callback([=, &exit_code] {
         check_input_path(*file, "FILE");
-        std::optional<TemporaryFolder> temporary;
-        std::string database = *file;
-        if (!is_snapshot_database(*file)) {
-            if (!out->empty()) {
-                check_output_path(*out, {"--out", {*file}, *force, is_snapshot_database});
-                database = *out;
-            } else {
-                temporary.emplace();
-                database = (temporary->path() / "snapshot.db").string();
+        std::string source = *file;  // what the query reads: the snapshot, or its database kept
+        if (!out->empty()) {
+            if (is_snapshot_database(*file)) {
+                throw BadInput("--out " + *out + ": " + *file +
+                               " is a snapshot database already; query it as it is");
             }
-            write_snapshot_database(read_snapshot_report(*file), database);
-            if (!out->empty()) {
-                std::cerr << "wrote " << *out << " (sqlite3 " << *out
-                          << " opens it; its tables: oomlab-cli snapshot sql " << *out << ")\n";
-            }
-        } else if (!out->empty()) {
-            throw BadInput("--out " + *out + ": " + *file +
-                           " is a snapshot database already; query it as it is");
+            check_output_path(*out, {"--out", {*file}, *force, is_snapshot_database});
+            write_snapshot_database(read_snapshot_report(*file), *out);
+            std::cerr << "wrote " << *out << " (sqlite3 " << *out
+                      << " opens it; its tables: oomlab-cli snapshot sql " << *out << ")\n";
+            source = *out;
         }
-        print_answer(database, query->empty() ? kSchemaQuery : *query, *csv);
+        print_answer(source, query->empty() ? kSchemaQuery : *query, *csv);
         exit_code = kExitOk;
     });
 }
