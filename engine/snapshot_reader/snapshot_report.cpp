@@ -15,6 +15,7 @@
 #include "oomlab/common/files.h"
 #include "oomlab/common/format.h"
 #include "pickle_reader.h"
+#include "snapshot_alloc_conf.h"
 #include "snapshot_fields.h"
 #include "snapshot_frames.h"
 #include "snapshot_input.h"
@@ -277,52 +278,6 @@ std::string experiment_problem(const std::string& text) {
     return parsed.is_object() ? std::string() : "not a JSON object of settings";
 }
 
-// PyTorch 2.x's "allocator_settings" as PYTORCH_CUDA_ALLOC_CONF would set them: the settings
-// that differ from the defaults. Read field by field: the variable's own text may name keys
-// another version does not know.
-std::optional<std::string> alloc_conf_of(const PickleValue* settings, std::string& problem) {
-    if (!settings || !settings->dict()) {
-        return std::nullopt;
-    }
-    allocator::AllocatorSettings read;
-    if (const PickleValue* split = settings->at("max_split_size");
-        split && split->integer(-1) > 0) {
-        read.max_split_size = split->integer();
-    }
-    if (const PickleValue* gc = settings->at("garbage_collection_threshold")) {
-        // 0 is PyTorch's "none"; anything else outside (0, 1), NaN among it, PyTorch refuses.
-        const double threshold = gc->real();
-        if (threshold > 0 && threshold < 1) {
-            read.garbage_collection_threshold = threshold;
-        } else if (threshold != 0) {
-            char text[32];
-            std::snprintf(text, sizeof text, "%g", threshold);
-            problem = std::string("the snapshot recorded garbage_collection_threshold ") + text +
-                      ", which PyTorch takes only between 0 and 1: the replay leaves it out";
-        }
-    }
-    if (const PickleValue* expandable = settings->at("expandable_segments")) {
-        read.expandable_segments = expandable->integer() != 0;
-    }
-    if (const PickleValue* divisions = settings->at("roundup_power2_divisions");
-        divisions && divisions->dict()) {
-        const PickleContainer& entries = *divisions->dict();
-        for (std::size_t entry = 0; entry < entries.size(); ++entry) {
-            const std::string* mib = entries.key(entry).text();
-            const std::int64_t start = mib ? std::strtoll(mib->c_str(), nullptr, 10) : 0;
-            int index = 0;
-            while (index < 15 && (std::int64_t(2) << index) <= start) {
-                ++index;
-            }
-            if (start > 0) {
-                read.roundup_power2_divisions[std::size_t(index)] =
-                    int(entries.value(entry).integer());
-            }
-        }
-    }
-    return allocator::to_alloc_conf(read);
-}
-
 // The report of a snapshot read into `document`, its traces taken by `sink`; both need live
 // only while it is made.
 SnapshotReport report_of_pickle(const snapshot::PickleDocument& document,
@@ -371,7 +326,8 @@ SnapshotReport report_of_pickle(const snapshot::PickleDocument& document,
     if (host_trace && (!host_trace->items.empty() || host_trace->taken > 0)) {
         devices.numbered(kPinnedHostIndex);
     }
-    report.alloc_conf = alloc_conf_of(root.at("allocator_settings"), report.alloc_conf_problem);
+    report.alloc_conf =
+        snapshot::recorded_alloc_conf(root.at("allocator_settings"), report.alloc_conf_problem);
     const std::vector<snapshot::SnapshotAnnotation> annotations =
         snapshot::read_annotations(root, fields);
     const Items& traces =

@@ -341,27 +341,6 @@ public:
         }
     }
 
-    // One note for every setting this version does not know, naming the first few: a run of
-    // 100,000 parameters made 100,000 notes, in quadratic time.
-    void note_unknown_settings() {
-        constexpr std::size_t kNamed = 5;
-        if (unknown_settings.empty()) {
-            return;
-        }
-        std::string named;
-        auto setting = unknown_settings.begin();
-        for (std::size_t i = 0; i < kNamed && setting != unknown_settings.end(); ++i, ++setting) {
-            named += (i ? ", " : "") + printable_line(*setting);
-        }
-        const std::size_t more =
-            unknown_settings.size() - std::min(kNamed, unknown_settings.size());
-        note(unknown_settings.size() == 1
-                 ? "a setting this version does not know, left at its default: " + named
-                 : std::to_string(unknown_settings.size()) +
-                       " settings this version does not know, left at their defaults: " + named +
-                       (more ? ", and " + std::to_string(more) + " more" : ""));
-    }
-
     std::vector<std::string> notes;
     std::set<std::string> unknown_settings;    // KEY=VALUE, over every run read
     std::vector<std::string> without_summary;  // MLflow's ids of the runs
@@ -476,7 +455,9 @@ MlflowImport import_from_mlflow(RunStore& store, const MlflowSource& source) {
             importer.note("MLflow's list of runs was read no further (" + stopped +
                           "): the runs read are imported");
         }
-        importer.note_unknown_settings();
+        if (!importer.unknown_settings.empty()) {
+            importer.note(unknown_settings_note(importer.unknown_settings));
+        }
         // Said once, with the count: a class of 30 whose server keeps no artifacts made 30.
         if (!importer.without_summary.empty()) {
             importer.note(without_summary_note(importer.without_summary));
@@ -496,32 +477,6 @@ MlflowImport import_from_mlflow(RunStore& store, const MlflowSource& source) {
                     "): is this the address of an MLflow server? Runs imported before are kept");
     }
     return result;
-}
-
-std::string without_summary_note(const std::vector<std::string>& runs) {
-    const std::size_t count = runs.size();
-    return "the server does not serve summary.json for some runs (" + std::to_string(count) +
-           (count == 1 ? " run: " : " runs, the first ") + (runs.empty() ? "" : runs.front()) +
-           "): their outcome is read from tags and final values, without memory by module, the "
-           "staircase or the prediction's modules";
-}
-
-std::string describe(const MlflowSource& source, const MlflowImport& imported) {
-    std::string text = "imported " + std::to_string(imported.added.size()) +
-                       " run(s) from MLflow " + uri_without_password(source.tracking_uri) +
-                       ", experiment \"" + source.experiment + "\"";
-    const auto count = [&](std::size_t n, const char* what) {
-        if (n) {
-            text += "; " + std::to_string(n) + " " + what;
-        }
-    };
-    count(imported.already_here, "already here");
-    count(imported.being_sent, "still being sent (the next import takes them)");
-    count(imported.not_from_oomlab, "not from OOM Lab (left there)");
-    for (const std::string& note : imported.notes) {
-        text += "\n  note: " + note;
-    }
-    return text;
 }
 
 }  // namespace oomlab::trackers

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,10 @@ struct MlflowImport {
 // The note for runs whose summary.json the server does not serve, with their count (one note,
 // however many: a class of 30 made 30).
 std::string without_summary_note(const std::vector<std::string>& runs);
+
+// The note for the settings (KEY=VALUE) this version does not know, which keep their defaults:
+// one, with their count and the first five (a run of 100,000 parameters made 100,000 notes).
+std::string unknown_settings_note(const std::set<std::string>& settings);
 
 // Reads every run OOM Lab sent to `source` that `store` does not hold (by the run's uid, so
 // importing twice adds nothing) and adds each whole: the settings (its parameters), every
