@@ -1,15 +1,12 @@
 // The real window on the real engine: press Run with a tiny CPU config, wait for the end,
 // and check that the run reached the runs table, the plots and the database; run out of
 // memory on purpose; stop with Esc; compare two runs; export a plot and the metrics.
-#include <QAction>
 #include <QApplication>
-#include <QDockWidget>
 #include <QFile>
 #include <QImage>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
-#include <QMenu>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QTemporaryDir>
@@ -243,49 +240,6 @@ private slots:
         QCOMPARE(statusName(end.status()), QStringLiteral("cancelled"));
         QVERIFY(end.outcome.steps < 100000);
         m_window->experimentPanel()->setConfig(test::tinyConfig(12));
-    }
-
-    // The zoom keys as a lecturer presses them: Ctrl+- zooms out (it was bound twice, which Qt
-    // refuses as ambiguous, and did nothing), and Actual size (Ctrl+0) goes back to
-    // presentation mode's own 1.6x while presenting instead of leaving the mode.
-    void zoomKeysWorkInAndOutOfPresentationMode() {
-        MainWindow* window = m_window.get();
-        window->activateWindow();
-        QVERIFY(QTest::qWaitForWindowActive(window));
-        QTest::keyClick(window, Qt::Key_Minus, Qt::ControlModifier);
-        QVERIFY2(window->zoom() < 0.9, qPrintable(QString::number(window->zoom())));
-        QTest::keyClick(window, Qt::Key_0, Qt::ControlModifier);
-        QCOMPARE(window->zoom(), 1.0);
-
-        QTest::keyClick(window, Qt::Key_F5);
-        QVERIFY(window->presentationMode());
-        QCOMPARE(window->zoom(), MainWindow::kPresentationZoom);
-        QTest::keyClick(window, Qt::Key_Minus, Qt::ControlModifier);
-        QVERIFY(window->zoom() < MainWindow::kPresentationZoom);
-        QVERIFY2(window->presentationMode(), "zooming out keeps presentation mode");
-        QVERIFY(!window->findChild<QDockWidget*>(QStringLiteral("experimentDock"))->isVisible());
-        QTest::keyClick(window, Qt::Key_0, Qt::ControlModifier);
-        QCOMPARE(window->zoom(), MainWindow::kPresentationZoom);
-        QVERIFY(window->presentationMode());
-        QVERIFY(window->findChild<QAction*>(QStringLiteral("presentationMode"))->isChecked());
-
-        QTest::keyClick(window, Qt::Key_F5);
-        QVERIFY(!window->presentationMode());
-        QCOMPARE(window->zoom(), 1.0);
-        QVERIFY(window->findChild<QDockWidget*>(QStringLiteral("experimentDock"))->isVisible());
-    }
-
-    // Alt+L opens the Lessons menu: the Live tab had the same key, and took it.
-    void altLOpensTheLessonsMenu() {
-        MainWindow* window = m_window.get();
-        window->showPage(MainWindow::RunsTab);
-        window->activateWindow();
-        QVERIFY(QTest::qWaitForWindowActive(window));
-        QTest::keyClick(window, Qt::Key_L, Qt::AltModifier);
-        QTRY_COMPARE(QApplication::activePopupWidget(),
-                     static_cast<QWidget*>(window->menus()->lessonsMenu()));
-        QApplication::activePopupWidget()->close();
-        QCOMPARE(window->tabs()->currentIndex(), int(MainWindow::RunsTab));
     }
 
     void findsTheLargestBatchUnderTheCap() {

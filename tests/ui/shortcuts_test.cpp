@@ -1,0 +1,76 @@
+// The window's keys as a lecturer presses them, on the real window: the zoom keys in and out
+// of presentation mode, and the menus' Alt keys.
+#include <QAction>
+#include <QApplication>
+#include <QDockWidget>
+#include <QMenu>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "ui_test_support.h"
+#include "window/main_menus.h"
+#include "window/main_window.h"
+
+using namespace oomlab;
+using namespace oomlab::ui;
+
+class ShortcutsTest : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+    std::unique_ptr<MainWindow> m_window;
+
+private slots:
+    void initTestCase() {
+        QVERIFY(m_dir.isValid());
+        m_window = test::shownWindow(m_dir.filePath("runs.sqlite"));
+        QVERIFY(m_window);
+    }
+
+    // The zoom keys as a lecturer presses them: Ctrl+- zooms out (it was bound twice, which Qt
+    // refuses as ambiguous, and did nothing), and Actual size (Ctrl+0) goes back to
+    // presentation mode's own 1.6x while presenting instead of leaving the mode.
+    void zoomKeysWorkInAndOutOfPresentationMode() {
+        MainWindow* window = m_window.get();
+        window->activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(window));
+        QTest::keyClick(window, Qt::Key_Minus, Qt::ControlModifier);
+        QVERIFY2(window->zoom() < 0.9, qPrintable(QString::number(window->zoom())));
+        QTest::keyClick(window, Qt::Key_0, Qt::ControlModifier);
+        QCOMPARE(window->zoom(), 1.0);
+
+        QTest::keyClick(window, Qt::Key_F5);
+        QVERIFY(window->presentationMode());
+        QCOMPARE(window->zoom(), MainWindow::kPresentationZoom);
+        QTest::keyClick(window, Qt::Key_Minus, Qt::ControlModifier);
+        QVERIFY(window->zoom() < MainWindow::kPresentationZoom);
+        QVERIFY2(window->presentationMode(), "zooming out keeps presentation mode");
+        QVERIFY(!window->findChild<QDockWidget*>(QStringLiteral("experimentDock"))->isVisible());
+        QTest::keyClick(window, Qt::Key_0, Qt::ControlModifier);
+        QCOMPARE(window->zoom(), MainWindow::kPresentationZoom);
+        QVERIFY(window->presentationMode());
+        QVERIFY(window->findChild<QAction*>(QStringLiteral("presentationMode"))->isChecked());
+
+        QTest::keyClick(window, Qt::Key_F5);
+        QVERIFY(!window->presentationMode());
+        QCOMPARE(window->zoom(), 1.0);
+        QVERIFY(window->findChild<QDockWidget*>(QStringLiteral("experimentDock"))->isVisible());
+    }
+
+    // Alt+L opens the Lessons menu: the Live tab had the same key, and took it.
+    void altLOpensTheLessonsMenu() {
+        MainWindow* window = m_window.get();
+        window->showPage(MainWindow::RunsTab);
+        window->activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(window));
+        QTest::keyClick(window, Qt::Key_L, Qt::AltModifier);
+        QTRY_COMPARE(QApplication::activePopupWidget(),
+                     static_cast<QWidget*>(window->menus()->lessonsMenu()));
+        QApplication::activePopupWidget()->close();
+        QCOMPARE(window->tabs()->currentIndex(), int(MainWindow::RunsTab));
+    }
+};
+
+OOMLAB_UI_TEST_MAIN(ShortcutsTest)
+#include "shortcuts_test.moc"
