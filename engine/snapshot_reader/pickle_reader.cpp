@@ -140,23 +140,30 @@ private:
         return value;
     }
 
-    // The values above the topmost mark, which is removed; still pinned, as take_top's.
-    std::vector<PickleValue> take_to_mark() {
+    // Where the values above the topmost mark begin on the stack; the mark is removed.
+    std::size_t pop_mark() {
         if (m_marks.empty()) {
             fail("no MARK before this opcode");
         }
         const std::size_t mark = m_marks.back();
         m_marks.pop_back();
+        return mark;
+    }
+
+    // The values above the topmost mark: off the stack but still pinned, as take_top's.
+    std::vector<PickleValue> take_to_mark() {
+        const std::size_t mark = pop_mark();
         std::vector<PickleValue> items(m_stack.begin() + std::ptrdiff_t(mark), m_stack.end());
         m_stack.resize(mark);
         return items;
     }
 
-    PickleContainer& open_top() {
-        if (m_stack.size() <= last_mark() || m_stack.empty()) {
+    // The container at `index` of the stack, to be filled with the values above it.
+    PickleContainer& open_at(std::size_t index) {
+        if (index >= m_stack.size() || index < last_mark()) {
             fail("a value was expected on the stack");
         }
-        PickleContainer* container = mutable_container(m_stack.back());
+        PickleContainer* container = mutable_container(m_stack[index]);
         if (!container) {
             fail("items added to what is not a list or dict, or a key without a value");
         }
@@ -209,22 +216,34 @@ private:
         return kept;
     }
 
-    void add_items(std::vector<PickleValue> items) {
-        PickleContainer& target = open_top();
-        if (target.is_dict && items.size() % 2 != 0) {
+    // The values from `first` to the top of the stack (still pinned) into the container below
+    // them, and off the stack: APPEND, APPENDS, SETITEM, SETITEMS. Taken where they lie, as a
+    // stack's frames (hundreds of memo references) are appended by the million.
+    void add_top_items(std::size_t first) {
+        if (first == 0) {
+            fail("a value was expected on the stack");
+        }
+        fill(open_at(first - 1), first);
+    }
+
+    void fill(PickleContainer& target, std::size_t first) {
+        const std::size_t count = m_stack.size() - first;
+        if (target.is_dict && count % 2 != 0) {
             fail("items added to what is not a list or dict, or a key without a value");
         }
         const std::size_t capacity = target.items.capacity();
         if (target.items.empty()) {
-            target.items.reserve(items.size());  // a dict or short list comes in one batch
+            target.items.reserve(count);  // a dict or short list comes in one batch
         }
-        for (const PickleValue& item : items) {
+        for (std::size_t i = first; i < m_stack.size(); ++i) {
+            const PickleValue item = m_stack[i];
             if (takes(target, item)) {
                 give(target, item);
             } else {
                 target.items.push_back(adopt(target, item));
             }
         }
+        m_stack.resize(first);
         m_held += (target.items.capacity() - capacity) * sizeof(PickleValue);
     }
 
@@ -260,12 +279,19 @@ private:
         unpin(item);
     }
 
-    void push_container(bool is_dict, const std::vector<PickleValue>& items) {
+    // A new container of the values from `first` to the top of the stack, in their place.
+    void push_container(bool is_dict, std::size_t first) {
         PickleContainer* container = m_containers.make(is_dict);
+        fill(*container, first);
         push(PickleValue::of_container(container));
-        if (!items.empty()) {
-            add_items(items);
+    }
+
+    // The first of the top `count` values, which must lie above the topmost mark.
+    std::size_t top(std::size_t count) {
+        if (m_stack.size() < last_mark() + count) {
+            fail("a value was expected on the stack");
         }
+        return m_stack.size() - count;
     }
 
     // The memo's entry of `value`, numbered the first time it is memoized.
@@ -438,33 +464,25 @@ void Reader::step(unsigned char op) {
         }
         case kEmptyList:
         case kEmptyTuple:
-            return push_container(false, {});
+            return push_container(false, m_stack.size());
         case kEmptyDict:
-            return push_container(true, {});
+            return push_container(true, m_stack.size());
         case kAppend:
-            return add_items({take_top()});
+            return add_top_items(top(1));
         case kAppends:
         case kSetItems:
-            return add_items(take_to_mark());
-        case kSetItem: {
-            const PickleValue value = take_top();
-            const PickleValue key = take_top();
-            return add_items({key, value});
-        }
+            return add_top_items(pop_mark());
+        case kSetItem:
+            return add_top_items(top(2));
         case kList:
         case kTuple:
-            return push_container(false, take_to_mark());
+            return push_container(false, pop_mark());
         case kDict:
-            return push_container(true, take_to_mark());
+            return push_container(true, pop_mark());
         case kTuple1:
         case kTuple2:
-        case kTuple3: {
-            std::vector<PickleValue> items(op - kTuple1 + 1);
-            for (auto it = items.rbegin(); it != items.rend(); ++it) {
-                *it = take_top();
-            }
-            return push_container(false, items);
-        }
+        case kTuple3:
+            return push_container(false, top(std::size_t(op - kTuple1 + 1)));
         case kBinPut:
             return memo_put(unsigned_le(1));
         case kLongBinPut:

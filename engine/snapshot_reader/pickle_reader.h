@@ -101,6 +101,42 @@ struct PickleContainer {
     PickleContainer* same_as = nullptr;  // an equal container read before: this one is dropped
 };
 
+// The makers the reader calls for each value it reads, inline (PickleContainer is complete here).
+inline PickleValue PickleValue::of_bool(bool flag) {
+    PickleValue value;
+    value.m_kind = Kind::Bool;
+    value.m_bits = flag ? 1 : 0;
+    return value;
+}
+
+inline PickleValue PickleValue::of_int(std::int64_t number) {
+    PickleValue value;
+    value.m_kind = Kind::Int;
+    value.m_bits = static_cast<std::uint64_t>(number);
+    return value;
+}
+
+inline PickleValue PickleValue::of_big_int(bool negative) {
+    PickleValue value;
+    value.m_kind = Kind::BigInt;
+    value.m_bits = negative ? 1 : 0;
+    return value;
+}
+
+inline PickleValue PickleValue::of_text(const std::string* text) {
+    PickleValue value;
+    value.m_kind = Kind::Text;
+    value.m_bits = reinterpret_cast<std::uintptr_t>(text);
+    return value;
+}
+
+inline PickleValue PickleValue::of_container(const PickleContainer* container) {
+    PickleValue value;
+    value.m_kind = container->is_dict ? Kind::Dict : Kind::List;
+    value.m_bits = reinterpret_cast<std::uintptr_t>(container);
+    return value;
+}
+
 // What read_pickle read: the root value, and everything it refers to.
 class PickleDocument {
 public:

@@ -9,15 +9,6 @@ constexpr std::size_t kChunkBytes = std::size_t(1) << 20;
 
 }  // namespace
 
-std::uint64_t PickleStream::unsigned_le(std::size_t count) {
-    const std::string_view bytes = take(count);
-    std::uint64_t value = 0;
-    for (std::size_t i = 0; i < count; ++i) {
-        value |= std::uint64_t(static_cast<unsigned char>(bytes[i])) << (8 * i);
-    }
-    return value;
-}
-
 // At least `count` unread bytes in the buffer: the read ones dropped, a chunk at a time added.
 void PickleStream::refill(std::size_t count) {
     m_buffer.erase(0, m_begin);

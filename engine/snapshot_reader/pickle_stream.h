@@ -30,7 +30,14 @@ public:
         return bytes;
     }
     // A little-endian unsigned number of `count` bytes (at most 8).
-    std::uint64_t unsigned_le(std::size_t count);
+    std::uint64_t unsigned_le(std::size_t count) {
+        const std::string_view bytes = take(count);
+        std::uint64_t value = 0;
+        for (std::size_t i = 0; i < count; ++i) {
+            value |= std::uint64_t(static_cast<unsigned char>(bytes[i])) << (8 * i);
+        }
+        return value;
+    }
 
     std::uint64_t position() const { return m_offset + m_begin; }          // bytes taken so far
     std::uint64_t received() const { return m_offset + m_buffer.size(); }  // from the input

@@ -7,27 +7,6 @@
 
 namespace oomlab::snapshot {
 
-PickleValue PickleValue::of_bool(bool flag) {
-    PickleValue value;
-    value.m_kind = Kind::Bool;
-    value.m_bits = flag ? 1 : 0;
-    return value;
-}
-
-PickleValue PickleValue::of_int(std::int64_t number) {
-    PickleValue value;
-    value.m_kind = Kind::Int;
-    value.m_bits = static_cast<std::uint64_t>(number);
-    return value;
-}
-
-PickleValue PickleValue::of_big_int(bool negative) {
-    PickleValue value;
-    value.m_kind = Kind::BigInt;
-    value.m_bits = negative ? 1 : 0;
-    return value;
-}
-
 PickleValue PickleValue::of_little_endian(std::string_view bytes) {
     if (bytes.empty()) {
         return of_int(0);
@@ -58,20 +37,6 @@ PickleValue PickleValue::of_float(double number) {
     PickleValue value;
     value.m_kind = Kind::Float;
     std::memcpy(&value.m_bits, &number, sizeof number);
-    return value;
-}
-
-PickleValue PickleValue::of_text(const std::string* text) {
-    PickleValue value;
-    value.m_kind = Kind::Text;
-    value.m_bits = reinterpret_cast<std::uintptr_t>(text);
-    return value;
-}
-
-PickleValue PickleValue::of_container(const PickleContainer* container) {
-    PickleValue value;
-    value.m_kind = container->is_dict ? Kind::Dict : Kind::List;
-    value.m_bits = reinterpret_cast<std::uintptr_t>(container);
     return value;
 }
 

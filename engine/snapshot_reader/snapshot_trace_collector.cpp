@@ -11,10 +11,14 @@ TraceCollector::TraceCollector() : m_name_ids(m_device) {}
 namespace {
 
 // The fields of an event the report reads (the last of a key set twice, as in Python): found in
-// one pass over a small dict, and by its index in a large one, where a pass per event made
-// reading quadratic.
+// one pass over a small dict, each key's text told by its address (a snapshot's strings are
+// kept once, so its events name a few keys), and by its index in a large dict, where a pass per
+// event made reading quadratic.
 struct EventFields {
     static constexpr std::size_t kOnePassEntries = 16;
+    using Field = const PickleValue* EventFields::*;
+    static constexpr std::uint8_t kNoField = 10;
+    static const std::pair<std::string_view, Field> kFields[kNoField];  // the names of the fields
 
     const PickleValue* action = nullptr;
     const PickleValue* addr = nullptr;
@@ -27,31 +31,52 @@ struct EventFields {
     const PickleValue* category = nullptr;
     const PickleValue* pool_id = nullptr;
 
-    explicit EventFields(const PickleValue& event) {
+    // `keys`: each key's text seen so far and the field it names (kNoField: none), added to.
+    EventFields(const PickleValue& event, TraceCollector::EventKeys& keys) {
         const PickleContainer* entries = event.dict();
-        const std::pair<std::string_view, const PickleValue**> fields[] = {
-            {"action", &action},     {"addr", &addr},
-            {"size", &size},         {"stream", &stream},
-            {"frames", &frames},     {"device_free", &device_free},
-            {"time_us", &time_us},   {"user_metadata", &user_metadata},
-            {"category", &category}, {"pool_id", &pool_id}};
         if (entries && entries->size() > kOnePassEntries) {
-            for (const auto& [name, field] : fields) {
-                *field = event.at(name);
+            for (const auto& [name, field] : kFields) {
+                this->*field = event.at(name);
             }
             return;
         }
         for (std::size_t i = 0; entries && i < entries->size(); ++i) {
-            const std::string* key = entries->key(i).text();
-            for (const auto& [name, field] : fields) {
-                if (key && *key == name) {
-                    *field = &entries->value(i);
-                    break;
-                }
+            const std::uint8_t field = field_of(entries->key(i).text(), keys);
+            if (field != kNoField) {
+                this->*kFields[field].second = &entries->value(i);
             }
         }
     }
+
+    static std::uint8_t field_of(const std::string* key, TraceCollector::EventKeys& keys) {
+        for (const auto& [known, field] : keys) {
+            if (known == key) {
+                return field;
+            }
+        }
+        constexpr std::size_t kMostKeysKept = 64;  // a trace of ever new keys costs a scan each
+        std::uint8_t field = 0;
+        while (field < kNoField && !(key && *key == kFields[field].first)) {
+            ++field;
+        }
+        if (keys.size() < kMostKeysKept) {
+            keys.emplace_back(key, field);
+        }
+        return field;
+    }
 };
+
+const std::pair<std::string_view, EventFields::Field> EventFields::kFields[] = {
+    {"action", &EventFields::action},
+    {"addr", &EventFields::addr},
+    {"size", &EventFields::size},
+    {"stream", &EventFields::stream},
+    {"frames", &EventFields::frames},
+    {"device_free", &EventFields::device_free},
+    {"time_us", &EventFields::time_us},
+    {"user_metadata", &EventFields::user_metadata},
+    {"category", &EventFields::category},
+    {"pool_id", &EventFields::pool_id}};
 
 // PyTorch's category of a tensor (a snapshot made from a profile: "parameter", "gradient",
 // "activation", "temporary", "optimizer_state", "input", "autograd_detail"); null where it is
@@ -169,7 +194,7 @@ void TraceCollector::add(std::size_t index, const PickleValue& event, const Snap
                          const SnapshotFields::Where& where) {
     using What = SnapshotTraceChange::What;
     m_device.events = std::max(m_device.events, index + 1);
-    const EventFields found(event);
+    const EventFields found(event, m_event_keys);
     if (found.time_us) {
         const std::int64_t time =
             fields.whole_of(found.time_us, "time_us", where, INT64_MIN, INT64_MAX);

@@ -26,6 +26,9 @@ void move_trace(SnapshotDevice& device, SnapshotDevice trace);
 class TraceCollector {
 public:
     TraceCollector();
+    // The keys of the events read so far, by their kept text, and which field each names.
+    using EventKeys = std::vector<std::pair<const std::string*, std::uint8_t>>;
+
     TraceCollector(const TraceCollector&) = delete;  // m_name_ids refers to m_device
     TraceCollector& operator=(const TraceCollector&) = delete;
 
@@ -66,6 +69,7 @@ private:
                             const SnapshotFields& fields, const SnapshotFields::Where& where);
 
     std::vector<std::pair<const std::string*, Action>> m_actions;  // each text seen, read once
+    EventKeys m_event_keys;
     SnapshotDevice m_device;  // its events, changes, stacks, names and out-of-memory events
     EventClock m_clock;
     NameTable m_name_ids;
