@@ -21,7 +21,8 @@ template <typename T>
 class ChunkedArray {
 public:
     std::size_t size() const { return m_size; }
-    std::uint64_t bytes() const { return m_chunks.size() * kChunk * sizeof(T); }
+    std::size_t capacity() const { return m_chunks.size() * kChunk; }  // before the next chunk
+    std::uint64_t bytes() const { return capacity() * sizeof(T); }
     T& operator[](std::size_t index) { return m_chunks[index >> kShift][index & (kChunk - 1)]; }
     const T& operator[](std::size_t index) const {
         return m_chunks[index >> kShift][index & (kChunk - 1)];
@@ -29,7 +30,7 @@ public:
     // Grows to `size` items, the new ones `fill`; never shrinks.
     void grow(std::size_t size, T fill) {
         while (m_size < size) {
-            if (m_size == m_chunks.size() * kChunk) {
+            if (m_size == capacity()) {
                 m_chunks.push_back(std::make_unique<T[]>(kChunk));
             }
             (*this)[m_size++] = fill;
@@ -51,6 +52,7 @@ public:
     static constexpr std::uint32_t kGiven = 1;
 
     std::size_t size() const { return m_entries.size(); }
+    std::size_t capacity() const { return m_entries.capacity(); }
     std::uint64_t bytes() const { return m_entries.bytes() + m_targets.bytes(); }
     void resize(std::size_t size) { m_entries.grow(size, kNone); }
 

@@ -327,8 +327,10 @@ private:
             fail("a value was expected on the stack");
         }
         if (index >= m_memo.size()) {
-            within_budget(read_bytes(), (index + 1 - m_memo.size()) * sizeof(std::uint32_t),
-                          [&] { return "a memo entry numbered " + std::to_string(index); });
+            if (index >= m_memo.capacity()) {  // checked as it grows a chunk, not each entry
+                within_budget(read_bytes(), (index + 1 - m_memo.size()) * sizeof(std::uint32_t),
+                              [&] { return "a memo entry numbered " + std::to_string(index); });
+            }
             m_memo.resize(index + 1);
         }
         const PickleValue value = resolved(m_stack.back());

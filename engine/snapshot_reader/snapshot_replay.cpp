@@ -6,6 +6,7 @@
 
 #include "oomlab/common/format.h"
 #include "oomlab/common/utf8.h"
+#include "live_allocations.h"
 #include "snapshot_fields.h"
 #include "snapshot_stages.h"
 
@@ -49,44 +50,28 @@ std::string count_of(std::size_t count, const char* one, const char* many) {
 // holds (its size, else memory allocated before the trace began), an allocation at an address
 // in use frees what was there (the trace lost that free). What was found is said; each
 // allocation learns the event that frees it; returns the bytes freed that the trace never
-// allocated, which were there at its start. Each address's changes are followed in turn
-// (sorted by address, then order), so millions of them need no map of what is alive.
+// allocated, which were there at its start. One pass in order, keeping what is alive.
 std::int64_t make_consistent(SnapshotDevice& device) {
     using What = SnapshotTraceChange::What;
-    struct Use {
-        std::int64_t address;
-        std::size_t at;  // in device.changes
-    };
-    std::vector<Use> uses;
-    uses.reserve(std::size_t(std::count_if(
-        device.changes.begin(), device.changes.end(), [](const SnapshotTraceChange& change) {
-            return change.what == What::Alloc || change.what == What::Free;
-        })));
-    for (std::size_t i = 0; i < device.changes.size(); ++i) {
-        const SnapshotTraceChange& change = device.changes[i];
-        if (change.what == What::Alloc || change.what == What::Free) {
-            uses.push_back({change.address, i});
-        }
-    }
-    std::sort(uses.begin(), uses.end(), [](const Use& a, const Use& b) {
-        return a.address != b.address ? a.address < b.address : a.at < b.at;
-    });
+    snapshot::LiveAllocations live;
     std::size_t early_frees = 0;
     std::int64_t early_bytes = 0;
     std::size_t resized = 0;
     std::vector<std::pair<std::size_t, std::int64_t>> lost_frees;  // before change, its size
-    SnapshotTraceChange* alive = nullptr;  // the allocation at the address followed
-    for (std::size_t u = 0; u < uses.size(); ++u) {
-        if (u > 0 && uses[u].address != uses[u - 1].address) {
-            alive = nullptr;
+    for (std::size_t i = 0; i < device.changes.size(); ++i) {
+        SnapshotTraceChange& change = device.changes[i];
+        if (change.what != What::Alloc && change.what != What::Free) {
+            continue;
         }
-        SnapshotTraceChange& change = device.changes[uses[u].at];
+        snapshot::LiveAllocations::Alive* alive = live.find(change.address);
         if (change.what == What::Alloc) {
-            if (alive) {
-                lost_frees.emplace_back(uses[u].at, alive->size);
-                alive->freed = std::uint32_t(change.event);
+            if (!alive) {
+                live.add(change.address, i, change.size);
+                continue;
             }
-            alive = &change;
+            lost_frees.emplace_back(i, alive->size);
+            device.changes[alive->change].freed = change.event;
+            *alive = {change.address, i, change.size};
         } else if (!alive) {
             ++early_frees;
             // Frees of allocations never seen, however many, count up to what the reader
@@ -95,12 +80,11 @@ std::int64_t make_consistent(SnapshotDevice& device) {
         } else {
             resized += alive->size != change.size;
             change.size = alive->size;
-            alive->freed = std::uint32_t(change.event);
-            alive = nullptr;
+            device.changes[alive->change].freed = change.event;
+            live.erase(alive);
         }
     }
     if (!lost_frees.empty()) {  // each lost free put back, before its allocation
-        std::sort(lost_frees.begin(), lost_frees.end());
         std::deque<SnapshotTraceChange> changes;
         auto lost = lost_frees.begin();
         for (std::size_t i = 0; i < device.changes.size(); ++i) {
