@@ -249,6 +249,7 @@ void replay_changes(SnapshotDevice& device, const SnapshotProgress& progress) {
     stage_peaks.at(0, allocated, reserved);
     auto change = device.changes.begin();
     auto oom = device.ooms.begin();
+    std::size_t to_point = stride;  // events until the timeline's next point
     for (std::size_t i = 0; i < device.events; ++i) {
         report_stage(progress, "replaying", i, device.events);
         for (; change != device.changes.end() && change->event == i; ++change) {
@@ -270,8 +271,11 @@ void replay_changes(SnapshotDevice& device, const SnapshotProgress& progress) {
             device.reserved_at_peak = reserved;
             device.peak_event = i + 1;
         }
-        if ((i + 1) % stride == 0 || i + 1 == device.events || out_of_memory) {
+        if (--to_point == 0 || i + 1 == device.events || out_of_memory) {
             device.timeline.push_back({i + 1, allocated, reserved});
+        }
+        if (to_point == 0) {
+            to_point = stride;
         }
         if (reserved > device.peak_reserved) {
             device.peak_reserved = reserved;

@@ -18,6 +18,7 @@
 #include "snapshot_alloc_conf.h"
 #include "snapshot_fields.h"
 #include "snapshot_frames.h"
+#include "read_ahead.h"
 #include "snapshot_input.h"
 #include "snapshot_replay.h"
 #include "snapshot_sink.h"
@@ -424,11 +425,7 @@ SnapshotReport read_snapshot_report(const std::string& path, const SnapshotProgr
     check_input_path(path, "memory snapshot");
     snapshot::SnapshotFileInput input(path, kMostSnapshotBytes);
     const std::string head = input.peek(64);
-    const auto after_chunk = [&] {
-        if (progress) {
-            progress({"reading", input.file_position(), input.file_size()});
-        }
-    };
+    std::uint64_t read = 0;  // of the file, as far as the pickle reader has come
     try {
         if (looks_like_json(head)) {
             return snapshot::profiler_trace_report(
@@ -438,12 +435,19 @@ SnapshotReport read_snapshot_report(const std::string& path, const SnapshotProgr
         }
         refuse_unknown(head, path);
         snapshot::SnapshotSink sink(path);
+        snapshot::ReadAhead ahead(input);
+        const auto after_chunk = [&] {
+            read = ahead.file_position();
+            if (progress) {
+                progress({"reading", read, input.file_size()});
+            }
+        };
         const snapshot::PickleDocument document =
-            snapshot::read_pickle(input, path, after_chunk, &sink);
+            snapshot::read_pickle(ahead, path, after_chunk, &sink);
         return report_of_pickle(document, sink, path, input.file_size(), progress);
     } catch (const std::bad_alloc&) {
         // Memory grows with the events read, so the whole file needs about its share more.
-        const std::uint64_t read = std::max<std::uint64_t>(input.file_position(), 1);
+        read = std::max<std::uint64_t>(read, 1);
         char times[32];
         std::snprintf(times, sizeof times, "%.1f", double(input.file_size()) / double(read));
         throw BadInput(path + ": memory ran out after reading " + format_bytes(std::int64_t(read)) +

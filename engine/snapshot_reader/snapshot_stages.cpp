@@ -108,11 +108,8 @@ void place_stages(SnapshotDevice& device, const std::vector<SnapshotAnnotation>&
 
 StagePeaks::StagePeaks(SnapshotDevice& device) : m_device(device) {}
 
-void StagePeaks::at(std::size_t state, std::int64_t allocated, std::int64_t reserved) {
+void StagePeaks::follow(std::size_t state, std::int64_t allocated, std::int64_t reserved) {
     const std::vector<SnapshotStageSpan>& spans = m_device.stage_spans;
-    if (m_next_span == spans.size()) {
-        return;
-    }
     while (!m_falling.empty() && m_falling.back().allocated < allocated) {
         m_falling.pop_back();
     }
