@@ -40,7 +40,7 @@ std::vector<SnapshotAnnotation> read_annotations(const PickleValue& root,
             fields.refuse(where, "\"stage\" is \"" + stage + "\", not START or END");
         }
         annotation.start = stage == "START";
-        annotation.name = printable_line(text_field(item, "name", fields, where));
+        annotation.name = &text_field(item, "name", fields, where);
         annotation.device = fields.whole(item, "device", where, -1, INT32_MAX);
         annotation.time_us = fields.whole(item, "time_us", where, INT64_MIN, INT64_MAX);
         annotations.push_back(std::move(annotation));
@@ -77,20 +77,37 @@ void place_stages(SnapshotDevice& device, const std::vector<SnapshotAnnotation>&
     // An annotation at time T: the first event at or after T is the first after it, so the
     // state after that many events is where a stage starts, or the last it ends with.
     const std::vector<std::size_t> states = clock.first_events_at(times);
-    std::unordered_map<std::string, std::uint32_t> ids;
+    // Each distinct text made printable once, and each printable name a stage once started.
+    constexpr std::uint32_t kNotStarted = UINT32_MAX;
+    std::unordered_map<const std::string*, std::uint32_t> name_of_text;
+    std::unordered_map<std::string, std::uint32_t> name_ids;
+    std::vector<std::uint32_t> stage_of_name;
+    const auto name_of = [&](const std::string* text) {
+        const auto [known, added] = name_of_text.try_emplace(text, 0);
+        if (added) {
+            const auto [named, fresh] =
+                name_ids.try_emplace(printable_line(*text), std::uint32_t(name_ids.size()));
+            if (fresh) {
+                stage_of_name.push_back(kNotStarted);
+            }
+            known->second = named->second;
+        }
+        return known->second;
+    };
     std::vector<std::vector<std::size_t>> open;  // each stage's starts not yet ended
     for (std::size_t k = 0; k < mine.size(); ++k) {
+        const std::uint32_t name = name_of(mine[k]->name);
+        std::uint32_t& stage = stage_of_name[name];
         if (mine[k]->start) {
-            const auto [named, added] = ids.try_emplace(mine[k]->name, std::uint32_t(ids.size()));
-            if (added) {
-                device.stages.push_back({mine[k]->name, 0, -1, 0, 0});
+            if (stage == kNotStarted) {
+                stage = std::uint32_t(device.stages.size());
+                device.stages.push_back({printable_line(*mine[k]->name), 0, -1, 0, 0});
                 open.emplace_back();
             }
-            open[named->second].push_back(states[k]);
-        } else if (const auto named = ids.find(mine[k]->name);
-                   named != ids.end() && !open[named->second].empty()) {
-            device.stage_spans.push_back({named->second, open[named->second].back(), states[k]});
-            open[named->second].pop_back();
+            open[stage].push_back(states[k]);
+        } else if (stage != kNotStarted && !open[stage].empty()) {
+            device.stage_spans.push_back({stage, open[stage].back(), states[k]});
+            open[stage].pop_back();
         }
     }
     for (std::uint32_t stage = 0; stage < open.size(); ++stage) {

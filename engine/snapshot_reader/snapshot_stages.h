@@ -18,7 +18,9 @@ namespace oomlab::snapshot {
 struct SnapshotAnnotation {
     std::int64_t device = 0;
     bool start = true;  // else its END
-    std::string name;
+    // The document's text, kept once however often it is named (a snapshot may name one long
+    // string in every annotation): valid while the document read lives.
+    const std::string* name = nullptr;
     std::int64_t time_us = 0;
 };
 

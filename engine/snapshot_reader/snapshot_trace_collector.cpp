@@ -93,6 +93,16 @@ const std::string* known_category(const PickleValue* category, const SnapshotFie
     return text->empty() || *text == "unknown" ? nullptr : text;
 }
 
+// Metadata a program set, cut at a length a person reads: a program may set megabytes, and
+// labels added to one allocation again and again were a new, longer name each time (200 of
+// 100 KiB: 2 GB of names).
+constexpr std::size_t kMostLabelBytes = 1024;
+
+std::string readable_label(const std::string& label) {
+    return label.size() <= kMostLabelBytes ? label
+                                           : label.substr(0, kMostLabelBytes - 3) + "...";
+}
+
 }  // namespace
 
 TraceCollector::Action TraceCollector::action_of(const PickleValue* action) {
@@ -158,7 +168,7 @@ std::uint32_t TraceCollector::stack_of(const PickleValue* frames, const std::str
     const auto name = [&] {
         const std::vector<PickleValue>& list = fields.list_of(frames, "frames", where);
         return m_name_ids.stack(user_line(list), category ? kind_of(*category) : kind_of(list),
-                                metadata ? *metadata : std::string());
+                                metadata ? readable_label(*metadata) : std::string());
     };
     if (metadata || category) {
         const auto [named, added] = m_by_labelled_frames.try_emplace({stack, metadata, category});
@@ -184,10 +194,16 @@ void TraceCollector::annotate(std::int64_t address, const std::string& metadata)
     }
     SnapshotTraceChange& alloc = m_device.changes[found->second];
     const SnapshotStack stack = m_device.stacks.at(alloc.stack);
-    std::string labels = stack.metadata == SnapshotStack::kNoMetadata
-                             ? metadata
-                             : m_device.names[stack.metadata] + "; " + metadata;
-    alloc.stack = m_name_ids.stack(m_device.names[stack.line], m_device.names[stack.kind], labels);
+    std::string labels = metadata.substr(0, kMostLabelBytes);
+    if (stack.metadata != SnapshotStack::kNoMetadata) {
+        const std::string& before = m_device.names[stack.metadata];
+        if (before.size() >= kMostLabelBytes) {
+            return;  // cut already: what is added would not be shown
+        }
+        labels = before + "; " + labels;
+    }
+    alloc.stack = m_name_ids.stack(m_device.names[stack.line], m_device.names[stack.kind],
+                                   readable_label(labels));
 }
 
 void TraceCollector::add(std::size_t index, const PickleValue& event, const SnapshotFields& fields,

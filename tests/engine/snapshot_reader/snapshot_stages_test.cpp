@@ -2,6 +2,7 @@
 // events by their times, and the peak allocated inside each, on snapshots built as PyTorch
 // writes them.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <string>
 #include <vector>
@@ -115,6 +116,59 @@ TEST(SnapshotStages, WhatWasAliveIsGroupedByTheMetadataTheProgramSet) {
     EXPECT_TRUE(snapshot_report_from_bytes(snapshot(true, kAnnotations), "s")
                     .devices.at(0)
                     .at_peak_by_metadata.empty());
+}
+
+std::int64_t peak_resident_mib() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return std::int64_t(usage.ru_maxrss) / 1024;
+}
+
+// A long string written once and named by its memo number again and again (20,000 names of one
+// 1 MB string made 7.8 GB): each distinct text is copied once, as Python's pickle.load keeps it.
+TEST(SnapshotStages, AnnotationsNamingOneLongStringAgainAndAgainCostItOnce) {
+    const std::string name(std::size_t(1) << 20, 'x');
+    std::string annotations = "}(" + text("stage") + text("START") + text("name") + "X" +
+                              le32(std::uint32_t(name.size())) + name + "q" + bytes({0}) +
+                              text("device") + "K" + bytes({0}) + text("time_us") + long8(5) + "u";
+    for (int i = 0; i < 2000; ++i) {
+        annotations += "}(" + text("stage") + text(i % 2 ? "START" : "END") + text("name") + "h" +
+                       bytes({0}) + text("device") + "K" + bytes({0}) + text("time_us") +
+                       long8(10 + i) + "u";
+    }
+    const std::int64_t before = peak_resident_mib();
+    const SnapshotReport report = snapshot_report_from_bytes(snapshot(true, annotations), "s");
+    EXPECT_LT(peak_resident_mib() - before, 256) << "2,000 copies of a 1 MiB name are 2 GiB";
+    const SnapshotDevice& device = report.devices.at(0);
+    ASSERT_EQ(device.stages.size(), 1u);
+    EXPECT_EQ(device.stages[0].name, name);
+    EXPECT_EQ(device.stages[0].spans, 1001u) << "1,001 STARTs, the last never ended";
+}
+
+// PyTorch 2.15's "annotate" entries, each adding a label to a live allocation: one allocation
+// labelled again and again keeps a label a person can read, not every label joined (200 of 100
+// KiB were 2 GB of ever longer names).
+TEST(SnapshotStages, AnAllocationLabelledAgainAndAgainKeepsALabelOfReadableLength) {
+    const std::string label(100 << 10, 'y');
+    std::string trace = "}(" + text("action") + text("alloc") + text("addr") + long8(0x1000) +
+                        text("size") + long8(512) + text("user_metadata") + "X" +
+                        le32(std::uint32_t(label.size())) + label + "q" + bytes({0}) + "u";
+    for (int i = 0; i < 200; ++i) {
+        trace += "}(" + text("action") + text("annotate") + text("addr") + long8(0x1000) +
+                 text("size") + long8(0) + text("user_metadata") + "h" + bytes({0}) + "u";
+    }
+    const std::string pickle = kProto2 + "}(" + text("segments") + "]" + text("device_traces") +
+                               "]](" + trace + "eau.";
+    const std::int64_t before = peak_resident_mib();
+    const SnapshotReport report = snapshot_report_from_bytes(pickle, "s");
+    EXPECT_LT(peak_resident_mib() - before, 256);
+    const SnapshotDevice& device = report.devices.at(0);
+    ASSERT_EQ(device.at_peak_by_metadata.size(), 1u);
+    const std::string& shown = device.at_peak_by_metadata[0].where;
+    EXPECT_EQ(shown.size(), 1024u);
+    EXPECT_EQ(shown.substr(0, 4), "yyyy");
+    EXPECT_EQ(shown.substr(shown.size() - 3), "...");
+    EXPECT_EQ(device.at_peak_by_metadata[0].bytes, 512);
 }
 
 // Two bytes an event: a step back in time, or one of over 65 ms, is kept aside, and an
