@@ -42,9 +42,9 @@ private:
 
     SnapshotFileInput& m_file;
     const std::uint64_t m_size_bound;
-    Chunk m_current;        // the reader's
-    std::size_t m_at = 0;   // in m_current
-    std::mutex m_mutex;     // guards what follows, to the thread
+    Chunk m_current;       // the reader's
+    std::size_t m_at = 0;  // in m_current
+    std::mutex m_mutex;    // guards what follows, to the thread
     std::condition_variable m_changed;
     std::deque<Chunk> m_ready;
     std::vector<std::string> m_spare;  // read chunks' room, used again

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
+#include "live_allocations.h"
 #include "oomlab/common/format.h"
 #include "oomlab/common/utf8.h"
-#include "live_allocations.h"
 #include "snapshot_fields.h"
 #include "snapshot_stages.h"
 

@@ -67,16 +67,11 @@ struct EventFields {
 };
 
 const std::pair<std::string_view, EventFields::Field> EventFields::kFields[] = {
-    {"action", &EventFields::action},
-    {"addr", &EventFields::addr},
-    {"size", &EventFields::size},
-    {"stream", &EventFields::stream},
-    {"frames", &EventFields::frames},
-    {"device_free", &EventFields::device_free},
-    {"time_us", &EventFields::time_us},
-    {"user_metadata", &EventFields::user_metadata},
-    {"category", &EventFields::category},
-    {"pool_id", &EventFields::pool_id}};
+    {"action", &EventFields::action},     {"addr", &EventFields::addr},
+    {"size", &EventFields::size},         {"stream", &EventFields::stream},
+    {"frames", &EventFields::frames},     {"device_free", &EventFields::device_free},
+    {"time_us", &EventFields::time_us},   {"user_metadata", &EventFields::user_metadata},
+    {"category", &EventFields::category}, {"pool_id", &EventFields::pool_id}};
 
 // PyTorch's category of a tensor (a snapshot made from a profile: "parameter", "gradient",
 // "activation", "temporary", "optimizer_state", "input", "autograd_detail"); null where it is
@@ -99,8 +94,7 @@ const std::string* known_category(const PickleValue* category, const SnapshotFie
 constexpr std::size_t kMostLabelBytes = 1024;
 
 std::string readable_label(const std::string& label) {
-    return label.size() <= kMostLabelBytes ? label
-                                           : label.substr(0, kMostLabelBytes - 3) + "...";
+    return label.size() <= kMostLabelBytes ? label : label.substr(0, kMostLabelBytes - 3) + "...";
 }
 
 }  // namespace

@@ -157,8 +157,8 @@ TEST(SnapshotStages, AnAllocationLabelledAgainAndAgainKeepsALabelOfReadableLengt
         trace += "}(" + text("action") + text("annotate") + text("addr") + long8(0x1000) +
                  text("size") + long8(0) + text("user_metadata") + "h" + bytes({0}) + "u";
     }
-    const std::string pickle = kProto2 + "}(" + text("segments") + "]" + text("device_traces") +
-                               "]](" + trace + "eau.";
+    const std::string pickle =
+        kProto2 + "}(" + text("segments") + "]" + text("device_traces") + "]](" + trace + "eau.";
     const std::int64_t before = peak_resident_mib();
     const SnapshotReport report = snapshot_report_from_bytes(pickle, "s");
     EXPECT_LT(peak_resident_mib() - before, 256);
