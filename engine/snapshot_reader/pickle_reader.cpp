@@ -75,7 +75,6 @@ private:
 
     std::string_view take(std::size_t count) { return m_bytes.take(count); }
     std::uint64_t unsigned_le(std::size_t count) { return m_bytes.unsigned_le(count); }
-    std::uint64_t read_bytes() const { return m_bytes.position(); }
 
     // What the reader keeps: the values made, the stack, the memo and the index of containers.
     std::uint64_t held() const {
@@ -83,9 +82,8 @@ private:
                m_canonical.bytes() + m_strings.bytes() + (m_sink ? m_sink->bytes() : 0);
     }
 
-    // Refuses a pickle that keeps far more (with `more` bytes about to be kept for `what`), or
-    // far less, than a snapshot of `read` bytes does.
-    // `what()` names what is kept, when refused.
+    // Refuses a pickle that keeps far more (with `more` bytes about to be kept for what `what()`
+    // names), or far less, than a snapshot of `read` bytes does.
     template <typename What>
     void within_budget(std::uint64_t read, std::uint64_t more, const What& what) const {
         if (const std::uint64_t kept = held() + more; !m_budget.allows(read, kept)) {
@@ -130,16 +128,6 @@ private:
 
     std::size_t last_mark() const { return m_marks.empty() ? 0 : m_marks.back(); }
 
-    // The top value, off the stack but still pinned: the caller adopts it or unpins it.
-    PickleValue take_top() {
-        if (m_stack.size() <= last_mark() || m_stack.empty()) {
-            fail("a value was expected on the stack");
-        }
-        const PickleValue value = m_stack.back();
-        m_stack.pop_back();
-        return value;
-    }
-
     // Where the values above the topmost mark begin on the stack; the mark is removed.
     std::size_t pop_mark() {
         if (m_marks.empty()) {
@@ -150,12 +138,12 @@ private:
         return mark;
     }
 
-    // The values above the topmost mark: off the stack but still pinned, as take_top's.
-    std::vector<PickleValue> take_to_mark() {
-        const std::size_t mark = pop_mark();
-        std::vector<PickleValue> items(m_stack.begin() + std::ptrdiff_t(mark), m_stack.end());
-        m_stack.resize(mark);
-        return items;
+    // The values from `first` to the top of the stack, dropped (POP, POP_MARK).
+    void drop_top_values(std::size_t first) {
+        for (std::size_t i = first; i < m_stack.size(); ++i) {
+            unpin(m_stack[i]);
+        }
+        m_stack.resize(first);
     }
 
     // The container at `index` of the stack, to be filled with the values above it.
@@ -323,12 +311,11 @@ private:
             fail("memo index " + std::to_string(index) + " past the " + std::to_string(m_values) +
                  " values made so far");
         }
-        if (m_stack.size() <= last_mark() || m_stack.empty()) {
-            fail("a value was expected on the stack");
-        }
+        top(1);  // a value to memoize, above the topmost mark
         if (index >= m_memo.size()) {
             if (index >= m_memo.capacity()) {  // checked as it grows a chunk, not each entry
-                within_budget(read_bytes(), (index + 1 - m_memo.size()) * sizeof(std::uint32_t),
+                within_budget(m_bytes.position(),
+                              (index + 1 - m_memo.size()) * sizeof(std::uint32_t),
                               [&] { return "a memo entry numbered " + std::to_string(index); });
             }
             m_memo.resize(index + 1);
@@ -347,14 +334,15 @@ private:
     }
 
     void memo_get(std::uint64_t index) {
-        if (index >= m_memo.size() || m_memo.at(index) == PickleMemo::kNone) {
+        const std::uint32_t entry = index < m_memo.size() ? m_memo.at(index) : PickleMemo::kNone;
+        if (entry == PickleMemo::kNone) {
             fail("memo reference " + std::to_string(index) + " to nothing stored");
         }
-        if (m_memo.at(index) == PickleMemo::kGiven) {
+        if (entry == PickleMemo::kGiven) {
             fail("memo reference " + std::to_string(index) +
                  " to a trace event read before: a snapshot names each event once");
         }
-        push(m_memo.value(m_memo.at(index)));
+        push(m_memo.value(entry));
     }
 
     // A whole number of `length` bytes (LONG1, LONG4): one past 64 bits is a BigInt.
@@ -422,12 +410,9 @@ void Reader::step(unsigned char op) {
             m_marks.push_back(m_stack.size());
             return;
         case kPop:
-            return unpin(take_top());
+            return drop_top_values(top(1));
         case kPopMark:
-            for (const PickleValue& value : take_to_mark()) {
-                unpin(value);
-            }
-            return;
+            return drop_top_values(pop_mark());
         case kNone:
             return push(PickleValue{});
         case kNewTrue:
