@@ -4,10 +4,8 @@
 // skipped when absent), and a file that is not one.
 #include <QAction>
 #include <QApplication>
-#include <QDir>
 #include <QFile>
 #include <QHeaderView>
-#include <QLineEdit>
 #include <QMenuBar>
 #include <QProcess>
 #include <QPushButton>
@@ -41,12 +39,7 @@ private:
     std::unique_ptr<MainWindow> m_window;
 
     SnapshotWindow* openAndWait(const QString& path) {
-        SnapshotWindow* window = m_window->menus()->openSnapshot(path);
-        QSignalSpy loaded(window, &SnapshotWindow::loaded);
-        if (!loaded.wait(30000)) {
-            return nullptr;
-        }
-        return window;
+        return test::openSnapshotAndWait(*m_window, path);
     }
 
     // Trains the default experiment with `settings` into the snapshot `name`; its exit code.
@@ -59,13 +52,6 @@ private:
         QProcess cli;
         cli.start(qEnvironmentVariable("OOMLAB_CLI"), arguments);
         return cli.waitForFinished(60000) ? cli.exitCode() : -1;
-    }
-
-    // `bytes` as the file `path` (many_allocations(N): N allocations freed at once, 45 B each).
-    static bool writeFile(const QString& path, const std::string& bytes) {
-        QFile file(path);
-        return file.open(QIODevice::WriteOnly) &&
-               file.write(bytes.data(), qint64(bytes.size())) == qint64(bytes.size());
     }
 
     static QString cell(const QTableWidget* table, int row, int column) {
@@ -272,43 +258,6 @@ private slots:
         window->close();
     }
 
-    // A real GPU's trace (an H200's, gzipped) replayed with expandable segments: typed in and
-    // Enter pressed, the replayed reserved line drawn dashed over the recorded one and the
-    // figures said; settings PyTorch would refuse are refused naming the key.
-    void aRealTraceReplayedUnderOtherAllocatorSettings() {
-        SnapshotWindow* window =
-            openAndWait(test::benchResult("gpu-2026-11-26/snapshots/train-default.pickle.gz"));
-        QVERIFY(window);
-        QVERIFY2(window->error().isEmpty(), qPrintable(window->error()));
-        SnapshotReplayBox* box = window->replayBox();
-        QVERIFY(!window->timeline()->replayed()->visible());
-        QSignalSpy replayed(box, &SnapshotReplayBox::replayed);
-        box->settings()->setText(QStringLiteral("expandable_segments:True"));
-        QTest::keyClick(box->settings(), Qt::Key_Return);
-        QVERIFY(replayed.wait(30000));
-        QVERIFY2(box->resultText().contains(
-                     QStringLiteral("replayed under expandable_segments:True: peak reserved 2.")),
-                 qPrintable(box->resultText()));
-        QVERIFY(box->resultText().contains(QStringLiteral("147 of 147 segments")));
-        QCPGraph* line = window->timeline()->replayed();
-        QVERIFY(line->visible());
-        QVERIFY(line->dataCount() > 1000);
-        double most = 0;
-        for (auto point = line->data()->constBegin(); point != line->data()->constEnd(); ++point) {
-            most = std::max(most, point->value);
-        }
-        // The recorded run reserved 6.12 GiB at most; with expandable segments, under 3 GiB.
-        QVERIFY2(most > 2800 && most < 3072, qPrintable(QString::number(most)));
-
-        box->settings()->setText(QStringLiteral("expandable_segment:True"));
-        QTest::keyClick(box->settings(), Qt::Key_Return);
-        QVERIFY(replayed.wait(30000));
-        QVERIFY2(box->resultText().contains(QStringLiteral("unknown key")),
-                 qPrintable(box->resultText()));
-        QVERIFY(!line->visible());
-        window->close();
-    }
-
     // The stages an H200's training script annotated (the optimizer's step and zero_grad,
     // PyTorch's external_annotations): each one's peak said, the highest shaded on the
     // timeline where it ran.
@@ -335,102 +284,11 @@ private slots:
         window->close();
     }
 
-    // A program's CPU run, as `oomlab-cli record` keeps it without CUDA (the profiler's memory
-    // events): what PyTorch's caching allocator would reserve for it on a GPU, named as an
-    // estimate.
-    void aCpuRunIsEstimatedOnAGpu() {
-        const QString path = m_dir.filePath("cpu-trace.json");
-        QFile file(path);
-        QVERIFY(file.open(QIODevice::WriteOnly));
-        QByteArray events;
-        const qint64 sizes[][3] = {
-            {0x1000, 512, 512}, {0x200000, 3 << 20, (3 << 20) + 512}, {0x1000, -512, 3 << 20}};
-        for (int i = 0; i < 3; ++i) {
-            events += QStringLiteral(R"(%1{"ph": "i", "cat": "cpu_instant_event", "name": )"
-                                     R"("[memory]", "pid": 1, "tid": 1, "ts": %2, "args": )"
-                                     R"({"Addr": %3, "Bytes": %4, "Total Allocated": %5, )"
-                                     R"("Total Reserved": 0, "Device Type": 0, "Device Id": -1}})")
-                          .arg(i ? QStringLiteral(", ") : QString())
-                          .arg(10 * (i + 1))
-                          .arg(sizes[i][0])
-                          .arg(sizes[i][1])
-                          .arg(sizes[i][2])
-                          .toUtf8();
-        }
-        QVERIFY(file.write("{\"traceEvents\": [" + events + "]}") > 0);
-        file.close();
-        SnapshotWindow* window = openAndWait(path);
-        QVERIFY(window);
-        QVERIFY2(window->error().isEmpty(), qPrintable(window->error()));
-        QVERIFY2(window->summaryText().contains(
-                     QStringLiteral("<b>On a GPU, an estimate</b>: PyTorch's caching allocator "
-                                    "would reserve 22.0 MiB at most for these requests (2 "
-                                    "segments;")),
-                 qPrintable(window->summaryText()));
-        QVERIFY(window->summaryText().contains(QStringLiteral("cuBLAS")));
-        window->close();
-    }
-
-    // The replay box speaks of its own controls, never of a command's options: a device
-    // memory field (in units, refused in words), and a Show all for the model's misses.
-    void theReplayBoxNamesItsOwnControls() {
-        const QString path = m_dir.filePath("twenty.pickle");
-        // No segments recorded: 20 requests disagree with the model.
-        QVERIFY(writeFile(path, snapshot::many_allocations(20)));
-        SnapshotWindow* window = openAndWait(path);
-        QVERIFY(window);
-        SnapshotReplayBox* box = window->replayBox();
-        QSignalSpy replayed(box, &SnapshotReplayBox::replayed);
-        const auto replay = [&] {
-            QTest::keyClick(box->deviceMemory(), Qt::Key_Return);
-            return replayed.wait(30000);
-        };
-        QVERIFY(replay());
-        QString text = box->resultText();
-        QVERIFY2(text.contains(QStringLiteral("15 more (Show all lists them)")), qPrintable(text));
-        QVERIFY2(!text.contains(QStringLiteral("--")), qPrintable(text));
-        QVERIFY(!box->showAllButton()->isHidden());
-        QTest::mouseClick(box->showAllButton(), Qt::LeftButton);
-        text = box->resultText();
-        QVERIFY2(
-            text.contains(QStringLiteral("event 38:")) && !text.contains(QStringLiteral("more (")),
-            qPrintable(text));
-        QVERIFY(box->showAllButton()->isHidden());
-
-        box->deviceMemory()->setText(QStringLiteral("64 MiB"));
-        QVERIFY(replay());
-        text = box->resultText();
-        QVERIFY2(text.contains(QStringLiteral("capacity: 64.0 MiB, the Device memory field")),
-                 qPrintable(text));
-        // How close it came on a device of that size, as it ran and replayed.
-        QVERIFY2(text.contains(QStringLiteral("as it ran, on the device: ")) &&
-                     text.contains(QStringLiteral("left at the closest, after event")),
-                 qPrintable(text));
-        box->deviceMemory()->setText(QStringLiteral("80"));
-        QVERIFY(replay());
-        text = box->resultText();
-        QVERIFY2(text.contains(QStringLiteral("Device memory 80: 80 B is less than any GPU holds")),
-                 qPrintable(text));
-        window->close();
-
-        window = openAndWait(test::benchResult("gpu-2026-11-26/snapshots/oom-default.pickle.gz"));
-        QVERIFY(window);
-        box = window->replayBox();
-        QSignalSpy oomReplayed(box, &SnapshotReplayBox::replayed);
-        QTest::keyClick(box->deviceMemory(), Qt::Key_Return);
-        QVERIFY(oomReplayed.wait(30000));
-        text = box->resultText();
-        QVERIFY2(text.contains(QStringLiteral("ran out of memory there (the Device memory field "
-                                              "sets another)")),
-                 qPrintable(text));
-        window->close();
-    }
-
     // A long read shows how far it has come and stops at Cancel, saying so; read again to the
     // end, it shows the snapshot and no more progress.
     void aLongReadShowsItsProgressAndCancels() {
         const QString path = m_dir.filePath("long.pickle");
-        QVERIFY(writeFile(path, snapshot::many_allocations(400000)));  // 36 MB
+        QVERIFY(test::writeBytes(path, snapshot::many_allocations(400000)));  // 36 MB
         SnapshotWindow* window = m_window->menus()->openSnapshot(path);
         QSignalSpy loaded(window, &SnapshotWindow::loaded);
         QVERIFY(window->progressBar()->isVisible());
@@ -466,7 +324,8 @@ private slots:
         QString path = qEnvironmentVariable("OOMLAB_RSS_SNAPSHOT");
         if (path.isEmpty()) {
             path = m_dir.filePath("resident.pickle");
-            QVERIFY(writeFile(path, snapshot::many_allocations(600000)));  // 54 MB, 1.2M events
+            QVERIFY(
+                test::writeBytes(path, snapshot::many_allocations(600000)));  // 54 MB, 1.2M events
         }
         QCoreApplication::processEvents();
         const double before = resident_mib();
@@ -500,8 +359,8 @@ private slots:
         QVERIFY(window->summaryText().contains(QStringLiteral("neither a memory snapshot")));
         window->close();
         const QString path = m_dir.filePath("empty-dict.pickle");
-        QVERIFY(
-            writeFile(path, std::string("\x80\x02}q\x00.", 6)));  // pickle.dumps({}, protocol=2)
+        QVERIFY(test::writeBytes(
+            path, std::string("\x80\x02}q\x00.", 6)));  // pickle.dumps({}, protocol=2)
         window = openAndWait(path);
         QVERIFY(window);
         QVERIFY2(window->error().contains(QStringLiteral("\"segments\"")),

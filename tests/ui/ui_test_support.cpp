@@ -1,6 +1,7 @@
 #include "ui_test_support.h"
 
 #include <QCoreApplication>
+#include <QFile>
 #include <QPushButton>
 #include <QSettings>
 #include <QtTest>
@@ -9,6 +10,8 @@
 
 #include "experiment/experiment_panel.h"
 #include "live/run_controller.h"
+#include "snapshot/snapshot_window.h"
+#include "window/main_menus.h"
 
 namespace oomlab::ui::test {
 
@@ -77,6 +80,18 @@ RunEnd runAndWait(MainWindow& window) {
         return RunEnd();
     }
     return finished.at(0).at(0).value<RunEnd>();
+}
+
+SnapshotWindow* openSnapshotAndWait(MainWindow& window, const QString& path) {
+    SnapshotWindow* snapshot = window.menus()->openSnapshot(path);
+    QSignalSpy loaded(snapshot, &SnapshotWindow::loaded);
+    return loaded.wait(30000) ? snapshot : nullptr;
+}
+
+bool writeBytes(const QString& path, const std::string& bytes) {
+    QFile file(path);
+    return file.open(QIODevice::WriteOnly) &&
+           file.write(bytes.data(), qint64(bytes.size())) == qint64(bytes.size());
 }
 
 }  // namespace oomlab::ui::test

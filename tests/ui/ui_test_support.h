@@ -7,9 +7,14 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "oomlab/config/experiment_config.h"
 #include "window/main_window.h"
+
+namespace oomlab::ui {
+class SnapshotWindow;
+}
 
 namespace oomlab::ui::test {
 
@@ -40,6 +45,13 @@ std::unique_ptr<MainWindow> shownWindow(const QString& databasePath);
 // Presses the panel's Run and waits (at most a minute) for the run's end; an empty RunEnd
 // when it did not end.
 RunEnd runAndWait(MainWindow& window);
+
+// The snapshot at `path` opened in `window` (File → Open memory snapshot…) once read (at most
+// 30 s); null when it was not.
+SnapshotWindow* openSnapshotAndWait(MainWindow& window, const QString& path);
+
+// `bytes` as the file `path`; whether all were written.
+bool writeBytes(const QString& path, const std::string& bytes);
 
 }  // namespace oomlab::ui::test
 
