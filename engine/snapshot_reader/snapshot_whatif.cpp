@@ -327,7 +327,8 @@ std::vector<SnapshotWhatIf> snapshot_whatif(const SnapshotReport& report,
             result.capacity_given ? allocator::replay_under(trace, recorded, 0, 1).peak_reserved
                                   : result.recorded.peak_reserved;
         const std::int64_t off = baseline - device.peak_reserved;
-        result.baseline_is_the_programs = std::abs(off) * 50 <= device.peak_reserved;
+        // Within 2%, said without multiplying (a figure near 1 EiB times 50 overflows).
+        result.baseline_is_the_programs = std::abs(off) <= device.peak_reserved / 50;
         result.replayed = allocator::replay_under(trace, replayed, capacity);
     }
     return results;

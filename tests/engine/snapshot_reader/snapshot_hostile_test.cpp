@@ -83,6 +83,7 @@ TEST(SnapshotReport, AFileIsReadInChunksWithProgressAndStopsWhenCancelled) {
     EXPECT_EQ(chunks, 2u) << "nothing read after the cancel";
 }
 
+#if !defined(__SANITIZE_ADDRESS__)  // sanitizers reserve address space of their own
 // Reads `path` with 150 MB more address space than the process has now; exits 2 with the
 // refusal on standard error, 0 if it was read.
 [[noreturn]] void read_under_a_memory_limit(const std::string& path) {
@@ -99,6 +100,7 @@ TEST(SnapshotReport, AFileIsReadInChunksWithProgressAndStopsWhenCancelled) {
     }
     std::_Exit(0);
 }
+#endif
 
 // A file that needs more memory than the process may have is refused with what it read and
 // how much more it needs, not std::bad_alloc. (Sanitizers reserve address space of their own,
