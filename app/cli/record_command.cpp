@@ -4,6 +4,7 @@
 // it shows, and what its out-of-memory message means when it printed one.
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
@@ -11,6 +12,7 @@
 #include "oomlab/common/errors.h"
 #include "oomlab/common/files.h"
 #include "oomlab/snapshot_reader/recorded_program.h"
+#include "program_group.h"
 #include "record_program.h"
 #include "record_tries.h"
 
@@ -76,7 +78,7 @@ int run_tries_after(const std::string& record, const std::vector<std::string>& c
               << program->directory << '\n';
     run_tries(program->command, path, first, settings, try_timeout(timeout, program->seconds),
               force);
-    return kExitOk;
+    return stop_requested() != 0 ? 128 + stop_requested() : kExitOk;
 }
 
 }  // namespace
@@ -170,9 +172,19 @@ void add_record_command(CLI::App& app, int& exit_code) {
             std::cout << "\nIts out-of-memory message:\n";
             print_oom_explanation(*first.explanation);
         }
-        if (!tries->empty()) {
+        if (stop_requested() != 0) {
+            // Stopped by a signal: it is passed on, and nothing more is run.
+            exit_code = 128 + stop_requested();
+            if (!tries->empty()) {
+                std::cout << "oomlab-cli record: stopped by " << strsignal(stop_requested())
+                          << "; the tries (" << tries->size() << ") are not run\n";
+            }
+        } else if (!tries->empty()) {
             run_tries(*command, fs::absolute(*out), first, settings_to_try(*tries, first),
                       try_timeout(*timeout, first.end.seconds), *force);
+            if (stop_requested() != 0) {
+                exit_code = 128 + stop_requested();
+            }
         }
     });
 }

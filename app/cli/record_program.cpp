@@ -19,6 +19,7 @@
 #include "oomlab/common/files.h"
 #include "oomlab/common/utf8.h"
 #include "oomlab/snapshot_reader/recorded_program.h"
+#include "program_group.h"
 #include "record_hook.h"
 
 namespace oomlab::cli {
@@ -51,47 +52,8 @@ HookFolder::~HookFolder() {
 
 namespace {
 
-// The program running, for the signal handlers: an interrupt or termination meant for
-// oomlab-cli is passed on to it (to its process group, for a try), and oomlab-cli waits for it
-// to end and cleans up after it.
-volatile std::sig_atomic_t g_program = 0;
-
-extern "C" void pass_on(int signal_number) {
-    if (g_program != 0) {
-        kill(pid_t(g_program), signal_number);
-    }
-}
-
-class PassSignalsOn {
-public:
-    explicit PassSignalsOn(pid_t program) {
-        g_program = program;
-        struct sigaction action {};
-        action.sa_handler = pass_on;
-        sigemptyset(&action.sa_mask);
-        for (std::size_t i = 0; i < kSignals.size(); ++i) {
-            sigaction(kSignals[i], &action, &m_before[i]);
-        }
-    }
-    ~PassSignalsOn() {
-        for (std::size_t i = 0; i < kSignals.size(); ++i) {
-            sigaction(kSignals[i], &m_before[i], nullptr);
-        }
-        g_program = 0;
-    }
-    PassSignalsOn(const PassSignalsOn&) = delete;
-    PassSignalsOn& operator=(const PassSignalsOn&) = delete;
-
-private:
-    static constexpr std::array<int, 3> kSignals{SIGINT, SIGTERM, SIGHUP};
-    std::array<struct sigaction, 3> m_before{};
-};
-
 [[noreturn]] void exec_in_child(const RecordedRun& run, const RecordFiles& files,
                                 const HookFolder& hook, int error_pipe[2]) {
-    if (run.timeout_seconds > 0) {
-        setpgid(0, 0);  // a group of its own: stopping it stops what it started too
-    }
     dup2(error_pipe[1], STDERR_FILENO);
     close(error_pipe[0]);
     close(error_pipe[1]);
@@ -119,6 +81,31 @@ private:
 
 }  // namespace
 
+namespace {
+
+// Passes on what the program wrote to its standard error (and reads it for an out-of-memory
+// message); false once every writer has closed it.
+bool pass_on_errors(int from, OomLogReader& messages) {
+    char piece[1 << 16];
+    ssize_t read_bytes = 0;
+    while ((read_bytes = read(from, piece, sizeof piece)) < 0 && errno == EINTR) {
+    }
+    if (read_bytes <= 0) {
+        return false;
+    }
+    std::cerr.write(piece, read_bytes).flush();
+    messages.feed(std::string_view(piece, std::size_t(read_bytes)));
+    return true;
+}
+
+// Waits up to `milliseconds` for `fd` (-1: none, only the wait) to have something to read.
+bool readable(int fd, int milliseconds) {
+    pollfd ready{fd, POLLIN, 0};
+    return poll(&ready, 1, milliseconds) > 0;
+}
+
+}  // namespace
+
 ProgramEnd run_recorded(const RecordedRun& run, const RecordFiles& files, const HookFolder& hook,
                         OomLogReader& messages) {
     using Clock = std::chrono::steady_clock;
@@ -127,60 +114,55 @@ ProgramEnd run_recorded(const RecordedRun& run, const RecordFiles& files, const 
         throw BadInput("record: cannot make a pipe: " + std::string(std::strerror(errno)));
     }
     const auto started = Clock::now();
-    const pid_t child = fork();
-    if (child < 0) {
-        throw BadInput("record: cannot start " + run.command.front() + ": " + std::strerror(errno));
-    }
-    if (child == 0) {
-        exec_in_child(run, files, hook, pipe_ends);
-    }
-    close(pipe_ends[1]);
-    const bool grouped = run.timeout_seconds > 0;
-    if (grouped) {
-        setpgid(child, child);  // as the child does: whichever runs first
-    }
-    const PassSignalsOn passed_on(grouped ? -child : child);
-    ProgramEnd end;
-    // Stopped once past the limit (SIGTERM to its group), killed 5 s later if still there.
-    constexpr double kGraceSeconds = 5;
     const auto elapsed = [&] {
         return std::chrono::duration<double>(Clock::now() - started).count();
     };
-    char piece[1 << 16];
-    for (int stops = 0;;) {
-        int wait_ms = -1;
-        if (grouped) {
-            const double until = run.timeout_seconds + (stops > 0 ? kGraceSeconds : 0);
-            wait_ms = int(std::max(0.0, until - elapsed()) * 1000);
+    ProgramGroup program([&] { exec_in_child(run, files, hook, pipe_ends); });
+    close(pipe_ends[1]);
+    int errors = pipe_ends[0];
+    ProgramEnd end;
+    // Past its time limit it is stopped with SIGTERM and killed 5 s later if still there;
+    // asked to stop, oomlab-cli has passed the signal on and kills it after 2 s.
+    constexpr double kTimeoutGraceSeconds = 5;
+    constexpr double kStopGraceSeconds = 2;
+    double kill_at = -1;
+    while (!program.ended()) {
+        if (run.timeout_seconds > 0 && !end.timed_out && elapsed() >= run.timeout_seconds) {
+            end.timed_out = true;
+            program.signal(SIGTERM);
+            kill_at = elapsed() + kTimeoutGraceSeconds;
         }
-        pollfd ready{pipe_ends[0], POLLIN, 0};
-        const int polled = poll(&ready, 1, wait_ms);
-        if (polled < 0 && errno == EINTR) {
-            continue;
+        if (stop_requested() != 0 && kill_at < 0) {
+            kill_at = elapsed() + kStopGraceSeconds;
         }
-        if (polled == 0) {  // the limit passed
-            if (stops < 2) {
-                end.timed_out = true;
-                kill(-child, stops == 0 ? SIGTERM : SIGKILL);
-                ++stops;
-            }
-            continue;
+        if (kill_at >= 0 && elapsed() >= kill_at) {
+            program.signal(SIGKILL);
         }
-        const ssize_t read_bytes = read(pipe_ends[0], piece, sizeof piece);
-        if (read_bytes < 0 && errno == EINTR) {
-            continue;
+        // Woken often enough to see it end while a process it started keeps the pipe open.
+        if (readable(errors, 100) && !pass_on_errors(errors, messages)) {
+            errors = -1;
         }
-        if (read_bytes <= 0) {
-            break;
-        }
-        std::cerr.write(piece, read_bytes).flush();
-        messages.feed(std::string_view(piece, std::size_t(read_bytes)));
-    }
-    close(pipe_ends[0]);
-    int status = 0;
-    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
     end.seconds = elapsed();
+    // What it wrote before it ended, then what it left running stopped (a daemon that keeps
+    // its standard error open once kept oomlab-cli waiting for ever), then the rest.
+    while (errors >= 0 && readable(errors, 0) && pass_on_errors(errors, messages)) {
+    }
+    const bool stopping = stop_requested() != 0;
+    end.left_running = program.stop_left_running(stopping ? 0 : 0.5, stopping ? 1 : 2);
+    while (errors >= 0 && readable(errors, 1000) && pass_on_errors(errors, messages)) {
+    }
+    close(pipe_ends[0]);
+    if (!end.left_running.empty()) {
+        std::cerr << "oomlab-cli record: the program left " << end.left_running.size()
+                  << (end.left_running.size() == 1 ? " process" : " processes")
+                  << " running when it ended, stopped with it:";
+        for (const std::string& process : end.left_running) {
+            std::cerr << ' ' << process;
+        }
+        std::cerr << '\n';
+    }
+    const int status = program.status();
     if (WIFSIGNALED(status)) {
         end.exit_code = 128 + WTERMSIG(status);
         end.signal = WTERMSIG(status);

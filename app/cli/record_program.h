@@ -48,6 +48,7 @@ struct ProgramEnd {
     int signal = 0;     // the signal that ended it, or 0
     bool timed_out = false;
     double seconds = 0;  // how long it ran
+    std::vector<std::string> left_running;  // what it left running, stopped: "PID (NAME)"
 };
 
 // Runs the command with the hook; throws BadInput when it cannot be started.

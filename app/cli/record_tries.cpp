@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <iostream>
 
 #include "oomlab/allocator/allocator_settings.h"
@@ -11,6 +12,7 @@
 #include "oomlab/snapshot_reader/snapshot_advice.h"
 #include "oomlab/snapshot_reader/snapshot_gpu_estimate.h"
 #include "oomlab/snapshot_reader/snapshot_whatif.h"
+#include "program_group.h"
 
 namespace oomlab::cli {
 
@@ -149,6 +151,11 @@ void run_tries(const std::vector<std::string>& command, const fs::path& out,
     }
     std::vector<RecordedOutcome> outcomes{first};
     for (std::size_t i = 0; i < settings.size(); ++i) {
+        if (stop_requested() != 0) {
+            std::cout << "oomlab-cli record: stopped by " << strsignal(stop_requested())
+                      << "; the tries still to come (" << settings.size() - i << ") are not run\n";
+            break;
+        }
         std::cout << "\noomlab-cli record: try " << i + 1 << " of " << settings.size()
                   << ", PYTORCH_CUDA_ALLOC_CONF=" << settings[i] << " (at most "
                   << int(timeout_seconds) << " s)\n"

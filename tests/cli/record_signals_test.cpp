@@ -1,0 +1,127 @@
+// `oomlab-cli record` stopped, killed or timing out never leaves the program behind: a signal
+// meant for it stops the program's whole group and every try to come, a SIGKILL takes the
+// program with it, and a daemon in a session of its own (stderr kept open) neither outlives a
+// try's --timeout nor keeps record waiting once the program has ended. Plain shell programs:
+// what is checked is the processes, not PyTorch.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "cli_runner.h"
+#include "test_support.h"
+
+namespace oomlab {
+namespace {
+
+class RecordStopped : public ::testing::Test {
+protected:
+    // Runs `script` in a shell in the test's folder, $CLI the program.
+    test::CommandResult shell(const std::string& script) {
+        return test::run_command("cd " + test::shell_quote(m_dir.path()) + " && CLI=" +
+                                 test::shell_quote(test::cli_program()) + " timeout 120 sh -c " +
+                                 test::shell_quote(script) + " 2>&1 </dev/null");
+    }
+    // Whether a process whose command line is exactly `command` is still there, after at most
+    // 5 s for it to leave.
+    static bool still_running(const std::string& command) {
+        return test::run_command("for i in $(seq 50); do pgrep -xf " + test::shell_quote(command) +
+                                 " >/dev/null || exit 1; sleep 0.1; done")
+                   .exit_code == 0;
+    }
+    static void stop(const std::string& command) {
+        test::run_command("pkill -KILL -xf " + test::shell_quote(command));
+    }
+    test::TempDir m_dir;
+};
+
+// SIGTERM during a try whose program ignores it: the try's whole group is killed 2 s later, the
+// try still to come is not run, and record exits 128 + 15 at once (it waited for the try's
+// --timeout and then ran the next one).
+TEST_F(RecordStopped, ATerminationStopsTheTryItsGroupAndEveryTryToCome) {
+    const test::CommandResult result = shell(R"SH(
+$CLI record --out m.pickle --try expandable_segments:True --try max_split_size_mb:64 \
+    --timeout 600 -- sh -c 'echo ran >> runs
+        if [ -n "$PYTORCH_CUDA_ALLOC_CONF" ]; then trap "" TERM; sleep 991 & sleep 991; fi' \
+    > out.txt 2>&1 &
+record=$!
+for i in $(seq 100); do [ "$(cat runs 2>/dev/null | wc -l)" = 2 ] && break; sleep 0.1; done
+sleep 0.5
+started=$(date +%s%N)
+kill -TERM $record
+wait $record
+echo "exit $?"
+echo "took $(( ($(date +%s%N) - started) / 1000000 )) ms"
+echo "runs $(wc -l < runs)"
+cat out.txt
+)SH");
+    const bool left = still_running("sleep 991");
+    stop("sleep 991");
+    EXPECT_FALSE(left) << "the try's group is still running\n" << result.out;
+    EXPECT_NE(result.out.find("exit 143"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("runs 2"), std::string::npos) << "the second try ran\n" << result.out;
+    EXPECT_NE(result.out.find("the tries still to come (1) are not run"), std::string::npos)
+        << result.out;
+    const std::size_t took = result.out.find("took ");
+    ASSERT_NE(took, std::string::npos) << result.out;
+    // 2 s of grace and the killing; far from the try's 600 s.
+    EXPECT_LT(std::stol(result.out.substr(took + 5)), 30000) << result.out;
+}
+
+// Killed itself (SIGKILL, as `timeout -k` does after its SIGTERM), record takes the program's
+// whole group with it: a parent-death signal for the program, a guardian for the rest.
+TEST_F(RecordStopped, KilledItTakesTheProgramsGroupWithIt) {
+    const test::CommandResult result = shell(R"SH(
+$CLI record --out m.pickle -- sh -c 'sleep 992 & sleep 992' > out.txt 2>&1 &
+record=$!
+for i in $(seq 100); do [ "$(pgrep -xf 'sleep 992' | wc -l)" = 2 ] && break; sleep 0.1; done
+echo "started $(pgrep -xf 'sleep 992' | wc -l)"
+kill -KILL $record
+)SH");
+    ASSERT_NE(result.out.find("started 2"), std::string::npos) << result.out;
+    const bool left = still_running("sleep 992");
+    stop("sleep 992");
+    EXPECT_FALSE(left) << "the program outlived record";
+}
+
+// A try past its --timeout whose program started a daemon in a session of its own, standard
+// error kept open: the daemon is stopped with it, and record goes on at once (it read the
+// daemon's standard error until it ended on its own).
+TEST_F(RecordStopped, ATryPastItsTimeStopsWhatLeftItsSession) {
+    const test::CommandResult result = shell(R"SH(
+started=$(date +%s%N)
+$CLI record --out m.pickle --try expandable_segments:True --timeout 1 -- sh -c '
+    [ -z "$PYTORCH_CUDA_ALLOC_CONF" ] || { setsid sleep 993 & sleep 993; }'
+echo "exit $?"
+echo "took $(( ($(date +%s%N) - started) / 1000000 )) ms"
+)SH");
+    const bool left = still_running("sleep 993");
+    stop("sleep 993");
+    EXPECT_FALSE(left) << "the daemon outlived the try\n" << result.out;
+    EXPECT_NE(result.out.find("exit 0"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("(--timeout)"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("(sleep)"), std::string::npos) << "the daemon is not named\n"
+                                                             << result.out;
+    const std::size_t took = result.out.find("took ");
+    ASSERT_NE(took, std::string::npos) << result.out;
+    EXPECT_LT(std::stol(result.out.substr(took + 5)), 60000) << result.out;
+}
+
+// Without --try, a program that ends leaving a daemon with its standard error open: record
+// ends with the program's status, naming the daemon it stopped (it waited for ever).
+TEST_F(RecordStopped, ADaemonLeftRunningIsStoppedAndNamed) {
+    const test::CommandResult result = shell(R"SH(
+$CLI record --out m.pickle -- sh -c 'setsid sleep 994 & exit 3'
+echo "exit $?"
+)SH");
+    const bool left = still_running("sleep 994");
+    stop("sleep 994");
+    EXPECT_FALSE(left) << "the daemon outlived record\n" << result.out;
+    EXPECT_NE(result.out.find("exit 3"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("left 1 process running when it ended, stopped with it: "),
+              std::string::npos)
+        << result.out;
+    EXPECT_NE(result.out.find(" (sleep)"), std::string::npos) << result.out;
+}
+
+}  // namespace
+}  // namespace oomlab
