@@ -47,7 +47,7 @@ struct ProgramEnd {
     int exit_code = 0;  // as a shell gives it: 128 + a signal's number
     int signal = 0;     // the signal that ended it, or 0
     bool timed_out = false;
-    double seconds = 0;  // how long it ran
+    double seconds = 0;                     // how long it ran
     std::vector<std::string> left_running;  // what it left running, stopped: "PID (NAME)"
 };
 
