@@ -44,7 +44,7 @@
 # LibTorch, CUDA runtime and NCCL through LD_LIBRARY_PATH). To build, it needs a C++17
 # compiler, CMake >= 3.22, ninja, and for a CUDA PyTorch the CUDA toolkit (nvcc) that its CMake
 # files look for. Libraries the machine lacks (GoogleTest, SQLite headers, nlohmann-json,
-# CLI11) come from .gpu-deps/ when present: see scripts/gpu_deps.sh.
+# RapidJSON, CLI11) come from .gpu-deps/ when present: see scripts/gpu_deps.sh.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"

@@ -16,8 +16,8 @@ set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 deps="$root/.gpu-deps"
-packages=(googletest libsqlite3-dev libsqlite3-0 nlohmann-json3-dev libcli11-dev zlib1g-dev
-          libcurl4-openssl-dev libcurl4)
+packages=(googletest libsqlite3-dev libsqlite3-0 nlohmann-json3-dev rapidjson-dev libcli11-dev
+          zlib1g-dev libcurl4-openssl-dev libcurl4)
 
 command -v apt-get >/dev/null || { echo "gpu_deps.sh needs apt-get (Debian 12)" >&2; exit 2; }
 

@@ -124,8 +124,9 @@ SnapshotTraceChange change_at(std::size_t event, std::int64_t address, std::int6
 
 }  // namespace
 
-SnapshotReport profiler_trace_report(const std::string& text, const std::string& source) {
-    TraceEvents trace = read_trace_events(text, source);
+SnapshotReport profiler_trace_report(PickleInput& input, const std::string& source,
+                                     const std::function<void()>& after_chunk) {
+    TraceEvents trace = read_trace_events(input, source, after_chunk);
     std::map<std::string, std::vector<Span>>& spans = trace.spans;
     auto& devices = trace.memory;
     if (devices.empty()) {

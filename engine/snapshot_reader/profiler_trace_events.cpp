@@ -1,6 +1,11 @@
 #include "profiler_trace_events.h"
 
+#include <rapidjson/error/en.h>
+#include <rapidjson/reader.h>
+
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <unordered_set>
@@ -82,48 +87,52 @@ std::int64_t whole(double value) {
     return std::isfinite(value) && std::fabs(value) < 9.2e18 ? static_cast<std::int64_t>(value) : 0;
 }
 
-class TraceReader final : public nlohmann::json_sax<Json> {
+// RapidJSON's SAX handler: each callback returns true to go on (a refusal is thrown).
+class TraceReader {
 public:
     explicit TraceReader(const std::string& source) : m_source(source) {}
 
-    bool null() override { return scalar(std::nullopt, Json(nullptr)); }
-    bool boolean(bool value) override { return scalar(std::nullopt, Json(value)); }
-    bool number_integer(number_integer_t value) override {
-        return scalar(double(value), Json(value), value);
+    bool Null() { return scalar(std::nullopt, "null"); }
+    bool Bool(bool value) { return scalar(std::nullopt, value ? "true" : "false"); }
+    bool Int(int value) { return Int64(value); }
+    bool Uint(unsigned value) { return Int64(value); }
+    bool Int64(std::int64_t value) { return scalar(double(value), std::to_string(value), value); }
+    bool Uint64(std::uint64_t value) {
+        const auto integer = value > std::uint64_t(INT64_MAX) ? 0 : std::int64_t(value);
+        return scalar(double(value), std::to_string(value), integer);
     }
-    bool number_unsigned(number_unsigned_t value) override {
-        const auto integer = value > number_unsigned_t(INT64_MAX) ? 0 : std::int64_t(value);
-        return scalar(double(value), Json(value), integer);
-    }
-    bool number_float(number_float_t value, const string_t&) override {
-        return scalar(value, Json(value), whole(value));
-    }
-    bool string(string_t& value) override {
+    bool Double(double value) { return scalar(value, Json(value).dump(), whole(value)); }
+    bool RawNumber(const char*, rapidjson::SizeType, bool) { return true; }  // not asked for
+    bool String(const char* text, rapidjson::SizeType length, bool) {
+        const std::string_view value(text, length);
+        if (!m_open.empty() && m_open.back().role == Role::Events) {
+            not_an_event("the text " + quoted_excerpt(value));
+        }
         if (m_open.empty() || m_open.back().role != Role::Event) {
             return true;
         }
         const std::string& key = m_open.back().key;
         if (key == "name") {
-            m_event.name = std::move(value);
+            m_event.name = std::string(value);
         } else if (key == "ph") {
-            m_event.phase = std::move(value);
+            m_event.phase = value;
         } else if (key == "cat") {
-            m_event.category = std::move(value);
+            m_event.category = value;
         } else if (key == "tid") {
-            m_event.thread = Json(value).dump();
+            m_event.thread = Json(std::string(value)).dump();
         }
         return true;
     }
-    bool binary(binary_t&) override { return true; }
 
-    bool start_object(std::size_t) override {
+    bool StartObject() {
         open(child_role(/*object=*/true), true);
         if (m_open.back().role == Role::Event) {
             m_event = {};
         }
         return true;
     }
-    bool key(string_t& name) override {
+    bool Key(const char* text, rapidjson::SizeType length, bool) {
+        std::string name(text, length);
         Open& object = m_open.back();
         if (!object.keys.insert(name)) {
             throw bad_input_at(m_source, 0,
@@ -134,30 +143,28 @@ public:
         object.key = std::move(name);
         return true;
     }
-    bool end_object() override {
+    bool EndObject(rapidjson::SizeType) {
         if (m_open.back().role == Role::Event) {
             keep_event();
+            ++m_events;
         }
         m_open.pop_back();
         return true;
     }
-    bool start_array(std::size_t) override {
+    bool StartArray() {
+        if (!m_open.empty() && m_open.back().role == Role::Events) {
+            not_an_event("a list");
+        }
         open(child_role(/*object=*/false), false);
         if (m_open.back().role == Role::Events) {
             m_found_events = true;
         }
         return true;
     }
-    bool end_array() override {
+    bool EndArray(rapidjson::SizeType) {
         m_open.pop_back();
         return true;
     }
-    bool parse_error(std::size_t, const std::string&,
-                     const nlohmann::detail::exception& error) override {
-        throw BadInput(m_source + ": not a Chrome trace of PyTorch's profiler (" + error.what() +
-                       "); export one with prof.export_chrome_trace(\"trace.json\")");
-    }
-
     TraceEvents take() {
         if (!m_found_events) {
             throw BadInput(m_source + ": JSON, but no Chrome trace (no \"traceEvents\" list)");
@@ -185,6 +192,15 @@ private:
         return Role::Other;
     }
 
+    // Every item of the events list is an event, an object: a list of a billion numbers is
+    // refused at its first, not read to its end.
+    [[noreturn]] void not_an_event(const std::string& item) const {
+        throw BadInput(m_source + ": item " + std::to_string(m_events + 1) +
+                       " of the events list is " + item +
+                       ", not an event (an object); this is not a Chrome trace of PyTorch's "
+                       "profiler");
+    }
+
     void open(Role role, bool object) {
         if (int(m_open.size()) >= kMaxJsonDepth) {
             throw bad_input_at(m_source, 0,
@@ -194,15 +210,19 @@ private:
         m_open.push_back({role, object, {}, {}});
     }
 
-    // A number, true, false or null: `number` and `integer` where it is a number.
-    bool scalar(std::optional<double> number, const Json& value, std::int64_t integer = 0) {
+    // A number, true, false or null (`text` as JSON writes it): `number` and `integer` where it
+    // is a number.
+    bool scalar(std::optional<double> number, const std::string& text, std::int64_t integer = 0) {
         if (m_open.empty()) {
             return true;
         }
         const Open& at = m_open.back();
+        if (at.role == Role::Events) {
+            not_an_event(text);
+        }
         if (at.role == Role::Event) {
             if (at.key == "tid") {
-                m_event.thread = value.dump();
+                m_event.thread = text;
             } else if (at.key == "ts" && number) {
                 m_event.ts = *number;
             } else if (at.key == "dur" && number) {
@@ -242,14 +262,90 @@ private:
     std::vector<Open> m_open;
     EventFields m_event;
     bool m_found_events = false;
+    std::size_t m_events = 0;  // read so far
     TraceEvents m_trace;
+};
+
+// The input as RapidJSON's reader takes it: a byte at a time from the chunk in hand, the
+// next chunk read when that one is done. Lines are counted a chunk at a time, for messages.
+class ChunkStream {
+public:
+    using Ch = char;
+
+    ChunkStream(PickleInput& input, const std::function<void()>& after_chunk)
+        : m_input(input), m_after_chunk(after_chunk) {}
+
+    Ch Peek() { return m_at < m_end || refill() ? *m_at : '\0'; }
+    Ch Take() {
+        const Ch next = Peek();
+        if (m_at < m_end) {
+            ++m_at;
+        }
+        return next;
+    }
+    std::size_t Tell() const { return m_before + std::size_t(m_at - begin()); }
+    // Writing is for parsing in place, which is not asked for.
+    Ch* PutBegin() { return nullptr; }
+    void Put(Ch) {}
+    void Flush() {}
+    std::size_t PutEnd(Ch*) { return 0; }
+
+    // The line the reader has come to, and whether it stopped at a zero byte (which RapidJSON
+    // takes for the end) rather than at the end.
+    std::size_t line() const { return m_lines + std::size_t(std::count(begin(), m_at, '\n')); }
+    bool at_zero_byte() const {
+        return (m_at < m_end && *m_at == '\0') || (m_at > begin() && m_at[-1] == '\0');
+    }
+
+private:
+    const char* begin() const { return m_chunk.data(); }
+    bool refill() {
+        m_lines += std::size_t(std::count(begin(), m_end, '\n'));
+        m_before += std::size_t(m_end - begin());
+        const std::size_t got = m_input.read(m_chunk.data(), m_chunk.size());
+        if (m_after_chunk) {
+            m_after_chunk();
+        }
+        m_at = m_chunk.data();
+        m_end = m_chunk.data() + got;
+        if (m_before == 0 && got >= 3 && std::memcmp(m_at, "\xEF\xBB\xBF", 3) == 0) {
+            m_at += 3;  // UTF-8's byte order mark, which some editors write
+        }
+        return got > 0;
+    }
+
+    PickleInput& m_input;
+    const std::function<void()>& m_after_chunk;
+    std::vector<char> m_chunk = std::vector<char>(std::size_t(1) << 16);
+    const char* m_at = m_chunk.data();
+    const char* m_end = m_chunk.data();
+    std::size_t m_before = 0;  // bytes of the chunks before this one
+    std::size_t m_lines = 0;   // line breaks in them
 };
 
 }  // namespace
 
-TraceEvents read_trace_events(std::string_view text, const std::string& source) {
+TraceEvents read_trace_events(PickleInput& input, const std::string& source,
+                              const std::function<void()>& after_chunk) {
+    ChunkStream stream(input, after_chunk);
     TraceReader reader(source);
-    Json::sax_parse(text, &reader);
+    rapidjson::Reader parser;
+    // Iterative (no recursion however deep, though the reader stops at 64 levels), strict UTF-8,
+    // and NaN and Infinity taken as Python's json module writes them.
+    constexpr unsigned kFlags = rapidjson::kParseIterativeFlag |
+                                rapidjson::kParseValidateEncodingFlag |
+                                rapidjson::kParseNanAndInfFlag;
+    const rapidjson::ParseResult result = parser.Parse<kFlags>(stream, reader);
+    if (result.IsError()) {
+        const std::string why =
+            stream.at_zero_byte()   ? "it holds a zero byte: this is not a text file"
+            : stream.Peek() == '\0' ? "the file ends before the document does"
+                                    : rapidjson::GetParseError_En(result.Code());
+        throw bad_input_at(source, stream.line() + 1,
+                           "not a Chrome trace of PyTorch's profiler (" + why + ", at byte " +
+                               std::to_string(result.Offset()) +
+                               "); export one with prof.export_chrome_trace(\"trace.json\")");
+    }
     return reader.take();
 }
 

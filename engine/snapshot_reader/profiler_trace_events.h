@@ -1,16 +1,20 @@
-// A profiler's Chrome trace read in one pass (a SAX handler of nlohmann's lexer), keeping only
-// what profiler_trace.cpp uses: the spans of each thread and the memory events of each device.
-// The document's limits are applied as it is read (64 levels, no key twice in an object), and
-// no tree of the whole file is built: a trace of a million events takes about the memory of
-// its spans and events, and time linear in its text.
+// A profiler's Chrome trace read in one pass as it comes from its file (a SAX handler of
+// nlohmann's lexer over a stream of the file's chunks), keeping only what profiler_trace.cpp
+// uses: the spans of each thread and the memory events of each device. The document's limits
+// are applied as it is read (64 levels, no key twice in an object, every item of the events
+// list an object), and neither its text nor a tree of it is held whole: a trace of a million
+// events takes about the memory of its spans and events, and time linear in its text.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "pickle_reader.h"
 
 namespace oomlab::snapshot {
 
@@ -36,8 +40,10 @@ struct TraceEvents {
     std::map<std::pair<std::int64_t, std::int64_t>, std::vector<TraceMemoryEvent>> memory;
 };
 
-// Throws BadInput naming `source`: not JSON, nested too deep, a key twice, or no
-// "traceEvents" list (a document that is a list is taken as the list itself).
-TraceEvents read_trace_events(std::string_view text, const std::string& source);
+// Reads `input` to its end a chunk at a time, calling `after_chunk` after each. Throws BadInput
+// naming `source`: not JSON, nested too deep, a key twice, an event that is not an object, or
+// no "traceEvents" list (a document that is a list is taken as the list itself).
+TraceEvents read_trace_events(PickleInput& input, const std::string& source,
+                              const std::function<void()>& after_chunk = {});
 
 }  // namespace oomlab::snapshot

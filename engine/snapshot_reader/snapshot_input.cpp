@@ -95,26 +95,12 @@ std::uint64_t SnapshotFileInput::file_position() const {
     return offset < 0 ? 0 : std::uint64_t(offset);
 }
 
-namespace {
-
-// Bytes already in memory (a test's, a fuzzer's), read as a file is.
-class StringInput : public PickleInput {
-public:
-    explicit StringInput(std::string_view data) : m_data(data) {}
-    std::size_t read(char* into, std::size_t most) override {
-        const std::size_t count = std::min(most, m_data.size() - m_at);
-        std::memcpy(into, m_data.data() + m_at, count);
-        m_at += count;
-        return count;
-    }
-    std::uint64_t size_bound() const override { return m_data.size(); }
-
-private:
-    std::string_view m_data;
-    std::size_t m_at = 0;
-};
-
-}  // namespace
+std::size_t StringInput::read(char* into, std::size_t most) {
+    const std::size_t count = std::min(most, m_data.size() - m_at);
+    std::memcpy(into, m_data.data() + m_at, count);
+    m_at += count;
+    return count;
+}
 
 PickleDocument read_pickle(std::string_view data, const std::string& source, PickleListSink* sink) {
     StringInput input(data);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "pickle_reader.h"
 
@@ -39,6 +40,18 @@ private:
     void* m_file = nullptr;  // zlib's gzFile
     std::string m_peeked;
     std::size_t m_peeked_at = 0;
+};
+
+// Bytes already in memory (a test's, a fuzzer's), read as a file is.
+class StringInput : public PickleInput {
+public:
+    explicit StringInput(std::string_view data) : m_data(data) {}
+    std::size_t read(char* into, std::size_t most) override;
+    std::uint64_t size_bound() const override { return m_data.size(); }
+
+private:
+    std::string_view m_data;
+    std::size_t m_at = 0;
 };
 
 }  // namespace oomlab::snapshot

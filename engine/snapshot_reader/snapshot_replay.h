@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <tuple>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "oomlab/snapshot_reader/snapshot_report.h"
+#include "pickle_reader.h"
 
 namespace oomlab::snapshot {
 
@@ -43,8 +45,10 @@ inline void report_stage(const SnapshotProgress& progress, const char* phase, st
     }
 }
 
-// A Chrome trace exported by torch.profiler.profile(profile_memory=True) as a report: its
-// "[memory]" events, one device per device they name. Throws BadInput naming `source`.
-SnapshotReport profiler_trace_report(const std::string& text, const std::string& source);
+// A Chrome trace exported by torch.profiler.profile(profile_memory=True), read from `input` as
+// it comes, as a report: its "[memory]" events, one device per device they name. Throws
+// BadInput naming `source`.
+SnapshotReport profiler_trace_report(PickleInput& input, const std::string& source,
+                                     const std::function<void()>& after_chunk = {});
 
 }  // namespace oomlab::snapshot

@@ -4,6 +4,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <tuple>
 #include <unordered_map>
@@ -33,8 +34,8 @@ using snapshot::PickleValue;
 using snapshot::text_at;
 using Items = std::vector<PickleValue>;
 
-// Snapshots of long runs reach gigabytes; past this the file is not one. A profiler's trace
-// is parsed whole, so it is held to less.
+// Snapshots of long runs reach gigabytes; past this the file is not one. A profiler's trace in
+// UTF-16 is converted whole before it is parsed, so it is held to less.
 constexpr std::uint64_t kMostSnapshotBytes = std::uint64_t(16) << 30;
 constexpr std::uint64_t kMostTraceBytes = std::uint64_t(4) << 30;
 constexpr std::int64_t kSmallSegment = 2 << 20;  // the small pool's segments
@@ -417,8 +418,9 @@ void refuse_unknown(const std::string& head, const std::string& source) {
 
 SnapshotReport snapshot_report_from_bytes(const std::string& bytes, const std::string& source) {
     if (looks_like_json(bytes.substr(0, 64))) {
-        return snapshot::profiler_trace_report(text_as_utf8(source, "memory snapshot", bytes),
-                                               source);
+        const std::string text = text_as_utf8(source, "memory snapshot", bytes);
+        snapshot::StringInput input(text);
+        return snapshot::profiler_trace_report(input, source);
     }
     refuse_unknown(bytes.substr(0, 64), source);
     snapshot::SnapshotSink sink(source);
@@ -432,21 +434,27 @@ SnapshotReport read_snapshot_report(const std::string& path, const SnapshotProgr
     const std::string head = input.peek(64);
     std::uint64_t read = 0;  // of the file, as far as the pickle reader has come
     try {
-        if (looks_like_json(head)) {
-            return snapshot::profiler_trace_report(
-                text_as_utf8(path, "memory snapshot",
-                             input.read_rest(kMostTraceBytes, "a profiler's trace")),
-                path);
+        if (looks_like_json(head) && head.find('\0') != std::string::npos) {
+            // UTF-16 (an editor's saving), or no text: read whole, converted or refused.
+            const std::string text = text_as_utf8(
+                path, "memory snapshot", input.read_rest(kMostTraceBytes, "a profiler's trace"));
+            snapshot::StringInput whole(text);
+            return snapshot::profiler_trace_report(whole, path);
         }
-        refuse_unknown(head, path);
-        snapshot::SnapshotSink sink(path);
+        if (!looks_like_json(head)) {
+            refuse_unknown(head, path);
+        }
         snapshot::ReadAhead ahead(input);
-        const auto after_chunk = [&] {
+        const std::function<void()> after_chunk = [&] {
             read = ahead.file_position();
             if (progress) {
                 progress({"reading", read, input.file_size()});
             }
         };
+        if (looks_like_json(head)) {
+            return snapshot::profiler_trace_report(ahead, path, after_chunk);
+        }
+        snapshot::SnapshotSink sink(path);
         const snapshot::PickleDocument document =
             snapshot::read_pickle(ahead, path, after_chunk, &sink);
         return report_of_pickle(document, sink, path, input.file_size(), progress);

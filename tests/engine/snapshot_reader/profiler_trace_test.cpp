@@ -10,6 +10,7 @@
 #include "oomlab/common/errors.h"
 #include "oomlab/snapshot_reader/snapshot_gpu_estimate.h"
 #include "oomlab/snapshot_reader/snapshot_report.h"
+#include "test_support.h"
 
 namespace oomlab {
 namespace {
@@ -122,15 +123,39 @@ TEST(ProfilerTrace, AScriptsTopLevelIsNamedAsSuchNotAsLineZero) {
 }
 
 TEST(ProfilerTrace, WhatIsNoProfilerTraceIsNamed) {
-    EXPECT_NE(refusal("{\"traceEvents\": [").find("trace.json: not a Chrome trace"),
+    EXPECT_NE(refusal("{\"traceEvents\": [")
+                  .find("trace.json:1: not a Chrome trace of PyTorch's "
+                        "profiler (the file ends before the document "
+                        "does, at byte 17)"),
               std::string::npos)
         << refusal("{\"traceEvents\": [");
+    EXPECT_NE(refusal("{\"traceEvents\":\n\n [{} {}]}").find("trace.json:3: not a Chrome trace"),
+              std::string::npos)
+        << refusal("{\"traceEvents\":\n\n [{} {}]}");
+    // A zero byte is no end of the file: said as such, in memory and read from a file.
+    EXPECT_NE(refusal(std::string("[{}, \0 {}]", 10)).find("holds a zero byte"), std::string::npos);
+    const test::TempDir dir;
+    test::write_file(dir.file("zero.json"), "[{}," + std::string(100, ' ') + '\0' + "{}]");
+    try {
+        read_snapshot_report(dir.file("zero.json"));
+        ADD_FAILURE() << "a zero byte was taken for the end";
+    } catch (const BadInput& error) {
+        EXPECT_NE(std::string(error.what())
+                      .find("zero.json:1: not a Chrome trace of PyTorch's "
+                            "profiler (it holds a zero byte"),
+                  std::string::npos)
+            << error.what();
+    }
     EXPECT_NE(refusal("{\"other\": 1}").find("no \"traceEvents\" list"), std::string::npos);
     EXPECT_NE(refusal(Json{{"traceEvents", {span("aten::mm", "cpu_op", 0, 1)}}}.dump())
                   .find("without memory events; record it with "
                         "torch.profiler.profile(profile_memory=True"),
               std::string::npos);
-    EXPECT_NE(refusal(std::string(200, '[')).find("nested more than"), std::string::npos);
+    std::string deep;
+    for (int i = 0; i < 200; ++i) {
+        deep += "{\"a\": ";
+    }
+    EXPECT_NE(refusal(deep).find("nested more than"), std::string::npos);
     // The rules of every document hold in the trace's events too.
     EXPECT_NE(refusal(R"({"traceEvents": [{"name": "a", "name": "b"}]})")
                   .find("the key \"name\" appears twice"),
@@ -138,6 +163,18 @@ TEST(ProfilerTrace, WhatIsNoProfilerTraceIsNamed) {
     const std::string deep_args =
         R"({"traceEvents": [{"args": )" + std::string(70, '[') + std::string(70, ']') + "}]}";
     EXPECT_NE(refusal(deep_args).find("nested more than 64 levels"), std::string::npos);
+    // Every item of the events list is an event: a list of numbers is refused at its first
+    // item (3 GiB of ",0" took 194 s to be refused), whatever the item is.
+    const std::string first = memory(1, 100, 64, 64).dump();
+    for (const auto& [items, said] : std::map<std::string, std::string>{
+             {"0,0", "item 1 of the events list is 0, not an event"},
+             {first + ",\"x\"", "item 2 of the events list is the text \"x\", not an event"},
+             {first + "," + first + ",[]", "item 3 of the events list is a list, not an event"},
+             {"null", "item 1 of the events list is null"}}) {
+        EXPECT_NE(refusal("{\"traceEvents\": [" + items + "]}").find(said), std::string::npos)
+            << items << ": " << refusal("{\"traceEvents\": [" + items + "]}");
+        EXPECT_NE(refusal("[" + items + "]").find(said), std::string::npos) << items;
+    }
 }
 
 // The trace is read in one pass, keeping only its events' fields: the order of an event's keys,
