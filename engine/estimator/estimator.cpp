@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "activation_model.h"
 #include "library_workspaces.h"
 #include "reserved_replay.h"
 #include "step_phases.h"
@@ -142,6 +143,11 @@ EmbeddingTableCost embedding_table_cost(const ExperimentConfig& config, std::int
         cost.optimizer_state = optimizer_state_copies(config.train.optimizer) * cost.weights;
     }
     return cost;
+}
+
+std::int64_t parameters_besides_table(const ExperimentConfig& config, int embedding_dim,
+                                      int num_classes) {
+    return memory::non_embedding_parameters(config, embedding_dim, num_classes);
 }
 
 std::int64_t optimizer_state_copies(OptimizerKind optimizer) {

@@ -1,5 +1,6 @@
 // oomlab-cli end to end: the real binary on a temporary database.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -355,6 +356,22 @@ TEST_F(Cli, AModelLargerThanTheMachineIsRefusedBeforeItIsBuilt) {
     EXPECT_NE(result.err.find("more than this machine's memory"), std::string::npos) << result.err;
     EXPECT_EQ(result.err.find("frame #"), std::string::npos) << result.err;
     EXPECT_EQ(run_count(), 0u);
+}
+
+// A model that fits the machine but far from its memory.cap_mb is never built whole: its
+// parameters are counted from its shapes (building it to count them took 3.25 GB of host
+// memory), and it runs out of memory at the cap, with the fixes that make it fit.
+TEST_F(Cli, AModelFarOverItsCapIsNotBuiltToBeCounted) {
+    const auto result =
+        run_cli({"run", "--db", db(), "--set", "model.kind=transformer", "--set",
+                 "model.d_model=4096", "--set", "model.ffn=16384", "--set", "model.layers=4",
+                 "--set", "memory.cap_mb=100", "--set", "embeddings.source=synthetic"});
+    EXPECT_EQ(result.exit_code, 3) << result.err;
+    EXPECT_NE(result.out.find("out of memory at step 1 during setup"), std::string::npos)
+        << result.out;
+    rusage usage{};
+    getrusage(RUSAGE_CHILDREN, &usage);
+    EXPECT_LT(usage.ru_maxrss / 1024, 1024) << "MiB of host memory at most (805M parameters)";
 }
 
 // `record` checks --out before the program runs, and a file of the user's that is no memory

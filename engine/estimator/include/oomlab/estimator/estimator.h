@@ -80,6 +80,11 @@ struct EmbeddingTableCost {
 };
 EmbeddingTableCost embedding_table_cost(const ExperimentConfig& config, std::int64_t rows, int dim);
 
+// The model's parameters but the embedding table's (elements), counted from its shapes as
+// the estimator counts them: the model need not be built to know them.
+std::int64_t parameters_besides_table(const ExperimentConfig& config, int embedding_dim,
+                                      int num_classes);
+
 // Copies of each trainable value the optimizer keeps: SGD 0, momentum and Adagrad 1, Adam 2.
 std::int64_t optimizer_state_copies(OptimizerKind optimizer);
 
