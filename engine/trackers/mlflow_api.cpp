@@ -2,6 +2,7 @@
 
 #include "http_client.h"
 #include "oomlab/common/errors.h"
+#include "oomlab/common/utf8.h"
 
 namespace oomlab::trackers {
 namespace {
@@ -101,8 +102,8 @@ std::string MlflowApi::experiment_id(const std::string& name, const std::string&
         return *found;
     }
     if (m_deleted_experiment) {
-        throw Error("MLflow at " + m_uri + ": the experiment \"" + name +
-                    "\" was deleted there; restore it (mlflow experiments restore) or choose "
+        throw Error("MLflow at " + m_uri + ": the experiment " + quoted_excerpt(name) +
+                    " was deleted there; restore it (mlflow experiments restore) or choose "
                     "another in " +
                     field);
     }

@@ -10,6 +10,7 @@
 #include "mlflow_api.h"
 #include "mlflow_tags.h"
 #include "oomlab/common/errors.h"
+#include "oomlab/common/utf8.h"
 #include "oomlab/run/run_json.h"
 
 namespace oomlab::trackers {
@@ -310,8 +311,8 @@ MlflowExport export_to_mlflow(const TrackedRun& tracked, const MlflowTarget& tar
 std::string describe(const TrackedRun& tracked, const MlflowTarget& target,
                      const MlflowExport& sent) {
     std::string text = "run " + std::to_string(tracked.run.id) + " -> MLflow " +
-                       target.tracking_uri + ", experiment \"" + target.experiment + "\", run " +
-                       sent.run_id + ": ";
+                       target.tracking_uri + ", experiment " + quoted_excerpt(target.experiment) +
+                       ", run " + sent.run_id + ": ";
     if (sent.unchanged) {
         text += "already there as it is now, nothing sent";
     } else {

@@ -424,8 +424,8 @@ MlflowImport import_from_mlflow(RunStore& store, const MlflowSource& source) {
         const std::optional<std::string> experiment = api.find_experiment(source.experiment);
         if (!experiment) {
             throw BadInput("MLflow at " + uri_without_password(source.tracking_uri) +
-                           " has no experiment \"" + source.experiment +
-                           "\": give the one the class sends to in " + source.named.experiment +
+                           " has no experiment " + quoted_excerpt(source.experiment) +
+                           ": give the one the class sends to in " + source.named.experiment +
                            " (OOM Lab sends to \"OOM Lab\" unless told another)");
         }
         Importer importer(api);

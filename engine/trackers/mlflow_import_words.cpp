@@ -36,7 +36,7 @@ std::string without_summary_note(const std::vector<std::string>& runs) {
 std::string describe(const MlflowSource& source, const MlflowImport& imported) {
     std::string text = "imported " + std::to_string(imported.added.size()) +
                        " run(s) from MLflow " + uri_without_password(source.tracking_uri) +
-                       ", experiment \"" + source.experiment + "\"";
+                       ", experiment " + quoted_excerpt(source.experiment);
     const auto count = [&](std::size_t n, const char* what) {
         if (n) {
             text += "; " + std::to_string(n) + " " + what;
