@@ -44,7 +44,7 @@ HttpReply MlflowApi::send_controlled(const std::string& method, const std::strin
 }
 
 std::optional<nlohmann::json> MlflowApi::call(const std::string& method, const std::string& path,
-                                              const std::string& body, bool missing_ok) {
+                                              const std::string& body, Missing missing) {
     HttpReply reply;
     m_last_call = method + " " + path.substr(0, path.find('?'));
     try {
@@ -75,13 +75,16 @@ std::optional<nlohmann::json> MlflowApi::call(const std::string& method, const s
                     "sets how many times to ask)" +
                     (said.empty() ? std::string() : " (" + said + ")"));
     }
+    if (missing == Missing::CallOrResource && reply.status == 404) {
+        return std::nullopt;
+    }
     if (!answer.is_object() || !answer.contains("error_code")) {
         throw Error("MLflow at " + m_uri + ": " + method + " " + path +
                     " was answered with status " + std::to_string(reply.status) +
                     " and no MLflow reply: is this the address of an MLflow tracking server?");
     }
     const std::string code = answer.value("error_code", "");
-    if (missing_ok && code == "RESOURCE_DOES_NOT_EXIST") {
+    if (missing != Missing::Refused && code == "RESOURCE_DOES_NOT_EXIST") {
         return std::nullopt;
     }
     throw Error("MLflow at " + m_uri + " refused " + path + " (" + std::to_string(reply.status) +
@@ -89,12 +92,18 @@ std::optional<nlohmann::json> MlflowApi::call(const std::string& method, const s
 }
 
 nlohmann::json MlflowApi::get(const std::string& endpoint, const std::string& query) {
-    return *call("GET", "/api/2.0/mlflow/" + endpoint + "?" + query, "", false);
+    return *call("GET", "/api/2.0/mlflow/" + endpoint + "?" + query, "", Missing::Refused);
+}
+
+std::optional<nlohmann::json> MlflowApi::get_if_served(const std::string& endpoint,
+                                                       const std::string& query) {
+    return call("GET", "/api/2.0/mlflow/" + endpoint + "?" + query, "", Missing::CallOrResource);
 }
 
 nlohmann::json MlflowApi::post(const std::string& endpoint, const nlohmann::json& body) {
     return *call("POST", "/api/2.0/mlflow/" + endpoint,
-                 body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), false);
+                 body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                 Missing::Refused);
 }
 
 std::string MlflowApi::experiment_id(const std::string& name, const std::string& field) {
@@ -121,7 +130,7 @@ std::string MlflowApi::experiment_id(const std::string& name, const std::string&
 std::optional<std::string> MlflowApi::find_experiment(const std::string& name) {
     const auto found =
         call("GET", "/api/2.0/mlflow/experiments/get-by-name?experiment_name=" + url_escape(name),
-             "", /*missing_ok=*/true);
+             "", Missing::Resource);
     m_deleted_experiment = false;
     if (!found) {
         return std::nullopt;

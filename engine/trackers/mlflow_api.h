@@ -16,6 +16,10 @@ public:
     explicit MlflowApi(std::string tracking_uri, RequestControl control = {});
 
     nlohmann::json get(const std::string& endpoint, const std::string& query);
+    // The same, or nullopt where the server has no such call (404: an older MLflow) or no such
+    // resource (RESOURCE_DOES_NOT_EXIST).
+    std::optional<nlohmann::json> get_if_served(const std::string& endpoint,
+                                                const std::string& query);
     nlohmann::json post(const std::string& endpoint, const nlohmann::json& body);
     // The experiment's id, made when missing.
     // The experiment's id, made when missing; `field` names where the name was typed.
@@ -42,9 +46,11 @@ private:
     HttpReply send_controlled(const std::string& method, const std::string& path,
                               const std::string& body, const std::string& file,
                               const std::string& content_type) const;
-    // The answer's JSON; nullopt for RESOURCE_DOES_NOT_EXIST when `missing_ok`.
+    // What may be missing without an error: nothing, the resource asked about, or the call too.
+    enum class Missing { Refused, Resource, CallOrResource };
+    // The answer's JSON; nullopt for what `missing` allows to be missing.
     std::optional<nlohmann::json> call(const std::string& method, const std::string& path,
-                                       const std::string& body, bool missing_ok);
+                                       const std::string& body, Missing missing);
 
     std::string m_uri;
     RequestControl m_control;

@@ -12,6 +12,7 @@
 
 #include "http_client.h"
 #include "mlflow_api.h"
+#include "mlflow_history.h"
 #include "mlflow_tags.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/format.h"
@@ -28,8 +29,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr int kRunsPerPage = 1000;     // runs/search's most
-constexpr int kValuesPerPage = 25000;  // metrics/get-history's most
+constexpr int kRunsPerPage = 1000;  // runs/search's most
 // A run's summary.json is a few kilobytes to a megabyte (its modules and staircase).
 constexpr std::size_t kMostSummaryBytes = std::size_t(16) << 20;
 
@@ -129,83 +129,10 @@ std::string run_id_of(const Json& run) {
     return id != info->end() && id->is_string() ? id->get<std::string>() : "?";
 }
 
-using PageRequest = std::function<Json(const std::string& token)>;
-
-// A server that keeps naming a next page (the same token again, new ones with nothing on them)
-// is followed no further than this: 10 million runs, or 250 million values of one series.
-constexpr int kMostPages = 10000;
-
-// Each item under `key` of an answer MLflow gives in pages, to `take` as its page arrives (one
-// page held at a time): `page(token)` asks for the page after `token` ("" for the first).
-// `take` returns false to read no further. Returns why the pages were left before the server
-// said the last was given ("" when it did, or `take` stopped).
-std::string for_each_item(const char* key, const PageRequest& page,
-                          const std::function<bool(Json&)>& take) {
-    std::set<std::string> seen;
-    std::string token;
-    for (int pages = 1;; ++pages) {
-        Json answer = page(token);
-        std::size_t items = 0;
-        for (Json& item : answer[key]) {
-            ++items;
-            if (!take(item)) {
-                return "";
-            }
-        }
-        token = answer.value("next_page_token", "");
-        if (token.empty()) {
-            return "";
-        }
-        if (items == 0) {
-            return "a page with nothing on it named a next page";
-        }
-        if (!seen.insert(token).second) {
-            return "it named a next page it had named before";
-        }
-        if (pages == kMostPages) {
-            return "it named a next page after " + std::to_string(kMostPages) + " pages";
-        }
-    }
-}
-
-// What one run may bring of its series: a million values (about 100 MiB as they are read),
-// more than any run of the engine logs (a value a step and a series).
-constexpr std::size_t kMostValuesPerRun = 1000000;
-
 using Note = std::function<void(const std::string&)>;
 
-// Every value of one metric of a run, up to what the run may still bring (`left`).
-std::vector<Json> metric_history(MlflowApi& api, const std::string& run_id, const std::string& key,
-                                 std::size_t& left, const Note& note) {
-    std::vector<Json> values;
-    const PageRequest page = [&](const std::string& token) {
-        std::string query = "run_id=" + url_escape(run_id) + "&metric_key=" + url_escape(key) +
-                            "&max_results=" + std::to_string(kValuesPerPage);
-        if (!token.empty()) {
-            query += "&page_token=" + url_escape(token);
-        }
-        return api.get("metrics/get-history", query);
-    };
-    const std::string stopped = for_each_item("metrics", page, [&](Json& value) {
-        if (left == 0) {
-            note("run " + run_id + " holds more than " + std::to_string(kMostValuesPerRun) +
-                 " metric values: its first " + std::to_string(kMostValuesPerRun) +
-                 " are imported");
-            return false;
-        }
-        --left;
-        values.push_back(std::move(value));
-        return true;
-    });
-    if (!stopped.empty()) {
-        note("MLflow's history of " + key + " for run " + run_id + " was read no further (" +
-             stopped + "): the values read are imported");
-    }
-    return values;
-}
-
 // The run's step and validation rows from its series, in the order they were measured.
-std::vector<MetricRow> rows_of(MlflowApi& api, const Json& run, std::int64_t start_ms,
+std::vector<MetricRow> rows_of(MlflowHistories& histories, const Json& run, std::int64_t start_ms,
                                const Note& note) {
     const std::string run_id = run.at("info").at("run_id").get<std::string>();
     std::size_t left = kMostValuesPerRun;
@@ -229,7 +156,7 @@ std::vector<MetricRow> rows_of(MlflowApi& api, const Json& run, std::int64_t sta
         if (field == std::end(kSeriesFields)) {
             continue;  // a final value (final/..., peak/..., predicted/...): in the summary
         }
-        for (const Json& value : metric_history(api, run_id, latest.value("key", ""), left, note)) {
+        for (const Json& value : histories.values(run_id, latest.value("key", ""), left)) {
             const std::optional<std::int64_t> step =
                 count_of(value.contains("step") ? whole_of(value["step"]) : 0);
             const double wall_ms =
@@ -289,9 +216,36 @@ std::string utc_text(std::int64_t epoch_ms) {
         std::chrono::system_clock::time_point(std::chrono::milliseconds(epoch_ms)));
 }
 
+// The series this version imports that a run names (as MLflow keys them: "rank 1/..." too).
+std::set<std::string> series_keys(const Json& run) {
+    std::set<std::string> keys;
+    for (const Json& latest : run["data"].value("metrics", Json::array())) {
+        std::string key = latest.value("key", "");
+        const std::string named = key;
+        if (key.rfind("rank ", 0) == 0 && key.find('/') != std::string::npos) {
+            key = key.substr(key.find('/') + 1);
+        }
+        if (std::any_of(std::begin(kSeriesFields), std::end(kSeriesFields),
+                        [&](const SeriesField& f) { return key == f.name; })) {
+            keys.insert(named);
+        }
+    }
+    return keys;
+}
+
 class Importer {
 public:
-    explicit Importer(MlflowApi& api) : m_api(api) {}
+    explicit Importer(MlflowApi& api)
+        : m_api(api), m_histories(api, [this](const std::string& text) { note(text); }) {}
+
+    // Reads ahead the series of runs about to be read, a request for a hundred runs' series.
+    void read_ahead(const std::vector<Json>& runs) {
+        std::map<std::string, std::set<std::string>> keys;
+        for (const Json& run : runs) {
+            keys[run_id_of(run)] = series_keys(run);
+        }
+        m_histories.read_ahead(keys);
+    }
 
     // The run whole, from what the server holds of it.
     WholeRun read(const Json& run, const std::map<std::string, std::string>& tags) {
@@ -331,7 +285,7 @@ public:
         const auto note_tag = tags.find("mlflow.note.content");
         whole.run.notes = note_tag == tags.end() ? "" : note_tag->second;
         whole.metrics =
-            rows_of(m_api, run, start_ms, [this](const std::string& text) { note(text); });
+            rows_of(m_histories, run, start_ms, [this](const std::string& text) { note(text); });
         return whole;
     }
 
@@ -393,6 +347,7 @@ private:
     }
 
     MlflowApi& m_api;
+    MlflowHistories m_histories;
 };
 
 // Each run of the experiment, oldest first, to `take` a page at a time; why the pages were left
@@ -429,17 +384,18 @@ MlflowImport import_from_mlflow(RunStore& store, const MlflowSource& source) {
                            " (OOM Lab sends to \"OOM Lab\" unless told another)");
         }
         Importer importer(api);
-        const std::string stopped = for_each_run(api, *experiment, [&](const Json& run) {
-            const auto tags = key_values(run["data"].value("tags", Json::array()));
-            if (!tags.count(kUidTag)) {
-                ++result.not_from_oomlab;
-            } else if (!tags.count(kDigestTag)) {
-                ++result.being_sent;  // the digest is sent last: only whole exports carry it
-            } else if (++result.on_server; const auto here = store.run_with_uid(tags.at(kUidTag))) {
-                ++result.already_here;
-                result.present.push_back(*here);
-            } else {
+        // The runs to import, a hundred at a time: their series are read ahead together.
+        std::vector<Json> pending;
+        const auto import_pending = [&] {
+            importer.read_ahead(pending);
+            for (const Json& run : pending) {
                 try {
+                    const auto tags = key_values(run["data"].value("tags", Json::array()));
+                    if (const auto here = store.run_with_uid(tags.at(kUidTag))) {
+                        ++result.already_here;  // sent twice: the copy read before is kept
+                        result.present.push_back(*here);
+                        continue;
+                    }
                     result.added.push_back(store.add_whole_run(importer.read(run, tags)));
                     result.present.push_back(result.added.back());
                 } catch (const BadInput& error) {
@@ -450,7 +406,23 @@ MlflowImport import_from_mlflow(RunStore& store, const MlflowSource& source) {
                                   " could not be read (" + error.what() + ")");
                 }
             }
+            pending.clear();
+        };
+        const std::string stopped = for_each_run(api, *experiment, [&](Json& run) {
+            const auto tags = key_values(run["data"].value("tags", Json::array()));
+            if (!tags.count(kUidTag)) {
+                ++result.not_from_oomlab;
+            } else if (!tags.count(kDigestTag)) {
+                ++result.being_sent;  // the digest is sent last: only whole exports carry it
+            } else if (++result.on_server; const auto here = store.run_with_uid(tags.at(kUidTag))) {
+                ++result.already_here;
+                result.present.push_back(*here);
+            } else if (pending.push_back(std::move(run));
+                       pending.size() == MlflowHistories::kRunsPerRequest) {
+                import_pending();
+            }
         });
+        import_pending();
         if (!stopped.empty()) {
             importer.note("MLflow's list of runs was read no further (" + stopped +
                           "): the runs read are imported");

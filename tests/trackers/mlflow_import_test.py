@@ -12,7 +12,7 @@ import tempfile
 import threading
 import unittest
 
-from mlflow.entities import Param
+from mlflow.entities import Metric, Param
 from mlflow.tracking import MlflowClient
 
 from mlflow_export_test import MlflowServer
@@ -98,6 +98,28 @@ class MlflowImport(unittest.TestCase):
         self.assertEqual(again["already_here"], STUDENTS)
         self.assertEqual(len(json.loads("[" + ",".join(
             cli("runs", "list", "--db", db, "--json")[1].split()) + "]")), STUDENTS)
+
+    def test_a_series_longer_than_the_bulk_answer_is_read_whole(self):
+        """A hundred runs' series come in one bulk request of at most 2,500 values a run, past
+        which MLflow samples them: a run that reaches it is read on its own, every value."""
+        db = os.path.join(self.folder, "long-student.sqlite")
+        cli("run", "--db", db, "--mlflow", self.server.uri, "--mlflow-experiment", "long",
+            "--set", "train.max_steps=4", "--set", "eval.every=0")
+        run = self.client.search_runs(
+            [self.client.get_experiment_by_name("long").experiment_id])[0]
+        first = run.info.start_time
+        for start in range(100, 3100, 1000):
+            self.client.log_batch(run.info.run_id, metrics=[
+                Metric("train/loss", 1.0 / step, first + step, step)
+                for step in range(start, start + 1000)])
+        lecturer = os.path.join(self.folder, "long-lecturer.sqlite")
+        reply = json.loads(self.import_runs(lecturer, "--experiment", "long", "--json")[1])
+        self.assertEqual(len(reply["imported"]), 1, reply)
+        export = json.loads(cli("runs", "export", str(reply["imported"][0]), "--db", lecturer,
+                                "--json")[1])
+        steps = [row["step"] for row in export["metrics"]
+                 if row["phase"] == "step" and row["loss"] is not None]
+        self.assertEqual(steps, [1, 2, 3, 4, *range(100, 3100)])
 
     def test_other_programs_runs_and_runs_being_sent_are_left_there(self):
         experiment = self.client.get_experiment_by_name("OOM Lab").experiment_id
@@ -243,7 +265,8 @@ class MlflowImport(unittest.TestCase):
 
 class EndlessPages(http.server.BaseHTTPRequestHandler):
     """A server that names a next page for ever: the same token (runs/search), or a new one with
-    nothing on it (metrics/get-history), as a broken proxy or server may."""
+    nothing on it (metrics/get-history), as a broken proxy or server may; it has no bulk call
+    for histories, as MLflow before 2.9."""
     requests = 0
 
     def log_message(self, *args):
@@ -261,6 +284,10 @@ class EndlessPages(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         if "experiments/get-by-name" in self.path:
             self.answer({"experiment": {"experiment_id": "1", "name": "OOM Lab"}})
+        elif "get-history-bulk-interval" in self.path:  # as MLflow before 2.9: no such call
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
         else:  # metrics/get-history: a new token each time, no values
             self.answer({"metrics": [], "next_page_token": f"t{EndlessPages.requests}"})
 
@@ -286,6 +313,8 @@ class ServerThatNeverEndsItsPages(unittest.TestCase):
         self.assertLess(EndlessPages.requests, 20, "a token named again ends the pages")
         self.assertIn("it named a next page it had named before", out + err)
         self.assertIn("a page with nothing on it named a next page", out + err)
+        self.assertIn("has no bulk history call (metrics/get-history-bulk-interval, MLflow 2.9 "
+                      "and later): each run's series were read one at a time", out + err)
         self.assertEqual(code, 0, err)
 
 
