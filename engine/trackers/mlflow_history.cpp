@@ -67,7 +67,10 @@ void MlflowHistories::read_ahead(const std::map<std::string, std::set<std::strin
 void MlflowHistories::read_in_bulk(const std::string& key,
                                    const std::vector<std::string>& run_ids) {
     std::string query =
-        "metric_key=" + url_escape(key) + "&max_results=" + std::to_string(kMostValuesInBulk);
+        "metric_key=" + url_escape(key) + "&max_results=" + std::to_string(kMostValuesInBulk) +
+        // Every step asked for: with an interval MLflow's SQLite store finds a run's values by
+        // its index, 0.25 s for a hundred runs instead of 2.1 s (the same values).
+        "&start_step=-9223372036854775808&end_step=9223372036854775807";
     for (const std::string& run_id : run_ids) {
         query += "&run_ids=" + url_escape(run_id);
     }
