@@ -22,8 +22,10 @@
 #include "oomlab/snapshot_reader/snapshot_sql.h"
 #include "snapshot/snapshot_diff_window.h"
 #include "snapshot/snapshot_replay_box.h"
+#include "snapshot/snapshot_tables.h"
 #include "snapshot/snapshot_timeline.h"
 #include "snapshot/snapshot_window.h"
+#include "snapshot/source_elision.h"
 #include "ui_test_support.h"
 #include "window/main_menus.h"
 #include "window/main_window.h"
@@ -372,6 +374,33 @@ private slots:
         QVERIFY(!window->timeline()->isVisibleTo(window));
         QVERIFY(!window->replayBox()->isVisibleTo(window));
         window->close();
+    }
+
+    // A source line too long for its column keeps its package and its file: the folders the
+    // package is installed in go first, then those between the package and the file (Qt's
+    // elision in the middle showed "/usr/lib/pyth…eling_gpt2.py:123").
+    void aSourceLineKeepsItsPackageAndItsFile() {
+        QTableWidget* table = snapshotTable(QStringLiteral("sources"), {"where", "bytes"});
+        QVERIFY(dynamic_cast<SourceDelegate*>(table->itemDelegateForColumn(0)));
+        const QFontMetrics metrics(table->font());
+        const QString tail = QStringLiteral(".py:123 (forward) (12 blocks)");
+        const QString line =
+            "/usr/lib/python3/dist-packages/transformers/models/gpt2/modeling_gpt2" + tail;
+        const auto shown = [&](const QString& text) {
+            return elidedSource(line, metrics, metrics.horizontalAdvance(text));
+        };
+        QCOMPARE(shown(line), line);
+        const QString installed = "…/transformers/models/gpt2/modeling_gpt2" + tail;
+        QCOMPARE(shown(installed), installed);
+        QCOMPARE(shown("…/transformers/…/gpt2/modeling_gpt2" + tail),
+                 "…/transformers/…/gpt2/modeling_gpt2" + tail);
+        QCOMPARE(shown("…/transformers/…/modeling_gpt2" + tail),
+                 "…/transformers/…/modeling_gpt2" + tail);
+        // A program's own file: its folders go, nearest the root first.
+        const QString own = "/root/project/models/cache_utils" + tail;
+        QCOMPARE(elidedSource(own, metrics, metrics.horizontalAdvance("/…/cache_utils" + tail)),
+                 "/…/cache_utils" + tail);
+        delete table;
     }
 
     void cleanupTestCase() { m_window.reset(); }

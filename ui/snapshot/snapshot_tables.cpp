@@ -4,6 +4,7 @@
 #include <QTableWidget>
 
 #include "common/table_sizing.h"
+#include "snapshot/source_elision.h"
 
 namespace oomlab::ui {
 
@@ -15,10 +16,12 @@ QTableWidget* snapshotTable(const QString& objectName, const QStringList& header
     table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table->setWordWrap(false);
     // The figures are always in view; the first column (a source line, often long) takes
-    // what is left, shortened in the middle, whole in its tooltip.
+    // what is left, shortened keeping its package and file (source_elision.h), whole in its
+    // tooltip.
     table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
     table->setTextElideMode(Qt::ElideMiddle);
+    table->setItemDelegateForColumn(0, new SourceDelegate(table));
     sizeRowsToText(table, 3);
     return table;
 }

@@ -1,0 +1,58 @@
+#include "snapshot/source_elision.h"
+
+#include <QFontMetrics>
+#include <QStyleOptionViewItem>
+
+namespace oomlab::ui {
+
+QString elidedSource(const QString& text, const QFontMetrics& metrics, int width) {
+    if (metrics.horizontalAdvance(text) <= width) {
+        return text;
+    }
+    // The path is what comes before the file's ".py:LINE" (or the first space).
+    const qsizetype end = text.indexOf(QStringLiteral(".py:"));
+    const qsizetype pathEnd = end >= 0 ? end : text.indexOf(QLatin1Char(' '));
+    const QString path = pathEnd >= 0 ? text.left(pathEnd) : text;
+    const QString rest = text.mid(path.size());
+    QStringList parts = path.split(QLatin1Char('/'));
+    // The folders a package is installed in, up to site-packages or dist-packages, go first.
+    qsizetype package = 0;
+    for (qsizetype i = 0; i + 1 < parts.size(); ++i) {
+        if (parts[i] == QLatin1String("site-packages") ||
+            parts[i] == QLatin1String("dist-packages")) {
+            package = i + 1;
+        }
+    }
+    const auto joined = [&] { return parts.join(QLatin1Char('/')) + rest; };
+    if (package > 0) {
+        parts = parts.mid(package);
+        parts.prepend(QStringLiteral("…"));
+        if (metrics.horizontalAdvance(joined()) <= width) {
+            return joined();
+        }
+    }
+    // Then the folders between it (or the first folder) and the file, nearest it first.
+    const qsizetype first = package > 0 ? 2 : 1;
+    while (parts.size() > first + 1 && metrics.horizontalAdvance(joined()) > width) {
+        if (parts[first] != QStringLiteral("…")) {
+            parts[first] = QStringLiteral("…");
+        } else if (parts.size() > first + 2) {
+            parts.removeAt(first + 1);
+        } else {
+            break;  // only the file is left after it
+        }
+    }
+    const QString shortened = joined();
+    return metrics.horizontalAdvance(shortened) <= width
+               ? shortened
+               : metrics.elidedText(shortened, Qt::ElideMiddle, width);
+}
+
+void SourceDelegate::initStyleOption(QStyleOptionViewItem* option, const QModelIndex& index) const {
+    QStyledItemDelegate::initStyleOption(option, index);
+    // The margins the style draws text within, as QCommonStyle takes them.
+    const int margins = 2 * (option->fontMetrics.horizontalAdvance(QLatin1Char(' ')) + 1);
+    option->text = elidedSource(option->text, option->fontMetrics, option->rect.width() - margins);
+}
+
+}  // namespace oomlab::ui
