@@ -400,6 +400,12 @@ private slots:
         const QString own = "/root/project/models/cache_utils" + tail;
         QCOMPARE(elidedSource(own, metrics, metrics.horizontalAdvance("/…/cache_utils" + tail)),
                  "/…/cache_utils" + tail);
+        // A Windows path keeps its separator.
+        const QString windows =
+            "D:\\Dev\\.venv\\Lib\\site-packages\\torch\\nn\\modules\\module" + tail;
+        QCOMPARE(
+            elidedSource(windows, metrics, metrics.horizontalAdvance("…\\torch\\…\\module" + tail)),
+            "…\\torch\\…\\module" + tail);
         delete table;
     }
 

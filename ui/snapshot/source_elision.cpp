@@ -14,7 +14,10 @@ QString elidedSource(const QString& text, const QFontMetrics& metrics, int width
     const qsizetype pathEnd = end >= 0 ? end : text.indexOf(QLatin1Char(' '));
     const QString path = pathEnd >= 0 ? text.left(pathEnd) : text;
     const QString rest = text.mid(path.size());
-    QStringList parts = path.split(QLatin1Char('/'));
+    // Windows paths (D:\Dev\.venv\Lib\site-packages\torch\...) keep their own separator.
+    const QChar separator =
+        path.contains(QLatin1Char('\\')) && !path.contains(QLatin1Char('/')) ? '\\' : '/';
+    QStringList parts = path.split(separator);
     // The folders a package is installed in, up to site-packages or dist-packages, go first.
     qsizetype package = 0;
     for (qsizetype i = 0; i + 1 < parts.size(); ++i) {
@@ -23,7 +26,7 @@ QString elidedSource(const QString& text, const QFontMetrics& metrics, int width
             package = i + 1;
         }
     }
-    const auto joined = [&] { return parts.join(QLatin1Char('/')) + rest; };
+    const auto joined = [&] { return parts.join(separator) + rest; };
     if (package > 0) {
         parts = parts.mid(package);
         parts.prepend(QStringLiteral("…"));
