@@ -53,5 +53,9 @@ python_env_main() {
     fi
     [[ -z "${1:-}" ]] || { echo "usage: $0 [--folder]" >&2; exit 2; }
     ensure_python_env "$env_dir" "$check" "$what" "$pins"
+    # A script may finish its environment (once it is there) with a python_env_made DIR of its own.
+    if declare -F python_env_made >/dev/null; then
+        python_env_made "$env_dir" >&2
+    fi
     echo "$env_dir"
 }

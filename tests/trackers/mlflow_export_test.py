@@ -6,6 +6,7 @@ import contextlib
 import http.server
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -30,12 +31,19 @@ class MlflowServer:
         self.port = free_port()
         self.uri = f"http://127.0.0.1:{self.port}"
         self.log = open(os.path.join(folder, "mlflow-server.log"), "w", encoding="utf-8")
+        # A store already migrated (scripts/tracker_env.sh makes it), and no job runner (for
+        # MLflow's GenAI jobs, which nothing here uses): it answers in 4 s instead of 10.
+        database = os.path.join(folder, "mlflow.sqlite")
+        template = os.path.join(sys.prefix, "mlflow-empty.sqlite")
+        if os.path.exists(template):
+            shutil.copyfile(template, database)
         self.process = subprocess.Popen(
             [os.path.join(os.path.dirname(sys.executable), "mlflow"), "server", "--host",
              "127.0.0.1", "--port", str(self.port), "--workers", "1",
-             "--backend-store-uri", "sqlite:///" + os.path.join(folder, "mlflow.sqlite"),
+             "--backend-store-uri", "sqlite:///" + database,
              "--artifacts-destination", os.path.join(folder, "mlflow-artifacts")],
-            stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+            stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+            env={**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"})
         deadline = time.monotonic() + SERVER_START_TIMEOUT_S
         while True:
             try:

@@ -101,6 +101,15 @@ private slots:
         }
         const int port = freePort();
         m_uri = QStringLiteral("http://127.0.0.1:%1").arg(port);
+        // A store already migrated (scripts/tracker_env.sh makes it) and no job runner: it
+        // answers in 4 s instead of 10.
+        const QString database = m_dir.filePath(QStringLiteral("ml.sqlite"));
+        QFile::copy(QFileInfo(python).dir().filePath(QStringLiteral("../mlflow-empty.sqlite")),
+                    database);
+        QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+        environment.insert(QStringLiteral("MLFLOW_SERVER_ENABLE_JOB_EXECUTION"),
+                           QStringLiteral("false"));
+        m_server.setProcessEnvironment(environment);
         m_server.setChildProcessModifier([] { ::setsid(); });
         m_server.setStandardOutputFile(m_dir.filePath(QStringLiteral("server.log")));
         m_server.setProcessChannelMode(QProcess::MergedChannels);
@@ -109,8 +118,7 @@ private slots:
             {QStringLiteral("server"), QStringLiteral("--host"), QStringLiteral("127.0.0.1"),
              QStringLiteral("--port"), QString::number(port), QStringLiteral("--workers"),
              QStringLiteral("1"), QStringLiteral("--backend-store-uri"),
-             QStringLiteral("sqlite:///") + m_dir.filePath(QStringLiteral("ml.sqlite")),
-             QStringLiteral("--artifacts-destination"),
+             QStringLiteral("sqlite:///") + database, QStringLiteral("--artifacts-destination"),
              m_dir.filePath(QStringLiteral("artifacts"))});
         QElapsedTimer waited;
         waited.start();
