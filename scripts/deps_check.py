@@ -296,7 +296,8 @@ def python_env_roots():
 
 def check_pins(problems):
     """Each installed project environment holds exactly its pins (pip and setuptools, which
-    Debian's venv brings, are in neither)."""
+    Debian's venv brings, are in neither, unless the pins name a version of their own: torch
+    2.15 needs a newer setuptools)."""
     debians_own = ("pip==", "setuptools==")
     for start, pins_of in PYTHON_ENVS.items():
         for env in glob.glob(os.path.join(python_env_roots()[0], start + "*")):
@@ -310,7 +311,8 @@ def check_pins(problems):
                           if line.strip() and not line.startswith("#")}
             frozen = run([python, "-m", "pip", "freeze", "--all", "--disable-pip-version-check"])
             have = {line.strip().lower() for line in frozen.stdout.splitlines()
-                    if line.strip() and not line.startswith(debians_own)}
+                    if line.strip() and (not line.startswith(debians_own)
+                                         or line.strip().lower() in wanted)}
             if have != wanted:
                 problems.append(f"{env}: not exactly {pins_file} (not pinned: "
                                 f"{', '.join(sorted(have - wanted)) or 'none'}; pinned, not "
