@@ -1,6 +1,7 @@
 // "Run it" beside the snapshot window's replay: the program a record came from (kept beside it
 // by oomlab-cli record) run again with the settings typed in, its run set beside the recorded
 // one and the replay's prediction; a record of no known program offers no Run it.
+#include <QApplication>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -91,6 +92,17 @@ private slots:
                      .contains(QStringLiteral("exit status 3")),
                  qPrintable(text));
         QCOMPARE(runIt->text(), QStringLiteral("Run it"));
+        // The table's lines, wider than the window, scroll sideways: the result asks for no
+        // more width than the replay box has (a label of the table asked for 860 px in a box of
+        // 766, which widened the window past the screen and hid Run it).
+        QApplication::processEvents();
+        QVERIFY2(box->rerun()->minimumSizeHint().width() <= box->width() &&
+                     box->minimumSizeHint().width() <= box->width(),
+                 qPrintable(QStringLiteral("asks for %1 px (its box %2) in a box of %3")
+                                .arg(box->rerun()->minimumSizeHint().width())
+                                .arg(box->minimumSizeHint().width())
+                                .arg(box->width())));
+        QVERIFY(runIt->mapTo(window.get(), QPoint(runIt->width(), 0)).x() <= window->width());
     }
 
     void aRecordOfNoKnownProgramOffersNoRunIt() {

@@ -1,11 +1,15 @@
 #include "snapshot/program_rerun.h"
 
+#include <algorithm>
+
+#include <QFontDatabase>
+#include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QVBoxLayout>
 
 #include "common/cli_program.h"
 #include "common/formatting.h"
-#include "common/wrapped_label.h"
 #include "oomlab/snapshot_reader/recorded_program.h"
 
 namespace oomlab::ui {
@@ -14,9 +18,14 @@ ProgramRerun::ProgramRerun(QWidget* parent) : QWidget(parent) {
     m_button = new QPushButton(tr("Run it"));
     m_button->setObjectName(QStringLiteral("snapshotRunIt"));
     m_button->hide();
-    m_result = new WrappedLabel;
+    // The table is wider than the window: its lines stay whole and scroll sideways (a label of
+    // preformatted text widened the window past the screen and hid Run it).
+    m_result = new QPlainTextEdit;
     m_result->setObjectName(QStringLiteral("snapshotRunItResult"));
-    m_result->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_result->setReadOnly(true);
+    m_result->setLineWrapMode(QPlainTextEdit::NoWrap);
+    m_result->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    m_result->hide();
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_result);
@@ -36,7 +45,7 @@ ProgramRerun::~ProgramRerun() {
 void ProgramRerun::setRecord(const QString& path) {
     stop();
     m_record = path;
-    m_result->clear();
+    setResult(QString());
     m_button->setText(tr("Run it"));
     m_button->setEnabled(true);
     try {
@@ -59,17 +68,17 @@ void ProgramRerun::setRecord(const QString& path) {
 void ProgramRerun::run(const QString& settings) {
     if (m_process.state() != QProcess::NotRunning) {
         stop();
-        m_result->setText(tr("Stopped."));
+        setResult(tr("Stopped."));
         return;
     }
     if (settings.trimmed().isEmpty()) {
-        m_result->setText(
+        setResult(
             tr("Type the allocator settings to run it with, e.g. "
                "expandable_segments:True."));
         return;
     }
     m_settings = settings.trimmed();
-    m_result->setText(tr("Running the program with %1… (Stop ends it)").arg(m_settings));
+    setResult(tr("Running the program with %1… (Stop ends it)").arg(m_settings));
     m_button->setText(tr("Stop"));
     m_process.start(cliProgram(), {QStringLiteral("record"), QStringLiteral("--after"), m_record,
                                    QStringLiteral("--try"), m_settings});
@@ -90,7 +99,18 @@ void ProgramRerun::stop() {
 }
 
 QString ProgramRerun::resultText() const {
-    return m_result->text();
+    return m_result->toPlainText();
+}
+
+void ProgramRerun::setResult(const QString& text) {
+    m_result->setPlainText(text);
+    m_result->setVisible(!text.isEmpty());
+    // As tall as its lines, up to 14, with room for the sideways scroll bar.
+    const int lines = std::min<int>(int(text.count(QLatin1Char('\n'))) + 1, 14);
+    m_result->setFixedHeight(lines * m_result->fontMetrics().lineSpacing() +
+                             2 * m_result->frameWidth() +
+                             int(m_result->document()->documentMargin()) * 2 +
+                             m_result->horizontalScrollBar()->sizeHint().height());
 }
 
 // The table oomlab-cli printed (the recorded run and this one side by side), or why it failed.
@@ -107,7 +127,7 @@ void ProgramRerun::showEnd(bool failedToStart) {
         const qsizetype table = out.indexOf(QStringLiteral("The program run again"));
         text = table >= 0 ? out.mid(table) : out.trimmed();
     }
-    m_result->setText(QStringLiteral("<pre>") + text.toHtmlEscaped() + QStringLiteral("</pre>"));
+    setResult(text);
     emit finished();
 }
 

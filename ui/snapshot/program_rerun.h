@@ -9,11 +9,10 @@
 #include <QString>
 #include <QWidget>
 
+class QPlainTextEdit;
 class QPushButton;
 
 namespace oomlab::ui {
-
-class WrappedLabel;
 
 class ProgramRerun : public QWidget {
     Q_OBJECT
@@ -36,10 +35,13 @@ signals:
 private:
     void showEnd(bool failedToStart);
     void stop();
+    // What the result shows: a table as oomlab-cli printed it, lines kept whole (scrolled
+    // sideways, never widening the window), or a line of words.
+    void setResult(const QString& text);
 
     QString m_record;
     QPushButton* m_button = nullptr;
-    WrappedLabel* m_result = nullptr;
+    QPlainTextEdit* m_result = nullptr;
     QProcess m_process;
     QString m_settings;
     bool m_stopping = false;
