@@ -206,6 +206,20 @@ private slots:
         QVERIFY2(dialog.problemShown().contains(QStringLiteral("did not answer")),
                  qPrintable(dialog.problemShown()));
         QCOMPARE(dialog.result(), int(QDialog::Rejected));  // not closed as sent
+        // The error (several lines) is shown whole and squeezes no field of the form (a wrapped
+        // label of one line's minimum squashed the form and cut the message).
+        QApplication::processEvents();
+        auto* problem = dialog.findChild<QLabel*>(QStringLiteral("trackerProblem"));
+        const int needed = problem->fontMetrics()
+                               .boundingRect(QRect(0, 0, problem->width(), 100000),
+                                             Qt::TextWordWrap, problem->text())
+                               .height();
+        QVERIFY2(problem->height() >= needed,
+                 qPrintable(QStringLiteral("%1 px for %2").arg(problem->height()).arg(needed)));
+        for (QLineEdit* field : dialog.findChildren<QLineEdit*>()) {
+            QVERIFY2(field->height() >= field->minimumSizeHint().height(),
+                     qPrintable(field->objectName()));
+        }
     }
 
     // A server that answers it is busy is asked again later, and the dialog says when; the

@@ -15,6 +15,7 @@
 
 #include "common/app_settings.h"
 #include "common/formatting.h"
+#include "common/wrapped_label.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/trackers/mlflow_export.h"
 #include "oomlab/trackers/tensorboard_export.h"
@@ -187,13 +188,13 @@ TrackerDialog::TrackerDialog(int runCount, QWidget* parent) : QDialog(parent) {
     m_progress->setObjectName(QStringLiteral("trackerProgress"));
     m_progress->setRange(0, 0);  // busy: a tracker tells nothing until it answers
     m_progress->hide();
-    m_sendingText = new QLabel;
+    // Labels that ask for the height their lines take: a plain wrapped label asks for one
+    // line, so a long error squashed the form and was cut.
+    m_sendingText = new WrappedLabel;
     m_sendingText->setObjectName(QStringLiteral("trackerSending"));
-    m_sendingText->setWordWrap(true);
     m_sendingText->hide();
-    m_problem = new QLabel;
+    m_problem = new WrappedLabel;
     m_problem->setObjectName(QStringLiteral("trackerProblem"));
-    m_problem->setWordWrap(true);
     m_problem->setStyleSheet(QStringLiteral("color: palette(highlight); font-weight: bold"));
     m_problem->hide();
     connect(buttons, &QDialogButtonBox::accepted, this, &TrackerDialog::acceptIfValid);
