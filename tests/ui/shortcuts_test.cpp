@@ -5,6 +5,7 @@
 #include <QDockWidget>
 #include <QMenu>
 #include <QTemporaryDir>
+#include <QToolTip>
 #include <QtTest>
 
 #include "ui_test_support.h"
@@ -56,6 +57,19 @@ private slots:
         QVERIFY(!window->presentationMode());
         QCOMPARE(window->zoom(), 1.0);
         QVERIFY(window->findChild<QDockWidget*>(QStringLiteral("experimentDock"))->isVisible());
+    }
+
+    // A tooltip shown before the text's size changes goes with it (F5 left one drawn at the
+    // old size, clipped).
+    void aTooltipShownBeforeAZoomGoesWithIt() {
+        MainWindow* window = m_window.get();
+        QToolTip::showText(window->mapToGlobal(QPoint(40, 40)), QStringLiteral("a long tip"),
+                           window);
+        QTRY_VERIFY(QToolTip::isVisible());
+        QTest::keyClick(window, Qt::Key_F5);
+        QTRY_VERIFY(!QToolTip::isVisible());
+        QTest::keyClick(window, Qt::Key_F5);
+        QVERIFY(!window->presentationMode());
     }
 
     // Alt+L opens the Lessons menu: the Live tab had the same key, and took it.

@@ -6,6 +6,7 @@
 #include <QScreen>
 #include <QShowEvent>
 #include <QTimer>
+#include <QToolTip>
 
 #include <algorithm>
 
@@ -81,6 +82,7 @@ void MainWindow::showEvent(QShowEvent* event) {
 
 void MainWindow::setZoom(double factor) {
     m_zoom = std::clamp(factor, 0.7, 2.5);
+    QToolTip::hideText();  // drawn at the old size, it would stay there clipped
     QFont font = m_baseFont;
     font.setPointSizeF(m_baseFont.pointSizeF() * m_zoom);
     QApplication::setFont(font);
