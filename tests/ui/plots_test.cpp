@@ -323,6 +323,21 @@ private slots:
         QVERIFY(plot.markers().markerX(0) > 1.0 && plot.markers().markerX(0) < 2.0);
     }
 
+    // A step held before it ran (Step, F10 held down) keeps its sawtooth: the wait counts for
+    // no more than the step itself (its phases were squeezed against its end, a spike).
+    void aStepHeldBeforeItRanKeepsItsSawtooth() {
+        PhasePlot plot;
+        plot.appendRows({sample(1, "step", 10, 5), sample(2, "batch", 10010, 6),
+                         sample(2, "forward", 10015, 9), sample(2, "backward", 10025, 7),
+                         sample(2, "step", 10030, 5)});
+        const auto at = [&](const char* phase) {
+            return plot.phase(QString::fromLatin1(phase))->data()->constBegin()->key;
+        };
+        QCOMPARE(at("batch"), 1.5);
+        QCOMPARE(at("forward"), 1.625);
+        QCOMPARE(at("backward"), 1.875);
+    }
+
     // Steps the engine did not sample (between the first steps and every 50th) are a gap in
     // the lines, not a straight line across them; consecutive steps stay joined.
     void stepsNotSampledAreAGap() {

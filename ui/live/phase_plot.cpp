@@ -102,7 +102,11 @@ void PhasePlot::placePending(double stepEndMs) {
     }
     breakLinesBefore(m_pending.front().step);
     QVector<Sample> samples;
-    const double start = m_lastStepEndMs;
+    // The step began when the one before ended, unless the run was held between them (Step,
+    // F10): the wait before its first phase counts for no more than the rest of the step, or
+    // its phases were squeezed against its end, a spike instead of the sawtooth.
+    const double first = m_pending.front().wall_ms;
+    const double start = std::max(m_lastStepEndMs, first - (stepEndMs - first));
     const double span = std::max(1e-6, stepEndMs - start);
     for (const MetricRow& row : m_pending) {
         const double fraction = std::clamp((row.wall_ms - start) / span, 0.02, 0.98);
