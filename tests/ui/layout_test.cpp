@@ -4,11 +4,14 @@
 // tables keep room to be read (a page scrolls instead), legends wrap instead of cutting
 // their entries and labels never cover one another (layout_checks.h).
 #include <QDockWidget>
+#include <QHeaderView>
+#include <QLineEdit>
 #include <QMainWindow>
 #include <QPlainTextEdit>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QTabWidget>
+#include <QTableView>
 #include <QToolBar>
 #include <QToolButton>
 #include <QtTest>
@@ -30,6 +33,8 @@
 #include "oomlab/config/config_keys.h"
 #include "oomlab/store/run_store.h"
 #include "plots/themed_plot.h"
+#include "runs/run_database.h"
+#include "runs/runs_model.h"
 #include "runs/runs_page.h"
 #include "ui_test_support.h"
 #include "window/main_window.h"
@@ -285,6 +290,74 @@ private slots:
 
     // Rows and headings follow the text size up to the largest zoom (the rows kept the
     // desktop's height and presentation text overlapped them).
+    // A class's runs on the projector: with 30 runs of students, widths the lecturer chose at
+    // the desktop's text size, and presentation mode on a 1024x768 screen, every heading and
+    // cell shown is read whole and the table does not scroll sideways: the columns a room needs
+    // least are left out ("mbedding", "com…" were shown); a wider window brings them back.
+    void aClassesRunsAreReadWholeOnTheProjector() {
+        {
+            RunStore store = RunStore::open(m_dir.filePath("runs.sqlite").toStdString());
+            const RunOutcome outcome = store.find_run(1)->outcome;
+            for (int student = 1; student <= 27; ++student) {
+                const std::int64_t id =
+                    store.create_run({"student-" + std::to_string(student) + ": batch " +
+                                          std::to_string(16 + student),
+                                      "{}", "cpu", "0.1.0", "1.13"});
+                store.finish_run(id, outcome);
+            }
+        }
+        m_window->database()->notifyRunsChanged();
+        m_window->setPresentationMode(false);
+        m_window->setMaximumSize(QSize(1366, 768));
+        m_window->resize(1366, 768);
+        m_window->showPage(MainWindow::RunsTab);
+        QApplication::processEvents();
+        auto* table = m_window->runsPage()->findChild<QTableView*>(QStringLiteral("runsTable"));
+        QVERIFY(table);
+        QTRY_VERIFY(table->model()->rowCount() >= 30);
+        // The class's own runs, as the lecturer filters them (the fixture's first three have
+        // names longer than a student's).
+        auto* search = m_window->runsPage()->findChild<QLineEdit*>(QStringLiteral("runsSearch"));
+        QVERIFY(search);
+        search->setText(QStringLiteral("student"));
+        QTRY_COMPARE(table->model()->rowCount(), 27);
+        // The lecturer widens a column at the desktop's text size: widths of their choice.
+        QHeaderView* header = table->horizontalHeader();
+        header->resizeSection(RunsModel::Embeddings,
+                              header->sectionSize(RunsModel::Embeddings) + 8);
+
+        const QSize screen(1024, 768);
+        m_window->setMaximumSize(screen);
+        m_window->resize(screen);
+        m_window->setPresentationMode(true);
+        QTest::qWait(100);
+        QApplication::processEvents();
+        QTest::qWait(100);
+        const QStringList elided = elidedTableText(m_window->runsPage());
+        QVERIFY2(elided.isEmpty(), qPrintable(elided.join('\n')));
+        QVERIFY2(table->horizontalScrollBar()->maximum() == 0,
+                 qPrintable(QStringLiteral("scrolls %1 px sideways")
+                                .arg(table->horizontalScrollBar()->maximum())));
+        for (const int column :
+             {RunsModel::Name, RunsModel::Status, RunsModel::Peak, RunsModel::FinalLoss}) {
+            QVERIFY2(!header->isSectionHidden(column), qPrintable(QString::number(column)));
+        }
+        QVERIFY(header->isSectionHidden(RunsModel::Notes));
+        QVERIFY2(header->toolTip().contains(QStringLiteral("Left out for room")),
+                 qPrintable(header->toolTip()));
+
+        m_window->setPresentationMode(false);
+        m_window->setMaximumSize(QSize(4000, 3000));
+        m_window->resize(2600, 900);
+        QTest::qWait(100);
+        QApplication::processEvents();
+        QTest::qWait(100);
+        QTRY_VERIFY(!header->isSectionHidden(RunsModel::Notes));
+        QVERIFY(header->sectionSize(RunsModel::Embeddings) >=
+                header->sectionSizeHint(RunsModel::Embeddings));
+        search->clear();
+    }
+
     void tableRowsFollowTheTextSize() {
         m_window->resize(1600, 1000);
         m_window->showPage(MainWindow::RunsTab);

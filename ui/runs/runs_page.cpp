@@ -23,6 +23,7 @@
 #include "export/tracker_send.h"
 #include "oomlab/advice/oom_fixes.h"
 #include "oomlab/launch/rendezvous.h"
+#include "runs/fitted_columns.h"
 #include "runs/fix_outcome.h"
 #include "runs/run_database.h"
 #include "runs/runs_filter_model.h"
@@ -88,18 +89,29 @@ RunsPage::RunsPage(RunDatabase* database, QWidget* parent) : QWidget(parent), m_
     m_view->setAlternatingRowColors(true);
     m_view->verticalHeader()->hide();
     m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
-    m_view->horizontalHeader()->setStretchLastSection(true);
     sizeRowsToText(m_view, 3);
-    m_autoWidths = !m_view->horizontalHeader()->restoreState(
-        AppSettings::value(QStringLiteral("runs/header")).toByteArray());
-    connect(m_view->horizontalHeader(), &QHeaderView::sectionResized, this, [this] {
-        if (m_resizing) {
-            return;
-        }
-        m_autoWidths = false;
-        AppSettings::setValue(QStringLiteral("runs/header"),
-                              m_view->horizontalHeader()->saveState());
-    });
+    // What a room needs least goes first where the columns do not all fit: the run, its
+    // status, its peak and its loss stay.
+    m_columns = new FittedColumns(
+        m_view,
+        {RunsModel::Notes, RunsModel::Tags, RunsModel::Device, RunsModel::Created, RunsModel::Vocab,
+         RunsModel::Duration, RunsModel::Steps, RunsModel::Cap, RunsModel::Precision,
+         RunsModel::Optimizer, RunsModel::Embeddings, RunsModel::Dataset, RunsModel::Model,
+         RunsModel::Accuracy, RunsModel::Batch},
+        RunsModel::Name);
+    if (m_view->horizontalHeader()->restoreState(
+            AppSettings::value(QStringLiteral("runs/header")).toByteArray())) {
+        m_columns->userSizedAll();
+    }
+    connect(m_view->horizontalHeader(), &QHeaderView::sectionResized, this,
+            [this](int column, int, int width) {
+                if (m_columns->fitting()) {
+                    return;
+                }
+                m_columns->userSized(column, width);
+                AppSettings::setValue(QStringLiteral("runs/header"),
+                                      m_view->horizontalHeader()->saveState());
+            });
     m_view->horizontalHeader()->setResizeContentsPrecision(200);  // rows looked at
     // Only when the rows are new: columns that moved when a run finished or was renamed moved
     // the cell under the pointer between the two clicks of a double-click.
@@ -133,8 +145,12 @@ RunsPage::RunsPage(RunDatabase* database, QWidget* parent) : QWidget(parent), m_
     layout->addWidget(m_databaseLabel);
 
     connect(m_search, &QLineEdit::textChanged, m_filter, &RunsFilterModel::setText);
-    connect(m_status, qOverload<int>(&QComboBox::currentIndexChanged), this,
-            [this] { m_filter->setStatusFilter(m_status->currentData().toString()); });
+    // Other runs shown may need other widths (a class's runs alone fit where all did not).
+    connect(m_search, &QLineEdit::textChanged, m_columns, &FittedColumns::fitSoon);
+    connect(m_status, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] {
+        m_filter->setStatusFilter(m_status->currentData().toString());
+        m_columns->fitSoon();
+    });
     connect(m_view, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
         if (index.column() != RunsModel::Name && index.column() != RunsModel::Notes &&
             index.column() != RunsModel::Tags) {
@@ -336,11 +352,11 @@ void RunsPage::showSent(const QString& report, bool failed, bool interactive) {
 }
 
 void RunsPage::fitColumns() {
-    if (m_autoWidths) {
-        m_resizing = true;
-        m_view->resizeColumnsToContents();
-        m_resizing = false;
-    }
+    m_columns->fit();
+}
+
+void RunsPage::setPresenting(bool on) {
+    m_columns->setLeavingOut(on);
 }
 
 void RunsPage::changeEvent(QEvent* event) {

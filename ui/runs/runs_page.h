@@ -18,6 +18,8 @@ class QTableView;
 
 namespace oomlab::ui {
 
+class FittedColumns;
+
 class RunDatabase;
 class RunsFilterModel;
 class RunsModel;
@@ -60,6 +62,9 @@ public:
     TrackerSender* trackerSender() const { return m_sender; }
     const QString& lastSendReport() const { return m_lastSendReport; }
 
+    // Presenting, the columns a room needs least are left out where they do not all fit.
+    void setPresenting(bool on);
+
 signals:
     void compareRequested(const QVector<qint64>& runIds);
     // `processes`: how many the run trained with (its world size).
@@ -76,8 +81,8 @@ private:
     // An out-of-memory run's fixes and the runs that tried them; a fix run's link.
     QString fixesHtml(const RunRecord& run) const;
     void saveNotes();
-    // Columns as wide as their text, until the user sizes them: when the rows are new and
-    // when the text size changes (presentation mode).
+    // Columns read whole (fitted_columns.h): when the rows are new and when the text size
+    // changes (presentation mode); a new width fits them by itself.
     void fitColumns();
     void showSent(const QString& report, bool failed, bool interactive);
     int currentSourceRow() const;
@@ -106,8 +111,7 @@ private:
     QPlainTextEdit* m_notes = nullptr;
     QLabel* m_databaseLabel = nullptr;
     qint64 m_notesRunId = 0;
-    bool m_autoWidths = true;  // until the user resizes a column
-    bool m_resizing = false;
+    FittedColumns* m_columns = nullptr;
 };
 
 }  // namespace oomlab::ui

@@ -77,6 +77,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
 
     m_live = new LivePage;
     m_runs = new RunsPage(m_database);
+    connect(this, &MainWindow::presentationModeChanged, m_runs, &RunsPage::setPresenting);
     m_compare = new ComparePage;
     m_tabs = new QTabWidget;
     m_tabs->setObjectName(QStringLiteral("pages"));

@@ -1,0 +1,58 @@
+// A table's columns read whole at any text size and width: each at least as wide as its
+// heading and its widest cell (a width the user chose that is wider is kept; widths kept from
+// another text size clipped "Embedding" to "mbedding" in presentation mode), and where they do
+// not all fit the table, the columns least needed are left out, one at a time, until they do;
+// they come back when there is room (a wider window, a smaller text). Columns are left out only
+// when asked (presentation mode); at a desk the table scrolls sideways instead.
+#pragma once
+
+#include <QObject>
+#include <QStringList>
+#include <QVector>
+
+class QTableView;
+
+namespace oomlab::ui {
+
+class FittedColumns : public QObject {
+    Q_OBJECT
+
+public:
+    // `leastNeededFirst`: the columns that may be left out, in the order they go; `fill`: the
+    // column given what room is left (the header's own stretching of its last section kept a
+    // width of another size and scrolled the table sideways).
+    FittedColumns(QTableView* view, QVector<int> leastNeededFirst, int fill);
+
+    // Fits the columns again: after new rows, a new text size, or a new width (by itself).
+    // Not when a row changes: a column that moved between the two clicks of a double-click
+    // moved the cell under the pointer.
+    void fit();
+    // The same once the event loop turns again: several changes, one fit.
+    void fitSoon();
+    // True while fitting: the header's resizes are then not the user's.
+    bool fitting() const { return m_fitting; }
+    // The user sized `column` to `width`: it keeps at least that width from now on.
+    void userSized(int column, int width);
+    // The widths the header has now are the user's (a header state restored).
+    void userSizedAll();
+    // Whether columns are left out where they do not fit (presenting); else the table scrolls
+    // sideways, every column whole.
+    void setLeavingOut(bool on);
+    // The headings of the columns left out for room, in the table's order.
+    QStringList leftOut() const;
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
+private:
+    QTableView* m_view;
+    QVector<int> m_leastNeededFirst;
+    int m_fill;
+    bool m_leavingOut = false;
+    QVector<int> m_userWidths;  // by column; 0: none chosen
+    bool m_fitting = false;
+    int m_fittedWidth = -1;  // the table's width when last fitted
+    bool m_fitPending = false;
+};
+
+}  // namespace oomlab::ui
