@@ -92,16 +92,24 @@ class TraceReader {
 public:
     explicit TraceReader(const std::string& source) : m_source(source) {}
 
-    bool Null() { return scalar(std::nullopt, "null"); }
-    bool Bool(bool value) { return scalar(std::nullopt, value ? "true" : "false"); }
+    bool Null() {
+        return scalar(std::nullopt, 0, [] { return std::string("null"); });
+    }
+    bool Bool(bool value) {
+        return scalar(std::nullopt, 0, [value] { return std::string(value ? "true" : "false"); });
+    }
     bool Int(int value) { return Int64(value); }
     bool Uint(unsigned value) { return Int64(value); }
-    bool Int64(std::int64_t value) { return scalar(double(value), std::to_string(value), value); }
+    bool Int64(std::int64_t value) {
+        return scalar(double(value), value, [value] { return std::to_string(value); });
+    }
     bool Uint64(std::uint64_t value) {
         const auto integer = value > std::uint64_t(INT64_MAX) ? 0 : std::int64_t(value);
-        return scalar(double(value), std::to_string(value), integer);
+        return scalar(double(value), integer, [value] { return std::to_string(value); });
     }
-    bool Double(double value) { return scalar(value, Json(value).dump(), whole(value)); }
+    bool Double(double value) {
+        return scalar(value, whole(value), [value] { return Json(value).dump(); });
+    }
     bool RawNumber(const char*, rapidjson::SizeType, bool) { return true; }  // not asked for
     bool String(const char* text, rapidjson::SizeType length, bool) {
         const std::string_view value(text, length);
@@ -210,19 +218,20 @@ private:
         m_open.push_back({role, object, {}, {}});
     }
 
-    // A number, true, false or null (`text` as JSON writes it): `number` and `integer` where it
-    // is a number.
-    bool scalar(std::optional<double> number, const std::string& text, std::int64_t integer = 0) {
+    // A number, true, false or null: `number` and `integer` where it is a number; `text()` as
+    // JSON writes it, made only where it is used (a trace's millions of numbers need none).
+    template <typename Text>
+    bool scalar(std::optional<double> number, std::int64_t integer, const Text& text) {
         if (m_open.empty()) {
             return true;
         }
         const Open& at = m_open.back();
         if (at.role == Role::Events) {
-            not_an_event(text);
+            not_an_event(text());
         }
         if (at.role == Role::Event) {
             if (at.key == "tid") {
-                m_event.thread = text;
+                m_event.thread = text();
             } else if (at.key == "ts" && number) {
                 m_event.ts = *number;
             } else if (at.key == "dur" && number) {
