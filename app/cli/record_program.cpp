@@ -1,11 +1,9 @@
 #include "record_program.h"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -78,10 +76,6 @@ namespace {
     (void)!write(STDERR_FILENO, failed.data(), failed.size());
     _exit(127);
 }
-
-}  // namespace
-
-namespace {
 
 // Passes on what the program wrote to its standard error (and reads it for an out-of-memory
 // message); false once every writer has closed it.

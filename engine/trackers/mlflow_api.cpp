@@ -75,16 +75,19 @@ std::optional<nlohmann::json> MlflowApi::call(const std::string& method, const s
                     "sets how many times to ask)" +
                     (said.empty() ? std::string() : " (" + said + ")"));
     }
-    if (missing == Missing::CallOrResource && reply.status == 404) {
+    const std::string code = answer.is_object() ? answer.value("error_code", "") : "";
+    // A call the server does not have: 404 without MLflow's error code, or ENDPOINT_NOT_FOUND
+    // (a run gone meanwhile is RESOURCE_DOES_NOT_EXIST, and refused as any other).
+    if (missing == Missing::Call && reply.status == 404 &&
+        (code.empty() || code == "ENDPOINT_NOT_FOUND")) {
         return std::nullopt;
     }
-    if (!answer.is_object() || !answer.contains("error_code")) {
+    if (code.empty()) {
         throw Error("MLflow at " + m_uri + ": " + method + " " + path +
                     " was answered with status " + std::to_string(reply.status) +
                     " and no MLflow reply: is this the address of an MLflow tracking server?");
     }
-    const std::string code = answer.value("error_code", "");
-    if (missing != Missing::Refused && code == "RESOURCE_DOES_NOT_EXIST") {
+    if (missing == Missing::Resource && code == "RESOURCE_DOES_NOT_EXIST") {
         return std::nullopt;
     }
     throw Error("MLflow at " + m_uri + " refused " + path + " (" + std::to_string(reply.status) +
@@ -97,7 +100,7 @@ nlohmann::json MlflowApi::get(const std::string& endpoint, const std::string& qu
 
 std::optional<nlohmann::json> MlflowApi::get_if_served(const std::string& endpoint,
                                                        const std::string& query) {
-    return call("GET", "/api/2.0/mlflow/" + endpoint + "?" + query, "", Missing::CallOrResource);
+    return call("GET", "/api/2.0/mlflow/" + endpoint + "?" + query, "", Missing::Call);
 }
 
 nlohmann::json MlflowApi::post(const std::string& endpoint, const nlohmann::json& body) {

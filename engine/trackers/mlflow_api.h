@@ -16,8 +16,8 @@ public:
     explicit MlflowApi(std::string tracking_uri, RequestControl control = {});
 
     nlohmann::json get(const std::string& endpoint, const std::string& query);
-    // The same, or nullopt where the server has no such call (404: an older MLflow) or no such
-    // resource (RESOURCE_DOES_NOT_EXIST).
+    // The same, or nullopt where the server has no such call (a 404 without MLflow's error
+    // code, or ENDPOINT_NOT_FOUND: an older MLflow).
     std::optional<nlohmann::json> get_if_served(const std::string& endpoint,
                                                 const std::string& query);
     nlohmann::json post(const std::string& endpoint, const nlohmann::json& body);
@@ -46,8 +46,8 @@ private:
     HttpReply send_controlled(const std::string& method, const std::string& path,
                               const std::string& body, const std::string& file,
                               const std::string& content_type) const;
-    // What may be missing without an error: nothing, the resource asked about, or the call too.
-    enum class Missing { Refused, Resource, CallOrResource };
+    // What may be missing without an error: nothing, the resource asked about, or the call.
+    enum class Missing { Refused, Resource, Call };
     // The answer's JSON; nullopt for what `missing` allows to be missing.
     std::optional<nlohmann::json> call(const std::string& method, const std::string& path,
                                        const std::string& body, Missing missing);

@@ -76,7 +76,7 @@ void MlflowHistories::read_in_bulk(const std::string& key,
     }
     std::optional<Json> answer = m_api.get_if_served("metrics/get-history-bulk-interval", query);
     if (!answer) {
-        // MLflow before 2.9, or a run gone meanwhile: each run is read on its own.
+        // MLflow before 2.9: each run is read on its own.
         m_bulk = false;
         m_note("MLflow at " + m_api.uri() +
                " has no bulk history call (metrics/get-history-bulk-interval, MLflow 2.9 and "
@@ -111,11 +111,15 @@ std::vector<Json> MlflowHistories::values(const std::string& run_id, const std::
     m_ahead.erase(ahead);
     if (values.size() > left) {
         values.resize(left);
-        m_note("run " + run_id + " holds more than " + std::to_string(kMostValuesPerRun) +
-               " metric values: its first " + std::to_string(kMostValuesPerRun) + " are imported");
+        note_too_many(run_id);
     }
     left -= values.size();
     return values;
+}
+
+void MlflowHistories::note_too_many(const std::string& run_id) {
+    m_note("run " + run_id + " holds more than " + std::to_string(kMostValuesPerRun) +
+           " metric values: its first " + std::to_string(kMostValuesPerRun) + " are imported");
 }
 
 std::vector<Json> MlflowHistories::read_alone(const std::string& run_id, const std::string& key,
@@ -131,9 +135,7 @@ std::vector<Json> MlflowHistories::read_alone(const std::string& run_id, const s
     };
     const std::string stopped = for_each_item("metrics", page, [&](Json& value) {
         if (left == 0) {
-            m_note("run " + run_id + " holds more than " + std::to_string(kMostValuesPerRun) +
-                   " metric values: its first " + std::to_string(kMostValuesPerRun) +
-                   " are imported");
+            note_too_many(run_id);
             return false;
         }
         --left;

@@ -53,6 +53,8 @@ private:
     void read_in_bulk(const std::string& key, const std::vector<std::string>& run_ids);
     std::vector<nlohmann::json> read_alone(const std::string& run_id, const std::string& key,
                                            std::size_t& left);
+    // Said where a run brings more than kMostValuesPerRun values.
+    void note_too_many(const std::string& run_id);
 
     MlflowApi& m_api;
     Note m_note;

@@ -129,6 +129,26 @@ std::string run_id_of(const Json& run) {
     return id != info->end() && id->is_string() ? id->get<std::string>() : "?";
 }
 
+// The series a metric's key names ("train/loss", "rank 3/train/loss"): its field, none for a
+// final value (final/..., peak/..., predicted/...: in the summary), and its rank, -1 where a
+// rank prefix names none from 0 to kMostRank.
+struct NamedSeries {
+    const SeriesField* field = nullptr;
+    int rank = 0;
+};
+
+NamedSeries named_series(std::string key) {
+    NamedSeries series;
+    if (key.rfind("rank ", 0) == 0 && key.find('/') != std::string::npos) {
+        series.rank = rank_of(key).value_or(-1);
+        key = key.substr(key.find('/') + 1);
+    }
+    const auto field = std::find_if(std::begin(kSeriesFields), std::end(kSeriesFields),
+                                    [&](const SeriesField& f) { return key == f.name; });
+    series.field = field == std::end(kSeriesFields) ? nullptr : field;
+    return series;
+}
+
 using Note = std::function<void(const std::string&)>;
 
 // The run's step and validation rows from its series, in the order they were measured.
@@ -139,24 +159,17 @@ std::vector<MetricRow> rows_of(MlflowHistories& histories, const Json& run, std:
     std::map<std::tuple<int, std::string_view, std::int64_t>, MetricRow> rows;
     std::size_t left_out = 0;
     for (const Json& latest : run["data"].value("metrics", Json::array())) {
-        std::string key = latest.value("key", "");
-        int rank = 0;
-        if (key.rfind("rank ", 0) == 0 && key.find('/') != std::string::npos) {
-            const std::optional<int> named = rank_of(key);
-            if (!named) {
-                note("run " + run_id + "'s series \"" + printable_line(key.substr(0, 40)) +
-                     "\" names no rank from 0 to " + std::to_string(kMostRank) + ": left out");
-                continue;
-            }
-            rank = *named;
-            key = key.substr(key.find('/') + 1);
+        const std::string key = latest.value("key", "");
+        const auto [field, rank] = named_series(key);
+        if (rank < 0) {
+            note("run " + run_id + "'s series \"" + printable_line(key.substr(0, 40)) +
+                 "\" names no rank from 0 to " + std::to_string(kMostRank) + ": left out");
+            continue;
         }
-        const auto field = std::find_if(std::begin(kSeriesFields), std::end(kSeriesFields),
-                                        [&](const SeriesField& f) { return key == f.name; });
-        if (field == std::end(kSeriesFields)) {
-            continue;  // a final value (final/..., peak/..., predicted/...): in the summary
+        if (!field) {
+            continue;
         }
-        for (const Json& value : histories.values(run_id, latest.value("key", ""), left)) {
+        for (const Json& value : histories.values(run_id, key, left)) {
             const std::optional<std::int64_t> step =
                 count_of(value.contains("step") ? whole_of(value["step"]) : 0);
             const double wall_ms =
@@ -220,14 +233,10 @@ std::string utc_text(std::int64_t epoch_ms) {
 std::set<std::string> series_keys(const Json& run) {
     std::set<std::string> keys;
     for (const Json& latest : run["data"].value("metrics", Json::array())) {
-        std::string key = latest.value("key", "");
-        const std::string named = key;
-        if (key.rfind("rank ", 0) == 0 && key.find('/') != std::string::npos) {
-            key = key.substr(key.find('/') + 1);
-        }
-        if (std::any_of(std::begin(kSeriesFields), std::end(kSeriesFields),
-                        [&](const SeriesField& f) { return key == f.name; })) {
-            keys.insert(named);
+        const std::string key = latest.value("key", "");
+        const NamedSeries series = named_series(key);
+        if (series.field && series.rank >= 0) {
+            keys.insert(key);
         }
     }
     return keys;
