@@ -16,16 +16,26 @@ FittedColumns::FittedColumns(QTableView* view, QVector<int> leastNeededFirst, in
 }
 
 void FittedColumns::fitSoon() {
-    if (!m_fitPending) {
-        m_fitPending = true;
+    m_textWidths.clear();
+    layOutSoon();
+}
+
+void FittedColumns::layOutSoon() {
+    if (!m_layOutPending) {
+        m_layOutPending = true;
         QTimer::singleShot(0, this, [this] {
-            m_fitPending = false;
-            fit();
+            m_layOutPending = false;
+            layOut();
         });
     }
 }
 
 void FittedColumns::fit() {
+    m_textWidths.clear();
+    layOut();
+}
+
+void FittedColumns::layOut() {
     if (m_fitting) {
         return;
     }
@@ -35,14 +45,21 @@ void FittedColumns::fit() {
     for (int column = 0; column < columns; ++column) {
         m_view->setColumnHidden(column, false);
     }
+    // The text's widths are measured once for these rows and this text size (a few hundred
+    // cells a column): a new width of the table only lays them out again.
+    if (m_textWidths.size() != columns) {
+        m_textWidths.resize(columns);
+        for (int column = 0; column < columns; ++column) {
+            m_textWidths[column] =
+                std::max(header->sectionSizeHint(column),
+                         static_cast<const QAbstractItemView*>(m_view)->sizeHintForColumn(column));
+        }
+    }
     m_userWidths.resize(columns);
     QVector<int> widths(columns);
     int total = 0;
     for (int column = 0; column < columns; ++column) {
-        const int text =
-            std::max(header->sectionSizeHint(column),
-                     static_cast<const QAbstractItemView*>(m_view)->sizeHintForColumn(column));
-        widths[column] = std::max(text, m_userWidths[column]);
+        widths[column] = std::max(m_textWidths[column], m_userWidths[column]);
         total += widths[column];
     }
     const int room = m_view->viewport()->width();
@@ -87,7 +104,7 @@ void FittedColumns::userSizedAll() {
 
 void FittedColumns::setLeavingOut(bool on) {
     m_leavingOut = on;
-    fitSoon();
+    layOutSoon();
 }
 
 QStringList FittedColumns::leftOut() const {
@@ -106,7 +123,7 @@ bool FittedColumns::eventFilter(QObject* watched, QEvent* event) {
     // left out may bring a scroll bar and change the width once more).
     if (watched == m_view->viewport() && event->type() == QEvent::Resize &&
         m_view->viewport()->width() != m_fittedWidth) {
-        fitSoon();
+        layOutSoon();
     }
     return QObject::eventFilter(watched, event);
 }

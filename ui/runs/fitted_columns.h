@@ -23,9 +23,9 @@ public:
     // width of another size and scrolled the table sideways).
     FittedColumns(QTableView* view, QVector<int> leastNeededFirst, int fill);
 
-    // Fits the columns again: after new rows, a new text size, or a new width (by itself).
-    // Not when a row changes: a column that moved between the two clicks of a double-click
-    // moved the cell under the pointer.
+    // Measures the columns' text and fits them again: after new rows or a new text size (a new
+    // width of the table lays them out again by itself). Not when a row changes: a column that
+    // moved between the two clicks of a double-click moved the cell under the pointer.
     void fit();
     // The same once the event loop turns again: several changes, one fit.
     void fitSoon();
@@ -45,6 +45,10 @@ protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
+    // Lays the columns out at the widths measured (measuring them first where none are).
+    void layOut();
+    void layOutSoon();
+
     QTableView* m_view;
     QVector<int> m_leastNeededFirst;
     int m_fill;
@@ -52,7 +56,8 @@ private:
     QVector<int> m_userWidths;  // by column; 0: none chosen
     bool m_fitting = false;
     int m_fittedWidth = -1;  // the table's width when last fitted
-    bool m_fitPending = false;
+    bool m_layOutPending = false;
+    QVector<int> m_textWidths;  // by column: its heading's or widest cell's; empty: to measure
 };
 
 }  // namespace oomlab::ui
