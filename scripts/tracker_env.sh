@@ -26,10 +26,11 @@ python_env_made() {
     "$1/bin/python" - "$template" <<'PY'
 import os, sys, tempfile
 from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
-folder = tempfile.mkdtemp()
-path = os.path.join(folder, "empty.sqlite")
-SqlAlchemyStore("sqlite:///" + path, os.path.join(folder, "artifacts")).engine.dispose()
-os.replace(path, sys.argv[1])
+# Made beside the template, so that the move is one rename (a /tmp of its own would not be).
+with tempfile.TemporaryDirectory(dir=os.path.dirname(sys.argv[1])) as folder:
+    path = os.path.join(folder, "empty.sqlite")
+    SqlAlchemyStore("sqlite:///" + path, os.path.join(folder, "artifacts")).engine.dispose()
+    os.replace(path, sys.argv[1])
 PY
 }
 python_env_main "$env_dir" \
