@@ -309,6 +309,9 @@ public:
 private:
     const char* begin() const { return m_chunk.data(); }
     bool refill() {
+        if (m_done) {
+            return false;  // RapidJSON peeks at the end more than once
+        }
         m_lines += std::size_t(std::count(begin(), m_end, '\n'));
         m_before += std::size_t(m_end - begin());
         const std::size_t got = m_input.read(m_chunk.data(), m_chunk.size());
@@ -320,7 +323,8 @@ private:
         if (m_before == 0 && got >= 3 && std::memcmp(m_at, "\xEF\xBB\xBF", 3) == 0) {
             m_at += 3;  // UTF-8's byte order mark, which some editors write
         }
-        return got > 0;
+        m_done = got == 0;
+        return !m_done;
     }
 
     PickleInput& m_input;
@@ -330,6 +334,7 @@ private:
     const char* m_end = m_chunk.data();
     std::size_t m_before = 0;  // bytes of the chunks before this one
     std::size_t m_lines = 0;   // line breaks in them
+    bool m_done = false;       // the input's end reached
 };
 
 }  // namespace

@@ -433,15 +433,16 @@ SnapshotReport read_snapshot_report(const std::string& path, const SnapshotProgr
     snapshot::SnapshotFileInput input(path, kMostSnapshotBytes);
     const std::string head = input.peek(64);
     std::uint64_t read = 0;  // of the file, as far as the pickle reader has come
+    const bool trace = looks_like_json(head);
     try {
-        if (looks_like_json(head) && head.find('\0') != std::string::npos) {
+        if (trace && head.find('\0') != std::string::npos) {
             // UTF-16 (an editor's saving), or no text: read whole, converted or refused.
             const std::string text = text_as_utf8(
                 path, "memory snapshot", input.read_rest(kMostTraceBytes, "a profiler's trace"));
             snapshot::StringInput whole(text);
             return snapshot::profiler_trace_report(whole, path);
         }
-        if (!looks_like_json(head)) {
+        if (!trace) {
             refuse_unknown(head, path);
         }
         snapshot::ReadAhead ahead(input);
@@ -451,7 +452,7 @@ SnapshotReport read_snapshot_report(const std::string& path, const SnapshotProgr
                 progress({"reading", read, input.file_size()});
             }
         };
-        if (looks_like_json(head)) {
+        if (trace) {
             return snapshot::profiler_trace_report(ahead, path, after_chunk);
         }
         snapshot::SnapshotSink sink(path);
