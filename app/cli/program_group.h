@@ -47,5 +47,9 @@ private:
 // The signal (SIGINT, SIGTERM or SIGHUP) that asked oomlab-cli to stop while a program ran, or
 // 0: every try still to come is left.
 int stop_requested();
+// The exit status a stop asks for (128 + its signal, as a shell gives it), else `otherwise`.
+inline int exit_status_unless_stopped(int otherwise) {
+    return stop_requested() != 0 ? 128 + stop_requested() : otherwise;
+}
 
 }  // namespace oomlab::cli

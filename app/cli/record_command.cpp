@@ -78,7 +78,7 @@ int run_tries_after(const std::string& record, const std::vector<std::string>& c
               << program->directory << '\n';
     run_tries(program->command, path, first, settings, try_timeout(timeout, program->seconds),
               force);
-    return stop_requested() != 0 ? 128 + stop_requested() : kExitOk;
+    return exit_status_unless_stopped(kExitOk);
 }
 
 }  // namespace
@@ -174,7 +174,7 @@ void add_record_command(CLI::App& app, int& exit_code) {
         }
         if (stop_requested() != 0) {
             // Stopped by a signal: it is passed on, and nothing more is run.
-            exit_code = 128 + stop_requested();
+            exit_code = exit_status_unless_stopped(exit_code);
             if (!tries->empty()) {
                 std::cout << "oomlab-cli record: stopped by " << strsignal(stop_requested())
                           << "; the tries (" << tries->size() << ") are not run\n";
@@ -182,9 +182,7 @@ void add_record_command(CLI::App& app, int& exit_code) {
         } else if (!tries->empty()) {
             run_tries(*command, fs::absolute(*out), first, settings_to_try(*tries, first),
                       try_timeout(*timeout, first.end.seconds), *force);
-            if (stop_requested() != 0) {
-                exit_code = 128 + stop_requested();
-            }
+            exit_code = exit_status_unless_stopped(exit_code);
         }
     });
 }
