@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include <QEvent>
 #include <QFontDatabase>
 #include <QPlainTextEdit>
 #include <QPushButton>
@@ -24,7 +25,11 @@ ProgramRerun::ProgramRerun(QWidget* parent) : QWidget(parent) {
     m_result->setObjectName(QStringLiteral("snapshotRunItResult"));
     m_result->setReadOnly(true);
     m_result->setLineWrapMode(QPlainTextEdit::NoWrap);
-    m_result->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    // The family only: its size follows the application's (zoom, presentation mode).
+    QFont mono;
+    mono.setFamily(QFontDatabase::systemFont(QFontDatabase::FixedFont).family());
+    mono.setStyleHint(QFont::Monospace);
+    m_result->setFont(mono);
     m_result->hide();
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -100,6 +105,13 @@ void ProgramRerun::stop() {
 
 QString ProgramRerun::resultText() const {
     return m_result->toPlainText();
+}
+
+void ProgramRerun::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::FontChange) {
+        setResult(m_result->toPlainText());  // as tall as its lines at the new size
+    }
 }
 
 void ProgramRerun::setResult(const QString& text) {

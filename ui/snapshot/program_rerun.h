@@ -32,6 +32,9 @@ public:
 signals:
     void finished();
 
+protected:
+    void changeEvent(QEvent* event) override;
+
 private:
     void showEnd(bool failedToStart);
     void stop();
