@@ -3,9 +3,12 @@
 # (scripts/*_env.sh; `./oomlab.sh test` installs each and sets its variable). Without it the
 # test is skipped (exit 77), saying why.
 #
-#   run_python_test.sh VARIABLE ENV_SCRIPT TEST.py
+#   run_python_test.sh VARIABLE ENV_SCRIPT TEST.py [CLASS]
+#
+# With CLASS, only that class's tests run: a file's classes can then be tests of their own,
+# which ctest runs side by side.
 set -euo pipefail
-variable="$1" env_script="$2" test="$3"
+variable="$1" env_script="$2" test="$3" class="${4:-}"
 python="${!variable:-}"
 if [[ -z "$python" || ! -x "$python" ]]; then
     echo "skipped: $variable is not set to the Python of scripts/$env_script's environment;" \
@@ -14,4 +17,5 @@ if [[ -z "$python" || ! -x "$python" ]]; then
     exit 77
 fi
 cd "$(dirname "$test")"
-exec "$python" -m unittest -v "$(basename "$test" .py)"
+module="$(basename "$test" .py)"
+exec "$python" -m unittest -v "$module${class:+.$class}"
