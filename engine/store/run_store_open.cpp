@@ -80,6 +80,13 @@ void use_wal(sqlite::Database& database) {
     }
 }
 
+// Whether opening `path` makes a new database: the file is not there or is empty.
+bool makes_a_database(const std::string& path) {
+    std::error_code error;
+    const auto size = std::filesystem::file_size(path, error);
+    return error || size == 0;
+}
+
 // Ends a run whose writer died with `status` and `error`, with what its rows say it did (the
 // summary is written only at the end): its steps (rank 0's), the highest step peak of any
 // rank, the time of its last row, its last loss and validation accuracy. Only a run still
@@ -197,15 +204,24 @@ RunStore RunStore::open(const std::string& path) {
     check_database_path(path);
     create_parent_folder(path);
     try {
+        // A new file is made by one process at a time: the ranks of a run each making it
+        // beside the -wal and -shm of a database deleted alone (which this store keeps) raced
+        // SQLite's switch to WAL, and one failed with "disk I/O error".
+        std::optional<store::WriterLocks> making;
+        if (makes_a_database(path)) {
+            making.emplace(path);
+            making->wait_to_make();
+        }
         sqlite::Database database = sqlite::Database::open(path);
         configure_connection(database);
         // Everything before this line only reads: a file that is refused keeps every byte.
         store::refuse_unless_run_store(database);
         // Switching a new file to WAL is refused at once, without the busy wait, to a
-        // connection that races another for it (the ranks of a run opening a new file).
+        // connection that races another for it (a process of an older OOM Lab).
         store::retry_while_busy(kFinishTimeoutMs, [&] { use_wal(database); });
         const int version = store::migrate_schema(database);
-        store::WriterLocks locks(path);
+        store::WriterLocks locks = making ? std::move(*making) : store::WriterLocks(path);
+        locks.done_making();
         mark_interrupted_runs(database, locks);
         sqlite::Statement insert_metric =
             database.prepare(store::insert_sql("metrics", store::kMetricColumns, "run_id"));

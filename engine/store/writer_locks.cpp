@@ -1,5 +1,6 @@
 #include "writer_locks.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -59,6 +60,14 @@ void WriterLocks::release(std::int64_t run_id) {
     struct flock lock = byte_of(run_id, F_UNLCK);
     if (m_fd >= 0) {
         fcntl(m_fd, F_OFD_SETLK, &lock);
+    }
+}
+
+void WriterLocks::wait_to_make() {
+    struct flock lock = byte_of(0, F_WRLCK);
+    if (m_fd >= 0) {
+        while (fcntl(m_fd, F_OFD_SETLKW, &lock) != 0 && errno == EINTR) {
+        }
     }
 }
 

@@ -34,6 +34,11 @@ public:
     // Whether some open store (in any process) writes `run_id`; nullopt when unknown.
     std::optional<bool> is_held(std::int64_t run_id) const;
 
+    // One process at a time makes a new database (byte 0: no run has id 0): waits for any
+    // other, until done_making(). Does nothing without the lock file.
+    void wait_to_make();
+    void done_making() { release(0); }
+
 private:
     int m_fd = -1;
 };
