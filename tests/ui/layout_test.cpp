@@ -19,6 +19,7 @@
 #include <algorithm>
 
 #include "common/formatting.h"
+#include "compare/compare_metrics_model.h"
 #include "compare/compare_page.h"
 #include "experiment/config_form.h"
 #include "experiment/experiment_panel.h"
@@ -345,6 +346,43 @@ private slots:
         QVERIFY(header->isSectionHidden(RunsModel::Notes));
         QVERIFY2(header->toolTip().contains(QStringLiteral("Left out for room")),
                  qPrintable(header->toolTip()));
+
+        // The class's runs compared: the results table is read whole too ("Batcl", "inal los",
+        // "1…" were shown), without scrolling sideways, the run, status, peak and loss kept.
+        QVector<qint64> students;
+        for (int row = 0; row < table->model()->rowCount(); ++row) {
+            students << table->model()->index(row, 0).data(RunsModel::RunIdRole).toLongLong();
+        }
+        QSignalSpy loaded(m_window->comparePage(), &ComparePage::loaded);
+        m_window->compareRuns(students);
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, 30000);
+        m_window->showPage(MainWindow::CompareTab);
+        QTest::qWait(100);
+        QApplication::processEvents();
+        QTest::qWait(100);
+        QTableView* results = m_window->comparePage()->metricsTable();
+        QCOMPARE(results->model()->rowCount(), 27);
+        const QStringList elidedResults = elidedTableText(m_window->comparePage());
+        QVERIFY2(elidedResults.isEmpty(), qPrintable(elidedResults.join('\n')));
+        QStringList widths;
+        for (int column = 0; column < results->model()->columnCount(); ++column) {
+            if (!results->horizontalHeader()->isSectionHidden(column)) {
+                widths << QStringLiteral("%1 %2 px")
+                              .arg(results->model()->headerData(column, Qt::Horizontal).toString())
+                              .arg(results->horizontalHeader()->sectionSize(column));
+            }
+        }
+        QVERIFY2(results->horizontalScrollBar()->maximum() == 0,
+                 qPrintable(QStringLiteral("the results scroll %1 px sideways in %2 px: %3")
+                                .arg(results->horizontalScrollBar()->maximum())
+                                .arg(results->viewport()->width())
+                                .arg(widths.join(QStringLiteral(", ")))));
+        for (const int column : {CompareMetricsModel::Run, CompareMetricsModel::Status,
+                                 CompareMetricsModel::Peak, CompareMetricsModel::FinalLoss}) {
+            QVERIFY2(!results->horizontalHeader()->isSectionHidden(column),
+                     qPrintable(QString::number(column)));
+        }
+        m_window->showPage(MainWindow::RunsTab);
 
         m_window->setPresentationMode(false);
         m_window->setMaximumSize(QSize(4000, 3000));

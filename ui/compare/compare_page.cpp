@@ -3,6 +3,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -13,6 +14,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "common/app_settings.h"
+#include "common/fitted_columns.h"
 #include "common/formatting.h"
 #include "common/tab_sizing.h"
 #include "common/table_sizing.h"
@@ -72,8 +74,20 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent) {
     m_metrics->setObjectName(QStringLiteral("compareMetrics"));
     m_metrics->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_metrics->verticalHeader()->hide();
-    m_metrics->horizontalHeader()->setStretchLastSection(true);
     sizeRowsToText(m_metrics, 3);
+    // Read whole at any text size: a room keeps the run, its status, its peak and its loss
+    // ("Batcl", "inal los" and "1…" were shown at 1024x768 presenting).
+    m_metricsColumns = new FittedColumns(
+        m_metrics,
+        {CompareMetricsModel::Throughput, CompareMetricsModel::Duration, CompareMetricsModel::Steps,
+         CompareMetricsModel::ValAccuracy, CompareMetricsModel::Batch},
+        CompareMetricsModel::Run);
+    connect(m_metrics->horizontalHeader(), &QHeaderView::sectionResized, this,
+            [this](int column, int, int width) {
+                if (!m_metricsColumns->fitting()) {
+                    m_metricsColumns->userSized(column, width);
+                }
+            });
 
     auto* plots = new QSplitter(Qt::Horizontal);
     plots->addWidget(m_loss);
@@ -84,7 +98,8 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent) {
     settingsLayout->addWidget(m_metrics, 1);
     settingsLayout->addWidget(m_differencesOnly);
     settingsLayout->addWidget(m_settings, 1);
-    auto* lower = new QSplitter(Qt::Horizontal);
+    m_lower = new QSplitter(Qt::Horizontal);
+    QSplitter* lower = m_lower;
     auto* breakdownBox = new QWidget;
     auto* breakdownLayout = new QVBoxLayout(breakdownBox);
     breakdownLayout->setContentsMargins(0, 0, 0, 0);
@@ -264,7 +279,22 @@ void ComparePage::fillBreakdown() {
 
 void ComparePage::fillMetrics() {
     m_metricsModel->setRuns(m_runs);
-    m_metrics->resizeColumnsToContents();
+    m_metricsColumns->fit();
+}
+
+void ComparePage::setPresenting(bool on) {
+    // Presenting, the tables get the page's width, the breakdown under them (the page
+    // scrolls): at half of a 1024 px screen the run, its status, loss and peak did not fit.
+    m_lower->setOrientation(on ? Qt::Vertical : Qt::Horizontal);
+    m_lower->setSizes({1000, 1000});
+    m_metricsColumns->setLeavingOut(on);
+}
+
+void ComparePage::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::FontChange) {
+        m_metricsColumns->fitSoon();  // widths of the old text size clipped the headings
+    }
 }
 
 }  // namespace oomlab::ui

@@ -13,6 +13,7 @@ class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
+class QSplitter;
 class QTableView;
 
 namespace oomlab::ui {
@@ -21,6 +22,7 @@ class BreakdownChart;
 class ComparePlot;
 class MemoryDiffView;
 class CompareMetricsModel;
+class FittedColumns;
 class SettingsDiffTable;
 
 class ComparePage : public QWidget {
@@ -53,9 +55,15 @@ public:
     void setShowOther(bool show);
     // Each run's bar followed by the breakdown the estimator predicted for it.
     void setShowPredicted(bool show);
+    // Presenting, the results table leaves out the columns a room needs least where they do
+    // not all fit (fitted_columns.h); at a desk it scrolls sideways instead.
+    void setPresenting(bool on);
 
 signals:
     void loaded();
+
+protected:
+    void changeEvent(QEvent* event) override;
 
 private:
     void show(const CompareData& loaded);
@@ -81,6 +89,8 @@ private:
     MemoryDiffView* m_diff = nullptr;
     QTableView* m_metrics = nullptr;
     CompareMetricsModel* m_metricsModel = nullptr;
+    FittedColumns* m_metricsColumns = nullptr;
+    QSplitter* m_lower = nullptr;  // the tables beside the breakdown, or above it presenting
     QFutureWatcher<CompareData> m_watcher;
     QVector<CompareRun> m_loaded;
     QVector<CompareRun> m_runs;  // as shown

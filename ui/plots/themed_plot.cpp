@@ -50,7 +50,12 @@ ThemedPlot::ThemedPlot(QWidget* parent)
     setPlottingHint(QCP::phFastPolylines, true);
     setAutoAddPlottableToLegend(false);  // addToLegend() adds entries that elide
     setMouseTracking(true);              // hover values
-    connect(this, &QCustomPlot::afterLayout, this, [this] { placeItems(); });
+    // Each layout may change the minimum (a legend wrapped to a new width, wider ticks): the
+    // parent layouts are told at once, or they keep the last one and squeeze the legend.
+    connect(this, &QCustomPlot::afterLayout, this, [this] {
+        placeItems();
+        noteMinimumSize();
+    });
     connect(this, &QCustomPlot::legendClick, this,
             [this](QCPLegend*, QCPAbstractLegendItem* item, QMouseEvent*) {
                 if (auto* entry = qobject_cast<QCPPlottableLegendItem*>(item)) {

@@ -17,13 +17,13 @@
 #include <QVBoxLayout>
 
 #include "common/app_settings.h"
+#include "common/fitted_columns.h"
 #include "common/formatting.h"
 #include "common/table_sizing.h"
 #include "export/run_export.h"
 #include "export/tracker_send.h"
 #include "oomlab/advice/oom_fixes.h"
 #include "oomlab/launch/rendezvous.h"
-#include "runs/fitted_columns.h"
 #include "runs/fix_outcome.h"
 #include "runs/run_database.h"
 #include "runs/runs_filter_model.h"

@@ -79,6 +79,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     m_runs = new RunsPage(m_database);
     connect(this, &MainWindow::presentationModeChanged, m_runs, &RunsPage::setPresenting);
     m_compare = new ComparePage;
+    connect(this, &MainWindow::presentationModeChanged, m_compare, &ComparePage::setPresenting);
     m_tabs = new QTabWidget;
     m_tabs->setObjectName(QStringLiteral("pages"));
     m_tabs->setDocumentMode(true);

@@ -1,4 +1,4 @@
-#include "runs/fitted_columns.h"
+#include "common/fitted_columns.h"
 
 #include <QEvent>
 #include <QHeaderView>
