@@ -324,6 +324,37 @@ private slots:
         QCOMPARE(compared.count(), 1);
     }
 
+    // A run shown while it trains, then ended: its status and figures are read whole. The
+    // columns were fitted to "running" and kept when a row changed: "complet…" was shown.
+    void aRunThatEndsIsReadWhole() {
+        const QString path = m_dir.filePath("ends.sqlite");
+        RunStore writer = RunStore::open(path.toStdString());  // its lock says it trains
+        const std::int64_t id = writer.create_run({"a", "{}", "cpu", "0.1.0", "1.13"});
+        ShownRunsPage shown(path);
+        QCOMPARE(shown.opened, QString());
+        QVERIFY(shown.exposed);
+        QTableView* view = shown.page.view();
+        const auto statusCell = [&] {
+            return shown.page.filterModel()->mapFromSource(
+                shown.page.model()->index(shown.page.model()->rowOfRun(id), RunsModel::Status));
+        };
+        QTRY_COMPARE(statusCell().data().toString(), QStringLiteral("running"));
+        RunOutcome outcome;  // completed
+        outcome.peak_bytes = std::int64_t{123456} << 20;
+        outcome.final_train_loss = 1.234567;
+        writer.finish_run(id, outcome);
+        shown.database.notifyRunsChanged();
+        QTRY_COMPARE(statusCell().data().toString(), QStringLiteral("completed"));
+        for (const int column : {int(RunsModel::Status), int(RunsModel::Peak)}) {
+            const QModelIndex cell = statusCell().siblingAtColumn(column);
+            QTRY_VERIFY2(view->columnWidth(column) >= view->sizeHintForIndex(cell).width(),
+                         qPrintable(QStringLiteral("\"%1\" in %2 px, its text %3 px")
+                                        .arg(cell.data().toString())
+                                        .arg(view->columnWidth(column))
+                                        .arg(view->sizeHintForIndex(cell).width())));
+        }
+    }
+
     // A run out of memory opens with the runs that tried its fixes, and a fix run with the run
     // it fixes and the other fixes tried (a lone OOM run opened an empty compare); its
     // details say what each fix measured against its prediction.

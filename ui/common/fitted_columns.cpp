@@ -1,5 +1,7 @@
 #include "common/fitted_columns.h"
 
+#include <QAbstractItemModel>
+#include <QApplication>
 #include <QEvent>
 #include <QHeaderView>
 #include <QTableView>
@@ -10,9 +12,31 @@
 namespace oomlab::ui {
 
 FittedColumns::FittedColumns(QTableView* view, QVector<int> leastNeededFirst, int fill)
-    : QObject(view), m_view(view), m_leastNeededFirst(std::move(leastNeededFirst)), m_fill(fill) {
+    : QObject(view),
+      m_view(view),
+      m_leastNeededFirst(std::move(leastNeededFirst)),
+      m_fill(fill),
+      m_outgrown(new QTimer(this)) {
     m_view->horizontalHeader()->setStretchLastSection(false);
     m_view->viewport()->installEventFilter(this);
+    m_outgrown->setSingleShot(true);
+    m_outgrown->setInterval(QApplication::doubleClickInterval());
+    connect(m_outgrown, &QTimer::timeout, this, &FittedColumns::fit);
+    connect(m_view->model(), &QAbstractItemModel::dataChanged, this, &FittedColumns::fitIfOutgrown);
+}
+
+void FittedColumns::fitIfOutgrown(const QModelIndex& first, const QModelIndex& last) {
+    const QHeaderView* header = m_view->horizontalHeader();
+    for (int row = first.row(); row <= last.row(); ++row) {
+        for (int column = first.column(); column <= last.column(); ++column) {
+            const QModelIndex cell = m_view->model()->index(row, column, first.parent());
+            if (!header->isSectionHidden(column) &&
+                m_view->sizeHintForIndex(cell).width() > header->sectionSize(column)) {
+                m_outgrown->start();
+                return;
+            }
+        }
+    }
 }
 
 void FittedColumns::fitSoon() {
@@ -119,6 +143,12 @@ QStringList FittedColumns::leftOut() const {
 }
 
 bool FittedColumns::eventFilter(QObject* watched, QEvent* event) {
+    // A click may be the first of a double-click: a refit waits until the second has come.
+    if (watched == m_view->viewport() && m_outgrown->isActive() &&
+        (event->type() == QEvent::MouseButtonPress ||
+         event->type() == QEvent::MouseButtonDblClick)) {
+        m_outgrown->start();
+    }
     // A new width fits the columns again once the layouts have settled (a column shown or
     // left out may bring a scroll bar and change the width once more).
     if (watched == m_view->viewport() && event->type() == QEvent::Resize &&

@@ -10,7 +10,9 @@
 #include <QStringList>
 #include <QVector>
 
+class QModelIndex;
 class QTableView;
+class QTimer;
 
 namespace oomlab::ui {
 
@@ -24,8 +26,10 @@ public:
     FittedColumns(QTableView* view, QVector<int> leastNeededFirst, int fill);
 
     // Measures the columns' text and fits them again: after new rows or a new text size (a new
-    // width of the table lays them out again by itself). Not when a row changes: a column that
-    // moved between the two clicks of a double-click moved the cell under the pointer.
+    // width of the table lays them out again by itself). A changed row fits them again only
+    // where its text no longer fits ("running" became "completed", shown "complet…"), and not
+    // within a double-click's time of a click on the table: a column that moved between the two
+    // clicks moved the cell under the pointer. The view's model is set before.
     void fit();
     // The same once the event loop turns again: several changes, one fit.
     void fitSoon();
@@ -45,6 +49,9 @@ protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
+    // Fits again, once no double-click can be under way, where a cell of `first` to `last` is
+    // wider than its column.
+    void fitIfOutgrown(const QModelIndex& first, const QModelIndex& last);
     // Lays the columns out at the widths measured (measuring them first where none are).
     void layOut();
     void layOutSoon();
@@ -58,6 +65,7 @@ private:
     int m_fittedWidth = -1;  // the table's width when last fitted
     bool m_layOutPending = false;
     QVector<int> m_textWidths;  // by column: its heading's or widest cell's; empty: to measure
+    QTimer* m_outgrown;         // a cell outgrew its column: fits when it times out
 };
 
 }  // namespace oomlab::ui
