@@ -160,10 +160,19 @@ private slots:
     // At a projector's text size on a 1024x768 screen the window still fits (what does not
     // scrolls inside it), and the tables keep their figures in view, shortening the source
     // lines instead.
+    // On a projector's 1000x700, the figures are in view, and what the memory was for is read
+    // whole: "(allocated before the trace began)" of a real snapshot read "(allo…egan)".
+    void presentedOnASmallScreenTheWindowFitsAndShowsItsFigures_data() {
+        QTest::addColumn<QString>("snapshot");
+        QTest::addRow("the engine's") << m_dir.filePath("oom.pickle");
+        QTest::addRow("GPT-2's") << test::sharedDataDir() +
+                                        QStringLiteral("/snapshots/gpt2_generate_2648MiB.pickle");
+    }
+
     void presentedOnASmallScreenTheWindowFitsAndShowsItsFigures() {
-        const QString snapshot = m_dir.filePath("oom.pickle");
+        QFETCH(QString, snapshot);
         if (!QFile::exists(snapshot)) {
-            QSKIP("the engine's snapshot was not recorded (no oomlab-cli)");
+            QSKIP("the snapshot is absent (no oomlab-cli, or no shared data)");
         }
         m_window->setPresentationMode(true);
         SnapshotWindow* window = openAndWait(snapshot);
@@ -175,6 +184,26 @@ private slots:
         window->resize(1000, 700);
         QVERIFY(QTest::qWaitForWindowExposed(window));
         QApplication::processEvents();
+        QTableWidget* kinds = window->kinds();
+        qWarning() << "DEBUG" << kinds->width() << kinds->columnWidth(0) << kinds->rowCount()
+                   << (kinds->rowCount() ? kinds->sizeHintForIndex(kinds->model()->index(0, 0))
+                                         : QSize())
+                   << kinds->font() << window->size();
+        QVERIFY(kinds->rowCount() > 0);
+        for (int row = 0; row < kinds->rowCount(); ++row) {
+            const QString name = kinds->item(row, 0)->text();
+            const int text = kinds->fontMetrics().horizontalAdvance(name);
+            QVERIFY2(text < kinds->columnWidth(0),
+                     qPrintable(QStringLiteral("\"%1\" in %2 px, its text %3 px")
+                                    .arg(name)
+                                    .arg(kinds->columnWidth(0))
+                                    .arg(text)));
+        }
+        QVERIFY2(kinds->horizontalScrollBar()->maximum() == 0,
+                 qPrintable(QStringLiteral("%1 px wide (at least %2), its columns %3 px")
+                                .arg(kinds->width())
+                                .arg(kinds->minimumWidth())
+                                .arg(kinds->horizontalHeader()->length())));
         for (QTableWidget* table : {window->kinds(), window->lines()}) {
             const QHeaderView* header = table->horizontalHeader();
             for (int column = 1; column < table->columnCount(); ++column) {
@@ -396,6 +425,16 @@ private slots:
                  "…/transformers/…/gpt2/modeling_gpt2" + tail);
         QCOMPARE(shown("…/transformers/…/modeling_gpt2" + tail),
                  "…/transformers/…/modeling_gpt2" + tail);
+        // Narrower, the file alone, then the function's name cut before the line's number.
+        QCOMPARE(shown("modeling_gpt2" + tail), "modeling_gpt2" + tail);
+        const QString cut = shown("modeling_gpt2.py:123 (forw…");
+        QVERIFY2(cut.startsWith(QStringLiteral("modeling_gpt2.py:123 (")) &&
+                     cut.endsWith(QStringLiteral("…")),
+                 qPrintable(cut));
+        // What is not a source line ("(allocated before the trace began)") reads from its start.
+        const QString before = QStringLiteral("(allocated before the trace began)");
+        QVERIFY(elidedSource(before, metrics, metrics.horizontalAdvance(before) / 2)
+                    .startsWith(QStringLiteral("(allocated")));
         // A program's own file: its folders go, nearest the root first.
         const QString own = "/root/project/models/cache_utils" + tail;
         QCOMPARE(elidedSource(own, metrics, metrics.horizontalAdvance("/…/cache_utils" + tail)),

@@ -1,14 +1,18 @@
 #include "snapshot/snapshot_tables.h"
 
 #include <QHeaderView>
+#include <QScrollBar>
 #include <QTableWidget>
+
+#include <algorithm>
 
 #include "common/table_sizing.h"
 #include "snapshot/source_elision.h"
 
 namespace oomlab::ui {
 
-QTableWidget* snapshotTable(const QString& objectName, const QStringList& headers) {
+QTableWidget* snapshotTable(const QString& objectName, const QStringList& headers,
+                            FirstColumn first) {
     auto* table = new QTableWidget(0, int(headers.size()));
     table->setObjectName(objectName);
     table->setHorizontalHeaderLabels(headers);
@@ -18,11 +22,26 @@ QTableWidget* snapshotTable(const QString& objectName, const QStringList& header
     // The figures are always in view; the first column (a source line, often long) takes
     // what is left, shortened keeping its package and file (source_elision.h), whole in its
     // tooltip.
-    table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    QHeaderView* header = table->horizontalHeader();
+    header->setSectionResizeMode(QHeaderView::ResizeToContents);
+    sizeRowsToText(table, 3);
+    if (first == FirstColumn::Names) {
+        // Its columns follow their text (new rows, a new text size): so does its width.
+        QObject::connect(header, &QHeaderView::sectionResized, table, [table, header] {
+            int columns = 0;  // as measured: the sections' sizes lag the last resize
+            for (int column = 0; column < header->count(); ++column) {
+                columns += std::max(
+                    header->sectionSizeHint(column),
+                    static_cast<const QAbstractItemView*>(table)->sizeHintForColumn(column));
+            }
+            table->setMinimumWidth(columns + 2 * table->frameWidth() +
+                                   table->verticalScrollBar()->sizeHint().width());
+        });
+        return table;
+    }
+    header->setSectionResizeMode(0, QHeaderView::Stretch);
     table->setTextElideMode(Qt::ElideMiddle);
     table->setItemDelegateForColumn(0, new SourceDelegate(table));
-    sizeRowsToText(table, 3);
     return table;
 }
 

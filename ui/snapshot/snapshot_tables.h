@@ -8,7 +8,14 @@ class QTableWidget;
 
 namespace oomlab::ui {
 
-QTableWidget* snapshotTable(const QString& objectName, const QStringList& headers);
+// What the first column holds: source lines take the room left, shortened keeping their
+// package and file; names (what the memory was for) are short and shown whole, the table as
+// wide as its columns (at half a projector's width "(allocated before the trace began)" read
+// "(allo…egan)").
+enum class FirstColumn { SourceLines, Names };
+
+QTableWidget* snapshotTable(const QString& objectName, const QStringList& headers,
+                            FirstColumn first = FirstColumn::SourceLines);
 // Row `row`: `cells` from the first column on, the first the name.
 void setSnapshotRow(QTableWidget* table, int row, const QStringList& cells);
 

@@ -34,8 +34,9 @@
 namespace oomlab::ui {
 namespace {
 
-QTableWidget* groupTable(const QString& objectName, const QString& firstColumn) {
-    return snapshotTable(objectName, {firstColumn, QObject::tr("bytes"), QObject::tr("blocks")});
+QTableWidget* groupTable(const QString& objectName, const QString& firstColumn, FirstColumn first) {
+    return snapshotTable(objectName, {firstColumn, QObject::tr("bytes"), QObject::tr("blocks")},
+                         first);
 }
 
 void fillGroups(QTableWidget* table, const std::vector<SnapshotLine>& groups) {
@@ -106,8 +107,10 @@ SnapshotWindow::SnapshotWindow(QWidget* parent) : QWidget(parent, Qt::Window) {
     m_advice->setObjectName(QStringLiteral("snapshotAdvice"));
     m_advice->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_timeline = new SnapshotTimeline;
-    m_kinds = groupTable(QStringLiteral("snapshotKinds"), tr("alive at the peak, for"));
-    m_lines = groupTable(QStringLiteral("snapshotLines"), tr("alive at the peak, at"));
+    m_kinds = groupTable(QStringLiteral("snapshotKinds"), tr("alive at the peak, for"),
+                         FirstColumn::Names);
+    m_lines = groupTable(QStringLiteral("snapshotLines"), tr("alive at the peak, at"),
+                         FirstColumn::SourceLines);
     m_moment = new QLabel;
     m_moment->setObjectName(QStringLiteral("snapshotMoment"));
     m_toPeak = new QPushButton(tr("Show the peak"));

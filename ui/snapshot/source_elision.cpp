@@ -46,9 +46,15 @@ QString elidedSource(const QString& text, const QFontMetrics& metrics, int width
         }
     }
     const QString shortened = joined();
-    return metrics.horizontalAdvance(shortened) <= width
-               ? shortened
-               : metrics.elidedText(shortened, Qt::ElideMiddle, width);
+    if (metrics.horizontalAdvance(shortened) <= width) {
+        return shortened;
+    }
+    // Then the file alone, its end cut last: the function's name goes before the line's
+    // number (cut in the middle, "/…/modeling…3 (forward)" lost the file and the line).
+    const QString file = parts.last() + rest;
+    return metrics.horizontalAdvance(file) <= width
+               ? file
+               : metrics.elidedText(file, Qt::ElideRight, width);
 }
 
 void SourceDelegate::initStyleOption(QStyleOptionViewItem* option, const QModelIndex& index) const {
