@@ -254,11 +254,17 @@ case "$mode" in
         QT_QPA_PLATFORM=offscreen "$build_dir/app/oomlab" \
             --screenshot docs/screenshot-presentation-compare.png --screenshot-view compare \
             --screenshot-size 1024x768 --presentation
+        QT_QPA_PLATFORM=offscreen "$build_dir/app/oomlab" \
+            --screenshot docs/screenshot-presentation-runs.png --screenshot-view runs \
+            --screenshot-size 1024x768 --presentation
         # A real snapshot PyTorch recorded, where the shared data has it.
         snapshot="../shared/data/snapshots/gpt2_generate_2648MiB.pickle"
         if [[ -f "$snapshot" ]]; then
             QT_QPA_PLATFORM=offscreen "$build_dir/app/oomlab" --snapshot "$snapshot" \
                 --screenshot docs/screenshot-snapshot.png --screenshot-size 1200x760
+            QT_QPA_PLATFORM=offscreen "$build_dir/app/oomlab" --snapshot "$snapshot" \
+                --screenshot docs/screenshot-presentation-snapshot.png \
+                --screenshot-size 1024x768 --presentation
         else
             echo "no $snapshot: docs/screenshot-snapshot.png left as it is" >&2
         fi

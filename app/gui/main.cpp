@@ -253,7 +253,7 @@ int main(int argc, char** argv) {
     }
     oomlab::ui::MainWindow window(options);
     if (parser.isSet(o.presentation)) {
-        window.setZoom(oomlab::ui::MainWindow::kPresentationZoom);
+        window.setPresentationMode(true);  // the mode, not only its text size (F5's panel too)
     }
     // A snapshot opened from the command line opens alone, and closing it quits; the workbench
     // appears if the snapshot's experiment is loaded into it.

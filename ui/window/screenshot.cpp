@@ -15,8 +15,9 @@ namespace oomlab::ui {
 namespace {
 
 void finish(MainWindow* window, const ScreenshotRequest& request) {
-    // Give the coalesced replots and the layouts a moment to settle.
-    QTimer::singleShot(400, window, [window, request] {
+    // Give the coalesced replots and the layouts a moment to settle: a table's columns are
+    // fitted to a run that ended a double-click's time later (fitted_columns.h).
+    QTimer::singleShot(QApplication::doubleClickInterval() + 400, window, [window, request] {
         const bool ok = saveWindowImage(window, request.file);
         QTextStream(ok ? stdout : stderr)
             << (ok ? QStringLiteral("wrote %1\n").arg(request.file)
