@@ -145,18 +145,23 @@ void stop_past_any_machine(SnapshotDevice& device) {
     }
 }
 
-// The start of a figure that `changes` move: the end less their net change, raised when some
-// moment would go below zero (or below `floor`), with what was raised said.
-std::int64_t start_of(std::int64_t end, const std::vector<std::int64_t>& moves, std::int64_t floor,
-                      const char* figure, std::vector<std::string>& problems) {
+// How a figure moves over the trace: its net change and its lowest point, from zero.
+struct Moves {
     std::int64_t net = 0;
     std::int64_t lowest = 0;
-    for (const std::int64_t move : moves) {
+
+    void add(std::int64_t move) {
         net += move;
         lowest = std::min(lowest, net);
     }
-    const std::int64_t start = end - net;
-    const std::int64_t least = std::max(-lowest, floor);
+};
+
+// The start of a figure that `moves` move: the end less their net change, raised when some
+// moment would go below zero (or below `floor`), with what was raised said.
+std::int64_t start_of(std::int64_t end, const Moves& moves, std::int64_t floor, const char* figure,
+                      std::vector<std::string>& problems) {
+    const std::int64_t start = end - moves.net;
+    const std::int64_t least = std::max(-moves.lowest, floor);
     if (start >= least) {
         return start;
     }
@@ -224,13 +229,13 @@ void replay_changes(SnapshotDevice& device, const SnapshotProgress& progress) {
     stop_past_any_machine(device);
     const std::int64_t early_frees = make_consistent(device);
     // The state at the start: the end state less what the trace did, and never below zero.
-    std::vector<std::int64_t> allocations;
-    std::vector<std::int64_t> reservations;
+    Moves allocations;
+    Moves reservations;
     for (const SnapshotTraceChange& change : device.changes) {
         if (change.what == What::Alloc || change.what == What::Free) {
-            allocations.push_back(change.what == What::Alloc ? change.size : -change.size);
+            allocations.add(change.what == What::Alloc ? change.size : -change.size);
         } else {
-            reservations.push_back(change.what == What::Reserve ? change.size : -change.size);
+            reservations.add(change.what == What::Reserve ? change.size : -change.size);
         }
     }
     std::int64_t allocated =
