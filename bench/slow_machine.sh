@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Runs a command as on a machine SLOWDOWN times slower than this one (default 2.5: a newcomer's
+# machine of our kind compiled that much slower): the command and every process it starts run
+# on CORES of this machine's cores (default all) and share a CPU quota of CORES / SLOWDOWN, set
+# on a cgroup of their own (the kernel's CFS bandwidth control, cgroup v1 or v2; needs root).
+#
+# The quota is shared, not per core: work that keeps every core busy (a build, the test suite)
+# runs SLOWDOWN times slower, but one busy thread beside idle ones gets up to the whole quota
+# (0.8 of a core for 2 cores at 2.5x: only 1.25x slower). For one thread's pace, give --cores 1
+# (0.4 of one core). Only the CPU is slowed: the disk and the memory's bandwidth stay as they
+# are, so a time measured so is a floor for the slow machine, not its exact figure.
+#
+#   bench/slow_machine.sh [--slowdown X] [--cores N] COMMAND [ARGS...]
+#
+# e.g. bench/slow_machine.sh --cores 1 /usr/bin/time -v build/app/oomlab-cli snapshot show FILE
+set -euo pipefail
+
+slowdown=2.5
+cores=$(nproc)
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --slowdown) slowdown="$2"; shift 2 ;;
+        --cores) cores="$2"; shift 2 ;;
+        *) break ;;
+    esac
+done
+if [[ $# -eq 0 ]]; then
+    echo "usage: $0 [--slowdown X] [--cores N] COMMAND [ARGS...]" >&2
+    exit 2
+fi
+if ! [[ "$cores" =~ ^[0-9]+$ ]] || ((cores < 1 || cores > $(nproc))); then
+    echo "$0: --cores $cores: give a whole number from 1 to $(nproc)" >&2
+    exit 2
+fi
+
+period_us=10000  # short periods: the quota is spread evenly, not given in 100 ms bursts
+quota_us=$(awk -v cores="$cores" -v slowdown="$slowdown" -v period="$period_us" \
+    'BEGIN { if (slowdown < 1) exit 1; printf "%d", cores * period / slowdown }') || {
+    echo "$0: --slowdown $slowdown: give a number of at least 1" >&2
+    exit 2
+}
+
+if [[ -f /sys/fs/cgroup/cgroup.controllers ]]; then  # cgroup v2
+    group="/sys/fs/cgroup/oomlab-slow-$$"
+    mkdir "$group"
+    echo "$quota_us $period_us" >"$group/cpu.max"
+else
+    group="/sys/fs/cgroup/cpu/oomlab-slow-$$"
+    mkdir "$group"
+    echo "$period_us" >"$group/cpu.cfs_period_us"
+    echo "$quota_us" >"$group/cpu.cfs_quota_us"
+fi
+# Removed when the command is done; a process it left behind keeps it until it ends.
+trap 'rmdir "$group" 2>/dev/null || true' EXIT
+
+status=0
+(
+    echo "$BASHPID" >"$group/cgroup.procs"
+    exec taskset -c "0-$((cores - 1))" "$@"
+) || status=$?
+exit "$status"
