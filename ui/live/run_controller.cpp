@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/freed_memory.h"
 #include "live/training_worker.h"
 
 namespace oomlab::ui {
@@ -108,6 +109,7 @@ bool RunController::startBatchSearch(const ExperimentConfig& config, int process
 }
 
 void RunController::onLessonFinished(const LessonEnd& end) {
+    giveFreedMemoryBackSoon();  // what the lesson's runs trained with (three lessons: +400 MB)
     emit runFinished(end.last);
     m_running = false;
     setHeld(false);
@@ -160,6 +162,7 @@ void RunController::stop() {
 }
 
 void RunController::onWorkerFinished(const RunEnd& end) {
+    giveFreedMemoryBackSoon();  // the run's tensors, batches and table, freed on its thread
     if (end.runId > 0) {
         m_queueRunIds.push_back(end.runId);
     }
