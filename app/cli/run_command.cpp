@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <functional>
 #include <iostream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,7 @@
 #include "oomlab/session/experiment.h"
 #include "oomlab/session/run_session.h"
 #include "oomlab/store/run_store.h"
+#include "oomlab/trackers/mlflow_live.h"
 #include "tracker_export.h"
 
 namespace oomlab::cli {
@@ -24,7 +26,13 @@ class TerminalListener final : public RunListener {
 public:
     explicit TerminalListener(bool json) : m_json(json) {}
 
+    // Sent to MLflow while it trains (--mlflow): begun when the run has its row.
+    void send_while_training(trackers::MlflowLiveRun* live) { m_live = live; }
+
     void on_run_created(std::int64_t run_id, const ExperimentInfo& info) override {
+        if (m_live) {
+            m_live->start(run_id);
+        }
         // Known before the first step reports its progress.
         m_progress.total_steps = info.total_steps;
         if (m_json) {
@@ -89,6 +97,8 @@ public:
     void on_progress(const TrainProgress& progress) override { m_progress = progress; }
 
 private:
+    trackers::MlflowLiveRun* m_live = nullptr;
+
     void print_progress(const MetricRow& row) {
         const double eta = m_progress.step > 0 ? m_progress.eta_seconds : -1;
         if (m_json) {
@@ -260,6 +270,11 @@ void add_run_command(CLI::App& app, int& exit_code) {
             require_fixable(store);
         }
         TerminalListener terminal(*json);
+        std::optional<trackers::MlflowLiveRun> live;
+        if (rank == 0 && !targets->mlflow_uri.empty()) {
+            live.emplace(mlflow_target(*targets), *db);
+            terminal.send_while_training(&*live);
+        }
         RunListener quiet;
         // Rank 0 speaks for the run; the others only report their own failure.
         RunListener& listener = rank == 0 ? static_cast<RunListener&>(terminal) : quiet;
@@ -282,7 +297,15 @@ void add_run_command(CLI::App& app, int& exit_code) {
                       << result.run_id << " is kept without the link to it\n";
         }
         if (!targets->empty()) {
-            mirror_run(store, result.run_id, *targets, *json);
+            std::optional<trackers::MlflowSentWhileTraining> sent;
+            if (live) {
+                sent = live->finish();
+                if (const std::string problem = live->problem(); !problem.empty()) {
+                    std::cerr << "warning: run " << result.run_id << " was not sent to MLflow "
+                              << "while it trained: " << problem << "\n  it is sent now\n";
+                }
+            }
+            mirror_run(store, result.run_id, *targets, *json, sent);
         }
         RunRecord saved = *store.find_run(result.run_id);
         saved.outcome.time_by_part = result.outcome.time_by_part;  // not stored: this run's own

@@ -22,6 +22,7 @@ void report_mlflow(const trackers::TrackedRun& tracked, const trackers::MlflowTa
                                     {"mlflow_run_id", sent.run_id},
                                     {"unchanged", sent.unchanged},
                                     {"replaced", sent.replaced},
+                                    {"sent_while_training", sent.went_on},
                                     {"metric_values", sent.metric_values},
                                     {"artifacts", sent.artifacts},
                                     {"warnings", sent.warnings}})
@@ -49,8 +50,8 @@ void report_tensorboard(const trackers::TrackedRun& tracked,
 
 void TrackerTargets::add_run_options(CLI::App& command) {
     command.add_option("--mlflow", mlflow_uri,
-                       "When the run ends, send it to the MLflow tracking server at URI "
-                       "(http://HOST:PORT)");
+                       "Send the run to the MLflow tracking server at URI (http://HOST:PORT): "
+                       "its steps every 2 s while it trains, the rest when it ends");
     command.add_option("--mlflow-experiment", experiment, "The MLflow experiment to send it to")
         ->capture_default_str();
     command.add_option("--tensorboard", tensorboard_dir,
@@ -67,14 +68,20 @@ void TrackerTargets::check(const std::string& uri_option,
     }
 }
 
+trackers::MlflowTarget mlflow_target(const TrackerTargets& targets) {
+    trackers::MlflowTarget target;
+    target.tracking_uri = targets.mlflow_uri;
+    target.experiment = targets.experiment;
+    target.control.on_wait = [](const std::string& note) { std::cerr << note << '\n'; };
+    return target;
+}
+
 void export_run(const RunStore& store, std::int64_t run_id, const TrackerTargets& targets,
-                bool json) {
+                bool json, const std::optional<trackers::MlflowSentWhileTraining>& sent) {
     const trackers::TrackedRun tracked = trackers::tracked_run(store, run_id);
     if (!targets.mlflow_uri.empty()) {
-        trackers::MlflowTarget target;
-        target.tracking_uri = targets.mlflow_uri;
-        target.experiment = targets.experiment;
-        target.control.on_wait = [](const std::string& note) { std::cerr << note << '\n'; };
+        trackers::MlflowTarget target = mlflow_target(targets);
+        target.sent_while_training = sent;
         report_mlflow(tracked, target, trackers::export_to_mlflow(tracked, target), json);
     }
     if (!targets.tensorboard_dir.empty()) {
@@ -84,11 +91,11 @@ void export_run(const RunStore& store, std::int64_t run_id, const TrackerTargets
 }
 
 void mirror_run(const RunStore& store, std::int64_t run_id, const TrackerTargets& targets,
-                bool json) {
+                bool json, const std::optional<trackers::MlflowSentWhileTraining>& sent) {
     // Each tracker on its own: one that fails does not keep the run from the other.
     const auto send = [&](const TrackerTargets& one, const std::string& export_options) {
         try {
-            export_run(store, run_id, one, json);
+            export_run(store, run_id, one, json, sent);
         } catch (const Error& error) {
             std::cerr << "warning: run " << run_id
                       << " is saved, but was not sent: " << error.what()

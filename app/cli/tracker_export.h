@@ -5,9 +5,11 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "oomlab/store/run_store.h"
+#include "oomlab/trackers/mlflow_export.h"
 
 namespace oomlab::cli {
 
@@ -24,14 +26,17 @@ struct TrackerTargets {
                const std::string& experiment_option = "--mlflow-experiment") const;
 };
 
-// Sends run `run_id` to each target and prints what was sent (a JSON line with `json`).
-// Throws Error when a target fails.
+// The MLflow server and experiment of `targets`, with notes on waits printed.
+trackers::MlflowTarget mlflow_target(const TrackerTargets& targets);
+
+// Sends run `run_id` to each target and prints what was sent (a JSON line with `json`);
+// `sent`: what MLflow got while the run trained. Throws Error when a target fails.
 void export_run(const RunStore& store, std::int64_t run_id, const TrackerTargets& targets,
-                bool json);
+                bool json, const std::optional<trackers::MlflowSentWhileTraining>& sent = {});
 
 // After `run`: the same, with a failure printed as a warning that says how to send the run
 // later; the run and the exit code are left as they are.
 void mirror_run(const RunStore& store, std::int64_t run_id, const TrackerTargets& targets,
-                bool json);
+                bool json, const std::optional<trackers::MlflowSentWhileTraining>& sent = {});
 
 }  // namespace oomlab::cli

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "mlflow_api.h"
+#include "mlflow_run_parts.h"
 #include "mlflow_tags.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/utf8.h"
@@ -112,39 +113,51 @@ void log_in_batches(MlflowApi& api, const std::string& run_id, const char* key, 
     }
 }
 
-// Sends every metric value of the run, a batch at a time as they are made (a long run's
-// values never all in memory as JSON); returns how many.
-std::size_t send_metrics(MlflowApi& api, const std::string& run_id, const TrackedRun& tracked,
-                         std::int64_t start_ms) {
-    Json batch = Json::array();
-    std::size_t sent = 0;
-    const auto flush = [&] {
-        if (!batch.empty()) {
-            sent += batch.size();
-            api.post("runs/log-batch", {{"run_id", run_id}, {"metrics", std::move(batch)}});
-            batch = Json::array();
-        }
-    };
-    const auto add = [&](const std::string& key, std::int64_t step, double wall_ms, double value) {
-        batch.push_back({{"key", key},
-                         {"value", metric_value(value)},
-                         {"timestamp", start_ms + static_cast<std::int64_t>(wall_ms)},
-                         {"step", step}});
-        if (batch.size() == kMetricsPerBatch) {
+// Metric values gathered into runs/log-batch requests of MLflow's most, each sent when full.
+class MetricBatches {
+public:
+    MetricBatches(MlflowApi& api, std::string run_id, std::int64_t start_ms)
+        : m_api(api), m_run_id(std::move(run_id)), m_start_ms(start_ms) {}
+
+    void add(const std::string& key, std::int64_t step, double wall_ms, double value) {
+        m_batch.push_back({{"key", key},
+                           {"value", metric_value(value)},
+                           {"timestamp", m_start_ms + static_cast<std::int64_t>(wall_ms)},
+                           {"step", step}});
+        if (m_batch.size() == kMetricsPerBatch) {
             flush();
         }
-    };
-    for (const Series& series : run_series(tracked)) {
-        for (const SeriesPoint& point : series.points) {
-            add(series.name, point.step, point.wall_ms, point.value);
-        }
     }
+    // Sends what is gathered; returns how many values were sent in all.
+    std::size_t flush() {
+        if (!m_batch.empty()) {
+            m_sent += m_batch.size();
+            m_api.post("runs/log-batch", {{"run_id", m_run_id}, {"metrics", std::move(m_batch)}});
+            m_batch = Json::array();
+        }
+        return m_sent;
+    }
+
+private:
+    MlflowApi& m_api;
+    std::string m_run_id;
+    std::int64_t m_start_ms;
+    Json m_batch = Json::array();
+    std::size_t m_sent = 0;
+};
+
+// Sends the run's metric values after those sent while it trained (`sent`): its series, a batch
+// at a time as they are made (a long run's values never all in memory as JSON), and its final
+// values; returns how many.
+std::size_t send_metrics(MlflowApi& api, const std::string& run_id, const TrackedRun& tracked,
+                         std::int64_t start_ms, std::map<std::string, std::int64_t> sent) {
+    std::size_t values = send_series(api, run_id, run_series(tracked), start_ms, sent);
+    MetricBatches batches(api, run_id, start_ms);
     const RunOutcome& outcome = tracked.run.outcome;
     for (const auto& [name, value] : final_values(tracked.run)) {
-        add(name, outcome.steps, outcome.wall_seconds * 1000.0, value);
+        batches.add(name, outcome.steps, outcome.wall_seconds * 1000.0, value);
     }
-    flush();
-    return sent;
+    return values + batches.flush();
 }
 
 void send_artifacts(MlflowApi& api, const TrackedRun& tracked, const std::string& artifact_uri,
@@ -173,6 +186,44 @@ void send_artifacts(MlflowApi& api, const TrackedRun& tracked, const std::string
 }
 
 }  // namespace
+
+Json create_mlflow_run(MlflowApi& api, const std::string& experiment_id,
+                       const TrackedRun& tracked) {
+    const RunRecord& run = tracked.run;
+    Json created = api.post("runs/create", {{"experiment_id", experiment_id},
+                                            {"run_name", run.name},
+                                            {"start_time", run_start_epoch_ms(run)},
+                                            {"tags", run_tags(tracked)}});
+    return std::move(created.at("run").at("info"));
+}
+
+void log_run_params(MlflowApi& api, const std::string& run_id, const TrackedRun& tracked) {
+    Json params = Json::array();
+    for (const RunParam& param : run_params(tracked.run)) {
+        params.push_back({{"key", param.key}, {"value", cut(param.text, kLongestParam)}});
+    }
+    log_in_batches(api, run_id, "params", params, kParamsPerBatch);
+}
+
+std::size_t send_series(MlflowApi& api, const std::string& run_id,
+                        const std::vector<Series>& series, std::int64_t start_ms,
+                        std::map<std::string, std::int64_t>& sent) {
+    MetricBatches batches(api, run_id, start_ms);
+    for (const Series& one : series) {
+        const auto last = sent.find(one.name);
+        for (const SeriesPoint& point : one.points) {
+            if (last == sent.end() || point.step > last->second) {
+                batches.add(one.name, point.step, point.wall_ms, point.value);
+            }
+        }
+        if (!one.points.empty()) {
+            std::int64_t& through =
+                sent.try_emplace(one.name, one.points.back().step).first->second;
+            through = std::max(through, one.points.back().step);
+        }
+    }
+    return batches.flush();
+}
 
 std::string login_name() {
     for (const char* variable : {"LOGNAME", "USER", "LNAME", "USERNAME"}) {
@@ -236,6 +287,23 @@ namespace {
     }
 }
 
+// The run's artifacts, its end and, last, the digest: only a whole export carries the digest
+// that lets the next one stop early.
+void finish_mlflow_run(MlflowApi& api, const TrackedRun& tracked, const std::string& artifact_uri,
+                       const std::string& digest, MlflowExport& result) {
+    const RunRecord& run = tracked.run;
+    send_artifacts(api, tracked, artifact_uri, result);
+    if (run.outcome.status != RunStatus::Running) {
+        api.post("runs/update",
+                 {{"run_id", result.run_id},
+                  {"status", mlflow_status(run.outcome.status)},
+                  {"end_time", run_start_epoch_ms(run) +
+                                   static_cast<std::int64_t>(run.outcome.wall_seconds * 1000.0)}});
+    }
+    log_in_batches(api, result.run_id, "tags", Json::array({tag(kDigestTag, digest)}),
+                   kTagsPerBatch);
+}
+
 MlflowExport send_to_mlflow(MlflowApi& api, const TrackedRun& tracked, const MlflowTarget& target) {
     MlflowExport result;
     result.experiment_id = api.experiment_id(target.experiment, target.named.experiment);
@@ -261,30 +329,13 @@ MlflowExport send_to_mlflow(MlflowApi& api, const TrackedRun& tracked, const Mlf
 
     const RunRecord& run = tracked.run;
     const std::int64_t start_ms = run_start_epoch_ms(run);
-    const Json created = api.post("runs/create", {{"experiment_id", result.experiment_id},
-                                                  {"run_name", run.name},
-                                                  {"start_time", start_ms},
-                                                  {"tags", run_tags(tracked)}});
-    result.run_id = created.at("run").at("info").at("run_id").get<std::string>();
+    const Json created = create_mlflow_run(api, result.experiment_id, tracked);
+    result.run_id = created.at("run_id").get<std::string>();
     try {
-        const std::string artifact_uri = created.at("run").at("info").value("artifact_uri", "");
-        Json params = Json::array();
-        for (const RunParam& param : run_params(run)) {
-            params.push_back({{"key", param.key}, {"value", cut(param.text, kLongestParam)}});
-        }
-        log_in_batches(api, result.run_id, "params", params, kParamsPerBatch);
-        result.metric_values = send_metrics(api, result.run_id, tracked, start_ms);
-        send_artifacts(api, tracked, artifact_uri, result);
-        if (run.outcome.status != RunStatus::Running) {
-            api.post("runs/update",
-                     {{"run_id", result.run_id},
-                      {"status", mlflow_status(run.outcome.status)},
-                      {"end_time",
-                       start_ms + static_cast<std::int64_t>(run.outcome.wall_seconds * 1000.0)}});
-        }
-        // Last: only a whole export carries the digest that lets the next one stop early.
-        log_in_batches(api, result.run_id, "tags", Json::array({tag(kDigestTag, digest)}),
-                       kTagsPerBatch);
+        const std::string artifact_uri = created.value("artifact_uri", "");
+        log_run_params(api, result.run_id, tracked);
+        result.metric_values = send_metrics(api, result.run_id, tracked, start_ms, {});
+        finish_mlflow_run(api, tracked, artifact_uri, digest, result);
     } catch (...) {
         const std::string failed_call = api.last_call();
         try {
@@ -296,13 +347,36 @@ MlflowExport send_to_mlflow(MlflowApi& api, const TrackedRun& tracked, const Mlf
     return result;
 }
 
+// The run as it trained, made there running (mlflow_live.h): what is left, in the same run.
+MlflowExport go_on_in_mlflow(MlflowApi& api, const TrackedRun& tracked,
+                             const MlflowSentWhileTraining& sent) {
+    MlflowExport result;
+    result.experiment_id = sent.experiment_id;
+    result.run_id = sent.run_id;
+    result.went_on = true;
+    try {
+        const Json got = api.get("runs/get", "run_id=" + sent.run_id);
+        const std::string artifact_uri = got.at("run").at("info").value("artifact_uri", "");
+        // Its tags again: its status and error are known now (a tag logged again is replaced).
+        log_in_batches(api, result.run_id, "tags", run_tags(tracked), kTagsPerBatch);
+        result.metric_values = send_metrics(api, result.run_id, tracked,
+                                            run_start_epoch_ms(tracked.run), sent.last_step);
+        finish_mlflow_run(api, tracked, artifact_uri, export_digest(tracked), result);
+    } catch (...) {
+        rethrow_naming_the_call(api.uri(), api.last_call());
+    }
+    return result;
+}
+
 }  // namespace
 
 MlflowExport export_to_mlflow(const TrackedRun& tracked, const MlflowTarget& target) {
     check_tracking_uri(target.tracking_uri, target.named.uri);
     MlflowApi api(target.tracking_uri, target.control);
     try {
-        return send_to_mlflow(api, tracked, target);
+        return target.sent_while_training
+                   ? go_on_in_mlflow(api, tracked, *target.sent_while_training)
+                   : send_to_mlflow(api, tracked, target);
     } catch (const nlohmann::json::exception&) {
         rethrow_naming_the_call(api.uri(), api.last_call());
     }
@@ -316,7 +390,8 @@ std::string describe(const TrackedRun& tracked, const MlflowTarget& target,
     if (sent.unchanged) {
         text += "already there as it is now, nothing sent";
     } else {
-        text += std::to_string(sent.metric_values) + " metric values";
+        text += (sent.went_on ? "sent while it trained, then " : "") +
+                std::to_string(sent.metric_values) + " metric values";
         for (const std::string& artifact : sent.artifacts) {
             text += (&artifact == &sent.artifacts.front() ? ", artifacts " : ", ") + artifact;
         }

@@ -18,7 +18,8 @@ import urllib.request
 
 from mlflow.tracking import MlflowClient
 
-from tracker_fixture import RunsFixture, cli, expected_series, flattened_config, free_port
+from tracker_fixture import (COMMAND_TIMEOUT_S, CLI, RunsFixture, cli, expected_series,
+                             flattened_config, free_port)
 
 SERVER_START_TIMEOUT_S = 90
 
@@ -177,6 +178,59 @@ class MlflowExport(RunsFixture):
         self.assertEqual(sizes["mirrored.pickle"], os.path.getsize(snapshot))
         self.assertIn("summary.json", sizes)
         cli("runs", "delete", str(summary["run_id"]), "--db", self.db)
+
+    def test_a_run_is_on_the_server_while_it_trains(self):
+        """`run --mlflow`: the run is made there running, its steps arrive while it trains,
+        each within 5 s of being saved, and it ends there finished, in the same MLflow run,
+        with every step once."""
+        database = os.path.join(self.folder, "live.sqlite")
+        started = time.monotonic()
+        saved = []  # (seconds since the start, the step saved then), from the progress lines
+        seen = []  # (seconds since the start, MLflow's run, its status, its last loss step)
+        with subprocess.Popen(
+                [CLI, "run", "--db", database, "--json", "--mlflow", self.server.uri,
+                 "--mlflow-experiment", "live", "--set", "model.kind=bilstm", "--set",
+                 "train.max_steps=80"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
+            reader = threading.Thread(target=lambda: saved.extend(
+                (time.monotonic() - started, line["step"])
+                for line in map(json.loads, process.stdout) if line.get("type") == "progress"))
+            reader.start()
+            try:
+                while process.poll() is None:
+                    experiment = self.client.get_experiment_by_name("live")
+                    runs = (self.client.search_runs([experiment.experiment_id])
+                            if experiment else [])
+                    if runs:
+                        losses = self.client.get_metric_history(runs[0].info.run_id,
+                                                                "train/loss")
+                        seen.append((time.monotonic() - started, runs[0].info.run_id,
+                                     runs[0].info.status,
+                                     max((m.step for m in losses), default=0)))
+                    time.sleep(0.5)
+            finally:
+                process.wait(timeout=COMMAND_TIMEOUT_S)
+                reader.join()
+            errors = process.stderr.read()
+        ended = time.monotonic() - started
+        self.assertEqual(process.returncode, 0, errors)
+        during = [one for one in seen if one[2] == "RUNNING" and one[3] > 0]
+        self.assertGreaterEqual(len({one[3] for one in during}), 2,
+                                f"no steps seen arriving while it trained: {seen}")
+        # Each step saved was on the server within 5 s (where the run went on that long).
+        for at, step in saved:
+            if at + 5 < ended - 1:
+                self.assertTrue(any(t <= at + 5 and last >= step for t, _, _, last in seen),
+                                f"step {step}, saved at {at:.1f} s, was not there by "
+                                f"{at + 5:.1f} s: {seen}")
+        runs = self.mlflow_runs(1, "live")
+        self.assertEqual(len(runs), 1)
+        self.assertEqual({one[1] for one in seen}, {runs[0].info.run_id})
+        self.assertEqual(runs[0].info.status, "FINISHED")
+        losses = self.client.get_metric_history(runs[0].info.run_id, "train/loss")
+        self.assertEqual(sorted(m.step for m in losses), list(range(1, 81)))
+        self.assertIn("eval/accuracy", runs[0].data.metrics)
+        self.assertIn("peak/total_MiB", runs[0].data.metrics)
 
     def test_a_server_busy_for_a_moment_is_asked_again(self):
         """Its database locked past SQLite's 5 s (as when a class's runs end together), MLflow

@@ -83,9 +83,11 @@ QString sendRunsToTracker(const QString& databasePath, const QVector<qint64>& ru
         for (const qint64 id : runIds) {
             const trackers::TrackedRun tracked = trackers::tracked_run(store, id);
             if (target.mlflow) {
-                const trackers::MlflowTarget mlflow{target.trackingUri.trimmed().toStdString(),
-                                                    target.experiment.trimmed().toStdString(),
-                                                    control, trackerFields()};
+                trackers::MlflowTarget mlflow;
+                mlflow.tracking_uri = target.trackingUri.trimmed().toStdString();
+                mlflow.experiment = target.experiment.trimmed().toStdString();
+                mlflow.control = control;
+                mlflow.named = trackerFields();
                 lines << QString::fromStdString(
                     describe(tracked, mlflow, trackers::export_to_mlflow(tracked, mlflow)));
             } else {

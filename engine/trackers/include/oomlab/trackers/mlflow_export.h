@@ -5,6 +5,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,11 +16,21 @@
 
 namespace oomlab::trackers {
 
+// What was sent of a run while it trained (mlflow_live.h).
+struct MlflowSentWhileTraining {
+    std::string experiment_id;
+    std::string run_id;                             // MLflow's
+    std::map<std::string, std::int64_t> last_step;  // by series: the last step sent
+};
+
 struct MlflowTarget {
     std::string tracking_uri;            // http://host:port (a path prefix allowed)
     std::string experiment = "OOM Lab";  // made when missing
     RequestControl control;              // notes while a busy server is asked again; a stop
     TrackerFields named;
+    // Set: the run was made there while it trained; the export goes on in that MLflow run
+    // with what was not sent yet, its end, its artifacts.
+    std::optional<MlflowSentWhileTraining> sent_while_training;
 };
 
 struct MlflowExport {
@@ -27,6 +40,8 @@ struct MlflowExport {
     bool unchanged = false;
     // An earlier export of the run (of an older state, or cut short) was deleted and replaced.
     bool replaced = false;
+    // The run was made there while it trained: this export sent what was left.
+    bool went_on = false;
     std::size_t metric_values = 0;
     std::vector<std::string> artifacts;
     std::vector<std::string> warnings;  // what could not be sent, and why

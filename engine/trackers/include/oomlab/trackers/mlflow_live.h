@@ -1,0 +1,60 @@
+// A run sent to an MLflow tracking server while it trains, so that a class's runs are seen as
+// they run: made there running, with its settings, once it starts; then every few seconds the
+// steps saved since, read from the run store on a thread of its own, 1,000 values a request
+// (MLflow's most). Training never waits for the server: a slow one gets the steps later, in
+// fewer and larger requests (the store holds them meanwhile, none dropped); one that fails is
+// said once and left until the run ends, when export_to_mlflow, given what was sent, finishes
+// the same MLflow run with the rest.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "oomlab/store/run_store.h"
+#include "oomlab/trackers/mlflow_export.h"
+
+namespace oomlab::trackers {
+
+class MlflowLiveRun {
+public:
+    // Sends to `target` (its URI checked by the caller) the run `start` names in `database`.
+    MlflowLiveRun(MlflowTarget target, std::string database,
+                  std::chrono::milliseconds every = std::chrono::seconds(2));
+    ~MlflowLiveRun();  // stops, a request under way ended
+    MlflowLiveRun(const MlflowLiveRun&) = delete;
+    MlflowLiveRun& operator=(const MlflowLiveRun&) = delete;
+
+    // The run has its row: sending begins.
+    void start(std::int64_t run_id);
+    // The run has ended: sends the steps saved since the last time, then stops. Returns what
+    // was sent (nullopt: the run was never made there), for export_to_mlflow.
+    std::optional<MlflowSentWhileTraining> finish();
+    // Why sending stopped before the end; empty while it went well.
+    std::string problem() const;
+
+private:
+    void send_while_training(std::int64_t run_id);
+    // One round: the run made there if it is not yet, then what is new. False after a failure.
+    bool send_what_is_new(std::optional<RunStore>& store, std::int64_t run_id);
+
+    MlflowTarget m_target;
+    std::string m_database;
+    std::chrono::milliseconds m_every;
+    std::atomic<bool> m_stop{false};  // ends a request under way (the destructor)
+    mutable std::mutex m_mutex;
+    std::condition_variable m_wake;
+    bool m_ending = false;  // finish(): one last round, then stop
+    std::optional<MlflowSentWhileTraining> m_sent;
+    std::int64_t m_last_row = 0;  // the last metric row read
+    std::int64_t m_start_ms = 0;  // the run's start, as its values' timestamps count from
+    std::string m_problem;
+    std::thread m_thread;
+};
+
+}  // namespace oomlab::trackers

@@ -1,0 +1,108 @@
+#include "oomlab/trackers/mlflow_live.h"
+
+#include <utility>
+
+#include "mlflow_api.h"
+#include "mlflow_run_parts.h"
+#include "oomlab/common/errors.h"
+
+namespace oomlab::trackers {
+
+MlflowLiveRun::MlflowLiveRun(MlflowTarget target, std::string database,
+                             std::chrono::milliseconds every)
+    : m_target(std::move(target)), m_database(std::move(database)), m_every(every) {
+    m_target.control.stop = &m_stop;
+}
+
+MlflowLiveRun::~MlflowLiveRun() {
+    m_stop = true;
+    {
+        const std::lock_guard<std::mutex> lock(m_mutex);
+        m_ending = true;
+    }
+    m_wake.notify_all();
+    if (m_thread.joinable()) {
+        m_thread.join();
+    }
+}
+
+void MlflowLiveRun::start(std::int64_t run_id) {
+    if (!m_thread.joinable()) {
+        m_thread = std::thread([this, run_id] { send_while_training(run_id); });
+    }
+}
+
+std::optional<MlflowSentWhileTraining> MlflowLiveRun::finish() {
+    {
+        const std::lock_guard<std::mutex> lock(m_mutex);
+        m_ending = true;
+    }
+    m_wake.notify_all();
+    if (m_thread.joinable()) {
+        m_thread.join();
+    }
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    return m_sent;
+}
+
+std::string MlflowLiveRun::problem() const {
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    return m_problem;
+}
+
+void MlflowLiveRun::send_while_training(std::int64_t run_id) {
+    std::optional<RunStore> store;
+    for (;;) {
+        bool last_round = false;
+        {
+            std::unique_lock<std::mutex> lock(m_mutex);
+            m_wake.wait_for(lock, m_every, [this] { return m_ending; });
+            last_round = m_ending;
+        }
+        if (m_stop || !send_what_is_new(store, run_id) || last_round) {
+            return;
+        }
+    }
+}
+
+bool MlflowLiveRun::send_what_is_new(std::optional<RunStore>& store, std::int64_t run_id) {
+    try {
+        if (!store) {
+            store.emplace(RunStore::open(m_database));
+        }
+        MlflowApi api(m_target.tracking_uri, m_target.control);
+        std::optional<MlflowSentWhileTraining> sent;
+        {
+            const std::lock_guard<std::mutex> lock(m_mutex);
+            sent = m_sent;
+        }
+        if (!sent) {
+            const TrackedRun tracked = tracked_run(*store, run_id);
+            m_start_ms = run_start_epoch_ms(tracked.run);
+            sent.emplace();
+            sent->experiment_id = api.experiment_id(m_target.experiment, m_target.named.experiment);
+            sent->run_id = create_mlflow_run(api, sent->experiment_id, tracked)
+                               .at("run_id")
+                               .get<std::string>();
+            // Made there without its settings, it is not taken up: the export at the end finds
+            // it by its uid and makes it again whole.
+            log_run_params(api, sent->run_id, tracked);
+            const std::lock_guard<std::mutex> lock(m_mutex);
+            m_sent = sent;
+        }
+        TrackedRun steps;
+        steps.metrics = store->metrics_after(run_id, m_last_row);
+        // What was sent is said only once all of it was: a request that failed half way has
+        // its values sent again at the end (MLflow keeps one of a value logged twice).
+        send_series(api, sent->run_id, run_series(steps), m_start_ms, sent->last_step);
+        const std::lock_guard<std::mutex> lock(m_mutex);
+        m_sent = std::move(sent);
+        return true;
+    } catch (const std::exception& error) {
+        const std::lock_guard<std::mutex> lock(m_mutex);
+        m_problem = error.what();
+        return false;
+    }
+}
+
+}  // namespace oomlab::trackers
