@@ -4,8 +4,6 @@
 // tables keep room to be read (a page scrolls instead), legends wrap instead of cutting
 // their entries and labels never cover one another (layout_checks.h).
 #include <QDockWidget>
-#include <QHeaderView>
-#include <QLineEdit>
 #include <QMainWindow>
 #include <QPlainTextEdit>
 #include <QScrollArea>
@@ -19,7 +17,6 @@
 #include <algorithm>
 
 #include "common/formatting.h"
-#include "compare/compare_metrics_model.h"
 #include "compare/compare_page.h"
 #include "experiment/config_form.h"
 #include "experiment/experiment_panel.h"
@@ -291,111 +288,6 @@ private slots:
 
     // Rows and headings follow the text size up to the largest zoom (the rows kept the
     // desktop's height and presentation text overlapped them).
-    // A class's runs on the projector: with 30 runs of students, widths the lecturer chose at
-    // the desktop's text size, and presentation mode on a 1024x768 screen, every heading and
-    // cell shown is read whole and the table does not scroll sideways: the columns a room needs
-    // least are left out ("mbedding", "com…" were shown); a wider window brings them back.
-    void aClassesRunsAreReadWholeOnTheProjector() {
-        {
-            RunStore store = RunStore::open(m_dir.filePath("runs.sqlite").toStdString());
-            const RunOutcome outcome = store.find_run(1)->outcome;
-            for (int student = 1; student <= 27; ++student) {
-                const std::int64_t id =
-                    store.create_run({"student-" + std::to_string(student) + ": batch " +
-                                          std::to_string(16 + student),
-                                      "{}", "cpu", "0.1.0", "1.13"});
-                store.finish_run(id, outcome);
-            }
-        }
-        m_window->database()->notifyRunsChanged();
-        m_window->setPresentationMode(false);
-        m_window->setMaximumSize(QSize(1366, 768));
-        m_window->resize(1366, 768);
-        m_window->showPage(MainWindow::RunsTab);
-        QApplication::processEvents();
-        auto* table = m_window->runsPage()->findChild<QTableView*>(QStringLiteral("runsTable"));
-        QVERIFY(table);
-        QTRY_VERIFY(table->model()->rowCount() >= 30);
-        // The class's own runs, as the lecturer filters them (the fixture's first three have
-        // names longer than a student's).
-        auto* search = m_window->runsPage()->findChild<QLineEdit*>(QStringLiteral("runsSearch"));
-        QVERIFY(search);
-        search->setText(QStringLiteral("student"));
-        QTRY_COMPARE(table->model()->rowCount(), 27);
-        // The lecturer widens a column at the desktop's text size: widths of their choice.
-        QHeaderView* header = table->horizontalHeader();
-        header->resizeSection(RunsModel::Embeddings,
-                              header->sectionSize(RunsModel::Embeddings) + 8);
-
-        const QSize screen(1024, 768);
-        m_window->setMaximumSize(screen);
-        m_window->resize(screen);
-        m_window->setPresentationMode(true);
-        QTest::qWait(100);
-        QApplication::processEvents();
-        QTest::qWait(100);
-        const QStringList elided = elidedTableText(m_window->runsPage());
-        QVERIFY2(elided.isEmpty(), qPrintable(elided.join('\n')));
-        QVERIFY2(table->horizontalScrollBar()->maximum() == 0,
-                 qPrintable(QStringLiteral("scrolls %1 px sideways")
-                                .arg(table->horizontalScrollBar()->maximum())));
-        for (const int column :
-             {RunsModel::Name, RunsModel::Status, RunsModel::Peak, RunsModel::FinalLoss}) {
-            QVERIFY2(!header->isSectionHidden(column), qPrintable(QString::number(column)));
-        }
-        QVERIFY(header->isSectionHidden(RunsModel::Notes));
-        QVERIFY2(header->toolTip().contains(QStringLiteral("Left out for room")),
-                 qPrintable(header->toolTip()));
-
-        // The class's runs compared: the results table is read whole too ("Batcl", "inal los",
-        // "1…" were shown), without scrolling sideways, the run, status, peak and loss kept.
-        QVector<qint64> students;
-        for (int row = 0; row < table->model()->rowCount(); ++row) {
-            students << table->model()->index(row, 0).data(RunsModel::RunIdRole).toLongLong();
-        }
-        QSignalSpy loaded(m_window->comparePage(), &ComparePage::loaded);
-        m_window->compareRuns(students);
-        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, 30000);
-        m_window->showPage(MainWindow::CompareTab);
-        QTest::qWait(100);
-        QApplication::processEvents();
-        QTest::qWait(100);
-        QTableView* results = m_window->comparePage()->metricsTable();
-        QCOMPARE(results->model()->rowCount(), 27);
-        const QStringList elidedResults = elidedTableText(m_window->comparePage());
-        QVERIFY2(elidedResults.isEmpty(), qPrintable(elidedResults.join('\n')));
-        QStringList widths;
-        for (int column = 0; column < results->model()->columnCount(); ++column) {
-            if (!results->horizontalHeader()->isSectionHidden(column)) {
-                widths << QStringLiteral("%1 %2 px")
-                              .arg(results->model()->headerData(column, Qt::Horizontal).toString())
-                              .arg(results->horizontalHeader()->sectionSize(column));
-            }
-        }
-        QVERIFY2(results->horizontalScrollBar()->maximum() == 0,
-                 qPrintable(QStringLiteral("the results scroll %1 px sideways in %2 px: %3")
-                                .arg(results->horizontalScrollBar()->maximum())
-                                .arg(results->viewport()->width())
-                                .arg(widths.join(QStringLiteral(", ")))));
-        for (const int column : {CompareMetricsModel::Run, CompareMetricsModel::Status,
-                                 CompareMetricsModel::Peak, CompareMetricsModel::FinalLoss}) {
-            QVERIFY2(!results->horizontalHeader()->isSectionHidden(column),
-                     qPrintable(QString::number(column)));
-        }
-        m_window->showPage(MainWindow::RunsTab);
-
-        m_window->setPresentationMode(false);
-        m_window->setMaximumSize(QSize(4000, 3000));
-        m_window->resize(2600, 900);
-        QTest::qWait(100);
-        QApplication::processEvents();
-        QTest::qWait(100);
-        QTRY_VERIFY(!header->isSectionHidden(RunsModel::Notes));
-        QVERIFY(header->sectionSize(RunsModel::Embeddings) >=
-                header->sectionSizeHint(RunsModel::Embeddings));
-        search->clear();
-    }
-
     void tableRowsFollowTheTextSize() {
         m_window->resize(1600, 1000);
         m_window->showPage(MainWindow::RunsTab);
