@@ -53,13 +53,14 @@ std::string MlflowLiveRun::problem() const {
 void MlflowLiveRun::send_while_training(std::int64_t run_id) {
     std::optional<RunStore> store;
     for (;;) {
-        bool last_round = false;
         {
             std::unique_lock<std::mutex> lock(m_mutex);
-            m_wake.wait_for(lock, m_every, [this] { return m_ending; });
-            last_round = m_ending;
+            // Ended: what is left goes with the export at the end, not in a round of its own.
+            if (m_wake.wait_for(lock, m_every, [this] { return m_ending; })) {
+                return;
+            }
         }
-        if (m_stop || !send_what_is_new(store, run_id) || last_round) {
+        if (!send_what_is_new(store, run_id)) {
             return;
         }
     }

@@ -32,8 +32,9 @@ public:
 
     // The run has its row: sending begins.
     void start(std::int64_t run_id);
-    // The run has ended: sends the steps saved since the last time, then stops. Returns what
-    // was sent (nullopt: the run was never made there), for export_to_mlflow.
+    // The run has ended: stops once a round under way is done (the rest goes with the export
+    // at the end). Returns what was sent (nullopt: the run was never made there), for
+    // export_to_mlflow.
     std::optional<MlflowSentWhileTraining> finish();
     // Why sending stopped before the end; empty while it went well.
     std::string problem() const;
@@ -49,7 +50,7 @@ private:
     std::atomic<bool> m_stop{false};  // ends a request under way (the destructor)
     mutable std::mutex m_mutex;
     std::condition_variable m_wake;
-    bool m_ending = false;  // finish(): one last round, then stop
+    bool m_ending = false;  // finish() or the destructor: no round more
     std::optional<MlflowSentWhileTraining> m_sent;
     std::int64_t m_last_row = 0;  // the last metric row read
     std::int64_t m_start_ms = 0;  // the run's start, as its values' timestamps count from
