@@ -40,13 +40,18 @@ quota_us=$(awk -v cores="$cores" -v slowdown="$slowdown" -v period="$period_us" 
     exit 2
 }
 
+cannot_make() {
+    echo "$0: cannot make the cgroup $1: run as root, on a system with the cpu controller" \
+         "(cgroup v1's /sys/fs/cgroup/cpu or v2's cpu.max)" >&2
+    exit 2
+}
 if [[ -f /sys/fs/cgroup/cgroup.controllers ]]; then  # cgroup v2
     group="/sys/fs/cgroup/oomlab-slow-$$"
-    mkdir "$group"
+    mkdir "$group" 2>/dev/null || cannot_make "$group"
     echo "$quota_us $period_us" >"$group/cpu.max"
 else
     group="/sys/fs/cgroup/cpu/oomlab-slow-$$"
-    mkdir "$group"
+    mkdir "$group" 2>/dev/null || cannot_make "$group"
     echo "$period_us" >"$group/cpu.cfs_period_us"
     echo "$quota_us" >"$group/cpu.cfs_quota_us"
 fi
