@@ -73,6 +73,10 @@ ExperimentConfig config_of(const Cell& c) {
         "device=cpu",
         "embeddings.source=synthetic",
         "dataset.valid_ratio=0",
+        // Resident batches: how many a streaming loader holds at the peak depends on its
+        // thread's pace, and under load a peak a few KiB lower fell at another moment of
+        // backward, where the modules' activations differ (pooling 169472 -> 9600 bytes).
+        "data.loading=eager",
         "train.max_steps=2",
         "train.max_len=24",
         "train.batch_size=" + std::to_string(32 / c.accumulation),
