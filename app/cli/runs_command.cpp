@@ -178,6 +178,7 @@ void add_runs_command(CLI::App& app, int& exit_code) {
                 ->add_option("--experiment", targets->experiment,
                              "--to mlflow: the experiment (made when missing)")
                 ->capture_default_str();
+            command->add_option("--user", targets->user, kUserHelp);
             command->add_option("--out", *out,
                                 "File to write (default: standard output); --to tensorboard: "
                                 "the log folder");

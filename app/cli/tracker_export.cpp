@@ -48,12 +48,17 @@ void report_tensorboard(const trackers::TrackedRun& tracked,
 
 }  // namespace
 
+const char* const kUserHelp =
+    "The name the run is sent under on MLflow (its mlflow.user tag: a class's view lists "
+    "students by it); default: the login name";
+
 void TrackerTargets::add_run_options(CLI::App& command) {
     command.add_option("--mlflow", mlflow_uri,
                        "Send the run to the MLflow tracking server at URI (http://HOST:PORT): "
                        "its steps every 2 s while it trains, the rest when it ends");
     command.add_option("--mlflow-experiment", experiment, "The MLflow experiment to send it to")
         ->capture_default_str();
+    command.add_option("--mlflow-user", user, kUserHelp);
     command.add_option("--tensorboard", tensorboard_dir,
                        "When the run ends, write its TensorBoard event files under DIR");
 }
@@ -72,6 +77,7 @@ trackers::MlflowTarget mlflow_target(const TrackerTargets& targets) {
     trackers::MlflowTarget target;
     target.tracking_uri = targets.mlflow_uri;
     target.experiment = targets.experiment;
+    target.user = targets.user;
     target.control.on_wait = [](const std::string& note) { std::cerr << note << '\n'; };
     return target;
 }
@@ -104,12 +110,13 @@ void mirror_run(const RunStore& store, std::int64_t run_id, const TrackerTargets
         }
     };
     if (!targets.mlflow_uri.empty()) {
-        send({targets.mlflow_uri, targets.experiment, ""},
+        send({targets.mlflow_uri, targets.experiment, "", targets.user},
              " --to mlflow --tracking-uri " + targets.mlflow_uri + " --experiment \"" +
-                 targets.experiment + "\"");
+                 targets.experiment + "\"" +
+                 (targets.user.empty() ? "" : " --user \"" + targets.user + "\""));
     }
     if (!targets.tensorboard_dir.empty()) {
-        send({"", targets.experiment, targets.tensorboard_dir},
+        send({"", targets.experiment, targets.tensorboard_dir, ""},
              " --to tensorboard --out " + targets.tensorboard_dir);
     }
 }

@@ -17,14 +17,18 @@ struct TrackerTargets {
     std::string mlflow_uri;
     std::string experiment = "OOM Lab";
     std::string tensorboard_dir;
+    std::string user;  // who the runs are sent as on MLflow (empty: the login name)
 
     bool empty() const { return mlflow_uri.empty() && tensorboard_dir.empty(); }
-    // --mlflow URI, --mlflow-experiment NAME, --tensorboard DIR (on `run`).
+    // --mlflow URI, --mlflow-experiment NAME, --mlflow-user NAME, --tensorboard DIR (on `run`).
     void add_run_options(CLI::App& command);
     // Throws BadInput naming the option before anything trains or is sent.
     void check(const std::string& uri_option = "--mlflow",
                const std::string& experiment_option = "--mlflow-experiment") const;
 };
+
+// --mlflow-user's help, and `runs export --user`'s.
+extern const char* const kUserHelp;
 
 // The MLflow server and experiment of `targets`, with notes on waits printed.
 trackers::MlflowTarget mlflow_target(const TrackerTargets& targets);

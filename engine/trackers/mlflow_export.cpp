@@ -74,7 +74,7 @@ Json tag(const std::string& key, const std::string& value) {
     return {{"key", key}, {"value", cut(value, kLongestTag)}};
 }
 
-Json run_tags(const TrackedRun& tracked) {
+Json run_tags(const TrackedRun& tracked, const std::string& user) {
     const RunRecord& run = tracked.run;
     Json tags = Json::array(
         {tag(kUidTag, tracked.uid), tag("oomlab.run_id", std::to_string(run.id)),
@@ -83,8 +83,8 @@ Json run_tags(const TrackedRun& tracked) {
          tag("oomlab.torch_version", run.torch_version),
          tag("oomlab.world_size", std::to_string(run.world_size)),
          tag("mlflow.source.name", "oomlab")});
-    if (const std::string user = login_name(); !user.empty()) {
-        tags.push_back(tag(kUserTag, user));
+    if (const std::string name = sender_name(user); !name.empty()) {
+        tags.push_back(tag(kUserTag, name));
     }
     if (!run.tags.empty()) {
         tags.push_back(tag("oomlab.tags", run.tags));
@@ -188,12 +188,12 @@ void send_artifacts(MlflowApi& api, const TrackedRun& tracked, const std::string
 }  // namespace
 
 Json create_mlflow_run(MlflowApi& api, const std::string& experiment_id,
-                       const TrackedRun& tracked) {
+                       const TrackedRun& tracked, const std::string& user) {
     const RunRecord& run = tracked.run;
     Json created = api.post("runs/create", {{"experiment_id", experiment_id},
                                             {"run_name", run.name},
                                             {"start_time", run_start_epoch_ms(run)},
-                                            {"tags", run_tags(tracked)}});
+                                            {"tags", run_tags(tracked, user)}});
     return std::move(created.at("run").at("info"));
 }
 
@@ -234,6 +234,10 @@ std::string login_name() {
     }
     const passwd* account = ::getpwuid(::getuid());
     return account != nullptr && account->pw_name != nullptr ? account->pw_name : "";
+}
+
+std::string sender_name(const std::string& chosen) {
+    return chosen.empty() ? login_name() : chosen;
 }
 
 std::string uri_without_password(const std::string& uri) {
@@ -329,7 +333,7 @@ MlflowExport send_to_mlflow(MlflowApi& api, const TrackedRun& tracked, const Mlf
 
     const RunRecord& run = tracked.run;
     const std::int64_t start_ms = run_start_epoch_ms(run);
-    const Json created = create_mlflow_run(api, result.experiment_id, tracked);
+    const Json created = create_mlflow_run(api, result.experiment_id, tracked, target.user);
     result.run_id = created.at("run_id").get<std::string>();
     try {
         const std::string artifact_uri = created.value("artifact_uri", "");
@@ -349,7 +353,8 @@ MlflowExport send_to_mlflow(MlflowApi& api, const TrackedRun& tracked, const Mlf
 
 // The run as it trained, made there running (mlflow_live.h): what is left, in the same run.
 MlflowExport go_on_in_mlflow(MlflowApi& api, const TrackedRun& tracked,
-                             const MlflowSentWhileTraining& sent) {
+                             const MlflowTarget& target) {
+    const MlflowSentWhileTraining& sent = *target.sent_while_training;
     MlflowExport result;
     result.experiment_id = sent.experiment_id;
     result.run_id = sent.run_id;
@@ -358,7 +363,7 @@ MlflowExport go_on_in_mlflow(MlflowApi& api, const TrackedRun& tracked,
         const Json got = api.get("runs/get", "run_id=" + sent.run_id);
         const std::string artifact_uri = got.at("run").at("info").value("artifact_uri", "");
         // Its tags again: its status and error are known now (a tag logged again is replaced).
-        log_in_batches(api, result.run_id, "tags", run_tags(tracked), kTagsPerBatch);
+        log_in_batches(api, result.run_id, "tags", run_tags(tracked, target.user), kTagsPerBatch);
         result.metric_values = send_metrics(api, result.run_id, tracked,
                                             run_start_epoch_ms(tracked.run), sent.last_step);
         finish_mlflow_run(api, tracked, artifact_uri, export_digest(tracked), result);
@@ -375,7 +380,7 @@ MlflowExport export_to_mlflow(const TrackedRun& tracked, const MlflowTarget& tar
     MlflowApi api(target.tracking_uri, target.control);
     try {
         return target.sent_while_training
-                   ? go_on_in_mlflow(api, tracked, *target.sent_while_training)
+                   ? go_on_in_mlflow(api, tracked, target)
                    : send_to_mlflow(api, tracked, target);
     } catch (const nlohmann::json::exception&) {
         rethrow_naming_the_call(api.uri(), api.last_call());

@@ -82,7 +82,7 @@ bool MlflowLiveRun::send_what_is_new(std::optional<RunStore>& store, std::int64_
             m_start_ms = run_start_epoch_ms(tracked.run);
             sent.emplace();
             sent->experiment_id = api.experiment_id(m_target.experiment, m_target.named.experiment);
-            sent->run_id = create_mlflow_run(api, sent->experiment_id, tracked)
+            sent->run_id = create_mlflow_run(api, sent->experiment_id, tracked, m_target.user)
                                .at("run_id")
                                .get<std::string>();
             // Made there without its settings, it is not taken up: the export at the end finds

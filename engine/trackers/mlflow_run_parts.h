@@ -16,9 +16,9 @@ namespace oomlab::trackers {
 
 // Makes the run in experiment `experiment_id`, running, with its tags; returns the server's
 // "info" of it (its run_id, artifact_uri), read by the caller, which deletes the run again if
-// the info is not of MLflow's shape.
+// the info is not of MLflow's shape. `user`: who sent it (sender_name).
 nlohmann::json create_mlflow_run(MlflowApi& api, const std::string& experiment_id,
-                                 const TrackedRun& tracked);
+                                 const TrackedRun& tracked, const std::string& user);
 // Logs the run's settings as its parameters.
 void log_run_params(MlflowApi& api, const std::string& run_id, const TrackedRun& tracked);
 

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "export/tracker_send.h"
+#include "oomlab/trackers/mlflow_export.h"
 #include "runs/runs_page.h"
 #include "ui_test_support.h"
 
@@ -122,6 +123,14 @@ private slots:
                  qPrintable(dialog.problemShown()));
         QCOMPARE(dialog.result(), int(QDialog::Rejected));
 
+        // A student's name on a shared account, kept for every run sent after.
+        auto* user = dialog.findChild<QLineEdit*>(QStringLiteral("trackerUser"));
+        QVERIFY(user);
+        QVERIFY2(user->placeholderText().startsWith(
+                     QString::fromStdString(trackers::sender_name({}))),
+                 qPrintable(user->placeholderText()));
+        user->setText(QStringLiteral("  ada "));
+
         const QList<QRadioButton*> kinds = dialog.findChildren<QRadioButton*>();
         QCOMPARE(kinds.size(), 2);
         kinds[1]->setChecked(true);  // TensorBoard, with no folder yet
@@ -135,6 +144,7 @@ private slots:
         QVERIFY(!saved.mlflow);
         QCOMPARE(saved.logDir, m_dir.filePath("tb"));
         QCOMPARE(saved.trackingUri, QStringLiteral("127.0.0.1:5000"));  // kept as typed
+        QCOMPARE(saved.user, QStringLiteral("ada"));
         TrackerDialog again(1);                                         // opens on what was chosen
         QCOMPARE(again.target().logDir, m_dir.filePath("tb"));
         QVERIFY(!again.target().mlflow);
@@ -142,7 +152,7 @@ private slots:
 
     void runsPageSendsTheSelectedRunsAndSaysWhat() {
         const QString logDir = m_dir.filePath("sent");
-        TrackerTarget{false, {}, {}, logDir, false}.remember();
+        TrackerTarget{false, {}, {}, logDir, false, {}}.remember();
         auto window = test::shownWindow(m_dir.filePath("runs.sqlite"));
         QVERIFY(window);
         const RunEnd end = test::runAndWait(*window);
@@ -172,7 +182,7 @@ private slots:
 
     void aRunIsSentWhenItEndsWhereChosen() {
         const QString logDir = m_dir.filePath("each");
-        TrackerTarget{false, {}, {}, logDir, true}.remember();
+        TrackerTarget{false, {}, {}, logDir, true, {}}.remember();
         auto window = test::shownWindow(m_dir.filePath("each.sqlite"));
         QVERIFY(window);
         const RunEnd end = test::runAndWait(*window);
@@ -187,7 +197,7 @@ private slots:
     // error, so the target can be corrected and sent to again.
     void anErrorKeepsTheDialogOpenWithIt() {
         TrackerTarget{
-            true, QStringLiteral("http://127.0.0.1:9"), QStringLiteral("OOM Lab"), {}, false}
+            true, QStringLiteral("http://127.0.0.1:9"), QStringLiteral("OOM Lab"), {}, false, {}}
             .remember();
         TrackerSender sender;
         TrackerDialog dialog(1);
@@ -226,7 +236,7 @@ private slots:
     // workbench closing (its sender going) does not wait for the server's 30 s.
     void aBusyServerIsAskedAgainAndClosingDoesNotWaitForIt() {
         BusyServer server;
-        TrackerTarget{true, server.uri(), QStringLiteral("OOM Lab"), {}, false}.remember();
+        TrackerTarget{true, server.uri(), QStringLiteral("OOM Lab"), {}, false, {}}.remember();
         auto sender = std::make_unique<TrackerSender>();
         TrackerDialog dialog(1);
         dialog.sendWith(sender.get(), m_dir.filePath("runs.sqlite"), {1});
@@ -254,7 +264,7 @@ private slots:
         sender.send(
             m_dir.filePath("runs.sqlite"), {1},
             TrackerTarget{
-                true, QStringLiteral("http://127.0.0.1:9"), QStringLiteral("OOM Lab"), {}, false},
+                true, QStringLiteral("http://127.0.0.1:9"), QStringLiteral("OOM Lab"), {}, false, {}},
             false);
         QTRY_COMPARE_WITH_TIMEOUT(sent.size(), 1, 30000);
         QVERIFY(sent.front().at(1).toBool());  // failed

@@ -40,6 +40,7 @@ TrackerTarget TrackerTarget::remembered() {
     target.trackingUri = setting("mlflowUri", QStringLiteral("http://127.0.0.1:5000"));
     target.experiment = setting("mlflowExperiment", QStringLiteral("OOM Lab"));
     target.logDir = setting("tensorboardDir");
+    target.user = setting("userName");
     target.sendEachRun = AppSettings::value(QStringLiteral("trackers/sendEachRun"), false).toBool();
     return target;
 }
@@ -49,6 +50,7 @@ void TrackerTarget::remember() const {
     setSetting("mlflowUri", trackingUri);
     setSetting("mlflowExperiment", experiment);
     setSetting("tensorboardDir", logDir);
+    setSetting("userName", user);
     setSetting("sendEachRun", sendEachRun);
 }
 
@@ -88,6 +90,7 @@ QString sendRunsToTracker(const QString& databasePath, const QVector<qint64>& ru
                 mlflow.experiment = target.experiment.trimmed().toStdString();
                 mlflow.control = control;
                 mlflow.named = trackerFields();
+                mlflow.user = target.user.trimmed().toStdString();
                 lines << QString::fromStdString(
                     describe(tracked, mlflow, trackers::export_to_mlflow(tracked, mlflow)));
             } else {
@@ -157,6 +160,12 @@ TrackerDialog::TrackerDialog(int runCount, QWidget* parent) : QDialog(parent) {
     m_uri->setObjectName(QStringLiteral("trackerUri"));
     m_experiment = new QLineEdit(saved.experiment);
     m_experiment->setObjectName(QStringLiteral("trackerExperiment"));
+    m_user = new QLineEdit(saved.user);
+    m_user->setObjectName(QStringLiteral("trackerUser"));
+    m_user->setPlaceholderText(
+        QString::fromStdString(trackers::sender_name({})) + tr(" (the login name)"));
+    m_user->setToolTip(tr("The name your runs are sent under: a class's view lists its "
+                          "students by it. Set it once on a shared lab account."));
     m_logDir = new QLineEdit(saved.logDir);
     m_logDir->setObjectName(QStringLiteral("trackerLogDir"));
     auto* browse = new QPushButton(tr("Browse…"));
@@ -178,6 +187,7 @@ TrackerDialog::TrackerDialog(int runCount, QWidget* parent) : QDialog(parent) {
     form->addRow(m_mlflow);
     form->addRow(tr("Tracking URI"), m_uri);
     form->addRow(tr("Experiment"), m_experiment);
+    form->addRow(tr("Your name"), m_user);
     form->addRow(m_tensorboard);
     auto* folder = new QHBoxLayout;
     folder->addWidget(m_logDir, 1);
@@ -218,6 +228,7 @@ TrackerTarget TrackerDialog::target() const {
     target.trackingUri = m_uri->text().trimmed();
     target.experiment = m_experiment->text().trimmed();
     target.logDir = m_logDir->text().trimmed();
+    target.user = m_user->text().trimmed();
     target.sendEachRun = m_sendEachRun->isChecked();
     return target;
 }
@@ -295,6 +306,7 @@ void TrackerDialog::updateEnabled() {
     const bool mlflow = m_mlflow->isChecked();
     m_uri->setEnabled(mlflow);
     m_experiment->setEnabled(mlflow);
+    m_user->setEnabled(mlflow);
     m_logDir->setEnabled(!mlflow);
 }
 

@@ -27,6 +27,7 @@ struct TrackerTarget {
     QString experiment;
     QString logDir;
     bool sendEachRun = false;  // after every run the workbench trains
+    QString user;  // the name runs are sent under (a student's in a class); empty: login name
 
     static TrackerTarget remembered();
     void remember() const;
@@ -110,6 +111,7 @@ private:
     QRadioButton* m_tensorboard;
     QLineEdit* m_uri;
     QLineEdit* m_experiment;
+    QLineEdit* m_user;
     QLineEdit* m_logDir;
     QCheckBox* m_sendEachRun;
     QLabel* m_problem;

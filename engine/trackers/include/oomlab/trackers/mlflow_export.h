@@ -28,6 +28,9 @@ struct MlflowTarget {
     std::string experiment = "OOM Lab";  // made when missing
     RequestControl control;              // notes while a busy server is asked again; a stop
     TrackerFields named;
+    // Who the runs are sent as (MLflow's mlflow.user tag, a class's name for the student):
+    // empty, the login name, as MLflow's own client does.
+    std::string user;
     // Set: the run was made there while it trained; the export goes on in that MLflow run
     // with what was not sent yet, its end, its artifacts.
     std::optional<MlflowSentWhileTraining> sent_while_training;
@@ -60,6 +63,9 @@ std::string uri_without_password(const std::string& uri);
 // twice makes one MLflow run. Throws Error naming the server and what to do when it is down,
 // is not an MLflow server or refuses; a run cut short on the server is deleted again.
 MlflowExport export_to_mlflow(const TrackedRun& tracked, const MlflowTarget& target);
+
+// The name a run is sent under: `chosen` (MlflowTarget::user), else the login name.
+std::string sender_name(const std::string& chosen);
 
 // What was sent, as people read it: "run 3 -> MLflow http://...: 120 metric values, artifacts
 // summary.json", then a line for each warning.
