@@ -9,6 +9,7 @@
 #include "oomlab/config/config_keys.h"
 #include "oomlab/lessons/lesson.h"
 #include "oomlab/run/run_json.h"
+#include "oomlab/trackers/served_file.h"
 
 namespace oomlab::cli {
 namespace {
@@ -107,8 +108,9 @@ void add_lesson_command(CLI::App& app, int& exit_code) {
     auto name = std::make_shared<std::string>();
     auto db = std::make_shared<std::string>(default_db_path());
     run->add_option("NAME", *name,
-                    "A lesson's name (see `lesson list`), or a lesson file (FILE.json, "
-                    "docs/workbench.md describes the format)")
+                    "A lesson's name (see `lesson list`), a lesson file (FILE.json, "
+                    "docs/workbench.md describes the format), or the http:// or https:// "
+                    "address of one a lecturer serves")
         ->required();
     run->add_option("--db", *db, "Run database (SQLite)")->capture_default_str();
     run->add_flag("--json", *json, "JSON lines: each run's summary, then the checks");
@@ -120,7 +122,9 @@ void add_lesson_command(CLI::App& app, int& exit_code) {
         ->type_name("KEY=VALUE");
     run->callback([=, &exit_code] {
         refuse_process_group("lesson run");
-        Lesson chosen = find_or_load_lesson(*name);
+        Lesson chosen = trackers::is_http_url(*name)
+                            ? parse_lesson(trackers::fetch_served_file(*name), *name)
+                            : find_or_load_lesson(*name);
         ExperimentConfig checked;  // each refused, naming the key, before anything trains
         for (const std::string& assignment : *overrides) {
             apply_config_override(checked, assignment);

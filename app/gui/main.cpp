@@ -16,6 +16,7 @@
 #include "oomlab/config/config_keys.h"
 #include "oomlab/store/run_store.h"
 #include "snapshot/snapshot_window.h"
+#include "window/lesson_opening.h"
 #include "window/main_menus.h"
 #include "window/main_window.h"
 #include "window/plot_render.h"
@@ -110,12 +111,21 @@ struct Options {
                        "(torch.cuda.memory._dump_snapshot) in a window of its own, without the "
                        "workbench; with --screenshot, capture that window instead."),
         QStringLiteral("FILE")};
+    QCommandLineOption lesson{
+        QStringLiteral("lesson"),
+        QStringLiteral("Open at a lesson: a lesson file, a built-in lesson's name, or the "
+                       "http:// or https:// address of a lesson file a lecturer serves."),
+        QStringLiteral("FILE|NAME|URL")};
     QCommandLineOption fresh{QStringLiteral("fresh"),
                              QStringLiteral("Ignore the saved settings and window layout.")};
 
     void addTo(QCommandLineParser& parser) const {
         parser.addOptions({db, config, set, shot, shotView, shotSize, exportPlot, view, out, size,
-                           force, presentation, snapshot, fresh});
+                           force, presentation, snapshot, lesson, fresh});
+        parser.addPositionalArgument(QStringLiteral("FILE"),
+                                     QStringLiteral("A lesson file to open at, as --lesson FILE "
+                                                    "(what a double-click on one runs)."),
+                                     QStringLiteral("[FILE]"));
     }
 };
 
@@ -251,6 +261,11 @@ int main(int argc, char** argv) {
         return fail(QStringLiteral("--screenshot-size: \"%1\" is not a size such as 1024x768")
                         .arg(parser.value(o.shotSize)));
     }
+    const QStringList files = parser.positionalArguments();
+    if (files.size() > 1 || (!files.isEmpty() && parser.isSet(o.lesson))) {
+        return fail(QStringLiteral("one lesson at a time: give a lesson file or --lesson, once"));
+    }
+    const QString lessonSource = parser.isSet(o.lesson) ? parser.value(o.lesson) : files.value(0);
     oomlab::ui::MainWindow window(options);
     if (parser.isSet(o.presentation)) {
         window.setPresentationMode(true);  // the mode, not only its text size (F5's panel too)
@@ -273,6 +288,14 @@ int main(int argc, char** argv) {
             captureWhenLoaded(opened, windowSize, parser.value(o.shot));
             return QApplication::exec();
         }
+    }
+    if (!lessonSource.isEmpty()) {
+        oomlab::ui::openLessonFrom(&window, lessonSource,
+                                   [](oomlab::ui::LessonFlow*, const QString& error) {
+                                       if (!error.isEmpty()) {
+                                           QTextStream(stderr) << "oomlab: " << error << '\n';
+                                       }
+                                   });
     }
     if (parser.isSet(o.shot)) {
         oomlab::ui::ScreenshotRequest request;

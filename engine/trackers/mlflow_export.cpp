@@ -187,8 +187,8 @@ void send_artifacts(MlflowApi& api, const TrackedRun& tracked, const std::string
 
 }  // namespace
 
-Json create_mlflow_run(MlflowApi& api, const std::string& experiment_id,
-                       const TrackedRun& tracked, const std::string& user) {
+Json create_mlflow_run(MlflowApi& api, const std::string& experiment_id, const TrackedRun& tracked,
+                       const std::string& user) {
     const RunRecord& run = tracked.run;
     Json created = api.post("runs/create", {{"experiment_id", experiment_id},
                                             {"run_name", run.name},
@@ -379,9 +379,8 @@ MlflowExport export_to_mlflow(const TrackedRun& tracked, const MlflowTarget& tar
     check_tracking_uri(target.tracking_uri, target.named.uri);
     MlflowApi api(target.tracking_uri, target.control);
     try {
-        return target.sent_while_training
-                   ? go_on_in_mlflow(api, tracked, target)
-                   : send_to_mlflow(api, tracked, target);
+        return target.sent_while_training ? go_on_in_mlflow(api, tracked, target)
+                                          : send_to_mlflow(api, tracked, target);
     } catch (const nlohmann::json::exception&) {
         rethrow_naming_the_call(api.uri(), api.last_call());
     }

@@ -11,18 +11,9 @@
 #include <QRadioButton>
 #include <QTemporaryDir>
 #include <QtTest>
-#include <atomic>
-#include <memory>
-#include <string>
-#include <thread>
-
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "export/tracker_send.h"
+#include "http_test_server.h"
 #include "oomlab/trackers/mlflow_export.h"
 #include "runs/runs_page.h"
 #include "ui_test_support.h"
@@ -46,62 +37,12 @@ QStringList eventFiles(const QString& logDir, qint64 runId) {
     return files;
 }
 
-// A tracking server that is always busy: it answers each request with 503 and a Retry-After
-// of 30 s, on a port of 127.0.0.1 the system chose, from a thread of its own.
-class BusyServer {
-public:
-    BusyServer() : m_socket(::socket(AF_INET, SOCK_STREAM, 0)) {
-        sockaddr_in address{};
-        address.sin_family = AF_INET;
-        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        socklen_t length = sizeof address;
-        ::bind(m_socket, reinterpret_cast<sockaddr*>(&address), sizeof address);
-        ::listen(m_socket, 8);
-        ::getsockname(m_socket, reinterpret_cast<sockaddr*>(&address), &length);
-        m_port = ntohs(address.sin_port);
-        m_thread = std::thread([this] { serve(); });
-    }
-    ~BusyServer() {
-        m_done = true;
-        m_thread.join();
-        ::close(m_socket);
-    }
-    QString uri() const { return QStringLiteral("http://127.0.0.1:%1").arg(m_port); }
-    int answered() const { return m_answered; }
-
-private:
-    void serve() {
-        while (!m_done) {
-            pollfd waiting{m_socket, POLLIN, 0};
-            if (::poll(&waiting, 1, 100) <= 0) {
-                continue;
-            }
-            const int client = ::accept(m_socket, nullptr, nullptr);
-            // The request's head (an export begins with a GET, which has no body).
-            std::string request;
-            char chunk[4096];
-            while (request.find("\r\n\r\n") == std::string::npos) {
-                const ssize_t got = ::read(client, chunk, sizeof chunk);
-                if (got <= 0) {
-                    break;
-                }
-                request.append(chunk, std::size_t(got));
-            }
-            const std::string answer =
-                "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 30\r\n"
-                "Content-Length: 0\r\nConnection: close\r\n\r\n";
-            [[maybe_unused]] const ssize_t sent = ::write(client, answer.data(), answer.size());
-            ::close(client);
-            ++m_answered;
-        }
-    }
-
-    int m_socket;
-    int m_port = 0;
-    std::atomic<bool> m_done{false};
-    std::atomic<int> m_answered{0};
-    std::thread m_thread;
-};
+// A tracking server that is always busy: each request answered 503 with a Retry-After of 30 s.
+test::HttpTestServer busyServer() {
+    return test::HttpTestServer([](const std::string&) {
+        return test::HttpTestServer::reply("503 Service Unavailable", "", "Retry-After: 30\r\n");
+    });
+}
 
 }  // namespace
 
@@ -126,9 +67,9 @@ private slots:
         // A student's name on a shared account, kept for every run sent after.
         auto* user = dialog.findChild<QLineEdit*>(QStringLiteral("trackerUser"));
         QVERIFY(user);
-        QVERIFY2(user->placeholderText().startsWith(
-                     QString::fromStdString(trackers::sender_name({}))),
-                 qPrintable(user->placeholderText()));
+        QVERIFY2(
+            user->placeholderText().startsWith(QString::fromStdString(trackers::sender_name({}))),
+            qPrintable(user->placeholderText()));
         user->setText(QStringLiteral("  ada "));
 
         const QList<QRadioButton*> kinds = dialog.findChildren<QRadioButton*>();
@@ -145,7 +86,7 @@ private slots:
         QCOMPARE(saved.logDir, m_dir.filePath("tb"));
         QCOMPARE(saved.trackingUri, QStringLiteral("127.0.0.1:5000"));  // kept as typed
         QCOMPARE(saved.user, QStringLiteral("ada"));
-        TrackerDialog again(1);                                         // opens on what was chosen
+        TrackerDialog again(1);  // opens on what was chosen
         QCOMPARE(again.target().logDir, m_dir.filePath("tb"));
         QVERIFY(!again.target().mlflow);
     }
@@ -235,7 +176,7 @@ private slots:
     // A server that answers it is busy is asked again later, and the dialog says when; the
     // workbench closing (its sender going) does not wait for the server's 30 s.
     void aBusyServerIsAskedAgainAndClosingDoesNotWaitForIt() {
-        BusyServer server;
+        const test::HttpTestServer server = busyServer();
         TrackerTarget{true, server.uri(), QStringLiteral("OOM Lab"), {}, false, {}}.remember();
         auto sender = std::make_unique<TrackerSender>();
         TrackerDialog dialog(1);
@@ -261,11 +202,14 @@ private slots:
         TrackerSender sender;
         QSignalSpy sent(&sender, &TrackerSender::sent);
         // Port 9 (discard) on loopback: nothing listens there on a test machine.
-        sender.send(
-            m_dir.filePath("runs.sqlite"), {1},
-            TrackerTarget{
-                true, QStringLiteral("http://127.0.0.1:9"), QStringLiteral("OOM Lab"), {}, false, {}},
-            false);
+        sender.send(m_dir.filePath("runs.sqlite"), {1},
+                    TrackerTarget{true,
+                                  QStringLiteral("http://127.0.0.1:9"),
+                                  QStringLiteral("OOM Lab"),
+                                  {},
+                                  false,
+                                  {}},
+                    false);
         QTRY_COMPARE_WITH_TIMEOUT(sent.size(), 1, 30000);
         QVERIFY(sent.front().at(1).toBool());  // failed
         QVERIFY2(sent.front().at(0).toString().contains(QStringLiteral("did not answer")),

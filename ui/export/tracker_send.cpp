@@ -162,10 +162,11 @@ TrackerDialog::TrackerDialog(int runCount, QWidget* parent) : QDialog(parent) {
     m_experiment->setObjectName(QStringLiteral("trackerExperiment"));
     m_user = new QLineEdit(saved.user);
     m_user->setObjectName(QStringLiteral("trackerUser"));
-    m_user->setPlaceholderText(
-        QString::fromStdString(trackers::sender_name({})) + tr(" (the login name)"));
-    m_user->setToolTip(tr("The name your runs are sent under: a class's view lists its "
-                          "students by it. Set it once on a shared lab account."));
+    m_user->setPlaceholderText(QString::fromStdString(trackers::sender_name({})) +
+                               tr(" (the login name)"));
+    m_user->setToolTip(
+        tr("The name your runs are sent under: a class's view lists its "
+           "students by it. Set it once on a shared lab account."));
     m_logDir = new QLineEdit(saved.logDir);
     m_logDir->setObjectName(QStringLiteral("trackerLogDir"));
     auto* browse = new QPushButton(tr("Browse…"));

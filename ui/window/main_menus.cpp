@@ -380,7 +380,7 @@ void MainMenus::saveAsLessonDialog() {
     }
     const QString path = QFileDialog::getSaveFileName(
         m_window, tr("Save as lesson"),
-        QDir(lessonFolder()).filePath(QStringLiteral("lesson.json")), tr("Lessons (*.json)"));
+        QDir(lessonFolder()).filePath(QStringLiteral("new.lesson.json")), tr("Lessons (*.json)"));
     if (path.isEmpty()) {
         return;
     }
