@@ -2,7 +2,8 @@
 # Builds the Debian package, installs it with its dependencies from Debian, checks the installed
 # programs (lintian clean, version, a short run on the installed default dataset, the
 # workbench rendered offscreen, a plot exported without a display, resources found under the
-# install prefix, desktop file and metainfo valid, man pages), then removes the package.
+# install prefix, desktop file and metainfo valid, a lesson file opened as a desktop opens it,
+# man pages), then removes the package.
 # Needs root: it installs system-wide.
 #   installer/install_test.sh BUILD_DIR
 set -euo pipefail
@@ -43,6 +44,36 @@ HOME="$scratch" QT_QPA_PLATFORM=offscreen /usr/bin/oomlab --screenshot "$scratch
 desktop-file-validate /usr/share/applications/io.github.oomlab.OomLab.desktop || fail "desktop file"
 appstreamcli validate --no-net /usr/share/metainfo/io.github.oomlab.OomLab.metainfo.xml \
     || fail "metainfo"
+# A lesson file double-clicked in a desktop session: its type known by its name, the workbench
+# its default application, and opened as a file manager opens it (gio open) on an X server
+# of the test's own: the workbench's lesson window appears, titled with the lesson.
+lesson="$scratch/Batch size.lesson.json"
+cp /usr/share/oomlab/lessons/batch-size.json "$lesson"
+title="Lesson: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["title"])' "$lesson")"
+type="$(gio info -a standard::content-type "$lesson" | sed -n 's/.*standard::content-type: //p')"
+[[ "$type" == application/x-oomlab-lesson ]] || fail "a lesson file's type is '$type'"
+default="$(gio mime application/x-oomlab-lesson)"
+default="${default%%$'\n'*}"  # its first line (head would close the pipe on gio: SIGPIPE)
+[[ "$default" == *": io.github.oomlab.OomLab.desktop" ]] \
+    || fail "the lesson type's default application: '$default'"
+exec {display_fd}<> <(:)
+Xvfb -displayfd "$display_fd" -screen 0 1024x768x24 -nolisten tcp >/dev/null 2>&1 &
+xvfb=$!
+read -r -t 20 -u "$display_fd" number || fail "Xvfb did not start"
+opened=false
+HOME="$scratch" DISPLAY=":$number" gio open "$lesson" >/dev/null 2>&1 || true
+for _ in $(seq 300); do
+    if DISPLAY=":$number" xwininfo -root -tree 2>/dev/null | grep -qF "\"$title — OOM Lab\""; then
+        opened=true
+        break
+    fi
+    sleep 0.1
+done
+pkill -x oomlab || true
+kill "$xvfb" 2>/dev/null || true
+wait "$xvfb" 2>/dev/null || true
+$opened || fail "a lesson file opened with gio did not show the window '$title' within 30 s"
+
 for page in oomlab oomlab-cli; do
     [[ -f /usr/share/man/man1/$page.1.gz ]] || fail "man page of $page"
 done
@@ -52,4 +83,4 @@ HOME="$scratch" /usr/bin/oomlab --export-plot 1 --view loss --out "$scratch/loss
 
 apt-get remove -y -q oomlab >/dev/null
 [[ ! -e /usr/bin/oomlab-cli && ! -e /usr/share/oomlab ]] || fail "files left after removal"
-echo "install test passed: installed, ran, rendered the window, validated, removed"
+echo "install test passed: installed, ran, rendered the window, opened a lesson file as a desktop does, validated, removed"
