@@ -56,11 +56,12 @@ std::string mlflow_status(RunStatus status) {
     }
 }
 
-// What the export sends depends on: a run exported again in the same state is not sent again.
-std::string export_digest(const TrackedRun& tracked) {
+// What the export sends depends on (the run as it is, who sends it): a run exported again in
+// the same state is not sent again.
+std::string export_digest(const TrackedRun& tracked, const std::string& user) {
     const RunRecord& run = tracked.run;
     const std::string state = run_summary_json(run) + "|" + std::to_string(tracked.metrics.size()) +
-                              "|" + std::to_string(tracked.events.size());
+                              "|" + std::to_string(tracked.events.size()) + "|" + sender_name(user);
     std::uint64_t hash = 14695981039346656037ull;  // 64-bit FNV-1a
     for (const char c : state) {
         hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
@@ -311,7 +312,7 @@ void finish_mlflow_run(MlflowApi& api, const TrackedRun& tracked, const std::str
 MlflowExport send_to_mlflow(MlflowApi& api, const TrackedRun& tracked, const MlflowTarget& target) {
     MlflowExport result;
     result.experiment_id = api.experiment_id(target.experiment, target.named.experiment);
-    const std::string digest = export_digest(tracked);
+    const std::string digest = export_digest(tracked, target.user);
 
     const Json found = api.post(
         "runs/search", {{"experiment_ids", {result.experiment_id}},
@@ -366,7 +367,7 @@ MlflowExport go_on_in_mlflow(MlflowApi& api, const TrackedRun& tracked,
         log_in_batches(api, result.run_id, "tags", run_tags(tracked, target.user), kTagsPerBatch);
         result.metric_values = send_metrics(api, result.run_id, tracked,
                                             run_start_epoch_ms(tracked.run), sent.last_step);
-        finish_mlflow_run(api, tracked, artifact_uri, export_digest(tracked), result);
+        finish_mlflow_run(api, tracked, artifact_uri, export_digest(tracked, target.user), result);
     } catch (...) {
         rethrow_naming_the_call(api.uri(), api.last_call());
     }

@@ -160,6 +160,13 @@ class MlflowExport(RunsFixture):
         finally:
             cli("runs", "tag", str(self.completed), "--db", self.db, "")
 
+    def test_a_name_given_since_replaces_the_run_under_it(self):
+        self.export(self.completed, experiment="renamed")
+        _, out, _ = self.export(self.completed, "--user", "ada", experiment="renamed")
+        self.assertTrue(json.loads(out)["replaced"])
+        [again] = self.mlflow_runs(self.completed, "renamed")
+        self.assertEqual(again.data.tags["mlflow.user"], "ada")
+
     def test_run_mirrors_itself_when_it_ends(self):
         snapshot = os.path.join(self.folder, "mirrored.pickle")
         _, out, _ = cli("run", "--db", self.db, "--name", "mirrored", "--set",
