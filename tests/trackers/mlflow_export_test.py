@@ -329,15 +329,15 @@ class BusyHandler(http.server.BaseHTTPRequestHandler):
 
 
 class ThinkingHandler(http.server.BaseHTTPRequestHandler):
-    """A server that is not MLflow and takes 5 s before it answers 404, as a busy server
-    takes long before its first byte: longer than the 3 s the tests allow a stall."""
+    """A server that is not MLflow and takes 2.5 s before it answers 404, as a busy server
+    takes long before its first byte: longer than the 1 s the tests allow a stall."""
 
     def log_message(self, *_):
         pass
 
     def answer(self):
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        time.sleep(5)
+        time.sleep(2.5)
         self.send_response(404)
         self.send_header("Content-Length", "0")
         self.end_headers()
@@ -457,12 +457,12 @@ class MlflowUnreachable(RunsFixture):
                                   err)
 
     def test_a_server_that_thinks_long_is_waited_for(self):
-        """The time before the answer's first byte is no stall (here 3 s, OOMLAB_TRACKER_STALL_S;
+        """The time before the answer's first byte is no stall (here 1 s, OOMLAB_TRACKER_STALL_S;
         30 s unset): only the request's 120 s bound it."""
         with serving(ThinkingHandler) as uri:
             code, _, err = cli("runs", "export", str(self.completed), "--db", self.db, "--to",
                                "mlflow", "--tracking-uri", uri, check=False,
-                               env={"OOMLAB_TRACKER_STALL_S": "3"})
+                               env={"OOMLAB_TRACKER_STALL_S": "1"})
         self.assertEqual(code, 1)
         self.assertIn("is this the address of an MLflow tracking server?", err)
 
@@ -495,9 +495,9 @@ class MlflowUnreachable(RunsFixture):
                     # Time enough for 64 MiB from a Python server on a loaded machine (3 s was
                     # not, beside the suite's other test): the size ends it, not the clock.
                     ("flood", "its answer passed 64 MiB", {"OOMLAB_TRACKER_TIMEOUT_S": "30"}),
-                    ("trickle", "no whole answer within 3 s", {"OOMLAB_TRACKER_TIMEOUT_S": "3"}),
-                    ("trickle", "less than 1 KiB a second for 2 s while it was sent or answered",
-                     {"OOMLAB_TRACKER_STALL_S": "2"})):
+                    ("trickle", "no whole answer within 2 s", {"OOMLAB_TRACKER_TIMEOUT_S": "2"}),
+                    ("trickle", "less than 1 KiB a second for 1 s while it was sent or answered",
+                     {"OOMLAB_TRACKER_STALL_S": "1"})):
                 with self.subTest(mode=mode, limits=limits):
                     EndlessHandler.mode = mode
                     started = time.monotonic()
