@@ -80,6 +80,7 @@ bool MlflowLiveRun::send_what_is_new(std::optional<RunStore>& store, std::int64_
         if (!sent) {
             const TrackedRun tracked = tracked_run(*store, run_id);
             m_start_ms = run_start_epoch_ms(tracked.run);
+            m_device = tracked.run.device;
             sent.emplace();
             sent->experiment_id = api.experiment_id(m_target.experiment, m_target.named.experiment);
             sent->run_id = create_mlflow_run(api, sent->experiment_id, tracked, m_target.user)
@@ -92,6 +93,7 @@ bool MlflowLiveRun::send_what_is_new(std::optional<RunStore>& store, std::int64_
             m_sent = sent;
         }
         TrackedRun steps;
+        steps.run.device = m_device;
         steps.metrics = store->metrics_after(run_id, m_last_row);
         // What was sent is said only once all of it was: a request that failed half way has
         // its values sent again at the end (MLflow keeps one of a value logged twice).

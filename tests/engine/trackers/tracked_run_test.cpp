@@ -56,6 +56,33 @@ TEST(RunSeries, StepRowsInMiBEvalRowsApartOtherRanksPrefixed) {
     EXPECT_EQ(all.size(), 6u);
 }
 
+// MLflow's UI charts a GPU's memory among its system metrics by their names: a CUDA run's
+// device memory goes there too, in MLflow's megabytes (10^6 bytes), on the GPU the run used.
+TEST(RunSeries, ACudaRunsDeviceMemoryIsAlsoUnderMlflowsSystemMetricName) {
+    TrackedRun tracked;
+    tracked.run.device = "cuda:1";
+    MetricRow step = row(3, phase::kStep);
+    step.device_used_bytes = std::int64_t{5000} << 20;
+    tracked.metrics.push_back(step);
+    MetricRow other_rank = row(3, phase::kStep, 1);
+    other_rank.device_used_bytes = std::int64_t{1} << 30;
+    tracked.metrics.push_back(other_rank);
+
+    const std::vector<Series> all = run_series(tracked);
+    const Series* gpu = find(all, "system/gpu_1_memory_usage_megabytes");
+    ASSERT_NE(gpu, nullptr);
+    ASSERT_EQ(gpu->points.size(), 1u);
+    EXPECT_EQ(gpu->points[0].step, 3);
+    EXPECT_DOUBLE_EQ(gpu->points[0].value, 5000.0 * 1048576 / 1e6);  // 5242.88 MB
+    EXPECT_DOUBLE_EQ(find(all, "memory/device_used_MiB")->points[0].value, 5000.0);
+    EXPECT_EQ(all.size(), 3u);  // rank 1 keeps only its own series
+
+    tracked.run.device = "cpu";  // the process's resident memory, not the system's: not named so
+    for (const Series& series : run_series(tracked)) {
+        EXPECT_EQ(series.name.rfind("system/", 0), std::string::npos) << series.name;
+    }
+}
+
 TEST(RunParams, DottedKeysWithTheirTypes) {
     RunRecord run;
     run.config_json = R"({"train":{"batch_size":32,"optimizer":"adam"},"eval":{"no_grad":true}})";

@@ -54,6 +54,7 @@ private:
     std::optional<MlflowSentWhileTraining> m_sent;
     std::int64_t m_last_row = 0;  // the last metric row read
     std::int64_t m_start_ms = 0;  // the run's start, as its values' timestamps count from
+    std::string m_device;         // the run's ("cuda:0"): which GPU its system metric names
     std::string m_problem;
     std::thread m_thread;
 };
