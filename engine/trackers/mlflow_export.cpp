@@ -1,5 +1,6 @@
 #include "oomlab/trackers/mlflow_export.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -152,7 +153,7 @@ private:
 // values; returns how many.
 std::size_t send_metrics(MlflowApi& api, const std::string& run_id, const TrackedRun& tracked,
                          std::int64_t start_ms, std::map<std::string, std::int64_t> sent) {
-    std::size_t values = send_series(api, run_id, run_series(tracked), start_ms, sent);
+    std::size_t values = send_series(api, run_id, mlflow_series(tracked), start_ms, sent);
     MetricBatches batches(api, run_id, start_ms);
     const RunOutcome& outcome = tracked.run.outcome;
     for (const auto& [name, value] : final_values(tracked.run)) {
@@ -204,6 +205,30 @@ void log_run_params(MlflowApi& api, const std::string& run_id, const TrackedRun&
         params.push_back({{"key", param.key}, {"value", cut(param.text, kLongestParam)}});
     }
     log_in_batches(api, run_id, "params", params, kParamsPerBatch);
+}
+
+std::vector<Series> mlflow_series(const TrackedRun& tracked) {
+    std::vector<Series> series = run_series(tracked);
+    const RunRecord& run = tracked.run;
+    const auto device_used = std::find_if(series.begin(), series.end(), [](const Series& one) {
+        return one.name == "memory/device_used_MiB";  // the first rank's
+    });
+    // The device's memory again as MLflow's own system metrics name it (its GPU monitor logs
+    // NVML's used memory in megabytes of 10^6 bytes), so that MLflow's UI charts it with its
+    // system metrics, on the GPU the run names ("cuda:1" is gpu_1). A CPU run's figure is the
+    // process's resident memory, not the system's that MLflow's name stands for: none.
+    if (run.device.rfind("cuda", 0) != 0 || device_used == series.end()) {
+        return series;
+    }
+    const int index =
+        run.device.size() > 5 && run.device[4] == ':' ? std::atoi(run.device.c_str() + 5) : 0;
+    Series gpu{"system/gpu_" + std::to_string(index) + "_memory_usage_megabytes", {}};
+    for (SeriesPoint point : device_used->points) {
+        point.value *= kBytesPerMiB / 1e6;
+        gpu.points.push_back(point);
+    }
+    series.push_back(std::move(gpu));
+    return series;
 }
 
 std::size_t send_series(MlflowApi& api, const std::string& run_id,

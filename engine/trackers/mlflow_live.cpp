@@ -97,7 +97,7 @@ bool MlflowLiveRun::send_what_is_new(std::optional<RunStore>& store, std::int64_
         steps.metrics = store->metrics_after(run_id, m_last_row);
         // What was sent is said only once all of it was: a request that failed half way has
         // its values sent again at the end (MLflow keeps one of a value logged twice).
-        send_series(api, sent->run_id, run_series(steps), m_start_ms, sent->last_step);
+        send_series(api, sent->run_id, mlflow_series(steps), m_start_ms, sent->last_step);
         const std::lock_guard<std::mutex> lock(m_mutex);
         m_sent = std::move(sent);
         return true;

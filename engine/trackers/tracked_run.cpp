@@ -2,12 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <ctime>
 #include <iomanip>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <sstream>
 
 #include "oomlab/common/errors.h"
@@ -56,26 +54,6 @@ void flatten(const nlohmann::json& value, const std::string& key, std::vector<Ru
     out.push_back(std::move(param));
 }
 
-// The device's memory as MLflow's own system metrics name it (its GPU monitor logs NVML's used
-// memory in megabytes of 10^6 bytes), so that MLflow's UI charts it with its system metrics: a
-// CUDA run's first rank, on the GPU its device names ("cuda:1" is gpu_1). A CPU run's figure
-// is the process's resident memory, not the system's that MLflow's name stands for: none.
-std::optional<Series> gpu_memory_series(const RunRecord& run, const Series& device_used_mib) {
-    if (run.device.rfind("cuda", 0) != 0 || device_used_mib.points.empty()) {
-        return std::nullopt;
-    }
-    int index = 0;
-    if (run.device.size() > 5 && run.device[4] == ':') {
-        index = std::atoi(run.device.c_str() + 5);
-    }
-    Series gpu{"system/gpu_" + std::to_string(index) + "_memory_usage_megabytes", {}};
-    for (SeriesPoint point : device_used_mib.points) {
-        point.value *= kBytesPerMiB / 1e6;
-        gpu.points.push_back(point);
-    }
-    return gpu;
-}
-
 }  // namespace
 
 bool is_run_uid(const std::string& uid) {
@@ -116,9 +94,6 @@ std::vector<Series> run_series(const TrackedRun& tracked) {
         }
     }
     std::vector<Series> series;
-    if (std::optional<Series> gpu = gpu_memory_series(tracked.run, ranks[0].device_used)) {
-        series.push_back(std::move(*gpu));
-    }
     for (auto& [rank, of_rank] : ranks) {
         for (Series* one : of_rank.all()) {
             if (one->points.empty()) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "oomlab/trackers/mlflow_export.h"
 #include "oomlab/trackers/tensorboard_export.h"
 
 namespace oomlab::trackers {
@@ -57,8 +58,9 @@ TEST(RunSeries, StepRowsInMiBEvalRowsApartOtherRanksPrefixed) {
 }
 
 // MLflow's UI charts a GPU's memory among its system metrics by their names: a CUDA run's
-// device memory goes there too, in MLflow's megabytes (10^6 bytes), on the GPU the run used.
-TEST(RunSeries, ACudaRunsDeviceMemoryIsAlsoUnderMlflowsSystemMetricName) {
+// device memory goes there too, in MLflow's megabytes (10^6 bytes), on the GPU the run used;
+// TensorBoard gets run_series alone.
+TEST(MlflowSeries, ACudaRunsDeviceMemoryIsAlsoUnderMlflowsSystemMetricName) {
     TrackedRun tracked;
     tracked.run.device = "cuda:1";
     MetricRow step = row(3, phase::kStep);
@@ -68,7 +70,7 @@ TEST(RunSeries, ACudaRunsDeviceMemoryIsAlsoUnderMlflowsSystemMetricName) {
     other_rank.device_used_bytes = std::int64_t{1} << 30;
     tracked.metrics.push_back(other_rank);
 
-    const std::vector<Series> all = run_series(tracked);
+    const std::vector<Series> all = mlflow_series(tracked);
     const Series* gpu = find(all, "system/gpu_1_memory_usage_megabytes");
     ASSERT_NE(gpu, nullptr);
     ASSERT_EQ(gpu->points.size(), 1u);
@@ -76,9 +78,10 @@ TEST(RunSeries, ACudaRunsDeviceMemoryIsAlsoUnderMlflowsSystemMetricName) {
     EXPECT_DOUBLE_EQ(gpu->points[0].value, 5000.0 * 1048576 / 1e6);  // 5242.88 MB
     EXPECT_DOUBLE_EQ(find(all, "memory/device_used_MiB")->points[0].value, 5000.0);
     EXPECT_EQ(all.size(), 3u);  // rank 1 keeps only its own series
+    EXPECT_EQ(run_series(tracked).size(), 2u);
 
     tracked.run.device = "cpu";  // the process's resident memory, not the system's: not named so
-    for (const Series& series : run_series(tracked)) {
+    for (const Series& series : mlflow_series(tracked)) {
         EXPECT_EQ(series.name.rfind("system/", 0), std::string::npos) << series.name;
     }
 }

@@ -64,6 +64,10 @@ std::string uri_without_password(const std::string& uri);
 // is not an MLflow server or refuses; a run cut short on the server is deleted again.
 MlflowExport export_to_mlflow(const TrackedRun& tracked, const MlflowTarget& target);
 
+// The run's series as MLflow gets them: run_series, and a CUDA run's device memory again under
+// MLflow's system-metric name (system/gpu_K_memory_usage_megabytes).
+std::vector<Series> mlflow_series(const TrackedRun& tracked);
+
 // The name a run is sent under: `chosen` (MlflowTarget::user), else the login name.
 std::string sender_name(const std::string& chosen);
 
