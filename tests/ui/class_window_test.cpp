@@ -1,7 +1,8 @@
 // The Class window against a real `mlflow server` on 127.0.0.1: a class of 30 students, each
 // sending from their own database by oomlab-cli under their login name, all training at once
 // while the lecturer follows; each run appears by student at the refresh after it was sent,
-// and opens in Compare; a server that stops is said, the runs stay. Needs MLflow
+// and opens in Compare; a server that stops is said, the runs stay. A workbench's run is on the
+// server while it trains. Needs MLflow
 // (OOMLAB_TRACKER_PYTHON, which `./oomlab.sh test` sets) and skips without it.
 #include <QElapsedTimer>
 #include <QFileInfo>
@@ -19,7 +20,13 @@
 #include <algorithm>
 #include <csignal>
 
+#include "common/formatting.h"
 #include "compare/compare_page.h"
+#include "experiment/experiment_panel.h"
+#include "export/tracker_send.h"
+#include "live/run_controller.h"
+#include "oomlab/common/errors.h"
+#include "oomlab/trackers/mlflow_import.h"
 #include "runs/class_window.h"
 #include "runs/run_database.h"
 #include "ui_test_support.h"
@@ -130,6 +137,49 @@ private slots:
     }
 
     void cleanupTestCase() { stopServer(); }
+
+    // A student's workbench set to send each run to the class's server, under the name the
+    // student gave: the run is there while it trains (made, not yet whole: what the class's
+    // import counts as being sent), and at its end the same MLflow run goes on, whole, once.
+    void aWorkbenchRunIsOnTheServerWhileItTrains() {
+        const TrackerTarget before = TrackerTarget::remembered();  // what the class window reads
+        TrackerTarget{true, m_uri, QStringLiteral("workbench"), {}, true, QStringLiteral("ada")}
+            .remember();
+        MainWindow window(test::windowOptions(m_dir.filePath(QStringLiteral("ada.sqlite")),
+                                              test::tinyConfig(40)));
+        window.show();
+        window.controller()->setPace(RunController::Pace::Slow);  // 120 ms a step: about 5 s
+        QSignalSpy finished(window.controller(), &RunController::runFinished);
+        QTest::mouseClick(window.experimentPanel()->runButton(), Qt::LeftButton);
+
+        RunStore lecturer = RunStore::open(ss(m_dir.filePath(QStringLiteral("follow.sqlite"))));
+        trackers::MlflowSource source;
+        source.tracking_uri = ss(m_uri);
+        source.experiment = "workbench";
+        const auto imported = [&]() -> trackers::MlflowImport {
+            try {
+                return trackers::import_from_mlflow(lecturer, source);
+            } catch (const BadInput&) {  // no experiment yet: nothing was sent
+                return {};
+            }
+        };
+        bool seenWhileTraining = false;
+        while (finished.isEmpty() && !seenWhileTraining) {
+            seenWhileTraining = imported().being_sent == 1;
+            QTest::qWait(200);
+        }
+        QVERIFY2(seenWhileTraining, "the run was not on the server while it trained");
+        QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
+        QCOMPARE(finished.at(0).at(0).value<RunEnd>().status(), RunStatus::Completed);
+        // The end goes on in the same MLflow run: one run, whole, under the student's name.
+        trackers::MlflowImport whole;
+        QTRY_VERIFY_WITH_TIMEOUT((whole = imported()).on_server == 1, 30000);
+        QCOMPARE(whole.being_sent, std::size_t{0});
+        const RunRecord run = *lecturer.find_run(whole.present.at(0));
+        QVERIFY2(qs(run.name).startsWith(QStringLiteral("ada: ")), run.name.c_str());
+        QCOMPARE(run.outcome.steps, 40);
+        before.remember();
+    }
 
     // 30 students train at once while the lecturer follows; each run is listed by the refresh
     // after it was sent (every 2 s here), then opens in Compare by student.

@@ -18,6 +18,7 @@
 #include "common/wrapped_label.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/trackers/mlflow_export.h"
+#include "oomlab/trackers/mlflow_live.h"
 #include "oomlab/trackers/tensorboard_export.h"
 
 namespace oomlab::ui {
@@ -77,20 +78,30 @@ trackers::TrackerFields trackerFields() {
             QObject::tr("the Experiment field").toStdString()};
 }
 
+trackers::MlflowTarget mlflowTarget(const TrackerTarget& target,
+                                    const trackers::RequestControl& control) {
+    trackers::MlflowTarget mlflow;
+    mlflow.tracking_uri = target.trackingUri.trimmed().toStdString();
+    mlflow.experiment = target.experiment.trimmed().toStdString();
+    mlflow.control = control;
+    mlflow.named = trackerFields();
+    mlflow.user = target.user.trimmed().toStdString();
+    return mlflow;
+}
+
 QString sendRunsToTracker(const QString& databasePath, const QVector<qint64>& runIds,
-                          const TrackerTarget& target, const trackers::RequestControl& control) {
+                          const TrackerTarget& target, const trackers::RequestControl& control,
+                          const std::optional<trackers::MlflowSentWhileTraining>& sent) {
     QStringList lines;
     try {
         const RunStore store = RunStore::open(databasePath.toStdString());
         for (const qint64 id : runIds) {
             const trackers::TrackedRun tracked = trackers::tracked_run(store, id);
             if (target.mlflow) {
-                trackers::MlflowTarget mlflow;
-                mlflow.tracking_uri = target.trackingUri.trimmed().toStdString();
-                mlflow.experiment = target.experiment.trimmed().toStdString();
-                mlflow.control = control;
-                mlflow.named = trackerFields();
-                mlflow.user = target.user.trimmed().toStdString();
+                trackers::MlflowTarget mlflow = mlflowTarget(target, control);
+                if (runIds.size() == 1) {
+                    mlflow.sent_while_training = sent;
+                }
                 lines << QString::fromStdString(
                     describe(tracked, mlflow, trackers::export_to_mlflow(tracked, mlflow)));
             } else {
@@ -117,13 +128,20 @@ TrackerSender::TrackerSender(QObject* parent) : QObject(parent) {
 
 TrackerSender::~TrackerSender() {
     m_queue.clear();
-    m_stop = true;  // a request under way, or a wait to ask again, ends now
+    m_live.clear();  // each stops, a request under way ended
+    m_stop = true;   // a request under way, or a wait to ask again, ends now
     m_watcher.waitForFinished();
 }
 
 void TrackerSender::send(const QString& databasePath, const QVector<qint64>& runIds,
                          const TrackerTarget& target, bool interactive) {
-    m_queue.append({databasePath, runIds, target, interactive});
+    Job job{databasePath, runIds, target, interactive, {}};
+    if (const auto live = m_live.find(runIds.value(0));
+        runIds.size() == 1 && live != m_live.end()) {
+        job.live = std::move(live->second);
+        m_live.erase(live);
+    }
+    m_queue.append(std::move(job));
     if (!m_watcher.isRunning()) {
         startNext();
     }
@@ -143,8 +161,20 @@ void TrackerSender::startNext() {
             Qt::QueuedConnection);
     };
     m_watcher.setFuture(QtConcurrent::run([job, control] {
-        return sendRunsToTracker(job.databasePath, job.runIds, job.target, control);
+        // Its last round waited for here, off the window's thread (a slow server's request).
+        const std::optional<trackers::MlflowSentWhileTraining> sent =
+            job.live ? job.live->finish() : std::nullopt;
+        return sendRunsToTracker(job.databasePath, job.runIds, job.target, control,
+                                 job.target.mlflow ? sent : std::nullopt);
     }));
+}
+
+void TrackerSender::sendWhileTraining(const QString& databasePath, qint64 runId,
+                                      const TrackerTarget& target) {
+    auto live =
+        std::make_shared<trackers::MlflowLiveRun>(mlflowTarget(target), databasePath.toStdString());
+    live->start(runId);
+    m_live[runId] = std::move(live);
 }
 
 TrackerDialog::TrackerDialog(int runCount, QWidget* parent) : QDialog(parent) {

@@ -9,8 +9,16 @@
 #include <QString>
 #include <QVector>
 #include <atomic>
+#include <map>
+#include <memory>
+#include <optional>
 
+#include "oomlab/trackers/mlflow_export.h"
 #include "oomlab/trackers/request_control.h"
+
+namespace oomlab::trackers {
+class MlflowLiveRun;
+}
 
 class QCheckBox;
 class QLabel;
@@ -40,12 +48,17 @@ struct TrackerTarget {
 // (the command line's options otherwise).
 trackers::TrackerFields trackerFields();
 
+// The MLflow server and experiment of `target`, as the engine sends to them.
+trackers::MlflowTarget mlflowTarget(const TrackerTarget& target,
+                                    const trackers::RequestControl& control = {});
+
 // Sends the runs of the database at `databasePath` (opened here: safe in a worker thread).
 // Returns what was sent, a line per run; throws nothing: a failure is the last line, after
-// "error: ". `control`: notes while a busy MLflow server is asked again, and a stop.
+// "error: ". `control`: notes while a busy MLflow server is asked again, and a stop. `sent`:
+// what MLflow got of the (one) run while it trained, the export going on in that MLflow run.
 QString sendRunsToTracker(const QString& databasePath, const QVector<qint64>& runIds,
-                          const TrackerTarget& target,
-                          const trackers::RequestControl& control = {});
+                          const TrackerTarget& target, const trackers::RequestControl& control = {},
+                          const std::optional<trackers::MlflowSentWhileTraining>& sent = {});
 
 // Sends in a worker thread, one request after another, so that the window (and a run that
 // trains) never waits on a tracker.
@@ -56,9 +69,13 @@ public:
     explicit TrackerSender(QObject* parent = nullptr);
     ~TrackerSender() override;
 
-    // `interactive`: asked for by the user (shown in a message), else after a run ended.
+    // `interactive`: asked for by the user (shown in a message), else after a run ended. A
+    // run sent while it trained (below) goes on in the same MLflow run.
     void send(const QString& databasePath, const QVector<qint64>& runIds,
               const TrackerTarget& target, bool interactive);
+    // Run `runId` of `databasePath` is on `target` (an MLflow server) while it trains: its
+    // steps every 2 s, from a thread of its own that training never waits for.
+    void sendWhileTraining(const QString& databasePath, qint64 runId, const TrackerTarget& target);
     bool busy() const { return m_watcher.isRunning() || !m_queue.isEmpty(); }
 
 signals:
@@ -73,10 +90,12 @@ private:
         QVector<qint64> runIds;
         TrackerTarget target;
         bool interactive = false;
+        std::shared_ptr<trackers::MlflowLiveRun> live;  // ended, then gone on from, in the worker
     };
     void startNext();
 
     QList<Job> m_queue;
+    std::map<qint64, std::shared_ptr<trackers::MlflowLiveRun>> m_live;  // by run id
     bool m_interactive = false;
     std::atomic<bool> m_stop{false};  // set when the sender goes: a busy server is not waited for
     QFutureWatcher<QString> m_watcher;

@@ -212,6 +212,7 @@ void MainWindow::wireController() {
     connect(c, &RunController::prepareProgress, m_live, &LivePage::onPrepareProgress);
     connect(c, &RunController::prepareProgress, m_progress, &StatusProgress::onPrepare);
     connect(c, &RunController::runCreated, m_live, &LivePage::onRunCreated);
+    connect(c, &RunController::runCreated, this, &MainWindow::sendWhileTraining);
     connect(c, &RunController::runCreated, this, &MainWindow::linkFixRun);
     connect(c, &RunController::runCreated, m_database, &RunDatabase::notifyRunsChanged);
     connect(c, &RunController::metricsArrived, m_live, &LivePage::onMetrics);
@@ -414,6 +415,16 @@ void MainWindow::onRunFinished(const RunEnd& end) {
             m_runs->trackerSender()->send(m_database->path(), {end.runId}, tracker,
                                           /*interactive=*/false);
         }
+    }
+}
+
+void MainWindow::sendWhileTraining(qint64 runId) {
+    // A class's MLflow server gets each run as it trains (what the lecturer's view follows);
+    // the run's end is sent by onRunFinished, going on in the same MLflow run.
+    const TrackerTarget tracker = TrackerTarget::remembered();
+    if (tracker.sendEachRun && tracker.mlflow && tracker.problem().isEmpty() &&
+        m_database->isOpen()) {
+        m_runs->trackerSender()->sendWhileTraining(m_database->path(), runId, tracker);
     }
 }
 

@@ -112,6 +112,7 @@ private:
     void wireController();
     void onRunFinished(const RunEnd& end);
     void linkFixRun(qint64 runId);
+    void sendWhileTraining(qint64 runId);  // to the class's MLflow server, where one is set
     void onLessonFinished(const LessonEnd& end);
     void restoreSession(const MainWindowOptions& options);
     // Brings the window within its screen's free area (a first start, a geometry saved on a
