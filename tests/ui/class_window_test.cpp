@@ -140,7 +140,8 @@ private slots:
 
     // A student's workbench set to send each run to the class's server, under the name the
     // student gave: the run is there while it trains (made, not yet whole: what the class's
-    // import counts as being sent), and at its end the same MLflow run goes on, whole, once.
+    // import counts as being sent), and at its end the same MLflow run goes on, whole, once,
+    // though the student turned the sending off meanwhile.
     void aWorkbenchRunIsOnTheServerWhileItTrains() {
         const TrackerTarget before = TrackerTarget::remembered();  // what the class window reads
         TrackerTarget{true, m_uri, QStringLiteral("workbench"), {}, true, QStringLiteral("ada")}
@@ -169,6 +170,9 @@ private slots:
             QTest::qWait(200);
         }
         QVERIFY2(seenWhileTraining, "the run was not on the server while it trained");
+        // Sending each run turned off meanwhile: this one still ends where it began (else it
+        // would stay running there, never whole).
+        TrackerTarget{true, m_uri, QStringLiteral("workbench"), {}, false, {}}.remember();
         QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
         QCOMPARE(finished.at(0).at(0).value<RunEnd>().status(), RunStatus::Completed);
         // The end goes on in the same MLflow run: one run, whole, under the student's name.

@@ -135,13 +135,7 @@ TrackerSender::~TrackerSender() {
 
 void TrackerSender::send(const QString& databasePath, const QVector<qint64>& runIds,
                          const TrackerTarget& target, bool interactive) {
-    Job job{databasePath, runIds, target, interactive, {}};
-    if (const auto live = m_live.find(runIds.value(0));
-        runIds.size() == 1 && live != m_live.end()) {
-        job.live = std::move(live->second);
-        m_live.erase(live);
-    }
-    m_queue.append(std::move(job));
+    m_queue.append({databasePath, runIds, target, interactive, {}});
     if (!m_watcher.isRunning()) {
         startNext();
     }
@@ -164,8 +158,7 @@ void TrackerSender::startNext() {
         // Its last round waited for here, off the window's thread (a slow server's request).
         const std::optional<trackers::MlflowSentWhileTraining> sent =
             job.live ? job.live->finish() : std::nullopt;
-        return sendRunsToTracker(job.databasePath, job.runIds, job.target, control,
-                                 job.target.mlflow ? sent : std::nullopt);
+        return sendRunsToTracker(job.databasePath, job.runIds, job.target, control, sent);
     }));
 }
 
@@ -174,7 +167,20 @@ void TrackerSender::sendWhileTraining(const QString& databasePath, qint64 runId,
     auto live =
         std::make_shared<trackers::MlflowLiveRun>(mlflowTarget(target), databasePath.toStdString());
     live->start(runId);
-    m_live[runId] = std::move(live);
+    m_live[runId] = {databasePath, {runId}, target, /*interactive=*/false, std::move(live)};
+}
+
+bool TrackerSender::sendEndOfLive(qint64 runId) {
+    const auto live = m_live.find(runId);
+    if (live == m_live.end()) {
+        return false;
+    }
+    m_queue.append(std::move(live->second));
+    m_live.erase(live);
+    if (!m_watcher.isRunning()) {
+        startNext();
+    }
+    return true;
 }
 
 TrackerDialog::TrackerDialog(int runCount, QWidget* parent) : QDialog(parent) {

@@ -69,13 +69,15 @@ public:
     explicit TrackerSender(QObject* parent = nullptr);
     ~TrackerSender() override;
 
-    // `interactive`: asked for by the user (shown in a message), else after a run ended. A
-    // run sent while it trained (below) goes on in the same MLflow run.
+    // `interactive`: asked for by the user (shown in a message), else after a run ended.
     void send(const QString& databasePath, const QVector<qint64>& runIds,
               const TrackerTarget& target, bool interactive);
     // Run `runId` of `databasePath` is on `target` (an MLflow server) while it trains: its
     // steps every 2 s, from a thread of its own that training never waits for.
     void sendWhileTraining(const QString& databasePath, qint64 runId, const TrackerTarget& target);
+    // Run `runId`, sent while it trained, has ended: the rest is sent to the same server, in
+    // the same MLflow run, whatever the target is now. False when it was not sent so.
+    bool sendEndOfLive(qint64 runId);
     bool busy() const { return m_watcher.isRunning() || !m_queue.isEmpty(); }
 
 signals:
@@ -95,7 +97,7 @@ private:
     void startNext();
 
     QList<Job> m_queue;
-    std::map<qint64, std::shared_ptr<trackers::MlflowLiveRun>> m_live;  // by run id
+    std::map<qint64, Job> m_live;  // runs sent while they train, by id: their end's job
     bool m_interactive = false;
     std::atomic<bool> m_stop{false};  // set when the sender goes: a busy server is not waited for
     QFutureWatcher<QString> m_watcher;

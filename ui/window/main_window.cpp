@@ -410,10 +410,12 @@ void MainWindow::onRunFinished(const RunEnd& end) {
     if (end.runId > 0) {
         statusBar()->showMessage(tr("Run %1 %2").arg(end.runId).arg(statusName(end.status())),
                                  8000);
+        // A run sent while it trained ends where it began, whatever the target is now.
         const TrackerTarget tracker = TrackerTarget::remembered();
-        if (tracker.sendEachRun && tracker.problem().isEmpty() && m_database->isOpen()) {
-            m_runs->trackerSender()->send(m_database->path(), {end.runId}, tracker,
-                                          /*interactive=*/false);
+        TrackerSender* sender = m_runs->trackerSender();
+        if (!sender->sendEndOfLive(end.runId) && tracker.sendEachRun &&
+            tracker.problem().isEmpty() && m_database->isOpen()) {
+            sender->send(m_database->path(), {end.runId}, tracker, /*interactive=*/false);
         }
     }
 }
