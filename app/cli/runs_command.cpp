@@ -1,4 +1,4 @@
-// oomlab-cli runs list|show|diff|export|import|tag|delete
+// oomlab-cli runs list|show|diff|export|import|class|tag|delete
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -194,6 +194,7 @@ void add_runs_command(CLI::App& app, int& exit_code) {
     add_diff_command(*runs, exit_code);
     add_calibration_command(*runs, exit_code);
     add_runs_import_command(*runs, exit_code);
+    add_runs_class_command(*runs, exit_code);
     runs->get_subcommand("list")->callback([=, &exit_code] {
         const RunStore store = open_saved_runs(*db);
         const auto all = store.list_runs();

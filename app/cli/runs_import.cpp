@@ -1,10 +1,17 @@
 #include "runs_import.h"
 
+#include <cmath>
+#include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli_context.h"
+#include "oomlab/common/format.h"
+#include "oomlab/common/text_table.h"
+#include "oomlab/common/utf8.h"
 #include "oomlab/store/run_store.h"
+#include "oomlab/trackers/mlflow_class.h"
 #include "oomlab/trackers/mlflow_export.h"
 #include "oomlab/trackers/mlflow_import.h"
 
@@ -51,6 +58,78 @@ void add_runs_import_command(CLI::App& runs, int& exit_code) {
                       << '\n';
         } else {
             std::cout << trackers::describe(source, imported) << '\n';
+        }
+        exit_code = kExitOk;
+    });
+}
+
+void add_runs_class_command(CLI::App& runs, int& exit_code) {
+    auto* command = runs.add_subcommand(
+        "class",
+        "A class's runs on an MLflow server as they train: who is running, done or "
+        "out of memory, each one's last step, loss and memory");
+    auto source = std::make_shared<trackers::MlflowSource>();
+    auto json = std::make_shared<bool>(false);
+    command
+        ->add_option("--tracking-uri", source->tracking_uri,
+                     "The tracking server, http://HOST:PORT")
+        ->required();
+    command->add_option("--experiment", source->experiment, "The experiment the class sends to")
+        ->capture_default_str();
+    command->add_flag("--json", *json, "One JSON object, with each run's series");
+    command->callback([source, json, &exit_code] {
+        trackers::check_tracking_uri(source->tracking_uri, "--tracking-uri");
+        const trackers::ClassProgress progress = trackers::read_class_progress(*source);
+        const auto last = [](const trackers::StepSeries& series) {
+            return series.empty() ? std::optional<trackers::StepValue>() : series.back();
+        };
+        if (*json) {
+            const auto points = [](const trackers::StepSeries& series) {
+                nlohmann::ordered_json list = nlohmann::ordered_json::array();
+                for (const trackers::StepValue& point : series) {
+                    list.push_back({point.step, point.value});
+                }
+                return list;
+            };
+            nlohmann::ordered_json listed = nlohmann::ordered_json::array();
+            for (const trackers::ClassRun& run : progress.runs) {
+                listed.push_back({{"uid", run.uid},
+                                  {"student", run.student},
+                                  {"name", run.name},
+                                  {"status", run_status_name(run.status)},
+                                  {"whole", run.whole},
+                                  {"last_ms", run.last_ms},
+                                  {"loss", points(run.loss)},
+                                  {"reserved_MiB", points(run.memory)}});
+            }
+            std::cout << json_line(
+                             nlohmann::ordered_json{{"runs", listed},
+                                                    {"not_from_oomlab", progress.not_from_oomlab},
+                                                    {"notes", progress.notes}})
+                      << '\n';
+            exit_code = kExitOk;
+            return;
+        }
+        std::cout << "MLflow " << trackers::uri_without_password(source->tracking_uri) << ": "
+                  << trackers::class_counts(progress) << '\n';
+        TextTable table({"student", "run", "status", "step", "loss", "reserved"}, {3, 4, 5});
+        for (const trackers::ClassRun& run : progress.runs) {
+            const auto loss = last(run.loss);
+            const auto memory = last(run.memory);
+            std::ostringstream loss_text;
+            if (loss) {
+                loss_text << std::fixed << std::setprecision(4) << loss->value;
+            }
+            const std::int64_t step = std::max(loss ? loss->step : 0, memory ? memory->step : 0);
+            table.add_row({printable_line(run.student), printable_line(run.name),
+                           run.status == RunStatus::Oom ? "out of memory"
+                                                        : std::string(run_status_name(run.status)),
+                           std::to_string(step), loss_text.str(),
+                           memory ? format_bytes(std::llround(memory->value * kBytesPerMiB)) : ""});
+        }
+        table.print(std::cout);
+        for (const std::string& note : progress.notes) {
+            std::cout << "note: " << note << '\n';
         }
         exit_code = kExitOk;
     });

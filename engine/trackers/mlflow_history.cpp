@@ -1,10 +1,14 @@
 #include "mlflow_history.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <optional>
 
 #include "http_client.h"
 #include "oomlab/common/errors.h"
+#include "oomlab/common/utf8.h"
+#include "oomlab/trackers/mlflow_export.h"
 
 namespace oomlab::trackers {
 
@@ -12,13 +16,44 @@ using Json = nlohmann::json;
 
 namespace {
 
-constexpr int kValuesPerPage = 25000;  // metrics/get-history's most
-
 // A server that keeps naming a next page (the same token again, new ones with nothing on them)
 // is followed no further than this: 10 million runs, or 250 million values of one series.
 constexpr int kMostPages = 10000;
+constexpr int kRunsPerPage = 1000;  // runs/search's most
 
 }  // namespace
+
+std::map<std::string, std::string> key_values(const Json& list) {
+    std::map<std::string, std::string> values;
+    for (const Json& item : list) {
+        values[item.value("key", "")] = item.value("value", "");
+    }
+    return values;
+}
+
+double metric_value(const Json& value) {
+    if (value.is_number()) {
+        return value.get<double>();
+    }
+    const std::string text = value.is_string() ? value.get<std::string>() : "NaN";
+    if (text == "Infinity") {
+        return INFINITY;
+    }
+    return text == "-Infinity" ? -INFINITY : NAN;
+}
+
+double whole_number(const Json& value) {
+    if (value.is_number()) {
+        return value.get<double>();
+    }
+    if (!value.is_string()) {
+        return NAN;
+    }
+    const std::string& text = value.get_ref<const std::string&>();
+    std::int64_t number = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+    return error == std::errc() && end == text.data() + text.size() ? double(number) : NAN;
+}
 
 std::string for_each_item(const char* key, const PageRequest& page,
                           const std::function<bool(Json&)>& take) {
@@ -49,6 +84,75 @@ std::string for_each_item(const char* key, const PageRequest& page,
     }
 }
 
+std::string followed_experiment(MlflowApi& api, const MlflowSource& source) {
+    const std::optional<std::string> experiment = api.find_experiment(source.experiment);
+    if (!experiment) {
+        throw BadInput("MLflow at " + uri_without_password(source.tracking_uri) +
+                       " has no experiment " + quoted_excerpt(source.experiment) +
+                       ": give the one the class sends to in " + source.named.experiment +
+                       " (OOM Lab sends to \"OOM Lab\" unless told another)");
+    }
+    return *experiment;
+}
+
+std::string no_bulk_note(const std::string& uri) {
+    return "MLflow at " + uri +
+           " has no bulk history call (metrics/get-history-bulk-interval, MLflow 2.9 and "
+           "later): each run's series were read one at a time";
+}
+
+Error unlike_mlflow(const MlflowApi& api, const std::exception& error, const std::string& then) {
+    return Error("MLflow at " + api.uri() + " answered " + api.last_call() +
+                 " in a shape no MLflow tracking server answers in (" + error.what() +
+                 "): is this the address of an MLflow server?" + then);
+}
+
+std::string for_each_run(MlflowApi& api, const std::string& experiment_id,
+                         const std::function<void(Json&)>& take) {
+    const PageRequest page = [&](const std::string& token) {
+        Json request = {{"experiment_ids", {experiment_id}},
+                        {"max_results", kRunsPerPage},
+                        {"order_by", {"attributes.start_time ASC"}}};
+        if (!token.empty()) {
+            request["page_token"] = token;
+        }
+        return api.post("runs/search", request);
+    };
+    return for_each_item("runs", page, [&](Json& run) {
+        take(run);
+        return true;
+    });
+}
+
+std::optional<std::map<std::string, std::vector<Json>>> history_in_bulk(
+    MlflowApi& api, const std::string& key, const std::vector<std::string>& run_ids,
+    std::size_t most_per_run) {
+    std::string query =
+        "metric_key=" + url_escape(key) + "&max_results=" + std::to_string(most_per_run) +
+        // Every step asked for: with an interval MLflow's SQLite store finds a run's values by
+        // its index, 0.25 s for a hundred runs instead of 2.1 s (the same values).
+        "&start_step=-9223372036854775808&end_step=9223372036854775807";
+    for (const std::string& run_id : run_ids) {
+        query += "&run_ids=" + url_escape(run_id);
+    }
+    std::optional<Json> answer = api.get_if_served("metrics/get-history-bulk-interval", query);
+    if (!answer) {
+        return std::nullopt;
+    }
+    std::map<std::string, std::vector<Json>> values;
+    for (const std::string& run_id : run_ids) {
+        values[run_id];  // read, if with no value
+    }
+    for (Json& value : (*answer)["metrics"]) {
+        const auto run_id = value.find("run_id");
+        if (run_id != value.end() && run_id->is_string() &&
+            values.count(run_id->get<std::string>())) {
+            values[run_id->get<std::string>()].push_back(std::move(value));
+        }
+    }
+    return values;
+}
+
 void MlflowHistories::read_ahead(const std::map<std::string, std::set<std::string>>& keys_of_runs) {
     std::map<std::string, std::vector<std::string>> runs_of_keys;
     for (const auto& [run_id, keys] : keys_of_runs) {
@@ -66,35 +170,14 @@ void MlflowHistories::read_ahead(const std::map<std::string, std::set<std::strin
 
 void MlflowHistories::read_in_bulk(const std::string& key,
                                    const std::vector<std::string>& run_ids) {
-    std::string query =
-        "metric_key=" + url_escape(key) + "&max_results=" + std::to_string(kMostValuesInBulk) +
-        // Every step asked for: with an interval MLflow's SQLite store finds a run's values by
-        // its index, 0.25 s for a hundred runs instead of 2.1 s (the same values).
-        "&start_step=-9223372036854775808&end_step=9223372036854775807";
-    for (const std::string& run_id : run_ids) {
-        query += "&run_ids=" + url_escape(run_id);
-    }
-    std::optional<Json> answer = m_api.get_if_served("metrics/get-history-bulk-interval", query);
-    if (!answer) {
+    auto values = history_in_bulk(m_api, key, run_ids, kMostValuesInBulk);
+    if (!values) {
         // MLflow before 2.9: each run is read on its own.
         m_bulk = false;
-        m_note("MLflow at " + m_api.uri() +
-               " has no bulk history call (metrics/get-history-bulk-interval, MLflow 2.9 and "
-               "later): each run's series were read one at a time");
+        m_note(no_bulk_note(m_api.uri()));
         return;
     }
-    std::map<std::string, std::vector<Json>> values;
-    for (const std::string& run_id : run_ids) {
-        values[run_id];  // read, if with no value
-    }
-    for (Json& value : (*answer)["metrics"]) {
-        const auto run_id = value.find("run_id");
-        if (run_id != value.end() && run_id->is_string() &&
-            values.count(run_id->get<std::string>())) {
-            values[run_id->get<std::string>()].push_back(std::move(value));
-        }
-    }
-    for (auto& [run_id, list] : values) {
+    for (auto& [run_id, list] : *values) {
         if (list.size() < kMostValuesInBulk) {  // else perhaps a sample: read on its own
             m_ahead[{run_id, key}] = std::move(list);
         }
@@ -127,7 +210,7 @@ std::vector<Json> MlflowHistories::read_alone(const std::string& run_id, const s
     std::vector<Json> values;
     const PageRequest page = [&](const std::string& token) {
         std::string query = "run_id=" + url_escape(run_id) + "&metric_key=" + url_escape(key) +
-                            "&max_results=" + std::to_string(kValuesPerPage);
+                            "&max_results=" + std::to_string(kValuesPerHistoryPage);
         if (!token.empty()) {
             query += "&page_token=" + url_escape(token);
         }

@@ -1,12 +1,14 @@
-// The series of runs as `runs import` reads them from MLflow: the values of one key for a hundred
-// runs in one request (metrics/get-history-bulk-interval, which MLflow's own UI compares runs
-// with), and one run at a time (metrics/get-history, in pages) where the bulk answer may be a
-// sample of the run's values or the server has no such call.
+// Reading what MLflow answers, shared by `runs import` and the class's live view: its lists in
+// pages, its values, and the series of runs: the values of one key for a hundred runs in one
+// request (metrics/get-history-bulk-interval, which MLflow's own UI compares runs with), and one
+// run at a time (metrics/get-history, in pages) where the bulk answer may be a sample of the
+// run's values or the server has no such call.
 #pragma once
 
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -15,10 +17,22 @@
 #include <nlohmann/json.hpp>
 
 #include "mlflow_api.h"
+#include "oomlab/common/errors.h"
+#include "oomlab/trackers/mlflow_import.h"
 
 namespace oomlab::trackers {
 
+inline constexpr int kValuesPerHistoryPage = 25000;  // metrics/get-history's most
+
 using PageRequest = std::function<nlohmann::json(const std::string& token)>;
+
+// MLflow's lists of key/value pairs (a run's tags, its parameters) as a map.
+std::map<std::string, std::string> key_values(const nlohmann::json& list);
+// A metric value as MLflow writes it: a number, or "NaN" / "Infinity" as text.
+double metric_value(const nlohmann::json& value);
+// A step or a time as MLflow gives it: a number, or a whole number in a string (protobuf's
+// JSON for int64); NaN for anything else.
+double whole_number(const nlohmann::json& value);
 
 // Each item under `key` of an answer MLflow gives in pages, to `take` as its page arrives (one
 // page held at a time): `page(token)` asks for the page after `token` ("" for the first).
@@ -26,6 +40,27 @@ using PageRequest = std::function<nlohmann::json(const std::string& token)>;
 // said the last was given ("" when it did, or `take` stopped).
 std::string for_each_item(const char* key, const PageRequest& page,
                           const std::function<bool(nlohmann::json&)>& take);
+
+// The id of the experiment the class sends to; BadInput naming the field to set where the
+// server has none of that name.
+std::string followed_experiment(MlflowApi& api, const MlflowSource& source);
+// What is said where the server has no bulk history call.
+std::string no_bulk_note(const std::string& uri);
+// The error for an answer of a shape no MLflow server gives (`error`: what was wrong with it),
+// `then` said after it.
+Error unlike_mlflow(const MlflowApi& api, const std::exception& error, const std::string& then);
+
+// Each run of the experiment, oldest first, to `take` a page (1,000 runs) at a time; why the
+// pages were left early, if they were.
+std::string for_each_run(MlflowApi& api, const std::string& experiment_id,
+                         const std::function<void(nlohmann::json&)>& take);
+
+// The values of `key` for each of `run_ids` (at most a hundred) in one request, by run: every
+// value of a run with fewer than `most_per_run`, else a sample of its steps the server chose
+// (the first and last among them). nullopt where the server has no such call (before MLflow 2.9).
+std::optional<std::map<std::string, std::vector<nlohmann::json>>> history_in_bulk(
+    MlflowApi& api, const std::string& key, const std::vector<std::string>& run_ids,
+    std::size_t most_per_run);
 
 // What one run may bring of its series: a million values (about 100 MiB as they are read),
 // more than any run of the engine logs (a value a step and a series).

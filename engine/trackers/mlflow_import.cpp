@@ -29,7 +29,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr int kRunsPerPage = 1000;  // runs/search's most
 // A run's summary.json is a few kilobytes to a megabyte (its modules and staircase).
 constexpr std::size_t kMostSummaryBytes = std::size_t(16) << 20;
 
@@ -51,18 +50,6 @@ const SeriesField kSeriesFields[] = {
     {"eval/accuracy", phase::kEval, &MetricRow::accuracy},
 };
 
-// A metric value as MLflow writes it: a number, or "NaN" / "Infinity" as text.
-double value_of(const Json& value) {
-    if (value.is_number()) {
-        return value.get<double>();
-    }
-    const std::string text = value.is_string() ? value.get<std::string>() : "NaN";
-    if (text == "Infinity") {
-        return INFINITY;
-    }
-    return text == "-Infinity" ? -INFINITY : NAN;
-}
-
 // Figures no run can have (1e300, NaN, "Infinity", negative memory, a step or rank below 0, a
 // time past a century) are left out, never stored as INT64_MIN or -5 MiB.
 constexpr double kMostSteps = double(std::int64_t(1) << 40);
@@ -75,21 +62,6 @@ std::optional<std::int64_t> bytes_of_mib(double mib) {
         return std::nullopt;
     }
     return std::llround(bytes);
-}
-
-// A step or a time as MLflow gives it: a number, or a whole number in a string (protobuf's
-// JSON for int64); NaN for anything else.
-double whole_of(const Json& value) {
-    if (value.is_number()) {
-        return value.get<double>();
-    }
-    if (!value.is_string()) {
-        return NAN;
-    }
-    const std::string& text = value.get_ref<const std::string&>();
-    std::int64_t number = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
-    return error == std::errc() && end == text.data() + text.size() ? double(number) : NAN;
 }
 
 std::optional<std::int64_t> count_of(double value) {
@@ -109,14 +81,6 @@ std::optional<int> rank_of(const std::string& key) {
         return std::nullopt;
     }
     return rank;
-}
-
-std::map<std::string, std::string> key_values(const Json& list) {
-    std::map<std::string, std::string> values;
-    for (const Json& item : list) {
-        values[item.value("key", "")] = item.value("value", "");
-    }
-    return values;
 }
 
 // A run's id as the server gave it, for a note; "?" where it gave none.
@@ -171,11 +135,11 @@ std::vector<MetricRow> rows_of(MlflowHistories& histories, const Json& run, std:
         }
         for (const Json& value : histories.values(run_id, key, left)) {
             const std::optional<std::int64_t> step =
-                count_of(value.contains("step") ? whole_of(value["step"]) : 0);
-            const double wall_ms =
-                (value.contains("timestamp") ? whole_of(value["timestamp"]) : double(start_ms)) -
-                double(start_ms);
-            const double number = value_of(value["value"]);
+                count_of(value.contains("step") ? whole_number(value["step"]) : 0);
+            const double wall_ms = (value.contains("timestamp") ? whole_number(value["timestamp"])
+                                                                : double(start_ms)) -
+                                   double(start_ms);
+            const double number = metric_value(value["value"]);
             const std::optional<std::int64_t> bytes =
                 field->bytes ? bytes_of_mib(number) : std::optional<std::int64_t>(0);
             if (!step || !(std::abs(wall_ms) <= kMostWallMs) || !bytes) {
@@ -334,7 +298,7 @@ private:
         RunOutcome& outcome = record.outcome;
         for (const Json& metric : run["data"].value("metrics", Json::array())) {
             const std::string key = metric.value("key", "");
-            const double value = value_of(metric["value"]);
+            const double value = metric_value(metric["value"]);
             if (key == "final/steps") {
                 outcome.steps = count_of(value).value_or(0);
             } else if (key == "final/wall_seconds") {
@@ -359,25 +323,6 @@ private:
     MlflowHistories m_histories;
 };
 
-// Each run of the experiment, oldest first, to `take` a page at a time; why the pages were left
-// early, if they were.
-std::string for_each_run(MlflowApi& api, const std::string& experiment_id,
-                         const std::function<void(Json&)>& take) {
-    const PageRequest page = [&](const std::string& token) {
-        Json request = {{"experiment_ids", {experiment_id}},
-                        {"max_results", kRunsPerPage},
-                        {"order_by", {"attributes.start_time ASC"}}};
-        if (!token.empty()) {
-            request["page_token"] = token;
-        }
-        return api.post("runs/search", request);
-    };
-    return for_each_item("runs", page, [&](Json& run) {
-        take(run);
-        return true;
-    });
-}
-
 }  // namespace
 
 MlflowImport import_from_mlflow(RunStore& store, const MlflowSource& source) {
@@ -385,13 +330,7 @@ MlflowImport import_from_mlflow(RunStore& store, const MlflowSource& source) {
     MlflowApi api(source.tracking_uri, source.control);
     MlflowImport result;
     try {
-        const std::optional<std::string> experiment = api.find_experiment(source.experiment);
-        if (!experiment) {
-            throw BadInput("MLflow at " + uri_without_password(source.tracking_uri) +
-                           " has no experiment " + quoted_excerpt(source.experiment) +
-                           ": give the one the class sends to in " + source.named.experiment +
-                           " (OOM Lab sends to \"OOM Lab\" unless told another)");
-        }
+        const std::string experiment = followed_experiment(api, source);
         Importer importer(api);
         // The runs to import, a hundred at a time: their series are read ahead together.
         std::vector<Json> pending;
@@ -417,7 +356,7 @@ MlflowImport import_from_mlflow(RunStore& store, const MlflowSource& source) {
             }
             pending.clear();
         };
-        const std::string stopped = for_each_run(api, *experiment, [&](Json& run) {
+        const std::string stopped = for_each_run(api, experiment, [&](Json& run) {
             const auto tags = key_values(run["data"].value("tags", Json::array()));
             if (!tags.count(kUidTag)) {
                 ++result.not_from_oomlab;
@@ -453,9 +392,7 @@ MlflowImport import_from_mlflow(RunStore& store, const MlflowSource& source) {
                 "the run's events are not there");
         }
     } catch (const nlohmann::json::exception& error) {
-        throw Error("MLflow at " + api.uri() + " answered " + api.last_call() +
-                    " in a shape no MLflow tracking server answers in (" + error.what() +
-                    "): is this the address of an MLflow server? Runs imported before are kept");
+        throw unlike_mlflow(api, error, " Runs imported before are kept");
     }
     return result;
 }

@@ -7,9 +7,11 @@ import http.server
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
+import time
 import unittest
 
 from mlflow.entities import Metric, Param
@@ -102,6 +104,54 @@ class MlflowImport(unittest.TestCase):
         self.assertEqual(len(json.loads("[" + ",".join(
             cli("runs", "list", "--db", db, "--json")[1].split()) + "]")), STUDENTS)
 
+    def test_the_class_as_it_trains_is_every_student_with_their_series(self):
+        """`runs class`: each student's state and series by step, as their database holds
+        them; a run still training is there, running, its steps coming in."""
+        reply = json.loads(cli("runs", "class", "--tracking-uri", self.server.uri, "--json")[1])
+        runs = {run["student"]: run for run in reply["runs"]
+                if run["student"].startswith("student-") and run["whole"]}
+        self.assertEqual(len(runs), STUDENTS)
+        for i, student in enumerate(self.students):
+            with self.subTest(student=i):
+                run = runs[f"student-{i}"]
+                self.assertEqual(run["name"], student["name"])
+                self.assertEqual(run["status"], student["status"])
+                losses = [[row["step"], row["loss"]] for row in student["metrics"]
+                          if row["phase"] == "step" and row["loss"] is not None]
+                self.assertEqual([step for step, _ in run["loss"]], [s for s, _ in losses])
+                for (_, got), (_, want) in zip(run["loss"], losses):
+                    self.assertAlmostEqual(got, want, places=5)
+                self.assertEqual(len(run["reserved_MiB"]), len(losses))
+        first_line = cli("runs", "class", "--tracking-uri", self.server.uri)[1].splitlines()[0]
+        self.assertIn(" completed, ", first_line)
+        self.assertIn(" out of memory", first_line)
+
+        # A student still training: running, with steps past the first, then completed.
+        db = os.path.join(self.folder, "live-student.sqlite")
+        student = subprocess.Popen(
+            [CLI, "run", "--db", db, "--mlflow", self.server.uri, "--mlflow-experiment", "live",
+             "--set", "train.max_steps=100000"], stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, env={**os.environ, "LOGNAME": "late"})
+        self.addCleanup(student.kill)
+        seen = None
+        for _ in range(600):
+            ran = subprocess.run([CLI, "runs", "class", "--tracking-uri", self.server.uri,
+                                  "--experiment", "live", "--json"], capture_output=True,
+                                 text=True, timeout=COMMAND_TIMEOUT_S, check=False)
+            live = json.loads(ran.stdout)["runs"] if ran.returncode == 0 else []
+            if live and live[0]["loss"] and live[0]["loss"][-1][0] > 1:
+                seen = live[0]
+                break
+            time.sleep(0.1)
+        self.assertIsNotNone(seen, "the run was not seen while it trained")
+        self.assertEqual((seen["student"], seen["status"], seen["whole"]),
+                         ("late", "running", False))
+        student.send_signal(signal.SIGINT)  # stopped by its student: it ends, sent whole
+        self.assertEqual(student.wait(timeout=COMMAND_TIMEOUT_S), 130)
+        ended = json.loads(cli("runs", "class", "--tracking-uri", self.server.uri,
+                               "--experiment", "live", "--json")[1])["runs"]
+        self.assertEqual([(run["status"], run["whole"]) for run in ended], [("cancelled", True)])
+
     def test_a_series_longer_than_the_bulk_answer_is_read_whole(self):
         """A hundred runs' series come in one bulk request of at most 2,500 values a run, past
         which MLflow samples them: a run that reaches it is read on its own, every value."""
@@ -123,6 +173,13 @@ class MlflowImport(unittest.TestCase):
         steps = [row["step"] for row in export["metrics"]
                  if row["phase"] == "step" and row["loss"] is not None]
         self.assertEqual(steps, [1, 2, 3, 4, *range(100, 3100)])
+        # For the class's plots, a sample the server chose: its first and last steps among it.
+        [live] = json.loads(cli("runs", "class", "--tracking-uri", self.server.uri,
+                                "--experiment", "long", "--json")[1])["runs"]
+        sampled = [step for step, _ in live["loss"]]
+        self.assertLessEqual(len(sampled), 500)
+        self.assertGreater(len(sampled), 400)
+        self.assertEqual((sampled[0], sampled[-1]), (1, 3099))
 
     def test_other_programs_runs_and_runs_being_sent_are_left_there(self):
         experiment = self.client.get_experiment_by_name("OOM Lab").experiment_id

@@ -7,34 +7,37 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QSplitter>
 #include <QTableWidget>
 #include <QTime>
 #include <QVBoxLayout>
 #include <QtConcurrent>
 
-#include <set>
+#include <algorithm>
+#include <cmath>
+#include <optional>
 
 #include "common/formatting.h"
 #include "export/tracker_send.h"
 #include "oomlab/common/errors.h"
+#include "oomlab/common/format.h"
 #include "oomlab/trackers/mlflow_export.h"
+#include "plots/series_colors.h"
+#include "runs/class_plot.h"
 #include "runs/run_database.h"
 
 namespace oomlab::ui {
 namespace {
 
 constexpr int kDefaultRefreshSeconds = 10;
-enum Column { Student, Run, Status, Steps, Peak, Accuracy, kColumns };
+enum Column { Student, Run, Status, Step, Loss, Reserved, Accuracy, kColumns };
 
-// "alice: batch 64" -> {"alice", "batch 64"}: an imported run is named after its student.
-std::pair<QString, QString> studentAndRun(const QString& name) {
-    const int colon = name.indexOf(QLatin1String(": "));
-    return colon < 0 ? std::pair{QString(), name}
-                     : std::pair{name.left(colon), name.mid(colon + 2)};
+QString stateName(RunStatus status) {
+    return status == RunStatus::Oom ? QObject::tr("out of memory") : statusName(status);
 }
 
-QString counted(std::size_t n, const QString& one, const QString& many) {
-    return QString::number(n) + QLatin1Char(' ') + (n == 1 ? one : many);
+std::optional<trackers::StepValue> last(const trackers::StepSeries& series) {
+    return series.empty() ? std::nullopt : std::optional(series.back());
 }
 
 }  // namespace
@@ -47,7 +50,10 @@ ClassWindow::ClassWindow(RunDatabase* database, QWidget* parent)
       m_every(new QSpinBox(this)),
       m_followButton(new QPushButton(tr("Follow"), this)),
       m_status(new QLabel(this)),
+      m_notesLabel(new QLabel(this)),
       m_table(new QTableWidget(0, kColumns, this)),
+      m_lossPlot(new ClassPlot(ClassPlot::Series::Loss, this)),
+      m_memoryPlot(new ClassPlot(ClassPlot::Series::Memory, this)),
       m_compare(new QPushButton(tr("Compare selected"), this)) {
     setWindowTitle(tr("Class runs"));
     const TrackerTarget remembered = TrackerTarget::remembered();
@@ -57,14 +63,17 @@ ClassWindow::ClassWindow(RunDatabase* database, QWidget* parent)
     m_every->setSuffix(tr(" s"));
     m_every->setValue(kDefaultRefreshSeconds);
     m_status->setWordWrap(true);
+    m_notesLabel->setWordWrap(true);
+    m_notesLabel->hide();
     m_status->setText(
         tr("Follow the MLflow server your students' workbenches send to "
            "(Send to tracker…, Also send each run here when it ends)."));
-    m_table->setHorizontalHeaderLabels(
-        {tr("Student"), tr("Run"), tr("Status"), tr("Steps"), tr("Peak"), tr("Val acc")});
+    m_table->setHorizontalHeaderLabels({tr("Student"), tr("Run"), tr("Status"), tr("Step"),
+                                        tr("Loss"), tr("Reserved"), tr("Val acc")});
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->verticalHeader()->hide();
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_compare->setEnabled(false);
 
@@ -76,13 +85,26 @@ ClassWindow::ClassWindow(RunDatabase* database, QWidget* parent)
     every->addStretch();
     every->addWidget(m_followButton);
     form->addRow(tr("Refresh every"), every);
+    // What the server lacks goes under the table, the plots' room stays above.
     auto* buttons = new QHBoxLayout;
-    buttons->addStretch();
+    buttons->addWidget(m_notesLabel, 1);
     buttons->addWidget(m_compare);
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form);
     layout->addWidget(m_status);
-    layout->addWidget(m_table, 1);
+    // The plots above, given the room a projector's back row needs; the table under them.
+    auto* plots = new QWidget(this);
+    auto* side = new QHBoxLayout(plots);
+    side->setContentsMargins(0, 0, 0, 0);
+    side->addWidget(m_lossPlot);
+    side->addWidget(m_memoryPlot);
+    auto* split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(plots);
+    split->addWidget(m_table);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+    split->setChildrenCollapsible(false);
+    layout->addWidget(split, 1);
     layout->addLayout(buttons);
 
     m_timer.setSingleShot(true);
@@ -128,8 +150,10 @@ void ClassWindow::follow(bool on) {
     if (on && followed != m_followed) {
         m_followed = followed;
         m_notes.clear();
+        m_notesLabel->clear();
+        m_notesLabel->hide();
         m_withoutSummary.clear();
-        showRuns({});
+        showClass({}, {});
     }
     m_following = on;
     m_followButton->setText(on ? tr("Stop following") : tr("Follow"));
@@ -157,6 +181,10 @@ void ClassWindow::refreshNow() {
         try {
             RunStore store = RunStore::open(path);
             refresh.imported = trackers::import_from_mlflow(store, source);
+            refresh.progress = trackers::read_class_progress(source);
+            for (const trackers::ClassRun& run : refresh.progress.runs) {
+                refresh.ids.push_back(store.run_with_uid(run.uid).value_or(0));
+            }
         } catch (const std::exception& error) {
             refresh.error = QString::fromStdString(error.what());
         }
@@ -180,32 +208,26 @@ void ClassWindow::onRefreshed() {
                 : trackers::without_summary_note(imported.without_summary);
         m_withoutSummary.insert(m_withoutSummary.end(), imported.without_summary.begin(),
                                 imported.without_summary.end());
-        for (const std::string& note : imported.notes) {
+        std::vector<std::string> said = imported.notes;
+        said.insert(said.end(), refresh.progress.notes.begin(), refresh.progress.notes.end());
+        for (const std::string& note : said) {
             if (note != withoutSummary && !m_notes.contains(QString::fromStdString(note))) {
                 m_notes << QString::fromStdString(note);
             }
         }
-        showRuns(imported.present);
-        std::set<QString> students;
-        for (int row = 0; row < m_table->rowCount(); ++row) {
-            students.insert(m_table->item(row, Student)->text());
-        }
-        QString text = tr("%1 from %2, %3 new; read at %4%5")
-                           .arg(counted(imported.present.size(), tr("run"), tr("runs")),
-                                counted(students.size(), tr("student"), tr("students")))
+        showClass(refresh.progress, refresh.ids);
+        QString text = tr("%1; %2 new; read at %3%4")
+                           .arg(QString::fromStdString(trackers::class_counts(refresh.progress)))
                            .arg(imported.added.size())
                            .arg(at, next);
-        if (imported.being_sent) {
-            text += tr("; %1 still being sent").arg(imported.being_sent);
-        }
         QStringList notes = m_notes;
         if (!m_withoutSummary.empty()) {
             notes.prepend(QString::fromStdString(trackers::without_summary_note(m_withoutSummary)));
         }
-        if (!notes.isEmpty()) {
-            text += QStringLiteral("\n") + tr("Note: ") + notes.join(QLatin1String("; "));
-        }
         m_status->setText(text);
+        m_notesLabel->setText(notes.isEmpty() ? QString()
+                                              : tr("Note: ") + notes.join(QLatin1String("; ")));
+        m_notesLabel->setVisible(!notes.isEmpty());
         if (!imported.added.empty()) {
             m_database->notifyRunsChanged();
         }
@@ -213,51 +235,70 @@ void ClassWindow::onRefreshed() {
     if (m_following) {
         m_timer.start(m_every->value() * 1000);
     }
+    emit refreshed();
 }
 
-void ClassWindow::showRuns(const std::vector<std::int64_t>& ids) {
-    const std::set<std::int64_t> wanted(ids.begin(), ids.end());
+void ClassWindow::showClass(const trackers::ClassProgress& progress,
+                            const std::vector<std::int64_t>& ids) {
+    m_progress = progress;
+    m_lossPlot->showClass(progress);
+    m_memoryPlot->showClass(progress);
     const QVector<qint64> selected = selectedRuns();
     m_listed.clear();
     m_table->setRowCount(0);
-    for (const RunRecord& run : m_database->store().list_runs()) {
-        if (!wanted.count(run.id)) {
-            continue;
-        }
-        const auto [student, name] = studentAndRun(QString::fromStdString(run.name));
+    for (std::size_t i = 0; i < progress.runs.size(); ++i) {
+        const trackers::ClassRun& run = progress.runs[i];
+        const auto loss = last(run.loss);
+        const auto memory = last(run.memory);
+        const std::optional<RunRecord> imported =
+            ids[i] ? m_database->store().find_run(ids[i]) : std::nullopt;
         const int row = m_table->rowCount();
         m_table->insertRow(row);
-        const QStringList cells = {student,
-                                   name,
-                                   statusName(run.outcome.status),
-                                   QString::number(run.outcome.steps),
-                                   formatBytes(run.outcome.peak_bytes),
-                                   formatPercent(run.outcome.val_accuracy)};
+        const QStringList cells = {
+            QString::fromStdString(run.student),
+            QString::fromStdString(run.name),
+            stateName(run.status),
+            QString::number(std::max(loss ? loss->step : 0, memory ? memory->step : 0)),
+            loss ? QString::number(loss->value, 'f', 4) : QString(),
+            memory ? formatBytes(std::llround(memory->value * kBytesPerMiB)) : QString(),
+            imported ? formatPercent(imported->outcome.val_accuracy) : QString()};
         for (int column = 0; column < kColumns; ++column) {
             auto* item = new QTableWidgetItem(cells[column]);
-            item->setData(Qt::UserRole, qint64(run.id));
+            item->setData(Qt::UserRole, qint64(imported ? ids[i] : 0));
+            if (run.status == RunStatus::Oom) {
+                item->setForeground(warningColor());
+            }
             m_table->setItem(row, column, item);
         }
-        m_listed << run.id;
-        if (selected.contains(run.id)) {
+        if (!imported) {
+            continue;  // not yet whole in the database: nothing to compare
+        }
+        m_listed << ids[i];
+        if (selected.contains(ids[i])) {
             m_table->selectionModel()->select(
                 m_table->model()->index(row, 0),
                 QItemSelectionModel::Select | QItemSelectionModel::Rows);
         }
     }
-    m_table->resizeColumnsToContents();
 }
 
 QVector<qint64> ClassWindow::selectedRuns() const {
     QVector<qint64> ids;
     for (const QModelIndex& index : m_table->selectionModel()->selectedRows()) {
-        ids << m_table->item(index.row(), Student)->data(Qt::UserRole).toLongLong();
+        if (const qint64 id =
+                m_table->item(index.row(), Student)->data(Qt::UserRole).toLongLong()) {
+            ids << id;  // a run still training is not in the database yet
+        }
     }
     return ids;
 }
 
 QString ClassWindow::status() const {
     return m_status->text();
+}
+
+QString ClassWindow::notes() const {
+    return m_notesLabel->text();
 }
 
 }  // namespace oomlab::ui
