@@ -1,31 +1,101 @@
 // oomlab-cli lesson list|run NAME|run FILE.json|check FILE.json
 #include <algorithm>
 #include <iostream>
+#include <memory>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
 #include "cli_context.h"
 #include "oomlab/common/text_table.h"
 #include "oomlab/config/config_keys.h"
+#include "oomlab/lessons/class_predictions.h"
 #include "oomlab/lessons/lesson.h"
+#include "oomlab/lessons/lesson_prediction.h"
 #include "oomlab/run/run_json.h"
+#include "oomlab/trackers/mlflow_live.h"
 #include "oomlab/trackers/served_file.h"
+#include "tracker_export.h"
 
 namespace oomlab::cli {
 namespace {
 
 class ProgressDots final : public RunListener {
 public:
-    explicit ProgressDots(bool quiet) : m_quiet(quiet) {}
+    // With --mlflow: each run goes to the class's server while it trains, tagged with the
+    // lesson, its place in it and the student's `prediction` (where one was given).
+    ProgressDots(bool quiet, const Lesson& lesson, const TrackerTargets& targets,
+                 const std::optional<LessonAnswer>& prediction, std::string db)
+        : m_quiet(quiet),
+          m_lesson(lesson),
+          m_targets(targets),
+          m_prediction(prediction),
+          m_db(std::move(db)) {}
+
     void on_run_created(std::int64_t run_id, const ExperimentInfo&) override {
         if (!m_quiet) {
             std::cout << "  run " << run_id << " ..." << std::endl;
         }
+        if (!m_targets.mlflow_uri.empty()) {
+            auto live = std::make_unique<trackers::MlflowLiveRun>(
+                mlflow_target(targets_of(m_live.size())), m_db);
+            live->start(run_id);
+            m_live.push_back(std::move(live));
+        }
+    }
+
+    // The lesson has ended: each run is sent whole, going on in what was sent while it trained.
+    void send_ends(const RunStore& store, const LessonResult& result, bool json) {
+        for (std::size_t i = 0; i < result.runs.size() && !m_targets.empty(); ++i) {
+            std::optional<trackers::MlflowSentWhileTraining> sent;
+            const std::int64_t run_id = result.runs[i].record.id;
+            if (i < m_live.size()) {
+                sent = m_live[i]->finish();
+                if (const std::string problem = m_live[i]->problem(); !problem.empty()) {
+                    std::cerr << "warning: run " << run_id << " was not sent to MLflow while it "
+                              << "trained: " << problem << "\n  it is sent now\n";
+                }
+            }
+            mirror_run(store, run_id, targets_of(i), json, sent);
+        }
     }
 
 private:
+    TrackerTargets targets_of(std::size_t run) const {
+        TrackerTargets targets = m_targets;
+        if (m_prediction && run < m_lesson.runs.size()) {
+            targets.mlflow_tags = lesson_tags(m_lesson, run, *m_prediction);
+        }
+        return targets;
+    }
+
     bool m_quiet;
+    const Lesson& m_lesson;
+    TrackerTargets m_targets;
+    std::optional<LessonAnswer> m_prediction;
+    std::string m_db;
+    std::vector<std::unique_ptr<trackers::MlflowLiveRun>> m_live;  // in the lesson's order
 };
+
+// The student's prediction beside what the runs measured.
+void print_prediction(const Lesson& lesson, const LessonAnswer& predicted,
+                      const LessonResult& result) {
+    const LessonAsks asks = lesson_asks(lesson);
+    std::vector<LessonRunFacts> facts;
+    for (const auto& run : result.runs) {
+        const RunOutcome& outcome = run.record.outcome;
+        facts.push_back({outcome.peak_bytes, outcome.status,
+                         outcome.fragmentation && outcome.fragmentation->fragmented()});
+    }
+    std::cout << "\n  you predicted: " << answer_text(asks, predicted) << '\n';
+    if (facts.size() != asks.labels.size()) {
+        std::cout << "  measured:      nothing (the lesson stopped before its last run)\n";
+        return;
+    }
+    const LessonAnswer measured = measured_answer(asks, facts);
+    std::cout << "  measured:      " << answer_text(asks, measured) << "\n  your prediction was "
+              << (agrees(predicted, measured) ? "right" : "off") << '\n';
+}
 
 // The layers' activations and the steps' temporaries (the loss, the update) apart, where the
 // allocator told modules apart; else both together under activations.
@@ -120,6 +190,15 @@ void add_lesson_command(CLI::App& app, int& exit_code) {
                     "train.max_steps=5 or device=cuda; each run's own settings still apply over "
                     "it, so what the lesson contrasts stays")
         ->type_name("KEY=VALUE");
+    auto targets = std::make_shared<TrackerTargets>();
+    targets->add_run_options(*run);
+    auto predict = std::make_shared<std::string>();
+    run->add_option("--predict", *predict,
+                    "Your prediction before the runs train, sent with them to --mlflow for the "
+                    "class's count: the run that needs the most and by how much (\"batch "
+                    "128,over-3x\"; \"same,under-1.5x\"), or the run that alone completes "
+                    "(\"every\", \"none\"; and \",full\" or \",pieces\" where asked)")
+        ->type_name("ANSWER");
     run->callback([=, &exit_code] {
         refuse_process_group("lesson run");
         Lesson chosen = trackers::is_http_url(*name)
@@ -131,10 +210,16 @@ void add_lesson_command(CLI::App& app, int& exit_code) {
             const std::size_t equals = assignment.find('=');
             chosen.base.emplace_back(assignment.substr(0, equals), assignment.substr(equals + 1));
         }
+        targets->check();
+        std::optional<LessonAnswer> predicted;
+        if (!predict->empty()) {
+            predicted = parse_answer(lesson_asks(chosen), *predict, "--predict");
+        }
         RunStore store = RunStore::open(*db);
-        ProgressDots listener(*json);
+        ProgressDots listener(*json, chosen, *targets, predicted, *db);
         const StopOnSignals stop;
         const LessonResult result = run_lesson(chosen, store, listener, stop.requested());
+        listener.send_ends(store, result, *json);
         if (*json) {
             for (const auto& item : result.runs) {
                 std::cout << run_summary_json(item.record) << '\n';
@@ -150,6 +235,9 @@ void add_lesson_command(CLI::App& app, int& exit_code) {
                       << '\n';
         } else {
             print_result(chosen, result);
+            if (predicted) {
+                print_prediction(chosen, *predicted, result);
+            }
         }
         const bool stopped = !result.runs.empty() &&
                              result.runs.back().record.outcome.status == RunStatus::Cancelled;

@@ -10,6 +10,7 @@
 #include "oomlab/common/format.h"
 #include "oomlab/common/text_table.h"
 #include "oomlab/common/utf8.h"
+#include "oomlab/lessons/class_predictions.h"
 #include "oomlab/store/run_store.h"
 #include "oomlab/trackers/mlflow_class.h"
 #include "oomlab/trackers/mlflow_export.h"
@@ -63,6 +64,36 @@ void add_runs_import_command(CLI::App& runs, int& exit_code) {
     });
 }
 
+namespace {
+
+nlohmann::ordered_json counts_json(const std::vector<std::pair<std::string, std::size_t>>& counts) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const auto& [answer, count] : counts) {
+        list.push_back({{"answer", answer}, {"students", count}});
+    }
+    return list;
+}
+
+nlohmann::ordered_json tallies_json(const std::vector<LessonTally>& tallies) {
+    nlohmann::ordered_json lessons = nlohmann::ordered_json::array();
+    for (const LessonTally& tally : tallies) {
+        nlohmann::ordered_json disagreeing = nlohmann::ordered_json::array();
+        for (const StudentPrediction* student : tally.disagreeing()) {
+            disagreeing.push_back({{"student", student->student},
+                                   {"predicted", answer_text(tally.asks, student->predicted)},
+                                   {"measured", answer_text(tally.asks, *student->measured)}});
+        }
+        lessons.push_back({{"lesson", tally.lesson},
+                           {"students", tally.students.size()},
+                           {"predicted", counts_json(tally.predicted_counts())},
+                           {"measured", counts_json(tally.measured_counts())},
+                           {"disagreeing", disagreeing}});
+    }
+    return lessons;
+}
+
+}  // namespace
+
 void add_runs_class_command(CLI::App& runs, int& exit_code) {
     auto* command = runs.add_subcommand(
         "class",
@@ -70,6 +101,7 @@ void add_runs_class_command(CLI::App& runs, int& exit_code) {
         "out of memory, each one's last step, loss and memory");
     auto source = std::make_shared<trackers::MlflowSource>();
     auto json = std::make_shared<bool>(false);
+    auto predictions = std::make_shared<bool>(false);
     command
         ->add_option("--tracking-uri", source->tracking_uri,
                      "The tracking server, http://HOST:PORT")
@@ -77,7 +109,10 @@ void add_runs_class_command(CLI::App& runs, int& exit_code) {
     command->add_option("--experiment", source->experiment, "The experiment the class sends to")
         ->capture_default_str();
     command->add_flag("--json", *json, "One JSON object, with each run's series");
-    command->callback([source, json, &exit_code] {
+    command->add_flag("--predictions", *predictions,
+                      "Also what the class predicted for each lesson against what its runs "
+                      "measured (for after the reveal)");
+    command->callback([source, json, predictions, &exit_code] {
         trackers::check_tracking_uri(source->tracking_uri, "--tracking-uri");
         const trackers::ClassProgress progress = trackers::read_class_progress(*source);
         const auto last = [](const trackers::StepSeries& series) {
@@ -102,11 +137,13 @@ void add_runs_class_command(CLI::App& runs, int& exit_code) {
                                   {"loss", points(run.loss)},
                                   {"reserved_MiB", points(run.memory)}});
             }
-            std::cout << json_line(
-                             nlohmann::ordered_json{{"runs", listed},
-                                                    {"not_from_oomlab", progress.not_from_oomlab},
-                                                    {"notes", progress.notes}})
-                      << '\n';
+            nlohmann::ordered_json reply = {{"runs", listed},
+                                            {"not_from_oomlab", progress.not_from_oomlab},
+                                            {"notes", progress.notes}};
+            if (*predictions) {
+                reply["lessons"] = tallies_json(class_predictions(progress));
+            }
+            std::cout << json_line(reply) << '\n';
             exit_code = kExitOk;
             return;
         }
@@ -128,6 +165,11 @@ void add_runs_class_command(CLI::App& runs, int& exit_code) {
                            memory ? format_bytes(std::llround(memory->value * kBytesPerMiB)) : ""});
         }
         table.print(std::cout);
+        if (*predictions) {
+            for (const LessonTally& tally : class_predictions(progress)) {
+                std::cout << '\n' << describe(tally);
+            }
+        }
         for (const std::string& note : progress.notes) {
             std::cout << "note: " << note << '\n';
         }

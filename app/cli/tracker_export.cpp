@@ -78,6 +78,7 @@ trackers::MlflowTarget mlflow_target(const TrackerTargets& targets) {
     target.tracking_uri = targets.mlflow_uri;
     target.experiment = targets.experiment;
     target.user = targets.user;
+    target.tags = targets.mlflow_tags;
     target.control.on_wait = [](const std::string& note) { std::cerr << note << '\n'; };
     return target;
 }
@@ -110,14 +111,16 @@ void mirror_run(const RunStore& store, std::int64_t run_id, const TrackerTargets
         }
     };
     if (!targets.mlflow_uri.empty()) {
-        send({targets.mlflow_uri, targets.experiment, "", targets.user},
-             " --to mlflow --tracking-uri " + targets.mlflow_uri + " --experiment \"" +
-                 targets.experiment + "\"" +
-                 (targets.user.empty() ? "" : " --user \"" + targets.user + "\""));
+        TrackerTargets mlflow = targets;
+        mlflow.tensorboard_dir.clear();
+        send(mlflow, " --to mlflow --tracking-uri " + targets.mlflow_uri + " --experiment \"" +
+                         targets.experiment + "\"" +
+                         (targets.user.empty() ? "" : " --user \"" + targets.user + "\""));
     }
     if (!targets.tensorboard_dir.empty()) {
-        send({"", targets.experiment, targets.tensorboard_dir, ""},
-             " --to tensorboard --out " + targets.tensorboard_dir);
+        TrackerTargets tensorboard = targets;
+        tensorboard.mlflow_uri.clear();
+        send(tensorboard, " --to tensorboard --out " + targets.tensorboard_dir);
     }
 }
 

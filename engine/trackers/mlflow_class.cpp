@@ -114,6 +114,19 @@ ClassProgress read_class_progress(const MlflowSource& source, std::size_t points
                              ? RunStatus::Running
                              : parse_run_status(status->second).value_or(RunStatus::Running);
             one.whole = tags.count(kDigestTag) > 0;
+            for (const auto& [key, value] : tags) {
+                if (key.rfind("oomlab.lesson", 0) == 0 || key == "oomlab.prediction") {
+                    one.lesson_tags[key] = value;
+                }
+            }
+            one.fragmented =
+                tags.count("oomlab.fragmented") && tags.at("oomlab.fragmented") == "true";
+            for (const Json& latest : run["data"].value("metrics", Json::array())) {
+                const double mib = metric_value(latest.value("value", Json()));
+                if (latest.value("key", "") == "peak/total_MiB" && mib >= 0 && mib < 1e12) {
+                    one.peak_bytes = std::llround(mib * double(std::int64_t(1) << 20));
+                }
+            }
             progress.runs.push_back(std::move(one));
             run_ids.push_back(info["run_id"].get<std::string>());
         });

@@ -59,10 +59,13 @@ std::string mlflow_status(RunStatus status) {
 
 // What the export sends depends on (the run as it is, who sends it): a run exported again in
 // the same state is not sent again.
-std::string export_digest(const TrackedRun& tracked, const std::string& user) {
+std::string export_digest(const TrackedRun& tracked, const MlflowTarget& target) {
     const RunRecord& run = tracked.run;
-    const std::string state = run_summary_json(run) + "|" + std::to_string(tracked.metrics.size()) +
-                              "|" + std::to_string(tracked.events.size()) + "|" + sender_name(user);
+    std::string state = run_summary_json(run) + "|" + std::to_string(tracked.metrics.size()) + "|" +
+                        std::to_string(tracked.events.size()) + "|" + sender_name(target.user);
+    for (const auto& [key, value] : target.tags) {
+        state += "|" + key + "=" + value;
+    }
     std::uint64_t hash = 14695981039346656037ull;  // 64-bit FNV-1a
     for (const char c : state) {
         hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
@@ -76,7 +79,8 @@ Json tag(const std::string& key, const std::string& value) {
     return {{"key", key}, {"value", cut(value, kLongestTag)}};
 }
 
-Json run_tags(const TrackedRun& tracked, const std::string& user) {
+Json run_tags(const TrackedRun& tracked, const MlflowTarget& target) {
+    const std::string& user = target.user;
     const RunRecord& run = tracked.run;
     Json tags = Json::array(
         {tag(kUidTag, tracked.uid), tag("oomlab.run_id", std::to_string(run.id)),
@@ -99,6 +103,13 @@ Json run_tags(const TrackedRun& tracked, const std::string& user) {
     }
     if (run.fix_of) {
         tags.push_back(tag("oomlab.fix_of", std::to_string(*run.fix_of)));
+    }
+    if (run.outcome.fragmentation) {
+        tags.push_back(
+            tag("oomlab.fragmented", run.outcome.fragmentation->fragmented() ? "true" : "false"));
+    }
+    for (const auto& [key, value] : target.tags) {
+        tags.push_back(tag(key, value));
     }
     return tags;
 }
@@ -190,12 +201,12 @@ void send_artifacts(MlflowApi& api, const TrackedRun& tracked, const std::string
 }  // namespace
 
 Json create_mlflow_run(MlflowApi& api, const std::string& experiment_id, const TrackedRun& tracked,
-                       const std::string& user) {
+                       const MlflowTarget& target) {
     const RunRecord& run = tracked.run;
     Json created = api.post("runs/create", {{"experiment_id", experiment_id},
                                             {"run_name", run.name},
                                             {"start_time", run_start_epoch_ms(run)},
-                                            {"tags", run_tags(tracked, user)}});
+                                            {"tags", run_tags(tracked, target)}});
     return std::move(created.at("run").at("info"));
 }
 
@@ -337,7 +348,7 @@ void finish_mlflow_run(MlflowApi& api, const TrackedRun& tracked, const std::str
 MlflowExport send_to_mlflow(MlflowApi& api, const TrackedRun& tracked, const MlflowTarget& target) {
     MlflowExport result;
     result.experiment_id = api.experiment_id(target.experiment, target.named.experiment);
-    const std::string digest = export_digest(tracked, target.user);
+    const std::string digest = export_digest(tracked, target);
 
     const Json found = api.post(
         "runs/search", {{"experiment_ids", {result.experiment_id}},
@@ -359,7 +370,7 @@ MlflowExport send_to_mlflow(MlflowApi& api, const TrackedRun& tracked, const Mlf
 
     const RunRecord& run = tracked.run;
     const std::int64_t start_ms = run_start_epoch_ms(run);
-    const Json created = create_mlflow_run(api, result.experiment_id, tracked, target.user);
+    const Json created = create_mlflow_run(api, result.experiment_id, tracked, target);
     result.run_id = created.at("run_id").get<std::string>();
     try {
         const std::string artifact_uri = created.value("artifact_uri", "");
@@ -389,10 +400,10 @@ MlflowExport go_on_in_mlflow(MlflowApi& api, const TrackedRun& tracked,
         const Json got = api.get("runs/get", "run_id=" + sent.run_id);
         const std::string artifact_uri = got.at("run").at("info").value("artifact_uri", "");
         // Its tags again: its status and error are known now (a tag logged again is replaced).
-        log_in_batches(api, result.run_id, "tags", run_tags(tracked, target.user), kTagsPerBatch);
+        log_in_batches(api, result.run_id, "tags", run_tags(tracked, target), kTagsPerBatch);
         result.metric_values = send_metrics(api, result.run_id, tracked,
                                             run_start_epoch_ms(tracked.run), sent.last_step);
-        finish_mlflow_run(api, tracked, artifact_uri, export_digest(tracked, target.user), result);
+        finish_mlflow_run(api, tracked, artifact_uri, export_digest(tracked, target), result);
     } catch (...) {
         rethrow_naming_the_call(api.uri(), api.last_call());
     }

@@ -83,7 +83,7 @@ bool MlflowLiveRun::send_what_is_new(std::optional<RunStore>& store, std::int64_
             m_device = tracked.run.device;
             sent.emplace();
             sent->experiment_id = api.experiment_id(m_target.experiment, m_target.named.experiment);
-            sent->run_id = create_mlflow_run(api, sent->experiment_id, tracked, m_target.user)
+            sent->run_id = create_mlflow_run(api, sent->experiment_id, tracked, m_target)
                                .at("run_id")
                                .get<std::string>();
             // Made there without its settings, it is not taken up: the export at the end finds

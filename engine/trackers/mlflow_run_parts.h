@@ -10,15 +10,17 @@
 #include <vector>
 
 #include "mlflow_api.h"
+#include "oomlab/trackers/mlflow_export.h"
 #include "oomlab/trackers/tracked_run.h"
 
 namespace oomlab::trackers {
 
 // Makes the run in experiment `experiment_id`, running, with its tags; returns the server's
 // "info" of it (its run_id, artifact_uri), read by the caller, which deletes the run again if
-// the info is not of MLflow's shape. `user`: who sent it (sender_name).
+// the info is not of MLflow's shape. Tagged with who sent it (sender_name of target.user) and
+// the target's own tags.
 nlohmann::json create_mlflow_run(MlflowApi& api, const std::string& experiment_id,
-                                 const TrackedRun& tracked, const std::string& user);
+                                 const TrackedRun& tracked, const MlflowTarget& target);
 // Logs the run's settings as its parameters.
 void log_run_params(MlflowApi& api, const std::string& run_id, const TrackedRun& tracked);
 

@@ -26,12 +26,15 @@
 #include "compare/compare_page.h"
 #include "experiment/experiment_panel.h"
 #include "export/tracker_send.h"
+#include "lessons/lesson_flow.h"
 #include "live/run_controller.h"
 #include "oomlab/common/errors.h"
+#include "oomlab/lessons/lesson.h"
 #include "oomlab/trackers/mlflow_import.h"
 #include "runs/class_plot.h"
 #include "runs/class_window.h"
 #include "runs/run_database.h"
+#include "runs/runs_page.h"
 #include "ui_test_support.h"
 #include "window/main_menus.h"
 
@@ -148,7 +151,7 @@ private slots:
     // though the student turned the sending off meanwhile.
     void aWorkbenchRunIsOnTheServerWhileItTrains() {
         const TrackerTarget before = TrackerTarget::remembered();  // what the class window reads
-        TrackerTarget{true, m_uri, QStringLiteral("workbench"), {}, true, QStringLiteral("ada")}
+        TrackerTarget{true, m_uri, QStringLiteral("workbench"), {}, true, QStringLiteral("ada"), {}}
             .remember();
         MainWindow window(test::windowOptions(m_dir.filePath(QStringLiteral("ada.sqlite")),
                                               test::tinyConfig(40)));
@@ -176,7 +179,7 @@ private slots:
         QVERIFY2(seenWhileTraining, "the run was not on the server while it trained");
         // Sending each run turned off meanwhile: this one still ends where it began (else it
         // would stay running there, never whole).
-        TrackerTarget{true, m_uri, QStringLiteral("workbench"), {}, false, {}}.remember();
+        TrackerTarget{true, m_uri, QStringLiteral("workbench"), {}, false, {}, {}}.remember();
         QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
         QCOMPARE(finished.at(0).at(0).value<RunEnd>().status(), RunStatus::Completed);
         // The end goes on in the same MLflow run: one run, whole, under the student's name.
@@ -187,6 +190,85 @@ private slots:
         QVERIFY2(qs(run.name).startsWith(QStringLiteral("ada: ")), run.name.c_str());
         QCOMPARE(run.outcome.steps, 40);
         before.remember();
+    }
+
+    // A lesson in class: three students at their terminals and one at the workbench predict,
+    // their lesson's runs reach the server with the prediction; the lecturer's window counts
+    // the answers only once revealed, against what each student's runs measured.
+    void theClassPredictionsAreCountedAfterTheReveal() {
+        const QString experiment = QStringLiteral("lessons");
+        const QStringList predicted = {QStringLiteral("batch 128,over-3x"),
+                                       QStringLiteral("batch 128,1.5x-3x"),
+                                       QStringLiteral("same,under-1.5x")};
+        QList<QProcess*> students;
+        for (int i = 0; i < predicted.size(); ++i) {
+            auto* cli = new QProcess(this);
+            QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+            environment.insert(QStringLiteral("LOGNAME"), QStringLiteral("s%1").arg(i + 1));
+            cli->setProcessEnvironment(environment);
+            cli->start(
+                qEnvironmentVariable("OOMLAB_CLI"),
+                {QStringLiteral("lesson"), QStringLiteral("run"), QStringLiteral("batch-size"),
+                 QStringLiteral("--db"), m_dir.filePath(QStringLiteral("lesson-%1.sqlite").arg(i)),
+                 QStringLiteral("--mlflow"), m_uri, QStringLiteral("--mlflow-experiment"),
+                 experiment, QStringLiteral("--predict"), predicted[i], QStringLiteral("--set"),
+                 QStringLiteral("train.max_steps=3")});
+            students << cli;
+        }
+        // The workbench's student predicts "batch 128 needs the most, more than 3 times".
+        const TrackerTarget before = TrackerTarget::remembered();
+        TrackerTarget{true, m_uri, experiment, {}, true, QStringLiteral("wb"), {}}.remember();
+        Lesson lesson = find_or_load_lesson("batch-size");
+        lesson.base.emplace_back("train.max_steps", "3");
+        {
+            MainWindow window(test::windowOptions(m_dir.filePath(QStringLiteral("wb.sqlite")),
+                                                  test::tinyConfig(3)));
+            window.show();
+            LessonFlow* flow = window.openLesson(lesson);
+            flow->next();
+            flow->predict(1, 2);
+            flow->next();
+            QSignalSpy finished(window.controller(), &RunController::lessonFinished);
+            QTest::mouseClick(flow->findChild<QPushButton*>(QStringLiteral("runLesson")),
+                              Qt::LeftButton);
+            QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
+            // Its runs' ends go on in what was sent while they trained.
+            QTRY_VERIFY_WITH_TIMEOUT(!window.runsPage()->trackerSender()->busy(), 60000);
+        }
+        before.remember();
+        for (QProcess* cli : students) {
+            QTRY_COMPARE_WITH_TIMEOUT(cli->state(), QProcess::NotRunning, 120000);
+            QVERIFY2(cli->exitCode() == 0, cli->readAllStandardError().constData());
+        }
+
+        auto window = test::shownWindow(m_dir.filePath(QStringLiteral("lesson-lecturer.sqlite")));
+        QVERIFY(window);
+        ClassWindow* classWindow = window->menus()->openClassWindow();
+        classWindow->uriField()->setText(m_uri);
+        classWindow->experimentField()->setText(experiment);
+        classWindow->follow(true);
+        // Every lesson run ended on the server, the workbench's too; the answers wait.
+        QTRY_VERIFY_WITH_TIMEOUT(
+            classWindow->status().contains(QStringLiteral("8 runs from 4 students: 8 completed")),
+            30000);
+        QVERIFY2(
+            classWindow->status().contains(QStringLiteral("4 students predicted for batch-size")),
+            qPrintable(classWindow->status()));
+        QVERIFY(classWindow->predictionsText().isEmpty());
+        classWindow->revealPredictions(true);
+        const QString counted = classWindow->predictionsText();
+        for (const QString& said :
+             {QStringLiteral("batch-size: 4 students predicted"),
+              QStringLiteral("2 batch 128 needs the most, more than 3 times the least"),
+              QStringLiteral("Measured, by the runs of 4 of them"),
+              QStringLiteral("4 batch 128 needs the most, more than 3 times the least"),
+              QStringLiteral("2 of 4 students' runs disagree"),
+              QStringLiteral("s2 predicted batch 128 needs the most, 1.5 to 3 times the least"),
+              QStringLiteral("s3 predicted they need about the same")}) {
+            QVERIFY2(counted.simplified().contains(said), qPrintable(said + "\n" + counted));
+        }
+        QVERIFY(!counted.contains(QStringLiteral("wb predicted")));  // right
+        classWindow->follow(false);
     }
 
     // 30 students train at once while the lecturer follows (a refresh every 2 s): each run is

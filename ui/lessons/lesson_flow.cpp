@@ -35,24 +35,6 @@ QLabel* wrappedLabel(const QString& text, QWidget* parent) {
     return label;
 }
 
-// Which ratio band a measured ratio falls in, as the prediction page offers them.
-int bandOf(double ratio) {
-    return ratio < 1.5 ? 0 : (ratio <= 3.0 ? 1 : 2);
-}
-
-// Whether every run of the lesson is meant to finish (no claim says one ends otherwise).
-bool everyRunMeantToFinish(const Lesson& lesson) {
-    return std::none_of(lesson.claims.begin(), lesson.claims.end(), [](const LessonClaim& claim) {
-        return claim.kind == LessonClaim::Kind::Status && claim.status != RunStatus::Completed;
-    });
-}
-
-// Whether a claim says how the free memory lay at a run's out-of-memory.
-bool claimsFragmentation(const Lesson& lesson) {
-    return std::any_of(lesson.claims.begin(), lesson.claims.end(),
-                       [](const LessonClaim& claim) { return claim.fragmented.has_value(); });
-}
-
 QString boldList(const QStringList& labels) {
     QStringList bold;
     for (const QString& label : labels) {
@@ -69,10 +51,7 @@ QString verdictWord(bool right) {
 }  // namespace
 
 LessonFlow::LessonFlow(const Lesson& lesson, QWidget* parent)
-    : QDialog(parent),
-      m_lesson(lesson),
-      m_question(everyRunMeantToFinish(lesson) ? Question::MostMemory : Question::WhichCompletes),
-      m_asksFreeMemory(m_question == Question::WhichCompletes && claimsFragmentation(lesson)) {
+    : QDialog(parent), m_lesson(lesson), m_asks(lesson_asks(lesson)) {
     setObjectName(QStringLiteral("lessonFlow"));
     setWindowTitle(tr("Lesson: %1").arg(qs(lesson.title)));
     resize(680, 520);
@@ -111,7 +90,7 @@ QWidget* LessonFlow::explainPage() {
 QWidget* LessonFlow::predictPage() {
     auto* page = new QWidget(this);
     auto* layout = new QVBoxLayout(page);
-    const bool mostMemory = m_question == Question::MostMemory;
+    const bool mostMemory = m_asks.question == Question::MostMemory;
     layout->addWidget(wrappedLabel(
         mostMemory ? tr("<h3>Before it runs: predict</h3>Which run will need the most memory at "
                         "its peak?")
@@ -153,7 +132,7 @@ QWidget* LessonFlow::predictPage() {
     m_band->setPlaceholderText(tr("choose…"));
     m_band->setCurrentIndex(-1);
     layout->addWidget(m_band);
-    const bool asksSecond = mostMemory || m_asksFreeMemory;
+    const bool asksSecond = mostMemory || m_asks.free_memory;
     second->setVisible(asksSecond);
     m_band->setVisible(asksSecond);
     layout->addStretch(1);
@@ -264,7 +243,7 @@ int LessonFlow::predictedRun() const {
 }
 
 void LessonFlow::updatePredictionComplete() {
-    const bool asksSecond = asksHowMuch() || m_asksFreeMemory;
+    const bool asksSecond = asksHowMuch() || m_asks.free_memory;
     m_toRun->setEnabled(predictedRun() != kNotChosen && (!asksSecond || predictedBand() >= 0));
 }
 
@@ -301,66 +280,73 @@ void LessonFlow::onLessonFinished(const LessonEnd& end) {
 }
 
 QString LessonFlow::predictionVerdict() const {
-    if (m_end.peaks.size() < 2) {
+    if (m_end.peaks.size() != int(m_asks.labels.size())) {  // stopped before its last run
         return tr("The lesson stopped before its runs could be compared: %1")
             .arg(m_end.error.toHtmlEscaped());
     }
-    return m_question == Question::MostMemory ? mostMemoryVerdict() : whichCompletesVerdict();
+    return m_asks.question == Question::MostMemory ? mostMemoryVerdict() : whichCompletesVerdict();
+}
+
+LessonAnswer LessonFlow::measured(double* ratio) const {
+    std::vector<LessonRunFacts> runs;
+    for (int i = 0; i < m_end.peaks.size(); ++i) {
+        runs.push_back({m_end.peaks[i], m_end.statuses.value(i, RunStatus::Failed),
+                        m_end.fragmented.value(i)});
+    }
+    return measured_answer(m_asks, runs, ratio);
 }
 
 QString LessonFlow::mostMemoryVerdict() const {
-    const auto most = std::max_element(m_end.peaks.begin(), m_end.peaks.end());
-    const auto least = std::min_element(m_end.peaks.begin(), m_end.peaks.end());
-    const double ratio = *least > 0 ? double(*most) / double(*least) : 0;
-    const int measuredRun = ratio < 1.5 ? kAboutTheSame : int(most - m_end.peaks.begin());
-    const QString measured =
-        measuredRun < 0
+    double ratio = 0;
+    const LessonAnswer answer = measured(&ratio);
+    const qint64 most = *std::max_element(m_end.peaks.begin(), m_end.peaks.end());
+    const QString measuredText =
+        answer.run < 0
             ? tr("the runs needed about the same (%1× at most)").arg(ratio, 0, 'f', 2)
             : tr("<b>%1</b> needed the most, %2 at its peak: %3× the least")
-                  .arg(m_end.runLabels.value(measuredRun).toHtmlEscaped(), formatBytes(*most))
+                  .arg(m_end.runLabels.value(answer.run).toHtmlEscaped(), formatBytes(most))
                   .arg(ratio, 0, 'f', 2);
-    const bool runRight = predictedRun() == measuredRun;
-    const bool bandRight = predictedBand() == bandOf(ratio);
+    const bool runRight = predictedRun() == answer.run;
+    const bool bandRight = predictedBand() == answer.second;
     return tr("Measured: %1.<br>Your prediction was %2.")
-        .arg(measured, runRight && !bandRight ? tr("right about which run, off about how much")
-                                              : verdictWord(runRight && bandRight));
+        .arg(measuredText, runRight && !bandRight ? tr("right about which run, off about how much")
+                                                  : verdictWord(runRight && bandRight));
 }
 
 QString LessonFlow::whichCompletesVerdict() const {
     QStringList completed;
     QStringList failed;  // "default allocator (out of memory at step 4)"
-    int only = kNoRun;
-    bool fragmented = false;
     for (int i = 0; i < m_end.runLabels.size(); ++i) {
         const RunStatus status = m_end.statuses.value(i, RunStatus::Failed);
         if (status == RunStatus::Completed) {
             completed << m_end.runLabels[i];
-            only = completed.size() == 1 ? i : kNotChosen;
             continue;
         }
-        fragmented = fragmented || m_end.fragmented.value(i);
         failed << tr("%1 (%2 at step %3)")
                       .arg(m_end.runLabels[i],
                            status == RunStatus::Oom ? tr("out of memory") : statusName(status))
                       .arg(m_end.steps.value(i) + 1);
     }
-    const int measuredRun = failed.isEmpty() ? kEveryRun : only;
-    QString measured =
+    const LessonAnswer answer = measured();
+    QString measuredText =
         completed.isEmpty() ? tr("no run completed") : tr("%1 completed").arg(boldList(completed));
     if (!failed.isEmpty()) {
-        measured += tr("; %1 did not").arg(boldList(failed));
+        measuredText += tr("; %1 did not").arg(boldList(failed));
     }
-    const bool runRight = predictedRun() == measuredRun;
-    if (!m_asksFreeMemory || failed.isEmpty()) {
-        return tr("Measured: %1.<br>Your prediction was %2.").arg(measured, verdictWord(runRight));
+    const bool runRight = predictedRun() == answer.run;
+    if (answer.second < 0) {
+        return tr("Measured: %1.<br>Your prediction was %2.")
+            .arg(measuredText, verdictWord(runRight));
     }
-    measured += fragmented ? tr(", with more memory free than it asked for, in pieces too small")
-                           : tr(", with less memory free than it asked for");
-    const bool whyRight = predictedBand() == (fragmented ? 1 : 0);
+    const bool fragmented = answer.second == 1;
+    measuredText += fragmented
+                        ? tr(", with more memory free than it asked for, in pieces too small")
+                        : tr(", with less memory free than it asked for");
+    const bool whyRight = predictedBand() == answer.second;
     return tr("Measured: %1.<br>Your prediction was %2.")
-        .arg(measured, runRight && !whyRight   ? tr("right about which run, off about why")
-                       : !runRight && whyRight ? tr("off about which run, right about why")
-                                               : verdictWord(runRight && whyRight));
+        .arg(measuredText, runRight && !whyRight   ? tr("right about which run, off about why")
+                           : !runRight && whyRight ? tr("off about which run, right about why")
+                                                   : verdictWord(runRight && whyRight));
 }
 
 bool LessonFlow::revealNext() {

@@ -10,6 +10,7 @@
 #include "common/run_types.h"
 #include "live/run_controller.h"
 #include "oomlab/lessons/lesson.h"
+#include "oomlab/lessons/lesson_prediction.h"
 
 class QButtonGroup;
 class QComboBox;
@@ -34,22 +35,24 @@ public:
     // most memory at its peak, and by how much against the least. Where a run is meant to run
     // out of memory, its peak is its cap and not its need: which runs complete, and, where a
     // claim is about fragmentation, how the allocator's free memory lies when one fails.
-    enum class Question { MostMemory, WhichCompletes };
-    Question question() const { return m_question; }
+    using Question = LessonQuestion;
+    Question question() const { return m_asks.question; }
     // The first answer: a run's index (the one needing the most; the only one completing),
     // kAboutTheSame (most memory), kEveryRun or kNoRun (which completes), or kNotChosen.
-    static constexpr int kAboutTheSame = -1;
-    static constexpr int kNotChosen = -2;
-    static constexpr int kEveryRun = -3;
-    static constexpr int kNoRun = -4;
+    static constexpr int kAboutTheSame = LessonAnswer::kAboutTheSame;
+    static constexpr int kNotChosen = LessonAnswer::kNotChosen;
+    static constexpr int kEveryRun = LessonAnswer::kEveryRun;
+    static constexpr int kNoRun = LessonAnswer::kNoRun;
     int predictedRun() const;
     // The second answer, -1 until chosen: the ratio band (0: under 1.5x, 1: 1.5x to 3x,
     // 2: over 3x) or the free memory at the out-of-memory (0: less than the request asked
     // for, 1: more, in pieces too small).
     int predictedBand() const;
-    bool asksHowMuch() const { return m_question == Question::MostMemory; }
-    bool asksFreeMemory() const { return m_asksFreeMemory; }
+    bool asksHowMuch() const { return m_asks.question == Question::MostMemory; }
+    bool asksFreeMemory() const { return m_asks.free_memory; }
     void predict(int run, int band);  // as if chosen with the mouse
+    // Both answers, as the class's tracker gets them with each of the lesson's runs.
+    LessonAnswer prediction() const { return {predictedRun(), predictedBand()}; }
 
     // What the window reports back while the lesson runs.
     void onRunCreated();  // the next of the lesson's runs began training
@@ -75,6 +78,8 @@ private:
     QWidget* runPage();
     QWidget* revealPage();
     QString predictionVerdict() const;
+    // What the lesson's runs measured; `ratio`: the most's peak over the least's.
+    LessonAnswer measured(double* ratio = nullptr) const;
     QString mostMemoryVerdict() const;
     QString whichCompletesVerdict() const;
     int choiceId(int run) const;  // the radio button's id of an answer
@@ -87,8 +92,7 @@ private:
     QButtonGroup* m_runChoice = nullptr;
     QComboBox* m_band = nullptr;     // the second question
     QPushButton* m_toRun = nullptr;  // on once the prediction is complete
-    Question m_question = Question::MostMemory;
-    bool m_asksFreeMemory = false;
+    LessonAsks m_asks;
     QComboBox* m_pace = nullptr;
     QPushButton* m_start = nullptr;
     QLabel* m_progress = nullptr;

@@ -9,6 +9,7 @@
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTableWidget>
+#include <QTextBrowser>
 #include <QTime>
 #include <QVBoxLayout>
 #include <QtConcurrent>
@@ -24,6 +25,7 @@
 #include "oomlab/trackers/mlflow_export.h"
 #include "plots/series_colors.h"
 #include "runs/class_plot.h"
+#include "runs/prediction_tally.h"
 #include "runs/run_database.h"
 
 namespace oomlab::ui {
@@ -54,6 +56,8 @@ ClassWindow::ClassWindow(RunDatabase* database, QWidget* parent)
       m_table(new QTableWidget(0, kColumns, this)),
       m_lossPlot(new ClassPlot(ClassPlot::Series::Loss, this)),
       m_memoryPlot(new ClassPlot(ClassPlot::Series::Memory, this)),
+      m_revealButton(new QPushButton(tr("Show the class's predictions"), this)),
+      m_predictions(new QTextBrowser(this)),
       m_compare(new QPushButton(tr("Compare selected"), this)) {
     setWindowTitle(tr("Class runs"));
     const TrackerTarget remembered = TrackerTarget::remembered();
@@ -88,6 +92,7 @@ ClassWindow::ClassWindow(RunDatabase* database, QWidget* parent)
     // What the server lacks goes under the table, the plots' room stays above.
     auto* buttons = new QHBoxLayout;
     buttons->addWidget(m_notesLabel, 1);
+    buttons->addWidget(m_revealButton);
     buttons->addWidget(m_compare);
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form);
@@ -101,6 +106,13 @@ ClassWindow::ClassWindow(RunDatabase* database, QWidget* parent)
     auto* split = new QSplitter(Qt::Vertical, this);
     split->addWidget(plots);
     split->addWidget(m_table);
+    split->addWidget(m_predictions);
+    m_predictions->setObjectName(QStringLiteral("classPredictions"));
+    m_predictions->hide();
+    m_revealButton->setCheckable(true);
+    m_revealButton->setToolTip(
+        tr("What each student predicted before their lesson's runs, counted, against what "
+           "their runs measured: show it after the lesson's reveal"));
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
     split->setChildrenCollapsible(false);
@@ -111,6 +123,7 @@ ClassWindow::ClassWindow(RunDatabase* database, QWidget* parent)
     connect(&m_timer, &QTimer::timeout, this, &ClassWindow::refreshNow);
     connect(&m_watcher, &QFutureWatcher<Refresh>::finished, this, &ClassWindow::onRefreshed);
     connect(m_followButton, &QPushButton::clicked, this, [this] { follow(!m_following); });
+    connect(m_revealButton, &QPushButton::toggled, this, &ClassWindow::revealPredictions);
     connect(m_table, &QTableWidget::itemSelectionChanged, this,
             [this] { m_compare->setEnabled(selectedRuns().size() >= 1); });
     connect(m_compare, &QPushButton::clicked, this,
@@ -224,6 +237,11 @@ void ClassWindow::onRefreshed() {
         if (!m_withoutSummary.empty()) {
             notes.prepend(QString::fromStdString(trackers::without_summary_note(m_withoutSummary)));
         }
+        const std::vector<LessonTally> tallies = class_predictions(refresh.progress);
+        if (!tallies.empty() && !predictionsRevealed()) {
+            text += tr("; %1 (shown when you show the class's predictions)")
+                        .arg(predictionsWaiting(tallies));
+        }
         m_status->setText(text);
         m_notesLabel->setText(notes.isEmpty() ? QString()
                                               : tr("Note: ") + notes.join(QLatin1String("; ")));
@@ -241,6 +259,7 @@ void ClassWindow::onRefreshed() {
 void ClassWindow::showClass(const trackers::ClassProgress& progress,
                             const std::vector<std::int64_t>& ids) {
     m_progress = progress;
+    showPredictions();
     m_lossPlot->showClass(progress);
     m_memoryPlot->showClass(progress);
     const QVector<qint64> selected = selectedRuns();
@@ -291,6 +310,29 @@ QVector<qint64> ClassWindow::selectedRuns() const {
         }
     }
     return ids;
+}
+
+void ClassWindow::revealPredictions(bool on) {
+    const QSignalBlocker quiet(m_revealButton);
+    m_revealButton->setChecked(on);
+    m_revealButton->setText(on ? tr("Hide the predictions") : tr("Show the class's predictions"));
+    m_predictions->setVisible(on);
+    showPredictions();
+}
+
+bool ClassWindow::predictionsRevealed() const {
+    return m_revealButton->isChecked();
+}
+
+QString ClassWindow::predictionsText() const {
+    return predictionsRevealed() ? m_predictions->toPlainText() : QString();
+}
+
+void ClassWindow::showPredictions() {
+    if (predictionsRevealed()) {
+        m_predictions->setHtml(
+            predictionTallyHtml(class_predictions(m_progress), seriesColor(0).name()));
+    }
 }
 
 QString ClassWindow::status() const {

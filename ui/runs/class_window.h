@@ -22,6 +22,7 @@ class QLineEdit;
 class QPushButton;
 class QSpinBox;
 class QTableWidget;
+class QTextBrowser;
 
 namespace oomlab::ui {
 
@@ -51,6 +52,11 @@ public:
     // The class as the last refresh read it.
     const trackers::ClassProgress& progress() const { return m_progress; }
     ClassPlot* lossPlot() const { return m_lossPlot; }
+    // What the class predicted for its lessons against what was measured: hidden until the
+    // lecturer reveals it (after the lesson's own reveal), then kept current at each refresh.
+    void revealPredictions(bool on);
+    bool predictionsRevealed() const;
+    QString predictionsText() const;
     ClassPlot* memoryPlot() const { return m_memoryPlot; }
 
 signals:
@@ -68,6 +74,7 @@ private:
     void refreshNow();
     void onRefreshed();
     void showClass(const trackers::ClassProgress& progress, const std::vector<std::int64_t>& ids);
+    void showPredictions();
 
     RunDatabase* m_database;
     QLineEdit* m_uri;
@@ -79,6 +86,8 @@ private:
     QTableWidget* m_table;
     ClassPlot* m_lossPlot;
     ClassPlot* m_memoryPlot;
+    QPushButton* m_revealButton;
+    QTextBrowser* m_predictions;
     QPushButton* m_compare;
     QTimer m_timer;
     QFutureWatcher<Refresh> m_watcher;

@@ -410,12 +410,17 @@ void MainWindow::onRunFinished(const RunEnd& end) {
     if (end.runId > 0) {
         statusBar()->showMessage(tr("Run %1 %2").arg(end.runId).arg(statusName(end.status())),
                                  8000);
-        // A run sent while it trained ends where it began, whatever the target is now.
-        const TrackerTarget tracker = TrackerTarget::remembered();
-        TrackerSender* sender = m_runs->trackerSender();
-        if (!sender->sendEndOfLive(end.runId) && tracker.sendEachRun &&
-            tracker.problem().isEmpty() && m_database->isOpen()) {
-            sender->send(m_database->path(), {end.runId}, tracker, /*interactive=*/false);
+        sendRunEnds({end.runId});
+    }
+}
+
+void MainWindow::sendRunEnds(const QVector<qint64>& runIds) {
+    const TrackerTarget tracker = TrackerTarget::remembered();
+    TrackerSender* sender = m_runs->trackerSender();
+    for (const qint64 runId : runIds) {
+        if (!sender->sendEndOfLive(runId) && tracker.sendEachRun && tracker.problem().isEmpty() &&
+            m_database->isOpen()) {
+            sender->send(m_database->path(), {runId}, tracker, /*interactive=*/false);
         }
     }
 }
@@ -423,7 +428,12 @@ void MainWindow::onRunFinished(const RunEnd& end) {
 void MainWindow::sendWhileTraining(qint64 runId) {
     // A class's MLflow server gets each run as it trains (what the lecturer's view follows);
     // the run's end is sent by onRunFinished, going on in the same MLflow run.
-    const TrackerTarget tracker = TrackerTarget::remembered();
+    TrackerTarget tracker = TrackerTarget::remembered();
+    if (m_lessonSending && m_controller->isRunning()) {
+        // A lesson's run: which lesson, its place in it, what the student predicted.
+        tracker.runTags = lesson_tags(m_lessonSending->lesson, m_lessonSending->next++,
+                                      m_lessonSending->prediction);
+    }
     if (tracker.sendEachRun && tracker.mlflow && tracker.problem().isEmpty() &&
         m_database->isOpen()) {
         m_runs->trackerSender()->sendWhileTraining(m_database->path(), runId, tracker);

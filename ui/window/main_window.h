@@ -61,8 +61,10 @@ public:
     bool startRun();
     void stopRun();
     bool rerun(const ExperimentConfig& config, const QString& name, int processes = 1);
-    // Trains a lesson's runs at `pace`; the panel's experiment is left as it is.
-    void runLesson(const Lesson& lesson, RunController::Pace pace = RunController::Pace::Full);
+    // Trains a lesson's runs at `pace`; the panel's experiment is left as it is. Where the
+    // runs are sent to a class's MLflow server, each carries the student's `prediction`.
+    void runLesson(const Lesson& lesson, RunController::Pace pace = RunController::Pace::Full,
+                   const LessonAnswer& prediction = {});
     // The lesson flow (explain, predict, run, reveal) for `lesson`, beside the window.
     LessonFlow* openLesson(const Lesson& lesson);
     LessonFlow* lessonFlow() const { return m_lessonFlow; }
@@ -140,6 +142,17 @@ private:
     bool m_presenting = false;
     QDockWidget* m_experimentDock = nullptr;
     RunController::Pace m_paceBeforeLesson = RunController::Pace::Full;
+    // The lesson training now, for the tags its runs are sent with: the student's prediction,
+    // and the place in the lesson of the next run made.
+    struct LessonSending {
+        Lesson lesson;
+        LessonAnswer prediction;
+        std::size_t next = 0;
+    };
+    std::optional<LessonSending> m_lessonSending;
+    // The runs have ended: what was sent while they trained goes on to their end, whatever
+    // the target is now; where nothing was, each is sent if every run is.
+    void sendRunEnds(const QVector<qint64>& runIds);
     bool m_saveSession = true;
     // A fix offered after an out-of-memory: the run that tries it is named after it and
     // linked to the run it fixes (RunStore::set_fix_of).

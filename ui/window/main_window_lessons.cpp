@@ -14,7 +14,8 @@
 
 namespace oomlab::ui {
 
-void MainWindow::runLesson(const Lesson& lesson, RunController::Pace pace) {
+void MainWindow::runLesson(const Lesson& lesson, RunController::Pace pace,
+                           const LessonAnswer& prediction) {
     if (m_controller->isRunning()) {
         statusBar()->showMessage(tr("A run is going; stop it first (Esc)."), 5000);
         return;
@@ -29,7 +30,12 @@ void MainWindow::runLesson(const Lesson& lesson, RunController::Pace pace) {
     }
     m_controller->setLessonPace(pace, steps);
     showPage(LiveTab);
-    m_controller->startLesson(lesson);
+    if (prediction.run != LessonAnswer::kNotChosen) {
+        m_lessonSending = LessonSending{lesson, prediction, 0};
+    }
+    if (!m_controller->startLesson(lesson)) {
+        m_lessonSending.reset();
+    }
 }
 
 LessonFlow* MainWindow::openLesson(const Lesson& lesson) {
@@ -57,8 +63,9 @@ LessonFlow* MainWindow::openLesson(const Lesson& lesson) {
     m_panel->form()->setLessonView(hidden, locked);
     connect(flow, &QDialog::finished, m_panel->form(),
             [form = m_panel->form()] { form->setLessonView({}, {}); });
-    connect(flow, &LessonFlow::runRequested, this,
-            [this, flow](RunController::Pace pace) { runLesson(flow->lesson(), pace); });
+    connect(flow, &LessonFlow::runRequested, this, [this, flow](RunController::Pace pace) {
+        runLesson(flow->lesson(), pace, flow->prediction());
+    });
     m_lessonFlow = flow;
     flow->show();
     return flow;
@@ -66,6 +73,11 @@ LessonFlow* MainWindow::openLesson(const Lesson& lesson) {
 
 void MainWindow::onLessonFinished(const LessonEnd& end) {
     m_controller->setPace(m_paceBeforeLesson);
+    // The last run's end went with the controller's runFinished (onRunFinished); the others'.
+    QVector<qint64> others = end.runIds;
+    others.removeAll(end.last.runId);
+    sendRunEnds(others);
+    m_lessonSending.reset();
     if (end.runIds.size() >= 2) {
         // Behind a lesson's window the comparison waits for its claims to be revealed there;
         // it says them once they are, or once the window is closed.

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,11 @@ struct ClassRun {
     bool whole = false;  // sent to its end: an import takes it
     StepSeries loss;     // train/loss
     StepSeries memory;   // memory/reserved_MiB: what the allocator holds, what runs out
+    // A lesson's run: the tags that say which lesson, which of its runs, and what the student
+    // predicted (oomlab.lesson, oomlab.lesson_run, oomlab.prediction); empty otherwise.
+    std::map<std::string, std::string> lesson_tags;
+    std::int64_t peak_bytes = 0;  // its peak (peak/total_MiB), once whole
+    bool fragmented = false;      // its out-of-memory: more free than asked for, in pieces
     // When the latest of these values was measured (ms since 1970, by the student's clock; 0
     // without a value): how far behind its training the class view is.
     std::int64_t last_ms = 0;

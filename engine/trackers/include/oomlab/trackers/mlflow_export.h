@@ -31,6 +31,9 @@ struct MlflowTarget {
     // Who the runs are sent as (MLflow's mlflow.user tag, a class's name for the student):
     // empty, the login name, as MLflow's own client does.
     std::string user;
+    // More tags for the run (a lesson's run: the lesson and the student's prediction), part of
+    // what the export sends again when it changes.
+    std::map<std::string, std::string> tags;
     // Set: the run was made there while it trained; the export goes on in that MLflow run
     // with what was not sent yet, its end, its artifacts.
     std::optional<MlflowSentWhileTraining> sent_while_training;
