@@ -2,8 +2,9 @@
 # A class on one MLflow server: 30 students train at once on their "machines" (processes with
 # their own databases and login names), each run sent as it ends; the lecturer reads them back
 # with `runs import --from mlflow` (what the workbench's Class window does on each refresh).
-# Measured: how long after a student's run ends it is in the lecturer's database (polling every
-# POLL_S seconds), and the import's time and peak memory at 30, 300 and 3,000 runs (copies of
+# Measured: while they train, how far behind each student's last step the class's live view is
+# (`runs class`, what the Class window plots, read every second); how long after a student's run
+# ends it is in the lecturer's database (polling every POLL_S seconds), and the import's time and peak memory at 30, 300 and 3,000 runs (copies of
 # the class's runs under new uids, sent with `runs export --to mlflow`), beside what a user
 # would otherwise write: MLflow's own client reading the same runs (search_runs, then each
 # series' get_metric_history).
@@ -24,7 +25,8 @@ tracker_python="$env_dir/bin/python"
 work="$scratch/class"
 rm -rf "$work" && mkdir -p "$work/students"
 poller=
-trap '[[ -z ${server:-} ]] || kill -- -$server 2>/dev/null || true; [[ -n $poller ]] && kill $poller 2>/dev/null || true' EXIT
+watcher=
+trap '[[ -z ${server:-} ]] || kill -- -$server 2>/dev/null || true; [[ -n $poller ]] && kill $poller 2>/dev/null; [[ -n $watcher ]] && kill $watcher 2>/dev/null || true' EXIT
 trap 'exit 130' INT TERM  # the server is stopped on these too
 start_mlflow_server "$env_dir" "$work"
 
@@ -42,13 +44,27 @@ for run in json.loads(sys.stdin.read() or "{}").get("imported", []):
     done
 ) &
 poller=$!
+# The live view: every second, each running run's student and how old its latest value is.
+(
+    while true; do
+        "$cli" runs class --tracking-uri "$uri" --json 2>/dev/null | "$python" -c '
+import json, sys, time
+read = json.loads(sys.stdin.read() or "{}")
+now = time.time() * 1000  # once the class was read: a value logged meanwhile is no older
+for run in read.get("runs", []):
+    if run["status"] == "running" and run["last_ms"] > 0:
+        print(run["student"], now - run["last_ms"])' >>"$work/behind.txt" || true
+        sleep 1
+    done
+) &
+watcher=$!
 
-# The class: 30 students at once, each a few seconds of training, sent as it ends.
+# The class: 30 students at once, each some seconds of training, sent while it trains.
 students=()
 for i in $(seq -w 1 30); do
     (
         LOGNAME="student-$i" "$cli" run --db "$work/students/$i.sqlite" --mlflow "$uri" \
-            --name "batch $((16 + 10#$i))" --set train.max_steps=40 \
+            --name "batch $((16 + 10#$i))" --set train.max_steps=150 \
             --set train.batch_size=$((16 + 10#$i)) >/dev/null 2>&1 || true
         echo "$i $(now)" >>"$work/ended.txt"
     ) &
@@ -56,10 +72,16 @@ for i in $(seq -w 1 30); do
 done
 wait "${students[@]}"
 while (($(wc -l <"$work/seen.txt" 2>/dev/null || echo 0) < 30)); do sleep 1; done
-kill $poller && poller=
+kill $poller $watcher && poller= && watcher=
 "$python" - "$work" "$lecturer" "$poll_s" <<'PY'
 import sqlite3, statistics, sys
 work, lecturer, poll_s = sys.argv[1:4]
+behind = [(l.split()[0], float(l.split()[1]) / 1000) for l in open(f"{work}/behind.txt")]
+ages = sorted(age for _, age in behind)
+print(f"30 students at once, `runs class` every second while they trained: "
+      f"{len(set(s for s, _ in behind))} seen running; their latest step was "
+      f"{ages[0]:.1f}-{ages[-1]:.1f} s old (median {statistics.median(ages):.1f} s, "
+      f"95th percentile {ages[int(len(ages) * 0.95)]:.1f} s) when read")
 ended = {int(i): float(t) for i, t in (l.split() for l in open(f"{work}/ended.txt"))}
 seen = {int(r): float(t) for r, t in (l.split() for l in open(f"{work}/seen.txt"))}
 names = dict(sqlite3.connect(lecturer).execute("SELECT id, name FROM runs"))

@@ -1,5 +1,6 @@
 #include "runs_import.h"
 
+#include <chrono>
 #include <cmath>
 #include <iomanip>
 #include <iostream>
@@ -115,6 +116,9 @@ void add_runs_class_command(CLI::App& runs, int& exit_code) {
     command->callback([source, json, predictions, &exit_code] {
         trackers::check_tracking_uri(source->tracking_uri, "--tracking-uri");
         const trackers::ClassProgress progress = trackers::read_class_progress(*source);
+        const std::int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count();
         const auto last = [](const trackers::StepSeries& series) {
             return series.empty() ? std::optional<trackers::StepValue>() : series.back();
         };
@@ -132,6 +136,7 @@ void add_runs_class_command(CLI::App& runs, int& exit_code) {
                                   {"student", run.student},
                                   {"name", run.name},
                                   {"status", run_status_name(run.status)},
+                                  {"state", trackers::class_state(run, now_ms)},
                                   {"whole", run.whole},
                                   {"last_ms", run.last_ms},
                                   {"loss", points(run.loss)},
@@ -148,7 +153,7 @@ void add_runs_class_command(CLI::App& runs, int& exit_code) {
             return;
         }
         std::cout << "MLflow " << trackers::uri_without_password(source->tracking_uri) << ": "
-                  << trackers::class_counts(progress) << '\n';
+                  << trackers::class_counts(progress, now_ms) << '\n';
         TextTable table({"student", "run", "status", "step", "loss", "reserved"}, {3, 4, 5});
         for (const trackers::ClassRun& run : progress.runs) {
             const auto loss = last(run.loss);
@@ -159,9 +164,8 @@ void add_runs_class_command(CLI::App& runs, int& exit_code) {
             }
             const std::int64_t step = std::max(loss ? loss->step : 0, memory ? memory->step : 0);
             table.add_row({printable_line(run.student), printable_line(run.name),
-                           run.status == RunStatus::Oom ? "out of memory"
-                                                        : std::string(run_status_name(run.status)),
-                           std::to_string(step), loss_text.str(),
+                           trackers::class_state(run, now_ms), std::to_string(step),
+                           loss_text.str(),
                            memory ? format_bytes(std::llround(memory->value * kBytesPerMiB)) : ""});
         }
         table.print(std::cout);

@@ -152,12 +152,38 @@ ClassProgress read_class_progress(const MlflowSource& source, std::size_t points
     return progress;
 }
 
-std::string class_counts(const ClassProgress& progress) {
+namespace {
+
+bool silent(const ClassRun& run, std::int64_t now_ms) {
+    return run.status == RunStatus::Running && run.last_ms > 0 && now_ms - run.last_ms > kSilentMs;
+}
+
+std::string status_words(RunStatus status) {
+    return status == RunStatus::Oom ? "out of memory" : std::string(run_status_name(status));
+}
+
+}  // namespace
+
+std::string class_state(const ClassRun& run, std::int64_t now_ms) {
+    if (!silent(run, now_ms)) {
+        return status_words(run.status);
+    }
+    const std::int64_t minutes = (now_ms - run.last_ms) / 60000;
+    return "running, no step for " +
+           (minutes < 60 ? std::to_string(minutes) + " min" : std::to_string(minutes / 60) + " h");
+}
+
+std::string class_counts(const ClassProgress& progress, std::int64_t now_ms) {
     std::set<std::string> students;
     std::map<RunStatus, std::size_t> states;
+    std::size_t silent_runs = 0;
     for (const ClassRun& run : progress.runs) {
         students.insert(run.student);
-        ++states[run.status];
+        if (silent(run, now_ms)) {
+            ++silent_runs;
+        } else {
+            ++states[run.status];
+        }
     }
     const auto counted = [](std::size_t n, const char* one) {
         return std::to_string(n) + " " + one + (n == 1 ? "" : "s");
@@ -166,10 +192,12 @@ std::string class_counts(const ClassProgress& progress) {
         counted(progress.runs.size(), "run") + " from " + counted(students.size(), "student");
     const char* separator = ": ";
     for (const auto& [status, count] : states) {
-        text += separator + std::to_string(count) + " " +
-                (status == RunStatus::Oom ? std::string("out of memory")
-                                          : std::string(run_status_name(status)));
+        text += separator + std::to_string(count) + " " + status_words(status);
         separator = ", ";
+    }
+    if (silent_runs > 0) {
+        text += separator + std::to_string(silent_runs) +
+                " silent (running, no step for over a minute)";
     }
     return text;
 }

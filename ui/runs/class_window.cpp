@@ -1,5 +1,6 @@
 #include "runs/class_window.h"
 
+#include <QDateTime>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -33,10 +34,6 @@ namespace {
 
 constexpr int kDefaultRefreshSeconds = 10;
 enum Column { Student, Run, Status, Step, Loss, Reserved, Accuracy, kColumns };
-
-QString stateName(RunStatus status) {
-    return status == RunStatus::Oom ? QObject::tr("out of memory") : statusName(status);
-}
 
 std::optional<trackers::StepValue> last(const trackers::StepSeries& series) {
     return series.empty() ? std::nullopt : std::optional(series.back());
@@ -230,7 +227,8 @@ void ClassWindow::onRefreshed() {
         }
         showClass(refresh.progress, refresh.ids);
         QString text = tr("%1; %2 new; read at %3%4")
-                           .arg(QString::fromStdString(trackers::class_counts(refresh.progress)))
+                           .arg(QString::fromStdString(trackers::class_counts(
+                               refresh.progress, QDateTime::currentMSecsSinceEpoch())))
                            .arg(imported.added.size())
                            .arg(at, next);
         QStringList notes = m_notes;
@@ -265,6 +263,7 @@ void ClassWindow::showClass(const trackers::ClassProgress& progress,
     const QVector<qint64> selected = selectedRuns();
     m_listed.clear();
     m_table->setRowCount(0);
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
     for (std::size_t i = 0; i < progress.runs.size(); ++i) {
         const trackers::ClassRun& run = progress.runs[i];
         const auto loss = last(run.loss);
@@ -276,7 +275,7 @@ void ClassWindow::showClass(const trackers::ClassProgress& progress,
         const QStringList cells = {
             QString::fromStdString(run.student),
             QString::fromStdString(run.name),
-            stateName(run.status),
+            QString::fromStdString(trackers::class_state(run, now)),
             QString::number(std::max(loss ? loss->step : 0, memory ? memory->step : 0)),
             loss ? QString::number(loss->value, 'f', 4) : QString(),
             memory ? formatBytes(std::llround(memory->value * kBytesPerMiB)) : QString(),

@@ -57,8 +57,18 @@ inline constexpr std::size_t kClassPointsPerRun = 500;
 ClassProgress read_class_progress(const MlflowSource& source,
                                   std::size_t points_per_run = kClassPointsPerRun);
 
-// "30 runs from 28 students: 12 running, 15 completed, 3 out of memory" (the states there are).
-std::string class_counts(const ClassProgress& progress);
+// A run the server still holds as running whose latest value is older than this: its process
+// may have been stopped without sending its end (killed, the laptop closed), or its student
+// holds it (Step).
+inline constexpr std::int64_t kSilentMs = 60000;
+
+// A run's state as the class view says it: "running", "completed", "out of memory", or
+// "running, no step for 3 min" past kSilentMs at `now_ms` (ms since 1970).
+std::string class_state(const ClassRun& run, std::int64_t now_ms);
+
+// "30 runs from 28 students: 12 running, 15 completed, 1 out of memory, 2 silent" (the states
+// there are; silent: running past kSilentMs without a step).
+std::string class_counts(const ClassProgress& progress, std::int64_t now_ms);
 
 // The class's median of `series` at `points` steps spread evenly from 0 to the furthest step any
 // reached: at each step, the median over the runs that reached it of each one's last value at

@@ -1,4 +1,5 @@
-// The class's median line of the live class view: at each step, over the runs that reached it.
+// The live class view's figures without a server: the class's median line (at each step, over
+// the runs that reached it), and each run's state as it is said, a silent one too.
 #include <gtest/gtest.h>
 
 #include "oomlab/trackers/mlflow_class.h"
@@ -49,6 +50,35 @@ TEST(ClassMedian, IsEmptyWithoutAValue) {
     const std::vector<StepSeries> runs = {{}, {}};
     EXPECT_TRUE(class_median(of(runs)).empty());
     EXPECT_TRUE(class_median({}).empty());
+}
+
+ClassRun runOf(const std::string& student, RunStatus status, std::int64_t last_ms) {
+    ClassRun run;
+    run.student = student;
+    run.status = status;
+    run.last_ms = last_ms;
+    return run;
+}
+
+TEST(ClassState, ARunRunningWithoutAStepForOverAMinuteIsSilent) {
+    constexpr std::int64_t kNow = 1800000000000;
+    EXPECT_EQ(class_state(runOf("a", RunStatus::Running, kNow - 5000), kNow), "running");
+    EXPECT_EQ(class_state(runOf("a", RunStatus::Running, kNow - 3 * 60000 - 1), kNow),
+              "running, no step for 3 min");
+    EXPECT_EQ(class_state(runOf("a", RunStatus::Running, kNow - 2 * 3600000), kNow),
+              "running, no step for 2 h");
+    EXPECT_EQ(class_state(runOf("a", RunStatus::Running, 0), kNow), "running")
+        << "no step yet: still preparing";
+    EXPECT_EQ(class_state(runOf("a", RunStatus::Oom, kNow - 3600000), kNow), "out of memory");
+
+    ClassProgress progress;
+    progress.runs = {runOf("a", RunStatus::Running, kNow - 1000),
+                     runOf("b", RunStatus::Running, kNow - 120000),
+                     runOf("b", RunStatus::Completed, kNow - 120000),
+                     runOf("c", RunStatus::Oom, kNow)};
+    EXPECT_EQ(class_counts(progress, kNow),
+              "4 runs from 3 students: 1 running, 1 completed, 1 out of memory, 1 silent "
+              "(running, no step for over a minute)");
 }
 
 }  // namespace
