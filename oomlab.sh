@@ -268,5 +268,10 @@ case "$mode" in
         else
             echo "no $snapshot: docs/screenshot-snapshot.png left as it is" >&2
         fi
+        # The class window following a class of 30 on a real MLflow server, and its predictions.
+        cmake --build "$build_dir" --target class_window_test
+        OOMLAB_TRACKER_PYTHON="$(scripts/tracker_env.sh)/bin/python" \
+            OOMLAB_CLI="$build_dir/app/oomlab-cli" OOMLAB_SCREENSHOT_DIR=docs \
+            QT_QPA_PLATFORM=offscreen "$build_dir/tests/ui/class_window_test" >/dev/null
         ;;
 esac

@@ -6,6 +6,7 @@
 // while it trains; a lesson's runs carry each student's prediction, counted after the reveal.
 // Needs MLflow
 // (OOMLAB_TRACKER_PYTHON, which `./oomlab.sh test` sets) and skips without it.
+#include <QDir>
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QHash>
@@ -97,6 +98,13 @@ private:
                                QStringLiteral("--name"), name, QStringLiteral("--mlflow"), m_uri} +
                        settings);
         return cli;
+    }
+
+    // The window as docs/ shows it, where OOMLAB_SCREENSHOT_DIR names a folder.
+    static void saveScreenshot(QWidget* window, const QString& name) {
+        if (!qEnvironmentVariableIsEmpty("OOMLAB_SCREENSHOT_DIR")) {
+            window->grab().save(QDir(qEnvironmentVariable("OOMLAB_SCREENSHOT_DIR")).filePath(name));
+        }
     }
 
     void stopServer() {
@@ -258,6 +266,7 @@ private slots:
             qPrintable(classWindow->status()));
         QVERIFY(classWindow->predictionsText().isEmpty());
         classWindow->revealPredictions(true);
+        QVERIFY(!classWindow->table()->isVisible());  // the counts take its place
         const QString counted = classWindow->predictionsText();
         for (const QString& said :
              {QStringLiteral("batch-size: 4 students predicted"),
@@ -270,6 +279,13 @@ private slots:
             QVERIFY2(counted.simplified().contains(said), qPrintable(said + "\n" + counted));
         }
         QVERIFY(!counted.contains(QStringLiteral("wb predicted")));  // right
+        window->setPresentationMode(true);
+        classWindow->resize(1024, 768);
+        QTest::qWait(200);
+        saveScreenshot(classWindow, QStringLiteral("screenshot-presentation-predictions.png"));
+        window->setPresentationMode(false);
+        classWindow->revealPredictions(false);
+        QVERIFY(classWindow->table()->isVisible() && classWindow->predictionsText().isEmpty());
         classWindow->follow(false);
     }
 
@@ -349,9 +365,17 @@ private slots:
         QVERIFY2(classWindow->status().contains(
                      QStringLiteral("30 runs from 30 students: 29 completed, 1 out of memory")),
                  qPrintable(classWindow->status()));
-        // What MLflow does not hold is said under the table, not in the counts.
+        // What MLflow does not hold is said under a button, not in the counts.
         QVERIFY2(classWindow->notes().contains(QStringLiteral("MLflow holds a run's series")),
                  qPrintable(classWindow->notes()));
+        auto* notes = classWindow->findChild<QPushButton*>(QStringLiteral("classNotes"));
+        QVERIFY(notes && notes->isVisible());
+        QCOMPARE(notes->text(), QStringLiteral("Notes (1)"));
+        auto* notesText = classWindow->findChild<QLabel*>(QStringLiteral("classNotesText"));
+        QVERIFY(notesText && !notesText->isVisible());  // the room sees the plots
+        notes->click();
+        QVERIFY(notesText->isVisible());
+        notes->click();
         // Every student who trained for long was seen training, on both plots.
         QVERIFY2(seenRunning.size() >= kStudents - 1,
                  qPrintable(QStringLiteral("seen training: %1 of %2")
@@ -406,9 +430,7 @@ private slots:
         }
         QVERIFY(classWindow->table()->viewport()->height() >=
                 3 * classWindow->table()->rowHeight(0));
-        if (!qEnvironmentVariableIsEmpty("OOMLAB_CLASS_SCREENSHOT")) {
-            classWindow->grab().save(qEnvironmentVariable("OOMLAB_CLASS_SCREENSHOT"));
-        }
+        saveScreenshot(classWindow, QStringLiteral("screenshot-presentation-class.png"));
         window->setPresentationMode(false);
 
         QSignalSpy compare(classWindow, &ClassWindow::compareRequested);

@@ -50,6 +50,7 @@ ClassWindow::ClassWindow(RunDatabase* database, QWidget* parent)
       m_followButton(new QPushButton(tr("Follow"), this)),
       m_status(new QLabel(this)),
       m_notesLabel(new QLabel(this)),
+      m_notesButton(new QPushButton(this)),
       m_table(new QTableWidget(0, kColumns, this)),
       m_lossPlot(new ClassPlot(ClassPlot::Series::Loss, this)),
       m_memoryPlot(new ClassPlot(ClassPlot::Series::Memory, this)),
@@ -64,8 +65,13 @@ ClassWindow::ClassWindow(RunDatabase* database, QWidget* parent)
     m_every->setSuffix(tr(" s"));
     m_every->setValue(kDefaultRefreshSeconds);
     m_status->setWordWrap(true);
+    m_notesLabel->setObjectName(QStringLiteral("classNotesText"));
     m_notesLabel->setWordWrap(true);
     m_notesLabel->hide();
+    // What the server lacks is for the lecturer, not the room: under a button, not in the way.
+    m_notesButton->setObjectName(QStringLiteral("classNotes"));
+    m_notesButton->setCheckable(true);
+    m_notesButton->hide();
     m_status->setText(
         tr("Follow the MLflow server your students' workbenches send to "
            "(Send to tracker…, Also send each run here when it ends)."));
@@ -86,9 +92,9 @@ ClassWindow::ClassWindow(RunDatabase* database, QWidget* parent)
     every->addStretch();
     every->addWidget(m_followButton);
     form->addRow(tr("Refresh every"), every);
-    // What the server lacks goes under the table, the plots' room stays above.
     auto* buttons = new QHBoxLayout;
-    buttons->addWidget(m_notesLabel, 1);
+    buttons->addWidget(m_notesButton);
+    buttons->addStretch(1);
     buttons->addWidget(m_revealButton);
     buttons->addWidget(m_compare);
     auto* layout = new QVBoxLayout(this);
@@ -115,12 +121,15 @@ ClassWindow::ClassWindow(RunDatabase* database, QWidget* parent)
     split->setChildrenCollapsible(false);
     layout->addWidget(split, 1);
     layout->addLayout(buttons);
+    layout->addWidget(m_notesLabel);
 
     m_timer.setSingleShot(true);
     connect(&m_timer, &QTimer::timeout, this, &ClassWindow::refreshNow);
     connect(&m_watcher, &QFutureWatcher<Refresh>::finished, this, &ClassWindow::onRefreshed);
     connect(m_followButton, &QPushButton::clicked, this, [this] { follow(!m_following); });
     connect(m_revealButton, &QPushButton::toggled, this, &ClassWindow::revealPredictions);
+    connect(m_notesButton, &QPushButton::toggled, this,
+            [this](bool on) { m_notesLabel->setVisible(on && !m_notesLabel->text().isEmpty()); });
     connect(m_table, &QTableWidget::itemSelectionChanged, this,
             [this] { m_compare->setEnabled(selectedRuns().size() >= 1); });
     connect(m_compare, &QPushButton::clicked, this,
@@ -162,6 +171,7 @@ void ClassWindow::follow(bool on) {
         m_notes.clear();
         m_notesLabel->clear();
         m_notesLabel->hide();
+        m_notesButton->hide();
         m_withoutSummary.clear();
         showClass({}, {});
     }
@@ -243,7 +253,9 @@ void ClassWindow::onRefreshed() {
         m_status->setText(text);
         m_notesLabel->setText(notes.isEmpty() ? QString()
                                               : tr("Note: ") + notes.join(QLatin1String("; ")));
-        m_notesLabel->setVisible(!notes.isEmpty());
+        m_notesButton->setText(tr("Notes (%1)").arg(notes.size()));
+        m_notesButton->setVisible(!notes.isEmpty());
+        m_notesLabel->setVisible(!notes.isEmpty() && m_notesButton->isChecked());
         if (!imported.added.empty()) {
             m_database->notifyRunsChanged();
         }
@@ -315,7 +327,9 @@ void ClassWindow::revealPredictions(bool on) {
     const QSignalBlocker quiet(m_revealButton);
     m_revealButton->setChecked(on);
     m_revealButton->setText(on ? tr("Hide the predictions") : tr("Show the class's predictions"));
+    // On a projector the counts take the table's place; hiding them brings it back.
     m_predictions->setVisible(on);
+    m_table->setVisible(!on);
     showPredictions();
 }
 

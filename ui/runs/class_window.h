@@ -83,6 +83,7 @@ private:
     QPushButton* m_followButton;
     QLabel* m_status;
     QLabel* m_notesLabel;  // what the server lacks, said once each
+    QPushButton* m_notesButton;  // shows them
     QTableWidget* m_table;
     ClassPlot* m_lossPlot;
     ClassPlot* m_memoryPlot;
