@@ -111,15 +111,41 @@ std::string this_program() {
     return path.empty() ? "/proc/self/exe" : path;
 }
 
+namespace {
+
+sigset_t stop_signals() {
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    return signals;
+}
+
+}  // namespace
+
 StopOnSignals::StopOnSignals() {
     g_stop_requested.store(false);
     std::signal(SIGINT, request_stop);
     std::signal(SIGTERM, request_stop);
+    const sigset_t signals = stop_signals();
+    pthread_sigmask(SIG_BLOCK, &signals, &m_blocked_before);
+    m_receiver = std::thread([this, signals] {
+        pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
+        std::unique_lock<std::mutex> lock(m_mutex);
+        m_closing_changed.wait(lock, [this] { return m_closing; });  // the handler runs here
+    });
 }
 
 StopOnSignals::~StopOnSignals() {
+    {
+        const std::lock_guard<std::mutex> lock(m_mutex);
+        m_closing = true;
+    }
+    m_closing_changed.notify_all();
+    m_receiver.join();
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
+    pthread_sigmask(SIG_SETMASK, &m_blocked_before, nullptr);
 }
 
 const std::atomic<bool>& StopOnSignals::requested() const {
