@@ -15,6 +15,7 @@
 #include "oomlab/common/utf8.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
+#include "oomlab/launch/local_workers.h"
 #include "oomlab/launch/rendezvous.h"
 #include "oomlab/run/prediction_check.h"
 #include "oomlab/store/run_store.h"
@@ -111,23 +112,11 @@ std::string this_program() {
     return path.empty() ? "/proc/self/exe" : path;
 }
 
-namespace {
-
-sigset_t stop_signals() {
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGINT);
-    sigaddset(&signals, SIGTERM);
-    return signals;
-}
-
-}  // namespace
-
 StopOnSignals::StopOnSignals() {
     g_stop_requested.store(false);
     std::signal(SIGINT, request_stop);
     std::signal(SIGTERM, request_stop);
-    const sigset_t signals = stop_signals();
+    const sigset_t signals = stop_signal_set();
     pthread_sigmask(SIG_BLOCK, &signals, &m_blocked_before);
     m_receiver = std::thread([this, signals] {
         pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);

@@ -59,6 +59,10 @@ struct ErrorFile {
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
     sigprocmask(SIG_SETMASK, &launcher_mask, nullptr);
+    // The launcher's thread may block them itself (its stop is received on a thread of its
+    // own): the worker starts with them open, as a process started from a shell does.
+    const sigset_t stop_signals = stop_signal_set();
+    sigprocmask(SIG_UNBLOCK, &stop_signals, nullptr);
     // Die with the launcher, however it ends; it may have ended before this line.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) {
@@ -173,10 +177,7 @@ std::vector<WorkerExit> run_local_workers(const LocalWorkers& workers,
     std::vector<ErrorFile> error_files(workers.count);
     std::vector<WorkerExit> exits(workers.count);
     std::vector<bool> running(workers.count, false);
-    sigset_t stop_signals;
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGINT);
-    sigaddset(&stop_signals, SIGTERM);
+    const sigset_t stop_signals = stop_signal_set();
     for (int rank = 0; rank < workers.count; ++rank) {
         std::fflush(nullptr);  // no buffered output is written twice
         sigset_t launcher_mask;
@@ -243,6 +244,14 @@ std::vector<WorkerExit> run_local_workers(const LocalWorkers& workers,
         exits[rank].errors = error_files[rank].tail();
     }
     return exits;
+}
+
+sigset_t stop_signal_set() {
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    return signals;
 }
 
 }  // namespace oomlab

@@ -3,6 +3,8 @@
 // MASTER_PORT=a free port): `oomlab-cli run --nproc N`, and the worker jobs of worker_jobs.h.
 #pragma once
 
+#include <csignal>
+
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -10,6 +12,9 @@
 #include <vector>
 
 namespace oomlab {
+
+// SIGINT and SIGTERM: a stop, as a terminal (Ctrl+C) or a scheduler (a time limit) sends it.
+sigset_t stop_signal_set();
 
 struct LocalWorkers {
     std::string program;                 // an executable path
