@@ -82,7 +82,7 @@ private:
     QSpinBox* m_every;
     QPushButton* m_followButton;
     QLabel* m_status;
-    QLabel* m_notesLabel;  // what the server lacks, said once each
+    QLabel* m_notesLabel;        // what the server lacks, said once each
     QPushButton* m_notesButton;  // shows them
     QTableWidget* m_table;
     ClassPlot* m_lossPlot;

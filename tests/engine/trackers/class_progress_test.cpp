@@ -72,10 +72,9 @@ TEST(ClassState, ARunRunningWithoutAStepForOverAMinuteIsSilent) {
     EXPECT_EQ(class_state(runOf("a", RunStatus::Oom, kNow - 3600000), kNow), "out of memory");
 
     ClassProgress progress;
-    progress.runs = {runOf("a", RunStatus::Running, kNow - 1000),
-                     runOf("b", RunStatus::Running, kNow - 120000),
-                     runOf("b", RunStatus::Completed, kNow - 120000),
-                     runOf("c", RunStatus::Oom, kNow)};
+    progress.runs = {
+        runOf("a", RunStatus::Running, kNow - 1000), runOf("b", RunStatus::Running, kNow - 120000),
+        runOf("b", RunStatus::Completed, kNow - 120000), runOf("c", RunStatus::Oom, kNow)};
     EXPECT_EQ(class_counts(progress, kNow),
               "4 runs from 3 students: 1 running, 1 completed, 1 out of memory, 1 silent "
               "(running, no step for over a minute)");
