@@ -21,6 +21,10 @@ std::string format_bytes(std::int64_t bytes) {
     return text;
 }
 
+std::string counted(std::size_t count, const std::string& one) {
+    return std::to_string(count) + " " + one + (count == 1 ? "" : "s");
+}
+
 std::string format_duration(double seconds) {
     if (seconds < 0 || !std::isfinite(seconds)) {
         return "—";

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "oomlab/common/format.h"
+
 namespace oomlab {
 namespace {
 
@@ -98,9 +100,6 @@ std::vector<LessonTally> class_predictions(const trackers::ClassProgress& progre
 }
 
 std::string describe(const LessonTally& tally) {
-    const auto counted = [](std::size_t n, const char* one) {
-        return std::to_string(n) + " " + one + (n == 1 ? "" : "s");
-    };
     std::string text =
         tally.lesson + ": " + counted(tally.students.size(), "student") + " predicted\n";
     for (const auto& [answer, count] : tally.predicted_counts()) {

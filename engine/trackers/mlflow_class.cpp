@@ -10,6 +10,7 @@
 #include "mlflow_api.h"
 #include "mlflow_history.h"
 #include "mlflow_tags.h"
+#include "oomlab/common/format.h"
 #include "oomlab/trackers/mlflow_export.h"
 
 namespace oomlab::trackers {
@@ -119,12 +120,12 @@ ClassProgress read_class_progress(const MlflowSource& source, std::size_t points
                     one.lesson_tags[key] = value;
                 }
             }
-            one.fragmented =
-                tags.count("oomlab.fragmented") && tags.at("oomlab.fragmented") == "true";
+            const auto fragmented = tags.find(kFragmentedTag);
+            one.fragmented = fragmented != tags.end() && fragmented->second == "true";
             for (const Json& latest : run["data"].value("metrics", Json::array())) {
-                const double mib = metric_value(latest.value("value", Json()));
-                if (latest.value("key", "") == "peak/total_MiB" && mib >= 0 && mib < 1e12) {
-                    one.peak_bytes = std::llround(mib * double(std::int64_t(1) << 20));
+                if (latest.value("key", "") == "peak/total_MiB") {
+                    one.peak_bytes =
+                        bytes_of_mib(metric_value(latest.value("value", Json()))).value_or(0);
                 }
             }
             progress.runs.push_back(std::move(one));
@@ -185,9 +186,6 @@ std::string class_counts(const ClassProgress& progress, std::int64_t now_ms) {
             ++states[run.status];
         }
     }
-    const auto counted = [](std::size_t n, const char* one) {
-        return std::to_string(n) + " " + one + (n == 1 ? "" : "s");
-    };
     std::string text =
         counted(progress.runs.size(), "run") + " from " + counted(students.size(), "student");
     const char* separator = ": ";

@@ -106,7 +106,7 @@ Json run_tags(const TrackedRun& tracked, const MlflowTarget& target) {
     }
     if (run.outcome.fragmentation) {
         tags.push_back(
-            tag("oomlab.fragmented", run.outcome.fragmentation->fragmented() ? "true" : "false"));
+            tag(kFragmentedTag, run.outcome.fragmentation->fragmented() ? "true" : "false"));
     }
     for (const auto& [key, value] : target.tags) {
         tags.push_back(tag(key, value));

@@ -7,6 +7,7 @@
 
 #include "http_client.h"
 #include "oomlab/common/errors.h"
+#include "oomlab/common/format.h"
 #include "oomlab/common/utf8.h"
 #include "oomlab/trackers/mlflow_export.h"
 
@@ -40,6 +41,14 @@ double metric_value(const Json& value) {
         return INFINITY;
     }
     return text == "-Infinity" ? -INFINITY : NAN;
+}
+
+std::optional<std::int64_t> bytes_of_mib(double mib) {
+    const double bytes = mib * kBytesPerMiB;
+    if (!(bytes >= 0 && bytes <= double(kMostDeviceBytes))) {  // NaN fails too
+        return std::nullopt;
+    }
+    return std::llround(bytes);
 }
 
 double whole_number(const Json& value) {

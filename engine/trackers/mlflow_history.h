@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -30,6 +31,9 @@ using PageRequest = std::function<nlohmann::json(const std::string& token)>;
 std::map<std::string, std::string> key_values(const nlohmann::json& list);
 // A metric value as MLflow writes it: a number, or "NaN" / "Infinity" as text.
 double metric_value(const nlohmann::json& value);
+// A memory figure sent in MiB, in bytes; nullopt for one no device holds (negative, NaN,
+// infinite, past 1 PiB), never stored as -5 MiB or INT64_MIN.
+std::optional<std::int64_t> bytes_of_mib(double mib);
 // A step or a time as MLflow gives it: a number, or a whole number in a string (protobuf's
 // JSON for int64); NaN for anything else.
 double whole_number(const nlohmann::json& value);

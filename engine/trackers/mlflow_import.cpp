@@ -56,14 +56,6 @@ constexpr double kMostSteps = double(std::int64_t(1) << 40);
 constexpr double kMostWallMs = 100.0 * 365 * 24 * 3600 * 1000;
 constexpr int kMostRank = (1 << 16) - 1;
 
-std::optional<std::int64_t> bytes_of_mib(double mib) {
-    const double bytes = mib * kBytesPerMiB;
-    if (!(bytes >= 0 && bytes <= double(kMostDeviceBytes))) {  // NaN fails too
-        return std::nullopt;
-    }
-    return std::llround(bytes);
-}
-
 std::optional<std::int64_t> count_of(double value) {
     if (!(value >= 0 && value <= kMostSteps)) {
         return std::nullopt;

@@ -8,6 +8,8 @@ namespace oomlab::trackers {
 inline constexpr const char* kUidTag = "oomlab.run_uid";           // the run's identity
 inline constexpr const char* kDigestTag = "oomlab.export_digest";  // sent last: the run is whole
 inline constexpr const char* kUserTag = "mlflow.user";             // who ran it (MLflow's own tag)
+// "true" where the run's out-of-memory found more free than it asked for, in pieces.
+inline constexpr const char* kFragmentedTag = "oomlab.fragmented";
 
 // Who runs this process, as MLflow's client names its user: LOGNAME, USER, LNAME or USERNAME,
 // else the account's name; empty when none is known.

@@ -200,10 +200,21 @@ void ClassWindow::refreshNow() {
         Refresh refresh;
         try {
             RunStore store = RunStore::open(path);
-            refresh.imported = trackers::import_from_mlflow(store, source);
             refresh.progress = trackers::read_class_progress(source);
-            for (const trackers::ClassRun& run : refresh.progress.runs) {
-                refresh.ids.push_back(store.run_with_uid(run.uid).value_or(0));
+            const auto holds = [&] {
+                refresh.ids.clear();
+                bool every_whole_one = true;
+                for (const trackers::ClassRun& run : refresh.progress.runs) {
+                    refresh.ids.push_back(store.run_with_uid(run.uid).value_or(0));
+                    every_whole_one = every_whole_one && (!run.whole || refresh.ids.back() != 0);
+                }
+                return every_whole_one;
+            };
+            // The import searches the class's runs again: only once one was sent whole that is
+            // not here yet (while a class trains, most refreshes find none).
+            if (!holds()) {
+                refresh.imported = trackers::import_from_mlflow(store, source);
+                holds();
             }
         } catch (const std::exception& error) {
             refresh.error = QString::fromStdString(error.what());
