@@ -152,6 +152,51 @@ class MlflowImport(unittest.TestCase):
                                "--experiment", "live", "--json")[1])["runs"]
         self.assertEqual([(run["status"], run["whole"]) for run in ended], [("cancelled", True)])
 
+    def test_the_class_predictions_are_counted_against_each_students_runs(self):
+        """`lesson run --predict --mlflow`: each of the lesson's runs carries the prediction;
+        `runs class --predictions` counts the answers, what each student's runs measured, and
+        who disagrees; a run out of memory says whether its free memory was in pieces."""
+        answers = {"ann": "batch 128,over-3x", "bob": "same,under-1.5x"}
+        for student, answer in answers.items():
+            _, out, _ = cli("lesson", "run", "batch-size", "--db",
+                            os.path.join(self.folder, f"lesson-{student}.sqlite"), "--mlflow",
+                            self.server.uri, "--mlflow-experiment", "predictions", "--mlflow-user",
+                            student, "--predict", answer, "--set", "train.max_steps=3")
+            self.assertIn("you predicted: ", out)
+        [lesson] = json.loads(cli("runs", "class", "--tracking-uri", self.server.uri,
+                                  "--experiment", "predictions", "--predictions",
+                                  "--json")[1])["lessons"]
+        self.assertEqual((lesson["lesson"], lesson["students"]), ("batch-size", 2))
+        self.assertEqual(sorted(a["answer"] for a in lesson["predicted"]),
+                         ["batch 128 needs the most, more than 3 times the least",
+                          "they need about the same, less than 1.5 times the least"])
+        self.assertEqual(lesson["measured"], [
+            {"answer": "batch 128 needs the most, more than 3 times the least", "students": 2}])
+        self.assertEqual([d["student"] for d in lesson["disagreeing"]], ["bob"])
+        text = cli("runs", "class", "--tracking-uri", self.server.uri, "--experiment",
+                   "predictions", "--predictions")[1]
+        self.assertIn("batch-size: 2 students predicted", text)
+        self.assertIn("1 student's runs disagree with their prediction:\n  bob: ", text)
+        # How the free memory lay at an out-of-memory is a tag, where it was measured (the
+        # fragmentation lesson's default allocator: more free than asked, in pieces), and
+        # never guessed where it was not (the capped students' BiLSTMs).
+        cli("run", "--db", os.path.join(self.folder, "fragmented.sqlite"), "--mlflow",
+            self.server.uri, "--mlflow-experiment", "fragments", "--set", "model.kind=transformer",
+            "--set", "train.batch_size=112", "--set", "train.padding=bucket", "--set",
+            "train.seed=1", "--set", "train.max_steps=30", "--set", "memory.cap_mb=200", "--set",
+            "embeddings.source=synthetic", "--set", "memory.alloc_conf=backend:native",
+            check=False)
+        [fragmented] = self.client.search_runs(
+            [self.client.get_experiment_by_name("fragments").experiment_id])
+        self.assertEqual(fragmented.data.tags.get("oomlab.status"), "oom")
+        self.assertEqual(fragmented.data.tags.get("oomlab.fragmented"), "true")
+        capped = [run for run in self.client.search_runs(
+            [self.client.get_experiment_by_name("OOM Lab").experiment_id])
+            if run.data.tags.get("oomlab.status") == "oom"]
+        self.assertTrue(capped)
+        for run in capped:
+            self.assertNotIn("oomlab.fragmented", run.data.tags)
+
     def test_a_series_longer_than_the_bulk_answer_is_read_whole(self):
         """A hundred runs' series come in one bulk request of at most 2,500 values a run, past
         which MLflow samples them: a run that reaches it is read on its own, every value."""
