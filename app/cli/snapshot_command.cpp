@@ -53,7 +53,10 @@ void print_stages(const SnapshotDevice& d) {
         std::snprintf(figure, sizeof figure, "%12s",
                       format_bytes(stages[i].peak_allocated).c_str());
         std::cout << "    " << figure << "  " << stages[i].name << " (ran " << stages[i].spans
-                  << (stages[i].spans == 1 ? " time" : " times") << "; the most after event "
+                  << (stages[i].spans == 1 ? " time" : " times")
+                  << (stages[i].events == 0
+                          ? ", allocating nothing: what was allocated when it ran, after event "
+                          : "; the most after event ")
                   << stages[i].peak_event << ")\n";
     }
     if (stages.size() > 10) {

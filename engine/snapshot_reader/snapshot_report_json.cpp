@@ -41,6 +41,7 @@ std::string snapshot_report_json(const SnapshotReport& report, std::optional<std
         for (const SnapshotAnnotatedStage& stage : stages_by_peak(d)) {
             stages.push_back({{"name", stage.name},
                               {"times", stage.spans},
+                              {"events", stage.events},
                               {"peak_allocated_bytes", stage.peak_allocated},
                               {"peak_event", stage.peak_event},
                               {"reserved_at_peak_bytes", stage.reserved_at_peak}});

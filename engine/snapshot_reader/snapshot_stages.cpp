@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <utility>
 
 #include "oomlab/common/utf8.h"
 
@@ -101,7 +102,10 @@ void place_stages(SnapshotDevice& device, const std::vector<SnapshotAnnotation>&
         if (mine[k]->start) {
             if (stage == kNotStarted) {
                 stage = std::uint32_t(device.stages.size());
-                device.stages.push_back({printable_line(*mine[k]->name), 0, -1, 0, 0});
+                SnapshotAnnotatedStage added;
+                added.name = printable_line(*mine[k]->name);
+                added.peak_allocated = -1;
+                device.stages.push_back(std::move(added));
                 open.emplace_back();
             }
             open[stage].push_back(states[k]);
@@ -120,6 +124,7 @@ void place_stages(SnapshotDevice& device, const std::vector<SnapshotAnnotation>&
         [](const SnapshotStageSpan& a, const SnapshotStageSpan& b) { return a.end < b.end; });
     for (const SnapshotStageSpan& span : device.stage_spans) {
         ++device.stages[span.stage].spans;
+        device.stages[span.stage].events += span.end - span.first;
     }
 }
 

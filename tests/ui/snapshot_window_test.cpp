@@ -315,6 +315,41 @@ private slots:
         window->close();
     }
 
+    // A stage shorter than the time between two events (an optimizer's zero_grad of 100 us on
+    // a real Windows snapshot, whose stages showed nothing): drawn as a line where it ran, and
+    // said to allocate nothing; a stage with events inside is a band, as before.
+    void aStageBetweenTwoEventsIsALineWhereItRan() {
+        using snapshot::stage_annotation;
+        using snapshot::trace_event;
+        const QString path = m_dir.filePath(QStringLiteral("short-stage.pickle"));
+        QVERIFY(
+            test::writeBytes(path, snapshot::annotated_snapshot(
+                                       trace_event("alloc", 0x1000, 4096, true, 10) +
+                                           trace_event("alloc", 0x2000, 8192, true, 20) +
+                                           trace_event("free_completed", 0x1000, 4096, true, 1000) +
+                                           trace_event("free_completed", 0x2000, 8192, true, 1010),
+                                       stage_annotation("START", "zero_grad", 0, 30) +
+                                           stage_annotation("END", "zero_grad", 0, 130) +
+                                           stage_annotation("START", "forward", 0, 5) +
+                                           stage_annotation("END", "forward", 0, 25))));
+        SnapshotWindow* window = openAndWait(path);
+        QVERIFY(window);
+        QVERIFY2(window->error().isEmpty(), qPrintable(window->error()));
+        const QString summary = window->summaryText();
+        QVERIFY2(summary.contains(QStringLiteral("zero_grad</b> 12.0 KiB (ran once, "
+                                                 "allocating nothing)")),
+                 qPrintable(summary));
+        const SnapshotTimeline* timeline = window->timeline();
+        QCOMPARE(timeline->stageBands().size(), std::size_t(2));
+        for (const QCPItemRect* band : timeline->stageBands()) {
+            const double width = band->bottomRight->coords().x() - band->topLeft->coords().x();
+            // zero_grad after the second event, with no width: its edge is drawn.
+            QCOMPARE(band->pen().style() != Qt::NoPen, width == 0);
+            QVERIFY(width > 0 || band->topLeft->coords().x() == 2);
+        }
+        window->close();
+    }
+
     // A long read shows how far it has come and stops at Cancel, saying so; read again to the
     // end, it shows the snapshot and no more progress.
     void aLongReadShowsItsProgressAndCancels() {

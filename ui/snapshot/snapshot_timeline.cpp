@@ -129,10 +129,12 @@ void SnapshotTimeline::shadeStages(const SnapshotDevice& device) {
             continue;
         }
         QColor color = seriesColor(3 + int(shaded - order.begin()));
-        color.setAlpha(40);
         auto* band = new QCPItemRect(this);
         band->setLayer(QStringLiteral("grid"));
-        band->setPen(Qt::NoPen);
+        // A stage that ran between two events (nothing allocated or freed inside) has no
+        // width: its edge is drawn, a line where it ran.
+        band->setPen(span.end == span.first ? QPen(color, 2) : QPen(Qt::NoPen));
+        color.setAlpha(40);
         band->setBrush(color);
         band->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
         band->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);

@@ -62,13 +62,15 @@ QString stagesText(const SnapshotDevice& d) {
     QStringList peaks;
     for (std::size_t i = 0; i < stages.size() && i < 10; ++i) {
         const QString name = qs(stages[i].name).toHtmlEscaped();
-        peaks << QObject::tr("%1 %2 (ran %3 times)")
+        const QString ran = stages[i].spans == 1 ? QObject::tr("once")
+                                                 : QObject::tr("%1 times").arg(stages[i].spans);
+        peaks << (stages[i].events == 0 ? QObject::tr("%1 %2 (ran %3, allocating nothing)")
+                                        : QObject::tr("%1 %2 (ran %3)"))
                      .arg(i < SnapshotTimeline::kShadedStages
                               ? QStringLiteral("<b style='color:%1'>%2</b>")
                                     .arg(seriesColor(3 + int(i)).name(), name)
                               : name,
-                          formatBytes(stages[i].peak_allocated))
-                     .arg(stages[i].spans);
+                          formatBytes(stages[i].peak_allocated), ran);
     }
     if (stages.size() > 10) {
         peaks << QObject::tr("%1 more").arg(stages.size() - 10);
@@ -79,7 +81,8 @@ QString stagesText(const SnapshotDevice& d) {
     }
     return QObject::tr(
                "<br><b>Peak allocated by stage</b> (the program's annotations; the "
-               "highest shaded on the timeline): %1. At the peak allocated: %2.")
+               "highest shaded on the timeline, a line where one ran between two events): %1. "
+               "At the peak allocated: %2.")
         .arg(peaks.join(QStringLiteral(", ")),
              running.isEmpty() ? QObject::tr("no annotated stage") : running.join(", "));
 }

@@ -56,4 +56,24 @@ inline std::string many_allocations(std::uint32_t count) {
     return out + "eau.";
 }
 
+// A trace event as PyTorch writes it, its "time_us" only where `timed` (PyTorch 2.1 and later).
+inline std::string trace_event(const char* action, std::int64_t address, std::int64_t size,
+                               bool timed, std::int64_t time_us) {
+    return "}(" + text("action") + text(action) + text("addr") + long8(address) + text("size") +
+           long8(size) + (timed ? text("time_us") + long8(time_us) : "") + "u";
+}
+
+// A START or END of a stage the program ran (an entry of "external_annotations").
+inline std::string stage_annotation(const char* stage, const char* name, int device,
+                                    std::int64_t time_us) {
+    return "}(" + text("stage") + text(stage) + text("name") + text(name) + text("device") + "K" +
+           bytes({device}) + text("time_us") + long8(time_us) + "u";
+}
+
+// A snapshot of device 0's trace `events` and the program's `annotations`, no segments.
+inline std::string annotated_snapshot(const std::string& events, const std::string& annotations) {
+    return kProto2 + "}(" + text("segments") + "]" + text("device_traces") + "]](" + events + "ea" +
+           text("external_annotations") + "](" + annotations + "eu.";
+}
+
 }  // namespace oomlab::snapshot

@@ -15,37 +15,26 @@
 namespace oomlab::snapshot {
 namespace {
 
-std::string event(const char* action, std::int64_t address, std::int64_t size, bool timed,
-                  std::int64_t time) {
-    return "}(" + text("action") + text(action) + text("addr") + long8(address) + text("size") +
-           long8(size) + (timed ? text("time_us") + long8(time) : "") + "u";
-}
-
-std::string annotation(const char* stage, const char* name, int device, std::int64_t time) {
-    return "}(" + text("stage") + text(stage) + text("name") + text(name) + text("device") + "K" +
-           bytes({device}) + text("time_us") + long8(time) + "u";
-}
-
 // Six events: A (100 B) and B (200 B) allocated, A freed 100 ms later, C (1,000 B) allocated,
 // B and C freed: allocated after each is 100, 300, 200, 1200, 1000, 0.
 std::string trace(bool timed) {
-    return event("alloc", 0x1000, 100, timed, 10) + event("alloc", 0x2000, 200, timed, 20) +
-           event("free_completed", 0x1000, 100, timed, 100000) +
-           event("alloc", 0x3000, 1000, timed, 100010) +
-           event("free_completed", 0x2000, 200, timed, 100020) +
-           event("free_completed", 0x3000, 1000, timed, 100030);
+    return trace_event("alloc", 0x1000, 100, timed, 10) +
+           trace_event("alloc", 0x2000, 200, timed, 20) +
+           trace_event("free_completed", 0x1000, 100, timed, 100000) +
+           trace_event("alloc", 0x3000, 1000, timed, 100010) +
+           trace_event("free_completed", 0x2000, 200, timed, 100020) +
+           trace_event("free_completed", 0x3000, 1000, timed, 100030);
 }
 
 std::string snapshot(bool timed, const std::string& annotations) {
-    return kProto2 + "}(" + text("segments") + "]" + text("device_traces") + "]](" + trace(timed) +
-           "ea" + text("external_annotations") + "](" + annotations + "eu.";
+    return annotated_snapshot(trace(timed), annotations);
 }
 
 const std::string kAnnotations =
-    annotation("START", "forward", 0, 5) + annotation("END", "forward", 0, 25) +
-    annotation("END", "never started", 0, 50) + annotation("START", "step", 0, 100005) +
-    annotation("START", "forward", 0, 100015) + annotation("END", "step", 0, 100025) +
-    annotation("START", "another device's", 1, 0);
+    stage_annotation("START", "forward", 0, 5) + stage_annotation("END", "forward", 0, 25) +
+    stage_annotation("END", "never started", 0, 50) + stage_annotation("START", "step", 0, 100005) +
+    stage_annotation("START", "forward", 0, 100015) + stage_annotation("END", "step", 0, 100025) +
+    stage_annotation("START", "another device's", 1, 0);
 
 TEST(SnapshotStages, EachStagesPeakIsTheMostAllocatedWhileItRan) {
     const SnapshotReport report = snapshot_report_from_bytes(snapshot(true, kAnnotations), "s");
@@ -61,13 +50,36 @@ TEST(SnapshotStages, EachStagesPeakIsTheMostAllocatedWhileItRan) {
     EXPECT_EQ(stages[0].spans, 2u);
     EXPECT_EQ(stages[0].peak_allocated, 1200);
     EXPECT_EQ(stages[0].peak_event, 4u);
+    EXPECT_EQ(stages[0].events, 4u);
     // "step": states 3 to 5 (200, 1,200, 1,000).
     EXPECT_EQ(stages[1].name, "step");
     EXPECT_EQ(stages[1].spans, 1u);
     EXPECT_EQ(stages[1].peak_allocated, 1200);
+    EXPECT_EQ(stages[1].events, 2u);
     EXPECT_EQ(stages_at(device, device.peak_event), (std::vector<std::string>{"forward", "step"}));
     EXPECT_EQ(stages_at(device, 1), (std::vector<std::string>{"forward"}));
     EXPECT_TRUE(stages_at(device, 3).size() == 1 && stages_at(device, 3)[0] == "step");
+}
+
+// A stage shorter than the time between two events (an optimizer's zero_grad of 100 us, as
+// a real snapshot has it): it ran between them, allocating nothing; what was allocated then is
+// its figure, and its span has no width.
+TEST(SnapshotStages, AStageBetweenTwoEventsAllocatedNothingAndIsPlacedBetweenThem) {
+    const SnapshotReport report = snapshot_report_from_bytes(
+        snapshot(true, stage_annotation("START", "zero_grad", 0, 30) +
+                           stage_annotation("END", "zero_grad", 0, 130) +
+                           stage_annotation("START", "zero_grad", 0, 100012) +
+                           stage_annotation("END", "zero_grad", 0, 100014)),
+        "s");
+    const SnapshotDevice& device = report.devices.at(0);
+    ASSERT_EQ(device.stages.size(), 1u);
+    EXPECT_EQ(device.stages[0].spans, 2u);
+    EXPECT_EQ(device.stages[0].events, 0u);
+    EXPECT_EQ(device.stages[0].peak_allocated, 1200);  // after the 4th event, the second time
+    EXPECT_EQ(device.stages[0].peak_event, 4u);
+    ASSERT_EQ(device.stage_spans.size(), 2u);
+    EXPECT_EQ(device.stage_spans[0].first, 2u);
+    EXPECT_EQ(device.stage_spans[0].end, 2u);
 }
 
 TEST(SnapshotStages, AnnotationsOfATraceWithoutTimesAreSaidToBeUnplaced) {
@@ -82,7 +94,8 @@ TEST(SnapshotStages, AnnotationsOfATraceWithoutTimesAreSaidToBeUnplaced) {
 
 TEST(SnapshotStages, AnAnnotationOutOfPlaceIsRefusedNamingIt) {
     try {
-        snapshot_report_from_bytes(snapshot(true, annotation("MIDDLE", "x", 0, 1)), "odd.pickle");
+        snapshot_report_from_bytes(snapshot(true, stage_annotation("MIDDLE", "x", 0, 1)),
+                                   "odd.pickle");
         ADD_FAILURE() << "a stage of MIDDLE was read";
     } catch (const BadInput& error) {
         EXPECT_NE(std::string(error.what())

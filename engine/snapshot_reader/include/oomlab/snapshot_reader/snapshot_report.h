@@ -53,6 +53,8 @@ struct SnapshotAnnotatedStage {
     std::int64_t peak_allocated = 0;
     std::size_t peak_event = 0;  // the state (after this many events) where it was reached
     std::int64_t reserved_at_peak = 0;
+    std::size_t events = 0;  // the trace's events inside its spans; 0: each time it ran
+                             // between two (a short stage that allocated and freed nothing)
 };
 
 // What was allocated and reserved after the first `event` events of a device's trace.
