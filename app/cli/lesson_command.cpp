@@ -22,23 +22,28 @@ namespace {
 
 class ProgressDots final : public RunListener {
 public:
-    // With --mlflow: each run goes to the class's server while it trains, tagged with the
-    // lesson, its place in it and the student's `prediction` (where one was given).
+    // Where the student predicted, each run keeps the lesson, its place in it and the
+    // `prediction` (a tracker gets them with the run, now or sent again later). With --mlflow:
+    // each run goes to the class's server while it trains.
     ProgressDots(bool quiet, const Lesson& lesson, const TrackerTargets& targets,
-                 const std::optional<LessonAnswer>& prediction, std::string db)
+                 const std::optional<LessonAnswer>& prediction, RunStore& store, std::string db)
         : m_quiet(quiet),
           m_lesson(lesson),
           m_targets(targets),
           m_prediction(prediction),
+          m_store(store),
           m_db(std::move(db)) {}
 
     void on_run_created(std::int64_t run_id, const ExperimentInfo&) override {
         if (!m_quiet) {
             std::cout << "  run " << run_id << " ..." << std::endl;
         }
+        if (m_prediction && m_created < m_lesson.runs.size()) {
+            m_store.set_tracker_tags(run_id, lesson_tags(m_lesson, m_created, *m_prediction));
+        }
+        ++m_created;
         if (!m_targets.mlflow_uri.empty()) {
-            auto live = std::make_unique<trackers::MlflowLiveRun>(
-                mlflow_target(targets_of(m_live.size())), m_db);
+            auto live = std::make_unique<trackers::MlflowLiveRun>(mlflow_target(m_targets), m_db);
             live->start(run_id);
             m_live.push_back(std::move(live));
         }
@@ -56,23 +61,17 @@ public:
                               << "trained: " << problem << "\n  it is sent now\n";
                 }
             }
-            mirror_run(store, run_id, targets_of(i), json, sent);
+            mirror_run(store, run_id, m_targets, json, sent);
         }
     }
 
 private:
-    TrackerTargets targets_of(std::size_t run) const {
-        TrackerTargets targets = m_targets;
-        if (m_prediction && run < m_lesson.runs.size()) {
-            targets.mlflow_tags = lesson_tags(m_lesson, run, *m_prediction);
-        }
-        return targets;
-    }
-
     bool m_quiet;
     const Lesson& m_lesson;
     TrackerTargets m_targets;
     std::optional<LessonAnswer> m_prediction;
+    RunStore& m_store;  // where the runs train: their tags written as each is made
+    std::size_t m_created = 0;
     std::string m_db;
     std::vector<std::unique_ptr<trackers::MlflowLiveRun>> m_live;  // in the lesson's order
 };
@@ -216,7 +215,7 @@ void add_lesson_command(CLI::App& app, int& exit_code) {
             predicted = parse_answer(lesson_asks(chosen), *predict, "--predict");
         }
         RunStore store = RunStore::open(*db);
-        ProgressDots listener(*json, chosen, *targets, predicted, *db);
+        ProgressDots listener(*json, chosen, *targets, predicted, store, *db);
         const StopOnSignals stop;
         const LessonResult result = run_lesson(chosen, store, listener, stop.requested());
         listener.send_ends(store, result, *json);

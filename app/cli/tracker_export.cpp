@@ -78,7 +78,6 @@ trackers::MlflowTarget mlflow_target(const TrackerTargets& targets) {
     target.tracking_uri = targets.mlflow_uri;
     target.experiment = targets.experiment;
     target.user = targets.user;
-    target.tags = targets.mlflow_tags;
     target.control.on_wait = [](const std::string& note) { std::cerr << note << '\n'; };
     return target;
 }

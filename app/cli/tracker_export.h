@@ -19,7 +19,6 @@ struct TrackerTargets {
     std::string experiment = "OOM Lab";
     std::string tensorboard_dir;
     std::string user;  // who the runs are sent as on MLflow (empty: the login name)
-    std::map<std::string, std::string> mlflow_tags;  // more tags (a lesson's, its prediction)
 
     bool empty() const { return mlflow_uri.empty() && tensorboard_dir.empty(); }
     // --mlflow URI, --mlflow-experiment NAME, --mlflow-user NAME, --tensorboard DIR (on `run`).

@@ -118,6 +118,7 @@ Json summary_object(const RunRecord& run) {
         // The fixes offered when it ran out of memory, as the run's own summary listed them.
         {"fixes", stored_fixes(run.fixes_json)},
         {"fix_of", run.fix_of ? Json(*run.fix_of) : Json(nullptr)},
+        {"tracker_tags", run.tracker_tags},
         {"ranks", Json::array()},
     };
     for (const RankMemory& rank : run.ranks) {
@@ -220,6 +221,23 @@ bool is_run_export_file(const std::string& path) {
            file_starts_with(path, "step,phase,wall_ms,") ||  // exports before run_id and rank
            file_starts_with(path, "{\"run_id\":") || file_starts_with(path, "{\n  \"run_id\":") ||
            file_starts_with(path, "[\n{\n  \"run_id\":");
+}
+
+std::string tracker_tags_json(const std::map<std::string, std::string>& tags) {
+    return tags.empty() ? std::string() : Json(tags).dump();
+}
+
+std::map<std::string, std::string> parse_tracker_tags(const std::string& text) {
+    std::map<std::string, std::string> tags;
+    const Json object = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (object.is_object()) {
+        for (const auto& [key, value] : object.items()) {
+            if (value.is_string()) {
+                tags[key] = value.get<std::string>();
+            }
+        }
+    }
+    return tags;
 }
 
 std::string metrics_csv(const std::vector<RunMetrics>& runs) {

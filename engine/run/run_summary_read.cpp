@@ -180,6 +180,9 @@ RunRecord run_from_summary_json(const std::string& text, const std::string& sour
     if (const Json& fixes = read.at("fixes"); fixes.is_array() && !fixes.empty()) {
         run.fixes_json = fixes.dump();
     }
+    if (const Json& tags = read.at("tracker_tags"); tags.is_object()) {
+        run.tracker_tags = parse_tracker_tags(tags.dump());
+    }
     return run;
 }
 

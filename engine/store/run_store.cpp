@@ -11,6 +11,7 @@
 
 #include "oomlab/common/errors.h"
 #include "oomlab/common/utf8.h"
+#include "oomlab/run/run_json.h"
 #include "oomlab/store/timestamp.h"
 #include "process_owner.h"
 #include "run_identity.h"
@@ -319,6 +320,11 @@ void RunStore::set_tags(std::int64_t run_id, const std::string& tags) {
 
 void RunStore::set_fixes(std::int64_t run_id, const std::string& fixes_json) {
     m_impl->set_text(run_id, "fixes_json", fixes_json);
+}
+
+void RunStore::set_tracker_tags(std::int64_t run_id,
+                                const std::map<std::string, std::string>& tags) {
+    m_impl->set_text(run_id, "tracker_tags_json", tracker_tags_json(tags));
 }
 
 bool RunStore::set_fix_of(std::int64_t run_id, std::int64_t fixed_run) {

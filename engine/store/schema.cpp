@@ -167,10 +167,18 @@ ALTER TABLE runs ADD COLUMN fixes_json TEXT;
 ALTER TABLE runs ADD COLUMN fix_of INTEGER REFERENCES runs (id) ON DELETE SET NULL;
 )sql";
 
+// Version 10: what a tracker gets with the run besides its figures (a lesson run's lesson and
+// the student's prediction: tracker_tags_json of oomlab/run/run_json.h), so that a run sent
+// again later carries them.
+constexpr const char* kTrackerTags = R"sql(
+ALTER TABLE runs ADD COLUMN tracker_tags_json TEXT;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kInitialSchema}, {2, kRanks},         {3, kAllocatorCounters},
     {4, kFinalBatch},    {5, kMemoryDetails}, {6, kRankOutcomes},
     {7, kRunIdentity},   {8, kPrediction},    {9, kFixes},
+    {10, kTrackerTags},
 };
 
 int user_version(const sqlite::Database& database) {

@@ -13,6 +13,7 @@
 #include "oomlab/run/breakdown.h"
 #include "oomlab/run/fragmentation.h"
 #include "oomlab/run/prediction_check.h"
+#include "oomlab/run/run_json.h"
 #include "oomlab/store/run_store.h"
 #include "table_columns.h"
 
@@ -83,6 +84,14 @@ inline constexpr Column<RunRecord> kRunColumns[] = {
      }},
     column<&RunRecord::fixes_json>("fixes_json"),
     column<&RunRecord::fix_of>("fix_of"),
+    {"tracker_tags_json",
+     [](sqlite::Statement& s, int i, const RunRecord& run) {
+         run.tracker_tags.empty() ? s.bind_null(i)
+                                  : s.bind_text(i, tracker_tags_json(run.tracker_tags));
+     },
+     [](const sqlite::Statement& s, int i, RunRecord& run) {
+         run.tracker_tags = parse_tracker_tags(s.column_text(i));
+     }},
 };
 
 namespace declarations_detail {

@@ -2,6 +2,7 @@
 #include "oomlab/common/errors.h"
 #include "oomlab/common/utf8.h"
 #include "oomlab/run/prediction_check.h"
+#include "oomlab/run/run_json.h"
 #include "oomlab/store/run_store.h"
 #include "run_store_impl.h"
 
@@ -39,17 +40,19 @@ std::int64_t RunStore::add_whole_run(const WholeRun& whole) {
             sqlite::Transaction transaction(database);
             auto insert = database.prepare(
                 "INSERT INTO runs (status, created_at, finished_at, uid, tags, notes, "
-                "fixes_json, " +
+                "fixes_json, tracker_tags_json, " +
                 store::column_list(store::kNewRunColumns) +
-                ") VALUES ('running', ?1, ?2, ?3, ?4, ?5, ?6, " +
-                store::parameter_list(store::kNewRunColumns, 7) + ")");
+                ") VALUES ('running', ?1, ?2, ?3, ?4, ?5, ?6, ?7, " +
+                store::parameter_list(store::kNewRunColumns, 8) + ")");
             insert.bind_text(1, run.created_at)
                 .bind_text(2, run.finished_at)
                 .bind_text(3, whole.uid)
                 .bind_text(4, run.tags)
                 .bind_text(5, run.notes);
             run.fixes_json.empty() ? insert.bind_null(6) : insert.bind_text(6, run.fixes_json);
-            store::bind_row(insert, store::kNewRunColumns, row, 7);
+            run.tracker_tags.empty() ? insert.bind_null(7)
+                                     : insert.bind_text(7, tracker_tags_json(run.tracker_tags));
+            store::bind_row(insert, store::kNewRunColumns, row, 8);
             insert.run();
             run_id = database.last_insert_id();
 

@@ -116,7 +116,7 @@ ClassProgress read_class_progress(const MlflowSource& source, std::size_t points
                              : parse_run_status(status->second).value_or(RunStatus::Running);
             one.whole = tags.count(kDigestTag) > 0;
             for (const auto& [key, value] : tags) {
-                if (key.rfind("oomlab.lesson", 0) == 0 || key == "oomlab.prediction") {
+                if (is_lesson_tag(key)) {
                     one.lesson_tags[key] = value;
                 }
             }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 
 #include <pwd.h>
 #include <unistd.h>
@@ -108,7 +109,12 @@ Json run_tags(const TrackedRun& tracked, const MlflowTarget& target) {
         tags.push_back(
             tag(kFragmentedTag, run.outcome.fragmentation->fragmented() ? "true" : "false"));
     }
+    // The run's own (a lesson run's lesson and prediction, kept with it), then the sender's.
+    std::map<std::string, std::string> extra = run.tracker_tags;
     for (const auto& [key, value] : target.tags) {
+        extra[key] = value;
+    }
+    for (const auto& [key, value] : extra) {
         tags.push_back(tag(key, value));
     }
     return tags;

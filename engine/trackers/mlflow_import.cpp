@@ -239,6 +239,11 @@ public:
             whole.run = from_tags(run, tags);
             without_summary.push_back(mlflow_id);
         }
+        for (const auto& [key, value] : tags) {  // as the server holds them, with either
+            if (is_lesson_tag(key)) {
+                whole.run.tracker_tags[key] = value;
+            }
+        }
         std::vector<std::string> unknown;
         whole.run.config_json = config_of(run["data"].value("params", Json::array()), unknown);
         unknown_settings.insert(unknown.begin(), unknown.end());

@@ -11,6 +11,12 @@ inline constexpr const char* kUserTag = "mlflow.user";             // who ran it
 // "true" where the run's out-of-memory found more free than it asked for, in pieces.
 inline constexpr const char* kFragmentedTag = "oomlab.fragmented";
 
+// A lesson run's tags (oomlab/lessons/lesson_prediction.h's lesson_tags): its lesson, its
+// place in it, the student's prediction.
+inline bool is_lesson_tag(const std::string& key) {
+    return key.rfind("oomlab.lesson", 0) == 0 || key == "oomlab.prediction";
+}
+
 // Who runs this process, as MLflow's client names its user: LOGNAME, USER, LNAME or USERNAME,
 // else the account's name; empty when none is known.
 std::string login_name();

@@ -177,6 +177,24 @@ class MlflowImport(unittest.TestCase):
                    "predictions", "--predictions")[1]
         self.assertIn("batch-size: 2 students predicted", text)
         self.assertIn("1 student's runs disagree with their prediction:\n  bob: ", text)
+        # Sent again later (`runs export`), bob's runs keep their lesson and prediction: each
+        # is unchanged, not replaced by a run without them, and the class still counts him.
+        bob = os.path.join(self.folder, "lesson-bob.sqlite")
+        runs = [str(json.loads(line)["run_id"]) for line in
+                cli("runs", "list", "--db", bob, "--json")[1].split("\n") if line.strip()]
+        _, out, _ = cli("runs", "export", *runs, "--db", bob, "--to", "mlflow", "--tracking-uri",
+                        self.server.uri, "--experiment", "predictions", "--user", "bob", "--json")
+        self.assertEqual([json.loads(line).get("unchanged") for line in out.split("\n")
+                          if line.strip()], [True] * len(runs))
+        [again] = json.loads(cli("runs", "class", "--tracking-uri", self.server.uri,
+                                 "--experiment", "predictions", "--predictions",
+                                 "--json")[1])["lessons"]
+        self.assertEqual(again["students"], 2)
+        # The lecturer's import keeps them too: the runs sent once more from there carry them.
+        lecturer = os.path.join(self.folder, "predictions-lecturer.sqlite")
+        self.import_runs(lecturer, "--experiment", "predictions")
+        imported = json.loads(cli("runs", "export", "1", "--db", lecturer, "--json")[1])
+        self.assertEqual(imported["tracker_tags"]["oomlab.lesson"], "batch-size")
         # How the free memory lay at an out-of-memory is a tag, where it was measured (the
         # fragmentation lesson's default allocator: more free than asked, in pieces), and
         # never guessed where it was not (the capped students' BiLSTMs).

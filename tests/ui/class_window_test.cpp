@@ -165,7 +165,7 @@ private slots:
     // though the student turned the sending off meanwhile.
     void aWorkbenchRunIsOnTheServerWhileItTrains() {
         const TrackerTarget before = TrackerTarget::remembered();  // what the class window reads
-        TrackerTarget{true, m_uri, QStringLiteral("workbench"), {}, true, QStringLiteral("ada"), {}}
+        TrackerTarget{true, m_uri, QStringLiteral("workbench"), {}, true, QStringLiteral("ada")}
             .remember();
         MainWindow window(test::windowOptions(m_dir.filePath(QStringLiteral("ada.sqlite")),
                                               test::tinyConfig(40)));
@@ -193,7 +193,7 @@ private slots:
         QVERIFY2(seenWhileTraining, "the run was not on the server while it trained");
         // Sending each run turned off meanwhile: this one still ends where it began (else it
         // would stay running there, never whole).
-        TrackerTarget{true, m_uri, QStringLiteral("workbench"), {}, false, {}, {}}.remember();
+        TrackerTarget{true, m_uri, QStringLiteral("workbench"), {}, false, {}}.remember();
         QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
         QCOMPARE(finished.at(0).at(0).value<RunEnd>().status(), RunStatus::Completed);
         // The end goes on in the same MLflow run: one run, whole, under the student's name.
@@ -225,7 +225,7 @@ private slots:
         }
         // The workbench's student predicts "batch 128 needs the most, more than 3 times".
         const TrackerTarget before = TrackerTarget::remembered();
-        TrackerTarget{true, m_uri, experiment, {}, true, QStringLiteral("wb"), {}}.remember();
+        TrackerTarget{true, m_uri, experiment, {}, true, QStringLiteral("wb")}.remember();
         Lesson lesson = find_or_load_lesson("batch-size");
         lesson.base.emplace_back("train.max_steps", "3");
         {
@@ -244,6 +244,17 @@ private slots:
             QTRY_VERIFY_WITH_TIMEOUT(!window.runsPage()->trackerSender()->busy(), 60000);
         }
         before.remember();
+        // Each run keeps what it was sent with, for when it is sent again.
+        {
+            const RunStore student =
+                RunStore::open(ss(m_dir.filePath(QStringLiteral("wb.sqlite"))));
+            for (const std::int64_t run : {1, 2}) {
+                const auto tags = student.find_run(run)->tracker_tags;
+                QCOMPARE(qs(tags.at("oomlab.lesson")), QStringLiteral("batch-size"));
+                QCOMPARE(qs(tags.at("oomlab.lesson_run")), QString::number(run - 1));
+                QVERIFY(tags.count("oomlab.prediction") == 1);
+            }
+        }
         for (QProcess* cli : students) {
             QTRY_COMPARE_WITH_TIMEOUT(cli->state(), QProcess::NotRunning, 120000);
             QVERIFY2(cli->exitCode() == 0, cli->readAllStandardError().constData());

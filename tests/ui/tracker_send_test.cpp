@@ -93,7 +93,7 @@ private slots:
 
     void runsPageSendsTheSelectedRunsAndSaysWhat() {
         const QString logDir = m_dir.filePath("sent");
-        TrackerTarget{false, {}, {}, logDir, false, {}, {}}.remember();
+        TrackerTarget{false, {}, {}, logDir, false, {}}.remember();
         auto window = test::shownWindow(m_dir.filePath("runs.sqlite"));
         QVERIFY(window);
         const RunEnd end = test::runAndWait(*window);
@@ -123,7 +123,7 @@ private slots:
 
     void aRunIsSentWhenItEndsWhereChosen() {
         const QString logDir = m_dir.filePath("each");
-        TrackerTarget{false, {}, {}, logDir, true, {}, {}}.remember();
+        TrackerTarget{false, {}, {}, logDir, true, {}}.remember();
         auto window = test::shownWindow(m_dir.filePath("each.sqlite"));
         QVERIFY(window);
         const RunEnd end = test::runAndWait(*window);
@@ -138,8 +138,7 @@ private slots:
     // error, so the target can be corrected and sent to again.
     void anErrorKeepsTheDialogOpenWithIt() {
         TrackerTarget{
-            true, QStringLiteral("http://127.0.0.1:9"), QStringLiteral("OOM Lab"), {}, false, {},
-            {}}
+            true, QStringLiteral("http://127.0.0.1:9"), QStringLiteral("OOM Lab"), {}, false, {}}
             .remember();
         TrackerSender sender;
         TrackerDialog dialog(1);
@@ -178,7 +177,7 @@ private slots:
     // workbench closing (its sender going) does not wait for the server's 30 s.
     void aBusyServerIsAskedAgainAndClosingDoesNotWaitForIt() {
         const test::HttpTestServer server = busyServer();
-        TrackerTarget{true, server.uri(), QStringLiteral("OOM Lab"), {}, false, {}, {}}.remember();
+        TrackerTarget{true, server.uri(), QStringLiteral("OOM Lab"), {}, false, {}}.remember();
         auto sender = std::make_unique<TrackerSender>();
         TrackerDialog dialog(1);
         dialog.sendWith(sender.get(), m_dir.filePath("runs.sqlite"), {1});
@@ -209,7 +208,6 @@ private slots:
                                   QStringLiteral("OOM Lab"),
                                   {},
                                   false,
-                                  {},
                                   {}},
                     false);
         QTRY_COMPARE_WITH_TIMEOUT(sent.size(), 1, 30000);

@@ -86,7 +86,6 @@ trackers::MlflowTarget mlflowTarget(const TrackerTarget& target,
     mlflow.control = control;
     mlflow.named = trackerFields();
     mlflow.user = target.user.trimmed().toStdString();
-    mlflow.tags = target.runTags;
     return mlflow;
 }
 

@@ -36,9 +36,6 @@ struct TrackerTarget {
     QString logDir;
     bool sendEachRun = false;  // after every run the workbench trains
     QString user;  // the name runs are sent under (a student's in a class); empty: login name
-    // More tags for the run (a lesson's run: its lesson and the student's prediction); not
-    // remembered.
-    std::map<std::string, std::string> runTags;
 
     static TrackerTarget remembered();
     void remember() const;

@@ -428,12 +428,14 @@ void MainWindow::sendRunEnds(const QVector<qint64>& runIds) {
 void MainWindow::sendWhileTraining(qint64 runId) {
     // A class's MLflow server gets each run as it trains (what the lecturer's view follows);
     // the run's end is sent by onRunFinished, going on in the same MLflow run.
-    TrackerTarget tracker = TrackerTarget::remembered();
-    if (m_lessonSending && m_controller->isRunning()) {
-        // A lesson's run: which lesson, its place in it, what the student predicted.
-        tracker.runTags = lesson_tags(m_lessonSending->lesson, m_lessonSending->next++,
-                                      m_lessonSending->prediction);
+    if (m_predictedLesson && m_controller->isRunning() && m_database->isOpen()) {
+        // A lesson's run keeps which lesson, its place in it and what the student predicted:
+        // a tracker gets them now and whenever the run is sent again.
+        m_database->store().set_tracker_tags(
+            runId, lesson_tags(m_predictedLesson->lesson, m_predictedLesson->next++,
+                               m_predictedLesson->prediction));
     }
+    const TrackerTarget tracker = TrackerTarget::remembered();
     if (tracker.sendEachRun && tracker.mlflow && tracker.problem().isEmpty() &&
         m_database->isOpen()) {
         m_runs->trackerSender()->sendWhileTraining(m_database->path(), runId, tracker);

@@ -142,14 +142,14 @@ private:
     bool m_presenting = false;
     QDockWidget* m_experimentDock = nullptr;
     RunController::Pace m_paceBeforeLesson = RunController::Pace::Full;
-    // The lesson training now, for the tags its runs are sent with: the student's prediction,
-    // and the place in the lesson of the next run made.
-    struct LessonSending {
+    // The lesson training now, for the tags its runs keep (a tracker gets them with each):
+    // the student's prediction, and the place in the lesson of the next run made.
+    struct PredictedLesson {
         Lesson lesson;
         LessonAnswer prediction;
         std::size_t next = 0;
     };
-    std::optional<LessonSending> m_lessonSending;
+    std::optional<PredictedLesson> m_predictedLesson;
     // The runs have ended: what was sent while they trained goes on to their end, whatever
     // the target is now; where nothing was, each is sent if every run is.
     void sendRunEnds(const QVector<qint64>& runIds);

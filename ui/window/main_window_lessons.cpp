@@ -31,10 +31,10 @@ void MainWindow::runLesson(const Lesson& lesson, RunController::Pace pace,
     m_controller->setLessonPace(pace, steps);
     showPage(LiveTab);
     if (prediction.run != LessonAnswer::kNotChosen) {
-        m_lessonSending = LessonSending{lesson, prediction, 0};
+        m_predictedLesson = PredictedLesson{lesson, prediction, 0};
     }
     if (!m_controller->startLesson(lesson)) {
-        m_lessonSending.reset();
+        m_predictedLesson.reset();
     }
 }
 
@@ -77,7 +77,7 @@ void MainWindow::onLessonFinished(const LessonEnd& end) {
     QVector<qint64> others = end.runIds;
     others.removeAll(end.last.runId);
     sendRunEnds(others);
-    m_lessonSending.reset();
+    m_predictedLesson.reset();
     if (end.runIds.size() >= 2) {
         // Behind a lesson's window the comparison waits for its claims to be revealed there;
         // it says them once they are, or once the window is closed.

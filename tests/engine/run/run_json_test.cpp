@@ -262,7 +262,9 @@ TEST(RunJson, ASummaryReadsBackAsTheRunItDescribes) {
     run.outcome.by_module.push_back({"loss", 0, 0, 0, 64});
     run.prediction = MemoryPrediction{11 << 20, {}, {{"head", 2 << 20, 0, 0, 5}}, 64, true};
     run.fixes_json = R"([{"set":{"train.batch_size":"32"}}])";
+    run.tracker_tags = {{"oomlab.lesson", "batch-size"}, {"oomlab.lesson_run", "2"}};
     const RunRecord back = run_from_summary_json(run_summary_json(run), "summary.json");
+    EXPECT_EQ(back.tracker_tags, run.tracker_tags);
     EXPECT_EQ(back.name, run.name);
     EXPECT_EQ(back.device, run.device);
     EXPECT_EQ(back.world_size, 2);

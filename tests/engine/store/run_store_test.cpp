@@ -7,11 +7,13 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <regex>
 #include <string>
 #include <vector>
 
 #include "oomlab/common/errors.h"
+#include "oomlab/run/run_json.h"
 #include "oomlab/store/run_store.h"
 #include "raw_sqlite.h"
 #include "test_support.h"
@@ -386,6 +388,23 @@ TEST_F(RunStoreTest, RenameNotesAndTags) {
     EXPECT_EQ(run->name, "after");
     EXPECT_EQ(run->notes, "batch 64 fits; 128 does not");
     EXPECT_EQ(run->tags, "baseline, imdb");
+    EXPECT_TRUE(run->tracker_tags.empty());
+}
+
+// A lesson's run keeps the tags a tracker gets with it (its lesson, the student's
+// prediction), read back as written; a damaged text reads as none, not as an error.
+TEST_F(RunStoreTest, TrackerTagsAreKeptWithTheRun) {
+    const std::int64_t id = m_store.create_run(sample_run("lesson"));
+    const std::map<std::string, std::string> tags = {
+        {"oomlab.lesson", "batch-size"},
+        {"oomlab.prediction", R"({"run":1,"second":2})"}};
+    m_store.set_tracker_tags(id, tags);
+    EXPECT_EQ(m_store.find_run(id)->tracker_tags, tags);
+    m_store.set_tracker_tags(id, {});
+    EXPECT_TRUE(m_store.find_run(id)->tracker_tags.empty());
+    EXPECT_THROW(m_store.set_tracker_tags(999, tags), Error);
+    EXPECT_TRUE(parse_tracker_tags("{not json").empty());
+    EXPECT_TRUE(parse_tracker_tags("[1, 2]").empty());
 }
 
 // The text a run carries reaches JSON, CSV and the workbench: bytes that are not UTF-8 are

@@ -24,6 +24,7 @@ WholeRun student_run() {
     run.torch_version = "2.11.0";
     run.tags = "lab 3";
     run.notes = "tried a bigger batch";
+    run.tracker_tags = {{"oomlab.lesson", "batch-size"}, {"oomlab.lesson_run", "1"}};
     run.prediction = MemoryPrediction{9000, {}, {{"embeddings", 100, 0, 0, 0}}, 64, false};
     run.outcome.status = RunStatus::Oom;
     run.outcome.steps = 3;
@@ -59,6 +60,7 @@ TEST(WholeRun, ReadsBackAsItWasMadeAndIsKeptOnceByItsUid) {
     EXPECT_EQ(run.device, whole.run.device);
     EXPECT_EQ(run.tags, "lab 3");
     EXPECT_EQ(run.notes, "tried a bigger batch");
+    EXPECT_EQ(run.tracker_tags, whole.run.tracker_tags);
     EXPECT_EQ(run.config_json, whole.run.config_json);
     EXPECT_EQ(run.outcome.status, RunStatus::Oom);
     EXPECT_EQ(run.outcome.steps, 3);

@@ -50,4 +50,9 @@ std::string metrics_csv(const std::vector<RunMetrics>& runs);
 // Whether `path` holds an export of these (CSV or JSON), which another export may replace.
 bool is_run_export_file(const std::string& path);
 
+// A run's tracker tags as stored (a JSON object of strings; "" for none), and read back: a
+// text that is not such an object (a damaged row) reads as none.
+std::string tracker_tags_json(const std::map<std::string, std::string>& tags);
+std::map<std::string, std::string> parse_tracker_tags(const std::string& text);
+
 }  // namespace oomlab

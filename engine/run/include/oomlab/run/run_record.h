@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -196,6 +197,10 @@ struct RunRecord {
     // those of older versions.
     std::string fixes_json;
     std::optional<std::int64_t> fix_of;  // the run whose out-of-memory this run tried to fix
+    // What a tracker gets with the run besides its own figures: a lesson's run, its lesson,
+    // its place in it and the student's prediction (lesson_tags), so that the run sent again
+    // later still carries them.
+    std::map<std::string, std::string> tracker_tags;
 };
 
 }  // namespace oomlab

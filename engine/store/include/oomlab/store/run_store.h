@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -96,6 +97,8 @@ public:
     void set_tags(std::int64_t run_id, const std::string& tags);  // comma-separated
     // The fixes a run that ran out of memory was offered (oom_fixes_json).
     void set_fixes(std::int64_t run_id, const std::string& fixes_json);
+    // What a tracker gets with the run besides its figures (RunRecord::tracker_tags).
+    void set_tracker_tags(std::int64_t run_id, const std::map<std::string, std::string>& tags);
     // `run_id` tries one of the fixes offered to `fixed_run`: false (nothing written) when that
     // run is no longer in this database (deleted while its fix trained). Throws when `run_id`
     // is not.
