@@ -175,10 +175,9 @@ ALTER TABLE runs ADD COLUMN tracker_tags_json TEXT;
 )sql";
 
 constexpr Migration kMigrations[] = {
-    {1, kInitialSchema}, {2, kRanks},         {3, kAllocatorCounters},
-    {4, kFinalBatch},    {5, kMemoryDetails}, {6, kRankOutcomes},
-    {7, kRunIdentity},   {8, kPrediction},    {9, kFixes},
-    {10, kTrackerTags},
+    {1, kInitialSchema}, {2, kRanks},        {3, kAllocatorCounters}, {4, kFinalBatch},
+    {5, kMemoryDetails}, {6, kRankOutcomes}, {7, kRunIdentity},       {8, kPrediction},
+    {9, kFixes},         {10, kTrackerTags},
 };
 
 int user_version(const sqlite::Database& database) {

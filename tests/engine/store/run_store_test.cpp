@@ -396,8 +396,7 @@ TEST_F(RunStoreTest, RenameNotesAndTags) {
 TEST_F(RunStoreTest, TrackerTagsAreKeptWithTheRun) {
     const std::int64_t id = m_store.create_run(sample_run("lesson"));
     const std::map<std::string, std::string> tags = {
-        {"oomlab.lesson", "batch-size"},
-        {"oomlab.prediction", R"({"run":1,"second":2})"}};
+        {"oomlab.lesson", "batch-size"}, {"oomlab.prediction", R"({"run":1,"second":2})"}};
     m_store.set_tracker_tags(id, tags);
     EXPECT_EQ(m_store.find_run(id)->tracker_tags, tags);
     m_store.set_tracker_tags(id, {});
