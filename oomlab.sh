@@ -268,8 +268,11 @@ case "$mode" in
         else
             echo "no $snapshot: docs/screenshot-snapshot.png left as it is" >&2
         fi
-        # The class window following a class of 30 on a real MLflow server, and its predictions.
-        cmake --build "$build_dir" --target class_window_test
+        # A lesson's question on a projector (the layout test's lessons at 1024x768).
+        cmake --build "$build_dir" --target layout_test class_window_test
+        OOMLAB_SCREENSHOT_DIR=docs QT_QPA_PLATFORM=offscreen "$build_dir/tests/ui/layout_test" \
+            everyLessonFlowFitsTheSmallScreen >/dev/null
+        # The class window following a class of 12 on a real MLflow server, and its predictions.
         OOMLAB_TRACKER_PYTHON="$(scripts/tracker_env.sh)/bin/python" \
             OOMLAB_CLI="$build_dir/app/oomlab-cli" OOMLAB_SCREENSHOT_DIR=docs \
             QT_QPA_PLATFORM=offscreen "$build_dir/tests/ui/class_window_test" >/dev/null

@@ -104,13 +104,6 @@ private:
         return cli;
     }
 
-    // The window as docs/ shows it, where OOMLAB_SCREENSHOT_DIR names a folder.
-    static void saveScreenshot(QWidget* window, const QString& name) {
-        if (!qEnvironmentVariableIsEmpty("OOMLAB_SCREENSHOT_DIR")) {
-            window->grab().save(QDir(qEnvironmentVariable("OOMLAB_SCREENSHOT_DIR")).filePath(name));
-        }
-    }
-
     void stopServer() {
         if (m_server.state() != QProcess::NotRunning) {
             ::kill(-pid_t(m_server.processId()), SIGTERM);  // its workers too: its own group
@@ -291,7 +284,8 @@ private slots:
         window->setPresentationMode(true);
         classWindow->resize(1024, 768);
         QTest::qWait(200);
-        saveScreenshot(classWindow, QStringLiteral("screenshot-presentation-predictions.png"));
+        test::saveScreenshot(classWindow,
+                             QStringLiteral("screenshot-presentation-predictions.png"));
         window->setPresentationMode(false);
         classWindow->revealPredictions(false);
         QVERIFY(classWindow->table()->isVisible() && classWindow->predictionsText().isEmpty());
@@ -458,7 +452,7 @@ private slots:
         }
         QVERIFY(classWindow->table()->viewport()->height() >=
                 3 * classWindow->table()->rowHeight(0));
-        saveScreenshot(classWindow, QStringLiteral("screenshot-presentation-class.png"));
+        test::saveScreenshot(classWindow, QStringLiteral("screenshot-presentation-class.png"));
         window->setPresentationMode(false);
 
         QSignalSpy compare(classWindow, &ClassWindow::compareRequested);

@@ -1,6 +1,7 @@
 #include "ui_test_support.h"
 
 #include <QCoreApplication>
+#include <QDir>
 #include <QFile>
 #include <QPushButton>
 #include <QSettings>
@@ -86,6 +87,12 @@ SnapshotWindow* openSnapshotAndWait(MainWindow& window, const QString& path) {
     SnapshotWindow* snapshot = window.menus()->openSnapshot(path);
     QSignalSpy loaded(snapshot, &SnapshotWindow::loaded);
     return loaded.wait(30000) ? snapshot : nullptr;
+}
+
+void saveScreenshot(QWidget* widget, const QString& name) {
+    if (!qEnvironmentVariableIsEmpty("OOMLAB_SCREENSHOT_DIR")) {
+        widget->grab().save(QDir(qEnvironmentVariable("OOMLAB_SCREENSHOT_DIR")).filePath(name));
+    }
 }
 
 bool writeBytes(const QString& path, const std::string& bytes) {

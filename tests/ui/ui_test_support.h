@@ -53,6 +53,10 @@ SnapshotWindow* openSnapshotAndWait(MainWindow& window, const QString& path);
 // `bytes` as the file `path`; whether all were written.
 bool writeBytes(const QString& path, const std::string& bytes);
 
+// `widget` as docs/ shows it (`./oomlab.sh screenshots`), as NAME in the folder
+// OOMLAB_SCREENSHOT_DIR names; nothing where it is not set.
+void saveScreenshot(QWidget* widget, const QString& name);
+
 }  // namespace oomlab::ui::test
 
 // A QTEST_MAIN with the environment above.
