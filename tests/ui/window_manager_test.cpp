@@ -2,6 +2,8 @@
 // with_window_manager.sh at the screen size it is given): the window, its frame included, fits
 // the free area of the screen, so the status bar (progress, time left) is on it.
 #include <QApplication>
+#include <QMenu>
+#include <QMenuBar>
 #include <QScreen>
 #include <QStatusBar>
 #include <QTemporaryDir>
@@ -91,6 +93,56 @@ private slots:
             QTRY_VERIFY2_WITH_TIMEOUT(available.contains(window.frameGeometry()),
                                       qPrintable(onScreen()), 5000);
         }
+        window.setZoom(1.0);
+    }
+
+    // Every menu opened on a projector (presentation mode, then two steps larger): as wide as
+    // its items need, each item's text whole ("Find the largest ba… size under the cap" was
+    // seen at zoom).
+    void everyMenuIsWideEnoughForItsItemsAtEachZoom() {
+        const std::unique_ptr<MainWindow> shown = framedWindow();
+        QVERIFY2(shown, "the window manager framed nothing");
+        MainWindow& window = *shown;
+        for (const double zoom :
+             {1.0, MainWindow::kPresentationZoom, MainWindow::kPresentationZoom * 1.21}) {
+            window.setPresentationMode(zoom > 1.0);
+            window.setZoom(zoom);
+            QTest::qWait(200);
+            for (QAction* entry : window.menuBar()->actions()) {
+                QMenu* menu = entry->menu();
+                if (!menu) {
+                    continue;
+                }
+                menu->popup(window.mapToGlobal(QPoint(0, 0)));
+                QVERIFY(QTest::qWaitForWindowExposed(menu));
+                QTest::qWait(50);
+                for (QAction* item : menu->actions()) {
+                    if (item->isSeparator() || !item->isVisible() || item->menu()) {
+                        continue;
+                    }
+                    const QString text = QString(item->text()).remove(QLatin1Char('&'));
+                    const int textWidth = menu->fontMetrics().horizontalAdvance(text);
+                    const int room = menu->actionGeometry(item).width();
+                    QVERIFY2(room >= textWidth,
+                             qPrintable(QStringLiteral("zoom %1: \"%2\" needs %3 px, its item "
+                                                       "is %4 px, the menu %5 of %6 hinted")
+                                            .arg(zoom)
+                                            .arg(text)
+                                            .arg(textWidth)
+                                            .arg(room)
+                                            .arg(menu->width())
+                                            .arg(menu->sizeHint().width())));
+                    QVERIFY2(menu->width() >= menu->sizeHint().width(),
+                             qPrintable(QStringLiteral("zoom %1: %2 is %3 px, it needs %4")
+                                            .arg(zoom)
+                                            .arg(menu->title())
+                                            .arg(menu->width())
+                                            .arg(menu->sizeHint().width())));
+                }
+                menu->hide();
+            }
+        }
+        window.setPresentationMode(false);
         window.setZoom(1.0);
     }
 };
