@@ -1,10 +1,14 @@
 #include "tracker_export.h"
 
 #include <iostream>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "cli_context.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/trackers/mlflow_export.h"
+#include "oomlab/trackers/mlflow_live.h"
 #include "oomlab/trackers/tensorboard_export.h"
 
 namespace oomlab::cli {
@@ -82,6 +86,38 @@ trackers::MlflowTarget mlflow_target(const TrackerTargets& targets) {
     return target;
 }
 
+namespace {
+
+// This database's runs whose process was killed while they were sent as they trained: still
+// running on the server (nothing sent their end), each is sent again whole, ended.
+void end_runs_left_running(const RunStore& store, const TrackerTargets& targets) {
+    RunFilter interrupted;
+    interrupted.status = RunStatus::Interrupted;
+    std::map<std::string, std::int64_t> run_of_uid;
+    std::vector<std::string> uids;
+    for (const RunRecord& run : store.list_runs(interrupted)) {
+        const std::string uid = store.run_uid(run.id);
+        if (!uid.empty()) {
+            run_of_uid[uid] = run.id;
+            uids.push_back(uid);
+        }
+    }
+    try {
+        const trackers::MlflowTarget target = mlflow_target(targets);
+        for (const std::string& uid : trackers::left_running_on_mlflow(target, uids)) {
+            const std::int64_t run_id = run_of_uid.at(uid);
+            trackers::export_to_mlflow(trackers::tracked_run(store, run_id), target);
+            std::cerr << "note: run " << run_id << " stopped without its end while it was sent "
+                      << "(its process was killed): it is ended on MLflow now\n";
+        }
+    } catch (const std::exception& error) {
+        std::cerr << "warning: the runs of " << store.path()
+                  << " left running on MLflow were not ended there: " << error.what() << '\n';
+    }
+}
+
+}  // namespace
+
 void export_run(const RunStore& store, std::int64_t run_id, const TrackerTargets& targets,
                 bool json, const std::optional<trackers::MlflowSentWhileTraining>& sent) {
     const trackers::TrackedRun tracked = trackers::tracked_run(store, run_id);
@@ -102,19 +138,23 @@ void mirror_run(const RunStore& store, std::int64_t run_id, const TrackerTargets
     const auto send = [&](const TrackerTargets& one, const std::string& export_options) {
         try {
             export_run(store, run_id, one, json, sent);
+            return true;
         } catch (const Error& error) {
             std::cerr << "warning: run " << run_id
                       << " is saved, but was not sent: " << error.what()
                       << "\n  send it later with: oomlab-cli runs export " << run_id << " --db "
                       << store.path() << export_options << '\n';
+            return false;
         }
     };
     if (!targets.mlflow_uri.empty()) {
         TrackerTargets mlflow = targets;
         mlflow.tensorboard_dir.clear();
-        send(mlflow, " --to mlflow --tracking-uri " + targets.mlflow_uri + " --experiment \"" +
-                         targets.experiment + "\"" +
-                         (targets.user.empty() ? "" : " --user \"" + targets.user + "\""));
+        if (send(mlflow, " --to mlflow --tracking-uri " + targets.mlflow_uri + " --experiment \"" +
+                             targets.experiment + "\"" +
+                             (targets.user.empty() ? "" : " --user \"" + targets.user + "\""))) {
+            end_runs_left_running(store, mlflow);
+        }
     }
     if (!targets.tensorboard_dir.empty()) {
         TrackerTargets tensorboard = targets;

@@ -1,9 +1,11 @@
 #include "oomlab/trackers/mlflow_live.h"
 
+#include <set>
 #include <utility>
 
 #include "mlflow_api.h"
 #include "mlflow_run_parts.h"
+#include "mlflow_tags.h"
 #include "oomlab/common/errors.h"
 
 namespace oomlab::trackers {
@@ -106,6 +108,41 @@ bool MlflowLiveRun::send_what_is_new(std::optional<RunStore>& store, std::int64_
         m_problem = error.what();
         return false;
     }
+}
+
+std::vector<std::string> left_running_on_mlflow(const MlflowTarget& target,
+                                                const std::vector<std::string>& uids) {
+    std::vector<std::string> left;
+    if (uids.empty()) {
+        return left;
+    }
+    MlflowApi api(target.tracking_uri, target.control);
+    const std::optional<std::string> experiment = api.find_experiment(target.experiment);
+    if (!experiment) {
+        return left;
+    }
+    const std::set<std::string> wanted(uids.begin(), uids.end());
+    constexpr int kMostPages = 100;  // a server naming pages without end is not followed
+    std::string token;
+    for (int page = 0; page < kMostPages && (page == 0 || !token.empty()); ++page) {
+        nlohmann::json request = {{"experiment_ids", {*experiment}},
+                                  {"filter", "attributes.status = 'RUNNING'"},
+                                  {"max_results", 1000}};
+        if (!token.empty()) {
+            request["page_token"] = token;
+        }
+        const nlohmann::json found = api.post("runs/search", request);
+        for (const nlohmann::json& run : found.value("runs", nlohmann::json::array())) {
+            const nlohmann::json data = run.value("data", nlohmann::json::object());
+            for (const nlohmann::json& tag : data.value("tags", nlohmann::json::array())) {
+                if (tag.value("key", "") == kUidTag && wanted.count(tag.value("value", "")) > 0) {
+                    left.push_back(tag.value("value", ""));
+                }
+            }
+        }
+        token = found.value("next_page_token", "");
+    }
+    return left;
 }
 
 }  // namespace oomlab::trackers

@@ -246,6 +246,41 @@ class MlflowExport(RunsFixture):
         self.assertIn("eval/accuracy", runs[0].data.metrics)
         self.assertIn("peak/total_MiB", runs[0].data.metrics)
 
+    def test_a_run_killed_while_it_was_sent_is_ended_by_the_next_run(self):
+        """A run whose process is killed (SIGKILL: nothing sends its end) stays RUNNING on the
+        server, a class's silent run; the next run of the same database sent there ends it,
+        whole, in its place, once."""
+        database = os.path.join(self.folder, "killed.sqlite")
+        sent = ("--mlflow", self.server.uri, "--mlflow-experiment", "killed")
+        with subprocess.Popen([CLI, "run", "--db", database, *sent, "--set",
+                               "train.max_steps=20000"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL) as process:
+            try:
+                deadline = time.monotonic() + COMMAND_TIMEOUT_S
+                while True:  # until the server holds some of its steps
+                    experiment = self.client.get_experiment_by_name("killed")
+                    runs = self.client.search_runs([experiment.experiment_id]) if experiment else []
+                    if runs and "train/loss" in runs[0].data.metrics:
+                        break
+                    self.assertLess(time.monotonic(), deadline, "no step arrived while it trained")
+                    time.sleep(0.3)
+            finally:
+                process.kill()
+                process.wait(timeout=COMMAND_TIMEOUT_S)
+        self.assertEqual(runs[0].info.status, "RUNNING")
+        _, _, err = cli("run", "--db", database, *sent, "--set", "train.max_steps=2")
+        self.assertIn("run 1 stopped without its end while it was sent", err)
+        runs = {run.data.tags["oomlab.run_id"]: run
+                for run in self.client.search_runs([experiment.experiment_id])}
+        self.assertEqual(sorted(runs), ["1", "2"])
+        self.assertEqual(runs["1"].info.status, "KILLED")
+        self.assertEqual(runs["1"].data.tags["oomlab.status"], "interrupted")
+        steps = json.loads(cli("runs", "export", "1", "--db", database, "--json")[1])["steps"]
+        losses = self.client.get_metric_history(runs["1"].info.run_id, "train/loss")
+        self.assertEqual(sorted(m.step for m in losses), list(range(1, steps + 1)))
+        _, _, err = cli("run", "--db", database, *sent, "--set", "train.max_steps=2")
+        self.assertNotIn("stopped without its end", err)  # ended once
+
     def test_a_server_whose_database_is_locked_a_moment_is_waited_for(self):
         """Its database locked for a moment (as when a class's runs end together): the export
         waits for the server and the run arrives, once. MLflow 3 waits up to 20 s for the lock

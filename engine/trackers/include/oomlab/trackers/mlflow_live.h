@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "oomlab/store/run_store.h"
 #include "oomlab/trackers/mlflow_export.h"
@@ -58,5 +59,13 @@ private:
     std::string m_problem;
     std::thread m_thread;
 };
+
+// A run sent while it trained whose process was killed stays RUNNING on the server: nothing
+// sent its end, and a class's view shows it silent. Of `uids` (runs a database holds as
+// interrupted), those the target's experiment still holds running: export_to_mlflow sends
+// each whole, ended, in its place. One search of the experiment's running runs, none where
+// `uids` is empty.
+std::vector<std::string> left_running_on_mlflow(const MlflowTarget& target,
+                                                const std::vector<std::string>& uids);
 
 }  // namespace oomlab::trackers
