@@ -1,9 +1,6 @@
 #include "tracker_export.h"
 
 #include <iostream>
-#include <map>
-#include <string>
-#include <vector>
 
 #include "cli_context.h"
 #include "oomlab/common/errors.h"
@@ -91,22 +88,9 @@ namespace {
 // This database's runs whose process was killed while they were sent as they trained: still
 // running on the server (nothing sent their end), each is sent again whole, ended.
 void end_runs_left_running(const RunStore& store, const TrackerTargets& targets) {
-    RunFilter interrupted;
-    interrupted.status = RunStatus::Interrupted;
-    std::map<std::string, std::int64_t> run_of_uid;
-    std::vector<std::string> uids;
-    for (const RunRecord& run : store.list_runs(interrupted)) {
-        const std::string uid = store.run_uid(run.id);
-        if (!uid.empty()) {
-            run_of_uid[uid] = run.id;
-            uids.push_back(uid);
-        }
-    }
     try {
-        const trackers::MlflowTarget target = mlflow_target(targets);
-        for (const std::string& uid : trackers::left_running_on_mlflow(target, uids)) {
-            const std::int64_t run_id = run_of_uid.at(uid);
-            trackers::export_to_mlflow(trackers::tracked_run(store, run_id), target);
+        for (const std::int64_t run_id :
+             trackers::end_runs_left_running(store, mlflow_target(targets))) {
             std::cerr << "note: run " << run_id << " stopped without its end while it was sent "
                       << "(its process was killed): it is ended on MLflow now\n";
         }

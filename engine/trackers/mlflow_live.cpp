@@ -1,5 +1,6 @@
 #include "oomlab/trackers/mlflow_live.h"
 
+#include <map>
 #include <set>
 #include <utility>
 
@@ -143,6 +144,30 @@ std::vector<std::string> left_running_on_mlflow(const MlflowTarget& target,
         token = found.value("next_page_token", "");
     }
     return left;
+}
+
+std::vector<std::int64_t> end_runs_left_running(const RunStore& store, const MlflowTarget& target) {
+    RunFilter interrupted;
+    interrupted.status = RunStatus::Interrupted;
+    std::map<std::string, std::int64_t> run_of_uid;
+    std::vector<std::string> uids;
+    for (const RunRecord& run : store.list_runs(interrupted)) {
+        const std::string uid = store.run_uid(run.id);
+        if (!uid.empty()) {
+            run_of_uid[uid] = run.id;
+            uids.push_back(uid);
+        }
+    }
+    // Each is sent whole in its own place: never as the run another sending made while it
+    // trained (a target that carries one, as the workbench's does for the run it just sent).
+    MlflowTarget whole = target;
+    whole.sent_while_training.reset();
+    std::vector<std::int64_t> ended;
+    for (const std::string& uid : left_running_on_mlflow(whole, uids)) {
+        ended.push_back(run_of_uid.at(uid));
+        export_to_mlflow(tracked_run(store, ended.back()), whole);
+    }
+    return ended;
 }
 
 }  // namespace oomlab::trackers

@@ -89,6 +89,29 @@ trackers::MlflowTarget mlflowTarget(const TrackerTarget& target,
     return mlflow;
 }
 
+namespace {
+
+// Runs of this database killed while they were sent as they trained (nothing sent their end):
+// ended on the server now; what was done, a line each. The runs sent are sent whatever
+// becomes of these.
+QStringList endRunsLeftRunning(const RunStore& store, const trackers::MlflowTarget& mlflow) {
+    QStringList lines;
+    try {
+        for (const std::int64_t ended : trackers::end_runs_left_running(store, mlflow)) {
+            lines << QObject::tr(
+                         "run %1 stopped without its end while it was sent (its process "
+                         "was killed): it is ended on MLflow now")
+                         .arg(ended);
+        }
+    } catch (const std::exception& error) {
+        lines << QObject::tr("the runs left running on MLflow were not ended there: %1")
+                     .arg(QString::fromStdString(error.what()));
+    }
+    return lines;
+}
+
+}  // namespace
+
 QString sendRunsToTracker(const QString& databasePath, const QVector<qint64>& runIds,
                           const TrackerTarget& target, const trackers::RequestControl& control,
                           const std::optional<trackers::MlflowSentWhileTraining>& sent) {
@@ -104,6 +127,9 @@ QString sendRunsToTracker(const QString& databasePath, const QVector<qint64>& ru
                 }
                 lines << QString::fromStdString(
                     describe(tracked, mlflow, trackers::export_to_mlflow(tracked, mlflow)));
+                if (id == runIds.back()) {
+                    lines << endRunsLeftRunning(store, mlflow);
+                }
             } else {
                 lines << QString::fromStdString(describe(
                     tracked,

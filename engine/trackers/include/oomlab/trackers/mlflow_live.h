@@ -62,10 +62,12 @@ private:
 
 // A run sent while it trained whose process was killed stays RUNNING on the server: nothing
 // sent its end, and a class's view shows it silent. Of `uids` (runs a database holds as
-// interrupted), those the target's experiment still holds running: export_to_mlflow sends
-// each whole, ended, in its place. One search of the experiment's running runs, none where
-// `uids` is empty.
+// interrupted), those the target's experiment still holds running. One search of the
+// experiment's running runs, none where `uids` is empty.
 std::vector<std::string> left_running_on_mlflow(const MlflowTarget& target,
                                                 const std::vector<std::string>& uids);
+// Those runs of `store` sent again whole, ended, each in its place (export_to_mlflow): their
+// ids. Throws as export_to_mlflow does.
+std::vector<std::int64_t> end_runs_left_running(const RunStore& store, const MlflowTarget& target);
 
 }  // namespace oomlab::trackers
