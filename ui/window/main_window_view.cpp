@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "common/app_settings.h"
+#include "common/zoom_style.h"
 #include "plots/line_scale.h"
 #include "plots/themed_plot.h"
 #include "window/main_window.h"
@@ -83,6 +84,7 @@ void MainWindow::showEvent(QShowEvent* event) {
 void MainWindow::setZoom(double factor) {
     m_zoom = std::clamp(factor, 0.7, 2.5);
     QToolTip::hideText();  // drawn at the old size, it would stay there clipped
+    ZoomStyle::apply(m_zoom);
     QFont font = m_baseFont;
     font.setPointSizeF(m_baseFont.pointSizeF() * m_zoom);
     QApplication::setFont(font);
