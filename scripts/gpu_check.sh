@@ -36,6 +36,10 @@
 #                         allocation history of three BiLSTM runs and a bag with its table
 #                         in host memory into DIR/engine-*.pickle, and a run with pinned
 #                         host buffers (data.pin_memory=true)
+#     --try               also run bench/gpu/fragmented_oom.py (a CUDA program that runs out of
+#                         memory from fragmentation) under oomlab-cli record --try advice and
+#                         --try expandable_segments:True, into DIR/try/ (record.txt: the
+#                         table of each try beside its prediction)
 #     --estimate          also check the GPU estimate of a CPU run: five scripts of different
 #                         shapes on the CPU under the profiler, read by oomlab-cli, then on
 #                         the GPU (bench/gpu/cpu_estimate.py), into DIR/estimate/
@@ -58,6 +62,7 @@ snapshots=0
 fragmentation=0
 probe=0
 estimate=0
+tries=0
 lessons=0
 chosen_lessons=()
 carried=""
@@ -77,6 +82,7 @@ while [[ $# -gt 0 ]]; do
         --no-tests) run_tests=0; shift ;;
         --no-bench) run_bench=0; shift ;;
         --snapshots) snapshots=1; shift ;;
+        --try) tries=1; shift ;;
         --fragmentation) fragmentation=1; shift ;;
         --probe) probe=1; shift ;;
         --estimate) estimate=1; shift ;;
@@ -288,6 +294,23 @@ if ((snapshots)); then
         "$python" -c 'import json, sys; print(json.load(open(sys.argv[1])).get("oom_message", ""))' \
             "$summary" | timeout 30 "$cli" explain || status=1
     done
+fi
+
+if ((tries)); then
+    # A program that runs out of memory from fragmentation, run again with the advice's
+    # settings and with expandable segments: each try's figures beside the what-if's.
+    say "oomlab-cli record --try on a fragmented out-of-memory (at most 180 s)"
+    folder="${out:-$scratch}/try"
+    mkdir -p "$folder"
+    if [[ "$device" == cuda* ]]; then
+        (cd "$folder" && timeout 180 "$cli" record --out "$folder/fragmented.pickle" \
+            --try advice --try expandable_segments:True -- "$python" \
+            "$bench_dir/fragmented_oom.py") >"$folder/record.txt" 2>&1 || true
+        cat "$folder/record.txt"
+        grep -q "expandable_segments:True" "$folder/record.txt" || status=1
+    else
+        echo "--try needs --device cuda: skipped" | tee "$folder/record.txt"
+    fi
 fi
 
 if ((estimate)); then
