@@ -117,11 +117,14 @@ Error unlike_mlflow(const MlflowApi& api, const std::exception& error, const std
 }
 
 std::string for_each_run(MlflowApi& api, const std::string& experiment_id,
-                         const std::function<void(Json&)>& take) {
+                         const std::function<void(Json&)>& take, const std::string& filter) {
     const PageRequest page = [&](const std::string& token) {
         Json request = {{"experiment_ids", {experiment_id}},
                         {"max_results", kRunsPerPage},
                         {"order_by", {"attributes.start_time ASC"}}};
+        if (!filter.empty()) {
+            request["filter"] = filter;
+        }
         if (!token.empty()) {
             request["page_token"] = token;
         }

@@ -54,10 +54,12 @@ std::string no_bulk_note(const std::string& uri);
 // `then` said after it.
 Error unlike_mlflow(const MlflowApi& api, const std::exception& error, const std::string& then);
 
-// Each run of the experiment, oldest first, to `take` a page (1,000 runs) at a time; why the
-// pages were left early, if they were.
+// Each run of the experiment (those `filter` picks, in MLflow's search syntax, where given),
+// oldest first, to `take` a page (1,000 runs) at a time; why the pages were left early, if
+// they were.
 std::string for_each_run(MlflowApi& api, const std::string& experiment_id,
-                         const std::function<void(nlohmann::json&)>& take);
+                         const std::function<void(nlohmann::json&)>& take,
+                         const std::string& filter = "");
 
 // The values of `key` for each of `run_ids` (at most a hundred) in one request, by run: every
 // value of a run with fewer than `most_per_run`, else a sample of its steps the server chose

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "mlflow_api.h"
+#include "mlflow_history.h"
 #include "mlflow_run_parts.h"
 #include "mlflow_tags.h"
 #include "oomlab/common/errors.h"
@@ -123,26 +124,17 @@ std::vector<std::string> left_running_on_mlflow(const MlflowTarget& target,
         return left;
     }
     const std::set<std::string> wanted(uids.begin(), uids.end());
-    constexpr int kMostPages = 100;  // a server naming pages without end is not followed
-    std::string token;
-    for (int page = 0; page < kMostPages && (page == 0 || !token.empty()); ++page) {
-        nlohmann::json request = {{"experiment_ids", {*experiment}},
-                                  {"filter", "attributes.status = 'RUNNING'"},
-                                  {"max_results", 1000}};
-        if (!token.empty()) {
-            request["page_token"] = token;
-        }
-        const nlohmann::json found = api.post("runs/search", request);
-        for (const nlohmann::json& run : found.value("runs", nlohmann::json::array())) {
+    for_each_run(
+        api, *experiment,
+        [&](nlohmann::json& run) {
             const nlohmann::json data = run.value("data", nlohmann::json::object());
             for (const nlohmann::json& tag : data.value("tags", nlohmann::json::array())) {
                 if (tag.value("key", "") == kUidTag && wanted.count(tag.value("value", "")) > 0) {
                     left.push_back(tag.value("value", ""));
                 }
             }
-        }
-        token = found.value("next_page_token", "");
-    }
+        },
+        "attributes.status = 'RUNNING'");
     return left;
 }
 
