@@ -11,6 +11,9 @@
 
 namespace oomlab::trackers {
 
+// What every MLflow REST reply and request body is.
+using Json = nlohmann::json;
+
 class MlflowApi {
 public:
     explicit MlflowApi(std::string tracking_uri, RequestControl control = {});

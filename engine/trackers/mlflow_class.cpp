@@ -16,8 +16,6 @@
 namespace oomlab::trackers {
 namespace {
 
-using Json = nlohmann::json;
-
 constexpr const char* kLossKey = "train/loss";
 constexpr const char* kMemoryKey = "memory/reserved_MiB";
 

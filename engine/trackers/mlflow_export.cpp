@@ -19,8 +19,6 @@
 namespace oomlab::trackers {
 namespace {
 
-using Json = nlohmann::json;
-
 // MLflow's limits on one runs/log-batch request.
 constexpr std::size_t kMetricsPerBatch = 1000;
 constexpr std::size_t kParamsPerBatch = 100;

@@ -6,14 +6,13 @@
 #include <optional>
 
 #include "http_client.h"
+#include "mlflow_api.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/format.h"
 #include "oomlab/common/utf8.h"
 #include "oomlab/trackers/mlflow_export.h"
 
 namespace oomlab::trackers {
-
-using Json = nlohmann::json;
 
 namespace {
 

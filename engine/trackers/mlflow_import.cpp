@@ -27,8 +27,6 @@
 namespace oomlab::trackers {
 namespace {
 
-using Json = nlohmann::json;
-
 // A run's summary.json is a few kilobytes to a megabyte (its modules and staircase).
 constexpr std::size_t kMostSummaryBytes = std::size_t(16) << 20;
 
