@@ -1,5 +1,5 @@
-// A run's summary object (run_summary_json) read back: what a tracker keeps of a run that
-// another machine trained.
+// A run's summary object (run_summary_json) and whole export (run_export_json) read back: what
+// a tracker keeps of a run that another machine trained.
 #include <nlohmann/json.hpp>
 
 #include "oomlab/common/errors.h"
@@ -63,6 +63,18 @@ public:
     std::int64_t bytes(const Json& object, const std::string& key, const std::string& path) const {
         return whole(object, key, 0, kMostDeviceBytes, 0, path);
     }
+    std::optional<std::int64_t> optional_bytes(const Json& object, const std::string& key,
+                                               const std::string& path) const {
+        const auto found = object.find(key);
+        if (found == object.end() || found->is_null()) {
+            return std::nullopt;
+        }
+        return bytes(object, key, path);
+    }
+    [[noreturn]] void refuse(const std::string& path, const Json& value, const char* wanted) const {
+        throw BadInput(m_source + ": " + path + " is " + value.dump().substr(0, 60) + ", not " +
+                       wanted + "; the file was changed or is of another program");
+    }
     template <typename T>
     std::optional<T> optional(const Json& object, const std::string& key,
                               const std::string& path) const {
@@ -114,10 +126,7 @@ std::vector<ModuleMemory> modules_of(const SummaryReader& read, const Json& list
     return modules;
 }
 
-}  // namespace
-
-RunRecord run_from_summary_json(const std::string& text, const std::string& source) {
-    const Json document = parse_json_limited<Json>(text, source);
+RunRecord summary_of(const Json& document, const std::string& source) {
     if (!document.is_object()) {
         throw BadInput(source + ": not a run's summary (a JSON object with run_id, status, ...)");
     }
@@ -184,6 +193,75 @@ RunRecord run_from_summary_json(const std::string& text, const std::string& sour
         run.tracker_tags = parse_tracker_tags(tags.dump());
     }
     return run;
+}
+
+MetricRow metric_row(const SummaryReader& read, const Json& item, const std::string& at) {
+    if (!item.is_object()) {
+        read.refuse(at.substr(0, at.size() - 1), item, "an object of a step's figures");
+    }
+    MetricRow row;
+    row.rank = int(read.whole(item, "rank", 0, kMostProcesses - 1, 0, at));
+    row.step = read.whole(item, "step", 0, kMostSteps, 0, at);
+    row.phase = read.get<std::string>(item, "phase", "", at);
+    row.wall_ms = read.get<double>(item, "wall_ms", 0, at);
+    if (!(row.wall_ms >= 0 && row.wall_ms < 1e13)) {
+        read.refuse(at + "wall_ms", item.at("wall_ms"), "a time since the run began");
+    }
+    row.loss = read.optional<double>(item, "loss", at);
+    row.accuracy = read.optional<double>(item, "accuracy", at);
+    row.allocated_bytes = read.optional_bytes(item, "allocated_bytes", at);
+    row.reserved_bytes = read.optional_bytes(item, "reserved_bytes", at);
+    row.peak_bytes = read.optional_bytes(item, "peak_bytes", at);
+    row.device_used_bytes = read.optional_bytes(item, "device_used_bytes", at);
+    row.device_total_bytes = read.optional_bytes(item, "device_total_bytes", at);
+    row.alloc_retries = read.optional_bytes(item, "alloc_retries", at);
+    row.oom_count = read.optional_bytes(item, "oom_count", at);
+    row.samples_per_s = read.optional<double>(item, "samples_per_s", at);
+    return row;
+}
+
+EventRow event_row(const SummaryReader& read, const Json& item, const std::string& at) {
+    if (!item.is_object()) {
+        read.refuse(at.substr(0, at.size() - 1), item, "an object with step, kind and message");
+    }
+    return {read.whole(item, "step", 0, kMostSteps, 0, at),
+            read.get<std::string>(item, "kind", "", at),
+            read.get<std::string>(item, "message", "", at)};
+}
+
+// The list under `key` (none when absent), each item read by `read_item`.
+template <typename Row, typename ReadItem>
+std::vector<Row> rows_of(const SummaryReader& read, const std::string& key, ReadItem read_item) {
+    const Json& list = read.at(key);
+    if (!list.is_null() && !list.is_array()) {
+        read.refuse(key, list, "a list");
+    }
+    std::vector<Row> rows;
+    rows.reserve(list.size());
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        rows.push_back(read_item(read, list[i], key + "[" + std::to_string(i) + "]."));
+    }
+    return rows;
+}
+
+}  // namespace
+
+RunRecord run_from_summary_json(const std::string& text, const std::string& source) {
+    return summary_of(parse_json_limited<Json>(text, source), source);
+}
+
+RunExport run_from_export_json(const std::string& text, const std::string& source) {
+    const Json document = parse_json_limited<Json>(text, source);
+    RunExport whole;
+    whole.run = summary_of(document, source);
+    const SummaryReader read(document, source);
+    whole.run.notes = read.get<std::string>("notes", "");
+    if (const Json& config = read.at("config"); config.is_object()) {
+        whole.run.config_json = config.dump();
+    }
+    whole.metrics = rows_of<MetricRow>(read, "metrics", metric_row);
+    whole.events = rows_of<EventRow>(read, "events", event_row);
+    return whole;
 }
 
 }  // namespace oomlab

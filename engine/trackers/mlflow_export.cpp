@@ -186,6 +186,11 @@ void send_artifacts(MlflowApi& api, const TrackedRun& tracked, const std::string
         return;
     }
     result.artifacts.push_back("summary.json");
+    // The whole run too, compact (a few times its summary): its rows of each phase and events
+    // that MLflow's series do not hold, and one request a run for an import.
+    api.put_artifact(artifact_uri, kWholeRunFile,
+                     run_export_json(tracked.run, tracked.metrics, tracked.events, -1));
+    result.artifacts.push_back(kWholeRunFile);
     for (const RunParam& param : run_params(tracked.run)) {
         if (param.key != "debug.memory_snapshot" || param.text.empty()) {
             continue;
@@ -345,8 +350,13 @@ void finish_mlflow_run(MlflowApi& api, const TrackedRun& tracked, const std::str
                   {"end_time", run_start_epoch_ms(run) +
                                    static_cast<std::int64_t>(run.outcome.wall_seconds * 1000.0)}});
     }
-    log_in_batches(api, result.run_id, "tags", Json::array({tag(kDigestTag, digest)}),
-                   kTagsPerBatch);
+    Json tags = Json::array();
+    if (std::find(result.artifacts.begin(), result.artifacts.end(), kWholeRunFile) !=
+        result.artifacts.end()) {
+        tags.push_back(tag(kWholeRunTag, kWholeRunFile));
+    }
+    tags.push_back(tag(kDigestTag, digest));  // last
+    log_in_batches(api, result.run_id, "tags", tags, kTagsPerBatch);
 }
 
 MlflowExport send_to_mlflow(MlflowApi& api, const TrackedRun& tracked, const MlflowTarget& target) {

@@ -6,10 +6,12 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <tuple>
 
+#include "artifact_prefetch.h"
 #include "http_client.h"
 #include "mlflow_api.h"
 #include "mlflow_history.h"
@@ -27,8 +29,10 @@
 namespace oomlab::trackers {
 namespace {
 
-// A run's summary.json is a few kilobytes to a megabyte (its modules and staircase).
+// A run's summary.json is a few kilobytes to a megabyte (its modules and staircase); its whole
+// run (run.json) some 300 bytes a row: 64 MiB is 200,000 rows, past which its series are read.
 constexpr std::size_t kMostSummaryBytes = std::size_t(16) << 20;
+constexpr std::size_t kMostWholeRunBytes = std::size_t(64) << 20;
 
 // Where a series sent by run_series() goes back in a metric row.
 struct SeriesField {
@@ -198,14 +202,29 @@ std::set<std::string> series_keys(const Json& run) {
 
 class Importer {
 public:
-    explicit Importer(MlflowApi& api)
-        : m_api(api), m_histories(api, [this](const std::string& text) { note(text); }) {}
+    Importer(MlflowApi& api, const RequestControl& control)
+        : m_api(api),
+          m_control(control),
+          m_histories(api, [this](const std::string& text) { note(text); }) {}
 
-    // Reads ahead the series of runs about to be read, a request for a hundred runs' series.
+    // Reads ahead what the runs about to be read need: the whole-run files of those that have
+    // one, fetched on another thread as they are read; the others' series, a request for a
+    // hundred runs' series.
     void read_ahead(const std::vector<Json>& runs) {
         std::map<std::string, std::set<std::string>> keys;
+        std::vector<ArtifactPrefetch::Wanted> files;
+        m_file_of_run.clear();
         for (const Json& run : runs) {
-            keys[run_id_of(run)] = series_keys(run);
+            if (key_values(run["data"].value("tags", Json::array())).count(kWholeRunTag)) {
+                m_file_of_run[run_id_of(run)] = files.size();
+                files.push_back({run["info"].value("artifact_uri", ""), kWholeRunFile});
+            } else {
+                keys[run_id_of(run)] = series_keys(run);
+            }
+        }
+        m_files.reset();
+        if (!files.empty()) {
+            m_files = std::make_unique<ArtifactPrefetch>(m_api, m_control, std::move(files));
         }
         m_histories.read_ahead(keys);
     }
@@ -222,8 +241,17 @@ public:
                            quoted_excerpt(whole.uid) +
                            ", which OOM Lab never sends (it sends 32 hexadecimal digits)");
         }
-        const std::optional<std::string> summary =
-            m_api.get_artifact(info.value("artifact_uri", ""), "summary.json");
+        const std::string artifact_uri = info.value("artifact_uri", "");
+        if (tags.count(kWholeRunTag)) {
+            if (std::optional<RunExport> file = whole_run_file(artifact_uri, mlflow_id)) {
+                whole.run = std::move(file->run);
+                whole.metrics = std::move(file->metrics);
+                whole.events = std::move(file->events);
+                with_mlflow_names(whole, run, tags);
+                return whole;
+            }
+        }
+        const std::optional<std::string> summary = m_api.get_artifact(artifact_uri, "summary.json");
         if (summary && summary->size() > kMostSummaryBytes) {
             throw BadInput("run " + mlflow_id + "'s summary.json holds " +
                            std::to_string(summary->size()) +
@@ -237,23 +265,13 @@ public:
             whole.run = from_tags(run, tags);
             without_summary.push_back(mlflow_id);
         }
-        for (const auto& [key, value] : tags) {  // as the server holds them, with either
-            if (is_lesson_tag(key)) {
-                whole.run.tracker_tags[key] = value;
-            }
-        }
         std::vector<std::string> unknown;
         whole.run.config_json = config_of(run["data"].value("params", Json::array()), unknown);
         unknown_settings.insert(unknown.begin(), unknown.end());
-        whole.run.created_at = utc_text(start_ms);
-        whole.run.finished_at = utc_text(info.value("end_time", start_ms));
-        const auto user = tags.find(kUserTag);
-        const std::string student = user == tags.end() ? "" : user->second;
-        whole.run.name = (student.empty() ? "" : student + ": ") + run_name(run, whole.run);
-        const auto note_tag = tags.find("mlflow.note.content");
-        whole.run.notes = note_tag == tags.end() ? "" : note_tag->second;
+        with_mlflow_names(whole, run, tags);
         whole.metrics =
             rows_of(m_histories, run, start_ms, [this](const std::string& text) { note(text); });
+        ++from_series;
         return whole;
     }
 
@@ -266,9 +284,45 @@ public:
     std::vector<std::string> notes;
     std::set<std::string> unknown_settings;    // KEY=VALUE, over every run read
     std::vector<std::string> without_summary;  // MLflow's ids of the runs
+    std::size_t from_series = 0;               // runs read from their series, not whole
 
 private:
     std::set<std::string> m_noted;
+
+    // The run's run.json, or none where the server does not serve it (or it is too large to
+    // read whole: its series are read instead).
+    std::optional<RunExport> whole_run_file(const std::string& artifact_uri,
+                                            const std::string& mlflow_id) {
+        const auto fetched = m_file_of_run.find(mlflow_id);
+        const std::optional<std::string> text =
+            fetched == m_file_of_run.end() ? m_api.get_artifact(artifact_uri, kWholeRunFile)
+                                           : m_files->take(fetched->second);
+        if (!text || text->size() > kMostWholeRunBytes) {
+            return std::nullopt;
+        }
+        return run_from_export_json(*text, "run " + mlflow_id + "'s " + kWholeRunFile);
+    }
+
+    // What the server says of the run over what its files say: its times, its student's
+    // name, its note, the lesson's tags (with either).
+    static void with_mlflow_names(WholeRun& whole, const Json& run,
+                                  const std::map<std::string, std::string>& tags) {
+        const Json& info = run.at("info");
+        const std::int64_t start_ms = info.value("start_time", std::int64_t{0});
+        for (const auto& [key, value] : tags) {
+            if (is_lesson_tag(key)) {
+                whole.run.tracker_tags[key] = value;
+            }
+        }
+        whole.run.created_at = utc_text(start_ms);
+        whole.run.finished_at = utc_text(info.value("end_time", start_ms));
+        const auto user = tags.find(kUserTag);
+        const std::string student = user == tags.end() ? "" : user->second;
+        whole.run.name = (student.empty() ? "" : student + ": ") + run_name(run, whole.run);
+        if (const auto note_tag = tags.find("mlflow.note.content"); note_tag != tags.end()) {
+            whole.run.notes = note_tag->second;
+        }
+    }
 
     static std::string run_name(const Json& run, const RunRecord& record) {
         const std::string name = run.at("info").value("run_name", "");
@@ -315,7 +369,10 @@ private:
     }
 
     MlflowApi& m_api;
+    RequestControl m_control;
     MlflowHistories m_histories;
+    std::map<std::string, std::size_t> m_file_of_run;  // MLflow's run id: its place in m_files
+    std::unique_ptr<ArtifactPrefetch> m_files;
 };
 
 }  // namespace
@@ -326,7 +383,7 @@ MlflowImport import_from_mlflow(RunStore& store, const MlflowSource& source) {
     MlflowImport result;
     try {
         const std::string experiment = followed_experiment(api, source);
-        Importer importer(api);
+        Importer importer(api, source.control);
         // The runs to import, a hundred at a time: their series are read ahead together.
         std::vector<Json> pending;
         const auto import_pending = [&] {
@@ -379,7 +436,7 @@ MlflowImport import_from_mlflow(RunStore& store, const MlflowSource& source) {
         }
         result.without_summary = std::move(importer.without_summary);
         result.notes = std::move(importer.notes);
-        if (!result.added.empty()) {
+        if (importer.from_series > 0) {
             result.notes.push_back(
                 "MLflow holds a run's series at the end of each step and validation, timed to "
                 "the millisecond: the rows of each phase (forward, backward, update, the "

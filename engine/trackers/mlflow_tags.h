@@ -8,6 +8,10 @@ namespace oomlab::trackers {
 inline constexpr const char* kUidTag = "oomlab.run_uid";           // the run's identity
 inline constexpr const char* kDigestTag = "oomlab.export_digest";  // sent last: the run is whole
 inline constexpr const char* kUserTag = "mlflow.user";             // who ran it (MLflow's own tag)
+// The artifact holding the whole run (its rows of every phase and its events), where one
+// was uploaded: an import reads it instead of the run's series.
+inline constexpr const char* kWholeRunTag = "oomlab.whole_run";
+inline constexpr const char* kWholeRunFile = "run.json";
 // "true" where the run's out-of-memory found more free than it asked for, in pieces.
 inline constexpr const char* kFragmentedTag = "oomlab.fragmented";
 

@@ -130,11 +130,17 @@ class MlflowExport(RunsFixture):
                     self.assertEqual(mlflow_run.data.metrics[f"predicted/{category}_MiB"],
                                      value / (1 << 20))
                 artifacts = [a.path for a in self.client.list_artifacts(mlflow_run.info.run_id)]
-                self.assertEqual(artifacts, ["summary.json"])
+                self.assertEqual(artifacts, ["run.json", "summary.json"])
                 path = self.client.download_artifacts(mlflow_run.info.run_id, "summary.json",
                                                       os.path.join(self.folder, f"dl{run}"))
                 with open(path, encoding="utf-8") as file:
                     self.assertEqual(json.load(file)["run_id"], run)
+                # The whole run, as `runs export --json` writes it: every phase's rows, events.
+                path = self.client.download_artifacts(mlflow_run.info.run_id, "run.json",
+                                                      os.path.join(self.folder, f"dl{run}"))
+                with open(path, encoding="utf-8") as file:
+                    self.assertEqual(json.load(file), export)
+                self.assertEqual(mlflow_run.data.tags["oomlab.whole_run"], "run.json")
         self.assertIn("eval/accuracy", expected_series(self.exports[self.completed]))
         self.assertIn("out of memory", self.mlflow_runs(self.oom)[0].data.tags["oomlab.error"])
 

@@ -96,6 +96,10 @@ class MlflowImport(unittest.TestCase):
                 self.assertEqual([r[:-1] for r in got], [r[:-1] for r in want])
                 for (*_, wall), (*_, expected_wall) in zip(got, want):
                     self.assertLess(abs(wall - expected_wall), 1.0)
+                # Sent whole (run.json): every phase's rows and the events, as they were.
+                self.assertEqual(run["metrics"], student["metrics"])
+                self.assertEqual(run["events"], student["events"])
+        self.assertFalse([note for note in reply["notes"] if "are not there" in note], reply)
         self.assertEqual(sum(run["status"] == "oom" for run in imported.values()),
                          sum(i % 3 == 2 for i in range(STUDENTS)))
         again = json.loads(self.import_runs(db, "--json")[1])
@@ -223,6 +227,7 @@ class MlflowImport(unittest.TestCase):
             "--set", "train.max_steps=4", "--set", "eval.every=0")
         run = self.client.search_runs(
             [self.client.get_experiment_by_name("long").experiment_id])[0]
+        self.read_from_its_series(run.info.run_id)
         first = run.info.start_time
         for start in range(100, 3100, 1000):
             self.client.log_batch(run.info.run_id, metrics=[
@@ -259,24 +264,30 @@ class MlflowImport(unittest.TestCase):
             self.client.delete_run(other.info.run_id)
             self.client.delete_run(half.info.run_id)
 
+    def read_from_its_series(self, run_id):
+        """The run as a version before the whole run's upload sent it (or a server that did
+        not take it): without its oomlab.whole_run tag, an import reads its series."""
+        self.client.delete_tag(run_id, "oomlab.whole_run")
+
     @contextlib.contextmanager
-    def summary_set_aside(self, student):
-        """The server's summary.json of the student's run, moved aside for the block (the
-        block may write another there); yields its path and the run's id."""
+    def artifacts_set_aside(self, student, names=("summary.json", "run.json")):
+        """The server's files of the student's run, moved aside for the block (the block may
+        write others there); yields the first one's path and the run's id."""
         experiment = self.client.get_experiment_by_name("OOM Lab").experiment_id
         [sent] = self.client.search_runs([experiment],
                                          f"tags.`mlflow.user` = 'student-{student}'")
-        summary = os.path.join(self.folder, "mlflow-artifacts", experiment, sent.info.run_id,
-                               "artifacts", "summary.json")
-        kept = summary + ".kept"
-        os.rename(summary, kept)
+        paths = [os.path.join(self.folder, "mlflow-artifacts", experiment, sent.info.run_id,
+                              "artifacts", name) for name in names]
+        for path in paths:
+            os.rename(path, path + ".kept")
         try:
-            yield summary, sent.info.run_id
+            yield paths[0], sent.info.run_id
         finally:
-            os.replace(kept, summary)
+            for path in paths:
+                os.replace(path + ".kept", path)
 
     def test_without_its_summary_a_run_keeps_what_tags_and_final_values_say(self):
-        with self.summary_set_aside(0) as (_, mlflow_id):
+        with self.artifacts_set_aside(0) as (_, mlflow_id):
             db = os.path.join(self.folder, "no-summary.sqlite")
             _, out, _ = self.import_runs(db)
             # Once, with the count, whatever the number of runs.
@@ -292,8 +303,8 @@ class MlflowImport(unittest.TestCase):
         self.assertEqual(run["by_module"], [], "not on the server: not guessed")
 
     def test_a_run_that_cannot_be_read_is_skipped_and_named(self):
-        with self.summary_set_aside(1) as (summary, run_id):
-            with open(summary, "w") as broken:
+        with self.artifacts_set_aside(1, ["run.json"]) as (whole_run, run_id):
+            with open(whole_run, "w") as broken:
                 broken.write("{ not JSON")
             db = os.path.join(self.folder, "one-broken.sqlite")
             _, out, _ = self.import_runs(db)
@@ -312,6 +323,7 @@ class MlflowImport(unittest.TestCase):
         experiment = self.client.get_experiment_by_name("figures").experiment_id
         [sent] = self.client.search_runs([experiment])
         run_id = sent.info.run_id
+        self.read_from_its_series(run_id)
         for key, value, step in (("memory/peak_MiB", -5.0, 900), ("memory/peak_MiB", 1e300, 901),
                                  ("memory/allocated_MiB", float("inf"), 902),
                                  ("memory/peak_MiB", 1.0, -3), ("rank -1/memory/peak_MiB", 1.0, 1)):
@@ -350,6 +362,7 @@ class MlflowImport(unittest.TestCase):
             self.server.uri, "--experiment", "uids")
         experiment = self.client.get_experiment_by_name("uids").experiment_id
         [sent] = self.client.search_runs([experiment])
+        self.read_from_its_series(sent.info.run_id)
         for first in range(0, 2000, 100):  # MLflow takes 100 parameters a call
             self.client.log_batch(sent.info.run_id, params=[
                 Param(f"future.setting_{i:04d}", "1") for i in range(first, first + 100)])

@@ -318,5 +318,60 @@ TEST(RunSummary, FiguresNoRunCanHaveAreRefusedByKey) {
     }
 }
 
+// A whole run written by run_export_json reads back with every row of each phase and its
+// events (what an import from MLflow takes in one request), and a row no run can have is
+// refused by its place.
+TEST(RunExportRead, AWholeRunReadsBackWithItsRowsAndEvents) {
+    RunRecord run = ended_run();
+    run.notes = "the head was too wide";
+    run.config_json = R"({"train":{"batch_size":64}})";
+    MetricRow forward;
+    forward.rank = 1;
+    forward.step = 3;
+    forward.phase = "forward";
+    forward.wall_ms = 12.5;
+    forward.allocated_bytes = 7 << 20;
+    forward.alloc_retries = 2;
+    MetricRow eval = forward;
+    eval.phase = "eval";
+    eval.loss = 0.75;
+    eval.accuracy = 0.5;
+    eval.allocated_bytes.reset();
+    const RunExport back = run_from_export_json(
+        run_export_json(run, {forward, eval}, {{3, "oom", "out of memory at step 3"}}, -1),
+        "run.json");
+    EXPECT_EQ(back.run.name, run.name);
+    EXPECT_EQ(back.run.outcome.status, RunStatus::Oom);
+    EXPECT_EQ(back.run.notes, run.notes);
+    EXPECT_EQ(Json::parse(back.run.config_json), Json::parse(run.config_json));
+    ASSERT_EQ(back.metrics.size(), 2u);
+    EXPECT_EQ(back.metrics[0].rank, 1);
+    EXPECT_EQ(back.metrics[0].step, 3);
+    EXPECT_EQ(back.metrics[0].phase, "forward");
+    EXPECT_EQ(back.metrics[0].wall_ms, 12.5);
+    EXPECT_EQ(back.metrics[0].allocated_bytes, 7 << 20);
+    EXPECT_EQ(back.metrics[0].alloc_retries, 2);
+    EXPECT_FALSE(back.metrics[0].loss) << "not measured stays not measured";
+    EXPECT_EQ(back.metrics[1].accuracy, 0.5);
+    EXPECT_FALSE(back.metrics[1].allocated_bytes);
+    ASSERT_EQ(back.events.size(), 1u);
+    EXPECT_EQ(back.events[0].kind, "oom");
+    EXPECT_EQ(back.events[0].message, "out of memory at step 3");
+
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {R"("metrics": [{"step": 1}, {"step": -2}])", "metrics[1].step is -2, not a whole"},
+        {R"("metrics": [{"allocated_bytes": -5}])", "metrics[0].allocated_bytes is -5"},
+        {R"("metrics": [{"wall_ms": -1}])", "metrics[0].wall_ms is -1, not a time"},
+        {R"("metrics": [7])", "metrics[0] is 7, not an object"},
+        {R"("metrics": {"step": 1})", "metrics is {\"step\":1}, not a list"},
+        {R"("events": [{"kind": 3}])", "events[0].kind is 3, not a text"},
+    };
+    for (const auto& [field, said] : cases) {
+        const std::string message = test::bad_input_message(
+            [&] { run_from_export_json(R"({"status": "completed", )" + field + "}", "run.json"); });
+        EXPECT_NE(message.find("run.json: " + said), std::string::npos) << message;
+    }
+}
+
 }  // namespace
 }  // namespace oomlab

@@ -39,6 +39,15 @@ nlohmann::ordered_json prediction_value(const MemoryPrediction& prediction);
 std::string run_export_json(const RunRecord& run, const std::vector<MetricRow>& metrics,
                             const std::vector<EventRow>& events, int indent = 2);
 
+// A whole run as run_export_json wrote it, read back; BadInput names `source` and the key of
+// a figure no run has.
+struct RunExport {
+    RunRecord run;
+    std::vector<MetricRow> metrics;
+    std::vector<EventRow> events;
+};
+RunExport run_from_export_json(const std::string& text, const std::string& source);
+
 // The metrics of one or more runs as CSV with a header row: every row starts with its run_id
 // and rank, so the rows of several runs and ranks stay apart; absent values are empty cells.
 struct RunMetrics {
