@@ -33,6 +33,25 @@ void setSetting(const char* key, const QVariant& value) {
     AppSettings::setValue(QStringLiteral("trackers/") + QLatin1String(key), value);
 }
 
+// Runs of this database killed while they were sent as they trained (nothing sent their end):
+// ended on the server now; what was done, a line each. The runs sent are sent whatever
+// becomes of these.
+QStringList endRunsLeftRunning(const RunStore& store, const trackers::MlflowTarget& mlflow) {
+    QStringList lines;
+    try {
+        for (const std::int64_t ended : trackers::end_runs_left_running(store, mlflow)) {
+            lines << QObject::tr(
+                         "run %1 stopped without its end while it was sent (its process "
+                         "was killed): it is ended on MLflow now")
+                         .arg(ended);
+        }
+    } catch (const std::exception& error) {
+        lines << QObject::tr("the runs left running on MLflow were not ended there: %1")
+                     .arg(QString::fromStdString(error.what()));
+    }
+    return lines;
+}
+
 }  // namespace
 
 TrackerTarget TrackerTarget::remembered() {
@@ -88,29 +107,6 @@ trackers::MlflowTarget mlflowTarget(const TrackerTarget& target,
     mlflow.user = target.user.trimmed().toStdString();
     return mlflow;
 }
-
-namespace {
-
-// Runs of this database killed while they were sent as they trained (nothing sent their end):
-// ended on the server now; what was done, a line each. The runs sent are sent whatever
-// becomes of these.
-QStringList endRunsLeftRunning(const RunStore& store, const trackers::MlflowTarget& mlflow) {
-    QStringList lines;
-    try {
-        for (const std::int64_t ended : trackers::end_runs_left_running(store, mlflow)) {
-            lines << QObject::tr(
-                         "run %1 stopped without its end while it was sent (its process "
-                         "was killed): it is ended on MLflow now")
-                         .arg(ended);
-        }
-    } catch (const std::exception& error) {
-        lines << QObject::tr("the runs left running on MLflow were not ended there: %1")
-                     .arg(QString::fromStdString(error.what()));
-    }
-    return lines;
-}
-
-}  // namespace
 
 QString sendRunsToTracker(const QString& databasePath, const QVector<qint64>& runIds,
                           const TrackerTarget& target, const trackers::RequestControl& control,
