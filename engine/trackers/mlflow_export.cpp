@@ -186,11 +186,15 @@ void send_artifacts(MlflowApi& api, const TrackedRun& tracked, const std::string
         return;
     }
     result.artifacts.push_back("summary.json");
-    // The whole run too, compact (a few times its summary): its rows of each phase and events
-    // that MLflow's series do not hold, and one request a run for an import.
-    api.put_artifact(artifact_uri, kWholeRunFile,
-                     run_export_json(tracked.run, tracked.metrics, tracked.events, -1));
-    result.artifacts.push_back(kWholeRunFile);
+    // The whole run too, compact: its rows of each phase and events that MLflow's series do
+    // not hold, and one request a run for an import (of a run of a few hundred thousand rows).
+    if (tracked.metrics.size() <= kMostWholeRunRows) {
+        const std::string whole = run_export_json(tracked.run, tracked.metrics, tracked.events, -1);
+        if (whole.size() <= kMostWholeRunBytes) {
+            api.put_artifact(artifact_uri, kWholeRunFile, whole);
+            result.artifacts.push_back(kWholeRunFile);
+        }
+    }
     for (const RunParam& param : run_params(tracked.run)) {
         if (param.key != "debug.memory_snapshot" || param.text.empty()) {
             continue;

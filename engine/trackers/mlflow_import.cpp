@@ -29,10 +29,8 @@
 namespace oomlab::trackers {
 namespace {
 
-// A run's summary.json is a few kilobytes to a megabyte (its modules and staircase); its whole
-// run (run.json) some 300 bytes a row: 64 MiB is 200,000 rows, past which its series are read.
+// A run's summary.json is a few kilobytes to a megabyte (its modules and staircase).
 constexpr std::size_t kMostSummaryBytes = std::size_t(16) << 20;
-constexpr std::size_t kMostWholeRunBytes = std::size_t(64) << 20;
 
 // Where a series sent by run_series() goes back in a metric row.
 struct SeriesField {

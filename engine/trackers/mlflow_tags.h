@@ -1,6 +1,7 @@
 // The tags by which OOM Lab finds its runs on an MLflow server again.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace oomlab::trackers {
@@ -12,6 +13,9 @@ inline constexpr const char* kUserTag = "mlflow.user";             // who ran it
 // was uploaded: an import reads it instead of the run's series.
 inline constexpr const char* kWholeRunTag = "oomlab.whole_run";
 inline constexpr const char* kWholeRunFile = "run.json";
+// Some 330 bytes a row: a run of more rows (a run.json past 64 MiB) is read from its series.
+inline constexpr std::size_t kMostWholeRunRows = 200000;
+inline constexpr std::size_t kMostWholeRunBytes = std::size_t(64) << 20;
 // "true" where the run's out-of-memory found more free than it asked for, in pieces.
 inline constexpr const char* kFragmentedTag = "oomlab.fragmented";
 
