@@ -14,8 +14,6 @@
 #include <QTextDocument>
 #include <QtTest>
 
-#include <unistd.h>
-
 #include "../engine/snapshot_reader/pickle_bytes.h"
 #include "common/formatting.h"
 #include "experiment/experiment_panel.h"
@@ -379,12 +377,6 @@ private slots:
     // process's resident memory after the window is gone is within a fifth of what it was
     // before the snapshot was opened.
     void closingASnapshotGivesItsMemoryBack() {
-        const auto resident_mib = [] {
-            QFile statm(QStringLiteral("/proc/self/statm"));
-            statm.open(QIODevice::ReadOnly);
-            const QList<QByteArray> fields = statm.readAll().split(' ');
-            return fields.value(1).toDouble() * double(sysconf(_SC_PAGESIZE)) / double(1 << 20);
-        };
         // OOMLAB_RSS_SNAPSHOT measures another file, e.g. one of 1 GB made by
         // bench/snapshot_growth.sh.
         QString path = qEnvironmentVariable("OOMLAB_RSS_SNAPSHOT");
@@ -394,18 +386,18 @@ private slots:
                 test::writeBytes(path, snapshot::many_allocations(600000)));  // 54 MB, 1.2M events
         }
         QCoreApplication::processEvents();
-        const double before = resident_mib();
+        const double before = test::residentMiB();
         SnapshotWindow* window = m_window->menus()->openSnapshot(path);
         QSignalSpy loaded(window, &SnapshotWindow::loaded);
         QVERIFY(loaded.wait(300000));
         QVERIFY2(window->error().isEmpty(), qPrintable(window->error()));
-        const double open = resident_mib();
+        const double open = test::residentMiB();
         QSignalSpy destroyed(window, &QObject::destroyed);
         window->close();
         QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
         QCOMPARE(destroyed.count(), 1);
         QTest::qWait(200);  // the trim after the window is gone
-        const double after = resident_mib();
+        const double after = test::residentMiB();
         const QString figures = QStringLiteral("before %1 MiB, open %2 MiB, after %3 MiB")
                                     .arg(before, 0, 'f', 0)
                                     .arg(open, 0, 'f', 0)

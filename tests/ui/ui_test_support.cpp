@@ -9,6 +9,8 @@
 
 #include <utility>
 
+#include <unistd.h>
+
 #include "experiment/experiment_panel.h"
 #include "live/run_controller.h"
 #include "snapshot/snapshot_window.h"
@@ -52,6 +54,15 @@ MainWindowOptions windowOptions(const QString& databasePath,
     options.config = std::move(config);
     options.restoreSession = false;
     return options;
+}
+
+double residentMiB() {
+    QFile statm(QStringLiteral("/proc/self/statm"));
+    if (!statm.open(QIODevice::ReadOnly)) {
+        return 0;
+    }
+    const QList<QByteArray> fields = statm.readAll().split(' ');
+    return fields.value(1).toDouble() * double(sysconf(_SC_PAGESIZE)) / double(1 << 20);
 }
 
 ExperimentConfig tinyConfig(int steps) {

@@ -25,6 +25,9 @@ QString benchResult(const QString& name);  // what bench/results holds (real GPU
 QString sharedDataDir();                   // ../shared/data beside the project (may be absent)
 QString guiProgram();                      // oomlab
 
+// The process's resident memory (/proc/self/statm), in MiB.
+double residentMiB();
+
 // Offscreen unless a platform is chosen; call before QApplication exists.
 void prepareEnvironment();
 // Settings under a temporary folder, never the user's; call after QApplication exists.
