@@ -10,6 +10,7 @@
 #include <cstring>
 #include <optional>
 
+#include "common/background_work.h"
 #include "common/formatting.h"
 #include "oomlab/common/version.h"
 #include "oomlab/config/config_io.h"
@@ -237,6 +238,7 @@ int main(int argc, char** argv) {
     QGuiApplication::setHighDpiScaleFactorRoundingPolicy(
         Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
     QApplication app(argc, argv);
+    oomlab::ui::letBackgroundWorkWait();
     describeApplication();
 
     QCommandLineParser parser;

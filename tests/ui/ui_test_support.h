@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "common/background_work.h"
 #include "oomlab/config/experiment_config.h"
 #include "window/main_window.h"
 
@@ -67,6 +68,7 @@ void saveScreenshot(QWidget* widget, const QString& name);
     int main(int argc, char** argv) {                  \
         ::oomlab::ui::test::prepareEnvironment();      \
         QApplication app(argc, argv);                  \
+        ::oomlab::ui::letBackgroundWorkWait();         \
         QTemporaryDir settings;                        \
         ::oomlab::ui::test::isolateSettings(settings); \
         TestClass test;                                \
