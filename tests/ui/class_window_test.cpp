@@ -17,14 +17,12 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <csignal>
 
+#include "class_server.h"
 #include "common/formatting.h"
 #include "compare/compare_page.h"
 #include "experiment/experiment_panel.h"
@@ -44,107 +42,13 @@
 using namespace oomlab;
 using namespace oomlab::ui;
 
-namespace {
-
-sockaddr_in loopback(int port) {
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(quint16(port));
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    return address;
-}
-
-// A port of 127.0.0.1 nothing listens on (the system's choice).
-int freePort() {
-    const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address = loopback(0);
-    socklen_t length = sizeof address;
-    ::bind(probe, reinterpret_cast<sockaddr*>(&address), sizeof address);
-    ::getsockname(probe, reinterpret_cast<sockaddr*>(&address), &length);
-    ::close(probe);
-    return ntohs(address.sin_port);
-}
-
-bool listening(int port) {
-    const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
-    const sockaddr_in address = loopback(port);
-    const bool connected =
-        ::connect(probe, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0;
-    ::close(probe);
-    return connected;
-}
-
-}  // namespace
-
 class ClassWindowTest : public QObject {
     Q_OBJECT
 
 private:
     QTemporaryDir m_dir;
-    QProcess m_server;
+    test::ClassServer m_class;
     QString m_uri;
-
-    // A student's oomlab-cli, on their "machine" (a process under their login name, with its
-    // own database), started, not waited for. Students' machines are not the lecturer's: their
-    // processes run at the lowest priority, so that the server and the window answer on a busy
-    // machine as they would in a room.
-    QProcess* startStudent(const QString& student, const QStringList& arguments) {
-        auto* cli = new QProcess(this);
-        QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-        environment.insert(QStringLiteral("LOGNAME"), student);
-        cli->setProcessEnvironment(environment);
-        cli->setChildProcessModifier([] {
-            const int niceness = ::nice(19);  // -1 only where it could not: then as it was
-            static_cast<void>(niceness);
-        });
-        cli->start(qEnvironmentVariable("OOMLAB_CLI"),
-                   arguments + QStringList{QStringLiteral("--db"),
-                                           m_dir.filePath(student + QStringLiteral(".sqlite")),
-                                           QStringLiteral("--mlflow"), m_uri});
-        return cli;
-    }
-
-    // A short run sent to `experiment` as a version before the whole run's upload sent it:
-    // without its oomlab.whole_run tag (deleted through MLflow's REST API), so that an import
-    // reads its series.
-    bool sendAsAnEarlierVersion(const QString& experiment) {
-        QProcess send;
-        send.start(qEnvironmentVariable("OOMLAB_CLI"),
-                   {QStringLiteral("run"), QStringLiteral("--db"),
-                    m_dir.filePath(QStringLiteral("earlier.sqlite")), QStringLiteral("--set"),
-                    QStringLiteral("train.max_steps=3"), QStringLiteral("--mlflow"), m_uri,
-                    QStringLiteral("--mlflow-experiment"), experiment});
-        if (!send.waitForFinished(60000) || send.exitCode() != 0) {
-            return false;
-        }
-        QProcess untag;
-        untag.start(qEnvironmentVariable("OOMLAB_TRACKER_PYTHON"),
-                    {QStringLiteral("-c"), QStringLiteral(R"(
-import json, sys, urllib.parse, urllib.request
-api = sys.argv[1] + "/api/2.0/mlflow/"
-def post(path, body):
-    request = urllib.request.Request(api + path, json.dumps(body).encode(),
-                                     {"Content-Type": "application/json"})
-    return json.load(urllib.request.urlopen(request))
-found = json.load(urllib.request.urlopen(
-    api + "experiments/get-by-name?experiment_name=" + urllib.parse.quote(sys.argv[2])))
-runs = post("runs/search", {"experiment_ids": [found["experiment"]["experiment_id"]]})["runs"]
-for run in runs:
-    post("runs/delete-tag", {"run_id": run["info"]["run_id"], "key": "oomlab.whole_run"})
-)"),
-                     m_uri, experiment});
-        return untag.waitForFinished(60000) && untag.exitCode() == 0;
-    }
-
-    void stopServer() {
-        if (m_server.state() != QProcess::NotRunning) {
-            ::kill(-pid_t(m_server.processId()), SIGTERM);  // its workers too: its own group
-            if (!m_server.waitForFinished(20000)) {
-                ::kill(-pid_t(m_server.processId()), SIGKILL);
-                m_server.waitForFinished();
-            }
-        }
-    }
 
 private slots:
     void initTestCase() {
@@ -152,37 +56,11 @@ private slots:
         if (python.isEmpty() || qEnvironmentVariableIsEmpty("OOMLAB_CLI")) {
             QSKIP("OOMLAB_TRACKER_PYTHON or OOMLAB_CLI is not set (./oomlab.sh test sets both)");
         }
-        const int port = freePort();
-        m_uri = QStringLiteral("http://127.0.0.1:%1").arg(port);
-        // A store already migrated (scripts/tracker_env.sh makes it) and no job runner: it
-        // answers in 4 s instead of 10.
-        const QString database = m_dir.filePath(QStringLiteral("ml.sqlite"));
-        QFile::copy(QFileInfo(python).dir().filePath(QStringLiteral("../mlflow-empty.sqlite")),
-                    database);
-        QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-        environment.insert(QStringLiteral("MLFLOW_SERVER_ENABLE_JOB_EXECUTION"),
-                           QStringLiteral("false"));
-        m_server.setProcessEnvironment(environment);
-        m_server.setChildProcessModifier([] { ::setsid(); });
-        m_server.setStandardOutputFile(m_dir.filePath(QStringLiteral("server.log")));
-        m_server.setProcessChannelMode(QProcess::MergedChannels);
-        m_server.start(
-            QFileInfo(python).dir().filePath(QStringLiteral("mlflow")),
-            {QStringLiteral("server"), QStringLiteral("--host"), QStringLiteral("127.0.0.1"),
-             QStringLiteral("--port"), QString::number(port), QStringLiteral("--workers"),
-             QStringLiteral("1"), QStringLiteral("--backend-store-uri"),
-             QStringLiteral("sqlite:///") + database, QStringLiteral("--artifacts-destination"),
-             m_dir.filePath(QStringLiteral("artifacts"))});
-        QElapsedTimer waited;
-        waited.start();
-        while (!listening(port)) {
-            QVERIFY2(waited.elapsed() < 90000 && m_server.state() != QProcess::NotRunning,
-                     "mlflow server did not start");
-            QTest::qWait(500);
-        }
+        QVERIFY2(m_class.start(python, m_dir.path()), "mlflow server did not start");
+        m_uri = m_class.uri();
     }
 
-    void cleanupTestCase() { stopServer(); }
+    void cleanupTestCase() { m_class.stop(); }
 
     // A student's workbench set to send each run to the class's server, under the name the
     // student gave: the run is there while it trains (made, not yet whole: what the class's
@@ -206,10 +84,11 @@ private slots:
         };
         // Before it, a run of the same database killed while it was sent (a crash: nothing
         // sent its end): the server holds it running until the workbench's next sending.
-        QProcess* killed = startStudent(
-            QStringLiteral("ada"), {QStringLiteral("run"), QStringLiteral("--mlflow-experiment"),
-                                    QStringLiteral("workbench"), QStringLiteral("--set"),
-                                    QStringLiteral("train.max_steps=20000")});
+        QProcess* killed =
+            m_class.startStudent(this, QStringLiteral("ada"),
+                                 {QStringLiteral("run"), QStringLiteral("--mlflow-experiment"),
+                                  QStringLiteral("workbench"), QStringLiteral("--set"),
+                                  QStringLiteral("train.max_steps=20000")});
         QTRY_VERIFY_WITH_TIMEOUT(imported().being_sent == 1, 60000);
         killed->kill();
         QVERIFY(killed->waitForFinished(30000));
@@ -258,8 +137,8 @@ private slots:
                                        QStringLiteral("same,under-1.5x")};
         QList<QProcess*> students;
         for (int i = 0; i < predicted.size(); ++i) {
-            QProcess* cli = startStudent(
-                QStringLiteral("s%1").arg(i + 1),
+            QProcess* cli = m_class.startStudent(
+                this, QStringLiteral("s%1").arg(i + 1),
                 {QStringLiteral("lesson"), QStringLiteral("run"), QStringLiteral("batch-size"),
                  QStringLiteral("--mlflow-experiment"), experiment, QStringLiteral("--predict"),
                  predicted[i], QStringLiteral("--set"), QStringLiteral("train.max_steps=3")});
@@ -386,10 +265,11 @@ private slots:
                          << set(QStringLiteral("memory.cap_mb"), QStringLiteral("150"))
                          << set(QStringLiteral("debug.keep_loss_graph"), QStringLiteral("true"));
             }
-            QProcess* cli = startStudent(
-                student, QStringList{QStringLiteral("run"), QStringLiteral("--name"),
-                                     leaks ? QStringLiteral("leak") : QStringLiteral("batch 32")} +
-                             settings);
+            QProcess* cli = m_class.startStudent(
+                this, student,
+                QStringList{QStringLiteral("run"), QStringLiteral("--name"),
+                            leaks ? QStringLiteral("leak") : QStringLiteral("batch 32")} +
+                    settings);
             const int expected = leaks ? 3 : untilSeen ? 130 : 0;
             connect(cli, &QProcess::finished, this,
                     [&ended, &clock, student, expected, cli](int code) {
@@ -504,7 +384,7 @@ private slots:
 
         // A class sent by an earlier version: read from its series, and what MLflow does not
         // hold of them is said under a button, not in the counts.
-        QVERIFY(sendAsAnEarlierVersion(QStringLiteral("earlier class")));
+        QVERIFY(m_class.sendAsAnEarlierVersion(QStringLiteral("earlier class")));
         classWindow->follow(false);
         classWindow->experimentField()->setText(QStringLiteral("earlier class"));
         classWindow->follow(true);
@@ -520,7 +400,7 @@ private slots:
         notes->click();
 
         // The server stops: said at the next refresh, the runs listed stay.
-        stopServer();
+        m_class.stop();
         QTRY_VERIFY_WITH_TIMEOUT(classWindow->status().contains(QStringLiteral("did not answer")),
                                  30000);
         QCOMPARE(classWindow->listedRuns().size(), 1);
