@@ -29,9 +29,13 @@ constexpr std::array<int, 3> kStopSignals{SIGINT, SIGTERM, SIGHUP};
 // For the handlers: the group running, and the signal that asked oomlab-cli to stop.
 volatile std::sig_atomic_t g_running_group = 0;
 volatile std::sig_atomic_t g_stop_signal = 0;
+volatile std::sig_atomic_t g_stop_count = 0;
 
 extern "C" void stop_running_group(int number) {
     g_stop_signal = number;
+    if (g_stop_count < 2) {
+        g_stop_count = g_stop_count + 1;
+    }
     if (g_running_group != 0) {
         kill(-pid_t(g_running_group), number);
     }
@@ -132,6 +136,10 @@ std::vector<ProcessEntry> processes() {
 
 int stop_requested() {
     return g_stop_signal;
+}
+
+bool stop_requested_again() {
+    return g_stop_count >= 2;
 }
 
 ProgramGroup::ProgramGroup(const std::function<void()>& exec) {

@@ -47,6 +47,8 @@ private:
 // The signal (SIGINT, SIGTERM or SIGHUP) that asked oomlab-cli to stop while a program ran, or
 // 0: every try still to come is left.
 int stop_requested();
+// Whether a stop signal came a second time: the program is killed without its grace.
+bool stop_requested_again();
 // The exit status a stop asks for (128 + its signal, as a shell gives it), else `otherwise`.
 inline int exit_status_unless_stopped(int otherwise) {
     return stop_requested() != 0 ? 128 + stop_requested() : otherwise;

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -115,10 +116,12 @@ ProgramEnd run_recorded(const RecordedRun& run, const RecordFiles& files, const 
     close(pipe_ends[1]);
     int errors = pipe_ends[0];
     ProgramEnd end;
-    // Past its time limit it is stopped with SIGTERM and killed 5 s later if still there;
-    // asked to stop, oomlab-cli has passed the signal on and kills it after 2 s.
+    // Past its time limit it is stopped with SIGTERM and killed 5 s later if still there.
+    // Asked to stop, oomlab-cli has passed the signal on and kills it 10 s later, or at once
+    // when asked again: a program writes its memory on the way out, which took over 2 s on a
+    // busy core (Slurm waits 30 s between SIGTERM and SIGKILL, torchrun 30 s).
     constexpr double kTimeoutGraceSeconds = 5;
-    constexpr double kStopGraceSeconds = 2;
+    constexpr double kStopGraceSeconds = 10;
     double kill_at = -1;
     while (!program.ended()) {
         if (run.timeout_seconds > 0 && !end.timed_out && elapsed() >= run.timeout_seconds) {
@@ -128,6 +131,11 @@ ProgramEnd run_recorded(const RecordedRun& run, const RecordFiles& files, const 
         }
         if (stop_requested() != 0 && kill_at < 0) {
             kill_at = elapsed() + kStopGraceSeconds;
+            std::cerr << "oomlab-cli record: stopping the program; it is killed in "
+                      << kStopGraceSeconds << " s if still running (stop again to kill it now)\n";
+        }
+        if (stop_requested_again()) {
+            kill_at = std::min(kill_at, elapsed());
         }
         if (kill_at >= 0 && elapsed() >= kill_at) {
             program.signal(SIGKILL);

@@ -430,6 +430,41 @@ time.sleep(100)
     EXPECT_EQ(stopped.out.find("the program still runs"), std::string::npos) << stopped.out;
 }
 
+// A second stop does not wait out the grace: a program that takes no notice of SIGTERM is
+// killed when oomlab-cli is asked again, not 10 s later.
+TEST_F(RecordedPrograms, StoppingOomlabCliTwiceKillsTheProgramAtOnce) {
+    test::write_file(m_dir.file("deaf.py"), R"PY(import os, signal, time, torch
+asked = []
+signal.signal(signal.SIGTERM, lambda number, frame: asked.append(number))
+with open("started.tmp", "w") as started:
+    started.write(str(os.getpid()))
+os.rename("started.tmp", "started")
+while True:
+    time.sleep(0.1)
+    if asked:
+        with open("ticks", "a") as ticks:
+            ticks.write("x")
+)PY");
+    const test::CommandResult stopped = test::run_command(
+        "cd " + test::shell_quote(m_dir.path()) + " || exit 1; TMPDIR=. " +
+        test::shell_quote(test::cli_program()) + " record --out m.pickle -- " +
+        test::shell_quote(torch_python()) +
+        " deaf.py >out.txt 2>err.txt </dev/null & cli=$!; "
+        "for i in $(seq 600); do [ -f started ] && break; sleep 0.1; done; "
+        "kill -TERM $cli; for i in $(seq 600); do [ -f ticks ] && break; sleep 0.1; done; "
+        "kill -TERM $cli; wait $cli; echo exit $?; cat out.txt err.txt; "
+        "echo ticks $(wc -c <ticks); "
+        "kill -0 $(cat started) 2>/dev/null && echo the program still runs");
+    EXPECT_NE(stopped.out.find("exit 143"), std::string::npos) << stopped.out;
+    EXPECT_NE(stopped.out.find("stop again to kill it now"), std::string::npos) << stopped.out;
+    EXPECT_NE(stopped.out.find("exited with 137"), std::string::npos) << stopped.out;
+    EXPECT_EQ(stopped.out.find("the program still runs"), std::string::npos) << stopped.out;
+    // Ticks of 0.1 s after the first stop: 100 had it waited out its grace.
+    const std::size_t ticks_at = stopped.out.find("ticks ");
+    ASSERT_NE(ticks_at, std::string::npos) << stopped.out;
+    EXPECT_LT(std::stoi(stopped.out.substr(ticks_at + 6)), 50) << stopped.out;
+}
+
 TEST(PyTorchPrograms, RecordOfAProgramThatIsNotThereSaysSo) {
     test::TempDir dir;
     const test::CliResult result =
