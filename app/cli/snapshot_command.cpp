@@ -228,19 +228,18 @@ void add_snapshot_command(CLI::App& app, int& exit_code) {
         "e.g. 80GiB: as it ran, and replayed with expandable segments");
     show->callback([=, &exit_code] {
         // Before the file is read: a wrong size is told at once, not after a long read.
-        const std::optional<std::int64_t> memory =
-            *show_memory_option
-                ? std::optional(device_memory_bytes(*show_memory, "--device-memory"))
-                : std::nullopt;
+        const bool has_memory = bool(*show_memory_option);
+        const std::int64_t memory =
+            has_memory ? device_memory_bytes(*show_memory, "--device-memory") : 0;
         const SnapshotReport report = read_snapshot_report(*file);
         const std::optional<std::size_t> moment =
             *at_option ? std::optional(std::size_t(*at)) : std::nullopt;
         const std::vector<SnapshotHeadroom> headroom =
-            memory ? snapshot_headroom(report, *memory) : std::vector<SnapshotHeadroom>{};
+            has_memory ? snapshot_headroom(report, memory) : std::vector<SnapshotHeadroom>{};
         if (*json) {
             nlohmann::ordered_json out =
                 nlohmann::ordered_json::parse(snapshot_report_json(report, moment));
-            if (memory) {
+            if (has_memory) {
                 out["headroom"] = nlohmann::ordered_json::parse(snapshot_headroom_json(headroom));
             }
             std::cout << out.dump() << '\n';
@@ -249,7 +248,7 @@ void add_snapshot_command(CLI::App& app, int& exit_code) {
             if (moment) {
                 print_moments(report, *moment);
             }
-            if (memory) {
+            if (has_memory) {
                 std::cout << "headroom: " << snapshot_headroom_text(headroom);
             }
         }
