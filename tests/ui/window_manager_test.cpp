@@ -9,6 +9,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
 #include <memory>
 
 #include "ui_test_support.h"
@@ -109,41 +110,64 @@ private slots:
             window.setZoom(zoom);
             QTest::qWait(200);
             for (QAction* entry : window.menuBar()->actions()) {
-                QMenu* menu = entry->menu();
-                if (!menu) {
-                    continue;
-                }
-                menu->popup(window.mapToGlobal(QPoint(0, 0)));
-                QVERIFY(QTest::qWaitForWindowExposed(menu));
-                QTest::qWait(50);
-                for (QAction* item : menu->actions()) {
-                    if (item->isSeparator() || !item->isVisible() || item->menu()) {
-                        continue;
+                if (QMenu* menu = entry->menu()) {
+                    checkMenuWidth(menu, window.mapToGlobal(QPoint(0, 0)), zoom);
+                    if (QTest::currentTestFailed()) {
+                        return;
                     }
-                    const QString text = QString(item->text()).remove(QLatin1Char('&'));
-                    const int textWidth = menu->fontMetrics().horizontalAdvance(text);
-                    const int room = menu->actionGeometry(item).width();
-                    QVERIFY2(room >= textWidth,
-                             qPrintable(QStringLiteral("zoom %1: \"%2\" needs %3 px, its item "
-                                                       "is %4 px, the menu %5 of %6 hinted")
-                                            .arg(zoom)
-                                            .arg(text)
-                                            .arg(textWidth)
-                                            .arg(room)
-                                            .arg(menu->width())
-                                            .arg(menu->sizeHint().width())));
-                    QVERIFY2(menu->width() >= menu->sizeHint().width(),
-                             qPrintable(QStringLiteral("zoom %1: %2 is %3 px, it needs %4")
-                                            .arg(zoom)
-                                            .arg(menu->title())
-                                            .arg(menu->width())
-                                            .arg(menu->sizeHint().width())));
                 }
-                menu->hide();
             }
         }
         window.setPresentationMode(false);
         window.setZoom(1.0);
+    }
+
+private:
+    // Pops `menu` up at `at` and checks that each item has room for its text and its
+    // shortcut, and the menu its hinted width; then each submenu, popped up beside it.
+    void checkMenuWidth(QMenu* menu, QPoint at, double zoom) {
+        const auto actions = menu->actions();
+        if (std::none_of(actions.begin(), actions.end(),
+                         [](const QAction* item) { return item->isVisible(); })) {
+            return;  // an empty menu (no recent files yet) is not shown
+        }
+        menu->popup(at);
+        QVERIFY2(QTest::qWaitForWindowExposed(menu), qPrintable(menu->title()));
+        QTest::qWait(50);
+        QVERIFY2(menu->width() >= menu->sizeHint().width(),
+                 qPrintable(QStringLiteral("zoom %1: %2 is %3 px, it needs %4")
+                                .arg(zoom)
+                                .arg(menu->title())
+                                .arg(menu->width())
+                                .arg(menu->sizeHint().width())));
+        const QFontMetrics metrics = menu->fontMetrics();
+        for (QAction* item : menu->actions()) {
+            if (item->isSeparator() || !item->isVisible()) {
+                continue;
+            }
+            const QString text = QString(item->text()).remove(QLatin1Char('&'));
+            const QString shortcut = item->shortcut().toString(QKeySequence::NativeText);
+            const int needed = metrics.horizontalAdvance(text) +
+                               (shortcut.isEmpty() ? 0 : metrics.horizontalAdvance(shortcut));
+            const int room = menu->actionGeometry(item).width();
+            QVERIFY2(room >= needed,
+                     qPrintable(QStringLiteral("zoom %1: \"%2\" (%3) needs %4 px, its item is "
+                                               "%5 px, the menu %6 of %7 hinted")
+                                    .arg(zoom)
+                                    .arg(text, shortcut)
+                                    .arg(needed)
+                                    .arg(room)
+                                    .arg(menu->width())
+                                    .arg(menu->sizeHint().width())));
+            if (QMenu* submenu = item->menu()) {
+                checkMenuWidth(submenu, menu->mapToGlobal(menu->actionGeometry(item).topRight()),
+                               zoom);
+                if (QTest::currentTestFailed()) {
+                    return;
+                }
+            }
+        }
+        menu->hide();
     }
 };
 
