@@ -66,8 +66,8 @@ void BM_MemoryPlotReplot(benchmark::State& state) {
         plot.appendRows(
             {rows.begin() + static_cast<long>(start), rows.begin() + static_cast<long>(end)});
     }
-    plot.markEvent({std::int64_t(kPoints * 9 / 10), std::string(oomlab::event_kind::kOom),
-                    "out of memory"});
+    plot.markEvent(
+        {std::int64_t(kPoints * 9 / 10), std::string(oomlab::event_kind::kOom), "out of memory"});
     // Let the coalescing timer fire once: it fits the axes to the whole run.
     QElapsedTimer waited;
     waited.start();
