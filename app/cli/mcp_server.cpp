@@ -72,7 +72,10 @@ void check_arguments(const Tool& tool, const Json& arguments) {
     const auto refuse = [&](const std::string& why) {
         throw ProtocolError(kInvalidParams, tool.name + ": " + why);
     };
-    for (const auto& [name, value] : arguments.items()) {
+    for (const auto& item : arguments.items()) {
+        // Named, not a structured binding: C++17 lets no lambda capture one (clang refuses).
+        const std::string& name = item.key();
+        const Json& value = item.value();
         const auto known = std::find_if(tool.arguments.begin(), tool.arguments.end(),
                                         [&](const Argument& a) { return a.name == name; });
         if (known == tool.arguments.end()) {

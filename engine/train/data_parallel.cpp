@@ -209,7 +209,10 @@ void DataParallel::after_step() {
     // Each rank's range, from its owner, one bucket of parameters at a time.
     const std::vector<std::size_t> all = m_layout.every_parameter();
     for (std::int64_t owner = 0; owner < world_size(); ++owner) {
-        const auto [begin, end] = m_layout.range_of(owner, world_size());
+        // Named, not a structured binding: C++17 lets no lambda capture one (clang refuses).
+        const std::pair<std::int64_t, std::int64_t> bounds = m_layout.range_of(owner, world_size());
+        const std::int64_t begin = bounds.first;
+        const std::int64_t end = bounds.second;
         if (begin == end) {
             continue;
         }

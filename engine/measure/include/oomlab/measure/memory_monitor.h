@@ -58,10 +58,11 @@ public:
 
 private:
     c10::Device m_device;
-    std::int64_t m_cap = 0;
+    // Read only where CUDA is built in (clang warns of them elsewhere).
+    [[maybe_unused]] std::int64_t m_cap = 0;
     std::int64_t m_baseline = 0;
     std::int64_t m_run_peak = 0;
-    std::int64_t m_retries_at_start = 0;
+    [[maybe_unused]] std::int64_t m_retries_at_start = 0;
     std::int64_t m_ooms_at_start = 0;
     bool m_modelled = false;   // CPU: the caching allocator modelled
     std::string m_pci_bus_id;  // CUDA: how NVML finds the device
