@@ -52,9 +52,12 @@ TEST(RunJson, TheSummarySaysWhatTheRecordHolds) {
     EXPECT_EQ(summary["peak_bytes"], 12 << 20);
     // Every category of the breakdown, in the order the product names them.
     ASSERT_EQ(summary["breakdown"].size(), kBreakdownKeys.size());
+    // Named: a range-for keeps only its outermost temporary alive, not the parsed object
+    // whose member it walks (AddressSanitizer caught the read after free).
+    const nlohmann::ordered_json in_order =
+        nlohmann::ordered_json::parse(run_summary_json(ended_run()));
     std::size_t i = 0;
-    for (const auto& [key, value] :
-         nlohmann::ordered_json::parse(run_summary_json(ended_run()))["breakdown"].items()) {
+    for (const auto& [key, value] : in_order["breakdown"].items()) {
         EXPECT_EQ(key, kBreakdownKeys[i++]);
     }
     EXPECT_EQ(summary["breakdown"]["activations"], 10 << 20);
