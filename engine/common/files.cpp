@@ -280,4 +280,19 @@ bool file_starts_with(const std::string& path, const std::string& prefix) {
     return n == static_cast<ssize_t>(prefix.size()) && head == prefix;
 }
 
+std::optional<FileStamp> stamp_of(const std::string& path) {
+    struct stat info {};
+    if (stat(path.c_str(), &info) != 0) {
+        return std::nullopt;
+    }
+    FileStamp stamp;
+    stamp.size = static_cast<std::uint64_t>(info.st_size);
+    stamp.mtime_ns =
+        static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 + info.st_mtim.tv_nsec;
+    stamp.ctime_ns =
+        static_cast<std::int64_t>(info.st_ctim.tv_sec) * 1'000'000'000 + info.st_ctim.tv_nsec;
+    stamp.inode = static_cast<std::uint64_t>(info.st_ino);
+    return stamp;
+}
+
 }  // namespace oomlab

@@ -1,13 +1,13 @@
 #include "glove_cache.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -159,18 +159,11 @@ std::string check_header(const CacheHeader& header, std::uint64_t file_bytes) {
 }  // namespace
 
 CacheSource stat_source(const std::string& path) {
-    struct stat info {};
-    if (stat(path.c_str(), &info) != 0) {
+    const std::optional<FileStamp> stamp = stamp_of(path);
+    if (!stamp) {
         throw bad_input_at(path, 0, std::string("cannot open: ") + std::strerror(errno));
     }
-    CacheSource source;
-    source.size = static_cast<std::uint64_t>(info.st_size);
-    source.mtime_ns =
-        static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 + info.st_mtim.tv_nsec;
-    source.ctime_ns =
-        static_cast<std::int64_t>(info.st_ctim.tv_sec) * 1'000'000'000 + info.st_ctim.tv_nsec;
-    source.inode = static_cast<std::uint64_t>(info.st_ino);
-    return source;
+    return *stamp;
 }
 
 bool looks_like_cache(const std::string& path) {

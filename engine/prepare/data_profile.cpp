@@ -36,17 +36,15 @@ DataProfile profile_tokens(const ExperimentConfig& config, std::int64_t train_ex
 
 DataProfile profile_data(const ExperimentConfig& config) {
     validate_config(config);
-    const prepare::TokenizedData data = prepare::load_tokenized_data(config);
+    const auto data = prepare::load_tokenized_data(config);
     DataProfile profile =
-        profile_tokens(config, static_cast<std::int64_t>(data.split.train.examples.size()),
-                       static_cast<std::int64_t>(data.split.valid.examples.size()),
-                       static_cast<int>(data.split.train.label_names.size()), data.train_tokens,
-                       data.valid_tokens);
-
-    const std::vector<std::string> dataset_words = prepare::distinct_words(data.train_tokens);
+        profile_tokens(config, static_cast<std::int64_t>(data->split.train.examples.size()),
+                       static_cast<std::int64_t>(data->split.valid.examples.size()),
+                       static_cast<int>(data->split.train.label_names.size()), data->train_tokens,
+                       data->valid_tokens);
     prepare::profile_vectors(profile, config.embeddings,
-                             prepare::vector_shape(config.embeddings, dataset_words),
-                             static_cast<std::int64_t>(dataset_words.size()));
+                             prepare::vector_shape(config.embeddings, data->train_words),
+                             static_cast<std::int64_t>(data->train_words.size()));
     return profile;
 }
 

@@ -150,21 +150,21 @@ PreparedExperiment prepare_experiment(const ExperimentConfig& config,
     info.device = torch_utils::describe_device(prepared.device);
 
     report("dataset", 0.0);
-    const prepare::TokenizedData data = prepare::load_tokenized_data(config);
-    info.dataset = data.split.train.source;
-    info.train_examples = static_cast<std::int64_t>(data.split.train.examples.size());
-    info.valid_examples = static_cast<std::int64_t>(data.split.valid.examples.size());
-    info.label_names = data.split.train.label_names;
+    const std::shared_ptr<const prepare::TokenizedData> data = prepare::load_tokenized_data(config);
+    info.dataset = data->split.train.source;
+    info.train_examples = static_cast<std::int64_t>(data->split.train.examples.size());
+    info.valid_examples = static_cast<std::int64_t>(data->split.valid.examples.size());
+    info.label_names = data->split.train.label_names;
     prepared.num_classes = static_cast<int>(info.label_names.size());
-    const prepare::TokenLists& train_tokens = data.train_tokens;
-    const prepare::TokenLists& valid_tokens = data.valid_tokens;
+    const prepare::TokenLists& train_tokens = data->train_tokens;
+    const prepare::TokenLists& valid_tokens = data->valid_tokens;
 
     report("embeddings", 0.1);
     GloveLoadOptions load_options;
     load_options.progress = [&](double fraction) { report("embeddings", 0.1 + 0.8 * fraction); };
     load_options.write_cache_in_background = true;  // the first run trains while it is written
     const prepare::LoadedVectors vectors = prepare::load_vectors(
-        config.embeddings, prepare::distinct_words(train_tokens), config.train.seed, load_options);
+        config.embeddings, data->train_words, config.train.seed, load_options);
     info.embeddings = vectors.description;
 
     const prepare::EmbeddingRows rows = prepare::build_embedding_rows(
@@ -184,10 +184,11 @@ PreparedExperiment prepare_experiment(const ExperimentConfig& config,
         info.profile, config.embeddings,
         {vectors.table.size(), rows.dim, rows.vectors_found, vectors.synthetic},
         rows.dataset_words);
-    prepared.train_examples = prepare::encode_examples(train_tokens, data.split.train.examples,
+    prepared.train_examples = prepare::encode_examples(train_tokens, data->split.train.examples,
                                                        rows, config.train.max_len);
-    prepared.valid_examples = prepare::encode_examples(valid_tokens, data.split.valid.examples,
+    prepared.valid_examples = prepare::encode_examples(valid_tokens, data->split.valid.examples,
                                                        rows, config.train.max_len);
+    prepare::release_kept_data();
 
     info.steps_per_epoch = steps_per_epoch(info.train_examples, config.train.batch_size,
                                            config.train.accumulation, rendezvous.world_size);

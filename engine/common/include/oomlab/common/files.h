@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +15,24 @@
 namespace oomlab {
 
 enum class PathKind { File, Folder, FileOrFolder };
+
+// What tells one version of a file from another without reading it: new content changes the
+// size or the modification time, a file put in its place the inode, and the change time is
+// set by the kernel on every change, so that a modification time put back is still seen.
+struct FileStamp {
+    std::uint64_t size = 0;
+    std::int64_t mtime_ns = 0;
+    std::int64_t ctime_ns = 0;
+    std::uint64_t inode = 0;
+
+    bool operator==(const FileStamp& other) const {
+        return size == other.size && mtime_ns == other.mtime_ns && ctime_ns == other.ctime_ns &&
+               inode == other.inode;
+    }
+};
+
+// The stamp of a path (followed if a link); nullopt when it cannot be read, with errno set.
+std::optional<FileStamp> stamp_of(const std::string& path);
 
 // Throws BadInput naming `what` (a config key such as "dataset.path", or an option such as
 // "--config") and the path when the path does not exist, cannot be read, or is not of `kind`
