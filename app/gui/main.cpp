@@ -12,6 +12,7 @@
 
 #include "common/background_work.h"
 #include "common/formatting.h"
+#include "common/zoom_style.h"
 #include "oomlab/common/version.h"
 #include "oomlab/config/config_io.h"
 #include "oomlab/config/config_keys.h"
@@ -238,6 +239,7 @@ int main(int argc, char** argv) {
     QGuiApplication::setHighDpiScaleFactorRoundingPolicy(
         Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
     QApplication app(argc, argv);
+    oomlab::ui::ZoomStyle::apply(1.0);  // every window in the style its layouts are tested in
     oomlab::ui::letBackgroundWorkWait();
     describeApplication();
 

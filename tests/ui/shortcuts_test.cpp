@@ -5,7 +5,9 @@
 #include <QCheckBox>
 #include <QDockWidget>
 #include <QMenu>
+#include <QProxyStyle>
 #include <QRadioButton>
+#include <QStyleFactory>
 #include <QTemporaryDir>
 #include <QToolTip>
 #include <QtTest>
@@ -27,8 +29,18 @@ private:
 private slots:
     void initTestCase() {
         QVERIFY(m_dir.isValid());
+        // A desktop whose style is not Fusion (as KDE's Breeze is not).
+        QApplication::setStyle(QStyleFactory::create(QStringLiteral("Windows")));
         m_window = test::shownWindow(m_dir.filePath("runs.sqlite"));
         QVERIFY(m_window);
+    }
+
+    // The window is drawn in Fusion, the style its layouts and menus are tested in at each
+    // zoom, whatever the desktop's style (QT_STYLE_OVERRIDE still chooses another).
+    void theWindowIsDrawnInFusionWhateverTheDesktopsStyle() {
+        const auto* style = qobject_cast<const QProxyStyle*>(QApplication::style());
+        QVERIFY(style);
+        QCOMPARE(style->baseStyle()->name(), QStringLiteral("fusion"));
     }
 
     // The zoom keys as a lecturer presses them: Ctrl+- zooms out (it was bound twice, which Qt

@@ -1,6 +1,7 @@
 // The application's style with its indicators (check boxes, radio buttons) grown with the
 // text: Qt sizes them in pixels, so at a projector's 1.6x text they stayed at a desk's size
-// beside it. Everything else is the style's own.
+// beside it. Everything else is Fusion's (the style of every layout test), or the style set
+// in QT_STYLE_OVERRIDE.
 #pragma once
 
 #include <QProxyStyle>
@@ -11,6 +12,9 @@ class ZoomStyle : public QProxyStyle {
     Q_OBJECT
 
 public:
+    // `base` is owned by the style; null: the application's default style.
+    explicit ZoomStyle(QStyle* base = nullptr);
+
     // The application's style from now on, made once (QApplication owns it); `zoom` the text's
     // size against the desk's. Set before the text's size changes: the change of font lays
     // every widget out again, with these sizes.

@@ -19,6 +19,7 @@
 #include "common/formatting.h"
 #include "common/run_types.h"
 #include "common/tab_sizing.h"
+#include "common/zoom_style.h"
 #include "compare/compare_page.h"
 #include "experiment/config_form.h"
 #include "experiment/estimate_view.h"
@@ -61,6 +62,7 @@ QScrollArea* scrolling(QWidget* page, const QString& name) {
 MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     : QMainWindow(parent), m_baseFont(QApplication::font()), m_saveSession(options.restoreSession) {
     setObjectName(QStringLiteral("mainWindow"));
+    ZoomStyle::apply(m_zoom);  // before any widget is made, as the workbench's main() does
     registerRunTypes();
     m_database = new RunDatabase(this);
     m_controller = new RunController(this);
