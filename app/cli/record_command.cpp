@@ -31,6 +31,23 @@ double try_timeout(double asked, double first_seconds) {
 // The longest --timeout taken: a week of one try.
 constexpr double kMostTimeoutSeconds = 7 * 24 * 3600;
 
+// The seconds an option gives, from 0 to a week: 1e300 overflowed the int it became, and NaN
+// passed every comparison.
+CLI::Validator seconds_up_to_a_week(const std::string& what) {
+    return CLI::Validator(
+        [what](const std::string& text) {
+            double seconds = 0;
+            const char* end = text.data() + text.size();
+            const auto [rest, error] = std::from_chars(text.data(), end, seconds);
+            return error == std::errc() && rest == end && seconds >= 0 &&
+                           seconds <= kMostTimeoutSeconds
+                       ? std::string()
+                       : text + ": give " + what + ", from 0 to " +
+                             std::to_string(int(kMostTimeoutSeconds)) + " (a week)";
+        },
+        "SECONDS");
+}
+
 void check_settings(const std::vector<std::string>& tries) {
     for (const std::string& setting : tries) {
         settings_to_try({setting}, {});
@@ -40,7 +57,7 @@ void check_settings(const std::vector<std::string>& tries) {
 // `record --after RECORD --try CONF...`: the program of an earlier record run again, in the
 // folder it ran in, with each setting; the earlier run is the first row.
 int run_tries_after(const std::string& record, const std::vector<std::string>& command,
-                    const std::vector<std::string>& tries, double timeout, bool force) {
+                    const std::vector<std::string>& tries, const RecordedRun& limits, bool force) {
     if (!command.empty()) {
         throw BadInput("record --after: the program is the one " + record +
                            " was recorded from; name no other after --",
@@ -76,8 +93,10 @@ int run_tries_after(const std::string& record, const std::vector<std::string>& c
     std::cout << "oomlab-cli record: " << program->command.front() << " as recorded in "
               << path.string() << " (it exited with " << program->exit_code << "), run again in "
               << program->directory << '\n';
-    run_tries(program->command, path, first, settings, try_timeout(timeout, program->seconds),
-              force);
+    RecordedRun again = limits;
+    again.command = program->command;
+    again.timeout_seconds = try_timeout(limits.timeout_seconds, program->seconds);
+    run_tries(again, path, first, settings, force);
     return exit_status_unless_stopped(kExitOk);
 }
 
@@ -118,27 +137,24 @@ void add_record_command(CLI::App& app, int& exit_code) {
         ->add_option("--timeout", *timeout,
                      "Seconds each try may run before it is stopped (default: twice the first "
                      "run's time, at least 10)")
-        ->check(CLI::Validator(
-            [](const std::string& text) {
-                // A number of seconds up to a week: 1e300 overflowed the int it became, and
-                // NaN passed every comparison.
-                double seconds = 0;
-                const char* end = text.data() + text.size();
-                const auto [rest, error] = std::from_chars(text.data(), end, seconds);
-                return error == std::errc() && rest == end && seconds >= 0 &&
-                               seconds <= kMostTimeoutSeconds
-                           ? std::string()
-                           : text + ": give the seconds each try may run, from 0 " + "to " +
-                                 std::to_string(int(kMostTimeoutSeconds)) +
-                                 " (a week; 0: twice the first run's time)";
-            },
-            "SECONDS"));
+        ->check(seconds_up_to_a_week("the seconds each try may run (0: twice the first "
+                                     "run's time)"));
+    auto kill_after = std::make_shared<double>(-1);
+    record
+        ->add_option("--kill-after", *kill_after,
+                     "Seconds a program has to end (writing its memory) once stopped, past "
+                     "--timeout or when oomlab-cli is stopped, before it is killed (default: "
+                     "5 past --timeout, 10 when stopped; stopping oomlab-cli twice kills it "
+                     "at once)")
+        ->check(seconds_up_to_a_week("the seconds a stopped program has to end"));
     record->footer(
         "Exits with the program's exit status (its first run's). Only the program's first "
         "Python process records (not the processes it starts).");
-    record->callback([command, out, force, tries, timeout, after, &exit_code] {
+    record->callback([command, out, force, tries, timeout, kill_after, after, &exit_code] {
+        RecordedRun program{*command, std::nullopt, 0, *kill_after};
         if (!after->empty()) {
-            exit_code = run_tries_after(*after, *command, *tries, *timeout, *force);
+            program.timeout_seconds = *timeout;
+            exit_code = run_tries_after(*after, *command, *tries, program, *force);
             return;
         }
         if (command->empty()) {
@@ -152,7 +168,7 @@ void add_record_command(CLI::App& app, int& exit_code) {
         // a file of the user's that is no memory record is replaced only when asked.
         check_record_outputs(files, *force, "--out");
         check_settings(*tries);
-        const RecordedOutcome first = record_run({*command, std::nullopt, 0}, files);
+        const RecordedOutcome first = record_run(program, files);
         exit_code = first.end.exit_code;
         std::cout << "oomlab-cli record: " << command->front() << " exited with " << exit_code
                   << '\n';
@@ -180,8 +196,8 @@ void add_record_command(CLI::App& app, int& exit_code) {
                           << "; the tries (" << tries->size() << ") are not run\n";
             }
         } else if (!tries->empty()) {
-            run_tries(*command, fs::absolute(*out), first, settings_to_try(*tries, first),
-                      try_timeout(*timeout, first.end.seconds), *force);
+            program.timeout_seconds = try_timeout(*timeout, first.end.seconds);
+            run_tries(program, fs::absolute(*out), first, settings_to_try(*tries, first), *force);
             exit_code = exit_status_unless_stopped(exit_code);
         }
     });

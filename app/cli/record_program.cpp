@@ -119,20 +119,21 @@ ProgramEnd run_recorded(const RecordedRun& run, const RecordFiles& files, const 
     // Past its time limit it is stopped with SIGTERM and killed 5 s later if still there.
     // Asked to stop, oomlab-cli has passed the signal on and kills it 10 s later, or at once
     // when asked again: a program writes its memory on the way out, which took over 2 s on a
-    // busy core (Slurm waits 30 s between SIGTERM and SIGKILL, torchrun 30 s).
-    constexpr double kTimeoutGraceSeconds = 5;
-    constexpr double kStopGraceSeconds = 10;
+    // busy core (Slurm waits 30 s between SIGTERM and SIGKILL, torchrun 30 s). --kill-after
+    // sets both.
+    const double timeout_grace = run.kill_after_seconds >= 0 ? run.kill_after_seconds : 5;
+    const double stop_grace = run.kill_after_seconds >= 0 ? run.kill_after_seconds : 10;
     double kill_at = -1;
     while (!program.ended()) {
         if (run.timeout_seconds > 0 && !end.timed_out && elapsed() >= run.timeout_seconds) {
             end.timed_out = true;
             program.signal(SIGTERM);
-            kill_at = elapsed() + kTimeoutGraceSeconds;
+            kill_at = elapsed() + timeout_grace;
         }
         if (stop_requested() != 0 && kill_at < 0) {
-            kill_at = elapsed() + kStopGraceSeconds;
-            std::cerr << "oomlab-cli record: stopping the program; it is killed in "
-                      << kStopGraceSeconds << " s if still running (stop again to kill it now)\n";
+            kill_at = elapsed() + stop_grace;
+            std::cerr << "oomlab-cli record: stopping the program; it is killed in " << stop_grace
+                      << " s if still running (stop again to kill it now)\n";
         }
         if (stop_requested_again()) {
             kill_at = std::min(kill_at, elapsed());

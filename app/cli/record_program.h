@@ -41,6 +41,9 @@ struct RecordedRun {
     std::vector<std::string> command;
     std::optional<std::string> alloc_conf;  // PYTORCH_CUDA_ALLOC_CONF for this run only
     double timeout_seconds = 0;             // 0: none
+    // From the SIGTERM (past the timeout, or record stopped) to the SIGKILL; below 0: 5 s past
+    // the timeout, 10 s when stopped.
+    double kill_after_seconds = -1;
 };
 
 struct ProgramEnd {

@@ -139,9 +139,8 @@ std::vector<std::string> settings_to_try(const std::vector<std::string>& asked,
     return unique;
 }
 
-void run_tries(const std::vector<std::string>& command, const fs::path& out,
-               const RecordedOutcome& first, const std::vector<std::string>& settings,
-               double timeout_seconds, bool force) {
+void run_tries(const RecordedRun& program, const fs::path& out, const RecordedOutcome& first,
+               const std::vector<std::string>& settings, bool force) {
     if (settings.empty()) {
         std::cout << "\nNothing to try: the first run's advice names no allocator setting.\n";
         return;
@@ -158,10 +157,11 @@ void run_tries(const std::vector<std::string>& command, const fs::path& out,
         }
         std::cout << "\noomlab-cli record: try " << i + 1 << " of " << settings.size()
                   << ", PYTORCH_CUDA_ALLOC_CONF=" << settings[i] << " (at most "
-                  << int(timeout_seconds) << " s)\n"
+                  << int(program.timeout_seconds) << " s)\n"
                   << std::flush;
-        outcomes.push_back(record_run({command, settings[i], timeout_seconds},
-                                      record_files_for(try_path(out, i + 1))));
+        RecordedRun tried_run = program;
+        tried_run.alloc_conf = settings[i];
+        outcomes.push_back(record_run(tried_run, record_files_for(try_path(out, i + 1))));
         const RecordedOutcome& tried = outcomes.back();
         std::cout << "oomlab-cli record: exited with " << tried.end.exit_code << "; "
                   << (tried.file ? "its memory in " + tried.file->string() : tried.no_report)

@@ -18,11 +18,10 @@ namespace oomlab::cli {
 std::vector<std::string> settings_to_try(const std::vector<std::string>& asked,
                                          const RecordedOutcome& first);
 
-// Runs each setting in turn (its record beside --out as NAME-try-N), each stopped after
-// `timeout_seconds`, and prints the table of all runs, the first included. Every try's files
-// are checked first, as --out's are: none of the user's is replaced unless `force`.
-void run_tries(const std::vector<std::string>& command, const std::filesystem::path& out,
-               const RecordedOutcome& first, const std::vector<std::string>& settings,
-               double timeout_seconds, bool force);
+// Runs `program` again with each setting in turn (its record beside --out as NAME-try-N),
+// each stopped after its timeout, and prints the table of all runs, the first included. Every
+// try's files are checked first, as --out's are: none of the user's is replaced unless `force`.
+void run_tries(const RecordedRun& program, const std::filesystem::path& out,
+               const RecordedOutcome& first, const std::vector<std::string>& settings, bool force);
 
 }  // namespace oomlab::cli

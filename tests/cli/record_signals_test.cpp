@@ -39,13 +39,13 @@ protected:
     test::TempDir m_dir;
 };
 
-// SIGTERM during a try whose program ignores it: the try's whole group is killed 2 s later, the
-// try still to come is not run, and record exits 128 + 15 at once (it waited for the try's
-// --timeout and then ran the next one).
+// SIGTERM during a try whose program ignores it: the try's whole group is killed --kill-after
+// seconds later, the try still to come is not run, and record exits 128 + 15 (it waited for
+// the try's --timeout and then ran the next one).
 TEST_F(RecordStopped, ATerminationStopsTheTryItsGroupAndEveryTryToCome) {
     const test::CommandResult result = shell(R"SH(
 $CLI record --out m.pickle --try expandable_segments:True --try max_split_size_mb:64 \
-    --timeout 600 -- sh -c 'echo ran >> runs
+    --timeout 600 --kill-after 1 -- sh -c 'echo ran >> runs
         if [ -n "$PYTORCH_CUDA_ALLOC_CONF" ]; then trap "" TERM; sleep 991 & sleep 991; fi' \
     > out.txt 2>&1 &
 record=$!
@@ -64,8 +64,10 @@ cat out.txt
     EXPECT_NE(result.out.find("runs 2"), std::string::npos) << "the second try ran\n" << result.out;
     EXPECT_NE(result.out.find("the tries still to come (1) are not run"), std::string::npos)
         << result.out;
-    // 2 s of grace and the killing; far from the try's 600 s.
-    EXPECT_GE(took_ms(result.out), 0) << result.out;
+    // The --kill-after second (default 10 s) and the killing; far from the try's 600 s.
+    EXPECT_GE(took_ms(result.out), 1000) << result.out;
+    EXPECT_NE(result.out.find("it is killed in 1 s if still running"), std::string::npos)
+        << result.out;
     EXPECT_LT(took_ms(result.out), 30000) << result.out;
 }
 

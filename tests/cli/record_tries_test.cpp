@@ -227,6 +227,8 @@ TEST(RecordAfter, ImpossibleTriesAndTimeoutsAreRefusedBeforeTheProgramRuns) {
         {"--timeout 1e300", "from 0 to 604800"},
         {"--timeout nan", "from 0 to 604800"},
         {"--timeout -1", "from 0 to 604800"},
+        {"--kill-after nan", "the seconds a stopped program has to end, from 0 to 604800"},
+        {"--kill-after -2", "from 0 to 604800"},
     };
     for (const auto& [options, words] : cases) {
         const test::CommandResult refused =
