@@ -20,13 +20,14 @@ namespace {
 using nlohmann::json;
 using test::run_cli;
 
-// Two runs of the same config, the second with four times the batch: runs 1 and 2 of one
-// database, each with its snapshot. Made once for the tests below.
+// Two runs of the same config, the second with sixteen times the batch: runs 1 and 2 of one
+// database, each with its snapshot. Made once for the tests below. (At four times, the peak
+// grew 1.1%, at the optimizer's step, and 0.7% on a loaded core: too near the tests' 1%.)
 class FailOver : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
         s_dir = new test::TempDir;
-        for (const std::string batch : {"32", "128"}) {
+        for (const std::string batch : {"32", "512"}) {
             const test::CliResult ran = run_cli({"run", "--db", db(), "--set", "train.max_steps=2",
                                                  "--set", "train.batch_size=" + batch, "--set",
                                                  "debug.memory_snapshot=" + snapshot(batch)});
@@ -58,7 +59,7 @@ std::int64_t largest_growth(const json& fail_over) {
 
 TEST_F(FailOver, SnapshotDiffFailsOnAGrowthPastTheLimitAndPassesWithin) {
     const std::string before = snapshot("32");
-    const std::string after = snapshot("128");
+    const std::string after = snapshot("512");
     const test::CliResult grew = run_cli({"snapshot", "diff", before, after, "--fail-over", "0%"});
     EXPECT_EQ(grew.exit_code, kExitOverLimit) << grew.err;
     EXPECT_EQ(grew.err.rfind("memory check failed: grew past --fail-over 0%: device 0: ", 0), 0u)
@@ -89,7 +90,7 @@ TEST_F(FailOver, SnapshotDiffFailsOnAGrowthPastTheLimitAndPassesWithin) {
 
     // An amount: one KiB under the largest growth fails, one KiB over it passes.
     const std::int64_t growth = largest_growth(out["fail_over"]);
-    ASSERT_GT(growth, 4096) << "four times the batch grows the peak";
+    ASSERT_GT(growth, 4096) << "sixteen times the batch grows the peak";
     const auto with_limit = [&](std::int64_t kib) {
         return run_cli(
                    {"snapshot", "diff", before, after, "--fail-over", std::to_string(kib) + "KiB"})
