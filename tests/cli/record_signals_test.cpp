@@ -105,6 +105,25 @@ echo "took $(( ($(date +%s%N) - started) / 1000000 )) ms"
     EXPECT_LT(took_ms(result.out), 60000) << result.out;
 }
 
+// --kill-after holds past --timeout too: a try that ignores SIGTERM is killed that many
+// seconds after it (0 here), not after the 5 s of grace. Counted in the try's own 0.1 s ticks,
+// which a busy machine makes fewer, never more: about 10 before its timeout, 50 more with the
+// default grace.
+TEST_F(RecordStopped, KillAfterHoldsPastTheTimeout) {
+    const test::CommandResult result = shell(R"SH(
+$CLI record --out m.pickle --try expandable_segments:True --timeout 1 --kill-after 0 -- sh -c '
+    [ -z "$PYTORCH_CUDA_ALLOC_CONF" ] ||
+        { trap "" TERM; while :; do echo t >> ticks; sleep 0.1; done; }'
+echo "exit $?"
+echo "ticks $(wc -l < ticks)"
+)SH");
+    EXPECT_NE(result.out.find("exit 0"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("(--timeout)"), std::string::npos) << result.out;
+    const std::size_t at = result.out.find("ticks ");
+    ASSERT_NE(at, std::string::npos) << result.out;
+    EXPECT_LT(std::stol(result.out.substr(at + 6)), 35) << result.out;
+}
+
 // Without --try, a program that ends leaving a daemon with its standard error open: record
 // ends with the program's status, naming the daemon it stopped (it waited for ever).
 TEST_F(RecordStopped, ADaemonLeftRunningIsStoppedAndNamed) {
