@@ -105,4 +105,39 @@ __attribute__((always_inline)) inline const char* parse_short_decimal(const char
     return p;
 }
 
+#ifdef OOMLAB_GLOVE_WORD_AT_A_TIME
+// The value [p, end) when it has the shape nearly every value of a vector file has: "-?D.F",
+// one integer digit and 1 to 7 fraction digits. Its end is known (the caller found the spaces
+// first), so nothing here waits on where the value before it ended. Reads 10 bytes from p
+// whatever `end` is: the caller makes sure they are there. Returns false for any other text,
+// nothing stored; the value is the very float parse_short_decimal gives.
+inline bool parse_common_value(const char* p, const char* end, float& value) {
+    const bool negative = *p == '-';
+    p += negative ? 1 : 0;
+    const std::ptrdiff_t fraction_digits = end - p - 2;
+    const unsigned first = static_cast<unsigned char>(p[0]) - unsigned{'0'};
+    if (fraction_digits < 1 || fraction_digits > 7 || first > 9 || p[1] != '.') {
+        return false;
+    }
+    std::uint64_t chunk = 0;
+    std::memcpy(&chunk, p + 2, sizeof chunk);
+    if (leading_digit_count(chunk) < fraction_digits) {
+        return false;
+    }
+    const std::uint64_t aligned = (chunk ^ 0x3030303030303030ull) << (64 - 8 * fraction_digits);
+    const std::uint64_t mantissa =
+        first * kIntegerPowersOf10[fraction_digits] + eight_digit_value(aligned);
+    if (mantissa > (std::uint64_t{1} << 24)) {
+        return false;
+    }
+    value =
+        static_cast<float>(mantissa) / kFloatPowersOf10[fraction_digits] * kSigns[negative ? 1 : 0];
+    return true;
+}
+#else
+inline bool parse_common_value(const char*, const char*, float&) {
+    return false;
+}
+#endif
+
 }  // namespace oomlab::glove_detail

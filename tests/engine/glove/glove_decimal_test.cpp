@@ -8,17 +8,13 @@
 #include <string>
 
 #include "glove/fast_decimal.h"
+#include "glove_test_helpers.h"
 
 namespace oomlab {
 namespace {
 
 using glove_detail::parse_short_decimal;
-
-std::uint32_t bits_of(float value) {
-    std::uint32_t bits = 0;
-    std::memcpy(&bits, &value, sizeof bits);
-    return bits;
-}
+using test::bits_of;
 
 // When the shortcut accepts `text`, from_chars must accept the same characters and produce
 // the same bits. Returns whether the shortcut took it.

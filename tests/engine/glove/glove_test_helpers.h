@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -10,6 +11,13 @@
 #include "oomlab/glove/glove_table.h"
 
 namespace oomlab::test {
+
+// A float's bits, to compare values exactly (-0 and 0 apart).
+inline std::uint32_t bits_of(float value) {
+    std::uint32_t bits = 0;
+    std::memcpy(&bits, &value, sizeof bits);
+    return bits;
+}
 
 inline GloveLoadOptions no_cache() {
     GloveLoadOptions options;
