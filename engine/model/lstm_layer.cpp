@@ -1,10 +1,12 @@
 #include "lstm_layer.h"
 
 #include <torch/autograd.h>
+#include <torch/csrc/autograd/variable.h>
 
 #include <array>
 #include <string>
 
+#include "lstm_gate_gradients.h"
 #include "matrix_product.h"
 #include "oomlab/torch_utils/torch_compat.h"
 
@@ -126,40 +128,27 @@ public:
         // Swept back through time, each step's gates are replaced by their gradient before
         // activation (as cuDNN's backward reuses its reserve space): no second buffer.
         const torch::Tensor& gate_grads = gates;
+        const torch::Tensor hidden_grad = torch::empty({batch, hidden}, grad.options());
+        const torch::Tensor carried = torch::empty({batch, hidden}, grad.options());
+        const torch::Tensor no_cell = torch::zeros({batch, hidden}, grad.options());
         for (int index = 0; index < 2; ++index) {
             const Direction direction{index, hidden, length};
-            torch::Tensor carried_cell_grad;  // to the step read before, through the forget gate
+            carried.zero_();
             for (std::int64_t k = length - 1; k >= 0; --k) {
                 const std::int64_t t = direction.step(k);
-                const torch::Tensor output_grad = direction.state(grad, t);
-                torch::Tensor hidden_grad = output_grad;
+                hidden_grad.copy_(direction.state(grad, t));
                 if (k + 1 < length) {
-                    hidden_grad = output_grad.clone();
                     multiply_into(hidden_grad, direction.gates(gate_grads, direction.step(k + 1)),
                                   recurrent_weights[index], 1.0F);
                 }
-                // Each gate's columns are read for the last time before they are overwritten.
-                GateColumns gate = columns(direction.gates(gates, t), hidden);
-                const torch::Tensor tanh_of_cell = direction.state(cell_tanh, t);
-                torch::Tensor cell_grad =
-                    at::tanh_backward(hidden_grad * gate.output, tanh_of_cell);
-                if (carried_cell_grad.defined()) {
-                    cell_grad.add_(carried_cell_grad);
-                }
-                at::sigmoid_backward_out(gate.output, hidden_grad * tanh_of_cell, gate.output);
-                const torch::Tensor input_grad = cell_grad * gate.candidate;
-                at::tanh_backward_out(gate.candidate, cell_grad * gate.input, gate.candidate);
-                at::sigmoid_backward_out(gate.input, input_grad, gate.input);
-                if (k > 0) {
-                    const torch::Tensor forget_grad =
-                        cell_grad * direction.state(cells, direction.step(k - 1));
-                    carried_cell_grad = cell_grad.mul_(gate.forget);
-                    at::sigmoid_backward_out(gate.forget, forget_grad, gate.forget);
-                } else {
-                    gate.forget.zero_();
-                }
+                gate_gradients({direction.gates(gates, t), direction.state(cell_tanh, t),
+                                k > 0 ? direction.state(cells, direction.step(k - 1)) : no_cell,
+                                hidden_grad, carried});
             }
         }
+        // Written in place through pointers: autograd is told, so that a second backward
+        // through a kept graph is refused rather than reading gradients as gates.
+        torch::autograd::impl::bump_version(gates);
 
         // One product per weight over all steps at once.
         const torch::Tensor flat_input = input.view({length * batch, input.size(2)});
