@@ -22,6 +22,16 @@ inline constexpr float kSigns[] = {1.0f, -1.0f};
 inline constexpr std::uint64_t kIntegerPowersOf10[] = {1,      10,      100,      1000,     10000,
                                                        100000, 1000000, 10000000, 100000000};
 
+// Up to this mantissa m, m and 10^k (k <= 10) are both exact floats (see above).
+inline constexpr std::uint64_t kMaxExactMantissa = std::uint64_t{1} << 24;
+
+// The float nearest -?m / 10^k, for m <= kMaxExactMantissa and k <= 10: one IEEE division.
+// Signs are a coin toss in vector files: multiplied, not branched on (exact, and -0 stays -0).
+inline float exact_decimal(std::uint64_t mantissa, std::ptrdiff_t fraction_digits, bool negative) {
+    return static_cast<float>(mantissa) / kFloatPowersOf10[fraction_digits] *
+           kSigns[negative ? 1 : 0];
+}
+
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define OOMLAB_GLOVE_WORD_AT_A_TIME 1
 
@@ -78,7 +88,6 @@ __attribute__((always_inline)) inline const char* parse_short_decimal(const char
                                                                       float& value) {
     constexpr std::ptrdiff_t kMaxIntegerDigits = 8;
     constexpr std::ptrdiff_t kMaxFractionDigits = 10;
-    constexpr std::uint64_t kMaxExactMantissa = std::uint64_t{1} << 24;
 
     const bool negative = p < end && *p == '-';
     p += negative ? 1 : 0;
@@ -98,10 +107,7 @@ __attribute__((always_inline)) inline const char* parse_short_decimal(const char
         (p < end && (*p == 'e' || *p == 'E'))) {
         return nullptr;
     }
-    const float magnitude = static_cast<float>(mantissa) / kFloatPowersOf10[fraction_digits];
-    // Signs are a coin toss in vector files: multiply instead of branching (exact, and -0
-    // stays -0).
-    value = magnitude * kSigns[negative ? 1 : 0];
+    value = exact_decimal(mantissa, fraction_digits, negative);
     return p;
 }
 
@@ -127,11 +133,10 @@ inline bool parse_common_value(const char* p, const char* end, float& value) {
     const std::uint64_t aligned = (chunk ^ 0x3030303030303030ull) << (64 - 8 * fraction_digits);
     const std::uint64_t mantissa =
         first * kIntegerPowersOf10[fraction_digits] + eight_digit_value(aligned);
-    if (mantissa > (std::uint64_t{1} << 24)) {
+    if (mantissa > kMaxExactMantissa) {
         return false;
     }
-    value =
-        static_cast<float>(mantissa) / kFloatPowersOf10[fraction_digits] * kSigns[negative ? 1 : 0];
+    value = exact_decimal(mantissa, fraction_digits, negative);
     return true;
 }
 #else
