@@ -57,7 +57,8 @@ default="${default%%$'\n'*}"  # its first line (head would close the pipe on gio
 [[ "$default" == *": io.github.oomlab.OomLab.desktop" ]] \
     || fail "the lesson type's default application: '$default'"
 exec {display_fd}<> <(:)
-Xvfb -displayfd "$display_fd" -screen 0 1024x768x24 -nolisten tcp >/dev/null 2>&1 &
+# -noreset: a probe leaving must not reset the server while the workbench connects.
+Xvfb -displayfd "$display_fd" -screen 0 1024x768x24 -nolisten tcp -noreset >/dev/null 2>&1 &
 xvfb=$!
 read -r -t 20 -u "$display_fd" number || fail "Xvfb did not start"
 opened=false

@@ -11,15 +11,23 @@ for program in Xvfb openbox xprop; do
     command -v "$program" >/dev/null || { echo "skipped: $program is not installed"; exit 77; }
 done
 pids=()
-cleanup() { ((${#pids[@]})) && kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null || true; }
+wm_log="$(mktemp)"
+cleanup() {
+    ((${#pids[@]})) && kill "${pids[@]}" 2>/dev/null
+    wait 2>/dev/null || true
+    rm -f "$wm_log"
+}
 trap cleanup EXIT
 # A display number of its own: Xvfb says which one it took.
 exec {display_fd}<> <(:)
-Xvfb -displayfd "$display_fd" -screen 0 "${size}x24" -nolisten tcp >/dev/null 2>&1 &
+# -noreset: by default the server resets when its last client leaves and refuses whoever
+# connects meanwhile; on a loaded machine the probe below leaving met openbox arriving (1 start
+# in 8), and openbox gave up at once ("Failed to open the display").
+Xvfb -displayfd "$display_fd" -screen 0 "${size}x24" -nolisten tcp -noreset >/dev/null 2>&1 &
 pids+=($!)
 read -r -t 20 -u "$display_fd" number || { echo "Xvfb did not start" >&2; exit 1; }
 export DISPLAY=":$number"
-openbox >/dev/null 2>&1 &
+openbox >"$wm_log" 2>&1 &
 pids+=($!)
 # The window manager announces itself on the root window; on a loaded machine that can take
 # seconds, and a window shown before it would be framed late or not at all.
@@ -31,5 +39,9 @@ for _ in $(seq 300); do
     fi
     sleep 0.1
 done
-$announced || { echo "openbox did not announce itself on $DISPLAY within 30 s" >&2; exit 1; }
+$announced || {
+    echo "openbox did not announce itself on $DISPLAY within 30 s; it said:" >&2
+    cat "$wm_log" >&2
+    exit 1
+}
 QT_QPA_PLATFORM=xcb "$@"
