@@ -73,6 +73,9 @@ def main():
     if not clis:
         raise SystemExit("no oomlab-cli built: give --cli")
     builds = [build_name(cli) for cli in clis]
+    # Two builds of one version (an A/B of a change) are told apart by their paths.
+    builds = [f"{build} ({cli})" if builds.count(build) > 1 else build
+              for build, cli in zip(builds, clis)]
 
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads))
     scratch = tempfile.mkdtemp(prefix="oomlab-e2e-")

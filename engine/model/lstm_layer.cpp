@@ -6,6 +6,7 @@
 #include <array>
 #include <string>
 
+#include "lstm_cell_step.h"
 #include "lstm_gate_gradients.h"
 #include "matrix_product.h"
 #include "oomlab/torch_utils/torch_compat.h"
@@ -41,21 +42,6 @@ struct Direction {
     }
 };
 
-// One step's gates [B, 4H] in torch's order: input, forget, cell candidate, output.
-struct GateColumns {
-    torch::Tensor input_forget;  // the two sigmoid gates side by side
-    torch::Tensor input;
-    torch::Tensor forget;
-    torch::Tensor candidate;
-    torch::Tensor output;
-};
-
-GateColumns columns(const torch::Tensor& gates, std::int64_t hidden) {
-    return {gates.narrow(1, 0, 2 * hidden), gates.narrow(1, 0, hidden),
-            gates.narrow(1, hidden, hidden), gates.narrow(1, 2 * hidden, hidden),
-            gates.narrow(1, 3 * hidden, hidden)};
-}
-
 // Per direction: input weights, recurrent weights, input bias, recurrent bias.
 constexpr int kWeightsPerDirection = 4;
 
@@ -89,21 +75,10 @@ public:
                     multiply_into(step_gates, direction.state(output, direction.step(k - 1)),
                                   recurrent, 1.0F);
                 }
-                const GateColumns gate = columns(step_gates, hidden);
-                gate.input_forget.sigmoid_();
-                gate.candidate.tanh_();
-                gate.output.sigmoid_();
-                torch::Tensor cell = direction.state(cells, t);
-                if (k == 0) {
-                    at::mul_out(cell, gate.input, gate.candidate);
-                } else {
-                    at::mul_out(cell, gate.forget, direction.state(cells, direction.step(k - 1)));
-                    cell.addcmul_(gate.input, gate.candidate);
-                }
-                torch::Tensor tanh_of_cell = direction.state(cell_tanh, t);
-                at::tanh_out(tanh_of_cell, cell);
-                torch::Tensor hidden_state = direction.state(output, t);
-                at::mul_out(hidden_state, gate.output, tanh_of_cell);
+                cell_step({step_gates,
+                           k > 0 ? direction.state(cells, direction.step(k - 1)) : at::Tensor(),
+                           direction.state(cells, t), direction.state(cell_tanh, t),
+                           direction.state(output, t)});
             }
         }
         context->save_for_backward({input, gates, cells, cell_tanh, output, weights[0], weights[1],
