@@ -81,8 +81,9 @@ inline float tanh_of(float x) {
 }
 
 // One row of the batch: H cells. GCC vectorises the loop for the widest registers the
-// processor has (one clone each, chosen when the library loads); no clone fuses a multiply
-// and an add, so each computes the same bits. Its pointers never alias.
+// processor has (one clone each, chosen when the library loads). AVX-512's clone fuses
+// multiplies and adds at -O2, so its last bits differ from the others' (as oneDNN's products
+// do by processor); the error bounds hold either way. Its pointers never alias.
 __attribute__((target_clones("avx512f", "avx2", "default"))) void row_cell_step(
     float* __restrict input, float* __restrict forget, float* __restrict candidate,
     float* __restrict output, const float* __restrict previous_cell, float* __restrict cell,

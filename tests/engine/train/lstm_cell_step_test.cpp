@@ -112,8 +112,9 @@ TEST(LstmCellStep, FloatGatesAndCellsAreWithinThreeUlpOfTheCLibrarysInDouble) {
                                    ulps_apart(f, exact_sigmoid(x[row + hidden + j])),
                                    ulps_apart(g, std::tanh(double{x[row + 2 * hidden + j]})),
                                    ulps_apart(o, exact_sigmoid(x[row + 3 * hidden + j]))});
-            // The cell from the step's own gates: two products, each rounded or fused, then
-            // their sum; where they cancel, the error is measured against the larger.
+            // The cell from the step's own gates: two products and their sum, each rounded
+            // (half an ulp of the larger product each, and half of the sum's, at most twice
+            // as large); where they cancel, the error is measured against the larger.
             const float c = cells[b * hidden + j];
             const double kept = double{f} * p[b * hidden + j];
             const double added = double{i} * g;
@@ -129,7 +130,7 @@ TEST(LstmCellStep, FloatGatesAndCellsAreWithinThreeUlpOfTheCLibrarysInDouble) {
         }
     }
     EXPECT_LE(worst_gate, 3.0);
-    EXPECT_LE(worst_cell, 1.0);
+    EXPECT_LE(worst_cell, 2.0);
     EXPECT_LE(worst_tanh, 3.0);
     std::cout << "worst: gates " << worst_gate << " ulp, cells " << worst_cell << ", tanh "
               << worst_tanh << "\n";
