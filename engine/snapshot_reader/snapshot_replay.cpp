@@ -53,7 +53,8 @@ std::string count_of(std::size_t count, const char* one, const char* many) {
 // allocated, which were there at its start. One pass in order, keeping what is alive.
 std::int64_t make_consistent(SnapshotDevice& device) {
     using What = SnapshotTraceChange::What;
-    snapshot::LiveAllocations live;
+    // The changes stay where they are until the pass ends: the live set points at them.
+    snapshot::LiveAllocations<SnapshotTraceChange> live;
     std::size_t early_frees = 0;
     std::int64_t early_bytes = 0;
     std::size_t resized = 0;
@@ -62,23 +63,24 @@ std::int64_t make_consistent(SnapshotDevice& device) {
     // answer, near enough that the slot is still cached when its turn comes.
     constexpr std::size_t kAhead = 16;
     auto ahead = device.changes.begin() + std::ptrdiff_t(std::min(kAhead, device.changes.size()));
-    for (std::size_t i = 0; i < device.changes.size(); ++i) {
+    std::size_t index = 0;
+    for (auto it = device.changes.begin(); it != device.changes.end(); ++it, ++index) {
         if (ahead != device.changes.end()) {
             live.prefetch((ahead++)->address);
         }
-        SnapshotTraceChange& change = device.changes[i];
+        SnapshotTraceChange& change = *it;
         if (change.what != What::Alloc && change.what != What::Free) {
             continue;
         }
-        snapshot::LiveAllocations::Alive* alive = live.find(change.address);
+        auto* alive = live.find(change.address);
         if (change.what == What::Alloc) {
             if (!alive) {
-                live.add(change.address, i, change.size);
+                live.add(change.address, &change, change.size);
                 continue;
             }
-            lost_frees.emplace_back(i, alive->size);
-            device.changes[alive->change].freed = change.event;
-            *alive = {change.address, i, change.size};
+            lost_frees.emplace_back(index, alive->size);
+            alive->change->freed = change.event;
+            *alive = {change.address, &change, change.size};
         } else if (!alive) {
             ++early_frees;
             // Frees of allocations never seen, however many, count up to what the reader
@@ -87,7 +89,7 @@ std::int64_t make_consistent(SnapshotDevice& device) {
         } else {
             resized += alive->size != change.size;
             change.size = alive->size;
-            device.changes[alive->change].freed = change.event;
+            alive->change->freed = change.event;
             live.erase(alive);
         }
     }
