@@ -10,6 +10,8 @@
 #include <cstring>
 #include <vector>
 
+#include "lstm_step_rows.h"
+
 namespace oomlab::model {
 namespace {
 
@@ -107,17 +109,15 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void row_cell_step(
 
 void float_cell_step(const CellStep& step) {
     const std::int64_t size = step.cell.size(1);
-    const auto row = [](const at::Tensor& view, std::int64_t b) {
-        return view.data_ptr<float>() + b * view.stride(0);
-    };
     // The first step read has no cell before it: a row of zeros stands for it (f * 0 + i * g).
     std::vector<float> zeros(step.previous_cell.defined() ? 0 : size, 0.0F);
     for (std::int64_t b = 0; b < step.gates.size(0); ++b) {
-        float* gates = row(step.gates, b);
+        float* gates = row_of<float>(step.gates, b);
         const float* previous =
-            step.previous_cell.defined() ? row(step.previous_cell, b) : zeros.data();
+            step.previous_cell.defined() ? row_of<float>(step.previous_cell, b) : zeros.data();
         row_cell_step(gates, gates + size, gates + 2 * size, gates + 3 * size, previous,
-                      row(step.cell, b), row(step.cell_tanh, b), row(step.hidden, b), size);
+                      row_of<float>(step.cell, b), row_of<float>(step.cell_tanh, b),
+                      row_of<float>(step.hidden, b), size);
     }
 }
 
@@ -140,10 +140,6 @@ void aten_cell_step(const CellStep& step) {
     }
     at::tanh_out(cell_tanh, cell);
     at::mul_out(hidden, output, cell_tanh);
-}
-
-bool rows_contiguous(const at::Tensor& view) {
-    return view.dim() == 2 && view.stride(1) == 1;
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <ATen/OpMathType.h>
 #include <c10/util/Exception.h>
 
+#include "lstm_step_rows.h"
+
 namespace oomlab::model {
 namespace {
 
@@ -36,19 +38,12 @@ void row_gate_gradients(T* __restrict input, T* __restrict forget, T* __restrict
 template <typename T>
 void gate_gradients_of(const GateGradientStep& step) {
     const std::int64_t hidden = step.cell_tanh.size(1);
-    const auto row = [](const at::Tensor& view, std::int64_t b) {
-        return view.data_ptr<T>() + b * view.stride(0);
-    };
     for (std::int64_t b = 0; b < step.gates.size(0); ++b) {
-        T* gates = row(step.gates, b);
+        T* gates = row_of<T>(step.gates, b);
         row_gate_gradients<T>(gates, gates + hidden, gates + 2 * hidden, gates + 3 * hidden,
-                              row(step.cell_tanh, b), row(step.previous_cell, b),
-                              row(step.hidden_grad, b), row(step.carried, b), hidden);
+                              row_of<T>(step.cell_tanh, b), row_of<T>(step.previous_cell, b),
+                              row_of<T>(step.hidden_grad, b), row_of<T>(step.carried, b), hidden);
     }
-}
-
-bool rows_contiguous(const at::Tensor& view) {
-    return view.dim() == 2 && view.stride(1) == 1;
 }
 
 }  // namespace
