@@ -11,6 +11,7 @@
 #endif
 
 #include "fast_decimal.h"
+#include "oomlab/common/bit_cast.h"
 
 namespace oomlab::glove_detail {
 namespace {
@@ -26,9 +27,7 @@ std::string quoted(const char* begin, const char* end) {
 }
 
 bool is_finite_bits(float value) {
-    std::uint32_t bits = 0;
-    std::memcpy(&bits, &value, sizeof bits);
-    return (bits & 0x7F800000u) != 0x7F800000u;
+    return (bit_cast<std::uint32_t>(value) & 0x7F800000u) != 0x7F800000u;
 }
 
 // The spaces among the 64 bytes at `p`, one bit each (bit k for p[k]).

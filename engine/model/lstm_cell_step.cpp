@@ -7,26 +7,13 @@
 #include <c10/util/Exception.h>
 
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include "lstm_step_rows.h"
+#include "oomlab/common/bit_cast.h"
 
 namespace oomlab::model {
 namespace {
-
-// The float's bits and back, as the vectoriser reads them (std::bit_cast is C++20).
-inline std::uint32_t bits_of(float value) {
-    std::uint32_t bits;
-    std::memcpy(&bits, &value, sizeof bits);
-    return bits;
-}
-
-inline float float_of(std::uint32_t bits) {
-    float value;
-    std::memcpy(&value, &bits, sizeof value);
-    return value;
-}
 
 // e^x, written so that a loop of it vectorises (the sigmoid and tanh made of it are within 1.8
 // ulp of the C library's in double: lstm_cell_step_test):
@@ -55,7 +42,8 @@ inline float exp_of(float x) {
     p = p * r + 0.5F;
     p = p * r + 1.0F;
     p = p * r + 1.0F;
-    const float two_to_n = float_of((bits_of(shifted) - bits_of(kRounder) + 127U) << 23);
+    const float two_to_n = bit_cast<float>(
+        (bit_cast<std::uint32_t>(shifted) - bit_cast<std::uint32_t>(kRounder) + 127U) << 23);
     return p * two_to_n;
 }
 
@@ -78,7 +66,8 @@ inline float tanh_of(float x) {
     series = series * z * x + x;
     const float magnitude = x < 0 ? -x : x;
     const float far = 1.0F - 2.0F / (exp_of(2.0F * magnitude) + 1.0F);
-    const float signed_far = float_of(bits_of(far) | (bits_of(x) & 0x80000000U));
+    const float signed_far =
+        bit_cast<float>(bit_cast<std::uint32_t>(far) | (bit_cast<std::uint32_t>(x) & 0x80000000U));
     return magnitude < kSeriesBelow ? series : signed_far;
 }
 

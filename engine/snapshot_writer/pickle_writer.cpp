@@ -1,8 +1,8 @@
 #include "pickle_writer.h"
 
-#include <cstring>
 #include <stdexcept>
 
+#include "oomlab/common/bit_cast.h"
 #include "oomlab/common/pickle_opcodes.h"
 
 namespace oomlab::memory {
@@ -68,8 +68,7 @@ void PickleWriter::value(std::int64_t number) {
 }
 
 void PickleWriter::value(double number) {
-    std::uint64_t bits = 0;
-    std::memcpy(&bits, &number, sizeof bits);
+    const auto bits = bit_cast<std::uint64_t>(number);
     opcode(kBinFloat);
     for (int i = 7; i >= 0; --i) {
         m_out.push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
