@@ -17,7 +17,7 @@ std::vector<std::string> short_run(const std::string& db, std::vector<std::strin
                                        "--db",
                                        db,
                                        "--set",
-                                       "train.max_steps=12",
+                                       "train.max_steps=" + std::to_string(kShortRunSteps),
                                        "--set",
                                        "distributed.timeout_s=20"};
     for (const std::string& setting : settings) {

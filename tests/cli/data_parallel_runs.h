@@ -14,8 +14,14 @@
 
 namespace oomlab {
 
-// `run --nproc 2` into `db` with `settings`: a short run both ranks finish in seconds on two
-// cores.
+// The optimizer steps of a short run: past the first update (each rank's optimizer state, its
+// shard of it) and the evaluation at the end, where every peak these tests check falls, with
+// enough updates for the ranks' parameters to part if their sums were wrong. Twelve cost twice
+// the CPU (4.9 s -> 2.2 s for two ranks of a transformer with accumulation 3).
+constexpr int kShortRunSteps = 4;
+
+// `run --nproc 2` into `db` with `settings` (kShortRunSteps; a later train.max_steps in
+// `settings` wins): a short run both ranks finish in seconds on two cores.
 std::vector<std::string> short_run(const std::string& db, std::vector<std::string> settings);
 
 // The hashes of both ranks' parameters, from their end-of-run notes ("rank 0", "rank 1").

@@ -37,13 +37,13 @@ TEST(DataParallel, TwoRanksTrainOneRunWithTheSameParameters) {
     EXPECT_FALSE(std::filesystem::exists(dir.file("snap.pickle")));
     EXPECT_EQ(runs.front().world_size, 2);
     EXPECT_EQ(runs.front().outcome.status, RunStatus::Completed);
-    EXPECT_EQ(runs.front().outcome.steps, 12);
+    EXPECT_EQ(runs.front().outcome.steps, kShortRunSteps);
 
     std::map<int, int> steps_by_rank;
     for (const MetricRow& row : store.metrics(runs.front().id)) {
         steps_by_rank[row.rank] += row.phase == "step";
     }
-    EXPECT_EQ(steps_by_rank, (std::map<int, int>{{0, 12}, {1, 12}}));
+    EXPECT_EQ(steps_by_rank, (std::map<int, int>{{0, kShortRunSteps}, {1, kShortRunSteps}}));
 
     // Each rank hashes its parameters' bytes at the end; both notes must carry one hash.
     const auto hashes = parameter_hashes(store, runs.front().id);
@@ -80,7 +80,7 @@ TEST(DataParallel, EachRanksPeakIsItsRunPeakEvaluationIncluded) {
     EXPECT_EQ(run.outcome.peak_bytes, std::max(run.ranks[0].peak_bytes, run.ranks[1].peak_bytes));
     for (const RankMemory& rank : run.ranks) {
         EXPECT_EQ(rank.status, RunStatus::Completed) << "rank " << rank.rank;
-        EXPECT_EQ(rank.steps, 12) << "rank " << rank.rank;
+        EXPECT_EQ(rank.steps, kShortRunSteps) << "rank " << rank.rank;
         EXPECT_GT(rank.peak_bytes, step_peaks.at(rank.rank) * 3 / 2) << "rank " << rank.rank;
     }
     const nlohmann::json summary = test::show_run_json(db, run.id);
@@ -259,7 +259,7 @@ TEST(DataParallel, AnOutOfMemoryStopsOrAdaptsEveryRankTogether) {
     const RunStore store = RunStore::open(db);
     const RunRecord run = store.list_runs().front();
     EXPECT_EQ(run.outcome.status, RunStatus::Completed);
-    EXPECT_EQ(run.outcome.steps, 12);
+    EXPECT_EQ(run.outcome.steps, kShortRunSteps);
     EXPECT_EQ(run.outcome.batch_size, 32);
     EXPECT_EQ(run.outcome.accumulation, 2);
     int adapt_events = 0;
