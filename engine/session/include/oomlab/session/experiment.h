@@ -21,6 +21,10 @@
 #include "oomlab/prepare/data_profile.h"
 #include "oomlab/run/run_record.h"
 
+namespace oomlab::prepare {
+struct TokenizedData;
+}
+
 namespace oomlab {
 
 // What preparation found: shown before training and stored with the run.
@@ -84,6 +88,9 @@ struct PrepareOptions {
     std::optional<Rendezvous> rendezvous;
     // Set (SIGINT, SIGTERM): stop waiting for the other processes and throw Cancelled.
     const std::atomic<bool>* cancel = nullptr;
+    // The dataset, read already: Experiment::prepare reads it before it loads the training
+    // engine, which takes it from here.
+    std::shared_ptr<const prepare::TokenizedData> data;
 };
 
 class Experiment {
