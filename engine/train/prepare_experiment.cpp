@@ -149,9 +149,11 @@ PreparedExperiment prepare_experiment(const ExperimentConfig& config,
     ExperimentInfo& info = prepared.info;
     info.device = torch_utils::describe_device(prepared.device);
 
-    report("dataset", 0.0);
-    const std::shared_ptr<const prepare::TokenizedData> data =
-        options.data ? options.data : prepare::load_tokenized_data(config);
+    std::shared_ptr<const prepare::TokenizedData> data = options.data;  // read by the session
+    if (!data) {
+        report("dataset", 0.0);
+        data = prepare::load_tokenized_data(config);
+    }
     info.dataset = data->split.train.source;
     info.train_examples = static_cast<std::int64_t>(data->split.train.examples.size());
     info.valid_examples = static_cast<std::int64_t>(data->split.valid.examples.size());
