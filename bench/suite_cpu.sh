@@ -23,7 +23,11 @@ fi
 
 record="$(mktemp /tmp/oomlab-suite-cpu-XXXXXX)"
 trap 'accton off >/dev/null 2>&1 || true; rm -f "$record"' EXIT
-accton "$record" >/dev/null
+accton "$record" >/dev/null || {
+    echo "$0: cannot turn process accounting on (accton): run as root, on a kernel with BSD" \
+         "process accounting (CONFIG_BSD_PROCESS_ACCT)" >&2
+    exit 2
+}
 status=0
 /usr/bin/time -f "%e s wall, %U s user, %S s system" "$@" || status=$?
 accton off >/dev/null
