@@ -13,9 +13,11 @@
 #   data/      TREC and the GloVe excerpt from ../shared/data (the benchmark's --data)
 #   fortunes/  the Debian fortune files of the default dataset, which the GPU tests train on
 #              (gpu_check.sh points OOMLAB_FORTUNES_DIR at them)
+#   estimate/  with --cpu-estimate FILE: the CPU's estimates that gpu_check.sh --estimate
+#              holds the GPU to (bench/gpu/cpu_estimate.py cpu, run on a machine without CUDA)
 #   MANIFEST   where it came from, then size and sha256 of every file
 #
-#   scripts/gpu_carry.sh [BUILD_DIR [OUT]]     (defaults: build-cuda, .gpu-carry)
+#   scripts/gpu_carry.sh [--cpu-estimate FILE] [BUILD_DIR [OUT]]   (defaults: build-cuda, .gpu-carry)
 #
 # LibTorch, CUDA and NCCL are not carried: the binaries take the GPU machine's PyTorch through
 # LD_LIBRARY_PATH, which gpu_check.sh --carried sets. A library `ldd` finds elsewhere than in
@@ -23,6 +25,11 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
+cpu_estimate=""
+if [[ "${1:-}" == --cpu-estimate ]]; then
+    cpu_estimate="$(realpath "$2")"
+    shift 2
+fi
 build="$(realpath -m "${1:-$root/build-cuda}")"
 out="$(realpath -m "${2:-$root/.gpu-carry}")"
 limit_mib=50
@@ -117,6 +124,10 @@ for file in trec.train.txt trec.test.txt glove.6B.50d.head2446.txt; do
         echo "no $shared/$file: the benchmark will use its stand-in data" >&2
     fi
 done
+if [[ -n "$cpu_estimate" ]]; then
+    mkdir -p "$out/estimate"
+    cp "$cpu_estimate" "$out/estimate/cpu-estimate.json"
+fi
 fortunes="${OOMLAB_FORTUNES_DIR:-/usr/share/games/fortunes}"
 for topic in computers politics science work; do
     [[ -f "$fortunes/$topic" ]] ||

@@ -40,9 +40,15 @@
 #                         memory from fragmentation) under oomlab-cli record --try advice and
 #                         --try expandable_segments:True, into DIR/try/ (record.txt: the
 #                         table of each try beside its prediction)
-#     --estimate          also check the GPU estimate of a CPU run: five scripts of different
-#                         shapes on the CPU under the profiler, read by oomlab-cli, then on
-#                         the GPU (bench/gpu/cpu_estimate.py), into DIR/estimate/
+#     --estimate          also check the GPU estimate of a CPU run: six scripts of different
+#                         shapes recorded on the GPU (oomlab-cli record) against what their
+#                         records on a CPU estimated (bench/gpu/cpu_estimate.py), into
+#                         DIR/estimate/; the CPU's estimates are the carry's (estimate/, made
+#                         without CUDA by gpu_carry.sh --cpu-estimate), else made here first
+#     --corpus            also record real snapshots of programs built with the machine's
+#                         libraries (bench/gpu/record_corpus.py) into DIR/corpus, beside the
+#                         other checks after the GPU tests (each process's figures are its own
+#                         allocator's, which the others do not change)
 #
 # With --carried the machine needs only the Python with PyTorch (the binaries take its
 # LibTorch, CUDA runtime and NCCL through LD_LIBRARY_PATH). To build, it needs a C++17
@@ -62,6 +68,7 @@ snapshots=0
 fragmentation=0
 probe=0
 estimate=0
+corpus=0
 tries=0
 lessons=0
 chosen_lessons=()
@@ -86,6 +93,7 @@ while [[ $# -gt 0 ]]; do
         --fragmentation) fragmentation=1; shift ;;
         --probe) probe=1; shift ;;
         --estimate) estimate=1; shift ;;
+        --corpus) corpus=1; shift ;;
         --lessons) lessons=1; shift ;;
         --lesson) lessons=1; chosen_lessons+=("$2"); shift 2 ;;
         --) shift; break ;;
@@ -271,6 +279,15 @@ elif ((run_tests)); then
     (cd "$build" && ctest -L gpu --output-on-failure "${xml[@]}") || status=1
 fi
 
+corpus_pid=""
+if ((corpus)); then
+    say "the corpus, recorded beside what follows (bench/gpu/record_corpus.py, at most 240 s)"
+    mkdir -p "${out:-$scratch}/corpus"
+    timeout 240 "$python" "$bench_dir/record_corpus.py" "${out:-$scratch}/corpus" --jobs 4 \
+        --timeout 180 >"${out:-$scratch}/corpus/record.txt" 2>&1 &
+    corpus_pid=$!
+fi
+
 if ((snapshots)); then
     # PyTorch's own snapshots of a real training run under several allocator settings, for the
     # allocator model's tests; each is read by the engine's reader here as a first check.
@@ -316,8 +333,18 @@ fi
 if ((estimate)); then
     # What the caching allocator's model says a CPU run would reserve on a GPU, against the GPU.
     say "the GPU estimate of CPU runs against the GPU (at most 240 s)"
-    timeout 240 "$python" "$bench_dir/cpu_estimate.py" "$cli" "${out:-$scratch}/estimate" ||
-        status=1
+    folder="${out:-$scratch}/estimate"
+    cpu_estimate="${carried:+$carried/estimate/cpu-estimate.json}"
+    if [[ -z "$cpu_estimate" || ! -f "$cpu_estimate" ]]; then
+        echo "no CPU estimates carried: made here, on this machine's CPU"
+        cpu_estimate="$folder/cpu-estimate.json"
+        CUDA_VISIBLE_DEVICES="" timeout 240 "$python" "$bench_dir/cpu_estimate.py" cpu "$cli" \
+            "$folder" || status=1
+    fi
+    if [[ "$device" == cuda* ]]; then
+        timeout 240 "$python" "$bench_dir/cpu_estimate.py" gpu "$cli" "$folder" \
+            --carried "$cpu_estimate" || status=1
+    fi
 fi
 
 if ((fragmentation)); then
@@ -414,6 +441,11 @@ source.close()
 EOF
             echo "no copy of the runs' database ($python has no sqlite3)"
     fi
+fi
+if [[ -n "$corpus_pid" ]]; then
+    say "waiting for the corpus"
+    wait "$corpus_pid" || status=1
+    cat "${out:-$scratch}/corpus/record.txt"
 fi
 if [[ -n "$out" ]]; then
     say "in $out"

@@ -1,36 +1,70 @@
-"""The GPU estimate of a CPU run against the GPU itself: five small training scripts of
-different shapes, each run on the CPU under PyTorch's profiler (the memory events `oomlab-cli
-record` keeps without CUDA) and read by `oomlab-cli snapshot show --json` for its
-"gpu_estimate", then, where CUDA is there, run on the GPU for the caching allocator's own most
-reserved (torch.cuda.max_memory_reserved). Prints a table and writes it as JSON.
+"""The GPU estimate of a CPU run against the GPU itself: six small training scripts of
+different shapes, each recorded with `oomlab-cli record` on a machine without CUDA (the
+profiler's memory events) and read by `oomlab-cli snapshot show --json` for its "gpu_estimate";
+then, on a GPU, the same scripts recorded there, with the caching allocator's own most
+allocated and most reserved (torch.cuda.max_memory_allocated / max_memory_reserved).
 
-    cpu_estimate.py CLI OUT_DIR [--steps N]
+    cpu_estimate.py cpu CLI OUT_DIR                    the CPU's records and estimates, into
+                                                       OUT_DIR/cpu-estimate.json
+    cpu_estimate.py gpu CLI OUT_DIR --carried FILE     the same scripts on the GPU against FILE
+                                                       (the CPU's cpu-estimate.json), into
+                                                       OUT_DIR/gpu-estimate.json
+    cpu_estimate.py run SHAPE --device DEV [--stats FILE]   one script (what `record` runs)
 
-The CPU part runs anywhere (a rehearsal without a GPU prints the estimates alone).
+The error is reported as xMem reports its own (arXiv 2510.21048): the median relative error
+|estimate - measured| / measured over the scripts, and how often the estimate was under. The
+`hf-bert` shape needs the `transformers` package (the GPU image has it).
 """
 import argparse
 import json
 import pathlib
+import statistics
 import subprocess
 import sys
 
 import torch
 import torch.nn as nn
-from torch.profiler import ProfilerActivity, profile
+
+STEPS = 4
+MIB = 2**20
 
 
-def mlp():
-    return nn.Sequential(nn.Linear(1024, 4096), nn.ReLU(), nn.Linear(4096, 4096), nn.ReLU(),
-                         nn.Linear(4096, 10)), lambda d: torch.randn(256, 1024, device=d)
+def lengths(count, low, high, seed=11):
+    """The same varying sequence lengths on every device, as padded text batches have."""
+    generator = torch.Generator().manual_seed(seed)
+    return [int(torch.randint(low, high + 1, (1,), generator=generator)) for _ in range(count)]
 
 
-def cnn():
-    return nn.Sequential(nn.Conv2d(3, 64, 3, padding=1), nn.ReLU(), nn.Conv2d(64, 128, 3, padding=1),
-                         nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(128, 10)), \
-        lambda d: torch.randn(32, 3, 64, 64, device=d)
+class Mlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.Sequential(nn.Linear(1024, 4096), nn.ReLU(), nn.Linear(4096, 4096),
+                                    nn.ReLU(), nn.Linear(4096, 10))
+
+    def forward(self, x):
+        return self.layers(x)
+
+    @staticmethod
+    def batch(step, generator):
+        return (torch.randn(256, 1024, generator=generator),)
 
 
-class Lstm(nn.Module):
+class Cnn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.Sequential(nn.Conv2d(3, 64, 3, padding=1), nn.ReLU(),
+                                    nn.Conv2d(64, 128, 3, padding=1), nn.ReLU(),
+                                    nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(128, 10))
+
+    def forward(self, x):
+        return self.layers(x)
+
+    @staticmethod
+    def batch(step, generator):
+        return (torch.randn(32, 3, 64, 64, generator=generator),)
+
+
+class BiLstm(nn.Module):
     def __init__(self):
         super().__init__()
         self.embed = nn.Embedding(20000, 256)
@@ -41,25 +75,28 @@ class Lstm(nn.Module):
         hidden, _ = self.lstm(self.embed(ids))
         return self.out(hidden.mean(1))
 
-
-def lstm():
-    return Lstm(), lambda d: torch.randint(0, 20000, (64, 128), device=d)
+    @staticmethod
+    def batch(step, generator):
+        return (torch.randint(0, 20000, (64, 128), generator=generator),)
 
 
 class Encoder(nn.Module):
+    """A transformer encoder over batches whose length changes every step."""
+
     def __init__(self):
         super().__init__()
         self.embed = nn.Embedding(30000, 256)
         layer = nn.TransformerEncoderLayer(256, 8, 1024, batch_first=True)
-        self.encoder = nn.TransformerEncoder(layer, 4)
+        self.encoder = nn.TransformerEncoder(layer, 4, enable_nested_tensor=False)
         self.out = nn.Linear(256, 10)
 
     def forward(self, ids):
         return self.out(self.encoder(self.embed(ids)).mean(1))
 
-
-def transformer():
-    return Encoder(), lambda d: torch.randint(0, 30000, (32, 256), device=d)
+    @staticmethod
+    def batch(step, generator):
+        length = lengths(STEPS * 4, 32, 256)[step]
+        return (torch.randint(0, 30000, (32, length), generator=generator),)
 
 
 class Bag(nn.Module):
@@ -71,63 +108,159 @@ class Bag(nn.Module):
     def forward(self, ids):
         return self.out(self.bag(ids))
 
+    @staticmethod
+    def batch(step, generator):
+        return (torch.randint(0, 400000, (512, 64), generator=generator),)
 
-def bag():
-    return Bag(), lambda d: torch.randint(0, 400000, (512, 64), device=d)
+
+class HfBert(nn.Module):
+    """A BERT classifier from `transformers`, built from a config (random weights), over padded
+    batches of varying length with their attention mask."""
+
+    def __init__(self):
+        super().__init__()
+        from transformers import BertConfig, BertForSequenceClassification
+        config = BertConfig(vocab_size=8000, hidden_size=256, num_hidden_layers=4,
+                            num_attention_heads=4, intermediate_size=1024,
+                            max_position_embeddings=512, num_labels=10)
+        self.bert = BertForSequenceClassification(config)
+
+    def forward(self, ids, mask):
+        return self.bert(input_ids=ids, attention_mask=mask).logits
+
+    @staticmethod
+    def batch(step, generator):
+        length = lengths(STEPS * 4, 64, 320, seed=13)[step]
+        ids = torch.randint(0, 8000, (16, length), generator=generator)
+        kept = torch.randint(length // 2, length + 1, (16, 1), generator=generator)
+        mask = (torch.arange(length).unsqueeze(0) < kept).long()
+        return ids, mask
 
 
-SHAPES = {"mlp": mlp, "cnn": cnn, "bilstm": lstm, "transformer": transformer, "bag": bag}
+SHAPES = {"mlp": Mlp, "cnn": Cnn, "bilstm": BiLstm, "transformer": Encoder, "bag": Bag,
+          "hf-bert": HfBert}
 
 
 def train(shape, device, steps):
+    """Adam steps of SHAPE on DEVICE, the batches made on the host with one seed, as a loader's
+    are, and copied to the device."""
     torch.manual_seed(0)
-    model, batch = SHAPES[shape]()
-    model = model.to(device)
+    generator = torch.Generator().manual_seed(1)
+    model = SHAPES[shape]().to(device)
     optimizer = torch.optim.Adam(model.parameters())
-    for _ in range(steps):
-        loss = nn.functional.cross_entropy(model(batch(device)),
-                                           torch.randint(0, 10, (batch(device).shape[0],),
-                                                         device=device))
+    for step in range(steps):
+        inputs = [tensor.to(device) for tensor in SHAPES[shape].batch(step, generator)]
+        labels = torch.randint(0, 10, (inputs[0].shape[0],), generator=generator).to(device)
+        loss = nn.functional.cross_entropy(model(*inputs), labels)
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("cli")
-    parser.add_argument("out", type=pathlib.Path)
-    parser.add_argument("--steps", type=int, default=3)
-    args = parser.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
-    torch.set_num_threads(2)
+def run_one(args):
+    if args.device == "cpu":
+        torch.set_num_threads(2)
+    train(args.shape, args.device, args.steps)
+    if args.stats and args.device.startswith("cuda"):
+        torch.cuda.synchronize()
+        args.stats.write_text(json.dumps({
+            "gpu_peak_allocated": torch.cuda.max_memory_allocated(),
+            "gpu_reserved": torch.cuda.max_memory_reserved(),
+            "device": torch.cuda.get_device_name(0), "torch": torch.__version__}))
+    return 0
+
+
+def record(cli, out, shape, device, steps, stats=None):
+    """`oomlab-cli record` of one script; its log beside the record."""
+    command = [cli, "record", "--out", str(out / f"{device}-{shape}.pickle"), "--",
+               sys.executable, str(pathlib.Path(__file__).resolve()), "run", shape,
+               "--device", device, "--steps", str(steps)]
+    if stats:
+        command += ["--stats", str(stats)]
+    with open(out / f"{device}-{shape}.log", "w") as log:
+        code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT).returncode
+    if code != 0:
+        raise RuntimeError(f"{' '.join(command)} exited {code}: see {log.name}")
+
+
+def shown(cli, path):
+    return json.loads(subprocess.run([cli, "snapshot", "show", str(path), "--json"], check=True,
+                                     capture_output=True, text=True).stdout)
+
+
+def cpu_side(args):
     rows = []
-    for shape in SHAPES:
-        trace = args.out / f"cpu-{shape}.json"
-        with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-            train(shape, "cpu", args.steps)
-        prof.export_chrome_trace(str(trace))
-        shown = json.loads(subprocess.run([args.cli, "snapshot", "show", str(trace), "--json"],
-                                          check=True, capture_output=True, text=True).stdout)
-        cpu = next(d for d in shown["devices"] if d["device"] == -1)
-        row = {"shape": shape, "cpu_peak_allocated": cpu["peak_allocated_bytes"],
-               "estimate_reserved": cpu["gpu_estimate"]["peak_reserved_bytes"]}
-        if torch.cuda.is_available():
-            torch.cuda.empty_cache()
-            torch.cuda.reset_peak_stats()
-            train(shape, "cuda", args.steps)
-            torch.cuda.synchronize()
-            row["gpu_peak_allocated"] = torch.cuda.max_memory_allocated()
-            row["gpu_reserved"] = torch.cuda.max_memory_reserved()
-            row["error"] = row["estimate_reserved"] / row["gpu_reserved"] - 1
-            torch.cuda.empty_cache()
+    for shape in args.only or SHAPES:
+        record(args.cli, args.out, shape, "cpu", args.steps)
+        cpu = next(d for d in shown(args.cli, args.out / f"cpu-{shape}.json")["devices"]
+                   if d["device"] == -1)
+        rows.append({"shape": shape, "steps": args.steps,
+                     "estimate_allocated": cpu["peak_allocated_bytes"],
+                     "estimate_reserved": cpu["gpu_estimate"]["peak_reserved_bytes"]})
+        print(f"{shape:12} CPU peak {rows[-1]['estimate_allocated'] / MIB:9.1f} MiB  estimate "
+              f"{rows[-1]['estimate_reserved'] / MIB:9.1f} MiB reserved", flush=True)
+    (args.out / "cpu-estimate.json").write_text(json.dumps(
+        {"torch": torch.__version__, "rows": rows}, indent=1))
+    return 0
+
+
+def xmem_summary(errors):
+    """xMem's two figures: the median relative error and how often the estimate was under."""
+    return {"median_relative_error": statistics.median(abs(e) for e in errors),
+            "under": sum(e < 0 for e in errors), "of": len(errors)}
+
+
+def gpu_side(args):
+    carried = json.loads(args.carried.read_text())
+    rows = []
+    for row in carried["rows"]:
+        stats = args.out / f"cuda-{row['shape']}-stats.json"
+        try:
+            record(args.cli, args.out, row["shape"], "cuda", row["steps"], stats)
+        except RuntimeError as error:
+            print(error, flush=True)
+            continue
+        row = dict(row, **json.loads(stats.read_text()))
+        row["error_allocated"] = row["estimate_allocated"] / row["gpu_peak_allocated"] - 1
+        row["error_reserved"] = row["estimate_reserved"] / row["gpu_reserved"] - 1
         rows.append(row)
-        mib = lambda key: f"{row[key] / 2**20:9.1f}" if key in row else f"{'-':>9}"
-        print(f"{shape:12} CPU peak {mib('cpu_peak_allocated')} MiB  estimate "
-              f"{mib('estimate_reserved')} MiB  GPU allocated {mib('gpu_peak_allocated')} MiB  "
-              f"reserved {mib('gpu_reserved')} MiB  error "
-              + (f"{row['error']:+.1%}" if "error" in row else "-"), flush=True)
-    (args.out / "cpu-estimate.json").write_text(json.dumps(rows, indent=1))
+        print(f"{row['shape']:12} allocated: estimate {row['estimate_allocated'] / MIB:8.1f} MiB, "
+              f"GPU {row['gpu_peak_allocated'] / MIB:8.1f} ({row['error_allocated']:+.1%});  "
+              f"reserved: estimate {row['estimate_reserved'] / MIB:8.1f}, "
+              f"GPU {row['gpu_reserved'] / MIB:8.1f} ({row['error_reserved']:+.1%})", flush=True)
+    summary = {}
+    if rows:
+        summary = {key: xmem_summary([row[f"error_{key}"] for row in rows])
+                   for key in ("allocated", "reserved")}
+        for key, figures in summary.items():
+            print(f"peak {key}: median relative error {figures['median_relative_error']:.1%}, "
+                  f"under in {figures['under']} of {figures['of']}")
+    (args.out / "gpu-estimate.json").write_text(json.dumps(
+        {"cpu_torch": carried.get("torch"), "gpu_torch": torch.__version__, "rows": rows,
+         "summary": summary}, indent=1))
+    return 0 if len(rows) == len(carried["rows"]) else 1
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name in ("cpu", "gpu"):
+        side = commands.add_parser(name)
+        side.add_argument("cli")
+        side.add_argument("out", type=pathlib.Path)
+        side.add_argument("--steps", type=int, default=STEPS)
+        side.add_argument("--only", action="append", choices=sorted(SHAPES))
+    commands.choices["gpu"].add_argument("--carried", type=pathlib.Path, required=True)
+    one = commands.add_parser("run")
+    one.add_argument("shape", choices=sorted(SHAPES))
+    one.add_argument("--device", default="cpu")
+    one.add_argument("--steps", type=int, default=STEPS)
+    one.add_argument("--stats", type=pathlib.Path)
+    args = parser.parse_args()
+    if args.command == "run":
+        return run_one(args)
+    args.out.mkdir(parents=True, exist_ok=True)
+    return cpu_side(args) if args.command == "cpu" else gpu_side(args)
 
 
 if __name__ == "__main__":
