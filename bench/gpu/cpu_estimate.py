@@ -11,7 +11,7 @@ allocated and most reserved (torch.cuda.max_memory_allocated / max_memory_reserv
                                                        OUT_DIR/gpu-estimate.json
     cpu_estimate.py run SHAPE --device DEV [--stats FILE]   one script (what `record` runs)
 
-The error is reported as xMem reports its own (arXiv 2510.21048): the median relative error
+The error is reported as the xMem estimator reports its own: the median relative error
 |estimate - measured| / measured over the scripts, and how often the estimate was under. The
 `hf-bert` shape needs the `transformers` package (the GPU image has it).
 """
