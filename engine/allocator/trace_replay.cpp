@@ -40,6 +40,7 @@ struct SegmentRun {
     std::size_t end = 0;       // the first event after it
     bool for_request = false;  // followed by an allocation or an OOM
     std::int64_t opened = 0;   // bytes of segments opened or pages mapped in it
+    bool releases = false;     // it frees segments or unmaps pages
 };
 
 SegmentRun run_at(const std::vector<TraceEvent>& events, std::size_t start) {
@@ -49,6 +50,8 @@ SegmentRun run_at(const std::vector<TraceEvent>& events, std::size_t start) {
         const TraceEvent& event = events[run.end];
         if (event.kind == Kind::SegmentAlloc || event.kind == Kind::SegmentMap) {
             run.opened += event.size;
+        } else {
+            run.releases = true;
         }
         ++run.end;
     }
@@ -168,7 +171,11 @@ WhatIf replay_under(const AllocatorTrace& trace, const AllocatorSettings& settin
         const TraceEvent& event = events[i];
         if (changes_segments(event.kind)) {
             const SegmentRun run = run_at(events, i);
-            if (!run.for_request) {
+            // A request's run is redone by the model where it runs out of room. With no
+            // capacity it never does, so a release recorded before a request is kept: it was the
+            // program's empty_cache() (a CUDA graph's capture calls it right before its first
+            // allocation) or the allocator's under a limit the trace does not show.
+            if (!run.for_request || (capacity == 0 && run.releases)) {
                 model.empty_cache();  // the program's call; the allocator's own runs it redoes
                 note(event.index, true);
             }
