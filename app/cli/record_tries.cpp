@@ -60,7 +60,11 @@ std::string predicted(const SnapshotReport& first, const std::string& setting) {
     bool out_of_memory = false;
     for (const SnapshotWhatIf& result : snapshot_whatif(first, setting, std::nullopt)) {
         reserved = std::max(reserved, result.replayed.peak_reserved);
-        out_of_memory = out_of_memory || !result.replayed.ooms.empty();
+        // The replay lists every out-of-memory error of the trace, each with whether it
+        // still happens under `setting`.
+        out_of_memory = out_of_memory ||
+                        std::any_of(result.replayed.ooms.begin(), result.replayed.ooms.end(),
+                                    [](const allocator::OomOutcome& oom) { return oom.happens; });
     }
     return format_bytes(reserved) + (out_of_memory ? ", out of memory" : "");
 }

@@ -171,6 +171,27 @@ TEST(RecordAfter, TheProgramOfAnEarlierRecordIsRunAgainWhereItRan) {
         << refused.out;
 }
 
+// A real CUDA program's out-of-memory from fragmentation (recorded on an H200, tests/data/gpu):
+// its what-if under expandable segments avoids the error, and the table says so beside the
+// 940 MiB predicted (it printed "out of memory" there while the advice said the opposite).
+TEST(RecordAfter, ThePredictionOfATryThatAvoidsTheOutOfMemorySaysSo) {
+    test::TempDir dir;
+    const std::string record = dir.file("r.pickle");
+    std::filesystem::copy_file(test::fixture("gpu/fragmented-oom.pickle.gz"), record);
+    test::write_file(record + ".program.json",
+                     R"({"command": ["sh", "-c", "exit 0"], "directory": ")" + dir.path() +
+                         R"(", "exit_code": 1, "seconds": 0.5})");
+    const test::CommandResult after = test::run_command(
+        test::shell_quote(test::cli_program()) + " record --after " + test::shell_quote(record) +
+        " --try expandable_segments:True 2>&1 </dev/null");
+    ASSERT_EQ(after.exit_code, 0) << after.out;
+    const std::size_t tried = after.out.find("\n  expandable_segments:True ");
+    ASSERT_NE(tried, std::string::npos) << after.out;
+    const std::string line = after.out.substr(tried + 1, after.out.find('\n', tried + 1) - tried);
+    EXPECT_NE(line.find("940.0 MiB"), std::string::npos) << line;
+    EXPECT_EQ(line.find("out of memory"), std::string::npos) << line;
+}
+
 // record keeps the program beside its record, but never over a file it did not write: refused
 // before the program runs (--force replaces it).
 TEST(RecordAfter, TheProgramFileNeverReplacesAFileRecordDidNotWrite) {
