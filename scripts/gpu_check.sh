@@ -45,6 +45,10 @@
 #                         records on a CPU estimated (bench/gpu/cpu_estimate.py), into
 #                         DIR/estimate/; the CPU's estimates are the carry's (estimate/, made
 #                         without CUDA by gpu_carry.sh --cpu-estimate), else made here first
+#     --estimate-variant VARIANT=SHAPE[,SHAPE]
+#                         with --estimate, also those scripts on the GPU with some of its ways
+#                         turned off (cpu_estimate.py's VARIANTS, e.g. math-attention), to put
+#                         an error down to them (repeatable)
 #     --corpus            also record real snapshots of programs built with the machine's
 #                         libraries (bench/gpu/record_corpus.py) into DIR/corpus, beside the
 #                         other checks after the GPU tests (each process's figures are its own
@@ -68,6 +72,7 @@ snapshots=0
 fragmentation=0
 probe=0
 estimate=0
+estimate_variants=()
 corpus=0
 tries=0
 lessons=0
@@ -93,6 +98,7 @@ while [[ $# -gt 0 ]]; do
         --fragmentation) fragmentation=1; shift ;;
         --probe) probe=1; shift ;;
         --estimate) estimate=1; shift ;;
+        --estimate-variant) estimate_variants+=("$2"); shift 2 ;;
         --corpus) corpus=1; shift ;;
         --lessons) lessons=1; shift ;;
         --lesson) lessons=1; chosen_lessons+=("$2"); shift 2 ;;
@@ -344,6 +350,14 @@ if ((estimate)); then
     if [[ "$device" == cuda* ]]; then
         timeout 240 "$python" "$bench_dir/cpu_estimate.py" gpu "$cli" "$folder" \
             --carried "$cpu_estimate" || status=1
+        for spec in "${estimate_variants[@]}"; do
+            say "the same, variant ${spec%%=*}"
+            shapes=()
+            listed="${spec#*=}"
+            for shape in ${listed//,/ }; do shapes+=(--only "$shape"); done
+            timeout 120 "$python" "$bench_dir/cpu_estimate.py" gpu "$cli" "$folder" \
+                --carried "$cpu_estimate" --variant "${spec%%=*}" "${shapes[@]}" || status=1
+        done
     fi
 fi
 

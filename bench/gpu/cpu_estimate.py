@@ -9,6 +9,10 @@ allocated and most reserved (torch.cuda.max_memory_allocated / max_memory_reserv
     cpu_estimate.py gpu CLI OUT_DIR --carried FILE     the same scripts on the GPU against FILE
                                                        (the CPU's cpu-estimate.json), into
                                                        OUT_DIR/gpu-estimate.json
+    cpu_estimate.py gpu CLI OUT_DIR --carried FILE --variant NAME[+NAME] [--only SHAPE]...
+                                                       the same with some of the GPU's ways
+                                                       turned off (VARIANTS), into
+                                                       OUT_DIR/gpu-estimate-NAME.json
     cpu_estimate.py run SHAPE --device DEV [--stats FILE]   one script (what `record` runs)
 
 The error is reported as the xMem estimator reports its own: the median relative error
@@ -16,6 +20,7 @@ The error is reported as the xMem estimator reports its own: the median relative
 `hf-bert` shape needs the `transformers` package (the GPU image has it).
 """
 import argparse
+import contextlib
 import json
 import pathlib
 import statistics
@@ -141,13 +146,13 @@ SHAPES = {"mlp": Mlp, "cnn": Cnn, "bilstm": BiLstm, "transformer": Encoder, "bag
           "hf-bert": HfBert}
 
 
-def train(shape, device, steps):
+def train(shape, device, steps, foreach=None):
     """Adam steps of SHAPE on DEVICE, the batches made on the host with one seed, as a loader's
     are, and copied to the device."""
     torch.manual_seed(0)
     generator = torch.Generator().manual_seed(1)
     model = SHAPES[shape]().to(device)
-    optimizer = torch.optim.Adam(model.parameters())
+    optimizer = torch.optim.Adam(model.parameters(), foreach=foreach)
     for step in range(steps):
         inputs = [tensor.to(device) for tensor in SHAPES[shape].batch(step, generator)]
         labels = torch.randint(0, 10, (inputs[0].shape[0],), generator=generator).to(device)
@@ -157,10 +162,32 @@ def train(shape, device, steps):
         optimizer.zero_grad()
 
 
+# What a GPU does otherwise than a CPU, each turned off in a variant of the GPU's run, so that
+# an estimate's error can be put down to it: fused attention kernels (the CPU's attention with
+# dropout is the math one, which keeps each head's weights), cuDNN (its workspaces), and Adam's
+# multi-tensor (foreach) update, which PyTorch uses on CUDA alone.
+VARIANTS = {"math-attention": "--math-attention", "no-cudnn": "--no-cudnn",
+            "single-tensor-adam": "--single-tensor-adam"}
+
+
+def variant_of(text):
+    unknown = [part for part in text.split("+") if part not in VARIANTS]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"no variant {', '.join(unknown)}: {', '.join(VARIANTS)}")
+    return text
+
+
 def run_one(args):
     if args.device == "cpu":
         torch.set_num_threads(2)
-    train(args.shape, args.device, args.steps)
+    if args.no_cudnn:
+        torch.backends.cudnn.enabled = False
+    context = contextlib.nullcontext()
+    if args.math_attention:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        context = sdpa_kernel(SDPBackend.MATH)
+    with context:
+        train(args.shape, args.device, args.steps, foreach=False if args.single_tensor_adam else None)
     if args.stats and args.device.startswith("cuda"):
         torch.cuda.synchronize()
         args.stats.write_text(json.dumps({
@@ -170,14 +197,16 @@ def run_one(args):
     return 0
 
 
-def record(cli, out, shape, device, steps, stats=None):
+def record(cli, out, shape, device, steps, stats=None, variant=None):
     """`oomlab-cli record` of one script; its log beside the record."""
-    command = [cli, "record", "--out", str(out / f"{device}-{shape}.pickle"), "--",
+    name = "-".join(filter(None, [device, variant, shape]))
+    command = [cli, "record", "--out", str(out / f"{name}.pickle"), "--",
                sys.executable, str(pathlib.Path(__file__).resolve()), "run", shape,
                "--device", device, "--steps", str(steps)]
     if stats:
         command += ["--stats", str(stats)]
-    with open(out / f"{device}-{shape}.log", "w") as log:
+    command += [VARIANTS[part] for part in variant.split("+")] if variant else []
+    with open(out / f"{name}.log", "w") as log:
         code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT).returncode
     if code != 0:
         raise RuntimeError(f"{' '.join(command)} exited {code}: see {log.name}")
@@ -212,11 +241,13 @@ def xmem_summary(errors):
 
 def gpu_side(args):
     carried = json.loads(args.carried.read_text())
+    carried["rows"] = [row for row in carried["rows"] if not args.only or row["shape"] in args.only]
+    variant = f"-{args.variant}" if args.variant else ""
     rows = []
     for row in carried["rows"]:
-        stats = args.out / f"cuda-{row['shape']}-stats.json"
+        stats = args.out / f"cuda{variant}-{row['shape']}-stats.json"
         try:
-            record(args.cli, args.out, row["shape"], "cuda", row["steps"], stats)
+            record(args.cli, args.out, row["shape"], "cuda", row["steps"], stats, args.variant)
         except RuntimeError as error:
             print(error, flush=True)
             continue
@@ -235,9 +266,9 @@ def gpu_side(args):
         for key, figures in summary.items():
             print(f"peak {key}: median relative error {figures['median_relative_error']:.1%}, "
                   f"under in {figures['under']} of {figures['of']}")
-    (args.out / "gpu-estimate.json").write_text(json.dumps(
-        {"cpu_torch": carried.get("torch"), "gpu_torch": torch.__version__, "rows": rows,
-         "summary": summary}, indent=1))
+    (args.out / f"gpu-estimate{variant}.json").write_text(json.dumps(
+        {"cpu_torch": carried.get("torch"), "gpu_torch": torch.__version__,
+         "variant": args.variant, "rows": rows, "summary": summary}, indent=1))
     return 0 if len(rows) == len(carried["rows"]) else 1
 
 
@@ -251,11 +282,17 @@ def main():
         side.add_argument("--steps", type=int, default=STEPS)
         side.add_argument("--only", action="append", choices=sorted(SHAPES))
     commands.choices["gpu"].add_argument("--carried", type=pathlib.Path, required=True)
+    commands.choices["gpu"].add_argument(
+        "--variant", type=variant_of,
+        help=f"the GPU's run with its ways turned off: {', '.join(VARIANTS)}, joined by +")
     one = commands.add_parser("run")
     one.add_argument("shape", choices=sorted(SHAPES))
     one.add_argument("--device", default="cpu")
     one.add_argument("--steps", type=int, default=STEPS)
     one.add_argument("--stats", type=pathlib.Path)
+    one.add_argument("--math-attention", action="store_true")
+    one.add_argument("--no-cudnn", action="store_true")
+    one.add_argument("--single-tensor-adam", action="store_true")
     args = parser.parse_args()
     if args.command == "run":
         return run_one(args)
