@@ -13,10 +13,7 @@
 
 namespace oomlab::estimator {
 
-// 0 off CUDA. Sizes as PyTorch 2.x chooses them: CUBLAS_WORKSPACE_CONFIG and
-// CUBLASLT_WORKSPACE_SIZE when set, else its defaults for Hopper GPUs (32 MiB per cuBLAS
-// handle, 1 MiB for cuBLASLt). Before Hopper its default per handle is 8 MiB + 128 KiB, and
-// the estimate is 48 MiB above what such a GPU holds unless CUBLAS_WORKSPACE_CONFIG says so.
+// 0 off CUDA: two handles' and cuBLASLt's (allocator::cublas_workspaces says their sizes).
 std::int64_t cuda_library_workspace_bytes(const ExperimentConfig& config);
 
 // What a CUDA run holds on its device outside the caching allocator: NVML's used memory
@@ -27,9 +24,5 @@ std::int64_t cuda_library_workspace_bytes(const ExperimentConfig& config);
 // it. 0 off CUDA. Other GPUs are assumed to hold the same: only the H200 was recorded (the
 // context grows with the number of multiprocessors, the driver's share with the memory).
 std::int64_t cuda_outside_allocator_bytes(const ExperimentConfig& config, int world_size);
-
-// CUBLAS_WORKSPACE_CONFIG's value (":SIZE_KIB:COUNT" pairs, e.g. ":4096:8") in bytes;
-// nullopt when it has no such pair, as PyTorch then falls back to its default.
-std::optional<std::int64_t> parse_cublas_workspace_config(std::string_view value);
 
 }  // namespace oomlab::estimator

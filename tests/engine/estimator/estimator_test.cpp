@@ -8,6 +8,7 @@
 
 #include "engine_support.h"
 #include "estimator/library_workspaces.h"
+#include "oomlab/allocator/cublas_workspaces.h"
 #include "oomlab/estimator/estimator.h"
 #include "test_support.h"
 #include "tiny_run.h"
@@ -291,7 +292,7 @@ TEST(Estimator, CublasWorkspaceConfigSetsTheSizePerHandle) {
 }
 
 TEST(Estimator, CublasWorkspaceConfigIsReadAsPyTorchReadsIt) {
-    using estimator::parse_cublas_workspace_config;
+    using allocator::parse_cublas_workspace_config;
     EXPECT_EQ(parse_cublas_workspace_config(":4096:8"), 32 * kMiB);
     EXPECT_EQ(parse_cublas_workspace_config(":16:8"), 128 * 1024);
     EXPECT_EQ(parse_cublas_workspace_config(":4096:2:16:8"), 8 * kMiB + 128 * 1024);
