@@ -101,10 +101,11 @@ void print_snapshot_report(const SnapshotReport& report) {
                   << "  cached but free at the end: " << format_bytes(d.cached_free)
                   << ", the largest piece " << format_bytes(d.largest_free_block) << '\n';
         if (const std::optional<GpuEstimate> gpu = gpu_estimate(d)) {
-            std::cout << "  on a GPU, an estimate: PyTorch's caching allocator would reserve "
-                      << format_bytes(gpu->peak_reserved) << " at most for these requests ("
-                      << gpu->segments_at_peak << " segments; "
-                      << format_bytes(gpu->peak_reserved_expandable)
+            std::cout << "  on a GPU, an estimate: these requests would hold "
+                      << format_bytes(gpu->gpu_peak_allocated)
+                      << " at most and PyTorch's caching allocator would reserve "
+                      << format_bytes(gpu->peak_reserved) << " (" << gpu->segments_at_peak
+                      << " segments; " << format_bytes(gpu->peak_reserved_expandable)
                       << " with expandable_segments:True); " << kGpuEstimateLeavesOut << '\n';
         }
         for (const std::string& note : snapshot_end_notes(d)) {

@@ -157,6 +157,7 @@ WhatIf replay_under(const AllocatorTrace& trace, const AllocatorSettings& settin
         if (!served && !result.first_over_capacity) {
             result.first_over_capacity = index;
         }
+        result.peak_allocated = std::max(result.peak_allocated, model.allocated());
         if (model.reserved() > result.peak_reserved) {
             result.peak_reserved = model.reserved();
             result.allocated_at_peak = model.allocated();

@@ -3,6 +3,7 @@
 // (Bytes < 0) at an address, with the totals allocated and reserved after it. What it was for is
 // read from the ops and Python functions whose spans enclose it on the same thread.
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <unordered_map>
 
@@ -10,6 +11,7 @@
 #include "profiler_trace_events.h"
 #include "snapshot_frames.h"
 #include "snapshot_replay.h"
+#include "snapshot_stages.h"
 
 namespace oomlab::snapshot {
 namespace {
@@ -43,6 +45,7 @@ struct OpenSpan {
     bool optimizer = false;
     bool transfer = false;
     bool forward = false;
+    bool attention = false;  // inside the CPU's attention kernel, which a GPU's fused one replaces
 
     OpenSpan inside(const Span* inner) const {
         OpenSpan next = *this;
@@ -58,6 +61,7 @@ struct OpenSpan {
             starts_with(name, "autograd::engine::evaluate_function") || contains(name, "Backward");
         next.optimizer |= starts_with(name, "Optimizer.step");
         next.transfer |= name == "aten::_to_copy" || name == "aten::copy_";
+        next.attention |= name == "aten::_scaled_dot_product_attention_math";
         next.forward |=
             inner->python && (contains(name, "): forward") || contains(name, "_call_impl"));
         return next;
@@ -80,6 +84,7 @@ struct OpenSpan {
     // dtypes, a module's forward, in that order; else other.
     std::string kind() const {
         return backward    ? "backward"
+               : attention ? kMathAttentionKind
                : optimizer ? "optimizer step"
                : transfer  ? "data transfer"
                : forward   ? "forward"
@@ -120,6 +125,31 @@ SnapshotTraceChange change_at(std::size_t event, std::int64_t address, std::int6
     change.size = size;
     change.what = what;
     return change;
+}
+
+// The program's annotations on every thread, as a snapshot's are: a START and an END each.
+std::vector<SnapshotAnnotation> annotations_of(
+    const std::map<std::string, std::vector<Span>>& spans, int device) {
+    std::vector<SnapshotAnnotation> annotations;
+    for (const auto& [thread, list] : spans) {
+        for (const Span& span : list) {
+            if (span.annotation) {
+                annotations.push_back({device, true, &span.name, std::llround(span.start)});
+                annotations.push_back({device, false, &span.name, std::llround(span.end)});
+            }
+        }
+    }
+    return annotations;
+}
+
+// When each memory event happened, in the trace's microseconds.
+EventClock clock_of(const std::vector<MemoryEvent>& memory) {
+    EventClock clock;
+    for (std::size_t i = 0; i < memory.size(); ++i) {
+        const std::int64_t time_us = std::llround(memory[i].time);
+        clock.add(i, &time_us);
+    }
+    return clock;
 }
 
 }  // namespace
@@ -199,6 +229,7 @@ SnapshotReport profiler_trace_report(PickleInput& input, const std::string& sour
             alloc.stack = names.stack(top.line(), top.kind());
             device.changes.push_back(alloc);
         }
+        place_stages(device, annotations_of(spans, device.index), clock_of(memory));
         replay_changes(device);
     }
     order_devices(report.devices);

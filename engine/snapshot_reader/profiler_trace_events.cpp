@@ -261,9 +261,9 @@ private:
                 {m_event.ts, m_event.address, m_event.bytes, m_event.total_allocated,
                  m_event.total_reserved, std::move(m_event.thread)});
         } else if (m_event.phase == "X") {
-            m_trace.spans[m_event.thread].push_back({m_event.ts, m_event.ts + m_event.dur,
-                                                     std::move(*m_event.name),
-                                                     m_event.category == "python_function"});
+            m_trace.spans[m_event.thread].push_back(
+                {m_event.ts, m_event.ts + m_event.dur, std::move(*m_event.name),
+                 m_event.category == "python_function", m_event.category == "user_annotation"});
         }
     }
 

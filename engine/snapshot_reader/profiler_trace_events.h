@@ -23,6 +23,9 @@ struct TraceSpan {
     double end = 0;
     std::string name;
     bool python = false;  // a Python function ("file.py(12): name"), else an op or annotation
+    // The program's own (torch.profiler.record_function, the optimizer's step and zero_grad,
+    // the profiler's ProfilerStep#N): a stage, as a snapshot's external_annotations are.
+    bool annotation = false;
 };
 
 struct TraceMemoryEvent {

@@ -1,5 +1,6 @@
 #include "oomlab/snapshot_reader/snapshot_gpu_estimate.h"
 
+#include "as_on_cuda.h"
 #include "oomlab/allocator/allocator_settings.h"
 #include "oomlab/allocator/trace_replay.h"
 #include "oomlab/snapshot_reader/snapshot_whatif.h"
@@ -8,9 +9,16 @@ namespace oomlab {
 
 namespace {
 
-allocator::WhatIf replayed(const SnapshotDevice& device, const std::string& alloc_conf) {
+struct Replayed {
+    allocator::WhatIf whatif;
+    snapshot::CudaDifferences differences;
+};
+
+Replayed replayed(const SnapshotDevice& device, const std::string& alloc_conf) {
     const allocator::AllocatorSettings settings = allocator::parse_alloc_conf(alloc_conf);
-    return allocator::replay_under(allocator_trace(device, settings), settings, 0, 0);
+    allocator::AllocatorTrace trace = allocator_trace(device, settings);
+    const snapshot::CudaDifferences differences = snapshot::as_on_cuda(trace, device);
+    return {allocator::replay_under(trace, settings, 0, 0), differences};
 }
 
 // The profiler's CPU, whose tensors a GPU would hold; pinned host memory stays on the host.
@@ -26,14 +34,20 @@ std::optional<GpuEstimate> gpu_estimate(const SnapshotDevice& device,
     if (!estimable(device)) {
         return std::nullopt;
     }
-    const allocator::WhatIf plain = replayed(device, alloc_conf);
-    return GpuEstimate{device.peak_allocated, plain.peak_reserved, plain.segments_at_peak,
-                       replayed(device, "expandable_segments:True").peak_reserved};
+    const Replayed plain = replayed(device, alloc_conf);
+    return GpuEstimate{device.peak_allocated,
+                       plain.whatif.peak_allocated,
+                       plain.whatif.peak_reserved,
+                       plain.whatif.segments_at_peak,
+                       replayed(device, "expandable_segments:True").whatif.peak_reserved,
+                       plain.differences.workspaces,
+                       plain.differences.updates,
+                       plain.differences.attention_calls};
 }
 
 std::optional<std::int64_t> gpu_peak_reserved(const SnapshotDevice& device,
                                               const std::string& alloc_conf) {
-    return estimable(device) ? std::optional(replayed(device, alloc_conf).peak_reserved)
+    return estimable(device) ? std::optional(replayed(device, alloc_conf).whatif.peak_reserved)
                              : std::nullopt;
 }
 

@@ -48,9 +48,13 @@ std::string snapshot_report_json(const SnapshotReport& report, std::optional<std
         }
         Json gpu;
         if (const std::optional<GpuEstimate> estimate = gpu_estimate(d)) {
-            gpu = {{"peak_reserved_bytes", estimate->peak_reserved},
+            gpu = {{"peak_allocated_bytes", estimate->gpu_peak_allocated},
+                   {"peak_reserved_bytes", estimate->peak_reserved},
                    {"segments_at_peak", estimate->segments_at_peak},
                    {"peak_reserved_expandable_bytes", estimate->peak_reserved_expandable},
+                   {"cublas_workspaces_bytes", estimate->cublas_workspaces},
+                   {"optimizer_steps_multi_tensor", estimate->updates_gathered},
+                   {"attention_calls_fused", estimate->attention_fused},
                    {"leaves_out", kGpuEstimateLeavesOut}};
         }
         Json advice = Json::array();

@@ -368,13 +368,14 @@ void SnapshotWindow::showDevice(int index) {
         summary += tr("<br><i>The trace does not add up</i>: %1.").arg(qs(problem).toHtmlEscaped());
     }
     if (const std::optional<GpuEstimate> gpu = gpu_estimate(d)) {
-        summary += tr("<br><b>On a GPU, an estimate</b>: PyTorch's caching allocator would "
-                      "reserve %1 at most for these requests (%2 segments; %3 with expandable "
-                      "segments); %4.")
+        summary += tr("<br><b>On a GPU, an estimate</b>: these requests would hold %5 at most "
+                      "and PyTorch's caching allocator would reserve %1 (%2 segments; %3 with "
+                      "expandable segments); %4.")
                        .arg(formatBytes(gpu->peak_reserved))
                        .arg(gpu->segments_at_peak)
                        .arg(formatBytes(gpu->peak_reserved_expandable),
-                            qs(kGpuEstimateLeavesOut).toHtmlEscaped());
+                            qs(kGpuEstimateLeavesOut).toHtmlEscaped(),
+                            formatBytes(gpu->gpu_peak_allocated));
     }
     summary += stagesText(d);
     m_summary->setText(summary);

@@ -90,7 +90,9 @@ TEST(ProfilerTrace, MemoryEventsAreReplayedAndNamedByTheSpansAroundThem) {
 
 // A program's CPU requests on a GPU: 512 bytes take a 2 MiB segment of the small pool, 3 MiB a
 // 20 MiB one of the large pool (requests of 1 to 10 MiB share them), as PyTorch's caching
-// allocator reserves them; a GPU's own trace gets no estimate.
+// allocator reserves them, beside cuBLAS's workspaces (one thread's 32 MiB in a segment of its
+// own, cuBLASLt's 1 MiB in a small one, whose other half takes the 512 bytes: no backward pass
+// ran); a GPU's own trace gets no estimate.
 TEST(ProfilerTrace, ACpuTracesRequestsAreEstimatedOnAGpu) {
     const Json trace = {
         {"traceEvents",
@@ -101,12 +103,75 @@ TEST(ProfilerTrace, ACpuTracesRequestsAreEstimatedOnAGpu) {
     const std::optional<GpuEstimate> estimate = gpu_estimate(report.devices[0]);
     ASSERT_TRUE(estimate);
     EXPECT_EQ(estimate->peak_allocated, (3 << 20) + 512);
-    EXPECT_EQ(estimate->peak_reserved, 22 << 20);
-    EXPECT_EQ(estimate->segments_at_peak, 2);
-    EXPECT_EQ(estimate->peak_reserved_expandable, 22 << 20);
+    EXPECT_EQ(estimate->cublas_workspaces, 33 << 20);
+    EXPECT_EQ(estimate->gpu_peak_allocated, (36 << 20) + 512);
+    EXPECT_EQ(estimate->peak_reserved, (20 + 32 + 2) << 20) << "512 B beside cuBLASLt's";
+    EXPECT_EQ(estimate->segments_at_peak, 3);
+    EXPECT_EQ(estimate->peak_reserved_expandable, (20 + 32 + 2) << 20);
     SnapshotDevice gpu = report.devices[0];
     gpu.index = 0;
     EXPECT_FALSE(gpu_estimate(gpu));
+}
+
+// The program's own annotations (record_function, the optimizer's step) are its stages, each
+// with the most allocated while it ran, as a snapshot's external annotations are.
+TEST(ProfilerTrace, TheProgramsAnnotationsAreItsStages) {
+    const Json trace = {
+        {"traceEvents",
+         {span("## forward ##", "user_annotation", 0, 100), memory(10, 0x100, 4 << 20, 4 << 20),
+          memory(20, 0x200, 2 << 20, 6 << 20), memory(30, 0x200, -(2 << 20), 4 << 20),
+          span("Optimizer.step#Adam.step", "user_annotation", 200, 100),
+          memory(210, 0x300, 1 << 20, 5 << 20), memory(220, 0x300, -(1 << 20), 4 << 20)}}};
+    const SnapshotDevice device = snapshot_report_from_bytes(trace.dump(), "t.json").devices[0];
+    std::map<std::string, std::int64_t> peaks;
+    for (const SnapshotAnnotatedStage& stage : stages_by_peak(device)) {
+        peaks[stage.name] = stage.peak_allocated;
+    }
+    EXPECT_EQ(peaks, (std::map<std::string, std::int64_t>{{"## forward ##", 6 << 20},
+                                                          {"Optimizer.step#Adam.step", 5 << 20}}));
+}
+
+// On CUDA, Adam updates every parameter at once (foreach, PyTorch's default there): one
+// temporary of each parameter's size, alive together, where the CPU made two of each (its
+// sqrt and quotient), one parameter at a time. Parameters of 4 and 8 MiB: the CPU's update
+// peaks at 12 + 20 MiB (the 4 MiB quotient still alive beside the 8 MiB sqrt and quotient), the
+// GPU's at 12 + 4 + 8 MiB, beside cuBLAS's workspaces.
+TEST(ProfilerTrace, AdamsTemporariesAreMadeTogetherOnAGpu) {
+    const std::int64_t m = 1 << 20;
+    const Json trace = {{"traceEvents",
+                         {memory(10, 0x10, 4 * m, 4 * m), memory(11, 0x20, 8 * m, 12 * m),
+                          span("Optimizer.step#Adam.step", "user_annotation", 100, 100),
+                          memory(110, 0x30, 4 * m, 16 * m), memory(111, 0x40, 4 * m, 20 * m),
+                          memory(112, 0x30, -4 * m, 16 * m), memory(120, 0x50, 8 * m, 24 * m),
+                          memory(121, 0x60, 8 * m, 32 * m), memory(122, 0x50, -8 * m, 24 * m),
+                          memory(123, 0x40, -4 * m, 20 * m), memory(130, 0x60, -8 * m, 12 * m)}}};
+    const SnapshotDevice device = snapshot_report_from_bytes(trace.dump(), "t.json").devices[0];
+    EXPECT_EQ(device.peak_allocated, 32 * m);
+    const std::optional<GpuEstimate> estimate = gpu_estimate(device);
+    ASSERT_TRUE(estimate);
+    EXPECT_EQ(estimate->updates_gathered, 1u);
+    EXPECT_EQ(estimate->gpu_peak_allocated - estimate->cublas_workspaces, 24 * m);
+}
+
+// On CUDA attention is a fused kernel that makes its output alone: what the CPU's math kernel
+// made first (the scores, their softmax) is left out, whether freed inside it or kept for
+// backward, and what it keeps is named as the CPU's attention.
+TEST(ProfilerTrace, TheCpusAttentionWeightsAreLeftOutOnAGpu) {
+    const std::int64_t m = 1 << 20;
+    const Json trace = {{"traceEvents",
+                         {span("aten::_scaled_dot_product_attention_math", "cpu_op", 100, 100),
+                          memory(110, 0x10, 8 * m, 8 * m), memory(120, 0x20, 8 * m, 16 * m),
+                          memory(130, 0x10, -8 * m, 8 * m), memory(140, 0x30, 1 * m, 9 * m),
+                          span("aten::linear", "cpu_op", 300, 10), memory(305, 0x40, 2 * m, 11 * m),
+                          memory(400, 0x20, -8 * m, 3 * m)}}};
+    const SnapshotDevice device = snapshot_report_from_bytes(trace.dump(), "t.json").devices[0];
+    EXPECT_EQ(device.peak_allocated, 16 * m);
+    ASSERT_FALSE(device.at_peak_by_kind.empty());
+    EXPECT_EQ(device.at_peak_by_kind.front().where, kMathAttentionKind);
+    const std::optional<GpuEstimate> estimate = gpu_estimate(device);
+    ASSERT_TRUE(estimate);
+    EXPECT_EQ(estimate->attention_fused, 1u);
+    EXPECT_EQ(estimate->gpu_peak_allocated - estimate->cublas_workspaces, 3 * m);
 }
 
 // A script's top level is "train.py(0): <module>" in the profiler's names (a module has no

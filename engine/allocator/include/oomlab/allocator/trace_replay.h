@@ -76,6 +76,7 @@ struct OomOutcome {
 struct WhatIf {
     std::int64_t capacity = 0;  // 0: none
     std::int64_t peak_reserved = 0;
+    std::int64_t peak_allocated = 0;  // the most allocated at any time, as the model rounds it
     std::int64_t allocated_at_peak = 0;
     std::size_t peak_event = 0;
     std::int64_t segments_at_peak = 0;

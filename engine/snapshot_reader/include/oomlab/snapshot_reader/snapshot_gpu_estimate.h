@@ -4,6 +4,7 @@
 // estimate, named as one: what the CPU's run cannot tell is said with it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -14,12 +15,17 @@ namespace oomlab {
 
 struct GpuEstimate {
     std::int64_t peak_allocated = 0;  // what the program held at most, on the CPU
-    // What the caching allocator would reserve at most for the same requests, under the
-    // setting asked for (PyTorch's defaults by default) and with expandable_segments:True, and
-    // its segments at that moment.
+    // The same requests on CUDA (snapshot::as_on_cuda: with cuBLAS's workspaces, Adam's
+    // multi-tensor update and fused attention): what they would hold at most, what the caching
+    // allocator would reserve at most under the setting asked for (PyTorch's defaults by default)
+    // and with expandable_segments:True, and its segments at that moment.
+    std::int64_t gpu_peak_allocated = 0;
     std::int64_t peak_reserved = 0;
     std::int64_t segments_at_peak = 0;
     std::int64_t peak_reserved_expandable = 0;
+    std::int64_t cublas_workspaces = 0;  // of gpu_peak_allocated
+    std::size_t updates_gathered = 0;    // optimizer steps made multi-tensor
+    std::size_t attention_fused = 0;     // calls of the CPU's attention kernel made fused
 };
 
 // For the CPU's device of a profiler's trace (index -1, with memory events); none otherwise.
@@ -32,8 +38,10 @@ std::optional<std::int64_t> gpu_peak_reserved(const SnapshotDevice& device,
 
 // What the estimate leaves out, in one sentence.
 inline constexpr const char* kGpuEstimateLeavesOut =
-    "not counted: the CUDA context and libraries outside the allocator (about 0.5 GiB), cuBLAS "
-    "and cuDNN workspaces (tens of MiB on a recent GPU), kernels that allocate otherwise on "
-    "CUDA, and tensors that would stay on the host";
+    "counted as on CUDA: cuBLAS's workspaces, Adam's multi-tensor update and fused attention's "
+    "forward pass; not counted: the CUDA context and libraries outside the allocator (about "
+    "0.5 GiB), cuDNN's workspaces (a convolution's can be hundreds of MiB), what attention's "
+    "backward pass and other kernels allocate otherwise on CUDA, and tensors that would stay on "
+    "the host";
 
 }  // namespace oomlab

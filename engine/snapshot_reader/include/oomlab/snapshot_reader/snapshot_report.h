@@ -21,6 +21,9 @@ namespace oomlab {
 inline constexpr const char* kAllocatedBeforeTrace = "(allocated before the trace began)";
 // Where a block's stack has no Python frame (recorded without them, or made by C++ alone).
 inline constexpr const char* kNoPythonFrame = "(no Python frame recorded)";
+// The kind of what a profiler's trace shows allocated inside the CPU's attention kernel
+// (scaled_dot_product_attention's math one, which keeps each head's weights for backward).
+inline constexpr const char* kMathAttentionKind = "attention (the CPU's math kernel)";
 
 struct SnapshotLine {
     std::string where;  // "train.py:41 (forward)", the first frame outside torch; or why none

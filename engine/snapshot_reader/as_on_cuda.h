@@ -1,0 +1,32 @@
+// What a program recorded on the CPU (a profiler's trace) does otherwise on CUDA, applied to
+// its allocator trace before the GPU estimate replays it (bench/results/gpu-2026-12-04.md
+// measured each on an H200):
+//  - cuBLAS's workspaces, taken from the caching allocator by each thread's first matrix
+//    product and kept: the program's thread, and autograd's device thread where it ran a
+//    backward pass (allocator::cublas_workspaces);
+//  - Adam's and AdamW's multi-tensor (foreach) update, PyTorch's default on CUDA: it makes the
+//    temporaries of every parameter at once, where the CPU's update makes them one parameter
+//    at a time (its sqrt and its quotient together, then frees them);
+//  - fused attention (flash, memory-efficient), which makes each call's output alone where the
+//    CPU's math kernel makes and keeps each head's scores, softmax and dropout first.
+// What it cannot know from the CPU stays out: cuDNN's workspaces, what backward computes for
+// attention on a GPU, and other kernels that allocate otherwise (gpu_estimate says so).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "oomlab/allocator/trace_replay.h"
+#include "oomlab/snapshot_reader/snapshot_report.h"
+
+namespace oomlab::snapshot {
+
+struct CudaDifferences {
+    std::int64_t workspaces = 0;      // bytes of cuBLAS's workspaces held from the start
+    std::size_t updates = 0;          // optimizer steps whose temporaries were gathered
+    std::size_t attention_calls = 0;  // calls of the CPU's attention kernel made fused
+};
+
+CudaDifferences as_on_cuda(allocator::AllocatorTrace& trace, const SnapshotDevice& device);
+
+}  // namespace oomlab::snapshot
