@@ -13,6 +13,8 @@ allocated and most reserved (torch.cuda.max_memory_allocated / max_memory_reserv
                                                        the same with some of the GPU's ways
                                                        turned off (VARIANTS), into
                                                        OUT_DIR/gpu-estimate-NAME.json
+    cpu_estimate.py compare CPU_ESTIMATE GPU_ESTIMATE  the CPU's estimates (made again, by a
+                                                       newer build) against a GPU's figures
     cpu_estimate.py run SHAPE --device DEV [--stats FILE]   one script (what `record` runs)
 
 The error is reported as the xMem estimator reports its own: the median relative error
@@ -220,13 +222,16 @@ def shown(cli, path):
 def cpu_side(args):
     rows = []
     for shape in args.only or SHAPES:
-        record(args.cli, args.out, shape, "cpu", args.steps)
-        cpu = next(d for d in shown(args.cli, args.out / f"cpu-{shape}.json")["devices"]
-                   if d["device"] == -1)
+        trace = args.out / f"cpu-{shape}.json"
+        if not (args.reuse and trace.exists()):
+            record(args.cli, args.out, shape, "cpu", args.steps)
+        cpu = next(d for d in shown(args.cli, trace)["devices"] if d["device"] == -1)
         rows.append({"shape": shape, "steps": args.steps,
-                     "estimate_allocated": cpu["peak_allocated_bytes"],
+                     "cpu_peak_allocated": cpu["peak_allocated_bytes"],
+                     "estimate_allocated": cpu["gpu_estimate"]["peak_allocated_bytes"],
                      "estimate_reserved": cpu["gpu_estimate"]["peak_reserved_bytes"]})
-        print(f"{shape:12} CPU peak {rows[-1]['estimate_allocated'] / MIB:9.1f} MiB  estimate "
+        print(f"{shape:12} CPU peak {rows[-1]['cpu_peak_allocated'] / MIB:9.1f} MiB  estimate "
+              f"{rows[-1]['estimate_allocated'] / MIB:9.1f} MiB allocated, "
               f"{rows[-1]['estimate_reserved'] / MIB:9.1f} MiB reserved", flush=True)
     (args.out / "cpu-estimate.json").write_text(json.dumps(
         {"torch": torch.__version__, "rows": rows}, indent=1))
@@ -237,6 +242,25 @@ def xmem_summary(errors):
     """xMem's two figures: the median relative error and how often the estimate was under."""
     return {"median_relative_error": statistics.median(abs(e) for e in errors),
             "under": sum(e < 0 for e in errors), "of": len(errors)}
+
+
+def compared(rows):
+    """Each row's errors, printed, and the summary over them."""
+    for row in rows:
+        row["error_allocated"] = row["estimate_allocated"] / row["gpu_peak_allocated"] - 1
+        row["error_reserved"] = row["estimate_reserved"] / row["gpu_reserved"] - 1
+        print(f"{row['shape']:12} allocated: estimate {row['estimate_allocated'] / MIB:8.1f} MiB, "
+              f"GPU {row['gpu_peak_allocated'] / MIB:8.1f} ({row['error_allocated']:+.1%});  "
+              f"reserved: estimate {row['estimate_reserved'] / MIB:8.1f}, "
+              f"GPU {row['gpu_reserved'] / MIB:8.1f} ({row['error_reserved']:+.1%})", flush=True)
+    summary = {}
+    if rows:
+        summary = {key: xmem_summary([row[f"error_{key}"] for row in rows])
+                   for key in ("allocated", "reserved")}
+        for key, figures in summary.items():
+            print(f"peak {key}: median relative error {figures['median_relative_error']:.1%}, "
+                  f"under in {figures['under']} of {figures['of']}")
+    return summary
 
 
 def gpu_side(args):
@@ -251,25 +275,25 @@ def gpu_side(args):
         except RuntimeError as error:
             print(error, flush=True)
             continue
-        row = dict(row, **json.loads(stats.read_text()))
-        row["error_allocated"] = row["estimate_allocated"] / row["gpu_peak_allocated"] - 1
-        row["error_reserved"] = row["estimate_reserved"] / row["gpu_reserved"] - 1
-        rows.append(row)
-        print(f"{row['shape']:12} allocated: estimate {row['estimate_allocated'] / MIB:8.1f} MiB, "
-              f"GPU {row['gpu_peak_allocated'] / MIB:8.1f} ({row['error_allocated']:+.1%});  "
-              f"reserved: estimate {row['estimate_reserved'] / MIB:8.1f}, "
-              f"GPU {row['gpu_reserved'] / MIB:8.1f} ({row['error_reserved']:+.1%})", flush=True)
-    summary = {}
-    if rows:
-        summary = {key: xmem_summary([row[f"error_{key}"] for row in rows])
-                   for key in ("allocated", "reserved")}
-        for key, figures in summary.items():
-            print(f"peak {key}: median relative error {figures['median_relative_error']:.1%}, "
-                  f"under in {figures['under']} of {figures['of']}")
+        rows.append(dict(row, **json.loads(stats.read_text())))
+    summary = compared(rows)
     (args.out / f"gpu-estimate{variant}.json").write_text(json.dumps(
         {"cpu_torch": carried.get("torch"), "gpu_torch": torch.__version__,
          "variant": args.variant, "rows": rows, "summary": summary}, indent=1))
     return 0 if len(rows) == len(carried["rows"]) else 1
+
+
+def compare_side(args):
+    """The CPU's estimates (cpu-estimate.json, made again by a newer build, say) against what a
+    GPU measured before (a gpu-estimate.json): no GPU needed."""
+    measured = {row["shape"]: row for row in json.loads(args.measured.read_text())["rows"]}
+    rows = [dict(row, gpu_peak_allocated=measured[row["shape"]]["gpu_peak_allocated"],
+                 gpu_reserved=measured[row["shape"]]["gpu_reserved"])
+            for row in json.loads(args.carried.read_text())["rows"] if row["shape"] in measured]
+    summary = compared(rows)
+    if args.out:
+        args.out.write_text(json.dumps({"rows": rows, "summary": summary}, indent=1))
+    return 0
 
 
 def main():
@@ -285,6 +309,12 @@ def main():
     commands.choices["gpu"].add_argument(
         "--variant", type=variant_of,
         help=f"the GPU's run with its ways turned off: {', '.join(VARIANTS)}, joined by +")
+    commands.choices["cpu"].add_argument("--reuse", action="store_true",
+                                         help="read the CPU's records already in OUT_DIR")
+    compare = commands.add_parser("compare")
+    compare.add_argument("carried", type=pathlib.Path, help="a cpu-estimate.json")
+    compare.add_argument("measured", type=pathlib.Path, help="a gpu-estimate.json")
+    compare.add_argument("--out", type=pathlib.Path)
     one = commands.add_parser("run")
     one.add_argument("shape", choices=sorted(SHAPES))
     one.add_argument("--device", default="cpu")
@@ -296,6 +326,8 @@ def main():
     args = parser.parse_args()
     if args.command == "run":
         return run_one(args)
+    if args.command == "compare":
+        return compare_side(args)
     args.out.mkdir(parents=True, exist_ok=True)
     return cpu_side(args) if args.command == "cpu" else gpu_side(args)
 
