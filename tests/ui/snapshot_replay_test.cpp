@@ -73,8 +73,8 @@ private slots:
     }
 
     // A program's CPU run, as `oomlab-cli record` keeps it without CUDA (the profiler's memory
-    // events): what PyTorch's caching allocator would reserve for it on a GPU, named as an
-    // estimate.
+    // events): what it would hold on a GPU (with cuBLAS's 33 MiB of workspaces) and what
+    // PyTorch's caching allocator would reserve for it there, named as an estimate.
     void aCpuRunIsEstimatedOnAGpu() {
         const QString path = m_dir.filePath("cpu-trace.json");
         QFile file(path);
@@ -100,9 +100,9 @@ private slots:
         QVERIFY(window);
         QVERIFY2(window->error().isEmpty(), qPrintable(window->error()));
         QVERIFY2(window->summaryText().contains(
-                     QStringLiteral("<b>On a GPU, an estimate</b>: PyTorch's caching allocator "
-                                    "would reserve 22.0 MiB at most for these requests (2 "
-                                    "segments;")),
+                     QStringLiteral("<b>On a GPU, an estimate</b>: these requests would hold "
+                                    "36.0 MiB at most and PyTorch's caching allocator would "
+                                    "reserve 54.0 MiB (3 segments;")),
                  qPrintable(window->summaryText()));
         QVERIFY(window->summaryText().contains(QStringLiteral("cuBLAS")));
         window->close();
