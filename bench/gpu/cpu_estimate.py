@@ -144,8 +144,64 @@ class HfBert(nn.Module):
         return ids, mask
 
 
+class HfGpt2(nn.Module):
+    """A GPT-2 language model from `transformers`, built from a config, on full-length batches."""
+
+    def __init__(self):
+        super().__init__()
+        from transformers import GPT2Config, GPT2LMHeadModel
+        self.gpt = GPT2LMHeadModel(GPT2Config(vocab_size=8000, n_positions=256, n_embd=256,
+                                              n_layer=4, n_head=4))
+
+    def forward(self, ids):
+        return self.gpt(input_ids=ids).logits[:, -1]
+
+    @staticmethod
+    def batch(step, generator):
+        return (torch.randint(0, 8000, (8, 256), generator=generator),)
+
+
+class Decoder(nn.Module):
+    """nn.TransformerDecoder with a causal mask over varying lengths (trained with AdamW)."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(16000, 256)
+        layer = nn.TransformerDecoderLayer(256, 8, 1024, batch_first=True)
+        self.decoder = nn.TransformerDecoder(layer, 3)
+        self.out = nn.Linear(256, 10)
+
+    def forward(self, ids):
+        x = self.embed(ids)
+        mask = nn.Transformer.generate_square_subsequent_mask(ids.shape[1], device=ids.device)
+        return self.out(self.decoder(x, x, tgt_mask=mask, tgt_is_causal=True).mean(1))
+
+    @staticmethod
+    def batch(step, generator):
+        length = lengths(STEPS * 4, 48, 192, seed=17)[step]
+        return (torch.randint(0, 16000, (24, length), generator=generator),)
+
+
+class Gru(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(20000, 200)
+        self.gru = nn.GRU(200, 384, num_layers=2, batch_first=True)
+        self.out = nn.Linear(384, 10)
+
+    def forward(self, ids):
+        hidden, _ = self.gru(self.embed(ids))
+        return self.out(hidden[:, -1])
+
+    @staticmethod
+    def batch(step, generator):
+        return (torch.randint(0, 20000, (48, 96), generator=generator),)
+
+
 SHAPES = {"mlp": Mlp, "cnn": Cnn, "bilstm": BiLstm, "transformer": Encoder, "bag": Bag,
-          "hf-bert": HfBert}
+          "hf-bert": HfBert, "hf-gpt2": HfGpt2, "decoder": Decoder, "gru": Gru}
+# Scripts the estimate's CUDA differences were not worked out on, to hold them to new shapes.
+HELD_OUT = ("hf-gpt2", "decoder", "gru")
 
 
 def train(shape, device, steps, foreach=None):
@@ -154,7 +210,8 @@ def train(shape, device, steps, foreach=None):
     torch.manual_seed(0)
     generator = torch.Generator().manual_seed(1)
     model = SHAPES[shape]().to(device)
-    optimizer = torch.optim.Adam(model.parameters(), foreach=foreach)
+    optimizer = (torch.optim.AdamW(model.parameters(), weight_decay=0.01, foreach=foreach)
+                 if shape == "decoder" else torch.optim.Adam(model.parameters(), foreach=foreach))
     for step in range(steps):
         inputs = [tensor.to(device) for tensor in SHAPES[shape].batch(step, generator)]
         labels = torch.randint(0, 10, (inputs[0].shape[0],), generator=generator).to(device)
