@@ -12,13 +12,11 @@ recorded stretch (the peak statistics are reset where the history starts, so
 `max_memory_reserved` is what a replay of the trace should reach), at the dump, and what the
 scenario exercises. Needs a CUDA GPU; without one it says so and writes nothing.
 """
-import argparse
-import concurrent.futures
-import json
 import os
-import subprocess
 import sys
 import time
+
+import snapshot_scenarios
 
 MIB = 1 << 20
 
@@ -265,54 +263,10 @@ def record(name, out_dir):
         summary["memory_reserved"] = torch.cuda.memory_reserved()
         summary["memory_allocated"] = torch.cuda.memory_allocated()
         torch.cuda.memory._dump_snapshot(pickle_path)
-    summary["memory_stats"] = {key: value for key, value in torch.cuda.memory_stats().items()
-                               if key.endswith(".all.peak") or key.endswith(".all.current")
-                               or key.startswith("num_")}
-    with open(os.path.join(out_dir, f"{name}.json"), "w") as stream:
-        json.dump(summary, stream, indent=1, sort_keys=True)
-
-
-def run_child(name, out_dir, timeout):
-    environment = dict(os.environ, PYTORCH_CUDA_ALLOC_CONF=SCENARIOS[name][0])
-    command = [sys.executable, os.path.abspath(__file__), out_dir, "--one", name]
-    started = time.monotonic()
-    with open(os.path.join(out_dir, f"{name}.log"), "w") as log:
-        try:
-            code = subprocess.run(command, env=environment, timeout=timeout, stdout=log,
-                                  stderr=subprocess.STDOUT).returncode
-        except subprocess.TimeoutExpired:
-            code = "timed out"
-    path = os.path.join(out_dir, f"{name}.pickle")
-    size = os.path.getsize(path) if os.path.exists(path) else 0
-    return (f"{name:24} {SCENARIOS[name][0] or '(defaults)':26} exit {code}, {size / 1e6:6.2f} MB, "
-            f"{time.monotonic() - started:5.1f} s"), code == 0
-
-
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("out_dir")
-    parser.add_argument("--only", action="append", default=[], choices=sorted(SCENARIOS))
-    parser.add_argument("--jobs", type=int, default=4, help="scenarios at once")
-    parser.add_argument("--timeout", type=float, default=120, help="seconds per scenario")
-    parser.add_argument("--one", help=argparse.SUPPRESS)  # the child process's scenario
-    args = parser.parse_args()
-    os.makedirs(args.out_dir, exist_ok=True)
-    if args.one:
-        record(args.one, args.out_dir)
-        return 0
-    import torch
-    if not torch.cuda.is_available():
-        print("record_corpus.py: no CUDA device here; nothing recorded")
-        return 0
-    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        results = pool.map(lambda name: run_child(name, args.out_dir, args.timeout),
-                           args.only or SCENARIOS)
-        failed = 0
-        for line, passed in results:
-            print(line, flush=True)
-            failed += not passed
-    return 1 if failed else 0
+    snapshot_scenarios.write_summary(torch, summary, out_dir, name)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(snapshot_scenarios.main(__file__, __doc__.split("\n\n")[0],
+                                     {name: conf for name, (conf, _, _) in SCENARIOS.items()},
+                                     record, jobs=4, timeout=120))

@@ -14,12 +14,11 @@ at the end, and the OOM message where there was one) for each scenario, each in 
 own, since the allocator reads its settings once. Needs a CUDA GPU; without one it says so and
 writes nothing.
 """
-import argparse
-import json
 import os
-import subprocess
 import sys
 import time
+
+import snapshot_scenarios
 
 # name: (PYTORCH_CUDA_ALLOC_CONF, what the run does)
 SCENARIOS = {
@@ -108,45 +107,10 @@ def record(name, out_dir):
     summary["seconds"] = round(time.monotonic() - started, 2)
     if not oom:
         torch.cuda.memory._dump_snapshot(pickle_path)
-    summary["memory_stats"] = {key: value for key, value in torch.cuda.memory_stats().items()
-                               if key.endswith(".all.peak") or key.endswith(".all.current")
-                               or key.startswith("num_")}
-    with open(os.path.join(out_dir, f"{name}.json"), "w") as stream:
-        json.dump(summary, stream, indent=1, sort_keys=True)
-
-
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("out_dir")
-    parser.add_argument("--only", action="append", default=[], choices=sorted(SCENARIOS))
-    parser.add_argument("--timeout", type=float, default=60, help="seconds per scenario")
-    parser.add_argument("--one", help=argparse.SUPPRESS)  # the child process's scenario
-    args = parser.parse_args()
-    os.makedirs(args.out_dir, exist_ok=True)
-    if args.one:
-        record(args.one, args.out_dir)
-        return 0
-    import torch
-    if not torch.cuda.is_available():
-        print("record_snapshots.py: no CUDA device here; nothing recorded")
-        return 0
-    failed = 0
-    for name in args.only or SCENARIOS:
-        conf = SCENARIOS[name][0]
-        environment = dict(os.environ, PYTORCH_CUDA_ALLOC_CONF=conf)
-        command = [sys.executable, os.path.abspath(__file__), args.out_dir, "--one", name]
-        started = time.monotonic()
-        try:
-            code = subprocess.run(command, env=environment, timeout=args.timeout).returncode
-        except subprocess.TimeoutExpired:
-            code = "timed out"
-        size = os.path.getsize(os.path.join(args.out_dir, f"{name}.pickle")) \
-            if os.path.exists(os.path.join(args.out_dir, f"{name}.pickle")) else 0
-        print(f"{name:20} {conf or '(defaults)':34} exit {code}, {size / 1e6:.2f} MB, "
-              f"{time.monotonic() - started:.1f} s", flush=True)
-        failed += code != 0
-    return 1 if failed else 0
+    snapshot_scenarios.write_summary(torch, summary, out_dir, name)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(snapshot_scenarios.main(__file__, __doc__.split("\n\n")[0],
+                                     {name: conf for name, (conf, _) in SCENARIOS.items()},
+                                     record, jobs=1, timeout=60))
