@@ -177,22 +177,22 @@ CudaDifferences as_on_cuda(allocator::AllocatorTrace& trace, const SnapshotDevic
         events = std::move(edited);
     }
 
-    // Each workspace its own block from the start, as segments the model holds: a handle's
-    // in a segment of its size, cuBLASLt's (a small request) in a small segment.
+    // The workspaces are asked for first and never freed, so the model places them by its own
+    // rules: a handle's 32 MiB in a segment of its own, cuBLASLt's 1 MiB in a small one.
     const allocator::CublasWorkspaces sizes = allocator::cublas_workspaces();
     std::vector<std::int64_t> blocks(ran_backward(device) ? 2 : 1, sizes.per_handle);
     blocks.push_back(sizes.cublas_lt);
+    const std::size_t first = events.empty() ? 0 : events.front().index;
     const std::int64_t stream = events.empty() ? 0 : events.front().stream;
+    std::vector<allocator::TraceEvent> workspaces;
     for (const std::int64_t size : blocks) {
-        if (size <= 0) {
-            continue;
+        if (size > 0) {
+            workspaces.push_back({Kind::Alloc, first, next_address, size, stream});
+            next_address += size + 512;
+            differences.workspaces += size;
         }
-        const std::int64_t segment = size <= (std::int64_t{1} << 20) ? std::int64_t{2} << 20 : size;
-        trace.before.push_back(
-            {next_address, segment, stream, false, std::nullopt, {{next_address, size}}});
-        next_address += segment;
-        differences.workspaces += size;
     }
+    events.insert(events.begin(), workspaces.begin(), workspaces.end());
     return differences;
 }
 
