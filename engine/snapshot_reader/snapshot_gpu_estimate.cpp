@@ -9,16 +9,21 @@ namespace oomlab {
 
 namespace {
 
-struct Replayed {
-    allocator::WhatIf whatif;
+// The device's requests as CUDA would make them (snapshot::as_on_cuda), once for every
+// setting replayed: what they are does not depend on the allocator's settings.
+struct OnCuda {
+    allocator::AllocatorTrace trace;
     snapshot::CudaDifferences differences;
 };
 
-Replayed replayed(const SnapshotDevice& device, const std::string& alloc_conf) {
-    const allocator::AllocatorSettings settings = allocator::parse_alloc_conf(alloc_conf);
-    allocator::AllocatorTrace trace = allocator_trace(device, settings);
-    const snapshot::CudaDifferences differences = snapshot::as_on_cuda(trace, device);
-    return {allocator::replay_under(trace, settings, 0, 0), differences};
+OnCuda on_cuda(const SnapshotDevice& device, const allocator::AllocatorSettings& settings) {
+    OnCuda made{allocator_trace(device, settings), {}};
+    made.differences = snapshot::as_on_cuda(made.trace, device);
+    return made;
+}
+
+allocator::WhatIf replayed(const OnCuda& requests, const std::string& alloc_conf) {
+    return allocator::replay_under(requests.trace, allocator::parse_alloc_conf(alloc_conf), 0, 0);
 }
 
 // The profiler's CPU, whose tensors a GPU would hold; pinned host memory stays on the host.
@@ -34,21 +39,25 @@ std::optional<GpuEstimate> gpu_estimate(const SnapshotDevice& device,
     if (!estimable(device)) {
         return std::nullopt;
     }
-    const Replayed plain = replayed(device, alloc_conf);
+    const OnCuda requests = on_cuda(device, allocator::parse_alloc_conf(alloc_conf));
+    const allocator::WhatIf plain = replayed(requests, alloc_conf);
     return GpuEstimate{device.peak_allocated,
-                       plain.whatif.peak_allocated,
-                       plain.whatif.peak_reserved,
-                       plain.whatif.segments_at_peak,
-                       replayed(device, "expandable_segments:True").whatif.peak_reserved,
-                       plain.differences.workspaces,
-                       plain.differences.updates,
-                       plain.differences.attention_calls};
+                       plain.peak_allocated,
+                       plain.peak_reserved,
+                       plain.segments_at_peak,
+                       replayed(requests, "expandable_segments:True").peak_reserved,
+                       requests.differences.workspaces,
+                       requests.differences.updates,
+                       requests.differences.attention_calls};
 }
 
 std::optional<std::int64_t> gpu_peak_reserved(const SnapshotDevice& device,
                                               const std::string& alloc_conf) {
-    return estimable(device) ? std::optional(replayed(device, alloc_conf).whatif.peak_reserved)
-                             : std::nullopt;
+    if (!estimable(device)) {
+        return std::nullopt;
+    }
+    const allocator::AllocatorSettings settings = allocator::parse_alloc_conf(alloc_conf);
+    return allocator::replay_under(on_cuda(device, settings).trace, settings, 0, 0).peak_reserved;
 }
 
 }  // namespace oomlab
