@@ -2,8 +2,9 @@
 # How reading a profiler's Chrome trace (torch.profiler with profile_memory=True, then
 # export_chrome_trace) grows: `oomlab-cli snapshot show --json` against Python's json.load of
 # the same file, at 10,000, 100,000 and 1,000,000 memory events (x1, x10, x100; each inside an
-# op and a Python frame, as a real trace has them, about 250 bytes an event), and a trace whose
-# 100,000 spans nest inside one another.
+# op and a Python frame, as a real trace has them, about 250 bytes an event; every 20th in the
+# CPU's attention kernel, every 100th starting an optimizer's step), and a trace whose 100,000
+# spans nest inside one another.
 #
 #   bench/profiler_trace_growth.sh [SCRATCH_DIR]
 #
@@ -30,7 +31,12 @@ for n in range(count):
     ts += 10
     if not nested:
         events.append(span(f"model.py({n % 50}): forward", "python_function", ts, 8))
-        events.append(span("aten::linear", "cpu_op", ts + 1, 6))
+        # Every 20th in the CPU's attention kernel, and every 100th starts an optimizer's step
+        # of 20 events: the stages and what the GPU estimate makes of both.
+        op = "aten::_scaled_dot_product_attention_math" if n % 20 == 0 else "aten::linear"
+        events.append(span(op, "cpu_op", ts + 1, 6))
+        if n % 100 == 0:
+            events.append(span("Optimizer.step#Adam.step", "user_annotation", ts, 200))
     if alive and random.random() < 0.45:
         address, size = alive.pop(random.randrange(len(alive)))
         total -= size
