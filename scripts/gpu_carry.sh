@@ -27,6 +27,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cpu_estimate=""
 if [[ "${1:-}" == --cpu-estimate ]]; then
+    [[ -f "${2:-}" ]] || { echo "gpu_carry.sh: --cpu-estimate needs the cpu-estimate.json that" \
+        "bench/gpu/cpu_estimate.py cpu wrote; no file ${2:-(none given)}" >&2; exit 1; }
     cpu_estimate="$(realpath "$2")"
     shift 2
 fi
