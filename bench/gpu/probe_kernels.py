@@ -5,6 +5,7 @@ make a CPU's requests as CUDA makes them, recorded on a GPU for grids of shapes:
 
   rnn        cuDNN's LSTM and GRU (layers, directions, batch, length, widths, autocast):
              every allocation of forward and backward (cuDNN's workspace and reserve space)
+  rnn-hidden the same over thirteen hidden sizes (64-1024), one layer in fp32
   conv       cuDNN's convolutions, 1-d and 2-d, as PyTorch picks them by default (no
              benchmarking): the workspaces of forward, the input's gradient and the weights'
   attention  scaled_dot_product_attention with and without masks, causal, dropout, in three
@@ -13,7 +14,7 @@ make a CPU's requests as CUDA makes them, recorded on a GPU for grids of shapes:
 Each case is its shape and the allocator's events ([action, address, size, phase], the phase
 forward, output gradient or backward).
 
-    bench/gpu/probe_kernels.py OUT.json [--deadline SECONDS] [--device cuda|cpu]
+    bench/gpu/probe_kernels.py OUT.json [--deadline SECONDS] [--device cuda|cpu] [--grid NAME]...
 
 With --device cpu the grids run on the CPU without a history (a rehearsal of the script: the
 shapes' code paths, no allocator events). Each grid stops at its share of the deadline.
@@ -122,6 +123,12 @@ GRIDS = {
                        "hidden", "precision"),
             itertools.product(("LSTM", "GRU"), (1, 2, 3), (False, True), (8, 32, 96),
                               (16, 64, 200), (64, 300), (128, 384, 640), ("fp32", "fp16"))),
+    # Where cuDNN's RNN workspace per token changes with the hidden size (one layer, fp32).
+    "rnn-hidden": (rnn_case, ("mode", "layers", "bidirectional", "batch", "length", "features",
+                              "hidden", "precision"),
+                   itertools.product(("LSTM", "GRU"), (1,), (False, True), (8, 32, 96), (64, 200),
+                                     (64, 300), (64, 96, 128, 160, 192, 224, 256, 320, 384, 448,
+                                                 512, 768, 1024), ("fp32",))),
     "conv": (conv_case, ("dims", "batch", "channels", "out_channels", "kernel", "stride", "size",
                          "precision"),
              itertools.chain(
@@ -169,6 +176,8 @@ def main():
     parser.add_argument("--deadline", type=float, default=120)
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--limit", type=int, default=None, help="at most this many per grid")
+    parser.add_argument("--grid", action="append", choices=sorted(GRIDS),
+                        help="only these grids (repeatable; default: every one)")
     args = parser.parse_args()
     import torch
     if args.device != "cpu" and not torch.cuda.is_available():
@@ -180,8 +189,9 @@ def main():
     if args.device != "cpu":
         report.update(cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version(),
                       gpu=torch.cuda.get_device_name(0))
-    for name in GRIDS:
-        report[name] = run_grid(torch, args.device, name, args.deadline / len(GRIDS), args.limit)
+    grids = args.grid or list(GRIDS)
+    for name in grids:
+        report[name] = run_grid(torch, args.device, name, args.deadline / len(grids), args.limit)
     with open(args.out, "w") as stream:
         json.dump(report, stream)
     print("written", args.out, os.path.getsize(args.out) // 1024, "KiB")
