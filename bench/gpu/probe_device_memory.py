@@ -16,10 +16,11 @@ import argparse
 import ctypes
 import itertools
 import json
-import os
 import subprocess
 import sys
 import time
+
+from probe_kernels import events_of, write_report
 
 MiB = 1 << 20
 
@@ -113,35 +114,12 @@ def lstm_trace(torch, batch, length, features, hidden, precision, cpp_stacks):
     torch.manual_seed(0)
     lstm = torch.nn.LSTM(features, hidden, bidirectional=True, batch_first=True).to(device)
     x = torch.randn(batch, length, features, device=device, requires_grad=True)
-    torch.cuda.synchronize()
-    allocations = lambda: torch.cuda.memory_stats().get("allocation.all.allocated", 0)
-    # Turning the history off clears it: each trace holds this layer's events alone.
-    torch.cuda.memory._record_memory_history(max_entries=100000, context="all",
-                                             stacks="all" if cpp_stacks else "python")
-    first = allocations()
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
-    with torch.autocast("cuda", dtype=dtype or torch.float16, enabled=dtype is not None):
-        out, _ = lstm(x)
-    forward_end = allocations() - first
-    gradient = torch.randn_like(out)
-    backward_start = allocations() - first
-    out.backward(gradient)
-    torch.cuda.synchronize()
-    trace = torch.cuda.memory._snapshot()["device_traces"][0]
-    torch.cuda.memory._record_memory_history(enabled=None)
-    events, made = [], 0
-    for entry in trace:
-        if entry["action"] not in ("alloc", "free_completed"):
-            continue
-        made += entry["action"] == "alloc"
-        phase = ("forward" if made <= forward_end else
-                 "output gradient" if made <= backward_start else "backward")
-        event = [entry["action"], entry["addr"], entry["size"], phase]
-        if cpp_stacks:
-            event.append(frame_names(entry.get("frames", [])))
-        events.append(event)
-    del out, lstm, x, gradient
-    torch.cuda.empty_cache()
+
+    def forward():
+        with torch.autocast("cuda", dtype=dtype or torch.float16, enabled=dtype is not None):
+            return lstm(x)[0]
+    events = events_of(torch, "cuda", forward, frame_names if cpp_stacks else None)
     return {"batch": batch, "length": length, "features": features, "hidden": hidden,
             "precision": precision, "events": events}
 
@@ -188,9 +166,7 @@ def main():
               "capability": list(torch.cuda.get_device_capability(0)),
               "total": torch.cuda.get_device_properties(0).total_memory,
               "outside": outside(sys.executable), "cudnn_lstm": cudnn(args.deadline)}
-    with open(args.out, "w") as stream:
-        json.dump(report, stream)
-    print("written", args.out, os.path.getsize(args.out) // 1024, "KiB")
+    write_report(args.out, report)
     return 0
 
 

@@ -28,9 +28,11 @@ import sys
 import time
 
 
-def events_of(torch, device, forward):
+def events_of(torch, device, forward, frames=None):
     """The allocator's events of forward() (made outputs, a tensor or a tuple) and of a backward
-    through them, phase by phase. On the CPU: runs both, records nothing."""
+    through them, phase by phase; with `frames` (a function of an entry's frames) C++ stacks
+    are recorded too and what it makes of each is added to its event. On the CPU: runs both,
+    records nothing."""
     if device == "cpu":
         outputs = forward()
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
@@ -40,7 +42,7 @@ def events_of(torch, device, forward):
     allocations = lambda: torch.cuda.memory_stats().get("allocation.all.allocated", 0)
     # Turning the history off clears it: each trace holds this case's events alone.
     torch.cuda.memory._record_memory_history(max_entries=200000, context="all",
-                                             stacks="python")
+                                             stacks="all" if frames else "python")
     first = allocations()
     outputs = forward()
     outputs = outputs if isinstance(outputs, tuple) else (outputs,)
@@ -58,7 +60,8 @@ def events_of(torch, device, forward):
         made += entry["action"] == "alloc"
         phase = ("forward" if made <= forward_end else
                  "output gradient" if made <= backward_start else "backward")
-        events.append([entry["action"], entry["addr"], entry["size"], phase])
+        event = [entry["action"], entry["addr"], entry["size"], phase]
+        events.append(event + [frames(entry.get("frames", []))] if frames else event)
     del outputs, gradients
     torch.cuda.empty_cache()
     return events
@@ -170,6 +173,12 @@ def run_grid(torch, device, name, seconds, limit):
     return results
 
 
+def write_report(path, report):
+    with open(path, "w") as stream:
+        json.dump(report, stream)
+    print("written", path, os.path.getsize(path) // 1024, "KiB")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out")
@@ -192,9 +201,7 @@ def main():
     grids = args.grid or list(GRIDS)
     for name in grids:
         report[name] = run_grid(torch, args.device, name, args.deadline / len(grids), args.limit)
-    with open(args.out, "w") as stream:
-        json.dump(report, stream)
-    print("written", args.out, os.path.getsize(args.out) // 1024, "KiB")
+    write_report(args.out, report)
     return 0
 
 
