@@ -132,7 +132,9 @@ def _oomlab_record():
         return
     _oomlab_children_leave_quietly(owner)
     from torch.profiler import ProfilerActivity, profile
-    settings = dict(activities=[ProfilerActivity.CPU], profile_memory=True, with_stack=True)
+    # Shapes too: the GPU estimate makes an RNN's calls as cuDNN would from their shapes.
+    settings = dict(activities=[ProfilerActivity.CPU], profile_memory=True, with_stack=True,
+                    record_shapes=True)
     try:  # PyTorch 2.x: every event kept, not only the last cycle's
         profiler = profile(acc_events=True, **settings)
     except TypeError:

@@ -1,12 +1,14 @@
 #include "as_on_cuda.h"
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "oomlab/allocator/cublas_workspaces.h"
+#include "oomlab/allocator/cudnn_rnn.h"
 
 namespace oomlab::snapshot {
 namespace {
@@ -140,6 +142,115 @@ bool gather(const std::vector<allocator::TraceEvent>& events, std::size_t from, 
     return true;
 }
 
+// Where each allocation of `events` is freed (a position), or events.size() if never.
+std::vector<std::size_t> frees_of(const std::vector<allocator::TraceEvent>& events) {
+    std::vector<std::size_t> freed(events.size(), events.size());
+    std::unordered_map<std::int64_t, std::size_t> open;  // address: its allocation
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        if (events[i].kind == Kind::Alloc) {
+            open[events[i].address] = i;
+        } else if (events[i].kind == Kind::Free) {
+            if (const auto made = open.find(events[i].address); made != open.end()) {
+                freed[made->second] = i;
+                open.erase(made);
+            }
+        }
+    }
+    return freed;
+}
+
+// cuDNN's RNN in place of the CPU's: of what the CPU's call allocated, its outputs (the
+// output, and the last hidden and cell states) are kept and the rest left out, with their frees:
+// the call's temporaries and the buffers it saved for backward. In their place: forward's
+// workspace (with a time-major copy of a batch-first input), and, where the call was trained
+// (some of what it saved was freed later, by backward), cuDNN's reserve until the last of those
+// frees, and backward's two workspaces (with copies of the output's gradient and the input)
+// where the first of them was.
+bool as_cudnn_rnn(const std::vector<allocator::TraceEvent>& events,
+                  const std::vector<std::size_t>& freed, const SnapshotRecurrentCall& call,
+                  const std::function<std::size_t(std::size_t)>& at, Edit& edit,
+                  std::int64_t& next_address) {
+    std::vector<std::size_t> made;
+    for (const std::size_t index : call.allocations) {
+        const std::size_t position = at(index);
+        if (position < events.size() && events[position].index == index &&
+            events[position].kind == Kind::Alloc) {
+            made.push_back(position);
+        }
+    }
+    if (made.empty()) {
+        return false;
+    }
+    const allocator::RnnShape& shape = call.shape;
+    const std::size_t end = made.back();
+    const std::int64_t output = shape.output_bytes();
+    const std::int64_t state =
+        shape.layers * shape.directions * shape.batch * shape.hidden * shape.element;
+    std::int64_t outputs_left = 1;
+    std::int64_t states_left = shape.gru ? 1 : 2;
+    std::size_t first_saved_free = events.size();
+    std::size_t last_saved_free = 0;
+    for (auto position = made.rbegin(); position != made.rend(); ++position) {
+        const std::int64_t size = events[*position].size;
+        const bool alive_after = freed[*position] > end;
+        if (alive_after && size == output && outputs_left > 0) {
+            --outputs_left;
+            continue;
+        }
+        if (alive_after && size == state && states_left > 0) {
+            --states_left;
+            continue;
+        }
+        edit.dropped[*position] = true;
+        if (freed[*position] < events.size()) {
+            edit.dropped[freed[*position]] = true;
+            if (alive_after) {
+                first_saved_free = std::min(first_saved_free, freed[*position]);
+                last_saved_free = std::max(last_saved_free, freed[*position]);
+            }
+        }
+    }
+    const allocator::CudnnRnnBuffers buffers = allocator::cudnn_rnn_buffers(shape);
+    const std::int64_t stream = events[end].stream;
+    const std::size_t index = events[end].index;
+    const auto block = [&](std::int64_t size) {
+        const std::int64_t address = next_address;
+        next_address += size + 512;
+        return std::pair{allocator::TraceEvent{Kind::Alloc, index, address, size, stream},
+                         allocator::TraceEvent{Kind::Free, index, address, size, stream}};
+    };
+    const std::int64_t input = shape.batch * shape.length * shape.input * shape.element;
+    const bool trained = last_saved_free > 0;  // else cuDNN keeps no reserve
+    const auto reserve = block(buffers.reserve);
+    // One workspace, beside a copy of `copied` bytes where the input is batch-first; forward's
+    // reserve is made while its workspace is alive, as cuDNN's forward makes both.
+    const auto workspace_with_copy = [&](std::vector<allocator::TraceEvent>& into,
+                                         std::int64_t copied, bool with_reserve) {
+        const auto copy = block(copied);
+        const auto workspace = block(buffers.workspace);
+        if (call.batch_first) {
+            into.push_back(copy.first);
+        }
+        into.push_back(workspace.first);
+        if (with_reserve) {
+            into.push_back(reserve.first);
+        }
+        into.push_back(workspace.second);
+        if (call.batch_first) {
+            into.push_back(copy.second);
+        }
+    };
+    workspace_with_copy(edit.before[end + 1], input, trained);
+    if (!trained) {
+        return true;
+    }
+    auto& backward = edit.before[first_saved_free];
+    workspace_with_copy(backward, output, false);
+    workspace_with_copy(backward, input, false);
+    edit.before[last_saved_free].push_back(reserve.second);
+    return true;
+}
+
 }  // namespace
 
 CudaDifferences as_on_cuda(allocator::AllocatorTrace& trace, const SnapshotDevice& device) {
@@ -149,21 +260,31 @@ CudaDifferences as_on_cuda(allocator::AllocatorTrace& trace, const SnapshotDevic
     Edit edit;
     edit.dropped.assign(events.size(), false);
     std::int64_t next_address = kMadeUpAddresses;
+    // The position of the first of `events` at or after a trace's event index.
+    const std::function<std::size_t(std::size_t)> at = [&](std::size_t event) {
+        return std::size_t(std::lower_bound(events.begin(), events.end(), event,
+                                            [](const allocator::TraceEvent& e, std::size_t index) {
+                                                return e.index < index;
+                                            }) -
+                           events.begin());
+    };
     for (const SnapshotStageSpan& span : device.stage_spans) {
         if (span.stage >= device.stages.size() ||
             !updates_with_foreach_on_cuda(device.stages[span.stage].name)) {
             continue;
         }
-        const auto at = [&](std::size_t event) {
-            return std::size_t(std::lower_bound(events.begin(), events.end(), event,
-                                                [](const allocator::TraceEvent& e,
-                                                   std::size_t index) { return e.index < index; }) -
-                               events.begin());
-        };
         differences.updates += gather(events, at(span.first), at(span.end), edit, next_address);
     }
     differences.attention_calls = fuse_attention(events, math_attention(device), edit);
-    if (differences.updates > 0 || differences.attention_calls > 0) {
+    if (!device.recurrent_calls.empty()) {
+        const std::vector<std::size_t> freed = frees_of(events);
+        for (const SnapshotRecurrentCall& call : device.recurrent_calls) {
+            differences.recurrent_calls +=
+                as_cudnn_rnn(events, freed, call, at, edit, next_address);
+        }
+    }
+    if (differences.updates > 0 || differences.attention_calls > 0 ||
+        differences.recurrent_calls > 0) {
         std::vector<allocator::TraceEvent> edited;
         edited.reserve(events.size());
         for (std::size_t i = 0; i <= events.size(); ++i) {

@@ -8,9 +8,12 @@
 //    temporaries of every parameter at once, where the CPU's update makes them one parameter
 //    at a time (its sqrt and its quotient together, then frees them);
 //  - fused attention (flash, memory-efficient), which makes each call's output alone where the
-//    CPU's math kernel makes and keeps each head's scores, softmax and dropout first.
-// What it cannot know from the CPU stays out: cuDNN's workspaces, what backward computes for
-// attention on a GPU, and other kernels that allocate otherwise (gpu_estimate says so).
+//    CPU's math kernel makes and keeps each head's scores, softmax and dropout first;
+//  - cuDNN's LSTMs and GRUs, where the profile recorded their shapes (record_shapes): its
+//    reserve and workspaces (allocator::cudnn_rnn_buffers) in place of what the CPU's RNN kept.
+// What it cannot know from the CPU stays out: cuDNN's convolution workspaces, what backward
+// computes for attention on a GPU, and other kernels that allocate otherwise (gpu_estimate
+// says so).
 #pragma once
 
 #include <cstddef>
@@ -25,6 +28,7 @@ struct CudaDifferences {
     std::int64_t workspaces = 0;      // bytes of cuBLAS's workspaces held from the start
     std::size_t updates = 0;          // optimizer steps whose temporaries were gathered
     std::size_t attention_calls = 0;  // calls of the CPU's attention kernel made fused
+    std::size_t recurrent_calls = 0;  // RNN calls made as cuDNN makes them
 };
 
 CudaDifferences as_on_cuda(allocator::AllocatorTrace& trace, const SnapshotDevice& device);

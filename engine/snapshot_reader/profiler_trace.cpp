@@ -4,7 +4,10 @@
 // read from the ops and Python functions whose spans enclose it on the same thread.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "oomlab/common/errors.h"
@@ -46,6 +49,7 @@ struct OpenSpan {
     bool transfer = false;
     bool forward = false;
     bool attention = false;  // inside the CPU's attention kernel, which a GPU's fused one replaces
+    const Span* recurrent = nullptr;  // the RNN call it is inside, whose shapes were recorded
 
     OpenSpan inside(const Span* inner) const {
         OpenSpan next = *this;
@@ -62,6 +66,9 @@ struct OpenSpan {
         next.optimizer |= starts_with(name, "Optimizer.step");
         next.transfer |= name == "aten::_to_copy" || name == "aten::copy_";
         next.attention |= name == "aten::_scaled_dot_product_attention_math";
+        if (inner->inputs && !next.backward) {
+            next.recurrent = inner;
+        }
         next.forward |=
             inner->python && (contains(name, "): forward") || contains(name, "_call_impl"));
         return next;
@@ -142,6 +149,35 @@ std::vector<SnapshotAnnotation> annotations_of(
     return annotations;
 }
 
+// An RNN call as its recorded inputs tell: (input, hx, params, has_biases, num_layers,
+// dropout, train, bidirectional, batch_first), the input [B, T, I] or [T, B, I] (or [T, I]),
+// hx [layers x directions, B, H] (an LSTM's first of two). Nothing where they say otherwise
+// (a packed sequence's overload, or PyTorch before 2.0, which wrote no scalars).
+std::optional<SnapshotRecurrentCall> recurrent_call(const Span& span) {
+    const TraceOpInputs& in = *span.inputs;
+    if (in.dims.size() < 2 || in.concrete.size() != 9 || in.dims[1].size() != 3) {
+        return std::nullopt;
+    }
+    const std::vector<std::int64_t>& x = in.dims[0];
+    if (x.size() != 2 && x.size() != 3) {
+        return std::nullopt;
+    }
+    SnapshotRecurrentCall call;
+    call.batch_first = in.concrete[8] == "True";
+    allocator::RnnShape& shape = call.shape;
+    shape.gru = span.name == "aten::gru";
+    shape.directions = in.concrete[7] == "True" ? 2 : 1;
+    shape.layers = std::max<std::int64_t>(1, std::atoll(in.concrete[4].c_str()));
+    shape.length = x.size() == 2 || !call.batch_first ? x[0] : x[1];
+    shape.batch = x.size() == 2 ? 1 : call.batch_first ? x[0] : x[1];
+    shape.input = x.back();
+    shape.hidden = in.dims[1][2];
+    shape.element = in.first_type == "double"                                          ? 8
+                    : in.first_type == "c10::Half" || in.first_type == "c10::BFloat16" ? 2
+                                                                                       : 4;
+    return call;
+}
+
 // When each memory event happened, in the trace's microseconds.
 EventClock clock_of(const std::vector<MemoryEvent>& memory) {
     EventClock clock;
@@ -183,6 +219,7 @@ SnapshotReport profiler_trace_report(PickleInput& input, const std::string& sour
         device.reserved = memory.back().total_reserved;
         device.streams = {0};  // the profiler names no stream
         NameTable names(device);
+        std::map<const Span*, std::size_t> recurrent;  // a call's place in recurrent_calls
         // Each thread's spans swept once, in time order, with a stack of those still open.
         std::map<std::string, std::pair<std::size_t, std::vector<OpenSpan>>> sweeps;
         std::int64_t reserved = memory.front().total_reserved;
@@ -225,6 +262,20 @@ SnapshotReport profiler_trace_report(PickleInput& input, const std::string& sour
                 stack.pop_back();
             }
             const OpenSpan top = stack.empty() ? OpenSpan{} : stack.back();
+            if (top.recurrent) {
+                auto [call, added] =
+                    recurrent.emplace(top.recurrent, device.recurrent_calls.size());
+                if (added) {
+                    if (auto made = recurrent_call(*top.recurrent)) {
+                        device.recurrent_calls.push_back(std::move(*made));
+                    } else {
+                        call->second = SIZE_MAX;
+                    }
+                }
+                if (call->second != SIZE_MAX) {
+                    device.recurrent_calls[call->second].allocations.push_back(i);
+                }
+            }
             SnapshotTraceChange alloc = change_at(i, event.address, event.bytes, What::Alloc);
             alloc.stack = names.stack(top.line(), top.kind());
             device.changes.push_back(alloc);

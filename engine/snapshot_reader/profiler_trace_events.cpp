@@ -51,11 +51,14 @@ private:
 
 // What an open object or list is to the trace.
 enum class Role {
-    Root,    // the document's object (holding "traceEvents")
-    Events,  // the list of events: "traceEvents", or the document when it is a list
-    Event,   // one event of that list
-    Args,    // the event's "args"
-    Other,   // anything else: its limits are checked, its contents skipped
+    Root,     // the document's object (holding "traceEvents")
+    Events,   // the list of events: "traceEvents", or the document when it is a list
+    Event,    // one event of that list
+    Args,     // the event's "args"
+    Dims,     // its "Input Dims", and each list in it
+    Scalars,  // its "Concrete Inputs"
+    Types,    // its "Input type"
+    Other,    // anything else: its limits are checked, its contents skipped
 };
 
 struct Open {
@@ -79,6 +82,7 @@ struct EventFields {
     std::int64_t bytes = 0;
     std::int64_t total_allocated = 0;
     std::int64_t total_reserved = 0;
+    TraceOpInputs inputs;
 };
 
 // A number as the trace's integers are read: a fraction truncated, what no 64-bit integer
@@ -115,6 +119,12 @@ public:
         const std::string_view value(text, length);
         if (!m_open.empty() && m_open.back().role == Role::Events) {
             not_an_event("the text " + quoted_excerpt(value));
+        }
+        if (!m_open.empty() && m_open.back().role == Role::Scalars) {
+            m_event.inputs.concrete.emplace_back(value);
+        } else if (!m_open.empty() && m_open.back().role == Role::Types &&
+                   m_event.inputs.first_type.empty()) {
+            m_event.inputs.first_type = value;
         }
         if (m_open.empty() || m_open.back().role != Role::Event) {
             return true;
@@ -166,10 +176,15 @@ public:
         open(child_role(/*object=*/false), false);
         if (m_open.back().role == Role::Events) {
             m_found_events = true;
+        } else if (m_open.back().role == Role::Dims) {
+            start_dims();
         }
         return true;
     }
     bool EndArray(rapidjson::SizeType) {
+        if (m_open.back().role == Role::Dims && m_dims_depth-- == 3) {
+            m_first_tensor_read = true;
+        }
         m_open.pop_back();
         return true;
     }
@@ -194,6 +209,15 @@ private:
             case Role::Event:
                 return object && parent.key == "args" ? Role::Args : Role::Other;
             case Role::Args:
+                return object                            ? Role::Other
+                       : parent.key == "Input Dims"      ? Role::Dims
+                       : parent.key == "Concrete Inputs" ? Role::Scalars
+                       : parent.key == "Input type"      ? Role::Types
+                                                         : Role::Other;
+            case Role::Dims:
+                return object ? Role::Other : Role::Dims;
+            case Role::Scalars:
+            case Role::Types:
             case Role::Other:
                 break;
         }
@@ -207,6 +231,21 @@ private:
                        " of the events list is " + item +
                        ", not an event (an object); this is not a Chrome trace of PyTorch's "
                        "profiler");
+    }
+
+    // "Input Dims" is a list (depth 1) of each input's dims (depth 2): a tensor's numbers, or a
+    // list of tensors' lists (depth 3), of which the first is kept.
+    void start_dims() {
+        ++m_dims_depth;
+        if (m_dims_depth == 2) {
+            m_event.inputs.dims.emplace_back();
+            m_first_tensor_read = false;
+        }
+    }
+    void dim(std::int64_t value) {
+        if (m_dims_depth == 2 || (m_dims_depth == 3 && !m_first_tensor_read)) {
+            m_event.inputs.dims.back().push_back(value);
+        }
     }
 
     void open(Role role, bool object) {
@@ -237,6 +276,8 @@ private:
             } else if (at.key == "dur" && number) {
                 m_event.dur = *number;
             }
+        } else if (at.role == Role::Dims && number) {
+            dim(integer);
         } else if (at.role == Role::Args && number) {
             std::int64_t* field = at.key == "Device Type"       ? &m_event.device_type
                                   : at.key == "Device Id"       ? &m_event.device_id
@@ -261,9 +302,14 @@ private:
                 {m_event.ts, m_event.address, m_event.bytes, m_event.total_allocated,
                  m_event.total_reserved, std::move(m_event.thread)});
         } else if (m_event.phase == "X") {
+            std::shared_ptr<const TraceOpInputs> inputs;
+            if (!m_event.inputs.dims.empty() && keeps_inputs(*m_event.name)) {
+                inputs = std::make_shared<const TraceOpInputs>(std::move(m_event.inputs));
+            }
             m_trace.spans[m_event.thread].push_back(
                 {m_event.ts, m_event.ts + m_event.dur, std::move(*m_event.name),
-                 m_event.category == "python_function", m_event.category == "user_annotation"});
+                 m_event.category == "python_function", m_event.category == "user_annotation",
+                 std::move(inputs)});
         }
     }
 
@@ -271,7 +317,9 @@ private:
     std::vector<Open> m_open;
     EventFields m_event;
     bool m_found_events = false;
-    std::size_t m_events = 0;  // read so far
+    std::size_t m_events = 0;          // read so far
+    int m_dims_depth = 0;              // the lists of "Input Dims" open
+    bool m_first_tensor_read = false;  // of the input being read, a list of tensors
     TraceEvents m_trace;
 };
 
@@ -338,6 +386,10 @@ private:
 };
 
 }  // namespace
+
+bool keeps_inputs(const std::string& op) {
+    return op == "aten::lstm" || op == "aten::gru";
+}
 
 TraceEvents read_trace_events(PickleInput& input, const std::string& source,
                               const std::function<void()>& after_chunk) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -18,6 +19,15 @@
 
 namespace oomlab::snapshot {
 
+// What the profiler wrote of an op's inputs when it recorded shapes (record_shapes=True): each
+// input's dims (of a list of tensors, its first tensor's; none for a scalar), the scalars as
+// text ("Concrete Inputs", PyTorch 2.x) and the first input's type ("float", "c10::Half").
+struct TraceOpInputs {
+    std::vector<std::vector<std::int64_t>> dims;
+    std::vector<std::string> concrete;
+    std::string first_type;
+};
+
 struct TraceSpan {
     double start = 0;
     double end = 0;
@@ -26,7 +36,12 @@ struct TraceSpan {
     // The program's own (torch.profiler.record_function, the optimizer's step and zero_grad,
     // the profiler's ProfilerStep#N): a stage, as a snapshot's external_annotations are.
     bool annotation = false;
+    // Kept for the ops the GPU estimate makes otherwise on CUDA (recurrent_ops), else empty.
+    std::shared_ptr<const TraceOpInputs> inputs;
 };
+
+// The ops whose inputs a span keeps: the RNNs cuDNN runs on a GPU (as_on_cuda.cpp).
+bool keeps_inputs(const std::string& op);
 
 struct TraceMemoryEvent {
     double time = 0;

@@ -48,7 +48,8 @@ std::optional<GpuEstimate> gpu_estimate(const SnapshotDevice& device,
                        replayed(requests, "expandable_segments:True").peak_reserved,
                        requests.differences.workspaces,
                        requests.differences.updates,
-                       requests.differences.attention_calls};
+                       requests.differences.attention_calls,
+                       requests.differences.recurrent_calls};
 }
 
 std::optional<std::int64_t> gpu_peak_reserved(const SnapshotDevice& device,

@@ -175,6 +175,84 @@ TEST(ProfilerTrace, TheCpusAttentionWeightsAreLeftOutOnAGpu) {
     EXPECT_EQ(estimate->gpu_peak_allocated - estimate->cublas_workspaces, 3 * m);
 }
 
+// An LSTM's call as the profiler records it with shapes (record_shapes=True, PyTorch 2.x): the
+// input [B=4, T=8, I=16] batch-first, hx [2, 4, H=32] (one layer, two directions), its weights,
+// then (has_biases, num_layers, dropout, train, bidirectional, batch_first).
+Json lstm_call(double start, double duration, bool with_scalars) {
+    Json call = span("aten::lstm", "cpu_op", start, duration);
+    call["args"] = {{"Input Dims",
+                     {{4, 8, 16},
+                      {{2, 4, 32}, {2, 4, 32}},
+                      {{128, 16}, {128, 32}, {128}, {128}},
+                      Json::array(),
+                      Json::array(),
+                      Json::array(),
+                      Json::array(),
+                      Json::array(),
+                      Json::array()}},
+                    {"Input type", {"float", "TensorList", "TensorList", "Scalar"}}};
+    if (with_scalars) {
+        call["args"]["Concrete Inputs"] = {"", "", "", "True", "1", "0.", "True", "True", "True"};
+    }
+    return call;
+}
+
+// On CUDA an LSTM is cuDNN's: what the CPU's kernel saved for backward (64 KiB) and its
+// temporaries leave, its output (8 KiB) and last states (1 KiB each) stay, and cuDNN's reserve
+// (from forward to the end of backward) and workspaces come in: forward's beside a time-major
+// copy of the batch-first input (2 KiB), each of backward's beside a copy of the output's
+// gradient or of the input. The peak is backward's first: outputs, reserve, the input's
+// gradient (2 KiB), the copy of the output's gradient and a workspace.
+TEST(ProfilerTrace, AnLstmsCallIsMadeAsCudnnMakesItWhereItsShapesWereRecorded) {
+    const std::int64_t k = 1024;
+    const Json events = {
+        lstm_call(100, 100, true),
+        memory(110, 0x10, 64 * k, 64 * k),   // saved for backward
+        memory(120, 0x20, 32 * k, 96 * k),   // a temporary
+        memory(130, 0x20, -32 * k, 64 * k),  //
+        memory(140, 0x30, 8 * k, 72 * k),    // the output
+        memory(150, 0x40, 1 * k, 73 * k),    // hy
+        memory(160, 0x50, 1 * k, 74 * k),    // cy
+        span("autograd::engine::evaluate_function: MkldnnRnnLayerBackward0", "cpu_op", 300, 100),
+        memory(310, 0x60, 2 * k, 76 * k),    // the input's gradient
+        memory(320, 0x10, -64 * k, 12 * k),  // backward frees what forward saved
+        memory(500, 0x30, -8 * k, 4 * k),
+        memory(510, 0x40, -1 * k, 3 * k),
+        memory(520, 0x50, -1 * k, 2 * k),
+        memory(530, 0x60, -2 * k, 0)};
+    const SnapshotDevice device =
+        snapshot_report_from_bytes(Json{{"traceEvents", events}}.dump(), "t.json").devices[0];
+    ASSERT_EQ(device.recurrent_calls.size(), 1u);
+    const SnapshotRecurrentCall& call = device.recurrent_calls[0];
+    EXPECT_FALSE(call.shape.gru);
+    EXPECT_TRUE(call.batch_first);
+    EXPECT_EQ(call.shape.layers, 1);
+    EXPECT_EQ(call.shape.directions, 2);
+    EXPECT_EQ(call.shape.batch, 4);
+    EXPECT_EQ(call.shape.length, 8);
+    EXPECT_EQ(call.shape.input, 16);
+    EXPECT_EQ(call.shape.hidden, 32);
+    EXPECT_EQ(call.shape.element, 4);
+    EXPECT_EQ(call.allocations.size(), 5u);
+
+    const std::optional<GpuEstimate> estimate = gpu_estimate(device);
+    ASSERT_TRUE(estimate);
+    EXPECT_EQ(estimate->recurrent_as_cudnn, 1u);
+    const allocator::CudnnRnnBuffers cudnn = allocator::cudnn_rnn_buffers(call.shape);
+    EXPECT_EQ(cudnn.reserve, 5 * 8 * k);
+    const auto block = [](std::int64_t bytes) { return (bytes + 511) / 512 * 512; };
+    EXPECT_EQ(estimate->gpu_peak_allocated - estimate->cublas_workspaces,
+              10 * k + block(cudnn.reserve) + 2 * k + 8 * k + block(cudnn.workspace));
+
+    // PyTorch before 2.0 recorded no scalars: the call's directions and layers are not known,
+    // and it is left as the CPU made it.
+    Json old = events;
+    old[0] = lstm_call(100, 100, false);
+    EXPECT_TRUE(snapshot_report_from_bytes(Json{{"traceEvents", old}}.dump(), "t.json")
+                    .devices[0]
+                    .recurrent_calls.empty());
+}
+
 // A script's top level is "train.py(0): <module>" in the profiler's names (a module has no
 // first line): said as the script's top level, not as its line 0.
 TEST(ProfilerTrace, AScriptsTopLevelIsNamedAsSuchNotAsLineZero) {

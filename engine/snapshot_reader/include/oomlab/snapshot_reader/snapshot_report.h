@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "oomlab/allocator/cudnn_rnn.h"
+
 namespace oomlab {
 
 // The line (and kind) of what was alive at the peak but allocated before the trace began.
@@ -145,6 +147,14 @@ struct SnapshotMoment {
     std::vector<SnapshotLine> by_metadata;
 };
 
+// An RNN's forward call in a CPU profile recorded with shapes (aten::lstm, aten::gru): what a
+// GPU's cuDNN would make of it, and what the CPU allocated inside it (event indices).
+struct SnapshotRecurrentCall {
+    allocator::RnnShape shape;
+    bool batch_first = false;  // cuDNN then works on a time-major copy of the input
+    std::vector<std::size_t> allocations;
+};
+
 struct SnapshotDevice {
     int index = 0;
     std::int64_t segments = 0;
@@ -194,6 +204,8 @@ struct SnapshotDevice {
     // PyTorch's tensor categories): its segment only spans the addresses its tensors had, so
     // its segments, reserved and cached figures are zero; its blocks are those alive at the end.
     bool from_profile = false;
+    // A CPU profile's RNN calls, where it recorded their shapes; empty otherwise.
+    std::vector<SnapshotRecurrentCall> recurrent_calls;
     // Where the trace does not add up (a history begun late, frees lost, sizes or totals that
     // disagree with the segments), each with how it was taken: one sentence each.
     std::vector<std::string> trace_problems;
