@@ -18,7 +18,10 @@ This fits that form (per_token shared across layers and element sizes, base and 
 per family), prints the error of a sample of cases each left out of the fit, and the workspace
 and reserve of each script's RNN as predicted against what cuDNN asked for there, the hidden
 sizes and input widths off the grid interpolated in a straight line between the points on the
-same side of that change (clamped past them).
+same side of that change (clamped past them). Then the compact form the GPU estimate keeps in
+C++ (engine/allocator/cudnn_rnn.cpp): base = 8 MiB a layer and direction + the weights' bytes,
+per_token from the hidden-size grid's table (printed as the C++ rows), per_example = k *
+layers * hidden, k fitted for each mode, directions and side of the change (printed too).
 
     bench/gpu/fit_cudnn_rnn.py PROBE.json[.xz][,PROBE...] SNAPSHOT_DIR
 """
@@ -49,7 +52,8 @@ def read_cases(path):
     with opener(path, "rt") as stream:
         probe = json.load(stream)
     cases = []
-    for case in probe.get("rnn", []) + probe.get("rnn-hidden", []):
+    for case in probe.get("rnn", []) + [dict(c, grid="rnn-hidden")
+                                        for c in probe.get("rnn-hidden", [])]:
         if isinstance(case.get("events"), list):
             case["workspace"], case["reserve"] = forward_buffers(case["events"])
             case["element"] = 2 if case["precision"] == "fp16" else 4
@@ -171,6 +175,32 @@ def script_rnns(snapshot_dir):
     return found
 
 
+def weight_bytes(case):
+    gates = 4 if case["mode"] == "LSTM" else 3
+    hidden, directions = case["hidden"], case["directions"]
+    return sum(directions * gates * hidden * (hidden + (case["features"] if layer == 0 else
+                                                      directions * hidden)) * case["element"]
+               for layer in range(case["layers"]))
+
+
+def compact(cases, hidden_grid):
+    """The C++ model's form: its per-token table (from `hidden_grid`'s cases), its per-example
+    k by (mode, directions, past the change), and its prediction of a case."""
+    per_token, _ = fit(hidden_grid)
+    base = lambda c: 8 * 2**20 * c["layers"] * c["directions"] + weight_bytes(c)
+    tokens = lambda c: interpolated(per_token, group_of(c)) * c["batch"] * c["length"] * scale(c)
+    examples = lambda c: c["layers"] * c["batch"] * c["hidden"] * scale(c)
+    k = {}
+    for key in {(c["mode"], c["directions"], c["hidden"] > SWITCH) for c in cases}:
+        chosen = [c for c in cases if (c["mode"], c["directions"], c["hidden"] > SWITCH) == key]
+        rest = np.array([c["workspace"] - base(c) - tokens(c) for c in chosen], float)
+        k[key] = float(np.linalg.lstsq(np.array([[examples(c)] for c in chosen], float), rest,
+                                       rcond=None)[0][0])
+    model = lambda c: base(c) + tokens(c) + k[(c["mode"], c["directions"],
+                                                 c["hidden"] > SWITCH)] * examples(c)
+    return per_token, k, model
+
+
 def main():
     probe, cases = {}, []
     for path in sys.argv[1].split(","):
@@ -197,6 +227,21 @@ def main():
     print(f"workspace, each of {len(errors)} cases left out of the fit (every fourth with two "
           f"more of its family): median {statistics.median(magnitudes):.2%}, 90th percentile "
           f"{magnitudes[int(0.9 * len(magnitudes))]:.2%}, largest {magnitudes[-1]:.1%}")
+    hidden_grid = [c for c in cases if c.get("grid") == "rnn-hidden"]
+    if hidden_grid:
+        per_token, k, model = compact(cases, hidden_grid)
+        errors = sorted(abs(model(c) / c["workspace"] - 1) for c in cases)
+        print(f"the C++ form over all {len(cases)}: median {statistics.median(errors):.2%}, 90th "
+              f"percentile {errors[int(0.9 * len(errors))]:.2%}, largest {errors[-1]:.1%}")
+        rows = collections.defaultdict(dict)
+        for (mode, directions, hidden, width), value in per_token.items():
+            rows[(mode == "GRU", directions, hidden)][width] = value
+        for (gru, directions, hidden), widths in sorted(rows.items()):
+            print(f"    {{{str(gru).lower()}, {directions}, {hidden}, {widths[64]:.0f}, "
+                  f"{widths[300]:.0f}}},")
+        for (mode, directions, large), value in sorted(k.items()):
+            print(f"per example, {mode} {directions} direction(s), hidden "
+                  f"{'>' if large else '<='} {SWITCH}: {value:.2f}")
     if len(sys.argv) > 2:
         for name, case in script_rnns(sys.argv[2]):
             workspace = predict(k_token, families, case)
