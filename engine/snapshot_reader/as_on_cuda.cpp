@@ -163,9 +163,9 @@ std::vector<std::size_t> frees_of(const std::vector<allocator::TraceEvent>& even
 // output, and the last hidden and cell states) are kept and the rest left out, with their frees:
 // the call's temporaries and the buffers it saved for backward. In their place: forward's
 // workspace (with a time-major copy of a batch-first input), and, where the call was trained
-// (some of what it saved was freed later, by backward), cuDNN's reserve until the last of those
-// frees, and backward's two workspaces (with copies of the output's gradient and the input)
-// where the first of them was.
+// (it saved something for backward), cuDNN's reserve until the last of those buffers was freed
+// (to the trace's end if none was), and backward's two workspaces (with copies of the output's
+// gradient and the input) where the first of them was.
 bool as_cudnn_rnn(const std::vector<allocator::TraceEvent>& events,
                   const std::vector<std::size_t>& freed, const SnapshotRecurrentCall& call,
                   const std::function<std::size_t(std::size_t)>& at, Edit& edit,
@@ -188,6 +188,8 @@ bool as_cudnn_rnn(const std::vector<allocator::TraceEvent>& events,
         shape.layers * shape.directions * shape.batch * shape.hidden * shape.element;
     std::int64_t outputs_left = 1;
     std::int64_t states_left = shape.gru ? 1 : 2;
+    // What the CPU saved for backward: how much, and where backward freed it.
+    std::size_t saved = 0;
     std::size_t first_saved_free = events.size();
     std::size_t last_saved_free = 0;
     for (auto position = made.rbegin(); position != made.rend(); ++position) {
@@ -202,6 +204,7 @@ bool as_cudnn_rnn(const std::vector<allocator::TraceEvent>& events,
             continue;
         }
         edit.dropped[*position] = true;
+        saved += alive_after;
         if (freed[*position] < events.size()) {
             edit.dropped[freed[*position]] = true;
             if (alive_after) {
@@ -220,7 +223,7 @@ bool as_cudnn_rnn(const std::vector<allocator::TraceEvent>& events,
                          allocator::TraceEvent{Kind::Free, index, address, size, stream}};
     };
     const std::int64_t input = shape.batch * shape.length * shape.input * shape.element;
-    const bool trained = last_saved_free > 0;  // else cuDNN keeps no reserve
+    const bool trained = saved > 0;  // else cuDNN keeps no reserve
     const auto reserve = block(buffers.reserve);
     // One workspace, beside a copy of `copied` bytes where the input is batch-first; forward's
     // reserve is made while its workspace is alive, as cuDNN's forward makes both.
@@ -241,8 +244,8 @@ bool as_cudnn_rnn(const std::vector<allocator::TraceEvent>& events,
         }
     };
     workspace_with_copy(edit.before[end + 1], input, trained);
-    if (!trained) {
-        return true;
+    if (!trained || first_saved_free == events.size()) {
+        return true;  // no reserve, or one held to the trace's end (it ended before backward)
     }
     auto& backward = edit.before[first_saved_free];
     workspace_with_copy(backward, output, false);

@@ -244,6 +244,16 @@ TEST(ProfilerTrace, AnLstmsCallIsMadeAsCudnnMakesItWhereItsShapesWereRecorded) {
     EXPECT_EQ(estimate->gpu_peak_allocated - estimate->cublas_workspaces,
               10 * k + block(cudnn.reserve) + 2 * k + 8 * k + block(cudnn.workspace));
 
+    // A trace that ends before backward (a program stopped by an out-of-memory error, say)
+    // still holds the reserve at its end, beside forward's copy and workspace at their peak.
+    const Json before_backward(events.begin(), events.begin() + 7);
+    const std::optional<GpuEstimate> forward_only = gpu_estimate(
+        snapshot_report_from_bytes(Json{{"traceEvents", before_backward}}.dump(), "t.json")
+            .devices[0]);
+    ASSERT_TRUE(forward_only);
+    EXPECT_EQ(forward_only->gpu_peak_allocated - forward_only->cublas_workspaces,
+              10 * k + 2 * k + block(cudnn.workspace) + block(cudnn.reserve));
+
     // PyTorch before 2.0 recorded no scalars: the call's directions and layers are not known,
     // and it is left as the CPU made it.
     Json old = events;
