@@ -152,7 +152,9 @@ std::vector<SnapshotAnnotation> annotations_of(
 // An RNN call as its recorded inputs tell: (input, hx, params, has_biases, num_layers,
 // dropout, train, bidirectional, batch_first), the input [B, T, I] or [T, B, I] (or [T, I]),
 // hx [layers x directions, B, H] (an LSTM's first of two). Nothing where they say otherwise
-// (a packed sequence's overload, or PyTorch before 2.0, which wrote no scalars).
+// (a packed sequence's overload), or where they are missing: scalars ("Concrete Inputs") are
+// written since PyTorch 2.1 unless turned off, and older profilers wrote no dims for lists of
+// tensors (hx).
 std::optional<SnapshotRecurrentCall> recurrent_call(const Span& span) {
     const TraceOpInputs& in = *span.inputs;
     if (in.dims.size() < 2 || in.concrete.size() != 9 || in.dims[1].size() != 3) {

@@ -254,8 +254,8 @@ TEST(ProfilerTrace, AnLstmsCallIsMadeAsCudnnMakesItWhereItsShapesWereRecorded) {
     EXPECT_EQ(forward_only->gpu_peak_allocated - forward_only->cublas_workspaces,
               10 * k + 2 * k + block(cudnn.workspace) + block(cudnn.reserve));
 
-    // PyTorch before 2.0 recorded no scalars: the call's directions and layers are not known,
-    // and it is left as the CPU made it.
+    // Before PyTorch 2.1 a profile recorded no scalars: the call's directions and layers are not
+    // known, and it is left as the CPU made it.
     Json old = events;
     old[0] = lstm_call(100, 100, false);
     EXPECT_TRUE(snapshot_report_from_bytes(Json{{"traceEvents", old}}.dump(), "t.json")
