@@ -86,23 +86,33 @@ struct Temporary {
     std::size_t free = 0;
 };
 
-// The update in events [from, to): its temporaries, in the order they were made.
-std::vector<Temporary> temporaries(const std::vector<allocator::TraceEvent>& events,
-                                   std::size_t from, std::size_t to) {
-    std::vector<Temporary> found;
+// Where each allocation of `events` is freed (a position), or events.size() if never.
+std::vector<std::size_t> frees_of(const std::vector<allocator::TraceEvent>& events) {
+    std::vector<std::size_t> freed(events.size(), events.size());
     std::unordered_map<std::int64_t, std::size_t> open;  // address: its allocation
-    for (std::size_t i = from; i < to; ++i) {
+    for (std::size_t i = 0; i < events.size(); ++i) {
         if (events[i].kind == Kind::Alloc) {
             open[events[i].address] = i;
         } else if (events[i].kind == Kind::Free) {
             if (const auto made = open.find(events[i].address); made != open.end()) {
-                found.push_back({made->second, i});
+                freed[made->second] = i;
                 open.erase(made);
             }
         }
     }
-    std::sort(found.begin(), found.end(),
-              [](const Temporary& a, const Temporary& b) { return a.alloc < b.alloc; });
+    return freed;
+}
+
+// The update in events [from, to): its temporaries (made and freed inside it), in the order
+// they were made; `freed` as frees_of says.
+std::vector<Temporary> temporaries(const std::vector<std::size_t>& freed, std::size_t from,
+                                   std::size_t to) {
+    std::vector<Temporary> found;
+    for (std::size_t i = from; i < to; ++i) {
+        if (freed[i] < to) {
+            found.push_back({i, freed[i]});
+        }
+    }
     return found;
 }
 
@@ -110,9 +120,9 @@ std::vector<Temporary> temporaries(const std::vector<allocator::TraceEvent>& eve
 // quotient, made while the sqrt is alive); the multi-tensor one makes one for every parameter
 // at once, alive from where the first was made to where the last was freed. Each temporary
 // made while one of its size is still alive unpaired is the quotient of that one.
-bool gather(const std::vector<allocator::TraceEvent>& events, std::size_t from, std::size_t to,
-            Edit& edit, std::int64_t& next_address) {
-    const std::vector<Temporary> made = temporaries(events, from, to);
+bool gather(const std::vector<allocator::TraceEvent>& events, const std::vector<std::size_t>& freed,
+            std::size_t from, std::size_t to, Edit& edit, std::int64_t& next_address) {
+    const std::vector<Temporary> made = temporaries(freed, from, to);
     if (made.size() < 2) {
         return false;
     }
@@ -140,23 +150,6 @@ bool gather(const std::vector<allocator::TraceEvent>& events, std::size_t from, 
     auto& after_end = edit.before[last_freed + 1];
     after_end.insert(after_end.end(), frees.begin(), frees.end());
     return true;
-}
-
-// Where each allocation of `events` is freed (a position), or events.size() if never.
-std::vector<std::size_t> frees_of(const std::vector<allocator::TraceEvent>& events) {
-    std::vector<std::size_t> freed(events.size(), events.size());
-    std::unordered_map<std::int64_t, std::size_t> open;  // address: its allocation
-    for (std::size_t i = 0; i < events.size(); ++i) {
-        if (events[i].kind == Kind::Alloc) {
-            open[events[i].address] = i;
-        } else if (events[i].kind == Kind::Free) {
-            if (const auto made = open.find(events[i].address); made != open.end()) {
-                freed[made->second] = i;
-                open.erase(made);
-            }
-        }
-    }
-    return freed;
 }
 
 // cuDNN's RNN in place of the CPU's: of what the CPU's call allocated, its outputs (the
@@ -271,20 +264,24 @@ CudaDifferences as_on_cuda(allocator::AllocatorTrace& trace, const SnapshotDevic
                                             }) -
                            events.begin());
     };
+    std::vector<std::size_t> freed;  // frees_of(events), made where an edit needs it
     for (const SnapshotStageSpan& span : device.stage_spans) {
         if (span.stage >= device.stages.size() ||
             !updates_with_foreach_on_cuda(device.stages[span.stage].name)) {
             continue;
         }
-        differences.updates += gather(events, at(span.first), at(span.end), edit, next_address);
+        if (freed.empty()) {
+            freed = frees_of(events);
+        }
+        differences.updates +=
+            gather(events, freed, at(span.first), at(span.end), edit, next_address);
     }
     differences.attention_calls = fuse_attention(events, math_attention(device), edit);
-    if (!device.recurrent_calls.empty()) {
-        const std::vector<std::size_t> freed = frees_of(events);
-        for (const SnapshotRecurrentCall& call : device.recurrent_calls) {
-            differences.recurrent_calls +=
-                as_cudnn_rnn(events, freed, call, at, edit, next_address);
-        }
+    if (!device.recurrent_calls.empty() && freed.empty()) {
+        freed = frees_of(events);
+    }
+    for (const SnapshotRecurrentCall& call : device.recurrent_calls) {
+        differences.recurrent_calls += as_cudnn_rnn(events, freed, call, at, edit, next_address);
     }
     if (differences.updates > 0 || differences.attention_calls > 0 ||
         differences.recurrent_calls > 0) {

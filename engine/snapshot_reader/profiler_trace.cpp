@@ -164,12 +164,19 @@ std::optional<SnapshotRecurrentCall> recurrent_call(const Span& span) {
     if (x.size() != 2 && x.size() != 3) {
         return std::nullopt;
     }
+    if (!std::all_of(x.begin(), x.end(), [](std::int64_t n) { return n > 0; }) ||
+        in.dims[1][2] <= 0) {
+        return std::nullopt;
+    }
     SnapshotRecurrentCall call;
     call.batch_first = in.concrete[8] == "True";
     allocator::RnnShape& shape = call.shape;
     shape.gru = span.name == "aten::gru";
     shape.directions = in.concrete[7] == "True" ? 2 : 1;
-    shape.layers = std::max<std::int64_t>(1, std::atoll(in.concrete[4].c_str()));
+    shape.layers = std::atoll(in.concrete[4].c_str());
+    if (shape.layers < 1 || shape.layers > 64) {
+        return std::nullopt;
+    }
     shape.length = x.size() == 2 || !call.batch_first ? x[0] : x[1];
     shape.batch = x.size() == 2 ? 1 : call.batch_first ? x[0] : x[1];
     shape.input = x.back();
@@ -177,6 +184,16 @@ std::optional<SnapshotRecurrentCall> recurrent_call(const Span& span) {
     shape.element = in.first_type == "double"                                          ? 8
                     : in.first_type == "c10::Half" || in.first_type == "c10::BFloat16" ? 2
                                                                                        : 4;
+    // Sizes no program runs are a damaged or hostile file's: cuDNN's buffers for them would
+    // pass what 64 bits hold. Widths up to 2^20, the input and output up to 2^48 bytes.
+    constexpr std::int64_t kWidest = std::int64_t{1} << 20;
+    constexpr double kMostBytes = double(std::int64_t{1} << 48);
+    const double tokens = double(shape.length) * double(shape.batch) * double(shape.element);
+    if (shape.input > kWidest || shape.hidden > kWidest ||
+        tokens * double(shape.input) > kMostBytes ||
+        tokens * double(shape.directions * shape.hidden) > kMostBytes) {
+        return std::nullopt;
+    }
     return call;
 }
 

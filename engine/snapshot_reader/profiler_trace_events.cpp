@@ -120,9 +120,9 @@ public:
         if (!m_open.empty() && m_open.back().role == Role::Events) {
             not_an_event("the text " + quoted_excerpt(value));
         }
-        if (!m_open.empty() && m_open.back().role == Role::Scalars) {
+        if (!m_open.empty() && m_open.back().role == Role::Scalars && keeping_inputs()) {
             m_event.inputs.concrete.emplace_back(value);
-        } else if (!m_open.empty() && m_open.back().role == Role::Types &&
+        } else if (!m_open.empty() && m_open.back().role == Role::Types && keeping_inputs() &&
                    m_event.inputs.first_type.empty()) {
             m_event.inputs.first_type = value;
         }
@@ -233,17 +233,23 @@ private:
                        "profiler");
     }
 
+    // Whether the event's inputs are kept: every op carries them once shapes are recorded, and
+    // all but a few are dropped. PyTorch writes an event's name before its args; where a file
+    // does not, they are read and dropped at the event's end.
+    bool keeping_inputs() const { return !m_event.name || keeps_inputs(*m_event.name); }
+
     // "Input Dims" is a list (depth 1) of each input's dims (depth 2): a tensor's numbers, or a
     // list of tensors' lists (depth 3), of which the first is kept.
     void start_dims() {
         ++m_dims_depth;
-        if (m_dims_depth == 2) {
+        if (m_dims_depth == 2 && keeping_inputs()) {
             m_event.inputs.dims.emplace_back();
             m_first_tensor_read = false;
         }
     }
     void dim(std::int64_t value) {
-        if (m_dims_depth == 2 || (m_dims_depth == 3 && !m_first_tensor_read)) {
+        if (keeping_inputs() &&
+            (m_dims_depth == 2 || (m_dims_depth == 3 && !m_first_tensor_read))) {
             m_event.inputs.dims.back().push_back(value);
         }
     }

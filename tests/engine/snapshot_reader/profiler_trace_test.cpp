@@ -261,6 +261,12 @@ TEST(ProfilerTrace, AnLstmsCallIsMadeAsCudnnMakesItWhereItsShapesWereRecorded) {
     EXPECT_TRUE(snapshot_report_from_bytes(Json{{"traceEvents", old}}.dump(), "t.json")
                     .devices[0]
                     .recurrent_calls.empty());
+    // Nor are sizes no program runs (a damaged file's), whose buffers 64 bits would not hold.
+    Json damaged = events;
+    damaged[0]["args"]["Input Dims"][0] = {4, std::int64_t{1} << 40, 16};
+    EXPECT_TRUE(snapshot_report_from_bytes(Json{{"traceEvents", damaged}}.dump(), "t.json")
+                    .devices[0]
+                    .recurrent_calls.empty());
 }
 
 // A script's top level is "train.py(0): <module>" in the profiler's names (a module has no
