@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "oomlab/allocator/cublas_workspaces.h"
+#include "oomlab/allocator/cudnn_conv.h"
 #include "oomlab/allocator/cudnn_rnn.h"
 
 namespace oomlab::snapshot {
@@ -103,6 +104,21 @@ std::vector<std::size_t> frees_of(const std::vector<allocator::TraceEvent>& even
     return freed;
 }
 
+// The positions of a call's allocations among `events` (those the trace still has).
+std::vector<std::size_t> positions_of(const std::vector<allocator::TraceEvent>& events,
+                                      const std::vector<std::size_t>& allocations,
+                                      const std::function<std::size_t(std::size_t)>& at) {
+    std::vector<std::size_t> made;
+    for (const std::size_t index : allocations) {
+        const std::size_t position = at(index);
+        if (position < events.size() && events[position].index == index &&
+            events[position].kind == Kind::Alloc) {
+            made.push_back(position);
+        }
+    }
+    return made;
+}
+
 // The update in events [from, to): its temporaries (made and freed inside it), in the order
 // they were made; `freed` as frees_of says.
 std::vector<Temporary> temporaries(const std::vector<std::size_t>& freed, std::size_t from,
@@ -163,14 +179,7 @@ bool as_cudnn_rnn(const std::vector<allocator::TraceEvent>& events,
                   const std::vector<std::size_t>& freed, const SnapshotRecurrentCall& call,
                   const std::function<std::size_t(std::size_t)>& at, Edit& edit,
                   std::int64_t& next_address) {
-    std::vector<std::size_t> made;
-    for (const std::size_t index : call.allocations) {
-        const std::size_t position = at(index);
-        if (position < events.size() && events[position].index == index &&
-            events[position].kind == Kind::Alloc) {
-            made.push_back(position);
-        }
-    }
+    const std::vector<std::size_t> made = positions_of(events, call.allocations, at);
     if (made.empty()) {
         return false;
     }
@@ -247,6 +256,68 @@ bool as_cudnn_rnn(const std::vector<allocator::TraceEvent>& events,
     return true;
 }
 
+// cuDNN's convolution in place of the CPU's: what the CPU's call made and freed inside it (its
+// temporaries) is left out, with the frees; what it kept (the output, or the gradients) stays,
+// and cuDNN's workspace is made and freed after it: forward's after the output, backward's for
+// the input's gradient after that gradient and for the weights' after theirs (each after the
+// call's last kept allocation where its gradient is not found by its size).
+bool as_cudnn_convolution(const std::vector<allocator::TraceEvent>& events,
+                          const std::vector<std::size_t>& freed,
+                          const SnapshotConvolutionCall& call,
+                          const std::function<std::size_t(std::size_t)>& at, Edit& edit,
+                          std::int64_t& next_address) {
+    const auto workspaces = allocator::cudnn_conv_workspaces(call.shape);
+    const std::vector<std::size_t> made = positions_of(events, call.allocations, at);
+    const std::size_t end = at(call.end);
+    std::vector<std::size_t> kept;
+    for (const std::size_t position : made) {
+        if (freed[position] >= end) {
+            kept.push_back(position);
+        }
+    }
+    if (!workspaces || kept.empty()) {
+        return false;
+    }
+    for (const std::size_t position : made) {
+        if (freed[position] < end) {
+            edit.dropped[position] = true;
+            edit.dropped[freed[position]] = true;
+        }
+    }
+    const auto workspace_after = [&](std::int64_t size, std::size_t position) {
+        if (size <= 0) {
+            return;
+        }
+        const allocator::TraceEvent& after = events[position];
+        auto& into = edit.before[position + 1];
+        into.push_back({Kind::Alloc, after.index, next_address, size, after.stream});
+        into.push_back({Kind::Free, after.index, next_address, size, after.stream});
+        next_address += size + 512;
+    };
+    const auto kept_of_size = [&](std::int64_t size) {
+        const auto found = std::find_if(kept.begin(), kept.end(), [&](std::size_t position) {
+            return events[position].size == size;
+        });
+        return found == kept.end() ? kept.back() : *found;
+    };
+    const allocator::ConvShape& shape = call.shape;
+    if (!call.backward) {
+        workspace_after(workspaces->forward, kept.front());
+        return true;
+    }
+    std::int64_t weight = shape.out_channels * (shape.in_channels / shape.groups) * shape.element;
+    for (int d = 0; d < shape.dims; ++d) {
+        weight *= shape.kernel[d];
+    }
+    if (call.input_gradient) {
+        workspace_after(workspaces->backward_input, kept_of_size(shape.input_bytes()));
+    }
+    if (call.weight_gradient) {
+        workspace_after(workspaces->backward_weight, kept_of_size(weight));
+    }
+    return true;
+}
+
 }  // namespace
 
 CudaDifferences as_on_cuda(allocator::AllocatorTrace& trace, const SnapshotDevice& device) {
@@ -277,14 +348,18 @@ CudaDifferences as_on_cuda(allocator::AllocatorTrace& trace, const SnapshotDevic
             gather(events, freed, at(span.first), at(span.end), edit, next_address);
     }
     differences.attention_calls = fuse_attention(events, math_attention(device), edit);
-    if (!device.recurrent_calls.empty() && freed.empty()) {
+    if ((!device.recurrent_calls.empty() || !device.convolution_calls.empty()) && freed.empty()) {
         freed = frees_of(events);
     }
     for (const SnapshotRecurrentCall& call : device.recurrent_calls) {
         differences.recurrent_calls += as_cudnn_rnn(events, freed, call, at, edit, next_address);
     }
+    for (const SnapshotConvolutionCall& call : device.convolution_calls) {
+        differences.convolution_calls +=
+            as_cudnn_convolution(events, freed, call, at, edit, next_address);
+    }
     if (differences.updates > 0 || differences.attention_calls > 0 ||
-        differences.recurrent_calls > 0) {
+        differences.recurrent_calls > 0 || differences.convolution_calls > 0) {
         std::vector<allocator::TraceEvent> edited;
         edited.reserve(events.size());
         for (std::size_t i = 0; i <= events.size(); ++i) {

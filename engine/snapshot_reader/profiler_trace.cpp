@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "oomlab/common/errors.h"
+#include "profiler_op_shapes.h"
 #include "profiler_trace_events.h"
 #include "snapshot_frames.h"
 #include "snapshot_replay.h"
@@ -49,7 +50,8 @@ struct OpenSpan {
     bool transfer = false;
     bool forward = false;
     bool attention = false;  // inside the CPU's attention kernel, which a GPU's fused one replaces
-    const Span* recurrent = nullptr;  // the RNN call it is inside, whose shapes were recorded
+    const Span* recurrent = nullptr;    // the RNN call it is inside, whose shapes were recorded
+    const Span* convolution = nullptr;  // the convolution's call (forward or backward) likewise
 
     OpenSpan inside(const Span* inner) const {
         OpenSpan next = *this;
@@ -66,7 +68,9 @@ struct OpenSpan {
         next.optimizer |= starts_with(name, "Optimizer.step");
         next.transfer |= name == "aten::_to_copy" || name == "aten::copy_";
         next.attention |= name == "aten::_scaled_dot_product_attention_math";
-        if (inner->inputs && !next.backward) {
+        if (inner->inputs && is_convolution(name)) {
+            next.convolution = inner;
+        } else if (inner->inputs && !next.backward) {
             next.recurrent = inner;
         }
         next.forward |=
@@ -149,52 +153,27 @@ std::vector<SnapshotAnnotation> annotations_of(
     return annotations;
 }
 
-// An RNN call as its recorded inputs tell: (input, hx, params, has_biases, num_layers,
-// dropout, train, bidirectional, batch_first), the input [B, T, I] or [T, B, I] (or [T, I]),
-// hx [layers x directions, B, H] (an LSTM's first of two). Nothing where they say otherwise
-// (a packed sequence's overload), or where they are missing: scalars ("Concrete Inputs") are
-// written since PyTorch 2.1 unless turned off, and older profilers wrote no dims for lists of
-// tensors (hx).
-std::optional<SnapshotRecurrentCall> recurrent_call(const Span& span) {
-    const TraceOpInputs& in = *span.inputs;
-    if (in.dims.size() < 2 || in.concrete.size() != 9 || in.dims[1].size() != 3) {
-        return std::nullopt;
+// The call of `span` in `calls`, read from its inputs the first time (nothing, then and after,
+// where they do not give one); `calls` holds each span's place in its list.
+template <typename Call, typename Read>
+Call* call_of(const Span* span, std::map<const Span*, std::size_t>& places,
+              std::vector<Call>& calls, Read read) {
+    auto [place, added] = places.emplace(span, calls.size());
+    if (added) {
+        if (auto made = read(span->name, *span->inputs)) {
+            calls.push_back(std::move(*made));
+        } else {
+            place->second = SIZE_MAX;
+        }
     }
-    const std::vector<std::int64_t>& x = in.dims[0];
-    if (x.size() != 2 && x.size() != 3) {
-        return std::nullopt;
-    }
-    if (!std::all_of(x.begin(), x.end(), [](std::int64_t n) { return n > 0; }) ||
-        in.dims[1][2] <= 0) {
-        return std::nullopt;
-    }
-    SnapshotRecurrentCall call;
-    call.batch_first = in.concrete[8] == "True";
-    allocator::RnnShape& shape = call.shape;
-    shape.gru = span.name == "aten::gru";
-    shape.directions = in.concrete[7] == "True" ? 2 : 1;
-    shape.layers = std::atoll(in.concrete[4].c_str());
-    if (shape.layers < 1 || shape.layers > 64) {
-        return std::nullopt;
-    }
-    shape.length = x.size() == 2 || !call.batch_first ? x[0] : x[1];
-    shape.batch = x.size() == 2 ? 1 : call.batch_first ? x[0] : x[1];
-    shape.input = x.back();
-    shape.hidden = in.dims[1][2];
-    shape.element = in.first_type == "double"                                          ? 8
-                    : in.first_type == "c10::Half" || in.first_type == "c10::BFloat16" ? 2
-                                                                                       : 4;
-    // Sizes no program runs are a damaged or hostile file's: cuDNN's buffers for them would
-    // pass what 64 bits hold. Widths up to 2^20, the input and output up to 2^48 bytes.
-    constexpr std::int64_t kWidest = std::int64_t{1} << 20;
-    constexpr double kMostBytes = double(std::int64_t{1} << 48);
-    const double tokens = double(shape.length) * double(shape.batch) * double(shape.element);
-    if (shape.input > kWidest || shape.hidden > kWidest ||
-        tokens * double(shape.input) > kMostBytes ||
-        tokens * double(shape.directions * shape.hidden) > kMostBytes) {
-        return std::nullopt;
-    }
-    return call;
+    return place->second == SIZE_MAX ? nullptr : &calls[place->second];
+}
+
+// The first of `memory` (sorted by time) after `time`.
+std::size_t first_after(const std::vector<MemoryEvent>& memory, double time) {
+    return std::size_t(std::upper_bound(memory.begin(), memory.end(), time,
+                                        [](double t, const MemoryEvent& e) { return t < e.time; }) -
+                       memory.begin());
 }
 
 // When each memory event happened, in the trace's microseconds.
@@ -238,7 +217,7 @@ SnapshotReport profiler_trace_report(PickleInput& input, const std::string& sour
         device.reserved = memory.back().total_reserved;
         device.streams = {0};  // the profiler names no stream
         NameTable names(device);
-        std::map<const Span*, std::size_t> recurrent;  // a call's place in recurrent_calls
+        std::map<const Span*, std::size_t> calls;  // a call's place in its list of calls
         // Each thread's spans swept once, in time order, with a stack of those still open.
         std::map<std::string, std::pair<std::size_t, std::vector<OpenSpan>>> sweeps;
         std::int64_t reserved = memory.front().total_reserved;
@@ -282,17 +261,18 @@ SnapshotReport profiler_trace_report(PickleInput& input, const std::string& sour
             }
             const OpenSpan top = stack.empty() ? OpenSpan{} : stack.back();
             if (top.recurrent) {
-                auto [call, added] =
-                    recurrent.emplace(top.recurrent, device.recurrent_calls.size());
-                if (added) {
-                    if (auto made = recurrent_call(*top.recurrent)) {
-                        device.recurrent_calls.push_back(std::move(*made));
-                    } else {
-                        call->second = SIZE_MAX;
-                    }
+                if (auto* call =
+                        call_of(top.recurrent, calls, device.recurrent_calls, recurrent_call)) {
+                    call->allocations.push_back(i);
                 }
-                if (call->second != SIZE_MAX) {
-                    device.recurrent_calls[call->second].allocations.push_back(i);
+            }
+            if (top.convolution) {
+                if (auto* call = call_of(top.convolution, calls, device.convolution_calls,
+                                         convolution_call)) {
+                    if (call->allocations.empty()) {
+                        call->end = first_after(memory, top.convolution->end);
+                    }
+                    call->allocations.push_back(i);
                 }
             }
             SnapshotTraceChange alloc = change_at(i, event.address, event.bytes, What::Alloc);

@@ -394,7 +394,8 @@ private:
 }  // namespace
 
 bool keeps_inputs(const std::string& op) {
-    return op == "aten::lstm" || op == "aten::gru";
+    return op == "aten::lstm" || op == "aten::gru" || op == "aten::convolution" ||
+           op == "aten::convolution_backward";
 }
 
 TraceEvents read_trace_events(PickleInput& input, const std::string& source,

@@ -36,11 +36,12 @@ struct TraceSpan {
     // The program's own (torch.profiler.record_function, the optimizer's step and zero_grad,
     // the profiler's ProfilerStep#N): a stage, as a snapshot's external_annotations are.
     bool annotation = false;
-    // Kept for the ops the GPU estimate makes otherwise on CUDA (recurrent_ops), else empty.
+    // Kept for the ops the GPU estimate makes otherwise on CUDA (keeps_inputs), else empty.
     std::shared_ptr<const TraceOpInputs> inputs;
 };
 
-// The ops whose inputs a span keeps: the RNNs cuDNN runs on a GPU (as_on_cuda.cpp).
+// The ops whose inputs a span keeps: the RNNs and convolutions cuDNN runs on a GPU
+// (as_on_cuda.cpp).
 bool keeps_inputs(const std::string& op);
 
 struct TraceMemoryEvent {

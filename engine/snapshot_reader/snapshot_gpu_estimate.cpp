@@ -49,7 +49,8 @@ std::optional<GpuEstimate> gpu_estimate(const SnapshotDevice& device,
                        requests.differences.workspaces,
                        requests.differences.updates,
                        requests.differences.attention_calls,
-                       requests.differences.recurrent_calls};
+                       requests.differences.recurrent_calls,
+                       requests.differences.convolution_calls};
 }
 
 std::optional<std::int64_t> gpu_peak_reserved(const SnapshotDevice& device,

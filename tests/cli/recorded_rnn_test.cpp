@@ -1,6 +1,6 @@
-// `record` of a training script with an LSTM and a GRU on a machine without CUDA, with a real
-// PyTorch (OOMLAB_TORCH_PYTHON: 2.11, and 2.15 in ./oomlab.sh cuda-test): its profile keeps
-// each RNN call's shapes, and the GPU estimate makes the calls as cuDNN makes them.
+// `record` of a training script with an LSTM, a GRU and convolutions on a machine without CUDA,
+// with a real PyTorch (OOMLAB_TORCH_PYTHON: 2.11, and 2.15 in ./oomlab.sh cuda-test): its
+// profile keeps each call's shapes, and the GPU estimate makes the calls as cuDNN makes them.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -13,7 +13,7 @@
 namespace oomlab {
 namespace {
 
-TEST(PyTorchPrograms, RecordedRnnCallsAreEstimatedAsCudnnMakesThem) {
+TEST(PyTorchPrograms, RecordedRnnAndConvolutionCallsAreEstimatedAsCudnnMakesThem) {
     if (test::torch_python().empty()) {
         GTEST_SKIP() << "OOMLAB_TORCH_PYTHON is not set: this test runs PyTorch 2.x's own "
                         "profiler (./oomlab.sh cuda-test sets it)";
@@ -25,12 +25,15 @@ class Model(torch.nn.Module):
     def __init__(self):
         super().__init__()
         self.lstm = torch.nn.LSTM(16, 32, batch_first=True, bidirectional=True)
+        self.conv = torch.nn.Conv1d(64, 64, 3, padding=1)
+        self.depthwise = torch.nn.Conv1d(64, 64, 3, padding=1, groups=64)
         self.gru = torch.nn.GRU(64, 24, num_layers=2)
         self.out = torch.nn.Linear(24, 3)
 
     def forward(self, x):
         hidden, _ = self.lstm(x)
-        hidden, _ = self.gru(hidden.transpose(0, 1))
+        hidden = self.depthwise(self.conv(hidden.transpose(1, 2)))
+        hidden, _ = self.gru(hidden.permute(2, 0, 1))
         return self.out(hidden[-1])
 
 torch.manual_seed(0)
@@ -59,8 +62,10 @@ with torch.no_grad():
     ASSERT_EQ(device["device"], -1) << "the CPU";
     const nlohmann::json& gpu = device["gpu_estimate"];
     ASSERT_TRUE(gpu.is_object()) << device.dump();
-    // Two training steps and an evaluation, each calling both RNNs.
+    // Two training steps and an evaluation, each calling both RNNs and the convolution, whose
+    // backward runs in both steps; the grouped one (depthwise) is left as the CPU made it.
     EXPECT_EQ(gpu["recurrent_calls_as_cudnn"], 6) << gpu.dump();
+    EXPECT_EQ(gpu["convolution_calls_as_cudnn"], 5) << gpu.dump();
     EXPECT_NE(gpu["leaves_out"].get<std::string>().find("LSTMs and GRUs"), std::string::npos);
 }
 

@@ -183,10 +183,6 @@ private slots:
         QVERIFY(QTest::qWaitForWindowExposed(window));
         QApplication::processEvents();
         QTableWidget* kinds = window->kinds();
-        qWarning() << "DEBUG" << kinds->width() << kinds->columnWidth(0) << kinds->rowCount()
-                   << (kinds->rowCount() ? kinds->sizeHintForIndex(kinds->model()->index(0, 0))
-                                         : QSize())
-                   << kinds->font() << window->size();
         QVERIFY(kinds->rowCount() > 0);
         for (int row = 0; row < kinds->rowCount(); ++row) {
             const QString name = kinds->item(row, 0)->text();

@@ -269,6 +269,98 @@ TEST(ProfilerTrace, AnLstmsCallIsMadeAsCudnnMakesItWhereItsShapesWereRecorded) {
                     .recurrent_calls.empty());
 }
 
+// aten::convolution's inputs as the profiler records them with shapes: (input, weight, bias,
+// stride, padding, dilation, transposed, output_padding, groups); its backward's: (grad_output,
+// input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups,
+// output_mask). A 3x3 convolution of 16 to 8 channels over 8 x 8, batch 2, padded by 1.
+Json convolution_call(bool backward, double start, const char* output_mask) {
+    Json call =
+        span(backward ? "aten::convolution_backward" : "aten::convolution", "cpu_op", start, 100);
+    Json dims = {{2, 16, 8, 8}, {8, 16, 3, 3}, {8}};
+    Json scalars = {"", "", "", "[1, 1]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1"};
+    if (backward) {
+        dims = {{2, 8, 8, 8}, {2, 16, 8, 8}, {8, 16, 3, 3}};
+        scalars = {"",       "",      "",       "[8]", "[1, 1]",   "[1, 1]",
+                   "[1, 1]", "False", "[0, 0]", "1",   output_mask};
+    }
+    while (dims.size() < scalars.size()) {
+        dims.push_back(Json::array());
+    }
+    call["args"] = {{"Input Dims", dims},
+                    {"Concrete Inputs", scalars},
+                    {"Input type", {"float", "float", "float", "ScalarList"}}};
+    return call;
+}
+
+// On CUDA a convolution is cuDNN's: the CPU's temporaries inside each call leave, the output
+// (4 KiB) and the gradients (the input's 8 KiB, the weights' 4,608 bytes, the bias's 32) stay,
+// and cuDNN's workspaces come in: forward's after the output, backward's after each gradient.
+// The peak is the weights' workspace, beside the output and two gradients.
+TEST(ProfilerTrace, AConvolutionsCallsGetCudnnsWorkspacesWhereTheirShapesWereRecorded) {
+    const std::int64_t k = 1024;
+    const Json events = {
+        convolution_call(false, 100, ""),
+        memory(110, 0x10, 4 * k, 4 * k),  // the CPU's temporary
+        memory(120, 0x10, -4 * k, 0),
+        memory(130, 0x20, 4 * k, 4 * k),  // the output
+        span("autograd::engine::evaluate_function: ConvolutionBackward0", "cpu_op", 300, 100),
+        convolution_call(true, 300, "[True, True, True]"),
+        memory(310, 0x30, 8 * k, 12 * k),         // the input's gradient
+        memory(320, 0x40, 16 * k, 28 * k),        // the CPU's temporary
+        memory(330, 0x40, -16 * k, 12 * k),       //
+        memory(340, 0x50, 4608, 12 * k + 4608),   // the weights' gradient
+        memory(350, 0x60, 32, 12 * k + 4640),     // the bias's
+        memory(500, 0x20, -4 * k, 8 * k + 4640),  //
+        memory(510, 0x30, -8 * k, 4640),
+        memory(520, 0x50, -4608, 32),
+        memory(530, 0x60, -32, 0)};
+    const SnapshotDevice device =
+        snapshot_report_from_bytes(Json{{"traceEvents", events}}.dump(), "t.json").devices[0];
+    ASSERT_EQ(device.convolution_calls.size(), 2u);
+    const SnapshotConvolutionCall& forward = device.convolution_calls[0];
+    EXPECT_FALSE(forward.backward);
+    EXPECT_EQ(forward.shape.dims, 2);
+    EXPECT_EQ(forward.shape.batch, 2);
+    EXPECT_EQ(forward.shape.in_channels, 16);
+    EXPECT_EQ(forward.shape.out_channels, 8);
+    EXPECT_EQ(forward.shape.size[1], 8);
+    EXPECT_EQ(forward.shape.kernel[1], 3);
+    EXPECT_EQ(forward.shape.padding[0], 1);
+    EXPECT_EQ(forward.shape.element, 4);
+    EXPECT_EQ(forward.shape.output_bytes(), 4 * k);
+    EXPECT_EQ(forward.allocations.size(), 2u);
+    const SnapshotConvolutionCall& backward = device.convolution_calls[1];
+    EXPECT_TRUE(backward.backward);
+    EXPECT_TRUE(backward.input_gradient);
+    EXPECT_TRUE(backward.weight_gradient);
+    EXPECT_EQ(backward.allocations.size(), 4u);
+
+    const std::optional<GpuEstimate> estimate = gpu_estimate(device);
+    ASSERT_TRUE(estimate);
+    EXPECT_EQ(estimate->convolutions_as_cudnn, 2u);
+    const auto cudnn = allocator::cudnn_conv_workspaces(forward.shape);
+    ASSERT_TRUE(cudnn);
+    EXPECT_GE(cudnn->backward_weight, cudnn->backward_input);
+    const auto block = [](std::int64_t bytes) { return (bytes + 511) / 512 * 512; };
+    EXPECT_EQ(estimate->gpu_peak_allocated - estimate->cublas_workspaces,
+              4 * k + 8 * k + block(4608) + block(cudnn->backward_weight));
+
+    // The first layer's backward computes no input's gradient; sizes no program runs (a damaged
+    // file's) are left as the CPU made them.
+    Json first_layer = events;
+    first_layer[5] = convolution_call(true, 300, "[False, True, True]");
+    EXPECT_FALSE(snapshot_report_from_bytes(Json{{"traceEvents", first_layer}}.dump(), "t.json")
+                     .devices[0]
+                     .convolution_calls[1]
+                     .input_gradient);
+    Json damaged = events;
+    damaged[0]["args"]["Input Dims"][1] = {8, 16, std::int64_t{1} << 40, 3};
+    EXPECT_EQ(snapshot_report_from_bytes(Json{{"traceEvents", damaged}}.dump(), "t.json")
+                  .devices[0]
+                  .convolution_calls.size(),
+              1u);
+}
+
 // A script's top level is "train.py(0): <module>" in the profiler's names (a module has no
 // first line): said as the script's top level, not as its line 0.
 TEST(ProfilerTrace, AScriptsTopLevelIsNamedAsSuchNotAsLineZero) {

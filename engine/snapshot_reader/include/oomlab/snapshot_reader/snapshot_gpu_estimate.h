@@ -16,17 +16,19 @@ namespace oomlab {
 struct GpuEstimate {
     std::int64_t peak_allocated = 0;  // what the program held at most, on the CPU
     // The same requests on CUDA (snapshot::as_on_cuda: with cuBLAS's workspaces, Adam's
-    // multi-tensor update, fused attention and cuDNN's RNNs): what they would hold at most, what
-    // the caching allocator would reserve at most under the setting asked for (PyTorch's defaults
-    // by default) and with expandable_segments:True, and its segments at that moment.
+    // multi-tensor update, fused attention, cuDNN's RNNs and convolutions): what they would hold
+    // at most, what the caching allocator would reserve at most under the setting asked for
+    // (PyTorch's defaults by default) and with expandable_segments:True, and its segments at
+    // that moment.
     std::int64_t gpu_peak_allocated = 0;
     std::int64_t peak_reserved = 0;
     std::int64_t segments_at_peak = 0;
     std::int64_t peak_reserved_expandable = 0;
-    std::int64_t cublas_workspaces = 0;  // of gpu_peak_allocated
-    std::size_t updates_gathered = 0;    // optimizer steps made multi-tensor
-    std::size_t attention_fused = 0;     // calls of the CPU's attention kernel made fused
-    std::size_t recurrent_as_cudnn = 0;  // RNN calls made as cuDNN makes them
+    std::int64_t cublas_workspaces = 0;     // of gpu_peak_allocated
+    std::size_t updates_gathered = 0;       // optimizer steps made multi-tensor
+    std::size_t attention_fused = 0;        // calls of the CPU's attention kernel made fused
+    std::size_t recurrent_as_cudnn = 0;     // RNN calls made as cuDNN makes them
+    std::size_t convolutions_as_cudnn = 0;  // convolutions' calls given cuDNN's workspaces
 };
 
 // For the CPU's device of a profiler's trace (index -1, with memory events); none otherwise.
@@ -40,9 +42,9 @@ std::optional<std::int64_t> gpu_peak_reserved(const SnapshotDevice& device,
 // What the estimate leaves out, in one sentence.
 inline constexpr const char* kGpuEstimateLeavesOut =
     "counted as on CUDA: cuBLAS's workspaces, Adam's multi-tensor update, fused attention's "
-    "forward pass and cuDNN's LSTMs and GRUs (where the profile recorded shapes); not counted: "
-    "the CUDA context and libraries outside the allocator (about 0.5 GiB), cuDNN's convolution "
-    "workspaces (one can be hundreds of MiB), what attention's backward pass and other kernels "
-    "allocate otherwise on CUDA, and tensors that would stay on the host";
+    "forward pass, cuDNN's LSTMs and GRUs and its convolutions' workspaces (where the profile "
+    "recorded shapes; 1-d and 2-d ungrouped convolutions); not counted: the CUDA context and "
+    "libraries outside the allocator (about 0.5 GiB), what attention's backward pass and other "
+    "kernels allocate otherwise on CUDA, and tensors that would stay on the host";
 
 }  // namespace oomlab

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "oomlab/allocator/cudnn_conv.h"
 #include "oomlab/allocator/cudnn_rnn.h"
 
 namespace oomlab {
@@ -155,6 +156,18 @@ struct SnapshotRecurrentCall {
     std::vector<std::size_t> allocations;
 };
 
+// A convolution's call in a CPU profile recorded with shapes (aten::convolution, or its
+// backward, aten::convolution_backward): what a GPU's cuDNN would make of it, what the CPU
+// allocated inside it (event indices), and the first event after it.
+struct SnapshotConvolutionCall {
+    allocator::ConvShape shape;
+    bool backward = false;
+    bool input_gradient = false;  // backward: which gradients it computes
+    bool weight_gradient = false;
+    std::vector<std::size_t> allocations;
+    std::size_t end = 0;
+};
+
 struct SnapshotDevice {
     int index = 0;
     std::int64_t segments = 0;
@@ -206,6 +219,8 @@ struct SnapshotDevice {
     bool from_profile = false;
     // A CPU profile's RNN calls, where it recorded their shapes; empty otherwise.
     std::vector<SnapshotRecurrentCall> recurrent_calls;
+    // Its convolutions' calls, forward and backward, where it recorded their shapes.
+    std::vector<SnapshotConvolutionCall> convolution_calls;
     // Where the trace does not add up (a history begun late, frees lost, sizes or totals that
     // disagree with the segments), each with how it was taken: one sentence each.
     std::vector<std::string> trace_problems;
