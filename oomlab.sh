@@ -110,7 +110,28 @@ install_packages() {
 }
 
 mapfile -t packages < <(packages_of "$mode")
-install_packages "${packages[@]}"
+if [[ "$mode" == test && -z "${OOMLAB_CONFIGURE_ONLY:-}" ]]; then
+    # The suite's own packages and Python environments (Slurm, PyTorch for Debian's Python,
+    # MLflow, ...) are mostly downloads and unpacking: they are set up beside the build, which
+    # needs only the build's packages, and waited for before the tests start.
+    mapfile -t packages < <(packages_of build)
+    mapfile -t test_packages < <(packages_of test | grep -vxF -f <(packages_of build))
+    install_packages "${packages[@]}"
+    mkdir -p "$build_dir"
+    test_setup_log="$build_dir/test-setup.log"
+    echo "Setting up the test suite's packages and Python environments beside the build" \
+         "(log: $test_setup_log)"
+    (
+        install_packages "${test_packages[@]}"
+        # The trackers' own programs read the exports back (tests/trackers); the reference
+        # MCP client drives `oomlab-cli mcp` (tests/mcp).
+        scripts/tracker_env.sh
+        scripts/mcp_env.sh
+    ) >"$test_setup_log" 2>&1 &
+    test_setup=$!
+else
+    install_packages "${packages[@]}"
+fi
 
 if [[ "$mode" == deps-check ]]; then
     # Each mode's packages, and its build configured (seconds where it was before), so that
@@ -204,8 +225,11 @@ case "$mode" in
         ;;
     test | cuda-test)
         if [[ "$mode" == test ]]; then
-            # The trackers' own programs read the exports back (tests/trackers); the reference
-            # MCP client drives `oomlab-cli mcp` (tests/mcp).
+            wait "$test_setup" || {
+                cat "$test_setup_log" >&2
+                echo "Setting up the test suite's packages or environments failed (above)" >&2
+                exit 1
+            }
             OOMLAB_TRACKER_PYTHON="$(scripts/tracker_env.sh)/bin/python"
             OOMLAB_MCP_PYTHON="$(scripts/mcp_env.sh)/bin/python"
             export OOMLAB_TRACKER_PYTHON OOMLAB_MCP_PYTHON
