@@ -1,6 +1,7 @@
 #include "as_on_cuda.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <string>
 #include <unordered_map>
@@ -318,6 +319,42 @@ bool as_cudnn_convolution(const std::vector<allocator::TraceEvent>& events,
     return true;
 }
 
+// A GPU's fused attention's backward in place of the CPU's math kernel's: of what the CPU's
+// backward of a call allocated, blocks of the query's, key's or value's size (their gradients)
+// stay and the rest leaves with its frees (the weights' gradients, a length x length matrix a
+// head each); the fused kernel's own buffers come beside them, from the first of those
+// allocations to the last: 1.53 times the query's bytes for the memory-efficient kernel
+// PyTorch 2.11 picks in fp32, 2.05 times for cuDNN's in half precision (the medians of 480
+// and 960 shapes recorded on an H200, bench/results/gpu-2026-12-04-kernels).
+bool fuse_attention_backward(const std::vector<allocator::TraceEvent>& events,
+                             const std::vector<std::size_t>& freed,
+                             const SnapshotAttentionCall& call,
+                             const std::function<std::size_t(std::size_t)>& at, Edit& edit,
+                             std::int64_t& next_address) {
+    const std::vector<std::size_t> made = positions_of(events, call.backward_allocations, at);
+    if (made.empty()) {
+        return false;
+    }
+    for (const std::size_t position : made) {
+        const std::int64_t size = events[position].size;
+        if (size != call.query_bytes && size != call.key_bytes && size != call.value_bytes) {
+            edit.dropped[position] = true;
+            if (freed[position] < events.size()) {
+                edit.dropped[freed[position]] = true;
+            }
+        }
+    }
+    const double own = call.element == 2 ? 2.05 : 1.53;
+    const std::int64_t size = std::llround(own * double(call.query_bytes));
+    const allocator::TraceEvent& first = events[made.front()];
+    edit.before[made.front()].push_back(
+        {Kind::Alloc, first.index, next_address, size, first.stream});
+    edit.before[made.back() + 1].push_back(
+        {Kind::Free, events[made.back()].index, next_address, size, first.stream});
+    next_address += size + 512;
+    return true;
+}
+
 }  // namespace
 
 CudaDifferences as_on_cuda(allocator::AllocatorTrace& trace, const SnapshotDevice& device) {
@@ -348,8 +385,14 @@ CudaDifferences as_on_cuda(allocator::AllocatorTrace& trace, const SnapshotDevic
             gather(events, freed, at(span.first), at(span.end), edit, next_address);
     }
     differences.attention_calls = fuse_attention(events, math_attention(device), edit);
-    if ((!device.recurrent_calls.empty() || !device.convolution_calls.empty()) && freed.empty()) {
+    if ((!device.recurrent_calls.empty() || !device.convolution_calls.empty() ||
+         !device.attention_calls.empty()) &&
+        freed.empty()) {
         freed = frees_of(events);
+    }
+    for (const SnapshotAttentionCall& call : device.attention_calls) {
+        differences.attention_backward_calls +=
+            fuse_attention_backward(events, freed, call, at, edit, next_address);
     }
     for (const SnapshotRecurrentCall& call : device.recurrent_calls) {
         differences.recurrent_calls += as_cudnn_rnn(events, freed, call, at, edit, next_address);
@@ -359,7 +402,8 @@ CudaDifferences as_on_cuda(allocator::AllocatorTrace& trace, const SnapshotDevic
             as_cudnn_convolution(events, freed, call, at, edit, next_address);
     }
     if (differences.updates > 0 || differences.attention_calls > 0 ||
-        differences.recurrent_calls > 0 || differences.convolution_calls > 0) {
+        differences.recurrent_calls > 0 || differences.convolution_calls > 0 ||
+        differences.attention_backward_calls > 0) {
         std::vector<allocator::TraceEvent> edited;
         edited.reserve(events.size());
         for (std::size_t i = 0; i <= events.size(); ++i) {

@@ -8,13 +8,15 @@
 //    temporaries of every parameter at once, where the CPU's update makes them one parameter
 //    at a time (its sqrt and its quotient together, then frees them);
 //  - fused attention (flash, memory-efficient), which makes each call's output alone where the
-//    CPU's math kernel makes and keeps each head's scores, softmax and dropout first;
+//    CPU's math kernel makes and keeps each head's scores, softmax and dropout first, and in
+//    backward the gradients of the query, key and value beside buffers of its own where the
+//    CPU's makes the gradients of each head's weights (where the profile recorded shapes);
 //  - cuDNN's LSTMs and GRUs, where the profile recorded their shapes (record_shapes): its
 //    reserve and workspaces (allocator::cudnn_rnn_buffers) in place of what the CPU's RNN kept;
 //  - cuDNN's convolutions, where the profile recorded their shapes: their workspaces
 //    (allocator::cudnn_conv_workspaces) in place of the CPU's temporaries.
-// What it cannot know from the CPU stays out: what backward computes for attention on a GPU,
-// and other kernels that allocate otherwise (gpu_estimate says so).
+// What it cannot know from the CPU stays out: other kernels that allocate otherwise
+// (gpu_estimate says so).
 #pragma once
 
 #include <cstddef>
@@ -26,11 +28,12 @@
 namespace oomlab::snapshot {
 
 struct CudaDifferences {
-    std::int64_t workspaces = 0;        // bytes of cuBLAS's workspaces held from the start
-    std::size_t updates = 0;            // optimizer steps whose temporaries were gathered
-    std::size_t attention_calls = 0;    // calls of the CPU's attention kernel made fused
-    std::size_t recurrent_calls = 0;    // RNN calls made as cuDNN makes them
-    std::size_t convolution_calls = 0;  // convolutions' calls given cuDNN's workspaces
+    std::int64_t workspaces = 0;               // bytes of cuBLAS's workspaces held from the start
+    std::size_t updates = 0;                   // optimizer steps whose temporaries were gathered
+    std::size_t attention_calls = 0;           // calls of the CPU's attention kernel made fused
+    std::size_t attention_backward_calls = 0;  // and their backward, where it was told apart
+    std::size_t recurrent_calls = 0;           // RNN calls made as cuDNN makes them
+    std::size_t convolution_calls = 0;         // convolutions' calls given cuDNN's workspaces
 };
 
 CudaDifferences as_on_cuda(allocator::AllocatorTrace& trace, const SnapshotDevice& device);

@@ -109,6 +109,10 @@ std::optional<SnapshotRecurrentCall> recurrent_call(const std::string& op,
     return call;
 }
 
+bool is_recurrent(const std::string& op) {
+    return op == "aten::lstm" || op == "aten::gru";
+}
+
 bool is_convolution(const std::string& op) {
     return op == "aten::convolution" || op == "aten::convolution_backward";
 }
@@ -168,6 +172,25 @@ std::optional<SnapshotConvolutionCall> convolution_call(const std::string& op,
         const std::size_t second = mask.find(',');
         call.weight_gradient =
             second != std::string::npos && mask.compare(second, 6, ", True") == 0;
+    }
+    return call;
+}
+
+std::optional<SnapshotAttentionCall> attention_call(const TraceOpInputs& in) {
+    // (query, key, value, attn_mask, dropout_p, is_causal, ...): each [..., length, width].
+    if (in.dims.size() < 3) {
+        return std::nullopt;
+    }
+    SnapshotAttentionCall call;
+    call.element = element_of(in.first_type);
+    std::int64_t* bytes[] = {&call.query_bytes, &call.key_bytes, &call.value_bytes};
+    for (std::size_t i = 0; i < 3; ++i) {
+        const std::vector<std::int64_t>& dims = in.dims[i];
+        const double size = bytes_of(dims, call.element);
+        if (dims.size() < 2 || !positive(dims) || size > kMostCallBytes) {
+            return std::nullopt;
+        }
+        *bytes[i] = std::int64_t(size);
     }
     return call;
 }

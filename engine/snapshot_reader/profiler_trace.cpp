@@ -36,6 +36,36 @@ bool torch_or_builtin(const std::string& frame) {
     return in_torch_package(frame) || starts_with(frame, "<built-in");
 }
 
+// The CPU's attention calls whose inputs were recorded, and the call each sequence number of
+// their ops belongs to (backward's autograd nodes name the one they differentiate).
+struct MathAttention {
+    std::vector<SnapshotAttentionCall> calls;
+    std::unordered_map<std::int64_t, std::size_t> call_of_sequence;
+};
+
+// Of each thread's spans, sorted by start (outer first where two start together).
+MathAttention math_attention_of(const std::map<std::string, std::vector<Span>>& spans) {
+    MathAttention found;
+    for (const auto& [thread, list] : spans) {
+        for (std::size_t i = 0; i < list.size(); ++i) {
+            if (list[i].name != kMathAttentionOp || !list[i].inputs) {
+                continue;
+            }
+            std::optional<SnapshotAttentionCall> call = attention_call(*list[i].inputs);
+            if (!call) {
+                continue;
+            }
+            for (std::size_t j = i; j < list.size() && list[j].start <= list[i].end; ++j) {
+                if (list[j].sequence >= 0) {
+                    found.call_of_sequence.emplace(list[j].sequence, found.calls.size());
+                }
+            }
+            found.calls.push_back(std::move(*call));
+        }
+    }
+    return found;
+}
+
 // An open span, with what the spans from the outermost one to it tell, so that a memory
 // event is named in constant time however deep the stack: the user's line (walking in from the
 // outermost Python frame, the last one before the first of PyTorch's own: the line that called
@@ -52,8 +82,11 @@ struct OpenSpan {
     bool attention = false;  // inside the CPU's attention kernel, which a GPU's fused one replaces
     const Span* recurrent = nullptr;    // the RNN call it is inside, whose shapes were recorded
     const Span* convolution = nullptr;  // the convolution's call (forward or backward) likewise
+    // The CPU attention call whose backward this is (its autograd node names the sequence number
+    // of one of the call's ops), as an index of MathAttention's calls; SIZE_MAX if none.
+    std::size_t attention_backward = SIZE_MAX;
 
-    OpenSpan inside(const Span* inner) const {
+    OpenSpan inside(const Span* inner, const MathAttention& attention_calls) const {
         OpenSpan next = *this;
         next.span = inner;
         const std::string& name = inner->name;
@@ -67,11 +100,17 @@ struct OpenSpan {
             starts_with(name, "autograd::engine::evaluate_function") || contains(name, "Backward");
         next.optimizer |= starts_with(name, "Optimizer.step");
         next.transfer |= name == "aten::_to_copy" || name == "aten::copy_";
-        next.attention |= name == "aten::_scaled_dot_product_attention_math";
+        next.attention |= name == kMathAttentionOp;
         if (inner->inputs && is_convolution(name)) {
             next.convolution = inner;
-        } else if (inner->inputs && !next.backward) {
+        } else if (inner->inputs && !next.backward && is_recurrent(name)) {
             next.recurrent = inner;
+        }
+        if (next.backward && inner->sequence >= 0) {
+            const auto call = attention_calls.call_of_sequence.find(inner->sequence);
+            if (call != attention_calls.call_of_sequence.end()) {
+                next.attention_backward = call->second;
+            }
         }
         next.forward |=
             inner->python && (contains(name, "): forward") || contains(name, "_call_impl"));
@@ -94,12 +133,13 @@ struct OpenSpan {
     // As for a snapshot's frames: backward, the optimizer's step, a copy between devices or
     // dtypes, a module's forward, in that order; else other.
     std::string kind() const {
-        return backward    ? "backward"
-               : attention ? kMathAttentionKind
-               : optimizer ? "optimizer step"
-               : transfer  ? "data transfer"
-               : forward   ? "forward"
-                           : "other";
+        return attention_backward != SIZE_MAX ? kMathAttentionBackwardKind
+               : backward                     ? "backward"
+               : attention                    ? kMathAttentionKind
+               : optimizer                    ? "optimizer step"
+               : transfer                     ? "data transfer"
+               : forward                      ? "forward"
+                                              : "other";
     }
 };
 
@@ -204,6 +244,7 @@ SnapshotReport profiler_trace_report(PickleInput& input, const std::string& sour
             return a.start < b.start || (a.start == b.start && a.end > b.end);
         });
     }
+    const MathAttention attention = math_attention_of(spans);
     SnapshotReport report;
     report.source = source;
     for (auto& [key, memory] : devices) {
@@ -218,6 +259,7 @@ SnapshotReport profiler_trace_report(PickleInput& input, const std::string& sour
         device.streams = {0};  // the profiler names no stream
         NameTable names(device);
         std::map<const Span*, std::size_t> calls;  // a call's place in its list of calls
+        device.attention_calls = attention.calls;
         // Each thread's spans swept once, in time order, with a stack of those still open.
         std::map<std::string, std::pair<std::size_t, std::vector<OpenSpan>>> sweeps;
         std::int64_t reserved = memory.front().total_reserved;
@@ -253,8 +295,8 @@ SnapshotReport profiler_trace_report(PickleInput& input, const std::string& sour
                 while (!stack.empty() && stack.back().span->end < open[next].start) {
                     stack.pop_back();
                 }
-                stack.push_back(stack.empty() ? OpenSpan{}.inside(&open[next])
-                                              : stack.back().inside(&open[next]));
+                stack.push_back(stack.empty() ? OpenSpan{}.inside(&open[next], attention)
+                                              : stack.back().inside(&open[next], attention));
             }
             while (!stack.empty() && stack.back().span->end < event.time) {
                 stack.pop_back();
@@ -265,6 +307,9 @@ SnapshotReport profiler_trace_report(PickleInput& input, const std::string& sour
                         call_of(top.recurrent, calls, device.recurrent_calls, recurrent_call)) {
                     call->allocations.push_back(i);
                 }
+            }
+            if (top.attention_backward != SIZE_MAX) {
+                device.attention_calls[top.attention_backward].backward_allocations.push_back(i);
             }
             if (top.convolution) {
                 if (auto* call = call_of(top.convolution, calls, device.convolution_calls,

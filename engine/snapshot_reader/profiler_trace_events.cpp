@@ -82,6 +82,7 @@ struct EventFields {
     std::int64_t bytes = 0;
     std::int64_t total_allocated = 0;
     std::int64_t total_reserved = 0;
+    std::int64_t sequence = -1;
     TraceOpInputs inputs;
 };
 
@@ -291,6 +292,7 @@ private:
                                   : at.key == "Bytes"           ? &m_event.bytes
                                   : at.key == "Total Allocated" ? &m_event.total_allocated
                                   : at.key == "Total Reserved"  ? &m_event.total_reserved
+                                  : at.key == "Sequence number" ? &m_event.sequence
                                                                 : nullptr;
             if (field) {
                 *field = integer;
@@ -315,7 +317,7 @@ private:
             m_trace.spans[m_event.thread].push_back(
                 {m_event.ts, m_event.ts + m_event.dur, std::move(*m_event.name),
                  m_event.category == "python_function", m_event.category == "user_annotation",
-                 std::move(inputs)});
+                 std::move(inputs), m_event.sequence});
         }
     }
 
@@ -395,7 +397,7 @@ private:
 
 bool keeps_inputs(const std::string& op) {
     return op == "aten::lstm" || op == "aten::gru" || op == "aten::convolution" ||
-           op == "aten::convolution_backward";
+           op == "aten::convolution_backward" || op == kMathAttentionOp;
 }
 
 TraceEvents read_trace_events(PickleInput& input, const std::string& source,

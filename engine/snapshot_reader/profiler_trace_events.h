@@ -38,10 +38,15 @@ struct TraceSpan {
     bool annotation = false;
     // Kept for the ops the GPU estimate makes otherwise on CUDA (keeps_inputs), else empty.
     std::shared_ptr<const TraceOpInputs> inputs;
+    // An op's "Sequence number", which its backward's autograd node carries too; else -1.
+    std::int64_t sequence = -1;
 };
 
-// The ops whose inputs a span keeps: the RNNs and convolutions cuDNN runs on a GPU
-// (as_on_cuda.cpp).
+// The CPU's attention kernel, which a GPU's fused ones replace.
+inline constexpr const char* kMathAttentionOp = "aten::_scaled_dot_product_attention_math";
+
+// The ops whose inputs a span keeps: the RNNs and convolutions cuDNN runs on a GPU, and the
+// CPU's attention kernel (as_on_cuda.cpp).
 bool keeps_inputs(const std::string& op);
 
 struct TraceMemoryEvent {

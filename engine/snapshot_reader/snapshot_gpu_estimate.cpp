@@ -49,6 +49,7 @@ std::optional<GpuEstimate> gpu_estimate(const SnapshotDevice& device,
                        requests.differences.workspaces,
                        requests.differences.updates,
                        requests.differences.attention_calls,
+                       requests.differences.attention_backward_calls,
                        requests.differences.recurrent_calls,
                        requests.differences.convolution_calls};
 }

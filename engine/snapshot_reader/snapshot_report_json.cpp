@@ -55,6 +55,7 @@ std::string snapshot_report_json(const SnapshotReport& report, std::optional<std
                    {"cublas_workspaces_bytes", estimate->cublas_workspaces},
                    {"optimizer_steps_multi_tensor", estimate->updates_gathered},
                    {"attention_calls_fused", estimate->attention_fused},
+                   {"attention_backward_calls_fused", estimate->attention_backward_fused},
                    {"recurrent_calls_as_cudnn", estimate->recurrent_as_cudnn},
                    {"convolution_calls_as_cudnn", estimate->convolutions_as_cudnn},
                    {"leaves_out", kGpuEstimateLeavesOut}};

@@ -24,11 +24,12 @@ struct GpuEstimate {
     std::int64_t peak_reserved = 0;
     std::int64_t segments_at_peak = 0;
     std::int64_t peak_reserved_expandable = 0;
-    std::int64_t cublas_workspaces = 0;     // of gpu_peak_allocated
-    std::size_t updates_gathered = 0;       // optimizer steps made multi-tensor
-    std::size_t attention_fused = 0;        // calls of the CPU's attention kernel made fused
-    std::size_t recurrent_as_cudnn = 0;     // RNN calls made as cuDNN makes them
-    std::size_t convolutions_as_cudnn = 0;  // convolutions' calls given cuDNN's workspaces
+    std::int64_t cublas_workspaces = 0;        // of gpu_peak_allocated
+    std::size_t updates_gathered = 0;          // optimizer steps made multi-tensor
+    std::size_t attention_fused = 0;           // calls of the CPU's attention kernel made fused
+    std::size_t attention_backward_fused = 0;  // and their backward, where it was told apart
+    std::size_t recurrent_as_cudnn = 0;        // RNN calls made as cuDNN makes them
+    std::size_t convolutions_as_cudnn = 0;     // convolutions' calls given cuDNN's workspaces
 };
 
 // For the CPU's device of a profiler's trace (index -1, with memory events); none otherwise.
@@ -41,10 +42,10 @@ std::optional<std::int64_t> gpu_peak_reserved(const SnapshotDevice& device,
 
 // What the estimate leaves out, in one sentence.
 inline constexpr const char* kGpuEstimateLeavesOut =
-    "counted as on CUDA: cuBLAS's workspaces, Adam's multi-tensor update, fused attention's "
-    "forward pass, cuDNN's LSTMs and GRUs and its convolutions' workspaces (where the profile "
-    "recorded shapes; 1-d and 2-d ungrouped convolutions); not counted: the CUDA context and "
-    "libraries outside the allocator (about 0.5 GiB), what attention's backward pass and other "
-    "kernels allocate otherwise on CUDA, and tensors that would stay on the host";
+    "counted as on CUDA: cuBLAS's workspaces, Adam's multi-tensor update, fused attention "
+    "(its backward pass, cuDNN's LSTMs and GRUs and its convolutions' workspaces where the "
+    "profile recorded shapes; 1-d and 2-d ungrouped convolutions); not counted: the CUDA "
+    "context and libraries outside the allocator (about 0.5 GiB), what other kernels allocate "
+    "otherwise on CUDA, and tensors that would stay on the host";
 
 }  // namespace oomlab

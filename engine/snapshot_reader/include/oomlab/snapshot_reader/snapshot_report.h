@@ -27,6 +27,9 @@ inline constexpr const char* kNoPythonFrame = "(no Python frame recorded)";
 // The kind of what a profiler's trace shows allocated inside the CPU's attention kernel
 // (scaled_dot_product_attention's math one, which keeps each head's weights for backward).
 inline constexpr const char* kMathAttentionKind = "attention (the CPU's math kernel)";
+// The kind of what its backward allocates (the gradients of those weights among them).
+inline constexpr const char* kMathAttentionBackwardKind =
+    "attention's backward (the CPU's math kernel)";
 
 struct SnapshotLine {
     std::string where;  // "train.py:41 (forward)", the first frame outside torch; or why none
@@ -168,6 +171,17 @@ struct SnapshotConvolutionCall {
     std::size_t end = 0;
 };
 
+// A call of the CPU's attention kernel whose inputs a profile recorded with shapes, with what
+// its backward allocated (event indices): backward's autograd nodes carry the sequence numbers
+// of the ops they differentiate.
+struct SnapshotAttentionCall {
+    std::int64_t query_bytes = 0;
+    std::int64_t key_bytes = 0;
+    std::int64_t value_bytes = 0;
+    std::int64_t element = 4;
+    std::vector<std::size_t> backward_allocations;
+};
+
 struct SnapshotDevice {
     int index = 0;
     std::int64_t segments = 0;
@@ -221,6 +235,8 @@ struct SnapshotDevice {
     std::vector<SnapshotRecurrentCall> recurrent_calls;
     // Its convolutions' calls, forward and backward, where it recorded their shapes.
     std::vector<SnapshotConvolutionCall> convolution_calls;
+    // Its calls of the CPU's attention kernel, where it recorded their shapes.
+    std::vector<SnapshotAttentionCall> attention_calls;
     // Where the trace does not add up (a history begun late, frees lost, sizes or totals that
     // disagree with the segments), each with how it was taken: one sentence each.
     std::vector<std::string> trace_problems;
