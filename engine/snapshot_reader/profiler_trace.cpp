@@ -43,21 +43,25 @@ struct MathAttention {
     std::unordered_map<std::int64_t, std::size_t> call_of_sequence;
 };
 
-// Of each thread's spans, sorted by start (outer first where two start together).
+// Of each thread's spans, sorted by start (outer first where two start together). Each span is
+// looked at once: a call inside another (which no program makes; a hostile file could nest
+// thousands) is the outer one's.
 MathAttention math_attention_of(const std::map<std::string, std::vector<Span>>& spans) {
     MathAttention found;
     for (const auto& [thread, list] : spans) {
-        for (std::size_t i = 0; i < list.size(); ++i) {
-            if (list[i].name != kMathAttentionOp || !list[i].inputs) {
-                continue;
+        for (std::size_t i = 0; i < list.size();) {
+            std::optional<SnapshotAttentionCall> call;
+            if (list[i].name == kMathAttentionOp && list[i].inputs) {
+                call = attention_call(*list[i].inputs);
             }
-            std::optional<SnapshotAttentionCall> call = attention_call(*list[i].inputs);
             if (!call) {
+                ++i;
                 continue;
             }
-            for (std::size_t j = i; j < list.size() && list[j].start <= list[i].end; ++j) {
-                if (list[j].sequence >= 0) {
-                    found.call_of_sequence.emplace(list[j].sequence, found.calls.size());
+            const double end = list[i].end;
+            for (; i < list.size() && list[i].start <= end; ++i) {
+                if (list[i].sequence >= 0) {
+                    found.call_of_sequence.emplace(list[i].sequence, found.calls.size());
                 }
             }
             found.calls.push_back(std::move(*call));
