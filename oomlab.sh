@@ -96,8 +96,12 @@ install_packages() {
     local sudo_cmd=()
     [[ "$(id -u)" == 0 ]] || sudo_cmd=(sudo)
     export DEBIAN_FRONTEND=noninteractive
-    "${sudo_cmd[@]}" apt-get update -q
-    "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+    # Another apt (the suite's packages, installed beside a build that then failed) may still
+    # hold the lock: wait for it rather than fail.
+    local wait_for_lock=(-o DPkg::Lock::Timeout=600)
+    "${sudo_cmd[@]}" apt-get "${wait_for_lock[@]}" update -q
+    "${sudo_cmd[@]}" apt-get "${wait_for_lock[@]}" install -y -q --no-install-recommends \
+        "${missing[@]}"
     # The suite starts its own Slurm cluster and munge; the system services these packages
     # start and enable under systemd are not wanted, so they are stopped and disabled again.
     if [[ -d /run/systemd/system ]]; then
