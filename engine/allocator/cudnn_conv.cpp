@@ -114,6 +114,14 @@ std::int64_t ConvShape::output_bytes() const {
     return bytes;
 }
 
+std::int64_t ConvShape::weight_bytes() const {
+    std::int64_t bytes = out_channels * (in_channels / groups) * element;
+    for (int d = 0; d < dims; ++d) {
+        bytes *= kernel[d];
+    }
+    return bytes;
+}
+
 std::optional<CudnnConvWorkspaces> cudnn_conv_workspaces(const ConvShape& shape) {
     if (shape.dims < 1 || shape.dims > 2 || shape.groups != 1 || shape.transposed ||
         shape.in_channels < 1) {

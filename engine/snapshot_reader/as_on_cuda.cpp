@@ -27,10 +27,39 @@ bool ran_backward(const SnapshotDevice& device) {
     });
 }
 
-// What the trace becomes: events left out, and events put before others.
+// What the trace becomes: events left out, and events put before others (by position), among
+// them blocks the model makes that the trace never did, at addresses of their own.
 struct Edit {
-    std::vector<bool> dropped;                                                   // by position
-    std::unordered_map<std::size_t, std::vector<allocator::TraceEvent>> before;  // by position
+    explicit Edit(std::size_t events) : dropped(events, false) {}
+
+    std::vector<bool> dropped;
+    std::unordered_map<std::size_t, std::vector<allocator::TraceEvent>> before;
+
+    void drop(std::size_t position) {
+        dropped[position] = true;
+        dropped_any = true;
+    }
+    // An allocation, and its free where the trace has one (`freed` as frees_of says).
+    void drop_with_free(std::size_t position, const std::vector<std::size_t>& freed) {
+        drop(position);
+        if (freed[position] < dropped.size()) {
+            drop(freed[position]);
+        }
+    }
+    // A block the model makes: its allocation and its free.
+    std::pair<allocator::TraceEvent, allocator::TraceEvent> block(std::int64_t size,
+                                                                  std::size_t index,
+                                                                  std::int64_t stream) {
+        const std::int64_t address = next_address;
+        next_address += size + 512;
+        return {{Kind::Alloc, index, address, size, stream},
+                {Kind::Free, index, address, size, stream}};
+    }
+    bool changes() const { return dropped_any || !before.empty(); }
+
+private:
+    std::int64_t next_address = kMadeUpAddresses;
+    bool dropped_any = false;
 };
 
 // The events (by index) that allocated inside the CPU's attention kernel.
@@ -62,7 +91,7 @@ std::size_t fuse_attention(const std::vector<allocator::TraceEvent>& events,
         if (event.kind == Kind::Alloc) {
             if (inside.count(event.index)) {
                 if (last != events.size()) {
-                    edit.dropped[last] = true;
+                    edit.drop(last);
                     dropped.insert(events[last].address);
                 } else {
                     ++calls;
@@ -72,7 +101,7 @@ std::size_t fuse_attention(const std::vector<allocator::TraceEvent>& events,
                 last = events.size();  // the call ended: its last allocation stays
             }
         } else if (event.kind == Kind::Free && dropped.erase(event.address)) {
-            edit.dropped[i] = true;
+            edit.drop(i);
         }
     }
     return calls;
@@ -138,7 +167,7 @@ std::vector<Temporary> temporaries(const std::vector<std::size_t>& freed, std::s
 // at once, alive from where the first was made to where the last was freed. Each temporary
 // made while one of its size is still alive unpaired is the quotient of that one.
 bool gather(const std::vector<allocator::TraceEvent>& events, const std::vector<std::size_t>& freed,
-            std::size_t from, std::size_t to, Edit& edit, std::int64_t& next_address) {
+            std::size_t from, std::size_t to, Edit& edit) {
     const std::vector<Temporary> made = temporaries(freed, from, to);
     if (made.size() < 2) {
         return false;
@@ -154,13 +183,12 @@ bool gather(const std::vector<allocator::TraceEvent>& events, const std::vector<
             unpaired.erase(pair);  // the quotient of a parameter already in the list
         } else {
             unpaired[alloc.size] = temporary.free;
-            allocs.push_back({Kind::Alloc, alloc.index, next_address, alloc.size, alloc.stream});
-            frees.push_back({Kind::Free, alloc.index, next_address, alloc.size, alloc.stream});
-            next_address += alloc.size + 512;
+            const auto [made_alloc, made_free] = edit.block(alloc.size, alloc.index, alloc.stream);
+            allocs.push_back(made_alloc);
+            frees.push_back(made_free);
         }
         last_freed = std::max(last_freed, temporary.free);
-        edit.dropped[temporary.alloc] = true;
-        edit.dropped[temporary.free] = true;
+        edit.drop_with_free(temporary.alloc, freed);
     }
     auto& at_start = edit.before[made.front().alloc];
     at_start.insert(at_start.end(), allocs.begin(), allocs.end());
@@ -178,8 +206,7 @@ bool gather(const std::vector<allocator::TraceEvent>& events, const std::vector<
 // gradient and the input) where the first of them was.
 bool as_cudnn_rnn(const std::vector<allocator::TraceEvent>& events,
                   const std::vector<std::size_t>& freed, const SnapshotRecurrentCall& call,
-                  const std::function<std::size_t(std::size_t)>& at, Edit& edit,
-                  std::int64_t& next_address) {
+                  const std::function<std::size_t(std::size_t)>& at, Edit& edit) {
     const std::vector<std::size_t> made = positions_of(events, call.allocations, at);
     if (made.empty()) {
         return false;
@@ -206,25 +233,17 @@ bool as_cudnn_rnn(const std::vector<allocator::TraceEvent>& events,
             --states_left;
             continue;
         }
-        edit.dropped[*position] = true;
+        edit.drop_with_free(*position, freed);
         saved += alive_after;
-        if (freed[*position] < events.size()) {
-            edit.dropped[freed[*position]] = true;
-            if (alive_after) {
-                first_saved_free = std::min(first_saved_free, freed[*position]);
-                last_saved_free = std::max(last_saved_free, freed[*position]);
-            }
+        if (alive_after && freed[*position] < events.size()) {
+            first_saved_free = std::min(first_saved_free, freed[*position]);
+            last_saved_free = std::max(last_saved_free, freed[*position]);
         }
     }
     const allocator::CudnnRnnBuffers buffers = allocator::cudnn_rnn_buffers(shape);
     const std::int64_t stream = events[end].stream;
     const std::size_t index = events[end].index;
-    const auto block = [&](std::int64_t size) {
-        const std::int64_t address = next_address;
-        next_address += size + 512;
-        return std::pair{allocator::TraceEvent{Kind::Alloc, index, address, size, stream},
-                         allocator::TraceEvent{Kind::Free, index, address, size, stream}};
-    };
+    const auto block = [&](std::int64_t size) { return edit.block(size, index, stream); };
     const std::int64_t input = shape.batch * shape.length * shape.input * shape.element;
     const bool trained = saved > 0;  // else cuDNN keeps no reserve
     const auto reserve = block(buffers.reserve);
@@ -265,8 +284,7 @@ bool as_cudnn_rnn(const std::vector<allocator::TraceEvent>& events,
 bool as_cudnn_convolution(const std::vector<allocator::TraceEvent>& events,
                           const std::vector<std::size_t>& freed,
                           const SnapshotConvolutionCall& call,
-                          const std::function<std::size_t(std::size_t)>& at, Edit& edit,
-                          std::int64_t& next_address) {
+                          const std::function<std::size_t(std::size_t)>& at, Edit& edit) {
     const auto workspaces = allocator::cudnn_conv_workspaces(call.shape);
     const std::vector<std::size_t> made = positions_of(events, call.allocations, at);
     const std::size_t end = at(call.end);
@@ -281,19 +299,16 @@ bool as_cudnn_convolution(const std::vector<allocator::TraceEvent>& events,
     }
     for (const std::size_t position : made) {
         if (freed[position] < end) {
-            edit.dropped[position] = true;
-            edit.dropped[freed[position]] = true;
+            edit.drop_with_free(position, freed);
         }
     }
     const auto workspace_after = [&](std::int64_t size, std::size_t position) {
         if (size <= 0) {
             return;
         }
-        const allocator::TraceEvent& after = events[position];
-        auto& into = edit.before[position + 1];
-        into.push_back({Kind::Alloc, after.index, next_address, size, after.stream});
-        into.push_back({Kind::Free, after.index, next_address, size, after.stream});
-        next_address += size + 512;
+        const auto [alloc, free] =
+            edit.block(size, events[position].index, events[position].stream);
+        edit.before[position + 1].insert(edit.before[position + 1].end(), {alloc, free});
     };
     const auto kept_of_size = [&](std::int64_t size) {
         const auto found = std::find_if(kept.begin(), kept.end(), [&](std::size_t position) {
@@ -306,15 +321,11 @@ bool as_cudnn_convolution(const std::vector<allocator::TraceEvent>& events,
         workspace_after(workspaces->forward, kept.front());
         return true;
     }
-    std::int64_t weight = shape.out_channels * (shape.in_channels / shape.groups) * shape.element;
-    for (int d = 0; d < shape.dims; ++d) {
-        weight *= shape.kernel[d];
-    }
     if (call.input_gradient) {
         workspace_after(workspaces->backward_input, kept_of_size(shape.input_bytes()));
     }
     if (call.weight_gradient) {
-        workspace_after(workspaces->backward_weight, kept_of_size(weight));
+        workspace_after(workspaces->backward_weight, kept_of_size(shape.weight_bytes()));
     }
     return true;
 }
@@ -329,8 +340,7 @@ bool as_cudnn_convolution(const std::vector<allocator::TraceEvent>& events,
 bool fuse_attention_backward(const std::vector<allocator::TraceEvent>& events,
                              const std::vector<std::size_t>& freed,
                              const SnapshotAttentionCall& call,
-                             const std::function<std::size_t(std::size_t)>& at, Edit& edit,
-                             std::int64_t& next_address) {
+                             const std::function<std::size_t(std::size_t)>& at, Edit& edit) {
     const std::vector<std::size_t> made = positions_of(events, call.backward_allocations, at);
     if (made.empty()) {
         return false;
@@ -338,20 +348,15 @@ bool fuse_attention_backward(const std::vector<allocator::TraceEvent>& events,
     for (const std::size_t position : made) {
         const std::int64_t size = events[position].size;
         if (size != call.query_bytes && size != call.key_bytes && size != call.value_bytes) {
-            edit.dropped[position] = true;
-            if (freed[position] < events.size()) {
-                edit.dropped[freed[position]] = true;
-            }
+            edit.drop_with_free(position, freed);
         }
     }
     const double own = call.element == 2 ? 2.05 : 1.53;
     const std::int64_t size = std::llround(own * double(call.query_bytes));
     const allocator::TraceEvent& first = events[made.front()];
-    edit.before[made.front()].push_back(
-        {Kind::Alloc, first.index, next_address, size, first.stream});
-    edit.before[made.back() + 1].push_back(
-        {Kind::Free, events[made.back()].index, next_address, size, first.stream});
-    next_address += size + 512;
+    const auto [alloc, free] = edit.block(size, first.index, first.stream);
+    edit.before[made.front()].push_back(alloc);
+    edit.before[made.back() + 1].push_back(free);
     return true;
 }
 
@@ -361,9 +366,7 @@ CudaDifferences as_on_cuda(allocator::AllocatorTrace& trace, const SnapshotDevic
     CudaDifferences differences;
     std::vector<allocator::TraceEvent>& events = trace.events;
 
-    Edit edit;
-    edit.dropped.assign(events.size(), false);
-    std::int64_t next_address = kMadeUpAddresses;
+    Edit edit(events.size());
     // The position of the first of `events` at or after a trace's event index.
     const std::function<std::size_t(std::size_t)> at = [&](std::size_t event) {
         return std::size_t(std::lower_bound(events.begin(), events.end(), event,
@@ -381,8 +384,7 @@ CudaDifferences as_on_cuda(allocator::AllocatorTrace& trace, const SnapshotDevic
         if (freed.empty()) {
             freed = frees_of(events);
         }
-        differences.updates +=
-            gather(events, freed, at(span.first), at(span.end), edit, next_address);
+        differences.updates += gather(events, freed, at(span.first), at(span.end), edit);
     }
     differences.attention_calls = fuse_attention(events, math_attention(device), edit);
     if ((!device.recurrent_calls.empty() || !device.convolution_calls.empty() ||
@@ -392,18 +394,15 @@ CudaDifferences as_on_cuda(allocator::AllocatorTrace& trace, const SnapshotDevic
     }
     for (const SnapshotAttentionCall& call : device.attention_calls) {
         differences.attention_backward_calls +=
-            fuse_attention_backward(events, freed, call, at, edit, next_address);
+            fuse_attention_backward(events, freed, call, at, edit);
     }
     for (const SnapshotRecurrentCall& call : device.recurrent_calls) {
-        differences.recurrent_calls += as_cudnn_rnn(events, freed, call, at, edit, next_address);
+        differences.recurrent_calls += as_cudnn_rnn(events, freed, call, at, edit);
     }
     for (const SnapshotConvolutionCall& call : device.convolution_calls) {
-        differences.convolution_calls +=
-            as_cudnn_convolution(events, freed, call, at, edit, next_address);
+        differences.convolution_calls += as_cudnn_convolution(events, freed, call, at, edit);
     }
-    if (differences.updates > 0 || differences.attention_calls > 0 ||
-        differences.recurrent_calls > 0 || differences.convolution_calls > 0 ||
-        differences.attention_backward_calls > 0) {
+    if (edit.changes()) {
         std::vector<allocator::TraceEvent> edited;
         edited.reserve(events.size());
         for (std::size_t i = 0; i <= events.size(); ++i) {
@@ -427,8 +426,7 @@ CudaDifferences as_on_cuda(allocator::AllocatorTrace& trace, const SnapshotDevic
     std::vector<allocator::TraceEvent> workspaces;
     for (const std::int64_t size : blocks) {
         if (size > 0) {
-            workspaces.push_back({Kind::Alloc, first, next_address, size, stream});
-            next_address += size + 512;
+            workspaces.push_back(edit.block(size, first, stream).first);
             differences.workspaces += size;
         }
     }

@@ -40,7 +40,7 @@ bool torch_or_builtin(const std::string& frame) {
 // their ops belongs to (backward's autograd nodes name the one they differentiate).
 struct MathAttention {
     std::vector<SnapshotAttentionCall> calls;
-    std::unordered_map<std::int64_t, std::size_t> call_of_sequence;
+    std::unordered_map<std::uint32_t, std::size_t> call_of_sequence;
 };
 
 // Of each thread's spans, sorted by start (outer first where two start together). Each span is
@@ -60,7 +60,7 @@ MathAttention math_attention_of(const std::map<std::string, std::vector<Span>>& 
             }
             const double end = list[i].end;
             for (; i < list.size() && list[i].start <= end; ++i) {
-                if (list[i].sequence >= 0) {
+                if (list[i].sequence != kNoSequence) {
                     found.call_of_sequence.emplace(list[i].sequence, found.calls.size());
                 }
             }
@@ -110,7 +110,7 @@ struct OpenSpan {
         } else if (inner->inputs && !next.backward && is_recurrent(name)) {
             next.recurrent = inner;
         }
-        if (next.backward && inner->sequence >= 0) {
+        if (next.backward && inner->sequence != kNoSequence) {
             const auto call = attention_calls.call_of_sequence.find(inner->sequence);
             if (call != attention_calls.call_of_sequence.end()) {
                 next.attention_backward = call->second;

@@ -317,7 +317,8 @@ private:
             m_trace.spans[m_event.thread].push_back(
                 {m_event.ts, m_event.ts + m_event.dur, std::move(*m_event.name),
                  m_event.category == "python_function", m_event.category == "user_annotation",
-                 std::move(inputs), m_event.sequence});
+                 m_event.sequence < 0 ? kNoSequence : std::uint32_t(m_event.sequence),
+                 std::move(inputs)});
         }
     }
 

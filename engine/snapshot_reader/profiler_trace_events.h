@@ -28,6 +28,8 @@ struct TraceOpInputs {
     std::string first_type;
 };
 
+inline constexpr std::uint32_t kNoSequence = UINT32_MAX;
+
 struct TraceSpan {
     double start = 0;
     double end = 0;
@@ -36,10 +38,12 @@ struct TraceSpan {
     // The program's own (torch.profiler.record_function, the optimizer's step and zero_grad,
     // the profiler's ProfilerStep#N): a stage, as a snapshot's external_annotations are.
     bool annotation = false;
+    // An op's "Sequence number", which its backward's autograd node carries too: its low 32
+    // bits (two ops of one trace are never 2^32 apart), held where the bools leave room (a
+    // trace has millions of spans); kNoSequence where it has none.
+    std::uint32_t sequence = kNoSequence;
     // Kept for the ops the GPU estimate makes otherwise on CUDA (keeps_inputs), else empty.
     std::shared_ptr<const TraceOpInputs> inputs;
-    // An op's "Sequence number", which its backward's autograd node carries too; else -1.
-    std::int64_t sequence = -1;
 };
 
 // The CPU's attention kernel, which a GPU's fused ones replace.

@@ -31,6 +31,7 @@ struct ConvShape {
     std::int64_t out_size(int d) const;
     std::int64_t input_bytes() const;
     std::int64_t output_bytes() const;
+    std::int64_t weight_bytes() const;
 };
 
 struct CudnnConvWorkspaces {
