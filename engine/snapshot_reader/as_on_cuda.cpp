@@ -3,22 +3,19 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "cuda_edit.h"
 #include "oomlab/allocator/cublas_workspaces.h"
-#include "oomlab/allocator/cudnn_conv.h"
-#include "oomlab/allocator/cudnn_rnn.h"
 
 namespace oomlab::snapshot {
 namespace {
 
-using Kind = allocator::TraceEvent::Kind;
-
-// Addresses for what the model allocates that the trace never did: above any real one.
-constexpr std::int64_t kMadeUpAddresses = std::int64_t{1} << 60;
+using namespace cuda_edit;
 
 bool ran_backward(const SnapshotDevice& device) {
     return std::any_of(device.stacks.begin(), device.stacks.end(), [&](const SnapshotStack& s) {
@@ -26,41 +23,6 @@ bool ran_backward(const SnapshotDevice& device) {
                (device.names[s.kind] == "backward" || device.names[s.kind] == "gradient");
     });
 }
-
-// What the trace becomes: events left out, and events put before others (by position), among
-// them blocks the model makes that the trace never did, at addresses of their own.
-struct Edit {
-    explicit Edit(std::size_t events) : dropped(events, false) {}
-
-    std::vector<bool> dropped;
-    std::unordered_map<std::size_t, std::vector<allocator::TraceEvent>> before;
-
-    void drop(std::size_t position) {
-        dropped[position] = true;
-        dropped_any = true;
-    }
-    // An allocation, and its free where the trace has one (`freed` as frees_of says).
-    void drop_with_free(std::size_t position, const std::vector<std::size_t>& freed) {
-        drop(position);
-        if (freed[position] < dropped.size()) {
-            drop(freed[position]);
-        }
-    }
-    // A block the model makes: its allocation and its free.
-    std::pair<allocator::TraceEvent, allocator::TraceEvent> block(std::int64_t size,
-                                                                  std::size_t index,
-                                                                  std::int64_t stream) {
-        const std::int64_t address = next_address;
-        next_address += size + 512;
-        return {{Kind::Alloc, index, address, size, stream},
-                {Kind::Free, index, address, size, stream}};
-    }
-    bool changes() const { return dropped_any || !before.empty(); }
-
-private:
-    std::int64_t next_address = kMadeUpAddresses;
-    bool dropped_any = false;
-};
 
 // The events (by index) that allocated inside the CPU's attention kernel.
 std::unordered_set<std::size_t> math_attention(const SnapshotDevice& device) {
@@ -117,38 +79,6 @@ struct Temporary {
     std::size_t free = 0;
 };
 
-// Where each allocation of `events` is freed (a position), or events.size() if never.
-std::vector<std::size_t> frees_of(const std::vector<allocator::TraceEvent>& events) {
-    std::vector<std::size_t> freed(events.size(), events.size());
-    std::unordered_map<std::int64_t, std::size_t> open;  // address: its allocation
-    for (std::size_t i = 0; i < events.size(); ++i) {
-        if (events[i].kind == Kind::Alloc) {
-            open[events[i].address] = i;
-        } else if (events[i].kind == Kind::Free) {
-            if (const auto made = open.find(events[i].address); made != open.end()) {
-                freed[made->second] = i;
-                open.erase(made);
-            }
-        }
-    }
-    return freed;
-}
-
-// The positions of a call's allocations among `events` (those the trace still has).
-std::vector<std::size_t> positions_of(const std::vector<allocator::TraceEvent>& events,
-                                      const std::vector<std::size_t>& allocations,
-                                      const std::function<std::size_t(std::size_t)>& at) {
-    std::vector<std::size_t> made;
-    for (const std::size_t index : allocations) {
-        const std::size_t position = at(index);
-        if (position < events.size() && events[position].index == index &&
-            events[position].kind == Kind::Alloc) {
-            made.push_back(position);
-        }
-    }
-    return made;
-}
-
 // The update in events [from, to): its temporaries (made and freed inside it), in the order
 // they were made; `freed` as frees_of says.
 std::vector<Temporary> temporaries(const std::vector<std::size_t>& freed, std::size_t from,
@@ -197,139 +127,6 @@ bool gather(const std::vector<allocator::TraceEvent>& events, const std::vector<
     return true;
 }
 
-// cuDNN's RNN in place of the CPU's: of what the CPU's call allocated, its outputs (the
-// output, and the last hidden and cell states) are kept and the rest left out, with their frees:
-// the call's temporaries and the buffers it saved for backward. In their place: forward's
-// workspace (with a time-major copy of a batch-first input), and, where the call was trained
-// (it saved something for backward), cuDNN's reserve until the last of those buffers was freed
-// (to the trace's end if none was), and backward's two workspaces (with copies of the output's
-// gradient and the input) where the first of them was.
-bool as_cudnn_rnn(const std::vector<allocator::TraceEvent>& events,
-                  const std::vector<std::size_t>& freed, const SnapshotRecurrentCall& call,
-                  const std::function<std::size_t(std::size_t)>& at, Edit& edit) {
-    const std::vector<std::size_t> made = positions_of(events, call.allocations, at);
-    if (made.empty()) {
-        return false;
-    }
-    const allocator::RnnShape& shape = call.shape;
-    const std::size_t end = made.back();
-    const std::int64_t output = shape.output_bytes();
-    const std::int64_t state =
-        shape.layers * shape.directions * shape.batch * shape.hidden * shape.element;
-    std::int64_t outputs_left = 1;
-    std::int64_t states_left = shape.gru ? 1 : 2;
-    // What the CPU saved for backward: how much, and where backward freed it.
-    std::size_t saved = 0;
-    std::size_t first_saved_free = events.size();
-    std::size_t last_saved_free = 0;
-    for (auto position = made.rbegin(); position != made.rend(); ++position) {
-        const std::int64_t size = events[*position].size;
-        const bool alive_after = freed[*position] > end;
-        if (alive_after && size == output && outputs_left > 0) {
-            --outputs_left;
-            continue;
-        }
-        if (alive_after && size == state && states_left > 0) {
-            --states_left;
-            continue;
-        }
-        edit.drop_with_free(*position, freed);
-        saved += alive_after;
-        if (alive_after && freed[*position] < events.size()) {
-            first_saved_free = std::min(first_saved_free, freed[*position]);
-            last_saved_free = std::max(last_saved_free, freed[*position]);
-        }
-    }
-    const allocator::CudnnRnnBuffers buffers = allocator::cudnn_rnn_buffers(shape);
-    const std::int64_t stream = events[end].stream;
-    const std::size_t index = events[end].index;
-    const auto block = [&](std::int64_t size) { return edit.block(size, index, stream); };
-    const std::int64_t input = shape.batch * shape.length * shape.input * shape.element;
-    const bool trained = saved > 0;  // else cuDNN keeps no reserve
-    const auto reserve = block(buffers.reserve);
-    // One workspace, beside a copy of `copied` bytes where the input is batch-first; forward's
-    // reserve is made while its workspace is alive, as cuDNN's forward makes both.
-    const auto workspace_with_copy = [&](std::vector<allocator::TraceEvent>& into,
-                                         std::int64_t copied, bool with_reserve) {
-        const auto copy = block(copied);
-        const auto workspace = block(buffers.workspace);
-        if (call.batch_first) {
-            into.push_back(copy.first);
-        }
-        into.push_back(workspace.first);
-        if (with_reserve) {
-            into.push_back(reserve.first);
-        }
-        into.push_back(workspace.second);
-        if (call.batch_first) {
-            into.push_back(copy.second);
-        }
-    };
-    workspace_with_copy(edit.before[end + 1], input, trained);
-    if (!trained || first_saved_free == events.size()) {
-        return true;  // no reserve, or one held to the trace's end (it ended before backward)
-    }
-    auto& backward = edit.before[first_saved_free];
-    workspace_with_copy(backward, output, false);
-    workspace_with_copy(backward, input, false);
-    edit.before[last_saved_free].push_back(reserve.second);
-    return true;
-}
-
-// cuDNN's convolution in place of the CPU's: what the CPU's call made and freed inside it (its
-// temporaries) is left out, with the frees; what it kept (the output, or the gradients) stays,
-// and cuDNN's workspace is made and freed after it: forward's after the output, backward's for
-// the input's gradient after that gradient and for the weights' after theirs (each after the
-// call's last kept allocation where its gradient is not found by its size).
-bool as_cudnn_convolution(const std::vector<allocator::TraceEvent>& events,
-                          const std::vector<std::size_t>& freed,
-                          const SnapshotConvolutionCall& call,
-                          const std::function<std::size_t(std::size_t)>& at, Edit& edit) {
-    const auto workspaces = allocator::cudnn_conv_workspaces(call.shape);
-    const std::vector<std::size_t> made = positions_of(events, call.allocations, at);
-    const std::size_t end = at(call.end);
-    std::vector<std::size_t> kept;
-    for (const std::size_t position : made) {
-        if (freed[position] >= end) {
-            kept.push_back(position);
-        }
-    }
-    if (!workspaces || kept.empty()) {
-        return false;
-    }
-    for (const std::size_t position : made) {
-        if (freed[position] < end) {
-            edit.drop_with_free(position, freed);
-        }
-    }
-    const auto workspace_after = [&](std::int64_t size, std::size_t position) {
-        if (size <= 0) {
-            return;
-        }
-        const auto [alloc, free] =
-            edit.block(size, events[position].index, events[position].stream);
-        edit.before[position + 1].insert(edit.before[position + 1].end(), {alloc, free});
-    };
-    const auto kept_of_size = [&](std::int64_t size) {
-        const auto found = std::find_if(kept.begin(), kept.end(), [&](std::size_t position) {
-            return events[position].size == size;
-        });
-        return found == kept.end() ? kept.back() : *found;
-    };
-    const allocator::ConvShape& shape = call.shape;
-    if (!call.backward) {
-        workspace_after(workspaces->forward, kept.front());
-        return true;
-    }
-    if (call.input_gradient) {
-        workspace_after(workspaces->backward_input, kept_of_size(shape.input_bytes()));
-    }
-    if (call.weight_gradient) {
-        workspace_after(workspaces->backward_weight, kept_of_size(shape.weight_bytes()));
-    }
-    return true;
-}
-
 // A GPU's fused attention's backward in place of the CPU's math kernel's: of what the CPU's
 // backward of a call allocated, blocks of the query's, key's or value's size (their gradients)
 // stay and the rest leaves with its frees (the weights' gradients, a length x length matrix a
@@ -360,15 +157,123 @@ bool fuse_attention_backward(const std::vector<allocator::TraceEvent>& events,
     return true;
 }
 
+// The fused kernel's output and log-sum-exp, which it keeps for backward, in place of the math
+// kernel's last allocation (its output, which the CPU's backward does not need, or a temporary)
+// where the call saved something for backward (allocations alive past it): until the last of
+// what it saved was freed, or the output, if later (the trace's end if never). Not trained,
+// the call is left as fuse_attention made it.
+void keep_fused_output(const Events& events, const std::vector<std::size_t>& freed,
+                       const SnapshotAttentionCall& call, const Position& at, Edit& edit) {
+    const std::vector<std::size_t> made = positions_of(events, call.allocations, at);
+    if (made.size() < 2) {
+        return;
+    }
+    const std::size_t end = at(call.end);
+    const std::size_t last = made.back();
+    std::size_t saved_until = 0;
+    for (auto position = made.begin(); position + 1 != made.end(); ++position) {
+        if (freed[*position] >= end) {
+            saved_until = std::max(saved_until, freed[*position]);
+        }
+    }
+    if (saved_until == 0) {
+        return;
+    }
+    edit.drop_with_free(last, freed);
+    const auto [alloc, free] = edit.block(call.query_bytes + call.logsumexp_bytes,
+                                          events[last].index, events[last].stream);
+    edit.before[last].push_back(alloc);
+    edit.before[std::max(saved_until, freed[last])].push_back(free);
+}
+
+// CUDA's dropout (ATen's native_dropout, for a tensor on CUDA) keeps a mask of a byte an element
+// for backward where the CPU's keeps its noise, a tensor of the input's type.
+bool as_dropout_mask(const Events& events, const std::vector<std::size_t>& freed,
+                     const SnapshotDropoutMask& mask, const Position& at, Edit& edit) {
+    const std::size_t position = at(mask.event);
+    if (position >= events.size() || events[position].index != mask.event ||
+        events[position].kind != Kind::Alloc || events[position].size <= mask.mask_bytes) {
+        return false;
+    }
+    edit.resize(position, mask.mask_bytes, freed, events);
+    return true;
+}
+
+// cuBLAS's workspaces, which each thread's handle takes from the caching allocator at its first
+// matrix product and keeps (ATen's CublasHandlePool.cpp): the program's thread's with cuBLASLt's
+// beside it, at the first product of forward, and autograd's device thread's at the first of
+// backward, where it ran one. Where the profile names no product, at the trace's start. The
+// bytes taken.
+std::int64_t take_cublas_workspaces(const Events& events, const SnapshotDevice& device,
+                                    const Position& at, Edit& edit) {
+    const allocator::CublasWorkspaces sizes = allocator::cublas_workspaces();
+    const auto take = [&](std::size_t first_product, std::initializer_list<std::int64_t> taking) {
+        const std::size_t position = first_product == SIZE_MAX ? 0 : at(first_product);
+        const allocator::TraceEvent near = events.empty()
+                                               ? allocator::TraceEvent{}
+                                               : events[std::min(position, events.size() - 1)];
+        Events made;
+        std::int64_t taken = 0;
+        for (const std::int64_t size : taking) {
+            if (size > 0) {
+                made.push_back(edit.block(size, near.index, near.stream).first);
+                taken += size;
+            }
+        }
+        Events& before = edit.before[position];
+        before.insert(before.begin(), made.begin(), made.end());
+        return taken;
+    };
+    std::int64_t taken = take(device.first_matrix_product, {sizes.per_handle, sizes.cublas_lt});
+    if (ran_backward(device)) {
+        taken += take(device.first_backward_matrix_product, {sizes.per_handle});
+    }
+    return taken;
+}
 }  // namespace
+
+namespace cuda_edit {
+
+// Where each allocation of `events` is freed (a position), or events.size() if never.
+std::vector<std::size_t> frees_of(const Events& events) {
+    std::vector<std::size_t> freed(events.size(), events.size());
+    std::unordered_map<std::int64_t, std::size_t> open;  // address: its allocation
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        if (events[i].kind == Kind::Alloc) {
+            open[events[i].address] = i;
+        } else if (events[i].kind == Kind::Free) {
+            if (const auto made = open.find(events[i].address); made != open.end()) {
+                freed[made->second] = i;
+                open.erase(made);
+            }
+        }
+    }
+    return freed;
+}
+
+// The positions of a call's allocations among `events` (those the trace still has).
+std::vector<std::size_t> positions_of(const Events& events,
+                                      const std::vector<std::size_t>& allocations,
+                                      const Position& at) {
+    std::vector<std::size_t> made;
+    for (const std::size_t index : allocations) {
+        const std::size_t position = at(index);
+        if (position < events.size() && events[position].index == index &&
+            events[position].kind == Kind::Alloc) {
+            made.push_back(position);
+        }
+    }
+    return made;
+}
+
+}  // namespace cuda_edit
 
 CudaDifferences as_on_cuda(allocator::AllocatorTrace& trace, const SnapshotDevice& device) {
     CudaDifferences differences;
-    std::vector<allocator::TraceEvent>& events = trace.events;
+    Events& events = trace.events;
 
     Edit edit(events.size());
-    // The position of the first of `events` at or after a trace's event index.
-    const std::function<std::size_t(std::size_t)> at = [&](std::size_t event) {
+    const Position at = [&](std::size_t event) {
         return std::size_t(std::lower_bound(events.begin(), events.end(), event,
                                             [](const allocator::TraceEvent& e, std::size_t index) {
                                                 return e.index < index;
@@ -376,61 +281,46 @@ CudaDifferences as_on_cuda(allocator::AllocatorTrace& trace, const SnapshotDevic
                            events.begin());
     };
     std::vector<std::size_t> freed;  // frees_of(events), made where an edit needs it
-    for (const SnapshotStageSpan& span : device.stage_spans) {
-        if (span.stage >= device.stages.size() ||
-            !updates_with_foreach_on_cuda(device.stages[span.stage].name)) {
-            continue;
-        }
+    const auto frees = [&]() -> const std::vector<std::size_t>& {
         if (freed.empty()) {
             freed = frees_of(events);
         }
-        differences.updates += gather(events, freed, at(span.first), at(span.end), edit);
+        return freed;
+    };
+    for (const SnapshotStageSpan& span : device.stage_spans) {
+        if (span.stage < device.stages.size() &&
+            updates_with_foreach_on_cuda(device.stages[span.stage].name)) {
+            differences.updates += gather(events, frees(), at(span.first), at(span.end), edit);
+        }
     }
     differences.attention_calls = fuse_attention(events, math_attention(device), edit);
-    if ((!device.recurrent_calls.empty() || !device.convolution_calls.empty() ||
-         !device.attention_calls.empty()) &&
-        freed.empty()) {
-        freed = frees_of(events);
-    }
     for (const SnapshotAttentionCall& call : device.attention_calls) {
+        keep_fused_output(events, frees(), call, at, edit);
         differences.attention_backward_calls +=
-            fuse_attention_backward(events, freed, call, at, edit);
+            fuse_attention_backward(events, frees(), call, at, edit);
+    }
+    for (const SnapshotDropoutMask& mask : device.dropout_masks) {
+        differences.dropout_masks += as_dropout_mask(events, frees(), mask, at, edit);
     }
     for (const SnapshotRecurrentCall& call : device.recurrent_calls) {
-        differences.recurrent_calls += as_cudnn_rnn(events, freed, call, at, edit);
+        differences.recurrent_calls += as_cudnn_rnn(events, frees(), call, at, edit);
     }
     for (const SnapshotConvolutionCall& call : device.convolution_calls) {
-        differences.convolution_calls += as_cudnn_convolution(events, freed, call, at, edit);
+        differences.convolution_calls += as_cudnn_convolution(events, frees(), call, at, edit);
     }
-    if (edit.changes()) {
-        std::vector<allocator::TraceEvent> edited;
-        edited.reserve(events.size());
-        for (std::size_t i = 0; i <= events.size(); ++i) {
-            if (const auto inserted = edit.before.find(i); inserted != edit.before.end()) {
-                edited.insert(edited.end(), inserted->second.begin(), inserted->second.end());
-            }
-            if (i < events.size() && !edit.dropped[i]) {
-                edited.push_back(events[i]);
-            }
-        }
-        events = std::move(edited);
-    }
+    differences.workspaces = take_cublas_workspaces(events, device, at, edit);
 
-    // The workspaces are asked for first and never freed, so the model places them by its own
-    // rules: a handle's 32 MiB in a segment of its own, cuBLASLt's 1 MiB in a small one.
-    const allocator::CublasWorkspaces sizes = allocator::cublas_workspaces();
-    std::vector<std::int64_t> blocks(ran_backward(device) ? 2 : 1, sizes.per_handle);
-    blocks.push_back(sizes.cublas_lt);
-    const std::size_t first = events.empty() ? 0 : events.front().index;
-    const std::int64_t stream = events.empty() ? 0 : events.front().stream;
-    std::vector<allocator::TraceEvent> workspaces;
-    for (const std::int64_t size : blocks) {
-        if (size > 0) {
-            workspaces.push_back(edit.block(size, first, stream).first);
-            differences.workspaces += size;
+    Events edited;
+    edited.reserve(events.size() + 8);
+    for (std::size_t i = 0; i <= events.size(); ++i) {
+        if (const auto inserted = edit.before.find(i); inserted != edit.before.end()) {
+            edited.insert(edited.end(), inserted->second.begin(), inserted->second.end());
+        }
+        if (i < events.size() && !edit.dropped[i]) {
+            edited.push_back(events[i]);
         }
     }
-    events.insert(events.begin(), workspaces.begin(), workspaces.end());
+    events = std::move(edited);
     return differences;
 }
 

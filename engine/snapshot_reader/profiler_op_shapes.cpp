@@ -192,7 +192,36 @@ std::optional<SnapshotAttentionCall> attention_call(const TraceOpInputs& in) {
         }
         *bytes[i] = std::int64_t(size);
     }
+    const std::vector<std::int64_t>& query = in.dims[0];
+    const double rows = bytes_of(query, 1) / double(query.back() * query[query.size() - 2]);
+    call.logsumexp_bytes = std::int64_t(rows) * ((query[query.size() - 2] + 31) / 32 * 32) * 4;
     return call;
+}
+
+bool is_dropout(const std::string& op) {
+    return op == "aten::dropout";
+}
+
+std::optional<std::int64_t> dropout_mask_bytes(const TraceOpInputs& in) {
+    // (input, p, train): only a dropout in training with 0 < p < 1 makes noise.
+    if (in.dims.empty() || in.concrete.size() != 3 || in.concrete[2] != "True" ||
+        !positive(in.dims[0])) {
+        return std::nullopt;
+    }
+    const double p = std::strtod(in.concrete[1].c_str(), nullptr);
+    const double elements = bytes_of(in.dims[0], 1);
+    if (!(p > 0 && p < 1) || elements > kMostCallBytes) {
+        return std::nullopt;
+    }
+    return std::int64_t(elements);
+}
+
+bool is_matrix_product(const std::string& op) {
+    static const std::array<const char*, 8> kCublas = {
+        "aten::mm",     "aten::addmm", "aten::bmm", "aten::baddbmm",
+        "aten::addbmm", "aten::addmv", "aten::mv",  "aten::_addmm_activation"};
+    return std::any_of(kCublas.begin(), kCublas.end(),
+                       [&](const char* name) { return op == name; });
 }
 
 }  // namespace oomlab::snapshot

@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "oomlab/common/errors.h"
 #include "profiler_op_shapes.h"
@@ -36,35 +37,49 @@ bool torch_or_builtin(const std::string& frame) {
     return in_torch_package(frame) || starts_with(frame, "<built-in");
 }
 
-// The CPU's attention calls whose inputs were recorded, and the call each sequence number of
-// their ops belongs to (backward's autograd nodes name the one they differentiate).
-struct MathAttention {
-    std::vector<SnapshotAttentionCall> calls;
-    std::unordered_map<std::uint32_t, std::size_t> call_of_sequence;
+// The calls whose backward is told apart: the CPU's attention calls and the RNN calls whose
+// inputs were recorded, and the call each sequence number of their ops belongs to (backward's
+// autograd nodes name the one they differentiate).
+struct TiedCalls {
+    std::vector<SnapshotAttentionCall> attention;
+    std::unordered_map<const Span*, std::size_t> attention_of_span;
+    std::unordered_map<std::uint32_t, std::size_t> attention_of_sequence;
+    std::unordered_map<std::uint32_t, const Span*> recurrent_of_sequence;
 };
 
 // Of each thread's spans, sorted by start (outer first where two start together). Each span is
 // looked at once: a call inside another (which no program makes; a hostile file could nest
 // thousands) is the outer one's.
-MathAttention math_attention_of(const std::map<std::string, std::vector<Span>>& spans) {
-    MathAttention found;
+TiedCalls tied_calls_of(const std::map<std::string, std::vector<Span>>& spans) {
+    TiedCalls found;
     for (const auto& [thread, list] : spans) {
         for (std::size_t i = 0; i < list.size();) {
+            const Span& outer = list[i];
             std::optional<SnapshotAttentionCall> call;
-            if (list[i].name == kMathAttentionOp && list[i].inputs) {
-                call = attention_call(*list[i].inputs);
+            if (outer.name == kMathAttentionOp && outer.inputs) {
+                call = attention_call(*outer.inputs);
             }
-            if (!call) {
+            const bool recurrent = !call && outer.inputs && is_recurrent(outer.name);
+            if (!call && !recurrent) {
                 ++i;
                 continue;
             }
-            const double end = list[i].end;
-            for (; i < list.size() && list[i].start <= end; ++i) {
-                if (list[i].sequence != kNoSequence) {
-                    found.call_of_sequence.emplace(list[i].sequence, found.calls.size());
+            if (call) {
+                found.attention_of_span.emplace(&outer, found.attention.size());
+            }
+            for (; i < list.size() && list[i].start <= outer.end; ++i) {
+                if (list[i].sequence == kNoSequence) {
+                    continue;
+                }
+                if (call) {
+                    found.attention_of_sequence.emplace(list[i].sequence, found.attention.size());
+                } else {
+                    found.recurrent_of_sequence.emplace(list[i].sequence, &outer);
                 }
             }
-            found.calls.push_back(std::move(*call));
+            if (call) {
+                found.attention.push_back(std::move(*call));
+            }
         }
     }
     return found;
@@ -83,14 +98,19 @@ struct OpenSpan {
     bool optimizer = false;
     bool transfer = false;
     bool forward = false;
-    bool attention = false;  // inside the CPU's attention kernel, which a GPU's fused one replaces
+    // Inside the CPU's attention kernel, which a GPU's fused one replaces: its span, and its call
+    // (an index of TiedCalls' attention calls) where its inputs were recorded, else SIZE_MAX.
+    const Span* attention = nullptr;
+    std::size_t attention_call = SIZE_MAX;
     const Span* recurrent = nullptr;    // the RNN call it is inside, whose shapes were recorded
     const Span* convolution = nullptr;  // the convolution's call (forward or backward) likewise
+    const Span* dropout = nullptr;      // a dropout whose inputs were recorded
     // The CPU attention call whose backward this is (its autograd node names the sequence number
-    // of one of the call's ops), as an index of MathAttention's calls; SIZE_MAX if none.
+    // of one of the call's ops), as an index of TiedCalls' attention calls; SIZE_MAX if none.
     std::size_t attention_backward = SIZE_MAX;
+    const Span* recurrent_backward = nullptr;  // likewise, the RNN call's
 
-    OpenSpan inside(const Span* inner, const MathAttention& attention_calls) const {
+    OpenSpan inside(const Span* inner, const TiedCalls& tied) const {
         OpenSpan next = *this;
         next.span = inner;
         const std::string& name = inner->name;
@@ -104,21 +124,40 @@ struct OpenSpan {
             starts_with(name, "autograd::engine::evaluate_function") || contains(name, "Backward");
         next.optimizer |= starts_with(name, "Optimizer.step");
         next.transfer |= name == "aten::_to_copy" || name == "aten::copy_";
-        next.attention |= name == kMathAttentionOp;
+        if (name == kMathAttentionOp) {
+            next.attention = inner;
+            const auto call = tied.attention_of_span.find(inner);
+            if (call != tied.attention_of_span.end()) {
+                next.attention_call = call->second;
+            }
+        }
         if (inner->inputs && is_convolution(name)) {
             next.convolution = inner;
         } else if (inner->inputs && !next.backward && is_recurrent(name)) {
             next.recurrent = inner;
+        } else if (inner->inputs && is_dropout(name)) {
+            next.dropout = inner;
         }
         if (next.backward && inner->sequence != kNoSequence) {
-            const auto call = attention_calls.call_of_sequence.find(inner->sequence);
-            if (call != attention_calls.call_of_sequence.end()) {
+            const auto call = tied.attention_of_sequence.find(inner->sequence);
+            if (call != tied.attention_of_sequence.end()) {
                 next.attention_backward = call->second;
+            }
+            const auto rnn = tied.recurrent_of_sequence.find(inner->sequence);
+            if (rnn != tied.recurrent_of_sequence.end()) {
+                next.recurrent_backward = rnn->second;
             }
         }
         next.forward |=
             inner->python && (contains(name, "): forward") || contains(name, "_call_impl"));
         return next;
+    }
+
+    // Inside a matrix product CUDA runs with cuBLAS: not one of the calls cuDNN or a fused
+    // kernel run (forward or backward), whose products the CPU makes with its own.
+    bool in_cublas_product() const {
+        return innermost_op && is_matrix_product(innermost_op->name) && !attention && !recurrent &&
+               !convolution && attention_backward == SIZE_MAX && !recurrent_backward;
     }
 
     // The user's line; else the innermost op.
@@ -248,7 +287,7 @@ SnapshotReport profiler_trace_report(PickleInput& input, const std::string& sour
             return a.start < b.start || (a.start == b.start && a.end > b.end);
         });
     }
-    const MathAttention attention = math_attention_of(spans);
+    const TiedCalls tied = tied_calls_of(spans);
     SnapshotReport report;
     report.source = source;
     for (auto& [key, memory] : devices) {
@@ -263,7 +302,8 @@ SnapshotReport profiler_trace_report(PickleInput& input, const std::string& sour
         device.streams = {0};  // the profiler names no stream
         NameTable names(device);
         std::map<const Span*, std::size_t> calls;  // a call's place in its list of calls
-        device.attention_calls = attention.calls;
+        device.attention_calls = tied.attention;
+        std::unordered_set<const Span*> dropouts;  // those whose noise was found
         // Each thread's spans swept once, in time order, with a stack of those still open.
         std::map<std::string, std::pair<std::size_t, std::vector<OpenSpan>>> sweeps;
         std::int64_t reserved = memory.front().total_reserved;
@@ -299,8 +339,8 @@ SnapshotReport profiler_trace_report(PickleInput& input, const std::string& sour
                 while (!stack.empty() && stack.back().span->end < open[next].start) {
                     stack.pop_back();
                 }
-                stack.push_back(stack.empty() ? OpenSpan{}.inside(&open[next], attention)
-                                              : stack.back().inside(&open[next], attention));
+                stack.push_back(stack.empty() ? OpenSpan{}.inside(&open[next], tied)
+                                              : stack.back().inside(&open[next], tied));
             }
             while (!stack.empty() && stack.back().span->end < event.time) {
                 stack.pop_back();
@@ -312,8 +352,31 @@ SnapshotReport profiler_trace_report(PickleInput& input, const std::string& sour
                     call->allocations.push_back(i);
                 }
             }
+            if (top.attention_call != SIZE_MAX) {
+                SnapshotAttentionCall& call = device.attention_calls[top.attention_call];
+                if (call.allocations.empty()) {
+                    call.end = first_after(memory, top.attention->end);
+                }
+                call.allocations.push_back(i);
+            }
             if (top.attention_backward != SIZE_MAX) {
                 device.attention_calls[top.attention_backward].backward_allocations.push_back(i);
+            }
+            if (top.recurrent_backward) {
+                if (auto* call = call_of(top.recurrent_backward, calls, device.recurrent_calls,
+                                         recurrent_call)) {
+                    call->first_backward = std::min(call->first_backward, i);
+                }
+            }
+            if (top.dropout && !top.attention && dropouts.insert(top.dropout).second) {
+                if (const auto mask = dropout_mask_bytes(*top.dropout->inputs)) {
+                    device.dropout_masks.push_back({i, *mask});
+                }
+            }
+            if (top.in_cublas_product()) {
+                std::size_t& first = top.backward ? device.first_backward_matrix_product
+                                                  : device.first_matrix_product;
+                first = std::min(first, i);
             }
             if (top.convolution) {
                 if (auto* call = call_of(top.convolution, calls, device.convolution_calls,

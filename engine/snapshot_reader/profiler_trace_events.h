@@ -49,8 +49,8 @@ struct TraceSpan {
 // The CPU's attention kernel, which a GPU's fused ones replace.
 inline constexpr const char* kMathAttentionOp = "aten::_scaled_dot_product_attention_math";
 
-// The ops whose inputs a span keeps: the RNNs and convolutions cuDNN runs on a GPU, and the
-// CPU's attention kernel (as_on_cuda.cpp).
+// The ops whose inputs a span keeps: the RNNs and convolutions cuDNN runs on a GPU, the CPU's
+// attention kernel and dropout (as_on_cuda.cpp).
 bool keeps_inputs(const std::string& op);
 
 struct TraceMemoryEvent {

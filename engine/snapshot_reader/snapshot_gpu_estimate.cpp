@@ -51,7 +51,8 @@ std::optional<GpuEstimate> gpu_estimate(const SnapshotDevice& device,
                        requests.differences.attention_calls,
                        requests.differences.attention_backward_calls,
                        requests.differences.recurrent_calls,
-                       requests.differences.convolution_calls};
+                       requests.differences.convolution_calls,
+                       requests.differences.dropout_masks};
 }
 
 std::optional<std::int64_t> gpu_peak_reserved(const SnapshotDevice& device,

@@ -58,6 +58,7 @@ std::string snapshot_report_json(const SnapshotReport& report, std::optional<std
                    {"attention_backward_calls_fused", estimate->attention_backward_fused},
                    {"recurrent_calls_as_cudnn", estimate->recurrent_as_cudnn},
                    {"convolution_calls_as_cudnn", estimate->convolutions_as_cudnn},
+                   {"dropout_calls_as_masks", estimate->dropouts_as_masks},
                    {"leaves_out", kGpuEstimateLeavesOut}};
         }
         Json advice = Json::array();

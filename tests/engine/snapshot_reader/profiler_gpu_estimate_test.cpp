@@ -1,12 +1,16 @@
 // The GPU estimate of a CPU profile where the CPU's kernels differ from a GPU's: attention (the
-// CPU's math kernel, forward and backward), cuDNN's LSTMs and GRUs and its convolutions, each
-// made from a trace written here in the shape torch.profiler writes with shapes recorded.
+// CPU's math kernel, forward and backward), dropout, cuDNN's LSTMs and GRUs and its
+// convolutions, cuBLAS's workspaces, each made from a trace written here in the shape
+// torch.profiler writes with shapes recorded.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
+#include "oomlab/allocator/cublas_workspaces.h"
 #include "oomlab/allocator/cudnn_conv.h"
 #include "oomlab/allocator/cudnn_rnn.h"
 #include "oomlab/snapshot_reader/snapshot_gpu_estimate.h"
@@ -55,7 +59,8 @@ Json with_sequence(Json op, std::int64_t sequence) {
 // Its backward too, where the profile tells it (the attention's ops' sequence numbers on
 // backward's autograd nodes) and recorded the query's shape (64 KiB): of what the CPU's
 // backward made, the gradient of the weights (128 KiB, length x length) leaves, the query's and
-// key's stay, and the fused kernel's own buffers (1.53 times the query, fp32) come beside them.
+// key's stay, and the fused kernel's own buffers (1.53 times the query, fp32) come beside them
+// and beside the output and log-sum-exp it kept.
 TEST(ProfilerTrace, TheCpusAttentionBackwardIsTheFusedKernelsWhereItWasRecorded) {
     const std::int64_t k = 1024;
     Json attention =
@@ -91,8 +96,10 @@ TEST(ProfilerTrace, TheCpusAttentionBackwardIsTheFusedKernelsWhereItWasRecorded)
     EXPECT_EQ(estimate->attention_fused, 1u);
     EXPECT_EQ(estimate->attention_backward_fused, 1u);
     const auto block = [](std::int64_t bytes) { return (bytes + 511) / 512 * 512; };
+    const std::int64_t logsumexp = 2 * 4 * 64 * 4;  // a float for each of the query's rows
+    EXPECT_EQ(device.attention_calls[0].logsumexp_bytes, logsumexp);
     EXPECT_EQ(estimate->gpu_peak_allocated - estimate->cublas_workspaces,
-              3 * 64 * k + block(std::llround(1.53 * 64 * k)));
+              3 * 64 * k + logsumexp + block(std::llround(1.53 * 64 * k)));
 
     // A profile without sequence numbers does not tell its backward apart: left as the CPU
     // made it.
@@ -106,7 +113,7 @@ TEST(ProfilerTrace, TheCpusAttentionBackwardIsTheFusedKernelsWhereItWasRecorded)
     ASSERT_TRUE(unchanged);
     EXPECT_EQ(unchanged->attention_backward_fused, 0u);
     EXPECT_EQ(unchanged->gpu_peak_allocated - unchanged->cublas_workspaces,
-              64 * k + 128 * k + 2 * 64 * k);
+              64 * k + logsumexp + 128 * k + 2 * 64 * k);
 }
 
 // An LSTM's call as the profiler records it with shapes (record_shapes=True, PyTorch 2.x): the
@@ -176,6 +183,26 @@ TEST(ProfilerTrace, AnLstmsCallIsMadeAsCudnnMakesItWhereItsShapesWereRecorded) {
     const auto block = [](std::int64_t bytes) { return (bytes + 511) / 512 * 512; };
     EXPECT_EQ(estimate->gpu_peak_allocated - estimate->cublas_workspaces,
               10 * k + block(cudnn.reserve) + 2 * k + 8 * k + block(cudnn.workspace));
+
+    // A buffer the CPU's forward kept for itself and freed before backward (4 KiB, freed before
+    // the loss): backward's workspaces come with that freeing, before the loss's gradient
+    // (16 KiB); where the profile numbers the call's ops and their autograd nodes, at the first
+    // allocation of those nodes, beside the loss's gradient, as the GPU makes them.
+    Json later = events;
+    later.insert(later.begin() + 7, memory(165, 0x70, 4 * k, 78 * k));
+    later.insert(later.begin() + 8, memory(250, 0x70, -4 * k, 74 * k));
+    later.insert(later.begin() + 9, memory(290, 0x80, 16 * k, 90 * k));  // the loss's gradient
+    later.push_back(memory(400, 0x80, -16 * k, 0));
+    const auto peak_of = [](const Json& trace) {
+        const std::optional<GpuEstimate> made = gpu_estimate(device_of(trace));
+        return made ? made->gpu_peak_allocated - made->cublas_workspaces : 0;
+    };
+    const std::int64_t beside_outputs = 10 * k + block(cudnn.reserve) + 8 * k;
+    EXPECT_EQ(peak_of(later), beside_outputs + block(cudnn.workspace));
+    later[0] = with_sequence(later[0], 40);
+    later[10] = with_sequence(later[10], 40);
+    EXPECT_EQ(device_of(later).recurrent_calls[0].first_backward, 9u);
+    EXPECT_EQ(peak_of(later), beside_outputs + 16 * k + block(cudnn.workspace));
 
     // A trace that ends before backward (a program stopped by an out-of-memory error, say)
     // still holds the reserve at its end, beside forward's copy and workspace at their peak.
@@ -279,6 +306,110 @@ TEST(ProfilerTrace, AConvolutionsCallsGetCudnnsWorkspacesWhereTheirShapesWereRec
     Json damaged = events;
     damaged[0]["args"]["Input Dims"][1] = {8, 16, std::int64_t{1} << 40, 3};
     EXPECT_EQ(device_of(damaged).convolution_calls.size(), 1u);
+}
+
+// The fused kernel keeps its output and its log-sum-exp for backward where the CPU's math kernel
+// keeps the weights: the query's bytes (64 KiB) and a float for each of its rows (8 heads of 64,
+// 2 KiB), from the call to where backward freed the weights, in place of the CPU's last
+// allocation, a temporary.
+TEST(ProfilerTrace, TheFusedAttentionKeepsItsOutputAndLogSumExpForBackward) {
+    const std::int64_t k = 1024;
+    Json attention = span("aten::_scaled_dot_product_attention_math", "cpu_op", 100, 100);
+    attention["args"]["Input Dims"] = {
+        {2, 4, 64, 32}, {2, 4, 64, 32}, {2, 4, 64, 32}, Json::array()};
+    attention["args"]["Input type"] = {"float", "float", "float", ""};
+    const Json events = {attention,
+                         memory(130, 0x10, 128 * k, 128 * k),  // the weights, kept for backward
+                         memory(150, 0x30, 64 * k, 192 * k),   // a temporary
+                         memory(160, 0x30, -64 * k, 128 * k),
+                         memory(250, 0x40, 8 * k, 136 * k),  // the next layer's
+                         memory(260, 0x40, -8 * k, 128 * k),
+                         memory(400, 0x10, -128 * k, 0)};
+    const SnapshotDevice device = device_of(events);
+    ASSERT_EQ(device.attention_calls.size(), 1u);
+    EXPECT_EQ(device.attention_calls[0].allocations.size(), 2u);
+    EXPECT_EQ(device.attention_calls[0].logsumexp_bytes, 2 * k);
+    const std::optional<GpuEstimate> estimate = gpu_estimate(device);
+    ASSERT_TRUE(estimate);
+    EXPECT_EQ(estimate->gpu_peak_allocated - estimate->cublas_workspaces, 66 * k + 8 * k);
+
+    // Not trained (nothing kept past the call): its last allocation stays, as the CPU made it.
+    Json evaluated = events;
+    evaluated[6] = memory(155, 0x10, -128 * k, 64 * k);
+    const std::optional<GpuEstimate> inference = gpu_estimate(device_of(evaluated));
+    ASSERT_TRUE(inference);
+    EXPECT_EQ(inference->gpu_peak_allocated - inference->cublas_workspaces, 64 * k);
+}
+
+// A dropout in training as the profiler records it with shapes: (input [4, 256], p, train).
+Json dropout_call(const char* p, const char* train) {
+    Json call = span("aten::dropout", "cpu_op", 100, 20);
+    call["args"] = {{"Input Dims", {{4, 256}, Json::array(), Json::array()}},
+                    {"Concrete Inputs", {"", p, train}},
+                    {"Input type", {"float", "Scalar", "Scalar"}}};
+    return call;
+}
+
+// CUDA's dropout keeps a mask of a byte an element for backward, where the CPU's keeps its noise
+// in the input's type: 1 KiB in place of 4 KiB, beside the output.
+TEST(ProfilerTrace, ADropoutKeepsCudasMaskOfAByteAnElement) {
+    const std::int64_t k = 1024;
+    const Json events = {dropout_call("0.1", "True"),
+                         memory(105, 0x10, 4 * k, 4 * k),  // the noise, kept for backward
+                         memory(110, 0x20, 4 * k, 8 * k),  // the output
+                         memory(300, 0x10, -4 * k, 4 * k), memory(310, 0x20, -4 * k, 0)};
+    const SnapshotDevice device = device_of(events);
+    ASSERT_EQ(device.dropout_masks.size(), 1u);
+    EXPECT_EQ(device.dropout_masks[0].event, 0u);
+    EXPECT_EQ(device.dropout_masks[0].mask_bytes, 1 * k);
+    const std::optional<GpuEstimate> estimate = gpu_estimate(device);
+    ASSERT_TRUE(estimate);
+    EXPECT_EQ(estimate->dropouts_as_masks, 1u);
+    EXPECT_EQ(estimate->gpu_peak_allocated - estimate->cublas_workspaces, 5 * k);
+
+    // In evaluation, or with p of 0 or 1, no noise is made: nothing to change.
+    for (const auto& [p, train] : {std::pair{"0.1", "False"}, {"0.", "True"}, {"1.", "True"}}) {
+        Json other = events;
+        other[0] = dropout_call(p, train);
+        EXPECT_TRUE(device_of(other).dropout_masks.empty()) << p << " " << train;
+    }
+}
+
+// cuBLAS's workspaces are taken at each thread's first matrix product (the program's in
+// forward, with cuBLASLt's, autograd's in backward), so a batch made and freed before the model
+// first ran is never beside them; where the profile names no product, they are taken at the
+// start.
+TEST(ProfilerTrace, CublasWorkspacesAreTakenAtEachThreadsFirstMatrixProduct) {
+    const std::int64_t m = 1 << 20;
+    const Json events = {
+        memory(10, 0x10, 64 * m, 64 * m),  // a batch, made and freed
+        memory(20, 0x10, -64 * m, 0),
+        span("aten::addmm", "cpu_op", 30, 10),
+        memory(35, 0x20, 1 * m, 1 * m),
+        span("autograd::engine::evaluate_function: AddmmBackward0", "cpu_op", 50, 20),
+        span("aten::mm", "cpu_op", 55, 10),
+        memory(60, 0x30, 1 * m, 2 * m),
+        memory(80, 0x20, -1 * m, 1 * m),
+        memory(90, 0x30, -1 * m, 0)};
+    const SnapshotDevice device = device_of(events);
+    EXPECT_EQ(device.first_matrix_product, 2u);
+    EXPECT_EQ(device.first_backward_matrix_product, 3u);
+    const allocator::CublasWorkspaces sizes = allocator::cublas_workspaces();
+    const std::int64_t workspaces = 2 * sizes.per_handle + sizes.cublas_lt;
+    const std::optional<GpuEstimate> estimate = gpu_estimate(device);
+    ASSERT_TRUE(estimate);
+    EXPECT_EQ(estimate->cublas_workspaces, workspaces);
+    EXPECT_EQ(estimate->gpu_peak_allocated, std::max(64 * m, 2 * m + workspaces));
+
+    Json unnamed;
+    for (const Json& event : events) {
+        if (event["name"] == "[memory]") {
+            unnamed.push_back(event);
+        }
+    }
+    const std::optional<GpuEstimate> at_start = gpu_estimate(device_of(unnamed));
+    ASSERT_TRUE(at_start);
+    EXPECT_EQ(at_start->gpu_peak_allocated, 64 * m + sizes.per_handle + sizes.cublas_lt);
 }
 
 }  // namespace

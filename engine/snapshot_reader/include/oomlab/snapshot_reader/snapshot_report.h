@@ -152,11 +152,14 @@ struct SnapshotMoment {
 };
 
 // An RNN's forward call in a CPU profile recorded with shapes (aten::lstm, aten::gru): what a
-// GPU's cuDNN would make of it, and what the CPU allocated inside it (event indices).
+// GPU's cuDNN would make of it, what the CPU allocated inside it (event indices), and the first
+// allocation of its backward (autograd's nodes named by the sequence numbers of its ops; SIZE_MAX
+// where none was told apart).
 struct SnapshotRecurrentCall {
     allocator::RnnShape shape;
     bool batch_first = false;  // cuDNN then works on a time-major copy of the input
     std::vector<std::size_t> allocations;
+    std::size_t first_backward = SIZE_MAX;
 };
 
 // A convolution's call in a CPU profile recorded with shapes (aten::convolution, or its
@@ -172,14 +175,26 @@ struct SnapshotConvolutionCall {
 };
 
 // A call of the CPU's attention kernel whose inputs a profile recorded with shapes, with what
-// its backward allocated (event indices): backward's autograd nodes carry the sequence numbers
-// of the ops they differentiate.
+// it allocated and what its backward did (event indices): backward's autograd nodes carry the
+// sequence numbers of the ops they differentiate.
 struct SnapshotAttentionCall {
     std::int64_t query_bytes = 0;
     std::int64_t key_bytes = 0;
     std::int64_t value_bytes = 0;
     std::int64_t element = 4;
+    // The fused kernels' log-sum-exp, kept for backward: a float for each row of the query, its
+    // rows rounded up to 32 (the memory-efficient kernel's tiles).
+    std::int64_t logsumexp_bytes = 0;
+    std::vector<std::size_t> allocations;
+    std::size_t end = 0;  // the first event after the call
     std::vector<std::size_t> backward_allocations;
+};
+
+// A dropout in training in a CPU profile recorded with shapes: the CPU keeps its noise, a
+// tensor of the input's type, where CUDA's fused kernel keeps a mask of one byte an element.
+struct SnapshotDropoutMask {
+    std::size_t event = 0;  // the noise's allocation
+    std::int64_t mask_bytes = 0;
 };
 
 struct SnapshotDevice {
@@ -237,6 +252,11 @@ struct SnapshotDevice {
     std::vector<SnapshotConvolutionCall> convolution_calls;
     // Its calls of the CPU's attention kernel, where it recorded their shapes.
     std::vector<SnapshotAttentionCall> attention_calls;
+    std::vector<SnapshotDropoutMask> dropout_masks;
+    // The first allocation inside a matrix product that CUDA runs with cuBLAS, in forward and in
+    // backward (not one of the calls above, which cuDNN or a fused kernel run); SIZE_MAX if none.
+    std::size_t first_matrix_product = SIZE_MAX;
+    std::size_t first_backward_matrix_product = SIZE_MAX;
     // Where the trace does not add up (a history begun late, frees lost, sizes or totals that
     // disagree with the segments), each with how it was taken: one sentence each.
     std::vector<std::string> trace_problems;
