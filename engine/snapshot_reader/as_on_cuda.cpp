@@ -199,6 +199,19 @@ bool as_dropout_mask(const Events& events, const std::vector<std::size_t>& freed
     return true;
 }
 
+// The reduction kernel's buffer, made and freed after its sum (before the event at `after`).
+bool add_reduction_buffer(const Events& events, std::size_t after, std::int64_t bytes,
+                          const Position& at, Edit& edit) {
+    if (events.empty()) {
+        return false;
+    }
+    const std::size_t position = at(after);
+    const allocator::TraceEvent& near = events[std::min(position, events.size() - 1)];
+    const auto [alloc, free] = edit.block(bytes, near.index, near.stream);
+    edit.before[position].insert(edit.before[position].end(), {alloc, free});
+    return true;
+}
+
 // cuBLAS's workspaces, which each thread's handle takes from the caching allocator at its first
 // matrix product and keeps (ATen's CublasHandlePool.cpp): the program's thread's with cuBLASLt's
 // beside it, at the first product of forward, and autograd's device thread's at the first of
@@ -298,6 +311,9 @@ CudaDifferences as_on_cuda(allocator::AllocatorTrace& trace, const SnapshotDevic
         keep_fused_output(events, frees(), call, at, edit);
         differences.attention_backward_calls +=
             fuse_attention_backward(events, frees(), call, at, edit);
+    }
+    for (const auto& [after, bytes] : device.reduction_buffers) {
+        differences.reduction_buffers += add_reduction_buffer(events, after, bytes, at, edit);
     }
     for (const SnapshotDropoutMask& mask : device.dropout_masks) {
         differences.dropout_masks += as_dropout_mask(events, frees(), mask, at, edit);

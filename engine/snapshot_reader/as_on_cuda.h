@@ -14,6 +14,8 @@
 //    and value beside buffers of its own where the CPU's makes the gradients of each head's
 //    weights (where the profile recorded shapes);
 //  - dropout's mask, a byte an element, where the CPU keeps its noise in the input's type;
+//  - the buffer CUDA's reduction kernel stages a long sum's partial sums in (a bias's gradient:
+//    allocator::cuda_sum_buffer_bytes), where the CPU sums in place;
 //  - cuDNN's LSTMs and GRUs, where the profile recorded their shapes (record_shapes): its
 //    reserve and workspaces (allocator::cudnn_rnn_buffers) in place of what the CPU's RNN kept;
 //  - cuDNN's convolutions, where the profile recorded their shapes: their workspaces
@@ -38,6 +40,7 @@ struct CudaDifferences {
     std::size_t recurrent_calls = 0;           // RNN calls made as cuDNN makes them
     std::size_t convolution_calls = 0;         // convolutions' calls given cuDNN's workspaces
     std::size_t dropout_masks = 0;             // dropouts keeping a mask in place of noise
+    std::size_t reduction_buffers = 0;         // sums given the reduction kernel's buffer
 };
 
 CudaDifferences as_on_cuda(allocator::AllocatorTrace& trace, const SnapshotDevice& device);

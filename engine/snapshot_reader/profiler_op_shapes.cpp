@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "oomlab/allocator/cuda_reduction.h"
+
 namespace oomlab::snapshot {
 namespace {
 
@@ -214,6 +216,32 @@ std::optional<std::int64_t> dropout_mask_bytes(const TraceOpInputs& in) {
         return std::nullopt;
     }
     return std::int64_t(elements);
+}
+
+bool is_sum(const std::string& op) {
+    return op == "aten::sum";
+}
+
+std::optional<std::int64_t> sum_buffer_bytes(const TraceOpInputs& in) {
+    // (input, dim, keepdim, dtype): the dims summed, "[0, 1]", the first ones of the input's.
+    if (in.dims.empty() || in.concrete.size() < 2 || in.first_type != "float" ||
+        !positive(in.dims[0]) || bytes_of(in.dims[0], 4) > kMostCallBytes) {
+        return std::nullopt;
+    }
+    const std::vector<std::int64_t>& x = in.dims[0];
+    const auto summed = int_list(in.concrete[1]);
+    if (!summed || summed->empty() || summed->size() >= x.size()) {
+        return std::nullopt;
+    }
+    std::int64_t rows = 1;
+    for (std::size_t d = 0; d < summed->size(); ++d) {
+        if ((*summed)[d] != std::int64_t(d)) {
+            return std::nullopt;
+        }
+        rows *= x[d];
+    }
+    const std::int64_t columns = std::int64_t(bytes_of(x, 1)) / rows;
+    return allocator::cuda_sum_buffer_bytes(rows, columns);
 }
 
 bool is_matrix_product(const std::string& op) {

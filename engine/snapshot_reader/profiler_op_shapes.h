@@ -34,6 +34,11 @@ std::optional<SnapshotAttentionCall> attention_call(const TraceOpInputs& inputs)
 bool is_dropout(const std::string& op);
 std::optional<std::int64_t> dropout_mask_bytes(const TraceOpInputs& inputs);
 
+// aten::sum of a float tensor over its leading dimensions: the buffer CUDA's reduction kernel
+// takes for it (none: 0); nothing for another sum.
+bool is_sum(const std::string& op);
+std::optional<std::int64_t> sum_buffer_bytes(const TraceOpInputs& inputs);
+
 // The matrix products CUDA runs with cuBLAS, whose first call in a thread makes its workspace.
 bool is_matrix_product(const std::string& op);
 

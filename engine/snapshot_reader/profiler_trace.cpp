@@ -105,6 +105,7 @@ struct OpenSpan {
     const Span* recurrent = nullptr;    // the RNN call it is inside, whose shapes were recorded
     const Span* convolution = nullptr;  // the convolution's call (forward or backward) likewise
     const Span* dropout = nullptr;      // a dropout whose inputs were recorded
+    const Span* sum = nullptr;          // likewise a sum
     // The CPU attention call whose backward this is (its autograd node names the sequence number
     // of one of the call's ops), as an index of TiedCalls' attention calls; SIZE_MAX if none.
     std::size_t attention_backward = SIZE_MAX;
@@ -137,6 +138,8 @@ struct OpenSpan {
             next.recurrent = inner;
         } else if (inner->inputs && is_dropout(name)) {
             next.dropout = inner;
+        } else if (inner->inputs && is_sum(name)) {
+            next.sum = inner;
         }
         if (next.backward && inner->sequence != kNoSequence) {
             const auto call = tied.attention_of_sequence.find(inner->sequence);
@@ -153,11 +156,16 @@ struct OpenSpan {
         return next;
     }
 
-    // Inside a matrix product CUDA runs with cuBLAS: not one of the calls cuDNN or a fused
-    // kernel run (forward or backward), whose products the CPU makes with its own.
+    // Inside one of the calls cuDNN or a fused kernel run on CUDA (forward or backward), whose
+    // products and sums the CPU makes with its own.
+    bool in_replaced_call() const {
+        return attention || recurrent || convolution || attention_backward != SIZE_MAX ||
+               recurrent_backward;
+    }
+
+    // Inside a matrix product CUDA runs with cuBLAS.
     bool in_cublas_product() const {
-        return innermost_op && is_matrix_product(innermost_op->name) && !attention && !recurrent &&
-               !convolution && attention_backward == SIZE_MAX && !recurrent_backward;
+        return innermost_op && is_matrix_product(innermost_op->name) && !in_replaced_call();
     }
 
     // The user's line; else the innermost op.
@@ -303,7 +311,7 @@ SnapshotReport profiler_trace_report(PickleInput& input, const std::string& sour
         NameTable names(device);
         std::map<const Span*, std::size_t> calls;  // a call's place in its list of calls
         device.attention_calls = tied.attention;
-        std::unordered_set<const Span*> dropouts;  // those whose noise was found
+        std::unordered_set<const Span*> seen;  // the dropouts and sums found allocating
         // Each thread's spans swept once, in time order, with a stack of those still open.
         std::map<std::string, std::pair<std::size_t, std::vector<OpenSpan>>> sweeps;
         std::int64_t reserved = memory.front().total_reserved;
@@ -368,7 +376,14 @@ SnapshotReport profiler_trace_report(PickleInput& input, const std::string& sour
                     call->first_backward = std::min(call->first_backward, i);
                 }
             }
-            if (top.dropout && !top.attention && dropouts.insert(top.dropout).second) {
+            if (top.sum && !top.in_replaced_call() && seen.insert(top.sum).second) {
+                const auto buffer = sum_buffer_bytes(*top.sum->inputs);
+                if (buffer && *buffer > 0) {
+                    device.reduction_buffers.emplace_back(first_after(memory, top.sum->end),
+                                                          *buffer);
+                }
+            }
+            if (top.dropout && !top.attention && seen.insert(top.dropout).second) {
                 if (const auto mask = dropout_mask_bytes(*top.dropout->inputs)) {
                     device.dropout_masks.push_back({i, *mask});
                 }

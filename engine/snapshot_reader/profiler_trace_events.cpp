@@ -398,7 +398,8 @@ private:
 
 bool keeps_inputs(const std::string& op) {
     return op == "aten::lstm" || op == "aten::gru" || op == "aten::convolution" ||
-           op == "aten::convolution_backward" || op == kMathAttentionOp || op == "aten::dropout";
+           op == "aten::convolution_backward" || op == kMathAttentionOp || op == "aten::dropout" ||
+           op == "aten::sum";
 }
 
 TraceEvents read_trace_events(PickleInput& input, const std::string& source,

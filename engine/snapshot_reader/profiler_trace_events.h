@@ -50,7 +50,7 @@ struct TraceSpan {
 inline constexpr const char* kMathAttentionOp = "aten::_scaled_dot_product_attention_math";
 
 // The ops whose inputs a span keeps: the RNNs and convolutions cuDNN runs on a GPU, the CPU's
-// attention kernel and dropout (as_on_cuda.cpp).
+// attention kernel, dropout and sums (as_on_cuda.cpp).
 bool keeps_inputs(const std::string& op);
 
 struct TraceMemoryEvent {

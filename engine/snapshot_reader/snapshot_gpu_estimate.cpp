@@ -52,7 +52,8 @@ std::optional<GpuEstimate> gpu_estimate(const SnapshotDevice& device,
                        requests.differences.attention_backward_calls,
                        requests.differences.recurrent_calls,
                        requests.differences.convolution_calls,
-                       requests.differences.dropout_masks};
+                       requests.differences.dropout_masks,
+                       requests.differences.reduction_buffers};
 }
 
 std::optional<std::int64_t> gpu_peak_reserved(const SnapshotDevice& device,

@@ -59,6 +59,7 @@ std::string snapshot_report_json(const SnapshotReport& report, std::optional<std
                    {"recurrent_calls_as_cudnn", estimate->recurrent_as_cudnn},
                    {"convolution_calls_as_cudnn", estimate->convolutions_as_cudnn},
                    {"dropout_calls_as_masks", estimate->dropouts_as_masks},
+                   {"sums_with_reduction_buffers", estimate->sums_with_buffers},
                    {"leaves_out", kGpuEstimateLeavesOut}};
         }
         Json advice = Json::array();

@@ -1,5 +1,5 @@
 // The GPU estimate of a CPU profile where the CPU's kernels differ from a GPU's: attention (the
-// CPU's math kernel, forward and backward), dropout, cuDNN's LSTMs and GRUs and its
+// CPU's math kernel, forward and backward), dropout, sums, cuDNN's LSTMs and GRUs and its
 // convolutions, cuBLAS's workspaces, each made from a trace written here in the shape
 // torch.profiler writes with shapes recorded.
 #include <gtest/gtest.h>
@@ -410,6 +410,41 @@ TEST(ProfilerTrace, CublasWorkspacesAreTakenAtEachThreadsFirstMatrixProduct) {
     const std::optional<GpuEstimate> at_start = gpu_estimate(device_of(unnamed));
     ASSERT_TRUE(at_start);
     EXPECT_EQ(at_start->gpu_peak_allocated, 64 * m + sizes.per_handle + sizes.cublas_lt);
+}
+
+// A bias's gradient, the output's gradient [3072, 256] summed over its rows, as the profiler
+// records the sum with shapes.
+Json bias_gradient_sum(double start, const char* dims_summed) {
+    Json call = span("aten::sum", "cpu_op", start, 10);
+    call["args"] = {{"Input Dims", {{3072, 256}, Json::array(), Json::array(), Json::array()}},
+                    {"Concrete Inputs", {"", dims_summed, "True", ""}},
+                    {"Input type", {"float", "ScalarList", "Scalar", ""}}};
+    return call;
+}
+
+// CUDA's reduction kernel stages the partial sums of a sum over many rows in a buffer of its
+// own, made and freed after the sum's output (6 MiB here, what an H200 took for this shape);
+// not for a sum over other dimensions, nor one inside a call cuDNN runs.
+TEST(ProfilerTrace, ALongSumTakesTheReductionKernelsBufferOnCuda) {
+    const std::int64_t k = 1024;
+    const Json events = {
+        span("autograd::engine::evaluate_function: AddmmBackward0", "cpu_op", 100, 50),
+        bias_gradient_sum(110, "[0]"), memory(115, 0x10, 1 * k, 1 * k),  // the bias's gradient
+        memory(200, 0x10, -1 * k, 0)};
+    const SnapshotDevice device = device_of(events);
+    ASSERT_EQ(device.reduction_buffers.size(), 1u);
+    EXPECT_EQ(device.reduction_buffers[0], (std::pair<std::size_t, std::int64_t>{1, 6291456}));
+    const std::optional<GpuEstimate> estimate = gpu_estimate(device);
+    ASSERT_TRUE(estimate);
+    EXPECT_EQ(estimate->sums_with_buffers, 1u);
+    EXPECT_EQ(estimate->gpu_peak_allocated - estimate->cublas_workspaces, 1 * k + 6291456);
+
+    Json over_columns = events;
+    over_columns[1] = bias_gradient_sum(110, "[1]");
+    EXPECT_TRUE(device_of(over_columns).reduction_buffers.empty());
+    Json in_an_lstm = events;
+    in_an_lstm[0] = lstm_call(100, 50, true);
+    EXPECT_TRUE(device_of(in_an_lstm).reduction_buffers.empty());
 }
 
 }  // namespace

@@ -31,6 +31,7 @@ struct GpuEstimate {
     std::size_t recurrent_as_cudnn = 0;        // RNN calls made as cuDNN makes them
     std::size_t convolutions_as_cudnn = 0;     // convolutions' calls given cuDNN's workspaces
     std::size_t dropouts_as_masks = 0;         // dropouts keeping CUDA's mask, not the noise
+    std::size_t sums_with_buffers = 0;         // sums given the reduction kernel's buffer
 };
 
 // For the CPU's device of a profiler's trace (index -1, with memory events); none otherwise.
@@ -43,11 +44,11 @@ std::optional<std::int64_t> gpu_peak_reserved(const SnapshotDevice& device,
 
 // What the estimate leaves out, in one sentence.
 inline constexpr const char* kGpuEstimateLeavesOut =
-    "counted as on CUDA: cuBLAS's workspaces, Adam's multi-tensor update, fused attention "
-    "(its backward pass, dropout's masks, cuDNN's LSTMs and GRUs and its convolutions' "
-    "workspaces where the profile recorded shapes; 1-d and 2-d ungrouped convolutions); not "
-    "counted: the CUDA "
-    "context and libraries outside the allocator (about 0.5 GiB), what other kernels allocate "
-    "otherwise on CUDA, and tensors that would stay on the host";
+    "counted as on CUDA: cuBLAS's workspaces, Adam's multi-tensor update, fused attention, "
+    "and where the profile recorded shapes: attention's backward, dropout's masks, the "
+    "reduction kernel's buffers, cuDNN's LSTMs and GRUs and its convolutions' workspaces (1-d "
+    "and 2-d ungrouped convolutions); not counted: the CUDA context and libraries outside the "
+    "allocator (about 0.5 GiB), what other kernels allocate otherwise on CUDA, and tensors that "
+    "would stay on the host";
 
 }  // namespace oomlab

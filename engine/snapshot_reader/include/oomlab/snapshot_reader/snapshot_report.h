@@ -253,6 +253,10 @@ struct SnapshotDevice {
     // Its calls of the CPU's attention kernel, where it recorded their shapes.
     std::vector<SnapshotAttentionCall> attention_calls;
     std::vector<SnapshotDropoutMask> dropout_masks;
+    // Its sums over a float tensor's leading dimensions (a bias's gradient), where it recorded
+    // their shapes: the first event after each, and the buffer CUDA's reduction kernel would take
+    // there (allocator::cuda_sum_buffer_bytes), where it would take one.
+    std::vector<std::pair<std::size_t, std::int64_t>> reduction_buffers;
     // The first allocation inside a matrix product that CUDA runs with cuBLAS, in forward and in
     // backward (not one of the calls above, which cuDNN or a fused kernel run); SIZE_MAX if none.
     std::size_t first_matrix_product = SIZE_MAX;
