@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <initializer_list>
+#include <iterator>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -157,19 +158,24 @@ bool fuse_attention_backward(const std::vector<allocator::TraceEvent>& events,
     return true;
 }
 
-// The fused kernel's output and log-sum-exp, which it keeps for backward, in place of the math
-// kernel's last allocation (its output, which the CPU's backward does not need, or a temporary)
-// where the call saved something for backward (allocations alive past it): until the last of
-// what it saved was freed, or the output, if later (the trace's end if never). Not trained,
-// the call is left as fuse_attention made it.
-void keep_fused_output(const Events& events, const std::vector<std::size_t>& freed,
-                       const SnapshotAttentionCall& call, const Position& at, Edit& edit) {
+// What a fused kernel (memory-efficient, cuDNN's) saves for backward that the CPU's math kernel
+// does not, where the call saved something (it was trained), each held until the last of what
+// the CPU's kernel saved was freed (its backward): its output and log-sum-exp, in place of the
+// math kernel's last allocation (its output, which the CPU's backward does not need, or a
+// temporary); what the op the program called made before the kernel (a boolean mask made
+// floats, the kernel's attention bias); and the query, key and value the program made, which
+// the math kernel copies before use, so that the CPU frees them when the call returns: the
+// latest allocations alive at the call of their sizes (or of them packed in one), back to the
+// first of another size.
+bool keep_what_fused_kernels_save(const Events& events, const std::vector<std::size_t>& freed,
+                                  const std::vector<SnapshotAttentionCall>& calls,
+                                  std::size_t which, const Position& at, Edit& edit) {
+    const SnapshotAttentionCall& call = calls[which];
     const std::vector<std::size_t> made = positions_of(events, call.allocations, at);
     if (made.size() < 2) {
-        return;
+        return false;
     }
     const std::size_t end = at(call.end);
-    const std::size_t last = made.back();
     std::size_t saved_until = 0;
     for (auto position = made.begin(); position + 1 != made.end(); ++position) {
         if (freed[*position] >= end) {
@@ -177,13 +183,48 @@ void keep_fused_output(const Events& events, const std::vector<std::size_t>& fre
         }
     }
     if (saved_until == 0) {
-        return;
+        return false;
     }
-    edit.drop_with_free(last, freed);
-    const auto [alloc, free] = edit.block(call.query_bytes + call.logsumexp_bytes,
-                                          events[last].index, events[last].stream);
-    edit.before[last].push_back(alloc);
-    edit.before[std::max(saved_until, freed[last])].push_back(free);
+    const std::size_t last = made.back();
+    edit.remake(last, call.query_bytes + call.logsumexp_bytes, std::max(saved_until, freed[last]),
+                freed, events);
+    for (const std::size_t position : positions_of(events, call.allocations_before, at)) {
+        if (freed[position] >= end && freed[position] < saved_until) {
+            edit.remake(position, events[position].size, saved_until, freed, events);
+        }
+    }
+    // The inputs: made since the call before returned, freed when this one returned and before
+    // the next began, or this one's backward.
+    const std::size_t begin = at(call.begin);
+    const std::size_t returned = at(call.called_end);
+    const std::size_t since = which > 0 ? std::min(at(calls[which - 1].called_end), begin) : 0;
+    std::size_t until = saved_until;
+    if (which + 1 < calls.size()) {
+        until = std::min(until, at(calls[which + 1].begin));
+    }
+    if (!call.backward_allocations.empty()) {
+        until = std::min(until, at(call.backward_allocations.front()));
+    }
+    const std::int64_t q = call.query_bytes;
+    const std::int64_t k = call.key_bytes;
+    const std::int64_t v = call.value_bytes;
+    const std::int64_t inputs[] = {q, k, v, q + k + v, k + v};
+    std::int64_t found = 0;
+    for (std::size_t position = begin; position-- > since && found < q + k + v;) {
+        const allocator::TraceEvent& event = events[position];
+        if (event.kind != Kind::Alloc || event.size < q / 8 || edit.dropped[position] ||
+            freed[position] < begin) {
+            continue;  // not alive at the call, or too small to be one of its inputs
+        }
+        if (std::find(std::begin(inputs), std::end(inputs), event.size) == std::end(inputs)) {
+            break;
+        }
+        found += event.size;
+        if (freed[position] >= returned && freed[position] < until) {
+            edit.remake(position, event.size, saved_until, freed, events);
+        }
+    }
+    return true;
 }
 
 // CUDA's dropout (ATen's native_dropout, for a tensor on CUDA) keeps a mask of a byte an element
@@ -195,7 +236,7 @@ bool as_dropout_mask(const Events& events, const std::vector<std::size_t>& freed
         events[position].kind != Kind::Alloc || events[position].size <= mask.mask_bytes) {
         return false;
     }
-    edit.resize(position, mask.mask_bytes, freed, events);
+    edit.remake(position, mask.mask_bytes, freed[position], freed, events);
     return true;
 }
 
@@ -307,10 +348,10 @@ CudaDifferences as_on_cuda(allocator::AllocatorTrace& trace, const SnapshotDevic
         }
     }
     differences.attention_calls = fuse_attention(events, math_attention(device), edit);
-    for (const SnapshotAttentionCall& call : device.attention_calls) {
-        keep_fused_output(events, frees(), call, at, edit);
+    for (std::size_t call = 0; call < device.attention_calls.size(); ++call) {
+        keep_what_fused_kernels_save(events, frees(), device.attention_calls, call, at, edit);
         differences.attention_backward_calls +=
-            fuse_attention_backward(events, frees(), call, at, edit);
+            fuse_attention_backward(events, frees(), device.attention_calls[call], at, edit);
     }
     for (const auto& [after, bytes] : device.reduction_buffers) {
         differences.reduction_buffers += add_reduction_buffer(events, after, bytes, at, edit);

@@ -48,14 +48,15 @@ struct Edit {
         return {{Kind::Alloc, index, address, size, stream},
                 {Kind::Free, index, address, size, stream}};
     }
-    // The allocation at `position` made `size` bytes instead, from where it was made to where
-    // it was freed (to the trace's end if it never was).
-    void resize(std::size_t position, std::int64_t size, const std::vector<std::size_t>& freed,
-                const Events& events) {
+    // The allocation at `position` made `size` bytes instead and freed before the event at
+    // `until` (never, if that is the trace's end): a block of the model's own, the original left
+    // out with its free (its address may be taken again before `until`).
+    void remake(std::size_t position, std::int64_t size, std::size_t until,
+                const std::vector<std::size_t>& freed, const Events& events) {
         const auto [alloc, free] = block(size, events[position].index, events[position].stream);
         before[position].push_back(alloc);
-        if (freed[position] < events.size()) {
-            before[freed[position]].push_back(free);
+        if (until < events.size()) {
+            before[until].push_back(free);
         }
         drop_with_free(position, freed);
     }

@@ -42,7 +42,10 @@ bool torch_or_builtin(const std::string& frame) {
 // autograd nodes name the one they differentiate).
 struct TiedCalls {
     std::vector<SnapshotAttentionCall> attention;
-    std::unordered_map<const Span*, std::size_t> attention_of_span;
+    // Each attention call's spans: the op the program called (aten::scaled_dot_product_attention,
+    // where the kernel was called through it; else the kernel's own) and the kernel's.
+    std::vector<std::pair<const Span*, const Span*>> attention_spans;
+    std::unordered_map<const Span*, std::size_t> attention_of_span;  // both spans
     std::unordered_map<std::uint32_t, std::size_t> attention_of_sequence;
     std::unordered_map<std::uint32_t, const Span*> recurrent_of_sequence;
 };
@@ -53,6 +56,7 @@ struct TiedCalls {
 TiedCalls tied_calls_of(const std::map<std::string, std::vector<Span>>& spans) {
     TiedCalls found;
     for (const auto& [thread, list] : spans) {
+        const Span* called = nullptr;  // the latest aten::scaled_dot_product_attention
         for (std::size_t i = 0; i < list.size();) {
             const Span& outer = list[i];
             std::optional<SnapshotAttentionCall> call;
@@ -61,11 +65,17 @@ TiedCalls tied_calls_of(const std::map<std::string, std::vector<Span>>& spans) {
             }
             const bool recurrent = !call && outer.inputs && is_recurrent(outer.name);
             if (!call && !recurrent) {
+                if (outer.name == kAttentionOp) {
+                    called = &outer;
+                }
                 ++i;
                 continue;
             }
             if (call) {
+                const Span* through = called && called->end >= outer.start ? called : &outer;
                 found.attention_of_span.emplace(&outer, found.attention.size());
+                found.attention_of_span.emplace(through, found.attention.size());
+                found.attention_spans.emplace_back(through, &outer);
             }
             for (; i < list.size() && list[i].start <= outer.end; ++i) {
                 if (list[i].sequence == kNoSequence) {
@@ -102,6 +112,8 @@ struct OpenSpan {
     // (an index of TiedCalls' attention calls) where its inputs were recorded, else SIZE_MAX.
     const Span* attention = nullptr;
     std::size_t attention_call = SIZE_MAX;
+    // Inside the op the program called it through, the call's index likewise.
+    std::size_t attention_called = SIZE_MAX;
     const Span* recurrent = nullptr;    // the RNN call it is inside, whose shapes were recorded
     const Span* convolution = nullptr;  // the convolution's call (forward or backward) likewise
     const Span* dropout = nullptr;      // a dropout whose inputs were recorded
@@ -125,11 +137,15 @@ struct OpenSpan {
             starts_with(name, "autograd::engine::evaluate_function") || contains(name, "Backward");
         next.optimizer |= starts_with(name, "Optimizer.step");
         next.transfer |= name == "aten::_to_copy" || name == "aten::copy_";
-        if (name == kMathAttentionOp) {
-            next.attention = inner;
+        if (name == kMathAttentionOp || name == kAttentionOp) {
             const auto call = tied.attention_of_span.find(inner);
-            if (call != tied.attention_of_span.end()) {
-                next.attention_call = call->second;
+            const std::size_t index =
+                call != tied.attention_of_span.end() ? call->second : SIZE_MAX;
+            if (name == kMathAttentionOp) {
+                next.attention = inner;
+                next.attention_call = index;
+            } else {
+                next.attention_called = index;
             }
         }
         if (inner->inputs && is_convolution(name)) {
@@ -267,6 +283,13 @@ std::size_t first_after(const std::vector<MemoryEvent>& memory, double time) {
                        memory.begin());
 }
 
+// The first of `memory` at or after `time`.
+std::size_t first_at_or_after(const std::vector<MemoryEvent>& memory, double time) {
+    return std::size_t(std::lower_bound(memory.begin(), memory.end(), time,
+                                        [](const MemoryEvent& e, double t) { return e.time < t; }) -
+                       memory.begin());
+}
+
 // When each memory event happened, in the trace's microseconds.
 EventClock clock_of(const std::vector<MemoryEvent>& memory) {
     EventClock clock;
@@ -361,11 +384,9 @@ SnapshotReport profiler_trace_report(PickleInput& input, const std::string& sour
                 }
             }
             if (top.attention_call != SIZE_MAX) {
-                SnapshotAttentionCall& call = device.attention_calls[top.attention_call];
-                if (call.allocations.empty()) {
-                    call.end = first_after(memory, top.attention->end);
-                }
-                call.allocations.push_back(i);
+                device.attention_calls[top.attention_call].allocations.push_back(i);
+            } else if (top.attention_called != SIZE_MAX) {
+                device.attention_calls[top.attention_called].allocations_before.push_back(i);
             }
             if (top.attention_backward != SIZE_MAX) {
                 device.attention_calls[top.attention_backward].backward_allocations.push_back(i);
@@ -405,6 +426,13 @@ SnapshotReport profiler_trace_report(PickleInput& input, const std::string& sour
             SnapshotTraceChange alloc = change_at(i, event.address, event.bytes, What::Alloc);
             alloc.stack = names.stack(top.line(), top.kind());
             device.changes.push_back(alloc);
+        }
+        for (std::size_t call = 0; call < tied.attention_spans.size(); ++call) {
+            const auto [called, kernel] = tied.attention_spans[call];
+            SnapshotAttentionCall& made = device.attention_calls[call];
+            made.begin = first_at_or_after(memory, called->start);
+            made.end = first_after(memory, kernel->end);
+            made.called_end = first_after(memory, called->end);
         }
         place_stages(device, annotations_of(spans, device.index), clock_of(memory));
         replay_changes(device);

@@ -46,8 +46,10 @@ struct TraceSpan {
     std::shared_ptr<const TraceOpInputs> inputs;
 };
 
-// The CPU's attention kernel, which a GPU's fused ones replace.
+// The CPU's attention kernel, which a GPU's fused ones replace, and the op programs call it
+// through.
 inline constexpr const char* kMathAttentionOp = "aten::_scaled_dot_product_attention_math";
+inline constexpr const char* kAttentionOp = "aten::scaled_dot_product_attention";
 
 // The ops whose inputs a span keeps: the RNNs and convolutions cuDNN runs on a GPU, the CPU's
 // attention kernel, dropout and sums (as_on_cuda.cpp).

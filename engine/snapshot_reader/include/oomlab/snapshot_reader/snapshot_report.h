@@ -186,8 +186,14 @@ struct SnapshotAttentionCall {
     // rows rounded up to 32 (the memory-efficient kernel's tiles).
     std::int64_t logsumexp_bytes = 0;
     std::vector<std::size_t> allocations;
-    std::size_t end = 0;  // the first event after the call
+    // What the op the program called made before the kernel (a boolean mask made floats).
+    std::vector<std::size_t> allocations_before;
     std::vector<std::size_t> backward_allocations;
+    // The first event of the op the program called, the first after the kernel, the first after
+    // that op.
+    std::size_t begin = 0;
+    std::size_t end = 0;
+    std::size_t called_end = 0;
 };
 
 // A dropout in training in a CPU profile recorded with shapes: the CPU keeps its noise, a
