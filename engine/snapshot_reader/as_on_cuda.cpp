@@ -158,6 +158,13 @@ bool fuse_attention_backward(const std::vector<allocator::TraceEvent>& events,
     return true;
 }
 
+// Where an attention call's inputs may have been made: since the call before it returned (the
+// latest to return before it began), and before the one after it begins (positions).
+struct CallsAround {
+    std::size_t since = 0;
+    std::size_t next_begin = 0;
+};
+
 // What a fused kernel (memory-efficient, cuDNN's) saves for backward that the CPU's math kernel
 // does not, where the call saved something (it was trained), each held until the last of what
 // the CPU's kernel saved was freed (its backward): its output and log-sum-exp, in place of the
@@ -166,11 +173,10 @@ bool fuse_attention_backward(const std::vector<allocator::TraceEvent>& events,
 // floats, the kernel's attention bias); and the query, key and value the program made, which
 // the math kernel copies before use, so that the CPU frees them when the call returns: the
 // latest allocations alive at the call of their sizes (or of them packed in one), back to the
-// first of another size.
+// first of another size no smaller than the smallest of them.
 bool keep_what_fused_kernels_save(const Events& events, const std::vector<std::size_t>& freed,
-                                  const std::vector<SnapshotAttentionCall>& calls,
-                                  std::size_t which, const Position& at, Edit& edit) {
-    const SnapshotAttentionCall& call = calls[which];
+                                  const SnapshotAttentionCall& call, const CallsAround& around,
+                                  const Position& at, Edit& edit) {
     const std::vector<std::size_t> made = positions_of(events, call.allocations, at);
     if (made.size() < 2) {
         return false;
@@ -197,11 +203,7 @@ bool keep_what_fused_kernels_save(const Events& events, const std::vector<std::s
     // the next began, or this one's backward.
     const std::size_t begin = at(call.begin);
     const std::size_t returned = at(call.called_end);
-    const std::size_t since = which > 0 ? std::min(at(calls[which - 1].called_end), begin) : 0;
-    std::size_t until = saved_until;
-    if (which + 1 < calls.size()) {
-        until = std::min(until, at(calls[which + 1].begin));
-    }
+    std::size_t until = std::min(saved_until, around.next_begin);
     if (!call.backward_allocations.empty()) {
         until = std::min(until, at(call.backward_allocations.front()));
     }
@@ -209,12 +211,13 @@ bool keep_what_fused_kernels_save(const Events& events, const std::vector<std::s
     const std::int64_t k = call.key_bytes;
     const std::int64_t v = call.value_bytes;
     const std::int64_t inputs[] = {q, k, v, q + k + v, k + v};
+    const std::int64_t smallest = std::min({q, k, v});
     std::int64_t found = 0;
-    for (std::size_t position = begin; position-- > since && found < q + k + v;) {
+    for (std::size_t position = begin; position-- > around.since && found < q + k + v;) {
         const allocator::TraceEvent& event = events[position];
-        if (event.kind != Kind::Alloc || event.size < q / 8 || edit.dropped[position] ||
+        if (event.kind != Kind::Alloc || event.size < smallest || edit.dropped[position] ||
             freed[position] < begin) {
-            continue;  // not alive at the call, or too small to be one of its inputs
+            continue;  // not alive at the call, or smaller than any of its inputs
         }
         if (std::find(std::begin(inputs), std::end(inputs), event.size) == std::end(inputs)) {
             break;
@@ -348,10 +351,23 @@ CudaDifferences as_on_cuda(allocator::AllocatorTrace& trace, const SnapshotDevic
         }
     }
     differences.attention_calls = fuse_attention(events, math_attention(device), edit);
-    for (std::size_t call = 0; call < device.attention_calls.size(); ++call) {
-        keep_what_fused_kernels_save(events, frees(), device.attention_calls, call, at, edit);
+    // The calls in the order they began (threads' calls interleave), each looked back from to
+    // where the one before it returned: every event is looked at once.
+    std::vector<const SnapshotAttentionCall*> begun;
+    for (const SnapshotAttentionCall& call : device.attention_calls) {
+        begun.push_back(&call);
+    }
+    std::stable_sort(begun.begin(), begun.end(),
+                     [](const auto* a, const auto* b) { return a->begin < b->begin; });
+    std::size_t since = 0;
+    for (std::size_t i = 0; i < begun.size(); ++i) {
+        const SnapshotAttentionCall& call = *begun[i];
+        const CallsAround around{std::min(since, at(call.begin)),
+                                 i + 1 < begun.size() ? at(begun[i + 1]->begin) : events.size()};
+        keep_what_fused_kernels_save(events, frees(), call, around, at, edit);
+        since = std::max(since, at(call.called_end));
         differences.attention_backward_calls +=
-            fuse_attention_backward(events, frees(), device.attention_calls[call], at, edit);
+            fuse_attention_backward(events, frees(), call, at, edit);
     }
     for (const auto& [after, bytes] : device.reduction_buffers) {
         differences.reduction_buffers += add_reduction_buffer(events, after, bytes, at, edit);

@@ -385,7 +385,8 @@ SnapshotReport profiler_trace_report(PickleInput& input, const std::string& sour
             }
             if (top.attention_call != SIZE_MAX) {
                 device.attention_calls[top.attention_call].allocations.push_back(i);
-            } else if (top.attention_called != SIZE_MAX) {
+            } else if (top.attention_called != SIZE_MAX &&
+                       event.time < tied.attention_spans[top.attention_called].second->start) {
                 device.attention_calls[top.attention_called].allocations_before.push_back(i);
             }
             if (top.attention_backward != SIZE_MAX) {

@@ -346,11 +346,11 @@ TEST(ProfilerTrace, TheFusedAttentionKeepsItsInputsOutputAndLogSumExpForBackward
     };
     EXPECT_EQ(peak_of(events), 3 * 64 * k + 16 * k + 66 * k + 512 * k);
 
-    // Where another allocation alive at the call was made between them, the inputs are those
-    // after it: here the value alone.
+    // Where another allocation alive at the call, of another size no smaller than theirs, was
+    // made between them, the inputs are those after it: here the value alone.
     Json interleaved = events;
-    interleaved.push_back(memory(25, 0x5, 32 * k, 0));
-    interleaved.push_back(memory(213, 0x5, -32 * k, 0));
+    interleaved.push_back(memory(25, 0x5, 96 * k, 0));
+    interleaved.push_back(memory(213, 0x5, -96 * k, 0));
     EXPECT_EQ(peak_of(interleaved), 64 * k + 16 * k + 66 * k + 512 * k);
 
     // Not trained (nothing kept past the call): nothing is held past it.
