@@ -302,8 +302,8 @@ class HfRoberta(nn.Module):
 
 
 class HfT5Encoder(nn.Module):
-    """A T5 encoder from `transformers` (its attention with a relative position bias, not
-    scaled_dot_product_attention), averaged over the tokens into a classifier."""
+    """A T5 encoder from `transformers` (its attention without scaling, its relative position
+    bias passed as a float mask), averaged over the tokens into a classifier."""
 
     def __init__(self):
         super().__init__()
