@@ -13,6 +13,15 @@ def lengths(count, low, high, seed=11):
     return [int(torch.randint(low, high + 1, (1,), generator=generator)) for _ in range(count)]
 
 
+def padded(step, generator, vocabulary, rows, low, high, seed, first_id=0):
+    """A batch of token ids of a varying length (the same on every device), and which of each
+    row's tokens are real (at least its first half; the rest padding)."""
+    length = lengths(STEPS * 4, low, high, seed)[step]
+    ids = torch.randint(first_id, vocabulary, (rows, length), generator=generator)
+    kept = torch.randint(length // 2, length + 1, (rows, 1), generator=generator)
+    return ids, torch.arange(length).unsqueeze(0) < kept
+
+
 class Mlp(nn.Module):
     def __init__(self):
         super().__init__()
@@ -108,11 +117,8 @@ class HfBert(nn.Module):
 
     @staticmethod
     def batch(step, generator):
-        length = lengths(STEPS * 4, 64, 320, seed=13)[step]
-        ids = torch.randint(0, 8000, (16, length), generator=generator)
-        kept = torch.randint(length // 2, length + 1, (16, 1), generator=generator)
-        mask = (torch.arange(length).unsqueeze(0) < kept).long()
-        return ids, mask
+        ids, real = padded(step, generator, 8000, 16, 64, 320, seed=13)
+        return ids, real.long()
 
 
 class HfGpt2(nn.Module):
@@ -272,10 +278,8 @@ class MaskedEncoder(nn.Module):
 
     @staticmethod
     def batch(step, generator):
-        length = lengths(STEPS * 4, 64, 256, seed=23)[step]
-        ids = torch.randint(0, 12000, (24, length), generator=generator)
-        kept = torch.randint(length // 2, length + 1, (24, 1), generator=generator)
-        return ids, torch.arange(length).unsqueeze(0) >= kept
+        ids, real = padded(step, generator, 12000, 24, 64, 256, seed=23)
+        return ids, ~real
 
 
 class HfRoberta(nn.Module):
@@ -295,10 +299,8 @@ class HfRoberta(nn.Module):
 
     @staticmethod
     def batch(step, generator):
-        length = lengths(STEPS * 4, 64, 256, seed=29)[step]
-        ids = torch.randint(3, 8000, (16, length), generator=generator)
-        kept = torch.randint(length // 2, length + 1, (16, 1), generator=generator)
-        return ids, (torch.arange(length).unsqueeze(0) < kept).long()
+        ids, real = padded(step, generator, 8000, 16, 64, 256, seed=29, first_id=3)
+        return ids, real.long()
 
 
 class HfT5Encoder(nn.Module):
