@@ -20,14 +20,10 @@
 namespace oomlab {
 namespace {
 
+using test::device_of;
 using test::Json;
 using test::memory;
 using test::span;
-
-// The first device of a trace of `events`.
-SnapshotDevice device_of(const Json& events) {
-    return snapshot_report_from_bytes(Json{{"traceEvents", events}}.dump(), "t.json").devices[0];
-}
 
 // On CUDA attention is a fused kernel that makes its output alone: what the CPU's math kernel
 // made first (the scores, their softmax) is left out, whether freed inside it or kept for
@@ -306,57 +302,6 @@ TEST(ProfilerTrace, AConvolutionsCallsGetCudnnsWorkspacesWhereTheirShapesWereRec
     Json damaged = events;
     damaged[0]["args"]["Input Dims"][1] = {8, 16, std::int64_t{1} << 40, 3};
     EXPECT_EQ(device_of(damaged).convolution_calls.size(), 1u);
-}
-
-// The fused kernel keeps for backward what the CPU's math kernel does not: its output and its
-// log-sum-exp (the query's 64 KiB and a float for each of its 8 x 64 rows, in place of the CPU's
-// last allocation, a temporary), the float mask the program's call made of a boolean one
-// (16 KiB), and the query, key and value the program made (64 KiB each, which the CPU freed when
-// the call returned); each until backward freed the weights the CPU kept.
-TEST(ProfilerTrace, TheFusedAttentionKeepsItsInputsOutputAndLogSumExpForBackward) {
-    const std::int64_t k = 1024;
-    Json kernel = span("aten::_scaled_dot_product_attention_math", "cpu_op", 120, 60);
-    kernel["args"]["Input Dims"] = {{2, 4, 64, 32}, {2, 4, 64, 32}, {2, 4, 64, 32}, Json::array()};
-    kernel["args"]["Input type"] = {"float", "float", "float", ""};
-    const Json events = {memory(10, 0x1, 64 * k, 64 * k),  // the query, key and value
-                         memory(20, 0x2, 64 * k, 128 * k),
-                         memory(30, 0x3, 64 * k, 192 * k),
-                         span("aten::scaled_dot_product_attention", "cpu_op", 100, 100),
-                         memory(110, 0x4, 16 * k, 208 * k),  // the mask, made floats
-                         kernel,
-                         memory(130, 0x10, 128 * k, 336 * k),  // the weights, kept for backward
-                         memory(150, 0x30, 64 * k, 400 * k),   // a temporary
-                         memory(160, 0x30, -64 * k, 336 * k),
-                         memory(190, 0x4, -16 * k, 320 * k),
-                         memory(210, 0x1, -64 * k, 256 * k),
-                         memory(211, 0x2, -64 * k, 192 * k),
-                         memory(212, 0x3, -64 * k, 128 * k),
-                         memory(250, 0x40, 512 * k, 640 * k),  // the next layer's
-                         memory(260, 0x40, -512 * k, 128 * k),
-                         memory(400, 0x10, -128 * k, 0)};
-    const SnapshotDevice device = device_of(events);
-    ASSERT_EQ(device.attention_calls.size(), 1u);
-    const SnapshotAttentionCall& call = device.attention_calls[0];
-    EXPECT_EQ(call.allocations.size(), 2u);
-    EXPECT_EQ(call.allocations_before, std::vector<std::size_t>{3});
-    EXPECT_EQ(call.logsumexp_bytes, 2 * k);
-    const auto peak_of = [](const Json& trace) {
-        const std::optional<GpuEstimate> made = gpu_estimate(device_of(trace));
-        return made ? made->gpu_peak_allocated - made->cublas_workspaces : 0;
-    };
-    EXPECT_EQ(peak_of(events), 3 * 64 * k + 16 * k + 66 * k + 512 * k);
-
-    // Where another allocation alive at the call, of another size no smaller than theirs, was
-    // made between them, the inputs are those after it: here the value alone.
-    Json interleaved = events;
-    interleaved.push_back(memory(25, 0x5, 96 * k, 0));
-    interleaved.push_back(memory(213, 0x5, -96 * k, 0));
-    EXPECT_EQ(peak_of(interleaved), 64 * k + 16 * k + 66 * k + 512 * k);
-
-    // Not trained (nothing kept past the call): nothing is held past it.
-    Json evaluated = events;
-    evaluated[15] = memory(155, 0x10, -128 * k, 64 * k);
-    EXPECT_EQ(peak_of(evaluated), 512 * k);
 }
 
 // A dropout in training as the profiler records it with shapes: (input [4, 256], p, train).

@@ -1,10 +1,13 @@
 // A profiler's Chrome trace written as torch.profiler's export_chrome_trace writes one
-// (PyTorch 2.x), for the tests of its reader: a span and a memory event of one thread.
+// (PyTorch 2.x), for the tests of its reader: a span and a memory event of one thread, and the
+// device such a trace reads as.
 #pragma once
 
 #include <cstdint>
 
 #include <nlohmann/json.hpp>
+
+#include "oomlab/snapshot_reader/snapshot_report.h"
 
 namespace oomlab::test {
 
@@ -30,6 +33,11 @@ inline Json memory(double time, std::int64_t address, std::int64_t bytes, std::i
               {"Device Id", -1},
               {"Device Type", 0},
               {"Addr", address}}}};
+}
+
+// The first device a trace of `events` reads as.
+inline SnapshotDevice device_of(const Json& events) {
+    return snapshot_report_from_bytes(Json{{"traceEvents", events}}.dump(), "t.json").devices[0];
 }
 
 }  // namespace oomlab::test
