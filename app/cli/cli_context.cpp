@@ -8,6 +8,7 @@
 #include <iostream>
 #include <limits>
 #include <optional>
+#include <sstream>
 
 #include "oomlab/common/errors.h"
 #include "oomlab/common/paths.h"
@@ -65,6 +66,27 @@ extern "C" void request_stop(int signal) {
 namespace {
 std::vector<std::string> g_command_line;
 }  // namespace
+
+CLI::Validator seconds_check(const std::string& what, double least, double most,
+                             const std::string& most_said) {
+    const auto said = [](double seconds) {
+        std::ostringstream text;
+        text << seconds;
+        return text.str();
+    };
+    const std::string limits =
+        "from " + said(least) + " to " + said(most) + (most_said.empty() ? "" : " " + most_said);
+    return CLI::Validator(
+        [what, least, most, limits](const std::string& text) {
+            double seconds = 0;
+            const char* end = text.data() + text.size();
+            const auto [rest, error] = std::from_chars(text.data(), end, seconds);
+            return error == std::errc() && rest == end && seconds >= least && seconds <= most
+                       ? std::string()
+                       : text + ": give " + what + ", " + limits;
+        },
+        "SECONDS");
+}
 
 const CLI::Validator& run_id_check() {
     static const CLI::Validator check(

@@ -33,6 +33,12 @@ namespace oomlab::cli {
 // as the largest, and look that run up).
 const CLI::Validator& run_id_check();
 
+// Seconds as typed, from `least` to `most` (`most_said` after it, as "(a week)"): 1e300
+// overflowed the int it became, and NaN passed every comparison. `what` names them in the
+// refusal: "give WHAT, from LEAST to MOST".
+CLI::Validator seconds_check(const std::string& what, double least, double most,
+                             const std::string& most_said = "");
+
 // --config FILE and --set KEY=VALUE, shared by every command that takes an experiment.
 struct ConfigOptions {
     std::string config_file;

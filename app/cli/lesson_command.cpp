@@ -43,7 +43,8 @@ public:
         }
         ++m_created;
         if (!m_targets.mlflow_uri.empty()) {
-            auto live = std::make_unique<trackers::MlflowLiveRun>(mlflow_target(m_targets), m_db);
+            auto live = std::make_unique<trackers::MlflowLiveRun>(mlflow_target(m_targets), m_db,
+                                                                  m_targets.send_every());
             live->start(run_id);
             m_live.push_back(std::move(live));
         }

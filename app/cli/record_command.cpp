@@ -27,27 +27,10 @@ double try_timeout(double asked, double first_seconds) {
     return asked > 0 ? asked : std::max(10.0, 2 * first_seconds);
 }
 
-// A --try setting PyTorch would refuse, refused before anything is read or run.
 // The longest --timeout taken: a week of one try.
 constexpr double kMostTimeoutSeconds = 7 * 24 * 3600;
 
-// The seconds an option gives, from 0 to a week: 1e300 overflowed the int it became, and NaN
-// passed every comparison.
-CLI::Validator seconds_up_to_a_week(const std::string& what) {
-    return CLI::Validator(
-        [what](const std::string& text) {
-            double seconds = 0;
-            const char* end = text.data() + text.size();
-            const auto [rest, error] = std::from_chars(text.data(), end, seconds);
-            return error == std::errc() && rest == end && seconds >= 0 &&
-                           seconds <= kMostTimeoutSeconds
-                       ? std::string()
-                       : text + ": give " + what + ", from 0 to " +
-                             std::to_string(int(kMostTimeoutSeconds)) + " (a week)";
-        },
-        "SECONDS");
-}
-
+// A --try setting PyTorch would refuse, refused before anything is read or run.
 void check_settings(const std::vector<std::string>& tries) {
     for (const std::string& setting : tries) {
         settings_to_try({setting}, {});
@@ -137,8 +120,8 @@ void add_record_command(CLI::App& app, int& exit_code) {
         ->add_option("--timeout", *timeout,
                      "Seconds each try may run before it is stopped (default: twice the first "
                      "run's time, at least 10)")
-        ->check(seconds_up_to_a_week("the seconds each try may run (0: twice the first "
-                                     "run's time)"));
+        ->check(seconds_check("the seconds each try may run (0: twice the first run's time)", 0,
+                              kMostTimeoutSeconds, "(a week)"));
     auto kill_after = std::make_shared<double>(-1);
     record
         ->add_option("--kill-after", *kill_after,
@@ -146,7 +129,8 @@ void add_record_command(CLI::App& app, int& exit_code) {
                      "--timeout or when oomlab-cli is stopped, before it is killed (default: "
                      "5 past --timeout, 10 when stopped; stopping oomlab-cli twice kills it "
                      "at once)")
-        ->check(seconds_up_to_a_week("the seconds a stopped program has to end"));
+        ->check(seconds_check("the seconds a stopped program has to end", 0, kMostTimeoutSeconds,
+                              "(a week)"));
     record->footer(
         "Exits with the program's exit status (its first run's). Only the program's first "
         "Python process records (not the processes it starts).");

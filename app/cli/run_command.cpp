@@ -272,7 +272,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
         TerminalListener terminal(*json);
         std::optional<trackers::MlflowLiveRun> live;
         if (rank == 0 && !targets->mlflow_uri.empty()) {
-            live.emplace(mlflow_target(*targets), *db);
+            live.emplace(mlflow_target(*targets), *db, targets->send_every());
             terminal.send_while_training(&*live);
         }
         RunListener quiet;

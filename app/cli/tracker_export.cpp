@@ -54,14 +54,25 @@ const char* const kUserHelp =
     "students by it); default: the login name";
 
 void TrackerTargets::add_run_options(CLI::App& command) {
-    command.add_option("--mlflow", mlflow_uri,
-                       "Send the run to the MLflow tracking server at URI (http://HOST:PORT): "
-                       "its steps every 2 s while it trains, the rest when it ends");
+    command.add_option(
+        "--mlflow", mlflow_uri,
+        "Send the run to the MLflow tracking server at URI (http://HOST:PORT): "
+        "its steps every 2 s (--mlflow-every) while it trains, the rest when it ends");
+    command
+        .add_option("--mlflow-every", send_every_s,
+                    "How often (seconds) the steps of a run sent to MLflow are sent while it "
+                    "trains: less often for a class of many on one server, more for a demo")
+        ->check(seconds_check("the seconds between two sends while it trains", 0.1, 3600))
+        ->capture_default_str();
     command.add_option("--mlflow-experiment", experiment, "The MLflow experiment to send it to")
         ->capture_default_str();
     command.add_option("--mlflow-user", user, kUserHelp);
     command.add_option("--tensorboard", tensorboard_dir,
                        "When the run ends, write its TensorBoard event files under DIR");
+}
+
+std::chrono::milliseconds TrackerTargets::send_every() const {
+    return std::chrono::milliseconds(static_cast<std::int64_t>(send_every_s * 1000));
 }
 
 void TrackerTargets::check(const std::string& uri_option,

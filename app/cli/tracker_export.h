@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -18,10 +19,15 @@ struct TrackerTargets {
     std::string mlflow_uri;
     std::string experiment = "OOM Lab";
     std::string tensorboard_dir;
-    std::string user;  // who the runs are sent as on MLflow (empty: the login name)
+    std::string user;         // who the runs are sent as on MLflow (empty: the login name)
+    double send_every_s = 2;  // how often a run's new steps are sent while it trains
+
+    // The interval MlflowLiveRun sends at.
+    std::chrono::milliseconds send_every() const;
 
     bool empty() const { return mlflow_uri.empty() && tensorboard_dir.empty(); }
-    // --mlflow URI, --mlflow-experiment NAME, --mlflow-user NAME, --tensorboard DIR (on `run`).
+    // --mlflow URI, --mlflow-experiment NAME, --mlflow-user NAME, --mlflow-every SECONDS,
+    // --tensorboard DIR (on `run` and `lesson run`).
     void add_run_options(CLI::App& command);
     // Throws BadInput naming the option before anything trains or is sent.
     void check(const std::string& uri_option = "--mlflow",

@@ -16,8 +16,8 @@ import urllib.request
 
 from mlflow.tracking import MlflowClient
 
-from tracker_fixture import (COMMAND_TIMEOUT_S, CLI, RunsFixture, cli, expected_series,
-                             flattened_config, free_port)
+from tracker_fixture import (COMMAND_TIMEOUT_S, CLI, SEND_EVERY_S, RunsFixture, cli,
+                             expected_series, flattened_config, free_port)
 
 SERVER_START_TIMEOUT_S = 90
 
@@ -203,7 +203,8 @@ class MlflowExport(RunsFixture):
         stopped = False
         with subprocess.Popen(
                 [CLI, "run", "--db", database, "--json", "--mlflow", self.server.uri,
-                 "--mlflow-experiment", "live", "--set", "model.kind=bilstm", "--set",
+                 "--mlflow-experiment", "live", "--mlflow-every", str(SEND_EVERY_S), "--set",
+                 "model.kind=bilstm", "--set",
                  "train.max_steps=20000", "--set", "eval.every=5"],
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
             reader = threading.Thread(target=lambda: saved.extend(
@@ -225,7 +226,7 @@ class MlflowExport(RunsFixture):
                     if not stopped and len(during) >= 2 and max(during) >= 10:
                         process.send_signal(signal.SIGINT)  # its user stops it
                         stopped = True
-                    time.sleep(0.5)
+                    time.sleep(SEND_EVERY_S / 2)
             finally:
                 process.kill()
                 process.wait(timeout=COMMAND_TIMEOUT_S)
@@ -257,7 +258,8 @@ class MlflowExport(RunsFixture):
         server, a class's silent run; the next run of the same database sent there ends it,
         whole, in its place, once."""
         database = os.path.join(self.folder, "killed.sqlite")
-        sent = ("--mlflow", self.server.uri, "--mlflow-experiment", "killed")
+        sent = ("--mlflow", self.server.uri, "--mlflow-experiment", "killed", "--mlflow-every",
+                str(SEND_EVERY_S))
         with subprocess.Popen([CLI, "run", "--db", database, *sent, "--set",
                                "train.max_steps=20000"], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL) as process:

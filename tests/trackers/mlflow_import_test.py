@@ -18,7 +18,7 @@ from mlflow.entities import Metric, Param
 from mlflow.tracking import MlflowClient
 
 from mlflow_export_test import MlflowServer
-from tracker_fixture import CLI, COMMAND_TIMEOUT_S, cli, free_port
+from tracker_fixture import CLI, COMMAND_TIMEOUT_S, SEND_EVERY_S, cli, free_port
 
 STUDENTS = 4
 # What a run's summary holds that an import must give back as the student's machine wrote it.
@@ -134,7 +134,7 @@ class MlflowImport(unittest.TestCase):
         db = os.path.join(self.folder, "live-student.sqlite")
         student = subprocess.Popen(
             [CLI, "run", "--db", db, "--mlflow", self.server.uri, "--mlflow-experiment", "live",
-             "--set", "train.max_steps=100000"], stdout=subprocess.DEVNULL,
+             "--mlflow-every", str(SEND_EVERY_S), "--set", "train.max_steps=100000"], stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, env={**os.environ, "LOGNAME": "late"})
         self.addCleanup(student.kill)
         seen = None

@@ -274,6 +274,20 @@ class MlflowUnreachable(RunsFixture):
         self.assertEqual(code, 2)
         self.assertIn("--to mlflow needs --tracking-uri", err)
 
+    def test_a_send_interval_out_of_its_range_is_refused(self):
+        """`--mlflow-every` from 0.1 s (a request each tenth of a second is already a class's
+        server's load) to an hour; refused before anything trains or is sent."""
+        uri = f"http://127.0.0.1:{free_port()}"
+        for every in ("0", "0.05", "3601", "nan", "2s"):
+            with self.subTest(every=every):
+                code, out, err = cli("run", "--db", self.db, "--mlflow", uri, "--mlflow-every",
+                                     every, check=False)
+                self.assertEqual(code, 2, err)
+                self.assertIn(f"--mlflow-every: {every}: give the seconds between two sends "
+                              "while it trains, from 0.1 to 3600", err)
+                self.assertNotIn("did not answer", err)
+                self.assertEqual(out, "")
+
 
 if __name__ == "__main__":
     unittest.main()

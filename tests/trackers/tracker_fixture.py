@@ -12,6 +12,9 @@ import unittest
 
 CLI = os.environ["OOMLAB_CLI"]
 COMMAND_TIMEOUT_S = 120
+# How often the tests' runs that train until seen on the server send their steps
+# (`--mlflow-every`): a send round more each half second, not each 2 s, the default.
+SEND_EVERY_S = 0.5
 
 # The per-step series, by the name trackers show and the metric row's field: from the end of
 # each optimizer step ("step" rows) and from validation ("eval" rows).
