@@ -165,7 +165,7 @@ class MlflowImport(unittest.TestCase):
             _, out, _ = cli("lesson", "run", "batch-size", "--db",
                             os.path.join(self.folder, f"lesson-{student}.sqlite"), "--mlflow",
                             self.server.uri, "--mlflow-experiment", "predictions", "--mlflow-user",
-                            student, "--predict", answer, "--set", "train.max_steps=3")
+                            student, "--predict", answer, "--set", "train.max_steps=1")
             self.assertIn("you predicted: ", out)
         [lesson] = json.loads(cli("runs", "class", "--tracking-uri", self.server.uri,
                                   "--experiment", "predictions", "--predictions",
