@@ -66,9 +66,8 @@ endfunction()
 # in the engine's libraries, at -O2, or in the programs they start. A program stays at -O1 where
 # its target has OOMLAB_OPTIMISED_TEST set: one that reuses the torch header (built at -O2,
 # which GCC refuses in an -O0 unit), or one whose own code does much work (oomlab_add_gtest's
-# OPTIMISED). Unoptimised,
-# fortified libc calls are off, which glibc warns of unless told. For every target of the
-# calling folder.
+# OPTIMISED). Unoptimised, fortified libc calls are off, which glibc warns of unless told. For
+# every target of the calling folder.
 function(oomlab_compile_tests_unoptimised)
     set(optimised $<CONFIG:RelWithDebInfo,Release>)
     set(o1 $<BOOL:$<TARGET_PROPERTY:OOMLAB_OPTIMISED_TEST>>)
@@ -77,10 +76,11 @@ function(oomlab_compile_tests_unoptimised)
 endfunction()
 
 function(oomlab_reuse_torch_pch target)
-    set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON
-                                               OOMLAB_OPTIMISED_TEST ON)
+    set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
     get_target_property(type ${target} TYPE)
     if(type STREQUAL "EXECUTABLE")
+        # A test program: at the header's level of optimisation (oomlab_compile_tests_unoptimised).
+        set_target_properties(${target} PROPERTIES OOMLAB_OPTIMISED_TEST ON)
         # Compiled as the library's objects are (-fPIC), so the header's options match.
         target_compile_options(${target} PRIVATE -fPIC)
     endif()
