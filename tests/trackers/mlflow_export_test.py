@@ -204,8 +204,7 @@ class MlflowExport(RunsFixture):
         with subprocess.Popen(
                 [CLI, "run", "--db", database, "--json", "--mlflow", self.server.uri,
                  "--mlflow-experiment", "live", "--mlflow-every", str(SEND_EVERY_S), "--set",
-                 "model.kind=bilstm", "--set",
-                 "train.max_steps=20000", "--set", "eval.every=5"],
+                 "model.kind=bilstm", "--set", "train.max_steps=20000", "--set", "eval.every=5"],
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
             reader = threading.Thread(target=lambda: saved.extend(
                 (time.monotonic() - started, line["step"])
@@ -252,6 +251,33 @@ class MlflowExport(RunsFixture):
         self.assertEqual(sorted(m.step for m in losses), list(range(1, steps + 1)))
         self.assertIn("eval/accuracy", runs[0].data.metrics)
         self.assertIn("peak/total_MiB", runs[0].data.metrics)
+
+    def test_a_run_sent_once_an_hour_is_sent_whole_at_its_end(self):
+        """`--mlflow-every 3600`: nothing reaches the server while the run trains, though it
+        trained longer than the default 2 s between sends; stopped, it arrives whole, once."""
+        database = os.path.join(self.folder, "hourly.sqlite")
+        with subprocess.Popen(
+                [CLI, "run", "--db", database, "--json", "--mlflow", self.server.uri,
+                 "--mlflow-experiment", "hourly", "--mlflow-every", "3600", "--set",
+                 "train.max_steps=20000"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
+            try:
+                for line in process.stdout:  # until it trains
+                    if json.loads(line).get("type") == "progress":
+                        break
+                time.sleep(2.5)  # past the default's first send
+                self.assertIsNone(process.poll(), "the run ended before it was looked at")
+                self.assertEqual(self.mlflow_runs(1, "hourly"), [])
+                process.send_signal(signal.SIGINT)
+                process.communicate(timeout=COMMAND_TIMEOUT_S)
+            finally:
+                process.kill()
+        self.assertEqual(process.returncode, 130)
+        [run] = self.mlflow_runs(1, "hourly")
+        self.assertEqual(run.info.status, "KILLED")
+        steps = json.loads(cli("runs", "export", "1", "--db", database, "--json")[1])["steps"]
+        losses = self.client.get_metric_history(run.info.run_id, "train/loss")
+        self.assertEqual(sorted(m.step for m in losses), list(range(1, steps + 1)))
 
     def test_a_run_killed_while_it_was_sent_is_ended_by_the_next_run(self):
         """A run whose process is killed (SIGKILL: nothing sends its end) stays RUNNING on the
