@@ -143,17 +143,17 @@ private slots:
                 this, QStringLiteral("s%1").arg(i + 1),
                 {QStringLiteral("lesson"), QStringLiteral("run"), QStringLiteral("batch-size"),
                  QStringLiteral("--mlflow-experiment"), experiment, QStringLiteral("--predict"),
-                 predicted[i], QStringLiteral("--set"), QStringLiteral("train.max_steps=3")});
+                 predicted[i], QStringLiteral("--set"), QStringLiteral("train.max_steps=1")});
             students << cli;
         }
         // The workbench's student predicts "batch 128 needs the most, more than 3 times".
         const TrackerTarget before = TrackerTarget::remembered();
         TrackerTarget{true, m_uri, experiment, {}, true, QStringLiteral("wb")}.remember();
         Lesson lesson = find_or_load_lesson("batch-size");
-        lesson.base.emplace_back("train.max_steps", "3");
+        lesson.base.emplace_back("train.max_steps", "1");
         {
             MainWindow window(test::windowOptions(m_dir.filePath(QStringLiteral("wb.sqlite")),
-                                                  test::tinyConfig(3)));
+                                                  test::tinyConfig(1)));
             window.show();
             LessonFlow* flow = window.openLesson(lesson);
             flow->next();
