@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_context.h"
+#include "fix_tries.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/utf8.h"
 #include "oomlab/launch/rendezvous.h"
@@ -33,8 +34,11 @@ public:
         if (m_live) {
             m_live->start(run_id);
         }
-        // Known before the first step reports its progress.
+        // Known before the first step reports its progress (of this run: --try-fixes trains
+        // several).
+        m_progress = TrainProgress{};
         m_progress.total_steps = info.total_steps;
+        m_last_print_ms = -1e9;
         if (m_json) {
             nlohmann::ordered_json line = {{"type", "start"},
                                            {"run_id", run_id},
@@ -191,6 +195,23 @@ ExperimentConfig refused_or_built(const std::function<ExperimentConfig()>& build
     }
 }
 
+// --try-fixes trains the fixes in this process, one after the other: not a run of several
+// processes (each fix is then a run of its own, --fix-of), nor one sent to a tracker.
+void refuse_try_fixes_with(int nproc, const TrackerTargets& targets) {
+    if (nproc > 1 || rendezvous_from_environment()) {
+        throw BadInput(
+            "--try-fixes: the fixes are tried in this one process; for a run of several "
+            "processes, run each fix offered with --fix-of RUN_ID",
+            {"--try-fixes"});
+    }
+    if (!targets.empty()) {
+        throw BadInput(
+            "--try-fixes: the tries are kept in the database only; leave out the "
+            "tracker options, and send the run you keep with `runs export`",
+            {"--try-fixes"});
+    }
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app, int& exit_code) {
@@ -211,6 +232,11 @@ void add_run_command(CLI::App& app, int& exit_code) {
                      "This run tries a fix offered to run RUN_ID: `runs show RUN_ID` then shows "
                      "what it measured against the prediction")
         ->check(run_id_check());
+    auto try_fixes = std::make_shared<bool>(false);
+    command->add_flag("--try-fixes", *try_fixes,
+                      "When the run runs out of memory, train each fix it is offered in turn, "
+                      "each to 3 steps past the one that failed, and show what each reached "
+                      "beside its prediction (`runs show` keeps them)");
     auto targets = std::make_shared<TrackerTargets>();
     targets->add_run_options(*command);
     auto nproc = std::make_shared<int>(1);
@@ -225,6 +251,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
             require_one_line(*name, "--name");
             require_one_line(*tags, "--tags");
             targets->check();
+            if (*try_fixes) {
+                refuse_try_fixes_with(*nproc, *targets);
+            }
             return built;
         });
         // The run a fix is for, checked before any rank starts (rank 0 alone refused, and the
@@ -310,6 +339,19 @@ void add_run_command(CLI::App& app, int& exit_code) {
         RunRecord saved = *store.find_run(result.run_id);
         saved.outcome.time_by_part = result.outcome.time_by_part;  // not stored: this run's own
         print_summary(saved, result.fixes, *json);
+        if (*try_fixes && !result.fixes.empty()) {
+            const auto train = [&](const ExperimentConfig& fixed, const std::string& try_name) {
+                const StopOnSignals stop;
+                return run_and_record(fixed, try_name, store, terminal, stop.requested());
+            };
+            const auto summarise = [&](const RunRecord& run, const std::vector<OomFix>& fixes) {
+                print_summary(run, fixes, *json);
+            };
+            if (try_each_fix(config, result, store, *tags, *json, train, summarise) ==
+                kExitInterrupted) {
+                exit_code = kExitInterrupted;
+            }
+        }
     });
 }
 

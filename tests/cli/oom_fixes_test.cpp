@@ -27,11 +27,59 @@ using Args = std::vector<std::string>;
 
 class OfferedFixes : public ::testing::Test {
 protected:
-    // Runs `settings` (of `configured_steps` optimizer steps, 0 for whole epochs); when it
-    // ends out of memory, applies every offered fix and checks that the run completes with
-    // its peak under its cap. Returns whether the run ran out of memory.
+    // Runs `settings` (of `configured_steps` optimizer steps, 0 for whole epochs) with
+    // --try-fixes: when it ends out of memory, every offered fix is trained in the same
+    // process, and each must complete with its peak under its cap. Returns whether the run
+    // ran out of memory.
     bool every_fix_completes(const std::string& name, const Args& settings,
                              std::int64_t configured_steps) {
+        Args run{"run", "--db", m_dir.file("runs.sqlite"), "--json", "--try-fixes"};
+        run.insert(run.end(), settings.begin(), settings.end());
+        const auto ran = run_cli(run);
+        std::vector<json> summaries;  // the run's, then each try's
+        json tries;
+        for (const std::string& line : ran.lines()) {
+            const json parsed = json::parse(line);
+            if (!parsed.contains("type")) {
+                summaries.push_back(parsed);
+            } else if (parsed["type"] == "tries") {
+                tries = parsed;
+            }
+        }
+        if (ran.exit_code != 3) {
+            EXPECT_EQ(ran.exit_code, 0) << name << ": " << ran.err;
+            EXPECT_TRUE(tries.is_null()) << name << ": a run that completed has nothing to try";
+            return false;
+        }
+        const json& failed = summaries.front();
+        EXPECT_EQ(failed["status"], "oom") << name;
+        EXPECT_FALSE(failed["fixes"].empty()) << name << ": no fix offered";
+        EXPECT_EQ(tries["run_id"], failed["run_id"]) << name << ": the last line is the tries";
+        EXPECT_EQ(json::parse(ran.lines().back()), tries) << name;
+        EXPECT_EQ(summaries.size(), failed["fixes"].size() + 1) << name << ": " << ran.err;
+        // A fix is run past the step at which the run failed, by three steps more (its peak
+        // reached again and again), not through a whole lesson: a leak that fails at step k
+        // is still checked at k, and the suite does not train each fix for minutes.
+        const std::int64_t past_the_failure = failed["steps"].get<std::int64_t>() + 4;
+        const std::int64_t steps =
+            configured_steps == 0 ? past_the_failure : std::min(configured_steps, past_the_failure);
+        for (std::size_t i = 0; i < failed["fixes"].size() && i + 1 < summaries.size(); ++i) {
+            const json& fix = failed["fixes"][i];
+            const json& done = summaries[i + 1];
+            const json& tried = tries["tries"][i];
+            EXPECT_EQ(tried["set"], fix["set"]) << name;
+            EXPECT_EQ(tried["run_id"], done["run_id"]) << name;
+            EXPECT_EQ(tried["peak_bytes"], done["peak_bytes"]) << name;
+            EXPECT_EQ(done["steps"], steps) << name << " with " << fix["set"].dump();
+            expect_completed_as_predicted(name, fix, done, failed);
+        }
+        expect_tried_fixes_shown(name, failed);
+        return true;
+    }
+
+    // The same, each fix a process of its own that says which run it is a fix of (--fix-of).
+    bool every_fix_completes_run_by_run(const std::string& name, const Args& settings,
+                                        std::int64_t configured_steps) {
         Args run{"run", "--db", m_dir.file("runs.sqlite"), "--json"};
         run.insert(run.end(), settings.begin(), settings.end());
         const auto failed = run_cli(run);
@@ -43,9 +91,6 @@ protected:
         EXPECT_EQ(summary["status"], "oom") << name;
         EXPECT_FALSE(summary["fixes"].empty()) << name << ": no fix offered";
         const std::string failed_id = std::to_string(summary["run_id"].get<std::int64_t>());
-        // A fix is run past the step at which the run failed, by three steps more (its peak
-        // reached again and again), not through a whole lesson: a leak that fails at step k
-        // is still checked at k, and the suite does not train each fix for minutes.
         Args fixed_run = run;
         const std::int64_t past_the_failure = summary["steps"].get<std::int64_t>() + 4;
         if (configured_steps == 0 || configured_steps > past_the_failure) {
@@ -53,7 +98,6 @@ protected:
                              {"--set", "train.max_steps=" + std::to_string(past_the_failure)});
         }
         for (const json& fix : summary["fixes"]) {
-            m_offered.push_back(fix["set"]);
             Args fixed = fixed_run;
             fixed.insert(fixed.end(), {"--fix-of", failed_id});
             for (const auto& [key, value] : fix["set"].items()) {
@@ -62,23 +106,35 @@ protected:
             const auto result = run_cli(fixed);
             EXPECT_EQ(result.exit_code, 0)
                 << name << " with " << fix["set"].dump() << ": " << result.err << result.out;
-            if (result.exit_code != 0) {
-                continue;
+            if (result.exit_code == 0) {
+                expect_completed_as_predicted(name, fix, json::parse(result.lines().back()),
+                                              summary);
             }
-            const json done = json::parse(result.lines().back());
-            EXPECT_EQ(done["status"], "completed") << name << " with " << fix["set"].dump();
-            // The run's own cap bounds its tensors (the engine refuses past it); the
-            // prediction it was offered with must hold too, within the 5% it keeps free.
-            EXPECT_LE(done["peak_bytes"].get<double>(),
-                      fix["predicted_peak_bytes"].get<double>() * 1.05 + (1 << 20))
-                << name << " with " << fix["set"].dump();
-            EXPECT_EQ(done["fix_of"], summary["run_id"]);
-            ++m_fixes;
         }
-        // The fixes stay with the run, and each run that tried one is shown beside it with
-        // what it measured against the prediction.
+        expect_tried_fixes_shown(name, summary);
+        return true;
+    }
+
+    // `done`, the run that tried `fix` of `failed`, completed within the prediction.
+    void expect_completed_as_predicted(const std::string& name, const json& fix, const json& done,
+                                       const json& failed) {
+        m_offered.push_back(fix["set"]);
+        EXPECT_EQ(done["status"], "completed") << name << " with " << fix["set"].dump();
+        // The run's own cap bounds its tensors (the engine refuses past it); the
+        // prediction it was offered with must hold too, within the 5% it keeps free.
+        EXPECT_LE(done["peak_bytes"].get<double>(),
+                  fix["predicted_peak_bytes"].get<double>() * 1.05 + (1 << 20))
+            << name << " with " << fix["set"].dump();
+        EXPECT_EQ(done["fix_of"], failed["run_id"]);
+        ++m_fixes;
+    }
+
+    // The fixes stay with the run, and each run that tried one is shown beside it with what
+    // it measured against the prediction.
+    void expect_tried_fixes_shown(const std::string& name, const json& failed) {
+        const std::string failed_id = std::to_string(failed["run_id"].get<std::int64_t>());
         EXPECT_EQ(test::show_run_json(m_dir.file("runs.sqlite"), std::stoll(failed_id))["fixes"],
-                  summary["fixes"])
+                  failed["fixes"])
             << name;
         const auto shown = run_cli({"runs", "show", failed_id, "--db", m_dir.file("runs.sqlite")});
         std::size_t tried = 0;
@@ -86,9 +142,8 @@ protected:
              ++at) {
             ++tried;
         }
-        EXPECT_EQ(tried, summary["fixes"].size()) << shown.out;
+        EXPECT_EQ(tried, failed["fixes"].size()) << shown.out;
         EXPECT_NE(shown.out.find(" -> measured "), std::string::npos) << shown.out;
-        return true;
     }
 
     test::TempDir m_dir;
@@ -187,7 +242,7 @@ INSTANTIATE_TEST_SUITE_P(
 // Two processes: the fixes are for one rank's memory, sharding among them, and none that
 // several processes refuse (sparse gradients).
 TEST_F(OfferedFixes, EveryFixForATwoProcessRunCompletesAndShardingIsOffered) {
-    EXPECT_TRUE(every_fix_completes(
+    EXPECT_TRUE(every_fix_completes_run_by_run(
         "2 processes", {"--nproc", "2", "--set", "train.max_steps=2", "--set", "memory.cap_mb=12"},
         2));
     const auto offered = [&](const json& set) {

@@ -66,6 +66,27 @@ TEST_F(SavedRuns, AFixIsForARunThereThatDidNotComplete) {
     EXPECT_EQ(run_count(), 1u);
 }
 
+// --try-fixes trains the fixes one after the other in its own process: refused, before
+// anything trains, for a run of several processes and for one sent to a tracker; a run
+// that completes has nothing to try and says nothing of it.
+TEST_F(SavedRuns, FixesAreTriedOnlyInOneProcessAndOnlyAfterAnOom) {
+    using Args = std::vector<std::string>;
+    make_database();
+    for (const Args& where : {Args{"--nproc", "2"}, Args{"--mlflow", "http://127.0.0.1:9"}}) {
+        Args run{"run", "--db", db(), "--try-fixes", "--set", "train.max_steps=2"};
+        run.insert(run.end(), where.begin(), where.end());
+        const auto refused = run_cli(run);
+        EXPECT_EQ(refused.exit_code, 2) << where[0];
+        EXPECT_NE(refused.err.find("--try-fixes: "), std::string::npos) << refused.err;
+    }
+    EXPECT_EQ(run_count(), 1u);
+    const auto completed =
+        run_cli({"run", "--db", db(), "--try-fixes", "--set", "train.max_steps=1"});
+    EXPECT_EQ(completed.exit_code, 0) << completed.err;
+    EXPECT_EQ(completed.out.find("trying fix"), std::string::npos) << completed.out;
+    EXPECT_EQ(run_count(), 2u);
+}
+
 // The estimator's record in the database: `runs calibration` lists the worst cases, and
 // `estimate` says how often it was under the measured peak, and where a prediction of the
 // same model was wrong here before.
