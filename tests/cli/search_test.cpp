@@ -29,28 +29,36 @@ std::vector<std::string> with(std::vector<std::string> head, const std::vector<s
 const std::vector<std::string> kBagCapped = {"--set", "memory.cap_mb=16", "--set",
                                              "train.optimizer=adam"};
 
-TEST(FindBatchSize, TheBatchFoundCompletesAnEpochAndAQuarterMoreDoesNot) {
-    for (const std::vector<std::string>& settings : {kCapped, kBagCapped}) {
-        test::TempDir dir;
-        const auto search = run_cli(with({"find-batch-size", "--json"}, settings));
-        ASSERT_EQ(search.exit_code, 0) << search.err;
-        const json answer = json::parse(search.lines().back());
-        const int batch = answer["batch_size"];
-        ASSERT_GT(batch, 1);
-        EXPECT_LE(answer["trials"].get<int>(), 8);
+// Each model a test of its own, so that ctest runs them side by side: each trains two epochs.
+class FoundBatch : public ::testing::TestWithParam<std::vector<std::string>> {};
 
-        const auto fits =
-            run_cli(with({"run", "--db", dir.file("runs.sqlite"), "--set", "train.epochs=1",
-                          "--set", "train.batch_size=" + std::to_string(batch)},
-                         settings));
-        EXPECT_EQ(fits.exit_code, 0) << settings[1] << ", batch " << batch << ": " << fits.err;
-        const auto too_big =
-            run_cli(with({"run", "--db", dir.file("runs.sqlite"), "--set", "train.epochs=1",
-                          "--set", "train.batch_size=" + std::to_string(batch * 5 / 4)},
-                         settings));
-        EXPECT_EQ(too_big.exit_code, 3) << settings[1] << ": " << too_big.err;
-    }
+TEST_P(FoundBatch, CompletesAnEpochAndAQuarterMoreDoesNot) {
+    const std::vector<std::string>& settings = GetParam();
+    test::TempDir dir;
+    const auto search = run_cli(with({"find-batch-size", "--json"}, settings));
+    ASSERT_EQ(search.exit_code, 0) << search.err;
+    const json answer = json::parse(search.lines().back());
+    const int batch = answer["batch_size"];
+    ASSERT_GT(batch, 1);
+    EXPECT_LE(answer["trials"].get<int>(), 8);
+
+    const auto fits =
+        run_cli(with({"run", "--db", dir.file("runs.sqlite"), "--set", "train.epochs=1", "--set",
+                      "train.batch_size=" + std::to_string(batch)},
+                     settings));
+    EXPECT_EQ(fits.exit_code, 0) << settings[1] << ", batch " << batch << ": " << fits.err;
+    const auto too_big =
+        run_cli(with({"run", "--db", dir.file("runs.sqlite"), "--set", "train.epochs=1", "--set",
+                      "train.batch_size=" + std::to_string(batch * 5 / 4)},
+                     settings));
+    EXPECT_EQ(too_big.exit_code, 3) << settings[1] << ": " << too_big.err;
 }
+
+INSTANTIATE_TEST_SUITE_P(FindBatchSize, FoundBatch, ::testing::Values(kCapped, kBagCapped),
+                         [](const ::testing::TestParamInfo<std::vector<std::string>>& model) {
+                             return model.param == kCapped ? std::string("TransformerUnder100MiB")
+                                                           : std::string("BagWithAdamUnder16MiB");
+                         });
 
 // With several processes every trial trains every rank, with its shards and buckets: under a
 // 12 MiB cap not even a batch of one fits one process of the default model with Adam, while
