@@ -134,7 +134,9 @@ private:
     TrainProgress m_progress;
 };
 
-void print_summary(const RunRecord& run, const std::vector<OomFix>& fixes, bool json) {
+// `tried_next`: the fixes are tried right after it (--try-fixes), so no hint how to try one.
+void print_summary(const RunRecord& run, const std::vector<OomFix>& fixes, bool json,
+                   bool tried_next = false) {
     const RunOutcome& outcome = run.outcome;
     if (json) {
         auto summary = nlohmann::ordered_json::parse(run_summary_json(run));
@@ -168,7 +170,7 @@ void print_summary(const RunRecord& run, const std::vector<OomFix>& fixes, bool 
     }
     if (outcome.status == RunStatus::Oom) {
         print_fixes(fixes);
-        if (!fixes.empty()) {
+        if (!fixes.empty() && !tried_next) {
             std::cout << "  (run one with --fix-of " << run.id << " to follow it in `runs show "
                       << run.id << "`)\n";
         }
@@ -338,7 +340,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
         }
         RunRecord saved = *store.find_run(result.run_id);
         saved.outcome.time_by_part = result.outcome.time_by_part;  // not stored: this run's own
-        print_summary(saved, result.fixes, *json);
+        print_summary(saved, result.fixes, *json, *try_fixes);
         if (*try_fixes && !result.fixes.empty()) {
             const auto train = [&](const ExperimentConfig& fixed, const std::string& try_name) {
                 const StopOnSignals stop;

@@ -85,6 +85,18 @@ TEST_F(SavedRuns, FixesAreTriedOnlyInOneProcessAndOnlyAfterAnOom) {
     EXPECT_EQ(completed.exit_code, 0) << completed.err;
     EXPECT_EQ(completed.out.find("trying fix"), std::string::npos) << completed.out;
     EXPECT_EQ(run_count(), 2u);
+    // Out of memory: its one fix tried at once, and shown beside its prediction as `runs show`
+    // shows it, with no hint to try it by hand.
+    const auto capped =
+        run_cli({"run", "--db", db(), "--try-fixes", "--set", "model.kind=bag", "--set",
+                 "train.batch_size=512", "--set", "memory.cap_mb=8", "--set", "train.max_steps=2"});
+    EXPECT_EQ(capped.exit_code, 3) << capped.err;
+    EXPECT_NE(capped.out.find("trying fix 1 of 1: memory.cap_mb="), std::string::npos)
+        << capped.out;
+    EXPECT_NE(capped.out.find("tried in run 4 (fix of run 3: memory.cap_mb="), std::string::npos)
+        << capped.out;
+    EXPECT_EQ(capped.out.find("run one with --fix-of"), std::string::npos) << capped.out;
+    EXPECT_EQ(run_count(), 4u);
 }
 
 // The estimator's record in the database: `runs calibration` lists the worst cases, and
