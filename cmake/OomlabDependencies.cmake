@@ -48,17 +48,12 @@ function(oomlab_unity_build target)
                                                UNITY_BUILD_BATCH_SIZE 6)
 endfunction()
 
-# Code that only parses arguments, lays out widgets or drives tests compiles at -O1 in the
-# optimised builds: most of its time at -O2 went to optimising CLI11's, nlohmann/json's, Qt's and
-# gtest's templates, while what it runs (training, reading a snapshot) is in the engine's
-# libraries, still at -O2. With no target, for every target of the calling folder.
-function(oomlab_compile_lightly)
-    set(level $<$<CONFIG:RelWithDebInfo,Release>:-O1>)
-    if(ARGC EQUAL 0)
-        add_compile_options(${level})
-    else()
-        target_compile_options(${ARGV0} PRIVATE ${level})
-    endif()
+# Code that only parses arguments or lays out widgets (`target`) compiles at -O1 in the
+# optimised builds: most of its time at -O2 went to optimising CLI11's, nlohmann/json's and Qt's
+# templates, while what it runs (training, reading a snapshot) is in the engine's libraries,
+# still at -O2. The tests: oomlab_compile_tests_unoptimised.
+function(oomlab_compile_lightly target)
+    target_compile_options(${target} PRIVATE $<$<CONFIG:RelWithDebInfo,Release>:-O1>)
 endfunction()
 
 # The test programs compile unoptimised in the optimised builds: -O0 takes about 30% less time

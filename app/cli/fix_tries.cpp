@@ -55,8 +55,10 @@ void print_tries_json(std::int64_t failed_run, const std::vector<FixTry>& tries)
               << std::endl;
 }
 
-}  // namespace
-
+// The settings a try of `fix` trains with: the failed run's, the fix's applied, and at most
+// kStepsPastTheFailure steps past the one at which the run failed (after `failed_steps`):
+// far enough to show it passes where the run failed, its peak reached again, without training
+// it whole (the fix kept is run with --fix-of for that).
 ExperimentConfig try_config(const ExperimentConfig& failed, std::int64_t failed_steps,
                             const OomFix& fix) {
     ExperimentConfig config = failed;
@@ -69,9 +71,12 @@ ExperimentConfig try_config(const ExperimentConfig& failed, std::int64_t failed_
     return config;
 }
 
+// "fix of run 4: memory.alloc_conf=expandable_segments:True"
 std::string try_name(std::int64_t failed_run, const OomFix& fix) {
     return "fix of run " + std::to_string(failed_run) + ": " + assignments(fix);
 }
+
+}  // namespace
 
 int try_each_fix(const ExperimentConfig& config, const RunResult& failed, RunStore& store,
                  const std::string& tags, bool json, const TrainTry& train,

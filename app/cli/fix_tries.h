@@ -15,16 +15,6 @@
 
 namespace oomlab::cli {
 
-// The settings a try of `fix` trains with: the failed run's, the fix's applied, and at most
-// three steps past the one at which the run failed (after `failed_steps` steps): far enough to
-// show it passes where the run failed, its peak reached again, without training it whole
-// (run the fix kept with --fix-of for that).
-ExperimentConfig try_config(const ExperimentConfig& failed, std::int64_t failed_steps,
-                            const OomFix& fix);
-
-// "fix of run 4: memory.alloc_conf=expandable_segments:True"
-std::string try_name(std::int64_t failed_run, const OomFix& fix);
-
 // How each try is trained and recorded: run_and_record with the caller's listener and stop.
 using TrainTry = std::function<RunResult(const ExperimentConfig&, const std::string& name)>;
 
