@@ -297,12 +297,13 @@ case "$mode" in
             echo "no $snapshot: docs/screenshot-snapshot.png left as it is" >&2
         fi
         # A lesson's question on a projector (the layout test's lessons at 1024x768).
-        cmake --build "$build_dir" --target layout_test class_window_test
-        OOMLAB_SCREENSHOT_DIR=docs QT_QPA_PLATFORM=offscreen "$build_dir/tests/ui/layout_test" \
-            everyLessonFlowFitsTheSmallScreen >/dev/null
+        cmake --build "$build_dir" --target oomlab_ui_tests
+        OOMLAB_SCREENSHOT_DIR=docs QT_QPA_PLATFORM=offscreen "$build_dir/tests/ui/oomlab_ui_tests" \
+            layout_test everyLessonFlowFitsTheSmallScreen >/dev/null
         # The class window following a class of 12 on a real MLflow server, and its predictions.
         OOMLAB_TRACKER_PYTHON="$(scripts/tracker_env.sh)/bin/python" \
             OOMLAB_CLI="$build_dir/app/oomlab-cli" OOMLAB_SCREENSHOT_DIR=docs \
-            QT_QPA_PLATFORM=offscreen "$build_dir/tests/ui/class_window_test" >/dev/null
+            QT_QPA_PLATFORM=offscreen "$build_dir/tests/ui/oomlab_ui_tests" class_window_test \
+            >/dev/null
         ;;
 esac

@@ -170,5 +170,5 @@ private slots:
     void cleanupTestCase() { m_window.reset(); }
 };
 
-QTEST_MAIN(ClassProjectorTest)
+OOMLAB_UI_TEST(ClassProjectorTest)
 #include "class_projector_test.moc"

@@ -421,5 +421,5 @@ private slots:
     }
 };
 
-OOMLAB_UI_TEST_MAIN(ClassWindowTest)
+OOMLAB_UI_TEST(ClassWindowTest)
 #include "class_window_test.moc"

@@ -383,5 +383,5 @@ private slots:
     }
 };
 
-OOMLAB_UI_TEST_MAIN(ConfigFormTest)
+OOMLAB_UI_TEST(ConfigFormTest)
 #include "config_form_test.moc"

@@ -118,5 +118,5 @@ private slots:
     }
 };
 
-OOMLAB_UI_TEST_MAIN(DatabaseChoiceTest)
+OOMLAB_UI_TEST(DatabaseChoiceTest)
 #include "database_choice_test.moc"

@@ -55,5 +55,5 @@ private slots:
     }
 };
 
-OOMLAB_UI_TEST_MAIN(EstimatorRecordTest)
+OOMLAB_UI_TEST(EstimatorRecordTest)
 #include "estimator_record_test.moc"

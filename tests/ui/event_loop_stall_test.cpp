@@ -149,5 +149,5 @@ private slots:
     }
 };
 
-OOMLAB_UI_TEST_MAIN(EventLoopStallTest)
+OOMLAB_UI_TEST(EventLoopStallTest)
 #include "event_loop_stall_test.moc"

@@ -48,6 +48,6 @@ private slots:
     }
 };
 
-OOMLAB_UI_TEST_MAIN(FirstStartTest)
+OOMLAB_UI_TEST(FirstStartTest)
 
 #include "first_start_test.moc"

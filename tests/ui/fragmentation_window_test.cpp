@@ -72,5 +72,5 @@ private slots:
     void cleanupTestCase() { m_window.reset(); }
 };
 
-OOMLAB_UI_TEST_MAIN(FragmentationWindowTest)
+OOMLAB_UI_TEST(FragmentationWindowTest)
 #include "fragmentation_window_test.moc"

@@ -420,5 +420,5 @@ private slots:
     void cleanupTestCase() { m_window.reset(); }
 };
 
-OOMLAB_UI_TEST_MAIN(LayoutTest)
+OOMLAB_UI_TEST(LayoutTest)
 #include "layout_test.moc"

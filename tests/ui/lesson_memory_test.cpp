@@ -84,5 +84,5 @@ private slots:
     }
 };
 
-OOMLAB_UI_TEST_MAIN(LessonMemoryTest)
+OOMLAB_UI_TEST(LessonMemoryTest)
 #include "lesson_memory_test.moc"

@@ -135,5 +135,5 @@ private slots:
     }
 };
 
-OOMLAB_UI_TEST_MAIN(LessonOpeningTest)
+OOMLAB_UI_TEST(LessonOpeningTest)
 #include "lesson_opening_test.moc"

@@ -474,5 +474,5 @@ private slots:
     }
 };
 
-OOMLAB_UI_TEST_MAIN(LessonTest)
+OOMLAB_UI_TEST(LessonTest)
 #include "lesson_test.moc"

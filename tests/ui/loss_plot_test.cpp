@@ -95,5 +95,5 @@ private slots:
     }
 };
 
-OOMLAB_UI_TEST_MAIN(LossPlotTest)
+OOMLAB_UI_TEST(LossPlotTest)
 #include "loss_plot_test.moc"

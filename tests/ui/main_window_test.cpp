@@ -487,5 +487,5 @@ private slots:
     void cleanupTestCase() { m_window.reset(); }
 };
 
-OOMLAB_UI_TEST_MAIN(MainWindowTest)
+OOMLAB_UI_TEST(MainWindowTest)
 #include "main_window_test.moc"

@@ -201,5 +201,5 @@ private slots:
     }
 };
 
-OOMLAB_UI_TEST_MAIN(PlotExportTest)
+OOMLAB_UI_TEST(PlotExportTest)
 #include "plot_export_test.moc"

@@ -489,5 +489,5 @@ private slots:
     }
 };
 
-OOMLAB_UI_TEST_MAIN(PlotsTest)
+OOMLAB_UI_TEST(PlotsTest)
 #include "plots_test.moc"

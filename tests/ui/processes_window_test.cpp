@@ -231,5 +231,5 @@ private slots:
     void cleanupTestCase() { m_window.reset(); }
 };
 
-OOMLAB_UI_TEST_MAIN(ProcessesWindowTest)
+OOMLAB_UI_TEST(ProcessesWindowTest)
 #include "processes_window_test.moc"

@@ -116,5 +116,5 @@ private slots:
     }
 };
 
-OOMLAB_UI_TEST_MAIN(ProgramRerunTest)
+OOMLAB_UI_TEST(ProgramRerunTest)
 #include "program_rerun_test.moc"

@@ -435,5 +435,5 @@ private slots:
     }
 };
 
-OOMLAB_UI_TEST_MAIN(RunsModelTest)
+OOMLAB_UI_TEST(RunsModelTest)
 #include "runs_model_test.moc"

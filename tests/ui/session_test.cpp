@@ -60,5 +60,5 @@ private slots:
     }
 };
 
-OOMLAB_UI_TEST_MAIN(SessionTest)
+OOMLAB_UI_TEST(SessionTest)
 #include "session_test.moc"

@@ -125,5 +125,5 @@ private slots:
     }
 };
 
-OOMLAB_UI_TEST_MAIN(ShortcutsTest)
+OOMLAB_UI_TEST(ShortcutsTest)
 #include "shortcuts_test.moc"

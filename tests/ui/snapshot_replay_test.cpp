@@ -166,5 +166,5 @@ private slots:
     void cleanupTestCase() { m_window.reset(); }
 };
 
-QTEST_MAIN(SnapshotReplayTest)
+OOMLAB_UI_TEST(SnapshotReplayTest)
 #include "snapshot_replay_test.moc"

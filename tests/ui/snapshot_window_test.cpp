@@ -474,5 +474,5 @@ private slots:
     void cleanupTestCase() { m_window.reset(); }
 };
 
-QTEST_MAIN(SnapshotWindowTest)
+OOMLAB_UI_TEST(SnapshotWindowTest)
 #include "snapshot_window_test.moc"

@@ -83,5 +83,5 @@ private slots:
     }
 };
 
-OOMLAB_UI_TEST_MAIN(StepTest)
+OOMLAB_UI_TEST(StepTest)
 #include "step_test.moc"

@@ -251,5 +251,5 @@ private slots:
     }
 };
 
-OOMLAB_UI_TEST_MAIN(TableModelsTest)
+OOMLAB_UI_TEST(TableModelsTest)
 #include "table_models_test.moc"

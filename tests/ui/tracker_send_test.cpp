@@ -217,5 +217,5 @@ private slots:
     }
 };
 
-OOMLAB_UI_TEST_MAIN(TrackerSendTest)
+OOMLAB_UI_TEST(TrackerSendTest)
 #include "tracker_send_test.moc"

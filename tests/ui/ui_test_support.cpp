@@ -34,6 +34,28 @@ QString guiProgram() {
     return QStringLiteral(OOMLAB_GUI_PATH);
 }
 
+namespace {
+
+std::map<std::string, TestRunner>& tests() {
+    static std::map<std::string, TestRunner> registered;
+    return registered;
+}
+
+}  // namespace
+
+bool registerTest(const char* sourceFile, TestRunner run) {
+    // Plain string work: this runs before main, with no QCoreApplication yet.
+    std::string name = sourceFile;
+    name.erase(0, name.find_last_of('/') + 1);
+    name.erase(name.find('.'));
+    tests().emplace(std::move(name), run);
+    return true;
+}
+
+const std::map<std::string, TestRunner>& registeredTests() {
+    return tests();
+}
+
 void prepareEnvironment() {
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) {
         qputenv("QT_QPA_PLATFORM", "offscreen");

@@ -5,6 +5,7 @@
 #include <QString>
 #include <QTemporaryDir>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -57,20 +58,33 @@ SnapshotWindow* openSnapshotAndWait(MainWindow& window, const QString& path);
 // `bytes` as the file `path`; whether all were written.
 bool writeBytes(const QString& path, const std::string& bytes);
 
+// A test class's QTEST_MAIN, run with the program's arguments.
+using TestRunner = int (*)(int argc, char** argv);
+// Registers `run` under the name of the file `sourceFile` less its folder and extension;
+// returns true (OOMLAB_UI_TEST's registration is a static's initialisation).
+bool registerTest(const char* sourceFile, TestRunner run);
+// The registered tests, by name.
+const std::map<std::string, TestRunner>& registeredTests();
+
 // `widget` as docs/ shows it (`./oomlab.sh screenshots`), as NAME in the folder
 // OOMLAB_SCREENSHOT_DIR names; nothing where it is not set.
 void saveScreenshot(QWidget* widget, const QString& name);
 
 }  // namespace oomlab::ui::test
 
-// A QTEST_MAIN with the environment above.
-#define OOMLAB_UI_TEST_MAIN(TestClass)                 \
-    int main(int argc, char** argv) {                  \
-        ::oomlab::ui::test::prepareEnvironment();      \
-        QApplication app(argc, argv);                  \
-        ::oomlab::ui::letBackgroundWorkWait();         \
-        QTemporaryDir settings;                        \
-        ::oomlab::ui::test::isolateSettings(settings); \
-        TestClass test;                                \
-        return QTest::qExec(&test, argc, argv);        \
-    }
+// The workbench's tests are one program, oomlab_ui_tests (one link, and a few files to a
+// compile unit): each test file registers its test class, with a QTEST_MAIN's body and the
+// environment above, under the file's name (class_window_test), which the program's first
+// argument names.
+#define OOMLAB_UI_TEST(TestClass)                                    \
+    static int oomlabRun##TestClass(int argc, char** argv) {         \
+        ::oomlab::ui::test::prepareEnvironment();                    \
+        QApplication app(argc, argv);                                \
+        ::oomlab::ui::letBackgroundWorkWait();                       \
+        QTemporaryDir settings;                                      \
+        ::oomlab::ui::test::isolateSettings(settings);               \
+        TestClass test;                                              \
+        return QTest::qExec(&test, argc, argv);                      \
+    }                                                                \
+    static const bool oomlabRegistered##TestClass [[maybe_unused]] = \
+        ::oomlab::ui::test::registerTest(__FILE__, &oomlabRun##TestClass);

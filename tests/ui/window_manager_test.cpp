@@ -171,5 +171,5 @@ private:
     }
 };
 
-OOMLAB_UI_TEST_MAIN(WindowManagerTest)
+OOMLAB_UI_TEST(WindowManagerTest)
 #include "window_manager_test.moc"
