@@ -167,7 +167,8 @@ int exportPlot(const QCommandLineParser& parser, const Options& o) {
 // returned for the user; a database the user names is the one written to, or none: never
 // another in its place.
 QString readWindowOptions(const QCommandLineParser& parser, const Options& o,
-                          const QTemporaryDir& scratch, oomlab::ui::MainWindowOptions& options) {
+                          std::optional<QTemporaryDir>& scratch,
+                          oomlab::ui::MainWindowOptions& options) {
     options.restoreSession = !parser.isSet(o.fresh) && !parser.isSet(o.shot);
     options.databasePath = parser.value(o.db);
     try {
@@ -190,7 +191,9 @@ QString readWindowOptions(const QCommandLineParser& parser, const Options& o,
         return QString::fromStdString(error.what());
     }
     if (parser.isSet(o.shot) && options.databasePath.isEmpty()) {
-        options.databasePath = scratch.filePath(QStringLiteral("screenshot.sqlite"));
+        // Made only here: a folder made at every start stays in the temporary folder when the
+        // workbench is ended by a signal (a session's logout, `pkill oomlab`).
+        options.databasePath = scratch.emplace().filePath(QStringLiteral("screenshot.sqlite"));
     }
     return {};
 }
@@ -255,7 +258,7 @@ int main(int argc, char** argv) {
         return exportPlot(parser, o);
     }
 
-    QTemporaryDir scratch;
+    std::optional<QTemporaryDir> scratch;
     oomlab::ui::MainWindowOptions options;
     if (const QString error = readWindowOptions(parser, o, scratch, options); !error.isEmpty()) {
         return fail(error);
