@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include "oomlab/common/errors.h"
 #include "oomlab/common/utf8.h"
@@ -61,8 +62,9 @@ void give_terminal(pid_t group) {
 
 // A process whose only work is to outlive oomlab-cli: it waits on a pipe that only oomlab-cli
 // writes to, and an end of file without a word means oomlab-cli was killed, so it kills the
-// program's group. Only async-signal-safe calls: oomlab-cli may have threads.
-pid_t start_guardian(int guard[2], pid_t group) {
+// program's group and removes `scratch_folder` (when not null) with rm. Only async-signal-safe
+// calls: oomlab-cli may have threads.
+pid_t start_guardian(int guard[2], pid_t group, const char* scratch_folder) {
     const pid_t guardian = fork();
     if (guardian != 0) {
         close(guard[0]);
@@ -85,6 +87,9 @@ pid_t start_guardian(int guard[2], pid_t group) {
     }
     if (got <= 0) {
         kill(-group, SIGKILL);
+        if (scratch_folder) {
+            execl("/bin/rm", "rm", "-rf", "--", scratch_folder, static_cast<char*>(nullptr));
+        }
     }
     _exit(0);
 }
@@ -142,7 +147,8 @@ bool stop_requested_again() {
     return g_stop_count >= 2;
 }
 
-ProgramGroup::ProgramGroup(const std::function<void()>& exec) {
+ProgramGroup::ProgramGroup(const std::function<void()>& exec, std::string scratch_folder)
+    : m_scratch_folder(std::move(scratch_folder)) {
     // What the program leaves behind when it ends, a daemon in a session of its own included,
     // becomes this process's child rather than init's, so it can be found and stopped.
     static const bool subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
@@ -175,7 +181,8 @@ ProgramGroup::ProgramGroup(const std::function<void()>& exec) {
     if (m_has_terminal) {
         give_terminal(m_pid);
     }
-    m_guardian = start_guardian(guard, m_pid);
+    m_guardian =
+        start_guardian(guard, m_pid, m_scratch_folder.empty() ? nullptr : m_scratch_folder.c_str());
     m_guardian_pipe = guard[1];
     g_running_group = m_pid;
     struct sigaction action {};

@@ -17,7 +17,9 @@ class ProgramGroup {
 public:
     // Forks; the child makes its group, takes the terminal where oomlab-cli has it, and calls
     // `exec` (which must not return). Signals for oomlab-cli go to the group from here on.
-    explicit ProgramGroup(const std::function<void()>& exec);
+    // `scratch_folder`, where given, is removed with what is in it if oomlab-cli is killed while
+    // the program runs (oomlab-cli removes it itself otherwise).
+    explicit ProgramGroup(const std::function<void()>& exec, std::string scratch_folder = {});
     // Gives the terminal back, lets the guardian go and restores the signals' handlers.
     ~ProgramGroup();
     ProgramGroup(const ProgramGroup&) = delete;
@@ -39,6 +41,7 @@ private:
     pid_t m_pid = -1;
     pid_t m_guardian = -1;
     int m_guardian_pipe = -1;
+    std::string m_scratch_folder;
     int m_status = 0;
     bool m_ended = false;
     bool m_has_terminal = false;

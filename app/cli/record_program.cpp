@@ -112,7 +112,7 @@ ProgramEnd run_recorded(const RecordedRun& run, const RecordFiles& files, const 
     const auto elapsed = [&] {
         return std::chrono::duration<double>(Clock::now() - started).count();
     };
-    ProgramGroup program([&] { exec_in_child(run, files, hook, pipe_ends); });
+    ProgramGroup program([&] { exec_in_child(run, files, hook, pipe_ends); }, hook.path().string());
     close(pipe_ends[1]);
     int errors = pipe_ends[0];
     ProgramEnd end;

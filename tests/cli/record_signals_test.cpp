@@ -15,9 +15,11 @@ namespace {
 
 class RecordStopped : public ::testing::Test {
 protected:
-    // Runs `script` in a shell in the test's folder, $CLI the program.
+    // Runs `script` in a shell in the test's folder, $CLI the program, the folder its TMPDIR
+    // (where record makes its own folder).
     test::CommandResult shell(const std::string& script) {
-        return test::run_command("cd " + test::shell_quote(m_dir.path()) + " && CLI=" +
+        return test::run_command("cd " + test::shell_quote(m_dir.path()) +
+                                 " && TMPDIR=" + test::shell_quote(m_dir.path()) + " CLI=" +
                                  test::shell_quote(test::cli_program()) + " timeout 120 sh -c " +
                                  test::shell_quote(script) + " 2>&1 </dev/null");
     }
@@ -72,17 +74,21 @@ cat out.txt
 }
 
 // Killed itself (SIGKILL, as `timeout -k` does after its SIGTERM), record takes the program's
-// whole group with it: a parent-death signal for the program, a guardian for the rest.
+// whole group with it: a parent-death signal for the program, a guardian for the rest, which
+// also removes record's own folder in TMPDIR (the program's Python hook).
 TEST_F(RecordStopped, KilledItTakesTheProgramsGroupWithIt) {
     const test::CommandResult result = shell(R"SH(
 $CLI record --out m.pickle -- sh -c 'sleep 992 & sleep 992' > out.txt 2>&1 &
 record=$!
 for i in $(seq 100); do [ "$(pgrep -xf 'sleep 992' | wc -l)" = 2 ] && break; sleep 0.1; done
-echo "started $(pgrep -xf 'sleep 992' | wc -l)"
+echo "started $(pgrep -xf 'sleep 992' | wc -l), folders $(ls -d oomlab-record-* | wc -l)"
 kill -KILL $record
+for i in $(seq 50); do ls -d oomlab-record-* >/dev/null 2>&1 || break; sleep 0.1; done
+echo "left $(ls -d oomlab-record-* 2>/dev/null | wc -l)"
 )SH");
-    ASSERT_NE(result.out.find("started 2"), std::string::npos) << result.out;
+    ASSERT_NE(result.out.find("started 2, folders 1"), std::string::npos) << result.out;
     EXPECT_FALSE(outlived("sleep 992")) << "the program outlived record";
+    EXPECT_NE(result.out.find("left 0"), std::string::npos) << result.out;
 }
 
 // A try past its --timeout whose program started a daemon in a session of its own, standard
