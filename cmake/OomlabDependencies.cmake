@@ -48,10 +48,10 @@ function(oomlab_unity_build target)
                                                UNITY_BUILD_BATCH_SIZE 6)
 endfunction()
 
-# Code that only parses arguments or lays out widgets (`target`) compiles at -O1 in the
-# optimised builds: most of its time at -O2 went to optimising CLI11's, nlohmann/json's and Qt's
-# templates, while what it runs (training, reading a snapshot) is in the engine's libraries,
-# still at -O2. The tests: oomlab_compile_tests_unoptimised.
+# Code that parses arguments, lays out widgets or does little work a user waits for (`target`)
+# compiles at -O1 in the optimised builds: most of its time at -O2 went to optimising CLI11's,
+# nlohmann/json's and Qt's templates, while what it runs (training, reading a snapshot) is in the
+# engine's libraries still at -O2. The tests: oomlab_compile_tests_unoptimised.
 function(oomlab_compile_lightly target)
     target_compile_options(${target} PRIVATE $<$<CONFIG:RelWithDebInfo,Release>:-O1>)
 endfunction()
