@@ -20,7 +20,7 @@ namespace {
 
 constexpr int kQuantileBits = 12;
 constexpr int kQuantiles = 1 << kQuantileBits;
-constexpr int kMaxDim = 1 << 20;
+constexpr int kMaxSyntheticDim = 1 << 20;
 constexpr std::int64_t kRowsPerTask = 4096;
 
 // Deterministic, fast, and good enough for noise (SplitMix64).
@@ -140,10 +140,10 @@ void fill_rows(float* matrix, int dim, std::int64_t first, std::int64_t last, st
 
 GloveTable GloveTable::synthesize(std::int64_t rows, int dim, std::uint64_t seed,
                                   const std::vector<std::string>& leading_words) {
-    if (rows < 0 || dim < 1 || dim > kMaxDim) {
-        throw BadInput(
-            "a synthetic GloVe table needs rows >= 0 and 1 <= dim <= " + std::to_string(kMaxDim) +
-            " (got " + std::to_string(rows) + " x " + std::to_string(dim) + ")");
+    if (rows < 0 || dim < 1 || dim > kMaxSyntheticDim) {
+        throw BadInput("a synthetic GloVe table needs rows >= 0 and 1 <= dim <= " +
+                       std::to_string(kMaxSyntheticDim) + " (got " + std::to_string(rows) + " x " +
+                       std::to_string(dim) + ")");
     }
     auto table = std::make_shared<Impl>();
     table->rows = rows;

@@ -11,10 +11,6 @@ namespace {
 
 constexpr int kSampleLines = 1000;
 
-const char* const kExpectedShape =
-    "expected GloVe text ('word v1 ... vD' per line) or word2vec text (a 'V D' header line "
-    "first)";
-
 std::size_t count_fields(std::string_view line) {
     return static_cast<std::size_t>(std::count(line.begin(), line.end(), ' ')) + 1;
 }

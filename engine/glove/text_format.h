@@ -11,6 +11,11 @@
 
 namespace oomlab::glove_detail {
 
+// What a file that is not a vector table is told it should be.
+inline constexpr const char* kExpectedShape =
+    "expected GloVe text ('word v1 ... vD' per line) or word2vec text (a 'V D' header line "
+    "first)";
+
 // Lines split on '\n' only. What else ends a line is not part of it: a '\r' (CRLF files) and
 // trailing spaces (word2vec writers often leave one). Other bytes, control characters and
 // invalid UTF-8 included, belong to the line.

@@ -18,10 +18,6 @@ namespace {
 // bookkeeping per slice does not show.
 constexpr std::size_t kSliceBytes = std::size_t{256} << 10;
 
-const char* const kExpectedShape =
-    "expected GloVe text ('word v1 ... vD' per line) or word2vec text (a 'V D' header line "
-    "first)";
-
 struct Slice {
     const char* begin = nullptr;
     const char* end = nullptr;

@@ -1,5 +1,7 @@
 #include "module_attribution.h"
 
+#include "oomlab/torch_utils/tensor_bytes.h"
+
 namespace oomlab::train {
 namespace {
 
@@ -13,10 +15,6 @@ std::int64_t activation_bytes(const memory::ModuleLedger& ledger, memory::Module
         bytes += ledger.held(module, tag);
     }
     return bytes;
-}
-
-std::int64_t tensor_bytes(const torch::Tensor& tensor) {
-    return tensor.defined() ? static_cast<std::int64_t>(tensor.nbytes()) : 0;
 }
 
 }  // namespace

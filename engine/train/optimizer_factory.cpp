@@ -1,5 +1,6 @@
 #include "optimizer_factory.h"
 
+#include "oomlab/torch_utils/tensor_bytes.h"
 #include "oomlab/torch_utils/torch_compat.h"
 
 namespace oomlab::train {
@@ -7,10 +8,6 @@ namespace {
 
 constexpr double kMomentum = 0.9;
 constexpr double kAdamWDecay = 0.01;
-
-std::int64_t tensor_bytes(const torch::Tensor& tensor) {
-    return tensor.defined() ? static_cast<std::int64_t>(tensor.nbytes()) : 0;
-}
 
 }  // namespace
 

@@ -18,7 +18,7 @@ using namespace oomlab::ui;
 
 namespace {
 
-const char* const kLesson = R"({"title": "Two batch sizes", "explanation": "e",
+const char* const kTwoBatchSizesLesson = R"({"title": "Two batch sizes", "explanation": "e",
   "base": {"device": "cpu", "train.max_steps": 2},
   "runs": [{"label": "small", "set": {"train.batch_size": 8}},
            {"label": "large", "set": {"train.batch_size": 32}}]})";
@@ -57,7 +57,7 @@ private slots:
         QVERIFY(dir.isValid());
         auto window = test::shownWindow(dir.filePath(QStringLiteral("runs.sqlite")));
         QVERIFY(window);
-        const Lesson lesson = parse_lesson(kLesson, "memory.json");
+        const Lesson lesson = parse_lesson(kTwoBatchSizesLesson, "memory.json");
         QSignalSpy finished(window->controller(), &RunController::lessonFinished);
         window->runLesson(lesson);  // once first: what the first run loads for good
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);

@@ -18,7 +18,7 @@ using namespace oomlab::ui;
 
 namespace {
 
-const char* const kLesson = R"({"title": "Served lesson", "explanation": "Two batch sizes.",
+const char* const kServedLesson = R"({"title": "Served lesson", "explanation": "Two batch sizes.",
   "base": {"train.max_steps": 2},
   "runs": [{"label": "small", "set": {"train.batch_size": 8}},
            {"label": "large", "set": {"train.batch_size": 64}}]})";
@@ -67,7 +67,7 @@ private slots:
         const QString path = m_dir.filePath("served.json");
         QFile file(path);
         QVERIFY(file.open(QIODevice::WriteOnly));
-        file.write(kLesson);
+        file.write(kServedLesson);
         file.close();
         const Opened opened = openAndWait(window, path);
         QVERIFY2(opened.flow, qPrintable(opened.error));
@@ -82,7 +82,7 @@ private slots:
                 std::this_thread::sleep_for(std::chrono::milliseconds(10));
             }
             return head.rfind("GET /class/batch.json ", 0) == 0
-                       ? test::HttpTestServer::reply("200 OK", kLesson)
+                       ? test::HttpTestServer::reply("200 OK", kServedLesson)
                        : test::HttpTestServer::reply("404 Not Found", "no such file");
         });
         MainWindow window(test::windowOptions(m_dir.filePath("served.sqlite")));

@@ -11,8 +11,8 @@
 
 using namespace oomlab;
 using namespace oomlab::ui;
-using oomlab::test::lossRow;
-using oomlab::test::sample;
+using oomlab::ui::test::lossRow;
+using oomlab::ui::test::sample;
 
 class LossPlotTest : public QObject {
     Q_OBJECT

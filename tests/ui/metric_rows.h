@@ -5,7 +5,7 @@
 
 #include "oomlab/store/run_store.h"
 
-namespace oomlab::test {
+namespace oomlab::ui::test {
 
 // A row of `phase` at `step` holding `allocatedMiB` (reserved 2 MiB more, its peak 5 more).
 inline MetricRow sample(std::int64_t step, const char* phase, double wallMs,
@@ -27,4 +27,4 @@ inline MetricRow lossRow(std::int64_t step, double loss) {
     return row;
 }
 
-}  // namespace oomlab::test
+}  // namespace oomlab::ui::test

@@ -23,8 +23,8 @@
 
 using namespace oomlab;
 using namespace oomlab::ui;
-using oomlab::test::lossRow;
-using oomlab::test::sample;
+using oomlab::ui::test::lossRow;
+using oomlab::ui::test::sample;
 
 namespace {
 

@@ -9,7 +9,7 @@
 namespace oomlab::ui {
 namespace {
 
-constexpr int kColumns = PredictionModel::Why + 1;
+constexpr int kPredictionColumns = PredictionModel::Why + 1;
 
 }  // namespace
 
@@ -32,7 +32,7 @@ int PredictionModel::rowCount(const QModelIndex& parent) const {
 }
 
 int PredictionModel::columnCount(const QModelIndex& parent) const {
-    return parent.isValid() ? 0 : kColumns;
+    return parent.isValid() ? 0 : kPredictionColumns;
 }
 
 const PredictionRow& PredictionModel::rowAt(int row) const {
@@ -66,7 +66,7 @@ QString PredictionModel::text(const PredictionRow& row, int column) const {
 }
 
 QVariant PredictionModel::data(const QModelIndex& index, int role) const {
-    if (!index.isValid() || index.row() >= rowCount() || index.column() >= kColumns) {
+    if (!index.isValid() || index.row() >= rowCount() || index.column() >= kPredictionColumns) {
         return {};
     }
     const PredictionRow& row = rowAt(index.row());
