@@ -47,8 +47,7 @@ bool registerTest(const char* sourceFile, TestRunner run) {
     // Plain string work: this runs before main, with no QCoreApplication yet.
     std::string name = sourceFile;
     name.erase(0, name.find_last_of('/') + 1);
-    name.erase(name.find('.'));
-    tests().emplace(std::move(name), run);
+    tests().emplace(name.substr(0, name.find('.')), run);
     return true;
 }
 
