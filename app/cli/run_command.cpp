@@ -14,6 +14,7 @@
 #include "oomlab/launch/rendezvous.h"
 #include "oomlab/run/run_json.h"
 #include "oomlab/session/experiment.h"
+#include "oomlab/session/pace.h"
 #include "oomlab/session/run_session.h"
 #include "oomlab/store/run_store.h"
 #include "oomlab/trackers/mlflow_live.h"
@@ -25,7 +26,10 @@ namespace {
 // Prints progress about once a second: text for people, JSON lines with --json.
 class TerminalListener final : public RunListener {
 public:
-    explicit TerminalListener(bool json) : m_json(json) {}
+    TerminalListener(bool json, Pace pace)
+        : m_json(json), m_pause_ms(oomlab::step_pause_ms(pace)) {}
+
+    int step_pause_ms() const override { return m_pause_ms; }
 
     // Sent to MLflow while it trains (--mlflow): begun when the run has its row.
     void send_while_training(trackers::MlflowLiveRun* live) { m_live = live; }
@@ -130,8 +134,19 @@ private:
     }
 
     bool m_json;
+    int m_pause_ms;
     double m_last_print_ms = -1e9;
     TrainProgress m_progress;
+};
+
+// The ranks past 0 say nothing while they train; they keep the pace too.
+class PacedListener final : public RunListener {
+public:
+    explicit PacedListener(Pace pace) : m_pause_ms(oomlab::step_pause_ms(pace)) {}
+    int step_pause_ms() const override { return m_pause_ms; }
+
+private:
+    int m_pause_ms;
 };
 
 // `tried_next`: the fixes are tried right after it (--try-fixes), so no hint how to try one.
@@ -241,6 +256,14 @@ void add_run_command(CLI::App& app, int& exit_code) {
                       "beside its prediction (`runs show` keeps them)");
     auto targets = std::make_shared<TrackerTargets>();
     targets->add_run_options(*command);
+    auto pace = std::make_shared<std::string>("full");
+    command
+        ->add_option("--pace", *pace,
+                     "full: train at full speed; watchable or slow: pause 25 or 120 ms after "
+                     "each step, so that the curves can be followed (a class watching its "
+                     "runs); the pause takes no CPU, as the workbench's Training pace")
+        ->check(CLI::IsMember({"full", "watchable", "slow"}))
+        ->capture_default_str();
     auto nproc = std::make_shared<int>(1);
     command
         ->add_option("--nproc", *nproc,
@@ -300,13 +323,14 @@ void add_run_command(CLI::App& app, int& exit_code) {
         if (*fix_of > 0 && rank == 0) {
             require_fixable(store);
         }
-        TerminalListener terminal(*json);
+        const Pace paced = pace_named(*pace).value_or(Pace::Full);
+        TerminalListener terminal(*json, paced);
         std::optional<trackers::MlflowLiveRun> live;
         if (rank == 0 && !targets->mlflow_uri.empty()) {
             live.emplace(mlflow_target(*targets), *db, targets->send_every());
             terminal.send_while_training(&*live);
         }
-        RunListener quiet;
+        PacedListener quiet(paced);
         // Rank 0 speaks for the run; the others only report their own failure.
         RunListener& listener = rank == 0 ? static_cast<RunListener&>(terminal) : quiet;
         const RunResult result = [&] {

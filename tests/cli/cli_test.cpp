@@ -21,6 +21,7 @@ namespace {
 
 using nlohmann::json;
 using test::run_cli;
+using Args = std::vector<std::string>;
 
 class Cli : public ::testing::Test {
 protected:
@@ -412,6 +413,32 @@ TEST_F(Cli, GloveSynthThenInfoReportsTheShape) {
     EXPECT_EQ(described["dim"], 50);
     EXPECT_EQ(described["duplicates"], 0);
     EXPECT_EQ(described["format"], "glove");
+}
+
+// `--pace slow`: the run waits 120 ms after each step (its wall time holds the pauses), and
+// trains the same steps to the same loss as at full speed; a pace it does not know is refused
+// before any run is made.
+TEST_F(Cli, APacedRunWaitsAfterEachStepAndTrainsTheSame) {
+    constexpr int kSteps = 6;
+    const Args run{"run",    "--db",  db(),
+                   "--json", "--set", "train.max_steps=" + std::to_string(kSteps)};
+    const auto full = run_cli(run);
+    Args paced = run;
+    paced.insert(paced.end(), {"--pace", "slow"});
+    const auto slow = run_cli(paced);
+    ASSERT_EQ(full.exit_code, 0) << full.err;
+    ASSERT_EQ(slow.exit_code, 0) << slow.err;
+    const json at_full = json::parse(full.lines().back());
+    const json at_slow = json::parse(slow.lines().back());
+    EXPECT_EQ(at_slow["steps"], kSteps);
+    EXPECT_EQ(at_slow["final_train_loss"], at_full["final_train_loss"]);
+    EXPECT_GE(at_slow["wall_seconds"].get<double>(), kSteps * 0.120) << at_slow.dump();
+
+    const auto unknown = run_cli({"run", "--db", db(), "--pace", "fast"});
+    EXPECT_EQ(unknown.exit_code, 2);
+    EXPECT_NE(unknown.err.find("--pace: fast not in {full,watchable,slow}"), std::string::npos)
+        << unknown.err;
+    EXPECT_EQ(run_count(), 2u);
 }
 
 TEST_F(Cli, VersionHelpAndBadArguments) {

@@ -258,8 +258,8 @@ class MlflowExport(RunsFixture):
         database = os.path.join(self.folder, "hourly.sqlite")
         with subprocess.Popen(
                 [CLI, "run", "--db", database, "--json", "--mlflow", self.server.uri,
-                 "--mlflow-experiment", "hourly", "--mlflow-every", "3600", "--set",
-                 "train.max_steps=20000"],
+                 "--mlflow-experiment", "hourly", "--mlflow-every", "3600", "--pace", "slow",
+                 "--set", "train.max_steps=20000"],
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
             try:
                 for line in process.stdout:  # until it trains
@@ -286,7 +286,7 @@ class MlflowExport(RunsFixture):
         database = os.path.join(self.folder, "killed.sqlite")
         sent = ("--mlflow", self.server.uri, "--mlflow-experiment", "killed", "--mlflow-every",
                 str(SEND_EVERY_S))
-        with subprocess.Popen([CLI, "run", "--db", database, *sent, "--set",
+        with subprocess.Popen([CLI, "run", "--db", database, *sent, "--pace", "slow", "--set",
                                "train.max_steps=20000"], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL) as process:
             try:

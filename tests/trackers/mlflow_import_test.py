@@ -134,7 +134,8 @@ class MlflowImport(unittest.TestCase):
         db = os.path.join(self.folder, "live-student.sqlite")
         student = subprocess.Popen(
             [CLI, "run", "--db", db, "--mlflow", self.server.uri, "--mlflow-experiment", "live",
-             "--mlflow-every", str(SEND_EVERY_S), "--set", "train.max_steps=100000"],
+             "--mlflow-every", str(SEND_EVERY_S), "--pace", "slow", "--set",
+             "train.max_steps=100000"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             env={**os.environ, "LOGNAME": "late"})
         self.addCleanup(student.kill)

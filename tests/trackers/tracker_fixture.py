@@ -13,7 +13,10 @@ import unittest
 CLI = os.environ["OOMLAB_CLI"]
 COMMAND_TIMEOUT_S = 120
 # How often the tests' runs that train until seen on the server send their steps
-# (`--mlflow-every`): a send round more each half second, not each 2 s, the default.
+# (`--mlflow-every`): a send round more each half second, not each 2 s, the default. Those
+# runs train at the slow pace (`--pace slow`, 120 ms idle after each step): what they check
+# is what the server shows while a run trains, not how fast it trains, and the CPU they
+# would burn while the test waits is the neighbouring tests'.
 SEND_EVERY_S = 0.5
 
 # The per-step series, by the name trackers show and the metric row's field: from the end of

@@ -178,15 +178,7 @@ void RunController::onWorkerFinished(const RunEnd& end) {
 }
 
 int RunController::stepPauseMs(Pace pace) {
-    switch (pace) {
-        case Pace::Watchable:
-            return 25;  // about 40 steps a second
-        case Pace::Slow:
-            return 120;
-        case Pace::Full:
-            break;
-    }
-    return 0;
+    return step_pause_ms(pace);
 }
 
 int RunController::lessonStepPauseMs(Pace pace, std::int64_t steps) {

@@ -9,6 +9,7 @@
 
 #include "common/run_types.h"
 #include "oomlab/lessons/lesson.h"
+#include "oomlab/session/pace.h"
 
 namespace oomlab::ui {
 
@@ -54,7 +55,7 @@ public:
     void step();
 
     // How fast runs train: full speed, or paced so the curves can be watched.
-    enum class Pace { Full, Watchable, Slow };
+    using Pace = oomlab::Pace;
     void setPace(Pace pace);
     Pace pace() const { return m_pace; }
     static int stepPauseMs(Pace pace);
