@@ -105,7 +105,8 @@ private slots:
         QTest::qWait(100);
         QApplication::processEvents();
         QTest::qWait(100);
-        const QStringList elided = elidedTableText(m_window->runsPage());
+        const QStringList elided =
+            onceSettled([&] { return elidedTableText(m_window->runsPage()); });
         QVERIFY2(elided.isEmpty(), qPrintable(elided.join('\n')));
         QVERIFY2(table->horizontalScrollBar()->maximum() == 0,
                  qPrintable(QStringLiteral("scrolls %1 px sideways")
@@ -133,7 +134,8 @@ private slots:
         QTest::qWait(100);
         QTableView* results = m_window->comparePage()->metricsTable();
         QCOMPARE(results->model()->rowCount(), 27);
-        const QStringList elidedResults = elidedTableText(m_window->comparePage());
+        const QStringList elidedResults =
+            onceSettled([&] { return elidedTableText(m_window->comparePage()); });
         QVERIFY2(elidedResults.isEmpty(), qPrintable(elidedResults.join('\n')));
         QStringList widths;
         for (int column = 0; column < results->model()->columnCount(); ++column) {

@@ -4,10 +4,12 @@
 #include <QAbstractScrollArea>
 #include <QAbstractSpinBox>
 #include <QComboBox>
+#include <QElapsedTimer>
 #include <QHeaderView>
 #include <QLineEdit>
 #include <QTabBar>
 #include <QTableView>
+#include <QTest>
 
 #include <algorithm>
 
@@ -239,6 +241,18 @@ QStringList crampedTables(const QWidget* root) {
         }
     }
     return cramped;
+}
+
+QStringList onceSettled(const std::function<QStringList()>& check) {
+    constexpr int kMostWaitMs = 10000;
+    QElapsedTimer waited;
+    waited.start();
+    QStringList found = check();
+    while (!found.isEmpty() && waited.elapsed() < kMostWaitMs) {
+        QTest::qWait(50);
+        found = check();
+    }
+    return found;
 }
 
 }  // namespace oomlab::ui::test

@@ -5,6 +5,8 @@
 #include <QString>
 #include <QStringList>
 
+#include <functional>
+
 class QWidget;
 
 namespace oomlab::ui::test {
@@ -30,5 +32,12 @@ QStringList elidedTableText(const QWidget* root);
 // Tables whose rows or heading are lower than their text (presentation mode's larger text
 // overlapped them), or that show fewer than kReadableTableRows rows.
 QStringList crampedTables(const QWidget* root);
+
+// What `check` finds once the layouts have settled: a change of size or of text size asks the
+// layouts again, and the plots redraw on a timer (ThemedPlot's coalesced replots), which on a
+// busy machine takes more turns of the event loop than on a quiet one. `check` is asked again
+// after each turn until it finds nothing, for up to 10 s: a view that never fits is still
+// said, and a slow machine waits longer instead of failing.
+QStringList onceSettled(const std::function<QStringList()>& check);
 
 }  // namespace oomlab::ui::test

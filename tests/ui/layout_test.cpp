@@ -129,15 +129,17 @@ private slots:
                                                                          ? Qt::Horizontal
                                                                          : Qt::Vertical))));
         QCOMPARE(m_window->size(), screen);
-        const QStringList clipped = clippedControls(m_window.get());
+        const QStringList clipped = onceSettled([&] { return clippedControls(m_window.get()); });
         QVERIFY2(clipped.isEmpty(), qPrintable(clipped.join('\n')));
-        const QStringList cut = crampedPlots(m_window.get()) + crampedTables(m_window.get());
+        const QStringList cut = onceSettled(
+            [&] { return crampedPlots(m_window.get()) + crampedTables(m_window.get()); });
         QVERIFY2(cut.isEmpty(), qPrintable(cut.join('\n')));
 
         // Every action of the Runs page is on its tool bar, none behind its » menu; every
         // heading and cell of its table is read whole at this text size.
         if (MainWindow::Page(page) == MainWindow::RunsTab) {
-            const QStringList elided = elidedTableText(m_window->runsPage());
+            const QStringList elided =
+                onceSettled([&] { return elidedTableText(m_window->runsPage()); });
             QVERIFY2(elided.isEmpty(), qPrintable(elided.join('\n')));
             auto* actions = m_window->findChild<QToolBar*>(QStringLiteral("runsActions"));
             QVERIFY(actions);
@@ -175,9 +177,10 @@ private slots:
                                         .arg(tabNeeds.width())
                                         .arg(tabNeeds.height())));
                 QCOMPARE(m_window->size(), screen);
-                const QStringList cramped = elidedTableText(m_window->livePage()) +
-                                            crampedPlots(m_window->livePage()) +
-                                            crampedTables(m_window->livePage());
+                const QStringList cramped = onceSettled([&] {
+                    return elidedTableText(m_window->livePage()) +
+                           crampedPlots(m_window->livePage()) + crampedTables(m_window->livePage());
+                });
                 QVERIFY2(cramped.isEmpty(), qPrintable(cramped.join('\n')));
             }
         }
@@ -304,7 +307,7 @@ private slots:
             m_window->setZoom(zoom);
             QApplication::processEvents();
             QTest::qWait(50);
-            const QStringList cramped = crampedTables(m_window.get());
+            const QStringList cramped = onceSettled([&] { return crampedTables(m_window.get()); });
             QVERIFY2(cramped.isEmpty(),
                      qPrintable(QStringLiteral("zoom %1: %2").arg(zoom).arg(cramped.join('\n'))));
         }
@@ -402,7 +405,7 @@ private slots:
                            .arg(scroll->widget()->minimumSizeHint().width())
                            .arg(scroll->viewport()->width())
                            .arg(largestMinimums(scroll->widget(), Qt::Horizontal))));
-        const QStringList cramped = crampedPlots(m_window->livePage());
+        const QStringList cramped = onceSettled([&] { return crampedPlots(m_window->livePage()); });
         QVERIFY2(cramped.isEmpty(), qPrintable(cramped.join('\n')));
         // The panel keeps room for its settings: the predicted breakdown's legend names only
         // what the bar holds (eight rows of it left two settings in view).
