@@ -262,7 +262,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
                      "full: train at full speed; watchable or slow: pause 25 or 120 ms after "
                      "each step, so that the curves can be followed (a class watching its "
                      "runs); the pause takes no CPU, as the workbench's Training pace")
-        ->check(CLI::IsMember({"full", "watchable", "slow"}))
+        ->check(CLI::IsMember(pace_names()))
         ->capture_default_str();
     auto nproc = std::make_shared<int>(1);
     command

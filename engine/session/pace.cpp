@@ -23,13 +23,12 @@ int step_pause_ms(Pace pace) {
     return 0;
 }
 
-std::string_view pace_name(Pace pace) {
-    for (const auto& [known, name] : kPaceNames) {
-        if (known == pace) {
-            return name;
-        }
+std::vector<std::string> pace_names() {
+    std::vector<std::string> names;
+    for (const auto& [pace, name] : kPaceNames) {
+        names.emplace_back(name);
     }
-    return "full";
+    return names;
 }
 
 std::optional<Pace> pace_named(std::string_view name) {

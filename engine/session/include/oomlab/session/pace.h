@@ -5,7 +5,9 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace oomlab {
 
@@ -15,8 +17,8 @@ enum class Pace { Full, Watchable, Slow };
 // ms slow (about 8).
 int step_pause_ms(Pace pace);
 
-// "full", "watchable", "slow".
-std::string_view pace_name(Pace pace);
+// The paces by the names the command line takes: "full", "watchable", "slow".
+std::vector<std::string> pace_names();
 std::optional<Pace> pace_named(std::string_view name);
 
 }  // namespace oomlab
