@@ -17,10 +17,8 @@ class Hardening : public ::testing::Test {
 protected:
     std::string db() const { return m_dir.file("runs.sqlite"); }
     std::string file(const std::string& name) const { return m_dir.file(name); }
-    // A database holding one completed run.
-    void make_database() {
-        ASSERT_EQ(test::run_cli({"run", "--set", "train.max_steps=2", "--db", db()}).exit_code, 0);
-    }
+    // A database holding one completed run (make_test_database.sh's one-run).
+    void make_database() { test::copy_test_database("one-run", db()); }
     std::size_t run_count() const { return RunStore::open(db()).list_runs().size(); }
     test::TempDir m_dir;
 };

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -105,6 +106,34 @@ CommandResult run_command(const std::string& command) {
     const int status = pclose(pipe);
     result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     return result;
+}
+
+void copy_test_database(const std::string& name, const std::string& path) {
+    std::optional<TempDir> made_here;
+    std::string folder;
+    if (const char* made = std::getenv("OOMLAB_TEST_DATABASES"); made && *made) {
+        folder = made;
+    } else {
+        made_here.emplace();
+        folder = made_here->path();
+        const CommandResult made_now = run_command(
+            shell_quote(std::string(source_root()) + "/tests/support/make_test_database.sh") + " " +
+            shell_quote(cli_program()) + " " + shell_quote(folder) + " " + shell_quote(name) +
+            " 2>&1");
+        ASSERT_EQ(made_now.exit_code, 0) << made_now.out;
+    }
+    const fs::path made = fs::path(folder) / name;
+    ASSERT_TRUE(fs::is_regular_file(made / "runs.sqlite")) << made << " has no runs.sqlite";
+    // Every file the run left as it left it (runs.sqlite-wal, -shm, -reserve, -writers): a
+    // database without its log's index beside it opens otherwise on a read-only mount.
+    const std::string database = "runs.sqlite";
+    for (const fs::directory_entry& file : fs::directory_iterator(made)) {
+        const std::string file_name = file.path().filename().string();
+        if (file_name.rfind(database, 0) == 0) {
+            fs::copy_file(file.path(), path + file_name.substr(database.size()),
+                          fs::copy_options::overwrite_existing);
+        }
+    }
 }
 
 std::optional<std::string> pickle_as_json(const std::string& path) {

@@ -66,6 +66,12 @@ int built_snapshot(const std::string& script, const std::string& out,
 // Runs `command` with /bin/sh and captures its standard output.
 CommandResult run_command(const std::string& command);
 
+// Copies the database NAME of tests/support/make_test_database.sh (what it holds is said
+// there) to `path`, with every file beside it that its runs left (runs.sqlite-wal, -shm,
+// -reserve, -writers): from the folder the suite made them in once (OOMLAB_TEST_DATABASES, CTest's
+// fixtures), or made here when the test runs on its own. Fails the current test if it cannot.
+void copy_test_database(const std::string& name, const std::string& path);
+
 // The Python pickle at `path` loaded with plain pickle.load and printed as JSON, or nullopt
 // when no python3 is on the PATH. Fails the current test if Python cannot load it.
 std::optional<std::string> pickle_as_json(const std::string& path);
