@@ -34,7 +34,6 @@ def listed_tests(build_dir, pattern):
             "command": test["command"],
             "folder": properties.get("WORKING_DIRECTORY", build_dir),
             "environment": properties.get("ENVIRONMENT", []),
-            "timeout": float(properties.get("TIMEOUT", 900)),
         })
     return tests
 
@@ -49,6 +48,7 @@ def run_one(test):
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                stdin=subprocess.DEVNULL)
     _, status, usage = os.wait4(process.pid, 0)
+    # Waited for here, not by Popen: told so, it does not wait again.
     process.returncode = os.waitstatus_to_exitcode(status)
     return (test["name"], usage.ru_utime, usage.ru_stime, time.monotonic() - started,
             process.returncode)

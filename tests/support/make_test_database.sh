@@ -10,6 +10,10 @@
 #   tracker-runs  run 1 "completed", 12 steps with validation every 4; run 2 "out of memory",
 #                 a BiLSTM under a 50 MiB cap that fails after a step (the trackers' tests)
 set -euo pipefail
+if (($# != 3)) || [[ "$3" != one-run && "$3" != tracker-runs ]]; then
+    echo "usage: $0 CLI FOLDER one-run|tracker-runs" >&2
+    exit 2
+fi
 cli="$1" folder="$2" name="$3"
 db="$folder/$name/runs.sqlite"
 rm -rf "${folder:?}/$name"
@@ -28,9 +32,5 @@ case "$name" in
             echo "$0: the capped run should have run out of memory (exit 3), not $status" >&2
             exit 1
         fi
-        ;;
-    *)
-        echo "usage: $0 CLI FOLDER one-run|tracker-runs" >&2
-        exit 2
         ;;
 esac

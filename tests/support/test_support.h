@@ -68,7 +68,7 @@ CommandResult run_command(const std::string& command);
 
 // Copies the database NAME of tests/support/make_test_database.sh (what it holds is said
 // there) to `path`, with every file beside it that its runs left (runs.sqlite-wal, -shm,
-// -reserve, -writers): from the folder the suite made them in once (OOMLAB_TEST_DATABASES, CTest's
+// -reserve, -writers): from the folder the suite made it in once (OOMLAB_TEST_DATABASES, CTest's
 // fixtures), or made here when the test runs on its own. Fails the current test if it cannot.
 void copy_test_database(const std::string& name, const std::string& path);
 
