@@ -1,8 +1,13 @@
 // Out-of-memory under a cap: recorded, recovered from, and leaving nothing behind.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
 #include "engine_support.h"
 #include "oomlab/config/config_keys.h"
+#include "oomlab/data/dataset.h"
 #include "oomlab/estimator/estimator.h"
 #include "oomlab/measure/tracking_allocator.h"
 #include "oomlab/session/run_session.h"
@@ -46,8 +51,24 @@ TEST(OutOfMemory, TwentyOomRunsLeaveMemoryAtItsBaselineAndAreAllRecorded) {
     }
 }
 
+// About `examples` of the default dataset's texts, evenly spaced through its topics, as a
+// JSONL file in `dir`: an epoch of it is a few optimizer steps, not a hundred.
+std::string write_part_of_default_dataset(const test::TempDir& dir, std::size_t examples) {
+    const std::vector<RawExample> all = read_default_examples();
+    const std::size_t stride = std::max<std::size_t>(1, all.size() / examples);
+    std::string lines;
+    for (std::size_t i = 0; i < all.size(); i += stride) {
+        lines += nlohmann::json{{"text", all[i].text}, {"label", all[i].label}}.dump() + "\n";
+    }
+    const std::string path = dir.file("part.jsonl");
+    test::write_file(path, lines);
+    return path;
+}
+
 TEST(OutOfMemory, AdaptCompletesWhatStopCannotWithTheSameEffectiveBatch) {
+    test::TempDir dir;
     ExperimentConfig config = small_transformer();
+    apply_config_override(config, "dataset.path=" + write_part_of_default_dataset(dir, 512));
     apply_config_override(config, "train.batch_size=64");
     apply_config_override(config, "train.epochs=1");
     // A cap between what a micro-batch of 32 (accumulating 2) and one of 64 need.
@@ -61,7 +82,6 @@ TEST(OutOfMemory, AdaptCompletesWhatStopCannotWithTheSameEffectiveBatch) {
     apply_config_override(config,
                           "memory.cap_mb=" + std::to_string(std::int64_t(fits * 1.1) >> 20));
 
-    test::TempDir dir;
     RunStore store = RunStore::open(dir.file("runs.sqlite"));
     test::QuietListener quiet;
     std::atomic<bool> cancel{false};
