@@ -82,6 +82,10 @@ def main():
     parser.add_argument("--times", type=int, default=5)
     args = parser.parse_args()
     engine = os.path.abspath(args.engine)
+    if not os.path.isfile(engine):
+        sys.exit(f"{engine}: no such library; build first, or give --engine")
+    if args.times < 1:
+        sys.exit(f"--times {args.times}: give 1 or more")
     torch_cpu = next((path for name, path in loaded_with(engine).items()
                       if name.startswith("libtorch_cpu.so")), None)
     if torch_cpu is None:

@@ -62,6 +62,8 @@ def main():
     parser.add_argument("-R", dest="pattern", default="")
     options = parser.parse_args()
     build_dir = os.path.abspath(options.build_dir)
+    if not os.path.isfile(os.path.join(build_dir, "CTestTestfile.cmake")):
+        sys.exit(f"{build_dir}: not a configured build folder; build first, or give --build-dir")
     tests = listed_tests(build_dir, options.pattern)
     started = time.monotonic()
     # What other tests copy (CTest's fixture setups) first, as ctest runs them.
