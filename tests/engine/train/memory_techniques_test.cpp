@@ -7,6 +7,7 @@
 #include "engine_support.h"
 #include "oomlab/config/config_keys.h"
 #include "oomlab/session/experiment.h"
+#include "test_support.h"
 
 namespace oomlab {
 namespace {
@@ -119,11 +120,12 @@ TEST(MemoryTechniques, AccumulationDividesTheActivationPeakByItsFactor) {
 }
 
 TEST(MemoryTechniques, Bf16CutsActivations) {
+    const std::string batch = "train.batch_size=" + std::to_string(test::kBf16Batch);
     const double fp32 =
-        measure({"model.kind=transformer", "train.padding=fixed", "train.optimizer=sgd"})
+        measure({"model.kind=transformer", "train.padding=fixed", "train.optimizer=sgd", batch})
             .activation_peak();
     const double bf16 = measure({"model.kind=transformer", "train.padding=fixed",
-                                 "train.optimizer=sgd", "memory.precision=bf16"})
+                                 "train.optimizer=sgd", "memory.precision=bf16", batch})
                             .activation_peak();
     EXPECT_LT(bf16, 0.75 * fp32) << fp32 / kMiB << " MiB -> " << bf16 / kMiB << " MiB";
 }

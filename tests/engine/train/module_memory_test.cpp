@@ -53,8 +53,12 @@ class ModulesAddUp : public testing::TestWithParam<Case> {};
 
 TEST_P(ModulesAddUp, ToTheBreakdownByCategory) {
     const Case& c = GetParam();
-    const RunOutcome outcome = train({"model.kind=" + c.model, "memory.precision=" + c.precision,
-                                      "memory.checkpointing=" + c.checkpointing});
+    std::vector<std::string> settings{"model.kind=" + c.model, "memory.precision=" + c.precision,
+                                      "memory.checkpointing=" + c.checkpointing};
+    if (c.precision == "bf16") {
+        settings.push_back("train.batch_size=" + std::to_string(test::kBf16Batch));
+    }
+    const RunOutcome outcome = train(settings);
     ASSERT_FALSE(outcome.by_module.empty());
     const MemoryBreakdown& b = outcome.breakdown;
     for (const ModuleMemory& module : outcome.by_module) {
