@@ -9,6 +9,7 @@
 #include <string>
 
 #include "oomlab/common/errors.h"
+#include "oomlab/session/cpu_features.h"
 
 namespace oomlab::session {
 namespace {
@@ -42,10 +43,7 @@ public:
             return;
         }
         const char* core = nullptr;
-        __builtin_cpu_init();
-        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-            __builtin_cpu_supports("avx512cd")) {
+        if (cpu_has_avx512_core() && __builtin_cpu_supports("avx512cd")) {
             core = "SkylakeX";
         } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
             core = "Haswell";
