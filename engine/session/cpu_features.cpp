@@ -9,8 +9,9 @@ bool cpu_has_avx512_core() {
 }
 
 // Without AVX-512 LibTorch (1.13 and 2.x alike) multiplies bf16 matrices one element at a time:
-// on an AVX2 EPYC a product of 256 x 256 matrices ran at 1.4 GFLOP/s in bf16 against 71 in fp32
-// (PyTorch 2.11), and a bilstm's training step took ten times its fp32 time (Debian's 1.13).
+// on an AVX2 EPYC a product of 256 x 256 matrices ran at 4.3 GFLOP/s in bf16 against 132 in
+// fp32 with Debian's 1.13, 1.5 against 74 with PyTorch 2.11 (bench/bf16_matmul.py), and a
+// bilstm's training step took ten times its fp32 time.
 std::string slow_bf16_note(const ExperimentConfig& config, const std::string& device) {
     if (config.memory.precision != DType::Bf16 || device.rfind("cuda", 0) == 0 ||
         cpu_has_avx512_core()) {
