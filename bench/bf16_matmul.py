@@ -4,9 +4,11 @@ PyTorch of the Python that runs it: the products of the engine's models at the s
 (a bilstm's gates, a transformer's feed-forward) and a square one, in GFLOP/s. Without
 AVX-512 LibTorch has no vector kernel for bf16 products, and the ratio says how much slower a
 bf16 run trains (docs/memory.md). Run it with the PyTorch to compare, e.g. Debian's
-(/usr/bin/python3, python3-torch) and PyTorch 2.11's (scripts/torch_env.sh).
+(/usr/bin/python3, python3-torch; with OPENBLAS_CORETYPE set as the engine sets it for this
+processor, Haswell on AVX2, or fp32 runs OpenBLAS's oldest kernels) and PyTorch 2.11's
+(scripts/torch_env.sh).
 
-    PYTHON bench/bf16_matmul.py [--seconds 0.5]
+    OPENBLAS_CORETYPE=Haswell /usr/bin/python3 bench/bf16_matmul.py [--seconds 0.5]
 """
 import argparse
 import time
