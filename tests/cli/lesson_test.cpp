@@ -104,8 +104,7 @@ std::vector<std::string> settings_that_show(const std::string& lesson) {
     std::vector<std::string> settings{
         "--set", lesson == "loss-graph-leak" ? "train.max_steps=6" : "train.max_steps=3"};
     if (lesson == "mixed-precision") {
-        settings.insert(settings.end(),
-                        {"--set", "train.batch_size=" + std::to_string(test::kBf16Batch)});
+        settings.insert(settings.end(), {"--set", test::kBf16Batch});
     }
     return settings;
 }

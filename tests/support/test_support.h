@@ -9,12 +9,12 @@ namespace oomlab::test {
 
 inline constexpr std::int64_t kMiB = std::int64_t{1} << 20;
 
-// The batch of a test that trains in bf16 to see what bf16 does (a run completes, ranks agree,
-// activations shrink), not the estimator's figures at a given size. On a CPU without AVX-512
+// The batch setting of a test that trains in bf16 to see what bf16 does (a run completes, ranks
+// agree, activations shrink), not the estimator's figures at a given size. On a CPU without AVX-512
 // (AMD's EPYC before Zen 4, many desktops), LibTorch multiplies bf16 matrices one element at a
 // time: a bilstm's bf16 step took 10x its fp32 time there, and bf16 runs were a third of the
 // suite's CPU (docs/building.md).
-inline constexpr int kBf16Batch = 8;
+inline const std::string kBf16Batch = "train.batch_size=8";
 
 // The project's own fixtures (tests/data).
 std::string fixture(const std::string& name);

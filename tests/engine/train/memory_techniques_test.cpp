@@ -120,12 +120,11 @@ TEST(MemoryTechniques, AccumulationDividesTheActivationPeakByItsFactor) {
 }
 
 TEST(MemoryTechniques, Bf16CutsActivations) {
-    const std::string batch = "train.batch_size=" + std::to_string(test::kBf16Batch);
-    const double fp32 =
-        measure({"model.kind=transformer", "train.padding=fixed", "train.optimizer=sgd", batch})
-            .activation_peak();
+    const double fp32 = measure({"model.kind=transformer", "train.padding=fixed",
+                                 "train.optimizer=sgd", test::kBf16Batch})
+                            .activation_peak();
     const double bf16 = measure({"model.kind=transformer", "train.padding=fixed",
-                                 "train.optimizer=sgd", "memory.precision=bf16", batch})
+                                 "train.optimizer=sgd", "memory.precision=bf16", test::kBf16Batch})
                             .activation_peak();
     EXPECT_LT(bf16, 0.75 * fp32) << fp32 / kMiB << " MiB -> " << bf16 / kMiB << " MiB";
 }

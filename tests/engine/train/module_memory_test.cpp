@@ -56,7 +56,7 @@ TEST_P(ModulesAddUp, ToTheBreakdownByCategory) {
     std::vector<std::string> settings{"model.kind=" + c.model, "memory.precision=" + c.precision,
                                       "memory.checkpointing=" + c.checkpointing};
     if (c.precision == "bf16") {
-        settings.push_back("train.batch_size=" + std::to_string(test::kBf16Batch));
+        settings.push_back(test::kBf16Batch);
     }
     const RunOutcome outcome = train(settings);
     ASSERT_FALSE(outcome.by_module.empty());

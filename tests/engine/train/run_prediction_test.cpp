@@ -71,13 +71,12 @@ TEST(RunPrediction, EvaluationKeepingItsGraphsIsPredictedInEvalMode) {
 // the estimate replays the predicted step's tensors through the same model. What it reserves
 // at the peak agrees within 10% (docs/estimator.md names the configs where it does not).
 TEST(RunPrediction, WhatTheAllocatorReservesAtThePeakIsPredicted) {
-    const std::string bf16_batch = "train.batch_size=" + std::to_string(test::kBf16Batch);
     const std::vector<std::vector<std::string>> runs = {
         {"model.kind=bag"},
         {"model.kind=bilstm"},
-        {"model.kind=bilstm", "memory.precision=bf16", bf16_batch},
+        {"model.kind=bilstm", "memory.precision=bf16", test::kBf16Batch},
         {"model.kind=transformer"},
-        {"model.kind=transformer", "memory.precision=bf16", bf16_batch},
+        {"model.kind=transformer", "memory.precision=bf16", test::kBf16Batch},
         {"model.kind=transformer", "model.layers=4", "memory.checkpointing=layers",
          "train.batch_size=64"},
     };
