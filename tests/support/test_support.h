@@ -13,7 +13,8 @@ inline constexpr std::int64_t kMiB = std::int64_t{1} << 20;
 // agree, activations shrink), not the estimator's figures at a given size. On a CPU without AVX-512
 // (AMD's EPYC before Zen 4, many desktops), LibTorch multiplies bf16 matrices one element at a
 // time: a bilstm's bf16 step took 10x its fp32 time there, and bf16 runs were a third of the
-// suite's CPU (docs/building.md).
+// suite's CPU (docs/building.md). A test that needs its batch (the estimator's moments at the
+// peak, a cap's fixes) trains its bf16 runs half as wide instead: a quarter of the products.
 inline const std::string kBf16Batch = "train.batch_size=8";
 
 // The project's own fixtures (tests/data).
