@@ -97,7 +97,7 @@ ExperimentConfig config_of(const Cell& c) {
         "data.loading=eager",
         "train.max_steps=2",
         "train.max_len=24",
-        "train.batch_size=" + std::to_string(32 / c.accumulation),
+        "train.batch_size=" + std::to_string(32 / c.accumulation),  // a step of 32 examples
         "train.accumulation=" + std::to_string(c.accumulation),
         "model.kind=" + c.model,
         "model.layers=2",
