@@ -125,10 +125,12 @@ INSTANTIATE_TEST_SUITE_P(
              "train.accumulation=3", "train.max_len=32", "train.optimizer=adamw"}},
         // Half as wide as the default transformer, for the bf16 products (test::kBf16Batch):
         // 1.2 s a rank instead of 4.2.
-        ShardCase{"parameters_transformer_bf16",
-                  {"distributed.shard=parameters", "model.kind=transformer",
-                   "memory.checkpointing=layers", "train.accumulation=2", "train.max_len=32",
-                   "memory.precision=bf16", test::kBf16Batch, "model.d_model=64", "model.ffn=128"}},
+        ShardCase{
+            "parameters_transformer_bf16",
+            test::half_width("transformer",
+                             {"distributed.shard=parameters", "model.kind=transformer",
+                              "memory.checkpointing=layers", "train.accumulation=2",
+                              "train.max_len=32", "memory.precision=bf16", test::kBf16Batch})},
         ShardCase{"parameters_bilstm_frozen_table",
                   {"distributed.shard=parameters", "model.kind=bilstm",
                    "embeddings.trainable=false", "train.max_len=32", "eval.no_grad=false"}}),

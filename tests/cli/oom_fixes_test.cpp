@@ -98,12 +98,7 @@ protected:
                              {"--set", "train.max_steps=" + std::to_string(past_the_failure)});
         }
         for (const json& fix : summary["fixes"]) {
-            Args fixed = fixed_run;
-            fixed.insert(fixed.end(), {"--fix-of", failed_id});
-            for (const auto& [key, value] : fix["set"].items()) {
-                fixed.insert(fixed.end(), {"--set", key + "=" + value.get<std::string>()});
-            }
-            const auto result = run_cli(fixed);
+            const auto result = run_cli(with_fix(fixed_run, fix, failed_id));
             EXPECT_EQ(result.exit_code, 0)
                 << name << " with " << fix["set"].dump() << ": " << result.err << result.out;
             if (result.exit_code == 0) {
@@ -113,6 +108,15 @@ protected:
         }
         expect_tried_fixes_shown(name, summary);
         return true;
+    }
+
+    // The command `run` again as a try of `fix` for run `failed_id` (--fix-of), its settings last.
+    static Args with_fix(Args run, const json& fix, const std::string& failed_id) {
+        run.insert(run.end(), {"--fix-of", failed_id});
+        for (const auto& [key, value] : fix["set"].items()) {
+            run.insert(run.end(), {"--set", key + "=" + value.get<std::string>()});
+        }
+        return run;
     }
 
     // `done`, the run that tried `fix` of `failed`, completed within the prediction.
@@ -181,10 +185,7 @@ TEST_F(OfferedFixes, AFragmentedCpuRunIsCalledSoAndExpandableSegmentsComplete) {
     ASSERT_FALSE(summary["fixes"].empty());
     const json& cheapest = summary["fixes"].front();
     ASSERT_EQ(cheapest["set"], json({{"memory.alloc_conf", "expandable_segments:True"}}));
-    Args fixed = run;
-    fixed.insert(fixed.end(),
-                 {"--fix-of", "1", "--set", "memory.alloc_conf=expandable_segments:True"});
-    const auto tried = run_cli(fixed);
+    const auto tried = run_cli(with_fix(run, cheapest, "1"));
     ASSERT_EQ(tried.exit_code, 0) << tried.err;
     expect_completed_as_predicted("fragmented", cheapest, json::parse(tried.lines().back()),
                                   summary);
@@ -322,18 +323,16 @@ INSTANTIATE_TEST_SUITE_P(
         // says why): the same fixes as a batch of 128 under 40 MiB at full width (5.5 s of
         // one thread, against 16.6 s at full width under 20 MiB).
         CappedConfig{
-            "transformer",
-            96,
-            18,
-            {"memory.precision=bf16", "train.max_len=24", "model.d_model=64", "model.ffn=128"}},
+            "transformer", 96, 18,
+            test::half_width("transformer", {"memory.precision=bf16", "train.max_len=24"})},
         CappedConfig{"transformer", 64, 24, {"memory.checkpointing=layers"}},
         CappedConfig{"transformer", 256, 80, {"train.optimizer=sgd"}},
         CappedConfig{"transformer", 32, 16, {"model.ffn=1024"}},
         CappedConfig{"bilstm", 256, 30, {}},
         // Offered only a larger cap, as a batch of 128 under 20 MiB at full width was (2.9 s
         // of one thread; 8.4 s at full width).
-        CappedConfig{
-            "bilstm", 32, 6, {"memory.precision=bf16", "train.max_len=24", "model.hidden=64"}},
+        CappedConfig{"bilstm", 32, 6,
+                     test::half_width("bilstm", {"memory.precision=bf16", "train.max_len=24"})},
         CappedConfig{"bilstm", 128, 16, {"train.optimizer=sgd"}},
         CappedConfig{"bilstm", 32, 10, {"model.hidden=256"}}, CappedConfig{"bag", 512, 8, {}},
         CappedConfig{"bag", 256, 6, {"embeddings.trainable=false"}},

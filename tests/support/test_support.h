@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace oomlab::test {
 
@@ -16,6 +17,18 @@ inline constexpr std::int64_t kMiB = std::int64_t{1} << 20;
 // suite's CPU (docs/building.md). A test that needs its batch (the estimator's moments at the
 // peak, a cap's fixes) trains its bf16 runs half as wide instead: a quarter of the products.
 inline const std::string kBf16Batch = "train.batch_size=8";
+
+// `settings` and then half the default width of `model` (a transformer's d_model 128 and ffn
+// 256, a bilstm's or bag's hidden 128): for a bf16 test that needs its batch (kBf16Batch).
+inline std::vector<std::string> half_width(const std::string& model,
+                                           std::vector<std::string> settings = {}) {
+    if (model == "transformer") {
+        settings.insert(settings.end(), {"model.d_model=64", "model.ffn=128"});
+    } else {
+        settings.push_back("model.hidden=64");
+    }
+    return settings;
+}
 
 // The project's own fixtures (tests/data).
 std::string fixture(const std::string& name);

@@ -14,6 +14,7 @@
 #include "oomlab/run/prediction_check.h"
 #include "oomlab/session/experiment.h"
 #include "prediction_misses.h"
+#include "test_support.h"
 
 namespace oomlab {
 namespace {
@@ -68,7 +69,7 @@ std::vector<Cell> grid() {
     return cells;
 }
 
-// The bf16 cells are half as wide as the fp32 ones (d_model 64, ffn 128, hidden 64): on a CPU
+// The bf16 cells are half as wide as the fp32 ones (test::half_width): on a CPU
 // without AVX-512 LibTorch multiplies bf16 matrices one element at a time (test::kBf16Batch),
 // and with a quarter of the products the grid's 110 bf16 cells took 46 s of one thread, not 110.
 // What bf16 changes, the activations and the weights' casts, is still megabytes against the
@@ -76,16 +77,6 @@ std::vector<Cell> grid() {
 // full width by the fp32 cells. Not a smaller batch: with less activation against the
 // gradients the backward's moment and the update's come close, and the peak falls at either
 // (at 8, SGD's bilstm cells peaked after backward, where the estimate had placed it in it).
-std::vector<std::string> narrower_in_bf16(const Cell& c) {
-    if (c.precision != "bf16") {
-        return {};
-    }
-    if (c.model == "transformer") {
-        return {"model.d_model=64", "model.ffn=128"};
-    }
-    return {"model.hidden=64"};
-}
-
 ExperimentConfig config_of(const Cell& c) {
     ExperimentConfig config = test::config_with({
         "device=cpu",
@@ -107,8 +98,10 @@ ExperimentConfig config_of(const Cell& c) {
         std::string("memory.checkpointing=") + (c.checkpointing ? "layers" : "none"),
         "embeddings.dtype=" + c.table,
     });
-    for (const std::string& width : narrower_in_bf16(c)) {
-        apply_config_override(config, width);
+    if (c.precision == "bf16") {
+        for (const std::string& width : test::half_width(c.model)) {
+            apply_config_override(config, width);
+        }
     }
     return config;
 }
