@@ -1,5 +1,7 @@
 #include "matrix_product.h"
 
+#include <ATen/ops/mm_cpu_dispatch.h>
+
 #include <optional>
 
 #if OOMLAB_ONEDNN_GEMM
@@ -68,6 +70,16 @@ void multiply_into(const torch::Tensor& out, const torch::Tensor& a, const torch
 #endif
     torch::Tensor result = out;  // a handle to the same tensor, which addmm_out writes
     at::addmm_out(result, out, a, b, beta, 1.0F);  // beta 0 ignores out, NaNs included
+}
+
+void multiply_float32(const torch::Tensor& out, const torch::Tensor& a, const torch::Tensor& b) {
+#if OOMLAB_ONEDNN_GEMM
+    if (onednn_multiply(out, a, b, 0.0F)) {
+        return;
+    }
+#endif
+    torch::Tensor result = out;
+    at::cpu::mm_out(result, a, b);  // ATen's CPU kernel itself, not the dispatcher
 }
 
 }  // namespace oomlab::model

@@ -1,4 +1,5 @@
-// Matrix products of the CPU's fused LSTM (lstm_layer.h).
+// Matrix products of the CPU's fused LSTM (lstm_layer.h) and of bfloat16 widened to float32
+// (bf16_products.h).
 #pragma once
 
 #include <torch/types.h>
@@ -15,5 +16,10 @@ namespace oomlab::model {
 // types, it is ATen's addmm.
 void multiply_into(const torch::Tensor& out, const torch::Tensor& a, const torch::Tensor& b,
                    float beta);
+
+// out = a @ b for float32 matrices laid out as multiply_into takes them, out row-major: the
+// same BLAS, called directly, so that no operator is dispatched (a profile sees none) and no
+// tensor is allocated.
+void multiply_float32(const torch::Tensor& out, const torch::Tensor& a, const torch::Tensor& b);
 
 }  // namespace oomlab::model

@@ -89,6 +89,26 @@ inline bool is_out_of_memory(const c10::Error& error) {
            message.find("CUDNN_STATUS_ALLOC_FAILED") != std::string::npos;
 }
 
+// Drops LibTorch's warnings for as long as it lives (the current thread's, in 2.x): a handler
+// takes a location and a message in 1.13, a c10::Warning in 2.x, and the guard moved from
+// c10::Warning to c10::WarningUtils.
+class QuietWarnings {
+    struct Dropped : c10::WarningHandler {
+#if TORCH_VERSION_MAJOR >= 2
+        void process(const c10::Warning&) override {}
+#else
+        void process(const c10::SourceLocation&, const std::string&, bool) override {}
+#endif
+    };
+#if TORCH_VERSION_MAJOR >= 2
+    using Guard = c10::WarningUtils::WarningHandlerGuard;
+#else
+    using Guard = c10::Warning::WarningHandlerGuard;
+#endif
+    Dropped m_dropped;
+    Guard m_guard{&m_dropped};
+};
+
 // Autocast state per device type. LibTorch 2.4 replaced the per-device functions
 // (set_cpu_enabled, set_autocast_gpu_dtype, ...) with ones taking the device type.
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)

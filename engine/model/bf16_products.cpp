@@ -1,0 +1,297 @@
+#include "bf16_products.h"
+
+#include <ATen/MemoryOverlap.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/addmm_cpu_dispatch.h>
+#include <ATen/ops/bmm_cpu_dispatch.h>
+#include <ATen/ops/empty_cpu_dispatch.h>
+#include <ATen/ops/from_blob.h>
+#include <ATen/ops/mm_cpu_dispatch.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "matrix_product.h"
+#include "oomlab/torch_utils/torch_compat.h"
+
+namespace oomlab::model {
+namespace {
+
+using at::BFloat16;
+using at::Tensor;
+
+// `count` matrices of `rows` x `columns` bfloat16 elements, `batch_stride` apart, laid out as
+// BLAS reads them in place: each row contiguous (row-major) or each column, `leading` apart.
+struct Matrices {
+    const BFloat16* data = nullptr;
+    std::int64_t count = 1;
+    std::int64_t rows = 0;
+    std::int64_t columns = 0;
+    std::int64_t batch_stride = 0;
+    std::int64_t leading = 0;
+    bool row_major = true;
+
+    std::int64_t size() const { return rows * columns; }
+};
+
+bool is_bf16(const Tensor& t) {
+    return t.defined() && t.scalar_type() == at::kBFloat16 && t.layout() == at::kStrided &&
+           t.device().is_cpu();
+}
+
+// The matrices of a 2-D (one) or 3-D (a batch) tensor, where LibTorch's kernels would read
+// them in place; nullopt where they would copy them first.
+std::optional<Matrices> as_matrices(const Tensor& t) {
+    const std::int64_t d = t.dim();
+    Matrices m;
+    m.count = d == 3 ? t.size(0) : 1;
+    m.rows = t.size(d - 2);
+    m.columns = t.size(d - 1);
+    m.batch_stride = d == 3 ? t.stride(0) : 0;
+    const std::int64_t row_stride = t.stride(d - 2);
+    const std::int64_t column_stride = t.stride(d - 1);
+    if (column_stride == 1 && row_stride >= std::max<std::int64_t>(1, m.columns)) {
+        m.leading = row_stride;
+    } else if (row_stride == 1 && column_stride >= std::max<std::int64_t>(1, m.rows)) {
+        m.row_major = false;
+        m.leading = column_stride;
+    } else {
+        return std::nullopt;
+    }
+    m.data = t.data_ptr<BFloat16>();
+    return m;
+}
+
+// Whether a @ b, both `dims`-dimensional, is one this file computes.
+bool multipliable(const Tensor& a, const Tensor& b, std::int64_t dims) {
+    if (!is_bf16(a) || !is_bf16(b) || a.dim() != dims || b.dim() != dims ||
+        a.size(dims - 1) != b.size(dims - 2) || (dims == 3 && a.size(0) != b.size(0))) {
+        return false;  // LibTorch's kernel raises its own error for shapes that do not multiply
+    }
+    if (a.numel() == 0 || b.numel() == 0) {
+        return false;
+    }
+    return as_matrices(a) && as_matrices(b);
+}
+
+// Whether two tensors may share an element (same storage, and not provably apart).
+bool may_overlap(const Tensor& a, const Tensor& b) {
+    return a.storage().is_alias_of(b.storage()) &&
+           at::get_overlap_status(a, b) != at::MemOverlapStatus::No;
+}
+
+// Whether `out` can take a product of `sizes` as written, as LibTorch's kernel writes it: of
+// those sizes (else LibTorch resizes it), in a layout it writes in place (else it writes a
+// copy), its matrices apart from each other and from the operands.
+bool writable(const Tensor& out, at::IntArrayRef sizes, std::initializer_list<const Tensor*> read) {
+    if (!is_bf16(out) || out.sizes() != sizes) {
+        return false;
+    }
+    const std::optional<Matrices> m = as_matrices(out);
+    if (!m) {
+        return false;
+    }
+    const std::int64_t span = (m->row_major ? m->rows - 1 : m->columns - 1) * m->leading +
+                              (m->row_major ? m->columns : m->rows);
+    if (m->count > 1 && m->batch_stride < span) {
+        return false;
+    }
+    return std::none_of(read.begin(), read.end(),
+                        [&](const Tensor* operand) { return may_overlap(out, *operand); });
+}
+
+// Each matrix widened to float32, packed one after another at `to`, each in its own order (a
+// transpose stays a transpose: BLAS reads either).
+void widen(const Matrices& m, float* to) {
+    const std::int64_t lines = m.row_major ? m.rows : m.columns;
+    const std::int64_t length = m.row_major ? m.columns : m.rows;
+    for (std::int64_t index = 0; index < m.count; ++index) {
+        for (std::int64_t line = 0; line < lines; ++line) {
+            const BFloat16* from = m.data + index * m.batch_stride + line * m.leading;
+            for (std::int64_t i = 0; i < length; ++i) {
+                *to++ = static_cast<float>(from[i]);
+            }
+        }
+    }
+}
+
+// Matrix `index` of those widened at `packed`, as a tensor over that memory.
+Tensor widened(const Matrices& m, float* packed, std::int64_t index) {
+    float* data = packed + index * m.size();
+    const auto options = at::TensorOptions().dtype(at::kFloat);
+    if (m.row_major) {
+        return at::from_blob(data, {m.rows, m.columns}, {m.columns, 1}, options);
+    }
+    return at::from_blob(data, {m.rows, m.columns}, {1, m.rows}, options);
+}
+
+// A bfloat16 tensor of up to 3 dimensions as sizes and strides of 3, missing leading ones of
+// size 1; `like` gives a smaller one's sizes (broadcast, stride 0) where they are 1 or absent.
+struct Strided3 {
+    std::array<std::int64_t, 3> stride{};
+    BFloat16* data = nullptr;
+};
+
+Strided3 strided3(const Tensor& t, at::IntArrayRef like) {
+    Strided3 s;
+    s.data = t.data_ptr<BFloat16>();
+    const std::int64_t missing = 3 - t.dim();
+    for (std::int64_t d = 0; d < t.dim(); ++d) {
+        const std::int64_t target = like[std::size_t(d + missing)];
+        s.stride[std::size_t(d + missing)] = t.size(d) == target ? t.stride(d) : 0;
+    }
+    return s;
+}
+
+// out = alpha * product + beta * addend, rounded once to bfloat16: `product` is float32 of
+// out's shape, packed row-major; `addend` (when beta is not 0) broadcasts to out's shape.
+void narrow_into(const Tensor& out, const float* product, float alpha, const Tensor& addend,
+                 float beta) {
+    std::array<std::int64_t, 3> sizes{1, 1, 1};
+    for (std::int64_t d = 0; d < out.dim(); ++d) {
+        sizes[std::size_t(d + 3 - out.dim())] = out.size(d);
+    }
+    const Strided3 to = strided3(out, sizes);
+    const bool add = beta != 0.0F;  // beta 0 ignores the addend, NaNs included
+    const Strided3 from = add ? strided3(addend, sizes) : Strided3{};
+    for (std::int64_t b = 0; b < sizes[0]; ++b) {
+        for (std::int64_t i = 0; i < sizes[1]; ++i) {
+            BFloat16* row = to.data + b * to.stride[0] + i * to.stride[1];
+            const BFloat16* added = from.data + b * from.stride[0] + i * from.stride[1];
+            for (std::int64_t j = 0; j < sizes[2]; ++j) {
+                float value = alpha * *product++;
+                if (add) {
+                    value += beta * static_cast<float>(added[j * from.stride[2]]);
+                }
+                row[j * to.stride[2]] = BFloat16(value);
+            }
+        }
+    }
+}
+
+// out = alpha * (a @ b) + beta * addend, for operands that multipliable() accepts.
+void product_into(const Tensor& out, const Tensor& a, const Tensor& b, float alpha = 1.0F,
+                  const Tensor& addend = {}, float beta = 0.0F) {
+    const Matrices left = *as_matrices(a);
+    const Matrices right = *as_matrices(b);
+    const std::int64_t result_size = left.rows * right.columns;
+    // Scratch, never a tensor: the tensor allocator sees exactly what LibTorch's kernel makes.
+    const std::unique_ptr<float[]> scratch(
+        new float[std::size_t(left.count * (left.size() + right.size() + result_size))]);
+    float* const packed_left = scratch.get();
+    float* const packed_right = packed_left + left.count * left.size();
+    float* const product = packed_right + right.count * right.size();
+    widen(left, packed_left);
+    widen(right, packed_right);
+    const auto options = at::TensorOptions().dtype(at::kFloat);
+    for (std::int64_t index = 0; index < left.count; ++index) {
+        const Tensor result =
+            at::from_blob(product + index * result_size, {left.rows, right.columns}, options);
+        multiply_float32(result, widened(left, packed_left, index),
+                         widened(right, packed_right, index));
+    }
+    narrow_into(out, product, alpha, addend, beta);
+}
+
+// Whether `addend` (addmm's self) broadcasts to rows x columns.
+bool broadcasts(const Tensor& addend, std::int64_t rows, std::int64_t columns) {
+    const std::array<std::int64_t, 2> target{rows, columns};
+    if (!is_bf16(addend) || addend.dim() > 2) {
+        return false;
+    }
+    for (std::int64_t d = 0; d < addend.dim(); ++d) {
+        const std::int64_t size = addend.size(d);
+        if (size != 1 && size != target[std::size_t(d + 2 - addend.dim())]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+Tensor mm(const Tensor& self, const Tensor& mat2) {
+    if (!multipliable(self, mat2, 2)) {
+        return at::cpu::mm(self, mat2);
+    }
+    Tensor out = at::cpu::empty({self.size(0), mat2.size(1)}, self.options());
+    product_into(out, self, mat2);
+    return out;
+}
+
+Tensor& mm_out(const Tensor& self, const Tensor& mat2, Tensor& out) {
+    if (!multipliable(self, mat2, 2) ||
+        !writable(out, {self.size(0), mat2.size(1)}, {&self, &mat2})) {
+        return at::cpu::mm_outf(self, mat2, out);
+    }
+    product_into(out, self, mat2);
+    return out;
+}
+
+Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const at::Scalar& beta,
+             const at::Scalar& alpha) {
+    if (!multipliable(mat1, mat2, 2) || !broadcasts(self, mat1.size(0), mat2.size(1))) {
+        return at::cpu::addmm(self, mat1, mat2, beta, alpha);
+    }
+    Tensor out = at::cpu::empty({mat1.size(0), mat2.size(1)}, mat1.options());
+    product_into(out, mat1, mat2, alpha.to<float>(), self, beta.to<float>());
+    return out;
+}
+
+Tensor& addmm_out(const Tensor& self, const Tensor& mat1, const Tensor& mat2,
+                  const at::Scalar& beta, const at::Scalar& alpha, Tensor& out) {
+    const std::array<std::int64_t, 2> sizes{mat1.size(0), mat2.size(1)};
+    // out may be self (an accumulation in place): each element is read before it is written.
+    const bool in_place = self.is_same(out);
+    if (!multipliable(mat1, mat2, 2) || !broadcasts(self, sizes[0], sizes[1]) ||
+        !writable(out, sizes, in_place ? std::initializer_list<const Tensor*>{&mat1, &mat2}
+                                       : std::initializer_list<const Tensor*>{&self, &mat1, &mat2})) {
+        return at::cpu::addmm_outf(self, mat1, mat2, beta, alpha, out);
+    }
+    product_into(out, mat1, mat2, alpha.to<float>(), self, beta.to<float>());
+    return out;
+}
+
+Tensor bmm(const Tensor& self, const Tensor& mat2) {
+    if (!multipliable(self, mat2, 3)) {
+        return at::cpu::bmm(self, mat2);
+    }
+    Tensor out = at::cpu::empty({self.size(0), self.size(1), mat2.size(2)}, self.options());
+    product_into(out, self, mat2);
+    return out;
+}
+
+Tensor& bmm_out(const Tensor& self, const Tensor& mat2, Tensor& out) {
+    if (!multipliable(self, mat2, 3) ||
+        !writable(out, {self.size(0), self.size(1), mat2.size(2)}, {&self, &mat2})) {
+        return at::cpu::bmm_outf(self, mat2, out);
+    }
+    product_into(out, self, mat2);
+    return out;
+}
+
+void register_kernels() {
+    // Registering a kernel for a key that has one replaces it, with a warning for those who
+    // did so by mistake.
+    const compat::QuietWarnings quiet;
+    // Never destroyed: that would take the kernels away while a thread may still multiply.
+    auto* library = new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::CPU,
+                                       __FILE__, __LINE__);
+    library->impl("mm", TORCH_FN(mm));
+    library->impl("mm.out", TORCH_FN(mm_out));
+    library->impl("addmm", TORCH_FN(addmm));
+    library->impl("addmm.out", TORCH_FN(addmm_out));
+    library->impl("bmm", TORCH_FN(bmm));
+    library->impl("bmm.out", TORCH_FN(bmm_out));
+}
+
+}  // namespace
+
+void install_bf16_products() {
+    static const bool installed = (register_kernels(), true);
+    (void)installed;
+}
+
+}  // namespace oomlab::model
