@@ -12,7 +12,6 @@
 #include "oomlab/config/config_keys.h"
 #include "oomlab/config/key_relevance.h"
 #include "oomlab/estimator/estimator.h"
-#include "oomlab/session/cpu_features.h"
 #include "run_join.h"
 
 namespace oomlab {
@@ -192,11 +191,8 @@ RunResult run_and_record(const ExperimentConfig& config, const std::string& name
     listener.on_run_created(result.run_id, result.info);
     if (rank == 0) {
         // Said where the run is watched, not only stored: nobody reads an effect into settings
-        // that have none, and a slow bf16 run is not taken for a stuck one.
-        std::vector<std::string> notes = unused_settings(config, experiment->world_size());
-        if (std::string slow = session::slow_bf16_note(config, result.info.device); !slow.empty()) {
-            notes.push_back(std::move(slow));
-        }
+        // that have none.
+        const std::vector<std::string> notes = unused_settings(config, experiment->world_size());
         for (const std::string& note : notes) {
             const EventRow event{0, std::string(event_kind::kNote), note};
             store.add_event(result.run_id, event);

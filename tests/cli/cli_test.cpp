@@ -13,7 +13,6 @@
 
 #include "cli_runner.h"
 #include "oomlab/common/format.h"
-#include "oomlab/session/cpu_features.h"
 #include "oomlab/store/run_store.h"
 #include "test_support.h"
 
@@ -235,17 +234,6 @@ TEST_F(Cli, SettingsTheRunIgnoresAreSaidAndStored) {
         }
     }
     EXPECT_EQ(notes, (std::vector<std::string>{"model.heads=8", "distributed.shard=optimizer"}));
-}
-
-// A bf16 run on a processor without AVX-512 says why it trains slowly, where it is watched.
-TEST_F(Cli, ABf16RunSaysWhereItIsSlow) {
-    const auto result = run_cli({"run", "--set", "train.max_steps=1", "--set", "model.kind=bag",
-                                 "--set", "memory.precision=bf16", "--db", db()});
-    ASSERT_EQ(result.exit_code, 0) << result.err;
-    EXPECT_EQ(result.out.find("[note] step 0: memory.precision=bf16 on this processor (no "
-                              "AVX-512)") != std::string::npos,
-              !session::cpu_has_avx512_core())
-        << result.out;
 }
 
 TEST_F(Cli, RunsAreTaggedWhenRunAndLater) {

@@ -11,11 +11,11 @@ namespace oomlab::test {
 inline constexpr std::int64_t kMiB = std::int64_t{1} << 20;
 
 // The batch setting of a test that trains in bf16 to see what bf16 does (a run completes, ranks
-// agree, activations shrink), not the estimator's figures at a given size. On a CPU without AVX-512
-// (AMD's EPYC before Zen 4, many desktops), LibTorch multiplies bf16 matrices one element at a
-// time: a bilstm's bf16 step took 10x its fp32 time there, and bf16 runs were a third of the
-// suite's CPU (docs/building.md). A test that needs its batch (the estimator's moments at the
-// peak, a cap's fixes) trains its bf16 runs half as wide instead: a quarter of the products.
+// agree, activations shrink), not the estimator's figures at a given size: a smaller run checks
+// the same for less. (bf16 runs were a third of the suite's CPU while LibTorch's one-element-at-
+// a-time products ran them on CPUs without AVX-512; the engine's own, bf16_products.h, now run
+// them near fp32's pace.) A test that needs its batch (the estimator's moments at the peak, a
+// cap's fixes) trains its bf16 runs half as wide instead: a quarter of the products.
 inline const std::string kBf16Batch = "train.batch_size=8";
 
 // `settings` and then half the default width of `model` (a transformer's d_model 128 and ffn

@@ -69,9 +69,9 @@ std::vector<Cell> grid() {
     return cells;
 }
 
-// The bf16 cells are half as wide as the fp32 ones (test::half_width): on a CPU
-// without AVX-512 LibTorch multiplies bf16 matrices one element at a time (test::kBf16Batch),
-// and with a quarter of the products the grid's 110 bf16 cells took 46 s of one thread, not 110.
+// The bf16 cells are half as wide as the fp32 ones (test::half_width): a quarter of the
+// products (with LibTorch's own bf16 products, the grid's 110 bf16 cells took 46 s of one
+// thread at this width, 110 at the full one).
 // What bf16 changes, the activations and the weights' casts, is still megabytes against the
 // 64 KiB a figure may miss by; the parameters, gradients and optimizer state stay fp32, held at
 // full width by the fp32 cells. Not a smaller batch: with less activation against the
