@@ -246,8 +246,9 @@ Tensor& addmm_out(const Tensor& self, const Tensor& mat1, const Tensor& mat2,
     // out may be self (an accumulation in place): each element is read before it is written.
     const bool in_place = self.is_same(out);
     if (!multipliable(mat1, mat2, 2) || !broadcasts(self, sizes[0], sizes[1]) ||
-        !writable(out, sizes, in_place ? std::initializer_list<const Tensor*>{&mat1, &mat2}
-                                       : std::initializer_list<const Tensor*>{&self, &mat1, &mat2})) {
+        !writable(out, sizes,
+                  in_place ? std::initializer_list<const Tensor*>{&mat1, &mat2}
+                           : std::initializer_list<const Tensor*>{&self, &mat1, &mat2})) {
         return at::cpu::addmm_outf(self, mat1, mat2, beta, alpha, out);
     }
     product_into(out, mat1, mat2, alpha.to<float>(), self, beta.to<float>());
@@ -277,8 +278,8 @@ void register_kernels() {
     // did so by mistake.
     const compat::QuietWarnings quiet;
     // Never destroyed: that would take the kernels away while a thread may still multiply.
-    auto* library = new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::CPU,
-                                       __FILE__, __LINE__);
+    auto* library =
+        new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::CPU, __FILE__, __LINE__);
     library->impl("mm", TORCH_FN(mm));
     library->impl("mm.out", TORCH_FN(mm_out));
     library->impl("addmm", TORCH_FN(addmm));

@@ -1,9 +1,9 @@
 // The engine's bfloat16 products on the CPU: LibTorch's results (summed in float32, rounded
 // once), in the tensors LibTorch's own kernels allocate, for every layout the models pass.
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/addmm_cpu_dispatch.h>
 #include <ATen/ops/bmm_cpu_dispatch.h>
 #include <ATen/ops/mm_cpu_dispatch.h>
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -40,8 +40,10 @@ torch::Tensor matrix(std::int64_t rows, std::int64_t columns, Layout layout) {
         case Layout::ColumnBlock:
             return torch::randn({rows, 3 * columns}).to(bf16).narrow(1, columns, columns);
         case Layout::Strided:
-            return torch::randn({2 * rows, 2 * columns}).to(bf16).slice(0, 0, 2 * rows, 2).slice(
-                1, 0, 2 * columns, 2);
+            return torch::randn({2 * rows, 2 * columns})
+                .to(bf16)
+                .slice(0, 0, 2 * rows, 2)
+                .slice(1, 0, 2 * columns, 2);
     }
     return {};
 }
@@ -82,8 +84,8 @@ Allocated allocated_by(const std::function<torch::Tensor()>& multiply) {
 TEST_F(Bf16Products, TheDispatchersCpuKernelsAreTheEngines) {
     for (const char* name : {"mm", "addmm", "bmm"}) {
         for (const char* overload : {"", "out"}) {
-            const auto op = c10::Dispatcher::singleton().findSchema({std::string("aten::") + name,
-                                                                     overload});
+            const auto op =
+                c10::Dispatcher::singleton().findSchema({std::string("aten::") + name, overload});
             ASSERT_TRUE(op.has_value()) << name << "." << overload;
             const std::string table = "\n" + op->dumpComputedTable();
             const std::size_t cpu = table.find("\nCPU:");
@@ -172,12 +174,12 @@ TEST_F(Bf16Products, LeaveOtherLayoutsTypesAndEmptyProductsToLibTorch) {
     const torch::Tensor a = torch::randn({5, 7});
     const torch::Tensor b = torch::randn({7, 3});
     EXPECT_TRUE(torch::equal(torch::mm(a, b), at::cpu::mm(a, b)));
-    const torch::Tensor none = torch::mm(torch::zeros({4, 0}, torch::kBFloat16),
-                                         torch::zeros({0, 3}, torch::kBFloat16));
+    const torch::Tensor none =
+        torch::mm(torch::zeros({4, 0}, torch::kBFloat16), torch::zeros({0, 3}, torch::kBFloat16));
     EXPECT_TRUE(torch::equal(none, torch::zeros({4, 3}, torch::kBFloat16)));
-    EXPECT_THROW(torch::mm(torch::zeros({2, 4}, torch::kBFloat16),
-                           torch::zeros({5, 3}, torch::kBFloat16)),
-                 c10::Error);
+    EXPECT_THROW(
+        torch::mm(torch::zeros({2, 4}, torch::kBFloat16), torch::zeros({5, 3}, torch::kBFloat16)),
+        c10::Error);
 }
 
 }  // namespace
