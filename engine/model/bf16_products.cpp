@@ -273,11 +273,11 @@ Tensor& bmm_out(const Tensor& self, const Tensor& mat2, Tensor& out) {
     return out;
 }
 
-void register_kernels() {
+// The kernels, registered for the CPU.
+torch::Library* registered_kernels() {
     // Registering a kernel for a key that has one replaces it, with a warning for those who
     // did so by mistake.
     const compat::QuietWarnings quiet;
-    // Never destroyed: that would take the kernels away while a thread may still multiply.
     auto* library =
         new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::CPU, __FILE__, __LINE__);
     library->impl("mm", TORCH_FN(mm));
@@ -286,13 +286,15 @@ void register_kernels() {
     library->impl("addmm.out", TORCH_FN(addmm_out));
     library->impl("bmm", TORCH_FN(bmm));
     library->impl("bmm.out", TORCH_FN(bmm_out));
+    return library;
 }
 
 }  // namespace
 
 void install_bf16_products() {
-    static const bool installed = (register_kernels(), true);
-    (void)installed;
+    // Never destroyed: that would take the kernels away while a thread may still multiply.
+    static const torch::Library* const kernels = registered_kernels();
+    (void)kernels;
 }
 
 }  // namespace oomlab::model
