@@ -104,97 +104,107 @@ bool writable(const Tensor& out, at::IntArrayRef sizes, std::initializer_list<co
                         [&](const Tensor* operand) { return may_overlap(out, *operand); });
 }
 
-// Each matrix widened to float32, packed one after another at `to`, each in its own order (a
-// transpose stays a transpose: BLAS reads either).
-void widen(const Matrices& m, float* to) {
-    const std::int64_t lines = m.row_major ? m.rows : m.columns;
-    const std::int64_t length = m.row_major ? m.columns : m.rows;
-    for (std::int64_t index = 0; index < m.count; ++index) {
-        for (std::int64_t line = 0; line < lines; ++line) {
-            const BFloat16* from = m.data + index * m.batch_stride + line * m.leading;
-            for (std::int64_t i = 0; i < length; ++i) {
-                *to++ = static_cast<float>(from[i]);
-            }
-        }
-    }
-}
-
-// Matrix `index` of those widened at `packed`, as a tensor over that memory.
-Tensor widened(const Matrices& m, float* packed, std::int64_t index) {
-    float* data = packed + index * m.size();
+// Rows `first` to `first + rows` of matrix `index`, widened to float32 at `to` in the matrix's
+// own order (a transpose stays a transpose: BLAS reads either), as a tensor over that memory.
+Tensor widen(const Matrices& m, std::int64_t index, std::int64_t first, std::int64_t rows,
+             float* to) {
+    const BFloat16* matrix = m.data + index * m.batch_stride;
     const auto options = at::TensorOptions().dtype(at::kFloat);
     if (m.row_major) {
-        return at::from_blob(data, {m.rows, m.columns}, {m.columns, 1}, options);
+        for (std::int64_t row = 0; row < rows; ++row) {
+            const BFloat16* from = matrix + (first + row) * m.leading;
+            float* line = to + row * m.columns;
+            for (std::int64_t j = 0; j < m.columns; ++j) {
+                line[j] = static_cast<float>(from[j]);
+            }
+        }
+        return at::from_blob(to, {rows, m.columns}, {m.columns, 1}, options);
     }
-    return at::from_blob(data, {m.rows, m.columns}, {1, m.rows}, options);
+    for (std::int64_t column = 0; column < m.columns; ++column) {
+        const BFloat16* from = matrix + column * m.leading + first;
+        float* line = to + column * rows;
+        for (std::int64_t i = 0; i < rows; ++i) {
+            line[i] = static_cast<float>(from[i]);
+        }
+    }
+    return at::from_blob(to, {rows, m.columns}, {1, rows}, options);
 }
 
-// A bfloat16 tensor of up to 3 dimensions as sizes and strides of 3, missing leading ones of
-// size 1; `like` gives a smaller one's sizes (broadcast, stride 0) where they are 1 or absent.
+// A bfloat16 tensor of up to 3 dimensions as strides of 3 (missing leading ones 0), read as
+// `sizes`: a dimension of size 1 or absent where `sizes` has more broadcasts (stride 0).
 struct Strided3 {
     std::array<std::int64_t, 3> stride{};
     BFloat16* data = nullptr;
+
+    BFloat16* row(std::int64_t index, std::int64_t i) const {
+        return data + index * stride[0] + i * stride[1];
+    }
 };
 
-Strided3 strided3(const Tensor& t, at::IntArrayRef like) {
+Strided3 strided3(const Tensor& t, const std::array<std::int64_t, 3>& sizes) {
     Strided3 s;
     s.data = t.data_ptr<BFloat16>();
     const std::int64_t missing = 3 - t.dim();
     for (std::int64_t d = 0; d < t.dim(); ++d) {
-        const std::int64_t target = like[std::size_t(d + missing)];
-        s.stride[std::size_t(d + missing)] = t.size(d) == target ? t.stride(d) : 0;
+        const std::size_t to = std::size_t(d + missing);
+        s.stride[to] = t.size(d) == sizes[to] ? t.stride(d) : 0;
     }
     return s;
 }
 
-// out = alpha * product + beta * addend, rounded once to bfloat16: `product` is float32 of
-// out's shape, packed row-major; `addend` (when beta is not 0) broadcasts to out's shape.
-void narrow_into(const Tensor& out, const float* product, float alpha, const Tensor& addend,
-                 float beta) {
-    std::array<std::int64_t, 3> sizes{1, 1, 1};
-    for (std::int64_t d = 0; d < out.dim(); ++d) {
-        sizes[std::size_t(d + 3 - out.dim())] = out.size(d);
-    }
-    const Strided3 to = strided3(out, sizes);
+// Rows `first` to `first + rows` of matrix `index` of out = alpha * product + beta * addend,
+// rounded once to bfloat16; `product` is those rows in float32, packed row-major.
+void narrow_into(const Strided3& out, const Strided3& addend, std::int64_t index,
+                 std::int64_t first, std::int64_t rows, std::int64_t columns, const float* product,
+                 float alpha, float beta) {
     const bool add = beta != 0.0F;  // beta 0 ignores the addend, NaNs included
-    const Strided3 from = add ? strided3(addend, sizes) : Strided3{};
-    for (std::int64_t b = 0; b < sizes[0]; ++b) {
-        for (std::int64_t i = 0; i < sizes[1]; ++i) {
-            BFloat16* row = to.data + b * to.stride[0] + i * to.stride[1];
-            const BFloat16* added = from.data + b * from.stride[0] + i * from.stride[1];
-            for (std::int64_t j = 0; j < sizes[2]; ++j) {
-                float value = alpha * *product++;
-                if (add) {
-                    value += beta * static_cast<float>(added[j * from.stride[2]]);
-                }
-                row[j * to.stride[2]] = BFloat16(value);
+    for (std::int64_t i = first; i < first + rows; ++i) {
+        BFloat16* to = out.row(index, i);
+        const BFloat16* added = add ? addend.row(index, i) : nullptr;
+        for (std::int64_t j = 0; j < columns; ++j) {
+            float value = alpha * *product++;
+            if (add) {
+                value += beta * static_cast<float>(added[j * addend.stride[2]]);
             }
+            to[j * out.stride[2]] = BFloat16(value);
         }
     }
 }
+
+// The left operand and the result go through float32 in blocks of rows of about this many
+// floats: the scratch is the right operand in float32 and a megabyte more, not the product's
+// three operands (which for a bilstm's input projection were 26 MiB of the process's memory).
+constexpr std::int64_t kBlockFloats = std::int64_t{1} << 18;
+constexpr std::int64_t kFewestBlockRows = 16;  // fewer would leave BLAS a matrix-vector product
 
 // out = alpha * (a @ b) + beta * addend, for operands that multipliable() accepts.
 void product_into(const Tensor& out, const Tensor& a, const Tensor& b, float alpha = 1.0F,
                   const Tensor& addend = {}, float beta = 0.0F) {
     const Matrices left = *as_matrices(a);
     const Matrices right = *as_matrices(b);
-    const std::int64_t result_size = left.rows * right.columns;
+    const std::int64_t inner = left.columns;
+    const std::int64_t columns = right.columns;
+    const std::int64_t block =
+        std::min(left.rows, std::max(kFewestBlockRows, kBlockFloats / (inner + columns)));
     // Scratch, never a tensor: the tensor allocator sees exactly what LibTorch's kernel makes.
     const std::unique_ptr<float[]> scratch(
-        new float[std::size_t(left.count * (left.size() + right.size() + result_size))]);
-    float* const packed_left = scratch.get();
-    float* const packed_right = packed_left + left.count * left.size();
-    float* const product = packed_right + right.count * right.size();
-    widen(left, packed_left);
-    widen(right, packed_right);
+        new float[std::size_t(right.size() + block * (inner + columns))]);
+    float* const right_floats = scratch.get();
+    float* const left_floats = right_floats + right.size();
+    float* const result_floats = left_floats + block * inner;
+    const std::array<std::int64_t, 3> sizes{left.count, left.rows, columns};
+    const Strided3 to = strided3(out, sizes);
+    const Strided3 added = beta != 0.0F ? strided3(addend, sizes) : Strided3{};
     const auto options = at::TensorOptions().dtype(at::kFloat);
     for (std::int64_t index = 0; index < left.count; ++index) {
-        const Tensor result =
-            at::from_blob(product + index * result_size, {left.rows, right.columns}, options);
-        multiply_float32(result, widened(left, packed_left, index),
-                         widened(right, packed_right, index));
+        const Tensor right_matrix = widen(right, index, 0, right.rows, right_floats);
+        for (std::int64_t first = 0; first < left.rows; first += block) {
+            const std::int64_t rows = std::min(block, left.rows - first);
+            multiply_float32(at::from_blob(result_floats, {rows, columns}, options),
+                             widen(left, index, first, rows, left_floats), right_matrix);
+            narrow_into(to, added, index, first, rows, columns, result_floats, alpha, beta);
+        }
     }
-    narrow_into(out, product, alpha, addend, beta);
 }
 
 // Whether `addend` (addmm's self) broadcasts to rows x columns.

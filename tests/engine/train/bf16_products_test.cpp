@@ -111,6 +111,20 @@ TEST_F(Bf16Products, GiveTheProductRoundedOnceForEveryLayout) {
     }
 }
 
+// A product larger than one block of rows (a megabyte of the left operand and the result in
+// float32): every block lands on its own rows, a transposed left operand's included.
+TEST_F(Bf16Products, ProductsOfManyRowsGoInBlocksOfRows) {
+    torch::manual_seed(10);
+    for (const Layout left : {Layout::Contiguous, Layout::Transposed}) {
+        SCOPED_TRACE(int(left));
+        const torch::Tensor a = matrix(1500, 300, left);
+        const torch::Tensor b = matrix(300, 200, Layout::Transposed);
+        const torch::Tensor addend = torch::randn({1500, 200}).to(torch::kBFloat16);
+        expect_rounded_once(torch::addmm(addend, a, b),
+                            addend.to(torch::kFloat64) + exact_product(a, b));
+    }
+}
+
 TEST_F(Bf16Products, BatchesWithTransposedAndRepeatedMatrices) {
     torch::manual_seed(6);
     const torch::Tensor a = torch::randn({6, 24, 16}).to(torch::kBFloat16);
