@@ -25,7 +25,8 @@ void product(benchmark::State& state, Kernel kernel) {
     const std::int64_t columns = state.range(3);
     const auto type = kernel == Kernel::Fp32 ? torch::kFloat32 : torch::kBFloat16;
     const auto shape = [&](std::int64_t a, std::int64_t b) {
-        return batch == 0 ? std::vector<std::int64_t>{a, b} : std::vector<std::int64_t>{batch, a, b};
+        return batch == 0 ? std::vector<std::int64_t>{a, b}
+                          : std::vector<std::int64_t>{batch, a, b};
     };
     const torch::Tensor left = torch::randn(shape(rows, inner)).to(type);
     const torch::Tensor right = torch::randn(shape(inner, columns)).to(type);
