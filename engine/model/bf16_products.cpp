@@ -104,6 +104,21 @@ bool writable(const Tensor& out, at::IntArrayRef sizes, std::initializer_list<co
                         [&](const Tensor* operand) { return may_overlap(out, *operand); });
 }
 
+// `count` contiguous values widened, eight at a time where it can: GCC's -O2 turns a loop into
+// vector instructions only when it needs no remainder, as the inner one here.
+void widen_line(const BFloat16* from, float* to, std::int64_t count) {
+    constexpr std::int64_t kLanes = 8;
+    std::int64_t i = 0;
+    for (; i + kLanes <= count; i += kLanes) {
+        for (std::int64_t lane = 0; lane < kLanes; ++lane) {
+            to[i + lane] = static_cast<float>(from[i + lane]);
+        }
+    }
+    for (; i < count; ++i) {
+        to[i] = static_cast<float>(from[i]);
+    }
+}
+
 // Rows `first` to `first + rows` of matrix `index`, widened to float32 at `to` in the matrix's
 // own order (a transpose stays a transpose: BLAS reads either), as a tensor over that memory.
 Tensor widen(const Matrices& m, std::int64_t index, std::int64_t first, std::int64_t rows,
@@ -112,20 +127,12 @@ Tensor widen(const Matrices& m, std::int64_t index, std::int64_t first, std::int
     const auto options = at::TensorOptions().dtype(at::kFloat);
     if (m.row_major) {
         for (std::int64_t row = 0; row < rows; ++row) {
-            const BFloat16* from = matrix + (first + row) * m.leading;
-            float* line = to + row * m.columns;
-            for (std::int64_t j = 0; j < m.columns; ++j) {
-                line[j] = static_cast<float>(from[j]);
-            }
+            widen_line(matrix + (first + row) * m.leading, to + row * m.columns, m.columns);
         }
         return at::from_blob(to, {rows, m.columns}, {m.columns, 1}, options);
     }
     for (std::int64_t column = 0; column < m.columns; ++column) {
-        const BFloat16* from = matrix + column * m.leading + first;
-        float* line = to + column * rows;
-        for (std::int64_t i = 0; i < rows; ++i) {
-            line[i] = static_cast<float>(from[i]);
-        }
+        widen_line(matrix + column * m.leading + first, to + column * rows, rows);
     }
     return at::from_blob(to, {rows, m.columns}, {1, rows}, options);
 }
