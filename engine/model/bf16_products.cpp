@@ -314,4 +314,10 @@ void install_bf16_products() {
     (void)kernels;
 }
 
+namespace {
+// When the library loads: LibTorch's own kernels are registered by then (it loaded first), and
+// no thread can be inside one of these operators while the dispatcher's table changes.
+const bool kInstalledOnLoad = (install_bf16_products(), true);
+}  // namespace
+
 }  // namespace oomlab::model

@@ -14,7 +14,7 @@
 
 namespace oomlab::model {
 
-// Once per process, from any thread; later calls do nothing.
+// Done when this library loads; later calls do nothing.
 void install_bf16_products();
 
 }  // namespace oomlab::model

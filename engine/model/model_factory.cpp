@@ -1,7 +1,5 @@
 #include "oomlab/model/text_classifier.h"
 
-#include "bf16_products.h"
-
 namespace oomlab::model {
 
 std::shared_ptr<TextClassifier> make_bag_model(const torch::Tensor&, const ExperimentConfig&, int);
@@ -13,7 +11,6 @@ std::shared_ptr<TextClassifier> make_transformer_model(const torch::Tensor&,
 std::shared_ptr<TextClassifier> make_classifier(const ExperimentConfig& config,
                                                 const torch::Tensor& initial_embeddings,
                                                 int num_classes) {
-    install_bf16_products();
     std::shared_ptr<TextClassifier> model;
     switch (config.model.kind) {
         case ModelKind::Bag:
