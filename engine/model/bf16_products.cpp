@@ -1,5 +1,6 @@
 #include "bf16_products.h"
 
+#include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/addmm_cpu_dispatch.h>
@@ -14,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "matrix_product.h"
 #include "oomlab/torch_utils/torch_compat.h"
@@ -214,79 +216,74 @@ void product_into(const Tensor& out, const Tensor& a, const Tensor& b, float alp
     }
 }
 
-// Whether `addend` (addmm's self) broadcasts to rows x columns.
-bool broadcasts(const Tensor& addend, std::int64_t rows, std::int64_t columns) {
-    const std::array<std::int64_t, 2> target{rows, columns};
-    if (!is_bf16(addend) || addend.dim() > 2) {
-        return false;
+// The sizes of a @ b: a's, with b's columns.
+std::vector<std::int64_t> product_sizes(const Tensor& a, const Tensor& b) {
+    std::vector<std::int64_t> sizes = a.sizes().vec();
+    sizes.back() = b.size(-1);
+    return sizes;
+}
+
+// Whether `addend` (addmm's self) broadcasts to the product's sizes.
+bool broadcasts(const Tensor& addend, at::IntArrayRef sizes) {
+    return is_bf16(addend) && at::is_expandable_to(addend.sizes(), sizes);
+}
+
+// a @ b (2-D with `dims` 2, batches with 3) in a new tensor, as LibTorch's kernel makes it.
+Tensor product(const Tensor& a, const Tensor& b, std::int64_t dims) {
+    if (!multipliable(a, b, dims)) {
+        return dims == 2 ? at::cpu::mm(a, b) : at::cpu::bmm(a, b);
     }
-    for (std::int64_t d = 0; d < addend.dim(); ++d) {
-        const std::int64_t size = addend.size(d);
-        if (size != 1 && size != target[std::size_t(d + 2 - addend.dim())]) {
-            return false;
-        }
+    Tensor out = at::cpu::empty(product_sizes(a, b), a.options());
+    product_into(out, a, b);
+    return out;
+}
+
+// The same into `out`.
+Tensor& product_out(const Tensor& a, const Tensor& b, std::int64_t dims, Tensor& out) {
+    if (!multipliable(a, b, dims) || !writable(out, product_sizes(a, b), {&a, &b})) {
+        return dims == 2 ? at::cpu::mm_outf(a, b, out) : at::cpu::bmm_outf(a, b, out);
     }
-    return true;
+    product_into(out, a, b);
+    return out;
 }
 
 Tensor mm(const Tensor& self, const Tensor& mat2) {
-    if (!multipliable(self, mat2, 2)) {
-        return at::cpu::mm(self, mat2);
-    }
-    Tensor out = at::cpu::empty({self.size(0), mat2.size(1)}, self.options());
-    product_into(out, self, mat2);
-    return out;
+    return product(self, mat2, 2);
 }
 
 Tensor& mm_out(const Tensor& self, const Tensor& mat2, Tensor& out) {
-    if (!multipliable(self, mat2, 2) ||
-        !writable(out, {self.size(0), mat2.size(1)}, {&self, &mat2})) {
-        return at::cpu::mm_outf(self, mat2, out);
-    }
-    product_into(out, self, mat2);
-    return out;
+    return product_out(self, mat2, 2, out);
+}
+
+Tensor bmm(const Tensor& self, const Tensor& mat2) {
+    return product(self, mat2, 3);
+}
+
+Tensor& bmm_out(const Tensor& self, const Tensor& mat2, Tensor& out) {
+    return product_out(self, mat2, 3, out);
 }
 
 Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const at::Scalar& beta,
              const at::Scalar& alpha) {
-    if (!multipliable(mat1, mat2, 2) || !broadcasts(self, mat1.size(0), mat2.size(1))) {
+    if (!multipliable(mat1, mat2, 2) || !broadcasts(self, product_sizes(mat1, mat2))) {
         return at::cpu::addmm(self, mat1, mat2, beta, alpha);
     }
-    Tensor out = at::cpu::empty({mat1.size(0), mat2.size(1)}, mat1.options());
+    Tensor out = at::cpu::empty(product_sizes(mat1, mat2), mat1.options());
     product_into(out, mat1, mat2, alpha.to<float>(), self, beta.to<float>());
     return out;
 }
 
 Tensor& addmm_out(const Tensor& self, const Tensor& mat1, const Tensor& mat2,
                   const at::Scalar& beta, const at::Scalar& alpha, Tensor& out) {
-    const std::array<std::int64_t, 2> sizes{mat1.size(0), mat2.size(1)};
     // out may be self (an accumulation in place): each element is read before it is written.
     const bool in_place = self.is_same(out);
-    if (!multipliable(mat1, mat2, 2) || !broadcasts(self, sizes[0], sizes[1]) ||
-        !writable(out, sizes,
+    if (!multipliable(mat1, mat2, 2) || !broadcasts(self, product_sizes(mat1, mat2)) ||
+        !writable(out, product_sizes(mat1, mat2),
                   in_place ? std::initializer_list<const Tensor*>{&mat1, &mat2}
                            : std::initializer_list<const Tensor*>{&self, &mat1, &mat2})) {
         return at::cpu::addmm_outf(self, mat1, mat2, beta, alpha, out);
     }
     product_into(out, mat1, mat2, alpha.to<float>(), self, beta.to<float>());
-    return out;
-}
-
-Tensor bmm(const Tensor& self, const Tensor& mat2) {
-    if (!multipliable(self, mat2, 3)) {
-        return at::cpu::bmm(self, mat2);
-    }
-    Tensor out = at::cpu::empty({self.size(0), self.size(1), mat2.size(2)}, self.options());
-    product_into(out, self, mat2);
-    return out;
-}
-
-Tensor& bmm_out(const Tensor& self, const Tensor& mat2, Tensor& out) {
-    if (!multipliable(self, mat2, 3) ||
-        !writable(out, {self.size(0), self.size(1), mat2.size(2)}, {&self, &mat2})) {
-        return at::cpu::bmm_outf(self, mat2, out);
-    }
-    product_into(out, self, mat2);
     return out;
 }
 

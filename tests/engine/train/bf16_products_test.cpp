@@ -12,7 +12,6 @@
 #include <limits>
 #include <string>
 
-#include "model/bf16_products.h"
 #include "oomlab/measure/tracking_allocator.h"
 
 namespace oomlab::model {
@@ -20,10 +19,9 @@ namespace {
 
 class Bf16Products : public ::testing::Test {
 protected:
-    static void SetUpTestSuite() {
-        memory::install_tracking_allocator();
-        install_bf16_products();
-    }
+    // The kernels are the engine's from the moment its model library loaded: nothing here
+    // installs them.
+    static void SetUpTestSuite() { memory::install_tracking_allocator(); }
 };
 
 // `rows` x `columns` in bfloat16: contiguous, a transpose, or a column block of a wider
