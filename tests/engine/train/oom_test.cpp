@@ -28,7 +28,7 @@ TEST(OutOfMemory, TwentyOomRunsLeaveMemoryAtItsBaselineAndAreAllRecorded) {
     ExperimentConfig config = small_transformer();
     // The leak grows every step until the cap stops it a few steps in.
     apply_config_override(config, "debug.keep_loss_graph=true");
-    apply_config_override(config, "memory.cap_mb=120");
+    apply_config_override(config, "memory.cap_mb=60");
     apply_config_override(config, "train.max_steps=100");
     memory::install_tracking_allocator();
     const std::int64_t baseline = memory::cpu_tensor_stats().current_bytes;

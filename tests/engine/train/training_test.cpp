@@ -230,7 +230,7 @@ TEST(Training, TheFinalEvaluationCountsInThePeakAfterPhaseSamplingThins) {
     const auto peak = [](int max_steps) {
         const ExperimentConfig config = test::config_with(
             {"device=cpu", "embeddings.source=synthetic", "model.kind=transformer",
-             "train.optimizer=sgd", "train.max_len=32", "dataset.valid_ratio=0.2",
+             "train.optimizer=sgd", "train.max_len=32", "dataset.valid_ratio=0.05",
              "eval.no_grad=false", "train.max_steps=" + std::to_string(max_steps)});
         const std::unique_ptr<Experiment> experiment = Experiment::prepare(config);
         TrainObserver ignore;
