@@ -9,6 +9,9 @@ scratch=${1:-${OOMLAB_BENCH_DIR:-$root/build/bench-data}}
 cli=${CLI:-$build_dir/app/oomlab-cli}
 python=/usr/bin/python3
 mkdir -p "$scratch"
+# MLflow's usage telemetry off in the servers and clients the benchmarks start (it looks up and
+# sends to config.mlflow-telemetry.io): they measure OOM Lab and MLflow, not a third party.
+export MLFLOW_DISABLE_TELEMETRY=true
 
 # Wall time and peak resident memory of one whole process (GNU time): "seconds peak_MiB".
 # Its standard input is the caller's; its output is dropped. An exit status other than 0 is

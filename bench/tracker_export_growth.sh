@@ -16,19 +16,11 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/growth_common.sh" "$@"
 env_dir=$("$root/scripts/tracker_env.sh")
 tracker_python="$env_dir/bin/python"
-port=$("$tracker_python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-uri="http://127.0.0.1:$port"
 server_dir="$scratch/mlflow-server"
 rm -rf "$server_dir" && mkdir -p "$server_dir"
-setsid "$env_dir/bin/mlflow" server --host 127.0.0.1 --port "$port" --workers 1 \
-    --backend-store-uri "sqlite:///$server_dir/mlflow.sqlite" \
-    --artifacts-destination "$server_dir/artifacts" >"$server_dir/log" 2>&1 &
-server=$!
-trap 'kill -- -$server 2>/dev/null || true' EXIT
-for _ in $(seq 120); do
-    curl -sf "$uri/health" >/dev/null && break
-    sleep 0.5
-done
+trap '[[ -z ${server:-} ]] || kill -- -$server 2>/dev/null || true' EXIT
+trap 'exit 130' INT TERM  # the server is stopped on these too
+start_mlflow_server "$env_dir" "$server_dir"
 
 # The script a user would write: the rows of the run's steps, to MLflow or TensorBoard.
 script="$scratch/send_rows.py"

@@ -15,6 +15,10 @@ mlflow=3.17.2
 tensorboard=2.21.0
 env_dir="${OOMLAB_TRACKER_ENV:-${XDG_CACHE_HOME:-$HOME/.cache}/oomlab/trackers-$mlflow-$tensorboard}"
 
+# MLflow's usage telemetry off for what this script runs of it (it looks up and sends to
+# config.mlflow-telemetry.io); the tests turn it off in theirs (tests/trackers/CMakeLists.txt).
+export MLFLOW_DISABLE_TELEMETRY=true
+
 # shellcheck source=python_env.sh
 source "$(dirname "$0")/python_env.sh"
 # Once the environment is there: an empty MLflow store with every migration of this version

@@ -105,6 +105,13 @@ class MlflowExport(RunsFixture):
             [found.experiment_id],
             f"tags.`oomlab.run_id` = '{run}'") if found else []
 
+    def test_mlflow_sends_no_usage_telemetry(self):
+        """The suite's MLflow processes (this client, the server it started with the same
+        environment) reach nothing beyond 127.0.0.1: MLflow's telemetry, on by default, looks up
+        and sends to config.mlflow-telemetry.io (tests/trackers/CMakeLists.txt turns it off)."""
+        from mlflow.telemetry.utils import is_telemetry_disabled
+        self.assertTrue(is_telemetry_disabled())
+
     def test_two_runs_read_back_by_mlflow_client(self):
         _, out, _ = self.export(self.completed, self.oom)
         replies = [json.loads(line) for line in out.splitlines()]

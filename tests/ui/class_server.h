@@ -63,6 +63,9 @@ public:
         QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
         environment.insert(QStringLiteral("MLFLOW_SERVER_ENABLE_JOB_EXECUTION"),
                            QStringLiteral("false"));
+        // Nor MLflow's usage telemetry, which looks up and sends to config.mlflow-telemetry.io:
+        // the test reaches nothing beyond 127.0.0.1.
+        environment.insert(QStringLiteral("MLFLOW_DISABLE_TELEMETRY"), QStringLiteral("true"));
         m_server.setProcessEnvironment(environment);
         m_server.setChildProcessModifier([] { ::setsid(); });
         m_server.setStandardOutputFile(QDir(folder).filePath(QStringLiteral("server.log")));
