@@ -208,6 +208,29 @@ seed_test_costs() {
     [[ -f "$costs" ]] || { mkdir -p "$(dirname "$costs")" && cp tests/ctest-cost-data.txt "$costs"; }
 }
 
+# The suite's commands start in a copy of one oomlab-cli that loaded the training engine once
+# (app/cli/engine_server.h): loading LibTorch is half a second of CPU each, most of a short
+# run's. A command the server would not run as it runs alone runs in its own process, as do
+# all of them in the other modes (their runs check that path). Its log says which did what.
+start_engine_server() {
+    local folder
+    folder="$(mktemp -d)"
+    engine_server_socket="$folder/engine.sock"
+    mkdir -p "$build_dir/Testing"
+    # The environment its copies' commands get from CTest's preset where LibTorch reads it.
+    OMP_NUM_THREADS=1 "$build_dir/app/oomlab-cli" engine-server "$engine_server_socket" \
+        2> "$build_dir/Testing/engine-server.log" &
+    local server=$!
+    trap "kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf '$folder'" EXIT
+    for _ in $(seq 300); do
+        [[ -S "$engine_server_socket" ]] && return 0
+        kill -0 "$server" 2>/dev/null || break
+        sleep 0.1
+    done
+    echo "The engine server did not start ($build_dir/Testing/engine-server.log):" \
+         "every test's command loads the engine itself" >&2
+}
+
 has_display() {
     [[ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}${QT_QPA_PLATFORM:-}" ]]
 }
@@ -239,7 +262,12 @@ case "$mode" in
             export OOMLAB_TRACKER_PYTHON OOMLAB_MCP_PYTHON
         fi
         seed_test_costs
-        ctest --preset "$preset" --timeout 900
+        if [[ "$mode" == test ]]; then
+            start_engine_server
+            OOMLAB_ENGINE_SERVER="$engine_server_socket" ctest --preset "$preset" --timeout 900
+        else
+            ctest --preset "$preset" --timeout 900
+        fi
         if [[ "$mode" == cuda-test ]]; then
             # The newest PyTorch's programs too: what record, the snapshot reader and the
             # trace reader read from them (its own environment: scripts/torch_env.sh).

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli_context.h"
+#include "engine_server.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/version.h"
 #include "oomlab/session/experiment.h"
@@ -58,9 +59,7 @@ int check_standard_output(int exit_code) {
     return kExitFailure;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run_command_line(int argc, char** argv) {
     // A closed pipe becomes a failed write, checked at the end, instead of killing a run.
     std::signal(SIGPIPE, SIG_IGN);
     set_command_line(argc, argv);
@@ -112,4 +111,39 @@ int main(int argc, char** argv) {
         return kExitFailure;
     }
     return check_standard_output(exit_code);
+}
+
+// `oomlab-cli engine-server SOCKET` (hidden): returns in each copy that runs a command.
+std::optional<std::vector<std::string>> serve_engine_from(int argc, char** argv) {
+    if (argc != 3) {
+        throw oomlab::BadInput(std::string("usage: oomlab-cli ") + kEngineServerCommand +
+                               " SOCKET");
+    }
+    return serve_engine(argv[2]);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (const std::optional<int> ended = run_in_engine_server(argc, argv)) {
+        return *ended;
+    }
+    if (argc < 2 || std::string(argv[1]) != kEngineServerCommand) {
+        return run_command_line(argc, argv);
+    }
+    try {
+        const std::optional<std::vector<std::string>> command = serve_engine_from(argc, argv);
+        if (!command) {
+            return kExitOk;  // the server, stopped
+        }
+        std::vector<char*> arguments;
+        for (const std::string& argument : *command) {
+            arguments.push_back(const_cast<char*>(argument.c_str()));
+        }
+        arguments.push_back(nullptr);
+        return run_command_line(static_cast<int>(command->size()), arguments.data());
+    } catch (const std::exception& error) {
+        std::cerr << "error: " << error.what() << '\n';
+        return kExitFailure;
+    }
 }

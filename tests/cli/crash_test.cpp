@@ -22,6 +22,8 @@ pid_t start_long_run(const std::string& db) {
         if (!freopen("/dev/null", "w", stdout)) {
             _exit(126);
         }
+        // Its own process: killed, a copy in the engine server would outlive it by a moment.
+        unsetenv("OOMLAB_ENGINE_SERVER");
         execl(test::cli_program(), test::cli_program(), "run", "--db", db.c_str(), "--set",
               "train.epochs=1000", "--set", "model.kind=transformer", "--set", "train.max_len=32",
               static_cast<char*>(nullptr));

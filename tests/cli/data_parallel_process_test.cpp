@@ -62,6 +62,8 @@ Launched launch_long_run(const test::TempDir& dir, const std::string& db) {
     const pid_t child = fork();
     if (child == 0) {
         setpgid(0, 0);  // its own process group, as a command started from a shell has
+        // Its own process too: the test finds the workers among the launcher's children.
+        unsetenv("OOMLAB_ENGINE_SERVER");
         if (!freopen("/dev/null", "w", stdout) || !freopen(err.c_str(), "w", stderr)) {
             _exit(126);
         }

@@ -293,9 +293,12 @@ class MlflowExport(RunsFixture):
         database = os.path.join(self.folder, "killed.sqlite")
         sent = ("--mlflow", self.server.uri, "--mlflow-experiment", "killed", "--mlflow-every",
                 str(SEND_EVERY_S))
+        # Its own process: killed, a copy in the engine server (oomlab.sh test) would outlive
+        # it by a moment, and the next run could find it still running.
         with subprocess.Popen([CLI, "run", "--db", database, *sent, "--pace", "slow", "--set",
                                "train.max_steps=20000"], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL) as process:
+                              stderr=subprocess.DEVNULL,
+                              env=dict(os.environ, OOMLAB_ENGINE_SERVER="")) as process:
             try:
                 deadline = time.monotonic() + COMMAND_TIMEOUT_S
                 while True:  # until the server holds some of its steps
