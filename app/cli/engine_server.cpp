@@ -269,6 +269,10 @@ void become_the_command(const wire::Command& command, const std::vector<int>& fi
     sigprocmask(SIG_SETMASK, &blocked, nullptr);
 }
 
+double seconds(const timeval& time) {
+    return static_cast<double>(time.tv_sec) + static_cast<double>(time.tv_usec) / 1e6;
+}
+
 class EngineServer {
 public:
     explicit EngineServer(const std::string& socket_path) : m_path(socket_path) {
@@ -342,7 +346,10 @@ private:
         }
         int status = 0;
         pid_t ended = 0;
-        while ((ended = waitpid(-1, &status, WNOHANG)) > 0) {
+        rusage used{};
+        while ((ended = wait4(-1, &status, WNOHANG, &used)) > 0) {
+            std::cerr << "ended pid " << ended << " after " << seconds(used.ru_utime)
+                      << " s of user time and " << seconds(used.ru_stime) << " s of system\n";
             for (auto it = m_copies.begin(); it != m_copies.end(); ++it) {
                 if (it->second == ended) {
                     wire::Ending ending;
@@ -399,7 +406,12 @@ private:
             }
             return std::nullopt;
         }
-        std::cerr << "ran " << what << " of pid " << peer.pid << " as pid " << copy << '\n';
+        std::string line;
+        for (const std::string& argument : command.arguments) {
+            line += (line.empty() ? "" : " ") + argument;
+        }
+        std::cerr << "ran " << what << " of pid " << peer.pid << " as pid " << copy << ": "
+                  << line.substr(0, 300) << '\n';
         m_copies[connection] = copy;
         return std::nullopt;
     }
