@@ -6,7 +6,9 @@
 #   ./oomlab.sh cli [OPTIONS]  the same, always headless (oomlab-cli run)
 #   ./oomlab.sh test           install what is missing, build, run the whole test suite (MLflow
 #                              and TensorBoard, which some tests run, from the package index
-#                              into a virtual environment of their own: scripts/tracker_env.sh)
+#                              into a virtual environment of their own: scripts/tracker_env.sh;
+#                              its oomlab-cli commands start from one loaded training engine:
+#                              app/cli/engine_server.h)
 #   ./oomlab.sh cuda-test      the same against PyTorch 2.11's LibTorch with CUDA (pip, into a
 #                              virtual environment of its own: scripts/torch_env.sh), engine and
 #                              CLI only; needs the CUDA toolkit (nvcc); GPU tests skip without a
