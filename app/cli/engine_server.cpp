@@ -148,7 +148,7 @@ bool receive_command(int connection, wire::Command& command, std::vector<int>& f
 }
 
 // The pages of the server's mapped files (the engine's libraries) that its page tables hold.
-// A copy's start without them (fork copies no entries of a file mapping it has not written), so
+// A copy starts without them (fork copies no entries of a file mapping it has not written), so
 // its resident memory, which a CPU run reports as the process's memory beyond its tensors,
 // would be 90 MB short of what the same command shows alone; the copy reads one byte of each.
 struct ResidentPages {
@@ -165,10 +165,9 @@ ResidentPages resident_file_pages() {
         std::uintptr_t first = 0;
         std::uintptr_t last = 0;
         char permissions[5] = {};
-        unsigned long long offset = 0;
         unsigned long long inode = 0;
-        if (std::sscanf(line.c_str(), "%zx-%zx %4s %llx %*s %llu", &first, &last, permissions,
-                        &offset, &inode) != 5 ||
+        if (std::sscanf(line.c_str(), "%zx-%zx %4s %*x %*s %llu", &first, &last, permissions,
+                        &inode) != 4 ||
             inode == 0 || permissions[0] != 'r') {
             continue;  // not a readable mapping of a file
         }
@@ -204,6 +203,27 @@ void touch(const ResidentPages& resident) {
     }
 }
 
+// Closes every open file of this process but `kept`: in a copy, the server's socket and its
+// connections to other starters.
+void close_all_but(const std::vector<int>& kept) {
+    DIR* folder = opendir("/proc/self/fd");
+    if (!folder) {
+        _exit(126);
+    }
+    std::vector<int> open_now;
+    while (const dirent* entry = readdir(folder)) {
+        const int fd = std::atoi(entry->d_name);
+        if (entry->d_name[0] != '.' && fd != dirfd(folder) &&
+            std::find(kept.begin(), kept.end(), fd) == kept.end()) {
+            open_now.push_back(fd);
+        }
+    }
+    closedir(folder);
+    for (const int fd : open_now) {
+        close(fd);
+    }
+}
+
 // In the copy: everything of the server's that a process of its own would not have, replaced
 // by the command's.
 void become_the_command(const wire::Command& command, const std::vector<int>& files, pid_t server,
@@ -225,20 +245,7 @@ void become_the_command(const wire::Command& command, const std::vector<int>& fi
     if (std::find(moved.begin(), moved.end(), -1) != moved.end() || fchdir(moved.back()) != 0) {
         _exit(126);
     }
-    for (DIR* folder = opendir("/proc/self/fd"); folder; folder = nullptr) {
-        std::vector<int> open_now;
-        while (const dirent* entry = readdir(folder)) {
-            const int fd = std::atoi(entry->d_name);
-            if (entry->d_name[0] != '.' && fd != dirfd(folder) &&
-                std::find(moved.begin(), moved.end(), fd) == moved.end()) {
-                open_now.push_back(fd);
-            }
-        }
-        closedir(folder);
-        for (const int fd : open_now) {
-            close(fd);
-        }
-    }
+    close_all_but(moved);
     for (std::size_t i = 0; i < command.descriptor_numbers.size(); ++i) {
         const int number = command.descriptor_numbers[i];
         if (dup2(moved[i], number) < 0 ||
