@@ -15,8 +15,6 @@
 #include "engine_server.h"
 #include "engine_wire.h"
 
-extern char** environ;
-
 namespace oomlab::cli {
 namespace {
 
@@ -136,7 +134,7 @@ bool list_open_files(int socket_fd, int folder_fd, wire::Command& command,
     return files.size() < wire::kMostDescriptors;
 }
 
-bool send_command(int socket_fd, const wire::Command& command, std::vector<int> files) {
+bool send_command(int socket_fd, const wire::Command& command, const std::vector<int>& files) {
     const std::string payload = wire::encode(command);
     wire::Header header;
     header.payload_bytes = static_cast<std::uint32_t>(payload.size());
@@ -164,9 +162,7 @@ bool send_command(int socket_fd, const wire::Command& command, std::vector<int> 
 wire::Command describe_this_process(int argc, char** argv, const sigset_t& blocked) {
     wire::Command command;
     command.arguments.assign(argv, argv + argc);
-    for (char** entry = environ; entry && *entry; ++entry) {
-        command.environment.emplace_back(*entry);
-    }
+    command.environment = wire::environment_of_this_process();
     const mode_t mask = umask(0);
     umask(mask);
     command.umask = mask;

@@ -30,8 +30,6 @@
 #include "oomlab/common/errors.h"
 #include "oomlab/session/training_backend.h"
 
-extern char** environ;
-
 namespace oomlab::cli {
 namespace {
 
@@ -55,16 +53,10 @@ std::vector<std::string> loading_variables(const std::vector<std::string>& envir
     return chosen;
 }
 
-std::vector<std::string> own_environment() {
-    std::vector<std::string> entries;
-    for (char** entry = environ; entry && *entry; ++entry) {
-        entries.emplace_back(*entry);
-    }
-    return entries;
-}
-
 // Why the command of process `peer` would not run here as it would alone; empty if it would.
-std::string declined_because(const ucred& peer, const wire::Command& command) {
+// `own_loading_variables`: the server's, as loading_variables gives them.
+std::string declined_because(const ucred& peer, const wire::Command& command,
+                             const std::vector<std::string>& own_loading_variables) {
     if (peer.uid != getuid() || peer.gid != getgid()) {
         return "another user";
     }
@@ -103,7 +95,7 @@ std::string declined_because(const ucred& peer, const wire::Command& command) {
     if (getpriority(PRIO_PROCESS, static_cast<id_t>(peer.pid)) != my_nice || errno != 0) {
         return "another priority";
     }
-    if (loading_variables(command.environment) != loading_variables(own_environment())) {
+    if (loading_variables(command.environment) != own_loading_variables) {
         return "other variables read when LibTorch loads (OMP_*, LD_*, ...)";
     }
     return "";
@@ -130,9 +122,10 @@ bool receive_command(int connection, wire::Command& command, std::vector<int>& f
             std::memcpy(files.data(), CMSG_DATA(part_of), count * sizeof(int));
         }
     }
-    std::string payload(header.magic == wire::kMagic ? header.payload_bytes : 0, '\0');
-    if (header.magic != wire::kMagic || (message.msg_flags & MSG_CTRUNC) ||
-        files.size() != header.descriptors ||
+    const bool whole =
+        header.magic == wire::kMagic && header.payload_bytes <= wire::kMostPayloadBytes;
+    std::string payload(whole ? header.payload_bytes : 0, '\0');
+    if (!whole || (message.msg_flags & MSG_CTRUNC) || files.size() != header.descriptors ||
         recv(connection, payload.data(), payload.size(), MSG_WAITALL) !=
             static_cast<ssize_t>(payload.size())) {
         return false;
@@ -328,10 +321,13 @@ public:
                 return std::nullopt;
             }
             for (std::size_t i = 2; i < watched.size(); ++i) {
-                if (watched[i].revents) {  // its starter went away: the copy goes too
-                    kill(m_copies.at(watched[i].fd), SIGKILL);  // reaped with the others
-                    close(watched[i].fd);
-                    m_copies.erase(watched[i].fd);
+                // Its starter went away: the copy goes too (unless it ended and was reaped
+                // above, its connection closed with it).
+                const auto starter = m_copies.find(watched[i].fd);
+                if (watched[i].revents && starter != m_copies.end()) {
+                    kill(starter->second, SIGKILL);  // reaped with the others
+                    close(starter->first);
+                    m_copies.erase(starter);
                 }
             }
             if (watched[0].revents & POLLIN) {
@@ -386,7 +382,7 @@ private:
         std::string refusal = "an unreadable command";
         if (getsockopt(connection, SOL_SOCKET, SO_PEERCRED, &peer, &size) == 0 &&
             receive_command(connection, command, files)) {
-            refusal = declined_because(peer, command);
+            refusal = declined_because(peer, command, m_loading_variables);
         }
         const std::string what = command.arguments.size() > 1 ? command.arguments[1] : "";
         pid_t copy = 0;
@@ -405,9 +401,12 @@ private:
             close(file);
         }
         const std::int32_t answer = copy > 0 ? copy : 0;
-        if (send(connection, &answer, sizeof answer, MSG_NOSIGNAL) != sizeof answer || copy <= 0) {
+        if (send(connection, &answer, sizeof answer, MSG_NOSIGNAL) != sizeof answer && copy > 0) {
+            refusal = "its starter went away";
+        }
+        if (!refusal.empty()) {
             std::cerr << "declined " << what << " of pid " << peer.pid << ": " << refusal << '\n';
-            close(connection);  // the copy, if any, sees it and is ended on the next poll
+            close(connection);
             if (copy > 0) {
                 kill(copy, SIGKILL);
             }
@@ -434,6 +433,8 @@ private:
     std::string m_path;
     pid_t m_pid = getpid();
     ResidentPages m_resident = resident_file_pages();
+    std::vector<std::string> m_loading_variables =
+        loading_variables(wire::environment_of_this_process());
     int m_listener = -1;
     int m_signals = -1;
     std::map<int, pid_t> m_copies;  // by the connection of the process that started each
@@ -462,8 +463,10 @@ std::optional<std::vector<std::string>> serve_engine(const std::string& socket_p
     // fork() copies only the calling thread: another one holding a lock would hold it forever
     // in every copy.
     if (const std::size_t threads = thread_count(); threads != 1) {
-        throw Error("the engine started " + std::to_string(threads - 1) +
-                    " threads while loading; a copy of this process would not run");
+        throw Error("loading the engine started " + std::to_string(threads - 1) +
+                    " other thread(s), which a copy of this process would not have; the BLAS "
+                    "and OpenMP start theirs at load with more than one thread: start the server "
+                    "with OMP_NUM_THREADS=1");
     }
     EngineServer server(socket_path);
     std::cerr << "serving at " << socket_path << '\n';

@@ -9,11 +9,15 @@
 #include <string>
 #include <vector>
 
+extern char** environ;
+
 namespace oomlab::cli::wire {
 
 inline constexpr std::uint32_t kMagic = 0x4f4f4d31;  // "OOM1"
 // The most open files a command hands over (one SCM_RIGHTS message holds at most 253).
 inline constexpr std::size_t kMostDescriptors = 240;
+// The largest payload read (arguments and environment): a header that says more is refused.
+inline constexpr std::uint32_t kMostPayloadBytes = 16u << 20;
 
 struct Header {
     std::uint32_t magic = kMagic;
@@ -130,6 +134,15 @@ inline Command decode(const std::string& payload) {
     command.ignored_signals = in.number();
     command.blocked_signals = in.number();
     return command;
+}
+
+// This process's environment, "NAME=value" each.
+inline std::vector<std::string> environment_of_this_process() {
+    std::vector<std::string> entries;
+    for (char** entry = environ; entry && *entry; ++entry) {
+        entries.emplace_back(*entry);
+    }
+    return entries;
 }
 
 // The variables read while LibTorch and its libraries load (OpenMP's threads, the BLAS's

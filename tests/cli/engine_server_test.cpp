@@ -26,6 +26,10 @@ using namespace std::chrono_literals;
 class EngineServer {
 public:
     EngineServer() {
+        // One thread, as the test preset runs: with more, the BLAS starts its threads when the
+        // engine loads and the server refuses to serve. The commands get it too (they would
+        // otherwise be declined for another OpenMP setting).
+        setenv("OMP_NUM_THREADS", "1", /*overwrite=*/0);
         m_pid = fork();
         if (m_pid == 0) {
             if (!freopen(m_log.c_str(), "w", stderr)) {
@@ -35,13 +39,16 @@ public:
                   static_cast<char*>(nullptr));
             _exit(127);
         }
-        for (int attempt = 0; attempt < 600 && !ready(); ++attempt) {
+        for (int attempt = 0; attempt < 600 && !ready() && !m_ended; ++attempt) {
             std::this_thread::sleep_for(50ms);
+            m_ended = waitpid(m_pid, nullptr, WNOHANG) == m_pid;  // refused to serve
         }
     }
     ~EngineServer() {
-        kill(m_pid, SIGTERM);
-        test::wait_exit(m_pid, std::chrono::seconds(30));
+        if (!m_ended) {
+            kill(m_pid, SIGTERM);
+            test::wait_exit(m_pid, std::chrono::seconds(30));
+        }
     }
     EngineServer(const EngineServer&) = delete;
     EngineServer& operator=(const EngineServer&) = delete;
@@ -79,6 +86,7 @@ private:
     std::string m_socket = m_dir.file("engine.sock");
     std::string m_log = m_dir.file("server.log");
     pid_t m_pid = -1;
+    bool m_ended = false;
 };
 
 std::size_t count(const std::string& text, const std::string& part) {
@@ -167,6 +175,27 @@ TEST(EngineServer, TheCopyWorksInTheCommandsFolderWithItsUmask) {
     ASSERT_EQ(made.exit_code, 0) << made.out;
     EXPECT_EQ(made.out, "640\n");
     EXPECT_EQ(count(server.log(), "ran glove of pid"), 1u) << server.log();
+}
+
+TEST(EngineServer, TheCopyHasTheCommandsEnvironmentAndOpenFiles) {
+    const EngineServer server;
+    ASSERT_TRUE(server.ready()) << server.log();
+    test::TempDir dir;
+    const std::string cli = server.setting() + " " + test::shell_quote(test::cli_program());
+    // The database's default place comes from the command's XDG_DATA_HOME, not the server's.
+    const test::CommandResult listed = test::run_command(
+        "XDG_DATA_HOME=" + test::shell_quote(dir.file("data")) + " " + cli + " runs list 2>&1");
+    EXPECT_NE(listed.out.find(dir.file("data") + "/oomlab/runs.sqlite"), std::string::npos)
+        << listed.out;
+    // A file open as descriptor 3 of the command is descriptor 3 of the copy.
+    test::write_file(dir.file("settings.json"), R"({"train": {"batch_size": 7}})");
+    const test::CommandResult estimated =
+        test::run_command(cli + " estimate --config /dev/fd/3 --json 3<" +
+                          test::shell_quote(dir.file("settings.json")) + " 2>&1");
+    EXPECT_EQ(estimated.exit_code, 0) << estimated.out;
+    EXPECT_NE(estimated.out.find("\"peak_bytes\""), std::string::npos) << estimated.out;
+    EXPECT_EQ(count(server.log(), "ran runs of pid"), 1u) << server.log();
+    EXPECT_EQ(count(server.log(), "ran estimate of pid"), 1u) << server.log();
 }
 
 TEST(EngineServer, ACommandWhoseLibrariesWouldLoadOtherwiseRunsAlone) {
