@@ -400,16 +400,20 @@ private:
         for (const int file : files) {
             close(file);
         }
-        const std::int32_t answer = copy > 0 ? copy : 0;
-        if (send(connection, &answer, sizeof answer, MSG_NOSIGNAL) != sizeof answer && copy > 0) {
-            refusal = "its starter went away";
-        }
+        // A refusal is logged before the starter hears it: the command then runs alone and
+        // may have ended before this process writes its next line.
         if (!refusal.empty()) {
             std::cerr << "declined " << what << " of pid " << peer.pid << ": " << refusal << '\n';
+        }
+        const std::int32_t answer = copy > 0 ? copy : 0;
+        if (send(connection, &answer, sizeof answer, MSG_NOSIGNAL) != sizeof answer && copy > 0) {
+            std::cerr << "declined " << what << " of pid " << peer.pid
+                      << ": its starter went away\n";
+            kill(copy, SIGKILL);
+            copy = 0;
+        }
+        if (copy == 0) {
             close(connection);
-            if (copy > 0) {
-                kill(copy, SIGKILL);
-            }
             return std::nullopt;
         }
         std::string line;
