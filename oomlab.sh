@@ -7,8 +7,8 @@
 #   ./oomlab.sh test           install what is missing, build, run the whole test suite (MLflow
 #                              and TensorBoard, which some tests run, from the package index
 #                              into a virtual environment of their own: scripts/tracker_env.sh;
-#                              its oomlab-cli commands start from one loaded training engine:
-#                              app/cli/engine_server.h)
+#                              its processes that train start from one loaded training engine:
+#                              oomlab/session/engine_server.h)
 #   ./oomlab.sh cuda-test      the same against PyTorch 2.11's LibTorch with CUDA (pip, into a
 #                              virtual environment of its own: scripts/torch_env.sh), engine and
 #                              CLI only; needs the CUDA toolkit (nvcc); GPU tests skip without a
@@ -210,27 +210,37 @@ seed_test_costs() {
     [[ -f "$costs" ]] || { mkdir -p "$(dirname "$costs")" && cp tests/ctest-cost-data.txt "$costs"; }
 }
 
-# The suite's commands start in a copy of one oomlab-cli that loaded the training engine once
-# (app/cli/engine_server.h): loading LibTorch is half a second of CPU each, most of a short
-# run's. A command the server would not run as it runs alone runs in its own process, as do
-# all of them in the other modes (their runs check that path). Its log says which did what.
-start_engine_server() {
-    local folder
-    folder="$(mktemp -d)"
-    engine_server_socket="$folder/engine.sock"
+# The suite's commands, and the test programs whose cases train, start in a copy of a process
+# of the same program that loaded the training engine once (oomlab/session/engine_server.h):
+# loading LibTorch is half a second of CPU each, most of a short run's. A command the server
+# would not run as it runs alone runs in its own process, as do all of them in the other modes
+# (their runs check that path). Each server's log, build/Testing/engine-server-PROGRAM.log,
+# says which did what.
+start_engine_servers() {
+    engine_servers="$(mktemp -d)"
     mkdir -p "$build_dir/Testing"
-    # The environment its copies' commands get from CTest's preset where LibTorch reads it.
-    OMP_NUM_THREADS=1 "$build_dir/app/oomlab-cli" engine-server "$engine_server_socket" \
-        2> "$build_dir/Testing/engine-server.log" &
-    local server=$!
-    trap "kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf '$folder'" EXIT
-    for _ in $(seq 300); do
-        [[ -S "$engine_server_socket" ]] && return 0
-        kill -0 "$server" 2>/dev/null || break
-        sleep 0.1
+    local programs=(app/oomlab-cli tests/engine/train/oomlab_train_tests tests/ui/oomlab_ui_tests)
+    local started=() program
+    for program in "${programs[@]}"; do
+        [[ -x "$build_dir/$program" ]] || continue
+        # The environment its copies' commands get from CTest's preset where LibTorch reads it.
+        OMP_NUM_THREADS=1 "$build_dir/$program" engine-server "$engine_servers" \
+            2> "$build_dir/Testing/engine-server-$(basename "$program").log" &
+        started+=("$!:$(basename "$program")")
     done
-    echo "The engine server did not start ($build_dir/Testing/engine-server.log):" \
-         "every test's command loads the engine itself" >&2
+    local pids=("${started[@]%%:*}")
+    trap "kill ${pids[*]} 2>/dev/null; wait ${pids[*]} 2>/dev/null; rm -rf '$engine_servers'" EXIT
+    local entry
+    for entry in "${started[@]}"; do
+        for _ in $(seq 300); do
+            [[ -S "$engine_servers/${entry#*:}" ]] && continue 2
+            kill -0 "${entry%%:*}" 2>/dev/null || break
+            sleep 0.1
+        done
+        echo "The engine server of ${entry#*:} did not start" \
+             "($build_dir/Testing/engine-server-${entry#*:}.log): its tests load the engine" \
+             "themselves" >&2
+    done
 }
 
 has_display() {
@@ -265,8 +275,8 @@ case "$mode" in
         fi
         seed_test_costs
         if [[ "$mode" == test ]]; then
-            start_engine_server
-            OOMLAB_ENGINE_SERVER="$engine_server_socket" ctest --preset "$preset" --timeout 900
+            start_engine_servers
+            OOMLAB_ENGINE_SERVER="$engine_servers" ctest --preset "$preset" --timeout 900
         else
             ctest --preset "$preset" --timeout 900
         fi

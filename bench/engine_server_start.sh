@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What a command of the test suite costs started alone and started in a copy of the engine
-# server (app/cli/engine_server.h), side by side: a two-step run (which loads LibTorch alone)
+# server (oomlab/session/engine_server.h), side by side: a two-step run (which loads LibTorch alone)
 # and `runs list` (which never does). CPU per command, user + system: alone from the
 # command's own process tree (/usr/bin/time), in a copy from the server's log (wait4 of the
 # copy) plus its starter's. One OpenMP thread, as the test preset runs.
@@ -18,17 +18,19 @@ trap '[[ -z "$server" ]] || kill "$server" 2>/dev/null; rm -rf "$folder"' EXIT
 db="$folder/runs.sqlite"
 "$cli" run --db "$db" --set train.max_steps=2 >/dev/null 2>&1
 
-"$cli" engine-server "$folder/engine.sock" 2> "$folder/server.log" &
+mkdir "$folder/servers"
+"$cli" engine-server "$folder/servers" 2> "$folder/server.log" &
 server=$!
-for _ in $(seq 300); do [[ -S "$folder/engine.sock" ]] && break; sleep 0.1; done
-[[ -S "$folder/engine.sock" ]] || { cat "$folder/server.log" >&2; exit 1; }
+for _ in $(seq 300); do [[ -S "$folder/servers/oomlab-cli" ]] && break; sleep 0.1; done
+[[ -S "$folder/servers/oomlab-cli" ]] || { cat "$folder/server.log" >&2; exit 1; }
 
-# Mean CPU milliseconds of the starters of COUNT commands ARGS..., with SERVER's socket or none.
+# Mean CPU milliseconds of the starters of COUNT commands ARGS..., with the servers' folder or
+# none.
 starters_cpu() {
-    local socket="$1"
+    local servers="$1"
     shift
     for _ in $(seq "$count"); do
-        OOMLAB_ENGINE_SERVER="$socket" /usr/bin/time -f "%U %S" -o "$folder/time" \
+        OOMLAB_ENGINE_SERVER="$servers" /usr/bin/time -f "%U %S" -o "$folder/time" \
             "$cli" "$@" >/dev/null 2>&1
         cat "$folder/time"
     done | awk -v n="$count" '{ s += $1 + $2 } END { printf "%.1f", 1000 * s / n }'
@@ -45,7 +47,7 @@ for command in "run --set train.max_steps=2" "runs list"; do
     read -ra arguments <<< "$command"
     alone="$(starters_cpu "" "${arguments[@]}" --db "$db")"
     from=$(($(wc -l < "$folder/server.log") + 1))
-    starters="$(starters_cpu "$folder/engine.sock" "${arguments[@]}" --db "$db")"
+    starters="$(starters_cpu "$folder/servers" "${arguments[@]}" --db "$db")"
     copies="$(copies_cpu "$from")"
     copy="$(awk -v a="$starters" -v b="$copies" 'BEGIN { printf "%.1f", a + b }')"
     printf '%-28s %12s %12s %7.1fx\n' "$command" "$alone" "$copy" \

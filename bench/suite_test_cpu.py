@@ -5,10 +5,11 @@ its CPU is read with wait4: the test's process and every process it waited for (
 started and killed without waiting is not counted). Prints the costliest tests and the totals.
 bench/suite_cpu.sh sums the same suite's CPU by program instead.
 
-With --engine-server the tests' oomlab-cli commands start in copies of one loaded engine, as
-`./oomlab.sh test` runs them (app/cli/engine_server.h). A copy is the server's child, not the
-test's: its CPU, from the server's log, is added to the test whose environment its starter had
-(each test is given OOMLAB_SUITE_TEST=N, read from /proc while the starter waits for its copy).
+With --engine-server the tests' processes that train start in copies of one loaded engine,
+as `./oomlab.sh test` runs them (oomlab/session/engine_server.h). A copy is its server's child,
+not the test's: its CPU, from the server's log, is added to the test whose environment its
+starter had (each test is given OOMLAB_SUITE_TEST=N, read from /proc while the starter waits
+for its copy).
 
     bench/suite_test_cpu.py [--build-dir build] [--jobs 2] [--top 40] [-R REGEX]
                             [--engine-server]
@@ -47,27 +48,36 @@ def listed_tests(build_dir, pattern):
     return tests
 
 
-class EngineServer:
-    """`oomlab-cli engine-server` as `./oomlab.sh test` starts it, and a thread that follows its
-    log: each copy's CPU, by the OOMLAB_SUITE_TEST of the command's starter."""
+class EngineServers:
+    """The engine servers `./oomlab.sh test` starts (oomlab-cli's and the test programs' that
+    train), and a thread for each that follows its log: each copy's CPU, by the
+    OOMLAB_SUITE_TEST of the command's starter."""
+
+    PROGRAMS = ("app/oomlab-cli", "tests/engine/train/oomlab_train_tests",
+                "tests/ui/oomlab_ui_tests")
 
     def __init__(self, build_dir):
         self.folder = tempfile.mkdtemp(prefix="oomlab-suite-cpu-")
-        self.socket = os.path.join(self.folder, "engine.sock")
-        self.log_path = os.path.join(self.folder, "engine-server.log")
-        self.process = subprocess.Popen(
-            [os.path.join(build_dir, "app", "oomlab-cli"), "engine-server", self.socket],
-            stderr=open(self.log_path, "w"), env={**os.environ, "OMP_NUM_THREADS": "1"})
-        while not os.path.exists(self.socket):
-            if self.process.poll() is not None:
-                sys.exit(f"the engine server did not start: {self.log_path}")
-            time.sleep(0.1)
-        self.test_of_copy = {}  # copy's pid -> the test's number, or None where unseen
+        self.test_of_copy = {}  # (log, copy's pid) -> the test's number, or None where unseen
         self.cpu_of_test = {}
         self.unattributed = 0.0
         self.stopping = False
-        self.thread = threading.Thread(target=self.follow, daemon=True)
-        self.thread.start()
+        self.processes, self.threads = [], []
+        for program in self.PROGRAMS:
+            path = os.path.join(build_dir, program)
+            if not os.path.exists(path):
+                continue
+            name = os.path.basename(program)
+            log = os.path.join(self.folder, f"engine-server-{name}.log")
+            self.processes.append(subprocess.Popen(
+                [path, "engine-server", self.folder], stderr=open(log, "w"),
+                env={**os.environ, "OMP_NUM_THREADS": "1"}))
+            while not os.path.exists(os.path.join(self.folder, name)):
+                if self.processes[-1].poll() is not None:
+                    sys.exit(f"the engine server of {name} did not start: {log}")
+                time.sleep(0.1)
+            self.threads.append(threading.Thread(target=self.follow, args=(log,), daemon=True))
+            self.threads[-1].start()
 
     @staticmethod
     def test_of(starter):
@@ -80,10 +90,10 @@ class EngineServer:
             pass
         return None
 
-    def follow(self):
+    def follow(self, log_path):
         ran = re.compile(r"ran \S* of pid (\d+) as pid (\d+)")
         ended = re.compile(r"ended pid (\d+) after ([\d.]+) s of user time and ([\d.]+)")
-        with open(self.log_path, errors="replace") as log:
+        with open(log_path, errors="replace") as log:
             while True:
                 line = log.readline()
                 if not line:
@@ -92,20 +102,22 @@ class EngineServer:
                     time.sleep(0.005)
                     continue
                 if match := ran.match(line):
-                    self.test_of_copy[match[2]] = self.test_of(match[1])
+                    self.test_of_copy[log_path, match[2]] = self.test_of(match[1])
                 elif match := ended.match(line):
                     cpu = float(match[2]) + float(match[3])
-                    test = self.test_of_copy.pop(match[1], None)
+                    test = self.test_of_copy.pop((log_path, match[1]), None)
                     if test is None:
                         self.unattributed += cpu
                     else:
                         self.cpu_of_test[test] = self.cpu_of_test.get(test, 0.0) + cpu
 
     def stop(self):
-        self.process.terminate()
-        self.process.wait()
+        for process in self.processes:
+            process.terminate()
+            process.wait()
         self.stopping = True
-        self.thread.join()
+        for thread in self.threads:
+            thread.join()
 
 
 def default_signals():
@@ -150,9 +162,9 @@ def main():
     os.environ.setdefault("OOMLAB_TEST_GRID_STRIDE", "4")
     for number, test in enumerate(tests):
         test["number"] = number
-    server = EngineServer(build_dir) if options.engine_server else None
+    server = EngineServers(build_dir) if options.engine_server else None
     if server:
-        os.environ["OOMLAB_ENGINE_SERVER"] = server.socket
+        os.environ["OOMLAB_ENGINE_SERVER"] = server.folder
     started = time.monotonic()
     # What other tests copy (CTest's fixture setups) first, as ctest runs them.
     results = [run_one(test) for test in tests if test["setup"]]

@@ -7,9 +7,9 @@
 #include <iostream>
 
 #include "cli_context.h"
-#include "engine_server.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/version.h"
+#include "oomlab/session/engine_server.h"
 #include "oomlab/session/experiment.h"
 
 namespace {
@@ -113,43 +113,10 @@ int run_command_line(int argc, char** argv) {
     return check_standard_output(exit_code);
 }
 
-// `oomlab-cli engine-server SOCKET` (hidden): returns in each copy that runs a command.
-std::optional<std::vector<std::string>> serve_engine_from(int argc, char** argv) {
-    if (argc != 3) {
-        throw oomlab::BadInput(std::string("usage: oomlab-cli ") + kEngineServerCommand +
-                               " SOCKET");
-    }
-    return serve_engine(argv[2]);
-}
-
 }  // namespace
 
+// `oomlab-cli engine-server FOLDER` (hidden) serves copies of this program that have loaded
+// the training engine (oomlab/session/engine_server.h).
 int main(int argc, char** argv) {
-    if (const std::optional<int> ended = run_in_engine_server(argc, argv)) {
-        return *ended;
-    }
-    if (argc < 2 || std::string(argv[1]) != kEngineServerCommand) {
-        return run_command_line(argc, argv);
-    }
-    try {
-        const std::optional<std::vector<std::string>> command = serve_engine_from(argc, argv);
-        if (!command) {
-            return kExitOk;  // the server, stopped
-        }
-        std::vector<char*> arguments;
-        for (const std::string& argument : *command) {
-            arguments.push_back(const_cast<char*>(argument.c_str()));
-        }
-        arguments.push_back(nullptr);
-        const int exit_code = run_command_line(static_cast<int>(command->size()), arguments.data());
-        // Ended without the static destructors: in a copy they are LibTorch's, unregistering
-        // every operator (70 of the 110 ms a copy of `runs list` took), which a process that
-        // never loaded LibTorch does not run and one that did runs to no effect at its end.
-        std::cout.flush();
-        std::fflush(nullptr);
-        _exit(exit_code);
-    } catch (const std::exception& error) {
-        std::cerr << "error: " << error.what() << '\n';
-        return kExitFailure;
-    }
+    return oomlab::session::run_main(argc, argv, run_command_line);
 }

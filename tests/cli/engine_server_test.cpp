@@ -1,8 +1,9 @@
 // `oomlab-cli engine-server`: a command handed to it runs in a copy of the server and ends as
-// it would alone (app/cli/engine_server.h).
+// it would alone (oomlab/session/engine_server.h).
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,7 +36,7 @@ public:
             if (!freopen(m_log.c_str(), "w", stderr)) {
                 _exit(126);
             }
-            execl(test::cli_program(), test::cli_program(), "engine-server", m_socket.c_str(),
+            execl(test::cli_program(), test::cli_program(), "engine-server", m_folder.c_str(),
                   static_cast<char*>(nullptr));
             _exit(127);
         }
@@ -57,7 +58,7 @@ public:
         struct stat info {};
         return stat(m_socket.c_str(), &info) == 0 && S_ISSOCK(info.st_mode);
     }
-    std::string setting() const { return "OOMLAB_ENGINE_SERVER=" + m_socket; }
+    std::string setting() const { return "OOMLAB_ENGINE_SERVER=" + m_folder; }
     std::string log() const { return test::read_text(m_log); }
     pid_t pid() const { return m_pid; }
     // The copy that ran the `nth` command it took (from 1), or 0 before it did.
@@ -83,7 +84,9 @@ public:
 
 private:
     test::TempDir m_dir;
-    std::string m_socket = m_dir.file("engine.sock");
+    std::string m_folder = m_dir.path();
+    // Where oomlab-cli's server listens in it: the folder and the program's file name.
+    std::string m_socket = m_dir.file("oomlab-cli");
     std::string m_log = m_dir.file("server.log");
     pid_t m_pid = -1;
     bool m_ended = false;
@@ -118,11 +121,13 @@ bool has_a_run(const std::string& db) {
     return false;
 }
 
+// Starts oomlab-cli ARGUMENTS with `setting`, at the priority `nice` (the server's and more).
 pid_t start_cli(const std::vector<std::string>& arguments, const std::string& setting,
-                const std::string& err_file) {
+                const std::string& err_file, int nice = 0) {
     const pid_t child = fork();
     if (child == 0) {
-        if (!freopen("/dev/null", "w", stdout) || !freopen(err_file.c_str(), "w", stderr)) {
+        if (!freopen("/dev/null", "w", stdout) || !freopen(err_file.c_str(), "w", stderr) ||
+            setpriority(PRIO_PROCESS, 0, getpriority(PRIO_PROCESS, 0) + nice) != 0) {
             _exit(126);
         }
         putenv(const_cast<char*>(setting.c_str()));
@@ -238,10 +243,13 @@ TEST(EngineServer, ASignalReachesTheCopyAndItsEndIsTheStartersEnd) {
     ASSERT_TRUE(WIFSIGNALED(killed_status)) << killed_status;
     EXPECT_EQ(WTERMSIG(killed_status), SIGKILL);
 
-    // The starter killed: its copy goes with it.
-    const pid_t starter = start_cli(long_run, server.setting(), dir.file("starter.err"));
+    // The starter killed: its copy goes with it. Started at a lower priority than the server,
+    // as a student's run of the class is, the copy runs at the starter's.
+    const pid_t starter = start_cli(long_run, server.setting(), dir.file("starter.err"), 5);
     const pid_t orphan = server.wait_for_copy(3);
     ASSERT_NE(orphan, 0) << server.log();
+    EXPECT_EQ(getpriority(PRIO_PROCESS, static_cast<id_t>(orphan)),
+              getpriority(PRIO_PROCESS, 0) + 5);
     kill(starter, SIGKILL);
     test::wait_exit(starter, std::chrono::seconds(60));
     bool gone = false;

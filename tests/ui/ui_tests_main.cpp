@@ -1,11 +1,16 @@
 // The workbench's test program: `oomlab_ui_tests TEST [QTest's arguments]`, where TEST is the
-// name of a test file in tests/ui (class_window_test) whose test class is run.
+// name of a test file in tests/ui (class_window_test) whose test class is run. Its processes
+// may start as copies of `oomlab_ui_tests engine-server FOLDER`, which loaded the training
+// engine once (oomlab/session/engine_server.h; `./oomlab.sh test` starts one).
 #include <cstdio>
 #include <vector>
 
+#include "oomlab/session/engine_server.h"
 #include "ui_test_support.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_test(int argc, char** argv) {
     const auto& tests = oomlab::ui::test::registeredTests();
     const auto test = argc > 1 ? tests.find(argv[1]) : tests.end();
     if (test == tests.end()) {
@@ -20,4 +25,10 @@ int main(int argc, char** argv) {
     arguments.insert(arguments.end(), argv + 2, argv + argc);
     arguments.push_back(nullptr);
     return test->second(argc - 1, arguments.data());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    return oomlab::session::run_main(argc, argv, run_test);
 }

@@ -1,6 +1,6 @@
 // The engine server: load the engine once, then a copy of this process for each command
 // (engine_server.h).
-#include "engine_server.h"
+#include "oomlab/session/engine_server.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -30,7 +30,7 @@
 #include "oomlab/common/errors.h"
 #include "oomlab/session/training_backend.h"
 
-namespace oomlab::cli {
+namespace oomlab::session {
 namespace {
 
 std::string file_text(const std::string& path) {
@@ -90,10 +90,11 @@ std::string declined_because(const ucred& peer, const wire::Command& command,
         !CPU_EQUAL(&my_cores, &their_cores)) {
         return "other processor cores";
     }
+    // A lower priority the copy takes (become_the_command); a higher one it could not.
     errno = 0;
     const int my_nice = getpriority(PRIO_PROCESS, 0);
-    if (getpriority(PRIO_PROCESS, static_cast<id_t>(peer.pid)) != my_nice || errno != 0) {
-        return "another priority";
+    if (getpriority(PRIO_PROCESS, static_cast<id_t>(peer.pid)) < my_nice || errno != 0) {
+        return "a higher priority";
     }
     if (loading_variables(command.environment) != own_loading_variables) {
         return "other variables read when LibTorch loads (OMP_*, LD_*, ...)";
@@ -220,9 +221,9 @@ void close_all_but(const std::vector<int>& kept) {
 // In the copy: everything of the server's that a process of its own would not have, replaced
 // by the command's.
 void become_the_command(const wire::Command& command, const std::vector<int>& files, pid_t server,
-                        const ResidentPages& resident) {
+                        const ResidentPages& resident, int nice) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != server) {
+    if (getppid() != server || setpriority(PRIO_PROCESS, 0, nice) != 0) {
         _exit(127);
     }
     setpgid(0, 0);  // not in the server's group, which its starter may signal
@@ -384,13 +385,14 @@ private:
             receive_command(connection, command, files)) {
             refusal = declined_because(peer, command, m_loading_variables);
         }
+        const int nice = getpriority(PRIO_PROCESS, static_cast<id_t>(peer.pid));
         const std::string what = command.arguments.size() > 1 ? command.arguments[1] : "";
         pid_t copy = 0;
         if (refusal.empty()) {
             std::fflush(nullptr);
             copy = fork();
             if (copy == 0) {
-                become_the_command(command, files, m_pid, m_resident);
+                become_the_command(command, files, m_pid, m_resident, nice);
                 return command.arguments;
             }
             if (copy < 0) {
@@ -457,13 +459,14 @@ std::size_t thread_count() {
 
 }  // namespace
 
-std::optional<std::vector<std::string>> serve_engine(const std::string& socket_path) {
+std::optional<std::vector<std::string>> serve_engine(const std::string& folder) {
+    const std::string socket_path = engine_server_socket(folder);
     const pid_t starter = getppid();
     prctl(PR_SET_PDEATHSIG, SIGTERM);  // ends with what started it
     if (getppid() != starter) {
         return std::nullopt;
     }
-    session::training_backend();
+    training_backend();
     // fork() copies only the calling thread: another one holding a lock would hold it forever
     // in every copy.
     if (const std::size_t threads = thread_count(); threads != 1) {
@@ -477,4 +480,4 @@ std::optional<std::vector<std::string>> serve_engine(const std::string& socket_p
     return server.serve();
 }
 
-}  // namespace oomlab::cli
+}  // namespace oomlab::session

@@ -11,7 +11,7 @@
 
 extern char** environ;
 
-namespace oomlab::cli::wire {
+namespace oomlab::session::wire {
 
 inline constexpr std::uint32_t kMagic = 0x4f4f4d31;  // "OOM1"
 // The most open files a command hands over (one SCM_RIGHTS message holds at most 253).
@@ -167,4 +167,4 @@ inline bool read_when_loading(const std::string& entry) {
     return false;
 }
 
-}  // namespace oomlab::cli::wire
+}  // namespace oomlab::session::wire
