@@ -135,12 +135,19 @@ def run_one(test):
     # Every signal's disposition at its default, as CTest starts a test: a script started in
     # the background of a shell has SIGINT ignored, which a test that stops a run with it
     # would wait on for ever.
+    output = tempfile.TemporaryFile()
     process = subprocess.Popen(test["command"], cwd=test["folder"], env=environment,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               stdout=output, stderr=subprocess.STDOUT,
                                stdin=subprocess.DEVNULL, preexec_fn=default_signals)
     _, status, usage = os.wait4(process.pid, 0)
     # Waited for here, not by Popen: told so, it does not wait again.
     process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode not in (0, 77):  # a failure's output, kept for reading
+        output.seek(0)
+        name = re.sub(r"[^\w.-]", "_", test["name"])
+        with open(os.path.join(tempfile.gettempdir(), f"failed-{name}.log"), "wb") as kept:
+            kept.write(output.read())
+    output.close()
     return (test["name"], usage.ru_utime, usage.ru_stime, time.monotonic() - started,
             process.returncode, test["number"])
 
@@ -184,7 +191,8 @@ def main():
     failed = [r[0] for r in results if r[4] not in (0, 77)]
     print(f"{len(results)} tests, {total:.1f} s of CPU ({sum(r[1] for r in results):.1f} user,"
           f" {sum(r[2] for r in results):.1f} system), {wall:.1f} s wall at {options.jobs} at"
-          f" a time; {len(failed)} failed {' '.join(failed)}")
+          f" a time; {len(failed)} failed {' '.join(failed)}"
+          f"{' (output: ' + tempfile.gettempdir() + '/failed-NAME.log)' if failed else ''}")
     if server:
         print(f"of which the engine server's copies {copies:.1f} s; copies whose test was not"
               f" seen: {server.unattributed:.1f} s (not in the totals)")
