@@ -164,9 +164,8 @@ def main():
     if not os.path.isfile(os.path.join(build_dir, "CTestTestfile.cmake")):
         sys.exit(f"{build_dir}: not a configured build folder; build first, or give --build-dir")
     tests = listed_tests(build_dir, options.pattern)
-    # What the test preset (CMakePresets.json) gives every test.
+    # What the default test preset (CMakePresets.json) gives every test.
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    os.environ.setdefault("OOMLAB_TEST_GRID_STRIDE", "4")
     for number, test in enumerate(tests):
         test["number"] = number
     server = EngineServers(build_dir) if options.engine_server else None
