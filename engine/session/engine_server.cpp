@@ -54,9 +54,11 @@ std::vector<std::string> loading_variables(const std::vector<std::string>& envir
 }
 
 // Why the command of process `peer` would not run here as it would alone; empty if it would.
-// `own_loading_variables`: the server's, as loading_variables gives them.
+// `own_loading_variables`: the server's, as loading_variables gives them. `their_nice`: set
+// to the peer's priority, which its copy takes.
 std::string declined_because(const ucred& peer, const wire::Command& command,
-                             const std::vector<std::string>& own_loading_variables) {
+                             const std::vector<std::string>& own_loading_variables,
+                             int& their_nice) {
     if (peer.uid != getuid() || peer.gid != getgid()) {
         return "another user";
     }
@@ -93,7 +95,8 @@ std::string declined_because(const ucred& peer, const wire::Command& command,
     // A lower priority the copy takes (become_the_command); a higher one it could not.
     errno = 0;
     const int my_nice = getpriority(PRIO_PROCESS, 0);
-    if (getpriority(PRIO_PROCESS, static_cast<id_t>(peer.pid)) < my_nice || errno != 0) {
+    their_nice = getpriority(PRIO_PROCESS, static_cast<id_t>(peer.pid));
+    if (their_nice < my_nice || errno != 0) {
         return "a higher priority";
     }
     if (loading_variables(command.environment) != own_loading_variables) {
@@ -188,7 +191,9 @@ ResidentPages resident_file_pages() {
     return resident;
 }
 
-void touch(const ResidentPages& resident) {
+// Reads whole pages, the bytes between a library's variables too: not a fault, though the
+// address sanitizer would call it one.
+__attribute__((no_sanitize("address"))) void touch(const ResidentPages& resident) {
     const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
     for (const auto& [first, last] : resident.ranges) {
         for (std::uintptr_t at = first; at < last; at += page) {
@@ -223,8 +228,11 @@ void close_all_but(const std::vector<int>& kept) {
 void become_the_command(const wire::Command& command, const std::vector<int>& files, pid_t server,
                         const ResidentPages& resident, int nice) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != server || setpriority(PRIO_PROCESS, 0, nice) != 0) {
+    if (getppid() != server) {
         _exit(127);
+    }
+    if (setpriority(PRIO_PROCESS, 0, nice) != 0) {
+        _exit(126);
     }
     setpgid(0, 0);  // not in the server's group, which its starter may signal
     // The handed files, moved above every number they take, then to those numbers.
@@ -381,11 +389,11 @@ private:
         wire::Command command;
         std::vector<int> files;
         std::string refusal = "an unreadable command";
+        int nice = 0;
         if (getsockopt(connection, SOL_SOCKET, SO_PEERCRED, &peer, &size) == 0 &&
             receive_command(connection, command, files)) {
-            refusal = declined_because(peer, command, m_loading_variables);
+            refusal = declined_because(peer, command, m_loading_variables, nice);
         }
-        const int nice = getpriority(PRIO_PROCESS, static_cast<id_t>(peer.pid));
         const std::string what = command.arguments.size() > 1 ? command.arguments[1] : "";
         pid_t copy = 0;
         if (refusal.empty()) {
