@@ -4,6 +4,8 @@
 
 #include <torch/nn.h>
 
+#include "dropout.h"
+
 namespace oomlab::model {
 
 class EncoderBlockImpl : public torch::nn::Module {
@@ -22,7 +24,7 @@ private:
     torch::nn::LayerNorm m_ffn_norm{nullptr};
     torch::nn::Linear m_ffn_in{nullptr};
     torch::nn::Linear m_ffn_out{nullptr};
-    torch::nn::Dropout m_dropout{nullptr};
+    Dropout m_dropout{nullptr};
 };
 TORCH_MODULE(EncoderBlock);
 
