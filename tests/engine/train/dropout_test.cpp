@@ -41,21 +41,18 @@ TEST_F(DropoutTest, KeepsEachElementWithOneMinusPScaledByItsInverse) {
     EXPECT_NEAR(kept.to(torch::kFloat64).mean().item<double>(), 0.75, 0.004);
     EXPECT_TRUE(torch::allclose(mask.masked_select(kept),
                                 torch::full({kept.sum().item<std::int64_t>()}, 1 / 0.75), 1e-5));
-    // The two elements of each draw are independent: both kept 0.75^2 of the time.
-    const torch::Tensor pairs = kept.view({-1, 2});
-    EXPECT_NEAR((pairs.select(1, 0) & pairs.select(1, 1)).to(torch::kFloat64).mean().item<double>(),
-                0.5625, 0.004);
-    // And so are neighbouring rows and the first and second half of the tensor.
-    EXPECT_NEAR((kept.narrow(0, 0, 1023) & kept.narrow(0, 1, 1023))
-                    .to(torch::kFloat64)
-                    .mean()
-                    .item<double>(),
-                0.5625, 0.004);
-    EXPECT_NEAR((kept.narrow(0, 0, 512) & kept.narrow(0, 512, 512))
-                    .to(torch::kFloat64)
-                    .mean()
-                    .item<double>(),
-                0.5625, 0.004);
+    // Elements drawn together (four a draw) and apart are independent: both kept 0.75^2 of
+    // the time, whatever their distance.
+    const torch::Tensor flat = kept.flatten();
+    for (const std::int64_t apart : {1, 2, 3, 4, 5, 1024, 1 << 19}) {
+        const std::int64_t pairs = flat.numel() - apart;
+        EXPECT_NEAR((flat.narrow(0, 0, pairs) & flat.narrow(0, apart, pairs))
+                        .to(torch::kFloat64)
+                        .mean()
+                        .item<double>(),
+                    0.5625, 0.004)
+            << apart << " apart";
+    }
 }
 
 TEST_F(DropoutTest, TheSeedGivesTheSameMasksWithAnyNumberOfThreads) {
