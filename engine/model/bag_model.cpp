@@ -1,5 +1,4 @@
 // Mean-pooled word vectors and a two-layer MLP: the classic GloVe baseline.
-#include "dropout.h"
 #include "oomlab/model/text_classifier.h"
 
 namespace oomlab::model {
@@ -13,7 +12,7 @@ public:
               register_module("embeddings", EmbeddingTable(initial_embeddings, config.embeddings))),
           m_hidden(register_module("hidden",
                                    torch::nn::Linear(m_embeddings->dim(), config.model.hidden))),
-          m_dropout(register_module("dropout", Dropout(config.model.dropout))),
+          m_dropout(register_module("dropout", torch::nn::Dropout(config.model.dropout))),
           m_output(register_module("output", torch::nn::Linear(config.model.hidden, num_classes))),
           m_embeddings_id(add_memory_module("embeddings", {m_embeddings.ptr()},
                                             /*backward_reads_parameters=*/false)),
@@ -37,7 +36,7 @@ public:
 private:
     EmbeddingTable m_embeddings;
     torch::nn::Linear m_hidden;
-    Dropout m_dropout;
+    torch::nn::Dropout m_dropout;
     torch::nn::Linear m_output;
     memory::ModuleId m_embeddings_id;
     memory::ModuleId m_pooling_id;

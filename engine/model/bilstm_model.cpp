@@ -1,5 +1,4 @@
 // A bidirectional LSTM over the word vectors, mean-pooled over the real tokens.
-#include "dropout.h"
 #include "lstm_layer.h"
 #include "oomlab/model/text_classifier.h"
 
@@ -26,7 +25,7 @@ public:
             m_layer_ids.push_back(add_memory_module("lstm layer " + std::to_string(layer + 1),
                                                     {m_layers.back().ptr()}));
         }
-        m_dropout = register_module("dropout", Dropout(config.model.dropout));
+        m_dropout = register_module("dropout", torch::nn::Dropout(config.model.dropout));
         m_output =
             register_module("output", torch::nn::Linear(2 * config.model.hidden, num_classes));
         m_head_id = add_memory_module("head", {m_output.ptr()});
@@ -55,7 +54,7 @@ public:
 private:
     EmbeddingTable m_embeddings;
     std::vector<torch::nn::LSTM> m_layers;
-    Dropout m_dropout{nullptr};
+    torch::nn::Dropout m_dropout{nullptr};
     torch::nn::Linear m_output{nullptr};
     memory::ModuleId m_embeddings_id = memory::kNoModule;
     std::vector<memory::ModuleId> m_layer_ids;

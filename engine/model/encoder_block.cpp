@@ -14,7 +14,7 @@ EncoderBlockImpl::EncoderBlockImpl(int d_model, int heads, int ffn, double dropo
         register_module("ffn_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({d_model})));
     m_ffn_in = register_module("ffn_in", torch::nn::Linear(d_model, ffn));
     m_ffn_out = register_module("ffn_out", torch::nn::Linear(ffn, d_model));
-    m_dropout = register_module("dropout", Dropout(dropout));
+    m_dropout = register_module("dropout", torch::nn::Dropout(dropout));
 }
 
 torch::Tensor EncoderBlockImpl::attention(const torch::Tensor& x, const torch::Tensor& mask) {

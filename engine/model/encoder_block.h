@@ -4,8 +4,6 @@
 
 #include <torch/nn.h>
 
-#include "dropout.h"
-
 namespace oomlab::model {
 
 class EncoderBlockImpl : public torch::nn::Module {
@@ -24,7 +22,7 @@ private:
     torch::nn::LayerNorm m_ffn_norm{nullptr};
     torch::nn::Linear m_ffn_in{nullptr};
     torch::nn::Linear m_ffn_out{nullptr};
-    Dropout m_dropout{nullptr};
+    torch::nn::Dropout m_dropout{nullptr};
 };
 TORCH_MODULE(EncoderBlock);
 

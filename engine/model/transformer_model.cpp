@@ -1,5 +1,4 @@
 // Word vectors projected to d_model, learned positions, a stack of encoder blocks, mean pooling.
-#include "dropout.h"
 #include "encoder_block.h"
 #include "oomlab/model/text_classifier.h"
 
@@ -17,7 +16,7 @@ public:
             register_module("projection", torch::nn::Linear(m_embeddings->dim(), shape.d_model));
         m_positions =
             register_module("positions", torch::nn::Embedding(config.train.max_len, shape.d_model));
-        m_dropout = register_module("dropout", Dropout(shape.dropout));
+        m_dropout = register_module("dropout", torch::nn::Dropout(shape.dropout));
         for (int layer = 0; layer < shape.layers; ++layer) {
             m_blocks.push_back(register_module(
                 "block" + std::to_string(layer),
@@ -65,7 +64,7 @@ private:
     EmbeddingTable m_embeddings;
     torch::nn::Linear m_projection{nullptr};
     torch::nn::Embedding m_positions{nullptr};
-    Dropout m_dropout{nullptr};
+    torch::nn::Dropout m_dropout{nullptr};
     std::vector<EncoderBlock> m_blocks;
     torch::nn::LayerNorm m_final_norm{nullptr};
     torch::nn::Linear m_output{nullptr};
