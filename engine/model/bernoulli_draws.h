@@ -1,8 +1,8 @@
 // Bernoulli draws on the CPU at the pace of a product, where LibTorch draws one at a time.
 //
 // Dropout on the CPU fills its mask with ATen's bernoulli_(p), in place. Without MKL (Debian's
-// LibTorch) that kernel calls the default generator once per element: 8 ns an element, a
-// fifth of a transformer's training step on the CPU. install_bernoulli_draws() replaces
+// LibTorch) that kernel calls the default generator once per element: 8 ns an element, about
+// a sixth of a transformer's training step on the CPU. install_bernoulli_draws() replaces
 // ATen's CPU kernel of bernoulli_.float there: the same tensor is filled with 0 and 1, each 1
 // with probability p (16 bits of SplitMix64 in counter form per element), seeded once per call
 // from the generator given or the CPU's default one, so that a seed, or a checkpoint's restored
