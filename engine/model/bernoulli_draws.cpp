@@ -6,14 +6,13 @@
 #include <ATen/Parallel.h>
 #include <ATen/core/Generator.h>
 #include <ATen/ops/bernoulli_native.h>
-#include <torch/library.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <mutex>
 
-#include "oomlab/torch_utils/torch_compat.h"
+#include "replaced_cpu_kernels.h"
 
 namespace oomlab::model {
 namespace {
@@ -74,26 +73,21 @@ Tensor& bernoulli_scalar(Tensor& self, double p, c10::optional<at::Generator> ge
     return self;
 }
 
-torch::Library* registered_kernel() {
-    // Registering a kernel for a key that has one replaces it, with a warning for those who
-    // did so by mistake.
-    const compat::QuietWarnings quiet;
-    auto* library =
-        new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::CPU, __FILE__, __LINE__);
-    library->impl("bernoulli_.float", TORCH_FN(bernoulli_scalar));
-    return library;
+const torch::Library* registered_kernel() {
+    return replace_cpu_kernels(__FILE__, __LINE__, [](torch::Library& library) {
+        library.impl("bernoulli_.float", TORCH_FN(bernoulli_scalar));
+    });
 }
 
 }  // namespace
 
 void install_bernoulli_draws() {
-    // Never destroyed: that would take the kernel away while a thread may still draw.
     static const torch::Library* const kernel = at::hasMKL() ? nullptr : registered_kernel();
     (void)kernel;
 }
 
 namespace {
-// When the library loads, as the bf16 products are (bf16_products.cpp says why).
+// When the library loads (replaced_cpu_kernels.h says why).
 const bool kDrawsInstalledOnLoad = (install_bernoulli_draws(), true);
 }  // namespace
 

@@ -8,7 +8,6 @@
 #include <ATen/ops/empty_cpu_dispatch.h>
 #include <ATen/ops/from_blob.h>
 #include <ATen/ops/mm_cpu_dispatch.h>
-#include <torch/library.h>
 
 #include <algorithm>
 #include <array>
@@ -18,7 +17,7 @@
 #include <vector>
 
 #include "matrix_product.h"
-#include "oomlab/torch_utils/torch_compat.h"
+#include "replaced_cpu_kernels.h"
 
 namespace oomlab::model {
 namespace {
@@ -288,32 +287,26 @@ Tensor& addmm_out(const Tensor& self, const Tensor& mat1, const Tensor& mat2,
 }
 
 // The kernels, registered for the CPU.
-torch::Library* registered_kernels() {
-    // Registering a kernel for a key that has one replaces it, with a warning for those who
-    // did so by mistake.
-    const compat::QuietWarnings quiet;
-    auto* library =
-        new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::CPU, __FILE__, __LINE__);
-    library->impl("mm", TORCH_FN(mm));
-    library->impl("mm.out", TORCH_FN(mm_out));
-    library->impl("addmm", TORCH_FN(addmm));
-    library->impl("addmm.out", TORCH_FN(addmm_out));
-    library->impl("bmm", TORCH_FN(bmm));
-    library->impl("bmm.out", TORCH_FN(bmm_out));
-    return library;
+const torch::Library* registered_kernels() {
+    return replace_cpu_kernels(__FILE__, __LINE__, [](torch::Library& library) {
+        library.impl("mm", TORCH_FN(mm));
+        library.impl("mm.out", TORCH_FN(mm_out));
+        library.impl("addmm", TORCH_FN(addmm));
+        library.impl("addmm.out", TORCH_FN(addmm_out));
+        library.impl("bmm", TORCH_FN(bmm));
+        library.impl("bmm.out", TORCH_FN(bmm_out));
+    });
 }
 
 }  // namespace
 
 void install_bf16_products() {
-    // Never destroyed: that would take the kernels away while a thread may still multiply.
     static const torch::Library* const kernels = registered_kernels();
     (void)kernels;
 }
 
 namespace {
-// When the library loads: LibTorch's own kernels are registered by then (it loaded first), and
-// no thread can be inside one of these operators while the dispatcher's table changes.
+// When the library loads (replaced_cpu_kernels.h says why).
 const bool kInstalledOnLoad = (install_bf16_products(), true);
 }  // namespace
 

@@ -82,6 +82,26 @@ TEST_F(BernoulliDraws, Bfloat16AndTransposedTensors) {
     }
 }
 
+// What the engine does not draw is LibTorch's: integer tensors, layouts that reach an element
+// twice or skip storage, and a probability outside [0, 1], refused in LibTorch's words.
+TEST_F(BernoulliDraws, OtherTensorsAndProbabilitiesOutsideZeroToOneAreLibTorchs) {
+    const torch::Tensor integers = torch::zeros({4096}, torch::kLong).bernoulli_(0.5);
+    EXPECT_NEAR(integers.to(torch::kFloat64).mean().item<double>(), 0.5, 0.05);
+    const torch::Tensor storage = torch::full({64, 128}, 7.0);
+    storage.slice(1, 0, 128, 2).bernoulli_(0.5);  // every other column
+    EXPECT_TRUE((storage.slice(1, 1, 128, 2) == 7).all().item<bool>());
+    const torch::Tensor drawn = storage.slice(1, 0, 128, 2);
+    EXPECT_TRUE(((drawn == 0) | (drawn == 1)).all().item<bool>());
+    try {
+        torch::empty({16}).bernoulli_(1.5);
+        ADD_FAILURE() << "a probability of 1.5 was drawn";
+    } catch (const c10::Error& error) {
+        EXPECT_NE(std::string(error.what()).find("bernoulli_ expects p to be in [0, 1]"),
+                  std::string::npos)
+            << error.what();
+    }
+}
+
 // Dropout, made of these draws: a mask of the input's type and size, the same bytes as with
 // LibTorch's own kernel, each kept element scaled by 1 / (1 - p), and the mask held for
 // backward while the graph lives.
