@@ -10,6 +10,11 @@
 // memory figure, are LibTorch's own; the sums are in float32, as in LibTorch's loop and in
 // cuBLAS. LibTorch's kernels still take other types, empty products, and operands they would
 // copy first (neither rows nor columns contiguous), so that those copies stay where they were.
+//
+// On a CPU with AVX-512, LibTorch hands bfloat16 products to oneDNN instead, which is fast but
+// allocates a scratch tensor beside each result. The kernels replace that path too: a run's
+// memory figures are then the same on every CPU, and like a GPU's, whose cuBLAS allocates no
+// tensor of its own.
 #pragma once
 
 namespace oomlab::model {

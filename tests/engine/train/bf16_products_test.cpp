@@ -154,8 +154,24 @@ TEST_F(Bf16Products, WriteIntoBlocksAndAccumulateInPlace) {
     EXPECT_TRUE(torch::equal(buffer.narrow(1, 0, 12), outside));
 }
 
+// LibTorch's own kernels with oneDNN switched off: on a CPU with AVX-512, LibTorch hands
+// bfloat16 products to oneDNN, which allocates a scratch tensor beside the result (a GPU's
+// cuBLAS allocates none). The engine replaces that path too, so that a run's figures are the
+// same on every CPU; what it must allocate is what LibTorch's kernel does everywhere else.
+class WithoutOneDnn {
+public:
+    WithoutOneDnn() { at::globalContext().setUserEnabledMkldnn(false); }
+    ~WithoutOneDnn() { at::globalContext().setUserEnabledMkldnn(m_was); }
+    WithoutOneDnn(const WithoutOneDnn&) = delete;
+    WithoutOneDnn& operator=(const WithoutOneDnn&) = delete;
+
+private:
+    bool m_was = at::globalContext().userEnabledMkldnn();
+};
+
 TEST_F(Bf16Products, AllocateWhatLibTorchsKernelsAllocate) {
     torch::manual_seed(8);
+    const WithoutOneDnn kernels_of_libtorchs_own;
     for (const Layout layout : {Layout::Contiguous, Layout::Transposed, Layout::Strided}) {
         SCOPED_TRACE(int(layout));
         const torch::Tensor a = matrix(64, 48, layout);
