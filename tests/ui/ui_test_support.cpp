@@ -34,6 +34,10 @@ QString guiProgram() {
     return QStringLiteral(OOMLAB_GUI_PATH);
 }
 
+QString mlflowServerScript() {
+    return QStringLiteral(OOMLAB_MLFLOW_SERVER_SCRIPT);
+}
+
 namespace {
 
 std::map<std::string, TestRunner>& tests() {

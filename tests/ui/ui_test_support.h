@@ -26,6 +26,7 @@ QString fixture(const QString& name);      // the project's own fixtures (tests/
 QString benchResult(const QString& name);  // what bench/results holds (real GPUs' snapshots)
 QString sharedDataDir();                   // ../shared/data beside the project (may be absent)
 QString guiProgram();                      // oomlab
+QString mlflowServerScript();              // tests/support/mlflow_server.py
 
 // The process's resident memory (/proc/self/statm), in MiB.
 double residentMiB();
