@@ -9,6 +9,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import unittest
@@ -87,12 +88,28 @@ def group_alive(group):
         return False
 
 
-class MlflowExport(RunsFixture):
+class WithMlflowServer:
+    """A test class's own server (started in cls.folder) and MLflow's client of it."""
+
+    @classmethod
+    def start_server(cls):
+        cls.server = MlflowServer(cls.folder)
+        cls.client = MlflowClient(tracking_uri=cls.server.uri)
+
+    def mlflow_runs(self, run, experiment="OOM Lab"):
+        found = self.client.get_experiment_by_name(experiment)
+        return self.client.search_runs(
+            [found.experiment_id],
+            f"tags.`oomlab.run_id` = '{run}'") if found else []
+
+
+class MlflowExport(WithMlflowServer, RunsFixture):
+    """`runs export --to mlflow` of the two runs."""
+
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.server = MlflowServer(cls.folder)
-        cls.client = MlflowClient(tracking_uri=cls.server.uri)
+        cls.start_server()
 
     @classmethod
     def tearDownClass(cls):
@@ -103,12 +120,6 @@ class MlflowExport(RunsFixture):
         return cli("runs", "export", *map(str, runs), "--db", self.db, "--to", "mlflow",
                    "--tracking-uri", self.server.uri, "--experiment", experiment, "--json",
                    check=check)
-
-    def mlflow_runs(self, run, experiment="OOM Lab"):
-        found = self.client.get_experiment_by_name(experiment)
-        return self.client.search_runs(
-            [found.experiment_id],
-            f"tags.`oomlab.run_id` = '{run}'") if found else []
 
     def test_mlflow_sends_no_usage_telemetry(self):
         """The suite's MLflow processes (this client, the server it started with the same
@@ -183,11 +194,53 @@ class MlflowExport(RunsFixture):
         [again] = self.mlflow_runs(self.completed, "renamed")
         self.assertEqual(again.data.tags["mlflow.user"], "ada")
 
+    def test_a_server_whose_database_is_locked_a_moment_is_waited_for(self):
+        """Its database locked for a moment (as when a class's runs end together): the export
+        waits for the server and the run arrives, once. MLflow 3 waits up to 20 s for the lock
+        itself; before, it answered 500 after SQLite's 5 s, and a server that answers so is
+        asked again (mlflow_unreachable_test's busy server)."""
+        database = sqlite3.connect(os.path.join(self.folder, "mlflow.sqlite"),
+                                   isolation_level=None, check_same_thread=False)
+        database.execute("BEGIN EXCLUSIVE")
+        unlock = threading.Timer(2, lambda: database.execute("COMMIT"))
+        unlock.start()
+        try:
+            code, out, err = self.export(self.completed, experiment="busy", check=False)
+        finally:
+            unlock.join()
+            database.close()
+        self.assertEqual(code, 0, err)
+        self.assertEqual(json.loads(out)["run"], self.completed)
+        self.assertEqual(len(self.mlflow_runs(self.completed, "busy")), 1)
+
+    def test_a_deleted_experiment_is_refused(self):
+        experiment = self.client.create_experiment("deleted")
+        self.client.delete_experiment(experiment)
+        code, _, err = self.export(self.completed, experiment="deleted", check=False)
+        self.assertEqual(code, 1)
+        self.assertIn("the experiment \"deleted\" was deleted there", err)
+
+
+class MlflowLiveRun(WithMlflowServer, unittest.TestCase):
+    """`run --mlflow`: a run sent while it trains, at its end, or ended by the next run; a
+    class of its own, with its own server, that ctest runs beside MlflowExport."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.folder = tempfile.mkdtemp(prefix="oomlab-trackers-")
+        cls.start_server()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+        shutil.rmtree(cls.folder, ignore_errors=True)
+
     def test_run_mirrors_itself_when_it_ends(self):
         snapshot = os.path.join(self.folder, "mirrored.pickle")
-        _, out, _ = cli("run", "--db", self.db, "--name", "mirrored", "--set",
-                        "train.max_steps=3", "--set", "debug.memory_snapshot=" + snapshot,
-                        "--mlflow", self.server.uri, "--mlflow-experiment", "live", "--json")
+        _, out, _ = cli("run", "--db", os.path.join(self.folder, "mirrored.sqlite"), "--name",
+                        "mirrored", "--set", "train.max_steps=3", "--set",
+                        "debug.memory_snapshot=" + snapshot, "--mlflow", self.server.uri,
+                        "--mlflow-experiment", "mirrored", "--json")
         lines = [json.loads(line) for line in out.splitlines()]
         summary = lines[-1]
         self.assertEqual(summary["status"], "completed")
@@ -200,7 +253,6 @@ class MlflowExport(RunsFixture):
         sizes = {a.path: a.file_size for a in self.client.list_artifacts(found.info.run_id)}
         self.assertEqual(sizes["mirrored.pickle"], os.path.getsize(snapshot))
         self.assertIn("summary.json", sizes)
-        cli("runs", "delete", str(summary["run_id"]), "--db", self.db)
 
     def test_a_run_is_on_the_server_while_it_trains(self):
         """`run --mlflow`: the run is made there running, its steps arrive while it trains, and
@@ -329,32 +381,6 @@ class MlflowExport(RunsFixture):
         self.assertEqual(sorted(m.step for m in losses), list(range(1, steps + 1)))
         _, _, err = cli("run", "--db", database, *sent, "--set", "train.max_steps=2")
         self.assertNotIn("stopped without its end", err)  # ended once
-
-    def test_a_server_whose_database_is_locked_a_moment_is_waited_for(self):
-        """Its database locked for a moment (as when a class's runs end together): the export
-        waits for the server and the run arrives, once. MLflow 3 waits up to 20 s for the lock
-        itself; before, it answered 500 after SQLite's 5 s, and a server that answers so is
-        asked again (mlflow_unreachable_test's busy server)."""
-        database = sqlite3.connect(os.path.join(self.folder, "mlflow.sqlite"),
-                                   isolation_level=None, check_same_thread=False)
-        database.execute("BEGIN EXCLUSIVE")
-        unlock = threading.Timer(2, lambda: database.execute("COMMIT"))
-        unlock.start()
-        try:
-            code, out, err = self.export(self.completed, experiment="busy", check=False)
-        finally:
-            unlock.join()
-            database.close()
-        self.assertEqual(code, 0, err)
-        self.assertEqual(json.loads(out)["run"], self.completed)
-        self.assertEqual(len(self.mlflow_runs(self.completed, "busy")), 1)
-
-    def test_a_deleted_experiment_is_refused(self):
-        experiment = self.client.create_experiment("deleted")
-        self.client.delete_experiment(experiment)
-        code, _, err = self.export(self.completed, experiment="deleted", check=False)
-        self.assertEqual(code, 1)
-        self.assertIn("the experiment \"deleted\" was deleted there", err)
 
 
 if __name__ == "__main__":
