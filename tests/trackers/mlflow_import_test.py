@@ -3,14 +3,12 @@ students, each training on their own machine (a process with its own database an
 and sending as their runs end, read back into the lecturer's database whole, once."""
 
 import contextlib
-import http.server
 import json
 import os
 import shutil
 import signal
 import subprocess
 import tempfile
-import threading
 import time
 import unittest
 
@@ -46,7 +44,9 @@ def series_rows(export):
             and row["loss"] is not None]
 
 
-class MlflowImport(unittest.TestCase):
+class WithClassServer(unittest.TestCase):
+    """A test class's own server, in a folder of its own, and MLflow's client of it."""
+
     @classmethod
     def setUpClass(cls):
         cls.folder = os.path.realpath(tempfile.mkdtemp(prefix="oomlab-class-"))
@@ -54,6 +54,16 @@ class MlflowImport(unittest.TestCase):
         cls.server = MlflowServer(cls.folder)
         cls.addClassCleanup(cls.server.stop)
         cls.client = MlflowClient(tracking_uri=cls.server.uri)
+
+    def import_runs(self, db, *extra, check=True):
+        return cli("runs", "import", "--from", "mlflow", "--tracking-uri", self.server.uri,
+                   "--db", db, *extra, check=check)
+
+
+class MlflowImport(WithClassServer):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
         # The class: every student at once, each sending when their run ends. Half share a
         # lab's account and give their name; the others are known by their login name.
         students = []
@@ -72,10 +82,6 @@ class MlflowImport(unittest.TestCase):
             assert "was not sent" not in err, err
         cls.students = [json.loads(cli("runs", "export", "1", "--db", db, "--json")[1])
                         for db, _ in students]
-
-    def import_runs(self, db, *extra, check=True):
-        return cli("runs", "import", "--from", "mlflow", "--tracking-uri", self.server.uri,
-                   "--db", db, *extra, check=check)
 
     def test_a_class_is_imported_whole_and_once(self):
         db = os.path.join(self.folder, "lecturer.sqlite")
@@ -158,53 +164,11 @@ class MlflowImport(unittest.TestCase):
                                "--experiment", "live", "--json")[1])["runs"]
         self.assertEqual([(run["status"], run["whole"]) for run in ended], [("cancelled", True)])
 
-    def test_the_class_predictions_are_counted_against_each_students_runs(self):
-        """`lesson run --predict --mlflow`: each of the lesson's runs carries the prediction;
-        `runs class --predictions` counts the answers, what each student's runs measured, and
-        who disagrees; a run out of memory says whether its free memory was in pieces."""
-        answers = {"ann": "batch 128,over-3x", "bob": "same,under-1.5x"}
-        for student, answer in answers.items():
-            _, out, _ = cli("lesson", "run", "batch-size", "--db",
-                            os.path.join(self.folder, f"lesson-{student}.sqlite"), "--mlflow",
-                            self.server.uri, "--mlflow-experiment", "predictions", "--mlflow-user",
-                            student, "--predict", answer, "--set", "train.max_steps=1")
-            self.assertIn("you predicted: ", out)
-        [lesson] = json.loads(cli("runs", "class", "--tracking-uri", self.server.uri,
-                                  "--experiment", "predictions", "--predictions",
-                                  "--json")[1])["lessons"]
-        self.assertEqual((lesson["lesson"], lesson["students"]), ("batch-size", 2))
-        self.assertEqual(sorted(a["answer"] for a in lesson["predicted"]),
-                         ["batch 128 needs the most, more than 3 times the least",
-                          "they need about the same, less than 1.5 times the least"])
-        self.assertEqual(lesson["measured"], [
-            {"answer": "batch 128 needs the most, more than 3 times the least", "students": 2}])
-        self.assertEqual([d["student"] for d in lesson["disagreeing"]], ["bob"])
-        text = cli("runs", "class", "--tracking-uri", self.server.uri, "--experiment",
-                   "predictions", "--predictions")[1]
-        self.assertIn("batch-size: 2 students predicted", text)
-        self.assertIn("1 student's runs disagree with their prediction:\n  bob: ", text)
-        # Sent again later (`runs export`), bob's runs keep their lesson and prediction: each
-        # is unchanged, not replaced by a run without them, and the class still counts him.
-        bob = os.path.join(self.folder, "lesson-bob.sqlite")
-        runs = [str(json.loads(line)["run_id"]) for line in
-                cli("runs", "list", "--db", bob, "--json")[1].split("\n") if line.strip()]
-        _, out, _ = cli("runs", "export", *runs, "--db", bob, "--to", "mlflow", "--tracking-uri",
-                        self.server.uri, "--experiment", "predictions", "--user", "bob", "--json")
-        self.assertEqual([json.loads(line).get("unchanged") for line in out.split("\n")
-                          if line.strip()], [True] * len(runs))
-        [again] = json.loads(cli("runs", "class", "--tracking-uri", self.server.uri,
-                                 "--experiment", "predictions", "--predictions",
-                                 "--json")[1])["lessons"]
-        self.assertEqual(again["students"], 2)
-        # The lecturer's import keeps them too: the runs sent once more from there carry them.
-        lecturer = os.path.join(self.folder, "predictions-lecturer.sqlite")
-        self.import_runs(lecturer, "--experiment", "predictions")
-        imported = json.loads(cli("runs", "export", "1", "--db", lecturer, "--json")[1])
-        self.assertEqual(imported["tracker_tags"]["oomlab.lesson"], "batch-size")
-        # How the free memory lay at an out-of-memory is a tag, where it was measured (the
-        # allocator modelled under a cap: more free than asked, in pieces, at the first step,
-        # as oom_fixes_test's fragmented CPU run), and never guessed where it was not (the
-        # capped students' BiLSTMs).
+    def test_an_out_of_memory_says_whether_its_free_memory_was_in_pieces(self):
+        """How the free memory lay at an out-of-memory is a tag where it was measured (the
+        allocator modelled under a cap: more free than asked, in pieces, at the first step, as
+        oom_fixes_test's fragmented CPU run), and never guessed where it was not (the capped
+        students' BiLSTMs)."""
         cli("run", "--db", os.path.join(self.folder, "fragmented.sqlite"), "--mlflow",
             self.server.uri, "--mlflow-experiment", "fragments", "--set", "model.kind=transformer",
             "--set", "train.batch_size=128", "--set", "memory.cap_mb=210", "--set",
@@ -400,59 +364,53 @@ class MlflowImport(unittest.TestCase):
         self.assertEqual(cli("runs", "list", "--db", db, "--json")[1], before)
 
 
-class EndlessPages(http.server.BaseHTTPRequestHandler):
-    """A server that names a next page for ever: the same token (runs/search), or a new one with
-    nothing on it (metrics/get-history), as a broken proxy or server may; it has no bulk call
-    for histories, as MLflow before 2.9."""
-    requests = 0
+class ClassPredictions(WithClassServer):
+    """A lesson's predictions, sent by two students: a class of its own, with its own server,
+    that ctest runs beside MlflowImport."""
 
-    def log_message(self, *args):
-        pass
-
-    def answer(self, body):
-        EndlessPages.requests += 1
-        data = json.dumps(body).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_GET(self):
-        if "experiments/get-by-name" in self.path:
-            self.answer({"experiment": {"experiment_id": "1", "name": "OOM Lab"}})
-        elif "get-history-bulk-interval" in self.path:  # as MLflow before 2.9: no such call
-            self.send_response(404)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-        else:  # metrics/get-history: a new token each time, no values
-            self.answer({"metrics": [], "next_page_token": f"t{EndlessPages.requests}"})
-
-    def do_POST(self):
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        run = {"info": {"run_id": "r1", "start_time": 0, "end_time": 1},
-               "data": {"tags": [{"key": "oomlab.run_uid", "value": "cd" * 16},
-                                 {"key": "oomlab.export_digest", "value": "x"}],
-                        "metrics": [{"key": "train/loss", "value": 1.0, "step": 1}]}}
-        self.answer({"runs": [run], "next_page_token": "same"})
-
-
-class ServerThatNeverEndsItsPages(unittest.TestCase):
-    def test_pages_named_again_or_empty_end_the_import_with_words(self):
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), EndlessPages)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        self.addCleanup(server.shutdown)
-        folder = tempfile.mkdtemp(prefix="oomlab-pages-")
-        self.addCleanup(shutil.rmtree, folder, ignore_errors=True)
-        uri = f"http://127.0.0.1:{server.server_address[1]}"
-        code, out, err = cli("runs", "import", "--from", "mlflow", "--tracking-uri", uri, "--db",
-                             os.path.join(folder, "runs.sqlite"), check=False)
-        self.assertLess(EndlessPages.requests, 20, "a token named again ends the pages")
-        self.assertIn("it named a next page it had named before", out + err)
-        self.assertIn("a page with nothing on it named a next page", out + err)
-        self.assertIn("has no bulk history call (metrics/get-history-bulk-interval, MLflow 2.9 "
-                      "and later): each run's series were read one at a time", out + err)
-        self.assertEqual(code, 0, err)
+    def test_the_class_predictions_are_counted_against_each_students_runs(self):
+        """`lesson run --predict --mlflow`: each of the lesson's runs carries the prediction;
+        `runs class --predictions` counts the answers, what each student's runs measured, and
+        who disagrees."""
+        answers = {"ann": "batch 128,over-3x", "bob": "same,under-1.5x"}
+        for student, answer in answers.items():
+            _, out, _ = cli("lesson", "run", "batch-size", "--db",
+                            os.path.join(self.folder, f"lesson-{student}.sqlite"), "--mlflow",
+                            self.server.uri, "--mlflow-experiment", "predictions", "--mlflow-user",
+                            student, "--predict", answer, "--set", "train.max_steps=1")
+            self.assertIn("you predicted: ", out)
+        [lesson] = json.loads(cli("runs", "class", "--tracking-uri", self.server.uri,
+                                  "--experiment", "predictions", "--predictions",
+                                  "--json")[1])["lessons"]
+        self.assertEqual((lesson["lesson"], lesson["students"]), ("batch-size", 2))
+        self.assertEqual(sorted(a["answer"] for a in lesson["predicted"]),
+                         ["batch 128 needs the most, more than 3 times the least",
+                          "they need about the same, less than 1.5 times the least"])
+        self.assertEqual(lesson["measured"], [
+            {"answer": "batch 128 needs the most, more than 3 times the least", "students": 2}])
+        self.assertEqual([d["student"] for d in lesson["disagreeing"]], ["bob"])
+        text = cli("runs", "class", "--tracking-uri", self.server.uri, "--experiment",
+                   "predictions", "--predictions")[1]
+        self.assertIn("batch-size: 2 students predicted", text)
+        self.assertIn("1 student's runs disagree with their prediction:\n  bob: ", text)
+        # Sent again later (`runs export`), bob's runs keep their lesson and prediction: each
+        # is unchanged, not replaced by a run without them, and the class still counts him.
+        bob = os.path.join(self.folder, "lesson-bob.sqlite")
+        runs = [str(json.loads(line)["run_id"]) for line in
+                cli("runs", "list", "--db", bob, "--json")[1].split("\n") if line.strip()]
+        _, out, _ = cli("runs", "export", *runs, "--db", bob, "--to", "mlflow", "--tracking-uri",
+                        self.server.uri, "--experiment", "predictions", "--user", "bob", "--json")
+        self.assertEqual([json.loads(line).get("unchanged") for line in out.split("\n")
+                          if line.strip()], [True] * len(runs))
+        [again] = json.loads(cli("runs", "class", "--tracking-uri", self.server.uri,
+                                 "--experiment", "predictions", "--predictions",
+                                 "--json")[1])["lessons"]
+        self.assertEqual(again["students"], 2)
+        # The lecturer's import keeps them too: the runs sent once more from there carry them.
+        lecturer = os.path.join(self.folder, "predictions-lecturer.sqlite")
+        self.import_runs(lecturer, "--experiment", "predictions")
+        imported = json.loads(cli("runs", "export", "1", "--db", lecturer, "--json")[1])
+        self.assertEqual(imported["tracker_tags"]["oomlab.lesson"], "batch-size")
 
 
 if __name__ == "__main__":

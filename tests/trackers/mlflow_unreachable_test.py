@@ -6,6 +6,8 @@ import contextlib
 import http.server
 import json
 import os
+import shutil
+import tempfile
 import threading
 import time
 import unittest
@@ -287,6 +289,61 @@ class MlflowUnreachable(RunsFixture):
                               "while it trains, from 0.1 to 3600", err)
                 self.assertNotIn("did not answer", err)
                 self.assertEqual(out, "")
+
+
+class EndlessPages(http.server.BaseHTTPRequestHandler):
+    """A server that names a next page for ever: the same token (runs/search), or a new one with
+    nothing on it (metrics/get-history), as a broken proxy or server may; it has no bulk call
+    for histories, as MLflow before 2.9."""
+    requests = 0
+
+    def log_message(self, *args):
+        pass
+
+    def answer(self, body):
+        EndlessPages.requests += 1
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        if "experiments/get-by-name" in self.path:
+            self.answer({"experiment": {"experiment_id": "1", "name": "OOM Lab"}})
+        elif "get-history-bulk-interval" in self.path:  # as MLflow before 2.9: no such call
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        else:  # metrics/get-history: a new token each time, no values
+            self.answer({"metrics": [], "next_page_token": f"t{EndlessPages.requests}"})
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        run = {"info": {"run_id": "r1", "start_time": 0, "end_time": 1},
+               "data": {"tags": [{"key": "oomlab.run_uid", "value": "cd" * 16},
+                                 {"key": "oomlab.export_digest", "value": "x"}],
+                        "metrics": [{"key": "train/loss", "value": 1.0, "step": 1}]}}
+        self.answer({"runs": [run], "next_page_token": "same"})
+
+
+class ServerThatNeverEndsItsPages(unittest.TestCase):
+    def test_pages_named_again_or_empty_end_the_import_with_words(self):
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), EndlessPages)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        self.addCleanup(server.shutdown)
+        folder = tempfile.mkdtemp(prefix="oomlab-pages-")
+        self.addCleanup(shutil.rmtree, folder, ignore_errors=True)
+        uri = f"http://127.0.0.1:{server.server_address[1]}"
+        code, out, err = cli("runs", "import", "--from", "mlflow", "--tracking-uri", uri, "--db",
+                             os.path.join(folder, "runs.sqlite"), check=False)
+        self.assertLess(EndlessPages.requests, 20, "a token named again ends the pages")
+        self.assertIn("it named a next page it had named before", out + err)
+        self.assertIn("a page with nothing on it named a next page", out + err)
+        self.assertIn("has no bulk history call (metrics/get-history-bulk-interval, MLflow 2.9 "
+                      "and later): each run's series were read one at a time", out + err)
+        self.assertEqual(code, 0, err)
 
 
 if __name__ == "__main__":
