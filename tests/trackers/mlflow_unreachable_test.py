@@ -22,6 +22,16 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+def answer_json(handler, reply):
+    """Answers the request `handler` holds with 200 and `reply` as JSON."""
+    body = json.dumps(reply).encode()
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
 class WrongShapeHandler(http.server.BaseHTTPRequestHandler):
     """A server that answers MLflow's calls with JSON of shapes MLflow never sends: the run is
     created, then its artifact URI is a number. It keeps each call's path."""
@@ -41,12 +51,7 @@ class WrongShapeHandler(http.server.BaseHTTPRequestHandler):
             reply = {"experiment": {"experiment_id": "1", "lifecycle_stage": "active"}}
         elif path.endswith("runs/create"):
             reply = {"run": {"info": {"run_id": "r1", "artifact_uri": 5}}}
-        body = json.dumps(reply).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        answer_json(self, reply)
 
     do_GET = answer
     do_POST = answer
@@ -302,12 +307,7 @@ class EndlessPages(http.server.BaseHTTPRequestHandler):
 
     def answer(self, body):
         EndlessPages.requests += 1
-        data = json.dumps(body).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        answer_json(self, body)
 
     def do_GET(self):
         if "experiments/get-by-name" in self.path:
