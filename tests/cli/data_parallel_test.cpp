@@ -297,8 +297,9 @@ TEST(DataParallel, AnOutOfMemoryInOneRanksEvaluationEndsEveryRank) {
 }
 
 // TREC with the GloVe excerpt, effective batch 32: two ranks of 16 learn what one process of
-// 32 learns. 3 epochs reach about 78% either way (5 reach 86%, in 1.4 times the time: the
-// ranks' sums of the embedding table's dense gradients are most of it).
+// 32 learns. 2 epochs reach about 73% either way, where always answering the commonest class
+// gives 28%; 3 reach 78%, 5 86%. The ranks' sums of the embedding table's dense gradients are
+// most of the time.
 TEST(DataParallel, TwoRanksReachTheAccuracyOfOneWithTheSameEffectiveBatch) {
     OOMLAB_REQUIRE_SHARED_DATA("trec.train.txt");
     const std::string data = test::shared_data_dir();
@@ -310,7 +311,7 @@ TEST(DataParallel, TwoRanksReachTheAccuracyOfOneWithTheSameEffectiveBatch) {
              "dataset.path=" + data + "/trec.train.txt", "--set",
              "dataset.valid_path=" + data + "/trec.test.txt", "--set", "embeddings.source=file",
              "--set", "embeddings.path=" + data + "/glove.6B.50d.head2446.txt", "--set",
-             "model.kind=bag", "--set", "train.epochs=3", "--set",
+             "model.kind=bag", "--set", "train.epochs=2", "--set",
              "train.batch_size=" + std::to_string(32 / processes)});
         EXPECT_EQ(ran.exit_code, 0) << ran.err;
         const RunStore store = RunStore::open(db);
@@ -318,7 +319,7 @@ TEST(DataParallel, TwoRanksReachTheAccuracyOfOneWithTheSameEffectiveBatch) {
     };
     const double alone = accuracy(1);
     const double together = accuracy(2);
-    EXPECT_GT(alone, 0.75);
+    EXPECT_GT(alone, 0.7);
     EXPECT_NEAR(together, alone, 0.02);
 }
 
