@@ -59,6 +59,11 @@ class WithClassServer(unittest.TestCase):
         return cli("runs", "import", "--from", "mlflow", "--tracking-uri", self.server.uri,
                    "--db", db, *extra, check=check)
 
+    def read_from_its_series(self, run_id):
+        """The run as a version before the whole run's upload sent it (or a server that did
+        not take it): without its oomlab.whole_run tag, an import reads its series."""
+        self.client.delete_tag(run_id, "oomlab.whole_run")
+
 
 class MlflowImport(WithClassServer):
     @classmethod
@@ -184,36 +189,6 @@ class MlflowImport(WithClassServer):
         for run in capped:
             self.assertNotIn("oomlab.fragmented", run.data.tags)
 
-    def test_a_series_longer_than_the_bulk_answer_is_read_whole(self):
-        """A hundred runs' series come in one bulk request of at most 2,500 values a run, past
-        which MLflow samples them: a run that reaches it is read on its own, every value."""
-        db = os.path.join(self.folder, "long-student.sqlite")
-        cli("run", "--db", db, "--mlflow", self.server.uri, "--mlflow-experiment", "long",
-            "--set", "train.max_steps=4", "--set", "eval.every=0")
-        run = self.client.search_runs(
-            [self.client.get_experiment_by_name("long").experiment_id])[0]
-        self.read_from_its_series(run.info.run_id)
-        first = run.info.start_time
-        for start in range(100, 3100, 1000):
-            self.client.log_batch(run.info.run_id, metrics=[
-                Metric("train/loss", 1.0 / step, first + step, step)
-                for step in range(start, start + 1000)])
-        lecturer = os.path.join(self.folder, "long-lecturer.sqlite")
-        reply = json.loads(self.import_runs(lecturer, "--experiment", "long", "--json")[1])
-        self.assertEqual(len(reply["imported"]), 1, reply)
-        export = json.loads(cli("runs", "export", str(reply["imported"][0]), "--db", lecturer,
-                                "--json")[1])
-        steps = [row["step"] for row in export["metrics"]
-                 if row["phase"] == "step" and row["loss"] is not None]
-        self.assertEqual(steps, [1, 2, 3, 4, *range(100, 3100)])
-        # For the class's plots, a sample the server chose: its first and last steps among it.
-        [live] = json.loads(cli("runs", "class", "--tracking-uri", self.server.uri,
-                                "--experiment", "long", "--json")[1])["runs"]
-        sampled = [step for step, _ in live["loss"]]
-        self.assertLessEqual(len(sampled), 500)
-        self.assertGreater(len(sampled), 400)
-        self.assertEqual((sampled[0], sampled[-1]), (1, 3099))
-
     def test_other_programs_runs_and_runs_being_sent_are_left_there(self):
         experiment = self.client.get_experiment_by_name("OOM Lab").experiment_id
         other = self.client.create_run(experiment, run_name="someone else's")
@@ -228,11 +203,6 @@ class MlflowImport(WithClassServer):
         finally:
             self.client.delete_run(other.info.run_id)
             self.client.delete_run(half.info.run_id)
-
-    def read_from_its_series(self, run_id):
-        """The run as a version before the whole run's upload sent it (or a server that did
-        not take it): without its oomlab.whole_run tag, an import reads its series."""
-        self.client.delete_tag(run_id, "oomlab.whole_run")
 
     @contextlib.contextmanager
     def artifacts_set_aside(self, student, names=("summary.json", "run.json")):
@@ -364,9 +334,9 @@ class MlflowImport(WithClassServer):
         self.assertEqual(cli("runs", "list", "--db", db, "--json")[1], before)
 
 
-class ClassPredictions(WithClassServer):
-    """A lesson's predictions, sent by two students: a class of its own, with its own server,
-    that ctest runs beside MlflowImport."""
+class OwnRuns(WithClassServer):
+    """Imports of runs that each test sends itself, not the class of students: a class of its
+    own, with its own server, that ctest runs beside MlflowImport."""
 
     def test_the_class_predictions_are_counted_against_each_students_runs(self):
         """`lesson run --predict --mlflow`: each of the lesson's runs carries the prediction;
@@ -411,6 +381,37 @@ class ClassPredictions(WithClassServer):
         self.import_runs(lecturer, "--experiment", "predictions")
         imported = json.loads(cli("runs", "export", "1", "--db", lecturer, "--json")[1])
         self.assertEqual(imported["tracker_tags"]["oomlab.lesson"], "batch-size")
+
+    def test_a_series_longer_than_the_bulk_answer_is_read_whole(self):
+        """A hundred runs' series come in one bulk request of at most 2,500 values a run, past
+        which MLflow samples them: a run that reaches it is read on its own, every value."""
+        db = os.path.join(self.folder, "long-student.sqlite")
+        cli("run", "--db", db, "--mlflow", self.server.uri, "--mlflow-experiment", "long",
+            "--set", "train.max_steps=4", "--set", "eval.every=0")
+        run = self.client.search_runs(
+            [self.client.get_experiment_by_name("long").experiment_id])[0]
+        self.read_from_its_series(run.info.run_id)
+        first = run.info.start_time
+        for start in range(100, 3100, 1000):
+            self.client.log_batch(run.info.run_id, metrics=[
+                Metric("train/loss", 1.0 / step, first + step, step)
+                for step in range(start, start + 1000)])
+        lecturer = os.path.join(self.folder, "long-lecturer.sqlite")
+        reply = json.loads(self.import_runs(lecturer, "--experiment", "long", "--json")[1])
+        self.assertEqual(len(reply["imported"]), 1, reply)
+        export = json.loads(cli("runs", "export", str(reply["imported"][0]), "--db", lecturer,
+                                "--json")[1])
+        steps = [row["step"] for row in export["metrics"]
+                 if row["phase"] == "step" and row["loss"] is not None]
+        self.assertEqual(steps, [1, 2, 3, 4, *range(100, 3100)])
+        # For the class's plots, a sample the server chose: its first and last steps among it.
+        [live] = json.loads(cli("runs", "class", "--tracking-uri", self.server.uri,
+                                "--experiment", "long", "--json")[1])["runs"]
+        sampled = [step for step, _ in live["loss"]]
+        self.assertLessEqual(len(sampled), 500)
+        self.assertGreater(len(sampled), 400)
+        self.assertEqual((sampled[0], sampled[-1]), (1, 3099))
+
 
 
 if __name__ == "__main__":
