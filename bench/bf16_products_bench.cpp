@@ -33,6 +33,9 @@ void product(benchmark::State& state, Kernel kernel) {
     for (auto _ : state) {
         torch::Tensor result;
         if (kernel == Kernel::LibTorchBf16) {  // LibTorch's kernel itself, past the engine's
+            // Below autograd, as the dispatcher calls it: on a CPU with AVX-512 the kernel
+            // hands the product to oneDNN, which asserts that it is.
+            const at::AutoDispatchBelowADInplaceOrView below_autograd;
             result = batch == 0 ? at::cpu::mm(left, right) : at::cpu::bmm(left, right);
         } else {
             result = batch == 0 ? torch::mm(left, right) : torch::bmm(left, right);
