@@ -5,6 +5,10 @@ environment, as `mlflow server` does; the uvicorn command it would then start as
 process (which imports MLflow again: half the 5 s of CPU a server took to answer) runs here
 instead, with the same arguments and environment. Stopped by SIGTERM, as uvicorn is.
 
+It replaces `mlflow.server._exec_cmd`, which is MLflow's own and private: a version other than
+the one scripts/pins/trackers.txt pins may start its server otherwise, and this script then
+stops with what MLflow asked for, or fails to import it.
+
     python mlflow_server.py --host 127.0.0.1 --port PORT --backend-store-uri URI ...
 """
 
