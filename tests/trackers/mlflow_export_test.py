@@ -103,6 +103,17 @@ class WithMlflowServer:
             f"tags.`oomlab.run_id` = '{run}'") if found else []
 
 
+class OwnMlflowServer(WithMlflowServer, unittest.TestCase):
+    """A test class with a folder and a server of its own, stopped and removed after it."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.folder = os.path.realpath(tempfile.mkdtemp(prefix="oomlab-mlflow-"))
+        cls.addClassCleanup(shutil.rmtree, cls.folder, ignore_errors=True)
+        cls.start_server()
+        cls.addClassCleanup(cls.server.stop)  # cleanups run last first: before the removal
+
+
 class MlflowExport(WithMlflowServer, RunsFixture):
     """`runs export --to mlflow` of the two runs."""
 
@@ -221,19 +232,9 @@ class MlflowExport(WithMlflowServer, RunsFixture):
         self.assertIn("the experiment \"deleted\" was deleted there", err)
 
 
-class MlflowLiveRun(WithMlflowServer, unittest.TestCase):
+class MlflowLiveRun(OwnMlflowServer):
     """`run --mlflow`: a run sent while it trains, at its end, or ended by the next run; a
     class of its own, with its own server, that ctest runs beside MlflowExport."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.folder = tempfile.mkdtemp(prefix="oomlab-trackers-")
-        cls.start_server()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.stop()
-        shutil.rmtree(cls.folder, ignore_errors=True)
 
     def test_run_mirrors_itself_when_it_ends(self):
         snapshot = os.path.join(self.folder, "mirrored.pickle")

@@ -5,17 +5,14 @@ and sending as their runs end, read back into the lecturer's database whole, onc
 import contextlib
 import json
 import os
-import shutil
 import signal
 import subprocess
-import tempfile
 import time
 import unittest
 
 from mlflow.entities import Metric, Param
-from mlflow.tracking import MlflowClient
 
-from mlflow_export_test import MlflowServer
+from mlflow_export_test import OwnMlflowServer
 from tracker_fixture import CLI, COMMAND_TIMEOUT_S, SEND_EVERY_S, cli, free_port
 
 STUDENTS = 4
@@ -44,16 +41,8 @@ def series_rows(export):
             and row["loss"] is not None]
 
 
-class WithClassServer(unittest.TestCase):
-    """A test class's own server, in a folder of its own, and MLflow's client of it."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.folder = os.path.realpath(tempfile.mkdtemp(prefix="oomlab-class-"))
-        cls.addClassCleanup(shutil.rmtree, cls.folder, ignore_errors=True)
-        cls.server = MlflowServer(cls.folder)
-        cls.addClassCleanup(cls.server.stop)
-        cls.client = MlflowClient(tracking_uri=cls.server.uri)
+class WithClassServer(OwnMlflowServer):
+    """A class's server, in a folder of its own, and what the import tests do with it."""
 
     def import_runs(self, db, *extra, check=True):
         return cli("runs", "import", "--from", "mlflow", "--tracking-uri", self.server.uri,
@@ -411,7 +400,6 @@ class OwnRuns(WithClassServer):
         self.assertLessEqual(len(sampled), 500)
         self.assertGreater(len(sampled), 400)
         self.assertEqual((sampled[0], sampled[-1]), (1, 3099))
-
 
 
 if __name__ == "__main__":
