@@ -37,13 +37,13 @@ target_compile_definitions(oomlab_torch INTERFACE OOMLAB_WITH_CUDA=$<BOOL:${OOML
 message(STATUS "OOM Lab: LibTorch ${Torch_VERSION}, CUDA support: ${OOMLAB_WITH_CUDA} ${OOMLAB_CUDA_VERSION}")
 add_library(oomlab::torch ALIAS oomlab_torch)
 
-# Every torch target and torch test reuses the precompiled header of oomlab_torch_utils, so
-# torch's headers are parsed once per build. All of them are position-independent (the engine
-# is shared libraries), which a reused precompiled header requires.
-# A target's files compile twenty to a unit: each unit loads its precompiled header and, at its
-# end, instantiates the templates its headers use (a torch unit about 3.5 s whatever its own
-# code), so fewer units is less work (the training engine's 19 files: 36.1 s of compiling in
-# four units, 14.6 s in one). Names in two files' anonymous namespaces must differ.
+# A target's files compile twenty to a unit: each unit parses its headers and, at its end,
+# instantiates the templates they use (a torch unit about 3.5 s whatever its own code), so
+# fewer units is less work (the training engine's 19 files: 36.1 s of compiling in four units,
+# 14.6 s in one). Names in two files' anonymous namespaces must differ. With so few torch units
+# a precompiled torch header no longer pays: making it took 25.6 s, and it brought torch/nn.h's
+# and torch/optim.h's instantiations to every unit (the six torch units with it 88.9 s of CPU,
+# without it 72.4 s, one job at a time).
 # OOMLAB_UNITY_BUILD=OFF compiles file by file, which recompiles less after a one-file edit.
 function(oomlab_unity_build target)
     set_target_properties(${target} PROPERTIES UNITY_BUILD ${OOMLAB_UNITY_BUILD}
@@ -69,8 +69,7 @@ endfunction()
 # The test programs compile unoptimised in the optimised builds: -O0 takes about 30% less time
 # than -O1 on their largest units (tests/cli's: 9.3 s -> 6.3 s), and what they run and time is
 # in the engine's libraries, at -O2, or in the programs they start. A program stays at -O1 where
-# its target has OOMLAB_OPTIMISED_TEST set: one that reuses the torch header (built at -O2,
-# which GCC refuses in an -O0 unit), or one whose own code does much work (oomlab_add_gtest's
+# its target has OOMLAB_OPTIMISED_TEST set: one whose own code does much work (oomlab_add_gtest's
 # OPTIMISED). Unoptimised, fortified libc calls are off, which glibc warns of unless told. For
 # every target of the calling folder.
 function(oomlab_compile_tests_unoptimised)
@@ -80,14 +79,3 @@ function(oomlab_compile_tests_unoptimised)
                         $<$<AND:${optimised},$<NOT:${o1}>>:-U_FORTIFY_SOURCE>)
 endfunction()
 
-function(oomlab_reuse_torch_pch target)
-    set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
-    get_target_property(type ${target} TYPE)
-    if(type STREQUAL "EXECUTABLE")
-        # A test program: at the header's level of optimisation (oomlab_compile_tests_unoptimised).
-        set_target_properties(${target} PROPERTIES OOMLAB_OPTIMISED_TEST ON)
-        # Compiled as the library's objects are (-fPIC), so the header's options match.
-        target_compile_options(${target} PRIVATE -fPIC)
-    endif()
-    target_precompile_headers(${target} REUSE_FROM oomlab_torch_utils)
-endfunction()
