@@ -58,8 +58,11 @@ class MlflowServer:
             except OSError:
                 pass
             if self.process.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"mlflow server did not start on {self.uri}; see {self.log.name}")
+                self.stop()  # closes its log, which goes with the test class's folder:
+                with open(self.log.name, encoding="utf-8", errors="replace") as log:
+                    said = "".join(log.readlines()[-15:])  # its end is the message
+                raise RuntimeError(f"mlflow server did not start on {self.uri}; its log ends:\n"
+                                   f"{said}")
             time.sleep(0.5)
 
     def stop(self):

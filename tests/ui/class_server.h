@@ -4,6 +4,7 @@
 
 #include <QDir>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QFileInfo>
 #include <QProcess>
 #include <QtTest>
@@ -13,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 
 #include "ui_test_support.h"
@@ -91,6 +93,16 @@ public:
     }
 
     const QString& uri() const { return m_uri; }
+
+    // The end of the server's log, for a start that failed (the folder goes with the test).
+    QString logEnd() const {
+        QFile log(QDir(m_folder).filePath(QStringLiteral("server.log")));
+        if (!log.open(QIODevice::ReadOnly)) {
+            return QStringLiteral("(no log)");
+        }
+        const QStringList lines = QString::fromUtf8(log.readAll()).split(QLatin1Char('\n'));
+        return lines.mid(std::max<qsizetype>(0, lines.size() - 15)).join(QLatin1Char('\n'));
+    }
 
     // A student's oomlab-cli (its QProcess a child of `parent`), on their "machine" (a process
     // under their login name, with its own database), started, not waited for. Students' machines

@@ -56,7 +56,8 @@ private slots:
         if (python.isEmpty() || qEnvironmentVariableIsEmpty("OOMLAB_CLI")) {
             QSKIP("OOMLAB_TRACKER_PYTHON or OOMLAB_CLI is not set (./oomlab.sh test sets both)");
         }
-        QVERIFY2(m_class.start(python, m_dir.path()), "mlflow server did not start");
+        QVERIFY2(m_class.start(python, m_dir.path()),
+                 qPrintable("mlflow server did not start; its log ends:\n" + m_class.logEnd()));
         m_uri = m_class.uri();
     }
 
