@@ -272,7 +272,7 @@ class MlflowLiveRun(OwnMlflowServer):
         with subprocess.Popen(
                 [CLI, "run", "--db", database, "--json", "--mlflow", self.server.uri,
                  "--mlflow-experiment", "live", "--mlflow-every", str(SEND_EVERY_S), "--set",
-                 "model.kind=bilstm", "--set", "train.max_steps=20000", "--set", "eval.every=5"],
+                 "model.kind=bilstm", "--set", "train.max_steps=20000", "--set", "eval.every=2"],
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
             reader = threading.Thread(target=lambda: saved.extend(
                 (time.monotonic() - started, line["step"])
@@ -290,7 +290,7 @@ class MlflowLiveRun(OwnMlflowServer):
                                      runs[0].info.status,
                                      max((m.step for m in losses), default=0)))
                     during = {one[3] for one in seen if one[2] == "RUNNING" and one[3] > 0}
-                    if not stopped and len(during) >= 2 and max(during) >= 10:
+                    if not stopped and len(during) >= 2 and max(during) >= 4:
                         process.send_signal(signal.SIGINT)  # its user stops it
                         stopped = True
                     time.sleep(SEND_EVERY_S / 2)
