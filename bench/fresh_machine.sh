@@ -10,9 +10,9 @@
 #
 # COMMAND runs in the clone (default: ./oomlab.sh test). Then the phases are printed: the
 # packages and configure, the build (ninja's first to last step), the suite (CTest's wall, the
-# tests' times summed, those over 30 s), and the whole command's wall and CPU time. The log is
-# FOLDER/command.log. FOLDER is removed afterwards unless --keep. Needs root, Debian's mirror,
-# and about 10 GB in FOLDER.
+# tests' times summed, those over 30 s), and the whole command's wall and CPU time; they stay in
+# FOLDER/summary.txt beside the command's log, FOLDER/command.log. The fresh root is removed
+# afterwards unless --keep. Needs root, Debian's mirror, and about 10 GB in FOLDER.
 #
 # What a chroot lacks that a machine has is given to it: / is a mount point (ip netns needs
 # one), the cgroups are mounted (slurmd needs them), the host's name resolves (/etc/hosts).
@@ -57,10 +57,11 @@ unmount() {
     # /dev, bound below as a slave) from going.
     umount -R -l "$root" 2>/dev/null || true
     if ! $keep; then
-        rm -rf "$folder"
+        rm -rf "$root"
     fi
 }
 trap unmount EXIT
+trap 'exit 130' INT TERM
 
 echo "Making a fresh Debian 12 in $root"
 debootstrap bookworm "$root" http://deb.debian.org/debian >"$folder/debootstrap.log" 2>&1 || {
@@ -115,7 +116,8 @@ status=0
     /bin/bash -c "cd $home/oomlab && $command" >"$log" 2>&1 || status=$?
 ended=$(date +%s.%N)
 
-python3 - "$root$home/oomlab/build" "$log" "$folder/time" "$started" "$ended" "$status" <<'PY'
+python3 - "$root$home/oomlab/build" "$log" "$folder/time" "$started" "$ended" "$status" \
+    <<'PY' | tee "$folder/summary.txt"
 import os, re, sys
 build, log, times, started, ended, status = sys.argv[1:]
 started, ended = float(started), float(ended)
