@@ -23,17 +23,19 @@ here="$(cd "$(dirname "$0")" && pwd)"
 source_dir="$(dirname "$here")"
 slowdown=2.5
 keep=false
+usage() {
+    echo "usage: $0 [--slowdown X] [--keep] FOLDER [COMMAND]" >&2
+    exit 2
+}
 while [[ $# -gt 0 ]]; do
     case "$1" in
-        --slowdown) slowdown="$2"; shift 2 ;;
+        --slowdown) [[ $# -ge 2 ]] || usage; slowdown="$2"; shift 2 ;;
         --keep) keep=true; shift ;;
+        -*) echo "$0: unknown option $1" >&2; usage ;;
         *) break ;;
     esac
 done
-if [[ $# -lt 1 ]]; then
-    echo "usage: $0 [--slowdown X] [--keep] FOLDER [COMMAND]" >&2
-    exit 2
-fi
+[[ $# -ge 1 ]] || usage
 folder="$(realpath -m "$1")"
 shift
 command="${*:-./oomlab.sh test}"
@@ -114,15 +116,15 @@ status=0
     "$here/slow_machine.sh" --slowdown "$slowdown" \
     chroot "$root" /usr/bin/env -i "${environment[@]}" \
     /bin/bash -c "cd $home/oomlab && $command" >"$log" 2>&1 || status=$?
-ended=$(date +%s.%N)
 
-python3 - "$root$home/oomlab/build" "$log" "$folder/time" "$started" "$ended" "$status" \
+/usr/bin/python3 - "$root$home/oomlab/build" "$log" "$folder/time" "$started" "$status" \
     <<'PY' | tee "$folder/summary.txt"
 import os, re, sys
-build, log, times, started, ended, status = sys.argv[1:]
-started, ended = float(started), float(ended)
+build, log, times, started, status = sys.argv[1:]
+started = float(started)
+# The last line of time's file (an exit status other than 0 is said on a line before it).
 wall, user, system = map(float, open(times).read().split()[-3:])
-print(f"whole command: {(ended - started) // 60:.0f} min {(ended - started) % 60:.1f} s, "
+print(f"whole command: {wall // 60:.0f} min {wall % 60:.1f} s, "
       f"exit {status}, CPU {user:.1f} s user + {system:.1f} s system")
 cache = os.path.join(build, "CMakeCache.txt")
 if os.path.exists(cache):
