@@ -6,7 +6,7 @@
 # it downloads its packages as a new machine does (this machine's apt mirrors, its CA
 # certificates and its pip settings are copied in, nothing it installed).
 #
-#   bench/fresh_machine.sh [--slowdown X] [--keep] FOLDER [COMMAND]
+#   bench/fresh_machine.sh [--slowdown X] [--period-ms MS] [--keep] FOLDER [COMMAND]
 #
 # COMMAND runs in the clone (default: ./oomlab.sh test). Then the phases are printed: the
 # packages and configure, the build (ninja's first to last step), the suite (CTest's wall, the
@@ -22,14 +22,16 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 source_dir="$(dirname "$here")"
 slowdown=2.5
+period_ms=100
 keep=false
 usage() {
-    echo "usage: $0 [--slowdown X] [--keep] FOLDER [COMMAND]" >&2
+    echo "usage: $0 [--slowdown X] [--period-ms MS] [--keep] FOLDER [COMMAND]" >&2
     exit 2
 }
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --slowdown) [[ $# -ge 2 ]] || usage; slowdown="$2"; shift 2 ;;
+        --period-ms) [[ $# -ge 2 ]] || usage; period_ms="$2"; shift 2 ;;
         --keep) keep=true; shift ;;
         -*) echo "$0: unknown option $1" >&2; usage ;;
         *) break ;;
@@ -113,7 +115,7 @@ echo "Running '$command' there at ${slowdown}x slower (log: $log)"
 started=$(date +%s.%N)
 status=0
 /usr/bin/time -f "%e %U %S" -o "$folder/time" \
-    "$here/slow_machine.sh" --slowdown "$slowdown" \
+    "$here/slow_machine.sh" --slowdown "$slowdown" --period-ms "$period_ms" \
     chroot "$root" /usr/bin/env -i "${environment[@]}" \
     /bin/bash -c "cd $home/oomlab && $command" >"$log" 2>&1 || status=$?
 

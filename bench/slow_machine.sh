@@ -10,30 +10,44 @@
 # (0.4 of one core). Only the CPU is slowed: the disk and the memory's bandwidth stay as they
 # are, so a time measured so is a floor for the slow machine, not its exact figure.
 #
-#   bench/slow_machine.sh [--slowdown X] [--cores N] COMMAND [ARGS...]
+# The quota is given per period of PERIOD_MS (default 100, the kernel's own default). Shorter
+# periods spread it more evenly but cost work of their own where two processes share it: two
+# compilations side by side took 2.9-3.0 times as long as at full pace with 10 ms periods (and
+# 15% more CPU), 2.6 times with 100 ms (docs/building.md, 2026-12-07), against the 2.5 asked.
+#
+#   bench/slow_machine.sh [--slowdown X] [--cores N] [--period-ms MS] COMMAND [ARGS...]
 #
 # e.g. bench/slow_machine.sh --cores 1 /usr/bin/time -v build/app/oomlab-cli snapshot show FILE
 set -euo pipefail
 
 slowdown=2.5
 cores=$(nproc)
+period_ms=100
+usage() {
+    echo "usage: $0 [--slowdown X] [--cores N] [--period-ms MS] COMMAND [ARGS...]" >&2
+    exit 2
+}
 while [[ $# -gt 0 ]]; do
     case "$1" in
+        --slowdown | --cores | --period-ms) [[ $# -ge 2 ]] || usage ;;&
         --slowdown) slowdown="$2"; shift 2 ;;
         --cores) cores="$2"; shift 2 ;;
+        --period-ms) period_ms="$2"; shift 2 ;;
+        -*) usage ;;
         *) break ;;
     esac
 done
-if [[ $# -eq 0 ]]; then
-    echo "usage: $0 [--slowdown X] [--cores N] COMMAND [ARGS...]" >&2
-    exit 2
-fi
+[[ $# -gt 0 ]] || usage
 if ! [[ "$cores" =~ ^[0-9]+$ ]] || ((cores < 1 || cores > $(nproc))); then
     echo "$0: --cores $cores: give a whole number from 1 to $(nproc)" >&2
     exit 2
 fi
 
-period_us=10000  # short periods: the quota is spread evenly, not given in 100 ms bursts
+if ! [[ "$period_ms" =~ ^[0-9]+$ ]] || ((period_ms < 1 || period_ms > 1000)); then
+    echo "$0: --period-ms $period_ms: give a whole number from 1 to 1000" >&2
+    exit 2
+fi
+period_us=$((period_ms * 1000))
 quota_us=$(awk -v cores="$cores" -v slowdown="$slowdown" -v period="$period_us" \
     'BEGIN { if (slowdown < 1) exit 1; printf "%d", cores * period / slowdown }') || {
     echo "$0: --slowdown $slowdown: give a number of at least 1" >&2
