@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Runs the README's command as a newcomer does: on a fresh Debian 12 with none of the project's
 # packages, its compiler cache or its Python environments, from a clean clone of this
-# repository's HEAD, at the slow machine's pace (bench/slow_machine.sh, default 2.5x slower).
+# repository's HEAD, at the slow machine's pace (bench/slow_machine.sh, default 2.5x slower
+# under a CPU quota; --per-core: each core slowed, as there).
 # The fresh machine is a Debian 12 root made in FOLDER with debootstrap and entered with chroot;
 # it downloads its packages as a new machine does (this machine's apt mirrors, its CA
 # certificates and its pip settings are copied in, nothing it installed).
 #
-#   bench/fresh_machine.sh [--slowdown X] [--period-ms MS] [--keep] FOLDER [COMMAND]
+#   bench/fresh_machine.sh [--slowdown X] [--period-ms MS] [--per-core] [--keep] FOLDER [COMMAND]
 #
 # COMMAND runs in the clone (default: ./oomlab.sh test). Then the phases are printed: the
 # packages and configure, the build (ninja's first to last step), the suite (CTest's wall, the
@@ -23,15 +24,17 @@ here="$(cd "$(dirname "$0")" && pwd)"
 source_dir="$(dirname "$here")"
 slowdown=2.5
 period_ms=100
+pace=()  # --per-core, or the quota's options
 keep=false
 usage() {
-    echo "usage: $0 [--slowdown X] [--period-ms MS] [--keep] FOLDER [COMMAND]" >&2
+    echo "usage: $0 [--slowdown X] [--period-ms MS] [--per-core] [--keep] FOLDER [COMMAND]" >&2
     exit 2
 }
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --slowdown) [[ $# -ge 2 ]] || usage; slowdown="$2"; shift 2 ;;
         --period-ms) [[ $# -ge 2 ]] || usage; period_ms="$2"; shift 2 ;;
+        --per-core) pace=(--per-core); shift ;;
         --keep) keep=true; shift ;;
         -*) echo "$0: unknown option $1" >&2; usage ;;
         *) break ;;
@@ -111,11 +114,16 @@ while IFS= read -r name; do
     environment+=("$name=${!name}")
 done < <(compgen -e | grep -v '^PIP_FIND_LINKS$' | grep -E '^(PIP_[A-Z_]+|[a-zA-Z_]*_proxy|[A-Z_]*_PROXY|SSL_CERT_FILE|SSL_CERT_DIR|REQUESTS_CA_BUNDLE|CURL_CA_BUNDLE|PYTHONDONTWRITEBYTECODE)$')
 
-echo "Running '$command' there at ${slowdown}x slower (log: $log)"
+if ((${#pace[@]})); then
+    echo "Running '$command' there with each core slowed (log: $log)"
+else
+    pace=(--slowdown "$slowdown" --period-ms "$period_ms")
+    echo "Running '$command' there at ${slowdown}x slower (log: $log)"
+fi
 started=$(date +%s.%N)
 status=0
 /usr/bin/time -f "%e %U %S" -o "$folder/time" \
-    "$here/slow_machine.sh" --slowdown "$slowdown" --period-ms "$period_ms" \
+    "$here/slow_machine.sh" "${pace[@]}" \
     chroot "$root" /usr/bin/env -i "${environment[@]}" \
     /bin/bash -c "cd $home/oomlab && $command" >"$log" 2>&1 || status=$?
 
