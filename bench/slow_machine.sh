@@ -19,9 +19,11 @@
 # pinned to each core, and the command runs at `nice` NICE beside them (default 1), so that on
 # a core it shares it gets the share the scheduler's weights give it, whether one of its threads
 # is busy or every core. Here one compilation and two side by side both took 2.45-2.5 times as
-# long (docs/building.md, 2026-12-07); the weights differ by kernel (nice 1 against 0 is 2.25x
-# on Linux's own table), so measure one unit as there before trusting another machine's figure.
-# --slowdown and --period-ms do not apply to it; nothing else the machine runs is slowed less.
+# long, but three on two cores only 2.0 times (together they outweigh a spinner), and what the
+# system does for the command (unpacking packages, an X server's requests) far more than 2.5
+# (docs/building.md, 2026-12-07): a second view beside the quota's, not a calibrated machine.
+# The weights differ by kernel (nice 1 against 0 is 2.25x on Linux's own table): measure one
+# compilation as there first. --slowdown and --period-ms do not apply to it.
 #
 #   bench/slow_machine.sh [--slowdown X] [--cores N] [--period-ms MS] COMMAND [ARGS...]
 #   bench/slow_machine.sh --per-core [--nice NICE] [--cores N] COMMAND [ARGS...]
