@@ -18,7 +18,7 @@
 # --per-core slows each core instead, as a machine with slower cores is: a spinning process is
 # pinned to each core, and the command runs at `nice` NICE beside them (default 1), so that on
 # a core it shares it gets the share the scheduler's weights give it, whether one of its threads
-# is busy or every core. Here one compilation and two side by side both took 2.45-2.5 times as
+# is busy or every core. Here one compilation and two side by side both took 2.45-2.6 times as
 # long, but three on two cores only 2.0 times (together they outweigh a spinner), a process
 # the command starts at a lower priority (nice 19) next to nothing, and installing packages 5
 # times (docs/building.md, 2026-12-07): a second view beside the quota's, not a calibrated one.
