@@ -22,9 +22,7 @@ set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 source_dir="$(dirname "$here")"
-slowdown=2.5
-period_ms=100
-pace=()  # --per-core, or the quota's options
+pace=()  # options for bench/slow_machine.sh, which checks them
 keep=false
 usage() {
     echo "usage: $0 [--slowdown X] [--period-ms MS] [--per-core] [--keep] FOLDER [COMMAND]" >&2
@@ -32,9 +30,8 @@ usage() {
 }
 while [[ $# -gt 0 ]]; do
     case "$1" in
-        --slowdown) [[ $# -ge 2 ]] || usage; slowdown="$2"; shift 2 ;;
-        --period-ms) [[ $# -ge 2 ]] || usage; period_ms="$2"; shift 2 ;;
-        --per-core) pace=(--per-core); shift ;;
+        --slowdown | --period-ms) [[ $# -ge 2 ]] || usage; pace+=("$1" "$2"); shift 2 ;;
+        --per-core) pace+=("$1"); shift ;;
         --keep) keep=true; shift ;;
         -*) echo "$0: unknown option $1" >&2; usage ;;
         *) break ;;
@@ -45,6 +42,8 @@ folder="$(realpath -m "$1")"
 shift
 command="${*:-./oomlab.sh test}"
 [[ "$(id -u)" == 0 ]] || { echo "$0: run as root (debootstrap, chroot, mounts)" >&2; exit 2; }
+# The pace's options checked (and the slowing tried) now, not after the root is made.
+"$here/slow_machine.sh" "${pace[@]}" true || exit 2
 if [[ -e "$folder" ]]; then
     echo "$0: $folder exists: give a folder that does not" >&2
     exit 2
@@ -114,12 +113,7 @@ while IFS= read -r name; do
     environment+=("$name=${!name}")
 done < <(compgen -e | grep -v '^PIP_FIND_LINKS$' | grep -E '^(PIP_[A-Z_]+|[a-zA-Z_]*_proxy|[A-Z_]*_PROXY|SSL_CERT_FILE|SSL_CERT_DIR|REQUESTS_CA_BUNDLE|CURL_CA_BUNDLE|PYTHONDONTWRITEBYTECODE)$')
 
-if ((${#pace[@]})); then
-    echo "Running '$command' there with each core slowed (log: $log)"
-else
-    pace=(--slowdown "$slowdown" --period-ms "$period_ms")
-    echo "Running '$command' there at ${slowdown}x slower (log: $log)"
-fi
+echo "Running '$command' there through bench/slow_machine.sh ${pace[*]} (log: $log)"
 started=$(date +%s.%N)
 status=0
 /usr/bin/time -f "%e %U %S" -o "$folder/time" \

@@ -34,6 +34,7 @@ set -euo pipefail
 slowdown=2.5
 cores=$(nproc)
 period_ms=100
+quota_options=false  # --slowdown or --period-ms given, which --per-core does not take
 per_core=false
 nice_level=1
 usage() {
@@ -44,6 +45,7 @@ usage() {
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --slowdown | --cores | --period-ms | --nice) [[ $# -ge 2 ]] || usage ;;&
+        --slowdown | --period-ms) quota_options=true ;;&
         --slowdown) slowdown="$2"; shift 2 ;;
         --per-core) per_core=true; shift ;;
         --nice) nice_level="$2"; shift 2 ;;
@@ -65,6 +67,11 @@ if ! [[ "$period_ms" =~ ^[0-9]+$ ]] || ((period_ms < 1 || period_ms > 1000)); th
 fi
 
 if $per_core; then
+    if $quota_options; then
+        echo "$0: --per-core slows each core by --nice, not by --slowdown or --period-ms:" \
+             "give one or the other" >&2
+        exit 2
+    fi
     if ! [[ "$nice_level" =~ ^[0-9]+$ ]] || ((nice_level < 1 || nice_level > 19)); then
         echo "$0: --nice $nice_level: give a whole number from 1 to 19" >&2
         exit 2
