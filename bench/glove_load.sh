@@ -114,7 +114,7 @@ awk -F'\t' -v rows="$rows" -v dim="$dim" '
                    rss[i] / 1024
         printf "\n"
         # The goals are measured through the command users run (rows 4 and 5); the bench tool
-        # alone (rows 1 and 2, whose reload also checks every vector's checksum) for reference.
+        # alone (rows 1 and 2, whose reload also checks the checksum of every vector) for reference.
         cli = NR >= 5
         cold = cli ? 4 : 1
         cached = cli ? 5 : 2
