@@ -182,9 +182,9 @@ if [[ "$mode" == cuda-test ]]; then
 fi
 
 # Every compilation goes through ccache (cmake/OomlabCompilerCache.cmake): what was compiled
-# before, in this folder, another preset's or another clone's, is reused.
+# before in this clone's build folder, even one since removed, is reused.
 if command -v ccache >/dev/null; then
-    echo "Compiling through ccache: objects compiled before on this machine are reused" \
+    echo "Compiling through ccache: objects this clone compiled before are reused" \
          "(ccache --show-stats; OOMLAB_CCACHE=OFF at configure time to compile directly)"
 fi
 configure_args=()
