@@ -2,28 +2,66 @@
 #include "oomlab/advice/oom_message.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <utility>
 
 #include <nlohmann/json.hpp>
-
-#include "oomlab/common/format.h"
 
 namespace oomlab {
 namespace {
 
-std::string bytes(std::optional<std::int64_t> value) {
-    return value ? format_bytes(*value) : "(not given)";
+// A size as PyTorch's messages print one (c10's format_size): two decimals, in bytes up to 1 KiB,
+// KiB up to 1 MiB, MiB up to 1 GiB, else GiB. The facts then quote the message's own figures.
+std::string printed_size(std::int64_t value) {
+    constexpr double kKiB = 1024.0, kMiB = kKiB * 1024, kGiB = kMiB * 1024;
+    const double magnitude = std::fabs(static_cast<double>(value));
+    if (magnitude <= kKiB) {
+        return std::to_string(value) + " bytes";
+    }
+    const auto [scale, unit] = magnitude <= kMiB   ? std::pair{kKiB, "KiB"}
+                               : magnitude <= kGiB ? std::pair{kMiB, "MiB"}
+                                                   : std::pair{kGiB, "GiB"};
+    char text[48];
+    std::snprintf(text, sizeof text, "%.2f %s", static_cast<double>(value) / scale, unit);
+    return text;
 }
 
-// "asked for 20.0 MiB on GPU 0 of 79.14 GiB, of which 3.6 MiB was free": the figures given.
+std::string bytes(std::optional<std::int64_t> value) {
+    return value ? printed_size(*value) : "(not given)";
+}
+
+// What the message's backend calls its devices and the tools that go with it.
+struct Backend {
+    std::string device;   // "GPU 0", "XPU 0", "NPU 3"; "the GPU" when no number is given
+    std::string smi;      // what lists the processes on a device and their memory
+    std::string visible;  // the variable that picks the devices a process sees
+};
+
+Backend backend_of(const OomMessage& m) {
+    const bool xpu = m.backend == "XPU", npu = m.backend == "NPU", hip = m.backend == "HIP";
+    const std::string kind = xpu ? "XPU" : npu ? "NPU" : "GPU";
+    return {m.device_index >= 0 ? kind + " " + std::to_string(m.device_index) : "the " + kind,
+            xpu   ? "xpu-smi"
+            : npu ? "npu-smi info"
+            : hip ? "rocm-smi"
+                  : "nvidia-smi",
+            xpu   ? "ZE_AFFINITY_MASK"
+            : npu ? "ASCEND_RT_VISIBLE_DEVICES"
+            : hip ? "HIP_VISIBLE_DEVICES"
+                  : "CUDA_VISIBLE_DEVICES"};
+}
+
+// "asked for 20.00 MiB on GPU 0 of 79.14 GiB, of which 3.56 MiB was free": the figures given.
 std::string asked_on(const OomMessage& m, const std::string& gpu) {
-    std::string fact = m.requested ? "asked for " + format_bytes(*m.requested)
+    std::string fact = m.requested ? "asked for " + printed_size(*m.requested)
                                    : std::string("asked for an allocation (its size is not given)");
     fact += " on " + gpu;
     if (m.total) {
-        fact += " of " + format_bytes(*m.total);
+        fact += " of " + printed_size(*m.total);
     }
     if (m.free) {
-        fact += (m.total ? ", of which " : "; ") + format_bytes(*m.free) + " was free";
+        fact += (m.total ? ", of which " : "; ") + printed_size(*m.free) + " was free";
     }
     return fact;
 }
@@ -42,40 +80,121 @@ std::int64_t segment_for(std::int64_t requested) {
     return (requested + 2 * kMiB - 1) / (2 * kMiB) * (2 * kMiB);
 }
 
-void explain_driver_level(OomExplanation& e, const std::string& gpu) {
+void explain_driver_level(OomExplanation& e, const Backend& on) {
     const OomMessage& m = e.message;
     e.verdict = OomVerdict::OutsideAllocator;
-    e.facts.push_back("the " + m.backend + " driver refused an allocation of its own on " + gpu +
-                      ", outside PyTorch's caching allocator: this message gives no figures");
-    e.summary = "Out of memory outside PyTorch's allocator: the " + m.backend +
-                " driver could not allocate for itself (creating the context, cuBLAS or cuDNN "
-                "workspaces, NCCL's buffers, a kernel's own memory) because the GPU was full: "
-                "of this process's tensors and cache, or of another process.";
+    const std::string failure =
+        m.failure.empty() ? "the " + m.backend + " driver refused an allocation of its own"
+                          : m.failure;
+    e.facts.push_back(failure + " on " + on.device +
+                      // NCCL prints its request in bytes: quoted so, and in MiB.
+                      (m.requested ? " (" + std::to_string(*m.requested) + " bytes, " +
+                                         printed_size(*m.requested) + ", asked for)"
+                                   : "") +
+                      ", outside PyTorch's caching allocator" +
+                      (m.requested ? "" : ": this message gives no other figures"));
+    e.summary = "Out of memory outside PyTorch's allocator: " + failure + ", because " + on.device +
+                " was full: of this process's tensors and cache, or of another process. The "
+                "driver and the libraries allocate for themselves (the context, handles, "
+                "workspaces, buffers), beside PyTorch's allocator.";
+    e.tries.push_back("see what holds " + on.device + ": " + on.smi +
+                      " lists each process and its memory; a process left from an earlier "
+                      "run, or every rank making a context on device 0, is common");
     e.tries.push_back(
-        "see what holds the GPU: nvidia-smi (rocm-smi) lists each process and its memory; a "
-        "process left from an earlier run, or every rank making a context on GPU 0, is common");
-    e.tries.push_back(
-        "give each process its own GPU before any CUDA call: torch.cuda.set_device(local_rank), "
-        "or CUDA_VISIBLE_DEVICES");
+        "give each process its own device before it first uses one: "
+        "torch.cuda.set_device(local_rank) (torch.xpu, torch.npu), or " +
+        on.visible);
     e.tries.push_back(
         "leave room for the libraries: a smaller batch, or "
         "torch.cuda.set_per_process_memory_fraction(0.9) so the caching allocator stops short "
-        "of the whole GPU");
+        "of the whole device");
     e.tries.push_back(
         "find the call that failed: errors are reported at a later call, so run once with "
         "CUDA_LAUNCH_BLOCKING=1");
 }
 
+// Where the memory that neither PyTorch's blocks nor the free memory account for went, as far
+// as the message tells: this process outside PyTorch, other processes, or (not told apart) both.
+struct Elsewhere {
+    std::int64_t all = 0;           // total - free - what PyTorch reserved
+    std::int64_t this_process = 0;  // of it, in this process outside PyTorch's allocator
+    std::int64_t others = 0;        // of it, in other processes
+    bool split = false;             // the message printed this process's own figure
+};
+
+Elsewhere elsewhere_of(const OomMessage& m, std::int64_t reserved) {
+    Elsewhere where;
+    where.all = std::max<std::int64_t>(*m.total - *m.free - reserved, 0);
+    if (m.this_process && *m.this_process >= reserved && *m.this_process <= *m.total) {
+        where.split = true;
+        where.this_process = *m.this_process - reserved;
+        // The processes the message lists are its own figures for the others; without them,
+        // what the device's figures leave.
+        where.others = std::max<std::int64_t>(*m.total - *m.free - *m.this_process, 0);
+        if (!m.processes.empty()) {
+            where.others = 0;
+            for (const auto& process : m.processes) {
+                where.others += process.second;
+            }
+        }
+    }
+    return where;
+}
+
+std::string elsewhere_fact(const OomMessage& m, const Elsewhere& where) {
+    const std::string context = "the " + m.backend + " context";
+    if (where.split) {
+        return "this process held " + printed_size(*m.this_process) + " in all, " +
+               printed_size(where.this_process) + " of it outside PyTorch's allocator (" + context +
+               ", a few hundred MiB, and other libraries); other processes held " +
+               printed_size(where.others);
+    }
+    if (m.async_pool) {
+        return printed_size(where.all) +
+               " of the GPU was not held by PyTorch's tensors: the cudaMallocAsync pool's "
+               "cached memory, " +
+               context +
+               ", other libraries, other processes (the message does not tell them apart)";
+    }
+    return printed_size(where.all) + " of " + m.backend +
+           " memory was held outside PyTorch's allocator: " + context +
+           " (a few hundred MiB) and other libraries in this process, and other "
+           "processes";
+}
+
+// The memory held outside this run's PyTorch, said as the message lets it be split.
+std::string held_elsewhere_summary(const OomMessage& m, const Elsewhere& where,
+                                   std::int64_t reserved) {
+    const std::string more = ", more than this run's PyTorch held (" + printed_size(reserved) + ")";
+    if (where.split) {
+        return printed_size(where.all) + " of " + m.backend +
+               " memory was held outside this run's PyTorch" + more + ": " +
+               printed_size(where.others) + " by other processes, " +
+               printed_size(where.this_process) +
+               " by this process outside PyTorch's allocator (its context, other libraries).";
+    }
+    if (m.async_pool) {
+        return printed_size(where.all) + " of " + m.backend +
+               " memory was not held by PyTorch's tensors" + more +
+               ": another process, another library in this process, or the cudaMallocAsync "
+               "pool's cached memory holds memory this run needed.";
+    }
+    return printed_size(where.all) + " of " + m.backend +
+           " memory was held outside PyTorch's allocator" + more +
+           ": another process, or another library in this process, holds memory this "
+           "run needed.";
+}
+
 void explain_cuda(OomExplanation& e) {
     const OomMessage& m = e.message;
-    const std::string gpu =
-        m.device_index >= 0 ? "GPU " + std::to_string(m.device_index) : "the GPU";
+    const Backend on = backend_of(m);
+    const std::string& gpu = on.device;
     for (const std::string& figure : m.set_aside) {
         e.facts.push_back("set aside: " + figure +
                           " (PyTorch printed a counter gone wrong); the other figures are used");
     }
     if (m.driver_level) {
-        explain_driver_level(e, gpu);
+        explain_driver_level(e, on);
         return;
     }
     const std::int64_t requested = m.requested.value_or(0);
@@ -87,46 +206,50 @@ void explain_cuda(OomExplanation& e) {
     // What neither PyTorch's blocks nor the free memory account for: the CUDA context, other
     // libraries in this process, other processes.
     const bool known_elsewhere = m.total.has_value() && m.free.has_value();
-    const std::int64_t elsewhere =
-        known_elsewhere ? std::max<std::int64_t>(*m.total - *m.free - reserved, 0) : 0;
+    const Elsewhere where = known_elsewhere ? elsewhere_of(m, reserved) : Elsewhere{};
+    const std::int64_t elsewhere = where.all;
     const std::int64_t limit = m.allowed.value_or(m.total.value_or(0));
 
     e.facts.push_back(asked_on(m, gpu));
     if (m.allocated && m.reserved) {
-        e.facts.push_back("PyTorch's tensors held " + format_bytes(*m.allocated) +
-                          "; its allocator " + format_bytes(*m.reserved) + " in all, " +
-                          format_bytes(unallocated) +
+        e.facts.push_back("PyTorch's tensors held " + printed_size(*m.allocated) +
+                          "; its allocator " + printed_size(*m.reserved) + " in all, " +
+                          printed_size(unallocated) +
                           " of it cached but free (reserved, unallocated)");
     } else if (m.allocated || m.reserved) {
-        e.facts.push_back(m.allocated ? "PyTorch's tensors held " + format_bytes(*m.allocated)
-                                      : "PyTorch's allocator held " + format_bytes(*m.reserved));
+        e.facts.push_back(m.allocated ? "PyTorch's tensors held " + printed_size(*m.allocated)
+                                      : "PyTorch's allocator held " + printed_size(*m.reserved));
     }
     if (m.allocated && m.reserved && *m.reserved < *m.allocated) {
         e.facts.push_back(
             "the figures do not add up: the allocator reserved less than its "
             "tensors held; read as " +
-            format_bytes(allocated) + " reserved");
+            printed_size(allocated) + " reserved");
     }
     if (known_elsewhere && *m.free > *m.total) {
         e.facts.push_back("the figures do not add up: more was free than the GPU holds");
     }
+    if (m.total && allocated > *m.total) {
+        e.facts.push_back(
+            "the figures do not add up: PyTorch's tensors held more than the GPU holds (on "
+            "Windows the driver lends the GPU the host's memory, shared GPU memory, when its "
+            "own is full)");
+    }
     if (m.allowed) {
-        e.facts.push_back("this process may use " + format_bytes(*m.allowed) +
+        e.facts.push_back("this process may use " + printed_size(*m.allowed) +
                           " (torch.cuda.set_per_process_memory_fraction)");
     }
     if (known_elsewhere) {
-        e.facts.push_back(format_bytes(elsewhere) +
-                          " of the GPU was held outside PyTorch's allocator in this process: the "
-                          "CUDA context (a few hundred MiB), other libraries, other processes");
+        e.facts.push_back(elsewhere_fact(m, where));
     }
     if (m.private_pools && *m.private_pools > 0) {
-        e.facts.push_back(format_bytes(*m.private_pools) +
+        e.facts.push_back(printed_size(*m.private_pools) +
                           " of the tensors' memory was in private pools (CUDA graphs, "
                           "torch.cuda.MemPool), whose cached memory serves only their own "
                           "requests");
     }
     for (const auto& [pid, held] : m.processes) {
-        e.facts.push_back("process " + std::to_string(pid) + " held " + format_bytes(held));
+        e.facts.push_back("process " + std::to_string(pid) + " held " + printed_size(held));
     }
     // A process the driver lists but PyTorch did not call "this process" (a container's own
     // process ids) is this one where it holds what PyTorch reserved and a context beside it.
@@ -136,19 +259,19 @@ void explain_cuda(OomExplanation& e) {
         e.facts.push_back("process " + std::to_string(m.processes[0].first) +
                           " is most likely this one (seen from a container, its id differs): it "
                           "held what PyTorch reserved and " +
-                          format_bytes(m.processes[0].second - reserved) +
+                          printed_size(m.processes[0].second - reserved) +
                           " more, a CUDA context and libraries");
     }
 
     if (m.most_at_once && requested > *m.most_at_once) {
         e.verdict = OomVerdict::TooLarge;
-        e.summary = "One allocation of " + format_bytes(requested) + " is larger than the " +
-                    format_bytes(*m.most_at_once) + " this " + m.backend +
+        e.summary = "One allocation of " + printed_size(requested) + " is larger than the " +
+                    printed_size(*m.most_at_once) + " this " + m.backend +
                     " platform allocates at once, whatever is free.";
         e.tries.push_back(
             "split the tensor that needs it: process the batch in chunks, or the sequence in "
             "pieces, so that no one tensor passes " +
-            format_bytes(*m.most_at_once));
+            printed_size(*m.most_at_once));
         e.tries.push_back(
             "a newer driver and PyTorch: the limit on one allocation is the driver's, and "
             "newer ones allow larger allocations");
@@ -156,9 +279,9 @@ void explain_cuda(OomExplanation& e) {
     }
     if (limit > 0 && requested > limit) {
         e.verdict = OomVerdict::TooLarge;
-        e.summary = "One allocation of " + format_bytes(requested) + " is larger than " +
+        e.summary = "One allocation of " + printed_size(requested) + " is larger than " +
                     (m.allowed ? "what this process may use" : "the whole GPU") + " (" +
-                    format_bytes(limit) + "): no setting of the allocator can hold it.";
+                    printed_size(limit) + "): no setting of the allocator can hold it.";
         e.tries.push_back(
             "make that tensor smaller: a smaller batch or sequence length (it is "
             "likely an activation or a logits tensor of batch x length x width)");
@@ -167,22 +290,25 @@ void explain_cuda(OomExplanation& e) {
             "the loss over the vocabulary in pieces");
         return;
     }
-    const std::int64_t needed = requested > 0 ? segment_for(requested) : 0;
+    // The cudaMallocAsync backend asks its pool for the request itself, not a segment.
+    const std::int64_t needed = requested <= 0 ? 0
+                                : m.async_pool ? requested
+                                               : segment_for(requested);
     // A limit on the process, reached: what it reserved and the segment the request needs pass
     // it, though the device itself may have had more.
     if (m.allowed && needed > 0 && reserved + needed > *m.allowed &&
         (!m.total || *m.allowed < *m.total)) {
         e.verdict = OomVerdict::LimitReached;
         e.summary = "This process reached the limit set on it: PyTorch held " +
-                    format_bytes(reserved) + " of the " + format_bytes(*m.allowed) +
-                    " it may use, and the " + format_bytes(requested) + " asked for did not fit" +
-                    (m.total ? " (the GPU holds " + format_bytes(*m.total) + ")" : "") + ".";
+                    printed_size(reserved) + " of the " + printed_size(*m.allowed) +
+                    " it may use, and the " + printed_size(requested) + " asked for did not fit" +
+                    (m.total ? " (the GPU holds " + printed_size(*m.total) + ")" : "") + ".";
         e.tries.push_back(
             "raise or remove the limit: torch.cuda.set_per_process_memory_fraction (or the "
             "framework's setting that calls it, such as a memory fraction in its config)");
         if (unallocated >= requested) {
             e.tries.push_back(
-                "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: " + format_bytes(unallocated) +
+                "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: " + printed_size(unallocated) +
                 " of what it held was cached but free, in pieces too small for the request");
         }
         e.tries.push_back("or make the work fit the limit: a smaller batch, mixed precision");
@@ -191,18 +317,32 @@ void explain_cuda(OomExplanation& e) {
     // The device had room for the request and the segment it opens: the device was not full.
     if (m.free && needed > 0 && *m.free >= needed) {
         e.verdict = OomVerdict::DeviceNotFull;
-        e.summary = "The device was not full: " + format_bytes(*m.free) + " was free when " +
-                    format_bytes(requested) +
-                    " was asked for, so the GPU's memory was not what ran out. What refuses an "
+        e.summary = "The device was not full: " + printed_size(*m.free) + " was free when " +
+                    printed_size(requested) +
+                    " was asked for, so the device's memory was not what ran out. What refuses an "
                     "allocation then: a limit on this process, memory another process took "
                     "between the failure and the message, Windows' display driver, or a fault "
                     "of the driver.";
+        if (m.total && where.others > *m.total / 10) {
+            e.summary += " Other processes held " + printed_size(where.others) + " of the " +
+                         printed_size(*m.total) + ": what they took is the likeliest cause.";
+        }
+        // Intel's GPUs allocate at most 4 GiB at once unless the program asks for more.
+        constexpr std::int64_t kXpuMostAtOnce = std::int64_t(4) << 30;
+        if (m.backend == "XPU" && requested >= kXpuMostAtOnce) {
+            e.tries.push_back(
+                "Intel's GPUs allocate at most 4 GiB at once by default, whatever is free: "
+                "UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1 lifts it, or split the tensor that "
+                "needs " +
+                printed_size(requested));
+        }
         e.tries.push_back(
             "a limit on this process: look for torch.cuda.set_per_process_memory_fraction (or "
             "a framework's memory fraction setting), and for a limit on the container or a "
             "MIG or vGPU slice smaller than the GPU");
         e.tries.push_back(
-            "another process: run nvidia-smi while it runs; several processes starting at once "
+            "another process: run " + on.smi +
+            " while it runs; several processes starting at once "
             "(ranks, data-loading workers touching CUDA) take memory between the failure and "
             "the message");
         e.tries.push_back(
@@ -230,14 +370,17 @@ void explain_cuda(OomExplanation& e) {
     if (known_elsewhere && elsewhere > reserved &&
         elsewhere > std::max<std::int64_t>(*m.total / 10, 1LL << 30)) {
         e.verdict = OomVerdict::HeldElsewhere;
-        e.summary = format_bytes(elsewhere) +
-                    " of the GPU was held outside PyTorch's allocator in this process, more than "
-                    "this run's PyTorch held: another process, or another library here, holds "
-                    "memory this run needed.";
-        e.tries.push_back("see what holds it: nvidia-smi lists each process and its memory");
+        e.summary = held_elsewhere_summary(m, where, reserved);
+        e.tries.push_back("see what holds it: " + on.smi + " lists each process and its memory");
         e.tries.push_back(
             "stop the other process (a notebook kernel, an earlier run, a server), "
-            "or use another GPU (CUDA_VISIBLE_DEVICES)");
+            "or use another device (" +
+            on.visible + ")");
+        if (m.async_pool) {
+            e.tries.push_back(
+                "torch.cuda.empty_cache() gives the cudaMallocAsync pool's cached memory back to "
+                "the device, if that is where it is");
+        }
         if (fragmented) {
             fragmentation_tries();  // also: the cached memory would have held this request
         }
@@ -245,8 +388,8 @@ void explain_cuda(OomExplanation& e) {
     }
     if (fragmented) {
         e.verdict = OomVerdict::Fragmentation;
-        e.summary = "Fragmentation: PyTorch's allocator held " + format_bytes(unallocated) +
-                    " cached but free, more than the " + format_bytes(requested) +
+        e.summary = "Fragmentation: PyTorch's allocator held " + printed_size(unallocated) +
+                    " cached but free, more than the " + printed_size(requested) +
                     " asked for, but in pieces none of which is large enough.";
         fragmentation_tries();
         e.tries.push_back(
@@ -256,11 +399,14 @@ void explain_cuda(OomExplanation& e) {
     }
     e.verdict = OomVerdict::OutOfMemory;
     e.summary =
-        std::string("Out of memory: ") +
-        (m.allocated ? "the tensors alive held " + format_bytes(*m.allocated) + ", and " : "") +
-        (m.requested ? "the next " + format_bytes(*m.requested)
-                     : "the next allocation (its size is not given)") +
-        " did not fit in what was left.";
+        !m.failure.empty()
+            ? "Out of memory, most likely: " + m.failure + "."
+            : std::string("Out of memory: ") +
+                  (m.allocated ? "the tensors alive held " + printed_size(*m.allocated) + ", and "
+                               : "") +
+                  (m.requested ? "the next " + printed_size(*m.requested)
+                               : "the next allocation (its size is not given)") +
+                  " did not fit in what was left.";
     e.tries.push_back(
         "a smaller batch: activations grow with it (keep the effective batch with "
         "gradient accumulation)");
@@ -283,7 +429,7 @@ void explain_host(OomExplanation& e) {
     const char* where = m.device == OomMessage::Device::Mps ? "the Apple GPU (MPS)" : "the host";
     e.facts.push_back(
         "asked " + std::string(where) + " for " +
-        (m.requested ? format_bytes(*m.requested) : std::string("memory (the size is not given)")) +
+        (m.requested ? printed_size(*m.requested) : std::string("memory (the size is not given)")) +
         (m.system_error ? " and was refused: " + *m.system_error : ""));
     if (m.device == OomMessage::Device::Mps) {
         e.facts.push_back("MPS held " + bytes(m.allocated) + " of the " + bytes(m.allowed) +
@@ -291,7 +437,7 @@ void explain_host(OomExplanation& e) {
     }
     const bool huge = m.requested && *m.requested > (1LL << 40);
     e.verdict = huge ? OomVerdict::TooLarge : OomVerdict::OutOfMemory;
-    e.summary = huge ? "One allocation of " + format_bytes(*m.requested) +
+    e.summary = huge ? "One allocation of " + printed_size(*m.requested) +
                            " is larger than any machine's memory: a size computed wrong (a "
                            "shape multiplied out, a negative size read as unsigned)."
                      : std::string("Out of memory on ") + where +

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <utility>
 
 #include "oom_message_text.h"
 #include "oomlab/advice/oom_message.h"
@@ -94,14 +95,19 @@ public:
         return std::nullopt;
     }
 
-    // "GPU 1" (2.x) or "(GPU 0;" (1.x), Ascend's "(NPU 0;": the first device the message
-    // names; -1 when none.
+    // "GPU 1" (2.x) or "(GPU 0;" (1.x), Ascend's "(NPU 0;", the cudaMallocAsync backend's
+    // "Allocation on device 0": the first device the message names; -1 when none.
     int device_number() const {
-        for (const std::string_view name : {"GPU ", "NPU "}) {
+        // The backend's number is followed by its sentence: a log's next line may begin with
+        // a date ("Allocation on device \n2024-12-16 ...").
+        constexpr std::pair<std::string_view, std::string_view> kNames[] = {
+            {"GPU ", ""}, {"NPU ", ""}, {"on device ", " would exceed"}};
+        for (const auto& [name, then] : kNames) {
             for (std::size_t at = m_text.find(name); at != kNone; at = m_text.find(name, at + 1)) {
-                const std::size_t end = whole_end(at + 4);
-                if (end != at + 4) {
-                    return static_cast<int>(whole(at + 4, end, kMostDevice, "the GPU's number"));
+                const std::size_t begin = at + name.size();
+                const std::size_t end = whole_end(begin);
+                if (end != begin && m_text.compare(end, then.size(), then) == 0) {
+                    return static_cast<int>(whole(begin, end, kMostDevice, "the GPU's number"));
                 }
             }
         }
@@ -274,10 +280,36 @@ private:
     mutable std::vector<std::string> m_set_aside;
 };
 
+// The cudaMallocAsync backend's message, its figures each on a line of its own:
+// "Allocation on device 0 would exceed allowed memory. (out of memory)
+//  Currently allocated     : 9.43 GiB
+//  Requested               : 640.00 MiB
+//  Device limit            : 11.59 GiB
+//  Free (according to CUDA): 7.12 MiB
+//  PyTorch limit (set by user-supplied memory fraction)
+//                          : 17179869184.00 GiB"
+OomMessage read_async_pool(const Figures& f, OomMessage m) {
+    m.async_pool = true;
+    m.pytorch_major = 2;
+    m.allocated = f.after("currently allocated : ", "the memory PyTorch allocated");
+    m.requested = f.after("requested : ", "the size asked for");
+    m.total = f.after("device limit : ", "the GPU's total capacity");
+    m.free = f.after("free (according to cuda): ", "the free memory");
+    // Without a memory fraction the limit is 2**64 bytes, printed so: no limit, not a counter
+    // gone wrong.
+    if (!f.says("memory fraction) : 17179869184.00 gib")) {
+        m.allowed = f.after("memory fraction) : ", "the memory allowed");
+    }
+    return m;
+}
+
 OomMessage read_cuda(const Figures& f) {
     OomMessage m;
     m.device = Device::Cuda;
     m.device_index = f.device_number();
+    if (f.says("would exceed allowed memory")) {
+        return read_async_pool(f, m);
+    }
     m.requested = f.after("tried to allocate ", "the size asked for");
     // 2.x: "GPU 0 has a total capacity of 79.14 GiB of which 3.56 MiB is free." (2.1 spelled
     // it "capacty"); 1.x: "(GPU 0; 15.78 GiB total capacity; 14.56 GiB already allocated;
@@ -334,6 +366,7 @@ OomMessage read_message(std::string_view text) {
     if (begun->device == Device::Cuda) {
         m = read_cuda(f);
         m.driver_level = begun->driver;
+        m.failure = std::string(begun->failure);
     } else {
         m.device = begun->device;
     }

@@ -11,7 +11,7 @@ constexpr std::size_t kNone = std::string_view::npos;
 // The words a message begins with; the last of them in a text begins the message explained.
 // PyTorch's caching allocator says "<backend> out of memory" on each backend it serves (ROCm's
 // build says HIP, Intel's XPU, Ascend's NPU); a driver's own failure is "<backend> error: out of
-// memory", and cuBLAS's is its status.
+// memory", and a library's is its status.
 constexpr Marker kMarkers[] = {
     {"CUDA out of memory", Device::Cuda},
     {"OutOfMemoryError", Device::Cuda},
@@ -20,16 +20,35 @@ constexpr Marker kMarkers[] = {
     {"NPU out of memory", Device::Cuda, "NPU"},
     // Intel's extension refused one allocation larger than its platform allows.
     {"Current platform can NOT allocate memory block with size larger than", Device::Cuda, "XPU"},
-    // PyTorch 0.x: the caching allocator's failure in THC's words.
+    // PyTorch 0.x: the caching allocator's failure in THC's words (and as posters shorten it).
     {"cuda runtime error (2) : out of memory", Device::Cuda},
+    {"cuda runtime err(2): out of memory", Device::Cuda},
     {"error=2 : out of memory", Device::Cuda},
     // The cudaMallocAsync backend's ("Allocation on device 0 would exceed allowed memory").
     {"Allocation on device", Device::Cuda},
-    {"CUDA error: out of memory", Device::Cuda, "CUDA", true},
-    {"HIP error: out of memory", Device::Cuda, "HIP", true},
-    {"CUBLAS_STATUS_ALLOC_FAILED", Device::Cuda, "CUDA", true},
-    {"CUDNN_STATUS_NOT_INITIALIZED", Device::Cuda, "CUDA", true},
-    {"Failed to CUDA calloc", Device::Cuda, "CUDA", true},  // NCCL's
+    {"CUDA error: out of memory", Device::Cuda, "CUDA", true, false,
+     "the CUDA driver refused an allocation of its own"},
+    {"HIP error: out of memory", Device::Cuda, "HIP", true, false,
+     "the HIP driver refused an allocation of its own"},
+    {"CUBLAS_STATUS_ALLOC_FAILED", Device::Cuda, "CUDA", true, false,
+     "cuBLAS could not allocate its handle or workspace (CUBLAS_STATUS_ALLOC_FAILED)"},
+    {"CUDNN_STATUS_NOT_INITIALIZED", Device::Cuda, "CUDA", true, false,
+     "cuDNN could not make its handle (CUDNN_STATUS_NOT_INITIALIZED), which on a full GPU is "
+     "memory it could not allocate"},
+    {"CUDNN_STATUS_ALLOC_FAILED", Device::Cuda, "CUDA", true, false,
+     "cuDNN could not allocate its own memory (CUDNN_STATUS_ALLOC_FAILED)"},
+    // Each algorithm's workspace is asked of PyTorch's allocator; this follows when none fit.
+    {"Unable to find a valid cuDNN algorithm", Device::Cuda, "CUDA", false, false,
+     "cuDNN found no convolution algorithm whose workspace fit in the memory left (the usual "
+     "cause; a shape or type cuDNN does not take is the other)"},
+    {"Failed to CUDA calloc", Device::Cuda, "CUDA", true, false,
+     "NCCL could not allocate its buffers"},
+    // Intel's Level Zero driver (an XPU's), through the unified runtime.
+    {"UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", Device::Cuda, "XPU", true, false,
+     "the XPU's Level Zero driver ran out of device memory (UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)"},
+    {"UR_RESULT_ERROR_OUT_OF_RESOURCES", Device::Cuda, "XPU", true, false,
+     "the XPU's Level Zero driver ran out of resources, most often device memory "
+     "(UR_RESULT_ERROR_OUT_OF_RESOURCES)"},
     {"DefaultCPUAllocator: can't allocate memory", Device::Cpu},
     {"DefaultCPUAllocator: not enough memory", Device::Cpu},
     {"posix_memalign(&data, gAlignment, nbytes) == 0", Device::Cpu},  // before PyTorch 1.2

@@ -164,7 +164,8 @@ TEST(OomMessage, PrivatePoolsAndThisProcessSeenFromAContainer) {
     for (const std::string& fact : e.facts) {
         facts += fact + "\n";
     }
-    EXPECT_NE(facts.find("46.0 MiB of the tensors' memory was in private pools"), std::string::npos)
+    EXPECT_NE(facts.find("46.00 MiB of the tensors' memory was in private pools"),
+              std::string::npos)
         << facts;
     EXPECT_NE(facts.find("process 562167 is most likely this one"), std::string::npos) << facts;
     // Two processes, or one holding far more than PyTorch reserved: others, as they say.

@@ -148,6 +148,35 @@ TEST(WildMessages, EveryMessageIsReadFigureByFigure) {
     }
 }
 
+// A person checks the explanation against the message: each figure the message printed is
+// quoted as printed ("1.12 MiB", not "1.1 MiB"), this process's own figure included.
+TEST(WildMessages, TheFactsQuoteTheMessagesFiguresAsPrinted) {
+    int quoted = 0;
+    for (const Row& row : expected_rows()) {
+        const std::string device = row.at("device");
+        if (device == "mps" || device == "cpu") {
+            continue;  // MPS prints "GB" for GiB, the CPU bytes: said in other units
+        }
+        const OomExplanation e = explain_oom_message(read_message(row.at("file")));
+        std::string facts;
+        for (const std::string& fact : e.facts) {
+            facts += fact + "\n";
+        }
+        for (const char* column : {"requested", "total", "free", "allocated", "this_process"}) {
+            const std::string& printed = row.at(column);
+            const std::optional<double> bytes = printed_bytes(printed);
+            if (printed == "-" || !bytes || *bytes > kOneEiB) {
+                continue;
+            }
+            EXPECT_NE(facts.find(printed), std::string::npos)
+                << row.at("file") << " " << column << " \"" << printed << "\" not in:\n"
+                << facts;
+            ++quoted;
+        }
+    }
+    EXPECT_GT(quoted, 300);
+}
+
 // The segment PyTorch's caching allocator opens for a request (2 MiB up to 1 MiB, 20 MiB below
 // 10 MiB, else the request rounded up to 2 MiB): what "free" must hold for it to fit.
 std::int64_t segment_for(std::int64_t requested) {

@@ -27,6 +27,13 @@ struct OomMessage {
     // The driver's own failure ("CUDA error: out of memory", cuBLAS's CUBLAS_STATUS_ALLOC_FAILED),
     // not the caching allocator's message: memory outside the allocator ran out.
     bool driver_level = false;
+    // Of a driver-level failure: what failed, in words ("cuBLAS could not allocate its handle
+    // or workspace (CUBLAS_STATUS_ALLOC_FAILED)"); empty for the allocator's messages.
+    std::string failure;
+    // The cudaMallocAsync backend's message ("Allocation on device 0 would exceed allowed
+    // memory"): `allocated` is all it counts, the pool's cached memory is not printed, and a
+    // request needs only its own bytes, not a segment.
+    bool async_pool = false;
     int device_index = -1;  // "GPU 0"; -1 when not said
     int pytorch_major = 0;  // 1 or 2 as the wording tells (CUDA); 0 when it does not
     std::optional<std::int64_t> requested;
