@@ -91,15 +91,11 @@ void print_snapshot_report(const SnapshotReport& report) {
                       << " events, nothing reserved: too little to change anything\n";
             continue;
         }
-        std::cout << snapshot_device_name(d.index) << ": " << d.segments << " segments, "
-                  << format_bytes(d.reserved) << " reserved, " << format_bytes(d.allocated)
-                  << " allocated at the end\n"
-                  << "  peak allocated: " << format_bytes(d.peak_allocated) << " after event "
-                  << d.peak_event << " of " << d.events << ", reserved at that moment "
-                  << format_bytes(d.reserved_at_peak) << "; most reserved at any time "
-                  << format_bytes(d.peak_reserved) << '\n'
-                  << "  cached but free at the end: " << format_bytes(d.cached_free)
-                  << ", the largest piece " << format_bytes(d.largest_free_block) << '\n';
+        std::cout << snapshot_device_name(d.index) << ": " << snapshot_end_words(d) << '\n'
+                  << "  " << snapshot_peak_words(d) << '\n';
+        if (const std::string free = snapshot_free_words(d); !free.empty()) {
+            std::cout << "  " << free << '\n';
+        }
         if (const std::optional<GpuEstimate> gpu = gpu_estimate(d)) {
             std::cout << "  on a GPU, an estimate: these requests would hold "
                       << format_bytes(gpu->gpu_peak_allocated)

@@ -307,6 +307,13 @@ SnapshotReport profiler_trace_report(PickleInput& input, const std::string& sour
     TraceEvents trace = read_trace_events(input, source, after_chunk);
     std::map<std::string, std::vector<Span>>& spans = trace.spans;
     auto& devices = trace.memory;
+    if (devices.empty() && trace.profile_memory) {
+        throw BadInput(source +
+                       ": a Chrome trace without memory events, though recorded with "
+                       "profile_memory: nothing was allocated or freed while it recorded (a "
+                       "CUDA graph's replay allocates nothing), or its memory events were left "
+                       "out; profile steps that allocate, from before the model is built");
+    }
     if (devices.empty()) {
         throw BadInput(source +
                        ": a Chrome trace without memory events; record it with "
@@ -328,8 +335,26 @@ SnapshotReport profiler_trace_report(PickleInput& input, const std::string& sour
         SnapshotDevice& device = report.devices.emplace_back();
         device.index = int(key.second);  // the profiler's Device Id: -1 for the CPU
         device.events = memory.size();
+        device.from_trace = true;
+        // The totals after each event, since PyTorch 1.10: a GPU's are never all 0. Before, what
+        // was allocated is the events' sum, and nothing says what was reserved (a CPU reserves
+        // nothing).
+        const bool totals = std::any_of(memory.begin(), memory.end(), [](const MemoryEvent& event) {
+            return event.total_allocated != 0 || event.total_reserved != 0;
+        });
+        device.reserved_recorded = totals || device.index == kProfilerCpuIndex;
         device.allocated = memory.back().total_allocated;
         device.reserved = memory.back().total_reserved;
+        if (!totals) {  // the events' sum, from the lowest start that keeps it from going below 0
+            std::int64_t running = 0, lowest = 0;
+            for (const MemoryEvent& event : memory) {
+                running += event.bytes;
+                lowest = std::min(lowest, running);
+            }
+            device.allocated = running - lowest;
+        }
+        // Blocks are not recorded: what was cached is the totals' difference, in pieces unknown.
+        device.cached_free = std::max<std::int64_t>(device.reserved - device.allocated, 0);
         device.streams = {0};  // the profiler names no stream
         NameTable names(device);
         std::map<const Span*, std::size_t> calls;  // a call's place in its list of calls

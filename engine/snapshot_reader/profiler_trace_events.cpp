@@ -101,6 +101,10 @@ public:
         return scalar(std::nullopt, 0, [] { return std::string("null"); });
     }
     bool Bool(bool value) {
+        if (value && !m_open.empty() && m_open.back().role == Role::Root &&
+            m_open.back().key == "profile_memory") {
+            m_trace.profile_memory = true;
+        }
         return scalar(std::nullopt, 0, [value] { return std::string(value ? "true" : "false"); });
     }
     bool Int(int value) { return Int64(value); }
@@ -274,6 +278,9 @@ private:
         const Open& at = m_open.back();
         if (at.role == Role::Events) {
             not_an_event(text());
+        }
+        if (at.role == Role::Root && at.key == "profile_memory" && number) {
+            m_trace.profile_memory = integer != 0;  // 1, as PyTorch writes it
         }
         if (at.role == Role::Event) {
             if (at.key == "tid") {

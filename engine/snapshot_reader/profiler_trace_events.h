@@ -68,6 +68,7 @@ struct TraceEvents {
     std::map<std::string, std::vector<TraceSpan>> spans;  // by thread ("tid" as JSON text)
     // By device: the profiler's (Device Type, Device Id).
     std::map<std::pair<std::int64_t, std::int64_t>, std::vector<TraceMemoryEvent>> memory;
+    bool profile_memory = false;  // the document says it was recorded with profile_memory on
 };
 
 // Reads `input` to its end a chunk at a time, calling `after_chunk` after each. Throws BadInput

@@ -382,12 +382,18 @@ std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device,
                      format_bytes(line.bytes) + " of the " + format_bytes(device.peak_allocated) +
                          " alive at the peak (" + percent_of(line.bytes, device.peak_allocated) +
                          ") was allocated before the trace began, so no line can be named for "
-                         "it: call torch.cuda.memory._record_memory_history() before building "
-                         "the model and the optimizer."});
+                         "it: " +
+                         (device.from_trace
+                              ? "start the profiler (or its schedule's active steps) before "
+                                "building the model and the optimizer, or record a memory "
+                                "snapshot instead (torch.cuda.memory._record_memory_history())."
+                              : "call torch.cuda.memory._record_memory_history() before "
+                                "building the model and the optimizer.")});
             }
         } else if (double(line.bytes) < kLineShare * double(device.peak_allocated)) {
             continue;
-        } else if (line.where.rfind(kNoPythonFrame, 0) == 0) {
+        } else if (line.where == kNoPythonFrame ||
+                   (device.from_trace && line.where.rfind(kNoPythonFrame, 0) == 0)) {
             if (told_how_to_record_lines) {
                 continue;
             }
@@ -397,15 +403,24 @@ std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device,
                  format_bytes(line.bytes) + " alive at the peak (" +
                      percent_of(line.bytes, device.peak_allocated) +
                      ") has no Python frame on record, so no line of the program can be named "
-                     "for it: record the history with "
-                     "torch.cuda.memory._record_memory_history(stacks=\"python\") (or "
-                     "stacks=\"all\" for C++ frames too), or profile with with_stack=True."});
+                     "for it: " +
+                     (device.from_trace
+                          ? std::string("profile with torch.profiler.profile(profile_memory=True, "
+                                        "with_stack=True).")
+                          : std::string("record the history with "
+                                        "torch.cuda.memory._record_memory_history(stacks="
+                                        "\"python\") (or stacks=\"all\" for C++ frames too)."))});
         } else {
             advice.push_back({"start with " + line.where,
                               "it holds " + format_bytes(line.bytes) + " at the peak (" +
                                   percent_of(line.bytes, device.peak_allocated) +
                                   " of what is allocated) in " + std::to_string(line.blocks) +
-                                  (line.blocks == 1 ? " block" : " blocks") + "."});
+                                  (line.blocks == 1 ? " block" : " blocks") + "." +
+                                  (line.where.rfind(kNoPythonFrame, 0) == 0
+                                       ? " Its C++ frames name the op: no Python frame was on "
+                                         "the stack (autograd's engine runs backward in a "
+                                         "thread of its own)."
+                                       : "")});
         }
     }
     return advice;

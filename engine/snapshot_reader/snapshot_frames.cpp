@@ -88,9 +88,52 @@ ProfilerFrame parts_of(const PickleValue& frame) {
 
 }  // namespace
 
+namespace {
+
+// "NAME" of "<prefix>NAME<end>..." in a C++ frame's name; empty where it is not so.
+std::string_view between(std::string_view name, std::string_view prefix, std::string_view end) {
+    const std::size_t begin = name.find(prefix);
+    if (begin == std::string_view::npos) {
+        return {};
+    }
+    const std::size_t stop = name.find(end, begin + prefix.size());
+    return stop == std::string_view::npos
+               ? std::string_view()
+               : name.substr(begin + prefix.size(), stop - begin - prefix.size());
+}
+
+// Of C++ frames alone (recorded with stacks="all"; autograd's engine runs backward in a thread
+// of its own, with no Python frame): the op that allocated and the autograd node that called
+// it, "aten::mm in AddmmBackward0"; empty where the frames name neither.
+std::string cpp_op(const std::vector<PickleValue>& frames) {
+    std::string_view op, node;
+    bool workspace = false;
+    for (const PickleValue& frame : frames) {  // innermost first
+        const std::string& name = text_at(frame, "name");
+        workspace |= name.find("getNewWorkspace") != std::string::npos;  // cuBLAS's
+        if (const std::string_view called = between(name, "at::_ops::", "::call(");
+            !called.empty()) {
+            op = called;
+        }
+        node = between(name, "torch::autograd::generated::", "::apply(");
+        if (node.empty() && name.find("torch::autograd::AccumulateGrad::") != std::string::npos) {
+            node = "AccumulateGrad";
+        }
+        if (!node.empty()) {
+            break;
+        }
+    }
+    std::string named = workspace ? "cuBLAS's workspace, " : "";
+    named += op.empty() ? "" : "aten::" + std::string(op);
+    named += node.empty() ? "" : (op.empty() ? "in " : " in ") + std::string(node);
+    return workspace && op.empty() && node.empty() ? "cuBLAS's workspace" : named;
+}
+
+}  // namespace
+
 // The user's own source line in an allocation's frames, as memory_viz's "filter frames" shows
 // it: the first Python frame outside torch itself (C++ frames and torch's folded), else the
-// engine's category, else a note that none was recorded.
+// engine's category, else the op its C++ frames name, else a note that none was recorded.
 std::string user_line(const std::vector<PickleValue>& frames) {
     std::optional<ProfilerFrame> first_python;
     for (const PickleValue& frame : frames) {
@@ -108,7 +151,11 @@ std::string user_line(const std::vector<PickleValue>& frames) {
             first_python = parts;
         }
     }
-    return first_python ? profiler_line(*first_python) : kNoPythonFrame;
+    if (first_python) {
+        return profiler_line(*first_python);
+    }
+    const std::string op = cpp_op(frames);
+    return op.empty() ? kNoPythonFrame : std::string(kNoPythonFrame) + " " + op;
 }
 
 // What an allocation was for, as far as its frames tell: the engine's own tag, else PyTorch's

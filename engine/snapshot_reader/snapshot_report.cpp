@@ -206,6 +206,8 @@ OriginBlocks read_segments(DeviceIndex& devices, const Items& segments, const Se
             } else if (block.state == State::Inactive) {
                 device.cached_free = fields.add(device.cached_free, size, in_block);
                 device.largest_free_block = std::max(device.largest_free_block, size);
+            } else if (block.state == State::PendingFree) {
+                device.pending_free = fields.add(device.pending_free, size, in_block);
             }
         }
         if (held > layout.size) {

@@ -26,6 +26,9 @@ std::string snapshot_report_json(const SnapshotReport& report, std::optional<std
         }
         return list;
     };
+    const auto recorded = [](bool known, std::int64_t bytes) {
+        return known ? Json(bytes) : Json();
+    };
     Json devices = Json::array();
     for (const SnapshotDevice& d : report.devices) {
         Json ooms = Json::array();
@@ -70,18 +73,22 @@ std::string snapshot_report_json(const SnapshotReport& report, std::optional<std
             {{"device", d.index},
              {"name", snapshot_device_name(d.index)},
              {"segments", d.segments},
-             {"reserved_bytes", d.reserved},
+             // null where the file does not record it (a trace's pieces, an old trace's
+             // reserved)
+             {"reserved_bytes", recorded(d.reserved_recorded, d.reserved)},
              {"allocated_bytes", d.allocated},
-             {"cached_free_bytes", d.cached_free},
-             {"largest_free_block", d.largest_free_block},
+             {"cached_free_bytes", recorded(d.reserved_recorded, d.cached_free)},
+             {"largest_free_block", recorded(!d.from_trace, d.largest_free_block)},
+             {"pending_free_bytes", d.pending_free},
+             {"from_trace", d.from_trace},
              {"requested_bytes", d.requested >= 0 ? Json(d.requested) : Json()},
              {"pools", pools(d.pools)},
              {"events", d.events},
              {"from_profile", d.from_profile},
              {"peak_allocated_bytes", d.peak_allocated},
-             {"peak_reserved_bytes", d.peak_reserved},
+             {"peak_reserved_bytes", recorded(d.reserved_recorded, d.peak_reserved)},
              {"peak_event", d.peak_event},
-             {"reserved_at_peak_bytes", d.reserved_at_peak},
+             {"reserved_at_peak_bytes", recorded(d.reserved_recorded, d.reserved_at_peak)},
              {"at_peak", groups(d.at_peak, "where")},
              {"at_peak_by_kind", groups(d.at_peak_by_kind, "kind")},
              {"at_peak_by_metadata", groups(d.at_peak_by_metadata, "metadata")},

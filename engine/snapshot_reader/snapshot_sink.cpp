@@ -27,9 +27,10 @@ SnapshotBlock block_of(const PickleValue& block, const SnapshotFields& fields,
                        const SnapshotFields::Where& where, BlockOrigins& origins) {
     SnapshotBlock read;
     const std::string& state = text_at(block, "state");
-    read.state = state == "active_allocated" ? SnapshotBlock::State::Allocated
-                 : state == "inactive"       ? SnapshotBlock::State::Inactive
-                                             : SnapshotBlock::State::Other;
+    read.state = state == "active_allocated"      ? SnapshotBlock::State::Allocated
+                 : state == "inactive"            ? SnapshotBlock::State::Inactive
+                 : state == "active_pending_free" ? SnapshotBlock::State::PendingFree
+                                                  : SnapshotBlock::State::Other;
     read.size = fields.bytes(block, "size", where);
     read.address = fields.whole(block, "address", where, 0, INT64_MAX, -1);
     if (read.state == SnapshotBlock::State::Allocated) {

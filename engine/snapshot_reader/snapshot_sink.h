@@ -41,7 +41,7 @@ private:
 
 // A segment's block as the report reads it.
 struct SnapshotBlock {
-    enum class State : std::uint8_t { Allocated, Inactive, Other };
+    enum class State : std::uint8_t { Allocated, Inactive, PendingFree, Other };
     std::int64_t address = -1;  // -1: not given (older snapshots list blocks in order)
     std::int64_t size = 0;
     std::int64_t requested = -1;  // an allocated block's requested_size; -1: not given

@@ -64,8 +64,76 @@ std::string process_limit_note(const SnapshotOom& oom) {
            format_bytes(oom.reserved + oom.requested) + " with the request";
 }
 
+namespace {
+
+// Whether the device's reserved memory means anything: the CPU's allocator in a profiler's
+// trace reserves nothing, and an old trace does not say.
+bool reserves(const SnapshotDevice& d) {
+    return d.reserved_recorded && d.index != kProfilerCpuIndex;
+}
+
+}  // namespace
+
+std::string snapshot_end_words(const SnapshotDevice& d) {
+    const std::string allocated = format_bytes(d.allocated) + " allocated at the end";
+    if (d.from_trace && d.index == kProfilerCpuIndex) {
+        return allocated + " (the profiler's totals; the CPU's allocator reserves nothing)";
+    }
+    if (!d.from_trace) {
+        return std::to_string(d.segments) + " segments, " + format_bytes(d.reserved) +
+               " reserved, " + allocated;
+    }
+    if (!d.reserved_recorded) {
+        return allocated +
+               "; what was reserved is not recorded (the profiler wrote no totals before "
+               "PyTorch 1.10)";
+    }
+    return format_bytes(d.reserved) + " reserved, " + allocated +
+           " (the profiler's totals; a trace records no segments)";
+}
+
+std::string snapshot_peak_words(const SnapshotDevice& d) {
+    std::string words = "peak allocated: " + format_bytes(d.peak_allocated);
+    if (d.events == 0) {
+        return words + ", at the dump (no trace of events was recorded)" +
+               (reserves(d) ? "; reserved then " + format_bytes(d.reserved) : "");
+    }
+    words += " after event " + std::to_string(d.peak_event) + " of " + std::to_string(d.events);
+    if (!reserves(d)) {
+        return words;
+    }
+    return words + ", reserved at that moment " + format_bytes(d.reserved_at_peak) +
+           "; most reserved at any time " + format_bytes(d.peak_reserved);
+}
+
+std::string snapshot_free_words(const SnapshotDevice& d) {
+    if (!reserves(d)) {
+        return {};
+    }
+    const std::string free = "cached but free at the end: " + format_bytes(d.cached_free);
+    return d.from_trace ? free +
+                              " (reserved less allocated; a trace records no blocks, so "
+                              "not the pieces it was in)"
+                        : free + ", the largest piece " + format_bytes(d.largest_free_block);
+}
+
 std::vector<std::string> snapshot_end_notes(const SnapshotDevice& device) {
     std::vector<std::string> notes;
+    if (device.pending_free > 0) {
+        notes.push_back(format_bytes(device.pending_free) +
+                        " freed by the program but not yet reusable: blocks waiting for work on "
+                        "another stream to end (record_stream), neither allocated nor cached "
+                        "free (active_pending_free)");
+    }
+    // PyTorch's own files never hold more allocated than reserved: a file made by other means.
+    if (device.index >= 0 && device.reserved_recorded && !device.from_profile &&
+        device.peak_allocated > device.reserved_at_peak) {
+        notes.push_back("the figures do not add up: " + format_bytes(device.peak_allocated) +
+                        " allocated at the peak, more than the " +
+                        format_bytes(device.reserved_at_peak) +
+                        " reserved then; PyTorch's allocator never holds more than it "
+                        "reserved, so this file was not written as PyTorch writes one");
+    }
     if (device.from_profile) {
         notes.push_back(
             "made from a profile (its events carry PyTorch's tensor categories, as "

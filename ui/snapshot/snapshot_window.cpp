@@ -335,18 +335,14 @@ void SnapshotWindow::showDevice(int index) {
     }
     const SnapshotDevice& d = m_report.devices[std::size_t(index)];
     m_replayBox->setDevice(&m_report, d.index);
+    // The figures in the words snapshot show gives them, as far as the file records them.
+    const QString free = qs(snapshot_free_words(d)).toHtmlEscaped();
     QString summary =
-        tr("<b>%1</b>, %2: %3 segments, %4 reserved and %5 allocated at the end; "
-           "<b>peak allocated %6</b> after event %8 of %9, reserved at that moment %7; most "
-           "reserved at any time %12; cached but free at the end %10, the largest piece %11.")
-            .arg(QFileInfo(m_path).fileName().toHtmlEscaped(), qs(snapshot_device_name(d.index)))
-            .arg(d.segments)
-            .arg(formatBytes(d.reserved), formatBytes(d.allocated), formatBytes(d.peak_allocated),
-                 formatBytes(d.reserved_at_peak))
-            .arg(d.peak_event)
-            .arg(d.events)
-            .arg(formatBytes(d.cached_free), formatBytes(d.largest_free_block),
-                 formatBytes(d.peak_reserved));
+        tr("<b>%1</b>, %2: %3; <b>%4</b>%5.")
+            .arg(QFileInfo(m_path).fileName().toHtmlEscaped(), qs(snapshot_device_name(d.index)),
+                 qs(snapshot_end_words(d)).toHtmlEscaped(),
+                 qs(snapshot_peak_words(d)).toHtmlEscaped(),
+                 free.isEmpty() ? QString() : QStringLiteral("; ") + free);
     for (const SnapshotOom& oom : d.ooms) {
         summary += tr("<br><span style='color:%1'>Out of memory at event %2</span>: asked %3 "
                       "with %4 free on the device, %5 allocated and %6 reserved.")

@@ -13,7 +13,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIGURES = [("segments", "segments"), ("reserved", "reserved_bytes"),
-           ("allocated", "allocated_bytes"), ("events", "events"),
+           ("allocated", "allocated_bytes"), ("cached_free", "cached_free_bytes"),
+           ("pending_free", "pending_free_bytes"), ("events", "events"),
            ("peak_allocated", "peak_allocated_bytes")]
 
 

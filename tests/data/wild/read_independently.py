@@ -3,13 +3,16 @@
 json, gzip), as a check on OOM Lab's own readers: one JSON object on standard output.
 
 A snapshot (any pickle): per device, its segments, what they reserve and what their blocks hold
-allocated at the end, the trace's events, the most allocated over the trace (the end state less
+allocated, cached free ("inactive") and freed but waiting on another stream
+("active_pending_free") at the end, the trace's events, the most allocated over the trace (the end state less
 the trace's net change, then each allocation and free in turn), and whether any allocation
 carries a Python frame (a line the report can name).
 
 A profiler trace (JSON, gzipped or not): per device of its "[memory]" events, their count and
 the most allocated ("Total Allocated" where the events give it, else the running sum of
-"Bytes" from the lowest start that keeps it from going below zero).
+"Bytes" from the lowest start that keeps it from going below zero), and at the end what was
+allocated and reserved and the difference, cached free (reserved: null where the events give no
+"Total Reserved"; the CPU's allocator reserves nothing).
 """
 import gzip
 import json
@@ -35,7 +38,8 @@ def read_snapshot(data):
 
     def device(index):
         return devices.setdefault(index, {"segments": 0, "reserved": 0, "allocated": 0,
-                                          "events": 0, "peak_allocated": 0, "lines": False})
+                                          "cached_free": 0, "pending_free": 0, "events": 0,
+                                          "peak_allocated": 0, "lines": False})
 
     for segment in segments:
         d = device(segment["device"])
@@ -45,6 +49,10 @@ def read_snapshot(data):
             if block["state"] == "active_allocated":
                 d["allocated"] += block["size"]
                 d["lines"] = d["lines"] or python_frame(block_frames(block))
+            elif block["state"] == "inactive":
+                d["cached_free"] += block["size"]
+            elif block["state"] == "active_pending_free":
+                d["pending_free"] += block["size"]
     for index, trace in enumerate(traces):
         if not trace and index not in devices:
             continue
@@ -83,13 +91,21 @@ def read_trace(data):
         memory.sort(key=lambda args: args["_ts"])
         if all("Total Allocated" in args for args in memory):
             peak = max(args["Total Allocated"] for args in memory)
+            allocated = memory[-1]["Total Allocated"]
         else:
             running, lowest, highest = 0, 0, 0
             for args in memory:
                 running += args.get("Bytes", 0)
                 lowest, highest = min(lowest, running), max(highest, running)
-            peak = highest - lowest
-        figures[key] = {"events": len(memory), "peak_allocated": peak}
+            peak, allocated = highest - lowest, running - lowest
+        reserved = None
+        if key == "-1":
+            reserved = 0
+        elif all("Total Reserved" in args for args in memory):
+            reserved = memory[-1]["Total Reserved"]
+        figures[key] = {"events": len(memory), "peak_allocated": peak, "allocated": allocated,
+                        "reserved": reserved,
+                        "cached_free": None if reserved is None else max(reserved - allocated, 0)}
     return {"kind": "trace", "devices": figures}
 
 

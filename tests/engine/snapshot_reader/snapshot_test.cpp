@@ -263,20 +263,46 @@ TEST(SnapshotAdvice, ARealSnapshotNamesItsLargestLineAndItsLateHistory) {
         << advice[1].why;
 }
 
-// A peak whose blocks have no Python frame (a history recorded without stacks, or a profiler
-// without with_stack) names no place to start: it says how to record the lines, once.
+// A peak whose blocks have no frame at all (a history recorded without stacks) names no place
+// to start: it says how to record the lines, once; a profiler's trace without with_stack names
+// the op each allocation was made in, and is told of with_stack.
 TEST(SnapshotAdvice, APeakWithoutPythonFramesSaysHowToRecordThem) {
     SnapshotDevice device;
     device.peak_allocated = 4LL << 30;
-    device.at_peak = {{std::string(kNoPythonFrame) + " aten::mm", 3LL << 30, 3},
-                      {std::string(kNoPythonFrame) + " aten::add", 1LL << 30, 1}};
-    const std::vector<SnapshotAdvice> advice = snapshot_advice(device, std::nullopt);
+    device.at_peak = {{kNoPythonFrame, 3LL << 30, 3}, {kNoPythonFrame, 1LL << 30, 1}};
+    std::vector<SnapshotAdvice> advice = snapshot_advice(device, std::nullopt);
     ASSERT_EQ(advice.size(), 1u);
     EXPECT_EQ(advice[0].what, "record the Python lines");
     EXPECT_NE(advice[0].why.find("3.00 GiB alive at the peak (75%) has no Python frame on record"),
               std::string::npos)
         << advice[0].why;
     EXPECT_NE(advice[0].why.find("_record_memory_history(stacks=\"python\")"), std::string::npos)
+        << advice[0].why;
+
+    device.from_trace = true;
+    device.at_peak = {{std::string(kNoPythonFrame) + " aten::mm", 3LL << 30, 3},
+                      {std::string(kNoPythonFrame) + " aten::add", 1LL << 30, 1}};
+    advice = snapshot_advice(device, std::nullopt);
+    ASSERT_EQ(advice.size(), 1u);
+    EXPECT_EQ(advice[0].what, "record the Python lines");
+    EXPECT_NE(advice[0].why.find("profile_memory=True, with_stack=True"), std::string::npos)
+        << advice[0].why;
+    EXPECT_EQ(advice[0].why.find("_record_memory_history"), std::string::npos) << advice[0].why;
+}
+
+// A snapshot recorded with C++ frames (stacks="all") names what backward allocated in autograd's
+// own thread by its op and node: a place to start, not a call to record what was recorded.
+TEST(SnapshotAdvice, CppFramesOfBackwardAreAPlaceToStart) {
+    SnapshotDevice device;
+    device.peak_allocated = 4LL << 30;
+    const std::string gradients =
+        std::string(kNoPythonFrame) + " aten::new_empty_strided in AccumulateGrad";
+    device.at_peak = {{gradients, 3LL << 30, 291}};
+    const std::vector<SnapshotAdvice> advice = snapshot_advice(device, std::nullopt);
+    ASSERT_EQ(advice.size(), 1u);
+    EXPECT_EQ(advice[0].what, "start with " + gradients);
+    EXPECT_NE(advice[0].why.find("autograd's engine runs backward in a thread of its own"),
+              std::string::npos)
         << advice[0].why;
 }
 

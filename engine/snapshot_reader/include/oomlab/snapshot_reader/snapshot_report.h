@@ -209,7 +209,15 @@ struct SnapshotDevice {
     std::int64_t reserved = 0;            // at the end: the segments' sizes
     std::int64_t allocated = 0;           // at the end: their allocated blocks
     std::int64_t cached_free = 0;         // reserved, held by no tensor
-    std::int64_t largest_free_block = 0;  // the largest of those pieces
+    std::int64_t largest_free_block = 0;  // the largest of those pieces (a trace: not known)
+    // Freed by the program but not yet reusable: blocks waiting for work on another stream
+    // (record_stream) to end, "active_pending_free"; neither allocated nor cached free.
+    std::int64_t pending_free = 0;
+    // Read from a profiler's trace: its totals and events, no segments or blocks (so no pieces
+    // of the cached memory); where its events carry no totals (PyTorch before 1.10), nothing
+    // was recorded of what was reserved.
+    bool from_trace = false;
+    bool reserved_recorded = true;
     // What the program asked for of `allocated` (the blocks' requested_size, PyTorch 2.x): the
     // rest is the allocator's rounding. -1 where some allocated block does not say.
     std::int64_t requested = -1;
@@ -320,8 +328,18 @@ bool refused_by_process_limit(const SnapshotOom& oom);
 // reserved and 3.08 GiB with the request"; empty where the device itself was short.
 std::string process_limit_note(const SnapshotOom& oom);
 
+// A device's figures in the words `snapshot show` and the snapshot window give them, as far as
+// the file records them: "5 segments, 250.0 MiB reserved, 8.5 KiB allocated at the end"; "peak
+// allocated: 2.10 GiB after event 1000 of 1040, reserved at that moment 250.0 MiB; most reserved
+// at any time 250.0 MiB"; "cached but free at the end: 28.9 MiB, the largest piece 8.0 MiB"
+// (empty where nothing says what was reserved).
+std::string snapshot_end_words(const SnapshotDevice& device);
+std::string snapshot_peak_words(const SnapshotDevice& device);
+std::string snapshot_free_words(const SnapshotDevice& device);
+
 // What the end state says beyond its totals, one sentence each, where the snapshot records
-// it: the allocator's rounding (what was asked for of what was allocated), memory by pool.
+// it: the allocator's rounding (what was asked for of what was allocated), memory by pool,
+// blocks freed but waiting on another stream, figures that do not add up.
 std::vector<std::string> snapshot_end_notes(const SnapshotDevice& device);
 
 // The state after the first `event` events (clamped to the trace) of `device`.
