@@ -30,6 +30,7 @@
 #include "runs/class_window.h"
 #include "runs/run_database.h"
 #include "runs/runs_page.h"
+#include "snapshot/oom_message_window.h"
 #include "snapshot/snapshot_window.h"
 #include "window/main_window.h"
 #include "window/status_progress.h"
@@ -81,6 +82,8 @@ void MainMenus::buildFileMenu() {
     m_recent = file->addMenu(tr("&Recent databases"));
     file->addSeparator();
     file->addAction(tr("Open memory &snapshot…"), this, &MainMenus::openSnapshotDialog);
+    file->addAction(tr("E&xplain an out-of-memory message…"), this,
+                    &MainMenus::openOomMessageWindow);
     file->addSeparator();
     file->addAction(tr("&Load config…"), this, &MainMenus::loadConfigDialog);
     file->addAction(tr("&Save config as…"), QKeySequence::Save, this, &MainMenus::saveConfigDialog);
@@ -339,6 +342,12 @@ SnapshotWindow* MainMenus::openSnapshot(const QString& path) {
                     tr("Loaded the experiment that recorded %1").arg(source), 5000);
             });
     window->open(path);
+    window->show();
+    return window;
+}
+
+OomMessageWindow* MainMenus::openOomMessageWindow() {
+    auto* window = new OomMessageWindow(m_window);
     window->show();
     return window;
 }

@@ -1,5 +1,5 @@
-// The menu bar and toolbar: File (databases, configs, memory snapshots, exports), Run, View,
-// Lessons, Help.
+// The menu bar and toolbar: File (databases, configs, memory snapshots, out-of-memory messages,
+// exports), Run, View, Lessons, Help.
 #pragma once
 
 #include <QObject>
@@ -13,6 +13,7 @@ namespace oomlab::ui {
 class ClassWindow;
 class LessonFlow;
 class MainWindow;
+class OomMessageWindow;
 class SnapshotWindow;
 
 class MainMenus : public QObject {
@@ -47,6 +48,8 @@ public:
     QString saveAsLesson(const QString& path);
     // A window of its own for the memory snapshot at `path`, read on a worker thread.
     SnapshotWindow* openSnapshot(const QString& path);
+    // A window to paste an out-of-memory message into (or open a log), explained as it rests.
+    OomMessageWindow* openOomMessageWindow();
     // The class's runs from the MLflow server students send to (one window, shown again).
     ClassWindow* openClassWindow();
 
