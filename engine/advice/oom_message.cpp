@@ -33,9 +33,12 @@ std::string bytes(std::optional<std::int64_t> value) {
 
 // What the message's backend calls its devices and the tools that go with it.
 struct Backend {
-    std::string device;   // "GPU 0", "XPU 0", "NPU 3"; "the GPU" when no number is given
-    std::string smi;      // what lists the processes on a device and their memory
-    std::string visible;  // the variable that picks the devices a process sees
+    std::string device;      // "GPU 0", "XPU 0", "NPU 3"; "the GPU" when no number is given
+    std::string smi;         // what lists the processes on a device and their memory
+    std::string visible;     // the variable that picks the devices a process sees
+    std::string alloc_conf;  // the variable the caching allocator's settings are read from
+    std::string blocking;    // what makes kernels report their errors where they fail; "" none
+    bool nvidia = false;     // CUDA itself: MIG and vGPU slices, Windows' display driver
 };
 
 Backend backend_of(const OomMessage& m) {
@@ -49,7 +52,31 @@ Backend backend_of(const OomMessage& m) {
             xpu   ? "ZE_AFFINITY_MASK"
             : npu ? "ASCEND_RT_VISIBLE_DEVICES"
             : hip ? "HIP_VISIBLE_DEVICES"
-                  : "CUDA_VISIBLE_DEVICES"};
+                  : "CUDA_VISIBLE_DEVICES",
+            // torch_npu reads its own; ROCm's PyTorch reads CUDA's name too.
+            npu ? "PYTORCH_NPU_ALLOC_CONF" : "PYTORCH_CUDA_ALLOC_CONF",
+            hip          ? "AMD_SERIALIZE_KERNEL=3"
+            : xpu || npu ? ""
+                         : "CUDA_LAUNCH_BLOCKING=1",
+            !xpu && !npu && !hip};
+}
+
+// Half the last digit of a figure PyTorch printed (two decimals of its unit): how far a
+// difference of printed figures may be from the true one.
+std::int64_t rounding_of(std::int64_t printed) {
+    constexpr std::int64_t kKiB = 1024, kMiB = kKiB * 1024, kGiB = kMiB * 1024;
+    return printed <= kKiB   ? 0
+           : printed <= kMiB ? kKiB / 200
+           : printed <= kGiB ? kMiB / 200
+                             : kGiB / 200;
+}
+
+// A difference of printed figures: said as none where it is within their rounding, not as the
+// "1 bytes" the subtraction leaves.
+std::string difference(std::int64_t value, std::int64_t rounding) {
+    return value > rounding ? printed_size(value)
+                            : "at most " + printed_size(std::max<std::int64_t>(rounding, 1)) +
+                                  " (the printed figures' rounding)";
 }
 
 // "asked for 20.00 MiB on GPU 0 of 79.14 GiB, of which 3.56 MiB was free": the figures given.
@@ -120,19 +147,32 @@ struct Elsewhere {
     std::int64_t this_process = 0;  // of it, in this process outside PyTorch's allocator
     std::int64_t others = 0;        // of it, in other processes
     bool split = false;             // the message printed this process's own figure
+    // How far each may be from the truth: differences of rounded figures.
+    std::int64_t all_rounding = 0, this_process_rounding = 0, others_rounding = 0;
 };
+
+// How far what PyTorch reserved may be from its printed figures' sum.
+std::int64_t reserved_rounding(const OomMessage& m, std::int64_t reserved) {
+    const std::int64_t allocated = m.allocated.value_or(0);
+    return m.reserved_from_total ? rounding_of(reserved)
+                                 : rounding_of(allocated) + rounding_of(reserved - allocated);
+}
 
 Elsewhere elsewhere_of(const OomMessage& m, std::int64_t reserved) {
     Elsewhere where;
     where.all = std::max<std::int64_t>(*m.total - *m.free - reserved, 0);
+    const std::int64_t device_rounding = rounding_of(*m.total) + rounding_of(*m.free);
+    where.all_rounding = device_rounding + reserved_rounding(m, reserved);
     if (m.this_process && *m.this_process >= reserved && *m.this_process <= *m.total) {
         where.split = true;
         where.this_process = *m.this_process - reserved;
+        where.this_process_rounding = rounding_of(*m.this_process) + reserved_rounding(m, reserved);
         // The processes the message lists are its own figures for the others; without them,
         // what the device's figures leave.
         where.others = std::max<std::int64_t>(*m.total - *m.free - *m.this_process, 0);
+        where.others_rounding = device_rounding + rounding_of(*m.this_process);
         if (!m.processes.empty()) {
-            where.others = 0;
+            where.others = where.others_rounding = 0;
             for (const auto& process : m.processes) {
                 where.others += process.second;
             }
@@ -145,18 +185,19 @@ std::string elsewhere_fact(const OomMessage& m, const Elsewhere& where) {
     const std::string context = "the " + m.backend + " context";
     if (where.split) {
         return "this process held " + printed_size(*m.this_process) + " in all, " +
-               printed_size(where.this_process) + " of it outside PyTorch's allocator (" + context +
+               difference(where.this_process, where.this_process_rounding) +
+               " of it outside PyTorch's allocator (" + context +
                ", a few hundred MiB, and other libraries); other processes held " +
-               printed_size(where.others);
+               difference(where.others, where.others_rounding);
     }
     if (m.async_pool) {
-        return printed_size(where.all) +
+        return difference(where.all, where.all_rounding) +
                " of the GPU was not held by PyTorch's tensors: the cudaMallocAsync pool's "
                "cached memory, " +
                context +
                ", other libraries, other processes (the message does not tell them apart)";
     }
-    return printed_size(where.all) + " of " + m.backend +
+    return difference(where.all, where.all_rounding) + " of " + m.backend +
            " memory was held outside PyTorch's allocator: " + context +
            " (a few hundred MiB) and other libraries in this process, and other "
            "processes";
@@ -185,6 +226,26 @@ std::string held_elsewhere_summary(const OomMessage& m, const Elsewhere& where,
            "run needed.";
 }
 
+// Triton's kernel asked more shared memory of one block than the GPU has: its autotuning
+// (torch.compile's) tries configurations, and drops those that do not fit.
+void explain_shared_memory(OomExplanation& e) {
+    const OomMessage& m = e.message;
+    e.verdict = OomVerdict::TooLarge;
+    const std::string figures = m.requested && m.most_at_once
+                                    ? " (" + std::to_string(*m.requested) + " bytes, of " +
+                                          std::to_string(*m.most_at_once) + " a block has)"
+                                    : "";
+    e.facts.push_back(m.failure + figures);
+    e.summary = "Not the GPU's memory: " + m.failure + figures +
+                ". No batch size or allocator setting changes it; while torch.compile's autotuning "
+                "tries kernels, such a configuration is skipped and another one runs.";
+    e.tries.push_back(
+        "if the program went on, nothing: the autotuner logs the configurations it drops");
+    e.tries.push_back(
+        "if it stopped there: smaller block sizes or num_stages for that kernel (its own "
+        "message names them), or torch.compile without mode=\"max-autotune\"");
+}
+
 void explain_cuda(OomExplanation& e) {
     const OomMessage& m = e.message;
     const Backend on = backend_of(m);
@@ -195,6 +256,10 @@ void explain_cuda(OomExplanation& e) {
     }
     if (m.driver_level) {
         explain_driver_level(e, on);
+        return;
+    }
+    if (m.shared_memory) {
+        explain_shared_memory(e);
         return;
     }
     const std::int64_t requested = m.requested.value_or(0);
@@ -214,7 +279,9 @@ void explain_cuda(OomExplanation& e) {
     if (m.allocated && m.reserved) {
         e.facts.push_back("PyTorch's tensors held " + printed_size(*m.allocated) +
                           "; its allocator " + printed_size(*m.reserved) + " in all, " +
-                          printed_size(unallocated) +
+                          (m.reserved_from_total
+                               ? difference(unallocated, reserved_rounding(m, reserved))
+                               : printed_size(unallocated)) +
                           " of it cached but free (reserved, unallocated)");
     } else if (m.allocated || m.reserved) {
         e.facts.push_back(m.allocated ? "PyTorch's tensors held " + printed_size(*m.allocated)
@@ -241,6 +308,12 @@ void explain_cuda(OomExplanation& e) {
     }
     if (known_elsewhere) {
         e.facts.push_back(elsewhere_fact(m, where));
+    }
+    if (m.this_process && *m.this_process < reserved) {
+        e.facts.push_back("this process's own figure, " + printed_size(*m.this_process) +
+                          ", is less than PyTorch reserved in it: the driver could not see this "
+                          "process (a container, WSL), so what is held outside PyTorch is not "
+                          "split between it and others");
     }
     if (m.private_pools && *m.private_pools > 0) {
         e.facts.push_back(printed_size(*m.private_pools) +
@@ -323,6 +396,14 @@ void explain_cuda(OomExplanation& e) {
                     "allocation then: a limit on this process, memory another process took "
                     "between the failure and the message, Windows' display driver, or a fault "
                     "of the driver.";
+        // The driver maps memory in 2 MiB pages and keeps some for itself: at a margin of a
+        // few MiB the device may have been full after all.
+        constexpr std::int64_t kSmallMargin = std::int64_t(8) << 20;
+        if (*m.free - needed < kSmallMargin) {
+            e.summary += " The margin was only " + printed_size(*m.free - needed) +
+                         " over the segment of " + printed_size(needed) +
+                         " the request opens: the driver's own needs may have taken it.";
+        }
         if (m.total && where.others > *m.total / 10) {
             e.summary += " Other processes held " + printed_size(where.others) + " of the " +
                          printed_size(*m.total) + ": what they took is the likeliest cause.";
@@ -338,37 +419,50 @@ void explain_cuda(OomExplanation& e) {
         }
         e.tries.push_back(
             "a limit on this process: look for torch.cuda.set_per_process_memory_fraction (or "
-            "a framework's memory fraction setting), and for a limit on the container or a "
-            "MIG or vGPU slice smaller than the GPU");
+            "a framework's memory fraction setting), and for a limit on the container" +
+            std::string(on.nvidia ? " or a MIG or vGPU slice smaller than the GPU" : ""));
         e.tries.push_back(
             "another process: run " + on.smi +
             " while it runs; several processes starting at once "
             "(ranks, data-loading workers touching CUDA) take memory between the failure and "
             "the message");
-        e.tries.push_back(
-            "on Windows, the display driver (WDDM) limits and moves what one process may hold: "
-            "close other programs that use the GPU, or use a GPU that drives no display");
-        e.tries.push_back(
-            "a driver fault: update the driver, and run once with CUDA_LAUNCH_BLOCKING=1 to "
-            "find the call that failed");
+        if (on.nvidia) {
+            e.tries.push_back(
+                "on Windows, the display driver (WDDM) limits and moves what one process may "
+                "hold: close other programs that use the GPU, or use a GPU that drives no "
+                "display");
+        }
+        e.tries.push_back("a driver fault: update the driver" +
+                          (on.blocking.empty() ? std::string()
+                                               : ", and run once with " + on.blocking +
+                                                     " to find the call that failed"));
         return;
     }
     const bool fragmented = unallocated >= requested && requested > 0;
     const auto fragmentation_tries = [&] {
-        if (m.pytorch_major != 1) {
+        if (m.cached_wording) {  // 1.0 to 1.4, by its wording: neither setting yet
             e.tries.push_back(
-                "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (PyTorch 2.0 and later): "
-                "segments grow in place, so freed memory joins into large blocks");
+                "a newer PyTorch: 1.10 and later take PYTORCH_CUDA_ALLOC_CONF="
+                "max_split_size_mb:128 (large blocks are not split for small tensors), 2.0 and "
+                "later expandable_segments:True (freed memory joins into large blocks)");
+            return;
         }
-        if (m.pytorch_major != 2) {
+        if (m.pytorch_major != 1 || m.backend == "NPU") {  // torch_npu words it as 1.x did
+            e.tries.push_back(on.alloc_conf +
+                              "=expandable_segments:True (PyTorch 2.0 and later): segments "
+                              "grow in place, so freed memory joins into large blocks");
+        }
+        if (m.pytorch_major != 2 && on.alloc_conf == "PYTORCH_CUDA_ALLOC_CONF") {
             e.tries.push_back(
-                "on PyTorch 1.x, PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128: "
+                "on PyTorch 1.10 to 1.13, PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128: "
                 "large blocks are not split for small tensors");
         }
     };
-    // Others holding more of the GPU than this run's PyTorch is the first thing to change.
+    // Others holding more of the GPU than this run's PyTorch is the first thing to change; more
+    // than a CUDA context and libraries hold (1 GiB, or a quarter of a smaller device).
     if (known_elsewhere && elsewhere > reserved &&
-        elsewhere > std::max<std::int64_t>(*m.total / 10, 1LL << 30)) {
+        elsewhere > std::max<std::int64_t>(*m.total / 10,
+                                           std::min<std::int64_t>(1LL << 30, *m.total / 4))) {
         e.verdict = OomVerdict::HeldElsewhere;
         e.summary = held_elsewhere_summary(m, where, reserved);
         e.tries.push_back("see what holds it: " + on.smi + " lists each process and its memory");
@@ -384,6 +478,23 @@ void explain_cuda(OomExplanation& e) {
         if (fragmented) {
             fragmentation_tries();  // also: the cached memory would have held this request
         }
+        return;
+    }
+    // More than this process could have had with every tensor freed: no setting and no smaller
+    // batch of the rest makes room for it.
+    if (known_elsewhere && m.reserved && requested > *m.free + reserved) {
+        e.verdict = OomVerdict::TooLarge;
+        e.summary = "One allocation of " + printed_size(requested) +
+                    " is more than this process could have had with every tensor freed: " +
+                    printed_size(*m.free) + " free and the " + printed_size(reserved) +
+                    " PyTorch held; the rest of the " + printed_size(*m.total) +
+                    " was the context, libraries and other processes'.";
+        e.tries.push_back(
+            "make that tensor smaller: a smaller batch or sequence length (it is likely an "
+            "activation or a logits tensor of batch x length x width)");
+        e.tries.push_back(
+            "split the work that makes it: process the batch in chunks, or compute the loss "
+            "over the vocabulary in pieces");
         return;
     }
     if (fragmented) {
@@ -421,33 +532,68 @@ void explain_cuda(OomExplanation& e) {
         "its own models, and torch.cuda.memory._record_memory_history for yours");
 }
 
+// MPS's size as it printed it: 1024-based, named "GB" and "MB" by older builds.
+std::string mps_size(const OomMessage& m, std::optional<std::int64_t> value) {
+    std::string text = bytes(value);
+    if (m.decimal_unit_names && value) {
+        const std::size_t unit = text.find("iB");
+        text = unit == std::string::npos ? text : text.erase(unit, 1);
+    }
+    return text;
+}
+
 void explain_host(OomExplanation& e) {
     const OomMessage& m = e.message;
+    const bool mps = m.device == OomMessage::Device::Mps;
     for (const std::string& figure : m.set_aside) {
         e.facts.push_back("set aside: " + figure + "; the other figures are used");
     }
-    const char* where = m.device == OomMessage::Device::Mps ? "the Apple GPU (MPS)" : "the host";
-    e.facts.push_back(
-        "asked " + std::string(where) + " for " +
-        (m.requested ? printed_size(*m.requested) : std::string("memory (the size is not given)")) +
-        (m.system_error ? " and was refused: " + *m.system_error : ""));
-    if (m.device == OomMessage::Device::Mps) {
-        e.facts.push_back("MPS held " + bytes(m.allocated) + " of the " + bytes(m.allowed) +
-                          " it may use; this process " + bytes(m.this_process) + " in all");
+    const char* where = mps ? "the Apple GPU (MPS)" : "the host";
+    // The CPU's allocator prints its request in bytes: quoted so, and in a unit beside it.
+    const std::string asked =
+        !m.requested ? std::string("memory (the size is not given)")
+        : mps        ? mps_size(m, m.requested)
+                     : std::to_string(*m.requested) + " bytes (" + printed_size(*m.requested) + ")";
+    e.facts.push_back("asked " + std::string(where) + " for " + asked +
+                      (m.system_error ? " and was refused: " + *m.system_error : ""));
+    if (mps) {
+        e.facts.push_back("MPS held " + mps_size(m, m.allocated) + " of the " +
+                          mps_size(m, m.allowed) + " it may use; other allocations " +
+                          mps_size(m, m.other_allocations) +
+                          " (what Metal holds for this "
+                          "process beyond the tensors: PyTorch's MPS cache and Metal's own)");
     }
     const bool huge = m.requested && *m.requested > (1LL << 40);
+    // On MPS, other allocations holding more than the tensors are what to look at first.
+    const bool others_lead =
+        mps && m.other_allocations && m.allocated && *m.other_allocations > *m.allocated;
     e.verdict = huge ? OomVerdict::TooLarge : OomVerdict::OutOfMemory;
     e.summary = huge ? "One allocation of " + printed_size(*m.requested) +
                            " is larger than any machine's memory: a size computed wrong (a "
                            "shape multiplied out, a negative size read as unsigned)."
-                     : std::string("Out of memory on ") + where +
-                           ": the process asked for more "
-                           "than the system would give.";
+                : others_lead
+                    ? "Out of memory on the Apple GPU (MPS): other allocations held " +
+                          mps_size(m, m.other_allocations) + " of the " + mps_size(m, m.allowed) +
+                          " it may use, more than the tensors' " + mps_size(m, m.allocated) +
+                          ": memory Metal holds for this process outside its live tensors "
+                          "(PyTorch's MPS cache and Metal's own)."
+                    : std::string("Out of memory on ") + where +
+                          ": the process asked for more than the system would give.";
+    if (others_lead) {
+        e.tries.push_back(
+            "torch.mps.empty_cache() returns PyTorch's MPS cache; if other allocations stay, "
+            "print torch.mps.driver_allocated_memory() step by step to see when they grow");
+    }
     e.tries.push_back(huge ? "print the shapes of the tensors made just before: one of them is "
                              "not what you meant"
                            : "a smaller batch, or fewer data-loading workers (each holds its "
                              "own copies)");
-    if (m.device == OomMessage::Device::Mps) {
+    if (m.windows_host && !huge) {
+        e.tries.push_back(
+            "on Windows, a larger page file (System → Advanced system settings → Performance → "
+            "Virtual memory): an allocation is refused when memory and the page file are full");
+    }
+    if (mps) {
         e.tries.push_back(
             "PYTORCH_MPS_HIGH_WATERMARK_RATIO raises the limit (0.0 removes it, "
             "at the risk of the whole system slowing)");

@@ -31,6 +31,7 @@ constexpr std::size_t kMostFigure = 30;
 // 1 EiB: more than any device holds; sums of a few such figures still fit in 64 bits.
 constexpr double kMostBytes = 1152921504606846976.0;
 constexpr long long kMostDevice = 65535;
+constexpr long long kMostCount = 1LL << 60;
 
 struct Unit {
     std::string_view name;  // lower case: units are read in any case
@@ -112,6 +113,20 @@ public:
             }
         }
         return -1;
+    }
+
+    // The whole number of bytes after the first `words` (lower case) that have one, spaces
+    // between allowed: Triton's "Required: 294912 Hardware limit:232448".
+    std::optional<std::int64_t> count_after(std::string_view words, const char* what) const {
+        for (std::size_t at = find(words, 0); at != kNone; at = find(words, at + 1)) {
+            std::size_t begin = at + words.size();
+            begin += begin < m_text.size() && m_text[begin] == ' ';
+            const std::size_t end = whole_end(begin);
+            if (end != begin) {
+                return whole(begin, end, kMostCount, what);
+            }
+        }
+        return std::nullopt;
     }
 
     // "Process 811 has 14.02 GiB memory in use": every process on the GPU.
@@ -310,6 +325,12 @@ OomMessage read_cuda(const Figures& f) {
     if (f.says("would exceed allowed memory")) {
         return read_async_pool(f, m);
     }
+    if (f.says("out of resource: ")) {
+        m.shared_memory = true;
+        m.requested = f.count_after("required:", "the shared memory asked for");
+        m.most_at_once = f.count_after("hardware limit:", "the shared memory a block has");
+        return m;
+    }
     m.requested = f.after("tried to allocate ", "the size asked for");
     // 2.x: "GPU 0 has a total capacity of 79.14 GiB of which 3.56 MiB is free." (2.1 spelled
     // it "capacty"); 1.x: "(GPU 0; 15.78 GiB total capacity; 14.56 GiB already allocated;
@@ -333,9 +354,11 @@ OomMessage read_cuda(const Figures& f) {
     } else if (cached && m.allocated) {
         m.reserved = *m.allocated + *cached;
         m.pytorch_major = 1;
+        m.cached_wording = true;
     } else {
         m.reserved = f.before(" reserved in total by pytorch", "the memory PyTorch reserved");
         m.pytorch_major = m.reserved ? 1 : 0;
+        m.reserved_from_total = m.reserved.has_value();
     }
     // Intel's extension: "Current platform can NOT allocate memory block with size larger than
     // 4GB!"; NCCL's "Failed to CUDA calloc 6291456 bytes".
@@ -379,14 +402,17 @@ OomMessage read_message(std::string_view text) {
         m.allowed = f.after("max allowed: ", "the memory MPS may use");
         m.requested = f.after("tried to allocate ", "the size asked for");
         if (const auto other = f.after("other allocations: ", "MPS's other allocations")) {
+            m.other_allocations = other;
             m.this_process = *other + m.allocated.value_or(0);
         }
+        m.decimal_unit_names = !f.says("gib") && !f.says("mib") && !f.says("kib");
     } else if (text.compare(0, 19, "DefaultCPUAllocator") == 0) {
         // "DefaultCPUAllocator: can't allocate memory: you tried to allocate 1099511627776
         // bytes. Error code 12 (Cannot allocate memory)"; 1.x also "not enough memory".
         m.backend = "CPU";
         m.requested = f.after("you tried to allocate ", "the size asked for");
         m.system_error = f.system_error();
+        m.windows_host = f.says("not enough memory");
     } else if (m.device == Device::Cpu) {
         m.backend = "CPU";
     }

@@ -49,6 +49,9 @@ constexpr Marker kMarkers[] = {
     {"UR_RESULT_ERROR_OUT_OF_RESOURCES", Device::Cuda, "XPU", true, false,
      "the XPU's Level Zero driver ran out of resources, most often device memory "
      "(UR_RESULT_ERROR_OUT_OF_RESOURCES)"},
+    // torch.compile's Triton kernels: one block's shared memory, not the device's memory.
+    {"out of resource: ", Device::Cuda, "CUDA", false, false,
+     "a Triton kernel (torch.compile's) asked for more shared memory per block than the GPU has"},
     {"DefaultCPUAllocator: can't allocate memory", Device::Cpu},
     {"DefaultCPUAllocator: not enough memory", Device::Cpu},
     {"posix_memalign(&data, gAlignment, nbytes) == 0", Device::Cpu},  // before PyTorch 1.2

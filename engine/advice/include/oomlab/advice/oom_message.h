@@ -34,7 +34,19 @@ struct OomMessage {
     // memory"): `allocated` is all it counts, the pool's cached memory is not printed, and a
     // request needs only its own bytes, not a segment.
     bool async_pool = false;
-    int device_index = -1;  // "GPU 0"; -1 when not said
+    // Triton's "out of resource: shared memory" (torch.compile's kernels): `requested` is what
+    // one block asked for and `most_at_once` what the GPU has per block, not its memory.
+    bool shared_memory = false;
+    // "reserved in total" (1.5 to 1.13): what was cached but free is the difference of two
+    // rounded figures; "cached" (1.0 to 1.4) printed it, and had no max_split_size_mb yet.
+    bool reserved_from_total = false;
+    bool cached_wording = false;
+    // The host's wording says Windows ("not enough memory": its allocator's refusal).
+    bool windows_host = false;
+    // MPS prints 1024-based sizes as "GB" and "MB" (newer ones "GiB"): quoted as it printed.
+    bool decimal_unit_names = false;
+    std::optional<std::int64_t> other_allocations;  // MPS: Metal's memory outside its allocator
+    int device_index = -1;                          // "GPU 0"; -1 when not said
     int pytorch_major = 0;  // 1 or 2 as the wording tells (CUDA); 0 when it does not
     std::optional<std::int64_t> requested;
     std::optional<std::int64_t> total;         // the device's capacity
