@@ -1,0 +1,320 @@
+// The verdict of an accelerator's out-of-memory message, what it says and what to try first
+// (oom_explain.h): each verdict in turn, the first whose figures hold.
+#include <algorithm>
+
+#include "oom_explain.h"
+
+namespace oomlab::oom_explain {
+namespace {
+
+void explain_driver_level(OomExplanation& e, const Backend& on) {
+    const OomMessage& m = e.message;
+    e.verdict = OomVerdict::OutsideAllocator;
+    const std::string failure =
+        m.failure.empty() ? "the " + m.backend + " driver refused an allocation of its own"
+                          : m.failure;
+    e.facts.push_back(failure + " on " + on.device +
+                      // NCCL prints its request in bytes: quoted so, and in MiB.
+                      (m.requested ? " (" + std::to_string(*m.requested) + " bytes, " +
+                                         printed_size(*m.requested) + ", asked for)"
+                                   : "") +
+                      ", outside PyTorch's caching allocator" +
+                      (m.requested ? "" : ": this message gives no other figures"));
+    e.summary = "Out of memory outside PyTorch's allocator: " + failure + ", because " + on.device +
+                " was full: of this process's tensors and cache, or of another process. The "
+                "driver and the libraries allocate for themselves (the context, handles, "
+                "workspaces, buffers), beside PyTorch's allocator.";
+    e.tries.push_back("see what holds " + on.device + ": " + on.smi +
+                      " lists each process and its memory; a process left from an earlier "
+                      "run, or every rank making a context on device 0, is common");
+    e.tries.push_back(
+        "give each process its own device before it first uses one: "
+        "torch.cuda.set_device(local_rank) (torch.xpu, torch.npu), or " +
+        on.visible);
+    e.tries.push_back(
+        "leave room for the libraries: a smaller batch, or "
+        "torch.cuda.set_per_process_memory_fraction(0.9) so the caching allocator stops short "
+        "of the whole device");
+    if (!on.blocking.empty()) {
+        e.tries.push_back(
+            "find the call that failed: errors are reported at a later call, so run once with " +
+            on.blocking);
+    }
+}
+
+// Triton's kernel asked more shared memory of one block than the GPU has: its autotuning
+// (torch.compile's) tries configurations, and drops those that do not fit.
+void explain_shared_memory(OomExplanation& e) {
+    const OomMessage& m = e.message;
+    e.verdict = OomVerdict::TooLarge;
+    const std::string figures = m.requested && m.most_at_once
+                                    ? " (" + std::to_string(*m.requested) + " bytes, of " +
+                                          std::to_string(*m.most_at_once) + " a block has)"
+                                    : "";
+    e.facts.push_back(m.failure + figures);
+    e.summary = "Not the GPU's memory: " + m.failure + figures +
+                ". No batch size or allocator setting changes it; while torch.compile's autotuning "
+                "tries kernels, such a configuration is skipped and another one runs.";
+    e.tries.push_back(
+        "if the program went on, nothing: the autotuner logs the configurations it drops");
+    e.tries.push_back(
+        "if it stopped there: smaller block sizes or num_stages for that kernel (its own "
+        "message names them), or torch.compile without mode=\"max-autotune\"");
+}
+
+void too_large_tries(OomExplanation& e) {
+    e.verdict = OomVerdict::TooLarge;
+    e.tries.push_back(
+        "make that tensor smaller: a smaller batch or sequence length (it is "
+        "likely an activation or a logits tensor of batch x length x width)");
+    e.tries.push_back(
+        "split the work that makes it: process the batch in chunks, or compute "
+        "the loss over the vocabulary in pieces");
+}
+
+// One request larger than the platform allocates at once, than the device, or than what the
+// process may use.
+bool past_the_device(OomExplanation& e, const DeviceReading& r) {
+    const OomMessage& m = r.m;
+    if (m.most_at_once && r.requested > *m.most_at_once) {
+        e.verdict = OomVerdict::TooLarge;
+        e.summary = "One allocation of " + printed_size(r.requested) + " is larger than the " +
+                    printed_size(*m.most_at_once) + " this " + m.backend +
+                    " platform allocates at once, whatever is free.";
+        e.tries.push_back(
+            "split the tensor that needs it: process the batch in chunks, or the sequence in "
+            "pieces, so that no one tensor passes " +
+            printed_size(*m.most_at_once));
+        e.tries.push_back(
+            "a newer driver and PyTorch: the limit on one allocation is the driver's, and "
+            "newer ones allow larger allocations");
+        return true;
+    }
+    if (r.limit <= 0 || r.requested <= r.limit) {
+        return false;
+    }
+    e.summary = "One allocation of " + printed_size(r.requested) + " is larger than " +
+                (m.allowed ? "what this process may use" : "the whole GPU") + " (" +
+                printed_size(r.limit) + "): no setting of the allocator can hold it.";
+    too_large_tries(e);
+    return true;
+}
+
+// More than this process could have had with every tensor freed: no setting and no smaller
+// batch of the rest makes room for it.
+bool beyond_reach(OomExplanation& e, const DeviceReading& r) {
+    const OomMessage& m = r.m;
+    if (!r.known_elsewhere || !m.reserved || r.requested <= *m.free + r.reserved) {
+        return false;
+    }
+    e.summary = "One allocation of " + printed_size(r.requested) +
+                " is more than this process could have had with every tensor freed: " +
+                printed_size(*m.free) + " free and the " + printed_size(r.reserved) +
+                " PyTorch held; the rest of the " + printed_size(*m.total) +
+                " was the context, libraries and other processes'.";
+    too_large_tries(e);
+    return true;
+}
+
+// A limit on the process, reached: what it reserved and the segment the request needs pass
+// it, though the device itself may have had more.
+bool limit_reached(OomExplanation& e, const DeviceReading& r) {
+    const OomMessage& m = r.m;
+    if (!m.allowed || r.needed <= 0 || r.reserved + r.needed <= *m.allowed ||
+        (m.total && *m.allowed >= *m.total)) {
+        return false;
+    }
+    e.verdict = OomVerdict::LimitReached;
+    e.summary = "This process reached the limit set on it: PyTorch held " +
+                printed_size(r.reserved) + " of the " + printed_size(*m.allowed) +
+                " it may use, and the " + printed_size(r.requested) + " asked for did not fit" +
+                (m.total ? " (the GPU holds " + printed_size(*m.total) + ")" : "") + ".";
+    e.tries.push_back(
+        "raise or remove the limit: torch.cuda.set_per_process_memory_fraction (or the "
+        "framework's setting that calls it, such as a memory fraction in its config)");
+    if (r.unallocated >= r.requested) {
+        e.tries.push_back(r.on.alloc_conf +
+                          "=expandable_segments:True: " + printed_size(r.unallocated) +
+                          " of what it held was cached but free, in pieces too small for the "
+                          "request");
+    }
+    e.tries.push_back("or make the work fit the limit: a smaller batch, mixed precision");
+    return true;
+}
+
+// The device had room for the request and the segment it opens: its memory was not what ran
+// out.
+bool device_not_full(OomExplanation& e, const DeviceReading& r) {
+    const OomMessage& m = r.m;
+    const Backend& on = r.on;
+    if (!m.free || r.needed <= 0 || *m.free < r.needed) {
+        return false;
+    }
+    e.verdict = OomVerdict::DeviceNotFull;
+    e.summary = "The device was not full: " + printed_size(*m.free) + " was free when " +
+                printed_size(r.requested) +
+                " was asked for, so the device's memory was not what ran out. What refuses an "
+                "allocation then: a limit on this process, memory another process took "
+                "between the failure and the message, Windows' display driver, or a fault "
+                "of the driver.";
+    // The driver maps memory in 2 MiB pages and keeps some for itself: at a margin of a few
+    // MiB the device may have been full after all.
+    constexpr std::int64_t kSmallMargin = std::int64_t(8) << 20;
+    if (*m.free - r.needed < kSmallMargin) {
+        e.summary += " The margin was only " + printed_size(*m.free - r.needed) +
+                     " over the segment of " + printed_size(r.needed) +
+                     " the request opens: the driver's own needs may have taken it.";
+    }
+    if (m.total && r.where.others > *m.total / 10) {
+        e.summary += " Other processes held " + printed_size(r.where.others) + " of the " +
+                     printed_size(*m.total) + ": what they took is the likeliest cause.";
+    }
+    // Intel's GPUs allocate at most 4 GiB at once unless the program asks for more.
+    constexpr std::int64_t kXpuMostAtOnce = std::int64_t(4) << 30;
+    if (m.backend == "XPU" && r.requested >= kXpuMostAtOnce) {
+        e.tries.push_back(
+            "Intel's GPUs allocate at most 4 GiB at once by default, whatever is free: "
+            "UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1 lifts it, or split the tensor that "
+            "needs " +
+            printed_size(r.requested));
+    }
+    e.tries.push_back(
+        "a limit on this process: look for torch.cuda.set_per_process_memory_fraction (or "
+        "a framework's memory fraction setting), and for a limit on the container" +
+        std::string(on.nvidia ? " or a MIG or vGPU slice smaller than the GPU" : ""));
+    e.tries.push_back("another process: run " + on.smi +
+                      " while it runs; several processes starting at once (ranks, data-loading "
+                      "workers touching the device) take memory between the failure and the "
+                      "message");
+    if (on.nvidia) {
+        e.tries.push_back(
+            "on Windows, the display driver (WDDM) limits and moves what one process may "
+            "hold: close other programs that use the GPU, or use a GPU that drives no "
+            "display");
+    }
+    e.tries.push_back("a driver fault: update the driver" +
+                      (on.blocking.empty() ? std::string()
+                                           : ", and run once with " + on.blocking +
+                                                 " to find the call that failed"));
+    return true;
+}
+
+bool fragmented(const DeviceReading& r) {
+    return r.requested > 0 && r.unallocated >= r.requested;
+}
+
+void fragmentation_tries(OomExplanation& e, const DeviceReading& r) {
+    const OomMessage& m = r.m;
+    if (m.cached_wording) {  // 1.0 to 1.4, by its wording: neither setting yet
+        e.tries.push_back(
+            "a newer PyTorch: 1.10 and later take PYTORCH_CUDA_ALLOC_CONF="
+            "max_split_size_mb:128 (large blocks are not split for small tensors), 2.0 and "
+            "later expandable_segments:True (freed memory joins into large blocks)");
+        return;
+    }
+    if (m.pytorch_major != 1 || m.backend == "NPU") {  // torch_npu words it as 1.x did
+        e.tries.push_back(r.on.alloc_conf +
+                          "=expandable_segments:True (PyTorch 2.0 and later): segments "
+                          "grow in place, so freed memory joins into large blocks");
+    }
+    if (m.pytorch_major != 2 && r.on.alloc_conf == "PYTORCH_CUDA_ALLOC_CONF") {
+        e.tries.push_back(
+            "on PyTorch 1.10 to 1.13, PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128: "
+            "large blocks are not split for small tensors");
+    }
+}
+
+// Others holding more of the device than this run's PyTorch is the first thing to change; more
+// than a context and libraries hold (1 GiB, or a quarter of a smaller device).
+bool held_elsewhere(OomExplanation& e, const DeviceReading& r) {
+    const OomMessage& m = r.m;
+    if (!r.known_elsewhere || r.where.all <= r.reserved ||
+        r.where.all <= std::max<std::int64_t>(*m.total / 10,
+                                              std::min<std::int64_t>(1LL << 30, *m.total / 4))) {
+        return false;
+    }
+    e.verdict = OomVerdict::HeldElsewhere;
+    e.summary = held_elsewhere_summary(m, r.where, r.reserved);
+    e.tries.push_back("see what holds it: " + r.on.smi + " lists each process and its memory");
+    e.tries.push_back(
+        "stop the other process (a notebook kernel, an earlier run, a server), "
+        "or use another device (" +
+        r.on.visible + ")");
+    if (m.async_pool) {
+        e.tries.push_back(
+            "torch.cuda.empty_cache() gives the cudaMallocAsync pool's cached memory back to "
+            "the device, if that is where it is");
+    }
+    if (fragmented(r)) {
+        fragmentation_tries(e, r);  // also: the cached memory would have held this request
+    }
+    return true;
+}
+
+bool fragmentation(OomExplanation& e, const DeviceReading& r) {
+    if (!fragmented(r)) {
+        return false;
+    }
+    e.verdict = OomVerdict::Fragmentation;
+    e.summary = "Fragmentation: PyTorch's allocator held " + printed_size(r.unallocated) +
+                " cached but free, more than the " + printed_size(r.requested) +
+                " asked for, but in pieces none of which is large enough.";
+    fragmentation_tries(e, r);
+    e.tries.push_back(
+        "keep tensor sizes steady from step to step (pad to a fixed or bucketed "
+        "length): blocks of one size are reused whole");
+    return true;
+}
+
+void out_of_memory(OomExplanation& e, const DeviceReading& r) {
+    const OomMessage& m = r.m;
+    e.verdict = OomVerdict::OutOfMemory;
+    e.summary =
+        !m.failure.empty()
+            ? "Out of memory, most likely: " + m.failure + "."
+            : std::string("Out of memory: ") +
+                  (m.allocated ? "the tensors alive held " + printed_size(*m.allocated) + ", and "
+                               : "") +
+                  (m.requested ? "the next " + printed_size(*m.requested)
+                               : "the next allocation (its size is not given)") +
+                  " did not fit in what was left.";
+    e.tries.push_back(
+        "a smaller batch: activations grow with it (keep the effective batch with "
+        "gradient accumulation)");
+    e.tries.push_back(
+        "mixed precision (bf16, or fp16 with a grad scaler): activations take half "
+        "the memory");
+    e.tries.push_back(
+        "activation checkpointing: blocks keep only their inputs and recompute in "
+        "backward");
+    e.tries.push_back(
+        "measure where it goes: oomlab-cli estimate and run show the breakdown for "
+        "its own models, and torch.cuda.memory._record_memory_history for yours");
+}
+
+}  // namespace
+
+void explain_device(OomExplanation& e) {
+    const OomMessage& m = e.message;
+    for (const std::string& figure : m.set_aside) {
+        e.facts.push_back("set aside: " + figure +
+                          " (PyTorch printed a counter gone wrong); the other figures are used");
+    }
+    if (m.driver_level) {
+        explain_driver_level(e, backend_of(m));
+        return;
+    }
+    if (m.shared_memory) {
+        explain_shared_memory(e);
+        return;
+    }
+    const DeviceReading r = device_reading(m);
+    add_device_facts(e, r);
+    if (past_the_device(e, r) || limit_reached(e, r) || device_not_full(e, r) ||
+        held_elsewhere(e, r) || beyond_reach(e, r) || fragmentation(e, r)) {
+        return;
+    }
+    out_of_memory(e, r);
+}
+
+}  // namespace oomlab::oom_explain

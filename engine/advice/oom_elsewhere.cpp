@@ -1,0 +1,81 @@
+// Where the memory outside PyTorch's allocator went, as far as a message tells (oom_explain.h).
+#include <algorithm>
+
+#include "oom_explain.h"
+
+namespace oomlab::oom_explain {
+
+std::int64_t reserved_rounding(const OomMessage& m, std::int64_t reserved) {
+    const std::int64_t allocated = m.allocated.value_or(0);
+    return m.reserved_from_total ? rounding_of(reserved)
+                                 : rounding_of(allocated) + rounding_of(reserved - allocated);
+}
+
+Elsewhere elsewhere_of(const OomMessage& m, std::int64_t reserved) {
+    Elsewhere where;
+    where.all = std::max<std::int64_t>(*m.total - *m.free - reserved, 0);
+    const std::int64_t device_rounding = rounding_of(*m.total) + rounding_of(*m.free);
+    where.all_rounding = device_rounding + reserved_rounding(m, reserved);
+    if (m.this_process && *m.this_process >= reserved && *m.this_process <= *m.total) {
+        where.split = true;
+        where.this_process = *m.this_process - reserved;
+        where.this_process_rounding = rounding_of(*m.this_process) + reserved_rounding(m, reserved);
+        // The processes the message lists are its own figures for the others; without them,
+        // what the device's figures leave.
+        where.others = std::max<std::int64_t>(*m.total - *m.free - *m.this_process, 0);
+        where.others_rounding = device_rounding + rounding_of(*m.this_process);
+        if (!m.processes.empty()) {
+            where.others = where.others_rounding = 0;
+            for (const auto& process : m.processes) {
+                where.others += process.second;
+            }
+        }
+    }
+    return where;
+}
+
+std::string elsewhere_fact(const OomMessage& m, const Elsewhere& where) {
+    const std::string context = "the " + m.backend + " context";
+    if (where.split) {
+        return "this process held " + printed_size(*m.this_process) + " in all, " +
+               difference(where.this_process, where.this_process_rounding) +
+               " of it outside PyTorch's allocator (" + context +
+               ", a few hundred MiB, and other libraries); other processes held " +
+               difference(where.others, where.others_rounding);
+    }
+    if (m.async_pool) {
+        return difference(where.all, where.all_rounding) +
+               " of the GPU was not held by PyTorch's tensors: the cudaMallocAsync pool's "
+               "cached memory, " +
+               context +
+               ", other libraries, other processes (the message does not tell them apart)";
+    }
+    return difference(where.all, where.all_rounding) + " of " + m.backend +
+           " memory was held outside PyTorch's allocator: " + context +
+           " (a few hundred MiB) and other libraries in this process, and other "
+           "processes";
+}
+
+std::string held_elsewhere_summary(const OomMessage& m, const Elsewhere& where,
+                                   std::int64_t reserved) {
+    const std::string more = ", more than this run's PyTorch held (" + printed_size(reserved) + ")";
+    if (where.split) {
+        return printed_size(where.all) + " of " + m.backend +
+               " memory was held outside this run's PyTorch" + more + ": " +
+               printed_size(where.others) + " by other processes, " +
+               printed_size(where.this_process) +
+               " by this process outside PyTorch's allocator (its context, other libraries).";
+    }
+    if (m.async_pool) {
+        return printed_size(where.all) + " of " + m.backend +
+               " memory was not held by PyTorch's tensors" + more +
+               ": another process, another library in this process, or the cudaMallocAsync "
+               "pool's cached memory holds memory this run needed.";
+    }
+    return printed_size(where.all) + " of " + m.backend +
+           " memory was held outside PyTorch's allocator" + more +
+           ": another process, or another library in this process, holds memory this "
+           "run needed.";
+}
+
+}  // namespace oomlab::oom_explain

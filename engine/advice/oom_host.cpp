@@ -1,0 +1,78 @@
+// The host's (the CPU's) and Apple's GPU's (MPS) out-of-memory messages explained
+// (oom_explain.h).
+#include "oom_explain.h"
+
+namespace oomlab::oom_explain {
+namespace {
+
+// MPS's size as it printed it: 1024-based, named "GB" and "MB" by older builds.
+std::string mps_size(const OomMessage& m, std::optional<std::int64_t> value) {
+    std::string text = printed_or_not_given(value);
+    if (m.decimal_unit_names && value) {
+        const std::size_t unit = text.find("iB");
+        text = unit == std::string::npos ? text : text.erase(unit, 1);
+    }
+    return text;
+}
+
+}  // namespace
+
+void explain_host(OomExplanation& e) {
+    const OomMessage& m = e.message;
+    const bool mps = m.device == OomMessage::Device::Mps;
+    for (const std::string& figure : m.set_aside) {
+        e.facts.push_back("set aside: " + figure + "; the other figures are used");
+    }
+    const char* where = mps ? "the Apple GPU (MPS)" : "the host";
+    // The CPU's allocator prints its request in bytes: quoted so, and in a unit beside it.
+    const std::string asked =
+        !m.requested ? std::string("memory (the size is not given)")
+        : mps        ? mps_size(m, m.requested)
+                     : std::to_string(*m.requested) + " bytes (" + printed_size(*m.requested) + ")";
+    e.facts.push_back("asked " + std::string(where) + " for " + asked +
+                      (m.system_error ? " and was refused: " + *m.system_error : ""));
+    if (mps) {
+        e.facts.push_back("MPS held " + mps_size(m, m.allocated) + " of the " +
+                          mps_size(m, m.allowed) + " it may use; other allocations " +
+                          mps_size(m, m.other_allocations) +
+                          " (what Metal holds for this "
+                          "process beyond the tensors: PyTorch's MPS cache and Metal's own)");
+    }
+    const bool huge = m.requested && *m.requested > (1LL << 40);
+    // On MPS, other allocations holding more than the tensors are what to look at first.
+    const bool others_lead =
+        mps && m.other_allocations && m.allocated && *m.other_allocations > *m.allocated;
+    e.verdict = huge ? OomVerdict::TooLarge : OomVerdict::OutOfMemory;
+    e.summary = huge ? "One allocation of " + printed_size(*m.requested) +
+                           " is larger than any machine's memory: a size computed wrong (a "
+                           "shape multiplied out, a negative size read as unsigned)."
+                : others_lead
+                    ? "Out of memory on the Apple GPU (MPS): other allocations held " +
+                          mps_size(m, m.other_allocations) + " of the " + mps_size(m, m.allowed) +
+                          " it may use, more than the tensors' " + mps_size(m, m.allocated) +
+                          ": memory Metal holds for this process outside its live tensors "
+                          "(PyTorch's MPS cache and Metal's own)."
+                    : std::string("Out of memory on ") + where +
+                          ": the process asked for more than the system would give.";
+    if (others_lead) {
+        e.tries.push_back(
+            "torch.mps.empty_cache() returns PyTorch's MPS cache; if other allocations stay, "
+            "print torch.mps.driver_allocated_memory() step by step to see when they grow");
+    }
+    e.tries.push_back(huge ? "print the shapes of the tensors made just before: one of them is "
+                             "not what you meant"
+                           : "a smaller batch, or fewer data-loading workers (each holds its "
+                             "own copies)");
+    if (m.windows_host && !huge) {
+        e.tries.push_back(
+            "on Windows, a larger page file (System → Advanced system settings → Performance → "
+            "Virtual memory): an allocation is refused when memory and the page file are full");
+    }
+    if (mps) {
+        e.tries.push_back(
+            "PYTORCH_MPS_HIGH_WATERMARK_RATIO raises the limit (0.0 removes it, "
+            "at the risk of the whole system slowing)");
+    }
+}
+
+}  // namespace oomlab::oom_explain
