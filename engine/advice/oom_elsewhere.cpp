@@ -62,8 +62,8 @@ std::string held_elsewhere_summary(const OomMessage& m, const Elsewhere& where,
     if (where.split) {
         return printed_size(where.all) + " of " + m.backend +
                " memory was held outside this run's PyTorch" + more + ": " +
-               printed_size(where.others) + " by other processes, " +
-               printed_size(where.this_process) +
+               difference(where.others, where.others_rounding) + " by other processes, " +
+               difference(where.this_process, where.this_process_rounding) +
                " by this process outside PyTorch's allocator (its context, other libraries).";
     }
     if (m.async_pool) {

@@ -28,7 +28,7 @@ struct Marker {
     // Words within a message rather than at its start: a message begins there only where no
     // other begins before it (a poster's copy that starts at them, a log that split the first).
     bool weak = false;
-    // Of a driver-level failure: what failed, in words (OomMessage::failure).
+    // What failed, in words (OomMessage::failure); empty for the caching allocator's messages.
     std::string_view failure = {};
 };
 

@@ -86,10 +86,6 @@ ProfilerFrame parts_of(const PickleValue& frame) {
     return {file, line && line->kind() == PickleValue::Kind::Int ? line->integer() : -1, name};
 }
 
-}  // namespace
-
-namespace {
-
 // "NAME" of "<prefix>NAME<end>..." in a C++ frame's name; empty where it is not so.
 std::string_view between(std::string_view name, std::string_view prefix, std::string_view end) {
     const std::size_t begin = name.find(prefix);
@@ -123,10 +119,14 @@ std::string cpp_op(const std::vector<PickleValue>& frames) {
             break;
         }
     }
-    std::string named = workspace ? "cuBLAS's workspace, " : "";
-    named += op.empty() ? "" : "aten::" + std::string(op);
-    named += node.empty() ? "" : (op.empty() ? "in " : " in ") + std::string(node);
-    return workspace && op.empty() && node.empty() ? "cuBLAS's workspace" : named;
+    std::string named = op.empty() ? "" : "aten::" + std::string(op);
+    if (!node.empty()) {
+        named += (named.empty() ? "in " : " in ") + std::string(node);
+    }
+    if (workspace) {
+        named = named.empty() ? "cuBLAS's workspace" : "cuBLAS's workspace, " + named;
+    }
+    return named;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // to hold none.
 #include <QAction>
 #include <QFile>
+#include <QLabel>
 #include <QMenuBar>
 #include <QPlainTextEdit>
 #include <QTemporaryDir>
@@ -87,9 +88,16 @@ private slots:
         QVERIFY(window.openLog(path));
         QCOMPARE(window.verdict(), QStringLiteral("device_not_full"));
         QVERIFY(window.messageEdit()->toPlainText().size() <= OomMessageWindow::kLogTail);
+        // The text shown is said to be the log's end, until it is edited.
+        auto* source = window.findChild<QLabel*>(QStringLiteral("oomMessageSource"));
+        QVERIFY(source);
+        QVERIFY2(source->text().startsWith(QStringLiteral("the last ")) &&
+                     source->text().contains(QStringLiteral("train.log")),
+                 qPrintable(source->text()));
 
         window.setMessage(QStringLiteral("step 1 loss 2.31"));
         QCOMPARE(window.verdict(), QString());
+        QVERIFY(source->text().isEmpty());
         QVERIFY2(window.explanationText().contains(QStringLiteral("no out-of-memory message")),
                  qPrintable(window.explanationText()));
         QVERIFY(!window.openLog(dir.filePath(QStringLiteral("missing.log"))));

@@ -62,7 +62,10 @@ OomMessageWindow::OomMessageWindow(QWidget* parent) : QWidget(parent, Qt::Window
     m_pause.setSingleShot(true);
     m_pause.setInterval(250);
     connect(&m_pause, &QTimer::timeout, this, &OomMessageWindow::explainNow);
-    connect(m_message, &QPlainTextEdit::textChanged, this, [this] { m_pause.start(); });
+    connect(m_message, &QPlainTextEdit::textChanged, this, [this] {
+        m_source->clear();  // the text is no longer only the log's that openLog names
+        m_pause.start();
+    });
     connect(open, &QPushButton::clicked, this, &OomMessageWindow::openLogDialog);
     explainNow();
 }
@@ -76,10 +79,7 @@ void OomMessageWindow::setMessage(const QString& text) {
 bool OomMessageWindow::openLog(const QString& path) {
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly)) {
-        m_view->setHtml(
-            QStringLiteral("<p style='color:%1'>%2</p>")
-                .arg(warningColor().name(),
-                     tr("Cannot read %1: %2").arg(path, file.errorString()).toHtmlEscaped()));
+        showProblem(tr("Cannot read %1: %2").arg(path, file.errorString()));
         return false;
     }
     const qint64 size = file.size();
@@ -107,7 +107,6 @@ void OomMessageWindow::explainNow() {
     const std::string text = ss(m_message->toPlainText());
     m_verdict.clear();
     if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
-        m_source->clear();
         m_view->setHtml(
             tr("<p>The verdict, the message's figures with what they mean, and what "
                "to try first appear here: <tt>oomlab-cli explain</tt> gives the "
@@ -123,10 +122,14 @@ void OomMessageWindow::explainNow() {
                                  tr("Try, in this order:"), listed(e.tries, "ol"),
                                  tr("verdict: %1").arg(m_verdict)));
     } catch (const std::exception& error) {
-        m_view->setHtml(QStringLiteral("<p style='color:%1'>%2</p>")
-                            .arg(warningColor().name(), qs(error.what()).toHtmlEscaped()));
+        showProblem(qs(error.what()));
     }
     emit explained();
+}
+
+void OomMessageWindow::showProblem(const QString& problem) {
+    m_view->setHtml(QStringLiteral("<p style='color:%1'>%2</p>")
+                        .arg(warningColor().name(), problem.toHtmlEscaped()));
 }
 
 QString OomMessageWindow::explanationText() const {

@@ -39,6 +39,8 @@ signals:
 private:
     void explainNow();
     void openLogDialog();
+    // What could not be read or explained, in the warning colour, where the explanation goes.
+    void showProblem(const QString& problem);
 
     QPlainTextEdit* m_message = nullptr;
     QLabel* m_source = nullptr;

@@ -178,6 +178,69 @@ TEST(WildMessages, TheFactsQuoteTheMessagesFiguresAsPrinted) {
     EXPECT_GT(quoted, 500);
 }
 
+// The messages that showed what a reading missed, each read as its own figures say: the
+// verdict, and a phrase of the explanation (summary, facts and tries) that says why.
+TEST(WildMessages, EachCaseTheWildShowedIsExplainedAsItsFiguresSay) {
+    struct Case {
+        const char* file;
+        OomVerdict verdict;
+        const char* says;
+    };
+    const Case cases[] = {
+        // cudaMallocAsync's own message, read figure by figure
+        {"145-asyncalloc-free-gt-request-markdown-bold.txt", OomVerdict::DeviceNotFull,
+         "5.00 GiB was free when 12.50 MiB was asked for"},
+        {"146-asyncalloc-request-gt-device-limit.txt", OomVerdict::TooLarge,
+         "larger than the whole GPU (23.99 GiB)"},
+        {"148-asyncalloc-aligned-columns-held-elsewhere.txt", OomVerdict::HeldElsewhere,
+         "the cudaMallocAsync pool's cached memory"},
+        // this process's own figure splits what is held outside PyTorch
+        {"150-2x-three-processes-this-in-middle-free-gt-request.txt", OomVerdict::DeviceNotFull,
+         "Other processes held 15.26 GiB of the 23.64 GiB"},
+        {"242-torchtune-rank5-this-process-0-bytes-rank2-after.txt", OomVerdict::OutOfMemory,
+         "the driver could not see this process"},
+        {"240-litgpt-traceback-line-then-21-capacty-frag.txt", OomVerdict::Fragmentation,
+         "other processes held at most 15.36 MiB (the printed figures' rounding)"},
+        // beyond what freeing could reach; held elsewhere on a small device
+        {"275-colab-request-98pct-of-device.txt", OomVerdict::TooLarge,
+         "more than this process could have had with every tensor freed"},
+        {"210-hip-kernel-commit-quoted-wrapped-72col.txt", OomVerdict::HeldElsewhere,
+         "386.00 MiB of HIP memory was held outside PyTorch's allocator"},
+        // not the device's memory, or not the allocator's
+        {"254-inductor-triton-shared-memory-outofmemoryerror.txt", OomVerdict::TooLarge,
+         "Not the GPU's memory"},
+        {"157-cudnn-no-valid-algorithm-try-all.txt", OomVerdict::OutOfMemory,
+         "Out of memory, most likely: cuDNN found no convolution algorithm"},
+        {"156-xpu-level-zero-out-of-resources-timestamped.txt", OomVerdict::OutsideAllocator,
+         "xpu-smi"},
+        // each backend's and each version's own advice
+        {"128-xpu-1024-bytes-pytest-failed-prefix.txt", OomVerdict::DeviceNotFull,
+         "UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1"},
+        {"263-hip-windows-comfy-sentence-per-line-free-13gib.txt", OomVerdict::DeviceNotFull,
+         "AMD_SERIALIZE_KERNEL=3"},
+        {"272-npu-stage-log-error-processing-rpc-frag.txt", OomVerdict::Fragmentation,
+         "PYTORCH_NPU_ALLOC_CONF=expandable_segments:True"},
+        {"216-fairseq-cached-semicolon-skipping-batch.txt", OomVerdict::Fragmentation,
+         "a newer PyTorch: 1.10 and later"},
+        {"202-forum-reserved-in-total-question-prose-around.txt", OomVerdict::DeviceNotFull,
+         "The margin was only 1.12 MiB"},
+        {"259-mps-hf-forum-curly-quoted-other-allocs-dominate.txt", OomVerdict::OutOfMemory,
+         "other allocations held 43.49 GiB of the 47.74 GiB"},
+        {"270-cpu-extend-prefix-and-bare-line.txt", OomVerdict::OutOfMemory, "a larger page file"},
+    };
+    for (const Case& c : cases) {
+        const OomExplanation e = explain_oom_message(read_message(c.file));
+        std::string text = e.summary + "\n";
+        for (const auto* list : {&e.facts, &e.tries}) {
+            for (const std::string& line : *list) {
+                text += line + "\n";
+            }
+        }
+        EXPECT_EQ(e.verdict, c.verdict) << c.file << ": " << e.summary;
+        EXPECT_NE(text.find(c.says), std::string::npos) << c.file << ":\n" << text;
+    }
+}
+
 // The segment PyTorch's caching allocator opens for a request (2 MiB up to 1 MiB, 20 MiB below
 // 10 MiB, else the request rounded up to 2 MiB): what "free" must hold for it to fit.
 std::int64_t segment_for(std::int64_t requested) {

@@ -306,6 +306,33 @@ TEST(SnapshotAdvice, CppFramesOfBackwardAreAPlaceToStart) {
         << advice[0].why;
 }
 
+// The end state said as far as the file records it: a snapshot without a trace has its peak
+// at the dump, not "after event 0 of 0"; an allocated peak above what was reserved then is no
+// file PyTorch wrote, and is said not to add up.
+TEST(SnapshotWords, WhatTheFileDoesNotRecordIsNotSaid) {
+    SnapshotDevice dump;
+    dump.segments = 2;
+    dump.reserved = dump.peak_reserved = dump.reserved_at_peak = 40LL << 20;
+    dump.allocated = dump.peak_allocated = 30LL << 20;
+    EXPECT_EQ(snapshot_peak_words(dump),
+              "peak allocated: 30.0 MiB, at the dump (no trace of events was recorded); "
+              "reserved then 40.0 MiB");
+
+    SnapshotDevice made = dump;
+    made.events = 1040;
+    made.peak_event = 1000;
+    made.peak_allocated = 2LL << 30;
+    bool said = false;
+    for (const std::string& note : snapshot_end_notes(made)) {
+        said |= note.rfind("the figures do not add up: 2.00 GiB allocated at the peak", 0) == 0;
+    }
+    EXPECT_TRUE(said);
+    made.peak_allocated = dump.peak_allocated;
+    for (const std::string& note : snapshot_end_notes(made)) {
+        EXPECT_EQ(note.find("do not add up"), std::string::npos) << note;
+    }
+}
+
 SnapshotDevice device_at_oom(std::int64_t reserved, std::int64_t allocated,
                              std::int64_t requested) {
     SnapshotDevice device;

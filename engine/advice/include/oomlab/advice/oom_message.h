@@ -27,8 +27,9 @@ struct OomMessage {
     // The driver's own failure ("CUDA error: out of memory", cuBLAS's CUBLAS_STATUS_ALLOC_FAILED),
     // not the caching allocator's message: memory outside the allocator ran out.
     bool driver_level = false;
-    // Of a driver-level failure: what failed, in words ("cuBLAS could not allocate its handle
-    // or workspace (CUBLAS_STATUS_ALLOC_FAILED)"); empty for the allocator's messages.
+    // What failed, in words, where the message's first words tell: a library's status ("cuBLAS
+    // could not allocate its handle or workspace (CUBLAS_STATUS_ALLOC_FAILED)"), cuDNN's search
+    // for an algorithm, Triton's shared memory; empty for the caching allocator's messages.
     std::string failure;
     // The cudaMallocAsync backend's message ("Allocation on device 0 would exceed allowed
     // memory"): `allocated` is all it counts, the pool's cached memory is not printed, and a
