@@ -375,14 +375,16 @@ std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device,
     }
     bool told_how_to_record_lines = false;
     for (const SnapshotLine& line : device.at_peak) {
-        if (line.where == kAllocatedBeforeTrace) {
+        if (allocated_unrecorded(line.where)) {
             if (double(line.bytes) >= kUntracedShare * double(device.peak_allocated)) {
+                const bool late = line.where == kAllocatedBeforeTrace;
                 advice.push_back(
                     {"record the history from the start",
                      format_bytes(line.bytes) + " of the " + format_bytes(device.peak_allocated) +
                          " alive at the peak (" + percent_of(line.bytes, device.peak_allocated) +
-                         ") was allocated before the trace began, so no line can be named for "
-                         "it: " +
+                         ") was allocated " +
+                         (late ? "before the trace began" : "while the history was off") +
+                         ", so no line can be named for it: " +
                          (device.from_trace
                               ? "start the profiler (or its schedule's active steps) before "
                                 "building the model and the optimizer, or record a memory "

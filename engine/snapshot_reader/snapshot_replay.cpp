@@ -16,12 +16,19 @@ namespace {
 constexpr std::size_t kLinesShown = 10;
 constexpr std::size_t kTimelinePoints = 2000;
 
+// What no frame names is said as the file allows: a trace began late, or (no trace) its
+// blocks were allocated while the history was off.
+const char* unrecorded_line(const SnapshotDevice& device) {
+    return device.events == 0 && !device.from_trace ? kAllocatedWhileHistoryOff
+                                                    : kAllocatedBeforeTrace;
+}
+
 // Groups what is alive by name (source line, kind or metadata; `groups` numbered as `names`),
-// largest first, with `also` (a group named apart) among them; what was allocated before the
-// trace began under a line of its own.
-std::vector<SnapshotLine> grouped(const std::vector<std::string>& names,
-                                  const std::vector<SnapshotLine>& groups,
-                                  std::int64_t before_trace, const SnapshotLine& also = {}) {
+// largest first, with `also` (a group named apart) among them; what no frame names
+// (`unrecorded` bytes) under a line of its own.
+std::vector<SnapshotLine> grouped(const SnapshotDevice& device,
+                                  const std::vector<SnapshotLine>& groups, std::int64_t unrecorded,
+                                  const SnapshotLine& also = {}) {
     std::vector<SnapshotLine> list;
     if (also.blocks > 0) {
         list.push_back(also);
@@ -29,11 +36,11 @@ std::vector<SnapshotLine> grouped(const std::vector<std::string>& names,
     for (std::size_t name = 0; name < groups.size(); ++name) {
         if (groups[name].blocks > 0) {
             list.push_back(groups[name]);
-            list.back().where = names[name];
+            list.back().where = device.names[name];
         }
     }
-    if (before_trace > 0) {
-        list.push_back({kAllocatedBeforeTrace, before_trace, 0});
+    if (unrecorded > 0) {
+        list.push_back({unrecorded_line(device), unrecorded, 0});
     }
     std::stable_sort(list.begin(), list.end(), [](const SnapshotLine& a, const SnapshotLine& b) {
         return a.bytes > b.bytes;
@@ -327,7 +334,7 @@ SnapshotMoment snapshot_moment(const SnapshotDevice& device, std::size_t event) 
     if (device.timeline.empty()) {  // no replay: the end state, with nothing traced
         moment.allocated = device.allocated;
         moment.reserved = device.reserved;
-        moment.by_line = moment.by_kind = grouped({}, {}, device.allocated);
+        moment.by_line = moment.by_kind = grouped(device, {}, device.allocated);
         return moment;
     }
     moment.allocated = device.timeline.front().allocated;
@@ -379,12 +386,12 @@ SnapshotMoment snapshot_moment(const SnapshotDevice& device, std::size_t event) 
         }
         traced += held.size;
     }
-    moment.by_line = grouped(device.names, lines, moment.allocated - traced);
-    moment.by_kind = grouped(device.names, kinds, moment.allocated - traced);
+    moment.by_line = grouped(device, lines, moment.allocated - traced);
+    moment.by_kind = grouped(device, kinds, moment.allocated - traced);
     if (std::any_of(device.stacks.begin(), device.stacks.end(), [](const SnapshotStack& stack) {
             return stack.metadata != SnapshotStack::kNoMetadata;
         })) {
-        moment.by_metadata = grouped(device.names, labels, moment.allocated - traced, unlabelled);
+        moment.by_metadata = grouped(device, labels, moment.allocated - traced, unlabelled);
     }
     return moment;
 }

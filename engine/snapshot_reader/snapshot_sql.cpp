@@ -29,7 +29,8 @@ CREATE TABLE devices (
     peak_event INTEGER,  -- the peak is the state after this many events
     reserved_at_peak INTEGER, peak_reserved INTEGER, peak_reserved_event INTEGER,
     events INTEGER,
-    -- alive at the peak, allocated before the trace began and named by no frame
+    -- alive at the peak and named by no frame: allocated before the trace began (or, with
+    -- no trace, while the history was off)
     before_trace_at_peak INTEGER);
 CREATE TABLE stacks (
     device INTEGER, stack INTEGER,
@@ -71,7 +72,8 @@ CREATE VIEW at_peak AS
     WHERE a.event < d.peak_event AND (a.freed_at IS NULL OR a.freed_at >= d.peak_event)
     UNION ALL
     SELECT device, -1, NULL, NULL, before_trace_at_peak, NULL,
-           '(allocated before the trace began)', NULL, NULL
+           CASE WHEN events = 0 THEN '(allocated while the history was off)'
+                ELSE '(allocated before the trace began)' END, NULL, NULL
     FROM devices WHERE before_trace_at_peak > 0;
 )sql";
 
@@ -170,7 +172,7 @@ void write_device(sqlite3* db, const std::string& path, const SnapshotDevice& d)
     // peak as `snapshot show` finds it.
     std::int64_t before_trace = 0;
     for (const SnapshotLine& kind : d.at_peak_by_kind) {
-        if (kind.where == kAllocatedBeforeTrace) {
+        if (allocated_unrecorded(kind.where)) {
             before_trace = kind.bytes;
         }
     }

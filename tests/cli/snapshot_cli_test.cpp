@@ -278,7 +278,8 @@ TEST_F(SnapshotCli, APrivatePoolsSegmentServesOnlyItsOwnRequestsInTheReplay) {
 
 // A snapshot as SQL tables: what was alive at the peak, as the at_peak view adds it up, is the
 // peak `snapshot show` found by its own replay, on a run's snapshot and on real snapshots
-// another program recorded on a GPU (their traces begun late); a query answers as a table or
+// another program recorded on a GPU (a trace begun late, a history without a trace), where
+// what no frame names has the same name; a query answers as a table or
 // CSV; a query that writes, or two, are refused; --out keeps a database that is queried again
 // without the snapshot, and never replaces a file of the user's.
 TEST_F(SnapshotCli, SnapshotSqlAddsUpToThePeakShowFinds) {
@@ -290,17 +291,27 @@ TEST_F(SnapshotCli, SnapshotSqlAddsUpToThePeakShowFinds) {
     const std::string wild = std::string(test::source_root()) +
                              "/tests/data/wild/snapshots/bcrafton__assignment2-systems__memory_"
                              "snapshot.pickle";
+    const std::string untraced = std::string(test::source_root()) +
+                                 "/tests/data/wild/snapshots/volcengine__verl__mem.pickle";
     const std::string sum_at_peak =
         "SELECT d.peak_allocated, (SELECT sum(size) FROM at_peak a WHERE a.device = d.device) "
         "AS alive FROM devices d";
-    for (const std::string& file : {snapshot, wild}) {
+    const std::string unnamed = "SELECT line FROM at_peak WHERE line LIKE '(allocated %'";
+    for (const std::string& file : {snapshot, wild, untraced}) {
         const auto shown = run_cli({"snapshot", "show", file, "--json"});
         ASSERT_EQ(shown.exit_code, 0) << shown.err;
-        const std::string peak = std::to_string(
-            json::parse(shown.out)["devices"][0]["peak_allocated_bytes"].get<std::int64_t>());
+        const json device = json::parse(shown.out)["devices"][0];
+        const std::string peak = std::to_string(device["peak_allocated_bytes"].get<std::int64_t>());
         const auto summed = run_cli({"snapshot", "sql", file, sum_at_peak, "--csv"});
         ASSERT_EQ(summed.exit_code, 0) << summed.err;
         EXPECT_EQ(summed.out, "peak_allocated,alive\n" + peak + "," + peak + "\n") << file;
+        // What no frame names is the row `show` names so (the history off, or a late trace).
+        std::string named_so = "line\n";
+        for (const json& line : device["at_peak"]) {
+            const std::string where = line["where"].get<std::string>();
+            named_so += where.rfind("(allocated ", 0) == 0 ? where + "\n" : "";
+        }
+        EXPECT_EQ(run_cli({"snapshot", "sql", file, unnamed, "--csv"}).out, named_so) << file;
     }
 
     const auto table = run_cli({"snapshot", "sql", snapshot,

@@ -22,6 +22,13 @@ namespace oomlab {
 
 // The line (and kind) of what was alive at the peak but allocated before the trace began.
 inline constexpr const char* kAllocatedBeforeTrace = "(allocated before the trace began)";
+// Its line in a snapshot without a trace: blocks carry frames only if allocated while the
+// history was being recorded.
+inline constexpr const char* kAllocatedWhileHistoryOff = "(allocated while the history was off)";
+// Whether a line is one of those two: memory that no frame can name.
+inline bool allocated_unrecorded(const std::string& where) {
+    return where == kAllocatedBeforeTrace || where == kAllocatedWhileHistoryOff;
+}
 // Where a block's stack has no Python frame (recorded without them, or made by C++ alone).
 inline constexpr const char* kNoPythonFrame = "(no Python frame recorded)";
 // The kind of what a profiler's trace shows allocated inside the CPU's attention kernel
