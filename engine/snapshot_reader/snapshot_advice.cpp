@@ -19,8 +19,10 @@ constexpr double kCachedShare = 0.2;
 constexpr std::int64_t kCachedBytes = 64LL << 20;
 constexpr double kLineShare = 0.25;     // a line that holds this much of the peak is named
 constexpr double kUntracedShare = 0.5;  // and a history that saw less than this is said to
-// Activations worth shrinking with mixed precision or checkpointing.
+// Activations worth shrinking with mixed precision or checkpointing: most of what is alive,
+// and, with no out-of-memory to say the device was small, more than a test's few MiB.
 constexpr double kActivationShare = 0.4;
+constexpr std::int64_t kActivationBytes = 64LL << 20;
 constexpr const char* kForward = "forward";  // the kind of what forward keeps for backward
 constexpr const char* kBackward = "backward";
 constexpr const char* kEngineActivations = "oomlab: forward: activations";  // the engine's tag
@@ -303,8 +305,8 @@ void advise_fewer_activations(const SnapshotDevice& device, const SnapshotMoment
         allocated_any(device, kBackward, device.changes.size()) ||
         std::any_of(at.by_line.begin(), at.by_line.end(),
                     [](const SnapshotLine& line) { return line.where == kEngineActivations; });
-    if (at.allocated <= 0 || double(activations) < kActivationShare * double(at.allocated) ||
-        !trains) {
+    if (activations < (device.ooms.empty() ? kActivationBytes : 1) ||
+        double(activations) < kActivationShare * double(at.allocated) || !trains) {
         return;
     }
     advice.push_back(
