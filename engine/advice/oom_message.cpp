@@ -77,9 +77,13 @@ std::string oom_explanation_json(const OomExplanation& e) {
     for (const auto& [pid, held] : m.processes) {
         processes.push_back({{"pid", pid}, {"bytes", held}});
     }
-    const char* device = m.device == OomMessage::Device::Cuda  ? "cuda"
-                         : m.device == OomMessage::Device::Mps ? "mps"
-                                                               : "cpu";
+    // The torch.device type the program used: ROCm's HIP is "cuda" to PyTorch, Intel's XPU and
+    // Ascend's NPU have their own.
+    const char* device = m.device == OomMessage::Device::Mps   ? "mps"
+                         : m.device == OomMessage::Device::Cpu ? "cpu"
+                         : m.backend == "XPU"                  ? "xpu"
+                         : m.backend == "NPU"                  ? "npu"
+                                                               : "cuda";
     const OrderedJson document = {{"verdict", oom_verdict_name(e.verdict)},
                                   {"pytorch_major", m.pytorch_major},
                                   {"backend", m.backend},

@@ -147,6 +147,33 @@ TEST(OomMessage, TheJsonHoldsTheVerdictAndEveryFigure) {
     EXPECT_EQ(json["reserved_bytes"], gib(7.60));
     EXPECT_TRUE(json["allowed_bytes"].is_null());
     EXPECT_FALSE(json["tries"].empty());
+    EXPECT_EQ(json["device"], "cuda");
+    EXPECT_EQ(json["backend"], "CUDA");
+}
+
+// `device` is the torch.device type the program used: "cuda" for ROCm's HIP too, "xpu" and
+// "npu" for Intel's and Ascend's backends, whose messages name them.
+TEST(OomMessage, TheJsonNamesTheTorchDeviceTypeOfEachBackend) {
+    const auto device_of = [](const std::string& message) {
+        const nlohmann::json json =
+            nlohmann::json::parse(oom_explanation_json(explain_oom_message(message)));
+        return json["backend"].get<std::string>() + " " + json["device"].get<std::string>();
+    };
+    EXPECT_EQ(device_of("torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB. "
+                        "GPU 0 has a total capacity of 63.98 GiB of which 1.50 GiB is free."),
+              "HIP cuda");
+    EXPECT_EQ(device_of("RuntimeError: XPU out of memory. Tried to allocate 1.71 GiB (GPU 0; "
+                        "15.56 GiB total capacity; 176.00 MiB already allocated; 176.00 MiB "
+                        "reserved in total by PyTorch)"),
+              "XPU xpu");
+    EXPECT_EQ(device_of("RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 3; "
+                        "60.97 GiB total capacity; 57.30 GiB already allocated; 57.30 GiB current "
+                        "active; 1.19 GiB free; 58.72 GiB reserved in total by PyTorch)"),
+              "NPU npu");
+    EXPECT_EQ(device_of("RuntimeError: MPS backend out of memory (MPS allocated: 17.95 GB, other "
+                        "allocations: 384.00 KB, max allowed: 18.13 GB). Tried to allocate "
+                        "256.00 MB on private pool."),
+              "MPS mps");
 }
 
 // vLLM's message under CUDA graphs: what private pools hold is said; the one process the
