@@ -290,6 +290,16 @@ void out_of_memory(OomExplanation& e, const DeviceReading& r) {
     e.tries.push_back(
         "measure where it goes: oomlab-cli estimate and run show the breakdown for "
         "its own models, and torch.cuda.memory._record_memory_history for yours");
+    // Without the request's size (a message cut before "Tried to allocate"), a cache large
+    // enough to have held a segment may have been the cause: said, with its settings.
+    constexpr std::int64_t kLeastSegment = 2LL << 20;
+    if (!m.requested && m.failure.empty() && r.unallocated >= kLeastSegment) {
+        e.facts.push_back("the message gives no size for the request: had it been under the " +
+                          printed_size(r.unallocated) +
+                          " cached but free, the cache was in pieces too small for it "
+                          "(fragmentation): the line with \"Tried to allocate\" says which");
+        fragmentation_tries(e, r);
+    }
 }
 
 }  // namespace

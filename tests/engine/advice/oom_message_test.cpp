@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <regex>
 
@@ -149,6 +150,32 @@ TEST(OomMessage, TheJsonHoldsTheVerdictAndEveryFigure) {
     EXPECT_FALSE(json["tries"].empty());
     EXPECT_EQ(json["device"], "cuda");
     EXPECT_EQ(json["backend"], "CUDA");
+}
+
+// A message cut before its request: the verdict stays out of memory, and a cache that could
+// have held a segment is said to leave fragmentation open, with its setting; none is said
+// where nothing was cached.
+TEST(OomMessage, WithoutTheRequestACacheLeavesFragmentationOpen) {
+    const auto explained = [](const std::string& unallocated) {
+        return explain_oom_message(
+            "torch.OutOfMemoryError: CUDA out of memory. GPU 0 has a total capacity of 79.15 GiB "
+            "of which 7.25 MiB is free. Of the allocated memory 77.60 GiB is allocated by "
+            "PyTorch, and " +
+            unallocated + " is reserved by PyTorch but unallocated.");
+    };
+    const OomExplanation cached = explained("1.01 GiB");
+    EXPECT_EQ(cached.verdict, OomVerdict::OutOfMemory);
+    EXPECT_FALSE(cached.message.requested);
+    const auto said = [](const std::vector<std::string>& lines, const std::string& words) {
+        return std::any_of(lines.begin(), lines.end(), [&](const std::string& line) {
+            return line.find(words) != std::string::npos;
+        });
+    };
+    EXPECT_TRUE(said(cached.facts, "had it been under the 1.01 GiB cached but free"));
+    EXPECT_TRUE(said(cached.tries, "expandable_segments:True"));
+    const OomExplanation none = explained("0 bytes");
+    EXPECT_FALSE(said(none.facts, "had it been under"));
+    EXPECT_FALSE(said(none.tries, "expandable_segments"));
 }
 
 // `device` is the torch.device type the program used: "cuda" for ROCm's HIP too, "xpu" and
