@@ -60,6 +60,18 @@ constexpr Marker kMarkers[] = {
     {"out of memory. Tried to allocate", Device::Cuda, "CUDA", false, true},
     {"Tried to allocate", Device::Cuda, "CUDA", false, true},
 };
+// A message copied from its figures on, the caching allocator's without its first words: 1.x's
+// "(GPU 0; 7.93 GiB total capacity; ...", 2.x's "GPU 0 has a total capacity of ...". The
+// device's name before "total capacity" begins it (and names the backend: ROCm's and Intel's
+// XPU's are a GPU there too).
+constexpr Marker kFiguresFrom[] = {
+    {"(GPU ", Device::Cuda, "CUDA", false, true},
+    {"GPU ", Device::Cuda, "CUDA", false, true},
+    {"(NPU ", Device::Cuda, "NPU", false, true},  // torch_npu's, worded as 1.x's
+};
+constexpr std::string_view kCapacity[] = {" total capacity;", " has a total capacity of "};
+// From the device's name to "total capacity" at most: "(GPU 12; 79.15 GiB " or "GPU 12 has a ".
+constexpr std::size_t kFiguresLead = 24;
 // Where a message has ended at the latest: the next exception's traceback.
 constexpr std::string_view kStops[] = {"Traceback (most recent call last)",
                                        "During handling of the above exception",
@@ -117,21 +129,59 @@ std::size_t last_marker(std::string_view text, bool weak) {
     return begin;
 }
 
+// The later of two places, either of which may be none.
+std::size_t later(std::size_t a, std::size_t b) {
+    return a == kNone ? b : b == kNone ? a : std::max(a, b);
+}
+
+// Where the last message copied from its figures on begins: the device's name and number
+// nearest before the last "total capacity" (kFiguresFrom); none where none is near enough.
+std::size_t figures_from(std::string_view text) {
+    std::size_t begin = kNone;
+    for (std::string_view capacity : kCapacity) {
+        std::size_t last = kNone;
+        for (std::size_t at = text.find(capacity); at != kNone; at = text.find(capacity, at + 1)) {
+            last = at;
+        }
+        if (last == kNone) {
+            continue;
+        }
+        const std::size_t lead = last - std::min(last, kFiguresLead);
+        const std::string_view before = text.substr(lead, last - lead);
+        std::size_t device_at = kNone;
+        for (const Marker& device : kFiguresFrom) {
+            const std::size_t at = before.rfind(device.words);
+            const std::size_t number = at + device.words.size();
+            // Its number follows ("GPU  has" where PyTorch printed none), not a word.
+            if (at != kNone &&
+                (number == before.size() || is_digit(before[number]) || before[number] == ' ') &&
+                (device_at == kNone || at < device_at)) {
+                device_at = at;  // the earliest of the nearest: "(GPU " before "GPU "
+            }
+        }
+        begin = device_at == kNone ? begin : later(begin, lead + device_at);
+    }
+    return begin;
+}
+
 }  // namespace
 
 std::optional<Span> last_message(std::string_view text) {
     const std::size_t strong = last_marker(text, false);
     const std::size_t weak = last_marker(text, true);
-    if (strong == kNone && weak == kNone) {
-        return std::nullopt;
-    }
+    std::optional<Span> last;
     if (strong != kNone) {
-        const std::size_t end = message_end(text, strong);
-        if (weak == kNone || weak < end) {
-            return Span{strong, end};
-        }
+        last = Span{strong, message_end(text, strong)};
     }
-    return Span{weak, message_end(text, weak)};
+    if (weak != kNone && (!last || weak >= last->end)) {
+        last = Span{weak, message_end(text, weak)};
+    }
+    // Figures that no message's first words begin: a copy from them on.
+    if (const std::size_t figures = figures_from(text);
+        figures != kNone && (!last || figures >= last->end)) {
+        last = Span{figures, message_end(text, figures)};
+    }
+    return last;
 }
 
 const Marker& marker_at_start(std::string_view message) {
@@ -139,6 +189,11 @@ const Marker& marker_at_start(std::string_view message) {
     for (const Marker& marker : kMarkers) {
         if (message.compare(0, marker.words.size(), marker.words) == 0) {
             begun = &marker;
+        }
+    }
+    for (const Marker& device : kFiguresFrom) {
+        if (message.compare(0, device.words.size(), device.words) == 0) {
+            return device;
         }
     }
     return *begun;

@@ -125,6 +125,38 @@ TEST(OomMessage, ReadsTheCpusAllocatorAndMps) {
     EXPECT_EQ(bad_alloc.message.device, OomMessage::Device::Cpu);
 }
 
+// A message copied from its figures on (a console's last line): 1.x's parenthesis and 2.x's
+// capacity sentence are read from the device's name, which names the backend; a sentence that
+// speaks of a GPU's capacity is no message, and the figures inside a whole message are its own.
+TEST(OomMessage, AMessageCopiedFromItsFiguresOnIsRead) {
+    const OomExplanation parenthesis = explain_oom_message(
+        "(GPU 1; 7.93 GiB total capacity; 6.90 GiB already allocated; 8.06 MiB free; 7.60 GiB "
+        "reserved in total by PyTorch)");
+    EXPECT_EQ(parenthesis.message.backend, "CUDA");
+    EXPECT_EQ(parenthesis.message.device_index, 1);
+    EXPECT_EQ(parenthesis.message.total, gib(7.93));
+    EXPECT_EQ(parenthesis.message.reserved, gib(7.60));
+    EXPECT_FALSE(parenthesis.message.requested);
+    const OomExplanation npu = explain_oom_message(
+        "log: (NPU 3; 60.97 GiB total capacity; 57.30 GiB already allocated; 57.30 GiB current "
+        "active; 1.19 GiB free; 58.72 GiB reserved in total by PyTorch)");
+    EXPECT_EQ(npu.message.backend, "NPU");
+    EXPECT_EQ(npu.message.device_index, 3);
+    const OomExplanation tail = explain_oom_message(
+        "GPU 5 has a total capacity of 79.15 GiB of which 7.25 MiB is free. Of the allocated "
+        "memory 77.60 GiB is allocated by PyTorch, and 1.01 GiB is reserved by PyTorch but "
+        "unallocated.");
+    EXPECT_EQ(tail.message.device_index, 5);
+    EXPECT_EQ(tail.message.free, mib(7.25));
+    EXPECT_EQ(tail.message.allocated, gib(77.60));
+    EXPECT_THROW(explain_oom_message("my GPU has a total capacity of 8 GiB; is it enough?"),
+                 BadInput);
+    const OomExplanation whole = explain_oom_message(
+        "Tried to allocate 20.00 MiB (GPU 0; 1.96 GiB total capacity; 1.24 GiB already "
+        "allocated; 2.88 MiB free; 1.25 GiB reserved in total by PyTorch)");
+    EXPECT_EQ(whole.message.requested, 20 * kMiB);
+}
+
 TEST(OomMessage, TextWithoutOneIsRefused) {
     EXPECT_THROW(explain_oom_message(""), BadInput);
     EXPECT_THROW(explain_oom_message("RuntimeError: shape mismatch"), BadInput);
