@@ -11,8 +11,11 @@ DeviceReading device_reading(const OomMessage& m) {
     const std::int64_t allocated = m.allocated.value_or(0);
     const std::int64_t reserved = std::max(m.reserved.value_or(allocated), allocated);
     // What neither PyTorch's blocks nor the free memory account for: the CUDA context, other
-    // libraries in this process, other processes.
-    const bool known_elsewhere = m.total.has_value() && m.free.has_value();
+    // libraries in this process, other processes. Known where the device's figures and
+    // PyTorch's are given and add up (a message cut before PyTorch's, or one whose tensors
+    // passed the device on Windows' shared memory, tells nothing of it).
+    const bool known_elsewhere = m.total && m.free && (m.allocated || m.reserved) &&
+                                 reserved <= *m.total && *m.free <= *m.total;
     // The cudaMallocAsync backend asks its pool for the request itself, not a segment.
     const std::int64_t needed = requested <= 0 ? 0
                                 : m.async_pool ? requested
@@ -29,18 +32,27 @@ DeviceReading device_reading(const OomMessage& m) {
                          needed};
 }
 
+std::string tensors_held(const OomMessage& m) {
+    const std::int64_t pools = m.private_pools.value_or(0);
+    if (pools <= 0 || pools > *m.allocated) {
+        return printed_size(*m.allocated);
+    }
+    // PyTorch prints its tensors and its private pools' free blocks together as "allocated".
+    return "about " + printed_size(*m.allocated - pools);
+}
+
 void add_device_facts(OomExplanation& e, const DeviceReading& r) {
     const OomMessage& m = r.m;
     e.facts.push_back(asked_on(m, r.on.device));
     if (m.allocated && m.reserved) {
-        e.facts.push_back("PyTorch's tensors held " + printed_size(*m.allocated) +
-                          "; its allocator " + printed_size(*m.reserved) + " in all, " +
+        e.facts.push_back("PyTorch's tensors held " + tensors_held(m) + "; its allocator " +
+                          printed_size(*m.reserved) + " in all, " +
                           (m.reserved_from_total
                                ? difference(r.unallocated, reserved_rounding(m, r.reserved))
                                : printed_size(r.unallocated)) +
                           " of it cached but free (reserved, unallocated)");
     } else if (m.allocated || m.reserved) {
-        e.facts.push_back(m.allocated ? "PyTorch's tensors held " + printed_size(*m.allocated)
+        e.facts.push_back(m.allocated ? "PyTorch's tensors held " + tensors_held(m)
                                       : "PyTorch's allocator held " + printed_size(*m.reserved));
     }
     if (m.allocated && m.reserved && *m.reserved < *m.allocated) {
@@ -49,7 +61,7 @@ void add_device_facts(OomExplanation& e, const DeviceReading& r) {
             "tensors held; read as " +
             printed_size(r.allocated) + " reserved");
     }
-    if (r.known_elsewhere && *m.free > *m.total) {
+    if (m.total && m.free && *m.free > *m.total) {
         e.facts.push_back("the figures do not add up: more was free than the GPU holds");
     }
     if (m.total && r.allocated > *m.total) {
@@ -72,23 +84,21 @@ void add_device_facts(OomExplanation& e, const DeviceReading& r) {
                           "split between it and others");
     }
     if (m.private_pools && *m.private_pools > 0) {
-        e.facts.push_back(printed_size(*m.private_pools) +
-                          " of the tensors' memory was in private pools (CUDA graphs, "
-                          "torch.cuda.MemPool), whose cached memory serves only their own "
-                          "requests");
+        e.facts.push_back(printed_size(*m.private_pools) + " of the " + printed_size(*m.allocated) +
+                          " printed as allocated was free blocks kept in private pools (CUDA "
+                          "graphs, torch.cuda.MemPool), not tensors: only those pools' own "
+                          "requests can use it");
     }
     for (const auto& [pid, held] : m.processes) {
         e.facts.push_back("process " + std::to_string(pid) + " held " + printed_size(held));
     }
     // A process the driver lists but PyTorch did not call "this process" (a container's own
     // process ids) is this one where it holds what PyTorch reserved and a context beside it.
-    constexpr std::int64_t kMostContext = std::int64_t(2) << 30;
-    if (m.processes.size() == 1 && !m.this_process && m.reserved &&
-        m.processes[0].second >= r.reserved && m.processes[0].second - r.reserved <= kMostContext) {
-        e.facts.push_back("process " + std::to_string(m.processes[0].first) +
+    if (r.where.listed != 0) {
+        e.facts.push_back("process " + std::to_string(r.where.listed) +
                           " is most likely this one (seen from a container, its id differs): it "
                           "held what PyTorch reserved and " +
-                          printed_size(m.processes[0].second - r.reserved) +
+                          printed_size(r.where.this_process) +
                           " more, a CUDA context and libraries");
     }
 }

@@ -7,6 +7,8 @@
 namespace oomlab::oom_explain {
 namespace {
 
+constexpr std::int64_t kDriverPage = std::int64_t(2) << 20;
+
 void explain_driver_level(OomExplanation& e, const Backend& on) {
     const OomMessage& m = e.message;
     e.verdict = OomVerdict::OutsideAllocator;
@@ -150,6 +152,14 @@ bool device_not_full(OomExplanation& e, const DeviceReading& r) {
     if (!m.free || r.needed <= 0 || *m.free < r.needed) {
         return false;
     }
+    // Less than one of the driver's 2 MiB pages over the segment: full in effect.
+    if (*m.free - r.needed < kDriverPage) {
+        e.facts.push_back(printed_size(*m.free) + " was free, " + printed_size(*m.free - r.needed) +
+                          " more than the segment of " + printed_size(r.needed) +
+                          " the request opens: less than one of the driver's 2 MiB pages, so "
+                          "the device was full in effect");
+        return false;
+    }
     e.verdict = OomVerdict::DeviceNotFull;
     e.summary = "The device was not full: " + printed_size(*m.free) + " was free when " +
                 printed_size(r.requested) +
@@ -165,9 +175,14 @@ bool device_not_full(OomExplanation& e, const DeviceReading& r) {
                      " over the segment of " + printed_size(r.needed) +
                      " the request opens: the driver's own needs may have taken it.";
     }
-    if (m.total && r.where.others > *m.total / 10) {
+    if (m.total && r.where.split && r.where.others > *m.total / 10) {
         e.summary += " Other processes held " + printed_size(r.where.others) + " of the " +
                      printed_size(*m.total) + ": what they took is the likeliest cause.";
+    } else if (m.total && !r.where.split && r.where.all > *m.total / 10 &&
+               r.where.all > r.reserved) {
+        e.summary += " " + printed_size(r.where.all) + " of the " + printed_size(*m.total) +
+                     " was held outside PyTorch's allocator, more than a context's few hundred "
+                     "MiB: another process is the likeliest cause.";
     }
     // Intel's GPUs allocate at most 4 GiB at once unless the program asks for more.
     constexpr std::int64_t kXpuMostAtOnce = std::int64_t(4) << 30;
@@ -203,24 +218,37 @@ bool fragmented(const DeviceReading& r) {
     return r.requested > 0 && r.unallocated >= r.requested;
 }
 
+// Each setting from the release that brought it: max_split_size_mb from 1.10, expandable
+// segments from 2.1 on CUDA and from 2.11 on ROCm (with ROCm 7); torch_npu takes both. The
+// wording before 2.1's tells only that the run was 2.0 or older.
 void fragmentation_tries(OomExplanation& e, const DeviceReading& r) {
     const OomMessage& m = r.m;
     if (m.cached_wording) {  // 1.0 to 1.4, by its wording: neither setting yet
         e.tries.push_back(
             "a newer PyTorch: 1.10 and later take PYTORCH_CUDA_ALLOC_CONF="
-            "max_split_size_mb:128 (large blocks are not split for small tensors), 2.0 and "
+            "max_split_size_mb:128 (large blocks are not split for small tensors), 2.1 and "
             "later expandable_segments:True (freed memory joins into large blocks)");
         return;
     }
-    if (m.pytorch_major != 1 || m.backend == "NPU") {  // torch_npu words it as 1.x did
-        e.tries.push_back(r.on.alloc_conf +
-                          "=expandable_segments:True (PyTorch 2.0 and later): segments "
-                          "grow in place, so freed memory joins into large blocks");
-    }
-    if (m.pytorch_major != 2 && r.on.alloc_conf == "PYTORCH_CUDA_ALLOC_CONF") {
-        e.tries.push_back(
-            "on PyTorch 1.10 to 1.13, PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128: "
-            "large blocks are not split for small tensors");
+    const bool hip = m.backend == "HIP";
+    const char* since = hip ? " (ROCm builds of PyTorch 2.11 and later, with ROCm 7)"
+                        : m.backend == "NPU" ? ""
+                                             : " (PyTorch 2.1 and later)";
+    const std::string expandable = r.on.alloc_conf + "=expandable_segments:True" + since +
+                                   ": segments grow in place, so freed memory joins into "
+                                   "large blocks";
+    const bool before_2_1 = m.pytorch_major == 1 && m.backend == "CUDA";
+    const std::string split =
+        r.on.alloc_conf + "=max_split_size_mb:128" +
+        (before_2_1 ? " (PyTorch 1.10 and later; this message's wording is 2.0's or older)" : "") +
+        ": large blocks are not split for small tensors";
+    // Where expandable segments may not be there yet (a run of 2.0 or older, ROCm's builds
+    // before 2.11, which ignore them), the split size first.
+    const bool split_first = before_2_1 || hip;
+    // Where they are, expandable segments alone: the message itself names them.
+    e.tries.push_back(split_first ? split : expandable);
+    if (split_first && m.backend != "XPU") {
+        e.tries.push_back(expandable);
     }
 }
 
@@ -266,6 +294,47 @@ bool fragmentation(OomExplanation& e, const DeviceReading& r) {
     return true;
 }
 
+// Memory others held that would have made room for the request: said, and what to do first.
+// Several processes of one small size on this device are most often other ranks' contexts.
+void others_made_the_difference(OomExplanation& e, const DeviceReading& r) {
+    const OomMessage& m = r.m;
+    if (!r.known_elsewhere || r.needed <= *m.free) {
+        return;
+    }
+    // Without this process's own figure, a context and libraries may hold up to 1 GiB (a
+    // quarter of a small device) of what is outside PyTorch.
+    const std::int64_t context = std::min<std::int64_t>(std::int64_t(1) << 30, *m.total / 4);
+    const std::int64_t lacked = r.needed - *m.free;
+    const std::int64_t others = r.where.split ? r.where.others : r.where.all - context;
+    if (others < lacked) {
+        return;
+    }
+    e.facts.push_back((r.where.split
+                           ? "other processes held " + printed_size(others)
+                           : printed_size(r.where.all) +
+                                 " was held outside PyTorch's allocator, far more than a context "
+                                 "and libraries hold") +
+                      ", more than the " + printed_size(lacked) +
+                      " the request lacked: without them it would have fit");
+    std::size_t alike = 0;  // other processes of the first small one's size
+    std::int64_t size = 0;
+    for (const auto& [pid, held] : m.processes) {
+        if (pid != r.where.listed && held <= context && (size == 0 || held == size)) {
+            size = held;
+            ++alike;
+        }
+    }
+    e.tries.insert(e.tries.begin(),
+                   alike >= 2
+                       ? "the " + std::to_string(alike) + " processes of " + printed_size(size) +
+                             " each are most likely other ranks' contexts on this device: "
+                             "each rank calls torch.cuda.set_device(local_rank) before its "
+                             "first CUDA call"
+                       : "see what else holds the device: " + r.on.smi +
+                             " lists each process; stop it, or use another device (" +
+                             r.on.visible + ")");
+}
+
 void out_of_memory(OomExplanation& e, const DeviceReading& r) {
     const OomMessage& m = r.m;
     e.verdict = OomVerdict::OutOfMemory;
@@ -273,8 +342,7 @@ void out_of_memory(OomExplanation& e, const DeviceReading& r) {
         !m.failure.empty()
             ? "Out of memory, most likely: " + m.failure + "."
             : std::string("Out of memory: ") +
-                  (m.allocated ? "the tensors alive held " + printed_size(*m.allocated) + ", and "
-                               : "") +
+                  (m.allocated ? "the tensors alive held " + tensors_held(m) + ", and " : "") +
                   (m.requested ? "the next " + printed_size(*m.requested)
                                : "the next allocation (its size is not given)") +
                   " did not fit in what was left.";
@@ -290,14 +358,30 @@ void out_of_memory(OomExplanation& e, const DeviceReading& r) {
     e.tries.push_back(
         "measure where it goes: oomlab-cli estimate and run show the breakdown for "
         "its own models, and torch.cuda.memory._record_memory_history for yours");
+    others_made_the_difference(e, r);
     // Without the request's size (a message cut before "Tried to allocate"), a cache large
-    // enough to have held a segment may have been the cause: said, with its settings.
+    // enough to have held a segment may have been the cause: said, with its settings. So too
+    // where the cache, within the printed figures' rounding, may have been the request's size.
     constexpr std::int64_t kLeastSegment = 2LL << 20;
-    if (!m.requested && m.failure.empty() && r.unallocated >= kLeastSegment) {
+    // 1.x prints what was reserved in all: the cache is a difference of two rounded figures.
+    const std::int64_t rounding =
+        m.reserved_from_total ? rounding_of(r.reserved) + rounding_of(r.allocated) : 0;
+    if (!m.failure.empty() || r.unallocated <= 0) {
+        return;
+    }
+    if (!m.requested && r.unallocated >= kLeastSegment) {
         e.facts.push_back("the message gives no size for the request: had it been under the " +
                           printed_size(r.unallocated) +
                           " cached but free, the cache was in pieces too small for it "
                           "(fragmentation): the line with \"Tried to allocate\" says which");
+        fragmentation_tries(e, r);
+    } else if (m.requested && r.unallocated + rounding >= r.requested) {
+        e.facts.push_back("the " + printed_size(r.unallocated) +
+                          " cached but free may, within the printed figures' rounding (" +
+                          printed_size(rounding) + "), have been as much as the " +
+                          printed_size(r.requested) +
+                          " asked for: whether this was fragmentation cannot be told from the "
+                          "message");
         fragmentation_tries(e, r);
     }
 }
@@ -308,7 +392,8 @@ void explain_device(OomExplanation& e) {
     const OomMessage& m = e.message;
     for (const std::string& figure : m.set_aside) {
         e.facts.push_back("set aside: " + figure +
-                          " (PyTorch printed a counter gone wrong); the other figures are used");
+                          " (no device holds it: a counter, the driver's or PyTorch's, gone "
+                          "below zero); the other figures are used");
     }
     if (m.driver_level) {
         explain_driver_level(e, backend_of(m));

@@ -11,23 +11,45 @@ std::int64_t reserved_rounding(const OomMessage& m, std::int64_t reserved) {
                                  : rounding_of(allocated) + rounding_of(reserved - allocated);
 }
 
+int listed_as_this_process(const OomMessage& m, std::int64_t reserved) {
+    constexpr std::int64_t kMostContext = std::int64_t(2) << 30;
+    if (m.this_process || reserved <= 0) {
+        return 0;
+    }
+    int found = 0;
+    for (const auto& [pid, held] : m.processes) {
+        if (held >= reserved && held - reserved <= kMostContext) {
+            if (found != 0) {
+                return 0;  // two could be: neither is said to be
+            }
+            found = pid;
+        }
+    }
+    return found;
+}
+
 Elsewhere elsewhere_of(const OomMessage& m, std::int64_t reserved) {
     Elsewhere where;
     where.all = std::max<std::int64_t>(*m.total - *m.free - reserved, 0);
     const std::int64_t device_rounding = rounding_of(*m.total) + rounding_of(*m.free);
     where.all_rounding = device_rounding + reserved_rounding(m, reserved);
-    if (m.this_process && *m.this_process >= reserved && *m.this_process <= *m.total) {
+    where.listed = listed_as_this_process(m, reserved);
+    for (const auto& [pid, held] : m.processes) {
+        where.whole = pid == where.listed ? held : where.whole;
+    }
+    where.whole = m.this_process.value_or(where.whole);
+    if (where.whole >= reserved && where.whole > 0 && where.whole <= *m.total) {
         where.split = true;
-        where.this_process = *m.this_process - reserved;
-        where.this_process_rounding = rounding_of(*m.this_process) + reserved_rounding(m, reserved);
+        where.this_process = where.whole - reserved;
+        where.this_process_rounding = rounding_of(where.whole) + reserved_rounding(m, reserved);
         // The processes the message lists are its own figures for the others; without them,
         // what the device's figures leave.
-        where.others = std::max<std::int64_t>(*m.total - *m.free - *m.this_process, 0);
-        where.others_rounding = device_rounding + rounding_of(*m.this_process);
+        where.others = std::max<std::int64_t>(*m.total - *m.free - where.whole, 0);
+        where.others_rounding = device_rounding + rounding_of(where.whole);
         if (!m.processes.empty()) {
             where.others = where.others_rounding = 0;
-            for (const auto& process : m.processes) {
-                where.others += process.second;
+            for (const auto& [pid, held] : m.processes) {
+                where.others += pid == where.listed ? 0 : held;
             }
         }
     }
@@ -37,7 +59,7 @@ Elsewhere elsewhere_of(const OomMessage& m, std::int64_t reserved) {
 std::string elsewhere_fact(const OomMessage& m, const Elsewhere& where) {
     const std::string context = "the " + m.backend + " context";
     if (where.split) {
-        return "this process held " + printed_size(*m.this_process) + " in all, " +
+        return "this process held " + printed_size(where.whole) + " in all, " +
                difference(where.this_process, where.this_process_rounding) +
                " of it outside PyTorch's allocator (" + context +
                ", a few hundred MiB, and other libraries); other processes held " +

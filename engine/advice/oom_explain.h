@@ -50,12 +50,19 @@ struct Elsewhere {
     std::int64_t all = 0;           // total - free - what PyTorch reserved
     std::int64_t this_process = 0;  // of it, in this process outside PyTorch's allocator
     std::int64_t others = 0;        // of it, in other processes
-    bool split = false;             // the message printed this process's own figure
+    // The message printed this process's own figure (`whole`), or listed it among the
+    // processes (`listed`: its pid there, seen from a container).
+    bool split = false;
+    std::int64_t whole = 0;
+    int listed = 0;
     // How far each may be from the truth: differences of rounded figures.
     std::int64_t all_rounding = 0, this_process_rounding = 0, others_rounding = 0;
 };
 // Of a message that gives the device's total and free memory.
 Elsewhere elsewhere_of(const OomMessage& m, std::int64_t reserved);
+// The one process a message lists (without "this process has") that holds what PyTorch
+// reserved and a context beside it: this one, its id a container's; 0 where none or several.
+int listed_as_this_process(const OomMessage& m, std::int64_t reserved);
 // How far what PyTorch reserved may be from its printed figures' sum.
 std::int64_t reserved_rounding(const OomMessage& m, std::int64_t reserved);
 std::string elsewhere_fact(const OomMessage& m, const Elsewhere& where);
@@ -78,6 +85,9 @@ struct DeviceReading {
     std::int64_t needed = 0;  // what the device must have free for the request
 };
 DeviceReading device_reading(const OomMessage& m);
+// What the tensors held, said from `allocated` (known): what PyTorch printed as allocated less
+// its private pools' free blocks, which it prints among them.
+std::string tensors_held(const OomMessage& m);
 // The figures, each with what it means.
 void add_device_facts(OomExplanation& e, const DeviceReading& r);
 // The verdict, its summary and what to try: driver-level and Triton's failures first, then

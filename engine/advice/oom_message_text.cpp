@@ -43,6 +43,11 @@ constexpr Marker kMarkers[] = {
      "cause; a shape or type cuDNN does not take is the other)"},
     {"Failed to CUDA calloc", Device::Cuda, "CUDA", true, false,
      "NCCL could not allocate its buffers"},
+    // NCCL's WARN line, and its "Last error:" under torch.distributed's DistBackendError.
+    {"Cuda failure 'out of memory'", Device::Cuda, "CUDA", true, false,
+     "a CUDA call of NCCL's ran out of memory (its buffers, or a communicator's)"},
+    {"Cuda failure 2 'out of memory'", Device::Cuda, "CUDA", true, false,
+     "a CUDA call of NCCL's ran out of memory (its buffers, or a communicator's)"},
     // Intel's Level Zero driver (an XPU's), through the unified runtime.
     {"UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", Device::Cuda, "XPU", true, false,
      "the XPU's Level Zero driver ran out of device memory (UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)"},
@@ -212,6 +217,25 @@ std::string one_line(std::string_view text) {
             if (end > i + 5 && text.compare(end, 2, "]:") == 0) {
                 i = end + 1;
                 continue;
+            }
+        }
+        if (c == '\n') {  // a line quoted as a comment or a reply ("# ", "> "): its marks go
+            std::size_t next = i + 1;
+            while (next < text.size() && (text[next] == ' ' || text[next] == '\t')) {
+                ++next;
+            }
+            const auto mark = [&](std::size_t at) {
+                return at < text.size() && (text[at] == '#' || text[at] == '>');
+            };
+            const auto blank = [&](std::size_t at) {
+                return at < text.size() && (text[at] == ' ' || text[at] == '\t');
+            };
+            if (mark(next) && (mark(next + 1) || blank(next + 1))) {  // "# ", "> > ", "## "
+                std::size_t after = next;
+                while (mark(after) || blank(after)) {
+                    ++after;
+                }
+                i = after - 1;
             }
         }
         const bool space = c == ' ' || c == '\t' || c == '\n' || c == '\r';

@@ -52,12 +52,12 @@ struct OomMessage {
     std::optional<std::int64_t> requested;
     std::optional<std::int64_t> total;         // the device's capacity
     std::optional<std::int64_t> free;          // free on the device
-    std::optional<std::int64_t> allocated;     // by PyTorch's tensors
+    std::optional<std::int64_t> allocated;     // by PyTorch's tensors (and private_pools)
     std::optional<std::int64_t> reserved;      // by PyTorch's allocator, allocated or not
     std::optional<std::int64_t> allowed;       // a memory fraction's limit, where set
     std::optional<std::int64_t> most_at_once;  // the largest one allocation the platform makes
-    std::optional<std::int64_t>
-        private_pools;  // of `allocated`, in CUDA graphs' and MemPools' pools
+    // Of `allocated` as PyTorch prints it: free blocks kept in CUDA graphs' and MemPools' pools.
+    std::optional<std::int64_t> private_pools;
     std::optional<std::int64_t> this_process;             // all this process uses, PyTorch's or not
     std::vector<std::pair<int, std::int64_t>> processes;  // pid, bytes: every process on the GPU
     std::optional<std::string> system_error;              // the CPU's errno text
