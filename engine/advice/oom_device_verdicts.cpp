@@ -309,13 +309,14 @@ void others_made_the_difference(OomExplanation& e, const DeviceReading& r) {
     if (others < lacked) {
         return;
     }
-    e.facts.push_back((r.where.split
-                           ? "other processes held " + printed_size(others)
-                           : printed_size(r.where.all) +
-                                 " was held outside PyTorch's allocator, far more than a context "
-                                 "and libraries hold") +
-                      ", more than the " + printed_size(lacked) +
+    const std::string held =
+        r.where.split ? "other processes held " + printed_size(others)
+                      : printed_size(r.where.all) + " was held outside PyTorch's allocator";
+    const std::string beyond_context =
+        r.where.split ? "" : ", far more than a context and libraries hold";
+    e.facts.push_back(held + beyond_context + ", more than the " + printed_size(lacked) +
                       " the request lacked: without them it would have fit");
+    e.summary += " Yet " + held + ", more than it lacked" + beyond_context + ".";
     std::size_t alike = 0;  // other processes of the first small one's size
     std::int64_t size = 0;
     for (const auto& [pid, held] : m.processes) {

@@ -243,6 +243,8 @@ TEST(WildMessages, EachCaseTheWildShowedIsExplainedAsItsFiguresSay) {
         // other processes' memory would have made room: said, and what to do first
         {"300-rank0-four-process-lines-alloc-conf-new.txt", OomVerdict::OutOfMemory,
          "the 4 processes of 414.00 MiB each are most likely other ranks' contexts"},
+        {"300-rank0-four-process-lines-alloc-conf-new.txt", OomVerdict::OutOfMemory,
+         "did not fit in what was left. Yet other processes held 1.62 GiB, more than it lacked."},
         {"349-capacty-five-process-lines-one-is-self-deepspeed.txt", OomVerdict::OutOfMemory,
          "process 62200 is most likely this one"},
         {"349-capacty-five-process-lines-one-is-self-deepspeed.txt", OomVerdict::OutOfMemory,
