@@ -2,6 +2,8 @@
 // last message begins and ends.
 #include "oom_message_text.h"
 
+#include <string.h>
+
 namespace oomlab::oom_text {
 namespace {
 
@@ -74,7 +76,9 @@ constexpr Marker kFiguresFrom[] = {
     {"GPU ", Device::Cuda, "CUDA", false, true},
     {"(NPU ", Device::Cuda, "NPU", false, true},  // torch_npu's, worded as 1.x's
 };
-constexpr std::string_view kCapacity[] = {" total capacity;", " has a total capacity of "};
+// Each begins with a letter: a search that stops at each of its first character's places
+// stops rarely (a space's would stop at every word of a long log).
+constexpr std::string_view kCapacity[] = {"total capacity;", "has a total capacity of "};
 // From the device's name to "total capacity" at most: "(GPU 12; 79.15 GiB " or "GPU 12 has a ".
 constexpr std::size_t kFiguresLead = 24;
 // Where a message has ended at the latest: the next exception's traceback.
@@ -108,12 +112,23 @@ bool in_prose(std::string_view text, std::size_t at) {
     return at >= 2 && text[at - 1] == ' ' && text[at - 2] >= 'a' && text[at - 2] <= 'z';
 }
 
+// Where `words` next stand in `text` from `from`: glibc's memmem skips ahead by the words'
+// length, where a search that stops at each place of their first letter ("e", "o", "t" are in
+// every line of a log) stopped a thousand times more often.
+std::size_t find_in(std::string_view text, std::string_view words, std::size_t from) {
+    if (from >= text.size()) {
+        return kNone;
+    }
+    const void* at = memmem(text.data() + from, text.size() - from, words.data(), words.size());
+    return at ? std::size_t(static_cast<const char*>(at) - text.data()) : kNone;
+}
+
 // The last place of `words` in `text`. Found forward, one match after another: the standard
 // library's rfind compares at every position backwards, which made reading a long log 100 times
-// slower than grep; find skips to the next first letter.
+// slower than grep.
 std::size_t last_place(std::string_view text, std::string_view words) {
     std::size_t last = kNone;
-    for (std::size_t at = text.find(words); at != kNone; at = text.find(words, at + 1)) {
+    for (std::size_t at = find_in(text, words, 0); at != kNone; at = find_in(text, words, at + 1)) {
         last = in_prose(text, at) ? last : at;
     }
     return last;
@@ -145,7 +160,8 @@ std::size_t figures_from(std::string_view text) {
     std::size_t begin = kNone;
     for (std::string_view capacity : kCapacity) {
         std::size_t last = kNone;
-        for (std::size_t at = text.find(capacity); at != kNone; at = text.find(capacity, at + 1)) {
+        for (std::size_t at = find_in(text, capacity, 0); at != kNone;
+             at = find_in(text, capacity, at + 1)) {
             last = at;
         }
         if (last == kNone) {
@@ -158,8 +174,8 @@ std::size_t figures_from(std::string_view text) {
             const std::size_t at = before.rfind(device.words);
             const std::size_t number = at + device.words.size();
             // Its number follows ("GPU  has" where PyTorch printed none), not a word.
-            if (at != kNone &&
-                (number == before.size() || is_digit(before[number]) || before[number] == ' ') &&
+            if (at != kNone && number < before.size() &&
+                (is_digit(before[number]) || before[number] == ' ') &&
                 (device_at == kNone || at < device_at)) {
                 device_at = at;  // the earliest of the nearest: "(GPU " before "GPU "
             }
