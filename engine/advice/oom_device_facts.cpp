@@ -71,8 +71,8 @@ void add_device_facts(OomExplanation& e, const DeviceReading& r) {
             "own is full)");
     }
     if (m.allowed) {
-        e.facts.push_back("this process may use " + printed_size(*m.allowed) +
-                          " (torch.cuda.set_per_process_memory_fraction)");
+        e.facts.push_back("this process may use " + printed_size(*m.allowed) + " (" + r.on.module +
+                          ".set_per_process_memory_fraction)");
     }
     if (r.known_elsewhere) {
         e.facts.push_back(elsewhere_fact(m, r.where));

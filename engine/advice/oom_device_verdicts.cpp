@@ -1,6 +1,7 @@
 // The verdict of an accelerator's out-of-memory message, what it says and what to try first
 // (oom_explain.h): each verdict in turn, the first whose figures hold.
 #include <algorithm>
+#include <optional>
 
 #include "oom_explain.h"
 
@@ -22,6 +23,20 @@ void explain_driver_level(OomExplanation& e, const Backend& on) {
                                    : "") +
                       ", outside PyTorch's caching allocator" +
                       (m.requested ? "" : ": this message gives no other figures"));
+    if (m.backend == "DirectML") {  // its own allocator, on Windows: no ranks, no settings
+        e.summary = "Out of memory outside PyTorch's allocator: " + failure +
+                    ". torch-directml allocates each tensor through DirectX 12; none of "
+                    "PyTorch's allocator settings apply.";
+        e.tries.push_back("see what holds the GPU: " + on.smi +
+                          "; close other programs that use it (games, browsers, other models)");
+        e.tries.push_back(
+            "make the work smaller: a smaller batch, image size or sequence length, or half "
+            "precision where the model allows it");
+        e.tries.push_back(
+            "a GPU with more dedicated memory, or PyTorch's own CUDA or ROCm build where the GPU "
+            "has one");
+        return;
+    }
     e.summary = "Out of memory outside PyTorch's allocator: " + failure + ", because " + on.device +
                 " was full: of this process's tensors and cache, or of another process. The "
                 "driver and the libraries allocate for themselves (the context, handles, "
@@ -29,14 +44,12 @@ void explain_driver_level(OomExplanation& e, const Backend& on) {
     e.tries.push_back("see what holds " + on.device + ": " + on.smi +
                       " lists each process and its memory; a process left from an earlier "
                       "run, or every rank making a context on device 0, is common");
+    e.tries.push_back("give each process its own device before it first uses one: " + on.module +
+                      ".set_device(local_rank), or " + on.visible);
     e.tries.push_back(
-        "give each process its own device before it first uses one: "
-        "torch.cuda.set_device(local_rank) (torch.xpu, torch.npu), or " +
-        on.visible);
-    e.tries.push_back(
-        "leave room for the libraries: a smaller batch, or "
-        "torch.cuda.set_per_process_memory_fraction(0.9) so the caching allocator stops short "
-        "of the whole device");
+        "leave room for the libraries: a smaller batch, or " + on.module +
+        ".set_per_process_memory_fraction(0.9) so the caching allocator stops short of the "
+        "whole device");
     if (!on.blocking.empty()) {
         e.tries.push_back(
             "find the call that failed: errors are reported at a later call, so run once with " +
@@ -95,9 +108,15 @@ bool past_the_device(OomExplanation& e, const DeviceReading& r) {
     if (r.limit <= 0 || r.requested <= r.limit) {
         return false;
     }
+    const bool lent = m.windows_host && m.total && r.allocated > *m.total;
     e.summary = "One allocation of " + printed_size(r.requested) + " is larger than " +
                 (m.allowed ? "what this process may use" : "the whole GPU") + " (" +
-                printed_size(r.limit) + "): no setting of the allocator can hold it.";
+                printed_size(r.limit) + ")" +
+                (lent ? ". Windows' driver lends the GPU the host's memory (shared GPU memory: "
+                        "the tensors already held " +
+                            printed_size(r.allocated) +
+                            "), but slowly and not without end: make the tensor smaller."
+                      : ": no setting of the allocator can hold it.");
     too_large_tries(e);
     return true;
 }
@@ -132,7 +151,8 @@ bool limit_reached(OomExplanation& e, const DeviceReading& r) {
                 " it may use, and the " + printed_size(r.requested) + " asked for did not fit" +
                 (m.total ? " (the GPU holds " + printed_size(*m.total) + ")" : "") + ".";
     e.tries.push_back(
-        "raise or remove the limit: torch.cuda.set_per_process_memory_fraction (or the "
+        "raise or remove the limit: " + r.on.module +
+        ".set_per_process_memory_fraction (or the "
         "framework's setting that calls it, such as a memory fraction in its config)");
     if (r.unallocated >= r.requested) {
         e.tries.push_back(r.on.alloc_conf +
@@ -193,10 +213,10 @@ bool device_not_full(OomExplanation& e, const DeviceReading& r) {
             "needs " +
             printed_size(r.requested));
     }
-    e.tries.push_back(
-        "a limit on this process: look for torch.cuda.set_per_process_memory_fraction (or "
-        "a framework's memory fraction setting), and for a limit on the container" +
-        std::string(on.nvidia ? " or a MIG or vGPU slice smaller than the GPU" : ""));
+    e.tries.push_back("a limit on this process: look for " + on.module +
+                      ".set_per_process_memory_fraction (or "
+                      "a framework's memory fraction setting), and for a limit on the container" +
+                      std::string(on.nvidia ? " or a MIG or vGPU slice smaller than the GPU" : ""));
     e.tries.push_back("another process: run " + on.smi +
                       " while it runs; several processes starting at once (ranks, data-loading "
                       "workers touching the device) take memory between the failure and the "
@@ -214,20 +234,32 @@ bool device_not_full(OomExplanation& e, const DeviceReading& r) {
     return true;
 }
 
+// How far the cache may be from its printed figure: 1.x prints what was reserved in all, and
+// the cache is a difference of two rounded figures; 2.x prints the cache itself.
+std::int64_t cache_rounding(const DeviceReading& r) {
+    return r.m.reserved_from_total ? rounding_of(r.reserved) + rounding_of(r.allocated) : 0;
+}
+
 bool fragmented(const DeviceReading& r) {
     return r.requested > 0 && r.unallocated >= r.requested;
 }
 
 // Each setting from the release that brought it: max_split_size_mb from 1.10, expandable
-// segments from 2.1 on CUDA and from 2.11 on ROCm (with ROCm 7); torch_npu takes both. The
-// wording before 2.1's tells only that the run was 2.0 or older.
+// segments from 2.1 on CUDA and from 2.11 on ROCm (with ROCm 7), never on Windows' builds;
+// torch_npu takes both; Intel's XPU allocator, neither. The wording before 2.1's tells only
+// that the run was 2.0 or older.
 void fragmentation_tries(OomExplanation& e, const DeviceReading& r) {
     const OomMessage& m = r.m;
-    if (m.cached_wording) {  // 1.0 to 1.4, by its wording: neither setting yet
+    if (m.backend == "XPU") {
+        return;  // the steady sizes the caller adds are what there is
+    }
+    if (m.before_settings) {  // 1.0 to 1.9, by its wording: neither setting yet
         e.tries.push_back(
             "a newer PyTorch: 1.10 and later take PYTORCH_CUDA_ALLOC_CONF="
-            "max_split_size_mb:128 (large blocks are not split for small tensors), 2.1 and "
-            "later expandable_segments:True (freed memory joins into large blocks)");
+            "max_split_size_mb:128 (large blocks are not split for small tensors)" +
+            std::string(m.windows_host ? ""
+                                       : ", 2.1 and later expandable_segments:True (freed "
+                                         "memory joins into large blocks)"));
         return;
     }
     const bool hip = m.backend == "HIP";
@@ -242,14 +274,38 @@ void fragmentation_tries(OomExplanation& e, const DeviceReading& r) {
         r.on.alloc_conf + "=max_split_size_mb:128" +
         (before_2_1 ? " (PyTorch 1.10 and later; this message's wording is 2.0's or older)" : "") +
         ": large blocks are not split for small tensors";
+    if (m.windows_host) {  // c10 maps no memory on Windows: expandable segments are ignored
+        e.tries.push_back(split + " (expandable segments are not available on Windows)");
+        return;
+    }
     // Where expandable segments may not be there yet (a run of 2.0 or older, ROCm's builds
-    // before 2.11, which ignore them), the split size first.
+    // before 2.11, which ignore them), the split size first; where they are, they alone: the
+    // message itself names them.
     const bool split_first = before_2_1 || hip;
-    // Where they are, expandable segments alone: the message itself names them.
     e.tries.push_back(split_first ? split : expandable);
-    if (split_first && m.backend != "XPU") {
+    if (split_first) {
         e.tries.push_back(expandable);
     }
+}
+
+// Several other processes of one size, no more than a context's 2 GiB each: most often the
+// other ranks' contexts on this device, each made before its rank chose its own.
+std::optional<std::string> ranks_contexts(const DeviceReading& r) {
+    constexpr std::int64_t kMostContext = std::int64_t(2) << 30;
+    std::size_t alike = 0;
+    std::int64_t size = 0;
+    for (const auto& [pid, held] : r.m.processes) {
+        if (pid != r.where.listed && held <= kMostContext && (size == 0 || held == size)) {
+            size = held;
+            ++alike;
+        }
+    }
+    if (alike < 2) {
+        return std::nullopt;
+    }
+    return "the " + std::to_string(alike) + " processes of " + printed_size(size) +
+           " each are most likely other ranks' contexts on this device: each rank calls " +
+           r.on.module + ".set_device(local_rank) before its first CUDA call";
 }
 
 // Others holding more of the device than this run's PyTorch is the first thing to change; more
@@ -263,6 +319,9 @@ bool held_elsewhere(OomExplanation& e, const DeviceReading& r) {
     }
     e.verdict = OomVerdict::HeldElsewhere;
     e.summary = held_elsewhere_summary(m, r.where, r.reserved);
+    if (const std::optional<std::string> ranks = ranks_contexts(r)) {
+        e.tries.push_back(*ranks);
+    }
     e.tries.push_back("see what holds it: " + r.on.smi + " lists each process and its memory");
     e.tries.push_back(
         "stop the other process (a notebook kernel, an earlier run, a server), "
@@ -287,6 +346,13 @@ bool fragmentation(OomExplanation& e, const DeviceReading& r) {
     e.summary = "Fragmentation: PyTorch's allocator held " + printed_size(r.unallocated) +
                 " cached but free, more than the " + printed_size(r.requested) +
                 " asked for, but in pieces none of which is large enough.";
+    if (const std::int64_t rounding = cache_rounding(r); r.unallocated - rounding < r.requested) {
+        e.summary += " Within the printed figures' rounding (" + printed_size(rounding) +
+                     ") the cache may have been smaller than the request: likely, not "
+                     "certain.";
+        e.tries.push_back(
+            "if it was not: a smaller batch, mixed precision or activation checkpointing");
+    }
     fragmentation_tries(e, r);
     e.tries.push_back(
         "keep tensor sizes steady from step to step (pad to a fixed or bucketed "
@@ -309,6 +375,13 @@ void others_made_the_difference(OomExplanation& e, const DeviceReading& r) {
     if (others < lacked) {
         return;
     }
+    if (m.async_pool) {  // the pool's own cache is among what the tensors did not hold
+        e.tries.insert(e.tries.begin(),
+                       "torch.cuda.empty_cache() before the step that failed: the "
+                       "cudaMallocAsync pool's cached memory goes back to the device, and " +
+                           r.on.smi + " shows what else holds it");
+        return;
+    }
     const std::string held =
         r.where.split ? "other processes held " + printed_size(others)
                       : printed_size(r.where.all) + " was held outside PyTorch's allocator";
@@ -317,23 +390,11 @@ void others_made_the_difference(OomExplanation& e, const DeviceReading& r) {
     e.facts.push_back(held + beyond_context + ", more than the " + printed_size(lacked) +
                       " the request lacked: without them it would have fit");
     e.summary += " Yet " + held + ", more than it lacked" + beyond_context + ".";
-    std::size_t alike = 0;  // other processes of the first small one's size
-    std::int64_t size = 0;
-    for (const auto& [pid, held] : m.processes) {
-        if (pid != r.where.listed && held <= context && (size == 0 || held == size)) {
-            size = held;
-            ++alike;
-        }
-    }
     e.tries.insert(e.tries.begin(),
-                   alike >= 2
-                       ? "the " + std::to_string(alike) + " processes of " + printed_size(size) +
-                             " each are most likely other ranks' contexts on this device: "
-                             "each rank calls torch.cuda.set_device(local_rank) before its "
-                             "first CUDA call"
-                       : "see what else holds the device: " + r.on.smi +
-                             " lists each process; stop it, or use another device (" +
-                             r.on.visible + ")");
+                   ranks_contexts(r).value_or("see what else holds the device: " + r.on.smi +
+                                              " lists each process; stop it, or use another "
+                                              "device (" +
+                                              r.on.visible + ")"));
 }
 
 void out_of_memory(OomExplanation& e, const DeviceReading& r) {
@@ -358,15 +419,14 @@ void out_of_memory(OomExplanation& e, const DeviceReading& r) {
         "backward");
     e.tries.push_back(
         "measure where it goes: oomlab-cli estimate and run show the breakdown for "
-        "its own models, and torch.cuda.memory._record_memory_history for yours");
+        "its own models, and " +
+        r.on.module + ".memory._record_memory_history for yours");
     others_made_the_difference(e, r);
     // Without the request's size (a message cut before "Tried to allocate"), a cache large
     // enough to have held a segment may have been the cause: said, with its settings. So too
     // where the cache, within the printed figures' rounding, may have been the request's size.
     constexpr std::int64_t kLeastSegment = 2LL << 20;
-    // 1.x prints what was reserved in all: the cache is a difference of two rounded figures.
-    const std::int64_t rounding =
-        m.reserved_from_total ? rounding_of(r.reserved) + rounding_of(r.allocated) : 0;
+    const std::int64_t rounding = cache_rounding(r);
     if (!m.failure.empty() || r.unallocated <= 0) {
         return;
     }

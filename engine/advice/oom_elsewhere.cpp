@@ -12,13 +12,16 @@ std::int64_t reserved_rounding(const OomMessage& m, std::int64_t reserved) {
 }
 
 int listed_as_this_process(const OomMessage& m, std::int64_t reserved) {
-    constexpr std::int64_t kMostContext = std::int64_t(2) << 30;
     if (m.this_process || reserved <= 0) {
         return 0;
     }
+    // A context and libraries beside PyTorch: 2 GiB, or a tenth of a larger device (cuDNN's
+    // and NCCL's workspaces on an 80 GiB GPU).
+    const std::int64_t most_beside =
+        std::max<std::int64_t>(std::int64_t(2) << 30, m.total.value_or(0) / 10);
     int found = 0;
     for (const auto& [pid, held] : m.processes) {
-        if (held >= reserved && held - reserved <= kMostContext) {
+        if (held >= reserved && held - reserved <= most_beside) {
             if (found != 0) {
                 return 0;  // two could be: neither is said to be
             }
@@ -59,11 +62,14 @@ Elsewhere elsewhere_of(const OomMessage& m, std::int64_t reserved) {
 std::string elsewhere_fact(const OomMessage& m, const Elsewhere& where) {
     const std::string context = "the " + m.backend + " context";
     if (where.split) {
+        const bool none_listed = where.listed != 0 && m.processes.size() == 1;
         return "this process held " + printed_size(where.whole) + " in all, " +
                difference(where.this_process, where.this_process_rounding) +
                " of it outside PyTorch's allocator (" + context +
-               ", a few hundred MiB, and other libraries); other processes held " +
-               difference(where.others, where.others_rounding);
+               ", a few hundred MiB, and other libraries); " +
+               (none_listed
+                    ? "no other process was listed"
+                    : "other processes held " + difference(where.others, where.others_rounding));
     }
     if (m.async_pool) {
         return difference(where.all, where.all_rounding) +

@@ -33,6 +33,7 @@ struct Backend {
     std::string alloc_conf;  // the variable the caching allocator's settings are read from
     std::string blocking;    // what makes kernels report their errors where they fail; "" none
     bool nvidia = false;     // CUDA itself: MIG and vGPU slices, Windows' display driver
+    std::string module = "torch.cuda";  // its Python module: torch.xpu, torch.npu (ROCm's: cuda)
 };
 Backend backend_of(const OomMessage& m);
 

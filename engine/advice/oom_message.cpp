@@ -83,6 +83,7 @@ std::string oom_explanation_json(const OomExplanation& e) {
                          : m.device == OomMessage::Device::Cpu ? "cpu"
                          : m.backend == "XPU"                  ? "xpu"
                          : m.backend == "NPU"                  ? "npu"
+                         : m.backend == "DirectML"             ? "privateuseone"
                                                                : "cuda";
     const OrderedJson document = {{"verdict", oom_verdict_name(e.verdict)},
                                   {"pytorch_major", m.pytorch_major},

@@ -355,16 +355,21 @@ OomMessage read_cuda(const Figures& f) {
         m.reserved = *m.allocated + *cached;
         m.pytorch_major = 1;
         m.cached_wording = true;
+        m.before_settings = true;
     } else {
         m.reserved = f.before(" reserved in total by pytorch", "the memory PyTorch reserved");
         m.pytorch_major = m.reserved ? 1 : 0;
         m.reserved_from_total = m.reserved.has_value();
+        m.before_settings = f.says("(malloc at ") && !f.says("max_split_size_mb");
     }
     // Intel's extension: "Current platform can NOT allocate memory block with size larger than
     // 4GB!"; NCCL's "Failed to CUDA calloc 6291456 bytes".
     m.most_at_once = f.after("with size larger than ", "the largest allocation allowed");
     if (!m.requested) {
         m.requested = f.after("failed to cuda calloc ", "the size asked for");
+    }
+    if (!m.requested) {  // torch-directml's "Could not allocate tensor with 165150720 bytes."
+        m.requested = f.after("could not allocate tensor with ", "the size asked for");
     }
     m.allowed = f.before(" allowed", "the memory allowed");
     // 2.x: "with 46.00 MiB allocated in private pools (e.g., CUDA Graphs)".
@@ -428,6 +433,14 @@ OomMessage read_message(std::string_view text) {
         "...\" or \"DefaultCPUAllocator: can't allocate memory ...\"");
 }
 
+// The message with what the text around it tells: Windows' paths in its traceback.
+OomMessage read_message_in(std::string_view text, std::string_view message) {
+    OomMessage m = read_message(message);
+    m.windows_host = m.windows_host || oom_text::windows_paths(text) ||
+                     (m.allocated && m.total && *m.allocated > *m.total);
+    return m;
+}
+
 }  // namespace
 
 OomExplanation explain_oom_message(const std::string& text) {
@@ -436,7 +449,7 @@ OomExplanation explain_oom_message(const std::string& text) {
         refuse_text(text.size());
     }
     return explain_oom(
-        read_message(std::string_view(text).substr(span->begin, span->end - span->begin)));
+        read_message_in(text, std::string_view(text).substr(span->begin, span->end - span->begin)));
 }
 
 void OomLogReader::feed(std::string_view piece) {
@@ -466,7 +479,7 @@ OomExplanation OomLogReader::explain() const {
     if (message.empty()) {
         refuse_text(m_read);
     }
-    return explain_oom(read_message(message));
+    return explain_oom(read_message_in(m_window, message));
 }
 
 }  // namespace oomlab

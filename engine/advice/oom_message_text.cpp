@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include <cctype>
+
 namespace oomlab::oom_text {
 namespace {
 
@@ -45,6 +47,9 @@ constexpr Marker kMarkers[] = {
      "cause; a shape or type cuDNN does not take is the other)"},
     {"Failed to CUDA calloc", Device::Cuda, "CUDA", true, false,
      "NCCL could not allocate its buffers"},
+    // torch-directml's allocator (Windows' DirectX 12 devices), not PyTorch's caching one.
+    {"Could not allocate tensor with", Device::Cuda, "DirectML", true, false,
+     "DirectML (torch-directml) could not allocate the tensor in the GPU's video memory"},
     // NCCL's WARN line, and its "Last error:" under torch.distributed's DistBackendError.
     {"Cuda failure 'out of memory'", Device::Cuda, "CUDA", true, false,
      "a CUDA call of NCCL's ran out of memory (its buffers, or a communicator's)"},
@@ -205,6 +210,20 @@ std::optional<Span> last_message(std::string_view text) {
     return last;
 }
 
+bool windows_paths(std::string_view text) {
+    if (find_in(text, "..\\c10\\", 0) != kNone) {
+        return true;
+    }
+    for (std::size_t at = find_in(text, ":\\", 0); at != kNone; at = find_in(text, ":\\", at + 1)) {
+        const char drive = at > 0 ? text[at - 1] : ' ';
+        const bool alone = at < 2 || !std::isalnum(static_cast<unsigned char>(text[at - 2]));
+        if (std::isalpha(static_cast<unsigned char>(drive)) && alone) {
+            return true;
+        }
+    }
+    return false;
+}
+
 const Marker& marker_at_start(std::string_view message) {
     const Marker* begun = &kMarkers[0];
     for (const Marker& marker : kMarkers) {
@@ -254,7 +273,11 @@ std::string one_line(std::string_view text) {
                 i = after - 1;
             }
         }
-        const bool space = c == ' ' || c == '\t' || c == '\n' || c == '\r';
+        // A message inside a JSON or Python string: its escaped line breaks are white space.
+        const bool escaped = c == '\\' && i + 1 < text.size() &&
+                             (text[i + 1] == 'n' || text[i + 1] == 'r' || text[i + 1] == 't');
+        i += escaped ? 1 : 0;
+        const bool space = escaped || c == ' ' || c == '\t' || c == '\n' || c == '\r';
         if (!space) {
             line += c;
         } else if (!line.empty() && line.back() != ' ') {

@@ -41,12 +41,16 @@ struct Span {
 // traceback, or kMostMessage bytes on); none where `text` holds none.
 std::optional<Span> last_message(std::string_view text);
 
+// Whether `text` holds a Windows path: a drive's ("C:\\Users", "D:\\code") or a relative one
+// into PyTorch's sources ("..\\c10\\cuda", c10's "(malloc at ...)" of a Windows build).
+bool windows_paths(std::string_view text);
+
 // The marker `message` (a Span's text) begins with.
 const Marker& marker_at_start(std::string_view message);
 
 // The message as one line, as its figures are read: each run of white space (a console's wrap,
-// a log's box, sentences split by blank lines) one space, without the "[rankN]:" torchrun puts
-// before each line of a rank's output.
+// a log's box, sentences split by blank lines, a string's escaped "\\n") one space, without the
+// "[rankN]:" torchrun puts before each line of a rank's output.
 std::string one_line(std::string_view text);
 
 }  // namespace oomlab::oom_text

@@ -27,6 +27,15 @@ std::string printed_or_not_given(std::optional<std::int64_t> value) {
 }
 
 Backend backend_of(const OomMessage& m) {
+    if (m.backend == "DirectML") {  // Windows' DirectX 12 GPUs through torch-directml
+        return {"the GPU",
+                "the Task Manager's Performance tab (dedicated GPU memory)",
+                "torch_directml.device(index)",
+                "",
+                "",
+                false,
+                "torch_directml"};
+    }
     const bool xpu = m.backend == "XPU", npu = m.backend == "NPU", hip = m.backend == "HIP";
     const std::string kind = xpu ? "XPU" : npu ? "NPU" : "GPU";
     return {m.device_index >= 0 ? kind + " " + std::to_string(m.device_index) : "the " + kind,
@@ -43,7 +52,10 @@ Backend backend_of(const OomMessage& m) {
             hip          ? "AMD_SERIALIZE_KERNEL=3"
             : xpu || npu ? ""
                          : "CUDA_LAUNCH_BLOCKING=1",
-            !xpu && !npu && !hip};
+            !xpu && !npu && !hip,
+            xpu   ? "torch.xpu"
+            : npu ? "torch.npu"
+                  : "torch.cuda"};
 }
 
 std::int64_t rounding_of(std::int64_t printed) {

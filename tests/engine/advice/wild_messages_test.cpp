@@ -112,9 +112,9 @@ TEST(WildMessages, EveryMessageIsReadFigureByFigure) {
                 << where;
         } else {
             EXPECT_EQ(m.device, OomMessage::Device::Cuda) << where;
-            std::string backend = device;
-            std::transform(backend.begin(), backend.end(), backend.begin(), ::toupper);
-            EXPECT_EQ(m.backend, backend) << where;
+            std::string backend = m.backend;  // "CUDA", "HIP", ... "DirectML"
+            std::transform(backend.begin(), backend.end(), backend.begin(), ::tolower);
+            EXPECT_EQ(backend, device) << where;
         }
         EXPECT_EQ(m.device_index, row.at("gpu_index") == "-" ? -1 : std::stoi(row.at("gpu_index")))
             << where;
@@ -141,6 +141,10 @@ TEST(WildMessages, EveryMessageIsReadFigureByFigure) {
         std::string expected_processes;
         std::stringstream listed(row.at("processes") == "-" ? "" : row.at("processes"));
         for (std::string item; std::getline(listed, item, ',');) {
+            const std::optional<double> held = printed_bytes(item.substr(item.find(':') + 1));
+            if (held && *held > kOneEiB) {
+                continue;  // set aside, as any impossible figure
+            }
             expected_processes +=
                 (expected_processes.empty() ? "" : ",") + item.substr(0, item.find(':'));
         }
@@ -260,6 +264,35 @@ TEST(WildMessages, EachCaseTheWildShowedIsExplainedAsItsFiguresSay) {
          "within the printed figures' rounding (10.24 MiB), have been as much as the 38.00 MiB"},
         {"311-windows-allocated-gt-total-backticked-cogview.txt", OomVerdict::Fragmentation,
          "shared GPU memory", "held outside PyTorch"},
+        // round 8: a listed process that is this one, ranks' contexts, a pool's own cache
+        {"411-2x-gpu1-process-line-only-interleaved-traceback.txt", OomVerdict::OutOfMemory,
+         "process 105400 is most likely this one", "see what else holds the device"},
+        {"443-tgi-capacty-process-self-then-router-server-error.txt", OomVerdict::Fragmentation,
+         "no other process was listed", "at most 1 bytes"},
+        {"442-capacty-fifteen-rank-contexts-1-19gib-backtick.txt", OomVerdict::HeldElsewhere,
+         "the 15 processes of 1.19 GiB each are most likely other ranks' contexts"},
+        {"444-asyncalloc-rust-panic-escaped-newlines-tgi.txt", OomVerdict::OutOfMemory,
+         "torch.cuda.empty_cache() before the step that failed", "without them it would have fit"},
+        {"402-1x-max-split-hint-4gib-pct.txt", OomVerdict::Fragmentation,
+         "the cache may have been smaller than the request: likely, not certain"},
+        // Windows: shared GPU memory, no expandable segments; a PyTorch before 1.10
+        {"414-zh-prefix-allocated-75gib-gt-total-24gib.txt", OomVerdict::TooLarge,
+         "Windows' driver lends the GPU the host's memory", "no setting of the allocator"},
+        {"421-2x-windows-allocated-gt-total-chatgpt-fence-cut.txt", OomVerdict::Fragmentation,
+         "expandable segments are not available on Windows", "expandable_segments:True"},
+        {"408-2x-wording-0-bytes-free-ooba-output-generated-after.txt", OomVerdict::Fragmentation,
+         "expandable segments are not available on Windows", "expandable_segments:True"},
+        {"456-1x-malloc-at-cachingallocator-289-no-backtrace.txt", OomVerdict::Fragmentation,
+         "a newer PyTorch: 1.10 and later", "expandable"},
+        // each backend its own module and settings
+        {"453-xpu-ipex-comfy-exception-prefix-cache-2gib.txt", OomVerdict::Fragmentation,
+         "keep tensor sizes steady", "PYTORCH_CUDA_ALLOC_CONF"},
+        {"431-directml-could-not-allocate-tensor-total-time-after.txt",
+         OomVerdict::OutsideAllocator, "none of PyTorch's allocator settings apply"},
+        {"423-npu-backticked-sdpa-35gib-request-free-33gib.txt", OomVerdict::OutOfMemory,
+         "torch.npu.memory._record_memory_history"},
+        {"454-xpu-ur-out-of-resources-sdpa.txt", OomVerdict::OutsideAllocator,
+         "torch.xpu.set_per_process_memory_fraction", "torch.cuda"},
         // each setting from the release that brought it, on its backend
         {"308-cached-it-clearly-shows-prose.txt", OomVerdict::Fragmentation,
          "2.1 and later expandable_segments:True", "2.0 and later"},

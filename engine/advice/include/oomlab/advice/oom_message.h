@@ -42,7 +42,11 @@ struct OomMessage {
     // rounded figures; "cached" (1.0 to 1.4) printed it, and had no max_split_size_mb yet.
     bool reserved_from_total = false;
     bool cached_wording = false;
-    // The host's wording says Windows ("not enough memory": its allocator's refusal).
+    // Older than 1.10, where neither allocator setting was yet: 1.0 to 1.4's "cached", or a
+    // message that ends in c10's "(malloc at ...)" with no max_split_size_mb hint before it.
+    bool before_settings = false;
+    // The program ran on Windows: the host's wording ("not enough memory"), the text's paths
+    // ("C:\...", "..\c10\..."), or tensors past the GPU (the driver's shared GPU memory).
     bool windows_host = false;
     // MPS prints 1024-based sizes as "GB" and "MB" (newer ones "GiB"): quoted as it printed.
     bool decimal_unit_names = false;
