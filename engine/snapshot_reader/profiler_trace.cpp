@@ -96,13 +96,14 @@ TiedCalls tied_calls_of(const std::map<std::string, std::vector<Span>>& spans) {
 }
 
 // An open span, with what the spans from the outermost one to it tell, so that a memory
-// event is named in constant time however deep the stack: the user's line (walking in from the
-// outermost Python frame, the last one before the first of PyTorch's own: the line that called
-// into it), the innermost op, and the kinds of work seen.
+// event is named in constant time however deep the stack: the user's line (the innermost
+// Python frame outside PyTorch, as a snapshot's frames are named: a model's forward, not the
+// loop that entered a profiler step or a record_function), else the innermost module label
+// (with_modules without with_stack), the innermost op, and the kinds of work seen.
 struct OpenSpan {
     const Span* span = nullptr;
     const Span* user = nullptr;
-    bool in_torch = false;  // a Python frame of PyTorch's own is open here or further out
+    const Span* module = nullptr;  // "nn.Module: Net_0"
     const Span* innermost_op = nullptr;
     bool backward = false;
     bool optimizer = false;
@@ -127,11 +128,13 @@ struct OpenSpan {
         OpenSpan next = *this;
         next.span = inner;
         const std::string& name = inner->name;
-        const bool torch = inner->python && torch_or_builtin(name);
-        if (inner->python && !torch && !in_torch) {
-            next.user = inner;
+        if (inner->python && !torch_or_builtin(name)) {
+            if (profiler_frame(name)) {
+                next.user = inner;
+            } else if (starts_with(name, "nn.Module: ")) {
+                next.module = inner;
+            }
         }
-        next.in_torch = in_torch || torch;
         next.innermost_op = inner->python ? innermost_op : inner;
         next.backward |=
             starts_with(name, "autograd::engine::evaluate_function") || contains(name, "Backward");
@@ -184,9 +187,10 @@ struct OpenSpan {
         return innermost_op && is_matrix_product(innermost_op->name) && !in_replaced_call();
     }
 
-    // The user's line; else the innermost op.
+    // The user's line; else the module's label; else the innermost op.
     std::string line() const {
         return user           ? user_line(user->name)
+               : module       ? module->name
                : innermost_op ? std::string(kNoPythonFrame) + " " + innermost_op->name
                               : kNoPythonFrame;
     }
@@ -336,6 +340,12 @@ SnapshotReport profiler_trace_report(PickleInput& input, const std::string& sour
         device.index = int(key.second);  // the profiler's Device Id: -1 for the CPU
         device.events = memory.size();
         device.from_trace = true;
+        device.gpu_kernels = trace.gpu_kernels;
+        device.gpu_memory_recorded =
+            std::any_of(devices.begin(), devices.end(),
+                        [](const auto& other) { return other.first.second >= 0; });
+        device.host_of_a_gpu_run =
+            device.index < 0 && (trace.gpu_kernels > 0 || device.gpu_memory_recorded);
         // The totals after each event, since PyTorch 1.10: a GPU's are never all 0. Before, what
         // was allocated is the events' sum, and nothing says what was reserved (a CPU reserves
         // nothing).

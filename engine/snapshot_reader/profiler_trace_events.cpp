@@ -316,6 +316,10 @@ private:
             m_trace.memory[{m_event.device_type, m_event.device_id}].push_back(
                 {m_event.ts, m_event.address, m_event.bytes, m_event.total_allocated,
                  m_event.total_reserved, std::move(m_event.thread)});
+        } else if (m_event.phase == "X" &&
+                   (m_event.category == "kernel" || m_event.category == "gpu_memcpy" ||
+                    m_event.category == "gpu_memset")) {
+            ++m_trace.gpu_kernels;  // the GPU's own timeline: no span of the program's
         } else if (m_event.phase == "X") {
             std::shared_ptr<const TraceOpInputs> inputs;
             if (!m_event.inputs.dims.empty() && keeps_inputs(*m_event.name)) {

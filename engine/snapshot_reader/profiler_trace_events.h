@@ -69,6 +69,7 @@ struct TraceEvents {
     // By device: the profiler's (Device Type, Device Id).
     std::map<std::pair<std::int64_t, std::int64_t>, std::vector<TraceMemoryEvent>> memory;
     bool profile_memory = false;  // the document says it was recorded with profile_memory on
+    std::size_t gpu_kernels = 0;  // kernels, copies and fills the GPU ran: the program used one
 };
 
 // Reads `input` to its end a chunk at a time, calling `after_chunk` after each. Throws BadInput

@@ -337,6 +337,10 @@ void advise_on_pinned_host(const SnapshotDevice& device, std::vector<SnapshotAdv
 std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device,
                                             const std::optional<std::string>& alloc_conf) {
     std::vector<SnapshotAdvice> advice;
+    constexpr std::int64_t kTooLittle = std::int64_t(1) << 20;  // nothing to act on
+    if (device.ooms.empty() && device.peak_allocated < kTooLittle) {
+        return advice;
+    }
     if (device.index == kPinnedHostIndex) {
         advise_on_pinned_host(device, advice);
     } else if (!device.ooms.empty()) {

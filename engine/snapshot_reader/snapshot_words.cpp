@@ -119,6 +119,14 @@ std::string snapshot_free_words(const SnapshotDevice& d) {
 
 std::vector<std::string> snapshot_end_notes(const SnapshotDevice& device) {
     std::vector<std::string> notes;
+    if (device.host_of_a_gpu_run && device.gpu_kernels > 0) {
+        notes.push_back(
+            "the program ran on a GPU (the trace holds " + std::to_string(device.gpu_kernels) +
+            " of its kernels and copies): this is the host's memory, not the GPU's" +
+            (device.gpu_memory_recorded ? std::string()
+                                        : ", and the trace recorded none of the GPU's (its caching "
+                                          "allocator off, or no CUDA memory event kept)"));
+    }
     if (device.pending_free > 0) {
         notes.push_back(format_bytes(device.pending_free) +
                         " freed by the program but not yet reusable: blocks waiting for work on "

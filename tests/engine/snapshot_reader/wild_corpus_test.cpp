@@ -210,7 +210,7 @@ TEST(WildCorpus, WithoutATraceWhatNoFrameNamesWasAllocatedWhileTheHistoryWasOff)
 
 // TraceLens's test of normalization layers trains a small net on a GPU: forward keeps 84% of its
 // 7.8 MiB peak, too little for mixed precision or checkpointing to free room for anything;
-// the line that holds the most is still named.
+// the lines that hold the most are still named.
 TEST(WildCorpus, ASmallProfileIsNotToldToShrinkItsActivations) {
     const SnapshotDevice device =
         read_snapshot_report(
@@ -222,7 +222,10 @@ TEST(WildCorpus, ASmallProfileIsNotToldToShrinkItsActivations) {
     for (const SnapshotAdvice& item : snapshot_advice(device, std::nullopt)) {
         offered.push_back(item.what);
     }
-    EXPECT_EQ(offered, std::vector<std::string>{"start with nn.Module: Net_0"});
+    // The lines that allocated, innermost outside torch (the net's forward), not the loop.
+    EXPECT_EQ(offered, (std::vector<std::string>{
+                           "start with test_perf_model.py:35 (forward)",
+                           "start with test_perf_model.py:64 (create_normalization_layer_trace)"}));
 
     SnapshotDevice larger = device;  // the same shares, a thousand times the memory
     for (SnapshotTraceChange& change : larger.changes) {
@@ -237,6 +240,43 @@ TEST(WildCorpus, ASmallProfileIsNotToldToShrinkItsActivations) {
         shrinks |= item.what == "mixed precision or activation checkpointing";
     }
     EXPECT_TRUE(shrinks);
+}
+
+// A tutorial's trace with a schedule and record_function ranges: its memory is named by the
+// forward that allocated it (torch_prof.py:36), not by the loop that calls prof.step() (line
+// 99), whose annotations are the stages.
+TEST(WildCorpus, ATracesLineIsTheInnermostFrameOutsideTorch) {
+    const SnapshotReport report = read_snapshot_report(test::fixture(
+        "wild/traces/"
+        "sidnb13__torch-profiling-tutorial__dc3b0e7228dd_851.1752215573993169006.pt.trace.json"));
+    const SnapshotDevice& gpu = report.devices.at(0);
+    ASSERT_EQ(gpu.index, 0);
+    bool forward = false;
+    for (const SnapshotLine& line : gpu.at_peak) {
+        EXPECT_EQ(line.where.find("torch_prof.py:99"), std::string::npos) << line.where;
+        forward |= line.where == "torch_prof.py:36 (forward)";
+    }
+    EXPECT_TRUE(forward);
+}
+
+// ResNet-18 trained with DDP on MI300X GPUs, its trace holding the GPUs' kernels but the host's
+// memory alone: no estimate puts that memory on a GPU, no advice for 8 bytes, and it is said
+// that the GPU's memory was not recorded.
+TEST(WildCorpus, TheHostOfAGpuRunIsNotEstimatedOnAGpu) {
+    const SnapshotReport report = read_snapshot_report(
+        test::fixture("wild/traces/AMD-AGI__TraceLens__train_resnet18.json.gz"));
+    ASSERT_EQ(report.devices.size(), 1u);
+    const SnapshotDevice& host = report.devices[0];
+    EXPECT_EQ(host.index, -1);
+    EXPECT_TRUE(host.host_of_a_gpu_run);
+    EXPECT_GT(host.gpu_kernels, 2000u);
+    EXPECT_FALSE(gpu_estimate(host));
+    EXPECT_TRUE(snapshot_advice(host, std::nullopt).empty());
+    bool said = false;
+    for (const std::string& note : snapshot_end_notes(host)) {
+        said |= note.find("the trace recorded none of the GPU's") != std::string::npos;
+    }
+    EXPECT_TRUE(said);
 }
 
 // The layouts real programs wrote that no kept file shows (their licences let us keep none),

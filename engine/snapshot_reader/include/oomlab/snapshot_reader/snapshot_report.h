@@ -267,6 +267,11 @@ struct SnapshotDevice {
     // PyTorch's tensor categories): its segment only spans the addresses its tensors had, so
     // its segments, reserved and cached figures are zero; its blocks are those alive at the end.
     bool from_profile = false;
+    // A trace's CPU in a program that ran on a GPU (the trace holds a GPU's memory, or the
+    // kernels it ran: `gpu_kernels`): host memory, which no estimate puts on a GPU.
+    bool host_of_a_gpu_run = false;
+    std::size_t gpu_kernels = 0;
+    bool gpu_memory_recorded = false;  // the trace holds a GPU's memory events too
     // A CPU profile's RNN calls, where it recorded their shapes; empty otherwise.
     std::vector<SnapshotRecurrentCall> recurrent_calls;
     // Its convolutions' calls, forward and backward, where it recorded their shapes.
