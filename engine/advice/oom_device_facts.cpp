@@ -99,7 +99,10 @@ void add_device_facts(OomExplanation& e, const DeviceReading& r) {
                           " is most likely this one (seen from a container, its id differs): it "
                           "held what PyTorch reserved and " +
                           printed_size(r.where.this_process) +
-                          " more, a CUDA context and libraries");
+                          (r.where.this_process > (std::int64_t(2) << 30)
+                               ? " more, far more than a context: other libraries or allocators "
+                                 "in this process (NCCL, cuBLAS, a serving engine's own)"
+                               : " more, a CUDA context and libraries"));
     }
 }
 

@@ -68,13 +68,16 @@ void explain_shared_memory(OomExplanation& e) {
                                     : "";
     e.facts.push_back(m.failure + figures);
     e.summary = "Not the GPU's memory: " + m.failure + figures +
-                ". No batch size or allocator setting changes it; while torch.compile's autotuning "
-                "tries kernels, such a configuration is skipped and another one runs.";
+                ". No batch size or allocator setting changes it. While an autotuner "
+                "(torch.compile's, or Triton's @autotune in a library) tries kernels, such a "
+                "configuration is skipped and another one runs; a kernel with one "
+                "configuration fails.";
     e.tries.push_back(
         "if the program went on, nothing: the autotuner logs the configurations it drops");
     e.tries.push_back(
         "if it stopped there: smaller block sizes or num_stages for that kernel (its own "
-        "message names them), or torch.compile without mode=\"max-autotune\"");
+        "message names them; for a library's kernel, a version built for this GPU), or "
+        "torch.compile without mode=\"max-autotune\"");
 }
 
 void too_large_tries(OomExplanation& e) {
@@ -164,6 +167,19 @@ bool limit_reached(OomExplanation& e, const DeviceReading& r) {
     return true;
 }
 
+// Intel's GPUs allocate at most 4 GiB at once unless the program asks for more: said where a
+// request reaches it, whatever the verdict.
+void advise_xpu_limit(OomExplanation& e, const DeviceReading& r) {
+    constexpr std::int64_t kXpuMostAtOnce = std::int64_t(4) << 30;
+    if (r.m.backend == "XPU" && r.requested >= kXpuMostAtOnce) {
+        e.tries.insert(e.tries.begin(),
+                       "Intel's GPUs allocate at most 4 GiB at once by default, whatever is "
+                       "free: UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1 lifts it, or split the "
+                       "tensor that needs " +
+                           printed_size(r.requested));
+    }
+}
+
 // The device had room for the request and the segment it opens: its memory was not what ran
 // out.
 bool device_not_full(OomExplanation& e, const DeviceReading& r) {
@@ -185,7 +201,9 @@ bool device_not_full(OomExplanation& e, const DeviceReading& r) {
                 printed_size(r.requested) +
                 " was asked for, so the device's memory was not what ran out. What refuses an "
                 "allocation then: a limit on this process, memory another process took "
-                "between the failure and the message, Windows' display driver, or a fault "
+                "between the failure and the message, " +
+                std::string(on.nvidia ? "Windows' display driver, " : "") +
+                "or a fault "
                 "of the driver.";
     // The driver maps memory in 2 MiB pages and keeps some for itself: at a margin of a few
     // MiB the device may have been full after all.
@@ -204,15 +222,7 @@ bool device_not_full(OomExplanation& e, const DeviceReading& r) {
                      " was held outside PyTorch's allocator, more than a context's few hundred "
                      "MiB: another process is the likeliest cause.";
     }
-    // Intel's GPUs allocate at most 4 GiB at once unless the program asks for more.
-    constexpr std::int64_t kXpuMostAtOnce = std::int64_t(4) << 30;
-    if (m.backend == "XPU" && r.requested >= kXpuMostAtOnce) {
-        e.tries.push_back(
-            "Intel's GPUs allocate at most 4 GiB at once by default, whatever is free: "
-            "UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1 lifts it, or split the tensor that "
-            "needs " +
-            printed_size(r.requested));
-    }
+    advise_xpu_limit(e, r);
     e.tries.push_back("a limit on this process: look for " + on.module +
                       ".set_per_process_memory_fraction (or "
                       "a framework's memory fraction setting), and for a limit on the container" +
@@ -422,6 +432,7 @@ void out_of_memory(OomExplanation& e, const DeviceReading& r) {
         "its own models, and " +
         r.on.module + ".memory._record_memory_history for yours");
     others_made_the_difference(e, r);
+    advise_xpu_limit(e, r);
     // Without the request's size (a message cut before "Tried to allocate"), a cache large
     // enough to have held a segment may have been the cause: said, with its settings. So too
     // where the cache, within the printed figures' rounding, may have been the request's size.

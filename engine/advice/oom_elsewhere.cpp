@@ -19,9 +19,13 @@ int listed_as_this_process(const OomMessage& m, std::int64_t reserved) {
     // and NCCL's workspaces on an 80 GiB GPU).
     const std::int64_t most_beside =
         std::max<std::int64_t>(std::int64_t(2) << 30, m.total.value_or(0) / 10);
+    // Or one that, were it another's, leaves less than PyTorch reserved of what was in use.
+    const std::int64_t in_use =
+        m.total && m.free ? *m.total - *m.free + rounding_of(*m.total) + rounding_of(*m.free) : -1;
     int found = 0;
     for (const auto& [pid, held] : m.processes) {
-        if (held >= reserved && held - reserved <= most_beside) {
+        if (held >= reserved &&
+            (held - reserved <= most_beside || (in_use >= 0 && held + reserved > in_use))) {
             if (found != 0) {
                 return 0;  // two could be: neither is said to be
             }

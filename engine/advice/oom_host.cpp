@@ -28,7 +28,9 @@ void explain_host(OomExplanation& e) {
     const std::string asked =
         !m.requested ? std::string("memory (the size is not given)")
         : mps        ? mps_size(m, m.requested)
-                     : std::to_string(*m.requested) + " bytes (" + printed_size(*m.requested) + ")";
+        : !m.requested_printed.empty()
+            ? m.requested_printed + " (" + std::to_string(*m.requested) + " bytes)"
+            : std::to_string(*m.requested) + " bytes (" + printed_size(*m.requested) + ")";
     e.facts.push_back("asked " + std::string(where) + " for " + asked +
                       (m.system_error ? " and was refused: " + *m.system_error : ""));
     if (mps) {

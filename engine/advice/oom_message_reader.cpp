@@ -418,6 +418,16 @@ OomMessage read_message(std::string_view text) {
         m.requested = f.after("you tried to allocate ", "the size asked for");
         m.system_error = f.system_error();
         m.windows_host = f.says("not enough memory");
+    } else if (text.compare(0, 24, "Torch: not enough memory") == 0) {
+        // PyTorch 0.x's TH: "Torch: not enough memory: you tried to allocate 72GB. Buy new RAM!"
+        m.backend = "CPU";
+        m.requested = f.after("you tried to allocate ", "the size asked for");
+        constexpr std::string_view kAsked = "you tried to allocate ";
+        if (const std::size_t at = text.find(kAsked); at != std::string_view::npos && m.requested) {
+            const std::size_t from = at + kAsked.size();
+            const std::size_t end = text.find_first_of(". \n", from);
+            m.requested_printed = std::string(text.substr(from, end - from));  // "72GB"
+        }
     } else if (m.device == Device::Cpu) {
         m.backend = "CPU";
     }

@@ -63,10 +63,12 @@ constexpr Marker kMarkers[] = {
      "(UR_RESULT_ERROR_OUT_OF_RESOURCES)"},
     // torch.compile's Triton kernels: one block's shared memory, not the device's memory.
     {"out of resource: ", Device::Cuda, "CUDA", false, false,
-     "a Triton kernel (torch.compile's) asked for more shared memory per block than the GPU has"},
+     "a Triton kernel (torch.compile's, or a library's own) asked for more shared memory per "
+     "block than the GPU has"},
     {"DefaultCPUAllocator: can't allocate memory", Device::Cpu},
     {"DefaultCPUAllocator: not enough memory", Device::Cpu},
     {"posix_memalign(&data, gAlignment, nbytes) == 0", Device::Cpu},  // before PyTorch 1.2
+    {"Torch: not enough memory", Device::Cpu},                        // 0.x's TH
     {"MPS backend out of memory", Device::Mps},
     {"std::bad_alloc", Device::Cpu},
     {"out of memory. Tried to allocate", Device::Cuda, "CUDA", false, true},

@@ -54,8 +54,9 @@ struct OomMessage {
     int device_index = -1;                          // "GPU 0"; -1 when not said
     int pytorch_major = 0;  // 1 or 2 as the wording tells (CUDA); 0 when it does not
     std::optional<std::int64_t> requested;
-    std::optional<std::int64_t> total;         // the device's capacity
-    std::optional<std::int64_t> free;          // free on the device
+    std::string requested_printed;      // where its unit is not PyTorch's own ("72GB", 0.x's TH)
+    std::optional<std::int64_t> total;  // the device's capacity
+    std::optional<std::int64_t> free;   // free on the device
     std::optional<std::int64_t> allocated;     // by PyTorch's tensors (and private_pools)
     std::optional<std::int64_t> reserved;      // by PyTorch's allocator, allocated or not
     std::optional<std::int64_t> allowed;       // a memory fraction's limit, where set
