@@ -1,6 +1,7 @@
 #include "oomlab/snapshot_reader/snapshot_advice.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <initializer_list>
 #include <string_view>
 
@@ -134,9 +135,18 @@ bool expandable_on(const std::optional<std::string>& alloc_conf) {
     return alloc_conf && allocator::expandable_segments_on(*alloc_conf);
 }
 
-std::string replayed(const allocator::WhatIf& recorded, const allocator::WhatIf& expandable) {
+// A replay whose own figure is not the program's (2% off: a trace begun late replays only its
+// own requests) is said to be so, as `snapshot whatif` says it.
+std::string replayed(const SnapshotDevice& device, const allocator::WhatIf& recorded,
+                     const allocator::WhatIf& expandable) {
+    const std::int64_t off = recorded.peak_reserved - device.peak_reserved;
+    const bool the_programs = std::abs(off) <= device.peak_reserved / 50;
     return "replayed with it, peak reserved " + format_bytes(recorded.peak_reserved) + " -> " +
-           format_bytes(expandable.peak_reserved);
+           format_bytes(expandable.peak_reserved) +
+           (the_programs ? ""
+                         : " (the replay's own figures, not the program's " +
+                               format_bytes(device.peak_reserved) +
+                               ": it replays what the trace recorded, not what came before)");
 }
 
 // Advice on the out-of-memory: fragmentation, or memory really in use (returned true).
@@ -188,7 +198,7 @@ bool advise_on_oom(const SnapshotDevice& device, const SnapshotOom& oom,
         if (outcome && *outcome) {
             advice.push_back({"keep tensor sizes steady",
                               fragmented + ". Expandable segments would not save it: " +
-                                  replayed(*replays.recorded(), *expandable) +
+                                  replayed(device, *replays.recorded(), *expandable) +
                                   ", and the error still happens. Pad batches to a fixed or "
                                   "bucketed length, or hold less."});
             return false;
@@ -198,7 +208,7 @@ bool advise_on_oom(const SnapshotDevice& device, const SnapshotOom& oom,
              fragmented +
                  ". Expandable segments grow one mapping instead of leaving gaps between blocks "
                  "of different sizes" +
-                 (outcome ? ": " + replayed(*replays.recorded(), *expandable) +
+                 (outcome ? ": " + replayed(device, *replays.recorded(), *expandable) +
                                 ", and the out-of-memory error at event " +
                                 std::to_string(oom.event) + " does not happen."
                           : ".")});
@@ -372,7 +382,7 @@ std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device,
                      ") held no tensor: memory other programs on the device, or a "
                      "larger batch, could use. Expandable segments keep less "
                      "cached" +
-                     (expandable ? ": " + replayed(*replays.recorded(), *expandable) + "."
+                     (expandable ? ": " + replayed(device, *replays.recorded(), *expandable) + "."
                                  : "; torch.cuda.empty_cache() between phases returns "
                                    "it.")});
         }
@@ -393,10 +403,11 @@ std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device,
                          ", so no line can be named for it: " +
                          (device.from_trace
                               ? "start the profiler (or its schedule's active steps) before "
-                                "building the model and the optimizer, or record a memory "
-                                "snapshot instead (torch.cuda.memory._record_memory_history())."
-                              : "call torch.cuda.memory._record_memory_history() before "
-                                "building the model and the optimizer.")});
+                                "the model is built (and an optimizer, in training), or "
+                                "record a memory snapshot instead "
+                                "(torch.cuda.memory._record_memory_history())."
+                              : "call torch.cuda.memory._record_memory_history() before the "
+                                "model is built (and an optimizer, in training).")});
             }
         } else if (double(line.bytes) < kLineShare * double(device.peak_allocated)) {
             continue;

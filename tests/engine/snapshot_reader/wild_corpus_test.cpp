@@ -279,6 +279,25 @@ TEST(WildCorpus, TheHostOfAGpuRunIsNotEstimatedOnAGpu) {
     EXPECT_TRUE(said);
 }
 
+// Qwen on an H100, its trace begun after 939.1 MiB was allocated: the expandable segments'
+// replay covers the trace's own requests, and the advice says its figures are not the
+// program's 2.45 GiB, as `snapshot whatif` does.
+TEST(WildCorpus, AReplayOfALateTraceIsNotGivenAsTheProgramsFigures) {
+    const SnapshotDevice device =
+        read_snapshot_report(
+            test::fixture(
+                "wild/traces/AMD-AGI__TraceLens__h100_Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"))
+            .devices.at(0);
+    std::string why;
+    for (const SnapshotAdvice& item : snapshot_advice(device, std::nullopt)) {
+        why += item.what.find("expandable_segments") != std::string::npos ? item.why : "";
+    }
+    EXPECT_NE(why.find("replayed with it, peak reserved 1.44 GiB -> 1.10 GiB (the replay's own "
+                       "figures, not the program's 2.45 GiB"),
+              std::string::npos)
+        << why;
+}
+
 // The layouts real programs wrote that no kept file shows (their licences let us keep none),
 // rebuilt field by field with figures of our own (tests/data/snapshots/make_wild_layouts.py).
 class WildLayout : public ::testing::Test {
