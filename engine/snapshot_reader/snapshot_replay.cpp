@@ -183,9 +183,10 @@ std::int64_t start_of(std::int64_t end, const Moves& moves, std::int64_t floor, 
     if (start >= least) {
         return start;
     }
-    problems.push_back("the trace takes " + format_bytes(least - start) + " more " + figure +
-                       " away than the segments dumped at the end leave: the start is raised by "
-                       "that much, so that no moment is below zero");
+    problems.push_back("the trace leaves " + format_bytes(least - start) + " more " + figure +
+                       " than the segments dumped at the end hold: frees after its last event are "
+                       "missing (a trace cut short, or segments dumped at another moment), so it "
+                       "starts from the least that keeps every moment at or above zero");
     return least;
 }
 
@@ -260,6 +261,16 @@ void replay_changes(SnapshotDevice& device, const SnapshotProgress& progress) {
         start_of(device.allocated, allocations, early_frees, "allocated", device.trace_problems);
     std::int64_t reserved =
         start_of(device.reserved, reservations, 0, "reserved", device.trace_problems);
+    // Nothing reserved at the start (every segment opened inside the trace): nothing allocated
+    // either. What the end's blocks hold beyond the trace's net is the allocator's rounding of
+    // the sizes the trace records (what was asked: 2 B is a block of 512 B), not memory from
+    // before it.
+    const bool segments_traced =
+        std::any_of(device.changes.begin(), device.changes.end(),
+                    [](const SnapshotTraceChange& change) { return change.what == What::Reserve; });
+    if (segments_traced && reserved == 0 && early_frees == 0) {
+        allocated = std::max<std::int64_t>(-allocations.lowest, 0);
+    }
     device.peak_allocated = allocated;
     device.peak_reserved = reserved;
     device.reserved_at_peak = reserved;

@@ -5,7 +5,8 @@ json, gzip), as a check on OOM Lab's own readers: one JSON object on standard ou
 A snapshot (any pickle): per device, its segments, what they reserve and what their blocks hold
 allocated, cached free ("inactive") and freed but waiting on another stream
 ("active_pending_free") at the end, the trace's events, the most allocated over the trace (the end state less
-the trace's net change, then each allocation and free in turn), and whether any allocation
+the trace's net change, or, where the trace opens every segment, nothing but what keeps each
+moment at or above zero; then each allocation and free in turn), and whether any allocation
 carries a Python frame (a line the report can name).
 
 A profiler trace (JSON, gzipped or not): per device of its "[memory]" events, their count and
@@ -59,13 +60,26 @@ def read_snapshot(data):
         d = device(index)
         d["events"] = len(trace)
         moves = []
+        segment_moves = []
         for event in trace:
             if event["action"] == "alloc":
                 moves.append(event["size"])
                 d["lines"] = d["lines"] or python_frame(event.get("frames"))
             elif event["action"] == "free_completed":
                 moves.append(-event["size"])
+            elif event["action"] in ("segment_alloc", "segment_map"):
+                segment_moves.append(event["size"])
+            elif event["action"] in ("segment_free", "segment_unmap"):
+                segment_moves.append(-event["size"])
         allocated = d["allocated"] - sum(moves)
+        # Every segment opened inside the trace: nothing was allocated before it (the blocks'
+        # surplus over the trace's sizes is their rounding), and no moment is below zero.
+        if segment_moves and d["reserved"] - sum(segment_moves) == 0:
+            running, lowest = 0, 0
+            for move in moves:
+                running += move
+                lowest = min(lowest, running)
+            allocated = -lowest
         peak = allocated
         for move in moves:
             allocated += move
