@@ -37,6 +37,11 @@ std::vector<std::string> corpus(const std::string& folder) {
     return files;
 }
 
+// The first device of a kept file (`folder/name` under tests/data/wild).
+SnapshotDevice first_device(const std::string& file) {
+    return read_snapshot_report(test::fixture(file)).devices.at(0);
+}
+
 // What plain Python reads of `path`; null when there is no python3.
 nlohmann::json independent_reading(const std::string& path) {
     if (test::run_command("command -v python3 >/dev/null 2>&1").exit_code != 0) {
@@ -180,9 +185,7 @@ TEST(WildCorpus, BlocksWaitingOnAnotherStreamAreSaid) {
 // verl's snapshot has no trace (its history kept stacks on blocks only): what no frame names was
 // allocated while the history was off, not "before the trace began"; the advice says so too.
 TEST(WildCorpus, WithoutATraceWhatNoFrameNamesWasAllocatedWhileTheHistoryWasOff) {
-    const SnapshotDevice device =
-        read_snapshot_report(test::fixture("wild/snapshots/volcengine__verl__mem.pickle"))
-            .devices.at(0);
+    const SnapshotDevice device = first_device("wild/snapshots/volcengine__verl__mem.pickle");
     ASSERT_EQ(device.events, 0u);
     std::int64_t unnamed = -1;
     for (const SnapshotLine& line : device.at_peak) {
@@ -213,9 +216,7 @@ TEST(WildCorpus, WithoutATraceWhatNoFrameNamesWasAllocatedWhileTheHistoryWasOff)
 // the lines that hold the most are still named.
 TEST(WildCorpus, ASmallProfileIsNotToldToShrinkItsActivations) {
     const SnapshotDevice device =
-        read_snapshot_report(
-            test::fixture("wild/traces/AMD-AGI__TraceLens__normalization_layer_test.json.gz"))
-            .devices.at(0);
+        first_device("wild/traces/AMD-AGI__TraceLens__normalization_layer_test.json.gz");
     ASSERT_EQ(device.index, 0);
     EXPECT_EQ(device.peak_allocated, 8154624);
     std::vector<std::string> offered;
@@ -283,11 +284,8 @@ TEST(WildCorpus, TheHostOfAGpuRunIsNotEstimatedOnAGpu) {
 // replay covers the trace's own requests, and the advice says its figures are not the
 // program's 2.45 GiB, as `snapshot whatif` does.
 TEST(WildCorpus, AReplayOfALateTraceIsNotGivenAsTheProgramsFigures) {
-    const SnapshotDevice device =
-        read_snapshot_report(
-            test::fixture(
-                "wild/traces/AMD-AGI__TraceLens__h100_Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"))
-            .devices.at(0);
+    const SnapshotDevice device = first_device(
+        "wild/traces/AMD-AGI__TraceLens__h100_Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz");
     std::string why;
     for (const SnapshotAdvice& item : snapshot_advice(device, std::nullopt)) {
         why += item.what.find("expandable_segments") != std::string::npos ? item.why : "";
@@ -303,9 +301,7 @@ TEST(WildCorpus, AReplayOfALateTraceIsNotGivenAsTheProgramsFigures) {
 // a block of 512 B) is rounding, not "allocated before the trace began".
 TEST(WildCorpus, ATraceThatOpensEverySegmentStartsFromNothing) {
     const SnapshotDevice device =
-        read_snapshot_report(
-            test::fixture("wild/snapshots/mryab__efficient-dl-systems__vanilla_ce_snapshot.pickle"))
-            .devices.at(0);
+        first_device("wild/snapshots/mryab__efficient-dl-systems__vanilla_ce_snapshot.pickle");
     EXPECT_EQ(device.timeline.front().allocated, 0);
     EXPECT_EQ(device.timeline.front().reserved, 0);
     for (const SnapshotLine& line : device.at_peak) {
@@ -317,9 +313,7 @@ TEST(WildCorpus, ATraceThatOpensEverySegmentStartsFromNothing) {
 // that the dumped segments hold free, said as frees missing after its end (not a start raised).
 TEST(WildCorpus, ATraceCutShortIsSaidToMissItsLastFrees) {
     const SnapshotDevice device =
-        read_snapshot_report(
-            test::fixture("wild/snapshots/drisspg__transformer_nuggets__mini_snapshot.pickle"))
-            .devices.at(0);
+        first_device("wild/snapshots/drisspg__transformer_nuggets__mini_snapshot.pickle");
     EXPECT_EQ(device.peak_allocated, 402752512);
     ASSERT_EQ(device.trace_problems.size(), 1u);
     EXPECT_EQ(device.trace_problems[0].rfind("the trace leaves 384.1 MiB more allocated than the "
