@@ -421,16 +421,33 @@ void out_of_memory(OomExplanation& e, const DeviceReading& r) {
     e.tries.push_back(
         "a smaller batch: activations grow with it (keep the effective batch with "
         "gradient accumulation)");
-    e.tries.push_back(
-        "mixed precision (bf16, or fp16 with a grad scaler): activations take half "
-        "the memory");
-    e.tries.push_back(
-        "activation checkpointing: blocks keep only their inputs and recompute in "
-        "backward");
-    e.tries.push_back(
-        "measure where it goes: oomlab-cli estimate and run show the breakdown for "
-        "its own models, and " +
-        r.on.module + ".memory._record_memory_history for yours");
+    if (m.thc_wording) {  // 0.x: the tools came later
+        e.tries.push_back(
+            "a newer PyTorch: mixed precision (torch.cuda.amp, 1.6 and later; NVIDIA's "
+            "apex.amp before), activation checkpointing (torch.utils.checkpoint, 0.4.1 and "
+            "later) and the memory history (2.1 and later) each shrink or show what is held");
+        if (m.thc_random_state) {
+            e.facts.push_back(
+                "it failed making the random-number generator's state (THCTensorRandom), small "
+                "and among the first things made on a GPU: the GPU was most likely full before "
+                "this program put anything on it");
+            e.tries.insert(e.tries.begin(), "see what holds the GPU: " + r.on.smi +
+                                                " lists each process; stop it, or use another "
+                                                "device (" +
+                                                r.on.visible + ")");
+        }
+    } else {
+        e.tries.push_back(
+            "mixed precision (bf16, or fp16 with a grad scaler): activations take half "
+            "the memory");
+        e.tries.push_back(
+            "activation checkpointing: blocks keep only their inputs and recompute in "
+            "backward");
+        e.tries.push_back(
+            "measure where it goes: oomlab-cli estimate and run show the breakdown for "
+            "its own models, and " +
+            r.on.module + ".memory._record_memory_history for yours");
+    }
     others_made_the_difference(e, r);
     advise_xpu_limit(e, r);
     // Without the request's size (a message cut before "Tried to allocate"), a cache large

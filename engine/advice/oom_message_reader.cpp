@@ -393,6 +393,10 @@ OomMessage read_message(std::string_view text) {
     OomMessage m;
     if (begun->device == Device::Cuda) {
         m = read_cuda(f);
+        m.thc_wording =
+            begun->words.rfind("cuda runtime err", 0) == 0 || begun->words.rfind("error=2", 0) == 0;
+        m.before_settings = m.before_settings || m.thc_wording;
+        m.thc_random_state = m.thc_wording && f.says("thctensorrandom");
         m.driver_level = begun->driver;
         m.failure = std::string(begun->failure);
     } else {

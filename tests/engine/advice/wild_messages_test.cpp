@@ -308,6 +308,11 @@ TEST(WildMessages, EachCaseTheWildShowedIsExplainedAsItsFiguresSay) {
          "or a library's own"},
         {"547-xpu-ipex-title-4gib-request-no-free-cut.txt", OomVerdict::OutOfMemory,
          "Intel's GPUs allocate at most 4 GiB at once"},
+        {"509-thc-tensorrandom-title-only.txt", OomVerdict::OutOfMemory,
+         "the GPU was most likely full before this program put anything on it", "bf16"},
+        {"511-thc-tensorrandom-model-to-device-traceback.txt", OomVerdict::OutOfMemory,
+         "a newer PyTorch: mixed precision (torch.cuda.amp, 1.6 and later",
+         "_record_memory_history for yours"},
         // each setting from the release that brought it, on its backend
         {"308-cached-it-clearly-shows-prose.txt", OomVerdict::Fragmentation,
          "2.1 and later expandable_segments:True", "2.0 and later"},

@@ -45,6 +45,10 @@ struct OomMessage {
     // Older than 1.10, where neither allocator setting was yet: 1.0 to 1.4's "cached", or a
     // message that ends in c10's "(malloc at ...)" with no max_split_size_mb hint before it.
     bool before_settings = false;
+    // PyTorch 0.x's THC ("cuda runtime error (2) : out of memory at ...THCTensorRandom.cu"):
+    // none of mixed precision's, checkpointing's or the memory history's APIs yet.
+    bool thc_wording = false;
+    bool thc_random_state = false;  // failed making the random-number state (THCTensorRandom)
     // The program ran on Windows: the host's wording ("not enough memory"), the text's paths
     // ("C:\...", "..\c10\..."), or tensors past the GPU (the driver's shared GPU memory).
     bool windows_host = false;
