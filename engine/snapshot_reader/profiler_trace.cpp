@@ -353,6 +353,7 @@ SnapshotReport profiler_trace_report(PickleInput& input, const std::string& sour
             return event.total_allocated != 0 || event.total_reserved != 0;
         });
         device.reserved_recorded = totals || device.index == kProfilerCpuIndex;
+        device.totals_recorded = totals;
         device.allocated = memory.back().total_allocated;
         device.reserved = memory.back().total_reserved;
         if (!totals) {  // the events' sum, from the lowest start that keeps it from going below 0

@@ -317,8 +317,10 @@ private:
                 {m_event.ts, m_event.address, m_event.bytes, m_event.total_allocated,
                  m_event.total_reserved, std::move(m_event.thread)});
         } else if (m_event.phase == "X" &&
+                   // Kineto's names since 2021; its first ones ("Kernel", "Memcpy") before.
                    (m_event.category == "kernel" || m_event.category == "gpu_memcpy" ||
-                    m_event.category == "gpu_memset")) {
+                    m_event.category == "gpu_memset" || m_event.category == "Kernel" ||
+                    m_event.category == "Memcpy" || m_event.category == "Memset")) {
             ++m_trace.gpu_kernels;  // the GPU's own timeline: no span of the program's
         } else if (m_event.phase == "X") {
             std::shared_ptr<const TraceOpInputs> inputs;

@@ -403,9 +403,12 @@ std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device,
                          ", so no line can be named for it: " +
                          (device.from_trace
                               ? "start the profiler (or its schedule's active steps) before "
-                                "the model is built (and an optimizer, in training), or "
-                                "record a memory snapshot instead "
-                                "(torch.cuda.memory._record_memory_history())."
+                                "the model is built (and an optimizer, in training)" +
+                                    std::string(device.index >= 0
+                                                    ? ", or record a memory snapshot instead "
+                                                      "(torch.cuda.memory._record_memory_"
+                                                      "history())."
+                                                    : ".")
                               : "call torch.cuda.memory._record_memory_history() before the "
                                 "model is built (and an optimizer, in training).")});
             }

@@ -116,12 +116,13 @@ std::int64_t make_consistent(SnapshotDevice& device) {
         device.changes = std::move(changes);
     }
     if (early_frees > 0) {
-        device.trace_problems.push_back(count_of(early_frees, "free", "frees") +
-                                        " of memory allocated before the trace began (" +
-                                        format_bytes(early_bytes) +
-                                        "): the history starts late, or its ring buffer "
-                                        "(max_entries) dropped the oldest events; "
-                                        "that memory is shown as allocated before the trace");
+        device.trace_problems.push_back(
+            count_of(early_frees, "free", "frees") +
+            " of memory allocated before the trace began (" + format_bytes(early_bytes) + "): " +
+            (device.from_trace ? "the profiler started after it was allocated"
+                               : "the history starts late, or its ring buffer "
+                                 "(max_entries) dropped the oldest events") +
+            "; that memory is shown as allocated before the trace");
     }
     if (!lost_frees.empty()) {
         device.trace_problems.push_back(

@@ -77,7 +77,10 @@ bool reserves(const SnapshotDevice& d) {
 std::string snapshot_end_words(const SnapshotDevice& d) {
     const std::string allocated = format_bytes(d.allocated) + " allocated at the end";
     if (d.from_trace && d.index == kProfilerCpuIndex) {
-        return allocated + " (the profiler's totals; the CPU's allocator reserves nothing)";
+        return allocated +
+               (d.totals_recorded ? " (the profiler's totals"
+                                  : " (the events' sum: the profiler wrote no totals before 1.10") +
+               "; the CPU's allocator reserves nothing)";
     }
     if (!d.from_trace) {
         return std::to_string(d.segments) + " segments, " + format_bytes(d.reserved) +
@@ -119,13 +122,16 @@ std::string snapshot_free_words(const SnapshotDevice& d) {
 
 std::vector<std::string> snapshot_end_notes(const SnapshotDevice& device) {
     std::vector<std::string> notes;
-    if (device.host_of_a_gpu_run && device.gpu_kernels > 0) {
-        notes.push_back(
-            "the program ran on a GPU (the trace holds " + std::to_string(device.gpu_kernels) +
-            " of its kernels and copies): this is the host's memory, not the GPU's" +
-            (device.gpu_memory_recorded ? std::string()
-                                        : ", and the trace recorded none of the GPU's (its caching "
-                                          "allocator off, or no CUDA memory event kept)"));
+    if (device.host_of_a_gpu_run) {
+        notes.push_back("the program ran on a GPU (the trace holds " +
+                        (device.gpu_kernels > 0
+                             ? std::to_string(device.gpu_kernels) + " of its kernels and copies"
+                             : std::string("a GPU's memory too")) +
+                        "): this is the host's memory, not the GPU's" +
+                        (device.gpu_memory_recorded
+                             ? std::string()
+                             : ", and the trace recorded none of the GPU's (its caching "
+                               "allocator off, or no CUDA memory event kept)"));
     }
     if (device.pending_free > 0) {
         notes.push_back(format_bytes(device.pending_free) +

@@ -324,6 +324,34 @@ TEST(WildCorpus, ATraceCutShortIsSaidToMissItsLastFrees) {
         << device.trace_problems[0];
 }
 
+// A PyTorch 1.10 course trace freeing 20 scalars made before the profiler started: said in the
+// profiler's words, not a snapshot's ring buffer.
+TEST(WildCorpus, AProfilersEarlyFreesAreSaidInItsOwnWords) {
+    const SnapshotDevice host = first_device("wild/traces/RasmusJuul__dtu_mlops__trace.json");
+    ASSERT_FALSE(host.trace_problems.empty());
+    EXPECT_NE(host.trace_problems[0].find("the profiler started after it was allocated"),
+              std::string::npos)
+        << host.trace_problems[0];
+    EXPECT_EQ(host.trace_problems[0].find("max_entries"), std::string::npos);
+}
+
+// Kineto's 2021 sample (ResNet-50 on a V100, before PyTorch 1.10): its host memory is the
+// events' sum, not "the profiler's totals", and is said to be the host's beside the GPU's.
+TEST(WildCorpus, AnOldTracesHostIsItsEventsSumBesideItsGpu) {
+    const SnapshotReport report = read_snapshot_report(
+        test::fixture("wild/traces/pytorch__kineto__worker0.1623143089861.pt.trace.json.gz"));
+    const SnapshotDevice& host = report.devices.back();
+    ASSERT_EQ(host.index, -1);
+    EXPECT_NE(snapshot_end_words(host).find("the events' sum"), std::string::npos)
+        << snapshot_end_words(host);
+    EXPECT_FALSE(gpu_estimate(host));
+    bool said = false;
+    for (const std::string& note : snapshot_end_notes(host)) {
+        said |= note.find("this is the host's memory, not the GPU's") != std::string::npos;
+    }
+    EXPECT_TRUE(said);
+}
+
 // The layouts real programs wrote that no kept file shows (their licences let us keep none),
 // rebuilt field by field with figures of our own (tests/data/snapshots/make_wild_layouts.py).
 class WildLayout : public ::testing::Test {

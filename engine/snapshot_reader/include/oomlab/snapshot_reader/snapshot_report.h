@@ -225,6 +225,7 @@ struct SnapshotDevice {
     // was recorded of what was reserved.
     bool from_trace = false;
     bool reserved_recorded = true;
+    bool totals_recorded = true;  // a trace's events carry the profiler's totals (1.10 and later)
     // What the program asked for of `allocated` (the blocks' requested_size, PyTorch 2.x): the
     // rest is the allocator's rounding. -1 where some allocated block does not say.
     std::int64_t requested = -1;
