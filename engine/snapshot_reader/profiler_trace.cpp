@@ -34,7 +34,7 @@ bool contains(const std::string& text, std::string_view part) {
 
 // A Python frame of PyTorch itself or of the interpreter ("<built-in ...>").
 bool torch_or_builtin(const std::string& frame) {
-    return in_torch_package(frame) || starts_with(frame, "<built-in");
+    return in_torch_package(frame) || in_python_library(frame) || starts_with(frame, "<built-in");
 }
 
 // The calls whose backward is told apart: the CPU's attention calls and the RNN calls whose

@@ -39,6 +39,24 @@ bool in_torch_package(std::string_view path) {
            path_contains(path, "/torchinductor_");
 }
 
+bool in_python_library(std::string_view path) {
+    const bool installed =
+        path_contains(path, "/site-packages/") || path_contains(path, "/dist-packages/");
+    if (path_contains(path, "/lib/python") || path_contains(path, "/Lib/")) {
+        return !installed;
+    }
+    constexpr std::string_view kModules[] = {
+        "multiprocessing/", "concurrent/",  "asyncio/",   "threading.py",  "queue.py",
+        "pickle.py",        "copy.py",      "copyreg.py", "contextlib.py", "functools.py",
+        "runpy.py",         "selectors.py", "socket.py"};
+    for (std::string_view module : kModules) {
+        if (path.substr(0, module.size()) == module) {
+            return true;
+        }
+    }
+    return false;
+}
+
 std::optional<ProfilerFrame> profiler_frame(std::string_view name) {
     const std::size_t open = name.find(".py(");
     if (open == std::string_view::npos) {
@@ -144,7 +162,7 @@ std::string user_line(const std::vector<PickleValue>& frames) {
         if (!ends_with(parts.file, ".py")) {
             continue;
         }
-        if (!in_torch_package(parts.file)) {
+        if (!in_torch_package(parts.file) && !in_python_library(parts.file)) {
             return profiler_line(parts);
         }
         if (!first_python) {

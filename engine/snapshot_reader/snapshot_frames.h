@@ -36,6 +36,10 @@ bool path_contains(std::string_view path, std::string_view part);
 // A file of PyTorch's own package ("torch/..." or ".../torch/..."), on any system, or code
 // torch.compile generated for it.
 bool in_torch_package(std::string_view path);
+// Whether a frame's file is Python's own library (multiprocessing, threading, ...), which a
+// program passes through but never writes: its path under lib/pythonX.Y outside site-packages,
+// or, as the profiler shortens paths, one of the modules a training loop passes through.
+bool in_python_library(std::string_view path);
 
 // The first Python frame outside torch itself ("train.py:41 (forward)"), else the engine's
 // category, else kNoPythonFrame.

@@ -137,6 +137,33 @@ TEST(ProfilerTrace, AdamsTemporariesAreMadeTogetherOnAGpu) {
 
 // A script's top level is "train.py(0): <module>" in the profiler's names (a module has no
 // first line): said as the script's top level, not as its line 0.
+// The innermost frame outside torch and Python's own library names the memory: a model's
+// forward inside a profiler step (not the loop), a DataLoader's batch the loop that took it (not
+// multiprocessing's pickling), and with modules alone recorded, the module's label.
+TEST(ProfilerTrace, TheInnermostProgramFrameNamesTheMemory) {
+    const Json trace = {
+        {"traceEvents",
+         {span("train.py(90): <module>", "python_function", 0, 1000),
+          span("ProfilerStep#3", "user_annotation", 5, 900),
+          span("train.py(40): main", "python_function", 6, 800),
+          span("torch/nn/modules/module.py(1783): _call_impl", "python_function", 10, 100),
+          span("model.py(12): forward", "python_function", 20, 80),
+          span("aten::linear", "cpu_op", 30, 50), memory(40, 100, 4 << 20, 4 << 20),
+          span("multiprocessing/reduction.py(58): dump", "python_function", 200, 100),
+          span("aten::empty", "cpu_op", 210, 10), memory(215, 200, 2 << 20, 6 << 20),
+          span("nn.Module: Head_0", "python_function", 400, 100),
+          span("aten::empty", "cpu_op", 410, 10), memory(415, 300, 1 << 20, 7 << 20)}}};
+    const SnapshotReport report = snapshot_report_from_bytes(trace.dump(), "trace.json");
+    std::map<std::string, std::int64_t> lines;
+    for (const SnapshotLine& line : report.devices.at(0).at_peak) {
+        lines[line.where] = line.bytes;
+    }
+    EXPECT_EQ(lines["model.py:12 (forward)"], 4 << 20);
+    EXPECT_EQ(lines["train.py:40 (main)"], (2 << 20) + (1 << 20))
+        << "the loader's batch, and a module label inside the program's own frame";
+    EXPECT_EQ(lines.count("multiprocessing/reduction.py:58 (dump)"), 0u);
+}
+
 TEST(ProfilerTrace, AScriptsTopLevelIsNamedAsSuchNotAsLineZero) {
     const Json trace = {{"traceEvents",
                          {span("train.py(0): <module>", "python_function", 0, 1000),
