@@ -25,7 +25,15 @@ def independent(path):
 
 
 def differences(cli, path):
-    python = independent(path)
+    try:
+        python = independent(path)
+    except subprocess.CalledProcessError as error:  # not JSON or pickle Python can parse
+        shown = subprocess.run([cli, "snapshot", "show", "--json", path], capture_output=True,
+                               text=True)
+        why = (error.stderr or "").strip().splitlines()[-1:] or ["unreadable"]
+        if shown.returncode != 0:
+            return [], "neither reads it (Python: " + why[0][-60:] + ")"
+        return ["read, though Python cannot: " + why[0][-80:]], "read"
     shown = subprocess.run([cli, "snapshot", "show", "--json", path], capture_output=True,
                            text=True)
     if shown.returncode != 0:
