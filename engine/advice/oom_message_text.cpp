@@ -16,6 +16,8 @@ constexpr std::size_t kNone = std::string_view::npos;
 // PyTorch's caching allocator says "<backend> out of memory" on each backend it serves (ROCm's
 // build says HIP, Intel's XPU, Ascend's NPU); a driver's own failure is "<backend> error: out of
 // memory", and a library's is its status.
+constexpr std::string_view kNcclCudaFailure =
+    "a CUDA call of NCCL's ran out of memory (its buffers, or a communicator's)";
 constexpr Marker kMarkers[] = {
     {"CUDA out of memory", Device::Cuda},
     {"OutOfMemoryError", Device::Cuda},
@@ -51,10 +53,8 @@ constexpr Marker kMarkers[] = {
     {"Could not allocate tensor with", Device::Cuda, "DirectML", true, false,
      "DirectML (torch-directml) could not allocate the tensor in the GPU's video memory"},
     // NCCL's WARN line, and its "Last error:" under torch.distributed's DistBackendError.
-    {"Cuda failure 'out of memory'", Device::Cuda, "CUDA", true, false,
-     "a CUDA call of NCCL's ran out of memory (its buffers, or a communicator's)"},
-    {"Cuda failure 2 'out of memory'", Device::Cuda, "CUDA", true, false,
-     "a CUDA call of NCCL's ran out of memory (its buffers, or a communicator's)"},
+    {"Cuda failure 'out of memory'", Device::Cuda, "CUDA", true, false, kNcclCudaFailure},
+    {"Cuda failure 2 'out of memory'", Device::Cuda, "CUDA", true, false, kNcclCudaFailure},
     // Intel's Level Zero driver (an XPU's), through the unified runtime.
     {"UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", Device::Cuda, "XPU", true, false,
      "the XPU's Level Zero driver ran out of device memory (UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)"},

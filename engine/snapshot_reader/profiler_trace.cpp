@@ -330,6 +330,9 @@ SnapshotReport profiler_trace_report(PickleInput& input, const std::string& sour
         });
     }
     const TiedCalls tied = tied_calls_of(spans);
+    const bool gpu_memory_recorded =
+        std::any_of(devices.begin(), devices.end(),
+                    [](const auto& device) { return device.first.second >= 0; });
     SnapshotReport report;
     report.source = source;
     for (auto& [key, memory] : devices) {
@@ -341,11 +344,7 @@ SnapshotReport profiler_trace_report(PickleInput& input, const std::string& sour
         device.events = memory.size();
         device.from_trace = true;
         device.gpu_kernels = trace.gpu_kernels;
-        device.gpu_memory_recorded =
-            std::any_of(devices.begin(), devices.end(),
-                        [](const auto& other) { return other.first.second >= 0; });
-        device.host_of_a_gpu_run =
-            device.index < 0 && (trace.gpu_kernels > 0 || device.gpu_memory_recorded);
+        device.gpu_memory_recorded = gpu_memory_recorded;
         // The totals after each event, since PyTorch 1.10: a GPU's are never all 0. Before, what
         // was allocated is the events' sum, and nothing says what was reserved (a CPU reserves
         // nothing).

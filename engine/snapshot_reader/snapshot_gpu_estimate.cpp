@@ -29,7 +29,7 @@ allocator::WhatIf replayed(const OnCuda& requests, const std::string& alloc_conf
 // The profiler's CPU, whose tensors a GPU would hold; pinned host memory stays on the host.
 bool estimable(const SnapshotDevice& device) {
     return !served_by_caching_allocator(device) && device.index != kPinnedHostIndex &&
-           !device.host_of_a_gpu_run && !device.changes.empty();
+           !host_of_a_gpu_run(device) && !device.changes.empty();
 }
 
 }  // namespace

@@ -122,7 +122,7 @@ std::string snapshot_free_words(const SnapshotDevice& d) {
 
 std::vector<std::string> snapshot_end_notes(const SnapshotDevice& device) {
     std::vector<std::string> notes;
-    if (device.host_of_a_gpu_run) {
+    if (host_of_a_gpu_run(device)) {
         notes.push_back("the program ran on a GPU (the trace holds " +
                         (device.gpu_kernels > 0
                              ? std::to_string(device.gpu_kernels) + " of its kernels and copies"

@@ -268,11 +268,9 @@ struct SnapshotDevice {
     // PyTorch's tensor categories): its segment only spans the addresses its tensors had, so
     // its segments, reserved and cached figures are zero; its blocks are those alive at the end.
     bool from_profile = false;
-    // A trace's CPU in a program that ran on a GPU (the trace holds a GPU's memory, or the
-    // kernels it ran: `gpu_kernels`): host memory, which no estimate puts on a GPU.
-    bool host_of_a_gpu_run = false;
+    // A trace's GPU work: kernels, copies and fills, and whether it holds a GPU's memory events.
     std::size_t gpu_kernels = 0;
-    bool gpu_memory_recorded = false;  // the trace holds a GPU's memory events too
+    bool gpu_memory_recorded = false;
     // A CPU profile's RNN calls, where it recorded their shapes; empty otherwise.
     std::vector<SnapshotRecurrentCall> recurrent_calls;
     // Its convolutions' calls, forward and backward, where it recorded their shapes.
@@ -321,6 +319,13 @@ std::string snapshot_device_name(int index);
 // out-of-memory) that a report says so in one line, without advice: the CPU's few bytes in a
 // profile of a GPU program.
 bool holds_little(const SnapshotDevice& device);
+
+// A trace's CPU in a program that ran on a GPU (the trace holds a GPU's memory or its
+// kernels): host memory, which no estimate puts on a GPU.
+inline bool host_of_a_gpu_run(const SnapshotDevice& device) {
+    return device.from_trace && device.index < 0 &&
+           (device.gpu_kernels > 0 || device.gpu_memory_recorded);
+}
 
 // The order a report shows its devices in: those that held memory before those that held
 // little, GPUs (by number) before the CPU.

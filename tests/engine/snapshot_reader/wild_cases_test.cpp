@@ -1,0 +1,193 @@
+// What each real file the wild showed a reader getting wrong says now, on the file itself
+// (tests/data/wild, with its provenance): a line named, a figure, a piece of advice.
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "oomlab/snapshot_reader/snapshot_advice.h"
+#include "oomlab/snapshot_reader/snapshot_gpu_estimate.h"
+#include "oomlab/snapshot_reader/snapshot_report.h"
+#include "test_support.h"
+
+namespace oomlab {
+namespace {
+
+// The first device of a kept file (`folder/name` under tests/data/wild).
+SnapshotDevice first_device(const std::string& file) {
+    return read_snapshot_report(test::fixture(file)).devices.at(0);
+}
+
+// verl's snapshot has no trace (its history kept stacks on blocks only): what no frame names was
+// allocated while the history was off, not "before the trace began"; the advice says so too.
+TEST(WildCorpus, WithoutATraceWhatNoFrameNamesWasAllocatedWhileTheHistoryWasOff) {
+    const SnapshotDevice device = first_device("wild/snapshots/volcengine__verl__mem.pickle");
+    ASSERT_EQ(device.events, 0u);
+    std::int64_t unnamed = -1;
+    for (const SnapshotLine& line : device.at_peak) {
+        EXPECT_NE(line.where, kAllocatedBeforeTrace);
+        if (line.where == kAllocatedWhileHistoryOff) {
+            unnamed = line.bytes;
+        }
+    }
+    std::int64_t named = 0;
+    for (const SnapshotLine& kind : device.at_peak_by_kind) {
+        named += kind.where == kAllocatedWhileHistoryOff ? 0 : kind.bytes;
+    }
+    EXPECT_EQ(unnamed, device.peak_allocated - named);
+    EXPECT_EQ(unnamed, 318254592);  // 303.5 MiB, as plain Python sums the frameless blocks
+
+    SnapshotDevice mostly_unnamed = device;  // the advice's words, where it is most of the peak
+    mostly_unnamed.at_peak = {{kAllocatedWhileHistoryOff, device.peak_allocated / 2, 0}};
+    const std::vector<SnapshotAdvice> advice = snapshot_advice(mostly_unnamed, std::nullopt);
+    ASSERT_FALSE(advice.empty());
+    EXPECT_EQ(advice[0].what, "record the history from the start");
+    EXPECT_NE(advice[0].why.find("(50%) was allocated while the history was off"),
+              std::string::npos)
+        << advice[0].why;
+}
+
+// TraceLens's test of normalization layers trains a small net on a GPU: forward keeps 84% of its
+// 7.8 MiB peak, too little for mixed precision or checkpointing to free room for anything;
+// the lines that hold the most are still named.
+TEST(WildCorpus, ASmallProfileIsNotToldToShrinkItsActivations) {
+    const SnapshotDevice device =
+        first_device("wild/traces/AMD-AGI__TraceLens__normalization_layer_test.json.gz");
+    ASSERT_EQ(device.index, 0);
+    EXPECT_EQ(device.peak_allocated, 8154624);
+    std::vector<std::string> offered;
+    for (const SnapshotAdvice& item : snapshot_advice(device, std::nullopt)) {
+        offered.push_back(item.what);
+    }
+    // The lines that allocated, innermost outside torch (the net's forward), not the loop.
+    EXPECT_EQ(offered, (std::vector<std::string>{
+                           "start with test_perf_model.py:35 (forward)",
+                           "start with test_perf_model.py:64 (create_normalization_layer_trace)"}));
+
+    SnapshotDevice larger = device;  // the same shares, a thousand times the memory
+    for (SnapshotTraceChange& change : larger.changes) {
+        change.size *= 1000;
+    }
+    larger.peak_allocated *= 1000;
+    for (SnapshotLine& kind : larger.at_peak_by_kind) {
+        kind.bytes *= 1000;
+    }
+    bool shrinks = false;
+    for (const SnapshotAdvice& item : snapshot_advice(larger, std::nullopt)) {
+        shrinks |= item.what == "mixed precision or activation checkpointing";
+    }
+    EXPECT_TRUE(shrinks);
+}
+
+// A tutorial's trace with a schedule and record_function ranges: its memory is named by the
+// forward that allocated it (torch_prof.py:36), not by the loop that calls prof.step() (line
+// 99), whose annotations are the stages.
+TEST(WildCorpus, ATracesLineIsTheInnermostFrameOutsideTorch) {
+    const SnapshotReport report = read_snapshot_report(test::fixture(
+        "wild/traces/"
+        "sidnb13__torch-profiling-tutorial__dc3b0e7228dd_851.1752215573993169006.pt.trace.json"));
+    const SnapshotDevice& gpu = report.devices.at(0);
+    ASSERT_EQ(gpu.index, 0);
+    bool forward = false;
+    for (const SnapshotLine& line : gpu.at_peak) {
+        EXPECT_EQ(line.where.find("torch_prof.py:99"), std::string::npos) << line.where;
+        forward |= line.where == "torch_prof.py:36 (forward)";
+    }
+    EXPECT_TRUE(forward);
+}
+
+// ResNet-18 trained with DDP on MI300X GPUs, its trace holding the GPUs' kernels but the host's
+// memory alone: no estimate puts that memory on a GPU, no advice for 8 bytes, and it is said
+// that the GPU's memory was not recorded.
+TEST(WildCorpus, TheHostOfAGpuRunIsNotEstimatedOnAGpu) {
+    const SnapshotReport report = read_snapshot_report(
+        test::fixture("wild/traces/AMD-AGI__TraceLens__train_resnet18.json.gz"));
+    ASSERT_EQ(report.devices.size(), 1u);
+    const SnapshotDevice& host = report.devices[0];
+    EXPECT_EQ(host.index, -1);
+    EXPECT_TRUE(host_of_a_gpu_run(host));
+    EXPECT_GT(host.gpu_kernels, 2000u);
+    EXPECT_FALSE(gpu_estimate(host));
+    EXPECT_TRUE(snapshot_advice(host, std::nullopt).empty());
+    bool said = false;
+    for (const std::string& note : snapshot_end_notes(host)) {
+        said |= note.find("the trace recorded none of the GPU's") != std::string::npos;
+    }
+    EXPECT_TRUE(said);
+}
+
+// Qwen on an H100, its trace begun after 939.1 MiB was allocated: the expandable segments'
+// replay covers the trace's own requests, and the advice says its figures are not the
+// program's 2.45 GiB, as `snapshot whatif` does.
+TEST(WildCorpus, AReplayOfALateTraceIsNotGivenAsTheProgramsFigures) {
+    const SnapshotDevice device = first_device(
+        "wild/traces/AMD-AGI__TraceLens__h100_Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz");
+    std::string why;
+    for (const SnapshotAdvice& item : snapshot_advice(device, std::nullopt)) {
+        why += item.what.find("expandable_segments") != std::string::npos ? item.why : "";
+    }
+    EXPECT_NE(why.find("replayed with it, peak reserved 1.44 GiB -> 1.10 GiB (the replay's own "
+                       "figures, not the program's 2.45 GiB"),
+              std::string::npos)
+        << why;
+}
+
+// A cross-entropy seminar's snapshot, every segment opened inside its trace: nothing was
+// allocated before it, and the 510 B its blocks hold beyond the trace's sizes (a 2 B request is
+// a block of 512 B) is rounding, not "allocated before the trace began".
+TEST(WildCorpus, ATraceThatOpensEverySegmentStartsFromNothing) {
+    const SnapshotDevice device =
+        first_device("wild/snapshots/mryab__efficient-dl-systems__vanilla_ce_snapshot.pickle");
+    EXPECT_EQ(device.timeline.front().allocated, 0);
+    EXPECT_EQ(device.timeline.front().reserved, 0);
+    for (const SnapshotLine& line : device.at_peak) {
+        EXPECT_FALSE(allocated_unrecorded(line.where)) << line.where << " " << line.bytes;
+    }
+}
+
+// A test fixture cut to the first 50 events of a run: the trace leaves 384.1 MiB allocated
+// that the dumped segments hold free, said as frees missing after its end (not a start raised).
+TEST(WildCorpus, ATraceCutShortIsSaidToMissItsLastFrees) {
+    const SnapshotDevice device =
+        first_device("wild/snapshots/drisspg__transformer_nuggets__mini_snapshot.pickle");
+    EXPECT_EQ(device.peak_allocated, 402752512);
+    ASSERT_EQ(device.trace_problems.size(), 1u);
+    EXPECT_EQ(device.trace_problems[0].rfind("the trace leaves 384.1 MiB more allocated than the "
+                                             "segments dumped at the end hold: frees after its "
+                                             "last event are missing",
+                                             0),
+              0u)
+        << device.trace_problems[0];
+}
+
+// A PyTorch 1.10 course trace freeing 20 scalars made before the profiler started: said in the
+// profiler's words, not a snapshot's ring buffer.
+TEST(WildCorpus, AProfilersEarlyFreesAreSaidInItsOwnWords) {
+    const SnapshotDevice host = first_device("wild/traces/RasmusJuul__dtu_mlops__trace.json");
+    ASSERT_FALSE(host.trace_problems.empty());
+    EXPECT_NE(host.trace_problems[0].find("the profiler started after it was allocated"),
+              std::string::npos)
+        << host.trace_problems[0];
+    EXPECT_EQ(host.trace_problems[0].find("max_entries"), std::string::npos);
+}
+
+// Kineto's 2021 sample (ResNet-50 on a V100, before PyTorch 1.10): its host memory is the
+// events' sum, not "the profiler's totals", and is said to be the host's beside the GPU's.
+TEST(WildCorpus, AnOldTracesHostIsItsEventsSumBesideItsGpu) {
+    const SnapshotReport report = read_snapshot_report(
+        test::fixture("wild/traces/pytorch__kineto__worker0.1623143089861.pt.trace.json.gz"));
+    const SnapshotDevice& host = report.devices.back();
+    ASSERT_EQ(host.index, -1);
+    EXPECT_NE(snapshot_end_words(host).find("the events' sum"), std::string::npos)
+        << snapshot_end_words(host);
+    EXPECT_FALSE(gpu_estimate(host));
+    bool said = false;
+    for (const std::string& note : snapshot_end_notes(host)) {
+        said |= note.find("this is the host's memory, not the GPU's") != std::string::npos;
+    }
+    EXPECT_TRUE(said);
+}
+
+}  // namespace
+}  // namespace oomlab
