@@ -10,8 +10,45 @@ namespace {
 
 constexpr std::int64_t kDriverPage = std::int64_t(2) << 20;
 
+// What the backend calls its devices: ROCm's are GPUs too.
+std::string device_kind(const OomMessage& m) {
+    return m.backend == "NPU" || m.backend == "XPU" ? m.backend : "GPU";
+}
+
+// Away from the cudaMallocAsync backend, whose message cannot tell its cache from the rest.
+std::string native_allocator_try(const DeviceReading& r) {
+    return "PyTorch's own allocator (no backend:cudaMallocAsync in " + r.on.alloc_conf +
+           "): its message prints what its cache holds, and expandable_segments:True lets "
+           "freed memory serve larger tensors";
+}
+
+// What shrinks a training step's memory, as the release the message is from has it.
+void training_tries(OomExplanation& e, const DeviceReading& r) {
+    e.tries.push_back(
+        "a smaller batch: activations grow with it (keep the effective batch with "
+        "gradient accumulation)");
+    if (r.m.pytorch_0x) {  // 0.x: the tools came later
+        e.tries.push_back(
+            "a newer PyTorch: mixed precision (torch.cuda.amp, 1.6 and later; NVIDIA's "
+            "apex.amp before), activation checkpointing (torch.utils.checkpoint, 0.4.1 and "
+            "later) and the memory history (2.1 and later) each shrink or show what is held");
+        return;
+    }
+    e.tries.push_back(
+        "mixed precision (bf16, or fp16 with a grad scaler): activations take half the memory");
+    e.tries.push_back(
+        "activation checkpointing: blocks keep only their inputs and recompute in backward");
+    e.tries.push_back(
+        "measure where it goes: oomlab-cli estimate and run show the breakdown for "
+        "its own models, and " +
+        r.on.module + ".memory._record_memory_history for yours");
+}
+
 void too_large_tries(OomExplanation& e) {
     e.verdict = OomVerdict::TooLarge;
+    if (!e.message.serving.empty()) {
+        return;  // a serving engine's sizes are its options' (serving_tries)
+    }
     e.tries.push_back(
         "make that tensor smaller: a smaller batch or sequence length (it is "
         "likely an activation or a logits tensor of batch x length x width)");
@@ -43,7 +80,7 @@ bool past_the_device(OomExplanation& e, const DeviceReading& r) {
     }
     const bool lent = m.windows_host && m.total && r.allocated > *m.total;
     e.summary = "One allocation of " + printed_size(r.requested) + " is larger than " +
-                (m.allowed ? "what this process may use" : "the whole GPU") + " (" +
+                (m.allowed ? "what this process may use" : "the whole " + device_kind(m)) + " (" +
                 printed_size(r.limit) + ")" +
                 (lent ? ". Windows' driver lends the GPU the host's memory (shared GPU memory: "
                         "the tensors already held " +
@@ -293,10 +330,25 @@ bool fragmentation(OomExplanation& e, const DeviceReading& r) {
         e.tries.push_back(
             "if it was not: a smaller batch, mixed precision or activation checkpointing");
     }
+    // Joined, the cache would hold this request and little more: the device is nearly full.
+    const OomMessage& m = r.m;
+    const std::int64_t left = r.unallocated + m.free.value_or(0) - r.requested;
+    const bool nearly_full = m.total && m.free && left < *m.total / 50;
+    if (nearly_full) {
+        e.facts.push_back("even in one piece, the cache and the free memory would leave " +
+                          printed_size(left) + " of " + printed_size(*m.total) +
+                          " after this request: the device is nearly full, and the next "
+                          "allocations would fail as this one did");
+    }
     fragmentation_tries(e, r);
-    e.tries.push_back(
-        "keep tensor sizes steady from step to step (pad to a fixed or bucketed "
-        "length): blocks of one size are reused whole");
+    if (m.serving.empty()) {  // a serving engine's shapes are its requests'
+        e.tries.push_back(
+            "keep tensor sizes steady from step to step (pad to a fixed or bucketed "
+            "length): blocks of one size are reused whole");
+    }
+    if (nearly_full && m.serving.empty()) {
+        training_tries(e, r);
+    }
     return true;
 }
 
@@ -320,6 +372,7 @@ void others_made_the_difference(OomExplanation& e, const DeviceReading& r) {
                        "torch.cuda.empty_cache() before the step that failed: the "
                        "cudaMallocAsync pool's cached memory goes back to the device, and " +
                            r.on.smi + " shows what else holds it");
+        e.tries.insert(e.tries.begin() + 1, native_allocator_try(r));
         return;
     }
     const std::string held =
@@ -348,35 +401,24 @@ void out_of_memory(OomExplanation& e, const DeviceReading& r) {
                   (m.requested ? "the next " + printed_size(*m.requested)
                                : "the next allocation (its size is not given)") +
                   " did not fit in what was left.";
-    e.tries.push_back(
-        "a smaller batch: activations grow with it (keep the effective batch with "
-        "gradient accumulation)");
-    if (m.thc_wording) {  // 0.x: the tools came later
-        e.tries.push_back(
-            "a newer PyTorch: mixed precision (torch.cuda.amp, 1.6 and later; NVIDIA's "
-            "apex.amp before), activation checkpointing (torch.utils.checkpoint, 0.4.1 and "
-            "later) and the memory history (2.1 and later) each shrink or show what is held");
-        if (m.thc_random_state) {
-            e.facts.push_back(
-                "it failed making the random-number generator's state (THCTensorRandom), small "
-                "and among the first things made on a GPU: the GPU was most likely full before "
-                "this program put anything on it");
-            e.tries.insert(e.tries.begin(), "see what holds the GPU: " + r.on.smi +
-                                                " lists each process; stop it, or use another "
-                                                "device (" +
-                                                r.on.visible + ")");
-        }
-    } else {
-        e.tries.push_back(
-            "mixed precision (bf16, or fp16 with a grad scaler): activations take half "
-            "the memory");
-        e.tries.push_back(
-            "activation checkpointing: blocks keep only their inputs and recompute in "
-            "backward");
-        e.tries.push_back(
-            "measure where it goes: oomlab-cli estimate and run show the breakdown for "
-            "its own models, and " +
-            r.on.module + ".memory._record_memory_history for yours");
+    if (m.serving.empty()) {  // a serving engine's batch and cache are its options'
+        training_tries(e, r);
+    }
+    if (m.async_pool && !m.requested && !m.allocated) {  // "Allocation on device", cut there
+        e.facts.push_back("the cudaMallocAsync backend's message (backend:cudaMallocAsync in " +
+                          r.on.alloc_conf +
+                          "), cut after its first words: the whole log gives its figures");
+        e.tries.insert(e.tries.begin(), native_allocator_try(r));
+    }
+    if (m.thc_random_state) {
+        e.facts.push_back(
+            "it failed making the random-number generator's state (THCTensorRandom), small "
+            "and among the first things made on a GPU: the GPU was most likely full before "
+            "this program put anything on it");
+        e.tries.insert(e.tries.begin(), "see what holds the GPU: " + r.on.smi +
+                                            " lists each process; stop it, or use another "
+                                            "device (" +
+                                            r.on.visible + ")");
     }
     others_made_the_difference(e, r);
     advise_xpu_limit(e, r);
@@ -413,6 +455,10 @@ void explain_device(OomExplanation& e) {
         e.facts.push_back("set aside: " + figure +
                           " (no device holds it: a counter, the driver's or PyTorch's, gone "
                           "below zero); the other figures are used");
+    }
+    if (!m.pinning.empty()) {
+        explain_pinned(e, backend_of(m));
+        return;
     }
     if (m.driver_level) {
         explain_driver_level(e, backend_of(m));

@@ -99,9 +99,13 @@ void explain_device(OomExplanation& e);
 // The failures outside the caching allocator (oom_outside_allocator.cpp): a driver's or a
 // library's own allocation (`on` its backend), and Triton's shared memory per block.
 void explain_driver_level(OomExplanation& e, const Backend& on);
+void explain_pinned(OomExplanation& e, const Backend& on);
 void explain_shared_memory(OomExplanation& e);
 
 // The host's (the CPU's) and Apple's GPU's (MPS) messages.
 void explain_host(OomExplanation& e);
+
+// A serving engine's log (OomMessage::serving): what its options do to its memory.
+void add_serving_tries(OomExplanation& e);
 
 }  // namespace oomlab::oom_explain

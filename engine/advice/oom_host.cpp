@@ -15,6 +15,34 @@ std::string mps_size(const OomMessage& m, std::optional<std::int64_t> value) {
     return text;
 }
 
+// One Metal buffer past the device's maxBufferLength: the pool was not full, and no watermark
+// ratio moves that limit.
+void explain_mps_buffer(OomExplanation& e, const std::string& asked) {
+    e.verdict = OomVerdict::TooLarge;
+    e.summary = "One tensor of " + asked +
+                " is larger than the largest buffer Metal allows on this Mac's GPU (its "
+                "maxBufferLength, which depends on the Mac): the memory was not full, and "
+                "PYTORCH_MPS_HIGH_WATERMARK_RATIO does not change this limit.";
+    e.tries.push_back(
+        "make that one tensor smaller: the operation in the traceback on fewer items at a time "
+        "(a smaller batch, image size or number of frames; attention in slices; a VAE decoded "
+        "in tiles)");
+    e.tries.push_back("half precision (float16), where the model allows: the tensor halves");
+    e.tries.push_back("run that step on the CPU (.to(\"cpu\")): its tensors have no such limit");
+}
+
+// The sum that passed MPS's limit, where the message gives its parts.
+std::string mps_sum(const OomMessage& m) {
+    if (!m.allocated || !m.other_allocations || !m.requested || !m.allowed) {
+        return "";
+    }
+    const std::int64_t sum = *m.allocated + *m.other_allocations + *m.requested;
+    return ": " + mps_size(m, m.allocated) + " allocated, " + mps_size(m, m.other_allocations) +
+           " other allocations and the " + mps_size(m, m.requested) + " asked for make " +
+           mps_size(m, sum) + ", past the " + mps_size(m, m.allowed) +
+           " PyTorch's MPS allocator allows (its high watermark)";
+}
+
 }  // namespace
 
 void explain_host(OomExplanation& e) {
@@ -33,6 +61,10 @@ void explain_host(OomExplanation& e) {
             : std::to_string(*m.requested) + " bytes (" + printed_size(*m.requested) + ")";
     e.facts.push_back("asked " + std::string(where) + " for " + asked +
                       (m.system_error ? " and was refused: " + *m.system_error : ""));
+    if (mps && !m.failure.empty()) {
+        explain_mps_buffer(e, asked);
+        return;
+    }
     if (mps) {
         e.facts.push_back("MPS held " + mps_size(m, m.allocated) + " of the " +
                           mps_size(m, m.allowed) + " it may use; other allocations " +
@@ -54,6 +86,8 @@ void explain_host(OomExplanation& e) {
                           " it may use, more than the tensors' " + mps_size(m, m.allocated) +
                           ": memory Metal holds for this process outside its live tensors "
                           "(PyTorch's MPS cache and Metal's own)."
+                : mps && !mps_sum(m).empty()
+                    ? "Out of memory on the Apple GPU (MPS)" + mps_sum(m) + "."
                     : std::string("Out of memory on ") + where +
                           ": the process asked for more than the system would give.";
     if (others_lead) {
@@ -61,10 +95,11 @@ void explain_host(OomExplanation& e) {
             "torch.mps.empty_cache() returns PyTorch's MPS cache; if other allocations stay, "
             "print torch.mps.driver_allocated_memory() step by step to see when they grow");
     }
-    e.tries.push_back(huge ? "print the shapes of the tensors made just before: one of them is "
-                             "not what you meant"
-                           : "a smaller batch, or fewer data-loading workers (each holds its "
-                             "own copies)");
+    e.tries.push_back(huge  ? "print the shapes of the tensors made just before: one of them is "
+                              "not what you meant"
+                      : mps ? "a smaller batch, image size or sequence length"
+                            : "a smaller batch, or fewer data-loading workers (each holds its "
+                              "own copies)");
     if (m.windows_host && !huge) {
         e.tries.push_back(
             "on Windows, a larger page file (System → Advanced system settings → Performance → "

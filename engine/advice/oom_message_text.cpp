@@ -29,6 +29,7 @@ constexpr Marker kMarkers[] = {
     // PyTorch 0.x: the caching allocator's failure in THC's words (and as posters shorten it).
     {"cuda runtime error (2) : out of memory", Device::Cuda},
     {"cuda runtime err(2): out of memory", Device::Cuda},
+    {"cuda runtime error(2)", Device::Cuda},  // a title's, its spaces left out
     {"error=2 : out of memory", Device::Cuda},
     // The cudaMallocAsync backend's ("Allocation on device 0 would exceed allowed memory").
     {"Allocation on device", Device::Cuda},
@@ -70,6 +71,9 @@ constexpr Marker kMarkers[] = {
     {"posix_memalign(&data, gAlignment, nbytes) == 0", Device::Cpu},  // before PyTorch 1.2
     {"Torch: not enough memory", Device::Cpu},                        // 0.x's TH
     {"MPS backend out of memory", Device::Mps},
+    // One Metal buffer larger than the largest the Mac's GPU takes (its maxBufferLength).
+    {"Invalid buffer size: ", Device::Mps, "MPS", false, false,
+     "one tensor larger than the largest buffer Metal allows on this Mac's GPU"},
     {"std::bad_alloc", Device::Cpu},
     {"out of memory. Tried to allocate", Device::Cuda, "CUDA", false, true},
     {"Tried to allocate", Device::Cuda, "CUDA", false, true},
@@ -115,28 +119,26 @@ std::size_t message_end(std::string_view text, std::size_t begin) {
 
 // Whether the marker at `at` is a sentence's words, not a message's start: "If you encounter
 // CUDA out of memory, try ..." (a program's hint after its own error) follows a word and a space.
+// An exception's class before it is no sentence: Inductor logs "Exception out of resource: ...".
 bool in_prose(std::string_view text, std::size_t at) {
-    return at >= 2 && text[at - 1] == ' ' && text[at - 2] >= 'a' && text[at - 2] <= 'z';
-}
-
-// Where `words` next stand in `text` from `from`: glibc's memmem skips ahead by the words'
-// length, where a search that stops at each place of their first letter ("e", "o", "t" are in
-// every line of a log) stopped a thousand times more often.
-std::size_t find_in(std::string_view text, std::string_view words, std::size_t from) {
-    if (from >= text.size()) {
-        return kNone;
+    if (at < 2 || text[at - 1] != ' ' || text[at - 2] < 'a' || text[at - 2] > 'z') {
+        return false;
     }
-    const void* at = memmem(text.data() + from, text.size() - from, words.data(), words.size());
-    return at ? std::size_t(static_cast<const char*>(at) - text.data()) : kNone;
+    const std::string_view before = text.substr(0, at - 1);
+    const auto ends_with = [&](std::string_view word) {
+        return before.size() >= word.size() &&
+               before.compare(before.size() - word.size(), word.size(), word) == 0;
+    };
+    return !ends_with("Exception") && !ends_with("Error");
 }
 
-// The last place of `words` in `text`. Found forward, one match after another: the standard
-// library's rfind compares at every position backwards, which made reading a long log 100 times
-// slower than grep.
-std::size_t last_place(std::string_view text, std::string_view words) {
+// The last place of `words` in `text`, in prose or not. Found forward, one match after another:
+// the standard library's rfind compares at every position backwards, which made reading a long
+// log 100 times slower than grep.
+std::size_t last_place(std::string_view text, std::string_view words, bool prose_too = false) {
     std::size_t last = kNone;
     for (std::size_t at = find_in(text, words, 0); at != kNone; at = find_in(text, words, at + 1)) {
-        last = in_prose(text, at) ? last : at;
+        last = in_prose(text, at) && !prose_too ? last : at;
     }
     return last;
 }
@@ -166,11 +168,7 @@ std::size_t later(std::size_t a, std::size_t b) {
 std::size_t figures_from(std::string_view text) {
     std::size_t begin = kNone;
     for (std::string_view capacity : kCapacity) {
-        std::size_t last = kNone;
-        for (std::size_t at = find_in(text, capacity, 0); at != kNone;
-             at = find_in(text, capacity, at + 1)) {
-            last = at;
-        }
+        const std::size_t last = last_place(text, capacity, true);
         if (last == kNone) {
             continue;
         }
@@ -194,6 +192,17 @@ std::size_t figures_from(std::string_view text) {
 
 }  // namespace
 
+// glibc's memmem skips ahead by the words' length, where a search that stops at each place of
+// their first letter ("e", "o", "t" are in every line of a log) stopped a thousand times more
+// often.
+std::size_t find_in(std::string_view text, std::string_view words, std::size_t from) {
+    if (from >= text.size()) {
+        return kNone;
+    }
+    const void* at = memmem(text.data() + from, text.size() - from, words.data(), words.size());
+    return at ? std::size_t(static_cast<const char*>(at) - text.data()) : kNone;
+}
+
 std::optional<Span> last_message(std::string_view text) {
     const std::size_t strong = last_marker(text, false);
     const std::size_t weak = last_marker(text, true);
@@ -210,20 +219,6 @@ std::optional<Span> last_message(std::string_view text) {
         last = Span{figures, message_end(text, figures)};
     }
     return last;
-}
-
-bool windows_paths(std::string_view text) {
-    if (find_in(text, "..\\c10\\", 0) != kNone) {
-        return true;
-    }
-    for (std::size_t at = find_in(text, ":\\", 0); at != kNone; at = find_in(text, ":\\", at + 1)) {
-        const char drive = at > 0 ? text[at - 1] : ' ';
-        const bool alone = at < 2 || !std::isalnum(static_cast<unsigned char>(text[at - 2]));
-        if (std::isalpha(static_cast<unsigned char>(drive)) && alone) {
-            return true;
-        }
-    }
-    return false;
 }
 
 const Marker& marker_at_start(std::string_view message) {

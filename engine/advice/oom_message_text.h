@@ -37,13 +37,17 @@ struct Span {
     std::size_t end = 0;
 };
 
+// Where `words` next stand in `text` from `from`; npos where they do not.
+std::size_t find_in(std::string_view text, std::string_view words, std::size_t from = 0);
+
 // The last message of `text`, from its first words to its end (a blank line, the next
 // traceback, or kMostMessage bytes on); none where `text` holds none.
 std::optional<Span> last_message(std::string_view text);
 
-// Whether `text` holds a Windows path: a drive's ("C:\\Users", "D:\\code") or a relative one
-// into PyTorch's sources ("..\\c10\\cuda", c10's "(malloc at ...)" of a Windows build).
-bool windows_paths(std::string_view text);
+// What the text around a message tells of the program that printed it (oom_message_context.cpp):
+// its platform and release by the paths in its traceback, a serving engine's log, host memory
+// being pinned where it failed, the settings' variable its own hint names.
+void read_context(std::string_view text, OomMessage& m);
 
 // The marker `message` (a Span's text) begins with.
 const Marker& marker_at_start(std::string_view message);

@@ -40,15 +40,38 @@ void explain_driver_level(OomExplanation& e, const Backend& on) {
                       "run, or every rank making a context on device 0, is common");
     e.tries.push_back("give each process its own device before it first uses one: " + on.module +
                       ".set_device(local_rank), or " + on.visible);
-    e.tries.push_back(
-        "leave room for the libraries: a smaller batch, or " + on.module +
-        ".set_per_process_memory_fraction(0.9) so the caching allocator stops short of the "
-        "whole device");
+    // The memory fraction came in 1.8: not for 0.x, and only "from 1.8" for 1.0 to 1.9.
+    const std::string fraction = ", or " + on.module + ".set_per_process_memory_fraction(0.9)" +
+                                 (m.before_settings ? " (PyTorch 1.8 and later)" : "") +
+                                 " so the caching allocator stops short of the whole device";
+    e.tries.push_back("leave room for the libraries: a smaller batch" +
+                      (m.pytorch_0x ? std::string() : fraction));
     if (!on.blocking.empty()) {
         e.tries.push_back(
             "find the call that failed: errors are reported at a later call, so run once with " +
             on.blocking);
     }
+}
+
+// The driver could not pin host memory (page-locked, which copies to the device need to run
+// asynchronously): it says "out of memory" for that too, though the device may have had room.
+void explain_pinned(OomExplanation& e, const Backend& on) {
+    const OomMessage& m = e.message;
+    e.verdict = OomVerdict::OutsideAllocator;
+    e.facts.push_back("it failed in " + m.pinning +
+                      ": pinning host memory, which the driver refuses with the same words as "
+                      "the device's memory");
+    e.summary = "Out of pinned host memory, most likely, not " + on.device +
+                "'s: the driver could not page-lock host memory for " + m.pinning +
+                ". The host's memory that can be pinned is limited (under WSL 2 by far the "
+                "most), and pinned batches add up with many workers.";
+    e.tries.push_back(
+        "pin_memory=False in the DataLoader (or no .pin_memory()): each copy to the device is "
+        "then made from ordinary memory, a little slower");
+    e.tries.push_back(
+        "fewer batches pinned at once: fewer num_workers, a smaller prefetch_factor or batch");
+    e.tries.push_back("if it still fails without pinning, " + on.device +
+                      " itself was full: " + on.smi + " lists what holds it");
 }
 
 // Triton's kernel asked more shared memory of one block than the GPU has: an autotuner
@@ -66,6 +89,20 @@ void explain_shared_memory(OomExplanation& e) {
                 "(torch.compile's, or Triton's @autotune in a library) tries kernels, such a "
                 "configuration is skipped and another one runs; a kernel with one "
                 "configuration fails.";
+    if (m.no_config_fits) {  // Inductor tried them all: compiling stopped
+        e.summary = "Not the GPU's memory: " + m.failure + figures +
+                    ". Inductor tried each configuration of this kernel and none fit, so "
+                    "compiling stopped. No batch size or allocator setting changes it.";
+        e.tries.push_back(
+            "for a persistent reduction (a kernel named triton_per_...): "
+            "torch._inductor.config.triton.persistent_reductions = False, so the reduction "
+            "loops over blocks instead of holding its whole row");
+        e.tries.push_back(
+            "leave the function that makes this kernel uncompiled "
+            "(torch.compiler.disable), or try another PyTorch release: the configurations "
+            "Inductor offers change between them");
+        return;
+    }
     e.tries.push_back(
         "if the program went on, nothing: the autotuner logs the configurations it drops");
     e.tries.push_back(

@@ -47,11 +47,12 @@ Backend backend_of(const OomMessage& m) {
             : npu ? "ASCEND_RT_VISIBLE_DEVICES"
             : hip ? "HIP_VISIBLE_DEVICES"
                   : "CUDA_VISIBLE_DEVICES",
-            // torch_npu reads its own; ROCm's builds read HIP's (newer ones CUDA's too), as
-            // their message names it.
-            npu   ? "PYTORCH_NPU_ALLOC_CONF"
-            : hip ? "PYTORCH_HIP_ALLOC_CONF"
-                  : "PYTORCH_CUDA_ALLOC_CONF",
+            // torch_npu reads its own; ROCm's builds read HIP's (newer ones CUDA's too); 2.9
+            // and later read PYTORCH_ALLOC_CONF on each: as the message's own hint names it.
+            npu                    ? "PYTORCH_NPU_ALLOC_CONF"
+            : m.generic_alloc_conf ? "PYTORCH_ALLOC_CONF"
+            : hip                  ? "PYTORCH_HIP_ALLOC_CONF"
+                                   : "PYTORCH_CUDA_ALLOC_CONF",
             hip          ? "AMD_SERIALIZE_KERNEL=3"
             : xpu || npu ? ""
                          : "CUDA_LAUNCH_BLOCKING=1",

@@ -38,6 +38,7 @@ struct OomMessage {
     // Triton's "out of resource: shared memory" (torch.compile's kernels): `requested` is what
     // one block asked for and `most_at_once` what the GPU has per block, not its memory.
     bool shared_memory = false;
+    bool no_config_fits = false;  // Inductor tried each configuration, and none fit
     // "reserved in total" (1.5 to 1.13): what was cached but free is the difference of two
     // rounded figures; "cached" (1.0 to 1.4) printed it, and had no max_split_size_mb yet.
     bool reserved_from_total = false;
@@ -45,13 +46,22 @@ struct OomMessage {
     // Older than 1.10, where neither allocator setting was yet: 1.0 to 1.4's "cached", or a
     // message that ends in c10's "(malloc at ...)" with no max_split_size_mb hint before it.
     bool before_settings = false;
-    // PyTorch 0.x's THC ("cuda runtime error (2) : out of memory at ...THCTensorRandom.cu"):
-    // none of mixed precision's, checkpointing's or the memory history's APIs yet.
-    bool thc_wording = false;
+    // PyTorch 0.x: THC's wording ("cuda runtime error (2) : out of memory at
+    // ...THCTensorRandom.cu"), or THD's paths (its distributed backend) in the traceback. None
+    // of mixed precision's, checkpointing's, the memory fraction's or the history's APIs yet.
+    bool pytorch_0x = false;
     bool thc_random_state = false;  // failed making the random-number state (THCTensorRandom)
     // The program ran on Windows: the host's wording ("not enough memory"), the text's paths
     // ("C:\...", "..\c10\..."), or tensors past the GPU (the driver's shared GPU memory).
     bool windows_host = false;
+    // The serving engine whose log holds the message ("vLLM", "SGLang"); empty for a program
+    // of one's own. Its memory is set by the engine's options, not by a training loop's.
+    std::string serving;
+    // The driver's failure was pinning host memory (page-locked, for copies to the device): the
+    // DataLoader's pin-memory thread, tensor.pin_memory(), PyTorch's host allocator.
+    std::string pinning;  // where the text shows it; empty where it does not
+    // The message's own hint names PYTORCH_ALLOC_CONF (2.9 and later), not a backend's own.
+    bool generic_alloc_conf = false;
     // MPS prints 1024-based sizes as "GB" and "MB" (newer ones "GiB"): quoted as it printed.
     bool decimal_unit_names = false;
     std::optional<std::int64_t> other_allocations;  // MPS: Metal's memory outside its allocator

@@ -1,0 +1,86 @@
+// What the text around an out-of-memory message tells of the program that printed it
+// (oom_message_text.h): the paths in its traceback, the engine whose log it is, what it was
+// doing when it failed.
+#include <cctype>
+#include <string_view>
+
+#include "oom_message_text.h"
+
+namespace oomlab::oom_text {
+namespace {
+
+bool holds_any(std::string_view text, std::initializer_list<std::string_view> words) {
+    for (std::string_view word : words) {
+        if (find_in(text, word) != std::string_view::npos) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// A Windows path: a drive's ("C:\\Users", "D:\\code") or a relative one into PyTorch's sources
+// ("..\\c10\\cuda", c10's "(malloc at ...)" of a Windows build).
+bool windows_paths(std::string_view text) {
+    if (find_in(text, "..\\c10\\") != std::string_view::npos) {
+        return true;
+    }
+    for (std::size_t at = find_in(text, ":\\"); at != std::string_view::npos;
+         at = find_in(text, ":\\", at + 1)) {
+        const char drive = at > 0 ? text[at - 1] : ' ';
+        const bool alone = at < 2 || !std::isalnum(static_cast<unsigned char>(text[at - 2]));
+        if (std::isalpha(static_cast<unsigned char>(drive)) && alone) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// The serving engine whose log or traceback this is: its processes' prefixes, its package's
+// paths, its memory option. A training program that imports one (a rollout's vLLM) shows its
+// paths only where the failure is the engine's.
+std::string serving_engine(std::string_view text) {
+    if (holds_any(text, {"(EngineCore", "VllmWorker", "vllm/engine/", "vllm/v1/", "vllm/worker/",
+                         "vllm/model_executor/", "vllm_ascend/", "gpu-memory-utilization",
+                         "gpu_memory_utilization", "vllm serve"})) {
+        return "vLLM";
+    }
+    if (holds_any(text, {"sglang/srt/", "mem-fraction-static", "mem_fraction_static",
+                         "sglang.launch_server"})) {
+        return "SGLang";
+    }
+    return "";
+}
+
+// Where the text shows host memory being pinned when the driver failed.
+std::string pinning(std::string_view text) {
+    if (find_in(text, "in pin memory thread") != std::string_view::npos) {
+        return "the DataLoader's pin-memory thread (pin_memory=True)";
+    }
+    if (holds_any(text, {"_utils/pin_memory.py", "_utils\\pin_memory.py"})) {
+        return "the DataLoader's pinning of a batch (pin_memory=True)";
+    }
+    if (find_in(text, "CachingHostAllocator") != std::string_view::npos) {
+        return "PyTorch's allocator of pinned host memory (CachingHostAllocator)";
+    }
+    if (holds_any(text, {"pin_memory=True", ".pin_memory(", "cudaHostAlloc", "cudaMallocHost"})) {
+        return "a tensor pinned in host memory (pin_memory)";
+    }
+    return "";
+}
+
+}  // namespace
+
+void read_context(std::string_view text, OomMessage& m) {
+    m.windows_host = m.windows_host || windows_paths(text);
+    // THD, PyTorch's distributed backend until 1.0 ("torch/lib/THD/base/...").
+    m.pytorch_0x = m.pytorch_0x || holds_any(text, {"/THD/", "\\THD\\"});
+    m.before_settings = m.before_settings || m.pytorch_0x;
+    m.serving = serving_engine(text);
+    m.pinning = m.driver_level || m.pytorch_0x ? pinning(text) : "";
+    // Inductor's error before the kernel's message: each configuration it tried was too large.
+    m.no_config_fits =
+        m.shared_memory && find_in(text, "No valid triton configs") != std::string_view::npos;
+    m.generic_alloc_conf = find_in(text, "PYTORCH_ALLOC_CONF") != std::string_view::npos;
+}
+
+}  // namespace oomlab::oom_text
