@@ -345,6 +345,7 @@ SnapshotReport profiler_trace_report(PickleInput& input, const std::string& sour
         device.from_trace = true;
         device.gpu_kernels = trace.gpu_kernels;
         device.gpu_memory_recorded = gpu_memory_recorded;
+        device.rocm = trace.rocm && device.index >= 0;
         // The totals after each event, since PyTorch 1.10: a GPU's are never all 0. Before, what
         // was allocated is the events' sum, and nothing says what was reserved (a CPU reserves
         // nothing).

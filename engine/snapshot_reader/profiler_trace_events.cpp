@@ -286,6 +286,7 @@ private:
         if (at.role == Role::Root && at.key == "profile_memory" && number) {
             m_trace.profile_memory = integer != 0;  // 1, as PyTorch writes it
         }
+        m_trace.rocm |= at.role == Role::Root && at.key == "hip_runtime_version";
         if (at.role == Role::Event) {
             if (at.key == "tid") {
                 m_event.thread = text();

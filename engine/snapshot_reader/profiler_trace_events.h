@@ -70,6 +70,7 @@ struct TraceEvents {
     std::map<std::pair<std::int64_t, std::int64_t>, std::vector<TraceMemoryEvent>> memory;
     bool profile_memory = false;  // the document says it was recorded with profile_memory on
     std::size_t gpu_kernels = 0;  // kernels, copies and fills the GPU ran: the program used one
+    bool rocm = false;            // "hip_runtime_version" at the top: recorded on ROCm
 };
 
 // Reads `input` to its end a chunk at a time, calling `after_chunk` after each. Throws BadInput

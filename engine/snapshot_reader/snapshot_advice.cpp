@@ -14,7 +14,12 @@
 namespace oomlab {
 namespace {
 
-constexpr const char* kExpandable = "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True";
+// The setting as the platform takes it: ROCm's builds from PyTorch 2.11, with ROCm 7.
+std::string expandable_setting(const SnapshotDevice& device) {
+    return device.rocm ? "PYTORCH_HIP_ALLOC_CONF=expandable_segments:True (ROCm builds of "
+                         "PyTorch 2.11 and later, with ROCm 7)"
+                       : "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True";
+}
 // Cached but free memory worth acting on, without an out-of-memory event to decide.
 constexpr double kCachedShare = 0.2;
 constexpr std::int64_t kCachedBytes = 64LL << 20;
@@ -204,7 +209,7 @@ bool advise_on_oom(const SnapshotDevice& device, const SnapshotOom& oom,
             return false;
         }
         advice.push_back(
-            {kExpandable,
+            {expandable_setting(device),
              fragmented +
                  ". Expandable segments grow one mapping instead of leaving gaps between blocks "
                  "of different sizes" +
@@ -375,7 +380,7 @@ std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device,
                        : device.changes.empty();
         if (worth && helps && !expandable_on(alloc_conf)) {
             advice.push_back(
-                {kExpandable,
+                {expandable_setting(device),
                  "at the peak, " + format_bytes(cached) + " of the " +
                      format_bytes(device.reserved_at_peak) + " reserved (" +
                      percent_of(cached, device.reserved_at_peak) +

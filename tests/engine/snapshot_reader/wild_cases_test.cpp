@@ -189,5 +189,31 @@ TEST(WildCorpus, AnOldTracesHostIsItsEventsSumBesideItsGpu) {
     EXPECT_TRUE(said);
 }
 
+// BERT on an MI300X (ROCm 6.4, its trace's hip_runtime_version): the cache the advice would
+// shrink is set by HIP's variable, and expandable segments came to ROCm's builds in 2.11 only.
+// Its H100 twin is advised CUDA's.
+TEST(WildCorpus, ATraceRecordedOnRocmIsAdvisedHipsSettings) {
+    const auto advice_of = [](const std::string& file) {
+        const SnapshotDevice device = first_device("wild/traces/" + file);
+        std::string all;
+        for (const SnapshotAdvice& item : snapshot_advice(device, std::nullopt)) {
+            all += item.what + "\n";
+        }
+        return std::make_pair(device.rocm, all);
+    };
+    const auto [rocm, on_mi300] =
+        advice_of("AMD-AGI__TraceLens__mi300_gaunernst_bert-small-uncased__1016001.json.gz");
+    EXPECT_TRUE(rocm);
+    EXPECT_NE(on_mi300.find("PYTORCH_HIP_ALLOC_CONF=expandable_segments:True (ROCm builds of "
+                            "PyTorch 2.11 and later, with ROCm 7)"),
+              std::string::npos)
+        << on_mi300;
+    EXPECT_EQ(on_mi300.find("PYTORCH_CUDA_ALLOC_CONF"), std::string::npos) << on_mi300;
+    const auto [cuda_rocm, on_h100] =
+        advice_of("AMD-AGI__TraceLens__h100_gaunernst_bert-small-uncased__1016001.json.gz");
+    EXPECT_FALSE(cuda_rocm);
+    EXPECT_EQ(on_h100.find("PYTORCH_HIP_ALLOC_CONF"), std::string::npos) << on_h100;
+}
+
 }  // namespace
 }  // namespace oomlab

@@ -271,6 +271,8 @@ struct SnapshotDevice {
     // A trace's GPU work: kernels, copies and fills, and whether it holds a GPU's memory events.
     std::size_t gpu_kernels = 0;
     bool gpu_memory_recorded = false;
+    // Recorded on ROCm (a trace's "hip_runtime_version"): its allocator's settings are HIP's.
+    bool rocm = false;
     // A CPU profile's RNN calls, where it recorded their shapes; empty otherwise.
     std::vector<SnapshotRecurrentCall> recurrent_calls;
     // Its convolutions' calls, forward and backward, where it recorded their shapes.
