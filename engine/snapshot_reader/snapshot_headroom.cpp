@@ -1,5 +1,6 @@
 #include "oomlab/snapshot_reader/snapshot_headroom.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -14,10 +15,13 @@ namespace {
 
 constexpr const char* kExpandableOn = "expandable_segments:True";
 
+// `unseen`: what the program reserved that the replay of its trace does not account for (a
+// trace begun late), added to what the replay reserves: the device held it all the same.
 HeadroomRow replay_row(const std::string& how, const allocator::WhatIf& replay,
-                       std::int64_t device_memory) {
-    return {how, replay.peak_reserved, replay.peak_event, device_memory - replay.peak_reserved,
-            replay.first_over_capacity};
+                       std::int64_t device_memory, std::int64_t unseen) {
+    const std::int64_t most = replay.peak_reserved + unseen;
+    return {how, most, replay.peak_event, device_memory - most,
+            unseen > 0 ? std::nullopt : replay.first_over_capacity};
 }
 
 }  // namespace
@@ -55,14 +59,24 @@ std::vector<SnapshotHeadroom> snapshot_headroom(const SnapshotReport& report,
             if (replay.device != device.index) {
                 continue;
             }
+            const std::int64_t unseen =
+                replay.baseline_is_the_programs
+                    ? 0
+                    : std::max<std::int64_t>(
+                          0, replay.program_peak_reserved - replay.recorded.peak_reserved);
+            const std::string added = unseen > 0
+                                          ? ", with the " + format_bytes(unseen) +
+                                                " the program reserved that its trace does not show"
+                                          : "";
             one.rows.push_back(replay_row(
                 "replayed under the recorded settings (" +
                     (replay.recorded_conf.empty() ? "PyTorch's defaults" : replay.recorded_conf) +
-                    (replay.baseline_is_the_programs ? ")" : "; the model's, not the program's)"),
-                replay.recorded, device_memory));
+                    (replay.baseline_is_the_programs ? "" : "; the model's, not the program's") +
+                    added + ")",
+                replay.recorded, device_memory, unseen));
             if (!expandable_on) {
-                one.rows.push_back(
-                    replay_row("replayed under " + replay.conf, replay.replayed, device_memory));
+                one.rows.push_back(replay_row("replayed under " + replay.conf + added,
+                                              replay.replayed, device_memory, unseen));
             }
         }
     }

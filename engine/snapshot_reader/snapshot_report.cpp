@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_snapshot.h"
 #include "oomlab/allocator/allocator_settings.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/files.h"
@@ -419,6 +420,13 @@ void refuse_unknown(const std::string& head, const std::string& source) {
 }  // namespace
 
 SnapshotReport snapshot_report_from_bytes(const std::string& bytes, const std::string& source) {
+    if (snapshot::looks_like_json_snapshot(bytes.substr(0, 64))) {
+        const std::string pickle = snapshot::pickle_of_json_snapshot(
+            text_as_utf8(source, "memory snapshot", bytes), source);
+        snapshot::SnapshotSink sink(source);
+        return report_of_pickle(snapshot::read_pickle(pickle, source, &sink), sink, source,
+                                bytes.size());
+    }
     if (looks_like_json(bytes.substr(0, 64))) {
         const std::string text = text_as_utf8(source, "memory snapshot", bytes);
         snapshot::StringInput input(text);
@@ -446,6 +454,15 @@ SnapshotReport read_snapshot_report(const std::string& path, const SnapshotProgr
         }
         if (!trace) {
             refuse_unknown(head, path);
+        }
+        if (snapshot::looks_like_json_snapshot(head)) {  // read whole: JSON has no stream here
+            const std::string pickle = snapshot::pickle_of_json_snapshot(
+                text_as_utf8(path, "memory snapshot",
+                             input.read_rest(kMostTraceBytes, "a memory snapshot saved as JSON")),
+                path);
+            snapshot::SnapshotSink sink(path);
+            return report_of_pickle(snapshot::read_pickle(pickle, path, &sink), sink, path,
+                                    input.file_size(), progress);
         }
         snapshot::ReadAhead ahead(input);
         const std::function<void()> after_chunk = [&] {

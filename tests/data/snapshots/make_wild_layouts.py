@@ -21,7 +21,10 @@ LAYOUT is one of:
   pool-ids      entries naming their pool ("pool_id"): a private pool opened, used and released
                 within the trace, beside the default pool's segment still held at the end
   host-trace-dict  a "host_traces" that is a dict, not a list of entries
+  huge-line-json   huge-line saved as JSON (json.dump with indent=4, as people save a snapshot to
+                read it in an editor): its line of 2**64-1 past a signed 64-bit number
 """
+import json
 import pickle
 import sys
 
@@ -139,8 +142,13 @@ def host_trace_dict():
 
 LAYOUTS = {"huge-line": huge_line, "bare-list": bare_list, "late-history": late_history,
            "many-devices": many_devices, "newer-fields": newer_fields,
-           "pool-ids": pool_ids, "host-trace-dict": host_trace_dict}
+           "pool-ids": pool_ids, "host-trace-dict": host_trace_dict, "huge-line-json": huge_line}
 
 if __name__ == "__main__":
-    with open(sys.argv[1], "wb") as out:
-        pickle.dump(LAYOUTS[sys.argv[2]](), out, protocol=4)
+    snapshot = LAYOUTS[sys.argv[2]]()
+    if sys.argv[2].endswith("-json"):
+        with open(sys.argv[1], "w", encoding="utf-8") as out:
+            json.dump(snapshot, out, indent=4)
+    else:
+        with open(sys.argv[1], "wb") as out:
+            pickle.dump(snapshot, out, protocol=4)

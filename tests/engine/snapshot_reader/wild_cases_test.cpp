@@ -8,6 +8,7 @@
 
 #include "oomlab/snapshot_reader/snapshot_advice.h"
 #include "oomlab/snapshot_reader/snapshot_gpu_estimate.h"
+#include "oomlab/snapshot_reader/snapshot_headroom.h"
 #include "oomlab/snapshot_reader/snapshot_report.h"
 #include "test_support.h"
 
@@ -131,6 +132,24 @@ TEST(WildCorpus, AReplayOfALateTraceIsNotGivenAsTheProgramsFigures) {
                        "figures, not the program's 2.45 GiB"),
               std::string::npos)
         << why;
+}
+
+// The same trace's headroom on an 80 GiB device: the replays' rows count what the program
+// reserved that the trace does not show (2.45 GiB - 1.44 GiB), as the row as it ran does.
+TEST(WildCorpus, AReplayOfALateTracesHeadroomKeepsWhatTheTraceDoesNotShow) {
+    const SnapshotReport report = read_snapshot_report(test::fixture(
+        "wild/traces/AMD-AGI__TraceLens__h100_Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"));
+    const std::vector<SnapshotHeadroom> headroom =
+        snapshot_headroom(report, std::int64_t(80) << 30);
+    ASSERT_EQ(headroom.size(), 1u);
+    const std::vector<HeadroomRow>& rows = headroom[0].rows;
+    ASSERT_EQ(rows.size(), 3u);
+    EXPECT_EQ(rows[1].most_reserved, rows[0].most_reserved) << rows[1].how;
+    EXPECT_NE(rows[1].how.find("the program reserved that its trace does not show"),
+              std::string::npos)
+        << rows[1].how;
+    EXPECT_LT(rows[2].most_reserved, rows[1].most_reserved) << rows[2].how;
+    EXPECT_GT(rows[2].most_reserved, std::int64_t(2) << 30) << rows[2].how;
 }
 
 // A cross-entropy seminar's snapshot, every segment opened inside its trace: nothing was

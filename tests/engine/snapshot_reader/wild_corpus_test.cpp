@@ -217,6 +217,18 @@ TEST_F(WildLayout, ALineOutsideSixtyFourBitsIsNoLineAndGeneratedCodeIsTorchs) {
     EXPECT_EQ(report.alloc_conf, "") << "max_split_size -1 is the default";
 }
 
+// The same snapshot saved as JSON reads as its pickle does, its line past 2**63 included.
+TEST_F(WildLayout, ASnapshotSavedAsJsonReadsAsItsPickle) {
+    const SnapshotReport pickle = read("huge-line");
+    const SnapshotReport json = read("huge-line-json");
+    ASSERT_EQ(json.devices.size(), 1u);
+    EXPECT_EQ(json.devices[0].peak_allocated, pickle.devices[0].peak_allocated);
+    EXPECT_EQ(json.devices[0].reserved, pickle.devices[0].reserved);
+    EXPECT_EQ(json.devices[0].events, pickle.devices[0].events);
+    EXPECT_EQ(lines_of(json.devices[0]), lines_of(pickle.devices[0]));
+    EXPECT_EQ(json.alloc_conf, pickle.alloc_conf);
+}
+
 // torch.cuda.memory_snapshot() returns the segments alone; here on device 1.
 TEST_F(WildLayout, TheBareListOfSegmentsIsASnapshot) {
     const SnapshotReport report = read("bare-list");
