@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "json_snapshot.h"
+#include "memory_viz_page.h"
 #include "oomlab/allocator/allocator_settings.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/files.h"
@@ -417,14 +419,29 @@ void refuse_unknown(const std::string& head, const std::string& source) {
                    hex_bytes(head));
 }
 
+// A snapshot kept in another form than its pickle: saved as JSON, or inside memory_viz's web
+// page. Its pickle, from the file's `head` and, where it is one of them, its `whole` text; none
+// where it is neither.
+std::optional<std::string> pickle_of_other_form(const std::string& head,
+                                                const std::function<std::string()>& whole,
+                                                const std::string& source) {
+    if (snapshot::looks_like_json_snapshot(head)) {
+        return snapshot::pickle_of_json_snapshot(text_as_utf8(source, "memory snapshot", whole()),
+                                                 source);
+    }
+    if (snapshot::looks_like_html(head)) {
+        return snapshot::snapshot_in_memory_viz_page(whole(), source);
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 SnapshotReport snapshot_report_from_bytes(const std::string& bytes, const std::string& source) {
-    if (snapshot::looks_like_json_snapshot(bytes.substr(0, 64))) {
-        const std::string pickle = snapshot::pickle_of_json_snapshot(
-            text_as_utf8(source, "memory snapshot", bytes), source);
+    if (const std::optional<std::string> pickle = pickle_of_other_form(
+            bytes.substr(0, 64), [&] { return bytes; }, source)) {
         snapshot::SnapshotSink sink(source);
-        return report_of_pickle(snapshot::read_pickle(pickle, source, &sink), sink, source,
+        return report_of_pickle(snapshot::read_pickle(*pickle, source, &sink), sink, source,
                                 bytes.size());
     }
     if (looks_like_json(bytes.substr(0, 64))) {
@@ -452,17 +469,16 @@ SnapshotReport read_snapshot_report(const std::string& path, const SnapshotProgr
             snapshot::StringInput whole(text);
             return snapshot::profiler_trace_report(whole, path);
         }
+        const auto whole = [&] {  // JSON's and a page's: read whole, then as the pickle
+            return input.read_rest(kMostTraceBytes, "a snapshot saved as JSON or in a web page");
+        };
+        if (const std::optional<std::string> pickle = pickle_of_other_form(head, whole, path)) {
+            snapshot::SnapshotSink sink(path);
+            return report_of_pickle(snapshot::read_pickle(*pickle, path, &sink), sink, path,
+                                    input.file_size(), progress);
+        }
         if (!trace) {
             refuse_unknown(head, path);
-        }
-        if (snapshot::looks_like_json_snapshot(head)) {  // read whole: JSON has no stream here
-            const std::string pickle = snapshot::pickle_of_json_snapshot(
-                text_as_utf8(path, "memory snapshot",
-                             input.read_rest(kMostTraceBytes, "a memory snapshot saved as JSON")),
-                path);
-            snapshot::SnapshotSink sink(path);
-            return report_of_pickle(snapshot::read_pickle(pickle, path, &sink), sink, path,
-                                    input.file_size(), progress);
         }
         snapshot::ReadAhead ahead(input);
         const std::function<void()> after_chunk = [&] {

@@ -32,6 +32,12 @@
 #include "snapshot/snapshot_timeline.h"
 
 namespace oomlab::ui {
+
+QString snapshotFileFilter() {
+    return QObject::tr(
+        "Memory snapshots and profiler traces (*.pickle *.pkl *.gz *.json *.html);;All files (*)");
+}
+
 namespace {
 
 QTableWidget* groupTable(const QString& objectName, const QString& firstColumn, FirstColumn first) {
@@ -202,10 +208,9 @@ SnapshotWindow::SnapshotWindow(QWidget* parent) : QWidget(parent, Qt::Window) {
     connect(m_replayBox, &SnapshotReplayBox::replayed, m_timeline, &SnapshotTimeline::setReplayed);
     connect(m_toPeak, &QPushButton::clicked, this, [this] { showMoment(std::nullopt); });
     connect(m_compare, &QPushButton::clicked, this, [this] {
-        const QString after = QFileDialog::getOpenFileName(
-            this, tr("Compare with a memory snapshot"), QFileInfo(m_path).absolutePath(),
-            tr("Memory snapshots and profiler traces (*.pickle *.pkl *.gz *.json);;All files "
-               "(*)"));
+        const QString after =
+            QFileDialog::getOpenFileName(this, tr("Compare with a memory snapshot"),
+                                         QFileInfo(m_path).absolutePath(), snapshotFileFilter());
         if (!after.isEmpty()) {
             compareWith(after);
         }

@@ -30,6 +30,10 @@ class SnapshotReplayBox;
 class SnapshotTimeline;
 class WrappedLabel;
 
+// The open dialogs' filter: the files `snapshot show` reads (a pickle, a JSON snapshot or trace,
+// gzipped or not, memory_viz's page).
+QString snapshotFileFilter();
+
 class SnapshotWindow : public QWidget {
     Q_OBJECT
 

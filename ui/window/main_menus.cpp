@@ -316,8 +316,7 @@ void MainMenus::openDatabaseDialog() {
 
 void MainMenus::openSnapshotDialog() {
     const QString path = QFileDialog::getOpenFileName(
-        m_window, tr("Open a memory snapshot of PyTorch"), lastDir(),
-        tr("Memory snapshots and profiler traces (*.pickle *.pkl *.gz *.json);;All files (*)"));
+        m_window, tr("Open a memory snapshot of PyTorch"), lastDir(), snapshotFileFilter());
     if (!path.isEmpty()) {
         rememberDir(path);
         openSnapshot(path);

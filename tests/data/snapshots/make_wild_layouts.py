@@ -23,7 +23,12 @@ LAYOUT is one of:
   host-trace-dict  a "host_traces" that is a dict, not a list of entries
   huge-line-json   huge-line saved as JSON (json.dump with indent=4, as people save a snapshot to
                 read it in an editor): its line of 2**64-1 past a signed 64-bit number
+  huge-line-page   huge-line inside the web page torch.cuda._memory_viz writes (trace_plot): the
+                pickle as base64 in the list its script hands to MemoryViz.js
+  timeline-picture the page the profiler's export_memory_timeline("x.html") writes: a title and
+                a PNG, no events
 """
+import base64
 import json
 import pickle
 import sys
@@ -142,11 +147,31 @@ def host_trace_dict():
 
 LAYOUTS = {"huge-line": huge_line, "bare-list": bare_list, "late-history": late_history,
            "many-devices": many_devices, "newer-fields": newer_fields,
-           "pool-ids": pool_ids, "host-trace-dict": host_trace_dict, "huge-line-json": huge_line}
+           "pool-ids": pool_ids, "host-trace-dict": host_trace_dict, "huge-line-json": huge_line,
+           "huge-line-page": huge_line}
+
+def memory_viz_page(snapshot):
+    data = base64.b64encode(pickle.dumps(snapshot, protocol=4)).decode()
+    return ("<!DOCTYPE html>\n<html>\n<head>\n</head>\n<body>\n<script type=\"module\">\n"
+            "import {add_local_files} from \"MemoryViz.js\"\n"
+            f"const local_files = [{{\"name\": \"snapshot.pickle\", \"base64\": \"{data}\"}}]\n"
+            "add_local_files(local_files, 'Active Memory Timeline')\n</script>\n</body>\n")
+
+
+TIMELINE_PICTURE = ("<html>\n<head><meta charset=\"utf-8\" /><title>GPU Memory Timeline HTML"
+                    "</title></head>\n<body>\n  <img src='data:image/png;base64,iVBORw0KGgo='>"
+                    "\n</body>\n</html>\n")
 
 if __name__ == "__main__":
+    if sys.argv[2] == "timeline-picture":
+        with open(sys.argv[1], "w", encoding="utf-8") as out:
+            out.write(TIMELINE_PICTURE)
+        sys.exit(0)
     snapshot = LAYOUTS[sys.argv[2]]()
-    if sys.argv[2].endswith("-json"):
+    if sys.argv[2].endswith("-page"):
+        with open(sys.argv[1], "w", encoding="utf-8") as out:
+            out.write(memory_viz_page(snapshot))
+    elif sys.argv[2].endswith("-json"):
         with open(sys.argv[1], "w", encoding="utf-8") as out:
             json.dump(snapshot, out, indent=4)
     else:

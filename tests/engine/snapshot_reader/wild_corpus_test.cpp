@@ -217,16 +217,27 @@ TEST_F(WildLayout, ALineOutsideSixtyFourBitsIsNoLineAndGeneratedCodeIsTorchs) {
     EXPECT_EQ(report.alloc_conf, "") << "max_split_size -1 is the default";
 }
 
-// The same snapshot saved as JSON reads as its pickle does, its line past 2**63 included.
-TEST_F(WildLayout, ASnapshotSavedAsJsonReadsAsItsPickle) {
+// The same snapshot saved as JSON, or inside memory_viz's web page, reads as its pickle does,
+// its line past 2**63 included; export_memory_timeline's page, a picture, is refused so.
+TEST_F(WildLayout, ASnapshotSavedAsJsonOrInMemoryVizsPageReadsAsItsPickle) {
     const SnapshotReport pickle = read("huge-line");
-    const SnapshotReport json = read("huge-line-json");
-    ASSERT_EQ(json.devices.size(), 1u);
-    EXPECT_EQ(json.devices[0].peak_allocated, pickle.devices[0].peak_allocated);
-    EXPECT_EQ(json.devices[0].reserved, pickle.devices[0].reserved);
-    EXPECT_EQ(json.devices[0].events, pickle.devices[0].events);
-    EXPECT_EQ(lines_of(json.devices[0]), lines_of(pickle.devices[0]));
-    EXPECT_EQ(json.alloc_conf, pickle.alloc_conf);
+    for (const char* form : {"huge-line-json", "huge-line-page"}) {
+        const SnapshotReport other = read(form);
+        ASSERT_EQ(other.devices.size(), 1u) << form;
+        EXPECT_EQ(other.devices[0].peak_allocated, pickle.devices[0].peak_allocated) << form;
+        EXPECT_EQ(other.devices[0].reserved, pickle.devices[0].reserved) << form;
+        EXPECT_EQ(other.devices[0].events, pickle.devices[0].events) << form;
+        EXPECT_EQ(lines_of(other.devices[0]), lines_of(pickle.devices[0])) << form;
+        EXPECT_EQ(other.alloc_conf, pickle.alloc_conf) << form;
+    }
+    try {
+        read("timeline-picture");
+        ADD_FAILURE() << "a picture read as a snapshot";
+    } catch (const BadInput& refusal) {
+        EXPECT_NE(std::string(refusal.what()).find("export_memory_timeline page, a picture"),
+                  std::string::npos)
+            << refusal.what();
+    }
 }
 
 // torch.cuda.memory_snapshot() returns the segments alone; here on device 1.
