@@ -307,6 +307,10 @@ std::vector<SnapshotWhatIf> snapshot_whatif(const SnapshotReport& report,
         }
         const allocator::AllocatorTrace trace = allocator_trace(device, recorded);
         result.fidelity = allocator::check_fidelity(trace);
+        result.segments_recorded = !device.from_trace;
+        if (!result.segments_recorded) {
+            result.fidelity.misses.clear();  // "recorded none" for each: the trace has none
+        }
         std::int64_t capacity = 0;
         if (device_memory) {
             capacity = *device_memory;
@@ -358,7 +362,8 @@ std::string snapshot_whatif_json(const SnapshotReport& report,
                              {"allocations", fidelity.allocations},
                              {"blocks_agreed", fidelity.blocks_agreed},
                              {"not_placed", fidelity.not_placed},
-                             {"disagreements", misses}}},
+                             {"disagreements", misses},
+                             {"segments_recorded", result.segments_recorded}}},
                            {"program_peak_reserved", result.program_peak_reserved},
                            {"baseline_is_the_programs", result.baseline_is_the_programs},
                            {"recorded", whatif_json(result.recorded)},
@@ -389,7 +394,11 @@ std::string snapshot_whatif_text(const SnapshotReport& report,
         for (const std::string& note : result.notes) {
             out << "  note: " << note << "\n";
         }
-        if (f.segment_allocs_recorded == 0) {
+        if (!result.segments_recorded) {
+            out << "  a profiler's trace records its totals, not its segments: the model's "
+                   "segments are not checked one by one; its reserved figures are told against "
+                   "the trace's below\n";
+        } else if (f.segment_allocs_recorded == 0) {
             // Nothing to compare the model with, and nothing a setting of how segments are
             // opened, split or rounded could change, unless the model opens some.
             out << "  the trace opens no segment: every request fit the segments held before "
@@ -460,8 +469,9 @@ std::string snapshot_whatif_text(const SnapshotReport& report,
         describe("replayed under the recorded", result.recorded_conf, result.recorded);
         if (!result.baseline_is_the_programs) {
             out << "    not the program's: it reserved at most "
-                << format_bytes(result.program_peak_reserved)
-                << " (the snapshot's figure); the replay differs by more than 2%, so compare "
+                << format_bytes(result.program_peak_reserved) << " (the "
+                << (result.segments_recorded ? "snapshot" : "trace")
+                << "'s figure); the replay differs by more than 2%, so compare "
                    "what-ifs with this replay, not with the program\n";
         }
         if (result.conf != result.recorded_conf) {

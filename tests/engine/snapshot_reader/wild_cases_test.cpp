@@ -10,6 +10,7 @@
 #include "oomlab/snapshot_reader/snapshot_gpu_estimate.h"
 #include "oomlab/snapshot_reader/snapshot_headroom.h"
 #include "oomlab/snapshot_reader/snapshot_report.h"
+#include "oomlab/snapshot_reader/snapshot_whatif.h"
 #include "test_support.h"
 
 namespace oomlab {
@@ -150,6 +151,22 @@ TEST(WildCorpus, AReplayOfALateTracesHeadroomKeepsWhatTheTraceDoesNotShow) {
         << rows[1].how;
     EXPECT_LT(rows[2].most_reserved, rows[1].most_reserved) << rows[2].how;
     EXPECT_GT(rows[2].most_reserved, std::int64_t(2) << 30) << rows[2].how;
+}
+
+// A profiler's trace records its totals, not its segments: the what-if checks no segment of
+// the model against it (each of BERT's 117 allocations said "recorded none") and tells its
+// figures against the trace's.
+TEST(WildCorpus, AWhatIfOfATraceChecksNoSegmentsItDoesNotRecord) {
+    const SnapshotReport report = read_snapshot_report(test::fixture(
+        "wild/traces/AMD-AGI__TraceLens__mi300_gaunernst_bert-small-uncased__1016001.json.gz"));
+    const std::vector<SnapshotWhatIf> results = snapshot_whatif(report, std::nullopt, std::nullopt);
+    ASSERT_EQ(results.size(), 1u);
+    EXPECT_FALSE(results[0].segments_recorded);
+    EXPECT_TRUE(results[0].fidelity.misses.empty());
+    const std::string text = snapshot_whatif_text(report, results, {});
+    EXPECT_NE(text.find("records its totals, not its segments"), std::string::npos) << text;
+    EXPECT_EQ(text.find("recorded none"), std::string::npos) << text;
+    EXPECT_EQ(text.find("the snapshot's figure"), std::string::npos) << text;
 }
 
 // A cross-entropy seminar's snapshot, every segment opened inside its trace: nothing was

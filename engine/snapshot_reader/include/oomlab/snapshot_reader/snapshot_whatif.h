@@ -20,6 +20,9 @@ struct SnapshotWhatIf {
     std::string capacity_source;  // where capacity came from, in words
     bool capacity_given = false;  // by the caller (device_memory), not read from the trace
     allocator::Fidelity fidelity;
+    // A profiler's trace records its totals, not its segments: nothing to check the model's
+    // segments against one by one (fidelity's misses are then left empty).
+    bool segments_recorded = true;
     // What the replay could not take as the program had it: recorded settings that are not
     // valid, settings that change PyTorch's allocation but not the model's (in words).
     std::vector<std::string> notes;
