@@ -133,6 +133,18 @@ std::vector<std::string> snapshot_end_notes(const SnapshotDevice& device) {
                              : ", and the trace recorded none of the GPU's (its caching "
                                "allocator off, or no CUDA memory event kept)"));
     }
+    // A trace of segments alone (a history that kept only its last entries, or begun after the
+    // last allocation): its "peak" is what was alive when it was dumped.
+    const bool allocates = std::any_of(device.changes.begin(), device.changes.end(),
+                                       [](const SnapshotTraceChange& change) {
+                                           return change.what == SnapshotTraceChange::What::Alloc;
+                                       });
+    if (!device.changes.empty() && !allocates) {
+        notes.push_back("the trace holds no allocation (" + std::to_string(device.events) +
+                        (device.events == 1 ? " event" : " events") +
+                        ", of segments only): its peak is what was alive when the snapshot was "
+                        "dumped, not the run's; record the history before the step to see it");
+    }
     if (device.pending_free > 0) {
         notes.push_back(format_bytes(device.pending_free) +
                         " freed by the program but not yet reusable: blocks waiting for work on "

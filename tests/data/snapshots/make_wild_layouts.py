@@ -21,6 +21,8 @@ LAYOUT is one of:
   pool-ids      entries naming their pool ("pool_id"): a private pool opened, used and released
                 within the trace, beside the default pool's segment still held at the end
   host-trace-dict  a "host_traces" that is a dict, not a list of entries
+  segments-only a trace of one entry, a segment freed, and no allocation: what was alive at the
+                dump is all it shows
   huge-line-json   huge-line saved as JSON (json.dump with indent=4, as people save a snapshot to
                 read it in an editor): its line of 2**64-1 past a signed 64-bit number
   huge-line-page   huge-line inside the web page torch.cuda._memory_viz writes (trace_plot): the
@@ -94,6 +96,15 @@ def late_history():
     return {"segments": segments, "device_traces": [trace]}
 
 
+def segments_only():
+    # A trace that kept one entry, a cached segment given back after the last allocation: the
+    # model's blocks carry their frames, the trace allocates nothing.
+    model = [block(BASE, 24 * MiB, block_frames=frames(37, "load_model", "evaluator.py"))]
+    segments = [segment(0, BASE, model)]
+    trace = [event("segment_free", BASE + 64 * MiB, 2 * MiB, frames(12, "empty_cache"), 1)]
+    return {"segments": segments, "device_traces": [trace]}
+
+
 def many_devices():
     segments = [segment(0, BASE, [block(BASE, 2 * MiB, block_frames=frames(5))]),
                 segment(2, BASE + 64 * MiB,
@@ -146,7 +157,7 @@ def host_trace_dict():
 
 
 LAYOUTS = {"huge-line": huge_line, "bare-list": bare_list, "late-history": late_history,
-           "many-devices": many_devices, "newer-fields": newer_fields,
+           "many-devices": many_devices, "segments-only": segments_only, "newer-fields": newer_fields,
            "pool-ids": pool_ids, "host-trace-dict": host_trace_dict, "huge-line-json": huge_line,
            "huge-line-page": huge_line}
 

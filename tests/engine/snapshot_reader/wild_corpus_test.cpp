@@ -240,6 +240,26 @@ TEST_F(WildLayout, ASnapshotSavedAsJsonOrInMemoryVizsPageReadsAsItsPickle) {
     }
 }
 
+// A trace of a segment freed and nothing allocated (a 29.66 GiB model's snapshot held only
+// that): its peak is what was alive at the dump, and the report says so.
+TEST_F(WildLayout, ATraceThatAllocatesNothingIsNotTheRunsPeak) {
+    const SnapshotReport report = read("segments-only");
+    ASSERT_EQ(report.devices.size(), 1u);
+    EXPECT_EQ(report.devices[0].peak_allocated, 24 * test::kMiB);
+    std::string notes;
+    for (const std::string& note : snapshot_end_notes(report.devices[0])) {
+        notes += note + "\n";
+    }
+    EXPECT_NE(notes.find("the trace holds no allocation (1 event, of segments only): its peak is "
+                         "what was alive when the snapshot was dumped"),
+              std::string::npos)
+        << notes;
+    const SnapshotReport allocating = read("late-history");
+    for (const std::string& note : snapshot_end_notes(allocating.devices[0])) {
+        EXPECT_EQ(note.find("holds no allocation"), std::string::npos) << note;
+    }
+}
+
 // torch.cuda.memory_snapshot() returns the segments alone; here on device 1.
 TEST_F(WildLayout, TheBareListOfSegmentsIsASnapshot) {
     const SnapshotReport report = read("bare-list");
