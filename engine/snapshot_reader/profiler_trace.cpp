@@ -208,7 +208,7 @@ struct OpenSpan {
                : backward                     ? "backward"
                : attention                    ? kMathAttentionKind
                : optimizer                    ? "optimizer step"
-               : transfer                     ? "data transfer"
+               : transfer                     ? "copy or cast"
                : forward                      ? "forward"
                                               : "other";
     }

@@ -178,8 +178,8 @@ std::string user_line(const std::vector<PickleValue>& frames) {
 
 // What an allocation was for, as far as its frames tell: the engine's own tag, else PyTorch's
 // autograd engine or backward() (backward), torch.optim (optimizer step), a copy between
-// devices or dtypes (data transfer), a module's forward (forward); the first that applies in
-// that order, else "other".
+// devices or dtypes (copy or cast: the frames do not tell which), a module's forward (forward);
+// the first that applies in that order, else "other".
 std::string kind_of(const std::vector<PickleValue>& frames) {
     bool backward = false;
     bool optimizer = false;
@@ -204,7 +204,7 @@ std::string kind_of(const std::vector<PickleValue>& frames) {
     }
     return backward    ? "backward"
            : optimizer ? "optimizer step"
-           : transfer  ? "data transfer"
+           : transfer  ? "copy or cast"
            : forward   ? "forward"
                        : "other";
 }

@@ -1,5 +1,5 @@
 // What an allocation's stack of frames says: the user's own source line, and what the memory
-// was for (forward, backward, optimizer step, data transfer), as a snapshot's report groups it.
+// was for (forward, backward, optimizer step, copy or cast), as a snapshot's report groups it.
 #pragma once
 
 #include <cstdint>
@@ -45,7 +45,8 @@ bool in_python_library(std::string_view path);
 // category, else kNoPythonFrame.
 std::string user_line(const std::vector<PickleValue>& frames);
 
-// "forward", "backward", "optimizer step", "data transfer", the engine's own phase, or "other".
+// "forward", "backward", "optimizer step", "copy or cast", the engine's own phase ("data
+// transfer" among them), or "other".
 std::string kind_of(const std::vector<PickleValue>& frames);
 // PyTorch's category of a tensor as a kind: "optimizer_state" is "optimizer state".
 std::string kind_of(const std::string& category);

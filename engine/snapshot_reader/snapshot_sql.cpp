@@ -35,7 +35,7 @@ CREATE TABLE devices (
 CREATE TABLE stacks (
     device INTEGER, stack INTEGER,
     line TEXT,      -- the first frame outside torch, "train.py:41"; or why there is none
-    kind TEXT,      -- forward, backward, optimizer step, data transfer, other...
+    kind TEXT,      -- forward, backward, optimizer step, copy or cast, other...
     metadata TEXT,  -- what the program set (torch.cuda.memory._set_memory_metadata)
     PRIMARY KEY (device, stack)) WITHOUT ROWID;
 CREATE TABLE events (

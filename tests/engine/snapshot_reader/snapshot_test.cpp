@@ -189,7 +189,7 @@ TEST(SnapshotReport, ARealSnapshotOfPyTorchReadsAsItsSegmentsSay) {
     EXPECT_EQ(kinds.size(), 3u);
     // As Python's pickle.load and a replay of the first 4,488 events count them.
     EXPECT_EQ(kinds["forward"], 1068302336) << "modeling_bert.py's lines";
-    EXPECT_EQ(kinds["data transfer"], 37632) << "validate_old.py:59 and :60";
+    EXPECT_EQ(kinds["copy or cast"], 37632) << "validate_old.py:59 and :60";
     EXPECT_GT(kinds[kAllocatedBeforeTrace], 0);
     // The timeline: in event order, from the start to the end state, through the peak.
     ASSERT_GE(device.timeline.size(), 2u);
