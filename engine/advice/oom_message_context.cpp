@@ -51,8 +51,12 @@ std::string serving_engine(std::string_view text) {
     return "";
 }
 
-// Where the text shows host memory being pinned when the driver failed.
+// Where the text shows host memory being pinned when the driver failed; none where the device's
+// caching allocator is named failing (0.x's THCCachingAllocator.cpp), pinning or not.
 std::string pinning(std::string_view text) {
+    if (find_in(text, "THCCachingAllocator.cpp") != std::string_view::npos) {
+        return "";
+    }
     if (find_in(text, "in pin memory thread") != std::string_view::npos) {
         return "the DataLoader's pin-memory thread (pin_memory=True)";
     }
