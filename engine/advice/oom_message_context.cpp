@@ -2,6 +2,7 @@
 // (oom_message_text.h): the paths in its traceback, the engine whose log it is, what it was
 // doing when it failed.
 #include <cctype>
+#include <initializer_list>
 #include <string_view>
 
 #include "oom_message_text.h"
