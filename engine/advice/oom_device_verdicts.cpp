@@ -17,6 +17,10 @@ std::string device_kind(const OomMessage& m) {
 
 // Away from the cudaMallocAsync backend, whose message cannot tell its cache from the rest.
 std::string native_allocator_try(const DeviceReading& r) {
+    if (r.m.inference_app == "ComfyUI") {  // which turns the backend on itself
+        return "ComfyUI started with --disable-cuda-malloc: PyTorch's own allocator, whose "
+               "message prints what its cache holds";
+    }
     return "PyTorch's own allocator (no backend:cudaMallocAsync in " + r.on.alloc_conf +
            "): its message prints what its cache holds, and expandable_segments:True lets "
            "freed memory serve larger tensors";
@@ -46,8 +50,8 @@ void training_tries(OomExplanation& e, const DeviceReading& r) {
 
 void too_large_tries(OomExplanation& e) {
     e.verdict = OomVerdict::TooLarge;
-    if (!e.message.serving.empty()) {
-        return;  // a serving engine's sizes are its options' (serving_tries)
+    if (!e.message.inference_app.empty()) {
+        return;  // an inference application's sizes are its options' (add_inference_app_tries)
     }
     e.tries.push_back(
         "make that tensor smaller: a smaller batch or sequence length (it is "
@@ -341,12 +345,12 @@ bool fragmentation(OomExplanation& e, const DeviceReading& r) {
                           "allocations would fail as this one did");
     }
     fragmentation_tries(e, r);
-    if (m.serving.empty()) {  // a serving engine's shapes are its requests'
+    if (m.inference_app.empty()) {  // an inference application's shapes are its requests'
         e.tries.push_back(
             "keep tensor sizes steady from step to step (pad to a fixed or bucketed "
             "length): blocks of one size are reused whole");
     }
-    if (nearly_full && m.serving.empty()) {
+    if (nearly_full && m.inference_app.empty()) {
         training_tries(e, r);
     }
     return true;
@@ -401,7 +405,7 @@ void out_of_memory(OomExplanation& e, const DeviceReading& r) {
                   (m.requested ? "the next " + printed_size(*m.requested)
                                : "the next allocation (its size is not given)") +
                   " did not fit in what was left.";
-    if (m.serving.empty()) {  // a serving engine's batch and cache are its options'
+    if (m.inference_app.empty()) {  // an inference application's sizes are its options'
         training_tries(e, r);
     }
     if (m.async_pool && !m.requested && !m.allocated) {  // "Allocation on device", cut there

@@ -105,7 +105,8 @@ void explain_shared_memory(OomExplanation& e);
 // The host's (the CPU's) and Apple's GPU's (MPS) messages.
 void explain_host(OomExplanation& e);
 
-// A serving engine's log (OomMessage::serving): what its options do to its memory.
-void add_serving_tries(OomExplanation& e);
+// An inference application's log (OomMessage::inference_app): what its options do to its
+// memory.
+void add_inference_app_tries(OomExplanation& e);
 
 }  // namespace oomlab::oom_explain

@@ -66,11 +66,14 @@ void explain_host(OomExplanation& e) {
         return;
     }
     if (mps) {
-        e.facts.push_back("MPS held " + mps_size(m, m.allocated) + " of the " +
+        // "MPS allocated" is PyTorch's heaps (it gives its cache back before it fails); "other
+        // allocations" is Metal's memory for the process outside them.
+        e.facts.push_back("PyTorch's MPS allocator held " + mps_size(m, m.allocated) +
+                          " (its tensors: it returned its cache before failing) of the " +
                           mps_size(m, m.allowed) + " it may use; other allocations " +
                           mps_size(m, m.other_allocations) +
-                          " (what Metal holds for this "
-                          "process beyond the tensors: PyTorch's MPS cache and Metal's own)");
+                          " (Metal's memory for this process outside PyTorch's allocator: "
+                          "MPSGraph's and other libraries')");
     }
     const bool huge = m.requested && *m.requested > (1LL << 40);
     // On MPS, other allocations holding more than the tensors are what to look at first.
@@ -84,16 +87,19 @@ void explain_host(OomExplanation& e) {
                     ? "Out of memory on the Apple GPU (MPS): other allocations held " +
                           mps_size(m, m.other_allocations) + " of the " + mps_size(m, m.allowed) +
                           " it may use, more than the tensors' " + mps_size(m, m.allocated) +
-                          ": memory Metal holds for this process outside its live tensors "
-                          "(PyTorch's MPS cache and Metal's own)."
+                          ": Metal's memory for this process outside PyTorch's allocator "
+                          "(MPSGraph's and other libraries'), which torch.mps.empty_cache() "
+                          "does not return."
                 : mps && !mps_sum(m).empty()
                     ? "Out of memory on the Apple GPU (MPS)" + mps_sum(m) + "."
                     : std::string("Out of memory on ") + where +
                           ": the process asked for more than the system would give.";
     if (others_lead) {
         e.tries.push_back(
-            "torch.mps.empty_cache() returns PyTorch's MPS cache; if other allocations stay, "
-            "print torch.mps.driver_allocated_memory() step by step to see when they grow");
+            "print torch.mps.driver_allocated_memory() beside "
+            "torch.mps.current_allocated_memory() step by step: their difference is Metal's "
+            "memory beyond PyTorch's tensors, and the step that makes it grow is what to "
+            "change");
     }
     e.tries.push_back(huge  ? "print the shapes of the tensors made just before: one of them is "
                               "not what you meant"
@@ -106,9 +112,13 @@ void explain_host(OomExplanation& e) {
             "Virtual memory): an allocation is refused when memory and the page file are full");
     }
     if (mps) {
+        // PyTorch prints "max allowed" only where the ratio is above 0.0, and reads it once.
         e.tries.push_back(
-            "PYTORCH_MPS_HIGH_WATERMARK_RATIO raises the limit (0.0 removes it, "
-            "at the risk of the whole system slowing)");
+            "PYTORCH_MPS_HIGH_WATERMARK_RATIO raises the limit (0.0 removes it, at the risk of "
+            "the whole system slowing)" +
+            std::string(m.allowed ? "; this message printed a limit, so the ratio here was above "
+                                    "0.0: set it in the environment before Python starts"
+                                  : ""));
     }
 }
 

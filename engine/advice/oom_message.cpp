@@ -44,7 +44,7 @@ OomExplanation explain_oom(const OomMessage& message) {
     } else {
         oom_explain::explain_host(explanation);
     }
-    oom_explain::add_serving_tries(explanation);
+    oom_explain::add_inference_app_tries(explanation);
     return explanation;
 }
 

@@ -36,10 +36,10 @@ bool windows_paths(std::string_view text) {
     return false;
 }
 
-// The serving engine whose log or traceback this is: its processes' prefixes, its package's
-// paths, its memory option. A training program that imports one (a rollout's vLLM) shows its
-// paths only where the failure is the engine's.
-std::string serving_engine(std::string_view text) {
+// The inference application whose log or traceback this is: its processes' prefixes, its
+// package's paths, its memory option, its error report. A training program that imports one (a
+// rollout's vLLM) shows its paths only where the failure is the engine's.
+std::string inference_app_of(std::string_view text) {
     if (holds_any(text, {"(EngineCore", "VllmWorker", "vllm/engine/", "vllm/v1/", "vllm/worker/",
                          "vllm/model_executor/", "vllm_ascend/", "gpu-memory-utilization",
                          "gpu_memory_utilization", "vllm serve"})) {
@@ -48,6 +48,36 @@ std::string serving_engine(std::string_view text) {
     if (holds_any(text, {"sglang/srt/", "mem-fraction-static", "mem_fraction_static",
                          "sglang.launch_server"})) {
         return "SGLang";
+    }
+    if (holds_any(text, {"ComfyUI", "comfy/model_management.py", "comfy\\model_management.py"})) {
+        return "ComfyUI";
+    }
+    return "";
+}
+
+// The number after the first of `options` found ("--gpu-memory-utilization 0.98",
+// "gpu_memory_utilization=0.9"); empty where none follows.
+std::string option_value(std::string_view text, std::initializer_list<std::string_view> options) {
+    const auto digit = [&](std::size_t at) {
+        return at < text.size() && std::isdigit(static_cast<unsigned char>(text[at]));
+    };
+    for (std::string_view option : options) {
+        std::size_t at = find_in(text, option);
+        if (at == std::string_view::npos) {
+            continue;
+        }
+        at += option.size();
+        while (at < text.size() &&
+               std::string_view(" =:\"'").find(text[at]) != std::string_view::npos) {
+            ++at;
+        }
+        std::size_t end = at;
+        while (digit(end) || (end < text.size() && text[end] == '.')) {
+            ++end;
+        }
+        if (digit(at)) {
+            return std::string(text.substr(at, end - at));
+        }
     }
     return "";
 }
@@ -80,7 +110,15 @@ void read_context(std::string_view text, OomMessage& m) {
     // THD, PyTorch's distributed backend until 1.0 ("torch/lib/THD/base/...").
     m.pytorch_0x = m.pytorch_0x || holds_any(text, {"/THD/", "\\THD\\"});
     m.before_settings = m.before_settings || m.pytorch_0x;
-    m.serving = serving_engine(text);
+    m.inference_app = inference_app_of(text);
+    m.app_memory_share =
+        m.inference_app == "vLLM"
+            ? option_value(text, {"gpu-memory-utilization", "gpu_memory_utilization"})
+        : m.inference_app == "SGLang"
+            ? option_value(text, {"mem-fraction-static", "mem_fraction_static"})
+            : "";
+    // SGLang's KV-cache pool, made at start (memory_pool.py, memory_pool_npu.py).
+    m.app_pool_at_start = m.inference_app == "SGLang" && holds_any(text, {"memory_pool"});
     m.pinning = m.driver_level || m.pytorch_0x ? pinning(text) : "";
     // Inductor's error before the kernel's message: each configuration it tried was too large.
     m.no_config_fits =

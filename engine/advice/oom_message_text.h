@@ -45,8 +45,8 @@ std::size_t find_in(std::string_view text, std::string_view words, std::size_t f
 std::optional<Span> last_message(std::string_view text);
 
 // What the text around a message tells of the program that printed it (oom_message_context.cpp):
-// its platform and release by the paths in its traceback, a serving engine's log, host memory
-// being pinned where it failed, the settings' variable its own hint names.
+// its platform and release by the paths in its traceback, an inference application's log, host
+// memory being pinned where it failed, the settings' variable its own hint names.
 void read_context(std::string_view text, OomMessage& m);
 
 // The marker `message` (a Span's text) begins with.

@@ -50,13 +50,20 @@ TEST(OomContext, AServingEnginesLogIsNamedAndATrainingScriptIsNot) {
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate "
         "786.00 MiB. GPU 0 has a total capacity of 79.11 GiB of which "
         "140.75 MiB is free.\n";
-    EXPECT_EQ(read("(EngineCore_DP0 pid=8884) ERROR 10-31 [core.py:708] " + message).serving,
+    EXPECT_EQ(read("(EngineCore_DP0 pid=8884) ERROR 10-31 [core.py:708] " + message).inference_app,
               "vLLM");
     EXPECT_EQ(
         read("  File \"/opt/sglang/python/sglang/srt/managers/scheduler.py\", line 3\n" + message)
-            .serving,
+            .inference_app,
         "SGLang");
-    EXPECT_EQ(read("  File \"train.py\", line 41, in forward\n" + message).serving, "");
+    EXPECT_EQ(read("  File \"train.py\", line 41, in forward\n" + message).inference_app, "");
+    const OomMessage vllm = read("vllm serve Qwen --gpu-memory-utilization 0.98\n" + message);
+    EXPECT_EQ(vllm.inference_app, "vLLM");
+    EXPECT_EQ(vllm.app_memory_share, "0.98");
+    const OomMessage sglang =
+        read("  File \"/sgl/python/sglang/srt/mem_cache/memory_pool.py\", line 90\n" + message);
+    EXPECT_TRUE(sglang.app_pool_at_start);
+    EXPECT_EQ(read("# ComfyUI Error Report\n" + message).inference_app, "ComfyUI");
     const OomExplanation served = explain_oom_message("VllmWorker rank=1 pid=7: " + message);
     for (const std::string& tried : served.tries) {
         EXPECT_EQ(tried.find("activation checkpointing"), std::string::npos) << tried;

@@ -297,6 +297,18 @@ TEST(WildMessages, EachCaseTheWildShowedIsExplainedAsItsFiguresSay) {
         {"612-asyncalloc-comfy-truncated-allocation-on-device-only.txt", OomVerdict::OutOfMemory,
          "the cudaMallocAsync backend's message (backend:cudaMallocAsync in "
          "PYTORCH_CUDA_ALLOC_CONF), cut after its first words"},
+        {"612-asyncalloc-comfy-truncated-allocation-on-device-only.txt", OomVerdict::OutOfMemory,
+         "ComfyUI started with --disable-cuda-malloc", "gradient accumulation"},
+        {"610-hip-windows-frag-expandable-unsupported-warning.txt", OomVerdict::Fragmentation,
+         "VAE Decode (Tiled)", "pad to a fixed or bucketed"},
+        {"608-2x-pr-indented-elided-vllm-cudagraph-hint-no-class.txt", OomVerdict::OutOfMemory,
+         "--gpu-memory-utilization (0.98 in this log)"},
+        {"558-mps-gib-wrapped-watermark-already-zero-prose-before.txt", OomVerdict::OutOfMemory,
+         "this message printed a limit, so the ratio here was above 0.0"},
+        {"259-mps-hf-forum-curly-quoted-other-allocs-dominate.txt", OomVerdict::OutOfMemory,
+         "outside PyTorch's allocator (MPSGraph's and other libraries'), which "
+         "torch.mps.empty_cache() does not return",
+         "PyTorch's MPS cache and Metal's own"},
         {"604-asyncalloc-device5-25gib-missing-poster-set-backend.txt", OomVerdict::OutOfMemory,
          "PyTorch's own allocator (no backend:cudaMallocAsync in PYTORCH_CUDA_ALLOC_CONF)"},
         {"700-pointcept-101-pin-thread-oom.txt", OomVerdict::OutsideAllocator,

@@ -54,9 +54,12 @@ struct OomMessage {
     // The program ran on Windows: the host's wording ("not enough memory"), the text's paths
     // ("C:\...", "..\c10\..."), or tensors past the GPU (the driver's shared GPU memory).
     bool windows_host = false;
-    // The serving engine whose log holds the message ("vLLM", "SGLang"); empty for a program
-    // of one's own. Its memory is set by the engine's options, not by a training loop's.
-    std::string serving;
+    // The inference application whose log holds the message ("vLLM", "SGLang", "ComfyUI");
+    // empty for a program of one's own. Its memory is set by its options, not by a training
+    // loop's batch, precision or checkpointing.
+    std::string inference_app;
+    std::string app_memory_share;    // the share of the device its log sets ("0.98"), if it does
+    bool app_pool_at_start = false;  // it failed making its KV-cache pool, at start
     // The driver's failure was pinning host memory (page-locked, for copies to the device): the
     // DataLoader's pin-memory thread, tensor.pin_memory(), PyTorch's host allocator.
     std::string pinning;  // where the text shows it; empty where it does not
