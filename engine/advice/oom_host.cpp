@@ -21,14 +21,16 @@ void explain_mps_buffer(OomExplanation& e, const std::string& asked) {
     e.verdict = OomVerdict::TooLarge;
     e.summary = "One tensor of " + asked +
                 " is larger than the largest buffer Metal allows on this Mac's GPU (its "
-                "maxBufferLength, which depends on the Mac): the memory was not full, and "
-                "PYTORCH_MPS_HIGH_WATERMARK_RATIO does not change this limit.";
+                "maxBufferLength, which depends on the Mac): how full the memory was does not "
+                "matter, and PYTORCH_MPS_HIGH_WATERMARK_RATIO does not change this limit.";
     e.tries.push_back(
         "make that one tensor smaller: the operation in the traceback on fewer items at a time "
         "(a smaller batch, image size or number of frames; attention in slices; a VAE decoded "
         "in tiles)");
     e.tries.push_back("half precision (float16), where the model allows: the tensor halves");
-    e.tries.push_back("run that step on the CPU (.to(\"cpu\")): its tensors have no such limit");
+    e.tries.push_back(
+        "run that step on the CPU (.to(\"cpu\")), where the machine's memory holds it: the CPU "
+        "has no such limit on one tensor");
 }
 
 // The sum that passed MPS's limit, where the message gives its parts.

@@ -123,6 +123,10 @@ void read_context(std::string_view text, OomMessage& m) {
     // Inductor's error before the kernel's message: each configuration it tried was too large.
     m.no_config_fits =
         m.shared_memory && find_in(text, "No valid triton configs") != std::string_view::npos;
+    m.kernel_kind = !m.shared_memory                   ? ""
+                    : holds_any(text, {"triton_per_"}) ? "persistent reduction"
+                    : holds_any(text, {"triton_mm", "TritonTemplateCaller"}) ? "matrix product"
+                                                                             : "";
     m.generic_alloc_conf = find_in(text, "PYTORCH_ALLOC_CONF") != std::string_view::npos;
 }
 

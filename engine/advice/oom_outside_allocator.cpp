@@ -93,10 +93,17 @@ void explain_shared_memory(OomExplanation& e) {
         e.summary = "Not the GPU's memory: " + m.failure + figures +
                     ". Inductor tried each configuration of this kernel and none fit, so "
                     "compiling stopped. No batch size or allocator setting changes it.";
-        e.tries.push_back(
-            "for a persistent reduction (a kernel named triton_per_...): "
-            "torch._inductor.config.triton.persistent_reductions = False, so the reduction "
-            "loops over blocks instead of holding its whole row");
+        if (m.kernel_kind == "persistent reduction") {
+            e.tries.push_back(
+                "torch._inductor.config.triton.persistent_reductions = False: this persistent "
+                "reduction (triton_per_...) then loops over blocks instead of holding its whole "
+                "row");
+        } else if (m.kernel_kind == "matrix product") {
+            e.tries.push_back(
+                "torch.compile without mode=\"max-autotune\", or "
+                "torch._inductor.config.max_autotune_gemm_backends = \"ATEN\": the matrix "
+                "product runs as ATen's own (cuBLAS, hipBLAS), not as a Triton template");
+        }
         e.tries.push_back(
             "leave the function that makes this kernel uncompiled "
             "(torch.compiler.disable), or try another PyTorch release: the configurations "

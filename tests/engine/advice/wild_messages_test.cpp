@@ -279,6 +279,8 @@ TEST(WildMessages, EachCaseTheWildShowedIsExplainedAsItsFiguresSay) {
          "(163842 bytes, of 101376 a block has)"},
         {"566-inductor-no-valid-triton-configs-h100-327768-split.txt", OomVerdict::TooLarge,
          "persistent_reductions = False", "if the program went on"},
+        {"567-inductor-pr-no-valid-triton-configs-triton-mm.txt", OomVerdict::TooLarge,
+         "max_autotune_gemm_backends = \"ATEN\"", "persistent_reductions"},
         {"588-thc-no-spaces-title-zh.txt", OomVerdict::OutOfMemory,
          "a newer PyTorch: mixed precision (torch.cuda.amp, 1.6 and later"},
         {"579-npu-sglang-kv-buffer-request-gt-total-resourcewarning.txt", OomVerdict::TooLarge,

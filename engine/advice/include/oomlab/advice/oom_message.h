@@ -39,6 +39,9 @@ struct OomMessage {
     // one block asked for and `most_at_once` what the GPU has per block, not its memory.
     bool shared_memory = false;
     bool no_config_fits = false;  // Inductor tried each configuration, and none fit
+    // The kernel's kind, as its name tells: a persistent reduction ("triton_per_..."), a matrix
+    // product's template ("triton_mm"); empty where the name says neither.
+    std::string kernel_kind;
     // "reserved in total" (1.5 to 1.13): what was cached but free is the difference of two
     // rounded figures; "cached" (1.0 to 1.4) printed it, and had no max_split_size_mb yet.
     bool reserved_from_total = false;
