@@ -259,6 +259,12 @@ void fragmentation_tries(OomExplanation& e, const DeviceReading& r) {
         e.tries.push_back(split + " (expandable segments are not available on Windows)");
         return;
     }
+    if (m.expandable_set) {  // the run had them: what is left is steadier sizes, or less
+        e.facts.push_back(
+            "the text sets expandable_segments:True for this run: where the build takes it, the "
+            "pieces are free space inside segments that grew, which no allocator setting joins");
+        return;
+    }
     // Where expandable segments may not be there yet (a run of 2.0 or older, ROCm's builds
     // before 2.11, which ignore them), the split size first; where they are, they alone: the
     // message itself names them.

@@ -45,8 +45,7 @@ std::string inference_app_of(std::string_view text) {
                          "gpu_memory_utilization", "vllm serve"})) {
         return "vLLM";
     }
-    if (holds_any(text, {"sglang/srt/", "mem-fraction-static", "mem_fraction_static",
-                         "sglang.launch_server"})) {
+    if (holds_any(text, {"sglang", "SGLang", "mem-fraction-static", "mem_fraction_static"})) {
         return "SGLang";
     }
     if (holds_any(text, {"ComfyUI", "comfy/model_management.py", "comfy\\model_management.py"})) {
@@ -103,6 +102,35 @@ std::string pinning(std::string_view text) {
     return "";
 }
 
+// Whether a line of `text` sets expandable segments for the program: an export, os.environ, or
+// the variable before a command; not the hint PyTorch's message gives ("try setting ...").
+bool sets_expandable_segments(std::string_view text) {
+    for (std::string_view words : {"expandable_segments:True", "expandable_segments:true"}) {
+        for (std::size_t at = find_in(text, words); at != std::string_view::npos;
+             at = find_in(text, words, at + 1)) {
+            const std::size_t line = text.rfind('\n', at);
+            const std::string_view before =
+                text.substr(line == std::string_view::npos ? 0 : line + 1,
+                            at - (line == std::string_view::npos ? 0 : line + 1));
+            // PyTorch's hint, "try setting PYTORCH_CUDA_ALLOC_CONF=...", wrapped or not.
+            const std::size_t near = at < 48 ? 0 : at - 48;
+            if (find_in(text.substr(near, at - near), "setting") != std::string_view::npos) {
+                continue;
+            }
+            const std::size_t start = before.find_first_not_of(" \t>$#`");
+            const std::string_view head =
+                start == std::string_view::npos ? "" : before.substr(start);
+            if (find_in(before, "export ") != std::string_view::npos ||
+                find_in(before, "os.environ") != std::string_view::npos ||
+                find_in(before, "setenv") != std::string_view::npos ||
+                head.rfind("PYTORCH_", 0) == 0) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 }  // namespace
 
 void read_context(std::string_view text, OomMessage& m) {
@@ -128,6 +156,7 @@ void read_context(std::string_view text, OomMessage& m) {
                     : holds_any(text, {"triton_mm", "TritonTemplateCaller"}) ? "matrix product"
                                                                              : "";
     m.generic_alloc_conf = find_in(text, "PYTORCH_ALLOC_CONF") != std::string_view::npos;
+    m.expandable_set = sets_expandable_segments(text);
 }
 
 }  // namespace oomlab::oom_text

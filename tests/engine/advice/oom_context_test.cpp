@@ -70,6 +70,26 @@ TEST(OomContext, AServingEnginesLogIsNamedAndATrainingScriptIsNot) {
     }
 }
 
+TEST(OomContext, ExpandableSegmentsSetForTheRunAreToldFromPyTorchsHint) {
+    const std::string message =
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a "
+        "total capacity of 7.79 GiB of which 3.19 MiB is free. Of the allocated memory 7.07 GiB "
+        "is allocated by PyTorch, and 93.33 MiB is reserved by PyTorch but unallocated. If "
+        "reserved but unallocated memory is large try setting\n"
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.\n";
+    EXPECT_FALSE(read(message).expandable_set) << "the hint, wrapped onto a line of its own";
+    EXPECT_FALSE(read("How do I set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True?\n" + message)
+                     .expandable_set);
+    EXPECT_TRUE(
+        read("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n" + message).expandable_set);
+    EXPECT_TRUE(
+        read("$ PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python train.py\n" + message)
+            .expandable_set);
+    EXPECT_TRUE(read(message + "\nos.environ[\"PYTORCH_CUDA_ALLOC_CONF\"] = "
+                               "\"expandable_segments:True\"\n")
+                    .expandable_set);
+}
+
 TEST(OomContext, ThdsPathsAreZeroXAndPyTorchAllocConfIsTheOneNamed) {
     const OomMessage old = read(
         "init.cu:218 WARN Cuda failure 'out of memory'\n"

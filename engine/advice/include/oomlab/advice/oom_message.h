@@ -68,6 +68,9 @@ struct OomMessage {
     std::string pinning;  // where the text shows it; empty where it does not
     // The message's own hint names PYTORCH_ALLOC_CONF (2.9 and later), not a backend's own.
     bool generic_alloc_conf = false;
+    // The text sets expandable_segments:True for the program ("export PYTORCH_..._ALLOC_CONF=",
+    // os.environ, a command line's prefix): the run had them on.
+    bool expandable_set = false;
     // MPS prints 1024-based sizes as "GB" and "MB" (newer ones "GiB"): quoted as it printed.
     bool decimal_unit_names = false;
     std::optional<std::int64_t> other_allocations;  // MPS: Metal's memory outside its allocator
