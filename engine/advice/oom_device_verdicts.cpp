@@ -45,7 +45,10 @@ void training_tries(OomExplanation& e, const DeviceReading& r) {
     e.tries.push_back(
         "measure where it goes: oomlab-cli estimate and run show the breakdown for "
         "its own models, and " +
-        r.on.module + ".memory._record_memory_history for yours");
+        r.on.module + ".memory._record_memory_history for yours" +
+        // XPU's memory history was merged at the turn of 2026 (2.10 or 2.11); CUDA's is 2.1's.
+        (r.m.backend == "XPU" ? std::string(" (on XPU, only in PyTorch's releases of 2026)")
+                              : std::string()));
 }
 
 void too_large_tries(OomExplanation& e) {

@@ -303,6 +303,9 @@ TEST(WildMessages, EachCaseTheWildShowedIsExplainedAsItsFiguresSay) {
          "ComfyUI started with --disable-cuda-malloc", "gradient accumulation"},
         {"610-hip-windows-frag-expandable-unsupported-warning.txt", OomVerdict::Fragmentation,
          "VAE Decode (Tiled)", "pad to a fixed or bucketed"},
+        {"601-xpu-no-free-clause-lnl-repl-full.txt", OomVerdict::OutOfMemory,
+         "torch.xpu.memory._record_memory_history for yours (on XPU, only in PyTorch's releases "
+         "of 2026)"},
         {"273-npu2-then-npu-alloc-conf-exports.txt", OomVerdict::Fragmentation,
          "the text sets expandable_segments:True for this run",
          "PYTORCH_NPU_ALLOC_CONF=expandable_segments:True:"},
