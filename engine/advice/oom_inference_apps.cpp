@@ -1,6 +1,7 @@
 // An inference application's out-of-memory (oom_explain.h): vLLM and SGLang set their memory
 // aside at start, by their options, for the weights, the KV cache, CUDA graphs and the
-// activations of the largest batch they profile; ComfyUI loads and offloads models by its own.
+// activations of the largest batch they profile (TGI warms up with its largest); ComfyUI loads
+// and offloads models by its own rules.
 // A training loop's batch, precision and checkpointing do not reach them.
 #include "oom_explain.h"
 
@@ -63,6 +64,19 @@ void sglang_tries(OomExplanation& e) {
         "the cache spread over more devices, or take less");
 }
 
+void tgi_tries(OomExplanation& e) {
+    e.facts.push_back(
+        "the log is text-generation-inference's (TGI): at start it warms up with the largest "
+        "batch its limits allow, then keeps what is left of --cuda-memory-fraction for the KV "
+        "cache");
+    e.tries.push_back(
+        "a smaller --max-batch-prefill-tokens and --max-total-tokens (or --max-input-tokens): "
+        "the warm-up's batch and each request's cache shrink");
+    e.tries.push_back("a lower --cuda-memory-fraction where other processes share the GPU");
+    e.tries.push_back(
+        "--quantize, or more GPUs with --num-shard: the weights take less, or spread");
+}
+
 void comfyui_tries(OomExplanation& e) {
     e.facts.push_back(
         "the log is ComfyUI's: it loads the workflow's models and moves them off the GPU by its "
@@ -88,6 +102,8 @@ void add_inference_app_tries(OomExplanation& e) {
         vllm_tries(e);
     } else if (m.inference_app == "SGLang") {
         sglang_tries(e);
+    } else if (m.inference_app == "TGI") {
+        tgi_tries(e);
     } else {
         comfyui_tries(e);
     }

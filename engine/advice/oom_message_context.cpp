@@ -48,6 +48,10 @@ std::string inference_app_of(std::string_view text) {
     if (holds_any(text, {"sglang", "SGLang", "mem-fraction-static", "mem_fraction_static"})) {
         return "SGLang";
     }
+    if (holds_any(text, {"text_generation_launcher", "text_generation_server",
+                         "text-generation-inference"})) {
+        return "TGI";
+    }
     if (holds_any(text, {"ComfyUI", "comfy/model_management.py", "comfy\\model_management.py"})) {
         return "ComfyUI";
     }
