@@ -112,10 +112,9 @@ bool sets_expandable_segments(std::string_view text) {
     for (std::string_view words : {"expandable_segments:True", "expandable_segments:true"}) {
         for (std::size_t at = find_in(text, words); at != std::string_view::npos;
              at = find_in(text, words, at + 1)) {
-            const std::size_t line = text.rfind('\n', at);
-            const std::string_view before =
-                text.substr(line == std::string_view::npos ? 0 : line + 1,
-                            at - (line == std::string_view::npos ? 0 : line + 1));
+            const std::size_t newline = text.rfind('\n', at);
+            const std::size_t line = newline == std::string_view::npos ? 0 : newline + 1;
+            const std::string_view before = text.substr(line, at - line);
             // PyTorch's hint, "try setting PYTORCH_CUDA_ALLOC_CONF=...", wrapped or not.
             const std::size_t near = at < 48 ? 0 : at - 48;
             if (find_in(text.substr(near, at - near), "setting") != std::string_view::npos) {
