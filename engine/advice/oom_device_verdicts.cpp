@@ -347,6 +347,7 @@ bool fragmentation(OomExplanation& e, const DeviceReading& r) {
     const OomMessage& m = r.m;
     const std::int64_t left = r.unallocated + m.free.value_or(0) - r.requested;
     const bool nearly_full = m.total && m.free && left < *m.total / 50;
+    e.nearly_full = nearly_full;
     if (nearly_full) {
         e.facts.push_back("even in one piece, the cache and the free memory would leave " +
                           printed_size(left) + " of " + printed_size(*m.total) +

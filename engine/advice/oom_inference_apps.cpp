@@ -3,6 +3,8 @@
 // activations of the largest batch they profile (TGI warms up with its largest); ComfyUI loads
 // and offloads models by its own rules.
 // A training loop's batch, precision and checkpointing do not reach them.
+#include <algorithm>
+
 #include "oom_explain.h"
 
 namespace oomlab::oom_explain {
@@ -98,6 +100,9 @@ void add_inference_app_tries(OomExplanation& e) {
         m.device != OomMessage::Device::Cuda) {
         return;
     }
+    // The application's own tries after the verdict's; first where the device was nearly full,
+    // since its options are what use less.
+    const std::size_t verdicts = e.tries.size();
     if (m.inference_app == "vLLM") {
         vllm_tries(e);
     } else if (m.inference_app == "SGLang") {
@@ -106,6 +111,9 @@ void add_inference_app_tries(OomExplanation& e) {
         tgi_tries(e);
     } else {
         comfyui_tries(e);
+    }
+    if (e.nearly_full) {
+        std::rotate(e.tries.begin(), e.tries.begin() + std::ptrdiff_t(verdicts), e.tries.end());
     }
 }
 

@@ -251,5 +251,18 @@ TEST(WildMessages, EachCaseTheWildShowedIsExplainedAsItsFiguresSay) {
     }
 }
 
+// vLLM on a device nearly full (592: 50.65 MiB would be left of 15.98 GiB, the cache joined):
+// what makes vLLM take less comes first; with room left (593), the allocator's setting does.
+TEST(WildMessages, AnInferenceAppOnADeviceNearlyFullIsToldItsOptionsFirst) {
+    const OomExplanation full = explain_oom_message(
+        wild_message("592-hip-vllm-gfx906-log-glued-after-url-cyrillic-path.txt"));
+    ASSERT_FALSE(full.tries.empty());
+    EXPECT_EQ(full.tries[0].rfind("a lower --gpu-memory-utilization", 0), 0u) << full.tries[0];
+    const OomExplanation roomy =
+        explain_oom_message(wild_message("593-hip-enginecore-strix-halo-frag-cuda-conf-tail.txt"));
+    ASSERT_FALSE(roomy.tries.empty());
+    EXPECT_EQ(roomy.tries[0].rfind("PYTORCH_HIP_ALLOC_CONF=", 0), 0u) << roomy.tries[0];
+}
+
 }  // namespace
 }  // namespace oomlab

@@ -109,6 +109,9 @@ struct OomExplanation {
     std::string summary;             // one sentence: what happened
     std::vector<std::string> facts;  // the figures, each with what it means
     std::vector<std::string> tries;  // what to try, first things first, each with why
+    // Even joined, what was free and cached would have left under 2% of the device: what uses
+    // less comes before what joins the pieces.
+    bool nearly_full = false;
 };
 
 // Reads the last message out of `text` (a whole traceback or log is fine). Throws BadInput when
