@@ -13,8 +13,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "json_snapshot.h"
-#include "memory_viz_page.h"
 #include "oomlab/allocator/allocator_settings.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/files.h"
@@ -23,6 +21,7 @@
 #include "read_ahead.h"
 #include "snapshot_alloc_conf.h"
 #include "snapshot_fields.h"
+#include "snapshot_file_kind.h"
 #include "snapshot_frames.h"
 #include "snapshot_input.h"
 #include "snapshot_replay.h"
@@ -383,73 +382,21 @@ SnapshotReport report_of_pickle(const snapshot::PickleDocument& document,
     return report;
 }
 
-// A profiler's trace: JSON, after any byte-order mark (UTF-8 or UTF-16 ones, which Windows
-// editors add).
-bool looks_like_json(const std::string& head) {
-    const auto byte = [&](std::size_t i) {
-        return i < head.size() ? static_cast<unsigned char>(head[i]) : 0;
-    };
-    if ((byte(0) == 0xEF && byte(1) == 0xBB && byte(2) == 0xBF) ||
-        (byte(0) == 0xFF && byte(1) == 0xFE) || (byte(0) == 0xFE && byte(1) == 0xFF)) {
-        return true;
-    }
-    const std::size_t first = head.find_first_not_of(" \t\r\n");
-    return first != std::string::npos && (head[first] == '{' || head[first] == '[');
-}
-
-std::string hex_bytes(const std::string& head) {
-    std::string out;
-    char code[8];
-    for (std::size_t i = 0; i < std::min<std::size_t>(head.size(), 4); ++i) {
-        std::snprintf(code, sizeof code, "%s0x%02x", i ? " " : "",
-                      static_cast<unsigned char>(head[i]));
-        out += code;
-    }
-    return out.empty() ? "nothing (the file is empty)" : out;
-}
-
-void refuse_unknown(const std::string& head, const std::string& source) {
-    if (!head.empty() && static_cast<unsigned char>(head[0]) == 0x80) {
-        return;  // PROTO: a pickle of protocol 2 or later
-    }
-    throw BadInput(source +
-                   ": neither a memory snapshot (a pickle of protocol 2 to 5, as "
-                   "torch.cuda.memory._dump_snapshot writes) nor a profiler's JSON "
-                   "trace; it starts with " +
-                   hex_bytes(head));
-}
-
-// A snapshot kept in another form than its pickle: saved as JSON, or inside memory_viz's web
-// page. Its pickle, from the file's `head` and, where it is one of them, its `whole` text; none
-// where it is neither.
-std::optional<std::string> pickle_of_other_form(const std::string& head,
-                                                const std::function<std::string()>& whole,
-                                                const std::string& source) {
-    if (snapshot::looks_like_json_snapshot(head)) {
-        return snapshot::pickle_of_json_snapshot(text_as_utf8(source, "memory snapshot", whole()),
-                                                 source);
-    }
-    if (snapshot::looks_like_html(head)) {
-        return snapshot::snapshot_in_memory_viz_page(whole(), source);
-    }
-    return std::nullopt;
-}
-
 }  // namespace
 
 SnapshotReport snapshot_report_from_bytes(const std::string& bytes, const std::string& source) {
-    if (const std::optional<std::string> pickle = pickle_of_other_form(
+    if (const std::optional<std::string> pickle = snapshot::pickle_of_other_form(
             bytes.substr(0, 64), [&] { return bytes; }, source)) {
         snapshot::SnapshotSink sink(source);
         return report_of_pickle(snapshot::read_pickle(*pickle, source, &sink), sink, source,
                                 bytes.size());
     }
-    if (looks_like_json(bytes.substr(0, 64))) {
+    if (snapshot::looks_like_json(bytes.substr(0, 64))) {
         const std::string text = text_as_utf8(source, "memory snapshot", bytes);
         snapshot::StringInput input(text);
         return snapshot::profiler_trace_report(input, source);
     }
-    refuse_unknown(bytes.substr(0, 64), source);
+    snapshot::refuse_unknown(bytes.substr(0, 64), source);
     snapshot::SnapshotSink sink(source);
     return report_of_pickle(snapshot::read_pickle(bytes, source, &sink), sink, source,
                             bytes.size());
@@ -460,7 +407,7 @@ SnapshotReport read_snapshot_report(const std::string& path, const SnapshotProgr
     snapshot::SnapshotFileInput input(path, kMostSnapshotBytes);
     const std::string head = input.peek(64);
     std::uint64_t read = 0;  // of the file, as far as the pickle reader has come
-    const bool trace = looks_like_json(head);
+    const bool trace = snapshot::looks_like_json(head);
     try {
         if (trace && head.find('\0') != std::string::npos) {
             // UTF-16 (an editor's saving), or no text: read whole, converted or refused.
@@ -472,13 +419,14 @@ SnapshotReport read_snapshot_report(const std::string& path, const SnapshotProgr
         const auto whole = [&] {  // JSON's and a page's: read whole, then as the pickle
             return input.read_rest(kMostTraceBytes, "a snapshot saved as JSON or in a web page");
         };
-        if (const std::optional<std::string> pickle = pickle_of_other_form(head, whole, path)) {
+        if (const std::optional<std::string> pickle =
+                snapshot::pickle_of_other_form(head, whole, path)) {
             snapshot::SnapshotSink sink(path);
             return report_of_pickle(snapshot::read_pickle(*pickle, path, &sink), sink, path,
                                     input.file_size(), progress);
         }
         if (!trace) {
-            refuse_unknown(head, path);
+            snapshot::refuse_unknown(head, path);
         }
         snapshot::ReadAhead ahead(input);
         const std::function<void()> after_chunk = [&] {
