@@ -264,5 +264,14 @@ TEST(WildMessages, AnInferenceAppOnADeviceNearlyFullIsToldItsOptionsFirst) {
     EXPECT_EQ(roomy.tries[0].rfind("PYTORCH_HIP_ALLOC_CONF=", 0), 0u) << roomy.tries[0];
 }
 
+// A message cut before its last figures still tells its release by its words: 2.x's "Tried to
+// allocate 600.00 MiB. GPU" (591), 2.x's "has a total capacity of" without its class (608).
+TEST(WildMessages, AMessageCutShortIsStillReadAsItsRelease) {
+    for (const char* file : {"591-2x-cut-after-gpu-ja-followup.txt",
+                             "608-2x-pr-indented-elided-vllm-cudagraph-hint-no-class.txt"}) {
+        EXPECT_EQ(explain_oom_message(wild_message(file)).message.pytorch_major, 2) << file;
+    }
+}
+
 }  // namespace
 }  // namespace oomlab
