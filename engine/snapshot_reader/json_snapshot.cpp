@@ -1,15 +1,15 @@
 #include "json_snapshot.h"
 
+#include <rapidjson/error/en.h>
+#include <rapidjson/reader.h>
+
 #include <cstdint>
 #include <cstring>
-#include <nlohmann/json.hpp>
 
 #include "oomlab/common/errors.h"
 
 namespace oomlab::snapshot {
 namespace {
-
-using Json = nlohmann::json;
 
 // The opcodes written, protocol 2's (pickletools names them so).
 namespace op {
@@ -18,60 +18,52 @@ constexpr char kProto = '\x80', kStop = '.', kMark = '(', kEmptyDict = '}', kSet
                kNewFalse = '\x89', kLong1 = '\x8a', kBinFloat = 'G';
 }  // namespace op
 
+// rapidjson's reader calls it value by value: each becomes its opcodes as it is read, so no
+// tree of the whole document is built (a 903 MB JSON took 8.3 GiB as nlohmann's tree).
 class PickleWriter {
 public:
     std::string take() { return std::move(m_out); }
 
-    void value(const Json& json) {
-        switch (json.type()) {
-            case Json::value_t::object:
-                m_out += op::kEmptyDict;
-                if (!json.empty()) {
-                    m_out += op::kMark;
-                    for (const auto& [key, item] : json.items()) {
-                        text(key);
-                        value(item);
-                    }
-                    m_out += op::kSetItems;
-                }
-                return;
-            case Json::value_t::array:
-                m_out += op::kEmptyList;
-                if (!json.empty()) {
-                    m_out += op::kMark;
-                    for (const Json& item : json) {
-                        value(item);
-                    }
-                    m_out += op::kAppends;
-                }
-                return;
-            case Json::value_t::string:
-                return text(json.get_ref<const std::string&>());
-            case Json::value_t::boolean:
-                m_out += json.get<bool>() ? op::kNewTrue : op::kNewFalse;
-                return;
-            case Json::value_t::number_integer:
-                return integer(json.get<std::int64_t>(), false);
-            case Json::value_t::number_unsigned:  // up to 2**64 - 1, which snapshots hold
-                return integer(std::int64_t(json.get<std::uint64_t>()),
-                               json.get<std::uint64_t>() > std::uint64_t(INT64_MAX));
-            case Json::value_t::number_float:
-                return real(json.get<double>());
-            default:
-                m_out += op::kNone;
-        }
+    bool StartObject() { return open(op::kEmptyDict); }
+    bool EndObject(rapidjson::SizeType) { return close(op::kSetItems); }
+    bool StartArray() { return open(op::kEmptyList); }
+    bool EndArray(rapidjson::SizeType) { return close(op::kAppends); }
+    bool Key(const char* text, rapidjson::SizeType length, bool) {
+        return String(text, length, true);
     }
+    bool String(const char* text, rapidjson::SizeType length, bool) {
+        m_out += op::kBinUnicode;
+        little_endian(length, 4);
+        m_out.append(text, length);
+        return true;
+    }
+    bool Null() { return put(op::kNone); }
+    bool Bool(bool value) { return put(value ? op::kNewTrue : op::kNewFalse); }
+    bool Int(int value) { return integer(value, false); }
+    bool Uint(unsigned value) { return integer(value, false); }
+    bool Int64(std::int64_t value) { return integer(value, false); }
+    // Up to 2**64 - 1, which snapshots hold.
+    bool Uint64(std::uint64_t value) { return integer(std::int64_t(value), value > INT64_MAX); }
+    bool Double(double value) { return real(value); }
+    bool RawNumber(const char*, rapidjson::SizeType, bool) { return false; }  // not asked for
 
 private:
-    void text(const std::string& value) {
-        m_out += op::kBinUnicode;
-        little_endian(std::uint64_t(value.size()), 4);
-        m_out += value;
+    // A container's opcode, then a mark for its items; at its end the opcode that adds them
+    // (an empty one adds none).
+    bool open(char empty) {
+        m_out += empty;
+        m_out += op::kMark;
+        return true;
+    }
+    bool close(char add) { return put(add); }
+    bool put(char opcode) {
+        m_out += opcode;
+        return true;
     }
 
     // LONG1: the value's bytes, little-endian two's complement; `past_int64` where `value` is
     // an unsigned 64-bit number read as signed, which needs a ninth byte of 0.
-    void integer(std::int64_t value, bool past_int64) {
+    bool integer(std::int64_t value, bool past_int64) {
         std::string bytes;
         std::uint64_t bits = std::uint64_t(value);
         for (int i = 0; i < 8; ++i, bits >>= 8) {
@@ -93,15 +85,17 @@ private:
         m_out += op::kLong1;
         m_out += char(bytes.size());
         m_out += bytes;
+        return true;
     }
 
-    void real(double value) {  // BINFLOAT: big-endian
+    bool real(double value) {  // BINFLOAT: big-endian
         std::uint64_t bits = 0;
         std::memcpy(&bits, &value, sizeof bits);
         m_out += op::kBinFloat;
         for (int shift = 56; shift >= 0; shift -= 8) {
             m_out += char((bits >> shift) & 0xFF);
         }
+        return true;
     }
 
     void little_endian(std::uint64_t value, int bytes) {
@@ -134,22 +128,19 @@ bool looks_like_json_snapshot(const std::string& head) {
 }
 
 std::string pickle_of_json_snapshot(const std::string& text, const std::string& source) {
-    Json document;
-    try {
-        document = Json::parse(text);
-    } catch (const Json::parse_error& error) {
-        throw BadInput(source + ": a memory snapshot saved as JSON, but not JSON at byte " +
-                       std::to_string(error.byte) +
-                       "; save it again with json.dump, or give the pickle");
-    }
     PickleWriter writer;
-    std::string out;
-    out += op::kProto;
-    out += '\x02';
-    writer.value(document);
-    out += writer.take();
-    out += op::kStop;
-    return out;
+    rapidjson::Reader reader;
+    rapidjson::StringStream stream(text.c_str());
+    // Iterative: no recursion however deep; NaN and Infinity as Python's json writes them.
+    constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseNanAndInfFlag;
+    const rapidjson::ParseResult result = reader.Parse<kFlags>(stream, writer);
+    if (result.IsError()) {
+        throw BadInput(source + ": a memory snapshot saved as JSON, but not JSON at byte " +
+                       std::to_string(result.Offset()) + " (" +
+                       rapidjson::GetParseError_En(result.Code()) +
+                       "); save it again with json.dump, or give the pickle");
+    }
+    return std::string{op::kProto, '\x02'} + writer.take() + op::kStop;
 }
 
 }  // namespace oomlab::snapshot
