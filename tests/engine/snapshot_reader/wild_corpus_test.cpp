@@ -240,6 +240,30 @@ TEST_F(WildLayout, ASnapshotSavedAsJsonOrInMemoryVizsPageReadsAsItsPickle) {
     }
 }
 
+// A JSON snapshot cut short, and a memory_viz page whose snapshot is not base64, are refused
+// naming the file, where, and what to give instead.
+TEST(WildCorpus, ASnapshotInAnotherFormThatIsBrokenIsRefusedSayingWhere) {
+    const auto refusal = [](const std::string& bytes, const std::string& file) {
+        try {
+            snapshot_report_from_bytes(bytes, file);
+        } catch (const BadInput& error) {
+            return std::string(error.what());
+        }
+        return std::string("read");
+    };
+    EXPECT_EQ(refusal("{\"segments\": [1, ", "cut.json"),
+              "cut.json: a memory snapshot saved as JSON, but not JSON at byte 17 (Invalid "
+              "value.); save it again with json.dump, or give the pickle");
+    const std::string page =
+        "<!DOCTYPE html>\n<script>add_local_files([{\"name\": "
+        "\"snapshot.pickle\", \"base64\": \"gASV!\"}])</script>";
+    EXPECT_NE(refusal(page, "page.html")
+                  .find("page.html: the snapshot in this memory_viz page is "
+                        "cut or changed: \"!\" at byte"),
+              std::string::npos)
+        << refusal(page, "page.html");
+}
+
 // A trace of a segment freed and nothing allocated (a 29.66 GiB model's snapshot held only
 // that): its peak is what was alive at the dump, and the report says so.
 TEST_F(WildLayout, ATraceThatAllocatesNothingIsNotTheRunsPeak) {
