@@ -15,17 +15,6 @@ std::string device_kind(const OomMessage& m) {
     return m.backend == "NPU" || m.backend == "XPU" ? m.backend : "GPU";
 }
 
-// Away from the cudaMallocAsync backend, whose message cannot tell its cache from the rest.
-std::string native_allocator_try(const DeviceReading& r) {
-    if (r.m.inference_app == "ComfyUI") {  // which turns the backend on itself
-        return "ComfyUI started with --disable-cuda-malloc: PyTorch's own allocator, whose "
-               "message prints what its cache holds";
-    }
-    return "PyTorch's own allocator (no backend:cudaMallocAsync in " + r.on.alloc_conf +
-           "): its message prints what its cache holds, and expandable_segments:True lets "
-           "freed memory serve larger tensors";
-}
-
 // What shrinks a training step's memory, as the release the message is from has it.
 void training_tries(OomExplanation& e, const DeviceReading& r) {
     e.tries.push_back(
@@ -68,18 +57,24 @@ void too_large_tries(OomExplanation& e) {
 // process may use.
 bool past_the_device(OomExplanation& e, const DeviceReading& r) {
     const OomMessage& m = r.m;
-    if (m.most_at_once && r.requested > *m.most_at_once) {
+    // The platform's own words say that one allocation passed its limit, its size given or not.
+    if (m.most_at_once && (!m.requested || r.requested > *m.most_at_once)) {
         e.verdict = OomVerdict::TooLarge;
-        e.summary = "One allocation of " + printed_size(r.requested) + " is larger than the " +
-                    printed_size(*m.most_at_once) + " this " + m.backend +
-                    " platform allocates at once, whatever is free.";
+        e.summary = "One allocation" +
+                    (m.requested ? " of " + printed_size(r.requested) : std::string()) +
+                    " is larger than the " + printed_size(*m.most_at_once) + " this " + m.backend +
+                    " platform allocates at once, whatever is free" +
+                    (m.requested ? "." : " (the message gives no size).");
         e.tries.push_back(
             "split the tensor that needs it: process the batch in chunks, or the sequence in "
             "pieces, so that no one tensor passes " +
             printed_size(*m.most_at_once));
         e.tries.push_back(
-            "a newer driver and PyTorch: the limit on one allocation is the driver's, and "
-            "newer ones allow larger allocations");
+            m.backend == "XPU"
+                ? "a newer driver and PyTorch with UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1: "
+                  "Intel's extension (IPEX) on its first GPUs (Arc Alchemist) keeps the limit"
+                : "a newer driver and PyTorch: the limit on one allocation is the driver's, and "
+                  "newer ones allow larger allocations");
         return true;
     }
     if (r.limit <= 0 || r.requested <= r.limit) {
@@ -278,26 +273,6 @@ void fragmentation_tries(OomExplanation& e, const DeviceReading& r) {
     }
 }
 
-// Several other processes of one size, no more than a context's 2 GiB each: most often the
-// other ranks' contexts on this device, each made before its rank chose its own.
-std::optional<std::string> ranks_contexts(const DeviceReading& r) {
-    constexpr std::int64_t kMostContext = std::int64_t(2) << 30;
-    std::size_t alike = 0;
-    std::int64_t size = 0;
-    for (const auto& [pid, held] : r.m.processes) {
-        if (pid != r.where.listed && held <= kMostContext && (size == 0 || held == size)) {
-            size = held;
-            ++alike;
-        }
-    }
-    if (alike < 2) {
-        return std::nullopt;
-    }
-    return "the " + std::to_string(alike) + " processes of " + printed_size(size) +
-           " each are most likely other ranks' contexts on this device: each rank calls " +
-           r.on.module + ".set_device(local_rank) before its first CUDA call";
-}
-
 // Others holding more of the device than this run's PyTorch is the first thing to change; more
 // than a context and libraries hold (1 GiB, or a quarter of a smaller device).
 bool held_elsewhere(OomExplanation& e, const DeviceReading& r) {
@@ -355,6 +330,7 @@ bool fragmentation(OomExplanation& e, const DeviceReading& r) {
                           "allocations would fail as this one did");
     }
     fragmentation_tries(e, r);
+    others_made_the_difference(e, r);
     if (m.inference_app.empty()) {  // an inference application's shapes are its requests'
         e.tries.push_back(
             "keep tensor sizes steady from step to step (pad to a fixed or bucketed "
@@ -364,44 +340,6 @@ bool fragmentation(OomExplanation& e, const DeviceReading& r) {
         training_tries(e, r);
     }
     return true;
-}
-
-// Memory others held that would have made room for the request: said, and what to do first.
-// Several processes of one small size on this device are most often other ranks' contexts.
-void others_made_the_difference(OomExplanation& e, const DeviceReading& r) {
-    const OomMessage& m = r.m;
-    if (!r.known_elsewhere || r.needed <= *m.free) {
-        return;
-    }
-    // Without this process's own figure, a context and libraries may hold up to 1 GiB (a
-    // quarter of a small device) of what is outside PyTorch.
-    const std::int64_t context = std::min<std::int64_t>(std::int64_t(1) << 30, *m.total / 4);
-    const std::int64_t lacked = r.needed - *m.free;
-    const std::int64_t others = r.where.split ? r.where.others : r.where.all - context;
-    if (others < lacked) {
-        return;
-    }
-    if (m.async_pool) {  // the pool's own cache is among what the tensors did not hold
-        e.tries.insert(e.tries.begin(),
-                       "torch.cuda.empty_cache() before the step that failed: the "
-                       "cudaMallocAsync pool's cached memory goes back to the device, and " +
-                           r.on.smi + " shows what else holds it");
-        e.tries.insert(e.tries.begin() + 1, native_allocator_try(r));
-        return;
-    }
-    const std::string held =
-        r.where.split ? "other processes held " + printed_size(others)
-                      : printed_size(r.where.all) + " was held outside PyTorch's allocator";
-    const std::string beyond_context =
-        r.where.split ? "" : ", far more than a context and libraries hold";
-    e.facts.push_back(held + beyond_context + ", more than the " + printed_size(lacked) +
-                      " the request lacked: without them it would have fit");
-    e.summary += " Yet " + held + ", more than it lacked" + beyond_context + ".";
-    e.tries.insert(e.tries.begin(),
-                   ranks_contexts(r).value_or("see what else holds the device: " + r.on.smi +
-                                              " lists each process; stop it, or use another "
-                                              "device (" +
-                                              r.on.visible + ")"));
 }
 
 void out_of_memory(OomExplanation& e, const DeviceReading& r) {
@@ -462,6 +400,16 @@ void out_of_memory(OomExplanation& e, const DeviceReading& r) {
 }
 
 }  // namespace
+
+std::string native_allocator_try(const DeviceReading& r) {
+    if (r.m.inference_app == "ComfyUI") {  // which turns the backend on itself
+        return "ComfyUI started with --disable-cuda-malloc: PyTorch's own allocator, whose "
+               "message prints what its cache holds";
+    }
+    return "PyTorch's own allocator (no backend:cudaMallocAsync in " + r.on.alloc_conf +
+           "): its message prints what its cache holds, and expandable_segments:True lets "
+           "freed memory serve larger tensors";
+}
 
 void explain_device(OomExplanation& e) {
     const OomMessage& m = e.message;

@@ -4,6 +4,12 @@
 #include "oom_explain.h"
 
 namespace oomlab::oom_explain {
+namespace {
+
+constexpr std::int64_t kDisplaySized = std::int64_t(256) << 20;
+constexpr std::int64_t kMostLibraries = std::int64_t(8) << 30;
+
+}  // namespace
 
 std::int64_t reserved_rounding(const OomMessage& m, std::int64_t reserved) {
     const std::int64_t allocated = m.allocated.value_or(0);
@@ -108,6 +114,79 @@ std::string held_elsewhere_summary(const OomMessage& m, const Elsewhere& where,
            " memory was held outside PyTorch's allocator" + more +
            ": another process, or another library in this process, holds memory this "
            "run needed.";
+}
+
+// Several other processes of one size, no more than a context's 2 GiB each: most often the
+// other ranks' contexts on this device, each made before its rank chose its own.
+std::optional<std::string> ranks_contexts(const DeviceReading& r) {
+    constexpr std::int64_t kMostContext = std::int64_t(2) << 30;
+    std::size_t alike = 0;
+    std::int64_t size = 0;
+    for (const auto& [pid, held] : r.m.processes) {
+        if (pid != r.where.listed && held <= kMostContext && (size == 0 || held == size)) {
+            size = held;
+            ++alike;
+        }
+    }
+    if (alike < 2) {
+        return std::nullopt;
+    }
+    return "the " + std::to_string(alike) + " processes of " + printed_size(size) +
+           " each are most likely other ranks' contexts on this device: each rank calls " +
+           r.on.module + ".set_device(local_rank) before its first CUDA call";
+}
+
+// Memory others held that would have made room for the request: said, and what to do first.
+// Several processes of one small size on this device are most often other ranks' contexts.
+void others_made_the_difference(OomExplanation& e, const DeviceReading& r) {
+    const OomMessage& m = r.m;
+    if (!r.known_elsewhere || r.needed <= *m.free) {
+        return;
+    }
+    // Without this process's own figure, a context and libraries may hold up to 1 GiB (a
+    // quarter of a small device) of what is outside PyTorch.
+    const std::int64_t context = std::min<std::int64_t>(std::int64_t(1) << 30, *m.total / 4);
+    const std::int64_t lacked = r.needed - *m.free;
+    const std::int64_t others = r.where.split ? r.where.others : r.where.all - context;
+    if (others < lacked) {
+        return;
+    }
+    // A desktop's display server or a monitor holds tens of MiB: on a device full to its last
+    // MiB, said, but not what to stop.
+    if (r.where.split && others < kDisplaySized) {
+        e.facts.push_back("other processes held " + printed_size(others) +
+                          " (a desktop's or a monitor's size), more than the " +
+                          printed_size(lacked) +
+                          " the request lacked: the device was full to its last MiB");
+        return;
+    }
+    if (m.async_pool) {  // the pool's own cache is among what the tensors did not hold
+        e.tries.insert(e.tries.begin(),
+                       "torch.cuda.empty_cache() before the step that failed: the "
+                       "cudaMallocAsync pool's cached memory goes back to the device, and " +
+                           r.on.smi + " shows what else holds it");
+        e.tries.insert(e.tries.begin() + 1, native_allocator_try(r));
+        return;
+    }
+    const std::string held =
+        r.where.split ? "other processes held " + printed_size(others)
+                      : printed_size(r.where.all) + " was held outside PyTorch's allocator";
+    // NCCL's buffers and the math libraries' workspaces can take a few GiB beside a context:
+    // up to kMostLibraries, where the message does not split them, both are said.
+    const std::string beyond_context = r.where.split ? ""
+                                       : r.where.all >= kMostLibraries
+                                           ? ", far more than a context and libraries hold"
+                                           : " (other processes', or this process's libraries': "
+                                             "NCCL's buffers, the math libraries' workspaces; the "
+                                             "message does not tell them apart)";
+    e.facts.push_back(held + beyond_context + ", more than the " + printed_size(lacked) +
+                      " the request lacked: without them it would have fit");
+    e.summary += " Yet " + held + ", more than it lacked" + beyond_context + ".";
+    e.tries.insert(e.tries.begin(),
+                   ranks_contexts(r).value_or("see what else holds the device: " + r.on.smi +
+                                              " lists each process; stop it, or use another "
+                                              "device (" +
+                                              r.on.visible + ")"));
 }
 
 }  // namespace oomlab::oom_explain

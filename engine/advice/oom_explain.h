@@ -86,6 +86,12 @@ struct DeviceReading {
     std::int64_t needed = 0;  // what the device must have free for the request
 };
 DeviceReading device_reading(const OomMessage& m);
+// Several other processes of one small size: most often the other ranks' contexts, said so.
+std::optional<std::string> ranks_contexts(const DeviceReading& r);
+// Memory others held that would have made room for the request: said, and what to do first.
+void others_made_the_difference(OomExplanation& e, const DeviceReading& r);
+// Away from the cudaMallocAsync backend, whose message cannot tell its cache from the rest.
+std::string native_allocator_try(const DeviceReading& r);
 // What the tensors held, said from `allocated` (known): what PyTorch printed as allocated less
 // its private pools' free blocks, which it prints among them.
 std::string tensors_held(const OomMessage& m);

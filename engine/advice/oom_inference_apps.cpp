@@ -1,7 +1,8 @@
 // An inference application's out-of-memory (oom_explain.h): vLLM and SGLang set their memory
 // aside at start, by their options, for the weights, the KV cache, CUDA graphs and the
-// activations of the largest batch they profile (TGI warms up with its largest); ComfyUI loads
-// and offloads models by its own rules.
+// activations of the largest batch they profile (TGI warms up with its largest); ComfyUI and
+// the Stable Diffusion web UI load and offload models by their own rules; a device_map places
+// a model's layers once, at load.
 // A training loop's batch, precision and checkpointing do not reach them.
 #include <algorithm>
 
@@ -92,6 +93,37 @@ void comfyui_tries(OomExplanation& e) {
     e.tries.push_back("a smaller or quantized model (fp8, GGUF), where the workflow has one");
 }
 
+void webui_tries(OomExplanation& e) {
+    e.facts.push_back(
+        "the log is Stable Diffusion web UI's (AUTOMATIC1111's, or a fork's): it keeps the "
+        "whole model on the GPU unless told otherwise; the image's size and the batch set the "
+        "rest");
+    e.tries.push_back(
+        "--medvram (--medvram-sdxl for SDXL only), or --lowvram on a card of 4 GiB or less: "
+        "the web UI keeps parts of the model off the GPU and moves each in when it runs");
+    e.tries.push_back(
+        "a smaller image or batch size; a tiled VAE (the Tiled VAE or Tiled Diffusion "
+        "extension) for large images");
+    e.tries.push_back(
+        "--opt-sdp-attention or --xformers: attention in pieces, not as one large matrix");
+}
+
+void accelerate_tries(OomExplanation& e) {
+    e.facts.push_back(
+        "the log is of a model loaded with a device_map (Accelerate's big-model loading, for "
+        "inference): the map filled the GPU with layers and offloaded the rest, leaving the "
+        "activations and the KV cache of generation little room");
+    e.tries.push_back(
+        "max_memory in from_pretrained (for example {0: \"10GiB\", \"cpu\": \"30GiB\"}) a few "
+        "GiB under the GPU's size: fewer layers on the GPU leave room for generating");
+    e.tries.push_back(
+        "a quantized load (BitsAndBytesConfig with load_in_8bit or load_in_4bit): the weights "
+        "take a half or a quarter");
+    e.tries.push_back(
+        "shorter inputs, fewer max_new_tokens or a smaller batch: the KV cache and activations "
+        "grow with them");
+}
+
 }  // namespace
 
 void add_inference_app_tries(OomExplanation& e) {
@@ -109,10 +141,17 @@ void add_inference_app_tries(OomExplanation& e) {
         sglang_tries(e);
     } else if (m.inference_app == "TGI") {
         tgi_tries(e);
-    } else {
+    } else if (m.inference_app == "ComfyUI") {
         comfyui_tries(e);
+    } else if (m.inference_app == "Accelerate") {
+        accelerate_tries(e);
+    } else {
+        webui_tries(e);
     }
-    if (e.nearly_full) {
+    // A device full of what the application set aside, or a driver's allocation beside it, is
+    // changed by its options first; a verdict of fragmentation or of another process holding
+    // the device keeps its own tries first.
+    if (e.nearly_full || m.driver_level || e.verdict == OomVerdict::OutOfMemory) {
         std::rotate(e.tries.begin(), e.tries.begin() + std::ptrdiff_t(verdicts), e.tries.end());
     }
 }

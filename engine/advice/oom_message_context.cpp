@@ -42,7 +42,8 @@ bool windows_paths(std::string_view text) {
 std::string inference_app_of(std::string_view text) {
     if (holds_any(text, {"(EngineCore", "VllmWorker", "vllm/engine/", "vllm/v1/", "vllm/worker/",
                          "vllm/model_executor/", "vllm_ascend/", "gpu-memory-utilization",
-                         "gpu_memory_utilization", "vllm serve"})) {
+                         "gpu_memory_utilization", "vllm serve",
+                         "Engine loop is not running. Inspect the stacktrace"})) {
         return "vLLM";
     }
     if (holds_any(text, {"sglang", "SGLang", "mem-fraction-static", "mem_fraction_static"})) {
@@ -54,6 +55,17 @@ std::string inference_app_of(std::string_view text) {
     }
     if (holds_any(text, {"ComfyUI", "comfy/model_management.py", "comfy\\model_management.py"})) {
         return "ComfyUI";
+    }
+    // AUTOMATIC1111's web UI and its forks (Forge, SD.Next's modules keep the names).
+    if (holds_any(text, {"stable-diffusion-webui", "modules/sd_models.py", "modules\\sd_models.py",
+                         "Stable diffusion model failed to load"})) {
+        return "Stable Diffusion web UI";
+    }
+    // Accelerate's big-model loading (from_pretrained with a device_map), for inference: its
+    // warning where the map left layers on the host.
+    if (holds_any(text, {"because they were offloaded to the cpu",
+                         "because they were offloaded to the disk"})) {
+        return "Accelerate";
     }
     return "";
 }

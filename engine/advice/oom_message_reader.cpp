@@ -22,6 +22,8 @@ using Device = OomMessage::Device;
 
 // What OomLogReader keeps: the stream's last kWindow to 2 * kWindow bytes.
 constexpr std::size_t kWindow = 256 * 1024;
+// The most an exception's module and class before a message take: "torch.cuda.OutOfMemoryError: ".
+constexpr std::size_t kMention = 64;
 
 // The cudaMallocAsync backend's message, its figures each on a line of its own:
 // "Allocation on device 0 would exceed allowed memory. (out of memory)
@@ -131,8 +133,9 @@ OomMessage read_message(std::string_view text) {
     OomMessage m;
     if (begun->device == Device::Cuda) {
         m = read_cuda(f);
-        m.pytorch_0x =
-            begun->words.rfind("cuda runtime err", 0) == 0 || begun->words.rfind("error=2", 0) == 0;
+        m.pytorch_0x = begun->words.rfind("cuda runtime err", 0) == 0 ||
+                       begun->words.rfind("error=2", 0) == 0 ||
+                       begun->words.rfind("cuda error(2)", 0) == 0;
         m.before_settings = m.before_settings || m.pytorch_0x;
         m.thc_random_state = m.pytorch_0x && f.says("thctensorrandom");
         m.driver_level = begun->driver;
@@ -164,6 +167,20 @@ OomMessage read_message(std::string_view text) {
         m.requested = f.after("you tried to allocate ", "the size asked for");
         m.system_error = f.system_error();
         m.windows_host = f.says("not enough memory");
+        // Windows' builds of 1.x left the size out of its place: "you tried to allocate %dGB.
+        // Buy new RAM!27", whole GiB (the bytes divided, rounded down) after the last words.
+        constexpr std::string_view kUnfilled = "Buy new RAM!";
+        if (const std::size_t at = text.find(kUnfilled); !m.requested && at != text.npos) {
+            const std::size_t from = at + kUnfilled.size();
+            std::size_t end = from;
+            while (end < text.size() && end - from < 6 && oom_text::is_digit(text[end])) {
+                ++end;
+            }
+            if (end > from) {
+                m.requested_printed = std::string(text.substr(from, end - from)) + "GB";
+                m.requested = std::stoll(std::string(text.substr(from, end - from))) << 30;
+            }
+        }
     } else if (text.compare(0, 24, "Torch: not enough memory") == 0) {
         // PyTorch 0.x's TH: "Torch: not enough memory: you tried to allocate 72GB. Buy new RAM!"
         m.backend = "CPU";
@@ -189,6 +206,58 @@ OomMessage read_message(std::string_view text) {
         "...\" or \"DefaultCPUAllocator: can't allocate memory ...\"");
 }
 
+std::string_view text_of(std::string_view text, const Span& span) {
+    return text.substr(span.begin, span.end - span.begin);
+}
+
+int figures_in(const OomMessage& m) {
+    return int(m.requested.has_value()) + int(m.total.has_value()) + int(m.free.has_value()) +
+           int(m.allocated.has_value()) + int(m.reserved.has_value()) + int(m.allowed.has_value()) +
+           int(m.this_process.has_value()) + int(!m.processes.empty());
+}
+
+// Whether `earlier` is the failure `later` mentions, printed whole: of the same wording, with
+// more figures, and each figure `later` gives the same.
+bool fuller_copy(const OomMessage& earlier, const OomMessage& later) {
+    const auto agrees = [](const std::optional<std::int64_t>& whole,
+                           const std::optional<std::int64_t>& mention) {
+        return !mention || whole == mention;
+    };
+    return earlier.device == later.device && earlier.backend == later.backend &&
+           earlier.driver_level == later.driver_level && earlier.failure == later.failure &&
+           figures_in(earlier) > figures_in(later) && agrees(earlier.requested, later.requested) &&
+           agrees(earlier.total, later.total) && agrees(earlier.free, later.free) &&
+           agrees(earlier.allocated, later.allocated) && agrees(earlier.reserved, later.reserved);
+}
+
+// The message a text is read for: its last, unless that last only mentions the failure a
+// message before it printed whole (a poster's "it still reports `CUDA out of memory`", a reply
+// quoting the first sentence). A last message with the device's capacity is whole already.
+std::optional<Span> message_to_read(std::string_view text) {
+    const std::optional<Span> last = last_message(text);
+    if (!last) {
+        return last;
+    }
+    const OomMessage later = read_message(text_of(text, *last));
+    if (later.total || later.allowed) {
+        return last;
+    }
+    // The words just before the mention ("error(torch.cuda.OutOfMemoryError: CUDA out of
+    // memory") begin a message that runs into it: the same mention, passed over.
+    std::size_t before = last->begin;
+    std::optional<Span> earlier = last_message(text.substr(0, before));
+    while (earlier && earlier->end == before && before - earlier->begin < kMention) {
+        before = earlier->begin;
+        earlier = last_message(text.substr(0, before));
+    }
+    try {
+        return earlier && fuller_copy(read_message(text_of(text, *earlier)), later) ? earlier
+                                                                                    : last;
+    } catch (const BadInput&) {  // a figure of the earlier one no device holds: not it
+        return last;
+    }
+}
+
 // The message with what the text around it tells (oom_text::read_context).
 OomMessage read_message_in(std::string_view text, std::string_view message) {
     OomMessage m = read_message(message);
@@ -200,12 +269,11 @@ OomMessage read_message_in(std::string_view text, std::string_view message) {
 }  // namespace
 
 OomExplanation explain_oom_message(const std::string& text) {
-    const std::optional<Span> span = last_message(text);
+    const std::optional<Span> span = message_to_read(text);
     if (!span) {
         refuse_text(text.size());
     }
-    return explain_oom(
-        read_message_in(text, std::string_view(text).substr(span->begin, span->end - span->begin)));
+    return explain_oom(read_message_in(text, text_of(text, *span)));
 }
 
 void OomLogReader::feed(std::string_view piece) {
@@ -229,8 +297,8 @@ void OomLogReader::feed(std::string_view piece) {
 
 OomExplanation OomLogReader::explain() const {
     std::string_view message = m_earlier;
-    if (const std::optional<Span> span = last_message(m_window)) {
-        message = std::string_view(m_window).substr(span->begin, span->end - span->begin);
+    if (const std::optional<Span> span = message_to_read(m_window)) {
+        message = text_of(m_window, *span);
     }
     if (message.empty()) {
         refuse_text(m_read);

@@ -31,9 +31,12 @@ constexpr Marker kMarkers[] = {
     {"cuda runtime err(2): out of memory", Device::Cuda},
     {"cuda runtime error(2)", Device::Cuda},  // a title's, its spaces left out
     {"error=2 : out of memory", Device::Cuda},
+    {"cuda error(2), out of memory", Device::Cuda},  // as a poster retyped it
     // The cudaMallocAsync backend's ("Allocation on device 0 would exceed allowed memory").
     {"Allocation on device", Device::Cuda},
     {"CUDA error: out of memory", Device::Cuda, "CUDA", true, false,
+     "the CUDA driver refused an allocation of its own"},
+    {"CUDA error:out of memory", Device::Cuda, "CUDA", true, false,
      "the CUDA driver refused an allocation of its own"},
     {"HIP error: out of memory", Device::Cuda, "HIP", true, false,
      "the HIP driver refused an allocation of its own"},
@@ -43,6 +46,13 @@ constexpr Marker kMarkers[] = {
      "cuDNN could not make its handle (CUDNN_STATUS_NOT_INITIALIZED), which on a full GPU is "
      "memory it could not allocate"},
     {"CUDNN_STATUS_ALLOC_FAILED", Device::Cuda, "CUDA", true, false,
+     "cuDNN could not allocate its own memory (CUDNN_STATUS_ALLOC_FAILED)"},
+    {"CUFFT_ALLOC_FAILED", Device::Cuda, "CUDA", true, false,
+     "cuFFT could not allocate its plan's work area (CUFFT_ALLOC_FAILED)"},
+    // The statuses as an issue's title writes them, in lower case.
+    {"cublas_status_alloc_failed", Device::Cuda, "CUDA", true, false,
+     "cuBLAS could not allocate its handle or workspace (CUBLAS_STATUS_ALLOC_FAILED)"},
+    {"cudnn_status_alloc_failed", Device::Cuda, "CUDA", true, false,
      "cuDNN could not allocate its own memory (CUDNN_STATUS_ALLOC_FAILED)"},
     // Each algorithm's workspace is asked of PyTorch's allocator; this follows when none fit.
     {"Unable to find a valid cuDNN algorithm", Device::Cuda, "CUDA", false, false,
@@ -119,7 +129,8 @@ std::size_t message_end(std::string_view text, std::size_t begin) {
 
 // Whether the marker at `at` is a sentence's words, not a message's start: "If you encounter
 // CUDA out of memory, try ..." (a program's hint after its own error) follows a word and a space.
-// An exception's class before it is no sentence: Inductor logs "Exception out of resource: ...".
+// An exception's class before it is no sentence: Inductor logs "Exception out of resource: ...";
+// nor is an error's name, as a title writes it: "RuntimeError cudnn error cudnn_status_...".
 bool in_prose(std::string_view text, std::size_t at) {
     if (at < 2 || text[at - 1] != ' ' || text[at - 2] < 'a' || text[at - 2] > 'z') {
         return false;
@@ -129,7 +140,7 @@ bool in_prose(std::string_view text, std::size_t at) {
         return before.size() >= word.size() &&
                before.compare(before.size() - word.size(), word.size(), word) == 0;
     };
-    return !ends_with("Exception") && !ends_with("Error");
+    return !ends_with("Exception") && !ends_with("Error") && !ends_with("error");
 }
 
 // The last place of `words` in `text`, in prose or not. Found forward, one match after another:

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "oomlab/advice/oom_message.h"
 #include "test_support.h"
@@ -232,6 +233,23 @@ TEST(WildMessages, EachCaseTheWildShowedIsExplainedAsItsFiguresSay) {
         {"259-mps-hf-forum-curly-quoted-other-allocs-dominate.txt", OomVerdict::OutOfMemory,
          "other allocations held 43.49 GiB of the 47.74 GiB"},
         {"270-cpu-extend-prefix-and-bare-line.txt", OomVerdict::OutOfMemory, "a larger page file"},
+        // round 11: a later mention does not replace the message; small and unsplit holders
+        {"802-1x-backtick-unclosed-request-gt-free.txt", OomVerdict::OutOfMemory,
+         "the tensors alive held 18.60 GiB, and the next 7.74 GiB"},
+        {"841-2x1-capacty-frag-inference-two-24g-followup.txt", OomVerdict::Fragmentation,
+         "4.08 GiB cached but free"},
+        {"826-2x9-ci-four-processes-pytest-failed-twice.txt", OomVerdict::Fragmentation,
+         "Yet other processes held 6.30 GiB, more than it lacked."},
+        {"839-xinference-vllm-async-engine-private-pools-callback-elided.txt",
+         OomVerdict::OutOfMemory, "(a desktop's or a monitor's size)", "Yet other processes"},
+        {"813-hip-repr-engine-loop-private-pools-hip-graphs-roo.txt", OomVerdict::OutOfMemory,
+         "the message does not tell them apart", "far more than a context"},
+        {"837-xpu-4gb-block-limit-bare-quoted-fooocus-upscale.txt", OomVerdict::TooLarge,
+         "(the message gives no size)", "gradient accumulation"},
+        {"819-a1111-2x0-model-failed-to-load-press-any-key-2gib.txt", OomVerdict::Fragmentation,
+         "--medvram", "gradient accumulation"},
+        {"840-program-truncated-str-e-gpu-space-meta-offload.txt", OomVerdict::OutOfMemory,
+         "max_memory in from_pretrained", "gradient accumulation"},
     };
     for (const Case& c : cases) {
         const std::string message = wild_message(c.file);
@@ -262,6 +280,24 @@ TEST(WildMessages, AnInferenceAppOnADeviceNearlyFullIsToldItsOptionsFirst) {
         explain_oom_message(wild_message("593-hip-enginecore-strix-halo-frag-cuda-conf-tail.txt"));
     ASSERT_FALSE(roomy.tries.empty());
     EXPECT_EQ(roomy.tries[0].rfind("PYTORCH_HIP_ALLOC_CONF=", 0), 0u) << roomy.tries[0];
+}
+
+// A driver's failure in an inference application's log (832: vLLM capturing its CUDA graphs;
+// 834: SGLang) is changed by the application's options first, not by the devices each rank
+// picks; and a device nearly full of what the web UI loaded (819) by its own options.
+TEST(WildMessages, AnInferenceAppsOptionsComeFirstWhereTheDeviceWasFullOfIt) {
+    const std::pair<const char*, const char*> firsts[] = {
+        {"832-vllm-driver-oom-capture-end-cuda-graph-worker-rank3.txt",
+         "a lower --gpu-memory-utilization"},
+        {"834-sglang-driver-oom-set-stream-overlap-thread-a100.txt",
+         "a lower --mem-fraction-static"},
+        {"819-a1111-2x0-model-failed-to-load-press-any-key-2gib.txt", "--medvram"},
+    };
+    for (const auto& [file, first] : firsts) {
+        const OomExplanation e = explain_oom_message(wild_message(file));
+        ASSERT_FALSE(e.tries.empty()) << file;
+        EXPECT_EQ(e.tries[0].rfind(first, 0), 0u) << file << ": " << e.tries[0];
+    }
 }
 
 // A message cut before its last figures still tells its release by its words: 2.x's "Tried to

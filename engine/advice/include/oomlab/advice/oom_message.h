@@ -57,8 +57,9 @@ struct OomMessage {
     // The program ran on Windows: the host's wording ("not enough memory"), the text's paths
     // ("C:\...", "..\c10\..."), or tensors past the GPU (the driver's shared GPU memory).
     bool windows_host = false;
-    // The inference application whose log holds the message ("vLLM", "SGLang", "TGI", "ComfyUI");
-    // empty for a program of one's own. Its memory is set by its options, not by a training
+    // The inference application whose log holds the message ("vLLM", "SGLang", "TGI", "ComfyUI",
+    // "Stable Diffusion web UI", "Accelerate" for a device_map's load); empty for a program of
+    // one's own. Its memory is set by its options, not by a training
     // loop's batch, precision or checkpointing.
     std::string inference_app;
     std::string app_memory_share;    // the share of the device its log sets ("0.98"), if it does
