@@ -52,9 +52,11 @@ std::vector<SnapshotHeadroom> snapshot_headroom(const SnapshotReport& report,
         SnapshotHeadroom& one = headroom.emplace_back();
         one.device = device.index;
         one.device_memory = device_memory;
-        one.rows.push_back({"as it ran, on its own device", device.peak_reserved,
-                            device.peak_reserved_event, device_memory - device.peak_reserved,
-                            std::nullopt});
+        if (device.reserved_recorded) {  // a trace before PyTorch 1.10 has no such figure
+            one.rows.push_back({"as it ran, on its own device", device.peak_reserved,
+                                device.peak_reserved_event, device_memory - device.peak_reserved,
+                                std::nullopt});
+        }
         for (const SnapshotWhatIf& replay : replays) {
             if (replay.device != device.index) {
                 continue;
@@ -71,7 +73,10 @@ std::vector<SnapshotHeadroom> snapshot_headroom(const SnapshotReport& report,
             one.rows.push_back(replay_row(
                 "replayed under the recorded settings (" +
                     (replay.recorded_conf.empty() ? "PyTorch's defaults" : replay.recorded_conf) +
-                    (replay.baseline_is_the_programs ? "" : "; the model's, not the program's") +
+                    (replay.baseline_is_the_programs ? ""
+                     : replay.program_reserved_recorded
+                         ? "; the model's, not the program's"
+                         : "; the model's: the trace records nothing the program reserved") +
                     added + ")",
                 replay.recorded, device_memory, unseen));
             if (!expandable_on) {

@@ -325,6 +325,7 @@ std::vector<SnapshotWhatIf> snapshot_whatif(const SnapshotReport& report,
         result.recorded = allocator::replay_under(trace, recorded, capacity);
         result.program_peak_reserved = device.peak_reserved;
         result.program_peak_reserved_event = device.peak_reserved_event;
+        result.program_reserved_recorded = device.reserved_recorded;
         // Against the program, the replay as recorded on a device as large as it had: a device
         // of another size (given) makes another run.
         const std::int64_t baseline =
@@ -332,7 +333,8 @@ std::vector<SnapshotWhatIf> snapshot_whatif(const SnapshotReport& report,
                                   : result.recorded.peak_reserved;
         const std::int64_t off = baseline - device.peak_reserved;
         // Within 2%, said without multiplying (a figure near 1 EiB times 50 overflows).
-        result.baseline_is_the_programs = std::abs(off) <= device.peak_reserved / 50;
+        result.baseline_is_the_programs =
+            device.reserved_recorded && std::abs(off) <= device.peak_reserved / 50;
         result.replayed = allocator::replay_under(trace, replayed, capacity);
     }
     return results;
@@ -350,6 +352,10 @@ std::string snapshot_whatif_json(const SnapshotReport& report,
                               {"recorded", miss.recorded},
                               {"modelled", miss.modelled}});
         }
+        // null where the file does not record it (a trace before PyTorch 1.10)
+        const nlohmann::ordered_json program =
+            result.program_reserved_recorded ? nlohmann::ordered_json(result.program_peak_reserved)
+                                             : nlohmann::ordered_json();
         devices.push_back({{"device", result.device},
                            {"recorded_alloc_conf", result.recorded_conf},
                            {"notes", result.notes},
@@ -364,7 +370,7 @@ std::string snapshot_whatif_json(const SnapshotReport& report,
                              {"not_placed", fidelity.not_placed},
                              {"disagreements", misses},
                              {"segments_recorded", result.segments_recorded}}},
-                           {"program_peak_reserved", result.program_peak_reserved},
+                           {"program_peak_reserved", program},
                            {"baseline_is_the_programs", result.baseline_is_the_programs},
                            {"recorded", whatif_json(result.recorded)},
                            {"replayed", whatif_json(result.replayed)}});
@@ -394,7 +400,10 @@ std::string snapshot_whatif_text(const SnapshotReport& report,
         for (const std::string& note : result.notes) {
             out << "  note: " << note << "\n";
         }
-        if (!result.segments_recorded) {
+        if (!result.segments_recorded && !result.program_reserved_recorded) {
+            out << "  a profiler's trace records no segments, and one before PyTorch 1.10 no "
+                   "totals either: the model's segments are not checked one by one\n";
+        } else if (!result.segments_recorded) {
             out << "  a profiler's trace records its totals, not its segments: the model's "
                    "segments are not checked one by one; its reserved figures are told against "
                    "the trace's below\n";
@@ -467,7 +476,11 @@ std::string snapshot_whatif_text(const SnapshotReport& report,
                 << "\n";
         }
         describe("replayed under the recorded", result.recorded_conf, result.recorded);
-        if (!result.baseline_is_the_programs) {
+        if (!result.program_reserved_recorded) {
+            out << "    not comparable with the program: the trace records no reserved figure "
+                   "(the profiler wrote no totals before PyTorch 1.10), so compare what-ifs with "
+                   "this replay\n";
+        } else if (!result.baseline_is_the_programs) {
             out << "    not the program's: it reserved at most "
                 << format_bytes(result.program_peak_reserved) << " (the "
                 << (result.segments_recorded ? "snapshot" : "trace")

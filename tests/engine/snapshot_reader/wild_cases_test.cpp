@@ -225,6 +225,31 @@ TEST(WildCorpus, AnOldTracesHostIsItsEventsSumBesideItsGpu) {
     EXPECT_TRUE(said);
 }
 
+// The same sample's what-if: its trace records no reserved figure, so its replay is not told
+// against a program that "reserved at most 0 B", nor its headroom against 0 B as it ran.
+TEST(WildCorpus, AWhatIfOfATraceWithoutTotalsIsComparedWithNothingOfTheProgram) {
+    const SnapshotReport report = read_snapshot_report(
+        test::fixture("wild/traces/pytorch__kineto__worker0.1623143089861.pt.trace.json.gz"));
+    const std::vector<SnapshotWhatIf> results = snapshot_whatif(report, std::nullopt, std::nullopt);
+    ASSERT_EQ(results.size(), 1u);
+    EXPECT_FALSE(results[0].program_reserved_recorded);
+    const std::string text = snapshot_whatif_text(report, results, {});
+    EXPECT_NE(text.find("not comparable with the program: the trace records no reserved figure"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("at most 0 B"), std::string::npos) << text;
+    EXPECT_EQ(text.find("records its totals"), std::string::npos) << text;
+    EXPECT_EQ(text.find("differs by more than 2%"), std::string::npos) << text;
+    EXPECT_NE(snapshot_whatif_json(report, results).find("\"program_peak_reserved\":null"),
+              std::string::npos);
+    const std::vector<SnapshotHeadroom> headroom =
+        snapshot_headroom(report, std::int64_t(16) << 30);
+    ASSERT_EQ(headroom.size(), 1u);
+    for (const HeadroomRow& row : headroom[0].rows) {
+        EXPECT_NE(row.how.rfind("as it ran", 0), 0u) << row.how;
+    }
+}
+
 // BERT on an MI300X (ROCm 6.4, its trace's hip_runtime_version): the cache the advice would
 // shrink is set by HIP's variable, and expandable segments came to ROCm's builds in 2.11 only.
 // Its H100 twin is advised CUDA's.

@@ -25,7 +25,8 @@ struct HeadroomRow {
 struct SnapshotHeadroom {
     int device = 0;
     std::int64_t device_memory = 0;
-    std::vector<HeadroomRow> rows;  // as it ran first, then each replay
+    // As it ran first (where the file records what was reserved), then each replay.
+    std::vector<HeadroomRow> rows;
 };
 
 // For each device: as it ran (its trace's most reserved, else its reserved at the end), and,

@@ -35,6 +35,9 @@ struct SnapshotWhatIf {
     std::int64_t program_peak_reserved = 0;
     std::size_t program_peak_reserved_event = 0;
     bool baseline_is_the_programs = true;
+    // Whether the file records what the program reserved: a profiler's trace before PyTorch
+    // 1.10 wrote no totals, so there is no figure of the program's to compare the replay with.
+    bool program_reserved_recorded = true;
 };
 
 // The trace of `device` as the model reads it: its events in order and, when it began after
