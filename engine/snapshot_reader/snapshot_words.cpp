@@ -72,24 +72,33 @@ bool reserves(const SnapshotDevice& d) {
     return d.reserved_recorded && d.index != kProfilerCpuIndex;
 }
 
+// What a trace without totals (PyTorch before 1.10) allocated when it began: nothing it can
+// tell of, or what its first frees show was there.
+std::int64_t counted_from(const SnapshotDevice& d) {
+    return d.timeline.empty() ? 0 : d.timeline.front().allocated;
+}
+
 }  // namespace
 
 std::string snapshot_end_words(const SnapshotDevice& d) {
     const std::string allocated = format_bytes(d.allocated) + " allocated at the end";
+    if (d.from_trace && !d.totals_recorded) {
+        // The events' sum alone: what the program held before the trace is nowhere in it.
+        const std::int64_t start = counted_from(d);
+        return allocated + ", the events' net sum over the trace" +
+               (start > 0 ? " and the " + format_bytes(start) + " its frees show was there before"
+                          : "") +
+               " (the profiler wrote no totals before PyTorch 1.10: what was allocated before "
+               "the trace began is not known" +
+               (d.index == kProfilerCpuIndex ? "; the CPU's allocator reserves nothing)"
+                                             : ", and what was reserved is not recorded)");
+    }
     if (d.from_trace && d.index == kProfilerCpuIndex) {
-        return allocated +
-               (d.totals_recorded ? " (the profiler's totals"
-                                  : " (the events' sum: the profiler wrote no totals before 1.10") +
-               "; the CPU's allocator reserves nothing)";
+        return allocated + " (the profiler's totals; the CPU's allocator reserves nothing)";
     }
     if (!d.from_trace) {
         return std::to_string(d.segments) + " segments, " + format_bytes(d.reserved) +
                " reserved, " + allocated;
-    }
-    if (!d.reserved_recorded) {
-        return allocated +
-               "; what was reserved is not recorded (the profiler wrote no totals before "
-               "PyTorch 1.10)";
     }
     return format_bytes(d.reserved) + " reserved, " + allocated +
            " (the profiler's totals; a trace records no segments)";
@@ -97,6 +106,14 @@ std::string snapshot_end_words(const SnapshotDevice& d) {
 
 std::string snapshot_peak_words(const SnapshotDevice& d) {
     std::string words = "peak allocated: " + format_bytes(d.peak_allocated);
+    if (d.from_trace && !d.totals_recorded) {
+        const std::int64_t start = counted_from(d);
+        return words +
+               (start > 0 ? ", counting of what was allocated before the trace began only the " +
+                                format_bytes(start) + " its frees show"
+                          : " above what was allocated when the trace began") +
+               ", after event " + std::to_string(d.peak_event) + " of " + std::to_string(d.events);
+    }
     if (d.events == 0) {
         return words + ", at the dump (no trace of events was recorded)" +
                (reserves(d) ? "; reserved then " + format_bytes(d.reserved) : "");

@@ -29,6 +29,31 @@ std::string refusal(const std::string& text) {
     return {};
 }
 
+// A trace before PyTorch 1.10 (no totals, no addresses) whose first event frees 4 MiB
+// allocated before it: its figures count that much of the memory before the trace, no more,
+// and its words say so rather than a start of nothing.
+TEST(ProfilerTrace, AnOldTracesFiguresCountWhatItsFreesShowWasThereBefore) {
+    const auto old_event = [](double time, std::int64_t bytes) {
+        return Json{
+            {"ph", "i"},  {"name", "[memory]"},
+            {"pid", 7},   {"tid", 7},
+            {"ts", time}, {"args", {{"Device Type", 1}, {"Device Id", 0}, {"Bytes", bytes}}}};
+    };
+    const SnapshotDevice device = test::device_of(
+        {old_event(1, -(4 << 20)), old_event(2, 8 << 20), old_event(3, -(8 << 20))});
+    EXPECT_FALSE(device.totals_recorded);
+    EXPECT_EQ(device.timeline.front().allocated, 4 << 20);
+    EXPECT_EQ(snapshot_end_words(device).rfind("0 B allocated at the end, the events' net sum "
+                                               "over the trace and the 4.0 MiB its frees show "
+                                               "was there before (",
+                                               0),
+              0u)
+        << snapshot_end_words(device);
+    EXPECT_EQ(snapshot_peak_words(device),
+              "peak allocated: 8.0 MiB, counting of what was allocated before the trace began "
+              "only the 4.0 MiB its frees show, after event 2 of 3");
+}
+
 // A step of a user's train.py: its forward (a linear layer) allocates 4 MiB, its backward
 // 1 MiB, then the forward's output is freed and the optimizer's step allocates 2 MiB.
 TEST(ProfilerTrace, MemoryEventsAreReplayedAndNamedByTheSpansAroundThem) {
