@@ -14,11 +14,16 @@
 namespace oomlab {
 namespace {
 
-// The setting as the platform takes it: ROCm's builds from PyTorch 2.11, with ROCm 7.
-std::string expandable_setting(const SnapshotDevice& device) {
-    return device.rocm ? "PYTORCH_HIP_ALLOC_CONF=expandable_segments:True (ROCm builds of "
-                         "PyTorch 2.11 and later, with ROCm 7)"
-                       : "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True";
+// The setting as the platform takes it: ROCm's builds from PyTorch 2.11, with ROCm 7. Where
+// the file does not record the settings (a profiler's trace), it may have been on already.
+std::string expandable_setting(const SnapshotDevice& device,
+                               const std::optional<std::string>& alloc_conf) {
+    return (device.rocm ? "PYTORCH_HIP_ALLOC_CONF=expandable_segments:True (ROCm builds of "
+                          "PyTorch 2.11 and later, with ROCm 7)"
+                        : "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True") +
+           (alloc_conf ? std::string()
+                       : ", if it was not on already (" +
+                             unrecorded_settings_words(device.from_trace) + ")");
 }
 // Cached but free memory worth acting on, without an out-of-memory event to decide.
 constexpr double kCachedShare = 0.2;
@@ -209,7 +214,7 @@ bool advise_on_oom(const SnapshotDevice& device, const SnapshotOom& oom,
             return false;
         }
         advice.push_back(
-            {expandable_setting(device),
+            {expandable_setting(device, alloc_conf),
              fragmented +
                  ". Expandable segments grow one mapping instead of leaving gaps between blocks "
                  "of different sizes" +
@@ -380,7 +385,7 @@ std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device,
                        : device.changes.empty();
         if (worth && helps && !expandable_on(alloc_conf)) {
             advice.push_back(
-                {expandable_setting(device),
+                {expandable_setting(device, alloc_conf),
                  "at the peak, " + format_bytes(cached) + " of the " +
                      format_bytes(device.reserved_at_peak) + " reserved (" +
                      percent_of(cached, device.reserved_at_peak) +

@@ -71,8 +71,11 @@ std::vector<SnapshotHeadroom> snapshot_headroom(const SnapshotReport& report,
                                                 " the program reserved that its trace does not show"
                                           : "";
             one.rows.push_back(replay_row(
-                "replayed under the recorded settings (" +
-                    (replay.recorded_conf.empty() ? "PyTorch's defaults" : replay.recorded_conf) +
+                "replayed under " +
+                    (!replay.settings_recorded ? "PyTorch's defaults (its own settings not known"
+                     : replay.recorded_conf.empty()
+                         ? std::string("the recorded settings (PyTorch's defaults")
+                         : "the recorded settings (" + replay.recorded_conf) +
                     (replay.baseline_is_the_programs ? ""
                      : replay.program_reserved_recorded
                          ? "; the model's, not the program's"

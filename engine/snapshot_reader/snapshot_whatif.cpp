@@ -250,6 +250,7 @@ std::vector<SnapshotWhatIf> snapshot_whatif(const SnapshotReport& report,
         SnapshotWhatIf& result = results.emplace_back();
         result.device = device.index;
         result.recorded_conf = recorded_conf;
+        result.settings_recorded = report.alloc_conf.has_value();
         result.conf = allocator::to_alloc_conf(replayed);
         result.notes = notes;
         // As `snapshot show` says them: a figure of the program's below is only as good as its

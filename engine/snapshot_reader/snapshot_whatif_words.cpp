@@ -44,6 +44,11 @@ nlohmann::ordered_json whatif_json(const allocator::WhatIf& whatif) {
 
 }  // namespace
 
+std::string unrecorded_settings_words(bool from_trace) {
+    return from_trace ? "a profiler's trace does not record the allocator's settings"
+                      : "the snapshot carries no allocator_settings";
+}
+
 std::string snapshot_whatif_json(const SnapshotReport& report,
                                  const std::vector<SnapshotWhatIf>& results) {
     nlohmann::ordered_json devices = nlohmann::json::array();
@@ -56,12 +61,16 @@ std::string snapshot_whatif_json(const SnapshotReport& report,
                               {"recorded", miss.recorded},
                               {"modelled", miss.modelled}});
         }
+        // null where the file does not record them (a trace)
+        const nlohmann::ordered_json recorded_conf =
+            result.settings_recorded ? nlohmann::ordered_json(result.recorded_conf)
+                                     : nlohmann::ordered_json();
         // null where the file does not record it (a trace before PyTorch 1.10)
         const nlohmann::ordered_json program =
             result.program_reserved_recorded ? nlohmann::ordered_json(result.program_peak_reserved)
                                              : nlohmann::ordered_json();
         devices.push_back({{"device", result.device},
-                           {"recorded_alloc_conf", result.recorded_conf},
+                           {"recorded_alloc_conf", recorded_conf},
                            {"notes", result.notes},
                            {"alloc_conf", result.conf},
                            {"capacity_source", result.capacity_source},
@@ -100,7 +109,12 @@ std::string snapshot_whatif_text(const SnapshotReport& report,
     for (const SnapshotWhatIf& result : results) {
         const allocator::Fidelity& f = result.fidelity;
         out << snapshot_device_name(result.device) << ", recorded with "
-            << conf_or_defaults(result.recorded_conf) << "\n";
+            << (result.settings_recorded
+                    ? conf_or_defaults(result.recorded_conf)
+                    : "settings not known (" +
+                          unrecorded_settings_words(!result.segments_recorded) +
+                          "): replayed with PyTorch's defaults")
+            << "\n";
         for (const std::string& note : result.notes) {
             out << "  note: " << note << "\n";
         }
@@ -141,9 +155,8 @@ std::string snapshot_whatif_text(const SnapshotReport& report,
             out << "    ... " << f.misses.size() - controls.misses_shown << " more ("
                 << controls.all_misses << " lists them)\n";
         }
-        const auto describe = [&](const char* title, const std::string& conf,
-                                  const allocator::WhatIf& whatif) {
-            out << "  " << title << " " << conf_or_defaults(conf) << ": peak reserved "
+        const auto describe = [&](const std::string& title, const allocator::WhatIf& whatif) {
+            out << "  replayed under " << title << ": peak reserved "
                 << format_bytes(whatif.peak_reserved) << " ("
                 << format_bytes(whatif.peak_reserved - whatif.allocated_at_peak)
                 << " of it held no tensor), " << whatif.segments_at_peak << " segments then\n";
@@ -179,7 +192,9 @@ std::string snapshot_whatif_text(const SnapshotReport& report,
                         result.recorded.capacity - result.program_peak_reserved, std::nullopt})
                 << "\n";
         }
-        describe("replayed under the recorded", result.recorded_conf, result.recorded);
+        describe(result.settings_recorded ? "the recorded " + conf_or_defaults(result.recorded_conf)
+                                          : std::string("PyTorch's defaults"),
+                 result.recorded);
         if (!result.program_reserved_recorded) {
             out << "    not comparable with the program: the trace records no reserved figure "
                    "(the profiler wrote no totals before PyTorch 1.10), so compare what-ifs with "
@@ -192,7 +207,7 @@ std::string snapshot_whatif_text(const SnapshotReport& report,
                    "what-ifs with this replay, not with the program\n";
         }
         if (result.conf != result.recorded_conf) {
-            describe("replayed under", result.conf, result.replayed);
+            describe(conf_or_defaults(result.conf), result.replayed);
         }
     }
     return out.str();

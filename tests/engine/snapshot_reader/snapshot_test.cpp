@@ -346,7 +346,7 @@ SnapshotDevice device_at_oom(std::int64_t reserved, std::int64_t allocated,
 // holding less means the memory was in use, and no allocator setting is offered.
 TEST(SnapshotAdvice, AnOutOfMemoryIsFragmentationOrMemoryInUse) {
     const std::vector<SnapshotAdvice> fragmented =
-        snapshot_advice(device_at_oom(8LL << 30, 6LL << 30, 1LL << 30), std::nullopt);
+        snapshot_advice(device_at_oom(8LL << 30, 6LL << 30, 1LL << 30), std::string());
     ASSERT_FALSE(fragmented.empty());
     EXPECT_EQ(fragmented[0].what, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
     EXPECT_NE(fragmented[0].why.find("2.00 GiB was reserved but held no tensor, more than the "

@@ -169,6 +169,47 @@ TEST(WildCorpus, AWhatIfOfATraceChecksNoSegmentsItDoesNotRecord) {
     EXPECT_EQ(text.find("the snapshot's figure"), std::string::npos) << text;
 }
 
+// A profiler's trace records no allocator settings (TraceLens's ViT on an H100): its what-if
+// says they are not known and that it replays PyTorch's defaults, not that the program ran
+// with them; the advice to turn expandable segments on (Qwen's trace) allows it was on.
+TEST(WildCorpus, ATracesSettingsAreNotKnownNotPyTorchsDefaults) {
+    const SnapshotReport report = read_snapshot_report(test::fixture(
+        "wild/traces/AMD-AGI__TraceLens__h100_Falconsai_nsfw_image_detection__1016002.json.gz"));
+    const std::vector<SnapshotWhatIf> results = snapshot_whatif(report, std::nullopt, std::nullopt);
+    ASSERT_EQ(results.size(), 1u);
+    EXPECT_FALSE(results[0].settings_recorded);
+    const std::string text = snapshot_whatif_text(report, results, {});
+    EXPECT_EQ(text.rfind("device 0, recorded with settings not known (a profiler's trace does "
+                         "not record the allocator's settings): replayed with PyTorch's defaults\n",
+                         0),
+              0u)
+        << text;
+    EXPECT_NE(text.find("  replayed under PyTorch's defaults: peak reserved"), std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("recorded (PyTorch's defaults)"), std::string::npos) << text;
+    EXPECT_NE(snapshot_whatif_json(report, results).find("\"recorded_alloc_conf\":null"),
+              std::string::npos);
+    const std::vector<SnapshotHeadroom> headroom =
+        snapshot_headroom(report, std::int64_t(80) << 30);
+    ASSERT_EQ(headroom.size(), 1u);
+    for (const HeadroomRow& row : headroom[0].rows) {
+        EXPECT_EQ(row.how.find("recorded settings (PyTorch's defaults"), std::string::npos)
+            << row.how;
+    }
+
+    const SnapshotDevice qwen = first_device(
+        "wild/traces/AMD-AGI__TraceLens__h100_Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz");
+    std::string offered;
+    for (const SnapshotAdvice& item : snapshot_advice(qwen, std::nullopt)) {
+        offered += item.what + "\n";
+    }
+    EXPECT_NE(offered.find("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, if it was not on "
+                           "already (a profiler's trace does not record the allocator's "
+                           "settings)\n"),
+              std::string::npos)
+        << offered;
+}
+
 // A cross-entropy seminar's snapshot, every segment opened inside its trace: nothing was
 // allocated before it, and the 510 B its blocks hold beyond the trace's sizes (a 2 B request is
 // a block of 512 B) is rounding, not "allocated before the trace began".

@@ -15,7 +15,10 @@ namespace oomlab {
 
 struct SnapshotWhatIf {
     int device = 0;
-    std::string recorded_conf;    // what the program ran with ("" for the defaults)
+    std::string recorded_conf;  // what the program ran with ("" for the defaults)
+    // Whether the file records those settings (a snapshot's allocator_settings): a profiler's
+    // trace does not, and its replay "as recorded" then takes PyTorch's defaults.
+    bool settings_recorded = true;
     std::string conf;             // what was replayed
     std::string capacity_source;  // where capacity came from, in words
     bool capacity_given = false;  // by the caller (device_memory), not read from the trace
@@ -51,6 +54,10 @@ allocator::AllocatorTrace allocator_trace(const SnapshotDevice& device,
 std::vector<SnapshotWhatIf> snapshot_whatif(const SnapshotReport& report,
                                             const std::optional<std::string>& conf,
                                             std::optional<std::int64_t> device_memory);
+
+// Why the settings a program ran with are not known: "a profiler's trace does not record the
+// allocator's settings", or a snapshot's that carries no allocator_settings.
+std::string unrecorded_settings_words(bool from_trace);
 
 // A device's memory as a person writes it ("80GiB", "80 GiB", "80G", or bytes); BadInput
 // naming `control` (the option or field it was typed in) when it is not one, or is less than
