@@ -74,11 +74,7 @@ void print_stages(const SnapshotDevice& d) {
 
 void print_snapshot_report(const SnapshotReport& report) {
     if (report.devices.empty()) {
-        std::cout << report.source
-                  << ": no device's memory in it (no segments, no trace events). PyTorch writes "
-                     "such a snapshot before the first CUDA allocation, or when the history was "
-                     "not recorded: call torch.cuda.memory._record_memory_history() before the "
-                     "work, or use oomlab-cli record -- python train.py\n";
+        std::cout << report.source << ": " << snapshot_empty_words(report) << '\n';
     }
     // Beside a device that held memory, one that held a few bytes is told in a line.
     const bool one_held_memory =

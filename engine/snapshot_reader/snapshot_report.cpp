@@ -343,6 +343,7 @@ SnapshotReport report_of_pickle(const snapshot::PickleDocument& document,
         snapshot::read_annotations(root, fields);
     const Items& traces =
         fields.list(root, "device_traces", [] { return std::string("the root"); });
+    report.devices_seen = traces.size();
     for (std::size_t index = 0; index < traces.size(); ++index) {
         const PickleContainer* trace = traces[index].list();
         if (!trace && !traces[index].is_none()) {

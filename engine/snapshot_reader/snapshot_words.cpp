@@ -137,6 +137,26 @@ std::string snapshot_free_words(const SnapshotDevice& d) {
                         : free + ", the largest piece " + format_bytes(d.largest_free_block);
 }
 
+std::string snapshot_empty_words(const SnapshotReport& report) {
+    // Segments are dumped whether the history was recorded or not: none means nothing was held.
+    const std::size_t seen = report.devices_seen;
+    const std::string settings = !report.alloc_conf ? ""
+                                 : report.alloc_conf->empty()
+                                     ? "; its allocator ran with PyTorch's defaults"
+                                     : "; its allocator's settings: " + *report.alloc_conf;
+    return "no device's memory in it (no segments, no trace events): the caching allocator held "
+           "no memory on " +
+           (seen > 1    ? "any of the " + std::to_string(seen) + " devices this process saw"
+            : seen == 1 ? std::string("the device this process saw")
+                        : std::string("any device")) +
+           " when the snapshot was taken: it was dumped before the first CUDA allocation, after "
+           "torch.cuda.empty_cache(), or by a process (a rank) that allocated nothing" +
+           settings +
+           ". Dump it after the step whose memory you want to see (or on the out-of-memory "
+           "error), with torch.cuda.memory._record_memory_history() before that step for its "
+           "trace";
+}
+
 std::vector<std::string> snapshot_end_notes(const SnapshotDevice& device) {
     std::vector<std::string> notes;
     if (host_of_a_gpu_run(device)) {

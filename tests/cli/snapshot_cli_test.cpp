@@ -276,8 +276,9 @@ TEST_F(SnapshotCli, APrivatePoolsSegmentServesOnlyItsOwnRequestsInTheReplay) {
         << odd_show.out.substr(0, 400);
 }
 
-// A snapshot of no memory (what PyTorch writes before the first CUDA allocation, or with its
-// history off) says so and how to record one, rather than printing nothing.
+// A snapshot of no memory (what PyTorch writes before the first CUDA allocation, after
+// empty_cache(), or in a process that allocated nothing) says so and how to record one, rather
+// than printing nothing.
 TEST_F(SnapshotCli, ASnapshotOfNoMemorySaysHowToRecordOne) {
     const std::string empty = db() + ".empty.pickle";
     // {"segments": [], "device_traces": [[]]}, protocol 2.

@@ -23,6 +23,9 @@ LAYOUT is one of:
   host-trace-dict  a "host_traces" that is a dict, not a list of entries
   segments-only a trace of one entry, a segment freed, and no allocation: what was alive at the
                 dump is all it shows
+  empty-devices no segment and four empty device traces, with the allocator's settings: what a
+                process that saw 4 GPUs dumps before its first allocation, after empty_cache(),
+                or as a rank that allocated nothing (history recorded or not)
   huge-line-json   huge-line saved as JSON (json.dump with indent=4, as people save a snapshot to
                 read it in an editor): its line of 2**64-1 past a signed 64-bit number
   huge-line-page   huge-line inside the web page torch.cuda._memory_viz writes (trace_plot): the
@@ -152,13 +155,23 @@ def pool_ids():
     return {"segments": segments, "device_traces": [pooled + default]}
 
 
+def empty_devices():
+    divisions = {str(1 << i): 0 for i in range(16)}
+    settings = {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True,max_split_size_mb:64",
+                "max_split_size": 64 * MiB, "garbage_collection_threshold": 0.0,
+                "expandable_segments": True, "roundup_power2_divisions": divisions}
+    return {"segments": [], "device_traces": [[], [], [], []], "allocator_settings": settings,
+            "external_annotations": []}
+
+
 def host_trace_dict():
     return {"segments": [], "device_traces": [], "host_traces": {"alloc": 1}}
 
 
 LAYOUTS = {"huge-line": huge_line, "bare-list": bare_list, "late-history": late_history,
            "many-devices": many_devices, "segments-only": segments_only, "newer-fields": newer_fields,
-           "pool-ids": pool_ids, "host-trace-dict": host_trace_dict, "huge-line-json": huge_line,
+           "pool-ids": pool_ids, "host-trace-dict": host_trace_dict, "empty-devices": empty_devices,
+           "huge-line-json": huge_line,
            "huge-line-page": huge_line}
 
 def memory_viz_page(snapshot):

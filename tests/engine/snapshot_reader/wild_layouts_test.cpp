@@ -122,6 +122,25 @@ TEST_F(WildLayout, ATraceThatAllocatesNothingIsNotTheRunsPeak) {
     }
 }
 
+// A process that saw 4 GPUs and held nothing on any when it dumped (SunnySood80's snapshot,
+// whose licence lets us keep no copy): segments are dumped whether the history was recorded or
+// not, so that is not why; its settings are quoted.
+TEST_F(WildLayout, ASnapshotOfNoMemorySaysWhenSuchAOneIsTaken) {
+    const SnapshotReport report = read("empty-devices");
+    EXPECT_TRUE(report.devices.empty());
+    EXPECT_EQ(report.devices_seen, 4u);
+    const std::string words = snapshot_empty_words(report);
+    EXPECT_NE(words.find("the caching allocator held no memory on any of the 4 devices this "
+                         "process saw when the snapshot was taken: it was dumped before the "
+                         "first CUDA allocation, after torch.cuda.empty_cache(), or by a process "
+                         "(a rank) that allocated nothing"),
+              std::string::npos)
+        << words;
+    EXPECT_NE(words.find("expandable_segments:True"), std::string::npos) << words;
+    EXPECT_NE(words.find("max_split_size_mb:64"), std::string::npos) << words;
+    EXPECT_EQ(words.find("history was not recorded"), std::string::npos) << words;
+}
+
 // torch.cuda.memory_snapshot() returns the segments alone; here on device 1.
 TEST_F(WildLayout, TheBareListOfSegmentsIsASnapshot) {
     const SnapshotReport report = read("bare-list");

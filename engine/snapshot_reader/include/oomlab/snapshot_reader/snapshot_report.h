@@ -296,6 +296,9 @@ struct SnapshotDevice {
 struct SnapshotReport {
     std::string source;
     std::vector<SnapshotDevice> devices;  // those with segments or events
+    // The devices the process saw: a snapshot's "device_traces" holds a list for each, empty
+    // or not (0 where it has none).
+    std::size_t devices_seen = 0;
     // The settings of the OOM Lab run that recorded it, as JSON; empty for other programs'.
     std::string experiment_json;
     // Why an "oomlab_experiment" that is not such settings was left out; empty otherwise.
@@ -356,6 +359,10 @@ std::string process_limit_note(const SnapshotOom& oom);
 std::string snapshot_end_words(const SnapshotDevice& device);
 std::string snapshot_peak_words(const SnapshotDevice& device);
 std::string snapshot_free_words(const SnapshotDevice& device);
+
+// A snapshot that holds no device's memory, in words: when PyTorch dumps such a one, and the
+// allocator's settings it recorded.
+std::string snapshot_empty_words(const SnapshotReport& report);
 
 // What the end state says beyond its totals, one sentence each, where the snapshot records
 // it: the allocator's rounding (what was asked for of what was allocated), memory by pool,
