@@ -22,7 +22,7 @@
 namespace oomlab::cli {
 namespace {
 
-void print_groups(const char* title, const std::vector<SnapshotLine>& groups) {
+void print_groups(const std::string& title, const std::vector<SnapshotLine>& groups) {
     if (!groups.empty()) {
         std::cout << "  " << title << ":\n";
     }
@@ -115,9 +115,10 @@ void print_snapshot_report(const SnapshotReport& report) {
                 std::cout << "    " << limit << '\n';
             }
         }
-        print_groups("alive at the peak, by what it was for", d.at_peak_by_kind);
-        print_groups("alive at the peak, by source line", d.at_peak);
-        print_groups("alive at the peak, by the metadata the program set", d.at_peak_by_metadata);
+        const std::string alive = std::string("alive at ") + peak_moment(d);
+        print_groups(alive + ", by what it was for", d.at_peak_by_kind);
+        print_groups(alive + ", by source line", d.at_peak);
+        print_groups(alive + ", by the metadata the program set", d.at_peak_by_metadata);
         print_stages(d);
         const std::vector<SnapshotAdvice> advice = snapshot_advice(d, report.alloc_conf);
         if (!advice.empty()) {

@@ -316,7 +316,7 @@ void advise_smaller_batch(const SnapshotDevice& device, const SnapshotOom& oom,
 // program trains when its trace has a backward, or the engine's tags say forward's bytes are
 // activations (a run that failed in its first forward).
 void advise_fewer_activations(const SnapshotDevice& device, const SnapshotMoment& at,
-                              const char* moment, std::vector<SnapshotAdvice>& advice) {
+                              const std::string& moment, std::vector<SnapshotAdvice>& advice) {
     const std::int64_t activations = bytes_of_kind(at.by_kind, kForward);
     if (!plausible({activations, at.allocated})) {
         return;
@@ -386,8 +386,8 @@ std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device,
         if (worth && helps && !expandable_on(alloc_conf)) {
             advice.push_back(
                 {expandable_setting(device, alloc_conf),
-                 "at the peak, " + format_bytes(cached) + " of the " +
-                     format_bytes(device.reserved_at_peak) + " reserved (" +
+                 std::string("at ") + peak_moment(device) + ", " + format_bytes(cached) +
+                     " of the " + format_bytes(device.reserved_at_peak) + " reserved (" +
                      percent_of(cached, device.reserved_at_peak) +
                      ") held no tensor: memory other programs on the device, or a "
                      "larger batch, could use. Expandable segments keep less "
@@ -396,8 +396,8 @@ std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device,
                                  : "; torch.cuda.empty_cache() between phases returns "
                                    "it.")});
         }
-        advise_fewer_activations(device, snapshot_moment(device, device.peak_event), "at the peak",
-                                 advice);
+        advise_fewer_activations(device, snapshot_moment(device, device.peak_event),
+                                 std::string("at ") + peak_moment(device), advice);
     }
     bool told_how_to_record_lines = false;
     for (const SnapshotLine& line : device.at_peak) {
@@ -407,8 +407,8 @@ std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device,
                 advice.push_back(
                     {"record the history from the start",
                      format_bytes(line.bytes) + " of the " + format_bytes(device.peak_allocated) +
-                         " alive at the peak (" + percent_of(line.bytes, device.peak_allocated) +
-                         ") was allocated " +
+                         " alive at " + peak_moment(device) + " (" +
+                         percent_of(line.bytes, device.peak_allocated) + ") was allocated " +
                          (late ? "before the trace began" : "while the history was off") +
                          ", so no line can be named for it: " +
                          (device.from_trace
@@ -432,7 +432,7 @@ std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device,
             told_how_to_record_lines = true;  // once, for the largest such line
             advice.push_back(
                 {"record the Python lines",
-                 format_bytes(line.bytes) + " alive at the peak (" +
+                 format_bytes(line.bytes) + " alive at " + peak_moment(device) + " (" +
                      percent_of(line.bytes, device.peak_allocated) +
                      ") has no Python frame on record, so no line of the program can be named "
                      "for it: " +
@@ -443,16 +443,16 @@ std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device,
                                         "torch.cuda.memory._record_memory_history(stacks="
                                         "\"python\") (or stacks=\"all\" for C++ frames too)."))});
         } else {
-            advice.push_back({"start with " + line.where,
-                              "it holds " + format_bytes(line.bytes) + " at the peak (" +
-                                  percent_of(line.bytes, device.peak_allocated) +
-                                  " of what is allocated) in " + std::to_string(line.blocks) +
-                                  (line.blocks == 1 ? " block" : " blocks") + "." +
-                                  (line.where.rfind(kNoPythonFrame, 0) == 0
-                                       ? " Its C++ frames name the op: no Python frame was on "
-                                         "the stack (autograd's engine runs backward in a "
-                                         "thread of its own)."
-                                       : "")});
+            advice.push_back(
+                {"start with " + line.where,
+                 "it holds " + format_bytes(line.bytes) + " at " + peak_moment(device) + " (" +
+                     percent_of(line.bytes, device.peak_allocated) + " of what is allocated) in " +
+                     std::to_string(line.blocks) + (line.blocks == 1 ? " block" : " blocks") + "." +
+                     (line.where.rfind(kNoPythonFrame, 0) == 0
+                          ? " Its C++ frames name the op: no Python frame was on "
+                            "the stack (autograd's engine runs backward in a "
+                            "thread of its own)."
+                          : "")});
         }
     }
     return advice;

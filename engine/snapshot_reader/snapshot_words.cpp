@@ -105,6 +105,11 @@ std::string snapshot_end_words(const SnapshotDevice& d) {
 }
 
 std::string snapshot_peak_words(const SnapshotDevice& d) {
+    if (d.events == 0) {
+        return "allocated at the dump: " + format_bytes(d.peak_allocated) +
+               " (no trace, so no peak)" +
+               (reserves(d) ? "; reserved then " + format_bytes(d.reserved) : "");
+    }
     std::string words = "peak allocated: " + format_bytes(d.peak_allocated);
     if (d.from_trace && !d.totals_recorded) {
         const std::int64_t start = counted_from(d);
@@ -113,10 +118,6 @@ std::string snapshot_peak_words(const SnapshotDevice& d) {
                                 format_bytes(start) + " its frees show"
                           : " above what was allocated when the trace began") +
                ", after event " + std::to_string(d.peak_event) + " of " + std::to_string(d.events);
-    }
-    if (d.events == 0) {
-        return words + ", at the dump (no trace of events was recorded)" +
-               (reserves(d) ? "; reserved then " + format_bytes(d.reserved) : "");
     }
     words += " after event " + std::to_string(d.peak_event) + " of " + std::to_string(d.events);
     if (!reserves(d)) {

@@ -291,6 +291,22 @@ TEST_F(SnapshotCli, ASnapshotOfNoMemorySaysHowToRecordOne) {
     EXPECT_NE(shown.out.find("_record_memory_history()"), std::string::npos) << shown.out;
 }
 
+// A snapshot without a trace (DocuBox's, dumped with the history off) has no peak: its figures,
+// what was alive and the advice are said at the dump.
+TEST_F(SnapshotCli, ASnapshotWithoutATraceIsToldAtTheDumpNotAtAPeak) {
+    const auto shown =
+        run_cli({"snapshot", "show",
+                 test::fixture("wild/snapshots/Charran78__DocuBox__dump_snapshot.pickle")});
+    ASSERT_EQ(shown.exit_code, 0) << shown.err;
+    EXPECT_NE(shown.out.find("  allocated at the dump: 86.7 MiB (no trace, so no peak); reserved "
+                             "then 104.0 MiB\n"),
+              std::string::npos)
+        << shown.out;
+    EXPECT_NE(shown.out.find("  alive at the dump, by source line:\n"), std::string::npos)
+        << shown.out;
+    EXPECT_EQ(shown.out.find("at the peak"), std::string::npos) << shown.out;
+}
+
 // The snapshot's advice for a run out of memory agrees with the engine's own verdict: memory
 // really in use (no allocator setting), and activations hold the most, as in its breakdown.
 TEST_F(SnapshotCli, SnapshotAdviceForARunOutOfMemoryAgreesWithTheEngine) {

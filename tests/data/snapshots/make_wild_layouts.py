@@ -23,6 +23,8 @@ LAYOUT is one of:
   host-trace-dict  a "host_traces" that is a dict, not a list of entries
   segments-only a trace of one entry, a segment freed, and no allocation: what was alive at the
                 dump is all it shows
+  no-history    segments alone, most of them cached free, and an empty device trace: a dump
+                with the history off (voxelflex's), whose figures are those at the dump
   empty-devices no segment and four empty device traces, with the allocator's settings: what a
                 process that saw 4 GPUs dumps before its first allocation, after empty_cache(),
                 or as a rank that allocated nothing (history recorded or not)
@@ -155,6 +157,15 @@ def pool_ids():
     return {"segments": segments, "device_traces": [pooled + default]}
 
 
+def no_history():
+    first = [block(BASE, 8 * MiB), block(BASE + 8 * MiB, 12 * MiB, "inactive")]
+    second = [block(BASE + 64 * MiB, 16 * MiB), block(BASE + 80 * MiB, 64 * MiB, "inactive")]
+    settings = {"PYTORCH_CUDA_ALLOC_CONF": "", "max_split_size": -1,
+                "garbage_collection_threshold": 0.0, "expandable_segments": False}
+    return {"segments": [segment(0, BASE, first), segment(0, BASE + 64 * MiB, second)],
+            "device_traces": [[]], "allocator_settings": settings, "external_annotations": []}
+
+
 def empty_devices():
     divisions = {str(1 << i): 0 for i in range(16)}
     settings = {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True,max_split_size_mb:64",
@@ -171,6 +182,7 @@ def host_trace_dict():
 LAYOUTS = {"huge-line": huge_line, "bare-list": bare_list, "late-history": late_history,
            "many-devices": many_devices, "segments-only": segments_only, "newer-fields": newer_fields,
            "pool-ids": pool_ids, "host-trace-dict": host_trace_dict, "empty-devices": empty_devices,
+           "no-history": no_history,
            "huge-line-json": huge_line,
            "huge-line-page": huge_line}
 

@@ -268,6 +268,7 @@ TEST(SnapshotAdvice, ARealSnapshotNamesItsLargestLineAndItsLateHistory) {
 // the op each allocation was made in, and is told of with_stack.
 TEST(SnapshotAdvice, APeakWithoutPythonFramesSaysHowToRecordThem) {
     SnapshotDevice device;
+    device.events = 8;  // a trace's allocations, none with a Python frame
     device.peak_allocated = 4LL << 30;
     device.at_peak = {{kNoPythonFrame, 3LL << 30, 3}, {kNoPythonFrame, 1LL << 30, 1}};
     std::vector<SnapshotAdvice> advice = snapshot_advice(device, std::nullopt);
@@ -306,17 +307,16 @@ TEST(SnapshotAdvice, CppFramesOfBackwardAreAPlaceToStart) {
         << advice[0].why;
 }
 
-// The end state said as far as the file records it: a snapshot without a trace has its peak
-// at the dump, not "after event 0 of 0"; an allocated peak above what was reserved then is no
-// file PyTorch wrote, and is said not to add up.
+// The end state said as far as the file records it: a snapshot without a trace has no peak,
+// only what was allocated at the dump, not "after event 0 of 0"; an allocated peak above what
+// was reserved then is no file PyTorch wrote, and is said not to add up.
 TEST(SnapshotWords, WhatTheFileDoesNotRecordIsNotSaid) {
     SnapshotDevice dump;
     dump.segments = 2;
     dump.reserved = dump.peak_reserved = dump.reserved_at_peak = 40LL << 20;
     dump.allocated = dump.peak_allocated = 30LL << 20;
     EXPECT_EQ(snapshot_peak_words(dump),
-              "peak allocated: 30.0 MiB, at the dump (no trace of events was recorded); "
-              "reserved then 40.0 MiB");
+              "allocated at the dump: 30.0 MiB (no trace, so no peak); reserved then 40.0 MiB");
 
     SnapshotDevice made = dump;
     made.events = 1040;

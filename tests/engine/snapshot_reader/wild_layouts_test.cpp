@@ -141,6 +141,29 @@ TEST_F(WildLayout, ASnapshotOfNoMemorySaysWhenSuchAOneIsTaken) {
     EXPECT_EQ(words.find("history was not recorded"), std::string::npos) << words;
 }
 
+// A dump with the history off (voxelflex's, whose licence lets us keep no copy) has no trace,
+// so no peak: its cached share and what holds memory are told at the dump.
+TEST_F(WildLayout, WithoutATraceTheAdviceSpeaksOfTheDump) {
+    const SnapshotReport report = read("no-history");
+    ASSERT_EQ(report.devices.size(), 1u);
+    const SnapshotDevice& device = report.devices[0];
+    EXPECT_EQ(snapshot_peak_words(device),
+              "allocated at the dump: 24.0 MiB (no trace, so no peak); reserved then 100.0 MiB");
+    EXPECT_STREQ(peak_moment(device), "the dump");
+    std::string advice;
+    for (const SnapshotAdvice& item : snapshot_advice(device, report.alloc_conf)) {
+        advice += item.what + ": " + item.why + "\n";
+    }
+    EXPECT_NE(advice.find("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: at the dump, 76.0 "
+                          "MiB of the 100.0 MiB reserved (76%) held no tensor"),
+              std::string::npos)
+        << advice;
+    EXPECT_NE(advice.find("24.0 MiB of the 24.0 MiB alive at the dump (100%)"), std::string::npos)
+        << advice;
+    EXPECT_EQ(advice.find("at the peak"), std::string::npos) << advice;
+    EXPECT_STREQ(peak_moment(read("late-history").devices[0]), "the peak");
+}
+
 // torch.cuda.memory_snapshot() returns the segments alone; here on device 1.
 TEST_F(WildLayout, TheBareListOfSegmentsIsASnapshot) {
     const SnapshotReport report = read("bare-list");

@@ -325,6 +325,12 @@ std::string snapshot_device_name(int index);
 // profile of a GPU program.
 bool holds_little(const SnapshotDevice& device);
 
+// The moment a report's figures "at the peak" are taken at: the peak, or, where no trace says
+// when that was, the dump (its end state is all the file holds).
+inline const char* peak_moment(const SnapshotDevice& device) {
+    return device.events == 0 ? "the dump" : "the peak";
+}
+
 // A trace's CPU in a program that ran on a GPU (the trace holds a GPU's memory or its
 // kernels): host memory, which no estimate puts on a GPU.
 inline bool host_of_a_gpu_run(const SnapshotDevice& device) {
