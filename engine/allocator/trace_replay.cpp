@@ -158,7 +158,12 @@ WhatIf replay_under(const AllocatorTrace& trace, const AllocatorSettings& settin
             result.first_over_capacity = index;
         }
         result.peak_allocated = std::max(result.peak_allocated, model.allocated());
-        if (model.reserved() > result.peak_reserved) {
+        // Of the moments at the most reserved, the one with the most allocated: where reserved
+        // stays flat (every request fits the segments held before the trace), what held no
+        // tensor at its peak is told where the program needed the most, not at the first event.
+        if (model.reserved() > result.peak_reserved ||
+            (model.reserved() == result.peak_reserved &&
+             model.allocated() > result.allocated_at_peak)) {
             result.peak_reserved = model.reserved();
             result.allocated_at_peak = model.allocated();
             result.peak_event = index;

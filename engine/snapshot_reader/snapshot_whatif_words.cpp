@@ -156,9 +156,10 @@ std::string snapshot_whatif_text(const SnapshotReport& report,
                 << controls.all_misses << " lists them)\n";
         }
         const auto describe = [&](const std::string& title, const allocator::WhatIf& whatif) {
+            // "after event N" as `snapshot show` counts them: N events replayed.
             out << "  replayed under " << title << ": peak reserved "
-                << format_bytes(whatif.peak_reserved) << " ("
-                << format_bytes(whatif.peak_reserved - whatif.allocated_at_peak)
+                << format_bytes(whatif.peak_reserved) << " (after event " << whatif.peak_event + 1
+                << ": " << format_bytes(whatif.peak_reserved - whatif.allocated_at_peak)
                 << " of it held no tensor), " << whatif.segments_at_peak << " segments then\n";
             for (const allocator::OomOutcome& oom : whatif.ooms) {
                 out << "    the out-of-memory error at event " << oom.event << " ("

@@ -210,6 +210,24 @@ TEST(WildCorpus, ATracesSettingsAreNotKnownNotPyTorchsDefaults) {
         << offered;
 }
 
+// CS336's small model's forward (PyTorch 2.9): every request fits the 584.0 MiB reserved before
+// its trace, flat to the end. What of the peak reserved held no tensor is told where the most
+// was allocated (show's peak, after event 293), not at the first event, where 81.8 MiB did.
+TEST(WildCorpus, AFlatReservedPeakIsToldWhereTheMostWasAllocated) {
+    const SnapshotReport report = read_snapshot_report(
+        test::fixture("wild/snapshots/Okazaki-Yumemi__CS336__memory_small_forward_128.pickle"));
+    ASSERT_EQ(report.devices.size(), 1u);
+    EXPECT_EQ(report.devices[0].peak_event, 293u);
+    const std::vector<SnapshotWhatIf> results = snapshot_whatif(report, std::nullopt, std::nullopt);
+    ASSERT_EQ(results.size(), 1u);
+    const allocator::WhatIf& replay = results[0].recorded;
+    EXPECT_EQ(replay.peak_reserved, 584LL << 20);
+    EXPECT_EQ(replay.peak_event + 1, 293u);
+    EXPECT_LT(replay.peak_reserved - replay.allocated_at_peak, 60LL << 20);
+    const std::string text = snapshot_whatif_text(report, results, {});
+    EXPECT_NE(text.find("peak reserved 584.0 MiB (after event 293: "), std::string::npos) << text;
+}
+
 // A cross-entropy seminar's snapshot, every segment opened inside its trace: nothing was
 // allocated before it, and the 510 B its blocks hold beyond the trace's sizes (a 2 B request is
 // a block of 512 B) is rounding, not "allocated before the trace began".

@@ -77,6 +77,8 @@ struct WhatIf {
     std::int64_t capacity = 0;  // 0: none
     std::int64_t peak_reserved = 0;
     std::int64_t peak_allocated = 0;  // the most allocated at any time, as the model rounds it
+    // At the most reserved (where it was so more than once, the moment the most was allocated
+    // of those): what was allocated, and the event after which it was.
     std::int64_t allocated_at_peak = 0;
     std::size_t peak_event = 0;
     std::int64_t segments_at_peak = 0;
