@@ -90,6 +90,10 @@ std::string SnapshotFileInput::read_rest(std::uint64_t most, const std::string& 
     return all;
 }
 
+bool SnapshotFileInput::gzipped() const {
+    return !gzdirect(file_of(m_file));
+}
+
 std::uint64_t SnapshotFileInput::file_position() const {
     const z_off_t offset = gzoffset(file_of(m_file));
     return offset < 0 ? 0 : std::uint64_t(offset);

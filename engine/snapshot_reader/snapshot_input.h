@@ -31,6 +31,7 @@ public:
     // How far reading has come in the file itself (its compressed bytes, when gzipped).
     std::uint64_t file_position() const;
     std::uint64_t file_size() const { return m_file_size; }
+    bool gzipped() const;
 
 private:
     std::string m_path;

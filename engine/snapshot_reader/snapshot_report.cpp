@@ -27,6 +27,7 @@
 #include "snapshot_replay.h"
 #include "snapshot_sink.h"
 #include "snapshot_stages.h"
+#include "tar_archive.h"
 
 namespace oomlab {
 namespace {
@@ -397,6 +398,10 @@ SnapshotReport snapshot_report_from_bytes(const std::string& bytes, const std::s
         snapshot::StringInput input(text);
         return snapshot::profiler_trace_report(input, source);
     }
+    if (snapshot::looks_like_tar(bytes.substr(0, 512))) {
+        snapshot::StringInput archive(bytes);
+        snapshot::refuse_tar(archive, source, false);
+    }
     snapshot::refuse_unknown(bytes.substr(0, 64), source);
     snapshot::SnapshotSink sink(source);
     return report_of_pickle(snapshot::read_pickle(bytes, source, &sink), sink, source,
@@ -427,6 +432,10 @@ SnapshotReport read_snapshot_report(const std::string& path, const SnapshotProgr
                                     input.file_size(), progress);
         }
         if (!trace) {
+            // A tar's header says so past the 64 bytes looked at so far.
+            if (snapshot::looks_like_tar(input.peek(512))) {
+                snapshot::refuse_tar(input, path, input.gzipped());
+            }
             snapshot::refuse_unknown(head, path);
         }
         snapshot::ReadAhead ahead(input);

@@ -14,11 +14,15 @@ the most allocated ("Total Allocated" where the events give it, else the running
 "Bytes" from the lowest start that keeps it from going below zero), and at the end what was
 allocated and reserved and the difference, cached free (reserved: null where the events give no
 "Total Reserved"; the CPU's allocator reserves nothing).
+
+A tar archive (traces packed together): the names of its files, and no device.
 """
 import gzip
+import io
 import json
 import pickle
 import sys
+import tarfile
 
 
 def python_frame(frames):
@@ -128,7 +132,11 @@ def main(path):
         raw = file.read()
     if raw[:2] == b"\x1f\x8b":
         raw = gzip.decompress(raw)
-    if raw[:1] == b"\x80":
+    if raw[257:262] == b"ustar":  # a tar archive: its files, none read as memory
+        with tarfile.open(fileobj=io.BytesIO(raw)) as archive:
+            members = [m.name for m in archive.getmembers() if m.isfile()]
+        result = {"kind": "archive", "members": members, "devices": {}}
+    elif raw[:1] == b"\x80":
         result = read_snapshot(pickle.loads(raw))
     else:
         result = read_trace(json.loads(raw.decode("utf-8-sig")))
