@@ -28,10 +28,10 @@ void print_groups(const std::string& title, const std::vector<SnapshotLine>& gro
     }
     for (const SnapshotLine& group : groups) {
         char figure[32];
-        std::snprintf(figure, sizeof figure, "%12s", format_bytes(group.bytes).c_str());
+        std::snprintf(figure, sizeof figure, "%12s", format_bytes(line_bytes_held(group)).c_str());
         std::cout << "    " << figure << "  " << group.where;
         if (group.blocks > 0) {
-            std::cout << " (" << group.blocks << (group.blocks == 1 ? " block)" : " blocks)");
+            std::cout << " (" << line_blocks_words(group) << ")";
         }
         std::cout << '\n';
     }

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "live_allocations.h"
+#include "oomlab/allocator/caching_allocator_model.h"
 #include "oomlab/common/format.h"
 #include "oomlab/common/utf8.h"
 #include "snapshot_fields.h"
@@ -352,6 +353,13 @@ SnapshotMoment snapshot_moment(const SnapshotDevice& device, std::size_t event) 
     moment.allocated = device.timeline.front().allocated;
     moment.reserved = device.timeline.front().reserved;
     // What is alive then: each allocation before it, freed at it or after.
+    // A snapshot's trace records what each request asked for; its block is the allocator's
+    // rounding of it (a profiler's trace records the block, a CPU's allocator rounds nothing).
+    const bool rounds = served_by_caching_allocator(device) && !device.from_trace;
+    const auto block_of = [](std::int64_t asked) {
+        using allocator::kMinBlockSize;
+        return std::max(kMinBlockSize, (asked + kMinBlockSize - 1) / kMinBlockSize * kMinBlockSize);
+    };
     std::vector<SnapshotLine> lines(device.names.size());
     std::vector<SnapshotLine> kinds(device.names.size());
     std::vector<SnapshotLine> labels(device.names.size());
@@ -371,6 +379,7 @@ SnapshotMoment snapshot_moment(const SnapshotDevice& device, std::size_t event) 
                                               : &labels[stack.metadata];
                     for (SnapshotLine* group : {&lines[stack.line], &kinds[stack.kind], label}) {
                         group->bytes += change.size;
+                        group->block_bytes += rounds ? block_of(change.size) : 0;
                         ++group->blocks;
                     }
                     traced += change.size;
@@ -394,6 +403,7 @@ SnapshotMoment snapshot_moment(const SnapshotDevice& device, std::size_t event) 
         const SnapshotStack& stack = device.stacks[held.stack];
         for (SnapshotLine* group : {&lines[stack.line], &kinds[stack.kind], &unlabelled}) {
             group->bytes += held.size;
+            group->block_bytes += rounds ? held.size : 0;  // a block's own size
             ++group->blocks;
         }
         traced += held.size;

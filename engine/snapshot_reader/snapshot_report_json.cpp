@@ -12,7 +12,10 @@ std::string snapshot_report_json(const SnapshotReport& report, std::optional<std
     const auto groups = [](const std::vector<SnapshotLine>& from, const char* name) {
         Json list = Json::array();
         for (const SnapshotLine& group : from) {
-            list.push_back({{name, group.where}, {"bytes", group.bytes}, {"blocks", group.blocks}});
+            list.push_back({{name, group.where},
+                            {"bytes", group.bytes},
+                            {"blocks", group.blocks},
+                            {"block_bytes", line_bytes_held(group)}});
         }
         return list;
     };

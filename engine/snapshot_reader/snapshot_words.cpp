@@ -26,6 +26,18 @@ std::string pool_words(const SnapshotPool& pool) {
 
 }  // namespace
 
+std::int64_t line_bytes_held(const SnapshotLine& line) {
+    return line.block_bytes > 0 ? line.block_bytes : line.bytes;
+}
+
+std::string line_blocks_words(const SnapshotLine& line) {
+    const std::string blocks =
+        std::to_string(line.blocks) + (line.blocks == 1 ? " block" : " blocks");
+    const std::string asked = format_bytes(line.bytes);
+    return format_bytes(line_bytes_held(line)) == asked ? blocks
+                                                        : blocks + "; " + asked + " asked for";
+}
+
 std::string snapshot_device_name(int index) {
     if (index == kPinnedHostIndex) {
         return "pinned host memory";

@@ -50,7 +50,7 @@ void fillGroups(QTableWidget* table, const std::vector<SnapshotLine>& groups) {
     for (int row = 0; row < int(groups.size()); ++row) {
         const SnapshotLine& group = groups[std::size_t(row)];
         setSnapshotRow(table, row,
-                       {qs(group.where), formatBytes(group.bytes),
+                       {qs(group.where), formatBytes(line_bytes_held(group)),
                         group.blocks > 0 ? QString::number(group.blocks) : QStringLiteral("—")});
     }
 }

@@ -241,6 +241,31 @@ TEST(WildCorpus, ATraceThatOpensEverySegmentStartsFromNothing) {
     }
 }
 
+// The same snapshot's line that asked for 2 B (a scalar) holds a block of 512 B: its figure is
+// the block's, with what was asked beside it, as Wuyh11's "4 B ... (1 block)" was not; a line
+// whose rounding does not show in print says nothing more.
+TEST(WildCorpus, ALinesFigureIsItsBlocksWithWhatWasAskedWhereThatDiffers) {
+    const SnapshotDevice device =
+        first_device("wild/snapshots/mryab__efficient-dl-systems__vanilla_ce_snapshot.pickle");
+    const SnapshotLine* scalar = nullptr;
+    const SnapshotLine* logits = nullptr;
+    for (const SnapshotLine& line : device.at_peak) {
+        if (line.where.find("profile_vanilla_ce.py:11 ") != std::string::npos) {
+            scalar = &line;
+        } else if (line.where.find("profile_vanilla_ce.py:10 ") != std::string::npos) {
+            logits = &line;
+        }
+    }
+    ASSERT_NE(scalar, nullptr);
+    EXPECT_EQ(scalar->bytes, 2);
+    EXPECT_EQ(line_bytes_held(*scalar), 512);
+    EXPECT_EQ(line_blocks_words(*scalar), "1 block; 2 B asked for");
+    ASSERT_NE(logits, nullptr);
+    EXPECT_EQ(logits->bytes, 262144002);
+    EXPECT_EQ(line_bytes_held(*logits), 262144512);
+    EXPECT_EQ(line_blocks_words(*logits), "2 blocks");
+}
+
 // A test fixture cut to the first 50 events of a run: the trace leaves 384.1 MiB allocated
 // that the dumped segments hold free, said as frees missing after its end (not a start raised).
 TEST(WildCorpus, ATraceCutShortIsSaidToMissItsLastFrees) {

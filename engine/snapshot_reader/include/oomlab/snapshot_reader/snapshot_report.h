@@ -39,11 +39,20 @@ inline constexpr const char* kMathAttentionBackwardKind =
     "attention's backward (the CPU's math kernel)";
 
 struct SnapshotLine {
-    std::string where;  // "train.py:41 (forward)", the first frame outside torch; or why none
-                        // (by kind: "backward", "optimizer step", ...)
-    std::int64_t bytes = 0;
+    std::string where;       // "train.py:41 (forward)", the first frame outside torch; or why none
+                             // (by kind: "backward", "optimizer step", ...)
+    std::int64_t bytes = 0;  // as the file records it: a snapshot's trace, what was asked for
     std::int64_t blocks = 0;
+    // The blocks' sizes where the file records the requests (a snapshot's trace): each rounded
+    // as the caching allocator rounds it, to 512 B at least (a 2 B scalar holds 512 B). 0
+    // where `bytes` are the blocks' already.
+    std::int64_t block_bytes = 0;
 };
+
+// A line's figure as a report prints it: what its blocks hold; and its blocks in words, with
+// what was asked for where the allocator's rounding shows in print ("1 block; 2 B asked for").
+std::int64_t line_bytes_held(const SnapshotLine& line);
+std::string line_blocks_words(const SnapshotLine& line);
 
 struct SnapshotOom {
     std::size_t event = 0;  // its index in the device's trace
