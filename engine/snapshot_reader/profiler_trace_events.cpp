@@ -231,15 +231,21 @@ private:
 
     // Every item of the events list is an event, an object: a list of a billion numbers is
     // refused at its first, not read to its end.
+    // A list of lists first: what export_memory_timeline writes, said before what it is not.
     [[noreturn]] void not_an_event(const std::string& item) const {
-        throw BadInput(
-            m_source + ": item " + std::to_string(m_events + 1) + " of the events list is " + item +
-            ", not an event (an object); this is not a Chrome trace of PyTorch's "
-            "profiler" +
-            (item == "a list" ? " (a list of lists is what export_memory_timeline writes to a "
-                                ".raw.json: record the trace with prof.export_chrome_trace, or a "
-                                "memory snapshot, for this reader)"
-                              : ""));
+        if (item == "a list" && m_events == 0) {
+            throw BadInput(m_source +
+                           ": the rows export_memory_timeline writes to a .raw.json ([time, "
+                           "action, bytes, category] each), not a Chrome trace of PyTorch's "
+                           "profiler: give this reader the trace itself, exported with "
+                           "prof.export_chrome_trace(\"trace.json\") from a profile recorded "
+                           "with profile_memory=True, or a memory snapshot "
+                           "(torch.cuda.memory._dump_snapshot)");
+        }
+        throw BadInput(m_source + ": item " + std::to_string(m_events + 1) +
+                       " of the events list is " + item +
+                       ", not an event (an object); this is not a Chrome trace of PyTorch's "
+                       "profiler");
     }
 
     // Whether the event's inputs are kept: every op carries them once shapes are recorded, and

@@ -34,6 +34,8 @@ LAYOUT is one of:
                 pickle as base64 in the list its script hands to MemoryViz.js
   timeline-picture the page the profiler's export_memory_timeline("x.html") writes: a title and
                 a PNG, no events
+  timeline-raw  what export_memory_timeline("x.raw.json") writes (tonghuikang's): a list of
+                [time in ns, action, bytes, category] rows, -1 for what existed before profiling
 """
 import base64
 import json
@@ -198,7 +200,16 @@ TIMELINE_PICTURE = ("<html>\n<head><meta charset=\"utf-8\" /><title>GPU Memory T
                     "</title></head>\n<body>\n  <img src='data:image/png;base64,iVBORw0KGgo='>"
                     "\n</body>\n</html>\n")
 
+# Actions 1 PREEXISTING, 2 CREATE, 3 INCREMENT_VERSION, 4 DESTROY; categories 0 parameter ...
+# 4 activation (torch.profiler._memory_profiler's indices).
+TIMELINE_RAW = [[-1, 1, 37632, 0], [-1, 1, 602112, 0], [1722000000000, 2, 4 * MiB, 4],
+                [1722000000500, 3, 4 * MiB, 4], [1722000001000, 4, 4 * MiB, 4]]
+
 if __name__ == "__main__":
+    if sys.argv[2] == "timeline-raw":
+        with open(sys.argv[1], "w", encoding="utf-8") as out:
+            json.dump(TIMELINE_RAW, out)
+        sys.exit(0)
     if sys.argv[2] == "timeline-picture":
         with open(sys.argv[1], "w", encoding="utf-8") as out:
             out.write(TIMELINE_PICTURE)

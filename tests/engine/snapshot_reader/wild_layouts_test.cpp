@@ -78,6 +78,24 @@ TEST_F(WildLayout, ASnapshotSavedAsJsonOrInMemoryVizsPageReadsAsItsPickle) {
     }
 }
 
+// export_memory_timeline's raw data (tonghuikang's .raw.json.gz files, which no licence lets us
+// keep) is said to be what it is first, then what this reader takes instead.
+TEST_F(WildLayout, TheMemoryTimelinesRawDataIsNamedBeforeWhatToGiveInstead) {
+    try {
+        read("timeline-raw");
+        FAIL() << "export_memory_timeline's rows read as a trace";
+    } catch (const BadInput& refusal) {
+        const std::string why = refusal.what();
+        EXPECT_NE(why.find(".pickle: the rows export_memory_timeline writes to a .raw.json ([time, "
+                           "action, bytes, category] each), not a Chrome trace of PyTorch's "
+                           "profiler: give this reader the trace itself"),
+                  std::string::npos)
+            << why;
+        EXPECT_NE(why.find("prof.export_chrome_trace(\"trace.json\")"), std::string::npos) << why;
+        EXPECT_EQ(why.find("item 1"), std::string::npos) << why;
+    }
+}
+
 // A JSON snapshot cut short, and a memory_viz page whose snapshot is not base64, are refused
 // naming the file, where, and what to give instead.
 TEST(WildCorpus, ASnapshotInAnotherFormThatIsBrokenIsRefusedSayingWhere) {
