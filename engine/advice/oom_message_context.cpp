@@ -56,8 +56,10 @@ std::string inference_app_of(std::string_view text) {
     if (holds_any(text, {"ComfyUI", "comfy/model_management.py", "comfy\\model_management.py"})) {
         return "ComfyUI";
     }
-    // AUTOMATIC1111's web UI and its forks (Forge, SD.Next's modules keep the names).
-    if (holds_any(text, {"stable-diffusion-webui", "modules/sd_models.py", "modules\\sd_models.py",
+    // AUTOMATIC1111's web UI and its forks (Forge keeps the names): its paths and its own
+    // words, not its name alone (a link to its issues in another program's report).
+    if (holds_any(text, {"stable-diffusion-webui/modules/", "stable-diffusion-webui\\modules\\",
+                         "modules/sd_models.py", "modules\\sd_models.py", "webui-user.bat",
                          "Stable diffusion model failed to load"})) {
         return "Stable Diffusion web UI";
     }

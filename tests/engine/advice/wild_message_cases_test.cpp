@@ -246,6 +246,8 @@ TEST(WildMessages, EachCaseTheWildShowedIsExplainedAsItsFiguresSay) {
          "the message does not tell them apart", "far more than a context"},
         {"837-xpu-4gb-block-limit-bare-quoted-fooocus-upscale.txt", OomVerdict::TooLarge,
          "(the message gives no size)", "gradient accumulation"},
+        {"837-xpu-4gb-block-limit-bare-quoted-fooocus-upscale.txt", OomVerdict::TooLarge,
+         "UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1", "--medvram"},  // a link to the web UI's issue
         {"819-a1111-2x0-model-failed-to-load-press-any-key-2gib.txt", OomVerdict::Fragmentation,
          "--medvram", "gradient accumulation"},
         {"840-program-truncated-str-e-gpu-space-meta-offload.txt", OomVerdict::OutOfMemory,
