@@ -324,6 +324,8 @@ bool fragmentation(OomExplanation& e, const DeviceReading& r) {
     const bool nearly_full = m.total && m.free && left < *m.total / 50;
     e.nearly_full = nearly_full;
     if (nearly_full) {
+        e.summary += " Joined, the cache and the free memory would leave " + printed_size(left) +
+                     " of the " + printed_size(*m.total) + ": the device is nearly full.";
         e.facts.push_back("even in one piece, the cache and the free memory would leave " +
                           printed_size(left) + " of " + printed_size(*m.total) +
                           " after this request: the device is nearly full, and the next "
