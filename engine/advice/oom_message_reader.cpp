@@ -233,10 +233,11 @@ bool fuller_copy(const OomMessage& earlier, const OomMessage& later) {
 // The message a text is read for: its last, unless that last only mentions the failure a
 // message before it printed whole (a poster's "it still reports `CUDA out of memory`", a reply
 // quoting the first sentence). A last message with the device's capacity is whole already.
-std::optional<Span> message_to_read(std::string_view text) {
+// Without one, a title's status in lower case where `titles_too`.
+std::optional<Span> message_to_read(std::string_view text, bool titles_too = true) {
     const std::optional<Span> last = last_message(text);
     if (!last) {
-        return last;
+        return titles_too ? oom_text::titled_message(text) : last;
     }
     const OomMessage later = read_message(text_of(text, *last));
     if (later.total || later.allowed) {
@@ -297,7 +298,7 @@ void OomLogReader::feed(std::string_view piece) {
 
 OomExplanation OomLogReader::explain() const {
     std::string_view message = m_earlier;
-    if (const std::optional<Span> span = message_to_read(m_window)) {
+    if (const std::optional<Span> span = message_to_read(m_window, m_earlier.empty())) {
         message = text_of(m_window, *span);
     }
     if (message.empty()) {

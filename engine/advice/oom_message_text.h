@@ -43,6 +43,9 @@ std::size_t find_in(std::string_view text, std::string_view words, std::size_t f
 // The last message of `text`, from its first words to its end (a blank line, the next
 // traceback, or kMostMessage bytes on); none where `text` holds none.
 std::optional<Span> last_message(std::string_view text);
+// Where a text that holds no message (last_message finds none) holds a library's status as an
+// issue's title writes it, in lower case ("cudnn_status_alloc_failed").
+std::optional<Span> titled_message(std::string_view text);
 
 // What the text around a message tells of the program that printed it (oom_message_context.cpp):
 // its platform and release by the paths in its traceback, an inference application's log, host
