@@ -46,6 +46,12 @@ void explain_driver_level(OomExplanation& e, const Backend& on) {
                                  " so the caching allocator stops short of the whole device";
     e.tries.push_back("leave room for the libraries: a smaller batch" +
                       (m.pytorch_0x ? std::string() : fraction));
+    // cuDNN's own failure: its benchmark mode times every algorithm, the largest workspaces too.
+    if (m.failure.find("CUDNN_STATUS_ALLOC_FAILED") != std::string::npos) {
+        e.tries.push_back(
+            "torch.backends.cudnn.benchmark = False: cuDNN then picks its algorithm without "
+            "trying the ones whose workspaces are largest");
+    }
     if (!on.blocking.empty()) {
         e.tries.push_back(
             "find the call that failed: errors are reported at a later call, so run once with " +

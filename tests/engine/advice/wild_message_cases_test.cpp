@@ -250,6 +250,8 @@ TEST(WildMessages, EachCaseTheWildShowedIsExplainedAsItsFiguresSay) {
          "UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1", "--medvram"},  // a link to the web UI's issue
         {"819-a1111-2x0-model-failed-to-load-press-any-key-2gib.txt", OomVerdict::Fragmentation,
          "--medvram", "gradient accumulation"},
+        {"811-cudnn-alloc-failed-bare-title-benchmark-fix.txt", OomVerdict::OutsideAllocator,
+         "torch.backends.cudnn.benchmark = False"},  // what fixed it for its poster
         {"840-program-truncated-str-e-gpu-space-meta-offload.txt", OomVerdict::OutOfMemory,
          "max_memory in from_pretrained", "gradient accumulation"},
     };
