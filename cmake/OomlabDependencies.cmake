@@ -58,18 +58,22 @@ endfunction()
 add_compile_options(
     "$<$<CXX_COMPILER_ID:GNU>:--param=ggc-min-expand=400;--param=ggc-min-heapsize=1048576>")
 
-# Code that parses arguments, lays out widgets or does little work a user waits for (`target`)
-# compiles at -Og in the optimised builds: most of its time at -O2 went to optimising CLI11's,
-# nlohmann/json's and Qt's templates, while what it runs (training, reading a snapshot) is in the
+# Code that parses arguments or does little work a user waits for (`target`) compiles at -Og in
+# the optimised builds: most of its time at -O2 went to optimising CLI11's, nlohmann/json's and
+# the standard library's templates, while what it runs (training, reading a snapshot) is in the
 # engine's libraries still at -O2. -Og inlines the small functions -O1 does and leaves out the
-# passes that cost most (the CLI's units one after another: 41.6 s of CPU at -O1, 29.8 s at -Og;
-# the workbench's 58.0 s and 47.8 s). A target that compiles torch (TORCH) stays at -O1: there
-# -Og saved nothing (the training engine and c10d's groups 24.8 s of CPU at -O1, 23.6 s at -Og)
-# and the training loop runs each step. The tests: oomlab_compile_tests_unoptimised.
+# passes that cost most (the CLI's units one after another: 41.6 s of CPU at -O1, 29.8 s at
+# -Og). LEVEL -O1 keeps a target there: the components that compile torch, where -Og saved
+# nothing (24.8 s of CPU at -O1, 23.6 s at -Og) and the training loop runs each step; the
+# workbench, whose own plotting slowed at -Og (bench/plot_replot_bench.cpp: a replot 2.7-3.2 ms
+# at -O1, 3.3 ms at -Og; a batch appended 4.1-4.5 us, 6.8 us). The tests:
+# oomlab_compile_tests_unoptimised.
 function(oomlab_compile_lightly target)
-    cmake_parse_arguments(ARG "TORCH" "" "" ${ARGN})
-    set(level $<IF:$<BOOL:${ARG_TORCH}>,-O1,-Og>)
-    target_compile_options(${target} PRIVATE $<$<CONFIG:RelWithDebInfo,Release>:${level}>)
+    cmake_parse_arguments(ARG "" "LEVEL" "" ${ARGN})
+    if(NOT ARG_LEVEL)
+        set(ARG_LEVEL -Og)
+    endif()
+    target_compile_options(${target} PRIVATE $<$<CONFIG:RelWithDebInfo,Release>:${ARG_LEVEL}>)
 endfunction()
 
 # The test programs compile unoptimised in the optimised builds: -O0 takes about 30% less time
