@@ -16,6 +16,11 @@ constexpr std::size_t kNone = std::string_view::npos;
 // PyTorch's caching allocator says "<backend> out of memory" on each backend it serves (ROCm's
 // build says HIP, Intel's XPU, Ascend's NPU); a driver's own failure is "<backend> error: out of
 // memory", and a library's is its status.
+constexpr std::string_view kCudaDriverFailure = "the CUDA driver refused an allocation of its own";
+constexpr std::string_view kCublasFailure =
+    "cuBLAS could not allocate its handle or workspace (CUBLAS_STATUS_ALLOC_FAILED)";
+constexpr std::string_view kCudnnFailure =
+    "cuDNN could not allocate its own memory (CUDNN_STATUS_ALLOC_FAILED)";
 constexpr std::string_view kNcclCudaFailure =
     "a CUDA call of NCCL's ran out of memory (its buffers, or a communicator's)";
 constexpr Marker kMarkers[] = {
@@ -34,19 +39,15 @@ constexpr Marker kMarkers[] = {
     {"cuda error(2), out of memory", Device::Cuda},  // as a poster retyped it
     // The cudaMallocAsync backend's ("Allocation on device 0 would exceed allowed memory").
     {"Allocation on device", Device::Cuda},
-    {"CUDA error: out of memory", Device::Cuda, "CUDA", true, false,
-     "the CUDA driver refused an allocation of its own"},
-    {"CUDA error:out of memory", Device::Cuda, "CUDA", true, false,
-     "the CUDA driver refused an allocation of its own"},
+    {"CUDA error: out of memory", Device::Cuda, "CUDA", true, false, kCudaDriverFailure},
+    {"CUDA error:out of memory", Device::Cuda, "CUDA", true, false, kCudaDriverFailure},
     {"HIP error: out of memory", Device::Cuda, "HIP", true, false,
      "the HIP driver refused an allocation of its own"},
-    {"CUBLAS_STATUS_ALLOC_FAILED", Device::Cuda, "CUDA", true, false,
-     "cuBLAS could not allocate its handle or workspace (CUBLAS_STATUS_ALLOC_FAILED)"},
+    {"CUBLAS_STATUS_ALLOC_FAILED", Device::Cuda, "CUDA", true, false, kCublasFailure},
     {"CUDNN_STATUS_NOT_INITIALIZED", Device::Cuda, "CUDA", true, false,
      "cuDNN could not make its handle (CUDNN_STATUS_NOT_INITIALIZED), which on a full GPU is "
      "memory it could not allocate"},
-    {"CUDNN_STATUS_ALLOC_FAILED", Device::Cuda, "CUDA", true, false,
-     "cuDNN could not allocate its own memory (CUDNN_STATUS_ALLOC_FAILED)"},
+    {"CUDNN_STATUS_ALLOC_FAILED", Device::Cuda, "CUDA", true, false, kCudnnFailure},
     {"CUFFT_ALLOC_FAILED", Device::Cuda, "CUDA", true, false,
      "cuFFT could not allocate its plan's work area (CUFFT_ALLOC_FAILED)"},
     // Each algorithm's workspace is asked of PyTorch's allocator; this follows when none fit.
@@ -87,10 +88,8 @@ constexpr Marker kMarkers[] = {
 // holds no other message. In a long log their letters are common (glibc's memmem took 50 ms
 // over 156 MB for each, 13 ms for its upper-case twin).
 constexpr Marker kTitleMarkers[] = {
-    {"cublas_status_alloc_failed", Device::Cuda, "CUDA", true, false,
-     "cuBLAS could not allocate its handle or workspace (CUBLAS_STATUS_ALLOC_FAILED)"},
-    {"cudnn_status_alloc_failed", Device::Cuda, "CUDA", true, false,
-     "cuDNN could not allocate its own memory (CUDNN_STATUS_ALLOC_FAILED)"},
+    {"cublas_status_alloc_failed", Device::Cuda, "CUDA", true, false, kCublasFailure},
+    {"cudnn_status_alloc_failed", Device::Cuda, "CUDA", true, false, kCudnnFailure},
 };
 // A message copied from its figures on, the caching allocator's without its first words: 1.x's
 // "(GPU 0; 7.93 GiB total capacity; ...", 2.x's "GPU 0 has a total capacity of ...". The
