@@ -288,7 +288,7 @@ TEST(WildMessages, AnInferenceAppOnADeviceNearlyFullIsToldItsOptionsFirst) {
 
 // A driver's failure in an inference application's log (832: vLLM capturing its CUDA graphs;
 // 834: SGLang) is changed by the application's options first, not by the devices each rank
-// picks; and a device nearly full of what the web UI loaded (819) by its own options.
+// picks; and a device nearly full of what the web UI (819) or vLLM (813) took, by their own.
 TEST(WildMessages, AnInferenceAppsOptionsComeFirstWhereTheDeviceWasFullOfIt) {
     const std::pair<const char*, const char*> firsts[] = {
         {"832-vllm-driver-oom-capture-end-cuda-graph-worker-rank3.txt",
@@ -296,6 +296,9 @@ TEST(WildMessages, AnInferenceAppsOptionsComeFirstWhereTheDeviceWasFullOfIt) {
         {"834-sglang-driver-oom-set-stream-overlap-thread-a100.txt",
          "a lower --mem-fraction-static"},
         {"819-a1111-2x0-model-failed-to-load-press-any-key-2gib.txt", "--medvram"},
+        // vLLM told by its engine loop's words alone, on a device full of what it took
+        {"813-hip-repr-engine-loop-private-pools-hip-graphs-roo.txt",
+         "a lower --gpu-memory-utilization"},
     };
     for (const auto& [file, first] : firsts) {
         const OomExplanation e = explain_oom_message(wild_message(file));
