@@ -78,8 +78,9 @@ std::string where_it_stopped(const RecordedOutcome& outcome) {
     if (outcome.report) {
         for (const SnapshotDevice& device : outcome.report->devices) {
             if (!device.ooms.empty()) {
-                return "out of memory at event " + std::to_string(device.ooms.front().event) +
-                       ", asking " + format_bytes(device.ooms.front().requested);
+                return "out of memory at event " +
+                       std::to_string(event_number(device.ooms.front().event)) + ", asking " +
+                       format_bytes(device.ooms.front().requested);
             }
         }
     }

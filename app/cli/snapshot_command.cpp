@@ -107,7 +107,7 @@ void print_snapshot_report(const SnapshotReport& report) {
             std::cout << "  the trace does not add up: " << problem << '\n';
         }
         for (const SnapshotOom& oom : d.ooms) {
-            std::cout << "  out of memory at event " << oom.event << ": asked "
+            std::cout << "  out of memory at event " << event_number(oom.event) << ": asked "
                       << format_bytes(oom.requested) << " with " << format_bytes(oom.device_free)
                       << " free on the device and " << format_bytes(oom.allocated)
                       << " allocated\n";
@@ -154,7 +154,7 @@ void print_moments(const SnapshotReport& report, std::size_t event) {
     }
 }
 
-void print_changes(const char* title, const std::vector<SnapshotChange>& changes) {
+void print_changes(const std::string& title, const std::vector<SnapshotChange>& changes) {
     if (!changes.empty()) {
         std::cout << "  " << title << ":\n";
     }
@@ -174,9 +174,10 @@ void print_diff(const SnapshotReport& before, const SnapshotReport& after) {
                   << " -> " << format_bytes(diff.peak_after) << " allocated ("
                   << signed_bytes(diff.peak_after - diff.peak_before) << "), "
                   << format_bytes(diff.reserved_before) << " -> "
-                  << format_bytes(diff.reserved_after) << " reserved at the peak\n";
-        print_changes("alive at the peak, by what it was for", diff.kinds);
-        print_changes("alive at the peak, by source line (the largest changes)", diff.lines);
+                  << format_bytes(diff.reserved_after) << " reserved at " << diff.moment << "\n";
+        const std::string alive = "alive at " + diff.moment;
+        print_changes(alive + ", by what it was for", diff.kinds);
+        print_changes(alive + ", by source line (the largest changes)", diff.lines);
     }
 }
 

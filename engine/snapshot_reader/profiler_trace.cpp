@@ -138,7 +138,12 @@ struct OpenSpan {
         next.innermost_op = inner->python ? innermost_op : inner;
         next.backward |=
             starts_with(name, "autograd::engine::evaluate_function") || contains(name, "Backward");
-        next.optimizer |= starts_with(name, "Optimizer.step");
+        // Of an optimizer's step and a module's forward, the inner one tells: Lightning runs
+        // the forward inside optimizer.step(closure).
+        if (starts_with(name, "Optimizer.step")) {
+            next.optimizer = true;
+            next.forward = false;
+        }
         next.transfer |= name == "aten::_to_copy" || name == "aten::copy_";
         if (name == kMathAttentionOp || name == kAttentionOp) {
             const auto call = tied.attention_of_span.find(inner);
@@ -170,8 +175,10 @@ struct OpenSpan {
                 next.recurrent_backward = rnn->second;
             }
         }
-        next.forward |=
-            inner->python && (contains(name, "): forward") || contains(name, "_call_impl"));
+        if (inner->python && (contains(name, "): forward") || contains(name, "_call_impl"))) {
+            next.forward = true;
+            next.optimizer = false;
+        }
         return next;
     }
 

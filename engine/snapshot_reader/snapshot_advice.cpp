@@ -10,8 +10,14 @@
 #include "oomlab/common/format.h"
 #include "oomlab/run/fragmentation.h"
 #include "oomlab/snapshot_reader/snapshot_whatif.h"
+#include "snapshot_advice_parts.h"
 
 namespace oomlab {
+
+std::string percent_of(std::int64_t part, std::int64_t whole) {
+    return std::to_string(whole > 0 ? (100 * part + whole / 2) / whole : 0) + "%";
+}
+
 namespace {
 
 // The setting as the platform takes it: ROCm's builds from PyTorch 2.11, with ROCm 7. Where
@@ -28,20 +34,16 @@ std::string expandable_setting(const SnapshotDevice& device,
 // Cached but free memory worth acting on, without an out-of-memory event to decide.
 constexpr double kCachedShare = 0.2;
 constexpr std::int64_t kCachedBytes = 64LL << 20;
-constexpr double kLineShare = 0.25;     // a line that holds this much of the peak is named
 constexpr double kUntracedShare = 0.5;  // and a history that saw less than this is said to
 // Activations worth shrinking with mixed precision or checkpointing: most of what is alive,
 // and, with no out-of-memory to say the device was small, more than a test's few MiB.
 constexpr double kActivationShare = 0.4;
 constexpr std::int64_t kActivationBytes = 64LL << 20;
+constexpr double kMathAttentionShare = 0.1;  // of what is allocated: the weights worth naming
 constexpr const char* kForward = "forward";  // the kind of what forward keeps for backward
 constexpr const char* kBackward = "backward";
 constexpr const char* kEngineActivations = "oomlab: forward: activations";  // the engine's tag
 constexpr const char* kOptimizerStep = "optimizer step";
-
-std::string percent_of(std::int64_t part, std::int64_t whole) {
-    return std::to_string(whole > 0 ? (100 * part + whole / 2) / whole : 0) + "%";
-}
 
 // The trace replayed through the allocator's model, as recorded and with expandable segments
 // (where they are not on already), with what the program reserved at most as the capacity when
@@ -172,7 +174,8 @@ bool advise_on_oom(const SnapshotDevice& device, const SnapshotOom& oom,
     const std::int64_t cached = pool ? pool->reserved_free_bytes : oom.reserved - oom.allocated;
     const std::string where =
         pool ? std::string(" in the ") + pool->pool() + " pool that serves it (" +
-                   std::to_string(pool->free_blocks) + " blocks, the largest " +
+                   std::to_string(pool->free_blocks) +
+                   (pool->free_blocks == 1 ? " block, the largest " : " blocks, the largest ") +
                    format_bytes(pool->largest_free_block) + ")"
              : std::string();
     if (pool ? pool->fragmented() : cached >= oom.requested) {
@@ -180,11 +183,11 @@ bool advise_on_oom(const SnapshotDevice& device, const SnapshotOom& oom,
             cached >= oom.requested ? "more than the " + format_bytes(oom.requested) + " asked for"
                                     : "enough with what could still be reserved for the " +
                                           format_bytes(oom.requested) + " asked for";
-        const std::string fragmented = "at the out-of-memory (event " + std::to_string(oom.event) +
-                                       "), " + format_bytes(cached) +
-                                       " was reserved but held no tensor" + where + ", " + enough +
-                                       ", in pieces none of which was large enough: the cache is "
-                                       "fragmented";
+        const std::string fragmented =
+            "at the out-of-memory (event " + std::to_string(event_number(oom.event)) + "), " +
+            format_bytes(cached) + " was reserved but held no tensor" + where + ", " + enough +
+            ", in pieces none of which was large enough: the cache is "
+            "fragmented";
         if (expandable_on(alloc_conf)) {
             advice.push_back({"keep tensor sizes steady",
                               fragmented + ", with expandable_segments already on (the "
@@ -220,14 +223,14 @@ bool advise_on_oom(const SnapshotDevice& device, const SnapshotOom& oom,
                  "of different sizes" +
                  (outcome ? ": " + replayed(device, *replays.recorded(), *expandable) +
                                 ", and the out-of-memory error at event " +
-                                std::to_string(oom.event) + " does not happen."
+                                std::to_string(event_number(oom.event)) + " does not happen."
                           : ".")});
         return false;
     }
     const std::string limit = process_limit_note(oom);
     advice.push_back(
         {"hold less at the peak",
-         "at the out-of-memory (event " + std::to_string(oom.event) + "), " +
+         "at the out-of-memory (event " + std::to_string(event_number(oom.event)) + "), " +
              format_bytes(oom.requested) + " was asked with " + format_bytes(oom.device_free) +
              " free on the device and only " + format_bytes(cached) + " cached but free" + where +
              (limit.empty() ? "" : " (" + limit + ")") +
@@ -244,6 +247,11 @@ std::int64_t bytes_of_kind(const std::vector<SnapshotLine>& by_kind, const char*
         }
     }
     return 0;
+}
+
+// What forward kept for backward: its own kind, and the math attention kernel's within it.
+std::int64_t activation_bytes(const std::vector<SnapshotLine>& by_kind) {
+    return bytes_of_kind(by_kind, kForward) + bytes_of_kind(by_kind, kMathAttentionFallbackKind);
 }
 
 // Byte counts a device can hold (none negative, none past 64 PiB): what a hostile file says
@@ -280,7 +288,7 @@ bool allocated_any(const SnapshotDevice& device, const char* kind, std::size_t b
 void advise_smaller_batch(const SnapshotDevice& device, const SnapshotOom& oom,
                           std::vector<SnapshotAdvice>& advice) {
     const SnapshotMoment at_oom = snapshot_moment(device, oom.event);
-    const std::int64_t activations = bytes_of_kind(at_oom.by_kind, kForward);
+    const std::int64_t activations = activation_bytes(at_oom.by_kind);
     if (!plausible({oom.reserved, oom.device_free, oom.allocated, oom.requested, activations})) {
         return;
     }
@@ -317,7 +325,7 @@ void advise_smaller_batch(const SnapshotDevice& device, const SnapshotOom& oom,
 // activations (a run that failed in its first forward).
 void advise_fewer_activations(const SnapshotDevice& device, const SnapshotMoment& at,
                               const std::string& moment, std::vector<SnapshotAdvice>& advice) {
-    const std::int64_t activations = bytes_of_kind(at.by_kind, kForward);
+    const std::int64_t activations = activation_bytes(at.by_kind);
     if (!plausible({activations, at.allocated})) {
         return;
     }
@@ -335,21 +343,23 @@ void advise_fewer_activations(const SnapshotDevice& device, const SnapshotMoment
              percent_of(activations, at.allocated) +
              " of what was allocated) for backward: torch.autocast with bfloat16 halves what "
              "matrix products keep, and torch.utils.checkpoint keeps only each checkpointed "
-             "block's input, computing the rest again in backward."});
-}
-
-// Pinned host memory is the machine's RAM, page-locked for copies to the GPU: none of the
-// CUDA allocator's settings apply to it, and what holds it is the data path.
-void advise_on_pinned_host(const SnapshotDevice& device, std::vector<SnapshotAdvice>& advice) {
-    advice.push_back(
-        {"pinned host memory is the machine's RAM, not the GPU's",
-         format_bytes(device.peak_allocated) + " was pinned at the peak (" +
-             format_bytes(device.peak_reserved) +
-             " at most held by PyTorch's host allocator, which rounds each request up to a "
-             "power of two and keeps freed blocks for reuse): DataLoader(pin_memory=True), "
-             "tensor.pin_memory() and non_blocking copies take it, and it cannot be swapped "
-             "out. Fewer DataLoader workers or a smaller prefetch_factor pin less; none of it "
-             "counts against the GPU's memory."});
+             "block's input, computing the rest again in backward."});  // Of it, the math attention
+                                                                        // kernel's weights: the
+                                                                        // fused kernels keep none
+                                                                        // of them.
+    const std::int64_t weights = bytes_of_kind(at.by_kind, kMathAttentionFallbackKind);
+    if (double(weights) >= kMathAttentionShare * double(at.allocated)) {
+        advice.push_back(
+            {"a fused attention kernel",
+             std::string(moment) + ", scaled_dot_product_attention's math kernel had kept " +
+                 format_bytes(weights) + " (" + percent_of(weights, at.allocated) +
+                 "): each head's attention weights, length by length, for backward. It runs "
+                 "where no fused kernel takes the inputs; the flash and memory-efficient ones "
+                 "keep none of these. Run the attention under torch.nn.attention.sdpa_kernel("
+                 "[SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]): its warnings say "
+                 "why each refused (the inputs' dtype, the head size, the mask's type or "
+                 "strides)."});
+    }
 }
 
 }  // namespace
@@ -363,6 +373,9 @@ std::vector<SnapshotAdvice> snapshot_advice(const SnapshotDevice& device,
     }
     if (device.index == kPinnedHostIndex) {
         advise_on_pinned_host(device, advice);
+    } else if (host_of_a_gpu_run(device)) {
+        advise_on_host_of_gpu_run(device, advice);
+        return advice;
     } else if (!device.ooms.empty()) {
         const SnapshotOom& oom = device.ooms.back();
         const bool in_use = advise_on_oom(device, oom, alloc_conf, advice) &&

@@ -67,6 +67,10 @@ std::vector<SnapshotDeviceDiff> diff_snapshots(const SnapshotReport& before,
         diff.most_reserved_after = b ? b->peak_reserved : 0;
         diff.kinds = changes(a ? &a->at_peak_by_kind : nullptr, b ? &b->at_peak_by_kind : nullptr);
         diff.lines = changes(a ? &a->at_peak : nullptr, b ? &b->at_peak : nullptr);
+        const std::string moment_before = a ? peak_moment(*a) : peak_moment(*b);
+        const std::string moment_after = b ? peak_moment(*b) : moment_before;
+        diff.moment =
+            moment_before == moment_after ? moment_after : std::string("the peak or the dump");
         diffs.push_back(std::move(diff));
     }
     return diffs;
@@ -87,6 +91,7 @@ std::string snapshot_diff_json(const SnapshotReport& before, const SnapshotRepor
     Json devices = Json::array();
     for (const SnapshotDeviceDiff& diff : diff_snapshots(before, after)) {
         devices.push_back({{"device", diff.index},
+                           {"moment", diff.moment},
                            {"peak_allocated_before_bytes", diff.peak_before},
                            {"peak_allocated_after_bytes", diff.peak_after},
                            {"reserved_at_peak_before_bytes", diff.reserved_before},

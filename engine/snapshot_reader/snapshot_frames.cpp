@@ -179,12 +179,16 @@ std::string user_line(const std::vector<PickleValue>& frames) {
 // What an allocation was for, as far as its frames tell: the engine's own tag, else PyTorch's
 // autograd engine or backward() (backward), torch.optim (optimizer step), a copy between
 // devices or dtypes (copy or cast: the frames do not tell which), a module's forward (forward);
-// the first that applies in that order, else "other".
+// the first that applies in that order, else "other"; scaled_dot_product_attention's math kernel
+// (C++ frames) before all but backward. Of an optimizer's step and a forward, the
+// frame nearer the allocation (frames run from the innermost) tells: Lightning runs the forward
+// inside optimizer.step(closure).
 std::string kind_of(const std::vector<PickleValue>& frames) {
     bool backward = false;
     bool optimizer = false;
     bool transfer = false;
     bool forward = false;
+    bool math_attention = false;
     for (const PickleValue& frame : frames) {
         const ProfilerFrame parts = parts_of(frame);
         const std::string_view file = parts.file;
@@ -198,15 +202,17 @@ std::string kind_of(const std::vector<PickleValue>& frames) {
         }
         const bool torch_python = ends_with(file, ".py") && in_torch_package(file);
         backward |= contains(name, "autograd::Engine") || (torch_python && name == "backward");
-        optimizer |= path_contains(file, "torch/optim/");
+        optimizer |= !forward && path_contains(file, "torch/optim/");
         transfer |= contains(name, "_to_copy") || contains(name, "copy_");
-        forward |= ends_with(file, ".py") && name == "forward";
+        math_attention |= contains(name, "_scaled_dot_product_attention_math");
+        forward |= !optimizer && ends_with(file, ".py") && name == "forward";
     }
-    return backward    ? "backward"
-           : optimizer ? "optimizer step"
-           : transfer  ? "copy or cast"
-           : forward   ? "forward"
-                       : "other";
+    return backward         ? "backward"
+           : math_attention ? kMathAttentionFallbackKind
+           : optimizer      ? "optimizer step"
+           : transfer       ? "copy or cast"
+           : forward        ? "forward"
+                            : "other";
 }
 
 std::string kind_of(const std::string& category) {

@@ -20,7 +20,7 @@ constexpr const char* kExpandableOn = "expandable_segments:True";
 HeadroomRow replay_row(const std::string& how, const allocator::WhatIf& replay,
                        std::int64_t device_memory, std::int64_t unseen) {
     const std::int64_t most = replay.peak_reserved + unseen;
-    return {how, most, replay.peak_event, device_memory - most,
+    return {how, most, event_number(replay.peak_event), device_memory - most,
             unseen > 0 ? std::nullopt : replay.first_over_capacity};
 }
 
@@ -108,7 +108,7 @@ std::string headroom_words(const HeadroomRow& row) {
     std::ostringstream out;
     if (row.first_failure) {
         out << "runs out of memory: the first allocation the device could not hold is at event "
-            << *row.first_failure << " (at most " << format_bytes(row.most_reserved)
+            << event_number(*row.first_failure) << " (at most " << format_bytes(row.most_reserved)
             << " reserved)";
     } else if (row.left >= 0) {
         out << format_bytes(row.left) << " left at the closest, after event " << row.event

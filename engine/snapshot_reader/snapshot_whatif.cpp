@@ -283,8 +283,20 @@ std::vector<SnapshotWhatIf> snapshot_whatif(const SnapshotReport& report,
             result.capacity_given = true;
             result.capacity_source = "as given";
         } else if (!device.ooms.empty()) {
+            // What it reserved at an out-of-memory and the device's free memory then: the most
+            // the allocator could have had (the most it reserved, where no event says more, or
+            // where a limit on the process, not the device, refused it).
             capacity = device.peak_reserved;
-            result.capacity_source = "the most the program reserved: it ran out of memory there";
+            for (const SnapshotOom& oom : device.ooms) {
+                if (!refused_by_process_limit(oom)) {
+                    capacity = std::max(capacity, oom.reserved + oom.device_free);
+                }
+            }
+            result.capacity_source =
+                capacity > device.peak_reserved
+                    ? "what the program reserved at its out-of-memory and what the device had "
+                      "free then"
+                    : "the most the program reserved: it ran out of memory there";
         } else {
             result.capacity_source = "none: the trace never ran out of memory";
         }

@@ -32,7 +32,7 @@ nlohmann::ordered_json whatif_json(const allocator::WhatIf& whatif) {
     return {{"capacity", whatif.capacity},
             {"peak_reserved", whatif.peak_reserved},
             {"reserved_unallocated_at_peak", whatif.peak_reserved - whatif.allocated_at_peak},
-            {"peak_event", whatif.peak_event},
+            {"peak_event", event_number(whatif.peak_event)},  // a state, as `show` counts it
             {"segments_at_peak", whatif.segments_at_peak},
             {"reserved_at_end", whatif.reserved_at_end},
             {"first_over_capacity", whatif.first_over_capacity
@@ -145,7 +145,7 @@ std::string snapshot_whatif_text(const SnapshotReport& report,
         }
         for (std::size_t i = 0; i < f.misses.size() && i < controls.misses_shown; ++i) {
             const allocator::FidelityMiss& miss = f.misses[i];
-            out << "    event " << miss.event << ": " << format_bytes(miss.request)
+            out << "    event " << event_number(miss.event) << ": " << format_bytes(miss.request)
                 << " asked; recorded "
                 << (miss.recorded ? "a segment of " + format_bytes(miss.recorded) : "none")
                 << ", modelled "
@@ -156,19 +156,19 @@ std::string snapshot_whatif_text(const SnapshotReport& report,
                 << controls.all_misses << " lists them)\n";
         }
         const auto describe = [&](const std::string& title, const allocator::WhatIf& whatif) {
-            // "after event N" as `snapshot show` counts them: N events replayed.
             out << "  replayed under " << title << ": peak reserved "
-                << format_bytes(whatif.peak_reserved) << " (after event " << whatif.peak_event + 1
-                << ": " << format_bytes(whatif.peak_reserved - whatif.allocated_at_peak)
+                << format_bytes(whatif.peak_reserved) << " (after event "
+                << event_number(whatif.peak_event) << ": "
+                << format_bytes(whatif.peak_reserved - whatif.allocated_at_peak)
                 << " of it held no tensor), " << whatif.segments_at_peak << " segments then\n";
             for (const allocator::OomOutcome& oom : whatif.ooms) {
-                out << "    the out-of-memory error at event " << oom.event << " ("
+                out << "    the out-of-memory error at event " << event_number(oom.event) << " ("
                     << format_bytes(oom.request) << ") "
                     << (oom.happens ? "still happens" : "does not happen") << "\n";
             }
             if (result.capacity_given) {
                 out << "    on the device: "
-                    << headroom_words({"", whatif.peak_reserved, whatif.peak_event,
+                    << headroom_words({"", whatif.peak_reserved, event_number(whatif.peak_event),
                                        whatif.capacity - whatif.peak_reserved,
                                        whatif.first_over_capacity})
                     << "\n";
@@ -176,7 +176,7 @@ std::string snapshot_whatif_text(const SnapshotReport& report,
             if (whatif.failed_allocations > 0) {
                 out << "    " << whatif.failed_allocations
                     << " of the trace's allocations fail, the first at event "
-                    << *whatif.first_over_capacity << "\n";
+                    << event_number(*whatif.first_over_capacity) << "\n";
             }
         };
         out << "  capacity: "

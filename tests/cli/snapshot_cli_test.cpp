@@ -305,6 +305,19 @@ TEST_F(SnapshotCli, ASnapshotWithoutATraceIsToldAtTheDumpNotAtAPeak) {
     EXPECT_NE(shown.out.find("  alive at the dump, by source line:\n"), std::string::npos)
         << shown.out;
     EXPECT_EQ(shown.out.find("at the peak"), std::string::npos) << shown.out;
+    const std::string dump =
+        test::fixture("wild/snapshots/Charran78__DocuBox__dump_snapshot.pickle");
+    const auto diffed = run_cli({"snapshot", "diff", dump, dump});
+    ASSERT_EQ(diffed.exit_code, 0) << diffed.err;
+    EXPECT_NE(diffed.out.find("104.0 MiB -> 104.0 MiB reserved at the dump\n"), std::string::npos)
+        << diffed.out;
+    EXPECT_EQ(diffed.out.find("at the peak"), std::string::npos) << diffed.out;
+    const auto mixed = run_cli(
+        {"snapshot", "diff", dump,
+         test::fixture("wild/snapshots/Okazaki-Yumemi__CS336__memory_small_forward_128.pickle"),
+         "--json"});
+    ASSERT_EQ(mixed.exit_code, 0) << mixed.err;
+    EXPECT_EQ(json::parse(mixed.out)["devices"][0]["moment"], "the peak or the dump") << mixed.out;
 }
 
 // The snapshot's advice for a run out of memory agrees with the engine's own verdict: memory

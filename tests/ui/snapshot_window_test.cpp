@@ -2,6 +2,8 @@
 // snapshot of a run out of memory (its experiment loaded back into the panel, and compared
 // with the snapshot of its fix), the real snapshot PyTorch recorded of GPT-2 (shared data;
 // skipped when absent), and a file that is not one.
+#include <algorithm>
+
 #include <QAction>
 #include <QApplication>
 #include <QFile>
@@ -20,10 +22,8 @@
 #include "oomlab/snapshot_reader/snapshot_sql.h"
 #include "snapshot/snapshot_diff_window.h"
 #include "snapshot/snapshot_replay_box.h"
-#include "snapshot/snapshot_tables.h"
 #include "snapshot/snapshot_timeline.h"
 #include "snapshot/snapshot_window.h"
-#include "snapshot/source_elision.h"
 #include "ui_test_support.h"
 #include "window/main_menus.h"
 #include "window/main_window.h"
@@ -88,7 +88,11 @@ private slots:
         const SnapshotDevice& device = window->report().devices.front();
         QCOMPARE(window->timeline()->allocated()->dataCount(), int(device.timeline.size()));
         QCOMPARE(window->timeline()->markers().markerCount(), 2);  // the peak and the OOM
-        QCOMPARE(window->timeline()->markers().markerX(1), double(device.ooms.front().event));
+        // The OOM's marker stands on the timeline's point for the state its event left.
+        const std::size_t oom = event_number(device.ooms.front().event);
+        QCOMPARE(window->timeline()->markers().markerX(1), double(oom));
+        QVERIFY(std::any_of(device.timeline.begin(), device.timeline.end(),
+                            [&](const SnapshotPoint& point) { return point.event == oom; }));
         QCOMPARE(cell(window->kinds(), 0, 0), QStringLiteral("forward"));
         QCOMPARE(cell(window->lines(), 0, 0), QStringLiteral("oomlab: forward: activations"));
         QVERIFY2(window->summaryText().contains(QStringLiteral("Out of memory at event")),
@@ -428,47 +432,30 @@ private slots:
         window->close();
     }
 
-    // A source line too long for its column keeps its package and its file: the folders the
-    // package is installed in go first, then those between the package and the file (Qt's
-    // elision in the middle showed "/usr/lib/pyth…eling_gpt2.py:123").
-    void aSourceLineKeepsItsPackageAndItsFile() {
-        QTableWidget* table = snapshotTable(QStringLiteral("sources"), {"where", "bytes"});
-        QVERIFY(dynamic_cast<SourceDelegate*>(table->itemDelegateForColumn(0)));
-        const QFontMetrics metrics(table->font());
-        const QString tail = QStringLiteral(".py:123 (forward) (12 blocks)");
-        const QString line =
-            "/usr/lib/python3/dist-packages/transformers/models/gpt2/modeling_gpt2" + tail;
-        const auto shown = [&](const QString& text) {
-            return elidedSource(line, metrics, metrics.horizontalAdvance(text));
-        };
-        QCOMPARE(shown(line), line);
-        const QString installed = "…/transformers/models/gpt2/modeling_gpt2" + tail;
-        QCOMPARE(shown(installed), installed);
-        QCOMPARE(shown("…/transformers/…/gpt2/modeling_gpt2" + tail),
-                 "…/transformers/…/gpt2/modeling_gpt2" + tail);
-        QCOMPARE(shown("…/transformers/…/modeling_gpt2" + tail),
-                 "…/transformers/…/modeling_gpt2" + tail);
-        // Narrower, the file alone, then the function's name cut before the line's number.
-        QCOMPARE(shown("modeling_gpt2" + tail), "modeling_gpt2" + tail);
-        const QString cut = shown("modeling_gpt2.py:123 (forw…");
-        QVERIFY2(cut.startsWith(QStringLiteral("modeling_gpt2.py:123 (")) &&
-                     cut.endsWith(QStringLiteral("…")),
-                 qPrintable(cut));
-        // What is not a source line ("(allocated before the trace began)") reads from its start.
-        const QString before = QStringLiteral("(allocated before the trace began)");
-        QVERIFY(elidedSource(before, metrics, metrics.horizontalAdvance(before) / 2)
-                    .startsWith(QStringLiteral("(allocated")));
-        // A program's own file: its folders go, nearest the root first.
-        const QString own = "/root/project/models/cache_utils" + tail;
-        QCOMPARE(elidedSource(own, metrics, metrics.horizontalAdvance("/…/cache_utils" + tail)),
-                 "/…/cache_utils" + tail);
-        // A Windows path keeps its separator.
-        const QString windows =
-            "D:\\Dev\\.venv\\Lib\\site-packages\\torch\\nn\\modules\\module" + tail;
-        QCOMPARE(
-            elidedSource(windows, metrics, metrics.horizontalAdvance("…\\torch\\…\\module" + tail)),
-            "…\\torch\\…\\module" + tail);
-        delete table;
+    // A snapshot dumped without a trace (DocuBox's) has no peak: the window, its tables and a
+    // comparison with a traced snapshot say when their figures were taken.
+    void aSnapshotWithoutATraceIsShownAtTheDump() {
+        SnapshotWindow* window = openAndWait(test::fixture(
+            QStringLiteral("wild/snapshots/Charran78__DocuBox__dump_snapshot.pickle")));
+        QVERIFY(window);
+        QVERIFY2(window->error().isEmpty(), qPrintable(window->error()));
+        QVERIFY2(window->momentText().startsWith(QStringLiteral("At the dump: ")),
+                 qPrintable(window->momentText()));
+        QCOMPARE(window->kinds()->horizontalHeaderItem(0)->text(),
+                 QStringLiteral("alive at the dump, for"));
+        QCOMPARE(window->lines()->horizontalHeaderItem(0)->text(),
+                 QStringLiteral("alive at the dump, at"));
+        SnapshotDiffWindow* diff = window->compareWith(test::fixture(QStringLiteral(
+            "wild/snapshots/Okazaki-Yumemi__CS336__memory_small_forward_128.pickle")));
+        QSignalSpy loaded(diff, &SnapshotDiffWindow::loaded);
+        QVERIFY(loaded.wait(30000));
+        QVERIFY2(diff->error().isEmpty(), qPrintable(diff->error()));
+        QCOMPARE(diff->kinds()->horizontalHeaderItem(0)->text(),
+                 QStringLiteral("alive at the peak or the dump, for"));
+        QVERIFY2(diff->summaryText().contains(QStringLiteral("at the peak or the dump of each")),
+                 qPrintable(diff->summaryText()));
+        diff->close();
+        window->close();
     }
 
     void cleanupTestCase() { m_window.reset(); }

@@ -106,12 +106,15 @@ void SnapshotDiffWindow::showDevice(int index) {
     const SnapshotDeviceDiff& d = m_devices[std::size_t(index)];
     m_summary->setText(
         tr("%1: <b>peak %2 → %3 allocated (%4)</b>, %5 → %6 reserved then; before: %7, after: "
-           "%8. What was alive at each peak, the largest changes first:")
+           "%8. What was alive at %9 of each, the largest changes first:")
             .arg(qs(snapshot_device_name(d.index)), formatBytes(d.peak_before),
                  formatBytes(d.peak_after), formatSignedBytes(d.peak_after - d.peak_before),
                  formatBytes(d.reserved_before), formatBytes(d.reserved_after),
                  QFileInfo(m_before).fileName().toHtmlEscaped(),
-                 QFileInfo(m_after).fileName().toHtmlEscaped()));
+                 QFileInfo(m_after).fileName().toHtmlEscaped(), qs(d.moment)));
+    const QString alive = tr("alive at %1").arg(qs(d.moment));
+    m_kinds->setHorizontalHeaderItem(0, new QTableWidgetItem(alive + tr(", for")));
+    m_lines->setHorizontalHeaderItem(0, new QTableWidgetItem(alive + tr(", at")));
     fillChanges(m_kinds, d.kinds);
     fillChanges(m_lines, d.lines);
 }

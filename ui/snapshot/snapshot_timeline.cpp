@@ -99,7 +99,7 @@ void SnapshotTimeline::setDevice(const SnapshotDevice& device) {
     markers().addMarker(double(device.peak_event),
                         tr("peak %1").arg(formatBytes(device.peak_allocated)), seriesColor(1));
     for (const SnapshotOom& oom : device.ooms) {
-        markers().addMarker(double(oom.event), tr("OOM"), warningColor());
+        markers().addMarker(double(event_number(oom.event)), tr("OOM"), warningColor());
     }
     shadeStages(device);
     setFollowData(true);

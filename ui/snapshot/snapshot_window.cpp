@@ -352,7 +352,7 @@ void SnapshotWindow::showDevice(int index) {
         summary += tr("<br><span style='color:%1'>Out of memory at event %2</span>: asked %3 "
                       "with %4 free on the device, %5 allocated and %6 reserved.")
                        .arg(warningColor().name())
-                       .arg(oom.event)
+                       .arg(event_number(oom.event))
                        .arg(formatBytes(oom.requested), formatBytes(oom.device_free),
                             formatBytes(oom.allocated), formatBytes(oom.reserved));
         if (QString limit = qs(process_limit_note(oom)); !limit.isEmpty()) {
@@ -422,11 +422,15 @@ void SnapshotWindow::showMoment(std::optional<std::size_t> event) {
     m_timeline->showMoment(event);
     m_toPeak->setVisible(event.has_value());
     if (!event) {
-        m_moment->setText(tr("At the peak, after event %1. Click the timeline to see another "
-                             "moment.")
-                              .arg(d->peak_event));
-        m_kinds->setHorizontalHeaderItem(0, new QTableWidgetItem(tr("alive at the peak, for")));
-        m_lines->setHorizontalHeaderItem(0, new QTableWidgetItem(tr("alive at the peak, at")));
+        m_moment->setText(d->events == 0
+                              ? tr("At the dump: the snapshot holds no trace of events, so what "
+                                   "was alive at its end is all it tells.")
+                              : tr("At the peak, after event %1. Click the timeline to see "
+                                   "another moment.")
+                                    .arg(d->peak_event));
+        const QString alive = tr("alive at %1").arg(qs(peak_moment(*d)));
+        m_kinds->setHorizontalHeaderItem(0, new QTableWidgetItem(alive + tr(", for")));
+        m_lines->setHorizontalHeaderItem(0, new QTableWidgetItem(alive + tr(", at")));
         fillGroups(m_kinds, d->at_peak_by_kind);
         fillGroups(m_lines, d->at_peak);
         return;

@@ -28,6 +28,12 @@ LAYOUT is one of:
   empty-devices no segment and four empty device traces, with the allocator's settings: what a
                 process that saw 4 GPUs dumps before its first allocation, after empty_cache(),
                 or as a rank that allocated nothing (history recorded or not)
+  closure-forward  PyTorch Lightning's training step, whose forward runs inside the optimizer's
+                step (optimizer.step(closure)): the activations' frames hold torch/optim/ beyond
+                the model's forward; the trace ends in an out-of-memory
+  math-attention   a training step whose scaled_dot_product_attention fell back to its math
+                kernel (stacks="all": its C++ frames), which kept each head's weights for
+                backward (FSDP runs of torchtitan's llama3, memory_viz pages kept no copy of)
   huge-line-json   huge-line saved as JSON (json.dump with indent=4, as people save a snapshot to
                 read it in an editor): its line of 2**64-1 past a signed 64-bit number
   huge-line-page   huge-line inside the web page torch.cuda._memory_viz writes (trace_plot): the
@@ -100,6 +106,62 @@ def late_history():
     segments = [segment(0, BASE, model + [activation,
                                           block(BASE + 32 * MiB, 8 * MiB, "inactive")])]
     trace = [event("alloc", BASE + 30 * MiB, 2 * MiB, frames(41), 1)]
+    return {"segments": segments, "device_traces": [trace]}
+
+
+def closure_frames(line):
+    # Innermost first: the model's forward, called by Lightning's closure inside Adam's step.
+    torch = "/usr/lib/python3/dist-packages/torch/"
+    lightning = "/usr/lib/python3/dist-packages/lightning/pytorch/loops/optimization/"
+    return [{"filename": "??", "line": 0, "name": "c10::cuda::CUDACachingAllocator::malloc"},
+            {"filename": "model.py", "line": line, "name": "forward"},
+            {"filename": torch + "nn/modules/module.py", "line": 1747, "name": "_call_impl"},
+            {"filename": lightning + "automatic.py", "line": 146, "name": "closure"},
+            {"filename": torch + "optim/adam.py", "line": 210, "name": "step"},
+            {"filename": torch + "optim/optimizer.py", "line": 487, "name": "wrapper"},
+            {"filename": "train.py", "line": 60, "name": "main"}]
+
+
+def closure_forward():
+    weights = block(BASE, 10 * MiB, block_frames=frames(7, "__init__", "model.py"))
+    first = block(BASE + 10 * MiB, 20 * MiB, block_frames=closure_frames(21))
+    second = block(BASE + 30 * MiB, 20 * MiB, block_frames=closure_frames(22))
+    segments = [segment(0, BASE, [weights, first, second,
+                                  block(BASE + 50 * MiB, 4 * MiB, "inactive")])]
+    # The step before's gradient, in autograd's engine, freed: a program that trains.
+    grad = [{"filename": "??", "line": 0, "name": "torch::autograd::Engine::evaluate_function"}]
+    trace = [event("alloc", BASE + 50 * MiB, 4 * MiB, grad, 0),
+             event("free_requested", BASE + 50 * MiB, 4 * MiB, grad, 0),
+             event("free_completed", BASE + 50 * MiB, 4 * MiB, grad, 0),
+             event("alloc", first["address"], first["size"], closure_frames(21), 1),
+             event("alloc", second["address"], second["size"], closure_frames(22), 2),
+             dict(event("oom", 0, 64 * MiB, closure_frames(23), 3), device_free=2 * MiB)]
+    return {"segments": segments, "device_traces": [trace]}
+
+
+def math_attention():
+    malloc = {"filename": "??", "line": 0, "name": "c10::cuda::CUDACachingAllocator::malloc"}
+    torch = "/usr/lib/python3/dist-packages/torch/"
+    math = [malloc, {"filename": "??", "line": 0, "name": "at::native::_softmax(at::Tensor const&, "
+                                                          "long, bool)"},
+            {"filename": "??", "line": 0,
+             "name": "at::native::_scaled_dot_product_attention_math(at::Tensor const&, "
+                     "at::Tensor const&, at::Tensor const&)"},
+            {"filename": "attention.py", "line": 191, "name": "forward"},
+            {"filename": torch + "nn/modules/module.py", "line": 1747, "name": "_call_impl"},
+            {"filename": "train.py", "line": 60, "name": "main"}]
+    backward = [malloc, {"filename": "??", "line": 0,
+                         "name": "torch::autograd::Engine::evaluate_function"}]
+    weights = block(BASE, 16 * MiB, block_frames=frames(7, "__init__", "model.py"))
+    scores = [block(BASE + (16 + 64 * i) * MiB, 64 * MiB, block_frames=math) for i in range(4)]
+    mlp = block(BASE + 272 * MiB, 32 * MiB, block_frames=frames(88))
+    segments = [segment(0, BASE, [weights] + scores + [mlp, block(BASE + 304 * MiB, 8 * MiB,
+                                                                 "inactive")])]
+    trace = [event("alloc", b["address"], b["size"], math, i + 1) for i, b in enumerate(scores)]
+    trace += [event("alloc", mlp["address"], mlp["size"], frames(88), 5),
+              event("alloc", BASE + 304 * MiB, 8 * MiB, backward, 6),
+              event("free_requested", BASE + 304 * MiB, 8 * MiB, backward, 7),
+              event("free_completed", BASE + 304 * MiB, 8 * MiB, backward, 7)]
     return {"segments": segments, "device_traces": [trace]}
 
 
@@ -184,7 +246,8 @@ def host_trace_dict():
 LAYOUTS = {"huge-line": huge_line, "bare-list": bare_list, "late-history": late_history,
            "many-devices": many_devices, "segments-only": segments_only, "newer-fields": newer_fields,
            "pool-ids": pool_ids, "host-trace-dict": host_trace_dict, "empty-devices": empty_devices,
-           "no-history": no_history,
+           "no-history": no_history, "closure-forward": closure_forward,
+           "math-attention": math_attention,
            "huge-line-json": huge_line,
            "huge-line-page": huge_line}
 

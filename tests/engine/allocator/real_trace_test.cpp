@@ -170,13 +170,14 @@ TEST(RealTraces, HeadroomOnADeviceOfAGivenSize) {
     const std::vector<SnapshotHeadroom> small = snapshot_headroom(report, std::int64_t(3) << 30);
     const std::vector<HeadroomRow>& rows = small[0].rows;
     EXPECT_LT(rows[0].left, 0);
-    EXPECT_TRUE(rows[1].first_failure.has_value());
+    ASSERT_TRUE(rows[1].first_failure.has_value());
     EXPECT_EQ(rows[2].how, "replayed under expandable_segments:True");
     EXPECT_FALSE(rows[2].first_failure.has_value());
     EXPECT_NEAR(double(rows[2].left), 66.0 * (1 << 20), 1 << 20);
     const std::string text = snapshot_headroom_text(small);
     EXPECT_NE(text.find("replayed under the recorded settings (PyTorch's defaults): runs out of "
-                        "memory: the first allocation the device could not hold is at event"),
+                        "memory: the first allocation the device could not hold is at event " +
+                        std::to_string(*rows[1].first_failure + 1) + " "),  // an index, numbered
               std::string::npos)
         << text;
 }
@@ -220,7 +221,7 @@ TEST(RealTraces, AnOutOfMemoryIsJudgedOnTheRequestsPoolAsTheFailureLeftIt) {
         << fragmented;
     const std::string in_use = advice_text("oom-expandable.pickle.gz");
     EXPECT_NE(
-        in_use.find("hold less at the peak: at the out-of-memory (event 4756), 283.8 MiB was "
+        in_use.find("hold less at the peak: at the out-of-memory (event 4757), 283.8 MiB was "
                     "asked with 136.34 GiB free on the device and only 70.2 MiB cached but "
                     "free in the large pool that serves it (12 blocks, the largest 14.9 MiB)"),
         std::string::npos)

@@ -226,6 +226,13 @@ TEST(WildCorpus, AFlatReservedPeakIsToldWhereTheMostWasAllocated) {
     EXPECT_LT(replay.peak_reserved - replay.allocated_at_peak, 60LL << 20);
     const std::string text = snapshot_whatif_text(report, results, {});
     EXPECT_NE(text.find("peak reserved 584.0 MiB (after event 293: "), std::string::npos) << text;
+    // On a device of 1 GiB, the headroom is told at the same event (it was one before).
+    const std::string on_device = snapshot_whatif_text(
+        report, snapshot_whatif(report, std::nullopt, std::int64_t(1) << 30), {});
+    EXPECT_NE(on_device.find("on the device: 440.0 MiB left at the closest, after event 293 with "
+                             "584.0 MiB reserved"),
+              std::string::npos)
+        << on_device;
 }
 
 // A cross-entropy seminar's snapshot, every segment opened inside its trace: nothing was
@@ -293,7 +300,8 @@ TEST(WildCorpus, AProfilersEarlyFreesAreSaidInItsOwnWords) {
 }
 
 // Kineto's 2021 sample (ResNet-50 on a V100, before PyTorch 1.10): its host memory is the
-// events' sum, not "the profiler's totals", and is said to be the host's beside the GPU's.
+// events' sum, not "the profiler's totals", and is said to be the host's beside the GPU's; its
+// advice is that alone (it named a host line as where to start, as if it were the GPU's).
 TEST(WildCorpus, AnOldTracesHostIsItsEventsSumBesideItsGpu) {
     const SnapshotReport report = read_snapshot_report(
         test::fixture("wild/traces/pytorch__kineto__worker0.1623143089861.pt.trace.json.gz"));
@@ -308,6 +316,12 @@ TEST(WildCorpus, AnOldTracesHostIsItsEventsSumBesideItsGpu) {
         said |= note.find("this is the host's memory, not the GPU's") != std::string::npos;
     }
     EXPECT_TRUE(said);
+    const std::vector<SnapshotAdvice> advice = snapshot_advice(host, std::nullopt);
+    ASSERT_EQ(advice.size(), 1u);
+    EXPECT_EQ(advice[0].what, "the host's memory is the machine's RAM, not the GPU's");
+    EXPECT_EQ(advice[0].why.rfind("55.1 MiB of it was allocated at the peak: holding less", 0), 0u)
+        << advice[0].why;
+    EXPECT_NE(advice[0].why.find("The GPU's memory is its device's section"), std::string::npos);
 }
 
 // Its GPU, likewise without totals: the 0 B at the end and the 2.60 GiB peak are the events'

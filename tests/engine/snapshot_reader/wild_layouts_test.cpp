@@ -55,6 +55,48 @@ TEST_F(WildLayout, ALineOutsideSixtyFourBitsIsNoLineAndGeneratedCodeIsTorchs) {
     EXPECT_EQ(report.alloc_conf, "") << "max_split_size -1 is the default";
 }
 
+// Lightning runs the forward inside optimizer.step(closure): the activations are the forward's,
+// not the optimizer step's (their frames hold torch/optim/ beyond the model's forward), at the
+// peak and at the out-of-memory, and the advice for activations is given.
+TEST_F(WildLayout, AForwardInsideTheOptimizersStepIsTheForwards) {
+    const SnapshotReport report = read("closure-forward");
+    ASSERT_EQ(report.devices.size(), 1u);
+    const SnapshotDevice& device = report.devices[0];
+    ASSERT_EQ(device.ooms.size(), 1u);
+    ASSERT_FALSE(device.at_peak_by_kind.empty());
+    EXPECT_EQ(device.at_peak_by_kind.front().where, "forward");
+    EXPECT_EQ(device.at_peak_by_kind.front().bytes, 40 * test::kMiB);
+    for (const SnapshotLine& kind : device.at_peak_by_kind) {
+        EXPECT_NE(kind.where, "optimizer step");
+    }
+    bool activations = false;
+    for (const SnapshotAdvice& advice : snapshot_advice(device, report.alloc_conf)) {
+        activations |= advice.why.find("forward") != std::string::npos;
+    }
+    EXPECT_TRUE(activations);
+}
+
+// scaled_dot_product_attention fell back to its math kernel, which kept each head's weights
+// for backward (its C++ frames say so): they are forward's, and named, with the fused kernels
+// that keep none of them.
+TEST_F(WildLayout, TheMathAttentionKernelsWeightsAreNamedWithTheFusedKernels) {
+    const SnapshotReport report = read("math-attention");
+    ASSERT_EQ(report.devices.size(), 1u);
+    const SnapshotDevice& device = report.devices[0];
+    EXPECT_EQ(device.peak_allocated, 312 * test::kMiB);
+    ASSERT_FALSE(device.at_peak_by_kind.empty());
+    EXPECT_EQ(device.at_peak_by_kind.front().where, kMathAttentionFallbackKind);
+    EXPECT_EQ(device.at_peak_by_kind.front().bytes, 256 * test::kMiB);
+    std::string fused;
+    for (const SnapshotAdvice& advice : snapshot_advice(device, report.alloc_conf)) {
+        if (advice.what == "a fused attention kernel") {
+            fused = advice.why;
+        }
+    }
+    EXPECT_NE(fused.find("math kernel had kept 256.0 MiB (82%)"), std::string::npos) << fused;
+    EXPECT_NE(fused.find("sdpa_kernel("), std::string::npos) << fused;
+}
+
 // The same snapshot saved as JSON, or inside memory_viz's web page, reads as its pickle does,
 // its line past 2**63 included; export_memory_timeline's page, a picture, is refused so.
 TEST_F(WildLayout, ASnapshotSavedAsJsonOrInMemoryVizsPageReadsAsItsPickle) {

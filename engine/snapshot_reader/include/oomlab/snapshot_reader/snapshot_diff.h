@@ -28,6 +28,9 @@ struct SnapshotDeviceDiff {
     std::int64_t most_reserved_after = 0;
     std::vector<SnapshotChange> kinds;  // largest change first
     std::vector<SnapshotChange> lines;  // likewise; unchanged ones left out
+    // When the figures above are taken: "the peak", "the dump" where neither file holds a
+    // trace of events, "the peak or the dump" where one does (peak_moment, each side's).
+    std::string moment = "the peak";
 };
 
 // Devices matched by index; one only in `after` (or `before`) has zeros on the other side.

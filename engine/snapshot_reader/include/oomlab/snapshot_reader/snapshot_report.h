@@ -34,6 +34,10 @@ inline constexpr const char* kNoPythonFrame = "(no Python frame recorded)";
 // The kind of what a profiler's trace shows allocated inside the CPU's attention kernel
 // (scaled_dot_product_attention's math one, which keeps each head's weights for backward).
 inline constexpr const char* kMathAttentionKind = "attention (the CPU's math kernel)";
+// The kind of what a snapshot's C++ frames show allocated inside that math kernel on a GPU,
+// where it is the fallback when no fused kernel takes the inputs: forward's, kept for backward.
+inline constexpr const char* kMathAttentionFallbackKind =
+    "attention (the math kernel, not a fused one)";
 // The kind of what its backward allocates (the gradients of those weights among them).
 inline constexpr const char* kMathAttentionBackwardKind =
     "attention's backward (the CPU's math kernel)";
@@ -53,6 +57,12 @@ struct SnapshotLine {
 // what was asked for where the allocator's rounding shows in print ("1 block; 2 B asked for").
 std::int64_t line_bytes_held(const SnapshotLine& line);
 std::string line_blocks_words(const SnapshotLine& line);
+
+// An event as the reports name it to a person: counted from 1, so that "event N" is the one
+// after which the state "after event N" is told (the SQL tables and the JSON keep indices).
+constexpr std::size_t event_number(std::size_t index) {
+    return index + 1;
+}
 
 struct SnapshotOom {
     std::size_t event = 0;  // its index in the device's trace
