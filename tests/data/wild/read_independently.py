@@ -16,11 +16,16 @@ allocated and reserved and the difference, cached free (reserved: null where the
 "Total Reserved"; the CPU's allocator reserves nothing).
 
 A tar archive (traces packed together): the names of its files, and no device.
+
+A web page torch.cuda._memory_viz wrote (trace_plot, segment_plot): the snapshot it carries as
+base64 in the list its script hands to MemoryViz.js, read as that pickle.
 """
+import base64
 import gzip
 import io
 import json
 import pickle
+import re
 import sys
 import tarfile
 
@@ -132,6 +137,9 @@ def main(path):
         raw = file.read()
     if raw[:2] == b"\x1f\x8b":
         raw = gzip.decompress(raw)
+    page = re.search(rb'"base64":\s*"([A-Za-z0-9+/=]+)"', raw) if raw.lstrip()[:1] == b"<" else None
+    if page:  # memory_viz's page: the pickle it carries
+        raw = base64.b64decode(page.group(1))
     if raw[257:262] == b"ustar":  # a tar archive: its files, none read as memory
         with tarfile.open(fileobj=io.BytesIO(raw)) as archive:
             members = [m.name for m in archive.getmembers() if m.isfile()]
