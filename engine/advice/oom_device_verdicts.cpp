@@ -15,31 +15,6 @@ std::string device_kind(const OomMessage& m) {
     return m.backend == "NPU" || m.backend == "XPU" ? m.backend : "GPU";
 }
 
-// What shrinks a training step's memory, as the release the message is from has it.
-void training_tries(OomExplanation& e, const DeviceReading& r) {
-    e.tries.push_back(
-        "a smaller batch: activations grow with it (keep the effective batch with "
-        "gradient accumulation)");
-    if (r.m.pytorch_0x) {  // 0.x: the tools came later
-        e.tries.push_back(
-            "a newer PyTorch: mixed precision (torch.cuda.amp, 1.6 and later; NVIDIA's "
-            "apex.amp before), activation checkpointing (torch.utils.checkpoint, 0.4.1 and "
-            "later) and the memory history (2.1 and later) each shrink or show what is held");
-        return;
-    }
-    e.tries.push_back(
-        "mixed precision (bf16, or fp16 with a grad scaler): activations take half the memory");
-    e.tries.push_back(
-        "activation checkpointing: blocks keep only their inputs and recompute in backward");
-    e.tries.push_back(
-        "measure where it goes: oomlab-cli estimate and run show the breakdown for "
-        "its own models, and " +
-        r.on.module + ".memory._record_memory_history for yours" +
-        // XPU's memory history was merged at the turn of 2026 (2.10 or 2.11); CUDA's is 2.1's.
-        (r.m.backend == "XPU" ? std::string(" (on XPU, only in PyTorch's releases of 2026)")
-                              : std::string()));
-}
-
 void too_large_tries(OomExplanation& e) {
     e.verdict = OomVerdict::TooLarge;
     if (!e.message.inference_app.empty()) {
@@ -132,7 +107,7 @@ bool limit_reached(OomExplanation& e, const DeviceReading& r) {
                           " of what it held was cached but free, in pieces too small for the "
                           "request");
     }
-    e.tries.push_back("or make the work fit the limit: a smaller batch, mixed precision");
+    e.tries.push_back("or make the work fit the limit: " + hold_less_words(m));
     return true;
 }
 
@@ -217,6 +192,12 @@ bool device_not_full(OomExplanation& e, const DeviceReading& r) {
 // the cache is a difference of two rounded figures; 2.x prints the cache itself.
 std::int64_t cache_rounding(const DeviceReading& r) {
     return r.m.reserved_from_total ? rounding_of(r.reserved) + rounding_of(r.allocated) : 0;
+}
+
+// PyTorch's tensors held more than the device has: on Windows the driver lends the GPU the
+// host's memory (shared GPU memory) when its own is full.
+bool past_the_whole_device(const DeviceReading& r) {
+    return r.m.total && r.allocated > *r.m.total;
 }
 
 bool fragmented(const DeviceReading& r) {
@@ -304,7 +285,9 @@ bool held_elsewhere(OomExplanation& e, const DeviceReading& r) {
 }
 
 bool fragmentation(OomExplanation& e, const DeviceReading& r) {
-    if (!fragmented(r)) {
+    // Tensors past the whole device: whatever the cache's pieces, the work does not fit this
+    // GPU (out_of_memory says by how much).
+    if (!fragmented(r) || past_the_whole_device(r)) {
         return false;
     }
     e.verdict = OomVerdict::Fragmentation;
@@ -315,8 +298,7 @@ bool fragmentation(OomExplanation& e, const DeviceReading& r) {
         e.summary += " Within the printed figures' rounding (" + printed_size(rounding) +
                      ") the cache may have been smaller than the request: likely, not "
                      "certain.";
-        e.tries.push_back(
-            "if it was not: a smaller batch, mixed precision or activation checkpointing");
+        e.tries.push_back("if it was not: " + hold_less_words(r.m));
     }
     // Joined, the cache would hold this request and little more: the device is nearly full.
     const OomMessage& m = r.m;
@@ -339,7 +321,7 @@ bool fragmentation(OomExplanation& e, const DeviceReading& r) {
             "length): blocks of one size are reused whole");
     }
     if (nearly_full && m.inference_app.empty()) {
-        training_tries(e, r);
+        hold_less_tries(e, r);
     }
     return true;
 }
@@ -355,8 +337,17 @@ void out_of_memory(OomExplanation& e, const DeviceReading& r) {
                   (m.requested ? "the next " + printed_size(*m.requested)
                                : "the next allocation (its size is not given)") +
                   " did not fit in what was left.";
+    if (past_the_whole_device(r)) {
+        e.summary += " The tensors alone were " + printed_size(r.allocated - *m.total) +
+                     " past the " + printed_size(*m.total) +
+                     " the GPU holds (Windows' driver lends the rest from the host's memory, "
+                     "slowly): the work does not fit this GPU" +
+                     (fragmented(r) ? ", and the " + printed_size(r.unallocated) +
+                                          " its cache held are no way out."
+                                    : std::string("."));
+    }
     if (m.inference_app.empty()) {  // an inference application's sizes are its options'
-        training_tries(e, r);
+        hold_less_tries(e, r);
     }
     if (m.async_pool && !m.requested && !m.allocated) {  // "Allocation on device", cut there
         e.facts.push_back("the cudaMallocAsync backend's message (backend:cudaMallocAsync in " +
@@ -381,7 +372,7 @@ void out_of_memory(OomExplanation& e, const DeviceReading& r) {
     // where the cache, within the printed figures' rounding, may have been the request's size.
     constexpr std::int64_t kLeastSegment = 2LL << 20;
     const std::int64_t rounding = cache_rounding(r);
-    if (!m.failure.empty() || r.unallocated <= 0) {
+    if (!m.failure.empty() || r.unallocated <= 0 || past_the_whole_device(r)) {
         return;
     }
     if (!m.requested && r.unallocated >= kLeastSegment) {

@@ -97,6 +97,11 @@ std::string native_allocator_try(const DeviceReading& r);
 std::string tensors_held(const OomMessage& m);
 // The figures, each with what it means.
 void add_device_facts(OomExplanation& e, const DeviceReading& r);
+// What makes the run hold less (oom_hold_less.cpp), as the text tells what it was doing
+// (OomMessage::work): a training step's, inference's, or its weights' tries; and the same in
+// a few words.
+void hold_less_tries(OomExplanation& e, const DeviceReading& r);
+std::string hold_less_words(const OomMessage& m);
 // The verdict, its summary and what to try: driver-level and Triton's failures first, then
 // too large, a limit reached, the device not full, memory held elsewhere, fragmentation, or
 // out of memory.

@@ -19,6 +19,20 @@ std::string share(const OomMessage& m, const std::string& option, const std::str
 
 void vllm_tries(OomExplanation& e) {
     const OomMessage& m = e.message;
+    if (m.work == OomMessage::Work::LoadingWeights) {  // before the cache and graphs exist
+        e.facts.push_back(
+            "the log is vLLM's, and it failed making or loading the model's weights (the "
+            "frames before the message), before its KV cache or CUDA graphs: the weights "
+            "alone did not fit the device");
+        e.tries.push_back(
+            "a larger --tensor-parallel-size (or --pipeline-parallel-size) over more devices, "
+            "or a quantized model (--quantization): each device holds a share of the weights, "
+            "or they take less");
+        e.tries.push_back(
+            "a smaller model: its parameters times bytes each (70 billion in fp16 are 130 GiB) "
+            "must fit with room for the cache");
+        return;
+    }
     e.facts.push_back("the log is vLLM's: it takes " +
                       share(m, "--gpu-memory-utilization", "0.9 by default") +
                       " of the device for the weights, the KV cache and the activations of the "

@@ -148,14 +148,62 @@ bool sets_expandable_segments(std::string_view text) {
     return false;
 }
 
+// The frames just before the message, where Python prints the innermost: what failed.
+constexpr std::size_t kInnermostFrames = 1536;
+// Where no frame is before it, a traceback posted after the message, as far as this.
+constexpr std::size_t kTracebackAfter = 4096;
+
+// Putting a model's weights on the device: Module.to's conversion of each parameter, a
+// from_pretrained or load_state_dict load, a layer's parameters made there (vLLM 0.1's).
+bool loads_weights(std::string_view frames) {
+    return holds_any(frames, {"self._apply(convert)", "param_applied = fn(param)", ", in convert",
+                              "dtype if t.is_floating_point() or t.is_complex() else None",
+                              "_load_state_dict_into_meta_model", "set_module_tensor_to_device",
+                              "load_state_dict", ", in from_pretrained", ", in load_model\n",
+                              ", in load_model\r", "Parameter(torch.empty("});
+}
+
+// Inference, by its frames and words, where none of training's is in the text: not a training
+// step's backward, optimizer, trainer or fine-tuning ("pretrained" is no training word).
+OomMessage::Work inference_of(std::string_view text) {
+    using Work = OomMessage::Work;
+    if (holds_any(text, {"backward", "optimizer", "/optim/", "\\optim\\", "train.py", "train_",
+                         "_train", "training", "trainer", "Trainer", "finetun", "fine-tun",
+                         "fine_tun", "lightning", "deepspeed"})) {
+        return Work::Unknown;
+    }
+    if (holds_any(text, {"diffusers/", "diffusers\\", "DiffusionPipeline", "pipe.to(", "pipe("})) {
+        return Work::Diffusion;
+    }
+    if (holds_any(text, {"generation/utils.py", "generation\\utils.py", ", in generate\n",
+                         ", in generate\r", ".generate("})) {
+        return Work::Generation;
+    }
+    return holds_any(text,
+                     {"inference", "infer_", "infer.py", "predict.py", "whisper", "transcribe",
+                      "sentence_transformers", "embedder", "no_grad", "decorate_context"})
+               ? Work::Inference
+               : Work::Unknown;
+}
+
 }  // namespace
 
-void read_context(std::string_view text, OomMessage& m) {
+void read_context(std::string_view text, std::string_view message, OomMessage& m) {
     m.windows_host = m.windows_host || windows_paths(text);
     // THD, PyTorch's distributed backend until 1.0 ("torch/lib/THD/base/...").
     m.pytorch_0x = m.pytorch_0x || holds_any(text, {"/THD/", "\\THD\\"});
     m.before_settings = m.before_settings || m.pytorch_0x;
     m.inference_app = inference_app_of(text);
+    const bool within = message.data() >= text.data() &&
+                        message.data() + message.size() <= text.data() + text.size();
+    const std::size_t at = within ? std::size_t(message.data() - text.data()) : 0;
+    const std::size_t from = at > kInnermostFrames ? at - kInnermostFrames : 0;
+    // A post that quotes the message first and its traceback after: the frames after it.
+    const std::string_view before = text.substr(from, at - from);
+    const bool loading =
+        loads_weights(before) || (within && find_in(before, "File \"") == std::string_view::npos &&
+                                  loads_weights(text.substr(at + message.size(), kTracebackAfter)));
+    m.work = loading ? OomMessage::Work::LoadingWeights : inference_of(text);
     m.app_memory_share =
         m.inference_app == "vLLM"
             ? option_value(text, {"gpu-memory-utilization", "gpu_memory_utilization"})

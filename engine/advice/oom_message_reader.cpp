@@ -262,7 +262,7 @@ std::optional<Span> message_to_read(std::string_view text, bool titles_too = tru
 // The message with what the text around it tells (oom_text::read_context).
 OomMessage read_message_in(std::string_view text, std::string_view message) {
     OomMessage m = read_message(message);
-    oom_text::read_context(text, m);
+    oom_text::read_context(text, message, m);
     m.windows_host = m.windows_host || (m.allocated && m.total && *m.allocated > *m.total);
     return m;
 }

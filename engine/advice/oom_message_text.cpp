@@ -17,6 +17,7 @@ constexpr std::size_t kNone = std::string_view::npos;
 // build says HIP, Intel's XPU, Ascend's NPU); a driver's own failure is "<backend> error: out of
 // memory", and a library's is its status.
 constexpr std::string_view kCudaDriverFailure = "the CUDA driver refused an allocation of its own";
+constexpr std::string_view kHipDriverFailure = "the HIP driver refused an allocation of its own";
 constexpr std::string_view kCublasFailure =
     "cuBLAS could not allocate its handle or workspace (CUBLAS_STATUS_ALLOC_FAILED)";
 constexpr std::string_view kCudnnFailure =
@@ -41,8 +42,7 @@ constexpr Marker kMarkers[] = {
     {"Allocation on device", Device::Cuda},
     {"CUDA error: out of memory", Device::Cuda, "CUDA", true, false, kCudaDriverFailure},
     {"CUDA error:out of memory", Device::Cuda, "CUDA", true, false, kCudaDriverFailure},
-    {"HIP error: out of memory", Device::Cuda, "HIP", true, false,
-     "the HIP driver refused an allocation of its own"},
+    {"HIP error: out of memory", Device::Cuda, "HIP", true, false, kHipDriverFailure},
     {"CUBLAS_STATUS_ALLOC_FAILED", Device::Cuda, "CUDA", true, false, kCublasFailure},
     {"CUDNN_STATUS_NOT_INITIALIZED", Device::Cuda, "CUDA", true, false,
      "cuDNN could not make its handle (CUDNN_STATUS_NOT_INITIALIZED), which on a full GPU is "
@@ -84,12 +84,17 @@ constexpr Marker kMarkers[] = {
     {"out of memory. Tried to allocate", Device::Cuda, "CUDA", false, true},
     {"Tried to allocate", Device::Cuda, "CUDA", false, true},
 };
-// The statuses as an issue's title writes them, in lower case: looked for only in a text that
-// holds no other message. In a long log their letters are common (glibc's memmem took 50 ms
-// over 156 MB for each, 13 ms for its upper-case twin).
+// Looked for only in a text that holds no other message:
+// - the statuses as an issue's title writes them, in lower case: in a long log their letters
+//   are common (glibc's memmem took 50 ms over 156 MB for each, 13 ms for its upper-case twin);
+// - the runtime's name for the error in PyTorch's hint after a driver's failure (2.5 and
+//   later), where a log kept the hint and lost the failure's own line before it.
 constexpr Marker kTitleMarkers[] = {
     {"cublas_status_alloc_failed", Device::Cuda, "CUDA", true, false, kCublasFailure},
     {"cudnn_status_alloc_failed", Device::Cuda, "CUDA", true, false, kCudnnFailure},
+    {"Search for `cudaErrorMemoryAllocation'", Device::Cuda, "CUDA", true, false,
+     kCudaDriverFailure},
+    {"Search for `hipErrorOutOfMemory'", Device::Cuda, "HIP", true, false, kHipDriverFailure},
 };
 // A message copied from its figures on, the caching allocator's without its first words: 1.x's
 // "(GPU 0; 7.93 GiB total capacity; ...", 2.x's "GPU 0 has a total capacity of ...". The

@@ -44,13 +44,15 @@ std::size_t find_in(std::string_view text, std::string_view words, std::size_t f
 // traceback, or kMostMessage bytes on); none where `text` holds none.
 std::optional<Span> last_message(std::string_view text);
 // Where a text that holds no message (last_message finds none) holds a library's status as an
-// issue's title writes it, in lower case ("cudnn_status_alloc_failed").
+// issue's title writes it, in lower case ("cudnn_status_alloc_failed"), or the runtime's name for
+// the error in PyTorch's hint ("Search for `cudaErrorMemoryAllocation'").
 std::optional<Span> titled_message(std::string_view text);
 
 // What the text around a message tells of the program that printed it (oom_message_context.cpp):
 // its platform and release by the paths in its traceback, an inference application's log, host
-// memory being pinned where it failed, the settings' variable its own hint names.
-void read_context(std::string_view text, OomMessage& m);
+// memory being pinned where it failed, the settings' variable its own hint names, and what the
+// program was doing (`message`: the message's text, within `text` or a copy of it).
+void read_context(std::string_view text, std::string_view message, OomMessage& m);
 
 // The marker `message` (a Span's text) begins with.
 const Marker& marker_at_start(std::string_view message);

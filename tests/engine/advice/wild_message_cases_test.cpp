@@ -171,8 +171,8 @@ TEST(WildMessages, EachCaseTheWildShowedIsExplainedAsItsFiguresSay) {
          "PyTorch's tensors held about 48.10 GiB", "of the tensors' memory"},
         {"307-2x-0-bytes-free-4gib-nwpu.txt", OomVerdict::OutOfMemory,
          "within the printed figures' rounding (10.24 MiB), have been as much as the 38.00 MiB"},
-        {"311-windows-allocated-gt-total-backticked-cogview.txt", OomVerdict::Fragmentation,
-         "shared GPU memory", "held outside PyTorch"},
+        {"311-windows-allocated-gt-total-backticked-cogview.txt", OomVerdict::OutOfMemory,
+         "6.45 GiB past the 8.00 GiB the GPU holds", "held outside PyTorch"},
         // round 8: a listed process that is this one, ranks' contexts, a pool's own cache
         {"411-2x-gpu1-process-line-only-interleaved-traceback.txt", OomVerdict::OutOfMemory,
          "process 105400 is most likely this one", "see what else holds the device"},
@@ -187,8 +187,10 @@ TEST(WildMessages, EachCaseTheWildShowedIsExplainedAsItsFiguresSay) {
         // Windows: shared GPU memory, no expandable segments; a PyTorch before 1.10
         {"414-zh-prefix-allocated-75gib-gt-total-24gib.txt", OomVerdict::TooLarge,
          "Windows' driver lends the GPU the host's memory", "no setting of the allocator"},
-        {"421-2x-windows-allocated-gt-total-chatgpt-fence-cut.txt", OomVerdict::Fragmentation,
-         "expandable segments are not available on Windows", "expandable_segments:True"},
+        // tensors past the whole device: whatever the cache held, the work does not fit
+        {"421-2x-windows-allocated-gt-total-chatgpt-fence-cut.txt", OomVerdict::OutOfMemory,
+         "the work does not fit this GPU, and the 696.75 MiB its cache held are no way out",
+         "expandable_segments:True"},
         {"408-2x-wording-0-bytes-free-ooba-output-generated-after.txt", OomVerdict::Fragmentation,
          "expandable segments are not available on Windows", "expandable_segments:True"},
         {"456-1x-malloc-at-cachingallocator-289-no-backtrace.txt", OomVerdict::Fragmentation,

@@ -1,0 +1,117 @@
+// What the real messages' programs were doing when they failed (tests/data/wild/messages,
+// round 12): putting a model's weights on the device, or inference, told by the frames and
+// words around the message, each with what it must be told now and a training step's advice it
+// must not be.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "oomlab/advice/oom_message.h"
+#include "test_support.h"
+
+namespace oomlab {
+namespace {
+
+struct Told {
+    OomExplanation e;
+    std::string text;   // the summary, the facts and the tries, a line each
+    std::string tries;  // the tries alone
+};
+
+Told told_text(const std::string& text) {
+    Told t{explain_oom_message(text), "", ""};
+    for (const std::string& line : t.e.tries) {
+        t.tries += line + "\n";
+    }
+    t.text = t.e.summary + "\n";
+    for (const std::string& line : t.e.facts) {
+        t.text += line + "\n";
+    }
+    t.text += t.tries;
+    return t;
+}
+
+Told told(const std::string& file) {
+    return told_text(test::read_text(test::fixture("wild/messages/" + file)));
+}
+
+using Work = OomMessage::Work;
+
+TEST(WildMessageWork, EachProgramIsToldWhatChangesItsOwnWork) {
+    struct Case {
+        const char* file;
+        Work work;
+        const char* first_try;  // how the first try begins
+        const char* never;      // a try its frames contradict
+    };
+    const Case cases[] = {
+        // The weights did not fit: diffusers' pipe.to, whisper.load_model's Module.to.
+        {"918-flux2-diffusers-pipe-to-a6000-48g-this-process-holds-all.txt", Work::LoadingWeights,
+         "the weights in fewer bytes", "gradient accumulation"},
+        {"929-whisper-realtime-load-model-1x-windows-8gib-cut-in-reserved.txt",
+         Work::LoadingWeights, "see what else holds the device", "grad scaler"},
+        // Inference: an inference script, a diffusers pipeline's attention, an embedder.
+        {"914-open-sora-t4-inference-process-line-url-no-closing-paren.txt", Work::Inference,
+         "fewer or smaller inputs at once", "activation checkpointing"},
+        {"919-regional-flux-this-process-0-bytes-inference-24g.txt", Work::Inference,
+         "fewer or smaller inputs at once", "grad scaler"},
+        {"924-dcr-diffusers-attention-softmax-1x-request-gt-free-inference.txt", Work::Diffusion,
+         "a smaller image, fewer frames", "activation checkpointing"},
+        {"906-bio-embeddings-logger-prefix-suffix-batch-size-gpu1.txt", Work::Inference,
+         "see what else holds the device", "gradient accumulation"},
+        // A training step's backward keeps a training step's advice.
+        {"900-parlai-rank3-critical-logger-t5-11b-fp16-backward.txt", Work::Unknown,
+         "a smaller batch", "inference_mode"},
+    };
+    for (const Case& c : cases) {
+        const Told t = told(c.file);
+        EXPECT_EQ(t.e.message.work, c.work) << c.file;
+        ASSERT_FALSE(t.e.tries.empty()) << c.file;
+        EXPECT_EQ(t.e.tries[0].rfind(c.first_try, 0), 0u) << c.file << ":\n" << t.text;
+        EXPECT_EQ(t.tries.find(c.never), std::string::npos) << c.file << ":\n" << t.text;
+    }
+}
+
+// vLLM 0.1 building Llama-2-70B's layers on one 80 GB GPU (927): the weights alone (some 130
+// GiB in fp16) do not fit, before any KV cache or CUDA graph; more devices or a quantized
+// model come first, not the cache's options.
+TEST(WildMessageWork, VllmBuildingAModelTooLargeIsToldToSpreadOrShrinkItsWeights) {
+    const Told t = told("927-vllm-0-1-llama2-70b-parameter-empty-1x-80g-cut-at-memor.txt");
+    EXPECT_EQ(t.e.message.inference_app, "vLLM");
+    EXPECT_EQ(t.e.message.work, Work::LoadingWeights);
+    ASSERT_FALSE(t.e.tries.empty());
+    EXPECT_EQ(t.e.tries[0].rfind("a larger --tensor-parallel-size", 0), 0u) << t.text;
+    EXPECT_EQ(t.text.find("--enforce-eager"), std::string::npos) << t.text;
+    EXPECT_EQ(t.text.find("--gpu-memory-utilization"), std::string::npos) << t.text;
+}
+
+// Windows lends the GPU the host's memory: whisper's tensors held 6.50 GiB of a 4.00 GiB card
+// (908). The 333.05 MiB its cache held is no way out: the work does not fit this GPU.
+TEST(WildMessageWork, TensorsPastTheWholeDeviceAreNoFragmentation) {
+    const Told t = told("908-labelmakr-whisper-allocated-exceeds-4gib-total.txt");
+    EXPECT_EQ(t.e.verdict, OomVerdict::OutOfMemory) << t.text;
+    EXPECT_NE(t.e.summary.find("The tensors alone were 2.50 GiB past the 4.00 GiB the GPU holds"),
+              std::string::npos)
+        << t.text;
+    EXPECT_NE(t.e.summary.find("the 333.05 MiB its cache held are no way out"), std::string::npos)
+        << t.text;
+    EXPECT_EQ(t.text.find("max_split_size_mb"), std::string::npos) << t.text;
+}
+
+// A log that kept PyTorch's hint after a driver's failure and lost the failure's own line
+// (SD.Next's, 931): the runtime's name for the error, hipErrorOutOfMemory, is read as it.
+TEST(WildMessageWork, TheRuntimesNameForTheErrorInPyTorchsHintIsTheDriversFailure) {
+    const Told t = told("931-sdnext-rich-log-hip-error-tail-only-hiperroroutofmemory-padded.txt");
+    EXPECT_EQ(t.e.verdict, OomVerdict::OutsideAllocator) << t.text;
+    EXPECT_TRUE(t.e.message.driver_level);
+    EXPECT_EQ(t.e.message.backend, "HIP");
+    const Told cuda = told_text(
+        "RuntimeError: CUDA error\nSearch for `cudaErrorMemoryAllocation' in "
+        "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html for more "
+        "information.\n");
+    EXPECT_EQ(cuda.e.verdict, OomVerdict::OutsideAllocator);
+    EXPECT_EQ(cuda.e.message.backend, "CUDA");
+}
+
+}  // namespace
+}  // namespace oomlab
