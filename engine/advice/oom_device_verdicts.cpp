@@ -269,6 +269,12 @@ bool held_elsewhere(OomExplanation& e, const DeviceReading& r) {
         e.tries.push_back(*ranks);
     }
     e.tries.push_back("see what holds it: " + r.on.smi + " lists each process and its memory");
+    if (m.vllm_beside) {  // reinforcement learning's rollouts, colocated with training
+        e.tries.push_back(
+            "if the other process is the vLLM engine beside training (verl, OpenRLHF and SkyRL "
+            "colocate rollouts with it), its gpu_memory_utilization is what it holds: lower it, "
+            "or let the engine sleep while training (enable_sleep_mode=True, then llm.sleep())");
+    }
     e.tries.push_back(
         "stop the other process (a notebook kernel, an earlier run, a server), "
         "or use another device (" +

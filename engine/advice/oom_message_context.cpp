@@ -194,6 +194,7 @@ void read_context(std::string_view text, std::string_view message, OomMessage& m
     m.pytorch_0x = m.pytorch_0x || holds_any(text, {"/THD/", "\\THD\\"});
     m.before_settings = m.before_settings || m.pytorch_0x;
     m.inference_app = inference_app_of(text);
+    m.vllm_beside = m.inference_app.empty() && holds_any(text, {"vllm", "vLLM", "VLLM"});
     const bool within = message.data() >= text.data() &&
                         message.data() + message.size() <= text.data() + text.size();
     const std::size_t at = within ? std::size_t(message.data() - text.data()) : 0;

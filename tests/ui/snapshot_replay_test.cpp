@@ -130,7 +130,7 @@ private slots:
         QTest::mouseClick(box->showAllButton(), Qt::LeftButton);
         text = box->resultText();
         QVERIFY2(
-            text.contains(QStringLiteral("event 38:")) && !text.contains(QStringLiteral("more (")),
+            text.contains(QStringLiteral("event 39:")) && !text.contains(QStringLiteral("more (")),
             qPrintable(text));
         QVERIFY(box->showAllButton()->isHidden());
 

@@ -85,6 +85,18 @@ TEST(WildMessageWork, VllmBuildingAModelTooLargeIsToldToSpreadOrShrinkItsWeights
     EXPECT_EQ(t.text.find("--gpu-memory-utilization"), std::string::npos) << t.text;
 }
 
+// SkyRL's FSDP2 policy beside its vLLM engine on one GPU (907): the other process holding 18.46
+// GiB is the engine, colocated by design; its own setting, or its sleep, is what frees room.
+TEST(WildMessageWork, AVllmEngineBesideTrainingIsNamedAsTheOtherProcess) {
+    const Told t = told("907-skyrl-fsdp2-colocated-vllm-process-line-pytest-failed-ray.txt");
+    EXPECT_EQ(t.e.verdict, OomVerdict::HeldElsewhere) << t.text;
+    EXPECT_TRUE(t.e.message.inference_app.empty());
+    ASSERT_GE(t.e.tries.size(), 2u);
+    EXPECT_EQ(t.e.tries[1].rfind("if the other process is the vLLM engine beside training", 0), 0u)
+        << t.text;
+    EXPECT_NE(t.tries.find("llm.sleep()"), std::string::npos) << t.text;
+}
+
 // Windows lends the GPU the host's memory: whisper's tensors held 6.50 GiB of a 4.00 GiB card
 // (908). The 333.05 MiB its cache held is no way out: the work does not fit this GPU.
 TEST(WildMessageWork, TensorsPastTheWholeDeviceAreNoFragmentation) {

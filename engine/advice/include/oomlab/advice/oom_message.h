@@ -63,6 +63,7 @@ struct OomMessage {
     // loop's batch, precision or checkpointing.
     std::string inference_app;
     std::string app_memory_share;  // the share of the device its log sets ("0.98"), if it does
+    bool vllm_beside = false;      // the text names vLLM, though the failure is not the engine's
     // What the program was doing, as the frames and words around the message tell: putting a
     // model's weights on the device (the frames just before the message), or inference (a
     // diffusers pipeline's, generate's, an inference script's; none of training's words).
