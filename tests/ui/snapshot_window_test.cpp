@@ -458,6 +458,29 @@ private slots:
         window->close();
     }
 
+    // A line whose request the allocator rounded up in print (2 B asked, 512 B held) says what
+    // was asked, as `snapshot show` does, in its blocks' tooltip.
+    void aLineTheAllocatorRoundedSaysWhatWasAskedFor() {
+        SnapshotWindow* window = openAndWait(test::fixture(QStringLiteral(
+            "wild/snapshots/mryab__efficient-dl-systems__vanilla_ce_snapshot.pickle")));
+        QVERIFY(window);
+        QVERIFY2(window->error().isEmpty(), qPrintable(window->error()));
+        int rounded = -1;
+        for (int row = 0; row < window->lines()->rowCount(); ++row) {
+            if (cell(window->lines(), row, 0)
+                    .endsWith(QStringLiteral("profile_vanilla_ce.py:11 (<module>)"))) {
+                rounded = row;
+            }
+        }
+        QVERIFY(rounded >= 0);
+        QCOMPARE(cell(window->lines(), rounded, 1), QStringLiteral("512 B"));
+        QCOMPARE(cell(window->lines(), rounded, 2), QStringLiteral("1"));
+        QCOMPARE(window->lines()->item(rounded, 2)->toolTip(),
+                 QStringLiteral("1 block; 2 B asked for"));
+        QVERIFY(!window->lines()->item(0, 2)->toolTip().contains(QStringLiteral("asked")));
+        window->close();
+    }
+
     void cleanupTestCase() { m_window.reset(); }
 };
 
