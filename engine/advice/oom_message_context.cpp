@@ -2,6 +2,7 @@
 // (oom_message_text.h): the paths in its traceback, the engine whose log it is, what it was
 // doing when it failed.
 #include <cctype>
+#include <functional>
 #include <initializer_list>
 #include <string_view>
 
@@ -156,11 +157,11 @@ constexpr std::size_t kTracebackAfter = 4096;
 // Putting a model's weights on the device: Module.to's conversion of each parameter, a
 // from_pretrained or load_state_dict load, a layer's parameters made there (vLLM 0.1's).
 bool loads_weights(std::string_view frames) {
-    return holds_any(frames, {"self._apply(convert)", "param_applied = fn(param)", ", in convert",
-                              "dtype if t.is_floating_point() or t.is_complex() else None",
-                              "_load_state_dict_into_meta_model", "set_module_tensor_to_device",
-                              "load_state_dict", ", in from_pretrained", ", in load_model\n",
-                              ", in load_model\r", "Parameter(torch.empty("});
+    return holds_any(frames,
+                     {"self._apply(convert)", "param_applied = fn(param)", ", in convert",
+                      "dtype if t.is_floating_point() or t.is_complex() else None",
+                      "set_module_tensor_to_device", "load_state_dict", ", in from_pretrained",
+                      ", in load_model\n", ", in load_model\r", "Parameter(torch.empty("});
 }
 
 // Inference, by its frames and words, where none of training's is in the text: not a training
@@ -186,6 +187,23 @@ OomMessage::Work inference_of(std::string_view text) {
                : Work::Unknown;
 }
 
+// What the program was doing: its weights' loading in the frames just before the message (or,
+// in a post that quotes the message first and its traceback after, the frames after it), else
+// inference or not by the whole text's words. `message` may be a copy, outside `text`.
+OomMessage::Work work_of(std::string_view text, std::string_view message) {
+    const std::less<const char*> before_in_memory;
+    const bool within =
+        !before_in_memory(message.data(), text.data()) &&
+        !before_in_memory(text.data() + text.size(), message.data() + message.size());
+    const std::size_t at = within ? std::size_t(message.data() - text.data()) : 0;
+    const std::size_t from = at > kInnermostFrames ? at - kInnermostFrames : 0;
+    const std::string_view before = text.substr(from, at - from);
+    const bool loading =
+        loads_weights(before) || (within && find_in(before, "File \"") == std::string_view::npos &&
+                                  loads_weights(text.substr(at + message.size(), kTracebackAfter)));
+    return loading ? OomMessage::Work::LoadingWeights : inference_of(text);
+}
+
 }  // namespace
 
 void read_context(std::string_view text, std::string_view message, OomMessage& m) {
@@ -195,16 +213,7 @@ void read_context(std::string_view text, std::string_view message, OomMessage& m
     m.before_settings = m.before_settings || m.pytorch_0x;
     m.inference_app = inference_app_of(text);
     m.vllm_beside = m.inference_app.empty() && holds_any(text, {"vllm", "vLLM", "VLLM"});
-    const bool within = message.data() >= text.data() &&
-                        message.data() + message.size() <= text.data() + text.size();
-    const std::size_t at = within ? std::size_t(message.data() - text.data()) : 0;
-    const std::size_t from = at > kInnermostFrames ? at - kInnermostFrames : 0;
-    // A post that quotes the message first and its traceback after: the frames after it.
-    const std::string_view before = text.substr(from, at - from);
-    const bool loading =
-        loads_weights(before) || (within && find_in(before, "File \"") == std::string_view::npos &&
-                                  loads_weights(text.substr(at + message.size(), kTracebackAfter)));
-    m.work = loading ? OomMessage::Work::LoadingWeights : inference_of(text);
+    m.work = work_of(text, message);
     m.app_memory_share =
         m.inference_app == "vLLM"
             ? option_value(text, {"gpu-memory-utilization", "gpu_memory_utilization"})

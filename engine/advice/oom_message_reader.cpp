@@ -233,11 +233,12 @@ bool fuller_copy(const OomMessage& earlier, const OomMessage& later) {
 // The message a text is read for: its last, unless that last only mentions the failure a
 // message before it printed whole (a poster's "it still reports `CUDA out of memory`", a reply
 // quoting the first sentence). A last message with the device's capacity is whole already.
-// Without one, a title's status in lower case where `titles_too`.
-std::optional<Span> message_to_read(std::string_view text, bool titles_too = true) {
+// Without one, a fallback marker (a title's status in lower case, PyTorch's hint naming the
+// runtime's error) where `fallbacks_too`.
+std::optional<Span> message_to_read(std::string_view text, bool fallbacks_too = true) {
     const std::optional<Span> last = last_message(text);
     if (!last) {
-        return titles_too ? oom_text::titled_message(text) : last;
+        return fallbacks_too ? oom_text::fallback_message(text) : last;
     }
     const OomMessage later = read_message(text_of(text, *last));
     if (later.total || later.allowed) {

@@ -89,7 +89,7 @@ constexpr Marker kMarkers[] = {
 //   are common (glibc's memmem took 50 ms over 156 MB for each, 13 ms for its upper-case twin);
 // - the runtime's name for the error in PyTorch's hint after a driver's failure (2.5 and
 //   later), where a log kept the hint and lost the failure's own line before it.
-constexpr Marker kTitleMarkers[] = {
+constexpr Marker kFallbackMarkers[] = {
     {"cublas_status_alloc_failed", Device::Cuda, "CUDA", true, false, kCublasFailure},
     {"cudnn_status_alloc_failed", Device::Cuda, "CUDA", true, false, kCudnnFailure},
     {"Search for `cudaErrorMemoryAllocation'", Device::Cuda, "CUDA", true, false,
@@ -240,9 +240,9 @@ std::optional<Span> last_message(std::string_view text) {
     return last;
 }
 
-std::optional<Span> titled_message(std::string_view text) {
+std::optional<Span> fallback_message(std::string_view text) {
     std::size_t begin = kNone;
-    for (const Marker& marker : kTitleMarkers) {
+    for (const Marker& marker : kFallbackMarkers) {
         begin = later(begin, last_place(text, marker.words));
     }
     return begin == kNone ? std::nullopt
@@ -256,7 +256,7 @@ const Marker& marker_at_start(std::string_view message) {
             begun = &marker;
         }
     }
-    for (const Marker& marker : kTitleMarkers) {
+    for (const Marker& marker : kFallbackMarkers) {
         if (message.compare(0, marker.words.size(), marker.words) == 0) {
             return marker;
         }

@@ -46,7 +46,7 @@ std::optional<Span> last_message(std::string_view text);
 // Where a text that holds no message (last_message finds none) holds a library's status as an
 // issue's title writes it, in lower case ("cudnn_status_alloc_failed"), or the runtime's name for
 // the error in PyTorch's hint ("Search for `cudaErrorMemoryAllocation'").
-std::optional<Span> titled_message(std::string_view text);
+std::optional<Span> fallback_message(std::string_view text);
 
 // What the text around a message tells of the program that printed it (oom_message_context.cpp):
 // its platform and release by the paths in its traceback, an inference application's log, host

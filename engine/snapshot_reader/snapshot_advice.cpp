@@ -343,10 +343,8 @@ void advise_fewer_activations(const SnapshotDevice& device, const SnapshotMoment
              percent_of(activations, at.allocated) +
              " of what was allocated) for backward: torch.autocast with bfloat16 halves what "
              "matrix products keep, and torch.utils.checkpoint keeps only each checkpointed "
-             "block's input, computing the rest again in backward."});  // Of it, the math attention
-                                                                        // kernel's weights: the
-                                                                        // fused kernels keep none
-                                                                        // of them.
+             "block's input, computing the rest again in backward."});
+    // Of it, the math attention kernel's weights: the fused kernels keep none of them.
     const std::int64_t weights = bytes_of_kind(at.by_kind, kMathAttentionFallbackKind);
     if (double(weights) >= kMathAttentionShare * double(at.allocated)) {
         advice.push_back(

@@ -180,9 +180,9 @@ std::string user_line(const std::vector<PickleValue>& frames) {
 // autograd engine or backward() (backward), torch.optim (optimizer step), a copy between
 // devices or dtypes (copy or cast: the frames do not tell which), a module's forward (forward);
 // the first that applies in that order, else "other"; scaled_dot_product_attention's math kernel
-// (C++ frames) before all but backward. Of an optimizer's step and a forward, the
-// frame nearer the allocation (frames run from the innermost) tells: Lightning runs the forward
-// inside optimizer.step(closure).
+// (C++ frames) before all but backward. Of an optimizer's step and a forward, the frame nearer
+// the allocation (frames run from the innermost) tells: Lightning runs the forward inside
+// optimizer.step(closure).
 std::string kind_of(const std::vector<PickleValue>& frames) {
     bool backward = false;
     bool optimizer = false;

@@ -112,9 +112,7 @@ void SnapshotDiffWindow::showDevice(int index) {
                  formatBytes(d.reserved_before), formatBytes(d.reserved_after),
                  QFileInfo(m_before).fileName().toHtmlEscaped(),
                  QFileInfo(m_after).fileName().toHtmlEscaped(), qs(d.moment)));
-    const QString alive = tr("alive at %1").arg(qs(d.moment));
-    m_kinds->setHorizontalHeaderItem(0, new QTableWidgetItem(alive + tr(", for")));
-    m_lines->setHorizontalHeaderItem(0, new QTableWidgetItem(alive + tr(", at")));
+    setAliveHeaders(m_kinds, m_lines, tr("alive at %1").arg(qs(d.moment)));
     fillChanges(m_kinds, d.kinds);
     fillChanges(m_lines, d.lines);
 }

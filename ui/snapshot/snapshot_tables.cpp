@@ -57,4 +57,9 @@ void setSnapshotRow(QTableWidget* table, int row, const QStringList& cells) {
     }
 }
 
+void setAliveHeaders(QTableWidget* kinds, QTableWidget* lines, const QString& alive) {
+    kinds->setHorizontalHeaderItem(0, new QTableWidgetItem(alive + QObject::tr(", for")));
+    lines->setHorizontalHeaderItem(0, new QTableWidgetItem(alive + QObject::tr(", at")));
+}
+
 }  // namespace oomlab::ui

@@ -18,5 +18,8 @@ QTableWidget* snapshotTable(const QString& objectName, const QStringList& header
                             FirstColumn first = FirstColumn::SourceLines);
 // Row `row`: `cells` from the first column on, the first the name.
 void setSnapshotRow(QTableWidget* table, int row, const QStringList& cells);
+// The first columns' headers of a window's two tables, by kind and by line, said of when they
+// were taken: `alive` is "alive at the peak", "alive at the dump", "alive then".
+void setAliveHeaders(QTableWidget* kinds, QTableWidget* lines, const QString& alive);
 
 }  // namespace oomlab::ui

@@ -433,9 +433,7 @@ void SnapshotWindow::showMoment(std::optional<std::size_t> event) {
                               : tr("At the peak, after event %1. Click the timeline to see "
                                    "another moment.")
                                     .arg(d->peak_event));
-        const QString alive = tr("alive at %1").arg(qs(peak_moment(*d)));
-        m_kinds->setHorizontalHeaderItem(0, new QTableWidgetItem(alive + tr(", for")));
-        m_lines->setHorizontalHeaderItem(0, new QTableWidgetItem(alive + tr(", at")));
+        setAliveHeaders(m_kinds, m_lines, tr("alive at %1").arg(qs(peak_moment(*d))));
         fillGroups(m_kinds, d->at_peak_by_kind);
         fillGroups(m_lines, d->at_peak);
         return;
@@ -445,8 +443,7 @@ void SnapshotWindow::showMoment(std::optional<std::size_t> event) {
                           .arg(moment.event)
                           .arg(d->events)
                           .arg(formatBytes(moment.allocated), formatBytes(moment.reserved)));
-    m_kinds->setHorizontalHeaderItem(0, new QTableWidgetItem(tr("alive then, for")));
-    m_lines->setHorizontalHeaderItem(0, new QTableWidgetItem(tr("alive then, at")));
+    setAliveHeaders(m_kinds, m_lines, tr("alive then"));
     fillGroups(m_kinds, moment.by_kind);
     fillGroups(m_lines, moment.by_line);
 }

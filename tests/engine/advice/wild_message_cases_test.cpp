@@ -6,14 +6,12 @@
 #include <utility>
 
 #include "oomlab/advice/oom_message.h"
-#include "test_support.h"
+#include "wild_message_text.h"
 
 namespace oomlab {
 namespace {
 
-std::string wild_message(const std::string& file) {
-    return test::read_text(test::fixture("wild/messages/" + file));
-}
+using test::wild_message;
 
 // The messages that showed what a reading missed, each read as its own figures say: the
 // verdict, and a phrase of the explanation (summary, facts and tries) that says why.
@@ -261,12 +259,7 @@ TEST(WildMessages, EachCaseTheWildShowedIsExplainedAsItsFiguresSay) {
         const std::string message = wild_message(c.file);
         ASSERT_FALSE(message.empty()) << c.file << ": no such file in tests/data/wild/messages";
         const OomExplanation e = explain_oom_message(message);
-        std::string text = e.summary + "\n";
-        for (const auto* list : {&e.facts, &e.tries}) {
-            for (const std::string& line : *list) {
-                text += line + "\n";
-            }
-        }
+        const std::string text = test::explanation_text(e);
         EXPECT_EQ(e.verdict, c.verdict) << c.file << ": " << e.summary;
         EXPECT_NE(text.find(c.says), std::string::npos) << c.file << ":\n" << text;
         if (c.never) {

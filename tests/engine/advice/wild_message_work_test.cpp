@@ -5,9 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "oomlab/advice/oom_message.h"
-#include "test_support.h"
+#include "wild_message_text.h"
 
 namespace oomlab {
 namespace {
@@ -19,20 +20,14 @@ struct Told {
 };
 
 Told told_text(const std::string& text) {
-    Told t{explain_oom_message(text), "", ""};
-    for (const std::string& line : t.e.tries) {
-        t.tries += line + "\n";
-    }
-    t.text = t.e.summary + "\n";
-    for (const std::string& line : t.e.facts) {
-        t.text += line + "\n";
-    }
-    t.text += t.tries;
-    return t;
+    OomExplanation e = explain_oom_message(text);
+    const std::string all = test::explanation_text(e);
+    const std::string tries = test::lines_of(e.tries);
+    return {std::move(e), all, tries};
 }
 
 Told told(const std::string& file) {
-    return told_text(test::read_text(test::fixture("wild/messages/" + file)));
+    return told_text(test::wild_message(file));
 }
 
 using Work = OomMessage::Work;

@@ -62,15 +62,15 @@ struct OomMessage {
     // one's own. Its memory is set by its options, not by a training
     // loop's batch, precision or checkpointing.
     std::string inference_app;
-    std::string app_memory_share;  // the share of the device its log sets ("0.98"), if it does
-    bool vllm_beside = false;      // the text names vLLM, though the failure is not the engine's
+    std::string app_memory_share;    // the share of the device its log sets ("0.98"), if it does
+    bool app_pool_at_start = false;  // it failed making its KV-cache pool, at start
+    bool vllm_beside = false;        // the text names vLLM, though the failure is not the engine's
     // What the program was doing, as the frames and words around the message tell: putting a
     // model's weights on the device (the frames just before the message), or inference (a
     // diffusers pipeline's, generate's, an inference script's; none of training's words).
     // Unknown, as for a message alone, gets a training step's tries.
     enum class Work { Unknown, LoadingWeights, Inference, Diffusion, Generation };
     Work work = Work::Unknown;
-    bool app_pool_at_start = false;  // it failed making its KV-cache pool, at start
     // The driver's failure was pinning host memory (page-locked, for copies to the device): the
     // DataLoader's pin-memory thread, tensor.pin_memory(), PyTorch's host allocator.
     std::string pinning;  // where the text shows it; empty where it does not

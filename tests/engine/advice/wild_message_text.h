@@ -1,0 +1,29 @@
+// The real messages' tests (tests/data/wild/messages): a message read from its file, and an
+// explanation as they search it, its summary, facts and tries a line each.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "oomlab/advice/oom_message.h"
+#include "test_support.h"
+
+namespace oomlab::test {
+
+inline std::string wild_message(const std::string& file) {
+    return read_text(fixture("wild/messages/" + file));
+}
+
+inline std::string lines_of(const std::vector<std::string>& lines) {
+    std::string text;
+    for (const std::string& line : lines) {
+        text += line + "\n";
+    }
+    return text;
+}
+
+inline std::string explanation_text(const OomExplanation& e) {
+    return e.summary + "\n" + lines_of(e.facts) + lines_of(e.tries);
+}
+
+}  // namespace oomlab::test
