@@ -321,12 +321,15 @@ bool fragmentation(OomExplanation& e, const DeviceReading& r) {
     }
     fragmentation_tries(e, r);
     others_made_the_difference(e, r);
-    if (m.inference_app.empty()) {  // an inference application's shapes are its requests'
+    // An inference application's shapes are its requests'; weights being loaded have no steps.
+    const bool loading = m.work == OomMessage::Work::LoadingWeights;
+    if (m.inference_app.empty() && !loading) {
         e.tries.push_back(
             "keep tensor sizes steady from step to step (pad to a fixed or bucketed "
             "length): blocks of one size are reused whole");
     }
-    if (nearly_full && m.inference_app.empty()) {
+    // The weights still to come need room whatever the pieces: what the weights take is told.
+    if ((nearly_full || loading) && m.inference_app.empty()) {
         hold_less_tries(e, r);
     }
     return true;

@@ -75,18 +75,25 @@ public:
             if (!followed_by(at, words)) {
                 continue;
             }
-            for (const Unit& unit : kUnits) {
-                if (at < unit.name.size() + 1 ||
-                    m_lower.compare(at - unit.name.size(), unit.name.size(), unit.name) != 0) {
-                    continue;
-                }
-                std::size_t end = at - unit.name.size();
-                end -= m_lower[end - 1] == ' ' ? 1 : 0;
-                const std::size_t begin = digits_before(end);
-                if (begin == end) {
-                    break;
-                }
-                return bytes(begin, at, unit.scale, what);
+            if (const auto size = size_ending(at, what)) {
+                return size;
+            }
+        }
+        return std::nullopt;
+    }
+
+    // The size right before `words` (lower case) cut by the text's end after at least
+    // `at_least` of its characters: a post stored short, "6.83 GiB rese".
+    std::optional<std::int64_t> before_cut(std::string_view words, std::size_t at_least,
+                                           const char* what) const {
+        std::size_t end = m_lower.size();
+        while (end > 0 && (m_lower[end - 1] == ' ' || m_lower[end - 1] == '`' ||
+                           m_lower[end - 1] == '\n' || m_lower[end - 1] == '\r')) {
+            --end;
+        }
+        for (std::size_t kept = words.size() - 1; kept >= at_least && kept <= end; --kept) {
+            if (m_lower.compare(end - kept, kept, words.substr(0, kept)) == 0) {
+                return size_ending(end - kept, what);
             }
         }
         return std::nullopt;
@@ -162,6 +169,24 @@ public:
     }
 
 private:
+    // The size "[0-9]+(.[0-9]+)? ?UNIT" that ends at `at`.
+    std::optional<std::int64_t> size_ending(std::size_t at, const char* what) const {
+        for (const Unit& unit : kUnits) {
+            if (at < unit.name.size() + 1 ||
+                m_lower.compare(at - unit.name.size(), unit.name.size(), unit.name) != 0) {
+                continue;
+            }
+            std::size_t end = at - unit.name.size();
+            end -= m_lower[end - 1] == ' ' ? 1 : 0;
+            const std::size_t begin = digits_before(end);
+            if (begin == end) {
+                return std::nullopt;
+            }
+            return bytes(begin, at, unit.scale, what);
+        }
+        return std::nullopt;
+    }
+
     // The size "[0-9]+(.[0-9]+)? ?UNIT" at `begin`, where `then` follows it.
     std::optional<std::int64_t> size_at(std::size_t begin, const char* what,
                                         std::string_view then) const {

@@ -78,8 +78,13 @@ OomMessage read_cuda(const Figures& f) {
     m.allocated = f.before(" is allocated by pytorch", "the memory PyTorch allocated");
     m.allocated =
         m.allocated ? m.allocated : f.before(" already allocated", "the memory PyTorch allocated");
-    const std::optional<std::int64_t> unallocated =
-        f.before(" is reserved by pytorch but unallocated", "the memory reserved, unallocated");
+    // A post stored short may cut the last figure's label: "6.83 GiB rese".
+    constexpr std::size_t kCutLabel = 5;
+    constexpr std::string_view kUnallocated = " is reserved by pytorch but unallocated";
+    const char* unallocated_what = "the memory reserved, unallocated";
+    std::optional<std::int64_t> unallocated = f.before(kUnallocated, unallocated_what);
+    unallocated =
+        unallocated ? unallocated : f.before_cut(kUnallocated, kCutLabel, unallocated_what);
     // PyTorch 1.0 said "3.46 GiB already allocated; ...; 60.00 KiB cached": cached but free.
     const std::optional<std::int64_t> cached = f.before(" cached", "the memory cached");
     if (unallocated && m.allocated) {
@@ -91,7 +96,10 @@ OomMessage read_cuda(const Figures& f) {
         m.cached_wording = true;
         m.before_settings = true;
     } else {
-        m.reserved = f.before(" reserved in total by pytorch", "the memory PyTorch reserved");
+        constexpr std::string_view kReserved = " reserved in total by pytorch";
+        const char* reserved_what = "the memory PyTorch reserved";
+        m.reserved = f.before(kReserved, reserved_what);
+        m.reserved = m.reserved ? m.reserved : f.before_cut(kReserved, kCutLabel, reserved_what);
         m.pytorch_major = m.reserved ? 1 : 0;
         m.reserved_from_total = m.reserved.has_value();
         m.before_settings = f.says("(malloc at ") && !f.says("max_split_size_mb");

@@ -4,6 +4,7 @@
 // must not be.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -103,6 +104,25 @@ TEST(WildMessageWork, TensorsPastTheWholeDeviceAreNoFragmentation) {
     EXPECT_NE(t.e.summary.find("the 333.05 MiB its cache held are no way out"), std::string::npos)
         << t.text;
     EXPECT_EQ(t.text.find("max_split_size_mb"), std::string::npos) << t.text;
+}
+
+// whisper.load_model on an 8 GB Windows card (929), the post stored cut inside the last label
+// ("6.83 GiB rese"): the reserved figure is still read, the cache's 337.92 MiB makes it
+// fragmentation, and the weights still to come are what to shrink: no steps to keep steady.
+TEST(WildMessageWork, AModelLoadInPiecesIsToldItsWeightsAndAPostCutInALabelKeepsItsFigure) {
+    const Told t = told("929-whisper-realtime-load-model-1x-windows-8gib-cut-in-reserved.txt");
+    ASSERT_TRUE(t.e.message.reserved.has_value());
+    EXPECT_EQ(*t.e.message.reserved, std::llround(6.83 * (1LL << 30)));
+    EXPECT_EQ(t.e.verdict, OomVerdict::Fragmentation) << t.text;
+    EXPECT_NE(t.text.find("1.17 GiB was held outside PyTorch's allocator"), std::string::npos)
+        << t.text;
+    EXPECT_NE(t.tries.find("the weights in fewer bytes"), std::string::npos) << t.text;
+    EXPECT_EQ(t.tries.find("from step to step"), std::string::npos) << t.text;
+    // Cut before any of the label's words can tell it, a figure is not taken.
+    const Told bare = told_text(
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 26.00 MiB (GPU 0; "
+        "8.00 GiB total capacity; 6.50 GiB already allocated; 0 bytes free; 6.83 GiB re");
+    EXPECT_FALSE(bare.e.message.reserved.has_value());
 }
 
 // A log that kept PyTorch's hint after a driver's failure and lost the failure's own line
