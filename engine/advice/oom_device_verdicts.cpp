@@ -16,16 +16,27 @@ std::string device_kind(const OomMessage& m) {
 }
 
 void too_large_tries(OomExplanation& e) {
+    const OomMessage& m = e.message;
     e.verdict = OomVerdict::TooLarge;
-    if (!e.message.inference_app.empty()) {
+    if (!m.inference_app.empty()) {
         return;  // an inference application's sizes are its options' (add_inference_app_tries)
     }
+    if (m.work == OomMessage::Work::LoadingWeights) {  // a weight or a buffer of the model's
+        e.tries.push_back(
+            "that tensor is the model's own, put on the device with it (a weight, or a buffer "
+            "such as a dense matrix it keeps): in fewer bytes (bf16, quantized, sparse), split "
+            "over several devices, or kept in the host's memory");
+        return;
+    }
     e.tries.push_back(
-        "make that tensor smaller: a smaller batch or sequence length (it is "
-        "likely an activation or a logits tensor of batch x length x width)");
+        "make that tensor smaller: it grows with the batch and with what each item holds (a "
+        "sequence's length, an image's size, a graph's nodes); it is likely an activation or an "
+        "attention matrix" +
+        std::string(m.language_model ? ", or a logits tensor of batch x length x vocabulary" : ""));
     e.tries.push_back(
-        "split the work that makes it: process the batch in chunks, or compute "
-        "the loss over the vocabulary in pieces");
+        "split the work that makes it: the batch in chunks, a long sequence or a large input in "
+        "pieces" +
+        std::string(m.language_model ? ", or the loss over the vocabulary in pieces" : ""));
 }
 
 // One request larger than the platform allocates at once, than the device, or than what the
@@ -204,6 +215,16 @@ bool fragmented(const DeviceReading& r) {
     return r.requested > 0 && r.unallocated >= r.requested;
 }
 
+// The cache alone too small, the device's free memory too, but both together more than the
+// segment the request opens (by a driver's page): the allocator gives back to the device only
+// segments with no tensor left in them, so the cache's pieces lay in segments that still held
+// some, and could not join the free memory.
+bool fragmented_with_the_free(const DeviceReading& r) {
+    return r.requested > 0 && r.m.free && !fragmented(r) && *r.m.free < r.needed &&
+           r.unallocated >= kDriverPage &&
+           r.unallocated + *r.m.free >= r.needed + kDriverPage + cache_rounding(r);
+}
+
 // Each setting from the release that brought it: max_split_size_mb from 1.10, expandable
 // segments from 2.1 on CUDA and from 2.11 on ROCm (with ROCm 7), never on Windows' builds;
 // torch_npu takes both; Intel's XPU allocator, neither. The wording before 2.1's tells only
@@ -293,21 +314,30 @@ bool held_elsewhere(OomExplanation& e, const DeviceReading& r) {
 bool fragmentation(OomExplanation& e, const DeviceReading& r) {
     // Tensors past the whole device: whatever the cache's pieces, the work does not fit this
     // GPU (out_of_memory says by how much).
-    if (!fragmented(r) || past_the_whole_device(r)) {
+    const bool with_the_free = fragmented_with_the_free(r);
+    if ((!fragmented(r) && !with_the_free) || past_the_whole_device(r)) {
         return false;
     }
+    const OomMessage& m = r.m;
     e.verdict = OomVerdict::Fragmentation;
-    e.summary = "Fragmentation: PyTorch's allocator held " + printed_size(r.unallocated) +
-                " cached but free, more than the " + printed_size(r.requested) +
-                " asked for, but in pieces none of which is large enough.";
-    if (const std::int64_t rounding = cache_rounding(r); r.unallocated - rounding < r.requested) {
+    e.summary =
+        with_the_free
+            ? "Fragmentation: PyTorch's allocator held " + printed_size(r.unallocated) +
+                  " cached but free and the device " + printed_size(*m.free) +
+                  " free, together more than the " + printed_size(r.requested) +
+                  " asked for; but the cache's pieces lay in segments that still held tensors, "
+                  "which the allocator cannot give back to join the free memory."
+            : "Fragmentation: PyTorch's allocator held " + printed_size(r.unallocated) +
+                  " cached but free, more than the " + printed_size(r.requested) +
+                  " asked for, but in pieces none of which is large enough.";
+    if (const std::int64_t rounding = cache_rounding(r);
+        !with_the_free && r.unallocated - rounding < r.requested) {
         e.summary += " Within the printed figures' rounding (" + printed_size(rounding) +
                      ") the cache may have been smaller than the request: likely, not "
                      "certain.";
         e.tries.push_back("if it was not: " + hold_less_words(r.m));
     }
     // Joined, the cache would hold this request and little more: the device is nearly full.
-    const OomMessage& m = r.m;
     const std::int64_t left = r.unallocated + m.free.value_or(0) - r.requested;
     const bool nearly_full = m.total && m.free && left < *m.total / 50;
     e.nearly_full = nearly_full;
@@ -319,18 +349,20 @@ bool fragmentation(OomExplanation& e, const DeviceReading& r) {
                           " after this request: the device is nearly full, and the next "
                           "allocations would fail as this one did");
     }
+    // On a device nearly full, what holds less comes before the allocator's settings: joined,
+    // the pieces leave no room for the next allocations. So while loading weights: the weights
+    // still to come need room whatever the pieces.
+    const bool loading = m.work == OomMessage::Work::LoadingWeights;
+    if ((nearly_full || loading) && m.inference_app.empty()) {
+        hold_less_tries(e, r);
+    }
     fragmentation_tries(e, r);
     others_made_the_difference(e, r);
     // An inference application's shapes are its requests'; weights being loaded have no steps.
-    const bool loading = m.work == OomMessage::Work::LoadingWeights;
     if (m.inference_app.empty() && !loading) {
         e.tries.push_back(
             "keep tensor sizes steady from step to step (pad to a fixed or bucketed "
             "length): blocks of one size are reused whole");
-    }
-    // The weights still to come need room whatever the pieces: what the weights take is told.
-    if ((nearly_full || loading) && m.inference_app.empty()) {
-        hold_less_tries(e, r);
     }
     return true;
 }
@@ -340,7 +372,7 @@ void out_of_memory(OomExplanation& e, const DeviceReading& r) {
     e.verdict = OomVerdict::OutOfMemory;
     e.summary =
         !m.failure.empty()
-            ? "Out of memory, most likely: " + m.failure + "."
+            ? "Out of memory: " + m.failure + "."
             : std::string("Out of memory: ") +
                   (m.allocated ? "the tensors alive held " + tensors_held(m) + ", and " : "") +
                   (m.requested ? "the next " + printed_size(*m.requested)

@@ -143,9 +143,13 @@ void others_made_the_difference(OomExplanation& e, const DeviceReading& r) {
     if (!r.known_elsewhere || r.needed <= *m.free) {
         return;
     }
-    // Without this process's own figure, a context and libraries may hold up to 1 GiB (a
-    // quarter of a small device) of what is outside PyTorch.
-    const std::int64_t context = std::min<std::int64_t>(std::int64_t(1) << 30, *m.total / 4);
+    // Without this process's own figure, a context and libraries may hold up to 1.5 GiB (a
+    // quarter of a small device) of what is outside PyTorch: PyTorch's kernels loaded whole,
+    // before CUDA 11.7's lazy loading, took over 1 GiB on one process (the real messages 967
+    // and 969: 1.35 GiB on a V100, 1.32 GiB on an A100, one process each). The cudaMallocAsync
+    // pool's cache is among what it does not split: 1 GiB there.
+    const std::int64_t most_context = m.async_pool ? std::int64_t(1) << 30 : std::int64_t(3) << 29;
+    const std::int64_t context = std::min<std::int64_t>(most_context, *m.total / 4);
     const std::int64_t lacked = r.needed - *m.free;
     const std::int64_t others = r.where.split ? r.where.others : r.where.all - context;
     if (others < lacked) {

@@ -1,7 +1,8 @@
 // What makes a run hold less after an accelerator's out-of-memory (oom_explain.h), as the text
 // around the message tells what it was doing: putting a model's weights on the device, running
-// inference (a diffusion pipeline, text generation), or, as for a message alone, a training
-// step. A training step's batch, precision and checkpointing do not reach the others.
+// inference (a diffusion pipeline, text generation), an evaluation, the optimizer's step, or, as
+// for a message alone, a training step. A training step's batch, precision and checkpointing do not
+// reach the others.
 #include "oom_explain.h"
 
 namespace oomlab::oom_explain {
@@ -67,12 +68,11 @@ void weights_tries(OomExplanation& e, const DeviceReading& r) {
 void inference_tries(OomExplanation& e, const DeviceReading& r) {
     const Work work = r.m.work;
     e.facts.push_back(
-        std::string("the frames and words around the message are inference's (") +
+        std::string("the frames or words around the message are inference's (") +
         (work == Work::Diffusion    ? "a diffusers pipeline"
          : work == Work::Generation ? "text generation"
                                     : "an inference script or library") +
-        "; none of training's): what a training step's batch, precision and checkpointing "
-        "change is not there");
+        "): what a training step's batch, precision and checkpointing change is not there");
     if (work == Work::Diffusion) {
         e.tries.push_back(
             "a smaller image, fewer frames or fewer images per prompt (num_images_per_prompt): "
@@ -102,6 +102,54 @@ void inference_tries(OomExplanation& e, const DeviceReading& r) {
     e.tries.push_back(measure_try(r));
 }
 
+// An evaluation or a test (within training, its weights, gradients and optimizer state stay on
+// the device beside it): what it makes at once, and what it keeps of its results.
+void evaluation_tries(OomExplanation& e, const DeviceReading& r) {
+    e.facts.push_back(
+        "the frames just before the message are an evaluation's, a validation's or a test's: no "
+        "backward runs there, and a training run's weights, gradients and optimizer state stay "
+        "on the " +
+        r.on.device + " beside it");
+    e.tries.push_back(
+        "fewer or smaller inputs per evaluation step (an evaluation batch size of its own), or "
+        "the evaluation in chunks: what it makes at once grows with each");
+    e.tries.push_back(
+        "keep its results off the device: move predictions, scores or what it gathers to the "
+        "CPU as they are made (.cpu(), or the library's own option for where outputs go) rather "
+        "than gathering them all on the " +
+        r.on.device);
+    e.tries.push_back(
+        "torch.no_grad() or torch.inference_mode() around it, if it is not there: otherwise "
+        "each layer's activations are kept for a backward that never comes");
+    e.tries.push_back(
+        "within training, free the step's memory first: optimizer.zero_grad(set_to_none=True), "
+        "and no loss or outputs kept from the last step");
+    e.tries.push_back(measure_try(r));
+}
+
+// The optimizer's step, or its state being made: the state and the step's temporaries grow
+// with the parameters that train, not with the batch.
+void optimizer_tries(OomExplanation& e, const DeviceReading& r) {
+    e.facts.push_back(
+        "the frames just before the message are the optimizer's (its step, or its state being "
+        "made): Adam's state is two fp32 moments per parameter that trains, 8 bytes each, and "
+        "its step's temporaries grow with the parameters, not with the batch");
+    e.tries.push_back(
+        "an optimizer that keeps less: 8-bit Adam (bitsandbytes' AdamW8bit), Adafactor, or SGD "
+        "with momentum (one moment)");
+    e.tries.push_back(
+        "shard or offload its state: ZeRO stage 1 or 2 (DeepSpeed), FSDP, or "
+        "torch.distributed.optim.ZeroRedundancyOptimizer over several devices; DeepSpeed's "
+        "offload_optimizer keeps it in the host's memory");
+    e.tries.push_back(
+        "foreach=False in the optimizer (or fused=True where it takes it): the default foreach "
+        "step makes temporaries for a whole group of tensors at once");
+    e.tries.push_back(
+        "fewer parameters that train: LoRA adapters (PEFT) or frozen layers "
+        "(requires_grad=False); the optimizer keeps state only for those that train");
+    e.tries.push_back(measure_try(r));
+}
+
 }  // namespace
 
 void hold_less_tries(OomExplanation& e, const DeviceReading& r) {
@@ -113,6 +161,12 @@ void hold_less_tries(OomExplanation& e, const DeviceReading& r) {
         case Work::Diffusion:
         case Work::Generation:
             inference_tries(e, r);
+            return;
+        case Work::Evaluation:
+            evaluation_tries(e, r);
+            return;
+        case Work::OptimizerStep:
+            optimizer_tries(e, r);
             return;
         case Work::Unknown:
             training_tries(e, r);
@@ -128,6 +182,10 @@ std::string hold_less_words(const OomMessage& m) {
         case Work::Diffusion:
         case Work::Generation:
             return "fewer or smaller inputs at once, or half precision";
+        case Work::Evaluation:
+            return "fewer or smaller inputs per evaluation step, or its results moved to the CPU";
+        case Work::OptimizerStep:
+            return "an optimizer that keeps less, or its state sharded or offloaded";
         case Work::Unknown:
             break;
     }

@@ -98,6 +98,17 @@ void comfyui_tries(OomExplanation& e) {
     e.facts.push_back(
         "the log is ComfyUI's: it loads the workflow's models and moves them off the GPU by its "
         "own rules; the workflow's sizes (resolution, frames, batch_size) set the rest");
+    if (e.message.work == OomMessage::Work::LoadingWeights) {  // a node loading its model
+        e.facts.push_back(
+            "it failed loading a model's weights (the frames before the message): the "
+            "workflow's sizes come later");
+        e.tries.push_back(
+            "a smaller or quantized model (fp8, GGUF, 4-bit), where the node takes one");
+        e.tries.push_back(
+            "--lowvram (or --novram): ComfyUI keeps less of the models on the GPU and moves the "
+            "rest in as needed");
+        return;
+    }
     e.tries.push_back(
         "a lower resolution, fewer frames or a smaller batch_size in the workflow; the tiled "
         "nodes (VAE Decode (Tiled)) decode in pieces");

@@ -1,9 +1,12 @@
 // What the text around an out-of-memory message tells of the program that printed it
 // (oom_message_text.h): the paths in its traceback, the engine whose log it is, what it was
 // doing when it failed.
+#include <algorithm>
 #include <cctype>
 #include <functional>
 #include <initializer_list>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "oom_message_text.h"
@@ -154,20 +157,101 @@ constexpr std::size_t kInnermostFrames = 1536;
 // Where no frame is before it, a traceback posted after the message, as far as this.
 constexpr std::size_t kTracebackAfter = 4096;
 
-// Putting a model's weights on the device: Module.to's conversion of each parameter, a
-// from_pretrained or load_state_dict load, a layer's parameters made there (vLLM 0.1's).
-bool loads_weights(std::string_view frames) {
-    return holds_any(frames,
-                     {"self._apply(convert)", "param_applied = fn(param)", ", in convert",
-                      "dtype if t.is_floating_point() or t.is_complex() else None",
-                      "set_module_tensor_to_device", "load_state_dict", ", in from_pretrained",
-                      ", in load_model\n", ", in load_model\r", "Parameter(torch.empty("});
+using Work = OomMessage::Work;
+
+// Frames that tell what the program was doing, each a frame's words or its source line.
+struct WorkFrame {
+    std::string_view words;
+    Work work;
+};
+constexpr WorkFrame kWorkFrames[] = {
+    // A model's weights put on the device: Module.to's and Module.cuda's conversion of each
+    // parameter, a from_pretrained or load_state_dict load, a layer's parameters made there
+    // (vLLM 0.1's), an engine's weights moved back (verl's and OpenRLHF's "backload").
+    {"self._apply(convert)", Work::LoadingWeights},
+    {"param_applied = fn(param)", Work::LoadingWeights},
+    {", in convert", Work::LoadingWeights},
+    {"dtype if t.is_floating_point() or t.is_complex() else None", Work::LoadingWeights},
+    {"t.cuda(device)", Work::LoadingWeights},
+    {"set_module_tensor_to_device", Work::LoadingWeights},
+    {"load_state_dict", Work::LoadingWeights},
+    {", in from_pretrained", Work::LoadingWeights},
+    {", in load_model\n", Work::LoadingWeights},
+    {", in load_model\r", Work::LoadingWeights},
+    {"Parameter(torch.empty(", Work::LoadingWeights},
+    {"backload", Work::LoadingWeights},
+    // The optimizer's step, or its state made (ColossalAI's and DeepSpeed's fp32 copies).
+    {"torch/optim/", Work::OptimizerStep},
+    {"torch\\optim\\", Work::OptimizerStep},
+    {"_multi_tensor_adam", Work::OptimizerStep},
+    {"_single_tensor_adam", Work::OptimizerStep},
+    {"optimizer.step(", Work::OptimizerStep},
+    {"ZeroOptimizer", Work::OptimizerStep},
+    {", in setup_optimizer", Work::OptimizerStep},
+    // An evaluation, a validation or a test: no backward.
+    {", in evaluate", Work::Evaluation},
+    {"evaluate_", Work::Evaluation},
+    {", in validat", Work::Evaluation},
+    {", in test\n", Work::Evaluation},
+    {", in test\r", Work::Evaluation},
+    {", in test_step", Work::Evaluation},
+    {", in predict", Work::Evaluation},
+    {"evaluation_loop", Work::Evaluation},
+    {"prediction_step", Work::Evaluation},
+    {"sliding_window_inference", Work::Evaluation},
+    // A pipeline's sampling, within training too (a sample image saved between steps).
+    {"num_inference_steps", Work::Diffusion},
+    // A training step's forward or backward.
+    {"backward", Work::Unknown},
+    {"training_step", Work::Unknown},
+    {", in train_step", Work::Unknown},
+};
+
+// A model put on the device in the program's own line: "model = model.cuda()", "net.to(dev)"
+// (a name with "model" or "net" before the call; "inputs.cuda()" is a batch's).
+std::size_t model_moved_at(std::string_view frames) {
+    std::size_t last = std::string_view::npos;
+    for (std::string_view call : {".cuda()", ".to("}) {
+        for (std::size_t at = find_in(frames, call); at != std::string_view::npos;
+             at = find_in(frames, call, at + 1)) {
+            std::size_t begin = at;
+            while (begin > 0 && (std::isalnum(static_cast<unsigned char>(frames[begin - 1])) ||
+                                 frames[begin - 1] == '_')) {
+                --begin;
+            }
+            std::string name(frames.substr(begin, at - begin));
+            std::transform(name.begin(), name.end(), name.begin(), [](char c) {
+                return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            });
+            if (name.find("model") != std::string::npos || name.find("net") != std::string::npos) {
+                last = last == std::string_view::npos ? at : std::max(last, at);
+            }
+        }
+    }
+    return last;
+}
+
+// What the frame nearest the message among those that tell says it was doing; none where none
+// does.
+std::optional<Work> work_by_frames(std::string_view frames) {
+    std::size_t nearest = std::string_view::npos;
+    std::optional<Work> work;
+    const auto nearer = [&](std::size_t at, Work told) {
+        if (at != std::string_view::npos && (nearest == std::string_view::npos || at > nearest)) {
+            nearest = at;
+            work = told;
+        }
+    };
+    for (const WorkFrame& frame : kWorkFrames) {
+        nearer(frames.rfind(frame.words), frame.work);
+    }
+    nearer(model_moved_at(frames), Work::LoadingWeights);
+    return work;
 }
 
 // Inference, by its frames and words, where none of training's is in the text: not a training
 // step's backward, optimizer, trainer or fine-tuning ("pretrained" is no training word).
-OomMessage::Work inference_of(std::string_view text) {
-    using Work = OomMessage::Work;
+Work inference_of(std::string_view text) {
     if (holds_any(text, {"backward", "optimizer", "/optim/", "\\optim\\", "train.py", "train_",
                          "_train", "training", "trainer", "Trainer", "finetun", "fine-tun",
                          "fine_tun", "lightning", "deepspeed"})) {
@@ -180,9 +264,12 @@ OomMessage::Work inference_of(std::string_view text) {
                          ", in generate\r", ".generate("})) {
         return Work::Generation;
     }
-    return holds_any(text,
-                     {"inference", "infer_", "infer.py", "predict.py", "whisper", "transcribe",
-                      "sentence_transformers", "embedder", "no_grad", "decorate_context"})
+    // Also an inference application's own log lines: text-generation-webui's "Output generated
+    // in", ESMFold's; an embedding extraction; a detection toolbox's tools/test.py.
+    return holds_any(text, {"inference", "infer_", "infer.py", "predict.py", "whisper",
+                            "transcribe", "sentence_transformers", "embedder", "no_grad",
+                            "decorate_context", "Output generated in", "esmfold", "ESMFold",
+                            "extract", "Extract", "tools/test"})
                ? Work::Inference
                : Work::Unknown;
 }
@@ -190,7 +277,7 @@ OomMessage::Work inference_of(std::string_view text) {
 // What the program was doing: its weights' loading in the frames just before the message (or,
 // in a post that quotes the message first and its traceback after, the frames after it), else
 // inference or not by the whole text's words. `message` may be a copy, outside `text`.
-OomMessage::Work work_of(std::string_view text, std::string_view message) {
+Work work_of(std::string_view text, std::string_view message) {
     const std::less<const char*> before_in_memory;
     const bool within =
         !before_in_memory(message.data(), text.data()) &&
@@ -198,10 +285,17 @@ OomMessage::Work work_of(std::string_view text, std::string_view message) {
     const std::size_t at = within ? std::size_t(message.data() - text.data()) : 0;
     const std::size_t from = at > kInnermostFrames ? at - kInnermostFrames : 0;
     const std::string_view before = text.substr(from, at - from);
-    const bool loading =
-        loads_weights(before) || (within && find_in(before, "File \"") == std::string_view::npos &&
-                                  loads_weights(text.substr(at + message.size(), kTracebackAfter)));
-    return loading ? OomMessage::Work::LoadingWeights : inference_of(text);
+    if (const std::optional<Work> told = work_by_frames(before)) {
+        return *told;
+    }
+    // A traceback after the message names the innermost frame last, as nearest wins here.
+    if (within && find_in(before, "File \"") == std::string_view::npos) {
+        if (const std::optional<Work> after =
+                work_by_frames(text.substr(at + message.size(), kTracebackAfter))) {
+            return *after;
+        }
+    }
+    return inference_of(text);
 }
 
 }  // namespace
@@ -214,6 +308,8 @@ void read_context(std::string_view text, std::string_view message, OomMessage& m
     m.inference_app = inference_app_of(text);
     m.vllm_beside = m.inference_app.empty() && holds_any(text, {"vllm", "vLLM", "VLLM"});
     m.work = work_of(text, message);
+    m.language_model = holds_any(text, {"logits", "lm_head", "vocab", "CausalLM", "cross_entropy",
+                                        "llama", "Llama", "gpt", "GPT"});
     m.app_memory_share =
         m.inference_app == "vLLM"
             ? option_value(text, {"gpu-memory-utilization", "gpu_memory_utilization"})

@@ -78,13 +78,12 @@ OomMessage read_cuda(const Figures& f) {
     m.allocated = f.before(" is allocated by pytorch", "the memory PyTorch allocated");
     m.allocated =
         m.allocated ? m.allocated : f.before(" already allocated", "the memory PyTorch allocated");
-    // A post stored short may cut the last figure's label: "6.83 GiB rese".
-    constexpr std::size_t kCutLabel = 5;
+    // A post stored short may cut the last figure's label: "6.83 GiB rese", "9.29 GiB res";
+    // " is re" at least, where " is " may begin another label.
     constexpr std::string_view kUnallocated = " is reserved by pytorch but unallocated";
     const char* unallocated_what = "the memory reserved, unallocated";
     std::optional<std::int64_t> unallocated = f.before(kUnallocated, unallocated_what);
-    unallocated =
-        unallocated ? unallocated : f.before_cut(kUnallocated, kCutLabel, unallocated_what);
+    unallocated = unallocated ? unallocated : f.before_cut(kUnallocated, 6, unallocated_what);
     // PyTorch 1.0 said "3.46 GiB already allocated; ...; 60.00 KiB cached": cached but free.
     const std::optional<std::int64_t> cached = f.before(" cached", "the memory cached");
     if (unallocated && m.allocated) {
@@ -99,7 +98,7 @@ OomMessage read_cuda(const Figures& f) {
         constexpr std::string_view kReserved = " reserved in total by pytorch";
         const char* reserved_what = "the memory PyTorch reserved";
         m.reserved = f.before(kReserved, reserved_what);
-        m.reserved = m.reserved ? m.reserved : f.before_cut(kReserved, kCutLabel, reserved_what);
+        m.reserved = m.reserved ? m.reserved : f.before_cut(kReserved, 4, reserved_what);
         m.pytorch_major = m.reserved ? 1 : 0;
         m.reserved_from_total = m.reserved.has_value();
         m.before_settings = f.says("(malloc at ") && !f.says("max_split_size_mb");
@@ -207,11 +206,32 @@ OomMessage read_message(std::string_view text) {
     return m;
 }
 
-[[noreturn]] void refuse_text(std::uint64_t size) {
+// A process the kernel killed ("Killed", a DataLoader worker "killed by signal: Killed",
+// torchrun's "exitcode: -9", a shell's 137) leaves no message of PyTorch's: Linux's
+// out-of-memory killer ends a process that runs the host's memory out so.
+bool says_killed(std::string_view text) {
+    for (std::string_view words :
+         {"Killed\n", "Killed\r", "signal: Killed", "exitcode: -9", "exit code: -9",
+          "exit code 137", "exit status 137", "SIGKILL", "oom-kill", "Killed process"}) {
+        if (oom_text::find_in(text, words) != std::string_view::npos) {
+            return true;
+        }
+    }
+    return text.size() >= 6 && text.compare(text.size() - 6, 6, "Killed") == 0;
+}
+
+[[noreturn]] void refuse_text(std::uint64_t size, std::string_view text) {
     throw BadInput(
         "no out-of-memory message of PyTorch in the text given (" + std::to_string(size) +
         " bytes); give the error's whole line, e.g. \"CUDA out of memory. Tried to allocate "
-        "...\" or \"DefaultCPUAllocator: can't allocate memory ...\"");
+        "...\" or \"DefaultCPUAllocator: can't allocate memory ...\"" +
+        (says_killed(text)
+             ? std::string(". The text says a process was killed (\"Killed\", signal 9, exit "
+                           "code -9 or 137): Linux's out-of-memory killer ends a process that "
+                           "runs the host's memory out so, and PyTorch prints nothing; "
+                           "`dmesg | grep -i -E 'killed process|out of memory'` says whether it "
+                           "did")
+             : std::string()));
 }
 
 std::string_view text_of(std::string_view text, const Span& span) {
@@ -248,7 +268,7 @@ std::optional<Span> message_to_read(std::string_view text, bool fallbacks_too = 
     if (!last) {
         return fallbacks_too ? oom_text::fallback_message(text) : last;
     }
-    const OomMessage later = read_message(text_of(text, *last));
+    const OomMessage later = read_message(oom_text::without_hard_wraps(text, text_of(text, *last)));
     if (later.total || later.allowed) {
         return last;
     }
@@ -261,8 +281,11 @@ std::optional<Span> message_to_read(std::string_view text, bool fallbacks_too = 
         earlier = last_message(text.substr(0, before));
     }
     try {
-        return earlier && fuller_copy(read_message(text_of(text, *earlier)), later) ? earlier
-                                                                                    : last;
+        return earlier && fuller_copy(read_message(oom_text::without_hard_wraps(
+                                          text, text_of(text, *earlier))),
+                                      later)
+                   ? earlier
+                   : last;
     } catch (const BadInput&) {  // a figure of the earlier one no device holds: not it
         return last;
     }
@@ -270,7 +293,7 @@ std::optional<Span> message_to_read(std::string_view text, bool fallbacks_too = 
 
 // The message with what the text around it tells (oom_text::read_context).
 OomMessage read_message_in(std::string_view text, std::string_view message) {
-    OomMessage m = read_message(message);
+    OomMessage m = read_message(oom_text::without_hard_wraps(text, message));
     oom_text::read_context(text, message, m);
     m.windows_host = m.windows_host || (m.allocated && m.total && *m.allocated > *m.total);
     return m;
@@ -281,7 +304,7 @@ OomMessage read_message_in(std::string_view text, std::string_view message) {
 OomExplanation explain_oom_message(const std::string& text) {
     const std::optional<Span> span = message_to_read(text);
     if (!span) {
-        refuse_text(text.size());
+        refuse_text(text.size(), text);
     }
     return explain_oom(read_message_in(text, text_of(text, *span)));
 }
@@ -311,7 +334,7 @@ OomExplanation OomLogReader::explain() const {
         message = text_of(m_window, *span);
     }
     if (message.empty()) {
-        refuse_text(m_read);
+        refuse_text(m_read, m_window);
     }
     return explain_oom(read_message_in(m_window, message));
 }

@@ -4,7 +4,13 @@
 
 #include <string.h>
 
+#include <algorithm>
 #include <cctype>
+#include <functional>
+#include <iterator>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace oomlab::oom_text {
 namespace {
@@ -52,8 +58,12 @@ constexpr Marker kMarkers[] = {
      "cuFFT could not allocate its plan's work area (CUFFT_ALLOC_FAILED)"},
     // Each algorithm's workspace is asked of PyTorch's allocator; this follows when none fit.
     {"Unable to find a valid cuDNN algorithm", Device::Cuda, "CUDA", false, false,
-     "cuDNN found no convolution algorithm whose workspace fit in the memory left (the usual "
-     "cause; a shape or type cuDNN does not take is the other)"},
+     "most likely, cuDNN found no convolution algorithm whose workspace fit in the memory left "
+     "(the usual cause; a shape or type cuDNN does not take is the other)"},
+    // detectron2's retry_if_cuda_oom: it caught the failure and runs the call again on the CPU.
+    {"to CPU due to CUDA OOM", Device::Cuda, "CUDA", false, false,
+     "detectron2 caught it and runs the call again on the CPU (retry_if_cuda_oom; the log line "
+     "names the function): the run goes on, slower, where the CPU has the memory"},
     {"Failed to CUDA calloc", Device::Cuda, "CUDA", true, false,
      "NCCL could not allocate its buffers"},
     // torch-directml's allocator (Windows' DirectX 12 devices), not PyTorch's caching one.
@@ -267,6 +277,97 @@ const Marker& marker_at_start(std::string_view message) {
         }
     }
     return *begun;
+}
+
+namespace {
+
+// The words of PyTorch's messages that a console's wrap may split: "to|tal", "i|s".
+constexpr std::string_view kMessageWords[] = {
+    "allocate",    "allocated", "already", "available", "by",       "cached", "capacity", "capacty",
+    "currently",   "device",    "exceed",  "free",      "gib",      "gpu",    "has",      "in",
+    "including",   "is",        "kib",     "limit",     "memory",   "mib",    "of",       "pools",
+    "private",     "process",   "pytorch", "requested", "reserved", "the",    "total",    "tried",
+    "unallocated", "use",       "which",   "would",     "allowed",  "bytes",  "non"};
+
+bool message_word(std::string_view word) {
+    std::string lower(word);
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](char c) { return char(std::tolower(static_cast<unsigned char>(c))); });
+    return std::find(std::begin(kMessageWords), std::end(kMessageWords), lower) !=
+           std::end(kMessageWords);
+}
+
+bool is_letter(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+// Whether the characters either side of a break at `at` are one word or number cut by the wrap:
+// a number's digits ("4|0.30"; two numbers never stand side by side in a message), or a message's
+// word that its parts are not both ("to|tal", "i|s", "un|allocated").
+bool split_inside(std::string_view text, std::size_t before_end, std::size_t after_begin) {
+    if (before_end == 0 || after_begin >= text.size()) {
+        return false;
+    }
+    const char last = text[before_end - 1];
+    const char next = text[after_begin];
+    const auto numeral = [](char c) { return is_digit(c) || c == '.'; };
+    if (numeral(last) && numeral(next) && (is_digit(last) || is_digit(next))) {
+        return true;
+    }
+    std::size_t begin = before_end;
+    while (begin > 0 && is_letter(text[begin - 1])) {
+        --begin;
+    }
+    std::size_t end = after_begin;
+    while (end < text.size() && is_letter(text[end])) {
+        ++end;
+    }
+    const std::string_view head = text.substr(begin, before_end - begin);
+    const std::string_view tail = text.substr(after_begin, end - after_begin);
+    return !head.empty() && !tail.empty() && message_word(std::string(head) + std::string(tail)) &&
+           !(message_word(head) && message_word(tail));
+}
+
+}  // namespace
+
+std::string without_hard_wraps(std::string_view text, std::string_view message) {
+    constexpr std::size_t kLeastWidth = 60;
+    const std::less<const char*> before;
+    const bool inside = !before(message.data(), text.data()) &&
+                        !before(text.data() + text.size(), message.data() + message.size());
+    // The message's first line from its start: the log's prefix is in the console's width.
+    std::size_t first = 0;
+    if (inside) {
+        const std::size_t at = std::size_t(message.data() - text.data());
+        const std::size_t line = at == 0 ? kNone : text.rfind('\n', at - 1);
+        first = line == kNone ? at : at - line - 1;
+    }
+    // Each line broken inside the message: where it ends, and its length in the console.
+    std::vector<std::pair<std::size_t, std::size_t>> breaks;
+    for (std::size_t from = 0, at = message.find('\n'); at != kNone;
+         from = at + 1, at = message.find('\n', from)) {
+        const std::size_t end = at > from && message[at - 1] == '\r' ? at - 1 : at;
+        breaks.emplace_back(at, end - from + (from == 0 ? first : 0));
+    }
+    // The longest length two or more lines share (counted in one pass: a text of many short
+    // lines costs no more than its size).
+    std::unordered_map<std::size_t, int> lines_of_length;
+    std::size_t width = 0;
+    for (const auto& [at, length] : breaks) {
+        if (length >= kLeastWidth && ++lines_of_length[length] >= 2) {
+            width = std::max(width, length);
+        }
+    }
+    std::string joined(message);
+    for (auto it = breaks.rbegin(); width != 0 && it != breaks.rend(); ++it) {
+        // From the end, so that each break's offset still holds.
+        const bool crlf = it->first > 0 && message[it->first - 1] == '\r';
+        const std::size_t from = it->first - (crlf ? 1 : 0);
+        if (it->second == width && split_inside(message, from, it->first + 1)) {
+            joined.erase(from, crlf ? 2 : 1);
+        }
+    }
+    return joined;
 }
 
 std::string one_line(std::string_view text) {

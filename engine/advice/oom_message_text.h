@@ -57,6 +57,12 @@ void read_context(std::string_view text, std::string_view message, OomMessage& m
 // The marker `message` (a Span's text) begins with.
 const Marker& marker_at_start(std::string_view message);
 
+// The message with a console's hard wraps undone: a line broken at the console's width, inside
+// a word or a number ("a to|tal capacity", "memory 4|0.30 GiB"), is one line again. The width is
+// that of two or more of the message's lines, 60 columns or more, exactly as long. `message` is
+// a view into `text` (whose lines it begins in) or a copy of it.
+std::string without_hard_wraps(std::string_view text, std::string_view message);
+
 // The message as one line, as its figures are read: each run of white space (a console's wrap,
 // a log's box, sentences split by blank lines, a string's escaped "\\n") one space, without the
 // "[rankN]:" torchrun puts before each line of a rank's output.

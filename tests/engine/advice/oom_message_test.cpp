@@ -354,7 +354,7 @@ TEST(OomMessage, FiguresNoProgramPrintsAreRefusedNamingThem) {
 TEST(OomMessage, AnImpossibleFigureIsSetAsideAndTheRestUsed) {
     const OomExplanation e = explain_oom_message(
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
-        "capacity of 23.65 GiB of which 1.20 GiB is free. Including non-PyTorch memory, this "
+        "capacity of 23.65 GiB of which 200.00 MiB is free. Including non-PyTorch memory, this "
         "process has 17179869184.00 GiB memory in use. Of the allocated memory 20.10 GiB is "
         "allocated by PyTorch, and 1.50 GiB is reserved by PyTorch but unallocated.");
     EXPECT_FALSE(e.message.this_process);

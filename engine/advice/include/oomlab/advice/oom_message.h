@@ -65,12 +65,25 @@ struct OomMessage {
     std::string app_memory_share;    // the share of the device its log sets ("0.98"), if it does
     bool app_pool_at_start = false;  // it failed making its KV-cache pool, at start
     bool vllm_beside = false;        // the text names vLLM, though the failure is not the engine's
-    // What the program was doing, as the frames and words around the message tell: putting a
-    // model's weights on the device (the frames just before the message), or inference (a
-    // diffusers pipeline's, generate's, an inference script's; none of training's words).
-    // Unknown, as for a message alone, gets a training step's tries.
-    enum class Work { Unknown, LoadingWeights, Inference, Diffusion, Generation };
+    // What the program was doing, as the frames and words around the message tell: the frame
+    // nearest the message among those that tell (putting a model's weights on the device, an
+    // evaluation or test loop, the optimizer's step or state, a diffusers pipeline's sampling,
+    // a training step's backward), else inference by the whole text's words (a diffusers
+    // pipeline's, generate's, an inference script's; none of training's words). Unknown, as
+    // for a message alone, gets a training step's tries.
+    enum class Work {
+        Unknown,
+        LoadingWeights,
+        Inference,
+        Diffusion,
+        Generation,
+        Evaluation,
+        OptimizerStep
+    };
     Work work = Work::Unknown;
+    // The text names a language model's parts or kind (logits, a vocabulary, lm_head, a causal
+    // LM, GPT, Llama): a tensor too large may be its logits.
+    bool language_model = false;
     // The driver's failure was pinning host memory (page-locked, for copies to the device): the
     // DataLoader's pin-memory thread, tensor.pin_memory(), PyTorch's host allocator.
     std::string pinning;  // where the text shows it; empty where it does not
