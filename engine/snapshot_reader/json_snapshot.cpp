@@ -127,6 +127,19 @@ bool looks_like_json_snapshot(const std::string& head) {
     return false;
 }
 
+bool looks_like_json_trace_events(const std::string& head) {
+    std::size_t at = head.find_first_not_of(" \t\r\n");
+    if (at == std::string::npos || head[at] != '[') {
+        return false;
+    }
+    at = head.find_first_not_of(" \t\r\n", at + 1);
+    if (at == std::string::npos || head[at] != '{') {
+        return false;
+    }
+    at = head.find_first_not_of(" \t\r\n", at + 1);
+    return at != std::string::npos && head.compare(at, 8, "\"action\"") == 0;
+}
+
 std::string pickle_of_json_snapshot(const std::string& text, const std::string& source) {
     PickleWriter writer;
     rapidjson::Reader reader;

@@ -10,6 +10,9 @@ namespace oomlab::snapshot {
 // Whether a file's first bytes open a JSON object whose first key is one a snapshot has
 // ("segments", "device_traces", "allocator_settings", "external_annotations").
 bool looks_like_json_snapshot(const std::string& head);
+// A device's trace saved alone as a JSON list of its events ([{"action": "alloc", ...}, ...]):
+// one device's, without the segments of a dump.
+bool looks_like_json_trace_events(const std::string& head);
 
 // The snapshot `text` holds, as a pickle of protocol 2. Throws BadInput naming `source` and the
 // line where the text is not JSON.

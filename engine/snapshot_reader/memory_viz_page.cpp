@@ -86,6 +86,16 @@ std::string snapshot_in_memory_viz_page(const std::string& html, const std::stri
                        "trace.json\") (recorded with profile_memory=True), or record a snapshot "
                        "with torch.cuda.memory._dump_snapshot");
     }
+    // The first memory_viz pages (PyTorch 1.13 and 2.0's trace_plot) held the trace as
+    // JavaScript: "let alloc_data = {actions, elements_size, elements_info, ...}".
+    if (html.find("alloc_data") != std::string::npos) {
+        throw BadInput(
+            source +
+            ": an early memory_viz page, its trace written as JavaScript (alloc_data: "
+            "its allocations and frees, without the segments), which this reader does "
+            "not read; record a snapshot with torch.cuda.memory._record_memory_history() "
+            "and torch.cuda.memory._dump_snapshot(\"snapshot.pickle\") and give that");
+    }
     throw BadInput(source +
                    ": an HTML page without a snapshot in it (memory_viz's pages hold one); give "
                    "the snapshot's pickle (torch.cuda.memory._dump_snapshot) or a profiler's "

@@ -42,6 +42,14 @@ void refuse_unknown(const std::string& head, const std::string& source) {
     if (!head.empty() && static_cast<unsigned char>(head[0]) == 0x80) {
         return;  // PROTO: a pickle of protocol 2 or later
     }
+    // A clone without Git LFS, or a repository's raw link, gives the pointer, not the file.
+    if (head.rfind("version https://git-lfs.github.com/spec/", 0) == 0) {
+        throw BadInput(source +
+                       ": a Git LFS pointer, not the file it stands for (its object is kept "
+                       "apart, by the pointer's oid and size lines); fetch it with `git lfs "
+                       "pull` in the repository, or download the file itself rather than its "
+                       "raw pointer");
+    }
     throw BadInput(source +
                    ": neither a memory snapshot (a pickle of protocol 2 to 5, as "
                    "torch.cuda.memory._dump_snapshot writes) nor a profiler's JSON "
@@ -54,6 +62,12 @@ std::optional<std::string> pickle_of_other_form(const std::string& head,
                                                 const std::string& source) {
     if (looks_like_json_snapshot(head)) {
         return pickle_of_json_snapshot(text_as_utf8(source, "memory snapshot", whole()), source);
+    }
+    if (looks_like_json_trace_events(head)) {  // read as the snapshot it was taken from
+        return pickle_of_json_snapshot(
+            "{\"device_traces\": [" + text_as_utf8(source, "memory snapshot's trace", whole()) +
+                "]}",
+            source);
     }
     if (looks_like_html(head)) {
         return snapshot_in_memory_viz_page(whole(), source);

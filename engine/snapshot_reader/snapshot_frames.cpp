@@ -147,6 +147,20 @@ std::string cpp_op(const std::vector<PickleValue>& frames) {
     return named;
 }
 
+// A model's parameters made or put on the device: a torch.nn module's constructor, Module.to's
+// and .cuda()'s conversion of each (module.py's _apply), a state dict's or a pretrained model's
+// load, a program's own weight initialiser (FlexGen's init_weight_list).
+bool is_weights_frame(std::string_view file, std::string_view name) {
+    if (!ends_with(file, ".py")) {
+        return false;
+    }
+    if (path_contains(file, "torch/nn/modules/")) {
+        return name == "__init__" || name == "_apply" || name == "reset_parameters";
+    }
+    return contains(name, "init_weight") || contains(name, "load_state_dict") ||
+           name == "from_pretrained" || contains(name, "load_weights");
+}
+
 }  // namespace
 
 // The user's own source line in an allocation's frames, as memory_viz's "filter frames" shows
@@ -178,7 +192,9 @@ std::string user_line(const std::vector<PickleValue>& frames) {
 
 // What an allocation was for, as far as its frames tell: the engine's own tag, else PyTorch's
 // autograd engine or backward() (backward), torch.optim (optimizer step), a copy between
-// devices or dtypes (copy or cast: the frames do not tell which), a module's forward (forward);
+// a model's parameters made, moved or loaded (weights; before a copy, which moving them is), a
+// copy between devices or dtypes (copy or cast: the frames do not tell which), a module's
+// forward (forward);
 // the first that applies in that order, else "other"; scaled_dot_product_attention's math kernel
 // (C++ frames) before all but backward. Of an optimizer's step and a forward, the frame nearer
 // the allocation (frames run from the innermost) tells: Lightning runs the forward inside
@@ -189,6 +205,7 @@ std::string kind_of(const std::vector<PickleValue>& frames) {
     bool transfer = false;
     bool forward = false;
     bool math_attention = false;
+    bool weights = false;
     for (const PickleValue& frame : frames) {
         const ProfilerFrame parts = parts_of(frame);
         const std::string_view file = parts.file;
@@ -206,10 +223,12 @@ std::string kind_of(const std::vector<PickleValue>& frames) {
         transfer |= contains(name, "_to_copy") || contains(name, "copy_");
         math_attention |= contains(name, "_scaled_dot_product_attention_math");
         forward |= !optimizer && ends_with(file, ".py") && name == "forward";
+        weights |= !forward && is_weights_frame(file, name);
     }
     return backward         ? "backward"
            : math_attention ? kMathAttentionFallbackKind
            : optimizer      ? "optimizer step"
+           : weights        ? "weights"
            : transfer       ? "copy or cast"
            : forward        ? "forward"
                             : "other";

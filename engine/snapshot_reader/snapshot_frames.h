@@ -45,7 +45,7 @@ bool in_python_library(std::string_view path);
 // category, else kNoPythonFrame.
 std::string user_line(const std::vector<PickleValue>& frames);
 
-// "forward", "backward", "optimizer step", "copy or cast", the engine's own phase ("data
+// "forward", "backward", "optimizer step", "weights", "copy or cast", the engine's own phase ("data
 // transfer" among them), or "other".
 std::string kind_of(const std::vector<PickleValue>& frames);
 // PyTorch's category of a tensor as a kind: "optimizer_state" is "optimizer state".

@@ -259,6 +259,10 @@ void replay_changes(SnapshotDevice& device, const SnapshotProgress& progress) {
             reservations.add(change.what == What::Reserve ? change.size : -change.size);
         }
     }
+    if (!device.segments_dumped) {  // no end but the trace's: it starts from the least it can
+        device.allocated = std::max(-allocations.lowest, early_frees) + allocations.net;
+        device.reserved = std::max<std::int64_t>(-reservations.lowest, 0) + reservations.net;
+    }
     std::int64_t allocated =
         start_of(device.allocated, allocations, early_frees, "allocated", device.trace_problems);
     std::int64_t reserved =

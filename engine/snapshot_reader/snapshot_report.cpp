@@ -307,6 +307,9 @@ SnapshotReport report_of_pickle(const snapshot::PickleDocument& document,
                        "\"segments\" or \"device_traces\" nor a list of segments); write one "
                        "with torch.cuda.memory._dump_snapshot(\"x.pickle\")");
     }
+    // A device's trace saved alone (a JSON list of its events, read as device_traces alone)
+    // has no segments of a dump to end at.
+    const bool segments_dumped = bare_segments || root.at("segments") != nullptr;
     SnapshotReport report;
     report.source = source;
     if (const PickleValue* experiment = root.at("oomlab_experiment")) {
@@ -377,6 +380,7 @@ SnapshotReport report_of_pickle(const snapshot::PickleDocument& document,
             held != origin_blocks.end() && !device.from_profile) {
             name_held_blocks(device, held->second, sink.origins());
         }
+        device.segments_dumped = device.segments_dumped && segments_dumped;
         snapshot::place_stages(device, annotations, clock);
         snapshot::replay_changes(device, progress);
     }

@@ -108,6 +108,10 @@ std::string snapshot_end_words(const SnapshotDevice& d) {
     if (d.from_trace && d.index == kProfilerCpuIndex) {
         return allocated + " (the profiler's totals; the CPU's allocator reserves nothing)";
     }
+    if (!d.from_trace && !d.segments_dumped) {
+        return "no segments dumped (a device's trace saved alone): " + format_bytes(d.reserved) +
+               " reserved, " + allocated + " by the trace's own reckoning";
+    }
     if (!d.from_trace) {
         return std::to_string(d.segments) + " segments, " + format_bytes(d.reserved) +
                " reserved, " + allocated;
@@ -115,6 +119,18 @@ std::string snapshot_end_words(const SnapshotDevice& d) {
     return format_bytes(d.reserved) + " reserved, " + allocated +
            " (the profiler's totals; a trace records no segments)";
 }
+
+namespace {
+
+// Where the peak stood among the trace's events: before the first, it is the trace's start.
+std::string peak_among_events(const SnapshotDevice& d) {
+    return d.peak_event == 0
+               ? "at the start of the trace, before its " + std::to_string(d.events) +
+                     (d.events == 1 ? " event" : " events")
+               : "after event " + std::to_string(d.peak_event) + " of " + std::to_string(d.events);
+}
+
+}  // namespace
 
 std::string snapshot_peak_words(const SnapshotDevice& d) {
     if (d.events == 0) {
@@ -129,9 +145,9 @@ std::string snapshot_peak_words(const SnapshotDevice& d) {
                (start > 0 ? ", counting of what was allocated before the trace began only the " +
                                 format_bytes(start) + " its frees show"
                           : " above what was allocated when the trace began") +
-               ", after event " + std::to_string(d.peak_event) + " of " + std::to_string(d.events);
+               ", " + peak_among_events(d);
     }
-    words += " after event " + std::to_string(d.peak_event) + " of " + std::to_string(d.events);
+    words += " " + peak_among_events(d);
     if (!reserves(d)) {
         return words;
     }
@@ -140,7 +156,7 @@ std::string snapshot_peak_words(const SnapshotDevice& d) {
 }
 
 std::string snapshot_free_words(const SnapshotDevice& d) {
-    if (!reserves(d)) {
+    if (!reserves(d) || !d.segments_dumped) {  // no blocks, so no pieces to tell
         return {};
     }
     const std::string free = "cached but free at the end: " + format_bytes(d.cached_free);
@@ -190,10 +206,11 @@ std::vector<std::string> snapshot_end_notes(const SnapshotDevice& device) {
                                            return change.what == SnapshotTraceChange::What::Alloc;
                                        });
     if (!device.changes.empty() && !allocates) {
-        notes.push_back("the trace holds no allocation (" + std::to_string(device.events) +
-                        (device.events == 1 ? " event" : " events") +
-                        ", of segments only): its peak is what was alive when the snapshot was "
-                        "dumped, not the run's; record the history before the step to see it");
+        notes.push_back(
+            "the trace holds no allocation (" + std::to_string(device.events) +
+            (device.events == 1 ? " event, not an allocation" : " events, none an allocation") +
+            "): its peak is what was alive when the snapshot was "
+            "dumped, not the run's; record the history before the step to see it");
     }
     if (device.pending_free > 0) {
         notes.push_back(format_bytes(device.pending_free) +

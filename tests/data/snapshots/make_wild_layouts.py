@@ -243,12 +243,34 @@ def host_trace_dict():
     return {"segments": [], "device_traces": [], "host_traces": {"alloc": 1}}
 
 
+def helper_weights():
+    # FlexGen's: every tensor made through one allocate() of the program's, the weights' frames
+    # (init_weight_list, init_all_weights) above it; then a forward's activation.
+    def weight_frames(line):
+        return [{"filename": "??", "line": 0, "name": "c10::cuda::CUDACachingAllocator::malloc"},
+                {"filename": "flexgen/pytorch_backend.py", "line": 195, "name": "allocate"},
+                {"filename": "flexgen/flex_opt.py", "line": line, "name": "init_weight_list"},
+                {"filename": "flexgen/flex_opt.py", "line": 170, "name": "init_all_weights"}]
+    trace = [event("segment_alloc", BASE, 20 * MiB, weight_frames(143), 1),
+             event("alloc", BASE, 6 * MiB, weight_frames(143), 2),
+             event("alloc", BASE + 6 * MiB, 6 * MiB, weight_frames(144), 3),
+             event("alloc", BASE + 12 * MiB, 2 * MiB,
+                   [{"filename": "flexgen/pytorch_backend.py", "line": 195, "name": "allocate"},
+                    {"filename": "flexgen/flex_opt.py", "line": 300, "name": "forward"}], 4)]
+    blocks = [block(BASE, 6 * MiB, block_frames=weight_frames(143)),
+              block(BASE + 6 * MiB, 6 * MiB, block_frames=weight_frames(144)),
+              block(BASE + 12 * MiB, 2 * MiB), block(BASE + 14 * MiB, 6 * MiB, "inactive")]
+    return {"segments": [segment(0, BASE, blocks)], "device_traces": [trace]}
+
+
 LAYOUTS = {"huge-line": huge_line, "bare-list": bare_list, "late-history": late_history,
            "many-devices": many_devices, "segments-only": segments_only, "newer-fields": newer_fields,
            "pool-ids": pool_ids, "host-trace-dict": host_trace_dict, "empty-devices": empty_devices,
            "no-history": no_history, "closure-forward": closure_forward,
            "math-attention": math_attention,
+           "helper-weights": helper_weights,
            "huge-line-json": huge_line,
+           "huge-line-events-json": huge_line,
            "huge-line-page": huge_line}
 
 def memory_viz_page(snapshot):
@@ -281,6 +303,9 @@ if __name__ == "__main__":
     if sys.argv[2].endswith("-page"):
         with open(sys.argv[1], "w", encoding="utf-8") as out:
             out.write(memory_viz_page(snapshot))
+    elif sys.argv[2].endswith("-events-json"):  # a device's trace saved alone
+        with open(sys.argv[1], "w", encoding="utf-8") as out:
+            json.dump(snapshot["device_traces"][0], out, indent=4)
     elif sys.argv[2].endswith("-json"):
         with open(sys.argv[1], "w", encoding="utf-8") as out:
             json.dump(snapshot, out, indent=4)

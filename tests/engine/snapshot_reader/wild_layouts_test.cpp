@@ -1,6 +1,5 @@
 // The layouts real programs wrote that no kept file in tests/data/wild shows, rebuilt field by
-// field (tests/data/snapshots/make_wild_layouts.py), and snapshots kept in other forms than
-// their pickle.
+// field (tests/data/snapshots/make_wild_layouts.py).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -11,36 +10,13 @@
 #include "oomlab/snapshot_reader/snapshot_advice.h"
 #include "oomlab/snapshot_reader/snapshot_report.h"
 #include "test_support.h"
+#include "wild_layout.h"
 
 namespace oomlab {
 namespace {
 
-// The layouts real programs wrote that no kept file shows (their licences let us keep none),
-// rebuilt field by field with figures of our own (tests/data/snapshots/make_wild_layouts.py).
-class WildLayout : public ::testing::Test {
-protected:
-    void SetUp() override {
-        if (test::run_command("command -v python3 >/dev/null 2>&1").exit_code != 0) {
-            GTEST_SKIP() << "no python3 to build the snapshot";
-        }
-    }
-    SnapshotReport read(const std::string& layout) {
-        const std::string path = m_dir.file(layout + ".pickle");
-        EXPECT_EQ(test::built_snapshot("make_wild_layouts.py", path, layout), 0) << layout;
-        return read_snapshot_report(path);
-    }
-
-private:
-    test::TempDir m_dir;
-};
-
-std::vector<std::pair<std::string, std::int64_t>> lines_of(const SnapshotDevice& device) {
-    std::vector<std::pair<std::string, std::int64_t>> lines;
-    for (const SnapshotLine& line : device.at_peak) {
-        lines.emplace_back(line.where, line.bytes);
-    }
-    return lines;
-}
+using test::lines_of;
+using test::WildLayout;
 
 // torch.compile's frames carry a line of 2**64-1: read as a line not recorded, never a refusal
 // of the file; its generated code is PyTorch's, so the line named is the program's own.
@@ -97,69 +73,18 @@ TEST_F(WildLayout, TheMathAttentionKernelsWeightsAreNamedWithTheFusedKernels) {
     EXPECT_NE(fused.find("sdpa_kernel("), std::string::npos) << fused;
 }
 
-// The same snapshot saved as JSON, or inside memory_viz's web page, reads as its pickle does,
-// its line past 2**63 included; export_memory_timeline's page, a picture, is refused so.
-TEST_F(WildLayout, ASnapshotSavedAsJsonOrInMemoryVizsPageReadsAsItsPickle) {
-    const SnapshotReport pickle = read("huge-line");
-    for (const char* form : {"huge-line-json", "huge-line-page"}) {
-        const SnapshotReport other = read(form);
-        ASSERT_EQ(other.devices.size(), 1u) << form;
-        EXPECT_EQ(other.devices[0].peak_allocated, pickle.devices[0].peak_allocated) << form;
-        EXPECT_EQ(other.devices[0].reserved, pickle.devices[0].reserved) << form;
-        EXPECT_EQ(other.devices[0].events, pickle.devices[0].events) << form;
-        EXPECT_EQ(lines_of(other.devices[0]), lines_of(pickle.devices[0])) << form;
-        EXPECT_EQ(other.alloc_conf, pickle.alloc_conf) << form;
+// Every tensor made through one allocate() of the program's (FlexGen's): the frames above it
+// say the weights were made, and the breakdown says weights, not "other".
+TEST_F(WildLayout, WeightsMadeThroughAnAllocationHelperAreWeights) {
+    const SnapshotReport report = read("helper-weights");
+    ASSERT_EQ(report.devices.size(), 1u);
+    const SnapshotDevice& device = report.devices[0];
+    ASSERT_FALSE(device.at_peak_by_kind.empty());
+    EXPECT_EQ(device.at_peak_by_kind.front().where, "weights");
+    EXPECT_EQ(device.at_peak_by_kind.front().bytes, 12 * test::kMiB);
+    for (const SnapshotLine& kind : device.at_peak_by_kind) {
+        EXPECT_NE(kind.where, "other") << kind.bytes;
     }
-    try {
-        read("timeline-picture");
-        ADD_FAILURE() << "a picture read as a snapshot";
-    } catch (const BadInput& refusal) {
-        EXPECT_NE(std::string(refusal.what()).find("export_memory_timeline page, a picture"),
-                  std::string::npos)
-            << refusal.what();
-    }
-}
-
-// export_memory_timeline's raw data (tonghuikang's .raw.json.gz files, which no licence lets us
-// keep) is said to be what it is first, then what this reader takes instead.
-TEST_F(WildLayout, TheMemoryTimelinesRawDataIsNamedBeforeWhatToGiveInstead) {
-    try {
-        read("timeline-raw");
-        FAIL() << "export_memory_timeline's rows read as a trace";
-    } catch (const BadInput& refusal) {
-        const std::string why = refusal.what();
-        EXPECT_NE(why.find(".pickle: the rows export_memory_timeline writes to a .raw.json ([time, "
-                           "action, bytes, category] each), not a Chrome trace of PyTorch's "
-                           "profiler: give this reader the trace itself"),
-                  std::string::npos)
-            << why;
-        EXPECT_NE(why.find("prof.export_chrome_trace(\"trace.json\")"), std::string::npos) << why;
-        EXPECT_EQ(why.find("item 1"), std::string::npos) << why;
-    }
-}
-
-// A JSON snapshot cut short, and a memory_viz page whose snapshot is not base64, are refused
-// naming the file, where, and what to give instead.
-TEST(WildCorpus, ASnapshotInAnotherFormThatIsBrokenIsRefusedSayingWhere) {
-    const auto refusal = [](const std::string& bytes, const std::string& file) {
-        try {
-            snapshot_report_from_bytes(bytes, file);
-        } catch (const BadInput& error) {
-            return std::string(error.what());
-        }
-        return std::string("read");
-    };
-    EXPECT_EQ(refusal("{\"segments\": [1, ", "cut.json"),
-              "cut.json: a memory snapshot saved as JSON, but not JSON at byte 17 (Invalid "
-              "value.); save it again with json.dump, or give the pickle");
-    const std::string page =
-        "<!DOCTYPE html>\n<script>add_local_files([{\"name\": "
-        "\"snapshot.pickle\", \"base64\": \"gASV!\"}])</script>";
-    EXPECT_NE(refusal(page, "page.html")
-                  .find("page.html: the snapshot in this memory_viz page is "
-                        "cut or changed: \"!\" at byte"),
-              std::string::npos)
-        << refusal(page, "page.html");
 }
 
 // A trace of a segment freed and nothing allocated (a 29.66 GiB model's snapshot held only
@@ -172,7 +97,7 @@ TEST_F(WildLayout, ATraceThatAllocatesNothingIsNotTheRunsPeak) {
     for (const std::string& note : snapshot_end_notes(report.devices[0])) {
         notes += note + "\n";
     }
-    EXPECT_NE(notes.find("the trace holds no allocation (1 event, of segments only): its peak is "
+    EXPECT_NE(notes.find("the trace holds no allocation (1 event, not an allocation): its peak is "
                          "what was alive when the snapshot was dumped"),
               std::string::npos)
         << notes;

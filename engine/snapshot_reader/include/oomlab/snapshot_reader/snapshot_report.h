@@ -243,6 +243,10 @@ struct SnapshotDevice {
     // of the cached memory); where its events carry no totals (PyTorch before 1.10), nothing
     // was recorded of what was reserved.
     bool from_trace = false;
+    // False for a device's trace saved alone, without the dump's segments: what it held at the
+    // end is the trace's own reckoning, each figure from the least that keeps every moment at or
+    // above zero.
+    bool segments_dumped = true;
     bool reserved_recorded = true;
     bool totals_recorded = true;  // a trace's events carry the profiler's totals (1.10 and later)
     // What the program asked for of `allocated` (the blocks' requested_size, PyTorch 2.x): the
