@@ -364,6 +364,12 @@ bool fragmentation(OomExplanation& e, const DeviceReading& r) {
             "keep tensor sizes steady from step to step (pad to a fixed or bucketed "
             "length): blocks of one size are reused whole");
     }
+    // Where the text tells what the program was doing (an evaluation, inference, the
+    // optimizer's step), what makes that hold less follows the settings.
+    if (!nearly_full && !loading && m.work != OomMessage::Work::Unknown &&
+        m.inference_app.empty()) {
+        hold_less_tries(e, r);
+    }
     return true;
 }
 

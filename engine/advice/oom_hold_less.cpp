@@ -108,16 +108,14 @@ void evaluation_tries(OomExplanation& e, const DeviceReading& r) {
     e.facts.push_back(
         "the frames just before the message are an evaluation's, a validation's or a test's: no "
         "backward runs there, and a training run's weights, gradients and optimizer state stay "
-        "on the " +
-        r.on.device + " beside it");
+        "on the device beside it");
     e.tries.push_back(
         "fewer or smaller inputs per evaluation step (an evaluation batch size of its own), or "
         "the evaluation in chunks: what it makes at once grows with each");
     e.tries.push_back(
         "keep its results off the device: move predictions, scores or what it gathers to the "
         "CPU as they are made (.cpu(), or the library's own option for where outputs go) rather "
-        "than gathering them all on the " +
-        r.on.device);
+        "than gathering them all on the device");
     e.tries.push_back(
         "torch.no_grad() or torch.inference_mode() around it, if it is not there: otherwise "
         "each layer's activations are kept for a backward that never comes");

@@ -38,6 +38,12 @@ TEST(WildMessagesRound13, TheCacheAndTheFreeMemoryTogetherAreFragmentation) {
         EXPECT_NE(t.e.summary.find("together more than the"), std::string::npos) << t.text;
         EXPECT_EQ(t.e.summary.find("did not fit in what was left"), std::string::npos) << t.text;
     }
+    // An evaluation's scores (963): what makes the evaluation hold less follows the settings.
+    const Told scores =
+        told("963-czsl-open-world-evaluate-predictions-scores-mask-bias-eval-on-gpu.txt");
+    EXPECT_EQ(scores.e.message.work, OomMessage::Work::Evaluation);
+    EXPECT_NE(scores.tries.find("keep its results off the device"), std::string::npos)
+        << scores.text;
 }
 
 // Joined, the cache and the free memory would leave under 2% of the device (934, 941, 954):
