@@ -299,6 +299,41 @@ OomMessage read_message_in(std::string_view text, std::string_view message) {
     return m;
 }
 
+// Another device's message before the one read (several ranks' logs in one text): said, since
+// the explanation is of the last one alone.
+std::optional<std::string> another_device_before(std::string_view text, const Span& read,
+                                                 const OomMessage& m) {
+    const std::optional<Span> earlier = last_message(text.substr(0, read.begin));
+    if (!earlier || m.device_index < 0) {
+        return std::nullopt;
+    }
+    try {
+        const OomMessage other =
+            read_message(oom_text::without_hard_wraps(text, text_of(text, *earlier)));
+        if (other.device == m.device && other.device_index >= 0 &&
+            other.device_index != m.device_index) {
+            const std::string device = m.backend == "NPU" || m.backend == "XPU" ? m.backend : "GPU";
+            return "the text holds another message before this one, of " + device + " " +
+                   std::to_string(other.device_index) +
+                   " (another rank's or process's, most likely): this explains the last, of " +
+                   device + " " + std::to_string(m.device_index) +
+                   "; each device's message is its own";
+        }
+    } catch (const BadInput&) {  // an earlier copy with a figure no device holds: not said
+    }
+    return std::nullopt;
+}
+
+// The message `span` holds, explained, with another device's message before it said.
+OomExplanation explain_span(std::string_view text, const Span& span) {
+    const OomMessage m = read_message_in(text, text_of(text, span));
+    OomExplanation e = explain_oom(m);
+    if (const std::optional<std::string> other = another_device_before(text, span, m)) {
+        e.facts.push_back(*other);
+    }
+    return e;
+}
+
 }  // namespace
 
 OomExplanation explain_oom_message(const std::string& text) {
@@ -306,7 +341,7 @@ OomExplanation explain_oom_message(const std::string& text) {
     if (!span) {
         refuse_text(text.size(), text);
     }
-    return explain_oom(read_message_in(text, text_of(text, *span)));
+    return explain_span(text, *span);
 }
 
 void OomLogReader::feed(std::string_view piece) {
@@ -329,14 +364,13 @@ void OomLogReader::feed(std::string_view piece) {
 }
 
 OomExplanation OomLogReader::explain() const {
-    std::string_view message = m_earlier;
     if (const std::optional<Span> span = message_to_read(m_window, m_earlier.empty())) {
-        message = text_of(m_window, *span);
+        return explain_span(m_window, *span);
     }
-    if (message.empty()) {
+    if (m_earlier.empty()) {
         refuse_text(m_read, m_window);
     }
-    return explain_oom(read_message_in(m_window, message));
+    return explain_oom(read_message_in(m_window, m_earlier));
 }
 
 }  // namespace oomlab

@@ -83,6 +83,19 @@ TEST(WildMessagesRound13, AComfyUiNodeLoadingItsModelIsToldTheModelsSizeFirst) {
     EXPECT_TRUE(begins(comfy.e.tries[0], "a smaller or quantized model")) << comfy.text;
 }
 
+// Two ranks' messages in one log (968: GPU 1's, then GPU 0's): the last is explained, and the
+// other is said to be there.
+TEST(WildMessagesRound13, AnotherDevicesMessageBeforeTheOneReadIsSaid) {
+    const Told t = told("968-xlm-two-ooms-gpu1-then-gpu0-different-figures-bt-step-backward.txt");
+    EXPECT_EQ(t.e.message.device_index, 0);
+    EXPECT_NE(t.text.find("the text holds another message before this one, of GPU 1 (another "
+                          "rank's or process's, most likely): this explains the last, of GPU 0"),
+              std::string::npos)
+        << t.text;
+    const Told one = told("960-ms-swift-dpo-rank1-wrapped-inside-number-4-newline-0-30-gib.txt");
+    EXPECT_EQ(one.text.find("another message before this one"), std::string::npos) << one.text;
+}
+
 // A tensor too large for a graph's convolution, a distance matrix or a protein's structure is no
 // language model's logits (937, 939, 945); a language model's may be.
 TEST(WildMessagesRound13, ATensorTooLargeIsALanguageModelsLogitsOnlyInOne) {
