@@ -1,6 +1,7 @@
 #include "snapshot_frames.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "oomlab/snapshot_reader/snapshot_report.h"
 
@@ -161,13 +162,23 @@ bool is_weights_frame(std::string_view file, std::string_view name) {
            name == "from_pretrained" || contains(name, "load_weights");
 }
 
+// A program's own function that only makes tensors for its callers: the line that called it
+// says what the memory is for.
+bool is_allocation_helper(std::string_view function) {
+    constexpr std::string_view kHelpers[] = {"allocate",        "_allocate", "alloc", "malloc",
+                                             "allocate_tensor", "empty",     "zeros"};
+    return std::find(std::begin(kHelpers), std::end(kHelpers), function) != std::end(kHelpers);
+}
+
 }  // namespace
 
 // The user's own source line in an allocation's frames, as memory_viz's "filter frames" shows
-// it: the first Python frame outside torch itself (C++ frames and torch's folded), else the
-// engine's category, else the op its C++ frames name, else a note that none was recorded.
+// it: the first Python frame outside torch itself (C++ frames and torch's folded; a program's
+// own allocation helper, such as FlexGen's allocate(), passed for its caller), else the engine's
+// category, else the op its C++ frames name, else a note that none was recorded.
 std::string user_line(const std::vector<PickleValue>& frames) {
     std::optional<ProfilerFrame> first_python;
+    std::optional<ProfilerFrame> helper;
     for (const PickleValue& frame : frames) {
         const ProfilerFrame parts = parts_of(frame);
         if (parts.file == "oomlab") {
@@ -177,11 +188,18 @@ std::string user_line(const std::vector<PickleValue>& frames) {
             continue;
         }
         if (!in_torch_package(parts.file) && !in_python_library(parts.file)) {
+            if (is_allocation_helper(parts.function)) {
+                helper = helper ? helper : parts;
+                continue;
+            }
             return profiler_line(parts);
         }
         if (!first_python) {
             first_python = parts;
         }
+    }
+    if (helper) {  // nothing called it from the program's own code
+        return profiler_line(*helper);
     }
     if (first_python) {
         return profiler_line(*first_python);

@@ -74,7 +74,8 @@ TEST_F(WildLayout, TheMathAttentionKernelsWeightsAreNamedWithTheFusedKernels) {
 }
 
 // Every tensor made through one allocate() of the program's (FlexGen's): the frames above it
-// say the weights were made, and the breakdown says weights, not "other".
+// say the weights were made, and the breakdown says weights, not "other"; the lines are its
+// callers'.
 TEST_F(WildLayout, WeightsMadeThroughAnAllocationHelperAreWeights) {
     const SnapshotReport report = read("helper-weights");
     ASSERT_EQ(report.devices.size(), 1u);
@@ -85,6 +86,11 @@ TEST_F(WildLayout, WeightsMadeThroughAnAllocationHelperAreWeights) {
     for (const SnapshotLine& kind : device.at_peak_by_kind) {
         EXPECT_NE(kind.where, "other") << kind.bytes;
     }
+    // The lines named are allocate()'s callers', not the helper's own.
+    EXPECT_EQ(lines_of(device), (std::vector<std::pair<std::string, std::int64_t>>{
+                                    {"flexgen/flex_opt.py:143 (init_weight_list)", 6 * test::kMiB},
+                                    {"flexgen/flex_opt.py:144 (init_weight_list)", 6 * test::kMiB},
+                                    {"flexgen/flex_opt.py:300 (forward)", 2 * test::kMiB}}));
 }
 
 // A trace of a segment freed and nothing allocated (a 29.66 GiB model's snapshot held only
