@@ -127,16 +127,20 @@ bool looks_like_json_snapshot(const std::string& head) {
     return false;
 }
 
+std::size_t after_openings(const std::string& head, std::string_view openings) {
+    std::size_t at = 0;
+    for (const char opening : openings) {
+        at = head.find_first_not_of(" \t\r\n", at);
+        if (at == std::string::npos || head[at] != opening) {
+            return std::string::npos;
+        }
+        ++at;
+    }
+    return head.find_first_not_of(" \t\r\n", at);
+}
+
 bool looks_like_json_trace_events(const std::string& head) {
-    std::size_t at = head.find_first_not_of(" \t\r\n");
-    if (at == std::string::npos || head[at] != '[') {
-        return false;
-    }
-    at = head.find_first_not_of(" \t\r\n", at + 1);
-    if (at == std::string::npos || head[at] != '{') {
-        return false;
-    }
-    at = head.find_first_not_of(" \t\r\n", at + 1);
+    const std::size_t at = after_openings(head, "[{");
     return at != std::string::npos && head.compare(at, 8, "\"action\"") == 0;
 }
 

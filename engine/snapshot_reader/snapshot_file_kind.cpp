@@ -9,6 +9,7 @@
 #include "memory_viz_page.h"
 #include "oomlab/common/errors.h"
 #include "oomlab/common/files.h"
+#include "timeline_rows.h"
 
 namespace oomlab::snapshot {
 namespace {
@@ -62,6 +63,12 @@ std::optional<std::string> pickle_of_other_form(const std::string& head,
                                                 const std::string& source) {
     if (looks_like_json_snapshot(head)) {
         return pickle_of_json_snapshot(text_as_utf8(source, "memory snapshot", whole()), source);
+    }
+    if (looks_like_timeline_rows(head)) {  // export_memory_timeline's: its rows by category
+        return pickle_of_json_snapshot(
+            snapshot_json_of_timeline_rows(text_as_utf8(source, "memory timeline's rows", whole()),
+                                           source),
+            source);
     }
     if (looks_like_json_trace_events(head)) {  // read as the snapshot it was taken from
         return pickle_of_json_snapshot(

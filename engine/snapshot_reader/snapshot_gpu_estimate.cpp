@@ -28,8 +28,11 @@ allocator::WhatIf replayed(const OnCuda& requests, const std::string& alloc_conf
 
 // The profiler's CPU, whose tensors a GPU would hold; pinned host memory stays on the host.
 bool estimable(const SnapshotDevice& device) {
+    // export_memory_timeline's rows (a profile's, with no dump) do not say which device
+    // theirs was: most often a GPU's already.
+    const bool device_unnamed = device.from_profile && !device.segments_dumped;
     return !served_by_caching_allocator(device) && device.index != kPinnedHostIndex &&
-           !host_of_a_gpu_run(device) && !device.changes.empty();
+           !host_of_a_gpu_run(device) && !device.changes.empty() && !device_unnamed;
 }
 
 }  // namespace

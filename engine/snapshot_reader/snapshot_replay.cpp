@@ -262,6 +262,11 @@ void replay_changes(SnapshotDevice& device, const SnapshotProgress& progress) {
     if (!device.segments_dumped) {  // no end but the trace's: it starts from the least it can
         device.allocated = std::max(-allocations.lowest, early_frees) + allocations.net;
         device.reserved = std::max<std::int64_t>(-reservations.lowest, 0) + reservations.net;
+        // Rows of tensors alone (export_memory_timeline's) say nothing of segments.
+        device.reserved_recorded = std::any_of(
+            device.changes.begin(), device.changes.end(), [](const SnapshotTraceChange& change) {
+                return change.what != What::Alloc && change.what != What::Free;
+            });
     }
     std::int64_t allocated =
         start_of(device.allocated, allocations, early_frees, "allocated", device.trace_problems);

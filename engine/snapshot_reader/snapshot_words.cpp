@@ -109,8 +109,9 @@ std::string snapshot_end_words(const SnapshotDevice& d) {
         return allocated + " (the profiler's totals; the CPU's allocator reserves nothing)";
     }
     if (!d.from_trace && !d.segments_dumped) {
-        return "no segments dumped (a device's trace saved alone): " + format_bytes(d.reserved) +
-               " reserved, " + allocated + " by the trace's own reckoning";
+        return "no segments dumped (a device's trace saved alone): " +
+               (reserves(d) ? format_bytes(d.reserved) + " reserved, " : std::string()) +
+               allocated + " by the trace's own reckoning";
     }
     if (!d.from_trace) {
         return std::to_string(d.segments) + " segments, " + format_bytes(d.reserved) +
@@ -227,7 +228,13 @@ std::vector<std::string> snapshot_end_notes(const SnapshotDevice& device) {
                         " reserved then; PyTorch's allocator never holds more than it "
                         "reserved, so this file was not written as PyTorch writes one");
     }
-    if (device.from_profile) {
+    if (device.from_profile && !device.segments_dumped) {
+        notes.push_back(
+            "made from export_memory_timeline's rows (each tensor's size and PyTorch's category "
+            "of it; no address, frame or segment, nor the device's name): a free is matched to "
+            "the last tensor of its size and category; what was allocated, when, and what it "
+            "was for are the profiler's");
+    } else if (device.from_profile) {
         notes.push_back(
             "made from a profile (its events carry PyTorch's tensor categories, as "
             "torch.cuda._memory_viz._profile_to_snapshot writes them): its segment only spans "

@@ -285,10 +285,15 @@ TIMELINE_PICTURE = ("<html>\n<head><meta charset=\"utf-8\" /><title>GPU Memory T
                     "</title></head>\n<body>\n  <img src='data:image/png;base64,iVBORw0KGgo='>"
                     "\n</body>\n</html>\n")
 
-# Actions 1 PREEXISTING, 2 CREATE, 3 INCREMENT_VERSION, 4 DESTROY; categories 0 parameter ...
-# 4 activation (torch.profiler._memory_profiler's indices).
-TIMELINE_RAW = [[-1, 1, 37632, 0], [-1, 1, 602112, 0], [1722000000000, 2, 4 * MiB, 4],
-                [1722000000500, 3, 4 * MiB, 4], [1722000001000, 4, 4 * MiB, 4]]
+# export_memory_timeline's rows, [time in ns, action, bytes, category]: actions 1 PREEXISTING,
+# 2 CREATE, 3 INCREMENT_VERSION (the old version's category less, the new one's more), 4 DESTROY
+# (less); categories 0 parameter, 2 input, 4 activation, 5 gradient, 7 unknown
+# (torch.profiler._memory_profiler's indices).
+TIMELINE_RAW = [[-1, 1, 37632, 0], [-1, 1, 602112, 2],
+                [1722000000000, 2, 4 * MiB, 4], [1722000000200, 2, 2 * MiB, 7],
+                [1722000000500, 3, -4 * MiB, 4], [1722000000500, 3, 4 * MiB, 5],
+                [1722000000600, 3, -2 * MiB, 7], [1722000000600, 3, 2 * MiB, 7],
+                [1722000001000, 4, -4 * MiB, 5], [1722000001100, 4, -2 * MiB, 7]]
 
 if __name__ == "__main__":
     if sys.argv[2] == "timeline-raw":

@@ -3,6 +3,8 @@
 // are and what to give instead.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "oomlab/common/errors.h"
@@ -62,22 +64,41 @@ TEST_F(WildLayout, ADevicesTraceSavedAloneAsAJsonListReadsAsItsTrace) {
     EXPECT_TRUE(read("huge-line").devices[0].segments_dumped);
 }
 
-// export_memory_timeline's raw data (tonghuikang's .raw.json.gz files, which no licence lets us
-// keep) is said to be what it is first, then what this reader takes instead.
-TEST_F(WildLayout, TheMemoryTimelinesRawDataIsNamedBeforeWhatToGiveInstead) {
-    try {
-        read("timeline-raw");
-        FAIL() << "export_memory_timeline's rows read as a trace";
-    } catch (const BadInput& refusal) {
-        const std::string why = refusal.what();
-        EXPECT_NE(why.find(".pickle: the rows export_memory_timeline writes to a .raw.json ([time, "
-                           "action, bytes, category] each), not a Chrome trace of PyTorch's "
-                           "profiler: give this reader the trace itself"),
-                  std::string::npos)
-            << why;
-        EXPECT_NE(why.find("prof.export_chrome_trace(\"trace.json\")"), std::string::npos) << why;
-        EXPECT_EQ(why.find("item 1"), std::string::npos) << why;
+// export_memory_timeline's rows (tonghuikang's .raw.json.gz files, which no licence lets us
+// keep) read as one device's trace by PyTorch's categories: the peak and what each category
+// held then are the rows' running sums; a version that changes category moves its bytes.
+TEST_F(WildLayout, TheMemoryTimelinesRowsReadByPyTorchsCategories) {
+    const SnapshotReport report = read("timeline-raw");
+    ASSERT_EQ(report.devices.size(), 1u);
+    const SnapshotDevice& device = report.devices[0];
+    EXPECT_EQ(device.index, 0);
+    EXPECT_EQ(device.peak_allocated, 37632 + 602112 + 6 * test::kMiB);
+    EXPECT_EQ(device.allocated, 37632 + 602112);
+    std::int64_t summed = 0;
+    for (const SnapshotLine& kind : device.at_peak_by_kind) {
+        summed += kind.bytes;
     }
+    EXPECT_EQ(summed, device.peak_allocated);
+    const auto held = [&](const std::string& kind) {
+        for (const SnapshotLine& line : device.at_peak_by_kind) {
+            if (line.where == kind) {
+                return line.bytes;
+            }
+        }
+        return std::int64_t{-1};
+    };
+    EXPECT_EQ(held("parameter"), 37632);
+    EXPECT_EQ(held("input"), 602112);
+    // The 4 MiB tensor is an activation, then a gradient: one of them at the peak.
+    EXPECT_EQ(std::max(held("activation"), held("gradient")), 4 * test::kMiB);
+    EXPECT_EQ(std::min(held("activation"), held("gradient")), -1);
+    EXPECT_EQ(held("other"), 2 * test::kMiB);  // PyTorch's category unknown
+    std::string notes;
+    for (const std::string& note : snapshot_end_notes(device)) {
+        notes += note + "\n";
+    }
+    EXPECT_NE(notes.find("made from export_memory_timeline's rows"), std::string::npos) << notes;
+    EXPECT_FALSE(device.reserved_recorded);
 }
 
 // A JSON snapshot cut short, and a memory_viz page whose snapshot is not base64, are refused
@@ -91,6 +112,9 @@ TEST(WildCorpus, ASnapshotInAnotherFormThatIsBrokenIsRefusedSayingWhere) {
         }
         return std::string("read");
     };
+    EXPECT_EQ(refusal("[[1722000000000, 2, 4194304]]", "rows.json"),
+              "rows.json: row 1 of what export_memory_timeline writes holds 3 numbers, not [time, "
+              "action, bytes, category] (four whole numbers)");
     EXPECT_EQ(refusal("{\"segments\": [1, ", "cut.json"),
               "cut.json: a memory snapshot saved as JSON, but not JSON at byte 17 (Invalid "
               "value.); save it again with json.dump, or give the pickle");
