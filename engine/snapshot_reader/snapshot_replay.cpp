@@ -267,6 +267,10 @@ void replay_changes(SnapshotDevice& device, const SnapshotProgress& progress) {
             device.changes.begin(), device.changes.end(), [](const SnapshotTraceChange& change) {
                 return change.what != What::Alloc && change.what != What::Free;
             });
+        // Cached free as a trace tells it: reserved less allocated, no blocks to say in what.
+        device.cached_free = device.reserved_recorded
+                                 ? std::max<std::int64_t>(device.reserved - device.allocated, 0)
+                                 : 0;
     }
     std::int64_t allocated =
         start_of(device.allocated, allocations, early_frees, "allocated", device.trace_problems);

@@ -15,12 +15,16 @@ the most allocated ("Total Allocated" where the events give it, else the running
 allocated and reserved and the difference, cached free (reserved: null where the events give no
 "Total Reserved"; the CPU's allocator reserves nothing).
 
+export_memory_timeline's rows (a JSON list of [time, action, bytes, category]): the running
+sum of their signed bytes, its most and its end, as device 0's.
+
 A tar archive (traces packed together): the names of its files, and no device.
 
 A web page torch.cuda._memory_viz wrote (trace_plot, segment_plot): the snapshot it carries as
 base64 in the list its script hands to MemoryViz.js, read as that pickle.
 """
 import base64
+from itertools import accumulate
 import gzip
 import io
 import json
@@ -81,6 +85,13 @@ def read_snapshot(data):
             elif event["action"] in ("segment_free", "segment_unmap"):
                 segment_moves.append(-event["size"])
         allocated = d["allocated"] - sum(moves)
+        if isinstance(data, dict) and "segments" not in data:
+            # A device's trace saved alone, no dump: each figure from the least that keeps every
+            # moment at or above zero, and its end the trace's own.
+            allocated = -min([0] + list(accumulate(moves)))
+            d["allocated"] = allocated + sum(moves)
+            d["reserved"] = -min([0] + list(accumulate(segment_moves))) + sum(segment_moves)
+            d["cached_free"] = max(d["reserved"] - d["allocated"], 0)
         # Every segment opened inside the trace: nothing was allocated before it (the blocks'
         # surplus over the trace's sizes is their rounding), and no moment is below zero.
         if segment_moves and d["reserved"] - sum(segment_moves) == 0:
@@ -132,6 +143,18 @@ def read_trace(data):
     return {"kind": "trace", "devices": figures}
 
 
+def read_timeline_rows(rows):
+    # export_memory_timeline's rows, [time, action, bytes, category]: the bytes are signed (a
+    # tensor freed, or a version's category ended, is negative), so their running sum is what
+    # was allocated; the device is not named (device 0).
+    running, peak = 0, 0
+    for row in rows:
+        running += row[2]
+        peak = max(peak, running)
+    return {"kind": "timeline_rows",
+            "devices": {"0": {"peak_allocated": peak, "allocated": running}}}
+
+
 def main(path):
     with open(path, "rb") as file:
         raw = file.read()
@@ -147,7 +170,12 @@ def main(path):
     elif raw[:1] == b"\x80":
         result = read_snapshot(pickle.loads(raw))
     else:
-        result = read_trace(json.loads(raw.decode("utf-8-sig")))
+        data = json.loads(raw.decode("utf-8-sig"))
+        rows = isinstance(data, list) and data and all(isinstance(row, list) for row in data)
+        alone = isinstance(data, list) and data and all(
+            isinstance(event, dict) and "action" in event for event in data)
+        result = (read_timeline_rows(data) if rows
+                  else read_snapshot({"device_traces": [data]}) if alone else read_trace(data))
     json.dump(result, sys.stdout)
 
 

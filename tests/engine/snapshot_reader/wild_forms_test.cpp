@@ -57,6 +57,7 @@ TEST_F(WildLayout, ADevicesTraceSavedAloneAsAJsonListReadsAsItsTrace) {
     EXPECT_EQ(alone.segments, 0);
     EXPECT_EQ(alone.allocated, 8 * test::kMiB);
     EXPECT_EQ(alone.reserved, 20 * test::kMiB);
+    EXPECT_EQ(alone.cached_free, 12 * test::kMiB);
     EXPECT_TRUE(alone.trace_problems.empty()) << alone.trace_problems.front();
     EXPECT_EQ(snapshot_end_words(alone),
               "no segments dumped (a device's trace saved alone): 20.0 MiB reserved, 8.0 MiB "
