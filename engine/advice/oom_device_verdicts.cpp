@@ -351,23 +351,23 @@ bool fragmentation(OomExplanation& e, const DeviceReading& r) {
     }
     // On a device nearly full, what holds less comes before the allocator's settings: joined,
     // the pieces leave no room for the next allocations. So while loading weights: the weights
-    // still to come need room whatever the pieces.
+    // still to come need room whatever the pieces. Where the text tells what else the program
+    // was doing (an evaluation, inference, the optimizer's step), its tries follow them.
     const bool loading = m.work == OomMessage::Work::LoadingWeights;
-    if ((nearly_full || loading) && m.inference_app.empty()) {
+    const bool hold_less_first = nearly_full || loading;
+    const bool own_app = m.inference_app.empty();  // an application's options are its own tries
+    if (hold_less_first && own_app) {
         hold_less_tries(e, r);
     }
     fragmentation_tries(e, r);
     others_made_the_difference(e, r);
     // An inference application's shapes are its requests'; weights being loaded have no steps.
-    if (m.inference_app.empty() && !loading) {
+    if (own_app && !loading) {
         e.tries.push_back(
             "keep tensor sizes steady from step to step (pad to a fixed or bucketed "
             "length): blocks of one size are reused whole");
     }
-    // Where the text tells what the program was doing (an evaluation, inference, the
-    // optimizer's step), what makes that hold less follows the settings.
-    if (!nearly_full && !loading && m.work != OomMessage::Work::Unknown &&
-        m.inference_app.empty()) {
+    if (!hold_less_first && own_app && m.work != OomMessage::Work::Unknown) {
         hold_less_tries(e, r);
     }
     return true;

@@ -278,10 +278,7 @@ Work inference_of(std::string_view text) {
 // in a post that quotes the message first and its traceback after, the frames after it), else
 // inference or not by the whole text's words. `message` may be a copy, outside `text`.
 Work work_of(std::string_view text, std::string_view message) {
-    const std::less<const char*> before_in_memory;
-    const bool within =
-        !before_in_memory(message.data(), text.data()) &&
-        !before_in_memory(text.data() + text.size(), message.data() + message.size());
+    const bool within = lies_within(text, message);
     const std::size_t at = within ? std::size_t(message.data() - text.data()) : 0;
     const std::size_t from = at > kInnermostFrames ? at - kInnermostFrames : 0;
     const std::string_view before = text.substr(from, at - from);

@@ -238,6 +238,11 @@ std::string_view text_of(std::string_view text, const Span& span) {
     return text.substr(span.begin, span.end - span.begin);
 }
 
+// The figures of `message`, a view into `text` or a copy of it, a console's hard wraps undone.
+OomMessage read_message_of(std::string_view text, std::string_view message) {
+    return read_message(oom_text::without_hard_wraps(text, message));
+}
+
 int figures_in(const OomMessage& m) {
     return int(m.requested.has_value()) + int(m.total.has_value()) + int(m.free.has_value()) +
            int(m.allocated.has_value()) + int(m.reserved.has_value()) + int(m.allowed.has_value()) +
@@ -268,7 +273,7 @@ std::optional<Span> message_to_read(std::string_view text, bool fallbacks_too = 
     if (!last) {
         return fallbacks_too ? oom_text::fallback_message(text) : last;
     }
-    const OomMessage later = read_message(oom_text::without_hard_wraps(text, text_of(text, *last)));
+    const OomMessage later = read_message_of(text, text_of(text, *last));
     if (later.total || later.allowed) {
         return last;
     }
@@ -281,9 +286,7 @@ std::optional<Span> message_to_read(std::string_view text, bool fallbacks_too = 
         earlier = last_message(text.substr(0, before));
     }
     try {
-        return earlier && fuller_copy(read_message(oom_text::without_hard_wraps(
-                                          text, text_of(text, *earlier))),
-                                      later)
+        return earlier && fuller_copy(read_message_of(text, text_of(text, *earlier)), later)
                    ? earlier
                    : last;
     } catch (const BadInput&) {  // a figure of the earlier one no device holds: not it
@@ -293,7 +296,7 @@ std::optional<Span> message_to_read(std::string_view text, bool fallbacks_too = 
 
 // The message with what the text around it tells (oom_text::read_context).
 OomMessage read_message_in(std::string_view text, std::string_view message) {
-    OomMessage m = read_message(oom_text::without_hard_wraps(text, message));
+    OomMessage m = read_message_of(text, message);
     oom_text::read_context(text, message, m);
     m.windows_host = m.windows_host || (m.allocated && m.total && *m.allocated > *m.total);
     return m;
@@ -308,8 +311,7 @@ std::optional<std::string> another_device_before(std::string_view text, const Sp
         return std::nullopt;
     }
     try {
-        const OomMessage other =
-            read_message(oom_text::without_hard_wraps(text, text_of(text, *earlier)));
+        const OomMessage other = read_message_of(text, text_of(text, *earlier));
         if (other.device == m.device && other.device_index >= 0 &&
             other.device_index != m.device_index) {
             const std::string device = m.backend == "NPU" || m.backend == "XPU" ? m.backend : "GPU";

@@ -332,12 +332,9 @@ bool split_inside(std::string_view text, std::size_t before_end, std::size_t aft
 
 std::string without_hard_wraps(std::string_view text, std::string_view message) {
     constexpr std::size_t kLeastWidth = 60;
-    const std::less<const char*> before;
-    const bool inside = !before(message.data(), text.data()) &&
-                        !before(text.data() + text.size(), message.data() + message.size());
     // The message's first line from its start: the log's prefix is in the console's width.
     std::size_t first = 0;
-    if (inside) {
+    if (lies_within(text, message)) {
         const std::size_t at = std::size_t(message.data() - text.data());
         const std::size_t line = at == 0 ? kNone : text.rfind('\n', at - 1);
         first = line == kNone ? at : at - line - 1;

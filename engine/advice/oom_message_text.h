@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,6 +37,14 @@ struct Span {
     std::size_t begin = 0;
     std::size_t end = 0;
 };
+
+// Whether `part` is a view into `text` (not a copy of some of it): pointers into different
+// strings are compared with std::less, which orders them all.
+inline bool lies_within(std::string_view text, std::string_view part) {
+    const std::less<const char*> before;
+    return !before(part.data(), text.data()) &&
+           !before(text.data() + text.size(), part.data() + part.size());
+}
 
 // Where `words` next stand in `text` from `from`; npos where they do not.
 std::size_t find_in(std::string_view text, std::string_view words, std::size_t from = 0);
