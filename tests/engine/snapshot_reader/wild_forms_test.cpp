@@ -8,6 +8,7 @@
 #include <string>
 
 #include "oomlab/common/errors.h"
+#include "oomlab/snapshot_reader/snapshot_gpu_estimate.h"
 #include "oomlab/snapshot_reader/snapshot_report.h"
 #include "test_support.h"
 #include "wild_layout.h"
@@ -100,6 +101,8 @@ TEST_F(WildLayout, TheMemoryTimelinesRowsReadByPyTorchsCategories) {
     }
     EXPECT_NE(notes.find("made from export_memory_timeline's rows"), std::string::npos) << notes;
     EXPECT_FALSE(device.reserved_recorded);
+    // The rows do not say which device was theirs: no estimate of it as on a GPU.
+    EXPECT_FALSE(gpu_estimate(device).has_value());
 }
 
 // A JSON snapshot cut short, and a memory_viz page whose snapshot is not base64, are refused

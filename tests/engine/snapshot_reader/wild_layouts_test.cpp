@@ -107,6 +107,12 @@ TEST_F(WildLayout, ATraceThatAllocatesNothingIsNotTheRunsPeak) {
                          "what was alive when the snapshot was dumped"),
               std::string::npos)
         << notes;
+    // Its peak stood before the one event: the trace's start, not "after event 0".
+    EXPECT_NE(snapshot_peak_words(report.devices[0])
+                  .find("at the start of the trace, before its "
+                        "1 event"),
+              std::string::npos)
+        << snapshot_peak_words(report.devices[0]);
     const SnapshotReport allocating = read("late-history");
     for (const std::string& note : snapshot_end_notes(allocating.devices[0])) {
         EXPECT_EQ(note.find("holds no allocation"), std::string::npos) << note;
